@@ -1,0 +1,3 @@
+//! cuda-gl (work in progress)
+#[cfg(feature = "egl")]
+pub mod egl;

@@ -1,0 +1,1 @@
+use anyhow::Result; pub fn run(_check: bool) -> Result<()> { anyhow::bail!("todo") }
