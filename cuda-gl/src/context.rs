@@ -1,0 +1,165 @@
+//! The CUDA primary context, retained for as long as any handle needs it.
+
+use crate::device::Device;
+use crate::error::{CudaError, Error, Result};
+use crate::result;
+use cuda_gl_sys as sys;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// A retained CUDA primary context on one device.
+///
+/// Created with [`Context::new`] (which retains the device's primary context) and shared as
+/// `Arc<Context>`: every stream, module, buffer and registered resource holds one, so the context
+/// is released only after all of them are gone. Every call that needs the context binds it to the
+/// calling thread first ([`Context::bind`]), `Drop` included, so handles can be used and dropped
+/// from any thread.
+///
+/// `Context` is `Send + Sync`: the primary context is process-wide and the driver's context calls
+/// are thread-safe.
+#[derive(Debug)]
+pub struct Context {
+    device: Device,
+    raw: sys::CUcontext,
+    deferred: Mutex<Vec<CudaError>>,
+    has_deferred: AtomicBool,
+}
+
+// SAFETY: a CUcontext is a process-wide handle that the driver lets any thread use.
+unsafe impl Send for Context {}
+// SAFETY: as above; the only interior mutability is behind a Mutex and an atomic.
+unsafe impl Sync for Context {}
+
+impl Context {
+    /// Retains the primary context of `device`.
+    ///
+    /// # Errors
+    /// [`Error::Load`] without a driver, or the driver's error from `cuDevicePrimaryCtxRetain`.
+    #[doc(alias = "cuDevicePrimaryCtxRetain")]
+    pub fn new(device: &Device) -> Result<Arc<Context>> {
+        let raw = result::ctx::primary_retain(device.raw())?;
+        Ok(Arc::new(Context {
+            device: *device,
+            raw,
+            deferred: Mutex::new(Vec::new()),
+            has_deferred: AtomicBool::new(false),
+        }))
+    }
+
+    /// Retains the primary context of the first CUDA device behind the GL context that is current
+    /// on this thread: the context to register that GL context's objects in.
+    ///
+    /// # Errors
+    /// As [`gl_devices`](crate::gl_devices); [`Error::NotNvidiaGl`] when the GL context is on no
+    /// CUDA device.
+    pub fn for_current_gl() -> Result<Arc<Context>> {
+        let devices = crate::gl_devices(crate::GlDeviceList::All)?;
+        let Some(device) = devices.first() else {
+            return Err(Error::NotNvidiaGl {
+                source: CudaError::new("cuGLGetDevices", sys::CUresult::CUDA_ERROR_NO_DEVICE),
+            });
+        };
+        Context::new(device)
+    }
+
+    /// The device this context is on.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// The raw `CUcontext`.
+    pub fn raw(&self) -> sys::CUcontext {
+        self.raw
+    }
+
+    /// Makes this context current on the calling thread, unless it already is.
+    ///
+    /// # Errors
+    /// The driver's error from `cuCtxGetCurrent`/`cuCtxSetCurrent`.
+    #[doc(alias = "cuCtxSetCurrent")]
+    pub fn bind(&self) -> Result<()> {
+        if result::ctx::get_current()? != self.raw {
+            // SAFETY: `self.raw` is retained for as long as `self` lives.
+            unsafe { result::ctx::set_current(self.raw) }?;
+        }
+        Ok(())
+    }
+
+    /// Waits for all work in this context, then reports any failure recorded by an earlier
+    /// `Drop` (see [`Context::take_drop_errors`]).
+    ///
+    /// # Errors
+    /// The driver's error from `cuCtxSynchronize` (for example a kernel's
+    /// `CUDA_ERROR_ILLEGAL_ADDRESS`), or [`Error::DeferredDrop`].
+    #[doc(alias = "cuCtxSynchronize")]
+    pub fn synchronize(&self) -> Result<()> {
+        self.bind()?;
+        result::ctx::synchronize()?;
+        self.check_drop_errors()
+    }
+
+    /// Free and total device memory in bytes.
+    ///
+    /// # Errors
+    /// The driver's error from `cuMemGetInfo`.
+    #[doc(alias = "cuMemGetInfo")]
+    pub fn mem_info(&self) -> Result<(usize, usize)> {
+        self.bind()?;
+        result::ctx::mem_info()
+    }
+
+    /// Takes the errors that `Drop` implementations of handles in this context met (an unmap or
+    /// unregister that failed). Each was also logged through `log` when it happened.
+    pub fn take_drop_errors(&self) -> Vec<CudaError> {
+        if !self.has_deferred.swap(false, Ordering::AcqRel) {
+            return Vec::new();
+        }
+        match self.deferred.lock() {
+            Ok(mut list) => std::mem::take(&mut *list),
+            Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
+        }
+    }
+
+    /// Returns [`Error::DeferredDrop`] when a `Drop` failed since the last check.
+    ///
+    /// # Errors
+    /// [`Error::DeferredDrop`] with every recorded failure.
+    pub fn check_drop_errors(&self) -> Result<()> {
+        let errors = self.take_drop_errors();
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::DeferredDrop(errors))
+        }
+    }
+
+    /// Logs a failure met in `Drop` and records it for [`Context::take_drop_errors`].
+    pub(crate) fn record_drop_error(&self, what: &str, error: impl Into<Error>) {
+        let error = error.into();
+        log::error!("cuda-gl: {what} failed during drop: {error}");
+        let cuda = match error {
+            Error::Cuda(e) => e,
+            other => match other.cuda() {
+                Some(e) => e.clone(),
+                None => return,
+            },
+        };
+        match self.deferred.lock() {
+            Ok(mut list) => list.push(cuda),
+            Err(poisoned) => poisoned.into_inner().push(cuda),
+        }
+        self.has_deferred.store(true, Ordering::Release);
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        for e in self.take_drop_errors() {
+            log::warn!("cuda-gl: unreported drop error at context release: {e}");
+        }
+        // SAFETY: this balances the retain in `Context::new`.
+        if let Err(e) = unsafe { result::ctx::primary_release(self.device.raw()) } {
+            log::error!("cuda-gl: releasing the primary context failed: {e}");
+        }
+    }
+}

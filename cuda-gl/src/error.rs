@@ -1,0 +1,312 @@
+//! Errors: one enum for every failure, with the driver's code, its name and description, the call
+//! that failed, and for the failures users meet most, what to do about them.
+
+use cuda_gl_sys::{CUresult, LoadError};
+use std::ffi::CStr;
+use std::fmt;
+
+/// A `Result` whose error is [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A failed CUDA driver call: the call, the raw code, and the driver's name and description of it.
+///
+/// The code is kept as the raw [`CUresult`] newtype, so a code that a newer driver returns and
+/// these bindings do not know is reported by its number, never misread.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CudaError {
+    /// The driver entry point that failed, e.g. `cuGraphicsGLRegisterBuffer`.
+    pub call: &'static str,
+    /// The raw result code.
+    pub code: CUresult,
+    /// The code's name from `cuGetErrorName`, e.g. `CUDA_ERROR_INVALID_VALUE`.
+    pub name: String,
+    /// The code's description from `cuGetErrorString`.
+    pub description: String,
+}
+
+impl CudaError {
+    /// Builds the error for `code` returned by `call`, asking the driver for its name and text.
+    pub(crate) fn new(call: &'static str, code: CUresult) -> Self {
+        let (name, description) = describe(code);
+        Self {
+            call,
+            code,
+            name,
+            description,
+        }
+    }
+
+    /// The raw numeric code.
+    pub fn raw_code(&self) -> u32 {
+        self.code.0
+    }
+}
+
+impl fmt::Display for CudaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} failed with {} ({}): {}",
+            self.call, self.name, self.code.0, self.description
+        )
+    }
+}
+
+impl std::error::Error for CudaError {}
+
+/// The driver's name and description for `code`, or a numbered placeholder for codes it does not
+/// know.
+fn describe(code: CUresult) -> (String, String) {
+    let Ok(driver) = cuda_gl_sys::driver() else {
+        return (format!("CUresult {}", code.0), "(driver not loaded)".into());
+    };
+    let mut name_ptr: *const std::os::raw::c_char = std::ptr::null();
+    let mut text_ptr: *const std::os::raw::c_char = std::ptr::null();
+    // SAFETY: both calls only write a pointer to a static string into the out-pointers, and
+    // accept any code (returning CUDA_ERROR_INVALID_VALUE for unknown ones).
+    let (rc_name, rc_text) = unsafe {
+        (
+            driver.cuGetErrorName(code, &mut name_ptr),
+            driver.cuGetErrorString(code, &mut text_ptr),
+        )
+    };
+    let read = |rc: CUresult, ptr: *const std::os::raw::c_char| {
+        if rc.is_success() && !ptr.is_null() {
+            // SAFETY: on success the driver returned a NUL-terminated static string.
+            Some(
+                unsafe { CStr::from_ptr(ptr) }
+                    .to_string_lossy()
+                    .into_owned(),
+            )
+        } else {
+            None
+        }
+    };
+    (
+        read(rc_name, name_ptr).unwrap_or_else(|| format!("unknown CUresult {}", code.0)),
+        read(rc_text, text_ptr)
+            .unwrap_or_else(|| "a code this driver does not describe".to_string()),
+    )
+}
+
+/// A description of a CUDA device for error messages: ordinal, name and PCI bus id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceLabel {
+    /// The CUDA ordinal (as renumbered by `CUDA_VISIBLE_DEVICES`).
+    pub ordinal: i32,
+    /// The device name.
+    pub name: String,
+    /// The PCI bus id, `domain:bus:device.function`.
+    pub pci_bus_id: String,
+}
+
+impl fmt::Display for DeviceLabel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "CUDA device {} ({}, PCI {})",
+            self.ordinal, self.name, self.pci_bus_id
+        )
+    }
+}
+
+fn labels(list: &[DeviceLabel]) -> String {
+    if list.is_empty() {
+        return "no CUDA device".into();
+    }
+    list.iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Every error cuda-gl returns.
+///
+/// The variants for the failures users meet most end with a `help:` line that says what to do.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The CUDA driver library could not be opened or is too old.
+    #[error(transparent)]
+    Load(#[from] LoadError),
+
+    /// A driver call failed in a way with no more specific variant.
+    #[error(transparent)]
+    Cuda(#[from] CudaError),
+
+    /// No OpenGL context is current on this thread (`CUDA_ERROR_INVALID_GRAPHICS_CONTEXT`).
+    #[error(
+        "{source}\nhelp: no OpenGL context is current on this thread. Make the GL context \
+         current on the calling thread (GLFW: `window.make_current()`; headless: \
+         `cuda_gl::egl::HeadlessContext`) before registering GL objects or asking for the GL \
+         devices"
+    )]
+    NoGlContext {
+        /// The driver's error.
+        source: CudaError,
+    },
+
+    /// The GL name does not name an object of the kind that was registered.
+    #[error(
+        "{source}\nhelp: GL name {name} is not a {kind} in the current OpenGL context. Create \
+         it with glGen*/glCreate* and give it storage (glBufferData / glTexImage* / \
+         glTexStorage*) before registering, check the image target matches how the texture was \
+         created, and check that the context that owns it is current"
+    )]
+    NotAGlObject {
+        /// The GL name that was passed.
+        name: u32,
+        /// What it was registered as, e.g. `buffer` or `GL_TEXTURE_2D texture`.
+        kind: String,
+        /// The driver's error.
+        source: CudaError,
+    },
+
+    /// The GL context and the CUDA context are on different GPUs.
+    #[error(
+        "{source}\nhelp: the current OpenGL context runs on {gl}, but the CUDA context is on \
+         {cuda}. Interop needs both on one GPU: create the CUDA context with \
+         `Context::for_current_gl()` (or on a device from `cuda_gl::gl_devices()`), or create the \
+         GL context on the CUDA device (`egl::HeadlessContext::for_cuda_device`)",
+        gl = labels(.gl_devices)
+    )]
+    WrongDevice {
+        /// The CUDA devices behind the current GL context.
+        gl_devices: Vec<DeviceLabel>,
+        /// The device of the CUDA context that tried to register.
+        cuda: Box<DeviceLabel>,
+        /// The driver's error.
+        source: CudaError,
+    },
+
+    /// The GL object is already registered with CUDA.
+    #[error(
+        "{source}\nhelp: GL {kind} {name} is already registered with CUDA. Register each GL \
+         object once and keep the registered resource for as long as the object lives (drop or \
+         `unregister()` the first registration before registering it again)"
+    )]
+    AlreadyRegistered {
+        /// The GL name.
+        name: u32,
+        /// What it was registered as.
+        kind: String,
+        /// The driver's error.
+        source: CudaError,
+    },
+
+    /// The PTX targets a newer ISA than this driver can compile
+    /// (`CUDA_ERROR_UNSUPPORTED_PTX_VERSION`).
+    #[error(
+        "{source}\nhelp: this PTX was produced by a newer CUDA compiler than the installed driver \
+         (CUDA {}.{}) supports. Update the NVIDIA driver, or compile the kernel for an older PTX \
+         ISA (e.g. with CUDA 12.0's NVRTC, as `cargo xtask ptx` does)",
+        .driver_version / 1000, (.driver_version % 1000) / 10
+    )]
+    PtxTooNew {
+        /// The driver API version (e.g. 12020 for 12.2).
+        driver_version: i32,
+        /// The driver's error.
+        source: CudaError,
+    },
+
+    /// The module image is not valid PTX or cubin.
+    #[error("{source}\nhelp: the bytes are not a valid PTX or cubin module{}", jit_log(.log))]
+    InvalidModule {
+        /// The JIT compiler's error log, if it wrote one.
+        log: String,
+        /// The driver's error.
+        source: CudaError,
+    },
+
+    /// The GL context is not an NVIDIA one (a software renderer such as Mesa llvmpipe, or WSL
+    /// without the NVIDIA OpenGL driver), so CUDA cannot see its objects.
+    #[error(
+        "{source}\nhelp: the current OpenGL context is not provided by the NVIDIA driver (for \
+         example Mesa's llvmpipe software renderer, or WSL without NVIDIA's OpenGL). CUDA can \
+         only register objects of an NVIDIA GL context: run on the NVIDIA GPU (on Linux with \
+         GLVND: __GLX_VENDOR_LIBRARY_NAME=nvidia or __EGL_VENDOR_LIBRARY_FILENAMES pointing at \
+         10_nvidia.json), or use the host staging path"
+    )]
+    NotNvidiaGl {
+        /// The driver's error.
+        source: CudaError,
+    },
+
+    /// A mapped image has no sub-resource at this (array index, mip level).
+    #[error(
+        "{source}\nhelp: the mapped image has no array at index {index}, mip level {level}. \
+         Index counts layers of a 2D array texture (or cube map faces, 0..6) and must be 0 \
+         otherwise; level must be below the texture's mip level count"
+    )]
+    InvalidSubresource {
+        /// The array index asked for.
+        index: u32,
+        /// The mip level asked for.
+        level: u32,
+        /// The driver's error.
+        source: CudaError,
+    },
+
+    /// An argument was rejected before the driver was called.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+
+    /// A kernel was launched with arguments that do not match its parameters.
+    #[error(
+        "kernel `{kernel}` takes {expected} parameter(s) of {expected_sizes:?} bytes, but was \
+         launched with {given} argument(s) of {given_sizes:?} bytes"
+    )]
+    KernelArguments {
+        /// The kernel's name.
+        kernel: String,
+        /// How many parameters its PTX declares.
+        expected: usize,
+        /// The declared parameter sizes in bytes.
+        expected_sizes: Vec<usize>,
+        /// How many arguments were passed.
+        given: usize,
+        /// Their sizes in bytes.
+        given_sizes: Vec<usize>,
+    },
+
+    /// One or more drops failed earlier; they were logged then and are reported here.
+    #[error("{} earlier drop(s) failed: {}", .0.len(), .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    DeferredDrop(Vec<CudaError>),
+
+    /// Creating or using a headless EGL context failed.
+    #[cfg(feature = "egl")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "egl")))]
+    #[error(transparent)]
+    Egl(#[from] crate::egl::EglError),
+}
+
+fn jit_log(log: &str) -> String {
+    if log.trim().is_empty() {
+        String::new()
+    } else {
+        format!("; the JIT compiler said:\n{}", log.trim())
+    }
+}
+
+impl Error {
+    /// The driver error behind this error, if there is one.
+    pub fn cuda(&self) -> Option<&CudaError> {
+        match self {
+            Error::Cuda(e)
+            | Error::NoGlContext { source: e }
+            | Error::NotAGlObject { source: e, .. }
+            | Error::WrongDevice { source: e, .. }
+            | Error::AlreadyRegistered { source: e, .. }
+            | Error::PtxTooNew { source: e, .. }
+            | Error::InvalidModule { source: e, .. }
+            | Error::InvalidSubresource { source: e, .. }
+            | Error::NotNvidiaGl { source: e } => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The raw driver code behind this error, if there is one.
+    pub fn code(&self) -> Option<CUresult> {
+        self.cuda().map(|e| e.code)
+    }
+}

@@ -1,0 +1,203 @@
+//! Mapping many resources with one driver call.
+
+use super::image::{mapped_array, mapped_mipmapped_array};
+use super::{Kind, Registration};
+use crate::error::{Error, Result};
+use crate::graphics::{MappedArray, MappedMipmappedArray, RegisteredBuffer, RegisteredImage};
+use crate::memory::DevicePtr;
+use crate::result;
+use crate::stream::AsStream;
+use cuda_gl_sys as sys;
+use std::marker::PhantomData;
+
+/// One resource to map in a batch: a buffer or an image, borrowed mutably for the mapping.
+#[derive(Debug)]
+pub enum Resource<'a> {
+    /// A registered buffer.
+    Buffer(&'a mut RegisteredBuffer),
+    /// A registered image.
+    Image(&'a mut RegisteredImage),
+}
+
+impl<'a> From<&'a mut RegisteredBuffer> for Resource<'a> {
+    fn from(b: &'a mut RegisteredBuffer) -> Self {
+        Resource::Buffer(b)
+    }
+}
+
+impl<'a> From<&'a mut RegisteredImage> for Resource<'a> {
+    fn from(i: &'a mut RegisteredImage) -> Self {
+        Resource::Image(i)
+    }
+}
+
+/// Maps every resource in `resources` on `stream` with one `cuGraphicsMapResources` call.
+///
+/// The returned batch unmaps them all with one `cuGraphicsUnmapResources` call on the same stream
+/// when dropped. Each resource's view is reachable by its position: [`MappedBatch::buffer`],
+/// [`MappedBatch::image_array`]. The mutable borrows rule out passing one resource twice.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] for an empty list, or a resource or stream from another context;
+/// the driver's error from `cuGraphicsMapResources` (then nothing is mapped).
+#[doc(alias = "cuGraphicsMapResources")]
+pub fn map_all<'a, S: AsStream>(
+    resources: impl IntoIterator<Item = Resource<'a>>,
+    stream: &'a S,
+) -> Result<MappedBatch<'a>> {
+    let regs: Vec<&'a mut Registration> = resources
+        .into_iter()
+        .map(|r| match r {
+            Resource::Buffer(b) => b.registration(),
+            Resource::Image(i) => i.registration(),
+        })
+        .collect();
+    let Some(first) = regs.first() else {
+        return Err(Error::InvalidArgument(
+            "map_all needs at least one resource".into(),
+        ));
+    };
+    let ctx = first.ctx.clone();
+    if regs.iter().any(|r| r.ctx.raw() != ctx.raw()) {
+        return Err(Error::InvalidArgument(
+            "every resource of a batch must be registered in the same CUDA context".into(),
+        ));
+    }
+    let mut regs = regs;
+    for r in regs.iter_mut() {
+        r.prepare_map(stream)?;
+    }
+    let mut raws: Vec<sys::CUgraphicsResource> = regs.iter().map(|r| r.raw).collect();
+    let s = stream.raw_stream();
+    // SAFETY: all registered in the bound context and unmapped (recovered above); the stream is
+    // live and in that context (checked by prepare_map).
+    unsafe { result::graphics::map(&mut raws, s) }?;
+    for r in regs.iter_mut() {
+        r.mapped = true;
+    }
+    Ok(MappedBatch {
+        regs,
+        raws,
+        stream: s,
+        _stream: PhantomData,
+    })
+}
+
+/// Resources mapped together by [`map_all`]. Dropping it unmaps them all in one call, on the
+/// stream they were mapped on.
+#[derive(Debug)]
+pub struct MappedBatch<'a> {
+    regs: Vec<&'a mut Registration>,
+    raws: Vec<sys::CUgraphicsResource>,
+    stream: sys::CUstream,
+    _stream: PhantomData<&'a ()>,
+}
+
+impl MappedBatch<'_> {
+    /// How many resources are mapped.
+    pub fn len(&self) -> usize {
+        self.regs.len()
+    }
+
+    /// Whether the batch is empty (never: `map_all` rejects empty lists).
+    pub fn is_empty(&self) -> bool {
+        self.regs.is_empty()
+    }
+
+    fn get(&self, index: usize) -> Result<&Registration> {
+        self.regs.get(index).map(|r| &**r).ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "index {index} is out of range for a batch of {}",
+                self.regs.len()
+            ))
+        })
+    }
+
+    /// The device pointer and size of the buffer at `index`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when `index` is out of range or names an image; the driver's
+    /// error from `cuGraphicsResourceGetMappedPointer`.
+    #[doc(alias = "cuGraphicsResourceGetMappedPointer")]
+    pub fn buffer(&self, index: usize) -> Result<(DevicePtr<'_>, usize)> {
+        let reg = self.get(index)?;
+        if reg.kind != Kind::Buffer {
+            return Err(Error::InvalidArgument(format!(
+                "resource {index} of the batch is an image; use image_array"
+            )));
+        }
+        reg.ctx.bind()?;
+        // SAFETY: mapped for as long as the batch is borrowed.
+        let (ptr, size) = unsafe { result::graphics::mapped_pointer(reg.raw) }?;
+        Ok((DevicePtr::new(ptr), size))
+    }
+
+    /// The CUDA array of the image at `index`, at array index `layer` and mip `level`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when `index` is out of range or names a buffer;
+    /// [`Error::InvalidSubresource`] for a layer or level the image lacks.
+    #[doc(alias = "cuGraphicsSubResourceGetMappedArray")]
+    pub fn image_array(&self, index: usize, layer: u32, level: u32) -> Result<MappedArray<'_>> {
+        let reg = self.image(index)?;
+        mapped_array(reg, layer, level)
+    }
+
+    /// The mipmapped array of the image at `index`.
+    ///
+    /// # Errors
+    /// As [`MappedBatch::image_array`].
+    #[doc(alias = "cuGraphicsResourceGetMappedMipmappedArray")]
+    pub fn image_mipmapped_array(&self, index: usize) -> Result<MappedMipmappedArray<'_>> {
+        mapped_mipmapped_array(self.image(index)?)
+    }
+
+    fn image(&self, index: usize) -> Result<&Registration> {
+        let reg = self.get(index)?;
+        if reg.kind == Kind::Buffer {
+            return Err(Error::InvalidArgument(format!(
+                "resource {index} of the batch is a buffer; use buffer"
+            )));
+        }
+        Ok(reg)
+    }
+
+    /// Unmaps every resource now, with one call, and returns the driver's error.
+    ///
+    /// # Errors
+    /// The driver's error from `cuGraphicsUnmapResources`.
+    #[doc(alias = "cuGraphicsUnmapResources")]
+    pub fn unmap(mut self) -> Result<()> {
+        let result = self.finish();
+        // On failure the registrations stay marked mapped and recover on their next use.
+        std::mem::forget(self);
+        result
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        let Some(first) = self.regs.first() else {
+            return Ok(());
+        };
+        if !first.mapped {
+            return Ok(());
+        }
+        first.ctx.bind()?;
+        // SAFETY: all mapped together on `self.stream`, which is borrowed for the batch's
+        // lifetime; every view borrows the batch, so none is used after.
+        unsafe { result::graphics::unmap(&mut self.raws, self.stream) }?;
+        for r in self.regs.iter_mut() {
+            r.mapped = false;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for MappedBatch<'_> {
+    fn drop(&mut self) {
+        if let Err(e) = self.finish()
+            && let Some(first) = self.regs.first()
+        {
+            first.ctx.record_drop_error("unmapping a batch", e);
+        }
+    }
+}

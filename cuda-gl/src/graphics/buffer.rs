@@ -1,0 +1,193 @@
+//! GL buffers registered with CUDA.
+
+use super::{Kind, MapFlags, RegisterFlags, Registration};
+use crate::context::Context;
+use crate::error::Result;
+use crate::memory::DevicePtr;
+use crate::result;
+use crate::stream::AsStream;
+use cuda_gl_sys as sys;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// A GL buffer object registered with CUDA. Unregistered on drop.
+///
+/// `Send` and `Sync`: it can be dropped or unregistered from any thread, because the crate binds
+/// the CUDA context first. Registering needs the GL context current on the calling thread;
+/// mapping, unmapping and unregistering do not.
+#[derive(Debug)]
+pub struct RegisteredBuffer {
+    reg: Registration,
+}
+
+impl RegisteredBuffer {
+    /// Registers the GL buffer `buffer` in `ctx`. The GL context that owns the buffer must be
+    /// current on this thread.
+    ///
+    /// # Errors
+    /// - [`Error::InvalidArgument`](crate::Error::InvalidArgument) for name 0 or flags that make
+    ///   no sense for a buffer (checked before the driver is called);
+    /// - [`Error::NoGlContext`](crate::Error::NoGlContext),
+    ///   [`Error::NotAGlObject`](crate::Error::NotAGlObject),
+    ///   [`Error::WrongDevice`](crate::Error::WrongDevice),
+    ///   [`Error::AlreadyRegistered`](crate::Error::AlreadyRegistered),
+    ///   [`Error::NotNvidiaGl`](crate::Error::NotNvidiaGl) for the driver's failures users meet;
+    /// - otherwise the driver's error from `cuGraphicsGLRegisterBuffer`.
+    #[doc(alias = "cuGraphicsGLRegisterBuffer")]
+    pub fn register(ctx: &Arc<Context>, buffer: u32, flags: RegisterFlags) -> Result<Self> {
+        Ok(Self {
+            reg: Registration::register(ctx, buffer, Kind::Buffer, flags)?,
+        })
+    }
+
+    /// Maps the buffer on `stream`. The returned guard unmaps on the same stream when dropped.
+    ///
+    /// GL must not use the buffer while it is mapped.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a stream of another
+    /// context; the driver's error from `cuGraphicsMapResources` or
+    /// `cuGraphicsResourceGetMappedPointer` (the buffer is unmapped again when the latter fails).
+    #[doc(alias = "cuGraphicsMapResources")]
+    pub fn map<'a, S: AsStream>(&'a mut self, stream: &'a S) -> Result<MappedBuffer<'a>> {
+        self.reg.prepare_map(stream)?;
+        let s = stream.raw_stream();
+        // SAFETY: registered in the bound context, unmapped (recovered above); the stream is
+        // live and in this context (checked).
+        unsafe { result::graphics::map(&mut [self.reg.raw], s) }?;
+        self.reg.mapped = true;
+        // SAFETY: the resource is a mapped buffer.
+        match unsafe { result::graphics::mapped_pointer(self.reg.raw) } {
+            Ok((ptr, size)) => Ok(MappedBuffer {
+                reg: &mut self.reg,
+                stream: s,
+                ptr,
+                size,
+                _stream: PhantomData,
+            }),
+            Err(e) => {
+                // SAFETY: mapped on `s` just above; nothing was handed out.
+                if let Err(unmap) = unsafe { self.reg.unmap_on(s) } {
+                    self.reg
+                        .ctx
+                        .record_drop_error("unmapping after a failed map", unmap);
+                }
+                Err(e.into())
+            }
+        }
+    }
+
+    /// Sets how CUDA will use the buffer in later mappings.
+    ///
+    /// # Errors
+    /// The driver's error from `cuGraphicsResourceSetMapFlags`.
+    #[doc(alias = "cuGraphicsResourceSetMapFlags")]
+    pub fn set_map_flags(&mut self, flags: MapFlags) -> Result<()> {
+        self.reg.set_map_flags(flags)
+    }
+
+    /// Unregisters now and returns the driver's error, which `Drop` can only log.
+    ///
+    /// # Errors
+    /// The driver's error from `cuGraphicsUnregisterResource` (or from unmapping a leaked
+    /// mapping first).
+    #[doc(alias = "cuGraphicsUnregisterResource")]
+    pub fn unregister(mut self) -> Result<()> {
+        self.reg.unregister()
+    }
+
+    /// The GL buffer name.
+    pub fn gl_name(&self) -> u32 {
+        self.reg.name
+    }
+
+    /// The flags it was registered with.
+    pub fn flags(&self) -> RegisterFlags {
+        self.reg.flags
+    }
+
+    /// The flags set by [`RegisteredBuffer::set_map_flags`].
+    pub fn map_flags(&self) -> MapFlags {
+        self.reg.map_flags
+    }
+
+    /// Whether a mapping is outstanding (only after a guard was leaked with `mem::forget`).
+    pub fn is_mapped(&self) -> bool {
+        self.reg.mapped
+    }
+
+    /// The context it is registered in.
+    pub fn context(&self) -> &Arc<Context> {
+        &self.reg.ctx
+    }
+
+    /// The raw `CUgraphicsResource`.
+    pub fn raw(&self) -> sys::CUgraphicsResource {
+        self.reg.raw
+    }
+
+    pub(crate) fn registration(&mut self) -> &mut Registration {
+        &mut self.reg
+    }
+}
+
+/// A mapped GL buffer: a device pointer and a size, valid while this guard lives.
+///
+/// Dropping it unmaps on the stream it was mapped on; [`MappedBuffer::unmap`] does the same and
+/// returns the driver's error. Not `Send`: it borrows the resource and the stream.
+#[derive(Debug)]
+pub struct MappedBuffer<'a> {
+    reg: &'a mut Registration,
+    stream: sys::CUstream,
+    ptr: sys::CUdeviceptr,
+    size: usize,
+    _stream: PhantomData<&'a ()>,
+}
+
+impl MappedBuffer<'_> {
+    /// The buffer's device address, borrowed from this guard.
+    #[doc(alias = "cuGraphicsResourceGetMappedPointer")]
+    pub fn device_ptr(&self) -> DevicePtr<'_> {
+        DevicePtr::new(self.ptr)
+    }
+
+    /// The buffer's size in bytes.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// The stream it was mapped on.
+    pub fn raw_stream(&self) -> sys::CUstream {
+        self.stream
+    }
+
+    /// Unmaps now, on the stream it was mapped on, and returns the driver's error.
+    ///
+    /// # Errors
+    /// The driver's error from `cuGraphicsUnmapResources`.
+    #[doc(alias = "cuGraphicsUnmapResources")]
+    pub fn unmap(mut self) -> Result<()> {
+        let result = self.finish();
+        // The guard holds only borrows; on failure the resource stays marked mapped and the next
+        // map or unregister recovers it, so Drop must not retry and log the same failure twice.
+        std::mem::forget(self);
+        result
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        if !self.reg.mapped {
+            return Ok(());
+        }
+        // SAFETY: mapped on `self.stream`, which is borrowed for the guard's lifetime; the
+        // pointer is only reachable through borrows of this guard.
+        unsafe { self.reg.unmap_on(self.stream) }
+    }
+}
+
+impl Drop for MappedBuffer<'_> {
+    fn drop(&mut self) {
+        if let Err(e) = self.finish() {
+            self.reg.ctx.record_drop_error("unmapping a GL buffer", e);
+        }
+    }
+}

@@ -1,0 +1,533 @@
+//! GL textures and renderbuffers registered with CUDA: mapped as CUDA arrays, surfaces and
+//! textures.
+
+use super::{ImageTarget, Kind, MapFlags, RegisterFlags, Registration};
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::module::KernelParam;
+use crate::result;
+use crate::stream::AsStream;
+use cuda_gl_sys as sys;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// A GL texture or renderbuffer registered with CUDA. Unregistered on drop.
+///
+/// Mapped, it gives CUDA arrays (one per array index and mip level), never a linear pointer:
+/// asking an image for a device pointer does not compile.
+///
+/// `Send` and `Sync`, with the same thread rules as
+/// [`RegisteredBuffer`](crate::RegisteredBuffer).
+#[derive(Debug)]
+pub struct RegisteredImage {
+    reg: Registration,
+}
+
+impl RegisteredImage {
+    /// Registers the GL image `image`, created with `target`, in `ctx`. The GL context that owns
+    /// it must be current on this thread, and the image must have storage.
+    ///
+    /// # Errors
+    /// As [`RegisteredBuffer::register`](crate::RegisteredBuffer::register); in addition,
+    /// [`Error::NotAGlObject`] covers a target that does not match the texture and a format that
+    /// CUDA cannot register (for `SURFACE_LOAD_STORE`, e.g. a depth or compressed format).
+    #[doc(alias = "cuGraphicsGLRegisterImage")]
+    pub fn register(
+        ctx: &Arc<Context>,
+        image: u32,
+        target: ImageTarget,
+        flags: RegisterFlags,
+    ) -> Result<Self> {
+        Ok(Self {
+            reg: Registration::register(ctx, image, Kind::Image(target), flags)?,
+        })
+    }
+
+    /// Maps the image on `stream`. The returned guard unmaps on the same stream when dropped.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a stream of another context; the driver's error from
+    /// `cuGraphicsMapResources`.
+    #[doc(alias = "cuGraphicsMapResources")]
+    pub fn map<'a, S: AsStream>(&'a mut self, stream: &'a S) -> Result<MappedImage<'a>> {
+        self.reg.prepare_map(stream)?;
+        let s = stream.raw_stream();
+        // SAFETY: registered in the bound context, unmapped (recovered above); the stream is
+        // live and in this context (checked).
+        unsafe { result::graphics::map(&mut [self.reg.raw], s) }?;
+        self.reg.mapped = true;
+        Ok(MappedImage {
+            reg: &mut self.reg,
+            stream: s,
+            _stream: PhantomData,
+        })
+    }
+
+    /// Sets how CUDA will use the image in later mappings.
+    ///
+    /// # Errors
+    /// The driver's error from `cuGraphicsResourceSetMapFlags`.
+    #[doc(alias = "cuGraphicsResourceSetMapFlags")]
+    pub fn set_map_flags(&mut self, flags: MapFlags) -> Result<()> {
+        self.reg.set_map_flags(flags)
+    }
+
+    /// Unregisters now and returns the driver's error, which `Drop` can only log.
+    ///
+    /// # Errors
+    /// The driver's error from `cuGraphicsUnregisterResource`.
+    #[doc(alias = "cuGraphicsUnregisterResource")]
+    pub fn unregister(mut self) -> Result<()> {
+        self.reg.unregister()
+    }
+
+    /// The GL name.
+    pub fn gl_name(&self) -> u32 {
+        self.reg.name
+    }
+
+    /// The GL target it was registered with.
+    pub fn target(&self) -> ImageTarget {
+        match self.reg.kind {
+            Kind::Image(t) => t,
+            // Only `register` builds this type, always with an image kind.
+            Kind::Buffer => ImageTarget::Texture2D,
+        }
+    }
+
+    /// The flags it was registered with.
+    pub fn flags(&self) -> RegisterFlags {
+        self.reg.flags
+    }
+
+    /// The flags set by [`RegisteredImage::set_map_flags`].
+    pub fn map_flags(&self) -> MapFlags {
+        self.reg.map_flags
+    }
+
+    /// Whether a mapping is outstanding (only after a guard was leaked with `mem::forget`).
+    pub fn is_mapped(&self) -> bool {
+        self.reg.mapped
+    }
+
+    /// The context it is registered in.
+    pub fn context(&self) -> &Arc<Context> {
+        &self.reg.ctx
+    }
+
+    /// The raw `CUgraphicsResource`.
+    pub fn raw(&self) -> sys::CUgraphicsResource {
+        self.reg.raw
+    }
+
+    pub(crate) fn registration(&mut self) -> &mut Registration {
+        &mut self.reg
+    }
+}
+
+/// A mapped GL image. Arrays, surfaces and textures obtained from it borrow it, so none of them
+/// can outlive the mapping. Dropping it unmaps on the stream it was mapped on.
+#[derive(Debug)]
+pub struct MappedImage<'a> {
+    reg: &'a mut Registration,
+    stream: sys::CUstream,
+    _stream: PhantomData<&'a ()>,
+}
+
+impl MappedImage<'_> {
+    /// The CUDA array of layer (or cube face) `index` at mip `level`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidSubresource`] when the image has no such index or level; otherwise the
+    /// driver's error from `cuGraphicsSubResourceGetMappedArray`.
+    #[doc(alias = "cuGraphicsSubResourceGetMappedArray")]
+    pub fn array(&self, index: u32, level: u32) -> Result<MappedArray<'_>> {
+        mapped_array(self.reg, index, level)
+    }
+
+    /// The whole mipmapped array.
+    ///
+    /// # Errors
+    /// The driver's error from `cuGraphicsResourceGetMappedMipmappedArray` (renderbuffers have
+    /// none).
+    #[doc(alias = "cuGraphicsResourceGetMappedMipmappedArray")]
+    pub fn mipmapped_array(&self) -> Result<MappedMipmappedArray<'_>> {
+        mapped_mipmapped_array(self.reg)
+    }
+
+    /// A surface object over level 0, index 0, for `surf2Dwrite`/`surf2Dread` in a kernel: the
+    /// fast way for a kernel to write a GL texture in place.
+    ///
+    /// The object is cached on the registration and reused by later mappings while the driver
+    /// returns the same array (it does, frame after frame, for an unchanged texture); it is
+    /// re-created when the array changes and destroyed when the resource is unregistered. It is
+    /// only reachable through a mapping guard, so it is never used while unmapped.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] unless the image was registered with `SURFACE_LOAD_STORE`;
+    /// the driver's error from `cuGraphicsSubResourceGetMappedArray` or `cuSurfObjectCreate`.
+    #[doc(alias = "cuSurfObjectCreate")]
+    pub fn surface(&mut self) -> Result<Surface<'_>> {
+        if !self.reg.flags.contains(RegisterFlags::SURFACE_LOAD_STORE) {
+            return Err(Error::InvalidArgument(format!(
+                "GL image {} was not registered with SURFACE_LOAD_STORE, so CUDA cannot write it \
+                 through a surface; register it with RegisterFlags::SURFACE_LOAD_STORE",
+                self.reg.name
+            )));
+        }
+        let array = mapped_array(self.reg, 0, 0)?.raw;
+        match self.reg.surface {
+            Some((cached, surface)) if cached == array => Ok(Surface::new(surface)),
+            _ => {
+                self.reg.release_surface();
+                // SAFETY: the array is mapped and registered for surface load/store; the cache
+                // entry keeps the object only as long as the driver returns this array.
+                let surface = unsafe { result::array::surface_create(array) }?;
+                self.reg.surface = Some((array, surface));
+                Ok(Surface::new(surface))
+            }
+        }
+    }
+
+    /// Creates a surface object over `array`, destroyed when the returned value drops (which
+    /// the borrow forces before the unmap).
+    ///
+    /// # Errors
+    /// The driver's error from `cuSurfObjectCreate`.
+    #[doc(alias = "cuSurfObjectCreate")]
+    pub fn create_surface<'m>(&'m self, array: &MappedArray<'m>) -> Result<SurfaceObject<'m>> {
+        self.reg.ctx.bind()?;
+        // SAFETY: the array is mapped for the borrow `'m`, which the surface object cannot
+        // outlive.
+        let raw = unsafe { result::array::surface_create(array.raw) }?;
+        Ok(SurfaceObject {
+            ctx: &self.reg.ctx,
+            raw,
+        })
+    }
+
+    /// Creates a texture object over `array` (sampled reads, filtering), destroyed when the
+    /// returned value drops.
+    ///
+    /// # Errors
+    /// The driver's error from `cuTexObjectCreate`.
+    #[doc(alias = "cuTexObjectCreate")]
+    pub fn create_texture<'m>(
+        &'m self,
+        array: &MappedArray<'m>,
+        desc: &TextureDesc,
+    ) -> Result<TextureObject<'m>> {
+        self.reg.ctx.bind()?;
+        let raw_desc = desc.raw();
+        // SAFETY: the array is mapped for the borrow `'m`, which the texture cannot outlive.
+        let raw = unsafe { result::array::texture_create(array.raw, &raw_desc) }?;
+        Ok(TextureObject {
+            ctx: &self.reg.ctx,
+            raw,
+        })
+    }
+
+    /// The stream it was mapped on.
+    pub fn raw_stream(&self) -> sys::CUstream {
+        self.stream
+    }
+
+    /// Unmaps now, on the stream it was mapped on, and returns the driver's error.
+    ///
+    /// # Errors
+    /// The driver's error from `cuGraphicsUnmapResources`.
+    #[doc(alias = "cuGraphicsUnmapResources")]
+    pub fn unmap(mut self) -> Result<()> {
+        let result = self.finish();
+        // As for buffers: on failure the registration stays marked mapped and recovers later.
+        std::mem::forget(self);
+        result
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        if !self.reg.mapped {
+            return Ok(());
+        }
+        // SAFETY: mapped on `self.stream`, borrowed for the guard's lifetime; every view borrows
+        // this guard, so none is used after.
+        unsafe { self.reg.unmap_on(self.stream) }
+    }
+}
+
+impl Drop for MappedImage<'_> {
+    fn drop(&mut self) {
+        if let Err(e) = self.finish() {
+            self.reg.ctx.record_drop_error("unmapping a GL image", e);
+        }
+    }
+}
+
+pub(super) fn mapped_array(reg: &Registration, index: u32, level: u32) -> Result<MappedArray<'_>> {
+    reg.ctx.bind()?;
+    // SAFETY: the registration is mapped for as long as the caller's borrow.
+    let raw = unsafe { result::graphics::mapped_array(reg.raw, index, level) }.map_err(|e| {
+        if e.code == sys::CUresult::CUDA_ERROR_INVALID_VALUE {
+            Error::InvalidSubresource {
+                index,
+                level,
+                source: e,
+            }
+        } else {
+            Error::Cuda(e)
+        }
+    })?;
+    MappedArray::describe(raw)
+}
+
+pub(super) fn mapped_mipmapped_array(reg: &Registration) -> Result<MappedMipmappedArray<'_>> {
+    reg.ctx.bind()?;
+    // SAFETY: the registration is mapped for as long as the caller's borrow.
+    let raw = unsafe { result::graphics::mapped_mipmapped_array(reg.raw) }?;
+    Ok(MappedMipmappedArray {
+        raw,
+        _mapping: PhantomData,
+    })
+}
+
+/// The element format of a CUDA array (`CUarray_format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ArrayFormat(pub sys::CUarray_format);
+
+impl ArrayFormat {
+    /// 8-bit unsigned channels, as GL's `RGBA8`.
+    pub const UNSIGNED_INT8: ArrayFormat =
+        ArrayFormat(sys::CUarray_format::CU_AD_FORMAT_UNSIGNED_INT8);
+    /// 32-bit float channels, as GL's `RGBA32F`.
+    pub const FLOAT: ArrayFormat = ArrayFormat(sys::CUarray_format::CU_AD_FORMAT_FLOAT);
+    /// 16-bit float channels.
+    pub const HALF: ArrayFormat = ArrayFormat(sys::CUarray_format::CU_AD_FORMAT_HALF);
+}
+
+/// A CUDA array of a mapped image, valid while the mapping lives.
+#[derive(Debug, Clone, Copy)]
+pub struct MappedArray<'m> {
+    raw: sys::CUarray,
+    width: usize,
+    height: usize,
+    depth: usize,
+    format: ArrayFormat,
+    channels: u32,
+    _mapping: PhantomData<&'m ()>,
+}
+
+impl MappedArray<'_> {
+    fn describe<'m>(raw: sys::CUarray) -> Result<MappedArray<'m>> {
+        // SAFETY: the array is live while mapped.
+        let d = unsafe { result::array::descriptor(raw) }?;
+        Ok(MappedArray {
+            raw,
+            width: d.Width,
+            height: d.Height,
+            depth: d.Depth,
+            format: ArrayFormat(d.Format),
+            channels: d.NumChannels,
+            _mapping: PhantomData,
+        })
+    }
+
+    /// The raw `CUarray`, valid only while the mapping lives.
+    pub fn raw(&self) -> sys::CUarray {
+        self.raw
+    }
+
+    /// Width in elements.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// Height in elements (0 for 1-D).
+    pub fn height(&self) -> usize {
+        self.height
+    }
+
+    /// Depth in elements (0 unless 3-D).
+    pub fn depth(&self) -> usize {
+        self.depth
+    }
+
+    /// The channel format.
+    pub fn format(&self) -> ArrayFormat {
+        self.format
+    }
+
+    /// Channels per element (1, 2 or 4).
+    pub fn channels(&self) -> u32 {
+        self.channels
+    }
+}
+
+/// The mipmapped array of a mapped image, valid while the mapping lives.
+#[derive(Debug, Clone, Copy)]
+pub struct MappedMipmappedArray<'m> {
+    raw: sys::CUmipmappedArray,
+    _mapping: PhantomData<&'m ()>,
+}
+
+impl<'m> MappedMipmappedArray<'m> {
+    /// The array of mip `level`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidSubresource`] for a level the image does not have; otherwise the driver's
+    /// error from `cuMipmappedArrayGetLevel`.
+    #[doc(alias = "cuMipmappedArrayGetLevel")]
+    pub fn level(&self, level: u32) -> Result<MappedArray<'m>> {
+        // SAFETY: the mipmapped array is live while mapped.
+        let raw = unsafe { result::array::mipmap_level(self.raw, level) }.map_err(|e| match e {
+            Error::Cuda(c) if c.code == sys::CUresult::CUDA_ERROR_INVALID_VALUE => {
+                Error::InvalidSubresource {
+                    index: 0,
+                    level,
+                    source: c,
+                }
+            }
+            other => other,
+        })?;
+        MappedArray::describe(raw)
+    }
+
+    /// The raw `CUmipmappedArray`, valid only while the mapping lives.
+    pub fn raw(&self) -> sys::CUmipmappedArray {
+        self.raw
+    }
+}
+
+/// A surface object handle borrowed from a mapping ([`MappedImage::surface`]): pass it to a
+/// kernel taking `cudaSurfaceObject_t`. It cannot outlive the mapping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(transparent)]
+pub struct Surface<'m> {
+    raw: sys::CUsurfObject,
+    _mapping: PhantomData<&'m ()>,
+}
+
+impl Surface<'_> {
+    fn new(raw: sys::CUsurfObject) -> Self {
+        Self {
+            raw,
+            _mapping: PhantomData,
+        }
+    }
+
+    /// The raw `CUsurfObject`.
+    pub fn raw(&self) -> sys::CUsurfObject {
+        self.raw
+    }
+}
+
+// SAFETY: `cudaSurfaceObject_t` is a 64-bit handle passed by value.
+unsafe impl KernelParam for Surface<'_> {}
+
+/// A surface object owned by the caller, destroyed on drop, which the borrow of the mapping
+/// forces to happen before the unmap.
+#[derive(Debug)]
+pub struct SurfaceObject<'m> {
+    ctx: &'m Arc<Context>,
+    raw: sys::CUsurfObject,
+}
+
+impl SurfaceObject<'_> {
+    /// The handle to pass to a kernel.
+    pub fn handle(&self) -> Surface<'_> {
+        Surface::new(self.raw)
+    }
+}
+
+impl Drop for SurfaceObject<'_> {
+    fn drop(&mut self) {
+        if let Err(e) = self.ctx.bind() {
+            self.ctx
+                .record_drop_error("binding the context to destroy a surface", e);
+        }
+        // SAFETY: created by `create_surface`, not used after this.
+        if let Err(e) = unsafe { result::array::surface_destroy(self.raw) } {
+            self.ctx.record_drop_error("cuSurfObjectDestroy", e);
+        }
+    }
+}
+
+/// How a texture object samples (`CUDA_TEXTURE_DESC`, the common fields).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TextureDesc {
+    /// Linear filtering instead of nearest (point) sampling.
+    pub linear_filter: bool,
+    /// Coordinates in 0..1 instead of texels.
+    pub normalized_coords: bool,
+    /// Integer formats read as floats in 0..1.
+    pub read_as_normalized_float: bool,
+    /// Wrap instead of clamp at the borders.
+    pub wrap: bool,
+}
+
+impl TextureDesc {
+    fn raw(&self) -> sys::CUDA_TEXTURE_DESC {
+        let address = if self.wrap {
+            sys::CUaddress_mode::CU_TR_ADDRESS_MODE_WRAP
+        } else {
+            sys::CUaddress_mode::CU_TR_ADDRESS_MODE_CLAMP
+        };
+        let mut flags = if self.read_as_normalized_float {
+            0
+        } else {
+            sys::CU_TRSF_READ_AS_INTEGER
+        };
+        if self.normalized_coords {
+            flags |= sys::CU_TRSF_NORMALIZED_COORDINATES;
+        }
+        sys::CUDA_TEXTURE_DESC {
+            addressMode: [address; 3],
+            filterMode: if self.linear_filter {
+                sys::CUfilter_mode::CU_TR_FILTER_MODE_LINEAR
+            } else {
+                sys::CUfilter_mode::CU_TR_FILTER_MODE_POINT
+            },
+            flags,
+            ..Default::default()
+        }
+    }
+}
+
+/// A texture object owned by the caller, destroyed on drop, before the unmap.
+#[derive(Debug)]
+pub struct TextureObject<'m> {
+    ctx: &'m Arc<Context>,
+    raw: sys::CUtexObject,
+}
+
+/// A texture object handle, to pass to a kernel taking `cudaTextureObject_t`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(transparent)]
+pub struct TextureHandle<'t> {
+    raw: sys::CUtexObject,
+    _texture: PhantomData<&'t ()>,
+}
+
+// SAFETY: `cudaTextureObject_t` is a 64-bit handle passed by value.
+unsafe impl KernelParam for TextureHandle<'_> {}
+
+impl TextureObject<'_> {
+    /// The handle to pass to a kernel.
+    pub fn handle(&self) -> TextureHandle<'_> {
+        TextureHandle {
+            raw: self.raw,
+            _texture: PhantomData,
+        }
+    }
+}
+
+impl Drop for TextureObject<'_> {
+    fn drop(&mut self) {
+        if let Err(e) = self.ctx.bind() {
+            self.ctx
+                .record_drop_error("binding the context to destroy a texture", e);
+        }
+        // SAFETY: created by `create_texture`, not used after this.
+        if let Err(e) = unsafe { result::array::texture_destroy(self.raw) } {
+            self.ctx.record_drop_error("cuTexObjectDestroy", e);
+        }
+    }
+}

@@ -1,0 +1,404 @@
+//! Registering GL buffers and images with CUDA, and mapping them.
+//!
+//! - [`RegisteredBuffer`] and [`RegisteredImage`] own one registration each and unregister it on
+//!   drop (or explicitly with `unregister()`, which returns the driver's error).
+//! - `map(&mut self, &stream)` returns a guard ([`MappedBuffer`], [`MappedImage`]) that borrows
+//!   the resource mutably and the stream; dropping the guard unmaps on that same stream. The
+//!   borrows make these fail to compile: mapping twice, unregistering or dropping while mapped,
+//!   and keeping a pointer, array or surface past the unmap.
+//! - [`map_all`] maps N resources, buffers and images mixed, with one `cuGraphicsMapResources`
+//!   call, and unmaps them with one call.
+//!
+//! Each registration also remembers whether it is mapped, so `std::mem::forget` on a guard stays
+//! sound: the next `map`, `set_map_flags`, `unregister` or drop first waits for the context and
+//! unmaps the leaked mapping.
+
+mod batch;
+mod buffer;
+mod image;
+
+pub use batch::{MappedBatch, Resource, map_all};
+pub use buffer::{MappedBuffer, RegisteredBuffer};
+pub use image::{
+    ArrayFormat, MappedArray, MappedImage, MappedMipmappedArray, RegisteredImage, Surface,
+    SurfaceObject, TextureDesc, TextureHandle, TextureObject,
+};
+
+use crate::context::Context;
+use crate::device::{GlDeviceList, gl_devices};
+use crate::error::{CudaError, Error, Result};
+use crate::result;
+use crate::stream::AsStream;
+use cuda_gl_sys as sys;
+use std::sync::Arc;
+
+bitflags::bitflags! {
+    /// How CUDA will use a registered GL object (`CU_GRAPHICS_REGISTER_FLAGS_*`).
+    ///
+    /// Combinations that make no sense are rejected before the driver is called:
+    /// `READ_ONLY | WRITE_DISCARD`, and the image-only flags on a buffer.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    pub struct RegisterFlags: u32 {
+        /// No hint: CUDA may read and write.
+        const NONE = 0;
+        /// CUDA only reads; GL's contents are kept.
+        const READ_ONLY = 1;
+        /// CUDA overwrites everything; GL's previous contents need not be kept.
+        const WRITE_DISCARD = 2;
+        /// Images only: CUDA binds the image as a surface (`surf2Dwrite`).
+        const SURFACE_LOAD_STORE = 4;
+        /// Images only: CUDA may gather from it as a texture.
+        const TEXTURE_GATHER = 8;
+    }
+}
+
+/// How CUDA will use a resource during its next mappings (`CU_GRAPHICS_MAP_RESOURCE_FLAGS_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum MapFlags {
+    /// CUDA may read and write.
+    #[default]
+    None,
+    /// CUDA only reads.
+    ReadOnly,
+    /// CUDA overwrites everything.
+    WriteDiscard,
+}
+
+impl MapFlags {
+    fn raw(self) -> u32 {
+        match self {
+            MapFlags::None => 0,
+            MapFlags::ReadOnly => 1,
+            MapFlags::WriteDiscard => 2,
+        }
+    }
+}
+
+/// The GL target an image was created with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ImageTarget {
+    /// `GL_TEXTURE_2D`.
+    Texture2D,
+    /// `GL_TEXTURE_RECTANGLE`.
+    Rectangle,
+    /// `GL_TEXTURE_2D_ARRAY`: map layers with the array index.
+    Texture2DArray,
+    /// `GL_TEXTURE_3D`.
+    Texture3D,
+    /// `GL_TEXTURE_CUBE_MAP`: map faces with the array index (0..6).
+    CubeMap,
+    /// `GL_RENDERBUFFER`.
+    Renderbuffer,
+}
+
+impl ImageTarget {
+    /// The GL enum value.
+    pub fn gl_enum(self) -> u32 {
+        match self {
+            ImageTarget::Texture2D => gl::TEXTURE_2D,
+            ImageTarget::Rectangle => gl::TEXTURE_RECTANGLE,
+            ImageTarget::Texture2DArray => gl::TEXTURE_2D_ARRAY,
+            ImageTarget::Texture3D => gl::TEXTURE_3D,
+            ImageTarget::CubeMap => gl::TEXTURE_CUBE_MAP,
+            ImageTarget::Renderbuffer => gl::RENDERBUFFER,
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            ImageTarget::Texture2D => "GL_TEXTURE_2D texture",
+            ImageTarget::Rectangle => "GL_TEXTURE_RECTANGLE texture",
+            ImageTarget::Texture2DArray => "GL_TEXTURE_2D_ARRAY texture",
+            ImageTarget::Texture3D => "GL_TEXTURE_3D texture",
+            ImageTarget::CubeMap => "GL_TEXTURE_CUBE_MAP texture",
+            ImageTarget::Renderbuffer => "renderbuffer",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Buffer,
+    Image(ImageTarget),
+}
+
+impl Kind {
+    fn describe(self) -> &'static str {
+        match self {
+            Kind::Buffer => "buffer",
+            Kind::Image(t) => t.describe(),
+        }
+    }
+}
+
+/// One registration: the state shared by buffers and images.
+#[derive(Debug)]
+pub(crate) struct Registration {
+    ctx: Arc<Context>,
+    raw: sys::CUgraphicsResource,
+    name: u32,
+    kind: Kind,
+    flags: RegisterFlags,
+    map_flags: MapFlags,
+    /// Set while mapped; still set after a guard was leaked with `mem::forget`.
+    mapped: bool,
+    /// A surface object over the mapped array, kept across maps while the driver returns the same
+    /// array (images registered `SURFACE_LOAD_STORE` only).
+    surface: Option<(sys::CUarray, sys::CUsurfObject)>,
+}
+
+// SAFETY: a CUgraphicsResource may be used and unregistered from any thread once the CUDA
+// context is bound, which every method does first; mutation needs `&mut`.
+unsafe impl Send for Registration {}
+// SAFETY: `&self` methods only read fields.
+unsafe impl Sync for Registration {}
+
+impl Registration {
+    fn register(ctx: &Arc<Context>, name: u32, kind: Kind, flags: RegisterFlags) -> Result<Self> {
+        validate(name, kind, flags)?;
+        ctx.bind()?;
+        // SAFETY: the out-handle is owned by the returned Registration, which unregisters it
+        // exactly once.
+        let registered = unsafe {
+            match kind {
+                Kind::Buffer => result::graphics::register_buffer(name, flags.bits()),
+                Kind::Image(target) => {
+                    result::graphics::register_image(name, target.gl_enum(), flags.bits())
+                }
+            }
+        };
+        let raw = registered.map_err(|e| classify_register_error(e, name, kind, ctx))?;
+        Ok(Registration {
+            ctx: ctx.clone(),
+            raw,
+            name,
+            kind,
+            flags,
+            map_flags: MapFlags::None,
+            mapped: false,
+            surface: None,
+        })
+    }
+
+    /// Unmaps a mapping whose guard was leaked. The guard's stream may be gone, so this waits for
+    /// the whole context first and then unmaps on the legacy default stream.
+    fn recover_leaked_mapping(&mut self) -> Result<()> {
+        if !self.mapped {
+            return Ok(());
+        }
+        log::warn!(
+            "cuda-gl: GL {} {} is still mapped (its guard was leaked); synchronizing the context \
+             and unmapping it",
+            self.kind.describe(),
+            self.name
+        );
+        self.ctx.bind()?;
+        result::ctx::synchronize()?;
+        self.release_surface();
+        // SAFETY: the resource is mapped (flag) and no view of it is reachable: its guard is gone.
+        unsafe { result::graphics::unmap(&mut [self.raw], std::ptr::null_mut()) }?;
+        self.mapped = false;
+        Ok(())
+    }
+
+    fn prepare_map(&mut self, stream: &impl AsStream) -> Result<()> {
+        if stream.raw_context() != self.ctx.raw() {
+            return Err(Error::InvalidArgument(format!(
+                "the stream belongs to another CUDA context than GL {} {}; map on a stream of the \
+                 context the resource was registered in",
+                self.kind.describe(),
+                self.name
+            )));
+        }
+        self.recover_leaked_mapping()?;
+        self.ctx.bind()
+    }
+
+    fn set_map_flags(&mut self, flags: MapFlags) -> Result<()> {
+        self.recover_leaked_mapping()?;
+        self.ctx.bind()?;
+        // SAFETY: registered and (after recovery) unmapped.
+        unsafe { result::graphics::set_map_flags(self.raw, flags.raw()) }?;
+        self.map_flags = flags;
+        Ok(())
+    }
+
+    /// Unmaps on `stream` (the stream of the map). The surface cache survives: it is only
+    /// reachable through a guard.
+    ///
+    /// # Safety
+    /// 1. The resource is mapped on `stream`, which is still live, and no view is used after.
+    unsafe fn unmap_on(&mut self, stream: sys::CUstream) -> Result<()> {
+        self.ctx.bind()?;
+        // SAFETY: (1).
+        unsafe { result::graphics::unmap(&mut [self.raw], stream) }?;
+        self.mapped = false;
+        Ok(())
+    }
+
+    fn release_surface(&mut self) {
+        if let Some((_, surface)) = self.surface.take() {
+            // SAFETY: the surface object was created by `image::cached_surface` and is reachable
+            // through no guard now.
+            if let Err(e) = unsafe { result::array::surface_destroy(surface) } {
+                self.ctx.record_drop_error("cuSurfObjectDestroy", e);
+            }
+        }
+    }
+
+    /// Unmaps if needed, then unregisters. Idempotent.
+    fn unregister(&mut self) -> Result<()> {
+        if self.raw.is_null() {
+            return Ok(());
+        }
+        let recovered = self.recover_leaked_mapping();
+        self.ctx.bind()?;
+        self.release_surface();
+        let raw = std::mem::replace(&mut self.raw, std::ptr::null_mut());
+        // SAFETY: registered, unmapped (or the unmap failed and the driver will report it), and
+        // not used again (`raw` is now null).
+        unsafe { result::graphics::unregister(raw) }?;
+        recovered
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        if let Err(e) = self.unregister() {
+            self.ctx.record_drop_error("unregistering a GL resource", e);
+        }
+    }
+}
+
+fn validate(name: u32, kind: Kind, flags: RegisterFlags) -> Result<()> {
+    if name == 0 {
+        return Err(Error::InvalidArgument(format!(
+            "GL name 0 is not a {}: 0 is GL's 'no object'; pass a name from glGen*/glCreate*",
+            kind.describe()
+        )));
+    }
+    if flags.contains(RegisterFlags::READ_ONLY | RegisterFlags::WRITE_DISCARD) {
+        return Err(Error::InvalidArgument(
+            "READ_ONLY and WRITE_DISCARD contradict each other: pick READ_ONLY when CUDA only \
+             reads, WRITE_DISCARD when it overwrites everything"
+                .into(),
+        ));
+    }
+    if kind == Kind::Buffer
+        && flags.intersects(RegisterFlags::SURFACE_LOAD_STORE | RegisterFlags::TEXTURE_GATHER)
+    {
+        return Err(Error::InvalidArgument(
+            "SURFACE_LOAD_STORE and TEXTURE_GATHER apply to images only; register a buffer with \
+             NONE, READ_ONLY or WRITE_DISCARD"
+                .into(),
+        ));
+    }
+    if flags.bits() & !RegisterFlags::all().bits() != 0 {
+        return Err(Error::InvalidArgument(format!(
+            "unknown register flag bits {:#x}",
+            flags.bits() & !RegisterFlags::all().bits()
+        )));
+    }
+    Ok(())
+}
+
+/// Turns the driver's error from a GL-device query into the variant that says what to do.
+pub(crate) fn classify_gl_error(e: CudaError) -> Error {
+    use sys::CUresult as R;
+    match e.code {
+        R::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT | R::CUDA_ERROR_INVALID_CONTEXT => {
+            Error::NoGlContext { source: e }
+        }
+        R::CUDA_ERROR_NO_DEVICE | R::CUDA_ERROR_OPERATING_SYSTEM | R::CUDA_ERROR_UNKNOWN => {
+            Error::NotNvidiaGl { source: e }
+        }
+        _ => Error::Cuda(e),
+    }
+}
+
+fn classify_register_error(e: CudaError, name: u32, kind: Kind, ctx: &Context) -> Error {
+    use sys::CUresult as R;
+    let kind_text = kind.describe().to_string();
+    match e.code {
+        R::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT => Error::NoGlContext { source: e },
+        R::CUDA_ERROR_INVALID_DEVICE => Error::WrongDevice {
+            gl_devices: gl_devices(GlDeviceList::All)
+                .map(|ds| ds.iter().map(|d| d.label()).collect())
+                .unwrap_or_default(),
+            cuda: Box::new(ctx.device().label()),
+            source: e,
+        },
+        R::CUDA_ERROR_ALREADY_MAPPED | R::CUDA_ERROR_ALREADY_ACQUIRED => Error::AlreadyRegistered {
+            name,
+            kind: kind_text,
+            source: e,
+        },
+        R::CUDA_ERROR_OPERATING_SYSTEM | R::CUDA_ERROR_UNKNOWN | R::CUDA_ERROR_NO_DEVICE => {
+            // Which of the two: a GL context that is not NVIDIA's, or no GL context at all.
+            match gl_devices(GlDeviceList::All) {
+                Err(Error::NoGlContext { .. }) => Error::NoGlContext { source: e },
+                Ok(devices) if !devices.is_empty() => Error::Cuda(e),
+                _ => Error::NotNvidiaGl { source: e },
+            }
+        }
+        R::CUDA_ERROR_INVALID_VALUE
+        | R::CUDA_ERROR_INVALID_HANDLE
+        | R::CUDA_ERROR_NOT_SUPPORTED
+        | R::CUDA_ERROR_INVALID_IMAGE => Error::NotAGlObject {
+            name,
+            kind: kind_text,
+            source: e,
+        },
+        _ => Error::Cuda(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejects_nonsense_flags_before_the_driver() {
+        let both = RegisterFlags::READ_ONLY | RegisterFlags::WRITE_DISCARD;
+        assert!(matches!(
+            validate(1, Kind::Buffer, both),
+            Err(Error::InvalidArgument(_))
+        ));
+        assert!(matches!(
+            validate(1, Kind::Image(ImageTarget::Texture2D), both),
+            Err(Error::InvalidArgument(_))
+        ));
+        for image_only in [
+            RegisterFlags::SURFACE_LOAD_STORE,
+            RegisterFlags::TEXTURE_GATHER,
+        ] {
+            let err = validate(1, Kind::Buffer, image_only).err();
+            assert!(
+                matches!(&err, Some(Error::InvalidArgument(m)) if m.contains("images only")),
+                "{err:?}"
+            );
+            assert!(validate(1, Kind::Image(ImageTarget::Texture2D), image_only).is_ok());
+        }
+        let unknown = RegisterFlags::from_bits_retain(0x40);
+        assert!(matches!(
+            validate(1, Kind::Buffer, unknown),
+            Err(Error::InvalidArgument(_))
+        ));
+        for ok in [
+            RegisterFlags::NONE,
+            RegisterFlags::READ_ONLY,
+            RegisterFlags::WRITE_DISCARD,
+        ] {
+            assert!(validate(7, Kind::Buffer, ok).is_ok());
+        }
+    }
+
+    #[test]
+    fn rejects_gl_name_zero() {
+        let err = validate(0, Kind::Buffer, RegisterFlags::NONE).err();
+        assert!(
+            matches!(&err, Some(Error::InvalidArgument(m)) if m.contains("GL name 0")),
+            "{err:?}"
+        );
+    }
+}

@@ -1,0 +1,440 @@
+//! Modules from PTX or cubin, their kernels, and launches with typed arguments.
+
+use crate::context::Context;
+use crate::error::{CudaError, Error, Result};
+use crate::result::{self, RawArg, drv};
+use crate::stream::AsStream;
+use cuda_gl_sys as sys;
+use std::collections::HashMap;
+use std::ffi::{CString, c_void};
+use std::sync::Arc;
+
+/// A loaded CUDA module. Cheap to clone; unloaded when the last clone and every [`Function`] from
+/// it are dropped.
+#[derive(Debug, Clone)]
+pub struct Module {
+    inner: Arc<ModuleInner>,
+}
+
+#[derive(Debug)]
+struct ModuleInner {
+    ctx: Arc<Context>,
+    raw: sys::CUmodule,
+    /// Parameter sizes per kernel, parsed from the PTX (empty for cubin).
+    params: HashMap<String, Vec<usize>>,
+}
+
+// SAFETY: CUmodule handles may be used from any thread; the rest is immutable.
+unsafe impl Send for ModuleInner {}
+// SAFETY: as above.
+unsafe impl Sync for ModuleInner {}
+
+impl Module {
+    /// Loads (JIT-compiles) a module from PTX text.
+    ///
+    /// The kernels' parameter lists are read from the PTX, so [`Function::launch`] can reject a
+    /// wrong argument count or size before the driver sees it.
+    ///
+    /// # Errors
+    /// - [`Error::PtxTooNew`] when the PTX ISA is newer than the driver supports
+    ///   (`CUDA_ERROR_UNSUPPORTED_PTX_VERSION`);
+    /// - [`Error::InvalidModule`] with the JIT log when the text is not valid PTX;
+    /// - [`Error::InvalidArgument`] when the text contains a NUL byte;
+    /// - otherwise the driver's error from `cuModuleLoadDataEx`.
+    #[doc(alias = "cuModuleLoadDataEx")]
+    pub fn from_ptx(ctx: &Arc<Context>, ptx: &str) -> Result<Module> {
+        let text = CString::new(ptx).map_err(|_| {
+            Error::InvalidArgument("PTX text contains a NUL byte; pass the PTX file as text".into())
+        })?;
+        let params = parse_ptx_params(ptx);
+        Self::load(ctx, text.as_bytes_with_nul(), params)
+    }
+
+    /// Loads a module from a cubin (or fatbin) image.
+    ///
+    /// # Errors
+    /// [`Error::InvalidModule`] when the bytes are not a module for this GPU; otherwise the
+    /// driver's error from `cuModuleLoadDataEx`.
+    #[doc(alias = "cuModuleLoadDataEx")]
+    pub fn from_cubin(ctx: &Arc<Context>, image: &[u8]) -> Result<Module> {
+        if image.is_empty() {
+            return Err(Error::InvalidArgument("the module image is empty".into()));
+        }
+        Self::load(ctx, image, HashMap::new())
+    }
+
+    fn load(
+        ctx: &Arc<Context>,
+        image: &[u8],
+        params: HashMap<String, Vec<usize>>,
+    ) -> Result<Module> {
+        ctx.bind()?;
+        let mut log = vec![0u8; 8192];
+        let mut options = [
+            sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
+            sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+        ];
+        let mut values: [*mut c_void; 2] = [log.as_mut_ptr().cast(), log.len() as *mut c_void];
+        let mut raw = std::ptr::null_mut();
+        let driver = sys::driver()?;
+        // SAFETY: `image` is a complete PTX (NUL-terminated) or cubin image that outlives the
+        // call; the option arrays have two entries each and the log buffer is as long as stated.
+        let rc = unsafe {
+            driver.cuModuleLoadDataEx(
+                &mut raw,
+                image.as_ptr().cast(),
+                options.len() as u32,
+                options.as_mut_ptr(),
+                values.as_mut_ptr(),
+            )
+        };
+        if let Err(source) = result::check("cuModuleLoadDataEx", rc) {
+            let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+            let log = String::from_utf8_lossy(&log[..end]).into_owned();
+            return Err(classify_load_error(source, log));
+        }
+        Ok(Module {
+            inner: Arc::new(ModuleInner {
+                ctx: ctx.clone(),
+                raw,
+                params,
+            }),
+        })
+    }
+
+    /// The kernel named `name` (its `extern "C"` or mangled name).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a name with a NUL byte; `CUDA_ERROR_NOT_FOUND` from
+    /// `cuModuleGetFunction` when the module has no such kernel.
+    #[doc(alias = "cuModuleGetFunction")]
+    pub fn function(&self, name: &str) -> Result<Function> {
+        let cname = CString::new(name)
+            .map_err(|_| Error::InvalidArgument("kernel name contains a NUL byte".into()))?;
+        self.inner.ctx.bind()?;
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: the module is live; the name is NUL-terminated; `raw` is a valid out-pointer.
+        unsafe {
+            drv!(cuModuleGetFunction(
+                &mut raw,
+                self.inner.raw,
+                cname.as_ptr()
+            ))
+        }?;
+        Ok(Function {
+            module: self.inner.clone(),
+            raw,
+            name: name.to_string(),
+            params: self.inner.params.get(name).cloned(),
+        })
+    }
+
+    /// The context the module is loaded in.
+    pub fn context(&self) -> &Arc<Context> {
+        &self.inner.ctx
+    }
+}
+
+fn classify_load_error(source: CudaError, log: String) -> Error {
+    use sys::CUresult as R;
+    match source.code {
+        R::CUDA_ERROR_UNSUPPORTED_PTX_VERSION => Error::PtxTooNew {
+            driver_version: cuda_gl_sys::driver_version().unwrap_or(0),
+            source,
+        },
+        R::CUDA_ERROR_INVALID_PTX
+        | R::CUDA_ERROR_INVALID_IMAGE
+        | R::CUDA_ERROR_INVALID_SOURCE
+        | R::CUDA_ERROR_NO_BINARY_FOR_GPU => Error::InvalidModule { log, source },
+        _ => Error::Cuda(source),
+    }
+}
+
+impl Drop for ModuleInner {
+    fn drop(&mut self) {
+        if let Err(e) = self.ctx.bind() {
+            self.ctx
+                .record_drop_error("binding the context to unload a module", e);
+        }
+        // SAFETY: the module is live and no Function (which holds this inner) is left.
+        if let Err(e) = unsafe { drv!(cuModuleUnload(self.raw)) } {
+            self.ctx.record_drop_error("cuModuleUnload", e);
+        }
+    }
+}
+
+/// Reads each `.entry`'s parameter sizes (bytes) from PTX text.
+fn parse_ptx_params(ptx: &str) -> HashMap<String, Vec<usize>> {
+    let mut out = HashMap::new();
+    let mut rest = ptx;
+    while let Some(at) = rest.find(".entry") {
+        rest = &rest[at + ".entry".len()..];
+        let Some(open) = rest.find('(') else { break };
+        let name = rest[..open].trim().to_string();
+        let Some(close) = rest[open..].find(')') else {
+            break;
+        };
+        let list = &rest[open + 1..open + close];
+        let sizes = list
+            .split(',')
+            .map(str::trim)
+            .filter(|p| p.starts_with(".param"))
+            .map(param_size)
+            .collect();
+        out.insert(name, sizes);
+        rest = &rest[open + close..];
+    }
+    out
+}
+
+/// The size in bytes of one PTX parameter declaration, e.g. `.param .u64 p` or
+/// `.param .align 8 .b8 p[16]`.
+fn param_size(decl: &str) -> usize {
+    let base = decl
+        .split_whitespace()
+        .find_map(|tok| {
+            let bits = tok
+                .strip_prefix(".u")
+                .or_else(|| tok.strip_prefix(".s"))
+                .or_else(|| tok.strip_prefix(".b"))
+                .or_else(|| tok.strip_prefix(".f"))?;
+            bits.parse::<usize>().ok().map(|b| b / 8)
+        })
+        .unwrap_or(0);
+    let count = decl
+        .rfind('[')
+        .and_then(|i| decl[i + 1..].trim_end_matches(']').parse::<usize>().ok())
+        .unwrap_or(1);
+    base * count
+}
+
+/// A kernel in a loaded [`Module`].
+#[derive(Debug, Clone)]
+pub struct Function {
+    module: Arc<ModuleInner>,
+    raw: sys::CUfunction,
+    name: String,
+    params: Option<Vec<usize>>,
+}
+
+// SAFETY: CUfunction handles may be used from any thread.
+unsafe impl Send for Function {}
+// SAFETY: as above; the struct is immutable.
+unsafe impl Sync for Function {}
+
+/// Grid, block and dynamic shared memory of a launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LaunchConfig {
+    /// Blocks in x, y, z.
+    pub grid: (u32, u32, u32),
+    /// Threads per block in x, y, z.
+    pub block: (u32, u32, u32),
+    /// Dynamic shared memory per block, in bytes.
+    pub shared_mem_bytes: u32,
+}
+
+impl LaunchConfig {
+    /// One thread per element of a 1-D range, 256 threads per block.
+    pub fn for_elements(n: u32) -> LaunchConfig {
+        LaunchConfig {
+            grid: (n.div_ceil(256).max(1), 1, 1),
+            block: (256, 1, 1),
+            shared_mem_bytes: 0,
+        }
+    }
+
+    /// One thread per pixel of a `width` x `height` image, in 16x16 blocks.
+    pub fn for_image(width: u32, height: u32) -> LaunchConfig {
+        LaunchConfig {
+            grid: (width.div_ceil(16).max(1), height.div_ceil(16).max(1), 1),
+            block: (16, 16, 1),
+            shared_mem_bytes: 0,
+        }
+    }
+}
+
+/// A value that can be passed to a kernel by value: plain data with no padding or pointers to
+/// host memory.
+///
+/// # Safety
+/// The type's bytes must be what the kernel parameter of the same size expects.
+pub unsafe trait KernelParam: Copy {}
+
+macro_rules! kernel_param {
+    ($($t:ty),*) => { $(
+        // SAFETY: a primitive with the same layout as the C type of its size.
+        unsafe impl KernelParam for $t {}
+    )* };
+}
+kernel_param!(i8, u8, i16, u16, i32, u32, i64, u64, f32, f64, isize, usize);
+
+/// A tuple of [`KernelParam`]s: the arguments of one launch.
+pub trait KernelArgs {
+    /// The size in bytes of each argument.
+    fn sizes(&self) -> Vec<usize>;
+    /// How many arguments there are.
+    fn count(&self) -> usize;
+    /// Calls `f` with one pointer per argument, as `cuLaunchKernel` takes them.
+    fn with_pointers<R>(&mut self, f: impl FnOnce(&mut [RawArg]) -> R) -> R;
+}
+
+macro_rules! kernel_args {
+    ($n:literal; $($name:ident $idx:tt),*) => {
+        impl<$($name: KernelParam),*> KernelArgs for ($($name,)*) {
+            fn sizes(&self) -> Vec<usize> {
+                vec![$(std::mem::size_of::<$name>()),*]
+            }
+            fn count(&self) -> usize {
+                $n
+            }
+            fn with_pointers<R>(&mut self, f: impl FnOnce(&mut [RawArg]) -> R) -> R {
+                let mut ptrs: [RawArg; $n] = [$((&mut self.$idx as *mut $name).cast::<c_void>()),*];
+                f(&mut ptrs)
+            }
+        }
+    };
+}
+impl KernelArgs for () {
+    fn sizes(&self) -> Vec<usize> {
+        Vec::new()
+    }
+    fn count(&self) -> usize {
+        0
+    }
+    fn with_pointers<R>(&mut self, f: impl FnOnce(&mut [RawArg]) -> R) -> R {
+        f(&mut [])
+    }
+}
+kernel_args!(1; A 0);
+kernel_args!(2; A 0, B 1);
+kernel_args!(3; A 0, B 1, C 2);
+kernel_args!(4; A 0, B 1, C 2, D 3);
+kernel_args!(5; A 0, B 1, C 2, D 3, E 4);
+kernel_args!(6; A 0, B 1, C 2, D 3, E 4, F 5);
+kernel_args!(7; A 0, B 1, C 2, D 3, E 4, F 5, G 6);
+kernel_args!(8; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
+kernel_args!(9; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8);
+kernel_args!(10; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9);
+kernel_args!(11; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10);
+kernel_args!(12; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
+
+impl Function {
+    /// The kernel's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The parameter sizes read from the PTX, when the module was loaded from PTX.
+    pub fn param_sizes(&self) -> Option<&[usize]> {
+        self.params.as_deref()
+    }
+
+    /// Queues the kernel on `stream` with `args`.
+    ///
+    /// When the module came from PTX, the argument count and sizes are checked against the
+    /// kernel's declaration first.
+    ///
+    /// # Safety
+    /// 1. The arguments are what the kernel expects: every device pointer points to live memory
+    ///    of the right size that stays live until the kernel has finished.
+    /// 2. The kernel does not race with other work on the memory it touches.
+    ///
+    /// # Errors
+    /// [`Error::KernelArguments`] when the arguments do not match the PTX declaration;
+    /// [`Error::InvalidArgument`] for a stream of another context; otherwise the driver's error
+    /// from `cuLaunchKernel` (e.g. `CUDA_ERROR_INVALID_VALUE` for a block that is too large).
+    #[doc(alias = "cuLaunchKernel")]
+    pub unsafe fn launch<A: KernelArgs>(
+        &self,
+        config: LaunchConfig,
+        stream: &impl AsStream,
+        mut args: A,
+    ) -> Result<()> {
+        if let Some(expected) = &self.params {
+            let given = args.sizes();
+            if *expected != given {
+                return Err(Error::KernelArguments {
+                    kernel: self.name.clone(),
+                    expected: expected.len(),
+                    expected_sizes: expected.clone(),
+                    given: given.len(),
+                    given_sizes: given,
+                });
+            }
+        }
+        if stream.raw_context() != self.module.ctx.raw() {
+            return Err(Error::InvalidArgument(
+                "the stream belongs to another CUDA context than the kernel's module".into(),
+            ));
+        }
+        self.module.ctx.bind()?;
+        let LaunchConfig {
+            grid,
+            block,
+            shared_mem_bytes,
+        } = config;
+        let raw = self.raw;
+        let s = stream.raw_stream();
+        args.with_pointers(|ptrs| {
+            // SAFETY: the function and stream are live; `ptrs` has one pointer per argument,
+            // each valid for the call; the caller vouches for the arguments' meaning (1, 2).
+            unsafe {
+                drv!(cuLaunchKernel(
+                    raw,
+                    grid.0,
+                    grid.1,
+                    grid.2,
+                    block.0,
+                    block.1,
+                    block.2,
+                    shared_mem_bytes,
+                    s,
+                    ptrs.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                ))
+            }
+        })?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_parameter_sizes_from_ptx() {
+        let ptx = r#"
+.visible .entry fill_u32(
+	.param .u64 fill_u32_param_0,
+	.param .u32 fill_u32_param_1,
+	.param .u32 fill_u32_param_2
+)
+{ ret; }
+.visible .entry takes_struct(
+	.param .align 8 .b8 takes_struct_param_0[24],
+	.param .f32 takes_struct_param_1
+)
+{ ret; }
+.visible .entry no_params()
+{ ret; }
+"#;
+        let params = parse_ptx_params(ptx);
+        assert_eq!(params["fill_u32"], vec![8, 4, 4]);
+        assert_eq!(params["takes_struct"], vec![24, 4]);
+        assert_eq!(params["no_params"], Vec::<usize>::new());
+    }
+
+    #[test]
+    fn tuple_args_report_sizes_and_pointers() {
+        let mut args = (1u64, 2u32, 3.0f32);
+        assert_eq!(args.sizes(), vec![8, 4, 4]);
+        assert_eq!(args.count(), 3);
+        let n = args.with_pointers(|p| {
+            // SAFETY: the pointers point into `args`, alive for this closure.
+            unsafe { assert_eq!(*(p[1] as *const u32), 2) };
+            p.len()
+        });
+        assert_eq!(n, 3);
+    }
+}

@@ -1,0 +1,265 @@
+//! Streams (owned, special, or borrowed from another library) and events.
+
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::result;
+use cuda_gl_sys as sys;
+use std::sync::Arc;
+
+/// A stream that work can be queued on: cuda-gl's [`Stream`], or one from another library.
+///
+/// Mapping and unmapping take any `AsStream`, so the map can run on the caller's own stream.
+///
+/// # Safety
+/// Implementors guarantee that [`AsStream::raw_stream`] returns a stream handle that stays valid
+/// for as long as `self` is borrowed, and that [`AsStream::raw_context`] is the context the stream
+/// belongs to.
+pub unsafe trait AsStream {
+    /// The raw `CUstream` (null, `CU_STREAM_LEGACY` and `CU_STREAM_PER_THREAD` included).
+    fn raw_stream(&self) -> sys::CUstream;
+    /// The raw `CUcontext` the stream belongs to.
+    fn raw_context(&self) -> sys::CUcontext;
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Owned,
+    Borrowed,
+    Special,
+}
+
+/// How a created stream relates to the legacy default stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum StreamFlags {
+    /// `CU_STREAM_NON_BLOCKING`: work does not wait for the legacy default stream (the usual
+    /// choice).
+    #[default]
+    NonBlocking,
+    /// `CU_STREAM_DEFAULT`: work synchronizes with the legacy default stream.
+    Blocking,
+}
+
+/// A CUDA stream in a [`Context`].
+///
+/// `Stream` is `Send + Sync`: the driver's stream calls are thread-safe.
+#[derive(Debug)]
+pub struct Stream {
+    ctx: Arc<Context>,
+    raw: sys::CUstream,
+    kind: Kind,
+}
+
+// SAFETY: CUstream handles may be used from any thread.
+unsafe impl Send for Stream {}
+// SAFETY: every method takes `&self` and the driver serialises stream calls itself.
+unsafe impl Sync for Stream {}
+
+impl Stream {
+    /// Creates a stream.
+    ///
+    /// # Errors
+    /// The driver's error from `cuStreamCreate`.
+    #[doc(alias = "cuStreamCreate")]
+    pub fn new(ctx: &Arc<Context>, flags: StreamFlags) -> Result<Stream> {
+        ctx.bind()?;
+        let raw_flags = match flags {
+            StreamFlags::NonBlocking => sys::CUstream_flags::CU_STREAM_NON_BLOCKING.0,
+            StreamFlags::Blocking => sys::CUstream_flags::CU_STREAM_DEFAULT.0,
+        };
+        Ok(Stream {
+            ctx: ctx.clone(),
+            raw: result::stream::create(raw_flags)?,
+            kind: Kind::Owned,
+        })
+    }
+
+    /// The legacy default stream (`CU_STREAM_LEGACY`) of `ctx`.
+    pub fn legacy(ctx: &Arc<Context>) -> Stream {
+        Stream {
+            ctx: ctx.clone(),
+            raw: sys::CU_STREAM_LEGACY,
+            kind: Kind::Special,
+        }
+    }
+
+    /// The per-thread default stream (`CU_STREAM_PER_THREAD`) of `ctx`.
+    pub fn per_thread(ctx: &Arc<Context>) -> Stream {
+        Stream {
+            ctx: ctx.clone(),
+            raw: sys::CU_STREAM_PER_THREAD,
+            kind: Kind::Special,
+        }
+    }
+
+    /// Borrows a stream created by another library. It is not destroyed on drop.
+    ///
+    /// # Safety
+    /// 1. `raw` is a live stream of `ctx` (or a special stream handle).
+    /// 2. It stays live for as long as the returned `Stream` and everything mapped on it.
+    pub unsafe fn from_raw(ctx: &Arc<Context>, raw: sys::CUstream) -> Stream {
+        Stream {
+            ctx: ctx.clone(),
+            raw,
+            kind: Kind::Borrowed,
+        }
+    }
+
+    /// The context this stream belongs to.
+    pub fn context(&self) -> &Arc<Context> {
+        &self.ctx
+    }
+
+    /// The raw `CUstream`.
+    pub fn raw(&self) -> sys::CUstream {
+        self.raw
+    }
+
+    /// Waits until all work queued on the stream has finished.
+    ///
+    /// # Errors
+    /// The driver's error from `cuStreamSynchronize`, such as a kernel's
+    /// `CUDA_ERROR_ILLEGAL_ADDRESS`.
+    #[doc(alias = "cuStreamSynchronize")]
+    pub fn synchronize(&self) -> Result<()> {
+        self.ctx.bind()?;
+        // SAFETY: the stream is live for as long as `self` (constructors' contracts).
+        unsafe { result::stream::synchronize(self.raw) }
+    }
+
+    /// Makes future work on this stream wait for `event`.
+    ///
+    /// # Errors
+    /// The driver's error from `cuStreamWaitEvent`.
+    #[doc(alias = "cuStreamWaitEvent")]
+    pub fn wait_event(&self, event: &Event) -> Result<()> {
+        self.ctx.bind()?;
+        // SAFETY: both handles are live while borrowed.
+        unsafe { result::stream::wait_event(self.raw, event.raw) }
+    }
+}
+
+// SAFETY: the handle is live while `self` is (owned streams are destroyed only in Drop; borrowed
+// ones by their constructor's contract) and belongs to `self.ctx`.
+unsafe impl AsStream for Stream {
+    fn raw_stream(&self) -> sys::CUstream {
+        self.raw
+    }
+    fn raw_context(&self) -> sys::CUcontext {
+        self.ctx.raw()
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        if self.kind != Kind::Owned {
+            return;
+        }
+        if let Err(e) = self.ctx.bind() {
+            self.ctx
+                .record_drop_error("binding the context to destroy a stream", e);
+        }
+        // SAFETY: the stream was created by `Stream::new` and is not used after this.
+        if let Err(e) = unsafe { result::stream::destroy(self.raw) } {
+            self.ctx.record_drop_error("cuStreamDestroy", e);
+        }
+    }
+}
+
+/// A CUDA event, for timing and ordering.
+#[derive(Debug)]
+pub struct Event {
+    ctx: Arc<Context>,
+    raw: sys::CUevent,
+    timing: bool,
+}
+
+// SAFETY: CUevent handles may be used from any thread.
+unsafe impl Send for Event {}
+// SAFETY: the driver serialises event calls itself.
+unsafe impl Sync for Event {}
+
+impl Event {
+    /// Creates an event; with `timing` it can measure elapsed time.
+    ///
+    /// # Errors
+    /// The driver's error from `cuEventCreate`.
+    #[doc(alias = "cuEventCreate")]
+    pub fn new(ctx: &Arc<Context>, timing: bool) -> Result<Event> {
+        ctx.bind()?;
+        let flags = if timing {
+            sys::CUevent_flags::CU_EVENT_DEFAULT.0
+        } else {
+            sys::CUevent_flags::CU_EVENT_DISABLE_TIMING.0
+        };
+        Ok(Event {
+            ctx: ctx.clone(),
+            raw: result::stream::event_create(flags)?,
+            timing,
+        })
+    }
+
+    /// Records the event on `stream`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a stream of another context; the driver's error from
+    /// `cuEventRecord`.
+    #[doc(alias = "cuEventRecord")]
+    pub fn record(&self, stream: &impl AsStream) -> Result<()> {
+        if stream.raw_context() != self.ctx.raw() {
+            return Err(Error::InvalidArgument(
+                "the event and the stream belong to different CUDA contexts; create the event \
+                 in the stream's context"
+                    .into(),
+            ));
+        }
+        self.ctx.bind()?;
+        // SAFETY: both handles are live while borrowed and share a context (checked above).
+        unsafe { result::stream::event_record(self.raw, stream.raw_stream()) }
+    }
+
+    /// Waits until the work before the recorded point has finished.
+    ///
+    /// # Errors
+    /// The driver's error from `cuEventSynchronize`.
+    #[doc(alias = "cuEventSynchronize")]
+    pub fn synchronize(&self) -> Result<()> {
+        self.ctx.bind()?;
+        // SAFETY: the event is live.
+        unsafe { result::stream::event_synchronize(self.raw) }
+    }
+
+    /// Milliseconds between `start` and `self`, both recorded and complete.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when either event was created without timing; the driver's error
+    /// from `cuEventElapsedTime` (e.g. `CUDA_ERROR_NOT_READY`).
+    #[doc(alias = "cuEventElapsedTime")]
+    pub fn elapsed_ms_since(&self, start: &Event) -> Result<f32> {
+        if !(self.timing && start.timing) {
+            return Err(Error::InvalidArgument(
+                "elapsed time needs two events created with `timing = true`".into(),
+            ));
+        }
+        self.ctx.bind()?;
+        // SAFETY: both events are live and were created with timing.
+        unsafe { result::stream::event_elapsed(start.raw, self.raw) }
+    }
+
+    /// The raw `CUevent`.
+    pub fn raw(&self) -> sys::CUevent {
+        self.raw
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        if let Err(e) = self.ctx.bind() {
+            self.ctx
+                .record_drop_error("binding the context to destroy an event", e);
+        }
+        // SAFETY: the event was created by `Event::new` and is not used after this.
+        if let Err(e) = unsafe { result::stream::event_destroy(self.raw) } {
+            self.ctx.record_drop_error("cuEventDestroy", e);
+        }
+    }
+}
