@@ -1,1 +1,413 @@
-use anyhow::Result; pub fn run(_check: bool) -> Result<()> { anyhow::bail!("todo") }
+//! `cargo xtask ptx [--check]`: rebuilds the committed PTX of every kernel in [`KERNELS`] with the
+//! pinned compiler, CUDA 12.0.
+//!
+//! The compiler is `nvcc` when `nvcc --version` reports release 12.0, and otherwise NVRTC 12.0
+//! from the pinned PyPI wheel [`NVRTC_WHEEL`], which pip unpacks under `target/xtask/` and which
+//! is loaded with `libloading` (no CUDA toolkit and no GPU needed). `CUDA_GL_NVRTC_LIB` may name
+//! a `libnvrtc.so.12` to use instead of the wheel (it must report version 12.0).
+//!
+//! Every kernel is compiled with [`OPTIONS`]: virtual architecture `compute_75` (the PTX says
+//! `.target sm_75` and `.version 8.0`, so every driver since R525 can JIT it), C++17, and no fast
+//! math and no FMA contraction, so that the CPU references of the kernels agree with the GPU.
+//! The compiler's own comment header (build id, version banner) is replaced by a fixed one naming
+//! the source and the options, so the output depends only on the source, the options and the
+//! compiler version.
+//!
+//! With `--check` nothing is written; the task fails when a committed `.ptx` differs. When no
+//! pinned compiler can be had (no nvcc 12.0 and pip cannot fetch the wheel), the task fails,
+//! except that `--check` with `CUDA_GL_ALLOW_SKIP=1` prints why and succeeds with "skipped".
+
+use anyhow::{Context, Result, anyhow, bail};
+use std::ffi::{CStr, CString, c_char, c_int, c_void};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The pinned wheel that ships `libnvrtc.so.12` (and `libnvrtc-builtins.so.12.0`) of CUDA 12.0.
+pub const NVRTC_WHEEL: &str = "nvidia-cuda-nvrtc-cu12==12.0.140";
+
+/// The folder under `target/xtask/` the wheel is unpacked into.
+const NVRTC_DIR: &str = "cuda-nvrtc-12.0.140";
+
+/// The NVRTC library inside the unpacked wheel.
+const NVRTC_LIB: &str = "nvidia/cuda_nvrtc/lib/libnvrtc.so.12";
+
+/// The pinned CUDA version, as `(major, minor)`.
+const PINNED: (c_int, c_int) = (12, 0);
+
+/// What `nvcc --version` prints for the pinned release ("Cuda compilation tools, release 12.0,
+/// V12.0.140").
+const NVCC_RELEASE: &str = "release 12.0,";
+
+/// Compiler options, identical for nvcc and NVRTC. `--fmad=false` keeps `a * b + c` unfused, so
+/// the Rust CPU reference (which never fuses) computes the same floats; fast math stays off.
+pub const OPTIONS: &[&str] = &[
+    "--gpu-architecture=compute_75",
+    "--std=c++17",
+    "--fmad=false",
+];
+
+/// The `.target` line every output must carry.
+const TARGET: &str = ".target sm_75";
+
+/// The newest `.version` the output may declare (what CUDA 12.0 emits; R525 drivers read it).
+const MAX_PTX_VERSION: (u32, u32) = (8, 0);
+
+/// One kernel source and its committed PTX, relative to the workspace root.
+#[derive(Debug, Clone, Copy)]
+pub struct Kernel {
+    /// The CUDA C++ source.
+    pub source: &'static str,
+    /// Where its PTX is committed.
+    pub ptx: &'static str,
+    /// The `extern "C"` entry points the PTX must define.
+    pub entries: &'static [&'static str],
+}
+
+/// Every kernel of the workspace.
+pub const KERNELS: &[Kernel] = &[
+    Kernel {
+        source: "plasma-demo/kernels/plasma.cu",
+        ptx: "plasma-demo/kernels/plasma.ptx",
+        entries: &["plasma_pbo", "plasma_surface"],
+    },
+    Kernel {
+        source: "cuda-gl/tests/kernels/test_kernels.cu",
+        ptx: "cuda-gl/tests/kernels/test_kernels.ptx",
+        entries: &[
+            "fill_u32",
+            "copy_check_u32",
+            "surface_fill_rgba8",
+            "surface_read_rgba8",
+            "fault_illegal_address",
+            "frame_checksum",
+            "fill_frame_with_checksum",
+        ],
+    },
+];
+
+pub fn run(check: bool) -> Result<()> {
+    let compiler = match Compiler::find() {
+        Ok(compiler) => compiler,
+        Err(why) => {
+            if check && std::env::var_os("CUDA_GL_ALLOW_SKIP").is_some_and(|v| v == "1") {
+                eprintln!("xtask ptx: no pinned CUDA 12.0 compiler: {why:#}");
+                println!("xtask ptx: skipped (no pinned CUDA 12.0 compiler; CUDA_GL_ALLOW_SKIP=1)");
+                return Ok(());
+            }
+            return Err(why.context(
+                "no pinned CUDA 12.0 compiler: put nvcc 12.0 on PATH, let pip reach PyPI, or set \
+                 CUDA_GL_NVRTC_LIB to a libnvrtc.so.12 of CUDA 12.0",
+            ));
+        }
+    };
+    eprintln!("xtask ptx: compiling with {}", compiler.describe());
+    let root = crate::workspace_root();
+    let mut failures = Vec::new();
+    for kernel in KERNELS {
+        let result = compile_one(&compiler, &root, kernel)
+            .and_then(|ptx| crate::pinned::write_or_check(&root.join(kernel.ptx), &ptx, check));
+        if let Err(e) = result {
+            eprintln!("xtask ptx: {}: {e:#}", kernel.source);
+            failures.push(kernel.source);
+        }
+    }
+    if !failures.is_empty() {
+        bail!("ptx failed for {}", failures.join(", "));
+    }
+    Ok(())
+}
+
+/// Compiles one kernel and returns its PTX with the fixed header, after checking it.
+fn compile_one(compiler: &Compiler, root: &Path, kernel: &Kernel) -> Result<String> {
+    let source_path = root.join(kernel.source);
+    let source = std::fs::read_to_string(&source_path)
+        .with_context(|| format!("reading {}", source_path.display()))?;
+    let name = file_name(kernel.source);
+    let raw = match compiler {
+        Compiler::Nvcc => nvcc_compile(&source_path, name)?,
+        Compiler::Nvrtc(nvrtc) => nvrtc.compile(&source, name)?,
+    };
+    let ptx = normalise(&raw, kernel.source)?;
+    validate(&ptx, kernel)?;
+    Ok(ptx)
+}
+
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// Replaces the compiler's leading `//` comment block with a fixed header and ends the text with
+/// exactly one newline.
+fn normalise(raw: &str, source: &str) -> Result<String> {
+    let raw = raw.trim_end_matches('\0');
+    let body_start = raw
+        .find("\n.version")
+        .map(|i| i + 1)
+        .or_else(|| raw.starts_with(".version").then_some(0))
+        .ok_or_else(|| anyhow!("the compiler's output has no .version line"))?;
+    let (header, body) = raw.split_at(body_start);
+    if header
+        .lines()
+        .any(|l| !l.trim().is_empty() && !l.starts_with("//"))
+    {
+        bail!("unexpected text before .version in the compiler's output");
+    }
+    let mut out = String::new();
+    out.push_str("//\n");
+    out.push_str(&format!(
+        "// Generated by `cargo xtask ptx` from {source} with CUDA 12.0 (nvcc or NVRTC),\n"
+    ));
+    out.push_str(&format!(
+        "// options: {}. Do not edit.\n",
+        OPTIONS.join(" ")
+    ));
+    out.push_str("//\n\n");
+    out.push_str(body.trim_end());
+    out.push('\n');
+    Ok(out)
+}
+
+/// Checks the `.version` and `.target` lines and that every entry point is there.
+fn validate(ptx: &str, kernel: &Kernel) -> Result<()> {
+    let version = ptx
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(".version "))
+        .ok_or_else(|| anyhow!("no .version line"))?;
+    let parsed = version
+        .trim()
+        .split_once('.')
+        .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
+        .ok_or_else(|| anyhow!("unparsable .version {version}"))?;
+    if parsed > MAX_PTX_VERSION {
+        bail!(
+            "PTX .version {version} is newer than {}.{}",
+            MAX_PTX_VERSION.0,
+            MAX_PTX_VERSION.1
+        );
+    }
+    if !ptx.lines().any(|l| l.trim() == TARGET) {
+        bail!("the PTX does not say `{TARGET}`");
+    }
+    for entry in kernel.entries {
+        let needle = format!(".entry {entry}(");
+        if !ptx.contains(&needle) {
+            bail!("the PTX has no entry point `{entry}` (is it extern \"C\" __global__?)");
+        }
+    }
+    Ok(())
+}
+
+/// The pinned compiler found on this machine.
+#[derive(Debug)]
+enum Compiler {
+    /// `nvcc` on `PATH` reports release 12.0.
+    Nvcc,
+    /// NVRTC 12.0, loaded at run time.
+    Nvrtc(Nvrtc),
+}
+
+impl Compiler {
+    fn find() -> Result<Self> {
+        let nvcc = nvcc_release();
+        if let Ok(true) = nvcc {
+            return Ok(Self::Nvcc);
+        }
+        let nvcc_note = match nvcc {
+            Ok(_) => "nvcc is not release 12.0".to_string(),
+            Err(e) => format!("no nvcc ({e})"),
+        };
+        let lib = match std::env::var_os("CUDA_GL_NVRTC_LIB") {
+            Some(path) => PathBuf::from(path),
+            None => crate::pinned::wheel(NVRTC_WHEEL, NVRTC_DIR)
+                .with_context(|| format!("{nvcc_note}; fetching {NVRTC_WHEEL}"))?
+                .join(NVRTC_LIB),
+        };
+        Ok(Self::Nvrtc(Nvrtc::load(&lib)?))
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Self::Nvcc => "nvcc 12.0".to_string(),
+            Self::Nvrtc(nvrtc) => format!("NVRTC 12.0 ({})", nvrtc.path.display()),
+        }
+    }
+}
+
+/// Whether `nvcc --version` runs and reports the pinned release.
+fn nvcc_release() -> Result<bool> {
+    let out = Command::new("nvcc").arg("--version").output()?;
+    Ok(out.status.success() && String::from_utf8_lossy(&out.stdout).contains(NVCC_RELEASE))
+}
+
+fn nvcc_compile(source: &Path, name: &str) -> Result<String> {
+    let dir = crate::workspace_root().join("target/xtask/ptx-nvcc");
+    std::fs::create_dir_all(&dir)?;
+    let out = dir.join(name).with_extension("ptx");
+    let status = Command::new("nvcc")
+        .arg("--ptx")
+        .args(OPTIONS)
+        .arg("-o")
+        .arg(&out)
+        .arg(source)
+        .status()
+        .context("running nvcc")?;
+    if !status.success() {
+        bail!("nvcc failed on {}", source.display());
+    }
+    std::fs::read_to_string(&out).with_context(|| format!("reading {}", out.display()))
+}
+
+type NvrtcResult = c_int;
+type NvrtcProgram = *mut c_void;
+
+/// The NVRTC entry points the task uses, declared by hand (see `nvrtc.h` of CUDA 12.0).
+#[derive(Debug)]
+struct Nvrtc {
+    path: PathBuf,
+    get_error_string: unsafe extern "C" fn(NvrtcResult) -> *const c_char,
+    create_program: unsafe extern "C" fn(
+        *mut NvrtcProgram,
+        *const c_char,
+        *const c_char,
+        c_int,
+        *const *const c_char,
+        *const *const c_char,
+    ) -> NvrtcResult,
+    compile_program: unsafe extern "C" fn(NvrtcProgram, c_int, *const *const c_char) -> NvrtcResult,
+    get_ptx_size: unsafe extern "C" fn(NvrtcProgram, *mut usize) -> NvrtcResult,
+    get_ptx: unsafe extern "C" fn(NvrtcProgram, *mut c_char) -> NvrtcResult,
+    get_program_log_size: unsafe extern "C" fn(NvrtcProgram, *mut usize) -> NvrtcResult,
+    get_program_log: unsafe extern "C" fn(NvrtcProgram, *mut c_char) -> NvrtcResult,
+    destroy_program: unsafe extern "C" fn(*mut NvrtcProgram) -> NvrtcResult,
+    /// Keeps the function pointers above valid; declared last so it is dropped last.
+    _lib: libloading::Library,
+}
+
+impl Nvrtc {
+    /// Loads `libnvrtc.so.12` and checks that it is 12.0. Its RUNPATH is `$ORIGIN`, so the
+    /// `libnvrtc-builtins.so.12.0` beside it is found when NVRTC opens it during compilation.
+    fn load(path: &Path) -> Result<Self> {
+        // SAFETY: loading NVRTC runs only its (side-effect free) ELF initialisers.
+        let lib = unsafe { libloading::Library::new(path) }
+            .with_context(|| format!("loading {}", path.display()))?;
+        // SAFETY: each type below is the C signature `nvrtc.h` of CUDA 12.0 declares for the name.
+        unsafe {
+            let version: libloading::Symbol<
+                '_,
+                unsafe extern "C" fn(*mut c_int, *mut c_int) -> NvrtcResult,
+            > = lib.get(b"nvrtcVersion\0")?;
+            let (mut major, mut minor) = (0, 0);
+            let rc = version(&mut major, &mut minor);
+            if rc != 0 || (major, minor) != PINNED {
+                bail!(
+                    "{} is NVRTC {major}.{minor} (rc {rc}), not the pinned {}.{}",
+                    path.display(),
+                    PINNED.0,
+                    PINNED.1
+                );
+            }
+            Ok(Self {
+                path: path.to_path_buf(),
+                get_error_string: *lib.get(b"nvrtcGetErrorString\0")?,
+                create_program: *lib.get(b"nvrtcCreateProgram\0")?,
+                compile_program: *lib.get(b"nvrtcCompileProgram\0")?,
+                get_ptx_size: *lib.get(b"nvrtcGetPTXSize\0")?,
+                get_ptx: *lib.get(b"nvrtcGetPTX\0")?,
+                get_program_log_size: *lib.get(b"nvrtcGetProgramLogSize\0")?,
+                get_program_log: *lib.get(b"nvrtcGetProgramLog\0")?,
+                destroy_program: *lib.get(b"nvrtcDestroyProgram\0")?,
+                _lib: lib,
+            })
+        }
+    }
+
+    fn error(&self, what: &str, rc: NvrtcResult) -> anyhow::Error {
+        // SAFETY: nvrtcGetErrorString accepts any value and returns a static C string or null.
+        let text = unsafe { (self.get_error_string)(rc) };
+        let text = if text.is_null() {
+            "unknown error".into()
+        } else {
+            // SAFETY: non-null results are NUL-terminated static strings.
+            unsafe { CStr::from_ptr(text) }.to_string_lossy()
+        };
+        anyhow!("{what} failed: {text} ({rc})")
+    }
+
+    /// Compiles `source` (named `name` in diagnostics) with [`OPTIONS`] and returns the PTX.
+    fn compile(&self, source: &str, name: &str) -> Result<String> {
+        let c_source = CString::new(source).context("the source contains NUL")?;
+        let c_name = CString::new(name).context("the name contains NUL")?;
+        let c_options = OPTIONS
+            .iter()
+            .map(|o| CString::new(*o))
+            .collect::<Result<Vec<_>, _>>()?;
+        let option_ptrs: Vec<*const c_char> = c_options.iter().map(|o| o.as_ptr()).collect();
+        let mut program: NvrtcProgram = std::ptr::null_mut();
+        // SAFETY: the strings are NUL-terminated and outlive the call; no headers are passed.
+        let rc = unsafe {
+            (self.create_program)(
+                &mut program,
+                c_source.as_ptr(),
+                c_name.as_ptr(),
+                0,
+                std::ptr::null(),
+                std::ptr::null(),
+            )
+        };
+        if rc != 0 {
+            return Err(self.error("nvrtcCreateProgram", rc));
+        }
+        let result = self.compile_program(program, &option_ptrs);
+        // SAFETY: `program` was created above and is destroyed exactly once.
+        unsafe { (self.destroy_program)(&mut program) };
+        result
+    }
+
+    fn compile_program(&self, program: NvrtcProgram, options: &[*const c_char]) -> Result<String> {
+        let count = c_int::try_from(options.len())?;
+        // SAFETY: `program` is live; `options` holds `count` NUL-terminated strings.
+        let rc = unsafe { (self.compile_program)(program, count, options.as_ptr()) };
+        let log = self.log(program).unwrap_or_default();
+        if rc != 0 {
+            return Err(self.error("nvrtcCompileProgram", rc).context(log));
+        }
+        if !log.trim().is_empty() {
+            eprintln!("{}", log.trim_end());
+        }
+        let mut size = 0usize;
+        // SAFETY: `program` is live and compiled; `size` is a valid out-pointer.
+        let rc = unsafe { (self.get_ptx_size)(program, &mut size) };
+        if rc != 0 {
+            return Err(self.error("nvrtcGetPTXSize", rc));
+        }
+        let mut buf = vec![0u8; size];
+        // SAFETY: `buf` holds the `size` bytes nvrtcGetPTX writes (the PTX and its NUL).
+        let rc = unsafe { (self.get_ptx)(program, buf.as_mut_ptr().cast()) };
+        if rc != 0 {
+            return Err(self.error("nvrtcGetPTX", rc));
+        }
+        while buf.last() == Some(&0) {
+            buf.pop();
+        }
+        String::from_utf8(buf).context("the PTX is not UTF-8")
+    }
+
+    fn log(&self, program: NvrtcProgram) -> Result<String> {
+        let mut size = 0usize;
+        // SAFETY: `program` is live; `size` is a valid out-pointer.
+        let rc = unsafe { (self.get_program_log_size)(program, &mut size) };
+        if rc != 0 {
+            return Err(self.error("nvrtcGetProgramLogSize", rc));
+        }
+        let mut buf = vec![0u8; size.max(1)];
+        // SAFETY: `buf` holds at least the `size` bytes nvrtcGetProgramLog writes.
+        let rc = unsafe { (self.get_program_log)(program, buf.as_mut_ptr().cast()) };
+        if rc != 0 {
+            return Err(self.error("nvrtcGetProgramLog", rc));
+        }
+        while buf.last() == Some(&0) {
+            buf.pop();
+        }
+        Ok(String::from_utf8_lossy(&buf).into_owned())
+    }
+}

@@ -1,0 +1,124 @@
+// Kernels for the GPU tests of cuda-gl. Compiled to test_kernels.ptx (beside this file) by
+// `cargo xtask ptx` with NVRTC 12.0: --gpu-architecture=compute_75 --std=c++17 --fmad=false.
+// Self-contained: only NVRTC's built-in declarations are used, no CUDA toolkit headers.
+//
+// Every kernel is `extern "C"` (unmangled names) and uses grid-stride loops, so any grid size is
+// correct: the u32 kernels expect 1D launches (x only), the surface kernels 2D ones (x, y). The
+// tests' signatures depend on the parameter lists below; keep them in sync.
+
+// The test pattern: word i of a buffer filled with `seed`. Multiplication wraps (mod 2^32).
+__device__ unsigned pattern(unsigned i, unsigned seed) { return (i * 2654435761u) ^ seed; }
+
+// out[i] = pattern(i, seed) for every i < n.
+extern "C" __global__ void fill_u32(unsigned* out, unsigned n, unsigned seed)
+{
+    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        out[i] = pattern(i, seed);
+    }
+}
+
+// out[i] = in[i] for every i < n, and *mismatches is incremented (atomically) once for every i
+// with in[i] != pattern(i, seed). The caller zeroes *mismatches before the launch.
+extern "C" __global__ void copy_check_u32(const unsigned* in, unsigned* out, unsigned n,
+                                          unsigned seed, unsigned* mismatches)
+{
+    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        unsigned word = in[i];
+        out[i] = word;
+        if (word != pattern(i, seed)) {
+            atomicAdd(mismatches, 1u);
+        }
+    }
+}
+
+// Writes pixel (x, y) of an RGBA8 surface as the bytes of p = pattern(y * width + x, seed),
+// little-endian: r = p & 0xff, g = (p >> 8) & 0xff, b = (p >> 16) & 0xff, a = p >> 24. Read back
+// as one 32-bit little-endian word per pixel, the surface therefore holds exactly the pattern.
+extern "C" __global__ void surface_fill_rgba8(cudaSurfaceObject_t surf, int width, int height,
+                                              unsigned seed)
+{
+    for (int y = blockIdx.y * blockDim.y + threadIdx.y; y < height; y += gridDim.y * blockDim.y) {
+        for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < width; x += gridDim.x * blockDim.x) {
+            unsigned p = pattern((unsigned)y * (unsigned)width + (unsigned)x, seed);
+            uchar4 v = make_uchar4((unsigned char)(p & 0xffu), (unsigned char)((p >> 8) & 0xffu),
+                                   (unsigned char)((p >> 16) & 0xffu), (unsigned char)(p >> 24));
+            surf2Dwrite(v, surf, x * 4, y);
+        }
+    }
+}
+
+// out[y * width + x] = pixel (x, y) of an RGBA8 surface packed little-endian
+// (r | g << 8 | b << 16 | a << 24), the inverse of surface_fill_rgba8.
+extern "C" __global__ void surface_read_rgba8(cudaSurfaceObject_t surf, int width, int height,
+                                              unsigned* out)
+{
+    for (int y = blockIdx.y * blockDim.y + threadIdx.y; y < height; y += gridDim.y * blockDim.y) {
+        for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < width; x += gridDim.x * blockDim.x) {
+            uchar4 v;
+            surf2Dread(&v, surf, x * 4, y);
+            out[(unsigned)y * (unsigned)width + (unsigned)x] =
+                (unsigned)v.x | ((unsigned)v.y << 8) | ((unsigned)v.z << 16) | ((unsigned)v.w << 24);
+        }
+    }
+}
+
+// Stores through an address about 128 TiB past p, which no allocation covers, so the launch
+// fails with CUDA_ERROR_ILLEGAL_ADDRESS (700) and the context becomes unusable. Launch it with a
+// single thread; p may be any valid device pointer.
+extern "C" __global__ void fault_illegal_address(unsigned* p)
+{
+    *(volatile unsigned*)((char*)p + 0x7fffffff0000ull) = 1u;
+}
+
+// *out_sum += data[0] + data[1] + ... + data[n - 1], wrapping (mod 2^32), by one atomicAdd per
+// thread of its grid-stride partial sum. The caller zeroes *out_sum before the launch.
+extern "C" __global__ void frame_checksum(const unsigned* data, unsigned n, unsigned* out_sum)
+{
+    unsigned sum = 0u;
+    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        sum += data[i];
+    }
+    if (sum != 0u) {
+        atomicAdd(out_sum, sum);
+    }
+}
+
+// Fills a frame whose last word checks the rest: out[i] = pattern(i, frame) for i < n - 1, and
+// out[n - 1] = pattern(0, frame) + ... + pattern(n - 2, frame), wrapping (mod 2^32); n = 1 stores
+// just the empty sum 0, n = 0 stores nothing.
+//
+// The sum needs no zeroed memory and no grid-wide synchronisation: block 0 alone computes it in a
+// second block-stride pass (each of its threads sums a strided share of the n - 1 patterns, the
+// shares meet in a shared-memory atomicAdd), and thread 0 of block 0 stores it with a plain
+// write. Every block takes part in the first pass; any launch shape works, and the result is
+// deterministic (integer addition commutes).
+extern "C" __global__ void fill_frame_with_checksum(unsigned* out, unsigned n, unsigned frame)
+{
+    if (n == 0u) {
+        return;
+    }
+    unsigned body = n - 1u;
+    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < body; i += gridDim.x * blockDim.x) {
+        out[i] = pattern(i, frame);
+    }
+    if (blockIdx.x != 0u || blockIdx.y != 0u || blockIdx.z != 0u) {
+        return;
+    }
+    // Block 0 only, from here on (a block-uniform branch, so __syncthreads is safe).
+    __shared__ unsigned block_sum;
+    unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+    if (tid == 0u) {
+        block_sum = 0u;
+    }
+    __syncthreads();
+    unsigned sum = 0u;
+    for (unsigned i = tid; i < body; i += threads) {
+        sum += pattern(i, frame);
+    }
+    atomicAdd(&block_sum, sum);
+    __syncthreads();
+    if (tid == 0u) {
+        out[body] = block_sum;
+    }
+}
