@@ -1,0 +1,56 @@
+//! [`HeadlessConfig`]: options for creating a [`HeadlessContext`](super::HeadlessContext).
+
+/// Options for [`HeadlessContext::for_cuda_device_with`](super::HeadlessContext::for_cuda_device_with)
+/// and [`HeadlessContext::any_gl_with`](super::HeadlessContext::any_gl_with).
+///
+/// ```
+/// use cuda_gl::egl::HeadlessConfig;
+/// let config = HeadlessConfig::default().with_gl_versions(&[(4, 6), (4, 5)]).with_debug(true);
+/// assert_eq!(config.gl_versions, vec![(4, 6), (4, 5)]);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HeadlessConfig {
+    /// OpenGL core-profile versions `(major, minor)` to try, in order; the first one that the
+    /// driver grants wins. Default: `[(4, 5), (3, 3)]`.
+    pub gl_versions: Vec<(u8, u8)>,
+    /// Ask for a debug context (`EGL_CONTEXT_OPENGL_DEBUG_BIT_KHR`). Default: `false`.
+    pub debug: bool,
+    /// Make the context current without a surface when the display supports
+    /// `EGL_KHR_surfaceless_context`; when `false` (or unsupported) a 16x16 pbuffer is used.
+    /// Default: `true`.
+    pub surfaceless: bool,
+}
+
+impl Default for HeadlessConfig {
+    fn default() -> Self {
+        Self {
+            gl_versions: vec![(4, 5), (3, 3)],
+            debug: false,
+            surfaceless: true,
+        }
+    }
+}
+
+impl HeadlessConfig {
+    /// Replaces the list of OpenGL core versions to try, in order.
+    #[must_use]
+    pub fn with_gl_versions(mut self, versions: &[(u8, u8)]) -> Self {
+        self.gl_versions = versions.to_vec();
+        self
+    }
+
+    /// Asks for a debug context or not.
+    #[must_use]
+    pub fn with_debug(mut self, debug: bool) -> Self {
+        self.debug = debug;
+        self
+    }
+
+    /// Prefers a surfaceless context (`true`) or always uses a 16x16 pbuffer (`false`).
+    #[must_use]
+    pub fn with_surfaceless(mut self, surfaceless: bool) -> Self {
+        self.surfaceless = surfaceless;
+        self
+    }
+}

@@ -1,0 +1,370 @@
+//! [`HeadlessContext`]: constructors, accessors and `Drop`.
+
+use std::ffi::c_void;
+use std::fmt;
+use std::marker::PhantomData;
+
+use khronos_egl as kegl;
+
+use super::HeadlessConfig;
+use super::error::{EglDeviceInfo, EglError, EglErrorCode, EglPlatform};
+use super::sys::{self, Device, DeviceApi, DisplayRef, Egl};
+
+/// A headless OpenGL context, current on the thread that created it; no window, no X server.
+///
+/// Dropping it releases it from this thread (if current), destroys its surface and context, and
+/// terminates the EGL display when no other `HeadlessContext` in the process uses that display.
+/// Failures while dropping are logged with [`log::warn!`], never panicked on.
+///
+/// The type is `!Send` and `!Sync`: an EGL context may be current on one thread at a time, and
+/// the OpenGL calls made through the [`gl`] crate go to whatever context is current on the
+/// calling thread, so the context stays on the thread that made it current. Create one context
+/// per thread instead.
+pub struct HeadlessContext {
+    pub(super) egl: &'static Egl,
+    pub(super) context: kegl::Context,
+    pub(super) surface: Option<kegl::Surface>,
+    pub(super) platform: EglPlatform,
+    pub(super) device: Option<EglDeviceInfo>,
+    pub(super) egl_extensions: String,
+    pub(super) gl_request: (u8, u8),
+    pub(super) renderer: String,
+    pub(super) vendor: String,
+    pub(super) version: String,
+    /// Dropped after `Drop::drop` destroyed the context: terminates the display if last.
+    pub(super) display: DisplayRef,
+    pub(super) _not_send: PhantomData<*const ()>,
+}
+
+impl fmt::Debug for HeadlessContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HeadlessContext")
+            .field("platform", &self.platform)
+            .field("display", &self.display.display().as_ptr())
+            .field("context", &self.context.as_ptr())
+            .field("surfaceless", &self.surface.is_none())
+            .field("cuda_device", &self.cuda_device())
+            .field("gl_request", &self.gl_request)
+            .field("renderer", &self.renderer)
+            .field("version", &self.version)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HeadlessContext {
+    /// Opens an OpenGL 4.5 core context (3.3 if 4.5 is refused) on the EGL device that is CUDA
+    /// device `cuda_device`, and makes it current on this thread.
+    ///
+    /// `cuda_device` is the `CUdevice` handle that `cuDeviceGet(ordinal)` returned (in practice
+    /// equal to the ordinal). The device is picked by its `EGL_CUDA_DEVICE_NV` attribute, never
+    /// by enumeration order.
+    ///
+    /// # Errors
+    ///
+    /// - [`EglError::LibraryNotFound`]: libEGL is not installed.
+    /// - [`EglError::MissingClientExtensions`], [`EglError::MissingEntryPoint`],
+    ///   [`EglError::QueryDevices`]: EGL cannot enumerate devices.
+    /// - [`EglError::NoMatchingDevice`]: no device has that CUDA id; its message lists the
+    ///   devices seen and explains how to make NVIDIA's EGL driver visible.
+    /// - [`EglError::GetDisplay`], [`EglError::Initialize`], [`EglError::BindApi`],
+    ///   [`EglError::ChooseConfig`], [`EglError::NoMatchingConfig`],
+    ///   [`EglError::CreateContext`], [`EglError::CreateSurface`], [`EglError::MakeCurrent`]:
+    ///   the matching EGL call failed (with its EGL error code).
+    pub fn for_cuda_device(cuda_device: i32) -> Result<Self, EglError> {
+        Self::for_cuda_device_with(cuda_device, &HeadlessConfig::default())
+    }
+
+    /// [`for_cuda_device`](Self::for_cuda_device) with explicit [`HeadlessConfig`] options.
+    ///
+    /// # Errors
+    ///
+    /// As [`for_cuda_device`](Self::for_cuda_device); [`EglError::CreateContext`] lists every
+    /// version of [`HeadlessConfig::gl_versions`] that was refused.
+    pub fn for_cuda_device_with(
+        cuda_device: i32,
+        config: &HeadlessConfig,
+    ) -> Result<Self, EglError> {
+        let egl = sys::egl()?;
+        let api = DeviceApi::load(egl, &sys::client_extensions(egl))?;
+        let mut devices = api.devices()?;
+        let Some(pos) = devices
+            .iter()
+            .position(|d| d.info.cuda_device == Some(cuda_device))
+        else {
+            return Err(EglError::NoMatchingDevice {
+                cuda_device,
+                devices: devices.into_iter().map(|d| d.info).collect(),
+            });
+        };
+        let device = devices.swap_remove(pos);
+        let display = api.device_display(&device)?;
+        let display = DisplayRef::acquire(egl, display, EglPlatform::Device)?;
+        Self::create(egl, display, EglPlatform::Device, Some(device.info), config)
+    }
+
+    /// Opens any OpenGL context it can and makes it current on this thread: an NVIDIA device
+    /// first (the one with the lowest CUDA id), then Mesa's surfaceless platform, then Mesa's
+    /// software device, then any other EGL device. Meant for tests that must also run on CI
+    /// machines without a GPU (llvmpipe).
+    ///
+    /// # Errors
+    ///
+    /// [`EglError::LibraryNotFound`] if libEGL is not installed; otherwise
+    /// [`EglError::NoUsableDisplay`], listing every display tried and why it failed.
+    pub fn any_gl() -> Result<Self, EglError> {
+        Self::any_gl_with(&HeadlessConfig::default())
+    }
+
+    /// [`any_gl`](Self::any_gl) with explicit [`HeadlessConfig`] options.
+    ///
+    /// # Errors
+    ///
+    /// As [`any_gl`](Self::any_gl).
+    pub fn any_gl_with(config: &HeadlessConfig) -> Result<Self, EglError> {
+        let egl = sys::egl()?;
+        let client_exts = sys::client_extensions(egl);
+        let mut attempts = Vec::new();
+
+        let mut devices = Vec::new();
+        let device_api = match DeviceApi::load(egl, &client_exts) {
+            Ok(api) => match api.devices() {
+                Ok(list) => {
+                    devices = list;
+                    Some(api)
+                }
+                Err(e) => {
+                    attempts.push(format!("device enumeration: {e}"));
+                    None
+                }
+            },
+            Err(e) => {
+                attempts.push(format!("device platform: {e}"));
+                None
+            }
+        };
+        // NVIDIA first, lowest CUDA id first; then Mesa's software device; then the rest.
+        devices.sort_by_key(|d| match (d.info.cuda_device, d.info.is_software) {
+            (Some(id), _) => (0, i64::from(id)),
+            (None, true) => (2, 0),
+            (None, false) => (3, 0),
+        });
+        let split = devices
+            .iter()
+            .position(|d| d.info.cuda_device.is_none())
+            .unwrap_or(devices.len());
+        let rest = devices.split_off(split);
+
+        let try_device = |device: Device, attempts: &mut Vec<String>| -> Option<Self> {
+            let api = device_api.as_ref()?;
+            let label = format!("EGL device {}", device.info);
+            let result = api.device_display(&device).and_then(|display| {
+                let display = DisplayRef::acquire(egl, display, EglPlatform::Device)?;
+                Self::create(egl, display, EglPlatform::Device, Some(device.info), config)
+            });
+            match result {
+                Ok(ctx) => Some(ctx),
+                Err(e) => {
+                    log::warn!("{label}: {e}");
+                    attempts.push(format!("{label}: {e}"));
+                    None
+                }
+            }
+        };
+
+        for device in devices {
+            if let Some(ctx) = try_device(device, &mut attempts) {
+                return Ok(ctx);
+            }
+        }
+
+        if sys::has_extension(&client_exts, "EGL_MESA_platform_surfaceless")
+            && sys::has_extension(&client_exts, "EGL_EXT_platform_base")
+        {
+            match Self::mesa_surfaceless(egl, config) {
+                Ok(ctx) => return Ok(ctx),
+                Err(e) => {
+                    log::warn!("Mesa surfaceless platform: {e}");
+                    attempts.push(format!("Mesa surfaceless platform: {e}"));
+                }
+            }
+        } else {
+            attempts.push(
+                "Mesa surfaceless platform: EGL_MESA_platform_surfaceless not offered".to_owned(),
+            );
+        }
+
+        for device in rest {
+            if let Some(ctx) = try_device(device, &mut attempts) {
+                return Ok(ctx);
+            }
+        }
+        Err(EglError::NoUsableDisplay { attempts })
+    }
+}
+
+impl HeadlessContext {
+    /// Makes this context (and its pbuffer, if it has one) current on the calling thread,
+    /// e.g. after another context was made current here.
+    ///
+    /// # Errors
+    ///
+    /// [`EglError::BindApi`] or [`EglError::MakeCurrent`] with the EGL error code.
+    pub fn make_current(&self) -> Result<(), EglError> {
+        self.egl
+            .bind_api(kegl::OPENGL_API)
+            .map_err(|e| EglError::BindApi {
+                code: EglErrorCode::from_egl(e),
+            })?;
+        self.egl
+            .make_current(
+                self.display.display(),
+                self.surface,
+                self.surface,
+                Some(self.context),
+            )
+            .map_err(|e| EglError::MakeCurrent {
+                code: EglErrorCode::from_egl(e),
+            })
+    }
+
+    /// Releases this context from the calling thread if it is current there (no-op otherwise).
+    ///
+    /// # Errors
+    ///
+    /// [`EglError::BindApi`] or [`EglError::MakeCurrent`] with the EGL error code.
+    pub fn release_current(&self) -> Result<(), EglError> {
+        self.egl
+            .bind_api(kegl::OPENGL_API)
+            .map_err(|e| EglError::BindApi {
+                code: EglErrorCode::from_egl(e),
+            })?;
+        if !self.is_current() {
+            return Ok(());
+        }
+        self.egl
+            .make_current(self.display.display(), None, None, None)
+            .map_err(|e| EglError::MakeCurrent {
+                code: EglErrorCode::from_egl(e),
+            })
+    }
+
+    /// Whether this context is the current OpenGL context of the calling thread.
+    #[must_use]
+    pub fn is_current(&self) -> bool {
+        self.egl.query_api() == kegl::OPENGL_API
+            && self.egl.get_current_context() == Some(self.context)
+    }
+
+    /// The address of an OpenGL (or EGL) function, or null if unknown. For loaders such as
+    /// `glow::Context::from_loader_function(|s| ctx.get_proc_address(s))`.
+    #[must_use]
+    pub fn get_proc_address(&self, name: &str) -> *const c_void {
+        sys::proc_address(self.egl, name).map_or(std::ptr::null(), |f| f as *const c_void)
+    }
+
+    /// `GL_RENDERER`, such as `"NVIDIA H200/PCIe/SSE2"` or `"llvmpipe (LLVM 15.0.6, 256 bits)"`.
+    #[must_use]
+    pub fn renderer(&self) -> String {
+        self.renderer.clone()
+    }
+
+    /// `GL_VENDOR`, such as `"NVIDIA Corporation"` or `"Mesa"`.
+    #[must_use]
+    pub fn vendor(&self) -> String {
+        self.vendor.clone()
+    }
+
+    /// `GL_VERSION`, such as `"4.5.0 NVIDIA 580.65.06"` or `"4.5 (Core Profile) Mesa 22.3.6"`.
+    #[must_use]
+    pub fn version(&self) -> String {
+        self.version.clone()
+    }
+
+    /// The OpenGL core version `(major, minor)` that was requested and granted (the driver may
+    /// give a higher compatible version; see [`version`](Self::version)).
+    #[must_use]
+    pub fn requested_gl_version(&self) -> (u8, u8) {
+        self.gl_request
+    }
+
+    /// The `EGL_CUDA_DEVICE_NV` value of the EGL device in use, or `None` if the context is not
+    /// on an NVIDIA device (Mesa).
+    #[must_use]
+    pub fn cuda_device(&self) -> Option<i32> {
+        self.device.as_ref().and_then(|d| d.cuda_device)
+    }
+
+    /// What EGL reports about the device in use, or `None` on Mesa's surfaceless platform.
+    #[must_use]
+    pub fn device_info(&self) -> Option<&EglDeviceInfo> {
+        self.device.as_ref()
+    }
+
+    /// The EGL platform of the display in use.
+    #[must_use]
+    pub fn platform(&self) -> EglPlatform {
+        self.platform
+    }
+
+    /// Whether rendering happens on the CPU (llvmpipe, softpipe, Mesa's software device), in
+    /// which case CUDA interop is impossible.
+    #[must_use]
+    pub fn is_software(&self) -> bool {
+        if self.device.as_ref().is_some_and(|d| d.is_software) {
+            return true;
+        }
+        let renderer = self.renderer.to_ascii_lowercase();
+        ["llvmpipe", "softpipe", "swrast", "software rasterizer"]
+            .iter()
+            .any(|s| renderer.contains(s))
+    }
+
+    /// Whether the context is current without any surface (`EGL_KHR_surfaceless_context`);
+    /// otherwise a 16x16 pbuffer is bound.
+    #[must_use]
+    pub fn is_surfaceless(&self) -> bool {
+        self.surface.is_none()
+    }
+
+    /// The EGL display's extension string.
+    #[must_use]
+    pub fn egl_extensions(&self) -> &str {
+        &self.egl_extensions
+    }
+
+    /// The EGL version `(major, minor)` that `eglInitialize` reported for the display.
+    #[must_use]
+    pub fn egl_version(&self) -> (i32, i32) {
+        self.display.version()
+    }
+}
+
+impl Drop for HeadlessContext {
+    fn drop(&mut self) {
+        let dpy = self.display.display();
+        // eglGetCurrentContext answers for the thread's bound API, so make it OpenGL first.
+        if let Err(e) = self.egl.bind_api(kegl::OPENGL_API) {
+            log::warn!(
+                "eglBindAPI(EGL_OPENGL_API) failed: {}",
+                EglErrorCode::from_egl(e)
+            );
+        }
+        if self.is_current()
+            && let Err(e) = self.egl.make_current(dpy, None, None, None)
+        {
+            log::warn!(
+                "eglMakeCurrent(EGL_NO_CONTEXT) failed: {}",
+                EglErrorCode::from_egl(e)
+            );
+        }
+        if let Some(surface) = self.surface.take()
+            && let Err(e) = self.egl.destroy_surface(dpy, surface)
+        {
+            log::warn!("eglDestroySurface failed: {}", EglErrorCode::from_egl(e));
+        }
+        if let Err(e) = self.egl.destroy_context(dpy, self.context) {
+            log::warn!("eglDestroyContext failed: {}", EglErrorCode::from_egl(e));
+        }
+        // `self.display` drops next and terminates the display if this was its last user.
+    }
+}

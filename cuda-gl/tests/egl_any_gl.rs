@@ -1,0 +1,309 @@
+//! Headless EGL contexts: these run on CI through Mesa (llvmpipe) and on GPU hosts on NVIDIA.
+//!
+//! Set `CUDA_GL_REQUIRE_GPU=1` on a GPU host: missing libEGL then fails instead of skipping,
+//! and `for_cuda_device(0)` must succeed on an NVIDIA renderer.
+#![cfg(feature = "egl")]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::{Arc, Barrier};
+
+use cuda_gl::egl::{EglError, HeadlessContext};
+
+fn require_gpu() -> bool {
+    std::env::var("CUDA_GL_REQUIRE_GPU").is_ok_and(|v| v == "1")
+}
+
+/// `any_gl()`, or `None` (after a one-line note) when libEGL is missing and no GPU is required.
+fn any_gl_or_skip(test: &str) -> Option<HeadlessContext> {
+    match HeadlessContext::any_gl() {
+        Ok(ctx) => Some(ctx),
+        Err(e @ EglError::LibraryNotFound { .. }) if !require_gpu() => {
+            eprintln!("{test}: skipped, no EGL: {e}");
+            None
+        }
+        Err(e) => panic!("{test}: HeadlessContext::any_gl failed: {e}"),
+    }
+}
+
+/// Clears a 64x64 RGBA8 texture through an FBO to `rgba` and reads back pixel (10, 20).
+fn clear_and_read(rgba: [u8; 4]) -> [u8; 4] {
+    let [r, g, b, a] = rgba.map(|c| f32::from(c) / 255.0);
+    let mut pixel = [0u8; 4];
+    // SAFETY: a context is current on this thread and `gl` is loaded; `pixel` holds the one
+    // RGBA8 pixel that glReadPixels writes.
+    unsafe {
+        let mut tex = 0;
+        gl::GenTextures(1, &mut tex);
+        gl::BindTexture(gl::TEXTURE_2D, tex);
+        gl::TexStorage2D(gl::TEXTURE_2D, 1, gl::RGBA8, 64, 64);
+        let mut fbo = 0;
+        gl::GenFramebuffers(1, &mut fbo);
+        gl::BindFramebuffer(gl::FRAMEBUFFER, fbo);
+        gl::FramebufferTexture2D(
+            gl::FRAMEBUFFER,
+            gl::COLOR_ATTACHMENT0,
+            gl::TEXTURE_2D,
+            tex,
+            0,
+        );
+        assert_eq!(
+            gl::CheckFramebufferStatus(gl::FRAMEBUFFER),
+            gl::FRAMEBUFFER_COMPLETE
+        );
+        gl::Viewport(0, 0, 64, 64);
+        gl::ClearColor(r, g, b, a);
+        gl::Clear(gl::COLOR_BUFFER_BIT);
+        gl::PixelStorei(gl::PACK_ALIGNMENT, 1);
+        gl::ReadPixels(
+            10,
+            20,
+            1,
+            1,
+            gl::RGBA,
+            gl::UNSIGNED_BYTE,
+            pixel.as_mut_ptr().cast(),
+        );
+        assert_eq!(gl::GetError(), gl::NO_ERROR);
+        gl::BindFramebuffer(gl::FRAMEBUFFER, 0);
+        gl::DeleteFramebuffers(1, &fbo);
+        gl::DeleteTextures(1, &tex);
+    }
+    pixel
+}
+
+#[test]
+fn any_gl_clears_fbo_and_reads_pixel() {
+    let Some(ctx) = any_gl_or_skip("any_gl_clears_fbo_and_reads_pixel") else {
+        return;
+    };
+    eprintln!(
+        "any_gl: {} / {} / {} on {:?} (software: {}, surfaceless: {}, CUDA device: {:?})",
+        ctx.renderer(),
+        ctx.vendor(),
+        ctx.version(),
+        ctx.platform(),
+        ctx.is_software(),
+        ctx.is_surfaceless(),
+        ctx.cuda_device()
+    );
+    assert!(ctx.is_current());
+    assert!(!ctx.renderer().is_empty());
+    assert!(!ctx.get_proc_address("glClear").is_null());
+    assert!(ctx.get_proc_address("gl\0Clear").is_null());
+    // 0x33 = 51 = 0.2 * 255, exactly representable through the float round trip.
+    assert_eq!(
+        clear_and_read([0x33, 0x66, 0x99, 0xCC]),
+        [0x33, 0x66, 0x99, 0xCC]
+    );
+
+    ctx.release_current().unwrap();
+    assert!(!ctx.is_current());
+    ctx.make_current().unwrap();
+    assert!(ctx.is_current());
+    assert_eq!(
+        clear_and_read([0xFF, 0x00, 0x80, 0xFF]),
+        [0xFF, 0x00, 0x80, 0xFF]
+    );
+}
+
+#[test]
+fn two_contexts_on_two_threads() {
+    // Probe first so that a machine without libEGL skips cleanly.
+    let Some(probe) = any_gl_or_skip("two_contexts_on_two_threads") else {
+        return;
+    };
+    drop(probe);
+
+    let barrier = Arc::new(Barrier::new(2));
+    let colours = [[0xFF, 0x00, 0x00, 0xFF], [0x00, 0x80, 0xFF, 0x40]];
+    let handles: Vec<_> = colours
+        .into_iter()
+        .map(|colour| {
+            let barrier = Arc::clone(&barrier);
+            std::thread::spawn(move || {
+                let ctx = HeadlessContext::any_gl().expect("any_gl on a worker thread");
+                // Both contexts exist and are current on their threads from here on.
+                barrier.wait();
+                let mut seen = Vec::new();
+                for _ in 0..20 {
+                    seen.push(clear_and_read(colour));
+                }
+                barrier.wait();
+                drop(ctx);
+                (colour, seen)
+            })
+        })
+        .collect();
+    for handle in handles {
+        let (colour, seen) = handle.join().expect("worker thread panicked");
+        assert!(seen.iter().all(|px| *px == colour), "{colour:?}: {seen:?}");
+    }
+
+    // The display was terminated with the last context; a new one must still work.
+    let ctx = HeadlessContext::any_gl().unwrap();
+    assert_eq!(clear_and_read([1, 2, 3, 4]), [1, 2, 3, 4]);
+    drop(ctx);
+}
+
+#[test]
+fn nested_contexts_on_one_thread() {
+    let Some(first) = any_gl_or_skip("nested_contexts_on_one_thread") else {
+        return;
+    };
+    let second = HeadlessContext::any_gl().unwrap();
+    assert!(second.is_current());
+    assert!(!first.is_current());
+    assert_eq!(clear_and_read([9, 8, 7, 6]), [9, 8, 7, 6]);
+    drop(second);
+    // Dropping the current context released it; the first one is still usable.
+    first.make_current().unwrap();
+    assert_eq!(clear_and_read([6, 7, 8, 9]), [6, 7, 8, 9]);
+}
+
+#[test]
+fn compute_shader_squares_buffer() {
+    let Some(ctx) = any_gl_or_skip("compute_shader_squares_buffer") else {
+        return;
+    };
+    if ctx.requested_gl_version() < (4, 3) {
+        eprintln!(
+            "compute_shader_squares_buffer: skipped, only OpenGL {}",
+            ctx.version()
+        );
+        return;
+    }
+    let src = std::ffi::CString::new(
+        "#version 430
+         layout(local_size_x = 64) in;
+         layout(std430, binding = 0) buffer Data { float v[]; };
+         void main() { uint i = gl_GlobalInvocationID.x; v[i] = v[i] * v[i]; }",
+    )
+    .unwrap();
+    let input: Vec<f32> = (0..256u16).map(f32::from).collect();
+    let mut output = vec![0.0f32; input.len()];
+    let bytes = isize::try_from(std::mem::size_of_val(input.as_slice())).unwrap();
+    // SAFETY: `ctx` is current on this thread and `gl` is loaded; all pointers are valid for
+    // the sizes given.
+    unsafe {
+        let shader = gl::CreateShader(gl::COMPUTE_SHADER);
+        gl::ShaderSource(shader, 1, &src.as_ptr(), std::ptr::null());
+        gl::CompileShader(shader);
+        let mut ok = 0;
+        gl::GetShaderiv(shader, gl::COMPILE_STATUS, &mut ok);
+        assert_eq!(ok, 1, "compute shader did not compile");
+        let program = gl::CreateProgram();
+        gl::AttachShader(program, shader);
+        gl::LinkProgram(program);
+        gl::GetProgramiv(program, gl::LINK_STATUS, &mut ok);
+        assert_eq!(ok, 1, "compute program did not link");
+
+        let mut buffer = 0;
+        gl::GenBuffers(1, &mut buffer);
+        gl::BindBuffer(gl::SHADER_STORAGE_BUFFER, buffer);
+        gl::BufferData(
+            gl::SHADER_STORAGE_BUFFER,
+            bytes,
+            input.as_ptr().cast(),
+            gl::DYNAMIC_COPY,
+        );
+        gl::BindBufferBase(gl::SHADER_STORAGE_BUFFER, 0, buffer);
+        gl::UseProgram(program);
+        gl::DispatchCompute(4, 1, 1);
+        gl::MemoryBarrier(gl::BUFFER_UPDATE_BARRIER_BIT);
+        gl::GetBufferSubData(
+            gl::SHADER_STORAGE_BUFFER,
+            0,
+            bytes,
+            output.as_mut_ptr().cast(),
+        );
+        assert_eq!(gl::GetError(), gl::NO_ERROR);
+        gl::DeleteBuffers(1, &buffer);
+        gl::DeleteProgram(program);
+        gl::DeleteShader(shader);
+    }
+    let expected: Vec<f32> = input.iter().map(|x| x * x).collect();
+    assert_eq!(output, expected);
+}
+
+#[test]
+fn for_cuda_device_without_nvidia_names_the_vendor_file() {
+    let result = HeadlessContext::for_cuda_device(0);
+    if require_gpu() {
+        let ctx = result.expect("for_cuda_device(0) on a GPU host");
+        assert!(ctx.renderer().contains("NVIDIA"), "{}", ctx.renderer());
+        assert_eq!(ctx.cuda_device(), Some(0));
+        assert!(!ctx.is_software());
+        return;
+    }
+    match result {
+        Err(e @ EglError::LibraryNotFound { .. }) => {
+            eprintln!("for_cuda_device_without_nvidia_names_the_vendor_file: skipped, no EGL: {e}");
+        }
+        Err(e @ EglError::NoMatchingDevice { .. }) => {
+            let text = e.to_string();
+            eprintln!("{text}");
+            assert!(text.contains("__EGL_VENDOR_LIBRARY_FILENAMES"), "{text}");
+            assert!(text.contains("no EGL device is CUDA device 0"), "{text}");
+        }
+        // libglvnd with no vendor library at all offers no client extensions.
+        Err(e @ EglError::MissingClientExtensions { .. }) => {
+            let text = e.to_string();
+            eprintln!("{text}");
+            assert!(text.contains("__EGL_VENDOR_LIBRARY_FILENAMES"), "{text}");
+        }
+        Err(e) => panic!("expected EglError::NoMatchingDevice, got {e:?}: {e}"),
+        Ok(ctx) => {
+            // An NVIDIA GPU is present after all (CUDA_GL_REQUIRE_GPU unset on a GPU host).
+            assert_eq!(ctx.cuda_device(), Some(0));
+        }
+    }
+}
+
+#[test]
+fn list_devices_reports_cuda_ids_consistently() {
+    match cuda_gl::egl::list_devices() {
+        Ok(devices) => {
+            for d in &devices {
+                eprintln!("{d}");
+                if !d.has_nv_device_cuda {
+                    assert_eq!(d.cuda_device, None);
+                }
+            }
+        }
+        Err(e @ (EglError::LibraryNotFound { .. } | EglError::MissingClientExtensions { .. }))
+            if !require_gpu() =>
+        {
+            eprintln!("list_devices_reports_cuda_ids_consistently: skipped: {e}");
+        }
+        Err(e) => panic!("list_devices failed: {e}"),
+    }
+}
+
+#[test]
+fn pbuffer_and_debug_context() {
+    let config = cuda_gl::egl::HeadlessConfig::default()
+        .with_surfaceless(false)
+        .with_debug(true)
+        .with_gl_versions(&[(4, 6), (4, 5), (3, 3)]);
+    let ctx = match HeadlessContext::any_gl_with(&config) {
+        Ok(ctx) => ctx,
+        Err(e @ EglError::LibraryNotFound { .. }) if !require_gpu() => {
+            eprintln!("pbuffer_and_debug_context: skipped, no EGL: {e}");
+            return;
+        }
+        Err(e) => panic!("any_gl_with(pbuffer, debug) failed: {e}"),
+    };
+    assert!(!ctx.is_surfaceless());
+    let mut flags = 0;
+    // SAFETY: `ctx` is current on this thread and `gl` is loaded.
+    unsafe { gl::GetIntegerv(gl::CONTEXT_FLAGS, &mut flags) };
+    assert_ne!(
+        flags & i32::try_from(gl::CONTEXT_FLAG_DEBUG_BIT).unwrap(),
+        0,
+        "not a debug context"
+    );
+    assert_eq!(
+        clear_and_read([0x10, 0x20, 0x30, 0x40]),
+        [0x10, 0x20, 0x30, 0x40]
+    );
+}
