@@ -1,0 +1,163 @@
+//! Shared support for GPU tests: a headless GL context on the CUDA device under test, a CUDA
+//! context and stream, the test kernels, and small GL helpers. Without a GPU it returns `None`
+//! after printing why, or panics under `CUDA_GL_REQUIRE_GPU=1`.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use cuda_gl::egl::HeadlessContext;
+use cuda_gl::{Context, Device, Module, Stream, StreamFlags};
+use std::sync::Arc;
+
+/// The test kernels, compiled by `cargo xtask ptx`.
+pub const TEST_PTX: &str = include_str!("../kernels/test_kernels.ptx");
+
+/// Whether a GPU test that cannot run must fail instead of skipping.
+pub fn require_gpu() -> bool {
+    std::env::var("CUDA_GL_REQUIRE_GPU").is_ok_and(|v| v == "1")
+}
+
+/// Prints why a GPU test is skipped, or fails it under `CUDA_GL_REQUIRE_GPU=1`.
+pub fn skip<T>(reason: impl std::fmt::Display) -> Option<T> {
+    if require_gpu() {
+        panic!("CUDA_GL_REQUIRE_GPU=1, but the GPU test cannot run: {reason}");
+    }
+    eprintln!("skipped: {reason}");
+    None
+}
+
+/// Everything a GPU test needs. Field order is drop order: GL objects are deleted by the tests
+/// before this drops; the CUDA side drops before the GL context.
+pub struct Gpu {
+    pub kernels: Module,
+    pub stream: Stream,
+    pub ctx: Arc<Context>,
+    pub device: Device,
+    pub gl: HeadlessContext,
+}
+
+/// A GL context and a CUDA context on CUDA device `ordinal`.
+pub fn gpu_on(ordinal: usize) -> Option<Gpu> {
+    let device = match Device::get(ordinal) {
+        Ok(d) => d,
+        Err(e) => return skip(format!("no CUDA device {ordinal}: {e}")),
+    };
+    let gl = match HeadlessContext::for_cuda_device(device.raw()) {
+        Ok(gl) => gl,
+        Err(e) => {
+            return skip(format!(
+                "no headless GL context on CUDA device {ordinal}: {e}"
+            ));
+        }
+    };
+    let ctx = Context::new(&device).expect("retain the primary context");
+    let stream = Stream::new(&ctx, StreamFlags::NonBlocking).expect("create a stream");
+    let kernels = Module::from_ptx(&ctx, TEST_PTX).expect("load the test kernels");
+    Some(Gpu {
+        kernels,
+        stream,
+        ctx,
+        device,
+        gl,
+    })
+}
+
+/// [`gpu_on`] device 0.
+pub fn gpu() -> Option<Gpu> {
+    gpu_on(0)
+}
+
+/// The test pattern of `test_kernels.cu`.
+pub fn pattern(i: u32, seed: u32) -> u32 {
+    i.wrapping_mul(2_654_435_761) ^ seed
+}
+
+pub fn pattern_words(n: usize, seed: u32) -> Vec<u32> {
+    (0..n as u32).map(|i| pattern(i, seed)).collect()
+}
+
+pub fn check_gl() {
+    // SAFETY: a GL context is current on this thread (tests create one first).
+    let err = unsafe { gl::GetError() };
+    assert_eq!(err, gl::NO_ERROR, "GL error {err:#x}");
+}
+
+/// A GL buffer of `bytes` bytes, filled with `data` when given.
+pub fn gl_buffer(bytes: usize, data: Option<&[u32]>) -> u32 {
+    let mut name = 0;
+    // SAFETY: a context is current; the data pointer is valid for `bytes` bytes when given.
+    unsafe {
+        gl::GenBuffers(1, &mut name);
+        gl::BindBuffer(gl::ARRAY_BUFFER, name);
+        let ptr = data.map_or(std::ptr::null(), |d| {
+            assert!(d.len() * 4 >= bytes);
+            d.as_ptr().cast()
+        });
+        gl::BufferData(gl::ARRAY_BUFFER, bytes as isize, ptr, gl::DYNAMIC_DRAW);
+        gl::BindBuffer(gl::ARRAY_BUFFER, 0);
+    }
+    check_gl();
+    name
+}
+
+/// Reads a GL buffer's first `words` u32 words.
+pub fn read_gl_buffer(name: u32, words: usize) -> Vec<u32> {
+    let mut out = vec![0u32; words];
+    // SAFETY: a context is current; `out` has room for `words * 4` bytes.
+    unsafe {
+        gl::BindBuffer(gl::ARRAY_BUFFER, name);
+        gl::GetBufferSubData(
+            gl::ARRAY_BUFFER,
+            0,
+            (words * 4) as isize,
+            out.as_mut_ptr().cast(),
+        );
+        gl::BindBuffer(gl::ARRAY_BUFFER, 0);
+    }
+    check_gl();
+    out
+}
+
+pub fn delete_buffer(name: u32) {
+    // SAFETY: a context is current.
+    unsafe { gl::DeleteBuffers(1, &name) };
+}
+
+/// An RGBA8 2D texture with `levels` mip levels of immutable storage.
+pub fn gl_texture_rgba8(width: i32, height: i32, levels: i32) -> u32 {
+    let mut name = 0;
+    // SAFETY: a context is current.
+    unsafe {
+        gl::GenTextures(1, &mut name);
+        gl::BindTexture(gl::TEXTURE_2D, name);
+        gl::TexStorage2D(gl::TEXTURE_2D, levels, gl::RGBA8, width, height);
+        gl::TexParameteri(gl::TEXTURE_2D, gl::TEXTURE_MIN_FILTER, gl::NEAREST as i32);
+        gl::TexParameteri(gl::TEXTURE_2D, gl::TEXTURE_MAG_FILTER, gl::NEAREST as i32);
+        gl::BindTexture(gl::TEXTURE_2D, 0);
+    }
+    check_gl();
+    name
+}
+
+/// Reads level `level` of an RGBA8 2D texture as packed u32 texels.
+pub fn read_texture_rgba8(name: u32, width: usize, height: usize, level: i32) -> Vec<u32> {
+    let mut out = vec![0u32; width * height];
+    // SAFETY: a context is current; `out` has room for the level's texels.
+    unsafe {
+        gl::BindTexture(gl::TEXTURE_2D, name);
+        gl::PixelStorei(gl::PACK_ALIGNMENT, 1);
+        gl::GetTexImage(
+            gl::TEXTURE_2D,
+            level,
+            gl::RGBA,
+            gl::UNSIGNED_BYTE,
+            out.as_mut_ptr().cast(),
+        );
+        gl::BindTexture(gl::TEXTURE_2D, 0);
+    }
+    check_gl();
+    out
+}
+
+pub fn delete_texture(name: u32) {
+    // SAFETY: a context is current.
+    unsafe { gl::DeleteTextures(1, &name) };
+}

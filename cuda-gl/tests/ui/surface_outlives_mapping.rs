@@ -1,0 +1,10 @@
+// A surface object cannot be kept after its image is unmapped.
+use cuda_gl::graphics::Surface;
+use cuda_gl::{RegisteredImage, Stream};
+
+fn leak<'a>(res: &'a mut RegisteredImage, stream: &'a Stream) -> Surface<'a> {
+    let mut mapped = res.map(stream).unwrap();
+    mapped.surface().unwrap()
+}
+
+fn main() {}
