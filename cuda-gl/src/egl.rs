@@ -67,9 +67,9 @@
 //!
 //! # Threads
 //!
-//! A [`HeadlessContext`] is made current on the thread that creates it and stays on that thread
-//! (it is neither `Send` nor `Sync`). Every thread that needs OpenGL creates its own context;
-//! contexts on different threads work at the same time, sharing the EGL display underneath.
+//! A [`HeadlessContext`] is made current on the thread that creates it. It is `Send` but not
+//! `Sync`: release it, move it, and make it current on the new thread. Threads that need OpenGL
+//! at the same time create one context each; they work concurrently, sharing the EGL display.
 
 mod config;
 mod context;

@@ -134,12 +134,16 @@ pub enum Error {
     #[error(transparent)]
     Cuda(#[from] CudaError),
 
-    /// No OpenGL context is current on this thread (`CUDA_ERROR_INVALID_GRAPHICS_CONTEXT`).
+    /// No OpenGL context is current on this thread.
+    ///
+    /// The driver reports this as `CUDA_ERROR_INVALID_GRAPHICS_CONTEXT`, or, when registering, as
+    /// `CUDA_ERROR_INVALID_VALUE`; cuda-gl asks EGL/GLX which context is current to tell it apart
+    /// from a bad name.
     #[error(
-        "{source}\nhelp: no OpenGL context is current on this thread. Make the GL context \
-         current on the calling thread (GLFW: `window.make_current()`; headless: \
-         `cuda_gl::egl::HeadlessContext`) before registering GL objects or asking for the GL \
-         devices"
+        "{source}\nhelp: no OpenGL context is current on this thread. Make the GL context that \
+         owns the object current on the calling thread (GLFW: `window.make_current()`; \
+         headless: `cuda_gl::egl::HeadlessContext::make_current`) before registering, \
+         unregistering or dropping GL resources, or asking for the GL devices"
     )]
     NoGlContext {
         /// The driver's error.
@@ -179,19 +183,20 @@ pub enum Error {
         source: CudaError,
     },
 
-    /// The GL object is already registered with CUDA.
+    /// The GL object is already registered with CUDA by this process.
+    ///
+    /// The driver accepts a second registration, but two registrations of one object could be
+    /// mapped at once and written through both, so cuda-gl refuses it.
     #[error(
-        "{source}\nhelp: GL {kind} {name} is already registered with CUDA. Register each GL \
-         object once and keep the registered resource for as long as the object lives (drop or \
-         `unregister()` the first registration before registering it again)"
+        "GL {kind} {name} is already registered with CUDA in this GL context.\nhelp: register each \
+         GL object once and keep the registered resource for as long as the object lives; drop \
+         or `unregister()` the first registration before registering it again"
     )]
     AlreadyRegistered {
         /// The GL name.
         name: u32,
         /// What it was registered as.
         kind: String,
-        /// The driver's error.
-        source: CudaError,
     },
 
     /// The PTX targets a newer ISA than this driver can compile
@@ -296,7 +301,6 @@ impl Error {
             | Error::NoGlContext { source: e }
             | Error::NotAGlObject { source: e, .. }
             | Error::WrongDevice { source: e, .. }
-            | Error::AlreadyRegistered { source: e, .. }
             | Error::PtxTooNew { source: e, .. }
             | Error::InvalidModule { source: e, .. }
             | Error::InvalidSubresource { source: e, .. }

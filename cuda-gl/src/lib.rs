@@ -32,6 +32,7 @@
 mod context;
 mod device;
 mod error;
+mod glcurrent;
 pub mod graphics;
 mod memory;
 mod module;

@@ -16,10 +16,12 @@ use super::sys::{self, Device, DeviceApi, DisplayRef, Egl};
 /// terminates the EGL display when no other `HeadlessContext` in the process uses that display.
 /// Failures while dropping are logged with [`log::warn!`], never panicked on.
 ///
-/// The type is `!Send` and `!Sync`: an EGL context may be current on one thread at a time, and
+/// The type is `Send` but not `Sync`: an EGL context may be current on one thread at a time, and
 /// the OpenGL calls made through the [`gl`] crate go to whatever context is current on the
-/// calling thread, so the context stays on the thread that made it current. Create one context
-/// per thread instead.
+/// calling thread. To hand a context to another thread, call [`HeadlessContext::release_current`]
+/// on the old thread, move it, and call [`HeadlessContext::make_current`] on the new one (this is
+/// how resources registered in it are dropped on another thread: their GL context must be current
+/// there). Threads that each need OpenGL at the same time create one context each.
 pub struct HeadlessContext {
     pub(super) egl: &'static Egl,
     pub(super) context: kegl::Context,
@@ -33,8 +35,15 @@ pub struct HeadlessContext {
     pub(super) version: String,
     /// Dropped after `Drop::drop` destroyed the context: terminates the display if last.
     pub(super) display: DisplayRef,
-    pub(super) _not_send: PhantomData<*const ()>,
+    pub(super) _not_sync: PhantomData<std::cell::Cell<()>>,
 }
+
+// SAFETY: the EGL handles are process-wide; EGL lets a context be made current on any thread
+// once it is released from the previous one, which `make_current` reports as an error otherwise
+// (EGL_BAD_ACCESS). Drop only releases the context if it is current on the dropping thread, and
+// eglDestroyContext on a context still current elsewhere is deferred by EGL, not undefined.
+// `!Sync` (the Cell marker) keeps two threads from using one context at once.
+unsafe impl Send for HeadlessContext {}
 
 impl fmt::Debug for HeadlessContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -109,7 +109,7 @@ impl HeadlessContext {
             vendor: String::new(),
             version: String::new(),
             display,
-            _not_send: PhantomData,
+            _not_sync: PhantomData,
         };
 
         let surfaceless_ok = surfaceless

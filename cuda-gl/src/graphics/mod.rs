@@ -27,8 +27,8 @@ pub use image::{
 use crate::context::Context;
 use crate::device::{GlDeviceList, gl_devices};
 use crate::error::{CudaError, Error, Result};
-use crate::result;
 use crate::stream::AsStream;
+use crate::{glcurrent, result};
 use cuda_gl_sys as sys;
 use std::sync::Arc;
 
@@ -123,6 +123,15 @@ pub(crate) enum Kind {
 }
 
 impl Kind {
+    /// The GL namespace of the name: buffers, textures and renderbuffers are counted apart.
+    fn namespace(self) -> u8 {
+        match self {
+            Kind::Buffer => 0,
+            Kind::Image(ImageTarget::Renderbuffer) => 2,
+            Kind::Image(_) => 1,
+        }
+    }
+
     fn describe(self) -> &'static str {
         match self {
             Kind::Buffer => "buffer",
@@ -145,6 +154,8 @@ pub(crate) struct Registration {
     /// A surface object over the mapped array, kept across maps while the driver returns the same
     /// array (images registered `SURFACE_LOAD_STORE` only).
     surface: Option<(sys::CUarray, sys::CUsurfObject)>,
+    /// This process's claim on the GL object, so a second registration is refused.
+    claim: Option<glcurrent::Claim>,
 }
 
 // SAFETY: a CUgraphicsResource may be used and unregistered from any thread once the CUDA
@@ -156,6 +167,12 @@ unsafe impl Sync for Registration {}
 impl Registration {
     fn register(ctx: &Arc<Context>, name: u32, kind: Kind, flags: RegisterFlags) -> Result<Self> {
         validate(name, kind, flags)?;
+        let Some(claim) = glcurrent::claim(kind.namespace(), name) else {
+            return Err(Error::AlreadyRegistered {
+                name,
+                kind: kind.describe().to_string(),
+            });
+        };
         ctx.bind()?;
         // SAFETY: the out-handle is owned by the returned Registration, which unregisters it
         // exactly once.
@@ -177,6 +194,7 @@ impl Registration {
             map_flags: MapFlags::None,
             mapped: false,
             surface: None,
+            claim: Some(claim),
         })
     }
 
@@ -254,11 +272,25 @@ impl Registration {
         let recovered = self.recover_leaked_mapping();
         self.ctx.bind()?;
         self.release_surface();
-        let raw = std::mem::replace(&mut self.raw, std::ptr::null_mut());
-        // SAFETY: registered, unmapped (or the unmap failed and the driver will report it), and
-        // not used again (`raw` is now null).
-        unsafe { result::graphics::unregister(raw) }?;
-        recovered
+        // SAFETY: registered, unmapped (or the unmap failed and the driver will report it).
+        match unsafe { result::graphics::unregister(self.raw) } {
+            Ok(()) => {
+                self.raw = std::ptr::null_mut();
+                self.claim = None;
+                recovered
+            }
+            Err(e) if e.code == sys::CUresult::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT => {
+                // The GL context that owns the object is not current here. Keep the handle so
+                // that a later `unregister` where it is current can still succeed.
+                Err(Error::NoGlContext { source: e })
+            }
+            Err(e) => {
+                // The driver refused for good; never try again.
+                self.raw = std::ptr::null_mut();
+                self.claim = None;
+                Err(e.into())
+            }
+        }
     }
 }
 
@@ -328,11 +360,6 @@ fn classify_register_error(e: CudaError, name: u32, kind: Kind, ctx: &Context) -
             cuda: Box::new(ctx.device().label()),
             source: e,
         },
-        R::CUDA_ERROR_ALREADY_MAPPED | R::CUDA_ERROR_ALREADY_ACQUIRED => Error::AlreadyRegistered {
-            name,
-            kind: kind_text,
-            source: e,
-        },
         R::CUDA_ERROR_OPERATING_SYSTEM | R::CUDA_ERROR_UNKNOWN | R::CUDA_ERROR_NO_DEVICE => {
             // Which of the two: a GL context that is not NVIDIA's, or no GL context at all.
             match gl_devices(GlDeviceList::All) {
@@ -340,6 +367,9 @@ fn classify_register_error(e: CudaError, name: u32, kind: Kind, ctx: &Context) -
                 Ok(devices) if !devices.is_empty() => Error::Cuda(e),
                 _ => Error::NotNvidiaGl { source: e },
             }
+        }
+        R::CUDA_ERROR_INVALID_VALUE if glcurrent::current() == glcurrent::Current::None => {
+            Error::NoGlContext { source: e }
         }
         R::CUDA_ERROR_INVALID_VALUE
         | R::CUDA_ERROR_INVALID_HANDLE

@@ -1,0 +1,89 @@
+//! Which OpenGL context is current on this thread, asked of the GL libraries the process already
+//! loaded (EGL and GLX), without loading anything new.
+//!
+//! The driver answers `CUDA_ERROR_INVALID_VALUE` when a GL object is registered with no GL
+//! context current, the same code as for a bad name; this tells the two apart. It also keys the
+//! registry that catches a GL object registered twice, which the driver itself allows.
+
+use std::collections::HashSet;
+use std::ffi::c_void;
+use std::sync::Mutex;
+
+/// What is known about the GL context current on this thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Current {
+    /// A context is current; the value is its handle.
+    Context(usize),
+    /// The GL libraries are loaded and report no current context.
+    None,
+    /// No GL library is loaded, or none could be asked.
+    Unknown,
+}
+
+#[cfg(unix)]
+fn ask(library: &str, symbol: &[u8]) -> Option<usize> {
+    use libloading::os::unix::{Library, RTLD_LAZY};
+    const RTLD_NOLOAD: i32 = 0x4;
+    // SAFETY: RTLD_NOLOAD only returns a library that is already loaded (running no
+    // initialisers); the symbol is the standard `void *fn(void)` of EGL/GLX.
+    unsafe {
+        let lib = Library::open(Some(library), RTLD_LAZY | RTLD_NOLOAD).ok()?;
+        let get: libloading::os::unix::Symbol<unsafe extern "C" fn() -> *mut c_void> =
+            lib.get(symbol).ok()?;
+        Some(get() as usize)
+    }
+}
+
+#[cfg(not(unix))]
+fn ask(_library: &str, _symbol: &[u8]) -> Option<usize> {
+    None
+}
+
+/// The GL context current on this thread, as EGL or GLX see it.
+pub(crate) fn current() -> Current {
+    let answers = [
+        ask("libEGL.so.1", b"eglGetCurrentContext\0"),
+        ask("libGLX.so.0", b"glXGetCurrentContext\0"),
+        ask("libGL.so.1", b"glXGetCurrentContext\0"),
+    ];
+    if let Some(handle) = answers.iter().flatten().find(|&&h| h != 0) {
+        Current::Context(*handle)
+    } else if answers.iter().any(Option::is_some) {
+        Current::None
+    } else {
+        Current::Unknown
+    }
+}
+
+/// GL objects registered now: (GL context handle or 0, namespace, name).
+static REGISTERED: Mutex<Option<HashSet<(usize, u8, u32)>>> = Mutex::new(None);
+
+/// A claim on one GL object's registration, released on drop.
+#[derive(Debug)]
+pub(crate) struct Claim {
+    key: (usize, u8, u32),
+}
+
+/// Claims `name` in GL namespace `space` (0 buffers, 1 textures, 2 renderbuffers) of the current
+/// context; `None` when it is already registered.
+pub(crate) fn claim(space: u8, name: u32) -> Option<Claim> {
+    let ctx = match current() {
+        Current::Context(h) => h,
+        _ => 0,
+    };
+    let key = (ctx, space, name);
+    let mut guard = REGISTERED.lock().unwrap_or_else(|p| p.into_inner());
+    guard
+        .get_or_insert_with(HashSet::new)
+        .insert(key)
+        .then_some(Claim { key })
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        let mut guard = REGISTERED.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(set) = guard.as_mut() {
+            set.remove(&self.key);
+        }
+    }
+}
