@@ -108,10 +108,7 @@ pub fn driver() -> Result<&'static Driver, LoadError> {
         .get_or_init(|| {
             let candidates: Vec<PathBuf> = match std::env::var_os(DRIVER_PATH_ENV) {
                 Some(path) if !path.is_empty() => vec![PathBuf::from(path)],
-                _ => default_library_names()
-                    .iter()
-                    .map(PathBuf::from)
-                    .collect(),
+                _ => default_library_names().iter().map(PathBuf::from).collect(),
             };
             open_first(&candidates)
         })
@@ -161,12 +158,11 @@ fn open_first(candidates: &[PathBuf]) -> Result<Loaded, LoadError> {
         };
         // SAFETY: every symbol is resolved with the signature bindgen generated from the CUDA 12.0
         // headers, which is the C ABI the driver exports under that name.
-        let driver = unsafe { Driver::from_library(library) }.map_err(|e| {
-            LoadError::MissingSymbol {
+        let driver =
+            unsafe { Driver::from_library(library) }.map_err(|e| LoadError::MissingSymbol {
                 path: path.clone(),
                 reason: e.to_string(),
-            }
-        })?;
+            })?;
         let mut version = 0;
         // SAFETY: `version` is a valid out-pointer; cuDriverGetVersion needs no cuInit.
         let rc = unsafe { driver.cuDriverGetVersion(&mut version) };
