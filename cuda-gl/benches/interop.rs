@@ -1,0 +1,255 @@
+//! The interop benchmark: what mapping GL objects into CUDA costs, through plain driver calls and
+//! through the safe API, and what whole frames cost by path, against the floor of handing work
+//! from CUDA to GL without interop at all.
+//!
+//! Needs an NVIDIA GPU with the NVIDIA EGL driver (headless is fine). Run with
+//!
+//! ```text
+//! cargo bench -p cuda-gl --features egl --bench interop -- [--quick | --iters N] [--out DIR]
+//!     [--device N | --all-devices] [--warmup N] [--cpu-iters N]
+//! ```
+//!
+//! It writes `benchmarks.md` (also printed), `benchmarks.json` and `benchmarks.svg` into `--out`
+//! (default `target/bench`, relative to the working directory). See `cases.rs` for what each
+//! case measures.
+
+#[path = "interop/cases.rs"]
+mod cases;
+#[path = "interop/glres.rs"]
+mod glres;
+#[path = "interop/measure.rs"]
+mod measure;
+#[path = "interop/report.rs"]
+mod report;
+
+// The CPU reference of the plasma kernels; only `plasma_pixel` is used (rendered on every core).
+// Cargo compiles `harness = false` benches with `cfg(test)` but without the test harness, so the
+// file's test module is compiled with its `#[test]` functions stripped: hence `unused_imports`.
+#[allow(dead_code, unused_imports)]
+#[path = "../../plasma-demo/src/plasma_cpu.rs"]
+mod plasma_cpu;
+
+use anyhow::{Context as _, Result};
+use measure::Plan;
+use report::{DeviceReport, Meta, Report};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// `plasma_pbo` and `plasma_surface`, as committed by `cargo xtask ptx`.
+const PLASMA_PTX: &str = include_str!("../../plasma-demo/kernels/plasma.ptx");
+
+const USAGE: &str = "\
+usage: interop [--iters N | --quick] [--warmup N] [--cpu-iters N] [--out DIR]
+               [--device N | --all-devices]
+  --iters N      measured iterations per case (default 1000)
+  --quick        200 measured iterations per case
+  --warmup N     warm-up iterations per case (default 100)
+  --cpu-iters N  measured iterations of the CPU frame path (default: as --iters)
+  --out DIR      output directory (default target/bench)
+  --device N     the CUDA device to run on (default 0); the GL context is on the same GPU
+  --all-devices  run on every CUDA device, one set of rows per device
+  --bench        accepted and ignored (cargo passes it)";
+
+/// Iterations per interleaved block.
+const BLOCK: usize = 50;
+
+/// Which devices to run on.
+#[derive(Debug, Clone, Copy)]
+enum Devices {
+    One(usize),
+    All,
+}
+
+/// The parsed command line.
+#[derive(Debug)]
+struct Args {
+    iters: usize,
+    warmup: usize,
+    cpu_iters: Option<usize>,
+    out: PathBuf,
+    devices: Devices,
+}
+
+/// Parses the arguments after the program name; `Ok(None)` for `--help`.
+fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
+    let mut parsed = Args {
+        iters: 1000,
+        warmup: 100,
+        cpu_iters: None,
+        out: PathBuf::from("target/bench"),
+        devices: Devices::One(0),
+    };
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let mut value = |name: &str| {
+            it.next()
+                .cloned()
+                .ok_or_else(|| format!("{name} needs a value"))
+        };
+        let count = |name: &str, text: String| {
+            text.parse::<usize>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| format!("{name} takes a positive integer, not `{text}`"))
+        };
+        match arg.as_str() {
+            "--bench" => {}
+            "--help" | "-h" => return Ok(None),
+            "--quick" => parsed.iters = 200,
+            "--iters" => parsed.iters = count("--iters", value("--iters")?)?,
+            "--warmup" => {
+                let text = value("--warmup")?;
+                parsed.warmup = text
+                    .parse()
+                    .map_err(|_| format!("--warmup takes an integer, not `{text}`"))?;
+            }
+            "--cpu-iters" => parsed.cpu_iters = Some(count("--cpu-iters", value("--cpu-iters")?)?),
+            "--out" => parsed.out = PathBuf::from(value("--out")?),
+            "--device" => {
+                let text = value("--device")?;
+                let n = text
+                    .parse()
+                    .map_err(|_| format!("--device takes a device ordinal, not `{text}`"))?;
+                parsed.devices = Devices::One(n);
+            }
+            "--all-devices" => parsed.devices = Devices::All,
+            other => return Err(format!("unknown argument `{other}`")),
+        }
+    }
+    Ok(Some(parsed))
+}
+
+/// An error chain on one line: `context: cause: cause`, line breaks in messages folded.
+fn one_line(error: &anyhow::Error) -> String {
+    format!("{error:#}")
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Runs every case group on one device.
+fn run_device(ordinal: usize, plan: &Plan, cpu_plan: &Plan) -> Result<DeviceReport> {
+    let gpu = cases::Gpu::open(ordinal, PLASMA_PTX)?;
+    let info = gpu.info.clone();
+    eprintln!(
+        "interop: GPU {ordinal}: {} (PCI {}), OpenGL {} on {}",
+        info.name, info.pci_bus_id, info.gl_version, info.gl_renderer
+    );
+    let mut all = Vec::new();
+    let progress = |what: &str| eprintln!("interop: GPU {ordinal}: {what}");
+    progress("raw driver calls vs safe API");
+    all.extend(cases::safe_api_overhead(&gpu, plan)?);
+    progress("one PBO vs 8 PBOs");
+    all.extend(cases::pbo_count(&gpu, plan)?);
+    progress("stream kinds");
+    all.extend(cases::stream_kinds(&gpu, plan)?);
+    progress("host staging");
+    all.extend(cases::host_staging(&gpu, plan)?);
+    for (w, h) in cases::FRAME_SIZES {
+        progress(&format!("frames {w}x{h}"));
+        all.extend(cases::frames(&gpu, plan, cpu_plan, (w, h))?);
+    }
+    progress("baselines");
+    all.extend(cases::baselines(&gpu, plan)?);
+    gpu.ctx
+        .synchronize()
+        .context("the final context synchronize reported an error")?;
+    Ok(DeviceReport {
+        ordinal,
+        name: info.name,
+        pci_bus_id: info.pci_bus_id,
+        gl_renderer: info.gl_renderer,
+        gl_version: info.gl_version,
+        cases: all,
+        error: None,
+    })
+}
+
+/// Runs the benchmark; `Ok(false)` when some device of `--all-devices` failed.
+fn run(args: &Args, command: String) -> Result<bool> {
+    // First, so that a machine without a driver gets cuda-gl's error and nothing else.
+    let version = cuda_gl::driver_version().context("no usable CUDA driver")?;
+    let ordinals: Vec<usize> = match args.devices {
+        Devices::One(n) => vec![n],
+        Devices::All => (0..cuda_gl::Device::count().context("counting CUDA devices")?).collect(),
+    };
+    anyhow::ensure!(!ordinals.is_empty(), "the CUDA driver reports no device");
+    let plan = Plan {
+        iters: args.iters,
+        warmup: args.warmup,
+        block: BLOCK,
+    };
+    let cpu_plan = plan.with_iters(args.cpu_iters.unwrap_or(args.iters));
+    let (date_utc, unix_time_s) = report::utc_now();
+
+    let mut devices = Vec::new();
+    let mut all_ok = true;
+    for &ordinal in &ordinals {
+        match run_device(ordinal, &plan, &cpu_plan) {
+            Ok(device) => devices.push(device),
+            Err(e) if ordinals.len() == 1 => return Err(e.context(format!("GPU {ordinal}"))),
+            Err(e) => {
+                let message = one_line(&e);
+                eprintln!("interop: GPU {ordinal} failed: {message}");
+                all_ok = false;
+                devices.push(DeviceReport {
+                    ordinal,
+                    name: cuda_gl::Device::get(ordinal)
+                        .and_then(|d| d.name())
+                        .unwrap_or_default(),
+                    pci_bus_id: String::new(),
+                    gl_renderer: String::new(),
+                    gl_version: String::new(),
+                    cases: Vec::new(),
+                    error: Some(message),
+                });
+            }
+        }
+    }
+
+    let report = Report {
+        meta: Meta {
+            date_utc,
+            unix_time_s,
+            command,
+            driver_api_version: version,
+            driver_api: format!("{}.{}", version / 1000, version % 1000 / 10),
+            plan,
+            cpu_plan,
+            cpu_threads: cases::cpu_threads(),
+        },
+        devices,
+    };
+    println!("{}", report::markdown(&report));
+    report::write_all(&report, &args.out)?;
+    eprintln!(
+        "interop: wrote benchmarks.md, benchmarks.json and benchmarks.svg to {}",
+        args.out.display()
+    );
+    Ok(all_ok)
+}
+
+fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().collect();
+    let args = match parse_args(argv.get(1..).unwrap_or_default()) {
+        Ok(Some(args)) => args,
+        Ok(None) => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(message) => {
+            eprintln!("interop: {message}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(&args, argv.join(" ")) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("interop: error: {}", one_line(&e));
+            ExitCode::FAILURE
+        }
+    }
+}

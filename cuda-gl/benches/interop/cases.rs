@@ -1,0 +1,662 @@
+//! The case groups: one function per group, each creating its own GL objects and registrations
+//! (released when it returns) and measuring its variants interleaved.
+
+use crate::glres::{self, Blit, Buffer, Framebuffer, Texture};
+use crate::measure::{Case, FrameTag, Plan, Variant, interleaved};
+use crate::plasma_cpu;
+use anyhow::{Context as _, Result, bail, ensure};
+use cuda_gl::egl::HeadlessContext;
+use cuda_gl::sys;
+use cuda_gl::{
+    Context, Device, DeviceBuffer, DevicePtr, Function, ImageTarget, LaunchConfig, Module,
+    PinnedBuffer, RegisterFlags, RegisteredBuffer, RegisteredImage, Resource, Stream, StreamFlags,
+    map_all,
+};
+use std::hint::black_box;
+use std::sync::Arc;
+
+/// The 1080p RGBA8 frame the single-buffer cases use.
+pub const FULL_HD: (u32, u32) = (1920, 1080);
+/// Its size in bytes: 1920 x 1080 x 4 = 8,294,400 (the "8 MB" of the issue).
+pub const FULL_HD_BYTES: usize = 1920 * 1080 * 4;
+/// The frame sizes of the frame cases.
+pub const FRAME_SIZES: [(u32, u32); 3] = [(1280, 720), (1920, 1080), (3840, 2160)];
+/// How many PBOs the multi-buffer cases map.
+const PBO_COUNT: usize = 8;
+/// Animation time step between frames (seconds).
+const FRAME_DT: f32 = 1.0 / 60.0;
+
+/// What the report says about the device.
+#[derive(Debug, Clone)]
+pub struct DeviceInfo {
+    /// CUDA device name.
+    pub name: String,
+    /// PCI bus id.
+    pub pci_bus_id: String,
+    /// `GL_RENDERER`.
+    pub gl_renderer: String,
+    /// `GL_VERSION` (which carries the NVIDIA driver version).
+    pub gl_version: String,
+}
+
+/// Everything one device's cases share. Fields drop in order: CUDA objects and GL objects
+/// first, the CUDA context handle next, and the GL context last.
+pub struct Gpu {
+    /// The stream every case uses unless it compares stream kinds (created non-blocking).
+    pub stream: Stream,
+    /// `plasma_pbo(uchar4* out, int w, int h, float t)`.
+    pub plasma_pbo: Function,
+    /// `plasma_surface(cudaSurfaceObject_t s, int w, int h, float t)`.
+    pub plasma_surface: Function,
+    /// The full-screen-triangle draw of a texture into a framebuffer.
+    pub blit: Blit,
+    /// The CUDA primary context.
+    pub ctx: Arc<Context>,
+    /// For the report.
+    pub info: DeviceInfo,
+    /// The headless GL context on the same GPU, current on this thread.
+    _egl: HeadlessContext,
+}
+
+impl Gpu {
+    /// Opens CUDA device `ordinal`, a headless OpenGL context on the same GPU, a stream, and
+    /// loads the plasma kernels from `ptx`.
+    pub fn open(ordinal: usize, ptx: &str) -> Result<Gpu> {
+        let device =
+            Device::get(ordinal).with_context(|| format!("opening CUDA device {ordinal}"))?;
+        let ctx = Context::new(&device)
+            .with_context(|| format!("retaining the primary context of CUDA device {ordinal}"))?;
+        let egl = HeadlessContext::for_cuda_device(device.raw()).with_context(|| {
+            format!("creating a headless OpenGL context on CUDA device {ordinal}")
+        })?;
+        if egl.is_software() {
+            bail!(
+                "the OpenGL context on CUDA device {ordinal} is a software renderer ({}); \
+                 interop needs NVIDIA's OpenGL",
+                egl.renderer()
+            );
+        }
+        glres::require_version(4, 3)?;
+        ctx.bind()?;
+        let stream =
+            Stream::new(&ctx, StreamFlags::NonBlocking).context("creating a CUDA stream")?;
+        let module = Module::from_ptx(&ctx, ptx).context("loading plasma.ptx")?;
+        let plasma_pbo = module.function("plasma_pbo")?;
+        let plasma_surface = module.function("plasma_surface")?;
+        let blit = Blit::new()?;
+        let info = DeviceInfo {
+            name: device.name()?,
+            pci_bus_id: device.pci_bus_id()?,
+            gl_renderer: egl.renderer(),
+            gl_version: egl.version(),
+        };
+        Ok(Gpu {
+            stream,
+            plasma_pbo,
+            plasma_surface,
+            blit,
+            ctx,
+            info,
+            _egl: egl,
+        })
+    }
+
+    /// Queues `plasma_pbo` writing a `w` x `h` frame at time `t` to `out` (`bytes` long).
+    fn plasma_into(
+        &self,
+        out: DevicePtr<'_>,
+        bytes: usize,
+        (w, h): (u32, u32),
+        t: f32,
+    ) -> Result<()> {
+        ensure!(
+            bytes >= w as usize * h as usize * 4,
+            "{bytes} bytes cannot hold a {w}x{h} RGBA8 frame"
+        );
+        let args = (out, i32::try_from(w)?, i32::try_from(h)?, t);
+        // SAFETY: `out` holds the whole frame (checked above) and stays valid until the kernel
+        // has finished: callers synchronize the stream or unmap on it (which orders after the
+        // kernel) before the memory goes away. The arguments match
+        // `plasma_pbo(uchar4*, int, int, float)`, which the launch also checks against the PTX.
+        unsafe {
+            self.plasma_pbo
+                .launch(LaunchConfig::for_image(w, h), &self.stream, args)
+        }?;
+        Ok(())
+    }
+}
+
+/// Turns a `CUresult` into an error naming the call.
+fn cu(call: &str, rc: sys::CUresult) -> Result<()> {
+    if rc.is_success() {
+        return Ok(());
+    }
+    let mut name: *const std::ffi::c_char = std::ptr::null();
+    let known = match sys::driver() {
+        // SAFETY: cuGetErrorName only writes a pointer to a static string into `name`.
+        Ok(driver) => unsafe { driver.cuGetErrorName(rc, &mut name) }.is_success(),
+        Err(_) => false,
+    };
+    let name = if known && !name.is_null() {
+        // SAFETY: on success the driver returned a NUL-terminated static string.
+        unsafe { std::ffi::CStr::from_ptr(name) }
+            .to_string_lossy()
+            .into_owned()
+    } else {
+        "an unknown code".to_string()
+    };
+    bail!("{call} failed with {name} ({})", rc.0)
+}
+
+/// Case 1: map, get pointer, memset the whole buffer, unmap, stream sync — with plain
+/// `cuda-gl-sys` driver calls, on a registration that the safe wrapper owns but is not using.
+fn raw_map_memset_unmap(
+    driver: &sys::Driver,
+    resource: sys::CUgraphicsResource,
+    stream: sys::CUstream,
+) -> Result<()> {
+    let mut res = resource;
+    // SAFETY: `res` is a live registration in the current context that nothing else has
+    // mapped (its safe wrapper is idle during this call); `stream` is a live stream of it.
+    cu("cuGraphicsMapResources", unsafe {
+        driver.cuGraphicsMapResources(1, &mut res, stream)
+    })?;
+    let (mut ptr, mut size) = (0, 0);
+    // SAFETY: `res` is mapped (above); both out-pointers are valid.
+    let mut result = cu("cuGraphicsResourceGetMappedPointer", unsafe {
+        driver.cuGraphicsResourceGetMappedPointer_v2(&mut ptr, &mut size, res)
+    });
+    if result.is_ok() {
+        // SAFETY: [ptr, ptr + size) is the mapped buffer; it stays valid until the unmap
+        // below, which the stream orders after this memset.
+        result = cu("cuMemsetD8Async", unsafe {
+            driver.cuMemsetD8Async(ptr, 0, size, stream)
+        });
+    }
+    // SAFETY: mapped above on `stream`; the pointer is not used after this.
+    let unmapped = cu("cuGraphicsUnmapResources", unsafe {
+        driver.cuGraphicsUnmapResources(1, &mut res, stream)
+    });
+    result.and(unmapped)?;
+    // SAFETY: `stream` is live.
+    cu("cuStreamSynchronize", unsafe {
+        driver.cuStreamSynchronize(stream)
+    })
+}
+
+/// Registers `buffer` with `flags`, naming it in the error.
+fn register_buffer(
+    gpu: &Gpu,
+    buffer: &Buffer,
+    flags: RegisterFlags,
+    what: &str,
+) -> Result<RegisteredBuffer> {
+    RegisteredBuffer::register(&gpu.ctx, buffer.name(), flags)
+        .with_context(|| format!("registering {what} with CUDA"))
+}
+
+/// Cases 1 and 2: the same map + pointer + memset 8 MB + unmap + sync through plain driver
+/// calls and through the safe API, interleaved; the safe one's ratio to the raw one.
+pub fn safe_api_overhead(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
+    const GROUP: &str = "1-2. raw driver calls vs safe API (1080p PBO, 8,294,400 B)";
+    let pbo = Buffer::new(FULL_HD_BYTES, "the 1080p PBO")?;
+    let mut reg = register_buffer(gpu, &pbo, RegisterFlags::NONE, "the 1080p PBO")?;
+    let driver = sys::driver()?;
+    let stream = &gpu.stream;
+    let mut variants = [
+        Variant::new(
+            "raw cuda-gl-sys: map + pointer + memset + unmap + sync",
+            |reg: &mut RegisteredBuffer| raw_map_memset_unmap(driver, reg.raw(), stream.raw()),
+        ),
+        Variant::new(
+            "safe cuda-gl: map + pointer + memset + unmap + sync",
+            |reg: &mut RegisteredBuffer| {
+                let mapped = reg.map(stream)?;
+                let (ptr, size) = (mapped.device_ptr().as_raw(), mapped.size());
+                // SAFETY: the mapped range is valid until `unmap` below, which the stream
+                // orders after this memset (the same raw memset as the raw case, so only the
+                // map/unmap/sync path differs).
+                cu("cuMemsetD8Async", unsafe {
+                    driver.cuMemsetD8Async(ptr, 0, size, stream.raw())
+                })?;
+                mapped.unmap()?;
+                stream.synchronize()?;
+                Ok(())
+            },
+        ),
+    ];
+    let mut cases = interleaved(plan, GROUP, &mut reg, &mut variants)?;
+    if let [raw, safe] = cases.as_mut_slice() {
+        safe.relative_to(raw, Some(1.02));
+    }
+    Ok(cases)
+}
+
+/// Case 3: one PBO, against 8 mapped one by one, against 8 mapped in one `map_all` call
+/// (each: map, get every pointer, unmap, sync).
+pub fn pbo_count(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
+    const GROUP: &str = "3. one PBO vs 8 PBOs (1080p each): map + pointer + unmap + sync";
+    let pbos = (0..PBO_COUNT)
+        .map(|i| Buffer::new(FULL_HD_BYTES, &format!("PBO {i}")))
+        .collect::<Result<Vec<_>>>()?;
+    let mut regs = pbos
+        .iter()
+        .enumerate()
+        .map(|(i, pbo)| register_buffer(gpu, pbo, RegisterFlags::NONE, &format!("PBO {i}")))
+        .collect::<Result<Vec<_>>>()?;
+    let stream = &gpu.stream;
+    let mut variants = [
+        Variant::new("1 PBO", |regs: &mut Vec<RegisteredBuffer>| {
+            let first = regs.first_mut().context("no PBO registered")?;
+            let mapped = first.map(stream)?;
+            black_box(mapped.device_ptr().as_raw());
+            mapped.unmap()?;
+            stream.synchronize()?;
+            Ok(())
+        }),
+        Variant::new(
+            "8 PBOs mapped one by one",
+            |regs: &mut Vec<RegisteredBuffer>| {
+                let mut guards = Vec::with_capacity(regs.len());
+                for reg in regs.iter_mut() {
+                    guards.push(reg.map(stream)?);
+                }
+                for mapped in guards {
+                    black_box(mapped.device_ptr().as_raw());
+                    mapped.unmap()?;
+                }
+                stream.synchronize()?;
+                Ok(())
+            },
+        ),
+        Variant::new(
+            "8 PBOs batched (map_all)",
+            |regs: &mut Vec<RegisteredBuffer>| {
+                let batch = map_all(regs.iter_mut().map(Resource::from), stream)?;
+                for i in 0..batch.len() {
+                    black_box(batch.buffer(i)?.0.as_raw());
+                }
+                batch.unmap()?;
+                stream.synchronize()?;
+                Ok(())
+            },
+        ),
+    ];
+    let mut cases = interleaved(plan, GROUP, &mut regs, &mut variants)?;
+    if let [one, by_one, batched] = cases.as_mut_slice() {
+        by_one.relative_to(one, None);
+        batched.relative_to(one, None);
+    }
+    drop(regs);
+    drop(pbos);
+    Ok(cases)
+}
+
+/// Case 4: map + pointer + unmap + sync of one PBO on each kind of stream.
+pub fn stream_kinds(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
+    const GROUP: &str = "4. stream kinds (1080p PBO): map + pointer + unmap + sync";
+    let pbo = Buffer::new(FULL_HD_BYTES, "the 1080p PBO")?;
+    let mut reg = register_buffer(gpu, &pbo, RegisterFlags::NONE, "the 1080p PBO")?;
+    let non_blocking = Stream::new(&gpu.ctx, StreamFlags::NonBlocking)
+        .context("creating a non-blocking stream")?;
+    let blocking =
+        Stream::new(&gpu.ctx, StreamFlags::Blocking).context("creating a blocking stream")?;
+    let legacy = Stream::legacy(&gpu.ctx);
+    let per_thread = Stream::per_thread(&gpu.ctx);
+    let streams = [
+        ("stream created non-blocking", &non_blocking),
+        ("stream created blocking", &blocking),
+        ("legacy default stream", &legacy),
+        ("per-thread default stream", &per_thread),
+    ];
+    let mut variants: Vec<Variant<'_, RegisteredBuffer>> = streams
+        .into_iter()
+        .map(|(name, stream)| {
+            Variant::new(name, move |reg: &mut RegisteredBuffer| {
+                let mapped = reg.map(stream)?;
+                black_box(mapped.device_ptr().as_raw());
+                mapped.unmap()?;
+                stream.synchronize()?;
+                Ok(())
+            })
+        })
+        .collect();
+    let mut cases = interleaved(plan, GROUP, &mut reg, &mut variants)?;
+    if let Some((first, rest)) = cases.split_first_mut() {
+        for case in rest {
+            case.relative_to(first, None);
+        }
+    }
+    Ok(cases)
+}
+
+/// The state of the host staging group. Registrations first: they unregister before the GL
+/// buffers they name are deleted.
+struct StagingRig {
+    reg: RegisteredBuffer,
+    device: DeviceBuffer<u8>,
+    pinned: PinnedBuffer<u8>,
+    staging_pbo: Buffer,
+    _interop_pbo: Buffer,
+    t: f32,
+}
+
+/// Case 5: filling a 1080p PBO with the plasma kernel through interop, against host staging
+/// (kernel into device memory, DtoH into pinned memory, `glBufferSubData` into the PBO): what
+/// users do without interop.
+pub fn host_staging(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
+    const GROUP: &str = "5. host staging vs interop (1080p PBO fill with the plasma kernel)";
+    let interop_pbo = Buffer::new(FULL_HD_BYTES, "the interop PBO")?;
+    let staging_pbo = Buffer::new(FULL_HD_BYTES, "the staging PBO")?;
+    let mut rig = StagingRig {
+        reg: register_buffer(
+            gpu,
+            &interop_pbo,
+            RegisterFlags::WRITE_DISCARD,
+            "the interop PBO",
+        )?,
+        device: DeviceBuffer::zeroed(&gpu.ctx, FULL_HD_BYTES)
+            .context("allocating 8 MB of device memory")?,
+        pinned: PinnedBuffer::zeroed(&gpu.ctx, FULL_HD_BYTES)
+            .context("allocating 8 MB of pinned host memory")?,
+        staging_pbo,
+        _interop_pbo: interop_pbo,
+        t: 0.0,
+    };
+    let stream = &gpu.stream;
+    let mut variants = [
+        Variant::new(
+            "interop: map + kernel + unmap + sync + glFinish",
+            |rig: &mut StagingRig| {
+                rig.t += FRAME_DT;
+                let mapped = rig.reg.map(stream)?;
+                gpu.plasma_into(mapped.device_ptr(), mapped.size(), FULL_HD, rig.t)?;
+                mapped.unmap()?;
+                stream.synchronize()?;
+                glres::finish();
+                Ok(())
+            },
+        ),
+        Variant::new(
+            "host staging: kernel + DtoH (pinned) + sync + glBufferSubData + glFinish",
+            |rig: &mut StagingRig| {
+                rig.t += FRAME_DT;
+                gpu.plasma_into(
+                    rig.device.device_ptr(),
+                    rig.device.byte_len(),
+                    FULL_HD,
+                    rig.t,
+                )?;
+                rig.pinned.copy_from_device_async(&rig.device, stream)?;
+                stream.synchronize()?;
+                rig.staging_pbo.write(rig.pinned.as_slice())?;
+                glres::finish();
+                Ok(())
+            },
+        ),
+    ];
+    let mut cases = interleaved(plan, GROUP, &mut rig, &mut variants)?;
+    glres::check("host staging")?;
+    if let [interop, staging] = cases.as_mut_slice() {
+        staging.relative_to(interop, None);
+    }
+    Ok(cases)
+}
+
+/// Case 7's baselines: CUDA alone and GL alone, no interop.
+struct BaselineRig {
+    device: DeviceBuffer<u8>,
+    tiny: Buffer,
+    texture: Texture,
+    target: Framebuffer,
+    t: f32,
+}
+
+/// Case 7's single-API baselines: "CUDA alone" (memset 8 MB + sync; the plasma kernel at 1080p
+/// + sync) and "GL alone" (clear 64 bytes + glFinish; a 1080p draw + glFinish).
+pub fn baselines(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
+    const GROUP: &str = "7. baselines: CUDA alone, GL alone (no interop)";
+    let (w, h) = FULL_HD;
+    let mut rig = BaselineRig {
+        device: DeviceBuffer::zeroed(&gpu.ctx, FULL_HD_BYTES)
+            .context("allocating 8 MB of device memory")?,
+        tiny: Buffer::new(64, "the 64-byte buffer")?,
+        texture: Texture::new(w, h, "the 1080p source texture")?,
+        target: Framebuffer::new(w, h, "the 1080p framebuffer")?,
+        t: 0.0,
+    };
+    let stream = &gpu.stream;
+    let mut variants = [
+        Variant::new("CUDA alone: memset 8 MB + sync", |rig: &mut BaselineRig| {
+            rig.device.memset_async(0, stream)?;
+            stream.synchronize()?;
+            Ok(())
+        }),
+        Variant::new(
+            format!("CUDA alone: plasma kernel {w}x{h} + sync"),
+            |rig: &mut BaselineRig| {
+                rig.t += FRAME_DT;
+                gpu.plasma_into(
+                    rig.device.device_ptr(),
+                    rig.device.byte_len(),
+                    FULL_HD,
+                    rig.t,
+                )?;
+                stream.synchronize()?;
+                Ok(())
+            },
+        ),
+        Variant::new(
+            "GL alone: clear 64 B + glFinish",
+            |rig: &mut BaselineRig| {
+                rig.tiny.clear_64_bytes(rig.t.to_bits())?;
+                glres::finish();
+                Ok(())
+            },
+        ),
+        Variant::new(
+            format!("GL alone: draw {w}x{h} + glFinish"),
+            |rig: &mut BaselineRig| {
+                gpu.blit.draw(&rig.texture, &rig.target)?;
+                glres::finish();
+                Ok(())
+            },
+        ),
+    ];
+    let cases = interleaved(plan, GROUP, &mut rig, &mut variants)?;
+    glres::check("baselines")?;
+    Ok(cases)
+}
+
+/// Everything the frames of one size use. Registrations first: they unregister before the GL
+/// objects they name are deleted.
+struct FrameRig {
+    reg_pbo: RegisteredBuffer,
+    reg_surface: RegisteredImage,
+    device: DeviceBuffer<u8>,
+    pinned: PinnedBuffer<u8>,
+    host: Vec<u8>,
+    pbo: Buffer,
+    upload_texture: Texture,
+    surface_texture: Texture,
+    target: Framebuffer,
+    tiny: Buffer,
+    size: (u32, u32),
+    t: f32,
+}
+
+impl FrameRig {
+    fn new(gpu: &Gpu, (w, h): (u32, u32)) -> Result<FrameRig> {
+        let bytes = w as usize * h as usize * 4;
+        let label = format!("{w}x{h}");
+        let pbo = Buffer::new(bytes, &format!("the {label} PBO"))?;
+        let upload_texture = Texture::new(w, h, &format!("the {label} upload texture"))?;
+        let surface_texture = Texture::new(w, h, &format!("the {label} surface texture"))?;
+        let reg_pbo = register_buffer(
+            gpu,
+            &pbo,
+            RegisterFlags::WRITE_DISCARD,
+            &format!("the {label} PBO"),
+        )?;
+        let reg_surface = RegisteredImage::register(
+            &gpu.ctx,
+            surface_texture.name(),
+            ImageTarget::Texture2D,
+            RegisterFlags::SURFACE_LOAD_STORE | RegisterFlags::WRITE_DISCARD,
+        )
+        .with_context(|| format!("registering the {label} texture for surface writes"))?;
+        Ok(FrameRig {
+            reg_pbo,
+            reg_surface,
+            device: DeviceBuffer::zeroed(&gpu.ctx, bytes)
+                .with_context(|| format!("allocating {bytes} bytes of device memory"))?,
+            pinned: PinnedBuffer::zeroed(&gpu.ctx, bytes)
+                .with_context(|| format!("allocating {bytes} bytes of pinned host memory"))?,
+            host: vec![0; bytes],
+            pbo,
+            upload_texture,
+            surface_texture,
+            target: Framebuffer::new(w, h, &format!("the {label} framebuffer"))?,
+            tiny: Buffer::new(64, "the 64-byte buffer")?,
+            size: (w, h),
+            t: 0.0,
+        })
+    }
+}
+
+/// Case 6 and the handoff floor of case 7, at one frame size: the floor, the PBO frame, the
+/// surface frame and the host-staging frame interleaved, then the CPU frame on its own (it is
+/// orders of magnitude slower, so it gets `cpu_plan`). Every frame's ratio is to the floor.
+pub fn frames(gpu: &Gpu, plan: &Plan, cpu_plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>> {
+    let (w, h) = size;
+    let group = format!("6-7. frames {w}x{h}: frame paths vs the handoff floor");
+    let mut rig = FrameRig::new(gpu, size)?;
+    let stream = &gpu.stream;
+    let tag = |path| FrameTag {
+        path,
+        width: w,
+        height: h,
+    };
+    let mut variants = [
+        Variant::new(format!("floor {w}x{h}"), |rig: &mut FrameRig| {
+            rig.t += FRAME_DT;
+            gpu.plasma_into(
+                rig.device.device_ptr(),
+                rig.device.byte_len(),
+                rig.size,
+                rig.t,
+            )?;
+            stream.synchronize()?;
+            rig.tiny.clear_64_bytes(rig.t.to_bits())?;
+            glres::finish();
+            Ok(())
+        }),
+        Variant::new(format!("PBO frame {w}x{h}"), |rig: &mut FrameRig| {
+            rig.t += FRAME_DT;
+            let mapped = rig.reg_pbo.map(stream)?;
+            gpu.plasma_into(mapped.device_ptr(), mapped.size(), rig.size, rig.t)?;
+            mapped.unmap()?;
+            rig.upload_texture.upload_from_pbo(&rig.pbo)?;
+            gpu.blit.draw(&rig.upload_texture, &rig.target)?;
+            glres::finish();
+            stream.synchronize()?;
+            Ok(())
+        }),
+        Variant::new(format!("surface frame {w}x{h}"), |rig: &mut FrameRig| {
+            rig.t += FRAME_DT;
+            let mut mapped = rig.reg_surface.map(stream)?;
+            let surface = mapped.surface()?;
+            let args = (surface, i32::try_from(w)?, i32::try_from(h)?, rig.t);
+            // SAFETY: the surface is bound to the mapped w x h RGBA8 texture and stays valid
+            // until the unmap below, which the stream orders after the kernel; the arguments
+            // match `plasma_surface(cudaSurfaceObject_t, int, int, float)` (also checked
+            // against the PTX by the launch).
+            unsafe {
+                gpu.plasma_surface
+                    .launch(LaunchConfig::for_image(w, h), stream, args)
+            }?;
+            mapped.unmap()?;
+            gpu.blit.draw(&rig.surface_texture, &rig.target)?;
+            glres::finish();
+            stream.synchronize()?;
+            Ok(())
+        }),
+        Variant::new(format!("staging frame {w}x{h}"), |rig: &mut FrameRig| {
+            rig.t += FRAME_DT;
+            gpu.plasma_into(
+                rig.device.device_ptr(),
+                rig.device.byte_len(),
+                rig.size,
+                rig.t,
+            )?;
+            rig.pinned.copy_from_device_async(&rig.device, stream)?;
+            stream.synchronize()?;
+            rig.upload_texture.upload_from_host(rig.pinned.as_slice())?;
+            gpu.blit.draw(&rig.upload_texture, &rig.target)?;
+            glres::finish();
+            Ok(())
+        }),
+    ];
+    let mut cases = interleaved(plan, &group, &mut rig, &mut variants)?;
+    glres::check(&format!("frames {w}x{h}"))?;
+
+    let threads = cpu_threads();
+    let mut cpu = [Variant::new(
+        format!("CPU frame {w}x{h}"),
+        |rig: &mut FrameRig| {
+            rig.t += FRAME_DT;
+            render_parallel(&mut rig.host, rig.size, rig.t, threads);
+            rig.upload_texture.upload_from_host(&rig.host)?;
+            gpu.blit.draw(&rig.upload_texture, &rig.target)?;
+            glres::finish();
+            Ok(())
+        },
+    )];
+    cases.extend(interleaved(cpu_plan, &group, &mut rig, &mut cpu)?);
+    glres::check(&format!("CPU frame {w}x{h}"))?;
+
+    for (case, path) in cases
+        .iter_mut()
+        .zip(["floor", "PBO", "surface", "staging", "CPU"])
+    {
+        case.frame = Some(tag(path));
+    }
+    if let Some((floor, rest)) = cases.split_first_mut() {
+        for case in rest {
+            case.relative_to(floor, None);
+        }
+    }
+    Ok(cases)
+}
+
+/// How many threads the CPU frame path uses: every core the process may use.
+pub fn cpu_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The CPU plasma (`plasma_cpu::plasma_pixel`, the kernel's reference port) over `buf`, rows
+/// split into `threads` bands rendered in parallel.
+fn render_parallel(buf: &mut [u8], (w, h): (u32, u32), t: f32, threads: usize) {
+    let row_bytes = w as usize * 4;
+    if row_bytes == 0 || h == 0 {
+        return;
+    }
+    let rows_per_band = (h as usize).div_ceil(threads.max(1));
+    std::thread::scope(|scope| {
+        for (band, pixels) in buf
+            .chunks_mut(row_bytes * rows_per_band)
+            .take(h as usize)
+            .enumerate()
+        {
+            scope.spawn(move || {
+                let y0 = band * rows_per_band;
+                for (dy, row) in pixels.chunks_mut(row_bytes).enumerate() {
+                    let y = (y0 + dy) as u32;
+                    for (x, px) in row.chunks_exact_mut(4).enumerate() {
+                        px.copy_from_slice(&plasma_cpu::plasma_pixel(x as u32, y, w, h, t));
+                    }
+                }
+            });
+        }
+    });
+}

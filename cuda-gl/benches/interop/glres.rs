@@ -1,0 +1,468 @@
+//! OpenGL objects the benchmark needs, each created with a readable error instead of a panic and
+//! deleted on drop, plus the few GL operations the cases time.
+//!
+//! Every function here must run on the thread whose headless context is current (the bench's
+//! only thread) after `HeadlessContext` loaded the `gl` function pointers.
+
+use anyhow::{Context as _, Result, bail, ensure};
+use std::ffi::CString;
+
+/// Returns every pending GL error as one error naming `what`, or `Ok` when there is none.
+pub fn check(what: &str) -> Result<()> {
+    let mut codes = Vec::new();
+    loop {
+        // SAFETY: glGetError has no preconditions beyond a current context.
+        let code = unsafe { gl::GetError() };
+        if code == gl::NO_ERROR || codes.len() >= 8 {
+            break;
+        }
+        codes.push(format!("{} (0x{code:04x})", error_name(code)));
+    }
+    if codes.is_empty() {
+        Ok(())
+    } else {
+        bail!("{what}: OpenGL reported {}", codes.join(", "))
+    }
+}
+
+fn error_name(code: u32) -> &'static str {
+    match code {
+        gl::INVALID_ENUM => "GL_INVALID_ENUM",
+        gl::INVALID_VALUE => "GL_INVALID_VALUE",
+        gl::INVALID_OPERATION => "GL_INVALID_OPERATION",
+        gl::INVALID_FRAMEBUFFER_OPERATION => "GL_INVALID_FRAMEBUFFER_OPERATION",
+        gl::OUT_OF_MEMORY => "GL_OUT_OF_MEMORY",
+        gl::STACK_OVERFLOW => "GL_STACK_OVERFLOW",
+        gl::STACK_UNDERFLOW => "GL_STACK_UNDERFLOW",
+        _ => "unknown GL error",
+    }
+}
+
+/// Fails unless the current context is OpenGL 4.3 or newer (`glClearBufferSubData`,
+/// `glTexStorage2D`).
+pub fn require_version(major: i32, minor: i32) -> Result<()> {
+    let (mut have_major, mut have_minor) = (0, 0);
+    // SAFETY: both out-pointers are valid i32s; the queries exist since OpenGL 3.0.
+    unsafe {
+        gl::GetIntegerv(gl::MAJOR_VERSION, &mut have_major);
+        gl::GetIntegerv(gl::MINOR_VERSION, &mut have_minor);
+    }
+    check("querying the OpenGL version")?;
+    ensure!(
+        (have_major, have_minor) >= (major, minor),
+        "the benchmark needs OpenGL {major}.{minor}, but the context is {have_major}.{have_minor}"
+    );
+    Ok(())
+}
+
+fn gl_size(bytes: usize, what: &str) -> Result<isize> {
+    isize::try_from(bytes).with_context(|| format!("{what}: {bytes} bytes is too large for GL"))
+}
+
+fn gl_dim(value: u32, what: &str) -> Result<i32> {
+    i32::try_from(value).with_context(|| format!("{what}: {value} is too large for GL"))
+}
+
+/// A buffer object with `size` bytes of uninitialised storage (`GL_DYNAMIC_DRAW`).
+#[derive(Debug)]
+pub struct Buffer {
+    name: u32,
+    size: usize,
+}
+
+impl Buffer {
+    /// Creates the buffer; `what` names it in errors.
+    pub fn new(size: usize, what: &str) -> Result<Buffer> {
+        let bytes = gl_size(size, what)?;
+        let mut name = 0;
+        // SAFETY: `name` is a valid out-pointer for one name.
+        unsafe { gl::GenBuffers(1, &mut name) };
+        ensure!(name != 0, "{what}: glGenBuffers returned no name");
+        // Owned from here on, so an error below still deletes it.
+        let buffer = Buffer { name, size };
+        // SAFETY: `name` is a fresh buffer name; a null data pointer asks for uninitialised
+        // storage of `bytes` bytes. COPY_WRITE_BUFFER is a binding nothing else uses.
+        unsafe {
+            gl::BindBuffer(gl::COPY_WRITE_BUFFER, name);
+            gl::BufferData(
+                gl::COPY_WRITE_BUFFER,
+                bytes,
+                std::ptr::null(),
+                gl::DYNAMIC_DRAW,
+            );
+            gl::BindBuffer(gl::COPY_WRITE_BUFFER, 0);
+        }
+        check(&format!("{what}: creating a {size}-byte buffer"))?;
+        Ok(buffer)
+    }
+
+    /// The GL name.
+    pub fn name(&self) -> u32 {
+        self.name
+    }
+
+    /// Replaces the first `data.len()` bytes (`glBufferSubData`).
+    pub fn write(&self, data: &[u8]) -> Result<()> {
+        ensure!(
+            data.len() <= self.size,
+            "writing {} bytes into a {}-byte buffer",
+            data.len(),
+            self.size
+        );
+        let bytes = gl_size(data.len(), "glBufferSubData")?;
+        // SAFETY: the buffer is live and at least `bytes` long; `data` is readable for `bytes`.
+        unsafe {
+            gl::BindBuffer(gl::COPY_WRITE_BUFFER, self.name);
+            gl::BufferSubData(gl::COPY_WRITE_BUFFER, 0, bytes, data.as_ptr().cast());
+            gl::BindBuffer(gl::COPY_WRITE_BUFFER, 0);
+        }
+        Ok(())
+    }
+
+    /// Clears the first 64 bytes to a constant (`glClearBufferSubData`): the "tiny GL op".
+    pub fn clear_64_bytes(&self, value: u32) -> Result<()> {
+        ensure!(self.size >= 64, "the buffer is smaller than 64 bytes");
+        // SAFETY: the buffer is live and at least 64 bytes long; `value` is one GL_UNSIGNED_INT
+        // of GL_RED_INTEGER data, as the R32UI internal format takes.
+        unsafe {
+            gl::BindBuffer(gl::COPY_WRITE_BUFFER, self.name);
+            gl::ClearBufferSubData(
+                gl::COPY_WRITE_BUFFER,
+                gl::R32UI,
+                0,
+                64,
+                gl::RED_INTEGER,
+                gl::UNSIGNED_INT,
+                (&raw const value).cast(),
+            );
+            gl::BindBuffer(gl::COPY_WRITE_BUFFER, 0);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        // SAFETY: the name came from glGenBuffers and is deleted once.
+        unsafe { gl::DeleteBuffers(1, &self.name) };
+    }
+}
+
+/// An immutable RGBA8 2D texture with one level, linear filtering.
+#[derive(Debug)]
+pub struct Texture {
+    name: u32,
+    width: u32,
+    height: u32,
+}
+
+impl Texture {
+    /// Creates the texture; `what` names it in errors.
+    pub fn new(width: u32, height: u32, what: &str) -> Result<Texture> {
+        let (w, h) = (gl_dim(width, what)?, gl_dim(height, what)?);
+        let mut name = 0;
+        // SAFETY: `name` is a valid out-pointer for one name.
+        unsafe { gl::GenTextures(1, &mut name) };
+        ensure!(name != 0, "{what}: glGenTextures returned no name");
+        let texture = Texture {
+            name,
+            width,
+            height,
+        };
+        // SAFETY: `name` is a fresh texture name, bound to TEXTURE_2D before use; the storage
+        // call allocates one RGBA8 level of the given size.
+        unsafe {
+            gl::BindTexture(gl::TEXTURE_2D, name);
+            gl::TexStorage2D(gl::TEXTURE_2D, 1, gl::RGBA8, w, h);
+            gl::TexParameteri(gl::TEXTURE_2D, gl::TEXTURE_MIN_FILTER, gl::LINEAR as i32);
+            gl::TexParameteri(gl::TEXTURE_2D, gl::TEXTURE_MAG_FILTER, gl::LINEAR as i32);
+            gl::BindTexture(gl::TEXTURE_2D, 0);
+        }
+        check(&format!(
+            "{what}: creating a {width}x{height} RGBA8 texture"
+        ))?;
+        Ok(texture)
+    }
+
+    /// The GL name.
+    pub fn name(&self) -> u32 {
+        self.name
+    }
+
+    fn byte_len(&self) -> usize {
+        self.width as usize * self.height as usize * 4
+    }
+
+    /// Uploads the whole texture from `pbo` at offset 0 (`glTexSubImage2D` with a bound
+    /// `GL_PIXEL_UNPACK_BUFFER`): a GPU-side copy.
+    pub fn upload_from_pbo(&self, pbo: &Buffer) -> Result<()> {
+        ensure!(
+            pbo.size >= self.byte_len(),
+            "the PBO ({} bytes) is smaller than the texture ({} bytes)",
+            pbo.size,
+            self.byte_len()
+        );
+        // SAFETY: both objects are live; with a PIXEL_UNPACK_BUFFER bound the null pointer is
+        // offset 0 into the PBO, which holds the whole image (checked above). Dimensions fit
+        // i32 (checked at creation).
+        unsafe {
+            gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, pbo.name);
+            gl::BindTexture(gl::TEXTURE_2D, self.name);
+            gl::TexSubImage2D(
+                gl::TEXTURE_2D,
+                0,
+                0,
+                0,
+                self.width as i32,
+                self.height as i32,
+                gl::RGBA,
+                gl::UNSIGNED_BYTE,
+                std::ptr::null(),
+            );
+            gl::BindTexture(gl::TEXTURE_2D, 0);
+            gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
+        }
+        Ok(())
+    }
+
+    /// Uploads the whole texture from host memory (`glTexSubImage2D`, no PBO bound).
+    pub fn upload_from_host(&self, pixels: &[u8]) -> Result<()> {
+        ensure!(
+            pixels.len() >= self.byte_len(),
+            "{} bytes of pixels for a texture of {} bytes",
+            pixels.len(),
+            self.byte_len()
+        );
+        // SAFETY: the texture is live; no PIXEL_UNPACK_BUFFER is bound (every user unbinds it),
+        // so GL reads width * height * 4 bytes from `pixels`, which is at least that long.
+        unsafe {
+            gl::BindTexture(gl::TEXTURE_2D, self.name);
+            gl::TexSubImage2D(
+                gl::TEXTURE_2D,
+                0,
+                0,
+                0,
+                self.width as i32,
+                self.height as i32,
+                gl::RGBA,
+                gl::UNSIGNED_BYTE,
+                pixels.as_ptr().cast(),
+            );
+            gl::BindTexture(gl::TEXTURE_2D, 0);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Texture {
+    fn drop(&mut self) {
+        // SAFETY: the name came from glGenTextures and is deleted once.
+        unsafe { gl::DeleteTextures(1, &self.name) };
+    }
+}
+
+/// A framebuffer object with one RGBA8 colour texture: where the frames are drawn.
+#[derive(Debug)]
+pub struct Framebuffer {
+    name: u32,
+    color: Texture,
+}
+
+impl Framebuffer {
+    /// Creates a complete `width` x `height` framebuffer; `what` names it in errors.
+    pub fn new(width: u32, height: u32, what: &str) -> Result<Framebuffer> {
+        let color = Texture::new(width, height, what)?;
+        let mut name = 0;
+        // SAFETY: `name` is a valid out-pointer for one name.
+        unsafe { gl::GenFramebuffers(1, &mut name) };
+        ensure!(name != 0, "{what}: glGenFramebuffers returned no name");
+        let fbo = Framebuffer { name, color };
+        // SAFETY: both names are live; the colour texture has storage (level 0).
+        let status = unsafe {
+            gl::BindFramebuffer(gl::FRAMEBUFFER, name);
+            gl::FramebufferTexture2D(
+                gl::FRAMEBUFFER,
+                gl::COLOR_ATTACHMENT0,
+                gl::TEXTURE_2D,
+                fbo.color.name,
+                0,
+            );
+            let status = gl::CheckFramebufferStatus(gl::FRAMEBUFFER);
+            gl::BindFramebuffer(gl::FRAMEBUFFER, 0);
+            status
+        };
+        check(&format!("{what}: creating a {width}x{height} framebuffer"))?;
+        ensure!(
+            status == gl::FRAMEBUFFER_COMPLETE,
+            "{what}: the {width}x{height} framebuffer is incomplete (status 0x{status:04x})"
+        );
+        Ok(fbo)
+    }
+}
+
+impl Drop for Framebuffer {
+    fn drop(&mut self) {
+        // SAFETY: the name came from glGenFramebuffers and is deleted once (the colour texture
+        // is deleted by its own Drop afterwards).
+        unsafe { gl::DeleteFramebuffers(1, &self.name) };
+    }
+}
+
+const BLIT_VS: &str = "#version 330 core
+out vec2 uv;
+void main() {
+    // One triangle that covers the viewport: (0,0), (2,0), (0,2) in uv.
+    vec2 p = vec2(float((gl_VertexID << 1) & 2), float(gl_VertexID & 2));
+    uv = p;
+    gl_Position = vec4(p * 2.0 - 1.0, 0.0, 1.0);
+}
+";
+
+const BLIT_FS: &str = "#version 330 core
+in vec2 uv;
+uniform sampler2D frame;
+out vec4 color;
+void main() {
+    color = texture(frame, uv);
+}
+";
+
+/// A shader program and an empty vertex array that draw a texture over a whole framebuffer with
+/// one full-screen triangle: the "draw" step of a frame.
+#[derive(Debug)]
+pub struct Blit {
+    program: u32,
+    vao: u32,
+}
+
+impl Blit {
+    /// Compiles and links the program.
+    pub fn new() -> Result<Blit> {
+        // SAFETY: creates a program name (0 on failure, checked).
+        let program = unsafe { gl::CreateProgram() };
+        ensure!(program != 0, "glCreateProgram failed");
+        let mut blit = Blit { program, vao: 0 };
+        let vs = Shader::compile(gl::VERTEX_SHADER, BLIT_VS, "full-screen triangle vertex")?;
+        let fs = Shader::compile(gl::FRAGMENT_SHADER, BLIT_FS, "texture fragment")?;
+        let mut linked = 0;
+        // SAFETY: the program and both shaders are live names; `linked` is a valid out-pointer.
+        unsafe {
+            gl::AttachShader(program, vs.0);
+            gl::AttachShader(program, fs.0);
+            gl::LinkProgram(program);
+            gl::GetProgramiv(program, gl::LINK_STATUS, &mut linked);
+            gl::DetachShader(program, vs.0);
+            gl::DetachShader(program, fs.0);
+        }
+        if linked == 0 {
+            bail!("linking the blit program failed: {}", program_log(program));
+        }
+        // SAFETY: `blit.vao` is a valid out-pointer for one name.
+        unsafe { gl::GenVertexArrays(1, &mut blit.vao) };
+        ensure!(blit.vao != 0, "glGenVertexArrays returned no name");
+        let uniform = CString::new("frame")?;
+        // SAFETY: the program is linked; the name is NUL-terminated. Sampler `frame` reads
+        // texture unit 0.
+        unsafe {
+            gl::UseProgram(program);
+            let at = gl::GetUniformLocation(program, uniform.as_ptr());
+            if at >= 0 {
+                gl::Uniform1i(at, 0);
+            }
+            gl::UseProgram(0);
+        }
+        check("creating the blit program")?;
+        Ok(blit)
+    }
+
+    /// Draws `source` over all of `target` (a full-screen triangle sampling the texture).
+    pub fn draw(&self, source: &Texture, target: &Framebuffer) -> Result<()> {
+        let (w, h) = (
+            gl_dim(target.color.width, "viewport")?,
+            gl_dim(target.color.height, "viewport")?,
+        );
+        // SAFETY: every name is live; the program is linked and the VAO empty (the vertex
+        // shader needs no attributes); the framebuffer is complete (checked at creation).
+        unsafe {
+            gl::BindFramebuffer(gl::FRAMEBUFFER, target.name);
+            gl::Viewport(0, 0, w, h);
+            gl::UseProgram(self.program);
+            gl::BindVertexArray(self.vao);
+            gl::ActiveTexture(gl::TEXTURE0);
+            gl::BindTexture(gl::TEXTURE_2D, source.name);
+            gl::DrawArrays(gl::TRIANGLES, 0, 3);
+            gl::BindTexture(gl::TEXTURE_2D, 0);
+            gl::BindVertexArray(0);
+            gl::UseProgram(0);
+            gl::BindFramebuffer(gl::FRAMEBUFFER, 0);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Blit {
+    fn drop(&mut self) {
+        // SAFETY: both names came from this struct's constructor (0 is ignored by GL) and are
+        // deleted once.
+        unsafe {
+            gl::DeleteVertexArrays(1, &self.vao);
+            gl::DeleteProgram(self.program);
+        }
+    }
+}
+
+/// A compiled shader, deleted on drop.
+struct Shader(u32);
+
+impl Shader {
+    fn compile(kind: u32, source: &str, what: &str) -> Result<Shader> {
+        let text = CString::new(source)?;
+        // SAFETY: creates a shader name (0 on failure, checked).
+        let name = unsafe { gl::CreateShader(kind) };
+        ensure!(name != 0, "glCreateShader failed for the {what} shader");
+        let shader = Shader(name);
+        let mut ok = 0;
+        // SAFETY: one NUL-terminated source string (null lengths = NUL-terminated); `ok` is a
+        // valid out-pointer.
+        unsafe {
+            gl::ShaderSource(name, 1, &text.as_ptr(), std::ptr::null());
+            gl::CompileShader(name);
+            gl::GetShaderiv(name, gl::COMPILE_STATUS, &mut ok);
+        }
+        if ok == 0 {
+            bail!("compiling the {what} shader failed: {}", shader_log(name));
+        }
+        Ok(shader)
+    }
+}
+
+impl Drop for Shader {
+    fn drop(&mut self) {
+        // SAFETY: the name came from glCreateShader and is deleted once.
+        unsafe { gl::DeleteShader(self.0) };
+    }
+}
+
+fn shader_log(shader: u32) -> String {
+    let mut buf = vec![0u8; 4096];
+    let mut len = 0;
+    // SAFETY: `buf` holds 4096 bytes, as passed; `len` is a valid out-pointer.
+    unsafe { gl::GetShaderInfoLog(shader, buf.len() as i32, &mut len, buf.as_mut_ptr().cast()) };
+    buf.truncate(usize::try_from(len).unwrap_or(0));
+    String::from_utf8_lossy(&buf).trim().to_string()
+}
+
+fn program_log(program: u32) -> String {
+    let mut buf = vec![0u8; 4096];
+    let mut len = 0;
+    // SAFETY: `buf` holds 4096 bytes, as passed; `len` is a valid out-pointer.
+    unsafe { gl::GetProgramInfoLog(program, buf.len() as i32, &mut len, buf.as_mut_ptr().cast()) };
+    buf.truncate(usize::try_from(len).unwrap_or(0));
+    String::from_utf8_lossy(&buf).trim().to_string()
+}
+
+/// `glFinish`: waits until every GL command issued so far has completed on the GPU.
+pub fn finish() {
+    // SAFETY: no arguments; a context is current.
+    unsafe { gl::Finish() };
+}

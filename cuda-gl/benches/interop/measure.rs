@@ -1,0 +1,198 @@
+//! Timing: [`Stats`] over per-iteration wall-clock samples, [`Case`] rows, and
+//! [`interleaved`], which runs several variants of one case group in alternating blocks so that
+//! clock and thermal drift affect all of them equally.
+
+use anyhow::{Context as _, Result};
+use serde::Serialize;
+use std::time::{Duration, Instant};
+
+/// How many iterations to run, and how to interleave them.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Plan {
+    /// Measured iterations per case.
+    pub iters: usize,
+    /// Unmeasured iterations per case before the measured ones.
+    pub warmup: usize,
+    /// Iterations per case in one block before switching to the next case of the group.
+    pub block: usize,
+}
+
+impl Plan {
+    /// The same plan with another iteration count (warm-up shrunk to at most a tenth of it, but
+    /// never below 10, for expensive cases such as the CPU frames).
+    pub fn with_iters(self, iters: usize) -> Plan {
+        Plan {
+            iters,
+            warmup: self.warmup.min((iters / 10).max(10)),
+            ..self
+        }
+    }
+}
+
+/// Summary of one case's samples, in microseconds.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Stats {
+    /// Number of measured iterations.
+    pub iterations: usize,
+    /// Median (mean of the two middle samples for an even count).
+    pub median_us: f64,
+    /// 99th percentile (nearest rank).
+    pub p99_us: f64,
+    /// Arithmetic mean.
+    pub mean_us: f64,
+    /// Fastest iteration.
+    pub min_us: f64,
+    /// Slowest iteration.
+    pub max_us: f64,
+}
+
+impl Stats {
+    /// Summarises `samples`; `None` when there are none.
+    pub fn from_samples(samples: &[Duration]) -> Option<Stats> {
+        let mut us: Vec<f64> = samples.iter().map(|d| d.as_secs_f64() * 1e6).collect();
+        us.sort_by(f64::total_cmp);
+        let n = us.len();
+        let (&min_us, &max_us) = (us.first()?, us.last()?);
+        let median_us = if n % 2 == 1 {
+            us[n / 2]
+        } else {
+            (us[n / 2 - 1] + us[n / 2]) / 2.0
+        };
+        // Nearest rank: the smallest sample with at least 99 % of the samples at or below it.
+        let rank = (n * 99).div_ceil(100).clamp(1, n);
+        Some(Stats {
+            iterations: n,
+            median_us,
+            p99_us: us[rank - 1],
+            mean_us: us.iter().sum::<f64>() / n as f64,
+            min_us,
+            max_us,
+        })
+    }
+}
+
+/// A ratio of one case's median to another's.
+#[derive(Debug, Clone, Serialize)]
+pub struct Ratio {
+    /// The case it is relative to.
+    pub to: String,
+    /// `median(this) / median(to)`.
+    pub value: f64,
+    /// The target the ratio should meet, if the issue names one (e.g. 1.02).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_max: Option<f64>,
+}
+
+/// Which frame path and size a frame row measures (for the chart).
+#[derive(Debug, Clone, Serialize)]
+pub struct FrameTag {
+    /// `floor`, `PBO`, `surface`, `staging` or `CPU`.
+    pub path: &'static str,
+    /// Frame width in pixels.
+    pub width: u32,
+    /// Frame height in pixels.
+    pub height: u32,
+}
+
+/// One row of the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Case {
+    /// The case group, e.g. `safe API overhead`.
+    pub group: String,
+    /// The case, e.g. `safe cuda-gl: map + pointer + memset 8 MB + unmap + sync`.
+    pub name: String,
+    /// What was measured.
+    pub stats: Stats,
+    /// Its median relative to another case's, where that comparison is the point.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ratio: Option<Ratio>,
+    /// For frame rows: the path and size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frame: Option<FrameTag>,
+}
+
+impl Case {
+    /// Sets the ratio of this case's median to `base`'s.
+    pub fn relative_to(&mut self, base: &Case, target_max: Option<f64>) {
+        self.ratio = Some(Ratio {
+            to: base.name.clone(),
+            value: self.stats.median_us / base.stats.median_us,
+            target_max,
+        });
+    }
+}
+
+/// One variant of a case group: a name and the work of one iteration on the group's state `S`.
+///
+/// The work must be complete when it returns (stream synchronized, `glFinish` called), so that
+/// the wall-clock time of the call includes the GPU's time.
+pub struct Variant<'a, S> {
+    name: String,
+    run: Iteration<'a, S>,
+}
+
+/// The work of one iteration on the group's state `S`.
+type Iteration<'a, S> = Box<dyn FnMut(&mut S) -> Result<()> + 'a>;
+
+impl<'a, S> Variant<'a, S> {
+    /// A variant named `name` whose iteration is `run`.
+    pub fn new(name: impl Into<String>, run: impl FnMut(&mut S) -> Result<()> + 'a) -> Self {
+        Self {
+            name: name.into(),
+            run: Box::new(run),
+        }
+    }
+}
+
+/// Runs every variant `plan.warmup` times, then `plan.iters` times, in alternating blocks of
+/// `plan.block` iterations (variant 0 for a block, variant 1 for a block, ..., then again), and
+/// times each iteration with `Instant` around the call.
+///
+/// Returns one [`Case`] per variant, in order, in group `group`.
+///
+/// # Errors
+/// The first error of any iteration, naming the variant.
+pub fn interleaved<S>(
+    plan: &Plan,
+    group: &str,
+    state: &mut S,
+    variants: &mut [Variant<'_, S>],
+) -> Result<Vec<Case>> {
+    let block = plan.block.max(1);
+    let mut samples: Vec<Vec<Duration>> = variants
+        .iter()
+        .map(|_| Vec::with_capacity(plan.iters))
+        .collect();
+    for (count, measured) in [(plan.warmup, false), (plan.iters, true)] {
+        let mut done = 0;
+        while done < count {
+            let n = block.min(count - done);
+            for (variant, out) in variants.iter_mut().zip(samples.iter_mut()) {
+                for _ in 0..n {
+                    let start = Instant::now();
+                    (variant.run)(state).with_context(|| format!("{group}: {}", variant.name))?;
+                    let elapsed = start.elapsed();
+                    if measured {
+                        out.push(elapsed);
+                    }
+                }
+            }
+            done += n;
+        }
+    }
+    variants
+        .iter()
+        .zip(&samples)
+        .map(|(variant, samples)| {
+            let stats = Stats::from_samples(samples)
+                .with_context(|| format!("{group}: {}: no measured iterations", variant.name))?;
+            Ok(Case {
+                group: group.to_string(),
+                name: variant.name.clone(),
+                stats,
+                ratio: None,
+                frame: None,
+            })
+        })
+        .collect()
+}
