@@ -73,10 +73,11 @@ pub(crate) fn claim(space: u8, name: u32) -> Option<Claim> {
     };
     let key = (ctx, space, name);
     let mut guard = REGISTERED.lock().unwrap_or_else(|p| p.into_inner());
-    guard
-        .get_or_insert_with(HashSet::new)
-        .insert(key)
-        .then_some(Claim { key })
+    // `then`, not `then_some`: a Claim built for a refused key would remove the first claim
+    // (and lock the registry again) as it drops.
+    let fresh = guard.get_or_insert_with(HashSet::new).insert(key);
+    drop(guard);
+    fresh.then(|| Claim { key })
 }
 
 impl Drop for Claim {
@@ -85,5 +86,23 @@ impl Drop for Claim {
         if let Some(set) = guard.as_mut() {
             set.remove(&self.key);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_claim_is_refused_until_the_first_is_dropped() {
+        let first = claim(0, 4_000_000_001);
+        assert!(first.is_some());
+        assert!(claim(0, 4_000_000_001).is_none());
+        assert!(
+            claim(1, 4_000_000_001).is_some(),
+            "textures are another namespace"
+        );
+        drop(first);
+        assert!(claim(0, 4_000_000_001).is_some());
     }
 }

@@ -14,10 +14,12 @@
 //! ```
 //!
 //! # Thread rules
-//! - The GL context that owns an object must be current on the thread that registers it (and
-//!   on the thread that calls [`gl_devices`]).
-//! - The CUDA context is bound by the crate itself before every call, `Drop` included, so
-//!   resources can be mapped, unmapped and dropped from any thread.
+//! - The GL context that owns an object must be current on the thread that registers, maps,
+//!   unmaps, unregisters or drops it, and on the thread that calls [`gl_devices`]. (The NVIDIA
+//!   driver answers `CUDA_ERROR_INVALID_GRAPHICS_CONTEXT` otherwise, which cuda-gl reports as
+//!   [`Error::NoGlContext`].) To use a resource on another thread, move its GL context there
+//!   too: release it, move both, make it current.
+//! - The CUDA context is bound by the crate itself before every call, `Drop` included.
 //! - [`Context`], [`Stream`], [`Event`], [`Module`], [`Function`], [`RegisteredBuffer`] and
 //!   [`RegisteredImage`] are `Send + Sync`. Mapping guards borrow their resource and stream and
 //!   are neither.

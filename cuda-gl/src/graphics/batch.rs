@@ -71,7 +71,7 @@ pub fn map_all<'a, S: AsStream>(
     let s = stream.raw_stream();
     // SAFETY: all registered in the bound context and unmapped (recovered above); the stream is
     // live and in that context (checked by prepare_map).
-    unsafe { result::graphics::map(&mut raws, s) }?;
+    unsafe { Registration::map_raw(&mut raws, s) }?;
     for r in regs.iter_mut() {
         r.mapped = true;
     }

@@ -54,7 +54,7 @@ impl RegisteredImage {
         let s = stream.raw_stream();
         // SAFETY: registered in the bound context, unmapped (recovered above); the stream is
         // live and in this context (checked).
-        unsafe { result::graphics::map(&mut [self.reg.raw], s) }?;
+        unsafe { Registration::map_raw(&mut [self.reg.raw], s) }?;
         self.reg.mapped = true;
         Ok(MappedImage {
             reg: &mut self.reg,

@@ -219,6 +219,21 @@ impl Registration {
         Ok(())
     }
 
+    /// Maps `raws` (this registration's handle, or a batch) on `stream`.
+    ///
+    /// # Safety
+    /// As `result::graphics::map`.
+    unsafe fn map_raw(raws: &mut [sys::CUgraphicsResource], stream: sys::CUstream) -> Result<()> {
+        // SAFETY: forwarded to the caller.
+        unsafe { result::graphics::map(raws, stream) }.map_err(|e| {
+            if e.code == sys::CUresult::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT {
+                Error::NoGlContext { source: e }
+            } else {
+                Error::Cuda(e)
+            }
+        })
+    }
+
     fn prepare_map(&mut self, stream: &impl AsStream) -> Result<()> {
         if stream.raw_context() != self.ctx.raw() {
             return Err(Error::InvalidArgument(format!(

@@ -1,0 +1,348 @@
+//! The CUDA backend: the kernels of `kernels/plasma.cu` write the GL objects in place.
+//!
+//! - PBO path: the pixel buffer is registered `WRITE_DISCARD`; every frame maps it on the
+//!   backend's stream, launches `plasma_pbo` on its device pointer, unmaps, and lets GL copy it
+//!   into the texture with `glTexSubImage2D`.
+//! - Surface path: the texture itself (immutable RGBA8 storage) is registered
+//!   `SURFACE_LOAD_STORE | WRITE_DISCARD`; every frame maps it, launches `plasma_surface` on its
+//!   surface object and unmaps. No pixel buffer, no copy.
+
+use crate::cli::{PathChoice, Size};
+use crate::renderer::{Renderer, Upload};
+use crate::timing::{Clock, Profiler, Stage, TIMER_RING_DEPTH, micros};
+use anyhow::{Context as _, Result, bail};
+use cuda_gl::{
+    Context, Device, Event, Function, ImageTarget, LaunchConfig, Module, RegisterFlags,
+    RegisteredBuffer, RegisteredImage, Stream, StreamFlags,
+};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The plasma kernels, compiled by `cargo xtask ptx` for `sm_75` (PTX ISA 8.0, so CUDA 12.0
+/// drivers load it and newer GPUs JIT it).
+pub const PLASMA_PTX: &str = include_str!("../../kernels/plasma.ptx");
+
+/// The GL object registered with CUDA.
+#[derive(Debug)]
+enum Registered {
+    Buffer(RegisteredBuffer),
+    Image(RegisteredImage),
+}
+
+/// The CUDA backend of one path. Drop it before the GL objects it registered (the session does).
+#[derive(Debug)]
+pub struct CudaBackend {
+    path: PathChoice,
+    /// Dropped first: unregisters while the GL objects and the context are alive.
+    resource: Option<Registered>,
+    events: Option<EventRing>,
+    kernel: Function,
+    _module: Module,
+    stream: Stream,
+    ctx: Arc<Context>,
+    device_name: String,
+}
+
+impl CudaBackend {
+    /// Loads the kernels in `ctx` and creates the stream the frames run on. Register nothing
+    /// yet: [`CudaBackend::attach`] does, once the GL objects exist.
+    ///
+    /// # Errors
+    /// The cuda-gl error of creating the stream or loading the PTX (e.g.
+    /// [`cuda_gl::Error::PtxTooNew`] with an old driver).
+    pub fn new(ctx: Arc<Context>, path: PathChoice) -> Result<CudaBackend, cuda_gl::Error> {
+        let stream = Stream::new(&ctx, StreamFlags::NonBlocking)?;
+        let module = Module::from_ptx(&ctx, PLASMA_PTX)?;
+        let kernel = module.function(match path {
+            PathChoice::Pbo => "plasma_pbo",
+            PathChoice::Surface => "plasma_surface",
+        })?;
+        let device_name = ctx.device().name().unwrap_or_else(|_| "unknown GPU".into());
+        Ok(CudaBackend {
+            path,
+            resource: None,
+            events: None,
+            kernel,
+            _module: module,
+            stream,
+            ctx,
+            device_name,
+        })
+    }
+
+    /// The backend for the GL context current on this thread: CUDA's primary context on the
+    /// first CUDA device behind it ([`Context::for_current_gl`]).
+    ///
+    /// # Errors
+    /// [`cuda_gl::Error::Load`] without a driver, [`cuda_gl::Error::NotNvidiaGl`] when the GL
+    /// context is not NVIDIA's, or as [`CudaBackend::new`].
+    pub fn for_current_gl(path: PathChoice) -> Result<CudaBackend, cuda_gl::Error> {
+        let ctx = Context::for_current_gl()?;
+        CudaBackend::new(ctx, path)
+    }
+
+    /// The backend on CUDA device `device` (whose GL context the caller made current).
+    ///
+    /// # Errors
+    /// As [`Device::get`], [`Context::new`] and [`CudaBackend::new`].
+    pub fn on_device(device: &Device, path: PathChoice) -> Result<CudaBackend, cuda_gl::Error> {
+        CudaBackend::new(Context::new(device)?, path)
+    }
+
+    /// The path.
+    pub fn path(&self) -> PathChoice {
+        self.path
+    }
+
+    /// The CUDA context.
+    pub fn context(&self) -> &Arc<Context> {
+        &self.ctx
+    }
+
+    /// The GPU's name.
+    pub fn device_name(&self) -> &str {
+        &self.device_name
+    }
+
+    /// What the renderer must allocate for this path.
+    pub fn upload(&self) -> Upload {
+        match self.path {
+            PathChoice::Pbo => Upload::PixelBuffer,
+            PathChoice::Surface => Upload::InPlace,
+        }
+    }
+
+    /// Registers the renderer's pixel buffer (PBO path) or texture (surface path) with CUDA.
+    ///
+    /// # Errors
+    /// The cuda-gl error of the registration (e.g. [`cuda_gl::Error::NotNvidiaGl`]).
+    pub fn attach(&mut self, renderer: &Renderer) -> Result<()> {
+        self.detach()?;
+        let registered = match self.path {
+            PathChoice::Pbo => {
+                let Some(pbo) = renderer.pixel_buffer() else {
+                    bail!("the renderer has no pixel buffer for the PBO path");
+                };
+                Registered::Buffer(
+                    RegisteredBuffer::register(&self.ctx, pbo, RegisterFlags::WRITE_DISCARD)
+                        .with_context(|| {
+                            format!("registering the {} pixel buffer with CUDA", renderer.size())
+                        })?,
+                )
+            }
+            PathChoice::Surface => Registered::Image(
+                RegisteredImage::register(
+                    &self.ctx,
+                    renderer.texture(),
+                    ImageTarget::Texture2D,
+                    RegisterFlags::SURFACE_LOAD_STORE | RegisterFlags::WRITE_DISCARD,
+                )
+                .with_context(|| {
+                    format!("registering the {} texture with CUDA", renderer.size())
+                })?,
+            ),
+        };
+        self.resource = Some(registered);
+        Ok(())
+    }
+
+    /// Unregisters the GL object (before the renderer deletes or replaces it).
+    ///
+    /// # Errors
+    /// The driver's error from `cuGraphicsUnregisterResource`.
+    pub fn detach(&mut self) -> Result<()> {
+        match self.resource.take() {
+            Some(Registered::Buffer(b)) => b.unregister().context("unregistering the PBO")?,
+            Some(Registered::Image(i)) => i.unregister().context("unregistering the texture")?,
+            None => {}
+        }
+        Ok(())
+    }
+
+    /// Renders the frame at time `t` into the renderer's texture: map, kernel, unmap (and for
+    /// the PBO path, `glTexSubImage2D` from the pixel buffer).
+    ///
+    /// # Errors
+    /// When not attached, or a cuda-gl error of mapping, launching or unmapping.
+    pub fn render(&mut self, renderer: &Renderer, t: f32, profiler: &mut Profiler) -> Result<()> {
+        let size = renderer.size();
+        if profiler.is_enabled() && self.events.is_none() {
+            self.events = Some(EventRing::new(&self.ctx)?);
+        }
+        let events = if profiler.is_enabled() {
+            self.events.as_mut()
+        } else {
+            None
+        };
+        let Some(resource) = self.resource.as_mut() else {
+            bail!("the CUDA backend has no registered GL object (attach was not called)");
+        };
+        let (w, h) = dims(size)?;
+        let config = LaunchConfig::for_image(size.width, size.height);
+        let events: Option<&[Event; 4]> = match events {
+            Some(ring) => Some(ring.begin_frame(profiler)?),
+            None => None,
+        };
+        let mark = |i: usize| -> Result<()> {
+            if let Some(slot) = events {
+                slot[i].record(&self.stream)?;
+            }
+            Ok(())
+        };
+        match resource {
+            Registered::Buffer(buffer) => {
+                mark(0)?;
+                let start = Instant::now();
+                let mapped = buffer.map(&self.stream).context("mapping the PBO")?;
+                profiler.record(Stage::Map, Clock::CpuWall, micros(start.elapsed()));
+                if mapped.size() < size.rgba_bytes() {
+                    bail!(
+                        "the mapped PBO has {} bytes, a {size} frame needs {}",
+                        mapped.size(),
+                        size.rgba_bytes()
+                    );
+                }
+                mark(1)?;
+                // SAFETY: `plasma_pbo(uchar4* out, int w, int h, float t)` writes w * h uchar4
+                // at `out`; the mapped buffer holds at least that many bytes (checked above) and
+                // stays mapped until the unmap below, which is queued on the same stream after
+                // the kernel. Nothing else touches the buffer while it is mapped.
+                unsafe {
+                    self.kernel
+                        .launch(config, &self.stream, (mapped.device_ptr(), w, h, t))
+                }
+                .context("launching plasma_pbo")?;
+                mark(2)?;
+                let start = Instant::now();
+                mapped.unmap().context("unmapping the PBO")?;
+                profiler.record(Stage::Unmap, Clock::CpuWall, micros(start.elapsed()));
+                mark(3)?;
+                profiler.gl_and_cpu(Stage::Upload, || renderer.upload_from_pixel_buffer())?;
+            }
+            Registered::Image(image) => {
+                mark(0)?;
+                let start = Instant::now();
+                let mut mapped = image.map(&self.stream).context("mapping the texture")?;
+                let surface = mapped
+                    .surface()
+                    .context("getting the texture's surface object")?;
+                profiler.record(Stage::Map, Clock::CpuWall, micros(start.elapsed()));
+                mark(1)?;
+                // SAFETY: `plasma_surface(cudaSurfaceObject_t s, int w, int h, float t)` writes
+                // w x h RGBA8 texels through `s`, the surface of level 0 of the mapped texture,
+                // which is exactly `size` (the renderer allocated it so); the texture stays
+                // mapped until the unmap below, queued on the same stream after the kernel.
+                unsafe { self.kernel.launch(config, &self.stream, (surface, w, h, t)) }
+                    .context("launching plasma_surface")?;
+                mark(2)?;
+                let start = Instant::now();
+                mapped.unmap().context("unmapping the texture")?;
+                profiler.record(Stage::Unmap, Clock::CpuWall, micros(start.elapsed()));
+                mark(3)?;
+            }
+        }
+        if let Some(ring) = self.events.as_mut().filter(|_| profiler.is_enabled()) {
+            ring.end_frame();
+        }
+        Ok(())
+    }
+
+    /// Waits for the stream, reads outstanding event timings, and reports any deferred error
+    /// (a failed unmap or unregister in a `Drop`).
+    ///
+    /// # Errors
+    /// The driver's error from synchronizing, or [`cuda_gl::Error::DeferredDrop`].
+    pub fn finish(&mut self, profiler: &mut Profiler) -> Result<()> {
+        self.stream
+            .synchronize()
+            .context("waiting for the CUDA stream")?;
+        if let Some(ring) = self.events.as_mut() {
+            ring.drain(profiler)?;
+        }
+        self.ctx
+            .check_drop_errors()
+            .context("an earlier CUDA unmap or unregister failed")?;
+        Ok(())
+    }
+}
+
+/// The kernels' `int` width and height.
+fn dims(size: Size) -> Result<(i32, i32)> {
+    Ok((
+        i32::try_from(size.width).context("width too large")?,
+        i32::try_from(size.height).context("height too large")?,
+    ))
+}
+
+/// CUDA events recorded on the frame's stream before the map, after the map, after the kernel
+/// and after the unmap; read [`TIMER_RING_DEPTH`] frames later so timing never stalls.
+#[derive(Debug)]
+struct EventRing {
+    slots: Vec<[Event; 4]>,
+    recorded: Vec<bool>,
+    current: usize,
+    started: bool,
+}
+
+impl EventRing {
+    fn new(ctx: &Arc<Context>) -> Result<EventRing> {
+        let mut slots = Vec::with_capacity(TIMER_RING_DEPTH);
+        for _ in 0..TIMER_RING_DEPTH {
+            slots.push([
+                Event::new(ctx, true)?,
+                Event::new(ctx, true)?,
+                Event::new(ctx, true)?,
+                Event::new(ctx, true)?,
+            ]);
+        }
+        Ok(EventRing {
+            slots,
+            recorded: vec![false; TIMER_RING_DEPTH],
+            current: 0,
+            started: false,
+        })
+    }
+
+    /// Moves to the next slot, collects what it measured [`TIMER_RING_DEPTH`] frames ago, and
+    /// returns its events to record this frame.
+    fn begin_frame(&mut self, profiler: &mut Profiler) -> Result<&[Event; 4]> {
+        if self.started {
+            self.current = (self.current + 1) % self.slots.len();
+        }
+        self.started = true;
+        self.collect(self.current, profiler)?;
+        Ok(&self.slots[self.current])
+    }
+
+    fn end_frame(&mut self) {
+        self.recorded[self.current] = true;
+    }
+
+    fn collect(&mut self, slot: usize, profiler: &mut Profiler) -> Result<()> {
+        if !std::mem::take(&mut self.recorded[slot]) {
+            return Ok(());
+        }
+        let [before_map, after_map, after_kernel, after_unmap] = &self.slots[slot];
+        after_unmap
+            .synchronize()
+            .context("waiting for a timing event")?;
+        for (stage, start, end) in [
+            (Stage::Map, before_map, after_map),
+            (Stage::Kernel, after_map, after_kernel),
+            (Stage::Unmap, after_kernel, after_unmap),
+        ] {
+            let ms = end
+                .elapsed_ms_since(start)
+                .context("reading a timing event")?;
+            profiler.record(stage, Clock::CudaEvent, f64::from(ms) * 1e3);
+        }
+        Ok(())
+    }
+
+    fn drain(&mut self, profiler: &mut Profiler) -> Result<()> {
+        for slot in 0..self.slots.len() {
+            self.collect(slot, profiler)?;
+        }
+        Ok(())
+    }
+}

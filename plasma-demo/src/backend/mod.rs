@@ -1,0 +1,195 @@
+//! What computes the frames: the CUDA kernel (PBO or surface path) or the CPU, behind one enum.
+
+pub mod cpu;
+pub mod cuda;
+
+pub use cpu::CpuBackend;
+pub use cuda::CudaBackend;
+
+use crate::cli::{BackendChoice, PathChoice};
+use crate::renderer::{Renderer, Upload};
+use crate::timing::Profiler;
+use anyhow::{Context as _, Result};
+use cuda_gl::sys::CUresult;
+
+/// The frame producer of a run.
+#[derive(Debug)]
+pub enum Backend {
+    /// The CUDA kernel writes the GL pixel buffer or texture in place.
+    Cuda(Box<CudaBackend>),
+    /// The CPU renders into host memory and uploads with `glBufferSubData`.
+    Cpu(CpuBackend),
+}
+
+impl Backend {
+    /// What the renderer must allocate for this backend.
+    pub fn upload(&self) -> Upload {
+        match self {
+            Backend::Cuda(c) => c.upload(),
+            Backend::Cpu(_) => Upload::PixelBuffer,
+        }
+    }
+
+    /// `cuda` or `cpu`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Backend::Cuda(_) => "cuda",
+            Backend::Cpu(_) => "cpu",
+        }
+    }
+
+    /// The CUDA path, or `None` for the CPU backend.
+    pub fn path(&self) -> Option<PathChoice> {
+        match self {
+            Backend::Cuda(c) => Some(c.path()),
+            Backend::Cpu(_) => None,
+        }
+    }
+
+    /// A short label for titles: `CUDA pbo`, `CUDA surface` or `CPU`.
+    pub fn short_label(&self) -> String {
+        match self {
+            Backend::Cuda(c) => format!("CUDA {}", c.path()),
+            Backend::Cpu(_) => "CPU".into(),
+        }
+    }
+
+    /// A longer description: the GPU, or the number of threads.
+    pub fn description(&self) -> String {
+        match self {
+            Backend::Cuda(c) => format!(
+                "CUDA {} path on {} (device {})",
+                c.path(),
+                c.device_name(),
+                c.context().device().ordinal()
+            ),
+            Backend::Cpu(c) => format!(
+                "CPU on {} thread(s), uploaded with glBufferSubData + glTexSubImage2D",
+                c.threads()
+            ),
+        }
+    }
+
+    /// Registers the renderer's GL objects with CUDA (nothing for the CPU).
+    ///
+    /// # Errors
+    /// The CUDA registration error.
+    pub fn attach(&mut self, renderer: &Renderer) -> Result<()> {
+        match self {
+            Backend::Cuda(c) => c.attach(renderer),
+            Backend::Cpu(_) => Ok(()),
+        }
+    }
+
+    /// Drops the CUDA registrations (before the renderer replaces its GL objects).
+    ///
+    /// # Errors
+    /// The CUDA unregistration error.
+    pub fn detach(&mut self) -> Result<()> {
+        match self {
+            Backend::Cuda(c) => c.detach(),
+            Backend::Cpu(_) => Ok(()),
+        }
+    }
+
+    /// Puts the frame at time `t` into the renderer's texture.
+    ///
+    /// # Errors
+    /// Any CUDA or GL failure of the frame.
+    pub fn render(&mut self, renderer: &Renderer, t: f32, profiler: &mut Profiler) -> Result<()> {
+        match self {
+            Backend::Cuda(c) => c.render(renderer, t, profiler),
+            Backend::Cpu(c) => c.render(renderer, t, profiler),
+        }
+    }
+
+    /// Waits for outstanding work and reports deferred errors.
+    ///
+    /// # Errors
+    /// A CUDA error of work queued earlier.
+    pub fn finish(&mut self, profiler: &mut Profiler) -> Result<()> {
+        match self {
+            Backend::Cuda(c) => c.finish(profiler),
+            Backend::Cpu(_) => Ok(()),
+        }
+    }
+}
+
+/// Whether `error` means "CUDA interop is not possible here" (no driver, no device, or an OpenGL
+/// context that is not NVIDIA's), the cases where `--backend auto` falls back to the CPU.
+/// Everything else (a bad PTX, a failed launch) is a real error and is reported.
+pub fn is_unavailable(error: &cuda_gl::Error) -> bool {
+    match error {
+        cuda_gl::Error::Load(_)
+        | cuda_gl::Error::NotNvidiaGl { .. }
+        | cuda_gl::Error::NoGlContext { .. }
+        | cuda_gl::Error::Egl(_) => true,
+        cuda_gl::Error::Cuda(e) => [
+            CUresult::CUDA_ERROR_NO_DEVICE,
+            CUresult::CUDA_ERROR_STUB_LIBRARY,
+            CUresult::CUDA_ERROR_SYSTEM_DRIVER_MISMATCH,
+            CUresult::CUDA_ERROR_DEVICE_UNAVAILABLE,
+        ]
+        .contains(&e.code),
+        _ => false,
+    }
+}
+
+/// The backend picked for a run, and why `auto` fell back to the CPU if it did.
+#[derive(Debug)]
+pub struct Selected {
+    /// The backend.
+    pub backend: Backend,
+    /// `Some(reason)` when `auto` wanted CUDA but fell back to the CPU.
+    pub fallback: Option<String>,
+}
+
+/// Picks the backend for the GL context current on this thread (the window's): CUDA on the
+/// device behind it, the CPU, or (auto) CUDA when available and the CPU otherwise.
+///
+/// # Errors
+/// With `--backend cuda`, why CUDA cannot be used; with `auto`, CUDA errors that do not mean
+/// "unavailable" (see [`is_unavailable`]).
+pub fn for_current_gl(choice: BackendChoice, path: PathChoice) -> Result<Selected> {
+    let cpu = || Backend::Cpu(CpuBackend::new());
+    match choice {
+        BackendChoice::Cpu => Ok(Selected {
+            backend: cpu(),
+            fallback: None,
+        }),
+        BackendChoice::Cuda => {
+            let cuda = CudaBackend::for_current_gl(path)
+                .context("the CUDA backend cannot run on this window's OpenGL context")?;
+            Ok(Selected {
+                backend: Backend::Cuda(Box::new(cuda)),
+                fallback: None,
+            })
+        }
+        BackendChoice::Auto => match CudaBackend::for_current_gl(path) {
+            Ok(cuda) => Ok(Selected {
+                backend: Backend::Cuda(Box::new(cuda)),
+                fallback: None,
+            }),
+            Err(e) if is_unavailable(&e) => Ok(Selected {
+                backend: cpu(),
+                fallback: Some(crate::one_line(&anyhow::Error::new(e))),
+            }),
+            Err(e) => Err(e).context("starting the CUDA backend"),
+        },
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unavailable_classification() {
+        let load = cuda_gl::Error::Load(cuda_gl::sys::LoadError::NotFound { tried: Vec::new() });
+        assert!(is_unavailable(&load));
+        assert!(!is_unavailable(&cuda_gl::Error::InvalidArgument(
+            "x".into()
+        )));
+    }
+}

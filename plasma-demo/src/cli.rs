@@ -1,0 +1,509 @@
+//! The command line: the run flags, and the `reference` and `compare` subcommands.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+/// The largest width or height `--size` accepts (GL's usual `GL_MAX_TEXTURE_SIZE`).
+pub const MAX_DIMENSION: u32 = 16384;
+
+/// Frames a `--bench` run measures when `--frames` is not given.
+pub const DEFAULT_BENCH_FRAMES: u64 = 1000;
+
+/// Frames a `--headless` run renders when `--frames` is not given.
+pub const DEFAULT_HEADLESS_FRAMES: u64 = 60;
+
+const EXAMPLES: &str = "\
+Examples:
+  plasma-demo                                   window, CUDA if the GL context is NVIDIA's, else CPU
+  plasma-demo --path surface --vsync            the kernel writes the GL texture in place
+  plasma-demo --headless --backend cuda --size 1920x1080 --time 1.5 --screenshot frame.png
+  plasma-demo --bench --json > bench.json       headless benchmark, per-stage median and p99
+  plasma-demo reference --size 320x180 --time 1.5 --out ref.png
+  plasma-demo compare frame.png ref.png --tolerance 2
+
+Logging: RUST_LOG=debug (default: warnings and errors).";
+
+/// Zero-copy CUDA -> OpenGL plasma: a CUDA kernel writes every frame straight into an OpenGL
+/// pixel buffer (`--path pbo`) or texture (`--path surface`), with no copy through the host.
+#[derive(Debug, Parser)]
+#[command(
+    name = "plasma-demo",
+    version,
+    args_conflicts_with_subcommands = true,
+    after_help = EXAMPLES,
+    long_about = "Zero-copy CUDA -> OpenGL plasma: a CUDA kernel writes every frame straight \
+                  into an OpenGL pixel buffer (--path pbo) or texture (--path surface), with no \
+                  copy through the host.\n\nWithout a subcommand it renders: in a window \
+                  (default), headless through EGL (--headless), or as a benchmark (--bench). The \
+                  `reference` subcommand writes the CPU reference image without any OpenGL, and \
+                  `compare` checks two PNGs against each other."
+)]
+pub struct Cli {
+    /// A tool instead of rendering.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// How to render (when no subcommand is given).
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Write the CPU reference image of one frame as a PNG, without OpenGL or CUDA.
+    Reference(ReferenceArgs),
+    /// Compare two PNGs pixel by pixel; exit 0 when every channel is within the tolerance, 1
+    /// when not, 2 on an error (unreadable file, different sizes).
+    Compare(CompareArgs),
+}
+
+/// Which implementation computes the frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BackendChoice {
+    /// CUDA when possible; otherwise (no CUDA driver, no NVIDIA OpenGL) say why in one line and
+    /// use the CPU.
+    Auto,
+    /// The CUDA kernel, zero-copy into OpenGL; fail with the reason when CUDA interop is not
+    /// possible.
+    Cuda,
+    /// The CPU port of the kernel, uploaded with glBufferSubData into the pixel buffer: the
+    /// path without interop, and the reference.
+    Cpu,
+}
+
+impl fmt::Display for BackendChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            BackendChoice::Auto => "auto",
+            BackendChoice::Cuda => "cuda",
+            BackendChoice::Cpu => "cpu",
+        })
+    }
+}
+
+/// How the CUDA kernel's pixels reach the GL texture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ValueEnum)]
+pub enum PathChoice {
+    /// Map a pixel buffer object, let `plasma_pbo` fill it, unmap, then glTexSubImage2D from it
+    /// (a copy on the GPU).
+    Pbo,
+    /// Map the texture itself and let `plasma_surface` write it through a surface object: no
+    /// pixel buffer and no copy.
+    Surface,
+}
+
+impl fmt::Display for PathChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            PathChoice::Pbo => "pbo",
+            PathChoice::Surface => "surface",
+        })
+    }
+}
+
+/// The flags of a rendering run (no subcommand).
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// Which implementation computes the frames: `auto` tries CUDA and falls back to the CPU
+    /// with a one-line reason, `cuda` fails instead of falling back, `cpu` never uses CUDA.
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+    pub backend: BackendChoice,
+
+    /// How CUDA's pixels reach the texture: `pbo` (pixel buffer + glTexSubImage2D) or `surface`
+    /// (the kernel writes the texture in place). Both give the same pixels. The CPU backend
+    /// always uploads through the pixel buffer.
+    #[arg(long, value_enum, default_value_t = PathChoice::Pbo)]
+    pub path: PathChoice,
+
+    /// Frame size WIDTHxHEIGHT, e.g. 1920x1080: the window's initial size (it follows the
+    /// window when resized), or the size of the headless frame.
+    #[arg(long, value_name = "WxH", default_value = "1280x720")]
+    pub size: Size,
+
+    /// Stop after N frames (and take the screenshot of the last one). Default: run until the
+    /// window closes; 60 headless; 1000 measured frames with --bench.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub frames: Option<u64>,
+
+    /// Animate at this fixed time in seconds instead of the wall clock since start, e.g. for
+    /// screenshots that must match the reference.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_time)]
+    pub time: Option<f32>,
+
+    /// Wait for the display's vertical sync when swapping (default off: as many frames as the
+    /// GPU can render). Only with a window.
+    #[arg(long, conflicts_with = "headless")]
+    pub vsync: bool,
+
+    /// CUDA device ordinal for --headless and --bench: the EGL context is opened on this GPU.
+    /// With a window, the GPU that runs the window's OpenGL context is used.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub device: usize,
+
+    /// Save the last frame as a PNG (top row first, as on screen), read back from the texture.
+    #[arg(long, value_name = "PNG")]
+    pub screenshot: Option<PathBuf>,
+
+    /// No window: a headless OpenGL context through EGL on the CUDA device (--device); with
+    /// `--backend cpu` (or when `auto` falls back) any OpenGL that EGL offers, e.g. Mesa.
+    #[arg(long, conflicts_with = "windowed")]
+    pub headless: bool,
+
+    /// Benchmark: render --frames frames (default 1000) after --warmup frames and print each
+    /// stage's median and p99 (map, kernel, unmap, upload, draw, total), measured with CUDA
+    /// events and GL timer queries on the GPU and the wall clock on the CPU. Runs headless
+    /// unless --windowed is given.
+    #[arg(long)]
+    pub bench: bool,
+
+    /// With --bench: run the benchmark in a window instead of headless.
+    #[arg(long, requires = "bench")]
+    pub windowed: bool,
+
+    /// With --bench: print the results as one JSON object on stdout instead of a table.
+    #[arg(long, requires = "bench")]
+    pub json: bool,
+
+    /// With --bench: frames rendered before measuring starts.
+    #[arg(long, value_name = "N", default_value_t = 100, requires = "bench")]
+    pub warmup: u64,
+}
+
+/// Where a run renders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Display {
+    /// A GLFW window with an OpenGL 3.3 core context.
+    Window,
+    /// A headless EGL context and an offscreen framebuffer.
+    Headless,
+}
+
+impl RunArgs {
+    /// Where this run renders: headless with --headless, and for --bench unless --windowed.
+    pub fn display(&self) -> Display {
+        if self.headless || (self.bench && !self.windowed) {
+            Display::Headless
+        } else {
+            Display::Window
+        }
+    }
+
+    /// How many frames to render (`None`: until the window closes).
+    pub fn frame_limit(&self) -> Option<u64> {
+        match (self.frames, self.bench, self.display()) {
+            (Some(n), _, _) => Some(n),
+            (None, true, _) => Some(DEFAULT_BENCH_FRAMES),
+            (None, false, Display::Headless) => Some(DEFAULT_HEADLESS_FRAMES),
+            (None, false, Display::Window) => None,
+        }
+    }
+}
+
+/// The flags of `plasma-demo reference`.
+#[derive(Debug, Clone, Args)]
+pub struct ReferenceArgs {
+    /// Frame size WIDTHxHEIGHT.
+    #[arg(long, value_name = "WxH", default_value = "1280x720")]
+    pub size: Size,
+    /// Animation time in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.0, value_parser = parse_time)]
+    pub time: f32,
+    /// Where to write the PNG (top row first, as the demo's --screenshot).
+    #[arg(long, value_name = "PNG")]
+    pub out: PathBuf,
+}
+
+/// The flags of `plasma-demo compare`.
+#[derive(Debug, Clone, Args)]
+pub struct CompareArgs {
+    /// The first PNG.
+    pub a: PathBuf,
+    /// The second PNG.
+    pub b: PathBuf,
+    /// The largest difference allowed in any channel (0: identical).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub tolerance: u8,
+}
+
+/// A frame size in pixels, written `WIDTHxHEIGHT`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Size {
+    /// Width in pixels, 1..=[`MAX_DIMENSION`].
+    pub width: u32,
+    /// Height in pixels, 1..=[`MAX_DIMENSION`].
+    pub height: u32,
+}
+
+impl Size {
+    /// A size; `None` when either side is 0 or above [`MAX_DIMENSION`].
+    pub fn new(width: u32, height: u32) -> Option<Size> {
+        let ok = |d: u32| (1..=MAX_DIMENSION).contains(&d);
+        (ok(width) && ok(height)).then_some(Size { width, height })
+    }
+
+    /// Width times height.
+    pub fn pixels(self) -> usize {
+        self.width as usize * self.height as usize
+    }
+
+    /// Bytes of an RGBA8 frame of this size.
+    pub fn rgba_bytes(self) -> usize {
+        self.pixels() * 4
+    }
+}
+
+impl fmt::Display for Size {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}x{}", self.width, self.height)
+    }
+}
+
+impl FromStr for Size {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Size, String> {
+        let text = s.trim();
+        let Some((w, h)) = text.split_once(['x', 'X']) else {
+            return Err(format!(
+                "`{text}` is not WIDTHxHEIGHT: write the size as e.g. 1280x720"
+            ));
+        };
+        let side = |name: &str, v: &str| -> Result<u32, String> {
+            let v = v.trim();
+            let n: u32 = v.parse().map_err(|_| {
+                format!("the {name} `{v}` is not a whole number of pixels (e.g. 1280x720)")
+            })?;
+            if !(1..=MAX_DIMENSION).contains(&n) {
+                return Err(format!(
+                    "the {name} {n} is out of range: it must be 1..={MAX_DIMENSION}"
+                ));
+            }
+            Ok(n)
+        };
+        Ok(Size {
+            width: side("width", w)?,
+            height: side("height", h)?,
+        })
+    }
+}
+
+/// Parses `--time`: a finite number of seconds.
+fn parse_time(s: &str) -> Result<f32, String> {
+    let t: f32 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds (e.g. 1.5)"))?;
+    if t.is_finite() {
+        Ok(t)
+    } else {
+        Err(format!(
+            "the time must be a finite number of seconds, not {s}"
+        ))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("plasma-demo").chain(args.iter().copied()))
+    }
+
+    fn run(args: &[&str]) -> RunArgs {
+        match parse(args) {
+            Ok(cli) => {
+                assert!(cli.command.is_none());
+                cli.run
+            }
+            Err(e) => panic!("{args:?} did not parse: {e}"),
+        }
+    }
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn defaults() {
+        let r = run(&[]);
+        assert_eq!(r.backend, BackendChoice::Auto);
+        assert_eq!(r.path, PathChoice::Pbo);
+        assert_eq!(r.size, Size::new(1280, 720).unwrap());
+        assert_eq!(r.frames, None);
+        assert_eq!(r.time, None);
+        assert!(!r.vsync && !r.headless && !r.bench && !r.json);
+        assert_eq!(r.device, 0);
+        assert_eq!(r.display(), Display::Window);
+        assert_eq!(r.frame_limit(), None);
+    }
+
+    #[test]
+    fn every_flag() {
+        let r = run(&[
+            "--backend",
+            "cuda",
+            "--path",
+            "surface",
+            "--size",
+            "1366x767",
+            "--frames",
+            "7",
+            "--time",
+            "1.5",
+            "--device",
+            "2",
+            "--screenshot",
+            "out.png",
+            "--headless",
+        ]);
+        assert_eq!(r.backend, BackendChoice::Cuda);
+        assert_eq!(r.path, PathChoice::Surface);
+        assert_eq!((r.size.width, r.size.height), (1366, 767));
+        assert_eq!(r.frames, Some(7));
+        assert_eq!(r.time, Some(1.5));
+        assert_eq!(r.device, 2);
+        assert_eq!(r.screenshot, Some(PathBuf::from("out.png")));
+        assert_eq!(r.display(), Display::Headless);
+        assert_eq!(r.frame_limit(), Some(7));
+    }
+
+    #[test]
+    fn size_parsing() {
+        assert_eq!("1920x1080".parse(), Ok(Size::new(1920, 1080).unwrap()));
+        assert_eq!(" 640X480 ".parse(), Ok(Size::new(640, 480).unwrap()));
+        assert_eq!("1x1".parse(), Ok(Size::new(1, 1).unwrap()));
+        for bad in [
+            "",
+            "1280",
+            "1280*720",
+            "x720",
+            "1280x",
+            "0x720",
+            "1280x0",
+            "-1x5",
+            "1.5x2",
+            "axb",
+            "16385x1",
+            "1x99999999999",
+            "1280x720x3",
+        ] {
+            assert!(bad.parse::<Size>().is_err(), "`{bad}` parsed");
+        }
+        let err = "1280".parse::<Size>().unwrap_err();
+        assert!(err.contains("WIDTHxHEIGHT"), "{err}");
+        let err = "0x720".parse::<Size>().unwrap_err();
+        assert!(err.contains("width 0 is out of range"), "{err}");
+        let err = "12a0x720".parse::<Size>().unwrap_err();
+        assert!(err.contains("width `12a0`"), "{err}");
+    }
+
+    #[test]
+    fn bad_size_is_a_usage_error() {
+        let err = parse(&["--size", "1280-720"]).unwrap_err();
+        assert_eq!(err.kind(), clap::error::ErrorKind::ValueValidation);
+        assert!(err.to_string().contains("WIDTHxHEIGHT"), "{err}");
+    }
+
+    #[test]
+    fn rejects_bad_values() {
+        for args in [
+            &["--frames", "0"][..],
+            &["--frames", "-3"],
+            &["--time", "nan"],
+            &["--time", "inf"],
+            &["--time", "soon"],
+            &["--backend", "opencl"],
+            &["--path", "texture"],
+            &["--json"],
+            &["--windowed"],
+            &["--warmup", "5"],
+            &["--headless", "--bench", "--windowed"],
+        ] {
+            assert!(parse(args).is_err(), "{args:?} parsed");
+        }
+    }
+
+    #[test]
+    fn bench_is_headless_unless_windowed() {
+        let r = run(&["--bench"]);
+        assert_eq!(r.display(), Display::Headless);
+        assert_eq!(r.frame_limit(), Some(DEFAULT_BENCH_FRAMES));
+        assert_eq!(r.warmup, 100);
+        let r = run(&[
+            "--bench",
+            "--windowed",
+            "--json",
+            "--warmup",
+            "5",
+            "--frames",
+            "9",
+        ]);
+        assert_eq!(r.display(), Display::Window);
+        assert_eq!(r.frame_limit(), Some(9));
+        assert!(r.json);
+        assert_eq!(r.warmup, 5);
+        assert_eq!(
+            run(&["--headless"]).frame_limit(),
+            Some(DEFAULT_HEADLESS_FRAMES)
+        );
+    }
+
+    #[test]
+    fn subcommands() {
+        let cli = parse(&[
+            "reference",
+            "--size",
+            "320x180",
+            "--time",
+            "1.5",
+            "--out",
+            "r.png",
+        ])
+        .unwrap();
+        match cli.command {
+            Some(Command::Reference(r)) => {
+                assert_eq!(r.size, Size::new(320, 180).unwrap());
+                assert_eq!(r.time, 1.5);
+                assert_eq!(r.out, PathBuf::from("r.png"));
+            }
+            other => panic!("{other:?}"),
+        }
+        match parse(&["compare", "a.png", "b.png", "--tolerance", "2"])
+            .unwrap()
+            .command
+        {
+            Some(Command::Compare(c)) => {
+                assert_eq!((c.a, c.b, c.tolerance), ("a.png".into(), "b.png".into(), 2));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(parse(&["reference"]).is_err(), "--out is required");
+        assert!(parse(&["compare", "a.png"]).is_err());
+        assert!(parse(&["compare", "a", "b", "--tolerance", "256"]).is_err());
+        assert!(
+            parse(&["--headless", "reference", "--out", "x.png"]).is_err(),
+            "run flags do not mix with subcommands"
+        );
+    }
+
+    #[test]
+    fn help_explains_every_flag() {
+        let mut cmd = Cli::command();
+        let help = cmd.render_long_help().to_string();
+        for arg in Cli::command().get_arguments() {
+            if let Some(long) = arg.get_long() {
+                assert!(help.contains(&format!("--{long}")), "--{long} not in help");
+                assert!(
+                    arg.get_help().is_some() || arg.get_long_help().is_some(),
+                    "--{long} has no help text"
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,136 @@
+//! The headless run: no window, an OpenGL context through EGL, frames drawn into an offscreen
+//! framebuffer.
+//!
+//! - `--backend cuda`: the EGL device that *is* CUDA device `--device`
+//!   ([`HeadlessContext::for_cuda_device`]), so interop works; fails with the reason otherwise.
+//! - `--backend cpu`: any OpenGL that EGL offers ([`HeadlessContext::any_gl`]): an NVIDIA GPU,
+//!   or Mesa (llvmpipe) on machines without one.
+//! - `--backend auto`: the CUDA device when CUDA and NVIDIA's EGL are there; otherwise one line
+//!   saying why, then any OpenGL and the CPU backend.
+
+use crate::backend::{self, Backend, CpuBackend, CudaBackend, Selected};
+use crate::bench;
+use crate::cli::{BackendChoice, PathChoice, RunArgs};
+use crate::renderer::Target;
+use crate::session::Session;
+use crate::timing::AnimationClock;
+use crate::{Output, RunSummary};
+use anyhow::{Context as _, Result};
+use cuda_gl::Device;
+use cuda_gl::egl::HeadlessContext;
+use std::time::Instant;
+
+/// An OpenGL context on CUDA device `ordinal` and the CUDA backend on the same device.
+///
+/// # Errors
+/// [`cuda_gl::Error::Load`] without a CUDA driver, `CUDA_ERROR_INVALID_DEVICE` for an ordinal
+/// out of range, [`cuda_gl::Error::Egl`] when EGL has no device for it (e.g. NVIDIA's EGL vendor
+/// library is not installed), or the backend's errors.
+pub fn open_cuda(
+    ordinal: usize,
+    path: PathChoice,
+) -> Result<(HeadlessContext, CudaBackend), cuda_gl::Error> {
+    let device = Device::get(ordinal)?;
+    let gl = HeadlessContext::for_cuda_device(device.raw())?;
+    let backend = CudaBackend::on_device(&device, path)?;
+    Ok((gl, backend))
+}
+
+/// Any headless OpenGL context, for the CPU backend.
+///
+/// # Errors
+/// When EGL offers no OpenGL at all.
+pub fn open_any() -> Result<HeadlessContext> {
+    HeadlessContext::any_gl().context("no headless OpenGL context through EGL")
+}
+
+/// The headless context and the backend for `choice`. The backend must be dropped before the
+/// context.
+///
+/// # Errors
+/// With `--backend cuda`, why CUDA cannot be used on device `ordinal`; with `auto`, CUDA errors
+/// other than "unavailable"; without any EGL OpenGL, that.
+pub fn open(
+    choice: BackendChoice,
+    path: PathChoice,
+    ordinal: usize,
+) -> Result<(HeadlessContext, Selected)> {
+    let cpu = |fallback| -> Result<(HeadlessContext, Selected)> {
+        let gl = open_any()?;
+        Ok((
+            gl,
+            Selected {
+                backend: Backend::Cpu(CpuBackend::new()),
+                fallback,
+            },
+        ))
+    };
+    let cuda = |(gl, backend): (HeadlessContext, CudaBackend)| {
+        (
+            gl,
+            Selected {
+                backend: Backend::Cuda(Box::new(backend)),
+                fallback: None,
+            },
+        )
+    };
+    match choice {
+        BackendChoice::Cpu => cpu(None),
+        BackendChoice::Cuda => open_cuda(ordinal, path).map(cuda).with_context(|| {
+            format!("the CUDA backend cannot run headless on CUDA device {ordinal}")
+        }),
+        BackendChoice::Auto => match open_cuda(ordinal, path) {
+            Ok(pair) => Ok(cuda(pair)),
+            Err(e) if backend::is_unavailable(&e) => {
+                cpu(Some(crate::one_line(&anyhow::Error::new(e))))
+            }
+            Err(e) => Err(e).with_context(|| format!("starting CUDA on device {ordinal}")),
+        },
+    }
+}
+
+/// Runs the demo (or `--bench`) headless.
+///
+/// # Errors
+/// Creating the context or the backend, any frame's CUDA or GL error, or writing the
+/// screenshot.
+pub fn run(args: &RunArgs, out: &Output) -> Result<()> {
+    let (gl, selected) = open(args.backend, args.path, args.device)?;
+    if let Some(reason) = &selected.fallback {
+        out.fallback(reason);
+    }
+    let size = args.size;
+    // Declared after `gl`, so dropped before it.
+    let mut session = Session::new(selected.backend, size, Target::Offscreen, args.bench)?;
+    out.info(&format!(
+        "plasma-demo: {}, headless ({}), {size}, OpenGL {} on {}",
+        session.backend().description(),
+        gl.platform(),
+        gl.version(),
+        gl.renderer()
+    ));
+    let clock = AnimationClock::new(args.time);
+    let mut step = |session: &mut Session| -> Result<bool> {
+        session.render_frame(clock.now(), size)?;
+        Ok(true)
+    };
+    let limit = args
+        .frame_limit()
+        .unwrap_or(crate::cli::DEFAULT_HEADLESS_FRAMES);
+    if args.bench {
+        let result = bench::measure(&mut session, args.warmup, limit, &mut step)?;
+        bench::report(&session, args, "headless", &result, out)?;
+    } else {
+        let start = Instant::now();
+        while session.frames() < limit {
+            step(&mut session)?;
+        }
+        session.finish()?;
+        out.summary(&RunSummary::new(&session, start.elapsed()));
+    }
+    crate::save_screenshot(&mut session, args.screenshot.as_deref(), out)
+        .context("saving the screenshot")?;
+    drop(session);
+    drop(gl);
+    Ok(())
+}

@@ -1,0 +1,184 @@
+//! On a GPU: CUDA frames (headless EGL on CUDA device 0) equal the CPU reference within ±2 per
+//! channel at 1280x720, 1920x1080 and 1366x767, on the PBO and the surface path, at three times;
+//! and `--bench` records every stage. Without a GPU each test prints why and passes, unless
+//! `CUDA_GL_REQUIRE_GPU=1`, which makes it fail instead.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use cuda_gl::Device;
+use cuda_gl::egl::HeadlessContext;
+use plasma_demo::backend::{Backend, CudaBackend};
+use plasma_demo::cli::{PathChoice, Size};
+use plasma_demo::plasma_cpu::render_cpu;
+use plasma_demo::png_io::compare_rgba;
+use plasma_demo::renderer::Target;
+use plasma_demo::session::Session;
+use plasma_demo::timing::{Clock, Stage};
+
+const TOLERANCE: u8 = 2;
+const SIZES: [(u32, u32); 3] = [(1280, 720), (1920, 1080), (1366, 767)];
+const TIMES: [f32; 3] = [0.0, 1.5, 42.75];
+const PATHS: [PathChoice; 2] = [PathChoice::Pbo, PathChoice::Surface];
+
+fn require_gpu() -> bool {
+    std::env::var("CUDA_GL_REQUIRE_GPU").is_ok_and(|v| v == "1")
+}
+
+/// A headless GL context on CUDA device 0, or `None` after printing why (a failure under
+/// `CUDA_GL_REQUIRE_GPU=1`).
+fn gpu() -> Option<(HeadlessContext, Device)> {
+    let skip = |reason: String| {
+        if require_gpu() {
+            panic!("CUDA_GL_REQUIRE_GPU=1, but the GPU test cannot run: {reason}");
+        }
+        eprintln!("skipped: {reason}");
+        None
+    };
+    let device = match Device::get(0) {
+        Ok(d) => d,
+        Err(e) => return skip(format!("no CUDA device 0: {}", one_line(&e))),
+    };
+    match HeadlessContext::for_cuda_device(device.raw()) {
+        Ok(gl) => Some((gl, device)),
+        Err(e) => skip(format!(
+            "no headless OpenGL on CUDA device 0: {}",
+            one_line(&e)
+        )),
+    }
+}
+
+/// The error's message on one line.
+fn one_line(e: &dyn std::fmt::Display) -> String {
+    let text = e.to_string();
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    lines.join(" ")
+}
+
+fn session(device: &Device, path: PathChoice, size: Size, profile: bool) -> Session {
+    let backend = CudaBackend::on_device(device, path).unwrap();
+    Session::new(
+        Backend::Cuda(Box::new(backend)),
+        size,
+        Target::Offscreen,
+        profile,
+    )
+    .unwrap()
+}
+
+#[test]
+fn cuda_frames_match_the_cpu_reference() {
+    let Some((gl, device)) = gpu() else { return };
+    eprintln!(
+        "{} on {}, OpenGL {}",
+        device.name().unwrap(),
+        gl.renderer(),
+        gl.version()
+    );
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for path in PATHS {
+        let first = Size::new(SIZES[0].0, SIZES[0].1).unwrap();
+        let mut s = session(&device, path, first, false);
+        for (w, h) in SIZES {
+            let size = Size::new(w, h).unwrap();
+            // Also re-registers the new texture / pixel buffer, as a window resize does.
+            s.resize(size).unwrap();
+            for t in TIMES {
+                s.render_frame(t, size).unwrap();
+                let got = s.read_frame().unwrap();
+                let mut expected = vec![0u8; size.rgba_bytes()];
+                render_cpu(&mut expected, w, h, t);
+                let d = compare_rgba(&got, &expected, w, TOLERANCE);
+                eprintln!(
+                    "{path} {size} t={t}: max channel diff {}, {} channels over ±{TOLERANCE}",
+                    d.max_channel_diff, d.channels_over
+                );
+                if !d.within_tolerance() {
+                    failures.push(format!(
+                        "{path} {size} t={t}: {} of {} channels differ by more than \
+                         {TOLERANCE} (max {}, first at {:?} from the bottom)",
+                        d.channels_over, d.channels, d.max_channel_diff, d.first_over
+                    ));
+                }
+                // The frame drawn from the texture is the texture.
+                let drawn = s.read_drawn().unwrap().unwrap();
+                assert_eq!(drawn, got, "{path} {size} t={t}: drawn frame");
+                checked += 1;
+            }
+        }
+        s.finish().unwrap();
+    }
+    assert_eq!(checked, PATHS.len() * SIZES.len() * TIMES.len());
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    drop(gl);
+}
+
+#[test]
+fn the_two_paths_give_the_same_pixels() {
+    let Some((gl, device)) = gpu() else { return };
+    let size = Size::new(1366, 767).unwrap();
+    let frames: Vec<Vec<u8>> = PATHS
+        .iter()
+        .map(|&path| {
+            let mut s = session(&device, path, size, false);
+            s.render_frame(1.5, size).unwrap();
+            s.read_frame().unwrap()
+        })
+        .collect();
+    let d = compare_rgba(&frames[0], &frames[1], size.width, 0);
+    assert!(
+        d.within_tolerance(),
+        "pbo and surface differ: max {}, {} channels",
+        d.max_channel_diff,
+        d.channels_over
+    );
+    drop(gl);
+}
+
+#[test]
+fn bench_records_every_stage_on_the_gpu() {
+    let Some((gl, device)) = gpu() else { return };
+    let size = Size::new(640, 360).unwrap();
+    for path in PATHS {
+        let mut s = session(&device, path, size, true);
+        for i in 0..20 {
+            s.render_frame(i as f32 * 0.1, size).unwrap();
+        }
+        s.finish().unwrap();
+        let stats = s.profiler().stats();
+        let mut wanted = vec![
+            (Stage::Map, Clock::CpuWall),
+            (Stage::Map, Clock::CudaEvent),
+            (Stage::Kernel, Clock::CudaEvent),
+            (Stage::Unmap, Clock::CpuWall),
+            (Stage::Unmap, Clock::CudaEvent),
+            (Stage::Draw, Clock::GlTimer),
+            (Stage::Total, Clock::CpuWall),
+        ];
+        if path == PathChoice::Pbo {
+            wanted.push((Stage::Upload, Clock::GlTimer));
+        } else {
+            assert!(
+                !stats.iter().any(|st| st.stage == Stage::Upload),
+                "the surface path has no upload"
+            );
+        }
+        for (stage, clock) in wanted {
+            let st = stats
+                .iter()
+                .find(|st| (st.stage, st.clock) == (stage, clock))
+                .unwrap_or_else(|| panic!("{path}: no {stage:?}/{clock:?} in {stats:?}"));
+            assert_eq!(st.samples, 20, "{path}: {stage:?}/{clock:?}");
+            assert!(st.median_us.is_finite() && st.median_us >= 0.0);
+        }
+        let kernel = stats
+            .iter()
+            .find(|st| (st.stage, st.clock) == (Stage::Kernel, Clock::CudaEvent))
+            .unwrap();
+        eprintln!(
+            "{path} {size}: kernel median {:.1} µs, p99 {:.1} µs",
+            kernel.median_us, kernel.p99_us
+        );
+        assert!(kernel.median_us > 0.0);
+    }
+    drop(gl);
+}
