@@ -13,6 +13,65 @@
 //! driver                                     (libcuda, opened once per process)
 //! ```
 //!
+//! # The whole cycle
+//!
+//! Register a pixel buffer, map it, let a kernel write it, unmap, and draw from it. A GL context
+//! must be current (a GLFW window's, or [`egl::HeadlessContext`] with the `egl` feature), and the
+//! `gl` crate's function pointers loaded:
+//!
+//! ```no_run
+//! use cuda_gl::{Context, LaunchConfig, Module, RegisterFlags, RegisteredBuffer, Stream, StreamFlags};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let ptx = String::new();
+//! let ctx = Context::for_current_gl()?; // the CUDA device behind the current GL context
+//! let stream = Stream::new(&ctx, StreamFlags::NonBlocking)?;
+//! let module = Module::from_ptx(&ctx, &ptx)?; // e.g. plasma-demo/kernels/plasma.ptx
+//! let plasma = module.function("plasma_pbo")?;
+//!
+//! let (w, h) = (1280u32, 720u32);
+//! let (mut pbo, mut tex) = (0, 0);
+//! // SAFETY: a GL context is current and its function pointers are loaded.
+//! unsafe {
+//!     gl::GenBuffers(1, &mut pbo);
+//!     gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, pbo);
+//!     let bytes = (w * h * 4) as isize;
+//!     gl::BufferData(gl::PIXEL_UNPACK_BUFFER, bytes, std::ptr::null(), gl::STREAM_DRAW);
+//!     gl::GenTextures(1, &mut tex);
+//!     gl::BindTexture(gl::TEXTURE_2D, tex);
+//!     gl::TexStorage2D(gl::TEXTURE_2D, 1, gl::RGBA8, w as i32, h as i32);
+//! }
+//! let mut frame = RegisteredBuffer::register(&ctx, pbo, RegisterFlags::WRITE_DISCARD)?;
+//!
+//! for i in 0..100 {
+//!     let mapped = frame.map(&stream)?; // map on the stream
+//!     // SAFETY: the kernel writes w * h RGBA8 pixels, which is the size of the mapped PBO.
+//!     unsafe {
+//!         plasma.launch(
+//!             LaunchConfig::for_image(w, h),
+//!             &stream,
+//!             (mapped.device_ptr(), w as i32, h as i32, i as f32 / 60.0),
+//!         )?;
+//!     }
+//!     mapped.unmap()?; // unmaps on the same stream; dropping the guard does it too
+//!     // SAFETY: as above; the PBO is bound to GL_PIXEL_UNPACK_BUFFER, so the pointer is an offset.
+//!     unsafe {
+//!         gl::TexSubImage2D(
+//!             gl::TEXTURE_2D, 0, 0, 0, w as i32, h as i32,
+//!             gl::RGBA, gl::UNSIGNED_BYTE, std::ptr::null(),
+//!         );
+//!         // ... draw a fullscreen triangle that samples `tex`, swap buffers ...
+//!     }
+//! }
+//! frame.unregister()?; // or let it drop
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! For a kernel that writes a texture in place with no PBO and no copy, register the texture as a
+//! [`RegisteredImage`] with [`RegisterFlags::SURFACE_LOAD_STORE`] and pass
+//! [`MappedImage::surface`] to the kernel.
+//!
 //! # Thread rules
 //! - The GL context that owns an object must be current on the thread that registers, maps,
 //!   unmaps, unregisters or drops it, and on the thread that calls [`gl_devices`]. (The NVIDIA
@@ -55,6 +114,11 @@ pub use graphics::{
 pub use memory::{DeviceBuffer, DeviceCopy, DevicePtr, PinnedBuffer};
 pub use module::{Function, KernelArgs, KernelParam, LaunchConfig, Module};
 pub use stream::{AsStream, Event, Stream, StreamFlags};
+
+/// The README's examples, compiled as doctests.
+#[cfg(all(doctest, feature = "egl"))]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
 
 /// The raw bindings, re-exported for calls this crate does not wrap.
 pub use cuda_gl_sys as sys;
