@@ -167,9 +167,12 @@ pub enum Error {
     },
 
     /// The GL context and the CUDA context are on different GPUs.
+    ///
+    /// Checked with `cuGLGetDevices` before registering: the driver itself accepts such a
+    /// registration (seen on driver 580), and the GL object is then not the memory CUDA maps.
     #[error(
-        "{source}\nhelp: the current OpenGL context runs on {gl}, but the CUDA context is on \
-         {cuda}. Interop needs both on one GPU: create the CUDA context with \
+        "the current OpenGL context runs on {gl}, but the CUDA context is on {cuda}.\nhelp: \
+         interop needs both on one GPU: create the CUDA context with \
          `Context::for_current_gl()` (or on a device from `cuda_gl::gl_devices()`), or create the \
          GL context on the CUDA device (`egl::HeadlessContext::for_cuda_device`)",
         gl = labels(.gl_devices)
@@ -179,8 +182,6 @@ pub enum Error {
         gl_devices: Vec<DeviceLabel>,
         /// The device of the CUDA context that tried to register.
         cuda: Box<DeviceLabel>,
-        /// The driver's error.
-        source: CudaError,
     },
 
     /// The GL object is already registered with CUDA by this process.
@@ -300,7 +301,6 @@ impl Error {
             Error::Cuda(e)
             | Error::NoGlContext { source: e }
             | Error::NotAGlObject { source: e, .. }
-            | Error::WrongDevice { source: e, .. }
             | Error::PtxTooNew { source: e, .. }
             | Error::InvalidModule { source: e, .. }
             | Error::InvalidSubresource { source: e, .. }

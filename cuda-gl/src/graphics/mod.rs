@@ -174,6 +174,7 @@ impl Registration {
             });
         };
         ctx.bind()?;
+        check_same_gpu(ctx)?;
         // SAFETY: the out-handle is owned by the returned Registration, which unregisters it
         // exactly once.
         let registered = unsafe {
@@ -317,6 +318,23 @@ impl Drop for Registration {
     }
 }
 
+/// Refuses to register when the current GL context is on no GPU of `ctx`: the driver would accept
+/// it. No GL context, or a GL context that is not NVIDIA's, is reported here too, with the error
+/// that says what to do.
+fn check_same_gpu(ctx: &Context) -> Result<()> {
+    match gl_devices(GlDeviceList::All) {
+        Ok(devices) if !devices.is_empty() && !devices.contains(ctx.device()) => {
+            Err(Error::WrongDevice {
+                gl_devices: devices.iter().map(|d| d.label()).collect(),
+                cuda: Box::new(ctx.device().label()),
+            })
+        }
+        Err(e @ (Error::NoGlContext { .. } | Error::NotNvidiaGl { .. })) => Err(e),
+        // Anything else: let the registration itself report it.
+        _ => Ok(()),
+    }
+}
+
 fn validate(name: u32, kind: Kind, flags: RegisterFlags) -> Result<()> {
     if name == 0 {
         return Err(Error::InvalidArgument(format!(
@@ -373,7 +391,6 @@ fn classify_register_error(e: CudaError, name: u32, kind: Kind, ctx: &Context) -
                 .map(|ds| ds.iter().map(|d| d.label()).collect())
                 .unwrap_or_default(),
             cuda: Box::new(ctx.device().label()),
-            source: e,
         },
         R::CUDA_ERROR_OPERATING_SYSTEM | R::CUDA_ERROR_UNKNOWN | R::CUDA_ERROR_NO_DEVICE => {
             // Which of the two: a GL context that is not NVIDIA's, or no GL context at all.
