@@ -133,6 +133,14 @@ impl Context {
         }
     }
 
+    /// Binds the context for a `Drop` that is about to `what` (e.g. "free device memory"); a
+    /// failure is logged and recorded rather than returned, and the drop carries on.
+    pub(crate) fn bind_for_drop(&self, what: &str) {
+        if let Err(e) = self.bind() {
+            self.record_drop_error(&format!("binding the context to {what}"), e);
+        }
+    }
+
     /// Logs a failure met in `Drop` and records it for [`Context::take_drop_errors`].
     pub(crate) fn record_drop_error(&self, what: &str, error: impl Into<Error>) {
         let error = error.into();

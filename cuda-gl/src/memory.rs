@@ -25,6 +25,19 @@ device_copy!(i8, u8, i16, u16, i32, u32, i64, u64, f32, f64);
 // SAFETY: arrays of plain data are plain data.
 unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
 
+/// The size in bytes of `len` values of `T`, rejecting zero and overflow before the driver sees
+/// them.
+fn allocation_bytes<T>(len: usize) -> Result<usize> {
+    len.checked_mul(size_of::<T>())
+        .filter(|&b| b > 0)
+        .ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "cannot allocate {len} values of {} bytes",
+                size_of::<T>()
+            ))
+        })
+}
+
 /// A device address borrowed from something that owns device memory ([`DeviceBuffer`], a mapped
 /// buffer). Pass it to a kernel; it cannot outlive its owner.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,15 +93,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// (e.g. `CUDA_ERROR_OUT_OF_MEMORY`).
     #[doc(alias = "cuMemAlloc")]
     pub fn zeroed(ctx: &Arc<Context>, len: usize) -> Result<Self> {
-        let bytes = len
-            .checked_mul(size_of::<T>())
-            .filter(|&b| b > 0)
-            .ok_or_else(|| {
-                Error::InvalidArgument(format!(
-                    "cannot allocate {len} values of {} bytes",
-                    size_of::<T>()
-                ))
-            })?;
+        let bytes = allocation_bytes::<T>(len)?;
         ctx.bind()?;
         let mut raw = 0;
         // SAFETY: `raw` is a valid out-pointer.
@@ -206,10 +211,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
 
 impl<T: DeviceCopy> Drop for DeviceBuffer<T> {
     fn drop(&mut self) {
-        if let Err(e) = self.ctx.bind() {
-            self.ctx
-                .record_drop_error("binding the context to free device memory", e);
-        }
+        self.ctx.bind_for_drop("free device memory");
         // SAFETY: the allocation came from cuMemAlloc and is not used after this.
         if let Err(e) = unsafe { drv!(cuMemFree_v2(self.raw)) } {
             self.ctx.record_drop_error("cuMemFree", e);
@@ -237,15 +239,7 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
     /// [`Error::InvalidArgument`] for a zero length; the driver's error from `cuMemAllocHost`.
     #[doc(alias = "cuMemAllocHost")]
     pub fn zeroed(ctx: &Arc<Context>, len: usize) -> Result<Self> {
-        let bytes = len
-            .checked_mul(size_of::<T>())
-            .filter(|&b| b > 0)
-            .ok_or_else(|| {
-                Error::InvalidArgument(format!(
-                    "cannot allocate {len} values of {} bytes",
-                    size_of::<T>()
-                ))
-            })?;
+        let bytes = allocation_bytes::<T>(len)?;
         ctx.bind()?;
         let mut ptr = std::ptr::null_mut();
         // SAFETY: `ptr` is a valid out-pointer.
@@ -317,10 +311,7 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
 
 impl<T: DeviceCopy> Drop for PinnedBuffer<T> {
     fn drop(&mut self) {
-        if let Err(e) = self.ctx.bind() {
-            self.ctx
-                .record_drop_error("binding the context to free pinned memory", e);
-        }
+        self.ctx.bind_for_drop("free pinned memory");
         // SAFETY: the memory came from cuMemAllocHost and is not used after this.
         if let Err(e) = unsafe { drv!(cuMemFreeHost(self.ptr.cast())) } {
             self.ctx.record_drop_error("cuMemFreeHost", e);

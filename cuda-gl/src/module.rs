@@ -152,10 +152,7 @@ fn classify_load_error(source: CudaError, log: String) -> Error {
 
 impl Drop for ModuleInner {
     fn drop(&mut self) {
-        if let Err(e) = self.ctx.bind() {
-            self.ctx
-                .record_drop_error("binding the context to unload a module", e);
-        }
+        self.ctx.bind_for_drop("unload a module");
         // SAFETY: the module is live and no Function (which holds this inner) is left.
         if let Err(e) = unsafe { drv!(cuModuleUnload(self.raw)) } {
             self.ctx.record_drop_error("cuModuleUnload", e);

@@ -154,10 +154,7 @@ impl Drop for Stream {
         if self.kind != Kind::Owned {
             return;
         }
-        if let Err(e) = self.ctx.bind() {
-            self.ctx
-                .record_drop_error("binding the context to destroy a stream", e);
-        }
+        self.ctx.bind_for_drop("destroy a stream");
         // SAFETY: the stream was created by `Stream::new` and is not used after this.
         if let Err(e) = unsafe { result::stream::destroy(self.raw) } {
             self.ctx.record_drop_error("cuStreamDestroy", e);
@@ -253,10 +250,7 @@ impl Event {
 
 impl Drop for Event {
     fn drop(&mut self) {
-        if let Err(e) = self.ctx.bind() {
-            self.ctx
-                .record_drop_error("binding the context to destroy an event", e);
-        }
+        self.ctx.bind_for_drop("destroy an event");
         // SAFETY: the event was created by `Event::new` and is not used after this.
         if let Err(e) = unsafe { result::stream::event_destroy(self.raw) } {
             self.ctx.record_drop_error("cuEventDestroy", e);

@@ -50,12 +50,7 @@ impl RegisteredBuffer {
     /// `cuGraphicsResourceGetMappedPointer` (the buffer is unmapped again when the latter fails).
     #[doc(alias = "cuGraphicsMapResources")]
     pub fn map<'a, S: AsStream>(&'a mut self, stream: &'a S) -> Result<MappedBuffer<'a>> {
-        self.reg.prepare_map(stream)?;
-        let s = stream.raw_stream();
-        // SAFETY: registered in the bound context, unmapped (recovered above); the stream is
-        // live and in this context (checked).
-        unsafe { Registration::map_raw(&mut [self.reg.raw], s) }?;
-        self.reg.mapped = true;
+        let s = self.reg.map_on(stream)?;
         // SAFETY: the resource is a mapped buffer.
         match unsafe { result::graphics::mapped_pointer(self.reg.raw) } {
             Ok((ptr, size)) => Ok(MappedBuffer {
@@ -175,12 +170,9 @@ impl MappedBuffer<'_> {
     }
 
     fn finish(&mut self) -> Result<()> {
-        if !self.reg.mapped {
-            return Ok(());
-        }
         // SAFETY: mapped on `self.stream`, which is borrowed for the guard's lifetime; the
         // pointer is only reachable through borrows of this guard.
-        unsafe { self.reg.unmap_on(self.stream) }
+        unsafe { self.reg.finish_mapping(self.stream) }
     }
 }
 

@@ -50,12 +50,7 @@ impl RegisteredImage {
     /// `cuGraphicsMapResources`.
     #[doc(alias = "cuGraphicsMapResources")]
     pub fn map<'a, S: AsStream>(&'a mut self, stream: &'a S) -> Result<MappedImage<'a>> {
-        self.reg.prepare_map(stream)?;
-        let s = stream.raw_stream();
-        // SAFETY: registered in the bound context, unmapped (recovered above); the stream is
-        // live and in this context (checked).
-        unsafe { Registration::map_raw(&mut [self.reg.raw], s) }?;
-        self.reg.mapped = true;
+        let s = self.reg.map_on(stream)?;
         Ok(MappedImage {
             reg: &mut self.reg,
             stream: s,
@@ -245,12 +240,9 @@ impl MappedImage<'_> {
     }
 
     fn finish(&mut self) -> Result<()> {
-        if !self.reg.mapped {
-            return Ok(());
-        }
         // SAFETY: mapped on `self.stream`, borrowed for the guard's lifetime; every view borrows
         // this guard, so none is used after.
-        unsafe { self.reg.unmap_on(self.stream) }
+        unsafe { self.reg.finish_mapping(self.stream) }
     }
 }
 
@@ -439,10 +431,7 @@ impl SurfaceObject<'_> {
 
 impl Drop for SurfaceObject<'_> {
     fn drop(&mut self) {
-        if let Err(e) = self.ctx.bind() {
-            self.ctx
-                .record_drop_error("binding the context to destroy a surface", e);
-        }
+        self.ctx.bind_for_drop("destroy a surface");
         // SAFETY: created by `create_surface`, not used after this.
         if let Err(e) = unsafe { result::array::surface_destroy(self.raw) } {
             self.ctx.record_drop_error("cuSurfObjectDestroy", e);
@@ -521,10 +510,7 @@ impl TextureObject<'_> {
 
 impl Drop for TextureObject<'_> {
     fn drop(&mut self) {
-        if let Err(e) = self.ctx.bind() {
-            self.ctx
-                .record_drop_error("binding the context to destroy a texture", e);
-        }
+        self.ctx.bind_for_drop("destroy a texture");
         // SAFETY: created by `create_texture`, not used after this.
         if let Err(e) = unsafe { result::array::texture_destroy(self.raw) } {
             self.ctx.record_drop_error("cuTexObjectDestroy", e);

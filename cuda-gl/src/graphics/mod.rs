@@ -235,6 +235,31 @@ impl Registration {
         })
     }
 
+    /// Maps this one registration on `stream` and marks it mapped; returns the raw stream, which
+    /// the guard keeps for the unmap.
+    fn map_on(&mut self, stream: &impl AsStream) -> Result<sys::CUstream> {
+        self.prepare_map(stream)?;
+        let s = stream.raw_stream();
+        // SAFETY: registered in the bound context, unmapped (recovered by prepare_map); the
+        // stream is live while borrowed and in this context (checked by prepare_map).
+        unsafe { Registration::map_raw(&mut [self.raw], s) }?;
+        self.mapped = true;
+        Ok(s)
+    }
+
+    /// A single-resource guard's unmap: nothing when already unmapped, else unmap on `stream`.
+    ///
+    /// # Safety
+    /// 1. When mapped, it was mapped on `stream`, which is still live, and no view of the
+    ///    mapping is used after this call.
+    unsafe fn finish_mapping(&mut self, stream: sys::CUstream) -> Result<()> {
+        if !self.mapped {
+            return Ok(());
+        }
+        // SAFETY: (1).
+        unsafe { self.unmap_on(stream) }
+    }
+
     fn prepare_map(&mut self, stream: &impl AsStream) -> Result<()> {
         if stream.raw_context() != self.ctx.raw() {
             return Err(Error::InvalidArgument(format!(
