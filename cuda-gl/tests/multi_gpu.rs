@@ -76,3 +76,168 @@ fn gl_and_cuda_on_different_gpus_is_a_typed_error() {
         .unwrap();
     delete_buffer(name);
 }
+
+/// Runs `child_test` of this binary in a child process with `CUDA_VISIBLE_DEVICES` and `envs` set,
+/// and fails when it fails.
+fn run_child(child_test: &str, visible: &str, envs: &[(&str, String)]) {
+    let exe = std::env::current_exe().unwrap();
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args([
+        child_test,
+        "--exact",
+        "--ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env("CUDA_VISIBLE_DEVICES", visible);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    eprintln!("--- child {child_test} (CUDA_VISIBLE_DEVICES={visible}):\n{stdout}{stderr}---");
+    assert!(
+        out.status.success(),
+        "child {child_test} failed: {}",
+        out.status
+    );
+    assert!(
+        stdout.contains("1 passed"),
+        "the child ran no test:\n{stdout}"
+    );
+}
+
+#[test]
+fn headless_context_matches_under_cuda_visible_devices() {
+    let Some((d0, d1)) = two_devices() else {
+        return;
+    };
+    // CUDA_VISIBLE_DEVICES is read once, at cuInit, so each setting needs its own process.
+    for (visible, physical) in [("1", &d1), ("0", &d0), ("1,0", &d1)] {
+        run_child(
+            "visible_devices_child",
+            visible,
+            &[("CUDA_GL_EXPECT_PCI", physical.pci_bus_id().unwrap())],
+        );
+    }
+}
+
+/// The child half of `headless_context_matches_under_cuda_visible_devices`: CUDA ordinal 0 is the
+/// physical GPU the parent names, and the EGL context for CUDA ordinal 0 lands on it.
+#[test]
+#[ignore = "run by headless_context_matches_under_cuda_visible_devices in a child process"]
+fn visible_devices_child() {
+    let expect_pci = std::env::var("CUDA_GL_EXPECT_PCI").expect("run by the parent test");
+    let visible = std::env::var("CUDA_VISIBLE_DEVICES").unwrap_or_default();
+    let count = Device::count().unwrap();
+    assert_eq!(
+        count,
+        visible.split(',').count(),
+        "CUDA_VISIBLE_DEVICES={visible}"
+    );
+    let d = Device::get(0).unwrap();
+    assert_eq!(d.pci_bus_id().unwrap(), expect_pci);
+    let gl = HeadlessContext::for_cuda_device(d.raw()).unwrap();
+    assert_eq!(gl.cuda_device(), Some(d.raw()));
+    let devices = gl_devices(GlDeviceList::All).unwrap();
+    eprintln!(
+        "CUDA_VISIBLE_DEVICES={visible}: CUDA 0 is {expect_pci}; GL ({}) devices {devices:?}",
+        gl.renderer()
+    );
+    assert_eq!(devices, vec![d]);
+    // Interop works in the matched pair: a registration that the wrong pair would refuse.
+    let ctx = Context::for_current_gl().unwrap();
+    assert_eq!(ctx.device(), &d);
+    let name = gl_buffer(256, None);
+    RegisteredBuffer::register(&ctx, name, RegisterFlags::NONE)
+        .unwrap()
+        .unregister()
+        .unwrap();
+    delete_buffer(name);
+}
+
+/// What one GPU's interop loop did.
+#[derive(Debug)]
+struct LoopReport {
+    ordinal: usize,
+    frames: u64,
+    words_checked: u64,
+}
+
+/// Interop on one GPU until `until`: map, a kernel writes a pattern seeded by this GPU and frame,
+/// unmap, GL reads the buffer back, every word is checked.
+fn interop_loop(ordinal: usize, until: std::time::Instant) -> LoopReport {
+    const WORDS: usize = 1 << 18; // 1 MiB
+    let g = gpu_on(ordinal).expect("GPU present (checked by the caller)");
+    assert_eq!(g.gl.cuda_device(), Some(g.device.raw()));
+    let fill = g.kernels.function("fill_u32").unwrap();
+    let name = gl_buffer(WORDS * 4, None);
+    let mut res = RegisteredBuffer::register(&g.ctx, name, RegisterFlags::WRITE_DISCARD).unwrap();
+    let mut report = LoopReport {
+        ordinal,
+        frames: 0,
+        words_checked: 0,
+    };
+    while std::time::Instant::now() < until {
+        let seed = ((ordinal as u32) << 28) ^ (report.frames as u32).wrapping_mul(0x9E37_79B9);
+        {
+            let mapped = res.map(&g.stream).unwrap();
+            // SAFETY: the buffer holds WORDS u32 words and stays mapped until the guard drops,
+            // after the launch in stream order.
+            unsafe {
+                fill.launch(
+                    cuda_gl::LaunchConfig::for_elements(WORDS as u32),
+                    &g.stream,
+                    (mapped.device_ptr(), WORDS as u32, seed),
+                )
+            }
+            .unwrap();
+            mapped.unmap().unwrap();
+        }
+        let got = read_gl_buffer(name, WORDS);
+        if let Some(i) = (0..WORDS).find(|&i| got[i] != pattern(i as u32, seed)) {
+            panic!(
+                "GPU {ordinal}, frame {}: word {i} is {:#x}, expected {:#x}",
+                report.frames,
+                got[i],
+                pattern(i as u32, seed)
+            );
+        }
+        report.frames += 1;
+        report.words_checked += WORDS as u64;
+    }
+    res.unregister().unwrap();
+    delete_buffer(name);
+    g.ctx.check_drop_errors().unwrap();
+    report
+}
+
+#[test]
+fn concurrent_interop_on_both_gpus() {
+    let Some((_d0, _d1)) = two_devices() else {
+        return;
+    };
+    let secs: f64 = std::env::var("CUDA_GL_MULTI_GPU_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10.0);
+    let start = std::time::Instant::now();
+    let until = start + std::time::Duration::from_secs_f64(secs);
+    let count = Device::count().unwrap();
+    let threads: Vec<_> = (0..count)
+        .map(|ordinal| std::thread::spawn(move || interop_loop(ordinal, until)))
+        .collect();
+    let reports: Vec<LoopReport> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    let elapsed = start.elapsed().as_secs_f64();
+    for r in &reports {
+        eprintln!(
+            "GPU {}: {} frames verified ({} words, {:.0} frames/s) in {elapsed:.1} s",
+            r.ordinal,
+            r.frames,
+            r.words_checked,
+            r.frames as f64 / elapsed
+        );
+        assert!(r.frames > 0, "GPU {} ran no frame", r.ordinal);
+    }
+}

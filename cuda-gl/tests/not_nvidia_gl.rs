@@ -1,0 +1,101 @@
+//! A GL context that is not NVIDIA's (Mesa's llvmpipe) next to a working CUDA driver: every entry
+//! point that needs the GL context's GPU returns `Error::NotNvidiaGl`, which says what to do.
+//!
+//! This needs an unusual process: libglvnd's EGL pointed at Mesa alone while libcuda is NVIDIA's.
+//! On a GPU host: `bash ci/gpu/fetch-mesa-egl-debs.sh` here, carry `.mesa`, then
+//! `source .mesa/mesa-env.sh` there before running this binary with `CUDA_GL_REQUIRE_MESA=1`. In
+//! any other setup (CI has Mesa but no CUDA driver; a GPU host has NVIDIA's EGL) the test prints
+//! why it cannot run and skips, unless `CUDA_GL_REQUIRE_MESA=1` makes that a failure.
+#![cfg(feature = "egl")]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::{check_gl, delete_buffer, gl_buffer};
+use cuda_gl::egl::HeadlessContext;
+use cuda_gl::{
+    Context, Device, Error, GlDeviceList, ImageTarget, RegisterFlags, RegisteredBuffer,
+    RegisteredImage, gl_devices,
+};
+
+fn skip_or_fail(reason: String) {
+    if std::env::var("CUDA_GL_REQUIRE_MESA").is_ok_and(|v| v == "1") {
+        panic!("CUDA_GL_REQUIRE_MESA=1, but the test cannot run: {reason}");
+    }
+    eprintln!("skipped: {reason}");
+}
+
+fn assert_not_nvidia(what: &str, err: &Error) {
+    eprintln!("{what}: {err}");
+    assert!(
+        matches!(err, Error::NotNvidiaGl { .. }),
+        "{what}: expected Error::NotNvidiaGl, got {err:?}"
+    );
+    let text = err.to_string();
+    assert!(text.contains("not provided by the NVIDIA driver"), "{text}");
+    assert!(text.contains("__EGL_VENDOR_LIBRARY_FILENAMES"), "{text}");
+}
+
+#[test]
+fn mesa_gl_next_to_cuda_is_not_nvidia_gl() {
+    let device = match Device::get(0) {
+        Ok(d) => d,
+        Err(e) => return skip_or_fail(format!("no CUDA device: {e}")),
+    };
+    let gl = match HeadlessContext::any_gl() {
+        Ok(gl) => gl,
+        Err(e) => return skip_or_fail(format!("no headless GL context: {e}")),
+    };
+    if !gl.is_software() {
+        return skip_or_fail(format!(
+            "the GL context is {} ({}), not a software renderer; point \
+             __EGL_VENDOR_LIBRARY_FILENAMES at Mesa's vendor file (source .mesa/mesa-env.sh)",
+            gl.renderer(),
+            gl.vendor()
+        ));
+    }
+    eprintln!(
+        "GL: {} / {} / {}; CUDA device 0: {}",
+        gl.vendor(),
+        gl.renderer(),
+        gl.version(),
+        device.name().unwrap()
+    );
+
+    // The GL context's GPU, asked directly.
+    let err = gl_devices(GlDeviceList::All).unwrap_err();
+    assert_not_nvidia("cuGLGetDevices", &err);
+    // A CUDA context "for the current GL context".
+    let err = Context::for_current_gl().unwrap_err();
+    assert_not_nvidia("Context::for_current_gl", &err);
+
+    // Registration, from a CUDA context made without asking GL.
+    let ctx = Context::new(&device).unwrap();
+    let buffer = gl_buffer(4096, None);
+    let err = RegisteredBuffer::register(&ctx, buffer, RegisterFlags::NONE).unwrap_err();
+    assert_not_nvidia("register a buffer", &err);
+    delete_buffer(buffer);
+
+    let mut texture = 0;
+    // SAFETY: the Mesa context is current on this thread; `texture` receives one name.
+    unsafe {
+        gl::GenTextures(1, &mut texture);
+        gl::BindTexture(gl::TEXTURE_2D, texture);
+        gl::TexStorage2D(gl::TEXTURE_2D, 1, gl::RGBA8, 64, 64);
+        gl::BindTexture(gl::TEXTURE_2D, 0);
+    }
+    check_gl();
+    let err = RegisteredImage::register(
+        &ctx,
+        texture,
+        ImageTarget::Texture2D,
+        RegisterFlags::SURFACE_LOAD_STORE,
+    )
+    .unwrap_err();
+    assert_not_nvidia("register a texture", &err);
+    // SAFETY: the context is current; `texture` is a name it created.
+    unsafe { gl::DeleteTextures(1, &texture) };
+
+    // Nothing was left behind for a later call to report.
+    ctx.check_drop_errors().unwrap();
+}
