@@ -23,6 +23,11 @@ pub struct Context {
     raw: sys::CUcontext,
     deferred: Mutex<Vec<CudaError>>,
     has_deferred: AtomicBool,
+    /// The cudarc context this one shares ([`Context::from_cudarc`]). It owns the retain of the
+    /// primary context (or the context itself), so this `Context` releases nothing; it is dropped
+    /// after `Drop::drop` has run, once nothing of cuda-gl uses the context any more.
+    #[cfg(feature = "cudarc")]
+    cudarc: Option<Arc<cudarc::driver::CudaContext>>,
 }
 
 // SAFETY: a CUcontext is a process-wide handle that the driver lets any thread use.
@@ -43,7 +48,67 @@ impl Context {
             raw,
             deferred: Mutex::new(Vec::new()),
             has_deferred: AtomicBool::new(false),
+            #[cfg(feature = "cudarc")]
+            cudarc: None,
         }))
+    }
+
+    /// Shares the context of a cudarc [`CudaContext`](cudarc::driver::CudaContext): GL resources
+    /// registered in the returned `Context` live in cudarc's context, so cudarc's streams can map
+    /// them and cudarc's kernels can use them.
+    ///
+    /// The returned `Context` holds a clone of the `Arc`, so the cudarc context stays alive for as
+    /// long as anything of cuda-gl uses it. It adds no retain of its own: the cudarc context's
+    /// retain of the primary context (or its ownership of a non-primary one) is the only one, and
+    /// cudarc releases it when its last `Arc` goes, after the cuda-gl handles.
+    ///
+    /// The context is bound to the calling thread and checked: cuda-gl's driver library must see
+    /// it as a context of the device cudarc reports, which holds when both opened the same
+    /// `libcuda.so.1` (both load it by that name or `libcuda.so`).
+    ///
+    /// # Errors
+    /// [`Error::Load`] without a driver; [`Error::InvalidArgument`] when the context belongs to
+    /// another device in cuda-gl's driver (two different driver libraries were loaded); the
+    /// driver's error from `cuCtxSetCurrent` or `cuCtxGetDevice`.
+    #[cfg(feature = "cudarc")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
+    #[doc(alias = "cuCtxGetDevice")]
+    pub fn from_cudarc(cudarc: &Arc<cudarc::driver::CudaContext>) -> Result<Arc<Context>> {
+        result::init()?;
+        let raw: sys::CUcontext = cudarc.cu_ctx().cast();
+        if raw.is_null() {
+            return Err(Error::InvalidArgument(
+                "the cudarc context has no CUcontext handle (it was destroyed); pass a live \
+                 CudaContext"
+                    .into(),
+            ));
+        }
+        let ctx = Context {
+            device: Device::from_raw(cudarc.cu_device()),
+            raw,
+            deferred: Mutex::new(Vec::new()),
+            has_deferred: AtomicBool::new(false),
+            cudarc: Some(cudarc.clone()),
+        };
+        ctx.bind()?;
+        let device = result::ctx::device()?;
+        if device != cudarc.cu_device() {
+            return Err(Error::InvalidArgument(format!(
+                "cuda-gl's CUDA driver sees the cudarc context on device {device}, but cudarc \
+                 reports device {}: the two crates loaded different CUDA driver libraries. Make \
+                 sure only the NVIDIA driver's libcuda.so.1 is found (no stub libcuda.so on \
+                 LD_LIBRARY_PATH), or set CUDA_GL_DRIVER_PATH to the library cudarc loads",
+                cudarc.cu_device()
+            )));
+        }
+        Ok(Arc::new(ctx))
+    }
+
+    /// The cudarc context this one shares, when it was made by [`Context::from_cudarc`].
+    #[cfg(feature = "cudarc")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
+    pub fn cudarc_context(&self) -> Option<&Arc<cudarc::driver::CudaContext>> {
+        self.cudarc.as_ref()
     }
 
     /// Retains the primary context of the first CUDA device behind the GL context that is current
@@ -164,6 +229,12 @@ impl Drop for Context {
     fn drop(&mut self) {
         for e in self.take_drop_errors() {
             log::warn!("cuda-gl: unreported drop error at context release: {e}");
+        }
+        #[cfg(feature = "cudarc")]
+        if self.cudarc.is_some() {
+            // No retain of our own: the cudarc context, dropped with this struct's fields right
+            // after this, releases its own when its last Arc goes.
+            return;
         }
         // SAFETY: this balances the retain in `Context::new`.
         if let Err(e) = unsafe { result::ctx::primary_release(self.device.raw()) } {

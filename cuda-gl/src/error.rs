@@ -275,6 +275,28 @@ pub enum Error {
         given_sizes: Vec<usize>,
     },
 
+    /// A mapped buffer cannot be viewed as a slice of the element type asked for: its size is not
+    /// a whole number of elements, or its address is not aligned for them.
+    #[error(
+        "a mapped buffer of {bytes} bytes at address {address:#x} cannot be viewed as a slice of \
+         `{type_name}` ({type_size} bytes, alignment {type_align}).\nhelp: the buffer's size must \
+         be a multiple of the element size and its address a multiple of the alignment; give the \
+         GL buffer a whole number of elements (glBufferData size = count * {type_size}), or view \
+         it as bytes (`u8`)"
+    )]
+    SliceLayout {
+        /// The element type asked for.
+        type_name: &'static str,
+        /// Its size in bytes.
+        type_size: usize,
+        /// Its alignment in bytes.
+        type_align: usize,
+        /// The size of the mapped buffer in bytes.
+        bytes: usize,
+        /// The mapped buffer's device address.
+        address: u64,
+    },
+
     /// One or more drops failed earlier; they were logged then and are reported here.
     #[error("{} earlier drop(s) failed: {}", .0.len(), .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
     DeferredDrop(Vec<CudaError>),

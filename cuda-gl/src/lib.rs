@@ -104,6 +104,16 @@ mod stream;
 #[cfg_attr(docsrs, doc(cfg(feature = "egl")))]
 pub mod egl;
 
+#[cfg(feature = "cudarc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
+pub mod cudarc_interop;
+
+/// The cudarc crate that the `cudarc` feature builds against, re-exported so that its version
+/// always matches.
+#[cfg(feature = "cudarc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
+pub use cudarc;
+
 pub use context::Context;
 pub use device::{Device, GlDeviceList, gl_devices};
 pub use error::{CudaError, DeviceLabel, Error, Result};

@@ -167,6 +167,15 @@ pub(crate) mod ctx {
         Ok(())
     }
 
+    /// `cuCtxGetDevice`: the device of the current context.
+    #[cfg(feature = "cudarc")]
+    pub(crate) fn device() -> Result<sys::CUdevice> {
+        let mut dev = 0;
+        // SAFETY: `dev` is a valid out-pointer.
+        unsafe { drv!(cuCtxGetDevice(&mut dev)) }?;
+        Ok(dev)
+    }
+
     /// `cuCtxSynchronize` on the current context.
     pub(crate) fn synchronize() -> Result<()> {
         // SAFETY: no pointers; acts on the current context.

@@ -10,15 +10,27 @@ use std::sync::Arc;
 ///
 /// Mapping and unmapping take any `AsStream`, so the map can run on the caller's own stream.
 ///
+/// With the `cudarc` feature, cudarc's `CudaStream` and `Arc<CudaStream>` implement it too.
+///
 /// # Safety
 /// Implementors guarantee that [`AsStream::raw_stream`] returns a stream handle that stays valid
 /// for as long as `self` is borrowed, and that [`AsStream::raw_context`] is the context the stream
-/// belongs to.
+/// belongs to. With the `cudarc` feature, `cudarc_stream`, when it returns a stream, returns the
+/// one whose handle `raw_stream` returns.
 pub unsafe trait AsStream {
     /// The raw `CUstream` (null, `CU_STREAM_LEGACY` and `CU_STREAM_PER_THREAD` included).
     fn raw_stream(&self) -> sys::CUstream;
     /// The raw `CUcontext` the stream belongs to.
     fn raw_context(&self) -> sys::CUcontext;
+    /// The cudarc stream this is, when it is an `Arc<cudarc::driver::CudaStream>`: a buffer
+    /// mapped on it can then be viewed as a cudarc device slice
+    /// ([`MappedBuffer::as_cudarc_slice`](crate::MappedBuffer::as_cudarc_slice)). `None` by
+    /// default.
+    #[cfg(feature = "cudarc")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
+    fn cudarc_stream(&self) -> Option<&Arc<cudarc::driver::CudaStream>> {
+        None
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -83,6 +83,11 @@ pub const KERNELS: &[Kernel] = &[
             "fill_frame_with_checksum",
         ],
     },
+    Kernel {
+        source: "cuda-gl/examples/kernels/cudarc_interop.cu",
+        ptx: "cuda-gl/examples/kernels/cudarc_interop.ptx",
+        entries: &["xor_gradient_rgba8"],
+    },
 ];
 
 pub fn run(check: bool) -> Result<()> {

@@ -80,6 +80,8 @@ pub fn map_all<'a, S: AsStream>(
         raws,
         stream: s,
         _stream: PhantomData,
+        #[cfg(feature = "cudarc")]
+        cudarc_stream: stream.cudarc_stream(),
     })
 }
 
@@ -91,9 +93,12 @@ pub struct MappedBatch<'a> {
     raws: Vec<sys::CUgraphicsResource>,
     stream: sys::CUstream,
     _stream: PhantomData<&'a ()>,
+    /// The stream of the map, when it is a cudarc one (for cudarc slices of the buffers).
+    #[cfg(feature = "cudarc")]
+    cudarc_stream: Option<&'a std::sync::Arc<cudarc::driver::CudaStream>>,
 }
 
-impl MappedBatch<'_> {
+impl<'a> MappedBatch<'a> {
     /// How many resources are mapped.
     pub fn len(&self) -> usize {
         self.regs.len()
@@ -130,6 +135,12 @@ impl MappedBatch<'_> {
         // SAFETY: mapped for as long as the batch is borrowed.
         let (ptr, size) = unsafe { result::graphics::mapped_pointer(reg.raw) }?;
         Ok((DevicePtr::new(ptr), size))
+    }
+
+    /// The cudarc stream of the map, if it was one.
+    #[cfg(feature = "cudarc")]
+    pub(crate) fn cudarc_stream(&self) -> Option<&'a std::sync::Arc<cudarc::driver::CudaStream>> {
+        self.cudarc_stream
     }
 
     /// The CUDA array of the image at `index`, at array index `layer` and mip `level`.

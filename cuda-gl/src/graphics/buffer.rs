@@ -59,6 +59,8 @@ impl RegisteredBuffer {
                 ptr,
                 size,
                 _stream: PhantomData,
+                #[cfg(feature = "cudarc")]
+                cudarc_stream: stream.cudarc_stream(),
             }),
             Err(e) => {
                 // SAFETY: mapped on `s` just above; nothing was handed out.
@@ -137,9 +139,12 @@ pub struct MappedBuffer<'a> {
     ptr: sys::CUdeviceptr,
     size: usize,
     _stream: PhantomData<&'a ()>,
+    /// The stream of the map, when it is a cudarc one (for cudarc slices of the mapping).
+    #[cfg(feature = "cudarc")]
+    cudarc_stream: Option<&'a std::sync::Arc<cudarc::driver::CudaStream>>,
 }
 
-impl MappedBuffer<'_> {
+impl<'a> MappedBuffer<'a> {
     /// The buffer's device address, borrowed from this guard.
     #[doc(alias = "cuGraphicsResourceGetMappedPointer")]
     pub fn device_ptr(&self) -> DevicePtr<'_> {
@@ -154,6 +159,18 @@ impl MappedBuffer<'_> {
     /// The stream it was mapped on.
     pub fn raw_stream(&self) -> sys::CUstream {
         self.stream
+    }
+
+    /// The raw address, the size and the cudarc stream of the map, for cudarc slices.
+    #[cfg(feature = "cudarc")]
+    pub(crate) fn cudarc_parts(
+        &self,
+    ) -> (
+        sys::CUdeviceptr,
+        usize,
+        Option<&'a std::sync::Arc<cudarc::driver::CudaStream>>,
+    ) {
+        (self.ptr, self.size, self.cudarc_stream)
     }
 
     /// Unmaps now, on the stream it was mapped on, and returns the driver's error.

@@ -1,0 +1,193 @@
+//! cuda-gl with cudarc: a kernel launched through cudarc writes an OpenGL pixel buffer in place,
+//! and OpenGL reads it back.
+//!
+//! The CUDA side is all cudarc (context, stream, module, launch); cuda-gl registers the GL
+//! buffer in cudarc's context, maps it on cudarc's stream, and hands it to cudarc as a typed
+//! device slice that cannot outlive the mapping. Headless: the GL context comes from EGL on the
+//! same GPU, so it runs on a server.
+//!
+//! Run with `cargo run -p cuda-gl --example cudarc_interop --features cudarc,egl`. It prints what
+//! it checked, and exits with 1 when a pixel differs, 2 when something fails.
+
+use cuda_gl::egl::HeadlessContext;
+use cuda_gl::{Context, RegisterFlags, RegisteredBuffer};
+use cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
+use cudarc::nvrtc::Ptx;
+use std::process::ExitCode;
+
+/// `xor_gradient_rgba8(unsigned* pixels, unsigned width, unsigned height, unsigned frame)`, from
+/// `kernels/cudarc_interop.cu`, compiled by `cargo xtask ptx`.
+const PTX: &str = include_str!("kernels/cudarc_interop.ptx");
+
+const WIDTH: u32 = 640;
+const HEIGHT: u32 = 360;
+const FRAME: u32 = 42;
+
+/// What the kernel writes into a zeroed image: the pixel packed little-endian, r = x, g = y,
+/// b = frame, a = 255 (mod 256), as the bytes GL reads as RGBA8.
+fn gradient(x: u32, y: u32, frame: u32) -> u32 {
+    (x & 0xff) | ((y & 0xff) << 8) | ((frame & 0xff) << 16) | (0xff << 24)
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(0) => ExitCode::SUCCESS,
+        Ok(wrong) => {
+            eprintln!("cudarc_interop: {wrong} pixel(s) differ from the expected gradient");
+            ExitCode::from(1)
+        }
+        Err(e) => {
+            eprintln!("cudarc_interop: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Runs the whole flow and returns how many pixels GL read back wrong.
+fn run() -> Result<usize, Box<dyn std::error::Error>> {
+    // cudarc panics when it finds no driver library; cuda-gl reports it as an error first.
+    let driver = cuda_gl::driver_version()?;
+    // The application's own cudarc objects.
+    let cu = CudaContext::new(0)?;
+    let stream = cu.new_stream()?;
+    let kernel = cu
+        .load_module(Ptx::from_src(PTX))?
+        .load_function("xor_gradient_rgba8")?;
+
+    // A headless OpenGL context on the same GPU, with a zeroed pixel buffer and a texture.
+    let gl_ctx = HeadlessContext::for_cuda_device(cu.cu_device())?;
+    println!(
+        "OpenGL {} on {}; CUDA device {} ({}), driver API {driver}",
+        gl_ctx.version(),
+        gl_ctx.renderer(),
+        cu.ordinal(),
+        cu.name()?
+    );
+    let pixel_count = (WIDTH * HEIGHT) as usize;
+    let (pbo, texture) = create_pbo_and_texture(pixel_count)?;
+
+    // Register the buffer in cudarc's context: cuda-gl shares it rather than retaining another.
+    let ctx = Context::from_cudarc(&cu)?;
+    let mut pixels = RegisteredBuffer::register(&ctx, pbo, RegisterFlags::NONE)?;
+
+    // Map on the cudarc stream, view as a slice of u32 (one RGBA8 pixel each), launch.
+    let mut mapped = pixels.map(&stream)?;
+    let mut view = mapped.as_cudarc_slice_mut::<u32>()?;
+    if view.len() != pixel_count {
+        return Err(format!(
+            "the mapped buffer holds {} pixels, not {pixel_count}",
+            view.len()
+        )
+        .into());
+    }
+    let config = LaunchConfig {
+        grid_dim: (WIDTH.div_ceil(16), HEIGHT.div_ceil(16), 1),
+        block_dim: (16, 16, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: the kernel takes (unsigned*, unsigned, unsigned, unsigned) and writes
+    // WIDTH * HEIGHT words through the pointer, which is the view's length; it runs on the
+    // stream the buffer is mapped on.
+    unsafe {
+        stream
+            .launch_builder(&kernel)
+            .arg(&mut view)
+            .arg(&WIDTH)
+            .arg(&HEIGHT)
+            .arg(&FRAME)
+            .launch(config)
+    }?;
+    // Unmapping (on the same stream) ends the view's borrow; GL work issued after it waits for
+    // the kernel.
+    mapped.unmap()?;
+
+    // GL uses the buffer as the source of a texture upload, then reads the texture back.
+    let texels = upload_and_read_back(pbo, texture)?;
+    let wrong = (0..HEIGHT)
+        .flat_map(|y| (0..WIDTH).map(move |x| (x, y)))
+        .zip(&texels)
+        .filter(|&((x, y), &texel)| texel != gradient(x, y, FRAME))
+        .count();
+    println!(
+        "a cudarc kernel wrote {WIDTH}x{HEIGHT} RGBA8 pixels into GL buffer {pbo} mapped on a \
+         cudarc stream; GL read back {} of {pixel_count} pixels as expected",
+        pixel_count - wrong
+    );
+
+    pixels.unregister()?;
+    ctx.check_drop_errors()?;
+    // SAFETY: the GL context is current; the names came from glGen*.
+    unsafe {
+        gl::DeleteTextures(1, &texture);
+        gl::DeleteBuffers(1, &pbo);
+    }
+    Ok(wrong)
+}
+
+/// A zero-filled pixel buffer of `pixel_count` RGBA8 pixels and a WIDTH x HEIGHT RGBA8 texture.
+fn create_pbo_and_texture(pixel_count: usize) -> Result<(u32, u32), String> {
+    let zeros = vec![0u32; pixel_count];
+    let (mut pbo, mut texture) = (0, 0);
+    // SAFETY: a GL context is current and its function pointers are loaded; `zeros` holds
+    // `pixel_count * 4` bytes.
+    unsafe {
+        gl::GenBuffers(1, &mut pbo);
+        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, pbo);
+        gl::BufferData(
+            gl::PIXEL_UNPACK_BUFFER,
+            (pixel_count * 4) as isize,
+            zeros.as_ptr().cast(),
+            gl::STREAM_DRAW,
+        );
+        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
+        gl::GenTextures(1, &mut texture);
+        gl::BindTexture(gl::TEXTURE_2D, texture);
+        gl::TexStorage2D(gl::TEXTURE_2D, 1, gl::RGBA8, WIDTH as i32, HEIGHT as i32);
+        gl::BindTexture(gl::TEXTURE_2D, 0);
+    }
+    gl_error("creating the pixel buffer and texture")?;
+    Ok((pbo, texture))
+}
+
+/// Uploads the pixel buffer into the texture (the PBO is the source) and reads the texture back.
+fn upload_and_read_back(pbo: u32, texture: u32) -> Result<Vec<u32>, String> {
+    let mut texels = vec![0u32; (WIDTH * HEIGHT) as usize];
+    // SAFETY: a GL context is current; with the PBO bound to GL_PIXEL_UNPACK_BUFFER the null
+    // pointer is offset 0 into it; `texels` has room for the whole RGBA8 image.
+    unsafe {
+        gl::BindTexture(gl::TEXTURE_2D, texture);
+        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, pbo);
+        gl::PixelStorei(gl::UNPACK_ALIGNMENT, 4);
+        gl::TexSubImage2D(
+            gl::TEXTURE_2D,
+            0,
+            0,
+            0,
+            WIDTH as i32,
+            HEIGHT as i32,
+            gl::RGBA,
+            gl::UNSIGNED_BYTE,
+            std::ptr::null(),
+        );
+        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
+        gl::PixelStorei(gl::PACK_ALIGNMENT, 4);
+        gl::GetTexImage(
+            gl::TEXTURE_2D,
+            0,
+            gl::RGBA,
+            gl::UNSIGNED_BYTE,
+            texels.as_mut_ptr().cast(),
+        );
+        gl::BindTexture(gl::TEXTURE_2D, 0);
+    }
+    gl_error("uploading the buffer into the texture and reading it back")?;
+    Ok(texels)
+}
+
+fn gl_error(what: &str) -> Result<(), String> {
+    // SAFETY: a GL context is current.
+    match unsafe { gl::GetError() } {
+        gl::NO_ERROR => Ok(()),
+        code => Err(format!("OpenGL error {code:#x} while {what}")),
+    }
+}

@@ -1,0 +1,399 @@
+//! Interop with [cudarc](https://docs.rs/cudarc) 0.19 (feature `cudarc`): register GL objects in a
+//! cudarc context, map them on a cudarc stream, and hand mapped buffers to cudarc as device
+//! slices.
+//!
+//! - [`Context::from_cudarc`](crate::Context::from_cudarc) shares a cudarc
+//!   [`CudaContext`]; [`cuda_context_for_current_gl`] makes one on the GPU of the current GL
+//!   context.
+//! - cudarc's [`CudaStream`] and `Arc<CudaStream>` implement [`AsStream`], so
+//!   [`RegisteredBuffer::map`](crate::RegisteredBuffer::map), `RegisteredImage::map` and
+//!   [`map_all`](crate::map_all) take them, and the unmap runs on that stream.
+//! - [`MappedBuffer::as_cudarc_slice`] and [`MappedBuffer::as_cudarc_slice_mut`] (and the same on
+//!   [`MappedBatch`]) view a buffer mapped on an `Arc<CudaStream>` as [`MappedView`] /
+//!   [`MappedViewMut`]: typed device slices that implement cudarc's [`DevicePtr`],
+//!   [`DevicePtrMut`] and [`PushKernelArg`], so cudarc copies into and out of them and passes
+//!   them to kernels. They borrow the mapping guard, so they cannot outlive the mapping.
+//!
+//! Both crates open the driver library at run time (`libcuda.so.1`; cudarc also tries
+//! `libcuda.so`, a link to the same file), and the dynamic loader opens one file once per process,
+//! so their handles are the same objects: a `CUcontext` or `CUstream` of one is valid in the
+//! other.
+//!
+//! cudarc needs exactly one CUDA version feature (such as `cuda-12000`), which the application's
+//! own `cudarc` dependency selects; cuda-gl selects none, so the two never conflict.
+//!
+//! The whole flow is in `cuda-gl/examples/cudarc_interop.rs`.
+
+use crate::device::{GlDeviceList, gl_devices};
+use crate::error::{CudaError, Error, Result};
+use crate::graphics::{MappedBatch, MappedBuffer};
+use crate::memory::DeviceCopy;
+use crate::stream::AsStream;
+use cuda_gl_sys as sys;
+use cudarc::driver::sys as rc;
+use cudarc::driver::{
+    CudaContext, CudaStream, DevicePtr, DevicePtrMut, DeviceSlice, DriverError, LaunchArgs,
+    PushKernelArg, SyncOnDrop,
+};
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+// SAFETY: the handle is the stream's own, valid for as long as the stream is borrowed (cudarc
+// destroys owned streams only in Drop), and belongs to the stream's context.
+unsafe impl AsStream for CudaStream {
+    fn raw_stream(&self) -> sys::CUstream {
+        self.cu_stream().cast()
+    }
+    fn raw_context(&self) -> sys::CUcontext {
+        self.context().cu_ctx().cast()
+    }
+}
+
+// SAFETY: as for `CudaStream`, which the `Arc` keeps alive while borrowed; `cudarc_stream`
+// returns this very stream.
+unsafe impl AsStream for Arc<CudaStream> {
+    fn raw_stream(&self) -> sys::CUstream {
+        self.cu_stream().cast()
+    }
+    fn raw_context(&self) -> sys::CUcontext {
+        self.context().cu_ctx().cast()
+    }
+    fn cudarc_stream(&self) -> Option<&Arc<CudaStream>> {
+        Some(self)
+    }
+}
+
+/// A cudarc error becomes [`Error::Cuda`], with the call named `cudarc`.
+impl From<DriverError> for Error {
+    fn from(e: DriverError) -> Self {
+        Error::Cuda(CudaError::new("cudarc", sys::CUresult(e.0 as u32)))
+    }
+}
+
+/// A cudarc context on the first CUDA device behind the GL context current on this thread: the
+/// context to register that GL context's objects in (through
+/// [`Context::from_cudarc`](crate::Context::from_cudarc)). It retains the device's primary
+/// context, like `CudaContext::new`.
+///
+/// # Errors
+/// As [`gl_devices`]; [`Error::NotNvidiaGl`] when the GL context is on no CUDA device; cudarc's
+/// error from `CudaContext::new`.
+pub fn cuda_context_for_current_gl() -> Result<Arc<CudaContext>> {
+    let devices = gl_devices(GlDeviceList::All)?;
+    let Some(device) = devices.first() else {
+        return Err(Error::NotNvidiaGl {
+            source: CudaError::new("cuGLGetDevices", sys::CUresult::CUDA_ERROR_NO_DEVICE),
+        });
+    };
+    Ok(CudaContext::new(device.ordinal())?)
+}
+
+/// The number of `T` in `bytes` bytes at `address`, when they fit exactly and aligned.
+fn element_count<T>(address: u64, bytes: usize) -> Result<usize> {
+    let (size, align) = (size_of::<T>(), align_of::<T>());
+    if size == 0 || !bytes.is_multiple_of(size) || !address.is_multiple_of(align as u64) {
+        return Err(Error::SliceLayout {
+            type_name: std::any::type_name::<T>(),
+            type_size: size,
+            type_align: align,
+            bytes,
+            address,
+        });
+    }
+    Ok(bytes / size)
+}
+
+fn no_cudarc_stream() -> Error {
+    Error::InvalidArgument(
+        "the buffer was not mapped on an Arc<cudarc::driver::CudaStream>, and a cudarc slice \
+         needs the stream it belongs to; map it with `registered.map(&stream)` where `stream` is \
+         the Arc<CudaStream> that cudarc's `new_stream`, `default_stream` or `fork` returned"
+            .into(),
+    )
+}
+
+/// Orders work about to be queued on `stream` with the mapping on `mapped_on`.
+///
+/// On the stream of the map nothing is needed: the map, the work and the unmap are queued in that
+/// order on one stream. On another stream the work first waits for the map (an event), and the
+/// returned guard synchronizes `stream` when cudarc drops it, right after queuing the work, so the
+/// work is finished before the view can be dropped and the mapping unmapped. Failures are recorded
+/// on the cudarc context, as cudarc does in these traits, and reported by its next call.
+fn order_on<'s>(mapped_on: &CudaStream, stream: &'s CudaStream) -> SyncOnDrop<'s> {
+    if stream.cu_stream() == mapped_on.cu_stream() && stream.context() == mapped_on.context() {
+        return SyncOnDrop::Sync(None);
+    }
+    let ctx = stream.context();
+    match mapped_on.record_event(None) {
+        Ok(event) => ctx.record_err(stream.wait(&event)),
+        Err(e) => ctx.record_err(Err::<(), _>(e)),
+    }
+    SyncOnDrop::sync_stream(stream)
+}
+
+/// A mapped GL buffer viewed as a read-only cudarc device slice of `T`, borrowed from the
+/// mapping guard (see [`MappedBuffer::as_cudarc_slice`]).
+///
+/// It implements cudarc's [`DevicePtr`] (so `stream.clone_dtoh(&view)` and `memcpy_dtod` read
+/// it) and [`PushKernelArg`] (`builder.arg(&view)` passes its address). Copies on another stream
+/// of the same context wait for the map and finish before they return. A kernel must be launched
+/// on the stream the buffer was mapped on: cudarc's `launch` is `unsafe`, and that is one of its
+/// conditions here, as the launch builder does not say which stream it is for.
+///
+/// Neither `Send` nor `Sync`, like the guard it borrows.
+#[derive(Debug)]
+pub struct MappedView<'a, T> {
+    ptr: rc::CUdeviceptr,
+    len: usize,
+    stream: &'a Arc<CudaStream>,
+    _data: PhantomData<(&'a [T], *const ())>,
+}
+
+/// A mapped GL buffer viewed as a writable cudarc device slice of `T`, borrowed mutably from the
+/// mapping guard (see [`MappedBuffer::as_cudarc_slice_mut`]).
+///
+/// As [`MappedView`], and it also implements cudarc's [`DevicePtrMut`], so
+/// `stream.memcpy_htod(&data, &mut view)`, `memset_zeros` and `memcpy_dtod` write it, and
+/// `builder.arg(&mut view)` passes it to a kernel.
+#[derive(Debug)]
+pub struct MappedViewMut<'a, T> {
+    ptr: rc::CUdeviceptr,
+    len: usize,
+    stream: &'a Arc<CudaStream>,
+    _data: PhantomData<(&'a mut [T], *const ())>,
+}
+
+impl<'a, T> MappedView<'a, T> {
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it has no elements (never: a mapped buffer has at least one byte).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The cudarc stream the buffer was mapped on.
+    pub fn stream(&self) -> &'a Arc<CudaStream> {
+        self.stream
+    }
+}
+
+impl<'a, T> MappedViewMut<'a, T> {
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it has no elements (never: a mapped buffer has at least one byte).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The cudarc stream the buffer was mapped on.
+    pub fn stream(&self) -> &'a Arc<CudaStream> {
+        self.stream
+    }
+
+    /// A read-only view of the same elements, borrowed from this one.
+    pub fn as_view(&self) -> MappedView<'_, T> {
+        MappedView {
+            ptr: self.ptr,
+            len: self.len,
+            stream: self.stream,
+            _data: PhantomData,
+        }
+    }
+}
+
+impl<T> DeviceSlice<T> for MappedView<'_, T> {
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn stream(&self) -> &Arc<CudaStream> {
+        self.stream
+    }
+}
+
+impl<T> DeviceSlice<T> for MappedViewMut<'_, T> {
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn stream(&self) -> &Arc<CudaStream> {
+        self.stream
+    }
+}
+
+impl<T> DevicePtr<T> for MappedView<'_, T> {
+    fn device_ptr<'s>(&'s self, stream: &'s CudaStream) -> (rc::CUdeviceptr, SyncOnDrop<'s>) {
+        (self.ptr, order_on(self.stream, stream))
+    }
+}
+
+impl<T> DevicePtr<T> for MappedViewMut<'_, T> {
+    fn device_ptr<'s>(&'s self, stream: &'s CudaStream) -> (rc::CUdeviceptr, SyncOnDrop<'s>) {
+        (self.ptr, order_on(self.stream, stream))
+    }
+}
+
+impl<T> DevicePtrMut<T> for MappedViewMut<'_, T> {
+    fn device_ptr_mut<'s>(
+        &'s mut self,
+        stream: &'s CudaStream,
+    ) -> (rc::CUdeviceptr, SyncOnDrop<'s>) {
+        (self.ptr, order_on(self.stream, stream))
+    }
+}
+
+// SAFETY: pushes the address of `arg.ptr`, a `CUdeviceptr` (a `u64`, which cudarc passes by
+// reference itself) that lives for `'b`, which outlives the launch builder `'a`; the kernel gets
+// the buffer's device address, as for cudarc's own views.
+unsafe impl<'a, 'b: 'a, 'c: 'b, T> PushKernelArg<&'b MappedView<'c, T>> for LaunchArgs<'a> {
+    #[inline(always)]
+    fn arg(&mut self, arg: &'b MappedView<'c, T>) -> &mut Self {
+        <Self as PushKernelArg<&'b rc::CUdeviceptr>>::arg(self, &arg.ptr)
+    }
+}
+
+// SAFETY: as for `&MappedView`.
+unsafe impl<'a, 'b: 'a, 'c: 'b, T> PushKernelArg<&'b MappedViewMut<'c, T>> for LaunchArgs<'a> {
+    #[inline(always)]
+    fn arg(&mut self, arg: &'b MappedViewMut<'c, T>) -> &mut Self {
+        <Self as PushKernelArg<&'b rc::CUdeviceptr>>::arg(self, &arg.ptr)
+    }
+}
+
+// SAFETY: as for `&MappedView`; the mutable borrow keeps other views of the mapping from
+// being passed at the same time.
+unsafe impl<'a, 'b: 'a, 'c: 'b, T> PushKernelArg<&'b mut MappedViewMut<'c, T>> for LaunchArgs<'a> {
+    #[inline(always)]
+    fn arg(&mut self, arg: &'b mut MappedViewMut<'c, T>) -> &mut Self {
+        <Self as PushKernelArg<&'b rc::CUdeviceptr>>::arg(self, &arg.ptr)
+    }
+}
+
+impl<'m> MappedBuffer<'m> {
+    /// Views the mapped buffer as a read-only cudarc device slice of `T`, for as long as this
+    /// guard is borrowed. The buffer must have been mapped on an `Arc<cudarc::driver::CudaStream>`.
+    ///
+    /// # Errors
+    /// [`Error::SliceLayout`] when the buffer's size is not a multiple of `size_of::<T>()` or its
+    /// address is not aligned for `T`; [`Error::InvalidArgument`] when it was mapped on a stream
+    /// that is not an `Arc<CudaStream>`.
+    #[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
+    pub fn as_cudarc_slice<T: DeviceCopy>(&self) -> Result<MappedView<'_, T>> {
+        let (ptr, size, stream) = self.cudarc_parts();
+        let stream = stream.ok_or_else(no_cudarc_stream)?;
+        Ok(MappedView {
+            ptr,
+            len: element_count::<T>(ptr, size)?,
+            stream,
+            _data: PhantomData,
+        })
+    }
+
+    /// Views the mapped buffer as a writable cudarc device slice of `T`, for as long as this
+    /// guard is borrowed mutably. The buffer must have been mapped on an
+    /// `Arc<cudarc::driver::CudaStream>`.
+    ///
+    /// # Errors
+    /// As [`MappedBuffer::as_cudarc_slice`].
+    #[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
+    pub fn as_cudarc_slice_mut<T: DeviceCopy>(&mut self) -> Result<MappedViewMut<'_, T>> {
+        let (ptr, size, stream) = self.cudarc_parts();
+        let stream = stream.ok_or_else(no_cudarc_stream)?;
+        Ok(MappedViewMut {
+            ptr,
+            len: element_count::<T>(ptr, size)?,
+            stream,
+            _data: PhantomData,
+        })
+    }
+}
+
+impl<'m> MappedBatch<'m> {
+    /// Views the buffer at `index` as a read-only cudarc device slice of `T`, for as long as the
+    /// batch is borrowed. The batch must have been mapped on an `Arc<cudarc::driver::CudaStream>`.
+    ///
+    /// # Errors
+    /// As [`MappedBatch::buffer`] and [`MappedBuffer::as_cudarc_slice`].
+    #[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
+    pub fn as_cudarc_slice<T: DeviceCopy>(&self, index: usize) -> Result<MappedView<'_, T>> {
+        let stream = self.cudarc_stream().ok_or_else(no_cudarc_stream)?;
+        let (ptr, size) = self.buffer(index)?;
+        let ptr = ptr.as_raw();
+        Ok(MappedView {
+            ptr,
+            len: element_count::<T>(ptr, size)?,
+            stream,
+            _data: PhantomData,
+        })
+    }
+
+    /// Views the buffer at `index` as a writable cudarc device slice of `T`, for as long as the
+    /// batch is borrowed mutably (so one writable view at a time).
+    ///
+    /// # Errors
+    /// As [`MappedBatch::as_cudarc_slice`].
+    #[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
+    pub fn as_cudarc_slice_mut<T: DeviceCopy>(
+        &mut self,
+        index: usize,
+    ) -> Result<MappedViewMut<'_, T>> {
+        let stream = self.cudarc_stream().ok_or_else(no_cudarc_stream)?;
+        let (ptr, size) = self.buffer(index)?;
+        let ptr = ptr.as_raw();
+        Ok(MappedViewMut {
+            ptr,
+            len: element_count::<T>(ptr, size)?,
+            stream,
+            _data: PhantomData,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn element_count_checks_size_and_alignment() {
+        assert_eq!(element_count::<u32>(0x1000, 64).ok(), Some(16));
+        assert_eq!(element_count::<u8>(0x1001, 3).ok(), Some(3));
+        assert_eq!(element_count::<[f32; 4]>(0x1000, 32).ok(), Some(2));
+        let size = element_count::<u32>(0x1000, 10).err();
+        assert!(
+            matches!(
+                &size,
+                Some(Error::SliceLayout {
+                    type_size: 4,
+                    bytes: 10,
+                    ..
+                })
+            ),
+            "{size:?}"
+        );
+        let align = element_count::<u64>(0x1004, 16).err();
+        assert!(
+            matches!(
+                &align,
+                Some(Error::SliceLayout {
+                    type_align: 8,
+                    address: 0x1004,
+                    ..
+                })
+            ),
+            "{align:?}"
+        );
+        let text = align.map(|e| e.to_string()).unwrap_or_default();
+        assert!(text.contains("help:") && text.contains("u64"), "{text}");
+    }
+
+    #[test]
+    fn driver_errors_keep_their_code() {
+        let e = Error::from(DriverError(rc::CUresult::CUDA_ERROR_INVALID_VALUE));
+        assert_eq!(e.code(), Some(sys::CUresult::CUDA_ERROR_INVALID_VALUE));
+        assert!(matches!(&e, Error::Cuda(c) if c.call == "cudarc"));
+    }
+}

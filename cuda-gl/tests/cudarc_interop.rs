@@ -1,0 +1,382 @@
+//! cuda-gl with cudarc on a real GPU: one driver library and one set of handles for both crates,
+//! GL buffers registered in a cudarc context and mapped on cudarc streams, cudarc kernels and
+//! copies reading and writing them, and the context shared without a second retain. Needs
+//! `--features cudarc,egl` and a GPU; skips with a reason elsewhere (fails under
+//! `CUDA_GL_REQUIRE_GPU=1`).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::{check_gl, delete_buffer, gl_buffer, pattern_words, read_gl_buffer, skip};
+use cuda_gl::egl::HeadlessContext;
+use cuda_gl::{
+    AsStream, Context, Device, Error, Event, RegisterFlags, RegisteredBuffer, Resource, Stream,
+    StreamFlags, map_all,
+};
+use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::nvrtc::Ptx;
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// The example's kernel: `xor_gradient_rgba8(unsigned*, unsigned width, unsigned height,
+/// unsigned frame)`.
+const PTX: &str = include_str!("../examples/kernels/cudarc_interop.ptx");
+
+/// The tests count primary-context retains, so they run one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// What the kernel XORs into pixel (x, y): r = x, g = y, b = frame, a = 255 (mod 256).
+fn gradient(x: u32, y: u32, frame: u32) -> u32 {
+    (x & 0xff) | ((y & 0xff) << 8) | ((frame & 0xff) << 16) | (0xff << 24)
+}
+
+/// A GL context and the application's cudarc objects on device 0, plus cuda-gl's view of the
+/// cudarc context. Field order is drop order: cudarc and cuda-gl before the GL context.
+struct Rig {
+    kernel: CudaFunction,
+    stream: Arc<CudaStream>,
+    ctx: Arc<Context>,
+    cu: Arc<CudaContext>,
+    _gl: HeadlessContext,
+}
+
+/// A headless GL context on CUDA device 0, current on this thread.
+fn gl_on_device_0() -> Option<HeadlessContext> {
+    // cuda-gl first: it reports a missing driver as an error, where cudarc would panic.
+    let device = match Device::get(0) {
+        Ok(d) => d,
+        Err(e) => return skip(format!("no CUDA device 0: {e}")),
+    };
+    match HeadlessContext::for_cuda_device(device.raw()) {
+        Ok(gl) => Some(gl),
+        Err(e) => skip(format!("no headless GL context on CUDA device 0: {e}")),
+    }
+}
+
+fn rig() -> Option<Rig> {
+    let gl = gl_on_device_0()?;
+    let cu = CudaContext::new(0).expect("cudarc context on device 0");
+    let stream = cu.new_stream().expect("cudarc stream");
+    let kernel = cu
+        .load_module(Ptx::from_src(PTX))
+        .expect("load the PTX through cudarc")
+        .load_function("xor_gradient_rgba8")
+        .expect("xor_gradient_rgba8");
+    let ctx = Context::from_cudarc(&cu).expect("share the cudarc context");
+    Some(Rig {
+        kernel,
+        stream,
+        ctx,
+        cu,
+        _gl: gl,
+    })
+}
+
+/// The distinct files named `libcuda.so*` mapped into this process.
+fn mapped_libcuda_files() -> BTreeSet<String> {
+    let maps = std::fs::read_to_string("/proc/self/maps").expect("read /proc/self/maps");
+    maps.lines()
+        .filter_map(|line| line.split_whitespace().nth(5))
+        .filter(|path| {
+            path.rsplit('/')
+                .next()
+                .is_some_and(|name| name.starts_with("libcuda.so"))
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Whether the primary context of `device` is retained by anyone in the process.
+fn primary_active(device: i32) -> bool {
+    let driver = cuda_gl::sys::driver().unwrap();
+    let (mut flags, mut active) = (0u32, 0i32);
+    // SAFETY: both are valid out-pointers; `device` is a valid ordinal.
+    let rc = unsafe { driver.cuDevicePrimaryCtxGetState(device, &mut flags, &mut active) };
+    assert!(rc.is_success(), "cuDevicePrimaryCtxGetState: {rc:?}");
+    active != 0
+}
+
+#[test]
+fn both_crates_use_one_driver_library_and_the_same_handles() {
+    let _serial = serial();
+    let Some(r) = rig() else { return };
+
+    // One libcuda file mapped, after both crates have opened and used theirs.
+    let files = mapped_libcuda_files();
+    eprintln!("libcuda mapped: {files:?}");
+    assert_eq!(files.len(), 1, "more than one libcuda is mapped: {files:?}");
+
+    // The same entry points: cudarc's library handle and cuda-gl's resolve to one address.
+    // SAFETY: culib() opens (or returns) cudarc's driver library; the symbols are only compared.
+    let cudarc_lib = unsafe { cudarc::driver::sys::culib() };
+    let driver = cuda_gl::sys::driver().unwrap();
+    for (name, ours) in [
+        ("cuCtxGetCurrent", driver.cuCtxGetCurrent as usize),
+        ("cuStreamCreate", driver.cuStreamCreate as usize),
+        (
+            "cuGraphicsMapResources",
+            driver.cuGraphicsMapResources as usize,
+        ),
+    ] {
+        // SAFETY: the symbol is looked up as an opaque function pointer and only compared.
+        let theirs = unsafe { cudarc_lib.get::<unsafe extern "C" fn()>(name.as_bytes()) }
+            .unwrap_or_else(|e| panic!("cudarc's library lacks {name}: {e}"));
+        assert_eq!(*theirs as usize, ours, "{name} resolves differently");
+    }
+
+    // The same context: cuda-gl's shared one, and cuda-gl's own retain of the primary context.
+    let cu_raw: cuda_gl::sys::CUcontext = r.cu.cu_ctx().cast();
+    assert_eq!(r.ctx.raw(), cu_raw);
+    assert_eq!(r.ctx.device().raw(), r.cu.cu_device());
+    let own = Context::new(&Device::get(0).unwrap()).unwrap();
+    assert_eq!(
+        own.raw(),
+        cu_raw,
+        "the primary context differs between the crates"
+    );
+    drop(own);
+    // A context bound by cudarc is the current one for cuda-gl's driver.
+    // SAFETY: the context is live; null is unbound first so the bind is observable.
+    unsafe { driver.cuCtxSetCurrent(std::ptr::null_mut()) };
+    r.cu.bind_to_thread().unwrap();
+    let mut current = std::ptr::null_mut();
+    // SAFETY: `current` is a valid out-pointer.
+    let rc = unsafe { driver.cuCtxGetCurrent(&mut current) };
+    assert!(rc.is_success());
+    assert_eq!(current, cu_raw);
+
+    // A cudarc stream is a cuda-gl stream: an event of cuda-gl records on it.
+    assert_eq!(r.stream.raw_stream(), r.stream.cu_stream().cast());
+    assert_eq!(r.stream.raw_context(), cu_raw);
+    let event = Event::new(&r.ctx, false).unwrap();
+    event.record(&r.stream).unwrap();
+    event.synchronize().unwrap();
+    r.ctx.check_drop_errors().unwrap();
+}
+
+#[test]
+fn cudarc_kernel_writes_a_gl_buffer_mapped_on_a_cudarc_stream() {
+    let _serial = serial();
+    let Some(r) = rig() else { return };
+    let (width, height, frame) = (333u32, 77u32, 5u32);
+    let n = (width * height) as usize;
+    let before = pattern_words(n, 0x5eed);
+    let name = gl_buffer(n * 4, Some(&before));
+    let mut res = RegisteredBuffer::register(&r.ctx, name, RegisterFlags::NONE).unwrap();
+
+    let mut mapped = res.map(&r.stream).unwrap();
+    assert_eq!(mapped.raw_stream(), r.stream.cu_stream().cast());
+    let mut view = mapped.as_cudarc_slice_mut::<u32>().unwrap();
+    assert_eq!(view.len(), n);
+    let config = LaunchConfig {
+        grid_dim: (width.div_ceil(16), height.div_ceil(16), 1),
+        block_dim: (16, 16, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: the kernel takes (unsigned*, unsigned, unsigned, unsigned) and touches width *
+    // height words, the view's length; it runs on the stream of the map.
+    unsafe {
+        r.stream
+            .launch_builder(&r.kernel)
+            .arg(&mut view)
+            .arg(&width)
+            .arg(&height)
+            .arg(&frame)
+            .launch(config)
+    }
+    .unwrap();
+    mapped.unmap().unwrap();
+
+    let after = read_gl_buffer(name, n);
+    let mut wrong = 0;
+    for y in 0..height {
+        for x in 0..width {
+            let i = (y * width + x) as usize;
+            if after[i] != before[i] ^ gradient(x, y, frame) {
+                wrong += 1;
+            }
+        }
+    }
+    assert_eq!(wrong, 0, "{wrong} of {n} words differ");
+    r.cu.check_err().unwrap();
+    res.unregister().unwrap();
+    r.ctx.check_drop_errors().unwrap();
+    delete_buffer(name);
+    check_gl();
+}
+
+#[test]
+fn cudarc_copies_read_and_write_the_mapping_on_any_stream_of_the_context() {
+    let _serial = serial();
+    let Some(r) = rig() else { return };
+    let n = 100_000;
+    let initial = pattern_words(n, 1);
+    let first = pattern_words(n, 2);
+    let second = pattern_words(n, 3);
+    let name = gl_buffer(n * 4, Some(&initial));
+    let mut res = RegisteredBuffer::register(&r.ctx, name, RegisterFlags::NONE).unwrap();
+    let other = r.cu.new_stream().unwrap();
+
+    // No unsafe from here to the GL read: cudarc's copies take the views.
+    let mut mapped = res.map(&r.stream).unwrap();
+    let view = mapped.as_cudarc_slice::<u32>().unwrap();
+    assert_eq!(
+        r.stream.clone_dtoh(&view).unwrap(),
+        initial,
+        "read GL's data"
+    );
+    let mut view = mapped.as_cudarc_slice_mut::<u32>().unwrap();
+    r.stream.memcpy_htod(&first, &mut view).unwrap();
+    // On another stream of the context: it waits for the map stream's copy, and finishes
+    // before the call returns.
+    assert_eq!(other.clone_dtoh(&view).unwrap(), first, "other stream read");
+    other.memcpy_htod(&second, &mut view).unwrap();
+    let bytes = mapped.as_cudarc_slice::<u8>().unwrap();
+    assert_eq!(bytes.len(), n * 4);
+    mapped.unmap().unwrap();
+
+    assert_eq!(read_gl_buffer(name, n), second, "GL reads the last copy");
+    r.cu.check_err().unwrap();
+    drop(res);
+    r.ctx.check_drop_errors().unwrap();
+    delete_buffer(name);
+}
+
+#[test]
+fn batch_map_on_a_cudarc_stream() {
+    let _serial = serial();
+    let Some(r) = rig() else { return };
+    let n = 4096;
+    let source = pattern_words(n, 9);
+    let (a_name, b_name) = (gl_buffer(n * 4, Some(&source)), gl_buffer(n * 4, None));
+    let mut a = RegisteredBuffer::register(&r.ctx, a_name, RegisterFlags::READ_ONLY).unwrap();
+    let mut b = RegisteredBuffer::register(&r.ctx, b_name, RegisterFlags::WRITE_DISCARD).unwrap();
+
+    let mut batch = map_all([Resource::from(&mut a), Resource::from(&mut b)], &r.stream).unwrap();
+    let read = r
+        .stream
+        .clone_dtoh(&batch.as_cudarc_slice::<u32>(0).unwrap())
+        .unwrap();
+    assert_eq!(read, source);
+    let mut target = batch.as_cudarc_slice_mut::<[u32; 4]>(1).unwrap();
+    assert_eq!(target.len(), n / 4);
+    let quads: Vec<[u32; 4]> = read
+        .chunks_exact(4)
+        .map(|c| [c[3], c[2], c[1], c[0]])
+        .collect();
+    r.stream.memcpy_htod(&quads, &mut target).unwrap();
+    batch.unmap().unwrap();
+
+    let expected: Vec<u32> = quads.iter().flatten().copied().collect();
+    assert_eq!(read_gl_buffer(b_name, n), expected);
+    drop((a, b));
+    r.ctx.check_drop_errors().unwrap();
+    delete_buffer(a_name);
+    delete_buffer(b_name);
+}
+
+#[test]
+fn views_refuse_bad_layouts_and_streams_that_are_not_arc_cuda_streams() {
+    let _serial = serial();
+    let Some(r) = rig() else { return };
+    let name = gl_buffer(10, Some(&[0; 3]));
+    let mut res = RegisteredBuffer::register(&r.ctx, name, RegisterFlags::NONE).unwrap();
+
+    let mapped = res.map(&r.stream).unwrap();
+    let err = mapped.as_cudarc_slice::<u32>().unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::SliceLayout {
+                bytes: 10,
+                type_size: 4,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(mapped.as_cudarc_slice::<u8>().unwrap().len(), 10);
+    mapped.unmap().unwrap();
+
+    // A plain &CudaStream maps (the unmap runs on it), but has no Arc to lend the view.
+    let plain: &CudaStream = &r.stream;
+    let mapped = res.map(plain).unwrap();
+    let err = mapped.as_cudarc_slice::<u8>().unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidArgument(m) if m.contains("Arc<")),
+        "{err}"
+    );
+    mapped.unmap().unwrap();
+
+    // So does cuda-gl's own stream in the shared context.
+    let stream = Stream::new(&r.ctx, StreamFlags::NonBlocking).unwrap();
+    let mapped = res.map(&stream).unwrap();
+    assert!(mapped.as_cudarc_slice::<u8>().is_err());
+    mapped.unmap().unwrap();
+
+    res.unregister().unwrap();
+    r.ctx.check_drop_errors().unwrap();
+    delete_buffer(name);
+}
+
+#[test]
+fn the_shared_context_adds_no_retain_and_keeps_cudarc_alive() {
+    let _serial = serial();
+    let Some(gl) = gl_on_device_0() else { return };
+    let device = 0;
+    // With nothing of this test holding it, the primary context is retained by no one, unless
+    // something outside the test (such as the GL driver) holds it: then only the balance of
+    // retains can be checked below.
+    let held_elsewhere = primary_active(device);
+    eprintln!("primary context held outside the test: {held_elsewhere}");
+
+    // cuda-gl dropped first: cudarc's retain is untouched.
+    let cu = CudaContext::new(0).unwrap();
+    let ctx = Context::from_cudarc(&cu).unwrap();
+    drop(ctx);
+    assert!(primary_active(device));
+    let zeros = cu.default_stream().alloc_zeros::<u32>(16).unwrap();
+    assert_eq!(cu.default_stream().clone_dtoh(&zeros).unwrap(), vec![0; 16]);
+    drop(zeros);
+    cu.check_err().unwrap();
+    drop(cu);
+    assert_eq!(
+        primary_active(device),
+        held_elsewhere,
+        "a retain is left over"
+    );
+
+    // cudarc's handle dropped first: cuda-gl's Arc keeps the context, which still works.
+    let cu = CudaContext::new(0).unwrap();
+    let ctx = Context::from_cudarc(&cu).unwrap();
+    let weak = Arc::downgrade(&cu);
+    drop(cu);
+    assert!(
+        weak.upgrade().is_some(),
+        "cuda-gl keeps the cudarc context alive"
+    );
+    let name = gl_buffer(256, None);
+    let mut res = RegisteredBuffer::register(&ctx, name, RegisterFlags::NONE).unwrap();
+    let stream = Stream::new(&ctx, StreamFlags::NonBlocking).unwrap();
+    res.map(&stream).unwrap().unmap().unwrap();
+    drop((res, stream));
+    ctx.synchronize().unwrap();
+    drop(ctx);
+    assert!(
+        weak.upgrade().is_none(),
+        "the cudarc context went with cuda-gl's last handle"
+    );
+    assert_eq!(
+        primary_active(device),
+        held_elsewhere,
+        "a retain is left over"
+    );
+    delete_buffer(name);
+    drop(gl);
+}
