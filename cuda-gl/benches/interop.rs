@@ -15,6 +15,8 @@
 
 #[path = "interop/cases.rs"]
 mod cases;
+#[path = "interop/fast.rs"]
+mod fast;
 #[path = "interop/glres.rs"]
 mod glres;
 #[path = "interop/measure.rs"]
@@ -153,6 +155,15 @@ fn run_device(ordinal: usize, plan: &Plan, cpu_plan: &Plan) -> Result<DeviceRepo
     }
     progress("baselines");
     all.extend(cases::baselines(&gpu, plan)?);
+    for size in fast::FAST_SIZES {
+        let (w, h) = size;
+        progress(&format!("fast path {w}x{h}: one frame per handoff"));
+        all.extend(fast::one_frame_per_handoff(&gpu, plan, size)?);
+        progress(&format!("fast path {w}x{h}: K frames per handoff"));
+        all.extend(fast::k_frames_per_handoff(&gpu, plan, size)?);
+        progress(&format!("fast path {w}x{h}: frames in flight"));
+        all.extend(fast::frames_in_flight(&gpu, plan, size)?);
+    }
     gpu.ctx
         .synchronize()
         .context("the final context synchronize reported an error")?;

@@ -72,6 +72,55 @@
 //! [`RegisteredImage`] with [`RegisterFlags::SURFACE_LOAD_STORE`] and pass
 //! [`MappedImage::surface`] to the kernel.
 //!
+//! # The fast path
+//!
+//! The fastest interactive frame skips the PBO: register the texture itself with
+//! [`RegisterFlags::SURFACE_LOAD_STORE`], map it, and let the kernel write it in place through
+//! [`MappedImage::surface`] (`surf2Dwrite` in CUDA C). There is no `glTexSubImage2D` copy, so a
+//! frame costs about one CUDA ⇄ GL handoff: the same as a kernel, a stream sync and a tiny GL
+//! operation with no interop at all (see `docs/benchmarks.md`).
+//!
+//! ```no_run
+//! use cuda_gl::{ImageTarget, LaunchConfig, RegisterFlags, RegisteredImage};
+//! # fn demo(ctx: &std::sync::Arc<cuda_gl::Context>, stream: &cuda_gl::Stream,
+//! #         plasma_surface: &cuda_gl::Function, tex: u32) -> cuda_gl::Result<()> {
+//! let (w, h) = (1920u32, 1080u32); // `tex`: a w x h GL_RGBA8 texture (glTexStorage2D)
+//! let flags = RegisterFlags::SURFACE_LOAD_STORE | RegisterFlags::WRITE_DISCARD;
+//! let mut image = RegisteredImage::register(ctx, tex, ImageTarget::Texture2D, flags)?;
+//! for frame in 0..600 {
+//!     let mapped = image.map(stream)?;
+//!     let surface = mapped.surface()?; // cached: no driver call to create it after frame 0
+//!     // SAFETY: plasma_surface(cudaSurfaceObject_t, int, int, float) writes w x h texels.
+//!     unsafe {
+//!         plasma_surface.launch(
+//!             LaunchConfig::for_image(w, h),
+//!             stream,
+//!             (surface, w as i32, h as i32, frame as f32 / 60.0),
+//!         )?;
+//!     }
+//!     mapped.unmap()?; // GL commands issued after this see the kernel's writes
+//!     // ... draw with `tex` ...
+//! }
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! - The surface object is cached on the registration, one per array index and mip level, and
+//!   reused while the driver returns the same CUDA array for that sub-resource (it does, map
+//!   after map, for an unchanged texture); when the array changes, the old object is destroyed
+//!   and a new one created; all are destroyed when the image is unregistered.
+//!   [`MappedImage::create_surface`] is the uncached alternative, destroyed before the unmap.
+//! - A [`graphics::Surface`] borrows the mapping guard, so using it after the unmap does not
+//!   compile, just like a buffer's device pointer.
+//! - **Several frames per handoff.** The handoff, not the kernel, is most of a frame's cost. For
+//!   headless rendering, video or offline work, register a `GL_TEXTURE_2D_ARRAY` of K layers
+//!   ([`ImageTarget::Texture2DArray`]), map it once, write layer `i` through
+//!   [`MappedImage::surface_at`]`(i, 0)`, unmap once, and let GL consume all K: one handoff for K
+//!   frames.
+//! - **Frames in flight.** Map/unmap order CUDA and GL on the GPU, so no `glFinish` or stream
+//!   sync is needed between frames: with 2 or 3 registered textures in a ring, wait only for a
+//!   GL fence of the frame that last used a texture before mapping it again.
+//!
 //! # Thread rules
 //! - The GL context that owns an object must be current on the thread that registers, maps,
 //!   unmaps, unregisters or drops it, and on the thread that calls [`gl_devices`]. (The NVIDIA

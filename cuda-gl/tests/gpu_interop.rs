@@ -245,7 +245,7 @@ fn surface_write_into_texture_that_gl_reads() {
     .unwrap();
     let write = g.kernels.function("surface_fill_rgba8").unwrap();
     for seed in [1u32, 2, 3] {
-        let mut mapped = res.map(&g.stream).unwrap();
+        let mapped = res.map(&g.stream).unwrap();
         let surface = mapped.surface().unwrap();
         // SAFETY: the surface covers the w x h texture and lives until the guard drops.
         unsafe {

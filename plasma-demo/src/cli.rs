@@ -17,7 +17,8 @@ pub const DEFAULT_HEADLESS_FRAMES: u64 = 60;
 const EXAMPLES: &str = "\
 Examples:
   plasma-demo                                   window, CUDA if the GL context is NVIDIA's, else CPU
-  plasma-demo --path surface --vsync            the kernel writes the GL texture in place
+  plasma-demo --vsync                           the kernel writes the GL texture in place (surface)
+  plasma-demo --path pbo                        through a pixel buffer and glTexSubImage2D instead
   plasma-demo --headless --backend cuda --size 1920x1080 --time 1.5 --screenshot frame.png
   plasma-demo --bench --json > bench.json       headless benchmark, per-stage median and p99
   plasma-demo reference --size 320x180 --time 1.5 --out ref.png
@@ -111,10 +112,10 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
     pub backend: BackendChoice,
 
-    /// How CUDA's pixels reach the texture: `pbo` (pixel buffer + glTexSubImage2D) or `surface`
-    /// (the kernel writes the texture in place). Both give the same pixels. The CPU backend
-    /// always uploads through the pixel buffer.
-    #[arg(long, value_enum, default_value_t = PathChoice::Pbo)]
+    /// How CUDA's pixels reach the texture: `surface` (default: the kernel writes the texture in
+    /// place, the fast path) or `pbo` (pixel buffer + glTexSubImage2D, a copy on the GPU). Both
+    /// give the same pixels. The CPU backend always uploads through the pixel buffer.
+    #[arg(long, value_enum, default_value_t = PathChoice::Surface)]
     pub path: PathChoice,
 
     /// Frame size WIDTHxHEIGHT, e.g. 1920x1080: the window's initial size (it follows the
@@ -333,7 +334,7 @@ mod tests {
     fn defaults() {
         let r = run(&[]);
         assert_eq!(r.backend, BackendChoice::Auto);
-        assert_eq!(r.path, PathChoice::Pbo);
+        assert_eq!(r.path, PathChoice::Surface);
         assert_eq!(r.size, Size::new(1280, 720).unwrap());
         assert_eq!(r.frames, None);
         assert_eq!(r.time, None);
@@ -349,7 +350,7 @@ mod tests {
             "--backend",
             "cuda",
             "--path",
-            "surface",
+            "pbo",
             "--size",
             "1366x767",
             "--frames",
@@ -363,7 +364,7 @@ mod tests {
             "--headless",
         ]);
         assert_eq!(r.backend, BackendChoice::Cuda);
-        assert_eq!(r.path, PathChoice::Surface);
+        assert_eq!(r.path, PathChoice::Pbo);
         assert_eq!((r.size.width, r.size.height), (1366, 767));
         assert_eq!(r.frames, Some(7));
         assert_eq!(r.time, Some(1.5));
@@ -371,6 +372,15 @@ mod tests {
         assert_eq!(r.screenshot, Some(PathBuf::from("out.png")));
         assert_eq!(r.display(), Display::Headless);
         assert_eq!(r.frame_limit(), Some(7));
+    }
+
+    #[test]
+    fn surface_is_the_default_path_and_pbo_is_kept() {
+        assert_eq!(run(&[]).path, PathChoice::Surface);
+        assert_eq!(run(&["--path", "surface"]).path, PathChoice::Surface);
+        assert_eq!(run(&["--path", "pbo"]).path, PathChoice::Pbo);
+        let help = Cli::command().render_long_help().to_string();
+        assert!(help.contains("[default: surface]"), "{help}");
     }
 
     #[test]

@@ -94,6 +94,27 @@ pub struct FrameTag {
     pub height: u32,
 }
 
+/// For rows of the fast-path groups (8-10): what one iteration holds, and the per-frame figures
+/// derived from its median, for the summary tables.
+#[derive(Debug, Clone, Serialize)]
+pub struct FastTag {
+    /// `floor`, `PBO`, `surface`, `surface, object per map`, `K` or `ring`.
+    pub kind: &'static str,
+    /// Frame width in pixels.
+    pub width: u32,
+    /// Frame height in pixels.
+    pub height: u32,
+    /// Frames one iteration renders and GL consumes (K of the K table; 1 otherwise).
+    pub frames_per_iteration: u32,
+    /// Images in the ring, for frames-in-flight rows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ring: Option<u32>,
+    /// The median per frame: the case's median / `frames_per_iteration`.
+    pub per_frame_us: f64,
+    /// Frames per second at that median.
+    pub fps: f64,
+}
+
 /// One row of the report.
 #[derive(Debug, Clone, Serialize)]
 pub struct Case {
@@ -109,6 +130,9 @@ pub struct Case {
     /// For frame rows: the path and size.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub frame: Option<FrameTag>,
+    /// For the fast-path groups: the kind of row and its per-frame figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fast: Option<FastTag>,
 }
 
 impl Case {
@@ -117,6 +141,34 @@ impl Case {
         self.ratio = Some(Ratio {
             to: base.name.clone(),
             value: self.stats.median_us / base.stats.median_us,
+            target_max,
+        });
+    }
+
+    /// Tags a fast-path row: `frames` frames per iteration (per-frame median and fps derived).
+    pub fn tag_fast(&mut self, kind: &'static str, (width, height): (u32, u32), frames: u32) {
+        let per_frame_us = self.stats.median_us / f64::from(frames.max(1));
+        self.fast = Some(FastTag {
+            kind,
+            width,
+            height,
+            frames_per_iteration: frames.max(1),
+            ring: None,
+            per_frame_us,
+            fps: 1e6 / per_frame_us,
+        });
+    }
+
+    /// Sets the ratio of this case's median per frame to `base`'s median (one frame per
+    /// iteration), for rows that render several frames per iteration.
+    pub fn per_frame_relative_to(&mut self, base: &Case, target_max: Option<f64>) {
+        let per_frame = self
+            .fast
+            .as_ref()
+            .map_or(self.stats.median_us, |t| t.per_frame_us);
+        self.ratio = Some(Ratio {
+            to: format!("{} (per frame)", base.name),
+            value: per_frame / base.stats.median_us,
             target_max,
         });
     }
@@ -192,6 +244,7 @@ pub fn interleaved<S>(
                 stats,
                 ratio: None,
                 frame: None,
+                fast: None,
             })
         })
         .collect()

@@ -9,7 +9,7 @@ use crate::result;
 use crate::stream::AsStream;
 use cuda_gl_sys as sys;
 use std::marker::PhantomData;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// A GL texture or renderbuffer registered with CUDA. Unregistered on drop.
 ///
@@ -100,6 +100,12 @@ impl RegisteredImage {
         self.reg.map_flags
     }
 
+    /// How many surface objects [`MappedImage::surface_at`] keeps cached for this image (one
+    /// per array index and mip level used); they are destroyed when it is unregistered.
+    pub fn cached_surfaces(&self) -> usize {
+        self.reg.surfaces.len()
+    }
+
     /// Whether a mapping is outstanding (only after a guard was leaked with `mem::forget`).
     pub fn is_mapped(&self) -> bool {
         self.reg.mapped
@@ -150,19 +156,37 @@ impl MappedImage<'_> {
         mapped_mipmapped_array(self.reg)
     }
 
-    /// A surface object over level 0, index 0, for `surf2Dwrite`/`surf2Dread` in a kernel: the
-    /// fast way for a kernel to write a GL texture in place.
+    /// The surface object over array index 0, mip level 0, for `surf2Dwrite`/`surf2Dread` in a
+    /// kernel: the fast path for a kernel to write a GL texture in place (see the crate docs,
+    /// "The fast path"). The same as [`MappedImage::surface_at`]`(0, 0)`.
     ///
-    /// The object is cached on the registration and reused by later mappings while the driver
-    /// returns the same array (it does, frame after frame, for an unchanged texture); it is
-    /// re-created when the array changes and destroyed when the resource is unregistered. It is
-    /// only reachable through a mapping guard, so it is never used while unmapped.
+    /// # Errors
+    /// As [`MappedImage::surface_at`].
+    #[doc(alias = "cuSurfObjectCreate")]
+    pub fn surface(&self) -> Result<Surface<'_>> {
+        self.surface_at(0, 0)
+    }
+
+    /// The surface object over array index (layer or cube face) `index` at mip `level`, for
+    /// `surf2Dwrite`/`surf2Dread` in a kernel.
+    ///
+    /// The object is cached on the registration, one per (index, level), and reused by later
+    /// mappings while the driver returns the same array for that sub-resource (it does, frame
+    /// after frame, for an unchanged texture). When the array changes (another handle, size or
+    /// format), the old object is destroyed and a new one created. All of them are destroyed
+    /// when the image is unregistered or dropped. A [`Surface`] borrows this guard, so it is
+    /// only usable while the image is mapped: keeping one past the unmap does not compile.
+    ///
+    /// Several surfaces of one mapping may be alive at once (e.g. one per layer of a 2D array
+    /// texture, to render K frames under one map).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] unless the image was registered with `SURFACE_LOAD_STORE`;
-    /// the driver's error from `cuGraphicsSubResourceGetMappedArray` or `cuSurfObjectCreate`.
+    /// [`Error::InvalidSubresource`] for an index or level the image lacks; the driver's error
+    /// from `cuGraphicsSubResourceGetMappedArray` or `cuSurfObjectCreate`.
     #[doc(alias = "cuSurfObjectCreate")]
-    pub fn surface(&mut self) -> Result<Surface<'_>> {
+    #[doc(alias = "cuGraphicsSubResourceGetMappedArray")]
+    pub fn surface_at(&self, index: u32, level: u32) -> Result<Surface<'_>> {
         if !self.reg.flags.contains(RegisterFlags::SURFACE_LOAD_STORE) {
             return Err(Error::InvalidArgument(format!(
                 "GL image {} was not registered with SURFACE_LOAD_STORE, so CUDA cannot write it \
@@ -170,18 +194,22 @@ impl MappedImage<'_> {
                 self.reg.name
             )));
         }
-        let array = mapped_array(self.reg, 0, 0)?.raw;
-        match self.reg.surface {
-            Some((cached, surface)) if cached == array => Ok(Surface::new(surface)),
-            _ => {
-                self.reg.release_surface();
-                // SAFETY: the array is mapped and registered for surface load/store; the cache
-                // entry keeps the object only as long as the driver returns this array.
-                let surface = unsafe { result::array::surface_create(array) }?;
-                self.reg.surface = Some((array, surface));
-                Ok(Surface::new(surface))
-            }
-        }
+        let array = mapped_array(self.reg, index, level)?;
+        let raw = self.reg.surfaces.get_or_create(
+            SubResource::of(index, level, &array),
+            // SAFETY: the array is mapped and registered for surface load/store. The object is
+            // handed out only through guards (as `Surface<'_>` borrowing one), and the cache
+            // destroys it only through `&mut Registration`, when no guard exists.
+            |a| unsafe { result::array::surface_create(a) },
+            |stale| {
+                // SAFETY: the cache passes only objects it created whose sub-resource now maps
+                // to another array: no handle to them survived their mapping.
+                if let Err(e) = unsafe { result::array::surface_destroy(stale) } {
+                    self.reg.ctx.record_drop_error("cuSurfObjectDestroy", e);
+                }
+            },
+        )?;
+        Ok(Surface::new(raw))
     }
 
     /// Creates a surface object over `array`, destroyed when the returned value drops (which
@@ -279,6 +307,102 @@ pub(super) fn mapped_mipmapped_array(reg: &Registration) -> Result<MappedMipmapp
         raw,
         _mapping: PhantomData,
     })
+}
+
+/// What a cached surface object was created over: the sub-resource, and the array the driver
+/// returned for it with that array's shape (a new array at a reused handle is noticed too).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct SubResource {
+    index: u32,
+    level: u32,
+    array: sys::CUarray,
+    shape: (usize, usize, usize, ArrayFormat, u32),
+}
+
+impl SubResource {
+    fn of(index: u32, level: u32, array: &MappedArray<'_>) -> SubResource {
+        SubResource {
+            index,
+            level,
+            array: array.raw,
+            shape: (
+                array.width,
+                array.height,
+                array.depth,
+                array.format,
+                array.channels,
+            ),
+        }
+    }
+}
+
+/// The surface objects of one registration, one per (index, level), kept across mappings.
+///
+/// Behind a mutex so that `&MappedImage` can fill it while earlier handles of the same mapping
+/// are alive; the lock is never contended (guards are neither `Send` nor `Sync`).
+#[derive(Debug, Default)]
+pub(super) struct SurfaceCache(Mutex<Vec<(SubResource, sys::CUsurfObject)>>);
+
+impl SurfaceCache {
+    fn entries(&self) -> MutexGuard<'_, Vec<(SubResource, sys::CUsurfObject)>> {
+        // A panic while holding the lock cannot leave the Vec half-updated (each change is one
+        // push or one assignment), so a poisoned lock is still consistent.
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The cached object of `key`'s (index, level) when it was created over the same array;
+    /// otherwise destroys the stale one (with `destroy`), creates one (with `create`) and caches
+    /// it. `destroy` reports its own failure; it does not stop the re-creation.
+    fn get_or_create(
+        &self,
+        key: SubResource,
+        create: impl FnOnce(sys::CUarray) -> Result<sys::CUsurfObject>,
+        destroy: impl FnOnce(sys::CUsurfObject),
+    ) -> Result<sys::CUsurfObject> {
+        let mut entries = self.entries();
+        let slot = entries
+            .iter()
+            .position(|(k, _)| (k.index, k.level) == (key.index, key.level));
+        match slot {
+            Some(i) if entries[i].0 == key => Ok(entries[i].1),
+            Some(i) => {
+                let (_, stale) = entries.swap_remove(i);
+                destroy(stale);
+                let raw = create(key.array)?;
+                entries.push((key, raw));
+                Ok(raw)
+            }
+            None => {
+                let raw = create(key.array)?;
+                entries.push((key, raw));
+                Ok(raw)
+            }
+        }
+    }
+
+    /// Destroys every cached object, recording failures on `ctx`.
+    pub(super) fn release_all(&self, ctx: &Context) {
+        self.release_with(|s| {
+            // SAFETY: called with `&mut Registration` only (no guard, so no handle, exists);
+            // each object was created by `surface_at` and is destroyed once (drained).
+            if let Err(e) = unsafe { result::array::surface_destroy(s) } {
+                ctx.record_drop_error("cuSurfObjectDestroy", e);
+            }
+        });
+    }
+
+    /// Empties the cache, passing each object to `destroy`.
+    fn release_with(&self, destroy: impl FnMut(sys::CUsurfObject)) {
+        self.entries()
+            .drain(..)
+            .map(|(_, raw)| raw)
+            .for_each(destroy);
+    }
+
+    /// How many surface objects are cached.
+    fn len(&self) -> usize {
+        self.entries().len()
+    }
 }
 
 /// The element format of a CUDA array (`CUarray_format`).
@@ -515,5 +639,114 @@ impl Drop for TextureObject<'_> {
         if let Err(e) = unsafe { result::array::texture_destroy(self.raw) } {
             self.ctx.record_drop_error("cuTexObjectDestroy", e);
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+
+    fn key(index: u32, level: u32, array: usize, width: usize) -> SubResource {
+        SubResource {
+            index,
+            level,
+            array: std::ptr::without_provenance_mut(array),
+            shape: (width, 16, 0, ArrayFormat::UNSIGNED_INT8, 4),
+        }
+    }
+
+    /// Drives the cache with fake handles: creation hands out 100, 101, ...; destroyed handles
+    /// are collected.
+    struct Fake {
+        cache: SurfaceCache,
+        next: RefCell<u64>,
+        destroyed: RefCell<Vec<u64>>,
+    }
+
+    impl Fake {
+        fn new() -> Fake {
+            Fake {
+                cache: SurfaceCache::default(),
+                next: RefCell::new(100),
+                destroyed: RefCell::new(Vec::new()),
+            }
+        }
+
+        fn get(&self, k: SubResource) -> u64 {
+            self.cache
+                .get_or_create(
+                    k,
+                    |_| {
+                        let mut n = self.next.borrow_mut();
+                        *n += 1;
+                        Ok(*n - 1)
+                    },
+                    |s| self.destroyed.borrow_mut().push(s),
+                )
+                .unwrap()
+        }
+    }
+
+    #[test]
+    fn reuses_the_object_while_the_array_is_the_same() {
+        let f = Fake::new();
+        let first = f.get(key(0, 0, 0x1000, 64));
+        for _ in 0..5 {
+            assert_eq!(f.get(key(0, 0, 0x1000, 64)), first);
+        }
+        assert_eq!(f.cache.len(), 1);
+        assert!(f.destroyed.borrow().is_empty());
+    }
+
+    #[test]
+    fn recreates_when_the_array_or_its_shape_changes() {
+        let f = Fake::new();
+        let a = f.get(key(0, 0, 0x1000, 64));
+        let b = f.get(key(0, 0, 0x2000, 64));
+        assert_ne!(a, b);
+        assert_eq!(*f.destroyed.borrow(), vec![a]);
+        // Same handle, other size: a new array at a reused address.
+        let c = f.get(key(0, 0, 0x2000, 128));
+        assert_ne!(b, c);
+        assert_eq!(*f.destroyed.borrow(), vec![a, b]);
+        assert_eq!(f.cache.len(), 1);
+    }
+
+    #[test]
+    fn one_object_per_index_and_level_and_release_destroys_all() {
+        let f = Fake::new();
+        let layers: Vec<u64> = (0..4)
+            .map(|i| f.get(key(i, 0, 0x1000 + i as usize, 64)))
+            .collect();
+        let level1 = f.get(key(0, 1, 0x5000, 32));
+        assert_eq!(f.cache.len(), 5);
+        for (i, &s) in layers.iter().enumerate() {
+            assert_eq!(f.get(key(i as u32, 0, 0x1000 + i, 64)), s);
+        }
+        assert!(!layers.contains(&level1));
+        f.cache.release_with(|s| f.destroyed.borrow_mut().push(s));
+        assert_eq!(f.cache.len(), 0);
+        let mut destroyed = f.destroyed.borrow().clone();
+        destroyed.sort_unstable();
+        let mut all = layers.clone();
+        all.push(level1);
+        all.sort_unstable();
+        assert_eq!(destroyed, all);
+    }
+
+    #[test]
+    fn a_failed_creation_caches_nothing() {
+        let cache = SurfaceCache::default();
+        let err = cache
+            .get_or_create(
+                key(0, 0, 0x1000, 64),
+                |_| Err(Error::InvalidArgument("no".into())),
+                |_| unreachable!("nothing to destroy"),
+            )
+            .unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(_)));
+        assert_eq!(cache.len(), 0);
     }
 }

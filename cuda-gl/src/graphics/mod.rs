@@ -151,9 +151,9 @@ pub(crate) struct Registration {
     map_flags: MapFlags,
     /// Set while mapped; still set after a guard was leaked with `mem::forget`.
     mapped: bool,
-    /// A surface object over the mapped array, kept across maps while the driver returns the same
-    /// array (images registered `SURFACE_LOAD_STORE` only).
-    surface: Option<(sys::CUarray, sys::CUsurfObject)>,
+    /// Surface objects over the mapped arrays, one per (array index, mip level), kept across maps
+    /// while the driver returns the same array (images registered `SURFACE_LOAD_STORE` only).
+    surfaces: image::SurfaceCache,
     /// This process's claim on the GL object, so a second registration is refused.
     claim: Option<glcurrent::Claim>,
 }
@@ -194,7 +194,7 @@ impl Registration {
             flags,
             map_flags: MapFlags::None,
             mapped: false,
-            surface: None,
+            surfaces: image::SurfaceCache::default(),
             claim: Some(claim),
         })
     }
@@ -295,14 +295,9 @@ impl Registration {
         Ok(())
     }
 
+    /// Destroys every cached surface object. `&mut self`: no guard, so no handle, is alive.
     fn release_surface(&mut self) {
-        if let Some((_, surface)) = self.surface.take() {
-            // SAFETY: the surface object was created by `image::cached_surface` and is reachable
-            // through no guard now.
-            if let Err(e) = unsafe { result::array::surface_destroy(surface) } {
-                self.ctx.record_drop_error("cuSurfObjectDestroy", e);
-            }
-        }
+        self.surfaces.release_all(&self.ctx);
     }
 
     /// Unmaps if needed, then unregisters. Idempotent.

@@ -47,6 +47,34 @@ extern "C" __global__ void surface_fill_rgba8(cudaSurfaceObject_t surf, int widt
     }
 }
 
+// The GPU's nanosecond clock (%globaltimer).
+__device__ unsigned long long globaltimer_ns()
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+// surface_fill_rgba8, but every thread first spins until delay_ns nanoseconds of %globaltimer
+// have passed since it started: a deliberately slow writer, so that a read the stream does not
+// order after it sees the old contents (the ordering tests). Launch it with a grid that fits on
+// the GPU at once, so the whole kernel takes about delay_ns.
+extern "C" __global__ void surface_fill_rgba8_slow(cudaSurfaceObject_t surf, int width, int height,
+                                                   unsigned seed, unsigned long long delay_ns)
+{
+    unsigned long long start = globaltimer_ns();
+    while (globaltimer_ns() - start < delay_ns) {
+    }
+    for (int y = blockIdx.y * blockDim.y + threadIdx.y; y < height; y += gridDim.y * blockDim.y) {
+        for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < width; x += gridDim.x * blockDim.x) {
+            unsigned p = pattern((unsigned)y * (unsigned)width + (unsigned)x, seed);
+            uchar4 v = make_uchar4((unsigned char)(p & 0xffu), (unsigned char)((p >> 8) & 0xffu),
+                                   (unsigned char)((p >> 16) & 0xffu), (unsigned char)(p >> 24));
+            surf2Dwrite(v, surf, x * 4, y);
+        }
+    }
+}
+
 // out[y * width + x] = pixel (x, y) of an RGBA8 surface packed little-endian
 // (r | g << 8 | b << 16 | a << 24), the inverse of surface_fill_rgba8.
 extern "C" __global__ void surface_read_rgba8(cudaSurfaceObject_t surf, int width, int height,

@@ -3,7 +3,7 @@ use cuda_gl::graphics::Surface;
 use cuda_gl::{RegisteredImage, Stream};
 
 fn leak<'a>(res: &'a mut RegisteredImage, stream: &'a Stream) -> Surface<'a> {
-    let mut mapped = res.map(stream).unwrap();
+    let mapped = res.map(stream).unwrap();
     mapped.surface().unwrap()
 }
 

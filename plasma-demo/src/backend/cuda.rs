@@ -222,7 +222,7 @@ impl CudaBackend {
             Registered::Image(image) => {
                 mark(0)?;
                 let start = Instant::now();
-                let mut mapped = image.map(&self.stream).context("mapping the texture")?;
+                let mapped = image.map(&self.stream).context("mapping the texture")?;
                 let surface = mapped
                     .surface()
                     .context("getting the texture's surface object")?;
