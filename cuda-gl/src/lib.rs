@@ -104,6 +104,10 @@ mod stream;
 #[cfg_attr(docsrs, doc(cfg(feature = "egl")))]
 pub mod egl;
 
+#[cfg(unix)]
+#[cfg_attr(docsrs, doc(cfg(unix)))]
+pub mod external;
+
 pub use context::Context;
 pub use device::{Device, GlDeviceList, gl_devices};
 pub use error::{CudaError, DeviceLabel, Error, Result};
