@@ -15,8 +15,19 @@
 //! CUDA cannot wait for a GL fence on the GPU, and GL cannot wait for a CUDA event on the GPU
 //! (`glWaitSync` only orders GL contexts among themselves; the GPU-side bridge,
 //! `GL_EXT_semaphore`, imports semaphores that CUDA cannot export), so both waits are CPU
-//! waits. [`ExternalRing`] keeps 2 or 3 slots so that those waits are for work of earlier
+//! waits. [`ExternalRing`] keeps several slots so that those waits are for work of earlier
 //! frames, which is usually done.
+//!
+//! # Ring depth and lag
+//! With `k` slots and GL `lag` frames behind CUDA (step `n`: CUDA writes frame `n` into slot
+//! `n % k`, GL reads frame `n - lag`), the write of frame `n` waits for GL's reads of frame
+//! `n - k`, issued `k - 1 - lag` steps earlier, and the read of frame `n - lag` waits for CUDA's
+//! writes, issued `lag` steps earlier. A wait for work issued in the same step blocks until the
+//! other API has run, which costs a full CUDA ⇄ GL switch. Give both waits slack:
+//! `lag = (k - 1) / 2`, so **3 slots with GL 1 frame behind**, or more slots for more slack.
+//! Measured on an H200 at 1920x1080 (`docs/benchmarks.md`): 3 slots, lag 1: 341 µs per frame;
+//! 8 slots, lag 4: 269 µs; 2 slots (slack on one side only): 496 µs, no better than the
+//! map/unmap ring's 508 to 513 µs at any depth.
 //!
 //! # Types
 //! - [`ExternalGl`]: the `GL_EXT_memory_object(_fd)` entry points, loaded with the caller's
@@ -42,7 +53,7 @@
 //!
 //! # Example
 //!
-//! One frame per iteration through a 2-slot ring; GL draws frame `n - 1` while CUDA writes
+//! One frame per iteration through a 3-slot ring; GL draws frame `n - 1` while CUDA writes
 //! frame `n`:
 //!
 //! ```no_run
@@ -59,9 +70,9 @@
 //! ) -> cuda_gl::Result<()> {
 //!     let (w, h) = (1920u32, 1080u32);
 //!     let gl = ExternalGl::load_with(loader)?; // GL context current on this thread
-//!     let mut ring = ExternalRing::new(ctx, &gl, 2, (w * h * 4) as usize)?;
+//!     let mut ring = ExternalRing::new(ctx, &gl, 3, (w * h * 4) as usize)?;
 //!     for n in 0..600usize {
-//!         let write = ring.write(n % 2, stream)?; // waits for GL's reads of frame n - 2
+//!         let write = ring.write(n % 3, stream)?; // waits for GL's reads of frame n - 3
 //!         // SAFETY: the slot holds w * h RGBA8 pixels; the kernel runs on `stream`, which
 //!         // `finish` marks with the slot's event.
 //!         unsafe {
@@ -73,7 +84,7 @@
 //!         }
 //!         write.finish()?;
 //!         if n >= 1 {
-//!             let read = ring.read((n - 1) % 2)?; // waits for CUDA's writes of frame n - 1
+//!             let read = ring.read((n - 1) % 3)?; // waits for CUDA's writes of frame n - 1
 //!             let _buffer = read.buffer(); // e.g. a GL_TEXTURE_BUFFER's storage; draw from it
 //!             read.finish()?; // fences GL's reads and flushes
 //!         }
@@ -781,8 +792,9 @@ impl fmt::Debug for ExternalRing {
 }
 
 impl ExternalRing {
-    /// Creates `slots` slots (1 to 16; 2 or 3 for frames in flight) of `bytes_per_slot` bytes
-    /// each: one [`ExportableMemory`], one [`GlMemoryBuffer`] and one CUDA event per slot.
+    /// Creates `slots` slots (1 to 16; 3 or more for frames in flight, see
+    /// [ring depth and lag](self#ring-depth-and-lag)) of `bytes_per_slot` bytes each: one
+    /// [`ExportableMemory`], one [`GlMemoryBuffer`] and one CUDA event per slot.
     ///
     /// The GL context `gl` was loaded for must be current.
     ///
@@ -797,7 +809,8 @@ impl ExternalRing {
     ) -> Result<ExternalRing> {
         if !(1..=16).contains(&slots) {
             return Err(Error::InvalidArgument(format!(
-                "an external ring has 1 to 16 slots, not {slots} (2 or 3 keep frames in flight)"
+                "an external ring has 1 to 16 slots, not {slots} (3 or more keep frames in \
+                 flight)"
             )));
         }
         let mut ring = ExternalRing {

@@ -149,7 +149,7 @@ fn ring_frames_read_by_gl_equal_the_cpu_reference_over_1000_frames() {
         gl.renderer(),
         gl.device_uuids().len()
     );
-    for (slots, lag) in [(2, 1), (3, 2), (2, 0)] {
+    for (slots, lag) in [(2, 1), (3, 2), (2, 0), (3, 1)] {
         let run = run_ring(&g, &gl, slots, lag, 1000, 0, Order::Ordered);
         eprintln!(
             "{slots} slots, GL {lag} frame(s) behind: {} of 1000 frames wrong, {:.1} us/frame",

@@ -12,6 +12,11 @@
 //!   `n - lag` (after the CPU waited for that frame's CUDA event);
 //! - map/unmap ring: map slot `n % slots`, kernel, unmap, draw; the driver orders the rest.
 //!
+//! The write of frame `n` waits for GL's draw of frame `n - slots`, issued `slots - 1 - lag`
+//! steps earlier; the draw of frame `n - lag` waits for CUDA's kernel, issued `lag` steps
+//! earlier. A wait with no slack (0 steps) blocks until the other API has run. 2 slots leave
+//! slack on one side only; 3 slots with lag 1 on both; 8 slots with lag 4, 3 and 4 steps.
+//!
 //! One sample is a round of [`ROUND`] frames followed by a drain (the ring's `wait_idle`, or
 //! `glFinish` + stream synchronize), divided by [`ROUND`]: the sustained cost per frame. Rounds
 //! of the variants alternate. A synchronous reference (map/unmap of one PBO, draw, `glFinish` and
@@ -256,9 +261,11 @@ struct Rig {
     draw: TexelDraw,
     ext2: ExtSide,
     ext3: ExtSide,
+    ext8: ExtSide,
     map1: MapSide,
     map2: MapSide,
     map3: MapSide,
+    map8: MapSide,
     /// For the no-interop rows: device memory the kernel writes, and a GL buffer (with a texture
     /// buffer over it) that the draw reads; neither is shared.
     device: DeviceBuffer<u8>,
@@ -343,7 +350,7 @@ fn map_round(
     Ok(())
 }
 
-/// The group: external rings of 2 and 3 slots, map/unmap rings of 2 and 3, the synchronous
+/// The group: external rings of 2, 3 and 8 slots, map/unmap rings of 2, 3 and 8, the synchronous
 /// reference and the no-interop rows, in alternating rounds. Each external ring's ratio is to
 /// the map/unmap ring of its depth; the map/unmap rings' and the synchronous reference's ratio
 /// is to the pipelined floor.
@@ -360,9 +367,11 @@ pub fn frames_in_flight(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
         draw: TexelDraw::new()?,
         ext2: ExtSide::new(gpu, &gl, 2)?,
         ext3: ExtSide::new(gpu, &gl, 3)?,
+        ext8: ExtSide::new(gpu, &gl, 8)?,
         map1: MapSide::new(gpu, 1)?,
         map2: MapSide::new(gpu, 2)?,
         map3: MapSide::new(gpu, 3)?,
+        map8: MapSide::new(gpu, 8)?,
         device: DeviceBuffer::zeroed(&gpu.ctx, FULL_HD_BYTES)
             .context("allocating 8 MB of device memory")?,
         plain_tbo: TexBuffer::new(plain.name(), "the plain GL buffer")?,
@@ -384,14 +393,25 @@ pub fn frames_in_flight(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
             "external ring, 3 slots, GL 2 frames behind",
             |r: &mut Rig| ext_round(gpu, &mut r.ext3, &r.draw, 2, &mut r.t),
         ),
+        Variant::new(
+            "external ring, 3 slots, GL 1 frame behind",
+            |r: &mut Rig| ext_round(gpu, &mut r.ext3, &r.draw, 1, &mut r.t),
+        ),
         Variant::new("external ring, 2 slots, GL same frame", |r: &mut Rig| {
             ext_round(gpu, &mut r.ext2, &r.draw, 0, &mut r.t)
         }),
+        Variant::new(
+            "external ring, 8 slots, GL 4 frames behind",
+            |r: &mut Rig| ext_round(gpu, &mut r.ext8, &r.draw, 4, &mut r.t),
+        ),
         Variant::new("map/unmap ring, 2 PBOs", |r: &mut Rig| {
             map_round(gpu, &mut r.map2, &r.draw, false, &mut r.t)
         }),
         Variant::new("map/unmap ring, 3 PBOs", |r: &mut Rig| {
             map_round(gpu, &mut r.map3, &r.draw, false, &mut r.t)
+        }),
+        Variant::new("map/unmap ring, 8 PBOs", |r: &mut Rig| {
+            map_round(gpu, &mut r.map8, &r.draw, false, &mut r.t)
         }),
         Variant::new(
             "synchronous: map/unmap 1 PBO + draw + glFinish + stream sync every frame",
@@ -444,12 +464,28 @@ pub fn frames_in_flight(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
             *v /= ROUND as f64;
         }
     }
-    if let [ext2, ext3, ext2_same, map2, map3, sync, floor, ..] = cases.as_mut_slice() {
+    if let [
+        ext2,
+        ext3,
+        ext3_lag1,
+        ext2_same,
+        ext8,
+        map2,
+        map3,
+        map8,
+        sync,
+        floor,
+        ..,
+    ] = cases.as_mut_slice()
+    {
         ext2.relative_to(map2, None);
         ext3.relative_to(map3, None);
+        ext3_lag1.relative_to(map3, None);
         ext2_same.relative_to(map2, None);
+        ext8.relative_to(map8, None);
         map2.relative_to(floor, None);
         map3.relative_to(floor, None);
+        map8.relative_to(floor, None);
         sync.relative_to(floor, None);
     }
     for case in &cases {
