@@ -15,6 +15,8 @@
 
 #[path = "interop/cases.rs"]
 mod cases;
+#[path = "interop/external.rs"]
+mod external;
 #[path = "interop/fast.rs"]
 mod fast;
 #[path = "interop/glres.rs"]
@@ -42,7 +44,7 @@ const PLASMA_PTX: &str = include_str!("../../plasma-demo/kernels/plasma.ptx");
 
 const USAGE: &str = "\
 usage: interop [--iters N | --quick] [--warmup N] [--cpu-iters N] [--out DIR]
-               [--device N | --all-devices]
+               [--device N | --all-devices] [--frames-in-flight-only]
   --iters N      measured iterations per case (default 1000)
   --quick        200 measured iterations per case
   --warmup N     warm-up iterations per case (default 100)
@@ -50,6 +52,8 @@ usage: interop [--iters N | --quick] [--warmup N] [--cpu-iters N] [--out DIR]
   --out DIR      output directory (default target/bench)
   --device N     the CUDA device to run on (default 0); the GL context is on the same GPU
   --all-devices  run on every CUDA device, one set of rows per device
+  --frames-in-flight-only
+                 run only the frames-in-flight group (external-memory ring vs map/unmap ring)
   --bench        accepted and ignored (cargo passes it)";
 
 /// Iterations per interleaved block.
@@ -70,6 +74,8 @@ struct Args {
     cpu_iters: Option<usize>,
     out: PathBuf,
     devices: Devices,
+    /// Run only the frames-in-flight group.
+    in_flight_only: bool,
 }
 
 /// Parses the arguments after the program name; `Ok(None)` for `--help`.
@@ -80,6 +86,7 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
         cpu_iters: None,
         out: PathBuf::from("target/bench"),
         devices: Devices::One(0),
+        in_flight_only: false,
     };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
@@ -115,6 +122,7 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
                 parsed.devices = Devices::One(n);
             }
             "--all-devices" => parsed.devices = Devices::All,
+            "--frames-in-flight-only" => parsed.in_flight_only = true,
             other => return Err(format!("unknown argument `{other}`")),
         }
     }
@@ -132,7 +140,12 @@ fn one_line(error: &anyhow::Error) -> String {
 }
 
 /// Runs every case group on one device.
-fn run_device(ordinal: usize, plan: &Plan, cpu_plan: &Plan) -> Result<DeviceReport> {
+fn run_device(
+    ordinal: usize,
+    plan: &Plan,
+    cpu_plan: &Plan,
+    in_flight_only: bool,
+) -> Result<DeviceReport> {
     let gpu = cases::Gpu::open(ordinal, PLASMA_PTX)?;
     let info = gpu.info.clone();
     eprintln!(
@@ -141,6 +154,11 @@ fn run_device(ordinal: usize, plan: &Plan, cpu_plan: &Plan) -> Result<DeviceRepo
     );
     let mut all = Vec::new();
     let progress = |what: &str| eprintln!("interop: GPU {ordinal}: {what}");
+    if in_flight_only {
+        progress("frames in flight: external-memory ring vs map/unmap ring");
+        all.extend(external::frames_in_flight(&gpu, plan)?);
+        return finish_device(ordinal, &gpu, info, all);
+    }
     progress("raw driver calls vs safe API");
     all.extend(cases::safe_api_overhead(&gpu, plan)?);
     progress("one PBO vs 8 PBOs");
@@ -164,6 +182,18 @@ fn run_device(ordinal: usize, plan: &Plan, cpu_plan: &Plan) -> Result<DeviceRepo
         progress(&format!("fast path {w}x{h}: frames in flight"));
         all.extend(fast::frames_in_flight(&gpu, plan, size)?);
     }
+    progress("frames in flight: external-memory ring vs map/unmap ring");
+    all.extend(external::frames_in_flight(&gpu, plan)?);
+    finish_device(ordinal, &gpu, info, all)
+}
+
+/// Checks the context for late errors and packs one device's results.
+fn finish_device(
+    ordinal: usize,
+    gpu: &cases::Gpu,
+    info: cases::DeviceInfo,
+    all: Vec<measure::Case>,
+) -> Result<DeviceReport> {
     gpu.ctx
         .synchronize()
         .context("the final context synchronize reported an error")?;
@@ -198,7 +228,7 @@ fn run(args: &Args, command: String) -> Result<bool> {
     let mut devices = Vec::new();
     let mut all_ok = true;
     for &ordinal in &ordinals {
-        match run_device(ordinal, &plan, &cpu_plan) {
+        match run_device(ordinal, &plan, &cpu_plan, args.in_flight_only) {
             Ok(device) => devices.push(device),
             Err(e) if ordinals.len() == 1 => return Err(e.context(format!("GPU {ordinal}"))),
             Err(e) => {

@@ -306,6 +306,69 @@ pub enum Error {
     #[cfg_attr(docsrs, doc(cfg(feature = "egl")))]
     #[error(transparent)]
     Egl(#[from] crate::egl::EglError),
+
+    /// The current OpenGL context does not offer an extension that this call needs, such as
+    /// `GL_EXT_memory_object_fd` for [`external`](crate::external) memory.
+    #[error(
+        "the current OpenGL context ({renderer}) does not support {extension}.\nhelp: external \
+         memory needs GL_EXT_memory_object and GL_EXT_memory_object_fd, which NVIDIA's OpenGL \
+         driver offers on Linux; make a context of the NVIDIA driver current (not Mesa's \
+         software renderer), or use the map/unmap path (`RegisteredBuffer`), which needs no \
+         extension"
+    )]
+    MissingGlExtension {
+        /// The extension, e.g. `GL_EXT_memory_object_fd`.
+        extension: &'static str,
+        /// `GL_RENDERER` of the current context.
+        renderer: String,
+    },
+
+    /// The OpenGL loader returned no address for an entry point.
+    #[error(
+        "the OpenGL loader returned no address for {function}.\nhelp: pass the loader of the GL \
+         context you use (e.g. `|name| headless.get_proc_address(name)` or GLFW's \
+         `window.get_proc_address`), with that context current"
+    )]
+    MissingGlFunction {
+        /// The entry point, e.g. `glImportMemoryFdEXT`.
+        function: &'static str,
+    },
+
+    /// An OpenGL call raised an error (reported by `glGetError` right after it).
+    #[error("{call} raised OpenGL error {} (0x{code:04x})", gl_error_name(*.code))]
+    GlCall {
+        /// The call, e.g. `glImportMemoryFdEXT`.
+        call: &'static str,
+        /// The `glGetError` code.
+        code: u32,
+    },
+
+    /// A wait for the GPU did not end within its timeout.
+    #[error(
+        "waiting for {what} did not end within {timeout:?}.\nhelp: the GPU work before it has \
+         not finished: look for a kernel or GL command that never ends, or raise the timeout"
+    )]
+    Timeout {
+        /// What was waited for, e.g. `the GL fence of ring slot 1`.
+        what: String,
+        /// How long it waited.
+        timeout: std::time::Duration,
+    },
+}
+
+/// The name of an OpenGL error code.
+fn gl_error_name(code: u32) -> &'static str {
+    match code {
+        0x0500 => "GL_INVALID_ENUM",
+        0x0501 => "GL_INVALID_VALUE",
+        0x0502 => "GL_INVALID_OPERATION",
+        0x0503 => "GL_STACK_OVERFLOW",
+        0x0504 => "GL_STACK_UNDERFLOW",
+        0x0505 => "GL_OUT_OF_MEMORY",
+        0x0506 => "GL_INVALID_FRAMEBUFFER_OPERATION",
+        0x0507 => "GL_CONTEXT_LOST",
+        _ => "(unknown)",
+    }
 }
 
 fn jit_log(log: &str) -> String {

@@ -163,6 +163,10 @@ pub mod cudarc_interop;
 #[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
 pub use cudarc;
 
+#[cfg(unix)]
+#[cfg_attr(docsrs, doc(cfg(unix)))]
+pub mod external;
+
 pub use context::Context;
 pub use device::{Device, GlDeviceList, gl_devices};
 pub use error::{CudaError, DeviceLabel, Error, Result};

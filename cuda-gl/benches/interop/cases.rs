@@ -101,6 +101,12 @@ impl Gpu {
         })
     }
 
+    /// The address of the GL entry point `name` in the headless context, for loaders such as
+    /// `cuda_gl::external::ExternalGl::load_with`.
+    pub fn gl_proc_address(&self, name: &str) -> *const std::ffi::c_void {
+        self._egl.get_proc_address(name)
+    }
+
     /// Queues `plasma_pbo` writing a `w` x `h` frame at time `t` to `out` (`bytes` long).
     pub fn plasma_into(
         &self,

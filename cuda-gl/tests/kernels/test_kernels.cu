@@ -150,3 +150,33 @@ extern "C" __global__ void fill_frame_with_checksum(unsigned* out, unsigned n, u
         out[body] = block_sum;
     }
 }
+
+// The GPU's global nanosecond timer (%globaltimer).
+__device__ unsigned long long ext_globaltimer()
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+// out[i] = pattern(i, seed) for every i < n, as fill_u32 does, after every block has waited
+// spin_ns nanoseconds (thread 0 of the block spins on %globaltimer while the others wait at a
+// barrier; spin_ns = 0 skips the wait). A slow producer for the external-memory ring tests: a
+// consumer that does not wait for the kernel reads the buffer before it is written. Launch it
+// in one wave (for_elements(n) with n <= 256 * the blocks the GPU holds at once) so the delay is
+// spin_ns once, not once per wave.
+extern "C" __global__ void ext_fill_u32_slow(unsigned* out, unsigned n, unsigned seed,
+                                             unsigned long long spin_ns)
+{
+    if (spin_ns != 0ull) {
+        if (threadIdx.x == 0u) {
+            unsigned long long start = ext_globaltimer();
+            while (ext_globaltimer() - start < spin_ns) {
+            }
+        }
+        __syncthreads();
+    }
+    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        out[i] = pattern(i, seed);
+    }
+}

@@ -1,0 +1,501 @@
+//! Frames in flight at 1920x1080: the external-memory ring (`cuda_gl::external`: memory from
+//! `cuMemCreate` imported into GL with `GL_EXT_memory_object_fd`, ordered by a CUDA event and a
+//! GL fence per slot, no map or unmap) against a ring of registered PBOs mapped and unmapped
+//! each frame, with the same content and the same GL consumer, at the same ring depth.
+//!
+//! Every frame: the plasma kernel writes 1920x1080 RGBA8 into the slot, and GL draws a
+//! full-screen triangle into a 1080p framebuffer that reads the slot as a texture buffer
+//! (`samplerBuffer`, `texelFetch`, no copy). No frame calls `glFinish` or synchronizes a stream:
+//!
+//! - external ring, `slots` slots, GL `lag` frames behind CUDA: at step `n` CUDA writes frame
+//!   `n` (after the CPU waited for the fence of GL's last draw from that slot) and GL draws frame
+//!   `n - lag` (after the CPU waited for that frame's CUDA event);
+//! - map/unmap ring: map slot `n % slots`, kernel, unmap, draw; the driver orders the rest.
+//!
+//! The write of frame `n` waits for GL's draw of frame `n - slots`, issued `slots - 1 - lag`
+//! steps earlier; the draw of frame `n - lag` waits for CUDA's kernel, issued `lag` steps
+//! earlier. A wait with no slack (0 steps) blocks until the other API has run. 2 slots leave
+//! slack on one side only; 3 slots with lag 1 on both; 8 slots with lag 4, 3 and 4 steps.
+//!
+//! One sample is a round of [`ROUND`] frames followed by a drain (the ring's `wait_idle`, or
+//! `glFinish` + stream synchronize), divided by [`ROUND`]: the sustained cost per frame. Rounds
+//! of the variants alternate. A synchronous reference (map/unmap of one PBO, draw, `glFinish` and
+//! stream synchronize every frame) is measured the same way, and so are three rows with no
+//! interop at all: the kernel into plain device memory alternating with the draw of a separate
+//! GL buffer (both APIs on the GPU every frame, nothing shared, nothing ordered: the pipelined
+//! floor), and each API alone.
+
+use crate::cases::{FULL_HD, FULL_HD_BYTES, Gpu};
+use crate::glres::{self, Buffer, Texture};
+use crate::measure::{Case, Plan, Variant, interleaved};
+use anyhow::{Context as _, Result, bail, ensure};
+use cuda_gl::external::{ExternalGl, ExternalRing};
+use cuda_gl::{DeviceBuffer, DevicePtr, LaunchConfig, RegisterFlags, RegisteredBuffer};
+use std::ffi::CString;
+
+/// Frames per measured round.
+pub const ROUND: usize = 100;
+/// Animation time step between frames (seconds).
+const FRAME_DT: f32 = 1.0 / 60.0;
+
+/// A `GL_TEXTURE_BUFFER` texture over a buffer (RGBA8 texels), deleted on drop.
+struct TexBuffer(u32);
+
+impl TexBuffer {
+    fn new(buffer: u32, what: &str) -> Result<TexBuffer> {
+        let mut name = 0;
+        // SAFETY: `name` is a valid out-pointer for one name.
+        unsafe { gl::GenTextures(1, &mut name) };
+        ensure!(name != 0, "{what}: glGenTextures returned no name");
+        let tex = TexBuffer(name);
+        // SAFETY: a fresh texture name bound to GL_TEXTURE_BUFFER; `buffer` is a live buffer of
+        // at least one 1080p frame (1920 * 1080 RGBA8 texels, below GL_MAX_TEXTURE_BUFFER_SIZE
+        // on NVIDIA's driver, which is 2^27).
+        unsafe {
+            gl::BindTexture(gl::TEXTURE_BUFFER, name);
+            gl::TexBuffer(gl::TEXTURE_BUFFER, gl::RGBA8, buffer);
+            gl::BindTexture(gl::TEXTURE_BUFFER, 0);
+        }
+        glres::check(&format!("{what}: creating a texture buffer"))?;
+        Ok(tex)
+    }
+}
+
+impl Drop for TexBuffer {
+    fn drop(&mut self) {
+        // SAFETY: the name came from glGenTextures and is deleted once.
+        unsafe { gl::DeleteTextures(1, &self.0) };
+    }
+}
+
+const VS: &str = "#version 330 core
+void main() {
+    vec2 p = vec2(float((gl_VertexID << 1) & 2), float(gl_VertexID & 2));
+    gl_Position = vec4(p * 2.0 - 1.0, 0.0, 1.0);
+}
+";
+
+const FS: &str = "#version 330 core
+uniform samplerBuffer frame;
+uniform int width;
+out vec4 color;
+void main() {
+    ivec2 p = ivec2(gl_FragCoord.xy);
+    color = texelFetch(frame, p.y * width + p.x);
+}
+";
+
+/// The GL consumer: a full-screen triangle into a 1080p framebuffer that reads every pixel of
+/// the frame from a texture buffer.
+struct TexelDraw {
+    program: u32,
+    vao: u32,
+    fbo: u32,
+    _color: Texture,
+}
+
+fn compile(kind: u32, source: &str) -> Result<u32> {
+    let text = CString::new(source)?;
+    // SAFETY: creates a shader (0 on failure, checked); one NUL-terminated source string; `ok`
+    // is a valid out-pointer.
+    unsafe {
+        let shader = gl::CreateShader(kind);
+        ensure!(shader != 0, "glCreateShader failed");
+        gl::ShaderSource(shader, 1, &text.as_ptr(), std::ptr::null());
+        gl::CompileShader(shader);
+        let mut ok = 0;
+        gl::GetShaderiv(shader, gl::COMPILE_STATUS, &mut ok);
+        if ok == 0 {
+            let mut log = vec![0u8; 4096];
+            let mut len = 0;
+            gl::GetShaderInfoLog(shader, 4096, &mut len, log.as_mut_ptr().cast());
+            gl::DeleteShader(shader);
+            log.truncate(usize::try_from(len).unwrap_or(0));
+            bail!(
+                "compiling the texel-fetch shader failed: {}",
+                String::from_utf8_lossy(&log)
+            );
+        }
+        Ok(shader)
+    }
+}
+
+impl TexelDraw {
+    fn new() -> Result<TexelDraw> {
+        let (w, h) = FULL_HD;
+        let color = Texture::new(w, h, "the 1080p target")?;
+        let vs = compile(gl::VERTEX_SHADER, VS)?;
+        let fs = compile(gl::FRAGMENT_SHADER, FS)?;
+        let mut draw = TexelDraw {
+            program: 0,
+            vao: 0,
+            fbo: 0,
+            _color: color,
+        };
+        let names = (CString::new("frame")?, CString::new("width")?);
+        // SAFETY: both shaders compiled; every out-pointer is valid; the uniform names are
+        // NUL-terminated; the colour texture has storage (one RGBA8 level).
+        let (linked, status) = unsafe {
+            draw.program = gl::CreateProgram();
+            gl::AttachShader(draw.program, vs);
+            gl::AttachShader(draw.program, fs);
+            gl::LinkProgram(draw.program);
+            gl::DeleteShader(vs);
+            gl::DeleteShader(fs);
+            let mut linked = 0;
+            gl::GetProgramiv(draw.program, gl::LINK_STATUS, &mut linked);
+            gl::UseProgram(draw.program);
+            gl::Uniform1i(gl::GetUniformLocation(draw.program, names.0.as_ptr()), 0);
+            gl::Uniform1i(
+                gl::GetUniformLocation(draw.program, names.1.as_ptr()),
+                w as i32,
+            );
+            gl::UseProgram(0);
+            gl::GenVertexArrays(1, &mut draw.vao);
+            gl::GenFramebuffers(1, &mut draw.fbo);
+            gl::BindFramebuffer(gl::FRAMEBUFFER, draw.fbo);
+            gl::FramebufferTexture2D(
+                gl::FRAMEBUFFER,
+                gl::COLOR_ATTACHMENT0,
+                gl::TEXTURE_2D,
+                draw._color.name(),
+                0,
+            );
+            let status = gl::CheckFramebufferStatus(gl::FRAMEBUFFER);
+            gl::BindFramebuffer(gl::FRAMEBUFFER, 0);
+            (linked, status)
+        };
+        ensure!(linked != 0, "linking the texel-fetch program failed");
+        ensure!(
+            status == gl::FRAMEBUFFER_COMPLETE,
+            "the {w}x{h} framebuffer is incomplete (0x{status:04x})"
+        );
+        glres::check("creating the texel-fetch draw")?;
+        Ok(draw)
+    }
+
+    /// Draws the frame in `source` over the whole 1080p target.
+    fn draw(&self, source: &TexBuffer) {
+        let (w, h) = FULL_HD;
+        // SAFETY: every name is live; the program is linked, the VAO empty (the vertex shader
+        // needs no attributes), the framebuffer complete (checked at creation).
+        unsafe {
+            gl::BindFramebuffer(gl::FRAMEBUFFER, self.fbo);
+            gl::Viewport(0, 0, w as i32, h as i32);
+            gl::UseProgram(self.program);
+            gl::BindVertexArray(self.vao);
+            gl::ActiveTexture(gl::TEXTURE0);
+            gl::BindTexture(gl::TEXTURE_BUFFER, source.0);
+            gl::DrawArrays(gl::TRIANGLES, 0, 3);
+            gl::BindTexture(gl::TEXTURE_BUFFER, 0);
+            gl::BindVertexArray(0);
+            gl::UseProgram(0);
+            gl::BindFramebuffer(gl::FRAMEBUFFER, 0);
+        }
+    }
+}
+
+impl Drop for TexelDraw {
+    fn drop(&mut self) {
+        // SAFETY: the names came from `new` (0 is ignored by GL) and are deleted once.
+        unsafe {
+            gl::DeleteFramebuffers(1, &self.fbo);
+            gl::DeleteVertexArrays(1, &self.vao);
+            gl::DeleteProgram(self.program);
+        }
+    }
+}
+
+/// An external ring and a texture buffer over each slot. Texture buffers drop first.
+struct ExtSide {
+    tbos: Vec<TexBuffer>,
+    ring: ExternalRing,
+}
+
+impl ExtSide {
+    fn new(gpu: &Gpu, gl: &ExternalGl, slots: usize) -> Result<ExtSide> {
+        let ring = ExternalRing::new(&gpu.ctx, gl, slots, FULL_HD_BYTES)
+            .with_context(|| format!("creating a {slots}-slot external ring"))?;
+        let tbos = (0..slots)
+            .map(|i| TexBuffer::new(ring.gl_buffer(i)?, &format!("external slot {i}")))
+            .collect::<Result<_>>()?;
+        Ok(ExtSide { tbos, ring })
+    }
+}
+
+/// Registered PBOs and a texture buffer over each. Registrations drop before the buffers.
+struct MapSide {
+    regs: Vec<RegisteredBuffer>,
+    tbos: Vec<TexBuffer>,
+    _buffers: Vec<Buffer>,
+}
+
+impl MapSide {
+    fn new(gpu: &Gpu, slots: usize) -> Result<MapSide> {
+        let buffers = (0..slots)
+            .map(|i| Buffer::new(FULL_HD_BYTES, &format!("PBO {i}")))
+            .collect::<Result<Vec<_>>>()?;
+        let tbos = buffers
+            .iter()
+            .enumerate()
+            .map(|(i, b)| TexBuffer::new(b.name(), &format!("PBO {i}")))
+            .collect::<Result<_>>()?;
+        let regs = buffers
+            .iter()
+            .map(|b| {
+                RegisteredBuffer::register(&gpu.ctx, b.name(), RegisterFlags::WRITE_DISCARD)
+                    .context("registering a PBO")
+            })
+            .collect::<Result<_>>()?;
+        Ok(MapSide {
+            regs,
+            tbos,
+            _buffers: buffers,
+        })
+    }
+}
+
+/// Everything the group uses. The draw and the sides drop before the GL context (owned by
+/// `Gpu`, which outlives this).
+struct Rig {
+    draw: TexelDraw,
+    ext2: ExtSide,
+    ext3: ExtSide,
+    ext8: ExtSide,
+    map1: MapSide,
+    map2: MapSide,
+    map3: MapSide,
+    map8: MapSide,
+    /// For the no-interop rows: device memory the kernel writes, and a GL buffer (with a texture
+    /// buffer over it) that the draw reads; neither is shared.
+    device: DeviceBuffer<u8>,
+    plain_tbo: TexBuffer,
+    _plain: Buffer,
+    t: f32,
+}
+
+/// `glFlush`: submits the GL commands issued so far, as the ring does after each draw.
+fn flush() {
+    // SAFETY: no arguments; a context is current.
+    unsafe { gl::Flush() };
+}
+
+/// Queues the plasma kernel writing one 1080p frame to `out`.
+fn plasma(gpu: &Gpu, out: DevicePtr<'_>, t: &mut f32) -> Result<()> {
+    let (w, h) = FULL_HD;
+    *t += FRAME_DT;
+    // SAFETY: `out` is a ring slot or a mapped PBO of FULL_HD_BYTES = w * h * 4 bytes, which
+    // stays valid until the kernel has finished (the ring waits for the slot's event before
+    // the memory can go; a PBO is unmapped on the same stream after the kernel). The arguments
+    // match `plasma_pbo(uchar4*, int, int, float)`, which the launch checks against the PTX.
+    unsafe {
+        gpu.plasma_pbo.launch(
+            LaunchConfig::for_image(w, h),
+            &gpu.stream,
+            (out, w as i32, h as i32, *t),
+        )
+    }?;
+    Ok(())
+}
+
+/// One round through an external ring: `ROUND` frames, GL `lag` frames behind, then a drain.
+fn ext_round(
+    gpu: &Gpu,
+    side: &mut ExtSide,
+    draw: &TexelDraw,
+    lag: usize,
+    t: &mut f32,
+) -> Result<()> {
+    let slots = side.ring.len();
+    for n in 0..ROUND + lag {
+        if n < ROUND {
+            let write = side.ring.write(n % slots, &gpu.stream)?;
+            plasma(gpu, write.device_ptr(), t)?;
+            write.finish()?;
+        }
+        if n >= lag {
+            let slot = (n - lag) % slots;
+            let read = side.ring.read(slot)?;
+            draw.draw(&side.tbos[slot]);
+            read.finish()?;
+        }
+    }
+    side.ring.wait_idle()?;
+    Ok(())
+}
+
+/// One round through a map/unmap ring: `ROUND` frames, then `glFinish` and a stream sync; with
+/// `sync_each`, after every frame instead (the synchronous reference).
+fn map_round(
+    gpu: &Gpu,
+    side: &mut MapSide,
+    draw: &TexelDraw,
+    sync_each: bool,
+    t: &mut f32,
+) -> Result<()> {
+    let slots = side.regs.len();
+    for n in 0..ROUND {
+        let slot = n % slots;
+        let mapped = side.regs[slot].map(&gpu.stream)?;
+        plasma(gpu, mapped.device_ptr(), t)?;
+        mapped.unmap()?;
+        draw.draw(&side.tbos[slot]);
+        if sync_each {
+            glres::finish();
+            gpu.stream.synchronize()?;
+        }
+    }
+    glres::finish();
+    gpu.stream.synchronize()?;
+    Ok(())
+}
+
+/// The group: external rings of 2, 3 and 8 slots, map/unmap rings of 2, 3 and 8, the synchronous
+/// reference and the no-interop rows, in alternating rounds. Each external ring's ratio is to
+/// the map/unmap ring of its depth; the map/unmap rings' and the synchronous reference's ratio
+/// is to the pipelined floor.
+pub fn frames_in_flight(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
+    let (w, h) = FULL_HD;
+    let group = format!(
+        "frames in flight {w}x{h}: external-memory ring vs map/unmap ring (µs per frame = \
+         round of {ROUND} frames incl. drain / {ROUND}; median over rounds)"
+    );
+    let gl = ExternalGl::load_with(|name| gpu.gl_proc_address(name))
+        .context("loading GL_EXT_memory_object(_fd)")?;
+    let plain = Buffer::new(FULL_HD_BYTES, "the plain GL buffer")?;
+    let mut rig = Rig {
+        draw: TexelDraw::new()?,
+        ext2: ExtSide::new(gpu, &gl, 2)?,
+        ext3: ExtSide::new(gpu, &gl, 3)?,
+        ext8: ExtSide::new(gpu, &gl, 8)?,
+        map1: MapSide::new(gpu, 1)?,
+        map2: MapSide::new(gpu, 2)?,
+        map3: MapSide::new(gpu, 3)?,
+        map8: MapSide::new(gpu, 8)?,
+        device: DeviceBuffer::zeroed(&gpu.ctx, FULL_HD_BYTES)
+            .context("allocating 8 MB of device memory")?,
+        plain_tbo: TexBuffer::new(plain.name(), "the plain GL buffer")?,
+        _plain: plain,
+        t: 0.0,
+    };
+    glres::check("setting up the frames-in-flight group")?;
+    let rounds = Plan {
+        iters: (plan.iters / ROUND).max(5),
+        warmup: 1,
+        block: 1,
+    };
+    let mut variants = [
+        Variant::new(
+            "external ring, 2 slots, GL 1 frame behind",
+            |r: &mut Rig| ext_round(gpu, &mut r.ext2, &r.draw, 1, &mut r.t),
+        ),
+        Variant::new(
+            "external ring, 3 slots, GL 2 frames behind",
+            |r: &mut Rig| ext_round(gpu, &mut r.ext3, &r.draw, 2, &mut r.t),
+        ),
+        Variant::new(
+            "external ring, 3 slots, GL 1 frame behind",
+            |r: &mut Rig| ext_round(gpu, &mut r.ext3, &r.draw, 1, &mut r.t),
+        ),
+        Variant::new("external ring, 2 slots, GL same frame", |r: &mut Rig| {
+            ext_round(gpu, &mut r.ext2, &r.draw, 0, &mut r.t)
+        }),
+        Variant::new(
+            "external ring, 8 slots, GL 4 frames behind",
+            |r: &mut Rig| ext_round(gpu, &mut r.ext8, &r.draw, 4, &mut r.t),
+        ),
+        Variant::new("map/unmap ring, 2 PBOs", |r: &mut Rig| {
+            map_round(gpu, &mut r.map2, &r.draw, false, &mut r.t)
+        }),
+        Variant::new("map/unmap ring, 3 PBOs", |r: &mut Rig| {
+            map_round(gpu, &mut r.map3, &r.draw, false, &mut r.t)
+        }),
+        Variant::new("map/unmap ring, 8 PBOs", |r: &mut Rig| {
+            map_round(gpu, &mut r.map8, &r.draw, false, &mut r.t)
+        }),
+        Variant::new(
+            "synchronous: map/unmap 1 PBO + draw + glFinish + stream sync every frame",
+            |r: &mut Rig| map_round(gpu, &mut r.map1, &r.draw, true, &mut r.t),
+        ),
+        Variant::new(
+            "no interop: kernel into device memory + draw of another GL buffer + glFlush, \
+             alternating, nothing shared or ordered (pipelined floor)",
+            |r: &mut Rig| {
+                for _ in 0..ROUND {
+                    plasma(gpu, r.device.device_ptr(), &mut r.t)?;
+                    r.draw.draw(&r.plain_tbo);
+                    flush();
+                }
+                glres::finish();
+                gpu.stream.synchronize()?;
+                Ok(())
+            },
+        ),
+        Variant::new(
+            "no interop: CUDA alone, kernel into device memory",
+            |r: &mut Rig| {
+                for _ in 0..ROUND {
+                    plasma(gpu, r.device.device_ptr(), &mut r.t)?;
+                }
+                gpu.stream.synchronize()?;
+                Ok(())
+            },
+        ),
+        Variant::new("no interop: GL alone, draw + glFlush", |r: &mut Rig| {
+            for _ in 0..ROUND {
+                r.draw.draw(&r.plain_tbo);
+                flush();
+            }
+            glres::finish();
+            Ok(())
+        }),
+    ];
+    let mut cases = interleaved(&rounds, &group, &mut rig, &mut variants)?;
+    glres::check("frames in flight")?;
+    for case in &mut cases {
+        let s = &mut case.stats;
+        for v in [
+            &mut s.median_us,
+            &mut s.p99_us,
+            &mut s.mean_us,
+            &mut s.min_us,
+            &mut s.max_us,
+        ] {
+            *v /= ROUND as f64;
+        }
+    }
+    if let [
+        ext2,
+        ext3,
+        ext3_lag1,
+        ext2_same,
+        ext8,
+        map2,
+        map3,
+        map8,
+        sync,
+        floor,
+        ..,
+    ] = cases.as_mut_slice()
+    {
+        ext2.relative_to(map2, None);
+        ext3.relative_to(map3, None);
+        ext3_lag1.relative_to(map3, None);
+        ext2_same.relative_to(map2, None);
+        ext8.relative_to(map8, None);
+        map2.relative_to(floor, None);
+        map3.relative_to(floor, None);
+        map8.relative_to(floor, None);
+        sync.relative_to(floor, None);
+    }
+    for case in &cases {
+        eprintln!(
+            "interop: {}: {:.1} µs/frame = {:.0} fps sustained",
+            case.name,
+            case.stats.median_us,
+            1e6 / case.stats.median_us
+        );
+    }
+    drop(rig);
+    Ok(cases)
+}
