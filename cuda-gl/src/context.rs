@@ -139,10 +139,23 @@ impl Context {
 
     /// Makes this context current on the calling thread, unless it already is.
     ///
+    /// It first checks that the primary context is still active: after a
+    /// `cuDevicePrimaryCtxReset` (or `cudaDeviceReset`) behind cuda-gl's back, every handle made
+    /// in it is dangling, and the driver may crash on them rather than return an error.
+    ///
     /// # Errors
-    /// The driver's error from `cuCtxGetCurrent`/`cuCtxSetCurrent`.
+    /// [`Error::ContextUnusable`] when the primary context was reset; the driver's error from
+    /// `cuDevicePrimaryCtxGetState`, `cuCtxGetCurrent` or `cuCtxSetCurrent`.
     #[doc(alias = "cuCtxSetCurrent")]
     pub fn bind(&self) -> Result<()> {
+        if !result::ctx::primary_active(self.device.raw())? {
+            return Err(Error::ContextUnusable {
+                source: CudaError::new(
+                    "cuDevicePrimaryCtxGetState",
+                    sys::CUresult::CUDA_ERROR_CONTEXT_IS_DESTROYED,
+                ),
+            });
+        }
         if result::ctx::get_current()? != self.raw {
             // SAFETY: `self.raw` is retained for as long as `self` lives.
             unsafe { result::ctx::set_current(self.raw) }?;
@@ -198,11 +211,17 @@ impl Context {
         }
     }
 
-    /// Binds the context for a `Drop` that is about to `what` (e.g. "free device memory"); a
-    /// failure is logged and recorded rather than returned, and the drop carries on.
-    pub(crate) fn bind_for_drop(&self, what: &str) {
-        if let Err(e) = self.bind() {
-            self.record_drop_error(&format!("binding the context to {what}"), e);
+    /// Binds the context for a `Drop` that is about to `what` (e.g. "free device memory"). On
+    /// failure (for example a context that was reset) it logs and records the error and returns
+    /// `false`: the caller then skips its driver call, whose handle cannot be valid any more.
+    #[must_use]
+    pub(crate) fn bind_for_drop(&self, what: &str) -> bool {
+        match self.bind() {
+            Ok(()) => true,
+            Err(e) => {
+                self.record_drop_error(&format!("binding the context to {what}"), e);
+                false
+            }
         }
     }
 

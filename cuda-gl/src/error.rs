@@ -131,8 +131,11 @@ pub enum Error {
     Load(#[from] LoadError),
 
     /// A driver call failed in a way with no more specific variant.
+    ///
+    /// Converting a [`CudaError`] gives this variant, except for the codes that leave the context
+    /// unusable, which give [`Error::ContextUnusable`].
     #[error(transparent)]
-    Cuda(#[from] CudaError),
+    Cuda(CudaError),
 
     /// No OpenGL context is current on this thread.
     ///
@@ -143,18 +146,21 @@ pub enum Error {
         "{source}\nhelp: no OpenGL context is current on this thread. Make the GL context that \
          owns the object current on the calling thread (GLFW: `window.make_current()`; \
          headless: `cuda_gl::egl::HeadlessContext::make_current`) before registering, \
-         unregistering or dropping GL resources, or asking for the GL devices"
+         mapping, unmapping, unregistering or dropping GL resources, or asking for the GL \
+         devices. If that GL context was destroyed, its objects are lost to CUDA: drop their \
+         registrations (failures are logged) and register the objects of a live GL context"
     )]
     NoGlContext {
         /// The driver's error.
         source: CudaError,
     },
 
-    /// The GL name does not name an object of the kind that was registered.
+    /// The GL name does not name an object of the kind that was registered, or the object has
+    /// no storage (e.g. a buffer whose size is 0).
     #[error(
         "{source}\nhelp: GL name {name} is not a {kind} in the current OpenGL context. Create \
-         it with glGen*/glCreate* and give it storage (glBufferData / glTexImage* / \
-         glTexStorage*) before registering, check the image target matches how the texture was \
+         it with glGen*/glCreate* and give it storage of a non-zero size (glBufferData / \
+         glTexImage* / glTexStorage*) before registering, check the image target matches how the texture was \
          created, and check that the context that owns it is current"
     )]
     NotAGlObject {
@@ -354,6 +360,187 @@ pub enum Error {
         /// How long it waited.
         timeout: std::time::Duration,
     },
+
+    /// CUDA refused to register a GL texture or renderbuffer that exists: the image target does
+    /// not match the one it was created with, its internal format is one CUDA cannot register,
+    /// or (`flags_only`) its format cannot be used with `SURFACE_LOAD_STORE`/`TEXTURE_GATHER`.
+    ///
+    /// Told apart from [`Error::NotAGlObject`] by asking GL whether the name is a texture
+    /// (`glIsTexture`/`glIsRenderbuffer`, when the `gl` crate is loaded) and by registering again
+    /// without the surface and gather flags.
+    #[error("{source}\nhelp: {}", unsupported_image_help(*.name, .kind, *.flags, *.flags_only))]
+    UnsupportedImage {
+        /// The GL name.
+        name: u32,
+        /// What it was registered as, e.g. `GL_TEXTURE_2D texture`.
+        kind: String,
+        /// The flags it was registered with.
+        flags: crate::RegisterFlags,
+        /// Whether CUDA accepts the image without `SURFACE_LOAD_STORE` and `TEXTURE_GATHER`.
+        flags_only: bool,
+        /// The driver's error.
+        source: CudaError,
+    },
+
+    /// The CUDA context can no longer be used: a kernel faulted (an illegal address, a misaligned
+    /// access, an illegal instruction, a launch failure or timeout), or the context was reset or
+    /// destroyed behind cuda-gl's back (`cuDevicePrimaryCtxReset`, `cudaDeviceReset`).
+    ///
+    /// What to do depends on the code, and the message says which:
+    /// - after a kernel fault the error is sticky for the whole process: every later call fails
+    ///   the same way, a new [`Context`](crate::Context) too, and on driver 580 even
+    ///   `cuDevicePrimaryCtxReset` does not clear it (NVIDIA documents that the process must be
+    ///   restarted). Save what you need (GL still works), drop the handles, restart the process.
+    /// - after a reset (`CUDA_ERROR_CONTEXT_IS_DESTROYED`, detected by
+    ///   [`Context::bind`](crate::Context::bind) before any dangling handle reaches the
+    ///   driver), drop every handle of the context
+    ///   (mapping guards, registered resources, streams, events, modules, device buffers and each
+    ///   `Arc<Context>`; their `Drop`s skip the driver and log), then create a new `Context` and
+    ///   register the GL objects again. The GL context and its objects are not affected.
+    #[error("{source}\nhelp: {}", context_unusable_help(.source))]
+    ContextUnusable {
+        /// The driver's error.
+        source: CudaError,
+    },
+
+    /// A texture was registered with another [`ImageTarget`](crate::ImageTarget) than the target
+    /// it was created with.
+    ///
+    /// The driver registers it anyway (seen on driver 580: a `GL_TEXTURE_2D` texture registers as
+    /// `GL_TEXTURE_2D_ARRAY` or `GL_TEXTURE_RECTANGLE`), so cuda-gl asks GL for the texture's
+    /// target first (`glGetTextureParameteriv(GL_TEXTURE_TARGET)`, when the context is OpenGL
+    /// 4.5 or newer and the `gl` crate is loaded).
+    #[error(
+        "GL texture {name} was created as {}, but was registered as {target:?}.\nhelp: {}",
+        gl_target_name(*.actual),
+        target_help(*.actual)
+    )]
+    WrongImageTarget {
+        /// The GL name.
+        name: u32,
+        /// The target it was registered with.
+        target: crate::ImageTarget,
+        /// The GL enum of the target it was created with (`GL_TEXTURE_TARGET`).
+        actual: u32,
+    },
+
+    /// CUDA's mapping state of a registered GL object no longer matches the registration: the
+    /// driver answers `CUDA_ERROR_ALREADY_MAPPED` to a registration that was unmapped.
+    ///
+    /// Seen when the GL context that owns the object is destroyed while the object is mapped:
+    /// the unmap then fails ([`Error::NoGlContext`]), and the registration can neither be mapped
+    /// nor unregistered any more. What to do: drop it (cuda-gl stops using the handle; the driver
+    /// frees it with the CUDA context), and register the objects of a live GL context. To avoid
+    /// it, end every mapping and unregister before destroying a GL context or closing its window.
+    #[error(
+        "{source}\nhelp: CUDA's mapping state of GL {kind} {name} no longer matches its \
+         registration. This happens when the GL context that owns the object is destroyed while \
+         the object is mapped. The registration cannot be mapped or released any more: drop it \
+         (the driver frees it with the CUDA context) and register the objects of a live GL \
+         context. To avoid it, end every mapping and unregister before destroying the GL \
+         context (or closing its window)"
+    )]
+    MappingStateLost {
+        /// The GL name.
+        name: u32,
+        /// What it was registered as.
+        kind: String,
+        /// The driver's error.
+        source: CudaError,
+    },
+}
+
+fn context_unusable_help(source: &CudaError) -> String {
+    if source.code == CUresult::CUDA_ERROR_CONTEXT_IS_DESTROYED {
+        "the CUDA context was reset or destroyed behind cuda-gl's back (cuDevicePrimaryCtxReset, \
+         cudaDeviceReset), so every handle made in it is gone. Drop them all (mapping guards, \
+         registered resources, streams, modules, device buffers and each Arc<Context>; their \
+         drops skip the driver and log), then create a new Context, stream and module and \
+         register the GL objects again: the GL context and its objects are unaffected. Do not \
+         reset the device while cuda-gl handles live"
+            .to_string()
+    } else {
+        format!(
+            "a kernel faulted ({}), which leaves CUDA unusable in this whole process: every \
+             later call fails the same way, a new Context too, and cuDevicePrimaryCtxReset does \
+             not clear it (NVIDIA: the process must be terminated and relaunched). Save what you \
+             need (OpenGL still works), drop the cuda-gl handles and restart the process; find \
+             the bad access with compute-sanitizer",
+            source.name
+        )
+    }
+}
+
+fn gl_target_name(target: u32) -> String {
+    match crate::ImageTarget::from_gl(target) {
+        Some(t) => format!("{t:?} ({})", t.describe()),
+        None => format!("GL target {target:#x}"),
+    }
+}
+
+fn target_help(actual: u32) -> String {
+    match crate::ImageTarget::from_gl(actual) {
+        Some(t) => format!("register it with ImageTarget::{t:?}"),
+        None => "CUDA registers only GL_TEXTURE_2D, GL_TEXTURE_RECTANGLE, GL_TEXTURE_2D_ARRAY, \
+                 GL_TEXTURE_3D and GL_TEXTURE_CUBE_MAP textures and renderbuffers: copy the data \
+                 into one of those"
+            .to_string(),
+    }
+}
+
+impl From<CudaError> for Error {
+    fn from(e: CudaError) -> Self {
+        if is_context_fatal(e.code) {
+            Error::ContextUnusable { source: e }
+        } else {
+            Error::Cuda(e)
+        }
+    }
+}
+
+/// Whether `code` leaves the context unusable: the sticky kernel faults, and a destroyed context.
+fn is_context_fatal(code: CUresult) -> bool {
+    use CUresult as R;
+    [
+        R::CUDA_ERROR_ILLEGAL_ADDRESS,
+        R::CUDA_ERROR_LAUNCH_TIMEOUT,
+        R::CUDA_ERROR_CONTEXT_IS_DESTROYED,
+        R::CUDA_ERROR_HARDWARE_STACK_ERROR,
+        R::CUDA_ERROR_ILLEGAL_INSTRUCTION,
+        R::CUDA_ERROR_MISALIGNED_ADDRESS,
+        R::CUDA_ERROR_INVALID_ADDRESS_SPACE,
+        R::CUDA_ERROR_INVALID_PC,
+        R::CUDA_ERROR_LAUNCH_FAILED,
+    ]
+    .contains(&code)
+}
+
+fn unsupported_image_help(
+    name: u32,
+    kind: &str,
+    flags: crate::RegisterFlags,
+    flags_only: bool,
+) -> String {
+    const FORMATS: &str = "1, 2 or 4 channels of 8-, 16- or 32-bit integers or of 16- or 32-bit \
+                           floats (GL_RGBA8, GL_RGBA16F, GL_R32F, GL_RG32UI, ...); driver 580 \
+                           also takes GL_RGB8, GL_RGB32F and GL_SRGB8_ALPHA8";
+    const REFUSED: &str = "depth and stencil formats, packed formats such as \
+                           GL_R11F_G11F_B10F and GL_RGB9_E5, compressed and multisampled images";
+    if flags_only {
+        format!(
+            "CUDA registers GL {kind} {name} without SURFACE_LOAD_STORE and TEXTURE_GATHER, but \
+             not with {flags:?}: its internal format cannot be a CUDA surface. Create it with a \
+             format CUDA surfaces take, {FORMATS}; not {REFUSED}. Or register it without \
+             SURFACE_LOAD_STORE and copy to and from `MappedImage::array`"
+        )
+    } else {
+        format!(
+            "GL {kind} {name} exists, but CUDA does not register it as a {kind}. Either it was \
+             created with another target (register a texture with the ImageTarget it was first \
+             bound to), or its internal format is not one CUDA registers: CUDA takes {FORMATS}; \
+             not {REFUSED}. Copy the data into a texture of such a format"
+        )
+    }
 }
 
 /// The name of an OpenGL error code.
@@ -389,7 +576,10 @@ impl Error {
             | Error::PtxTooNew { source: e, .. }
             | Error::InvalidModule { source: e, .. }
             | Error::InvalidSubresource { source: e, .. }
-            | Error::NotNvidiaGl { source: e } => Some(e),
+            | Error::NotNvidiaGl { source: e }
+            | Error::UnsupportedImage { source: e, .. }
+            | Error::ContextUnusable { source: e }
+            | Error::MappingStateLost { source: e, .. } => Some(e),
             _ => None,
         }
     }

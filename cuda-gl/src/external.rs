@@ -593,7 +593,10 @@ fn allocation_prop(device: &Device) -> sys::CUmemAllocationProp {
 
 impl Drop for ExportableMemory {
     fn drop(&mut self) {
-        self.ctx.bind_for_drop("release exportable memory");
+        if !self.ctx.bind_for_drop("release exportable memory") {
+            // The context was reset or is unusable: its allocations are gone with it.
+            return;
+        }
         if self.mapped {
             // SAFETY: no pointers; waits for every kernel that may still use the range.
             if let Err(e) = unsafe { drv!(cuCtxSynchronize()) } {

@@ -211,7 +211,9 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
 
 impl<T: DeviceCopy> Drop for DeviceBuffer<T> {
     fn drop(&mut self) {
-        self.ctx.bind_for_drop("free device memory");
+        if !self.ctx.bind_for_drop("free device memory") {
+            return;
+        }
         // SAFETY: the allocation came from cuMemAlloc and is not used after this.
         if let Err(e) = unsafe { drv!(cuMemFree_v2(self.raw)) } {
             self.ctx.record_drop_error("cuMemFree", e);
@@ -311,7 +313,9 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
 
 impl<T: DeviceCopy> Drop for PinnedBuffer<T> {
     fn drop(&mut self) {
-        self.ctx.bind_for_drop("free pinned memory");
+        if !self.ctx.bind_for_drop("free pinned memory") {
+            return;
+        }
         // SAFETY: the memory came from cuMemAllocHost and is not used after this.
         if let Err(e) = unsafe { drv!(cuMemFreeHost(self.ptr.cast())) } {
             self.ctx.record_drop_error("cuMemFreeHost", e);

@@ -146,13 +146,15 @@ fn classify_load_error(source: CudaError, log: String) -> Error {
         | R::CUDA_ERROR_INVALID_IMAGE
         | R::CUDA_ERROR_INVALID_SOURCE
         | R::CUDA_ERROR_NO_BINARY_FOR_GPU => Error::InvalidModule { log, source },
-        _ => Error::Cuda(source),
+        _ => source.into(),
     }
 }
 
 impl Drop for ModuleInner {
     fn drop(&mut self) {
-        self.ctx.bind_for_drop("unload a module");
+        if !self.ctx.bind_for_drop("unload a module") {
+            return;
+        }
         // SAFETY: the module is live and no Function (which holds this inner) is left.
         if let Err(e) = unsafe { drv!(cuModuleUnload(self.raw)) } {
             self.ctx.record_drop_error("cuModuleUnload", e);

@@ -149,6 +149,14 @@ pub(crate) mod ctx {
         Ok(())
     }
 
+    /// `cuDevicePrimaryCtxGetState`: whether the primary context of `dev` is active.
+    pub(crate) fn primary_active(dev: sys::CUdevice) -> Result<bool> {
+        let (mut flags, mut active) = (0, 0);
+        // SAFETY: both are valid out-pointers; `dev` came from cuDeviceGet.
+        unsafe { drv!(cuDevicePrimaryCtxGetState(dev, &mut flags, &mut active)) }?;
+        Ok(active != 0)
+    }
+
     /// `cuCtxGetCurrent`.
     pub(crate) fn get_current() -> Result<sys::CUcontext> {
         let mut ctx = std::ptr::null_mut();

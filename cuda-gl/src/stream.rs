@@ -166,7 +166,9 @@ impl Drop for Stream {
         if self.kind != Kind::Owned {
             return;
         }
-        self.ctx.bind_for_drop("destroy a stream");
+        if !self.ctx.bind_for_drop("destroy a stream") {
+            return;
+        }
         // SAFETY: the stream was created by `Stream::new` and is not used after this.
         if let Err(e) = unsafe { result::stream::destroy(self.raw) } {
             self.ctx.record_drop_error("cuStreamDestroy", e);
@@ -262,7 +264,9 @@ impl Event {
 
 impl Drop for Event {
     fn drop(&mut self) {
-        self.ctx.bind_for_drop("destroy an event");
+        if !self.ctx.bind_for_drop("destroy an event") {
+            return;
+        }
         // SAFETY: the event was created by `Event::new` and is not used after this.
         if let Err(e) = unsafe { result::stream::event_destroy(self.raw) } {
             self.ctx.record_drop_error("cuEventDestroy", e);

@@ -195,7 +195,8 @@ impl<'a> MappedBatch<'a> {
         first.ctx.bind()?;
         // SAFETY: all mapped together on `self.stream`, which is borrowed for the batch's
         // lifetime; every view borrows the batch, so none is used after.
-        unsafe { result::graphics::unmap(&mut self.raws, self.stream) }?;
+        unsafe { result::graphics::unmap(&mut self.raws, self.stream) }
+            .map_err(super::unmap_error)?;
         for r in self.regs.iter_mut() {
             r.mapped = false;
         }

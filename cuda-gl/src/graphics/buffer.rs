@@ -2,7 +2,7 @@
 
 use super::{Kind, MapFlags, RegisterFlags, Registration};
 use crate::context::Context;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::memory::DevicePtr;
 use crate::result;
 use crate::stream::AsStream;
@@ -46,13 +46,22 @@ impl RegisteredBuffer {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a stream of another
-    /// context; the driver's error from `cuGraphicsMapResources` or
+    /// context or a buffer of size 0; the driver's error from `cuGraphicsMapResources` or
     /// `cuGraphicsResourceGetMappedPointer` (the buffer is unmapped again when the latter fails).
     #[doc(alias = "cuGraphicsMapResources")]
     pub fn map<'a, S: AsStream>(&'a mut self, stream: &'a S) -> Result<MappedBuffer<'a>> {
         let s = self.reg.map_on(stream)?;
         // SAFETY: the resource is a mapped buffer.
         match unsafe { result::graphics::mapped_pointer(self.reg.raw) } {
+            Ok((_, 0)) => {
+                // SAFETY: mapped on `s` just above; nothing was handed out.
+                unsafe { self.reg.unmap_on(s) }?;
+                Err(Error::InvalidArgument(format!(
+                    "GL buffer {} has no storage (its size is 0), so there is nothing to map; \
+                     give it storage with glBufferData/glBufferStorage and a non-zero size",
+                    self.reg.name
+                )))
+            }
             Ok((ptr, size)) => Ok(MappedBuffer {
                 reg: &mut self.reg,
                 stream: s,

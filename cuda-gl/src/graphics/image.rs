@@ -197,10 +197,12 @@ impl MappedImage<'_> {
         let array = mapped_array(self.reg, index, level)?;
         let raw = self.reg.surfaces.get_or_create(
             SubResource::of(index, level, &array),
-            // SAFETY: the array is mapped and registered for surface load/store. The object is
-            // handed out only through guards (as `Surface<'_>` borrowing one), and the cache
-            // destroys it only through `&mut Registration`, when no guard exists.
-            |a| unsafe { result::array::surface_create(a) },
+            |a| {
+                // SAFETY: the array is mapped and registered for surface load/store. The object
+                // is handed out only through guards (as `Surface<'_>` borrowing one), and the
+                // cache destroys it only through `&mut Registration`, when no guard exists.
+                unsafe { result::array::surface_create(a) }.map_err(|e| surface_error(self.reg, e))
+            },
             |stale| {
                 // SAFETY: the cache passes only objects it created whose sub-resource now maps
                 // to another array: no handle to them survived their mapping.
@@ -222,7 +224,8 @@ impl MappedImage<'_> {
         self.reg.ctx.bind()?;
         // SAFETY: the array is mapped for the borrow `'m`, which the surface object cannot
         // outlive.
-        let raw = unsafe { result::array::surface_create(array.raw) }?;
+        let raw = unsafe { result::array::surface_create(array.raw) }
+            .map_err(|e| surface_error(self.reg, e))?;
         Ok(SurfaceObject {
             ctx: &self.reg.ctx,
             raw,
@@ -293,10 +296,32 @@ pub(super) fn mapped_array(reg: &Registration, index: u32, level: u32) -> Result
                 source: e,
             }
         } else {
-            Error::Cuda(e)
+            e.into()
         }
     })?;
     MappedArray::describe(raw)
+}
+
+/// A refused `cuSurfObjectCreate` on an image registered for surfaces means its format cannot be
+/// a surface: say so, and what to do.
+fn surface_error(reg: &Registration, e: Error) -> Error {
+    match e {
+        Error::Cuda(source)
+            if matches!(
+                source.code,
+                sys::CUresult::CUDA_ERROR_INVALID_VALUE | sys::CUresult::CUDA_ERROR_NOT_SUPPORTED
+            ) && reg.flags.contains(RegisterFlags::SURFACE_LOAD_STORE) =>
+        {
+            Error::UnsupportedImage {
+                name: reg.name,
+                kind: reg.kind.describe().to_string(),
+                flags: reg.flags,
+                flags_only: true,
+                source,
+            }
+        }
+        other => other,
+    }
 }
 
 pub(super) fn mapped_mipmapped_array(reg: &Registration) -> Result<MappedMipmappedArray<'_>> {
@@ -555,7 +580,9 @@ impl SurfaceObject<'_> {
 
 impl Drop for SurfaceObject<'_> {
     fn drop(&mut self) {
-        self.ctx.bind_for_drop("destroy a surface");
+        if !self.ctx.bind_for_drop("destroy a surface") {
+            return;
+        }
         // SAFETY: created by `create_surface`, not used after this.
         if let Err(e) = unsafe { result::array::surface_destroy(self.raw) } {
             self.ctx.record_drop_error("cuSurfObjectDestroy", e);
@@ -634,7 +661,9 @@ impl TextureObject<'_> {
 
 impl Drop for TextureObject<'_> {
     fn drop(&mut self) {
-        self.ctx.bind_for_drop("destroy a texture");
+        if !self.ctx.bind_for_drop("destroy a texture") {
+            return;
+        }
         // SAFETY: created by `create_texture`, not used after this.
         if let Err(e) = unsafe { result::array::texture_destroy(self.raw) } {
             self.ctx.record_drop_error("cuTexObjectDestroy", e);

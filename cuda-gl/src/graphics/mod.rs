@@ -104,7 +104,21 @@ impl ImageTarget {
         }
     }
 
-    fn describe(self) -> &'static str {
+    /// The target whose GL enum is `gl_enum`, if CUDA can register it.
+    pub(crate) fn from_gl(gl_enum: u32) -> Option<ImageTarget> {
+        [
+            ImageTarget::Texture2D,
+            ImageTarget::Rectangle,
+            ImageTarget::Texture2DArray,
+            ImageTarget::Texture3D,
+            ImageTarget::CubeMap,
+            ImageTarget::Renderbuffer,
+        ]
+        .into_iter()
+        .find(|t| t.gl_enum() == gl_enum)
+    }
+
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             ImageTarget::Texture2D => "GL_TEXTURE_2D texture",
             ImageTarget::Rectangle => "GL_TEXTURE_RECTANGLE texture",
@@ -175,6 +189,18 @@ impl Registration {
         };
         ctx.bind()?;
         check_same_gpu(ctx)?;
+        if let Kind::Image(target) = kind
+            && target != ImageTarget::Renderbuffer
+            && let Some(actual) = glquery::texture_target(name)
+            && actual != target.gl_enum()
+        {
+            // The driver registers a texture under another target without complaint.
+            return Err(Error::WrongImageTarget {
+                name,
+                target,
+                actual,
+            });
+        }
         // SAFETY: the out-handle is owned by the returned Registration, which unregisters it
         // exactly once.
         let registered = unsafe {
@@ -185,7 +211,13 @@ impl Registration {
                 }
             }
         };
-        let raw = registered.map_err(|e| classify_register_error(e, name, kind, ctx))?;
+        let raw = match registered {
+            Ok(raw) => raw,
+            Err(e) => {
+                let error = classify_register_error(e, name, kind, ctx);
+                return Err(explain_refused_image(error, name, kind, flags));
+            }
+        };
         Ok(Registration {
             ctx: ctx.clone(),
             raw,
@@ -215,7 +247,15 @@ impl Registration {
         result::ctx::synchronize()?;
         self.release_surface();
         // SAFETY: the resource is mapped (flag) and no view of it is reachable: its guard is gone.
-        unsafe { result::graphics::unmap(&mut [self.raw], std::ptr::null_mut()) }?;
+        match unsafe { result::graphics::unmap(&mut [self.raw], std::ptr::null_mut()) } {
+            Ok(()) => {}
+            // An earlier unmap that reported a failure had unmapped it after all (seen when the
+            // GL context was destroyed while mapped): the flag was stale.
+            Err(e) if e.code == sys::CUresult::CUDA_ERROR_NOT_MAPPED => {
+                log::warn!("cuda-gl: the driver had already unmapped it: {e}");
+            }
+            Err(e) => return Err(unmap_error(e)),
+        }
         self.mapped = false;
         Ok(())
     }
@@ -230,7 +270,7 @@ impl Registration {
             if e.code == sys::CUresult::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT {
                 Error::NoGlContext { source: e }
             } else {
-                Error::Cuda(e)
+                e.into()
             }
         })
     }
@@ -242,7 +282,8 @@ impl Registration {
         let s = stream.raw_stream();
         // SAFETY: registered in the bound context, unmapped (recovered by prepare_map); the
         // stream is live while borrowed and in this context (checked by prepare_map).
-        unsafe { Registration::map_raw(&mut [self.raw], s) }?;
+        unsafe { Registration::map_raw(&mut [self.raw], s) }
+            .map_err(|e| mapping_state_lost(e, self.name, self.kind))?;
         self.mapped = true;
         Ok(s)
     }
@@ -290,7 +331,7 @@ impl Registration {
     unsafe fn unmap_on(&mut self, stream: sys::CUstream) -> Result<()> {
         self.ctx.bind()?;
         // SAFETY: (1).
-        unsafe { result::graphics::unmap(&mut [self.raw], stream) }?;
+        unsafe { result::graphics::unmap(&mut [self.raw], stream) }.map_err(unmap_error)?;
         self.mapped = false;
         Ok(())
     }
@@ -324,7 +365,11 @@ impl Registration {
                 // The driver refused for good; never try again.
                 self.raw = std::ptr::null_mut();
                 self.claim = None;
-                Err(e.into())
+                if self.mapped {
+                    Err(e.into())
+                } else {
+                    Err(mapping_state_lost(e.into(), self.name, self.kind))
+                }
             }
         }
     }
@@ -335,6 +380,32 @@ impl Drop for Registration {
         if let Err(e) = self.unregister() {
             self.ctx.record_drop_error("unregistering a GL resource", e);
         }
+    }
+}
+
+/// `CUDA_ERROR_ALREADY_MAPPED` for a registration that this book-keeping says is unmapped: the
+/// driver's state no longer matches, which [`Error::MappingStateLost`] explains. Other errors
+/// pass through.
+fn mapping_state_lost(e: Error, name: u32, kind: Kind) -> Error {
+    match e {
+        Error::Cuda(source) if source.code == sys::CUresult::CUDA_ERROR_ALREADY_MAPPED => {
+            Error::MappingStateLost {
+                name,
+                kind: kind.describe().to_string(),
+                source,
+            }
+        }
+        other => other,
+    }
+}
+
+/// The error of a failed unmap: no GL context current is the usual cause and gets the variant
+/// that says what to do.
+pub(crate) fn unmap_error(e: CudaError) -> Error {
+    if e.code == sys::CUresult::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT {
+        Error::NoGlContext { source: e }
+    } else {
+        e.into()
     }
 }
 
@@ -397,7 +468,7 @@ pub(crate) fn classify_gl_error(e: CudaError) -> Error {
         R::CUDA_ERROR_NO_DEVICE | R::CUDA_ERROR_OPERATING_SYSTEM | R::CUDA_ERROR_UNKNOWN => {
             Error::NotNvidiaGl { source: e }
         }
-        _ => Error::Cuda(e),
+        _ => e.into(),
     }
 }
 
@@ -416,8 +487,27 @@ fn classify_register_error(e: CudaError, name: u32, kind: Kind, ctx: &Context) -
             // Which of the two: a GL context that is not NVIDIA's, or no GL context at all.
             match gl_devices(GlDeviceList::All) {
                 Err(Error::NoGlContext { .. }) => Error::NoGlContext { source: e },
-                Ok(devices) if !devices.is_empty() => Error::Cuda(e),
+                // An NVIDIA GL context is current: the object itself was refused (the driver
+                // says UNKNOWN for an object it cannot register).
+                Ok(devices) if !devices.is_empty() && e.code == R::CUDA_ERROR_UNKNOWN => {
+                    Error::NotAGlObject {
+                        name,
+                        kind: kind_text,
+                        source: e,
+                    }
+                }
+                Ok(devices) if !devices.is_empty() => e.into(),
                 _ => Error::NotNvidiaGl { source: e },
+            }
+        }
+        // The driver says "out of memory" for a buffer without storage.
+        R::CUDA_ERROR_OUT_OF_MEMORY
+            if kind == Kind::Buffer && glquery::buffer_size(name) == Some(0) =>
+        {
+            Error::NotAGlObject {
+                name,
+                kind: kind_text,
+                source: e,
             }
         }
         R::CUDA_ERROR_INVALID_VALUE if glcurrent::current() == glcurrent::Current::None => {
@@ -431,7 +521,123 @@ fn classify_register_error(e: CudaError, name: u32, kind: Kind, ctx: &Context) -
             kind: kind_text,
             source: e,
         },
-        _ => Error::Cuda(e),
+        _ => e.into(),
+    }
+}
+
+/// Refines [`Error::NotAGlObject`] for an image that GL says exists into
+/// [`Error::UnsupportedImage`]: when CUDA takes it without the surface and gather flags, those
+/// flags are what its format cannot do; otherwise its target or format is refused.
+fn explain_refused_image(error: Error, name: u32, kind: Kind, flags: RegisterFlags) -> Error {
+    let Error::NotAGlObject { source, .. } = &error else {
+        return error;
+    };
+    let Kind::Image(target) = kind else {
+        return error;
+    };
+    let special = RegisterFlags::SURFACE_LOAD_STORE | RegisterFlags::TEXTURE_GATHER;
+    if flags.intersects(special) {
+        // SAFETY: the probe handle is unregistered just below and never escapes.
+        let probe = unsafe {
+            result::graphics::register_image(name, target.gl_enum(), (flags - special).bits())
+        };
+        if let Ok(raw) = probe {
+            // SAFETY: registered just above, never mapped.
+            if let Err(e) = unsafe { result::graphics::unregister(raw) } {
+                log::warn!("cuda-gl: unregistering a probe registration of GL image {name}: {e}");
+            }
+            return Error::UnsupportedImage {
+                name,
+                kind: kind.describe().to_string(),
+                flags,
+                flags_only: true,
+                source: source.clone(),
+            };
+        }
+    }
+    if glquery::image_exists(target, name) {
+        return Error::UnsupportedImage {
+            name,
+            kind: kind.describe().to_string(),
+            flags,
+            flags_only: false,
+            source: source.clone(),
+        };
+    }
+    error
+}
+
+/// Questions to GL, asked only to check a registration or to explain a refusal. Each answers
+/// `None` (or `false`) unless a GL context is known to be current and the `gl` crate's function
+/// pointers are loaded (by [`egl`](crate::egl), or by the application with the same `gl`
+/// crate); the DSA queries also need OpenGL 4.5. No query changes GL state or raises a GL error.
+mod glquery {
+    use crate::glcurrent;
+    use crate::graphics::ImageTarget;
+
+    fn gl_current() -> bool {
+        matches!(glcurrent::current(), glcurrent::Current::Context(_))
+    }
+
+    /// Whether the current context is OpenGL 4.5 or newer.
+    fn has_dsa() -> bool {
+        if !gl::GetIntegerv::is_loaded() {
+            return false;
+        }
+        let (mut major, mut minor) = (0, 0);
+        // SAFETY: a GL context is current (checked by the callers) and the function is loaded;
+        // GL_MAJOR_VERSION and GL_MINOR_VERSION are valid queries since OpenGL 3.0.
+        unsafe {
+            gl::GetIntegerv(gl::MAJOR_VERSION, &mut major);
+            gl::GetIntegerv(gl::MINOR_VERSION, &mut minor);
+        }
+        (major, minor) >= (4, 5)
+    }
+
+    /// Whether `name` is a texture (or, for [`ImageTarget::Renderbuffer`], a renderbuffer).
+    pub(super) fn image_exists(target: ImageTarget, name: u32) -> bool {
+        if !gl_current() {
+            return false;
+        }
+        if target == ImageTarget::Renderbuffer {
+            // SAFETY: a GL context is current and the function is loaded; glIsRenderbuffer
+            // changes no state.
+            gl::IsRenderbuffer::is_loaded() && unsafe { gl::IsRenderbuffer(name) } == gl::TRUE
+        } else {
+            // SAFETY: as above, for glIsTexture.
+            gl::IsTexture::is_loaded() && unsafe { gl::IsTexture(name) } == gl::TRUE
+        }
+    }
+
+    /// The target texture `name` was created with (`GL_TEXTURE_TARGET`).
+    pub(super) fn texture_target(name: u32) -> Option<u32> {
+        if !image_exists(ImageTarget::Texture2D, name)
+            || !gl::GetTextureParameteriv::is_loaded()
+            || !has_dsa()
+        {
+            return None;
+        }
+        let mut target = 0;
+        // SAFETY: a GL 4.5 context is current, `name` is a texture object of it, and
+        // GL_TEXTURE_TARGET is a valid query for any texture object.
+        unsafe { gl::GetTextureParameteriv(name, gl::TEXTURE_TARGET, &mut target) };
+        u32::try_from(target).ok().filter(|&t| t != 0)
+    }
+
+    /// The size in bytes of buffer `name`'s storage.
+    pub(super) fn buffer_size(name: u32) -> Option<i64> {
+        // SAFETY: a GL context is current and the function is loaded; glIsBuffer changes no
+        // state.
+        let is_buffer =
+            gl_current() && gl::IsBuffer::is_loaded() && unsafe { gl::IsBuffer(name) } == gl::TRUE;
+        if !is_buffer || !gl::GetNamedBufferParameteri64v::is_loaded() || !has_dsa() {
+            return None;
+        }
+        let mut size = -1;
+        // SAFETY: a GL 4.5 context is current, `name` is a buffer object of it, and
+        // GL_BUFFER_SIZE is a valid query for any buffer object.
+        unsafe { gl::GetNamedBufferParameteri64v(name, gl::BUFFER_SIZE, &mut size) };
+        (size >= 0).then_some(size)
     }
 }
 
@@ -473,6 +679,42 @@ mod tests {
         ] {
             assert!(validate(7, Kind::Buffer, ok).is_ok());
         }
+    }
+
+    #[test]
+    fn refusals_get_the_variant_that_says_what_to_do() {
+        let err = |code| CudaError::new("cuGraphicsUnregisterResource", code);
+        let lost = mapping_state_lost(
+            err(sys::CUresult::CUDA_ERROR_ALREADY_MAPPED).into(),
+            3,
+            Kind::Buffer,
+        );
+        assert!(
+            matches!(lost, Error::MappingStateLost { name: 3, .. }),
+            "{lost:?}"
+        );
+        let sticky = mapping_state_lost(
+            err(sys::CUresult::CUDA_ERROR_ILLEGAL_ADDRESS).into(),
+            3,
+            Kind::Buffer,
+        );
+        assert!(
+            matches!(sticky, Error::ContextUnusable { .. }),
+            "{sticky:?}"
+        );
+        let other = mapping_state_lost(
+            err(sys::CUresult::CUDA_ERROR_INVALID_VALUE).into(),
+            3,
+            Kind::Buffer,
+        );
+        assert!(matches!(other, Error::Cuda(_)), "{other:?}");
+        let no_gl = unmap_error(err(sys::CUresult::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT));
+        assert!(matches!(no_gl, Error::NoGlContext { .. }), "{no_gl:?}");
+        assert_eq!(
+            ImageTarget::from_gl(gl::TEXTURE_2D_ARRAY),
+            Some(ImageTarget::Texture2DArray)
+        );
+        assert_eq!(ImageTarget::from_gl(gl::TEXTURE_1D), None);
     }
 
     #[test]

@@ -1,0 +1,159 @@
+//! Support for the reliability, fault and state-machine tests: run-length knobs from the
+//! environment, memory figures, a log capture, and running a test body in a child process.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// `$name` parsed as a number, or `default` when unset. A value that does not parse fails the
+/// test rather than silently running the default.
+pub fn env_or(name: &str, default: u64) -> u64 {
+    match std::env::var(name) {
+        Ok(v) => v
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}={v:?} is not a whole number")),
+        Err(_) => default,
+    }
+}
+
+/// The resident set size of this process in bytes, from `VmRSS` in `/proc/self/status` (the
+/// kernel's figure in KiB, so no page size is assumed).
+pub fn rss_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("read /proc/self/status");
+    let line = status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .expect("VmRSS in /proc/self/status");
+    let kib: u64 = line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .expect("VmRSS value");
+    kib * 1024
+}
+
+/// Device memory in use on the context's GPU (total - free, from `cuMemGetInfo`), in bytes.
+pub fn device_used(ctx: &cuda_gl::Context) -> u64 {
+    let (free, total) = ctx.mem_info().expect("cuMemGetInfo");
+    (total - free) as u64
+}
+
+/// Bytes as signed MiB with three decimals, for the printed figures.
+pub fn mib(bytes: i64) -> String {
+    format!("{:+.3} MiB", bytes as f64 / (1024.0 * 1024.0))
+}
+
+/// Log records captured by [`capture_log`], as `LEVEL message`.
+static LOG: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+struct Capture;
+
+impl log::Log for Capture {
+    fn enabled(&self, _: &log::Metadata<'_>) -> bool {
+        true
+    }
+    fn log(&self, record: &log::Record<'_>) {
+        let line = format!("{} {}", record.level(), record.args());
+        eprintln!("log: {line}");
+        LOG.lock().unwrap_or_else(|p| p.into_inner()).push(line);
+    }
+    fn flush(&self) {}
+}
+
+static CAPTURE: Capture = Capture;
+
+/// Installs a logger that prints every record (`log: LEVEL message`) and keeps it for
+/// [`take_log`]. Idempotent.
+pub fn capture_log() {
+    if log::set_logger(&CAPTURE).is_ok() {
+        log::set_max_level(log::LevelFilter::Debug);
+    }
+}
+
+/// The warnings and errors logged since the last call.
+pub fn take_log() -> Vec<String> {
+    std::mem::take(&mut *LOG.lock().unwrap_or_else(|p| p.into_inner()))
+        .into_iter()
+        .filter(|l| l.starts_with("WARN") || l.starts_with("ERROR"))
+        .collect()
+}
+
+/// The environment variable that tells a re-executed test binary which child body to run.
+pub const CHILD_ENV: &str = "CUDA_GL_TEST_CHILD";
+
+/// Whether this process is the child for `name`.
+pub fn is_child(name: &str) -> bool {
+    std::env::var(CHILD_ENV).is_ok_and(|v| v == name)
+}
+
+/// What a child process did.
+#[derive(Debug)]
+pub struct ChildRun {
+    /// Its exit status, `None` when it was killed at the timeout.
+    pub status: Option<std::process::ExitStatus>,
+    /// Its stdout and stderr, interleaved as far as the pipes allow.
+    pub output: String,
+    /// How long it ran.
+    pub elapsed: Duration,
+}
+
+impl ChildRun {
+    /// Whether it exited by itself with status 0.
+    pub fn exited_cleanly(&self) -> bool {
+        self.status.is_some_and(|s| s.success())
+    }
+}
+
+/// Runs test `test` of this test binary in a child process (`--exact`, one thread), with
+/// [`CHILD_ENV`] set to `name`, and kills it after `timeout`. A panic, an abort, a signal or a
+/// hang in the child is then a status the parent can assert on, not the end of the test run.
+pub fn run_child(test: &str, name: &str, timeout: Duration) -> ChildRun {
+    let exe = std::env::current_exe().expect("current_exe");
+    let start = Instant::now();
+    let mut child = Command::new(exe)
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD_ENV, name)
+        .env("RUST_BACKTRACE", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the child test process");
+    let mut stdout = child.stdout.take().expect("stdout pipe");
+    let mut stderr = child.stderr.take().expect("stderr pipe");
+    let out_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        stdout.read_to_string(&mut s).ok();
+        s
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        stderr.read_to_string(&mut s).ok();
+        s
+    });
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for the child") {
+            break Some(status);
+        }
+        if start.elapsed() > timeout {
+            child.kill().ok();
+            child.wait().ok();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let elapsed = start.elapsed();
+    let output = format!(
+        "{}{}",
+        out_reader.join().unwrap_or_default(),
+        err_reader.join().unwrap_or_default()
+    );
+    ChildRun {
+        status,
+        output,
+        elapsed,
+    }
+}
