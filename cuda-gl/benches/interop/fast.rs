@@ -651,4 +651,13 @@ pub const LEGEND: &str = "\
   used its texture (`glClientWaitSync`), and nothing else: no `glFinish`, no stream sync; GL \
   and CUDA are ordered by map/unmap alone. The median iteration is the sustained time per \
   frame.
+- **external ring** (frames in flight without map/unmap): `cuda_gl::external::ExternalRing`, \
+  CUDA memory from `cuMemCreate` exported as a file descriptor and imported into GL with \
+  `GL_EXT_memory_object_fd`, ordered by a CUDA event and a GL fence per slot (both waited for on \
+  the CPU), against a ring of registered PBOs mapped and unmapped every frame. Same kernel \
+  (`plasma_pbo`, 1920x1080) and same GL consumer in every row: a full-screen draw reading the \
+  slot as a texture buffer (`texelFetch`), no copy; no `glFinish` or stream sync per frame. A \
+  sample is a round of 100 frames plus a drain, divided by 100; the median over rounds. `GL n \
+  frames behind` is how many frames GL's draw trails CUDA's write. The pipelined floor is the \
+  same kernel and draw alternating with nothing shared or ordered.
 ";
