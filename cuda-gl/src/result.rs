@@ -269,6 +269,22 @@ pub(crate) mod stream {
         Ok(())
     }
 
+    /// `cuEventQuery`: `true` when the work before the recorded point has finished, `false`
+    /// while it has not (`CUDA_ERROR_NOT_READY`).
+    ///
+    /// # Safety
+    /// 1. `e` is live.
+    pub(crate) unsafe fn event_query(e: sys::CUevent) -> Result<bool> {
+        let driver = sys::driver()?;
+        // SAFETY: (1).
+        let rc = unsafe { driver.cuEventQuery(e) };
+        if rc == sys::CUresult::CUDA_ERROR_NOT_READY {
+            return Ok(false);
+        }
+        super::check("cuEventQuery", rc)?;
+        Ok(true)
+    }
+
     /// `cuEventElapsedTime` in milliseconds.
     ///
     /// # Safety

@@ -239,6 +239,18 @@ impl Event {
         unsafe { result::stream::event_synchronize(self.raw) }
     }
 
+    /// Whether the work before the recorded point has finished, without waiting (an event never
+    /// recorded counts as finished).
+    ///
+    /// # Errors
+    /// The driver's error from `cuEventQuery`, other than `CUDA_ERROR_NOT_READY`.
+    #[doc(alias = "cuEventQuery")]
+    pub fn query(&self) -> Result<bool> {
+        self.ctx.bind()?;
+        // SAFETY: the event is live.
+        unsafe { result::stream::event_query(self.raw) }
+    }
+
     /// Milliseconds between `start` and `self`, both recorded and complete.
     ///
     /// # Errors

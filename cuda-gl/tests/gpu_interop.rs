@@ -618,3 +618,33 @@ fn two_threads_with_their_own_gl_contexts() {
         h.join().unwrap();
     }
 }
+
+#[test]
+fn event_query_reports_pending_and_finished_work() {
+    let Some(g) = gpu() else { return };
+    let event = cuda_gl::Event::new(&g.ctx, false).unwrap();
+    assert!(
+        event.query().unwrap(),
+        "an event never recorded counts as finished"
+    );
+    const N: usize = 1024;
+    let out = cuda_gl::DeviceBuffer::<u32>::zeroed(&g.ctx, N).unwrap();
+    let slow = g.kernels.function("ext_fill_u32_slow").unwrap();
+    // SAFETY: `out` holds N words and outlives the stream synchronize below.
+    unsafe {
+        slow.launch(
+            LaunchConfig::for_elements(N as u32),
+            &g.stream,
+            (out.device_ptr(), N as u32, 7u32, 50_000_000u64),
+        )
+    }
+    .unwrap();
+    event.record(&g.stream).unwrap();
+    assert!(
+        !event.query().unwrap(),
+        "the event follows a 50 ms kernel, so it cannot have finished yet"
+    );
+    event.synchronize().unwrap();
+    assert!(event.query().unwrap());
+    assert_eq!(out.to_vec().unwrap(), pattern_words(N, 7));
+}

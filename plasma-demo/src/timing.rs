@@ -302,9 +302,10 @@ impl GlTimers {
             if !*issued {
                 continue;
             }
+            wait_for_query(*id)?;
             let mut nanos: u64 = 0;
-            // SAFETY: `id` names a query that was begun and ended; the result is a u64 and
-            // GL_QUERY_RESULT waits until it is available.
+            // SAFETY: `id` names a query that was begun and ended, and its result is available
+            // (waited for above); the result is a u64.
             unsafe { gl::GetQueryObjectui64v(*id, gl::QUERY_RESULT, &mut nanos) };
             *issued = false;
             out.push((GL_STAGES[i], nanos as f64 / 1e3));
@@ -434,6 +435,37 @@ impl fmt::Display for AnimationClock {
             AnimationClock::Fixed(t) => write!(f, "t = {t} s (fixed)"),
             AnimationClock::Wall(_) => f.write_str("t = wall clock"),
         }
+    }
+}
+
+/// How long [`wait_for_query`] waits before it reports the GPU as stuck.
+const QUERY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Waits until GL timer query `id` has its result, polling `GL_QUERY_RESULT_AVAILABLE` and
+/// flushing GL once if it is not there yet, and fails after [`QUERY_TIMEOUT`] instead of
+/// blocking for ever (the query's GL work may wait for CUDA work on the GPU).
+fn wait_for_query(id: u32) -> Result<()> {
+    let start = std::time::Instant::now();
+    let mut flushed = false;
+    loop {
+        let mut available: u32 = 0;
+        // SAFETY: a GL context is current; `id` names a query that was begun and ended.
+        unsafe { gl::GetQueryObjectuiv(id, gl::QUERY_RESULT_AVAILABLE, &mut available) };
+        if available != 0 {
+            return Ok(());
+        }
+        if !flushed {
+            // SAFETY: a GL context is current.
+            unsafe { gl::Flush() };
+            flushed = true;
+        }
+        if start.elapsed() > QUERY_TIMEOUT {
+            bail!(
+                "a GL timer query did not complete within {} s: the GL work it measures is stuck",
+                QUERY_TIMEOUT.as_secs()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_micros(50));
     }
 }
 

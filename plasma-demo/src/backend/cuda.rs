@@ -16,7 +16,7 @@ use cuda_gl::{
     RegisteredBuffer, RegisteredImage, Stream, StreamFlags,
 };
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The plasma kernels, compiled by `cargo xtask ptx` for `sm_75` (PTX ISA 8.0, so CUDA 12.0
 /// drivers load it and newer GPUs JIT it).
@@ -266,6 +266,34 @@ impl CudaBackend {
     }
 }
 
+/// How long [`wait_for_event`] waits before it reports the GPU as stuck.
+const EVENT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Waits for a timing event by polling it, flushing GL once when it is not ready yet: the event
+/// follows a map, which waits for GL's earlier use of the resource, and GL work that sits
+/// unflushed in this thread's GL queue would never reach the GPU while the thread blocks. After
+/// [`EVENT_TIMEOUT`] it returns an error instead of blocking for ever.
+fn wait_for_event(event: &Event) -> Result<()> {
+    let start = Instant::now();
+    let mut flushed = false;
+    while !event.query().context("waiting for a timing event")? {
+        if !flushed {
+            // SAFETY: the session keeps its GL context current on this thread for every frame.
+            unsafe { gl::Flush() };
+            flushed = true;
+        }
+        if start.elapsed() > EVENT_TIMEOUT {
+            bail!(
+                "a CUDA timing event did not complete within {} s: the GPU work before it (map, \
+                 kernel, unmap) is stuck",
+                EVENT_TIMEOUT.as_secs()
+            );
+        }
+        std::thread::sleep(Duration::from_micros(50));
+    }
+    Ok(())
+}
+
 /// The kernels' `int` width and height.
 fn dims(size: Size) -> Result<(i32, i32)> {
     Ok((
@@ -323,9 +351,7 @@ impl EventRing {
             return Ok(());
         }
         let [before_map, after_map, after_kernel, after_unmap] = &self.slots[slot];
-        after_unmap
-            .synchronize()
-            .context("waiting for a timing event")?;
+        wait_for_event(after_unmap)?;
         for (stage, start, end) in [
             (Stage::Map, before_map, after_map),
             (Stage::Kernel, after_map, after_kernel),
