@@ -20,32 +20,75 @@ pub(crate) enum Current {
     Unknown,
 }
 
+/// `eglGetCurrentContext` / `glXGetCurrentContext`.
+type GetCurrent = unsafe extern "C" fn() -> *mut c_void;
+
+/// One library's "current context" query, looked up once the library is loaded and then kept
+/// (with the library, so the pointer stays valid), so that the checks before every map, unmap
+/// and unregister cost one call each.
 #[cfg(unix)]
-fn ask(library: &str, symbol: &[u8]) -> Option<usize> {
-    use libloading::os::unix::{Library, RTLD_LAZY};
-    const RTLD_NOLOAD: i32 = 0x4;
-    // SAFETY: RTLD_NOLOAD only returns a library that is already loaded (running no
-    // initialisers); the symbol is the standard `void *fn(void)` of EGL/GLX.
-    unsafe {
-        let lib = Library::open(Some(library), RTLD_LAZY | RTLD_NOLOAD).ok()?;
-        let get: libloading::os::unix::Symbol<unsafe extern "C" fn() -> *mut c_void> =
-            lib.get(symbol).ok()?;
-        Some(get() as usize)
+struct Probe {
+    library: &'static str,
+    symbol: &'static [u8],
+    found: std::sync::OnceLock<(libloading::os::unix::Library, GetCurrent)>,
+}
+
+#[cfg(unix)]
+impl Probe {
+    const fn new(library: &'static str, symbol: &'static [u8]) -> Probe {
+        Probe {
+            library,
+            symbol,
+            found: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The query, if the library is loaded (asked again on every call until it is).
+    fn get(&self) -> Option<GetCurrent> {
+        use libloading::os::unix::{Library, RTLD_LAZY};
+        const RTLD_NOLOAD: i32 = 0x4;
+        if let Some((_, f)) = self.found.get() {
+            return Some(*f);
+        }
+        // SAFETY: RTLD_NOLOAD only returns a library that is already loaded (running no
+        // initialisers); the symbol is the standard `void *fn(void)` of EGL/GLX, and the library
+        // is kept open next to the pointer.
+        let found = unsafe {
+            let lib = Library::open(Some(self.library), RTLD_LAZY | RTLD_NOLOAD).ok()?;
+            let f: GetCurrent = *lib.get::<GetCurrent>(self.symbol).ok()?;
+            (lib, f)
+        };
+        Some(self.found.get_or_init(|| found).1)
+    }
+
+    /// The handle of the current context (0 for none), if the library is loaded.
+    fn ask(&self) -> Option<usize> {
+        let f = self.get()?;
+        // SAFETY: a `void *fn(void)` from a library that stays loaded.
+        Some(unsafe { f() } as usize)
     }
 }
 
+#[cfg(unix)]
+static PROBES: [Probe; 3] = [
+    Probe::new("libEGL.so.1", b"eglGetCurrentContext\0"),
+    Probe::new("libGLX.so.0", b"glXGetCurrentContext\0"),
+    Probe::new("libGL.so.1", b"glXGetCurrentContext\0"),
+];
+
+#[cfg(unix)]
+fn answers() -> [Option<usize>; 3] {
+    [PROBES[0].ask(), PROBES[1].ask(), PROBES[2].ask()]
+}
+
 #[cfg(not(unix))]
-fn ask(_library: &str, _symbol: &[u8]) -> Option<usize> {
-    None
+fn answers() -> [Option<usize>; 3] {
+    [None, None, None]
 }
 
 /// The GL context current on this thread, as EGL or GLX see it.
 pub(crate) fn current() -> Current {
-    let answers = [
-        ask("libEGL.so.1", b"eglGetCurrentContext\0"),
-        ask("libGLX.so.0", b"glXGetCurrentContext\0"),
-        ask("libGL.so.1", b"glXGetCurrentContext\0"),
-    ];
+    let answers = answers();
     if let Some(handle) = answers.iter().flatten().find(|&&h| h != 0) {
         Current::Context(*handle)
     } else if answers.iter().any(Option::is_some) {

@@ -648,3 +648,33 @@ fn event_query_reports_pending_and_finished_work() {
     assert!(event.query().unwrap());
     assert_eq!(out.to_vec().unwrap(), pattern_words(N, 7));
 }
+
+#[test]
+fn try_unregister_without_gl_hands_the_resource_back() {
+    let Some(g) = gpu() else { return };
+    let name = gl_buffer(4096, None);
+    let tex = gl_texture_rgba8(16, 16, 1);
+    let buffer = RegisteredBuffer::register(&g.ctx, name, RegisterFlags::NONE).unwrap();
+    let image = RegisteredImage::register(&g.ctx, tex, ImageTarget::Texture2D, RegisterFlags::NONE)
+        .unwrap();
+    g.gl.release_current().unwrap();
+    let (buffer, err) = buffer.try_unregister().unwrap_err();
+    assert!(matches!(err, Error::NoGlContext { .. }), "{err:?}");
+    let (image, err) = image.try_unregister().unwrap_err();
+    assert!(matches!(err, Error::NoGlContext { .. }), "{err:?}");
+    g.gl.make_current().unwrap();
+    buffer.try_unregister().map_err(|(_, e)| e).unwrap();
+    image.try_unregister().map_err(|(_, e)| e).unwrap();
+    // Nothing was left behind: the objects register again, and no drop error was recorded.
+    RegisteredBuffer::register(&g.ctx, name, RegisterFlags::NONE)
+        .unwrap()
+        .unregister()
+        .unwrap();
+    RegisteredImage::register(&g.ctx, tex, ImageTarget::Texture2D, RegisterFlags::NONE)
+        .unwrap()
+        .unregister()
+        .unwrap();
+    g.ctx.check_drop_errors().unwrap();
+    delete_buffer(name);
+    delete_texture(tex);
+}

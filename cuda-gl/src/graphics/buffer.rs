@@ -94,12 +94,36 @@ impl RegisteredBuffer {
 
     /// Unregisters now and returns the driver's error, which `Drop` can only log.
     ///
+    /// The resource is consumed even when this fails. With [`Error::NoGlContext`] (the GL
+    /// context that owns the object is not current on this thread) the driver still holds the
+    /// registration, and dropping it here can only log the same error: use
+    /// [`try_unregister`](Self::try_unregister) to get the resource back and retry with the
+    /// context current.
+    ///
     /// # Errors
     /// The driver's error from `cuGraphicsUnregisterResource` (or from unmapping a leaked
     /// mapping first).
     #[doc(alias = "cuGraphicsUnregisterResource")]
     pub fn unregister(mut self) -> Result<()> {
         self.reg.unregister()
+    }
+
+    /// [`unregister`](Self::unregister), handing the resource back with the error.
+    ///
+    /// After [`Error::NoGlContext`] the registration is intact: make the GL context current and
+    /// call this again. After other errors the driver has released or refused the registration
+    /// for good, and dropping the returned resource does nothing more.
+    ///
+    /// # Errors
+    /// As [`unregister`](Self::unregister), paired with the resource.
+    #[doc(alias = "cuGraphicsUnregisterResource")]
+    // A rare, cold path; handing the resource back unboxed keeps the retry simple.
+    #[allow(clippy::result_large_err)]
+    pub fn try_unregister(mut self) -> std::result::Result<(), (Self, Error)> {
+        match self.reg.unregister() {
+            Ok(()) => Ok(()),
+            Err(e) => Err((self, e)),
+        }
     }
 
     /// The GL buffer name.

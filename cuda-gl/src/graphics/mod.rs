@@ -243,6 +243,7 @@ impl Registration {
             self.kind.describe(),
             self.name
         );
+        require_gl_context("cuGraphicsUnmapResources (not called: no GL context is current)")?;
         self.ctx.bind()?;
         result::ctx::synchronize()?;
         self.release_surface();
@@ -265,6 +266,7 @@ impl Registration {
     /// # Safety
     /// As `result::graphics::map`.
     unsafe fn map_raw(raws: &mut [sys::CUgraphicsResource], stream: sys::CUstream) -> Result<()> {
+        require_gl_context("cuGraphicsMapResources (not called: no GL context is current)")?;
         // SAFETY: forwarded to the caller.
         unsafe { result::graphics::map(raws, stream) }.map_err(|e| {
             if e.code == sys::CUresult::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT {
@@ -329,6 +331,7 @@ impl Registration {
     /// # Safety
     /// 1. The resource is mapped on `stream`, which is still live, and no view is used after.
     unsafe fn unmap_on(&mut self, stream: sys::CUstream) -> Result<()> {
+        require_gl_context("cuGraphicsUnmapResources (not called: no GL context is current)")?;
         self.ctx.bind()?;
         // SAFETY: (1).
         unsafe { result::graphics::unmap(&mut [self.raw], stream) }.map_err(unmap_error)?;
@@ -346,6 +349,9 @@ impl Registration {
         if self.raw.is_null() {
             return Ok(());
         }
+        // Without a GL context the handle is kept, so that a later unregister (with the context
+        // current) can still release it.
+        require_gl_context("cuGraphicsUnregisterResource (not called: no GL context is current)")?;
         let recovered = self.recover_leaked_mapping();
         self.ctx.bind()?;
         self.release_surface();
@@ -407,6 +413,20 @@ pub(crate) fn unmap_error(e: CudaError) -> Error {
     } else {
         e.into()
     }
+}
+
+/// Refuses a map, unmap or unregister when EGL and GLX both say that no GL context is current on
+/// this thread. The driver needs the context that owns the object current for these calls; it
+/// answers `CUDA_ERROR_INVALID_GRAPHICS_CONTEXT` without one, and on driver 580 a process
+/// crashed (SIGSEGV) when it unregistered a buffer and a texture on a thread whose EGL context
+/// had been released. When neither library is loaded (another loader), the driver decides.
+pub(crate) fn require_gl_context(call: &'static str) -> Result<()> {
+    if glcurrent::current() == glcurrent::Current::None {
+        return Err(Error::NoGlContext {
+            source: CudaError::new(call, sys::CUresult::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT),
+        });
+    }
+    Ok(())
 }
 
 /// Refuses to register when the current GL context is on no GPU of `ctx`: the driver would accept
