@@ -67,6 +67,13 @@ impl Probe {
         // SAFETY: a `void *fn(void)` from a library that stays loaded.
         Some(unsafe { f() } as usize)
     }
+
+    /// As [`ask`](Self::ask), but only through a query found earlier: no `dlopen`.
+    fn ask_found(&self) -> Option<usize> {
+        let (_, f) = self.found.get()?;
+        // SAFETY: a `void *fn(void)` from a library that stays loaded.
+        Some(unsafe { f() } as usize)
+    }
 }
 
 #[cfg(unix)]
@@ -86,8 +93,24 @@ fn answers() -> [Option<usize>; 3] {
     [None, None, None]
 }
 
+/// A context reported by a query already found, without looking for the other libraries: the
+/// common case before every map and unmap costs one or two calls and no `dlopen` (which, for a
+/// library that is not loaded, searches the file system).
+#[cfg(unix)]
+fn current_from_found() -> Option<usize> {
+    PROBES.iter().filter_map(Probe::ask_found).find(|&h| h != 0)
+}
+
+#[cfg(not(unix))]
+fn current_from_found() -> Option<usize> {
+    None
+}
+
 /// The GL context current on this thread, as EGL or GLX see it.
 pub(crate) fn current() -> Current {
+    if let Some(handle) = current_from_found() {
+        return Current::Context(handle);
+    }
     let answers = answers();
     if let Some(handle) = answers.iter().flatten().find(|&&h| h != 0) {
         Current::Context(*handle)
