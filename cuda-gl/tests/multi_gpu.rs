@@ -5,10 +5,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
+mod support;
 
 use common::*;
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::{Context, Device, Error, GlDeviceList, RegisterFlags, RegisteredBuffer, gl_devices};
+use std::time::Duration;
+use support::{is_child, run_child_with};
 
 fn two_devices() -> Option<(Device, Device)> {
     let count = match Device::count() {
@@ -77,56 +80,39 @@ fn gl_and_cuda_on_different_gpus_is_a_typed_error() {
     delete_buffer(name);
 }
 
-/// Runs `child_test` of this binary in a child process with `CUDA_VISIBLE_DEVICES` and `envs` set,
-/// and fails when it fails.
-fn run_child(child_test: &str, visible: &str, envs: &[(&str, String)]) {
-    let exe = std::env::current_exe().unwrap();
-    let mut cmd = std::process::Command::new(exe);
-    cmd.args([
-        child_test,
-        "--exact",
-        "--ignored",
-        "--nocapture",
-        "--test-threads=1",
-    ])
-    .env("CUDA_VISIBLE_DEVICES", visible);
-    for (k, v) in envs {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    eprintln!("--- child {child_test} (CUDA_VISIBLE_DEVICES={visible}):\n{stdout}{stderr}---");
-    assert!(
-        out.status.success(),
-        "child {child_test} failed: {}",
-        out.status
-    );
-    assert!(
-        stdout.contains("1 passed"),
-        "the child ran no test:\n{stdout}"
-    );
-}
-
 #[test]
 fn headless_context_matches_under_cuda_visible_devices() {
+    const TEST: &str = "headless_context_matches_under_cuda_visible_devices";
+    if is_child("visible_devices") {
+        return visible_devices_child();
+    }
     let Some((d0, d1)) = two_devices() else {
         return;
     };
     // CUDA_VISIBLE_DEVICES is read once, at cuInit, so each setting needs its own process.
     for (visible, physical) in [("1", &d1), ("0", &d0), ("1,0", &d1)] {
-        run_child(
-            "visible_devices_child",
-            visible,
-            &[("CUDA_GL_EXPECT_PCI", physical.pci_bus_id().unwrap())],
+        let envs = [
+            ("CUDA_VISIBLE_DEVICES", visible.to_owned()),
+            ("CUDA_GL_EXPECT_PCI", physical.pci_bus_id().unwrap()),
+        ];
+        let run = run_child_with(TEST, "visible_devices", &envs, Duration::from_secs(60));
+        eprintln!(
+            "--- child (CUDA_VISIBLE_DEVICES={visible}): {:?} after {:.2} s:\n{}---",
+            run.status,
+            run.elapsed.as_secs_f64(),
+            run.output
         );
+        assert!(
+            run.exited_cleanly(),
+            "the child for CUDA_VISIBLE_DEVICES={visible} failed: {:?}",
+            run.status
+        );
+        assert!(run.output.contains("1 passed"), "the child ran no test");
     }
 }
 
 /// The child half of `headless_context_matches_under_cuda_visible_devices`: CUDA ordinal 0 is the
 /// physical GPU the parent names, and the EGL context for CUDA ordinal 0 lands on it.
-#[test]
-#[ignore = "run by headless_context_matches_under_cuda_visible_devices in a child process"]
 fn visible_devices_child() {
     let expect_pci = std::env::var("CUDA_GL_EXPECT_PCI").expect("run by the parent test");
     let visible = std::env::var("CUDA_VISIBLE_DEVICES").unwrap_or_default();

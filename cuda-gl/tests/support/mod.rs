@@ -111,12 +111,24 @@ impl ChildRun {
 /// [`CHILD_ENV`] set to `name`, and kills it after `timeout`. A panic, an abort, a signal or a
 /// hang in the child is then a status the parent can assert on, not the end of the test run.
 pub fn run_child(test: &str, name: &str, timeout: Duration) -> ChildRun {
+    run_child_with(test, name, &[], timeout)
+}
+
+/// [`run_child`] with extra environment variables for the child (such as
+/// `CUDA_VISIBLE_DEVICES`, which the driver reads once per process).
+pub fn run_child_with(
+    test: &str,
+    name: &str,
+    envs: &[(&str, String)],
+    timeout: Duration,
+) -> ChildRun {
     let exe = std::env::current_exe().expect("current_exe");
     let start = Instant::now();
     let mut child = Command::new(exe)
         .args([test, "--exact", "--nocapture", "--test-threads=1"])
         .env(CHILD_ENV, name)
         .env("RUST_BACKTRACE", "1")
+        .envs(envs.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
