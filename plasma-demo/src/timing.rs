@@ -438,35 +438,42 @@ impl fmt::Display for AnimationClock {
     }
 }
 
-/// How long [`wait_for_query`] waits before it reports the GPU as stuck.
-const QUERY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long [`wait_for_gpu`] waits before it reports the GPU as stuck.
+const GPU_WAIT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// Waits until GL timer query `id` has its result, polling `GL_QUERY_RESULT_AVAILABLE` and
-/// flushing GL once if it is not there yet, and fails after [`QUERY_TIMEOUT`] instead of
-/// blocking for ever (the query's GL work may wait for CUDA work on the GPU).
-fn wait_for_query(id: u32) -> Result<()> {
+/// Polls `ready` until it answers `true`, flushing GL once if the first answer is `false` (the
+/// awaited work may wait for GL commands still queued on this thread), and fails after
+/// [`GPU_WAIT_TIMEOUT`] with `stuck` in the message instead of blocking for ever. The GL context
+/// must be current on this thread.
+pub(crate) fn wait_for_gpu(stuck: &str, mut ready: impl FnMut() -> Result<bool>) -> Result<()> {
     let start = std::time::Instant::now();
     let mut flushed = false;
-    loop {
-        let mut available: u32 = 0;
-        // SAFETY: a GL context is current; `id` names a query that was begun and ended.
-        unsafe { gl::GetQueryObjectuiv(id, gl::QUERY_RESULT_AVAILABLE, &mut available) };
-        if available != 0 {
-            return Ok(());
-        }
+    while !ready()? {
         if !flushed {
-            // SAFETY: a GL context is current.
+            // SAFETY: the caller keeps a GL context current on this thread.
             unsafe { gl::Flush() };
             flushed = true;
         }
-        if start.elapsed() > QUERY_TIMEOUT {
+        if start.elapsed() > GPU_WAIT_TIMEOUT {
             bail!(
-                "a GL timer query did not complete within {} s: the GL work it measures is stuck",
-                QUERY_TIMEOUT.as_secs()
+                "{stuck} did not complete within {} s: the GPU work before it is stuck",
+                GPU_WAIT_TIMEOUT.as_secs()
             );
         }
         std::thread::sleep(std::time::Duration::from_micros(50));
     }
+    Ok(())
+}
+
+/// Waits until GL timer query `id` has its result (`GL_QUERY_RESULT_AVAILABLE`), through
+/// [`wait_for_gpu`].
+fn wait_for_query(id: u32) -> Result<()> {
+    wait_for_gpu("a GL timer query", || {
+        let mut available: u32 = 0;
+        // SAFETY: a GL context is current; `id` names a query that was begun and ended.
+        unsafe { gl::GetQueryObjectuiv(id, gl::QUERY_RESULT_AVAILABLE, &mut available) };
+        Ok(available != 0)
+    })
 }
 
 #[cfg(test)]

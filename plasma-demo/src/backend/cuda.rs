@@ -9,14 +9,14 @@
 
 use crate::cli::{PathChoice, Size};
 use crate::renderer::{Renderer, Upload};
-use crate::timing::{Clock, Profiler, Stage, TIMER_RING_DEPTH, micros};
+use crate::timing::{Clock, Profiler, Stage, TIMER_RING_DEPTH, micros, wait_for_gpu};
 use anyhow::{Context as _, Result, bail};
 use cuda_gl::{
     Context, Device, Event, Function, ImageTarget, LaunchConfig, Module, RegisterFlags,
     RegisteredBuffer, RegisteredImage, Stream, StreamFlags,
 };
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The plasma kernels, compiled by `cargo xtask ptx` for `sm_75` (PTX ISA 8.0, so CUDA 12.0
 /// drivers load it and newer GPUs JIT it).
@@ -266,34 +266,6 @@ impl CudaBackend {
     }
 }
 
-/// How long [`wait_for_event`] waits before it reports the GPU as stuck.
-const EVENT_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Waits for a timing event by polling it, flushing GL once when it is not ready yet: the event
-/// follows a map, which waits for GL's earlier use of the resource, and GL work that sits
-/// unflushed in this thread's GL queue would never reach the GPU while the thread blocks. After
-/// [`EVENT_TIMEOUT`] it returns an error instead of blocking for ever.
-fn wait_for_event(event: &Event) -> Result<()> {
-    let start = Instant::now();
-    let mut flushed = false;
-    while !event.query().context("waiting for a timing event")? {
-        if !flushed {
-            // SAFETY: the session keeps its GL context current on this thread for every frame.
-            unsafe { gl::Flush() };
-            flushed = true;
-        }
-        if start.elapsed() > EVENT_TIMEOUT {
-            bail!(
-                "a CUDA timing event did not complete within {} s: the GPU work before it (map, \
-                 kernel, unmap) is stuck",
-                EVENT_TIMEOUT.as_secs()
-            );
-        }
-        std::thread::sleep(Duration::from_micros(50));
-    }
-    Ok(())
-}
-
 /// The kernels' `int` width and height.
 fn dims(size: Size) -> Result<(i32, i32)> {
     Ok((
@@ -351,7 +323,11 @@ impl EventRing {
             return Ok(());
         }
         let [before_map, after_map, after_kernel, after_unmap] = &self.slots[slot];
-        wait_for_event(after_unmap)?;
+        // The event follows a map, which waits for GL's earlier use of the resource: the wait
+        // flushes GL so that work queued on this thread reaches the GPU.
+        wait_for_gpu("a CUDA timing event", || {
+            after_unmap.query().context("waiting for a timing event")
+        })?;
         for (stage, start, end) in [
             (Stage::Map, before_map, after_map),
             (Stage::Kernel, after_map, after_kernel),
