@@ -54,31 +54,6 @@ fn assert_all_equal(path: &str, bad: &[(u32, usize)], frames: u32) {
     eprintln!("{path}: {frames} frames, every one equal to the CPU reference");
 }
 
-/// `glTexSubImage2D` of the whole `W` x `H` texture from the PBO (a GPU-side copy).
-fn upload_from_pbo(pbo: u32, tex: u32) {
-    // SAFETY: the test's GL context is current; both names are live; with a PIXEL_UNPACK_BUFFER
-    // bound the null pointer is offset 0 of the PBO, which holds W * H * 4 bytes.
-    unsafe {
-        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, pbo);
-        gl::BindTexture(gl::TEXTURE_2D, tex);
-        gl::PixelStorei(gl::UNPACK_ALIGNMENT, 1);
-        gl::TexSubImage2D(
-            gl::TEXTURE_2D,
-            0,
-            0,
-            0,
-            W as i32,
-            H as i32,
-            gl::RGBA,
-            gl::UNSIGNED_BYTE,
-            std::ptr::null(),
-        );
-        gl::BindTexture(gl::TEXTURE_2D, 0);
-        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
-    }
-    check_gl();
-}
-
 /// An RGBA8 2D array texture of `layers` layers of `W` x `H`.
 fn gl_array_texture(layers: usize) -> u32 {
     let mut name = 0;
@@ -154,7 +129,7 @@ fn pbo_path_every_frame_equals_the_reference() {
         }
         .unwrap();
         mapped.unmap().unwrap();
-        upload_from_pbo(pbo, tex);
+        upload_from_pbo(pbo, tex, W, H);
         let n = mismatches(&read_texture_rgba8(tex, W, H, 0), seed);
         if n != 0 {
             bad.push((f, n));

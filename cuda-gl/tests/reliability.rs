@@ -294,25 +294,7 @@ fn integrity_frames_checked_from_gl() {
         mapped.unmap().unwrap();
         // GL uploads the pixel buffer into the texture and reads the texture back. The unmap
         // alone orders the kernel before this GL work.
-        // SAFETY: the GL context is current; with the PBO bound the data pointer is an offset.
-        unsafe {
-            gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, pbos[k]);
-            gl::BindTexture(gl::TEXTURE_2D, tex);
-            gl::PixelStorei(gl::UNPACK_ALIGNMENT, 1);
-            gl::TexSubImage2D(
-                gl::TEXTURE_2D,
-                0,
-                0,
-                0,
-                W as i32,
-                H as i32,
-                gl::RGBA,
-                gl::UNSIGNED_BYTE,
-                std::ptr::null(),
-            );
-            gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
-            gl::BindTexture(gl::TEXTURE_2D, 0);
-        }
+        upload_from_pbo(pbos[k], tex, W, H);
         let texels = read_texture_rgba8(tex, W, H, 0);
         let (body, sum) = texels.split_at(TEXELS - 1);
         let recomputed = body.iter().fold(0u32, |a, &w| a.wrapping_add(w));

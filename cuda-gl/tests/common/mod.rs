@@ -161,3 +161,29 @@ pub fn delete_texture(name: u32) {
     // SAFETY: a context is current.
     unsafe { gl::DeleteTextures(1, &name) };
 }
+
+/// `glTexSubImage2D` of a whole `width` x `height` RGBA8 texture from pixel buffer `pbo` (a
+/// GPU-side copy), then checks for a GL error.
+pub fn upload_from_pbo(pbo: u32, tex: u32, width: usize, height: usize) {
+    // SAFETY: a context is current; both names are live; with a PIXEL_UNPACK_BUFFER bound the
+    // null pointer is offset 0 of the PBO, which the callers size to width * height * 4 bytes.
+    unsafe {
+        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, pbo);
+        gl::BindTexture(gl::TEXTURE_2D, tex);
+        gl::PixelStorei(gl::UNPACK_ALIGNMENT, 1);
+        gl::TexSubImage2D(
+            gl::TEXTURE_2D,
+            0,
+            0,
+            0,
+            width as i32,
+            height as i32,
+            gl::RGBA,
+            gl::UNSIGNED_BYTE,
+            std::ptr::null(),
+        );
+        gl::BindTexture(gl::TEXTURE_2D, 0);
+        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
+    }
+    check_gl();
+}
