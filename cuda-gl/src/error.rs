@@ -349,6 +349,27 @@ pub enum Error {
         code: u32,
     },
 
+    /// A call that needs the GL context owning an object ran with another GL context current.
+    ///
+    /// Registered resources and external-memory objects remember the EGL or GLX context that
+    /// was current when they were created; map, unmap, unregister, drop and the external ring's
+    /// GL calls check it against the current one. Neither EGL nor GLX tells whether two contexts
+    /// share objects, so a context of the same share group is refused too.
+    #[error(
+        "{call} needs the GL context that owns the object ({owner:#x}), but another GL context \
+         ({current:#x}) is current on this thread.\nhelp: make the owning context current \
+         (eglMakeCurrent, glfwMakeContextCurrent) before this call; a context that merely shares \
+         objects with it is not accepted, because the platform cannot tell share groups apart"
+    )]
+    WrongGlContext {
+        /// What was refused, e.g. `cuGraphicsUnregisterResource (not called)`.
+        call: &'static str,
+        /// The handle of the context that owns the object (`EGLContext` or `GLXContext`).
+        owner: usize,
+        /// The handle of the context current on this thread.
+        current: usize,
+    },
+
     /// A wait for the GPU did not end within its timeout.
     #[error(
         "waiting for {what} did not end within {timeout:?}.\nhelp: the GPU work before it has \

@@ -5,6 +5,8 @@
 //! context current, the same code as for a bad name; this tells the two apart. It also keys the
 //! registry that catches a GL object registered twice, which the driver itself allows.
 
+use crate::error::{CudaError, Error, Result};
+use cuda_gl_sys::CUresult;
 use std::collections::HashSet;
 use std::ffi::c_void;
 use std::sync::Mutex;
@@ -121,23 +123,69 @@ pub(crate) fn current() -> Current {
     }
 }
 
-/// GL objects registered now: (GL context handle or 0, namespace, name).
-static REGISTERED: Mutex<Option<HashSet<(usize, u8, u32)>>> = Mutex::new(None);
+/// The GL context that owns an object: the one current when the object was registered or
+/// created. It holds no handle when neither EGL nor GLX could tell (another GL platform); the
+/// driver's own checks are then all there is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct GlOwner(Option<usize>);
+
+impl GlOwner {
+    /// The context current on this thread, as the owner of what is being created.
+    ///
+    /// # Errors
+    /// [`Error::NoGlContext`] naming `call` when EGL or GLX report that no context is current.
+    pub(crate) fn current(call: &'static str) -> Result<GlOwner> {
+        match current() {
+            Current::Context(h) => Ok(GlOwner(Some(h))),
+            Current::None => Err(no_gl_context(call)),
+            Current::Unknown => Ok(GlOwner(None)),
+        }
+    }
+
+    /// Refuses `call` unless the owning context is current on this thread (accepted when it
+    /// cannot be told).
+    ///
+    /// # Errors
+    /// [`Error::NoGlContext`] when no context is current; [`Error::WrongGlContext`] when another
+    /// one is.
+    pub(crate) fn check(self, call: &'static str) -> Result<()> {
+        match (self.0, current()) {
+            (_, Current::None) => Err(no_gl_context(call)),
+            (Some(owner), Current::Context(now)) if owner != now => Err(Error::WrongGlContext {
+                call,
+                owner,
+                current: now,
+            }),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// [`Error::NoGlContext`] for a call that was not made because no GL context is current.
+pub(crate) fn no_gl_context(call: &'static str) -> Error {
+    Error::NoGlContext {
+        source: CudaError::new(call, CUresult::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT),
+    }
+}
+
+/// GL objects registered now: (CUDA device, namespace, name).
+///
+/// Keyed by device, not by GL context: contexts that share objects see the same object under
+/// the same name, and neither EGL nor GLX tells whether two contexts share. So one name is
+/// registered once per GPU, whichever context registers it; contexts on different GPUs cannot
+/// share objects.
+static REGISTERED: Mutex<Option<HashSet<(i32, u8, u32)>>> = Mutex::new(None);
 
 /// A claim on one GL object's registration, released on drop.
 #[derive(Debug)]
 pub(crate) struct Claim {
-    key: (usize, u8, u32),
+    key: (i32, u8, u32),
 }
 
-/// Claims `name` in GL namespace `space` (0 buffers, 1 textures, 2 renderbuffers) of the current
-/// context; `None` when it is already registered.
-pub(crate) fn claim(space: u8, name: u32) -> Option<Claim> {
-    let ctx = match current() {
-        Current::Context(h) => h,
-        _ => 0,
-    };
-    let key = (ctx, space, name);
+/// Claims `name` in GL namespace `space` (0 buffers, 1 textures, 2 renderbuffers) on CUDA device
+/// `device`; `None` when it is already registered.
+pub(crate) fn claim(device: i32, space: u8, name: u32) -> Option<Claim> {
+    let key = (device, space, name);
     let mut guard = REGISTERED.lock().unwrap_or_else(|p| p.into_inner());
     // `then`, not `then_some`: a Claim built for a refused key would remove the first claim
     // (and lock the registry again) as it drops.
@@ -161,14 +209,18 @@ mod tests {
 
     #[test]
     fn a_second_claim_is_refused_until_the_first_is_dropped() {
-        let first = claim(0, 4_000_000_001);
+        let first = claim(0, 0, 4_000_000_001);
         assert!(first.is_some());
-        assert!(claim(0, 4_000_000_001).is_none());
+        assert!(claim(0, 0, 4_000_000_001).is_none());
         assert!(
-            claim(1, 4_000_000_001).is_some(),
+            claim(0, 1, 4_000_000_001).is_some(),
             "textures are another namespace"
         );
+        assert!(
+            claim(1, 0, 4_000_000_001).is_some(),
+            "another GPU's contexts cannot share the object"
+        );
         drop(first);
-        assert!(claim(0, 4_000_000_001).is_some());
+        assert!(claim(0, 0, 4_000_000_001).is_some());
     }
 }

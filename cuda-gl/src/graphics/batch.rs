@@ -192,9 +192,9 @@ impl<'a> MappedBatch<'a> {
         if !first.mapped {
             return Ok(());
         }
-        super::require_gl_context(
-            "cuGraphicsUnmapResources (not called: no GL context is current)",
-        )?;
+        for r in &self.regs {
+            r.owner.check("cuGraphicsUnmapResources (not called)")?;
+        }
         first.ctx.bind()?;
         // SAFETY: all mapped together on `self.stream`, which is borrowed for the batch's
         // lifetime; every view borrows the batch, so none is used after.

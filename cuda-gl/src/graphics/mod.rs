@@ -27,8 +27,9 @@ pub use image::{
 use crate::context::Context;
 use crate::device::{GlDeviceList, gl_devices};
 use crate::error::{CudaError, Error, Result};
+use crate::glcurrent::{self, GlOwner};
+use crate::result;
 use crate::stream::AsStream;
-use crate::{glcurrent, result};
 use cuda_gl_sys as sys;
 use std::sync::Arc;
 
@@ -170,6 +171,8 @@ pub(crate) struct Registration {
     surfaces: image::SurfaceCache,
     /// This process's claim on the GL object, so a second registration is refused.
     claim: Option<glcurrent::Claim>,
+    /// The GL context current at registration: map, unmap and unregister need it current.
+    owner: GlOwner,
 }
 
 // SAFETY: a CUgraphicsResource may be used and unregistered from any thread once the CUDA
@@ -181,7 +184,9 @@ unsafe impl Sync for Registration {}
 impl Registration {
     fn register(ctx: &Arc<Context>, name: u32, kind: Kind, flags: RegisterFlags) -> Result<Self> {
         validate(name, kind, flags)?;
-        let Some(claim) = glcurrent::claim(kind.namespace(), name) else {
+        let owner =
+            GlOwner::current("cuGraphicsGLRegister* (not called: no GL context is current)")?;
+        let Some(claim) = glcurrent::claim(ctx.device().raw(), kind.namespace(), name) else {
             return Err(Error::AlreadyRegistered {
                 name,
                 kind: kind.describe().to_string(),
@@ -228,6 +233,7 @@ impl Registration {
             mapped: false,
             surfaces: image::SurfaceCache::default(),
             claim: Some(claim),
+            owner,
         })
     }
 
@@ -243,7 +249,7 @@ impl Registration {
             self.kind.describe(),
             self.name
         );
-        require_gl_context("cuGraphicsUnmapResources (not called: no GL context is current)")?;
+        self.owner.check("cuGraphicsUnmapResources (not called)")?;
         self.ctx.bind()?;
         result::ctx::synchronize()?;
         self.release_surface();
@@ -264,9 +270,9 @@ impl Registration {
     /// Maps `raws` (this registration's handle, or a batch) on `stream`.
     ///
     /// # Safety
-    /// As `result::graphics::map`.
+    /// As `result::graphics::map`, and each registration's owning GL context was checked
+    /// (`prepare_map`).
     unsafe fn map_raw(raws: &mut [sys::CUgraphicsResource], stream: sys::CUstream) -> Result<()> {
-        require_gl_context("cuGraphicsMapResources (not called: no GL context is current)")?;
         // SAFETY: forwarded to the caller.
         unsafe { result::graphics::map(raws, stream) }.map_err(|e| {
             if e.code == sys::CUresult::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT {
@@ -312,6 +318,7 @@ impl Registration {
                 self.name
             )));
         }
+        self.owner.check("cuGraphicsMapResources (not called)")?;
         self.recover_leaked_mapping()?;
         self.ctx.bind()
     }
@@ -331,7 +338,7 @@ impl Registration {
     /// # Safety
     /// 1. The resource is mapped on `stream`, which is still live, and no view is used after.
     unsafe fn unmap_on(&mut self, stream: sys::CUstream) -> Result<()> {
-        require_gl_context("cuGraphicsUnmapResources (not called: no GL context is current)")?;
+        self.owner.check("cuGraphicsUnmapResources (not called)")?;
         self.ctx.bind()?;
         // SAFETY: (1).
         unsafe { result::graphics::unmap(&mut [self.raw], stream) }.map_err(unmap_error)?;
@@ -351,7 +358,8 @@ impl Registration {
         }
         // Without a GL context the handle is kept, so that a later unregister (with the context
         // current) can still release it.
-        require_gl_context("cuGraphicsUnregisterResource (not called: no GL context is current)")?;
+        self.owner
+            .check("cuGraphicsUnregisterResource (not called)")?;
         let recovered = self.recover_leaked_mapping();
         self.ctx.bind()?;
         self.release_surface();
@@ -413,20 +421,6 @@ pub(crate) fn unmap_error(e: CudaError) -> Error {
     } else {
         e.into()
     }
-}
-
-/// Refuses a map, unmap or unregister when EGL and GLX both say that no GL context is current on
-/// this thread. The driver needs the context that owns the object current for these calls; it
-/// answers `CUDA_ERROR_INVALID_GRAPHICS_CONTEXT` without one, and on driver 580 a process
-/// crashed (SIGSEGV) when it unregistered a buffer and a texture on a thread whose EGL context
-/// had been released. When neither library is loaded (another loader), the driver decides.
-pub(crate) fn require_gl_context(call: &'static str) -> Result<()> {
-    if glcurrent::current() == glcurrent::Current::None {
-        return Err(Error::NoGlContext {
-            source: CudaError::new(call, sys::CUresult::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT),
-        });
-    }
-    Ok(())
 }
 
 /// Refuses to register when the current GL context is on no GPU of `ctx`: the driver would accept
