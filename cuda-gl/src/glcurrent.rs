@@ -2,14 +2,13 @@
 //! loaded (EGL and GLX), without loading anything new.
 //!
 //! The driver answers `CUDA_ERROR_INVALID_VALUE` when a GL object is registered with no GL
-//! context current, the same code as for a bad name; this tells the two apart. It also keys the
-//! registry that catches a GL object registered twice, which the driver itself allows.
+//! context current, the same code as for a bad name; this tells the two apart. It also records
+//! which context owns a registered object ([`GlOwner`]), so that calls made with another one
+//! current are refused before they reach the driver.
 
 use crate::error::{CudaError, Error, Result};
 use cuda_gl_sys::CUresult;
-use std::collections::HashSet;
 use std::ffi::c_void;
-use std::sync::Mutex;
 
 /// What is known about the GL context current on this thread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,6 +141,11 @@ impl GlOwner {
         }
     }
 
+    /// The owning context's handle, 0 when it could not be told.
+    pub(crate) fn handle(self) -> usize {
+        self.0.unwrap_or(0)
+    }
+
     /// Refuses `call` unless the owning context is current on this thread (accepted when it
     /// cannot be told).
     ///
@@ -165,62 +169,5 @@ impl GlOwner {
 pub(crate) fn no_gl_context(call: &'static str) -> Error {
     Error::NoGlContext {
         source: CudaError::new(call, CUresult::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT),
-    }
-}
-
-/// GL objects registered now: (CUDA device, namespace, name).
-///
-/// Keyed by device, not by GL context: contexts that share objects see the same object under
-/// the same name, and neither EGL nor GLX tells whether two contexts share. So one name is
-/// registered once per GPU, whichever context registers it; contexts on different GPUs cannot
-/// share objects.
-static REGISTERED: Mutex<Option<HashSet<(i32, u8, u32)>>> = Mutex::new(None);
-
-/// A claim on one GL object's registration, released on drop.
-#[derive(Debug)]
-pub(crate) struct Claim {
-    key: (i32, u8, u32),
-}
-
-/// Claims `name` in GL namespace `space` (0 buffers, 1 textures, 2 renderbuffers) on CUDA device
-/// `device`; `None` when it is already registered.
-pub(crate) fn claim(device: i32, space: u8, name: u32) -> Option<Claim> {
-    let key = (device, space, name);
-    let mut guard = REGISTERED.lock().unwrap_or_else(|p| p.into_inner());
-    // `then`, not `then_some`: a Claim built for a refused key would remove the first claim
-    // (and lock the registry again) as it drops.
-    let fresh = guard.get_or_insert_with(HashSet::new).insert(key);
-    drop(guard);
-    fresh.then(|| Claim { key })
-}
-
-impl Drop for Claim {
-    fn drop(&mut self) {
-        let mut guard = REGISTERED.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(set) = guard.as_mut() {
-            set.remove(&self.key);
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_second_claim_is_refused_until_the_first_is_dropped() {
-        let first = claim(0, 0, 4_000_000_001);
-        assert!(first.is_some());
-        assert!(claim(0, 0, 4_000_000_001).is_none());
-        assert!(
-            claim(0, 1, 4_000_000_001).is_some(),
-            "textures are another namespace"
-        );
-        assert!(
-            claim(1, 0, 4_000_000_001).is_some(),
-            "another GPU's contexts cannot share the object"
-        );
-        drop(first);
-        assert!(claim(0, 0, 4_000_000_001).is_some());
     }
 }

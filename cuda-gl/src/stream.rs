@@ -251,6 +251,33 @@ impl Event {
         unsafe { result::stream::event_query(self.raw) }
     }
 
+    /// Waits, at most `limit`, until the work before the recorded point has finished (an event
+    /// never recorded counts as finished).
+    ///
+    /// Unlike [`Event::synchronize`], which blocks inside the driver for as long as the GPU
+    /// takes, this polls `cuEventQuery` (sleeping between polls, from 20 µs up to 1 ms), so a
+    /// kernel that never ends gives an error instead of a hang.
+    ///
+    /// # Errors
+    /// [`Error::Timeout`] when the work has not finished within `limit`; the driver's error
+    /// from `cuEventQuery` (such as an earlier kernel's fault).
+    #[doc(alias = "cuEventQuery")]
+    pub fn wait_for(&self, limit: std::time::Duration) -> Result<()> {
+        let start = std::time::Instant::now();
+        let mut pause = std::time::Duration::from_micros(20);
+        while !self.query()? {
+            if start.elapsed() >= limit {
+                return Err(Error::Timeout {
+                    what: "a CUDA event (the GPU work queued before it)".into(),
+                    timeout: limit,
+                });
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(std::time::Duration::from_millis(1));
+        }
+        Ok(())
+    }
+
     /// Milliseconds between `start` and `self`, both recorded and complete.
     ///
     /// # Errors

@@ -74,6 +74,7 @@ pub fn map_all<'a, S: AsStream>(
     unsafe { Registration::map_raw(&mut raws, s) }?;
     for r in regs.iter_mut() {
         r.mapped = true;
+        r.retired.mapped();
     }
     Ok(MappedBatch {
         regs,
@@ -88,6 +89,7 @@ pub fn map_all<'a, S: AsStream>(
 /// Resources mapped together by [`map_all`]. Dropping it unmaps them all in one call, on the
 /// stream they were mapped on.
 #[derive(Debug)]
+#[must_use = "dropping the batch unmaps every resource at once"]
 pub struct MappedBatch<'a> {
     regs: Vec<&'a mut Registration>,
     raws: Vec<sys::CUgraphicsResource>,
@@ -201,7 +203,7 @@ impl<'a> MappedBatch<'a> {
         unsafe { result::graphics::unmap(&mut self.raws, self.stream) }
             .map_err(super::unmap_error)?;
         for r in self.regs.iter_mut() {
-            r.mapped = false;
+            r.unmapped(self.stream);
         }
         Ok(())
     }

@@ -12,9 +12,12 @@ use std::sync::Arc;
 
 /// A GL buffer object registered with CUDA. Unregistered on drop.
 ///
-/// `Send` and `Sync`: it can be dropped or unregistered from any thread, because the crate binds
-/// the CUDA context first. Registering needs the GL context current on the calling thread;
-/// mapping, unmapping and unregistering do not.
+/// `Send` and `Sync`: it may move to another thread together with its GL context. Registering,
+/// mapping, unmapping, unregistering and dropping need the GL context that registered it
+/// current on the calling thread; each checks that through EGL/GLX and refuses with
+/// [`Error::NoGlContext`](crate::Error::NoGlContext) or
+/// [`Error::WrongGlContext`](crate::Error::WrongGlContext) otherwise (a `Drop` then logs and
+/// leaves the registration to the driver). The CUDA context is bound by the crate itself.
 #[derive(Debug)]
 pub struct RegisteredBuffer {
     reg: Registration,
@@ -166,6 +169,7 @@ impl RegisteredBuffer {
 /// Dropping it unmaps on the stream it was mapped on; [`MappedBuffer::unmap`] does the same and
 /// returns the driver's error. Not `Send`: it borrows the resource and the stream.
 #[derive(Debug)]
+#[must_use = "dropping the guard unmaps the buffer at once"]
 pub struct MappedBuffer<'a> {
     reg: &'a mut Registration,
     stream: sys::CUstream,

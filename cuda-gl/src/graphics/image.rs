@@ -1,6 +1,7 @@
 //! GL textures and renderbuffers registered with CUDA: mapped as CUDA arrays, surfaces and
 //! textures.
 
+use super::retire::Retired;
 use super::{ImageTarget, Kind, MapFlags, RegisterFlags, Registration};
 use crate::context::Context;
 use crate::error::{Error, Result};
@@ -29,8 +30,10 @@ impl RegisteredImage {
     ///
     /// # Errors
     /// As [`RegisteredBuffer::register`](crate::RegisteredBuffer::register); in addition,
-    /// [`Error::NotAGlObject`] covers a target that does not match the texture and a format that
-    /// CUDA cannot register (for `SURFACE_LOAD_STORE`, e.g. a depth or compressed format).
+    /// [`Error::WrongImageTarget`] when `target` is not the one the texture was created with
+    /// (asked of GL when the context is OpenGL 4.5 or newer), and [`Error::UnsupportedImage`]
+    /// for a format CUDA cannot register, or cannot use with `SURFACE_LOAD_STORE` (e.g. a depth
+    /// or compressed format).
     #[doc(alias = "cuGraphicsGLRegisterImage")]
     pub fn register(
         ctx: &Arc<Context>,
@@ -125,9 +128,17 @@ impl RegisteredImage {
     }
 
     /// How many surface objects [`MappedImage::surface_at`] keeps cached for this image (one
-    /// per array index and mip level used); they are destroyed when it is unregistered.
+    /// per array index and mip level used); they are destroyed when it is unregistered, after
+    /// the work queued before its last unmap.
     pub fn cached_surfaces(&self) -> usize {
         self.reg.surfaces.len()
+    }
+
+    /// How many dropped surface and texture objects wait to be destroyed until the GPU work
+    /// queued before the last unmap is done (checked, without waiting, at the next map; waited
+    /// for when the image is unregistered).
+    pub fn retired_objects(&self) -> usize {
+        self.reg.retired.len()
     }
 
     /// Whether a mapping is outstanding (only after a guard was leaked with `mem::forget`).
@@ -153,6 +164,7 @@ impl RegisteredImage {
 /// A mapped GL image. Arrays, surfaces and textures obtained from it borrow it, so none of them
 /// can outlive the mapping. Dropping it unmaps on the stream it was mapped on.
 #[derive(Debug)]
+#[must_use = "dropping the guard unmaps the image at once"]
 pub struct MappedImage<'a> {
     reg: &'a mut Registration,
     stream: sys::CUstream,
@@ -223,23 +235,19 @@ impl MappedImage<'_> {
             SubResource::of(index, level, &array),
             |a| {
                 // SAFETY: the array is mapped and registered for surface load/store. The object
-                // is handed out only through guards (as `Surface<'_>` borrowing one), and the
-                // cache destroys it only through `&mut Registration`, when no guard exists.
+                // is handed out only through guards (as `Surface<'_>` borrowing one), and it is
+                // destroyed only after an unmap, once the work queued before it is done.
                 unsafe { result::array::surface_create(a) }.map_err(|e| surface_error(self.reg, e))
             },
-            |stale| {
-                // SAFETY: the cache passes only objects it created whose sub-resource now maps
-                // to another array: no handle to them survived their mapping.
-                if let Err(e) = unsafe { result::array::surface_destroy(stale) } {
-                    self.reg.ctx.record_drop_error("cuSurfObjectDestroy", e);
-                }
-            },
+            // A stale object was last handed out in an earlier mapping, whose kernels may still
+            // run: it waits for them.
+            |stale| self.reg.retired.retire(Retired::Surface(stale)),
         )?;
         Ok(Surface::new(raw))
     }
 
-    /// Creates a surface object over `array`, destroyed when the returned value drops (which
-    /// the borrow forces before the unmap).
+    /// Creates a surface object over `array`. It cannot outlive the mapping; when it drops, it
+    /// is destroyed as soon as the work queued before the unmap is done.
     ///
     /// # Errors
     /// The driver's error from `cuSurfObjectCreate`.
@@ -250,14 +258,12 @@ impl MappedImage<'_> {
         // outlive.
         let raw = unsafe { result::array::surface_create(array.raw) }
             .map_err(|e| surface_error(self.reg, e))?;
-        Ok(SurfaceObject {
-            ctx: &self.reg.ctx,
-            raw,
-        })
+        Ok(SurfaceObject { reg: self.reg, raw })
     }
 
-    /// Creates a texture object over `array` (sampled reads, filtering), destroyed when the
-    /// returned value drops.
+    /// Creates a texture object over `array` (sampled reads, filtering). It cannot outlive the
+    /// mapping; when it drops, it is destroyed as soon as the work queued before the unmap is
+    /// done.
     ///
     /// # Errors
     /// The driver's error from `cuTexObjectCreate`.
@@ -271,10 +277,7 @@ impl MappedImage<'_> {
         let raw_desc = desc.raw();
         // SAFETY: the array is mapped for the borrow `'m`, which the texture cannot outlive.
         let raw = unsafe { result::array::texture_create(array.raw, &raw_desc) }?;
-        Ok(TextureObject {
-            ctx: &self.reg.ctx,
-            raw,
-        })
+        Ok(TextureObject { reg: self.reg, raw })
     }
 
     /// The stream it was mapped on.
@@ -400,13 +403,12 @@ impl SurfaceCache {
     }
 
     /// The cached object of `key`'s (index, level) when it was created over the same array;
-    /// otherwise destroys the stale one (with `destroy`), creates one (with `create`) and caches
-    /// it. `destroy` reports its own failure; it does not stop the re-creation.
+    /// otherwise hands the stale one to `retire`, creates one (with `create`) and caches it.
     fn get_or_create(
         &self,
         key: SubResource,
         create: impl FnOnce(sys::CUarray) -> Result<sys::CUsurfObject>,
-        destroy: impl FnOnce(sys::CUsurfObject),
+        retire: impl FnOnce(sys::CUsurfObject),
     ) -> Result<sys::CUsurfObject> {
         let mut entries = self.entries();
         let slot = entries
@@ -416,7 +418,7 @@ impl SurfaceCache {
             Some(i) if entries[i].0 == key => Ok(entries[i].1),
             Some(i) => {
                 let (_, stale) = entries.swap_remove(i);
-                destroy(stale);
+                retire(stale);
                 let raw = create(key.array)?;
                 entries.push((key, raw));
                 Ok(raw)
@@ -429,28 +431,19 @@ impl SurfaceCache {
         }
     }
 
-    /// Destroys every cached object, recording failures on `ctx`.
-    pub(super) fn release_all(&self, ctx: &Context) {
-        self.release_with(|s| {
-            // SAFETY: called with `&mut Registration` only (no guard, so no handle, exists);
-            // each object was created by `surface_at` and is destroyed once (drained).
-            if let Err(e) = unsafe { result::array::surface_destroy(s) } {
-                ctx.record_drop_error("cuSurfObjectDestroy", e);
-            }
-        });
-    }
-
-    /// Empties the cache, passing each object to `destroy`.
-    fn release_with(&self, destroy: impl FnMut(sys::CUsurfObject)) {
-        self.entries()
-            .drain(..)
-            .map(|(_, raw)| raw)
-            .for_each(destroy);
+    /// Empties the cache and returns its objects, for the caller to destroy.
+    pub(super) fn drain(&self) -> Vec<sys::CUsurfObject> {
+        self.entries().drain(..).map(|(_, raw)| raw).collect()
     }
 
     /// How many surface objects are cached.
     fn len(&self) -> usize {
         self.entries().len()
+    }
+
+    /// Whether no surface object is cached.
+    pub(super) fn is_empty(&self) -> bool {
+        self.entries().is_empty()
     }
 }
 
@@ -587,11 +580,12 @@ impl Surface<'_> {
 // SAFETY: `cudaSurfaceObject_t` is a 64-bit handle passed by value.
 unsafe impl KernelParam for Surface<'_> {}
 
-/// A surface object owned by the caller, destroyed on drop, which the borrow of the mapping
-/// forces to happen before the unmap.
+/// A surface object owned by the caller. The borrow of the mapping forces its drop before the
+/// unmap; it is then destroyed once the work queued before the unmap is done.
 #[derive(Debug)]
+#[must_use = "a surface object does nothing unless its handle is passed to a kernel"]
 pub struct SurfaceObject<'m> {
-    ctx: &'m Arc<Context>,
+    reg: &'m Registration,
     raw: sys::CUsurfObject,
 }
 
@@ -604,13 +598,8 @@ impl SurfaceObject<'_> {
 
 impl Drop for SurfaceObject<'_> {
     fn drop(&mut self) {
-        if !self.ctx.bind_for_drop("destroy a surface") {
-            return;
-        }
-        // SAFETY: created by `create_surface`, not used after this.
-        if let Err(e) = unsafe { result::array::surface_destroy(self.raw) } {
-            self.ctx.record_drop_error("cuSurfObjectDestroy", e);
-        }
+        // Kernels queued with its handle may still run: destroyed after the unmap's work.
+        self.reg.retired.retire(Retired::Surface(self.raw));
     }
 }
 
@@ -655,10 +644,12 @@ impl TextureDesc {
     }
 }
 
-/// A texture object owned by the caller, destroyed on drop, before the unmap.
+/// A texture object owned by the caller. The borrow of the mapping forces its drop before the
+/// unmap; it is then destroyed once the work queued before the unmap is done.
 #[derive(Debug)]
+#[must_use = "a texture object does nothing unless its handle is passed to a kernel"]
 pub struct TextureObject<'m> {
-    ctx: &'m Arc<Context>,
+    reg: &'m Registration,
     raw: sys::CUtexObject,
 }
 
@@ -685,13 +676,8 @@ impl TextureObject<'_> {
 
 impl Drop for TextureObject<'_> {
     fn drop(&mut self) {
-        if !self.ctx.bind_for_drop("destroy a texture") {
-            return;
-        }
-        // SAFETY: created by `create_texture`, not used after this.
-        if let Err(e) = unsafe { result::array::texture_destroy(self.raw) } {
-            self.ctx.record_drop_error("cuTexObjectDestroy", e);
-        }
+        // Kernels queued with its handle may still run: destroyed after the unmap's work.
+        self.reg.retired.retire(Retired::Texture(self.raw));
     }
 }
 
@@ -779,7 +765,7 @@ mod tests {
             assert_eq!(f.get(key(i as u32, 0, 0x1000 + i, 64)), s);
         }
         assert!(!layers.contains(&level1));
-        f.cache.release_with(|s| f.destroyed.borrow_mut().push(s));
+        f.destroyed.borrow_mut().extend(f.cache.drain());
         assert_eq!(f.cache.len(), 0);
         let mut destroyed = f.destroyed.borrow().clone();
         destroyed.sort_unstable();

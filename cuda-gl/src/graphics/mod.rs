@@ -15,7 +15,9 @@
 
 mod batch;
 mod buffer;
+mod claim;
 mod image;
+mod retire;
 
 pub use batch::{MappedBatch, Resource, map_all};
 pub use buffer::{MappedBuffer, RegisteredBuffer};
@@ -169,8 +171,10 @@ pub(crate) struct Registration {
     /// Surface objects over the mapped arrays, one per (array index, mip level), kept across maps
     /// while the driver returns the same array (images registered `SURFACE_LOAD_STORE` only).
     surfaces: image::SurfaceCache,
+    /// Surface and texture objects waiting until the GPU work that may use them is done.
+    retired: retire::Retirement,
     /// This process's claim on the GL object, so a second registration is refused.
-    claim: Option<glcurrent::Claim>,
+    claim: Option<claim::Claim>,
     /// The GL context current at registration: map, unmap and unregister need it current.
     owner: GlOwner,
 }
@@ -186,41 +190,17 @@ impl Registration {
         validate(name, kind, flags)?;
         let owner =
             GlOwner::current("cuGraphicsGLRegister* (not called: no GL context is current)")?;
-        let Some(claim) = glcurrent::claim(ctx.device().raw(), kind.namespace(), name) else {
+        let Some(claim) = claim::claim(ctx.device().raw(), kind, name, owner.handle()) else {
             return Err(Error::AlreadyRegistered {
                 name,
                 kind: kind.describe().to_string(),
             });
         };
-        ctx.bind()?;
-        check_same_gpu(ctx)?;
-        if let Kind::Image(target) = kind
-            && target != ImageTarget::Renderbuffer
-            && let Some(actual) = glquery::texture_target(name)
-            && actual != target.gl_enum()
-        {
-            // The driver registers a texture under another target without complaint.
-            return Err(Error::WrongImageTarget {
-                name,
-                target,
-                actual,
-            });
-        }
-        // SAFETY: the out-handle is owned by the returned Registration, which unregisters it
-        // exactly once.
-        let registered = unsafe {
-            match kind {
-                Kind::Buffer => result::graphics::register_buffer(name, flags.bits()),
-                Kind::Image(target) => {
-                    result::graphics::register_image(name, target.gl_enum(), flags.bits())
-                }
-            }
-        };
-        let raw = match registered {
+        let raw = match register_raw(ctx, name, kind, flags) {
             Ok(raw) => raw,
             Err(e) => {
-                let error = classify_register_error(e, name, kind, ctx);
-                return Err(explain_refused_image(error, name, kind, flags));
+                claim.release(kind, name);
+                return Err(e);
             }
         };
         Ok(Registration {
@@ -232,6 +212,7 @@ impl Registration {
             map_flags: MapFlags::None,
             mapped: false,
             surfaces: image::SurfaceCache::default(),
+            retired: retire::Retirement::default(),
             claim: Some(claim),
             owner,
         })
@@ -252,7 +233,8 @@ impl Registration {
         self.owner.check("cuGraphicsUnmapResources (not called)")?;
         self.ctx.bind()?;
         result::ctx::synchronize()?;
-        self.release_surface();
+        self.retired.synchronized();
+        self.release_objects()?;
         // SAFETY: the resource is mapped (flag) and no view of it is reachable: its guard is gone.
         match unsafe { result::graphics::unmap(&mut [self.raw], std::ptr::null_mut()) } {
             Ok(()) => {}
@@ -293,6 +275,7 @@ impl Registration {
         unsafe { Registration::map_raw(&mut [self.raw], s) }
             .map_err(|e| mapping_state_lost(e, self.name, self.kind))?;
         self.mapped = true;
+        self.retired.mapped();
         Ok(s)
     }
 
@@ -320,7 +303,9 @@ impl Registration {
         }
         self.owner.check("cuGraphicsMapResources (not called)")?;
         self.recover_leaked_mapping()?;
-        self.ctx.bind()
+        self.ctx.bind()?;
+        self.retired.collect(&self.ctx);
+        Ok(())
     }
 
     fn set_map_flags(&mut self, flags: MapFlags) -> Result<()> {
@@ -342,13 +327,33 @@ impl Registration {
         self.ctx.bind()?;
         // SAFETY: (1).
         unsafe { result::graphics::unmap(&mut [self.raw], stream) }.map_err(unmap_error)?;
-        self.mapped = false;
+        self.unmapped(stream);
         Ok(())
     }
 
-    /// Destroys every cached surface object. `&mut self`: no guard, so no handle, is alive.
-    fn release_surface(&mut self) {
-        self.surfaces.release_all(&self.ctx);
+    /// Book-keeping after a successful unmap on `stream`, the stream of the map: records when
+    /// the surface and texture objects of the mapping are free (see [`retire`]).
+    fn unmapped(&mut self, stream: sys::CUstream) {
+        self.mapped = false;
+        let cached = !self.surfaces.is_empty();
+        // SAFETY: the stream was live for the unmap just made on it, in this bound context.
+        unsafe { self.retired.unmapped(&self.ctx, stream, cached) };
+    }
+
+    /// Destroys every cached and retired surface and texture object once the GPU work that may
+    /// use them is done. `&mut self`: no guard, so no handle, is alive.
+    fn release_objects(&mut self) -> Result<()> {
+        let cached = self.surfaces.drain();
+        let cached = cached.into_iter().map(retire::Retired::Surface).collect();
+        self.retired.release_all(&self.ctx, cached)
+    }
+
+    /// Ends the claim on the GL object, giving it back its previous label. The owning GL
+    /// context is current (checked by `unregister`).
+    fn release_claim(&mut self) {
+        if let Some(claim) = self.claim.take() {
+            claim.release(self.kind, self.name);
+        }
     }
 
     /// Unmaps if needed, then unregisters. Idempotent.
@@ -362,12 +367,12 @@ impl Registration {
             .check("cuGraphicsUnregisterResource (not called)")?;
         let recovered = self.recover_leaked_mapping();
         self.ctx.bind()?;
-        self.release_surface();
+        let recovered = recovered.and(self.release_objects());
         // SAFETY: registered, unmapped (or the unmap failed and the driver will report it).
         match unsafe { result::graphics::unregister(self.raw) } {
             Ok(()) => {
                 self.raw = std::ptr::null_mut();
-                self.claim = None;
+                self.release_claim();
                 recovered
             }
             Err(e) if e.code == sys::CUresult::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT => {
@@ -378,7 +383,7 @@ impl Registration {
             Err(e) => {
                 // The driver refused for good; never try again.
                 self.raw = std::ptr::null_mut();
-                self.claim = None;
+                self.release_claim();
                 if self.mapped {
                     Err(e.into())
                 } else {
@@ -421,6 +426,43 @@ pub(crate) fn unmap_error(e: CudaError) -> Error {
     } else {
         e.into()
     }
+}
+
+/// Registers GL object `name` with the driver, after the checks the driver does not make.
+fn register_raw(
+    ctx: &Arc<Context>,
+    name: u32,
+    kind: Kind,
+    flags: RegisterFlags,
+) -> Result<sys::CUgraphicsResource> {
+    ctx.bind()?;
+    check_same_gpu(ctx)?;
+    if let Kind::Image(target) = kind
+        && target != ImageTarget::Renderbuffer
+        && let Some(actual) = glquery::texture_target(name)
+        && actual != target.gl_enum()
+    {
+        // The driver registers a texture under another target without complaint.
+        return Err(Error::WrongImageTarget {
+            name,
+            target,
+            actual,
+        });
+    }
+    // SAFETY: the out-handle is owned by the returned Registration, which unregisters it
+    // exactly once.
+    let registered = unsafe {
+        match kind {
+            Kind::Buffer => result::graphics::register_buffer(name, flags.bits()),
+            Kind::Image(target) => {
+                result::graphics::register_image(name, target.gl_enum(), flags.bits())
+            }
+        }
+    };
+    registered.map_err(|e| {
+        let error = classify_register_error(e, name, kind, ctx);
+        explain_refused_image(error, name, kind, flags)
+    })
 }
 
 /// Refuses to register when the current GL context is on no GPU of `ctx`: the driver would accept
