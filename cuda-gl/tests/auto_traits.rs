@@ -1,0 +1,103 @@
+//! The auto traits of every public type, asserted at compile time, so that a change to them is
+//! deliberate: a type that gains `Send` may carry a GL call to a thread where another context is
+//! current, and a guard that gains `Send` may unmap on a thread with no GL context.
+//!
+//! Why each is what it is:
+//! - handles whose calls bind the CUDA context themselves (context, streams, events, modules,
+//!   device memory) are `Send + Sync`;
+//! - registered resources are `Send + Sync`: every call and `Drop` checks that the GL context
+//!   that registered them is current (`Error::WrongGlContext`);
+//! - mapping guards and objects over a mapping borrow the registration and the stream and carry
+//!   raw handles: neither `Send` nor `Sync`;
+//! - the external-memory types that call GL (`ExternalRing`, `GlMemoryBuffer`, their guards) are
+//!   neither: their GL calls belong to the thread where their context is current.
+#![allow(dead_code)]
+
+use static_assertions::{assert_impl_all, assert_not_impl_any};
+
+use cuda_gl::graphics::{
+    ArrayFormat, MappedArray, MappedMipmappedArray, Surface, SurfaceObject, TextureDesc,
+    TextureHandle, TextureObject,
+};
+use cuda_gl::{
+    Context, CudaError, Device, DeviceBuffer, DeviceLabel, DevicePtr, Error, Event, Function,
+    GlDeviceList, ImageTarget, LaunchConfig, MapFlags, MappedBatch, MappedBuffer, MappedImage,
+    Module, PinnedBuffer, RegisterFlags, RegisteredBuffer, RegisteredImage, Resource, Stream,
+    StreamFlags,
+};
+
+// Plain values.
+assert_impl_all!(Device: Send, Sync, Copy);
+assert_impl_all!(GlDeviceList: Send, Sync, Copy);
+assert_impl_all!(DeviceLabel: Send, Sync);
+assert_impl_all!(CudaError: Send, Sync);
+assert_impl_all!(Error: Send, Sync);
+assert_impl_all!(LaunchConfig: Send, Sync, Copy);
+assert_impl_all!(StreamFlags: Send, Sync, Copy);
+assert_impl_all!(RegisterFlags: Send, Sync, Copy);
+assert_impl_all!(MapFlags: Send, Sync, Copy);
+assert_impl_all!(ImageTarget: Send, Sync, Copy);
+assert_impl_all!(ArrayFormat: Send, Sync, Copy);
+assert_impl_all!(TextureDesc: Send, Sync, Copy);
+
+// CUDA handles: every call binds the context first.
+assert_impl_all!(Context: Send, Sync);
+assert_impl_all!(Stream: Send, Sync);
+assert_impl_all!(Event: Send, Sync);
+assert_impl_all!(Module: Send, Sync);
+assert_impl_all!(Function: Send, Sync);
+assert_impl_all!(DeviceBuffer<u32>: Send, Sync);
+assert_impl_all!(PinnedBuffer<u32>: Send, Sync);
+// A kernel argument: a number with a lifetime.
+assert_impl_all!(DevicePtr<'static>: Send, Sync, Copy);
+assert_impl_all!(Surface<'static>: Send, Sync, Copy);
+assert_impl_all!(TextureHandle<'static>: Send, Sync, Copy);
+
+// Registered resources: the owning GL context is checked on every call and in Drop.
+assert_impl_all!(RegisteredBuffer: Send, Sync);
+assert_impl_all!(RegisteredImage: Send, Sync);
+
+// Guards and objects over a mapping stay on the mapping's thread.
+assert_not_impl_any!(MappedBuffer<'static>: Send, Sync);
+assert_not_impl_any!(MappedImage<'static>: Send, Sync);
+assert_not_impl_any!(MappedBatch<'static>: Send, Sync);
+assert_not_impl_any!(MappedArray<'static>: Send, Sync);
+assert_not_impl_any!(MappedMipmappedArray<'static>: Send, Sync);
+// Owned surface and texture objects make no driver call when they drop (they are retired into
+// the registration, behind a mutex), and they cannot outlive the mapping they borrow.
+assert_impl_all!(SurfaceObject<'static>: Send, Sync);
+assert_impl_all!(TextureObject<'static>: Send, Sync);
+// A batch entry is a mutable borrow of a resource.
+assert_impl_all!(Resource<'static>: Send, Sync);
+
+#[cfg(feature = "egl")]
+mod egl {
+    use cuda_gl::egl::{
+        EglDeviceInfo, EglError, EglErrorCode, EglPlatform, HeadlessConfig, HeadlessContext,
+    };
+    use static_assertions::{assert_impl_all, assert_not_impl_any};
+
+    assert_impl_all!(EglPlatform: Send, Sync, Copy);
+    assert_impl_all!(EglErrorCode: Send, Sync, Copy);
+    assert_impl_all!(EglDeviceInfo: Send, Sync);
+    assert_impl_all!(EglError: Send, Sync);
+    assert_impl_all!(HeadlessConfig: Send, Sync);
+    // EGL calls are thread-safe; a context moves between threads released, as EGL allows.
+    assert_impl_all!(HeadlessContext: Send);
+    assert_not_impl_any!(HeadlessContext: Sync);
+}
+
+#[cfg(feature = "cudarc")]
+mod cudarc_views {
+    use cuda_gl::cudarc_interop::{MappedView, MappedViewMut};
+    use static_assertions::assert_not_impl_any;
+
+    assert_not_impl_any!(MappedView<'static, u32>: Send, Sync);
+    assert_not_impl_any!(MappedViewMut<'static, u32>: Send, Sync);
+}
+
+#[test]
+fn auto_traits_are_asserted_at_compile_time() {
+    // The assertions above are checked when this file compiles; this test makes the file a
+    // test target that CI builds.
+}

@@ -1,0 +1,211 @@
+//! The run-time half of the safety model on a real GPU: objects are not destroyed under running
+//! kernels, calls with the wrong GL context current are refused, and a GL object is registered
+//! once per process however many contexts ask. Needs `--features egl` and a GPU; skips with a
+//! reason elsewhere (fails under `CUDA_GL_REQUIRE_GPU=1`).
+#![cfg(feature = "egl")]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::*;
+use cuda_gl::egl::HeadlessContext;
+use cuda_gl::{Error, Event, ImageTarget, LaunchConfig, RegisterFlags, RegisteredBuffer};
+use cuda_gl::{MappedImage, RegisteredImage, Stream};
+use std::time::{Duration, Instant};
+
+/// How long the slow kernel spins before it writes: long enough that the host reaches the
+/// destruction points well before the kernel ends.
+const SPIN: Duration = Duration::from_millis(300);
+const W: usize = 256;
+const H: usize = 128;
+
+fn surface_texture(g: &Gpu) -> (u32, RegisteredImage) {
+    let tex = gl_texture_rgba8(W as i32, H as i32, 1);
+    let image = RegisteredImage::register(
+        &g.ctx,
+        tex,
+        ImageTarget::Texture2D,
+        RegisterFlags::SURFACE_LOAD_STORE,
+    )
+    .unwrap();
+    (tex, image)
+}
+
+/// Queues the slow surface writer (pattern `seed` after [`SPIN`]) on `stream`.
+fn launch_slow_write(g: &Gpu, stream: &Stream, surface: cuda_gl::graphics::Surface<'_>, seed: u32) {
+    let slow = g.kernels.function("surface_fill_rgba8_slow").unwrap();
+    // A grid that fits on the GPU at once, so the kernel takes about SPIN in all.
+    let config = LaunchConfig::for_image(W as u32, H as u32);
+    // SAFETY: the surface covers the W x H texture and stays valid until the work queued before
+    // the unmap is done (what this test checks); the kernel runs on the map's stream.
+    unsafe {
+        slow.launch(
+            config,
+            stream,
+            (surface, W as i32, H as i32, seed, SPIN.as_nanos() as u64),
+        )
+    }
+    .unwrap();
+}
+
+fn mark(g: &Gpu) -> Event {
+    let event = Event::new(&g.ctx, false).unwrap();
+    event.record(&g.stream).unwrap();
+    event
+}
+
+#[test]
+fn surface_object_dropped_while_its_kernel_runs_waits_for_it() {
+    let Some(g) = gpu() else { return };
+    let (tex, mut image) = surface_texture(&g);
+    let mapped: MappedImage<'_> = image.map(&g.stream).unwrap();
+    let array = mapped.array(0, 0).unwrap();
+    let surface = mapped.create_surface(&array).unwrap();
+    launch_slow_write(&g, &g.stream, surface.handle(), 7);
+    drop(surface);
+    mapped.unmap().unwrap();
+    let kernel_done = mark(&g);
+    assert!(
+        !kernel_done.query().unwrap(),
+        "the slow kernel ended before the host got here; raise SPIN"
+    );
+    assert_eq!(
+        image.retired_objects(),
+        1,
+        "a surface object under a running kernel must wait, not be destroyed"
+    );
+    // The next map destroys it only once the kernel is done: here it still runs.
+    image.map(&g.stream).unwrap().unmap().unwrap();
+    if !kernel_done.query().unwrap() {
+        assert_eq!(image.retired_objects(), 1);
+    }
+    g.stream.synchronize().unwrap();
+    image.map(&g.stream).unwrap().unmap().unwrap();
+    assert_eq!(image.retired_objects(), 0, "freed once the kernel is done");
+    assert_eq!(read_texture_rgba8(tex, W, H, 0), pattern_words(W * H, 7));
+    image.unregister().unwrap();
+    g.ctx.check_drop_errors().unwrap();
+    delete_texture(tex);
+}
+
+#[test]
+fn unregister_waits_for_kernels_using_cached_surfaces() {
+    let Some(g) = gpu() else { return };
+    let (tex, mut image) = surface_texture(&g);
+    let mapped = image.map(&g.stream).unwrap();
+    launch_slow_write(&g, &g.stream, mapped.surface().unwrap(), 9);
+    mapped.unmap().unwrap();
+    let kernel_done = mark(&g);
+    assert_eq!(image.cached_surfaces(), 1);
+    let start = Instant::now();
+    image.unregister().unwrap();
+    let waited = start.elapsed();
+    assert!(
+        kernel_done.query().unwrap(),
+        "unregister destroyed the cached surface while its kernel still ran (returned after \
+         {waited:?})"
+    );
+    eprintln!("unregister waited {waited:?} for the kernel");
+    g.ctx.check_drop_errors().unwrap();
+    assert_eq!(read_texture_rgba8(tex, W, H, 0), pattern_words(W * H, 9));
+    delete_texture(tex);
+}
+
+#[test]
+fn dropping_a_resource_waits_for_kernels_using_its_surfaces() {
+    let Some(g) = gpu() else { return };
+    let (tex, mut image) = surface_texture(&g);
+    let mapped = image.map(&g.stream).unwrap();
+    launch_slow_write(&g, &g.stream, mapped.surface().unwrap(), 11);
+    drop(mapped);
+    let kernel_done = mark(&g);
+    drop(image);
+    assert!(
+        kernel_done.query().unwrap(),
+        "dropped under a running kernel"
+    );
+    g.ctx.check_drop_errors().unwrap();
+    delete_texture(tex);
+}
+
+#[test]
+fn calls_with_another_gl_context_current_are_refused() {
+    let Some(g) = gpu() else { return };
+    let name = gl_buffer(4096, None);
+    let mut res = RegisteredBuffer::register(&g.ctx, name, RegisterFlags::NONE).unwrap();
+    let other = HeadlessContext::for_cuda_device(g.device.raw()).unwrap();
+    other.make_current().unwrap();
+
+    let err = res.map(&g.stream).map(|_| ()).unwrap_err();
+    eprintln!("map with another GL context current: {err}");
+    assert!(matches!(err, Error::WrongGlContext { .. }), "{err:?}");
+    assert!(err.to_string().contains("help:"), "{err}");
+    assert!(!res.is_mapped());
+
+    let (mut res, err) = res.try_unregister().unwrap_err();
+    assert!(matches!(err, Error::WrongGlContext { .. }), "{err:?}");
+
+    // A leaked mapping is not recovered under the wrong context either.
+    g.gl.make_current().unwrap();
+    std::mem::forget(res.map(&g.stream).unwrap());
+    other.make_current().unwrap();
+    let (res, err) = res.try_unregister().unwrap_err();
+    assert!(matches!(err, Error::WrongGlContext { .. }), "{err:?}");
+    assert!(res.is_mapped());
+
+    g.gl.make_current().unwrap();
+    res.unregister().unwrap();
+    drop(other);
+    g.gl.make_current().unwrap();
+    g.ctx.check_drop_errors().unwrap();
+    delete_buffer(name);
+}
+
+#[test]
+fn one_name_in_two_unrelated_contexts_registers_twice_but_one_object_once() {
+    let Some(g) = gpu() else { return };
+    let name = gl_buffer(4096, None);
+    let first = RegisteredBuffer::register(&g.ctx, name, RegisterFlags::NONE).unwrap();
+    let err = RegisteredBuffer::register(&g.ctx, name, RegisterFlags::NONE).unwrap_err();
+    assert!(matches!(err, Error::AlreadyRegistered { .. }), "{err:?}");
+
+    // Another context that shares nothing has its own buffer of the same number: the debug
+    // label the first registration left tells the two apart.
+    let other = HeadlessContext::for_cuda_device(g.device.raw()).unwrap();
+    other.make_current().unwrap();
+    let mut names = Vec::new();
+    while names.last().is_none_or(|&n| n < name) {
+        names.push(gl_buffer(4096, None));
+    }
+    assert!(
+        names.contains(&name),
+        "the other context never handed out GL name {name}: {names:?}"
+    );
+    let second = RegisteredBuffer::register(&g.ctx, name, RegisterFlags::NONE).unwrap();
+    second.unregister().unwrap();
+    for n in names {
+        delete_buffer(n);
+    }
+    drop(other);
+
+    g.gl.make_current().unwrap();
+    let mut label = vec![0u8; 64];
+    let mut len = 0;
+    first.unregister().unwrap();
+    // SAFETY: a context is current; the buffer has room for the stated size.
+    unsafe {
+        gl::GetObjectLabel(
+            gl::BUFFER,
+            name,
+            label.len() as i32,
+            &mut len,
+            label.as_mut_ptr().cast(),
+        )
+    };
+    assert_eq!(
+        len, 0,
+        "the object's label (none) was given back at unregister"
+    );
+    check_gl();
+    delete_buffer(name);
+}
