@@ -121,16 +121,46 @@
 //!   sync is needed between frames: with 2 or 3 registered textures in a ring, wait only for a
 //!   GL fence of the frame that last used a texture before mapping it again.
 //!
-//! # Thread rules
-//! - The GL context that owns an object must be current on the thread that registers, maps,
-//!   unmaps, unregisters or drops it, and on the thread that calls [`gl_devices`]. (The NVIDIA
-//!   driver answers `CUDA_ERROR_INVALID_GRAPHICS_CONTEXT` otherwise, which cuda-gl reports as
-//!   [`Error::NoGlContext`].) To use a resource on another thread, move its GL context there
-//!   too: release it, move both, make it current.
-//! - The CUDA context is bound by the crate itself before every call, `Drop` included.
-//! - [`Context`], [`Stream`], [`Event`], [`Module`], [`Function`], [`RegisteredBuffer`] and
-//!   [`RegisteredImage`] are `Send + Sync`. Mapping guards borrow their resource and stream and
-//!   are neither.
+//! # Safety model
+//! Safe code cannot cause undefined behaviour through this crate. What that rests on:
+//!
+//! **Checked by the types** (misuse does not compile; see `tests/ui/`):
+//! - a device pointer, array, surface or texture handle borrows its mapping guard, and the guard
+//!   borrows the resource mutably and the stream: nothing outlives the unmap, a resource cannot
+//!   be mapped twice, unregistered or dropped while mapped, nor its stream dropped;
+//! - guards are `#[must_use]` (`buf.map(&s)?;` would unmap at once) and are neither `Send` nor
+//!   `Sync`; the external ring's GL-calling types are not `Send` either;
+//! - the auto traits of every public type are asserted in `tests/auto_traits.rs`.
+//!
+//! **Checked at run time**, each with a typed error that says what to do:
+//! - the owning GL context: a registration remembers the EGL or GLX context current when it
+//!   was made, and map, unmap, unregister and `Drop` refuse another one
+//!   ([`Error::WrongGlContext`]) or none ([`Error::NoGlContext`]) before the driver sees the
+//!   call. Cost: one or two `*GetCurrentContext` calls per map and unmap;
+//! - one registration per GL object: a second one is refused ([`Error::AlreadyRegistered`]);
+//!   across GL contexts a debug label tells a shared object from an unrelated one of the same
+//!   name (refused when it cannot be told). Cost: at registration only;
+//! - leaked guards (`mem::forget`): each registration and each external-ring slot remembers that
+//!   it is in use, and the next call waits for the work of the leaked guard before going on;
+//! - objects are destroyed only after the GPU work that may use them: surface and texture
+//!   objects wait for an event recorded at the unmap (cost: one `cuEventRecord` per unmap of an
+//!   image with surfaces), pinned host memory waits for an event recorded after each
+//!   asynchronous copy before the host reads, writes or frees it;
+//! - streams, events and resources of another CUDA context are refused;
+//! - bytes handed to the driver are checked: kernel arguments against the PTX declaration and
+//!   the argument count, module images for an ELF or fatbin header whose tables lie inside the
+//!   slice, sizes and offsets with checked arithmetic;
+//! - every wait has a limit and ends in [`Error::Timeout`]; a `Drop` that cannot wait leaks the
+//!   object (and logs) rather than free it under running work.
+//!
+//! **Vouched for by the caller** (`unsafe`, each with numbered `# Safety` preconditions):
+//! - [`Function::launch`]: the arguments are what the kernel expects, and it runs on the
+//!   mapping's stream (or before its unmap) when it uses a mapping;
+//! - loaders and raw handles: `ExternalGl::load_with`, [`sys::load_from`], [`Stream::from_raw`],
+//!   and implementations of [`AsStream`], [`KernelParam`], [`KernelArgs`] and [`DeviceCopy`];
+//! - the external ring's `read_unordered`, the one door past its ordering.
+//!
+//! The CUDA context is bound by the crate itself before every call, `Drop` included.
 //!
 //! # Failures in `Drop`
 //! `Drop` never panics. A failed unmap or unregister is logged through the `log` crate and
