@@ -172,7 +172,7 @@
 mod context;
 mod device;
 mod error;
-mod glcurrent;
+mod glprobe;
 pub mod graphics;
 mod memory;
 mod module;

@@ -1,6 +1,6 @@
 //! Mapping many resources with one driver call.
 
-use super::image::{mapped_array, mapped_mipmapped_array};
+use super::array::{mapped_array, mapped_mipmapped_array};
 use super::{Kind, Registration};
 use crate::error::{Error, Result};
 use crate::graphics::{MappedArray, MappedMipmappedArray, RegisteredBuffer, RegisteredImage};

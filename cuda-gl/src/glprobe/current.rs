@@ -107,6 +107,11 @@ fn current_from_found() -> Option<usize> {
     None
 }
 
+/// Whether EGL or GLX report a GL context current on this thread.
+pub(crate) fn gl_is_current() -> bool {
+    matches!(current(), Current::Context(_))
+}
+
 /// The GL context current on this thread, as EGL or GLX see it.
 pub(crate) fn current() -> Current {
     if let Some(handle) = current_from_found() {

@@ -1,0 +1,123 @@
+//! The driver's refusals of a registration, turned into the variants that say what to do.
+
+use super::{Kind, RegisterFlags};
+use crate::context::Context;
+use crate::device::{GlDeviceList, gl_devices};
+use crate::error::{CudaError, Error};
+use crate::glprobe::{self, query};
+use crate::result;
+use cuda_gl_sys as sys;
+
+/// Turns the driver's error from a GL-device query into the variant that says what to do.
+pub(crate) fn classify_gl_error(e: CudaError) -> Error {
+    use sys::CUresult as R;
+    match e.code {
+        R::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT | R::CUDA_ERROR_INVALID_CONTEXT => {
+            Error::NoGlContext { source: e }
+        }
+        R::CUDA_ERROR_NO_DEVICE | R::CUDA_ERROR_OPERATING_SYSTEM | R::CUDA_ERROR_UNKNOWN => {
+            Error::NotNvidiaGl { source: e }
+        }
+        _ => e.into(),
+    }
+}
+
+pub(super) fn classify_register_error(e: CudaError, name: u32, kind: Kind, ctx: &Context) -> Error {
+    use sys::CUresult as R;
+    let kind_text = kind.describe().to_string();
+    match e.code {
+        R::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT => Error::NoGlContext { source: e },
+        R::CUDA_ERROR_INVALID_DEVICE => Error::WrongDevice {
+            gl_devices: gl_devices(GlDeviceList::All)
+                .map(|ds| ds.iter().map(|d| d.label()).collect())
+                .unwrap_or_default(),
+            cuda: Box::new(ctx.device().label()),
+        },
+        R::CUDA_ERROR_OPERATING_SYSTEM | R::CUDA_ERROR_UNKNOWN | R::CUDA_ERROR_NO_DEVICE => {
+            // Which of the two: a GL context that is not NVIDIA's, or no GL context at all.
+            match gl_devices(GlDeviceList::All) {
+                Err(Error::NoGlContext { .. }) => Error::NoGlContext { source: e },
+                // An NVIDIA GL context is current: the object itself was refused (the driver
+                // says UNKNOWN for an object it cannot register).
+                Ok(devices) if !devices.is_empty() && e.code == R::CUDA_ERROR_UNKNOWN => {
+                    Error::NotAGlObject {
+                        name,
+                        kind: kind_text,
+                        source: e,
+                    }
+                }
+                Ok(devices) if !devices.is_empty() => e.into(),
+                _ => Error::NotNvidiaGl { source: e },
+            }
+        }
+        // The driver says "out of memory" for a buffer without storage.
+        R::CUDA_ERROR_OUT_OF_MEMORY
+            if kind == Kind::Buffer && query::buffer_size(name) == Some(0) =>
+        {
+            Error::NotAGlObject {
+                name,
+                kind: kind_text,
+                source: e,
+            }
+        }
+        R::CUDA_ERROR_INVALID_VALUE if glprobe::current() == glprobe::Current::None => {
+            Error::NoGlContext { source: e }
+        }
+        R::CUDA_ERROR_INVALID_VALUE
+        | R::CUDA_ERROR_INVALID_HANDLE
+        | R::CUDA_ERROR_NOT_SUPPORTED
+        | R::CUDA_ERROR_INVALID_IMAGE => Error::NotAGlObject {
+            name,
+            kind: kind_text,
+            source: e,
+        },
+        _ => e.into(),
+    }
+}
+
+/// Refines [`Error::NotAGlObject`] for an image that GL says exists into
+/// [`Error::UnsupportedImage`]: when CUDA takes it without the surface and gather flags, those
+/// flags are what its format cannot do; otherwise its target or format is refused.
+pub(super) fn explain_refused_image(
+    error: Error,
+    name: u32,
+    kind: Kind,
+    flags: RegisterFlags,
+) -> Error {
+    let Error::NotAGlObject { source, .. } = &error else {
+        return error;
+    };
+    let Kind::Image(target) = kind else {
+        return error;
+    };
+    let special = RegisterFlags::SURFACE_LOAD_STORE | RegisterFlags::TEXTURE_GATHER;
+    if flags.intersects(special) {
+        // SAFETY: the probe handle is unregistered just below and never escapes.
+        let probe = unsafe {
+            result::graphics::register_image(name, target.gl_enum(), (flags - special).bits())
+        };
+        if let Ok(raw) = probe {
+            // SAFETY: registered just above, never mapped.
+            if let Err(e) = unsafe { result::graphics::unregister(raw) } {
+                log::warn!("cuda-gl: unregistering a probe registration of GL image {name}: {e}");
+            }
+            return Error::UnsupportedImage {
+                name,
+                kind: kind.describe().to_string(),
+                flags,
+                flags_only: true,
+                source: source.clone(),
+            };
+        }
+    }
+    if query::image_exists(target, name) {
+        return Error::UnsupportedImage {
+            name,
+            kind: kind.describe().to_string(),
+            flags,
+            flags_only: false,
+            source: source.clone(),
+        };
+    }
+    error
+}
