@@ -3,12 +3,18 @@
 use anyhow::Result;
 use clap::Parser as _;
 use plasma_demo::cli::{Cli, Command, Display};
-use plasma_demo::{Output, headless, one_line, reference, window};
+use plasma_demo::{Output, headless, one_line, reference, watchdog, window};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     plasma_demo::init_logging();
+    if cli.command.is_none()
+        && let Err(message) = start_watchdog(cli.run.watchdog_secs)
+    {
+        eprintln!("plasma-demo: error: {message}");
+        return ExitCode::from(2);
+    }
     match run(cli) {
         Ok(code) => code,
         Err(error) => {
@@ -16,6 +22,17 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Starts the [`watchdog`] for a rendering run (the subcommands use no GPU) and marks the
+/// set-up stage, in which the GL and CUDA contexts are created.
+fn start_watchdog(flag: Option<u64>) -> Result<(), String> {
+    if let Some(limit) = watchdog::limit(flag)? {
+        watchdog::start("plasma-demo", limit)
+            .map_err(|e| format!("cannot start the watchdog thread: {e}"))?;
+        watchdog::enter(watchdog::Stage::Setup);
+    }
+    Ok(())
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {
