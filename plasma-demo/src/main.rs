@@ -9,8 +9,9 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     plasma_demo::init_logging();
+    // The subcommands use no GPU.
     if cli.command.is_none()
-        && let Err(message) = start_watchdog(cli.run.watchdog_secs)
+        && let Err(message) = watchdog::arm("plasma-demo", cli.run.watchdog_secs)
     {
         eprintln!("plasma-demo: error: {message}");
         return ExitCode::from(2);
@@ -22,17 +23,6 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// Starts the [`watchdog`] for a rendering run (the subcommands use no GPU) and marks the
-/// set-up stage, in which the GL and CUDA contexts are created.
-fn start_watchdog(flag: Option<u64>) -> Result<(), String> {
-    if let Some(limit) = watchdog::limit(flag)? {
-        watchdog::start("plasma-demo", limit)
-            .map_err(|e| format!("cannot start the watchdog thread: {e}"))?;
-        watchdog::enter(watchdog::Stage::Setup);
-    }
-    Ok(())
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {

@@ -152,6 +152,19 @@ pub fn limit(flag: Option<u64>) -> Result<Option<Duration>, String> {
     Ok((secs > 0).then(|| Duration::from_secs(secs)))
 }
 
+/// Starts the watchdog of `program` with the limit of [`limit`]`(flag)` unless that is off, and
+/// marks [`Stage::Setup`], in which the program opens the GPU.
+///
+/// # Errors
+/// A bad [`LIMIT_ENV`], or a thread that cannot be spawned.
+pub fn arm(program: &'static str, flag: Option<u64>) -> Result<(), String> {
+    if let Some(limit) = limit(flag)? {
+        start(program, limit).map_err(|e| format!("cannot start the watchdog thread: {e}"))?;
+    }
+    enter(Stage::Setup);
+    Ok(())
+}
+
 /// The one line the watchdog prints when `program` has been in `stage` for `limit`.
 pub fn message(program: &str, stage: Stage, limit: Duration) -> String {
     format!(

@@ -46,10 +46,7 @@ pub fn open_gpu() -> Option<(HeadlessContext, Device)> {
 /// `CUDA_GL_WATCHDOG_SECS`, default 10 s), named `program` in its message. The test marks its
 /// host-only work [`watchdog::Stage::Idle`]; the session marks the GPU stages.
 pub fn gpu(program: &'static str) -> Option<(HeadlessContext, Device)> {
-    if let Some(limit) = watchdog::limit(None).unwrap() {
-        watchdog::start(program, limit).expect("start the watchdog thread");
-    }
-    watchdog::enter(watchdog::Stage::Setup);
+    watchdog::arm(program, None).unwrap();
     let gpu = open_gpu();
     if gpu.is_none() {
         watchdog::enter(watchdog::Stage::Idle);
