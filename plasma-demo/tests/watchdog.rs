@@ -4,7 +4,8 @@
 //!
 //! Every case runs the program under test in a child process (this binary re-executed, or the
 //! demo) under a timeout, because the watchdog ends the whole process. The first two need no
-//! GPU; the others skip without one (printing why), unless `CUDA_GL_REQUIRE_GPU=1`.
+//! GPU; the others skip without one (printing why), unless `CUDA_GL_REQUIRE_GPU=1`. The demo is
+//! found as [`demo_binary`] says (`PLASMA_DEMO_BIN` overrides it).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -16,6 +17,7 @@ use plasma_demo::cli::{PathChoice, Size};
 use plasma_demo::renderer::Target;
 use plasma_demo::session::Session;
 use plasma_demo::watchdog::{self, EXIT_CODE, Stage};
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 use support::{ChildRun, is_child, run_child, run_child_with, run_command};
@@ -73,6 +75,27 @@ fn child_skipped(run: &ChildRun) -> bool {
         eprintln!("skipped: the child found no GPU\n{}", run.output.trim_end());
     }
     skipped
+}
+
+/// The demo: `PLASMA_DEMO_BIN` when set; else the one Cargo built, if it is still there; else
+/// `../bin/plasma-demo` beside this test binary's folder (the layout of a GPU bundle, which is
+/// copied to another machine, where Cargo's path does not exist).
+fn demo_binary() -> PathBuf {
+    if let Some(path) = std::env::var_os("PLASMA_DEMO_BIN") {
+        return PathBuf::from(path);
+    }
+    let built = PathBuf::from(env!("CARGO_BIN_EXE_plasma-demo"));
+    if built.exists() {
+        return built;
+    }
+    let exe = std::env::current_exe().expect("current_exe");
+    let bundled = exe
+        .parent()
+        .and_then(Path::parent)
+        .map(|d| d.join("bin/plasma-demo"));
+    bundled
+        .filter(|p| p.exists())
+        .unwrap_or_else(|| panic!("no plasma-demo at {built:?} or ../bin/; set PLASMA_DEMO_BIN"))
 }
 
 #[test]
@@ -134,7 +157,7 @@ fn the_demo_exits_when_a_kernel_outlasts_the_limit() {
         return;
     };
     drop((gl, device));
-    let mut demo = Command::new(env!("CARGO_BIN_EXE_plasma-demo"));
+    let mut demo = Command::new(demo_binary());
     demo.args(["--headless", "--backend", "cuda", "--size", "64x64"])
         .args(["--frames", "3", "--watchdog-secs", &LIMIT_S.to_string()])
         .args(["--debug-spin-ms", &SPIN.as_millis().to_string()]);
