@@ -6,8 +6,13 @@
 //!
 //! ```text
 //! cargo bench -p cuda-gl --features egl --bench interop -- [--quick | --iters N] [--out DIR]
-//!     [--device N | --all-devices] [--warmup N] [--cpu-iters N]
+//!     [--device N | --all-devices] [--warmup N] [--cpu-iters N] [--watchdog-secs N]
 //! ```
+//!
+//! plasma-demo's watchdog ends the run with status 3 and one line naming the stuck step when one
+//! iteration (or the set-up) takes longer than `--watchdog-secs` (default `CUDA_GL_WATCHDOG_SECS`,
+//! else 10; 0 turns it off), as on a GPU that a kernel fault left unable to switch graphics
+//! contexts. `--debug-spin-ms N`, its test hook, first keeps the GPU busy for N ms.
 //!
 //! It writes `benchmarks.md` (also printed), `benchmarks.json` and `benchmarks.svg` into `--out`
 //! (default `target/bench`, relative to the working directory). See `cases.rs` for what each
@@ -32,12 +37,17 @@ mod report;
 #[allow(dead_code, unused_imports)]
 #[path = "../../plasma-demo/src/plasma_cpu.rs"]
 mod plasma_cpu;
+// plasma-demo's watchdog (std only), for the same reason: a benchmark cannot depend on the demo.
+#[allow(dead_code, unused_imports)]
+#[path = "../../plasma-demo/src/watchdog.rs"]
+mod watchdog;
 
 use anyhow::{Context as _, Result};
 use measure::Plan;
 use report::{DeviceReport, Meta, Report};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 /// `plasma_pbo` and `plasma_surface`, as committed by `cargo xtask ptx`.
 const PLASMA_PTX: &str = include_str!("../../plasma-demo/kernels/plasma.ptx");
@@ -54,6 +64,11 @@ usage: interop [--iters N | --quick] [--warmup N] [--cpu-iters N] [--out DIR]
   --all-devices  run on every CUDA device, one set of rows per device
   --frames-in-flight-only
                  run only the frames-in-flight group (external-memory ring vs map/unmap ring)
+  --watchdog-secs N
+                 exit with status 3 when one iteration or the set-up takes longer than N s
+                 (default $CUDA_GL_WATCHDOG_SECS, else 10; 0: off)
+  --debug-spin-ms N
+                 test hook of the watchdog: keep the GPU busy for N ms before the first case
   --bench        accepted and ignored (cargo passes it)";
 
 /// Iterations per interleaved block.
@@ -76,6 +91,10 @@ struct Args {
     devices: Devices,
     /// Run only the frames-in-flight group.
     in_flight_only: bool,
+    /// `--watchdog-secs`.
+    watchdog_secs: Option<u64>,
+    /// `--debug-spin-ms`.
+    debug_spin: Option<Duration>,
 }
 
 /// Parses the arguments after the program name; `Ok(None)` for `--help`.
@@ -87,6 +106,8 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
         out: PathBuf::from("target/bench"),
         devices: Devices::One(0),
         in_flight_only: false,
+        watchdog_secs: None,
+        debug_spin: None,
     };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
@@ -123,6 +144,17 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
             }
             "--all-devices" => parsed.devices = Devices::All,
             "--frames-in-flight-only" => parsed.in_flight_only = true,
+            "--watchdog-secs" => {
+                let text = value("--watchdog-secs")?;
+                let secs = text.parse().map_err(|_| {
+                    format!("--watchdog-secs takes whole seconds (0: off), not `{text}`")
+                })?;
+                parsed.watchdog_secs = Some(secs);
+            }
+            "--debug-spin-ms" => {
+                let ms = count("--debug-spin-ms", value("--debug-spin-ms")?)?;
+                parsed.debug_spin = Some(Duration::from_millis(ms as u64));
+            }
             other => return Err(format!("unknown argument `{other}`")),
         }
     }
@@ -140,13 +172,12 @@ fn one_line(error: &anyhow::Error) -> String {
 }
 
 /// Runs every case group on one device.
-fn run_device(
-    ordinal: usize,
-    plan: &Plan,
-    cpu_plan: &Plan,
-    in_flight_only: bool,
-) -> Result<DeviceReport> {
+fn run_device(ordinal: usize, plan: &Plan, cpu_plan: &Plan, args: &Args) -> Result<DeviceReport> {
+    watchdog::enter(watchdog::Stage::Setup);
     let gpu = cases::Gpu::open(ordinal, PLASMA_PTX)?;
+    if let Some(duration) = args.debug_spin {
+        debug_spin(&gpu, duration)?;
+    }
     let info = gpu.info.clone();
     eprintln!(
         "interop: GPU {ordinal}: {} (PCI {}), OpenGL {} on {}",
@@ -154,7 +185,7 @@ fn run_device(
     );
     let mut all = Vec::new();
     let progress = |what: &str| eprintln!("interop: GPU {ordinal}: {what}");
-    if in_flight_only {
+    if args.in_flight_only {
         progress("frames in flight: external-memory ring vs map/unmap ring");
         all.extend(external::frames_in_flight(&gpu, plan)?);
         return finish_device(ordinal, &gpu, info, all);
@@ -185,6 +216,22 @@ fn run_device(
     progress("frames in flight: external-memory ring vs map/unmap ring");
     all.extend(external::frames_in_flight(&gpu, plan)?);
     finish_device(ordinal, &gpu, info, all)
+}
+
+/// The watchdog's test hook: queues plasma.ptx's `debug_spin` on the stream every case uses, so
+/// that the first case waits `duration` for the GPU, as it would on a hung one.
+fn debug_spin(gpu: &cases::Gpu, duration: Duration) -> Result<()> {
+    let module = cuda_gl::Module::from_ptx(&gpu.ctx, PLASMA_PTX)?;
+    let spin = module.function("debug_spin")?;
+    let ns = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
+    let one = cuda_gl::LaunchConfig {
+        grid: (1, 1, 1),
+        block: (1, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: `debug_spin(unsigned long long ns)` takes one u64 and touches no memory.
+    unsafe { spin.launch(one, &gpu.stream, (ns,)) }.context("launching debug_spin")?;
+    Ok(())
 }
 
 /// Checks the context for late errors and packs one device's results.
@@ -228,7 +275,7 @@ fn run(args: &Args, command: String) -> Result<bool> {
     let mut devices = Vec::new();
     let mut all_ok = true;
     for &ordinal in &ordinals {
-        match run_device(ordinal, &plan, &cpu_plan, args.in_flight_only) {
+        match run_device(ordinal, &plan, &cpu_plan, args) {
             Ok(device) => devices.push(device),
             Err(e) if ordinals.len() == 1 => return Err(e.context(format!("GPU {ordinal}"))),
             Err(e) => {
@@ -250,6 +297,8 @@ fn run(args: &Args, command: String) -> Result<bool> {
         }
     }
 
+    // Writing the report is host work.
+    watchdog::enter(watchdog::Stage::Idle);
     let report = Report {
         meta: Meta {
             date_utc,
@@ -285,6 +334,10 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Err(message) = watchdog::arm("interop", args.watchdog_secs) {
+        eprintln!("interop: {message}");
+        return ExitCode::from(2);
+    }
     match run(&args, argv.join(" ")) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,

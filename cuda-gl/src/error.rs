@@ -484,9 +484,13 @@ fn context_unusable_help(source: &CudaError) -> String {
         format!(
             "a kernel faulted ({}), which leaves CUDA unusable in this whole process: every \
              later call fails the same way, a new Context too, and cuDevicePrimaryCtxReset does \
-             not clear it (NVIDIA: the process must be terminated and relaunched). Save what you \
-             need (OpenGL still works), drop the cuda-gl handles and restart the process; find \
-             the bad access with compute-sanitizer",
+             not clear it (NVIDIA: the process must be terminated and relaunched). The fault \
+             (Xid 31 in the kernel log) can also leave the GPU unable to switch graphics \
+             contexts until the GPU is reset, so OpenGL drawing on this GPU may hang, in this \
+             process and in later ones (Xid 109). Save what you need without drawing, drop the \
+             cuda-gl handles and exit the process; if GL programs on this GPU hang afterwards, \
+             reset it (nvidia-smi -r) or use another GPU. Find the bad access with \
+             compute-sanitizer",
             source.name
         )
     }

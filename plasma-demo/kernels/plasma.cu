@@ -70,3 +70,24 @@ extern "C" __global__ void plasma_surface(cudaSurfaceObject_t surf, int width, i
         }
     }
 }
+
+// The GPU's nanosecond clock (%globaltimer): a wait in nanoseconds needs no clock rate, unlike
+// clock64(), whose cycles change with the SM clock.
+__device__ unsigned long long plasma_globaltimer_ns()
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+// Test hook of the watchdog (plasma-demo --debug-spin-ms, the interop benchmark's
+// --debug-spin-ms): every thread spins until ns nanoseconds have passed since it started, and
+// writes nothing. It keeps the stream busy longer than the watchdog's limit, as a hung GPU would,
+// without a fault: the GPU is healthy again when it ends or when its process exits. Launch it with
+// one block of one thread.
+extern "C" __global__ void debug_spin(unsigned long long ns)
+{
+    unsigned long long start = plasma_globaltimer_ns();
+    while (plasma_globaltimer_ns() - start < ns) {
+    }
+}

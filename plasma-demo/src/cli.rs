@@ -170,6 +170,19 @@ pub struct RunArgs {
     /// With --bench: frames rendered before measuring starts.
     #[arg(long, value_name = "N", default_value_t = 100, requires = "bench")]
     pub warmup: u64,
+
+    /// Exit with status 3 and one line naming the stuck stage when one stage of a frame (map,
+    /// kernel, draw, present, ...) takes longer than this many seconds, as on a GPU that a
+    /// kernel fault left unable to switch graphics contexts (Xid 109 in `dmesg`), instead of
+    /// hanging. 0 turns it off. Default: $CUDA_GL_WATCHDOG_SECS, else 10.
+    #[arg(long, value_name = "SECONDS")]
+    pub watchdog_secs: Option<u64>,
+
+    /// Test hook of the watchdog: the first frame launches a CUDA kernel that keeps the GPU busy
+    /// for this many milliseconds (spinning, writing nothing), so a run stalls without harming
+    /// the GPU.
+    #[arg(long, value_name = "MS", hide = true)]
+    pub debug_spin_ms: Option<u64>,
 }
 
 /// Where a run renders.
@@ -189,6 +202,11 @@ impl RunArgs {
         } else {
             Display::Window
         }
+    }
+
+    /// `--debug-spin-ms` as a duration.
+    pub fn debug_spin(&self) -> Option<std::time::Duration> {
+        self.debug_spin_ms.map(std::time::Duration::from_millis)
     }
 
     /// How many frames to render (`None`: until the window closes).
@@ -465,6 +483,24 @@ mod tests {
     }
 
     #[test]
+    fn watchdog_flags() {
+        let r = run(&[]);
+        assert_eq!((r.watchdog_secs, r.debug_spin()), (None, None));
+        let r = run(&[
+            "--headless",
+            "--watchdog-secs",
+            "2",
+            "--debug-spin-ms",
+            "1500",
+        ]);
+        assert_eq!(r.watchdog_secs, Some(2));
+        assert_eq!(r.debug_spin(), Some(std::time::Duration::from_millis(1500)));
+        assert!(parse(&["--watchdog-secs", "-1"]).is_err());
+        let help = Cli::command().render_long_help().to_string();
+        assert!(help.contains("--watchdog-secs") && !help.contains("--debug-spin-ms"));
+    }
+
+    #[test]
     fn subcommands() {
         let cli = parse(&[
             "reference",
@@ -508,7 +544,11 @@ mod tests {
         let help = cmd.render_long_help().to_string();
         for arg in Cli::command().get_arguments() {
             if let Some(long) = arg.get_long() {
-                assert!(help.contains(&format!("--{long}")), "--{long} not in help");
+                // Hidden flags (test hooks) are documented in the source only.
+                assert!(
+                    arg.is_hide_set() || help.contains(&format!("--{long}")),
+                    "--{long} not in help"
+                );
                 assert!(
                     arg.get_help().is_some() || arg.get_long_help().is_some(),
                     "--{long} has no help text"

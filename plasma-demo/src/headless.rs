@@ -14,6 +14,7 @@ use crate::cli::{BackendChoice, PathChoice, RunArgs};
 use crate::renderer::Target;
 use crate::session::Session;
 use crate::timing::AnimationClock;
+use crate::watchdog;
 use crate::{Output, RunSummary};
 use anyhow::{Context as _, Result};
 use cuda_gl::Device;
@@ -96,6 +97,7 @@ pub fn open(
 /// screenshot.
 pub fn run(args: &RunArgs, out: &Output) -> Result<()> {
     let (gl, selected) = open(args.backend, args.path, args.device)?;
+    let selected = selected.with_debug_spin(args.debug_spin())?;
     if let Some(reason) = &selected.fallback {
         out.fallback(reason);
     }
@@ -130,6 +132,7 @@ pub fn run(args: &RunArgs, out: &Output) -> Result<()> {
     }
     crate::save_screenshot(&mut session, args.screenshot.as_deref(), out)
         .context("saving the screenshot")?;
+    watchdog::enter(watchdog::Stage::Teardown);
     drop(session);
     drop(gl);
     Ok(())

@@ -13,7 +13,8 @@
 //!
 //! Modules: [`cli`] (flags), [`backend`] (CUDA and CPU), [`renderer`] (GL objects and drawing),
 //! [`session`] (backend + renderer, one frame at a time), [`window`] (GLFW), [`headless`] (EGL),
-//! [`timing`] and [`mod@bench`] (measuring), [`png_io`] and [`mod@reference`] (images).
+//! [`timing`] and [`mod@bench`] (measuring), [`png_io`] and [`mod@reference`] (images),
+//! [`watchdog`] (ends a run that the GPU leaves hanging).
 
 pub mod backend;
 pub mod bench;
@@ -25,6 +26,7 @@ pub mod reference;
 pub mod renderer;
 pub mod session;
 pub mod timing;
+pub mod watchdog;
 pub mod window;
 
 use crate::cli::Size;
@@ -161,6 +163,8 @@ pub fn save_screenshot(session: &mut Session, path: Option<&Path>, out: &Output)
     }
     let size = session.size();
     let pixels = session.read_frame()?;
+    // Encoding a large PNG is host work, however long it takes.
+    watchdog::enter(watchdog::Stage::Idle);
     Image::from_bottom_up(size.width, size.height, &pixels)?.write_png(path)?;
     out.info(&format!(
         "plasma-demo: wrote the screenshot {} ({size}, frame {})",

@@ -3,12 +3,19 @@
 use anyhow::Result;
 use clap::Parser as _;
 use plasma_demo::cli::{Cli, Command, Display};
-use plasma_demo::{Output, headless, one_line, reference, window};
+use plasma_demo::{Output, headless, one_line, reference, watchdog, window};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     plasma_demo::init_logging();
+    // The subcommands use no GPU.
+    if cli.command.is_none()
+        && let Err(message) = watchdog::arm("plasma-demo", cli.run.watchdog_secs)
+    {
+        eprintln!("plasma-demo: error: {message}");
+        return ExitCode::from(2);
+    }
     match run(cli) {
         Ok(code) => code,
         Err(error) => {

@@ -4,6 +4,7 @@ use crate::backend::Backend;
 use crate::cli::Size;
 use crate::renderer::{GlInfo, Renderer, Target, check_gl};
 use crate::timing::{Clock, Profiler, Stage, micros};
+use crate::watchdog;
 use anyhow::{Context as _, Result};
 use std::time::Instant;
 
@@ -82,6 +83,7 @@ impl Session {
         if size == self.renderer.size() {
             return Ok(());
         }
+        watchdog::enter(watchdog::Stage::Setup);
         self.backend.detach()?;
         self.renderer.resize(size)?;
         self.backend
@@ -108,6 +110,7 @@ impl Session {
             .render(&self.renderer, t, &mut self.profiler)
             .with_context(|| format!("rendering frame {} at t = {t}", self.frames))?;
         let renderer = &self.renderer;
+        watchdog::enter(watchdog::Stage::Draw);
         self.profiler
             .gl_and_cpu(Stage::Draw, || renderer.draw(viewport));
         check_gl("drawing the frame")?;
@@ -121,6 +124,7 @@ impl Session {
     /// # Errors
     /// A CUDA or GL error of work queued earlier.
     pub fn finish(&mut self) -> Result<()> {
+        watchdog::enter(watchdog::Stage::Finish);
         self.renderer.finish();
         self.backend.finish(&mut self.profiler)?;
         if let Some(start) = self.frame_start.take() {
@@ -147,6 +151,7 @@ impl Session {
     /// A GL or CUDA error.
     pub fn read_frame(&mut self) -> Result<Vec<u8>> {
         self.backend.finish(&mut self.profiler)?;
+        watchdog::enter(watchdog::Stage::Readback);
         self.renderer.read_texture()
     }
 
@@ -157,6 +162,7 @@ impl Session {
     /// A GL or CUDA error.
     pub fn read_drawn(&mut self) -> Result<Option<Vec<u8>>> {
         self.backend.finish(&mut self.profiler)?;
+        watchdog::enter(watchdog::Stage::Readback);
         self.renderer.read_drawn()
     }
 }

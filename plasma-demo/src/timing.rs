@@ -446,6 +446,7 @@ const GPU_WAIT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10)
 /// [`GPU_WAIT_TIMEOUT`] with `stuck` in the message instead of blocking for ever. The GL context
 /// must be current on this thread.
 pub(crate) fn wait_for_gpu(stuck: &str, mut ready: impl FnMut() -> Result<bool>) -> Result<()> {
+    crate::watchdog::enter(crate::watchdog::Stage::TimingWait);
     let start = std::time::Instant::now();
     let mut flushed = false;
     while !ready()? {

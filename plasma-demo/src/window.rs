@@ -9,6 +9,7 @@ use crate::cli::{RunArgs, Size};
 use crate::renderer::Target;
 use crate::session::Session;
 use crate::timing::{AnimationClock, FpsCounter};
+use crate::watchdog;
 use crate::{Output, RunSummary};
 use anyhow::{Context as _, Result, anyhow};
 use glfw::{Action, Context as _, Key, WindowEvent};
@@ -140,7 +141,8 @@ impl GlWindow {
 /// CUDA or GL error, or writing the screenshot.
 pub fn run(args: &RunArgs, out: &Output) -> Result<()> {
     let mut win = GlWindow::open(args.size, args.vsync)?;
-    let selected = backend::for_current_gl(args.backend, args.path)?;
+    let selected =
+        backend::for_current_gl(args.backend, args.path)?.with_debug_spin(args.debug_spin())?;
     if let Some(reason) = &selected.fallback {
         out.fallback(reason);
     }
@@ -165,11 +167,14 @@ pub fn run(args: &RunArgs, out: &Output) -> Result<()> {
             return Ok(false);
         }
         let Some(size) = win.framebuffer_size() else {
+            // Minimized: nothing is asked of the GPU while waiting for the window to come back.
+            watchdog::enter(watchdog::Stage::Idle);
             win.wait(0.1);
             return Ok(true);
         };
         session.resize(size)?;
         session.render_frame(clock.now(), size)?;
+        watchdog::enter(watchdog::Stage::Present);
         win.swap();
         if let Some((rate, frame_us)) = fps.frame() {
             win.set_title(&format!(
@@ -204,5 +209,6 @@ pub fn run(args: &RunArgs, out: &Output) -> Result<()> {
     }
     crate::save_screenshot(&mut session, args.screenshot.as_deref(), out)
         .context("saving the screenshot")?;
+    watchdog::enter(watchdog::Stage::Teardown);
     Ok(())
 }

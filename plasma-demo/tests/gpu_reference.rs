@@ -2,10 +2,17 @@
 //! channel at 1280x720, 1920x1080 and 1366x767, on the PBO and the surface path, at three times;
 //! and `--bench` records every stage. Without a GPU each test prints why and passes, unless
 //! `CUDA_GL_REQUIRE_GPU=1`, which makes it fail instead.
+//!
+//! Each test runs under the watchdog (`CUDA_GL_WATCHDOG_SECS`, default 10 s): on a GPU that a
+//! kernel fault left unable to switch graphics contexts, the binary exits with status 3 and a line
+//! naming the stuck stage instead of hanging.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
+use common::gpu;
+
 use cuda_gl::Device;
-use cuda_gl::egl::HeadlessContext;
 use plasma_demo::backend::{Backend, CudaBackend};
 use plasma_demo::cli::{PathChoice, Size};
 use plasma_demo::plasma_cpu::render_cpu;
@@ -13,45 +20,12 @@ use plasma_demo::png_io::compare_rgba;
 use plasma_demo::renderer::Target;
 use plasma_demo::session::Session;
 use plasma_demo::timing::{Clock, Stage};
+use plasma_demo::watchdog;
 
 const TOLERANCE: u8 = 2;
 const SIZES: [(u32, u32); 3] = [(1280, 720), (1920, 1080), (1366, 767)];
 const TIMES: [f32; 3] = [0.0, 1.5, 42.75];
 const PATHS: [PathChoice; 2] = [PathChoice::Pbo, PathChoice::Surface];
-
-fn require_gpu() -> bool {
-    std::env::var("CUDA_GL_REQUIRE_GPU").is_ok_and(|v| v == "1")
-}
-
-/// A headless GL context on CUDA device 0, or `None` after printing why (a failure under
-/// `CUDA_GL_REQUIRE_GPU=1`).
-fn gpu() -> Option<(HeadlessContext, Device)> {
-    let skip = |reason: String| {
-        if require_gpu() {
-            panic!("CUDA_GL_REQUIRE_GPU=1, but the GPU test cannot run: {reason}");
-        }
-        eprintln!("skipped: {reason}");
-        None
-    };
-    let device = match Device::get(0) {
-        Ok(d) => d,
-        Err(e) => return skip(format!("no CUDA device 0: {}", one_line(&e))),
-    };
-    match HeadlessContext::for_cuda_device(device.raw()) {
-        Ok(gl) => Some((gl, device)),
-        Err(e) => skip(format!(
-            "no headless OpenGL on CUDA device 0: {}",
-            one_line(&e)
-        )),
-    }
-}
-
-/// The error's message on one line.
-fn one_line(e: &dyn std::fmt::Display) -> String {
-    let text = e.to_string();
-    let lines: Vec<&str> = text.lines().map(str::trim).collect();
-    lines.join(" ")
-}
 
 fn session(device: &Device, path: PathChoice, size: Size, profile: bool) -> Session {
     let backend = CudaBackend::on_device(device, path).unwrap();
@@ -66,7 +40,9 @@ fn session(device: &Device, path: PathChoice, size: Size, profile: bool) -> Sess
 
 #[test]
 fn cuda_frames_match_the_cpu_reference() {
-    let Some((gl, device)) = gpu() else { return };
+    let Some((gl, device)) = gpu("gpu_reference") else {
+        return;
+    };
     eprintln!(
         "{} on {}, OpenGL {}",
         device.name().unwrap(),
@@ -85,6 +61,7 @@ fn cuda_frames_match_the_cpu_reference() {
             for t in TIMES {
                 s.render_frame(t, size).unwrap();
                 let got = s.read_frame().unwrap();
+                watchdog::enter(watchdog::Stage::Idle);
                 let mut expected = vec![0u8; size.rgba_bytes()];
                 render_cpu(&mut expected, w, h, t);
                 let d = compare_rgba(&got, &expected, w, TOLERANCE);
@@ -114,7 +91,9 @@ fn cuda_frames_match_the_cpu_reference() {
 
 #[test]
 fn the_two_paths_give_the_same_pixels() {
-    let Some((gl, device)) = gpu() else { return };
+    let Some((gl, device)) = gpu("gpu_reference") else {
+        return;
+    };
     let size = Size::new(1366, 767).unwrap();
     let frames: Vec<Vec<u8>> = PATHS
         .iter()
@@ -136,7 +115,9 @@ fn the_two_paths_give_the_same_pixels() {
 
 #[test]
 fn bench_records_every_stage_on_the_gpu() {
-    let Some((gl, device)) = gpu() else { return };
+    let Some((gl, device)) = gpu("gpu_reference") else {
+        return;
+    };
     let size = Size::new(640, 360).unwrap();
     for path in PATHS {
         let mut s = session(&device, path, size, true);

@@ -68,7 +68,7 @@ pub const KERNELS: &[Kernel] = &[
     Kernel {
         source: "plasma-demo/kernels/plasma.cu",
         ptx: "plasma-demo/kernels/plasma.ptx",
-        entries: &["plasma_pbo", "plasma_surface"],
+        entries: &["plasma_pbo", "plasma_surface", "debug_spin"],
     },
     Kernel {
         source: "cuda-gl/tests/kernels/test_kernels.cu",

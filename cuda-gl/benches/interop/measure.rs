@@ -221,6 +221,7 @@ pub fn interleaved<S>(
             let n = block.min(count - done);
             for (variant, out) in variants.iter_mut().zip(samples.iter_mut()) {
                 for _ in 0..n {
+                    crate::watchdog::enter(crate::watchdog::Stage::Measure);
                     let start = Instant::now();
                     (variant.run)(state).with_context(|| format!("{group}: {}", variant.name))?;
                     let elapsed = start.elapsed();

@@ -1,4 +1,5 @@
-//! Support for the reliability, fault and state-machine tests: run-length knobs from the
+//! Support for the reliability, fault and state-machine tests (and plasma-demo's watchdog tests,
+//! which include this file with `#[path]`): run-length knobs from the
 //! environment, memory figures, a log capture, and running a test body in a child process.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -123,17 +124,24 @@ pub fn run_child_with(
     timeout: Duration,
 ) -> ChildRun {
     let exe = std::env::current_exe().expect("current_exe");
-    let start = Instant::now();
-    let mut child = Command::new(exe)
+    let mut command = Command::new(exe);
+    command
         .args([test, "--exact", "--nocapture", "--test-threads=1"])
         .env(CHILD_ENV, name)
         .env("RUST_BACKTRACE", "1")
-        .envs(envs.iter().map(|(k, v)| (k, v)))
+        .envs(envs.iter().map(|(k, v)| (k, v)));
+    run_command(command, timeout)
+}
+
+/// Runs `command` with its output captured, and kills it after `timeout`.
+pub fn run_command(mut command: Command, timeout: Duration) -> ChildRun {
+    let start = Instant::now();
+    let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("spawn the child test process");
+        .expect("spawn the child process");
     let mut stdout = child.stdout.take().expect("stdout pipe");
     let mut stderr = child.stderr.take().expect("stderr pipe");
     let out_reader = std::thread::spawn(move || {

@@ -7,6 +7,7 @@ use crate::cli::Size;
 use crate::plasma_cpu::plasma_pixel;
 use crate::renderer::Renderer;
 use crate::timing::{Profiler, Stage};
+use crate::watchdog;
 use anyhow::Result;
 use std::num::NonZeroUsize;
 
@@ -46,9 +47,11 @@ impl CpuBackend {
         self.pixels.resize(size.rgba_bytes(), 0);
         let threads = self.threads;
         let pixels = &mut self.pixels;
+        watchdog::enter(watchdog::Stage::Kernel);
         profiler.cpu(Stage::Kernel, || {
             render_parallel(pixels, size, t, threads);
         });
+        watchdog::enter(watchdog::Stage::Upload);
         profiler.gl_and_cpu(Stage::Upload, || {
             renderer.write_pixel_buffer(&self.pixels)?;
             renderer.upload_from_pixel_buffer()

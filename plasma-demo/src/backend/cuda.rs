@@ -10,13 +10,14 @@
 use crate::cli::{PathChoice, Size};
 use crate::renderer::{Renderer, Upload};
 use crate::timing::{Clock, Profiler, Stage, TIMER_RING_DEPTH, micros, wait_for_gpu};
+use crate::watchdog;
 use anyhow::{Context as _, Result, bail};
 use cuda_gl::{
     Context, Device, Event, Function, ImageTarget, LaunchConfig, Module, RegisterFlags,
     RegisteredBuffer, RegisteredImage, Stream, StreamFlags,
 };
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The plasma kernels, compiled by `cargo xtask ptx` for `sm_75` (PTX ISA 8.0, so CUDA 12.0
 /// drivers load it and newer GPUs JIT it).
@@ -37,6 +38,10 @@ pub struct CudaBackend {
     resource: Option<Registered>,
     events: Option<EventRing>,
     kernel: Function,
+    /// `debug_spin(unsigned long long ns)`: the watchdog's test hook.
+    spin: Function,
+    /// How long the next frame's [`CudaBackend::debug_spin`] kernel spins, once.
+    pending_spin: Option<Duration>,
     _module: Module,
     stream: Stream,
     ctx: Arc<Context>,
@@ -57,12 +62,15 @@ impl CudaBackend {
             PathChoice::Pbo => "plasma_pbo",
             PathChoice::Surface => "plasma_surface",
         })?;
+        let spin = module.function("debug_spin")?;
         let device_name = ctx.device().name().unwrap_or_else(|_| "unknown GPU".into());
         Ok(CudaBackend {
             path,
             resource: None,
             events: None,
             kernel,
+            spin,
+            pending_spin: None,
             _module: module,
             stream,
             ctx,
@@ -102,6 +110,13 @@ impl CudaBackend {
     /// The GPU's name.
     pub fn device_name(&self) -> &str {
         &self.device_name
+    }
+
+    /// Test hook of the [`watchdog`]: the next frame first launches a kernel that keeps the
+    /// stream busy for `duration` (spinning on the GPU clock, writing nothing), once. Longer than
+    /// the watchdog's limit, it makes the run stall as a hung GPU would, without harming the GPU.
+    pub fn debug_spin(&mut self, duration: Duration) {
+        self.pending_spin = Some(duration);
     }
 
     /// What the renderer must allocate for this path.
@@ -179,6 +194,18 @@ impl CudaBackend {
         };
         let (w, h) = dims(size)?;
         let config = LaunchConfig::for_image(size.width, size.height);
+        if let Some(duration) = self.pending_spin.take() {
+            watchdog::enter(watchdog::Stage::Kernel);
+            let ns = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
+            let one = LaunchConfig {
+                grid: (1, 1, 1),
+                block: (1, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: `debug_spin(unsigned long long ns)` takes one u64 and touches no memory.
+            unsafe { self.spin.launch(one, &self.stream, (ns,)) }
+                .context("launching debug_spin")?;
+        }
         let events: Option<&[Event; 4]> = match events {
             Some(ring) => Some(ring.begin_frame(profiler)?),
             None => None,
@@ -192,6 +219,7 @@ impl CudaBackend {
         match resource {
             Registered::Buffer(buffer) => {
                 mark(0)?;
+                watchdog::enter(watchdog::Stage::Map);
                 let start = Instant::now();
                 let mapped = buffer.map(&self.stream).context("mapping the PBO")?;
                 profiler.record(Stage::Map, Clock::CpuWall, micros(start.elapsed()));
@@ -203,6 +231,7 @@ impl CudaBackend {
                     );
                 }
                 mark(1)?;
+                watchdog::enter(watchdog::Stage::Kernel);
                 // SAFETY: `plasma_pbo(uchar4* out, int w, int h, float t)` writes w * h uchar4
                 // at `out`; the mapped buffer holds at least that many bytes (checked above) and
                 // stays mapped until the unmap below, which is queued on the same stream after
@@ -213,14 +242,17 @@ impl CudaBackend {
                 }
                 .context("launching plasma_pbo")?;
                 mark(2)?;
+                watchdog::enter(watchdog::Stage::Unmap);
                 let start = Instant::now();
                 mapped.unmap().context("unmapping the PBO")?;
                 profiler.record(Stage::Unmap, Clock::CpuWall, micros(start.elapsed()));
                 mark(3)?;
+                watchdog::enter(watchdog::Stage::Upload);
                 profiler.gl_and_cpu(Stage::Upload, || renderer.upload_from_pixel_buffer())?;
             }
             Registered::Image(image) => {
                 mark(0)?;
+                watchdog::enter(watchdog::Stage::Map);
                 let start = Instant::now();
                 let mapped = image.map(&self.stream).context("mapping the texture")?;
                 let surface = mapped
@@ -228,6 +260,7 @@ impl CudaBackend {
                     .context("getting the texture's surface object")?;
                 profiler.record(Stage::Map, Clock::CpuWall, micros(start.elapsed()));
                 mark(1)?;
+                watchdog::enter(watchdog::Stage::Kernel);
                 // SAFETY: `plasma_surface(cudaSurfaceObject_t s, int w, int h, float t)` writes
                 // w x h RGBA8 texels through `s`, the surface of level 0 of the mapped texture,
                 // which is exactly `size` (the renderer allocated it so); the texture stays
@@ -235,6 +268,7 @@ impl CudaBackend {
                 unsafe { self.kernel.launch(config, &self.stream, (surface, w, h, t)) }
                     .context("launching plasma_surface")?;
                 mark(2)?;
+                watchdog::enter(watchdog::Stage::Unmap);
                 let start = Instant::now();
                 mapped.unmap().context("unmapping the texture")?;
                 profiler.record(Stage::Unmap, Clock::CpuWall, micros(start.elapsed()));
@@ -253,6 +287,7 @@ impl CudaBackend {
     /// # Errors
     /// The driver's error from synchronizing, or [`cuda_gl::Error::DeferredDrop`].
     pub fn finish(&mut self, profiler: &mut Profiler) -> Result<()> {
+        watchdog::enter(watchdog::Stage::Finish);
         self.stream
             .synchronize()
             .context("waiting for the CUDA stream")?;

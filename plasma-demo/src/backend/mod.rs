@@ -9,8 +9,9 @@ pub use cuda::CudaBackend;
 use crate::cli::{BackendChoice, PathChoice};
 use crate::renderer::{Renderer, Upload};
 use crate::timing::Profiler;
-use anyhow::{Context as _, Result};
+use anyhow::{Context as _, Result, bail};
 use cuda_gl::sys::CUresult;
+use std::time::Duration;
 
 /// The frame producer of a run.
 #[derive(Debug)]
@@ -142,6 +143,23 @@ pub struct Selected {
     pub backend: Backend,
     /// `Some(reason)` when `auto` wanted CUDA but fell back to the CPU.
     pub fallback: Option<String>,
+}
+
+impl Selected {
+    /// Applies `--debug-spin-ms` ([`CudaBackend::debug_spin`]), the watchdog's test hook.
+    ///
+    /// # Errors
+    /// A spin asked of the CPU backend, which has no GPU to keep busy.
+    pub fn with_debug_spin(mut self, spin: Option<Duration>) -> Result<Selected> {
+        match (&mut self.backend, spin) {
+            (_, None) => {}
+            (Backend::Cuda(c), Some(duration)) => c.debug_spin(duration),
+            (Backend::Cpu(_), Some(_)) => {
+                bail!("--debug-spin-ms needs the CUDA backend, and this run uses the CPU")
+            }
+        }
+        Ok(self)
+    }
 }
 
 /// Picks the backend for the GL context current on this thread (the window's): CUDA on the
