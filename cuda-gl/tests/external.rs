@@ -24,7 +24,10 @@ const SLOW_NS: u64 = 5_000_000;
 /// The external-memory entry points of the test's GL context; skips when the context lacks
 /// the extensions.
 fn load_gl(g: &Gpu) -> Option<ExternalGl> {
-    match ExternalGl::load_with(|name| g.gl.get_proc_address(name)) {
+    // SAFETY: (1) the names resolve through eglGetProcAddress for the test's context, current
+    // on this thread; (2) libEGL is opened once per process and never closed; (3) EGL reports
+    // the current context, so cuda-gl checks the owner itself.
+    match unsafe { ExternalGl::load_with(|name| g.gl.get_proc_address(name)) } {
         Ok(gl) => Some(gl),
         Err(e @ Error::MissingGlExtension { .. }) => skip(e),
         Err(e) => panic!("loading the external-memory entry points: {e}"),
