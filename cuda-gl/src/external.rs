@@ -1392,6 +1392,15 @@ mod tests {
         assert!(err.to_string().contains("get_proc_address"), "{err}");
     }
 
+    /// The converse, that `ExternalRing`, `GlMemoryBuffer` and `GlRead` are not `Send`, is
+    /// checked by the compile-fail tests (`tests/ui/external_*_not_send.rs`).
+    #[test]
+    fn the_types_whose_drop_makes_no_gl_call_move_between_threads() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<ExternalGl>();
+        send_sync::<ExportableMemory>();
+    }
+
     #[test]
     fn both_extensions_are_required() {
         let have = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
