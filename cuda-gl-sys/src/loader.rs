@@ -110,7 +110,10 @@ pub fn driver() -> Result<&'static Driver, LoadError> {
                 Some(path) if !path.is_empty() => vec![PathBuf::from(path)],
                 _ => default_library_names().iter().map(PathBuf::from).collect(),
             };
-            open_first(&candidates)
+            // SAFETY: (1), (2) of `load_from`: the default names are the NVIDIA driver's own
+            // library, and $CUDA_GL_DRIVER_PATH is chosen by whoever runs the program, who
+            // controls what the dynamic loader opens anyway (LD_LIBRARY_PATH, LD_PRELOAD).
+            unsafe { open_first(&candidates) }
         })
         .as_ref()
         .map(|loaded| &loaded.driver)
@@ -135,17 +138,32 @@ pub fn driver_version() -> Result<i32, LoadError> {
 /// Useful to test a specific driver build. The returned [`Driver`] must outlive every handle
 /// created through it.
 ///
+/// # Safety
+/// 1. `path` names a genuine CUDA driver library (`libcuda.so`): every symbol it exports under a
+///    driver API name has the signature of the CUDA 12.0 driver API, because [`Driver`] calls
+///    them through those signatures (`cuDriverGetVersion` already, here).
+/// 2. Loading the library runs its initialisers (and those of the libraries it depends on): the
+///    caller vouches that running them in this process is sound.
+///
+/// The process-wide [`driver()`] opens the default names or `$CUDA_GL_DRIVER_PATH`, which the
+/// person running the program chose, as the dynamic loader trusts `LD_LIBRARY_PATH`.
+///
 /// # Errors
 /// [`LoadError`] as for [`driver()`].
-pub fn load_from(path: impl AsRef<Path>) -> Result<Driver, LoadError> {
-    open_first(&[path.as_ref().to_path_buf()]).map(|loaded| loaded.driver)
+pub unsafe fn load_from(path: impl AsRef<Path>) -> Result<Driver, LoadError> {
+    // SAFETY: (1), (2) are the caller's.
+    unsafe { open_first(&[path.as_ref().to_path_buf()]) }.map(|loaded| loaded.driver)
 }
 
-fn open_first(candidates: &[PathBuf]) -> Result<Loaded, LoadError> {
+/// Opens the first candidate that loads and checks it.
+///
+/// # Safety
+/// Every candidate satisfies (1) and (2) of [`load_from`].
+unsafe fn open_first(candidates: &[PathBuf]) -> Result<Loaded, LoadError> {
     let mut tried = Vec::new();
     for path in candidates {
-        // SAFETY: opening the CUDA driver runs its initialisers, which have no preconditions; the
-        // library is kept open for as long as the `Driver` that owns it.
+        // SAFETY: (2): running the library's initialisers is sound (the caller's); the library is
+        // kept open for as long as the `Driver` that owns it.
         let library = match unsafe { libloading::Library::new(path) } {
             Ok(library) => library,
             Err(e) => {
@@ -156,15 +174,16 @@ fn open_first(candidates: &[PathBuf]) -> Result<Loaded, LoadError> {
                 continue;
             }
         };
-        // SAFETY: every symbol is resolved with the signature bindgen generated from the CUDA 12.0
-        // headers, which is the C ABI the driver exports under that name.
+        // SAFETY: (1): every symbol is resolved with the signature bindgen generated from the CUDA
+        // 12.0 headers, which is the C ABI a CUDA driver exports under that name.
         let driver =
             unsafe { Driver::from_library(library) }.map_err(|e| LoadError::MissingSymbol {
                 path: path.clone(),
                 reason: e.to_string(),
             })?;
         let mut version = 0;
-        // SAFETY: `version` is a valid out-pointer; cuDriverGetVersion needs no cuInit.
+        // SAFETY: (1): the symbol is the driver's; `version` is a valid out-pointer, and
+        // cuDriverGetVersion needs no cuInit.
         let rc = unsafe { driver.cuDriverGetVersion(&mut version) };
         if !rc.is_success() {
             return Err(LoadError::Version {

@@ -10,7 +10,10 @@ fn require_gpu() -> bool {
 #[test]
 fn missing_library_lists_what_was_tried() {
     let path = "/nonexistent/cuda-gl-test/libcuda.so.1";
-    let err = load_from(path).err().expect("a missing file cannot load");
+    // SAFETY: (1), (2): no file is there, so nothing is opened or called.
+    let err = unsafe { load_from(path) }
+        .err()
+        .expect("a missing file cannot load");
     match &err {
         LoadError::NotFound { tried } => {
             assert_eq!(tried.len(), 1);
@@ -35,7 +38,13 @@ fn a_library_without_cuda_symbols_is_rejected() {
         eprintln!("skipped: no libm.so.6 or libc.so.6 to open on this system");
         return;
     };
-    let err = load_from(libm).err().expect("libm is not a CUDA driver");
+    // SAFETY: (2): libm and libc are loaded in every Rust process already, so opening them runs
+    // no initialiser. (1) does not hold, which is what the test is about: `from_library`
+    // resolves every symbol before any is called and fails at the first missing one (libm
+    // exports no `cu*` name), so nothing is called through a wrong signature.
+    let err = unsafe { load_from(libm) }
+        .err()
+        .expect("libm is not a CUDA driver");
     match &err {
         LoadError::MissingSymbol { reason, .. } => assert!(reason.contains("cu"), "{reason}"),
         other => panic!("expected MissingSymbol, got {other:?}"),

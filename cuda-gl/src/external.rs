@@ -31,13 +31,38 @@
 //!
 //! # Types
 //! - [`ExternalGl`]: the `GL_EXT_memory_object(_fd)` entry points, loaded with the caller's
-//!   loader (like `gl::load_with`), after checking the extensions.
+//!   loader (like `gl::load_with`), after checking the extensions; it remembers the GL context
+//!   that was current (the owner).
 //! - [`ExportableMemory`]: the CUDA allocation (physical memory, virtual address range,
 //!   mapping, access); exports file descriptors.
 //! - [`GlMemoryBuffer`]: a GL memory object imported from one export, and a GL buffer whose
 //!   storage is that memory.
 //! - [`ExternalRing`]: slots of both, with one CUDA event and one GL fence each; its guards
 //!   [`CudaWrite`] and [`GlRead`] do the waits and leave the marks.
+//!
+//! # What is checked, and what is `unsafe`
+//! - **`unsafe`, vouched for by the caller**: [`ExternalGl::load_with`] calls whatever the
+//!   loader returns, so the caller vouches that the pointers are the named GL entry points
+//!   (see its `# Safety`); [`ExternalRing::read_unordered`] skips the wait for CUDA's writes, so
+//!   GL may read torn frames.
+//! - **At compile time**: a guard borrows the ring mutably, so a slot cannot be written and read
+//!   at once, nor the ring dropped under a guard, and a [`CudaWrite`] borrows its stream.
+//!   [`ExternalRing`], [`GlMemoryBuffer`] and [`GlRead`] are neither `Send` nor `Sync`: their
+//!   GL calls (the drops' included) go to the context current on the calling thread.
+//! - **At run time, the owning GL context**: [`GlMemoryBuffer::import`], every
+//!   [`ExternalRing`] call that waits or hands out a guard, and [`GlRead::finish`] check that the
+//!   context current when the [`ExternalGl`] was loaded is current (one `eglGetCurrentContext`
+//!   or `glXGetCurrentContext` call), and return [`Error::WrongGlContext`] or
+//!   [`Error::NoGlContext`] without calling GL otherwise. A drop that finds another context (or
+//!   none) current logs an error and leaks the GL objects instead of deleting them: leaking is
+//!   harmless, deleting by name in another context would delete that context's objects.
+//! - **At run time, the slot's state**: each slot records which guard is out. A guard that was
+//!   leaked (`mem::forget`) or failed to finish is found by the next [`ExternalRing::write`],
+//!   [`ExternalRing::read`], [`ExternalRing::wait_idle`] or drop of its slot, which logs a
+//!   warning and recovers with a wait: a leaked [`CudaWrite`] synchronizes the whole CUDA
+//!   context (its stream may be gone), and a leaked [`GlRead`] gets a fence placed now (it
+//!   signals after every GL command issued so far, the leaked reads included), which the next
+//!   write waits for. A finished guard costs nothing more than the compare of the state.
 //!
 //! # Release order
 //! `cuMemRelease` frees the physical memory only "when all outstanding mappings to the memory
@@ -49,7 +74,8 @@
 //! [`ExternalRing`] waits for its fences and events, then deletes each slot's GL buffer and
 //! memory object, then unmaps and releases the CUDA allocation (waiting for the CUDA context
 //! first). The GL context that imported the memory must be current on the thread that drops a
-//! [`GlMemoryBuffer`] or an [`ExternalRing`].
+//! [`GlMemoryBuffer`] or an [`ExternalRing`]; otherwise their GL objects are leaked (logged), and
+//! the ring still releases its CUDA allocations, whose physical memory the leaked imports keep.
 //!
 //! # Example
 //!
@@ -69,7 +95,10 @@
 //!     loader: impl FnMut(&'static str) -> *const c_void,
 //! ) -> cuda_gl::Result<()> {
 //!     let (w, h) = (1920u32, 1080u32);
-//!     let gl = ExternalGl::load_with(loader)?; // GL context current on this thread
+//!     // SAFETY: (1) `loader` is the windowing library's `get_proc_address` for the GL context
+//!     // current on this thread; (2) that library stays loaded while the ring lives; (3) EGL or
+//!     // GLX report the current context, so cuda-gl checks the owner.
+//!     let gl = unsafe { ExternalGl::load_with(loader) }?;
 //!     let mut ring = ExternalRing::new(ctx, &gl, 3, (w * h * 4) as usize)?;
 //!     for n in 0..600usize {
 //!         let write = ring.write(n % 3, stream)?; // waits for GL's reads of frame n - 3
@@ -96,12 +125,14 @@
 use crate::context::Context;
 use crate::device::Device;
 use crate::error::{Error, Result};
+use crate::glcurrent::GlOwner;
 use crate::memory::DevicePtr;
 use crate::result::{self, drv};
 use crate::stream::{AsStream, Event};
 use cuda_gl_sys as sys;
 use std::ffi::{CStr, c_void};
 use std::fmt;
+use std::marker::PhantomData;
 use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd};
 use std::sync::Arc;
 use std::time::Duration;
@@ -177,16 +208,21 @@ struct Fns {
 }
 
 impl Fns {
-    fn load(loader: &mut dyn FnMut(&'static str) -> *const c_void) -> Result<Fns> {
+    /// Resolves every entry point through `loader`.
+    ///
+    /// # Safety
+    /// As (1) and (2) of [`ExternalGl::load_with`].
+    unsafe fn load(loader: &mut dyn FnMut(&'static str) -> *const c_void) -> Result<Fns> {
         macro_rules! load {
             ($name:literal, $ty:ty) => {{
                 let ptr = loader($name);
                 if ptr.is_null() {
                     return Err(Error::MissingGlFunction { function: $name });
                 }
-                // SAFETY: the loader returned the address of the GL entry point `$name`, whose
-                // C signature (from the Khronos registry) is `$ty`; a function pointer and a
-                // data pointer have the same size on every platform GL runs on.
+                // SAFETY: (1) of `ExternalGl::load_with`: the loader returned the address of
+                // the GL entry point `$name`, whose C signature (from the Khronos registry) is
+                // `$ty`; a function pointer and a data pointer have the same size on every
+                // platform GL runs on.
                 unsafe { std::mem::transmute::<*const c_void, $ty>(ptr) }
             }};
         }
@@ -315,11 +351,13 @@ impl Fns {
 /// The `GL_EXT_memory_object` and `GL_EXT_memory_object_fd` entry points (and the few core ones
 /// this module calls), loaded through the caller's loader for one GL context.
 ///
-/// Load it with that context current, and use it only while that context (or one sharing its
-/// objects) is current.
+/// It remembers the GL context current when it was loaded (its owner): every import, ring call
+/// and drop made with it checks that this context is current and returns
+/// [`Error::WrongGlContext`] or [`Error::NoGlContext`] otherwise.
 #[derive(Clone)]
 pub struct ExternalGl {
     fns: Fns,
+    owner: GlOwner,
     renderer: String,
     device_uuids: Vec<[u8; 16]>,
 }
@@ -328,6 +366,7 @@ impl fmt::Debug for ExternalGl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ExternalGl")
             .field("renderer", &self.renderer)
+            .field("owner", &self.owner)
             .field("device_uuids", &self.device_uuids.len())
             .finish_non_exhaustive()
     }
@@ -339,16 +378,34 @@ impl ExternalGl {
     /// then checks that the current context offers `GL_EXT_memory_object` and
     /// `GL_EXT_memory_object_fd`.
     ///
-    /// The GL context must be current on this thread.
+    /// The GL context must be current on this thread; it becomes the owner that later calls are
+    /// checked against.
+    ///
+    /// # Safety
+    /// cuda-gl casts every pointer the loader returns to a function pointer and calls it, so:
+    /// 1. Every non-null pointer `loader` returns for a name is that GL entry point of the
+    ///    context current on this thread (or of every context of its driver, as
+    ///    `eglGetProcAddress` returns them), with the signature the Khronos registry gives it.
+    /// 2. The entry points stay callable for as long as the returned `ExternalGl`, its clones,
+    ///    and the [`GlMemoryBuffer`]s and [`ExternalRing`]s made with it live: the GL library is
+    ///    not unloaded meanwhile.
+    /// 3. Where neither EGL nor GLX can tell which context is current (another GL platform),
+    ///    cuda-gl cannot check the owner: the caller then makes every call on those objects,
+    ///    and drops them, with the context that is current now current.
     ///
     /// # Errors
     /// - [`Error::MissingGlFunction`] when the loader returns null for an entry point;
-    /// - [`Error::InvalidArgument`] when no GL context is current (`glGetString` returns null);
+    /// - [`Error::NoGlContext`] when EGL or GLX report that no GL context is current, and
+    ///   [`Error::InvalidArgument`] when `glGetString` returns null (no context current either);
     /// - [`Error::MissingGlExtension`] when the context lacks either extension.
     #[doc(alias = "glImportMemoryFdEXT")]
     #[doc(alias = "GL_EXT_memory_object_fd")]
-    pub fn load_with(mut loader: impl FnMut(&'static str) -> *const c_void) -> Result<ExternalGl> {
-        let fns = Fns::load(&mut loader)?;
+    pub unsafe fn load_with(
+        mut loader: impl FnMut(&'static str) -> *const c_void,
+    ) -> Result<ExternalGl> {
+        // SAFETY: (1) and (2) are the caller's.
+        let fns = unsafe { Fns::load(&mut loader) }?;
+        let owner = GlOwner::current("ExternalGl::load_with")?;
         let Some(renderer) = fns.string(gl::RENDERER) else {
             return Err(Error::InvalidArgument(
                 "glGetString(GL_RENDERER) returned null: no OpenGL context is current on this \
@@ -367,6 +424,7 @@ impl ExternalGl {
         fns.drain_errors();
         Ok(ExternalGl {
             fns,
+            owner,
             renderer,
             device_uuids,
         })
@@ -625,14 +683,21 @@ impl Drop for ExportableMemory {
 ///
 /// Use [`buffer`](Self::buffer) like any buffer name (as a `GL_TEXTURE_BUFFER`'s storage, a
 /// shader storage buffer, the source of `glCopyBufferSubData` or of `glTexSubImage2D` through
-/// `GL_PIXEL_UNPACK_BUFFER`). Dropping it deletes the buffer and the memory object: the GL
-/// context that imported it must be current.
+/// `GL_PIXEL_UNPACK_BUFFER`). Dropping it deletes the buffer and the memory object when the GL
+/// context that imported it is current; with another context or none current, it logs an error
+/// and leaks both names instead (deleting them there would delete another context's objects).
+///
+/// It is neither `Send` nor `Sync`: its drop makes GL calls, which go to the context current on
+/// the dropping thread.
 #[derive(Debug)]
 pub struct GlMemoryBuffer {
     fns: FnsDebug,
+    owner: GlOwner,
     memory_object: u32,
     buffer: u32,
     size: usize,
+    /// `!Send` and `!Sync`: GL calls go to the context current on the calling thread.
+    _not_send: PhantomData<*const ()>,
 }
 
 /// [`Fns`] with a `Debug` that prints nothing.
@@ -653,6 +718,8 @@ impl GlMemoryBuffer {
     /// binding is restored afterwards.
     ///
     /// # Errors
+    /// - [`Error::WrongGlContext`] or [`Error::NoGlContext`] when the context `gl` was loaded
+    ///   for is not current (nothing is imported);
     /// - [`Error::WrongDevice`] when the GL context does not run on the memory's device
     ///   (compared by `GL_DEVICE_UUID_EXT`);
     /// - the driver's error from `cuMemExportToShareableHandle`;
@@ -662,15 +729,18 @@ impl GlMemoryBuffer {
     #[doc(alias = "glBufferStorageMemEXT")]
     #[doc(alias = "glCreateMemoryObjectsEXT")]
     pub fn import(gl: &ExternalGl, memory: &ExportableMemory) -> Result<GlMemoryBuffer> {
+        gl.owner.check("glImportMemoryFdEXT (not called)")?;
         gl.check_device(memory.context().device())?;
         let fd = memory.export_fd()?;
         let fns = gl.fns;
         fns.drain_errors();
         let mut out = GlMemoryBuffer {
             fns: FnsDebug(fns),
+            owner: gl.owner,
             memory_object: 0,
             buffer: 0,
             size: memory.requested_size(),
+            _not_send: PhantomData,
         };
         // SAFETY: one name is written to a valid out-pointer.
         unsafe { (fns.create_memory_objects)(1, &mut out.memory_object) };
@@ -724,6 +794,14 @@ impl GlMemoryBuffer {
 
 impl Drop for GlMemoryBuffer {
     fn drop(&mut self) {
+        if let Err(e) = self.owner.check("glDeleteBuffers (not called)") {
+            log::error!(
+                "cuda-gl: GL buffer {} and memory object {} are leaked, not deleted: {e}",
+                self.buffer,
+                self.memory_object
+            );
+            return;
+        }
         let fns = self.fns.0;
         // SAFETY: both names came from `import` and are deleted once (0 is ignored by GL); GL
         // defers the deletion of objects that pending commands still use.
@@ -737,34 +815,126 @@ impl Drop for GlMemoryBuffer {
     }
 }
 
-/// A GL fence sync object, deleted on drop.
+/// A GL fence sync object, deleted on drop (leaked when its context is not current).
+///
+/// Neither `Send` nor `Sync` (the raw `GLsync` pointer): its drop calls `glDeleteSync`, which
+/// goes to the context current on the dropping thread.
 struct Fence {
     fns: Fns,
+    owner: GlOwner,
     sync: GlSync,
 }
 
-// SAFETY: a GLsync is a handle that any thread with a context of the same share group current
-// may use; the ring's GL calls require that context on the calling thread (documented), and all
-// access goes through `&mut ExternalRing`.
-unsafe impl Send for Fence {}
-// SAFETY: as above; `&Fence` exposes nothing.
-unsafe impl Sync for Fence {}
+impl Fence {
+    /// Places a fence after the GL commands issued so far (`glFenceSync`) and flushes them
+    /// (`glFlush`), so that the GPU starts them now.
+    fn place(fns: Fns, owner: GlOwner) -> Result<Fence> {
+        owner.check("glFenceSync (not called)")?;
+        fns.drain_errors();
+        // SAFETY: the condition and flags are the only values glFenceSync accepts; the owning
+        // GL context is current (checked above).
+        let sync = unsafe { (fns.fence_sync)(gl::SYNC_GPU_COMMANDS_COMPLETE, 0) };
+        if sync.is_null() {
+            fns.check("glFenceSync")?;
+            return Err(Error::GlCall {
+                call: "glFenceSync",
+                code: gl::INVALID_OPERATION,
+            });
+        }
+        let fence = Fence { fns, owner, sync };
+        // SAFETY: no arguments; the owning context is current (above).
+        unsafe { (fns.flush)() };
+        Ok(fence)
+    }
+}
 
 impl Drop for Fence {
     fn drop(&mut self) {
-        // SAFETY: the sync object came from glFenceSync and is deleted once.
+        if let Err(e) = self.owner.check("glDeleteSync (not called)") {
+            log::error!("cuda-gl: a GL fence is leaked, not deleted: {e}");
+            return;
+        }
+        // SAFETY: the sync object came from glFenceSync and is deleted once, with its context
+        // current (checked above).
         unsafe { (self.fns.delete_sync)(self.sync) };
     }
 }
 
-/// One slot of a ring. Fields drop in order: the fence, the GL buffer and memory object, then
-/// the CUDA allocation, then the event.
+/// Which of a slot's guards is out. A guard sets it when it is created and clears it when it
+/// finishes; the ring finding it set means that the guard was leaked (`mem::forget`) or failed
+/// to finish, and that the slot's event or fence does not cover its work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Access {
+    /// No guard is out: the event and the fence cover the slot's work.
+    Idle,
+    /// A [`CudaWrite`] is out or was leaked: CUDA work may be writing the slot unrecorded.
+    Writing,
+    /// A [`GlRead`] is out or was leaked: GL commands may be reading the slot unfenced.
+    Reading,
+}
+
+/// One slot of a ring. [`ExternalRing`]'s drop takes it apart: the fence and the GL buffer and
+/// memory object first, then the CUDA allocation and the event.
 struct Slot {
     read_fence: Option<Fence>,
     gl: GlMemoryBuffer,
     memory: ExportableMemory,
     written: Event,
     write_pending: bool,
+    access: Access,
+}
+
+impl Slot {
+    /// Restores the invariant that the event and the fence cover all of the slot's work after a
+    /// guard was leaked: CUDA work of a leaked [`CudaWrite`] is waited for by synchronizing the
+    /// whole CUDA context (the guard's stream may be gone), and GL commands of a leaked
+    /// [`GlRead`] get the fence the guard did not place (waited for before the next write).
+    fn recover_leaked_guard(&mut self, index: usize, fns: Fns, owner: GlOwner) -> Result<()> {
+        match self.access {
+            Access::Idle => {}
+            Access::Writing => {
+                log::warn!(
+                    "cuda-gl: external ring slot {index} is still being written by CUDA (its \
+                     CudaWrite was leaked or could not record its event); synchronizing the CUDA \
+                     context"
+                );
+                self.memory.context().bind()?;
+                result::ctx::synchronize()?;
+                self.write_pending = false;
+            }
+            Access::Reading => {
+                log::warn!(
+                    "cuda-gl: external ring slot {index} is still being read by GL (its GlRead \
+                     was leaked or could not place its fence); fencing the GL commands issued so \
+                     far"
+                );
+                // Superseding an older fence is fine: the new one signals after it.
+                self.read_fence = Some(Fence::place(fns, owner)?);
+            }
+        }
+        self.access = Access::Idle;
+        Ok(())
+    }
+
+    /// Waits on the CPU for the CUDA work recorded by the last finished [`CudaWrite`].
+    fn wait_for_writes(&mut self) -> Result<()> {
+        if self.write_pending {
+            self.written.synchronize()?;
+            self.write_pending = false;
+        }
+        Ok(())
+    }
+
+    /// Waits on the CPU for the GL commands fenced by the last finished [`GlRead`].
+    fn wait_for_reads(&mut self, index: usize, fns: Fns, timeout: Duration) -> Result<()> {
+        if let Some(fence) = &self.read_fence {
+            fns.client_wait(fence.sync, timeout, || {
+                format!("the GL fence after the reads of ring slot {index}")
+            })?;
+            self.read_fence = None;
+        }
+        Ok(())
+    }
 }
 
 /// A ring of external-memory slots: CUDA writes one slot while GL reads others, ordered with a
@@ -773,15 +943,22 @@ struct Slot {
 /// [`write`](Self::write) waits (on the CPU) until GL's last reads of the slot are done and
 /// returns a [`CudaWrite`] with the slot's device pointer; finishing it records the slot's
 /// event on the stream. [`read`](Self::read) waits (on the CPU) for that event and returns a
-/// [`GlRead`] with the slot's GL buffer; finishing it places a GL fence and flushes.
+/// [`GlRead`] with the slot's GL buffer; finishing it places a GL fence and flushes. A guard
+/// that is leaked instead of finished is caught by the next call on its slot, which recovers
+/// with a wait (see [what is checked](self#what-is-checked-and-what-is-unsafe)).
 ///
-/// All calls need the GL context the ring was created in current on the calling thread, and so
-/// does dropping the ring: it waits for every slot's event and fence, then deletes the GL
-/// objects, then releases the CUDA memory (see the [module docs](self#release-order)).
+/// All calls need the GL context the [`ExternalGl`] was loaded in current on the calling thread
+/// ([`Error::WrongGlContext`] or [`Error::NoGlContext`] otherwise), and so does dropping the
+/// ring: it waits for every slot's event and fence, then deletes the GL objects, then releases
+/// the CUDA memory (see the [module docs](self#release-order)). The ring is neither `Send` nor
+/// `Sync`, since its GL calls go to the context current on the calling thread.
 pub struct ExternalRing {
     slots: Vec<Slot>,
     fns: Fns,
+    owner: GlOwner,
     timeout: Duration,
+    /// `!Send` and `!Sync`: GL calls go to the context current on the calling thread.
+    _not_send: PhantomData<*const ()>,
 }
 
 impl fmt::Debug for ExternalRing {
@@ -790,6 +967,7 @@ impl fmt::Debug for ExternalRing {
             .field("slots", &self.slots.len())
             .field("slot_bytes", &self.slot_bytes())
             .field("timeout", &self.timeout)
+            .field("owner", &self.owner)
             .finish_non_exhaustive()
     }
 }
@@ -802,8 +980,10 @@ impl ExternalRing {
     /// The GL context `gl` was loaded for must be current.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for 0 or more than 16 slots or 0 bytes; otherwise as
-    /// [`ExportableMemory::new`], [`GlMemoryBuffer::import`] and [`Event::new`].
+    /// [`Error::InvalidArgument`] for 0 or more than 16 slots or 0 bytes;
+    /// [`Error::WrongGlContext`] or [`Error::NoGlContext`] when the context `gl` was loaded for
+    /// is not current; otherwise as [`ExportableMemory::new`], [`GlMemoryBuffer::import`] and
+    /// [`Event::new`].
     pub fn new(
         ctx: &Arc<Context>,
         gl: &ExternalGl,
@@ -816,10 +996,13 @@ impl ExternalRing {
                  flight)"
             )));
         }
+        gl.owner.check("glImportMemoryFdEXT (not called)")?;
         let mut ring = ExternalRing {
             slots: Vec::with_capacity(slots),
             fns: gl.fns,
+            owner: gl.owner,
             timeout: DEFAULT_TIMEOUT,
+            _not_send: PhantomData,
         };
         for _ in 0..slots {
             let memory = ExportableMemory::new(ctx, bytes_per_slot)?;
@@ -830,6 +1013,7 @@ impl ExternalRing {
                 memory,
                 written: Event::new(ctx, false)?,
                 write_pending: false,
+                access: Access::Idle,
             });
         }
         Ok(ring)
@@ -868,11 +1052,18 @@ impl ExternalRing {
         self.slots.get(slot).ok_or_else(|| out_of_range(slot, len))
     }
 
-    fn slot_mut(&mut self, slot: usize) -> Result<&mut Slot> {
+    /// The slot, after checking that the owning GL context is current (for `call`) and
+    /// recovering a guard of it that was leaked.
+    fn slot_checked(&mut self, slot: usize, call: &'static str) -> Result<&mut Slot> {
+        let (fns, owner) = (self.fns, self.owner);
         let len = self.slots.len();
-        self.slots
+        let entry = self
+            .slots
             .get_mut(slot)
-            .ok_or_else(|| out_of_range(slot, len))
+            .ok_or_else(|| out_of_range(slot, len))?;
+        owner.check(call)?;
+        entry.recover_leaked_guard(slot, fns, owner)?;
+        Ok(entry)
     }
 
     /// Starts CUDA's writes to `slot` on `stream`: waits on the CPU until GL's reads of the slot
@@ -880,9 +1071,14 @@ impl ExternalRing {
     /// slot's device pointer. Queue the writes on `stream`, then [`CudaWrite::finish`] (or drop)
     /// it.
     ///
+    /// A guard of the slot that was leaked is recovered first: the CUDA context is synchronized
+    /// (for a [`CudaWrite`]), or GL's commands are fenced and waited for (for a [`GlRead`]).
+    ///
     /// # Errors
     /// [`Error::InvalidArgument`] for a slot out of range or a stream of another context;
-    /// [`Error::Timeout`] or [`Error::GlCall`] from the fence wait (`glClientWaitSync`).
+    /// [`Error::WrongGlContext`] or [`Error::NoGlContext`] when the ring's GL context is not
+    /// current; [`Error::Timeout`] or [`Error::GlCall`] from the fence wait
+    /// (`glClientWaitSync`); the driver's error from synchronizing the context.
     #[doc(alias = "glClientWaitSync")]
     pub fn write<'a, S: AsStream>(
         &'a mut self,
@@ -890,18 +1086,14 @@ impl ExternalRing {
         stream: &'a S,
     ) -> Result<CudaWrite<'a>> {
         let (fns, timeout) = (self.fns, self.timeout);
-        let entry = self.slot_mut(slot)?;
-        if stream.raw_context() != entry.memory.context().raw() {
+        if stream.raw_context() != self.slot_ref(slot)?.memory.context().raw() {
             return Err(Error::InvalidArgument(
                 "the stream belongs to another CUDA context than the ring's memory".into(),
             ));
         }
-        if let Some(fence) = &entry.read_fence {
-            fns.client_wait(fence.sync, timeout, || {
-                format!("the GL fence after the reads of ring slot {slot}")
-            })?;
-            entry.read_fence = None;
-        }
+        let entry = self.slot_checked(slot, "glClientWaitSync (not called)")?;
+        entry.wait_for_reads(slot, fns, timeout)?;
+        entry.access = Access::Writing;
         Ok(CudaWrite {
             slot: entry,
             stream: stream.raw_stream(),
@@ -913,62 +1105,64 @@ impl ExternalRing {
     /// [`CudaWrite::finish`] has completed, then returns the guard that hands out the slot's GL
     /// buffer. Issue the GL commands that read it, then [`GlRead::finish`] (or drop) it.
     ///
+    /// A guard of the slot that was leaked is recovered first, as in [`write`](Self::write).
+    ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a slot out of range; the driver's error from
-    /// `cuEventSynchronize` (such as a kernel's fault).
+    /// [`Error::InvalidArgument`] for a slot out of range; [`Error::WrongGlContext`] or
+    /// [`Error::NoGlContext`] when the ring's GL context is not current; the driver's error from
+    /// `cuEventSynchronize` (such as a kernel's fault) or from synchronizing the context.
     #[doc(alias = "cuEventSynchronize")]
     pub fn read(&mut self, slot: usize) -> Result<GlRead<'_>> {
-        let fns = self.fns;
-        let entry = self.slot_mut(slot)?;
-        if entry.write_pending {
-            entry.written.synchronize()?;
-            entry.write_pending = false;
-        }
-        Ok(GlRead {
-            slot: entry,
-            fns,
-            done: false,
-        })
+        self.begin_read(slot, true)
     }
 
-    /// [`read`](Self::read) without waiting for CUDA's writes: the broken ordering, for tests
-    /// that show that the wait is needed and for measuring what it costs.
+    /// [`read`](Self::read) without waiting for the event of CUDA's last finished write: the
+    /// broken ordering, for tests that show that the wait is needed and for measuring what it
+    /// costs. The context check and the recovery of a leaked guard still happen.
     ///
     /// # Safety
     /// 1. GL may read the slot while CUDA is still writing it: the caller accepts reading stale
     ///    or torn bytes (there is no other harm: the memory stays allocated).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a slot out of range.
+    /// As [`read`](Self::read), less the event's.
     pub unsafe fn read_unordered(&mut self, slot: usize) -> Result<GlRead<'_>> {
-        let fns = self.fns;
-        let entry = self.slot_mut(slot)?;
-        entry.write_pending = false;
+        self.begin_read(slot, false)
+    }
+
+    /// [`read`](Self::read), waiting for CUDA's writes only when `ordered`.
+    fn begin_read(&mut self, slot: usize, ordered: bool) -> Result<GlRead<'_>> {
+        let (fns, owner) = (self.fns, self.owner);
+        let entry = self.slot_checked(slot, "glFenceSync (not called)")?;
+        if ordered {
+            entry.wait_for_writes()?;
+        } else {
+            entry.write_pending = false;
+        }
+        entry.access = Access::Reading;
         Ok(GlRead {
             slot: entry,
             fns,
+            owner,
             done: false,
+            _not_send: PhantomData,
         })
     }
 
-    /// Waits on the CPU for every slot's pending CUDA writes and GL reads.
+    /// Waits on the CPU for every slot's pending CUDA writes and GL reads, recovering leaked
+    /// guards first.
     ///
     /// # Errors
-    /// The first error of `cuEventSynchronize` or of a fence wait ([`Error::Timeout`],
-    /// [`Error::GlCall`]).
+    /// [`Error::WrongGlContext`] or [`Error::NoGlContext`] when the ring's GL context is not
+    /// current; otherwise the first error of `cuEventSynchronize`, of a fence wait
+    /// ([`Error::Timeout`], [`Error::GlCall`]) or of a recovery.
     pub fn wait_idle(&mut self) -> Result<()> {
-        let (fns, timeout) = (self.fns, self.timeout);
-        for (i, slot) in self.slots.iter_mut().enumerate() {
-            if slot.write_pending {
-                slot.written.synchronize()?;
-                slot.write_pending = false;
-            }
-            if let Some(fence) = &slot.read_fence {
-                fns.client_wait(fence.sync, timeout, || {
-                    format!("the GL fence after the reads of ring slot {i}")
-                })?;
-                slot.read_fence = None;
-            }
+        let timeout = self.timeout;
+        for i in 0..self.slots.len() {
+            let fns = self.fns;
+            let slot = self.slot_checked(i, "glClientWaitSync (not called)")?;
+            slot.wait_for_writes()?;
+            slot.wait_for_reads(i, fns, timeout)?;
         }
         Ok(())
     }
@@ -982,21 +1176,51 @@ fn out_of_range(slot: usize, len: usize) -> Error {
 
 impl Drop for ExternalRing {
     fn drop(&mut self) {
-        if let Err(e) = self.wait_idle() {
-            log::error!("cuda-gl: waiting for an external ring's work failed during drop: {e}");
-            if let Some(slot) = self.slots.first() {
-                slot.memory
-                    .context()
-                    .record_drop_error("waiting for an external ring", e);
+        let Some(ctx) = self.slots.first().map(|s| s.memory.context().clone()) else {
+            return;
+        };
+        // Deleting GL objects with another context current would delete that context's
+        // objects of the same names; leaking them is harmless.
+        let gl_current = match self.owner.check("glDeleteBuffers (not called)") {
+            Ok(()) => true,
+            Err(e) => {
+                ctx.record_drop_error("deleting an external ring's GL objects (leaked instead)", e);
+                false
             }
+        };
+        if gl_current && let Err(e) = self.wait_idle() {
+            ctx.record_drop_error("waiting for an external ring's work", e);
         }
-        // The slots drop now, each GL side before its CUDA allocation.
+        for slot in self.slots.drain(..) {
+            let Slot {
+                read_fence,
+                gl,
+                memory,
+                written,
+                ..
+            } = slot;
+            if gl_current {
+                drop(read_fence);
+                drop(gl);
+            } else {
+                std::mem::forget(read_fence);
+                std::mem::forget(gl);
+            }
+            // Waits for the CUDA context before unmapping; a leaked GL import keeps the
+            // physical memory alive.
+            drop(memory);
+            drop(written);
+        }
     }
 }
 
 /// CUDA's turn on one ring slot: hands out the slot's device pointer; finishing (or dropping)
 /// records the slot's event on the stream given to [`ExternalRing::write`].
+///
+/// Leaking it (`mem::forget`) is safe: the ring's next call on the slot synchronizes the CUDA
+/// context before GL may read it.
 #[derive(Debug)]
+#[must_use = "queue CUDA's writes to the slot, then finish the guard"]
 pub struct CudaWrite<'a> {
     slot: &'a mut Slot,
     stream: sys::CUstream,
@@ -1008,6 +1232,7 @@ impl fmt::Debug for Slot {
         f.debug_struct("Slot")
             .field("gl_buffer", &self.gl.buffer())
             .field("bytes", &self.memory.requested_size())
+            .field("access", &self.access)
             .field("write_pending", &self.write_pending)
             .field("read_fence", &self.read_fence.is_some())
             .finish_non_exhaustive()
@@ -1035,7 +1260,8 @@ impl CudaWrite<'_> {
     /// waits for it.
     ///
     /// # Errors
-    /// The driver's error from `cuEventRecord`.
+    /// The driver's error from `cuEventRecord`. The slot then stays marked as being written,
+    /// and the ring's next call on it synchronizes the CUDA context.
     #[doc(alias = "cuEventRecord")]
     pub fn finish(mut self) -> Result<()> {
         self.done = true;
@@ -1048,6 +1274,7 @@ impl CudaWrite<'_> {
         // `ExternalRing::write`) and belong to the same context (checked there).
         unsafe { result::stream::event_record(self.slot.written.raw(), self.stream) }?;
         self.slot.write_pending = true;
+        self.slot.access = Access::Idle;
         Ok(())
     }
 }
@@ -1067,10 +1294,18 @@ impl Drop for CudaWrite<'_> {
 
 /// GL's turn on one ring slot: hands out the slot's GL buffer; finishing (or dropping) places a
 /// GL fence after the commands issued meanwhile, and flushes them.
+///
+/// Leaking it (`mem::forget`) is safe: the ring's next call on the slot places the fence, and
+/// the next write of the slot waits for it. Neither `Send` nor `Sync`: the fence goes to the
+/// context current on the calling thread.
+#[must_use = "issue GL's reads of the buffer, then finish the guard"]
 pub struct GlRead<'a> {
     slot: &'a mut Slot,
     fns: Fns,
+    owner: GlOwner,
     done: bool,
+    /// `!Send` and `!Sync`: GL calls go to the context current on the calling thread.
+    _not_send: PhantomData<*const ()>,
 }
 
 impl fmt::Debug for GlRead<'_> {
@@ -1101,7 +1336,9 @@ impl GlRead<'_> {
     /// (`glFlush`): CUDA's next [`ExternalRing::write`] of the slot waits for the fence.
     ///
     /// # Errors
-    /// [`Error::GlCall`] when `glFenceSync` fails.
+    /// [`Error::WrongGlContext`] or [`Error::NoGlContext`] when the ring's GL context is not
+    /// current; [`Error::GlCall`] when `glFenceSync` fails. The slot then stays marked as being
+    /// read, and the ring's next call on it places the fence.
     #[doc(alias = "glFenceSync")]
     pub fn finish(mut self) -> Result<()> {
         self.done = true;
@@ -1109,23 +1346,10 @@ impl GlRead<'_> {
     }
 
     fn fence(&mut self) -> Result<()> {
-        let fns = self.fns;
-        fns.drain_errors();
-        // SAFETY: the condition and flags are the only values glFenceSync accepts; the GL
-        // context is current (the ring's contract).
-        let sync = unsafe { (fns.fence_sync)(gl::SYNC_GPU_COMMANDS_COMPLETE, 0) };
-        if sync.is_null() {
-            fns.check("glFenceSync")?;
-            return Err(Error::GlCall {
-                call: "glFenceSync",
-                code: gl::INVALID_OPERATION,
-            });
-        }
         // A previous fence of this slot (two reads without a write between) is superseded: the
         // new one signals after it. Dropping it deletes it.
-        self.slot.read_fence = Some(Fence { fns, sync });
-        // SAFETY: no arguments; submits the commands so that the GPU starts them now.
-        unsafe { (fns.flush)() };
+        self.slot.read_fence = Some(Fence::place(self.fns, self.owner)?);
+        self.slot.access = Access::Idle;
         Ok(())
     }
 }
@@ -1135,7 +1359,10 @@ impl Drop for GlRead<'_> {
         if !self.done
             && let Err(e) = self.fence()
         {
-            log::error!("cuda-gl: fencing an external ring slot failed during drop: {e}");
+            self.slot
+                .memory
+                .context()
+                .record_drop_error("fencing an external ring slot's reads", e);
         }
     }
 }
@@ -1146,7 +1373,8 @@ mod tests {
 
     #[test]
     fn a_loader_without_the_entry_points_is_a_typed_error() {
-        let result = ExternalGl::load_with(|_| std::ptr::null());
+        // SAFETY: (1), (2): the loader returns no pointer, so nothing is called.
+        let result = unsafe { ExternalGl::load_with(|_| std::ptr::null()) };
         assert!(
             result.is_err(),
             "a loader that returns null loaded the entry points"
@@ -1162,6 +1390,15 @@ mod tests {
             "{err}"
         );
         assert!(err.to_string().contains("get_proc_address"), "{err}");
+    }
+
+    /// The converse, that `ExternalRing`, `GlMemoryBuffer` and `GlRead` are not `Send`, is
+    /// checked by the compile-fail tests (`tests/ui/external_*_not_send.rs`).
+    #[test]
+    fn the_types_whose_drop_makes_no_gl_call_move_between_threads() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<ExternalGl>();
+        send_sync::<ExportableMemory>();
     }
 
     #[test]

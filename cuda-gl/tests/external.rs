@@ -1,16 +1,18 @@
 //! The external-memory ring on a real GPU: CUDA writes frames into memory from `cuMemCreate`,
 //! GL imports it with `GL_EXT_memory_object_fd` and copies every frame into a buffer of its own,
 //! and the copies must equal the CPU reference byte for byte; the same ring without the event
-//! wait, against a slow producer, must fail that check. Needs `--features egl` and a GPU; skips
-//! with a reason elsewhere (fails under `CUDA_GL_REQUIRE_GPU=1`).
+//! wait, against a slow producer, must fail that check. Leaked guards and calls with another GL
+//! context current are caught at run time. Needs `--features egl` and a GPU; skips with a reason
+//! elsewhere (fails under `CUDA_GL_REQUIRE_GPU=1`).
 #![cfg(all(feature = "egl", unix))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 
 use common::*;
-use cuda_gl::external::{ExportableMemory, ExternalGl, ExternalRing, GlMemoryBuffer};
-use cuda_gl::{Error, LaunchConfig};
+use cuda_gl::egl::HeadlessContext;
+use cuda_gl::external::{CudaWrite, ExportableMemory, ExternalGl, ExternalRing, GlMemoryBuffer};
+use cuda_gl::{Error, Function, LaunchConfig};
 use std::time::Instant;
 
 /// Words per frame: 256 x 256 RGBA8 pixels' worth, launched in one wave of 256 blocks.
@@ -24,11 +26,52 @@ const SLOW_NS: u64 = 5_000_000;
 /// The external-memory entry points of the test's GL context; skips when the context lacks
 /// the extensions.
 fn load_gl(g: &Gpu) -> Option<ExternalGl> {
-    match ExternalGl::load_with(|name| g.gl.get_proc_address(name)) {
+    // SAFETY: (1) the names resolve through eglGetProcAddress for the test's context, current
+    // on this thread; (2) libEGL is opened once per process and never closed; (3) EGL reports
+    // the current context, so cuda-gl checks the owner itself.
+    match unsafe { ExternalGl::load_with(|name| g.gl.get_proc_address(name)) } {
         Ok(gl) => Some(gl),
         Err(e @ Error::MissingGlExtension { .. }) => skip(e),
         Err(e) => panic!("loading the external-memory entry points: {e}"),
     }
+}
+
+/// Copies `bytes` bytes from the start of GL buffer `from` to byte `at` of GL buffer `to`, in
+/// GL's queue (`glCopyBufferSubData`), then checks for a GL error.
+fn gl_copy(from: u32, to: u32, at: usize, bytes: usize) {
+    // SAFETY: a context is current and both buffers are live; the callers size `from` to at least
+    // `bytes` and `to` to at least `at + bytes` bytes.
+    unsafe {
+        gl::BindBuffer(gl::COPY_READ_BUFFER, from);
+        gl::BindBuffer(gl::COPY_WRITE_BUFFER, to);
+        gl::CopyBufferSubData(
+            gl::COPY_READ_BUFFER,
+            gl::COPY_WRITE_BUFFER,
+            0,
+            at as isize,
+            bytes as isize,
+        );
+        gl::BindBuffer(gl::COPY_READ_BUFFER, 0);
+        gl::BindBuffer(gl::COPY_WRITE_BUFFER, 0);
+    }
+    check_gl();
+}
+
+/// Queues `fill` (`ext_fill_u32_slow`) on the test's stream: it spins `spin_ns`, then writes the
+/// pattern seeded with `seed` into the whole slot of `write`.
+fn fill_slot(g: &Gpu, fill: &Function, write: &CudaWrite<'_>, seed: u32, spin_ns: u64) {
+    assert_eq!(write.len(), BYTES);
+    // SAFETY: the slot holds WORDS u32 words and the kernel writes exactly those; the callers
+    // give `write` the test's stream, on which its event is recorded, and the ring keeps the
+    // memory allocated until its drop synchronizes the CUDA context.
+    unsafe {
+        fill.launch(
+            LaunchConfig::for_elements(WORDS as u32),
+            &g.stream,
+            (write.device_ptr(), WORDS as u32, seed, spin_ns),
+        )
+    }
+    .unwrap();
 }
 
 /// The seed of frame `n`: every frame's content differs from every other's in every word.
@@ -80,17 +123,7 @@ fn run_ring(
     for n in 0..frames + lag {
         if n < frames {
             let write = ring.write(n % slots, &g.stream).unwrap();
-            assert_eq!(write.len(), BYTES);
-            // SAFETY: the slot holds WORDS u32 words and the kernel writes exactly those, on
-            // the stream the guard records the slot's event on.
-            unsafe {
-                fill.launch(
-                    LaunchConfig::for_elements(WORDS as u32),
-                    &g.stream,
-                    (write.device_ptr(), WORDS as u32, frame_seed(n), spin_ns),
-                )
-            }
-            .unwrap();
+            fill_slot(g, &fill, &write, frame_seed(n), spin_ns);
             write.finish().unwrap();
         }
         if n < lag {
@@ -102,21 +135,8 @@ fn run_ring(
             // SAFETY: the test wants GL to read unfinished frames; the memory stays allocated.
             Order::WithoutEventWait => unsafe { ring.read_unordered(m % slots) }.unwrap(),
         };
-        // SAFETY: both buffers are live; the copy reads BYTES bytes of the slot and writes them
-        // at a batch offset inside the archive (batch * BYTES bytes).
-        unsafe {
-            gl::BindBuffer(gl::COPY_READ_BUFFER, read.buffer());
-            gl::BindBuffer(gl::COPY_WRITE_BUFFER, archive);
-            gl::CopyBufferSubData(
-                gl::COPY_READ_BUFFER,
-                gl::COPY_WRITE_BUFFER,
-                0,
-                ((m % batch) * BYTES) as isize,
-                BYTES as isize,
-            );
-            gl::BindBuffer(gl::COPY_READ_BUFFER, 0);
-            gl::BindBuffer(gl::COPY_WRITE_BUFFER, 0);
-        }
+        // The archive holds `batch` frames of BYTES bytes.
+        gl_copy(read.buffer(), archive, (m % batch) * BYTES, BYTES);
         read.finish().unwrap();
         let end_of_batch = m % batch == batch - 1 || m == frames - 1;
         if end_of_batch {
@@ -267,4 +287,161 @@ fn gl_buffer_outlives_released_cuda_memory() {
     assert_eq!(after, pattern_words(WORDS, 0xE47), "GL lost the bytes");
     drop(imported);
     check_gl();
+}
+
+/// The frames among `frames` consecutive ones in `archive` (frame `j` seeded with
+/// `frame_seed(j)`) that differ from the reference.
+fn wrong_frames(archive: u32, frames: usize) -> Vec<usize> {
+    let words = read_gl_buffer(archive, frames * WORDS);
+    words
+        .chunks_exact(WORDS)
+        .enumerate()
+        .filter(|(j, frame)| *frame != pattern_words(WORDS, frame_seed(*j)).as_slice())
+        .map(|(j, _)| j)
+        .collect()
+}
+
+/// A `CudaWrite` leaked with `mem::forget` never records the slot's event. A ring that went by
+/// the event alone would find no write pending and let GL copy the slot while the slow kernel
+/// still spins (as `read_unordered` does), so the copies would hold the slot's older bytes; the
+/// ring finds the slot still marked as being written and synchronizes the CUDA context first.
+#[test]
+fn a_leaked_write_guard_is_waited_for_before_gl_reads() {
+    let Some(g) = gpu() else { return };
+    let Some(gl) = load_gl(&g) else { return };
+    const FRAMES: usize = 4;
+    let mut ring = ExternalRing::new(&g.ctx, &gl, 2, BYTES).unwrap();
+    let fill = g.kernels.function("ext_fill_u32_slow").unwrap();
+    let archive = gl_buffer(FRAMES * BYTES, None);
+    for n in 0..FRAMES {
+        let slot = n % ring.len();
+        let write = ring.write(slot, &g.stream).unwrap();
+        fill_slot(&g, &fill, &write, frame_seed(n), 10 * SLOW_NS);
+        std::mem::forget(write);
+        let read = ring.read(slot).unwrap();
+        gl_copy(read.buffer(), archive, n * BYTES, BYTES);
+        read.finish().unwrap();
+    }
+    ring.wait_idle().unwrap();
+    let bad = wrong_frames(archive, FRAMES);
+    assert!(
+        bad.is_empty(),
+        "GL copied frames {bad:?} before the leaked writes' kernel had written them"
+    );
+    drop(ring);
+    delete_buffer(archive);
+    check_gl();
+    g.ctx.check_drop_errors().unwrap();
+}
+
+/// A `GlRead` leaked with `mem::forget` never places its fence (nor flushes GL's commands). A
+/// ring that went by the fence alone would let the next `write` of the slot overwrite it before
+/// GL's copy of the old frame has run (the copy waits in GL's queue behind other work), so the
+/// copy would hold CUDA's next frame; the ring finds the slot still marked as being read, fences
+/// GL's commands issued so far and waits for them first.
+#[test]
+fn a_leaked_read_guard_is_waited_for_before_cuda_writes() {
+    let Some(g) = gpu() else { return };
+    let Some(gl) = load_gl(&g) else { return };
+    const SCRATCH: usize = 64 << 20;
+    let mut ring = ExternalRing::new(&g.ctx, &gl, 2, BYTES).unwrap();
+    let fill = g.kernels.function("ext_fill_u32_slow").unwrap();
+    let write_frame = |ring: &mut ExternalRing, seed: u32| {
+        let write = ring.write(0, &g.stream).unwrap();
+        fill_slot(&g, &fill, &write, seed, 0);
+        write.finish().unwrap();
+    };
+    let (old, new) = (frame_seed(0), frame_seed(1));
+    write_frame(&mut ring, old);
+    let busy = [gl_buffer(SCRATCH, None), gl_buffer(SCRATCH, None)];
+    let archive = gl_buffer(BYTES, None);
+    let read = ring.read(0).unwrap();
+    // About a millisecond of GL work ahead of the copy of the slot.
+    for _ in 0..32 {
+        gl_copy(busy[0], busy[1], 0, SCRATCH);
+    }
+    gl_copy(read.buffer(), archive, 0, BYTES);
+    std::mem::forget(read);
+    write_frame(&mut ring, new);
+    g.stream.synchronize().unwrap();
+    assert!(
+        read_gl_buffer(archive, WORDS) == pattern_words(WORDS, old),
+        "GL's copy of the slot, issued before the leaked read guard, did not read the frame \
+         written before it: CUDA's next write overtook it"
+    );
+    let read = ring.read(0).unwrap();
+    assert_eq!(
+        read_gl_buffer(read.buffer(), WORDS),
+        pattern_words(WORDS, new),
+        "the slot does not hold CUDA's next frame"
+    );
+    read.finish().unwrap();
+    drop(ring);
+    delete_buffer(archive);
+    busy.into_iter().for_each(delete_buffer);
+    check_gl();
+    g.ctx.check_drop_errors().unwrap();
+}
+
+/// The ring's GL calls go to the context current on the thread. Unchecked, with another context
+/// current, the waits would use sync objects in the wrong context and the drop would delete that
+/// context's buffers of the same names. Each call returns `WrongGlContext` (or `NoGlContext` with
+/// none current), and the drop leaks the GL objects instead.
+#[test]
+fn ring_calls_with_another_gl_context_current_are_refused() {
+    let Some(g) = gpu() else { return };
+    let Some(gl) = load_gl(&g) else { return };
+    let mut ring = ExternalRing::new(&g.ctx, &gl, 2, BYTES).unwrap();
+    let doomed = ExternalRing::new(&g.ctx, &gl, 2, BYTES).unwrap();
+    let names: Vec<u32> = (0..doomed.len())
+        .map(|i| doomed.gl_buffer(i).unwrap())
+        .collect();
+    let memory = ExportableMemory::new(&g.ctx, BYTES).unwrap();
+    // Current from here on; a fresh context hands out buffer names from 1 up, as the test's did.
+    let other = HeadlessContext::for_cuda_device(g.device.raw()).unwrap();
+    let mut others = Vec::new();
+    while !names.iter().all(|n| others.contains(n)) && others.len() < 64 {
+        others.push(gl_buffer(16, None));
+    }
+    assert!(
+        names.iter().all(|n| others.contains(n)),
+        "the other context gave none of the names {names:?} in {} buffers",
+        others.len()
+    );
+    let refused = |what: &str, result: cuda_gl::Result<()>| match result {
+        Err(Error::WrongGlContext { owner, current, .. }) => {
+            assert_ne!(owner, current, "{what}");
+        }
+        other => panic!("{what} with another GL context current: {other:?}"),
+    };
+    refused("write", ring.write(0, &g.stream).map(drop));
+    refused("read", ring.read(0).map(drop));
+    refused("wait_idle", ring.wait_idle());
+    refused("import", GlMemoryBuffer::import(&gl, &memory).map(drop));
+    refused("new", ExternalRing::new(&g.ctx, &gl, 1, BYTES).map(drop));
+    drop(doomed);
+    for &name in &names {
+        // SAFETY: a context is current.
+        let alive = unsafe { gl::IsBuffer(name) };
+        assert_eq!(
+            alive,
+            gl::TRUE,
+            "dropping the ring with another context current deleted that context's buffer {name}"
+        );
+    }
+    others.into_iter().for_each(delete_buffer);
+    check_gl();
+    other.release_current().unwrap();
+    let err = ring.read(0).map(drop).unwrap_err();
+    assert!(matches!(err, Error::NoGlContext { .. }), "{err:?}");
+    g.gl.make_current().unwrap();
+    drop(other);
+    // With the owner current again the ring works.
+    ring.write(0, &g.stream).unwrap().finish().unwrap();
+    ring.read(0).unwrap().finish().unwrap();
+    ring.wait_idle().unwrap();
+    drop(ring);
+    drop(memory);
+    check_gl();
+    g.ctx.check_drop_errors().unwrap();
 }
