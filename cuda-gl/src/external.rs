@@ -125,7 +125,7 @@
 use crate::context::Context;
 use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::glcurrent::GlOwner;
+use crate::glprobe::GlOwner;
 use crate::memory::DevicePtr;
 use crate::result::{self, drv};
 use crate::stream::{AsStream, Event};
