@@ -87,6 +87,23 @@ mod egl {
     assert_not_impl_any!(HeadlessContext: Sync);
 }
 
+#[cfg(unix)]
+mod external {
+    use cuda_gl::external::{
+        CudaWrite, ExportableMemory, ExternalGl, ExternalRing, GlMemoryBuffer, GlRead,
+    };
+    use static_assertions::{assert_impl_all, assert_not_impl_any};
+
+    // Loaded entry points and CUDA memory: no GL call in their drops.
+    assert_impl_all!(ExternalGl: Send, Sync);
+    assert_impl_all!(ExportableMemory: Send, Sync);
+    // Their drops and calls go to the GL context current on the calling thread.
+    assert_not_impl_any!(ExternalRing: Send, Sync);
+    assert_not_impl_any!(GlMemoryBuffer: Send, Sync);
+    assert_not_impl_any!(GlRead<'static>: Send, Sync);
+    assert_not_impl_any!(CudaWrite<'static>: Send, Sync);
+}
+
 #[cfg(feature = "cudarc")]
 mod cudarc_views {
     use cuda_gl::cudarc_interop::{MappedView, MappedViewMut};
