@@ -1,6 +1,6 @@
 //! CUDA devices, and the devices behind the current OpenGL context.
 
-use crate::error::{DeviceLabel, Result};
+use crate::error::{CudaError, DeviceLabel, Error, Result};
 use crate::result;
 use cuda_gl_sys as sys;
 
@@ -143,7 +143,21 @@ impl GlDeviceList {
 pub fn gl_devices(list: GlDeviceList) -> Result<Vec<Device>> {
     match result::device::gl_devices(list.raw()) {
         Ok(devices) => Ok(devices.into_iter().map(Device::from_raw).collect()),
-        Err(crate::Error::Cuda(e)) => Err(crate::graphics::classify_gl_error(e)),
+        Err(crate::Error::Cuda(e)) => Err(classify_gl_error(e)),
         Err(e) => Err(e),
+    }
+}
+
+/// Turns the driver's error from a GL-device query into the variant that says what to do.
+fn classify_gl_error(e: CudaError) -> Error {
+    use sys::CUresult as R;
+    match e.code {
+        R::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT | R::CUDA_ERROR_INVALID_CONTEXT => {
+            Error::NoGlContext { source: e }
+        }
+        R::CUDA_ERROR_NO_DEVICE | R::CUDA_ERROR_OPERATING_SYSTEM | R::CUDA_ERROR_UNKNOWN => {
+            Error::NotNvidiaGl { source: e }
+        }
+        _ => e.into(),
     }
 }

@@ -396,7 +396,7 @@ pub enum Error {
         /// What it was registered as, e.g. `GL_TEXTURE_2D texture`.
         kind: String,
         /// The flags it was registered with.
-        flags: crate::RegisterFlags,
+        flags: crate::gl_object::RegisterFlags,
         /// Whether CUDA accepts the image without `SURFACE_LOAD_STORE` and `TEXTURE_GATHER`.
         flags_only: bool,
         /// The driver's error.
@@ -440,7 +440,7 @@ pub enum Error {
         /// The GL name.
         name: u32,
         /// The target it was registered with.
-        target: crate::ImageTarget,
+        target: crate::gl_object::ImageTarget,
         /// The GL enum of the target it was created with (`GL_TEXTURE_TARGET`).
         actual: u32,
     },
@@ -497,14 +497,14 @@ fn context_unusable_help(source: &CudaError) -> String {
 }
 
 fn gl_target_name(target: u32) -> String {
-    match crate::ImageTarget::from_gl(target) {
+    match crate::gl_object::ImageTarget::from_gl(target) {
         Some(t) => format!("{t:?} ({})", t.describe()),
         None => format!("GL target {target:#x}"),
     }
 }
 
 fn target_help(actual: u32) -> String {
-    match crate::ImageTarget::from_gl(actual) {
+    match crate::gl_object::ImageTarget::from_gl(actual) {
         Some(t) => format!("register it with ImageTarget::{t:?}"),
         None => "CUDA registers only GL_TEXTURE_2D, GL_TEXTURE_RECTANGLE, GL_TEXTURE_2D_ARRAY, \
                  GL_TEXTURE_3D and GL_TEXTURE_CUBE_MAP textures and renderbuffers: copy the data \
@@ -543,7 +543,7 @@ fn is_context_fatal(code: CUresult) -> bool {
 fn unsupported_image_help(
     name: u32,
     kind: &str,
-    flags: crate::RegisterFlags,
+    flags: crate::gl_object::RegisterFlags,
     flags_only: bool,
 ) -> String {
     const FORMATS: &str = "1, 2 or 4 channels of 8-, 16- or 32-bit integers or of 16- or 32-bit \

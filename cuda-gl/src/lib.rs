@@ -172,6 +172,7 @@
 mod context;
 mod device;
 mod error;
+mod gl_object;
 mod glprobe;
 pub mod graphics;
 mod memory;

@@ -2,7 +2,7 @@
 //! the `gl` crate's function pointers. Each call is made only when a GL context is known to be
 //! current and the entry point is loaded.
 use super::current;
-use crate::graphics::{ImageTarget, Kind};
+use crate::gl_object::{ImageTarget, Kind};
 
 fn identifier(kind: Kind) -> u32 {
     match kind {

@@ -4,7 +4,7 @@
 //! crate); the DSA queries also need OpenGL 4.5. No query changes GL state or raises a GL error.
 
 use super::current::gl_is_current;
-use crate::graphics::ImageTarget;
+use crate::gl_object::ImageTarget;
 
 /// Whether the current context is OpenGL 4.5 or newer.
 fn has_dsa() -> bool {

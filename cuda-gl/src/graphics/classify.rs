@@ -8,20 +8,6 @@ use crate::glprobe::{self, query};
 use crate::result;
 use cuda_gl_sys as sys;
 
-/// Turns the driver's error from a GL-device query into the variant that says what to do.
-pub(crate) fn classify_gl_error(e: CudaError) -> Error {
-    use sys::CUresult as R;
-    match e.code {
-        R::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT | R::CUDA_ERROR_INVALID_CONTEXT => {
-            Error::NoGlContext { source: e }
-        }
-        R::CUDA_ERROR_NO_DEVICE | R::CUDA_ERROR_OPERATING_SYSTEM | R::CUDA_ERROR_UNKNOWN => {
-            Error::NotNvidiaGl { source: e }
-        }
-        _ => e.into(),
-    }
-}
-
 pub(super) fn classify_register_error(e: CudaError, name: u32, kind: Kind, ctx: &Context) -> Error {
     use sys::CUresult as R;
     let kind_text = kind.describe().to_string();
