@@ -1,7 +1,7 @@
 //! Long runs on a real GPU: soak loops that must not leak device memory or host memory, frame
 //! integrity checked from GL, and two threads with their own GL contexts doing interop at once.
 //!
-//! The defaults are the numbers of the reliability issue; each can be lowered for a quick run:
+//! The defaults are the full run's sizes; each can be lowered for a quick run:
 //!
 //! | variable | default | what |
 //! | --- | --- | --- |

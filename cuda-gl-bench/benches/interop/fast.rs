@@ -1,9 +1,8 @@
 //! The fast path (groups 8-10): one frame per handoff against the handoff floor, K frames per
 //! handoff, and frames in flight.
 //!
-//! "GL use" of a frame is the same everywhere here, as in the Python prototype
-//! (`baseline_surface.py`): `glCopyImageSubData` of one texel of the frame into a 1x1 sink
-//! texture, then `glFinish` (the ring cases replace the `glFinish` with a fence). The floor does
+//! "GL use" of a frame is the same everywhere here: `glCopyImageSubData` of one texel of the
+//! frame into a 1x1 sink texture, then `glFinish` (the ring cases replace the `glFinish` with a fence). The floor does
 //! the same GL work on an untouched texture of the frame's size, after a CUDA kernel that writes
 //! a frame into plain device memory and a stream sync, with no interop call at all. So floor and
 //! frames differ only by what the frame path itself costs (map, unmap, and for the PBO path GL's
@@ -633,9 +632,9 @@ pub fn summary(cases: &[Case]) -> String {
 
 /// The legend of groups 8-10.
 pub const LEGEND: &str = "\
-- **8** (the fast path, issue #10): one frame per handoff, every row ending with the same GL \
+- **8** (the fast path): one frame per handoff, every row ending with the same GL \
   use as the floor: `glCopyImageSubData` of one texel of the frame into a 1x1 texture + \
-  `glFinish` (as `baseline_surface.py`). Floor: `plasma_pbo` into plain device memory + stream \
+  `glFinish`. Floor: `plasma_pbo` into plain device memory + stream \
   sync, then that GL use of an untouched frame-sized texture; no interop call. PBO frame: map, \
   `plasma_pbo`, unmap, `glTexSubImage2D` from the PBO, GL use. Surface frame: texture \
   registered `SURFACE_LOAD_STORE | WRITE_DISCARD`, map, `plasma_surface` through \

@@ -5,7 +5,7 @@
 //! Needs an NVIDIA GPU with the NVIDIA EGL driver (headless is fine). Run with
 //!
 //! ```text
-//! cargo bench -p cuda-gl --features egl --bench interop -- [--quick | --iters N] [--out DIR]
+//! cargo bench -p cuda-gl-bench --bench interop -- [--quick | --iters N] [--out DIR]
 //!     [--device N | --all-devices] [--warmup N] [--cpu-iters N] [--watchdog-secs N]
 //! ```
 //!
@@ -31,16 +31,7 @@ mod measure;
 #[path = "interop/report.rs"]
 mod report;
 
-// The CPU reference of the plasma kernels; only `plasma_pixel` is used (rendered on every core).
-// Cargo compiles `harness = false` benches with `cfg(test)` but without the test harness, so the
-// file's test module is compiled with its `#[test]` functions stripped: hence `unused_imports`.
-#[allow(dead_code, unused_imports)]
-#[path = "../../plasma-demo/src/plasma_cpu.rs"]
-mod plasma_cpu;
-// plasma-demo's watchdog (std only), for the same reason: a benchmark cannot depend on the demo.
-#[allow(dead_code, unused_imports)]
-#[path = "../../plasma-demo/src/watchdog.rs"]
-mod watchdog;
+use plasma_demo::{plasma_cpu, watchdog};
 
 use anyhow::{Context as _, Result};
 use measure::Plan;
