@@ -5,6 +5,24 @@ use crate::error::{Error, Result};
 use crate::result;
 use cuda_gl_sys as sys;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long cuda-gl's own waits for the GPU (a pinned buffer's copies, for instance) may take
+/// before they give up with [`Error::Timeout`]: 10 s, as the external ring's default.
+pub(crate) const DEFAULT_WAIT_LIMIT: Duration = Duration::from_secs(10);
+
+/// Refuses `stream` unless it belongs to `ctx`, the context of `owner` (e.g. "the kernel's
+/// module"): work queued on a stream of another context cannot use `owner`'s handles.
+pub(crate) fn check_same_context(ctx: &Context, stream: &impl AsStream, owner: &str) -> Result<()> {
+    if stream.raw_context() == ctx.raw() {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument(format!(
+            "the stream belongs to another CUDA context than {owner}.\nhelp: create the stream \
+             (or borrow it with Stream::from_raw) in the same Context as {owner}"
+        )))
+    }
+}
 
 /// A stream that work can be queued on: cuda-gl's [`Stream`], or one from another library.
 ///
@@ -216,13 +234,7 @@ impl Event {
     /// `cuEventRecord`.
     #[doc(alias = "cuEventRecord")]
     pub fn record(&self, stream: &impl AsStream) -> Result<()> {
-        if stream.raw_context() != self.ctx.raw() {
-            return Err(Error::InvalidArgument(
-                "the event and the stream belong to different CUDA contexts; create the event \
-                 in the stream's context"
-                    .into(),
-            ));
-        }
+        check_same_context(&self.ctx, stream, "the event")?;
         self.ctx.bind()?;
         // SAFETY: both handles are live while borrowed and share a context (checked above).
         unsafe { result::stream::event_record(self.raw, stream.raw_stream()) }
@@ -249,6 +261,33 @@ impl Event {
         self.ctx.bind()?;
         // SAFETY: the event is live.
         unsafe { result::stream::event_query(self.raw) }
+    }
+
+    /// Waits until the work before the recorded point has finished, polling `cuEventQuery` for
+    /// at most `limit` (an event never recorded counts as finished).
+    ///
+    /// Unlike [`Event::synchronize`], it gives up: a kernel that never ends yields an error
+    /// instead of a hung thread. It sleeps briefly between polls, so it costs a little latency
+    /// (up to about 50 µs) rather than a busy core.
+    ///
+    /// # Errors
+    /// [`Error::Timeout`] when the work has not finished within `limit`; the driver's error
+    /// from `cuEventQuery`, such as a kernel's `CUDA_ERROR_ILLEGAL_ADDRESS`.
+    #[doc(alias = "cuEventQuery")]
+    pub fn wait_for(&self, limit: Duration) -> Result<()> {
+        let start = Instant::now();
+        let mut pause = Duration::from_micros(1);
+        while !self.query()? {
+            if start.elapsed() >= limit {
+                return Err(Error::Timeout {
+                    what: "a CUDA event (the work queued before it was recorded)".into(),
+                    timeout: limit,
+                });
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_micros(50));
+        }
+        Ok(())
     }
 
     /// Milliseconds between `start` and `self`, both recorded and complete.
