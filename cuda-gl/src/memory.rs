@@ -142,30 +142,37 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
 
     /// Allocates and queues the zeroing on `stream`, a live stream of `ctx`.
     fn alloc_zeroed(ctx: &Arc<Context>, len: usize, stream: sys::CUstream) -> Result<Self> {
+        let buf = Self::alloc(ctx, len)?;
+        // SAFETY: the allocation is `byte_len` long; the stream is live and of `ctx` (callers);
+        // `alloc` bound `ctx`.
+        unsafe { drv!(cuMemsetD8Async(buf.raw, 0, buf.byte_len(), stream)) }?;
+        Ok(buf)
+    }
+
+    /// Allocates `len` values, uninitialised, with `ctx` bound.
+    fn alloc(ctx: &Arc<Context>, len: usize) -> Result<Self> {
         let bytes = allocation_bytes::<T>(len)?;
         ctx.bind()?;
         let mut raw = 0;
         // SAFETY: `raw` is a valid out-pointer.
         unsafe { drv!(cuMemAlloc_v2(&mut raw, bytes)) }?;
-        let buf = Self {
+        Ok(Self {
             ctx: ctx.clone(),
             raw,
             len,
             _t: PhantomData,
-        };
-        // SAFETY: the allocation is `bytes` long; the stream is live and of `ctx` (callers).
-        unsafe { drv!(cuMemsetD8Async(raw, 0, bytes, stream)) }?;
-        Ok(buf)
+        })
     }
 
-    /// Allocates and copies `data` in, as [`DeviceBuffer::zeroed`] then
-    /// [`DeviceBuffer::copy_from_slice`] do.
+    /// Allocates and copies `data` in, as [`DeviceBuffer::copy_from_slice`] does (so the copy
+    /// is ordered after all work queued in the context so far, and has finished on return).
     ///
     /// # Errors
-    /// As [`DeviceBuffer::zeroed`] and [`DeviceBuffer::copy_from_slice`].
+    /// [`Error::InvalidArgument`] for an empty `data`; the driver's error from `cuMemAlloc`
+    /// (e.g. `CUDA_ERROR_OUT_OF_MEMORY`), and as [`DeviceBuffer::copy_from_slice`].
     #[doc(alias = "cuMemcpyHtoD")]
     pub fn from_slice(ctx: &Arc<Context>, data: &[T]) -> Result<Self> {
-        let mut buf = Self::zeroed(ctx, data.len())?;
+        let mut buf = Self::alloc(ctx, data.len())?;
         buf.copy_from_slice(data)?;
         Ok(buf)
     }

@@ -863,4 +863,6 @@ fn plain_copies_are_ordered_after_kernels_on_a_non_blocking_stream() {
     assert_eq!(stale_words(&buf.to_vec_on(&g.stream).unwrap(), 13, 1), 0);
     let zeroes = DeviceBuffer::<u32>::zeroed_on(&g.ctx, WORDS, &g.stream).unwrap();
     assert!(zeroes.to_vec_on(&g.stream).unwrap().iter().all(|&w| w == 0));
+    let copy = DeviceBuffer::from_slice(&g.ctx, &data).unwrap();
+    assert_eq!(copy.to_vec().unwrap(), data);
 }
