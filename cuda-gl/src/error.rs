@@ -221,10 +221,12 @@ pub enum Error {
         source: CudaError,
     },
 
-    /// The module image is not valid PTX or cubin.
+    /// The module image is not valid PTX or cubin: the driver refused it, or cuda-gl's checks
+    /// did before the driver was called (the source's call is then
+    /// `cuModuleLoadDataEx (not called)`).
     #[error("{source}\nhelp: the bytes are not a valid PTX or cubin module{}", jit_log(.log))]
     InvalidModule {
-        /// The JIT compiler's error log, if it wrote one.
+        /// The JIT compiler's error log, if it wrote one, or what cuda-gl's checks found.
         log: String,
         /// The driver's error.
         source: CudaError,
@@ -587,7 +589,9 @@ fn jit_log(log: &str) -> String {
     if log.trim().is_empty() {
         String::new()
     } else {
-        format!("; the JIT compiler said:\n{}", log.trim())
+        // The log is the JIT compiler's, or that of cuda-gl's checks before the driver (whose
+        // source then names `cuModuleLoadDataEx (not called)`).
+        format!(":\n{}", log.trim())
     }
 }
 

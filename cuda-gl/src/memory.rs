@@ -1,10 +1,10 @@
 //! Device and pinned host memory: for kernels' scratch data, tests and baselines.
 
 use crate::context::Context;
-use crate::error::{Error, Result};
+use crate::error::{CudaError, Error, Result};
 use crate::module::KernelParam;
-use crate::result::drv;
-use crate::stream::AsStream;
+use crate::result::{self, drv};
+use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT, Event, check_same_context};
 use cuda_gl_sys as sys;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -63,8 +63,24 @@ impl DevicePtr<'_> {
     }
 
     /// The address `bytes` further on.
-    pub fn byte_add(self, bytes: usize) -> Self {
-        Self::new(self.raw + bytes as u64)
+    ///
+    /// Only the arithmetic is checked: the result may lie past the end of the owner's memory,
+    /// and a kernel that uses such an address faults (the caller of the unsafe
+    /// [`Function::launch`](crate::Function::launch) vouches for the addresses it passes).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when the address would overflow 64 bits.
+    pub fn byte_add(self, bytes: usize) -> Result<Self> {
+        u64::try_from(bytes)
+            .ok()
+            .and_then(|b| self.raw.checked_add(b))
+            .map(Self::new)
+            .ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "device address {:#x} + {bytes} bytes overflows 64 bits",
+                    self.raw
+                ))
+            })
     }
 }
 
@@ -86,48 +102,101 @@ unsafe impl<T: DeviceCopy> Send for DeviceBuffer<T> {}
 unsafe impl<T: DeviceCopy> Sync for DeviceBuffer<T> {}
 
 impl<T: DeviceCopy> DeviceBuffer<T> {
-    /// Allocates `len` values, zero-filled.
+    /// Allocates `len` values, zero-filled, and waits until the zeroing has finished.
+    ///
+    /// The zeroing runs on the legacy default stream, which kernels on
+    /// [`NonBlocking`](crate::StreamFlags::NonBlocking) streams do not wait for, so this waits
+    /// for it (`cuStreamSynchronize(CU_STREAM_LEGACY)`): the host waits for the memset and for
+    /// work on blocking streams, not for other work. [`DeviceBuffer::zeroed_on`] queues the
+    /// zeroing on a stream instead and does not wait.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for a zero length; the driver's error from `cuMemAlloc`
-    /// (e.g. `CUDA_ERROR_OUT_OF_MEMORY`).
+    /// (e.g. `CUDA_ERROR_OUT_OF_MEMORY`), `cuMemsetD8Async` or `cuStreamSynchronize`.
     #[doc(alias = "cuMemAlloc")]
     pub fn zeroed(ctx: &Arc<Context>, len: usize) -> Result<Self> {
+        let buf = Self::alloc_zeroed(ctx, len, sys::CU_STREAM_LEGACY)?;
+        // SAFETY: CU_STREAM_LEGACY is a special handle valid in every context; `ctx` is current
+        // (bound by alloc_zeroed).
+        unsafe { result::stream::synchronize(sys::CU_STREAM_LEGACY) }?;
+        Ok(buf)
+    }
+
+    /// Allocates `len` values and queues their zeroing on `stream`, without waiting.
+    ///
+    /// Work queued on `stream` after this sees zeroes. Work on other streams must be ordered
+    /// after it (e.g. with an [`Event`] that the other stream waits for); the simple copies
+    /// ([`DeviceBuffer::to_vec`], [`DeviceBuffer::copy_from_slice`]) wait for the whole context
+    /// and so see it.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a zero length or a stream of another context; the
+    /// driver's error from `cuMemAlloc` (e.g. `CUDA_ERROR_OUT_OF_MEMORY`) or
+    /// `cuMemsetD8Async`.
+    #[doc(alias = "cuMemAlloc")]
+    #[doc(alias = "cuMemsetD8Async")]
+    pub fn zeroed_on(ctx: &Arc<Context>, len: usize, stream: &impl AsStream) -> Result<Self> {
+        check_same_context(ctx, stream, "the device buffer")?;
+        Self::alloc_zeroed(ctx, len, stream.raw_stream())
+    }
+
+    /// Allocates and queues the zeroing on `stream`, a live stream of `ctx`.
+    fn alloc_zeroed(ctx: &Arc<Context>, len: usize, stream: sys::CUstream) -> Result<Self> {
+        let buf = Self::alloc(ctx, len)?;
+        // SAFETY: the allocation is `byte_len` long; the stream is live and of `ctx` (callers);
+        // `alloc` bound `ctx`.
+        unsafe { drv!(cuMemsetD8Async(buf.raw, 0, buf.byte_len(), stream)) }?;
+        Ok(buf)
+    }
+
+    /// Allocates `len` values, uninitialised, with `ctx` bound.
+    fn alloc(ctx: &Arc<Context>, len: usize) -> Result<Self> {
         let bytes = allocation_bytes::<T>(len)?;
         ctx.bind()?;
         let mut raw = 0;
         // SAFETY: `raw` is a valid out-pointer.
         unsafe { drv!(cuMemAlloc_v2(&mut raw, bytes)) }?;
-        let buf = Self {
+        Ok(Self {
             ctx: ctx.clone(),
             raw,
             len,
             _t: PhantomData,
-        };
-        // SAFETY: the allocation is `bytes` long.
-        unsafe { drv!(cuMemsetD8_v2(raw, 0, bytes)) }?;
-        Ok(buf)
+        })
     }
 
-    /// Allocates and copies `data` in.
+    /// Allocates and copies `data` in, as [`DeviceBuffer::copy_from_slice`] does (so the copy
+    /// is ordered after all work queued in the context so far, and has finished on return).
     ///
     /// # Errors
-    /// As [`DeviceBuffer::zeroed`], and the driver's error from `cuMemcpyHtoD`.
+    /// [`Error::InvalidArgument`] for an empty `data`; the driver's error from `cuMemAlloc`
+    /// (e.g. `CUDA_ERROR_OUT_OF_MEMORY`), and as [`DeviceBuffer::copy_from_slice`].
+    #[doc(alias = "cuMemcpyHtoD")]
     pub fn from_slice(ctx: &Arc<Context>, data: &[T]) -> Result<Self> {
-        let mut buf = Self::zeroed(ctx, data.len())?;
+        let mut buf = Self::alloc(ctx, data.len())?;
         buf.copy_from_slice(data)?;
         Ok(buf)
     }
 
-    /// Copies `data` (exactly `len` values) in, synchronously.
+    /// Copies `data` (exactly `len` values) in, after all work queued in the context so far,
+    /// and waits until the copy has finished.
+    ///
+    /// The copy runs on the legacy default stream, which work on
+    /// [`NonBlocking`](crate::StreamFlags::NonBlocking) streams is not ordered with. So that a
+    /// kernel still running on such a stream does not see the buffer change under it, and one
+    /// queued afterwards sees the new contents, this waits for the whole context before and
+    /// after the copy (`cuCtxSynchronize`): the host waits for every stream of the context.
+    /// [`DeviceBuffer::copy_from_slice_on`] orders the copy on one stream instead.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a length mismatch; the driver's error from `cuMemcpyHtoD`.
+    /// [`Error::InvalidArgument`] for a length mismatch; the driver's error from
+    /// `cuCtxSynchronize` (including errors of earlier kernels) or `cuMemcpyHtoD`.
     #[doc(alias = "cuMemcpyHtoD")]
     pub fn copy_from_slice(&mut self, data: &[T]) -> Result<()> {
         self.check_len(data.len())?;
         self.ctx.bind()?;
-        // SAFETY: both ranges are `byte_len` long; `T` is plain data.
+        result::ctx::synchronize()?;
+        // SAFETY: both ranges are `byte_len` long; `T` is plain data. For pageable memory the
+        // call returns once `data` has been read (staged), so the borrow may end after it.
         unsafe {
             drv!(cuMemcpyHtoD_v2(
                 self.raw,
@@ -135,18 +204,55 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
                 self.byte_len()
             ))
         }?;
-        Ok(())
+        result::ctx::synchronize()
     }
 
-    /// Copies the contents out, synchronously (after all work in the context).
+    /// Queues a copy of `data` (exactly `len` values) in on `stream`, after the work queued on
+    /// it so far, and waits until that stream reaches the end of the copy
+    /// (`cuStreamSynchronize`; other streams are not waited for).
     ///
     /// # Errors
-    /// The driver's error from `cuMemcpyDtoH` (including errors of earlier kernels).
+    /// [`Error::InvalidArgument`] for a length mismatch or a stream of another context; the
+    /// driver's error from `cuMemcpyHtoDAsync` or `cuStreamSynchronize` (including errors of
+    /// earlier kernels on the stream).
+    #[doc(alias = "cuMemcpyHtoDAsync")]
+    pub fn copy_from_slice_on(&mut self, data: &[T], stream: &impl AsStream) -> Result<()> {
+        self.check_len(data.len())?;
+        check_same_context(&self.ctx, stream, "the device buffer")?;
+        self.ctx.bind()?;
+        // SAFETY: both ranges are `byte_len` long; `T` is plain data; the stream is live while
+        // borrowed and of this context (checked). The driver stages pageable `data` before the
+        // call returns, and the DMA only reads it, so the borrow of `data` may end even if the
+        // synchronize below fails.
+        unsafe {
+            drv!(cuMemcpyHtoDAsync_v2(
+                self.raw,
+                data.as_ptr().cast(),
+                self.byte_len(),
+                stream.raw_stream()
+            ))
+        }?;
+        // SAFETY: the stream is live while borrowed.
+        unsafe { result::stream::synchronize(stream.raw_stream()) }
+    }
+
+    /// Copies the contents out, after all work queued in the context so far.
+    ///
+    /// The copy runs on the legacy default stream, which work on
+    /// [`NonBlocking`](crate::StreamFlags::NonBlocking) streams is not ordered with, so this
+    /// first waits for the whole context (`cuCtxSynchronize`): the host waits for every stream
+    /// of the context. [`DeviceBuffer::to_vec_on`] waits for one stream instead.
+    ///
+    /// # Errors
+    /// The driver's error from `cuCtxSynchronize` (including errors of earlier kernels) or
+    /// `cuMemcpyDtoH`.
     #[doc(alias = "cuMemcpyDtoH")]
     pub fn to_vec(&self) -> Result<Vec<T>> {
         self.ctx.bind()?;
+        result::ctx::synchronize()?;
         let mut out = Vec::<T>::with_capacity(self.len);
-        // SAFETY: the destination has capacity for `len` values; `T` accepts any bytes.
+        // SAFETY: the destination has capacity for `len` values; `T` accepts any bytes; the
+        // copy to pageable memory has finished when the call returns.
         unsafe {
             drv!(cuMemcpyDtoH_v2(
                 out.as_mut_ptr().cast(),
@@ -158,14 +264,51 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         Ok(out)
     }
 
+    /// Queues a copy of the contents out on `stream`, after the work queued on it so far, and
+    /// waits for it (other streams are not waited for).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a stream of another context; the driver's error from
+    /// `cuMemcpyDtoHAsync` or `cuStreamSynchronize` (including errors of earlier kernels on
+    /// the stream).
+    #[doc(alias = "cuMemcpyDtoHAsync")]
+    pub fn to_vec_on(&self, stream: &impl AsStream) -> Result<Vec<T>> {
+        check_same_context(&self.ctx, stream, "the device buffer")?;
+        self.ctx.bind()?;
+        let mut out = Vec::<T>::with_capacity(self.len);
+        // SAFETY: the destination has capacity for `len` values; the stream is live while
+        // borrowed and of this context (checked).
+        unsafe {
+            drv!(cuMemcpyDtoHAsync_v2(
+                out.as_mut_ptr().cast(),
+                self.raw,
+                self.byte_len(),
+                stream.raw_stream()
+            ))
+        }?;
+        // SAFETY: the stream is live while borrowed.
+        if let Err(e) = unsafe { result::stream::synchronize(stream.raw_stream()) } {
+            // Whether the copy into `out` still runs is unknown: leak the allocation rather
+            // than free memory the DMA may write.
+            std::mem::forget(out);
+            return Err(e);
+        }
+        // SAFETY: the copy has finished and wrote `len` values; `T` accepts any bytes.
+        unsafe { out.set_len(self.len) };
+        Ok(out)
+    }
+
     /// Sets every byte to `value`, in stream order.
     ///
     /// # Errors
-    /// The driver's error from `cuMemsetD8Async`.
+    /// [`Error::InvalidArgument`] for a stream of another context; the driver's error from
+    /// `cuMemsetD8Async`.
     #[doc(alias = "cuMemsetD8Async")]
     pub fn memset_async(&mut self, value: u8, stream: &impl AsStream) -> Result<()> {
+        check_same_context(&self.ctx, stream, "the device buffer")?;
         self.ctx.bind()?;
-        // SAFETY: the range is the allocation; the stream is live while borrowed.
+        // SAFETY: the range is the allocation; the stream is live while borrowed and of this
+        // context (checked).
         unsafe {
             drv!(cuMemsetD8Async(
                 self.raw,
@@ -222,26 +365,45 @@ impl<T: DeviceCopy> Drop for DeviceBuffer<T> {
 }
 
 /// Page-locked host memory: the fast staging area for copies between host and device.
+///
+/// Asynchronous copies into it ([`PinnedBuffer::copy_from_device_async`]) return while the DMA
+/// still runs. The buffer therefore owns a CUDA event, recorded after every such copy (and each
+/// copy waits on the stream for the one before it, whatever its stream), and
+/// [`PinnedBuffer::as_slice`], [`PinnedBuffer::as_mut_slice`] and `Drop` wait for it, so safe
+/// code never sees or frees the memory while a copy writes it. When nothing is pending the wait
+/// is one `cuEventQuery`. The waits give up after 10 s with [`Error::Timeout`]; a `Drop` that
+/// gives up (or fails) leaks the memory instead of freeing it under the DMA, and records the
+/// error for [`Context::take_drop_errors`](crate::Context::take_drop_errors).
 #[derive(Debug)]
 pub struct PinnedBuffer<T: DeviceCopy> {
     ctx: Arc<Context>,
     ptr: *mut T,
     len: usize,
+    /// Recorded after every asynchronous operation on the buffer.
+    event: Event,
+    /// Set when a copy was queued but recording `event` after it failed, and the stream could
+    /// not be synchronized either: when that copy ends is unknown, so the memory is never read
+    /// or freed again.
+    untracked: bool,
 }
 
-// SAFETY: the memory is owned by this value; `T` is plain data.
+// SAFETY: the memory is owned by this value; `T` is plain data; the event is `Send`.
 unsafe impl<T: DeviceCopy> Send for PinnedBuffer<T> {}
-// SAFETY: shared access only reads.
+// SAFETY: shared access only reads, and only after the pending copies have finished (`&self`
+// cannot start one: that takes `&mut self`).
 unsafe impl<T: DeviceCopy> Sync for PinnedBuffer<T> {}
 
 impl<T: DeviceCopy> PinnedBuffer<T> {
-    /// Allocates `len` zero-filled values of page-locked host memory.
+    /// Allocates `len` zero-filled values of page-locked host memory, and the event that
+    /// tracks copies into it.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a zero length; the driver's error from `cuMemAllocHost`.
+    /// [`Error::InvalidArgument`] for a zero length; the driver's error from `cuMemAllocHost`
+    /// or `cuEventCreate`.
     #[doc(alias = "cuMemAllocHost")]
     pub fn zeroed(ctx: &Arc<Context>, len: usize) -> Result<Self> {
         let bytes = allocation_bytes::<T>(len)?;
+        let event = Event::new(ctx, false)?;
         ctx.bind()?;
         let mut ptr = std::ptr::null_mut();
         // SAFETY: `ptr` is a valid out-pointer.
@@ -252,27 +414,77 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
             ctx: ctx.clone(),
             ptr: ptr.cast(),
             len,
+            event,
+            untracked: false,
         })
     }
 
-    /// The contents. Do not read while an asynchronous copy into it is in flight.
-    pub fn as_slice(&self) -> &[T] {
-        // SAFETY: `ptr` holds `len` initialised values for the lifetime of `self`.
-        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
-    }
-
-    /// The contents, mutably.
-    pub fn as_mut_slice(&mut self) -> &mut [T] {
-        // SAFETY: as above, and `&mut self` makes the access unique.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
-    }
-
-    /// Queues a copy of `src` (same length) into this buffer on `stream`. Synchronize the stream
-    /// before reading the result.
+    /// The contents, once every asynchronous copy into the buffer has finished.
+    ///
+    /// Waits for the copies queued by [`PinnedBuffer::copy_from_device_async`] (one
+    /// `cuEventQuery` when none is pending), polling for at most 10 s.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a length mismatch; the driver's error from
-    /// `cuMemcpyDtoHAsync`.
+    /// [`Error::Timeout`] when a copy has not finished within 10 s; the driver's error from
+    /// `cuEventQuery` (including errors of the work before the copy); [`Error::InvalidArgument`]
+    /// when the end of an earlier copy could not be tracked (see
+    /// [`PinnedBuffer::copy_from_device_async`]).
+    #[doc(alias = "cuEventQuery")]
+    pub fn as_slice(&self) -> Result<&[T]> {
+        self.wait_for_copies()?;
+        // SAFETY: `ptr` holds `len` initialised values for the lifetime of `self`, and no copy
+        // writes them any more (waited for above; a new one needs `&mut self`).
+        Ok(unsafe { std::slice::from_raw_parts(self.ptr, self.len) })
+    }
+
+    /// The contents, mutably, once every asynchronous copy into the buffer has finished.
+    ///
+    /// # Errors
+    /// As [`PinnedBuffer::as_slice`].
+    #[doc(alias = "cuEventQuery")]
+    pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
+        self.wait_for_copies()?;
+        // SAFETY: as in `as_slice`, and `&mut self` makes the access unique.
+        Ok(unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) })
+    }
+
+    /// The address of the memory, without waiting for pending copies.
+    ///
+    /// For handing the memory to another API. Reading through it while a copy into the buffer
+    /// is in flight reads bytes the DMA is writing (a data race): call
+    /// [`PinnedBuffer::as_slice`] first, or order the reader after the copy's stream.
+    pub fn as_ptr(&self) -> *const T {
+        self.ptr
+    }
+
+    /// Waits (at most [`DEFAULT_WAIT_LIMIT`]) until every queued copy into the buffer has
+    /// finished.
+    fn wait_for_copies(&self) -> Result<()> {
+        if self.untracked {
+            return Err(Error::InvalidArgument(
+                "the end of an earlier asynchronous copy into this pinned buffer could not be \
+                 tracked (recording its event and synchronizing its stream failed), so its \
+                 memory can no longer be read safely.\nhelp: drop the buffer (its memory is \
+                 leaked, not freed) and allocate a new one; see the error of that copy"
+                    .into(),
+            ));
+        }
+        self.event.wait_for(DEFAULT_WAIT_LIMIT)
+    }
+
+    /// Queues a copy of `src` (same length) into this buffer on `stream`.
+    ///
+    /// The copy is ordered after the earlier copies into the buffer, even on other streams
+    /// (the stream waits for the buffer's event), and the event is recorded after it:
+    /// [`PinnedBuffer::as_slice`] and [`PinnedBuffer::as_mut_slice`] wait for it. The device
+    /// buffer may be dropped at once: freeing device memory waits for the copies that read it.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a length mismatch, or when `stream` or `src` belongs to
+    /// another context than the buffer; the driver's error from `cuStreamWaitEvent`,
+    /// `cuMemcpyDtoHAsync` or `cuEventRecord`. When recording fails after the copy was queued,
+    /// the stream is synchronized instead; if that fails too, the buffer is marked untracked:
+    /// reads return [`Error::InvalidArgument`] and `Drop` leaks the memory.
     #[doc(alias = "cuMemcpyDtoHAsync")]
     pub fn copy_from_device_async(
         &mut self,
@@ -286,17 +498,39 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
                 src.len()
             )));
         }
+        if src.ctx.raw() != self.ctx.raw() {
+            return Err(Error::InvalidArgument(
+                "the device buffer belongs to another CUDA context than the pinned buffer.\n\
+                 help: allocate both in the same Context"
+                    .into(),
+            ));
+        }
+        check_same_context(&self.ctx, stream, "the pinned buffer")?;
+        if self.untracked {
+            return self.wait_for_copies();
+        }
         self.ctx.bind()?;
+        let raw_stream = stream.raw_stream();
+        // SAFETY: the stream (live while borrowed) and the event are of this context.
+        unsafe { result::stream::wait_event(raw_stream, self.event.raw()) }?;
         // SAFETY: both ranges are `len` values long and live (the device buffer is freed with
-        // cuMemFree, which waits for pending copies); the stream is live while borrowed.
+        // cuMemFree, which waits for pending copies; the pinned memory is freed only after the
+        // event recorded below); the stream is live while borrowed and of this context.
         unsafe {
             drv!(cuMemcpyDtoHAsync_v2(
                 self.ptr.cast(),
                 src.device_ptr().as_raw(),
                 self.len * size_of::<T>(),
-                stream.raw_stream()
+                raw_stream
             ))
         }?;
+        if let Err(record) = self.event.record(stream) {
+            // SAFETY: the stream is live while borrowed.
+            if unsafe { result::stream::synchronize(raw_stream) }.is_err() {
+                self.untracked = true;
+            }
+            return Err(record);
+        }
         Ok(())
     }
 
@@ -313,10 +547,35 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
 
 impl<T: DeviceCopy> Drop for PinnedBuffer<T> {
     fn drop(&mut self) {
+        const LEAKED: &str = "the pinned memory is leaked, not freed under a running copy";
+        if self.untracked {
+            log::error!(
+                "cuda-gl: dropping a pinned buffer whose last copy could not be tracked; {LEAKED}"
+            );
+            return;
+        }
         if !self.ctx.bind_for_drop("free pinned memory") {
             return;
         }
-        // SAFETY: the memory came from cuMemAllocHost and is not used after this.
+        match self.event.wait_for(DEFAULT_WAIT_LIMIT) {
+            Ok(()) => {}
+            Err(Error::Timeout { timeout, .. }) => {
+                let what = format!(
+                    "waiting {timeout:?} for the copies into a pinned buffer before freeing it \
+                     (timed out; {LEAKED})"
+                );
+                let last = CudaError::new("cuEventQuery", sys::CUresult::CUDA_ERROR_NOT_READY);
+                self.ctx.record_drop_error(&what, last);
+                return;
+            }
+            Err(e) => {
+                let what = format!("waiting for the copies into a pinned buffer ({LEAKED})");
+                self.ctx.record_drop_error(&what, e);
+                return;
+            }
+        }
+        // SAFETY: the memory came from cuMemAllocHost, and no copy writes it any more (the
+        // event recorded after the last one has completed); it is not used after this.
         if let Err(e) = unsafe { drv!(cuMemFreeHost(self.ptr.cast())) } {
             self.ctx.record_drop_error("cuMemFreeHost", e);
         }

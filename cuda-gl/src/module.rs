@@ -9,6 +9,11 @@ use std::collections::HashMap;
 use std::ffi::{CString, c_void};
 use std::sync::Arc;
 
+mod image;
+
+/// The call named by the errors of checks that refuse a module before the driver sees it.
+const LOAD_NOT_CALLED: &str = "cuModuleLoadDataEx (not called)";
+
 /// A loaded CUDA module. Cheap to clone; unloaded when the last clone and every [`Function`] from
 /// it are dropped.
 #[derive(Debug, Clone)]
@@ -38,7 +43,9 @@ impl Module {
     /// # Errors
     /// - [`Error::PtxTooNew`] when the PTX ISA is newer than the driver supports
     ///   (`CUDA_ERROR_UNSUPPORTED_PTX_VERSION`);
-    /// - [`Error::InvalidModule`] with the JIT log when the text is not valid PTX;
+    /// - [`Error::InvalidModule`] with the JIT log when the text is not valid PTX, or, before the
+    ///   driver is called, when a kernel's parameter declaration cannot be read (a size that
+    ///   does not fit in `usize`, say);
     /// - [`Error::InvalidArgument`] when the text contains a NUL byte;
     /// - otherwise the driver's error from `cuModuleLoadDataEx`.
     #[doc(alias = "cuModuleLoadDataEx")]
@@ -46,20 +53,36 @@ impl Module {
         let text = CString::new(ptx).map_err(|_| {
             Error::InvalidArgument("PTX text contains a NUL byte; pass the PTX file as text".into())
         })?;
-        let params = parse_ptx_params(ptx);
+        let params = parse_ptx_params(ptx).map_err(|log| Error::InvalidModule {
+            log,
+            source: CudaError::new(LOAD_NOT_CALLED, sys::CUresult::CUDA_ERROR_INVALID_PTX),
+        })?;
         Self::load(ctx, text.as_bytes_with_nul(), params)
     }
 
     /// Loads a module from a cubin (or fatbin) image.
     ///
+    /// `cuModuleLoadDataEx` takes no length and finds the end of the image from its headers, so
+    /// the image is checked first: a little-endian ELF64 (a cubin) whose header tables,
+    /// sections, segments and string-table offsets lie within the slice, or a fatbin
+    /// (magic `0xBA55ED50`, version 1) whose header and every entry lie within it. Anything else
+    /// (PTX text included: use [`Module::from_ptx`]) is refused before the driver reads it. The
+    /// checks cost one pass over the headers. The contents of the sections and fatbin entries
+    /// are the driver's to validate.
+    ///
     /// # Errors
-    /// [`Error::InvalidModule`] when the bytes are not a module for this GPU; otherwise the
-    /// driver's error from `cuModuleLoadDataEx`.
+    /// - [`Error::InvalidModule`], before the driver is called, when the bytes are not such an
+    ///   image (its `log` says what is wrong and what to do; its source is
+    ///   `CUDA_ERROR_INVALID_IMAGE` from `cuModuleLoadDataEx (not called)`);
+    /// - [`Error::InvalidModule`] with the driver's log when the driver refuses the image, e.g.
+    ///   `CUDA_ERROR_NO_BINARY_FOR_GPU` for a cubin of another architecture;
+    /// - otherwise the driver's error from `cuModuleLoadDataEx`.
     #[doc(alias = "cuModuleLoadDataEx")]
     pub fn from_cubin(ctx: &Arc<Context>, image: &[u8]) -> Result<Module> {
-        if image.is_empty() {
-            return Err(Error::InvalidArgument("the module image is empty".into()));
-        }
+        image::check_module_image(image).map_err(|log| Error::InvalidModule {
+            log,
+            source: CudaError::new(LOAD_NOT_CALLED, sys::CUresult::CUDA_ERROR_INVALID_IMAGE),
+        })?;
         Self::load(ctx, image, HashMap::new())
     }
 
@@ -77,8 +100,10 @@ impl Module {
         let mut values: [*mut c_void; 2] = [log.as_mut_ptr().cast(), log.len() as *mut c_void];
         let mut raw = std::ptr::null_mut();
         let driver = sys::driver()?;
-        // SAFETY: `image` is a complete PTX (NUL-terminated) or cubin image that outlives the
-        // call; the option arrays have two entries each and the log buffer is as long as stated.
+        // SAFETY: `image` outlives the call and is NUL-terminated PTX (from_ptx) or a cubin or
+        // fatbin whose headers were checked to describe bytes within it (from_cubin), so the
+        // driver reads only the slice; the option arrays have two entries each and the log
+        // buffer is as long as stated.
         let rc = unsafe {
             driver.cuModuleLoadDataEx(
                 &mut raw,
@@ -162,8 +187,9 @@ impl Drop for ModuleInner {
     }
 }
 
-/// Reads each `.entry`'s parameter sizes (bytes) from PTX text.
-fn parse_ptx_params(ptx: &str) -> HashMap<String, Vec<usize>> {
+/// Reads each `.entry`'s parameter sizes (bytes) from PTX text, or says which declaration it
+/// cannot read.
+fn parse_ptx_params(ptx: &str) -> std::result::Result<HashMap<String, Vec<usize>>, String> {
     let mut out = HashMap::new();
     let mut rest = ptx;
     while let Some(at) = rest.find(".entry") {
@@ -179,16 +205,18 @@ fn parse_ptx_params(ptx: &str) -> HashMap<String, Vec<usize>> {
             .map(str::trim)
             .filter(|p| p.starts_with(".param"))
             .map(param_size)
-            .collect();
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|e| format!("kernel `{name}`: {e}"))?;
         out.insert(name, sizes);
         rest = &rest[open + close..];
     }
-    out
+    Ok(out)
 }
 
 /// The size in bytes of one PTX parameter declaration, e.g. `.param .u64 p` or
-/// `.param .align 8 .b8 p[16]`.
-fn param_size(decl: &str) -> usize {
+/// `.param .align 8 .b8 p[16]`, or why it cannot be read. Sizes that do not fit in `usize`
+/// are refused, never wrapped.
+fn param_size(decl: &str) -> std::result::Result<usize, String> {
     let base = decl
         .split_whitespace()
         .find_map(|tok| {
@@ -197,14 +225,21 @@ fn param_size(decl: &str) -> usize {
                 .or_else(|| tok.strip_prefix(".s"))
                 .or_else(|| tok.strip_prefix(".b"))
                 .or_else(|| tok.strip_prefix(".f"))?;
-            bits.parse::<usize>().ok().map(|b| b / 8)
+            bits.parse::<u16>().ok().map(|b| usize::from(b / 8))
         })
         .unwrap_or(0);
-    let count = decl
-        .rfind('[')
-        .and_then(|i| decl[i + 1..].trim_end_matches(']').parse::<usize>().ok())
-        .unwrap_or(1);
-    base * count
+    let count = match decl.rfind('[') {
+        Some(i) => decl[i + 1..]
+            .trim_end_matches(']')
+            .trim()
+            .parse::<usize>()
+            .map_err(|_| {
+                format!("the array length of `{decl}` is not a number that fits in usize")
+            })?,
+        None => 1,
+    };
+    base.checked_mul(count)
+        .ok_or_else(|| format!("the size of `{decl}` ({base} x {count} bytes) overflows usize"))
 }
 
 /// A kernel in a loaded [`Module`].
@@ -268,7 +303,26 @@ macro_rules! kernel_param {
 kernel_param!(i8, u8, i16, u16, i32, u32, i64, u64, f32, f64, isize, usize);
 
 /// A tuple of [`KernelParam`]s: the arguments of one launch.
-pub trait KernelArgs {
+///
+/// cuda-gl implements it for `()` and for tuples of up to 12 [`KernelParam`]s; those are what
+/// [`Function::launch`] is meant to take. The trait is `unsafe` because `cuLaunchKernel` reads
+/// as many bytes behind each pointer as the kernel's parameter declares, so a wrong pointer or
+/// size makes the driver read memory that is not the argument's.
+///
+/// # Safety
+/// Implementors guarantee that:
+/// 1. [`KernelArgs::count`] is the number of pointers that [`KernelArgs::with_pointers`] passes
+///    to `f`, on every call;
+/// 2. [`KernelArgs::sizes`] has [`KernelArgs::count`] entries, entry `i` being the size in bytes
+///    of argument `i`;
+/// 3. pointer `i` passed to `f` points to a live, initialised value of `sizes()[i]` bytes that
+///    stays valid and is not written by anything else until `f` returns;
+/// 4. each value is laid out as the kernel parameter of that size expects (as [`KernelParam`]
+///    requires).
+///
+/// [`Function::launch`] checks 1 and 2 against the pointers it receives and refuses the launch
+/// with [`Error::InvalidArgument`] when they disagree; 3 and 4 cannot be checked.
+pub unsafe trait KernelArgs {
     /// The size in bytes of each argument.
     fn sizes(&self) -> Vec<usize>;
     /// How many arguments there are.
@@ -279,7 +333,9 @@ pub trait KernelArgs {
 
 macro_rules! kernel_args {
     ($n:literal; $($name:ident $idx:tt),*) => {
-        impl<$($name: KernelParam),*> KernelArgs for ($($name,)*) {
+        // SAFETY: `$n` pointers, one per tuple field, each to the field of the size listed;
+        // the fields are `KernelParam`s and live in `self`, borrowed mutably for the call.
+        unsafe impl<$($name: KernelParam),*> KernelArgs for ($($name,)*) {
             fn sizes(&self) -> Vec<usize> {
                 vec![$(std::mem::size_of::<$name>()),*]
             }
@@ -293,7 +349,8 @@ macro_rules! kernel_args {
         }
     };
 }
-impl KernelArgs for () {
+// SAFETY: no arguments, no sizes, an empty pointer list.
+unsafe impl KernelArgs for () {
     fn sizes(&self) -> Vec<usize> {
         Vec::new()
     }
@@ -337,11 +394,18 @@ impl Function {
     /// 1. The arguments are what the kernel expects: every device pointer points to live memory
     ///    of the right size that stays live until the kernel has finished.
     /// 2. The kernel does not race with other work on the memory it touches.
+    /// 3. Handles from a mapping (device pointers, surfaces, texture objects) are used only by
+    ///    work queued on the mapping's stream, or by work ordered before its unmap (through an
+    ///    event the mapping's stream waits for before the unmap): the unmap is queued on the
+    ///    mapping's stream and orders nothing else.
     ///
     /// # Errors
-    /// [`Error::KernelArguments`] when the arguments do not match the PTX declaration;
-    /// [`Error::InvalidArgument`] for a stream of another context; otherwise the driver's error
-    /// from `cuLaunchKernel` (e.g. `CUDA_ERROR_INVALID_VALUE` for a block that is too large).
+    /// - [`Error::KernelArguments`] when the arguments do not match the PTX declaration;
+    /// - [`Error::InvalidArgument`] for a stream of another context, or when the [`KernelArgs`]
+    ///   implementation's pointer count disagrees with its `count()` or `sizes()` (a broken
+    ///   hand implementation; the driver is not called);
+    /// - otherwise the driver's error from `cuLaunchKernel` (e.g. `CUDA_ERROR_INVALID_VALUE`
+    ///   for a block that is too large).
     #[doc(alias = "cuLaunchKernel")]
     pub unsafe fn launch<A: KernelArgs>(
         &self,
@@ -349,23 +413,20 @@ impl Function {
         stream: &impl AsStream,
         mut args: A,
     ) -> Result<()> {
-        if let Some(expected) = &self.params {
-            let given = args.sizes();
-            if *expected != given {
-                return Err(Error::KernelArguments {
-                    kernel: self.name.clone(),
-                    expected: expected.len(),
-                    expected_sizes: expected.clone(),
-                    given: given.len(),
-                    given_sizes: given,
-                });
-            }
+        let given = args.sizes();
+        let count = args.count();
+        if let Some(expected) = &self.params
+            && *expected != given
+        {
+            return Err(Error::KernelArguments {
+                kernel: self.name.clone(),
+                expected: expected.len(),
+                expected_sizes: expected.clone(),
+                given: given.len(),
+                given_sizes: given,
+            });
         }
-        if stream.raw_context() != self.module.ctx.raw() {
-            return Err(Error::InvalidArgument(
-                "the stream belongs to another CUDA context than the kernel's module".into(),
-            ));
-        }
+        crate::stream::check_same_context(&self.module.ctx, stream, "the kernel's module")?;
         self.module.ctx.bind()?;
         let LaunchConfig {
             grid,
@@ -375,8 +436,19 @@ impl Function {
         let raw = self.raw;
         let s = stream.raw_stream();
         args.with_pointers(|ptrs| {
-            // SAFETY: the function and stream are live; `ptrs` has one pointer per argument,
-            // each valid for the call; the caller vouches for the arguments' meaning (1, 2).
+            if ptrs.len() != count || ptrs.len() != given.len() {
+                return Err(Error::InvalidArgument(format!(
+                    "the KernelArgs implementation passed {} argument pointer(s), but its count() \
+                     is {count} and its sizes() has {} entries; the launch was refused before \
+                     the driver saw it. Fix the implementation, or pass a tuple of KernelParam \
+                     values, which implements KernelArgs correctly",
+                    ptrs.len(),
+                    given.len()
+                )));
+            }
+            // SAFETY: the function and stream are live; `ptrs` has one pointer per argument
+            // (checked above against count() and sizes()), each valid for the call (the
+            // KernelArgs contract, 3); the caller vouches for the arguments' meaning (1, 2, 3).
             unsafe {
                 drv!(cuLaunchKernel(
                     raw,
@@ -398,6 +470,7 @@ impl Function {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic)]
 mod tests {
     use super::*;
 
@@ -418,10 +491,34 @@ mod tests {
 .visible .entry no_params()
 { ret; }
 "#;
-        let params = parse_ptx_params(ptx);
+        let params = parse_ptx_params(ptx).unwrap();
         assert_eq!(params["fill_u32"], vec![8, 4, 4]);
         assert_eq!(params["takes_struct"], vec![24, 4]);
         assert_eq!(params["no_params"], Vec::<usize>::new());
+    }
+
+    #[test]
+    fn absurd_parameter_declarations_are_errors_not_overflows() {
+        let overflow = format!(
+            ".visible .entry big(\n\t.param .align 8 .b64 big_param_0[{}]\n)\n{{ ret; }}",
+            usize::MAX / 2
+        );
+        let err = parse_ptx_params(&overflow).unwrap_err();
+        assert!(err.contains("`big`") && err.contains("overflows"), "{err}");
+        let not_a_number = ".visible .entry huge(\n\t.param .b8 huge_param_0[99999999999999999999999]\n)\n{ ret; }";
+        let err = parse_ptx_params(not_a_number).unwrap_err();
+        assert!(
+            err.contains("`huge`") && err.contains("array length"),
+            "{err}"
+        );
+        let largest = format!(
+            ".visible .entry fits(\n\t.param .b8 fits_param_0[{}]\n)\n{{ ret; }}",
+            usize::MAX
+        );
+        assert_eq!(
+            parse_ptx_params(&largest).unwrap()["fits"],
+            vec![usize::MAX]
+        );
     }
 
     #[test]

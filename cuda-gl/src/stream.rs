@@ -5,6 +5,24 @@ use crate::error::{Error, Result};
 use crate::result;
 use cuda_gl_sys as sys;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long cuda-gl's own waits for the GPU (a pinned buffer's copies, for instance) may take
+/// before they give up with [`Error::Timeout`]: 10 s, as the external ring's default.
+pub(crate) const DEFAULT_WAIT_LIMIT: Duration = Duration::from_secs(10);
+
+/// Refuses `stream` unless it belongs to `ctx`, the context of `owner` (e.g. "the kernel's
+/// module"): work queued on a stream of another context cannot use `owner`'s handles.
+pub(crate) fn check_same_context(ctx: &Context, stream: &impl AsStream, owner: &str) -> Result<()> {
+    if stream.raw_context() == ctx.raw() {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument(format!(
+            "the stream belongs to another CUDA context than {owner}.\nhelp: create the stream \
+             (or borrow it with Stream::from_raw) in the same Context as {owner}"
+        )))
+    }
+}
 
 /// A stream that work can be queued on: cuda-gl's [`Stream`], or one from another library.
 ///
@@ -216,13 +234,7 @@ impl Event {
     /// `cuEventRecord`.
     #[doc(alias = "cuEventRecord")]
     pub fn record(&self, stream: &impl AsStream) -> Result<()> {
-        if stream.raw_context() != self.ctx.raw() {
-            return Err(Error::InvalidArgument(
-                "the event and the stream belong to different CUDA contexts; create the event \
-                 in the stream's context"
-                    .into(),
-            ));
-        }
+        check_same_context(&self.ctx, stream, "the event")?;
         self.ctx.bind()?;
         // SAFETY: both handles are live while borrowed and share a context (checked above).
         unsafe { result::stream::event_record(self.raw, stream.raw_stream()) }
@@ -251,29 +263,29 @@ impl Event {
         unsafe { result::stream::event_query(self.raw) }
     }
 
-    /// Waits, at most `limit`, until the work before the recorded point has finished (an event
-    /// never recorded counts as finished).
+    /// Waits until the work before the recorded point has finished, polling `cuEventQuery` for
+    /// at most `limit` (an event never recorded counts as finished).
     ///
-    /// Unlike [`Event::synchronize`], which blocks inside the driver for as long as the GPU
-    /// takes, this polls `cuEventQuery` (sleeping between polls, from 20 µs up to 1 ms), so a
-    /// kernel that never ends gives an error instead of a hang.
+    /// Unlike [`Event::synchronize`], it gives up: a kernel that never ends yields an error
+    /// instead of a hung thread. It sleeps briefly between polls, so it costs a little latency
+    /// (up to about 50 µs) rather than a busy core.
     ///
     /// # Errors
     /// [`Error::Timeout`] when the work has not finished within `limit`; the driver's error
-    /// from `cuEventQuery` (such as an earlier kernel's fault).
+    /// from `cuEventQuery`, such as a kernel's `CUDA_ERROR_ILLEGAL_ADDRESS`.
     #[doc(alias = "cuEventQuery")]
-    pub fn wait_for(&self, limit: std::time::Duration) -> Result<()> {
-        let start = std::time::Instant::now();
-        let mut pause = std::time::Duration::from_micros(20);
+    pub fn wait_for(&self, limit: Duration) -> Result<()> {
+        let start = Instant::now();
+        let mut pause = Duration::from_micros(1);
         while !self.query()? {
             if start.elapsed() >= limit {
                 return Err(Error::Timeout {
-                    what: "a CUDA event (the GPU work queued before it)".into(),
+                    what: "a CUDA event (the work queued before it was recorded)".into(),
                     timeout: limit,
                 });
             }
             std::thread::sleep(pause);
-            pause = (pause * 2).min(std::time::Duration::from_millis(1));
+            pause = (pause * 2).min(Duration::from_micros(50));
         }
         Ok(())
     }

@@ -10,6 +10,8 @@
 //!   `gpu_interop::error_kernel_launched_with_wrong_arguments`;
 //! - PTX that is not PTX, PTX newer than the driver:
 //!   `gpu_interop::error_ptx_newer_than_driver_and_not_ptx`;
+//! - a cubin that is junk, PTX text, or a truncated ELF or fatbin:
+//!   `gpu_interop::error_cubin_that_is_junk_or_truncated_is_refused_before_the_driver`;
 //! - a driver library path that is not a library: `cuda-gl-sys/tests/driver_path_env.rs`
 //!   (`CUDA_GL_DRIVER_PATH`) and `cuda-gl-sys/tests/load.rs` (`load_from`).
 #![cfg(feature = "egl")]

@@ -9,8 +9,9 @@ mod common;
 use common::*;
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::{
-    DeviceBuffer, Error, GlDeviceList, ImageTarget, LaunchConfig, MapFlags, Module, RegisterFlags,
-    RegisteredBuffer, RegisteredImage, Resource, gl_devices, map_all,
+    DeviceBuffer, Error, GlDeviceList, ImageTarget, LaunchConfig, MapFlags, Module, PinnedBuffer,
+    RegisterFlags, RegisteredBuffer, RegisteredImage, Resource, Stream, StreamFlags, gl_devices,
+    map_all,
 };
 
 const N: usize = 64 * 1024;
@@ -429,11 +430,87 @@ fn error_ptx_newer_than_driver_and_not_ptx() {
     let err = Module::from_ptx(&g.ctx, "this is not PTX").unwrap_err();
     eprintln!("{err}");
     assert!(matches!(err, Error::InvalidModule { .. }), "{err:?}");
-    let err = Module::from_cubin(&g.ctx, b"\x7fELF not really").unwrap_err();
-    assert!(
-        matches!(err, Error::InvalidModule { .. } | Error::Cuda(_)),
-        "{err:?}"
-    );
+}
+
+/// `cuModuleLoadDataEx` takes no length, so bytes that are not a whole cubin or fatbin would be
+/// read past the end of the slice. They are refused before the driver is called: the error's
+/// source names `cuModuleLoadDataEx (not called)`.
+#[test]
+fn error_cubin_that_is_junk_or_truncated_is_refused_before_the_driver() {
+    let Some(g) = gpu() else { return };
+    // A fatbin header claiming 1 MiB of entries, cut off after 24 bytes.
+    let mut fatbin = 0xBA55_ED50u32.to_le_bytes().to_vec();
+    fatbin.extend_from_slice(&1u16.to_le_bytes());
+    fatbin.extend_from_slice(&16u16.to_le_bytes());
+    fatbin.extend_from_slice(&(1u64 << 20).to_le_bytes());
+    fatbin.extend_from_slice(&[0xAB; 8]);
+    // An ELF64 header whose section-header table lies 1 GiB past the end.
+    let mut elf = vec![0u8; 64];
+    elf[..6].copy_from_slice(b"\x7fELF\x02\x01");
+    elf[0x28..0x30].copy_from_slice(&(1u64 << 30).to_le_bytes());
+    elf[0x34] = 64;
+    elf[0x3a] = 64;
+    elf[0x3c] = 4;
+    let junk: Vec<u8> = (0..4096u32).map(|i| (i % 251) as u8 + 1).collect();
+    let cases: [(&str, &[u8]); 5] = [
+        ("junk without a NUL", &junk),
+        ("PTX text", common::TEST_PTX.as_bytes()),
+        ("an ELF magic alone", b"\x7fELF not really"),
+        ("a truncated ELF", &elf),
+        ("a truncated fatbin", &fatbin),
+    ];
+    for (case, bytes) in cases {
+        let err = Module::from_cubin(&g.ctx, bytes).unwrap_err();
+        eprintln!("{case}: {err}");
+        let Error::InvalidModule { log, source } = &err else {
+            panic!("{case}: {err:?}");
+        };
+        assert_eq!(source.call, "cuModuleLoadDataEx (not called)", "{case}");
+        assert!(!log.is_empty(), "{case}: the log says what is wrong");
+    }
+    let err = Module::from_cubin(&g.ctx, common::TEST_PTX.as_bytes()).unwrap_err();
+    assert!(err.to_string().contains("Module::from_ptx"), "{err}");
+    // The context is unharmed.
+    g.stream.synchronize().unwrap();
+}
+
+/// A hand `KernelArgs` whose `count()` disagrees with the pointers it passes is refused before
+/// `cuLaunchKernel`, which would otherwise read a third pointer that does not exist.
+#[test]
+fn error_kernel_args_whose_pointers_disagree_with_their_count() {
+    struct Lying(u64, u32);
+    // SAFETY: deliberately breaks (1) of the contract (three announced, two pointers passed);
+    // `launch` checks the count before the driver, which is what this test shows.
+    unsafe impl cuda_gl::KernelArgs for Lying {
+        fn sizes(&self) -> Vec<usize> {
+            vec![8, 4, 4]
+        }
+        fn count(&self) -> usize {
+            3
+        }
+        fn with_pointers<R>(&mut self, f: impl FnOnce(&mut [*mut std::ffi::c_void]) -> R) -> R {
+            f(&mut [
+                (&mut self.0 as *mut u64).cast(),
+                (&mut self.1 as *mut u32).cast(),
+            ])
+        }
+    }
+    let Some(g) = gpu() else { return };
+    let out = DeviceBuffer::<u32>::zeroed(&g.ctx, 1).unwrap();
+    let fill = g.kernels.function("fill_u32").unwrap();
+    // SAFETY: refused before the launch.
+    let err = unsafe {
+        fill.launch(
+            LaunchConfig::for_elements(1),
+            &g.stream,
+            Lying(out.device_ptr().as_raw(), 1),
+        )
+    }
+    .unwrap_err();
+    assert!(matches!(err, Error::InvalidArgument(_)), "{err:?}");
+    assert!(err.to_string().contains("count() is 3"), "{err}");
+    g.stream.synchronize().unwrap();
+    assert_eq!(out.to_vec().unwrap(), vec![0]);
 }
 
 #[test]
@@ -677,4 +754,115 @@ fn try_unregister_without_gl_hands_the_resource_back() {
     g.ctx.check_drop_errors().unwrap();
     delete_buffer(name);
     delete_texture(tex);
+}
+
+/// Queues `ext_fill_u32_slow` on the test stream: `out` = pattern(seed) after `spin_ms` of
+/// spinning, in one wave of 1024 blocks (grid-stride over `out`).
+fn slow_fill(g: &Gpu, out: &DeviceBuffer<u32>, seed: u32, spin_ms: u64) {
+    let slow = g.kernels.function("ext_fill_u32_slow").unwrap();
+    let config = LaunchConfig {
+        grid: (1024, 1, 1),
+        ..LaunchConfig::for_elements(256)
+    };
+    // SAFETY: `out` holds `len` words and outlives the test's synchronization of the stream
+    // (every caller reads it back with a call that waits for the stream or the context).
+    unsafe {
+        slow.launch(
+            config,
+            &g.stream,
+            (
+                out.device_ptr(),
+                out.len() as u32,
+                seed,
+                spin_ms * 1_000_000,
+            ),
+        )
+    }
+    .unwrap();
+}
+
+/// How many of `words` (sampled every `step`) differ from pattern(seed).
+fn stale_words(words: &[u32], seed: u32, step: usize) -> usize {
+    (0..words.len())
+        .step_by(step)
+        .filter(|&i| words[i] != pattern(i as u32, seed))
+        .count()
+}
+
+/// A pinned read right after an asynchronous copy sees the copied data: `as_slice` waits for
+/// the copy's event. Without that wait (the raw read below shows it) the read sees the zeroes
+/// the buffer held before, as seen on an H200. Dropping a buffer under a copy waits too, and
+/// records no error.
+#[test]
+fn pinned_read_right_after_an_async_copy_sees_the_copied_data() {
+    let Some(g) = gpu() else { return };
+    const WORDS: usize = 64 << 20; // 256 MiB
+    let device = DeviceBuffer::<u32>::zeroed(&g.ctx, WORDS).unwrap();
+    let mut pinned = PinnedBuffer::<u32>::zeroed(&g.ctx, WORDS).unwrap();
+    slow_fill(&g, &device, 0x5EED, 50);
+    pinned.copy_from_device_async(&device, &g.stream).unwrap();
+    let raw = pinned.as_ptr();
+    // SAFETY: `raw` points to WORDS live words. The DMA may be writing them: volatile reads,
+    // as of memory-mapped I/O, return some value of each word (any bits are a valid u32). This
+    // shows the hazard `as_slice` closes; only the count is printed, nothing is asserted on it.
+    let raw_stale = (0..WORDS)
+        .step_by(4099)
+        .filter(|&i| unsafe { raw.add(i).read_volatile() } != pattern(i as u32, 0x5EED))
+        .count();
+    eprintln!(
+        "raw read before the wait: {raw_stale} of {} sampled words stale",
+        WORDS.div_ceil(4099)
+    );
+    let words = pinned.as_slice().unwrap();
+    assert_eq!(stale_words(words, 0x5EED, 1), 0, "as_slice saw stale words");
+    // A copy on another stream is ordered after the first (both write the buffer).
+    let other = Stream::new(&g.ctx, StreamFlags::NonBlocking).unwrap();
+    slow_fill(&g, &device, 0xF00D, 50);
+    pinned.copy_from_device_async(&device, &g.stream).unwrap();
+    let mut second = DeviceBuffer::<u32>::zeroed(&g.ctx, WORDS).unwrap();
+    second.memset_async(0x11, &other).unwrap();
+    pinned.copy_from_device_async(&second, &other).unwrap();
+    let words = pinned.as_mut_slice().unwrap();
+    assert!(words.iter().step_by(4099).all(|&w| w == 0x1111_1111));
+    // Dropped under a copy: the drop waits, then frees.
+    slow_fill(&g, &device, 0xBEEF, 50);
+    pinned.copy_from_device_async(&device, &g.stream).unwrap();
+    drop(pinned);
+    g.ctx.check_drop_errors().unwrap();
+}
+
+/// The plain copies are ordered after kernels on a `NonBlocking` stream: `to_vec` waits for the
+/// context, `copy_from_slice` waits before and after. Without those waits they run on the legacy
+/// default stream while the kernels still spin, and read (or are overwritten by) the kernels'
+/// old data. The stream-taking forms are ordered on their stream.
+#[test]
+fn plain_copies_are_ordered_after_kernels_on_a_non_blocking_stream() {
+    let Some(g) = gpu() else { return };
+    const WORDS: usize = 1 << 20;
+    let mut buf = DeviceBuffer::<u32>::zeroed(&g.ctx, WORDS).unwrap();
+    for seed in 1..=8 {
+        slow_fill(&g, &buf, seed, 10);
+    }
+    let words = buf.to_vec().unwrap();
+    assert_eq!(
+        stale_words(&words, 8, 1),
+        0,
+        "to_vec read before the kernels ended"
+    );
+    // The kernel would overwrite the copy if the copy did not wait for it.
+    slow_fill(&g, &buf, 9, 50);
+    let data = pattern_words(WORDS, 10);
+    buf.copy_from_slice(&data).unwrap();
+    assert_eq!(stale_words(&buf.to_vec().unwrap(), 10, 1), 0);
+    // Stream-ordered forms.
+    slow_fill(&g, &buf, 11, 50);
+    assert_eq!(stale_words(&buf.to_vec_on(&g.stream).unwrap(), 11, 1), 0);
+    slow_fill(&g, &buf, 12, 50);
+    buf.copy_from_slice_on(&pattern_words(WORDS, 13), &g.stream)
+        .unwrap();
+    assert_eq!(stale_words(&buf.to_vec_on(&g.stream).unwrap(), 13, 1), 0);
+    let zeroes = DeviceBuffer::<u32>::zeroed_on(&g.ctx, WORDS, &g.stream).unwrap();
+    assert!(zeroes.to_vec_on(&g.stream).unwrap().iter().all(|&w| w == 0));
+    let copy = DeviceBuffer::from_slice(&g.ctx, &data).unwrap();
+    assert_eq!(copy.to_vec().unwrap(), data);
 }

@@ -227,3 +227,48 @@ fn concurrent_interop_on_both_gpus() {
         assert!(r.frames > 0, "GPU {} ran no frame", r.ordinal);
     }
 }
+
+/// Memory calls refuse a stream (or a source buffer) of another context before the driver sees
+/// it: queued there, the copy or memset would use handles the other context does not know.
+#[test]
+fn memory_calls_refuse_a_stream_or_buffer_of_another_context() {
+    let Some((d0, d1)) = two_devices() else {
+        return;
+    };
+    let (ctx0, ctx1) = (Context::new(&d0).unwrap(), Context::new(&d1).unwrap());
+    let stream1 = cuda_gl::Stream::new(&ctx1, cuda_gl::StreamFlags::NonBlocking).unwrap();
+    let mut buf0 = cuda_gl::DeviceBuffer::<u32>::zeroed(&ctx0, 16).unwrap();
+    let buf1 = cuda_gl::DeviceBuffer::<u32>::zeroed(&ctx1, 16).unwrap();
+    let mut pinned0 = cuda_gl::PinnedBuffer::<u32>::zeroed(&ctx0, 16).unwrap();
+    let stream0 = cuda_gl::Stream::new(&ctx0, cuda_gl::StreamFlags::NonBlocking).unwrap();
+    let refused = |what: &str, result: cuda_gl::Result<()>| {
+        let err = result.unwrap_err();
+        eprintln!("{what}: {err}");
+        assert!(matches!(err, Error::InvalidArgument(_)), "{what}: {err:?}");
+        assert!(
+            err.to_string().contains("another CUDA context"),
+            "{what}: {err}"
+        );
+    };
+    refused("memset_async", buf0.memset_async(1, &stream1));
+    refused(
+        "copy_from_slice_on",
+        buf0.copy_from_slice_on(&[0; 16], &stream1),
+    );
+    refused("to_vec_on", buf0.to_vec_on(&stream1).map(drop));
+    refused(
+        "zeroed_on",
+        cuda_gl::DeviceBuffer::<u32>::zeroed_on(&ctx0, 16, &stream1).map(drop),
+    );
+    refused(
+        "copy_from_device_async (stream)",
+        pinned0.copy_from_device_async(&buf0, &stream1),
+    );
+    refused(
+        "copy_from_device_async (source)",
+        pinned0.copy_from_device_async(&buf1, &stream0),
+    );
+    // Nothing was queued: the buffers still hold their zeroes.
+    assert_eq!(pinned0.as_slice().unwrap(), &[0; 16]);
+    assert_eq!(buf0.to_vec().unwrap(), vec![0; 16]);
+}

@@ -395,7 +395,7 @@ pub fn host_staging(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
                 )?;
                 rig.pinned.copy_from_device_async(&rig.device, stream)?;
                 stream.synchronize()?;
-                rig.staging_pbo.write(rig.pinned.as_slice())?;
+                rig.staging_pbo.write(rig.pinned.as_slice()?)?;
                 glres::finish();
                 Ok(())
             },
@@ -599,7 +599,8 @@ pub fn frames(gpu: &Gpu, plan: &Plan, cpu_plan: &Plan, size: (u32, u32)) -> Resu
             )?;
             rig.pinned.copy_from_device_async(&rig.device, stream)?;
             stream.synchronize()?;
-            rig.upload_texture.upload_from_host(rig.pinned.as_slice())?;
+            rig.upload_texture
+                .upload_from_host(rig.pinned.as_slice()?)?;
             gpu.blit.draw(&rig.upload_texture, &rig.target)?;
             glres::finish();
             Ok(())
