@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The default GPU run, on the GPU host, from a bundle made by ../shared/gpu/bundle.sh: every test
+# binary under a timeout with `--test-threads=1` (faults last; its destructive cases stay off),
+# the kernel log's Xid lines before and after, and a one-line summary per binary.
+#
+# Usage: bash ci/gpu/suite.sh [--twice] [--faults-one-by-one] [--watchdog] [--bench ARGS...]
+#   --twice              the whole run twice in a row (no hang and no new Xid in either)
+#   --faults-one-by-one  each non-destructive fault case alone, then a drawing test, then the
+#                        kernel log: which cases leave the GPU able to draw
+#   --watchdog           the demo and the benchmark with a kernel that outlasts a 2 s watchdog
+#   --bench ARGS         then the interop benchmark with ARGS (its files go to $OUT/bench)
+# Writes $OUT/summary.txt and $OUT/logs.tgz (every binary's output).
+set -u
+cd "$(dirname "$0")/../.."
+source .gpu/env.sh
+out=${OUT:-/tmp/cuda-gl-gpu}
+mkdir -p "$out/logs"
+sum="$out/summary.txt"
+: >"$sum"
+say() { echo "$*" | tee -a "$sum"; }
+xid() { say "--- kernel log, $1: $(dmesg 2>/dev/null | grep -c Xid) Xid lines"; dmesg 2>/dev/null | grep Xid | tail -3 | tee -a "$sum"; }
+# run NAME TIMEOUT CMD...: runs CMD, logs its output as NAME, says its exit status and last result.
+run() {
+    local name=$1 limit=$2 start=$SECONDS rc
+    shift 2
+    timeout "$limit" "$@" >"$out/logs/$name.log" 2>&1
+    rc=$?
+    say "$name rc=$rc $((SECONDS - start))s $(grep -E '^test result|frames/s|watchdog' "$out/logs/$name.log" | tail -1)"
+}
+tests() { ls .gpu/tests | grep -v -e '^compile_fail' -e '^xtask' -e '^plasma-demo$' -e '^cudarc_interop$'; }
+suite() {
+    local t
+    for t in $(tests | grep -v '^faults') $(tests | grep '^faults'); do
+        run "$1$t" 300 ".gpu/tests/$t" --test-threads=1
+    done
+}
+twice=0 one_by_one=0 watchdog=0 bench=()
+while (($#)); do
+    case $1 in
+    --twice) twice=1 ;;
+    --faults-one-by-one) one_by_one=1 ;;
+    --watchdog) watchdog=1 ;;
+    --bench) shift; bench=(--out "$out/bench" "$@"); break ;;
+    esac
+    shift
+done
+xid start
+suite ""
+xid "after the suite"
+if ((twice)); then
+    suite "second-"
+    xid "after the second suite"
+fi
+if ((one_by_one)); then
+    faults=$(ls .gpu/tests/faults-* | head -1)
+    reference=$(ls .gpu/tests/gpu_reference-* | head -1)
+    for case in $("$faults" --list 2>/dev/null | sed -n 's/: test$//p'); do
+        run "fault-$case" 120 "$faults" --exact "$case" --test-threads=1
+        run "draw-after-$case" 120 "$reference" --test-threads=1
+        xid "after $case and a drawing test"
+    done
+fi
+if ((watchdog)); then
+    run demo-watchdog 60 .gpu/bin/plasma-demo --headless --backend cuda --frames 3 --watchdog-secs 2 --debug-spin-ms 8000
+    run bench-watchdog 60 "$(ls .gpu/bench/interop-* | head -1)" --quick --watchdog-secs 2 --debug-spin-ms 8000
+    run demo-after-watchdog 60 .gpu/bin/plasma-demo --headless --backend cuda --frames 120
+    xid "after the watchdog runs"
+fi
+if ((${#bench[@]})); then
+    run bench 560 "$(ls .gpu/bench/interop-* | head -1)" "${bench[@]}"
+    xid "after the benchmark"
+fi
+tar czf "$out/logs.tgz" -C "$out" logs && rm -rf "$out/logs"
