@@ -109,6 +109,14 @@ pub(crate) mod device {
         Ok(v)
     }
 
+    /// `cuDeviceGetUuid`: the device's 16-byte UUID.
+    pub(crate) fn uuid(dev: sys::CUdevice) -> Result<[u8; 16]> {
+        let mut uuid = sys::CUuuid::default();
+        // SAFETY: `uuid` is a valid out-pointer; the device handle came from the driver.
+        unsafe { drv!(cuDeviceGetUuid_v2(&mut uuid, dev)) }?;
+        Ok(uuid.bytes.map(|b| b as u8))
+    }
+
     /// `cuGLGetDevices`: the CUDA devices behind the GL context current on this thread.
     pub(crate) fn gl_devices(list: sys::CUGLDeviceList) -> Result<Vec<sys::CUdevice>> {
         init()?;
@@ -535,6 +543,23 @@ pub(crate) mod array {
         Ok(())
     }
 }
+
+pub(crate) mod mem {
+    use super::*;
+
+    /// `cuMemsetD8`: sets `bytes` bytes from `ptr` to `value`.
+    ///
+    /// # Safety
+    /// 1. `[ptr, ptr + bytes)` is device memory of the current context, mapped and writable,
+    ///    and no other work reads or writes it meanwhile.
+    pub(crate) unsafe fn memset_d8(ptr: sys::CUdeviceptr, value: u8, bytes: usize) -> Result<()> {
+        // SAFETY: (1).
+        unsafe { drv!(cuMemsetD8_v2(ptr, value, bytes)) }?;
+        Ok(())
+    }
+}
+
+pub(crate) mod vmm;
 
 pub(crate) use drv;
 

@@ -119,8 +119,9 @@ impl SurfaceCache {
     }
 }
 
-/// A surface object handle borrowed from a mapping ([`MappedImage::surface`]): pass it to a
-/// kernel taking `cudaSurfaceObject_t`. It cannot outlive the mapping.
+/// A surface object handle borrowed from a mapping
+/// ([`MappedImage::surface`](super::image::MappedImage::surface)): pass it to a kernel taking
+/// `cudaSurfaceObject_t`. It cannot outlive the mapping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(transparent)]
 pub struct Surface<'m> {

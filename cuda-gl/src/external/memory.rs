@@ -1,0 +1,191 @@
+//! The CUDA side of external memory: [`ExportableMemory`], allocated with the virtual memory
+//! management API and exported as POSIX file descriptors.
+
+use crate::context::Context;
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::memory::DevicePtr;
+use crate::result;
+use cuda_gl_sys as sys;
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::sync::Arc;
+
+/// Device memory from `cuMemCreate`, exportable as a POSIX file descriptor, mapped into this
+/// context's address space with read/write access.
+///
+/// The size is rounded up to the allocation granularity (2 MiB on current GPUs); the memory is
+/// zeroed when created. Dropping it waits for the context's work (as `cuMemFree` does), then
+/// unmaps it, frees the address range and releases the handle; the physical memory lives on
+/// while a GL import of it does (see the [module docs](super#release-order)).
+#[derive(Debug)]
+pub struct ExportableMemory {
+    ctx: Arc<Context>,
+    handle: sys::CUmemGenericAllocationHandle,
+    ptr: sys::CUdeviceptr,
+    size: usize,
+    requested: usize,
+    reserved: bool,
+    mapped: bool,
+}
+
+impl ExportableMemory {
+    /// Allocates at least `bytes` bytes on the context's device.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for zero bytes, or a device without virtual memory management
+    /// or POSIX file descriptor handles; otherwise the driver's error from
+    /// `cuMemGetAllocationGranularity`, `cuMemCreate`, `cuMemAddressReserve`, `cuMemMap`,
+    /// `cuMemSetAccess` or `cuMemsetD8`.
+    #[doc(alias = "cuMemCreate")]
+    #[doc(alias = "cuMemMap")]
+    pub fn new(ctx: &Arc<Context>, bytes: usize) -> Result<ExportableMemory> {
+        if bytes == 0 {
+            return Err(Error::InvalidArgument(
+                "cannot allocate 0 bytes of exportable memory".into(),
+            ));
+        }
+        ctx.bind()?;
+        let device = ctx.device();
+        for (attribute, what) in [
+            (
+                sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
+                "virtual memory management (cuMemCreate)",
+            ),
+            (
+                sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED,
+                "POSIX file descriptor memory handles",
+            ),
+        ] {
+            if result::device::attribute(device.raw(), attribute)? == 0 {
+                return Err(Error::InvalidArgument(format!(
+                    "{} does not support {what}, which external memory needs; use the \
+                     map/unmap path (RegisteredBuffer) instead",
+                    device.label()
+                )));
+            }
+        }
+        let prop = allocation_prop(device);
+        let granularity = result::vmm::granularity(&prop)?;
+        let size = bytes
+            .checked_next_multiple_of(granularity.max(1))
+            .ok_or_else(|| Error::InvalidArgument(format!("{bytes} bytes is too large")))?;
+        // `size` is a multiple of the granularity of `prop`, which describes pinned device
+        // memory on the context's device.
+        let handle = result::vmm::create(size, &prop)?;
+        // Owned from here on: an error below releases what was done so far (in Drop).
+        let mut memory = ExportableMemory {
+            ctx: ctx.clone(),
+            handle,
+            ptr: 0,
+            size,
+            requested: bytes,
+            reserved: false,
+            mapped: false,
+        };
+        let ptr = result::vmm::address_reserve(size)?;
+        memory.ptr = ptr;
+        memory.reserved = true;
+        // SAFETY: (1) the range [ptr, ptr + size) was just reserved and is not mapped; (2) the
+        // handle was just created, `size` long.
+        unsafe { result::vmm::map(ptr, size, handle) }?;
+        memory.mapped = true;
+        let access = sys::CUmemAccessDesc {
+            location: prop.location,
+            flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+        };
+        // SAFETY: (1) the range is mapped (above).
+        unsafe { result::vmm::set_access(ptr, size, &access) }?;
+        // SAFETY: (1) the range is mapped and accessible, in the bound context; the memset and
+        // the synchronize finish before any other stream can see the memory.
+        unsafe { result::mem::memset_d8(ptr, 0, size) }?;
+        result::ctx::synchronize()?;
+        Ok(memory)
+    }
+
+    /// The size in bytes that was asked for.
+    pub fn requested_size(&self) -> usize {
+        self.requested
+    }
+
+    /// The size of the allocation in bytes: [`requested_size`](Self::requested_size) rounded
+    /// up to the allocation granularity. This is the size a GL import names.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// The device address, for kernel arguments.
+    pub fn device_ptr(&self) -> DevicePtr<'_> {
+        DevicePtr::new(self.ptr)
+    }
+
+    /// The context the memory belongs to.
+    pub fn context(&self) -> &Arc<Context> {
+        &self.ctx
+    }
+
+    /// Exports a new file descriptor for the allocation (`CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR`).
+    ///
+    /// Each call returns a new descriptor. An importer that takes ownership (GL does) needs its
+    /// own; a descriptor that is dropped unused is closed.
+    ///
+    /// # Errors
+    /// The driver's error from `cuMemExportToShareableHandle`.
+    #[doc(alias = "cuMemExportToShareableHandle")]
+    pub fn export_fd(&self) -> Result<OwnedFd> {
+        self.ctx.bind()?;
+        // SAFETY: (1) the handle is live (released only in Drop) and was created with POSIX
+        // file descriptor handles requested (`allocation_prop`).
+        let fd = unsafe { result::vmm::export_fd(self.handle) }?;
+        if fd < 0 {
+            return Err(Error::InvalidArgument(format!(
+                "cuMemExportToShareableHandle succeeded but returned descriptor {fd}"
+            )));
+        }
+        // SAFETY: the driver created `fd` for the caller, who owns it from now on.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+}
+
+/// Pinned device memory on `device`, exportable as a POSIX file descriptor.
+fn allocation_prop(device: &Device) -> sys::CUmemAllocationProp {
+    sys::CUmemAllocationProp {
+        type_: sys::CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED,
+        requestedHandleTypes:
+            sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+        location: sys::CUmemLocation {
+            type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+            id: device.raw(),
+        },
+        ..Default::default()
+    }
+}
+
+impl Drop for ExportableMemory {
+    fn drop(&mut self) {
+        if !self.ctx.bind_for_drop("release exportable memory") {
+            // The context was reset or is unusable: its allocations are gone with it.
+            return;
+        }
+        if self.mapped {
+            // Waits for every kernel that may still use the range.
+            if let Err(e) = result::ctx::synchronize() {
+                self.ctx.record_drop_error("cuCtxSynchronize", e);
+            }
+            // SAFETY: (1) the whole mapped range, unmapped once; (2) nothing uses it after
+            // this (the context was synchronized above).
+            if let Err(e) = unsafe { result::vmm::unmap(self.ptr, self.size) } {
+                self.ctx.record_drop_error("cuMemUnmap", e);
+            }
+        }
+        if self.reserved {
+            // SAFETY: (1) the whole reserved range, now unmapped, freed once.
+            if let Err(e) = unsafe { result::vmm::address_free(self.ptr, self.size) } {
+                self.ctx.record_drop_error("cuMemAddressFree", e);
+            }
+        }
+        // SAFETY: (1) the handle came from cuMemCreate and is released once.
+        if let Err(e) = unsafe { result::vmm::release(self.handle) } {
+            self.ctx.record_drop_error("cuMemRelease", e);
+        }
+    }
+}

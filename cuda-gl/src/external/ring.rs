@@ -1,0 +1,525 @@
+//! The ring: [`ExternalRing`] and its guards [`CudaWrite`] and [`GlRead`], the state of each
+//! slot, and the recovery of leaked guards.
+
+use super::DEFAULT_TIMEOUT;
+use super::gl_fns::{ExternalGl, Fence, Fns};
+use super::import::GlMemoryBuffer;
+use super::memory::ExportableMemory;
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::glprobe::GlOwner;
+use crate::memory::DevicePtr;
+use crate::result;
+use crate::stream::{AsStream, Event};
+use cuda_gl_sys as sys;
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Which of a slot's guards is out. A guard sets it when it is created and clears it when it
+/// finishes; the ring finding it set means that the guard was leaked (`mem::forget`) or failed
+/// to finish, and that the slot's event or fence does not cover its work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Access {
+    /// No guard is out: the event and the fence cover the slot's work.
+    Idle,
+    /// A [`CudaWrite`] is out or was leaked: CUDA work may be writing the slot unrecorded.
+    Writing,
+    /// A [`GlRead`] is out or was leaked: GL commands may be reading the slot unfenced.
+    Reading,
+}
+
+/// One slot of a ring. [`ExternalRing`]'s drop takes it apart: the fence and the GL buffer and
+/// memory object first, then the CUDA allocation and the event.
+struct Slot {
+    read_fence: Option<Fence>,
+    gl: GlMemoryBuffer,
+    memory: ExportableMemory,
+    written: Event,
+    write_pending: bool,
+    access: Access,
+}
+
+impl Slot {
+    /// Restores the invariant that the event and the fence cover all of the slot's work after a
+    /// guard was leaked: CUDA work of a leaked [`CudaWrite`] is waited for by synchronizing the
+    /// whole CUDA context (the guard's stream may be gone), and GL commands of a leaked
+    /// [`GlRead`] get the fence the guard did not place (waited for before the next write).
+    fn recover_leaked_guard(&mut self, index: usize, fns: Fns, owner: GlOwner) -> Result<()> {
+        match self.access {
+            Access::Idle => {}
+            Access::Writing => {
+                log::warn!(
+                    "cuda-gl: external ring slot {index} is still being written by CUDA (its \
+                     CudaWrite was leaked or could not record its event); synchronizing the CUDA \
+                     context"
+                );
+                self.memory.context().bind()?;
+                result::ctx::synchronize()?;
+                self.write_pending = false;
+            }
+            Access::Reading => {
+                log::warn!(
+                    "cuda-gl: external ring slot {index} is still being read by GL (its GlRead \
+                     was leaked or could not place its fence); fencing the GL commands issued so \
+                     far"
+                );
+                // Superseding an older fence is fine: the new one signals after it.
+                self.read_fence = Some(Fence::place(fns, owner)?);
+            }
+        }
+        self.access = Access::Idle;
+        Ok(())
+    }
+
+    /// Waits on the CPU for the CUDA work recorded by the last finished [`CudaWrite`].
+    fn wait_for_writes(&mut self) -> Result<()> {
+        if self.write_pending {
+            self.written.synchronize()?;
+            self.write_pending = false;
+        }
+        Ok(())
+    }
+
+    /// Waits on the CPU for the GL commands fenced by the last finished [`GlRead`].
+    fn wait_for_reads(&mut self, index: usize, fns: Fns, timeout: Duration) -> Result<()> {
+        if let Some(fence) = &self.read_fence {
+            fns.client_wait(fence.sync, timeout, || {
+                format!("the GL fence after the reads of ring slot {index}")
+            })?;
+            self.read_fence = None;
+        }
+        Ok(())
+    }
+}
+
+/// A ring of external-memory slots: CUDA writes one slot while GL reads others, ordered with a
+/// CUDA event and a GL fence per slot and no map or unmap at all.
+///
+/// [`write`](Self::write) waits (on the CPU) until GL's last reads of the slot are done and
+/// returns a [`CudaWrite`] with the slot's device pointer; finishing it records the slot's
+/// event on the stream. [`read`](Self::read) waits (on the CPU) for that event and returns a
+/// [`GlRead`] with the slot's GL buffer; finishing it places a GL fence and flushes. A guard
+/// that is leaked instead of finished is caught by the next call on its slot, which recovers
+/// with a wait (see [what is checked](super#what-is-checked-and-what-is-unsafe)).
+///
+/// All calls need the GL context the [`ExternalGl`] was loaded in current on the calling thread
+/// ([`Error::WrongGlContext`] or [`Error::NoGlContext`] otherwise), and so does dropping the
+/// ring: it waits for every slot's event and fence, then deletes the GL objects, then releases
+/// the CUDA memory (see the [module docs](super#release-order)). The ring is neither `Send` nor
+/// `Sync`, since its GL calls go to the context current on the calling thread.
+pub struct ExternalRing {
+    slots: Vec<Slot>,
+    fns: Fns,
+    owner: GlOwner,
+    timeout: Duration,
+    /// `!Send` and `!Sync`: GL calls go to the context current on the calling thread.
+    _not_send: PhantomData<*const ()>,
+}
+
+impl fmt::Debug for ExternalRing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ExternalRing")
+            .field("slots", &self.slots.len())
+            .field("slot_bytes", &self.slot_bytes())
+            .field("timeout", &self.timeout)
+            .field("owner", &self.owner)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ExternalRing {
+    /// Creates `slots` slots (1 to 16; 3 or more for frames in flight, see
+    /// [ring depth and lag](super#ring-depth-and-lag)) of `bytes_per_slot` bytes each: one
+    /// [`ExportableMemory`], one [`GlMemoryBuffer`] and one CUDA event per slot.
+    ///
+    /// The GL context `gl` was loaded for must be current.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for 0 or more than 16 slots or 0 bytes;
+    /// [`Error::WrongGlContext`] or [`Error::NoGlContext`] when the context `gl` was loaded for
+    /// is not current; otherwise as [`ExportableMemory::new`], [`GlMemoryBuffer::import`] and
+    /// [`Event::new`].
+    pub fn new(
+        ctx: &Arc<Context>,
+        gl: &ExternalGl,
+        slots: usize,
+        bytes_per_slot: usize,
+    ) -> Result<ExternalRing> {
+        if !(1..=16).contains(&slots) {
+            return Err(Error::InvalidArgument(format!(
+                "an external ring has 1 to 16 slots, not {slots} (3 or more keep frames in \
+                 flight)"
+            )));
+        }
+        gl.owner.check("glImportMemoryFdEXT (not called)")?;
+        let mut ring = ExternalRing {
+            slots: Vec::with_capacity(slots),
+            fns: gl.fns,
+            owner: gl.owner,
+            timeout: DEFAULT_TIMEOUT,
+            _not_send: PhantomData,
+        };
+        for _ in 0..slots {
+            let memory = ExportableMemory::new(ctx, bytes_per_slot)?;
+            let gl = GlMemoryBuffer::import(gl, &memory)?;
+            ring.slots.push(Slot {
+                read_fence: None,
+                gl,
+                memory,
+                written: Event::new(ctx, false)?,
+                write_pending: false,
+                access: Access::Idle,
+            });
+        }
+        Ok(ring)
+    }
+
+    /// How many slots there are.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Whether there are no slots (never true: a ring has at least one).
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// The usable size of each slot in bytes (as asked for).
+    pub fn slot_bytes(&self) -> usize {
+        self.slots.first().map_or(0, |s| s.memory.requested_size())
+    }
+
+    /// The GL buffer name of `slot`, e.g. to create a texture buffer over it once.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a slot out of range.
+    pub fn gl_buffer(&self, slot: usize) -> Result<u32> {
+        Ok(self.slot_ref(slot)?.gl.buffer())
+    }
+
+    /// How long fence waits may take before [`Error::Timeout`] (default [`DEFAULT_TIMEOUT`]).
+    pub fn set_timeout(&mut self, timeout: Duration) {
+        self.timeout = timeout;
+    }
+
+    fn slot_ref(&self, slot: usize) -> Result<&Slot> {
+        let len = self.slots.len();
+        self.slots.get(slot).ok_or_else(|| out_of_range(slot, len))
+    }
+
+    /// The slot, after checking that the owning GL context is current (for `call`) and
+    /// recovering a guard of it that was leaked.
+    fn slot_checked(&mut self, slot: usize, call: &'static str) -> Result<&mut Slot> {
+        let (fns, owner) = (self.fns, self.owner);
+        let len = self.slots.len();
+        let entry = self
+            .slots
+            .get_mut(slot)
+            .ok_or_else(|| out_of_range(slot, len))?;
+        owner.check(call)?;
+        entry.recover_leaked_guard(slot, fns, owner)?;
+        Ok(entry)
+    }
+
+    /// Starts CUDA's writes to `slot` on `stream`: waits on the CPU until GL's reads of the slot
+    /// (up to its last [`GlRead`]) have finished, then returns the guard that hands out the
+    /// slot's device pointer. Queue the writes on `stream`, then [`CudaWrite::finish`] (or drop)
+    /// it.
+    ///
+    /// A guard of the slot that was leaked is recovered first: the CUDA context is synchronized
+    /// (for a [`CudaWrite`]), or GL's commands are fenced and waited for (for a [`GlRead`]).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a slot out of range or a stream of another context;
+    /// [`Error::WrongGlContext`] or [`Error::NoGlContext`] when the ring's GL context is not
+    /// current; [`Error::Timeout`] or [`Error::GlCall`] from the fence wait
+    /// (`glClientWaitSync`); the driver's error from synchronizing the context.
+    #[doc(alias = "glClientWaitSync")]
+    pub fn write<'a, S: AsStream>(
+        &'a mut self,
+        slot: usize,
+        stream: &'a S,
+    ) -> Result<CudaWrite<'a>> {
+        let (fns, timeout) = (self.fns, self.timeout);
+        if stream.raw_context() != self.slot_ref(slot)?.memory.context().raw() {
+            return Err(Error::InvalidArgument(
+                "the stream belongs to another CUDA context than the ring's memory".into(),
+            ));
+        }
+        let entry = self.slot_checked(slot, "glClientWaitSync (not called)")?;
+        entry.wait_for_reads(slot, fns, timeout)?;
+        entry.access = Access::Writing;
+        Ok(CudaWrite {
+            slot: entry,
+            stream: stream.raw_stream(),
+            done: false,
+        })
+    }
+
+    /// Starts GL's reads of `slot`: waits on the CPU until the CUDA work before the slot's last
+    /// [`CudaWrite::finish`] has completed, then returns the guard that hands out the slot's GL
+    /// buffer. Issue the GL commands that read it, then [`GlRead::finish`] (or drop) it.
+    ///
+    /// A guard of the slot that was leaked is recovered first, as in [`write`](Self::write).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a slot out of range; [`Error::WrongGlContext`] or
+    /// [`Error::NoGlContext`] when the ring's GL context is not current; the driver's error from
+    /// `cuEventSynchronize` (such as a kernel's fault) or from synchronizing the context.
+    #[doc(alias = "cuEventSynchronize")]
+    pub fn read(&mut self, slot: usize) -> Result<GlRead<'_>> {
+        self.begin_read(slot, true)
+    }
+
+    /// [`read`](Self::read) without waiting for the event of CUDA's last finished write: the
+    /// broken ordering, for tests that show that the wait is needed and for measuring what it
+    /// costs. The context check and the recovery of a leaked guard still happen.
+    ///
+    /// # Safety
+    /// 1. GL may read the slot while CUDA is still writing it: the caller accepts reading stale
+    ///    or torn bytes (there is no other harm: the memory stays allocated).
+    ///
+    /// # Errors
+    /// As [`read`](Self::read), less the event's.
+    pub unsafe fn read_unordered(&mut self, slot: usize) -> Result<GlRead<'_>> {
+        self.begin_read(slot, false)
+    }
+
+    /// [`read`](Self::read), waiting for CUDA's writes only when `ordered`.
+    fn begin_read(&mut self, slot: usize, ordered: bool) -> Result<GlRead<'_>> {
+        let (fns, owner) = (self.fns, self.owner);
+        let entry = self.slot_checked(slot, "glFenceSync (not called)")?;
+        if ordered {
+            entry.wait_for_writes()?;
+        } else {
+            entry.write_pending = false;
+        }
+        entry.access = Access::Reading;
+        Ok(GlRead {
+            slot: entry,
+            fns,
+            owner,
+            done: false,
+            _not_send: PhantomData,
+        })
+    }
+
+    /// Waits on the CPU for every slot's pending CUDA writes and GL reads, recovering leaked
+    /// guards first.
+    ///
+    /// # Errors
+    /// [`Error::WrongGlContext`] or [`Error::NoGlContext`] when the ring's GL context is not
+    /// current; otherwise the first error of `cuEventSynchronize`, of a fence wait
+    /// ([`Error::Timeout`], [`Error::GlCall`]) or of a recovery.
+    pub fn wait_idle(&mut self) -> Result<()> {
+        let timeout = self.timeout;
+        for i in 0..self.slots.len() {
+            let fns = self.fns;
+            let slot = self.slot_checked(i, "glClientWaitSync (not called)")?;
+            slot.wait_for_writes()?;
+            slot.wait_for_reads(i, fns, timeout)?;
+        }
+        Ok(())
+    }
+}
+
+fn out_of_range(slot: usize, len: usize) -> Error {
+    Error::InvalidArgument(format!(
+        "slot {slot} is out of range: the ring has {len} slots"
+    ))
+}
+
+impl Drop for ExternalRing {
+    fn drop(&mut self) {
+        let Some(ctx) = self.slots.first().map(|s| s.memory.context().clone()) else {
+            return;
+        };
+        // Deleting GL objects with another context current would delete that context's
+        // objects of the same names; leaking them is harmless.
+        let gl_current = match self.owner.check("glDeleteBuffers (not called)") {
+            Ok(()) => true,
+            Err(e) => {
+                ctx.record_drop_error("deleting an external ring's GL objects (leaked instead)", e);
+                false
+            }
+        };
+        if gl_current && let Err(e) = self.wait_idle() {
+            ctx.record_drop_error("waiting for an external ring's work", e);
+        }
+        for slot in self.slots.drain(..) {
+            let Slot {
+                read_fence,
+                gl,
+                memory,
+                written,
+                ..
+            } = slot;
+            if gl_current {
+                drop(read_fence);
+                drop(gl);
+            } else {
+                std::mem::forget(read_fence);
+                std::mem::forget(gl);
+            }
+            // Waits for the CUDA context before unmapping; a leaked GL import keeps the
+            // physical memory alive.
+            drop(memory);
+            drop(written);
+        }
+    }
+}
+
+/// CUDA's turn on one ring slot: hands out the slot's device pointer; finishing (or dropping)
+/// records the slot's event on the stream given to [`ExternalRing::write`].
+///
+/// Leaking it (`mem::forget`) is safe: the ring's next call on the slot synchronizes the CUDA
+/// context before GL may read it.
+#[derive(Debug)]
+#[must_use = "queue CUDA's writes to the slot, then finish the guard"]
+pub struct CudaWrite<'a> {
+    slot: &'a mut Slot,
+    stream: sys::CUstream,
+    done: bool,
+}
+
+impl fmt::Debug for Slot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Slot")
+            .field("gl_buffer", &self.gl.buffer())
+            .field("bytes", &self.memory.requested_size())
+            .field("access", &self.access)
+            .field("write_pending", &self.write_pending)
+            .field("read_fence", &self.read_fence.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl CudaWrite<'_> {
+    /// The slot's device address, for kernel arguments. Queue the work on the stream given to
+    /// [`ExternalRing::write`]: only that stream's work is covered by the slot's event.
+    pub fn device_ptr(&self) -> DevicePtr<'_> {
+        self.slot.memory.device_ptr()
+    }
+
+    /// The usable size of the slot in bytes.
+    pub fn len(&self) -> usize {
+        self.slot.memory.requested_size()
+    }
+
+    /// Whether the slot has no bytes (never true).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Records the slot's event on the stream: GL's next [`ExternalRing::read`] of the slot
+    /// waits for it.
+    ///
+    /// # Errors
+    /// The driver's error from `cuEventRecord`. The slot then stays marked as being written,
+    /// and the ring's next call on it synchronizes the CUDA context.
+    #[doc(alias = "cuEventRecord")]
+    pub fn finish(mut self) -> Result<()> {
+        self.done = true;
+        self.record()
+    }
+
+    fn record(&mut self) -> Result<()> {
+        self.slot.memory.context().bind()?;
+        // SAFETY: the event and the stream are live (the stream is borrowed for 'a by
+        // `ExternalRing::write`) and belong to the same context (checked there).
+        unsafe { result::stream::event_record(self.slot.written.raw(), self.stream) }?;
+        self.slot.write_pending = true;
+        self.slot.access = Access::Idle;
+        Ok(())
+    }
+}
+
+impl Drop for CudaWrite<'_> {
+    fn drop(&mut self) {
+        if !self.done
+            && let Err(e) = self.record()
+        {
+            self.slot
+                .memory
+                .context()
+                .record_drop_error("recording an external ring slot's event", e);
+        }
+    }
+}
+
+/// GL's turn on one ring slot: hands out the slot's GL buffer; finishing (or dropping) places a
+/// GL fence after the commands issued meanwhile, and flushes them.
+///
+/// Leaking it (`mem::forget`) is safe: the ring's next call on the slot places the fence, and
+/// the next write of the slot waits for it. Neither `Send` nor `Sync`: the fence goes to the
+/// context current on the calling thread.
+#[must_use = "issue GL's reads of the buffer, then finish the guard"]
+pub struct GlRead<'a> {
+    slot: &'a mut Slot,
+    fns: Fns,
+    owner: GlOwner,
+    done: bool,
+    /// `!Send` and `!Sync`: GL calls go to the context current on the calling thread.
+    _not_send: PhantomData<*const ()>,
+}
+
+impl fmt::Debug for GlRead<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GlRead")
+            .field("slot", &self.slot)
+            .finish_non_exhaustive()
+    }
+}
+
+impl GlRead<'_> {
+    /// The slot's GL buffer name.
+    pub fn buffer(&self) -> u32 {
+        self.slot.gl.buffer()
+    }
+
+    /// The usable size of the slot in bytes.
+    pub fn len(&self) -> usize {
+        self.slot.gl.size()
+    }
+
+    /// Whether the slot has no bytes (never true).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Places a fence after the GL commands issued so far (`glFenceSync`) and flushes them
+    /// (`glFlush`): CUDA's next [`ExternalRing::write`] of the slot waits for the fence.
+    ///
+    /// # Errors
+    /// [`Error::WrongGlContext`] or [`Error::NoGlContext`] when the ring's GL context is not
+    /// current; [`Error::GlCall`] when `glFenceSync` fails. The slot then stays marked as being
+    /// read, and the ring's next call on it places the fence.
+    #[doc(alias = "glFenceSync")]
+    pub fn finish(mut self) -> Result<()> {
+        self.done = true;
+        self.fence()
+    }
+
+    fn fence(&mut self) -> Result<()> {
+        // A previous fence of this slot (two reads without a write between) is superseded: the
+        // new one signals after it. Dropping it deletes it.
+        self.slot.read_fence = Some(Fence::place(self.fns, self.owner)?);
+        self.slot.access = Access::Idle;
+        Ok(())
+    }
+}
+
+impl Drop for GlRead<'_> {
+    fn drop(&mut self) {
+        if !self.done
+            && let Err(e) = self.fence()
+        {
+            self.slot
+                .memory
+                .context()
+                .record_drop_error("fencing an external ring slot's reads", e);
+        }
+    }
+}
