@@ -303,6 +303,27 @@ pub enum Error {
         address: u64,
     },
 
+    /// A copy into or out of a mapped array was given memory of another size than the array.
+    #[error(
+        "a copy {direction} a mapped array of {array} ({array_bytes} bytes) was given \
+         {given_bytes} bytes of {other}; nothing was copied.\nhelp: copies move the whole array: \
+         give width * height * max(depth, 1) elements of channels * bytes-per-channel bytes each \
+         (e.g. a `[u32]` of width * height for an RGBA8 texture); a layer of an array texture is \
+         `array(layer, level)`, a mip level is `array(index, level)`"
+    )]
+    CopySize {
+        /// `"into"` or `"out of"`.
+        direction: &'static str,
+        /// The array's shape and format.
+        array: String,
+        /// The array's size in bytes, tightly packed.
+        array_bytes: usize,
+        /// What the other end is (host slice, device buffer, mapped buffer, array).
+        other: &'static str,
+        /// The other end's size in bytes.
+        given_bytes: usize,
+    },
+
     /// One or more drops failed earlier; they were logged then and are reported here.
     #[error("{} earlier drop(s) failed: {}", .0.len(), .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
     DeferredDrop(Vec<CudaError>),

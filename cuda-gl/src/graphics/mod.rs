@@ -18,6 +18,7 @@ mod batch;
 mod buffer;
 mod claim;
 mod classify;
+mod copy;
 mod image;
 mod registration;
 mod retire;

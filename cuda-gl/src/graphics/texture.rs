@@ -1,8 +1,11 @@
 //! Texture objects over a mapped image, for sampled reads (`tex2D`) with filtering in kernels.
 
 use super::Registration;
+use super::array::MappedArray;
 use super::retire::Retired;
+use crate::error::Result;
 use crate::module::KernelParam;
+use crate::result;
 use cuda_gl_sys as sys;
 use std::marker::PhantomData;
 
@@ -82,4 +85,18 @@ impl Drop for TextureObject<'_> {
         // Kernels queued with its handle may still run: destroyed after the unmap's work.
         self.reg.retired.retire(Retired::Texture(self.raw));
     }
+}
+
+/// A texture object over `array`, owned by the caller and retired on `reg` when dropped.
+pub(super) fn create_texture<'m>(
+    reg: &'m Registration,
+    array: &MappedArray<'m>,
+    desc: &TextureDesc,
+) -> Result<TextureObject<'m>> {
+    reg.ctx.bind()?;
+    let raw_desc = desc.raw();
+    // SAFETY: the array is mapped for the borrow `'m`, which the texture object cannot outlive;
+    // its drop retires it until the work queued before the unmap is done.
+    let raw = unsafe { result::array::texture_create(array.raw, &raw_desc) }?;
+    Ok(TextureObject { reg, raw })
 }
