@@ -466,6 +466,23 @@ pub enum Error {
         actual: u32,
     },
 
+    /// [`RegisteredImage::register_texture`](crate::RegisteredImage::register_texture) could not
+    /// learn from GL which [`ImageTarget`](crate::ImageTarget) the texture has, or CUDA cannot
+    /// register that target.
+    #[error(
+        "cannot register GL texture {name} without a target: {reason}.\nhelp: call \
+         RegisteredImage::register(ctx, {name}, ImageTarget::..., flags) with the target the \
+         texture was created with; register_texture asks GL (glGetTextureParameteriv, OpenGL \
+         4.5) through the `gl` crate that cuda-gl re-exports (`cuda_gl::gl`, loaded), with the \
+         texture's context current"
+    )]
+    UnknownTextureTarget {
+        /// The GL name.
+        name: u32,
+        /// Why the target is not known or not usable.
+        reason: String,
+    },
+
     /// CUDA's mapping state of a registered GL object no longer matches the registration: the
     /// driver answers `CUDA_ERROR_ALREADY_MAPPED` to a registration that was unmapped.
     ///

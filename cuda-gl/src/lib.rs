@@ -201,8 +201,9 @@ pub use context::Context;
 pub use device::{Device, GlDeviceList, gl_devices};
 pub use error::{CudaError, DeviceLabel, Error, Result};
 pub use graphics::{
-    ImageTarget, MapFlags, MappedBatch, MappedBuffer, MappedImage, RegisterFlags, RegisteredBuffer,
-    RegisteredImage, Resource, map_all,
+    ArrayFormat, ImageTarget, MapFlags, MappedArray, MappedBatch, MappedBuffer, MappedImage,
+    MappedMipmappedArray, RegisterFlags, RegisteredBuffer, RegisteredImage, Resource, Surface,
+    SurfaceObject, Texture, TextureDesc, TextureObject, map_all,
 };
 pub use memory::{DeviceBuffer, DeviceCopy, DevicePtr, PinnedBuffer};
 pub use module::{Function, KernelArgs, KernelParam, LaunchConfig, Module};
@@ -212,6 +213,17 @@ pub use stream::{AsStream, Event, Stream, StreamFlags};
 #[cfg(all(doctest, feature = "egl"))]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
+
+/// The `gl` crate (0.14) that cuda-gl is built against, re-exported so that the version always
+/// matches.
+///
+/// The GL calls of an application and those of cuda-gl go to the same context either way, but
+/// the `gl` crate keeps its function pointers per crate version: with a different `gl` version
+/// in the application, cuda-gl's copy is never loaded and its GL queries fail. Use
+/// `cuda_gl::gl` (or depend on `gl = "0.14"`). A windowed application loads it once with the
+/// window's loader, e.g. with GLFW: `cuda_gl::gl::load_with(|s| window.get_proc_address(s))`;
+/// [`egl::HeadlessContext`] loads it itself.
+pub use gl;
 
 /// The raw bindings, re-exported for calls this crate does not wrap.
 pub use cuda_gl_sys as sys;

@@ -30,7 +30,9 @@ pub use batch::{MappedBatch, Resource, map_all};
 pub use buffer::{MappedBuffer, RegisteredBuffer};
 pub use image::{MappedImage, RegisteredImage};
 pub use surface::{Surface, SurfaceObject};
-pub use texture::{TextureDesc, TextureHandle, TextureObject};
+#[allow(deprecated)]
+pub use texture::TextureHandle;
+pub use texture::{Texture, TextureDesc, TextureObject};
 
 pub(crate) use classify::classify_gl_error;
 pub(crate) use registration::{Registration, unmap_error};
