@@ -324,6 +324,40 @@ pub enum Error {
         given_bytes: usize,
     },
 
+    /// NVRTC (the `nvrtc` feature's run-time compiler) could not be opened.
+    #[error(
+        "the NVRTC library could not be opened.\nhelp: install CUDA's NVRTC (the CUDA toolkit, \
+         or `pip install nvidia-cuda-nvrtc-cu12`) and put libnvrtc.so.12 on the loader's path, \
+         or set CUDA_GL_NVRTC_PATH to its full path; or compile the kernel to PTX at build time \
+         (`nvcc -ptx`) and use Module::from_ptx. Tried:{}",
+        .tried.iter().map(|t| format!("\n  {t}")).collect::<String>()
+    )]
+    NvrtcUnavailable {
+        /// Every library tried, with the loader's reason.
+        tried: Vec<String>,
+    },
+
+    /// NVRTC refused CUDA source (the `nvrtc` feature): a compile error, with its log, or a
+    /// failed NVRTC call.
+    #[error(
+        "{call} failed: {message} ({code}){}",
+        if .log.trim().is_empty() {
+            String::new()
+        } else {
+            format!("\nNVRTC log:\n{}\nhelp: fix the source at the lines the log names", .log.trim_end())
+        }
+    )]
+    Compile {
+        /// The NVRTC call that failed, e.g. `nvrtcCompileProgram`.
+        call: &'static str,
+        /// Its `nvrtcResult`.
+        code: i32,
+        /// NVRTC's name for the code, e.g. `NVRTC_ERROR_COMPILATION`.
+        message: String,
+        /// The compiler's log (errors and warnings, with line numbers); empty when none.
+        log: String,
+    },
+
     /// One or more drops failed earlier; they were logged then and are reported here.
     #[error("{} earlier drop(s) failed: {}", .0.len(), .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
     DeferredDrop(Vec<CudaError>),

@@ -187,6 +187,10 @@ pub mod egl;
 #[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
 pub mod cudarc_interop;
 
+#[cfg(feature = "nvrtc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "nvrtc")))]
+pub mod nvrtc;
+
 /// The cudarc crate that the `cudarc` feature builds against, re-exported so that its version
 /// always matches.
 #[cfg(feature = "cudarc")]
