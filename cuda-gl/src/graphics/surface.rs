@@ -187,7 +187,7 @@ impl SurfaceCache {
     }
 }
 
-/// A surface object handle borrowed from a mapping ([`MappedImage::surface`]): pass it to a
+/// A surface object handle borrowed from a mapping ([`MappedImage::surface`](crate::MappedImage::surface)): pass it to a
 /// kernel taking `cudaSurfaceObject_t`. It cannot outlive the mapping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(transparent)]
