@@ -505,3 +505,50 @@ fn register_texture_asks_gl_for_the_target() {
     delete_texture(flat);
     delete_texture(layered);
 }
+
+#[test]
+fn a_3d_texture_round_trips_through_cumemcpy3d() {
+    let Some(g) = gpu() else { return };
+    const D: usize = 4;
+    let mut tex = 0;
+    // SAFETY: a context is current.
+    unsafe {
+        gl::GenTextures(1, &mut tex);
+        gl::BindTexture(gl::TEXTURE_3D, tex);
+        gl::TexStorage3D(gl::TEXTURE_3D, 1, gl::RGBA8, W as i32, H as i32, D as i32);
+        gl::BindTexture(gl::TEXTURE_3D, 0);
+    }
+    check_gl();
+    let data = pattern_words(W * H * D, 33);
+    let mut image = RegisteredImage::register_texture(&g.ctx, tex, RegisterFlags::NONE).unwrap();
+    assert_eq!(image.target(), ImageTarget::Texture3D);
+    {
+        let mapped = image.map(&g.stream).unwrap();
+        let volume = mapped.array(0, 0).unwrap();
+        assert_eq!((volume.depth(), volume.is_layered()), (D, false));
+        volume.copy_from_host(&data).unwrap();
+        let mut back = vec![0u32; W * H * D];
+        volume.copy_to_host(&mut back).unwrap();
+        assert_eq!(back, data);
+        let err = volume.copy_to_host(&mut back[..W * H]).unwrap_err();
+        assert!(matches!(err, Error::CopySize { .. }), "{err:?}");
+    }
+    let mut gl_view = vec![0u32; W * H * D];
+    // SAFETY: a context is current; `gl_view` holds every texel of the 3-D texture.
+    unsafe {
+        gl::BindTexture(gl::TEXTURE_3D, tex);
+        gl::PixelStorei(gl::PACK_ALIGNMENT, 1);
+        gl::GetTexImage(
+            gl::TEXTURE_3D,
+            0,
+            gl::RGBA,
+            gl::UNSIGNED_BYTE,
+            gl_view.as_mut_ptr().cast(),
+        );
+        gl::BindTexture(gl::TEXTURE_3D, 0);
+    }
+    check_gl();
+    assert_eq!(gl_view, data, "GL reads what copy_from_host wrote");
+    drop(image);
+    delete_texture(tex);
+}
