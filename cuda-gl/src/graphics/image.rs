@@ -225,7 +225,9 @@ impl MappedImage<'_> {
         mapped_array(self.reg, self.stream, index, level)
     }
 
-    /// The whole mipmapped array.
+    /// The whole mipmapped array. For a `GL_TEXTURE_2D_ARRAY`, each of its levels is one
+    /// layered array over all layers ([`MappedArray::is_layered`], depth = layer count), while
+    /// [`array`](Self::array)`(layer, level)` is the 2-D array of one layer.
     ///
     /// # Errors
     /// The driver's error from `cuGraphicsResourceGetMappedMipmappedArray` (renderbuffers have
