@@ -2261,6 +2261,8 @@ pub struct Driver {
     ) -> CUresult,
     pub cuMemcpy2DAsync_v2:
         unsafe extern "C" fn(pCopy: *const CUDA_MEMCPY2D, hStream: CUstream) -> CUresult,
+    pub cuMemcpy3DAsync_v2:
+        unsafe extern "C" fn(pCopy: *const CUDA_MEMCPY3D, hStream: CUstream) -> CUresult,
     pub cuMemsetD8_v2: unsafe extern "C" fn(
         dstDevice: CUdeviceptr,
         uc: ::std::os::raw::c_uchar,
@@ -2551,6 +2553,7 @@ impl Driver {
         let cuMemcpyDtoHAsync_v2 = __library.get(b"cuMemcpyDtoHAsync_v2\0").map(|sym| *sym)?;
         let cuMemcpyDtoDAsync_v2 = __library.get(b"cuMemcpyDtoDAsync_v2\0").map(|sym| *sym)?;
         let cuMemcpy2DAsync_v2 = __library.get(b"cuMemcpy2DAsync_v2\0").map(|sym| *sym)?;
+        let cuMemcpy3DAsync_v2 = __library.get(b"cuMemcpy3DAsync_v2\0").map(|sym| *sym)?;
         let cuMemsetD8_v2 = __library.get(b"cuMemsetD8_v2\0").map(|sym| *sym)?;
         let cuMemsetD32_v2 = __library.get(b"cuMemsetD32_v2\0").map(|sym| *sym)?;
         let cuMemsetD8Async = __library.get(b"cuMemsetD8Async\0").map(|sym| *sym)?;
@@ -2699,6 +2702,7 @@ impl Driver {
             cuMemcpyDtoHAsync_v2,
             cuMemcpyDtoDAsync_v2,
             cuMemcpy2DAsync_v2,
+            cuMemcpy3DAsync_v2,
             cuMemsetD8_v2,
             cuMemsetD32_v2,
             cuMemsetD8Async,
@@ -2998,6 +3002,13 @@ impl Driver {
         hStream: CUstream,
     ) -> CUresult {
         (self.cuMemcpy2DAsync_v2)(pCopy, hStream)
+    }
+    pub unsafe fn cuMemcpy3DAsync_v2(
+        &self,
+        pCopy: *const CUDA_MEMCPY3D,
+        hStream: CUstream,
+    ) -> CUresult {
+        (self.cuMemcpy3DAsync_v2)(pCopy, hStream)
     }
     pub unsafe fn cuMemsetD8_v2(
         &self,

@@ -55,7 +55,7 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
         .load_function("xor_gradient_rgba8")?;
 
     // A headless OpenGL context on the same GPU, with a zeroed pixel buffer and a texture.
-    let gl_ctx = HeadlessContext::for_cuda_device(cu.cu_device())?;
+    let gl_ctx = HeadlessContext::for_cuda_ordinal(cu.cu_device())?;
     println!(
         "OpenGL {} on {}; CUDA device {} ({}), driver API {driver}",
         gl_ctx.version(),

@@ -25,7 +25,7 @@
 //! use std::ffi::CString;
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! // On a GPU host: HeadlessContext::for_cuda_device(cu_device)?
+//! // On a GPU host: HeadlessContext::for_cuda_device(&cuda_gl::Device::get(0)?)?
 //! let ctx = HeadlessContext::any_gl()?;
 //! println!("OpenGL {} on {}", ctx.version(), ctx.renderer());
 //!

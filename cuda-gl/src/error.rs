@@ -305,6 +305,61 @@ pub enum Error {
         address: u64,
     },
 
+    /// A copy into or out of a mapped array was given memory of another size than the array.
+    #[error(
+        "a copy {direction} a mapped array of {array} ({array_bytes} bytes) was given \
+         {given_bytes} bytes of {other}; nothing was copied.\nhelp: copies move the whole array: \
+         give width * height * max(depth, 1) elements of channels * bytes-per-channel bytes each \
+         (e.g. a `[u32]` of width * height for an RGBA8 texture); a layer of an array texture is \
+         `array(layer, level)`, a mip level is `array(index, level)`"
+    )]
+    CopySize {
+        /// `"into"` or `"out of"`.
+        direction: &'static str,
+        /// The array's shape and format.
+        array: String,
+        /// The array's size in bytes, tightly packed.
+        array_bytes: usize,
+        /// What the other end is (host slice, device buffer, mapped buffer, array).
+        other: &'static str,
+        /// The other end's size in bytes.
+        given_bytes: usize,
+    },
+
+    /// NVRTC (the `nvrtc` feature's run-time compiler) could not be opened.
+    #[error(
+        "the NVRTC library could not be opened.\nhelp: install CUDA's NVRTC (the CUDA toolkit, \
+         or `pip install nvidia-cuda-nvrtc-cu12`) and put libnvrtc.so.12 on the loader's path, \
+         or set CUDA_GL_NVRTC_PATH to its full path; or compile the kernel to PTX at build time \
+         (`nvcc -ptx`) and use Module::from_ptx. Tried:{}",
+        .tried.iter().map(|t| format!("\n  {t}")).collect::<String>()
+    )]
+    NvrtcUnavailable {
+        /// Every library tried, with the loader's reason.
+        tried: Vec<String>,
+    },
+
+    /// NVRTC refused CUDA source (the `nvrtc` feature): a compile error, with its log, or a
+    /// failed NVRTC call.
+    #[error(
+        "{call} failed: {message} ({code}){}",
+        if .log.trim().is_empty() {
+            String::new()
+        } else {
+            format!("\nNVRTC log:\n{}\nhelp: fix the source at the lines the log names", .log.trim_end())
+        }
+    )]
+    Compile {
+        /// The NVRTC call that failed, e.g. `nvrtcCompileProgram`.
+        call: &'static str,
+        /// Its `nvrtcResult`.
+        code: i32,
+        /// NVRTC's name for the code, e.g. `NVRTC_ERROR_COMPILATION`.
+        message: String,
+        /// The compiler's log (errors and warnings, with line numbers); empty when none.
+        log: String,
+    },
+
     /// One or more drops failed earlier; they were logged then and are reported here.
     #[error("{} earlier drop(s) failed: {}", .0.len(), .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
     DeferredDrop(Vec<CudaError>),
@@ -445,6 +500,23 @@ pub enum Error {
         target: crate::gl_object::ImageTarget,
         /// The GL enum of the target it was created with (`GL_TEXTURE_TARGET`).
         actual: u32,
+    },
+
+    /// [`RegisteredImage::register_texture`](crate::RegisteredImage::register_texture) could not
+    /// learn from GL which [`ImageTarget`](crate::ImageTarget) the texture has, or CUDA cannot
+    /// register that target.
+    #[error(
+        "cannot register GL texture {name} without a target: {reason}.\nhelp: call \
+         RegisteredImage::register(ctx, {name}, ImageTarget::..., flags) with the target the \
+         texture was created with; register_texture asks GL (glGetTextureParameteriv, OpenGL \
+         4.5) through the `gl` crate that cuda-gl re-exports (`cuda_gl::gl`, loaded), with the \
+         texture's context current"
+    )]
+    UnknownTextureTarget {
+        /// The GL name.
+        name: u32,
+        /// Why the target is not known or not usable.
+        reason: String,
     },
 
     /// CUDA's mapping state of a registered GL object no longer matches the registration: the

@@ -116,10 +116,35 @@
 //!   headless rendering, video or offline work, register a `GL_TEXTURE_2D_ARRAY` of K layers
 //!   ([`ImageTarget::Texture2DArray`]), map it once, write layer `i` through
 //!   [`MappedImage::surface_at`]`(i, 0)`, unmap once, and let GL consume all K: one handoff for K
-//!   frames.
+//!   frames. [`MappedImage::layer_surfaces`]`::<K>(0, 0)` gives all K surfaces as one kernel
+//!   argument (`struct { cudaSurfaceObject_t s[K]; }`).
 //! - **Frames in flight.** Map/unmap order CUDA and GL on the GPU, so no `glFinish` or stream
 //!   sync is needed between frames: with 2 or 3 registered textures in a ring, wait only for a
 //!   GL fence of the frame that last used a texture before mapping it again.
+//!
+//! # Copies in and out of a mapped image
+//!
+//! The [`MappedArray`] of [`MappedImage::array`]`(layer, level)` (or of a batch) copies the
+//! whole array on the stream of the map, with its size checked ([`Error::CopySize`]):
+//! [`MappedArray::copy_to_host`] and [`MappedArray::copy_from_host`] wait for the stream (the
+//! slice is only borrowed); [`MappedArray::copy_to_device`], [`MappedArray::copy_from_device`],
+//! [`MappedArray::copy_to_buffer`], [`MappedArray::copy_from_buffer`] and
+//! [`MappedArray::copy_to_array`] are only queued.
+//!
+//! # A kernel of your own
+//!
+//! [`Module::from_ptx`] loads PTX text. Compile your kernels (`extern "C"`, so that their names
+//! are not mangled) at build time with `nvcc -ptx -arch=compute_75 -o $OUT_DIR/kernels.ptx
+//! kernels.cu` in a `build.rs` and `include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"))`
+//! (the README shows the whole `build.rs`), or at run time with the `nvrtc` feature:
+//! `Module::from_cuda_source(&ctx, src, &["--std=c++17"])`, which opens NVRTC at run time
+//! (`libnvrtc.so.12`, or `$CUDA_GL_NVRTC_PATH`).
+//!
+//! # The `gl` crate
+//!
+//! cuda-gl asks GL a few questions (which target a texture has, whether a name is an object)
+//! through the `gl` crate, re-exported as [`gl`]: use it, or the same `gl` version, so that the
+//! function pointers your application loads (`gl::load_with`) are the ones cuda-gl calls.
 //!
 //! # Safety model
 //! Safe code cannot cause undefined behaviour through this crate. What that rests on:
@@ -147,6 +172,9 @@
 //!   image with surfaces), pinned host memory waits for an event recorded after each
 //!   asynchronous copy before the host reads, writes or frees it;
 //! - streams, events and resources of another CUDA context are refused;
+//! - copies in and out of mapped arrays: sizes against the array, a mapped buffer or array at
+//!   the other end mapped on the same stream (so neither is unmapped under the copy), host
+//!   copies complete before they return;
 //! - bytes handed to the driver are checked: kernel arguments against the PTX declaration and
 //!   the argument count, module images for an ELF or fatbin header whose tables lie inside the
 //!   slice, sizes and offsets with checked arithmetic;
@@ -188,6 +216,10 @@ pub mod egl;
 #[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
 pub mod cudarc_interop;
 
+#[cfg(feature = "nvrtc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "nvrtc")))]
+pub mod nvrtc;
+
 /// The cudarc crate that the `cudarc` feature builds against, re-exported so that its version
 /// always matches.
 #[cfg(feature = "cudarc")]
@@ -202,8 +234,9 @@ pub use context::Context;
 pub use device::{Device, GlDeviceList, gl_devices};
 pub use error::{CudaError, DeviceLabel, Error, Result};
 pub use graphics::{
-    ImageTarget, MapFlags, MappedBatch, MappedBuffer, MappedImage, RegisterFlags, RegisteredBuffer,
-    RegisteredImage, Resource, map_all,
+    ArrayFormat, ImageTarget, MapFlags, MappedArray, MappedBatch, MappedBuffer, MappedImage,
+    MappedMipmappedArray, RegisterFlags, RegisteredBuffer, RegisteredImage, Resource, Surface,
+    SurfaceObject, Texture, TextureDesc, TextureObject, map_all,
 };
 pub use memory::{DeviceBuffer, DeviceCopy, DevicePtr, PinnedBuffer};
 pub use module::{Function, KernelArgs, KernelParam, LaunchConfig, Module};
@@ -213,6 +246,19 @@ pub use stream::{AsStream, Event, Stream, StreamFlags};
 #[cfg(all(doctest, feature = "egl"))]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
+
+/// The `gl` crate (0.14) that cuda-gl is built against, re-exported so that the version always
+/// matches.
+///
+/// The GL calls of an application and those of cuda-gl go to the same context either way, but
+/// the `gl` crate keeps its function pointers per crate version: with a different `gl` version
+/// in the application, cuda-gl's copy is never loaded, so its GL queries answer nothing (the
+/// image target check is skipped, and
+/// [`RegisteredImage::register_texture`] fails with [`Error::UnknownTextureTarget`]). Use
+/// `cuda_gl::gl` (or depend on `gl = "0.14"`). A windowed application loads it once with the
+/// window's loader, e.g. with GLFW: `cuda_gl::gl::load_with(|s| window.get_proc_address(s))`;
+/// [`egl::HeadlessContext`] loads it itself.
+pub use gl;
 
 /// The raw bindings, re-exported for calls this crate does not wrap.
 pub use cuda_gl_sys as sys;

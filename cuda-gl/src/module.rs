@@ -469,6 +469,13 @@ impl Function {
     }
 }
 
+// SAFETY: `[T; N]` has the layout of the C struct `struct { T v[N]; }` passed by value: N values
+// of T back to back, each one what a parameter of T's size expects (T: KernelParam), with no
+// padding between them (a Rust size is a multiple of its alignment, as in C). `Function::launch`
+// checks its total size against the PTX declaration, e.g. `.param .align 8 .b8 p[32]` for four
+// surface handles.
+unsafe impl<T: KernelParam, const N: usize> KernelParam for [T; N] {}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::panic)]
 mod tests {

@@ -488,6 +488,29 @@ pub(crate) mod array {
         Ok(a)
     }
 
+    /// `cuMemcpy2DAsync`.
+    ///
+    /// # Safety
+    /// 1. Every host address, device address and array in `copy` is live, spans the region
+    ///    `copy` describes, and stays so until the copy has completed on `s`; the destination
+    ///    may be written.
+    /// 2. `s` is a live stream of the current context.
+    pub(crate) unsafe fn copy_2d_async(copy: &sys::CUDA_MEMCPY2D, s: sys::CUstream) -> Result<()> {
+        // SAFETY: (1), (2); `copy` is a complete descriptor that outlives the call.
+        unsafe { drv!(cuMemcpy2DAsync_v2(copy, s)) }?;
+        Ok(())
+    }
+
+    /// `cuMemcpy3DAsync` (3-D and layered arrays).
+    ///
+    /// # Safety
+    /// As [`copy_2d_async`].
+    pub(crate) unsafe fn copy_3d_async(copy: &sys::CUDA_MEMCPY3D, s: sys::CUstream) -> Result<()> {
+        // SAFETY: as `copy_2d_async` (1), (2); `copy` is a complete descriptor.
+        unsafe { drv!(cuMemcpy3DAsync_v2(copy, s)) }?;
+        Ok(())
+    }
+
     /// `cuSurfObjectCreate` over a whole array.
     ///
     /// # Safety

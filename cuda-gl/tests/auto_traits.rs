@@ -16,8 +16,8 @@
 use static_assertions::{assert_impl_all, assert_not_impl_any};
 
 use cuda_gl::graphics::{
-    ArrayFormat, MappedArray, MappedMipmappedArray, Surface, SurfaceObject, TextureDesc,
-    TextureHandle, TextureObject,
+    ArrayFormat, MappedArray, MappedMipmappedArray, Surface, SurfaceObject, Texture, TextureDesc,
+    TextureObject,
 };
 use cuda_gl::{
     Context, CudaError, Device, DeviceBuffer, DeviceLabel, DevicePtr, Error, Event, Function,
@@ -51,7 +51,7 @@ assert_impl_all!(PinnedBuffer<u32>: Send, Sync);
 // A kernel argument: a number with a lifetime.
 assert_impl_all!(DevicePtr<'static>: Send, Sync, Copy);
 assert_impl_all!(Surface<'static>: Send, Sync, Copy);
-assert_impl_all!(TextureHandle<'static>: Send, Sync, Copy);
+assert_impl_all!(Texture<'static>: Send, Sync, Copy);
 
 // Registered resources: the owning GL context is checked on every call and in Drop.
 assert_impl_all!(RegisteredBuffer: Send, Sync);

@@ -53,7 +53,7 @@ fn gl_on_device_0() -> Option<HeadlessContext> {
         Ok(d) => d,
         Err(e) => return skip(format!("no CUDA device 0: {e}")),
     };
-    match HeadlessContext::for_cuda_device(device.raw()) {
+    match HeadlessContext::for_cuda_device(&device) {
         Ok(gl) => Some(gl),
         Err(e) => skip(format!("no headless GL context on CUDA device 0: {e}")),
     }

@@ -1,7 +1,7 @@
 //! Headless EGL contexts: these run on CI through Mesa (llvmpipe) and on GPU hosts on NVIDIA.
 //!
 //! Set `CUDA_GL_REQUIRE_GPU=1` on a GPU host: missing libEGL then fails instead of skipping,
-//! and `for_cuda_device(0)` must succeed on an NVIDIA renderer.
+//! and `for_cuda_ordinal(0)` must succeed on an NVIDIA renderer.
 #![cfg(feature = "egl")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -227,9 +227,9 @@ fn compute_shader_squares_buffer() {
 
 #[test]
 fn for_cuda_device_without_nvidia_names_the_vendor_file() {
-    let result = HeadlessContext::for_cuda_device(0);
+    let result = HeadlessContext::for_cuda_ordinal(0);
     if require_gpu() {
-        let ctx = result.expect("for_cuda_device(0) on a GPU host");
+        let ctx = result.expect("for_cuda_ordinal(0) on a GPU host");
         assert!(ctx.renderer().contains("NVIDIA"), "{}", ctx.renderer());
         assert_eq!(ctx.cuda_device(), Some(0));
         assert!(!ctx.is_software());

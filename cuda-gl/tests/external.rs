@@ -398,7 +398,7 @@ fn ring_calls_with_another_gl_context_current_are_refused() {
         .collect();
     let memory = ExportableMemory::new(&g.ctx, BYTES).unwrap();
     // Current from here on; a fresh context hands out buffer names from 1 up, as the test's did.
-    let other = HeadlessContext::for_cuda_device(g.device.raw()).unwrap();
+    let other = HeadlessContext::for_cuda_device(&g.device).unwrap();
     let mut others = Vec::new();
     while !names.iter().all(|n| others.contains(n)) && others.len() < 64 {
         others.push(gl_buffer(16, None));

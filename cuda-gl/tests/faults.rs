@@ -183,7 +183,7 @@ fn gl_context_destroyed_while_registered() {
     fault_test("gl_context_destroyed_while_registered", || {
         let g = gpu()?;
         // A second GL context owns the buffer; it is destroyed while current on this thread.
-        let owner = HeadlessContext::for_cuda_device(g.device.raw()).unwrap();
+        let owner = HeadlessContext::for_cuda_device(&g.device).unwrap();
         let name = gl_buffer(N * 4, None);
         let mut res = RegisteredBuffer::register(&g.ctx, name, RegisterFlags::NONE).unwrap();
         drop(owner);
@@ -211,7 +211,7 @@ fn gl_context_destroyed_while_registered() {
 fn gl_context_destroyed_while_mapped() {
     fault_test("gl_context_destroyed_while_mapped", || {
         let g = gpu()?;
-        let owner = HeadlessContext::for_cuda_device(g.device.raw()).unwrap();
+        let owner = HeadlessContext::for_cuda_device(&g.device).unwrap();
         let name = gl_buffer(N * 4, None);
         let mut res = RegisteredBuffer::register(&g.ctx, name, RegisterFlags::NONE).unwrap();
         let fill = g.kernels.function("fill_u32").unwrap();

@@ -637,7 +637,7 @@ fn map_from_a_thread_without_gl_context_says_what_to_do() {
 fn gl_context_destroyed_before_the_resource() {
     let Some(g) = gpu() else { return };
     // A second GL context on the same device owns the buffer and goes away first.
-    let other = HeadlessContext::for_cuda_device(g.device.raw()).unwrap();
+    let other = HeadlessContext::for_cuda_device(&g.device).unwrap();
     let name = gl_buffer(4096, None);
     let res = RegisteredBuffer::register(&g.ctx, name, RegisterFlags::NONE).unwrap();
     drop(other);
@@ -659,7 +659,7 @@ fn two_threads_with_their_own_gl_contexts() {
         .map(|t| {
             let barrier = barrier.clone();
             std::thread::spawn(move || {
-                let gl = HeadlessContext::for_cuda_device(device.raw()).unwrap();
+                let gl = HeadlessContext::for_cuda_device(&device).unwrap();
                 let ctx = cuda_gl::Context::new(&device).unwrap();
                 let stream = cuda_gl::Stream::new(&ctx, cuda_gl::StreamFlags::NonBlocking).unwrap();
                 let kernels = Module::from_ptx(&ctx, TEST_PTX).unwrap();

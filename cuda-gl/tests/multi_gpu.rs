@@ -35,7 +35,7 @@ fn headless_context_lands_on_the_device_asked_for() {
         return;
     };
     for d in [d0, d1] {
-        let gl = HeadlessContext::for_cuda_device(d.raw()).unwrap();
+        let gl = HeadlessContext::for_cuda_device(&d).unwrap();
         assert_eq!(gl.cuda_device(), Some(d.raw()));
         let devices = gl_devices(GlDeviceList::All).unwrap();
         eprintln!(
@@ -51,7 +51,7 @@ fn gl_and_cuda_on_different_gpus_is_a_typed_error() {
     let Some((d0, d1)) = two_devices() else {
         return;
     };
-    let _gl = HeadlessContext::for_cuda_device(d1.raw()).unwrap();
+    let _gl = HeadlessContext::for_cuda_device(&d1).unwrap();
     let ctx0 = Context::new(&d0).unwrap();
     let name = gl_buffer(256, None);
     let err = RegisteredBuffer::register(&ctx0, name, RegisterFlags::NONE).unwrap_err();
@@ -124,7 +124,7 @@ fn visible_devices_child() {
     );
     let d = Device::get(0).unwrap();
     assert_eq!(d.pci_bus_id().unwrap(), expect_pci);
-    let gl = HeadlessContext::for_cuda_device(d.raw()).unwrap();
+    let gl = HeadlessContext::for_cuda_device(&d).unwrap();
     assert_eq!(gl.cuda_device(), Some(d.raw()));
     let devices = gl_devices(GlDeviceList::All).unwrap();
     eprintln!(

@@ -345,7 +345,7 @@ fn interop_thread(
     const WORDS: usize = 64 * 1024;
     const W: usize = 200;
     const H: usize = 120;
-    let gl = HeadlessContext::for_cuda_device(device.raw()).unwrap();
+    let gl = HeadlessContext::for_cuda_device(&device).unwrap();
     let ctx = Context::new(&device).unwrap();
     let stream = Stream::new(&ctx, StreamFlags::NonBlocking).unwrap();
     let kernels = Module::from_ptx(&ctx, TEST_PTX).unwrap();

@@ -133,7 +133,7 @@ fn calls_with_another_gl_context_current_are_refused() {
     let Some(g) = gpu() else { return };
     let name = gl_buffer(4096, None);
     let mut res = RegisteredBuffer::register(&g.ctx, name, RegisterFlags::NONE).unwrap();
-    let other = HeadlessContext::for_cuda_device(g.device.raw()).unwrap();
+    let other = HeadlessContext::for_cuda_device(&g.device).unwrap();
     other.make_current().unwrap();
 
     let err = res.map(&g.stream).map(|_| ()).unwrap_err();
@@ -171,7 +171,7 @@ fn one_name_in_two_unrelated_contexts_registers_twice_but_one_object_once() {
 
     // Another context that shares nothing has its own buffer of the same number: the debug
     // label the first registration left tells the two apart.
-    let other = HeadlessContext::for_cuda_device(g.device.raw()).unwrap();
+    let other = HeadlessContext::for_cuda_device(&g.device).unwrap();
     other.make_current().unwrap();
     let mut names = Vec::new();
     while names.last().is_none_or(|&n| n < name) {

@@ -32,7 +32,7 @@ pub fn open_cuda(
     path: PathChoice,
 ) -> Result<(HeadlessContext, CudaBackend), cuda_gl::Error> {
     let device = Device::get(ordinal)?;
-    let gl = HeadlessContext::for_cuda_device(device.raw())?;
+    let gl = HeadlessContext::for_cuda_device(&device)?;
     let backend = CudaBackend::on_device(&device, path)?;
     Ok((gl, backend))
 }

@@ -78,6 +78,7 @@ const FUNCTIONS: &[&str] = &[
     "cuMemcpy2D",
     "cuMemcpy2DAsync",
     "cuMemcpy3D",
+    "cuMemcpy3DAsync",
     "cuMemsetD8",
     "cuMemsetD32",
     "cuMemsetD8Async",

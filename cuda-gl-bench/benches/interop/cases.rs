@@ -66,7 +66,7 @@ impl Gpu {
             Device::get(ordinal).with_context(|| format!("opening CUDA device {ordinal}"))?;
         let ctx = Context::new(&device)
             .with_context(|| format!("retaining the primary context of CUDA device {ordinal}"))?;
-        let egl = HeadlessContext::for_cuda_device(device.raw()).with_context(|| {
+        let egl = HeadlessContext::for_cuda_device(&device).with_context(|| {
             format!("creating a headless OpenGL context on CUDA device {ordinal}")
         })?;
         if egl.is_software() {

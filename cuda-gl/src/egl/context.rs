@@ -9,6 +9,7 @@ use khronos_egl as kegl;
 use super::HeadlessConfig;
 use super::error::{EglDeviceInfo, EglError, EglErrorCode, EglPlatform};
 use super::sys::{self, Device, DeviceApi, DisplayRef, Egl};
+use crate::Device as CudaDevice;
 
 /// A headless OpenGL context, current on the thread that created it; no window, no X server.
 ///
@@ -22,6 +23,13 @@ use super::sys::{self, Device, DeviceApi, DisplayRef, Egl};
 /// on the old thread, move it, and call [`HeadlessContext::make_current`] on the new one (this is
 /// how resources registered in it are dropped on another thread: their GL context must be current
 /// there). Threads that each need OpenGL at the same time create one context each.
+///
+/// It must outlive every registration made while it was current: unmapping and unregistering
+/// need it current. `let _ = HeadlessContext::...` drops it at once (`_` is not a binding), and
+/// so does a bare `HeadlessContext::...?;` statement (which `#[must_use]` warns about): keep it
+/// in a named variable such as `_gl` declared before the registrations, so it drops after them.
+#[must_use = "dropping a HeadlessContext destroys the GL context and every GL object in it; \
+              keep it in a named variable such as `_gl`"]
 pub struct HeadlessContext {
     pub(super) egl: &'static Egl,
     pub(super) context: kegl::Context,
@@ -62,11 +70,14 @@ impl fmt::Debug for HeadlessContext {
 
 impl HeadlessContext {
     /// Opens an OpenGL 4.5 core context (3.3 if 4.5 is refused) on the EGL device that is CUDA
-    /// device `cuda_device`, and makes it current on this thread.
+    /// device `device`, and makes it current on this thread.
     ///
-    /// `cuda_device` is the `CUdevice` handle that `cuDeviceGet(ordinal)` returned (in practice
-    /// equal to the ordinal). The device is picked by its `EGL_CUDA_DEVICE_NV` attribute, never
-    /// by enumeration order.
+    /// The device is picked by its `EGL_CUDA_DEVICE_NV` attribute, never by enumeration order.
+    ///
+    /// Keep the returned context alive for as long as anything registered in it:
+    /// `let _ = HeadlessContext::for_cuda_device(&d)?;` destroys it at once (bind it to a name
+    /// such as `_gl`, not `_`). Registrations check that their GL context is current, and refuse
+    /// with [`Error::NoGlContext`](crate::Error::NoGlContext) once it is gone.
     ///
     /// # Errors
     ///
@@ -79,8 +90,8 @@ impl HeadlessContext {
     ///   [`EglError::ChooseConfig`], [`EglError::NoMatchingConfig`],
     ///   [`EglError::CreateContext`], [`EglError::CreateSurface`], [`EglError::MakeCurrent`]:
     ///   the matching EGL call failed (with its EGL error code).
-    pub fn for_cuda_device(cuda_device: i32) -> Result<Self, EglError> {
-        Self::for_cuda_device_with(cuda_device, &HeadlessConfig::default())
+    pub fn for_cuda_device(device: &CudaDevice) -> Result<Self, EglError> {
+        Self::for_cuda_device_with(device, &HeadlessConfig::default())
     }
 
     /// [`for_cuda_device`](Self::for_cuda_device) with explicit [`HeadlessConfig`] options.
@@ -90,6 +101,30 @@ impl HeadlessContext {
     /// As [`for_cuda_device`](Self::for_cuda_device); [`EglError::CreateContext`] lists every
     /// version of [`HeadlessConfig::gl_versions`] that was refused.
     pub fn for_cuda_device_with(
+        device: &CudaDevice,
+        config: &HeadlessConfig,
+    ) -> Result<Self, EglError> {
+        Self::for_cuda_ordinal_with(device.raw(), config)
+    }
+
+    /// [`for_cuda_device`](Self::for_cuda_device) for a raw `CUdevice` handle (what
+    /// `cuDeviceGet(ordinal)` returns, in practice the ordinal; e.g. cudarc's
+    /// `CudaContext::cu_device()`). Unlike [`Device::get`](crate::Device::get) it does not
+    /// load the CUDA driver.
+    ///
+    /// # Errors
+    ///
+    /// As [`for_cuda_device`](Self::for_cuda_device).
+    pub fn for_cuda_ordinal(cuda_device: i32) -> Result<Self, EglError> {
+        Self::for_cuda_ordinal_with(cuda_device, &HeadlessConfig::default())
+    }
+
+    /// [`for_cuda_ordinal`](Self::for_cuda_ordinal) with explicit [`HeadlessConfig`] options.
+    ///
+    /// # Errors
+    ///
+    /// As [`for_cuda_device_with`](Self::for_cuda_device_with).
+    pub fn for_cuda_ordinal_with(
         cuda_device: i32,
         config: &HeadlessConfig,
     ) -> Result<Self, EglError> {

@@ -1,13 +1,41 @@
 //! The CUDA arrays of a mapped image: one per array index and mip level, and the mipmapped
 //! array over all levels. Each borrows the mapping.
 
-use super::Registration;
+use super::{MapFlags, RegisterFlags, Registration};
+use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::result;
 use cuda_gl_sys as sys;
-use std::marker::PhantomData;
 
-pub(super) fn mapped_array(reg: &Registration, index: u32, level: u32) -> Result<MappedArray<'_>> {
+/// The mapping an array belongs to: what its copies need to know.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Origin<'m> {
+    /// The context it is mapped in, bound before each copy.
+    pub(super) ctx: &'m Context,
+    /// The stream of the map: copies are queued there.
+    pub(super) stream: sys::CUstream,
+    /// Whether CUDA may write it (neither registered nor mapped read-only).
+    pub(super) writable: bool,
+}
+
+impl<'m> Origin<'m> {
+    pub(super) fn of(reg: &'m Registration, stream: sys::CUstream) -> Origin<'m> {
+        Origin {
+            ctx: &reg.ctx,
+            stream,
+            writable: !reg.flags.contains(RegisterFlags::READ_ONLY)
+                && reg.map_flags != MapFlags::ReadOnly,
+        }
+    }
+}
+
+/// The array of sub-resource (`index`, `level`) of `reg`, mapped on `stream`.
+pub(super) fn mapped_array(
+    reg: &Registration,
+    stream: sys::CUstream,
+    index: u32,
+    level: u32,
+) -> Result<MappedArray<'_>> {
     reg.ctx.bind()?;
     // SAFETY: the registration is mapped for as long as the caller's borrow.
     let raw = unsafe { result::graphics::mapped_array(reg.raw, index, level) }.map_err(|e| {
@@ -21,16 +49,20 @@ pub(super) fn mapped_array(reg: &Registration, index: u32, level: u32) -> Result
             e.into()
         }
     })?;
-    MappedArray::describe(raw)
+    MappedArray::describe(raw, Origin::of(reg, stream))
 }
 
-pub(super) fn mapped_mipmapped_array(reg: &Registration) -> Result<MappedMipmappedArray<'_>> {
+/// The mipmapped array of `reg`, mapped on `stream`.
+pub(super) fn mapped_mipmapped_array(
+    reg: &Registration,
+    stream: sys::CUstream,
+) -> Result<MappedMipmappedArray<'_>> {
     reg.ctx.bind()?;
     // SAFETY: the registration is mapped for as long as the caller's borrow.
     let raw = unsafe { result::graphics::mapped_mipmapped_array(reg.raw) }?;
     Ok(MappedMipmappedArray {
         raw,
-        _mapping: PhantomData,
+        origin: Origin::of(reg, stream),
     })
 }
 
@@ -46,9 +78,36 @@ impl ArrayFormat {
     pub const FLOAT: ArrayFormat = ArrayFormat(sys::CUarray_format::CU_AD_FORMAT_FLOAT);
     /// 16-bit float channels.
     pub const HALF: ArrayFormat = ArrayFormat(sys::CUarray_format::CU_AD_FORMAT_HALF);
+
+    /// The size of one channel in bytes, for the plain (uncompressed, one value per channel)
+    /// formats GL images map to; `None` for block-compressed, packed-normalized and video
+    /// formats.
+    pub fn bytes_per_channel(self) -> Option<usize> {
+        use sys::CUarray_format as F;
+        match self.0 {
+            F::CU_AD_FORMAT_UNSIGNED_INT8 | F::CU_AD_FORMAT_SIGNED_INT8 => Some(1),
+            F::CU_AD_FORMAT_UNSIGNED_INT16
+            | F::CU_AD_FORMAT_SIGNED_INT16
+            | F::CU_AD_FORMAT_HALF => Some(2),
+            F::CU_AD_FORMAT_UNSIGNED_INT32
+            | F::CU_AD_FORMAT_SIGNED_INT32
+            | F::CU_AD_FORMAT_FLOAT => Some(4),
+            _ => None,
+        }
+    }
 }
 
 /// A CUDA array of a mapped image, valid while the mapping lives.
+///
+/// It remembers the stream of the map: its copies (`copy_to_host`, `copy_from_device`, ...) are
+/// queued there, in order with the kernels of the mapping and before its unmap.
+///
+/// A layer of a `GL_TEXTURE_2D_ARRAY` (or a cube map face), asked for with
+/// [`MappedImage::array`](crate::MappedImage::array)`(layer, level)`, is a 2-D array
+/// ([`depth`](Self::depth) 0). Level 0 of the *mipmapped* array of the same texture
+/// ([`MappedImage::mipmapped_array`](crate::MappedImage::mipmapped_array)) is instead one
+/// layered array over all layers: [`is_layered`](Self::is_layered) is true and
+/// [`depth`](Self::depth) is the layer count (CUDA's `CUDA_ARRAY3D_LAYERED` convention).
 #[derive(Debug, Clone, Copy)]
 pub struct MappedArray<'m> {
     pub(super) raw: sys::CUarray,
@@ -57,11 +116,12 @@ pub struct MappedArray<'m> {
     pub(super) depth: usize,
     pub(super) format: ArrayFormat,
     pub(super) channels: u32,
-    pub(super) _mapping: PhantomData<&'m ()>,
+    pub(super) flags: u32,
+    pub(super) origin: Origin<'m>,
 }
 
-impl MappedArray<'_> {
-    pub(super) fn describe<'m>(raw: sys::CUarray) -> Result<MappedArray<'m>> {
+impl<'m> MappedArray<'m> {
+    pub(super) fn describe(raw: sys::CUarray, origin: Origin<'m>) -> Result<MappedArray<'m>> {
         // SAFETY: the array is live while mapped.
         let d = unsafe { result::array::descriptor(raw) }?;
         Ok(MappedArray {
@@ -71,7 +131,8 @@ impl MappedArray<'_> {
             depth: d.Depth,
             format: ArrayFormat(d.Format),
             channels: d.NumChannels,
-            _mapping: PhantomData,
+            flags: d.Flags,
+            origin,
         })
     }
 
@@ -90,9 +151,27 @@ impl MappedArray<'_> {
         self.height
     }
 
-    /// Depth in elements (0 unless 3-D).
+    /// Depth in elements (0 unless 3-D), or the number of layers of a layered array.
     pub fn depth(&self) -> usize {
         self.depth
+    }
+
+    /// Whether it is a layered array (`CUDA_ARRAY3D_LAYERED`): [`depth`](Self::depth) counts
+    /// layers, not a third dimension. True for level 0 of the mipmapped array of a
+    /// `GL_TEXTURE_2D_ARRAY`, false for the per-layer arrays of
+    /// [`MappedImage::array`](crate::MappedImage::array).
+    pub fn is_layered(&self) -> bool {
+        self.flags & sys::CUDA_ARRAY3D_LAYERED != 0
+    }
+
+    /// The raw `CUDA_ARRAY3D_*` flags of the array.
+    pub fn raw_flags(&self) -> u32 {
+        self.flags
+    }
+
+    /// The stream of the map, on which its copies are queued.
+    pub fn raw_stream(&self) -> sys::CUstream {
+        self.origin.stream
     }
 
     /// The channel format.
@@ -110,11 +189,12 @@ impl MappedArray<'_> {
 #[derive(Debug, Clone, Copy)]
 pub struct MappedMipmappedArray<'m> {
     raw: sys::CUmipmappedArray,
-    _mapping: PhantomData<&'m ()>,
+    origin: Origin<'m>,
 }
 
 impl<'m> MappedMipmappedArray<'m> {
-    /// The array of mip `level`.
+    /// The array of mip `level`. For a `GL_TEXTURE_2D_ARRAY` it is one layered array over all
+    /// layers (see [`MappedArray::is_layered`]).
     ///
     /// # Errors
     /// [`Error::InvalidSubresource`] for a level the image does not have; otherwise the driver's
@@ -132,7 +212,7 @@ impl<'m> MappedMipmappedArray<'m> {
             }
             other => other,
         })?;
-        MappedArray::describe(raw)
+        MappedArray::describe(raw, self.origin)
     }
 
     /// The raw `CUmipmappedArray`, valid only while the mapping lives.

@@ -1,6 +1,8 @@
 //! Mapping many resources with one driver call.
 
 use super::array::{mapped_array, mapped_mipmapped_array};
+use super::surface::{Surface, SurfaceObject, cached_surface, create_surface, layer_surfaces};
+use super::texture::{TextureDesc, TextureObject, create_texture};
 use super::{Kind, Registration};
 use crate::error::{Error, Result};
 use crate::graphics::{MappedArray, MappedMipmappedArray, RegisteredBuffer, RegisteredImage};
@@ -35,7 +37,8 @@ impl<'a> From<&'a mut RegisteredImage> for Resource<'a> {
 ///
 /// The returned batch unmaps them all with one `cuGraphicsUnmapResources` call on the same stream
 /// when dropped. Each resource's view is reachable by its position: [`MappedBatch::buffer`],
-/// [`MappedBatch::image_array`]. The mutable borrows rule out passing one resource twice.
+/// [`MappedBatch::image_array`], [`MappedBatch::surface_at`], ... The arrays of a batch copy
+/// on its stream like those of a single mapping ([`MappedArray::copy_to_host`], ...). The mutable borrows rule out passing one resource twice.
 ///
 /// # Errors
 /// [`Error::InvalidArgument`] for an empty list, or a resource or stream from another context;
@@ -153,7 +156,7 @@ impl<'a> MappedBatch<'a> {
     #[doc(alias = "cuGraphicsSubResourceGetMappedArray")]
     pub fn image_array(&self, index: usize, layer: u32, level: u32) -> Result<MappedArray<'_>> {
         let reg = self.image(index)?;
-        mapped_array(reg, layer, level)
+        mapped_array(reg, self.stream, layer, level)
     }
 
     /// The mipmapped array of the image at `index`.
@@ -162,7 +165,76 @@ impl<'a> MappedBatch<'a> {
     /// As [`MappedBatch::image_array`].
     #[doc(alias = "cuGraphicsResourceGetMappedMipmappedArray")]
     pub fn image_mipmapped_array(&self, index: usize) -> Result<MappedMipmappedArray<'_>> {
-        mapped_mipmapped_array(self.image(index)?)
+        mapped_mipmapped_array(self.image(index)?, self.stream)
+    }
+
+    /// The cached surface object over array index 0, mip level 0 of the image at `index`: as
+    /// [`MappedImage::surface`](crate::MappedImage::surface), in a batch.
+    ///
+    /// # Errors
+    /// As [`MappedBatch::surface_at`].
+    #[doc(alias = "cuSurfObjectCreate")]
+    pub fn surface(&self, index: usize) -> Result<Surface<'_>> {
+        self.surface_at(index, 0, 0)
+    }
+
+    /// The cached surface object over array index `layer` at mip `level` of the image at
+    /// `index`: as [`MappedImage::surface_at`](crate::MappedImage::surface_at) (the same cache
+    /// on the registration), in a batch.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when `index` is out of range or names a buffer; otherwise as
+    /// [`MappedImage::surface_at`](crate::MappedImage::surface_at).
+    #[doc(alias = "cuSurfObjectCreate")]
+    #[doc(alias = "cuGraphicsSubResourceGetMappedArray")]
+    pub fn surface_at(&self, index: usize, layer: u32, level: u32) -> Result<Surface<'_>> {
+        cached_surface(self.image(index)?, self.stream, layer, level)
+    }
+
+    /// The cached surfaces of layers `first_layer..first_layer + N` at mip `level` of the image
+    /// at `index`: as [`MappedImage::layer_surfaces`](crate::MappedImage::layer_surfaces).
+    ///
+    /// # Errors
+    /// As [`MappedBatch::surface_at`], for the first layer that fails.
+    #[doc(alias = "cuSurfObjectCreate")]
+    pub fn layer_surfaces<const N: usize>(
+        &self,
+        index: usize,
+        first_layer: u32,
+        level: u32,
+    ) -> Result<[Surface<'_>; N]> {
+        layer_surfaces(self.image(index)?, self.stream, first_layer, level)
+    }
+
+    /// Creates a surface object over `array`, an array of the image at `index`: as
+    /// [`MappedImage::create_surface`](crate::MappedImage::create_surface).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when `index` is out of range or names a buffer; the driver's
+    /// error from `cuSurfObjectCreate`.
+    #[doc(alias = "cuSurfObjectCreate")]
+    pub fn create_surface<'m>(
+        &'m self,
+        index: usize,
+        array: &MappedArray<'m>,
+    ) -> Result<SurfaceObject<'m>> {
+        create_surface(self.image(index)?, array)
+    }
+
+    /// Creates a texture object over `array`, an array of the image at `index`: as
+    /// [`MappedImage::create_texture`](crate::MappedImage::create_texture).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when `index` is out of range or names a buffer; the driver's
+    /// error from `cuTexObjectCreate`.
+    #[doc(alias = "cuTexObjectCreate")]
+    pub fn create_texture<'m>(
+        &'m self,
+        index: usize,
+        array: &MappedArray<'m>,
+        desc: &TextureDesc,
+    ) -> Result<TextureObject<'m>> {
+        create_texture(self.image(index)?, array, desc)
     }
 
     fn image(&self, index: usize) -> Result<&Registration> {

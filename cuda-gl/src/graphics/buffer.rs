@@ -198,6 +198,11 @@ impl<'a> MappedBuffer<'a> {
         self.stream
     }
 
+    /// The context, stream, address and size of the mapping, for copies to and from images.
+    pub(super) fn parts(&self) -> (sys::CUcontext, sys::CUstream, sys::CUdeviceptr, usize) {
+        (self.reg.ctx.raw(), self.stream, self.ptr, self.size)
+    }
+
     /// The raw address, the size and the cudarc stream of the map, for cudarc slices.
     #[cfg(feature = "cudarc")]
     pub(crate) fn cudarc_parts(

@@ -2,13 +2,12 @@
 //! textures.
 
 use super::array::{MappedArray, MappedMipmappedArray, mapped_array, mapped_mipmapped_array};
-use super::retire::Retired;
-use super::surface::{SubResource, Surface, SurfaceObject, surface_error};
-use super::texture::{TextureDesc, TextureObject};
+use super::surface::{Surface, SurfaceObject, cached_surface, create_surface, layer_surfaces};
+use super::texture::{TextureDesc, TextureObject, create_texture};
 use super::{ImageTarget, Kind, MapFlags, RegisterFlags, Registration};
 use crate::context::Context;
 use crate::error::{Error, Result};
-use crate::result;
+use crate::glprobe::{GlOwner, query};
 use crate::stream::AsStream;
 use cuda_gl_sys as sys;
 use std::marker::PhantomData;
@@ -46,6 +45,48 @@ impl RegisteredImage {
         Ok(Self {
             reg: Registration::register(ctx, image, Kind::Image(target), flags)?,
         })
+    }
+
+    /// Registers the GL texture `texture` with the target GL reports for it
+    /// (`glGetTextureParameteriv(GL_TEXTURE_TARGET)`), so that no [`ImageTarget`] has to be
+    /// given. Needs an OpenGL 4.5 context, current, and the `gl` crate that cuda-gl uses
+    /// ([`cuda_gl::gl`](crate::gl)) loaded. Renderbuffers share names with textures, so they
+    /// are registered with [`register`](Self::register) and [`ImageTarget::Renderbuffer`].
+    ///
+    /// # Errors
+    /// [`Error::NoGlContext`] when no GL context is current; [`Error::UnknownTextureTarget`]
+    /// when `texture` is not a texture of the current context, the target cannot be asked (an
+    /// older context, or the `gl` crate not loaded), or CUDA cannot register it (e.g.
+    /// `GL_TEXTURE_1D` or a multisample texture); otherwise as [`register`](Self::register).
+    #[doc(alias = "cuGraphicsGLRegisterImage")]
+    #[doc(alias = "glGetTextureParameteriv")]
+    pub fn register_texture(
+        ctx: &Arc<Context>,
+        texture: u32,
+        flags: RegisterFlags,
+    ) -> Result<Self> {
+        GlOwner::current("cuGraphicsGLRegisterImage (not called: no GL context is current)")?;
+        let unknown = |reason: &str| Error::UnknownTextureTarget {
+            name: texture,
+            reason: reason.to_string(),
+        };
+        let target = match query::texture_target(texture) {
+            Some(gl_enum) => ImageTarget::from_gl(gl_enum).ok_or_else(|| {
+                unknown(&format!(
+                    "its target 0x{gl_enum:04x} cannot be registered with CUDA"
+                ))
+            })?,
+            None if !query::image_exists(ImageTarget::Texture2D, texture) => {
+                return Err(unknown("it is not a texture of the current GL context"));
+            }
+            None => {
+                return Err(unknown(
+                    "GL cannot be asked (the context is older than OpenGL 4.5, or the `gl` \
+                     crate's functions that cuda-gl uses are not loaded)",
+                ));
+            }
+        };
+        Self::register(ctx, texture, target, flags)
     }
 
     /// Maps the image on `stream`. The returned guard unmaps on the same stream when dropped.
@@ -181,17 +222,19 @@ impl MappedImage<'_> {
     /// driver's error from `cuGraphicsSubResourceGetMappedArray`.
     #[doc(alias = "cuGraphicsSubResourceGetMappedArray")]
     pub fn array(&self, index: u32, level: u32) -> Result<MappedArray<'_>> {
-        mapped_array(self.reg, index, level)
+        mapped_array(self.reg, self.stream, index, level)
     }
 
-    /// The whole mipmapped array.
+    /// The whole mipmapped array. For a `GL_TEXTURE_2D_ARRAY`, each of its levels is one
+    /// layered array over all layers ([`MappedArray::is_layered`], depth = layer count), while
+    /// [`array`](Self::array)`(layer, level)` is the 2-D array of one layer.
     ///
     /// # Errors
     /// The driver's error from `cuGraphicsResourceGetMappedMipmappedArray` (renderbuffers have
     /// none).
     #[doc(alias = "cuGraphicsResourceGetMappedMipmappedArray")]
     pub fn mipmapped_array(&self) -> Result<MappedMipmappedArray<'_>> {
-        mapped_mipmapped_array(self.reg)
+        mapped_mipmapped_array(self.reg, self.stream)
     }
 
     /// The surface object over array index 0, mip level 0, for `surf2Dwrite`/`surf2Dread` in a
@@ -225,27 +268,29 @@ impl MappedImage<'_> {
     #[doc(alias = "cuSurfObjectCreate")]
     #[doc(alias = "cuGraphicsSubResourceGetMappedArray")]
     pub fn surface_at(&self, index: u32, level: u32) -> Result<Surface<'_>> {
-        if !self.reg.flags.contains(RegisterFlags::SURFACE_LOAD_STORE) {
-            return Err(Error::InvalidArgument(format!(
-                "GL image {} was not registered with SURFACE_LOAD_STORE, so CUDA cannot write it \
-                 through a surface; register it with RegisterFlags::SURFACE_LOAD_STORE",
-                self.reg.name
-            )));
-        }
-        let array = mapped_array(self.reg, index, level)?;
-        let raw = self.reg.surfaces.get_or_create(
-            SubResource::of(index, level, &array),
-            |a| {
-                // SAFETY: the array is mapped and registered for surface load/store. The object
-                // is handed out only through guards (as `Surface<'_>` borrowing one), and it is
-                // destroyed only after an unmap, once the work queued before it is done.
-                unsafe { result::array::surface_create(a) }.map_err(|e| surface_error(self.reg, e))
-            },
-            // A stale object was last handed out in an earlier mapping, whose kernels may still
-            // run: it waits for them.
-            |stale| self.reg.retired.retire(Retired::Surface(stale)),
-        )?;
-        Ok(Surface::new(raw))
+        cached_surface(self.reg, self.stream, index, level)
+    }
+
+    /// The cached surfaces of layers `first_layer..first_layer + N` at mip `level`, for a
+    /// kernel that writes `N` layers of a `GL_TEXTURE_2D_ARRAY` (or `N` cube faces) in one
+    /// launch. Pass the array as one argument: it is a C struct of `N` surface handles
+    /// (`struct { cudaSurfaceObject_t s[N]; }` by value, see
+    /// [`KernelParam`](crate::KernelParam) for `[T; N]`).
+    ///
+    /// Each surface is [`surface_at`](Self::surface_at)`(first_layer + i, level)`, cached the
+    /// same way.
+    ///
+    /// # Errors
+    /// As [`surface_at`](Self::surface_at), for the first layer that fails;
+    /// [`Error::InvalidArgument`] when the layers run past `u32::MAX`.
+    #[doc(alias = "cuSurfObjectCreate")]
+    #[doc(alias = "cuGraphicsSubResourceGetMappedArray")]
+    pub fn layer_surfaces<const N: usize>(
+        &self,
+        first_layer: u32,
+        level: u32,
+    ) -> Result<[Surface<'_>; N]> {
+        layer_surfaces(self.reg, self.stream, first_layer, level)
     }
 
     /// Creates a surface object over `array`. It cannot outlive the mapping; when it drops, it
@@ -255,17 +300,15 @@ impl MappedImage<'_> {
     /// The driver's error from `cuSurfObjectCreate`.
     #[doc(alias = "cuSurfObjectCreate")]
     pub fn create_surface<'m>(&'m self, array: &MappedArray<'m>) -> Result<SurfaceObject<'m>> {
-        self.reg.ctx.bind()?;
-        // SAFETY: the array is mapped for the borrow `'m`, which the surface object cannot
-        // outlive.
-        let raw = unsafe { result::array::surface_create(array.raw) }
-            .map_err(|e| surface_error(self.reg, e))?;
-        Ok(SurfaceObject { reg: self.reg, raw })
+        create_surface(self.reg, array)
     }
 
     /// Creates a texture object over `array` (sampled reads, filtering). It cannot outlive the
     /// mapping; when it drops, it is destroyed as soon as the work queued before the unmap is
     /// done.
+    ///
+    /// Mind [`TextureDesc`]'s default: it reads integer formats (such as RGBA8) as integers;
+    /// for `tex2D<float4>` on an RGBA8 texture use [`TextureDesc::normalized_float`].
     ///
     /// # Errors
     /// The driver's error from `cuTexObjectCreate`.
@@ -275,11 +318,7 @@ impl MappedImage<'_> {
         array: &MappedArray<'m>,
         desc: &TextureDesc,
     ) -> Result<TextureObject<'m>> {
-        self.reg.ctx.bind()?;
-        let raw_desc = desc.raw();
-        // SAFETY: the array is mapped for the borrow `'m`, which the texture cannot outlive.
-        let raw = unsafe { result::array::texture_create(array.raw, &raw_desc) }?;
-        Ok(TextureObject { reg: self.reg, raw })
+        create_texture(self.reg, array, desc)
     }
 
     /// The stream it was mapped on.

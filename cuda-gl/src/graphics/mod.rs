@@ -18,6 +18,7 @@ mod batch;
 mod buffer;
 mod claim;
 mod classify;
+mod copy;
 mod image;
 mod registration;
 mod retire;
@@ -29,7 +30,9 @@ pub use batch::{MappedBatch, Resource, map_all};
 pub use buffer::{MappedBuffer, RegisteredBuffer};
 pub use image::{MappedImage, RegisteredImage};
 pub use surface::{Surface, SurfaceObject};
-pub use texture::{TextureDesc, TextureHandle, TextureObject};
+#[allow(deprecated)]
+pub use texture::TextureHandle;
+pub use texture::{Texture, TextureDesc, TextureObject};
 
 pub(crate) use crate::gl_object::Kind;
 pub use crate::gl_object::{ImageTarget, MapFlags, RegisterFlags};

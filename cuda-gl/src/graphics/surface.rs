@@ -2,11 +2,12 @@
 //! kernel gets, the uncached object a caller owns, and the cache that keeps one object per
 //! sub-resource across mappings.
 
-use super::array::{ArrayFormat, MappedArray};
+use super::array::{ArrayFormat, MappedArray, mapped_array};
 use super::retire::Retired;
 use super::{RegisterFlags, Registration};
 use crate::error::{Error, Result};
 use crate::module::KernelParam;
+use crate::result;
 use cuda_gl_sys as sys;
 use std::marker::PhantomData;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -31,6 +32,73 @@ pub(super) fn surface_error(reg: &Registration, e: Error) -> Error {
         }
         other => other,
     }
+}
+
+/// The cached surface object over sub-resource (`index`, `level`) of `reg`, mapped on `stream`
+/// (see `MappedImage::surface_at`, whose body this is, shared with `MappedBatch`).
+pub(super) fn cached_surface(
+    reg: &Registration,
+    stream: sys::CUstream,
+    index: u32,
+    level: u32,
+) -> Result<Surface<'_>> {
+    if !reg.flags.contains(RegisterFlags::SURFACE_LOAD_STORE) {
+        return Err(Error::InvalidArgument(format!(
+            "GL image {} was not registered with SURFACE_LOAD_STORE, so CUDA cannot write it \
+             through a surface; register it with RegisterFlags::SURFACE_LOAD_STORE",
+            reg.name
+        )));
+    }
+    let array = mapped_array(reg, stream, index, level)?;
+    let raw = reg.surfaces.get_or_create(
+        SubResource::of(index, level, &array),
+        |a| {
+            // SAFETY: the array is mapped and registered for surface load/store. The object is
+            // handed out only through guards (as `Surface<'_>` borrowing one), and it is
+            // destroyed only after an unmap, once the work queued before it is done.
+            unsafe { result::array::surface_create(a) }.map_err(|e| surface_error(reg, e))
+        },
+        // A stale object was last handed out in an earlier mapping, whose kernels may still
+        // run: it waits for them.
+        |stale| reg.retired.retire(Retired::Surface(stale)),
+    )?;
+    Ok(Surface::new(raw))
+}
+
+/// The cached surfaces of layers `first..first + N` at `level`, for a kernel that takes `N`
+/// layers at once.
+pub(super) fn layer_surfaces<const N: usize>(
+    reg: &Registration,
+    stream: sys::CUstream,
+    first: u32,
+    level: u32,
+) -> Result<[Surface<'_>; N]> {
+    let mut out = [Surface::new(0); N];
+    for (i, slot) in out.iter_mut().enumerate() {
+        let layer = u32::try_from(i)
+            .ok()
+            .and_then(|i| first.checked_add(i))
+            .ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "layers {first}..{first}+{N} run past the largest array index (u32::MAX)"
+                ))
+            })?;
+        *slot = cached_surface(reg, stream, layer, level)?;
+    }
+    Ok(out)
+}
+
+/// A surface object over `array`, owned by the caller and retired on `reg` when dropped.
+pub(super) fn create_surface<'m>(
+    reg: &'m Registration,
+    array: &MappedArray<'m>,
+) -> Result<SurfaceObject<'m>> {
+    reg.ctx.bind()?;
+    // SAFETY: the array is mapped for the borrow `'m`, which the surface object cannot outlive;
+    // its drop retires it until the work queued before the unmap is done.
+    let raw =
+        unsafe { result::array::surface_create(array.raw) }.map_err(|e| surface_error(reg, e))?;
+    Ok(SurfaceObject { reg, raw })
 }
 
 /// What a cached surface object was created over: the sub-resource, and the array the driver

@@ -1,12 +1,22 @@
 //! Texture objects over a mapped image, for sampled reads (`tex2D`) with filtering in kernels.
 
 use super::Registration;
+use super::array::MappedArray;
 use super::retire::Retired;
+use crate::error::Result;
 use crate::module::KernelParam;
+use crate::result;
 use cuda_gl_sys as sys;
 use std::marker::PhantomData;
 
 /// How a texture object samples (`CUDA_TEXTURE_DESC`, the common fields).
+///
+/// **The default reads integer formats as integers** (`CU_TRSF_READ_AS_INTEGER`), with point
+/// sampling and texel coordinates: an RGBA8 texture is then read with `tex2D<uchar4>`, and
+/// linear filtering is refused by the driver. For the common `tex2D<float4>` read of an RGBA8
+/// (or any integer) texture, with values in 0..1 and linear filtering, use
+/// [`TextureDesc::normalized_float`]. Float formats (RGBA16F, RGBA32F) read as floats either
+/// way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct TextureDesc {
     /// Linear filtering instead of nearest (point) sampling.
@@ -20,6 +30,18 @@ pub struct TextureDesc {
 }
 
 impl TextureDesc {
+    /// Integer formats read as floats in 0..1 (`tex2D<float4>` on RGBA8), linearly filtered,
+    /// at texel coordinates (`x + 0.5, y + 0.5` is the centre of texel `(x, y)`), clamped at
+    /// the borders. Set `normalized_coords` or `wrap` on the result for 0..1 coordinates or
+    /// wrapping.
+    pub fn normalized_float() -> TextureDesc {
+        TextureDesc {
+            linear_filter: true,
+            read_as_normalized_float: true,
+            ..TextureDesc::default()
+        }
+    }
+
     pub(super) fn raw(&self) -> sys::CUDA_TEXTURE_DESC {
         let address = if self.wrap {
             sys::CUaddress_mode::CU_TR_ADDRESS_MODE_WRAP
@@ -56,21 +78,30 @@ pub struct TextureObject<'m> {
     pub(super) raw: sys::CUtexObject,
 }
 
-/// A texture object handle, to pass to a kernel taking `cudaTextureObject_t`.
+/// A texture object handle, to pass to a kernel taking `cudaTextureObject_t`; it borrows its
+/// [`TextureObject`]. The pair mirrors [`Surface`](super::Surface) (the handle a kernel gets) and
+/// [`SurfaceObject`](super::SurfaceObject) (the object a caller owns).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(transparent)]
-pub struct TextureHandle<'t> {
+pub struct Texture<'t> {
     raw: sys::CUtexObject,
     _texture: PhantomData<&'t ()>,
 }
 
 // SAFETY: `cudaTextureObject_t` is a 64-bit handle passed by value.
-unsafe impl KernelParam for TextureHandle<'_> {}
+unsafe impl KernelParam for Texture<'_> {}
+
+/// The former name of [`Texture`].
+#[deprecated(
+    since = "0.1.0",
+    note = "renamed `Texture`, to pair with `Surface`: the handle passed to a kernel"
+)]
+pub type TextureHandle<'t> = Texture<'t>;
 
 impl TextureObject<'_> {
     /// The handle to pass to a kernel.
-    pub fn handle(&self) -> TextureHandle<'_> {
-        TextureHandle {
+    pub fn handle(&self) -> Texture<'_> {
+        Texture {
             raw: self.raw,
             _texture: PhantomData,
         }
@@ -82,4 +113,18 @@ impl Drop for TextureObject<'_> {
         // Kernels queued with its handle may still run: destroyed after the unmap's work.
         self.reg.retired.retire(Retired::Texture(self.raw));
     }
+}
+
+/// A texture object over `array`, owned by the caller and retired on `reg` when dropped.
+pub(super) fn create_texture<'m>(
+    reg: &'m Registration,
+    array: &MappedArray<'m>,
+    desc: &TextureDesc,
+) -> Result<TextureObject<'m>> {
+    reg.ctx.bind()?;
+    let raw_desc = desc.raw();
+    // SAFETY: the array is mapped for the borrow `'m`, which the texture object cannot outlive;
+    // its drop retires it until the work queued before the unmap is done.
+    let raw = unsafe { result::array::texture_create(array.raw, &raw_desc) }?;
+    Ok(TextureObject { reg, raw })
 }

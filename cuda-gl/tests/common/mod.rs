@@ -40,7 +40,7 @@ pub fn gpu_on(ordinal: usize) -> Option<Gpu> {
         Ok(d) => d,
         Err(e) => return skip(format!("no CUDA device {ordinal}: {e}")),
     };
-    let gl = match HeadlessContext::for_cuda_device(device.raw()) {
+    let gl = match HeadlessContext::for_cuda_device(&device) {
         Ok(gl) => gl,
         Err(e) => {
             return skip(format!(

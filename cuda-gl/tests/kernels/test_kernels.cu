@@ -180,3 +180,55 @@ extern "C" __global__ void ext_fill_u32_slow(unsigned* out, unsigned n, unsigned
         out[i] = pattern(i, seed);
     }
 }
+
+// Four surfaces passed by value as one parameter: what cuda-gl's `[Surface; 4]` (KernelParam for
+// arrays) lays out, 32 bytes.
+struct api_layer_surfaces4 {
+    cudaSurfaceObject_t s[4];
+};
+
+// surface_fill_rgba8 of each of four layers at once: layer l gets seed + l, through layers.s[l].
+extern "C" __global__ void api_fill_layers4_rgba8(api_layer_surfaces4 layers, int width, int height,
+                                                  unsigned seed)
+{
+    for (int y = blockIdx.y * blockDim.y + threadIdx.y; y < height; y += gridDim.y * blockDim.y) {
+        for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < width; x += gridDim.x * blockDim.x) {
+            for (unsigned l = 0u; l < 4u; ++l) {
+                unsigned p = pattern((unsigned)y * (unsigned)width + (unsigned)x, seed + l);
+                uchar4 v = make_uchar4((unsigned char)(p & 0xffu), (unsigned char)((p >> 8) & 0xffu),
+                                       (unsigned char)((p >> 16) & 0xffu), (unsigned char)(p >> 24));
+                surf2Dwrite(v, layers.s[l], x * 4, y);
+            }
+        }
+    }
+}
+
+// out[y * width + x] = texel (x, y) of an RGBA8 texture object read as integers (cuda-gl's
+// default TextureDesc), packed little-endian as in surface_read_rgba8.
+extern "C" __global__ void api_texture_read_uchar4(cudaTextureObject_t tex, int width, int height,
+                                                   unsigned* out)
+{
+    for (int y = blockIdx.y * blockDim.y + threadIdx.y; y < height; y += gridDim.y * blockDim.y) {
+        for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < width; x += gridDim.x * blockDim.x) {
+            uchar4 v = tex2D<uchar4>(tex, (float)x + 0.5f, (float)y + 0.5f);
+            out[(unsigned)y * (unsigned)width + (unsigned)x] =
+                (unsigned)v.x | ((unsigned)v.y << 8) | ((unsigned)v.z << 16) | ((unsigned)v.w << 24);
+        }
+    }
+}
+
+// As api_texture_read_uchar4, through a texture object that reads normalized floats
+// (TextureDesc::normalized_float): each channel in 0..1 is scaled back to 0..255 and rounded.
+// Sampled at texel centres, so linear filtering returns the texel itself.
+extern "C" __global__ void api_texture_read_float4(cudaTextureObject_t tex, int width, int height,
+                                                   unsigned* out)
+{
+    for (int y = blockIdx.y * blockDim.y + threadIdx.y; y < height; y += gridDim.y * blockDim.y) {
+        for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < width; x += gridDim.x * blockDim.x) {
+            float4 v = tex2D<float4>(tex, (float)x + 0.5f, (float)y + 0.5f);
+            out[(unsigned)y * (unsigned)width + (unsigned)x] =
+                __float2uint_rn(v.x * 255.0f) | (__float2uint_rn(v.y * 255.0f) << 8) |
+                (__float2uint_rn(v.z * 255.0f) << 16) | (__float2uint_rn(v.w * 255.0f) << 24);
+        }
+    }
+}

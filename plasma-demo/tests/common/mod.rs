@@ -33,7 +33,7 @@ pub fn open_gpu() -> Option<(HeadlessContext, Device)> {
         Ok(d) => d,
         Err(e) => return skip(format!("no CUDA device 0: {}", one_line(&e))),
     };
-    match HeadlessContext::for_cuda_device(device.raw()) {
+    match HeadlessContext::for_cuda_device(&device) {
         Ok(gl) => Some((gl, device)),
         Err(e) => skip(format!(
             "no headless OpenGL on CUDA device 0: {}",

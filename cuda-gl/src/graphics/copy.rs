@@ -1,0 +1,412 @@
+//! Copies between the CUDA arrays of a mapped image and host memory, device memory or another
+//! array, queued on the stream of the map.
+//!
+//! Sizes are checked before the driver is called: a copy always moves the whole array, tightly
+//! packed (rows of `width * channels * bytes-per-channel` bytes, no padding), and the other end
+//! must hold exactly that many bytes. Host copies wait for the stream before returning, because
+//! the slice is only borrowed for the call; device copies are only queued.
+
+use super::array::MappedArray;
+use super::buffer::MappedBuffer;
+use crate::error::{Error, Result};
+use crate::memory::{DeviceBuffer, DeviceCopy};
+use crate::result;
+use cuda_gl_sys as sys;
+use std::ffi::c_void;
+
+/// One end of a copy.
+#[derive(Debug, Clone, Copy)]
+enum End {
+    /// Host memory (pageable or pinned).
+    Host(*mut c_void),
+    /// Linear device memory.
+    Device(sys::CUdeviceptr),
+    /// A CUDA array.
+    Array(sys::CUarray),
+}
+
+impl End {
+    /// The memory type, host address, device address and array of the descriptor fields.
+    fn fields(
+        self,
+    ) -> (
+        sys::CUmemorytype,
+        *mut c_void,
+        sys::CUdeviceptr,
+        sys::CUarray,
+    ) {
+        use sys::CUmemorytype as M;
+        let (null, none) = (std::ptr::null_mut(), std::ptr::null_mut());
+        match self {
+            End::Host(p) => (M::CU_MEMORYTYPE_HOST, p, 0, none),
+            End::Device(d) => (M::CU_MEMORYTYPE_DEVICE, null, d, none),
+            End::Array(a) => (M::CU_MEMORYTYPE_ARRAY, null, 0, a),
+        }
+    }
+}
+
+/// The extent of an array, tightly packed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Extent {
+    /// Bytes per row: `width * channels * bytes-per-channel`.
+    row_bytes: usize,
+    /// Rows per slice: the height, at least 1.
+    rows: usize,
+    /// Slices (3-D depth or layers), 0 for a 2-D array.
+    depth: usize,
+}
+
+impl Extent {
+    fn of(array: &MappedArray<'_>) -> Result<Extent> {
+        let bpc = array.format.bytes_per_channel().ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "a mapped array of format {:?} has no plain texel layout to copy; only 8-, 16- \
+                 and 32-bit integer, half and float formats can be copied",
+                array.format.0
+            ))
+        })?;
+        let extent = Extent {
+            row_bytes: array
+                .width
+                .checked_mul(array.channels as usize)
+                .and_then(|n| n.checked_mul(bpc))
+                .ok_or_else(|| overflow(array))?,
+            rows: array.height.max(1),
+            depth: array.depth,
+        };
+        extent.bytes().ok_or_else(|| overflow(array))?;
+        Ok(extent)
+    }
+
+    /// The size in bytes, `None` on overflow.
+    fn bytes(&self) -> Option<usize> {
+        self.row_bytes
+            .checked_mul(self.rows)?
+            .checked_mul(self.depth.max(1))
+    }
+}
+
+fn overflow(array: &MappedArray<'_>) -> Error {
+    Error::InvalidArgument(format!(
+        "the size of a mapped array of {} overflows usize",
+        describe(array)
+    ))
+}
+
+fn describe(array: &MappedArray<'_>) -> String {
+    format!(
+        "{} x {} x {}{} elements of {} x {:?}",
+        array.width,
+        array.height,
+        array.depth,
+        if array.is_layered() { " (layered)" } else { "" },
+        array.channels,
+        array.format.0
+    )
+}
+
+/// Queues a copy of `extent` from `src` to `dst` on `stream`: `cuMemcpy2DAsync` for a 2-D
+/// array, `cuMemcpy3DAsync` for a 3-D or layered one.
+///
+/// # Safety
+/// 1. `src` and `dst` are live and span `extent` (linear memory tightly packed: `row_bytes`
+///    pitch, `rows` rows per slice) until the copy has completed on `stream`; `dst` may be
+///    written.
+/// 2. `stream` is a live stream of the current context.
+unsafe fn queue(src: End, dst: End, extent: Extent, stream: sys::CUstream) -> Result<()> {
+    let (src_type, src_host, src_device, src_array) = src.fields();
+    let (dst_type, dst_host, dst_device, dst_array) = dst.fields();
+    if extent.depth == 0 {
+        let copy = sys::CUDA_MEMCPY2D {
+            srcMemoryType: src_type,
+            srcHost: src_host,
+            srcDevice: src_device,
+            srcArray: src_array,
+            srcPitch: extent.row_bytes,
+            dstMemoryType: dst_type,
+            dstHost: dst_host,
+            dstDevice: dst_device,
+            dstArray: dst_array,
+            dstPitch: extent.row_bytes,
+            WidthInBytes: extent.row_bytes,
+            Height: extent.rows,
+            ..Default::default()
+        };
+        // SAFETY: (1), (2); the descriptor describes exactly `extent`.
+        unsafe { result::array::copy_2d_async(&copy, stream) }
+    } else {
+        let copy = sys::CUDA_MEMCPY3D {
+            srcMemoryType: src_type,
+            srcHost: src_host,
+            srcDevice: src_device,
+            srcArray: src_array,
+            srcPitch: extent.row_bytes,
+            srcHeight: extent.rows,
+            dstMemoryType: dst_type,
+            dstHost: dst_host,
+            dstDevice: dst_device,
+            dstArray: dst_array,
+            dstPitch: extent.row_bytes,
+            dstHeight: extent.rows,
+            WidthInBytes: extent.row_bytes,
+            Height: extent.rows,
+            Depth: extent.depth,
+            ..Default::default()
+        };
+        // SAFETY: as above.
+        unsafe { result::array::copy_3d_async(&copy, stream) }
+    }
+}
+
+impl MappedArray<'_> {
+    /// The size of the whole array in bytes, tightly packed: what a copy in or out moves.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a format without a plain texel layout (block-compressed
+    /// or video formats), or a size that overflows `usize`.
+    pub fn byte_len(&self) -> Result<usize> {
+        Extent::of(self).and_then(|e| e.bytes().ok_or_else(|| overflow(self)))
+    }
+
+    /// The extent, after checking that the other end holds `given` bytes.
+    fn checked(
+        &self,
+        direction: &'static str,
+        other: &'static str,
+        given: usize,
+    ) -> Result<Extent> {
+        let extent = Extent::of(self)?;
+        let array_bytes = extent.bytes().ok_or_else(|| overflow(self))?;
+        if given != array_bytes {
+            return Err(Error::CopySize {
+                direction,
+                array: describe(self),
+                array_bytes,
+                other,
+                given_bytes: given,
+            });
+        }
+        Ok(extent)
+    }
+
+    /// Refuses a copy into an image CUDA may only read.
+    fn check_writable(&self) -> Result<()> {
+        if self.origin.writable {
+            Ok(())
+        } else {
+            Err(Error::InvalidArgument(
+                "the image was registered with RegisterFlags::READ_ONLY or mapped with \
+                 MapFlags::ReadOnly, so CUDA must not write it; register it with NONE or \
+                 WRITE_DISCARD to copy into it"
+                    .into(),
+            ))
+        }
+    }
+
+    /// Queues `src` to `dst` on the map's stream with the context bound.
+    fn queue_on_map_stream(&self, src: End, dst: End, extent: Extent) -> Result<()> {
+        self.origin.ctx.bind()?;
+        // SAFETY: the callers checked both ends against `extent` and keep them live until the
+        // copy completes (host ends wait for the stream; device ends are freed or unmapped only
+        // after the work queued on them); the map's stream is live while the mapping is.
+        unsafe { queue(src, dst, extent, self.origin.stream) }
+    }
+
+    /// Waits for the map's stream: a host end is borrowed only for the call.
+    fn wait_for_host_copy(&self) -> Result<()> {
+        // SAFETY: the map's stream is live while the mapping is, in the bound context. The wait
+        // has no time limit on purpose: the slice is borrowed only until this returns, so
+        // returning while the copy may still run would let the DMA outlive the borrow.
+        unsafe { result::stream::synchronize(self.origin.stream) }
+    }
+
+    /// Copies the whole array into `dst`, in the order of the map's stream, and waits for it.
+    ///
+    /// `dst` holds the texels row after row with no padding, each of
+    /// [`channels`](Self::channels) values of the array's [`format`](Self::format): for an
+    /// RGBA8 texture of `w x h`, `w * h` `u32` (or `4 * w * h` `u8`, or `[u8; 4]`). The copy
+    /// runs after the work queued on the map's stream before it (e.g. the kernel that wrote
+    /// the texture), and this returns when it is done.
+    ///
+    /// # Errors
+    /// [`Error::CopySize`] when `dst` is not exactly [`byte_len`](Self::byte_len) bytes
+    /// (nothing is copied); [`Error::InvalidArgument`] for a format that cannot be copied; the
+    /// driver's error from `cuMemcpy2DAsync` / `cuMemcpy3DAsync` or `cuStreamSynchronize`
+    /// (including the errors of earlier work on the stream).
+    #[doc(alias = "cuMemcpy2DAsync")]
+    #[doc(alias = "cuMemcpy3DAsync")]
+    pub fn copy_to_host<T: DeviceCopy>(&self, dst: &mut [T]) -> Result<()> {
+        let extent = self.checked("out of", "host memory", size_of_val(dst))?;
+        let host = End::Host(dst.as_mut_ptr().cast());
+        self.queue_on_map_stream(End::Array(self.raw), host, extent)?;
+        self.wait_for_host_copy()
+    }
+
+    /// Copies `src` into the whole array, in the order of the map's stream, and waits for it.
+    ///
+    /// The layout of `src` is that of [`copy_to_host`](Self::copy_to_host). Kernels and GL
+    /// commands ordered after the copy (queued later on the stream, or after the unmap) see the
+    /// new texels.
+    ///
+    /// # Errors
+    /// As [`copy_to_host`](Self::copy_to_host); [`Error::InvalidArgument`] when the image was
+    /// registered or mapped read-only.
+    #[doc(alias = "cuMemcpy2DAsync")]
+    #[doc(alias = "cuMemcpy3DAsync")]
+    pub fn copy_from_host<T: DeviceCopy>(&self, src: &[T]) -> Result<()> {
+        self.check_writable()?;
+        let extent = self.checked("into", "host memory", size_of_val(src))?;
+        // The driver only reads through a source pointer; the descriptor field is `*const`.
+        let host = End::Host(src.as_ptr().cast_mut().cast());
+        self.queue_on_map_stream(host, End::Array(self.raw), extent)?;
+        self.wait_for_host_copy()
+    }
+
+    /// Queues a copy of the whole array into `dst` on the map's stream; returns without waiting.
+    ///
+    /// Work queued later on the same stream sees the copy; synchronize that stream before
+    /// reading `dst` from the host.
+    ///
+    /// # Errors
+    /// [`Error::CopySize`] when `dst` is not exactly [`byte_len`](Self::byte_len) bytes;
+    /// [`Error::InvalidArgument`] for a format that cannot be copied; the driver's error from
+    /// `cuMemcpy2DAsync` / `cuMemcpy3DAsync`.
+    #[doc(alias = "cuMemcpy2DAsync")]
+    #[doc(alias = "cuMemcpy3DAsync")]
+    pub fn copy_to_device<T: DeviceCopy>(&self, dst: &mut DeviceBuffer<T>) -> Result<()> {
+        let extent = self.checked("out of", "a device buffer", dst.byte_len())?;
+        let device = End::Device(dst.device_ptr().as_raw());
+        self.queue_on_map_stream(End::Array(self.raw), device, extent)
+    }
+
+    /// Queues a copy of `src` into the whole array on the map's stream; returns without waiting.
+    ///
+    /// # Errors
+    /// As [`copy_to_device`](Self::copy_to_device); [`Error::InvalidArgument`] when the image
+    /// was registered or mapped read-only.
+    #[doc(alias = "cuMemcpy2DAsync")]
+    #[doc(alias = "cuMemcpy3DAsync")]
+    pub fn copy_from_device<T: DeviceCopy>(&self, src: &DeviceBuffer<T>) -> Result<()> {
+        self.check_writable()?;
+        let extent = self.checked("into", "a device buffer", src.byte_len())?;
+        let device = End::Device(src.device_ptr().as_raw());
+        self.queue_on_map_stream(device, End::Array(self.raw), extent)
+    }
+
+    /// Queues a copy of the whole array into the mapped GL buffer `dst` (e.g. a pixel buffer),
+    /// on the map's stream. Both must be mapped on the same stream (map them with
+    /// [`map_all`](crate::map_all), or map both on one stream), so that each unmap comes after
+    /// the copy.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when `dst` is mapped on another stream or in another context;
+    /// otherwise as [`copy_to_device`](Self::copy_to_device).
+    #[doc(alias = "cuMemcpy2DAsync")]
+    #[doc(alias = "cuMemcpy3DAsync")]
+    pub fn copy_to_buffer(&self, dst: &MappedBuffer<'_>) -> Result<()> {
+        let (ptr, size) = self.same_stream_buffer(dst)?;
+        let extent = self.checked("out of", "a mapped buffer", size)?;
+        self.queue_on_map_stream(End::Array(self.raw), End::Device(ptr), extent)
+    }
+
+    /// Queues a copy of the mapped GL buffer `src` into the whole array, on the map's stream
+    /// (the GL `glTexSubImage2D`-from-PBO upload, done by CUDA). Both must be mapped on the
+    /// same stream.
+    ///
+    /// # Errors
+    /// As [`copy_to_buffer`](Self::copy_to_buffer); [`Error::InvalidArgument`] when the image
+    /// was registered or mapped read-only.
+    #[doc(alias = "cuMemcpy2DAsync")]
+    #[doc(alias = "cuMemcpy3DAsync")]
+    pub fn copy_from_buffer(&self, src: &MappedBuffer<'_>) -> Result<()> {
+        self.check_writable()?;
+        let (ptr, size) = self.same_stream_buffer(src)?;
+        let extent = self.checked("into", "a mapped buffer", size)?;
+        self.queue_on_map_stream(End::Device(ptr), End::Array(self.raw), extent)
+    }
+
+    /// Queues a copy of the whole array into `dst`, an array of the same byte size (e.g. the
+    /// same level of another texture of the same size and format), on the map's stream. Both
+    /// must be mapped on the same stream.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when `dst` is this same array, is mapped on another stream or
+    /// in another context, or was registered or mapped read-only; [`Error::CopySize`] when the
+    /// sizes differ; the driver's error from `cuMemcpy2DAsync` / `cuMemcpy3DAsync` (such as
+    /// `CUDA_ERROR_INVALID_VALUE` when the shapes differ although the sizes agree).
+    #[doc(alias = "cuMemcpy2DAsync")]
+    #[doc(alias = "cuMemcpy3DAsync")]
+    pub fn copy_to_array(&self, dst: &MappedArray<'_>) -> Result<()> {
+        dst.check_writable()?;
+        if dst.raw == self.raw {
+            return Err(Error::InvalidArgument(
+                "a mapped array cannot be copied onto itself".into(),
+            ));
+        }
+        self.check_same_stream(dst.origin.ctx.raw(), dst.origin.stream, "array")?;
+        let dst_extent = Extent::of(dst)?;
+        let given = dst_extent.bytes().ok_or_else(|| overflow(dst))?;
+        let extent = self.checked("out of", "another mapped array", given)?;
+        self.queue_on_map_stream(End::Array(self.raw), End::Array(dst.raw), extent)
+    }
+
+    /// The address and size of `buffer`, after checking that it is mapped on this map's stream.
+    fn same_stream_buffer(&self, buffer: &MappedBuffer<'_>) -> Result<(sys::CUdeviceptr, usize)> {
+        let (ctx, stream, ptr, size) = buffer.parts();
+        self.check_same_stream(ctx, stream, "buffer")?;
+        Ok((ptr, size))
+    }
+
+    fn check_same_stream(
+        &self,
+        ctx: sys::CUcontext,
+        stream: sys::CUstream,
+        what: &str,
+    ) -> Result<()> {
+        if ctx == self.origin.ctx.raw() && stream == self.origin.stream {
+            Ok(())
+        } else {
+            Err(Error::InvalidArgument(format!(
+                "the mapped {what} is mapped on another stream (or in another context) than the \
+                 image; map both on the same stream (or together with map_all), so that neither \
+                 is unmapped while the copy runs"
+            )))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extents_are_tightly_packed_and_checked() {
+        let e = Extent {
+            row_bytes: 64 * 4,
+            rows: 32,
+            depth: 0,
+        };
+        assert_eq!(e.bytes(), Some(64 * 4 * 32));
+        let layered = Extent { depth: 4, ..e };
+        assert_eq!(layered.bytes(), Some(64 * 4 * 32 * 4));
+        let huge = Extent {
+            row_bytes: usize::MAX,
+            rows: 2,
+            depth: 0,
+        };
+        assert_eq!(huge.bytes(), None);
+    }
+
+    #[test]
+    fn ends_fill_only_their_own_fields() {
+        use sys::CUmemorytype as M;
+        let (t, h, d, a) = End::Device(0x1000).fields();
+        assert_eq!(t, M::CU_MEMORYTYPE_DEVICE);
+        assert!(h.is_null() && a.is_null());
+        assert_eq!(d, 0x1000);
+        let mut byte = 0u8;
+        let (t, h, d, _) = End::Host((&raw mut byte).cast()).fields();
+        assert_eq!((t, d), (M::CU_MEMORYTYPE_HOST, 0));
+        assert!(!h.is_null());
+    }
+}

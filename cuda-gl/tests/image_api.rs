@@ -1,0 +1,554 @@
+//! The everyday image API on a real GPU: copies in and out of mapped arrays (host, device buffer,
+//! mapped buffer, array), batches with surfaces and texture objects, many-layer launches and
+//! registering a texture without naming its target. Needs `--features egl` and a GPU; skips
+//! with a reason elsewhere (fails under `CUDA_GL_REQUIRE_GPU=1`).
+#![cfg(feature = "egl")]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::*;
+use cuda_gl::{
+    DeviceBuffer, Error, ImageTarget, KernelArgs, LaunchConfig, RegisterFlags, RegisteredBuffer,
+    RegisteredImage, Resource, Stream, StreamFlags, Surface, TextureDesc, map_all,
+};
+
+const W: usize = 64;
+const H: usize = 32;
+const LAYERS: usize = 6;
+
+/// A `GL_TEXTURE_2D_ARRAY` of RGBA8, `layers` layers of W x H, zero-filled.
+fn gl_texture_array_rgba8(layers: usize) -> u32 {
+    let mut name = 0;
+    let zeros = vec![0u32; W * H * layers];
+    // SAFETY: a context is current; `zeros` holds every texel of every layer.
+    unsafe {
+        gl::GenTextures(1, &mut name);
+        gl::BindTexture(gl::TEXTURE_2D_ARRAY, name);
+        gl::TexStorage3D(
+            gl::TEXTURE_2D_ARRAY,
+            1,
+            gl::RGBA8,
+            W as i32,
+            H as i32,
+            layers as i32,
+        );
+        gl::PixelStorei(gl::UNPACK_ALIGNMENT, 1);
+        gl::TexSubImage3D(
+            gl::TEXTURE_2D_ARRAY,
+            0,
+            0,
+            0,
+            0,
+            W as i32,
+            H as i32,
+            layers as i32,
+            gl::RGBA,
+            gl::UNSIGNED_BYTE,
+            zeros.as_ptr().cast(),
+        );
+        gl::BindTexture(gl::TEXTURE_2D_ARRAY, 0);
+    }
+    check_gl();
+    name
+}
+
+/// Every layer of a W x H RGBA8 2D array texture, as packed u32 texels, layer after layer.
+fn read_texture_array_rgba8(name: u32, layers: usize) -> Vec<u32> {
+    let mut out = vec![0u32; W * H * layers];
+    // SAFETY: a context is current; `out` has room for every texel of every layer.
+    unsafe {
+        gl::BindTexture(gl::TEXTURE_2D_ARRAY, name);
+        gl::PixelStorei(gl::PACK_ALIGNMENT, 1);
+        gl::GetTexImage(
+            gl::TEXTURE_2D_ARRAY,
+            0,
+            gl::RGBA,
+            gl::UNSIGNED_BYTE,
+            out.as_mut_ptr().cast(),
+        );
+        gl::BindTexture(gl::TEXTURE_2D_ARRAY, 0);
+    }
+    check_gl();
+    out
+}
+
+/// `glTexSubImage2D` of `texels` (W x H packed RGBA8) into level 0 of 2D texture `name`, from
+/// client memory.
+fn gl_upload_rgba8(name: u32, texels: &[u32]) {
+    assert_eq!(texels.len(), W * H);
+    // SAFETY: a context is current, no pixel unpack buffer is bound, and `texels` holds the
+    // W x H texels read.
+    unsafe {
+        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
+        gl::BindTexture(gl::TEXTURE_2D, name);
+        gl::PixelStorei(gl::UNPACK_ALIGNMENT, 1);
+        gl::TexSubImage2D(
+            gl::TEXTURE_2D,
+            0,
+            0,
+            0,
+            W as i32,
+            H as i32,
+            gl::RGBA,
+            gl::UNSIGNED_BYTE,
+            texels.as_ptr().cast(),
+        );
+        gl::BindTexture(gl::TEXTURE_2D, 0);
+    }
+    check_gl();
+}
+
+#[test]
+fn array_parameters_are_one_struct_of_their_elements() {
+    // No GPU needed: the sizes `launch` checks against the PTX declaration.
+    let args = ([0u64; 4], 1i32, 2i32, 3u32);
+    assert_eq!(args.sizes(), vec![32, 4, 4, 4]);
+    assert_eq!(size_of::<[Surface<'static>; 4]>(), 32);
+}
+
+#[test]
+fn gl_written_texture_reads_back_through_copy_to_host() {
+    let Some(g) = gpu() else { return };
+    let tex = gl_texture_rgba8(W as i32, H as i32, 1);
+    let data = pattern_words(W * H, 0x5EED);
+    gl_upload_rgba8(tex, &data);
+    let mut image = RegisteredImage::register(
+        &g.ctx,
+        tex,
+        ImageTarget::Texture2D,
+        RegisterFlags::READ_ONLY,
+    )
+    .unwrap();
+    {
+        let mapped = image.map(&g.stream).unwrap();
+        let array = mapped.array(0, 0).unwrap();
+        assert_eq!(array.byte_len().unwrap(), W * H * 4);
+        assert!(!array.is_layered());
+        let mut back = vec![0u32; W * H];
+        array.copy_to_host(&mut back).unwrap();
+        assert_eq!(back, data, "copy_to_host differs from what GL uploaded");
+        // Any plain element type of the right total size works.
+        let mut bytes = vec![[0u8; 4]; W * H];
+        array.copy_to_host(&mut bytes).unwrap();
+        assert_eq!(u32::from_le_bytes(bytes[5]), data[5]);
+    }
+    drop(image);
+    delete_texture(tex);
+}
+
+#[test]
+fn copy_from_host_is_what_gl_reads() {
+    let Some(g) = gpu() else { return };
+    let tex = gl_texture_rgba8(W as i32, H as i32, 1);
+    let data = pattern_words(W * H, 0xC0FFEE);
+    let mut image =
+        RegisteredImage::register(&g.ctx, tex, ImageTarget::Texture2D, RegisterFlags::NONE)
+            .unwrap();
+    {
+        let mapped = image.map(&g.stream).unwrap();
+        mapped.array(0, 0).unwrap().copy_from_host(&data).unwrap();
+        mapped.unmap().unwrap();
+    }
+    assert_eq!(read_texture_rgba8(tex, W, H, 0), data);
+    drop(image);
+    delete_texture(tex);
+}
+
+#[test]
+fn layered_texture_layers_round_trip_and_level_zero_is_layered() {
+    let Some(g) = gpu() else { return };
+    let tex = gl_texture_array_rgba8(LAYERS);
+    let mut image = RegisteredImage::register(
+        &g.ctx,
+        tex,
+        ImageTarget::Texture2DArray,
+        RegisterFlags::NONE,
+    )
+    .unwrap();
+    let layer2 = pattern_words(W * H, 2);
+    {
+        let mapped = image.map(&g.stream).unwrap();
+        let one = mapped.array(2, 0).unwrap();
+        assert_eq!((one.width(), one.height(), one.depth()), (W, H, 0));
+        assert!(!one.is_layered(), "array(layer, 0) is a plain 2-D array");
+        one.copy_from_host(&layer2).unwrap();
+        let mut back = vec![0u32; W * H];
+        one.copy_to_host(&mut back).unwrap();
+        assert_eq!(back, layer2);
+
+        // Level 0 of the mipmapped array: one layered array over every layer.
+        let all = mapped.mipmapped_array().unwrap().level(0).unwrap();
+        eprintln!(
+            "mipmapped_array().level(0) of a {LAYERS}-layer array texture: {} x {} x {}, flags \
+             {:#x}",
+            all.width(),
+            all.height(),
+            all.depth(),
+            all.raw_flags()
+        );
+        assert!(all.is_layered(), "flags {:#x}", all.raw_flags());
+        assert_eq!((all.width(), all.height(), all.depth()), (W, H, LAYERS));
+        let mut every = vec![0u32; W * H * LAYERS];
+        all.copy_to_host(&mut every).unwrap();
+        assert_eq!(&every[2 * W * H..3 * W * H], &layer2[..]);
+        assert!(every[..2 * W * H].iter().all(|&t| t == 0));
+    }
+    let gl_view = read_texture_array_rgba8(tex, LAYERS);
+    assert_eq!(&gl_view[2 * W * H..3 * W * H], &layer2[..]);
+    assert!(gl_view[3 * W * H..].iter().all(|&t| t == 0));
+    drop(image);
+    delete_texture(tex);
+}
+
+#[test]
+fn copy_into_a_device_buffer_then_to_vec() {
+    let Some(g) = gpu() else { return };
+    let tex = gl_texture_rgba8(W as i32, H as i32, 1);
+    let data = pattern_words(W * H, 0xBEEF);
+    gl_upload_rgba8(tex, &data);
+    let mut image =
+        RegisteredImage::register(&g.ctx, tex, ImageTarget::Texture2D, RegisterFlags::NONE)
+            .unwrap();
+    let mut device = DeviceBuffer::<u32>::zeroed(&g.ctx, W * H).unwrap();
+    let upload = DeviceBuffer::from_slice(&g.ctx, &pattern_words(W * H, 7)).unwrap();
+    {
+        let mapped = image.map(&g.stream).unwrap();
+        let array = mapped.array(0, 0).unwrap();
+        array.copy_to_device(&mut device).unwrap();
+        // In stream order: the read above sees GL's data, the write below replaces it.
+        array.copy_from_device(&upload).unwrap();
+    }
+    g.stream.synchronize().unwrap();
+    assert_eq!(device.to_vec().unwrap(), data);
+    assert_eq!(read_texture_rgba8(tex, W, H, 0), pattern_words(W * H, 7));
+    drop(image);
+    delete_texture(tex);
+}
+
+#[test]
+fn wrong_sizes_and_read_only_images_are_refused_without_touching_memory() {
+    let Some(g) = gpu() else { return };
+    let tex = gl_texture_rgba8(W as i32, H as i32, 1);
+    let data = pattern_words(W * H, 11);
+    gl_upload_rgba8(tex, &data);
+    let mut image =
+        RegisteredImage::register(&g.ctx, tex, ImageTarget::Texture2D, RegisterFlags::NONE)
+            .unwrap();
+    let mut small = DeviceBuffer::<u32>::zeroed(&g.ctx, W * H - 1).unwrap();
+    {
+        let mapped = image.map(&g.stream).unwrap();
+        let array = mapped.array(0, 0).unwrap();
+        let mut short = vec![0xAAAA_AAAAu32; W * H - 1];
+        let err = array.copy_to_host(&mut short).unwrap_err();
+        eprintln!("{err}");
+        assert!(
+            matches!(
+                err,
+                Error::CopySize {
+                    array_bytes,
+                    given_bytes,
+                    ..
+                } if array_bytes == W * H * 4 && given_bytes == (W * H - 1) * 4
+            ),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("help:"), "{err}");
+        assert!(
+            short.iter().all(|&w| w == 0xAAAA_AAAA),
+            "the slice was written"
+        );
+        let long = vec![0u8; W * H * 4 + 1];
+        let err = array.copy_from_host(&long).unwrap_err();
+        assert!(matches!(err, Error::CopySize { .. }), "{err:?}");
+        let err = array.copy_to_device(&mut small).unwrap_err();
+        assert!(matches!(err, Error::CopySize { .. }), "{err:?}");
+        let err = array.copy_from_device(&small).unwrap_err();
+        assert!(matches!(err, Error::CopySize { .. }), "{err:?}");
+        let err = array.copy_to_array(&array).unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(_)), "{err:?}");
+    }
+    g.stream.synchronize().unwrap();
+    assert!(small.to_vec().unwrap().iter().all(|&w| w == 0));
+    assert_eq!(
+        read_texture_rgba8(tex, W, H, 0),
+        data,
+        "the texture changed"
+    );
+    drop(image);
+
+    let mut read_only = RegisteredImage::register(
+        &g.ctx,
+        tex,
+        ImageTarget::Texture2D,
+        RegisterFlags::READ_ONLY,
+    )
+    .unwrap();
+    {
+        let mapped = read_only.map(&g.stream).unwrap();
+        let err = mapped
+            .array(0, 0)
+            .unwrap()
+            .copy_from_host(&data)
+            .unwrap_err();
+        assert!(
+            matches!(&err, Error::InvalidArgument(m) if m.contains("READ_ONLY")),
+            "{err:?}"
+        );
+    }
+    drop(read_only);
+    delete_texture(tex);
+}
+
+#[test]
+fn copies_between_an_image_a_mapped_buffer_and_another_image() {
+    let Some(g) = gpu() else { return };
+    let src_tex = gl_texture_rgba8(W as i32, H as i32, 1);
+    let dst_tex = gl_texture_rgba8(W as i32, H as i32, 1);
+    let data = pattern_words(W * H, 0xF00D);
+    gl_upload_rgba8(src_tex, &data);
+    let pbo = gl_buffer(W * H * 4, None);
+    let flags = RegisterFlags::NONE;
+    let mut src =
+        RegisteredImage::register(&g.ctx, src_tex, ImageTarget::Texture2D, flags).unwrap();
+    let mut dst =
+        RegisteredImage::register(&g.ctx, dst_tex, ImageTarget::Texture2D, flags).unwrap();
+    let mut buffer = RegisteredBuffer::register(&g.ctx, pbo, flags).unwrap();
+    let other = Stream::new(&g.ctx, StreamFlags::NonBlocking).unwrap();
+    {
+        let from = src.map(&g.stream).unwrap();
+        let to = dst.map(&g.stream).unwrap();
+        let staged = buffer.map(&g.stream).unwrap();
+        let a = from.array(0, 0).unwrap();
+        a.copy_to_buffer(&staged).unwrap();
+        a.copy_to_array(&to.array(0, 0).unwrap()).unwrap();
+        // The buffer's bytes back into the image, as a PBO upload would.
+        a.copy_from_buffer(&staged).unwrap();
+    }
+    assert_eq!(read_gl_buffer(pbo, W * H), data);
+    assert_eq!(read_texture_rgba8(dst_tex, W, H, 0), data);
+    {
+        // A buffer mapped on another stream could be unmapped while the copy runs: refused.
+        let from = src.map(&g.stream).unwrap();
+        let staged = buffer.map(&other).unwrap();
+        let err = from
+            .array(0, 0)
+            .unwrap()
+            .copy_to_buffer(&staged)
+            .unwrap_err();
+        assert!(
+            matches!(&err, Error::InvalidArgument(m) if m.contains("same stream")),
+            "{err:?}"
+        );
+    }
+    drop((src, dst, buffer));
+    delete_texture(src_tex);
+    delete_texture(dst_tex);
+    delete_buffer(pbo);
+}
+
+#[test]
+fn batch_of_a_buffer_and_a_texture_writes_both_through_the_batch() {
+    let Some(g) = gpu() else { return };
+    const N: usize = 4096;
+    let vbo = gl_buffer(N * 4, None);
+    let tex = gl_texture_rgba8(W as i32, H as i32, 1);
+    let mut buffer = RegisteredBuffer::register(&g.ctx, vbo, RegisterFlags::WRITE_DISCARD).unwrap();
+    let flags = RegisterFlags::SURFACE_LOAD_STORE;
+    let mut image = RegisteredImage::register(&g.ctx, tex, ImageTarget::Texture2D, flags).unwrap();
+    let fill = g.kernels.function("fill_u32").unwrap();
+    let surface_fill = g.kernels.function("surface_fill_rgba8").unwrap();
+    let read_uchar4 = g.kernels.function("api_texture_read_uchar4").unwrap();
+    let read_float4 = g.kernels.function("api_texture_read_float4").unwrap();
+    let as_int = DeviceBuffer::<u32>::zeroed(&g.ctx, W * H).unwrap();
+    let as_float = DeviceBuffer::<u32>::zeroed(&g.ctx, W * H).unwrap();
+    {
+        let list = [Resource::from(&mut buffer), Resource::from(&mut image)];
+        let batch = map_all(list, &g.stream).unwrap();
+        let (ptr, size) = batch.buffer(0).unwrap();
+        assert_eq!(size, N * 4);
+        let err = batch.surface(0).unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(_)), "{err:?}");
+        let surface = batch.surface(1).unwrap();
+        assert_eq!(surface, batch.surface_at(1, 0, 0).unwrap(), "cached");
+        // SAFETY: the buffer holds N words and the surface is W x H RGBA8, both mapped on the
+        // stream of the launches until the batch drops.
+        unsafe {
+            fill.launch(
+                LaunchConfig::for_elements(N as u32),
+                &g.stream,
+                (ptr, N as u32, 3u32),
+            )
+            .unwrap();
+            surface_fill
+                .launch(
+                    LaunchConfig::for_image(W as u32, H as u32),
+                    &g.stream,
+                    (surface, W as i32, H as i32, 4u32),
+                )
+                .unwrap();
+        }
+        let array = batch.image_array(1, 0, 0).unwrap();
+        let int_tex = batch
+            .create_texture(1, &array, &TextureDesc::default())
+            .unwrap();
+        let float_tex = batch
+            .create_texture(1, &array, &TextureDesc::normalized_float())
+            .unwrap();
+        let owned = batch.create_surface(1, &array).unwrap();
+        assert_ne!(owned.handle(), surface, "uncached: its own object");
+        // SAFETY: both texture objects are over the mapped W x H RGBA8 array; the outputs hold
+        // W x H words; all on the stream of the map, before the unmap.
+        unsafe {
+            for (kernel, texture, out) in [
+                (&read_uchar4, int_tex.handle(), &as_int),
+                (&read_float4, float_tex.handle(), &as_float),
+            ] {
+                kernel
+                    .launch(
+                        LaunchConfig::for_image(W as u32, H as u32),
+                        &g.stream,
+                        (texture, W as i32, H as i32, out.device_ptr()),
+                    )
+                    .unwrap();
+            }
+        }
+    }
+    g.stream.synchronize().unwrap();
+    assert_eq!(read_gl_buffer(vbo, N), pattern_words(N, 3));
+    let expected = pattern_words(W * H, 4);
+    assert_eq!(read_texture_rgba8(tex, W, H, 0), expected);
+    assert_eq!(as_int.to_vec().unwrap(), expected, "integer reads");
+    assert_eq!(
+        as_float.to_vec().unwrap(),
+        expected,
+        "normalized float reads"
+    );
+    assert_eq!(image.cached_surfaces(), 1);
+    drop((buffer, image));
+    g.ctx.check_drop_errors().unwrap();
+    delete_buffer(vbo);
+    delete_texture(tex);
+}
+
+#[test]
+fn one_launch_writes_four_layers_through_layer_surfaces() {
+    let Some(g) = gpu() else { return };
+    let tex = gl_texture_array_rgba8(LAYERS);
+    let flags = RegisterFlags::SURFACE_LOAD_STORE;
+    let mut image = RegisteredImage::register_texture(&g.ctx, tex, flags).unwrap();
+    assert_eq!(image.target(), ImageTarget::Texture2DArray);
+    let fill4 = g.kernels.function("api_fill_layers4_rgba8").unwrap();
+    assert_eq!(
+        fill4.param_sizes().unwrap()[0],
+        32,
+        "one struct of 4 handles"
+    );
+    {
+        let mapped = image.map(&g.stream).unwrap();
+        // Layers 1..5: the first and last layer stay zero.
+        let layers = mapped.layer_surfaces::<4>(1, 0).unwrap();
+        assert_eq!(layers[0], mapped.surface_at(1, 0).unwrap());
+        // SAFETY: api_fill_layers4_rgba8(struct { cudaSurfaceObject_t s[4]; }, int, int,
+        // unsigned) writes W x H texels of each of the four mapped layers, on the map's stream.
+        unsafe {
+            fill4
+                .launch(
+                    LaunchConfig::for_image(W as u32, H as u32),
+                    &g.stream,
+                    (layers, W as i32, H as i32, 100u32),
+                )
+                .unwrap();
+        }
+        let err = mapped
+            .layer_surfaces::<4>(LAYERS as u32 - 2, 0)
+            .unwrap_err();
+        assert!(
+            matches!(err, Error::InvalidSubresource { index, .. } if index == LAYERS as u32),
+            "{err:?}"
+        );
+    }
+    let all = read_texture_array_rgba8(tex, LAYERS);
+    for layer in 0..LAYERS {
+        let got = &all[layer * W * H..(layer + 1) * W * H];
+        if (1..5).contains(&layer) {
+            let expected = pattern_words(W * H, 100 + layer as u32 - 1);
+            assert_eq!(got, &expected[..], "layer {layer}");
+        } else {
+            assert!(got.iter().all(|&t| t == 0), "layer {layer} was written");
+        }
+    }
+    assert_eq!(image.cached_surfaces(), 4);
+    drop(image);
+    delete_texture(tex);
+}
+
+#[test]
+fn register_texture_asks_gl_for_the_target() {
+    let Some(g) = gpu() else { return };
+    let flat = gl_texture_rgba8(W as i32, H as i32, 1);
+    let layered = gl_texture_array_rgba8(2);
+    let image = RegisteredImage::register_texture(&g.ctx, flat, RegisterFlags::NONE).unwrap();
+    assert_eq!(image.target(), ImageTarget::Texture2D);
+    drop(image);
+    let image = RegisteredImage::register_texture(&g.ctx, layered, RegisterFlags::NONE).unwrap();
+    assert_eq!(image.target(), ImageTarget::Texture2DArray);
+    drop(image);
+    // A name that is no texture (buffers are another namespace).
+    let err = RegisteredImage::register_texture(&g.ctx, 0xFFFF, RegisterFlags::NONE).unwrap_err();
+    eprintln!("{err}");
+    assert!(
+        matches!(&err, Error::UnknownTextureTarget { name: 0xFFFF, reason } if reason.contains("not a texture")),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("help:"), "{err}");
+    delete_texture(flat);
+    delete_texture(layered);
+}
+
+#[test]
+fn a_3d_texture_round_trips_through_cumemcpy3d() {
+    let Some(g) = gpu() else { return };
+    const D: usize = 4;
+    let mut tex = 0;
+    // SAFETY: a context is current.
+    unsafe {
+        gl::GenTextures(1, &mut tex);
+        gl::BindTexture(gl::TEXTURE_3D, tex);
+        gl::TexStorage3D(gl::TEXTURE_3D, 1, gl::RGBA8, W as i32, H as i32, D as i32);
+        gl::BindTexture(gl::TEXTURE_3D, 0);
+    }
+    check_gl();
+    let data = pattern_words(W * H * D, 33);
+    let mut image = RegisteredImage::register_texture(&g.ctx, tex, RegisterFlags::NONE).unwrap();
+    assert_eq!(image.target(), ImageTarget::Texture3D);
+    {
+        let mapped = image.map(&g.stream).unwrap();
+        let volume = mapped.array(0, 0).unwrap();
+        assert_eq!((volume.depth(), volume.is_layered()), (D, false));
+        volume.copy_from_host(&data).unwrap();
+        let mut back = vec![0u32; W * H * D];
+        volume.copy_to_host(&mut back).unwrap();
+        assert_eq!(back, data);
+        let err = volume.copy_to_host(&mut back[..W * H]).unwrap_err();
+        assert!(matches!(err, Error::CopySize { .. }), "{err:?}");
+    }
+    let mut gl_view = vec![0u32; W * H * D];
+    // SAFETY: a context is current; `gl_view` holds every texel of the 3-D texture.
+    unsafe {
+        gl::BindTexture(gl::TEXTURE_3D, tex);
+        gl::PixelStorei(gl::PACK_ALIGNMENT, 1);
+        gl::GetTexImage(
+            gl::TEXTURE_3D,
+            0,
+            gl::RGBA,
+            gl::UNSIGNED_BYTE,
+            gl_view.as_mut_ptr().cast(),
+        );
+        gl::BindTexture(gl::TEXTURE_3D, 0);
+    }
+    check_gl();
+    assert_eq!(gl_view, data, "GL reads what copy_from_host wrote");
+    drop(image);
+    delete_texture(tex);
+}
