@@ -16,7 +16,7 @@
 mod common;
 
 use anyhow::{Result, bail};
-use common::{Framebuffer, Gpu, Outcome};
+use common::{Framebuffer, Gpu, Mesh, Outcome};
 use cuda_gl::{LaunchConfig, Module, RegisterFlags, RegisteredBuffer, Stream, StreamFlags};
 use std::process::ExitCode;
 
@@ -60,14 +60,17 @@ fn run(args: &common::Args) -> Result<Outcome> {
     let sine_wave = module.function("sine_wave")?;
 
     let frame = Framebuffer::new(SIZE, SIZE)?;
-    let program = common::program(VERTEX_SHADER, FRAGMENT_SHADER)?;
     let vertices = (MESH * MESH) as usize;
     // The VBO holds one vec4 per vertex (attribute 0), with no data yet: the kernel writes it.
-    let (vao, vbo) = common::vertex_array(vertices * 4, None, 4, &[(0, 4, 0)])?;
+    let shaders = (VERTEX_SHADER, FRAGMENT_SHADER);
+    let mesh = Mesh::new(shaders, gl::POINTS, vertices, 4, None, &[(0, 4, 0)])?;
+    // SAFETY: a GL context is current. Points of 2x2 pixels, to be seen.
+    unsafe { gl::PointSize(2.0) };
 
     // Register the VBO with CUDA once. WRITE_DISCARD: the kernel overwrites every vertex, so the
     // driver need not preserve GL's old contents when it hands the buffer to CUDA.
-    let mut positions = RegisteredBuffer::register(&gpu.ctx, vbo, RegisterFlags::WRITE_DISCARD)?;
+    let mut positions =
+        RegisteredBuffer::register(&gpu.ctx, mesh.vbo, RegisterFlags::WRITE_DISCARD)?;
 
     let mut last_time = 0.0;
     for i in 0..FRAMES {
@@ -94,7 +97,7 @@ fn run(args: &common::Args) -> Result<Outcome> {
         // Unmap: GL owns it again, and GL commands issued from now on see the kernel's writes.
         mapped.unmap()?;
 
-        draw(&frame, program, vao, vertices)?;
+        mesh.draw(&frame, [0.0, 0.0, 0.0, 1.0])?;
         last_time = time;
         if !gpu.present(&frame)? {
             break; // the window was closed: check the last frame drawn
@@ -118,14 +121,8 @@ fn run(args: &common::Args) -> Result<Outcome> {
     );
 
     gpu.finish(args, &frame)?;
-    // Unregister before the buffer is deleted; the GL context is still current.
+    // Unregister before the buffer is deleted (when `mesh` drops); the GL context is current.
     positions.unregister()?;
-    // SAFETY: the GL context is current; the names came from glGen*/glCreateProgram.
-    unsafe {
-        gl::DeleteVertexArrays(1, &vao);
-        gl::DeleteBuffers(1, &vbo);
-        gl::DeleteProgram(program);
-    }
     gpu.ctx.check_drop_errors()?;
 
     Ok(if percent(found) >= 99.0 && strays == 0 {
@@ -133,23 +130,6 @@ fn run(args: &common::Args) -> Result<Outcome> {
     } else {
         Outcome::Mismatch(summary)
     })
-}
-
-/// Clears `frame` to black and draws the vertices as 2-pixel points.
-fn draw(frame: &Framebuffer, program: u32, vao: u32, vertices: usize) -> Result<()> {
-    frame.bind();
-    // SAFETY: a GL context is current; `vao` holds `vertices` vertices in its buffer.
-    unsafe {
-        gl::ClearColor(0.0, 0.0, 0.0, 1.0);
-        gl::Clear(gl::COLOR_BUFFER_BIT);
-        gl::UseProgram(program);
-        gl::BindVertexArray(vao);
-        gl::PointSize(2.0);
-        gl::DrawArrays(gl::POINTS, 0, vertices as i32);
-        gl::BindVertexArray(0);
-        gl::UseProgram(0);
-    }
-    common::gl_check("drawing the points")
 }
 
 /// The vertex of mesh point (x, y) at `time`, as `sine_wave` in `kernels/examples.cu` computes it.

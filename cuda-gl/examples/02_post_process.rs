@@ -20,7 +20,7 @@
 mod common;
 
 use anyhow::{Result, bail};
-use common::{Framebuffer, Gpu, Outcome};
+use common::{Framebuffer, Gpu, Mesh, Outcome};
 use cuda_gl::graphics::{ArrayFormat, TextureDesc};
 use cuda_gl::{
     ImageTarget, LaunchConfig, Module, RegisterFlags, RegisteredImage, Stream, StreamFlags,
@@ -71,14 +71,12 @@ fn run(args: &common::Args) -> Result<Outcome> {
     // GL draws the scene into `scene`; CUDA writes the filtered image into `output`'s texture.
     let scene = Framebuffer::new(WIDTH, HEIGHT)?;
     let output = Framebuffer::new(WIDTH, HEIGHT)?;
-    let program = common::program(VERTEX_SHADER, FRAGMENT_SHADER)?;
     // Attribute 0: the position (2 floats), attribute 1: the colour (3 floats).
-    let (vao, vbo) = common::vertex_array(
-        TRIANGLES.len(),
-        Some(&TRIANGLES),
-        5,
-        &[(0, 2, 0), (1, 3, 2)],
-    )?;
+    let shaders = (VERTEX_SHADER, FRAGMENT_SHADER);
+    let attributes = [(0, 2, 0), (1, 3, 2)];
+    let mesh = Mesh::new(shaders, gl::TRIANGLES, 9, 5, Some(&TRIANGLES), &attributes)?;
+    // SAFETY: a GL context is current; the name is NUL-terminated.
+    let angle = unsafe { gl::GetUniformLocation(mesh.program, c"angle".as_ptr()) };
     // A sentinel in the output (alpha 4, where the kernel writes 255): a pixel the kernel
     // missed cannot pass the check.
     // SAFETY: a GL context is current; the data is one RGBA8 texel, as format and type say.
@@ -118,7 +116,10 @@ fn run(args: &common::Args) -> Result<Outcome> {
     };
 
     for frame in 0..FRAMES {
-        draw_scene(&scene, program, vao, frame as f32 * 0.01)?;
+        // GL draws the scene, turned a little more each frame.
+        // SAFETY: a GL context is current; `angle` is a float uniform of the program.
+        unsafe { gl::ProgramUniform1f(mesh.program, angle, frame as f32 * 0.01) };
+        mesh.draw(&scene, [0.1, 0.1, 0.15, 1.0])?;
         // Map the scene: CUDA's work on `stream` waits for GL's rendering above.
         let scene_map = input.map(&stream)?;
         let output_map = filtered.map(&stream)?;
@@ -177,12 +178,6 @@ fn run(args: &common::Args) -> Result<Outcome> {
     // Unregister before the textures are deleted (the framebuffers drop after this function).
     filtered.unregister()?;
     input.unregister()?;
-    // SAFETY: the GL context is current; the names came from glGen*/glCreateProgram.
-    unsafe {
-        gl::DeleteVertexArrays(1, &vao);
-        gl::DeleteBuffers(1, &vbo);
-        gl::DeleteProgram(program);
-    }
     gpu.ctx.check_drop_errors()?;
 
     Ok(if differ == 0 && edges >= pixels / 100 {
@@ -190,24 +185,6 @@ fn run(args: &common::Args) -> Result<Outcome> {
     } else {
         Outcome::Mismatch(summary)
     })
-}
-
-/// Draws the triangles turned by `angle` radians over a dark background.
-fn draw_scene(scene: &Framebuffer, program: u32, vao: u32, angle: f32) -> Result<()> {
-    scene.bind();
-    // SAFETY: a GL context is current; `vao` holds the 9 vertices of TRIANGLES; the uniform
-    // name is NUL-terminated.
-    unsafe {
-        gl::ClearColor(0.1, 0.1, 0.15, 1.0);
-        gl::Clear(gl::COLOR_BUFFER_BIT);
-        gl::UseProgram(program);
-        gl::Uniform1f(gl::GetUniformLocation(program, c"angle".as_ptr()), angle);
-        gl::BindVertexArray(vao);
-        gl::DrawArrays(gl::TRIANGLES, 0, 9);
-        gl::BindVertexArray(0);
-        gl::UseProgram(0);
-    }
-    common::gl_check("drawing the scene")
 }
 
 /// What `sobel_rgba8` in `kernels/examples.cu` computes, on RGBA8 pixels (rows in GL's order):

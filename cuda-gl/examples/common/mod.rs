@@ -346,48 +346,95 @@ unsafe fn succeeded(
     bail!("{}", String::from_utf8_lossy(&log).trim())
 }
 
-/// A vertex array over a new buffer of `floats` floats (filled from `data` when given, else left
-/// for CUDA to write), with `stride` floats per vertex and one float attribute per
-/// `(location, components, offset in floats)`. Returns (vertex array, buffer).
-pub fn vertex_array(
-    floats: usize,
-    data: Option<&[f32]>,
-    stride: usize,
-    attributes: &[(u32, i32, usize)],
-) -> Result<(u32, u32)> {
-    let float = size_of::<f32>();
-    if data.is_some_and(|d| d.len() != floats) {
-        bail!(
-            "vertex data of {} floats for a buffer of {floats}",
-            data.map_or(0, <[f32]>::len)
-        );
-    }
-    let (mut vao, mut vbo) = (0, 0);
-    // SAFETY: a GL context is current; `data`, when given, holds the `floats * 4` bytes GL
-    // copies (checked above); the attribute offsets are byte offsets into the bound buffer.
-    unsafe {
-        gl::GenVertexArrays(1, &mut vao);
-        gl::BindVertexArray(vao);
-        gl::GenBuffers(1, &mut vbo);
-        gl::BindBuffer(gl::ARRAY_BUFFER, vbo);
-        // The buffer must have its size before CUDA registers it. DYNAMIC_DRAW: written often.
-        let pointer = data.map_or(std::ptr::null(), |d| d.as_ptr().cast());
-        gl::BufferData(
-            gl::ARRAY_BUFFER,
-            (floats * float) as isize,
-            pointer,
-            gl::DYNAMIC_DRAW,
-        );
-        for &(location, components, offset) in attributes {
-            let (stride, offset) = ((stride * float) as i32, (offset * float) as *const c_void);
-            gl::VertexAttribPointer(location, components, gl::FLOAT, gl::FALSE, stride, offset);
-            gl::EnableVertexAttribArray(location);
+/// What an example draws: a shader program and a vertex array over one vertex buffer. The GL
+/// objects are deleted on drop (the GL context must still be current, see [`Gpu`]).
+#[derive(Debug)]
+pub struct Mesh {
+    /// The linked program.
+    pub program: u32,
+    /// The vertex array object.
+    pub vao: u32,
+    /// The vertex buffer: CUDA can register it.
+    pub vbo: u32,
+    /// `GL_POINTS`, `GL_TRIANGLES`, ...
+    pub mode: u32,
+    /// Vertices drawn.
+    pub vertices: usize,
+}
+
+impl Mesh {
+    /// Compiles `shaders` (vertex, fragment) and creates a buffer of `vertices` vertices of
+    /// `stride` floats each, filled from `data` when given (else left for CUDA to write), with one
+    /// float attribute per `(location, components, offset in floats)`.
+    pub fn new(
+        shaders: (&str, &str),
+        mode: u32,
+        vertices: usize,
+        stride: usize,
+        data: Option<&[f32]>,
+        attributes: &[(u32, i32, usize)],
+    ) -> Result<Mesh> {
+        let float = size_of::<f32>();
+        let bytes = vertices * stride * float;
+        if data.is_some_and(|d| size_of_val(d) != bytes) {
+            bail!("the vertex data is not {vertices} vertices of {stride} floats");
         }
-        gl::BindVertexArray(0);
-        gl::BindBuffer(gl::ARRAY_BUFFER, 0);
+        let mut mesh = Mesh {
+            program: program(shaders.0, shaders.1)?,
+            vao: 0,
+            vbo: 0,
+            mode,
+            vertices,
+        };
+        // SAFETY: a GL context is current; `data`, when given, holds the `bytes` bytes GL copies
+        // (checked above); the attribute offsets are byte offsets into the bound buffer.
+        unsafe {
+            gl::GenVertexArrays(1, &mut mesh.vao);
+            gl::BindVertexArray(mesh.vao);
+            gl::GenBuffers(1, &mut mesh.vbo);
+            gl::BindBuffer(gl::ARRAY_BUFFER, mesh.vbo);
+            // The buffer must have its size before CUDA registers it. DYNAMIC_DRAW: written often.
+            let pointer = data.map_or(std::ptr::null(), |d| d.as_ptr().cast());
+            gl::BufferData(gl::ARRAY_BUFFER, bytes as isize, pointer, gl::DYNAMIC_DRAW);
+            for &(location, components, offset) in attributes {
+                let (stride, offset) = ((stride * float) as i32, (offset * float) as *const c_void);
+                gl::VertexAttribPointer(location, components, gl::FLOAT, gl::FALSE, stride, offset);
+                gl::EnableVertexAttribArray(location);
+            }
+            gl::BindVertexArray(0);
+            gl::BindBuffer(gl::ARRAY_BUFFER, 0);
+        }
+        gl_check("creating the vertex array")?;
+        Ok(mesh)
     }
-    gl_check("creating the vertex array")?;
-    Ok((vao, vbo))
+
+    /// Clears `frame` to `clear` and draws the mesh into it.
+    pub fn draw(&self, frame: &Framebuffer, clear: [f32; 4]) -> Result<()> {
+        frame.bind();
+        // SAFETY: a GL context is current; the vertex array holds `vertices` vertices.
+        unsafe {
+            gl::ClearColor(clear[0], clear[1], clear[2], clear[3]);
+            gl::Clear(gl::COLOR_BUFFER_BIT);
+            gl::UseProgram(self.program);
+            gl::BindVertexArray(self.vao);
+            gl::DrawArrays(self.mode, 0, self.vertices as i32);
+            gl::BindVertexArray(0);
+            gl::UseProgram(0);
+        }
+        gl_check("drawing")
+    }
+}
+
+impl Drop for Mesh {
+    fn drop(&mut self) {
+        // SAFETY: the GL context is current (it outlives every mesh, see `Gpu`); the names came
+        // from glGen* and glCreateProgram.
+        unsafe {
+            gl::DeleteVertexArrays(1, &self.vao);
+            gl::DeleteBuffers(1, &self.vbo);
+            gl::DeleteProgram(self.program);
+        }
+    }
 }
 
 /// An offscreen framebuffer with one RGBA8 colour texture. A headless EGL context has no default
