@@ -540,7 +540,8 @@ pub fn read_texture_rgba8(texture: u32, level: i32, width: u32, height: u32) -> 
     Ok(pixels)
 }
 
-/// Writes an RGBA8 image given bottom row first (GL's order) as a PNG, top row first.
+/// Writes an RGBA8 image given bottom row first (GL's order) as a PNG, top row first, creating
+/// its folder if needed.
 pub fn write_png(path: &Path, width: u32, height: u32, rgba_bottom_up: &[u8]) -> Result<()> {
     let row = width as usize * 4;
     let top_down: Vec<u8> = rgba_bottom_up
@@ -549,6 +550,9 @@ pub fn write_png(path: &Path, width: u32, height: u32, rgba_bottom_up: &[u8]) ->
         .flatten()
         .copied()
         .collect();
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
     let file =
         std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
     let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), width, height);
