@@ -1,6 +1,7 @@
 //! The command line: the run flags, and the `reference` and `compare` subcommands.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::ffi::OsString;
 use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -14,9 +15,14 @@ pub const DEFAULT_BENCH_FRAMES: u64 = 1000;
 /// Frames a `--headless` run renders when `--frames` is not given.
 pub const DEFAULT_HEADLESS_FRAMES: u64 = 60;
 
+/// Seconds a run that could not open its default window renders headless instead, when
+/// `--frames` is not given.
+pub const FALLBACK_SECONDS: f64 = 3.0;
+
 const EXAMPLES: &str = "\
 Examples:
-  plasma-demo                                   window, CUDA if the GL context is NVIDIA's, else CPU
+  plasma-demo                                   window, CUDA if the GL context is NVIDIA's, else CPU;
+                                                without a display: 3 s headless and a screenshot
   plasma-demo --vsync                           the kernel writes the GL texture in place (surface)
   plasma-demo --path pbo                        through a pixel buffer and glTexSubImage2D instead
   plasma-demo --headless --backend cuda --size 1920x1080 --time 1.5 --screenshot frame.png
@@ -37,7 +43,8 @@ Logging: RUST_LOG=debug (default: warnings and errors).";
     long_about = "Zero-copy CUDA -> OpenGL plasma: a CUDA kernel writes every frame straight \
                   into an OpenGL pixel buffer (--path pbo) or texture (--path surface), with no \
                   copy through the host.\n\nWithout a subcommand it renders: in a window \
-                  (default), headless through EGL (--headless), or as a benchmark (--bench). The \
+                  (default; where no window can be opened, 3 s headless and a screenshot \
+                  instead), headless through EGL (--headless), or as a benchmark (--bench). The \
                   `reference` subcommand writes the CPU reference image without any OpenGL, and \
                   `compare` checks two PNGs against each other."
 )]
@@ -194,7 +201,51 @@ pub enum Display {
     Headless,
 }
 
+/// How a run opens its display: [`RunArgs::plan`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Plan {
+    /// Headless, as asked: `--headless`, or `--bench` without `--windowed`.
+    Headless,
+    /// A window. With `fallback`, a window that cannot be opened (GLFW fails) means a headless
+    /// run instead, because the window was only the default; without, it is an error, because
+    /// the flags asked for a window (`--windowed`, `--vsync`).
+    Window {
+        /// Run headless when the window cannot be opened.
+        fallback: bool,
+    },
+    /// Headless instead of the default window, because the environment names no display (no
+    /// `DISPLAY`, no `WAYLAND_DISPLAY`): a headless GPU server.
+    NoDisplay,
+}
+
+/// Whether the environment names a display server: a non-empty `DISPLAY` (X11) or
+/// `WAYLAND_DISPLAY`. `var` reads a variable (`std::env::var_os` in the program).
+pub fn display_named(var: impl Fn(&str) -> Option<OsString>) -> bool {
+    ["DISPLAY", "WAYLAND_DISPLAY"]
+        .into_iter()
+        .any(|name| var(name).is_some_and(|value| !value.is_empty()))
+}
+
 impl RunArgs {
+    /// Whether the flags ask for a window (`--windowed`, `--vsync`), so that a run without one
+    /// is an error rather than a headless fallback.
+    pub fn window_required(&self) -> bool {
+        self.windowed || self.vsync
+    }
+
+    /// How this run opens its display, given whether the environment names one
+    /// ([`display_named`]): headless when asked; otherwise a window, except that with no display
+    /// and no flag asking for a window it runs headless at once ([`Plan::NoDisplay`]).
+    pub fn plan(&self, display_named: bool) -> Plan {
+        match self.display() {
+            Display::Headless => Plan::Headless,
+            Display::Window if self.window_required() || display_named => Plan::Window {
+                fallback: !self.window_required(),
+            },
+            Display::Window => Plan::NoDisplay,
+        }
+    }
+
     /// Where this run renders: headless with --headless, and for --bench unless --windowed.
     pub fn display(&self) -> Display {
         if self.headless || (self.bench && !self.windowed) {
@@ -480,6 +531,55 @@ mod tests {
             run(&["--headless"]).frame_limit(),
             Some(DEFAULT_HEADLESS_FRAMES)
         );
+    }
+
+    #[test]
+    fn display_named_needs_a_non_empty_variable() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| OsString::from(v))
+            }
+        };
+        assert!(!display_named(env(&[])));
+        assert!(!display_named(env(&[
+            ("DISPLAY", ""),
+            ("WAYLAND_DISPLAY", "")
+        ])));
+        assert!(!display_named(env(&[("XDG_SESSION_TYPE", "x11")])));
+        assert!(display_named(env(&[("DISPLAY", ":0")])));
+        assert!(display_named(env(&[("WAYLAND_DISPLAY", "wayland-0")])));
+        assert!(display_named(env(&[
+            ("DISPLAY", ""),
+            ("WAYLAND_DISPLAY", "wayland-1")
+        ])));
+    }
+
+    #[test]
+    fn plan_falls_back_to_headless_only_for_the_default_window() {
+        // The first command of the README on a headless server: no display, no flags.
+        assert_eq!(run(&[]).plan(false), Plan::NoDisplay);
+        assert_eq!(run(&["--size", "640x360"]).plan(false), Plan::NoDisplay);
+        // With a display, try the window, and fall back when GLFW cannot open it.
+        assert_eq!(run(&[]).plan(true), Plan::Window { fallback: true });
+        // Asked for headless: headless, display or not.
+        for display in [false, true] {
+            assert_eq!(run(&["--headless"]).plan(display), Plan::Headless);
+            assert_eq!(run(&["--bench"]).plan(display), Plan::Headless);
+        }
+        // Asked for a window: a window or an error, never a silent fallback.
+        for args in [&["--vsync"][..], &["--bench", "--windowed"]] {
+            assert!(run(args).window_required());
+            for display in [false, true] {
+                assert_eq!(
+                    run(args).plan(display),
+                    Plan::Window { fallback: false },
+                    "{args:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The headless run: no window, an OpenGL context through EGL, frames drawn into an offscreen
-//! framebuffer.
+//! framebuffer. Also what the default run does where it cannot open its window
+//! ([`run_fallback`]).
 //!
 //! - `--backend cuda`: the EGL device that *is* CUDA device `--device`
 //!   ([`HeadlessContext::for_cuda_device`]), so interop works; fails with the reason otherwise.
@@ -10,7 +11,7 @@
 
 use crate::backend::{self, Backend, CpuBackend, CudaBackend, Selected};
 use crate::bench;
-use crate::cli::{BackendChoice, PathChoice, RunArgs};
+use crate::cli::{BackendChoice, FALLBACK_SECONDS, PathChoice, RunArgs};
 use crate::renderer::Target;
 use crate::session::Session;
 use crate::timing::AnimationClock;
@@ -19,6 +20,7 @@ use crate::{Output, RunSummary};
 use anyhow::{Context as _, Result};
 use cuda_gl::Device;
 use cuda_gl::egl::HeadlessContext;
+use std::path::Path;
 use std::time::Instant;
 
 /// An OpenGL context on CUDA device `ordinal` and the CUDA backend on the same device.
@@ -90,12 +92,66 @@ pub fn open(
     }
 }
 
+/// How long a headless run renders.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Length {
+    /// This many frames.
+    Frames(u64),
+    /// Frames until this many seconds have passed.
+    Seconds(f64),
+}
+
+impl Length {
+    fn done(self, frames: u64, elapsed: std::time::Duration) -> bool {
+        match self {
+            Length::Frames(n) => frames >= n,
+            Length::Seconds(s) => elapsed.as_secs_f64() >= s,
+        }
+    }
+}
+
 /// Runs the demo (or `--bench`) headless.
 ///
 /// # Errors
 /// Creating the context or the backend, any frame's CUDA or GL error, or writing the
 /// screenshot.
 pub fn run(args: &RunArgs, out: &Output) -> Result<()> {
+    let frames = args
+        .frame_limit()
+        .unwrap_or(crate::cli::DEFAULT_HEADLESS_FRAMES);
+    run_for(
+        args,
+        out,
+        Length::Frames(frames),
+        args.screenshot.as_deref(),
+    )
+}
+
+/// Runs headless in place of the default window, which could not be opened (`why`, said in one
+/// line first): [`FALLBACK_SECONDS`] of frames (or `--frames`), frames per second, and a
+/// screenshot at `--screenshot` or, without it, in the temporary folder; its path is printed.
+///
+/// # Errors
+/// As [`run`].
+pub fn run_fallback(args: &RunArgs, out: &Output, why: &str) -> Result<()> {
+    let length = args
+        .frames
+        .map_or(Length::Seconds(FALLBACK_SECONDS), Length::Frames);
+    let screenshot = args.screenshot.clone().unwrap_or_else(|| {
+        std::env::temp_dir().join(format!("plasma-demo-{}.png", std::process::id()))
+    });
+    let what = match length {
+        Length::Frames(n) => format!("{n} frames"),
+        Length::Seconds(s) => format!("{s} s"),
+    };
+    out.info(&format!(
+        "plasma-demo: {why}: rendering headless instead for {what}, then a screenshot \
+         (--headless skips the window)"
+    ));
+    run_for(args, out, length, Some(&screenshot))
+}
+
+fn run_for(args: &RunArgs, out: &Output, length: Length, screenshot: Option<&Path>) -> Result<()> {
     let (gl, selected) = open(args.backend, args.path, args.device)?;
     let selected = selected.with_debug_spin(args.debug_spin())?;
     if let Some(reason) = &selected.fallback {
@@ -116,22 +172,21 @@ pub fn run(args: &RunArgs, out: &Output) -> Result<()> {
         session.render_frame(clock.now(), size)?;
         Ok(true)
     };
-    let limit = args
-        .frame_limit()
-        .unwrap_or(crate::cli::DEFAULT_HEADLESS_FRAMES);
-    if args.bench {
-        let result = bench::measure(&mut session, args.warmup, limit, &mut step)?;
-        bench::report(&session, args, "headless", &result, out)?;
-    } else {
-        let start = Instant::now();
-        while session.frames() < limit {
-            step(&mut session)?;
+    match length {
+        Length::Frames(limit) if args.bench => {
+            let result = bench::measure(&mut session, args.warmup, limit, &mut step)?;
+            bench::report(&session, args, "headless", &result, out)?;
         }
-        session.finish()?;
-        out.summary(&RunSummary::new(&session, start.elapsed()));
+        _ => {
+            let start = Instant::now();
+            while !length.done(session.frames(), start.elapsed()) {
+                step(&mut session)?;
+            }
+            session.finish()?;
+            out.summary(&RunSummary::new(&session, start.elapsed()));
+        }
     }
-    crate::save_screenshot(&mut session, args.screenshot.as_deref(), out)
-        .context("saving the screenshot")?;
+    crate::save_screenshot(&mut session, screenshot, out).context("saving the screenshot")?;
     watchdog::enter(watchdog::Stage::Teardown);
     drop(session);
     drop(gl);

@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 use clap::Parser as _;
-use plasma_demo::cli::{Cli, Command, Display};
+use plasma_demo::cli::{self, Cli, Command, Plan};
 use plasma_demo::{Output, headless, one_line, reference, watchdog, window};
 use std::process::ExitCode;
 
@@ -40,10 +40,32 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 }
             });
         }
-        None => match cli.run.display() {
-            Display::Window => window::run(&cli.run, &out)?,
-            Display::Headless => headless::run(&cli.run, &out)?,
-        },
+        None => {
+            let display_named = cli::display_named(|name| std::env::var_os(name));
+            match cli.run.plan(display_named) {
+                Plan::Headless => headless::run(&cli.run, &out)?,
+                // A headless server: the first command of the README still shows something.
+                Plan::NoDisplay => headless::run_fallback(
+                    &cli.run,
+                    &out,
+                    "no display (DISPLAY and WAYLAND_DISPLAY are unset)",
+                )?,
+                Plan::Window { fallback } => {
+                    match window::GlWindow::open(cli.run.size, cli.run.vsync) {
+                        Ok(win) => window::run(win, &cli.run, &out)?,
+                        Err(e) if fallback => {
+                            headless::run_fallback(&cli.run, &out, &one_line(&e))?
+                        }
+                        Err(e) => {
+                            return Err(e.context(
+                                "the flags ask for a window (--windowed, --vsync); run with \
+                                 --headless where there is no display",
+                            ));
+                        }
+                    }
+                }
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -55,8 +55,7 @@ impl GlWindow {
     pub fn open(size: Size, vsync: bool) -> Result<GlWindow> {
         let mut glfw = glfw::init(on_glfw_error).map_err(|e| {
             anyhow!(
-                "cannot open a window: GLFW failed to start ({e}){}; run with --headless where \
-                 there is no display",
+                "cannot open a window: GLFW failed to start ({e}){}",
                 glfw_reason()
             )
         })?;
@@ -134,13 +133,12 @@ impl GlWindow {
     }
 }
 
-/// Runs the demo (or `--bench`) in a window.
+/// Runs the demo (or `--bench`) in `win`, opened with [`GlWindow::open`].
 ///
 /// # Errors
-/// Opening the window, choosing the backend (`--backend cuda` without CUDA interop), any frame's
-/// CUDA or GL error, or writing the screenshot.
-pub fn run(args: &RunArgs, out: &Output) -> Result<()> {
-    let mut win = GlWindow::open(args.size, args.vsync)?;
+/// Choosing the backend (`--backend cuda` without CUDA interop), any frame's CUDA or GL error,
+/// or writing the screenshot.
+pub fn run(mut win: GlWindow, args: &RunArgs, out: &Output) -> Result<()> {
     let selected =
         backend::for_current_gl(args.backend, args.path)?.with_debug_spin(args.debug_spin())?;
     if let Some(reason) = &selected.fallback {

@@ -1,7 +1,10 @@
 //! The headless pipeline on any OpenGL (Mesa's llvmpipe on CI): the CPU backend's texture and the
 //! drawn offscreen frame equal the CPU reference exactly, across a resize, and profiling records
-//! every CPU-backend stage. Skips with a reason when EGL offers no OpenGL at all.
+//! every CPU-backend stage; with no display, the demo's default run falls back to headless.
+//! Skips with a reason when EGL offers no OpenGL at all.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
 
 use plasma_demo::backend::{Backend, CpuBackend};
 use plasma_demo::cli::Size;
@@ -67,4 +70,50 @@ fn cpu_backend_draws_the_reference_exactly() {
     assert_eq!(session.frames(), 9);
     drop(session);
     drop(gl);
+}
+
+/// The README's first command on a machine without a display: one line saying so, frames per
+/// second, and a screenshot whose path is printed.
+#[test]
+fn without_a_display_the_default_run_falls_back_to_headless() {
+    if let Err(e) = cuda_gl::egl::HeadlessContext::any_gl() {
+        eprintln!("skipped: no headless OpenGL through EGL: {e}");
+        return;
+    }
+    let shot =
+        std::env::temp_dir().join(format!("plasma-demo-fallback-{}.png", std::process::id()));
+    let output = std::process::Command::new(common::demo_binary())
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .args(["--backend", "cpu", "--size", "64x36", "--frames", "2"])
+        .arg("--screenshot")
+        .arg(&shot)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let all = format!("{stdout}{}", String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "{:?}: {all}", output.status);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(
+        lines[0].starts_with(
+            "plasma-demo: no display (DISPLAY and WAYLAND_DISPLAY are unset): rendering \
+             headless instead for 2 frames"
+        ),
+        "{all}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("rendered 2 frame(s) of 64x36") && l.contains("frames/s")),
+        "{all}"
+    );
+    let wrote = format!("plasma-demo: wrote the screenshot {}", shot.display());
+    assert!(lines.iter().any(|l| l.starts_with(&wrote)), "{all}");
+    let png = std::fs::read(&shot).unwrap();
+    std::fs::remove_file(&shot).unwrap();
+    assert!(
+        png.starts_with(b"\x89PNG"),
+        "{} is not a PNG",
+        shot.display()
+    );
 }

@@ -17,7 +17,6 @@ use plasma_demo::cli::{PathChoice, Size};
 use plasma_demo::renderer::Target;
 use plasma_demo::session::Session;
 use plasma_demo::watchdog::{self, EXIT_CODE, Stage};
-use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 use support::{ChildRun, is_child, run_child, run_child_with, run_command};
@@ -75,27 +74,6 @@ fn child_skipped(run: &ChildRun) -> bool {
         eprintln!("skipped: the child found no GPU\n{}", run.output.trim_end());
     }
     skipped
-}
-
-/// The demo: `PLASMA_DEMO_BIN` when set; else the one Cargo built, if it is still there; else
-/// `../bin/plasma-demo` beside this test binary's folder (the layout of a GPU bundle, which is
-/// copied to another machine, where Cargo's path does not exist).
-fn demo_binary() -> PathBuf {
-    if let Some(path) = std::env::var_os("PLASMA_DEMO_BIN") {
-        return PathBuf::from(path);
-    }
-    let built = PathBuf::from(env!("CARGO_BIN_EXE_plasma-demo"));
-    if built.exists() {
-        return built;
-    }
-    let exe = std::env::current_exe().expect("current_exe");
-    let bundled = exe
-        .parent()
-        .and_then(Path::parent)
-        .map(|d| d.join("bin/plasma-demo"));
-    bundled
-        .filter(|p| p.exists())
-        .unwrap_or_else(|| panic!("no plasma-demo at {built:?} or ../bin/; set PLASMA_DEMO_BIN"))
 }
 
 #[test]
@@ -157,7 +135,7 @@ fn the_demo_exits_when_a_kernel_outlasts_the_limit() {
         return;
     };
     drop((gl, device));
-    let mut demo = Command::new(demo_binary());
+    let mut demo = Command::new(common::demo_binary());
     demo.args(["--headless", "--backend", "cuda", "--size", "64x64"])
         .args(["--frames", "3", "--watchdog-secs", &LIMIT_S.to_string()])
         .args(["--debug-spin-ms", &SPIN.as_millis().to_string()]);

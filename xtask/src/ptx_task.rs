@@ -88,6 +88,11 @@ pub const KERNELS: &[Kernel] = &[
         ptx: "cuda-gl/examples/kernels/cudarc_interop.ptx",
         entries: &["xor_gradient_rgba8"],
     },
+    Kernel {
+        source: "cuda-gl/examples/kernels/examples.cu",
+        ptx: "cuda-gl/examples/kernels/examples.ptx",
+        entries: &["sine_wave", "sobel_rgba8", "sample_rgba"],
+    },
 ];
 
 pub fn run(check: bool) -> Result<()> {

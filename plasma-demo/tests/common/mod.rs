@@ -6,6 +6,7 @@
 use cuda_gl::Device;
 use cuda_gl::egl::HeadlessContext;
 use plasma_demo::watchdog;
+use std::path::{Path, PathBuf};
 
 /// Whether a GPU test that cannot run must fail instead of skipping.
 pub fn require_gpu() -> bool {
@@ -52,4 +53,25 @@ pub fn gpu(program: &'static str) -> Option<(HeadlessContext, Device)> {
         watchdog::enter(watchdog::Stage::Idle);
     }
     gpu
+}
+
+/// The demo: `PLASMA_DEMO_BIN` when set; else the one Cargo built, if it is still there; else
+/// `../bin/plasma-demo` beside this test binary's folder (the layout of a GPU bundle, which is
+/// copied to another machine, where Cargo's path does not exist).
+pub fn demo_binary() -> PathBuf {
+    if let Some(path) = std::env::var_os("PLASMA_DEMO_BIN") {
+        return PathBuf::from(path);
+    }
+    let built = PathBuf::from(env!("CARGO_BIN_EXE_plasma-demo"));
+    if built.exists() {
+        return built;
+    }
+    let exe = std::env::current_exe().expect("current_exe");
+    let bundled = exe
+        .parent()
+        .and_then(Path::parent)
+        .map(|d| d.join("bin/plasma-demo"));
+    bundled
+        .filter(|p| p.exists())
+        .unwrap_or_else(|| panic!("no plasma-demo at {built:?} or ../bin/; set PLASMA_DEMO_BIN"))
 }
