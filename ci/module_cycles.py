@@ -1,57 +1,94 @@
 #!/usr/bin/env python3
-"""Fails when cuda-gl's top-level modules import each other in a cycle.
+"""Fails when cuda-gl's modules import each other in a cycle.
 
-Every `crate::<module>` path in a module's files (its `.rs` file or folder) is an edge from that
-module to `<module>`; `super::` inside a folder stays within it. The layering the crate keeps is
-sys -> result -> safe types -> graphics/external, with errors at the bottom: a cycle means two
-modules can no longer be read or tested one after the other.
+Each source file is a module (`graphics/registration.rs` is `graphics::registration`,
+`graphics/mod.rs` is `graphics`). Every path a file names (`crate::a::b::C`, `super::x`, and a
+name lib.rs re-exports at the crate root) is an edge to the deepest module that path names.
+Re-exports (`pub use`) and `mod` declarations are not edges: a parent that re-exports its
+children's items does not depend on them. Comments, doc links and `#[cfg(test)] mod tests` are
+left out: only the library's own code counts.
 
-Usage: ci/module_cycles.py [SRC_DIR]   (default cuda-gl/src); prints the graph with -v.
+The layering this keeps: sys -> result -> safe types -> graphics and external, with errors at
+the bottom. A cycle means two modules can no longer be read or tested one after the other.
+
+Usage: ci/module_cycles.py [-v] [SRC_DIR]   (default cuda-gl/src; -v prints every edge)
 """
 import re
 import sys
 from pathlib import Path
 
-
-def module_of(path: Path, src: Path) -> str:
-    rel = path.relative_to(src)
-    return rel.parts[0].removesuffix(".rs")
+PATH = re.compile(r"\b(crate|super)((?:::[A-Za-z_][A-Za-z0-9_]*)+)")
+GROUP = re.compile(r"\b(crate|super)((?:::[a-z_][a-z0-9_]*)*)::\{([^}]*)\}", re.S)
 
 
-def strip_comments(text: str) -> str:
-    """Drops comments and doc comments: an intra-doc link is no import."""
-    return re.sub(r"//[^\n]*", "", text)
+def module_name(path: Path, src: Path) -> str:
+    parts = list(path.relative_to(src).with_suffix("").parts)
+    if parts[-1] == "mod":
+        parts.pop()
+    if parts == ["lib"]:
+        return ""
+    return "::".join(parts)
+
+
+def code_of(text: str) -> str:
+    text = re.split(r"#\[cfg\(test\)\]\s*mod tests", text)[0]
+    text = re.sub(r"//[^\n]*", "", text)
+    # Re-exports and module declarations are not dependencies.
+    text = re.sub(r"\bpub(\([a-z]+\))?\s+use\s[^;]*;", "", text)
+    return re.sub(r"\b(pub(\([a-z]+\))?\s+)?mod\s+[a-z_][a-z0-9_]*\s*;", "", text)
 
 
 def root_names(src: Path) -> dict[str, str]:
-    """Names that lib.rs re-exports at the crate root, by the module they come from."""
+    """Names that lib.rs re-exports at the crate root, by the module path they come from."""
     names = {}
-    lib = strip_comments((src / "lib.rs").read_text())
-    for module, body in re.findall(r"pub use ([a-z_][a-z0-9_]*)::\{?([^;]*)\}?;", lib):
+    lib = re.sub(r"//[^\n]*", "", (src / "lib.rs").read_text())
+    for path, body in re.findall(r"pub use ((?:[a-z_][a-z0-9_]*::)+)\{?([^;]*?)\}?;", lib):
         for name in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", body):
-            names[name] = module
+            names[name] = path.rstrip(":")
     return names
 
 
+def resolve(segments: list[str], modules: set[str]) -> str | None:
+    """The deepest module that a path's leading segments name."""
+    for n in range(len(segments), 0, -1):
+        candidate = "::".join(segments[:n])
+        if candidate in modules:
+            return candidate
+    return None
+
+
 def graph(src: Path) -> dict[str, set[str]]:
-    edges: dict[str, set[str]] = {}
+    files = {module_name(p, src): p for p in src.rglob("*.rs")}
+    modules = set(files) - {""}
     roots = root_names(src)
-    for path in src.rglob("*.rs"):
-        module = module_of(path, src)
-        if module in ("lib", "main"):
-            continue
-        text = strip_comments(path.read_text())
-        # Tests may reach anywhere; only the library's own layering counts.
-        text = re.split(r"#\[cfg\(test\)\]\s*mod tests", text)[0]
-        deps = set(re.findall(r"\bcrate::([a-z_][a-z0-9_]*)", text))
-        deps.update(roots[n] for n in re.findall(r"\bcrate::([A-Z][A-Za-z0-9_]*)", text) if n in roots)
-        for group in re.findall(r"\buse crate::\{([^}]*)\}", text):
-            for part in group.split(","):
-                name = part.strip().split("::")[0]
-                deps.add(roots.get(name, name))
-        edges.setdefault(module, set()).update(d for d in deps if d != module)
-    modules = set(edges)
-    return {m: {d for d in ds if d in modules} for m, ds in edges.items()}
+    edges: dict[str, set[str]] = {m: set() for m in modules}
+    for module in modules:
+        text = code_of(files[module].read_text())
+        parent = module.rsplit("::", 1)[0] if "::" in module else ""
+        is_dir = files[module].name == "mod.rs"
+        # `super` of a folder's mod.rs is its parent; of a file, the folder it sits in.
+        base = {"crate": [], "super": (parent if not is_dir else parent).split("::")}
+        if not is_dir:
+            base["super"] = parent.split("::") if parent else []
+        else:
+            grand = parent.rsplit("::", 1)[0] if "::" in parent else ""
+            base["super"] = grand.split("::") if grand else []
+        paths = [(k, p.strip(":").split("::")) for k, p in PATH.findall(text)]
+        for kind, prefix, group in GROUP.findall(text):
+            for item in group.split(","):
+                item = item.strip()
+                if item:
+                    paths.append((kind, prefix.strip(":").split("::") + item.split("::")))
+        for kind, segments in paths:
+            segments = [s for s in segments if s]
+            if not segments:
+                continue
+            if kind == "crate" and segments[0] in roots:
+                segments = roots[segments[0]].split("::") + segments[1:]
+            target = resolve(base[kind] + segments, modules)
+            if target and target != module:
+                edges[module].add(target)
+    return edges
 
 
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
@@ -85,7 +122,7 @@ def main() -> int:
     for c in found:
         print("import cycle: " + " -> ".join(c))
     if not found:
-        print(f"no import cycle among {len(edges)} modules of {src}")
+        print(f"no import cycle among the {len(edges)} modules of {src}")
     return 1 if found else 0
 
 
