@@ -8,6 +8,9 @@
 #   --faults-one-by-one  each non-destructive fault case alone, then a drawing test, then the
 #                        kernel log: which cases leave the GPU able to draw
 #   --watchdog           the demo and the benchmark with a kernel that outlasts a 2 s watchdog
+#   --examples           every numbered example (screenshots into $OUT/shots.tgz) and the demo's
+#                        first run with no display (it falls back to headless on its own)
+#   --no-suite           skip the test binaries (with --bench, --examples, ...)
 #   --bench ARGS         then the interop benchmark with ARGS (its files go to $OUT/bench)
 # Writes $OUT/summary.txt and $OUT/logs.tgz (every binary's output).
 set -u
@@ -34,19 +37,23 @@ suite() {
         run "$1$t" 300 ".gpu/tests/$t" --test-threads=1
     done
 }
-twice=0 one_by_one=0 watchdog=0 bench=()
+twice=0 one_by_one=0 watchdog=0 examples=0 suite=1 bench=()
 while (($#)); do
     case $1 in
     --twice) twice=1 ;;
     --faults-one-by-one) one_by_one=1 ;;
     --watchdog) watchdog=1 ;;
+    --examples) examples=1 ;;
+    --no-suite) suite=0 ;;
     --bench) shift; bench=(--out "$out/bench" "$@"); break ;;
     esac
     shift
 done
 xid start
-suite ""
-xid "after the suite"
+if ((suite)); then
+    suite ""
+    xid "after the suite"
+fi
 if ((twice)); then
     suite "second-"
     xid "after the second suite"
@@ -65,6 +72,18 @@ if ((watchdog)); then
     run bench-watchdog 60 "$(ls .gpu/bench/interop-* | head -1)" --quick --watchdog-secs 2 --debug-spin-ms 8000
     run demo-after-watchdog 60 .gpu/bin/plasma-demo --headless --backend cuda --frames 120
     xid "after the watchdog runs"
+fi
+if ((examples)); then
+    mkdir -p "$out/shots"
+    for e in $(ls .gpu/bin | grep -E '^[0-9]{2}_'); do
+        run "example-$e" 120 ".gpu/bin/$e" --screenshot "$out/shots/$e.png"
+    done
+    (cd "$out/shots" && env -u DISPLAY -u WAYLAND_DISPLAY timeout 60 "$OLDPWD/.gpu/bin/plasma-demo") \
+        >"$out/logs/demo-first-run.log" 2>&1
+    say "demo first run (no display) rc=$? $(grep -E 'headless|frames/s|screenshot' "$out/logs/demo-first-run.log" | tr '\n' ' ')"
+    find /tmp -maxdepth 1 -name 'plasma-demo-*.png' -exec cp {} "$out/shots/" \;
+    xid "after the examples"
+    tar czf "$out/shots.tgz" -C "$out" shots && rm -rf "$out/shots"
 fi
 if ((${#bench[@]})); then
     run bench 560 "$(ls .gpu/bench/interop-* | head -1)" "${bench[@]}"
