@@ -30,7 +30,7 @@ run() {
     rc=$?
     say "$name rc=$rc $((SECONDS - start))s $(grep -E '^test result|frames/s|watchdog' "$out/logs/$name.log" | tail -1)"
 }
-tests() { ls .gpu/tests | grep -v -e '^compile_fail' -e '^xtask' -e '^plasma-demo$' -e '^cudarc_interop$'; }
+tests() { ls .gpu/tests | grep -v -E -e '^(compile_fail|xtask)' -e '^(plasma-demo|cudarc_interop)$' -e '^[0-9]{2}_'; }
 suite() {
     local t
     for t in $(tests | grep -v '^faults') $(tests | grep '^faults'); do
