@@ -2,7 +2,6 @@
 //! that failed, and for the failures users meet most, what to do about them.
 
 use cuda_gl_sys::{CUresult, LoadError};
-use std::ffi::CStr;
 use std::fmt;
 
 /// A `Result` whose error is [`Error`].
@@ -57,34 +56,12 @@ impl std::error::Error for CudaError {}
 /// The driver's name and description for `code`, or a numbered placeholder for codes it does not
 /// know.
 fn describe(code: CUresult) -> (String, String) {
-    let Ok(driver) = cuda_gl_sys::driver() else {
+    if cuda_gl_sys::driver().is_err() {
         return (format!("CUresult {}", code.0), "(driver not loaded)".into());
-    };
-    let mut name_ptr: *const std::os::raw::c_char = std::ptr::null();
-    let mut text_ptr: *const std::os::raw::c_char = std::ptr::null();
-    // SAFETY: both calls only write a pointer to a static string into the out-pointers, and
-    // accept any code (returning CUDA_ERROR_INVALID_VALUE for unknown ones).
-    let (rc_name, rc_text) = unsafe {
-        (
-            driver.cuGetErrorName(code, &mut name_ptr),
-            driver.cuGetErrorString(code, &mut text_ptr),
-        )
-    };
-    let read = |rc: CUresult, ptr: *const std::os::raw::c_char| {
-        if rc.is_success() && !ptr.is_null() {
-            // SAFETY: on success the driver returned a NUL-terminated static string.
-            Some(
-                unsafe { CStr::from_ptr(ptr) }
-                    .to_string_lossy()
-                    .into_owned(),
-            )
-        } else {
-            None
-        }
-    };
+    }
     (
-        read(rc_name, name_ptr).unwrap_or_else(|| format!("unknown CUresult {}", code.0)),
-        read(rc_text, text_ptr)
+        crate::result::error::name(code).unwrap_or_else(|| format!("unknown CUresult {}", code.0)),
+        crate::result::error::string(code)
             .unwrap_or_else(|| "a code this driver does not describe".to_string()),
     )
 }
