@@ -4,8 +4,9 @@
 #
 # 1. installs the missing system packages (only those `dpkg -s` does not report installed);
 # 2. runs the steps below in order, stopping at the first failure, timing each one:
-#      fmt, clippy, test, doc, bindgen (reproducibility), ptx (reproducibility), demo (smoke test);
-# 3. ends with one line: `ci summary: fmt ok (3 s), ...; 7 passed, 0 skipped, 0 failed (612 s)`.
+#      fmt, layering (ci/layering.sh: file sizes, driver calls only in result/, no import cycles),
+#      clippy, test, doc, bindgen (reproducibility), ptx (reproducibility), demo (smoke test);
+# 3. ends with one line: `ci summary: fmt ok (3 s), ...; 8 passed, 0 skipped, 0 failed (612 s)`.
 #
 # Usage: ci/test.sh [STEP...]   (no STEP: all of them; e.g. `ci/test.sh fmt ptx` runs two)
 #
@@ -98,6 +99,9 @@ SKIP_REASON=""
 
 step_fmt() { cargo fmt --all --check; }
 
+# The house rules of cuda-gl/src (no build needed): see ci/layering.sh.
+step_layering() { bash ci/layering.sh; }
+
 step_clippy() {
     cargo clippy --workspace --all-targets --all-features -- -D warnings || return
     # The cudarc interop without the other features, so its cfg gates stand on their own. cudarc
@@ -138,7 +142,7 @@ step_ptx() {
 
 step_demo() { bash ci/demo-smoke.sh; }
 
-STEPS=(fmt clippy test doc bindgen ptx demo)
+STEPS=(fmt layering clippy test doc bindgen ptx demo)
 SUMMARY=()
 PASSED=0
 SKIPPED=0

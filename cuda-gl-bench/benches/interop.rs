@@ -31,7 +31,7 @@ mod measure;
 #[path = "interop/report.rs"]
 mod report;
 
-use plasma_demo::{plasma_cpu, watchdog};
+use plasma_demo::watchdog;
 
 use anyhow::{Context as _, Result};
 use measure::Plan;

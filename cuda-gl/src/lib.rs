@@ -232,7 +232,7 @@ pub mod external;
 
 pub use context::Context;
 pub use device::{Device, GlDeviceList, gl_devices};
-pub use error::{CudaError, DeviceLabel, Error, Result};
+pub use error::{CudaError, DeviceLabel, Error, Result, gl_error_name};
 pub use graphics::{
     ArrayFormat, ImageTarget, MapFlags, MappedArray, MappedBatch, MappedBuffer, MappedImage,
     MappedMipmappedArray, RegisterFlags, RegisteredBuffer, RegisteredImage, Resource, Surface,

@@ -3,7 +3,7 @@
 use crate::context::Context;
 use crate::error::{CudaError, Error, Result};
 use crate::module::KernelParam;
-use crate::result::{self, drv};
+use crate::result;
 use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT, Event, check_same_context};
 use cuda_gl_sys as sys;
 use std::marker::PhantomData;
@@ -145,7 +145,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         let buf = Self::alloc(ctx, len)?;
         // SAFETY: the allocation is `byte_len` long; the stream is live and of `ctx` (callers);
         // `alloc` bound `ctx`.
-        unsafe { drv!(cuMemsetD8Async(buf.raw, 0, buf.byte_len(), stream)) }?;
+        unsafe { result::mem::memset_d8_async(buf.raw, 0, buf.byte_len(), stream) }?;
         Ok(buf)
     }
 
@@ -153,9 +153,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     fn alloc(ctx: &Arc<Context>, len: usize) -> Result<Self> {
         let bytes = allocation_bytes::<T>(len)?;
         ctx.bind()?;
-        let mut raw = 0;
-        // SAFETY: `raw` is a valid out-pointer.
-        unsafe { drv!(cuMemAlloc_v2(&mut raw, bytes)) }?;
+        let raw = result::mem::alloc(bytes)?;
         Ok(Self {
             ctx: ctx.clone(),
             raw,
@@ -197,13 +195,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         result::ctx::synchronize()?;
         // SAFETY: both ranges are `byte_len` long; `T` is plain data. For pageable memory the
         // call returns once `data` has been read (staged), so the borrow may end after it.
-        unsafe {
-            drv!(cuMemcpyHtoD_v2(
-                self.raw,
-                data.as_ptr().cast(),
-                self.byte_len()
-            ))
-        }?;
+        unsafe { result::mem::copy_htod(self.raw, data.as_ptr().cast(), self.byte_len()) }?;
         result::ctx::synchronize()
     }
 
@@ -225,12 +217,12 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         // call returns, and the DMA only reads it, so the borrow of `data` may end even if the
         // synchronize below fails.
         unsafe {
-            drv!(cuMemcpyHtoDAsync_v2(
+            result::mem::copy_htod_async(
                 self.raw,
                 data.as_ptr().cast(),
                 self.byte_len(),
-                stream.raw_stream()
-            ))
+                stream.raw_stream(),
+            )
         }?;
         // SAFETY: the stream is live while borrowed.
         unsafe { result::stream::synchronize(stream.raw_stream()) }
@@ -254,11 +246,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         // SAFETY: the destination has capacity for `len` values; `T` accepts any bytes; the
         // copy to pageable memory has finished when the call returns.
         unsafe {
-            drv!(cuMemcpyDtoH_v2(
-                out.as_mut_ptr().cast(),
-                self.raw,
-                self.byte_len()
-            ))?;
+            result::mem::copy_dtoh(out.as_mut_ptr().cast(), self.raw, self.byte_len())?;
             out.set_len(self.len);
         }
         Ok(out)
@@ -279,12 +267,12 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         // SAFETY: the destination has capacity for `len` values; the stream is live while
         // borrowed and of this context (checked).
         unsafe {
-            drv!(cuMemcpyDtoHAsync_v2(
+            result::mem::copy_dtoh_async(
                 out.as_mut_ptr().cast(),
                 self.raw,
                 self.byte_len(),
-                stream.raw_stream()
-            ))
+                stream.raw_stream(),
+            )
         }?;
         // SAFETY: the stream is live while borrowed.
         if let Err(e) = unsafe { result::stream::synchronize(stream.raw_stream()) } {
@@ -310,12 +298,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         // SAFETY: the range is the allocation; the stream is live while borrowed and of this
         // context (checked).
         unsafe {
-            drv!(cuMemsetD8Async(
-                self.raw,
-                value,
-                self.byte_len(),
-                stream.raw_stream()
-            ))
+            result::mem::memset_d8_async(self.raw, value, self.byte_len(), stream.raw_stream())
         }?;
         Ok(())
     }
@@ -358,7 +341,7 @@ impl<T: DeviceCopy> Drop for DeviceBuffer<T> {
             return;
         }
         // SAFETY: the allocation came from cuMemAlloc and is not used after this.
-        if let Err(e) = unsafe { drv!(cuMemFree_v2(self.raw)) } {
+        if let Err(e) = unsafe { result::mem::free(self.raw) } {
             self.ctx.record_drop_error("cuMemFree", e);
         }
     }
@@ -405,9 +388,7 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
         let bytes = allocation_bytes::<T>(len)?;
         let event = Event::new(ctx, false)?;
         ctx.bind()?;
-        let mut ptr = std::ptr::null_mut();
-        // SAFETY: `ptr` is a valid out-pointer.
-        unsafe { drv!(cuMemAllocHost_v2(&mut ptr, bytes)) }?;
+        let ptr = result::mem::alloc_host(bytes)?;
         // SAFETY: the allocation is `bytes` long and suitably aligned for any primitive.
         unsafe { std::ptr::write_bytes(ptr.cast::<u8>(), 0, bytes) };
         Ok(Self {
@@ -517,12 +498,12 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
         // cuMemFree, which waits for pending copies; the pinned memory is freed only after the
         // event recorded below); the stream is live while borrowed and of this context.
         unsafe {
-            drv!(cuMemcpyDtoHAsync_v2(
+            result::mem::copy_dtoh_async(
                 self.ptr.cast(),
                 src.device_ptr().as_raw(),
                 self.len * size_of::<T>(),
-                raw_stream
-            ))
+                raw_stream,
+            )
         }?;
         if let Err(record) = self.event.record(stream) {
             // SAFETY: the stream is live while borrowed.
@@ -576,7 +557,7 @@ impl<T: DeviceCopy> Drop for PinnedBuffer<T> {
         }
         // SAFETY: the memory came from cuMemAllocHost, and no copy writes it any more (the
         // event recorded after the last one has completed); it is not used after this.
-        if let Err(e) = unsafe { drv!(cuMemFreeHost(self.ptr.cast())) } {
+        if let Err(e) = unsafe { result::mem::free_host(self.ptr.cast()) } {
             self.ctx.record_drop_error("cuMemFreeHost", e);
         }
     }

@@ -2,7 +2,7 @@
 
 use crate::context::Context;
 use crate::error::{CudaError, Error, Result};
-use crate::result::{self, RawArg, drv};
+use crate::result::{self, RawArg};
 use crate::stream::AsStream;
 use cuda_gl_sys as sys;
 use std::collections::HashMap;
@@ -93,31 +93,16 @@ impl Module {
     ) -> Result<Module> {
         ctx.bind()?;
         let mut log = vec![0u8; 8192];
-        let mut options = [
-            sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
-            sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-        ];
-        let mut values: [*mut c_void; 2] = [log.as_mut_ptr().cast(), log.len() as *mut c_void];
-        let mut raw = std::ptr::null_mut();
-        let driver = sys::driver()?;
-        // SAFETY: `image` outlives the call and is NUL-terminated PTX (from_ptx) or a cubin or
-        // fatbin whose headers were checked to describe bytes within it (from_cubin), so the
-        // driver reads only the slice; the option arrays have two entries each and the log
-        // buffer is as long as stated.
-        let rc = unsafe {
-            driver.cuModuleLoadDataEx(
-                &mut raw,
-                image.as_ptr().cast(),
-                options.len() as u32,
-                options.as_mut_ptr(),
-                values.as_mut_ptr(),
-            )
+        // SAFETY: `image` is NUL-terminated PTX (from_ptx) or a cubin or fatbin whose headers
+        // were checked to describe bytes within it (from_cubin) (1).
+        let raw = match unsafe { result::module::load_data_ex(image, &mut log) }? {
+            Ok(raw) => raw,
+            Err(source) => {
+                let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+                let log = String::from_utf8_lossy(&log[..end]).into_owned();
+                return Err(classify_load_error(source, log));
+            }
         };
-        if let Err(source) = result::check("cuModuleLoadDataEx", rc) {
-            let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
-            let log = String::from_utf8_lossy(&log[..end]).into_owned();
-            return Err(classify_load_error(source, log));
-        }
         Ok(Module {
             inner: Arc::new(ModuleInner {
                 ctx: ctx.clone(),
@@ -137,15 +122,8 @@ impl Module {
         let cname = CString::new(name)
             .map_err(|_| Error::InvalidArgument("kernel name contains a NUL byte".into()))?;
         self.inner.ctx.bind()?;
-        let mut raw = std::ptr::null_mut();
-        // SAFETY: the module is live; the name is NUL-terminated; `raw` is a valid out-pointer.
-        unsafe {
-            drv!(cuModuleGetFunction(
-                &mut raw,
-                self.inner.raw,
-                cname.as_ptr()
-            ))
-        }?;
+        // SAFETY: the module is live and its context bound (1).
+        let raw = unsafe { result::module::get_function(self.inner.raw, &cname) }?;
         Ok(Function {
             module: self.inner.clone(),
             raw,
@@ -181,7 +159,7 @@ impl Drop for ModuleInner {
             return;
         }
         // SAFETY: the module is live and no Function (which holds this inner) is left.
-        if let Err(e) = unsafe { drv!(cuModuleUnload(self.raw)) } {
+        if let Err(e) = unsafe { result::module::unload(self.raw) } {
             self.ctx.record_drop_error("cuModuleUnload", e);
         }
     }
@@ -446,24 +424,11 @@ impl Function {
                     given.len()
                 )));
             }
-            // SAFETY: the function and stream are live; `ptrs` has one pointer per argument
-            // (checked above against count() and sizes()), each valid for the call (the
-            // KernelArgs contract, 3); the caller vouches for the arguments' meaning (1, 2, 3).
-            unsafe {
-                drv!(cuLaunchKernel(
-                    raw,
-                    grid.0,
-                    grid.1,
-                    grid.2,
-                    block.0,
-                    block.1,
-                    block.2,
-                    shared_mem_bytes,
-                    s,
-                    ptrs.as_mut_ptr(),
-                    std::ptr::null_mut(),
-                ))
-            }
+            // SAFETY: the function and stream are live and of the bound context (1); `ptrs`
+            // has one pointer per argument (checked above against count() and sizes()), each
+            // valid for the call (the KernelArgs contract, 3) (2); the caller of `launch`
+            // vouches for the arguments' meaning (its 1, 2, 3) (3).
+            unsafe { result::module::launch_kernel(raw, grid, block, shared_mem_bytes, s, ptrs) }
         })?;
         Ok(())
     }

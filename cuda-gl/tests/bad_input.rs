@@ -17,10 +17,10 @@
 #![cfg(feature = "egl")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+mod gpu;
 
-use common::*;
 use cuda_gl::{DeviceBuffer, Error, ImageTarget, RegisterFlags, RegisteredBuffer, RegisteredImage};
+use gpu::*;
 
 /// Prints one row of the bad-input table: the case, the error variant and its first help line.
 fn row(case: &str, err: &Error) {

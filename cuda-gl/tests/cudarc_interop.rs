@@ -5,9 +5,8 @@
 //! `CUDA_GL_REQUIRE_GPU=1`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+mod gpu;
 
-use common::{check_gl, delete_buffer, gl_buffer, pattern_words, read_gl_buffer, skip};
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::{
     AsStream, Context, Device, Error, Event, RegisterFlags, RegisteredBuffer, Resource, Stream,
@@ -15,6 +14,7 @@ use cuda_gl::{
 };
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::Ptx;
+use gpu::{check_gl, delete_buffer, gl_buffer, pattern_words, read_gl_buffer, skip};
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, MutexGuard};
 

@@ -7,12 +7,12 @@
 #![cfg(all(feature = "egl", unix))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+mod gpu;
 
-use common::*;
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::external::{CudaWrite, ExportableMemory, ExternalGl, ExternalRing, GlMemoryBuffer};
 use cuda_gl::{Error, Function, LaunchConfig};
+use gpu::*;
 use std::time::Instant;
 
 /// Words per frame: 256 x 256 RGBA8 pixels' worth, launched in one wave of 256 blocks.

@@ -21,17 +21,17 @@
 #![cfg(feature = "egl")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-mod support;
+mod gpu;
+mod harness;
 
-use common::*;
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::{
     Context, Device, Error, ImageTarget, LaunchConfig, Module, RegisterFlags, RegisteredBuffer,
     RegisteredImage, Stream, StreamFlags,
 };
+use gpu::*;
+use harness::*;
 use std::time::Duration;
-use support::*;
 
 const N: usize = 16 * 1024;
 

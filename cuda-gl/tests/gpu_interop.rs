@@ -4,15 +4,15 @@
 #![cfg(feature = "egl")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+mod gpu;
 
-use common::*;
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::{
     DeviceBuffer, Error, GlDeviceList, ImageTarget, LaunchConfig, MapFlags, Module, PinnedBuffer,
     RegisterFlags, RegisteredBuffer, RegisteredImage, Resource, Stream, StreamFlags, gl_devices,
     map_all,
 };
+use gpu::*;
 
 const N: usize = 64 * 1024;
 
@@ -419,7 +419,7 @@ fn error_registering_the_same_object_twice() {
 #[test]
 fn error_ptx_newer_than_driver_and_not_ptx() {
     let Some(g) = gpu() else { return };
-    let future = common::TEST_PTX.replacen(".version 8.0", ".version 99.9", 1);
+    let future = gpu::TEST_PTX.replacen(".version 8.0", ".version 99.9", 1);
     let err = Module::from_ptx(&g.ctx, &future).unwrap_err();
     eprintln!("{err}");
     assert!(
@@ -454,7 +454,7 @@ fn error_cubin_that_is_junk_or_truncated_is_refused_before_the_driver() {
     let junk: Vec<u8> = (0..4096u32).map(|i| (i % 251) as u8 + 1).collect();
     let cases: [(&str, &[u8]); 5] = [
         ("junk without a NUL", &junk),
-        ("PTX text", common::TEST_PTX.as_bytes()),
+        ("PTX text", gpu::TEST_PTX.as_bytes()),
         ("an ELF magic alone", b"\x7fELF not really"),
         ("a truncated ELF", &elf),
         ("a truncated fatbin", &fatbin),
@@ -468,7 +468,7 @@ fn error_cubin_that_is_junk_or_truncated_is_refused_before_the_driver() {
         assert_eq!(source.call, "cuModuleLoadDataEx (not called)", "{case}");
         assert!(!log.is_empty(), "{case}: the log says what is wrong");
     }
-    let err = Module::from_cubin(&g.ctx, common::TEST_PTX.as_bytes()).unwrap_err();
+    let err = Module::from_cubin(&g.ctx, gpu::TEST_PTX.as_bytes()).unwrap_err();
     assert!(err.to_string().contains("Module::from_ptx"), "{err}");
     // The context is unharmed.
     g.stream.synchronize().unwrap();

@@ -5,13 +5,13 @@
 #![cfg(feature = "egl")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+mod gpu;
 
-use common::*;
 use cuda_gl::{
     DeviceBuffer, Error, ImageTarget, KernelArgs, LaunchConfig, RegisterFlags, RegisteredBuffer,
     RegisteredImage, Resource, Stream, StreamFlags, Surface, TextureDesc, map_all,
 };
+use gpu::*;
 
 const W: usize = 64;
 const H: usize = 32;

@@ -4,14 +4,14 @@
 #![cfg(feature = "egl")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-mod support;
+mod gpu;
+mod harness;
 
-use common::*;
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::{Context, Device, Error, GlDeviceList, RegisterFlags, RegisteredBuffer, gl_devices};
+use gpu::*;
+use harness::{is_child, run_child_with};
 use std::time::Duration;
-use support::{is_child, run_child_with};
 
 fn two_devices() -> Option<(Device, Device)> {
     let count = match Device::count() {

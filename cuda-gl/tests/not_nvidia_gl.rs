@@ -9,14 +9,14 @@
 #![cfg(feature = "egl")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+mod gpu;
 
-use common::{check_gl, delete_buffer, gl_buffer};
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::{
     Context, Device, Error, GlDeviceList, ImageTarget, RegisterFlags, RegisteredBuffer,
     RegisteredImage, gl_devices,
 };
+use gpu::{check_gl, delete_buffer, gl_buffer};
 
 fn skip_or_fail(reason: String) {
     if std::env::var("CUDA_GL_REQUIRE_MESA").is_ok_and(|v| v == "1") {

@@ -5,10 +5,10 @@
 #![cfg(all(feature = "nvrtc", feature = "egl"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+mod gpu;
 
-use common::*;
 use cuda_gl::{DeviceBuffer, Error, LaunchConfig, Module, nvrtc};
+use gpu::*;
 
 const ADD: &str = r#"
 extern "C" __global__ void api_nvrtc_add(unsigned* v, unsigned n, unsigned k)

@@ -16,17 +16,17 @@
 #![cfg(feature = "egl")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-mod support;
+mod gpu;
+mod harness;
 
-use common::*;
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::{
     Context, ImageTarget, LaunchConfig, Module, RegisterFlags, RegisteredBuffer, RegisteredImage,
     Stream, StreamFlags,
 };
+use gpu::*;
+use harness::*;
 use std::time::{Duration, Instant};
-use support::*;
 
 const MIB: i64 = 1024 * 1024;
 const DEVICE_LIMIT: i64 = MIB;

@@ -20,14 +20,14 @@
 #![cfg(feature = "egl")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-mod support;
+mod gpu;
+mod harness;
 
-use common::*;
 use cuda_gl::{
     Error, Function, ImageTarget, LaunchConfig, MapFlags, RegisterFlags, RegisteredBuffer,
     RegisteredImage, Resource, map_all,
 };
+use gpu::*;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use std::cell::{Cell, RefCell};
@@ -747,7 +747,7 @@ fn finish<G>(
 #[test]
 fn random_sequences_match_the_model() {
     let Some(g) = gpu() else { return };
-    let cases = support::env_or("PROPTEST_CASES", 1024) as u32;
+    let cases = harness::env_or("PROPTEST_CASES", 1024) as u32;
     let env = Env {
         g: &g,
         fill: g.kernels.function("fill_u32").unwrap(),

@@ -74,14 +74,7 @@ pub fn check_gl(what: &str) -> Result<()> {
     if err == gl::NO_ERROR {
         return Ok(());
     }
-    let name = match err {
-        gl::INVALID_ENUM => "GL_INVALID_ENUM",
-        gl::INVALID_VALUE => "GL_INVALID_VALUE",
-        gl::INVALID_OPERATION => "GL_INVALID_OPERATION",
-        gl::INVALID_FRAMEBUFFER_OPERATION => "GL_INVALID_FRAMEBUFFER_OPERATION",
-        gl::OUT_OF_MEMORY => "GL_OUT_OF_MEMORY",
-        _ => "unknown GL error",
-    };
+    let name = cuda_gl::gl_error_name(err);
     bail!("OpenGL error {name} ({err:#06x}) while {what}")
 }
 
@@ -510,7 +503,14 @@ fn compile(kind: GLenum, source: &CStr, label: &str) -> Result<GLuint> {
     }
 }
 
-fn link_program() -> Result<GLuint> {
+/// Compiles and links the program that draws a texture over the whole viewport: one
+/// full-screen triangle (no vertex attributes: bind an empty vertex array and draw 3 vertices)
+/// sampling the `sampler2D frame` (texture unit 0 unless set otherwise). The caller owns the
+/// program and deletes it with `glDeleteProgram`.
+///
+/// # Errors
+/// A shader that does not compile or a program that does not link, with GL's info log.
+pub fn link_program() -> Result<GLuint> {
     let vs = compile(gl::VERTEX_SHADER, VERTEX_SHADER, "vertex")?;
     let fs = match compile(gl::FRAGMENT_SHADER, FRAGMENT_SHADER, "fragment") {
         Ok(fs) => fs,

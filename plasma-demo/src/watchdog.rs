@@ -10,8 +10,7 @@
 //! The state is per process (one GPU program per process), so that code deep in a frame can mark
 //! its stage without a handle passed down to it.
 //!
-//! Self-contained (std only): the interop benchmark and cuda-gl's tests include this file with
-//! `#[path]`, as the benchmark does with `plasma_cpu.rs`.
+//! Self-contained (std only); the interop benchmark uses it through the demo's library.
 
 use std::io::Write as _;
 use std::sync::OnceLock;

@@ -9,9 +9,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
-#[path = "../../cuda-gl/tests/support/mod.rs"]
-mod support;
+#[path = "../../cuda-gl/tests/harness/mod.rs"]
+mod harness;
 
+use harness::{ChildRun, is_child, run_child, run_child_with, run_command};
 use plasma_demo::backend::{Backend, CudaBackend};
 use plasma_demo::cli::{PathChoice, Size};
 use plasma_demo::renderer::Target;
@@ -19,7 +20,6 @@ use plasma_demo::session::Session;
 use plasma_demo::watchdog::{self, EXIT_CODE, Stage};
 use std::process::Command;
 use std::time::Duration;
-use support::{ChildRun, is_child, run_child, run_child_with, run_command};
 
 /// The limit the GPU cases set, in seconds.
 const LIMIT_S: u64 = 2;

@@ -3,7 +3,6 @@
 
 use crate::glres::{self, Blit, Buffer, Framebuffer, Texture};
 use crate::measure::{Case, FrameTag, Plan, Variant, interleaved};
-use crate::plasma_cpu;
 use anyhow::{Context as _, Result, bail, ensure};
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::sys;
@@ -12,6 +11,8 @@ use cuda_gl::{
     PinnedBuffer, RegisterFlags, RegisteredBuffer, RegisteredImage, Resource, Stream, StreamFlags,
     map_all,
 };
+use plasma_demo::backend::cpu::render_parallel;
+use plasma_demo::cli::Size;
 use std::hint::black_box;
 use std::sync::Arc;
 
@@ -614,7 +615,8 @@ pub fn frames(gpu: &Gpu, plan: &Plan, cpu_plan: &Plan, size: (u32, u32)) -> Resu
         format!("CPU frame {w}x{h}"),
         |rig: &mut FrameRig| {
             rig.t += FRAME_DT;
-            render_parallel(&mut rig.host, rig.size, rig.t, threads);
+            let (width, height) = rig.size;
+            render_parallel(&mut rig.host, Size { width, height }, rig.t, threads);
             rig.upload_texture.upload_from_host(&rig.host)?;
             gpu.blit.draw(&rig.upload_texture, &rig.target)?;
             glres::finish();
@@ -641,31 +643,4 @@ pub fn frames(gpu: &Gpu, plan: &Plan, cpu_plan: &Plan, size: (u32, u32)) -> Resu
 /// How many threads the CPU frame path uses: every core the process may use.
 pub fn cpu_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
-/// The CPU plasma (`plasma_cpu::plasma_pixel`, the kernel's reference port) over `buf`, rows
-/// split into `threads` bands rendered in parallel.
-fn render_parallel(buf: &mut [u8], (w, h): (u32, u32), t: f32, threads: usize) {
-    let row_bytes = w as usize * 4;
-    if row_bytes == 0 || h == 0 {
-        return;
-    }
-    let rows_per_band = (h as usize).div_ceil(threads.max(1));
-    std::thread::scope(|scope| {
-        for (band, pixels) in buf
-            .chunks_mut(row_bytes * rows_per_band)
-            .take(h as usize)
-            .enumerate()
-        {
-            scope.spawn(move || {
-                let y0 = band * rows_per_band;
-                for (dy, row) in pixels.chunks_mut(row_bytes).enumerate() {
-                    let y = (y0 + dy) as u32;
-                    for (x, px) in row.chunks_exact_mut(4).enumerate() {
-                        px.copy_from_slice(&plasma_cpu::plasma_pixel(x as u32, y, w, h, t));
-                    }
-                }
-            });
-        }
-    });
 }

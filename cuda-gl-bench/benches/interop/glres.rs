@@ -16,25 +16,12 @@ pub fn check(what: &str) -> Result<()> {
         if code == gl::NO_ERROR || codes.len() >= 8 {
             break;
         }
-        codes.push(format!("{} (0x{code:04x})", error_name(code)));
+        codes.push(format!("{} (0x{code:04x})", cuda_gl::gl_error_name(code)));
     }
     if codes.is_empty() {
         Ok(())
     } else {
         bail!("{what}: OpenGL reported {}", codes.join(", "))
-    }
-}
-
-fn error_name(code: u32) -> &'static str {
-    match code {
-        gl::INVALID_ENUM => "GL_INVALID_ENUM",
-        gl::INVALID_VALUE => "GL_INVALID_VALUE",
-        gl::INVALID_OPERATION => "GL_INVALID_OPERATION",
-        gl::INVALID_FRAMEBUFFER_OPERATION => "GL_INVALID_FRAMEBUFFER_OPERATION",
-        gl::OUT_OF_MEMORY => "GL_OUT_OF_MEMORY",
-        gl::STACK_OVERFLOW => "GL_STACK_OVERFLOW",
-        gl::STACK_UNDERFLOW => "GL_STACK_UNDERFLOW",
-        _ => "unknown GL error",
     }
 }
 
@@ -308,25 +295,6 @@ impl Drop for Framebuffer {
     }
 }
 
-const BLIT_VS: &str = "#version 330 core
-out vec2 uv;
-void main() {
-    // One triangle that covers the viewport: (0,0), (2,0), (0,2) in uv.
-    vec2 p = vec2(float((gl_VertexID << 1) & 2), float(gl_VertexID & 2));
-    uv = p;
-    gl_Position = vec4(p * 2.0 - 1.0, 0.0, 1.0);
-}
-";
-
-const BLIT_FS: &str = "#version 330 core
-in vec2 uv;
-uniform sampler2D frame;
-out vec4 color;
-void main() {
-    color = texture(frame, uv);
-}
-";
-
 /// A shader program and an empty vertex array that draw a texture over a whole framebuffer with
 /// one full-screen triangle: the "draw" step of a frame.
 #[derive(Debug)]
@@ -338,25 +306,9 @@ pub struct Blit {
 impl Blit {
     /// Compiles and links the program.
     pub fn new() -> Result<Blit> {
-        // SAFETY: creates a program name (0 on failure, checked).
-        let program = unsafe { gl::CreateProgram() };
-        ensure!(program != 0, "glCreateProgram failed");
+        // The demo's program: the same full-screen triangle sampling `frame`.
+        let program = plasma_demo::renderer::link_program().context("the blit program")?;
         let mut blit = Blit { program, vao: 0 };
-        let vs = Shader::compile(gl::VERTEX_SHADER, BLIT_VS, "full-screen triangle vertex")?;
-        let fs = Shader::compile(gl::FRAGMENT_SHADER, BLIT_FS, "texture fragment")?;
-        let mut linked = 0;
-        // SAFETY: the program and both shaders are live names; `linked` is a valid out-pointer.
-        unsafe {
-            gl::AttachShader(program, vs.0);
-            gl::AttachShader(program, fs.0);
-            gl::LinkProgram(program);
-            gl::GetProgramiv(program, gl::LINK_STATUS, &mut linked);
-            gl::DetachShader(program, vs.0);
-            gl::DetachShader(program, fs.0);
-        }
-        if linked == 0 {
-            bail!("linking the blit program failed: {}", program_log(program));
-        }
         // SAFETY: `blit.vao` is a valid out-pointer for one name.
         unsafe { gl::GenVertexArrays(1, &mut blit.vao) };
         ensure!(blit.vao != 0, "glGenVertexArrays returned no name");
@@ -409,56 +361,6 @@ impl Drop for Blit {
             gl::DeleteProgram(self.program);
         }
     }
-}
-
-/// A compiled shader, deleted on drop.
-struct Shader(u32);
-
-impl Shader {
-    fn compile(kind: u32, source: &str, what: &str) -> Result<Shader> {
-        let text = CString::new(source)?;
-        // SAFETY: creates a shader name (0 on failure, checked).
-        let name = unsafe { gl::CreateShader(kind) };
-        ensure!(name != 0, "glCreateShader failed for the {what} shader");
-        let shader = Shader(name);
-        let mut ok = 0;
-        // SAFETY: one NUL-terminated source string (null lengths = NUL-terminated); `ok` is a
-        // valid out-pointer.
-        unsafe {
-            gl::ShaderSource(name, 1, &text.as_ptr(), std::ptr::null());
-            gl::CompileShader(name);
-            gl::GetShaderiv(name, gl::COMPILE_STATUS, &mut ok);
-        }
-        if ok == 0 {
-            bail!("compiling the {what} shader failed: {}", shader_log(name));
-        }
-        Ok(shader)
-    }
-}
-
-impl Drop for Shader {
-    fn drop(&mut self) {
-        // SAFETY: the name came from glCreateShader and is deleted once.
-        unsafe { gl::DeleteShader(self.0) };
-    }
-}
-
-fn shader_log(shader: u32) -> String {
-    let mut buf = vec![0u8; 4096];
-    let mut len = 0;
-    // SAFETY: `buf` holds 4096 bytes, as passed; `len` is a valid out-pointer.
-    unsafe { gl::GetShaderInfoLog(shader, buf.len() as i32, &mut len, buf.as_mut_ptr().cast()) };
-    buf.truncate(usize::try_from(len).unwrap_or(0));
-    String::from_utf8_lossy(&buf).trim().to_string()
-}
-
-fn program_log(program: u32) -> String {
-    let mut buf = vec![0u8; 4096];
-    let mut len = 0;
-    // SAFETY: `buf` holds 4096 bytes, as passed; `len` is a valid out-pointer.
-    unsafe { gl::GetProgramInfoLog(program, buf.len() as i32, &mut len, buf.as_mut_ptr().cast()) };
-    buf.truncate(usize::try_from(len).unwrap_or(0));
-    String::from_utf8_lossy(&buf).trim().to_string()
 }
 
 /// `glFinish`: waits until every GL command issued so far has completed on the GPU.

@@ -1,6 +1,7 @@
 //! Mapping many resources with one driver call.
 
 use super::array::{mapped_array, mapped_mipmapped_array};
+use super::methods::guard_unmap;
 use super::surface::{Surface, SurfaceObject, cached_surface, create_surface, layer_surfaces};
 use super::texture::{TextureDesc, TextureObject, create_texture};
 use super::{Kind, Registration};
@@ -247,18 +248,6 @@ impl<'a> MappedBatch<'a> {
         Ok(reg)
     }
 
-    /// Unmaps every resource now, with one call, and returns the driver's error.
-    ///
-    /// # Errors
-    /// The driver's error from `cuGraphicsUnmapResources`.
-    #[doc(alias = "cuGraphicsUnmapResources")]
-    pub fn unmap(mut self) -> Result<()> {
-        let result = self.finish();
-        // On failure the registrations stay marked mapped and recover on their next use.
-        std::mem::forget(self);
-        result
-    }
-
     fn finish(&mut self) -> Result<()> {
         let Some(first) = self.regs.first() else {
             return Ok(());
@@ -279,14 +268,14 @@ impl<'a> MappedBatch<'a> {
         }
         Ok(())
     }
-}
 
-impl Drop for MappedBatch<'_> {
-    fn drop(&mut self) {
-        if let Err(e) = self.finish()
-            && let Some(first) = self.regs.first()
-        {
-            first.ctx.record_drop_error("unmapping a batch", e);
-        }
+    fn drop_context(&self) -> Option<&std::sync::Arc<crate::Context>> {
+        self.regs.first().map(|r| &r.ctx)
     }
 }
+
+guard_unmap!(
+    MappedBatch,
+    "Unmaps every resource now, with one call, and returns the driver's error.",
+    "unmapping a batch"
+);

@@ -1,5 +1,6 @@
 //! GL buffers registered with CUDA.
 
+use super::methods::{guard_unmap, registration_methods};
 use super::{Kind, MapFlags, RegisterFlags, Registration};
 use crate::context::Context;
 use crate::error::{Error, Result};
@@ -85,84 +86,9 @@ impl RegisteredBuffer {
             }
         }
     }
-
-    /// Sets how CUDA will use the buffer in later mappings.
-    ///
-    /// # Errors
-    /// The driver's error from `cuGraphicsResourceSetMapFlags`.
-    #[doc(alias = "cuGraphicsResourceSetMapFlags")]
-    pub fn set_map_flags(&mut self, flags: MapFlags) -> Result<()> {
-        self.reg.set_map_flags(flags)
-    }
-
-    /// Unregisters now and returns the driver's error, which `Drop` can only log.
-    ///
-    /// The resource is consumed even when this fails. With [`Error::NoGlContext`] (the GL
-    /// context that owns the object is not current on this thread) the driver still holds the
-    /// registration, and dropping it here can only log the same error: use
-    /// [`try_unregister`](Self::try_unregister) to get the resource back and retry with the
-    /// context current.
-    ///
-    /// # Errors
-    /// The driver's error from `cuGraphicsUnregisterResource` (or from unmapping a leaked
-    /// mapping first).
-    #[doc(alias = "cuGraphicsUnregisterResource")]
-    pub fn unregister(mut self) -> Result<()> {
-        self.reg.unregister()
-    }
-
-    /// [`unregister`](Self::unregister), handing the resource back with the error.
-    ///
-    /// After [`Error::NoGlContext`] the registration is intact: make the GL context current and
-    /// call this again. After other errors the driver has released or refused the registration
-    /// for good, and dropping the returned resource does nothing more.
-    ///
-    /// # Errors
-    /// As [`unregister`](Self::unregister), paired with the resource.
-    #[doc(alias = "cuGraphicsUnregisterResource")]
-    // A rare, cold path; handing the resource back unboxed keeps the retry simple.
-    #[allow(clippy::result_large_err)]
-    pub fn try_unregister(mut self) -> std::result::Result<(), (Self, Error)> {
-        match self.reg.unregister() {
-            Ok(()) => Ok(()),
-            Err(e) => Err((self, e)),
-        }
-    }
-
-    /// The GL buffer name.
-    pub fn gl_name(&self) -> u32 {
-        self.reg.name
-    }
-
-    /// The flags it was registered with.
-    pub fn flags(&self) -> RegisterFlags {
-        self.reg.flags
-    }
-
-    /// The flags set by [`RegisteredBuffer::set_map_flags`].
-    pub fn map_flags(&self) -> MapFlags {
-        self.reg.map_flags
-    }
-
-    /// Whether a mapping is outstanding (only after a guard was leaked with `mem::forget`).
-    pub fn is_mapped(&self) -> bool {
-        self.reg.mapped
-    }
-
-    /// The context it is registered in.
-    pub fn context(&self) -> &Arc<Context> {
-        &self.reg.ctx
-    }
-
-    /// The raw `CUgraphicsResource`.
-    pub fn raw(&self) -> sys::CUgraphicsResource {
-        self.reg.raw
-    }
-
-    pub(crate) fn registration(&mut self) -> &mut Registration {
-        &mut self.reg
-    }
 }
+
+registration_methods!(RegisteredBuffer, "buffer");
 
 /// A mapped GL buffer: a device pointer and a size, valid while this guard lives.
 ///
@@ -215,30 +141,19 @@ impl<'a> MappedBuffer<'a> {
         (self.ptr, self.size, self.cudarc_stream)
     }
 
-    /// Unmaps now, on the stream it was mapped on, and returns the driver's error.
-    ///
-    /// # Errors
-    /// The driver's error from `cuGraphicsUnmapResources`.
-    #[doc(alias = "cuGraphicsUnmapResources")]
-    pub fn unmap(mut self) -> Result<()> {
-        let result = self.finish();
-        // The guard holds only borrows; on failure the resource stays marked mapped and the next
-        // map or unregister recovers it, so Drop must not retry and log the same failure twice.
-        std::mem::forget(self);
-        result
-    }
-
     fn finish(&mut self) -> Result<()> {
         // SAFETY: mapped on `self.stream`, which is borrowed for the guard's lifetime; the
         // pointer is only reachable through borrows of this guard.
         unsafe { self.reg.finish_mapping(self.stream) }
     }
-}
 
-impl Drop for MappedBuffer<'_> {
-    fn drop(&mut self) {
-        if let Err(e) = self.finish() {
-            self.reg.ctx.record_drop_error("unmapping a GL buffer", e);
-        }
+    fn drop_context(&self) -> Option<&Arc<Context>> {
+        Some(&self.reg.ctx)
     }
 }
+
+guard_unmap!(
+    MappedBuffer,
+    "Unmaps now, on the stream it was mapped on, and returns the driver's error.",
+    "unmapping a GL buffer"
+);

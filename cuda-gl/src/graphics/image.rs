@@ -2,6 +2,7 @@
 //! textures.
 
 use super::array::{MappedArray, MappedMipmappedArray, mapped_array, mapped_mipmapped_array};
+use super::methods::{guard_unmap, registration_methods};
 use super::surface::{Surface, SurfaceObject, cached_surface, create_surface, layer_surfaces};
 use super::texture::{TextureDesc, TextureObject, create_texture};
 use super::{ImageTarget, Kind, MapFlags, RegisterFlags, Registration};
@@ -104,53 +105,6 @@ impl RegisteredImage {
         })
     }
 
-    /// Sets how CUDA will use the image in later mappings.
-    ///
-    /// # Errors
-    /// The driver's error from `cuGraphicsResourceSetMapFlags`.
-    #[doc(alias = "cuGraphicsResourceSetMapFlags")]
-    pub fn set_map_flags(&mut self, flags: MapFlags) -> Result<()> {
-        self.reg.set_map_flags(flags)
-    }
-
-    /// Unregisters now and returns the driver's error, which `Drop` can only log.
-    ///
-    /// The resource is consumed even when this fails. With [`Error::NoGlContext`] (the GL
-    /// context that owns the object is not current on this thread) the driver still holds the
-    /// registration, and dropping it here can only log the same error: use
-    /// [`try_unregister`](Self::try_unregister) to get the resource back and retry with the
-    /// context current.
-    ///
-    /// # Errors
-    /// The driver's error from `cuGraphicsUnregisterResource`.
-    #[doc(alias = "cuGraphicsUnregisterResource")]
-    pub fn unregister(mut self) -> Result<()> {
-        self.reg.unregister()
-    }
-
-    /// [`unregister`](Self::unregister), handing the resource back with the error.
-    ///
-    /// After [`Error::NoGlContext`] the registration is intact: make the GL context current and
-    /// call this again. After other errors the driver has released or refused the registration
-    /// for good, and dropping the returned resource does nothing more.
-    ///
-    /// # Errors
-    /// As [`unregister`](Self::unregister), paired with the resource.
-    #[doc(alias = "cuGraphicsUnregisterResource")]
-    // A rare, cold path; handing the resource back unboxed keeps the retry simple.
-    #[allow(clippy::result_large_err)]
-    pub fn try_unregister(mut self) -> std::result::Result<(), (Self, Error)> {
-        match self.reg.unregister() {
-            Ok(()) => Ok(()),
-            Err(e) => Err((self, e)),
-        }
-    }
-
-    /// The GL name.
-    pub fn gl_name(&self) -> u32 {
-        self.reg.name
-    }
-
     /// The GL target it was registered with.
     pub fn target(&self) -> ImageTarget {
         match self.reg.kind {
@@ -158,16 +112,6 @@ impl RegisteredImage {
             // Only `register` builds this type, always with an image kind.
             Kind::Buffer => ImageTarget::Texture2D,
         }
-    }
-
-    /// The flags it was registered with.
-    pub fn flags(&self) -> RegisterFlags {
-        self.reg.flags
-    }
-
-    /// The flags set by [`RegisteredImage::set_map_flags`].
-    pub fn map_flags(&self) -> MapFlags {
-        self.reg.map_flags
     }
 
     /// How many surface objects [`MappedImage::surface_at`] keeps cached for this image (one
@@ -183,26 +127,9 @@ impl RegisteredImage {
     pub fn retired_objects(&self) -> usize {
         self.reg.retired.len()
     }
-
-    /// Whether a mapping is outstanding (only after a guard was leaked with `mem::forget`).
-    pub fn is_mapped(&self) -> bool {
-        self.reg.mapped
-    }
-
-    /// The context it is registered in.
-    pub fn context(&self) -> &Arc<Context> {
-        &self.reg.ctx
-    }
-
-    /// The raw `CUgraphicsResource`.
-    pub fn raw(&self) -> sys::CUgraphicsResource {
-        self.reg.raw
-    }
-
-    pub(crate) fn registration(&mut self) -> &mut Registration {
-        &mut self.reg
-    }
 }
+
+registration_methods!(RegisteredImage, "image");
 
 /// A mapped GL image. Arrays, surfaces and textures obtained from it borrow it, so none of them
 /// can outlive the mapping. Dropping it unmaps on the stream it was mapped on.
@@ -326,29 +253,19 @@ impl MappedImage<'_> {
         self.stream
     }
 
-    /// Unmaps now, on the stream it was mapped on, and returns the driver's error.
-    ///
-    /// # Errors
-    /// The driver's error from `cuGraphicsUnmapResources`.
-    #[doc(alias = "cuGraphicsUnmapResources")]
-    pub fn unmap(mut self) -> Result<()> {
-        let result = self.finish();
-        // As for buffers: on failure the registration stays marked mapped and recovers later.
-        std::mem::forget(self);
-        result
-    }
-
     fn finish(&mut self) -> Result<()> {
         // SAFETY: mapped on `self.stream`, borrowed for the guard's lifetime; every view borrows
         // this guard, so none is used after.
         unsafe { self.reg.finish_mapping(self.stream) }
     }
-}
 
-impl Drop for MappedImage<'_> {
-    fn drop(&mut self) {
-        if let Err(e) = self.finish() {
-            self.reg.ctx.record_drop_error("unmapping a GL image", e);
-        }
+    fn drop_context(&self) -> Option<&Arc<Context>> {
+        Some(&self.reg.ctx)
     }
 }
+
+guard_unmap!(
+    MappedImage,
+    "Unmaps now, on the stream it was mapped on, and returns the driver's error.",
+    "unmapping a GL image"
+);

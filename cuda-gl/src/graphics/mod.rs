@@ -20,6 +20,7 @@ mod claim;
 mod classify;
 mod copy;
 mod image;
+mod methods;
 mod registration;
 mod retire;
 mod surface;

@@ -2,123 +2,17 @@
 //! that failed, and for the failures users meet most, what to do about them.
 
 use cuda_gl_sys::{CUresult, LoadError};
-use std::ffi::CStr;
-use std::fmt;
+
+mod cuda;
+mod help;
+
+use cuda::labels;
+pub use cuda::{CudaError, DeviceLabel};
+pub use help::gl_error_name;
+use help::{context_unusable_help, gl_target_name, jit_log, target_help, unsupported_image_help};
 
 /// A `Result` whose error is [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
-
-/// A failed CUDA driver call: the call, the raw code, and the driver's name and description of it.
-///
-/// The code is kept as the raw [`CUresult`] newtype, so a code that a newer driver returns and
-/// these bindings do not know is reported by its number, never misread.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CudaError {
-    /// The driver entry point that failed, e.g. `cuGraphicsGLRegisterBuffer`.
-    pub call: &'static str,
-    /// The raw result code.
-    pub code: CUresult,
-    /// The code's name from `cuGetErrorName`, e.g. `CUDA_ERROR_INVALID_VALUE`.
-    pub name: String,
-    /// The code's description from `cuGetErrorString`.
-    pub description: String,
-}
-
-impl CudaError {
-    /// Builds the error for `code` returned by `call`, asking the driver for its name and text.
-    pub(crate) fn new(call: &'static str, code: CUresult) -> Self {
-        let (name, description) = describe(code);
-        Self {
-            call,
-            code,
-            name,
-            description,
-        }
-    }
-
-    /// The raw numeric code.
-    pub fn raw_code(&self) -> u32 {
-        self.code.0
-    }
-}
-
-impl fmt::Display for CudaError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} failed with {} ({}): {}",
-            self.call, self.name, self.code.0, self.description
-        )
-    }
-}
-
-impl std::error::Error for CudaError {}
-
-/// The driver's name and description for `code`, or a numbered placeholder for codes it does not
-/// know.
-fn describe(code: CUresult) -> (String, String) {
-    let Ok(driver) = cuda_gl_sys::driver() else {
-        return (format!("CUresult {}", code.0), "(driver not loaded)".into());
-    };
-    let mut name_ptr: *const std::os::raw::c_char = std::ptr::null();
-    let mut text_ptr: *const std::os::raw::c_char = std::ptr::null();
-    // SAFETY: both calls only write a pointer to a static string into the out-pointers, and
-    // accept any code (returning CUDA_ERROR_INVALID_VALUE for unknown ones).
-    let (rc_name, rc_text) = unsafe {
-        (
-            driver.cuGetErrorName(code, &mut name_ptr),
-            driver.cuGetErrorString(code, &mut text_ptr),
-        )
-    };
-    let read = |rc: CUresult, ptr: *const std::os::raw::c_char| {
-        if rc.is_success() && !ptr.is_null() {
-            // SAFETY: on success the driver returned a NUL-terminated static string.
-            Some(
-                unsafe { CStr::from_ptr(ptr) }
-                    .to_string_lossy()
-                    .into_owned(),
-            )
-        } else {
-            None
-        }
-    };
-    (
-        read(rc_name, name_ptr).unwrap_or_else(|| format!("unknown CUresult {}", code.0)),
-        read(rc_text, text_ptr)
-            .unwrap_or_else(|| "a code this driver does not describe".to_string()),
-    )
-}
-
-/// A description of a CUDA device for error messages: ordinal, name and PCI bus id.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DeviceLabel {
-    /// The CUDA ordinal (as renumbered by `CUDA_VISIBLE_DEVICES`).
-    pub ordinal: i32,
-    /// The device name.
-    pub name: String,
-    /// The PCI bus id, `domain:bus:device.function`.
-    pub pci_bus_id: String,
-}
-
-impl fmt::Display for DeviceLabel {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "CUDA device {} ({}, PCI {})",
-            self.ordinal, self.name, self.pci_bus_id
-        )
-    }
-}
-
-fn labels(list: &[DeviceLabel]) -> String {
-    if list.is_empty() {
-        return "no CUDA device".into();
-    }
-    list.iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join(", ")
-}
 
 /// Every error cuda-gl returns.
 ///
@@ -468,7 +362,11 @@ pub enum Error {
     /// - after a kernel fault the error is sticky for the whole process: every later call fails
     ///   the same way, a new [`Context`](crate::Context) too, and on driver 580 even
     ///   `cuDevicePrimaryCtxReset` does not clear it (NVIDIA documents that the process must be
-    ///   restarted). Save what you need (GL still works), drop the handles, restart the process.
+    ///   restarted). The fault (Xid 31 in the kernel log) can also leave the GPU unable to
+    ///   switch graphics contexts until the GPU is reset, so OpenGL drawing on that GPU may hang,
+    ///   in this process and in later ones (Xid 109). Save what you need without drawing, drop
+    ///   the handles and exit the process; if GL programs on that GPU hang afterwards, reset it
+    ///   (`nvidia-smi -r`) or use another GPU.
     /// - after a reset (`CUDA_ERROR_CONTEXT_IS_DESTROYED`, detected by
     ///   [`Context::bind`](crate::Context::bind) before any dangling handle reaches the
     ///   driver), drop every handle of the context
@@ -545,48 +443,6 @@ pub enum Error {
     },
 }
 
-fn context_unusable_help(source: &CudaError) -> String {
-    if source.code == CUresult::CUDA_ERROR_CONTEXT_IS_DESTROYED {
-        "the CUDA context was reset or destroyed behind cuda-gl's back (cuDevicePrimaryCtxReset, \
-         cudaDeviceReset), so every handle made in it is gone. Drop them all (mapping guards, \
-         registered resources, streams, modules, device buffers and each Arc<Context>; their \
-         drops skip the driver and log), then create a new Context, stream and module and \
-         register the GL objects again: the GL context and its objects are unaffected. Do not \
-         reset the device while cuda-gl handles live"
-            .to_string()
-    } else {
-        format!(
-            "a kernel faulted ({}), which leaves CUDA unusable in this whole process: every \
-             later call fails the same way, a new Context too, and cuDevicePrimaryCtxReset does \
-             not clear it (NVIDIA: the process must be terminated and relaunched). The fault \
-             (Xid 31 in the kernel log) can also leave the GPU unable to switch graphics \
-             contexts until the GPU is reset, so OpenGL drawing on this GPU may hang, in this \
-             process and in later ones (Xid 109). Save what you need without drawing, drop the \
-             cuda-gl handles and exit the process; if GL programs on this GPU hang afterwards, \
-             reset it (nvidia-smi -r) or use another GPU. Find the bad access with \
-             compute-sanitizer",
-            source.name
-        )
-    }
-}
-
-fn gl_target_name(target: u32) -> String {
-    match crate::gl_object::ImageTarget::from_gl(target) {
-        Some(t) => format!("{t:?} ({})", t.describe()),
-        None => format!("GL target {target:#x}"),
-    }
-}
-
-fn target_help(actual: u32) -> String {
-    match crate::gl_object::ImageTarget::from_gl(actual) {
-        Some(t) => format!("register it with ImageTarget::{t:?}"),
-        None => "CUDA registers only GL_TEXTURE_2D, GL_TEXTURE_RECTANGLE, GL_TEXTURE_2D_ARRAY, \
-                 GL_TEXTURE_3D and GL_TEXTURE_CUBE_MAP textures and renderbuffers: copy the data \
-                 into one of those"
-            .to_string(),
-    }
-}
-
 impl From<CudaError> for Error {
     fn from(e: CudaError) -> Self {
         if is_context_fatal(e.code) {
@@ -612,59 +468,6 @@ fn is_context_fatal(code: CUresult) -> bool {
         R::CUDA_ERROR_LAUNCH_FAILED,
     ]
     .contains(&code)
-}
-
-fn unsupported_image_help(
-    name: u32,
-    kind: &str,
-    flags: crate::gl_object::RegisterFlags,
-    flags_only: bool,
-) -> String {
-    const FORMATS: &str = "1, 2 or 4 channels of 8-, 16- or 32-bit integers or of 16- or 32-bit \
-                           floats (GL_RGBA8, GL_RGBA16F, GL_R32F, GL_RG32UI, ...); driver 580 \
-                           also takes GL_RGB8, GL_RGB32F and GL_SRGB8_ALPHA8";
-    const REFUSED: &str = "depth and stencil formats, packed formats such as \
-                           GL_R11F_G11F_B10F and GL_RGB9_E5, compressed and multisampled images";
-    if flags_only {
-        format!(
-            "CUDA registers GL {kind} {name} without SURFACE_LOAD_STORE and TEXTURE_GATHER, but \
-             not with {flags:?}: its internal format cannot be a CUDA surface. Create it with a \
-             format CUDA surfaces take, {FORMATS}; not {REFUSED}. Or register it without \
-             SURFACE_LOAD_STORE and copy to and from `MappedImage::array`"
-        )
-    } else {
-        format!(
-            "GL {kind} {name} exists, but CUDA does not register it as a {kind}. Either it was \
-             created with another target (register a texture with the ImageTarget it was first \
-             bound to), or its internal format is not one CUDA registers: CUDA takes {FORMATS}; \
-             not {REFUSED}. Copy the data into a texture of such a format"
-        )
-    }
-}
-
-/// The name of an OpenGL error code.
-fn gl_error_name(code: u32) -> &'static str {
-    match code {
-        0x0500 => "GL_INVALID_ENUM",
-        0x0501 => "GL_INVALID_VALUE",
-        0x0502 => "GL_INVALID_OPERATION",
-        0x0503 => "GL_STACK_OVERFLOW",
-        0x0504 => "GL_STACK_UNDERFLOW",
-        0x0505 => "GL_OUT_OF_MEMORY",
-        0x0506 => "GL_INVALID_FRAMEBUFFER_OPERATION",
-        0x0507 => "GL_CONTEXT_LOST",
-        _ => "(unknown)",
-    }
-}
-
-fn jit_log(log: &str) -> String {
-    if log.trim().is_empty() {
-        String::new()
-    } else {
-        // The log is the JIT compiler's, or that of cuda-gl's checks before the driver (whose
-        // source then names `cuModuleLoadDataEx (not called)`).
-        format!(":\n{}", log.trim())
-    }
 }
 
 impl Error {

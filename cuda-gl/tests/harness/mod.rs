@@ -1,6 +1,7 @@
-//! Support for the reliability, fault and state-machine tests (and plasma-demo's watchdog tests,
-//! which include this file with `#[path]`): run-length knobs from the
-//! environment, memory figures, a log capture, and running a test body in a child process.
+//! The test harness of the reliability, fault, state-machine and multi-GPU tests (and of
+//! plasma-demo's watchdog tests, which include this file with `#[path]`): run-length knobs from
+//! the environment, memory figures, a log capture, and running a test body in a child process.
+//! (`tests/gpu` sets up the GPU, GL and CUDA.)
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::Read;

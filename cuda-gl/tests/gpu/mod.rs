@@ -1,6 +1,7 @@
-//! Shared support for GPU tests: a headless GL context on the CUDA device under test, a CUDA
+//! GPU set-up for the tests: a headless GL context on the CUDA device under test, a CUDA
 //! context and stream, the test kernels, and small GL helpers. Without a GPU it returns `None`
-//! after printing why, or panics under `CUDA_GL_REQUIRE_GPU=1`.
+//! after printing why, or panics under `CUDA_GL_REQUIRE_GPU=1`. (`tests/harness` holds what
+//! needs no GPU: knobs, log capture, child processes.)
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use cuda_gl::egl::HeadlessContext;

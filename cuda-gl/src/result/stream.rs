@@ -1,0 +1,106 @@
+//! The stream and event calls of the result layer.
+
+use super::*;
+
+/// `cuStreamCreate` in the current context.
+pub(crate) fn create(flags: c_uint) -> Result<sys::CUstream> {
+    let mut s = std::ptr::null_mut();
+    // SAFETY: `s` is a valid out-pointer.
+    unsafe { drv!(cuStreamCreate(&mut s, flags)) }?;
+    Ok(s)
+}
+
+/// `cuStreamDestroy`.
+///
+/// # Safety
+/// 1. `s` was created by `create` and is not used after this call.
+pub(crate) unsafe fn destroy(s: sys::CUstream) -> Result<()> {
+    // SAFETY: (1).
+    unsafe { drv!(cuStreamDestroy_v2(s)) }?;
+    Ok(())
+}
+
+/// `cuStreamSynchronize`.
+///
+/// # Safety
+/// 1. `s` is a live stream of the current context, or a special stream handle.
+pub(crate) unsafe fn synchronize(s: sys::CUstream) -> Result<()> {
+    // SAFETY: (1).
+    unsafe { drv!(cuStreamSynchronize(s)) }?;
+    Ok(())
+}
+
+/// `cuEventCreate`.
+pub(crate) fn event_create(flags: c_uint) -> Result<sys::CUevent> {
+    let mut e = std::ptr::null_mut();
+    // SAFETY: `e` is a valid out-pointer.
+    unsafe { drv!(cuEventCreate(&mut e, flags)) }?;
+    Ok(e)
+}
+
+/// `cuEventDestroy`.
+///
+/// # Safety
+/// 1. `e` is live and not used after this call.
+pub(crate) unsafe fn event_destroy(e: sys::CUevent) -> Result<()> {
+    // SAFETY: (1).
+    unsafe { drv!(cuEventDestroy_v2(e)) }?;
+    Ok(())
+}
+
+/// `cuEventRecord`.
+///
+/// # Safety
+/// 1. `e` and `s` are live and belong to the same context.
+pub(crate) unsafe fn event_record(e: sys::CUevent, s: sys::CUstream) -> Result<()> {
+    // SAFETY: (1).
+    unsafe { drv!(cuEventRecord(e, s)) }?;
+    Ok(())
+}
+
+/// `cuEventSynchronize`.
+///
+/// # Safety
+/// 1. `e` is live.
+pub(crate) unsafe fn event_synchronize(e: sys::CUevent) -> Result<()> {
+    // SAFETY: (1).
+    unsafe { drv!(cuEventSynchronize(e)) }?;
+    Ok(())
+}
+
+/// `cuEventQuery`: `true` when the work before the recorded point has finished, `false`
+/// while it has not (`CUDA_ERROR_NOT_READY`).
+///
+/// # Safety
+/// 1. `e` is live.
+pub(crate) unsafe fn event_query(e: sys::CUevent) -> Result<bool> {
+    let driver = sys::driver()?;
+    // SAFETY: (1).
+    let rc = unsafe { driver.cuEventQuery(e) };
+    if rc == sys::CUresult::CUDA_ERROR_NOT_READY {
+        return Ok(false);
+    }
+    super::check("cuEventQuery", rc)?;
+    Ok(true)
+}
+
+/// `cuEventElapsedTime` in milliseconds.
+///
+/// # Safety
+/// 1. Both events are live, created with timing, and recorded.
+pub(crate) unsafe fn event_elapsed(start: sys::CUevent, end: sys::CUevent) -> Result<f32> {
+    let mut ms = 0.0f32;
+    // SAFETY: (1); `ms` is a valid out-pointer.
+    unsafe { drv!(cuEventElapsedTime(&mut ms, start, end)) }?;
+    Ok(ms)
+}
+
+/// `cuStreamWaitEvent`.
+///
+/// # Safety
+/// 1. `s` and `e` are live.
+pub(crate) unsafe fn wait_event(s: sys::CUstream, e: sys::CUevent) -> Result<()> {
+    // SAFETY: (1).
+    unsafe { drv!(cuStreamWaitEvent(s, e, 0)) }?;
+    Ok(())
+}
