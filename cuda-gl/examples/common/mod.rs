@@ -540,6 +540,28 @@ pub fn read_texture_rgba8(texture: u32, level: i32, width: u32, height: u32) -> 
     Ok(pixels)
 }
 
+/// The first `len` values of type `T` in GL buffer `buffer`, read back with glGetBufferSubData.
+/// Any GL work that wrote the buffer, and any CUDA work ordered before an unmap, is done before
+/// the data arrive.
+pub fn read_buffer<T: cuda_gl::DeviceCopy + Default>(buffer: u32, len: usize) -> Result<Vec<T>> {
+    let mut data = vec![T::default(); len];
+    // SAFETY: a GL context is current; GL writes exactly the byte size of `data` (or nothing,
+    // with GL_INVALID_VALUE, when the buffer is smaller), and any bytes are a valid `T` (plain
+    // data, `DeviceCopy`). GL_COPY_READ_BUFFER is a binding point no example draws with.
+    unsafe {
+        gl::BindBuffer(gl::COPY_READ_BUFFER, buffer);
+        gl::GetBufferSubData(
+            gl::COPY_READ_BUFFER,
+            0,
+            size_of_val(data.as_slice()) as isize,
+            data.as_mut_ptr().cast(),
+        );
+        gl::BindBuffer(gl::COPY_READ_BUFFER, 0);
+    }
+    gl_check("reading a buffer back")?;
+    Ok(data)
+}
+
 /// Writes an RGBA8 image given bottom row first (GL's order) as a PNG, top row first, creating
 /// its folder if needed.
 pub fn write_png(path: &Path, width: u32, height: u32, rgba_bottom_up: &[u8]) -> Result<()> {
