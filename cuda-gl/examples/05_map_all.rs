@@ -79,7 +79,8 @@ fn run(args: &common::Args) -> Result<Outcome> {
     let shaders = (VERTEX_SHADER, FRAGMENT_SHADER);
     let mesh = Mesh::new(shaders, gl::TRIANGLES, VERTICES, 2, None, &[(0, 2, 0)])?;
     let ibo = index_buffer(mesh.vao)?;
-    let texture = pattern_texture()?;
+    // The texture: SIZE x SIZE RGBA8, sampled NEAREST (one texel per pixel).
+    let texture = common::texture_rgba8(SIZE, SIZE)?;
 
     // Register each once. The kernels overwrite all three completely (WRITE_DISCARD); the
     // texture is written through a surface (SURFACE_LOAD_STORE).
@@ -218,22 +219,6 @@ fn index_buffer(vao: u32) -> Result<u32> {
     }
     common::gl_check("creating the index buffer")?;
     Ok(ibo)
-}
-
-/// A SIZE x SIZE RGBA8 texture with one level, sampled NEAREST: one texel per pixel.
-fn pattern_texture() -> Result<u32> {
-    let mut texture = 0;
-    // SAFETY: a GL context is current; the name comes from glGenTextures.
-    unsafe {
-        gl::GenTextures(1, &mut texture);
-        gl::BindTexture(gl::TEXTURE_2D, texture);
-        gl::TexStorage2D(gl::TEXTURE_2D, 1, gl::RGBA8, SIZE as i32, SIZE as i32);
-        gl::TexParameteri(gl::TEXTURE_2D, gl::TEXTURE_MIN_FILTER, gl::NEAREST as i32);
-        gl::TexParameteri(gl::TEXTURE_2D, gl::TEXTURE_MAG_FILTER, gl::NEAREST as i32);
-        gl::BindTexture(gl::TEXTURE_2D, 0);
-    }
-    common::gl_check("creating the texture")?;
-    Ok(texture)
 }
 
 /// Clears `frame` to transparent black (alpha 0, which the pattern never has) and draws the

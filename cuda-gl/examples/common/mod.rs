@@ -454,17 +454,10 @@ pub struct Framebuffer {
 impl Framebuffer {
     /// A complete framebuffer of `width` x `height` RGBA8 pixels.
     pub fn new(width: u32, height: u32) -> Result<Framebuffer> {
-        let (mut fbo, mut texture) = (0, 0);
-        // SAFETY: a GL context is current; the names come from glGen*.
+        let texture = texture_rgba8(width, height)?;
+        let mut fbo = 0;
+        // SAFETY: a GL context is current; the name comes from glGenFramebuffers.
         let status = unsafe {
-            gl::GenTextures(1, &mut texture);
-            gl::BindTexture(gl::TEXTURE_2D, texture);
-            // Immutable storage (glTexStorage2D): the size and format cannot change while CUDA
-            // has the texture registered.
-            gl::TexStorage2D(gl::TEXTURE_2D, 1, gl::RGBA8, width as i32, height as i32);
-            gl::TexParameteri(gl::TEXTURE_2D, gl::TEXTURE_MIN_FILTER, gl::NEAREST as i32);
-            gl::TexParameteri(gl::TEXTURE_2D, gl::TEXTURE_MAG_FILTER, gl::NEAREST as i32);
-            gl::BindTexture(gl::TEXTURE_2D, 0);
             gl::GenFramebuffers(1, &mut fbo);
             gl::BindFramebuffer(gl::FRAMEBUFFER, fbo);
             gl::FramebufferTexture2D(
@@ -514,6 +507,25 @@ impl Drop for Framebuffer {
             gl::DeleteTextures(1, &self.texture);
         }
     }
+}
+
+/// A `width` x `height` `GL_RGBA8` 2D texture with one level, sampled NEAREST (one texel per
+/// pixel when drawn at its size), with no contents yet. Delete it with glDeleteTextures.
+pub fn texture_rgba8(width: u32, height: u32) -> Result<u32> {
+    let mut texture = 0;
+    // SAFETY: a GL context is current; the name comes from glGenTextures.
+    unsafe {
+        gl::GenTextures(1, &mut texture);
+        gl::BindTexture(gl::TEXTURE_2D, texture);
+        // Immutable storage (glTexStorage2D): the size and format cannot change while CUDA has
+        // the texture registered.
+        gl::TexStorage2D(gl::TEXTURE_2D, 1, gl::RGBA8, width as i32, height as i32);
+        gl::TexParameteri(gl::TEXTURE_2D, gl::TEXTURE_MIN_FILTER, gl::NEAREST as i32);
+        gl::TexParameteri(gl::TEXTURE_2D, gl::TEXTURE_MAG_FILTER, gl::NEAREST as i32);
+        gl::BindTexture(gl::TEXTURE_2D, 0);
+    }
+    gl_check("creating an RGBA8 texture")?;
+    Ok(texture)
 }
 
 /// Level `level` (`width` x `height`) of 2D texture `texture` read back with glGetTexImage:
