@@ -66,9 +66,8 @@ void main() {
     vec3 p = vec3(cy * position.x + sy * position.z, position.y, -sy * position.x + cy * position.z);
     p = vec3(p.x, cp * p.y - sp * p.z, sp * p.y + cp * p.z);
     p.z -= 3.0;
-    const float near = 1.0, far = 5.0;
-    gl_Position = vec4(2.0 * p.x, 2.0 * p.y,
-                       (far + near) / (near - far) * p.z + 2.0 * far * near / (near - far), -p.z);
+    const float n = 1.0, f = 5.0; // near and far
+    gl_Position = vec4(2.0 * p.x, 2.0 * p.y, (f + n) / (n - f) * p.z + 2.0 * f * n / (n - f), -p.z);
     shade = colour;
 }";
 
