@@ -21,9 +21,9 @@ mod common;
 
 use anyhow::{Result, bail};
 use common::{Framebuffer, Gpu, Mesh, Outcome};
-use cuda_gl::graphics::{ArrayFormat, TextureDesc};
 use cuda_gl::{
-    ImageTarget, LaunchConfig, Module, RegisterFlags, RegisteredImage, Stream, StreamFlags,
+    ArrayFormat, ImageTarget, LaunchConfig, Module, RegisterFlags, RegisteredImage, Stream,
+    StreamFlags, TextureDesc,
 };
 use std::process::ExitCode;
 
@@ -107,13 +107,9 @@ fn run(args: &common::Args) -> Result<Outcome> {
         ImageTarget::Texture2D,
         RegisterFlags::SURFACE_LOAD_STORE | RegisterFlags::WRITE_DISCARD,
     )?;
-    // Point sampling at texel centres, clamped at the borders, bytes read as integers (uchar4).
-    let point = TextureDesc {
-        linear_filter: false,
-        normalized_coords: false,
-        read_as_normalized_float: false,
-        wrap: false,
-    };
+    // The default: point sampling at texel coordinates, clamped at the borders, bytes read as
+    // integers (uchar4).
+    let point = TextureDesc::default();
 
     for frame in 0..FRAMES {
         // GL draws the scene, turned a little more each frame.

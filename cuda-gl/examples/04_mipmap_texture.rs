@@ -21,10 +21,9 @@ mod common;
 
 use anyhow::{Result, bail};
 use common::{Framebuffer, Gpu, Outcome};
-use cuda_gl::graphics::{ArrayFormat, TextureDesc};
 use cuda_gl::{
-    DeviceBuffer, ImageTarget, LaunchConfig, Module, RegisterFlags, RegisteredImage, Stream,
-    StreamFlags,
+    ArrayFormat, DeviceBuffer, ImageTarget, LaunchConfig, Module, RegisterFlags, RegisteredImage,
+    Stream, StreamFlags, TextureDesc,
 };
 use std::process::ExitCode;
 
@@ -70,21 +69,14 @@ fn run(args: &common::Args) -> Result<Outcome> {
     for &level in &SAMPLED {
         let positions = sample_positions(side(level));
         let count = positions.len() / 2;
+        // Both are complete on return: the kernels on `stream` see them.
         let xy = DeviceBuffer::from_slice(&gpu.ctx, &positions)?;
         let out = DeviceBuffer::<f32>::zeroed(&gpu.ctx, count * 4)?;
         jobs.push((level, positions, xy, out));
     }
-    // The uploads above ran on the legacy default stream, which a non-blocking stream does not
-    // wait for: wait here, once.
-    gpu.ctx.synchronize()?;
 
     // Linear filtering, coordinates in texels of the level, clamped; RGBA8 read as 0..1 floats.
-    let linear = TextureDesc {
-        linear_filter: true,
-        normalized_coords: false,
-        read_as_normalized_float: true,
-        wrap: false,
-    };
+    let linear = TextureDesc::normalized_float();
     {
         let mapped = image.map(&stream)?;
         let mipmaps = mapped.mipmapped_array()?;
@@ -114,8 +106,6 @@ fn run(args: &common::Args) -> Result<Outcome> {
         }
         mapped.unmap()?;
     }
-    // The results are read with a copy on the legacy stream: wait for the kernels first.
-    stream.synchronize()?;
 
     // Compare every sample with the CPU's bilinear filter, and lay the samples out as a picture.
     // Opaque black between the blocks.
@@ -123,7 +113,8 @@ fn run(args: &common::Args) -> Result<Outcome> {
     let (mut total, mut wrong, mut nearest_wrong, mut max_error) = (0, 0, 0, 0.0f64);
     let mut left = 0;
     for (level, positions, _, out) in &jobs {
-        let samples = out.to_vec()?;
+        // Copied out in the order of `stream`: after the kernel that wrote them.
+        let samples = out.to_vec_on(&stream)?;
         for (i, (xy, got)) in positions
             .chunks_exact(2)
             .zip(samples.chunks_exact(4))

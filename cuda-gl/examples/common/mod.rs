@@ -454,17 +454,10 @@ pub struct Framebuffer {
 impl Framebuffer {
     /// A complete framebuffer of `width` x `height` RGBA8 pixels.
     pub fn new(width: u32, height: u32) -> Result<Framebuffer> {
-        let (mut fbo, mut texture) = (0, 0);
-        // SAFETY: a GL context is current; the names come from glGen*.
+        let texture = texture_rgba8(width, height)?;
+        let mut fbo = 0;
+        // SAFETY: a GL context is current; the name comes from glGenFramebuffers.
         let status = unsafe {
-            gl::GenTextures(1, &mut texture);
-            gl::BindTexture(gl::TEXTURE_2D, texture);
-            // Immutable storage (glTexStorage2D): the size and format cannot change while CUDA
-            // has the texture registered.
-            gl::TexStorage2D(gl::TEXTURE_2D, 1, gl::RGBA8, width as i32, height as i32);
-            gl::TexParameteri(gl::TEXTURE_2D, gl::TEXTURE_MIN_FILTER, gl::NEAREST as i32);
-            gl::TexParameteri(gl::TEXTURE_2D, gl::TEXTURE_MAG_FILTER, gl::NEAREST as i32);
-            gl::BindTexture(gl::TEXTURE_2D, 0);
             gl::GenFramebuffers(1, &mut fbo);
             gl::BindFramebuffer(gl::FRAMEBUFFER, fbo);
             gl::FramebufferTexture2D(
@@ -516,6 +509,25 @@ impl Drop for Framebuffer {
     }
 }
 
+/// A `width` x `height` `GL_RGBA8` 2D texture with one level, sampled NEAREST (one texel per
+/// pixel when drawn at its size), with no contents yet. Delete it with glDeleteTextures.
+pub fn texture_rgba8(width: u32, height: u32) -> Result<u32> {
+    let mut texture = 0;
+    // SAFETY: a GL context is current; the name comes from glGenTextures.
+    unsafe {
+        gl::GenTextures(1, &mut texture);
+        gl::BindTexture(gl::TEXTURE_2D, texture);
+        // Immutable storage (glTexStorage2D): the size and format cannot change while CUDA has
+        // the texture registered.
+        gl::TexStorage2D(gl::TEXTURE_2D, 1, gl::RGBA8, width as i32, height as i32);
+        gl::TexParameteri(gl::TEXTURE_2D, gl::TEXTURE_MIN_FILTER, gl::NEAREST as i32);
+        gl::TexParameteri(gl::TEXTURE_2D, gl::TEXTURE_MAG_FILTER, gl::NEAREST as i32);
+        gl::BindTexture(gl::TEXTURE_2D, 0);
+    }
+    gl_check("creating an RGBA8 texture")?;
+    Ok(texture)
+}
+
 /// Level `level` (`width` x `height`) of 2D texture `texture` read back with glGetTexImage:
 /// RGBA8, bottom row first. Any GL work that wrote the texture, and any CUDA work ordered before
 /// an unmap, is done before the pixels arrive.
@@ -538,6 +550,28 @@ pub fn read_texture_rgba8(texture: u32, level: i32, width: u32, height: u32) -> 
     }
     gl_check("reading the texture back")?;
     Ok(pixels)
+}
+
+/// The first `len` values of type `T` in GL buffer `buffer`, read back with glGetBufferSubData.
+/// Any GL work that wrote the buffer, and any CUDA work ordered before an unmap, is done before
+/// the data arrive.
+pub fn read_buffer<T: cuda_gl::DeviceCopy + Default>(buffer: u32, len: usize) -> Result<Vec<T>> {
+    let mut data = vec![T::default(); len];
+    // SAFETY: a GL context is current; GL writes exactly the byte size of `data` (or nothing,
+    // with GL_INVALID_VALUE, when the buffer is smaller), and any bytes are a valid `T` (plain
+    // data, `DeviceCopy`). GL_COPY_READ_BUFFER is a binding point no example draws with.
+    unsafe {
+        gl::BindBuffer(gl::COPY_READ_BUFFER, buffer);
+        gl::GetBufferSubData(
+            gl::COPY_READ_BUFFER,
+            0,
+            size_of_val(data.as_slice()) as isize,
+            data.as_mut_ptr().cast(),
+        );
+        gl::BindBuffer(gl::COPY_READ_BUFFER, 0);
+    }
+    gl_check("reading a buffer back")?;
+    Ok(data)
 }
 
 /// Writes an RGBA8 image given bottom row first (GL's order) as a PNG, top row first, creating

@@ -79,3 +79,126 @@ extern "C" __global__ void sample_rgba(cudaTextureObject_t tex, const float* xy,
         out[4 * i + 3] = s.w;
     }
 }
+
+// ---- 03_render_to_cuda ---------------------------------------------------------------------
+
+// How many views 03 renders (the layers of its GL_TEXTURE_2D_ARRAY textures); the Rust side's
+// `VIEWS` must be the same, and the launch one block of REDUCE_THREADS threads per view.
+#define VIEWS 64
+#define REDUCE_THREADS 256
+
+// One texture object per layer, passed by value in one parameter: cuda-gl passes a Rust
+// `[Texture; VIEWS]` as exactly this C struct.
+struct ViewTextures {
+    cudaTextureObject_t layer[VIEWS];
+};
+
+// Block `v` reduces view `v`: the sums over its width x height pixels of r, g, b, a (RGBA8,
+// read as integers) and of the depth (R32F in 0..1) in units of 1/65535, rounded, into
+// sums[5v .. 5v + 5]. Integer sums: the result does not depend on the order of the additions,
+// so it equals the CPU's sums exactly.
+extern "C" __global__ void view_sums(ViewTextures colour, ViewTextures depth, int width,
+                                     int height, unsigned long long* sums)
+{
+    const unsigned view = blockIdx.x;
+    if (view >= VIEWS || blockDim.x != REDUCE_THREADS) {
+        return; // the whole block leaves together, before any __syncthreads
+    }
+    const cudaTextureObject_t c = colour.layer[view];
+    const cudaTextureObject_t d = depth.layer[view];
+    unsigned long long s[5] = {0, 0, 0, 0, 0};
+    for (int i = threadIdx.x; i < width * height; i += REDUCE_THREADS) {
+        const float x = (float)(i % width) + 0.5f, y = (float)(i / width) + 0.5f;
+        const uchar4 t = tex2D<uchar4>(c, x, y);
+        s[0] += t.x;
+        s[1] += t.y;
+        s[2] += t.z;
+        s[3] += t.w;
+        s[4] += (unsigned long long)(tex2D<float>(d, x, y) * 65535.0f + 0.5f);
+    }
+    // A tree reduction in shared memory: 256 partial sums per channel, halved each step.
+    __shared__ unsigned long long partial[5][REDUCE_THREADS];
+    for (int k = 0; k < 5; k++) {
+        partial[k][threadIdx.x] = s[k];
+    }
+    __syncthreads();
+    for (unsigned half = REDUCE_THREADS / 2; half > 0; half /= 2) {
+        if (threadIdx.x < half) {
+            for (int k = 0; k < 5; k++) {
+                partial[k][threadIdx.x] += partial[k][threadIdx.x + half];
+            }
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x < 5) {
+        sums[view * 5 + threadIdx.x] = partial[threadIdx.x][0];
+    }
+}
+
+// ---- 05_map_all ----------------------------------------------------------------------------
+
+// A small integer in -4..=4 that changes with the vertex and the frame: 05's wobble, in steps of
+// 1/64 (exact in float, so the CPU check of the VBO is exact).
+__device__ int wobble(unsigned a, unsigned b, unsigned frame, unsigned ka, unsigned kb,
+                      unsigned kf)
+{
+    return (int)((a * ka + b * kb + frame * kf) % 9u) - 4;
+}
+
+// The vertices of a full-screen grid of cells x cells squares: vertex (i, j), i and j in
+// 0..=cells, at (-1 + 2i/cells, -1 + 2j/cells), the interior ones moved by wobble / 64 (less
+// than half a cell for cells <= 16) so that the grid still tiles the square, written as float2
+// at positions[j * (cells + 1) + i].
+extern "C" __global__ void wobble_grid(float2* positions, unsigned cells, unsigned frame)
+{
+    const unsigned side = cells + 1;
+    for (unsigned v = blockIdx.x * blockDim.x + threadIdx.x; v < side * side; v += gridDim.x * blockDim.x) {
+        const unsigned i = v % side, j = v / side;
+        const float step = 2.0f / (float)cells;
+        float x = (float)i * step - 1.0f;
+        float y = (float)j * step - 1.0f;
+        if (i > 0 && i < cells) {
+            x += (float)wobble(i, j, frame, 7, 13, 5) / 64.0f;
+        }
+        if (j > 0 && j < cells) {
+            y += (float)wobble(i, j, frame, 11, 3, 7) / 64.0f;
+        }
+        positions[v] = make_float2(x, y);
+    }
+}
+
+// The index buffer of that grid: two triangles per cell, six indices. Cell c goes to slot
+// (c * 37 + frame) % (cells * cells) of the buffer (a permutation when cells * cells is a power
+// of two, 37 being odd), and its diagonal alternates with the frame: the draw covers the same
+// square whatever the order.
+extern "C" __global__ void grid_indices(unsigned* indices, unsigned cells, unsigned frame)
+{
+    const unsigned count = cells * cells, side = cells + 1;
+    for (unsigned c = blockIdx.x * blockDim.x + threadIdx.x; c < count; c += gridDim.x * blockDim.x) {
+        const unsigned cx = c % cells, cy = c / cells;
+        const unsigned a = cy * side + cx, b = a + 1, d = a + side, e = d + 1; // a b below, d e above
+        unsigned* out = indices + ((c * 37u + frame) % count) * 6;
+        if ((cx + cy + frame) % 2 == 0) { // diagonal a-e
+            out[0] = a; out[1] = b; out[2] = e;
+            out[3] = a; out[4] = e; out[5] = d;
+        } else { // diagonal b-d
+            out[0] = a; out[1] = b; out[2] = d;
+            out[3] = b; out[4] = e; out[5] = d;
+        }
+    }
+}
+
+// Texel (x, y) of 05's width x height RGBA8 texture at `frame`, written through a surface:
+// stripes and a checkerboard that move with the frame, alpha 255.
+extern "C" __global__ void stripes_rgba8(cudaSurfaceObject_t surface, int width, int height,
+                                         unsigned frame)
+{
+    for (int y = blockIdx.y * blockDim.y + threadIdx.y; y < height; y += gridDim.y * blockDim.y) {
+        for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < width; x += gridDim.x * blockDim.x) {
+            const unsigned r = ((unsigned)x * 3u + frame) % 256u;
+            const unsigned g = ((unsigned)y * 5u + frame * 2u) % 256u;
+            const unsigned b = (((unsigned)x / 16u + (unsigned)y / 16u + frame) % 2u) ? 230u : 30u;
+            surf2Dwrite(make_uchar4(r, g, b, 255), surface, x * 4, y);
+        }
+    }
+}
