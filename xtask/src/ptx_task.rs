@@ -91,7 +91,15 @@ pub const KERNELS: &[Kernel] = &[
     Kernel {
         source: "cuda-gl/examples/kernels/examples.cu",
         ptx: "cuda-gl/examples/kernels/examples.ptx",
-        entries: &["sine_wave", "sobel_rgba8", "sample_rgba"],
+        entries: &[
+            "sine_wave",
+            "sobel_rgba8",
+            "sample_rgba",
+            "view_sums",
+            "wobble_grid",
+            "grid_indices",
+            "stripes_rgba8",
+        ],
     },
 ];
 
