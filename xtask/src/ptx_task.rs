@@ -99,6 +99,7 @@ pub const KERNELS: &[Kernel] = &[
             "wobble_grid",
             "grid_indices",
             "stripes_rgba8",
+            "gradient_rgba8",
         ],
     },
 ];

@@ -202,3 +202,16 @@ extern "C" __global__ void stripes_rgba8(cudaSurfaceObject_t surface, int width,
         }
     }
 }
+
+// ---- 00_whole_cycle -----------------------------------------------------------------------
+
+// Pixel (x, y) of 00's (the README's whole cycle) width x height RGBA8 frame `frame`, written
+// into a mapped pixel buffer, row y at y * width: integers only, so the CPU check is exact.
+extern "C" __global__ void gradient_rgba8(uchar4* out, int width, int height, unsigned frame)
+{
+    for (int y = blockIdx.y * blockDim.y + threadIdx.y; y < height; y += gridDim.y * blockDim.y) {
+        for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < width; x += gridDim.x * blockDim.x) {
+            out[(size_t)y * width + x] = make_uchar4(x & 255, y & 255, frame & 255, 255);
+        }
+    }
+}
