@@ -164,13 +164,7 @@ fn interop_works(ctx: &std::sync::Arc<Context>, name: u32, seed: u32) -> cuda_gl
     let mapped = res.map(&stream)?;
     // SAFETY: the mapped buffer holds N words and stays mapped until the unmap below, which is
     // ordered after the launch on the same stream.
-    unsafe {
-        fill.launch(
-            LaunchConfig::for_elements(N as u32),
-            &stream,
-            (mapped.device_ptr(), N as u32, seed),
-        )
-    }?;
+    unsafe { launch_words(&fill, &stream, mapped.device_ptr(), N, seed) }?;
     mapped.unmap()?;
     stream.synchronize()?;
     assert_eq!(read_gl_buffer(name, N), pattern_words(N, seed));
@@ -219,14 +213,7 @@ fn gl_context_destroyed_while_mapped() {
             let mapped = res.map(&g.stream).unwrap();
             // SAFETY: N words, mapped until the unmap below; the stream is synchronized before
             // the GL context goes away, so the kernel is done with the memory.
-            unsafe {
-                fill.launch(
-                    LaunchConfig::for_elements(N as u32),
-                    &g.stream,
-                    (mapped.device_ptr(), N as u32, 3u32),
-                )
-            }
-            .unwrap();
+            unsafe { launch_words(&fill, &g.stream, mapped.device_ptr(), N, 3u32) }.unwrap();
             g.stream.synchronize().unwrap();
             drop(owner); // the window closes while the buffer is mapped
             outcome(
@@ -312,13 +299,7 @@ fn primary_context_reset_under_live_resources() {
             buf.map(&stream).map(|m| m.size()),
         );
         // SAFETY: the scratch buffer holds N words (if the launch is accepted at all).
-        let launched = unsafe {
-            fill.launch(
-                LaunchConfig::for_elements(N as u32),
-                &stream,
-                (scratch.device_ptr(), N as u32, 1u32),
-            )
-        };
+        let launched = unsafe { launch_words(&fill, &stream, scratch.device_ptr(), N, 1u32) };
         outcome("launch a kernel", launched);
         outcome("synchronize the stream", stream.synchronize());
         outcome(
@@ -457,13 +438,7 @@ fn gl_buffer_deleted_while_registered() {
         println!("glDeleteBuffers of a registered buffer: GL error {gl_error:#x}");
         let written = res.map(&g.stream).and_then(|m| {
             // SAFETY: N words while mapped; if the driver kept the storage, it is still N words.
-            unsafe {
-                fill.launch(
-                    LaunchConfig::for_elements(N as u32),
-                    &g.stream,
-                    (m.device_ptr(), N as u32, 4u32),
-                )
-            }?;
+            unsafe { launch_words(&fill, &g.stream, m.device_ptr(), N, 4u32) }?;
             m.unmap()
         });
         outcome("map and write after glDeleteBuffers", written);

@@ -82,14 +82,7 @@ fn kernel_writes_buffer_and_gl_reads_exact_bytes() {
         let mapped = res.map(&g.stream).unwrap();
         // SAFETY: the mapped buffer holds N u32 words and stays mapped until the guard drops,
         // after the launch in stream order.
-        unsafe {
-            fill.launch(
-                LaunchConfig::for_elements(N as u32),
-                &g.stream,
-                (mapped.device_ptr(), N as u32, 0xABCD_u32),
-            )
-        }
-        .unwrap();
+        unsafe { launch_words(&fill, &g.stream, mapped.device_ptr(), N, 0xABCD_u32) }.unwrap();
     }
     g.stream.synchronize().unwrap();
     assert_eq!(read_gl_buffer(name, N), pattern_words(N, 0xABCD));
@@ -215,14 +208,7 @@ fn set_map_flags_then_map() {
         let mapped = res.map(&g.stream).unwrap();
         if flags != MapFlags::ReadOnly {
             // SAFETY: N words, mapped until the guard drops.
-            unsafe {
-                fill.launch(
-                    LaunchConfig::for_elements(N as u32),
-                    &g.stream,
-                    (mapped.device_ptr(), N as u32, seed),
-                )
-            }
-            .unwrap();
+            unsafe { launch_words(&fill, &g.stream, mapped.device_ptr(), N, seed) }.unwrap();
         }
         drop(mapped);
         g.stream.synchronize().unwrap();
@@ -237,26 +223,13 @@ fn surface_write_into_texture_that_gl_reads() {
     let Some(g) = gpu() else { return };
     let (w, h) = (333usize, 97usize);
     let tex = gl_texture_rgba8(w as i32, h as i32, 1);
-    let mut res = RegisteredImage::register(
-        &g.ctx,
-        tex,
-        ImageTarget::Texture2D,
-        RegisterFlags::SURFACE_LOAD_STORE | RegisterFlags::WRITE_DISCARD,
-    )
-    .unwrap();
+    let mut res = register_for_surface(&g.ctx, tex, ImageTarget::Texture2D);
     let write = g.kernels.function("surface_fill_rgba8").unwrap();
     for seed in [1u32, 2, 3] {
         let mapped = res.map(&g.stream).unwrap();
         let surface = mapped.surface().unwrap();
         // SAFETY: the surface covers the w x h texture and lives until the guard drops.
-        unsafe {
-            write.launch(
-                LaunchConfig::for_image(w as u32, h as u32),
-                &g.stream,
-                (surface, w as i32, h as i32, seed),
-            )
-        }
-        .unwrap();
+        unsafe { launch_image(&write, &g.stream, surface, (w, h), seed) }.unwrap();
         drop(mapped);
         g.stream.synchronize().unwrap();
         let texels = read_texture_rgba8(tex, w, h, 0);
@@ -673,14 +646,7 @@ fn two_threads_with_their_own_gl_contexts() {
                     {
                         let m = res.map(&stream).unwrap();
                         // SAFETY: N words, mapped until the guard drops.
-                        unsafe {
-                            fill.launch(
-                                LaunchConfig::for_elements(N as u32),
-                                &stream,
-                                (m.device_ptr(), N as u32, seed),
-                            )
-                        }
-                        .unwrap();
+                        unsafe { launch_words(&fill, &stream, m.device_ptr(), N, seed) }.unwrap();
                     }
                     stream.synchronize().unwrap();
                     assert_eq!(read_gl_buffer(name, N), pattern_words(N, seed));

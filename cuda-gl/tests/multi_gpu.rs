@@ -171,14 +171,7 @@ fn interop_loop(ordinal: usize, until: std::time::Instant) -> LoopReport {
             let mapped = res.map(&g.stream).unwrap();
             // SAFETY: the buffer holds WORDS u32 words and stays mapped until the guard drops,
             // after the launch in stream order.
-            unsafe {
-                fill.launch(
-                    cuda_gl::LaunchConfig::for_elements(WORDS as u32),
-                    &g.stream,
-                    (mapped.device_ptr(), WORDS as u32, seed),
-                )
-            }
-            .unwrap();
+            unsafe { launch_words(&fill, &g.stream, mapped.device_ptr(), WORDS, seed) }.unwrap();
             mapped.unmap().unwrap();
         }
         let got = read_gl_buffer(name, WORDS);

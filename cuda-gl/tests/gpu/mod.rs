@@ -5,7 +5,10 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use cuda_gl::egl::HeadlessContext;
-use cuda_gl::{Context, Device, Module, Stream, StreamFlags};
+use cuda_gl::{
+    AsStream, Context, Device, Function, ImageTarget, KernelParam, LaunchConfig, Module,
+    RegisterFlags, RegisteredImage, Stream, StreamFlags,
+};
 use std::sync::Arc;
 
 /// The test kernels, compiled by `cargo xtask ptx`.
@@ -49,16 +52,22 @@ pub fn gpu_on(ordinal: usize) -> Option<Gpu> {
             ));
         }
     };
+    Some(gpu_with(device, gl))
+}
+
+/// A CUDA context, stream and the test kernels on `device`, next to its GL context `gl` (made
+/// before them).
+pub fn gpu_with(device: Device, gl: HeadlessContext) -> Gpu {
     let ctx = Context::new(&device).expect("retain the primary context");
     let stream = Stream::new(&ctx, StreamFlags::NonBlocking).expect("create a stream");
     let kernels = Module::from_ptx(&ctx, TEST_PTX).expect("load the test kernels");
-    Some(Gpu {
+    Gpu {
         kernels,
         stream,
         ctx,
         device,
         gl,
-    })
+    }
 }
 
 /// [`gpu_on`] device 0.
@@ -73,6 +82,63 @@ pub fn pattern(i: u32, seed: u32) -> u32 {
 
 pub fn pattern_words(n: usize, seed: u32) -> Vec<u32> {
     (0..n as u32).map(|i| pattern(i, seed)).collect()
+}
+
+/// Launches a 1-D kernel of the shape `kernel(ptr, unsigned n, arg)` (`fill_u32` and its kin)
+/// over `words` elements.
+///
+/// # Safety
+/// Those of [`Function::launch`]: `ptr` addresses `words` elements the kernel may touch, valid
+/// (mapped) until the kernel is done in `stream`'s order.
+pub unsafe fn launch_words<P: KernelParam, A: KernelParam>(
+    kernel: &Function,
+    stream: &impl AsStream,
+    ptr: P,
+    words: usize,
+    arg: A,
+) -> cuda_gl::Result<()> {
+    // SAFETY: the caller's preconditions.
+    unsafe {
+        kernel.launch(
+            LaunchConfig::for_elements(words as u32),
+            stream,
+            (ptr, words as u32, arg),
+        )
+    }
+}
+
+/// Launches a 2-D kernel of the shape `kernel(image, int w, int h, arg)` (`surface_fill_rgba8`
+/// and its kin) over `w` x `h` texels.
+///
+/// # Safety
+/// Those of [`Function::launch`]: `image` covers `w` x `h` texels and stays valid (mapped) until
+/// the kernel is done in `stream`'s order.
+pub unsafe fn launch_image<I: KernelParam, A: KernelParam>(
+    kernel: &Function,
+    stream: &impl AsStream,
+    image: I,
+    (w, h): (usize, usize),
+    arg: A,
+) -> cuda_gl::Result<()> {
+    // SAFETY: the caller's preconditions.
+    unsafe {
+        kernel.launch(
+            LaunchConfig::for_image(w as u32, h as u32),
+            stream,
+            (image, w as i32, h as i32, arg),
+        )
+    }
+}
+
+/// Registers texture `tex` for surface writes that replace its contents.
+pub fn register_for_surface(ctx: &Arc<Context>, tex: u32, target: ImageTarget) -> RegisteredImage {
+    RegisteredImage::register(
+        ctx,
+        tex,
+        target,
+        RegisterFlags::SURFACE_LOAD_STORE | RegisterFlags::WRITE_DISCARD,
+    )
+    .unwrap()
 }
 
 pub fn check_gl() {
