@@ -54,47 +54,6 @@ fn assert_all_equal(path: &str, bad: &[(u32, usize)], frames: u32) {
     eprintln!("{path}: {frames} frames, every one equal to the CPU reference");
 }
 
-/// An RGBA8 2D array texture of `layers` layers of `W` x `H`.
-fn gl_array_texture(layers: usize) -> u32 {
-    let mut name = 0;
-    // SAFETY: the test's GL context is current.
-    unsafe {
-        gl::GenTextures(1, &mut name);
-        gl::BindTexture(gl::TEXTURE_2D_ARRAY, name);
-        gl::TexStorage3D(
-            gl::TEXTURE_2D_ARRAY,
-            1,
-            gl::RGBA8,
-            W as i32,
-            H as i32,
-            layers as i32,
-        );
-        gl::BindTexture(gl::TEXTURE_2D_ARRAY, 0);
-    }
-    check_gl();
-    name
-}
-
-/// Every layer of a 2D array texture made by [`gl_array_texture`], layer after layer.
-fn read_array_texture(name: u32, layers: usize) -> Vec<u32> {
-    let mut out = vec![0u32; W * H * layers];
-    // SAFETY: the test's GL context is current; `out` holds every texel of every layer.
-    unsafe {
-        gl::BindTexture(gl::TEXTURE_2D_ARRAY, name);
-        gl::PixelStorei(gl::PACK_ALIGNMENT, 1);
-        gl::GetTexImage(
-            gl::TEXTURE_2D_ARRAY,
-            0,
-            gl::RGBA,
-            gl::UNSIGNED_BYTE,
-            out.as_mut_ptr().cast(),
-        );
-        gl::BindTexture(gl::TEXTURE_2D_ARRAY, 0);
-    }
-    check_gl();
-    out
-}
-
 /// PBO path: map the buffer, `fill_u32`, unmap, `glTexSubImage2D` from it, read the texture.
 #[test]
 fn pbo_path_every_frame_equals_the_reference() {
@@ -163,7 +122,7 @@ fn surface_path_every_frame_equals_the_reference() {
 fn k_frames_per_map_every_frame_equals_the_reference() {
     const K: usize = 4;
     let Some(g) = gpu() else { return };
-    let tex = gl_array_texture(K);
+    let tex = gl_texture_array_rgba8(W, H, K, None);
     let mut res = register_for_surface(&g.ctx, tex, ImageTarget::Texture2DArray);
     let fill = g.kernels.function("surface_fill_rgba8").unwrap();
     let mut bad = Vec::new();
@@ -179,7 +138,7 @@ fn k_frames_per_map_every_frame_equals_the_reference() {
             unsafe { launch_image(&fill, &g.stream, surface, (W, H), seed) }.unwrap();
         }
         mapped.unmap().unwrap();
-        let all = read_array_texture(tex, K);
+        let all = read_texture_array_rgba8(tex, W, H, K);
         for (layer, got) in all.chunks_exact(W * H).enumerate() {
             let f = handoff * K as u32 + layer as u32;
             let n = mismatches(got, seed_of(f));
@@ -209,7 +168,7 @@ fn ring_of_three_in_flight_every_frame_equals_the_reference() {
         .iter()
         .map(|&t| register_for_surface(&g.ctx, t, ImageTarget::Texture2D))
         .collect();
-    let history = gl_array_texture(HISTORY);
+    let history = gl_texture_array_rgba8(W, H, HISTORY, None);
     let fill = g.kernels.function("surface_fill_rgba8").unwrap();
     let mut bad = Vec::new();
     for f in 0..FRAMES {
@@ -242,7 +201,7 @@ fn ring_of_three_in_flight_every_frame_equals_the_reference() {
         }
         let last = f + 1 == FRAMES;
         if f as usize % HISTORY == HISTORY - 1 || last {
-            let all = read_array_texture(history, HISTORY);
+            let all = read_texture_array_rgba8(history, W, H, HISTORY);
             let first = f - f % HISTORY as u32;
             for frame in first..=f {
                 let layer = frame as usize % HISTORY;

@@ -17,62 +17,6 @@ const W: usize = 64;
 const H: usize = 32;
 const LAYERS: usize = 6;
 
-/// A `GL_TEXTURE_2D_ARRAY` of RGBA8, `layers` layers of W x H, zero-filled.
-fn gl_texture_array_rgba8(layers: usize) -> u32 {
-    let mut name = 0;
-    let zeros = vec![0u32; W * H * layers];
-    // SAFETY: a context is current; `zeros` holds every texel of every layer.
-    unsafe {
-        gl::GenTextures(1, &mut name);
-        gl::BindTexture(gl::TEXTURE_2D_ARRAY, name);
-        gl::TexStorage3D(
-            gl::TEXTURE_2D_ARRAY,
-            1,
-            gl::RGBA8,
-            W as i32,
-            H as i32,
-            layers as i32,
-        );
-        gl::PixelStorei(gl::UNPACK_ALIGNMENT, 1);
-        gl::TexSubImage3D(
-            gl::TEXTURE_2D_ARRAY,
-            0,
-            0,
-            0,
-            0,
-            W as i32,
-            H as i32,
-            layers as i32,
-            gl::RGBA,
-            gl::UNSIGNED_BYTE,
-            zeros.as_ptr().cast(),
-        );
-        gl::BindTexture(gl::TEXTURE_2D_ARRAY, 0);
-    }
-    check_gl();
-    name
-}
-
-/// Every layer of a W x H RGBA8 2D array texture, as packed u32 texels, layer after layer.
-fn read_texture_array_rgba8(name: u32, layers: usize) -> Vec<u32> {
-    let mut out = vec![0u32; W * H * layers];
-    // SAFETY: a context is current; `out` has room for every texel of every layer.
-    unsafe {
-        gl::BindTexture(gl::TEXTURE_2D_ARRAY, name);
-        gl::PixelStorei(gl::PACK_ALIGNMENT, 1);
-        gl::GetTexImage(
-            gl::TEXTURE_2D_ARRAY,
-            0,
-            gl::RGBA,
-            gl::UNSIGNED_BYTE,
-            out.as_mut_ptr().cast(),
-        );
-        gl::BindTexture(gl::TEXTURE_2D_ARRAY, 0);
-    }
-    check_gl();
-    out
-}
-
 /// `glTexSubImage2D` of `texels` (W x H packed RGBA8) into level 0 of 2D texture `name`, from
 /// client memory.
 fn gl_upload_rgba8(name: u32, texels: &[u32]) {
@@ -158,7 +102,7 @@ fn copy_from_host_is_what_gl_reads() {
 #[test]
 fn layered_texture_layers_round_trip_and_level_zero_is_layered() {
     let Some(g) = gpu() else { return };
-    let tex = gl_texture_array_rgba8(LAYERS);
+    let tex = gl_texture_array_rgba8(W, H, LAYERS, Some(&vec![0u32; W * H * LAYERS]));
     let mut image = RegisteredImage::register(
         &g.ctx,
         tex,
@@ -194,7 +138,7 @@ fn layered_texture_layers_round_trip_and_level_zero_is_layered() {
         assert_eq!(&every[2 * W * H..3 * W * H], &layer2[..]);
         assert!(every[..2 * W * H].iter().all(|&t| t == 0));
     }
-    let gl_view = read_texture_array_rgba8(tex, LAYERS);
+    let gl_view = read_texture_array_rgba8(tex, W, H, LAYERS);
     assert_eq!(&gl_view[2 * W * H..3 * W * H], &layer2[..]);
     assert!(gl_view[3 * W * H..].iter().all(|&t| t == 0));
     drop(image);
@@ -434,7 +378,7 @@ fn batch_of_a_buffer_and_a_texture_writes_both_through_the_batch() {
 #[test]
 fn one_launch_writes_four_layers_through_layer_surfaces() {
     let Some(g) = gpu() else { return };
-    let tex = gl_texture_array_rgba8(LAYERS);
+    let tex = gl_texture_array_rgba8(W, H, LAYERS, Some(&vec![0u32; W * H * LAYERS]));
     let flags = RegisterFlags::SURFACE_LOAD_STORE;
     let mut image = RegisteredImage::register_texture(&g.ctx, tex, flags).unwrap();
     assert_eq!(image.target(), ImageTarget::Texture2DArray);
@@ -468,7 +412,7 @@ fn one_launch_writes_four_layers_through_layer_surfaces() {
             "{err:?}"
         );
     }
-    let all = read_texture_array_rgba8(tex, LAYERS);
+    let all = read_texture_array_rgba8(tex, W, H, LAYERS);
     for layer in 0..LAYERS {
         let got = &all[layer * W * H..(layer + 1) * W * H];
         if (1..5).contains(&layer) {
@@ -489,7 +433,7 @@ fn one_launch_writes_four_layers_through_layer_surfaces() {
 fn register_texture_asks_gl_for_the_target() {
     let Some(g) = gpu() else { return };
     let flat = gl_texture_rgba8(W as i32, H as i32, 1);
-    let layered = gl_texture_array_rgba8(2);
+    let layered = gl_texture_array_rgba8(W, H, 2, Some(&vec![0u32; W * H * 2]));
     let image = RegisteredImage::register_texture(&g.ctx, flat, RegisterFlags::NONE).unwrap();
     assert_eq!(image.target(), ImageTarget::Texture2D);
     drop(image);

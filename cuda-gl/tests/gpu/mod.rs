@@ -206,19 +206,80 @@ pub fn gl_texture_rgba8(width: i32, height: i32, levels: i32) -> u32 {
 
 /// Reads level `level` of an RGBA8 2D texture as packed u32 texels.
 pub fn read_texture_rgba8(name: u32, width: usize, height: usize, level: i32) -> Vec<u32> {
-    let mut out = vec![0u32; width * height];
+    read_tex_image_rgba8(gl::TEXTURE_2D, name, level, width * height)
+}
+
+/// An RGBA8 2D array texture of `layers` layers of `width` x `height`, one level, filled with
+/// `data` (every texel of every layer) when given.
+pub fn gl_texture_array_rgba8(
+    width: usize,
+    height: usize,
+    layers: usize,
+    data: Option<&[u32]>,
+) -> u32 {
+    let mut name = 0;
+    // SAFETY: a context is current; `data`, when given, holds every texel of every layer.
+    unsafe {
+        gl::GenTextures(1, &mut name);
+        gl::BindTexture(gl::TEXTURE_2D_ARRAY, name);
+        gl::TexStorage3D(
+            gl::TEXTURE_2D_ARRAY,
+            1,
+            gl::RGBA8,
+            width as i32,
+            height as i32,
+            layers as i32,
+        );
+        if let Some(data) = data {
+            assert_eq!(data.len(), width * height * layers);
+            gl::PixelStorei(gl::UNPACK_ALIGNMENT, 1);
+            gl::TexSubImage3D(
+                gl::TEXTURE_2D_ARRAY,
+                0,
+                0,
+                0,
+                0,
+                width as i32,
+                height as i32,
+                layers as i32,
+                gl::RGBA,
+                gl::UNSIGNED_BYTE,
+                data.as_ptr().cast(),
+            );
+        }
+        gl::BindTexture(gl::TEXTURE_2D_ARRAY, 0);
+    }
+    check_gl();
+    name
+}
+
+/// Every layer of a `width` x `height` RGBA8 2D array texture, as packed u32 texels, layer after
+/// layer.
+pub fn read_texture_array_rgba8(name: u32, width: usize, height: usize, layers: usize) -> Vec<u32> {
+    read_tex_image_rgba8(gl::TEXTURE_2D_ARRAY, name, 0, width * height * layers)
+}
+
+/// `glGetTexImage` of level `level` of texture `name` bound to `target`, as `texels` packed
+/// RGBA8 u32 texels (every layer, for an array).
+pub fn read_tex_image_rgba8(
+    target: gl::types::GLenum,
+    name: u32,
+    level: i32,
+    texels: usize,
+) -> Vec<u32> {
+    let mut out = vec![0u32; texels];
     // SAFETY: a context is current; `out` has room for the level's texels.
     unsafe {
-        gl::BindTexture(gl::TEXTURE_2D, name);
+        gl::BindTexture(target, name);
         gl::PixelStorei(gl::PACK_ALIGNMENT, 1);
         gl::GetTexImage(
-            gl::TEXTURE_2D,
+            target,
             level,
             gl::RGBA,
             gl::UNSIGNED_BYTE,
             out.as_mut_ptr().cast(),
         );
-        gl::BindTexture(gl::TEXTURE_2D, 0);
+        gl::BindTexture(target, 0);
     }
     check_gl();
     out
