@@ -178,8 +178,7 @@ fn gl_context_destroyed_while_registered() {
         let g = gpu()?;
         // A second GL context owns the buffer; it is destroyed while current on this thread.
         let owner = HeadlessContext::for_cuda_device(&g.device).unwrap();
-        let name = gl_buffer(N * 4, None);
-        let mut res = RegisteredBuffer::register(&g.ctx, name, RegisterFlags::NONE).unwrap();
+        let (_, mut res) = registered_buffer(&g.ctx, N * 4, RegisterFlags::NONE);
         drop(owner);
         outcome(
             "map with no GL context current (the owner was destroyed)",
@@ -206,8 +205,7 @@ fn gl_context_destroyed_while_mapped() {
     fault_test("gl_context_destroyed_while_mapped", || {
         let g = gpu()?;
         let owner = HeadlessContext::for_cuda_device(&g.device).unwrap();
-        let name = gl_buffer(N * 4, None);
-        let mut res = RegisteredBuffer::register(&g.ctx, name, RegisterFlags::NONE).unwrap();
+        let (_, mut res) = registered_buffer(&g.ctx, N * 4, RegisterFlags::NONE);
         let fill = g.kernels.function("fill_u32").unwrap();
         {
             let mapped = res.map(&g.stream).unwrap();
@@ -353,8 +351,7 @@ fn kernel_faults_while_a_resource_is_mapped() {
             device,
             gl,
         } = gpu()?;
-        let name = gl_buffer(N * 4, None);
-        let mut res = RegisteredBuffer::register(&ctx, name, RegisterFlags::NONE).unwrap();
+        let (name, mut res) = registered_buffer(&ctx, N * 4, RegisterFlags::NONE);
         let bad = kernels.function("fault_illegal_address").unwrap();
         let one = LaunchConfig {
             grid: (1, 1, 1),
@@ -429,8 +426,7 @@ fn kernel_faults_while_a_resource_is_mapped() {
 fn gl_buffer_deleted_while_registered() {
     fault_test("gl_buffer_deleted_while_registered", || {
         let g = gpu()?;
-        let name = gl_buffer(N * 4, None);
-        let mut res = RegisteredBuffer::register(&g.ctx, name, RegisterFlags::NONE).unwrap();
+        let (name, mut res) = registered_buffer(&g.ctx, N * 4, RegisterFlags::NONE);
         let fill = g.kernels.function("fill_u32").unwrap();
         delete_buffer(name);
         // SAFETY: the test's GL context is current on this thread.

@@ -92,8 +92,7 @@ fn soak_map_write_unmap_cycles() {
     let cycles = env_or("CUDA_GL_SOAK_MAP_CYCLES", 100_000);
     let warmup = (cycles / 10).min(1000);
     const WORDS: usize = 64 * 1024;
-    let name = gl_buffer(WORDS * 4, None);
-    let mut res = RegisteredBuffer::register(&g.ctx, name, RegisterFlags::WRITE_DISCARD).unwrap();
+    let (name, mut res) = registered_buffer(&g.ctx, WORDS * 4, RegisterFlags::WRITE_DISCARD);
     let fill = g.kernels.function("fill_u32").unwrap();
     let (mut start, mut peak) = (snapshot(&g), Snapshot { device: 0, rss: 0 });
     let mut timer = Instant::now();
@@ -176,9 +175,7 @@ fn soak_register_cycles_over_changing_sizes() {
         if i.is_multiple_of(2) {
             let bytes = BUFFER_BYTES[(i as usize / 2) % BUFFER_BYTES.len()];
             let words = bytes / 4;
-            let name = gl_buffer(bytes, None);
-            let mut res =
-                RegisteredBuffer::register(&g.ctx, name, RegisterFlags::WRITE_DISCARD).unwrap();
+            let (name, mut res) = registered_buffer(&g.ctx, bytes, RegisterFlags::WRITE_DISCARD);
             let mapped = res.map(&g.stream).unwrap();
             assert_eq!(mapped.size(), bytes);
             // SAFETY: `words` words are mapped until the unmap, ordered after the launch.

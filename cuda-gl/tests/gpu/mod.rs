@@ -7,7 +7,7 @@
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::{
     AsStream, Context, Device, Function, ImageTarget, KernelParam, LaunchConfig, Module,
-    RegisterFlags, RegisteredImage, Stream, StreamFlags,
+    RegisterFlags, RegisteredBuffer, RegisteredImage, Stream, StreamFlags,
 };
 use std::sync::Arc;
 
@@ -181,6 +181,25 @@ pub fn read_gl_buffer(name: u32, words: usize) -> Vec<u32> {
     }
     check_gl();
     out
+}
+
+/// A GL buffer of `bytes` bytes (contents undefined) and its registration in `ctx`.
+pub fn registered_buffer(
+    ctx: &Arc<Context>,
+    bytes: usize,
+    flags: RegisterFlags,
+) -> (u32, RegisteredBuffer) {
+    let name = gl_buffer(bytes, None);
+    let res = RegisteredBuffer::register(ctx, name, flags).unwrap();
+    (name, res)
+}
+
+/// Unregisters `res`, checks that no drop error was recorded in `ctx`, and deletes GL buffer
+/// `name`.
+pub fn unregister_and_delete(ctx: &Context, res: RegisteredBuffer, name: u32) {
+    res.unregister().unwrap();
+    ctx.check_drop_errors().unwrap();
+    delete_buffer(name);
 }
 
 pub fn delete_buffer(name: u32) {
