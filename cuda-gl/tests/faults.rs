@@ -172,6 +172,17 @@ fn interop_works(ctx: &std::sync::Arc<Context>, name: u32, seed: u32) -> cuda_gl
     ctx.check_drop_errors()
 }
 
+/// Unregisters `res` (printing the outcome) and the drop errors recorded, then the recovery:
+/// objects of the surviving GL context (current again) work as before.
+fn unregister_and_recover(g: &Gpu, res: RegisteredBuffer, seed: u32) {
+    outcome("unregister", res.unregister());
+    println!("drop errors recorded: {}", report_drop_errors(&g.ctx));
+    let fresh = gl_buffer(N * 4, None);
+    interop_works(&g.ctx, fresh, seed).unwrap();
+    println!("recovery: a buffer of the surviving GL context maps and is written again");
+    delete_buffer(fresh);
+}
+
 #[test]
 fn gl_context_destroyed_while_registered() {
     fault_test("gl_context_destroyed_while_registered", || {
@@ -189,13 +200,7 @@ fn gl_context_destroyed_while_registered() {
             "map with another GL context current",
             res.map(&g.stream).map(|m| m.size()),
         );
-        outcome("unregister", res.unregister());
-        println!("drop errors recorded: {}", report_drop_errors(&g.ctx));
-        // Recovery: objects of the surviving GL context work as before.
-        let fresh = gl_buffer(N * 4, None);
-        interop_works(&g.ctx, fresh, 11).unwrap();
-        println!("recovery: a buffer of the surviving GL context maps and is written again");
-        delete_buffer(fresh);
+        unregister_and_recover(&g, res, 11);
         Some(())
     });
 }
@@ -225,12 +230,7 @@ fn gl_context_destroyed_while_mapped() {
             "map again with another GL context current",
             res.map(&g.stream).map(|m| m.size()),
         );
-        outcome("unregister", res.unregister());
-        println!("drop errors recorded: {}", report_drop_errors(&g.ctx));
-        let fresh = gl_buffer(N * 4, None);
-        interop_works(&g.ctx, fresh, 12).unwrap();
-        println!("recovery: a buffer of the surviving GL context maps and is written again");
-        delete_buffer(fresh);
+        unregister_and_recover(&g, res, 12);
         Some(())
     });
 }

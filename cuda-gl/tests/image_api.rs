@@ -17,32 +17,6 @@ const W: usize = 64;
 const H: usize = 32;
 const LAYERS: usize = 6;
 
-/// `glTexSubImage2D` of `texels` (W x H packed RGBA8) into level 0 of 2D texture `name`, from
-/// client memory.
-fn gl_upload_rgba8(name: u32, texels: &[u32]) {
-    assert_eq!(texels.len(), W * H);
-    // SAFETY: a context is current, no pixel unpack buffer is bound, and `texels` holds the
-    // W x H texels read.
-    unsafe {
-        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
-        gl::BindTexture(gl::TEXTURE_2D, name);
-        gl::PixelStorei(gl::UNPACK_ALIGNMENT, 1);
-        gl::TexSubImage2D(
-            gl::TEXTURE_2D,
-            0,
-            0,
-            0,
-            W as i32,
-            H as i32,
-            gl::RGBA,
-            gl::UNSIGNED_BYTE,
-            texels.as_ptr().cast(),
-        );
-        gl::BindTexture(gl::TEXTURE_2D, 0);
-    }
-    check_gl();
-}
-
 #[test]
 fn array_parameters_are_one_struct_of_their_elements() {
     // No GPU needed: the sizes `launch` checks against the PTX declaration.
@@ -56,7 +30,7 @@ fn gl_written_texture_reads_back_through_copy_to_host() {
     let Some(g) = gpu() else { return };
     let tex = gl_texture_rgba8(W as i32, H as i32, 1);
     let data = pattern_words(W * H, 0x5EED);
-    gl_upload_rgba8(tex, &data);
+    upload_texels_rgba8(tex, W, H, &data, true);
     let mut image = RegisteredImage::register(
         &g.ctx,
         tex,
@@ -150,7 +124,7 @@ fn copy_into_a_device_buffer_then_to_vec() {
     let Some(g) = gpu() else { return };
     let tex = gl_texture_rgba8(W as i32, H as i32, 1);
     let data = pattern_words(W * H, 0xBEEF);
-    gl_upload_rgba8(tex, &data);
+    upload_texels_rgba8(tex, W, H, &data, true);
     let mut image =
         RegisteredImage::register(&g.ctx, tex, ImageTarget::Texture2D, RegisterFlags::NONE)
             .unwrap();
@@ -175,7 +149,7 @@ fn wrong_sizes_and_read_only_images_are_refused_without_touching_memory() {
     let Some(g) = gpu() else { return };
     let tex = gl_texture_rgba8(W as i32, H as i32, 1);
     let data = pattern_words(W * H, 11);
-    gl_upload_rgba8(tex, &data);
+    upload_texels_rgba8(tex, W, H, &data, true);
     let mut image =
         RegisteredImage::register(&g.ctx, tex, ImageTarget::Texture2D, RegisterFlags::NONE)
             .unwrap();
@@ -250,7 +224,7 @@ fn copies_between_an_image_a_mapped_buffer_and_another_image() {
     let src_tex = gl_texture_rgba8(W as i32, H as i32, 1);
     let dst_tex = gl_texture_rgba8(W as i32, H as i32, 1);
     let data = pattern_words(W * H, 0xF00D);
-    gl_upload_rgba8(src_tex, &data);
+    upload_texels_rgba8(src_tex, W, H, &data, true);
     let pbo = gl_buffer(W * H * 4, None);
     let flags = RegisterFlags::NONE;
     let mut src =

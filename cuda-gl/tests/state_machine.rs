@@ -234,24 +234,7 @@ impl Env<'_> {
             NewObject::Texture { w, h } => {
                 let tex = gl_texture_rgba8(w as i32, h as i32, 1);
                 let data = pattern_words(w * h, seed);
-                // SAFETY: the GL context is current; `data` holds w * h RGBA8 texels.
-                unsafe {
-                    gl::BindTexture(gl::TEXTURE_2D, tex);
-                    gl::PixelStorei(gl::UNPACK_ALIGNMENT, 1);
-                    gl::TexSubImage2D(
-                        gl::TEXTURE_2D,
-                        0,
-                        0,
-                        0,
-                        w as i32,
-                        h as i32,
-                        gl::RGBA,
-                        gl::UNSIGNED_BYTE,
-                        data.as_ptr().cast(),
-                    );
-                    gl::BindTexture(gl::TEXTURE_2D, 0);
-                }
-                check_gl();
+                upload_texels_rgba8(tex, w, h, &data, false);
                 tex
             }
         };

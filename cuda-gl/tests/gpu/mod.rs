@@ -312,10 +312,48 @@ pub fn delete_texture(name: u32) {
 /// `glTexSubImage2D` of a whole `width` x `height` RGBA8 texture from pixel buffer `pbo` (a
 /// GPU-side copy), then checks for a GL error.
 pub fn upload_from_pbo(pbo: u32, tex: u32, width: usize, height: usize) {
-    // SAFETY: a context is current; both names are live; with a PIXEL_UNPACK_BUFFER bound the
-    // null pointer is offset 0 of the PBO, which the callers size to width * height * 4 bytes.
+    // SAFETY: with a PIXEL_UNPACK_BUFFER bound the null pointer is offset 0 of the PBO, which
+    // the callers size to width * height * 4 bytes.
+    unsafe { upload_rgba8(Some(pbo), tex, width, height, std::ptr::null()) };
+}
+
+/// `glTexSubImage2D` of `texels` (`width` x `height` packed RGBA8) into level 0 of 2D texture
+/// `tex`, from client memory, then checks for a GL error. `unbind_pbo` first binds no pixel
+/// unpack buffer (for callers that cannot tell whether one is bound).
+pub fn upload_texels_rgba8(
+    tex: u32,
+    width: usize,
+    height: usize,
+    texels: &[u32],
+    unbind_pbo: bool,
+) {
+    assert_eq!(texels.len(), width * height);
+    let unpack = unbind_pbo.then_some(0);
+    // SAFETY: `texels` holds the `width` x `height` texels read; with `unbind_pbo` false the
+    // callers have no pixel unpack buffer bound.
+    unsafe { upload_rgba8(unpack, tex, width, height, texels.as_ptr().cast()) };
+}
+
+/// `glTexSubImage2D` of a whole `width` x `height` RGBA8 level 0 of 2D texture `tex` from
+/// `pixels`, then checks for a GL error. With `unpack` given, pixel unpack buffer `unpack` (0:
+/// none) is bound first, and a non-zero one is unbound after.
+///
+/// # Safety
+/// 1. A GL context is current and `tex` is live.
+/// 2. `pixels` is valid for `width * height * 4` bytes: a client pointer when no pixel unpack
+///    buffer is bound, otherwise an offset into that buffer.
+unsafe fn upload_rgba8(
+    unpack: Option<u32>,
+    tex: u32,
+    width: usize,
+    height: usize,
+    pixels: *const std::ffi::c_void,
+) {
+    // SAFETY: (1) and (2).
     unsafe {
-        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, pbo);
+        if let Some(pbo) = unpack {
+            gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, pbo);
+        }
         gl::BindTexture(gl::TEXTURE_2D, tex);
         gl::PixelStorei(gl::UNPACK_ALIGNMENT, 1);
         gl::TexSubImage2D(
@@ -327,10 +365,12 @@ pub fn upload_from_pbo(pbo: u32, tex: u32, width: usize, height: usize) {
             height as i32,
             gl::RGBA,
             gl::UNSIGNED_BYTE,
-            std::ptr::null(),
+            pixels,
         );
         gl::BindTexture(gl::TEXTURE_2D, 0);
-        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
+        if unpack.is_some_and(|pbo| pbo != 0) {
+            gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
+        }
     }
     check_gl();
 }
