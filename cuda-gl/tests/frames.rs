@@ -87,8 +87,7 @@ fn pbo_path_every_frame_equals_the_reference() {
 #[test]
 fn surface_path_every_frame_equals_the_reference() {
     let Some(g) = gpu() else { return };
-    let tex = gl_texture_rgba8(W as i32, H as i32, 1);
-    let mut res = register_for_surface(&g.ctx, tex, ImageTarget::Texture2D);
+    let (tex, mut res) = surface_texture_rgba8(&g.ctx, W, H);
     let fill = g.kernels.function("surface_fill_rgba8").unwrap();
     let mut bad = Vec::new();
     let mut handles = std::collections::HashSet::new();
@@ -279,8 +278,7 @@ fn assert_caught(bad_pixels: &[usize]) {
 #[test]
 fn slow_kernel_in_order_every_frame_equals_the_reference() {
     let Some(g) = gpu() else { return };
-    let tex = gl_texture_rgba8(W as i32, H as i32, 1);
-    let mut res = register_for_surface(&g.ctx, tex, ImageTarget::Texture2D);
+    let (tex, mut res) = surface_texture_rgba8(&g.ctx, W, H);
     let mut bad = Vec::new();
     for f in 0..BROKEN_FRAMES {
         let n = slow_frame(&g, &mut res, tex, &g.stream, false, seed_of(f));
@@ -299,8 +297,7 @@ fn slow_kernel_in_order_every_frame_equals_the_reference() {
 fn kernel_on_another_stream_is_caught() {
     let Some(g) = gpu() else { return };
     let other = Stream::new(&g.ctx, StreamFlags::NonBlocking).unwrap();
-    let tex = gl_texture_rgba8(W as i32, H as i32, 1);
-    let mut res = register_for_surface(&g.ctx, tex, ImageTarget::Texture2D);
+    let (tex, mut res) = surface_texture_rgba8(&g.ctx, W, H);
     let caught: Vec<usize> = (0..BROKEN_FRAMES)
         .map(|f| slow_frame(&g, &mut res, tex, &other, false, seed_of(f)))
         .collect();
@@ -315,8 +312,7 @@ fn kernel_on_another_stream_is_caught() {
 #[test]
 fn gl_read_before_unmap_is_caught() {
     let Some(g) = gpu() else { return };
-    let tex = gl_texture_rgba8(W as i32, H as i32, 1);
-    let mut res = register_for_surface(&g.ctx, tex, ImageTarget::Texture2D);
+    let (tex, mut res) = surface_texture_rgba8(&g.ctx, W, H);
     let caught: Vec<usize> = (0..BROKEN_FRAMES)
         .map(|f| slow_frame(&g, &mut res, tex, &g.stream, true, seed_of(f)))
         .collect();

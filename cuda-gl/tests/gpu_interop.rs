@@ -220,8 +220,7 @@ fn set_map_flags_then_map() {
 fn surface_write_into_texture_that_gl_reads() {
     let Some(g) = gpu() else { return };
     let (w, h) = (333usize, 97usize);
-    let tex = gl_texture_rgba8(w as i32, h as i32, 1);
-    let mut res = register_for_surface(&g.ctx, tex, ImageTarget::Texture2D);
+    let (tex, mut res) = surface_texture_rgba8(&g.ctx, w, h);
     let write = g.kernels.function("surface_fill_rgba8").unwrap();
     for seed in [1u32, 2, 3] {
         let mapped = res.map(&g.stream).unwrap();

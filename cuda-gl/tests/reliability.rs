@@ -190,8 +190,7 @@ fn soak_register_cycles_over_changing_sizes() {
             buffers += 1;
         } else {
             let (w, h) = TEXTURE_SIZES[(i as usize / 2) % TEXTURE_SIZES.len()];
-            let tex = gl_texture_rgba8(w as i32, h as i32, 1);
-            let mut res = register_for_surface(&g.ctx, tex, ImageTarget::Texture2D);
+            let (tex, mut res) = surface_texture_rgba8(&g.ctx, w, h);
             let mapped = res.map(&g.stream).unwrap();
             let array = mapped.array(0, 0).unwrap();
             assert_eq!((array.width(), array.height()), (w, h));

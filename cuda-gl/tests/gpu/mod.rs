@@ -141,6 +141,16 @@ pub fn register_for_surface(ctx: &Arc<Context>, tex: u32, target: ImageTarget) -
     .unwrap()
 }
 
+/// A one-level `width` x `height` RGBA8 2D texture, registered by [`register_for_surface`].
+pub fn surface_texture_rgba8(
+    ctx: &Arc<Context>,
+    width: usize,
+    height: usize,
+) -> (u32, RegisteredImage) {
+    let tex = gl_texture_rgba8(width as i32, height as i32, 1);
+    (tex, register_for_surface(ctx, tex, ImageTarget::Texture2D))
+}
+
 pub fn check_gl() {
     // SAFETY: a GL context is current on this thread (tests create one first).
     let err = unsafe { gl::GetError() };
