@@ -31,11 +31,8 @@ extern "C" __global__ void copy_check_u32(const unsigned* in, unsigned* out, uns
     }
 }
 
-// Writes pixel (x, y) of an RGBA8 surface as the bytes of p = pattern(y * width + x, seed),
-// little-endian: r = p & 0xff, g = (p >> 8) & 0xff, b = (p >> 16) & 0xff, a = p >> 24. Read back
-// as one 32-bit little-endian word per pixel, the surface therefore holds exactly the pattern.
-extern "C" __global__ void surface_fill_rgba8(cudaSurfaceObject_t surf, int width, int height,
-                                              unsigned seed)
+// The body of surface_fill_rgba8 (and of its slow variant).
+__device__ void fill_rgba8(cudaSurfaceObject_t surf, int width, int height, unsigned seed)
 {
     for (int y = blockIdx.y * blockDim.y + threadIdx.y; y < height; y += gridDim.y * blockDim.y) {
         for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < width; x += gridDim.x * blockDim.x) {
@@ -45,6 +42,15 @@ extern "C" __global__ void surface_fill_rgba8(cudaSurfaceObject_t surf, int widt
             surf2Dwrite(v, surf, x * 4, y);
         }
     }
+}
+
+// Writes pixel (x, y) of an RGBA8 surface as the bytes of p = pattern(y * width + x, seed),
+// little-endian: r = p & 0xff, g = (p >> 8) & 0xff, b = (p >> 16) & 0xff, a = p >> 24. Read back
+// as one 32-bit little-endian word per pixel, the surface therefore holds exactly the pattern.
+extern "C" __global__ void surface_fill_rgba8(cudaSurfaceObject_t surf, int width, int height,
+                                              unsigned seed)
+{
+    fill_rgba8(surf, width, height, seed);
 }
 
 // The GPU's nanosecond clock (%globaltimer).
@@ -65,14 +71,7 @@ extern "C" __global__ void surface_fill_rgba8_slow(cudaSurfaceObject_t surf, int
     unsigned long long start = globaltimer_ns();
     while (globaltimer_ns() - start < delay_ns) {
     }
-    for (int y = blockIdx.y * blockDim.y + threadIdx.y; y < height; y += gridDim.y * blockDim.y) {
-        for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < width; x += gridDim.x * blockDim.x) {
-            unsigned p = pattern((unsigned)y * (unsigned)width + (unsigned)x, seed);
-            uchar4 v = make_uchar4((unsigned char)(p & 0xffu), (unsigned char)((p >> 8) & 0xffu),
-                                   (unsigned char)((p >> 16) & 0xffu), (unsigned char)(p >> 24));
-            surf2Dwrite(v, surf, x * 4, y);
-        }
-    }
+    fill_rgba8(surf, width, height, seed);
 }
 
 // out[y * width + x] = pixel (x, y) of an RGBA8 surface packed little-endian
