@@ -163,39 +163,65 @@ pub struct MappedViewMut<'a, T> {
     _data: PhantomData<(&'a mut [T], *const ())>,
 }
 
-impl<'a, T> MappedView<'a, T> {
-    /// The number of elements.
-    pub fn len(&self) -> usize {
-        self.len
-    }
+/// What both views have alike: their constructor, `len`, `is_empty`, `stream`, and cudarc's
+/// [`DeviceSlice`] and [`DevicePtr`].
+macro_rules! view_common {
+    ($view:ident) => {
+        impl<'a, T> $view<'a, T> {
+            /// The view of the `size` bytes at `ptr`, mapped on `stream`.
+            ///
+            /// # Errors
+            /// [`Error::SliceLayout`] when `size` is not a multiple of `size_of::<T>()` or `ptr`
+            /// is not aligned for `T`.
+            fn new(ptr: rc::CUdeviceptr, size: usize, stream: &'a Arc<CudaStream>) -> Result<Self> {
+                Ok(Self {
+                    ptr,
+                    len: element_count::<T>(ptr, size)?,
+                    stream,
+                    _data: PhantomData,
+                })
+            }
 
-    /// Whether it has no elements (never: a mapped buffer has at least one byte).
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
+            /// The number of elements.
+            pub fn len(&self) -> usize {
+                self.len
+            }
 
-    /// The cudarc stream the buffer was mapped on.
-    pub fn stream(&self) -> &'a Arc<CudaStream> {
-        self.stream
-    }
+            /// Whether it has no elements (never: a mapped buffer has at least one byte).
+            pub fn is_empty(&self) -> bool {
+                self.len == 0
+            }
+
+            /// The cudarc stream the buffer was mapped on.
+            pub fn stream(&self) -> &'a Arc<CudaStream> {
+                self.stream
+            }
+        }
+
+        impl<T> DeviceSlice<T> for $view<'_, T> {
+            fn len(&self) -> usize {
+                self.len
+            }
+            fn stream(&self) -> &Arc<CudaStream> {
+                self.stream
+            }
+        }
+
+        impl<T> DevicePtr<T> for $view<'_, T> {
+            fn device_ptr<'s>(
+                &'s self,
+                stream: &'s CudaStream,
+            ) -> (rc::CUdeviceptr, SyncOnDrop<'s>) {
+                (self.ptr, order_on(self.stream, stream))
+            }
+        }
+    };
 }
 
-impl<'a, T> MappedViewMut<'a, T> {
-    /// The number of elements.
-    pub fn len(&self) -> usize {
-        self.len
-    }
+view_common!(MappedView);
+view_common!(MappedViewMut);
 
-    /// Whether it has no elements (never: a mapped buffer has at least one byte).
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// The cudarc stream the buffer was mapped on.
-    pub fn stream(&self) -> &'a Arc<CudaStream> {
-        self.stream
-    }
-
+impl<T> MappedViewMut<'_, T> {
     /// A read-only view of the same elements, borrowed from this one.
     pub fn as_view(&self) -> MappedView<'_, T> {
         MappedView {
@@ -204,36 +230,6 @@ impl<'a, T> MappedViewMut<'a, T> {
             stream: self.stream,
             _data: PhantomData,
         }
-    }
-}
-
-impl<T> DeviceSlice<T> for MappedView<'_, T> {
-    fn len(&self) -> usize {
-        self.len
-    }
-    fn stream(&self) -> &Arc<CudaStream> {
-        self.stream
-    }
-}
-
-impl<T> DeviceSlice<T> for MappedViewMut<'_, T> {
-    fn len(&self) -> usize {
-        self.len
-    }
-    fn stream(&self) -> &Arc<CudaStream> {
-        self.stream
-    }
-}
-
-impl<T> DevicePtr<T> for MappedView<'_, T> {
-    fn device_ptr<'s>(&'s self, stream: &'s CudaStream) -> (rc::CUdeviceptr, SyncOnDrop<'s>) {
-        (self.ptr, order_on(self.stream, stream))
-    }
-}
-
-impl<T> DevicePtr<T> for MappedViewMut<'_, T> {
-    fn device_ptr<'s>(&'s self, stream: &'s CudaStream) -> (rc::CUdeviceptr, SyncOnDrop<'s>) {
-        (self.ptr, order_on(self.stream, stream))
     }
 }
 
@@ -285,12 +281,7 @@ impl<'m> MappedBuffer<'m> {
     pub fn as_cudarc_slice<T: DeviceCopy>(&self) -> Result<MappedView<'_, T>> {
         let (ptr, size, stream) = self.cudarc_parts();
         let stream = stream.ok_or_else(no_cudarc_stream)?;
-        Ok(MappedView {
-            ptr,
-            len: element_count::<T>(ptr, size)?,
-            stream,
-            _data: PhantomData,
-        })
+        MappedView::new(ptr, size, stream)
     }
 
     /// Views the mapped buffer as a writable cudarc device slice of `T`, for as long as this
@@ -303,16 +294,19 @@ impl<'m> MappedBuffer<'m> {
     pub fn as_cudarc_slice_mut<T: DeviceCopy>(&mut self) -> Result<MappedViewMut<'_, T>> {
         let (ptr, size, stream) = self.cudarc_parts();
         let stream = stream.ok_or_else(no_cudarc_stream)?;
-        Ok(MappedViewMut {
-            ptr,
-            len: element_count::<T>(ptr, size)?,
-            stream,
-            _data: PhantomData,
-        })
+        MappedViewMut::new(ptr, size, stream)
     }
 }
 
 impl<'m> MappedBatch<'m> {
+    /// The address and size of the buffer at `index` and the cudarc stream of the batch (checked
+    /// first).
+    fn cudarc_buffer(&self, index: usize) -> Result<(rc::CUdeviceptr, usize, &Arc<CudaStream>)> {
+        let stream = self.cudarc_stream().ok_or_else(no_cudarc_stream)?;
+        let (ptr, size) = self.buffer(index)?;
+        Ok((ptr.as_raw(), size, stream))
+    }
+
     /// Views the buffer at `index` as a read-only cudarc device slice of `T`, for as long as the
     /// batch is borrowed. The batch must have been mapped on an `Arc<cudarc::driver::CudaStream>`.
     ///
@@ -320,15 +314,8 @@ impl<'m> MappedBatch<'m> {
     /// As [`MappedBatch::buffer`] and [`MappedBuffer::as_cudarc_slice`].
     #[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
     pub fn as_cudarc_slice<T: DeviceCopy>(&self, index: usize) -> Result<MappedView<'_, T>> {
-        let stream = self.cudarc_stream().ok_or_else(no_cudarc_stream)?;
-        let (ptr, size) = self.buffer(index)?;
-        let ptr = ptr.as_raw();
-        Ok(MappedView {
-            ptr,
-            len: element_count::<T>(ptr, size)?,
-            stream,
-            _data: PhantomData,
-        })
+        let (ptr, size, stream) = self.cudarc_buffer(index)?;
+        MappedView::new(ptr, size, stream)
     }
 
     /// Views the buffer at `index` as a writable cudarc device slice of `T`, for as long as the
@@ -341,15 +328,8 @@ impl<'m> MappedBatch<'m> {
         &mut self,
         index: usize,
     ) -> Result<MappedViewMut<'_, T>> {
-        let stream = self.cudarc_stream().ok_or_else(no_cudarc_stream)?;
-        let (ptr, size) = self.buffer(index)?;
-        let ptr = ptr.as_raw();
-        Ok(MappedViewMut {
-            ptr,
-            len: element_count::<T>(ptr, size)?,
-            stream,
-            _data: PhantomData,
-        })
+        let (ptr, size, stream) = self.cudarc_buffer(index)?;
+        MappedViewMut::new(ptr, size, stream)
     }
 }
 

@@ -14,7 +14,10 @@ use cuda_gl::{
 };
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::Ptx;
-use gpu::{check_gl, delete_buffer, gl_buffer, pattern_words, read_gl_buffer, skip};
+use gpu::{
+    check_gl, delete_buffer, gl_buffer, pattern_words, read_gl_buffer, registered_buffer, skip,
+    unregister_and_delete,
+};
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -205,9 +208,7 @@ fn cudarc_kernel_writes_a_gl_buffer_mapped_on_a_cudarc_stream() {
     }
     assert_eq!(wrong, 0, "{wrong} of {n} words differ");
     r.cu.check_err().unwrap();
-    res.unregister().unwrap();
-    r.ctx.check_drop_errors().unwrap();
-    delete_buffer(name);
+    unregister_and_delete(&r.ctx, res, name);
     check_gl();
 }
 
@@ -320,9 +321,7 @@ fn views_refuse_bad_layouts_and_streams_that_are_not_arc_cuda_streams() {
     assert!(mapped.as_cudarc_slice::<u8>().is_err());
     mapped.unmap().unwrap();
 
-    res.unregister().unwrap();
-    r.ctx.check_drop_errors().unwrap();
-    delete_buffer(name);
+    unregister_and_delete(&r.ctx, res, name);
 }
 
 #[test]
@@ -361,8 +360,7 @@ fn the_shared_context_adds_no_retain_and_keeps_cudarc_alive() {
         weak.upgrade().is_some(),
         "cuda-gl keeps the cudarc context alive"
     );
-    let name = gl_buffer(256, None);
-    let mut res = RegisteredBuffer::register(&ctx, name, RegisterFlags::NONE).unwrap();
+    let (name, mut res) = registered_buffer(&ctx, 256, RegisterFlags::NONE);
     let stream = Stream::new(&ctx, StreamFlags::NonBlocking).unwrap();
     res.map(&stream).unwrap().unmap().unwrap();
     drop((res, stream));

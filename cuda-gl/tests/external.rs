@@ -265,14 +265,7 @@ fn gl_buffer_outlives_released_cuda_memory() {
     let memory = ExportableMemory::new(&g.ctx, BYTES).unwrap();
     let fill = g.kernels.function("fill_u32").unwrap();
     // SAFETY: the allocation holds WORDS words; the stream is synchronized before it is freed.
-    unsafe {
-        fill.launch(
-            LaunchConfig::for_elements(WORDS as u32),
-            &g.stream,
-            (memory.device_ptr(), WORDS as u32, 0xE47u32),
-        )
-    }
-    .unwrap();
+    unsafe { launch_words(&fill, &g.stream, memory.device_ptr(), WORDS, 0xE47u32) }.unwrap();
     g.stream.synchronize().unwrap();
     let imported = GlMemoryBuffer::import(&gl, &memory).unwrap();
     assert_eq!(imported.size(), BYTES);

@@ -164,18 +164,23 @@ fn interop_works(ctx: &std::sync::Arc<Context>, name: u32, seed: u32) -> cuda_gl
     let mapped = res.map(&stream)?;
     // SAFETY: the mapped buffer holds N words and stays mapped until the unmap below, which is
     // ordered after the launch on the same stream.
-    unsafe {
-        fill.launch(
-            LaunchConfig::for_elements(N as u32),
-            &stream,
-            (mapped.device_ptr(), N as u32, seed),
-        )
-    }?;
+    unsafe { launch_words(&fill, &stream, mapped.device_ptr(), N, seed) }?;
     mapped.unmap()?;
     stream.synchronize()?;
     assert_eq!(read_gl_buffer(name, N), pattern_words(N, seed));
     res.unregister()?;
     ctx.check_drop_errors()
+}
+
+/// Unregisters `res` (printing the outcome) and the drop errors recorded, then the recovery:
+/// objects of the surviving GL context (current again) work as before.
+fn unregister_and_recover(g: &Gpu, res: RegisteredBuffer, seed: u32) {
+    outcome("unregister", res.unregister());
+    println!("drop errors recorded: {}", report_drop_errors(&g.ctx));
+    let fresh = gl_buffer(N * 4, None);
+    interop_works(&g.ctx, fresh, seed).unwrap();
+    println!("recovery: a buffer of the surviving GL context maps and is written again");
+    delete_buffer(fresh);
 }
 
 #[test]
@@ -184,8 +189,7 @@ fn gl_context_destroyed_while_registered() {
         let g = gpu()?;
         // A second GL context owns the buffer; it is destroyed while current on this thread.
         let owner = HeadlessContext::for_cuda_device(&g.device).unwrap();
-        let name = gl_buffer(N * 4, None);
-        let mut res = RegisteredBuffer::register(&g.ctx, name, RegisterFlags::NONE).unwrap();
+        let (_, mut res) = registered_buffer(&g.ctx, N * 4, RegisterFlags::NONE);
         drop(owner);
         outcome(
             "map with no GL context current (the owner was destroyed)",
@@ -196,13 +200,7 @@ fn gl_context_destroyed_while_registered() {
             "map with another GL context current",
             res.map(&g.stream).map(|m| m.size()),
         );
-        outcome("unregister", res.unregister());
-        println!("drop errors recorded: {}", report_drop_errors(&g.ctx));
-        // Recovery: objects of the surviving GL context work as before.
-        let fresh = gl_buffer(N * 4, None);
-        interop_works(&g.ctx, fresh, 11).unwrap();
-        println!("recovery: a buffer of the surviving GL context maps and is written again");
-        delete_buffer(fresh);
+        unregister_and_recover(&g, res, 11);
         Some(())
     });
 }
@@ -212,21 +210,13 @@ fn gl_context_destroyed_while_mapped() {
     fault_test("gl_context_destroyed_while_mapped", || {
         let g = gpu()?;
         let owner = HeadlessContext::for_cuda_device(&g.device).unwrap();
-        let name = gl_buffer(N * 4, None);
-        let mut res = RegisteredBuffer::register(&g.ctx, name, RegisterFlags::NONE).unwrap();
+        let (_, mut res) = registered_buffer(&g.ctx, N * 4, RegisterFlags::NONE);
         let fill = g.kernels.function("fill_u32").unwrap();
         {
             let mapped = res.map(&g.stream).unwrap();
             // SAFETY: N words, mapped until the unmap below; the stream is synchronized before
             // the GL context goes away, so the kernel is done with the memory.
-            unsafe {
-                fill.launch(
-                    LaunchConfig::for_elements(N as u32),
-                    &g.stream,
-                    (mapped.device_ptr(), N as u32, 3u32),
-                )
-            }
-            .unwrap();
+            unsafe { launch_words(&fill, &g.stream, mapped.device_ptr(), N, 3u32) }.unwrap();
             g.stream.synchronize().unwrap();
             drop(owner); // the window closes while the buffer is mapped
             outcome(
@@ -240,12 +230,7 @@ fn gl_context_destroyed_while_mapped() {
             "map again with another GL context current",
             res.map(&g.stream).map(|m| m.size()),
         );
-        outcome("unregister", res.unregister());
-        println!("drop errors recorded: {}", report_drop_errors(&g.ctx));
-        let fresh = gl_buffer(N * 4, None);
-        interop_works(&g.ctx, fresh, 12).unwrap();
-        println!("recovery: a buffer of the surviving GL context maps and is written again");
-        delete_buffer(fresh);
+        unregister_and_recover(&g, res, 12);
         Some(())
     });
 }
@@ -312,13 +297,7 @@ fn primary_context_reset_under_live_resources() {
             buf.map(&stream).map(|m| m.size()),
         );
         // SAFETY: the scratch buffer holds N words (if the launch is accepted at all).
-        let launched = unsafe {
-            fill.launch(
-                LaunchConfig::for_elements(N as u32),
-                &stream,
-                (scratch.device_ptr(), N as u32, 1u32),
-            )
-        };
+        let launched = unsafe { launch_words(&fill, &stream, scratch.device_ptr(), N, 1u32) };
         outcome("launch a kernel", launched);
         outcome("synchronize the stream", stream.synchronize());
         outcome(
@@ -372,8 +351,7 @@ fn kernel_faults_while_a_resource_is_mapped() {
             device,
             gl,
         } = gpu()?;
-        let name = gl_buffer(N * 4, None);
-        let mut res = RegisteredBuffer::register(&ctx, name, RegisterFlags::NONE).unwrap();
+        let (name, mut res) = registered_buffer(&ctx, N * 4, RegisterFlags::NONE);
         let bad = kernels.function("fault_illegal_address").unwrap();
         let one = LaunchConfig {
             grid: (1, 1, 1),
@@ -448,8 +426,7 @@ fn kernel_faults_while_a_resource_is_mapped() {
 fn gl_buffer_deleted_while_registered() {
     fault_test("gl_buffer_deleted_while_registered", || {
         let g = gpu()?;
-        let name = gl_buffer(N * 4, None);
-        let mut res = RegisteredBuffer::register(&g.ctx, name, RegisterFlags::NONE).unwrap();
+        let (name, mut res) = registered_buffer(&g.ctx, N * 4, RegisterFlags::NONE);
         let fill = g.kernels.function("fill_u32").unwrap();
         delete_buffer(name);
         // SAFETY: the test's GL context is current on this thread.
@@ -457,13 +434,7 @@ fn gl_buffer_deleted_while_registered() {
         println!("glDeleteBuffers of a registered buffer: GL error {gl_error:#x}");
         let written = res.map(&g.stream).and_then(|m| {
             // SAFETY: N words while mapped; if the driver kept the storage, it is still N words.
-            unsafe {
-                fill.launch(
-                    LaunchConfig::for_elements(N as u32),
-                    &g.stream,
-                    (m.device_ptr(), N as u32, 4u32),
-                )
-            }?;
+            unsafe { launch_words(&fill, &g.stream, m.device_ptr(), N, 4u32) }?;
             m.unmap()
         });
         outcome("map and write after glDeleteBuffers", written);

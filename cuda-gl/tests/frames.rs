@@ -54,57 +54,6 @@ fn assert_all_equal(path: &str, bad: &[(u32, usize)], frames: u32) {
     eprintln!("{path}: {frames} frames, every one equal to the CPU reference");
 }
 
-/// An RGBA8 2D array texture of `layers` layers of `W` x `H`.
-fn gl_array_texture(layers: usize) -> u32 {
-    let mut name = 0;
-    // SAFETY: the test's GL context is current.
-    unsafe {
-        gl::GenTextures(1, &mut name);
-        gl::BindTexture(gl::TEXTURE_2D_ARRAY, name);
-        gl::TexStorage3D(
-            gl::TEXTURE_2D_ARRAY,
-            1,
-            gl::RGBA8,
-            W as i32,
-            H as i32,
-            layers as i32,
-        );
-        gl::BindTexture(gl::TEXTURE_2D_ARRAY, 0);
-    }
-    check_gl();
-    name
-}
-
-/// Every layer of a 2D array texture made by [`gl_array_texture`], layer after layer.
-fn read_array_texture(name: u32, layers: usize) -> Vec<u32> {
-    let mut out = vec![0u32; W * H * layers];
-    // SAFETY: the test's GL context is current; `out` holds every texel of every layer.
-    unsafe {
-        gl::BindTexture(gl::TEXTURE_2D_ARRAY, name);
-        gl::PixelStorei(gl::PACK_ALIGNMENT, 1);
-        gl::GetTexImage(
-            gl::TEXTURE_2D_ARRAY,
-            0,
-            gl::RGBA,
-            gl::UNSIGNED_BYTE,
-            out.as_mut_ptr().cast(),
-        );
-        gl::BindTexture(gl::TEXTURE_2D_ARRAY, 0);
-    }
-    check_gl();
-    out
-}
-
-fn register_for_surface(g: &Gpu, tex: u32, target: ImageTarget) -> RegisteredImage {
-    RegisteredImage::register(
-        &g.ctx,
-        tex,
-        target,
-        RegisterFlags::SURFACE_LOAD_STORE | RegisterFlags::WRITE_DISCARD,
-    )
-    .unwrap()
-}
-
 /// PBO path: map the buffer, `fill_u32`, unmap, `glTexSubImage2D` from it, read the texture.
 #[test]
 fn pbo_path_every_frame_equals_the_reference() {
@@ -120,14 +69,7 @@ fn pbo_path_every_frame_equals_the_reference() {
         assert!(mapped.size() >= W * H * 4);
         // SAFETY: fill_u32(unsigned*, unsigned n, unsigned seed) writes n words, and the mapped
         // buffer holds W * H words; it stays mapped until the unmap below, on the same stream.
-        unsafe {
-            fill.launch(
-                LaunchConfig::for_elements((W * H) as u32),
-                &g.stream,
-                (mapped.device_ptr(), (W * H) as u32, seed),
-            )
-        }
-        .unwrap();
+        unsafe { launch_words(&fill, &g.stream, mapped.device_ptr(), W * H, seed) }.unwrap();
         mapped.unmap().unwrap();
         upload_from_pbo(pbo, tex, W, H);
         let n = mismatches(&read_texture_rgba8(tex, W, H, 0), seed);
@@ -145,8 +87,7 @@ fn pbo_path_every_frame_equals_the_reference() {
 #[test]
 fn surface_path_every_frame_equals_the_reference() {
     let Some(g) = gpu() else { return };
-    let tex = gl_texture_rgba8(W as i32, H as i32, 1);
-    let mut res = register_for_surface(&g, tex, ImageTarget::Texture2D);
+    let (tex, mut res) = surface_texture_rgba8(&g.ctx, W, H);
     let fill = g.kernels.function("surface_fill_rgba8").unwrap();
     let mut bad = Vec::new();
     let mut handles = std::collections::HashSet::new();
@@ -157,14 +98,7 @@ fn surface_path_every_frame_equals_the_reference() {
         handles.insert(surface.raw());
         // SAFETY: the surface covers the W x H RGBA8 texture and is used only while mapped (the
         // unmap below is on the same stream, after the kernel).
-        unsafe {
-            fill.launch(
-                LaunchConfig::for_image(W as u32, H as u32),
-                &g.stream,
-                (surface, W as i32, H as i32, seed),
-            )
-        }
-        .unwrap();
+        unsafe { launch_image(&fill, &g.stream, surface, (W, H), seed) }.unwrap();
         mapped.unmap().unwrap();
         let n = mismatches(&read_texture_rgba8(tex, W, H, 0), seed);
         if n != 0 {
@@ -187,8 +121,8 @@ fn surface_path_every_frame_equals_the_reference() {
 fn k_frames_per_map_every_frame_equals_the_reference() {
     const K: usize = 4;
     let Some(g) = gpu() else { return };
-    let tex = gl_array_texture(K);
-    let mut res = register_for_surface(&g, tex, ImageTarget::Texture2DArray);
+    let tex = gl_texture_array_rgba8(W, H, K, None);
+    let mut res = register_for_surface(&g.ctx, tex, ImageTarget::Texture2DArray);
     let fill = g.kernels.function("surface_fill_rgba8").unwrap();
     let mut bad = Vec::new();
     for handoff in 0..FRAMES / K as u32 {
@@ -200,17 +134,10 @@ fn k_frames_per_map_every_frame_equals_the_reference() {
         for (layer, &surface) in surfaces.iter().enumerate() {
             let seed = seed_of(handoff * K as u32 + layer as u32);
             // SAFETY: each surface covers one W x H RGBA8 layer and is used only while mapped.
-            unsafe {
-                fill.launch(
-                    LaunchConfig::for_image(W as u32, H as u32),
-                    &g.stream,
-                    (surface, W as i32, H as i32, seed),
-                )
-            }
-            .unwrap();
+            unsafe { launch_image(&fill, &g.stream, surface, (W, H), seed) }.unwrap();
         }
         mapped.unmap().unwrap();
-        let all = read_array_texture(tex, K);
+        let all = read_texture_array_rgba8(tex, W, H, K);
         for (layer, got) in all.chunks_exact(W * H).enumerate() {
             let f = handoff * K as u32 + layer as u32;
             let n = mismatches(got, seed_of(f));
@@ -238,9 +165,9 @@ fn ring_of_three_in_flight_every_frame_equals_the_reference() {
         .collect();
     let mut ring: Vec<RegisteredImage> = textures
         .iter()
-        .map(|&t| register_for_surface(&g, t, ImageTarget::Texture2D))
+        .map(|&t| register_for_surface(&g.ctx, t, ImageTarget::Texture2D))
         .collect();
-    let history = gl_array_texture(HISTORY);
+    let history = gl_texture_array_rgba8(W, H, HISTORY, None);
     let fill = g.kernels.function("surface_fill_rgba8").unwrap();
     let mut bad = Vec::new();
     for f in 0..FRAMES {
@@ -248,14 +175,7 @@ fn ring_of_three_in_flight_every_frame_equals_the_reference() {
         let mapped = ring[slot].map(&g.stream).unwrap();
         let surface = mapped.surface().unwrap();
         // SAFETY: the surface covers the slot's W x H RGBA8 texture, used only while mapped.
-        unsafe {
-            fill.launch(
-                LaunchConfig::for_image(W as u32, H as u32),
-                &g.stream,
-                (surface, W as i32, H as i32, seed_of(f)),
-            )
-        }
-        .unwrap();
+        unsafe { launch_image(&fill, &g.stream, surface, (W, H), seed_of(f)) }.unwrap();
         mapped.unmap().unwrap();
         // SAFETY: the GL context is current; both textures are live, RGBA8, W x H (per layer).
         unsafe {
@@ -280,7 +200,7 @@ fn ring_of_three_in_flight_every_frame_equals_the_reference() {
         }
         let last = f + 1 == FRAMES;
         if f as usize % HISTORY == HISTORY - 1 || last {
-            let all = read_array_texture(history, HISTORY);
+            let all = read_texture_array_rgba8(history, W, H, HISTORY);
             let first = f - f % HISTORY as u32;
             for frame in first..=f {
                 let layer = frame as usize % HISTORY;
@@ -358,8 +278,7 @@ fn assert_caught(bad_pixels: &[usize]) {
 #[test]
 fn slow_kernel_in_order_every_frame_equals_the_reference() {
     let Some(g) = gpu() else { return };
-    let tex = gl_texture_rgba8(W as i32, H as i32, 1);
-    let mut res = register_for_surface(&g, tex, ImageTarget::Texture2D);
+    let (tex, mut res) = surface_texture_rgba8(&g.ctx, W, H);
     let mut bad = Vec::new();
     for f in 0..BROKEN_FRAMES {
         let n = slow_frame(&g, &mut res, tex, &g.stream, false, seed_of(f));
@@ -378,8 +297,7 @@ fn slow_kernel_in_order_every_frame_equals_the_reference() {
 fn kernel_on_another_stream_is_caught() {
     let Some(g) = gpu() else { return };
     let other = Stream::new(&g.ctx, StreamFlags::NonBlocking).unwrap();
-    let tex = gl_texture_rgba8(W as i32, H as i32, 1);
-    let mut res = register_for_surface(&g, tex, ImageTarget::Texture2D);
+    let (tex, mut res) = surface_texture_rgba8(&g.ctx, W, H);
     let caught: Vec<usize> = (0..BROKEN_FRAMES)
         .map(|f| slow_frame(&g, &mut res, tex, &other, false, seed_of(f)))
         .collect();
@@ -394,8 +312,7 @@ fn kernel_on_another_stream_is_caught() {
 #[test]
 fn gl_read_before_unmap_is_caught() {
     let Some(g) = gpu() else { return };
-    let tex = gl_texture_rgba8(W as i32, H as i32, 1);
-    let mut res = register_for_surface(&g, tex, ImageTarget::Texture2D);
+    let (tex, mut res) = surface_texture_rgba8(&g.ctx, W, H);
     let caught: Vec<usize> = (0..BROKEN_FRAMES)
         .map(|f| slow_frame(&g, &mut res, tex, &g.stream, true, seed_of(f)))
         .collect();

@@ -75,21 +75,13 @@ fn buffer_registers_with_each_flag_and_rejects_nonsense() {
 #[test]
 fn kernel_writes_buffer_and_gl_reads_exact_bytes() {
     let Some(g) = gpu() else { return };
-    let name = gl_buffer(N * 4, None);
-    let mut res = RegisteredBuffer::register(&g.ctx, name, RegisterFlags::WRITE_DISCARD).unwrap();
+    let (name, mut res) = registered_buffer(&g.ctx, N * 4, RegisterFlags::WRITE_DISCARD);
     let fill = g.kernels.function("fill_u32").unwrap();
     {
         let mapped = res.map(&g.stream).unwrap();
         // SAFETY: the mapped buffer holds N u32 words and stays mapped until the guard drops,
         // after the launch in stream order.
-        unsafe {
-            fill.launch(
-                LaunchConfig::for_elements(N as u32),
-                &g.stream,
-                (mapped.device_ptr(), N as u32, 0xABCD_u32),
-            )
-        }
-        .unwrap();
+        unsafe { launch_words(&fill, &g.stream, mapped.device_ptr(), N, 0xABCD_u32) }.unwrap();
     }
     g.stream.synchronize().unwrap();
     assert_eq!(read_gl_buffer(name, N), pattern_words(N, 0xABCD));
@@ -202,8 +194,7 @@ fn batch_maps_eight_mixed_resources_in_one_call() {
 #[test]
 fn set_map_flags_then_map() {
     let Some(g) = gpu() else { return };
-    let name = gl_buffer(N * 4, None);
-    let mut res = RegisteredBuffer::register(&g.ctx, name, RegisterFlags::NONE).unwrap();
+    let (name, mut res) = registered_buffer(&g.ctx, N * 4, RegisterFlags::NONE);
     let fill = g.kernels.function("fill_u32").unwrap();
     for (flags, seed) in [
         (MapFlags::WriteDiscard, 5u32),
@@ -215,14 +206,7 @@ fn set_map_flags_then_map() {
         let mapped = res.map(&g.stream).unwrap();
         if flags != MapFlags::ReadOnly {
             // SAFETY: N words, mapped until the guard drops.
-            unsafe {
-                fill.launch(
-                    LaunchConfig::for_elements(N as u32),
-                    &g.stream,
-                    (mapped.device_ptr(), N as u32, seed),
-                )
-            }
-            .unwrap();
+            unsafe { launch_words(&fill, &g.stream, mapped.device_ptr(), N, seed) }.unwrap();
         }
         drop(mapped);
         g.stream.synchronize().unwrap();
@@ -236,27 +220,13 @@ fn set_map_flags_then_map() {
 fn surface_write_into_texture_that_gl_reads() {
     let Some(g) = gpu() else { return };
     let (w, h) = (333usize, 97usize);
-    let tex = gl_texture_rgba8(w as i32, h as i32, 1);
-    let mut res = RegisteredImage::register(
-        &g.ctx,
-        tex,
-        ImageTarget::Texture2D,
-        RegisterFlags::SURFACE_LOAD_STORE | RegisterFlags::WRITE_DISCARD,
-    )
-    .unwrap();
+    let (tex, mut res) = surface_texture_rgba8(&g.ctx, w, h);
     let write = g.kernels.function("surface_fill_rgba8").unwrap();
     for seed in [1u32, 2, 3] {
         let mapped = res.map(&g.stream).unwrap();
         let surface = mapped.surface().unwrap();
         // SAFETY: the surface covers the w x h texture and lives until the guard drops.
-        unsafe {
-            write.launch(
-                LaunchConfig::for_image(w as u32, h as u32),
-                &g.stream,
-                (surface, w as i32, h as i32, seed),
-            )
-        }
-        .unwrap();
+        unsafe { launch_image(&write, &g.stream, surface, (w, h), seed) }.unwrap();
         drop(mapped);
         g.stream.synchronize().unwrap();
         let texels = read_texture_rgba8(tex, w, h, 0);
@@ -401,8 +371,7 @@ fn error_name_that_is_not_a_gl_object() {
 #[test]
 fn error_registering_the_same_object_twice() {
     let Some(g) = gpu() else { return };
-    let name = gl_buffer(256, None);
-    let first = RegisteredBuffer::register(&g.ctx, name, RegisterFlags::NONE).unwrap();
+    let (name, first) = registered_buffer(&g.ctx, 256, RegisterFlags::NONE);
     let err = RegisteredBuffer::register(&g.ctx, name, RegisterFlags::NONE).unwrap_err();
     eprintln!("{err}");
     assert!(matches!(err, Error::AlreadyRegistered { .. }), "{err:?}");
@@ -542,8 +511,7 @@ fn error_kernel_launched_with_wrong_arguments() {
 #[test]
 fn panic_inside_a_mapped_scope_unmaps() {
     let Some(g) = gpu() else { return };
-    let name = gl_buffer(4096, None);
-    let mut res = RegisteredBuffer::register(&g.ctx, name, RegisterFlags::NONE).unwrap();
+    let (name, mut res) = registered_buffer(&g.ctx, 4096, RegisterFlags::NONE);
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let _mapped = res.map(&g.stream).unwrap();
         panic!("boom inside the mapped scope");
@@ -551,32 +519,26 @@ fn panic_inside_a_mapped_scope_unmaps() {
     assert!(outcome.is_err());
     assert!(!res.is_mapped(), "unwinding must unmap");
     res.map(&g.stream).unwrap().unmap().unwrap();
-    res.unregister().unwrap();
-    g.ctx.check_drop_errors().unwrap();
-    delete_buffer(name);
+    unregister_and_delete(&g.ctx, res, name);
 }
 
 #[test]
 fn forgotten_guard_is_recovered_before_the_next_map_and_unregister() {
     let Some(g) = gpu() else { return };
-    let name = gl_buffer(4096, None);
-    let mut res = RegisteredBuffer::register(&g.ctx, name, RegisterFlags::NONE).unwrap();
+    let (name, mut res) = registered_buffer(&g.ctx, 4096, RegisterFlags::NONE);
     std::mem::forget(res.map(&g.stream).unwrap());
     assert!(res.is_mapped());
     let mapped = res.map(&g.stream).unwrap();
     assert_eq!(mapped.size(), 4096);
     drop(mapped);
     std::mem::forget(res.map(&g.stream).unwrap());
-    res.unregister().unwrap();
-    g.ctx.check_drop_errors().unwrap();
-    delete_buffer(name);
+    unregister_and_delete(&g.ctx, res, name);
 }
 
 #[test]
 fn resource_dropped_on_another_thread() {
     let Some(g) = gpu() else { return };
-    let name = gl_buffer(4096, None);
-    let mut res = RegisteredBuffer::register(&g.ctx, name, RegisterFlags::NONE).unwrap();
+    let (name, mut res) = registered_buffer(&g.ctx, 4096, RegisterFlags::NONE);
     res.map(&g.stream).unwrap().unmap().unwrap();
     // With the GL context moved along and made current there, the drop unregisters cleanly.
     let Gpu {
@@ -614,8 +576,7 @@ fn resource_dropped_on_another_thread() {
 #[test]
 fn map_from_a_thread_without_gl_context_says_what_to_do() {
     let Some(g) = gpu() else { return };
-    let name = gl_buffer(4096, None);
-    let mut res = RegisteredBuffer::register(&g.ctx, name, RegisterFlags::NONE).unwrap();
+    let (name, mut res) = registered_buffer(&g.ctx, 4096, RegisterFlags::NONE);
     let ctx = g.ctx.clone();
     let err = std::thread::scope(|s| {
         s.spawn(|| {
@@ -638,8 +599,7 @@ fn gl_context_destroyed_before_the_resource() {
     let Some(g) = gpu() else { return };
     // A second GL context on the same device owns the buffer and goes away first.
     let other = HeadlessContext::for_cuda_device(&g.device).unwrap();
-    let name = gl_buffer(4096, None);
-    let res = RegisteredBuffer::register(&g.ctx, name, RegisterFlags::NONE).unwrap();
+    let (_, res) = registered_buffer(&g.ctx, 4096, RegisterFlags::NONE);
     drop(other);
     g.gl.make_current().unwrap();
     drop(res); // must not panic or abort; a failure is logged and recorded
@@ -664,23 +624,14 @@ fn two_threads_with_their_own_gl_contexts() {
                 let stream = cuda_gl::Stream::new(&ctx, cuda_gl::StreamFlags::NonBlocking).unwrap();
                 let kernels = Module::from_ptx(&ctx, TEST_PTX).unwrap();
                 let fill = kernels.function("fill_u32").unwrap();
-                let name = gl_buffer(N * 4, None);
-                let mut res =
-                    RegisteredBuffer::register(&ctx, name, RegisterFlags::WRITE_DISCARD).unwrap();
+                let (name, mut res) = registered_buffer(&ctx, N * 4, RegisterFlags::WRITE_DISCARD);
                 barrier.wait();
                 for i in 0..50u32 {
                     let seed = t * 1000 + i;
                     {
                         let m = res.map(&stream).unwrap();
                         // SAFETY: N words, mapped until the guard drops.
-                        unsafe {
-                            fill.launch(
-                                LaunchConfig::for_elements(N as u32),
-                                &stream,
-                                (m.device_ptr(), N as u32, seed),
-                            )
-                        }
-                        .unwrap();
+                        unsafe { launch_words(&fill, &stream, m.device_ptr(), N, seed) }.unwrap();
                     }
                     stream.synchronize().unwrap();
                     assert_eq!(read_gl_buffer(name, N), pattern_words(N, seed));

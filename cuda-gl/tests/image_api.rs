@@ -17,86 +17,14 @@ const W: usize = 64;
 const H: usize = 32;
 const LAYERS: usize = 6;
 
-/// A `GL_TEXTURE_2D_ARRAY` of RGBA8, `layers` layers of W x H, zero-filled.
-fn gl_texture_array_rgba8(layers: usize) -> u32 {
-    let mut name = 0;
-    let zeros = vec![0u32; W * H * layers];
-    // SAFETY: a context is current; `zeros` holds every texel of every layer.
-    unsafe {
-        gl::GenTextures(1, &mut name);
-        gl::BindTexture(gl::TEXTURE_2D_ARRAY, name);
-        gl::TexStorage3D(
-            gl::TEXTURE_2D_ARRAY,
-            1,
-            gl::RGBA8,
-            W as i32,
-            H as i32,
-            layers as i32,
-        );
-        gl::PixelStorei(gl::UNPACK_ALIGNMENT, 1);
-        gl::TexSubImage3D(
-            gl::TEXTURE_2D_ARRAY,
-            0,
-            0,
-            0,
-            0,
-            W as i32,
-            H as i32,
-            layers as i32,
-            gl::RGBA,
-            gl::UNSIGNED_BYTE,
-            zeros.as_ptr().cast(),
-        );
-        gl::BindTexture(gl::TEXTURE_2D_ARRAY, 0);
-    }
-    check_gl();
-    name
-}
-
-/// Every layer of a W x H RGBA8 2D array texture, as packed u32 texels, layer after layer.
-fn read_texture_array_rgba8(name: u32, layers: usize) -> Vec<u32> {
-    let mut out = vec![0u32; W * H * layers];
-    // SAFETY: a context is current; `out` has room for every texel of every layer.
-    unsafe {
-        gl::BindTexture(gl::TEXTURE_2D_ARRAY, name);
-        gl::PixelStorei(gl::PACK_ALIGNMENT, 1);
-        gl::GetTexImage(
-            gl::TEXTURE_2D_ARRAY,
-            0,
-            gl::RGBA,
-            gl::UNSIGNED_BYTE,
-            out.as_mut_ptr().cast(),
-        );
-        gl::BindTexture(gl::TEXTURE_2D_ARRAY, 0);
-    }
-    check_gl();
-    out
-}
-
-/// `glTexSubImage2D` of `texels` (W x H packed RGBA8) into level 0 of 2D texture `name`, from
-/// client memory.
-fn gl_upload_rgba8(name: u32, texels: &[u32]) {
-    assert_eq!(texels.len(), W * H);
-    // SAFETY: a context is current, no pixel unpack buffer is bound, and `texels` holds the
-    // W x H texels read.
-    unsafe {
-        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
-        gl::BindTexture(gl::TEXTURE_2D, name);
-        gl::PixelStorei(gl::UNPACK_ALIGNMENT, 1);
-        gl::TexSubImage2D(
-            gl::TEXTURE_2D,
-            0,
-            0,
-            0,
-            W as i32,
-            H as i32,
-            gl::RGBA,
-            gl::UNSIGNED_BYTE,
-            texels.as_ptr().cast(),
-        );
-        gl::BindTexture(gl::TEXTURE_2D, 0);
-    }
-    check_gl();
+/// A W x H RGBA8 texture holding pattern `seed` (uploaded by GL), registered with no flags.
+fn texture_of_pattern(g: &Gpu, seed: u32) -> (u32, Vec<u32>, RegisteredImage) {
+    let tex = gl_texture_rgba8(W as i32, H as i32, 1);
+    let data = pattern_words(W * H, seed);
+    upload_texels_rgba8(tex, W, H, &data, true);
+    let image = RegisteredImage::register(&g.ctx, tex, ImageTarget::Texture2D, RegisterFlags::NONE)
+        .unwrap();
+    (tex, data, image)
 }
 
 #[test]
@@ -112,7 +40,7 @@ fn gl_written_texture_reads_back_through_copy_to_host() {
     let Some(g) = gpu() else { return };
     let tex = gl_texture_rgba8(W as i32, H as i32, 1);
     let data = pattern_words(W * H, 0x5EED);
-    gl_upload_rgba8(tex, &data);
+    upload_texels_rgba8(tex, W, H, &data, true);
     let mut image = RegisteredImage::register(
         &g.ctx,
         tex,
@@ -158,7 +86,7 @@ fn copy_from_host_is_what_gl_reads() {
 #[test]
 fn layered_texture_layers_round_trip_and_level_zero_is_layered() {
     let Some(g) = gpu() else { return };
-    let tex = gl_texture_array_rgba8(LAYERS);
+    let tex = gl_texture_array_rgba8(W, H, LAYERS, Some(&vec![0u32; W * H * LAYERS]));
     let mut image = RegisteredImage::register(
         &g.ctx,
         tex,
@@ -194,7 +122,7 @@ fn layered_texture_layers_round_trip_and_level_zero_is_layered() {
         assert_eq!(&every[2 * W * H..3 * W * H], &layer2[..]);
         assert!(every[..2 * W * H].iter().all(|&t| t == 0));
     }
-    let gl_view = read_texture_array_rgba8(tex, LAYERS);
+    let gl_view = read_texture_array_rgba8(tex, W, H, LAYERS);
     assert_eq!(&gl_view[2 * W * H..3 * W * H], &layer2[..]);
     assert!(gl_view[3 * W * H..].iter().all(|&t| t == 0));
     drop(image);
@@ -204,12 +132,7 @@ fn layered_texture_layers_round_trip_and_level_zero_is_layered() {
 #[test]
 fn copy_into_a_device_buffer_then_to_vec() {
     let Some(g) = gpu() else { return };
-    let tex = gl_texture_rgba8(W as i32, H as i32, 1);
-    let data = pattern_words(W * H, 0xBEEF);
-    gl_upload_rgba8(tex, &data);
-    let mut image =
-        RegisteredImage::register(&g.ctx, tex, ImageTarget::Texture2D, RegisterFlags::NONE)
-            .unwrap();
+    let (tex, data, mut image) = texture_of_pattern(&g, 0xBEEF);
     let mut device = DeviceBuffer::<u32>::zeroed(&g.ctx, W * H).unwrap();
     let upload = DeviceBuffer::from_slice(&g.ctx, &pattern_words(W * H, 7)).unwrap();
     {
@@ -229,12 +152,7 @@ fn copy_into_a_device_buffer_then_to_vec() {
 #[test]
 fn wrong_sizes_and_read_only_images_are_refused_without_touching_memory() {
     let Some(g) = gpu() else { return };
-    let tex = gl_texture_rgba8(W as i32, H as i32, 1);
-    let data = pattern_words(W * H, 11);
-    gl_upload_rgba8(tex, &data);
-    let mut image =
-        RegisteredImage::register(&g.ctx, tex, ImageTarget::Texture2D, RegisterFlags::NONE)
-            .unwrap();
+    let (tex, data, mut image) = texture_of_pattern(&g, 11);
     let mut small = DeviceBuffer::<u32>::zeroed(&g.ctx, W * H - 1).unwrap();
     {
         let mapped = image.map(&g.stream).unwrap();
@@ -306,7 +224,7 @@ fn copies_between_an_image_a_mapped_buffer_and_another_image() {
     let src_tex = gl_texture_rgba8(W as i32, H as i32, 1);
     let dst_tex = gl_texture_rgba8(W as i32, H as i32, 1);
     let data = pattern_words(W * H, 0xF00D);
-    gl_upload_rgba8(src_tex, &data);
+    upload_texels_rgba8(src_tex, W, H, &data, true);
     let pbo = gl_buffer(W * H * 4, None);
     let flags = RegisterFlags::NONE;
     let mut src =
@@ -434,7 +352,7 @@ fn batch_of_a_buffer_and_a_texture_writes_both_through_the_batch() {
 #[test]
 fn one_launch_writes_four_layers_through_layer_surfaces() {
     let Some(g) = gpu() else { return };
-    let tex = gl_texture_array_rgba8(LAYERS);
+    let tex = gl_texture_array_rgba8(W, H, LAYERS, Some(&vec![0u32; W * H * LAYERS]));
     let flags = RegisterFlags::SURFACE_LOAD_STORE;
     let mut image = RegisteredImage::register_texture(&g.ctx, tex, flags).unwrap();
     assert_eq!(image.target(), ImageTarget::Texture2DArray);
@@ -468,7 +386,7 @@ fn one_launch_writes_four_layers_through_layer_surfaces() {
             "{err:?}"
         );
     }
-    let all = read_texture_array_rgba8(tex, LAYERS);
+    let all = read_texture_array_rgba8(tex, W, H, LAYERS);
     for layer in 0..LAYERS {
         let got = &all[layer * W * H..(layer + 1) * W * H];
         if (1..5).contains(&layer) {
@@ -489,7 +407,7 @@ fn one_launch_writes_four_layers_through_layer_surfaces() {
 fn register_texture_asks_gl_for_the_target() {
     let Some(g) = gpu() else { return };
     let flat = gl_texture_rgba8(W as i32, H as i32, 1);
-    let layered = gl_texture_array_rgba8(2);
+    let layered = gl_texture_array_rgba8(W, H, 2, Some(&vec![0u32; W * H * 2]));
     let image = RegisteredImage::register_texture(&g.ctx, flat, RegisterFlags::NONE).unwrap();
     assert_eq!(image.target(), ImageTarget::Texture2D);
     drop(image);

@@ -158,8 +158,7 @@ fn interop_loop(ordinal: usize, until: std::time::Instant) -> LoopReport {
     let g = gpu_on(ordinal).expect("GPU present (checked by the caller)");
     assert_eq!(g.gl.cuda_device(), Some(g.device.raw()));
     let fill = g.kernels.function("fill_u32").unwrap();
-    let name = gl_buffer(WORDS * 4, None);
-    let mut res = RegisteredBuffer::register(&g.ctx, name, RegisterFlags::WRITE_DISCARD).unwrap();
+    let (name, mut res) = registered_buffer(&g.ctx, WORDS * 4, RegisterFlags::WRITE_DISCARD);
     let mut report = LoopReport {
         ordinal,
         frames: 0,
@@ -171,14 +170,7 @@ fn interop_loop(ordinal: usize, until: std::time::Instant) -> LoopReport {
             let mapped = res.map(&g.stream).unwrap();
             // SAFETY: the buffer holds WORDS u32 words and stays mapped until the guard drops,
             // after the launch in stream order.
-            unsafe {
-                fill.launch(
-                    cuda_gl::LaunchConfig::for_elements(WORDS as u32),
-                    &g.stream,
-                    (mapped.device_ptr(), WORDS as u32, seed),
-                )
-            }
-            .unwrap();
+            unsafe { launch_words(&fill, &g.stream, mapped.device_ptr(), WORDS, seed) }.unwrap();
             mapped.unmap().unwrap();
         }
         let got = read_gl_buffer(name, WORDS);

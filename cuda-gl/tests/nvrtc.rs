@@ -7,7 +7,7 @@
 
 mod gpu;
 
-use cuda_gl::{DeviceBuffer, Error, LaunchConfig, Module, nvrtc};
+use cuda_gl::{DeviceBuffer, Error, Module, nvrtc};
 use gpu::*;
 
 const ADD: &str = r#"
@@ -75,14 +75,7 @@ fn compiled_kernel_launches_and_computes() {
     let values = DeviceBuffer::from_slice(&g.ctx, &start).unwrap();
     // SAFETY: api_nvrtc_add(unsigned*, unsigned, unsigned) touches the N words of `values`,
     // which outlives the stream synchronization below.
-    unsafe {
-        add.launch(
-            LaunchConfig::for_elements(N as u32),
-            &g.stream,
-            (values.device_ptr(), N as u32, 3u32),
-        )
-    }
-    .unwrap();
+    unsafe { launch_words(&add, &g.stream, values.device_ptr(), N, 3u32) }.unwrap();
     g.stream.synchronize().unwrap();
     let expected: Vec<u32> = start
         .iter()

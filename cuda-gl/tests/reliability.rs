@@ -20,10 +20,7 @@ mod gpu;
 mod harness;
 
 use cuda_gl::egl::HeadlessContext;
-use cuda_gl::{
-    Context, ImageTarget, LaunchConfig, Module, RegisterFlags, RegisteredBuffer, RegisteredImage,
-    Stream, StreamFlags,
-};
+use cuda_gl::{Context, ImageTarget, Module, RegisterFlags, RegisteredBuffer, Stream, StreamFlags};
 use gpu::*;
 use harness::*;
 use std::time::{Duration, Instant};
@@ -95,8 +92,7 @@ fn soak_map_write_unmap_cycles() {
     let cycles = env_or("CUDA_GL_SOAK_MAP_CYCLES", 100_000);
     let warmup = (cycles / 10).min(1000);
     const WORDS: usize = 64 * 1024;
-    let name = gl_buffer(WORDS * 4, None);
-    let mut res = RegisteredBuffer::register(&g.ctx, name, RegisterFlags::WRITE_DISCARD).unwrap();
+    let (name, mut res) = registered_buffer(&g.ctx, WORDS * 4, RegisterFlags::WRITE_DISCARD);
     let fill = g.kernels.function("fill_u32").unwrap();
     let (mut start, mut peak) = (snapshot(&g), Snapshot { device: 0, rss: 0 });
     let mut timer = Instant::now();
@@ -109,14 +105,7 @@ fn soak_map_write_unmap_cycles() {
         let seed = i as u32;
         let mapped = res.map(&g.stream).unwrap();
         // SAFETY: the mapped buffer holds WORDS words; the unmap is ordered after the launch.
-        unsafe {
-            fill.launch(
-                LaunchConfig::for_elements(WORDS as u32),
-                &g.stream,
-                (mapped.device_ptr(), WORDS as u32, seed),
-            )
-        }
-        .unwrap();
+        unsafe { launch_words(&fill, &g.stream, mapped.device_ptr(), WORDS, seed) }.unwrap();
         mapped.unmap().unwrap();
         if (i + 1).is_multiple_of(1000) || i + 1 == cycles {
             // The unmap orders the kernel before GL's read: no stream synchronize needed.
@@ -186,20 +175,11 @@ fn soak_register_cycles_over_changing_sizes() {
         if i.is_multiple_of(2) {
             let bytes = BUFFER_BYTES[(i as usize / 2) % BUFFER_BYTES.len()];
             let words = bytes / 4;
-            let name = gl_buffer(bytes, None);
-            let mut res =
-                RegisteredBuffer::register(&g.ctx, name, RegisterFlags::WRITE_DISCARD).unwrap();
+            let (name, mut res) = registered_buffer(&g.ctx, bytes, RegisterFlags::WRITE_DISCARD);
             let mapped = res.map(&g.stream).unwrap();
             assert_eq!(mapped.size(), bytes);
             // SAFETY: `words` words are mapped until the unmap, ordered after the launch.
-            unsafe {
-                fill.launch(
-                    LaunchConfig::for_elements(words as u32),
-                    &g.stream,
-                    (mapped.device_ptr(), words as u32, seed),
-                )
-            }
-            .unwrap();
+            unsafe { launch_words(&fill, &g.stream, mapped.device_ptr(), words, seed) }.unwrap();
             mapped.unmap().unwrap();
             res.unregister().unwrap();
             if verify {
@@ -210,27 +190,13 @@ fn soak_register_cycles_over_changing_sizes() {
             buffers += 1;
         } else {
             let (w, h) = TEXTURE_SIZES[(i as usize / 2) % TEXTURE_SIZES.len()];
-            let tex = gl_texture_rgba8(w as i32, h as i32, 1);
-            let mut res = RegisteredImage::register(
-                &g.ctx,
-                tex,
-                ImageTarget::Texture2D,
-                RegisterFlags::SURFACE_LOAD_STORE | RegisterFlags::WRITE_DISCARD,
-            )
-            .unwrap();
+            let (tex, mut res) = surface_texture_rgba8(&g.ctx, w, h);
             let mapped = res.map(&g.stream).unwrap();
             let array = mapped.array(0, 0).unwrap();
             assert_eq!((array.width(), array.height()), (w, h));
             let surface = mapped.surface().unwrap();
             // SAFETY: the surface covers the w x h texture and lives until the unmap.
-            unsafe {
-                surface_fill.launch(
-                    LaunchConfig::for_image(w as u32, h as u32),
-                    &g.stream,
-                    (surface, w as i32, h as i32, seed),
-                )
-            }
-            .unwrap();
+            unsafe { launch_image(&surface_fill, &g.stream, surface, (w, h), seed) }.unwrap();
             mapped.unmap().unwrap();
             res.unregister().unwrap();
             if verify {
@@ -283,14 +249,7 @@ fn integrity_frames_checked_from_gl() {
         let frame = f as u32;
         let mapped = regs[k].map(&g.stream).unwrap();
         // SAFETY: the mapped buffer holds TEXELS words; the unmap is ordered after the launch.
-        unsafe {
-            kernel.launch(
-                LaunchConfig::for_elements(TEXELS as u32),
-                &g.stream,
-                (mapped.device_ptr(), TEXELS as u32, frame),
-            )
-        }
-        .unwrap();
+        unsafe { launch_words(&kernel, &g.stream, mapped.device_ptr(), TEXELS, frame) }.unwrap();
         mapped.unmap().unwrap();
         // GL uploads the pixel buffer into the texture and reads the texture back. The unmap
         // alone orders the kernel before this GL work.
@@ -354,13 +313,7 @@ fn interop_thread(
     let buf = gl_buffer(WORDS * 4, None);
     let tex = gl_texture_rgba8(W as i32, H as i32, 1);
     let mut rb = RegisteredBuffer::register(&ctx, buf, RegisterFlags::WRITE_DISCARD).unwrap();
-    let mut ri = RegisteredImage::register(
-        &ctx,
-        tex,
-        ImageTarget::Texture2D,
-        RegisterFlags::SURFACE_LOAD_STORE | RegisterFlags::WRITE_DISCARD,
-    )
-    .unwrap();
+    let mut ri = register_for_surface(&ctx, tex, ImageTarget::Texture2D);
     let mut report = ThreadReport::default();
     barrier.wait();
     let deadline = Instant::now() + run_for;
@@ -372,14 +325,7 @@ fn interop_thread(
         if round.is_multiple_of(2) {
             let mapped = rb.map(&stream).unwrap();
             // SAFETY: WORDS words mapped until the unmap, ordered after the launch.
-            unsafe {
-                fill.launch(
-                    LaunchConfig::for_elements(WORDS as u32),
-                    &stream,
-                    (mapped.device_ptr(), WORDS as u32, seed),
-                )
-            }
-            .unwrap();
+            unsafe { launch_words(&fill, &stream, mapped.device_ptr(), WORDS, seed) }.unwrap();
             mapped.unmap().unwrap();
             report.mismatches +=
                 u64::from(read_gl_buffer(buf, WORDS) != pattern_words(WORDS, seed));
@@ -388,14 +334,7 @@ fn interop_thread(
             let mapped = ri.map(&stream).unwrap();
             let surface = mapped.surface().unwrap();
             // SAFETY: the surface covers the W x H texture and lives until the unmap.
-            unsafe {
-                surface_fill.launch(
-                    LaunchConfig::for_image(W as u32, H as u32),
-                    &stream,
-                    (surface, W as i32, H as i32, seed),
-                )
-            }
-            .unwrap();
+            unsafe { launch_image(&surface_fill, &stream, surface, (W, H), seed) }.unwrap();
             mapped.unmap().unwrap();
             report.mismatches +=
                 u64::from(read_texture_rgba8(tex, W, H, 0) != pattern_words(W * H, seed));

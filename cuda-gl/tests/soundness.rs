@@ -131,8 +131,7 @@ fn dropping_a_resource_waits_for_kernels_using_its_surfaces() {
 #[test]
 fn calls_with_another_gl_context_current_are_refused() {
     let Some(g) = gpu() else { return };
-    let name = gl_buffer(4096, None);
-    let mut res = RegisteredBuffer::register(&g.ctx, name, RegisterFlags::NONE).unwrap();
+    let (name, mut res) = registered_buffer(&g.ctx, 4096, RegisterFlags::NONE);
     let other = HeadlessContext::for_cuda_device(&g.device).unwrap();
     other.make_current().unwrap();
 
@@ -164,8 +163,7 @@ fn calls_with_another_gl_context_current_are_refused() {
 #[test]
 fn one_name_in_two_unrelated_contexts_registers_twice_but_one_object_once() {
     let Some(g) = gpu() else { return };
-    let name = gl_buffer(4096, None);
-    let first = RegisteredBuffer::register(&g.ctx, name, RegisterFlags::NONE).unwrap();
+    let (name, first) = registered_buffer(&g.ctx, 4096, RegisterFlags::NONE);
     let err = RegisteredBuffer::register(&g.ctx, name, RegisterFlags::NONE).unwrap_err();
     assert!(matches!(err, Error::AlreadyRegistered { .. }), "{err:?}");
 

@@ -24,8 +24,8 @@ mod gpu;
 mod harness;
 
 use cuda_gl::{
-    Error, Function, ImageTarget, LaunchConfig, MapFlags, RegisterFlags, RegisteredBuffer,
-    RegisteredImage, Resource, map_all,
+    Error, Function, ImageTarget, MapFlags, RegisterFlags, RegisteredBuffer, RegisteredImage,
+    Resource, map_all,
 };
 use gpu::*;
 use proptest::prelude::*;
@@ -234,24 +234,7 @@ impl Env<'_> {
             NewObject::Texture { w, h } => {
                 let tex = gl_texture_rgba8(w as i32, h as i32, 1);
                 let data = pattern_words(w * h, seed);
-                // SAFETY: the GL context is current; `data` holds w * h RGBA8 texels.
-                unsafe {
-                    gl::BindTexture(gl::TEXTURE_2D, tex);
-                    gl::PixelStorei(gl::UNPACK_ALIGNMENT, 1);
-                    gl::TexSubImage2D(
-                        gl::TEXTURE_2D,
-                        0,
-                        0,
-                        0,
-                        w as i32,
-                        h as i32,
-                        gl::RGBA,
-                        gl::UNSIGNED_BYTE,
-                        data.as_ptr().cast(),
-                    );
-                    gl::BindTexture(gl::TEXTURE_2D, 0);
-                }
-                check_gl();
+                upload_texels_rgba8(tex, w, h, &data, false);
                 tex
             }
         };
@@ -529,13 +512,7 @@ impl Env<'_> {
     fn launch_fill(&self, ptr: cuda_gl::DevicePtr<'_>, words: usize, seed: u32) -> Check {
         // SAFETY: `ptr` is a mapped buffer of `words` words, mapped until the guard ends, which
         // is ordered after the launch on the same stream.
-        let r = unsafe {
-            self.fill.launch(
-                LaunchConfig::for_elements(words as u32),
-                &self.g.stream,
-                (ptr, words as u32, seed),
-            )
-        };
+        let r = unsafe { launch_words(&self.fill, &self.g.stream, ptr, words, seed) };
         prop_assert!(r.is_ok(), "launch: {:?}", r);
         Ok(())
     }
@@ -585,13 +562,8 @@ impl Env<'_> {
                     prop_assert!(surface.is_ok(), "surface: {:?}", surface.err());
                     let surface = surface.unwrap();
                     // SAFETY: the surface covers the w x h texture, mapped until the guard ends.
-                    let launched = unsafe {
-                        self.surface_fill.launch(
-                            LaunchConfig::for_image(w as u32, h as u32),
-                            stream,
-                            (surface, w as i32, h as i32, seed),
-                        )
-                    };
+                    let launched =
+                        unsafe { launch_image(&self.surface_fill, stream, surface, (w, h), seed) };
                     prop_assert!(launched.is_ok(), "launch: {:?}", launched);
                 }
                 self.run(slots, inner)?;

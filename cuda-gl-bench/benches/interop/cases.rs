@@ -108,6 +108,16 @@ impl Gpu {
         self._egl.get_proc_address(name)
     }
 
+    /// [`Gpu::plasma_into`] the whole of `device`.
+    pub fn plasma_into_buffer(
+        &self,
+        device: &DeviceBuffer<u8>,
+        size: (u32, u32),
+        t: f32,
+    ) -> Result<()> {
+        self.plasma_into(device.device_ptr(), device.byte_len(), size, t)
+    }
+
     /// Queues `plasma_pbo` writing a `w` x `h` frame at time `t` to `out` (`bytes` long).
     pub fn plasma_into(
         &self,
@@ -388,12 +398,7 @@ pub fn host_staging(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
             "host staging: kernel + DtoH (pinned) + sync + glBufferSubData + glFinish",
             |rig: &mut StagingRig| {
                 rig.t += FRAME_DT;
-                gpu.plasma_into(
-                    rig.device.device_ptr(),
-                    rig.device.byte_len(),
-                    FULL_HD,
-                    rig.t,
-                )?;
+                gpu.plasma_into_buffer(&rig.device, FULL_HD, rig.t)?;
                 rig.pinned.copy_from_device_async(&rig.device, stream)?;
                 stream.synchronize()?;
                 rig.staging_pbo.write(rig.pinned.as_slice()?)?;
@@ -443,12 +448,7 @@ pub fn baselines(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
             format!("CUDA alone: plasma kernel {w}x{h} + sync"),
             |rig: &mut BaselineRig| {
                 rig.t += FRAME_DT;
-                gpu.plasma_into(
-                    rig.device.device_ptr(),
-                    rig.device.byte_len(),
-                    FULL_HD,
-                    rig.t,
-                )?;
+                gpu.plasma_into_buffer(&rig.device, FULL_HD, rig.t)?;
                 stream.synchronize()?;
                 Ok(())
             },
@@ -549,12 +549,7 @@ pub fn frames(gpu: &Gpu, plan: &Plan, cpu_plan: &Plan, size: (u32, u32)) -> Resu
         // path adds to it.
         Variant::new(format!("floor {w}x{h} + draw"), |rig: &mut FrameRig| {
             rig.t += FRAME_DT;
-            gpu.plasma_into(
-                rig.device.device_ptr(),
-                rig.device.byte_len(),
-                rig.size,
-                rig.t,
-            )?;
+            gpu.plasma_into_buffer(&rig.device, rig.size, rig.t)?;
             stream.synchronize()?;
             gpu.blit.draw(&rig.floor_texture, &rig.target)?;
             glres::finish();
@@ -592,12 +587,7 @@ pub fn frames(gpu: &Gpu, plan: &Plan, cpu_plan: &Plan, size: (u32, u32)) -> Resu
         }),
         Variant::new(format!("staging frame {w}x{h}"), |rig: &mut FrameRig| {
             rig.t += FRAME_DT;
-            gpu.plasma_into(
-                rig.device.device_ptr(),
-                rig.device.byte_len(),
-                rig.size,
-                rig.t,
-            )?;
+            gpu.plasma_into_buffer(&rig.device, rig.size, rig.t)?;
             rig.pinned.copy_from_device_async(&rig.device, stream)?;
             stream.synchronize()?;
             rig.upload_texture

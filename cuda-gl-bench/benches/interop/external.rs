@@ -61,12 +61,7 @@ impl TexBuffer {
     }
 }
 
-impl Drop for TexBuffer {
-    fn drop(&mut self) {
-        // SAFETY: the name came from glGenTextures and is deleted once.
-        unsafe { gl::DeleteTextures(1, &self.0) };
-    }
-}
+glres::delete_on_drop!(TexBuffer, 0, DeleteTextures);
 
 const VS: &str = "#version 330 core
 void main() {

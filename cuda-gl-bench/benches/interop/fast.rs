@@ -102,12 +102,7 @@ impl ArrayTexture {
     }
 }
 
-impl Drop for ArrayTexture {
-    fn drop(&mut self) {
-        // SAFETY: the name came from glGenTextures and is deleted once.
-        unsafe { gl::DeleteTextures(1, &self.name) };
-    }
-}
+glres::delete_on_drop!(ArrayTexture, name, DeleteTextures);
 
 /// A GL fence after a frame's commands, deleted on drop.
 #[derive(Debug)]
@@ -166,12 +161,7 @@ impl Floor {
     /// The handoff floor: a kernel writes a frame into plain device memory, stream sync, then
     /// GL's use of a frame-sized texture + `glFinish`. No interop call.
     fn run(&self, gpu: &Gpu, t: f32) -> Result<()> {
-        gpu.plasma_into(
-            self.device.device_ptr(),
-            self.device.byte_len(),
-            self.size,
-            t,
-        )?;
+        gpu.plasma_into_buffer(&self.device, self.size, t)?;
         gpu.stream.synchronize()?;
         use_texel(self.source.name(), gl::TEXTURE_2D, 0, &self.sink);
         glres::finish();

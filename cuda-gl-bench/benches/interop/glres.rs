@@ -7,6 +7,21 @@
 use anyhow::{Context as _, Result, bail, ensure};
 use std::ffi::CString;
 
+/// `impl Drop` for a struct owning one GL object: `self.$field` is deleted with `gl::$delete`
+/// (`DeleteBuffers`, `DeleteTextures`, ...). The name came from the matching `glGen*` call in the
+/// struct's constructor and the struct is its only owner, so it is deleted once.
+macro_rules! delete_on_drop {
+    ($ty:ty, $field:tt, $delete:ident) => {
+        impl Drop for $ty {
+            fn drop(&mut self) {
+                // SAFETY: the name came from the matching glGen* call and is deleted once.
+                unsafe { gl::$delete(1, &self.$field) };
+            }
+        }
+    };
+}
+pub(crate) use delete_on_drop;
+
 /// Returns every pending GL error as one error naming `what`, or `Ok` when there is none.
 pub fn check(what: &str) -> Result<()> {
     let mut codes = Vec::new();
@@ -128,12 +143,7 @@ impl Buffer {
     }
 }
 
-impl Drop for Buffer {
-    fn drop(&mut self) {
-        // SAFETY: the name came from glGenBuffers and is deleted once.
-        unsafe { gl::DeleteBuffers(1, &self.name) };
-    }
-}
+delete_on_drop!(Buffer, name, DeleteBuffers);
 
 /// An immutable RGBA8 2D texture with one level, linear filtering.
 #[derive(Debug)]
@@ -241,12 +251,7 @@ impl Texture {
     }
 }
 
-impl Drop for Texture {
-    fn drop(&mut self) {
-        // SAFETY: the name came from glGenTextures and is deleted once.
-        unsafe { gl::DeleteTextures(1, &self.name) };
-    }
-}
+delete_on_drop!(Texture, name, DeleteTextures);
 
 /// A framebuffer object with one RGBA8 colour texture: where the frames are drawn.
 #[derive(Debug)]
@@ -287,13 +292,8 @@ impl Framebuffer {
     }
 }
 
-impl Drop for Framebuffer {
-    fn drop(&mut self) {
-        // SAFETY: the name came from glGenFramebuffers and is deleted once (the colour texture
-        // is deleted by its own Drop afterwards).
-        unsafe { gl::DeleteFramebuffers(1, &self.name) };
-    }
-}
+// The colour texture is deleted by its own Drop afterwards.
+delete_on_drop!(Framebuffer, name, DeleteFramebuffers);
 
 /// A shader program and an empty vertex array that draw a texture over a whole framebuffer with
 /// one full-screen triangle: the "draw" step of a frame.

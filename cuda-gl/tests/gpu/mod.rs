@@ -5,7 +5,10 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use cuda_gl::egl::HeadlessContext;
-use cuda_gl::{Context, Device, Module, Stream, StreamFlags};
+use cuda_gl::{
+    AsStream, Context, Device, Function, ImageTarget, KernelParam, LaunchConfig, Module,
+    RegisterFlags, RegisteredBuffer, RegisteredImage, Stream, StreamFlags,
+};
 use std::sync::Arc;
 
 /// The test kernels, compiled by `cargo xtask ptx`.
@@ -49,16 +52,22 @@ pub fn gpu_on(ordinal: usize) -> Option<Gpu> {
             ));
         }
     };
+    Some(gpu_with(device, gl))
+}
+
+/// A CUDA context, stream and the test kernels on `device`, next to its GL context `gl` (made
+/// before them).
+pub fn gpu_with(device: Device, gl: HeadlessContext) -> Gpu {
     let ctx = Context::new(&device).expect("retain the primary context");
     let stream = Stream::new(&ctx, StreamFlags::NonBlocking).expect("create a stream");
     let kernels = Module::from_ptx(&ctx, TEST_PTX).expect("load the test kernels");
-    Some(Gpu {
+    Gpu {
         kernels,
         stream,
         ctx,
         device,
         gl,
-    })
+    }
 }
 
 /// [`gpu_on`] device 0.
@@ -73,6 +82,73 @@ pub fn pattern(i: u32, seed: u32) -> u32 {
 
 pub fn pattern_words(n: usize, seed: u32) -> Vec<u32> {
     (0..n as u32).map(|i| pattern(i, seed)).collect()
+}
+
+/// Launches a 1-D kernel of the shape `kernel(ptr, unsigned n, arg)` (`fill_u32` and its kin)
+/// over `words` elements.
+///
+/// # Safety
+/// Those of [`Function::launch`]: `ptr` addresses `words` elements the kernel may touch, valid
+/// (mapped) until the kernel is done in `stream`'s order.
+pub unsafe fn launch_words<P: KernelParam, A: KernelParam>(
+    kernel: &Function,
+    stream: &impl AsStream,
+    ptr: P,
+    words: usize,
+    arg: A,
+) -> cuda_gl::Result<()> {
+    // SAFETY: the caller's preconditions.
+    unsafe {
+        kernel.launch(
+            LaunchConfig::for_elements(words as u32),
+            stream,
+            (ptr, words as u32, arg),
+        )
+    }
+}
+
+/// Launches a 2-D kernel of the shape `kernel(image, int w, int h, arg)` (`surface_fill_rgba8`
+/// and its kin) over `w` x `h` texels.
+///
+/// # Safety
+/// Those of [`Function::launch`]: `image` covers `w` x `h` texels and stays valid (mapped) until
+/// the kernel is done in `stream`'s order.
+pub unsafe fn launch_image<I: KernelParam, A: KernelParam>(
+    kernel: &Function,
+    stream: &impl AsStream,
+    image: I,
+    (w, h): (usize, usize),
+    arg: A,
+) -> cuda_gl::Result<()> {
+    // SAFETY: the caller's preconditions.
+    unsafe {
+        kernel.launch(
+            LaunchConfig::for_image(w as u32, h as u32),
+            stream,
+            (image, w as i32, h as i32, arg),
+        )
+    }
+}
+
+/// Registers texture `tex` for surface writes that replace its contents.
+pub fn register_for_surface(ctx: &Arc<Context>, tex: u32, target: ImageTarget) -> RegisteredImage {
+    RegisteredImage::register(
+        ctx,
+        tex,
+        target,
+        RegisterFlags::SURFACE_LOAD_STORE | RegisterFlags::WRITE_DISCARD,
+    )
+    .unwrap()
+}
+
+/// A one-level `width` x `height` RGBA8 2D texture, registered by [`register_for_surface`].
+pub fn surface_texture_rgba8(
+    ctx: &Arc<Context>,
+    width: usize,
+    height: usize,
+) -> (u32, RegisteredImage) {
+    let tex = gl_texture_rgba8(width as i32, height as i32, 1);
+    (tex, register_for_surface(ctx, tex, ImageTarget::Texture2D))
 }
 
 pub fn check_gl() {
@@ -117,6 +193,25 @@ pub fn read_gl_buffer(name: u32, words: usize) -> Vec<u32> {
     out
 }
 
+/// A GL buffer of `bytes` bytes (contents undefined) and its registration in `ctx`.
+pub fn registered_buffer(
+    ctx: &Arc<Context>,
+    bytes: usize,
+    flags: RegisterFlags,
+) -> (u32, RegisteredBuffer) {
+    let name = gl_buffer(bytes, None);
+    let res = RegisteredBuffer::register(ctx, name, flags).unwrap();
+    (name, res)
+}
+
+/// Unregisters `res`, checks that no drop error was recorded in `ctx`, and deletes GL buffer
+/// `name`.
+pub fn unregister_and_delete(ctx: &Context, res: RegisteredBuffer, name: u32) {
+    res.unregister().unwrap();
+    ctx.check_drop_errors().unwrap();
+    delete_buffer(name);
+}
+
 pub fn delete_buffer(name: u32) {
     // SAFETY: a context is current.
     unsafe { gl::DeleteBuffers(1, &name) };
@@ -140,19 +235,80 @@ pub fn gl_texture_rgba8(width: i32, height: i32, levels: i32) -> u32 {
 
 /// Reads level `level` of an RGBA8 2D texture as packed u32 texels.
 pub fn read_texture_rgba8(name: u32, width: usize, height: usize, level: i32) -> Vec<u32> {
-    let mut out = vec![0u32; width * height];
+    read_tex_image_rgba8(gl::TEXTURE_2D, name, level, width * height)
+}
+
+/// An RGBA8 2D array texture of `layers` layers of `width` x `height`, one level, filled with
+/// `data` (every texel of every layer) when given.
+pub fn gl_texture_array_rgba8(
+    width: usize,
+    height: usize,
+    layers: usize,
+    data: Option<&[u32]>,
+) -> u32 {
+    let mut name = 0;
+    // SAFETY: a context is current; `data`, when given, holds every texel of every layer.
+    unsafe {
+        gl::GenTextures(1, &mut name);
+        gl::BindTexture(gl::TEXTURE_2D_ARRAY, name);
+        gl::TexStorage3D(
+            gl::TEXTURE_2D_ARRAY,
+            1,
+            gl::RGBA8,
+            width as i32,
+            height as i32,
+            layers as i32,
+        );
+        if let Some(data) = data {
+            assert_eq!(data.len(), width * height * layers);
+            gl::PixelStorei(gl::UNPACK_ALIGNMENT, 1);
+            gl::TexSubImage3D(
+                gl::TEXTURE_2D_ARRAY,
+                0,
+                0,
+                0,
+                0,
+                width as i32,
+                height as i32,
+                layers as i32,
+                gl::RGBA,
+                gl::UNSIGNED_BYTE,
+                data.as_ptr().cast(),
+            );
+        }
+        gl::BindTexture(gl::TEXTURE_2D_ARRAY, 0);
+    }
+    check_gl();
+    name
+}
+
+/// Every layer of a `width` x `height` RGBA8 2D array texture, as packed u32 texels, layer after
+/// layer.
+pub fn read_texture_array_rgba8(name: u32, width: usize, height: usize, layers: usize) -> Vec<u32> {
+    read_tex_image_rgba8(gl::TEXTURE_2D_ARRAY, name, 0, width * height * layers)
+}
+
+/// `glGetTexImage` of level `level` of texture `name` bound to `target`, as `texels` packed
+/// RGBA8 u32 texels (every layer, for an array).
+pub fn read_tex_image_rgba8(
+    target: gl::types::GLenum,
+    name: u32,
+    level: i32,
+    texels: usize,
+) -> Vec<u32> {
+    let mut out = vec![0u32; texels];
     // SAFETY: a context is current; `out` has room for the level's texels.
     unsafe {
-        gl::BindTexture(gl::TEXTURE_2D, name);
+        gl::BindTexture(target, name);
         gl::PixelStorei(gl::PACK_ALIGNMENT, 1);
         gl::GetTexImage(
-            gl::TEXTURE_2D,
+            target,
             level,
             gl::RGBA,
             gl::UNSIGNED_BYTE,
             out.as_mut_ptr().cast(),
         );
-        gl::BindTexture(gl::TEXTURE_2D, 0);
+        gl::BindTexture(target, 0);
     }
     check_gl();
     out
@@ -166,10 +322,48 @@ pub fn delete_texture(name: u32) {
 /// `glTexSubImage2D` of a whole `width` x `height` RGBA8 texture from pixel buffer `pbo` (a
 /// GPU-side copy), then checks for a GL error.
 pub fn upload_from_pbo(pbo: u32, tex: u32, width: usize, height: usize) {
-    // SAFETY: a context is current; both names are live; with a PIXEL_UNPACK_BUFFER bound the
-    // null pointer is offset 0 of the PBO, which the callers size to width * height * 4 bytes.
+    // SAFETY: with a PIXEL_UNPACK_BUFFER bound the null pointer is offset 0 of the PBO, which
+    // the callers size to width * height * 4 bytes.
+    unsafe { upload_rgba8(Some(pbo), tex, width, height, std::ptr::null()) };
+}
+
+/// `glTexSubImage2D` of `texels` (`width` x `height` packed RGBA8) into level 0 of 2D texture
+/// `tex`, from client memory, then checks for a GL error. `unbind_pbo` first binds no pixel
+/// unpack buffer (for callers that cannot tell whether one is bound).
+pub fn upload_texels_rgba8(
+    tex: u32,
+    width: usize,
+    height: usize,
+    texels: &[u32],
+    unbind_pbo: bool,
+) {
+    assert_eq!(texels.len(), width * height);
+    let unpack = unbind_pbo.then_some(0);
+    // SAFETY: `texels` holds the `width` x `height` texels read; with `unbind_pbo` false the
+    // callers have no pixel unpack buffer bound.
+    unsafe { upload_rgba8(unpack, tex, width, height, texels.as_ptr().cast()) };
+}
+
+/// `glTexSubImage2D` of a whole `width` x `height` RGBA8 level 0 of 2D texture `tex` from
+/// `pixels`, then checks for a GL error. With `unpack` given, pixel unpack buffer `unpack` (0:
+/// none) is bound first, and a non-zero one is unbound after.
+///
+/// # Safety
+/// 1. A GL context is current and `tex` is live.
+/// 2. `pixels` is valid for `width * height * 4` bytes: a client pointer when no pixel unpack
+///    buffer is bound, otherwise an offset into that buffer.
+unsafe fn upload_rgba8(
+    unpack: Option<u32>,
+    tex: u32,
+    width: usize,
+    height: usize,
+    pixels: *const std::ffi::c_void,
+) {
+    // SAFETY: (1) and (2).
     unsafe {
-        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, pbo);
+        if let Some(pbo) = unpack {
+            gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, pbo);
+        }
         gl::BindTexture(gl::TEXTURE_2D, tex);
         gl::PixelStorei(gl::UNPACK_ALIGNMENT, 1);
         gl::TexSubImage2D(
@@ -181,10 +375,12 @@ pub fn upload_from_pbo(pbo: u32, tex: u32, width: usize, height: usize) {
             height as i32,
             gl::RGBA,
             gl::UNSIGNED_BYTE,
-            std::ptr::null(),
+            pixels,
         );
         gl::BindTexture(gl::TEXTURE_2D, 0);
-        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
+        if unpack.is_some_and(|pbo| pbo != 0) {
+            gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
+        }
     }
     check_gl();
 }

@@ -31,11 +31,8 @@ extern "C" __global__ void copy_check_u32(const unsigned* in, unsigned* out, uns
     }
 }
 
-// Writes pixel (x, y) of an RGBA8 surface as the bytes of p = pattern(y * width + x, seed),
-// little-endian: r = p & 0xff, g = (p >> 8) & 0xff, b = (p >> 16) & 0xff, a = p >> 24. Read back
-// as one 32-bit little-endian word per pixel, the surface therefore holds exactly the pattern.
-extern "C" __global__ void surface_fill_rgba8(cudaSurfaceObject_t surf, int width, int height,
-                                              unsigned seed)
+// The body of surface_fill_rgba8 (and of its slow variant).
+__device__ void fill_rgba8(cudaSurfaceObject_t surf, int width, int height, unsigned seed)
 {
     for (int y = blockIdx.y * blockDim.y + threadIdx.y; y < height; y += gridDim.y * blockDim.y) {
         for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < width; x += gridDim.x * blockDim.x) {
@@ -45,6 +42,15 @@ extern "C" __global__ void surface_fill_rgba8(cudaSurfaceObject_t surf, int widt
             surf2Dwrite(v, surf, x * 4, y);
         }
     }
+}
+
+// Writes pixel (x, y) of an RGBA8 surface as the bytes of p = pattern(y * width + x, seed),
+// little-endian: r = p & 0xff, g = (p >> 8) & 0xff, b = (p >> 16) & 0xff, a = p >> 24. Read back
+// as one 32-bit little-endian word per pixel, the surface therefore holds exactly the pattern.
+extern "C" __global__ void surface_fill_rgba8(cudaSurfaceObject_t surf, int width, int height,
+                                              unsigned seed)
+{
+    fill_rgba8(surf, width, height, seed);
 }
 
 // The GPU's nanosecond clock (%globaltimer).
@@ -65,14 +71,7 @@ extern "C" __global__ void surface_fill_rgba8_slow(cudaSurfaceObject_t surf, int
     unsigned long long start = globaltimer_ns();
     while (globaltimer_ns() - start < delay_ns) {
     }
-    for (int y = blockIdx.y * blockDim.y + threadIdx.y; y < height; y += gridDim.y * blockDim.y) {
-        for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < width; x += gridDim.x * blockDim.x) {
-            unsigned p = pattern((unsigned)y * (unsigned)width + (unsigned)x, seed);
-            uchar4 v = make_uchar4((unsigned char)(p & 0xffu), (unsigned char)((p >> 8) & 0xffu),
-                                   (unsigned char)((p >> 16) & 0xffu), (unsigned char)(p >> 24));
-            surf2Dwrite(v, surf, x * 4, y);
-        }
-    }
+    fill_rgba8(surf, width, height, seed);
 }
 
 // out[y * width + x] = pixel (x, y) of an RGBA8 surface packed little-endian
@@ -203,18 +202,37 @@ extern "C" __global__ void api_fill_layers4_rgba8(api_layer_surfaces4 layers, in
     }
 }
 
+// A texel read as integers, packed little-endian as in surface_read_rgba8.
+__device__ unsigned pack_texel(uchar4 v)
+{
+    return (unsigned)v.x | ((unsigned)v.y << 8) | ((unsigned)v.z << 16) | ((unsigned)v.w << 24);
+}
+
+// A texel read as normalized floats: each channel in 0..1 is scaled back to 0..255 and rounded.
+__device__ unsigned pack_texel(float4 v)
+{
+    return __float2uint_rn(v.x * 255.0f) | (__float2uint_rn(v.y * 255.0f) << 8) |
+           (__float2uint_rn(v.z * 255.0f) << 16) | (__float2uint_rn(v.w * 255.0f) << 24);
+}
+
+// out[y * width + x] = pack_texel of texel (x, y) of `tex` read as T, sampled at texel centres.
+template <typename T>
+__device__ void read_texture_packed(cudaTextureObject_t tex, int width, int height, unsigned* out)
+{
+    for (int y = blockIdx.y * blockDim.y + threadIdx.y; y < height; y += gridDim.y * blockDim.y) {
+        for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < width; x += gridDim.x * blockDim.x) {
+            T v = tex2D<T>(tex, (float)x + 0.5f, (float)y + 0.5f);
+            out[(unsigned)y * (unsigned)width + (unsigned)x] = pack_texel(v);
+        }
+    }
+}
+
 // out[y * width + x] = texel (x, y) of an RGBA8 texture object read as integers (cuda-gl's
 // default TextureDesc), packed little-endian as in surface_read_rgba8.
 extern "C" __global__ void api_texture_read_uchar4(cudaTextureObject_t tex, int width, int height,
                                                    unsigned* out)
 {
-    for (int y = blockIdx.y * blockDim.y + threadIdx.y; y < height; y += gridDim.y * blockDim.y) {
-        for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < width; x += gridDim.x * blockDim.x) {
-            uchar4 v = tex2D<uchar4>(tex, (float)x + 0.5f, (float)y + 0.5f);
-            out[(unsigned)y * (unsigned)width + (unsigned)x] =
-                (unsigned)v.x | ((unsigned)v.y << 8) | ((unsigned)v.z << 16) | ((unsigned)v.w << 24);
-        }
-    }
+    read_texture_packed<uchar4>(tex, width, height, out);
 }
 
 // As api_texture_read_uchar4, through a texture object that reads normalized floats
@@ -223,12 +241,5 @@ extern "C" __global__ void api_texture_read_uchar4(cudaTextureObject_t tex, int 
 extern "C" __global__ void api_texture_read_float4(cudaTextureObject_t tex, int width, int height,
                                                    unsigned* out)
 {
-    for (int y = blockIdx.y * blockDim.y + threadIdx.y; y < height; y += gridDim.y * blockDim.y) {
-        for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < width; x += gridDim.x * blockDim.x) {
-            float4 v = tex2D<float4>(tex, (float)x + 0.5f, (float)y + 0.5f);
-            out[(unsigned)y * (unsigned)width + (unsigned)x] =
-                __float2uint_rn(v.x * 255.0f) | (__float2uint_rn(v.y * 255.0f) << 8) |
-                (__float2uint_rn(v.z * 255.0f) << 16) | (__float2uint_rn(v.w * 255.0f) << 24);
-        }
-    }
+    read_texture_packed<float4>(tex, width, height, out);
 }
