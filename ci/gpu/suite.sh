@@ -49,6 +49,9 @@ while (($#)); do
     esac
     shift
 done
+# What the driver says about the GPUs before anything runs (no privileges needed): a GPU that
+# needs a reset after a kernel fault hangs every later program that draws with GL.
+say "--- driver health: $(timeout 10 nvidia-smi --query-gpu=index,reset_status.reset_required,reset_status.drain_and_reset_recommended,remapped_rows.pending --format=csv,noheader 2>&1 | tr '\n' ';')"
 xid start
 if ((suite)); then
     suite ""

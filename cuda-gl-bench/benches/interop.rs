@@ -31,7 +31,7 @@ mod measure;
 #[path = "interop/report.rs"]
 mod report;
 
-use plasma_demo::watchdog;
+use plasma_demo::{gpu_health, watchdog};
 
 use anyhow::{Context as _, Result};
 use measure::Plan;
@@ -329,6 +329,8 @@ fn main() -> ExitCode {
         eprintln!("interop: {message}");
         return ExitCode::from(2);
     }
+    // Figures measured on a GPU that needs a reset would mislead: say so before they start.
+    gpu_health::print_warnings("interop");
     match run(&args, argv.join(" ")) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,

@@ -14,11 +14,13 @@
 //! Modules: [`cli`] (flags), [`backend`] (CUDA and CPU), [`renderer`] (GL objects and drawing),
 //! [`session`] (backend + renderer, one frame at a time), [`window`] (GLFW), [`headless`] (EGL),
 //! [`timing`] and [`mod@bench`] (measuring), [`png_io`] and [`mod@reference`] (images),
-//! [`watchdog`] (ends a run that the GPU leaves hanging).
+//! [`watchdog`] (ends a run that the GPU leaves hanging), [`gpu_health`] (what the driver says about
+//! a GPU that needs a reset, printed before a benchmark).
 
 pub mod backend;
 pub mod bench;
 pub mod cli;
+pub mod gpu_health;
 pub mod headless;
 pub mod plasma_cpu;
 pub mod png_io;

@@ -3,7 +3,7 @@
 use anyhow::Result;
 use clap::Parser as _;
 use plasma_demo::cli::{self, Cli, Command, Plan};
-use plasma_demo::{Output, headless, one_line, reference, watchdog, window};
+use plasma_demo::{Output, gpu_health, headless, one_line, reference, watchdog, window};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -15,6 +15,10 @@ fn main() -> ExitCode {
     {
         eprintln!("plasma-demo: error: {message}");
         return ExitCode::from(2);
+    }
+    // A benchmark on a GPU that needs a reset would hang or mislead: say so before it starts.
+    if cli.command.is_none() && cli.run.bench {
+        gpu_health::print_warnings("plasma-demo");
     }
     match run(cli) {
         Ok(code) => code,
