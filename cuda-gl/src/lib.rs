@@ -190,6 +190,22 @@
 //!
 //! The CUDA context is bound by the crate itself before every call, `Drop` included.
 //!
+//! # Where things live
+//! Dependencies run one way, from the driver up (`ci/layering.sh` checks it, with file sizes and
+//! import cycles):
+//! - `result/`: one function per driver call, and the only code that calls the driver;
+//!   `error/`: the one [`Error`] enum, the driver's codes (`cuda`) and the `help:` texts (`help`);
+//! - the CUDA handles: `context`, `device`, `stream` ([`Stream`], [`Event`]), `module`
+//!   ([`Module`], [`Function`], launches; `module/image` checks cubin and fatbin images),
+//!   `memory` ([`DeviceBuffer`], [`PinnedBuffer`]);
+//! - `gl_object` (image targets and flags) and `glprobe/` (which GL context is current, GL
+//!   queries, debug labels): what is asked of OpenGL itself;
+//! - [`graphics`]: registrations and their state machine (`registration`, `claim`, `retire`,
+//!   `classify`), the registered types (`buffer`, `image`, shared methods in `methods`), the
+//!   mapping views (`array`, `surface`, `texture`, `copy`) and batches (`batch`);
+//! - `external` (Unix): the external-memory ring (`gl_fns`, `memory`, `import`, `ring`);
+//! - features: `egl` (headless contexts), `cudarc_interop`, `nvrtc`.
+//!
 //! # Failures in `Drop`
 //! `Drop` never panics. A failed unmap or unregister is logged through the `log` crate and
 //! recorded on the context: [`Context::synchronize`] and [`Context::check_drop_errors`] report
