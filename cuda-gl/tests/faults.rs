@@ -183,13 +183,20 @@ fn unregister_and_recover(g: &Gpu, res: RegisteredBuffer, seed: u32) {
     delete_buffer(fresh);
 }
 
+/// A second GL context on `g`'s device, made current on this thread, and a buffer of N words
+/// it owns, registered with no flags.
+fn buffer_of_second_context(g: &Gpu) -> (HeadlessContext, RegisteredBuffer) {
+    let owner = HeadlessContext::for_cuda_device(&g.device).unwrap();
+    let (_, res) = registered_buffer(&g.ctx, N * 4, RegisterFlags::NONE);
+    (owner, res)
+}
+
 #[test]
 fn gl_context_destroyed_while_registered() {
     fault_test("gl_context_destroyed_while_registered", || {
         let g = gpu()?;
         // A second GL context owns the buffer; it is destroyed while current on this thread.
-        let owner = HeadlessContext::for_cuda_device(&g.device).unwrap();
-        let (_, mut res) = registered_buffer(&g.ctx, N * 4, RegisterFlags::NONE);
+        let (owner, mut res) = buffer_of_second_context(&g);
         drop(owner);
         outcome(
             "map with no GL context current (the owner was destroyed)",
@@ -209,8 +216,7 @@ fn gl_context_destroyed_while_registered() {
 fn gl_context_destroyed_while_mapped() {
     fault_test("gl_context_destroyed_while_mapped", || {
         let g = gpu()?;
-        let owner = HeadlessContext::for_cuda_device(&g.device).unwrap();
-        let (_, mut res) = registered_buffer(&g.ctx, N * 4, RegisterFlags::NONE);
+        let (owner, mut res) = buffer_of_second_context(&g);
         let fill = g.kernels.function("fill_u32").unwrap();
         {
             let mapped = res.map(&g.stream).unwrap();
