@@ -17,11 +17,8 @@ mod common;
 
 use anyhow::{Result, bail};
 use common::{Framebuffer, Gpu, Mesh, Outcome};
-use cuda_gl::{LaunchConfig, Module, RegisterFlags, RegisteredBuffer, Stream, StreamFlags};
+use cuda_gl::{LaunchConfig, RegisterFlags, RegisteredBuffer};
 use std::process::ExitCode;
-
-/// The examples' kernels, compiled from `kernels/examples.cu` by `cargo xtask ptx`.
-const PTX: &str = include_str!("kernels/examples.ptx");
 
 /// Mesh points per side (simpleGL uses 256; fewer points keep them apart on screen, so a wrong
 /// position cannot hide behind a right one).
@@ -54,9 +51,8 @@ fn main() -> ExitCode {
 
 fn run(args: &common::Args) -> Result<Outcome> {
     // A GL context (headless, or a window with --window) and the CUDA context of the same GPU.
-    let mut gpu = Gpu::open(args, "cuda-gl 01: vertex buffer", SIZE, SIZE)?;
-    let stream = Stream::new(&gpu.ctx, StreamFlags::NonBlocking)?;
-    let module = Module::from_ptx(&gpu.ctx, PTX)?;
+    let (mut gpu, stream, module) =
+        Gpu::open_with_kernels(args, "cuda-gl 01: vertex buffer", SIZE, SIZE)?;
     let sine_wave = module.function("sine_wave")?;
 
     let frame = Framebuffer::new(SIZE, SIZE)?;

@@ -22,12 +22,9 @@ mod common;
 use anyhow::{Result, bail};
 use common::{Framebuffer, Gpu, Mesh, Outcome};
 use cuda_gl::{
-    ArrayFormat, ImageTarget, LaunchConfig, Module, RegisterFlags, RegisteredImage, Stream,
-    StreamFlags, TextureDesc,
+    ArrayFormat, ImageTarget, LaunchConfig, RegisterFlags, RegisteredImage, TextureDesc,
 };
 use std::process::ExitCode;
-
-const PTX: &str = include_str!("kernels/examples.ptx");
 
 const WIDTH: u32 = 640;
 const HEIGHT: u32 = 480;
@@ -63,9 +60,8 @@ fn main() -> ExitCode {
 }
 
 fn run(args: &common::Args) -> Result<Outcome> {
-    let mut gpu = Gpu::open(args, "cuda-gl 02: post-processing", WIDTH, HEIGHT)?;
-    let stream = Stream::new(&gpu.ctx, StreamFlags::NonBlocking)?;
-    let module = Module::from_ptx(&gpu.ctx, PTX)?;
+    let (mut gpu, stream, module) =
+        Gpu::open_with_kernels(args, "cuda-gl 02: post-processing", WIDTH, HEIGHT)?;
     let sobel = module.function("sobel_rgba8")?;
 
     // GL draws the scene into `scene`; CUDA writes the filtered image into `output`'s texture.

@@ -31,13 +31,11 @@ mod common;
 use anyhow::{Result, bail};
 use common::{Framebuffer, Gpu, Mesh, Outcome};
 use cuda_gl::{
-    ArrayFormat, DeviceBuffer, LaunchConfig, MappedBatch, Module, RegisterFlags, RegisteredImage,
-    Stream, StreamFlags, Texture, TextureDesc, TextureObject, map_all,
+    ArrayFormat, DeviceBuffer, LaunchConfig, MappedBatch, RegisterFlags, RegisteredImage, Texture,
+    TextureDesc, TextureObject, map_all,
 };
 use std::process::ExitCode;
 use std::time::Instant;
-
-const PTX: &str = include_str!("kernels/examples.ptx");
 
 /// Views rendered per iteration: the layers of the textures. `VIEWS` in `kernels/examples.cu`
 /// must be the same (the kernel takes exactly this many texture objects).
@@ -87,9 +85,8 @@ fn main() -> ExitCode {
 
 fn run(args: &common::Args) -> Result<Outcome> {
     let side = VIEW * MOSAIC_SIDE;
-    let mut gpu = Gpu::open(args, "cuda-gl 03: render to CUDA", side, side)?;
-    let stream = Stream::new(&gpu.ctx, StreamFlags::NonBlocking)?;
-    let module = Module::from_ptx(&gpu.ctx, PTX)?;
+    let (mut gpu, stream, module) =
+        Gpu::open_with_kernels(args, "cuda-gl 03: render to CUDA", side, side)?;
     let view_sums = module.function("view_sums")?;
 
     // The cube (36 vertices of position and colour) and the layered render targets.

@@ -22,12 +22,10 @@ mod common;
 use anyhow::{Result, bail};
 use common::{Framebuffer, Gpu, Outcome};
 use cuda_gl::{
-    ArrayFormat, DeviceBuffer, ImageTarget, LaunchConfig, Module, RegisterFlags, RegisteredImage,
-    Stream, StreamFlags, TextureDesc,
+    ArrayFormat, DeviceBuffer, ImageTarget, LaunchConfig, RegisterFlags, RegisteredImage,
+    TextureDesc,
 };
 use std::process::ExitCode;
-
-const PTX: &str = include_str!("kernels/examples.ptx");
 
 /// Level 0 is BASE x BASE texels; level n is BASE >> n.
 const BASE: u32 = 64;
@@ -49,9 +47,8 @@ fn run(args: &common::Args) -> Result<Outcome> {
     let side = |level: u32| (BASE >> level) * STEPS + 1; // samples per side of a level
     let picture_width = SAMPLED.iter().map(|&l| side(l) + GAP).sum::<u32>() - GAP;
     let picture_height = side(SAMPLED[0]);
-    let mut gpu = Gpu::open(args, "cuda-gl 04: mipmaps", picture_width, picture_height)?;
-    let stream = Stream::new(&gpu.ctx, StreamFlags::NonBlocking)?;
-    let module = Module::from_ptx(&gpu.ctx, PTX)?;
+    let (mut gpu, stream, module) =
+        Gpu::open_with_kernels(args, "cuda-gl 04: mipmaps", picture_width, picture_height)?;
     let sample = module.function("sample_rgba")?;
 
     let texture = mipmapped_texture()?;

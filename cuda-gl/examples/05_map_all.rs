@@ -29,13 +29,8 @@ mod common;
 
 use anyhow::{Result, bail};
 use common::{Framebuffer, Gpu, Mesh, Outcome};
-use cuda_gl::{
-    LaunchConfig, Module, RegisterFlags, RegisteredBuffer, RegisteredImage, Stream, StreamFlags,
-    map_all,
-};
+use cuda_gl::{LaunchConfig, RegisterFlags, RegisteredBuffer, RegisteredImage, map_all};
 use std::process::ExitCode;
-
-const PTX: &str = include_str!("kernels/examples.ptx");
 
 /// The texture and the framebuffer are SIZE x SIZE.
 const SIZE: u32 = 512;
@@ -67,9 +62,8 @@ fn main() -> ExitCode {
 }
 
 fn run(args: &common::Args) -> Result<Outcome> {
-    let mut gpu = Gpu::open(args, "cuda-gl 05: map_all", SIZE, SIZE)?;
-    let stream = Stream::new(&gpu.ctx, StreamFlags::NonBlocking)?;
-    let module = Module::from_ptx(&gpu.ctx, PTX)?;
+    let (mut gpu, stream, module) =
+        Gpu::open_with_kernels(args, "cuda-gl 05: map_all", SIZE, SIZE)?;
     let wobble_grid = module.function("wobble_grid")?;
     let grid_indices = module.function("grid_indices")?;
     let stripes = module.function("stripes_rgba8")?;

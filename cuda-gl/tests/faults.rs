@@ -172,9 +172,12 @@ fn interop_works(ctx: &std::sync::Arc<Context>, name: u32, seed: u32) -> cuda_gl
     ctx.check_drop_errors()
 }
 
-/// Unregisters `res` (printing the outcome) and the drop errors recorded, then the recovery:
-/// objects of the surviving GL context (current again) work as before.
-fn unregister_and_recover(g: &Gpu, res: RegisteredBuffer, seed: u32) {
+/// Makes `g`'s GL context current again and maps `res` once more (printing the outcome as
+/// `what`), then unregisters it (printing the outcome) and the drop errors recorded, then the
+/// recovery: objects of the surviving GL context work as before.
+fn map_again_and_recover(g: &Gpu, mut res: RegisteredBuffer, what: &str, seed: u32) {
+    g.gl.make_current().unwrap();
+    outcome(what, res.map(&g.stream).map(|m| m.size()));
     outcome("unregister", res.unregister());
     println!("drop errors recorded: {}", report_drop_errors(&g.ctx));
     let fresh = gl_buffer(N * 4, None);
@@ -183,24 +186,26 @@ fn unregister_and_recover(g: &Gpu, res: RegisteredBuffer, seed: u32) {
     delete_buffer(fresh);
 }
 
+/// A second GL context on `g`'s device, made current on this thread, and a buffer of N words
+/// it owns, registered with no flags.
+fn buffer_of_second_context(g: &Gpu) -> (HeadlessContext, RegisteredBuffer) {
+    let owner = HeadlessContext::for_cuda_device(&g.device).unwrap();
+    let (_, res) = registered_buffer(&g.ctx, N * 4, RegisterFlags::NONE);
+    (owner, res)
+}
+
 #[test]
 fn gl_context_destroyed_while_registered() {
     fault_test("gl_context_destroyed_while_registered", || {
         let g = gpu()?;
         // A second GL context owns the buffer; it is destroyed while current on this thread.
-        let owner = HeadlessContext::for_cuda_device(&g.device).unwrap();
-        let (_, mut res) = registered_buffer(&g.ctx, N * 4, RegisterFlags::NONE);
+        let (owner, mut res) = buffer_of_second_context(&g);
         drop(owner);
         outcome(
             "map with no GL context current (the owner was destroyed)",
             res.map(&g.stream).map(|m| m.size()),
         );
-        g.gl.make_current().unwrap();
-        outcome(
-            "map with another GL context current",
-            res.map(&g.stream).map(|m| m.size()),
-        );
-        unregister_and_recover(&g, res, 11);
+        map_again_and_recover(&g, res, "map with another GL context current", 11);
         Some(())
     });
 }
@@ -209,8 +214,7 @@ fn gl_context_destroyed_while_registered() {
 fn gl_context_destroyed_while_mapped() {
     fault_test("gl_context_destroyed_while_mapped", || {
         let g = gpu()?;
-        let owner = HeadlessContext::for_cuda_device(&g.device).unwrap();
-        let (_, mut res) = registered_buffer(&g.ctx, N * 4, RegisterFlags::NONE);
+        let (owner, mut res) = buffer_of_second_context(&g);
         let fill = g.kernels.function("fill_u32").unwrap();
         {
             let mapped = res.map(&g.stream).unwrap();
@@ -225,12 +229,8 @@ fn gl_context_destroyed_while_mapped() {
             );
         }
         println!("still marked mapped after that: {}", res.is_mapped());
-        g.gl.make_current().unwrap();
-        outcome(
-            "map again with another GL context current",
-            res.map(&g.stream).map(|m| m.size()),
-        );
-        unregister_and_recover(&g, res, 12);
+        let what = "map again with another GL context current";
+        map_again_and_recover(&g, res, what, 12);
         Some(())
     });
 }

@@ -17,13 +17,16 @@ const W: usize = 64;
 const H: usize = 32;
 const LAYERS: usize = 6;
 
-/// A W x H RGBA8 texture holding pattern `seed` (uploaded by GL), registered with no flags.
-fn texture_of_pattern(g: &Gpu, seed: u32) -> (u32, Vec<u32>, RegisteredImage) {
+/// A W x H RGBA8 texture holding pattern `seed` (uploaded by GL), registered with `flags`.
+fn texture_of_pattern(
+    g: &Gpu,
+    seed: u32,
+    flags: RegisterFlags,
+) -> (u32, Vec<u32>, RegisteredImage) {
     let tex = gl_texture_rgba8(W as i32, H as i32, 1);
     let data = pattern_words(W * H, seed);
     upload_texels_rgba8(tex, W, H, &data, true);
-    let image = RegisteredImage::register(&g.ctx, tex, ImageTarget::Texture2D, RegisterFlags::NONE)
-        .unwrap();
+    let image = RegisteredImage::register(&g.ctx, tex, ImageTarget::Texture2D, flags).unwrap();
     (tex, data, image)
 }
 
@@ -38,16 +41,7 @@ fn array_parameters_are_one_struct_of_their_elements() {
 #[test]
 fn gl_written_texture_reads_back_through_copy_to_host() {
     let Some(g) = gpu() else { return };
-    let tex = gl_texture_rgba8(W as i32, H as i32, 1);
-    let data = pattern_words(W * H, 0x5EED);
-    upload_texels_rgba8(tex, W, H, &data, true);
-    let mut image = RegisteredImage::register(
-        &g.ctx,
-        tex,
-        ImageTarget::Texture2D,
-        RegisterFlags::READ_ONLY,
-    )
-    .unwrap();
+    let (tex, data, mut image) = texture_of_pattern(&g, 0x5EED, RegisterFlags::READ_ONLY);
     {
         let mapped = image.map(&g.stream).unwrap();
         let array = mapped.array(0, 0).unwrap();
@@ -132,7 +126,7 @@ fn layered_texture_layers_round_trip_and_level_zero_is_layered() {
 #[test]
 fn copy_into_a_device_buffer_then_to_vec() {
     let Some(g) = gpu() else { return };
-    let (tex, data, mut image) = texture_of_pattern(&g, 0xBEEF);
+    let (tex, data, mut image) = texture_of_pattern(&g, 0xBEEF, RegisterFlags::NONE);
     let mut device = DeviceBuffer::<u32>::zeroed(&g.ctx, W * H).unwrap();
     let upload = DeviceBuffer::from_slice(&g.ctx, &pattern_words(W * H, 7)).unwrap();
     {
@@ -152,7 +146,7 @@ fn copy_into_a_device_buffer_then_to_vec() {
 #[test]
 fn wrong_sizes_and_read_only_images_are_refused_without_touching_memory() {
     let Some(g) = gpu() else { return };
-    let (tex, data, mut image) = texture_of_pattern(&g, 11);
+    let (tex, data, mut image) = texture_of_pattern(&g, 11, RegisterFlags::NONE);
     let mut small = DeviceBuffer::<u32>::zeroed(&g.ctx, W * H - 1).unwrap();
     {
         let mapped = image.map(&g.stream).unwrap();

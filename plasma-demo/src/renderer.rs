@@ -6,7 +6,7 @@
 //! The renderer must be dropped while that context is still current.
 
 use crate::cli::Size;
-use anyhow::{Context as _, Result, bail};
+use anyhow::{Context as _, Result, anyhow, bail};
 use gl::types::{GLenum, GLint, GLsizei, GLsizeiptr, GLuint};
 use std::ffi::CStr;
 
@@ -492,14 +492,8 @@ fn compile(kind: GLenum, source: &CStr, label: &str) -> Result<GLuint> {
         let shader = gl::CreateShader(kind);
         gl::ShaderSource(shader, 1, &source.as_ptr(), std::ptr::null());
         gl::CompileShader(shader);
-        let mut ok = 0;
-        gl::GetShaderiv(shader, gl::COMPILE_STATUS, &mut ok);
-        if ok == 0 {
-            let log = info_log(shader, gl::GetShaderiv, gl::GetShaderInfoLog);
-            gl::DeleteShader(shader);
-            bail!("the {label} shader does not compile: {log}");
-        }
-        Ok(shader)
+        checked(shader, gl::COMPILE_STATUS, SHADER_FNS)
+            .map_err(|log| anyhow!("the {label} shader does not compile: {log}"))
     }
 }
 
@@ -528,19 +522,44 @@ pub fn link_program() -> Result<GLuint> {
         gl::LinkProgram(program);
         gl::DeleteShader(vs);
         gl::DeleteShader(fs);
-        let mut ok = 0;
-        gl::GetProgramiv(program, gl::LINK_STATUS, &mut ok);
-        if ok == 0 {
-            let log = info_log(program, gl::GetProgramiv, gl::GetProgramInfoLog);
-            gl::DeleteProgram(program);
-            bail!("the shader program does not link: {log}");
-        }
-        Ok(program)
+        checked(program, gl::LINK_STATUS, PROGRAM_FNS)
+            .map_err(|log| anyhow!("the shader program does not link: {log}"))
     }
 }
 
 type GetIv = unsafe fn(GLuint, GLenum, *mut GLint);
 type GetLog = unsafe fn(GLuint, GLsizei, *mut GLsizei, *mut gl::types::GLchar);
+type Delete = unsafe fn(GLuint);
+
+/// The status query, the info log read and the delete of one kind of GL object.
+const SHADER_FNS: (GetIv, GetLog, Delete) =
+    (gl::GetShaderiv, gl::GetShaderInfoLog, gl::DeleteShader);
+const PROGRAM_FNS: (GetIv, GetLog, Delete) =
+    (gl::GetProgramiv, gl::GetProgramInfoLog, gl::DeleteProgram);
+
+/// `object` when its `status` (`GL_COMPILE_STATUS` or `GL_LINK_STATUS`) is true; otherwise
+/// deletes it and returns its info log.
+///
+/// # Safety
+/// A context is current and `object` is a shader (with [`SHADER_FNS`]) or a program (with
+/// [`PROGRAM_FNS`]).
+unsafe fn checked(
+    object: GLuint,
+    status: GLenum,
+    (get_iv, get_log, delete): (GetIv, GetLog, Delete),
+) -> std::result::Result<GLuint, String> {
+    let mut ok = 0;
+    // SAFETY: caller's contract; `ok` is a valid out-pointer.
+    unsafe { get_iv(object, status, &mut ok) };
+    if ok != 0 {
+        return Ok(object);
+    }
+    // SAFETY: caller's contract.
+    let log = unsafe { info_log(object, get_iv, get_log) };
+    // SAFETY: caller's contract; `object` is not used after this.
+    unsafe { delete(object) };
+    Err(log)
+}
 
 /// # Safety
 /// A context is current and `object` is a shader (with the shader functions) or a program (with

@@ -18,9 +18,14 @@
 //! except that `--check` with `CUDA_GL_ALLOW_SKIP=1` prints why and succeeds with "skipped".
 
 use anyhow::{Context, Result, anyhow, bail};
-use std::ffi::{CStr, CString, c_char, c_int, c_void};
+use std::ffi::{CString, c_int};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+#[path = "../../cuda-gl/src/nvrtc/api.rs"]
+mod nvrtc_api;
+
+use nvrtc_api::{Failure, Nvrtc};
 
 /// The pinned wheel that ships `libnvrtc.so.12` (and `libnvrtc-builtins.so.12.0`) of CUDA 12.0.
 pub const NVRTC_WHEEL: &str = "nvidia-cuda-nvrtc-cu12==12.0.140";
@@ -144,7 +149,7 @@ fn compile_one(compiler: &Compiler, root: &Path, kernel: &Kernel) -> Result<Stri
     let name = file_name(kernel.source);
     let raw = match compiler {
         Compiler::Nvcc => nvcc_compile(&source_path, name)?,
-        Compiler::Nvrtc(nvrtc) => nvrtc.compile(&source, name)?,
+        Compiler::Nvrtc(nvrtc) => nvrtc_compile(nvrtc, &source, name)?,
     };
     let ptx = normalise(&raw, kernel.source)?;
     validate(&ptx, kernel)?;
@@ -241,7 +246,7 @@ impl Compiler {
                 .with_context(|| format!("{nvcc_note}; fetching {NVRTC_WHEEL}"))?
                 .join(NVRTC_LIB),
         };
-        Ok(Self::Nvrtc(Nvrtc::load(&lib)?))
+        Ok(Self::Nvrtc(load_nvrtc(&lib)?))
     }
 
     fn describe(&self) -> String {
@@ -276,157 +281,55 @@ fn nvcc_compile(source: &Path, name: &str) -> Result<String> {
     std::fs::read_to_string(&out).with_context(|| format!("reading {}", out.display()))
 }
 
-type NvrtcResult = c_int;
-type NvrtcProgram = *mut c_void;
-
-/// The NVRTC entry points the task uses, declared by hand (see `nvrtc.h` of CUDA 12.0).
-#[derive(Debug)]
-struct Nvrtc {
-    path: PathBuf,
-    get_error_string: unsafe extern "C" fn(NvrtcResult) -> *const c_char,
-    create_program: unsafe extern "C" fn(
-        *mut NvrtcProgram,
-        *const c_char,
-        *const c_char,
-        c_int,
-        *const *const c_char,
-        *const *const c_char,
-    ) -> NvrtcResult,
-    compile_program: unsafe extern "C" fn(NvrtcProgram, c_int, *const *const c_char) -> NvrtcResult,
-    get_ptx_size: unsafe extern "C" fn(NvrtcProgram, *mut usize) -> NvrtcResult,
-    get_ptx: unsafe extern "C" fn(NvrtcProgram, *mut c_char) -> NvrtcResult,
-    get_program_log_size: unsafe extern "C" fn(NvrtcProgram, *mut usize) -> NvrtcResult,
-    get_program_log: unsafe extern "C" fn(NvrtcProgram, *mut c_char) -> NvrtcResult,
-    destroy_program: unsafe extern "C" fn(*mut NvrtcProgram) -> NvrtcResult,
-    /// Keeps the function pointers above valid; declared last so it is dropped last.
-    _lib: libloading::Library,
+/// Loads `libnvrtc.so.12` and checks that it is 12.0. Its RUNPATH is `$ORIGIN`, so the
+/// `libnvrtc-builtins.so.12.0` beside it is found when NVRTC opens it during compilation.
+fn load_nvrtc(path: &Path) -> Result<Nvrtc> {
+    let nvrtc =
+        Nvrtc::open(path.to_path_buf()).with_context(|| format!("loading {}", path.display()))?;
+    let ((major, minor), rc) = match nvrtc.version() {
+        Ok(version) => (version, 0),
+        Err(Failure::Call { code, .. }) => ((0, 0), code),
+        Err(Failure::TooManyOptions) => unreachable!("nvrtcVersion takes no options"),
+    };
+    if rc != 0 || (major, minor) != PINNED {
+        bail!(
+            "{} is NVRTC {major}.{minor} (rc {rc}), not the pinned {}.{}",
+            path.display(),
+            PINNED.0,
+            PINNED.1
+        );
+    }
+    Ok(nvrtc)
 }
 
-impl Nvrtc {
-    /// Loads `libnvrtc.so.12` and checks that it is 12.0. Its RUNPATH is `$ORIGIN`, so the
-    /// `libnvrtc-builtins.so.12.0` beside it is found when NVRTC opens it during compilation.
-    fn load(path: &Path) -> Result<Self> {
-        // SAFETY: loading NVRTC runs only its (side-effect free) ELF initialisers.
-        let lib = unsafe { libloading::Library::new(path) }
-            .with_context(|| format!("loading {}", path.display()))?;
-        // SAFETY: each type below is the C signature `nvrtc.h` of CUDA 12.0 declares for the name.
-        unsafe {
-            let version: libloading::Symbol<
-                '_,
-                unsafe extern "C" fn(*mut c_int, *mut c_int) -> NvrtcResult,
-            > = lib.get(b"nvrtcVersion\0")?;
-            let (mut major, mut minor) = (0, 0);
-            let rc = version(&mut major, &mut minor);
-            if rc != 0 || (major, minor) != PINNED {
-                bail!(
-                    "{} is NVRTC {major}.{minor} (rc {rc}), not the pinned {}.{}",
-                    path.display(),
-                    PINNED.0,
-                    PINNED.1
-                );
+/// Compiles `source` (named `name` in diagnostics) with [`OPTIONS`] and returns the PTX.
+fn nvrtc_compile(nvrtc: &Nvrtc, source: &str, name: &str) -> Result<String> {
+    let c_source = CString::new(source).context("the source contains NUL")?;
+    let c_name = CString::new(name).context("the name contains NUL")?;
+    let c_options = OPTIONS
+        .iter()
+        .map(|o| CString::new(*o))
+        .collect::<Result<Vec<_>, _>>()?;
+    let error = |failure| match failure {
+        Failure::TooManyOptions => anyhow!("too many NVRTC options"),
+        Failure::Call { call, code, log } => {
+            let text = nvrtc
+                .error_string(code)
+                .unwrap_or_else(|| "unknown error".into());
+            let error = anyhow!("{call} failed: {text} ({code})");
+            if call == "nvrtcCompileProgram" {
+                error.context(log)
+            } else {
+                error
             }
-            Ok(Self {
-                path: path.to_path_buf(),
-                get_error_string: *lib.get(b"nvrtcGetErrorString\0")?,
-                create_program: *lib.get(b"nvrtcCreateProgram\0")?,
-                compile_program: *lib.get(b"nvrtcCompileProgram\0")?,
-                get_ptx_size: *lib.get(b"nvrtcGetPTXSize\0")?,
-                get_ptx: *lib.get(b"nvrtcGetPTX\0")?,
-                get_program_log_size: *lib.get(b"nvrtcGetProgramLogSize\0")?,
-                get_program_log: *lib.get(b"nvrtcGetProgramLog\0")?,
-                destroy_program: *lib.get(b"nvrtcDestroyProgram\0")?,
-                _lib: lib,
-            })
         }
+    };
+    let compiled = nvrtc
+        .compile(&c_source, &c_name, &c_options)
+        .0
+        .map_err(error)?;
+    if !compiled.log.trim().is_empty() {
+        eprintln!("{}", compiled.log.trim_end());
     }
-
-    fn error(&self, what: &str, rc: NvrtcResult) -> anyhow::Error {
-        // SAFETY: nvrtcGetErrorString accepts any value and returns a static C string or null.
-        let text = unsafe { (self.get_error_string)(rc) };
-        let text = if text.is_null() {
-            "unknown error".into()
-        } else {
-            // SAFETY: non-null results are NUL-terminated static strings.
-            unsafe { CStr::from_ptr(text) }.to_string_lossy()
-        };
-        anyhow!("{what} failed: {text} ({rc})")
-    }
-
-    /// Compiles `source` (named `name` in diagnostics) with [`OPTIONS`] and returns the PTX.
-    fn compile(&self, source: &str, name: &str) -> Result<String> {
-        let c_source = CString::new(source).context("the source contains NUL")?;
-        let c_name = CString::new(name).context("the name contains NUL")?;
-        let c_options = OPTIONS
-            .iter()
-            .map(|o| CString::new(*o))
-            .collect::<Result<Vec<_>, _>>()?;
-        let option_ptrs: Vec<*const c_char> = c_options.iter().map(|o| o.as_ptr()).collect();
-        let mut program: NvrtcProgram = std::ptr::null_mut();
-        // SAFETY: the strings are NUL-terminated and outlive the call; no headers are passed.
-        let rc = unsafe {
-            (self.create_program)(
-                &mut program,
-                c_source.as_ptr(),
-                c_name.as_ptr(),
-                0,
-                std::ptr::null(),
-                std::ptr::null(),
-            )
-        };
-        if rc != 0 {
-            return Err(self.error("nvrtcCreateProgram", rc));
-        }
-        let result = self.compile_program(program, &option_ptrs);
-        // SAFETY: `program` was created above and is destroyed exactly once.
-        unsafe { (self.destroy_program)(&mut program) };
-        result
-    }
-
-    fn compile_program(&self, program: NvrtcProgram, options: &[*const c_char]) -> Result<String> {
-        let count = c_int::try_from(options.len())?;
-        // SAFETY: `program` is live; `options` holds `count` NUL-terminated strings.
-        let rc = unsafe { (self.compile_program)(program, count, options.as_ptr()) };
-        let log = self.log(program).unwrap_or_default();
-        if rc != 0 {
-            return Err(self.error("nvrtcCompileProgram", rc).context(log));
-        }
-        if !log.trim().is_empty() {
-            eprintln!("{}", log.trim_end());
-        }
-        let mut size = 0usize;
-        // SAFETY: `program` is live and compiled; `size` is a valid out-pointer.
-        let rc = unsafe { (self.get_ptx_size)(program, &mut size) };
-        if rc != 0 {
-            return Err(self.error("nvrtcGetPTXSize", rc));
-        }
-        let mut buf = vec![0u8; size];
-        // SAFETY: `buf` holds the `size` bytes nvrtcGetPTX writes (the PTX and its NUL).
-        let rc = unsafe { (self.get_ptx)(program, buf.as_mut_ptr().cast()) };
-        if rc != 0 {
-            return Err(self.error("nvrtcGetPTX", rc));
-        }
-        while buf.last() == Some(&0) {
-            buf.pop();
-        }
-        String::from_utf8(buf).context("the PTX is not UTF-8")
-    }
-
-    fn log(&self, program: NvrtcProgram) -> Result<String> {
-        let mut size = 0usize;
-        // SAFETY: `program` is live; `size` is a valid out-pointer.
-        let rc = unsafe { (self.get_program_log_size)(program, &mut size) };
-        if rc != 0 {
-            return Err(self.error("nvrtcGetProgramLogSize", rc));
-        }
-        let mut buf = vec![0u8; size.max(1)];
-        // SAFETY: `buf` holds at least the `size` bytes nvrtcGetProgramLog writes.
-        let rc = unsafe { (self.get_program_log)(program, buf.as_mut_ptr().cast()) };
-        if rc != 0 {
-            return Err(self.error("nvrtcGetProgramLog", rc));
-        }
-        while buf.last() == Some(&0) {
-            buf.pop();
-        }
-        Ok(String::from_utf8_lossy(&buf).into_owned())
-    }
+    String::from_utf8(compiled.ptx).context("the PTX is not UTF-8")
 }

@@ -11,7 +11,7 @@
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use cuda_gl::egl::HeadlessContext;
-use cuda_gl::{Context, Device};
+use cuda_gl::{Context, Device, Module, Stream, StreamFlags};
 use std::ffi::{CString, c_void};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -122,6 +122,9 @@ enum Display {
     Window(Window),
 }
 
+/// The examples' kernels (`kernels/examples.cu`), compiled by `cargo xtask ptx`.
+pub const PTX: &str = include_str!("../kernels/examples.ptx");
+
 /// A current OpenGL context and the CUDA context of the same GPU. Create it first, so that it
 /// drops last: CUDA registrations and GL objects must go while the GL context still exists.
 pub struct Gpu {
@@ -157,6 +160,23 @@ impl Gpu {
             device.name()?
         );
         Ok(gpu)
+    }
+
+    /// [`Gpu::open`], then a non-blocking stream and the examples' kernels ([`PTX`]) loaded in
+    /// its CUDA context: how examples 01 to 05 begin.
+    ///
+    /// # Errors
+    /// As [`Gpu::open`], or when the stream or the module cannot be created.
+    pub fn open_with_kernels(
+        args: &Args,
+        title: &str,
+        width: u32,
+        height: u32,
+    ) -> Result<(Gpu, Stream, Module)> {
+        let gpu = Gpu::open(args, title, width, height)?;
+        let stream = Stream::new(&gpu.ctx, StreamFlags::NonBlocking)?;
+        let module = Module::from_ptx(&gpu.ctx, PTX)?;
+        Ok((gpu, stream, module))
     }
 
     fn open_headless() -> Result<Gpu> {

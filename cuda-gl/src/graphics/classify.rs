@@ -76,6 +76,13 @@ pub(super) fn explain_refused_image(
     let Kind::Image(target) = kind else {
         return error;
     };
+    let unsupported = |flags_only| Error::UnsupportedImage {
+        name,
+        kind: kind.describe().to_string(),
+        flags,
+        flags_only,
+        source: source.clone(),
+    };
     let special = RegisterFlags::SURFACE_LOAD_STORE | RegisterFlags::TEXTURE_GATHER;
     if flags.intersects(special) {
         // SAFETY: the probe handle is unregistered just below and never escapes.
@@ -87,23 +94,11 @@ pub(super) fn explain_refused_image(
             if let Err(e) = unsafe { result::graphics::unregister(raw) } {
                 log::warn!("cuda-gl: unregistering a probe registration of GL image {name}: {e}");
             }
-            return Error::UnsupportedImage {
-                name,
-                kind: kind.describe().to_string(),
-                flags,
-                flags_only: true,
-                source: source.clone(),
-            };
+            return unsupported(true);
         }
     }
     if query::image_exists(target, name) {
-        return Error::UnsupportedImage {
-            name,
-            kind: kind.describe().to_string(),
-            flags,
-            flags_only: false,
-            source: source.clone(),
-        };
+        return unsupported(false);
     }
     error
 }

@@ -220,9 +220,9 @@ impl CudaBackend {
             Registered::Buffer(buffer) => {
                 mark(0)?;
                 watchdog::enter(watchdog::Stage::Map);
-                let start = Instant::now();
-                let mapped = buffer.map(&self.stream).context("mapping the PBO")?;
-                profiler.record(Stage::Map, Clock::CpuWall, micros(start.elapsed()));
+                let mapped = profiler.cpu(Stage::Map, || {
+                    buffer.map(&self.stream).context("mapping the PBO")
+                })?;
                 if mapped.size() < size.rgba_bytes() {
                     bail!(
                         "the mapped PBO has {} bytes, a {size} frame needs {}",
@@ -243,9 +243,7 @@ impl CudaBackend {
                 .context("launching plasma_pbo")?;
                 mark(2)?;
                 watchdog::enter(watchdog::Stage::Unmap);
-                let start = Instant::now();
-                mapped.unmap().context("unmapping the PBO")?;
-                profiler.record(Stage::Unmap, Clock::CpuWall, micros(start.elapsed()));
+                profiler.cpu(Stage::Unmap, || mapped.unmap().context("unmapping the PBO"))?;
                 mark(3)?;
                 watchdog::enter(watchdog::Stage::Upload);
                 profiler.gl_and_cpu(Stage::Upload, || renderer.upload_from_pixel_buffer())?;
@@ -269,9 +267,9 @@ impl CudaBackend {
                     .context("launching plasma_surface")?;
                 mark(2)?;
                 watchdog::enter(watchdog::Stage::Unmap);
-                let start = Instant::now();
-                mapped.unmap().context("unmapping the texture")?;
-                profiler.record(Stage::Unmap, Clock::CpuWall, micros(start.elapsed()));
+                profiler.cpu(Stage::Unmap, || {
+                    mapped.unmap().context("unmapping the texture")
+                })?;
                 mark(3)?;
             }
         }
