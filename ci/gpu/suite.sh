@@ -51,7 +51,7 @@ while (($#)); do
 done
 # What the driver says about the GPUs before anything runs (no privileges needed): a GPU that
 # needs a reset after a kernel fault hangs every later program that draws with GL.
-say "--- driver health: $(timeout 10 nvidia-smi --query-gpu=index,reset_status.reset_required,reset_status.drain_and_reset_recommended,remapped_rows.pending --format=csv,noheader 2>&1 | tr '\n' ';')"
+say "--- driver health: $(timeout 10 nvidia-smi --query-gpu=index,retired_pages.pending,remapped_rows.pending,remapped_rows.failure --format=csv,noheader 2>&1 | tr '\n' ';')"
 xid start
 if ((suite)); then
     suite ""

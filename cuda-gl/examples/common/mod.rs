@@ -25,6 +25,9 @@ pub struct Args {
     pub window: bool,
     /// `--screenshot PATH`: write the final image as a PNG.
     pub screenshot: Option<PathBuf>,
+    /// `--window-secs N`: with `--window`, close the window after N seconds instead of waiting
+    /// for the user (for unattended runs, e.g. under Xvfb).
+    pub window_secs: Option<f64>,
 }
 
 impl Args {
@@ -33,11 +36,23 @@ impl Args {
         while let Some(arg) = args.next() {
             match arg.as_str() {
                 "--window" => parsed.window = true,
+                "--window-secs" => {
+                    let secs = args
+                        .next()
+                        .context("--window-secs needs a number of seconds")?;
+                    let secs: f64 = secs
+                        .parse()
+                        .with_context(|| format!("--window-secs {secs}: not a number"))?;
+                    parsed.window_secs = Some(secs);
+                }
                 "--screenshot" => {
                     let path = args.next().context("--screenshot needs a PATH")?;
                     parsed.screenshot = Some(PathBuf::from(path));
                 }
-                other => bail!("unknown argument `{other}` (flags: --window, --screenshot PATH)"),
+                other => bail!(
+                    "unknown argument `{other}` (flags: --window, --window-secs N, --screenshot \
+                     PATH)"
+                ),
             }
         }
         Ok(parsed)
@@ -274,8 +289,14 @@ impl Gpu {
             );
         }
         if let Display::Window(_) = self.display {
-            println!("close the window to finish");
-            while self.present(frame)? {
+            let until = args
+                .window_secs
+                .map(|secs| std::time::Instant::now() + std::time::Duration::from_secs_f64(secs));
+            match until {
+                Some(_) => println!("showing the window for {:?} s", args.window_secs),
+                None => println!("close the window to finish"),
+            }
+            while self.present(frame)? && until.is_none_or(|t| std::time::Instant::now() < t) {
                 if let Display::Window(win) = &mut self.display {
                     win.glfw.wait_events_timeout(0.1);
                 }
