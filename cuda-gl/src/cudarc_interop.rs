@@ -289,9 +289,11 @@ impl<'m> MappedBuffer<'m> {
     /// `Arc<cudarc::driver::CudaStream>`.
     ///
     /// # Errors
-    /// As [`MappedBuffer::as_cudarc_slice`].
+    /// As [`MappedBuffer::as_cudarc_slice`]; [`Error::InvalidArgument`] when the buffer was
+    /// registered or mapped read-only (CUDA must not write it).
     #[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
     pub fn as_cudarc_slice_mut<T: DeviceCopy>(&mut self) -> Result<MappedViewMut<'_, T>> {
+        self.check_writable("a mutable cudarc view")?;
         let (ptr, size, stream) = self.cudarc_parts();
         let stream = stream.ok_or_else(no_cudarc_stream)?;
         MappedViewMut::new(ptr, size, stream)
@@ -322,12 +324,14 @@ impl<'m> MappedBatch<'m> {
     /// batch is borrowed mutably (so one writable view at a time).
     ///
     /// # Errors
-    /// As [`MappedBatch::as_cudarc_slice`].
+    /// As [`MappedBatch::as_cudarc_slice`]; [`Error::InvalidArgument`] when the buffer was
+    /// registered or mapped read-only (CUDA must not write it).
     #[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
     pub fn as_cudarc_slice_mut<T: DeviceCopy>(
         &mut self,
         index: usize,
     ) -> Result<MappedViewMut<'_, T>> {
+        self.check_writable(index, "a mutable cudarc view")?;
         let (ptr, size, stream) = self.cudarc_buffer(index)?;
         MappedViewMut::new(ptr, size, stream)
     }

@@ -303,6 +303,11 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         Ok(())
     }
 
+    /// The context the memory was allocated in.
+    pub fn context(&self) -> &Arc<Context> {
+        &self.ctx
+    }
+
     /// The device address, for kernel arguments.
     pub fn device_ptr(&self) -> DevicePtr<'_> {
         DevicePtr::new(self.raw)

@@ -1,7 +1,7 @@
 //! The CUDA arrays of a mapped image: one per array index and mip level, and the mipmapped
 //! array over all levels. Each borrows the mapping.
 
-use super::{MapFlags, RegisterFlags, Registration};
+use super::Registration;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::result;
@@ -10,6 +10,8 @@ use cuda_gl_sys as sys;
 /// The mapping an array belongs to: what its copies need to know.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Origin<'m> {
+    /// The registration it is an array of: objects over it belong to that mapping.
+    pub(super) reg: &'m Registration,
     /// The context it is mapped in, bound before each copy.
     pub(super) ctx: &'m Context,
     /// The stream of the map: copies are queued there.
@@ -19,12 +21,30 @@ pub(super) struct Origin<'m> {
 }
 
 impl<'m> Origin<'m> {
+    /// Refuses an array of another mapping than `reg`'s: an object over it would be retired, and
+    /// ordered by `launch`'s rule, with the wrong mapping.
+    pub(super) fn check_owner(&self, reg: &Registration, what: &str) -> Result<()> {
+        if std::ptr::eq(self.reg, reg) {
+            Ok(())
+        } else {
+            Err(Error::InvalidArgument(format!(
+                "the array belongs to another mapping (GL {} {}) than the one asked to create \
+                 the {what} (GL {} {}); create it from the guard or batch entry of the array's \
+                 own image",
+                self.reg.kind.describe(),
+                self.reg.name,
+                reg.kind.describe(),
+                reg.name
+            )))
+        }
+    }
+
     pub(super) fn of(reg: &'m Registration, stream: sys::CUstream) -> Origin<'m> {
         Origin {
+            reg,
             ctx: &reg.ctx,
             stream,
-            writable: !reg.flags.contains(RegisterFlags::READ_ONLY)
-                && reg.map_flags != MapFlags::ReadOnly,
+            writable: reg.check_writable("").is_ok(),
         }
     }
 }

@@ -124,6 +124,13 @@ impl<'a> MappedBatch<'a> {
         })
     }
 
+    /// Refuses a CUDA write into the resource at `index` when it was registered or mapped
+    /// read-only.
+    #[cfg(feature = "cudarc")]
+    pub(crate) fn check_writable(&self, index: usize, what: &str) -> Result<()> {
+        self.get(index)?.check_writable(what)
+    }
+
     /// The device pointer and size of the buffer at `index`.
     ///
     /// # Errors
@@ -211,8 +218,8 @@ impl<'a> MappedBatch<'a> {
     /// [`MappedImage::create_surface`](crate::MappedImage::create_surface).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] when `index` is out of range or names a buffer; the driver's
-    /// error from `cuSurfObjectCreate`.
+    /// [`Error::InvalidArgument`] when `index` is out of range or names a buffer, or when
+    /// `array` is not that image's; the driver's error from `cuSurfObjectCreate`.
     #[doc(alias = "cuSurfObjectCreate")]
     pub fn create_surface<'m>(
         &'m self,
@@ -226,8 +233,8 @@ impl<'a> MappedBatch<'a> {
     /// [`MappedImage::create_texture`](crate::MappedImage::create_texture).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] when `index` is out of range or names a buffer; the driver's
-    /// error from `cuTexObjectCreate`.
+    /// [`Error::InvalidArgument`] when `index` is out of range or names a buffer, or when
+    /// `array` is not that image's; the driver's error from `cuTexObjectCreate`.
     #[doc(alias = "cuTexObjectCreate")]
     pub fn create_texture<'m>(
         &'m self,

@@ -125,6 +125,11 @@ impl<'a> MappedBuffer<'a> {
     }
 
     /// The context, stream, address and size of the mapping, for copies to and from images.
+    /// Refuses a CUDA write into the buffer when it was registered or mapped read-only.
+    pub(crate) fn check_writable(&self, what: &str) -> Result<()> {
+        self.reg.check_writable(what)
+    }
+
     pub(super) fn parts(&self) -> (sys::CUcontext, sys::CUstream, sys::CUdeviceptr, usize) {
         (self.reg.ctx.raw(), self.stream, self.ptr, self.size)
     }

@@ -269,11 +269,12 @@ impl MappedArray<'_> {
     ///
     /// # Errors
     /// [`Error::CopySize`] when `dst` is not exactly [`byte_len`](Self::byte_len) bytes;
-    /// [`Error::InvalidArgument`] for a format that cannot be copied; the driver's error from
-    /// `cuMemcpy2DAsync` / `cuMemcpy3DAsync`.
+    /// [`Error::InvalidArgument`] for a format that cannot be copied or a buffer of another
+    /// context; the driver's error from `cuMemcpy2DAsync` / `cuMemcpy3DAsync`.
     #[doc(alias = "cuMemcpy2DAsync")]
     #[doc(alias = "cuMemcpy3DAsync")]
     pub fn copy_to_device<T: DeviceCopy>(&self, dst: &mut DeviceBuffer<T>) -> Result<()> {
+        self.check_same_context(dst.context(), "device buffer")?;
         let extent = self.checked("out of", "a device buffer", dst.byte_len())?;
         let device = End::Device(dst.device_ptr().as_raw());
         self.queue_on_map_stream(End::Array(self.raw), device, extent)
@@ -288,6 +289,7 @@ impl MappedArray<'_> {
     #[doc(alias = "cuMemcpy3DAsync")]
     pub fn copy_from_device<T: DeviceCopy>(&self, src: &DeviceBuffer<T>) -> Result<()> {
         self.check_writable()?;
+        self.check_same_context(src.context(), "device buffer")?;
         let extent = self.checked("into", "a device buffer", src.byte_len())?;
         let device = End::Device(src.device_ptr().as_raw());
         self.queue_on_map_stream(device, End::Array(self.raw), extent)
@@ -299,11 +301,12 @@ impl MappedArray<'_> {
     /// the copy.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] when `dst` is mapped on another stream or in another context;
-    /// otherwise as [`copy_to_device`](Self::copy_to_device).
+    /// [`Error::InvalidArgument`] when `dst` is mapped on another stream or in another context,
+    /// or was registered or mapped read-only; otherwise as [`copy_to_device`](Self::copy_to_device).
     #[doc(alias = "cuMemcpy2DAsync")]
     #[doc(alias = "cuMemcpy3DAsync")]
     pub fn copy_to_buffer(&self, dst: &MappedBuffer<'_>) -> Result<()> {
+        dst.check_writable("a copy into it")?;
         let (ptr, size) = self.same_stream_buffer(dst)?;
         let extent = self.checked("out of", "a mapped buffer", size)?;
         self.queue_on_map_stream(End::Array(self.raw), End::Device(ptr), extent)
@@ -355,6 +358,17 @@ impl MappedArray<'_> {
         let (ctx, stream, ptr, size) = buffer.parts();
         self.check_same_stream(ctx, stream, "buffer")?;
         Ok((ptr, size))
+    }
+
+    fn check_same_context(&self, ctx: &crate::context::Context, what: &str) -> Result<()> {
+        if ctx.raw() == self.origin.ctx.raw() {
+            Ok(())
+        } else {
+            Err(Error::InvalidArgument(format!(
+                "the {what} belongs to another CUDA context than the mapped image; allocate it in \
+                 the context the image was registered in"
+            )))
+        }
     }
 
     fn check_same_stream(

@@ -224,7 +224,8 @@ impl MappedImage<'_> {
     /// is destroyed as soon as the work queued before the unmap is done.
     ///
     /// # Errors
-    /// The driver's error from `cuSurfObjectCreate`.
+    /// [`Error::InvalidArgument`] when `array` is of another mapping; the driver's error from
+    /// `cuSurfObjectCreate`.
     #[doc(alias = "cuSurfObjectCreate")]
     pub fn create_surface<'m>(&'m self, array: &MappedArray<'m>) -> Result<SurfaceObject<'m>> {
         create_surface(self.reg, array)
@@ -238,7 +239,8 @@ impl MappedImage<'_> {
     /// for `tex2D<float4>` on an RGBA8 texture use [`TextureDesc::normalized_float`].
     ///
     /// # Errors
-    /// The driver's error from `cuTexObjectCreate`.
+    /// [`Error::InvalidArgument`] when `array` is of another mapping; the driver's error from
+    /// `cuTexObjectCreate`.
     #[doc(alias = "cuTexObjectCreate")]
     pub fn create_texture<'m>(
         &'m self,

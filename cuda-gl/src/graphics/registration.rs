@@ -171,6 +171,21 @@ impl Registration {
         Ok(())
     }
 
+    /// Refuses a CUDA write into this registration's mapping when it was registered or mapped
+    /// read-only (CUDA leaves such writes undefined).
+    pub(crate) fn check_writable(&self, what: &str) -> Result<()> {
+        if self.flags.contains(RegisterFlags::READ_ONLY) || self.map_flags == MapFlags::ReadOnly {
+            Err(Error::InvalidArgument(format!(
+                "GL {} {} was registered or mapped read-only, so CUDA must not write it ({what}); \
+                 register it without READ_ONLY and map it with MapFlags::None or WriteDiscard",
+                self.kind.describe(),
+                self.name
+            )))
+        } else {
+            Ok(())
+        }
+    }
+
     pub(super) fn set_map_flags(&mut self, flags: MapFlags) -> Result<()> {
         self.recover_leaked_mapping()?;
         self.ctx.bind()?;

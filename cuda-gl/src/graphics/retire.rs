@@ -108,7 +108,14 @@ impl Retirement {
             return;
         }
         let recorded = match &self.event {
-            Some(event) => Ok(event),
+            // Objects retired under an earlier mapping may still be used by work on that
+            // mapping's stream, which the event's previous record covers. Recording again on
+            // another stream would forget that work, so this stream first waits for it: the new
+            // record then covers both (no cost on the GPU when the old one is complete).
+            Some(event) => {
+                // SAFETY: the event is live and in `ctx`; (1) for the stream.
+                unsafe { result::stream::wait_event(stream, event.raw()) }.map(|()| event)
+            }
             None => Event::new(ctx, false).map(|e| &*self.event.insert(e)),
         }
         .and_then(|event| {

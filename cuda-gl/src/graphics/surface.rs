@@ -93,6 +93,7 @@ pub(super) fn create_surface<'m>(
     reg: &'m Registration,
     array: &MappedArray<'m>,
 ) -> Result<SurfaceObject<'m>> {
+    array.origin.check_owner(reg, "surface object")?;
     reg.ctx.bind()?;
     // SAFETY: the array is mapped for the borrow `'m`, which the surface object cannot outlive;
     // its drop retires it until the work queued before the unmap is done.

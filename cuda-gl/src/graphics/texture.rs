@@ -121,6 +121,7 @@ pub(super) fn create_texture<'m>(
     array: &MappedArray<'m>,
     desc: &TextureDesc,
 ) -> Result<TextureObject<'m>> {
+    array.origin.check_owner(reg, "texture object")?;
     reg.ctx.bind()?;
     let raw_desc = desc.raw();
     // SAFETY: the array is mapped for the borrow `'m`, which the texture object cannot outlive;
