@@ -176,14 +176,16 @@
 //!   the other end mapped on the same stream (so neither is unmapped under the copy), host
 //!   copies complete before they return;
 //! - bytes handed to the driver are checked: kernel arguments against the PTX declaration and
-//!   the argument count, module images for an ELF or fatbin header whose tables lie inside the
-//!   slice, sizes and offsets with checked arithmetic;
+//!   the argument count, sizes and offsets with checked arithmetic, and copies and views refuse
+//!   arrays of another mapping and writes into read-only registrations;
 //! - every wait has a limit and ends in [`Error::Timeout`]; a `Drop` that cannot wait leaks the
 //!   object (and logs) rather than free it under running work.
 //!
 //! **Vouched for by the caller** (`unsafe`, each with numbered `# Safety` preconditions):
 //! - [`Function::launch`]: the arguments are what the kernel expects, and it runs on the
 //!   mapping's stream (or before its unmap) when it uses a mapping;
+//! - [`Module::from_cubin`]: the bytes are a whole compiler-written cubin or fatbin (the driver
+//!   takes no length; the header checks refuse junk but cannot bound every offset inside);
 //! - loaders and raw handles: `ExternalGl::load_with`, [`sys::load_from`], [`Stream::from_raw`],
 //!   and implementations of [`AsStream`], [`KernelParam`], [`KernelArgs`] and [`DeviceCopy`];
 //! - the external ring's `read_unordered`, the one door past its ordering.

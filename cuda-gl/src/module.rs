@@ -67,8 +67,15 @@ impl Module {
     /// sections, segments and string-table offsets lie within the slice, or a fatbin
     /// (magic `0xBA55ED50`, version 1) whose header and every entry lie within it. Anything else
     /// (PTX text included: use [`Module::from_ptx`]) is refused before the driver reads it. The
-    /// checks cost one pass over the headers. The contents of the sections and fatbin entries
-    /// are the driver's to validate.
+    /// checks cost one pass over the headers. They refuse junk and truncated files, but they
+    /// cannot bound everything the driver reads: offsets inside sections (relocations, symbols,
+    /// `.nv.info` records) and inside fatbin entries (embedded cubins, compressed payloads) are
+    /// followed by the driver alone. Hence `unsafe`.
+    ///
+    /// # Safety
+    /// 1. `image` is a whole cubin or fatbin as a CUDA compiler wrote it (`nvcc -cubin`,
+    ///    `nvcc -fatbin`, `ptxas`, NVRTC's `nvrtcGetCUBIN`), not bytes from an untrusted source:
+    ///    every offset inside it points within the slice.
     ///
     /// # Errors
     /// - [`Error::InvalidModule`], before the driver is called, when the bytes are not such an
@@ -78,7 +85,7 @@ impl Module {
     ///   `CUDA_ERROR_NO_BINARY_FOR_GPU` for a cubin of another architecture;
     /// - otherwise the driver's error from `cuModuleLoadDataEx`.
     #[doc(alias = "cuModuleLoadDataEx")]
-    pub fn from_cubin(ctx: &Arc<Context>, image: &[u8]) -> Result<Module> {
+    pub unsafe fn from_cubin(ctx: &Arc<Context>, image: &[u8]) -> Result<Module> {
         image::check_module_image(image).map_err(|log| Error::InvalidModule {
             log,
             source: CudaError::new(LOAD_NOT_CALLED, sys::CUresult::CUDA_ERROR_INVALID_IMAGE),
@@ -93,8 +100,8 @@ impl Module {
     ) -> Result<Module> {
         ctx.bind()?;
         let mut log = vec![0u8; 8192];
-        // SAFETY: `image` is NUL-terminated PTX (from_ptx) or a cubin or fatbin whose headers
-        // were checked to describe bytes within it (from_cubin) (1).
+        // SAFETY: `image` is NUL-terminated PTX (from_ptx) or a whole compiler-written cubin or
+        // fatbin whose headers were checked to lie within it (from_cubin's contract (1)) (1).
         let raw = match unsafe { result::module::load_data_ex(image, &mut log) }? {
             Ok(raw) => raw,
             Err(source) => {

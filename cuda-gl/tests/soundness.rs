@@ -207,3 +207,67 @@ fn one_name_in_two_unrelated_contexts_registers_twice_but_one_object_once() {
     check_gl();
     delete_buffer(name);
 }
+
+#[test]
+fn a_retired_object_stays_covered_when_the_next_unmap_is_on_another_stream() {
+    let Some(g) = gpu() else { return };
+    let (tex, mut image) = surface_texture(&g);
+    let other = Stream::new(&g.ctx, cuda_gl::StreamFlags::NonBlocking).unwrap();
+    let mapped = image.map(&g.stream).unwrap();
+    let array = mapped.array(0, 0).unwrap();
+    let surface = mapped.create_surface(&array).unwrap();
+    launch_slow_write(&g, &g.stream, surface.handle(), 13);
+    drop(surface);
+    mapped.unmap().unwrap();
+    let kernel_done = mark(&g);
+    // Two more mappings on another stream, whose own work ends at once: the second map would
+    // destroy the retired object if the event covered only the last unmap's stream.
+    image.map(&other).unwrap().unmap().unwrap();
+    image.map(&other).unwrap().unmap().unwrap();
+    if !kernel_done.query().unwrap() {
+        assert_eq!(
+            image.retired_objects(),
+            1,
+            "destroyed while the kernel on the first stream still runs"
+        );
+    }
+    g.stream.synchronize().unwrap();
+    image.map(&other).unwrap().unmap().unwrap();
+    assert_eq!(image.retired_objects(), 0);
+    assert_eq!(read_texture_rgba8(tex, W, H, 0), pattern_words(W * H, 13));
+    image.unregister().unwrap();
+    g.ctx.check_drop_errors().unwrap();
+    delete_texture(tex);
+}
+
+#[test]
+fn objects_over_another_mappings_array_and_writes_into_read_only_buffers_are_refused() {
+    let Some(g) = gpu() else { return };
+    let (tex_a, mut a) = surface_texture(&g);
+    let (tex_b, mut b) = surface_texture(&g);
+    let pbo = gl_buffer(W * H * 4, None);
+    let mut read_only = RegisteredBuffer::register(&g.ctx, pbo, RegisterFlags::READ_ONLY).unwrap();
+    {
+        let ma = a.map(&g.stream).unwrap();
+        let mb = b.map(&g.stream).unwrap();
+        let b_array = mb.array(0, 0).unwrap();
+        let err = ma.create_surface(&b_array).map(|_| ()).unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(_)), "{err:?}");
+        let desc = cuda_gl::TextureDesc::default();
+        let err = ma.create_texture(&b_array, &desc).map(|_| ()).unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(_)), "{err:?}");
+        // The array's own guard may.
+        drop(mb.create_surface(&b_array).unwrap());
+        let buffer = read_only.map(&g.stream).unwrap();
+        let err = ma.array(0, 0).unwrap().copy_to_buffer(&buffer).unwrap_err();
+        assert!(
+            matches!(&err, Error::InvalidArgument(m) if m.contains("read-only")),
+            "{err:?}"
+        );
+    }
+    drop((a, b, read_only));
+    g.ctx.check_drop_errors().unwrap();
+    delete_texture(tex_a);
+    delete_texture(tex_b);
+    delete_buffer(pbo);
+}

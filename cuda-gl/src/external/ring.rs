@@ -250,6 +250,15 @@ impl ExternalRing {
         }
         let entry = self.slot_checked(slot, "glClientWaitSync (not called)")?;
         entry.wait_for_reads(slot, fns, timeout)?;
+        if entry.write_pending {
+            // A second write before GL's read, perhaps on another stream: recording the slot's
+            // event on this stream alone would forget the first write's work, and `read` would
+            // let GL read while it still runs. This stream first waits for that work.
+            entry.memory.context().bind()?;
+            // SAFETY: the stream is live while borrowed and in the ring's context (checked
+            // above); the event is live and in the same context.
+            unsafe { result::stream::wait_event(stream.raw_stream(), entry.written.raw()) }?;
+        }
         entry.access = Access::Writing;
         Ok(CudaWrite {
             slot: entry,

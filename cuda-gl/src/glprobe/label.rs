@@ -72,5 +72,12 @@ pub(crate) fn write(kind: Kind, name: u32, label: &str) -> bool {
             label.as_ptr().cast(),
         );
     }
-    take_error() == gl::NO_ERROR
+    let written = take_error() == gl::NO_ERROR;
+    if written && gl::Finish::is_loaded() {
+        // Another context sees a change to an object's state only once the commands that made
+        // it have completed: the tag must be there before a second registration reads it.
+        // SAFETY: a context is current and the function is loaded; glFinish takes no arguments.
+        unsafe { gl::Finish() };
+    }
+    written
 }

@@ -3,15 +3,18 @@
 //! Two registrations of one object would give two mapping guards, so two mutable views of the
 //! same memory. A GL name alone does not identify an object: unrelated contexts each have their
 //! own buffer 1, while contexts that share objects see one buffer 1, and neither EGL nor GLX
-//! tells which contexts share. So a claim is keyed by CUDA device, namespace and name (contexts
-//! on different GPUs cannot share), and a second claim of the same key from another GL context
-//! is told apart with a GL debug label: the first registration labels the object with a tag of
+//! tells which contexts share. So a claim is keyed by namespace and name alone (not by CUDA
+//! device either: one GL context can span several GPUs), and a second claim of the same key from
+//! another GL context is told apart with a GL debug label: the first registration labels the object with a tag of
 //! its own, and the second reads the label of the name in its context. The tag there means the
 //! same object; another label means another object. When either label call cannot be made (no
 //! `glObjectLabel`, an older GL), the second registration is refused: a false refusal can be
 //! worked around, two aliasing views cannot.
 //!
-//! The object's previous label is given back when it is unregistered.
+//! The tag is made visible to other contexts (`glFinish`) before the registration goes on, and the
+//! object's previous label is given back when it is unregistered. What this cannot catch: an
+//! application that relabels a registered object itself (`glObjectLabel`) in one context and
+//! registers it again from a context that shares it; the README's safety model says so.
 
 use crate::glprobe::label;
 use crate::graphics::Kind;
@@ -19,7 +22,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-type Key = (i32, u8, u32);
+type Key = (u8, u32);
 
 /// One live registration of a key.
 #[derive(Debug)]
@@ -48,10 +51,10 @@ pub(crate) struct Claim {
     previous_label: Option<String>,
 }
 
-/// Claims GL object `name` of `kind`, current in GL context `gl_context` (0: unknown), on CUDA
-/// device `device`; `None` when this process has registered it already.
-pub(crate) fn claim(device: i32, kind: Kind, name: u32, gl_context: usize) -> Option<Claim> {
-    let key = (device, kind.namespace(), name);
+/// Claims GL object `name` of `kind`, current in GL context `gl_context` (0: unknown); `None`
+/// when this process has registered it already.
+pub(crate) fn claim(kind: Kind, name: u32, gl_context: usize) -> Option<Claim> {
+    let key = (kind.namespace(), name);
     let mut guard = REGISTERED.lock().unwrap_or_else(|p| p.into_inner());
     let entries = guard
         .get_or_insert_with(HashMap::new)
@@ -114,18 +117,15 @@ mod tests {
     fn a_second_claim_is_refused_until_the_first_is_dropped() {
         // No GL context here: labels cannot be read, so a claim from another GL context is
         // refused as well (it might be the same object).
-        let first = claim(0, Kind::Buffer, 4_000_000_001, 11);
+        let first = claim(Kind::Buffer, 4_000_000_001, 11);
         assert!(first.is_some());
-        assert!(claim(0, Kind::Buffer, 4_000_000_001, 11).is_none());
-        assert!(claim(0, Kind::Buffer, 4_000_000_001, 12).is_none());
-        let texture = claim(0, Kind::Image(ImageTarget::Texture2D), 4_000_000_001, 11);
+        assert!(claim(Kind::Buffer, 4_000_000_001, 11).is_none());
+        assert!(claim(Kind::Buffer, 4_000_000_001, 12).is_none());
+        let texture = claim(Kind::Image(ImageTarget::Texture2D), 4_000_000_001, 11);
         assert!(texture.is_some(), "textures are another namespace");
-        let other_gpu = claim(1, Kind::Buffer, 4_000_000_001, 11);
-        assert!(
-            other_gpu.is_some(),
-            "another GPU's contexts cannot share it"
-        );
+        // A context whose handle is unknown (0) might be any context: refused too.
+        assert!(claim(Kind::Buffer, 4_000_000_001, 0).is_none());
         drop(first);
-        assert!(claim(0, Kind::Buffer, 4_000_000_001, 12).is_some());
+        assert!(claim(Kind::Buffer, 4_000_000_001, 12).is_some());
     }
 }

@@ -50,7 +50,7 @@ impl Registration {
         validate(name, kind, flags)?;
         let owner =
             GlOwner::current("cuGraphicsGLRegister* (not called: no GL context is current)")?;
-        let Some(claim) = claim::claim(ctx.device().raw(), kind, name, owner.handle()) else {
+        let Some(claim) = claim::claim(kind, name, owner.handle()) else {
             return Err(Error::AlreadyRegistered {
                 name,
                 kind: kind.describe().to_string(),
