@@ -231,7 +231,10 @@ fn a_retired_object_stays_covered_when_the_next_unmap_is_on_another_stream() {
             "destroyed while the kernel on the first stream still runs"
         );
     }
+    // The event's last record is on the other stream, behind its unmaps: once both streams are
+    // done, the next map frees the object.
     g.stream.synchronize().unwrap();
+    other.synchronize().unwrap();
     image.map(&other).unwrap().unmap().unwrap();
     assert_eq!(image.retired_objects(), 0);
     assert_eq!(read_texture_rgba8(tex, W, H, 0), pattern_words(W * H, 13));
