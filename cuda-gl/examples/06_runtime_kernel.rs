@@ -87,12 +87,20 @@ fn run(args: &common::Args) -> Result<Outcome> {
     // `sampler2D` and cannot take one layer of an array), and a pixel buffer of one frame.
     let stack = texture_array()?;
     let still = common::texture_rgba8(SIZE, SIZE)?;
+    // Two more 2-D textures that frame 3 reaches the other way round: from device memory, and
+    // from the mapped pixel buffer (CUDA's version of glTexSubImage2D from a PBO).
+    let from_device = common::texture_rgba8(SIZE, SIZE)?;
+    let from_pbo = common::texture_rgba8(SIZE, SIZE)?;
     let pbo = pixel_buffer(TEXELS * size_of::<Rgba>())?;
     // Registered once. The stack: surfaces for the kernel; CUDA writes `still` and `pbo` whole.
     let mut stack_reg =
         RegisteredImage::register_texture(&ctx, stack, RegisterFlags::SURFACE_LOAD_STORE)?;
     let mut still_reg =
         RegisteredImage::register_texture(&ctx, still, RegisterFlags::WRITE_DISCARD)?;
+    let mut from_device_reg =
+        RegisteredImage::register_texture(&ctx, from_device, RegisterFlags::WRITE_DISCARD)?;
+    let mut from_pbo_reg =
+        RegisteredImage::register_texture(&ctx, from_pbo, RegisterFlags::WRITE_DISCARD)?;
     let mut pbo_reg = RegisteredBuffer::register(&ctx, pbo, RegisterFlags::WRITE_DISCARD)?;
 
     // Frame 0 is made by the host straight into pinned (page-locked) memory, which the GPU's
@@ -118,10 +126,19 @@ fn run(args: &common::Args) -> Result<Outcome> {
     {
         let mapped = stack_reg.map(&stream)?;
         let mapped_still = still_reg.map(&stream)?;
+        let mapped_from_device = from_device_reg.map(&stream)?;
+        let mapped_from_pbo = from_pbo_reg.map(&stream)?;
         let mapped_pbo = pbo_reg.map(&stream)?;
         let layer0 = mapped.array(0, 0)?;
         let layer3 = mapped.array(3, 0)?;
-        println!("a layer is {} bytes", layer0.byte_len()?);
+        // Each layer maps as a 2-D array of its own; the mipmapped array's level 0 is the whole
+        // stack, one layered array.
+        println!(
+            "a layer is {} bytes ({:?} bytes per channel); level 0 of the stack is layered: {}",
+            layer0.byte_len()?,
+            layer0.format().bytes_per_channel(),
+            mapped.mipmapped_array()?.level(0)?.is_layered()
+        );
         // Host -> layer 0 (the CUDA way of glTextureSubImage3D); returns when it is done.
         layer0.copy_from_host(staging.as_slice()?)?;
         // Layer 0 -> linear device memory, queued; read back on the same stream to check it.
@@ -155,10 +172,15 @@ fn run(args: &common::Args) -> Result<Outcome> {
         layer3.copy_to_array(&mapped_still.array(0, 0)?)?;
         layer3.copy_to_buffer(&mapped_pbo)?;
         layer3.copy_to_device(&mut frame3)?;
+        // And back into textures: from device memory, and from the mapped pixel buffer.
+        mapped_from_device.array(0, 0)?.copy_from_device(&frame3)?;
+        mapped_from_pbo.array(0, 0)?.copy_from_buffer(&mapped_pbo)?;
         // Device -> pinned host memory, queued; `as_slice` below waits for it.
         staging.copy_from_device_async(&frame3, &stream)?;
         // Unmapping hands the objects back to GL: GL commands issued after it see CUDA's work.
         mapped_pbo.unmap()?;
+        mapped_from_pbo.unmap()?;
+        mapped_from_device.unmap()?;
         mapped_still.unmap()?;
         mapped.unmap()?;
     }
@@ -173,17 +195,21 @@ fn run(args: &common::Args) -> Result<Outcome> {
     let want3 = &expected[3];
     let still_ok = common::read_texture_rgba8(still, 0, SIZE, SIZE)? == want3.concat();
     let pbo_ok = common::read_buffer::<Rgba>(pbo, TEXELS)? == *want3;
+    let back_ok = common::read_texture_rgba8(from_device, 0, SIZE, SIZE)? == want3.concat()
+        && common::read_texture_rgba8(from_pbo, 0, SIZE, SIZE)? == want3.concat();
     let source_ok = source_back == frame0;
     let pinned_ok = pinned_back == *want3;
     let summary = format!(
         "derive_frames compiled by NVRTC {major}.{minor} wrote layers 1..3 of a {SIZE}x{SIZE}x4 \
          texture array in one launch; read back by GL, {matching_layers} of {LAYERS} layers equal \
          the CPU's frames; frame 0 via device memory (to_vec_on): {}; frame 3 copied into a 2-D \
-         texture: {}, into a pixel buffer read by GL: {}, via a pinned buffer: {}",
+         texture: {}, into a pixel buffer read by GL: {}, via a pinned buffer: {}; back into \
+         textures from device memory and from the pixel buffer: {}",
         verdict(source_ok),
         verdict(still_ok),
         verdict(pbo_ok),
         verdict(pinned_ok),
+        verdict(back_ok),
     );
 
     // The picture: the four frames in a 2 x 2 grid (frame 0 top left, 3 bottom right).
@@ -192,16 +218,18 @@ fn run(args: &common::Args) -> Result<Outcome> {
     gpu.finish(args, &frame)?;
     // Unregister before the GL objects are deleted.
     pbo_reg.unregister()?;
+    from_pbo_reg.unregister()?;
+    from_device_reg.unregister()?;
     still_reg.unregister()?;
     stack_reg.unregister()?;
     // SAFETY: the GL context is current; the names came from glCreate* and glGenTextures.
     unsafe {
         gl::DeleteBuffers(1, &pbo);
-        gl::DeleteTextures(2, [stack, still].as_ptr());
+        gl::DeleteTextures(4, [stack, still, from_device, from_pbo].as_ptr());
     }
     ctx.check_drop_errors()?;
 
-    let all = matching_layers == LAYERS && still_ok && pbo_ok && source_ok && pinned_ok;
+    let all = matching_layers == LAYERS && still_ok && pbo_ok && source_ok && pinned_ok && back_ok;
     Ok(if all {
         Outcome::Ok(summary)
     } else {
