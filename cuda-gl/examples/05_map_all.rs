@@ -5,7 +5,7 @@
 //! three driver calls and three synchronizations with GL; `map_all` maps them with ONE
 //! `cuGraphicsMapResources` call, and the batch unmaps them with one call too. Each resource is
 //! then reached by its position in the batch: `batch.buffer(0)`, `batch.buffer(1)`,
-//! `batch.surface(2)`.
+//! `batch.surface(2)` (or an owned `batch.create_surface`).
 //!
 //! Every frame, three kernels write them: `wobble_grid` moves the inner vertices of a
 //! full-screen grid of 8 x 8 cells, `grid_indices` writes the two triangles of each cell into a
@@ -104,7 +104,19 @@ fn run(args: &common::Args) -> Result<Outcome> {
         if vertex_bytes < VERTICES * 8 || index_bytes < INDICES * 4 {
             bail!("the mapped buffers have {vertex_bytes} and {index_bytes} bytes, too few");
         }
-        let surface = batch.surface(2)?;
+        // The texture is written through a surface: `batch.surface(2)` is cached on the
+        // registration and reused every frame; the last frame instead creates a surface object
+        // of its own (`create_surface`), which is retired when it drops and destroyed once the
+        // GPU is done with it. Both reach the same texels.
+        let owned = if i + 1 == FRAMES {
+            Some(batch.create_surface(2, &batch.image_array(2, 0, 0)?)?)
+        } else {
+            None
+        };
+        let surface = match &owned {
+            Some(object) => object.handle(),
+            None => batch.surface(2)?,
+        };
         // SAFETY: wobble_grid(float2*, unsigned, unsigned) writes (CELLS + 1)^2 float2s,
         // grid_indices(unsigned*, unsigned, unsigned) writes CELLS^2 * 6 unsigned ints, both
         // within the mapped sizes (checked above); stripes_rgba8(cudaSurfaceObject_t, int, int,
@@ -126,6 +138,7 @@ fn run(args: &common::Args) -> Result<Outcome> {
                 (surface, SIZE as i32, SIZE as i32, i),
             )?;
         }
+        drop(owned);
         // One unmap for all three: GL commands from now on see the kernels' writes.
         batch.unmap()?;
 
