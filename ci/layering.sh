@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The house rules of cuda-gl's source tree, checked without building anything:
 # 1. no file in cuda-gl/src is longer than 600 lines (one job per file);
-# 2. only cuda-gl/src/result.rs (and result/) calls the driver's functions (`drv!` or `sys::driver()`), so one
-#    file holds every raw call and can be audited;
+# 2. only cuda-gl/src/result/ calls the driver's functions (`drv!` or `sys::driver()`), so one
+#    module holds every raw call and can be audited;
 # 3. no import cycle between cuda-gl's top-level modules (ci/module_cycles.py).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

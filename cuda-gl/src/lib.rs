@@ -138,7 +138,7 @@
 //! kernels.cu` in a `build.rs` and `include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"))`
 //! (the README shows the whole `build.rs`), or at run time with the `nvrtc` feature:
 //! `Module::from_cuda_source(&ctx, src, &["--std=c++17"])`, which opens NVRTC at run time
-//! (`libnvrtc.so.12`, or `$CUDA_GL_NVRTC_PATH`).
+//! (`$CUDA_GL_NVRTC_PATH`, else `libnvrtc.so.12`, `libnvrtc.so.13`, `libnvrtc.so`).
 //!
 //! # The `gl` crate
 //!
@@ -168,8 +168,8 @@
 //! - leaked guards (`mem::forget`): each registration and each external-ring slot remembers that
 //!   it is in use, and the next call waits for the work of the leaked guard before going on;
 //! - objects are destroyed only after the GPU work that may use them: surface and texture
-//!   objects wait for an event recorded at the unmap (cost: one `cuEventRecord` per unmap of an
-//!   image with surfaces), pinned host memory waits for an event recorded after each
+//!   objects wait for an event recorded at the unmap (cost: one `cuStreamWaitEvent` and one
+//!   `cuEventRecord` per unmap of an image with surface objects), pinned host memory waits for an event recorded after each
 //!   asynchronous copy before the host reads, writes or frees it;
 //! - streams, events and resources of another CUDA context are refused;
 //! - copies in and out of mapped arrays: sizes against the array, a mapped buffer or array at
@@ -178,8 +178,11 @@
 //! - bytes handed to the driver are checked: kernel arguments against the PTX declaration and
 //!   the argument count, sizes and offsets with checked arithmetic, and copies and views refuse
 //!   arrays of another mapping and writes into read-only registrations;
-//! - every wait has a limit and ends in [`Error::Timeout`]; a `Drop` that cannot wait leaks the
-//!   object (and logs) rather than free it under running work.
+//! - the waits cuda-gl adds for safety (pinned memory, retired objects, the external ring's
+//!   fences) have a limit and end in [`Error::Timeout`]; a `Drop` that cannot wait leaks the
+//!   object (and logs) rather than free it under running work. Copies to and from host slices,
+//!   `to_vec`, and the fallback after a leaked guard wait for their stream or context as a
+//!   blocking CUDA call does.
 //!
 //! **Vouched for by the caller** (`unsafe`, each with numbered `# Safety` preconditions):
 //! - [`Function::launch`]: the arguments are what the kernel expects, and it runs on the
@@ -206,12 +209,15 @@
 //!   `classify`), the registered types (`buffer`, `image`, shared methods in `methods`), the
 //!   mapping views (`array`, `surface`, `texture`, `copy`) and batches (`batch`);
 //! - `external` (Unix): the external-memory ring (`gl_fns`, `memory`, `import`, `ring`);
-//! - features: `egl` (headless contexts), `cudarc_interop`, `nvrtc`.
+//! - features: `egl` (module `egl`: headless contexts), `cudarc` (module `cudarc_interop`),
+//!   `nvrtc` (module `nvrtc`).
 //!
 //! # Failures in `Drop`
-//! `Drop` never panics. A failed unmap or unregister is logged through the `log` crate and
-//! recorded on the context: [`Context::synchronize`] and [`Context::check_drop_errors`] report
-//! it as [`Error::DeferredDrop`]. Call `unmap()` or `unregister()` to get the error directly.
+//! `Drop` never panics. A failed unmap or unregister is logged through the `log` crate, and when
+//! the failure carries a driver code it is also recorded on the context:
+//! [`Context::synchronize`] and [`Context::check_drop_errors`] report it as
+//! [`Error::DeferredDrop`]. Failures without one (another GL context current, a wait that timed
+//! out) are only logged. Call `unmap()` or `unregister()` to get every error directly.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 

@@ -12,7 +12,8 @@ use std::sync::Arc;
 /// Plain data that may be copied to and from the device byte for byte.
 ///
 /// # Safety
-/// Every bit pattern must be a valid value, and the type must have no padding or pointers.
+/// 1. Every bit pattern is a valid value of the type.
+/// 2. The type has no padding bytes and holds no pointers or references.
 pub unsafe trait DeviceCopy: Copy + 'static {}
 
 macro_rules! device_copy {

@@ -101,7 +101,7 @@ impl Module {
         ctx.bind()?;
         let mut log = vec![0u8; 8192];
         // SAFETY: `image` is NUL-terminated PTX (from_ptx) or a whole compiler-written cubin or
-        // fatbin whose headers were checked to lie within it (from_cubin's contract (1)) (1).
+        // fatbin whose headers were checked to lie within it (from_cubin's contract) (1).
         let raw = match unsafe { result::module::load_data_ex(image, &mut log) }? {
             Ok(raw) => raw,
             Err(source) => {
@@ -276,7 +276,9 @@ impl LaunchConfig {
 /// host memory.
 ///
 /// # Safety
-/// The type's bytes must be what the kernel parameter of the same size expects.
+/// 1. The type's bytes are what the kernel parameter of the same size expects (its C layout,
+///    no padding that the kernel would read).
+/// 2. It holds no pointer to host memory that the kernel would dereference.
 pub unsafe trait KernelParam: Copy {}
 
 macro_rules! kernel_param {

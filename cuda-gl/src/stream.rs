@@ -31,10 +31,12 @@ pub(crate) fn check_same_context(ctx: &Context, stream: &impl AsStream, owner: &
 /// With the `cudarc` feature, cudarc's `CudaStream` and `Arc<CudaStream>` implement it too.
 ///
 /// # Safety
-/// Implementors guarantee that [`AsStream::raw_stream`] returns a stream handle that stays valid
-/// for as long as `self` is borrowed, and that [`AsStream::raw_context`] is the context the stream
-/// belongs to. With the `cudarc` feature, `cudarc_stream`, when it returns a stream, returns the
-/// one whose handle `raw_stream` returns.
+/// Implementors guarantee that:
+/// 1. [`AsStream::raw_stream`] returns a stream handle that stays valid for as long as `self` is
+///    borrowed;
+/// 2. [`AsStream::raw_context`] is the context that stream belongs to;
+/// 3. with the `cudarc` feature, `cudarc_stream`, when it returns a stream, returns the one whose
+///    handle `raw_stream` returns.
 pub unsafe trait AsStream {
     /// The raw `CUstream` (null, `CU_STREAM_LEGACY` and `CU_STREAM_PER_THREAD` included).
     fn raw_stream(&self) -> sys::CUstream;

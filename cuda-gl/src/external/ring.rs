@@ -235,7 +235,8 @@ impl ExternalRing {
     /// [`Error::InvalidArgument`] for a slot out of range or a stream of another context;
     /// [`Error::WrongGlContext`] or [`Error::NoGlContext`] when the ring's GL context is not
     /// current; [`Error::Timeout`] or [`Error::GlCall`] from the fence wait
-    /// (`glClientWaitSync`); the driver's error from synchronizing the context.
+    /// (`glClientWaitSync`); the driver's error from synchronizing the context or from
+    /// `cuStreamWaitEvent` (a second write before a read waits for the first).
     #[doc(alias = "glClientWaitSync")]
     pub fn write<'a, S: AsStream>(
         &'a mut self,

@@ -50,8 +50,12 @@ impl RegisteredBuffer {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a stream of another
-    /// context or a buffer of size 0; the driver's error from `cuGraphicsMapResources` or
-    /// `cuGraphicsResourceGetMappedPointer` (the buffer is unmapped again when the latter fails).
+    /// context or a buffer of size 0; [`Error::NoGlContext`](crate::Error::NoGlContext) or
+    /// [`Error::WrongGlContext`](crate::Error::WrongGlContext) when the GL context that
+    /// registered it is not current; [`Error::MappingStateLost`](crate::Error::MappingStateLost)
+    /// when the driver's state no longer matches; the driver's error from
+    /// `cuGraphicsMapResources` or `cuGraphicsResourceGetMappedPointer` (the buffer is unmapped
+    /// again when the latter fails).
     #[doc(alias = "cuGraphicsMapResources")]
     pub fn map<'a, S: AsStream>(&'a mut self, stream: &'a S) -> Result<MappedBuffer<'a>> {
         let s = self.reg.map_on(stream)?;
@@ -124,12 +128,12 @@ impl<'a> MappedBuffer<'a> {
         self.stream
     }
 
-    /// The context, stream, address and size of the mapping, for copies to and from images.
     /// Refuses a CUDA write into the buffer when it was registered or mapped read-only.
     pub(crate) fn check_writable(&self, what: &str) -> Result<()> {
         self.reg.check_writable(what)
     }
 
+    /// The context, stream, address and size of the mapping, for copies to and from images.
     pub(super) fn parts(&self) -> (sys::CUcontext, sys::CUstream, sys::CUdeviceptr, usize) {
         (self.reg.ctx.raw(), self.stream, self.ptr, self.size)
     }

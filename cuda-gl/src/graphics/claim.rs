@@ -14,7 +14,7 @@
 //! The tag is made visible to other contexts (`glFinish`) before the registration goes on, and the
 //! object's previous label is given back when it is unregistered. What this cannot catch: an
 //! application that relabels a registered object itself (`glObjectLabel`) in one context and
-//! registers it again from a context that shares it; the README's safety model says so.
+//! registers it again from a context that shares it.
 
 use crate::glprobe::label;
 use crate::graphics::Kind;

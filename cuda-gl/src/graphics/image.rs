@@ -93,8 +93,10 @@ impl RegisteredImage {
     /// Maps the image on `stream`. The returned guard unmaps on the same stream when dropped.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a stream of another context; the driver's error from
-    /// `cuGraphicsMapResources`.
+    /// [`Error::InvalidArgument`] for a stream of another context; [`Error::NoGlContext`] or
+    /// [`Error::WrongGlContext`] when the GL context that registered it is not current;
+    /// [`Error::MappingStateLost`] when the driver's state no longer matches; the driver's error
+    /// from `cuGraphicsMapResources`.
     #[doc(alias = "cuGraphicsMapResources")]
     pub fn map<'a, S: AsStream>(&'a mut self, stream: &'a S) -> Result<MappedImage<'a>> {
         let s = self.reg.map_on(stream)?;

@@ -11,7 +11,10 @@ macro_rules! registration_methods {
             #[doc = concat!("Sets how CUDA will use the ", $what, " in later mappings.")]
             ///
             /// # Errors
-            /// The driver's error from `cuGraphicsResourceSetMapFlags`.
+            /// [`Error::NoGlContext`](crate::Error::NoGlContext) or
+            /// [`Error::WrongGlContext`](crate::Error::WrongGlContext) when a leaked mapping must
+            /// be recovered first without its GL context; the driver's error from
+            /// `cuGraphicsResourceSetMapFlags`.
             #[doc(alias = "cuGraphicsResourceSetMapFlags")]
             pub fn set_map_flags(&mut self, flags: MapFlags) -> Result<()> {
                 self.reg.set_map_flags(flags)
@@ -26,8 +29,12 @@ macro_rules! registration_methods {
             /// the context current.
             ///
             /// # Errors
-            /// The driver's error from `cuGraphicsUnregisterResource` (or from unmapping a
-            /// leaked mapping first).
+            /// [`Error::NoGlContext`](crate::Error::NoGlContext) or
+            /// [`Error::WrongGlContext`](crate::Error::WrongGlContext) when the GL context that
+            /// registered it is not current (nothing is released then);
+            /// [`Error::Timeout`](crate::Error::Timeout) when kernels that may use its surface or
+            /// texture objects did not finish in time (the objects are leaked); the driver's error
+            /// from `cuGraphicsUnregisterResource` (or from unmapping a leaked mapping first).
             #[doc(alias = "cuGraphicsUnregisterResource")]
             pub fn unregister(mut self) -> Result<()> {
                 self.reg.unregister()
@@ -100,7 +107,10 @@ macro_rules! guard_unmap {
             #[doc = $unmap_doc]
             ///
             /// # Errors
-            /// The driver's error from `cuGraphicsUnmapResources`.
+            /// [`Error::NoGlContext`](crate::Error::NoGlContext) or
+            /// [`Error::WrongGlContext`](crate::Error::WrongGlContext) when the GL context that
+            /// registered a resource is not current (it stays mapped and is recovered later); the
+            /// driver's error from `cuGraphicsUnmapResources`.
             #[doc(alias = "cuGraphicsUnmapResources")]
             pub fn unmap(mut self) -> Result<()> {
                 let result = self.finish();

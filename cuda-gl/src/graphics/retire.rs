@@ -10,15 +10,16 @@
 use crate::context::Context;
 use crate::error::Result;
 use crate::result;
-use crate::stream::Event;
+use crate::stream::{DEFAULT_WAIT_LIMIT, Event};
 use cuda_gl_sys as sys;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 /// How long unregistering (or dropping) a resource waits for the kernels that may still use its
-/// surface and texture objects. When it passes, the objects are leaked and the failure is
-/// recorded: destroying them under running work would be undefined behaviour.
-pub(crate) const RETIRE_WAIT_LIMIT: Duration = Duration::from_secs(10);
+/// surface and texture objects (the crate's one limit for such waits). When it passes, the
+/// objects are leaked and the failure is logged: destroying them under running work would be
+/// undefined behaviour.
+const RETIRE_WAIT_LIMIT: Duration = DEFAULT_WAIT_LIMIT;
 
 /// A CUDA object over a mapped array, waiting to be destroyed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
