@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The default GPU run, on the GPU host, from a bundle made by ../shared/gpu/bundle.sh: every test
+# The default GPU run, on the GPU host, from a bundle of release binaries in .gpu/ (tests/, bin/,
+# bench/ and env.sh; see the README's "GPU tests on a host without Rust"): every test
 # binary under a timeout with `--test-threads=1` (faults last; its destructive cases stay off),
 # the kernel log's Xid lines before and after, and a one-line summary per binary.
 #
