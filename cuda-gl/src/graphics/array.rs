@@ -2,7 +2,6 @@
 //! array over all levels. Each borrows the mapping.
 
 use super::Registration;
-use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::result;
 use cuda_gl_sys as sys;
@@ -10,14 +9,11 @@ use cuda_gl_sys as sys;
 /// The mapping an array belongs to: what its copies need to know.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Origin<'m> {
-    /// The registration it is an array of: objects over it belong to that mapping.
+    /// The registration it is an array of: objects over it belong to that mapping, copies bind
+    /// its context, and its flags say whether CUDA may write it.
     pub(super) reg: &'m Registration,
-    /// The context it is mapped in, bound before each copy.
-    pub(super) ctx: &'m Context,
     /// The stream of the map: copies are queued there.
     pub(super) stream: sys::CUstream,
-    /// Whether CUDA may write it (neither registered nor mapped read-only).
-    pub(super) writable: bool,
 }
 
 impl<'m> Origin<'m> {
@@ -40,12 +36,7 @@ impl<'m> Origin<'m> {
     }
 
     pub(super) fn of(reg: &'m Registration, stream: sys::CUstream) -> Origin<'m> {
-        Origin {
-            reg,
-            ctx: &reg.ctx,
-            stream,
-            writable: reg.check_writable("").is_ok(),
-        }
+        Origin { reg, stream }
     }
 }
 

@@ -191,21 +191,12 @@ impl MappedArray<'_> {
 
     /// Refuses a copy into an image CUDA may only read.
     fn check_writable(&self) -> Result<()> {
-        if self.origin.writable {
-            Ok(())
-        } else {
-            Err(Error::InvalidArgument(
-                "the image was registered with RegisterFlags::READ_ONLY or mapped with \
-                 MapFlags::ReadOnly, so CUDA must not write it; register it with NONE or \
-                 WRITE_DISCARD to copy into it"
-                    .into(),
-            ))
-        }
+        self.origin.reg.check_writable("a copy into it")
     }
 
     /// Queues `src` to `dst` on the map's stream with the context bound.
     fn queue_on_map_stream(&self, src: End, dst: End, extent: Extent) -> Result<()> {
-        self.origin.ctx.bind()?;
+        self.origin.reg.ctx.bind()?;
         // SAFETY: the callers checked both ends against `extent` and keep them live until the
         // copy completes (host ends wait for the stream; device ends are freed or unmapped only
         // after the work queued on them); the map's stream is live while the mapping is.
@@ -346,7 +337,7 @@ impl MappedArray<'_> {
                 "a mapped array cannot be copied onto itself".into(),
             ));
         }
-        self.check_same_stream(dst.origin.ctx.raw(), dst.origin.stream, "array")?;
+        self.check_same_stream(dst.origin.reg.ctx.raw(), dst.origin.stream, "array")?;
         let dst_extent = Extent::of(dst)?;
         let given = dst_extent.bytes().ok_or_else(|| overflow(dst))?;
         let extent = self.checked("out of", "another mapped array", given)?;
@@ -361,7 +352,7 @@ impl MappedArray<'_> {
     }
 
     fn check_same_context(&self, ctx: &crate::context::Context, what: &str) -> Result<()> {
-        if ctx.raw() == self.origin.ctx.raw() {
+        if ctx.raw() == self.origin.reg.ctx.raw() {
             Ok(())
         } else {
             Err(Error::InvalidArgument(format!(
@@ -377,7 +368,7 @@ impl MappedArray<'_> {
         stream: sys::CUstream,
         what: &str,
     ) -> Result<()> {
-        if ctx == self.origin.ctx.raw() && stream == self.origin.stream {
+        if ctx == self.origin.reg.ctx.raw() && stream == self.origin.stream {
             Ok(())
         } else {
             Err(Error::InvalidArgument(format!(
