@@ -28,6 +28,8 @@ mod fast;
 mod glres;
 #[path = "interop/measure.rs"]
 mod measure;
+#[path = "interop/ordering.rs"]
+mod ordering;
 #[path = "interop/report.rs"]
 mod report;
 
@@ -45,7 +47,7 @@ const PLASMA_PTX: &str = include_str!("../../plasma-demo/kernels/plasma.ptx");
 
 const USAGE: &str = "\
 usage: interop [--iters N | --quick] [--warmup N] [--cpu-iters N] [--out DIR]
-               [--device N | --all-devices] [--frames-in-flight-only]
+               [--device N | --all-devices] [--frames-in-flight-only] [--ordering-only]
   --iters N      measured iterations per case (default 1000)
   --quick        200 measured iterations per case
   --warmup N     warm-up iterations per case (default 100)
@@ -55,6 +57,9 @@ usage: interop [--iters N | --quick] [--warmup N] [--cpu-iters N] [--out DIR]
   --all-devices  run on every CUDA device, one set of rows per device
   --frames-in-flight-only
                  run only the frames-in-flight group (external-memory ring vs map/unmap ring)
+  --ordering-only
+                 run only the ordering-mechanisms group (semaphores, stream memory operations,
+                 two threads, each against the pipelined floor)
   --watchdog-secs N
                  exit with status 3 when one iteration or the set-up takes longer than N s
                  (default $CUDA_GL_WATCHDOG_SECS, else 10; 0: off)
@@ -82,6 +87,8 @@ struct Args {
     devices: Devices,
     /// Run only the frames-in-flight group.
     in_flight_only: bool,
+    /// Run only the ordering-mechanisms group.
+    ordering_only: bool,
     /// `--watchdog-secs`.
     watchdog_secs: Option<u64>,
     /// `--debug-spin-ms`.
@@ -97,6 +104,7 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
         out: PathBuf::from("target/bench"),
         devices: Devices::One(0),
         in_flight_only: false,
+        ordering_only: false,
         watchdog_secs: None,
         debug_spin: None,
     };
@@ -135,6 +143,7 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
             }
             "--all-devices" => parsed.devices = Devices::All,
             "--frames-in-flight-only" => parsed.in_flight_only = true,
+            "--ordering-only" => parsed.ordering_only = true,
             "--watchdog-secs" => {
                 let text = value("--watchdog-secs")?;
                 let secs = text.parse().map_err(|_| {
@@ -181,6 +190,11 @@ fn run_device(ordinal: usize, plan: &Plan, cpu_plan: &Plan, args: &Args) -> Resu
         all.extend(external::frames_in_flight(&gpu, plan)?);
         return finish_device(ordinal, &gpu, info, all);
     }
+    if args.ordering_only {
+        progress("ordering mechanisms");
+        all.extend(ordering::ordering(&gpu, plan)?);
+        return finish_device(ordinal, &gpu, info, all);
+    }
     progress("raw driver calls vs safe API");
     all.extend(cases::safe_api_overhead(&gpu, plan)?);
     progress("one PBO vs 8 PBOs");
@@ -206,6 +220,8 @@ fn run_device(ordinal: usize, plan: &Plan, cpu_plan: &Plan, args: &Args) -> Resu
     }
     progress("frames in flight: external-memory ring vs map/unmap ring");
     all.extend(external::frames_in_flight(&gpu, plan)?);
+    progress("ordering mechanisms");
+    all.extend(ordering::ordering(&gpu, plan)?);
     finish_device(ordinal, &gpu, info, all)
 }
 

@@ -144,7 +144,7 @@ impl Gpu {
 }
 
 /// Turns a `CUresult` into an error naming the call.
-fn cu(call: &str, rc: sys::CUresult) -> Result<()> {
+pub(crate) fn cu(call: &str, rc: sys::CUresult) -> Result<()> {
     if rc.is_success() {
         return Ok(());
     }

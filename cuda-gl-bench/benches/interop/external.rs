@@ -39,10 +39,10 @@ pub const ROUND: usize = 100;
 const FRAME_DT: f32 = 1.0 / 60.0;
 
 /// A `GL_TEXTURE_BUFFER` texture over a buffer (RGBA8 texels), deleted on drop.
-struct TexBuffer(u32);
+pub(crate) struct TexBuffer(u32);
 
 impl TexBuffer {
-    fn new(buffer: u32, what: &str) -> Result<TexBuffer> {
+    pub(crate) fn new(buffer: u32, what: &str) -> Result<TexBuffer> {
         let mut name = 0;
         // SAFETY: `name` is a valid out-pointer for one name.
         unsafe { gl::GenTextures(1, &mut name) };
@@ -82,7 +82,7 @@ void main() {
 
 /// The GL consumer: a full-screen triangle into a 1080p framebuffer that reads every pixel of
 /// the frame from a texture buffer.
-struct TexelDraw {
+pub(crate) struct TexelDraw {
     program: u32,
     vao: u32,
     fbo: u32,
@@ -116,7 +116,7 @@ fn compile(kind: u32, source: &str) -> Result<u32> {
 }
 
 impl TexelDraw {
-    fn new() -> Result<TexelDraw> {
+    pub(crate) fn new() -> Result<TexelDraw> {
         let (w, h) = FULL_HD;
         let color = Texture::new(w, h, "the 1080p target")?;
         let vs = compile(gl::VERTEX_SHADER, VS)?;
@@ -170,7 +170,7 @@ impl TexelDraw {
     }
 
     /// Draws the frame in `source` over the whole 1080p target.
-    fn draw(&self, source: &TexBuffer) {
+    pub(crate) fn draw(&self, source: &TexBuffer) {
         let (w, h) = FULL_HD;
         // SAFETY: every name is live; the program is linked, the VAO empty (the vertex shader
         // needs no attributes), the framebuffer complete (checked at creation).
@@ -202,13 +202,13 @@ impl Drop for TexelDraw {
 }
 
 /// An external ring and a texture buffer over each slot. Texture buffers drop first.
-struct ExtSide {
+pub(crate) struct ExtSide {
     tbos: Vec<TexBuffer>,
     ring: ExternalRing,
 }
 
 impl ExtSide {
-    fn new(gpu: &Gpu, gl: &ExternalGl, slots: usize) -> Result<ExtSide> {
+    pub(crate) fn new(gpu: &Gpu, gl: &ExternalGl, slots: usize) -> Result<ExtSide> {
         let ring = ExternalRing::new(&gpu.ctx, gl, slots, FULL_HD_BYTES)
             .with_context(|| format!("creating a {slots}-slot external ring"))?;
         let tbos = (0..slots)
@@ -270,13 +270,13 @@ struct Rig {
 }
 
 /// `glFlush`: submits the GL commands issued so far, as the ring does after each draw.
-fn flush() {
+pub(crate) fn flush() {
     // SAFETY: no arguments; a context is current.
     unsafe { gl::Flush() };
 }
 
 /// Queues the plasma kernel writing one 1080p frame to `out`.
-fn plasma(gpu: &Gpu, out: DevicePtr<'_>, t: &mut f32) -> Result<()> {
+pub(crate) fn plasma(gpu: &Gpu, out: DevicePtr<'_>, t: &mut f32) -> Result<()> {
     let (w, h) = FULL_HD;
     *t += FRAME_DT;
     // SAFETY: `out` is a ring slot or a mapped PBO of FULL_HD_BYTES = w * h * 4 bytes, which
@@ -294,7 +294,7 @@ fn plasma(gpu: &Gpu, out: DevicePtr<'_>, t: &mut f32) -> Result<()> {
 }
 
 /// One round through an external ring: `ROUND` frames, GL `lag` frames behind, then a drain.
-fn ext_round(
+pub(crate) fn ext_round(
     gpu: &Gpu,
     side: &mut ExtSide,
     draw: &TexelDraw,

@@ -69,6 +69,19 @@ impl Stats {
             max_us,
         })
     }
+    /// Divides every figure (not the count) by `n`: from per-round to per-frame times.
+    pub fn divide_by(&mut self, n: usize) {
+        let n = n.max(1) as f64;
+        for v in [
+            &mut self.median_us,
+            &mut self.p99_us,
+            &mut self.mean_us,
+            &mut self.min_us,
+            &mut self.max_us,
+        ] {
+            *v /= n;
+        }
+    }
 }
 
 /// A ratio of one case's median to another's.

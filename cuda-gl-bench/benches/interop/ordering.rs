@@ -1,0 +1,615 @@
+//! Ordering mechanisms at 1920x1080: how "CUDA writes a slot, GL reads it, CUDA writes it
+//! again" can be ordered in a stream of frames, each against the pipelined floor (kernel into
+//! device memory and draw of a separate GL buffer, alternating, nothing shared or ordered),
+//! measured in the same run, in alternating rounds.
+//!
+//! Every frame is the workload of the frames-in-flight group (`external.rs`): the plasma kernel
+//! writes 1920x1080 RGBA8 into a slot of external memory (`cuMemCreate`, imported into GL with
+//! `GL_EXT_memory_object_fd`), and GL draws a full-screen triangle that reads it through a
+//! texture buffer. The mechanisms:
+//!
+//! - **Vulkan semaphores, GPU-side waits**: binary semaphores created by Vulkan on the same GPU
+//!   and imported into CUDA and GL. Per group of `burst` slots, "written" (CUDA signals after the
+//!   kernels, GL waits before the draws) and "read" (GL signals after the draws, CUDA waits
+//!   before the group's next write). The CPU waits only at the end of a round. Rings of 2, 3
+//!   and 8 groups of 1 frame; bursts of 4, 8 and 16 frames in 2 groups.
+//! - **Stream memory operations**: GL writes, after each draw, the number of reads of the slot
+//!   into a counter word of external memory (`glClearBufferSubData`, after a
+//!   `glMemoryBarrier`); CUDA's stream waits (`cuStreamWaitValue32`, GEQ) for the count before
+//!   the slot's next write. CUDA -> GL still goes through the CPU: it polls the slot's event
+//!   (`cuEventQuery`) before the draw, GL `lag` frames behind.
+//! - **Two submission threads**: a CUDA thread launching kernels and recording one event per
+//!   slot, the GL thread (the context's) waiting for each event before its draw and for the
+//!   fence of its draw `slots / 2` frames later, and sending the slot back; `mpsc` channels
+//!   between them, one thread spawned per round.
+//! - **Blocking ring** (reference): `ExternalRing` with 3 slots, GL 1 frame behind, as in the
+//!   frames-in-flight group.
+//!
+//! One sample is a round of [`ROUND`] frames and a drain (a CUDA event and a GL fence, each
+//! waited for with a time limit), divided by [`ROUND`]. Every wait has a time limit; a stream
+//! wait that a failed round leaves unsatisfied is released by writing the counters from a
+//! second stream.
+
+#[path = "ordering/memops.rs"]
+mod memops;
+#[path = "ordering/vk.rs"]
+mod vk;
+
+use crate::cases::{FULL_HD, FULL_HD_BYTES, Gpu};
+use crate::external::{ExtSide, TexBuffer, TexelDraw, ext_round, flush, plasma};
+use crate::glres::{self, Buffer};
+use crate::measure::{Case, Plan, Variant, interleaved};
+use anyhow::{Context as _, Result, anyhow, bail, ensure};
+use cuda_gl::external::{ExportableMemory, ExternalGl, GlMemoryBuffer};
+use cuda_gl::{DeviceBuffer, DevicePtr, Event, Function, LaunchConfig, Stream, StreamFlags};
+use memops::MemOps;
+use std::collections::VecDeque;
+use std::sync::mpsc;
+use std::time::Duration;
+use vk::{GlSemaphoreFns, SharedSemaphore, Vulkan};
+
+/// Frames per measured round (a multiple of every burst).
+pub const ROUND: usize = 96;
+/// The longest any single wait may take before the round fails.
+const LIMIT: Duration = Duration::from_secs(5);
+/// Slots in the pool: enough for the largest burst in 2 groups.
+const POOL: usize = 32;
+
+/// One slot: external memory, its GL buffer, and a texture buffer over it (dropped in order).
+struct Slot {
+    tbo: TexBuffer,
+    gl: GlMemoryBuffer,
+    mem: ExportableMemory,
+}
+
+impl Slot {
+    fn new(gpu: &Gpu, gl: &ExternalGl, i: usize) -> Result<Slot> {
+        let mem = ExportableMemory::new(&gpu.ctx, FULL_HD_BYTES)
+            .with_context(|| format!("allocating slot {i}"))?;
+        let gl = GlMemoryBuffer::import(gl, &mem).with_context(|| format!("importing slot {i}"))?;
+        let tbo = TexBuffer::new(gl.buffer(), &format!("slot {i}"))?;
+        Ok(Slot { tbo, gl, mem })
+    }
+}
+
+/// A ring of `groups` groups of `burst` slots with a "written" and a "read" semaphore each.
+struct SemRing<'v> {
+    burst: usize,
+    written: Vec<SharedSemaphore<'v>>,
+    read: Vec<SharedSemaphore<'v>>,
+    /// Whether GL's signal of `read[g]` is queued and CUDA has not waited for it yet.
+    read_pending: Vec<bool>,
+}
+
+impl<'v> SemRing<'v> {
+    fn new(vulkan: &'v Vulkan, fns: GlSemaphoreFns, groups: usize, burst: usize) -> Result<Self> {
+        let make = || {
+            (0..groups)
+                .map(|_| SharedSemaphore::new(vulkan, fns))
+                .collect::<Result<Vec<_>>>()
+        };
+        Ok(SemRing {
+            burst,
+            written: make()?,
+            read: make()?,
+            read_pending: vec![false; groups],
+        })
+    }
+}
+
+/// The stream-memory-operation ring: one counter word per slot in external memory that GL
+/// writes and CUDA's stream waits on, and one CUDA event per slot.
+struct CounterRing {
+    slots: usize,
+    lag: usize,
+    events: Vec<Event>,
+    /// Writes issued per slot; GL stores the same count after reading the frame.
+    writes: Vec<u32>,
+}
+
+/// Everything the group uses; GL objects drop before the GL context (owned by `Gpu`).
+struct Rig<'v> {
+    draw: TexelDraw,
+    slots: Vec<Slot>,
+    sems: Vec<SemRing<'v>>,
+    counter_gl: GlMemoryBuffer,
+    counter: ExportableMemory,
+    memops: Option<MemOps>,
+    counters: Vec<CounterRing>,
+    /// One event per slot for the threaded variants.
+    thread_events: Vec<Event>,
+    /// A second stream, only to release stream waits after a failed round.
+    rescue: Stream,
+    done: Event,
+    ext3: ExtSide,
+    floor: Floor,
+    t: f32,
+}
+
+/// The floor's resources: device memory the kernel writes, and a GL buffer (with a texture
+/// buffer over it) that the draw reads; neither is shared.
+struct Floor {
+    tbo: TexBuffer,
+    _buffer: Buffer,
+    device: DeviceBuffer<u8>,
+}
+
+impl Floor {
+    fn new(gpu: &Gpu) -> Result<Floor> {
+        let buffer = Buffer::new(FULL_HD_BYTES, "the floor's GL buffer")?;
+        Ok(Floor {
+            tbo: TexBuffer::new(buffer.name(), "the floor's GL buffer")?,
+            _buffer: buffer,
+            device: DeviceBuffer::zeroed(&gpu.ctx, FULL_HD_BYTES)
+                .context("allocating the floor's device memory")?,
+        })
+    }
+}
+
+/// Waits, with a time limit, for every CUDA command queued on the stream and every GL command
+/// issued so far.
+fn drain(gpu: &Gpu, done: &Event) -> Result<()> {
+    done.record(&gpu.stream)?;
+    done.wait_for(LIMIT).context("draining the CUDA stream")?;
+    gl_fence_wait(gl_fence()).context("draining GL")
+}
+
+/// A fence after every GL command issued so far.
+fn gl_fence() -> gl::types::GLsync {
+    // SAFETY: a context is current; the arguments are the only valid ones.
+    unsafe { gl::FenceSync(gl::SYNC_GPU_COMMANDS_COMPLETE, 0) }
+}
+
+/// Waits for `sync` with the time limit, then deletes it.
+fn gl_fence_wait(sync: gl::types::GLsync) -> Result<()> {
+    ensure!(!sync.is_null(), "glFenceSync returned no fence");
+    let ns = u64::try_from(LIMIT.as_nanos()).unwrap_or(u64::MAX);
+    // SAFETY: a live fence of the current context, deleted once after the wait.
+    let status = unsafe {
+        let status = gl::ClientWaitSync(sync, gl::SYNC_FLUSH_COMMANDS_BIT, ns);
+        gl::DeleteSync(sync);
+        status
+    };
+    match status {
+        gl::ALREADY_SIGNALED | gl::CONDITION_SATISFIED => Ok(()),
+        gl::TIMEOUT_EXPIRED => bail!("a GL fence did not signal within {LIMIT:?}"),
+        other => bail!("glClientWaitSync returned 0x{other:04x}"),
+    }
+}
+
+/// One round through Vulkan semaphores: per group, CUDA waits "read" (if GL signalled it),
+/// writes `burst` frames and signals "written"; GL waits "written", draws them and signals
+/// "read". Nothing waits on the CPU until the drain.
+fn sem_round(gpu: &Gpu, r: &mut Rig<'_>, which: usize) -> Result<()> {
+    let ring = &mut r.sems[which];
+    let (burst, groups) = (ring.burst, ring.written.len());
+    for n in 0..ROUND / burst {
+        let g = n % groups;
+        let slots = &r.slots[g * burst..(g + 1) * burst];
+        let buffers: Vec<u32> = slots.iter().map(|s| s.gl.buffer()).collect();
+        if ring.read_pending[g] {
+            ring.read[g].cuda_wait(&gpu.stream)?;
+            ring.read_pending[g] = false;
+        }
+        for slot in slots {
+            plasma(gpu, slot.mem.device_ptr(), &mut r.t)?;
+        }
+        ring.written[g].cuda_signal(&gpu.stream)?;
+        ring.written[g].gl_wait(&buffers);
+        for slot in slots {
+            r.draw.draw(&slot.tbo);
+        }
+        ring.read[g].gl_signal(&buffers);
+        ring.read_pending[g] = true;
+        flush();
+    }
+    glres::check("the semaphore round")?;
+    drain(gpu, &r.done)
+}
+
+/// The device address of slot `s`'s counter word.
+fn counter_addr(counter: &ExportableMemory, s: usize) -> cuda_gl::sys::CUdeviceptr {
+    counter.device_ptr().as_raw() + 4 * s as u64
+}
+
+/// One round of the stream-memory-operation ring; on failure, releases the stream's waits.
+fn counter_round(gpu: &Gpu, r: &mut Rig<'_>, which: usize) -> Result<()> {
+    // Taken out for the round, so that the round can borrow the rest of the rig mutably.
+    let memops = r.memops.take().context("no stream memory operations")?;
+    let result = counter_frames(gpu, r, &memops, which);
+    if result.is_err() {
+        for s in 0..r.counters[which].slots {
+            // SAFETY: the counter word is in `r.counter` (4 * POOL bytes, 4-aligned), which
+            // outlives the write (synchronized below).
+            let _ = unsafe { memops.write(&r.rescue, counter_addr(&r.counter, s), u32::MAX / 2) };
+        }
+        let _ = r.rescue.synchronize();
+    }
+    r.memops = Some(memops);
+    result
+}
+
+fn counter_frames(gpu: &Gpu, r: &mut Rig<'_>, memops: &MemOps, which: usize) -> Result<()> {
+    let ring = &mut r.counters[which];
+    let (slots, lag) = (ring.slots, ring.lag);
+    for n in 0..ROUND + lag {
+        if n < ROUND {
+            let s = n % slots;
+            // SAFETY: the word is inside `r.counter`, which outlives the group's drains; GL
+            // stores this count after its read of the slot's previous frame, issued (and
+            // flushed) `slots - lag` steps ago, or stored it already (count 0 at the start).
+            unsafe { memops.wait_geq(&gpu.stream, counter_addr(&r.counter, s), ring.writes[s]) }?;
+            plasma(gpu, r.slots[s].mem.device_ptr(), &mut r.t)?;
+            ring.events[s].record(&gpu.stream)?;
+            ring.writes[s] += 1;
+        }
+        if n >= lag {
+            let s = (n - lag) % slots;
+            ring.events[s]
+                .wait_for(LIMIT)
+                .context("waiting for a slot's CUDA event")?;
+            r.draw.draw(&r.slots[s].tbo);
+            let count = ring.writes[s];
+            // SAFETY: the counter buffer holds 4 * POOL bytes and `s` < POOL; one u32 is read
+            // from `count`; the binding is restored. The barrier keeps the store behind the
+            // draw's reads.
+            unsafe {
+                gl::MemoryBarrier(gl::ALL_BARRIER_BITS);
+                gl::BindBuffer(gl::COPY_WRITE_BUFFER, r.counter_gl.buffer());
+                gl::ClearBufferSubData(
+                    gl::COPY_WRITE_BUFFER,
+                    gl::R32UI,
+                    (4 * s) as isize,
+                    4,
+                    gl::RED_INTEGER,
+                    gl::UNSIGNED_INT,
+                    (&raw const count).cast(),
+                );
+                gl::BindBuffer(gl::COPY_WRITE_BUFFER, 0);
+            }
+            flush();
+        }
+    }
+    glres::check("the stream-memory-operation round")?;
+    drain(gpu, &r.done)
+}
+
+/// Queues the plasma kernel into `out` on `stream` (the CUDA thread's copy of `plasma`, which
+/// needs the GL thread's `Gpu`).
+fn launch(kernel: &Function, stream: &Stream, out: DevicePtr<'_>, t: f32) -> Result<()> {
+    let (w, h) = FULL_HD;
+    // SAFETY: `out` is a pool slot of FULL_HD_BYTES = w * h * 4 bytes, which lives until the
+    // group has drained; the arguments match `plasma_pbo(uchar4*, int, int, float)`, checked
+    // by the launch against the PTX.
+    unsafe {
+        kernel.launch(
+            LaunchConfig::for_image(w, h),
+            stream,
+            (out, w as i32, h as i32, t),
+        )
+    }?;
+    Ok(())
+}
+
+/// One round with a CUDA submission thread and this (GL) thread: `slots` slots, GL waits for
+/// the fence of its draw `slots / 2` frames later and then hands the slot back.
+fn threaded_round(gpu: &Gpu, r: &mut Rig<'_>, slots: usize) -> Result<()> {
+    let events = &r.thread_events[..slots];
+    let ptrs: Vec<DevicePtr<'_>> = r.slots[..slots]
+        .iter()
+        .map(|s| s.mem.device_ptr())
+        .collect();
+    let (ready_tx, ready_rx) = mpsc::channel::<usize>();
+    let (free_tx, free_rx) = mpsc::channel::<usize>();
+    let (kernel, stream, ctx, t0) = (&gpu.plasma_pbo, &gpu.stream, &gpu.ctx, r.t);
+    let t = std::thread::scope(|scope| {
+        let cuda = scope.spawn(move || -> Result<f32> {
+            ctx.bind()?;
+            let mut t = t0;
+            for n in 0..ROUND {
+                if n >= slots {
+                    let freed = free_rx
+                        .recv_timeout(LIMIT)
+                        .map_err(|e| anyhow!("the GL thread did not free a slot: {e}"))?;
+                    ensure!(
+                        freed == n - slots,
+                        "slot of frame {freed} freed, not {}",
+                        n - slots
+                    );
+                }
+                t += 1.0 / 60.0;
+                launch(kernel, stream, ptrs[n % slots], t)?;
+                events[n % slots].record(stream)?;
+                if ready_tx.send(n).is_err() {
+                    bail!("the GL thread stopped");
+                }
+            }
+            Ok(t)
+        });
+        let gl_side = threaded_gl(r, events, slots, &ready_rx, free_tx);
+        let cuda = cuda
+            .join()
+            .map_err(|_| anyhow!("the CUDA submission thread panicked"))?;
+        gl_side.and(cuda)
+    })?;
+    r.t = t;
+    drain(gpu, &r.done)
+}
+
+/// The GL thread's side of [`threaded_round`]; dropping `free` on return ends the CUDA thread.
+fn threaded_gl(
+    r: &Rig<'_>,
+    events: &[Event],
+    slots: usize,
+    ready: &mpsc::Receiver<usize>,
+    free: mpsc::Sender<usize>,
+) -> Result<()> {
+    let slack = slots / 2;
+    let mut fences = VecDeque::new();
+    for m in 0..ROUND {
+        let n = ready
+            .recv_timeout(LIMIT)
+            .map_err(|e| anyhow!("the CUDA thread sent no frame: {e}"))?;
+        ensure!(n == m, "frame {n} arrived, not {m}");
+        events[n % slots].wait_for(LIMIT)?;
+        r.draw.draw(&r.slots[n % slots].tbo);
+        fences.push_back((n, gl_fence()));
+        flush();
+        while fences.len() > slack {
+            if let Some((f, sync)) = fences.pop_front() {
+                gl_fence_wait(sync)?;
+                let _ = free.send(f); // The CUDA thread may be done: later slots are not needed.
+            }
+        }
+    }
+    for (_, sync) in fences {
+        gl_fence_wait(sync)?;
+    }
+    glres::check("the threaded round")
+}
+
+/// The floor: kernel into device memory + draw of another GL buffer + flush, alternating.
+fn floor_round(gpu: &Gpu, r: &mut Rig<'_>) -> Result<()> {
+    for _ in 0..ROUND {
+        plasma(gpu, r.floor.device.device_ptr(), &mut r.t)?;
+        r.draw.draw(&r.floor.tbo);
+        flush();
+    }
+    drain(gpu, &r.done)
+}
+
+/// Semaphore rings (groups, burst) measured: rings of 1 frame, then bursts in 2 groups.
+const SEM_SHAPES: [(usize, usize); 6] = [(2, 1), (3, 1), (8, 1), (2, 4), (2, 8), (2, 16)];
+/// Stream-memory-operation rings (slots, GL lag).
+const COUNTER_SHAPES: [(usize, usize); 3] = [(2, 1), (3, 1), (8, 4)];
+/// Threaded variants' slots.
+const THREAD_SLOTS: [usize; 2] = [3, 8];
+/// Comma-separated kinds to leave out (`semaphores`, `wait-value`, `threads`, `blocking`).
+const SKIP_ENV: &str = "CUDA_GL_ORDERING_SKIP";
+
+/// One row of the group.
+#[derive(Debug, Clone, Copy)]
+enum Mechanism {
+    Floor,
+    /// Index into `Rig::sems` and `SEM_SHAPES`.
+    Semaphores(usize),
+    /// Index into `Rig::counters` and `COUNTER_SHAPES`.
+    WaitValue(usize),
+    /// Slots.
+    Threads(usize),
+    Blocking,
+}
+
+impl Mechanism {
+    fn name(self) -> String {
+        match self {
+            Mechanism::Floor => "floor: kernel into device memory + draw of another GL buffer + \
+                                 glFlush, alternating, nothing shared or ordered"
+                .into(),
+            Mechanism::Semaphores(i) => match SEM_SHAPES[i] {
+                (groups, 1) => format!(
+                    "Vulkan semaphores, GPU waits: ring of {groups} slots, 1 frame per alternation"
+                ),
+                (groups, burst) => format!(
+                    "Vulkan semaphores, GPU waits: bursts of {burst} frames, {groups} in flight"
+                ),
+            },
+            Mechanism::WaitValue(i) => {
+                let (slots, lag) = COUNTER_SHAPES[i];
+                format!(
+                    "stream wait-value (GL->CUDA on the GPU) + event poll (CUDA->GL): {slots} \
+                     slots, GL {lag} frame(s) behind"
+                )
+            }
+            Mechanism::Threads(slots) => {
+                format!("CUDA thread + GL thread, events, fences and channels: {slots} slots")
+            }
+            Mechanism::Blocking => "blocking ring (ExternalRing, CPU waits on event and fence): \
+                                    3 slots, GL 1 frame behind"
+                .into(),
+        }
+    }
+
+    /// The name `CUDA_GL_ORDERING_SKIP` uses for the kind.
+    fn kind(self) -> &'static str {
+        match self {
+            Mechanism::Floor => "floor",
+            Mechanism::Semaphores(_) => "semaphores",
+            Mechanism::WaitValue(_) => "wait-value",
+            Mechanism::Threads(_) => "threads",
+            Mechanism::Blocking => "blocking",
+        }
+    }
+
+    /// Probe order: the mechanisms whose failure could leave a GPU queue waiting go last.
+    fn risk(self) -> u8 {
+        match self {
+            Mechanism::Floor => 0,
+            Mechanism::Blocking => 1,
+            Mechanism::Threads(_) => 2,
+            Mechanism::WaitValue(_) => 3,
+            Mechanism::Semaphores(_) => 4,
+        }
+    }
+
+    /// Frames in one round.
+    fn frames(self) -> usize {
+        match self {
+            Mechanism::Blocking => crate::external::ROUND,
+            _ => ROUND,
+        }
+    }
+
+    /// One round, drained.
+    fn round(self, gpu: &Gpu, r: &mut Rig<'_>) -> Result<()> {
+        match self {
+            Mechanism::Floor => floor_round(gpu, r),
+            Mechanism::Semaphores(i) => sem_round(gpu, r, i),
+            Mechanism::WaitValue(i) => counter_round(gpu, r, i),
+            Mechanism::Threads(slots) => threaded_round(gpu, r, slots),
+            Mechanism::Blocking => ext_round(gpu, &mut r.ext3, &r.draw, 1, &mut r.t),
+        }
+    }
+}
+
+/// The semaphore rings, or none (said on stderr) when Vulkan or GL cannot make them.
+fn sem_rings<'v>(gpu: &Gpu, vulkan: &'v Option<Vulkan>) -> Vec<SemRing<'v>> {
+    let rings = || -> Result<Vec<SemRing<'v>>> {
+        let vulkan = vulkan.as_ref().context("no Vulkan device")?;
+        let fns = GlSemaphoreFns::load(gpu)?;
+        SEM_SHAPES
+            .iter()
+            .map(|&(groups, burst)| SemRing::new(vulkan, fns, groups, burst))
+            .collect()
+    };
+    rings()
+        .map_err(|e| eprintln!("interop: ordering: no Vulkan semaphores: {e:#}"))
+        .unwrap_or_default()
+}
+
+/// The group. Mechanisms that cannot be set up, or whose first round fails, are reported on
+/// stderr and left out; the floor and the others still run.
+pub fn ordering(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
+    let (w, h) = FULL_HD;
+    let group = format!(
+        "ordering mechanisms {w}x{h} (µs per frame = round of {ROUND} frames (blocking ring: \
+         {}) incl. drain / frames; median over rounds; ratio to the pipelined floor)",
+        crate::external::ROUND
+    );
+    // SAFETY: (1) the names resolve through eglGetProcAddress for the headless context, current
+    // on this thread; (2) libEGL is opened once per process and never closed; (3) EGL reports the
+    // current context, so cuda-gl checks the owner itself.
+    let gl = unsafe { ExternalGl::load_with(|name| gpu.gl_proc_address(name)) }
+        .context("loading GL_EXT_memory_object(_fd)")?;
+    let vulkan = Vulkan::open(gpu.ctx.device())
+        .map_err(|e| eprintln!("interop: ordering: no Vulkan device: {e:#}"))
+        .ok();
+    if let Some(v) = &vulkan {
+        eprintln!("interop: ordering: Vulkan device {}", v.name);
+    }
+    eprintln!(
+        "interop: ordering: stream memory operation attributes: {}",
+        memops::attributes(gpu.ctx.device())
+    );
+    let memops = MemOps::load()
+        .map_err(|e| eprintln!("interop: ordering: no stream memory operations: {e:#}"))
+        .ok();
+    let counter = ExportableMemory::new(&gpu.ctx, 4 * POOL).context("allocating the counters")?;
+    let counter_gl = GlMemoryBuffer::import(&gl, &counter).context("importing the counters")?;
+    // SAFETY: the counter allocation holds at least POOL words; the memset is synchronous.
+    crate::cases::cu("cuMemsetD32_v2", unsafe {
+        cuda_gl::sys::driver()?.cuMemsetD32_v2(counter.device_ptr().as_raw(), 0, POOL)
+    })?;
+    let mut rig = Rig {
+        draw: TexelDraw::new()?,
+        slots: (0..POOL)
+            .map(|i| Slot::new(gpu, &gl, i))
+            .collect::<Result<_>>()?,
+        sems: sem_rings(gpu, &vulkan),
+        counter_gl,
+        counter,
+        counters: match memops {
+            Some(_) => COUNTER_SHAPES
+                .iter()
+                .map(|&(slots, lag)| {
+                    Ok(CounterRing {
+                        slots,
+                        lag,
+                        events: (0..slots)
+                            .map(|_| Event::new(&gpu.ctx, false))
+                            .collect::<cuda_gl::Result<_>>()?,
+                        writes: vec![0; slots],
+                    })
+                })
+                .collect::<Result<_>>()?,
+            None => Vec::new(),
+        },
+        memops,
+        thread_events: (0..POOL)
+            .map(|_| Event::new(&gpu.ctx, false))
+            .collect::<cuda_gl::Result<_>>()?,
+        rescue: Stream::new(&gpu.ctx, StreamFlags::NonBlocking)?,
+        done: Event::new(&gpu.ctx, false)?,
+        ext3: ExtSide::new(gpu, &gl, 3)?,
+        floor: Floor::new(gpu)?,
+        t: 0.0,
+    };
+    glres::check("setting up the ordering group")?;
+    let mut mechanisms = vec![Mechanism::Floor];
+    mechanisms.extend((0..rig.sems.len()).map(Mechanism::Semaphores));
+    mechanisms.extend((0..rig.counters.len()).map(Mechanism::WaitValue));
+    mechanisms.extend(THREAD_SLOTS.map(Mechanism::Threads));
+    mechanisms.push(Mechanism::Blocking);
+    let skip = std::env::var(SKIP_ENV).unwrap_or_default();
+    mechanisms.retain(|m| !skip.split(',').any(|s| !s.is_empty() && s == m.kind()));
+    // A first round of each, the ones that could stall a GPU queue last: one that fails is said
+    // and left out, not fatal to the group.
+    let mut probe_order: Vec<usize> = (0..mechanisms.len()).collect();
+    probe_order.sort_by_key(|&i| mechanisms[i].risk());
+    let mut ok = vec![false; mechanisms.len()];
+    for i in probe_order {
+        let m = mechanisms[i];
+        match m.round(gpu, &mut rig) {
+            Ok(()) => ok[i] = true,
+            Err(e) if !matches!(m, Mechanism::Floor) => {
+                eprintln!("interop: ordering: {} failed, left out: {e:#}", m.name());
+            }
+            Err(e) => return Err(e.context("the floor's first round")),
+        }
+    }
+    let kept: Vec<Mechanism> = mechanisms
+        .into_iter()
+        .zip(ok)
+        .filter_map(|(m, ok)| ok.then_some(m))
+        .collect();
+    // One round per block, so that the variants alternate round by round.
+    let rounds = Plan {
+        block: 1,
+        warmup: 1,
+        ..plan.with_iters((plan.iters / ROUND).max(5))
+    };
+    let mut variants: Vec<_> = kept
+        .iter()
+        .map(|&m| Variant::new(m.name(), move |r: &mut Rig<'_>| m.round(gpu, r)))
+        .collect();
+    let mut cases = interleaved(&rounds, &group, &mut rig, &mut variants)?;
+    drop(variants);
+    drop(rig);
+    glres::check("the ordering group")?;
+    for (case, m) in cases.iter_mut().zip(&kept) {
+        case.stats.divide_by(m.frames());
+    }
+    if let [floor, rest @ ..] = cases.as_mut_slice() {
+        for case in rest {
+            case.relative_to(floor, None);
+        }
+    }
+    for case in &cases {
+        let ratio = case.ratio.as_ref().map(|r| r.value).unwrap_or(1.0);
+        eprintln!(
+            "interop: ordering: {:.1} µs/frame, {ratio:.2}x floor: {}",
+            case.stats.median_us, case.name
+        );
+    }
+    Ok(cases)
+}
