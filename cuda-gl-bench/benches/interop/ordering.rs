@@ -25,13 +25,18 @@
 //! - **Blocking ring** (reference): `ExternalRing` with 3 slots, GL 1 frame behind, as in the
 //!   frames-in-flight group.
 //!
-//! One sample is a round of [`ROUND`] frames and a drain (a CUDA event and a GL fence, each
-//! waited for with a time limit), divided by [`ROUND`]. Every wait has a time limit; a stream
-//! wait that a failed round leaves unsatisfied is released by writing the counters from a
-//! second stream.
+//! One sample is a round of [`ROUND`] frames (the blocking ring's: `external::ROUND`) and a
+//! drain (a CUDA event and a GL fence, each waited for with a time limit), divided by its
+//! frames. Every wait has a time limit; a stream wait that a failed round leaves unsatisfied is
+//! released by writing the counters from a second stream. A mechanism that cannot be set up,
+//! or whose round fails, is named on stderr with its error and has no row;
+//! `CUDA_GL_ORDERING_SKIP` (comma-separated: `semaphores`, `wait-value`, `threads`, `blocking`)
+//! leaves mechanisms out from the start.
 
 #[path = "ordering/memops.rs"]
 mod memops;
+#[path = "ordering/threads.rs"]
+mod threads;
 #[path = "ordering/vk.rs"]
 mod vk;
 
@@ -39,12 +44,10 @@ use crate::cases::{FULL_HD, FULL_HD_BYTES, Gpu};
 use crate::external::{ExtSide, TexBuffer, TexelDraw, ext_round, flush, plasma};
 use crate::glres::{self, Buffer};
 use crate::measure::{Case, Plan, Variant, interleaved};
-use anyhow::{Context as _, Result, anyhow, bail, ensure};
+use anyhow::{Context as _, Result, bail, ensure};
 use cuda_gl::external::{ExportableMemory, ExternalGl, GlMemoryBuffer};
-use cuda_gl::{DeviceBuffer, DevicePtr, Event, Function, LaunchConfig, Stream, StreamFlags};
+use cuda_gl::{DeviceBuffer, Event, Stream, StreamFlags};
 use memops::MemOps;
-use std::collections::VecDeque;
-use std::sync::mpsc;
 use std::time::Duration;
 use vk::{GlSemaphoreFns, SharedSemaphore, Vulkan};
 
@@ -100,6 +103,9 @@ impl<'v> SemRing<'v> {
 /// The stream-memory-operation ring: one counter word per slot in external memory that GL
 /// writes and CUDA's stream waits on, and one CUDA event per slot.
 struct CounterRing {
+    /// The ring's first counter word: each ring has words of its own, since its counts
+    /// persist across rounds.
+    base: usize,
     slots: usize,
     lag: usize,
     events: Vec<Event>,
@@ -124,6 +130,9 @@ struct Rig<'v> {
     ext3: ExtSide,
     floor: Floor,
     t: f32,
+    /// Per measured variant: the error of the round that failed, after which its rounds do
+    /// nothing and its row is left out.
+    failed: Vec<Option<String>>,
 }
 
 /// The floor's resources: device memory the kernel writes, and a GL buffer (with a texture
@@ -207,9 +216,9 @@ fn sem_round(gpu: &Gpu, r: &mut Rig<'_>, which: usize) -> Result<()> {
     drain(gpu, &r.done)
 }
 
-/// The device address of slot `s`'s counter word.
-fn counter_addr(counter: &ExportableMemory, s: usize) -> cuda_gl::sys::CUdeviceptr {
-    counter.device_ptr().as_raw() + 4 * s as u64
+/// The device address of counter word `word`.
+fn counter_addr(counter: &ExportableMemory, word: usize) -> cuda_gl::sys::CUdeviceptr {
+    counter.device_ptr().as_raw() + 4 * word as u64
 }
 
 /// One round of the stream-memory-operation ring; on failure, releases the stream's waits.
@@ -218,10 +227,12 @@ fn counter_round(gpu: &Gpu, r: &mut Rig<'_>, which: usize) -> Result<()> {
     let memops = r.memops.take().context("no stream memory operations")?;
     let result = counter_frames(gpu, r, &memops, which);
     if result.is_err() {
-        for s in 0..r.counters[which].slots {
+        let ring = &r.counters[which];
+        for word in ring.base..ring.base + ring.slots {
             // SAFETY: the counter word is in `r.counter` (4 * POOL bytes, 4-aligned), which
             // outlives the write (synchronized below).
-            let _ = unsafe { memops.write(&r.rescue, counter_addr(&r.counter, s), u32::MAX / 2) };
+            let _ =
+                unsafe { memops.write(&r.rescue, counter_addr(&r.counter, word), u32::MAX / 2) };
         }
         let _ = r.rescue.synchronize();
     }
@@ -231,14 +242,20 @@ fn counter_round(gpu: &Gpu, r: &mut Rig<'_>, which: usize) -> Result<()> {
 
 fn counter_frames(gpu: &Gpu, r: &mut Rig<'_>, memops: &MemOps, which: usize) -> Result<()> {
     let ring = &mut r.counters[which];
-    let (slots, lag) = (ring.slots, ring.lag);
+    let (base, slots, lag) = (ring.base, ring.slots, ring.lag);
     for n in 0..ROUND + lag {
         if n < ROUND {
             let s = n % slots;
             // SAFETY: the word is inside `r.counter`, which outlives the group's drains; GL
             // stores this count after its read of the slot's previous frame, issued (and
             // flushed) `slots - lag` steps ago, or stored it already (count 0 at the start).
-            unsafe { memops.wait_geq(&gpu.stream, counter_addr(&r.counter, s), ring.writes[s]) }?;
+            unsafe {
+                memops.wait_geq(
+                    &gpu.stream,
+                    counter_addr(&r.counter, base + s),
+                    ring.writes[s],
+                )
+            }?;
             plasma(gpu, r.slots[s].mem.device_ptr(), &mut r.t)?;
             ring.events[s].record(&gpu.stream)?;
             ring.writes[s] += 1;
@@ -250,7 +267,8 @@ fn counter_frames(gpu: &Gpu, r: &mut Rig<'_>, memops: &MemOps, which: usize) -> 
                 .context("waiting for a slot's CUDA event")?;
             r.draw.draw(&r.slots[s].tbo);
             let count = ring.writes[s];
-            // SAFETY: the counter buffer holds 4 * POOL bytes and `s` < POOL; one u32 is read
+            // SAFETY: the counter buffer holds 4 * POOL bytes and `base + s` < POOL (checked at
+            // set-up); one u32 is read
             // from `count`; the binding is restored. The barrier keeps the store behind the
             // draw's reads.
             unsafe {
@@ -259,7 +277,7 @@ fn counter_frames(gpu: &Gpu, r: &mut Rig<'_>, memops: &MemOps, which: usize) -> 
                 gl::ClearBufferSubData(
                     gl::COPY_WRITE_BUFFER,
                     gl::R32UI,
-                    (4 * s) as isize,
+                    (4 * (base + s)) as isize,
                     4,
                     gl::RED_INTEGER,
                     gl::UNSIGNED_INT,
@@ -272,100 +290,6 @@ fn counter_frames(gpu: &Gpu, r: &mut Rig<'_>, memops: &MemOps, which: usize) -> 
     }
     glres::check("the stream-memory-operation round")?;
     drain(gpu, &r.done)
-}
-
-/// Queues the plasma kernel into `out` on `stream` (the CUDA thread's copy of `plasma`, which
-/// needs the GL thread's `Gpu`).
-fn launch(kernel: &Function, stream: &Stream, out: DevicePtr<'_>, t: f32) -> Result<()> {
-    let (w, h) = FULL_HD;
-    // SAFETY: `out` is a pool slot of FULL_HD_BYTES = w * h * 4 bytes, which lives until the
-    // group has drained; the arguments match `plasma_pbo(uchar4*, int, int, float)`, checked
-    // by the launch against the PTX.
-    unsafe {
-        kernel.launch(
-            LaunchConfig::for_image(w, h),
-            stream,
-            (out, w as i32, h as i32, t),
-        )
-    }?;
-    Ok(())
-}
-
-/// One round with a CUDA submission thread and this (GL) thread: `slots` slots, GL waits for
-/// the fence of its draw `slots / 2` frames later and then hands the slot back.
-fn threaded_round(gpu: &Gpu, r: &mut Rig<'_>, slots: usize) -> Result<()> {
-    let events = &r.thread_events[..slots];
-    let ptrs: Vec<DevicePtr<'_>> = r.slots[..slots]
-        .iter()
-        .map(|s| s.mem.device_ptr())
-        .collect();
-    let (ready_tx, ready_rx) = mpsc::channel::<usize>();
-    let (free_tx, free_rx) = mpsc::channel::<usize>();
-    let (kernel, stream, ctx, t0) = (&gpu.plasma_pbo, &gpu.stream, &gpu.ctx, r.t);
-    let t = std::thread::scope(|scope| {
-        let cuda = scope.spawn(move || -> Result<f32> {
-            ctx.bind()?;
-            let mut t = t0;
-            for n in 0..ROUND {
-                if n >= slots {
-                    let freed = free_rx
-                        .recv_timeout(LIMIT)
-                        .map_err(|e| anyhow!("the GL thread did not free a slot: {e}"))?;
-                    ensure!(
-                        freed == n - slots,
-                        "slot of frame {freed} freed, not {}",
-                        n - slots
-                    );
-                }
-                t += 1.0 / 60.0;
-                launch(kernel, stream, ptrs[n % slots], t)?;
-                events[n % slots].record(stream)?;
-                if ready_tx.send(n).is_err() {
-                    bail!("the GL thread stopped");
-                }
-            }
-            Ok(t)
-        });
-        let gl_side = threaded_gl(r, events, slots, &ready_rx, free_tx);
-        let cuda = cuda
-            .join()
-            .map_err(|_| anyhow!("the CUDA submission thread panicked"))?;
-        gl_side.and(cuda)
-    })?;
-    r.t = t;
-    drain(gpu, &r.done)
-}
-
-/// The GL thread's side of [`threaded_round`]; dropping `free` on return ends the CUDA thread.
-fn threaded_gl(
-    r: &Rig<'_>,
-    events: &[Event],
-    slots: usize,
-    ready: &mpsc::Receiver<usize>,
-    free: mpsc::Sender<usize>,
-) -> Result<()> {
-    let slack = slots / 2;
-    let mut fences = VecDeque::new();
-    for m in 0..ROUND {
-        let n = ready
-            .recv_timeout(LIMIT)
-            .map_err(|e| anyhow!("the CUDA thread sent no frame: {e}"))?;
-        ensure!(n == m, "frame {n} arrived, not {m}");
-        events[n % slots].wait_for(LIMIT)?;
-        r.draw.draw(&r.slots[n % slots].tbo);
-        fences.push_back((n, gl_fence()));
-        flush();
-        while fences.len() > slack {
-            if let Some((f, sync)) = fences.pop_front() {
-                gl_fence_wait(sync)?;
-                let _ = free.send(f); // The CUDA thread may be done: later slots are not needed.
-            }
-        }
-    }
-    for (_, sync) in fences {
-        gl_fence_wait(sync)?;
-    }
-    glres::check("the threaded round")
 }
 
 /// The floor: kernel into device memory + draw of another GL buffer + flush, alternating.
@@ -466,7 +390,7 @@ impl Mechanism {
             Mechanism::Floor => floor_round(gpu, r),
             Mechanism::Semaphores(i) => sem_round(gpu, r, i),
             Mechanism::WaitValue(i) => counter_round(gpu, r, i),
-            Mechanism::Threads(slots) => threaded_round(gpu, r, slots),
+            Mechanism::Threads(slots) => threads::threaded_round(gpu, r, slots),
             Mechanism::Blocking => ext_round(gpu, &mut r.ext3, &r.draw, 1, &mut r.t),
         }
     }
@@ -531,8 +455,15 @@ pub fn ordering(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
         counters: match memops {
             Some(_) => COUNTER_SHAPES
                 .iter()
-                .map(|&(slots, lag)| {
+                .scan(0, |next, &(slots, lag)| {
+                    let base = *next;
+                    *next += slots;
+                    Some((base, slots, lag))
+                })
+                .map(|(base, slots, lag)| {
+                    ensure!(base + slots <= POOL, "{POOL} counter words are too few");
                     Ok(CounterRing {
+                        base,
                         slots,
                         lag,
                         events: (0..slots)
@@ -553,6 +484,7 @@ pub fn ordering(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
         ext3: ExtSide::new(gpu, &gl, 3)?,
         floor: Floor::new(gpu)?,
         t: 0.0,
+        failed: Vec::new(),
     };
     glres::check("setting up the ordering group")?;
     let mut mechanisms = vec![Mechanism::Floor];
@@ -588,16 +520,42 @@ pub fn ordering(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
         warmup: 1,
         ..plan.with_iters((plan.iters / ROUND).max(5))
     };
+    // A mechanism whose round fails later is left out too (its error said below); the floor's
+    // failure ends the group.
+    rig.failed = vec![None; kept.len()];
     let mut variants: Vec<_> = kept
         .iter()
-        .map(|&m| Variant::new(m.name(), move |r: &mut Rig<'_>| m.round(gpu, r)))
+        .enumerate()
+        .map(|(i, &m)| {
+            Variant::new(m.name(), move |r: &mut Rig<'_>| {
+                if matches!(m, Mechanism::Floor) {
+                    return m.round(gpu, r);
+                }
+                if r.failed[i].is_none()
+                    && let Err(e) = m.round(gpu, r)
+                {
+                    r.failed[i] = Some(format!("{e:#}"));
+                }
+                Ok(())
+            })
+        })
         .collect();
-    let mut cases = interleaved(&rounds, &group, &mut rig, &mut variants)?;
+    let measured = interleaved(&rounds, &group, &mut rig, &mut variants)?;
     drop(variants);
+    let failed = std::mem::take(&mut rig.failed);
     drop(rig);
     glres::check("the ordering group")?;
-    for (case, m) in cases.iter_mut().zip(&kept) {
+    let mut cases = Vec::new();
+    for ((mut case, m), failure) in measured.into_iter().zip(&kept).zip(failed) {
+        if let Some(e) = failure {
+            eprintln!(
+                "interop: ordering: {} failed while measured, left out: {e}",
+                m.name()
+            );
+            continue;
+        }
         case.stats.divide_by(m.frames());
+        cases.push(case);
     }
     if let [floor, rest @ ..] = cases.as_mut_slice() {
         for case in rest {
