@@ -30,6 +30,10 @@ mod glres;
 mod measure;
 #[path = "interop/report.rs"]
 mod report;
+#[path = "interop/streaming.rs"]
+mod streaming;
+#[path = "interop/texel.rs"]
+mod texel;
 
 use plasma_demo::{gpu_health, watchdog};
 
@@ -55,6 +59,8 @@ usage: interop [--iters N | --quick] [--warmup N] [--cpu-iters N] [--out DIR]
   --all-devices  run on every CUDA device, one set of rows per device
   --frames-in-flight-only
                  run only the frames-in-flight group (external-memory ring vs map/unmap ring)
+  --streaming-only
+                 run only the streaming group (FrameStream vs the pipelined floor)
   --watchdog-secs N
                  exit with status 3 when one iteration or the set-up takes longer than N s
                  (default $CUDA_GL_WATCHDOG_SECS, else 10; 0: off)
@@ -82,6 +88,8 @@ struct Args {
     devices: Devices,
     /// Run only the frames-in-flight group.
     in_flight_only: bool,
+    /// Run only the streaming group.
+    streaming_only: bool,
     /// `--watchdog-secs`.
     watchdog_secs: Option<u64>,
     /// `--debug-spin-ms`.
@@ -97,6 +105,7 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
         out: PathBuf::from("target/bench"),
         devices: Devices::One(0),
         in_flight_only: false,
+        streaming_only: false,
         watchdog_secs: None,
         debug_spin: None,
     };
@@ -135,6 +144,7 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
             }
             "--all-devices" => parsed.devices = Devices::All,
             "--frames-in-flight-only" => parsed.in_flight_only = true,
+            "--streaming-only" => parsed.streaming_only = true,
             "--watchdog-secs" => {
                 let text = value("--watchdog-secs")?;
                 let secs = text.parse().map_err(|_| {
@@ -181,6 +191,10 @@ fn run_device(ordinal: usize, plan: &Plan, cpu_plan: &Plan, args: &Args) -> Resu
         all.extend(external::frames_in_flight(&gpu, plan)?);
         return finish_device(ordinal, &gpu, info, all);
     }
+    if args.streaming_only {
+        streaming_groups(&gpu, plan, &mut all, progress)?;
+        return finish_device(ordinal, &gpu, info, all);
+    }
     progress("raw driver calls vs safe API");
     all.extend(cases::safe_api_overhead(&gpu, plan)?);
     progress("one PBO vs 8 PBOs");
@@ -206,7 +220,25 @@ fn run_device(ordinal: usize, plan: &Plan, cpu_plan: &Plan, args: &Args) -> Resu
     }
     progress("frames in flight: external-memory ring vs map/unmap ring");
     all.extend(external::frames_in_flight(&gpu, plan)?);
+    streaming_groups(&gpu, plan, &mut all, progress)?;
     finish_device(ordinal, &gpu, info, all)
+}
+
+/// The streaming group at each of its sizes.
+fn streaming_groups(
+    gpu: &cases::Gpu,
+    plan: &Plan,
+    all: &mut Vec<measure::Case>,
+    progress: impl Fn(&str),
+) -> Result<()> {
+    for size in streaming::STREAM_SIZES {
+        progress(&format!(
+            "streaming {}x{}: FrameStream vs the pipelined floor",
+            size.0, size.1
+        ));
+        all.extend(streaming::streaming(gpu, plan, size)?);
+    }
+    Ok(())
 }
 
 /// The watchdog's test hook: queues plasma.ptx's `debug_spin` on the stream every case uses, so
@@ -290,7 +322,13 @@ fn run(args: &Args, command: String) -> Result<bool> {
 
     // Writing the report is host work.
     watchdog::enter(watchdog::Stage::Idle);
+    let streaming = devices
+        .iter()
+        .map(|d| streaming::summaries(&d.cases))
+        .find(|s| !s.is_empty())
+        .unwrap_or_default();
     let report = Report {
+        streaming,
         meta: Meta {
             date_utc,
             unix_time_s,

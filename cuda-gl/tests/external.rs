@@ -11,7 +11,8 @@ mod gpu;
 
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::external::{CudaWrite, ExportableMemory, ExternalGl, ExternalRing, GlMemoryBuffer};
-use cuda_gl::{Error, Function, LaunchConfig};
+use cuda_gl::{Error, Function};
+use gpu::external::{fill_words_slow, frame_seed, gl_copy, load_gl};
 use gpu::*;
 use std::time::Instant;
 
@@ -23,60 +24,14 @@ const BATCH: usize = 250;
 /// How long each frame of the slow producer spins before writing: 5 ms.
 const SLOW_NS: u64 = 5_000_000;
 
-/// The external-memory entry points of the test's GL context; skips when the context lacks
-/// the extensions.
-fn load_gl(g: &Gpu) -> Option<ExternalGl> {
-    // SAFETY: (1) the names resolve through eglGetProcAddress for the test's context, current
-    // on this thread; (2) libEGL is opened once per process and never closed; (3) EGL reports
-    // the current context, so cuda-gl checks the owner itself.
-    match unsafe { ExternalGl::load_with(|name| g.gl.get_proc_address(name)) } {
-        Ok(gl) => Some(gl),
-        Err(e @ Error::MissingGlExtension { .. }) => skip(e),
-        Err(e) => panic!("loading the external-memory entry points: {e}"),
-    }
-}
-
-/// Copies `bytes` bytes from the start of GL buffer `from` to byte `at` of GL buffer `to`, in
-/// GL's queue (`glCopyBufferSubData`), then checks for a GL error.
-fn gl_copy(from: u32, to: u32, at: usize, bytes: usize) {
-    // SAFETY: a context is current and both buffers are live; the callers size `from` to at least
-    // `bytes` and `to` to at least `at + bytes` bytes.
-    unsafe {
-        gl::BindBuffer(gl::COPY_READ_BUFFER, from);
-        gl::BindBuffer(gl::COPY_WRITE_BUFFER, to);
-        gl::CopyBufferSubData(
-            gl::COPY_READ_BUFFER,
-            gl::COPY_WRITE_BUFFER,
-            0,
-            at as isize,
-            bytes as isize,
-        );
-        gl::BindBuffer(gl::COPY_READ_BUFFER, 0);
-        gl::BindBuffer(gl::COPY_WRITE_BUFFER, 0);
-    }
-    check_gl();
-}
-
 /// Queues `fill` (`ext_fill_u32_slow`) on the test's stream: it spins `spin_ns`, then writes the
 /// pattern seeded with `seed` into the whole slot of `write`.
 fn fill_slot(g: &Gpu, fill: &Function, write: &CudaWrite<'_>, seed: u32, spin_ns: u64) {
     assert_eq!(write.len(), BYTES);
-    // SAFETY: the slot holds WORDS u32 words and the kernel writes exactly those; the callers
-    // give `write` the test's stream, on which its event is recorded, and the ring keeps the
-    // memory allocated until its drop synchronizes the CUDA context.
-    unsafe {
-        fill.launch(
-            LaunchConfig::for_elements(WORDS as u32),
-            &g.stream,
-            (write.device_ptr(), WORDS as u32, seed, spin_ns),
-        )
-    }
-    .unwrap();
-}
-
-/// The seed of frame `n`: every frame's content differs from every other's in every word.
-fn frame_seed(n: usize) -> u32 {
-    (n as u32).wrapping_mul(0x9E37_79B9) ^ 0x5A5A_0000
+    // SAFETY: (1) the slot holds WORDS u32 words; the callers give `write` the test's stream, on
+    // which its event is recorded, and the ring keeps the memory allocated until its drop
+    // synchronizes the CUDA context.
+    unsafe { fill_words_slow(g, fill, write.device_ptr(), WORDS, seed, spin_ns) }.unwrap();
 }
 
 /// Whether GL waits for CUDA's writes before reading a slot.

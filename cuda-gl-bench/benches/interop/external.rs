@@ -26,180 +26,17 @@
 //! floor), and each API alone.
 
 use crate::cases::{FULL_HD, FULL_HD_BYTES, Gpu};
-use crate::glres::{self, Buffer, Texture};
+use crate::glres::{self, Buffer};
 use crate::measure::{Case, Plan, Variant, interleaved};
-use anyhow::{Context as _, Result, bail, ensure};
+use crate::texel::{TexBuffer, TexelDraw};
+use anyhow::{Context as _, Result};
 use cuda_gl::external::{ExternalGl, ExternalRing};
-use cuda_gl::{DeviceBuffer, DevicePtr, LaunchConfig, RegisterFlags, RegisteredBuffer};
-use std::ffi::CString;
+use cuda_gl::{DeviceBuffer, DevicePtr, RegisterFlags, RegisteredBuffer};
 
 /// Frames per measured round.
 pub const ROUND: usize = 100;
 /// Animation time step between frames (seconds).
 const FRAME_DT: f32 = 1.0 / 60.0;
-
-/// A `GL_TEXTURE_BUFFER` texture over a buffer (RGBA8 texels), deleted on drop.
-struct TexBuffer(u32);
-
-impl TexBuffer {
-    fn new(buffer: u32, what: &str) -> Result<TexBuffer> {
-        let mut name = 0;
-        // SAFETY: `name` is a valid out-pointer for one name.
-        unsafe { gl::GenTextures(1, &mut name) };
-        ensure!(name != 0, "{what}: glGenTextures returned no name");
-        let tex = TexBuffer(name);
-        // SAFETY: a fresh texture name bound to GL_TEXTURE_BUFFER; `buffer` is a live buffer of
-        // at least one 1080p frame (1920 * 1080 RGBA8 texels, below GL_MAX_TEXTURE_BUFFER_SIZE
-        // on NVIDIA's driver, which is 2^27).
-        unsafe {
-            gl::BindTexture(gl::TEXTURE_BUFFER, name);
-            gl::TexBuffer(gl::TEXTURE_BUFFER, gl::RGBA8, buffer);
-            gl::BindTexture(gl::TEXTURE_BUFFER, 0);
-        }
-        glres::check(&format!("{what}: creating a texture buffer"))?;
-        Ok(tex)
-    }
-}
-
-glres::delete_on_drop!(TexBuffer, 0, DeleteTextures);
-
-const VS: &str = "#version 330 core
-void main() {
-    vec2 p = vec2(float((gl_VertexID << 1) & 2), float(gl_VertexID & 2));
-    gl_Position = vec4(p * 2.0 - 1.0, 0.0, 1.0);
-}
-";
-
-const FS: &str = "#version 330 core
-uniform samplerBuffer frame;
-uniform int width;
-out vec4 color;
-void main() {
-    ivec2 p = ivec2(gl_FragCoord.xy);
-    color = texelFetch(frame, p.y * width + p.x);
-}
-";
-
-/// The GL consumer: a full-screen triangle into a 1080p framebuffer that reads every pixel of
-/// the frame from a texture buffer.
-struct TexelDraw {
-    program: u32,
-    vao: u32,
-    fbo: u32,
-    _color: Texture,
-}
-
-fn compile(kind: u32, source: &str) -> Result<u32> {
-    let text = CString::new(source)?;
-    // SAFETY: creates a shader (0 on failure, checked); one NUL-terminated source string; `ok`
-    // is a valid out-pointer.
-    unsafe {
-        let shader = gl::CreateShader(kind);
-        ensure!(shader != 0, "glCreateShader failed");
-        gl::ShaderSource(shader, 1, &text.as_ptr(), std::ptr::null());
-        gl::CompileShader(shader);
-        let mut ok = 0;
-        gl::GetShaderiv(shader, gl::COMPILE_STATUS, &mut ok);
-        if ok == 0 {
-            let mut log = vec![0u8; 4096];
-            let mut len = 0;
-            gl::GetShaderInfoLog(shader, 4096, &mut len, log.as_mut_ptr().cast());
-            gl::DeleteShader(shader);
-            log.truncate(usize::try_from(len).unwrap_or(0));
-            bail!(
-                "compiling the texel-fetch shader failed: {}",
-                String::from_utf8_lossy(&log)
-            );
-        }
-        Ok(shader)
-    }
-}
-
-impl TexelDraw {
-    fn new() -> Result<TexelDraw> {
-        let (w, h) = FULL_HD;
-        let color = Texture::new(w, h, "the 1080p target")?;
-        let vs = compile(gl::VERTEX_SHADER, VS)?;
-        let fs = compile(gl::FRAGMENT_SHADER, FS)?;
-        let mut draw = TexelDraw {
-            program: 0,
-            vao: 0,
-            fbo: 0,
-            _color: color,
-        };
-        let names = (CString::new("frame")?, CString::new("width")?);
-        // SAFETY: both shaders compiled; every out-pointer is valid; the uniform names are
-        // NUL-terminated; the colour texture has storage (one RGBA8 level).
-        let (linked, status) = unsafe {
-            draw.program = gl::CreateProgram();
-            gl::AttachShader(draw.program, vs);
-            gl::AttachShader(draw.program, fs);
-            gl::LinkProgram(draw.program);
-            gl::DeleteShader(vs);
-            gl::DeleteShader(fs);
-            let mut linked = 0;
-            gl::GetProgramiv(draw.program, gl::LINK_STATUS, &mut linked);
-            gl::UseProgram(draw.program);
-            gl::Uniform1i(gl::GetUniformLocation(draw.program, names.0.as_ptr()), 0);
-            gl::Uniform1i(
-                gl::GetUniformLocation(draw.program, names.1.as_ptr()),
-                w as i32,
-            );
-            gl::UseProgram(0);
-            gl::GenVertexArrays(1, &mut draw.vao);
-            gl::GenFramebuffers(1, &mut draw.fbo);
-            gl::BindFramebuffer(gl::FRAMEBUFFER, draw.fbo);
-            gl::FramebufferTexture2D(
-                gl::FRAMEBUFFER,
-                gl::COLOR_ATTACHMENT0,
-                gl::TEXTURE_2D,
-                draw._color.name(),
-                0,
-            );
-            let status = gl::CheckFramebufferStatus(gl::FRAMEBUFFER);
-            gl::BindFramebuffer(gl::FRAMEBUFFER, 0);
-            (linked, status)
-        };
-        ensure!(linked != 0, "linking the texel-fetch program failed");
-        ensure!(
-            status == gl::FRAMEBUFFER_COMPLETE,
-            "the {w}x{h} framebuffer is incomplete (0x{status:04x})"
-        );
-        glres::check("creating the texel-fetch draw")?;
-        Ok(draw)
-    }
-
-    /// Draws the frame in `source` over the whole 1080p target.
-    fn draw(&self, source: &TexBuffer) {
-        let (w, h) = FULL_HD;
-        // SAFETY: every name is live; the program is linked, the VAO empty (the vertex shader
-        // needs no attributes), the framebuffer complete (checked at creation).
-        unsafe {
-            gl::BindFramebuffer(gl::FRAMEBUFFER, self.fbo);
-            gl::Viewport(0, 0, w as i32, h as i32);
-            gl::UseProgram(self.program);
-            gl::BindVertexArray(self.vao);
-            gl::ActiveTexture(gl::TEXTURE0);
-            gl::BindTexture(gl::TEXTURE_BUFFER, source.0);
-            gl::DrawArrays(gl::TRIANGLES, 0, 3);
-            gl::BindTexture(gl::TEXTURE_BUFFER, 0);
-            gl::BindVertexArray(0);
-            gl::UseProgram(0);
-            gl::BindFramebuffer(gl::FRAMEBUFFER, 0);
-        }
-    }
-}
-
-impl Drop for TexelDraw {
-    fn drop(&mut self) {
-        // SAFETY: the names came from `new` (0 is ignored by GL) and are deleted once.
-        unsafe {
-            gl::DeleteFramebuffers(1, &self.fbo);
-            gl::DeleteVertexArrays(1, &self.vao);
-            gl::DeleteProgram(self.program);
-        }
-    }
-}
 
 /// An external ring and a texture buffer over each slot. Texture buffers drop first.
 struct ExtSide {
@@ -275,22 +112,11 @@ fn flush() {
     unsafe { gl::Flush() };
 }
 
-/// Queues the plasma kernel writing one 1080p frame to `out`.
+/// Queues the plasma kernel writing one 1080p frame to `out` (a ring slot, a mapped PBO or
+/// plain device memory of at least `FULL_HD_BYTES`).
 fn plasma(gpu: &Gpu, out: DevicePtr<'_>, t: &mut f32) -> Result<()> {
-    let (w, h) = FULL_HD;
     *t += FRAME_DT;
-    // SAFETY: `out` is a ring slot or a mapped PBO of FULL_HD_BYTES = w * h * 4 bytes, which
-    // stays valid until the kernel has finished (the ring waits for the slot's event before
-    // the memory can go; a PBO is unmapped on the same stream after the kernel). The arguments
-    // match `plasma_pbo(uchar4*, int, int, float)`, which the launch checks against the PTX.
-    unsafe {
-        gpu.plasma_pbo.launch(
-            LaunchConfig::for_image(w, h),
-            &gpu.stream,
-            (out, w as i32, h as i32, *t),
-        )
-    }?;
-    Ok(())
+    gpu.plasma_into(out, FULL_HD_BYTES, FULL_HD, *t)
 }
 
 /// One round through an external ring: `ROUND` frames, GL `lag` frames behind, then a drain.
@@ -362,7 +188,7 @@ pub fn frames_in_flight(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
         .context("loading GL_EXT_memory_object(_fd)")?;
     let plain = Buffer::new(FULL_HD_BYTES, "the plain GL buffer")?;
     let mut rig = Rig {
-        draw: TexelDraw::new()?,
+        draw: TexelDraw::new(FULL_HD)?,
         ext2: ExtSide::new(gpu, &gl, 2)?,
         ext3: ExtSide::new(gpu, &gl, 3)?,
         ext8: ExtSide::new(gpu, &gl, 8)?,

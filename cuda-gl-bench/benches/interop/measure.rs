@@ -133,6 +133,9 @@ pub struct Case {
     /// For the fast-path groups: the kind of row and its per-frame figures.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fast: Option<FastTag>,
+    /// For the streaming group: the stream's shape and its latency.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream: Option<crate::streaming::StreamTag>,
 }
 
 impl Case {
@@ -246,6 +249,7 @@ pub fn interleaved<S>(
                 ratio: None,
                 frame: None,
                 fast: None,
+                stream: None,
             })
         })
         .collect()

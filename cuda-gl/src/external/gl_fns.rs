@@ -179,6 +179,15 @@ impl Fns {
             .collect()
     }
 
+    /// Whether `sync` is signalled, without waiting and without flushing (the caller flushed
+    /// when it placed the fence).
+    pub(super) fn signalled(&self, sync: GlSync) -> Result<bool> {
+        // SAFETY: `sync` is a live sync object of the current context (callers' contract); a
+        // timeout of 0 only asks for the status.
+        let status = unsafe { (self.client_wait_sync)(sync, 0, 0) };
+        self.wait_status(status)
+    }
+
     /// Waits on the CPU until `sync` is signalled, flushing GL's commands first.
     pub(super) fn client_wait(
         &self,
@@ -189,12 +198,21 @@ impl Fns {
         let ns = u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX);
         // SAFETY: `sync` is a live sync object of the current context (callers' contract).
         let status = unsafe { (self.client_wait_sync)(sync, gl::SYNC_FLUSH_COMMANDS_BIT, ns) };
-        match status {
-            gl::ALREADY_SIGNALED | gl::CONDITION_SATISFIED => Ok(()),
-            gl::TIMEOUT_EXPIRED => Err(Error::Timeout {
+        if self.wait_status(status)? {
+            Ok(())
+        } else {
+            Err(Error::Timeout {
                 what: what(),
                 timeout,
-            }),
+            })
+        }
+    }
+
+    /// `glClientWaitSync`'s status as signalled (`true`) or not yet (`false`), or its error.
+    fn wait_status(&self, status: u32) -> Result<bool> {
+        match status {
+            gl::ALREADY_SIGNALED | gl::CONDITION_SATISFIED => Ok(true),
+            gl::TIMEOUT_EXPIRED => Ok(false),
             _ => {
                 // SAFETY: as in `drain_errors`.
                 let code = unsafe { (self.get_error)() };

@@ -11,6 +11,9 @@ use cuda_gl::{
 };
 use std::sync::Arc;
 
+#[cfg(unix)]
+pub mod external;
+
 /// The test kernels, compiled by `cargo xtask ptx`.
 pub const TEST_PTX: &str = include_str!("../kernels/test_kernels.ptx");
 
