@@ -424,15 +424,7 @@ fn register_texture_asks_gl_for_the_target() {
 fn a_3d_texture_round_trips_through_cumemcpy3d() {
     let Some(g) = gpu() else { return };
     const D: usize = 4;
-    let mut tex = 0;
-    // SAFETY: a context is current.
-    unsafe {
-        gl::GenTextures(1, &mut tex);
-        gl::BindTexture(gl::TEXTURE_3D, tex);
-        gl::TexStorage3D(gl::TEXTURE_3D, 1, gl::RGBA8, W as i32, H as i32, D as i32);
-        gl::BindTexture(gl::TEXTURE_3D, 0);
-    }
-    check_gl();
+    let tex = gl_texture_storage(gl::TEXTURE_3D, 1, W as i32, H as i32, D as i32);
     let data = pattern_words(W * H * D, 33);
     let mut image = RegisteredImage::register_texture(&g.ctx, tex, RegisterFlags::NONE).unwrap();
     assert_eq!(image.target(), ImageTarget::Texture3D);

@@ -217,14 +217,38 @@ pub fn delete_buffer(name: u32) {
     unsafe { gl::DeleteBuffers(1, &name) };
 }
 
-/// An RGBA8 2D texture with `levels` mip levels of immutable storage.
-pub fn gl_texture_rgba8(width: i32, height: i32, levels: i32) -> u32 {
+/// A texture of `target` with `levels` levels of immutable RGBA8 storage, `width` x `height`
+/// and, for the targets of `glTexStorage3D` (`TEXTURE_3D`, `TEXTURE_2D_ARRAY`), `depth` slices
+/// or layers (ignored for the others). Contents undefined, filters left at GL's defaults.
+pub fn gl_texture_storage(
+    target: gl::types::GLenum,
+    levels: i32,
+    width: i32,
+    height: i32,
+    depth: i32,
+) -> u32 {
     let mut name = 0;
-    // SAFETY: a context is current.
+    // SAFETY: a context is current; `name` receives one name.
     unsafe {
         gl::GenTextures(1, &mut name);
+        gl::BindTexture(target, name);
+        if matches!(target, gl::TEXTURE_3D | gl::TEXTURE_2D_ARRAY) {
+            gl::TexStorage3D(target, levels, gl::RGBA8, width, height, depth);
+        } else {
+            gl::TexStorage2D(target, levels, gl::RGBA8, width, height);
+        }
+        gl::BindTexture(target, 0);
+    }
+    check_gl();
+    name
+}
+
+/// An RGBA8 2D texture with `levels` mip levels of immutable storage, nearest filtering.
+pub fn gl_texture_rgba8(width: i32, height: i32, levels: i32) -> u32 {
+    let name = gl_texture_storage(gl::TEXTURE_2D, levels, width, height, 1);
+    // SAFETY: a context is current; `name` is a live texture.
+    unsafe {
         gl::BindTexture(gl::TEXTURE_2D, name);
-        gl::TexStorage2D(gl::TEXTURE_2D, levels, gl::RGBA8, width, height);
         gl::TexParameteri(gl::TEXTURE_2D, gl::TEXTURE_MIN_FILTER, gl::NEAREST as i32);
         gl::TexParameteri(gl::TEXTURE_2D, gl::TEXTURE_MAG_FILTER, gl::NEAREST as i32);
         gl::BindTexture(gl::TEXTURE_2D, 0);
@@ -246,21 +270,19 @@ pub fn gl_texture_array_rgba8(
     layers: usize,
     data: Option<&[u32]>,
 ) -> u32 {
-    let mut name = 0;
-    // SAFETY: a context is current; `data`, when given, holds every texel of every layer.
-    unsafe {
-        gl::GenTextures(1, &mut name);
-        gl::BindTexture(gl::TEXTURE_2D_ARRAY, name);
-        gl::TexStorage3D(
-            gl::TEXTURE_2D_ARRAY,
-            1,
-            gl::RGBA8,
-            width as i32,
-            height as i32,
-            layers as i32,
-        );
-        if let Some(data) = data {
-            assert_eq!(data.len(), width * height * layers);
+    let name = gl_texture_storage(
+        gl::TEXTURE_2D_ARRAY,
+        1,
+        width as i32,
+        height as i32,
+        layers as i32,
+    );
+    if let Some(data) = data {
+        assert_eq!(data.len(), width * height * layers);
+        // SAFETY: a context is current; `name` is live and `data` holds every texel of every
+        // layer.
+        unsafe {
+            gl::BindTexture(gl::TEXTURE_2D_ARRAY, name);
             gl::PixelStorei(gl::UNPACK_ALIGNMENT, 1);
             gl::TexSubImage3D(
                 gl::TEXTURE_2D_ARRAY,
@@ -275,10 +297,10 @@ pub fn gl_texture_array_rgba8(
                 gl::UNSIGNED_BYTE,
                 data.as_ptr().cast(),
             );
+            gl::BindTexture(gl::TEXTURE_2D_ARRAY, 0);
         }
-        gl::BindTexture(gl::TEXTURE_2D_ARRAY, 0);
+        check_gl();
     }
-    check_gl();
     name
 }
 
@@ -312,6 +334,25 @@ pub fn read_tex_image_rgba8(
     }
     check_gl();
     out
+}
+
+/// A renderbuffer with RGBA8 storage of `width` x `height`.
+pub fn gl_renderbuffer_rgba8(width: i32, height: i32) -> u32 {
+    let mut name = 0;
+    // SAFETY: a context is current; `name` receives one name.
+    unsafe {
+        gl::GenRenderbuffers(1, &mut name);
+        gl::BindRenderbuffer(gl::RENDERBUFFER, name);
+        gl::RenderbufferStorage(gl::RENDERBUFFER, gl::RGBA8, width, height);
+        gl::BindRenderbuffer(gl::RENDERBUFFER, 0);
+    }
+    check_gl();
+    name
+}
+
+pub fn delete_renderbuffer(name: u32) {
+    // SAFETY: a context is current.
+    unsafe { gl::DeleteRenderbuffers(1, &name) };
 }
 
 pub fn delete_texture(name: u32) {
