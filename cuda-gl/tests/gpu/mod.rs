@@ -279,27 +279,10 @@ pub fn gl_texture_array_rgba8(
     );
     if let Some(data) = data {
         assert_eq!(data.len(), width * height * layers);
-        // SAFETY: a context is current; `name` is live and `data` holds every texel of every
-        // layer.
-        unsafe {
-            gl::BindTexture(gl::TEXTURE_2D_ARRAY, name);
-            gl::PixelStorei(gl::UNPACK_ALIGNMENT, 1);
-            gl::TexSubImage3D(
-                gl::TEXTURE_2D_ARRAY,
-                0,
-                0,
-                0,
-                0,
-                width as i32,
-                height as i32,
-                layers as i32,
-                gl::RGBA,
-                gl::UNSIGNED_BYTE,
-                data.as_ptr().cast(),
-            );
-            gl::BindTexture(gl::TEXTURE_2D_ARRAY, 0);
-        }
-        check_gl();
+        let size = (width, height, layers);
+        // SAFETY: (1) `name` was just made; (2) `data` holds every texel of every layer, and
+        // the pixel unpack buffer binding is left alone as callers have none bound.
+        unsafe { upload_rgba8(None, gl::TEXTURE_2D_ARRAY, name, size, data.as_ptr().cast()) };
     }
     name
 }
@@ -365,7 +348,15 @@ pub fn delete_texture(name: u32) {
 pub fn upload_from_pbo(pbo: u32, tex: u32, width: usize, height: usize) {
     // SAFETY: with a PIXEL_UNPACK_BUFFER bound the null pointer is offset 0 of the PBO, which
     // the callers size to width * height * 4 bytes.
-    unsafe { upload_rgba8(Some(pbo), tex, width, height, std::ptr::null()) };
+    unsafe {
+        upload_rgba8(
+            Some(pbo),
+            gl::TEXTURE_2D,
+            tex,
+            (width, height, 1),
+            std::ptr::null(),
+        )
+    };
 }
 
 /// `glTexSubImage2D` of `texels` (`width` x `height` packed RGBA8) into level 0 of 2D texture
@@ -382,43 +373,48 @@ pub fn upload_texels_rgba8(
     let unpack = unbind_pbo.then_some(0);
     // SAFETY: `texels` holds the `width` x `height` texels read; with `unbind_pbo` false the
     // callers have no pixel unpack buffer bound.
-    unsafe { upload_rgba8(unpack, tex, width, height, texels.as_ptr().cast()) };
+    unsafe {
+        upload_rgba8(
+            unpack,
+            gl::TEXTURE_2D,
+            tex,
+            (width, height, 1),
+            texels.as_ptr().cast(),
+        )
+    };
 }
 
-/// `glTexSubImage2D` of a whole `width` x `height` RGBA8 level 0 of 2D texture `tex` from
+/// `glTexSubImage2D` (for `TEXTURE_2D_ARRAY`, `glTexSubImage3D` of every layer) of a whole
+/// `width` x `height` (x `layers`) RGBA8 level 0 of texture `tex` bound to `target`, from
 /// `pixels`, then checks for a GL error. With `unpack` given, pixel unpack buffer `unpack` (0:
 /// none) is bound first, and a non-zero one is unbound after.
 ///
 /// # Safety
-/// 1. A GL context is current and `tex` is live.
-/// 2. `pixels` is valid for `width * height * 4` bytes: a client pointer when no pixel unpack
-///    buffer is bound, otherwise an offset into that buffer.
+/// 1. A GL context is current and `tex` is a live texture of `target`.
+/// 2. `pixels` is valid for `width * height * layers * 4` bytes: a client pointer when no pixel
+///    unpack buffer is bound, otherwise an offset into that buffer.
 unsafe fn upload_rgba8(
     unpack: Option<u32>,
+    target: gl::types::GLenum,
     tex: u32,
-    width: usize,
-    height: usize,
+    (width, height, layers): (usize, usize, usize),
     pixels: *const std::ffi::c_void,
 ) {
+    let (w, h, d) = (width as i32, height as i32, layers as i32);
     // SAFETY: (1) and (2).
     unsafe {
         if let Some(pbo) = unpack {
             gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, pbo);
         }
-        gl::BindTexture(gl::TEXTURE_2D, tex);
+        gl::BindTexture(target, tex);
         gl::PixelStorei(gl::UNPACK_ALIGNMENT, 1);
-        gl::TexSubImage2D(
-            gl::TEXTURE_2D,
-            0,
-            0,
-            0,
-            width as i32,
-            height as i32,
-            gl::RGBA,
-            gl::UNSIGNED_BYTE,
-            pixels,
-        );
-        gl::BindTexture(gl::TEXTURE_2D, 0);
+        let (format, ty) = (gl::RGBA, gl::UNSIGNED_BYTE);
+        if target == gl::TEXTURE_2D_ARRAY {
+            gl::TexSubImage3D(target, 0, 0, 0, 0, w, h, d, format, ty, pixels);
+        } else {
+            gl::TexSubImage2D(target, 0, 0, 0, w, h, format, ty, pixels);
+        }
+        gl::BindTexture(target, 0);
         if unpack.is_some_and(|pbo| pbo != 0) {
             gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
         }
