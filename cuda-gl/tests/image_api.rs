@@ -439,21 +439,7 @@ fn a_3d_texture_round_trips_through_cumemcpy3d() {
         let err = volume.copy_to_host(&mut back[..W * H]).unwrap_err();
         assert!(matches!(err, Error::CopySize { .. }), "{err:?}");
     }
-    let mut gl_view = vec![0u32; W * H * D];
-    // SAFETY: a context is current; `gl_view` holds every texel of the 3-D texture.
-    unsafe {
-        gl::BindTexture(gl::TEXTURE_3D, tex);
-        gl::PixelStorei(gl::PACK_ALIGNMENT, 1);
-        gl::GetTexImage(
-            gl::TEXTURE_3D,
-            0,
-            gl::RGBA,
-            gl::UNSIGNED_BYTE,
-            gl_view.as_mut_ptr().cast(),
-        );
-        gl::BindTexture(gl::TEXTURE_3D, 0);
-    }
-    check_gl();
+    let gl_view = read_tex_image_rgba8(gl::TEXTURE_3D, tex, 0, W * H * D);
     assert_eq!(gl_view, data, "GL reads what copy_from_host wrote");
     drop(image);
     delete_texture(tex);

@@ -48,6 +48,23 @@ fn launch_slow_write(g: &Gpu, stream: &Stream, surface: cuda_gl::graphics::Surfa
     .unwrap();
 }
 
+/// With the kernels done, a map and unmap on `stream` frees every retired object; then the
+/// texture holds the kernel's pattern `seed`, and the image unregisters with no drop error
+/// recorded before the texture is deleted.
+fn map_frees_retired_and_release(
+    g: &Gpu,
+    stream: &Stream,
+    (tex, mut image): (u32, RegisteredImage),
+    seed: u32,
+) {
+    image.map(stream).unwrap().unmap().unwrap();
+    assert_eq!(image.retired_objects(), 0, "freed once the kernel is done");
+    assert_eq!(read_texture_rgba8(tex, W, H, 0), pattern_words(W * H, seed));
+    image.unregister().unwrap();
+    g.ctx.check_drop_errors().unwrap();
+    delete_texture(tex);
+}
+
 fn mark(g: &Gpu) -> Event {
     let event = Event::new(&g.ctx, false).unwrap();
     event.record(&g.stream).unwrap();
@@ -80,12 +97,7 @@ fn surface_object_dropped_while_its_kernel_runs_waits_for_it() {
         assert_eq!(image.retired_objects(), 1);
     }
     g.stream.synchronize().unwrap();
-    image.map(&g.stream).unwrap().unmap().unwrap();
-    assert_eq!(image.retired_objects(), 0, "freed once the kernel is done");
-    assert_eq!(read_texture_rgba8(tex, W, H, 0), pattern_words(W * H, 7));
-    image.unregister().unwrap();
-    g.ctx.check_drop_errors().unwrap();
-    delete_texture(tex);
+    map_frees_retired_and_release(&g, &g.stream, (tex, image), 7);
 }
 
 #[test]
@@ -235,12 +247,7 @@ fn a_retired_object_stays_covered_when_the_next_unmap_is_on_another_stream() {
     // done, the next map frees the object.
     g.stream.synchronize().unwrap();
     other.synchronize().unwrap();
-    image.map(&other).unwrap().unmap().unwrap();
-    assert_eq!(image.retired_objects(), 0);
-    assert_eq!(read_texture_rgba8(tex, W, H, 0), pattern_words(W * H, 13));
-    image.unregister().unwrap();
-    g.ctx.check_drop_errors().unwrap();
-    delete_texture(tex);
+    map_frees_retired_and_release(&g, &other, (tex, image), 13);
 }
 
 #[test]
