@@ -48,6 +48,19 @@ fn launch_slow_write(g: &Gpu, stream: &Stream, surface: cuda_gl::graphics::Surfa
     .unwrap();
 }
 
+/// Maps `image` on `g.stream`, queues the slow writer of pattern `seed` through a surface object
+/// of its own over array 0, drops that object while the kernel runs (the image retires it) and
+/// unmaps. Returns the event recorded after the kernel.
+fn retire_under_slow_write(g: &Gpu, image: &mut RegisteredImage, seed: u32) -> Event {
+    let mapped: MappedImage<'_> = image.map(&g.stream).unwrap();
+    let array = mapped.array(0, 0).unwrap();
+    let surface = mapped.create_surface(&array).unwrap();
+    launch_slow_write(g, &g.stream, surface.handle(), seed);
+    drop(surface);
+    mapped.unmap().unwrap();
+    mark(g)
+}
+
 /// With the kernels done, a map and unmap on `stream` frees every retired object; then the
 /// texture holds the kernel's pattern `seed`, and the image unregisters with no drop error
 /// recorded before the texture is deleted.
@@ -75,13 +88,7 @@ fn mark(g: &Gpu) -> Event {
 fn surface_object_dropped_while_its_kernel_runs_waits_for_it() {
     let Some(g) = gpu() else { return };
     let (tex, mut image) = surface_texture(&g);
-    let mapped: MappedImage<'_> = image.map(&g.stream).unwrap();
-    let array = mapped.array(0, 0).unwrap();
-    let surface = mapped.create_surface(&array).unwrap();
-    launch_slow_write(&g, &g.stream, surface.handle(), 7);
-    drop(surface);
-    mapped.unmap().unwrap();
-    let kernel_done = mark(&g);
+    let kernel_done = retire_under_slow_write(&g, &mut image, 7);
     assert!(
         !kernel_done.query().unwrap(),
         "the slow kernel ended before the host got here; raise SPIN"
@@ -225,13 +232,7 @@ fn a_retired_object_stays_covered_when_the_next_unmap_is_on_another_stream() {
     let Some(g) = gpu() else { return };
     let (tex, mut image) = surface_texture(&g);
     let other = Stream::new(&g.ctx, cuda_gl::StreamFlags::NonBlocking).unwrap();
-    let mapped = image.map(&g.stream).unwrap();
-    let array = mapped.array(0, 0).unwrap();
-    let surface = mapped.create_surface(&array).unwrap();
-    launch_slow_write(&g, &g.stream, surface.handle(), 13);
-    drop(surface);
-    mapped.unmap().unwrap();
-    let kernel_done = mark(&g);
+    let kernel_done = retire_under_slow_write(&g, &mut image, 13);
     // Two more mappings on another stream, whose own work ends at once: the second map would
     // destroy the retired object if the event covered only the last unmap's stream.
     image.map(&other).unwrap().unmap().unwrap();
