@@ -26,8 +26,17 @@ fn texture_of_pattern(
     let tex = gl_texture_rgba8(W as i32, H as i32, 1);
     let data = pattern_words(W * H, seed);
     upload_texels_rgba8(tex, W, H, &data, true);
-    let image = RegisteredImage::register(&g.ctx, tex, ImageTarget::Texture2D, flags).unwrap();
-    (tex, data, image)
+    (tex, data, register_2d(g, tex, flags))
+}
+
+/// A W x H RGBA8 texture (contents undefined), registered with `flags`.
+fn blank_texture(g: &Gpu, flags: RegisterFlags) -> (u32, RegisteredImage) {
+    let tex = gl_texture_rgba8(W as i32, H as i32, 1);
+    (tex, register_2d(g, tex, flags))
+}
+
+fn register_2d(g: &Gpu, tex: u32, flags: RegisterFlags) -> RegisteredImage {
+    RegisteredImage::register(&g.ctx, tex, ImageTarget::Texture2D, flags).unwrap()
 }
 
 #[test]
@@ -62,11 +71,8 @@ fn gl_written_texture_reads_back_through_copy_to_host() {
 #[test]
 fn copy_from_host_is_what_gl_reads() {
     let Some(g) = gpu() else { return };
-    let tex = gl_texture_rgba8(W as i32, H as i32, 1);
+    let (tex, mut image) = blank_texture(&g, RegisterFlags::NONE);
     let data = pattern_words(W * H, 0xC0FFEE);
-    let mut image =
-        RegisteredImage::register(&g.ctx, tex, ImageTarget::Texture2D, RegisterFlags::NONE)
-            .unwrap();
     {
         let mapped = image.map(&g.stream).unwrap();
         mapped.array(0, 0).unwrap().copy_from_host(&data).unwrap();
@@ -189,13 +195,7 @@ fn wrong_sizes_and_read_only_images_are_refused_without_touching_memory() {
     );
     drop(image);
 
-    let mut read_only = RegisteredImage::register(
-        &g.ctx,
-        tex,
-        ImageTarget::Texture2D,
-        RegisterFlags::READ_ONLY,
-    )
-    .unwrap();
+    let mut read_only = register_2d(&g, tex, RegisterFlags::READ_ONLY);
     {
         let mapped = read_only.map(&g.stream).unwrap();
         let err = mapped
@@ -215,16 +215,10 @@ fn wrong_sizes_and_read_only_images_are_refused_without_touching_memory() {
 #[test]
 fn copies_between_an_image_a_mapped_buffer_and_another_image() {
     let Some(g) = gpu() else { return };
-    let src_tex = gl_texture_rgba8(W as i32, H as i32, 1);
-    let dst_tex = gl_texture_rgba8(W as i32, H as i32, 1);
-    let data = pattern_words(W * H, 0xF00D);
-    upload_texels_rgba8(src_tex, W, H, &data, true);
-    let pbo = gl_buffer(W * H * 4, None);
     let flags = RegisterFlags::NONE;
-    let mut src =
-        RegisteredImage::register(&g.ctx, src_tex, ImageTarget::Texture2D, flags).unwrap();
-    let mut dst =
-        RegisteredImage::register(&g.ctx, dst_tex, ImageTarget::Texture2D, flags).unwrap();
+    let (src_tex, data, mut src) = texture_of_pattern(&g, 0xF00D, flags);
+    let (dst_tex, mut dst) = blank_texture(&g, flags);
+    let pbo = gl_buffer(W * H * 4, None);
     let mut buffer = RegisteredBuffer::register(&g.ctx, pbo, flags).unwrap();
     let other = Stream::new(&g.ctx, StreamFlags::NonBlocking).unwrap();
     {
@@ -264,10 +258,8 @@ fn batch_of_a_buffer_and_a_texture_writes_both_through_the_batch() {
     let Some(g) = gpu() else { return };
     const N: usize = 4096;
     let vbo = gl_buffer(N * 4, None);
-    let tex = gl_texture_rgba8(W as i32, H as i32, 1);
     let mut buffer = RegisteredBuffer::register(&g.ctx, vbo, RegisterFlags::WRITE_DISCARD).unwrap();
-    let flags = RegisterFlags::SURFACE_LOAD_STORE;
-    let mut image = RegisteredImage::register(&g.ctx, tex, ImageTarget::Texture2D, flags).unwrap();
+    let (tex, mut image) = blank_texture(&g, RegisterFlags::SURFACE_LOAD_STORE);
     let fill = g.kernels.function("fill_u32").unwrap();
     let surface_fill = g.kernels.function("surface_fill_rgba8").unwrap();
     let read_uchar4 = g.kernels.function("api_texture_read_uchar4").unwrap();
