@@ -35,6 +35,11 @@ fn blank_texture(g: &Gpu, flags: RegisterFlags) -> (u32, RegisteredImage) {
     (tex, register_2d(g, tex, flags))
 }
 
+/// A W x H RGBA8 2D array texture of `layers` layers, every texel zero.
+fn zeroed_array_texture(layers: usize) -> u32 {
+    gl_texture_array_rgba8(W, H, layers, Some(&vec![0u32; W * H * layers]))
+}
+
 fn register_2d(g: &Gpu, tex: u32, flags: RegisterFlags) -> RegisteredImage {
     RegisteredImage::register(&g.ctx, tex, ImageTarget::Texture2D, flags).unwrap()
 }
@@ -86,7 +91,7 @@ fn copy_from_host_is_what_gl_reads() {
 #[test]
 fn layered_texture_layers_round_trip_and_level_zero_is_layered() {
     let Some(g) = gpu() else { return };
-    let tex = gl_texture_array_rgba8(W, H, LAYERS, Some(&vec![0u32; W * H * LAYERS]));
+    let tex = zeroed_array_texture(LAYERS);
     let mut image = RegisteredImage::register(
         &g.ctx,
         tex,
@@ -338,7 +343,7 @@ fn batch_of_a_buffer_and_a_texture_writes_both_through_the_batch() {
 #[test]
 fn one_launch_writes_four_layers_through_layer_surfaces() {
     let Some(g) = gpu() else { return };
-    let tex = gl_texture_array_rgba8(W, H, LAYERS, Some(&vec![0u32; W * H * LAYERS]));
+    let tex = zeroed_array_texture(LAYERS);
     let flags = RegisterFlags::SURFACE_LOAD_STORE;
     let mut image = RegisteredImage::register_texture(&g.ctx, tex, flags).unwrap();
     assert_eq!(image.target(), ImageTarget::Texture2DArray);
@@ -393,7 +398,7 @@ fn one_launch_writes_four_layers_through_layer_surfaces() {
 fn register_texture_asks_gl_for_the_target() {
     let Some(g) = gpu() else { return };
     let flat = gl_texture_rgba8(W as i32, H as i32, 1);
-    let layered = gl_texture_array_rgba8(W, H, 2, Some(&vec![0u32; W * H * 2]));
+    let layered = zeroed_array_texture(2);
     let image = RegisteredImage::register_texture(&g.ctx, flat, RegisterFlags::NONE).unwrap();
     assert_eq!(image.target(), ImageTarget::Texture2D);
     drop(image);
