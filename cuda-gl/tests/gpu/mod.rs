@@ -204,6 +204,18 @@ pub fn registered_buffer(
     (name, res)
 }
 
+/// Registers GL buffer `name`, which is registered in `ctx` already, again: checks that this
+/// is refused as `AlreadyRegistered` and returns the error.
+pub fn second_registration_refused(ctx: &Arc<Context>, name: u32) -> cuda_gl::Error {
+    let err = RegisteredBuffer::register(ctx, name, RegisterFlags::NONE).unwrap_err();
+    eprintln!("{err}");
+    assert!(
+        matches!(err, cuda_gl::Error::AlreadyRegistered { .. }),
+        "{err:?}"
+    );
+    err
+}
+
 /// Unregisters `res`, checks that no drop error was recorded in `ctx`, and deletes GL buffer
 /// `name`.
 pub fn unregister_and_delete(ctx: &Context, res: RegisteredBuffer, name: u32) {
