@@ -61,6 +61,18 @@ fn retire_under_slow_write(g: &Gpu, image: &mut RegisteredImage, seed: u32) -> E
     mark(g)
 }
 
+/// Maps `image` on `g.stream` and queues the slow writer of pattern `seed` through the
+/// mapping's cached surface object; returns the mapping (which borrows the stream).
+fn slow_write_through_cached_surface<'i>(
+    g: &'i Gpu,
+    image: &'i mut RegisteredImage,
+    seed: u32,
+) -> MappedImage<'i> {
+    let mapped = image.map(&g.stream).unwrap();
+    launch_slow_write(g, &g.stream, mapped.surface().unwrap(), seed);
+    mapped
+}
+
 /// With the kernels done, a map and unmap on `stream` frees every retired object; then the
 /// texture holds the kernel's pattern `seed`, and the image unregisters with no drop error
 /// recorded before the texture is deleted.
@@ -111,8 +123,7 @@ fn surface_object_dropped_while_its_kernel_runs_waits_for_it() {
 fn unregister_waits_for_kernels_using_cached_surfaces() {
     let Some(g) = gpu() else { return };
     let (tex, mut image) = surface_texture(&g);
-    let mapped = image.map(&g.stream).unwrap();
-    launch_slow_write(&g, &g.stream, mapped.surface().unwrap(), 9);
+    let mapped = slow_write_through_cached_surface(&g, &mut image, 9);
     mapped.unmap().unwrap();
     let kernel_done = mark(&g);
     assert_eq!(image.cached_surfaces(), 1);
@@ -134,8 +145,7 @@ fn unregister_waits_for_kernels_using_cached_surfaces() {
 fn dropping_a_resource_waits_for_kernels_using_its_surfaces() {
     let Some(g) = gpu() else { return };
     let (tex, mut image) = surface_texture(&g);
-    let mapped = image.map(&g.stream).unwrap();
-    launch_slow_write(&g, &g.stream, mapped.surface().unwrap(), 11);
+    let mapped = slow_write_through_cached_surface(&g, &mut image, 11);
     drop(mapped);
     let kernel_done = mark(&g);
     drop(image);
