@@ -40,6 +40,7 @@ fn zeroed_array_texture(layers: usize) -> u32 {
     gl_texture_array_rgba8(W, H, layers, Some(&vec![0u32; W * H * layers]))
 }
 
+/// Registers 2D texture `tex` with `flags`.
 fn register_2d(g: &Gpu, tex: u32, flags: RegisterFlags) -> RegisteredImage {
     RegisteredImage::register(&g.ctx, tex, ImageTarget::Texture2D, flags).unwrap()
 }

@@ -345,6 +345,7 @@ pub fn gl_renderbuffer_rgba8(width: i32, height: i32) -> u32 {
     name
 }
 
+/// Deletes renderbuffer `name`.
 pub fn delete_renderbuffer(name: u32) {
     // SAFETY: a context is current.
     unsafe { gl::DeleteRenderbuffers(1, &name) };
