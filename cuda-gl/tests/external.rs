@@ -12,7 +12,7 @@ mod gpu;
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::external::{CudaWrite, ExportableMemory, ExternalGl, ExternalRing, GlMemoryBuffer};
 use cuda_gl::{Error, Function};
-use gpu::external::{fill_words_slow, frame_seed, gl_copy, load_gl};
+use gpu::external::{fill_words_slow, frame_seed, gl_copy, gpu_and_gl};
 use gpu::*;
 use std::time::Instant;
 
@@ -117,8 +117,7 @@ fn run_ring(
 
 #[test]
 fn ring_frames_read_by_gl_equal_the_cpu_reference_over_1000_frames() {
-    let Some(g) = gpu() else { return };
-    let Some(gl) = load_gl(&g) else { return };
+    let Some((g, gl)) = gpu_and_gl() else { return };
     eprintln!(
         "GL {} reports {} device UUID(s)",
         gl.renderer(),
@@ -141,8 +140,7 @@ fn ring_frames_read_by_gl_equal_the_cpu_reference_over_1000_frames() {
 
 #[test]
 fn slow_producer_is_ordered_by_the_event_wait() {
-    let Some(g) = gpu() else { return };
-    let Some(gl) = load_gl(&g) else { return };
+    let Some((g, gl)) = gpu_and_gl() else { return };
     let run = run_ring(&g, &gl, 2, 0, 40, SLOW_NS, Order::Ordered);
     eprintln!(
         "ordered, 5 ms producer: {} of 40 frames wrong, {:.0} us/frame",
@@ -154,8 +152,7 @@ fn slow_producer_is_ordered_by_the_event_wait() {
 
 #[test]
 fn without_the_event_wait_gl_reads_unfinished_frames() {
-    let Some(g) = gpu() else { return };
-    let Some(gl) = load_gl(&g) else { return };
+    let Some((g, gl)) = gpu_and_gl() else { return };
     // 5 ms first; 50 ms in case GL only gets the GPU when CUDA's time slice ends.
     let mut shown = false;
     for spin_ns in [SLOW_NS, 10 * SLOW_NS] {
@@ -188,8 +185,7 @@ fn without_the_event_wait_gl_reads_unfinished_frames() {
 
 #[test]
 fn ring_rejects_bad_arguments() {
-    let Some(g) = gpu() else { return };
-    let Some(gl) = load_gl(&g) else { return };
+    let Some((g, gl)) = gpu_and_gl() else { return };
     for slots in [0, 17] {
         let err = ExternalRing::new(&g.ctx, &gl, slots, BYTES).unwrap_err();
         assert!(matches!(err, Error::InvalidArgument(_)), "{slots}: {err}");
@@ -215,8 +211,7 @@ fn ring_rejects_bad_arguments() {
 /// lost for the tests after it.
 #[test]
 fn gl_buffer_outlives_released_cuda_memory() {
-    let Some(g) = gpu() else { return };
-    let Some(gl) = load_gl(&g) else { return };
+    let Some((g, gl)) = gpu_and_gl() else { return };
     let memory = ExportableMemory::new(&g.ctx, BYTES).unwrap();
     let fill = g.kernels.function("fill_u32").unwrap();
     // SAFETY: the allocation holds WORDS words; the stream is synchronized before it is freed.
@@ -255,8 +250,7 @@ fn wrong_frames(archive: u32, frames: usize) -> Vec<usize> {
 /// ring finds the slot still marked as being written and synchronizes the CUDA context first.
 #[test]
 fn a_leaked_write_guard_is_waited_for_before_gl_reads() {
-    let Some(g) = gpu() else { return };
-    let Some(gl) = load_gl(&g) else { return };
+    let Some((g, gl)) = gpu_and_gl() else { return };
     const FRAMES: usize = 4;
     let mut ring = ExternalRing::new(&g.ctx, &gl, 2, BYTES).unwrap();
     let fill = g.kernels.function("ext_fill_u32_slow").unwrap();
@@ -289,8 +283,7 @@ fn a_leaked_write_guard_is_waited_for_before_gl_reads() {
 /// GL's commands issued so far and waits for them first.
 #[test]
 fn a_leaked_read_guard_is_waited_for_before_cuda_writes() {
-    let Some(g) = gpu() else { return };
-    let Some(gl) = load_gl(&g) else { return };
+    let Some((g, gl)) = gpu_and_gl() else { return };
     const SCRATCH: usize = 64 << 20;
     let mut ring = ExternalRing::new(&g.ctx, &gl, 2, BYTES).unwrap();
     let fill = g.kernels.function("ext_fill_u32_slow").unwrap();
@@ -337,8 +330,7 @@ fn a_leaked_read_guard_is_waited_for_before_cuda_writes() {
 /// none current), and the drop leaks the GL objects instead.
 #[test]
 fn ring_calls_with_another_gl_context_current_are_refused() {
-    let Some(g) = gpu() else { return };
-    let Some(gl) = load_gl(&g) else { return };
+    let Some((g, gl)) = gpu_and_gl() else { return };
     let mut ring = ExternalRing::new(&g.ctx, &gl, 2, BYTES).unwrap();
     let doomed = ExternalRing::new(&g.ctx, &gl, 2, BYTES).unwrap();
     let names: Vec<u32> = (0..doomed.len())

@@ -483,15 +483,7 @@ fn registering_the_same_object_twice() {
             );
             outcome(&format!("register the texture again with {flags:?}"), r);
         }
-        let mut rb = 0;
-        // SAFETY: the test's GL context is current on this thread.
-        unsafe {
-            gl::GenRenderbuffers(1, &mut rb);
-            gl::BindRenderbuffer(gl::RENDERBUFFER, rb);
-            gl::RenderbufferStorage(gl::RENDERBUFFER, gl::RGBA8, 16, 16);
-            gl::BindRenderbuffer(gl::RENDERBUFFER, 0);
-        }
-        check_gl();
+        let rb = gl_renderbuffer_rgba8(16, 16);
         let rb_first =
             RegisteredImage::register(&g.ctx, rb, ImageTarget::Renderbuffer, RegisterFlags::NONE)
                 .unwrap();
@@ -508,8 +500,7 @@ fn registering_the_same_object_twice() {
             .unwrap();
         println!("recovery: after unregistering, the texture registers again");
         g.ctx.check_drop_errors().unwrap();
-        // SAFETY: as above.
-        unsafe { gl::DeleteRenderbuffers(1, &rb) };
+        delete_renderbuffer(rb);
         delete_texture(tex);
         Some(())
     });

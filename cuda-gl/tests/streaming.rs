@@ -15,7 +15,7 @@ mod gpu;
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::external::{ExternalGl, FrameRead, FrameStream, FrameWrite};
 use cuda_gl::{Error, Function};
-use gpu::external::{fill_words_slow, frame_seed, gl_copy, load_gl};
+use gpu::external::{fill_words_slow, frame_seed, gl_copy, gpu_and_gl};
 use gpu::*;
 use std::time::{Duration, Instant};
 
@@ -172,8 +172,7 @@ fn produce(g: &Gpu, fill: &Function, w: &FrameWrite<'_>, spin_ns: u64) -> Result
 
 #[test]
 fn ten_thousand_streamed_frames_equal_the_cpu_reference_under_a_slow_producer_and_consumer() {
-    let Some(g) = gpu() else { return };
-    let Some(gl) = load_gl(&g) else { return };
+    let Some((g, gl)) = gpu_and_gl() else { return };
     for (slots, burst) in [(2, 1), (16, 8), (32, 16)] {
         let plan = Plan {
             slots,
@@ -211,8 +210,7 @@ fn ten_thousand_streamed_frames_equal_the_cpu_reference_under_a_slow_producer_an
 /// GL copies each frame while CUDA is still spinning, so every copy holds an older frame.
 #[test]
 fn the_check_catches_a_stream_without_ordering() {
-    let Some(g) = gpu() else { return };
-    let Some(gl) = load_gl(&g) else { return };
+    let Some((g, gl)) = gpu_and_gl() else { return };
     let plan = Plan {
         slots: 4,
         burst: 2,
@@ -248,8 +246,7 @@ fn the_check_catches_a_stream_without_ordering() {
 /// consumed frame equals the reference.
 #[test]
 fn producer_and_consumer_failures_leave_the_stream_usable() {
-    let Some(g) = gpu() else { return };
-    let Some(gl) = load_gl(&g) else { return };
+    let Some((g, gl)) = gpu_and_gl() else { return };
     let fill = g.kernels.function("ext_fill_u32_slow").unwrap();
     let mut stream = FrameStream::new(&g.ctx, &gl, BYTES, 4, 2).unwrap();
     let archive = gl_buffer(32 * BYTES, None);
@@ -329,8 +326,7 @@ fn producer_and_consumer_failures_leave_the_stream_usable() {
 
 #[test]
 fn bad_shapes_and_another_gl_context_are_typed_errors() {
-    let Some(g) = gpu() else { return };
-    let Some(gl) = load_gl(&g) else { return };
+    let Some((g, gl)) = gpu_and_gl() else { return };
     for (slots, burst) in [(4, 0), (2, 3), (65, 1)] {
         let err = FrameStream::new(&g.ctx, &gl, BYTES, slots, burst).unwrap_err();
         assert!(matches!(err, Error::InvalidArgument(_)), "{err:?}");

@@ -5,11 +5,12 @@ use crate::glres::{self, Blit, Buffer, Framebuffer, Texture};
 use crate::measure::{Case, FrameTag, Plan, Variant, interleaved};
 use anyhow::{Context as _, Result, bail, ensure};
 use cuda_gl::egl::HeadlessContext;
+use cuda_gl::graphics::Surface;
 use cuda_gl::sys;
 use cuda_gl::{
-    Context, Device, DeviceBuffer, DevicePtr, Function, ImageTarget, LaunchConfig, Module,
-    PinnedBuffer, RegisterFlags, RegisteredBuffer, RegisteredImage, Resource, Stream, StreamFlags,
-    map_all,
+    Context, Device, DeviceBuffer, DevicePtr, Function, ImageTarget, KernelParam, LaunchConfig,
+    Module, PinnedBuffer, RegisterFlags, RegisteredBuffer, RegisteredImage, Resource, Stream,
+    StreamFlags, map_all,
 };
 use plasma_demo::backend::cpu::render_parallel;
 use plasma_demo::cli::Size;
@@ -130,15 +131,47 @@ impl Gpu {
             bytes >= w as usize * h as usize * 4,
             "{bytes} bytes cannot hold a {w}x{h} RGBA8 frame"
         );
+        // SAFETY: (1) `out` holds the whole frame (checked above) and stays valid until the
+        // kernel has finished: callers synchronize the stream or unmap on it (which orders after
+        // the kernel) before the memory goes away; a mapped `out` is of a mapping on
+        // `self.stream`, as every caller maps on it. (2) `plasma_pbo` takes
+        // `(uchar4*, int, int, float)`.
+        unsafe { self.launch_plasma(&self.plasma_pbo, out, (w, h), t) }
+    }
+
+    /// Queues `plasma_surface` writing a `w` x `h` frame at time `t` through `surface`.
+    pub fn plasma_into_surface(
+        &self,
+        surface: Surface<'_>,
+        size: (u32, u32),
+        t: f32,
+    ) -> Result<()> {
+        // SAFETY: (1) every caller passes a surface of a mapped RGBA8 image of at least the
+        // frame's size, which stays mapped until an unmap on `self.stream` after this launch.
+        // (2) `plasma_surface` takes `(cudaSurfaceObject_t, int, int, float)`.
+        unsafe { self.launch_plasma(&self.plasma_surface, surface, size, t) }
+    }
+
+    /// Queues `kernel` over a `w` x `h` frame on the bench stream with the arguments
+    /// `(out, w, h, t)`; the launch also checks them against the PTX.
+    ///
+    /// # Safety
+    /// 1. `out` is where the kernel writes the whole `w` x `h` RGBA8 frame, and stays valid
+    ///    until the kernel has finished; a pointer or surface of a mapping is of one mapped on
+    ///    `self.stream`, unmapped after this launch.
+    /// 2. `kernel` takes `(O, int, int, float)`.
+    unsafe fn launch_plasma<O: KernelParam>(
+        &self,
+        kernel: &Function,
+        out: O,
+        (w, h): (u32, u32),
+        t: f32,
+    ) -> Result<()> {
         let args = (out, i32::try_from(w)?, i32::try_from(h)?, t);
-        // SAFETY: `out` holds the whole frame (checked above) and stays valid until the kernel
-        // has finished: callers synchronize the stream or unmap on it (which orders after the
-        // kernel) before the memory goes away. The arguments match
-        // `plasma_pbo(uchar4*, int, int, float)`, which the launch also checks against the PTX.
-        unsafe {
-            self.plasma_pbo
-                .launch(LaunchConfig::for_image(w, h), &self.stream, args)
-        }?;
+        // SAFETY: the caller's (1) and (2) give `launch`'s (1); the frame is written by this
+        // kernel alone, in stream order (2); a mapping's `out` is used on its mapping's stream
+        // (1), which is `self.stream` (3).
+        unsafe { kernel.launch(LaunchConfig::for_image(w, h), &self.stream, args) }?;
         Ok(())
     }
 }
@@ -569,16 +602,7 @@ pub fn frames(gpu: &Gpu, plan: &Plan, cpu_plan: &Plan, size: (u32, u32)) -> Resu
         Variant::new(format!("surface frame {w}x{h}"), |rig: &mut FrameRig| {
             rig.t += FRAME_DT;
             let mapped = rig.reg_surface.map(stream)?;
-            let surface = mapped.surface()?;
-            let args = (surface, i32::try_from(w)?, i32::try_from(h)?, rig.t);
-            // SAFETY: the surface is bound to the mapped w x h RGBA8 texture and stays valid
-            // until the unmap below, which the stream orders after the kernel; the arguments
-            // match `plasma_surface(cudaSurfaceObject_t, int, int, float)` (also checked
-            // against the PTX by the launch).
-            unsafe {
-                gpu.plasma_surface
-                    .launch(LaunchConfig::for_image(w, h), stream, args)
-            }?;
+            gpu.plasma_into_surface(mapped.surface()?, rig.size, rig.t)?;
             mapped.unmap()?;
             gpu.blit.draw(&rig.surface_texture, &rig.target)?;
             glres::finish();

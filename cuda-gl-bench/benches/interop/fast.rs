@@ -12,10 +12,7 @@ use crate::cases::Gpu;
 use crate::glres::{self, Buffer, Texture};
 use crate::measure::{Case, Plan, Variant, interleaved};
 use anyhow::{Context as _, Result, bail, ensure};
-use cuda_gl::graphics::Surface;
-use cuda_gl::{
-    DeviceBuffer, ImageTarget, LaunchConfig, RegisterFlags, RegisteredBuffer, RegisteredImage,
-};
+use cuda_gl::{DeviceBuffer, ImageTarget, RegisterFlags, RegisteredBuffer, RegisteredImage};
 use std::fmt::Write as _;
 
 /// The sizes of the fast-path groups.
@@ -60,19 +57,6 @@ fn use_texel(source: u32, target: u32, layer: i32, sink: &Texture) {
             1,
         );
     }
-}
-
-/// Queues `plasma_surface` writing a `w` x `h` frame at time `t` through `surface`.
-fn plasma_surface(gpu: &Gpu, surface: Surface<'_>, (w, h): (u32, u32), t: f32) -> Result<()> {
-    let args = (surface, i32::try_from(w)?, i32::try_from(h)?, t);
-    // SAFETY: every caller passes a surface of a mapped RGBA8 image of at least w x h, which
-    // stays mapped until an unmap on `gpu.stream` after this launch; the arguments match
-    // `plasma_surface(cudaSurfaceObject_t, int, int, float)` (also checked against the PTX).
-    unsafe {
-        gpu.plasma_surface
-            .launch(LaunchConfig::for_image(w, h), &gpu.stream, args)
-    }?;
-    Ok(())
 }
 
 /// An immutable RGBA8 2D array texture with one level, deleted on drop.
@@ -225,7 +209,7 @@ pub fn one_frame_per_handoff(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result
         Variant::new(format!("surface frame {w}x{h}"), |rig: &mut OneFrameRig| {
             rig.t += FRAME_DT;
             let mapped = rig.reg_surface.map(stream)?;
-            plasma_surface(gpu, mapped.surface()?, size, rig.t)?;
+            gpu.plasma_into_surface(mapped.surface()?, size, rig.t)?;
             mapped.unmap()?;
             use_texel(
                 rig.surface_texture.name(),
@@ -243,7 +227,7 @@ pub fn one_frame_per_handoff(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result
                 let mapped = rig.reg_surface.map(stream)?;
                 let array = mapped.array(0, 0)?;
                 let object = mapped.create_surface(&array)?;
-                plasma_surface(gpu, object.handle(), size, rig.t)?;
+                gpu.plasma_into_surface(object.handle(), size, rig.t)?;
                 drop(object);
                 mapped.unmap()?;
                 use_texel(
@@ -330,7 +314,7 @@ pub fn k_frames_per_handoff(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result<
                 let mapped = reg.map(stream)?;
                 for layer in 0..k {
                     rig.t += FRAME_DT;
-                    plasma_surface(gpu, mapped.surface_at(layer, 0)?, size, rig.t)?;
+                    gpu.plasma_into_surface(mapped.surface_at(layer, 0)?, size, rig.t)?;
                 }
                 mapped.unmap()?;
                 let texture = rig.textures.get(i).context("no texture for this K")?;
@@ -402,7 +386,7 @@ impl Ring {
             _ => bail!("ring slot {slot} is out of range"),
         };
         let mapped = reg.map(&gpu.stream)?;
-        plasma_surface(gpu, mapped.surface()?, size, t)?;
+        gpu.plasma_into_surface(mapped.surface()?, size, t)?;
         mapped.unmap()?;
         use_texel(texture.name(), gl::TEXTURE_2D, 0, sink);
         if let Some(f) = self.fences.get_mut(slot) {

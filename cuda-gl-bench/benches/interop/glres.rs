@@ -200,23 +200,10 @@ impl Texture {
             self.byte_len()
         );
         // SAFETY: both objects are live; with a PIXEL_UNPACK_BUFFER bound the null pointer is
-        // offset 0 into the PBO, which holds the whole image (checked above). Dimensions fit
-        // i32 (checked at creation).
+        // offset 0 into the PBO, which holds the whole image (checked above) (1).
         unsafe {
             gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, pbo.name);
-            gl::BindTexture(gl::TEXTURE_2D, self.name);
-            gl::TexSubImage2D(
-                gl::TEXTURE_2D,
-                0,
-                0,
-                0,
-                self.width as i32,
-                self.height as i32,
-                gl::RGBA,
-                gl::UNSIGNED_BYTE,
-                std::ptr::null(),
-            );
-            gl::BindTexture(gl::TEXTURE_2D, 0);
+            self.sub_image(std::ptr::null());
             gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
         }
         Ok(())
@@ -230,8 +217,20 @@ impl Texture {
             pixels.len(),
             self.byte_len()
         );
-        // SAFETY: the texture is live; no PIXEL_UNPACK_BUFFER is bound (every user unbinds it),
-        // so GL reads width * height * 4 bytes from `pixels`, which is at least that long.
+        // SAFETY: (1) no PIXEL_UNPACK_BUFFER is bound (every user unbinds it), so GL reads
+        // width * height * 4 bytes from `pixels`, which is at least that long.
+        unsafe { self.sub_image(pixels.as_ptr().cast()) };
+        Ok(())
+    }
+
+    /// `glTexSubImage2D` of the whole texture (RGBA, unsigned bytes) from `pixels`.
+    ///
+    /// # Safety
+    /// 1. `pixels` is valid for `width * height * 4` bytes: an offset into the bound
+    ///    `PIXEL_UNPACK_BUFFER`, or host memory when none is bound.
+    unsafe fn sub_image(&self, pixels: *const std::ffi::c_void) {
+        // SAFETY: the texture is live (owned by `self`) and its dimensions fit i32 (checked at
+        // creation); the source is valid (1).
         unsafe {
             gl::BindTexture(gl::TEXTURE_2D, self.name);
             gl::TexSubImage2D(
@@ -243,11 +242,10 @@ impl Texture {
                 self.height as i32,
                 gl::RGBA,
                 gl::UNSIGNED_BYTE,
-                pixels.as_ptr().cast(),
+                pixels,
             );
             gl::BindTexture(gl::TEXTURE_2D, 0);
         }
-        Ok(())
     }
 }
 

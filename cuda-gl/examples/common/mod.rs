@@ -593,6 +593,42 @@ pub fn read_texture_rgba8(texture: u32, level: i32, width: u32, height: u32) -> 
     Ok(pixels)
 }
 
+/// Layer `layer` of level 0 of the `side` x `side` array texture `texture`, read back with
+/// glGetTextureSubImage as `format`/`kind` into `len` values of `T` (e.g. RGBA / UNSIGNED_BYTE
+/// into `side * side` `[u8; 4]`s, or RED / FLOAT into as many `f32`s), bottom row first.
+pub fn read_texture_layer<T: Copy + Default>(
+    texture: u32,
+    layer: usize,
+    side: u32,
+    (format, kind): (u32, u32),
+    len: usize,
+) -> Result<Vec<T>> {
+    let mut data = vec![T::default(); len];
+    // SAFETY: a GL context is current; with no pixel-pack buffer bound GL writes at most
+    // `bufSize` bytes, the size of `data` (rows are packed for the sides the examples use: a
+    // multiple of the pack alignment 4).
+    unsafe {
+        gl::BindBuffer(gl::PIXEL_PACK_BUFFER, 0);
+        gl::PixelStorei(gl::PACK_ALIGNMENT, 4);
+        gl::GetTextureSubImage(
+            texture,
+            0,
+            0,
+            0,
+            layer as i32,
+            side as i32,
+            side as i32,
+            1,
+            format,
+            kind,
+            size_of_val(data.as_slice()) as i32,
+            data.as_mut_ptr().cast(),
+        );
+    }
+    gl_check("reading a layer back")?;
+    Ok(data)
+}
+
 /// The first `len` values of type `T` in GL buffer `buffer`, read back with glGetBufferSubData.
 /// Any GL work that wrote the buffer, and any CUDA work ordered before an unmap, is done before
 /// the data arrive.

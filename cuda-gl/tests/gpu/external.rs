@@ -18,6 +18,14 @@ pub fn load_gl(g: &Gpu) -> Option<ExternalGl> {
     }
 }
 
+/// The test GPU and the external-memory GL entry points of its context; `None` (after saying
+/// why) where either is missing.
+pub fn gpu_and_gl() -> Option<(Gpu, ExternalGl)> {
+    let g = super::gpu()?;
+    let gl = load_gl(&g)?;
+    Some((g, gl))
+}
+
 /// Copies `bytes` bytes from the start of GL buffer `from` to byte `at` of GL buffer `to`, in
 /// GL's queue (`glCopyBufferSubData`), then checks for a GL error.
 pub fn gl_copy(from: u32, to: u32, at: usize, bytes: usize) {
