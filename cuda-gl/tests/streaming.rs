@@ -13,7 +13,9 @@
 mod gpu;
 
 use cuda_gl::egl::HeadlessContext;
-use cuda_gl::external::{ExternalGl, FrameRead, FrameStream, FrameWrite};
+use cuda_gl::external::{
+    ExportableMemory, ExternalGl, FrameRead, FrameStream, FrameWrite, GlMemoryBuffer,
+};
 use cuda_gl::{Error, Function};
 use gpu::external::{fill_words_slow, frame_seed, gl_copy, gpu_and_gl};
 use gpu::*;
@@ -92,12 +94,28 @@ impl Checker {
             let words = read_gl_buffer(self.archive, (n - first + 1) * WORDS);
             for (j, got) in words.chunks_exact(WORDS).enumerate() {
                 if got != pattern_words(WORDS, frame_seed(first + j)).as_slice() {
+                    if self.bad.is_empty() {
+                        eprintln!("frame {}: {}", first + j, what_it_holds(got, first + j));
+                    }
                     self.bad.push(first + j);
                 }
             }
         }
         Ok(())
     }
+}
+
+/// What a wrong frame holds instead of frame `n`: zeros, another frame (by its first and last
+/// words), or a mix.
+fn what_it_holds(got: &[u32], n: usize) -> String {
+    if got.iter().all(|&w| w == 0) {
+        return "zeros".into();
+    }
+    let first = (n.saturating_sub(128)..n + 128).find(|&m| got[0] == pattern(0, frame_seed(m)));
+    let last_i = (WORDS - 1) as u32;
+    let last = (n.saturating_sub(128)..n + 128)
+        .find(|&m| got[WORDS - 1] == pattern(last_i, frame_seed(m)));
+    format!("first word from frame {first:?}, last word from frame {last:?}")
 }
 
 /// Pushes `plan.frames` frames of `ext_fill_u32_slow` through a stream and checks every one.
@@ -121,11 +139,15 @@ fn run(g: &Gpu, gl: &ExternalGl, plan: Plan) -> Run {
     let last = plan.frames - 1;
     let mut consume = |frame: &FrameRead| checker.consume(frame, last);
     let start = Instant::now();
-    for n in 0..plan.frames {
+    let mut producer = |w: &FrameWrite<'_>| {
+        let n = w.index() as usize;
         let slow = plan.slow_every_frame || n.is_multiple_of(SLOW_PRODUCER_EVERY);
-        let spin = if slow { plan.spin_ns } else { 0 };
+        produce(g, &fill, w, if slow { plan.spin_ns } else { 0 })
+    };
+    assert!(plan.frames.is_multiple_of(plan.burst));
+    for _ in 0..plan.frames / plan.burst {
         stream
-            .push(&g.stream, |w| produce(g, &fill, w, spin), &mut consume)
+            .push_burst(&g.stream, &mut producer, &mut consume)
             .unwrap();
     }
     stream.flush(&mut consume).unwrap();
@@ -242,8 +264,8 @@ fn the_check_catches_a_stream_without_ordering() {
 }
 
 /// A producer that fails or panics, and a consumer that fails or panics, leave the stream
-/// consistent: the failed producer's frame is not consumed, every later frame is, and every
-/// consumed frame equals the reference.
+/// consistent: a failed producer's frame and the rest of its burst are not consumed, every
+/// later frame is, and every consumed frame equals the reference.
 #[test]
 fn producer_and_consumer_failures_leave_the_stream_usable() {
     let Some((g, gl)) = gpu_and_gl() else { return };
@@ -261,37 +283,37 @@ fn producer_and_consumer_failures_leave_the_stream_usable() {
         got.push(f.index());
         Ok(())
     };
-    let mut consumer_errors = 0;
-    for n in 0..32usize {
-        let result = if n == 3 {
-            stream.push(
-                &g.stream,
-                |_w| Err(Error::InvalidArgument("the producer's own error".into())),
-                &mut consume,
-            )
-        } else if n == 9 {
-            let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                stream.push(
-                    &g.stream,
-                    |w| -> Result<(), Error> {
-                        produce(&g, &fill, w, 1_000_000).unwrap();
-                        panic!("the producer panics after queueing its kernel")
-                    },
-                    &mut consume,
-                )
-            }));
-            assert!(caught.is_err());
-            Ok(())
-        } else {
-            stream.push(&g.stream, |w| produce(&g, &fill, w, 0), &mut consume)
-        };
-        match result {
-            Ok(()) => {}
-            Err(Error::InvalidArgument(m)) if m.contains("producer") => assert_eq!(n, 3),
-            Err(Error::InvalidArgument(m)) if m.contains("consumer") => consumer_errors += 1,
-            Err(e) => panic!("frame {n}: {e}"),
+    let mut producer = |w: &FrameWrite<'_>| match w.index() {
+        6 => Err(Error::InvalidArgument("the producer's own error".into())),
+        10 => {
+            produce(&g, &fill, w, 1_000_000).unwrap();
+            panic!("the producer panics after queueing its kernel")
+        }
+        // The last burst is slow, so that it is still pending for the panicking consumer.
+        30 | 31 => produce(&g, &fill, w, 2_000_000),
+        _ => produce(&g, &fill, w, 0),
+    };
+    let (mut producer_errors, mut consumer_errors, mut panics) = (0, 0, 0);
+    // A push that returns the consumer's error before producing pushes nothing: count frames.
+    for _ in 0..32 {
+        if stream.pushed() >= 32 {
+            break;
+        }
+        let pushed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            stream.push_burst(&g.stream, &mut producer, &mut consume)
+        }));
+        match pushed {
+            Ok(Ok(())) => {}
+            Ok(Err(Error::InvalidArgument(m))) if m.contains("producer") => producer_errors += 1,
+            Ok(Err(Error::InvalidArgument(m))) if m.contains("consumer") => consumer_errors += 1,
+            Ok(Err(e)) => panic!("frame {}: {e}", stream.pushed()),
+            Err(_) => {
+                assert_eq!(stream.pushed(), 12, "only the burst of frame 10 panics");
+                panics += 1;
+            }
         }
     }
+    assert_eq!(stream.pushed(), 32);
     // A consumer that panics: the stream fences its reads at the next call.
     let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         stream.flush(&mut |_f: &FrameRead| -> Result<(), Error> { panic!("consumer panics") })
@@ -299,17 +321,18 @@ fn producer_and_consumer_failures_leave_the_stream_usable() {
     assert!(caught.is_err());
     stream.flush(&mut consume).unwrap();
     stream.wait_idle().unwrap();
-    assert_eq!(consumer_errors, 1);
-    // Frame 3 failed to produce; the consumer failed at 5 (and the rest of its burst, 4..6, went
-    // unconsumed); the panicking flush took the last complete burst. Everything else arrived
-    // once, in order, and equals the reference.
-    assert!(!got.contains(&3) && !got.contains(&5), "{got:?}");
+    assert_eq!((producer_errors, consumer_errors, panics), (1, 1, 1));
+    // Frames 6 and 7 (a failed producer), 10 and 11 (a panicking one), 5 (a failed consumer)
+    // and 30 and 31 (the burst the panicking consumer took) are missing; everything else
+    // arrived once, in order, and equals the reference.
+    for missing in [5, 6, 7, 10, 11, 30, 31] {
+        assert!(
+            !got.contains(&missing),
+            "frame {missing} was consumed: {got:?}"
+        );
+    }
     assert!(got.windows(2).all(|p| p[0] < p[1]), "{got:?}");
-    assert!(
-        got.len() >= 24,
-        "only {} frames consumed: {got:?}",
-        got.len()
-    );
+    assert_eq!(got.len(), 25, "{got:?}");
     let words = read_gl_buffer(archive, 32 * WORDS);
     for &n in &got {
         let frame = &words[n as usize * WORDS..(n as usize + 1) * WORDS];
@@ -324,6 +347,107 @@ fn producer_and_consumer_failures_leave_the_stream_usable() {
     g.ctx.check_drop_errors().unwrap();
 }
 
+/// GL's view of imported buffer `buffer`: copied on the GPU into `scratch` (a buffer of GL's
+/// own of at least BYTES bytes), which is read back. (Reading an imported buffer itself with
+/// `glGetBufferSubData` can return stale bytes on NVIDIA's driver, see
+/// `direct_reads_of_an_imported_buffer`.)
+fn gl_view(buffer: u32, scratch: u32) -> Vec<u32> {
+    gl_copy(buffer, scratch, 0, BYTES);
+    read_gl_buffer(scratch, WORDS)
+}
+
+/// Every one of 40 imports, and every slot of a 64-slot stream, shows GL what CUDA wrote into
+/// it. Before cuda-gl checked its imports, the 32nd memory object of the GL context showed
+/// zeros whatever CUDA wrote (NVIDIA H200, driver 580.159.04).
+#[test]
+fn every_slot_shows_gl_what_cuda_wrote() {
+    let Some((g, gl)) = gpu_and_gl() else { return };
+    let fill = g.kernels.function("ext_fill_u32_slow").unwrap();
+    let scratch = gl_buffer(BYTES, None);
+    let memories: Vec<ExportableMemory> = (0..40)
+        .map(|_| ExportableMemory::new(&g.ctx, BYTES).unwrap())
+        .collect();
+    let imports: Vec<GlMemoryBuffer> = memories
+        .iter()
+        .map(|m| GlMemoryBuffer::import(&gl, m).unwrap())
+        .collect();
+    for (i, m) in memories.iter().enumerate() {
+        // SAFETY: (1) the memory holds WORDS words and lives until the synchronize below.
+        unsafe { fill_words_slow(&g, &fill, m.device_ptr(), WORDS, frame_seed(i), 0) }.unwrap();
+    }
+    g.stream.synchronize().unwrap();
+    let bad: Vec<usize> = (0..imports.len())
+        .filter(|&i| gl_view(imports[i].buffer(), scratch) != pattern_words(WORDS, frame_seed(i)))
+        .collect();
+    drop(imports);
+    drop(memories);
+    assert!(bad.is_empty(), "imports {bad:?} do not show CUDA's writes");
+    for (slots, burst) in [(64, 1), (32, 16)] {
+        let mut stream = FrameStream::new(&g.ctx, &gl, BYTES, slots, burst).unwrap();
+        let mut bad = Vec::new();
+        let mut consume = |f: &FrameRead| {
+            let n = f.index() as usize;
+            let got = gl_view(f.buffer(), scratch);
+            if got != pattern_words(WORDS, frame_seed(n)) {
+                eprintln!(
+                    "{slots} slots: frame {n} (slot {}): {}",
+                    f.slot(),
+                    what_it_holds(&got, n)
+                );
+                bad.push(f.slot());
+            }
+            Ok::<(), Error>(())
+        };
+        let mut producer = |w: &FrameWrite<'_>| produce(&g, &fill, w, 0);
+        for _ in 0..2 * slots / burst {
+            stream
+                .push_burst(&g.stream, &mut producer, &mut consume)
+                .unwrap();
+        }
+        stream.flush(&mut consume).unwrap();
+        drop(stream);
+        bad.dedup();
+        assert!(
+            bad.is_empty(),
+            "{slots} slots: slots {bad:?} do not show CUDA's writes"
+        );
+    }
+    delete_buffer(scratch);
+    g.ctx.check_drop_errors().unwrap();
+}
+
+/// What `glGetBufferSubData` on an imported buffer returns after CUDA rewrote the memory, next
+/// to a GPU copy of it: printed, not asserted, since it is the driver's behaviour, not
+/// cuda-gl's (cuda-gl's own check reads through a copy).
+#[test]
+fn direct_reads_of_an_imported_buffer() {
+    let Some((g, gl)) = gpu_and_gl() else { return };
+    let fill = g.kernels.function("ext_fill_u32_slow").unwrap();
+    let scratch = gl_buffer(BYTES, None);
+    let memory = ExportableMemory::new(&g.ctx, BYTES).unwrap();
+    let import = GlMemoryBuffer::import(&gl, &memory).unwrap();
+    for seed in [1, 2] {
+        // SAFETY: (1) the memory holds WORDS words and lives until the synchronize below.
+        unsafe { fill_words_slow(&g, &fill, memory.device_ptr(), WORDS, frame_seed(seed), 0) }
+            .unwrap();
+        g.stream.synchronize().unwrap();
+        let want = pattern_words(WORDS, frame_seed(seed));
+        let direct = read_gl_buffer(import.buffer(), WORDS) == want;
+        let copied = gl_view(import.buffer(), scratch) == want;
+        eprintln!(
+            "CUDA write {seed}: glGetBufferSubData current: {direct}; GPU copy current: {copied}"
+        );
+        assert!(
+            copied,
+            "a GPU copy of the imported buffer missed CUDA's write {seed}"
+        );
+    }
+    drop(import);
+    drop(memory);
+    delete_buffer(scratch);
+    check_gl();
+}
+
 #[test]
 fn bad_shapes_and_another_gl_context_are_typed_errors() {
     let Some((g, gl)) = gpu_and_gl() else { return };
@@ -335,9 +459,10 @@ fn bad_shapes_and_another_gl_context_are_typed_errors() {
     assert!(matches!(err, Error::InvalidArgument(_)), "{err:?}");
     let mut stream = FrameStream::new(&g.ctx, &gl, BYTES, 2, 1).unwrap();
     let mut none = |_f: &FrameRead| Ok::<(), Error>(());
+    let mut nothing = |_w: &FrameWrite<'_>| Ok::<(), Error>(());
     let other = HeadlessContext::for_cuda_device(&g.device).unwrap();
     let err = stream
-        .push(&g.stream, |_w| Ok::<(), Error>(()), &mut none)
+        .push_burst(&g.stream, &mut nothing, &mut none)
         .unwrap_err();
     assert!(matches!(err, Error::WrongGlContext { .. }), "{err:?}");
     assert!(matches!(
@@ -348,7 +473,7 @@ fn bad_shapes_and_another_gl_context_are_typed_errors() {
     g.gl.make_current().unwrap();
     drop(other);
     stream
-        .push(&g.stream, |_w| Ok::<(), Error>(()), &mut none)
+        .push_burst(&g.stream, &mut nothing, &mut none)
         .unwrap();
     stream.flush(&mut none).unwrap();
     assert_eq!(stream.consumed(), 1);

@@ -27,7 +27,7 @@ use std::fmt::Write as _;
 
 /// The frame sizes of the group.
 pub const STREAM_SIZES: [(u32, u32); 2] = [(1920, 1080), (3840, 2160)];
-/// Frames per measured round.
+/// Frames per measured round (a multiple of every burst of [`POINTS`]).
 pub const ROUND: usize = 480;
 /// The points of the curve, as (slots, burst).
 pub const POINTS: [(usize, usize); 8] = [
@@ -40,6 +40,8 @@ pub const POINTS: [(usize, usize); 8] = [
     (24, 8),
     (32, 16),
 ];
+/// How many frame buffers the second floor rotates over: the memory of a 16-slot stream.
+pub const FOOTPRINT: usize = 16;
 /// The latency the issue allows, in frames: the summary's chosen point stays within it.
 pub const MAX_LATENCY_FRAMES: u64 = 16;
 /// The target ratio to the pipelined floor.
@@ -87,6 +89,10 @@ struct Rig {
     device: DeviceBuffer<u8>,
     plain_tbo: TexBuffer,
     _plain: Buffer,
+    /// For the floor at a stream's memory footprint: [`FOOTPRINT`] of each, used in turn.
+    spread_devices: Vec<DeviceBuffer<u8>>,
+    spread_tbos: Vec<TexBuffer>,
+    _spread_plain: Vec<Buffer>,
     size: (u32, u32),
     t: f32,
 }
@@ -113,12 +119,12 @@ fn stream_round(
         *frames += 1;
         Ok(())
     };
-    for _ in 0..ROUND {
+    let mut produce = |write: &FrameWrite<'_>| {
         *t += FRAME_DT;
-        let now = *t;
-        let produce =
-            |write: &FrameWrite<'_>| gpu.plasma_into(write.device_ptr(), write.len(), size, now);
-        stream.push(&gpu.stream, produce, &mut consume)?;
+        gpu.plasma_into(write.device_ptr(), write.len(), size, *t)
+    };
+    for _ in 0..ROUND / stream.burst() {
+        stream.push_burst(&gpu.stream, &mut produce, &mut consume)?;
     }
     stream.flush(&mut consume)?;
     stream.wait_idle()?;
@@ -126,12 +132,22 @@ fn stream_round(
 }
 
 /// One round of the floor: `ROUND` frames of kernel + draw + `glFlush`, then `glFinish` and a
-/// stream synchronize.
-fn floor_round(gpu: &Gpu, rig: &mut Rig) -> Result<()> {
-    for _ in 0..ROUND {
+/// stream synchronize. With `spread`, frame `n` uses the `n % FOOTPRINT`-th device memory and GL
+/// buffer: the same work with the memory footprint of a stream of [`FOOTPRINT`] slots, which no
+/// longer fits in the GPU's L2 cache.
+fn floor_round(gpu: &Gpu, rig: &mut Rig, spread: bool) -> Result<()> {
+    for n in 0..ROUND {
         rig.t += FRAME_DT;
-        gpu.plasma_into_buffer(&rig.device, rig.size, rig.t)?;
-        rig.draw.draw(&rig.plain_tbo);
+        let (device, tbo) = if spread {
+            (
+                &rig.spread_devices[n % FOOTPRINT],
+                &rig.spread_tbos[n % FOOTPRINT],
+            )
+        } else {
+            (&rig.device, &rig.plain_tbo)
+        };
+        gpu.plasma_into_buffer(device, rig.size, rig.t)?;
+        rig.draw.draw(tbo);
         // SAFETY: no arguments; the headless context is current.
         unsafe { gl::Flush() };
     }
@@ -170,7 +186,22 @@ pub fn streaming(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>> 
         });
     }
     let plain = Buffer::new(bytes, "the plain GL buffer")?;
+    let spread_plain = (0..FOOTPRINT)
+        .map(|i| Buffer::new(bytes, &format!("plain GL buffer {i}")))
+        .collect::<Result<Vec<_>>>()?;
+    let spread_tbos = spread_plain
+        .iter()
+        .enumerate()
+        .map(|(i, b)| TexBuffer::new(b.name(), &format!("plain GL buffer {i}")))
+        .collect::<Result<_>>()?;
+    let spread_devices = (0..FOOTPRINT)
+        .map(|_| DeviceBuffer::zeroed(&gpu.ctx, bytes))
+        .collect::<cuda_gl::Result<_>>()
+        .context("allocating the device memory of the spread floor")?;
     let mut rig = Rig {
+        spread_devices,
+        spread_tbos,
+        _spread_plain: spread_plain,
         draw: TexelDraw::new(size)?,
         sides,
         device: DeviceBuffer::zeroed(&gpu.ctx, bytes)
@@ -186,11 +217,20 @@ pub fn streaming(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>> 
         warmup: 1,
         block: 1,
     };
-    let mut variants = vec![Variant::new(
-        "pipelined floor: kernel into device memory + draw of another GL buffer + glFlush, \
-         alternating, nothing shared or ordered",
-        |r: &mut Rig| floor_round(gpu, r),
-    )];
+    let mut variants = vec![
+        Variant::new(
+            "pipelined floor: kernel into device memory + draw of another GL buffer + glFlush, \
+             alternating, nothing shared or ordered",
+            |r: &mut Rig| floor_round(gpu, r, false),
+        ),
+        Variant::new(
+            format!(
+                "pipelined floor over {FOOTPRINT} buffers of each API in turn (a 16-slot \
+                 stream's memory), nothing shared or ordered"
+            ),
+            |r: &mut Rig| floor_round(gpu, r, true),
+        ),
+    ];
     for (i, (slots, burst)) in POINTS.into_iter().enumerate() {
         variants.push(Variant::new(
             format!("FrameStream, {slots} slots, bursts of {burst}"),
@@ -221,18 +261,21 @@ pub fn streaming(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>> 
             *v /= ROUND as f64;
         }
     }
-    let Some((floor, streams)) = cases.split_first_mut() else {
-        anyhow::bail!("the streaming group measured nothing");
+    let [floor, spread, streams @ ..] = cases.as_mut_slice() else {
+        anyhow::bail!("the streaming group measured too little");
     };
-    floor.stream = Some(StreamTag {
-        width: w,
-        height: h,
-        slots: 0,
-        burst: 0,
-        latency_frames: 0.0,
-        latency_frames_max: 0,
-        latency_us: floor.stats.median_us,
-    });
+    for (row, slots) in [(&mut *floor, 0), (&mut *spread, FOOTPRINT)] {
+        row.stream = Some(StreamTag {
+            width: w,
+            height: h,
+            slots,
+            burst: 0,
+            latency_frames: 0.0,
+            latency_frames_max: 0,
+            latency_us: row.stats.median_us,
+        });
+    }
+    spread.relative_to(floor, None);
     for (case, side) in streams.iter_mut().zip(&rig.sides) {
         case.relative_to(floor, Some(TARGET));
         let latency_frames = side.behind_sum as f64 / side.frames.max(1) as f64;
@@ -277,6 +320,9 @@ pub struct StreamSummary {
     pub per_frame_us: f64,
     /// The floor's median µs per frame.
     pub floor_us: f64,
+    /// The median per frame over that of the floor at a 16-slot stream's memory footprint:
+    /// what the ordering costs once the memory is the same.
+    pub ratio_to_floor_at_footprint: Option<f64>,
 }
 
 /// For each size: the point with the lowest ratio among those whose largest latency is at most
@@ -289,13 +335,17 @@ pub fn summaries(cases: &[Case]) -> BTreeMap<String, StreamSummary> {
             .filter_map(|c| Some((c, c.stream.as_ref()?)))
             .filter(|(_, t)| (t.width, t.height) == (w, h))
             .collect();
-        let Some(floor) = rows.iter().find(|(_, t)| t.slots == 0) else {
+        let Some(floor) = rows.iter().find(|(_, t)| t.slots == 0 && t.burst == 0) else {
             continue;
         };
         let best = rows
             .iter()
-            .filter(|(_, t)| t.slots > 0 && t.latency_frames_max <= MAX_LATENCY_FRAMES)
+            .filter(|(_, t)| t.burst > 0 && t.latency_frames_max <= MAX_LATENCY_FRAMES)
             .min_by(|a, b| a.0.stats.median_us.total_cmp(&b.0.stats.median_us));
+        let spread = rows
+            .iter()
+            .find(|(_, t)| t.slots > 0 && t.burst == 0)
+            .map(|(c, _)| c.stats.median_us);
         if let Some((case, tag)) = best {
             out.insert(
                 format!("{w}x{h}"),
@@ -308,6 +358,7 @@ pub fn summaries(cases: &[Case]) -> BTreeMap<String, StreamSummary> {
                     burst: tag.burst,
                     per_frame_us: case.stats.median_us,
                     floor_us: floor.0.stats.median_us,
+                    ratio_to_floor_at_footprint: spread.map(|us| case.stats.median_us / us),
                 },
             );
         }
@@ -331,8 +382,17 @@ pub fn summary_markdown(cases: &[Case]) -> String {
          |---|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for (case, t) in rows {
-        let (shape, ratio) = if t.slots == 0 {
-            (("floor".to_string(), String::new()), "1.000".to_string())
+        let (shape, ratio) = if t.burst == 0 {
+            let name = if t.slots == 0 {
+                "floor".to_string()
+            } else {
+                format!("floor over {}", t.slots)
+            };
+            let ratio = case
+                .ratio
+                .as_ref()
+                .map_or_else(|| "1.000".to_string(), |r| format!("{:.3}", r.value));
+            ((name, String::new()), ratio)
         } else {
             (
                 (t.slots.to_string(), t.burst.to_string()),

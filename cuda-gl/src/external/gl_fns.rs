@@ -44,6 +44,12 @@ type ClientWaitSync = unsafe extern "system" fn(GlSync, u32, u64) -> u32;
 type DeleteSync = unsafe extern "system" fn(GlSync);
 /// `glFlush`.
 type Flush = unsafe extern "system" fn();
+/// `glGetBufferSubData`.
+type GetBufferSubData = unsafe extern "system" fn(u32, isize, isize, *mut c_void);
+/// `glBufferData`.
+type BufferData = unsafe extern "system" fn(u32, isize, *const c_void, u32);
+/// `glCopyBufferSubData`.
+type CopyBufferSubData = unsafe extern "system" fn(u32, u32, isize, isize, isize);
 
 /// The GL entry points this module calls, resolved once through the caller's loader.
 #[derive(Clone, Copy)]
@@ -64,6 +70,9 @@ pub(super) struct Fns {
     client_wait_sync: ClientWaitSync,
     delete_sync: DeleteSync,
     flush: Flush,
+    pub(super) get_buffer_sub_data: GetBufferSubData,
+    pub(super) buffer_data: BufferData,
+    pub(super) copy_buffer_sub_data: CopyBufferSubData,
 }
 
 impl Fns {
@@ -102,6 +111,9 @@ impl Fns {
             client_wait_sync: load!("glClientWaitSync", ClientWaitSync),
             delete_sync: load!("glDeleteSync", DeleteSync),
             flush: load!("glFlush", Flush),
+            get_buffer_sub_data: load!("glGetBufferSubData", GetBufferSubData),
+            buffer_data: load!("glBufferData", BufferData),
+            copy_buffer_sub_data: load!("glCopyBufferSubData", CopyBufferSubData),
         })
     }
 

@@ -65,14 +65,14 @@ impl StreamSlot {
 ///
 /// Each frame goes into one of `slots` slots of external memory (CUDA's
 /// [`ExportableMemory`], imported into GL as a [`GlMemoryBuffer`]). Frame `n` uses slot
-/// `n % slots`. [`push`](Self::push) calls the producer, which queues CUDA's writes of the frame
-/// on a stream, and records an event after them. Frames are grouped into bursts of `burst`
-/// frames: GL is given a burst when all its frames are written, and the consumer is called for
-/// each of them in order, followed by one GL fence for the whole burst. The producer of frame
-/// `n` waits for that fence of frame `n - slots`. CUDA and GL therefore wait for each other once
-/// per burst rather than once per frame, and that is what costs: each handover between the two
-/// APIs leaves the GPU partly idle, while independent work of both APIs interleaves almost for
-/// free.
+/// `n % slots`. Frames go in bursts of `burst` frames. [`push_burst`](Self::push_burst) calls
+/// the producer once per frame of the next burst, back to back (each call queues CUDA's writes
+/// of one frame on a stream), and records the slots' events after them. GL is given a burst when
+/// all its writes are done: the consumer is called for each of its frames in order, followed by
+/// one GL fence for the whole burst. The producer of frame `n` waits for that fence of frame
+/// `n - slots`. CUDA and GL therefore hand over to each other once per burst rather than once
+/// per frame, and that is what costs: each handover makes the GPU switch between the two APIs,
+/// while the work of both APIs, queued with nothing ordered, interleaves almost for free.
 ///
 /// The price is latency: GL sees frame `n` once the burst that holds it is complete and written,
 /// so between `burst` and `slots` frames after it was pushed
@@ -82,13 +82,13 @@ impl StreamSlot {
 /// # Ordering and safety
 /// - GL never reads a slot before CUDA's writes of it have finished: the consumer is called only
 ///   after the event recorded on the producer's stream completed. Queue the writes on the stream
-///   given to [`push`](Self::push): the event covers only that stream's work.
+///   given to [`push_burst`](Self::push_burst): the events cover only that stream's work.
 /// - CUDA never writes a slot before GL's reads of its previous frame have finished: the
 ///   producer is called only after the fence placed after those reads signalled.
 /// - A producer or consumer that returns an error or panics leaves the stream consistent: the
-///   event is recorded (or, if that fails, the next wait synchronizes the context), and the
-///   fence is placed (at the latest by the next call). A failed producer's frame is not given to
-///   the consumer.
+///   events are recorded (or, if that fails, the next wait synchronizes the context), and the
+///   fence is placed (at the latest by the next call). A failed producer's frame, and the rest
+///   of its burst, are not given to the consumer.
 /// - Every wait has a limit ([`set_timeout`](Self::set_timeout)); meanwhile, waiting for a slot
 ///   keeps handing GL every burst that CUDA has finished.
 /// - Every call needs the GL context the [`ExternalGl`] was loaded in current on the calling
@@ -99,8 +99,6 @@ pub struct FrameStream {
     burst: u64,
     /// The index of the next frame to push.
     pushed: u64,
-    /// The first frame of the open burst: frames `open..pushed` are pushed but not yet complete.
-    open: u64,
     /// Complete bursts not given to GL yet, oldest first, as frame ranges.
     complete: VecDeque<(u64, u64)>,
     /// Frames below this were given to GL.
@@ -210,29 +208,35 @@ impl FrameRead {
     }
 }
 
-/// Records the slot's event on the producer's stream when dropped, so that a producer that
-/// panics still leaves its writes covered.
+/// Records the events of a burst's slots on the producer's stream when dropped, so that a
+/// producer that panics still leaves its writes covered.
 struct RecordOnDrop<'a, S: AsStream> {
-    event: &'a Event,
+    slots: &'a [StreamSlot],
+    burst: std::ops::Range<usize>,
     stream: &'a S,
     done: bool,
 }
 
 impl<S: AsStream> RecordOnDrop<'_, S> {
-    fn record(mut self) -> Result<()> {
+    /// Records the event of every slot of the burst, after all of the burst's writes.
+    fn record(&mut self) -> Result<()> {
         self.done = true;
-        self.event.record(self.stream)
+        let len = self.slots.len();
+        for i in self.burst.clone() {
+            self.slots[i % len].written.record(self.stream)?;
+        }
+        Ok(())
     }
 }
 
 impl<S: AsStream> Drop for RecordOnDrop<'_, S> {
     fn drop(&mut self) {
-        // Only a producer that panicked gets here; the slot stays marked as unrecorded, so the
-        // next wait for it synchronizes the context whether or not this succeeds.
+        // Only a producer that panicked gets here; the slots stay marked as unrecorded, so the
+        // next wait for them synchronizes the context whether or not this succeeds.
         if !self.done
-            && let Err(e) = self.event.record(self.stream)
+            && let Err(e) = self.record()
         {
-            log::error!("cuda-gl: recording a frame stream slot's event failed: {e}");
+            log::error!("cuda-gl: recording a frame stream's events failed: {e}");
         }
     }
 }
@@ -268,7 +272,6 @@ impl FrameStream {
             slots: Vec::with_capacity(slots),
             burst: burst as u64,
             pushed: 0,
-            open: 0,
             complete: VecDeque::new(),
             consumed: 0,
             reading: None,
@@ -350,11 +353,17 @@ impl FrameStream {
         self.ordered = false;
     }
 
-    /// Pushes one frame: waits until the slot of frame [`pushed`](Self::pushed) is free (GL's
-    /// reads of its previous frame done), calls `produce` to queue CUDA's writes of it on
-    /// `stream`, and records the slot's event on `stream`. When the frame completes a burst, the
-    /// burst is given to GL as soon as its writes are done: `consume` is called for each frame
-    /// of every burst that is ready, here or in a later call.
+    /// Pushes the next burst of frames: waits until its slots are free (GL's reads of their
+    /// previous frames done), calls `produce` once for each frame of the burst, back to back, to
+    /// queue CUDA's writes on `stream`, and records the slots' events on `stream` after the last
+    /// one. Then GL is given every burst whose writes are done: `consume` is called for each of
+    /// its frames, in order, here or in a later call.
+    ///
+    /// The producer runs back to back for the whole burst on purpose: CUDA then runs the burst
+    /// in one turn on the GPU, instead of one turn per frame between GL's draws.
+    ///
+    /// A producer that fails ends the burst there: its frame and the rest of the burst are not
+    /// given to GL, and the error is returned.
     ///
     /// # Errors
     /// `produce`'s or `consume`'s error (the stream stays usable); [`Error::InvalidArgument`]
@@ -365,60 +374,74 @@ impl FrameStream {
     /// `cuEventQuery` (such as a kernel's fault).
     #[doc(alias = "cuEventRecord")]
     #[doc(alias = "glFenceSync")]
-    pub fn push<S, E, P, C>(&mut self, stream: &S, produce: P, consume: &mut C) -> Result<(), E>
+    pub fn push_burst<S, E, P, C>(
+        &mut self,
+        stream: &S,
+        produce: &mut P,
+        consume: &mut C,
+    ) -> Result<(), E>
     where
         S: AsStream,
         E: From<Error>,
-        P: FnOnce(&FrameWrite<'_>) -> Result<(), E>,
+        P: FnMut(&FrameWrite<'_>) -> Result<(), E>,
         C: FnMut(&FrameRead) -> Result<(), E>,
     {
         check_same_context(&self.ctx, stream, "the frame stream")?;
         self.begin("glClientWaitSync (not called)")?;
-        let n = self.pushed;
-        let s = self.slot_of(n);
+        let (first, end) = (self.pushed, self.pushed + self.burst);
         let len = self.slots.len() as u64;
-        if n >= len && self.consumed <= n - len {
-            // The slot's previous frame has not been given to GL yet: its burst goes now.
-            self.consume_until(n - len + 1, consume)?;
+        if end > len && self.consumed < end - len {
+            // The burst's slots hold frames not given to GL yet: those go now.
+            self.consume_until(end - len, consume)?;
         }
-        self.wait_for_reads(s, consume)?;
-        self.pushed += 1;
-        let slot = &mut self.slots[s];
-        // Until the event is recorded, a wait for the slot synchronizes the whole context.
-        slot.produced = false;
-        slot.unrecorded = true;
+        for f in first..end {
+            let s = self.slot_of(f);
+            self.wait_for_reads(s, consume)?;
+            // Until the events are recorded, a wait for the slot synchronizes the whole context.
+            self.slots[s].produced = false;
+            self.slots[s].unrecorded = true;
+        }
+        self.pushed = end;
+        self.complete.push_back((first, end));
         let (produced, recorded) = {
-            let slot = &self.slots[s];
-            let record = RecordOnDrop {
-                event: &slot.written,
+            let mut record = RecordOnDrop {
+                slots: &self.slots,
+                burst: self.slot_of(first)..self.slot_of(first) + self.burst(),
                 stream,
                 done: false,
             };
-            let write = FrameWrite {
-                index: n,
-                slot: s,
-                memory: &slot.memory,
-            };
-            let produced = produce(&write);
+            let mut produced = (0, Ok(()));
+            for f in first..end {
+                let s = self.slot_of(f);
+                let write = FrameWrite {
+                    index: f,
+                    slot: s,
+                    memory: &self.slots[s].memory,
+                };
+                produced.1 = produce(&write);
+                if produced.1.is_err() {
+                    break;
+                }
+                produced.0 += 1;
+            }
             (produced, record.record())
         };
-        let slot = &mut self.slots[s];
-        slot.produced = produced.is_ok();
-        slot.unrecorded = recorded.is_err();
-        if self.pushed - self.open >= self.burst {
-            self.close_burst();
+        for (i, f) in (first..end).enumerate() {
+            let s = self.slot_of(f);
+            self.slots[s].produced = i < produced.0;
+            self.slots[s].unrecorded = recorded.is_err();
         }
-        produced?;
+        produced.1?;
         recorded?;
         self.consume_ready(consume)
     }
 
-    /// Ends the open burst and gives every pushed frame to GL: waits for CUDA's writes of each
-    /// burst (at most the timeout per burst) and calls `consume` for its frames. It does not wait
+    /// Gives every pushed frame to GL: waits for CUDA's writes of each burst (at most the
+    /// timeout per burst) and calls `consume` for its frames. It does not wait
     /// for GL: [`wait_idle`](Self::wait_idle) does.
     ///
     /// # Errors
-    /// As [`push`](Self::push), less the producer's.
+    /// As [`push_burst`](Self::push_burst), less the producer's.
     pub fn flush<E, C>(&mut self, consume: &mut C) -> Result<(), E>
     where
         E: From<Error>,
@@ -469,14 +492,6 @@ impl FrameStream {
         Ok(())
     }
 
-    /// Makes the open burst complete (when it has frames).
-    fn close_burst(&mut self) {
-        if self.pushed > self.open {
-            self.complete.push_back((self.open, self.pushed));
-            self.open = self.pushed;
-        }
-    }
-
     /// Gives GL every complete burst whose writes are done, without waiting.
     fn consume_ready<E, C>(&mut self, consume: &mut C) -> Result<(), E>
     where
@@ -503,9 +518,6 @@ impl FrameStream {
         C: FnMut(&FrameRead) -> Result<(), E>,
     {
         while self.consumed < end {
-            if self.complete.is_empty() {
-                self.close_burst();
-            }
             let Some(&(first, last)) = self.complete.front() else {
                 break;
             };
