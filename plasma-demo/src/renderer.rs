@@ -505,8 +505,17 @@ fn compile(kind: GLenum, source: &CStr, label: &str) -> Result<GLuint> {
 /// # Errors
 /// A shader that does not compile or a program that does not link, with GL's info log.
 pub fn link_program() -> Result<GLuint> {
-    let vs = compile(gl::VERTEX_SHADER, VERTEX_SHADER, "vertex")?;
-    let fs = match compile(gl::FRAGMENT_SHADER, FRAGMENT_SHADER, "fragment") {
+    link_shaders(VERTEX_SHADER, FRAGMENT_SHADER)
+}
+
+/// Compiles `vertex` and `fragment` (GLSL sources) and links them into a program, which the
+/// caller owns and deletes with `glDeleteProgram`. The shaders are deleted either way.
+///
+/// # Errors
+/// A shader that does not compile or a program that does not link, with GL's info log.
+pub fn link_shaders(vertex: &CStr, fragment: &CStr) -> Result<GLuint> {
+    let vs = compile(gl::VERTEX_SHADER, vertex, "vertex")?;
+    let fs = match compile(gl::FRAGMENT_SHADER, fragment, "fragment") {
         Ok(fs) => fs,
         Err(e) => {
             // SAFETY: a context is current; `vs` was just created.
