@@ -78,7 +78,9 @@ pub fn check_gl(what: &str) -> Result<()> {
     bail!("OpenGL error {name} ({err:#06x}) while {what}")
 }
 
-const VERTEX_SHADER: &CStr = c"#version 330 core
+/// The vertex shader of one triangle that covers the viewport: draw 3 vertices with no vertex
+/// attributes. It passes `vec2 uv`, 0..1 across the viewport, to the fragment shader.
+pub const VERTEX_SHADER: &CStr = c"#version 330 core
 out vec2 uv;
 void main() {
     // Vertices 0, 1, 2 at (0,0), (2,0), (0,2) in uv: one triangle that covers the screen.

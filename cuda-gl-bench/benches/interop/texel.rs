@@ -4,6 +4,7 @@
 
 use crate::glres::{self, Blit, Framebuffer};
 use anyhow::{Context as _, Result, ensure};
+use plasma_demo::renderer::{self, VERTEX_SHADER};
 use std::ffi::{CStr, CString};
 
 /// A `GL_TEXTURE_BUFFER` texture over a buffer (RGBA8 texels), deleted on drop.
@@ -32,13 +33,8 @@ impl TexBuffer {
 
 glres::delete_on_drop!(TexBuffer, 0, DeleteTextures);
 
-const VS: &CStr = c"#version 330 core
-void main() {
-    vec2 p = vec2(float((gl_VertexID << 1) & 2), float(gl_VertexID & 2));
-    gl_Position = vec4(p * 2.0 - 1.0, 0.0, 1.0);
-}
-";
-
+/// Reads pixel (x, y) of the frame from texel `y * width + x` of the texture buffer; the
+/// vertex shader is the demo's full-screen triangle (its `uv` goes unused).
 const FS: &CStr = c"#version 330 core
 uniform samplerBuffer frame;
 uniform int width;
@@ -61,7 +57,7 @@ impl TexelDraw {
     pub fn new((w, h): (u32, u32)) -> Result<TexelDraw> {
         let target = Framebuffer::new(w, h, "the draw's target")?;
         let program =
-            plasma_demo::renderer::link_shaders(VS, FS).context("the texel-fetch program")?;
+            renderer::link_shaders(VERTEX_SHADER, FS).context("the texel-fetch program")?;
         let blit = Blit::with_program(program)?;
         let width = CString::new("width")?;
         // SAFETY: the program is linked; the uniform name is NUL-terminated.
