@@ -497,20 +497,12 @@ impl Framebuffer {
     pub fn new(width: u32, height: u32) -> Result<Framebuffer> {
         let texture = texture_rgba8(width, height)?;
         let mut fbo = 0;
-        // SAFETY: a GL context is current; the name comes from glGenFramebuffers.
+        // SAFETY: a GL 4.5 context is current (direct state access: nothing is bound); the name
+        // comes from glCreateFramebuffers.
         let status = unsafe {
-            gl::GenFramebuffers(1, &mut fbo);
-            gl::BindFramebuffer(gl::FRAMEBUFFER, fbo);
-            gl::FramebufferTexture2D(
-                gl::FRAMEBUFFER,
-                gl::COLOR_ATTACHMENT0,
-                gl::TEXTURE_2D,
-                texture,
-                0,
-            );
-            let status = gl::CheckFramebufferStatus(gl::FRAMEBUFFER);
-            gl::BindFramebuffer(gl::FRAMEBUFFER, 0);
-            status
+            gl::CreateFramebuffers(1, &mut fbo);
+            gl::NamedFramebufferTexture(fbo, gl::COLOR_ATTACHMENT0, texture, 0);
+            gl::CheckNamedFramebufferStatus(fbo, gl::FRAMEBUFFER)
         };
         let framebuffer = Framebuffer {
             fbo,
