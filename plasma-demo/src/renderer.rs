@@ -78,7 +78,9 @@ pub fn check_gl(what: &str) -> Result<()> {
     bail!("OpenGL error {name} ({err:#06x}) while {what}")
 }
 
-const VERTEX_SHADER: &CStr = c"#version 330 core
+/// The vertex shader of one triangle that covers the viewport: draw 3 vertices with no vertex
+/// attributes. It passes `vec2 uv`, 0..1 across the viewport, to the fragment shader.
+pub const VERTEX_SHADER: &CStr = c"#version 330 core
 out vec2 uv;
 void main() {
     // Vertices 0, 1, 2 at (0,0), (2,0), (0,2) in uv: one triangle that covers the screen.
@@ -505,8 +507,17 @@ fn compile(kind: GLenum, source: &CStr, label: &str) -> Result<GLuint> {
 /// # Errors
 /// A shader that does not compile or a program that does not link, with GL's info log.
 pub fn link_program() -> Result<GLuint> {
-    let vs = compile(gl::VERTEX_SHADER, VERTEX_SHADER, "vertex")?;
-    let fs = match compile(gl::FRAGMENT_SHADER, FRAGMENT_SHADER, "fragment") {
+    link_shaders(VERTEX_SHADER, FRAGMENT_SHADER)
+}
+
+/// Compiles `vertex` and `fragment` (GLSL sources) and links them into a program, which the
+/// caller owns and deletes with `glDeleteProgram`. The shaders are deleted either way.
+///
+/// # Errors
+/// A shader that does not compile or a program that does not link, with GL's info log.
+pub fn link_shaders(vertex: &CStr, fragment: &CStr) -> Result<GLuint> {
+    let vs = compile(gl::VERTEX_SHADER, vertex, "vertex")?;
+    let fs = match compile(gl::FRAGMENT_SHADER, fragment, "fragment") {
         Ok(fs) => fs,
         Err(e) => {
             // SAFETY: a context is current; `vs` was just created.

@@ -496,11 +496,7 @@ pub fn baselines(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
         ),
         Variant::new(
             format!("GL alone: draw {w}x{h} + glFinish"),
-            |rig: &mut BaselineRig| {
-                gpu.blit.draw(&rig.texture, &rig.target)?;
-                glres::finish();
-                Ok(())
-            },
+            |rig: &mut BaselineRig| draw_and_finish(gpu, &rig.texture, &rig.target),
         ),
     ];
     let cases = interleaved(plan, GROUP, &mut rig, &mut variants)?;
@@ -584,9 +580,7 @@ pub fn frames(gpu: &Gpu, plan: &Plan, cpu_plan: &Plan, size: (u32, u32)) -> Resu
             rig.t += FRAME_DT;
             gpu.plasma_into_buffer(&rig.device, rig.size, rig.t)?;
             stream.synchronize()?;
-            gpu.blit.draw(&rig.floor_texture, &rig.target)?;
-            glres::finish();
-            Ok(())
+            draw_and_finish(gpu, &rig.floor_texture, &rig.target)
         }),
         Variant::new(format!("PBO frame {w}x{h}"), |rig: &mut FrameRig| {
             rig.t += FRAME_DT;
@@ -594,8 +588,7 @@ pub fn frames(gpu: &Gpu, plan: &Plan, cpu_plan: &Plan, size: (u32, u32)) -> Resu
             gpu.plasma_into(mapped.device_ptr(), mapped.size(), rig.size, rig.t)?;
             mapped.unmap()?;
             rig.upload_texture.upload_from_pbo(&rig.pbo)?;
-            gpu.blit.draw(&rig.upload_texture, &rig.target)?;
-            glres::finish();
+            draw_and_finish(gpu, &rig.upload_texture, &rig.target)?;
             stream.synchronize()?;
             Ok(())
         }),
@@ -604,8 +597,7 @@ pub fn frames(gpu: &Gpu, plan: &Plan, cpu_plan: &Plan, size: (u32, u32)) -> Resu
             let mapped = rig.reg_surface.map(stream)?;
             gpu.plasma_into_surface(mapped.surface()?, rig.size, rig.t)?;
             mapped.unmap()?;
-            gpu.blit.draw(&rig.surface_texture, &rig.target)?;
-            glres::finish();
+            draw_and_finish(gpu, &rig.surface_texture, &rig.target)?;
             stream.synchronize()?;
             Ok(())
         }),
@@ -616,9 +608,7 @@ pub fn frames(gpu: &Gpu, plan: &Plan, cpu_plan: &Plan, size: (u32, u32)) -> Resu
             stream.synchronize()?;
             rig.upload_texture
                 .upload_from_host(rig.pinned.as_slice()?)?;
-            gpu.blit.draw(&rig.upload_texture, &rig.target)?;
-            glres::finish();
-            Ok(())
+            draw_and_finish(gpu, &rig.upload_texture, &rig.target)
         }),
     ];
     let mut cases = interleaved(plan, &group, &mut rig, &mut variants)?;
@@ -632,9 +622,7 @@ pub fn frames(gpu: &Gpu, plan: &Plan, cpu_plan: &Plan, size: (u32, u32)) -> Resu
             let (width, height) = rig.size;
             render_parallel(&mut rig.host, Size { width, height }, rig.t, threads);
             rig.upload_texture.upload_from_host(&rig.host)?;
-            gpu.blit.draw(&rig.upload_texture, &rig.target)?;
-            glres::finish();
-            Ok(())
+            draw_and_finish(gpu, &rig.upload_texture, &rig.target)
         },
     )];
     cases.extend(interleaved(cpu_plan, &group, &mut rig, &mut cpu)?);
@@ -657,4 +645,11 @@ pub fn frames(gpu: &Gpu, plan: &Plan, cpu_plan: &Plan, size: (u32, u32)) -> Resu
 /// How many threads the CPU frame path uses: every core the process may use.
 pub fn cpu_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The frames' GL work: `source` drawn over all of `target`, then `glFinish`.
+fn draw_and_finish(gpu: &Gpu, source: &Texture, target: &Framebuffer) -> Result<()> {
+    gpu.blit.draw(source, target)?;
+    glres::finish();
+    Ok(())
 }

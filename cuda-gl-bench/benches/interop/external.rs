@@ -90,7 +90,7 @@ impl MapSide {
 /// Everything the group uses. The draw and the sides drop before the GL context (owned by
 /// `Gpu`, which outlives this).
 struct Rig {
-    draw: TexelDraw,
+    frames: Frames,
     ext2: ExtSide,
     ext3: ExtSide,
     ext8: ExtSide,
@@ -103,7 +103,6 @@ struct Rig {
     device: DeviceBuffer<u8>,
     plain_tbo: TexBuffer,
     _plain: Buffer,
-    t: f32,
 }
 
 /// `glFlush`: submits the GL commands issued so far, as the ring does after each draw.
@@ -112,63 +111,63 @@ fn flush() {
     unsafe { gl::Flush() };
 }
 
-/// Queues the plasma kernel writing one 1080p frame to `out` (a ring slot, a mapped PBO or
-/// plain device memory of at least `FULL_HD_BYTES`).
-fn plasma(gpu: &Gpu, out: DevicePtr<'_>, t: &mut f32) -> Result<()> {
-    *t += FRAME_DT;
-    gpu.plasma_into(out, FULL_HD_BYTES, FULL_HD, *t)
+/// What every row shares: the GL consumer of the frames and the animation time.
+struct Frames {
+    draw: TexelDraw,
+    t: f32,
 }
 
-/// One round through an external ring: `ROUND` frames, GL `lag` frames behind, then a drain.
-fn ext_round(
-    gpu: &Gpu,
-    side: &mut ExtSide,
-    draw: &TexelDraw,
-    lag: usize,
-    t: &mut f32,
-) -> Result<()> {
-    let slots = side.ring.len();
-    for n in 0..ROUND + lag {
-        if n < ROUND {
-            let write = side.ring.write(n % slots, &gpu.stream)?;
-            plasma(gpu, write.device_ptr(), t)?;
-            write.finish()?;
-        }
-        if n >= lag {
-            let slot = (n - lag) % slots;
-            let read = side.ring.read(slot)?;
-            draw.draw(&side.tbos[slot]);
-            read.finish()?;
-        }
+impl Frames {
+    /// Queues the plasma kernel writing the next 1080p frame to `out` (a ring slot, a mapped PBO
+    /// or plain device memory of at least `FULL_HD_BYTES`).
+    fn plasma(&mut self, gpu: &Gpu, out: DevicePtr<'_>) -> Result<()> {
+        self.t += FRAME_DT;
+        gpu.plasma_into(out, FULL_HD_BYTES, FULL_HD, self.t)
     }
-    side.ring.wait_idle()?;
-    Ok(())
 }
 
-/// One round through a map/unmap ring: `ROUND` frames, then `glFinish` and a stream sync; with
-/// `sync_each`, after every frame instead (the synchronous reference).
-fn map_round(
-    gpu: &Gpu,
-    side: &mut MapSide,
-    draw: &TexelDraw,
-    sync_each: bool,
-    t: &mut f32,
-) -> Result<()> {
-    let slots = side.regs.len();
-    for n in 0..ROUND {
-        let slot = n % slots;
-        let mapped = side.regs[slot].map(&gpu.stream)?;
-        plasma(gpu, mapped.device_ptr(), t)?;
-        mapped.unmap()?;
-        draw.draw(&side.tbos[slot]);
-        if sync_each {
-            glres::finish();
-            gpu.stream.synchronize()?;
+impl ExtSide {
+    /// One round through the ring: `ROUND` frames, GL `lag` frames behind, then a drain.
+    fn round(&mut self, gpu: &Gpu, frames: &mut Frames, lag: usize) -> Result<()> {
+        let slots = self.ring.len();
+        for n in 0..ROUND + lag {
+            if n < ROUND {
+                let write = self.ring.write(n % slots, &gpu.stream)?;
+                frames.plasma(gpu, write.device_ptr())?;
+                write.finish()?;
+            }
+            if n >= lag {
+                let slot = (n - lag) % slots;
+                let read = self.ring.read(slot)?;
+                frames.draw.draw(&self.tbos[slot]);
+                read.finish()?;
+            }
         }
+        self.ring.wait_idle()?;
+        Ok(())
     }
-    glres::finish();
-    gpu.stream.synchronize()?;
-    Ok(())
+}
+
+impl MapSide {
+    /// One round through the map/unmap ring: `ROUND` frames, then `glFinish` and a stream sync;
+    /// with `sync_each`, after every frame instead (the synchronous reference).
+    fn round(&mut self, gpu: &Gpu, frames: &mut Frames, sync_each: bool) -> Result<()> {
+        let slots = self.regs.len();
+        for n in 0..ROUND {
+            let slot = n % slots;
+            let mapped = self.regs[slot].map(&gpu.stream)?;
+            frames.plasma(gpu, mapped.device_ptr())?;
+            mapped.unmap()?;
+            frames.draw.draw(&self.tbos[slot]);
+            if sync_each {
+                glres::finish();
+                gpu.stream.synchronize()?;
+            }
+        }
+        glres::finish();
+        gpu.stream.synchronize()?;
+        Ok(())
+    }
 }
 
 /// The group: external rings of 2, 3 and 8 slots, map/unmap rings of 2, 3 and 8, the synchronous
@@ -188,7 +187,10 @@ pub fn frames_in_flight(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
         .context("loading GL_EXT_memory_object(_fd)")?;
     let plain = Buffer::new(FULL_HD_BYTES, "the plain GL buffer")?;
     let mut rig = Rig {
-        draw: TexelDraw::new(FULL_HD)?,
+        frames: Frames {
+            draw: TexelDraw::new(FULL_HD)?,
+            t: 0.0,
+        },
         ext2: ExtSide::new(gpu, &gl, 2)?,
         ext3: ExtSide::new(gpu, &gl, 3)?,
         ext8: ExtSide::new(gpu, &gl, 8)?,
@@ -200,7 +202,6 @@ pub fn frames_in_flight(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
             .context("allocating 8 MB of device memory")?,
         plain_tbo: TexBuffer::new(plain.name(), "the plain GL buffer")?,
         _plain: plain,
-        t: 0.0,
     };
     glres::check("setting up the frames-in-flight group")?;
     let rounds = Plan {
@@ -211,43 +212,43 @@ pub fn frames_in_flight(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
     let mut variants = [
         Variant::new(
             "external ring, 2 slots, GL 1 frame behind",
-            |r: &mut Rig| ext_round(gpu, &mut r.ext2, &r.draw, 1, &mut r.t),
+            |r: &mut Rig| r.ext2.round(gpu, &mut r.frames, 1),
         ),
         Variant::new(
             "external ring, 3 slots, GL 2 frames behind",
-            |r: &mut Rig| ext_round(gpu, &mut r.ext3, &r.draw, 2, &mut r.t),
+            |r: &mut Rig| r.ext3.round(gpu, &mut r.frames, 2),
         ),
         Variant::new(
             "external ring, 3 slots, GL 1 frame behind",
-            |r: &mut Rig| ext_round(gpu, &mut r.ext3, &r.draw, 1, &mut r.t),
+            |r: &mut Rig| r.ext3.round(gpu, &mut r.frames, 1),
         ),
         Variant::new("external ring, 2 slots, GL same frame", |r: &mut Rig| {
-            ext_round(gpu, &mut r.ext2, &r.draw, 0, &mut r.t)
+            r.ext2.round(gpu, &mut r.frames, 0)
         }),
         Variant::new(
             "external ring, 8 slots, GL 4 frames behind",
-            |r: &mut Rig| ext_round(gpu, &mut r.ext8, &r.draw, 4, &mut r.t),
+            |r: &mut Rig| r.ext8.round(gpu, &mut r.frames, 4),
         ),
         Variant::new("map/unmap ring, 2 PBOs", |r: &mut Rig| {
-            map_round(gpu, &mut r.map2, &r.draw, false, &mut r.t)
+            r.map2.round(gpu, &mut r.frames, false)
         }),
         Variant::new("map/unmap ring, 3 PBOs", |r: &mut Rig| {
-            map_round(gpu, &mut r.map3, &r.draw, false, &mut r.t)
+            r.map3.round(gpu, &mut r.frames, false)
         }),
         Variant::new("map/unmap ring, 8 PBOs", |r: &mut Rig| {
-            map_round(gpu, &mut r.map8, &r.draw, false, &mut r.t)
+            r.map8.round(gpu, &mut r.frames, false)
         }),
         Variant::new(
             "synchronous: map/unmap 1 PBO + draw + glFinish + stream sync every frame",
-            |r: &mut Rig| map_round(gpu, &mut r.map1, &r.draw, true, &mut r.t),
+            |r: &mut Rig| r.map1.round(gpu, &mut r.frames, true),
         ),
         Variant::new(
             "no interop: kernel into device memory + draw of another GL buffer + glFlush, \
              alternating, nothing shared or ordered (pipelined floor)",
             |r: &mut Rig| {
                 for _ in 0..ROUND {
-                    plasma(gpu, r.device.device_ptr(), &mut r.t)?;
-                    r.draw.draw(&r.plain_tbo);
+                    r.frames.plasma(gpu, r.device.device_ptr())?;
+                    r.frames.draw.draw(&r.plain_tbo);
                     flush();
                 }
                 glres::finish();
@@ -259,7 +260,7 @@ pub fn frames_in_flight(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
             "no interop: CUDA alone, kernel into device memory",
             |r: &mut Rig| {
                 for _ in 0..ROUND {
-                    plasma(gpu, r.device.device_ptr(), &mut r.t)?;
+                    r.frames.plasma(gpu, r.device.device_ptr())?;
                 }
                 gpu.stream.synchronize()?;
                 Ok(())
@@ -267,7 +268,7 @@ pub fn frames_in_flight(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
         ),
         Variant::new("no interop: GL alone, draw + glFlush", |r: &mut Rig| {
             for _ in 0..ROUND {
-                r.draw.draw(&r.plain_tbo);
+                r.frames.draw.draw(&r.plain_tbo);
                 flush();
             }
             glres::finish();

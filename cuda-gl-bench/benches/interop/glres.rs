@@ -306,6 +306,13 @@ impl Blit {
     pub fn new() -> Result<Blit> {
         // The demo's program: the same full-screen triangle sampling `frame`.
         let program = plasma_demo::renderer::link_program().context("the blit program")?;
+        Blit::with_program(program)
+    }
+
+    /// A blit through `program`: a linked program that draws one full-screen triangle with no
+    /// vertex attributes and samples `frame` (if it has it) from texture unit 0. The blit owns
+    /// the program and deletes it on drop.
+    pub fn with_program(program: u32) -> Result<Blit> {
         let mut blit = Blit { program, vao: 0 };
         // SAFETY: `blit.vao` is a valid out-pointer for one name.
         unsafe { gl::GenVertexArrays(1, &mut blit.vao) };
@@ -327,26 +334,31 @@ impl Blit {
 
     /// Draws `source` over all of `target` (a full-screen triangle sampling the texture).
     pub fn draw(&self, source: &Texture, target: &Framebuffer) -> Result<()> {
-        let (w, h) = (
-            gl_dim(target.color.width, "viewport")?,
-            gl_dim(target.color.height, "viewport")?,
-        );
-        // SAFETY: every name is live; the program is linked and the VAO empty (the vertex
-        // shader needs no attributes); the framebuffer is complete (checked at creation).
+        self.draw_from(gl::TEXTURE_2D, source.name, target);
+        Ok(())
+    }
+
+    /// Draws over all of `target` with texture `source` bound to `binding` (`GL_TEXTURE_2D`,
+    /// `GL_TEXTURE_BUFFER`, ...) of texture unit 0.
+    pub fn draw_from(&self, binding: u32, source: u32, target: &Framebuffer) {
+        let (w, h) = (target.color.width as i32, target.color.height as i32);
+        // SAFETY: every name is live (`source` is a texture of `binding`'s kind, as the caller
+        // passes it); the program is linked and the VAO empty (the vertex shader needs no
+        // attributes); the framebuffer is complete and its size fits i32 (both checked at
+        // creation).
         unsafe {
             gl::BindFramebuffer(gl::FRAMEBUFFER, target.name);
             gl::Viewport(0, 0, w, h);
             gl::UseProgram(self.program);
             gl::BindVertexArray(self.vao);
             gl::ActiveTexture(gl::TEXTURE0);
-            gl::BindTexture(gl::TEXTURE_2D, source.name);
+            gl::BindTexture(binding, source);
             gl::DrawArrays(gl::TRIANGLES, 0, 3);
-            gl::BindTexture(gl::TEXTURE_2D, 0);
+            gl::BindTexture(binding, 0);
             gl::BindVertexArray(0);
             gl::UseProgram(0);
             gl::BindFramebuffer(gl::FRAMEBUFFER, 0);
         }
-        Ok(())
     }
 }
 

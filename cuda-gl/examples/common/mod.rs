@@ -497,20 +497,12 @@ impl Framebuffer {
     pub fn new(width: u32, height: u32) -> Result<Framebuffer> {
         let texture = texture_rgba8(width, height)?;
         let mut fbo = 0;
-        // SAFETY: a GL context is current; the name comes from glGenFramebuffers.
+        // SAFETY: a GL 4.5 context is current (direct state access: nothing is bound); the name
+        // comes from glCreateFramebuffers.
         let status = unsafe {
-            gl::GenFramebuffers(1, &mut fbo);
-            gl::BindFramebuffer(gl::FRAMEBUFFER, fbo);
-            gl::FramebufferTexture2D(
-                gl::FRAMEBUFFER,
-                gl::COLOR_ATTACHMENT0,
-                gl::TEXTURE_2D,
-                texture,
-                0,
-            );
-            let status = gl::CheckFramebufferStatus(gl::FRAMEBUFFER);
-            gl::BindFramebuffer(gl::FRAMEBUFFER, 0);
-            status
+            gl::CreateFramebuffers(1, &mut fbo);
+            gl::NamedFramebufferTexture(fbo, gl::COLOR_ATTACHMENT0, texture, 0);
+            gl::CheckNamedFramebufferStatus(fbo, gl::FRAMEBUFFER)
         };
         let framebuffer = Framebuffer {
             fbo,
@@ -553,6 +545,11 @@ impl Drop for Framebuffer {
 /// A `width` x `height` `GL_RGBA8` 2D texture with one level, sampled NEAREST (one texel per
 /// pixel when drawn at its size), with no contents yet. Delete it with glDeleteTextures.
 pub fn texture_rgba8(width: u32, height: u32) -> Result<u32> {
+    texture_rgba8_levels(width, height, 1)
+}
+
+/// As [`texture_rgba8`], with `levels` mip levels (level n is `width >> n` x `height >> n`).
+pub fn texture_rgba8_levels(width: u32, height: u32, levels: u32) -> Result<u32> {
     let mut texture = 0;
     // SAFETY: a GL context is current; the name comes from glGenTextures.
     unsafe {
@@ -560,7 +557,8 @@ pub fn texture_rgba8(width: u32, height: u32) -> Result<u32> {
         gl::BindTexture(gl::TEXTURE_2D, texture);
         // Immutable storage (glTexStorage2D): the size and format cannot change while CUDA has
         // the texture registered.
-        gl::TexStorage2D(gl::TEXTURE_2D, 1, gl::RGBA8, width as i32, height as i32);
+        let (levels, width, height) = (levels as i32, width as i32, height as i32);
+        gl::TexStorage2D(gl::TEXTURE_2D, levels, gl::RGBA8, width, height);
         gl::TexParameteri(gl::TEXTURE_2D, gl::TEXTURE_MIN_FILTER, gl::NEAREST as i32);
         gl::TexParameteri(gl::TEXTURE_2D, gl::TEXTURE_MAG_FILTER, gl::NEAREST as i32);
         gl::BindTexture(gl::TEXTURE_2D, 0);
