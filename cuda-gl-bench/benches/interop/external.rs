@@ -27,7 +27,7 @@
 
 use crate::cases::{FULL_HD, FULL_HD_BYTES, Gpu};
 use crate::glres::{self, Buffer};
-use crate::measure::{Case, Plan, Variant, interleaved};
+use crate::measure::{Case, Plan, Variant, interleaved, per_frame_rounds};
 use crate::texel::{TexBuffer, TexelDraw};
 use anyhow::{Context as _, Result};
 use cuda_gl::external::{ExternalGl, ExternalRing};
@@ -48,9 +48,7 @@ impl ExtSide {
     fn new(gpu: &Gpu, gl: &ExternalGl, slots: usize) -> Result<ExtSide> {
         let ring = ExternalRing::new(&gpu.ctx, gl, slots, FULL_HD_BYTES)
             .with_context(|| format!("creating a {slots}-slot external ring"))?;
-        let tbos = (0..slots)
-            .map(|i| TexBuffer::new(ring.gl_buffer(i)?, &format!("external slot {i}")))
-            .collect::<Result<_>>()?;
+        let tbos = TexBuffer::over_each(slots, "external slot", |i| Ok(ring.gl_buffer(i)?))?;
         Ok(ExtSide { tbos, ring })
     }
 }
@@ -67,11 +65,7 @@ impl MapSide {
         let buffers = (0..slots)
             .map(|i| Buffer::new(FULL_HD_BYTES, &format!("PBO {i}")))
             .collect::<Result<Vec<_>>>()?;
-        let tbos = buffers
-            .iter()
-            .enumerate()
-            .map(|(i, b)| TexBuffer::new(b.name(), &format!("PBO {i}")))
-            .collect::<Result<_>>()?;
+        let tbos = TexBuffer::over_each(slots, "PBO", |i| Ok(buffers[i].name()))?;
         let regs = buffers
             .iter()
             .map(|b| {
@@ -277,18 +271,7 @@ pub fn frames_in_flight(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
     ];
     let mut cases = interleaved(&rounds, &group, &mut rig, &mut variants)?;
     glres::check("frames in flight")?;
-    for case in &mut cases {
-        let s = &mut case.stats;
-        for v in [
-            &mut s.median_us,
-            &mut s.p99_us,
-            &mut s.mean_us,
-            &mut s.min_us,
-            &mut s.max_us,
-        ] {
-            *v /= ROUND as f64;
-        }
-    }
+    per_frame_rounds(&mut cases, ROUND);
     if let [
         ext2,
         ext3,
@@ -312,14 +295,6 @@ pub fn frames_in_flight(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
         map3.relative_to(floor, None);
         map8.relative_to(floor, None);
         sync.relative_to(floor, None);
-    }
-    for case in &cases {
-        eprintln!(
-            "interop: {}: {:.1} µs/frame = {:.0} fps sustained",
-            case.name,
-            case.stats.median_us,
-            1e6 / case.stats.median_us
-        );
     }
     drop(rig);
     Ok(cases)

@@ -177,6 +177,29 @@ impl Case {
     }
 }
 
+/// Turns rows whose iteration is a round of `frames` frames into per-frame rows (every statistic
+/// divided by `frames`), and prints each row's per-frame median and frame rate.
+pub fn per_frame_rounds(cases: &mut [Case], frames: usize) {
+    for case in cases {
+        let s = &mut case.stats;
+        for v in [
+            &mut s.median_us,
+            &mut s.p99_us,
+            &mut s.mean_us,
+            &mut s.min_us,
+            &mut s.max_us,
+        ] {
+            *v /= frames as f64;
+        }
+        eprintln!(
+            "interop: {}: {:.1} µs/frame = {:.0} fps sustained",
+            case.name,
+            s.median_us,
+            1e6 / s.median_us
+        );
+    }
+}
+
 /// One variant of a case group: a name and the work of one iteration on the group's state `S`.
 ///
 /// The work must be complete when it returns (stream synchronized, `glFinish` called), so that

@@ -16,7 +16,7 @@
 
 use crate::cases::Gpu;
 use crate::glres::{self, Buffer};
-use crate::measure::{Case, Plan, Variant, interleaved};
+use crate::measure::{Case, Plan, Variant, interleaved, per_frame_rounds};
 use crate::texel::{TexBuffer, TexelDraw};
 use anyhow::{Context as _, Result};
 use cuda_gl::DeviceBuffer;
@@ -174,9 +174,7 @@ pub fn streaming(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>> 
     for (slots, burst) in POINTS {
         let stream = FrameStream::new(&gpu.ctx, &gl, bytes, slots, burst)
             .with_context(|| format!("creating a stream of {slots} slots in bursts of {burst}"))?;
-        let tbos = (0..slots)
-            .map(|i| TexBuffer::new(stream.gl_buffer(i)?, &format!("stream slot {i}")))
-            .collect::<Result<_>>()?;
+        let tbos = TexBuffer::over_each(slots, "stream slot", |i| Ok(stream.gl_buffer(i)?))?;
         sides.push(Side {
             tbos,
             stream,
@@ -189,11 +187,8 @@ pub fn streaming(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>> 
     let spread_plain = (0..FOOTPRINT)
         .map(|i| Buffer::new(bytes, &format!("plain GL buffer {i}")))
         .collect::<Result<Vec<_>>>()?;
-    let spread_tbos = spread_plain
-        .iter()
-        .enumerate()
-        .map(|(i, b)| TexBuffer::new(b.name(), &format!("plain GL buffer {i}")))
-        .collect::<Result<_>>()?;
+    let spread_tbos =
+        TexBuffer::over_each(FOOTPRINT, "plain GL buffer", |i| Ok(spread_plain[i].name()))?;
     let spread_devices = (0..FOOTPRINT)
         .map(|_| DeviceBuffer::zeroed(&gpu.ctx, bytes))
         .collect::<cuda_gl::Result<_>>()
@@ -249,18 +244,7 @@ pub fn streaming(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>> 
     let mut cases = interleaved(&rounds, &group, &mut rig, &mut variants)?;
     drop(variants);
     glres::check("streaming")?;
-    for case in &mut cases {
-        let s = &mut case.stats;
-        for v in [
-            &mut s.median_us,
-            &mut s.p99_us,
-            &mut s.mean_us,
-            &mut s.min_us,
-            &mut s.max_us,
-        ] {
-            *v /= ROUND as f64;
-        }
-    }
+    per_frame_rounds(&mut cases, ROUND);
     let [floor, spread, streams @ ..] = cases.as_mut_slice() else {
         anyhow::bail!("the streaming group measured too little");
     };
@@ -288,14 +272,6 @@ pub fn streaming(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>> 
             latency_frames_max: side.behind_max,
             latency_us: (latency_frames + 1.0) * case.stats.median_us,
         });
-    }
-    for case in &cases {
-        eprintln!(
-            "interop: {}: {:.1} µs/frame = {:.0} fps sustained",
-            case.name,
-            case.stats.median_us,
-            1e6 / case.stats.median_us
-        );
     }
     drop(rig);
     Ok(cases)

@@ -31,6 +31,20 @@ impl TexBuffer {
     }
 }
 
+impl TexBuffer {
+    /// A texture buffer over each buffer `name(i)` for `i` in `0..count`, named `what i` in
+    /// errors.
+    pub fn over_each(
+        count: usize,
+        what: &str,
+        mut name: impl FnMut(usize) -> Result<u32>,
+    ) -> Result<Vec<TexBuffer>> {
+        (0..count)
+            .map(|i| TexBuffer::new(name(i)?, &format!("{what} {i}")))
+            .collect()
+    }
+}
+
 glres::delete_on_drop!(TexBuffer, 0, DeleteTextures);
 
 /// Reads pixel (x, y) of the frame from texel `y * width + x` of the texture buffer; the

@@ -128,18 +128,22 @@
 //! ```
 
 // One job per file: the GL entry points and fences, the CUDA allocation, the GL import, the
-// ring with its guards, and the stream of frames in bursts.
+// ring with its guards, the stream of frames in bursts and what its closures get, and making
+// and taking apart their slots.
+mod frame;
 mod gl_fns;
 mod import;
 mod memory;
 mod ring;
+mod slot_parts;
 mod stream;
 
+pub use frame::{FrameRead, FrameWrite};
 pub use gl_fns::ExternalGl;
 pub use import::GlMemoryBuffer;
 pub use memory::ExportableMemory;
 pub use ring::{CudaWrite, ExternalRing, GlRead};
-pub use stream::{FrameRead, FrameStream, FrameWrite, MAX_STREAM_SLOTS};
+pub use stream::{FrameStream, MAX_STREAM_SLOTS};
 
 #[cfg(doc)]
 use crate::error::Error;

@@ -2,13 +2,14 @@
 //! two APIs hand over to each other once per burst instead of once per frame.
 
 use super::DEFAULT_TIMEOUT;
+use super::frame::{FrameRead, FrameWrite};
 use super::gl_fns::{ExternalGl, Fence, Fns};
 use super::import::GlMemoryBuffer;
 use super::memory::ExportableMemory;
+use super::slot_parts;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::glprobe::GlOwner;
-use crate::memory::DevicePtr;
 use crate::result;
 use crate::stream::{AsStream, Event, check_same_context};
 use std::collections::VecDeque;
@@ -128,86 +129,6 @@ impl fmt::Debug for FrameStream {
     }
 }
 
-/// CUDA's view of the frame being produced: where to write it.
-#[derive(Debug)]
-pub struct FrameWrite<'a> {
-    index: u64,
-    slot: usize,
-    memory: &'a ExportableMemory,
-}
-
-impl FrameWrite<'_> {
-    /// The frame's index: 0 for the first frame pushed, then 1, 2, ...
-    pub fn index(&self) -> u64 {
-        self.index
-    }
-
-    /// The slot the frame goes into.
-    pub fn slot(&self) -> usize {
-        self.slot
-    }
-
-    /// The slot's device address, for kernel arguments.
-    pub fn device_ptr(&self) -> DevicePtr<'_> {
-        self.memory.device_ptr()
-    }
-
-    /// The frame's size in bytes (as asked for).
-    pub fn len(&self) -> usize {
-        self.memory.requested_size()
-    }
-
-    /// Whether the frame has no bytes (never true).
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
-
-/// GL's view of a frame that CUDA has finished writing: the GL buffer that holds it.
-#[derive(Debug, Clone, Copy)]
-pub struct FrameRead {
-    index: u64,
-    slot: usize,
-    buffer: u32,
-    bytes: usize,
-    behind: u64,
-}
-
-impl FrameRead {
-    /// The frame's index, as in [`FrameWrite::index`].
-    pub fn index(&self) -> u64 {
-        self.index
-    }
-
-    /// The slot the frame is in.
-    pub fn slot(&self) -> usize {
-        self.slot
-    }
-
-    /// The GL buffer name that holds the frame (e.g. the storage of a `GL_TEXTURE_BUFFER`, a
-    /// vertex buffer, or a pixel unpack buffer). Read it only in this call of the consumer: the
-    /// fence placed after the burst covers the GL commands issued by then.
-    pub fn buffer(&self) -> u32 {
-        self.buffer
-    }
-
-    /// The frame's size in bytes.
-    pub fn len(&self) -> usize {
-        self.bytes
-    }
-
-    /// Whether the frame has no bytes (never true).
-    pub fn is_empty(&self) -> bool {
-        self.bytes == 0
-    }
-
-    /// How many frames were pushed after this one when GL was given it: the stream's latency in
-    /// frames.
-    pub fn frames_behind(&self) -> u64 {
-        self.behind
-    }
-}
-
 /// Records the events of a burst's slots on the producer's stream when dropped, so that a
 /// producer that panics still leaves its writes covered.
 struct RecordOnDrop<'a, S: AsStream> {
@@ -283,13 +204,12 @@ impl FrameStream {
             _not_send: PhantomData,
         };
         for _ in 0..slots {
-            let memory = ExportableMemory::new(ctx, bytes_per_frame)?;
-            let gl = GlMemoryBuffer::import(gl, &memory)?;
+            let (gl, memory, written) = slot_parts::make_slot(ctx, gl, bytes_per_frame)?;
             stream.slots.push(StreamSlot {
                 read_fence: None,
                 gl,
                 memory,
-                written: Event::new(ctx, false)?,
+                written,
                 produced: false,
                 unrecorded: false,
             });
@@ -609,8 +529,6 @@ impl FrameStream {
 
 impl Drop for FrameStream {
     fn drop(&mut self) {
-        // Deleting GL objects with another context current would delete that context's objects
-        // of the same names; leaking them is harmless.
         let gl_current = match self.begin("glDeleteBuffers (not called)") {
             Ok(()) => true,
             Err(e) => {
@@ -631,17 +549,7 @@ impl Drop for FrameStream {
                 written,
                 ..
             } = slot;
-            if gl_current {
-                drop(read_fence);
-                drop(gl);
-            } else {
-                std::mem::forget(read_fence);
-                std::mem::forget(gl);
-            }
-            // Waits for the CUDA context before unmapping; a leaked GL import keeps the
-            // physical memory alive.
-            drop(memory);
-            drop(written);
+            slot_parts::release_slot(read_fence, gl, memory, written, gl_current);
         }
     }
 }
