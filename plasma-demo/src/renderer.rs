@@ -337,11 +337,20 @@ impl Renderer {
         let Some(pbo) = self.objects.pbo else {
             bail!("this renderer has no pixel buffer (the surface path writes the texture)");
         };
-        // SAFETY: a context is current; with the pixel buffer bound to GL_PIXEL_UNPACK_BUFFER
-        // the null pointer is offset 0 into it, and the buffer holds exactly one RGBA8 frame of
-        // the texture's size.
+        self.upload_from(pbo);
+        Ok(())
+    }
+
+    /// Copies one RGBA8 frame of the texture's size from GL buffer `buffer` (a pixel buffer, or
+    /// a frame stream's slot) into the texture with `glTexSubImage2D`, on the GPU.
+    ///
+    /// `buffer` must be a live buffer of at least `size().rgba_bytes()` bytes.
+    pub fn upload_from(&self, buffer: GLuint) {
+        // SAFETY: a context is current; with `buffer` bound to GL_PIXEL_UNPACK_BUFFER the null
+        // pointer is offset 0 into it, and the buffer holds at least one RGBA8 frame of the
+        // texture's size (the caller's contract; GL reports a smaller one as an error).
         unsafe {
-            gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, pbo);
+            gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, buffer);
             gl::PixelStorei(gl::UNPACK_ALIGNMENT, 4);
             gl::BindTexture(gl::TEXTURE_2D, self.objects.texture);
             gl::TexSubImage2D(
@@ -357,7 +366,6 @@ impl Renderer {
             );
             gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
         }
-        Ok(())
     }
 
     /// Draws the texture over the whole `viewport` (the window's framebuffer size, or the
