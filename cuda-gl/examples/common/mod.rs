@@ -243,6 +243,18 @@ impl Gpu {
         })
     }
 
+    /// The address of GL entry point `name` in the current context (null when unknown), for
+    /// loaders such as `ExternalGl::load_with`.
+    pub fn proc_address(&mut self, name: &str) -> *const c_void {
+        match &mut self.display {
+            Display::Headless(gl) => gl.get_proc_address(name),
+            Display::Window(win) => win
+                .window
+                .get_proc_address(name)
+                .map_or(std::ptr::null(), |f| f as *const c_void),
+        }
+    }
+
     /// With `--window`, copies `frame` into the window and shows it; returns `false` once the
     /// window was closed. Headless, does nothing and returns `true`.
     pub fn present(&mut self, frame: &Framebuffer) -> Result<bool> {
@@ -565,6 +577,62 @@ pub fn texture_rgba8_levels(width: u32, height: u32, levels: u32) -> Result<u32>
     }
     gl_check("creating an RGBA8 texture")?;
     Ok(texture)
+}
+
+/// A GL buffer of `bytes` bytes, contents undefined.
+pub fn gl_buffer(bytes: usize) -> Result<u32> {
+    let mut buffer = 0;
+    // SAFETY: a GL context is current; the name comes from glCreateBuffers and gets storage.
+    unsafe {
+        gl::CreateBuffers(1, &mut buffer);
+        gl::NamedBufferData(buffer, bytes as isize, std::ptr::null(), gl::STREAM_COPY);
+    }
+    gl_check("creating a buffer")?;
+    Ok(buffer)
+}
+
+/// Copies `bytes` bytes from the start of buffer `from` to byte `at` of buffer `to`, on the
+/// GPU, in GL's queue.
+pub fn copy_buffer(from: u32, to: u32, at: usize, bytes: usize) -> Result<()> {
+    // SAFETY: a GL context is current; GL checks the ranges against both buffers' sizes.
+    unsafe { gl::CopyNamedBufferSubData(from, to, 0, at as isize, bytes as isize) };
+    gl_check("copying between buffers")
+}
+
+/// Copies one `width` x `height` RGBA8 image from the start of buffer `buffer` into level 0 of
+/// 2D texture `texture` (`glTexSubImage2D` from a pixel unpack buffer: on the GPU).
+pub fn upload_from_buffer(texture: u32, buffer: u32, width: u32, height: u32) -> Result<()> {
+    // SAFETY: a GL context is current; with `buffer` bound as the pixel unpack buffer the null
+    // pointer is offset 0 into it, and GL checks the image against the buffer's size.
+    unsafe {
+        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, buffer);
+        gl::PixelStorei(gl::UNPACK_ALIGNMENT, 4);
+        gl::TextureSubImage2D(
+            texture,
+            0,
+            0,
+            0,
+            width as i32,
+            height as i32,
+            gl::RGBA,
+            gl::UNSIGNED_BYTE,
+            std::ptr::null(),
+        );
+        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
+    }
+    gl_check("uploading a frame from a buffer")
+}
+
+/// Deletes GL buffer `buffer`.
+pub fn delete_buffer(buffer: u32) {
+    // SAFETY: a GL context is current; deleting a name twice or 0 is ignored by GL.
+    unsafe { gl::DeleteBuffers(1, &buffer) };
+}
+
+/// Deletes GL texture `texture`.
+pub fn delete_texture(texture: u32) {
+    // SAFETY: a GL context is current; deleting a name twice or 0 is ignored by GL.
+    unsafe { gl::DeleteTextures(1, &texture) };
 }
 
 /// Level `level` (`width` x `height`) of 2D texture `texture` read back with glGetTexImage:
