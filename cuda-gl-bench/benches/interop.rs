@@ -32,6 +32,10 @@ mod measure;
 mod ordering;
 #[path = "interop/report.rs"]
 mod report;
+#[path = "interop/streaming.rs"]
+mod streaming;
+#[path = "interop/texel.rs"]
+mod texel;
 
 use plasma_demo::{gpu_health, watchdog};
 
@@ -47,7 +51,8 @@ const PLASMA_PTX: &str = include_str!("../../plasma-demo/kernels/plasma.ptx");
 
 const USAGE: &str = "\
 usage: interop [--iters N | --quick] [--warmup N] [--cpu-iters N] [--out DIR]
-               [--device N | --all-devices] [--frames-in-flight-only] [--ordering-only]
+               [--device N | --all-devices]
+               [--frames-in-flight-only] [--ordering-only] [--streaming-only]
   --iters N      measured iterations per case (default 1000)
   --quick        200 measured iterations per case
   --warmup N     warm-up iterations per case (default 100)
@@ -60,6 +65,9 @@ usage: interop [--iters N | --quick] [--warmup N] [--cpu-iters N] [--out DIR]
   --ordering-only
                  run only the ordering-mechanisms group (semaphores, stream memory operations,
                  two threads, each against the pipelined floor)
+  --streaming-only
+                 run only the streaming group (FrameStream vs the pipelined floor); the
+                 three -only flags combine: the groups named run, in this order
   --watchdog-secs N
                  exit with status 3 when one iteration or the set-up takes longer than N s
                  (default $CUDA_GL_WATCHDOG_SECS, else 10; 0: off)
@@ -89,6 +97,8 @@ struct Args {
     in_flight_only: bool,
     /// Run only the ordering-mechanisms group.
     ordering_only: bool,
+    /// Run only the streaming group.
+    streaming_only: bool,
     /// `--watchdog-secs`.
     watchdog_secs: Option<u64>,
     /// `--debug-spin-ms`.
@@ -105,6 +115,7 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
         devices: Devices::One(0),
         in_flight_only: false,
         ordering_only: false,
+        streaming_only: false,
         watchdog_secs: None,
         debug_spin: None,
     };
@@ -144,6 +155,7 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
             "--all-devices" => parsed.devices = Devices::All,
             "--frames-in-flight-only" => parsed.in_flight_only = true,
             "--ordering-only" => parsed.ordering_only = true,
+            "--streaming-only" => parsed.streaming_only = true,
             "--watchdog-secs" => {
                 let text = value("--watchdog-secs")?;
                 let secs = text.parse().map_err(|_| {
@@ -185,14 +197,18 @@ fn run_device(ordinal: usize, plan: &Plan, cpu_plan: &Plan, args: &Args) -> Resu
     );
     let mut all = Vec::new();
     let progress = |what: &str| eprintln!("interop: GPU {ordinal}: {what}");
-    if args.in_flight_only {
-        progress("frames in flight: external-memory ring vs map/unmap ring");
-        all.extend(external::frames_in_flight(&gpu, plan)?);
-        return finish_device(ordinal, &gpu, info, all);
-    }
-    if args.ordering_only {
-        progress("ordering mechanisms");
-        all.extend(ordering::ordering(&gpu, plan)?);
+    if args.in_flight_only || args.ordering_only || args.streaming_only {
+        if args.in_flight_only {
+            progress("frames in flight: external-memory ring vs map/unmap ring");
+            all.extend(external::frames_in_flight(&gpu, plan)?);
+        }
+        if args.ordering_only {
+            progress("ordering mechanisms");
+            all.extend(ordering::ordering(&gpu, plan)?);
+        }
+        if args.streaming_only {
+            streaming_groups(&gpu, plan, &mut all, progress)?;
+        }
         return finish_device(ordinal, &gpu, info, all);
     }
     progress("raw driver calls vs safe API");
@@ -222,7 +238,25 @@ fn run_device(ordinal: usize, plan: &Plan, cpu_plan: &Plan, args: &Args) -> Resu
     all.extend(external::frames_in_flight(&gpu, plan)?);
     progress("ordering mechanisms");
     all.extend(ordering::ordering(&gpu, plan)?);
+    streaming_groups(&gpu, plan, &mut all, progress)?;
     finish_device(ordinal, &gpu, info, all)
+}
+
+/// The streaming group at each of its sizes.
+fn streaming_groups(
+    gpu: &cases::Gpu,
+    plan: &Plan,
+    all: &mut Vec<measure::Case>,
+    progress: impl Fn(&str),
+) -> Result<()> {
+    for size in streaming::STREAM_SIZES {
+        progress(&format!(
+            "streaming {}x{}: FrameStream vs the pipelined floor",
+            size.0, size.1
+        ));
+        all.extend(streaming::streaming(gpu, plan, size)?);
+    }
+    Ok(())
 }
 
 /// The watchdog's test hook: queues plasma.ptx's `debug_spin` on the stream every case uses, so
@@ -306,7 +340,13 @@ fn run(args: &Args, command: String) -> Result<bool> {
 
     // Writing the report is host work.
     watchdog::enter(watchdog::Stage::Idle);
+    let streaming = devices
+        .iter()
+        .map(|d| streaming::summaries(&d.cases))
+        .find(|s| !s.is_empty())
+        .unwrap_or_default();
     let report = Report {
+        streaming,
         meta: Meta {
             date_utc,
             unix_time_s,

@@ -405,29 +405,8 @@ impl LayeredTargets {
         kind: u32,
     ) -> Result<Vec<T>> {
         let channels = if format == gl::RGBA { 4 } else { 1 };
-        let mut data = vec![T::default(); (VIEW * VIEW) as usize * channels];
-        // SAFETY: a GL context is current; GL writes at most `bufSize` bytes, the size of `data`
-        // (rows are packed: a row of 64 texels is a multiple of the pack alignment 4).
-        unsafe {
-            gl::BindBuffer(gl::PIXEL_PACK_BUFFER, 0);
-            gl::PixelStorei(gl::PACK_ALIGNMENT, 4);
-            gl::GetTextureSubImage(
-                texture,
-                0,
-                0,
-                0,
-                layer as i32,
-                VIEW as i32,
-                VIEW as i32,
-                1,
-                format,
-                kind,
-                size_of_val(data.as_slice()) as i32,
-                data.as_mut_ptr().cast(),
-            );
-        }
-        common::gl_check("reading a layer back")?;
-        Ok(data)
+        let len = (VIEW * VIEW) as usize * channels;
+        common::read_texture_layer(texture, layer, VIEW, (format, kind), len)
     }
 
     /// Copies the colour layers into `mosaic`, 8 per row, view 0 at the bottom left.

@@ -195,19 +195,11 @@ fn texel(level: u32, x: u32, y: u32) -> [u8; 4] {
 
 /// A BASE x BASE RGBA8 texture with LEVELS levels, each uploaded from [`texel`].
 fn mipmapped_texture() -> Result<u32> {
-    let mut texture = 0;
-    // SAFETY: a GL context is current; the name comes from glGenTextures.
+    // Immutable storage for every level at once: the mip chain CUDA will see.
+    let texture = common::texture_rgba8_levels(BASE, BASE, LEVELS)?;
+    // SAFETY: a GL context is current; `texture` is a live texture name.
     unsafe {
-        gl::GenTextures(1, &mut texture);
         gl::BindTexture(gl::TEXTURE_2D, texture);
-        // Immutable storage for every level at once: the mip chain CUDA will see.
-        gl::TexStorage2D(
-            gl::TEXTURE_2D,
-            LEVELS as i32,
-            gl::RGBA8,
-            BASE as i32,
-            BASE as i32,
-        );
         gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
         gl::PixelStorei(gl::UNPACK_ALIGNMENT, 4);
     }

@@ -319,30 +319,7 @@ fn pixel_buffer(bytes: usize) -> Result<u32> {
 
 /// Layer `layer` of the stack read back with glGetTextureSubImage, bottom row first.
 fn read_layer(texture: u32, layer: usize) -> Result<Vec<Rgba>> {
-    let mut texels = vec![[0u8; 4]; TEXELS];
-    let size = SIZE as i32;
-    // SAFETY: a GL context is current; with no pixel-pack buffer bound and a pack alignment of
-    // 4, GL writes SIZE * SIZE * 4 bytes, the size given and that of `texels`.
-    unsafe {
-        gl::BindBuffer(gl::PIXEL_PACK_BUFFER, 0);
-        gl::PixelStorei(gl::PACK_ALIGNMENT, 4);
-        gl::GetTextureSubImage(
-            texture,
-            0,
-            0,
-            0,
-            layer as i32,
-            size,
-            size,
-            1,
-            gl::RGBA,
-            gl::UNSIGNED_BYTE,
-            size_of_val(texels.as_slice()) as i32,
-            texels.as_mut_ptr().cast(),
-        );
-    }
-    common::gl_check("reading a layer back")?;
-    Ok(texels)
+    common::read_texture_layer(texture, layer, SIZE, (gl::RGBA, gl::UNSIGNED_BYTE), TEXELS)
 }
 
 /// Copies the four layers into the quadrants of `frame` (frame 0 top left, 1 top right, 2

@@ -9,6 +9,9 @@
 //! Run with `cargo run -p cuda-gl --example cudarc_interop --features cudarc,egl`. It prints what
 //! it checked, and exits with 1 when a pixel differs, 2 when something fails.
 
+#[path = "common/mod.rs"]
+mod common;
+
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::{Context, RegisterFlags, RegisteredBuffer};
 use cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
@@ -102,11 +105,12 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
     mapped.unmap()?;
 
     // GL uses the buffer as the source of a texture upload, then reads the texture back.
-    let texels = upload_and_read_back(pbo, texture)?;
+    upload_from_pbo(pbo, texture)?;
+    let texels = common::read_texture_rgba8(texture, 0, WIDTH, HEIGHT)?;
     let wrong = (0..HEIGHT)
         .flat_map(|y| (0..WIDTH).map(move |x| (x, y)))
-        .zip(&texels)
-        .filter(|&((x, y), &texel)| texel != gradient(x, y, FRAME))
+        .zip(texels.chunks_exact(4))
+        .filter(|&((x, y), texel)| *texel != gradient(x, y, FRAME).to_le_bytes())
         .count();
     println!(
         "a cudarc kernel wrote {WIDTH}x{HEIGHT} RGBA8 pixels into GL buffer {pbo} mapped on a \
@@ -125,35 +129,24 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
 }
 
 /// A zero-filled pixel buffer of `pixel_count` RGBA8 pixels and a WIDTH x HEIGHT RGBA8 texture.
-fn create_pbo_and_texture(pixel_count: usize) -> Result<(u32, u32), String> {
+fn create_pbo_and_texture(pixel_count: usize) -> anyhow::Result<(u32, u32)> {
     let zeros = vec![0u32; pixel_count];
-    let (mut pbo, mut texture) = (0, 0);
+    let mut pbo = 0;
     // SAFETY: a GL context is current and its function pointers are loaded; `zeros` holds
     // `pixel_count * 4` bytes.
     unsafe {
-        gl::GenBuffers(1, &mut pbo);
-        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, pbo);
-        gl::BufferData(
-            gl::PIXEL_UNPACK_BUFFER,
-            (pixel_count * 4) as isize,
-            zeros.as_ptr().cast(),
-            gl::STREAM_DRAW,
-        );
-        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
-        gl::GenTextures(1, &mut texture);
-        gl::BindTexture(gl::TEXTURE_2D, texture);
-        gl::TexStorage2D(gl::TEXTURE_2D, 1, gl::RGBA8, WIDTH as i32, HEIGHT as i32);
-        gl::BindTexture(gl::TEXTURE_2D, 0);
+        gl::CreateBuffers(1, &mut pbo);
+        let bytes = (pixel_count * 4) as isize;
+        gl::NamedBufferData(pbo, bytes, zeros.as_ptr().cast(), gl::STREAM_DRAW);
     }
-    gl_error("creating the pixel buffer and texture")?;
-    Ok((pbo, texture))
+    common::gl_check("creating the pixel buffer")?;
+    Ok((pbo, common::texture_rgba8(WIDTH, HEIGHT)?))
 }
 
-/// Uploads the pixel buffer into the texture (the PBO is the source) and reads the texture back.
-fn upload_and_read_back(pbo: u32, texture: u32) -> Result<Vec<u32>, String> {
-    let mut texels = vec![0u32; (WIDTH * HEIGHT) as usize];
+/// Uploads the pixel buffer into the texture (the PBO is the source).
+fn upload_from_pbo(pbo: u32, texture: u32) -> anyhow::Result<()> {
     // SAFETY: a GL context is current; with the PBO bound to GL_PIXEL_UNPACK_BUFFER the null
-    // pointer is offset 0 into it; `texels` has room for the whole RGBA8 image.
+    // pointer is offset 0 into it, which holds the whole RGBA8 image.
     unsafe {
         gl::BindTexture(gl::TEXTURE_2D, texture);
         gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, pbo);
@@ -170,24 +163,7 @@ fn upload_and_read_back(pbo: u32, texture: u32) -> Result<Vec<u32>, String> {
             std::ptr::null(),
         );
         gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
-        gl::PixelStorei(gl::PACK_ALIGNMENT, 4);
-        gl::GetTexImage(
-            gl::TEXTURE_2D,
-            0,
-            gl::RGBA,
-            gl::UNSIGNED_BYTE,
-            texels.as_mut_ptr().cast(),
-        );
         gl::BindTexture(gl::TEXTURE_2D, 0);
     }
-    gl_error("uploading the buffer into the texture and reading it back")?;
-    Ok(texels)
-}
-
-fn gl_error(what: &str) -> Result<(), String> {
-    // SAFETY: a GL context is current.
-    match unsafe { gl::GetError() } {
-        gl::NO_ERROR => Ok(()),
-        code => Err(format!("OpenGL error {code:#x} while {what}")),
-    }
+    common::gl_check("uploading the buffer into the texture")
 }

@@ -225,6 +225,23 @@ impl Context {
         }
     }
 
+    /// The body of a `Drop` that releases one driver handle: binds the context (see
+    /// [`Context::bind_for_drop`], `what` says what is about to happen) and runs `release`,
+    /// recording its error under `call`. Nothing is called when the bind fails.
+    pub(crate) fn release_in_drop<E: Into<Error>>(
+        &self,
+        what: &str,
+        call: &str,
+        release: impl FnOnce() -> std::result::Result<(), E>,
+    ) {
+        if !self.bind_for_drop(what) {
+            return;
+        }
+        if let Err(e) = release() {
+            self.record_drop_error(call, e);
+        }
+    }
+
     /// Logs a failure met in `Drop` and records it for [`Context::take_drop_errors`].
     pub(crate) fn record_drop_error(&self, what: &str, error: impl Into<Error>) {
         let error = error.into();

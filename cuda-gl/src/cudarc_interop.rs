@@ -341,36 +341,32 @@ impl<'m> MappedBatch<'m> {
 mod tests {
     use super::*;
 
+    /// The size, alignment, byte count and address of the `SliceLayout` error that
+    /// `element_count::<T>` returns, or `None` when it accepts the layout.
+    fn refused<T>(address: u64, bytes: usize) -> Option<(usize, usize, usize, u64)> {
+        match element_count::<T>(address, bytes) {
+            Err(Error::SliceLayout {
+                type_size,
+                type_align,
+                bytes,
+                address,
+                ..
+            }) => Some((type_size, type_align, bytes, address)),
+            _ => None,
+        }
+    }
+
     #[test]
     fn element_count_checks_size_and_alignment() {
         assert_eq!(element_count::<u32>(0x1000, 64).ok(), Some(16));
         assert_eq!(element_count::<u8>(0x1001, 3).ok(), Some(3));
         assert_eq!(element_count::<[f32; 4]>(0x1000, 32).ok(), Some(2));
-        let size = element_count::<u32>(0x1000, 10).err();
-        assert!(
-            matches!(
-                &size,
-                Some(Error::SliceLayout {
-                    type_size: 4,
-                    bytes: 10,
-                    ..
-                })
-            ),
-            "{size:?}"
-        );
-        let align = element_count::<u64>(0x1004, 16).err();
-        assert!(
-            matches!(
-                &align,
-                Some(Error::SliceLayout {
-                    type_align: 8,
-                    address: 0x1004,
-                    ..
-                })
-            ),
-            "{align:?}"
-        );
-        let text = align.map(|e| e.to_string()).unwrap_or_default();
+        assert_eq!(refused::<u32>(0x1000, 10), Some((4, 4, 10, 0x1000)));
+        assert_eq!(refused::<u64>(0x1004, 16), Some((8, 8, 16, 0x1004)));
+        let text = element_count::<u64>(0x1004, 16)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(text.contains("help:") && text.contains("u64"), "{text}");
     }
 

@@ -343,13 +343,11 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
 
 impl<T: DeviceCopy> Drop for DeviceBuffer<T> {
     fn drop(&mut self) {
-        if !self.ctx.bind_for_drop("free device memory") {
-            return;
-        }
-        // SAFETY: the allocation came from cuMemAlloc and is not used after this.
-        if let Err(e) = unsafe { result::mem::free(self.raw) } {
-            self.ctx.record_drop_error("cuMemFree", e);
-        }
+        self.ctx
+            .release_in_drop("free device memory", "cuMemFree", || {
+                // SAFETY: the allocation came from cuMemAlloc and is not used after this.
+                unsafe { result::mem::free(self.raw) }
+            });
     }
 }
 

@@ -162,13 +162,11 @@ fn classify_load_error(source: CudaError, log: String) -> Error {
 
 impl Drop for ModuleInner {
     fn drop(&mut self) {
-        if !self.ctx.bind_for_drop("unload a module") {
-            return;
-        }
-        // SAFETY: the module is live and no Function (which holds this inner) is left.
-        if let Err(e) = unsafe { result::module::unload(self.raw) } {
-            self.ctx.record_drop_error("cuModuleUnload", e);
-        }
+        self.ctx
+            .release_in_drop("unload a module", "cuModuleUnload", || {
+                // SAFETY: the module is live and no Function (which holds this inner) is left.
+                unsafe { result::module::unload(self.raw) }
+            });
     }
 }
 

@@ -186,13 +186,11 @@ impl Drop for Stream {
         if self.kind != Kind::Owned {
             return;
         }
-        if !self.ctx.bind_for_drop("destroy a stream") {
-            return;
-        }
-        // SAFETY: the stream was created by `Stream::new` and is not used after this.
-        if let Err(e) = unsafe { result::stream::destroy(self.raw) } {
-            self.ctx.record_drop_error("cuStreamDestroy", e);
-        }
+        self.ctx
+            .release_in_drop("destroy a stream", "cuStreamDestroy", || {
+                // SAFETY: the stream was created by `Stream::new` and is not used after this.
+                unsafe { result::stream::destroy(self.raw) }
+            });
     }
 }
 
@@ -317,12 +315,10 @@ impl Event {
 
 impl Drop for Event {
     fn drop(&mut self) {
-        if !self.ctx.bind_for_drop("destroy an event") {
-            return;
-        }
-        // SAFETY: the event was created by `Event::new` and is not used after this.
-        if let Err(e) = unsafe { result::stream::event_destroy(self.raw) } {
-            self.ctx.record_drop_error("cuEventDestroy", e);
-        }
+        self.ctx
+            .release_in_drop("destroy an event", "cuEventDestroy", || {
+                // SAFETY: the event was created by `Event::new` and is not used after this.
+                unsafe { result::stream::event_destroy(self.raw) }
+            });
     }
 }

@@ -90,7 +90,8 @@ mod egl {
 #[cfg(unix)]
 mod external {
     use cuda_gl::external::{
-        CudaWrite, ExportableMemory, ExternalGl, ExternalRing, GlMemoryBuffer, GlRead,
+        CudaWrite, ExportableMemory, ExternalGl, ExternalRing, FrameRead, FrameStream, FrameWrite,
+        GlMemoryBuffer, GlRead,
     };
     use static_assertions::{assert_impl_all, assert_not_impl_any};
 
@@ -102,6 +103,10 @@ mod external {
     assert_not_impl_any!(GlMemoryBuffer: Send, Sync);
     assert_not_impl_any!(GlRead<'static>: Send, Sync);
     assert_not_impl_any!(CudaWrite<'static>: Send, Sync);
+    assert_not_impl_any!(FrameStream: Send, Sync);
+    // What the producer and consumer get: addresses and names, no GL call of their own.
+    assert_impl_all!(FrameWrite<'static>: Send, Sync);
+    assert_impl_all!(FrameRead: Send, Sync, Copy);
 }
 
 #[cfg(feature = "cudarc")]

@@ -215,15 +215,7 @@ fn image_target_that_does_not_match_the_texture() {
 #[test]
 fn cube_map_face_and_mip_level_out_of_range() {
     let Some(g) = gpu() else { return };
-    let mut cube = 0;
-    // SAFETY: the test's GL context is current on this thread.
-    unsafe {
-        gl::GenTextures(1, &mut cube);
-        gl::BindTexture(gl::TEXTURE_CUBE_MAP, cube);
-        gl::TexStorage2D(gl::TEXTURE_CUBE_MAP, 2, gl::RGBA8, 8, 8);
-        gl::BindTexture(gl::TEXTURE_CUBE_MAP, 0);
-    }
-    check_gl();
+    let cube = gl_texture_storage(gl::TEXTURE_CUBE_MAP, 2, 8, 8, 1);
     let mut res =
         RegisteredImage::register(&g.ctx, cube, ImageTarget::CubeMap, RegisterFlags::NONE).unwrap();
     {

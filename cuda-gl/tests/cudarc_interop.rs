@@ -40,13 +40,15 @@ fn gradient(x: u32, y: u32, frame: u32) -> u32 {
 }
 
 /// A GL context and the application's cudarc objects on device 0, plus cuda-gl's view of the
-/// cudarc context. Field order is drop order: cudarc and cuda-gl before the GL context.
+/// cudarc context, held under the [`serial`] lock. Field order is drop order: cudarc and cuda-gl
+/// before the GL context, and the lock last.
 struct Rig {
     kernel: CudaFunction,
     stream: Arc<CudaStream>,
     ctx: Arc<Context>,
     cu: Arc<CudaContext>,
     _gl: HeadlessContext,
+    _serial: MutexGuard<'static, ()>,
 }
 
 /// A headless GL context on CUDA device 0, current on this thread.
@@ -62,7 +64,9 @@ fn gl_on_device_0() -> Option<HeadlessContext> {
     }
 }
 
+/// The [`Rig`], or `None` (after saying why) where this machine cannot make it.
 fn rig() -> Option<Rig> {
+    let serial = serial();
     let gl = gl_on_device_0()?;
     let cu = CudaContext::new(0).expect("cudarc context on device 0");
     let stream = cu.new_stream().expect("cudarc stream");
@@ -78,6 +82,7 @@ fn rig() -> Option<Rig> {
         ctx,
         cu,
         _gl: gl,
+        _serial: serial,
     })
 }
 
@@ -107,7 +112,6 @@ fn primary_active(device: i32) -> bool {
 
 #[test]
 fn both_crates_use_one_driver_library_and_the_same_handles() {
-    let _serial = serial();
     let Some(r) = rig() else { return };
 
     // One libcuda file mapped, after both crates have opened and used theirs.
@@ -165,7 +169,6 @@ fn both_crates_use_one_driver_library_and_the_same_handles() {
 
 #[test]
 fn cudarc_kernel_writes_a_gl_buffer_mapped_on_a_cudarc_stream() {
-    let _serial = serial();
     let Some(r) = rig() else { return };
     let (width, height, frame) = (333u32, 77u32, 5u32);
     let n = (width * height) as usize;
@@ -214,7 +217,6 @@ fn cudarc_kernel_writes_a_gl_buffer_mapped_on_a_cudarc_stream() {
 
 #[test]
 fn cudarc_copies_read_and_write_the_mapping_on_any_stream_of_the_context() {
-    let _serial = serial();
     let Some(r) = rig() else { return };
     let n = 100_000;
     let initial = pattern_words(n, 1);
@@ -251,7 +253,6 @@ fn cudarc_copies_read_and_write_the_mapping_on_any_stream_of_the_context() {
 
 #[test]
 fn batch_map_on_a_cudarc_stream() {
-    let _serial = serial();
     let Some(r) = rig() else { return };
     let n = 4096;
     let source = pattern_words(n, 9);
@@ -284,7 +285,6 @@ fn batch_map_on_a_cudarc_stream() {
 
 #[test]
 fn views_refuse_bad_layouts_and_streams_that_are_not_arc_cuda_streams() {
-    let _serial = serial();
     let Some(r) = rig() else { return };
     let name = gl_buffer(10, Some(&[0; 3]));
     let mut res = RegisteredBuffer::register(&r.ctx, name, RegisterFlags::NONE).unwrap();

@@ -11,7 +11,8 @@ mod gpu;
 
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::external::{CudaWrite, ExportableMemory, ExternalGl, ExternalRing, GlMemoryBuffer};
-use cuda_gl::{Error, Function, LaunchConfig};
+use cuda_gl::{Error, Function};
+use gpu::external::{fill_words_slow, frame_seed, gl_copy, gpu_and_gl};
 use gpu::*;
 use std::time::Instant;
 
@@ -23,60 +24,14 @@ const BATCH: usize = 250;
 /// How long each frame of the slow producer spins before writing: 5 ms.
 const SLOW_NS: u64 = 5_000_000;
 
-/// The external-memory entry points of the test's GL context; skips when the context lacks
-/// the extensions.
-fn load_gl(g: &Gpu) -> Option<ExternalGl> {
-    // SAFETY: (1) the names resolve through eglGetProcAddress for the test's context, current
-    // on this thread; (2) libEGL is opened once per process and never closed; (3) EGL reports
-    // the current context, so cuda-gl checks the owner itself.
-    match unsafe { ExternalGl::load_with(|name| g.gl.get_proc_address(name)) } {
-        Ok(gl) => Some(gl),
-        Err(e @ Error::MissingGlExtension { .. }) => skip(e),
-        Err(e) => panic!("loading the external-memory entry points: {e}"),
-    }
-}
-
-/// Copies `bytes` bytes from the start of GL buffer `from` to byte `at` of GL buffer `to`, in
-/// GL's queue (`glCopyBufferSubData`), then checks for a GL error.
-fn gl_copy(from: u32, to: u32, at: usize, bytes: usize) {
-    // SAFETY: a context is current and both buffers are live; the callers size `from` to at least
-    // `bytes` and `to` to at least `at + bytes` bytes.
-    unsafe {
-        gl::BindBuffer(gl::COPY_READ_BUFFER, from);
-        gl::BindBuffer(gl::COPY_WRITE_BUFFER, to);
-        gl::CopyBufferSubData(
-            gl::COPY_READ_BUFFER,
-            gl::COPY_WRITE_BUFFER,
-            0,
-            at as isize,
-            bytes as isize,
-        );
-        gl::BindBuffer(gl::COPY_READ_BUFFER, 0);
-        gl::BindBuffer(gl::COPY_WRITE_BUFFER, 0);
-    }
-    check_gl();
-}
-
 /// Queues `fill` (`ext_fill_u32_slow`) on the test's stream: it spins `spin_ns`, then writes the
 /// pattern seeded with `seed` into the whole slot of `write`.
 fn fill_slot(g: &Gpu, fill: &Function, write: &CudaWrite<'_>, seed: u32, spin_ns: u64) {
     assert_eq!(write.len(), BYTES);
-    // SAFETY: the slot holds WORDS u32 words and the kernel writes exactly those; the callers
-    // give `write` the test's stream, on which its event is recorded, and the ring keeps the
-    // memory allocated until its drop synchronizes the CUDA context.
-    unsafe {
-        fill.launch(
-            LaunchConfig::for_elements(WORDS as u32),
-            &g.stream,
-            (write.device_ptr(), WORDS as u32, seed, spin_ns),
-        )
-    }
-    .unwrap();
-}
-
-/// The seed of frame `n`: every frame's content differs from every other's in every word.
-fn frame_seed(n: usize) -> u32 {
-    (n as u32).wrapping_mul(0x9E37_79B9) ^ 0x5A5A_0000
+    // SAFETY: (1) the slot holds WORDS u32 words; the callers give `write` the test's stream, on
+    // which its event is recorded, and the ring keeps the memory allocated until its drop
+    // synchronizes the CUDA context.
+    unsafe { fill_words_slow(g, fill, write.device_ptr(), WORDS, seed, spin_ns) }.unwrap();
 }
 
 /// Whether GL waits for CUDA's writes before reading a slot.
@@ -162,8 +117,7 @@ fn run_ring(
 
 #[test]
 fn ring_frames_read_by_gl_equal_the_cpu_reference_over_1000_frames() {
-    let Some(g) = gpu() else { return };
-    let Some(gl) = load_gl(&g) else { return };
+    let Some((g, gl)) = gpu_and_gl() else { return };
     eprintln!(
         "GL {} reports {} device UUID(s)",
         gl.renderer(),
@@ -186,8 +140,7 @@ fn ring_frames_read_by_gl_equal_the_cpu_reference_over_1000_frames() {
 
 #[test]
 fn slow_producer_is_ordered_by_the_event_wait() {
-    let Some(g) = gpu() else { return };
-    let Some(gl) = load_gl(&g) else { return };
+    let Some((g, gl)) = gpu_and_gl() else { return };
     let run = run_ring(&g, &gl, 2, 0, 40, SLOW_NS, Order::Ordered);
     eprintln!(
         "ordered, 5 ms producer: {} of 40 frames wrong, {:.0} us/frame",
@@ -199,8 +152,7 @@ fn slow_producer_is_ordered_by_the_event_wait() {
 
 #[test]
 fn without_the_event_wait_gl_reads_unfinished_frames() {
-    let Some(g) = gpu() else { return };
-    let Some(gl) = load_gl(&g) else { return };
+    let Some((g, gl)) = gpu_and_gl() else { return };
     // 5 ms first; 50 ms in case GL only gets the GPU when CUDA's time slice ends.
     let mut shown = false;
     for spin_ns in [SLOW_NS, 10 * SLOW_NS] {
@@ -233,8 +185,7 @@ fn without_the_event_wait_gl_reads_unfinished_frames() {
 
 #[test]
 fn ring_rejects_bad_arguments() {
-    let Some(g) = gpu() else { return };
-    let Some(gl) = load_gl(&g) else { return };
+    let Some((g, gl)) = gpu_and_gl() else { return };
     for slots in [0, 17] {
         let err = ExternalRing::new(&g.ctx, &gl, slots, BYTES).unwrap_err();
         assert!(matches!(err, Error::InvalidArgument(_)), "{slots}: {err}");
@@ -260,8 +211,7 @@ fn ring_rejects_bad_arguments() {
 /// lost for the tests after it.
 #[test]
 fn gl_buffer_outlives_released_cuda_memory() {
-    let Some(g) = gpu() else { return };
-    let Some(gl) = load_gl(&g) else { return };
+    let Some((g, gl)) = gpu_and_gl() else { return };
     let memory = ExportableMemory::new(&g.ctx, BYTES).unwrap();
     let fill = g.kernels.function("fill_u32").unwrap();
     // SAFETY: the allocation holds WORDS words; the stream is synchronized before it is freed.
@@ -300,8 +250,7 @@ fn wrong_frames(archive: u32, frames: usize) -> Vec<usize> {
 /// ring finds the slot still marked as being written and synchronizes the CUDA context first.
 #[test]
 fn a_leaked_write_guard_is_waited_for_before_gl_reads() {
-    let Some(g) = gpu() else { return };
-    let Some(gl) = load_gl(&g) else { return };
+    let Some((g, gl)) = gpu_and_gl() else { return };
     const FRAMES: usize = 4;
     let mut ring = ExternalRing::new(&g.ctx, &gl, 2, BYTES).unwrap();
     let fill = g.kernels.function("ext_fill_u32_slow").unwrap();
@@ -334,8 +283,7 @@ fn a_leaked_write_guard_is_waited_for_before_gl_reads() {
 /// GL's commands issued so far and waits for them first.
 #[test]
 fn a_leaked_read_guard_is_waited_for_before_cuda_writes() {
-    let Some(g) = gpu() else { return };
-    let Some(gl) = load_gl(&g) else { return };
+    let Some((g, gl)) = gpu_and_gl() else { return };
     const SCRATCH: usize = 64 << 20;
     let mut ring = ExternalRing::new(&g.ctx, &gl, 2, BYTES).unwrap();
     let fill = g.kernels.function("ext_fill_u32_slow").unwrap();
@@ -382,8 +330,7 @@ fn a_leaked_read_guard_is_waited_for_before_cuda_writes() {
 /// none current), and the drop leaks the GL objects instead.
 #[test]
 fn ring_calls_with_another_gl_context_current_are_refused() {
-    let Some(g) = gpu() else { return };
-    let Some(gl) = load_gl(&g) else { return };
+    let Some((g, gl)) = gpu_and_gl() else { return };
     let mut ring = ExternalRing::new(&g.ctx, &gl, 2, BYTES).unwrap();
     let doomed = ExternalRing::new(&g.ctx, &gl, 2, BYTES).unwrap();
     let names: Vec<u32> = (0..doomed.len())

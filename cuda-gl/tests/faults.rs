@@ -145,13 +145,13 @@ fn variant(e: &Error) -> String {
         .to_string()
 }
 
-/// Prints and returns the drop failures the context recorded.
-fn report_drop_errors(ctx: &Context) -> usize {
+/// Prints the drop failures the context recorded, then how many.
+fn report_drop_errors(ctx: &Context) {
     let errors = ctx.take_drop_errors();
     for e in &errors {
         println!("fault-drop-error: {e}");
     }
-    errors.len()
+    println!("drop errors recorded: {}", errors.len());
 }
 
 /// Registers GL buffer `name` in `ctx`, lets a kernel write it, and checks the bytes from GL: the
@@ -179,7 +179,7 @@ fn map_again_and_recover(g: &Gpu, mut res: RegisteredBuffer, what: &str, seed: u
     g.gl.make_current().unwrap();
     outcome(what, res.map(&g.stream).map(|m| m.size()));
     outcome("unregister", res.unregister());
-    println!("drop errors recorded: {}", report_drop_errors(&g.ctx));
+    report_drop_errors(&g.ctx);
     let fresh = gl_buffer(N * 4, None);
     interop_works(&g.ctx, fresh, seed).unwrap();
     println!("recovery: a buffer of the surviving GL context maps and is written again");
@@ -261,62 +261,56 @@ fn primary_state(device: &Device) -> (u32, i32) {
 #[test]
 fn primary_context_reset_under_live_resources() {
     destructive_fault_test("primary_context_reset_under_live_resources", || {
-        let Gpu {
-            kernels,
-            stream,
-            ctx,
-            device,
-            gl,
-        } = gpu()?;
+        let g = gpu()?;
         let name = gl_buffer(N * 4, None);
         let tex = gl_texture_rgba8(64, 64, 1);
-        let mut buf = RegisteredBuffer::register(&ctx, name, RegisterFlags::NONE).unwrap();
+        let mut buf = RegisteredBuffer::register(&g.ctx, name, RegisterFlags::NONE).unwrap();
         let mut img = RegisteredImage::register(
-            &ctx,
+            &g.ctx,
             tex,
             ImageTarget::Texture2D,
             RegisterFlags::SURFACE_LOAD_STORE,
         )
         .unwrap();
-        let scratch = cuda_gl::DeviceBuffer::<u32>::zeroed(&ctx, N).unwrap();
-        let fill = kernels.function("fill_u32").unwrap();
-        buf.map(&stream).unwrap().unmap().unwrap();
+        let scratch = cuda_gl::DeviceBuffer::<u32>::zeroed(&g.ctx, N).unwrap();
+        let fill = g.kernels.function("fill_u32").unwrap();
+        buf.map(&g.stream).unwrap().unmap().unwrap();
 
         println!(
             "primary context state before the reset: {:?}",
-            primary_state(&device)
+            primary_state(&g.device)
         );
-        let rc = reset_primary_context(&device);
+        let rc = reset_primary_context(&g.device);
         println!("cuDevicePrimaryCtxReset: {rc:?}");
         println!(
             "primary context state after the reset: {:?}",
-            primary_state(&device)
+            primary_state(&g.device)
         );
         outcome(
             "map the registered buffer",
-            buf.map(&stream).map(|m| m.size()),
+            buf.map(&g.stream).map(|m| m.size()),
         );
         // SAFETY: the scratch buffer holds N words (if the launch is accepted at all).
-        let launched = unsafe { launch_words(&fill, &stream, scratch.device_ptr(), N, 1u32) };
+        let launched = unsafe { launch_words(&fill, &g.stream, scratch.device_ptr(), N, 1u32) };
         outcome("launch a kernel", launched);
-        outcome("synchronize the stream", stream.synchronize());
+        outcome("synchronize the stream", g.stream.synchronize());
         outcome(
             "copy a device buffer to the host",
             scratch.to_vec().map(|v| v.len()),
         );
         outcome(
             "map the registered image",
-            img.map(&stream).map(|m| m.raw_stream().is_null()),
+            img.map(&g.stream).map(|m| m.raw_stream().is_null()),
         );
         outcome("unregister the buffer", buf.unregister());
         outcome("unregister the image", img.unregister());
-        drop((fill, scratch, kernels, stream));
-        println!("drop errors recorded: {}", report_drop_errors(&ctx));
-        drop(ctx);
+        drop((fill, scratch, g.kernels, g.stream));
+        report_drop_errors(&g.ctx);
+        drop(g.ctx);
 
         // Recovery: every handle of the old context is gone; a new Context works, and the same
         // GL objects register again.
-        let ctx = outcome("create a new Context", Context::new(&device)).unwrap();
+        let ctx = outcome("create a new Context", Context::new(&g.device)).unwrap();
         interop_works(&ctx, name, 13).unwrap();
         let mut img = RegisteredImage::register(
             &ctx,
@@ -331,7 +325,7 @@ fn primary_context_reset_under_live_resources() {
         println!("recovery: a new Context registers, maps and writes the same GL objects");
         delete_buffer(name);
         delete_texture(tex);
-        drop(gl);
+        drop(g.gl);
         Some(())
     });
 }
@@ -344,15 +338,9 @@ fn primary_context_reset_under_live_resources() {
 #[test]
 fn kernel_faults_while_a_resource_is_mapped() {
     destructive_fault_test("kernel_faults_while_a_resource_is_mapped", || {
-        let Gpu {
-            kernels,
-            stream,
-            ctx,
-            device,
-            gl,
-        } = gpu()?;
-        let (name, mut res) = registered_buffer(&ctx, N * 4, RegisterFlags::NONE);
-        let bad = kernels.function("fault_illegal_address").unwrap();
+        let g = gpu()?;
+        let (name, mut res) = registered_buffer(&g.ctx, N * 4, RegisterFlags::NONE);
+        let bad = g.kernels.function("fault_illegal_address").unwrap();
         let one = LaunchConfig {
             grid: (1, 1, 1),
             block: (1, 1, 1),
@@ -360,19 +348,19 @@ fn kernel_faults_while_a_resource_is_mapped() {
         };
         let mut typed = Vec::new();
         {
-            let mapped = res.map(&stream).unwrap();
+            let mapped = res.map(&g.stream).unwrap();
             // SAFETY: deliberately not: the kernel stores far past the mapped buffer. This is the
             // fault under test, in a child process of its own.
-            let launched = unsafe { bad.launch(one, &stream, (mapped.device_ptr(),)) };
+            let launched = unsafe { bad.launch(one, &g.stream, (mapped.device_ptr(),)) };
             outcome("launch the faulting kernel", launched);
             let r = mapped.unmap();
             typed.push(r.as_ref().err().map(variant));
             outcome("unmap", r);
         }
-        let r = stream.synchronize();
+        let r = g.stream.synchronize();
         typed.push(r.as_ref().err().map(variant));
         outcome("synchronize the stream", r);
-        let r = res.map(&stream).map(|m| m.size());
+        let r = res.map(&g.stream).map(|m| m.size());
         typed.push(r.as_ref().err().map(variant));
         outcome("map again", r);
         let r = res.unregister();
@@ -385,16 +373,16 @@ fn kernel_faults_while_a_resource_is_mapped() {
                 .any(|v| v.as_str() == "ContextUnusable"),
             "no step reported Error::ContextUnusable: {typed:?}"
         );
-        drop((bad, kernels, stream));
-        println!("drop errors recorded: {}", report_drop_errors(&ctx));
-        drop(ctx);
+        drop((bad, g.kernels, g.stream));
+        report_drop_errors(&g.ctx);
+        drop(g.ctx);
 
         // Recovery. NVIDIA documents these errors as leaving the process unusable for CUDA
         // until it exits; try what can be tried inside the process, in order, and report it.
         let mut how = None;
         if let Some(ctx) = outcome(
             "create a new Context after dropping every handle",
-            Context::new(&device),
+            Context::new(&g.device),
         ) && outcome("interop in that Context", interop_works(&ctx, name, 14)).is_some()
         {
             how = Some("dropping every handle, then a new Context");
@@ -402,11 +390,11 @@ fn kernel_faults_while_a_resource_is_mapped() {
         if how.is_none() {
             println!(
                 "cuDevicePrimaryCtxReset: {:?}",
-                reset_primary_context(&device)
+                reset_primary_context(&g.device)
             );
             if let Some(ctx) = probe(
                 "create a new Context after cuDevicePrimaryCtxReset",
-                Context::new(&device),
+                Context::new(&g.device),
             ) && probe("interop in that Context", interop_works(&ctx, name, 15)).is_some()
             {
                 how = Some("dropping every handle, cuDevicePrimaryCtxReset, then a new Context");
@@ -417,7 +405,7 @@ fn kernel_faults_while_a_resource_is_mapped() {
             how.unwrap_or("none inside this process: it has to be restarted")
         );
         delete_buffer(name);
-        drop(gl);
+        drop(g.gl);
         Some(())
     });
 }
@@ -459,7 +447,7 @@ fn gl_buffer_deleted_while_registered() {
             "unregister the deleted buffer's registration",
             res.unregister(),
         );
-        println!("drop errors recorded: {}", report_drop_errors(&g.ctx));
+        report_drop_errors(&g.ctx);
         interop_works(&g.ctx, again, 16).unwrap();
         println!("recovery: the new buffer registers and is written once the old one is gone");
         delete_buffer(again);
@@ -483,15 +471,7 @@ fn registering_the_same_object_twice() {
             );
             outcome(&format!("register the texture again with {flags:?}"), r);
         }
-        let mut rb = 0;
-        // SAFETY: the test's GL context is current on this thread.
-        unsafe {
-            gl::GenRenderbuffers(1, &mut rb);
-            gl::BindRenderbuffer(gl::RENDERBUFFER, rb);
-            gl::RenderbufferStorage(gl::RENDERBUFFER, gl::RGBA8, 16, 16);
-            gl::BindRenderbuffer(gl::RENDERBUFFER, 0);
-        }
-        check_gl();
+        let rb = gl_renderbuffer_rgba8(16, 16);
         let rb_first =
             RegisteredImage::register(&g.ctx, rb, ImageTarget::Renderbuffer, RegisterFlags::NONE)
                 .unwrap();
@@ -508,8 +488,7 @@ fn registering_the_same_object_twice() {
             .unwrap();
         println!("recovery: after unregistering, the texture registers again");
         g.ctx.check_drop_errors().unwrap();
-        // SAFETY: as above.
-        unsafe { gl::DeleteRenderbuffers(1, &rb) };
+        delete_renderbuffer(rb);
         delete_texture(tex);
         Some(())
     });

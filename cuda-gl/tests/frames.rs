@@ -43,6 +43,15 @@ fn mismatches(got: &[u32], seed: u32) -> usize {
         .count()
 }
 
+/// Records frame `f` in `bad`, with its count of mismatching pixels, when `got` differs from the
+/// frame's reference.
+fn check_frame(bad: &mut Vec<(u32, usize)>, f: u32, got: &[u32]) {
+    let n = mismatches(got, seed_of(f));
+    if n != 0 {
+        bad.push((f, n));
+    }
+}
+
 /// Asserts that no frame of a path differed from its reference, naming the first bad ones.
 fn assert_all_equal(path: &str, bad: &[(u32, usize)], frames: u32) {
     assert!(
@@ -72,10 +81,7 @@ fn pbo_path_every_frame_equals_the_reference() {
         unsafe { launch_words(&fill, &g.stream, mapped.device_ptr(), W * H, seed) }.unwrap();
         mapped.unmap().unwrap();
         upload_from_pbo(pbo, tex, W, H);
-        let n = mismatches(&read_texture_rgba8(tex, W, H, 0), seed);
-        if n != 0 {
-            bad.push((f, n));
-        }
+        check_frame(&mut bad, f, &read_texture_rgba8(tex, W, H, 0));
     }
     assert_all_equal("PBO path", &bad, FRAMES);
     drop(res);
@@ -100,10 +106,7 @@ fn surface_path_every_frame_equals_the_reference() {
         // unmap below is on the same stream, after the kernel).
         unsafe { launch_image(&fill, &g.stream, surface, (W, H), seed) }.unwrap();
         mapped.unmap().unwrap();
-        let n = mismatches(&read_texture_rgba8(tex, W, H, 0), seed);
-        if n != 0 {
-            bad.push((f, n));
-        }
+        check_frame(&mut bad, f, &read_texture_rgba8(tex, W, H, 0));
     }
     assert_all_equal("surface path", &bad, FRAMES);
     eprintln!(
@@ -139,11 +142,7 @@ fn k_frames_per_map_every_frame_equals_the_reference() {
         mapped.unmap().unwrap();
         let all = read_texture_array_rgba8(tex, W, H, K);
         for (layer, got) in all.chunks_exact(W * H).enumerate() {
-            let f = handoff * K as u32 + layer as u32;
-            let n = mismatches(got, seed_of(f));
-            if n != 0 {
-                bad.push((f, n));
-            }
+            check_frame(&mut bad, handoff * K as u32 + layer as u32, got);
         }
     }
     assert_all_equal(&format!("K = {K} frames per map"), &bad, FRAMES);
@@ -204,10 +203,7 @@ fn ring_of_three_in_flight_every_frame_equals_the_reference() {
             let first = f - f % HISTORY as u32;
             for frame in first..=f {
                 let layer = frame as usize % HISTORY;
-                let n = mismatches(&all[layer * W * H..(layer + 1) * W * H], seed_of(frame));
-                if n != 0 {
-                    bad.push((frame, n));
-                }
+                check_frame(&mut bad, frame, &all[layer * W * H..(layer + 1) * W * H]);
             }
         }
     }
@@ -259,6 +255,33 @@ fn slow_frame(
     mismatches(&got, seed)
 }
 
+/// [`BROKEN_FRAMES`] slow frames ([`slow_frame`] with `kernel_stream` and `read_before_unmap`)
+/// into a new surface texture, then [`assert_caught`]; `what` names the broken ordering.
+fn assert_broken_ordering_caught(
+    g: &Gpu,
+    what: &str,
+    kernel_stream: &Stream,
+    read_before_unmap: bool,
+) {
+    let (tex, mut res) = surface_texture_rgba8(&g.ctx, W, H);
+    let caught: Vec<usize> = (0..BROKEN_FRAMES)
+        .map(|f| {
+            slow_frame(
+                g,
+                &mut res,
+                tex,
+                kernel_stream,
+                read_before_unmap,
+                seed_of(f),
+            )
+        })
+        .collect();
+    eprintln!("{what}: bad pixels per frame {caught:?}");
+    assert_caught(&caught);
+    drop(res);
+    delete_texture(tex);
+}
+
 /// Asserts that the check flagged every frame of a broken variant. With a 20 ms kernel and a
 /// read-back that takes well under a millisecond, an unordered read sees the previous frame in
 /// every frame (on an H200 every pixel of every frame differed).
@@ -297,14 +320,7 @@ fn slow_kernel_in_order_every_frame_equals_the_reference() {
 fn kernel_on_another_stream_is_caught() {
     let Some(g) = gpu() else { return };
     let other = Stream::new(&g.ctx, StreamFlags::NonBlocking).unwrap();
-    let (tex, mut res) = surface_texture_rgba8(&g.ctx, W, H);
-    let caught: Vec<usize> = (0..BROKEN_FRAMES)
-        .map(|f| slow_frame(&g, &mut res, tex, &other, false, seed_of(f)))
-        .collect();
-    eprintln!("kernel on another stream: bad pixels per frame {caught:?}");
-    assert_caught(&caught);
-    drop(res);
-    delete_texture(tex);
+    assert_broken_ordering_caught(&g, "kernel on another stream", &other, false);
 }
 
 /// Broken ordering 2: GL reads the texture while it is still mapped (before the unmap), with the
@@ -312,12 +328,5 @@ fn kernel_on_another_stream_is_caught() {
 #[test]
 fn gl_read_before_unmap_is_caught() {
     let Some(g) = gpu() else { return };
-    let (tex, mut res) = surface_texture_rgba8(&g.ctx, W, H);
-    let caught: Vec<usize> = (0..BROKEN_FRAMES)
-        .map(|f| slow_frame(&g, &mut res, tex, &g.stream, true, seed_of(f)))
-        .collect();
-    eprintln!("GL read before unmap: bad pixels per frame {caught:?}");
-    assert_caught(&caught);
-    drop(res);
-    delete_texture(tex);
+    assert_broken_ordering_caught(&g, "GL read before unmap", &g.stream, true);
 }

@@ -268,15 +268,7 @@ fn images_of_each_kind_map_as_arrays() {
     delete_texture(tex);
 
     // A renderbuffer.
-    let mut rb = 0;
-    // SAFETY: see above.
-    unsafe {
-        gl::GenRenderbuffers(1, &mut rb);
-        gl::BindRenderbuffer(gl::RENDERBUFFER, rb);
-        gl::RenderbufferStorage(gl::RENDERBUFFER, gl::RGBA8, 48, 16);
-        gl::BindRenderbuffer(gl::RENDERBUFFER, 0);
-    }
-    check_gl();
+    let rb = gl_renderbuffer_rgba8(48, 16);
     let mut res =
         RegisteredImage::register(&g.ctx, rb, ImageTarget::Renderbuffer, RegisterFlags::NONE)
             .unwrap();
@@ -286,19 +278,10 @@ fn images_of_each_kind_map_as_arrays() {
         assert_eq!((a.width(), a.height()), (48, 16));
     }
     drop(res);
-    // SAFETY: see above.
-    unsafe { gl::DeleteRenderbuffers(1, &rb) };
+    delete_renderbuffer(rb);
 
     // A 2D array texture with 3 layers.
-    let mut arr = 0;
-    // SAFETY: see above.
-    unsafe {
-        gl::GenTextures(1, &mut arr);
-        gl::BindTexture(gl::TEXTURE_2D_ARRAY, arr);
-        gl::TexStorage3D(gl::TEXTURE_2D_ARRAY, 1, gl::RGBA8, 16, 8, 3);
-        gl::BindTexture(gl::TEXTURE_2D_ARRAY, 0);
-    }
-    check_gl();
+    let arr = gl_texture_storage(gl::TEXTURE_2D_ARRAY, 1, 16, 8, 3);
     let mut res = RegisteredImage::register(
         &g.ctx,
         arr,
@@ -372,9 +355,7 @@ fn error_name_that_is_not_a_gl_object() {
 fn error_registering_the_same_object_twice() {
     let Some(g) = gpu() else { return };
     let (name, first) = registered_buffer(&g.ctx, 256, RegisterFlags::NONE);
-    let err = RegisteredBuffer::register(&g.ctx, name, RegisterFlags::NONE).unwrap_err();
-    eprintln!("{err}");
-    assert!(matches!(err, Error::AlreadyRegistered { .. }), "{err:?}");
+    let err = second_registration_refused(&g.ctx, name);
     assert!(err.to_string().contains("unregister"), "{err}");
     // Textures live in another GL namespace: the same number is a different object.
     let tex = gl_texture_rgba8(4, 4, 1);

@@ -26,8 +26,23 @@ fn texture_of_pattern(
     let tex = gl_texture_rgba8(W as i32, H as i32, 1);
     let data = pattern_words(W * H, seed);
     upload_texels_rgba8(tex, W, H, &data, true);
-    let image = RegisteredImage::register(&g.ctx, tex, ImageTarget::Texture2D, flags).unwrap();
-    (tex, data, image)
+    (tex, data, register_2d(g, tex, flags))
+}
+
+/// A W x H RGBA8 texture (contents undefined), registered with `flags`.
+fn blank_texture(g: &Gpu, flags: RegisterFlags) -> (u32, RegisteredImage) {
+    let tex = gl_texture_rgba8(W as i32, H as i32, 1);
+    (tex, register_2d(g, tex, flags))
+}
+
+/// A W x H RGBA8 2D array texture of `layers` layers, every texel zero.
+fn zeroed_array_texture(layers: usize) -> u32 {
+    gl_texture_array_rgba8(W, H, layers, Some(&vec![0u32; W * H * layers]))
+}
+
+/// Registers 2D texture `tex` with `flags`.
+fn register_2d(g: &Gpu, tex: u32, flags: RegisterFlags) -> RegisteredImage {
+    RegisteredImage::register(&g.ctx, tex, ImageTarget::Texture2D, flags).unwrap()
 }
 
 #[test]
@@ -62,11 +77,8 @@ fn gl_written_texture_reads_back_through_copy_to_host() {
 #[test]
 fn copy_from_host_is_what_gl_reads() {
     let Some(g) = gpu() else { return };
-    let tex = gl_texture_rgba8(W as i32, H as i32, 1);
+    let (tex, mut image) = blank_texture(&g, RegisterFlags::NONE);
     let data = pattern_words(W * H, 0xC0FFEE);
-    let mut image =
-        RegisteredImage::register(&g.ctx, tex, ImageTarget::Texture2D, RegisterFlags::NONE)
-            .unwrap();
     {
         let mapped = image.map(&g.stream).unwrap();
         mapped.array(0, 0).unwrap().copy_from_host(&data).unwrap();
@@ -80,7 +92,7 @@ fn copy_from_host_is_what_gl_reads() {
 #[test]
 fn layered_texture_layers_round_trip_and_level_zero_is_layered() {
     let Some(g) = gpu() else { return };
-    let tex = gl_texture_array_rgba8(W, H, LAYERS, Some(&vec![0u32; W * H * LAYERS]));
+    let tex = zeroed_array_texture(LAYERS);
     let mut image = RegisteredImage::register(
         &g.ctx,
         tex,
@@ -189,13 +201,7 @@ fn wrong_sizes_and_read_only_images_are_refused_without_touching_memory() {
     );
     drop(image);
 
-    let mut read_only = RegisteredImage::register(
-        &g.ctx,
-        tex,
-        ImageTarget::Texture2D,
-        RegisterFlags::READ_ONLY,
-    )
-    .unwrap();
+    let mut read_only = register_2d(&g, tex, RegisterFlags::READ_ONLY);
     {
         let mapped = read_only.map(&g.stream).unwrap();
         let err = mapped
@@ -215,16 +221,10 @@ fn wrong_sizes_and_read_only_images_are_refused_without_touching_memory() {
 #[test]
 fn copies_between_an_image_a_mapped_buffer_and_another_image() {
     let Some(g) = gpu() else { return };
-    let src_tex = gl_texture_rgba8(W as i32, H as i32, 1);
-    let dst_tex = gl_texture_rgba8(W as i32, H as i32, 1);
-    let data = pattern_words(W * H, 0xF00D);
-    upload_texels_rgba8(src_tex, W, H, &data, true);
-    let pbo = gl_buffer(W * H * 4, None);
     let flags = RegisterFlags::NONE;
-    let mut src =
-        RegisteredImage::register(&g.ctx, src_tex, ImageTarget::Texture2D, flags).unwrap();
-    let mut dst =
-        RegisteredImage::register(&g.ctx, dst_tex, ImageTarget::Texture2D, flags).unwrap();
+    let (src_tex, data, mut src) = texture_of_pattern(&g, 0xF00D, flags);
+    let (dst_tex, mut dst) = blank_texture(&g, flags);
+    let pbo = gl_buffer(W * H * 4, None);
     let mut buffer = RegisteredBuffer::register(&g.ctx, pbo, flags).unwrap();
     let other = Stream::new(&g.ctx, StreamFlags::NonBlocking).unwrap();
     {
@@ -264,10 +264,8 @@ fn batch_of_a_buffer_and_a_texture_writes_both_through_the_batch() {
     let Some(g) = gpu() else { return };
     const N: usize = 4096;
     let vbo = gl_buffer(N * 4, None);
-    let tex = gl_texture_rgba8(W as i32, H as i32, 1);
     let mut buffer = RegisteredBuffer::register(&g.ctx, vbo, RegisterFlags::WRITE_DISCARD).unwrap();
-    let flags = RegisterFlags::SURFACE_LOAD_STORE;
-    let mut image = RegisteredImage::register(&g.ctx, tex, ImageTarget::Texture2D, flags).unwrap();
+    let (tex, mut image) = blank_texture(&g, RegisterFlags::SURFACE_LOAD_STORE);
     let fill = g.kernels.function("fill_u32").unwrap();
     let surface_fill = g.kernels.function("surface_fill_rgba8").unwrap();
     let read_uchar4 = g.kernels.function("api_texture_read_uchar4").unwrap();
@@ -346,7 +344,7 @@ fn batch_of_a_buffer_and_a_texture_writes_both_through_the_batch() {
 #[test]
 fn one_launch_writes_four_layers_through_layer_surfaces() {
     let Some(g) = gpu() else { return };
-    let tex = gl_texture_array_rgba8(W, H, LAYERS, Some(&vec![0u32; W * H * LAYERS]));
+    let tex = zeroed_array_texture(LAYERS);
     let flags = RegisterFlags::SURFACE_LOAD_STORE;
     let mut image = RegisteredImage::register_texture(&g.ctx, tex, flags).unwrap();
     assert_eq!(image.target(), ImageTarget::Texture2DArray);
@@ -401,7 +399,7 @@ fn one_launch_writes_four_layers_through_layer_surfaces() {
 fn register_texture_asks_gl_for_the_target() {
     let Some(g) = gpu() else { return };
     let flat = gl_texture_rgba8(W as i32, H as i32, 1);
-    let layered = gl_texture_array_rgba8(W, H, 2, Some(&vec![0u32; W * H * 2]));
+    let layered = zeroed_array_texture(2);
     let image = RegisteredImage::register_texture(&g.ctx, flat, RegisterFlags::NONE).unwrap();
     assert_eq!(image.target(), ImageTarget::Texture2D);
     drop(image);
@@ -424,15 +422,7 @@ fn register_texture_asks_gl_for_the_target() {
 fn a_3d_texture_round_trips_through_cumemcpy3d() {
     let Some(g) = gpu() else { return };
     const D: usize = 4;
-    let mut tex = 0;
-    // SAFETY: a context is current.
-    unsafe {
-        gl::GenTextures(1, &mut tex);
-        gl::BindTexture(gl::TEXTURE_3D, tex);
-        gl::TexStorage3D(gl::TEXTURE_3D, 1, gl::RGBA8, W as i32, H as i32, D as i32);
-        gl::BindTexture(gl::TEXTURE_3D, 0);
-    }
-    check_gl();
+    let tex = gl_texture_storage(gl::TEXTURE_3D, 1, W as i32, H as i32, D as i32);
     let data = pattern_words(W * H * D, 33);
     let mut image = RegisteredImage::register_texture(&g.ctx, tex, RegisterFlags::NONE).unwrap();
     assert_eq!(image.target(), ImageTarget::Texture3D);
@@ -447,21 +437,7 @@ fn a_3d_texture_round_trips_through_cumemcpy3d() {
         let err = volume.copy_to_host(&mut back[..W * H]).unwrap_err();
         assert!(matches!(err, Error::CopySize { .. }), "{err:?}");
     }
-    let mut gl_view = vec![0u32; W * H * D];
-    // SAFETY: a context is current; `gl_view` holds every texel of the 3-D texture.
-    unsafe {
-        gl::BindTexture(gl::TEXTURE_3D, tex);
-        gl::PixelStorei(gl::PACK_ALIGNMENT, 1);
-        gl::GetTexImage(
-            gl::TEXTURE_3D,
-            0,
-            gl::RGBA,
-            gl::UNSIGNED_BYTE,
-            gl_view.as_mut_ptr().cast(),
-        );
-        gl::BindTexture(gl::TEXTURE_3D, 0);
-    }
-    check_gl();
+    let gl_view = read_tex_image_rgba8(gl::TEXTURE_3D, tex, 0, W * H * D);
     assert_eq!(gl_view, data, "GL reads what copy_from_host wrote");
     drop(image);
     delete_texture(tex);

@@ -35,15 +35,19 @@ fn headless_context_lands_on_the_device_asked_for() {
         return;
     };
     for d in [d0, d1] {
-        let gl = HeadlessContext::for_cuda_device(&d).unwrap();
-        assert_eq!(gl.cuda_device(), Some(d.raw()));
-        let devices = gl_devices(GlDeviceList::All).unwrap();
-        eprintln!(
-            "EGL context for CUDA {}: GL devices {devices:?}",
-            d.ordinal()
-        );
-        assert_eq!(devices, vec![d]);
+        let _gl = gl_context_on(&d, &format!("EGL context for CUDA {}", d.ordinal()));
     }
+}
+
+/// A headless GL context for CUDA device `d`, made current, checked to be on `d` alone: EGL
+/// says so, and GL lists `d` as its only device. `label` starts the line it prints.
+fn gl_context_on(d: &Device, label: &str) -> HeadlessContext {
+    let gl = HeadlessContext::for_cuda_device(d).unwrap();
+    assert_eq!(gl.cuda_device(), Some(d.raw()));
+    let devices = gl_devices(GlDeviceList::All).unwrap();
+    eprintln!("{label}: GL ({}) devices {devices:?}", gl.renderer());
+    assert_eq!(devices, vec![*d]);
+    gl
 }
 
 #[test]
@@ -124,14 +128,11 @@ fn visible_devices_child() {
     );
     let d = Device::get(0).unwrap();
     assert_eq!(d.pci_bus_id().unwrap(), expect_pci);
-    let gl = HeadlessContext::for_cuda_device(&d).unwrap();
-    assert_eq!(gl.cuda_device(), Some(d.raw()));
-    let devices = gl_devices(GlDeviceList::All).unwrap();
-    eprintln!(
-        "CUDA_VISIBLE_DEVICES={visible}: CUDA 0 is {expect_pci}; GL ({}) devices {devices:?}",
-        gl.renderer()
+    // Current on this thread until the end of the test.
+    let _gl = gl_context_on(
+        &d,
+        &format!("CUDA_VISIBLE_DEVICES={visible}: CUDA 0 is {expect_pci}"),
     );
-    assert_eq!(devices, vec![d]);
     // Interop works in the matched pair: a registration that the wrong pair would refuse.
     let ctx = Context::for_current_gl().unwrap();
     assert_eq!(ctx.device(), &d);

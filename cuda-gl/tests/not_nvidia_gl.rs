@@ -16,7 +16,7 @@ use cuda_gl::{
     Context, Device, Error, GlDeviceList, ImageTarget, RegisterFlags, RegisteredBuffer,
     RegisteredImage, gl_devices,
 };
-use gpu::{check_gl, delete_buffer, gl_buffer};
+use gpu::{delete_buffer, delete_texture, gl_buffer, gl_texture_storage};
 
 fn skip_or_fail(reason: String) {
     if std::env::var("CUDA_GL_REQUIRE_MESA").is_ok_and(|v| v == "1") {
@@ -76,15 +76,7 @@ fn mesa_gl_next_to_cuda_is_not_nvidia_gl() {
     assert_not_nvidia("register a buffer", &err);
     delete_buffer(buffer);
 
-    let mut texture = 0;
-    // SAFETY: the Mesa context is current on this thread; `texture` receives one name.
-    unsafe {
-        gl::GenTextures(1, &mut texture);
-        gl::BindTexture(gl::TEXTURE_2D, texture);
-        gl::TexStorage2D(gl::TEXTURE_2D, 1, gl::RGBA8, 64, 64);
-        gl::BindTexture(gl::TEXTURE_2D, 0);
-    }
-    check_gl();
+    let texture = gl_texture_storage(gl::TEXTURE_2D, 1, 64, 64, 1);
     let err = RegisteredImage::register(
         &ctx,
         texture,
@@ -93,8 +85,7 @@ fn mesa_gl_next_to_cuda_is_not_nvidia_gl() {
     )
     .unwrap_err();
     assert_not_nvidia("register a texture", &err);
-    // SAFETY: the context is current; `texture` is a name it created.
-    unsafe { gl::DeleteTextures(1, &texture) };
+    delete_texture(texture);
 
     // Nothing was left behind for a later call to report.
     ctx.check_drop_errors().unwrap();

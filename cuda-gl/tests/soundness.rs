@@ -48,6 +48,48 @@ fn launch_slow_write(g: &Gpu, stream: &Stream, surface: cuda_gl::graphics::Surfa
     .unwrap();
 }
 
+/// Maps `image` on `g.stream`, queues the slow writer of pattern `seed` through a surface object
+/// of its own over array 0, drops that object while the kernel runs (the image retires it) and
+/// unmaps. Returns the event recorded after the kernel.
+fn retire_under_slow_write(g: &Gpu, image: &mut RegisteredImage, seed: u32) -> Event {
+    let mapped: MappedImage<'_> = image.map(&g.stream).unwrap();
+    let array = mapped.array(0, 0).unwrap();
+    let surface = mapped.create_surface(&array).unwrap();
+    launch_slow_write(g, &g.stream, surface.handle(), seed);
+    drop(surface);
+    mapped.unmap().unwrap();
+    mark(g)
+}
+
+/// Maps `image` on `g.stream` and queues the slow writer of pattern `seed` through the
+/// mapping's cached surface object; returns the mapping (which borrows the stream).
+fn slow_write_through_cached_surface<'i>(
+    g: &'i Gpu,
+    image: &'i mut RegisteredImage,
+    seed: u32,
+) -> MappedImage<'i> {
+    let mapped = image.map(&g.stream).unwrap();
+    launch_slow_write(g, &g.stream, mapped.surface().unwrap(), seed);
+    mapped
+}
+
+/// With the kernels done, a map and unmap on `stream` frees every retired object; then the
+/// texture holds the kernel's pattern `seed`, and the image unregisters with no drop error
+/// recorded before the texture is deleted.
+fn map_frees_retired_and_release(
+    g: &Gpu,
+    stream: &Stream,
+    (tex, mut image): (u32, RegisteredImage),
+    seed: u32,
+) {
+    image.map(stream).unwrap().unmap().unwrap();
+    assert_eq!(image.retired_objects(), 0, "freed once the kernel is done");
+    assert_eq!(read_texture_rgba8(tex, W, H, 0), pattern_words(W * H, seed));
+    image.unregister().unwrap();
+    g.ctx.check_drop_errors().unwrap();
+    delete_texture(tex);
+}
+
 fn mark(g: &Gpu) -> Event {
     let event = Event::new(&g.ctx, false).unwrap();
     event.record(&g.stream).unwrap();
@@ -58,13 +100,7 @@ fn mark(g: &Gpu) -> Event {
 fn surface_object_dropped_while_its_kernel_runs_waits_for_it() {
     let Some(g) = gpu() else { return };
     let (tex, mut image) = surface_texture(&g);
-    let mapped: MappedImage<'_> = image.map(&g.stream).unwrap();
-    let array = mapped.array(0, 0).unwrap();
-    let surface = mapped.create_surface(&array).unwrap();
-    launch_slow_write(&g, &g.stream, surface.handle(), 7);
-    drop(surface);
-    mapped.unmap().unwrap();
-    let kernel_done = mark(&g);
+    let kernel_done = retire_under_slow_write(&g, &mut image, 7);
     assert!(
         !kernel_done.query().unwrap(),
         "the slow kernel ended before the host got here; raise SPIN"
@@ -80,20 +116,14 @@ fn surface_object_dropped_while_its_kernel_runs_waits_for_it() {
         assert_eq!(image.retired_objects(), 1);
     }
     g.stream.synchronize().unwrap();
-    image.map(&g.stream).unwrap().unmap().unwrap();
-    assert_eq!(image.retired_objects(), 0, "freed once the kernel is done");
-    assert_eq!(read_texture_rgba8(tex, W, H, 0), pattern_words(W * H, 7));
-    image.unregister().unwrap();
-    g.ctx.check_drop_errors().unwrap();
-    delete_texture(tex);
+    map_frees_retired_and_release(&g, &g.stream, (tex, image), 7);
 }
 
 #[test]
 fn unregister_waits_for_kernels_using_cached_surfaces() {
     let Some(g) = gpu() else { return };
     let (tex, mut image) = surface_texture(&g);
-    let mapped = image.map(&g.stream).unwrap();
-    launch_slow_write(&g, &g.stream, mapped.surface().unwrap(), 9);
+    let mapped = slow_write_through_cached_surface(&g, &mut image, 9);
     mapped.unmap().unwrap();
     let kernel_done = mark(&g);
     assert_eq!(image.cached_surfaces(), 1);
@@ -115,8 +145,7 @@ fn unregister_waits_for_kernels_using_cached_surfaces() {
 fn dropping_a_resource_waits_for_kernels_using_its_surfaces() {
     let Some(g) = gpu() else { return };
     let (tex, mut image) = surface_texture(&g);
-    let mapped = image.map(&g.stream).unwrap();
-    launch_slow_write(&g, &g.stream, mapped.surface().unwrap(), 11);
+    let mapped = slow_write_through_cached_surface(&g, &mut image, 11);
     drop(mapped);
     let kernel_done = mark(&g);
     drop(image);
@@ -164,8 +193,7 @@ fn calls_with_another_gl_context_current_are_refused() {
 fn one_name_in_two_unrelated_contexts_registers_twice_but_one_object_once() {
     let Some(g) = gpu() else { return };
     let (name, first) = registered_buffer(&g.ctx, 4096, RegisterFlags::NONE);
-    let err = RegisteredBuffer::register(&g.ctx, name, RegisterFlags::NONE).unwrap_err();
-    assert!(matches!(err, Error::AlreadyRegistered { .. }), "{err:?}");
+    second_registration_refused(&g.ctx, name);
 
     // Another context that shares nothing has its own buffer of the same number: the debug
     // label the first registration left tells the two apart.
@@ -213,13 +241,7 @@ fn a_retired_object_stays_covered_when_the_next_unmap_is_on_another_stream() {
     let Some(g) = gpu() else { return };
     let (tex, mut image) = surface_texture(&g);
     let other = Stream::new(&g.ctx, cuda_gl::StreamFlags::NonBlocking).unwrap();
-    let mapped = image.map(&g.stream).unwrap();
-    let array = mapped.array(0, 0).unwrap();
-    let surface = mapped.create_surface(&array).unwrap();
-    launch_slow_write(&g, &g.stream, surface.handle(), 13);
-    drop(surface);
-    mapped.unmap().unwrap();
-    let kernel_done = mark(&g);
+    let kernel_done = retire_under_slow_write(&g, &mut image, 13);
     // Two more mappings on another stream, whose own work ends at once: the second map would
     // destroy the retired object if the event covered only the last unmap's stream.
     image.map(&other).unwrap().unmap().unwrap();
@@ -235,12 +257,7 @@ fn a_retired_object_stays_covered_when_the_next_unmap_is_on_another_stream() {
     // done, the next map frees the object.
     g.stream.synchronize().unwrap();
     other.synchronize().unwrap();
-    image.map(&other).unwrap().unmap().unwrap();
-    assert_eq!(image.retired_objects(), 0);
-    assert_eq!(read_texture_rgba8(tex, W, H, 0), pattern_words(W * H, 13));
-    image.unregister().unwrap();
-    g.ctx.check_drop_errors().unwrap();
-    delete_texture(tex);
+    map_frees_retired_and_release(&g, &other, (tex, image), 13);
 }
 
 #[test]

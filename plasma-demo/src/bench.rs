@@ -99,6 +99,10 @@ pub struct BenchReport {
     pub frame_us: f64,
     /// Median, p99, mean, min and max of each stage and clock, in microseconds.
     pub stages: Vec<StageStats>,
+    /// `--path stream`: mean frames pushed after a frame when GL drew it (`null` otherwise).
+    pub latency_frames: Option<f64>,
+    /// `--path stream`: the most frames pushed after a frame when GL drew it.
+    pub latency_frames_max: Option<u64>,
 }
 
 impl BenchReport {
@@ -120,6 +124,8 @@ impl BenchReport {
             fps: result.frames as f64 / secs,
             frame_us: secs * 1e6 / result.frames as f64,
             stages: result.stages.clone(),
+            latency_frames: session.backend().stream_latency().map(|l| l.0),
+            latency_frames_max: session.backend().stream_latency().map(|l| l.1),
         }
     }
 
@@ -137,6 +143,13 @@ impl BenchReport {
             "{} frames after {} warm-up: {:.3} s, {:.1} frames/s, {:.1} µs/frame",
             self.frames, self.warmup_frames, self.seconds, self.fps, self.frame_us
         );
+        if let (Some(mean), Some(max)) = (self.latency_frames, self.latency_frames_max) {
+            let _ = writeln!(
+                s,
+                "stream latency: {mean:.1} frames (at most {max}) = about {:.0} µs",
+                (mean + 1.0) * self.frame_us
+            );
+        }
         let _ = writeln!(
             s,
             "\n{:<8} {:<11} {:>12} {:>12} {:>12} {:>8}",

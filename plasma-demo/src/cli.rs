@@ -25,6 +25,7 @@ Examples:
                                                 without a display: 3 s headless and a screenshot
   plasma-demo --vsync                           the kernel writes the GL texture in place (surface)
   plasma-demo --path pbo                        through a pixel buffer and glTexSubImage2D instead
+  plasma-demo --headless --path stream --burst 8  frames streamed in bursts, latency reported
   plasma-demo --headless --backend cuda --size 1920x1080 --time 1.5 --screenshot frame.png
   plasma-demo --bench --json > bench.json       headless benchmark, per-stage median and p99
   plasma-demo reference --size 320x180 --time 1.5 --out ref.png
@@ -100,6 +101,11 @@ pub enum PathChoice {
     /// Map the texture itself and let `plasma_surface` write it through a surface object: no
     /// pixel buffer and no copy.
     Surface,
+    /// Stream frames through `cuda_gl::external::FrameStream`: `plasma_pbo` writes each frame
+    /// into a slot of CUDA memory that GL imported, in bursts of `--burst` frames, and GL
+    /// uploads and draws every frame from its slot; no map or unmap. Sustained throughput for a
+    /// few frames of latency.
+    Stream,
 }
 
 impl fmt::Display for PathChoice {
@@ -107,6 +113,7 @@ impl fmt::Display for PathChoice {
         f.write_str(match self {
             PathChoice::Pbo => "pbo",
             PathChoice::Surface => "surface",
+            PathChoice::Stream => "stream",
         })
     }
 }
@@ -120,10 +127,17 @@ pub struct RunArgs {
     pub backend: BackendChoice,
 
     /// How CUDA's pixels reach the texture: `surface` (default: the kernel writes the texture in
-    /// place, the fast path) or `pbo` (pixel buffer + glTexSubImage2D, a copy on the GPU). Both
-    /// give the same pixels. The CPU backend always uploads through the pixel buffer.
+    /// place, the fast path), `pbo` (pixel buffer + glTexSubImage2D, a copy on the GPU), or
+    /// `stream` (frames in bursts through external memory, GL drawing every frame a few frames
+    /// behind). The CPU backend always uploads through the pixel buffer.
     #[arg(long, value_enum, default_value_t = PathChoice::Surface)]
     pub path: PathChoice,
+
+    /// Frames per burst of `--path stream` (the stream has twice as many slots): larger bursts
+    /// hand over between CUDA and GL less often, for more latency.
+    #[arg(long, value_name = "N", default_value_t = 8,
+          value_parser = clap::value_parser!(u64).range(1..=32))]
+    pub burst: u64,
 
     /// Frame size WIDTHxHEIGHT, e.g. 1920x1080: the window's initial size (it follows the
     /// window when resized), or the size of the headless frame.
@@ -450,6 +464,19 @@ mod tests {
         assert_eq!(run(&["--path", "pbo"]).path, PathChoice::Pbo);
         let help = Cli::command().render_long_help().to_string();
         assert!(help.contains("[default: surface]"), "{help}");
+    }
+
+    #[test]
+    fn stream_path_takes_a_burst_of_1_to_32() {
+        let r = run(&["--path", "stream"]);
+        assert_eq!((r.path, r.burst), (PathChoice::Stream, 8));
+        assert_eq!(run(&["--path", "stream", "--burst", "16"]).burst, 16);
+        for bad in ["0", "33", "x"] {
+            assert!(
+                Cli::try_parse_from(["plasma-demo", "--burst", bad]).is_err(),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -154,6 +154,11 @@ pub fn run_fallback(args: &RunArgs, out: &Output, why: &str) -> Result<()> {
 fn run_for(args: &RunArgs, out: &Output, length: Length, screenshot: Option<&Path>) -> Result<()> {
     let (gl, selected) = open(args.backend, args.path, args.device)?;
     let selected = selected.with_debug_spin(args.debug_spin())?;
+    // SAFETY: (1) eglGetProcAddress resolves the entry points of the headless context, current
+    // on this thread; cuda-gl opens libEGL once per process and never closes it.
+    let selected = unsafe {
+        selected.with_stream_gl(args.path, args.burst, |name| gl.get_proc_address(name))
+    }?;
     if let Some(reason) = &selected.fallback {
         out.fallback(reason);
     }
@@ -184,6 +189,12 @@ fn run_for(args: &RunArgs, out: &Output, length: Length, screenshot: Option<&Pat
             }
             session.finish()?;
             out.summary(&RunSummary::new(&session, start.elapsed()));
+            if let Some((mean, max)) = session.backend().stream_latency() {
+                out.info(&format!(
+                    "plasma-demo: stream latency: GL drew each frame {mean:.1} frames (at most \
+                     {max}) after it was pushed"
+                ));
+            }
         }
     }
     crate::save_screenshot(&mut session, screenshot, out).context("saving the screenshot")?;

@@ -78,7 +78,9 @@ pub fn check_gl(what: &str) -> Result<()> {
     bail!("OpenGL error {name} ({err:#06x}) while {what}")
 }
 
-const VERTEX_SHADER: &CStr = c"#version 330 core
+/// The vertex shader of one triangle that covers the viewport: draw 3 vertices with no vertex
+/// attributes. It passes `vec2 uv`, 0..1 across the viewport, to the fragment shader.
+pub const VERTEX_SHADER: &CStr = c"#version 330 core
 out vec2 uv;
 void main() {
     // Vertices 0, 1, 2 at (0,0), (2,0), (0,2) in uv: one triangle that covers the screen.
@@ -335,11 +337,20 @@ impl Renderer {
         let Some(pbo) = self.objects.pbo else {
             bail!("this renderer has no pixel buffer (the surface path writes the texture)");
         };
-        // SAFETY: a context is current; with the pixel buffer bound to GL_PIXEL_UNPACK_BUFFER
-        // the null pointer is offset 0 into it, and the buffer holds exactly one RGBA8 frame of
-        // the texture's size.
+        self.upload_from(pbo);
+        Ok(())
+    }
+
+    /// Copies one RGBA8 frame of the texture's size from GL buffer `buffer` (a pixel buffer, or
+    /// a frame stream's slot) into the texture with `glTexSubImage2D`, on the GPU.
+    ///
+    /// `buffer` must be a live buffer of at least `size().rgba_bytes()` bytes.
+    pub fn upload_from(&self, buffer: GLuint) {
+        // SAFETY: a context is current; with `buffer` bound to GL_PIXEL_UNPACK_BUFFER the null
+        // pointer is offset 0 into it, and the buffer holds at least one RGBA8 frame of the
+        // texture's size (the caller's contract; GL reports a smaller one as an error).
         unsafe {
-            gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, pbo);
+            gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, buffer);
             gl::PixelStorei(gl::UNPACK_ALIGNMENT, 4);
             gl::BindTexture(gl::TEXTURE_2D, self.objects.texture);
             gl::TexSubImage2D(
@@ -355,7 +366,6 @@ impl Renderer {
             );
             gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
         }
-        Ok(())
     }
 
     /// Draws the texture over the whole `viewport` (the window's framebuffer size, or the
@@ -505,8 +515,17 @@ fn compile(kind: GLenum, source: &CStr, label: &str) -> Result<GLuint> {
 /// # Errors
 /// A shader that does not compile or a program that does not link, with GL's info log.
 pub fn link_program() -> Result<GLuint> {
-    let vs = compile(gl::VERTEX_SHADER, VERTEX_SHADER, "vertex")?;
-    let fs = match compile(gl::FRAGMENT_SHADER, FRAGMENT_SHADER, "fragment") {
+    link_shaders(VERTEX_SHADER, FRAGMENT_SHADER)
+}
+
+/// Compiles `vertex` and `fragment` (GLSL sources) and links them into a program, which the
+/// caller owns and deletes with `glDeleteProgram`. The shaders are deleted either way.
+///
+/// # Errors
+/// A shader that does not compile or a program that does not link, with GL's info log.
+pub fn link_shaders(vertex: &CStr, fragment: &CStr) -> Result<GLuint> {
+    let vs = compile(gl::VERTEX_SHADER, vertex, "vertex")?;
+    let fs = match compile(gl::FRAGMENT_SHADER, fragment, "fragment") {
         Ok(fs) => fs,
         Err(e) => {
             // SAFETY: a context is current; `vs` was just created.

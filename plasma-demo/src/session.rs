@@ -92,7 +92,9 @@ impl Session {
     }
 
     /// Renders the frame at time `t` and draws it over `viewport` (the window's framebuffer; a
-    /// headless frame is drawn into its offscreen framebuffer at the frame size).
+    /// headless frame is drawn into its offscreen framebuffer at the frame size). With
+    /// `--path stream`, one call pushes a burst of frames and draws every frame the stream gives
+    /// GL meanwhile: [`Session::frames`] counts the frames drawn.
     ///
     /// When profiling, the time from this frame's start to the next one's (presenting included)
     /// is recorded as [`Stage::Total`]; [`Session::finish`] closes the last one.
@@ -106,9 +108,16 @@ impl Session {
                 .record(Stage::Total, Clock::CpuWall, micros(start - previous));
         }
         self.profiler.begin_frame()?;
-        self.backend
-            .render(&self.renderer, t, &mut self.profiler)
+        let drawn = self
+            .backend
+            .render(&self.renderer, t, viewport, &mut self.profiler)
             .with_context(|| format!("rendering frame {} at t = {t}", self.frames))?;
+        if let Some(n) = drawn {
+            // The stream path drew its frames itself (a burst per call).
+            check_gl("drawing the streamed frames")?;
+            self.frames += n;
+            return Ok(());
+        }
         let renderer = &self.renderer;
         watchdog::enter(watchdog::Stage::Draw);
         self.profiler

@@ -47,6 +47,13 @@ pub struct GlWindow {
 }
 
 impl GlWindow {
+    /// The address of GL entry point `name` in the window's context (null when unknown).
+    pub fn proc_address(&mut self, name: &str) -> *const c_void {
+        self.window
+            .get_proc_address(name)
+            .map_or(std::ptr::null(), |f| f as *const c_void)
+    }
+
     /// Opens a resizable `size` window with an OpenGL 3.3 core context, makes it current,
     /// loads the `gl` function pointers and sets the swap interval.
     ///
@@ -141,6 +148,11 @@ impl GlWindow {
 pub fn run(mut win: GlWindow, args: &RunArgs, out: &Output) -> Result<()> {
     let selected =
         backend::for_current_gl(args.backend, args.path)?.with_debug_spin(args.debug_spin())?;
+    // SAFETY: (1) glfwGetProcAddress resolves the entry points of the window's context, which
+    // is current on this thread; GLFW and its GL library stay loaded while `win` lives, and the
+    // session (and its backend) is dropped before `win`.
+    let selected =
+        unsafe { selected.with_stream_gl(args.path, args.burst, |name| win.proc_address(name)) }?;
     if let Some(reason) = &selected.fallback {
         out.fallback(reason);
     }

@@ -5,11 +5,12 @@ use crate::glres::{self, Blit, Buffer, Framebuffer, Texture};
 use crate::measure::{Case, FrameTag, Plan, Variant, interleaved};
 use anyhow::{Context as _, Result, bail, ensure};
 use cuda_gl::egl::HeadlessContext;
+use cuda_gl::graphics::Surface;
 use cuda_gl::sys;
 use cuda_gl::{
-    Context, Device, DeviceBuffer, DevicePtr, Function, ImageTarget, LaunchConfig, Module,
-    PinnedBuffer, RegisterFlags, RegisteredBuffer, RegisteredImage, Resource, Stream, StreamFlags,
-    map_all,
+    Context, Device, DeviceBuffer, DevicePtr, Function, ImageTarget, KernelParam, LaunchConfig,
+    Module, PinnedBuffer, RegisterFlags, RegisteredBuffer, RegisteredImage, Resource, Stream,
+    StreamFlags, map_all,
 };
 use plasma_demo::backend::cpu::render_parallel;
 use plasma_demo::cli::Size;
@@ -130,15 +131,47 @@ impl Gpu {
             bytes >= w as usize * h as usize * 4,
             "{bytes} bytes cannot hold a {w}x{h} RGBA8 frame"
         );
+        // SAFETY: (1) `out` holds the whole frame (checked above) and stays valid until the
+        // kernel has finished: callers synchronize the stream or unmap on it (which orders after
+        // the kernel) before the memory goes away; a mapped `out` is of a mapping on
+        // `self.stream`, as every caller maps on it. (2) `plasma_pbo` takes
+        // `(uchar4*, int, int, float)`.
+        unsafe { self.launch_plasma(&self.plasma_pbo, out, (w, h), t) }
+    }
+
+    /// Queues `plasma_surface` writing a `w` x `h` frame at time `t` through `surface`.
+    pub fn plasma_into_surface(
+        &self,
+        surface: Surface<'_>,
+        size: (u32, u32),
+        t: f32,
+    ) -> Result<()> {
+        // SAFETY: (1) every caller passes a surface of a mapped RGBA8 image of at least the
+        // frame's size, which stays mapped until an unmap on `self.stream` after this launch.
+        // (2) `plasma_surface` takes `(cudaSurfaceObject_t, int, int, float)`.
+        unsafe { self.launch_plasma(&self.plasma_surface, surface, size, t) }
+    }
+
+    /// Queues `kernel` over a `w` x `h` frame on the bench stream with the arguments
+    /// `(out, w, h, t)`; the launch also checks them against the PTX.
+    ///
+    /// # Safety
+    /// 1. `out` is where the kernel writes the whole `w` x `h` RGBA8 frame, and stays valid
+    ///    until the kernel has finished; a pointer or surface of a mapping is of one mapped on
+    ///    `self.stream`, unmapped after this launch.
+    /// 2. `kernel` takes `(O, int, int, float)`.
+    unsafe fn launch_plasma<O: KernelParam>(
+        &self,
+        kernel: &Function,
+        out: O,
+        (w, h): (u32, u32),
+        t: f32,
+    ) -> Result<()> {
         let args = (out, i32::try_from(w)?, i32::try_from(h)?, t);
-        // SAFETY: `out` holds the whole frame (checked above) and stays valid until the kernel
-        // has finished: callers synchronize the stream or unmap on it (which orders after the
-        // kernel) before the memory goes away. The arguments match
-        // `plasma_pbo(uchar4*, int, int, float)`, which the launch also checks against the PTX.
-        unsafe {
-            self.plasma_pbo
-                .launch(LaunchConfig::for_image(w, h), &self.stream, args)
-        }?;
+        // SAFETY: the caller's (1) and (2) give `launch`'s (1); the frame is written by this
+        // kernel alone, in stream order (2); a mapping's `out` is used on its mapping's stream
+        // (1), which is `self.stream` (3).
+        unsafe { kernel.launch(LaunchConfig::for_image(w, h), &self.stream, args) }?;
         Ok(())
     }
 }
@@ -463,11 +496,7 @@ pub fn baselines(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
         ),
         Variant::new(
             format!("GL alone: draw {w}x{h} + glFinish"),
-            |rig: &mut BaselineRig| {
-                gpu.blit.draw(&rig.texture, &rig.target)?;
-                glres::finish();
-                Ok(())
-            },
+            |rig: &mut BaselineRig| draw_and_finish(gpu, &rig.texture, &rig.target),
         ),
     ];
     let cases = interleaved(plan, GROUP, &mut rig, &mut variants)?;
@@ -551,9 +580,7 @@ pub fn frames(gpu: &Gpu, plan: &Plan, cpu_plan: &Plan, size: (u32, u32)) -> Resu
             rig.t += FRAME_DT;
             gpu.plasma_into_buffer(&rig.device, rig.size, rig.t)?;
             stream.synchronize()?;
-            gpu.blit.draw(&rig.floor_texture, &rig.target)?;
-            glres::finish();
-            Ok(())
+            draw_and_finish(gpu, &rig.floor_texture, &rig.target)
         }),
         Variant::new(format!("PBO frame {w}x{h}"), |rig: &mut FrameRig| {
             rig.t += FRAME_DT;
@@ -561,27 +588,16 @@ pub fn frames(gpu: &Gpu, plan: &Plan, cpu_plan: &Plan, size: (u32, u32)) -> Resu
             gpu.plasma_into(mapped.device_ptr(), mapped.size(), rig.size, rig.t)?;
             mapped.unmap()?;
             rig.upload_texture.upload_from_pbo(&rig.pbo)?;
-            gpu.blit.draw(&rig.upload_texture, &rig.target)?;
-            glres::finish();
+            draw_and_finish(gpu, &rig.upload_texture, &rig.target)?;
             stream.synchronize()?;
             Ok(())
         }),
         Variant::new(format!("surface frame {w}x{h}"), |rig: &mut FrameRig| {
             rig.t += FRAME_DT;
             let mapped = rig.reg_surface.map(stream)?;
-            let surface = mapped.surface()?;
-            let args = (surface, i32::try_from(w)?, i32::try_from(h)?, rig.t);
-            // SAFETY: the surface is bound to the mapped w x h RGBA8 texture and stays valid
-            // until the unmap below, which the stream orders after the kernel; the arguments
-            // match `plasma_surface(cudaSurfaceObject_t, int, int, float)` (also checked
-            // against the PTX by the launch).
-            unsafe {
-                gpu.plasma_surface
-                    .launch(LaunchConfig::for_image(w, h), stream, args)
-            }?;
+            gpu.plasma_into_surface(mapped.surface()?, rig.size, rig.t)?;
             mapped.unmap()?;
-            gpu.blit.draw(&rig.surface_texture, &rig.target)?;
-            glres::finish();
+            draw_and_finish(gpu, &rig.surface_texture, &rig.target)?;
             stream.synchronize()?;
             Ok(())
         }),
@@ -592,9 +608,7 @@ pub fn frames(gpu: &Gpu, plan: &Plan, cpu_plan: &Plan, size: (u32, u32)) -> Resu
             stream.synchronize()?;
             rig.upload_texture
                 .upload_from_host(rig.pinned.as_slice()?)?;
-            gpu.blit.draw(&rig.upload_texture, &rig.target)?;
-            glres::finish();
-            Ok(())
+            draw_and_finish(gpu, &rig.upload_texture, &rig.target)
         }),
     ];
     let mut cases = interleaved(plan, &group, &mut rig, &mut variants)?;
@@ -608,9 +622,7 @@ pub fn frames(gpu: &Gpu, plan: &Plan, cpu_plan: &Plan, size: (u32, u32)) -> Resu
             let (width, height) = rig.size;
             render_parallel(&mut rig.host, Size { width, height }, rig.t, threads);
             rig.upload_texture.upload_from_host(&rig.host)?;
-            gpu.blit.draw(&rig.upload_texture, &rig.target)?;
-            glres::finish();
-            Ok(())
+            draw_and_finish(gpu, &rig.upload_texture, &rig.target)
         },
     )];
     cases.extend(interleaved(cpu_plan, &group, &mut rig, &mut cpu)?);
@@ -633,4 +645,11 @@ pub fn frames(gpu: &Gpu, plan: &Plan, cpu_plan: &Plan, size: (u32, u32)) -> Resu
 /// How many threads the CPU frame path uses: every core the process may use.
 pub fn cpu_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The frames' GL work: `source` drawn over all of `target`, then `glFinish`.
+fn draw_and_finish(gpu: &Gpu, source: &Texture, target: &Framebuffer) -> Result<()> {
+    gpu.blit.draw(source, target)?;
+    glres::finish();
+    Ok(())
 }

@@ -26,180 +26,17 @@
 //! floor), and each API alone.
 
 use crate::cases::{FULL_HD, FULL_HD_BYTES, Gpu};
-use crate::glres::{self, Buffer, Texture};
-use crate::measure::{Case, Plan, Variant, interleaved};
-use anyhow::{Context as _, Result, bail, ensure};
+use crate::glres::{self, Buffer};
+use crate::measure::{Case, Plan, Variant, interleaved, per_frame_rounds};
+use crate::texel::{TexBuffer, TexelDraw};
+use anyhow::{Context as _, Result};
 use cuda_gl::external::{ExternalGl, ExternalRing};
-use cuda_gl::{DeviceBuffer, DevicePtr, LaunchConfig, RegisterFlags, RegisteredBuffer};
-use std::ffi::CString;
+use cuda_gl::{DeviceBuffer, DevicePtr, RegisterFlags, RegisteredBuffer};
 
 /// Frames per measured round.
 pub const ROUND: usize = 100;
 /// Animation time step between frames (seconds).
-const FRAME_DT: f32 = 1.0 / 60.0;
-
-/// A `GL_TEXTURE_BUFFER` texture over a buffer (RGBA8 texels), deleted on drop.
-pub(crate) struct TexBuffer(u32);
-
-impl TexBuffer {
-    pub(crate) fn new(buffer: u32, what: &str) -> Result<TexBuffer> {
-        let mut name = 0;
-        // SAFETY: `name` is a valid out-pointer for one name.
-        unsafe { gl::GenTextures(1, &mut name) };
-        ensure!(name != 0, "{what}: glGenTextures returned no name");
-        let tex = TexBuffer(name);
-        // SAFETY: a fresh texture name bound to GL_TEXTURE_BUFFER; `buffer` is a live buffer of
-        // at least one 1080p frame (1920 * 1080 RGBA8 texels, below GL_MAX_TEXTURE_BUFFER_SIZE
-        // on NVIDIA's driver, which is 2^27).
-        unsafe {
-            gl::BindTexture(gl::TEXTURE_BUFFER, name);
-            gl::TexBuffer(gl::TEXTURE_BUFFER, gl::RGBA8, buffer);
-            gl::BindTexture(gl::TEXTURE_BUFFER, 0);
-        }
-        glres::check(&format!("{what}: creating a texture buffer"))?;
-        Ok(tex)
-    }
-}
-
-glres::delete_on_drop!(TexBuffer, 0, DeleteTextures);
-
-const VS: &str = "#version 330 core
-void main() {
-    vec2 p = vec2(float((gl_VertexID << 1) & 2), float(gl_VertexID & 2));
-    gl_Position = vec4(p * 2.0 - 1.0, 0.0, 1.0);
-}
-";
-
-const FS: &str = "#version 330 core
-uniform samplerBuffer frame;
-uniform int width;
-out vec4 color;
-void main() {
-    ivec2 p = ivec2(gl_FragCoord.xy);
-    color = texelFetch(frame, p.y * width + p.x);
-}
-";
-
-/// The GL consumer: a full-screen triangle into a 1080p framebuffer that reads every pixel of
-/// the frame from a texture buffer.
-pub(crate) struct TexelDraw {
-    program: u32,
-    vao: u32,
-    fbo: u32,
-    _color: Texture,
-}
-
-fn compile(kind: u32, source: &str) -> Result<u32> {
-    let text = CString::new(source)?;
-    // SAFETY: creates a shader (0 on failure, checked); one NUL-terminated source string; `ok`
-    // is a valid out-pointer.
-    unsafe {
-        let shader = gl::CreateShader(kind);
-        ensure!(shader != 0, "glCreateShader failed");
-        gl::ShaderSource(shader, 1, &text.as_ptr(), std::ptr::null());
-        gl::CompileShader(shader);
-        let mut ok = 0;
-        gl::GetShaderiv(shader, gl::COMPILE_STATUS, &mut ok);
-        if ok == 0 {
-            let mut log = vec![0u8; 4096];
-            let mut len = 0;
-            gl::GetShaderInfoLog(shader, 4096, &mut len, log.as_mut_ptr().cast());
-            gl::DeleteShader(shader);
-            log.truncate(usize::try_from(len).unwrap_or(0));
-            bail!(
-                "compiling the texel-fetch shader failed: {}",
-                String::from_utf8_lossy(&log)
-            );
-        }
-        Ok(shader)
-    }
-}
-
-impl TexelDraw {
-    pub(crate) fn new() -> Result<TexelDraw> {
-        let (w, h) = FULL_HD;
-        let color = Texture::new(w, h, "the 1080p target")?;
-        let vs = compile(gl::VERTEX_SHADER, VS)?;
-        let fs = compile(gl::FRAGMENT_SHADER, FS)?;
-        let mut draw = TexelDraw {
-            program: 0,
-            vao: 0,
-            fbo: 0,
-            _color: color,
-        };
-        let names = (CString::new("frame")?, CString::new("width")?);
-        // SAFETY: both shaders compiled; every out-pointer is valid; the uniform names are
-        // NUL-terminated; the colour texture has storage (one RGBA8 level).
-        let (linked, status) = unsafe {
-            draw.program = gl::CreateProgram();
-            gl::AttachShader(draw.program, vs);
-            gl::AttachShader(draw.program, fs);
-            gl::LinkProgram(draw.program);
-            gl::DeleteShader(vs);
-            gl::DeleteShader(fs);
-            let mut linked = 0;
-            gl::GetProgramiv(draw.program, gl::LINK_STATUS, &mut linked);
-            gl::UseProgram(draw.program);
-            gl::Uniform1i(gl::GetUniformLocation(draw.program, names.0.as_ptr()), 0);
-            gl::Uniform1i(
-                gl::GetUniformLocation(draw.program, names.1.as_ptr()),
-                w as i32,
-            );
-            gl::UseProgram(0);
-            gl::GenVertexArrays(1, &mut draw.vao);
-            gl::GenFramebuffers(1, &mut draw.fbo);
-            gl::BindFramebuffer(gl::FRAMEBUFFER, draw.fbo);
-            gl::FramebufferTexture2D(
-                gl::FRAMEBUFFER,
-                gl::COLOR_ATTACHMENT0,
-                gl::TEXTURE_2D,
-                draw._color.name(),
-                0,
-            );
-            let status = gl::CheckFramebufferStatus(gl::FRAMEBUFFER);
-            gl::BindFramebuffer(gl::FRAMEBUFFER, 0);
-            (linked, status)
-        };
-        ensure!(linked != 0, "linking the texel-fetch program failed");
-        ensure!(
-            status == gl::FRAMEBUFFER_COMPLETE,
-            "the {w}x{h} framebuffer is incomplete (0x{status:04x})"
-        );
-        glres::check("creating the texel-fetch draw")?;
-        Ok(draw)
-    }
-
-    /// Draws the frame in `source` over the whole 1080p target.
-    pub(crate) fn draw(&self, source: &TexBuffer) {
-        let (w, h) = FULL_HD;
-        // SAFETY: every name is live; the program is linked, the VAO empty (the vertex shader
-        // needs no attributes), the framebuffer complete (checked at creation).
-        unsafe {
-            gl::BindFramebuffer(gl::FRAMEBUFFER, self.fbo);
-            gl::Viewport(0, 0, w as i32, h as i32);
-            gl::UseProgram(self.program);
-            gl::BindVertexArray(self.vao);
-            gl::ActiveTexture(gl::TEXTURE0);
-            gl::BindTexture(gl::TEXTURE_BUFFER, source.0);
-            gl::DrawArrays(gl::TRIANGLES, 0, 3);
-            gl::BindTexture(gl::TEXTURE_BUFFER, 0);
-            gl::BindVertexArray(0);
-            gl::UseProgram(0);
-            gl::BindFramebuffer(gl::FRAMEBUFFER, 0);
-        }
-    }
-}
-
-impl Drop for TexelDraw {
-    fn drop(&mut self) {
-        // SAFETY: the names came from `new` (0 is ignored by GL) and are deleted once.
-        unsafe {
-            gl::DeleteFramebuffers(1, &self.fbo);
-            gl::DeleteVertexArrays(1, &self.vao);
-            gl::DeleteProgram(self.program);
-        }
-    }
-}
+pub(crate) const FRAME_DT: f32 = 1.0 / 60.0;
 
 /// An external ring and a texture buffer over each slot. Texture buffers drop first.
 pub(crate) struct ExtSide {
@@ -211,9 +48,7 @@ impl ExtSide {
     pub(crate) fn new(gpu: &Gpu, gl: &ExternalGl, slots: usize) -> Result<ExtSide> {
         let ring = ExternalRing::new(&gpu.ctx, gl, slots, FULL_HD_BYTES)
             .with_context(|| format!("creating a {slots}-slot external ring"))?;
-        let tbos = (0..slots)
-            .map(|i| TexBuffer::new(ring.gl_buffer(i)?, &format!("external slot {i}")))
-            .collect::<Result<_>>()?;
+        let tbos = TexBuffer::over_each(slots, "external slot", |i| Ok(ring.gl_buffer(i)?))?;
         Ok(ExtSide { tbos, ring })
     }
 }
@@ -230,11 +65,7 @@ impl MapSide {
         let buffers = (0..slots)
             .map(|i| Buffer::new(FULL_HD_BYTES, &format!("PBO {i}")))
             .collect::<Result<Vec<_>>>()?;
-        let tbos = buffers
-            .iter()
-            .enumerate()
-            .map(|(i, b)| TexBuffer::new(b.name(), &format!("PBO {i}")))
-            .collect::<Result<_>>()?;
+        let tbos = TexBuffer::over_each(slots, "PBO", |i| Ok(buffers[i].name()))?;
         let regs = buffers
             .iter()
             .map(|b| {
@@ -253,7 +84,7 @@ impl MapSide {
 /// Everything the group uses. The draw and the sides drop before the GL context (owned by
 /// `Gpu`, which outlives this).
 struct Rig {
-    draw: TexelDraw,
+    frames: Frames,
     ext2: ExtSide,
     ext3: ExtSide,
     ext8: ExtSide,
@@ -266,83 +97,65 @@ struct Rig {
     device: DeviceBuffer<u8>,
     plain_tbo: TexBuffer,
     _plain: Buffer,
-    t: f32,
 }
 
-/// `glFlush`: submits the GL commands issued so far, as the ring does after each draw.
-pub(crate) fn flush() {
-    // SAFETY: no arguments; a context is current.
-    unsafe { gl::Flush() };
+/// What every row shares: the GL consumer of the frames and the animation time.
+pub(crate) struct Frames {
+    pub(crate) draw: TexelDraw,
+    pub(crate) t: f32,
 }
 
-/// Queues the plasma kernel writing one 1080p frame to `out`.
-pub(crate) fn plasma(gpu: &Gpu, out: DevicePtr<'_>, t: &mut f32) -> Result<()> {
-    let (w, h) = FULL_HD;
-    *t += FRAME_DT;
-    // SAFETY: `out` is a ring slot or a mapped PBO of FULL_HD_BYTES = w * h * 4 bytes, which
-    // stays valid until the kernel has finished (the ring waits for the slot's event before
-    // the memory can go; a PBO is unmapped on the same stream after the kernel). The arguments
-    // match `plasma_pbo(uchar4*, int, int, float)`, which the launch checks against the PTX.
-    unsafe {
-        gpu.plasma_pbo.launch(
-            LaunchConfig::for_image(w, h),
-            &gpu.stream,
-            (out, w as i32, h as i32, *t),
-        )
-    }?;
-    Ok(())
-}
-
-/// One round through an external ring: `ROUND` frames, GL `lag` frames behind, then a drain.
-pub(crate) fn ext_round(
-    gpu: &Gpu,
-    side: &mut ExtSide,
-    draw: &TexelDraw,
-    lag: usize,
-    t: &mut f32,
-) -> Result<()> {
-    let slots = side.ring.len();
-    for n in 0..ROUND + lag {
-        if n < ROUND {
-            let write = side.ring.write(n % slots, &gpu.stream)?;
-            plasma(gpu, write.device_ptr(), t)?;
-            write.finish()?;
-        }
-        if n >= lag {
-            let slot = (n - lag) % slots;
-            let read = side.ring.read(slot)?;
-            draw.draw(&side.tbos[slot]);
-            read.finish()?;
-        }
+impl Frames {
+    /// Queues the plasma kernel writing the next 1080p frame to `out` (a ring slot, a mapped PBO
+    /// or plain device memory of at least `FULL_HD_BYTES`).
+    pub(crate) fn plasma(&mut self, gpu: &Gpu, out: DevicePtr<'_>) -> Result<()> {
+        self.t += FRAME_DT;
+        gpu.plasma_into(out, FULL_HD_BYTES, FULL_HD, self.t)
     }
-    side.ring.wait_idle()?;
-    Ok(())
 }
 
-/// One round through a map/unmap ring: `ROUND` frames, then `glFinish` and a stream sync; with
-/// `sync_each`, after every frame instead (the synchronous reference).
-fn map_round(
-    gpu: &Gpu,
-    side: &mut MapSide,
-    draw: &TexelDraw,
-    sync_each: bool,
-    t: &mut f32,
-) -> Result<()> {
-    let slots = side.regs.len();
-    for n in 0..ROUND {
-        let slot = n % slots;
-        let mapped = side.regs[slot].map(&gpu.stream)?;
-        plasma(gpu, mapped.device_ptr(), t)?;
-        mapped.unmap()?;
-        draw.draw(&side.tbos[slot]);
-        if sync_each {
-            glres::finish();
-            gpu.stream.synchronize()?;
+impl ExtSide {
+    /// One round through the ring: `ROUND` frames, GL `lag` frames behind, then a drain.
+    pub(crate) fn round(&mut self, gpu: &Gpu, frames: &mut Frames, lag: usize) -> Result<()> {
+        let slots = self.ring.len();
+        for n in 0..ROUND + lag {
+            if n < ROUND {
+                let write = self.ring.write(n % slots, &gpu.stream)?;
+                frames.plasma(gpu, write.device_ptr())?;
+                write.finish()?;
+            }
+            if n >= lag {
+                let slot = (n - lag) % slots;
+                let read = self.ring.read(slot)?;
+                frames.draw.draw(&self.tbos[slot]);
+                read.finish()?;
+            }
         }
+        self.ring.wait_idle()?;
+        Ok(())
     }
-    glres::finish();
-    gpu.stream.synchronize()?;
-    Ok(())
+}
+
+impl MapSide {
+    /// One round through the map/unmap ring: `ROUND` frames, then `glFinish` and a stream sync;
+    /// with `sync_each`, after every frame instead (the synchronous reference).
+    fn round(&mut self, gpu: &Gpu, frames: &mut Frames, sync_each: bool) -> Result<()> {
+        let slots = self.regs.len();
+        for n in 0..ROUND {
+            let slot = n % slots;
+            let mapped = self.regs[slot].map(&gpu.stream)?;
+            frames.plasma(gpu, mapped.device_ptr())?;
+            mapped.unmap()?;
+            frames.draw.draw(&self.tbos[slot]);
+            if sync_each {
+                glres::finish();
+                gpu.stream.synchronize()?;
+            }
+        }
+        glres::finish();
+        gpu.stream.synchronize()?;
+        Ok(())
+    }
 }
 
 /// The group: external rings of 2, 3 and 8 slots, map/unmap rings of 2, 3 and 8, the synchronous
@@ -362,7 +175,10 @@ pub fn frames_in_flight(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
         .context("loading GL_EXT_memory_object(_fd)")?;
     let plain = Buffer::new(FULL_HD_BYTES, "the plain GL buffer")?;
     let mut rig = Rig {
-        draw: TexelDraw::new()?,
+        frames: Frames {
+            draw: TexelDraw::new(FULL_HD)?,
+            t: 0.0,
+        },
         ext2: ExtSide::new(gpu, &gl, 2)?,
         ext3: ExtSide::new(gpu, &gl, 3)?,
         ext8: ExtSide::new(gpu, &gl, 8)?,
@@ -374,7 +190,6 @@ pub fn frames_in_flight(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
             .context("allocating 8 MB of device memory")?,
         plain_tbo: TexBuffer::new(plain.name(), "the plain GL buffer")?,
         _plain: plain,
-        t: 0.0,
     };
     glres::check("setting up the frames-in-flight group")?;
     let rounds = Plan {
@@ -385,44 +200,44 @@ pub fn frames_in_flight(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
     let mut variants = [
         Variant::new(
             "external ring, 2 slots, GL 1 frame behind",
-            |r: &mut Rig| ext_round(gpu, &mut r.ext2, &r.draw, 1, &mut r.t),
+            |r: &mut Rig| r.ext2.round(gpu, &mut r.frames, 1),
         ),
         Variant::new(
             "external ring, 3 slots, GL 2 frames behind",
-            |r: &mut Rig| ext_round(gpu, &mut r.ext3, &r.draw, 2, &mut r.t),
+            |r: &mut Rig| r.ext3.round(gpu, &mut r.frames, 2),
         ),
         Variant::new(
             "external ring, 3 slots, GL 1 frame behind",
-            |r: &mut Rig| ext_round(gpu, &mut r.ext3, &r.draw, 1, &mut r.t),
+            |r: &mut Rig| r.ext3.round(gpu, &mut r.frames, 1),
         ),
         Variant::new("external ring, 2 slots, GL same frame", |r: &mut Rig| {
-            ext_round(gpu, &mut r.ext2, &r.draw, 0, &mut r.t)
+            r.ext2.round(gpu, &mut r.frames, 0)
         }),
         Variant::new(
             "external ring, 8 slots, GL 4 frames behind",
-            |r: &mut Rig| ext_round(gpu, &mut r.ext8, &r.draw, 4, &mut r.t),
+            |r: &mut Rig| r.ext8.round(gpu, &mut r.frames, 4),
         ),
         Variant::new("map/unmap ring, 2 PBOs", |r: &mut Rig| {
-            map_round(gpu, &mut r.map2, &r.draw, false, &mut r.t)
+            r.map2.round(gpu, &mut r.frames, false)
         }),
         Variant::new("map/unmap ring, 3 PBOs", |r: &mut Rig| {
-            map_round(gpu, &mut r.map3, &r.draw, false, &mut r.t)
+            r.map3.round(gpu, &mut r.frames, false)
         }),
         Variant::new("map/unmap ring, 8 PBOs", |r: &mut Rig| {
-            map_round(gpu, &mut r.map8, &r.draw, false, &mut r.t)
+            r.map8.round(gpu, &mut r.frames, false)
         }),
         Variant::new(
             "synchronous: map/unmap 1 PBO + draw + glFinish + stream sync every frame",
-            |r: &mut Rig| map_round(gpu, &mut r.map1, &r.draw, true, &mut r.t),
+            |r: &mut Rig| r.map1.round(gpu, &mut r.frames, true),
         ),
         Variant::new(
             "no interop: kernel into device memory + draw of another GL buffer + glFlush, \
              alternating, nothing shared or ordered (pipelined floor)",
             |r: &mut Rig| {
                 for _ in 0..ROUND {
-                    plasma(gpu, r.device.device_ptr(), &mut r.t)?;
-                    r.draw.draw(&r.plain_tbo);
-                    flush();
+                    r.frames.plasma(gpu, r.device.device_ptr())?;
+                    r.frames.draw.draw(&r.plain_tbo);
+                    glres::flush();
                 }
                 glres::finish();
                 gpu.stream.synchronize()?;
@@ -433,7 +248,7 @@ pub fn frames_in_flight(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
             "no interop: CUDA alone, kernel into device memory",
             |r: &mut Rig| {
                 for _ in 0..ROUND {
-                    plasma(gpu, r.device.device_ptr(), &mut r.t)?;
+                    r.frames.plasma(gpu, r.device.device_ptr())?;
                 }
                 gpu.stream.synchronize()?;
                 Ok(())
@@ -441,8 +256,8 @@ pub fn frames_in_flight(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
         ),
         Variant::new("no interop: GL alone, draw + glFlush", |r: &mut Rig| {
             for _ in 0..ROUND {
-                r.draw.draw(&r.plain_tbo);
-                flush();
+                r.frames.draw.draw(&r.plain_tbo);
+                glres::flush();
             }
             glres::finish();
             Ok(())
@@ -450,18 +265,7 @@ pub fn frames_in_flight(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
     ];
     let mut cases = interleaved(&rounds, &group, &mut rig, &mut variants)?;
     glres::check("frames in flight")?;
-    for case in &mut cases {
-        let s = &mut case.stats;
-        for v in [
-            &mut s.median_us,
-            &mut s.p99_us,
-            &mut s.mean_us,
-            &mut s.min_us,
-            &mut s.max_us,
-        ] {
-            *v /= ROUND as f64;
-        }
-    }
+    per_frame_rounds(&mut cases, ROUND);
     if let [
         ext2,
         ext3,
@@ -485,14 +289,6 @@ pub fn frames_in_flight(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
         map3.relative_to(floor, None);
         map8.relative_to(floor, None);
         sync.relative_to(floor, None);
-    }
-    for case in &cases {
-        eprintln!(
-            "interop: {}: {:.1} µs/frame = {:.0} fps sustained",
-            case.name,
-            case.stats.median_us,
-            1e6 / case.stats.median_us
-        );
     }
     drop(rig);
     Ok(cases)

@@ -12,10 +12,7 @@ use crate::cases::Gpu;
 use crate::glres::{self, Buffer, Texture};
 use crate::measure::{Case, Plan, Variant, interleaved};
 use anyhow::{Context as _, Result, bail, ensure};
-use cuda_gl::graphics::Surface;
-use cuda_gl::{
-    DeviceBuffer, ImageTarget, LaunchConfig, RegisterFlags, RegisteredBuffer, RegisteredImage,
-};
+use cuda_gl::{DeviceBuffer, ImageTarget, RegisterFlags, RegisteredBuffer, RegisteredImage};
 use std::fmt::Write as _;
 
 /// The sizes of the fast-path groups.
@@ -60,19 +57,6 @@ fn use_texel(source: u32, target: u32, layer: i32, sink: &Texture) {
             1,
         );
     }
-}
-
-/// Queues `plasma_surface` writing a `w` x `h` frame at time `t` through `surface`.
-fn plasma_surface(gpu: &Gpu, surface: Surface<'_>, (w, h): (u32, u32), t: f32) -> Result<()> {
-    let args = (surface, i32::try_from(w)?, i32::try_from(h)?, t);
-    // SAFETY: every caller passes a surface of a mapped RGBA8 image of at least w x h, which
-    // stays mapped until an unmap on `gpu.stream` after this launch; the arguments match
-    // `plasma_surface(cudaSurfaceObject_t, int, int, float)` (also checked against the PTX).
-    unsafe {
-        gpu.plasma_surface
-            .launch(LaunchConfig::for_image(w, h), &gpu.stream, args)
-    }?;
-    Ok(())
 }
 
 /// An immutable RGBA8 2D array texture with one level, deleted on drop.
@@ -163,22 +147,52 @@ impl Floor {
     fn run(&self, gpu: &Gpu, t: f32) -> Result<()> {
         gpu.plasma_into_buffer(&self.device, self.size, t)?;
         gpu.stream.synchronize()?;
-        use_texel(self.source.name(), gl::TEXTURE_2D, 0, &self.sink);
-        glres::finish();
+        self.gl_use(self.source.name());
         Ok(())
     }
+
+    /// GL's use of a frame in 2D texture `texture`, the same as the floor's, then `glFinish`.
+    fn gl_use(&self, texture: u32) {
+        use_texel(texture, gl::TEXTURE_2D, 0, &self.sink);
+        glres::finish();
+    }
+}
+
+/// A group's state: its own objects `O` (dropped first), the floor it is compared with, and the
+/// frames' time.
+struct Rig<O> {
+    objects: O,
+    floor: Floor,
+    t: f32,
+}
+
+impl<O> Rig<O> {
+    /// The group's `objects` with a floor of `size`, at time 0.
+    fn new(gpu: &Gpu, size: (u32, u32), objects: O) -> Result<Rig<O>> {
+        Ok(Rig {
+            objects,
+            floor: Floor::new(gpu, size)?,
+            t: 0.0,
+        })
+    }
+}
+
+/// The floor variant of a group at `size`: one frame later, the floor's run.
+fn floor_variant<'a, O: 'a>(gpu: &'a Gpu, (w, h): (u32, u32)) -> Variant<'a, Rig<O>> {
+    Variant::new(format!("floor {w}x{h}"), move |rig: &mut Rig<O>| {
+        rig.t += FRAME_DT;
+        rig.floor.run(gpu, rig.t)
+    })
 }
 
 /// Group 8's objects. Registrations first: they unregister before the GL objects they name are
 /// deleted.
-struct OneFrameRig {
+struct OneFrame {
     reg_pbo: RegisteredBuffer,
     reg_surface: RegisteredImage,
     pbo: Buffer,
     upload: Texture,
     surface_texture: Texture,
-    floor: Floor,
-    t: f32,
 }
 
 /// Group 8: one frame per handoff at `size`: the floor, the PBO frame, the surface frame (the
@@ -190,7 +204,7 @@ pub fn one_frame_per_handoff(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result
     let bytes = w as usize * h as usize * 4;
     let pbo = Buffer::new(bytes, &format!("the {w}x{h} PBO"))?;
     let surface_texture = Texture::new(w, h, &format!("the {w}x{h} surface texture"))?;
-    let mut rig = OneFrameRig {
+    let objects = OneFrame {
         reg_pbo: RegisteredBuffer::register(&gpu.ctx, pbo.name(), RegisterFlags::WRITE_DISCARD)
             .with_context(|| format!("registering the {w}x{h} PBO"))?,
         reg_surface: RegisteredImage::register(
@@ -203,58 +217,27 @@ pub fn one_frame_per_handoff(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result
         pbo,
         upload: Texture::new(w, h, &format!("the {w}x{h} upload texture"))?,
         surface_texture,
-        floor: Floor::new(gpu, size)?,
-        t: 0.0,
     };
+    let mut rig = Rig::new(gpu, size, objects)?;
     let stream = &gpu.stream;
     let mut variants = [
-        Variant::new(format!("floor {w}x{h}"), |rig: &mut OneFrameRig| {
+        floor_variant(gpu, size),
+        Variant::new(format!("PBO frame {w}x{h}"), |rig: &mut Rig<OneFrame>| {
             rig.t += FRAME_DT;
-            rig.floor.run(gpu, rig.t)
-        }),
-        Variant::new(format!("PBO frame {w}x{h}"), |rig: &mut OneFrameRig| {
-            rig.t += FRAME_DT;
-            let mapped = rig.reg_pbo.map(stream)?;
+            let mapped = rig.objects.reg_pbo.map(stream)?;
             gpu.plasma_into(mapped.device_ptr(), mapped.size(), size, rig.t)?;
             mapped.unmap()?;
-            rig.upload.upload_from_pbo(&rig.pbo)?;
-            use_texel(rig.upload.name(), gl::TEXTURE_2D, 0, &rig.floor.sink);
-            glres::finish();
-            Ok(())
-        }),
-        Variant::new(format!("surface frame {w}x{h}"), |rig: &mut OneFrameRig| {
-            rig.t += FRAME_DT;
-            let mapped = rig.reg_surface.map(stream)?;
-            plasma_surface(gpu, mapped.surface()?, size, rig.t)?;
-            mapped.unmap()?;
-            use_texel(
-                rig.surface_texture.name(),
-                gl::TEXTURE_2D,
-                0,
-                &rig.floor.sink,
-            );
-            glres::finish();
+            rig.objects.upload.upload_from_pbo(&rig.objects.pbo)?;
+            rig.floor.gl_use(rig.objects.upload.name());
             Ok(())
         }),
         Variant::new(
+            format!("surface frame {w}x{h}"),
+            |rig: &mut Rig<OneFrame>| surface_frame(gpu, rig, size, false),
+        ),
+        Variant::new(
             format!("surface frame {w}x{h}, surface object per map"),
-            |rig: &mut OneFrameRig| {
-                rig.t += FRAME_DT;
-                let mapped = rig.reg_surface.map(stream)?;
-                let array = mapped.array(0, 0)?;
-                let object = mapped.create_surface(&array)?;
-                plasma_surface(gpu, object.handle(), size, rig.t)?;
-                drop(object);
-                mapped.unmap()?;
-                use_texel(
-                    rig.surface_texture.name(),
-                    gl::TEXTURE_2D,
-                    0,
-                    &rig.floor.sink,
-                );
-                glres::finish();
-                Ok(())
-            },
+            |rig: &mut Rig<OneFrame>| surface_frame(gpu, rig, size, true),
         ),
     ];
     let mut cases = interleaved(plan, &group, &mut rig, &mut variants)?;
@@ -278,12 +261,33 @@ pub fn one_frame_per_handoff(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result
     Ok(cases)
 }
 
+/// Group 8's surface frame: the kernel writes the mapped texture through its cached surface
+/// object (`MappedImage::surface`), or with `per_map` through one created and destroyed in this
+/// mapping; then GL uses it.
+fn surface_frame(
+    gpu: &Gpu,
+    rig: &mut Rig<OneFrame>,
+    size: (u32, u32),
+    per_map: bool,
+) -> Result<()> {
+    rig.t += FRAME_DT;
+    let mapped = rig.objects.reg_surface.map(&gpu.stream)?;
+    if per_map {
+        let array = mapped.array(0, 0)?;
+        let object = mapped.create_surface(&array)?;
+        gpu.plasma_into_surface(object.handle(), size, rig.t)?;
+    } else {
+        gpu.plasma_into_surface(mapped.surface()?, size, rig.t)?;
+    }
+    mapped.unmap()?;
+    rig.floor.gl_use(rig.objects.surface_texture.name());
+    Ok(())
+}
+
 /// Group 9's objects: one registered K-layer array texture per K.
-struct BatchRig {
+struct Batch {
     regs: Vec<RegisteredImage>,
     textures: Vec<ArrayTexture>,
-    floor: Floor,
-    t: f32,
 }
 
 /// Group 9: K frames per handoff at `size`. For each K, a registered 2D array texture of K
@@ -305,35 +309,32 @@ pub fn k_frames_per_handoff(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result<
                 .with_context(|| format!("registering the {w}x{h}x{k} array texture"))
         })
         .collect::<Result<Vec<_>>>()?;
-    let mut rig = BatchRig {
-        regs,
-        textures,
-        floor: Floor::new(gpu, size)?,
-        t: 0.0,
-    };
+    let mut rig = Rig::new(gpu, size, Batch { regs, textures })?;
     let stream = &gpu.stream;
-    let mut variants = vec![Variant::new(
-        format!("floor {w}x{h}"),
-        |rig: &mut BatchRig| {
-            rig.t += FRAME_DT;
-            rig.floor.run(gpu, rig.t)
-        },
-    )];
+    let mut variants = vec![floor_variant(gpu, size)];
     for (i, k) in K_VALUES.into_iter().enumerate() {
         variants.push(Variant::new(
             format!(
                 "K = {k}: {k} frame{} per handoff {w}x{h}",
                 if k == 1 { "" } else { "s" }
             ),
-            move |rig: &mut BatchRig| {
-                let reg = rig.regs.get_mut(i).context("no registration for this K")?;
+            move |rig: &mut Rig<Batch>| {
+                let reg = rig
+                    .objects
+                    .regs
+                    .get_mut(i)
+                    .context("no registration for this K")?;
                 let mapped = reg.map(stream)?;
                 for layer in 0..k {
                     rig.t += FRAME_DT;
-                    plasma_surface(gpu, mapped.surface_at(layer, 0)?, size, rig.t)?;
+                    gpu.plasma_into_surface(mapped.surface_at(layer, 0)?, size, rig.t)?;
                 }
                 mapped.unmap()?;
-                let texture = rig.textures.get(i).context("no texture for this K")?;
+                let texture = rig
+                    .objects
+                    .textures
+                    .get(i)
+                    .context("no texture for this K")?;
                 for layer in 0..k {
                     use_texel(
                         texture.name,
@@ -402,24 +403,21 @@ impl Ring {
             _ => bail!("ring slot {slot} is out of range"),
         };
         let mapped = reg.map(&gpu.stream)?;
-        plasma_surface(gpu, mapped.surface()?, size, t)?;
+        gpu.plasma_into_surface(mapped.surface()?, size, t)?;
         mapped.unmap()?;
         use_texel(texture.name(), gl::TEXTURE_2D, 0, sink);
         if let Some(f) = self.fences.get_mut(slot) {
             *f = Some(Fence::new()?);
         }
-        // SAFETY: no arguments; a context is current.
-        unsafe { gl::Flush() };
+        glres::flush();
         Ok(())
     }
 }
 
 /// Group 10's objects.
-struct InFlightRig {
+struct InFlight {
     single: Ring,
     rings: Vec<Ring>,
-    floor: Floor,
-    t: f32,
 }
 
 /// Group 10: frames in flight at `size`. The interactive surface frame (`glFinish` every frame)
@@ -429,25 +427,23 @@ struct InFlightRig {
 pub fn frames_in_flight(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>> {
     let (w, h) = size;
     let group = format!("10. frames in flight {w}x{h} (map/unmap, no glFinish or stream sync)");
-    let mut rig = InFlightRig {
+    let objects = InFlight {
         single: Ring::new(gpu, size, 1)?,
         rings: RING_SIZES
             .iter()
             .map(|&n| Ring::new(gpu, size, n))
             .collect::<Result<Vec<_>>>()?,
-        floor: Floor::new(gpu, size)?,
-        t: 0.0,
     };
+    let mut rig = Rig::new(gpu, size, objects)?;
     let mut variants = vec![
-        Variant::new(format!("floor {w}x{h}"), |rig: &mut InFlightRig| {
-            rig.t += FRAME_DT;
-            rig.floor.run(gpu, rig.t)
-        }),
+        floor_variant(gpu, size),
         Variant::new(
             format!("surface frame {w}x{h}, glFinish every frame"),
-            |rig: &mut InFlightRig| {
+            |rig: &mut Rig<InFlight>| {
                 rig.t += FRAME_DT;
-                rig.single.frame(gpu, &rig.floor.sink, size, rig.t)?;
+                rig.objects
+                    .single
+                    .frame(gpu, &rig.floor.sink, size, rig.t)?;
                 glres::finish();
                 Ok(())
             },
@@ -456,9 +452,13 @@ pub fn frames_in_flight(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<
     for (i, n) in RING_SIZES.into_iter().enumerate() {
         variants.push(Variant::new(
             format!("ring of {n} surface textures {w}x{h}, fence per image"),
-            move |rig: &mut InFlightRig| {
+            move |rig: &mut Rig<InFlight>| {
                 rig.t += FRAME_DT;
-                let ring = rig.rings.get_mut(i).context("no ring of this size")?;
+                let ring = rig
+                    .objects
+                    .rings
+                    .get_mut(i)
+                    .context("no ring of this size")?;
                 ring.frame(gpu, &rig.floor.sink, size, rig.t)
             },
         ));
@@ -530,6 +530,7 @@ pub fn summary(cases: &[Case]) -> String {
     );
     let group8 = |c: &&Case| c.group.starts_with("8.");
     for &size in &sizes {
+        let (w, h) = size;
         let pick = |kind| tagged(cases, kind, size).into_iter().find(group8);
         let (Some(floor), Some(pbo), Some(surface), Some(per_map)) = (
             pick("floor"),
@@ -541,9 +542,7 @@ pub fn summary(cases: &[Case]) -> String {
         };
         let _ = writeln!(
             out,
-            "| {}x{} | {:.1} | {:.1} | {} | {:.1} | {} | {:.1} | {} |",
-            size.0,
-            size.1,
+            "| {w}x{h} | {:.1} | {:.1} | {} | {:.1} | {} | {:.1} | {} |",
             floor.stats.median_us,
             pbo.stats.median_us,
             ratio_text(pbo),
@@ -561,15 +560,14 @@ pub fn summary(cases: &[Case]) -> String {
          |---|---:|---:|---:|---:|---:|\n",
     );
     for &size in &sizes {
+        let (w, h) = size;
         let floor = tagged(cases, "floor", size)
             .into_iter()
             .find(|c| c.group.starts_with("9."));
         if let Some(floor) = floor {
             let _ = writeln!(
                 out,
-                "| {}x{} | floor | {:.1} | {:.1} | 1.000 | {:.0} |",
-                size.0,
-                size.1,
+                "| {w}x{h} | floor | {:.1} | {:.1} | 1.000 | {:.0} |",
                 floor.stats.median_us,
                 floor.stats.median_us,
                 1e6 / floor.stats.median_us
@@ -579,9 +577,7 @@ pub fn summary(cases: &[Case]) -> String {
             let Some(tag) = &case.fast else { continue };
             let _ = writeln!(
                 out,
-                "| {}x{} | {} | {:.1} | {:.1} | {} | {:.0} |",
-                size.0,
-                size.1,
+                "| {w}x{h} | {} | {:.1} | {:.1} | {} | {:.0} |",
                 tag.frames_per_iteration,
                 case.stats.median_us,
                 tag.per_frame_us,
@@ -598,6 +594,7 @@ pub fn summary(cases: &[Case]) -> String {
          | size | case | µs per frame | frames/s | × floor |\n|---|---|---:|---:|---:|\n",
     );
     for &size in &sizes {
+        let (w, h) = size;
         let rows = cases.iter().filter(|c| {
             c.group.starts_with("10.")
                 && c.fast.as_ref().is_some_and(|t| (t.width, t.height) == size)
@@ -606,9 +603,7 @@ pub fn summary(cases: &[Case]) -> String {
             let Some(tag) = &case.fast else { continue };
             let _ = writeln!(
                 out,
-                "| {}x{} | {} | {:.1} | {:.0} | {} |",
-                size.0,
-                size.1,
+                "| {w}x{h} | {} | {:.1} | {:.0} | {} |",
                 case.name,
                 tag.per_frame_us,
                 tag.fps,

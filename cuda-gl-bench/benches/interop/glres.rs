@@ -200,23 +200,10 @@ impl Texture {
             self.byte_len()
         );
         // SAFETY: both objects are live; with a PIXEL_UNPACK_BUFFER bound the null pointer is
-        // offset 0 into the PBO, which holds the whole image (checked above). Dimensions fit
-        // i32 (checked at creation).
+        // offset 0 into the PBO, which holds the whole image (checked above) (1).
         unsafe {
             gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, pbo.name);
-            gl::BindTexture(gl::TEXTURE_2D, self.name);
-            gl::TexSubImage2D(
-                gl::TEXTURE_2D,
-                0,
-                0,
-                0,
-                self.width as i32,
-                self.height as i32,
-                gl::RGBA,
-                gl::UNSIGNED_BYTE,
-                std::ptr::null(),
-            );
-            gl::BindTexture(gl::TEXTURE_2D, 0);
+            self.sub_image(std::ptr::null());
             gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
         }
         Ok(())
@@ -230,8 +217,20 @@ impl Texture {
             pixels.len(),
             self.byte_len()
         );
-        // SAFETY: the texture is live; no PIXEL_UNPACK_BUFFER is bound (every user unbinds it),
-        // so GL reads width * height * 4 bytes from `pixels`, which is at least that long.
+        // SAFETY: (1) no PIXEL_UNPACK_BUFFER is bound (every user unbinds it), so GL reads
+        // width * height * 4 bytes from `pixels`, which is at least that long.
+        unsafe { self.sub_image(pixels.as_ptr().cast()) };
+        Ok(())
+    }
+
+    /// `glTexSubImage2D` of the whole texture (RGBA, unsigned bytes) from `pixels`.
+    ///
+    /// # Safety
+    /// 1. `pixels` is valid for `width * height * 4` bytes: an offset into the bound
+    ///    `PIXEL_UNPACK_BUFFER`, or host memory when none is bound.
+    unsafe fn sub_image(&self, pixels: *const std::ffi::c_void) {
+        // SAFETY: the texture is live (owned by `self`) and its dimensions fit i32 (checked at
+        // creation); the source is valid (1).
         unsafe {
             gl::BindTexture(gl::TEXTURE_2D, self.name);
             gl::TexSubImage2D(
@@ -243,11 +242,10 @@ impl Texture {
                 self.height as i32,
                 gl::RGBA,
                 gl::UNSIGNED_BYTE,
-                pixels.as_ptr().cast(),
+                pixels,
             );
             gl::BindTexture(gl::TEXTURE_2D, 0);
         }
-        Ok(())
     }
 }
 
@@ -308,6 +306,13 @@ impl Blit {
     pub fn new() -> Result<Blit> {
         // The demo's program: the same full-screen triangle sampling `frame`.
         let program = plasma_demo::renderer::link_program().context("the blit program")?;
+        Blit::with_program(program)
+    }
+
+    /// A blit through `program`: a linked program that draws one full-screen triangle with no
+    /// vertex attributes and samples `frame` (if it has it) from texture unit 0. The blit owns
+    /// the program and deletes it on drop.
+    pub fn with_program(program: u32) -> Result<Blit> {
         let mut blit = Blit { program, vao: 0 };
         // SAFETY: `blit.vao` is a valid out-pointer for one name.
         unsafe { gl::GenVertexArrays(1, &mut blit.vao) };
@@ -329,26 +334,31 @@ impl Blit {
 
     /// Draws `source` over all of `target` (a full-screen triangle sampling the texture).
     pub fn draw(&self, source: &Texture, target: &Framebuffer) -> Result<()> {
-        let (w, h) = (
-            gl_dim(target.color.width, "viewport")?,
-            gl_dim(target.color.height, "viewport")?,
-        );
-        // SAFETY: every name is live; the program is linked and the VAO empty (the vertex
-        // shader needs no attributes); the framebuffer is complete (checked at creation).
+        self.draw_from(gl::TEXTURE_2D, source.name, target);
+        Ok(())
+    }
+
+    /// Draws over all of `target` with texture `source` bound to `binding` (`GL_TEXTURE_2D`,
+    /// `GL_TEXTURE_BUFFER`, ...) of texture unit 0.
+    pub fn draw_from(&self, binding: u32, source: u32, target: &Framebuffer) {
+        let (w, h) = (target.color.width as i32, target.color.height as i32);
+        // SAFETY: every name is live (`source` is a texture of `binding`'s kind, as the caller
+        // passes it); the program is linked and the VAO empty (the vertex shader needs no
+        // attributes); the framebuffer is complete and its size fits i32 (both checked at
+        // creation).
         unsafe {
             gl::BindFramebuffer(gl::FRAMEBUFFER, target.name);
             gl::Viewport(0, 0, w, h);
             gl::UseProgram(self.program);
             gl::BindVertexArray(self.vao);
             gl::ActiveTexture(gl::TEXTURE0);
-            gl::BindTexture(gl::TEXTURE_2D, source.name);
+            gl::BindTexture(binding, source);
             gl::DrawArrays(gl::TRIANGLES, 0, 3);
-            gl::BindTexture(gl::TEXTURE_2D, 0);
+            gl::BindTexture(binding, 0);
             gl::BindVertexArray(0);
             gl::UseProgram(0);
             gl::BindFramebuffer(gl::FRAMEBUFFER, 0);
         }
-        Ok(())
     }
 }
 
@@ -361,6 +371,12 @@ impl Drop for Blit {
             gl::DeleteProgram(self.program);
         }
     }
+}
+
+/// `glFlush`: submits the GL commands issued so far without waiting for them.
+pub fn flush() {
+    // SAFETY: no arguments; a context is current.
+    unsafe { gl::Flush() };
 }
 
 /// `glFinish`: waits until every GL command issued so far has completed on the GPU.

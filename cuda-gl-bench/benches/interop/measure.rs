@@ -69,19 +69,6 @@ impl Stats {
             max_us,
         })
     }
-    /// Divides every figure (not the count) by `n`: from per-round to per-frame times.
-    pub fn divide_by(&mut self, n: usize) {
-        let n = n.max(1) as f64;
-        for v in [
-            &mut self.median_us,
-            &mut self.p99_us,
-            &mut self.mean_us,
-            &mut self.min_us,
-            &mut self.max_us,
-        ] {
-            *v /= n;
-        }
-    }
 }
 
 /// A ratio of one case's median to another's.
@@ -146,6 +133,9 @@ pub struct Case {
     /// For the fast-path groups: the kind of row and its per-frame figures.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fast: Option<FastTag>,
+    /// For the streaming group: the stream's shape and its latency.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream: Option<crate::streaming::StreamTag>,
 }
 
 impl Case {
@@ -184,6 +174,29 @@ impl Case {
             value: per_frame / base.stats.median_us,
             target_max,
         });
+    }
+}
+
+/// Turns rows whose iteration is a round of `frames` frames into per-frame rows (every statistic
+/// divided by `frames`), and prints each row's per-frame median and frame rate.
+pub fn per_frame_rounds(cases: &mut [Case], frames: usize) {
+    for case in cases {
+        let s = &mut case.stats;
+        for v in [
+            &mut s.median_us,
+            &mut s.p99_us,
+            &mut s.mean_us,
+            &mut s.min_us,
+            &mut s.max_us,
+        ] {
+            *v /= frames as f64;
+        }
+        eprintln!(
+            "interop: {}: {:.1} µs/frame = {:.0} fps sustained",
+            case.name,
+            s.median_us,
+            1e6 / s.median_us
+        );
     }
 }
 
@@ -259,6 +272,7 @@ pub fn interleaved<S>(
                 ratio: None,
                 frame: None,
                 fast: None,
+                stream: None,
             })
         })
         .collect()

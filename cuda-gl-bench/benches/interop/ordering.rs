@@ -41,9 +41,10 @@ mod threads;
 mod vk;
 
 use crate::cases::{FULL_HD, FULL_HD_BYTES, Gpu};
-use crate::external::{ExtSide, TexBuffer, TexelDraw, ext_round, flush, plasma};
-use crate::glres::{self, Buffer};
-use crate::measure::{Case, Plan, Variant, interleaved};
+use crate::external::{ExtSide, Frames};
+use crate::glres::{self, Buffer, flush};
+use crate::measure::{Case, Plan, Variant, interleaved, per_frame_rounds};
+use crate::texel::{TexBuffer, TexelDraw};
 use anyhow::{Context as _, Result, bail, ensure};
 use cuda_gl::external::{ExportableMemory, ExternalGl, GlMemoryBuffer};
 use cuda_gl::{DeviceBuffer, Event, Stream, StreamFlags};
@@ -58,9 +59,8 @@ const LIMIT: Duration = Duration::from_secs(5);
 /// Slots in the pool: enough for the largest burst in 2 groups.
 const POOL: usize = 32;
 
-/// One slot: external memory, its GL buffer, and a texture buffer over it (dropped in order).
+/// One slot: external memory and its GL buffer (dropped in order).
 struct Slot {
-    tbo: TexBuffer,
     gl: GlMemoryBuffer,
     mem: ExportableMemory,
 }
@@ -70,8 +70,7 @@ impl Slot {
         let mem = ExportableMemory::new(&gpu.ctx, FULL_HD_BYTES)
             .with_context(|| format!("allocating slot {i}"))?;
         let gl = GlMemoryBuffer::import(gl, &mem).with_context(|| format!("importing slot {i}"))?;
-        let tbo = TexBuffer::new(gl.buffer(), &format!("slot {i}"))?;
-        Ok(Slot { tbo, gl, mem })
+        Ok(Slot { gl, mem })
     }
 }
 
@@ -115,7 +114,10 @@ struct CounterRing {
 
 /// Everything the group uses; GL objects drop before the GL context (owned by `Gpu`).
 struct Rig<'v> {
-    draw: TexelDraw,
+    /// The draw and the animation time every mechanism shares.
+    frames: Frames,
+    /// A texture buffer over each slot's GL buffer; they drop before the slots.
+    tbos: Vec<TexBuffer>,
     slots: Vec<Slot>,
     sems: Vec<SemRing<'v>>,
     counter_gl: GlMemoryBuffer,
@@ -129,7 +131,6 @@ struct Rig<'v> {
     done: Event,
     ext3: ExtSide,
     floor: Floor,
-    t: f32,
     /// Per measured variant: the error of the round that failed, after which its rounds do
     /// nothing and its row is left out.
     failed: Vec<Option<String>>,
@@ -201,12 +202,12 @@ fn sem_round(gpu: &Gpu, r: &mut Rig<'_>, which: usize) -> Result<()> {
             ring.read_pending[g] = false;
         }
         for slot in slots {
-            plasma(gpu, slot.mem.device_ptr(), &mut r.t)?;
+            r.frames.plasma(gpu, slot.mem.device_ptr())?;
         }
         ring.written[g].cuda_signal(&gpu.stream)?;
         ring.written[g].gl_wait(&buffers);
-        for slot in slots {
-            r.draw.draw(&slot.tbo);
+        for tbo in &r.tbos[g * burst..(g + 1) * burst] {
+            r.frames.draw.draw(tbo);
         }
         ring.read[g].gl_signal(&buffers);
         ring.read_pending[g] = true;
@@ -256,7 +257,7 @@ fn counter_frames(gpu: &Gpu, r: &mut Rig<'_>, memops: &MemOps, which: usize) -> 
                     ring.writes[s],
                 )
             }?;
-            plasma(gpu, r.slots[s].mem.device_ptr(), &mut r.t)?;
+            r.frames.plasma(gpu, r.slots[s].mem.device_ptr())?;
             ring.events[s].record(&gpu.stream)?;
             ring.writes[s] += 1;
         }
@@ -265,7 +266,7 @@ fn counter_frames(gpu: &Gpu, r: &mut Rig<'_>, memops: &MemOps, which: usize) -> 
             ring.events[s]
                 .wait_for(LIMIT)
                 .context("waiting for a slot's CUDA event")?;
-            r.draw.draw(&r.slots[s].tbo);
+            r.frames.draw.draw(&r.tbos[s]);
             let count = ring.writes[s];
             // SAFETY: the counter buffer holds 4 * POOL bytes and `base + s` < POOL (checked at
             // set-up); one u32 is read
@@ -295,8 +296,8 @@ fn counter_frames(gpu: &Gpu, r: &mut Rig<'_>, memops: &MemOps, which: usize) -> 
 /// The floor: kernel into device memory + draw of another GL buffer + flush, alternating.
 fn floor_round(gpu: &Gpu, r: &mut Rig<'_>) -> Result<()> {
     for _ in 0..ROUND {
-        plasma(gpu, r.floor.device.device_ptr(), &mut r.t)?;
-        r.draw.draw(&r.floor.tbo);
+        r.frames.plasma(gpu, r.floor.device.device_ptr())?;
+        r.frames.draw.draw(&r.floor.tbo);
         flush();
     }
     drain(gpu, &r.done)
@@ -391,7 +392,7 @@ impl Mechanism {
             Mechanism::Semaphores(i) => sem_round(gpu, r, i),
             Mechanism::WaitValue(i) => counter_round(gpu, r, i),
             Mechanism::Threads(slots) => threads::threaded_round(gpu, r, slots),
-            Mechanism::Blocking => ext_round(gpu, &mut r.ext3, &r.draw, 1, &mut r.t),
+            Mechanism::Blocking => r.ext3.round(gpu, &mut r.frames, 1),
         }
     }
 }
@@ -444,11 +445,16 @@ pub fn ordering(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
     crate::cases::cu("cuMemsetD32_v2", unsafe {
         cuda_gl::sys::driver()?.cuMemsetD32_v2(counter.device_ptr().as_raw(), 0, POOL)
     })?;
+    let slots = (0..POOL)
+        .map(|i| Slot::new(gpu, &gl, i))
+        .collect::<Result<Vec<_>>>()?;
     let mut rig = Rig {
-        draw: TexelDraw::new()?,
-        slots: (0..POOL)
-            .map(|i| Slot::new(gpu, &gl, i))
-            .collect::<Result<_>>()?,
+        frames: Frames {
+            draw: TexelDraw::new(FULL_HD)?,
+            t: 0.0,
+        },
+        tbos: TexBuffer::over_each(POOL, "slot", |i| Ok(slots[i].gl.buffer()))?,
+        slots,
         sems: sem_rings(gpu, &vulkan),
         counter_gl,
         counter,
@@ -483,7 +489,6 @@ pub fn ordering(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
         done: Event::new(&gpu.ctx, false)?,
         ext3: ExtSide::new(gpu, &gl, 3)?,
         floor: Floor::new(gpu)?,
-        t: 0.0,
         failed: Vec::new(),
     };
     glres::check("setting up the ordering group")?;
@@ -554,7 +559,8 @@ pub fn ordering(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
             );
             continue;
         }
-        case.stats.divide_by(m.frames());
+        // The blocking ring's rounds are `external::ROUND` frames long, the others `ROUND`.
+        per_frame_rounds(std::slice::from_mut(&mut case), m.frames());
         cases.push(case);
     }
     if let [floor, rest @ ..] = cases.as_mut_slice() {
@@ -563,11 +569,12 @@ pub fn ordering(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
         }
     }
     for case in &cases {
-        let ratio = case.ratio.as_ref().map(|r| r.value).unwrap_or(1.0);
-        eprintln!(
-            "interop: ordering: {:.1} µs/frame, {ratio:.2}x floor: {}",
-            case.stats.median_us, case.name
-        );
+        if let Some(ratio) = &case.ratio {
+            eprintln!(
+                "interop: ordering: {:.2}x floor: {}",
+                ratio.value, case.name
+            );
+        }
     }
     Ok(cases)
 }

@@ -57,6 +57,9 @@ pub struct Report {
     pub meta: Meta,
     /// Per-device results.
     pub devices: Vec<DeviceReport>,
+    /// `streaming.<WxH>`: the chosen point of each size's streaming curve, from the first
+    /// device that ran the streaming group.
+    pub streaming: std::collections::BTreeMap<String, crate::streaming::StreamSummary>,
 }
 
 /// The current time as `YYYY-MM-DD HH:MM:SS UTC` and as Unix seconds.
@@ -213,6 +216,9 @@ pub fn markdown(report: &Report) -> String {
             out.push_str("## The fast path\n\n");
         }
         out.push_str(&summary);
+    }
+    for dev in &report.devices {
+        out.push_str(&crate::streaming::summary_markdown(&dev.cases));
     }
     out.push_str("## Cases\n\n");
     out.push_str(LEGEND);

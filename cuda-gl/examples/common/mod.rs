@@ -243,6 +243,18 @@ impl Gpu {
         })
     }
 
+    /// The address of GL entry point `name` in the current context (null when unknown), for
+    /// loaders such as `ExternalGl::load_with`.
+    pub fn proc_address(&mut self, name: &str) -> *const c_void {
+        match &mut self.display {
+            Display::Headless(gl) => gl.get_proc_address(name),
+            Display::Window(win) => win
+                .window
+                .get_proc_address(name)
+                .map_or(std::ptr::null(), |f| f as *const c_void),
+        }
+    }
+
     /// With `--window`, copies `frame` into the window and shows it; returns `false` once the
     /// window was closed. Headless, does nothing and returns `true`.
     pub fn present(&mut self, frame: &Framebuffer) -> Result<bool> {
@@ -497,20 +509,12 @@ impl Framebuffer {
     pub fn new(width: u32, height: u32) -> Result<Framebuffer> {
         let texture = texture_rgba8(width, height)?;
         let mut fbo = 0;
-        // SAFETY: a GL context is current; the name comes from glGenFramebuffers.
+        // SAFETY: a GL 4.5 context is current (direct state access: nothing is bound); the name
+        // comes from glCreateFramebuffers.
         let status = unsafe {
-            gl::GenFramebuffers(1, &mut fbo);
-            gl::BindFramebuffer(gl::FRAMEBUFFER, fbo);
-            gl::FramebufferTexture2D(
-                gl::FRAMEBUFFER,
-                gl::COLOR_ATTACHMENT0,
-                gl::TEXTURE_2D,
-                texture,
-                0,
-            );
-            let status = gl::CheckFramebufferStatus(gl::FRAMEBUFFER);
-            gl::BindFramebuffer(gl::FRAMEBUFFER, 0);
-            status
+            gl::CreateFramebuffers(1, &mut fbo);
+            gl::NamedFramebufferTexture(fbo, gl::COLOR_ATTACHMENT0, texture, 0);
+            gl::CheckNamedFramebufferStatus(fbo, gl::FRAMEBUFFER)
         };
         let framebuffer = Framebuffer {
             fbo,
@@ -553,6 +557,11 @@ impl Drop for Framebuffer {
 /// A `width` x `height` `GL_RGBA8` 2D texture with one level, sampled NEAREST (one texel per
 /// pixel when drawn at its size), with no contents yet. Delete it with glDeleteTextures.
 pub fn texture_rgba8(width: u32, height: u32) -> Result<u32> {
+    texture_rgba8_levels(width, height, 1)
+}
+
+/// As [`texture_rgba8`], with `levels` mip levels (level n is `width >> n` x `height >> n`).
+pub fn texture_rgba8_levels(width: u32, height: u32, levels: u32) -> Result<u32> {
     let mut texture = 0;
     // SAFETY: a GL context is current; the name comes from glGenTextures.
     unsafe {
@@ -560,13 +569,70 @@ pub fn texture_rgba8(width: u32, height: u32) -> Result<u32> {
         gl::BindTexture(gl::TEXTURE_2D, texture);
         // Immutable storage (glTexStorage2D): the size and format cannot change while CUDA has
         // the texture registered.
-        gl::TexStorage2D(gl::TEXTURE_2D, 1, gl::RGBA8, width as i32, height as i32);
+        let (levels, width, height) = (levels as i32, width as i32, height as i32);
+        gl::TexStorage2D(gl::TEXTURE_2D, levels, gl::RGBA8, width, height);
         gl::TexParameteri(gl::TEXTURE_2D, gl::TEXTURE_MIN_FILTER, gl::NEAREST as i32);
         gl::TexParameteri(gl::TEXTURE_2D, gl::TEXTURE_MAG_FILTER, gl::NEAREST as i32);
         gl::BindTexture(gl::TEXTURE_2D, 0);
     }
     gl_check("creating an RGBA8 texture")?;
     Ok(texture)
+}
+
+/// A GL buffer of `bytes` bytes, contents undefined.
+pub fn gl_buffer(bytes: usize) -> Result<u32> {
+    let mut buffer = 0;
+    // SAFETY: a GL context is current; the name comes from glCreateBuffers and gets storage.
+    unsafe {
+        gl::CreateBuffers(1, &mut buffer);
+        gl::NamedBufferData(buffer, bytes as isize, std::ptr::null(), gl::STREAM_COPY);
+    }
+    gl_check("creating a buffer")?;
+    Ok(buffer)
+}
+
+/// Copies `bytes` bytes from the start of buffer `from` to byte `at` of buffer `to`, on the
+/// GPU, in GL's queue.
+pub fn copy_buffer(from: u32, to: u32, at: usize, bytes: usize) -> Result<()> {
+    // SAFETY: a GL context is current; GL checks the ranges against both buffers' sizes.
+    unsafe { gl::CopyNamedBufferSubData(from, to, 0, at as isize, bytes as isize) };
+    gl_check("copying between buffers")
+}
+
+/// Copies one `width` x `height` RGBA8 image from the start of buffer `buffer` into level 0 of
+/// 2D texture `texture` (`glTexSubImage2D` from a pixel unpack buffer: on the GPU).
+pub fn upload_from_buffer(texture: u32, buffer: u32, width: u32, height: u32) -> Result<()> {
+    // SAFETY: a GL context is current; with `buffer` bound as the pixel unpack buffer the null
+    // pointer is offset 0 into it, and GL checks the image against the buffer's size.
+    unsafe {
+        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, buffer);
+        gl::PixelStorei(gl::UNPACK_ALIGNMENT, 4);
+        gl::TextureSubImage2D(
+            texture,
+            0,
+            0,
+            0,
+            width as i32,
+            height as i32,
+            gl::RGBA,
+            gl::UNSIGNED_BYTE,
+            std::ptr::null(),
+        );
+        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
+    }
+    gl_check("uploading a frame from a buffer")
+}
+
+/// Deletes GL buffer `buffer`.
+pub fn delete_buffer(buffer: u32) {
+    // SAFETY: a GL context is current; deleting a name twice or 0 is ignored by GL.
+    unsafe { gl::DeleteBuffers(1, &buffer) };
+}
+
+/// Deletes GL texture `texture`.
+pub fn delete_texture(texture: u32) {
+    // SAFETY: a GL context is current; deleting a name twice or 0 is ignored by GL.
+    unsafe { gl::DeleteTextures(1, &texture) };
 }
 
 /// Level `level` (`width` x `height`) of 2D texture `texture` read back with glGetTexImage:
@@ -591,6 +657,42 @@ pub fn read_texture_rgba8(texture: u32, level: i32, width: u32, height: u32) -> 
     }
     gl_check("reading the texture back")?;
     Ok(pixels)
+}
+
+/// Layer `layer` of level 0 of the `side` x `side` array texture `texture`, read back with
+/// glGetTextureSubImage as `format`/`kind` into `len` values of `T` (e.g. RGBA / UNSIGNED_BYTE
+/// into `side * side` `[u8; 4]`s, or RED / FLOAT into as many `f32`s), bottom row first.
+pub fn read_texture_layer<T: Copy + Default>(
+    texture: u32,
+    layer: usize,
+    side: u32,
+    (format, kind): (u32, u32),
+    len: usize,
+) -> Result<Vec<T>> {
+    let mut data = vec![T::default(); len];
+    // SAFETY: a GL context is current; with no pixel-pack buffer bound GL writes at most
+    // `bufSize` bytes, the size of `data` (rows are packed for the sides the examples use: a
+    // multiple of the pack alignment 4).
+    unsafe {
+        gl::BindBuffer(gl::PIXEL_PACK_BUFFER, 0);
+        gl::PixelStorei(gl::PACK_ALIGNMENT, 4);
+        gl::GetTextureSubImage(
+            texture,
+            0,
+            0,
+            0,
+            layer as i32,
+            side as i32,
+            side as i32,
+            1,
+            format,
+            kind,
+            size_of_val(data.as_slice()) as i32,
+            data.as_mut_ptr().cast(),
+        );
+    }
+    gl_check("reading a layer back")?;
+    Ok(data)
 }
 
 /// The first `len` values of type `T` in GL buffer `buffer`, read back with glGetBufferSubData.

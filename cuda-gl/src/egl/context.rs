@@ -254,21 +254,8 @@ impl HeadlessContext {
     ///
     /// [`EglError::BindApi`] or [`EglError::MakeCurrent`] with the EGL error code.
     pub fn make_current(&self) -> Result<(), EglError> {
-        self.egl
-            .bind_api(kegl::OPENGL_API)
-            .map_err(|e| EglError::BindApi {
-                code: EglErrorCode::from_egl(e),
-            })?;
-        self.egl
-            .make_current(
-                self.display.display(),
-                self.surface,
-                self.surface,
-                Some(self.context),
-            )
-            .map_err(|e| EglError::MakeCurrent {
-                code: EglErrorCode::from_egl(e),
-            })
+        self.bind_gl_api()?;
+        self.set_current(self.surface, Some(self.context))
     }
 
     /// Releases this context from the calling thread if it is current there (no-op otherwise).
@@ -277,16 +264,32 @@ impl HeadlessContext {
     ///
     /// [`EglError::BindApi`] or [`EglError::MakeCurrent`] with the EGL error code.
     pub fn release_current(&self) -> Result<(), EglError> {
+        self.bind_gl_api()?;
+        if !self.is_current() {
+            return Ok(());
+        }
+        self.set_current(None, None)
+    }
+
+    /// `eglBindAPI(EGL_OPENGL_API)`: EGL's current context is per API, so every query or change
+    /// of it first selects OpenGL.
+    fn bind_gl_api(&self) -> Result<(), EglError> {
         self.egl
             .bind_api(kegl::OPENGL_API)
             .map_err(|e| EglError::BindApi {
                 code: EglErrorCode::from_egl(e),
-            })?;
-        if !self.is_current() {
-            return Ok(());
-        }
+            })
+    }
+
+    /// `eglMakeCurrent` on this display with `surface` to draw and read and `context` (`None`,
+    /// `None`: release whatever is current).
+    fn set_current(
+        &self,
+        surface: Option<kegl::Surface>,
+        context: Option<kegl::Context>,
+    ) -> Result<(), EglError> {
         self.egl
-            .make_current(self.display.display(), None, None, None)
+            .make_current(self.display.display(), surface, surface, context)
             .map_err(|e| EglError::MakeCurrent {
                 code: EglErrorCode::from_egl(e),
             })

@@ -252,21 +252,17 @@ impl DeviceApi {
         } else {
             None
         };
-        let drm_device_file = if has("EGL_EXT_device_drm") {
-            self.device_string(device, DRM_DEVICE_FILE_EXT)
-        } else {
-            None
+        // A string query whose name an extension defines: asked only when the device has it.
+        let string_of = |extension, name| {
+            if has(extension) {
+                self.device_string(device, name)
+            } else {
+                None
+            }
         };
-        let drm_render_node = if has("EGL_EXT_device_drm_render_node") {
-            self.device_string(device, DRM_RENDER_NODE_FILE_EXT)
-        } else {
-            None
-        };
-        let driver_name = if has("EGL_EXT_device_persistent_id") {
-            self.device_string(device, DRIVER_NAME_EXT)
-        } else {
-            None
-        };
+        let drm_device_file = string_of("EGL_EXT_device_drm", DRM_DEVICE_FILE_EXT);
+        let drm_render_node = string_of("EGL_EXT_device_drm_render_node", DRM_RENDER_NODE_FILE_EXT);
+        let driver_name = string_of("EGL_EXT_device_persistent_id", DRIVER_NAME_EXT);
         EglDeviceInfo {
             index,
             has_nv_device_cuda,

@@ -441,6 +441,23 @@ pub enum Error {
         /// The driver's error.
         source: CudaError,
     },
+
+    /// A GL import of CUDA memory did not show CUDA's bytes: a marker written by CUDA was not
+    /// what GL read back through the imported buffer, at every attempt.
+    ///
+    /// NVIDIA's driver 580 was seen to do this for the 32nd memory object of a GL context
+    /// (every time, in every process): cuda-gl checks each import and imports again, keeping the
+    /// failed memory object, so this error means that several attempts in a row failed.
+    #[error(
+        "{attempts} GL imports of a CUDA allocation in a row did not show CUDA's bytes (a marker \
+         written by CUDA read back differently through the GL buffer).\nhelp: GL would read \
+         other memory than CUDA writes; check that the GL context runs on the allocation's GPU \
+         and that the driver is NVIDIA's; please report it with the driver version"
+    )]
+    ImportNotShared {
+        /// How many imports were tried.
+        attempts: usize,
+    },
 }
 
 impl From<CudaError> for Error {

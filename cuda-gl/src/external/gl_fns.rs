@@ -44,6 +44,12 @@ type ClientWaitSync = unsafe extern "system" fn(GlSync, u32, u64) -> u32;
 type DeleteSync = unsafe extern "system" fn(GlSync);
 /// `glFlush`.
 type Flush = unsafe extern "system" fn();
+/// `glGetBufferSubData`.
+type GetBufferSubData = unsafe extern "system" fn(u32, isize, isize, *mut c_void);
+/// `glBufferData`.
+type BufferData = unsafe extern "system" fn(u32, isize, *const c_void, u32);
+/// `glCopyBufferSubData`.
+type CopyBufferSubData = unsafe extern "system" fn(u32, u32, isize, isize, isize);
 
 /// The GL entry points this module calls, resolved once through the caller's loader.
 #[derive(Clone, Copy)]
@@ -64,6 +70,9 @@ pub(super) struct Fns {
     client_wait_sync: ClientWaitSync,
     delete_sync: DeleteSync,
     flush: Flush,
+    pub(super) get_buffer_sub_data: GetBufferSubData,
+    pub(super) buffer_data: BufferData,
+    pub(super) copy_buffer_sub_data: CopyBufferSubData,
 }
 
 impl Fns {
@@ -102,6 +111,9 @@ impl Fns {
             client_wait_sync: load!("glClientWaitSync", ClientWaitSync),
             delete_sync: load!("glDeleteSync", DeleteSync),
             flush: load!("glFlush", Flush),
+            get_buffer_sub_data: load!("glGetBufferSubData", GetBufferSubData),
+            buffer_data: load!("glBufferData", BufferData),
+            copy_buffer_sub_data: load!("glCopyBufferSubData", CopyBufferSubData),
         })
     }
 
@@ -179,6 +191,15 @@ impl Fns {
             .collect()
     }
 
+    /// Whether `sync` is signalled, without waiting and without flushing (the caller flushed
+    /// when it placed the fence).
+    pub(super) fn signalled(&self, sync: GlSync) -> Result<bool> {
+        // SAFETY: `sync` is a live sync object of the current context (callers' contract); a
+        // timeout of 0 only asks for the status.
+        let status = unsafe { (self.client_wait_sync)(sync, 0, 0) };
+        self.wait_status(status)
+    }
+
     /// Waits on the CPU until `sync` is signalled, flushing GL's commands first.
     pub(super) fn client_wait(
         &self,
@@ -189,12 +210,21 @@ impl Fns {
         let ns = u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX);
         // SAFETY: `sync` is a live sync object of the current context (callers' contract).
         let status = unsafe { (self.client_wait_sync)(sync, gl::SYNC_FLUSH_COMMANDS_BIT, ns) };
-        match status {
-            gl::ALREADY_SIGNALED | gl::CONDITION_SATISFIED => Ok(()),
-            gl::TIMEOUT_EXPIRED => Err(Error::Timeout {
+        if self.wait_status(status)? {
+            Ok(())
+        } else {
+            Err(Error::Timeout {
                 what: what(),
                 timeout,
-            }),
+            })
+        }
+    }
+
+    /// `glClientWaitSync`'s status as signalled (`true`) or not yet (`false`), or its error.
+    fn wait_status(&self, status: u32) -> Result<bool> {
+        match status {
+            gl::ALREADY_SIGNALED | gl::CONDITION_SATISFIED => Ok(true),
+            gl::TIMEOUT_EXPIRED => Ok(false),
             _ => {
                 // SAFETY: as in `drain_errors`.
                 let code = unsafe { (self.get_error)() };

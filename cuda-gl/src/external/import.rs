@@ -6,6 +6,7 @@ use super::gl_fns::{ExternalGl, Fns};
 use super::memory::ExportableMemory;
 use crate::error::{Error, Result};
 use crate::glprobe::GlOwner;
+use crate::result;
 use std::fmt;
 use std::marker::PhantomData;
 use std::os::fd::{AsRawFd, IntoRawFd};
@@ -28,9 +29,17 @@ pub struct GlMemoryBuffer {
     memory_object: u32,
     buffer: u32,
     size: usize,
+    /// Earlier imports of the same memory that did not show CUDA's bytes, kept alive so that the
+    /// retry gets another memory object; deleted with this one.
+    duds: Vec<GlMemoryBuffer>,
     /// `!Send` and `!Sync`: GL calls go to the context current on the calling thread.
     _not_send: PhantomData<*const ()>,
 }
+
+/// How many imports [`GlMemoryBuffer::import`] tries before [`Error::ImportNotShared`].
+const IMPORT_ATTEMPTS: usize = 4;
+/// How many bytes the import check writes and reads back.
+const CHECK_BYTES: usize = 16;
 
 /// [`Fns`] with a `Debug` that prints nothing.
 #[derive(Clone, Copy)]
@@ -46,8 +55,15 @@ impl GlMemoryBuffer {
     /// Exports a file descriptor from `memory`, imports it into the current GL context (which
     /// takes ownership of it), and creates a buffer of `memory.requested_size()` bytes on it.
     ///
+    /// Then it checks that GL sees CUDA's bytes through the buffer: with the context
+    /// synchronized, CUDA writes a marker over the first bytes, GL reads them back, and CUDA
+    /// writes the old bytes back. An import that fails the check is kept aside (deleted with the
+    /// returned buffer) and the import is tried again, up to 4 times: NVIDIA's driver 580 was seen
+    /// to give the 32nd memory object of a GL context storage that CUDA's writes never reach.
+    /// Call it while no CUDA work uses the memory: the check synchronizes the memory's context.
+    ///
     /// The GL context `gl` was loaded for must be current. GL state: the `GL_COPY_WRITE_BUFFER`
-    /// binding is restored afterwards.
+    /// and `GL_COPY_READ_BUFFER` bindings are restored afterwards.
     ///
     /// # Errors
     /// - [`Error::WrongGlContext`] or [`Error::NoGlContext`] when the context `gl` was loaded
@@ -56,13 +72,37 @@ impl GlMemoryBuffer {
     ///   (compared by `GL_DEVICE_UUID_EXT`);
     /// - the driver's error from `cuMemExportToShareableHandle`;
     /// - [`Error::GlCall`] naming `glCreateMemoryObjectsEXT`, `glImportMemoryFdEXT` (the
-    ///   descriptor is then closed) or `glBufferStorageMemEXT`.
+    ///   descriptor is then closed), `glBufferStorageMemEXT` or the check's
+    ///   `glCopyBufferSubData`;
+    /// - [`Error::ImportNotShared`] when no attempt showed CUDA's bytes;
+    /// - the driver's error from the check's `cuCtxSynchronize` or copies.
     #[doc(alias = "glImportMemoryFdEXT")]
     #[doc(alias = "glBufferStorageMemEXT")]
     #[doc(alias = "glCreateMemoryObjectsEXT")]
     pub fn import(gl: &ExternalGl, memory: &ExportableMemory) -> Result<GlMemoryBuffer> {
         gl.owner.check("glImportMemoryFdEXT (not called)")?;
         gl.check_device(memory.context().device())?;
+        let mut duds = Vec::new();
+        for attempt in 1..=IMPORT_ATTEMPTS {
+            let mut import = Self::import_once(gl, memory)?;
+            if import.shows(memory)? {
+                import.duds = duds;
+                return Ok(import);
+            }
+            log::warn!(
+                "cuda-gl: GL memory object {} (import {attempt} of {IMPORT_ATTEMPTS}) does not \
+                 show the CUDA allocation's bytes; keeping it aside and importing again",
+                import.memory_object
+            );
+            duds.push(import);
+        }
+        Err(Error::ImportNotShared {
+            attempts: IMPORT_ATTEMPTS,
+        })
+    }
+
+    /// One export and import, unchecked.
+    fn import_once(gl: &ExternalGl, memory: &ExportableMemory) -> Result<GlMemoryBuffer> {
         let fd = memory.export_fd()?;
         let fns = gl.fns;
         fns.drain_errors();
@@ -72,6 +112,7 @@ impl GlMemoryBuffer {
             memory_object: 0,
             buffer: 0,
             size: memory.requested_size(),
+            duds: Vec::new(),
             _not_send: PhantomData,
         };
         // SAFETY: one name is written to a valid out-pointer.
@@ -105,6 +146,77 @@ impl GlMemoryBuffer {
             (fns.bind_buffer)(gl::COPY_WRITE_BUFFER, previous.max(0) as u32);
         }
         fns.check("glBufferStorageMemEXT")?;
+        Ok(out)
+    }
+
+    /// Whether GL reads through the buffer what CUDA wrote to `memory`: CUDA writes the
+    /// complement of the first bytes, GL reads them back, CUDA writes the old bytes back.
+    fn shows(&self, memory: &ExportableMemory) -> Result<bool> {
+        let n = self.size.min(CHECK_BYTES);
+        let ptr = memory.raw_ptr();
+        memory.context().bind()?;
+        result::ctx::synchronize()?;
+        let mut old = [0u8; CHECK_BYTES];
+        // SAFETY: (1) `ptr` is the start of the memory's mapping in its bound context, at least
+        // `n` bytes long; (2) `old` has room for `n` bytes.
+        unsafe { result::mem::copy_dtoh(old.as_mut_ptr().cast(), ptr, n) }?;
+        let marker = old.map(|b| !b);
+        // SAFETY: (1) as above; (2) `marker` holds `n` bytes. No CUDA work runs (synchronized
+        // above).
+        unsafe { result::mem::copy_htod(ptr, marker.as_ptr().cast(), n) }?;
+        // A copy from pageable memory may return before its DMA has landed: wait for it before
+        // GL reads, and before later work of any stream (non-blocking ones included) may run.
+        result::ctx::synchronize()?;
+        let seen = self.read_front(n);
+        // SAFETY: as for the marker.
+        unsafe { result::mem::copy_htod(ptr, old.as_ptr().cast(), n) }?;
+        result::ctx::synchronize()?;
+        Ok(seen?[..n] == marker[..n])
+    }
+
+    /// The buffer's first `n` (at most [`CHECK_BYTES`]) bytes, as GL's commands see them:
+    /// copied on the GPU into a buffer of GL's own (`glCopyBufferSubData`), which is read back.
+    /// Reading the imported buffer itself with `glGetBufferSubData` would not do: after such a
+    /// read, NVIDIA's driver 580 was seen to return the same bytes to later reads of it, whatever
+    /// CUDA wrote meanwhile.
+    fn read_front(&self, n: usize) -> Result<[u8; CHECK_BYTES]> {
+        let fns = self.fns.0;
+        let mut out = [0u8; CHECK_BYTES];
+        let (mut read, mut write, mut scratch) = (0, 0, 0);
+        fns.drain_errors();
+        // SAFETY: valid out-pointers; the scratch buffer is fresh and given CHECK_BYTES bytes;
+        // the imported buffer is live and at least `n` <= CHECK_BYTES bytes long; `out` has room
+        // for CHECK_BYTES; the previous bindings are restored and the scratch buffer deleted.
+        unsafe {
+            (fns.get_integerv)(gl::COPY_READ_BUFFER_BINDING, &mut read);
+            (fns.get_integerv)(gl::COPY_WRITE_BUFFER_BINDING, &mut write);
+            (fns.gen_buffers)(1, &mut scratch);
+            (fns.bind_buffer)(gl::COPY_READ_BUFFER, self.buffer);
+            (fns.bind_buffer)(gl::COPY_WRITE_BUFFER, scratch);
+            (fns.buffer_data)(
+                gl::COPY_WRITE_BUFFER,
+                CHECK_BYTES as isize,
+                std::ptr::null(),
+                gl::STREAM_READ,
+            );
+            (fns.copy_buffer_sub_data)(
+                gl::COPY_READ_BUFFER,
+                gl::COPY_WRITE_BUFFER,
+                0,
+                0,
+                n as isize,
+            );
+            (fns.get_buffer_sub_data)(
+                gl::COPY_WRITE_BUFFER,
+                0,
+                n as isize,
+                out.as_mut_ptr().cast(),
+            );
+            (fns.bind_buffer)(gl::COPY_READ_BUFFER, read.max(0) as u32);
+            (fns.bind_buffer)(gl::COPY_WRITE_BUFFER, write.max(0) as u32);
+            (fns.delete_buffers)(1, &scratch);
+        }
+        fns.check("glCopyBufferSubData")?;
         Ok(out)
     }
 

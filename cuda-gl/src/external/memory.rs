@@ -118,6 +118,11 @@ impl ExportableMemory {
         DevicePtr::new(self.ptr)
     }
 
+    /// The device address as the driver's handle, for this module's checks.
+    pub(super) fn raw_ptr(&self) -> sys::CUdeviceptr {
+        self.ptr
+    }
+
     /// The context the memory belongs to.
     pub fn context(&self) -> &Arc<Context> {
         &self.ctx

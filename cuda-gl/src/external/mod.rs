@@ -39,6 +39,11 @@
 //!   storage is that memory.
 //! - [`ExternalRing`]: slots of both, with one CUDA event and one GL fence each; its guards
 //!   [`CudaWrite`] and [`GlRead`] do the waits and leave the marks.
+//! - [`FrameStream`]: the streaming path. Slots like the ring's, filled by a producer closure
+//!   and drawn by a consumer closure, handed from CUDA to GL in bursts of frames, so that the
+//!   two APIs wait for each other once per burst: sustained throughput close to that of CUDA and
+//!   GL running with nothing shared, for a few frames of latency (see `docs/benchmarks.md`,
+//!   "Streaming").
 //!
 //! # What is checked, and what is `unsafe`
 //! - **`unsafe`, vouched for by the caller**: [`ExternalGl::load_with`] calls whatever the
@@ -122,17 +127,23 @@
 //! }
 //! ```
 
-// One job per file: the GL entry points and fences, the CUDA allocation, the GL import, and
-// the ring with its guards.
+// One job per file: the GL entry points and fences, the CUDA allocation, the GL import, the
+// ring with its guards, the stream of frames in bursts and what its closures get, and making
+// and taking apart their slots.
+mod frame;
 mod gl_fns;
 mod import;
 mod memory;
 mod ring;
+mod slot_parts;
+mod stream;
 
+pub use frame::{FrameRead, FrameWrite};
 pub use gl_fns::ExternalGl;
 pub use import::GlMemoryBuffer;
 pub use memory::ExportableMemory;
 pub use ring::{CudaWrite, ExternalRing, GlRead};
+pub use stream::{FrameStream, MAX_STREAM_SLOTS};
 
 #[cfg(doc)]
 use crate::error::Error;

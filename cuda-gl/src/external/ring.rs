@@ -5,6 +5,7 @@ use super::DEFAULT_TIMEOUT;
 use super::gl_fns::{ExternalGl, Fence, Fns};
 use super::import::GlMemoryBuffer;
 use super::memory::ExportableMemory;
+use super::slot_parts;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::glprobe::GlOwner;
@@ -162,13 +163,12 @@ impl ExternalRing {
             _not_send: PhantomData,
         };
         for _ in 0..slots {
-            let memory = ExportableMemory::new(ctx, bytes_per_slot)?;
-            let gl = GlMemoryBuffer::import(gl, &memory)?;
+            let (gl, memory, written) = slot_parts::make_slot(ctx, gl, bytes_per_slot)?;
             ring.slots.push(Slot {
                 read_fence: None,
                 gl,
                 memory,
-                written: Event::new(ctx, false)?,
+                written,
                 write_pending: false,
                 access: Access::Idle,
             });
@@ -346,15 +346,7 @@ impl Drop for ExternalRing {
         let Some(ctx) = self.slots.first().map(|s| s.memory.context().clone()) else {
             return;
         };
-        // Deleting GL objects with another context current would delete that context's
-        // objects of the same names; leaking them is harmless.
-        let gl_current = match self.owner.check("glDeleteBuffers (not called)") {
-            Ok(()) => true,
-            Err(e) => {
-                ctx.record_drop_error("deleting an external ring's GL objects (leaked instead)", e);
-                false
-            }
-        };
+        let gl_current = slot_parts::gl_current_for_drop(self.owner, &ctx, "an external ring");
         if gl_current && let Err(e) = self.wait_idle() {
             ctx.record_drop_error("waiting for an external ring's work", e);
         }
@@ -366,17 +358,7 @@ impl Drop for ExternalRing {
                 written,
                 ..
             } = slot;
-            if gl_current {
-                drop(read_fence);
-                drop(gl);
-            } else {
-                std::mem::forget(read_fence);
-                std::mem::forget(gl);
-            }
-            // Waits for the CUDA context before unmapping; a leaked GL import keeps the
-            // physical memory alive.
-            drop(memory);
-            drop(written);
+            slot_parts::release_slot(read_fence, gl, memory, written, gl_current);
         }
     }
 }

@@ -1,6 +1,6 @@
 //! GL buffers registered with CUDA.
 
-use super::methods::{guard_unmap, registration_methods};
+use super::methods::{registration_methods, single_guard_unmap};
 use super::{Kind, MapFlags, RegisterFlags, Registration};
 use crate::context::Context;
 use crate::error::{Error, Result};
@@ -149,20 +149,6 @@ impl<'a> MappedBuffer<'a> {
     ) {
         (self.ptr, self.size, self.cudarc_stream)
     }
-
-    fn finish(&mut self) -> Result<()> {
-        // SAFETY: mapped on `self.stream`, which is borrowed for the guard's lifetime; the
-        // pointer is only reachable through borrows of this guard.
-        unsafe { self.reg.finish_mapping(self.stream) }
-    }
-
-    fn drop_context(&self) -> Option<&Arc<Context>> {
-        Some(&self.reg.ctx)
-    }
 }
 
-guard_unmap!(
-    MappedBuffer,
-    "Unmaps now, on the stream it was mapped on, and returns the driver's error.",
-    "unmapping a GL buffer"
-);
+single_guard_unmap!(MappedBuffer, "unmapping a GL buffer");

@@ -2,7 +2,7 @@
 //! textures.
 
 use super::array::{MappedArray, MappedMipmappedArray, mapped_array, mapped_mipmapped_array};
-use super::methods::{guard_unmap, registration_methods};
+use super::methods::{registration_methods, single_guard_unmap};
 use super::surface::{Surface, SurfaceObject, cached_surface, create_surface, layer_surfaces};
 use super::texture::{TextureDesc, TextureObject, create_texture};
 use super::{ImageTarget, Kind, MapFlags, RegisterFlags, Registration};
@@ -256,20 +256,6 @@ impl MappedImage<'_> {
     pub fn raw_stream(&self) -> sys::CUstream {
         self.stream
     }
-
-    fn finish(&mut self) -> Result<()> {
-        // SAFETY: mapped on `self.stream`, borrowed for the guard's lifetime; every view borrows
-        // this guard, so none is used after.
-        unsafe { self.reg.finish_mapping(self.stream) }
-    }
-
-    fn drop_context(&self) -> Option<&Arc<Context>> {
-        Some(&self.reg.ctx)
-    }
 }
 
-guard_unmap!(
-    MappedImage,
-    "Unmaps now, on the stream it was mapped on, and returns the driver's error.",
-    "unmapping a GL image"
-);
+single_guard_unmap!(MappedImage, "unmapping a GL image");

@@ -134,4 +134,31 @@ macro_rules! guard_unmap {
     };
 }
 
-pub(super) use {guard_unmap, registration_methods};
+/// [`guard_unmap`] for a guard over one registration, `$ty<'_>` with the fields `reg` (the
+/// borrowed [`Registration`](super::Registration)) and `stream` (the raw stream of the map,
+/// whose `Stream` the guard borrows): `finish` unmaps on that stream, and a failed unmap in
+/// `Drop` is recorded in the registration's context under `$dropping`.
+macro_rules! single_guard_unmap {
+    ($ty:ident, $dropping:literal) => {
+        impl $ty<'_> {
+            fn finish(&mut self) -> Result<()> {
+                // SAFETY: (1) mapped on `self.stream`, whose stream is borrowed for the guard's
+                // lifetime; every view of the mapping (its pointer, arrays, surface and texture
+                // objects) borrows this guard, so none is used after.
+                unsafe { self.reg.finish_mapping(self.stream) }
+            }
+
+            fn drop_context(&self) -> Option<&std::sync::Arc<crate::context::Context>> {
+                Some(&self.reg.ctx)
+            }
+        }
+
+        super::methods::guard_unmap!(
+            $ty,
+            "Unmaps now, on the stream it was mapped on, and returns the driver's error.",
+            $dropping
+        );
+    };
+}
+
+pub(super) use {guard_unmap, registration_methods, single_guard_unmap};

@@ -439,13 +439,16 @@ mod tests {
 
     #[test]
     fn refuses_every_truncation_of_an_elf() {
-        let elf = minimal_elf();
-        for len in 1..elf.len() {
-            let why = refused(&elf[..len]);
+        refuses_every_truncation(&minimal_elf(), &["truncated", "past the end"]);
+    }
+
+    /// Every proper prefix of `image` is refused: under 4 bytes as neither format, longer ones
+    /// with a reason that contains one of `reasons`.
+    fn refuses_every_truncation(image: &[u8], reasons: &[&str]) {
+        for len in 1..image.len() {
+            let why = refused(&image[..len]);
             assert!(
-                (len < 4 && why.contains("neither"))
-                    || why.contains("truncated")
-                    || why.contains("past the end"),
+                (len < 4 && why.contains("neither")) || reasons.iter().any(|r| why.contains(r)),
                 "{len}: {why}"
             );
         }
@@ -503,17 +506,7 @@ mod tests {
 
     #[test]
     fn refuses_every_truncation_of_a_fatbin_and_entries_past_its_end() {
-        let fatbin = minimal_fatbin();
-        for len in 1..fatbin.len() {
-            let why = refused(&fatbin[..len]);
-            assert!(
-                (len < 4 && why.contains("neither"))
-                    || why.contains("truncated")
-                    || why.contains("past the end")
-                    || why.contains("cut off"),
-                "{len}: {why}"
-            );
-        }
+        refuses_every_truncation(&minimal_fatbin(), &["truncated", "past the end", "cut off"]);
         let mut long_entry = minimal_fatbin();
         long_entry[FATBIN_HEADER + 8..][..8].copy_from_slice(&9u64.to_le_bytes());
         assert!(refused(&long_entry).contains("entry reaches past"));

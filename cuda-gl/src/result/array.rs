@@ -10,8 +10,7 @@ use super::*;
 pub(crate) unsafe fn descriptor(a: sys::CUarray) -> Result<sys::CUDA_ARRAY3D_DESCRIPTOR> {
     let mut d = sys::CUDA_ARRAY3D_DESCRIPTOR::default();
     // SAFETY: (1); the out-pointer is valid.
-    unsafe { drv!(cuArray3DGetDescriptor_v2(&mut d, a)) }?;
-    Ok(d)
+    unsafe { drv!(cuArray3DGetDescriptor_v2(&mut d, a)) }.map(|()| d)
 }
 
 /// `cuMipmappedArrayGetLevel`.
@@ -21,8 +20,7 @@ pub(crate) unsafe fn descriptor(a: sys::CUarray) -> Result<sys::CUDA_ARRAY3D_DES
 pub(crate) unsafe fn mipmap_level(m: sys::CUmipmappedArray, level: c_uint) -> Result<sys::CUarray> {
     let mut a = std::ptr::null_mut();
     // SAFETY: (1); the out-pointer is valid.
-    unsafe { drv!(cuMipmappedArrayGetLevel(&mut a, m, level)) }?;
-    Ok(a)
+    unsafe { drv!(cuMipmappedArrayGetLevel(&mut a, m, level)) }.map(|()| a)
 }
 
 /// `cuMemcpy2DAsync`.
@@ -34,8 +32,7 @@ pub(crate) unsafe fn mipmap_level(m: sys::CUmipmappedArray, level: c_uint) -> Re
 /// 2. `s` is a live stream of the current context.
 pub(crate) unsafe fn copy_2d_async(copy: &sys::CUDA_MEMCPY2D, s: sys::CUstream) -> Result<()> {
     // SAFETY: (1), (2); `copy` is a complete descriptor that outlives the call.
-    unsafe { drv!(cuMemcpy2DAsync_v2(copy, s)) }?;
-    Ok(())
+    unsafe { drv!(cuMemcpy2DAsync_v2(copy, s)) }
 }
 
 /// `cuMemcpy3DAsync` (3-D and layered arrays).
@@ -44,8 +41,7 @@ pub(crate) unsafe fn copy_2d_async(copy: &sys::CUDA_MEMCPY2D, s: sys::CUstream) 
 /// As [`copy_2d_async`].
 pub(crate) unsafe fn copy_3d_async(copy: &sys::CUDA_MEMCPY3D, s: sys::CUstream) -> Result<()> {
     // SAFETY: as `copy_2d_async` (1), (2); `copy` is a complete descriptor.
-    unsafe { drv!(cuMemcpy3DAsync_v2(copy, s)) }?;
-    Ok(())
+    unsafe { drv!(cuMemcpy3DAsync_v2(copy, s)) }
 }
 
 /// `cuSurfObjectCreate` over a whole array.
@@ -53,15 +49,10 @@ pub(crate) unsafe fn copy_3d_async(copy: &sys::CUDA_MEMCPY3D, s: sys::CUstream) 
 /// # Safety
 /// 1. `a` is live (and outlives the surface object), created with surface load/store.
 pub(crate) unsafe fn surface_create(a: sys::CUarray) -> Result<sys::CUsurfObject> {
-    let mut desc = sys::CUDA_RESOURCE_DESC {
-        resType: sys::CUresourcetype::CU_RESOURCE_TYPE_ARRAY,
-        ..Default::default()
-    };
-    desc.res.array.hArray = a;
+    let desc = whole_array(a);
     let mut s = 0;
     // SAFETY: (1); `desc` describes the array; the out-pointer is valid.
-    unsafe { drv!(cuSurfObjectCreate(&mut s, &desc)) }?;
-    Ok(s)
+    unsafe { drv!(cuSurfObjectCreate(&mut s, &desc)) }.map(|()| s)
 }
 
 /// `cuSurfObjectDestroy`.
@@ -70,8 +61,7 @@ pub(crate) unsafe fn surface_create(a: sys::CUarray) -> Result<sys::CUsurfObject
 /// 1. `s` is live and no pending work uses it after this call.
 pub(crate) unsafe fn surface_destroy(s: sys::CUsurfObject) -> Result<()> {
     // SAFETY: (1).
-    unsafe { drv!(cuSurfObjectDestroy(s)) }?;
-    Ok(())
+    unsafe { drv!(cuSurfObjectDestroy(s)) }
 }
 
 /// `cuTexObjectCreate` over a whole array.
@@ -82,15 +72,10 @@ pub(crate) unsafe fn texture_create(
     a: sys::CUarray,
     tex: &sys::CUDA_TEXTURE_DESC,
 ) -> Result<sys::CUtexObject> {
-    let mut desc = sys::CUDA_RESOURCE_DESC {
-        resType: sys::CUresourcetype::CU_RESOURCE_TYPE_ARRAY,
-        ..Default::default()
-    };
-    desc.res.array.hArray = a;
+    let desc = whole_array(a);
     let mut t = 0;
     // SAFETY: (1); the descriptors are valid; the out-pointer is valid.
-    unsafe { drv!(cuTexObjectCreate(&mut t, &desc, tex, std::ptr::null())) }?;
-    Ok(t)
+    unsafe { drv!(cuTexObjectCreate(&mut t, &desc, tex, std::ptr::null())) }.map(|()| t)
 }
 
 /// `cuTexObjectDestroy`.
@@ -99,6 +84,15 @@ pub(crate) unsafe fn texture_create(
 /// 1. `t` is live and no pending work uses it after this call.
 pub(crate) unsafe fn texture_destroy(t: sys::CUtexObject) -> Result<()> {
     // SAFETY: (1).
-    unsafe { drv!(cuTexObjectDestroy(t)) }?;
-    Ok(())
+    unsafe { drv!(cuTexObjectDestroy(t)) }
+}
+
+/// The resource descriptor of the whole of array `a`, as surface and texture objects take it.
+fn whole_array(a: sys::CUarray) -> sys::CUDA_RESOURCE_DESC {
+    let mut desc = sys::CUDA_RESOURCE_DESC {
+        resType: sys::CUresourcetype::CU_RESOURCE_TYPE_ARRAY,
+        ..Default::default()
+    };
+    desc.res.array.hArray = a;
+    desc
 }

@@ -6,8 +6,7 @@ use super::*;
 pub(crate) fn primary_retain(dev: sys::CUdevice) -> Result<sys::CUcontext> {
     let mut ctx = std::ptr::null_mut();
     // SAFETY: `ctx` is a valid out-pointer; `dev` came from cuDeviceGet.
-    unsafe { drv!(cuDevicePrimaryCtxRetain(&mut ctx, dev)) }?;
-    Ok(ctx)
+    unsafe { drv!(cuDevicePrimaryCtxRetain(&mut ctx, dev)) }.map(|()| ctx)
 }
 
 /// `cuDevicePrimaryCtxRelease`.
@@ -16,8 +15,7 @@ pub(crate) fn primary_retain(dev: sys::CUdevice) -> Result<sys::CUcontext> {
 /// 1. Each call must balance one earlier successful `primary_retain` of `dev`.
 pub(crate) unsafe fn primary_release(dev: sys::CUdevice) -> Result<()> {
     // SAFETY: the caller balances a retain (1).
-    unsafe { drv!(cuDevicePrimaryCtxRelease_v2(dev)) }?;
-    Ok(())
+    unsafe { drv!(cuDevicePrimaryCtxRelease_v2(dev)) }
 }
 
 /// `cuDevicePrimaryCtxGetState`: whether the primary context of `dev` is active.
@@ -32,8 +30,7 @@ pub(crate) fn primary_active(dev: sys::CUdevice) -> Result<bool> {
 pub(crate) fn get_current() -> Result<sys::CUcontext> {
     let mut ctx = std::ptr::null_mut();
     // SAFETY: `ctx` is a valid out-pointer.
-    unsafe { drv!(cuCtxGetCurrent(&mut ctx)) }?;
-    Ok(ctx)
+    unsafe { drv!(cuCtxGetCurrent(&mut ctx)) }.map(|()| ctx)
 }
 
 /// `cuCtxSetCurrent`.
@@ -42,8 +39,7 @@ pub(crate) fn get_current() -> Result<sys::CUcontext> {
 /// 1. `ctx` is null or a live context.
 pub(crate) unsafe fn set_current(ctx: sys::CUcontext) -> Result<()> {
     // SAFETY: `ctx` is live (1).
-    unsafe { drv!(cuCtxSetCurrent(ctx)) }?;
-    Ok(())
+    unsafe { drv!(cuCtxSetCurrent(ctx)) }
 }
 
 /// `cuCtxGetDevice`: the device of the current context.
@@ -51,15 +47,13 @@ pub(crate) unsafe fn set_current(ctx: sys::CUcontext) -> Result<()> {
 pub(crate) fn device() -> Result<sys::CUdevice> {
     let mut dev = 0;
     // SAFETY: `dev` is a valid out-pointer.
-    unsafe { drv!(cuCtxGetDevice(&mut dev)) }?;
-    Ok(dev)
+    unsafe { drv!(cuCtxGetDevice(&mut dev)) }.map(|()| dev)
 }
 
 /// `cuCtxSynchronize` on the current context.
 pub(crate) fn synchronize() -> Result<()> {
     // SAFETY: no pointers; acts on the current context.
-    unsafe { drv!(cuCtxSynchronize()) }?;
-    Ok(())
+    unsafe { drv!(cuCtxSynchronize()) }
 }
 
 /// `cuMemGetInfo` for the current context: (free, total) bytes.

@@ -7,8 +7,7 @@ pub(crate) fn count() -> Result<i32> {
     init()?;
     let mut n = 0;
     // SAFETY: `n` is a valid out-pointer; the driver is initialised.
-    unsafe { drv!(cuDeviceGetCount(&mut n)) }?;
-    Ok(n)
+    unsafe { drv!(cuDeviceGetCount(&mut n)) }.map(|()| n)
 }
 
 /// `cuDeviceGet`.
@@ -16,8 +15,7 @@ pub(crate) fn get(ordinal: i32) -> Result<sys::CUdevice> {
     init()?;
     let mut dev = 0;
     // SAFETY: `dev` is a valid out-pointer; the driver is initialised.
-    unsafe { drv!(cuDeviceGet(&mut dev, ordinal)) }?;
-    Ok(dev)
+    unsafe { drv!(cuDeviceGet(&mut dev, ordinal)) }.map(|()| dev)
 }
 
 /// `cuDeviceGetName`.
@@ -52,16 +50,14 @@ pub(crate) fn pci_bus_id(dev: sys::CUdevice) -> Result<String> {
 pub(crate) fn attribute(dev: sys::CUdevice, attr: sys::CUdevice_attribute) -> Result<i32> {
     let mut v = 0;
     // SAFETY: `v` is a valid out-pointer.
-    unsafe { drv!(cuDeviceGetAttribute(&mut v, attr, dev)) }?;
-    Ok(v)
+    unsafe { drv!(cuDeviceGetAttribute(&mut v, attr, dev)) }.map(|()| v)
 }
 
 /// `cuDeviceTotalMem`.
 pub(crate) fn total_mem(dev: sys::CUdevice) -> Result<usize> {
     let mut v = 0;
     // SAFETY: `v` is a valid out-pointer.
-    unsafe { drv!(cuDeviceTotalMem_v2(&mut v, dev)) }?;
-    Ok(v)
+    unsafe { drv!(cuDeviceTotalMem_v2(&mut v, dev)) }.map(|()| v)
 }
 
 /// `cuDeviceGetUuid`: the device's 16-byte UUID.

@@ -2,6 +2,21 @@
 
 use super::*;
 
+/// As `drv!`, but the error stays a [`CudaError`]: these calls act on GL names and graphics
+/// handles, so the driver has already loaded and a load failure can only read as
+/// `CUDA_ERROR_NOT_INITIALIZED`.
+macro_rules! gfx {
+    ($name:ident ( $($arg:expr),* $(,)? )) => {
+        check(
+            stringify!($name),
+            match sys::driver() {
+                Ok(driver) => driver.$name($($arg),*),
+                Err(_) => sys::CUresult::CUDA_ERROR_NOT_INITIALIZED,
+            },
+        )
+    };
+}
+
 /// `cuGraphicsGLRegisterBuffer` in the current CUDA context.
 ///
 /// # Safety
@@ -13,10 +28,8 @@ pub(crate) unsafe fn register_buffer(
     flags: c_uint,
 ) -> Result<sys::CUgraphicsResource, CudaError> {
     let mut r = std::ptr::null_mut();
-    let driver = sys::driver().map_err(|_| load_lost("cuGraphicsGLRegisterBuffer"))?;
     // SAFETY: `r` is a valid out-pointer (1).
-    let rc = unsafe { driver.cuGraphicsGLRegisterBuffer(&mut r, buffer, flags) };
-    check("cuGraphicsGLRegisterBuffer", rc).map(|()| r)
+    unsafe { gfx!(cuGraphicsGLRegisterBuffer(&mut r, buffer, flags)) }.map(|()| r)
 }
 
 /// `cuGraphicsGLRegisterImage` in the current CUDA context.
@@ -29,10 +42,8 @@ pub(crate) unsafe fn register_image(
     flags: c_uint,
 ) -> Result<sys::CUgraphicsResource, CudaError> {
     let mut r = std::ptr::null_mut();
-    let driver = sys::driver().map_err(|_| load_lost("cuGraphicsGLRegisterImage"))?;
     // SAFETY: `r` is a valid out-pointer (1).
-    let rc = unsafe { driver.cuGraphicsGLRegisterImage(&mut r, image, target, flags) };
-    check("cuGraphicsGLRegisterImage", rc).map(|()| r)
+    unsafe { gfx!(cuGraphicsGLRegisterImage(&mut r, image, target, flags)) }.map(|()| r)
 }
 
 /// `cuGraphicsUnregisterResource`.
@@ -40,10 +51,8 @@ pub(crate) unsafe fn register_image(
 /// # Safety
 /// 1. `r` is registered, unmapped, and not used after this call.
 pub(crate) unsafe fn unregister(r: sys::CUgraphicsResource) -> Result<(), CudaError> {
-    let driver = sys::driver().map_err(|_| load_lost("cuGraphicsUnregisterResource"))?;
     // SAFETY: (1).
-    let rc = unsafe { driver.cuGraphicsUnregisterResource(r) };
-    check("cuGraphicsUnregisterResource", rc)
+    unsafe { gfx!(cuGraphicsUnregisterResource(r)) }
 }
 
 /// `cuGraphicsMapResources` of every resource in `rs`, in one call.
@@ -55,10 +64,9 @@ pub(crate) unsafe fn map(
     rs: &mut [sys::CUgraphicsResource],
     stream: sys::CUstream,
 ) -> Result<(), CudaError> {
-    let driver = sys::driver().map_err(|_| load_lost("cuGraphicsMapResources"))?;
-    // SAFETY: (1), (2); the slice length is the count passed.
-    let rc = unsafe { driver.cuGraphicsMapResources(rs.len() as c_uint, rs.as_mut_ptr(), stream) };
-    check("cuGraphicsMapResources", rc)
+    let count = rs.len() as c_uint;
+    // SAFETY: (1), (2); `count` is the slice's length.
+    unsafe { gfx!(cuGraphicsMapResources(count, rs.as_mut_ptr(), stream)) }
 }
 
 /// `cuGraphicsUnmapResources` of every resource in `rs`, in one call.
@@ -71,11 +79,9 @@ pub(crate) unsafe fn unmap(
     rs: &mut [sys::CUgraphicsResource],
     stream: sys::CUstream,
 ) -> Result<(), CudaError> {
-    let driver = sys::driver().map_err(|_| load_lost("cuGraphicsUnmapResources"))?;
-    // SAFETY: (1), (2), (3); the slice length is the count passed.
-    let rc =
-        unsafe { driver.cuGraphicsUnmapResources(rs.len() as c_uint, rs.as_mut_ptr(), stream) };
-    check("cuGraphicsUnmapResources", rc)
+    let count = rs.len() as c_uint;
+    // SAFETY: (1), (2), (3); `count` is the slice's length.
+    unsafe { gfx!(cuGraphicsUnmapResources(count, rs.as_mut_ptr(), stream)) }
 }
 
 /// `cuGraphicsResourceGetMappedPointer`: (device pointer, size).
@@ -85,11 +91,14 @@ pub(crate) unsafe fn unmap(
 pub(crate) unsafe fn mapped_pointer(
     r: sys::CUgraphicsResource,
 ) -> Result<(sys::CUdeviceptr, usize), CudaError> {
-    let driver = sys::driver().map_err(|_| load_lost("cuGraphicsResourceGetMappedPointer"))?;
     let (mut ptr, mut size) = (0, 0);
     // SAFETY: (1); both out-pointers are valid.
-    let rc = unsafe { driver.cuGraphicsResourceGetMappedPointer_v2(&mut ptr, &mut size, r) };
-    check("cuGraphicsResourceGetMappedPointer", rc).map(|()| (ptr, size))
+    unsafe {
+        gfx!(cuGraphicsResourceGetMappedPointer_v2(
+            &mut ptr, &mut size, r
+        ))
+    }
+    .map(|()| (ptr, size))
 }
 
 /// `cuGraphicsSubResourceGetMappedArray`.
@@ -101,11 +110,9 @@ pub(crate) unsafe fn mapped_array(
     index: c_uint,
     level: c_uint,
 ) -> Result<sys::CUarray, CudaError> {
-    let driver = sys::driver().map_err(|_| load_lost("cuGraphicsSubResourceGetMappedArray"))?;
     let mut a = std::ptr::null_mut();
     // SAFETY: (1); the out-pointer is valid.
-    let rc = unsafe { driver.cuGraphicsSubResourceGetMappedArray(&mut a, r, index, level) };
-    check("cuGraphicsSubResourceGetMappedArray", rc).map(|()| a)
+    unsafe { gfx!(cuGraphicsSubResourceGetMappedArray(&mut a, r, index, level)) }.map(|()| a)
 }
 
 /// `cuGraphicsResourceGetMappedMipmappedArray`.
@@ -115,12 +122,9 @@ pub(crate) unsafe fn mapped_array(
 pub(crate) unsafe fn mapped_mipmapped_array(
     r: sys::CUgraphicsResource,
 ) -> Result<sys::CUmipmappedArray, CudaError> {
-    let driver =
-        sys::driver().map_err(|_| load_lost("cuGraphicsResourceGetMappedMipmappedArray"))?;
     let mut a = std::ptr::null_mut();
     // SAFETY: (1); the out-pointer is valid.
-    let rc = unsafe { driver.cuGraphicsResourceGetMappedMipmappedArray(&mut a, r) };
-    check("cuGraphicsResourceGetMappedMipmappedArray", rc).map(|()| a)
+    unsafe { gfx!(cuGraphicsResourceGetMappedMipmappedArray(&mut a, r)) }.map(|()| a)
 }
 
 /// `cuGraphicsResourceSetMapFlags`.
@@ -131,13 +135,6 @@ pub(crate) unsafe fn set_map_flags(
     r: sys::CUgraphicsResource,
     flags: c_uint,
 ) -> Result<(), CudaError> {
-    let driver = sys::driver().map_err(|_| load_lost("cuGraphicsResourceSetMapFlags"))?;
     // SAFETY: (1).
-    let rc = unsafe { driver.cuGraphicsResourceSetMapFlags_v2(r, flags) };
-    check("cuGraphicsResourceSetMapFlags", rc)
-}
-
-/// A handle exists, so the driver loaded; this only guards the impossible case.
-fn load_lost(call: &'static str) -> CudaError {
-    CudaError::new(call, sys::CUresult::CUDA_ERROR_NOT_INITIALIZED)
+    unsafe { gfx!(cuGraphicsResourceSetMapFlags_v2(r, flags)) }
 }

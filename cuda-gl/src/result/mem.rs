@@ -10,8 +10,7 @@ use super::*;
 ///    and no other work reads or writes it meanwhile.
 pub(crate) unsafe fn memset_d8(ptr: sys::CUdeviceptr, value: u8, bytes: usize) -> Result<()> {
     // SAFETY: (1).
-    unsafe { drv!(cuMemsetD8_v2(ptr, value, bytes)) }?;
-    Ok(())
+    unsafe { drv!(cuMemsetD8_v2(ptr, value, bytes)) }
 }
 
 /// `cuMemsetD8Async`: queues setting `bytes` bytes from `ptr` to `value` on `stream`.
@@ -27,8 +26,7 @@ pub(crate) unsafe fn memset_d8_async(
     stream: sys::CUstream,
 ) -> Result<()> {
     // SAFETY: (1), (2).
-    unsafe { drv!(cuMemsetD8Async(ptr, value, bytes, stream)) }?;
-    Ok(())
+    unsafe { drv!(cuMemsetD8Async(ptr, value, bytes, stream)) }
 }
 
 /// `cuMemAlloc`: `bytes` bytes of device memory in the current context, uninitialised. The
@@ -36,8 +34,7 @@ pub(crate) unsafe fn memset_d8_async(
 pub(crate) fn alloc(bytes: usize) -> Result<sys::CUdeviceptr> {
     let mut raw = 0;
     // SAFETY: `raw` is a valid out-pointer.
-    unsafe { drv!(cuMemAlloc_v2(&mut raw, bytes)) }?;
-    Ok(raw)
+    unsafe { drv!(cuMemAlloc_v2(&mut raw, bytes)) }.map(|()| raw)
 }
 
 /// `cuMemFree`.
@@ -46,8 +43,7 @@ pub(crate) fn alloc(bytes: usize) -> Result<sys::CUdeviceptr> {
 /// 1. `ptr` came from [`alloc`] and is not used after this call.
 pub(crate) unsafe fn free(ptr: sys::CUdeviceptr) -> Result<()> {
     // SAFETY: (1).
-    unsafe { drv!(cuMemFree_v2(ptr)) }?;
-    Ok(())
+    unsafe { drv!(cuMemFree_v2(ptr)) }
 }
 
 /// `cuMemAllocHost`: `bytes` bytes of page-locked host memory, uninitialised. The allocation
@@ -55,8 +51,7 @@ pub(crate) unsafe fn free(ptr: sys::CUdeviceptr) -> Result<()> {
 pub(crate) fn alloc_host(bytes: usize) -> Result<*mut c_void> {
     let mut ptr = std::ptr::null_mut();
     // SAFETY: `ptr` is a valid out-pointer.
-    unsafe { drv!(cuMemAllocHost_v2(&mut ptr, bytes)) }?;
-    Ok(ptr)
+    unsafe { drv!(cuMemAllocHost_v2(&mut ptr, bytes)) }.map(|()| ptr)
 }
 
 /// `cuMemFreeHost`.
@@ -66,8 +61,7 @@ pub(crate) fn alloc_host(bytes: usize) -> Result<*mut c_void> {
 ///    after this call.
 pub(crate) unsafe fn free_host(ptr: *mut c_void) -> Result<()> {
     // SAFETY: (1).
-    unsafe { drv!(cuMemFreeHost(ptr)) }?;
-    Ok(())
+    unsafe { drv!(cuMemFreeHost(ptr)) }
 }
 
 /// `cuMemcpyHtoD`: copies `bytes` bytes from host `src` to device `dst`, on the legacy default
@@ -82,8 +76,7 @@ pub(crate) unsafe fn copy_htod(
     bytes: usize,
 ) -> Result<()> {
     // SAFETY: (1), (2).
-    unsafe { drv!(cuMemcpyHtoD_v2(dst, src, bytes)) }?;
-    Ok(())
+    unsafe { drv!(cuMemcpyHtoD_v2(dst, src, bytes)) }
 }
 
 /// `cuMemcpyHtoDAsync`: queues a copy of `bytes` bytes from host `src` to device `dst` on
@@ -102,8 +95,7 @@ pub(crate) unsafe fn copy_htod_async(
     stream: sys::CUstream,
 ) -> Result<()> {
     // SAFETY: (1), (2), (3).
-    unsafe { drv!(cuMemcpyHtoDAsync_v2(dst, src, bytes, stream)) }?;
-    Ok(())
+    unsafe { drv!(cuMemcpyHtoDAsync_v2(dst, src, bytes, stream)) }
 }
 
 /// `cuMemcpyDtoH`: copies `bytes` bytes from device `src` to host `dst`, on the legacy default
@@ -118,8 +110,7 @@ pub(crate) unsafe fn copy_dtoh(
     bytes: usize,
 ) -> Result<()> {
     // SAFETY: (1), (2).
-    unsafe { drv!(cuMemcpyDtoH_v2(dst, src, bytes)) }?;
-    Ok(())
+    unsafe { drv!(cuMemcpyDtoH_v2(dst, src, bytes)) }
 }
 
 /// `cuMemcpyDtoHAsync`: queues a copy of `bytes` bytes from device `src` to host `dst` on
@@ -138,6 +129,5 @@ pub(crate) unsafe fn copy_dtoh_async(
     stream: sys::CUstream,
 ) -> Result<()> {
     // SAFETY: (1), (2), (3).
-    unsafe { drv!(cuMemcpyDtoHAsync_v2(dst, src, bytes, stream)) }?;
-    Ok(())
+    unsafe { drv!(cuMemcpyDtoHAsync_v2(dst, src, bytes, stream)) }
 }

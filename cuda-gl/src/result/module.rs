@@ -42,8 +42,7 @@ pub(crate) unsafe fn load_data_ex(
 pub(crate) unsafe fn get_function(module: sys::CUmodule, name: &CStr) -> Result<sys::CUfunction> {
     let mut raw = std::ptr::null_mut();
     // SAFETY: the module is live (1); the name is NUL-terminated; `raw` is a valid out-pointer.
-    unsafe { drv!(cuModuleGetFunction(&mut raw, module, name.as_ptr())) }?;
-    Ok(raw)
+    unsafe { drv!(cuModuleGetFunction(&mut raw, module, name.as_ptr())) }.map(|()| raw)
 }
 
 /// `cuModuleUnload`.
@@ -52,8 +51,7 @@ pub(crate) unsafe fn get_function(module: sys::CUmodule, name: &CStr) -> Result<
 /// 1. `module` is live, and neither it nor any function from it is used after this call.
 pub(crate) unsafe fn unload(module: sys::CUmodule) -> Result<()> {
     // SAFETY: (1).
-    unsafe { drv!(cuModuleUnload(module)) }?;
-    Ok(())
+    unsafe { drv!(cuModuleUnload(module)) }
 }
 
 /// `cuLaunchKernel`: queues `f` on `stream` with one pointer per argument in `params`.

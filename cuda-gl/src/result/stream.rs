@@ -6,8 +6,7 @@ use super::*;
 pub(crate) fn create(flags: c_uint) -> Result<sys::CUstream> {
     let mut s = std::ptr::null_mut();
     // SAFETY: `s` is a valid out-pointer.
-    unsafe { drv!(cuStreamCreate(&mut s, flags)) }?;
-    Ok(s)
+    unsafe { drv!(cuStreamCreate(&mut s, flags)) }.map(|()| s)
 }
 
 /// `cuStreamDestroy`.
@@ -16,8 +15,7 @@ pub(crate) fn create(flags: c_uint) -> Result<sys::CUstream> {
 /// 1. `s` was created by `create` and is not used after this call.
 pub(crate) unsafe fn destroy(s: sys::CUstream) -> Result<()> {
     // SAFETY: (1).
-    unsafe { drv!(cuStreamDestroy_v2(s)) }?;
-    Ok(())
+    unsafe { drv!(cuStreamDestroy_v2(s)) }
 }
 
 /// `cuStreamSynchronize`.
@@ -26,16 +24,14 @@ pub(crate) unsafe fn destroy(s: sys::CUstream) -> Result<()> {
 /// 1. `s` is a live stream of the current context, or a special stream handle.
 pub(crate) unsafe fn synchronize(s: sys::CUstream) -> Result<()> {
     // SAFETY: (1).
-    unsafe { drv!(cuStreamSynchronize(s)) }?;
-    Ok(())
+    unsafe { drv!(cuStreamSynchronize(s)) }
 }
 
 /// `cuEventCreate`.
 pub(crate) fn event_create(flags: c_uint) -> Result<sys::CUevent> {
     let mut e = std::ptr::null_mut();
     // SAFETY: `e` is a valid out-pointer.
-    unsafe { drv!(cuEventCreate(&mut e, flags)) }?;
-    Ok(e)
+    unsafe { drv!(cuEventCreate(&mut e, flags)) }.map(|()| e)
 }
 
 /// `cuEventDestroy`.
@@ -44,8 +40,7 @@ pub(crate) fn event_create(flags: c_uint) -> Result<sys::CUevent> {
 /// 1. `e` is live and not used after this call.
 pub(crate) unsafe fn event_destroy(e: sys::CUevent) -> Result<()> {
     // SAFETY: (1).
-    unsafe { drv!(cuEventDestroy_v2(e)) }?;
-    Ok(())
+    unsafe { drv!(cuEventDestroy_v2(e)) }
 }
 
 /// `cuEventRecord`.
@@ -54,8 +49,7 @@ pub(crate) unsafe fn event_destroy(e: sys::CUevent) -> Result<()> {
 /// 1. `e` and `s` are live and belong to the same context.
 pub(crate) unsafe fn event_record(e: sys::CUevent, s: sys::CUstream) -> Result<()> {
     // SAFETY: (1).
-    unsafe { drv!(cuEventRecord(e, s)) }?;
-    Ok(())
+    unsafe { drv!(cuEventRecord(e, s)) }
 }
 
 /// `cuEventSynchronize`.
@@ -64,8 +58,7 @@ pub(crate) unsafe fn event_record(e: sys::CUevent, s: sys::CUstream) -> Result<(
 /// 1. `e` is live.
 pub(crate) unsafe fn event_synchronize(e: sys::CUevent) -> Result<()> {
     // SAFETY: (1).
-    unsafe { drv!(cuEventSynchronize(e)) }?;
-    Ok(())
+    unsafe { drv!(cuEventSynchronize(e)) }
 }
 
 /// `cuEventQuery`: `true` when the work before the recorded point has finished, `false`
@@ -91,8 +84,7 @@ pub(crate) unsafe fn event_query(e: sys::CUevent) -> Result<bool> {
 pub(crate) unsafe fn event_elapsed(start: sys::CUevent, end: sys::CUevent) -> Result<f32> {
     let mut ms = 0.0f32;
     // SAFETY: (1); `ms` is a valid out-pointer.
-    unsafe { drv!(cuEventElapsedTime(&mut ms, start, end)) }?;
-    Ok(ms)
+    unsafe { drv!(cuEventElapsedTime(&mut ms, start, end)) }.map(|()| ms)
 }
 
 /// `cuStreamWaitEvent`.
@@ -101,6 +93,5 @@ pub(crate) unsafe fn event_elapsed(start: sys::CUevent, end: sys::CUevent) -> Re
 /// 1. `s` and `e` are live.
 pub(crate) unsafe fn wait_event(s: sys::CUstream, e: sys::CUevent) -> Result<()> {
     // SAFETY: (1).
-    unsafe { drv!(cuStreamWaitEvent(s, e, 0)) }?;
-    Ok(())
+    unsafe { drv!(cuStreamWaitEvent(s, e, 0)) }
 }

@@ -26,8 +26,7 @@ pub(crate) fn create(
 ) -> Result<sys::CUmemGenericAllocationHandle> {
     let mut handle = 0;
     // SAFETY: `handle` is a valid out-pointer and `prop` a valid descriptor; no flags.
-    unsafe { drv!(cuMemCreate(&mut handle, size, prop, 0)) }?;
-    Ok(handle)
+    unsafe { drv!(cuMemCreate(&mut handle, size, prop, 0)) }.map(|()| handle)
 }
 
 /// `cuMemAddressReserve`: a virtual address range of `size` bytes, at no fixed address or
@@ -35,8 +34,7 @@ pub(crate) fn create(
 pub(crate) fn address_reserve(size: usize) -> Result<sys::CUdeviceptr> {
     let mut ptr = 0;
     // SAFETY: `ptr` is a valid out-pointer; no fixed address or alignment is asked for.
-    unsafe { drv!(cuMemAddressReserve(&mut ptr, size, 0, 0, 0)) }?;
-    Ok(ptr)
+    unsafe { drv!(cuMemAddressReserve(&mut ptr, size, 0, 0, 0)) }.map(|()| ptr)
 }
 
 /// `cuMemMap`: maps all of `handle` at `ptr`.
@@ -50,8 +48,7 @@ pub(crate) unsafe fn map(
     handle: sys::CUmemGenericAllocationHandle,
 ) -> Result<()> {
     // SAFETY: (1), (2); offset 0 and no flags.
-    unsafe { drv!(cuMemMap(ptr, size, 0, handle, 0)) }?;
-    Ok(())
+    unsafe { drv!(cuMemMap(ptr, size, 0, handle, 0)) }
 }
 
 /// `cuMemSetAccess` with one access descriptor.
@@ -64,8 +61,7 @@ pub(crate) unsafe fn set_access(
     access: &sys::CUmemAccessDesc,
 ) -> Result<()> {
     // SAFETY: (1); one access descriptor is passed.
-    unsafe { drv!(cuMemSetAccess(ptr, size, access, 1)) }?;
-    Ok(())
+    unsafe { drv!(cuMemSetAccess(ptr, size, access, 1)) }
 }
 
 /// `cuMemExportToShareableHandle` as a POSIX file descriptor, which the caller owns.
@@ -95,8 +91,7 @@ pub(crate) unsafe fn export_fd(handle: sys::CUmemGenericAllocationHandle) -> Res
 /// 2. No pending work and no pointer uses the range after this call.
 pub(crate) unsafe fn unmap(ptr: sys::CUdeviceptr, size: usize) -> Result<()> {
     // SAFETY: (1), (2).
-    unsafe { drv!(cuMemUnmap(ptr, size)) }?;
-    Ok(())
+    unsafe { drv!(cuMemUnmap(ptr, size)) }
 }
 
 /// `cuMemAddressFree`.
@@ -106,8 +101,7 @@ pub(crate) unsafe fn unmap(ptr: sys::CUdeviceptr, size: usize) -> Result<()> {
 ///    freed once.
 pub(crate) unsafe fn address_free(ptr: sys::CUdeviceptr, size: usize) -> Result<()> {
     // SAFETY: (1).
-    unsafe { drv!(cuMemAddressFree(ptr, size)) }?;
-    Ok(())
+    unsafe { drv!(cuMemAddressFree(ptr, size)) }
 }
 
 /// `cuMemRelease`.
@@ -116,6 +110,5 @@ pub(crate) unsafe fn address_free(ptr: sys::CUdeviceptr, size: usize) -> Result<
 /// 1. `handle` came from [`create`] and is released once.
 pub(crate) unsafe fn release(handle: sys::CUmemGenericAllocationHandle) -> Result<()> {
     // SAFETY: (1).
-    unsafe { drv!(cuMemRelease(handle)) }?;
-    Ok(())
+    unsafe { drv!(cuMemRelease(handle)) }
 }

@@ -11,6 +11,9 @@ use cuda_gl::{
 };
 use std::sync::Arc;
 
+#[cfg(unix)]
+pub mod external;
+
 /// The test kernels, compiled by `cargo xtask ptx`.
 pub const TEST_PTX: &str = include_str!("../kernels/test_kernels.ptx");
 
@@ -204,6 +207,18 @@ pub fn registered_buffer(
     (name, res)
 }
 
+/// Registers GL buffer `name`, which is registered in `ctx` already, again: checks that this
+/// is refused as `AlreadyRegistered` and returns the error.
+pub fn second_registration_refused(ctx: &Arc<Context>, name: u32) -> cuda_gl::Error {
+    let err = RegisteredBuffer::register(ctx, name, RegisterFlags::NONE).unwrap_err();
+    eprintln!("{err}");
+    assert!(
+        matches!(err, cuda_gl::Error::AlreadyRegistered { .. }),
+        "{err:?}"
+    );
+    err
+}
+
 /// Unregisters `res`, checks that no drop error was recorded in `ctx`, and deletes GL buffer
 /// `name`.
 pub fn unregister_and_delete(ctx: &Context, res: RegisteredBuffer, name: u32) {
@@ -217,14 +232,38 @@ pub fn delete_buffer(name: u32) {
     unsafe { gl::DeleteBuffers(1, &name) };
 }
 
-/// An RGBA8 2D texture with `levels` mip levels of immutable storage.
-pub fn gl_texture_rgba8(width: i32, height: i32, levels: i32) -> u32 {
+/// A texture of `target` with `levels` levels of immutable RGBA8 storage, `width` x `height`
+/// and, for the targets of `glTexStorage3D` (`TEXTURE_3D`, `TEXTURE_2D_ARRAY`), `depth` slices
+/// or layers (ignored for the others). Contents undefined, filters left at GL's defaults.
+pub fn gl_texture_storage(
+    target: gl::types::GLenum,
+    levels: i32,
+    width: i32,
+    height: i32,
+    depth: i32,
+) -> u32 {
     let mut name = 0;
-    // SAFETY: a context is current.
+    // SAFETY: a context is current; `name` receives one name.
     unsafe {
         gl::GenTextures(1, &mut name);
+        gl::BindTexture(target, name);
+        if matches!(target, gl::TEXTURE_3D | gl::TEXTURE_2D_ARRAY) {
+            gl::TexStorage3D(target, levels, gl::RGBA8, width, height, depth);
+        } else {
+            gl::TexStorage2D(target, levels, gl::RGBA8, width, height);
+        }
+        gl::BindTexture(target, 0);
+    }
+    check_gl();
+    name
+}
+
+/// An RGBA8 2D texture with `levels` mip levels of immutable storage, nearest filtering.
+pub fn gl_texture_rgba8(width: i32, height: i32, levels: i32) -> u32 {
+    let name = gl_texture_storage(gl::TEXTURE_2D, levels, width, height, 1);
+    // SAFETY: a context is current; `name` is a live texture.
+    unsafe {
         gl::BindTexture(gl::TEXTURE_2D, name);
-        gl::TexStorage2D(gl::TEXTURE_2D, levels, gl::RGBA8, width, height);
         gl::TexParameteri(gl::TEXTURE_2D, gl::TEXTURE_MIN_FILTER, gl::NEAREST as i32);
         gl::TexParameteri(gl::TEXTURE_2D, gl::TEXTURE_MAG_FILTER, gl::NEAREST as i32);
         gl::BindTexture(gl::TEXTURE_2D, 0);
@@ -246,39 +285,20 @@ pub fn gl_texture_array_rgba8(
     layers: usize,
     data: Option<&[u32]>,
 ) -> u32 {
-    let mut name = 0;
-    // SAFETY: a context is current; `data`, when given, holds every texel of every layer.
-    unsafe {
-        gl::GenTextures(1, &mut name);
-        gl::BindTexture(gl::TEXTURE_2D_ARRAY, name);
-        gl::TexStorage3D(
-            gl::TEXTURE_2D_ARRAY,
-            1,
-            gl::RGBA8,
-            width as i32,
-            height as i32,
-            layers as i32,
-        );
-        if let Some(data) = data {
-            assert_eq!(data.len(), width * height * layers);
-            gl::PixelStorei(gl::UNPACK_ALIGNMENT, 1);
-            gl::TexSubImage3D(
-                gl::TEXTURE_2D_ARRAY,
-                0,
-                0,
-                0,
-                0,
-                width as i32,
-                height as i32,
-                layers as i32,
-                gl::RGBA,
-                gl::UNSIGNED_BYTE,
-                data.as_ptr().cast(),
-            );
-        }
-        gl::BindTexture(gl::TEXTURE_2D_ARRAY, 0);
+    let name = gl_texture_storage(
+        gl::TEXTURE_2D_ARRAY,
+        1,
+        width as i32,
+        height as i32,
+        layers as i32,
+    );
+    if let Some(data) = data {
+        assert_eq!(data.len(), width * height * layers);
+        let size = (width, height, layers);
+        // SAFETY: (1) `name` was just made; (2) `data` holds every texel of every layer, and
+        // the pixel unpack buffer binding is left alone as callers have none bound.
+        unsafe { upload_rgba8(None, gl::TEXTURE_2D_ARRAY, name, size, data.as_ptr().cast()) };
     }
-    check_gl();
     name
 }
 
@@ -314,6 +334,26 @@ pub fn read_tex_image_rgba8(
     out
 }
 
+/// A renderbuffer with RGBA8 storage of `width` x `height`.
+pub fn gl_renderbuffer_rgba8(width: i32, height: i32) -> u32 {
+    let mut name = 0;
+    // SAFETY: a context is current; `name` receives one name.
+    unsafe {
+        gl::GenRenderbuffers(1, &mut name);
+        gl::BindRenderbuffer(gl::RENDERBUFFER, name);
+        gl::RenderbufferStorage(gl::RENDERBUFFER, gl::RGBA8, width, height);
+        gl::BindRenderbuffer(gl::RENDERBUFFER, 0);
+    }
+    check_gl();
+    name
+}
+
+/// Deletes renderbuffer `name`.
+pub fn delete_renderbuffer(name: u32) {
+    // SAFETY: a context is current.
+    unsafe { gl::DeleteRenderbuffers(1, &name) };
+}
+
 pub fn delete_texture(name: u32) {
     // SAFETY: a context is current.
     unsafe { gl::DeleteTextures(1, &name) };
@@ -324,7 +364,15 @@ pub fn delete_texture(name: u32) {
 pub fn upload_from_pbo(pbo: u32, tex: u32, width: usize, height: usize) {
     // SAFETY: with a PIXEL_UNPACK_BUFFER bound the null pointer is offset 0 of the PBO, which
     // the callers size to width * height * 4 bytes.
-    unsafe { upload_rgba8(Some(pbo), tex, width, height, std::ptr::null()) };
+    unsafe {
+        upload_rgba8(
+            Some(pbo),
+            gl::TEXTURE_2D,
+            tex,
+            (width, height, 1),
+            std::ptr::null(),
+        )
+    };
 }
 
 /// `glTexSubImage2D` of `texels` (`width` x `height` packed RGBA8) into level 0 of 2D texture
@@ -341,43 +389,48 @@ pub fn upload_texels_rgba8(
     let unpack = unbind_pbo.then_some(0);
     // SAFETY: `texels` holds the `width` x `height` texels read; with `unbind_pbo` false the
     // callers have no pixel unpack buffer bound.
-    unsafe { upload_rgba8(unpack, tex, width, height, texels.as_ptr().cast()) };
+    unsafe {
+        upload_rgba8(
+            unpack,
+            gl::TEXTURE_2D,
+            tex,
+            (width, height, 1),
+            texels.as_ptr().cast(),
+        )
+    };
 }
 
-/// `glTexSubImage2D` of a whole `width` x `height` RGBA8 level 0 of 2D texture `tex` from
+/// `glTexSubImage2D` (for `TEXTURE_2D_ARRAY`, `glTexSubImage3D` of every layer) of a whole
+/// `width` x `height` (x `layers`) RGBA8 level 0 of texture `tex` bound to `target`, from
 /// `pixels`, then checks for a GL error. With `unpack` given, pixel unpack buffer `unpack` (0:
 /// none) is bound first, and a non-zero one is unbound after.
 ///
 /// # Safety
-/// 1. A GL context is current and `tex` is live.
-/// 2. `pixels` is valid for `width * height * 4` bytes: a client pointer when no pixel unpack
-///    buffer is bound, otherwise an offset into that buffer.
+/// 1. A GL context is current and `tex` is a live texture of `target`.
+/// 2. `pixels` is valid for `width * height * layers * 4` bytes: a client pointer when no pixel
+///    unpack buffer is bound, otherwise an offset into that buffer.
 unsafe fn upload_rgba8(
     unpack: Option<u32>,
+    target: gl::types::GLenum,
     tex: u32,
-    width: usize,
-    height: usize,
+    (width, height, layers): (usize, usize, usize),
     pixels: *const std::ffi::c_void,
 ) {
+    let (w, h, d) = (width as i32, height as i32, layers as i32);
     // SAFETY: (1) and (2).
     unsafe {
         if let Some(pbo) = unpack {
             gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, pbo);
         }
-        gl::BindTexture(gl::TEXTURE_2D, tex);
+        gl::BindTexture(target, tex);
         gl::PixelStorei(gl::UNPACK_ALIGNMENT, 1);
-        gl::TexSubImage2D(
-            gl::TEXTURE_2D,
-            0,
-            0,
-            0,
-            width as i32,
-            height as i32,
-            gl::RGBA,
-            gl::UNSIGNED_BYTE,
-            pixels,
-        );
-        gl::BindTexture(gl::TEXTURE_2D, 0);
+        let (format, ty) = (gl::RGBA, gl::UNSIGNED_BYTE);
+        if target == gl::TEXTURE_2D_ARRAY {
+            gl::TexSubImage3D(target, 0, 0, 0, 0, w, h, d, format, ty, pixels);
+        } else {
+            gl::TexSubImage2D(target, 0, 0, 0, w, h, format, ty, pixels);
+        }
+        gl::BindTexture(target, 0);
         if unpack.is_some_and(|pbo| pbo != 0) {
             gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
         }

@@ -6,12 +6,17 @@
 //! - Surface path: the texture itself (immutable RGBA8 storage) is registered
 //!   `SURFACE_LOAD_STORE | WRITE_DISCARD`; every frame maps it, launches `plasma_surface` on its
 //!   surface object and unmaps. No pixel buffer, no copy.
+//! - Stream path: nothing is registered; `plasma_pbo` writes frames into a
+//!   `cuda_gl::external::FrameStream` in bursts, and GL copies each into the texture and draws
+//!   it (see [`super::stream`]).
 
+use super::stream::StreamFrames;
 use crate::cli::{PathChoice, Size};
 use crate::renderer::{Renderer, Upload};
 use crate::timing::{Clock, Profiler, Stage, TIMER_RING_DEPTH, micros, wait_for_gpu};
 use crate::watchdog;
 use anyhow::{Context as _, Result, bail};
+use cuda_gl::external::ExternalGl;
 use cuda_gl::{
     Context, Device, Event, Function, ImageTarget, LaunchConfig, Module, RegisterFlags,
     RegisteredBuffer, RegisteredImage, Stream, StreamFlags,
@@ -28,6 +33,8 @@ pub const PLASMA_PTX: &str = include_str!("../../kernels/plasma.ptx");
 enum Registered {
     Buffer(RegisteredBuffer),
     Image(RegisteredImage),
+    /// The stream path registers nothing: its frame stream takes the place.
+    Stream(StreamFrames),
 }
 
 /// The CUDA backend of one path. Drop it before the GL objects it registered (the session does).
@@ -46,6 +53,8 @@ pub struct CudaBackend {
     stream: Stream,
     ctx: Arc<Context>,
     device_name: String,
+    /// For the stream path: the external-memory entry points, and frames per burst.
+    external: Option<(ExternalGl, usize)>,
 }
 
 impl CudaBackend {
@@ -59,7 +68,7 @@ impl CudaBackend {
         let stream = Stream::new(&ctx, StreamFlags::NonBlocking)?;
         let module = Module::from_ptx(&ctx, PLASMA_PTX)?;
         let kernel = module.function(match path {
-            PathChoice::Pbo => "plasma_pbo",
+            PathChoice::Pbo | PathChoice::Stream => "plasma_pbo",
             PathChoice::Surface => "plasma_surface",
         })?;
         let spin = module.function("debug_spin")?;
@@ -75,7 +84,22 @@ impl CudaBackend {
             stream,
             ctx,
             device_name,
+            external: None,
         })
+    }
+
+    /// Gives the stream path the external-memory entry points of the GL context (loaded by the
+    /// caller) and its burst size; [`CudaBackend::attach`] needs them for `--path stream`.
+    pub fn set_stream_gl(&mut self, gl: ExternalGl, burst: usize) {
+        self.external = Some((gl, burst));
+    }
+
+    /// The stream path's mean and largest latency in frames, once it drew a frame.
+    pub fn stream_latency(&self) -> Option<(f64, u64)> {
+        match &self.resource {
+            Some(Registered::Stream(s)) => s.latency_frames(),
+            _ => None,
+        }
     }
 
     /// The backend for the GL context current on this thread: CUDA's primary context on the
@@ -123,7 +147,7 @@ impl CudaBackend {
     pub fn upload(&self) -> Upload {
         match self.path {
             PathChoice::Pbo => Upload::PixelBuffer,
-            PathChoice::Surface => Upload::InPlace,
+            PathChoice::Surface | PathChoice::Stream => Upload::InPlace,
         }
     }
 
@@ -144,6 +168,15 @@ impl CudaBackend {
                             format!("registering the {} pixel buffer with CUDA", renderer.size())
                         })?,
                 )
+            }
+            PathChoice::Stream => {
+                let Some((gl, burst)) = &self.external else {
+                    bail!(
+                        "the stream path needs the GL context's external-memory entry points \
+                         (set_stream_gl was not called)"
+                    );
+                };
+                Registered::Stream(StreamFrames::new(&self.ctx, gl, renderer.size(), *burst)?)
             }
             PathChoice::Surface => Registered::Image(
                 RegisteredImage::register(
@@ -169,17 +202,31 @@ impl CudaBackend {
         match self.resource.take() {
             Some(Registered::Buffer(b)) => b.unregister().context("unregistering the PBO")?,
             Some(Registered::Image(i)) => i.unregister().context("unregistering the texture")?,
+            Some(Registered::Stream(mut s)) => s.wait_idle()?,
             None => {}
         }
         Ok(())
     }
 
     /// Renders the frame at time `t` into the renderer's texture: map, kernel, unmap (and for
-    /// the PBO path, `glTexSubImage2D` from the pixel buffer).
+    /// the PBO path, `glTexSubImage2D` from the pixel buffer); `Ok(None)`: the caller draws it.
+    /// The stream path instead pushes a burst of frames and draws every frame GL is given over
+    /// `viewport` itself: `Ok(Some(n))` for `n` frames drawn.
     ///
     /// # Errors
     /// When not attached, or a cuda-gl error of mapping, launching or unmapping.
-    pub fn render(&mut self, renderer: &Renderer, t: f32, profiler: &mut Profiler) -> Result<()> {
+    pub fn render(
+        &mut self,
+        renderer: &Renderer,
+        t: f32,
+        viewport: Size,
+        profiler: &mut Profiler,
+    ) -> Result<Option<u64>> {
+        if let Some(Registered::Stream(frames)) = self.resource.as_mut() {
+            watchdog::enter(watchdog::Stage::Kernel);
+            let drawn = frames.render(&self.kernel, &self.stream, renderer, t, viewport)?;
+            return Ok(Some(drawn));
+        }
         let size = renderer.size();
         if profiler.is_enabled() && self.events.is_none() {
             self.events = Some(EventRing::new(&self.ctx)?);
@@ -272,11 +319,12 @@ impl CudaBackend {
                 })?;
                 mark(3)?;
             }
+            Registered::Stream(_) => bail!("the stream path renders above"),
         }
         if let Some(ring) = self.events.as_mut().filter(|_| profiler.is_enabled()) {
             ring.end_frame();
         }
-        Ok(())
+        Ok(None)
     }
 
     /// Waits for the stream, reads outstanding event timings, and reports any deferred error
@@ -286,6 +334,9 @@ impl CudaBackend {
     /// The driver's error from synchronizing, or [`cuda_gl::Error::DeferredDrop`].
     pub fn finish(&mut self, profiler: &mut Profiler) -> Result<()> {
         watchdog::enter(watchdog::Stage::Finish);
+        if let Some(Registered::Stream(frames)) = self.resource.as_mut() {
+            frames.wait_idle()?;
+        }
         self.stream
             .synchronize()
             .context("waiting for the CUDA stream")?;

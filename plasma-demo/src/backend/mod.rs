@@ -2,11 +2,12 @@
 
 pub mod cpu;
 pub mod cuda;
+pub mod stream;
 
 pub use cpu::CpuBackend;
 pub use cuda::CudaBackend;
 
-use crate::cli::{BackendChoice, PathChoice};
+use crate::cli::{BackendChoice, PathChoice, Size};
 use crate::renderer::{Renderer, Upload};
 use crate::timing::Profiler;
 use anyhow::{Context as _, Result, bail};
@@ -93,14 +94,30 @@ impl Backend {
         }
     }
 
-    /// Puts the frame at time `t` into the renderer's texture.
+    /// Puts the frame at time `t` into the renderer's texture: `Ok(None)`, the caller draws
+    /// it. The stream path draws the frames it streams over `viewport` itself: `Ok(Some(n))`
+    /// for `n` frames drawn (0 while its first burst is still being written).
     ///
     /// # Errors
     /// Any CUDA or GL failure of the frame.
-    pub fn render(&mut self, renderer: &Renderer, t: f32, profiler: &mut Profiler) -> Result<()> {
+    pub fn render(
+        &mut self,
+        renderer: &Renderer,
+        t: f32,
+        viewport: Size,
+        profiler: &mut Profiler,
+    ) -> Result<Option<u64>> {
         match self {
-            Backend::Cuda(c) => c.render(renderer, t, profiler),
-            Backend::Cpu(c) => c.render(renderer, t, profiler),
+            Backend::Cuda(c) => c.render(renderer, t, viewport, profiler),
+            Backend::Cpu(c) => c.render(renderer, t, profiler).map(|()| None),
+        }
+    }
+
+    /// The stream path's mean and largest latency in frames (`None` for the other paths).
+    pub fn stream_latency(&self) -> Option<(f64, u64)> {
+        match self {
+            Backend::Cuda(c) => c.stream_latency(),
+            Backend::Cpu(_) => None,
         }
     }
 
@@ -146,6 +163,32 @@ pub struct Selected {
 }
 
 impl Selected {
+    /// For `--path stream` on the CUDA backend: loads the GL context's external-memory entry
+    /// points through `loader` and gives them to the backend with `burst` frames per burst.
+    /// Other paths and the CPU backend ignore it.
+    ///
+    /// # Safety
+    /// 1. As [`cuda_gl::external::ExternalGl::load_with`]: `loader` returns the entry points
+    ///    of the GL context current on this thread (or null), and the library behind them
+    ///    stays loaded while the backend lives.
+    ///
+    /// # Errors
+    /// The GL context lacks `GL_EXT_memory_object_fd` or an entry point.
+    pub unsafe fn with_stream_gl(
+        mut self,
+        path: PathChoice,
+        burst: u64,
+        loader: impl FnMut(&'static str) -> *const std::ffi::c_void,
+    ) -> Result<Selected> {
+        if let (Backend::Cuda(c), PathChoice::Stream) = (&mut self.backend, path) {
+            // SAFETY: (1) is the caller's.
+            let gl = unsafe { cuda_gl::external::ExternalGl::load_with(loader) }
+                .context("--path stream needs GL_EXT_memory_object_fd")?;
+            c.set_stream_gl(gl, usize::try_from(burst).context("burst too large")?);
+        }
+        Ok(self)
+    }
+
     /// Applies `--debug-spin-ms` ([`CudaBackend::debug_spin`]), the watchdog's test hook.
     ///
     /// # Errors

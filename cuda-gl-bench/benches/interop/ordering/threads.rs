@@ -3,15 +3,15 @@
 
 use super::{LIMIT, ROUND, Rig, drain, gl_fence, gl_fence_wait};
 use crate::cases::{FULL_HD, Gpu};
-use crate::external::flush;
-use crate::glres;
+use crate::external::FRAME_DT;
+use crate::glres::{self, flush};
 use anyhow::{Result, anyhow, bail, ensure};
 use cuda_gl::{DevicePtr, Event, Function, LaunchConfig, Stream};
 use std::collections::VecDeque;
 use std::sync::mpsc;
 
-/// Queues the plasma kernel into `out` on `stream` (the CUDA thread's copy of `plasma`, which
-/// needs the GL thread's `Gpu`).
+/// Queues the plasma kernel into `out` on `stream`: the CUDA thread's launch, since
+/// `Gpu::plasma_into` needs the `Gpu`, which holds the GL context and stays on the GL thread.
 fn launch(kernel: &Function, stream: &Stream, out: DevicePtr<'_>, t: f32) -> Result<()> {
     let (w, h) = FULL_HD;
     // SAFETY: `out` is a pool slot of FULL_HD_BYTES = w * h * 4 bytes, which lives until the
@@ -37,7 +37,7 @@ pub(super) fn threaded_round(gpu: &Gpu, r: &mut Rig<'_>, slots: usize) -> Result
         .collect();
     let (ready_tx, ready_rx) = mpsc::channel::<usize>();
     let (free_tx, free_rx) = mpsc::channel::<usize>();
-    let (kernel, stream, ctx, t0) = (&gpu.plasma_pbo, &gpu.stream, &gpu.ctx, r.t);
+    let (kernel, stream, ctx, t0) = (&gpu.plasma_pbo, &gpu.stream, &gpu.ctx, r.frames.t);
     let t = std::thread::scope(|scope| {
         let cuda = scope.spawn(move || -> Result<f32> {
             ctx.bind()?;
@@ -53,7 +53,7 @@ pub(super) fn threaded_round(gpu: &Gpu, r: &mut Rig<'_>, slots: usize) -> Result
                         n - slots
                     );
                 }
-                t += 1.0 / 60.0;
+                t += FRAME_DT;
                 launch(kernel, stream, ptrs[n % slots], t)?;
                 events[n % slots].record(stream)?;
                 if ready_tx.send(n).is_err() {
@@ -68,7 +68,7 @@ pub(super) fn threaded_round(gpu: &Gpu, r: &mut Rig<'_>, slots: usize) -> Result
             .map_err(|_| anyhow!("the CUDA submission thread panicked"))?;
         gl_side.and(cuda)
     })?;
-    r.t = t;
+    r.frames.t = t;
     drain(gpu, &r.done)
 }
 
@@ -88,7 +88,7 @@ fn threaded_gl(
             .map_err(|e| anyhow!("the CUDA thread sent no frame: {e}"))?;
         ensure!(n == m, "frame {n} arrived, not {m}");
         events[n % slots].wait_for(LIMIT)?;
-        r.draw.draw(&r.slots[n % slots].tbo);
+        r.frames.draw.draw(&r.tbos[n % slots]);
         fences.push_back((n, gl_fence()));
         flush();
         while fences.len() > slack {

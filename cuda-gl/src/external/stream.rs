@@ -1,0 +1,555 @@
+//! Streaming: [`FrameStream`], frames that CUDA produces and GL consumes in bursts, so that the
+//! two APIs hand over to each other once per burst instead of once per frame.
+
+use super::DEFAULT_TIMEOUT;
+use super::frame::{FrameRead, FrameWrite};
+use super::gl_fns::{ExternalGl, Fence, Fns};
+use super::import::GlMemoryBuffer;
+use super::memory::ExportableMemory;
+use super::slot_parts;
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::glprobe::GlOwner;
+use crate::result;
+use crate::stream::{AsStream, Event, check_same_context};
+use std::collections::VecDeque;
+use std::fmt;
+use std::marker::PhantomData;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The most slots a [`FrameStream`] may have.
+pub const MAX_STREAM_SLOTS: usize = 64;
+
+/// The longest pause between two polls of a wait: short against a frame, long enough not to keep
+/// a core busy.
+const MAX_POLL_PAUSE: Duration = Duration::from_micros(50);
+
+/// One slot: the memory both APIs see, the event after CUDA's last write of it, and the fence
+/// after GL's last reads of it (shared by every slot of that burst).
+struct StreamSlot {
+    read_fence: Option<Rc<Fence>>,
+    gl: GlMemoryBuffer,
+    memory: ExportableMemory,
+    written: Event,
+    /// The producer of the slot's frame returned `Ok`: the consumer gets the frame.
+    produced: bool,
+    /// The event may not cover the slot's writes (recording it failed): the next wait for the
+    /// slot synchronizes the CUDA context instead.
+    unrecorded: bool,
+}
+
+impl StreamSlot {
+    /// Waits on the CPU, for at most `limit`, for CUDA's writes of the slot.
+    fn wait_written(&mut self, limit: Duration) -> Result<()> {
+        if self.unrecorded {
+            self.memory.context().bind()?;
+            result::ctx::synchronize()?;
+            self.unrecorded = false;
+            return Ok(());
+        }
+        self.written.wait_for(limit)
+    }
+
+    /// Whether CUDA's writes of the slot are done, without waiting.
+    fn is_written(&self) -> Result<bool> {
+        if self.unrecorded {
+            return Ok(false);
+        }
+        self.written.query()
+    }
+}
+
+/// A stream of frames from CUDA to GL, ordered on the CPU in bursts: the fastest ordered way from
+/// a CUDA kernel to a GL draw that cuda-gl knows of (see `docs/benchmarks.md`, "Streaming").
+///
+/// Each frame goes into one of `slots` slots of external memory (CUDA's
+/// [`ExportableMemory`], imported into GL as a [`GlMemoryBuffer`]). Frame `n` uses slot
+/// `n % slots`. Frames go in bursts of `burst` frames. [`push_burst`](Self::push_burst) calls
+/// the producer once per frame of the next burst, back to back (each call queues CUDA's writes
+/// of one frame on a stream), and records the slots' events after them. GL is given a burst when
+/// all its writes are done: the consumer is called for each of its frames in order, followed by
+/// one GL fence for the whole burst. The producer of frame `n` waits for that fence of frame
+/// `n - slots`. CUDA and GL therefore hand over to each other once per burst rather than once
+/// per frame, and that is what costs: each handover makes the GPU switch between the two APIs,
+/// while the work of both APIs, queued with nothing ordered, interleaves almost for free.
+///
+/// The price is latency: GL sees frame `n` once the burst that holds it is complete and written,
+/// so between `burst` and `slots` frames after it was pushed
+/// ([`FrameRead::frames_behind`]). With `slots = 2 * burst`, CUDA writes one burst while GL reads
+/// the previous one.
+///
+/// # Ordering and safety
+/// - GL never reads a slot before CUDA's writes of it have finished: the consumer is called only
+///   after the event recorded on the producer's stream completed. Queue the writes on the stream
+///   given to [`push_burst`](Self::push_burst): the events cover only that stream's work.
+/// - CUDA never writes a slot before GL's reads of its previous frame have finished: the
+///   producer is called only after the fence placed after those reads signalled.
+/// - A producer or consumer that returns an error or panics leaves the stream consistent: the
+///   events are recorded (or, if that fails, the next wait synchronizes the context), and the
+///   fence is placed (at the latest by the next call). A failed producer's frame, and the rest
+///   of its burst, are not given to the consumer.
+/// - Every wait has a limit ([`set_timeout`](Self::set_timeout)); meanwhile, waiting for a slot
+///   keeps handing GL every burst that CUDA has finished.
+/// - Every call needs the GL context the [`ExternalGl`] was loaded in current on the calling
+///   thread ([`Error::WrongGlContext`] or [`Error::NoGlContext`] otherwise), and so does
+///   dropping the stream. The stream is neither `Send` nor `Sync`.
+pub struct FrameStream {
+    slots: Vec<StreamSlot>,
+    burst: u64,
+    /// The index of the next frame to push.
+    pushed: u64,
+    /// Complete bursts not given to GL yet, oldest first, as frame ranges.
+    complete: VecDeque<(u64, u64)>,
+    /// Frames below this were given to GL.
+    consumed: u64,
+    /// A burst whose consumer did not return (it panicked): its slots have no fence yet.
+    reading: Option<(u64, u64)>,
+    ordered: bool,
+    fns: Fns,
+    owner: GlOwner,
+    ctx: Arc<Context>,
+    timeout: Duration,
+    /// `!Send` and `!Sync`: GL calls go to the context current on the calling thread.
+    _not_send: PhantomData<*const ()>,
+}
+
+impl fmt::Debug for FrameStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FrameStream")
+            .field("slots", &self.slots.len())
+            .field("burst", &self.burst)
+            .field("frame_bytes", &self.frame_bytes())
+            .field("pushed", &self.pushed)
+            .field("consumed", &self.consumed)
+            .field("ordered", &self.ordered)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Records the events of a burst's slots on the producer's stream when dropped, so that a
+/// producer that panics still leaves its writes covered.
+struct RecordOnDrop<'a, S: AsStream> {
+    slots: &'a [StreamSlot],
+    burst: std::ops::Range<usize>,
+    stream: &'a S,
+    done: bool,
+}
+
+impl<S: AsStream> RecordOnDrop<'_, S> {
+    /// Records the event of every slot of the burst, after all of the burst's writes.
+    fn record(&mut self) -> Result<()> {
+        self.done = true;
+        let len = self.slots.len();
+        for i in self.burst.clone() {
+            self.slots[i % len].written.record(self.stream)?;
+        }
+        Ok(())
+    }
+}
+
+impl<S: AsStream> Drop for RecordOnDrop<'_, S> {
+    fn drop(&mut self) {
+        // Only a producer that panicked gets here; the slots stay marked as unrecorded, so the
+        // next wait for them synchronizes the context whether or not this succeeds.
+        if !self.done
+            && let Err(e) = self.record()
+        {
+            log::error!("cuda-gl: recording a frame stream's events failed: {e}");
+        }
+    }
+}
+
+impl FrameStream {
+    /// Creates a stream of `slots` slots of `bytes_per_frame` bytes each, handed from CUDA to GL
+    /// in bursts of `burst` frames (1 to `slots`; `slots` at most [`MAX_STREAM_SLOTS`]).
+    /// `slots = 2 * burst` lets CUDA write one burst while GL reads the previous one.
+    ///
+    /// The GL context `gl` was loaded for must be current.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for 0 bytes, a burst of 0 or more frames than slots, or more
+    /// than [`MAX_STREAM_SLOTS`] slots; [`Error::WrongGlContext`] or [`Error::NoGlContext`] when
+    /// the context `gl` was loaded for is not current; otherwise as [`ExportableMemory::new`],
+    /// [`GlMemoryBuffer::import`] and [`Event::new`].
+    pub fn new(
+        ctx: &Arc<Context>,
+        gl: &ExternalGl,
+        bytes_per_frame: usize,
+        slots: usize,
+        burst: usize,
+    ) -> Result<FrameStream> {
+        if burst == 0 || burst > slots || slots > MAX_STREAM_SLOTS {
+            return Err(Error::InvalidArgument(format!(
+                "a frame stream of {slots} slots in bursts of {burst} frames cannot be made: it \
+                 needs 1 <= burst <= slots <= {MAX_STREAM_SLOTS}\nhelp: slots = 2 * burst lets \
+                 CUDA write one burst while GL reads the previous one"
+            )));
+        }
+        gl.owner.check("glImportMemoryFdEXT (not called)")?;
+        let mut stream = FrameStream {
+            slots: Vec::with_capacity(slots),
+            burst: burst as u64,
+            pushed: 0,
+            complete: VecDeque::new(),
+            consumed: 0,
+            reading: None,
+            ordered: true,
+            fns: gl.fns,
+            owner: gl.owner,
+            ctx: ctx.clone(),
+            timeout: DEFAULT_TIMEOUT,
+            _not_send: PhantomData,
+        };
+        for _ in 0..slots {
+            let (gl, memory, written) = slot_parts::make_slot(ctx, gl, bytes_per_frame)?;
+            stream.slots.push(StreamSlot {
+                read_fence: None,
+                gl,
+                memory,
+                written,
+                produced: false,
+                unrecorded: false,
+            });
+        }
+        Ok(stream)
+    }
+
+    /// How many slots there are.
+    pub fn slots(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// How many frames make a burst.
+    pub fn burst(&self) -> usize {
+        // The burst was a usize at creation.
+        usize::try_from(self.burst).unwrap_or(usize::MAX)
+    }
+
+    /// The usable size of each frame in bytes (as asked for).
+    pub fn frame_bytes(&self) -> usize {
+        self.slots.first().map_or(0, |s| s.memory.requested_size())
+    }
+
+    /// The GL buffer name of `slot`, e.g. to create a texture buffer over it once.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a slot out of range.
+    pub fn gl_buffer(&self, slot: usize) -> Result<u32> {
+        let len = self.slots.len();
+        self.slots.get(slot).map(|s| s.gl.buffer()).ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "slot {slot} is out of range: the frame stream has {len} slots"
+            ))
+        })
+    }
+
+    /// How many frames were pushed so far.
+    pub fn pushed(&self) -> u64 {
+        self.pushed
+    }
+
+    /// How many frames were given to GL so far (consumed, or skipped after a failed producer).
+    pub fn consumed(&self) -> u64 {
+        self.consumed
+    }
+
+    /// How long one wait may take before [`Error::Timeout`] (default [`DEFAULT_TIMEOUT`]).
+    pub fn set_timeout(&mut self, timeout: Duration) {
+        self.timeout = timeout;
+    }
+
+    /// Turns the ordering off: the consumer is called for complete bursts without waiting for
+    /// CUDA's writes, and the producer without waiting for GL's reads. For tests that show that
+    /// the ordering is needed, and for measuring what it costs.
+    ///
+    /// # Safety
+    /// 1. GL may read a frame while CUDA is still writing it, and CUDA may overwrite a frame
+    ///    while GL still reads it: the caller accepts reading stale or torn frames (there is no
+    ///    other harm: the memory stays allocated until the stream's drop waits for both APIs).
+    pub unsafe fn disable_ordering(&mut self) {
+        self.ordered = false;
+    }
+
+    /// Pushes the next burst of frames: waits until its slots are free (GL's reads of their
+    /// previous frames done), calls `produce` once for each frame of the burst, back to back, to
+    /// queue CUDA's writes on `stream`, and records the slots' events on `stream` after the last
+    /// one. Then GL is given every burst whose writes are done: `consume` is called for each of
+    /// its frames, in order, here or in a later call.
+    ///
+    /// The producer runs back to back for the whole burst on purpose: CUDA then runs the burst
+    /// in one turn on the GPU, instead of one turn per frame between GL's draws.
+    ///
+    /// A producer that fails ends the burst there: its frame and the rest of the burst are not
+    /// given to GL, and the error is returned.
+    ///
+    /// # Errors
+    /// `produce`'s or `consume`'s error (the stream stays usable); [`Error::InvalidArgument`]
+    /// for a stream of another CUDA context; [`Error::WrongGlContext`] or
+    /// [`Error::NoGlContext`] when the stream's GL context is not current; [`Error::Timeout`]
+    /// when a wait for GL's reads or CUDA's writes outlasts the timeout; [`Error::GlCall`] from
+    /// `glFenceSync` or `glClientWaitSync`; the driver's error from `cuEventRecord` or
+    /// `cuEventQuery` (such as a kernel's fault).
+    #[doc(alias = "cuEventRecord")]
+    #[doc(alias = "glFenceSync")]
+    pub fn push_burst<S, E, P, C>(
+        &mut self,
+        stream: &S,
+        produce: &mut P,
+        consume: &mut C,
+    ) -> Result<(), E>
+    where
+        S: AsStream,
+        E: From<Error>,
+        P: FnMut(&FrameWrite<'_>) -> Result<(), E>,
+        C: FnMut(&FrameRead) -> Result<(), E>,
+    {
+        check_same_context(&self.ctx, stream, "the frame stream")?;
+        self.begin("glClientWaitSync (not called)")?;
+        let (first, end) = (self.pushed, self.pushed + self.burst);
+        let len = self.slots.len() as u64;
+        if end > len && self.consumed < end - len {
+            // The burst's slots hold frames not given to GL yet: those go now.
+            self.consume_until(end - len, consume)?;
+        }
+        for f in first..end {
+            let s = self.slot_of(f);
+            self.wait_for_reads(s, consume)?;
+            // Until the events are recorded, a wait for the slot synchronizes the whole context.
+            self.slots[s].produced = false;
+            self.slots[s].unrecorded = true;
+        }
+        self.pushed = end;
+        self.complete.push_back((first, end));
+        let (produced, recorded) = {
+            let mut record = RecordOnDrop {
+                slots: &self.slots,
+                burst: self.slot_of(first)..self.slot_of(first) + self.burst(),
+                stream,
+                done: false,
+            };
+            let mut produced = (0, Ok(()));
+            for f in first..end {
+                let s = self.slot_of(f);
+                let write = FrameWrite {
+                    index: f,
+                    slot: s,
+                    memory: &self.slots[s].memory,
+                };
+                produced.1 = produce(&write);
+                if produced.1.is_err() {
+                    break;
+                }
+                produced.0 += 1;
+            }
+            (produced, record.record())
+        };
+        for (i, f) in (first..end).enumerate() {
+            let s = self.slot_of(f);
+            self.slots[s].produced = i < produced.0;
+            self.slots[s].unrecorded = recorded.is_err();
+        }
+        produced.1?;
+        recorded?;
+        self.consume_ready(consume)
+    }
+
+    /// Gives every pushed frame to GL: waits for CUDA's writes of each burst (at most the
+    /// timeout per burst) and calls `consume` for its frames. It does not wait
+    /// for GL: [`wait_idle`](Self::wait_idle) does.
+    ///
+    /// # Errors
+    /// As [`push_burst`](Self::push_burst), less the producer's.
+    pub fn flush<E, C>(&mut self, consume: &mut C) -> Result<(), E>
+    where
+        E: From<Error>,
+        C: FnMut(&FrameRead) -> Result<(), E>,
+    {
+        self.begin("glFenceSync (not called)")?;
+        self.consume_until(self.pushed, consume)
+    }
+
+    /// Waits on the CPU for every pushed frame's CUDA writes and every fence of GL's reads, at
+    /// most the timeout each. Frames not yet given to GL stay pushed.
+    ///
+    /// # Errors
+    /// [`Error::WrongGlContext`] or [`Error::NoGlContext`] when the stream's GL context is not
+    /// current; [`Error::Timeout`]; [`Error::GlCall`] from `glClientWaitSync`; the driver's
+    /// error from `cuEventQuery`.
+    #[doc(alias = "glClientWaitSync")]
+    pub fn wait_idle(&mut self) -> Result<()> {
+        self.begin("glClientWaitSync (not called)")?;
+        let (fns, timeout) = (self.fns, self.timeout);
+        for (i, slot) in self.slots.iter_mut().enumerate() {
+            slot.wait_written(timeout)?;
+            if let Some(fence) = slot.read_fence.take() {
+                fns.client_wait(fence.sync, timeout, || {
+                    format!("the GL fence after the reads of frame stream slot {i}")
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    fn slot_of(&self, frame: u64) -> usize {
+        // The remainder is below the slot count, a usize.
+        (frame % self.slots.len() as u64) as usize
+    }
+
+    /// Checks that the owning GL context is current (for `call`), and fences the reads of a
+    /// consumer that panicked.
+    fn begin(&mut self, call: &'static str) -> Result<()> {
+        self.owner.check(call)?;
+        if let Some((first, end)) = self.reading.take() {
+            log::warn!(
+                "cuda-gl: a frame stream's consumer did not return for frames {first}..{end}; \
+                 fencing the GL commands issued so far"
+            );
+            self.fence_burst(first, end)?;
+        }
+        Ok(())
+    }
+
+    /// Gives GL every complete burst whose writes are done, without waiting.
+    fn consume_ready<E, C>(&mut self, consume: &mut C) -> Result<(), E>
+    where
+        E: From<Error>,
+        C: FnMut(&FrameRead) -> Result<(), E>,
+    {
+        while let Some(&(first, end)) = self.complete.front() {
+            if self.ordered {
+                for f in first..end {
+                    if !self.slots[self.slot_of(f)].is_written()? {
+                        return Ok(());
+                    }
+                }
+            }
+            self.consume_burst(consume)?;
+        }
+        Ok(())
+    }
+
+    /// Gives GL every frame below `end`, waiting for CUDA's writes.
+    fn consume_until<E, C>(&mut self, end: u64, consume: &mut C) -> Result<(), E>
+    where
+        E: From<Error>,
+        C: FnMut(&FrameRead) -> Result<(), E>,
+    {
+        while self.consumed < end {
+            let Some(&(first, last)) = self.complete.front() else {
+                break;
+            };
+            if self.ordered {
+                let timeout = self.timeout;
+                for f in first..last {
+                    let s = self.slot_of(f);
+                    self.slots[s].wait_written(timeout)?;
+                }
+            }
+            self.consume_burst(consume)?;
+        }
+        Ok(())
+    }
+
+    /// Calls the consumer for each frame of the oldest complete burst, then fences GL's reads.
+    fn consume_burst<E, C>(&mut self, consume: &mut C) -> Result<(), E>
+    where
+        E: From<Error>,
+        C: FnMut(&FrameRead) -> Result<(), E>,
+    {
+        let Some((first, end)) = self.complete.pop_front() else {
+            return Ok(());
+        };
+        self.reading = Some((first, end));
+        let mut outcome = Ok(());
+        for f in first..end {
+            let s = self.slot_of(f);
+            let slot = &self.slots[s];
+            if !slot.produced {
+                continue;
+            }
+            let frame = FrameRead {
+                index: f,
+                slot: s,
+                buffer: slot.gl.buffer(),
+                bytes: slot.gl.size(),
+                behind: self.pushed - 1 - f,
+            };
+            outcome = consume(&frame);
+            if outcome.is_err() {
+                break;
+            }
+        }
+        self.reading = None;
+        self.fence_burst(first, end)?;
+        outcome
+    }
+
+    /// Places one fence after GL's reads of frames `first..end` (and flushes), for their slots.
+    fn fence_burst(&mut self, first: u64, end: u64) -> Result<()> {
+        let fence = Rc::new(Fence::place(self.fns, self.owner)?);
+        for f in first..end {
+            let s = self.slot_of(f);
+            self.slots[s].read_fence = Some(fence.clone());
+        }
+        self.consumed = self.consumed.max(end);
+        Ok(())
+    }
+
+    /// Waits until GL's reads of slot `s`'s previous frame are done, giving GL every burst that
+    /// becomes ready meanwhile.
+    fn wait_for_reads<E, C>(&mut self, s: usize, consume: &mut C) -> Result<(), E>
+    where
+        E: From<Error>,
+        C: FnMut(&FrameRead) -> Result<(), E>,
+    {
+        let start = Instant::now();
+        let mut pause = Duration::from_micros(1);
+        while let Some(fence) = self.slots[s].read_fence.clone() {
+            if !self.ordered || self.fns.signalled(fence.sync)? {
+                self.slots[s].read_fence = None;
+                break;
+            }
+            self.consume_ready(consume)?;
+            if start.elapsed() >= self.timeout {
+                return Err(Error::Timeout {
+                    what: format!("the GL fence after the reads of frame stream slot {s}"),
+                    timeout: self.timeout,
+                }
+                .into());
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(MAX_POLL_PAUSE);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for FrameStream {
+    fn drop(&mut self) {
+        let gl_current = match self.begin("glDeleteBuffers (not called)") {
+            Ok(()) => true,
+            Err(e) => {
+                self.ctx
+                    .record_drop_error("deleting a frame stream's GL objects (leaked instead)", e);
+                false
+            }
+        };
+        if gl_current && let Err(e) = self.wait_idle() {
+            self.ctx
+                .record_drop_error("waiting for a frame stream's work", e);
+        }
+        for slot in self.slots.drain(..) {
+            let StreamSlot {
+                read_fence,
+                gl,
+                memory,
+                written,
+                ..
+            } = slot;
+            slot_parts::release_slot(read_fence, gl, memory, written, gl_current);
+        }
+    }
+}

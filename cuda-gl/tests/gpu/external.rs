@@ -1,0 +1,77 @@
+//! What the external-memory tests share: loading the entry points, GL's copy of a frame into an
+//! archive, the frames' seeds and the producer kernel's launch.
+
+use super::{Gpu, skip};
+use cuda_gl::external::ExternalGl;
+use cuda_gl::{DevicePtr, Error, Function, LaunchConfig};
+
+/// The external-memory entry points of the test's GL context; skips when the context lacks
+/// the extensions.
+pub fn load_gl(g: &Gpu) -> Option<ExternalGl> {
+    // SAFETY: (1) the names resolve through eglGetProcAddress for the test's context, current
+    // on this thread; (2) libEGL is opened once per process and never closed; (3) EGL reports
+    // the current context, so cuda-gl checks the owner itself.
+    match unsafe { ExternalGl::load_with(|name| g.gl.get_proc_address(name)) } {
+        Ok(gl) => Some(gl),
+        Err(e @ Error::MissingGlExtension { .. }) => skip(e),
+        Err(e) => panic!("loading the external-memory entry points: {e}"),
+    }
+}
+
+/// The test GPU and the external-memory GL entry points of its context; `None` (after saying
+/// why) where either is missing.
+pub fn gpu_and_gl() -> Option<(Gpu, ExternalGl)> {
+    let g = super::gpu()?;
+    let gl = load_gl(&g)?;
+    Some((g, gl))
+}
+
+/// Copies `bytes` bytes from the start of GL buffer `from` to byte `at` of GL buffer `to`, in
+/// GL's queue (`glCopyBufferSubData`), then checks for a GL error.
+pub fn gl_copy(from: u32, to: u32, at: usize, bytes: usize) {
+    // SAFETY: a context is current and both buffers are live; the callers size `from` to at least
+    // `bytes` and `to` to at least `at + bytes` bytes.
+    unsafe {
+        gl::BindBuffer(gl::COPY_READ_BUFFER, from);
+        gl::BindBuffer(gl::COPY_WRITE_BUFFER, to);
+        gl::CopyBufferSubData(
+            gl::COPY_READ_BUFFER,
+            gl::COPY_WRITE_BUFFER,
+            0,
+            at as isize,
+            bytes as isize,
+        );
+        gl::BindBuffer(gl::COPY_READ_BUFFER, 0);
+        gl::BindBuffer(gl::COPY_WRITE_BUFFER, 0);
+    }
+    super::check_gl();
+}
+
+/// The seed of frame `n`: every frame's content differs from every other's in every word.
+pub fn frame_seed(n: usize) -> u32 {
+    (n as u32).wrapping_mul(0x9E37_79B9) ^ 0x5A5A_0000
+}
+
+/// Queues `fill` (`ext_fill_u32_slow`) on the test's stream: it spins `spin_ns`, then writes
+/// `words` words of the pattern seeded with `seed` to `out`.
+///
+/// # Safety
+/// 1. `out` holds at least `words` u32 words and stays allocated until the kernel has run.
+pub unsafe fn fill_words_slow(
+    g: &Gpu,
+    fill: &Function,
+    out: DevicePtr<'_>,
+    words: usize,
+    seed: u32,
+    spin_ns: u64,
+) -> cuda_gl::Result<()> {
+    // SAFETY: (1) is the caller's; the arguments match `ext_fill_u32_slow(unsigned*, unsigned,
+    // unsigned, unsigned long long)`, which the launch also checks against the PTX.
+    unsafe {
+        fill.launch(
+            LaunchConfig::for_elements(words as u32),
+            &g.stream,
+            (out, words as u32, seed, spin_ns),
+        )
+    }
+}
