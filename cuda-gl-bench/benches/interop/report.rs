@@ -223,6 +223,7 @@ pub fn markdown(report: &Report) -> String {
     out.push_str("## Cases\n\n");
     out.push_str(LEGEND);
     out.push_str(crate::fast::LEGEND);
+    out.push_str(crate::streaming::LEGEND);
     out
 }
 

@@ -49,6 +49,18 @@ pub const TARGET: f64 = 1.10;
 /// Animation time step between frames (seconds).
 const FRAME_DT: f32 = 1.0 / 60.0;
 
+/// The group's entry in the report's list of cases.
+pub const LEGEND: &str = "\
+- **streaming** (`cuda_gl::external::FrameStream`): the plasma kernel writes each frame into \
+  a slot of CUDA memory imported into GL, GL draws a full-screen triangle reading the slot as \
+  a texture buffer; `slots` slots, handed over in bursts of `burst` frames (the producer runs \
+  back to back for a burst, then GL gets every written burst; one GL fence per burst). A \
+  sample is a round of 480 frames, stream start and drain included, divided by 480. Floor: \
+  the same kernel into plain device memory and the same draw of another GL buffer, \
+  alternating, nothing shared or ordered; `floor over 16`: the same, rotating over 16 of each \
+  (a 16-slot stream's memory). Latency in frames: frames pushed after a frame when GL got it \
+  (mean / max); in µs: estimated as (mean + 1) x µs per frame.\n";
+
 /// A streaming row's shape and latency.
 #[derive(Debug, Clone, Serialize)]
 pub struct StreamTag {
