@@ -208,7 +208,9 @@
 //! - [`graphics`]: registrations and their state machine (`registration`, `claim`, `retire`,
 //!   `classify`), the registered types (`buffer`, `image`, shared methods in `methods`), the
 //!   mapping views (`array`, `surface`, `texture`, `copy`) and batches (`batch`);
-//! - `external` (Unix): the external-memory ring (`gl_fns`, `memory`, `import`, `ring`);
+//! - `external` (Unix): external memory shared with GL: `gl_fns` (entry points, fences),
+//!   `memory` (the CUDA allocation), `import` (the checked GL import), `ring` (`ExternalRing`),
+//!   `stream` (`FrameStream`), `frame` (what its closures get), `slot_parts` (their slots);
 //! - features: `egl` (module `egl`: headless contexts), `cudarc` (module `cudarc_interop`),
 //!   `nvrtc` (module `nvrtc`).
 //!
