@@ -26,6 +26,8 @@ mod external;
 mod fast;
 #[path = "interop/glres.rs"]
 mod glres;
+#[path = "interop/latency.rs"]
+mod latency;
 #[path = "interop/measure.rs"]
 mod measure;
 #[path = "interop/ordering.rs"]

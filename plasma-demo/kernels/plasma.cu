@@ -91,3 +91,11 @@ extern "C" __global__ void debug_spin(unsigned long long ns)
     while (plasma_globaltimer_ns() - start < ns) {
     }
 }
+
+// The benchmark's latency probe: stores the GPU's global timer (ns) in `out[i]`, so that a
+// frame's start can be compared with GL timestamp queries on the same clock. Launch it with one
+// block of one thread, with `i` inside `out`.
+extern "C" __global__ void stamp_globaltimer(unsigned long long* out, unsigned i)
+{
+    out[i] = plasma_globaltimer_ns();
+}

@@ -16,6 +16,7 @@
 
 use crate::cases::Gpu;
 use crate::glres::{self, Buffer};
+use crate::latency::{self, Stamps};
 use crate::measure::{Case, Plan, Variant, interleaved, per_frame_rounds};
 use crate::texel::{TexBuffer, TexelDraw};
 use anyhow::{Context as _, Result};
@@ -59,7 +60,9 @@ pub const LEGEND: &str = "\
   the same kernel into plain device memory and the same draw of another GL buffer, \
   alternating, nothing shared or ordered; `floor over 16`: the same, rotating over 16 of each \
   (a 16-slot stream's memory). Latency in frames: frames pushed after a frame when GL got it \
-  (mean / max); in µs: estimated as (mean + 1) x µs per frame.\n";
+  (mean / max); in µs: measured on the GPU's clock in a round of its own (a one-thread kernel \
+  stores the global timer before each frame's kernel, GL records a timestamp query after its \
+  draw; median / max), and estimated as (mean + 1) x µs per frame.\n";
 
 /// A streaming row's shape and latency.
 #[derive(Debug, Clone, Serialize)]
@@ -80,6 +83,10 @@ pub struct StreamTag {
     /// `(latency_frames + 1) * per-frame median`: the frames queued ahead of its draw, then the
     /// draw.
     pub latency_us: f64,
+    /// The same latency measured on the GPU's clock in a separate round (a stamp of the global
+    /// timer before each frame's kernel, a GL timestamp after its draw): median and largest, in
+    /// µs; `None` when the two clocks disagreed or for the floors.
+    pub latency_us_gpu: Option<(f64, f64)>,
 }
 
 /// One stream, a texture buffer over each slot, and its latency counts. The texture buffers
@@ -141,6 +148,39 @@ fn stream_round(
     stream.flush(&mut consume)?;
     stream.wait_idle()?;
     Ok(())
+}
+
+/// One round through a stream with every frame stamped on the GPU's clock (before its kernel)
+/// and timestamped by GL (after its draw): each frame's latency in µs.
+fn latency_round(
+    gpu: &Gpu,
+    side: &mut Side,
+    draw: &TexelDraw,
+    size: (u32, u32),
+    stamps: &Stamps,
+) -> Result<Vec<f64>> {
+    let Side { tbos, stream, .. } = side;
+    let first = stream.pushed();
+    let mut consume = |frame: &FrameRead| -> Result<()> {
+        draw.draw(&tbos[frame.slot()]);
+        stamps.mark(usize::try_from(frame.index() - first)?);
+        Ok(())
+    };
+    let mut t = 0.0;
+    let mut produce = |write: &FrameWrite<'_>| {
+        t += FRAME_DT;
+        stamps.stamp(gpu, usize::try_from(write.index() - first)?)?;
+        gpu.plasma_into(write.device_ptr(), write.len(), size, t)
+    };
+    let frames = stamps.capacity();
+    for _ in 0..frames / stream.burst() {
+        stream.push_burst(&gpu.stream, &mut produce, &mut consume)?;
+    }
+    stream.flush(&mut consume)?;
+    stream.wait_idle()?;
+    glres::finish();
+    gpu.stream.synchronize()?;
+    stamps.latencies_us(frames)
 }
 
 /// One round of the floor: `ROUND` frames of kernel + draw + `glFlush`, then `glFinish` and a
@@ -268,10 +308,25 @@ pub fn streaming(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>> 
             latency_frames: 0.0,
             latency_frames_max: 0,
             latency_us: row.stats.median_us,
+            latency_us_gpu: None,
         });
     }
+    // Latency on the GPU's clock, in a round of its own per stream (the stamps add a launch
+    // per frame, so they stay out of the throughput rounds).
+    let stamps = Stamps::new(gpu, crate::PLASMA_PTX, ROUND)?;
+    let clocks_agree = stamps.clocks_agree(gpu)?;
+    let mut measured = Vec::with_capacity(rig.sides.len());
+    for side in &mut rig.sides {
+        measured.push(if clocks_agree {
+            let mut us = latency_round(gpu, side, &rig.draw, size, &stamps)?;
+            Some(latency::median_and_max(&mut us))
+        } else {
+            None
+        });
+    }
+    drop(stamps);
     spread.relative_to(floor, None);
-    for (case, side) in streams.iter_mut().zip(&rig.sides) {
+    for (i, (case, side)) in streams.iter_mut().zip(&rig.sides).enumerate() {
         case.relative_to(floor, Some(TARGET));
         let latency_frames = side.behind_sum as f64 / side.frames.max(1) as f64;
         case.stream = Some(StreamTag {
@@ -282,6 +337,7 @@ pub fn streaming(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>> 
             latency_frames,
             latency_frames_max: side.behind_max,
             latency_us: (latency_frames + 1.0) * case.stats.median_us,
+            latency_us_gpu: measured.get(i).copied().flatten(),
         });
     }
     drop(rig);
@@ -299,6 +355,9 @@ pub struct StreamSummary {
     pub latency_frames_max: u64,
     /// Its estimated latency from kernel to draw end, in µs.
     pub latency_us: f64,
+    /// Its latency from kernel start to draw end measured on the GPU's clock, median and
+    /// largest, in µs (absent when the CUDA and GL clocks disagreed).
+    pub latency_us_gpu: Option<(f64, f64)>,
     /// Its slots and burst.
     pub slots: usize,
     /// Frames per burst.
@@ -341,6 +400,7 @@ pub fn summaries(cases: &[Case]) -> BTreeMap<String, StreamSummary> {
                     latency_frames: tag.latency_frames,
                     latency_frames_max: tag.latency_frames_max,
                     latency_us: tag.latency_us,
+                    latency_us_gpu: tag.latency_us_gpu,
                     slots: tag.slots,
                     burst: tag.burst,
                     per_frame_us: case.stats.median_us,
@@ -365,8 +425,8 @@ pub fn summary_markdown(cases: &[Case]) -> String {
     }
     out.push_str(
         "### Streaming vs the pipelined floor\n\n\
-         | size | slots | burst | µs/frame | fps | × floor | latency frames (mean / max) | latency µs (est.) |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|\n",
+         | size | slots | burst | µs/frame | fps | × floor | latency frames (mean / max) | latency µs, GPU clock (median / max) | latency µs (est.) |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for (case, t) in rows {
         let (shape, ratio) = if t.burst == 0 {
@@ -390,7 +450,7 @@ pub fn summary_markdown(cases: &[Case]) -> String {
         };
         let _ = writeln!(
             out,
-            "| {}x{} | {} | {} | {:.1} | {:.0} | {} | {:.1} / {} | {:.0} |",
+            "| {}x{} | {} | {} | {:.1} | {:.0} | {} | {:.1} / {} | {} | {:.0} |",
             t.width,
             t.height,
             shape.0,
@@ -400,6 +460,8 @@ pub fn summary_markdown(cases: &[Case]) -> String {
             ratio,
             t.latency_frames,
             t.latency_frames_max,
+            t.latency_us_gpu
+                .map_or_else(String::new, |(m, x)| format!("{m:.0} / {x:.0}")),
             t.latency_us
         );
     }
