@@ -105,7 +105,7 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
     mapped.unmap()?;
 
     // GL uses the buffer as the source of a texture upload, then reads the texture back.
-    upload_from_pbo(pbo, texture)?;
+    common::upload_from_buffer(texture, pbo, WIDTH, HEIGHT)?;
     let texels = common::read_texture_rgba8(texture, 0, WIDTH, HEIGHT)?;
     let wrong = (0..HEIGHT)
         .flat_map(|y| (0..WIDTH).map(move |x| (x, y)))
@@ -141,29 +141,4 @@ fn create_pbo_and_texture(pixel_count: usize) -> anyhow::Result<(u32, u32)> {
     }
     common::gl_check("creating the pixel buffer")?;
     Ok((pbo, common::texture_rgba8(WIDTH, HEIGHT)?))
-}
-
-/// Uploads the pixel buffer into the texture (the PBO is the source).
-fn upload_from_pbo(pbo: u32, texture: u32) -> anyhow::Result<()> {
-    // SAFETY: a GL context is current; with the PBO bound to GL_PIXEL_UNPACK_BUFFER the null
-    // pointer is offset 0 into it, which holds the whole RGBA8 image.
-    unsafe {
-        gl::BindTexture(gl::TEXTURE_2D, texture);
-        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, pbo);
-        gl::PixelStorei(gl::UNPACK_ALIGNMENT, 4);
-        gl::TexSubImage2D(
-            gl::TEXTURE_2D,
-            0,
-            0,
-            0,
-            WIDTH as i32,
-            HEIGHT as i32,
-            gl::RGBA,
-            gl::UNSIGNED_BYTE,
-            std::ptr::null(),
-        );
-        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
-        gl::BindTexture(gl::TEXTURE_2D, 0);
-    }
-    common::gl_check("uploading the buffer into the texture")
 }
