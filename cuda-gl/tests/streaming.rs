@@ -11,6 +11,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod gpu;
+mod harness;
 
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::external::{
@@ -446,6 +447,73 @@ fn direct_reads_of_an_imported_buffer() {
     drop(memory);
     delete_buffer(scratch);
     check_gl();
+}
+
+/// A consumer that leaves another GL context current: placing its burst's fence fails
+/// (`WrongGlContext`), the burst stays marked as unfenced, and the next call with the stream's
+/// context current fences it first (the warning says so), before any of its slots is written.
+/// Every frame GL got equals the reference.
+#[test]
+fn a_burst_whose_fence_fails_is_fenced_by_the_next_call() {
+    let Some((g, gl)) = gpu_and_gl() else { return };
+    harness::capture_log();
+    let fill = g.kernels.function("ext_fill_u32_slow").unwrap();
+    let other = HeadlessContext::for_cuda_device(&g.device).unwrap();
+    g.gl.make_current().unwrap();
+    let mut stream = FrameStream::new(&g.ctx, &gl, BYTES, 4, 2).unwrap();
+    let archive = gl_buffer(16 * BYTES, None);
+    let mut got: Vec<u64> = Vec::new();
+    let mut switch_after = Some(3u64);
+    let mut consume = |f: &FrameRead| -> Result<(), Error> {
+        gl_copy(f.buffer(), archive, f.index() as usize * BYTES, BYTES);
+        got.push(f.index());
+        if switch_after == Some(f.index()) {
+            // The last frame of its burst: the burst's reads are issued, then the context goes.
+            switch_after = None;
+            other.make_current().unwrap();
+        }
+        Ok(())
+    };
+    let mut producer = |w: &FrameWrite<'_>| produce(&g, &fill, w, 0);
+    let mut refused = 0;
+    for _ in 0..16 {
+        if stream.pushed() >= 16 {
+            break;
+        }
+        match stream.push_burst(&g.stream, &mut producer, &mut consume) {
+            Ok(()) => {}
+            Err(Error::WrongGlContext { .. }) => {
+                refused += 1;
+                g.gl.make_current().unwrap();
+            }
+            Err(e) => panic!("frame {}: {e}", stream.pushed()),
+        }
+    }
+    stream.flush(&mut consume).unwrap();
+    stream.wait_idle().unwrap();
+    assert_eq!(
+        refused, 1,
+        "placing the fence with another context current must fail once"
+    );
+    let log = harness::take_log();
+    assert!(
+        log.iter().any(|l| l.contains("have no fence")),
+        "the next call did not fence the burst: {log:?}"
+    );
+    assert_eq!(got, (0..16).collect::<Vec<u64>>());
+    let words = read_gl_buffer(archive, 16 * WORDS);
+    for n in 0..16 {
+        let frame = &words[n * WORDS..(n + 1) * WORDS];
+        assert!(
+            frame == pattern_words(WORDS, frame_seed(n)).as_slice(),
+            "frame {n} differs from the reference"
+        );
+    }
+    drop(stream);
+    delete_buffer(archive);
+    drop(other);
+    check_gl();
+    g.ctx.check_drop_errors().unwrap();
 }
 
 #[test]

@@ -44,6 +44,8 @@ type ClientWaitSync = unsafe extern "system" fn(GlSync, u32, u64) -> u32;
 type DeleteSync = unsafe extern "system" fn(GlSync);
 /// `glFlush`.
 type Flush = unsafe extern "system" fn();
+/// `glFinish`.
+type Finish = unsafe extern "system" fn();
 /// `glGetBufferSubData`.
 type GetBufferSubData = unsafe extern "system" fn(u32, isize, isize, *mut c_void);
 /// `glBufferData`.
@@ -70,6 +72,7 @@ pub(super) struct Fns {
     client_wait_sync: ClientWaitSync,
     delete_sync: DeleteSync,
     flush: Flush,
+    pub(super) finish: Finish,
     pub(super) get_buffer_sub_data: GetBufferSubData,
     pub(super) buffer_data: BufferData,
     pub(super) copy_buffer_sub_data: CopyBufferSubData,
@@ -111,6 +114,7 @@ impl Fns {
             client_wait_sync: load!("glClientWaitSync", ClientWaitSync),
             delete_sync: load!("glDeleteSync", DeleteSync),
             flush: load!("glFlush", Flush),
+            finish: load!("glFinish", Finish),
             get_buffer_sub_data: load!("glGetBufferSubData", GetBufferSubData),
             buffer_data: load!("glBufferData", BufferData),
             copy_buffer_sub_data: load!("glCopyBufferSubData", CopyBufferSubData),
@@ -276,9 +280,9 @@ impl ExternalGl {
     ///    context current on this thread (or of every context of its driver, as
     ///    `eglGetProcAddress` returns them), with the signature the Khronos registry gives it.
     /// 2. The entry points stay callable for as long as the returned `ExternalGl`, its clones,
-    ///    and the [`GlMemoryBuffer`](super::GlMemoryBuffer)s and
-    ///    [`ExternalRing`](super::ExternalRing)s made with it live: the GL library is
-    ///    not unloaded meanwhile.
+    ///    and the [`GlMemoryBuffer`](super::GlMemoryBuffer)s,
+    ///    [`ExternalRing`](super::ExternalRing)s and [`FrameStream`](super::FrameStream)s made
+    ///    with it live: the GL library is not unloaded meanwhile.
     /// 3. Where neither EGL nor GLX can tell which context is current (another GL platform),
     ///    cuda-gl cannot check the owner: the caller then makes every call on those objects,
     ///    and drops them, with the context that is current now current.

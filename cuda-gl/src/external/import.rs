@@ -55,12 +55,17 @@ impl GlMemoryBuffer {
     /// Exports a file descriptor from `memory`, imports it into the current GL context (which
     /// takes ownership of it), and creates a buffer of `memory.requested_size()` bytes on it.
     ///
-    /// Then it checks that GL sees CUDA's bytes through the buffer: with the context
-    /// synchronized, CUDA writes a marker over the first bytes, GL reads them back, and CUDA
-    /// writes the old bytes back. An import that fails the check is kept aside (deleted with the
-    /// returned buffer) and the import is tried again, up to 4 times: NVIDIA's driver 580 was seen
-    /// to give the 32nd memory object of a GL context storage that CUDA's writes never reach.
-    /// Call it while no CUDA work uses the memory: the check synchronizes the memory's context.
+    /// Then it checks that GL sees CUDA's bytes through the buffer: with GL finished
+    /// (`glFinish`) and the CUDA context synchronized, CUDA writes a marker over the first 16
+    /// bytes, GL reads them back through a GPU copy, and CUDA writes the old bytes back. An import
+    /// that fails the check is kept aside (deleted with the returned buffer) and the import is
+    /// tried again, up to 4 times: NVIDIA's driver 580 was seen to give the 32nd memory object of
+    /// a GL context storage that CUDA's writes never reach.
+    ///
+    /// Import while nothing else uses the memory's first 16 bytes: work queued on it from
+    /// another thread, or by another GL context, during the call could see the marker or be
+    /// overwritten by the restore. (Rings and frame streams import memory of their own, which
+    /// nothing else can reach.)
     ///
     /// The GL context `gl` was loaded for must be current. GL state: the `GL_COPY_WRITE_BUFFER`
     /// and `GL_COPY_READ_BUFFER` bindings are restored afterwards.
@@ -154,6 +159,10 @@ impl GlMemoryBuffer {
     fn shows(&self, memory: &ExportableMemory) -> Result<bool> {
         let n = self.size.min(CHECK_BYTES);
         let ptr = memory.raw_ptr();
+        // GL's commands and the context's CUDA work queued so far (through other imports of the
+        // same memory, say) finish before the first bytes are borrowed for the check.
+        // SAFETY: no arguments; the owning GL context is current (checked by `import`).
+        unsafe { (self.fns.0.finish)() };
         memory.context().bind()?;
         result::ctx::synchronize()?;
         let mut old = [0u8; CHECK_BYTES];
@@ -161,14 +170,13 @@ impl GlMemoryBuffer {
         // `n` bytes long; (2) `old` has room for `n` bytes.
         unsafe { result::mem::copy_dtoh(old.as_mut_ptr().cast(), ptr, n) }?;
         let marker = old.map(|b| !b);
-        // SAFETY: (1) as above; (2) `marker` holds `n` bytes. No CUDA work runs (synchronized
-        // above).
+        // SAFETY: (1) as above; (2) `marker` holds `n` bytes.
         unsafe { result::mem::copy_htod(ptr, marker.as_ptr().cast(), n) }?;
         // A copy from pageable memory may return before its DMA has landed: wait for it before
         // GL reads, and before later work of any stream (non-blocking ones included) may run.
-        result::ctx::synchronize()?;
-        let seen = self.read_front(n);
-        // SAFETY: as for the marker.
+        let seen = result::ctx::synchronize().and_then(|()| self.read_front(n));
+        // The old bytes go back whatever the read gave.
+        // SAFETY: as for the marker, with `old`.
         unsafe { result::mem::copy_htod(ptr, old.as_ptr().cast(), n) }?;
         result::ctx::synchronize()?;
         Ok(seen?[..n] == marker[..n])

@@ -49,11 +49,12 @@
 //! - **`unsafe`, vouched for by the caller**: [`ExternalGl::load_with`] calls whatever the
 //!   loader returns, so the caller vouches that the pointers are the named GL entry points
 //!   (see its `# Safety`); [`ExternalRing::read_unordered`] skips the wait for CUDA's writes, so
-//!   GL may read torn frames.
+//!   GL may read torn frames, and [`FrameStream::disable_ordering`] skips both waits.
 //! - **At compile time**: a guard borrows the ring mutably, so a slot cannot be written and read
 //!   at once, nor the ring dropped under a guard, and a [`CudaWrite`] borrows its stream.
-//!   [`ExternalRing`], [`GlMemoryBuffer`] and [`GlRead`] are neither `Send` nor `Sync`: their
-//!   GL calls (the drops' included) go to the context current on the calling thread.
+//!   [`ExternalRing`], [`FrameStream`], [`GlMemoryBuffer`] and [`GlRead`] are neither `Send`
+//!   nor `Sync`: their GL calls (the drops' included) go to the context current on the calling
+//!   thread.
 //! - **At run time, the owning GL context**: [`GlMemoryBuffer::import`], every
 //!   [`ExternalRing`] call that waits or hands out a guard, and [`GlRead::finish`] check that the
 //!   context current when the [`ExternalGl`] was loaded is current (one `eglGetCurrentContext`
@@ -159,8 +160,8 @@ const GL_DEVICE_UUID_EXT: u32 = 0x9597;
 /// The extensions external memory needs.
 const REQUIRED_EXTENSIONS: [&str; 2] = ["GL_EXT_memory_object", "GL_EXT_memory_object_fd"];
 
-/// How long a fence wait may take before [`Error::Timeout`], unless changed with
-/// [`ExternalRing::set_timeout`].
+/// How long a fence or event wait may take before [`Error::Timeout`], unless changed with
+/// [`ExternalRing::set_timeout`] or [`FrameStream::set_timeout`].
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
 #[cfg(test)]

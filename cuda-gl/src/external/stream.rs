@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::glprobe::GlOwner;
 use crate::result;
 use crate::stream::{AsStream, Event, check_same_context};
+use std::cell::Cell;
 use std::collections::VecDeque;
 use std::fmt;
 use std::marker::PhantomData;
@@ -35,18 +36,19 @@ struct StreamSlot {
     written: Event,
     /// The producer of the slot's frame returned `Ok`: the consumer gets the frame.
     produced: bool,
-    /// The event may not cover the slot's writes (recording it failed): the next wait for the
-    /// slot synchronizes the CUDA context instead.
-    unrecorded: bool,
+    /// The event may not cover the slot's writes (it was not recorded after them): the next
+    /// wait for the slot synchronizes the CUDA context instead. A `Cell`, so that the recording
+    /// clears it through the shared borrow the producer also holds.
+    unrecorded: Cell<bool>,
 }
 
 impl StreamSlot {
     /// Waits on the CPU, for at most `limit`, for CUDA's writes of the slot.
     fn wait_written(&mut self, limit: Duration) -> Result<()> {
-        if self.unrecorded {
+        if self.unrecorded.get() {
             self.memory.context().bind()?;
             result::ctx::synchronize()?;
-            self.unrecorded = false;
+            self.unrecorded.set(false);
             return Ok(());
         }
         self.written.wait_for(limit)
@@ -54,7 +56,7 @@ impl StreamSlot {
 
     /// Whether CUDA's writes of the slot are done, without waiting.
     fn is_written(&self) -> Result<bool> {
-        if self.unrecorded {
+        if self.unrecorded.get() {
             return Ok(false);
         }
         self.written.query()
@@ -88,10 +90,16 @@ impl StreamSlot {
 ///   producer is called only after the fence placed after those reads signalled.
 /// - A producer or consumer that returns an error or panics leaves the stream consistent: the
 ///   events are recorded (or, if that fails, the next wait synchronizes the context), and the
-///   fence is placed (at the latest by the next call). A failed producer's frame, and the rest
-///   of its burst, are not given to the consumer.
-/// - Every wait has a limit ([`set_timeout`](Self::set_timeout)); meanwhile, waiting for a slot
-///   keeps handing GL every burst that CUDA has finished.
+///   fence is placed (if placing it fails, or the consumer switched GL contexts, the next call
+///   places it before anything else, and no slot of that burst is written until it has). A
+///   failed or panicking producer's burst is not given to the consumer from that frame on (a
+///   panic: not at all); a consumer's error ends its burst there.
+/// - The waits of [`push_burst`](Self::push_burst), [`flush`](Self::flush) and
+///   [`wait_idle`](Self::wait_idle) have a limit ([`set_timeout`](Self::set_timeout)), except
+///   one: when recording a slot's event failed, the next wait for the slot synchronizes the
+///   whole CUDA context. Creating the stream (the import check) and dropping it (releasing the
+///   CUDA memory) synchronize the context too. While waiting for a slot, the stream keeps
+///   handing GL every burst that CUDA has finished.
 /// - Every call needs the GL context the [`ExternalGl`] was loaded in current on the calling
 ///   thread ([`Error::WrongGlContext`] or [`Error::NoGlContext`] otherwise), and so does
 ///   dropping the stream. The stream is neither `Send` nor `Sync`.
@@ -104,7 +112,8 @@ pub struct FrameStream {
     complete: VecDeque<(u64, u64)>,
     /// Frames below this were given to GL.
     consumed: u64,
-    /// A burst whose consumer did not return (it panicked): its slots have no fence yet.
+    /// A burst whose reads have no fence yet: its consumer panicked, or placing the fence
+    /// failed. Every call fences it first; its slots are not written until then.
     reading: Option<(u64, u64)>,
     ordered: bool,
     fns: Fns,
@@ -139,12 +148,15 @@ struct RecordOnDrop<'a, S: AsStream> {
 }
 
 impl<S: AsStream> RecordOnDrop<'_, S> {
-    /// Records the event of every slot of the burst, after all of the burst's writes.
+    /// Records the event of every slot of the burst, after all of the burst's writes; a slot
+    /// whose event is recorded is no longer marked as unrecorded.
     fn record(&mut self) -> Result<()> {
         self.done = true;
         let len = self.slots.len();
         for i in self.burst.clone() {
-            self.slots[i % len].written.record(self.stream)?;
+            let slot = &self.slots[i % len];
+            slot.written.record(self.stream)?;
+            slot.unrecorded.set(false);
         }
         Ok(())
     }
@@ -152,8 +164,8 @@ impl<S: AsStream> RecordOnDrop<'_, S> {
 
 impl<S: AsStream> Drop for RecordOnDrop<'_, S> {
     fn drop(&mut self) {
-        // Only a producer that panicked gets here; the slots stay marked as unrecorded, so the
-        // next wait for them synchronizes the context whether or not this succeeds.
+        // Only a producer that panicked gets here. A slot whose event cannot be recorded stays
+        // marked as unrecorded, so the next wait for it synchronizes the context.
         if !self.done
             && let Err(e) = self.record()
         {
@@ -211,7 +223,7 @@ impl FrameStream {
                 memory,
                 written,
                 produced: false,
-                unrecorded: false,
+                unrecorded: Cell::new(false),
             });
         }
         Ok(stream)
@@ -233,7 +245,9 @@ impl FrameStream {
         self.slots.first().map_or(0, |s| s.memory.requested_size())
     }
 
-    /// The GL buffer name of `slot`, e.g. to create a texture buffer over it once.
+    /// The GL buffer name of `slot`, e.g. to create a texture buffer over it once. Read the
+    /// slot (through it or any object made on it) only inside the consumer, with the stream's
+    /// GL context: the burst's fence covers the GL commands issued there, and nothing else.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for a slot out of range.
@@ -267,8 +281,10 @@ impl FrameStream {
     ///
     /// # Safety
     /// 1. GL may read a frame while CUDA is still writing it, and CUDA may overwrite a frame
-    ///    while GL still reads it: the caller accepts reading stale or torn frames (there is no
-    ///    other harm: the memory stays allocated until the stream's drop waits for both APIs).
+    ///    while GL still reads it: the caller accepts reading stale or torn frames. There is no
+    ///    other harm: the drop still waits for CUDA's work before releasing the memory, GL
+    ///    defers deleting buffers that queued commands use, and a GL import keeps the physical
+    ///    memory alive.
     pub unsafe fn disable_ordering(&mut self) {
         self.ordered = false;
     }
@@ -317,9 +333,12 @@ impl FrameStream {
         for f in first..end {
             let s = self.slot_of(f);
             self.wait_for_reads(s, consume)?;
-            // Until the events are recorded, a wait for the slot synchronizes the whole context.
+        }
+        for f in first..end {
+            let s = self.slot_of(f);
+            // Until its event is recorded, a wait for the slot synchronizes the whole context.
             self.slots[s].produced = false;
-            self.slots[s].unrecorded = true;
+            self.slots[s].unrecorded.set(true);
         }
         self.pushed = end;
         self.complete.push_back((first, end));
@@ -349,7 +368,6 @@ impl FrameStream {
         for (i, f) in (first..end).enumerate() {
             let s = self.slot_of(f);
             self.slots[s].produced = i < produced.0;
-            self.slots[s].unrecorded = recorded.is_err();
         }
         produced.1?;
         recorded?;
@@ -357,7 +375,7 @@ impl FrameStream {
     }
 
     /// Gives every pushed frame to GL: waits for CUDA's writes of each burst (at most the
-    /// timeout per burst) and calls `consume` for its frames. It does not wait
+    /// timeout per slot) and calls `consume` for its frames. It does not wait
     /// for GL: [`wait_idle`](Self::wait_idle) does.
     ///
     /// # Errors
@@ -384,10 +402,13 @@ impl FrameStream {
         let (fns, timeout) = (self.fns, self.timeout);
         for (i, slot) in self.slots.iter_mut().enumerate() {
             slot.wait_written(timeout)?;
-            if let Some(fence) = slot.read_fence.take() {
+            // The fence is dropped only once it has signalled: a wait that fails keeps it, so
+            // the slot's next write still waits for GL's reads.
+            if let Some(fence) = &slot.read_fence {
                 fns.client_wait(fence.sync, timeout, || {
                     format!("the GL fence after the reads of frame stream slot {i}")
                 })?;
+                slot.read_fence = None;
             }
         }
         Ok(())
@@ -399,15 +420,17 @@ impl FrameStream {
     }
 
     /// Checks that the owning GL context is current (for `call`), and fences the reads of a
-    /// consumer that panicked.
+    /// burst left without a fence (its consumer panicked, or placing the fence failed).
     fn begin(&mut self, call: &'static str) -> Result<()> {
         self.owner.check(call)?;
-        if let Some((first, end)) = self.reading.take() {
+        if let Some((first, end)) = self.reading {
             log::warn!(
-                "cuda-gl: a frame stream's consumer did not return for frames {first}..{end}; \
-                 fencing the GL commands issued so far"
+                "cuda-gl: the GL reads of a frame stream's frames {first}..{end} have no fence \
+                 (the consumer panicked or the fence could not be placed); fencing the GL \
+                 commands issued so far"
             );
             self.fence_burst(first, end)?;
+            self.reading = None;
         }
         Ok(())
     }
@@ -439,7 +462,14 @@ impl FrameStream {
     {
         while self.consumed < end {
             let Some(&(first, last)) = self.complete.front() else {
-                break;
+                // Every pushed frame is in a complete burst or consumed, so this cannot happen;
+                // writing the slots now could overwrite frames GL has not been given.
+                return Err(Error::InvalidArgument(format!(
+                    "frames {}..{end} of the frame stream cannot be given to GL: no burst holds \
+                     them",
+                    self.consumed
+                ))
+                .into());
             };
             if self.ordered {
                 let timeout = self.timeout;
@@ -482,8 +512,18 @@ impl FrameStream {
                 break;
             }
         }
+        // `reading` stays set until the fence is placed: if placing it fails (the consumer may
+        // have switched GL contexts), the next call places it before any slot is written.
+        if let Err(e) = self.fence_burst(first, end) {
+            if outcome.is_err() {
+                log::error!(
+                    "cuda-gl: fencing a frame stream's burst failed after its consumer failed \
+                     (the consumer's error is dropped): {e}"
+                );
+            }
+            return Err(e.into());
+        }
         self.reading = None;
-        self.fence_burst(first, end)?;
         outcome
     }
 
@@ -513,7 +553,9 @@ impl FrameStream {
                 break;
             }
             self.consume_ready(consume)?;
-            if start.elapsed() >= self.timeout {
+            // The consumer's own time counts against the limit: look at the fence once more
+            // before giving up.
+            if start.elapsed() >= self.timeout && !self.fns.signalled(fence.sync)? {
                 return Err(Error::Timeout {
                     what: format!("the GL fence after the reads of frame stream slot {s}"),
                     timeout: self.timeout,
@@ -529,14 +571,8 @@ impl FrameStream {
 
 impl Drop for FrameStream {
     fn drop(&mut self) {
-        let gl_current = match self.begin("glDeleteBuffers (not called)") {
-            Ok(()) => true,
-            Err(e) => {
-                self.ctx
-                    .record_drop_error("deleting a frame stream's GL objects (leaked instead)", e);
-                false
-            }
-        };
+        let gl_current = slot_parts::gl_current_for_drop(self.owner, &self.ctx, "a frame stream");
+        // `wait_idle` first fences a burst left without a fence.
         if gl_current && let Err(e) = self.wait_idle() {
             self.ctx
                 .record_drop_error("waiting for a frame stream's work", e);

@@ -222,6 +222,18 @@ impl CudaBackend {
         viewport: Size,
         profiler: &mut Profiler,
     ) -> Result<Option<u64>> {
+        if let Some(duration) = self.pending_spin.take() {
+            watchdog::enter(watchdog::Stage::Kernel);
+            let ns = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
+            let one = LaunchConfig {
+                grid: (1, 1, 1),
+                block: (1, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: `debug_spin(unsigned long long ns)` takes one u64 and touches no memory.
+            unsafe { self.spin.launch(one, &self.stream, (ns,)) }
+                .context("launching debug_spin")?;
+        }
         if let Some(Registered::Stream(frames)) = self.resource.as_mut() {
             watchdog::enter(watchdog::Stage::Kernel);
             let drawn = frames.render(&self.kernel, &self.stream, renderer, t, viewport)?;
@@ -241,18 +253,6 @@ impl CudaBackend {
         };
         let (w, h) = dims(size)?;
         let config = LaunchConfig::for_image(size.width, size.height);
-        if let Some(duration) = self.pending_spin.take() {
-            watchdog::enter(watchdog::Stage::Kernel);
-            let ns = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
-            let one = LaunchConfig {
-                grid: (1, 1, 1),
-                block: (1, 1, 1),
-                shared_mem_bytes: 0,
-            };
-            // SAFETY: `debug_spin(unsigned long long ns)` takes one u64 and touches no memory.
-            unsafe { self.spin.launch(one, &self.stream, (ns,)) }
-                .context("launching debug_spin")?;
-        }
         let events: Option<&[Event; 4]> = match events {
             Some(ring) => Some(ring.begin_frame(profiler)?),
             None => None,

@@ -10,10 +10,6 @@ use cuda_gl::external::{ExternalGl, FrameRead, FrameStream, FrameWrite};
 use cuda_gl::{Context, Function, LaunchConfig, Stream};
 use std::sync::Arc;
 
-/// Animation time between two frames of a burst (seconds): the burst's frames follow each other
-/// at 240 frames per second of animation time, whatever the clock says.
-const FRAME_DT: f32 = 1.0 / 240.0;
-
 /// The stream and what it measured. Needs the GL context current when dropped.
 #[derive(Debug)]
 pub struct StreamFrames {
@@ -63,9 +59,10 @@ impl StreamFrames {
         })
     }
 
-    /// Pushes one burst of frames at times `t`, `t + FRAME_DT`, ... with `kernel`
-    /// (`plasma_pbo(uchar4*, int, int, float)`) on `stream`, and draws every frame GL is given
-    /// meanwhile over `viewport`. Returns how many frames were drawn.
+    /// Pushes one burst of frames at time `t` with `kernel` (`plasma_pbo(uchar4*, int, int,
+    /// float)`) on `stream`, and draws every frame GL is given meanwhile over `viewport`. Returns
+    /// how many frames were drawn. Every frame of a burst shows the clock's time at the push, so
+    /// that a fixed `--time` renders exactly that time, as the other paths do.
     ///
     /// # Errors
     /// A CUDA or GL error of the stream.
@@ -82,9 +79,7 @@ impl StreamFrames {
             i32::try_from(size.width).context("width too large")?,
             i32::try_from(size.height).context("height too large")?,
         );
-        let first = self.frames.pushed();
         let mut produce = |frame: &FrameWrite<'_>| -> Result<()> {
-            let t = t + (frame.index() - first) as f32 * FRAME_DT;
             // SAFETY: `plasma_pbo` writes w * h uchar4 at the slot, which holds one RGBA8 frame
             // of `size` (the stream was made for it) and stays allocated until the stream has
             // waited for the slot's event, recorded on `stream` after this launch.
