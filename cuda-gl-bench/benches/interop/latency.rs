@@ -6,8 +6,10 @@
 //! synchronized stamp must bracket it.
 
 use crate::cases::Gpu;
+use crate::measure::Stats;
 use anyhow::{Context as _, Result, ensure};
 use cuda_gl::{DeviceBuffer, Function, LaunchConfig, Module};
+use std::time::Duration;
 
 /// One block of one thread.
 const ONE: LaunchConfig = LaunchConfig {
@@ -120,17 +122,12 @@ fn gl_now() -> u64 {
     u64::try_from(now).unwrap_or(0)
 }
 
-/// The median and the largest of `values` (0 for none).
-pub fn median_and_max(values: &mut [f64]) -> (f64, f64) {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n == 0 {
-        return (0.0, 0.0);
-    }
-    let median = if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
-    };
-    (median, values[n - 1])
+/// The median and the largest of latencies in µs (`None` for none), through the benchmark's own
+/// statistics.
+pub fn median_and_max(us: &[f64]) -> Option<(f64, f64)> {
+    let samples: Vec<Duration> = us
+        .iter()
+        .map(|&v| Duration::from_secs_f64(v / 1e6))
+        .collect();
+    Stats::from_samples(&samples).map(|s| (s.median_us, s.max_us))
 }

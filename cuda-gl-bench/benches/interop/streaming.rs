@@ -116,14 +116,18 @@ struct Rig {
     t: f32,
 }
 
-/// One round through a stream: `ROUND` frames pushed, then flushed and waited for.
+/// One round through a stream: `ROUND` frames pushed, then flushed and waited for; the
+/// frames-behind counts are kept. With `stamps`, a latency round instead: every frame is stamped
+/// on the GPU's clock before its kernel and timestamped by GL after its draw, and each frame's
+/// latency in µs is returned (the counts are left alone).
 fn stream_round(
     gpu: &Gpu,
     side: &mut Side,
     draw: &TexelDraw,
     size: (u32, u32),
     t: &mut f32,
-) -> Result<()> {
+    stamps: Option<&Stamps>,
+) -> Result<Vec<f64>> {
     let Side {
         tbos,
         stream,
@@ -131,56 +135,38 @@ fn stream_round(
         behind_max,
         frames,
     } = side;
+    let first = stream.pushed();
     let mut consume = |frame: &FrameRead| -> Result<()> {
         draw.draw(&tbos[frame.slot()]);
-        *behind_sum += frame.frames_behind();
-        *behind_max = (*behind_max).max(frame.frames_behind());
-        *frames += 1;
+        match stamps {
+            Some(stamps) => stamps.mark(usize::try_from(frame.index() - first)?),
+            None => {
+                *behind_sum += frame.frames_behind();
+                *behind_max = (*behind_max).max(frame.frames_behind());
+                *frames += 1;
+            }
+        }
         Ok(())
     };
     let mut produce = |write: &FrameWrite<'_>| {
         *t += FRAME_DT;
+        if let Some(stamps) = stamps {
+            stamps.stamp(gpu, usize::try_from(write.index() - first)?)?;
+        }
         gpu.plasma_into(write.device_ptr(), write.len(), size, *t)
     };
-    for _ in 0..ROUND / stream.burst() {
+    let count = stamps.map_or(ROUND, Stamps::capacity);
+    for _ in 0..count / stream.burst() {
         stream.push_burst(&gpu.stream, &mut produce, &mut consume)?;
     }
     stream.flush(&mut consume)?;
     stream.wait_idle()?;
-    Ok(())
-}
-
-/// One round through a stream with every frame stamped on the GPU's clock (before its kernel)
-/// and timestamped by GL (after its draw): each frame's latency in µs.
-fn latency_round(
-    gpu: &Gpu,
-    side: &mut Side,
-    draw: &TexelDraw,
-    size: (u32, u32),
-    stamps: &Stamps,
-) -> Result<Vec<f64>> {
-    let Side { tbos, stream, .. } = side;
-    let first = stream.pushed();
-    let mut consume = |frame: &FrameRead| -> Result<()> {
-        draw.draw(&tbos[frame.slot()]);
-        stamps.mark(usize::try_from(frame.index() - first)?);
-        Ok(())
+    let Some(stamps) = stamps else {
+        return Ok(Vec::new());
     };
-    let mut t = 0.0;
-    let mut produce = |write: &FrameWrite<'_>| {
-        t += FRAME_DT;
-        stamps.stamp(gpu, usize::try_from(write.index() - first)?)?;
-        gpu.plasma_into(write.device_ptr(), write.len(), size, t)
-    };
-    let frames = stamps.capacity();
-    for _ in 0..frames / stream.burst() {
-        stream.push_burst(&gpu.stream, &mut produce, &mut consume)?;
-    }
-    stream.flush(&mut consume)?;
-    stream.wait_idle()?;
     glres::finish();
     gpu.stream.synchronize()?;
-    stamps.latencies_us(frames)
+    stamps.latencies_us(count)
 }
 
 /// One round of the floor: `ROUND` frames of kernel + draw + `glFlush`, then `glFinish` and a
@@ -288,7 +274,7 @@ pub fn streaming(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>> 
                     t,
                     ..
                 } = r;
-                stream_round(gpu, &mut sides[i], draw, *size, t)
+                stream_round(gpu, &mut sides[i], draw, *size, t, None).map(drop)
             },
         ));
     }
@@ -318,8 +304,8 @@ pub fn streaming(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>> 
     let mut measured = Vec::with_capacity(rig.sides.len());
     for side in &mut rig.sides {
         measured.push(if clocks_agree {
-            let mut us = latency_round(gpu, side, &rig.draw, size, &stamps)?;
-            Some(latency::median_and_max(&mut us))
+            let us = stream_round(gpu, side, &rig.draw, size, &mut rig.t, Some(&stamps))?;
+            latency::median_and_max(&us)
         } else {
             None
         });
