@@ -210,7 +210,7 @@
 //!   mapping views (`array`, `surface`, `texture`, `copy`) and batches (`batch`);
 //! - `external` (Unix): external memory shared with GL: `gl_fns` (entry points, fences),
 //!   `memory` (the CUDA allocation), `import` (the checked GL import), `ring` (`ExternalRing`),
-//!   `stream` (`FrameStream`), `frame` (what its closures get), `slot_parts` (their slots);
+//!   `stream` (`FrameStream`), `frame` (what its closures get), `slot` (their slots);
 //! - features: `egl` (module `egl`: headless contexts), `cudarc` (module `cudarc_interop`),
 //!   `nvrtc` (module `nvrtc`).
 //!

@@ -12,115 +12,75 @@ use std::time::Duration;
 
 pub(super) type GlSync = *const c_void;
 
-/// `glGetError`.
-type GetError = unsafe extern "system" fn() -> u32;
-/// `glGetIntegerv`.
-type GetIntegerv = unsafe extern "system" fn(u32, *mut i32);
-/// `glGetString`.
-type GetString = unsafe extern "system" fn(u32) -> *const u8;
-/// `glGetStringi`.
-type GetStringi = unsafe extern "system" fn(u32, u32) -> *const u8;
-/// `glGetUnsignedBytei_vEXT`.
-type GetUnsignedBytei = unsafe extern "system" fn(u32, u32, *mut u8);
-/// `glCreateMemoryObjectsEXT`.
-type CreateMemoryObjects = unsafe extern "system" fn(i32, *mut u32);
-/// `glDeleteMemoryObjectsEXT`.
-type DeleteMemoryObjects = unsafe extern "system" fn(i32, *const u32);
-/// `glImportMemoryFdEXT`.
-type ImportMemoryFd = unsafe extern "system" fn(u32, u64, u32, i32);
-/// `glGenBuffers`.
-type GenBuffers = unsafe extern "system" fn(i32, *mut u32);
-/// `glDeleteBuffers`.
-type DeleteBuffers = unsafe extern "system" fn(i32, *const u32);
-/// `glBindBuffer`.
-type BindBuffer = unsafe extern "system" fn(u32, u32);
-/// `glBufferStorageMemEXT`.
-type BufferStorageMem = unsafe extern "system" fn(u32, isize, u32, u64);
-/// `glFenceSync`.
-type FenceSync = unsafe extern "system" fn(u32, u32) -> GlSync;
-/// `glClientWaitSync`.
-type ClientWaitSync = unsafe extern "system" fn(GlSync, u32, u64) -> u32;
-/// `glDeleteSync`.
-type DeleteSync = unsafe extern "system" fn(GlSync);
-/// `glFlush`.
-type Flush = unsafe extern "system" fn();
-/// `glFinish`.
-type Finish = unsafe extern "system" fn();
-/// `glGetBufferSubData`.
-type GetBufferSubData = unsafe extern "system" fn(u32, isize, isize, *mut c_void);
-/// `glBufferData`.
-type BufferData = unsafe extern "system" fn(u32, isize, *const c_void, u32);
-/// `glCopyBufferSubData`.
-type CopyBufferSubData = unsafe extern "system" fn(u32, u32, isize, isize, isize);
+/// Declares [`Fns`], one field per GL entry point, and its loader, from one list: each entry
+/// is written once, as its field name, its GL name and its C signature (from the Khronos
+/// registry).
+macro_rules! gl_fns {
+    ($($field:ident: $name:literal = fn($($arg:ty),*) $(-> $ret:ty)?;)*) => {
+        /// The GL entry points this module calls, resolved once through the caller's loader.
+        #[derive(Clone, Copy)]
+        pub(super) struct Fns {
+            $(
+                #[doc = concat!("`", $name, "`.")]
+                pub(super) $field: unsafe extern "system" fn($($arg),*) $(-> $ret)?,
+            )*
+        }
 
-/// The GL entry points this module calls, resolved once through the caller's loader.
-#[derive(Clone, Copy)]
-pub(super) struct Fns {
-    get_error: GetError,
-    pub(super) get_integerv: GetIntegerv,
-    get_string: GetString,
-    get_stringi: GetStringi,
-    get_unsigned_bytei_v: GetUnsignedBytei,
-    pub(super) create_memory_objects: CreateMemoryObjects,
-    pub(super) delete_memory_objects: DeleteMemoryObjects,
-    pub(super) import_memory_fd: ImportMemoryFd,
-    pub(super) gen_buffers: GenBuffers,
-    pub(super) delete_buffers: DeleteBuffers,
-    pub(super) bind_buffer: BindBuffer,
-    pub(super) buffer_storage_mem: BufferStorageMem,
-    fence_sync: FenceSync,
-    client_wait_sync: ClientWaitSync,
-    delete_sync: DeleteSync,
-    flush: Flush,
-    pub(super) finish: Finish,
-    pub(super) get_buffer_sub_data: GetBufferSubData,
-    pub(super) buffer_data: BufferData,
-    pub(super) copy_buffer_sub_data: CopyBufferSubData,
+        impl Fns {
+            /// Resolves every entry point through `loader`.
+            ///
+            /// # Safety
+            /// As (1) and (2) of [`ExternalGl::load_with`].
+            unsafe fn load(
+                loader: &mut dyn FnMut(&'static str) -> *const c_void,
+            ) -> Result<Fns> {
+                Ok(Fns {
+                    $($field: {
+                        let ptr = loader($name);
+                        if ptr.is_null() {
+                            return Err(Error::MissingGlFunction { function: $name });
+                        }
+                        // SAFETY: (1) of `ExternalGl::load_with`: the loader returned the
+                        // address of the GL entry point `$name`, whose C signature is the
+                        // field's type; a function pointer and a data pointer have the same
+                        // size on every platform GL runs on.
+                        unsafe {
+                            std::mem::transmute::<
+                                *const c_void,
+                                unsafe extern "system" fn($($arg),*) $(-> $ret)?,
+                            >(ptr)
+                        }
+                    },)*
+                })
+            }
+        }
+    };
+}
+
+gl_fns! {
+    get_error: "glGetError" = fn() -> u32;
+    get_integerv: "glGetIntegerv" = fn(u32, *mut i32);
+    get_string: "glGetString" = fn(u32) -> *const u8;
+    get_stringi: "glGetStringi" = fn(u32, u32) -> *const u8;
+    get_unsigned_bytei_v: "glGetUnsignedBytei_vEXT" = fn(u32, u32, *mut u8);
+    create_memory_objects: "glCreateMemoryObjectsEXT" = fn(i32, *mut u32);
+    delete_memory_objects: "glDeleteMemoryObjectsEXT" = fn(i32, *const u32);
+    import_memory_fd: "glImportMemoryFdEXT" = fn(u32, u64, u32, i32);
+    gen_buffers: "glGenBuffers" = fn(i32, *mut u32);
+    delete_buffers: "glDeleteBuffers" = fn(i32, *const u32);
+    bind_buffer: "glBindBuffer" = fn(u32, u32);
+    buffer_storage_mem: "glBufferStorageMemEXT" = fn(u32, isize, u32, u64);
+    fence_sync: "glFenceSync" = fn(u32, u32) -> GlSync;
+    client_wait_sync: "glClientWaitSync" = fn(GlSync, u32, u64) -> u32;
+    delete_sync: "glDeleteSync" = fn(GlSync);
+    flush: "glFlush" = fn();
+    finish: "glFinish" = fn();
+    get_buffer_sub_data: "glGetBufferSubData" = fn(u32, isize, isize, *mut c_void);
+    buffer_data: "glBufferData" = fn(u32, isize, *const c_void, u32);
+    copy_buffer_sub_data: "glCopyBufferSubData" = fn(u32, u32, isize, isize, isize);
 }
 
 impl Fns {
-    /// Resolves every entry point through `loader`.
-    ///
-    /// # Safety
-    /// As (1) and (2) of [`ExternalGl::load_with`].
-    unsafe fn load(loader: &mut dyn FnMut(&'static str) -> *const c_void) -> Result<Fns> {
-        macro_rules! load {
-            ($name:literal, $ty:ty) => {{
-                let ptr = loader($name);
-                if ptr.is_null() {
-                    return Err(Error::MissingGlFunction { function: $name });
-                }
-                // SAFETY: (1) of `ExternalGl::load_with`: the loader returned the address of
-                // the GL entry point `$name`, whose C signature (from the Khronos registry) is
-                // `$ty`; a function pointer and a data pointer have the same size on every
-                // platform GL runs on.
-                unsafe { std::mem::transmute::<*const c_void, $ty>(ptr) }
-            }};
-        }
-        Ok(Fns {
-            get_error: load!("glGetError", GetError),
-            get_integerv: load!("glGetIntegerv", GetIntegerv),
-            get_string: load!("glGetString", GetString),
-            get_stringi: load!("glGetStringi", GetStringi),
-            get_unsigned_bytei_v: load!("glGetUnsignedBytei_vEXT", GetUnsignedBytei),
-            create_memory_objects: load!("glCreateMemoryObjectsEXT", CreateMemoryObjects),
-            delete_memory_objects: load!("glDeleteMemoryObjectsEXT", DeleteMemoryObjects),
-            import_memory_fd: load!("glImportMemoryFdEXT", ImportMemoryFd),
-            gen_buffers: load!("glGenBuffers", GenBuffers),
-            delete_buffers: load!("glDeleteBuffers", DeleteBuffers),
-            bind_buffer: load!("glBindBuffer", BindBuffer),
-            buffer_storage_mem: load!("glBufferStorageMemEXT", BufferStorageMem),
-            fence_sync: load!("glFenceSync", FenceSync),
-            client_wait_sync: load!("glClientWaitSync", ClientWaitSync),
-            delete_sync: load!("glDeleteSync", DeleteSync),
-            flush: load!("glFlush", Flush),
-            finish: load!("glFinish", Finish),
-            get_buffer_sub_data: load!("glGetBufferSubData", GetBufferSubData),
-            buffer_data: load!("glBufferData", BufferData),
-            copy_buffer_sub_data: load!("glCopyBufferSubData", CopyBufferSubData),
-        })
-    }
-
     /// Discards errors raised before this module's calls, so that the next check reports only
     /// its own call. Logged at debug level.
     pub(super) fn drain_errors(&self) {

@@ -136,7 +136,7 @@ mod gl_fns;
 mod import;
 mod memory;
 mod ring;
-mod slot_parts;
+mod slot;
 mod stream;
 
 pub use frame::{FrameRead, FrameWrite};

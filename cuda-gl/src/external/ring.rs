@@ -3,15 +3,13 @@
 
 use super::DEFAULT_TIMEOUT;
 use super::gl_fns::{ExternalGl, Fence, Fns};
-use super::import::GlMemoryBuffer;
-use super::memory::ExportableMemory;
-use super::slot_parts;
+use super::slot::{self, Slot};
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::glprobe::GlOwner;
 use crate::memory::DevicePtr;
 use crate::result;
-use crate::stream::{AsStream, Event};
+use crate::stream::AsStream;
 use cuda_gl_sys as sys;
 use std::fmt;
 use std::marker::PhantomData;
@@ -31,24 +29,24 @@ enum Access {
     Reading,
 }
 
-/// One slot of a ring. [`ExternalRing`]'s drop takes it apart: the fence and the GL buffer and
-/// memory object first, then the CUDA allocation and the event.
-struct Slot {
-    read_fence: Option<Fence>,
-    gl: GlMemoryBuffer,
-    memory: ExportableMemory,
-    written: Event,
+/// What a ring tracks for each slot besides its objects.
+#[derive(Debug)]
+struct RingState {
+    /// The event was recorded after CUDA's writes and not yet waited for.
     write_pending: bool,
     access: Access,
 }
 
-impl Slot {
+/// One slot of a ring. [`ExternalRing`]'s drop takes it apart ([`Slot::release`]).
+type RingSlot = Slot<Fence, RingState>;
+
+impl RingSlot {
     /// Restores the invariant that the event and the fence cover all of the slot's work after a
     /// guard was leaked: CUDA work of a leaked [`CudaWrite`] is waited for by synchronizing the
     /// whole CUDA context (the guard's stream may be gone), and GL commands of a leaked
     /// [`GlRead`] get the fence the guard did not place (waited for before the next write).
     fn recover_leaked_guard(&mut self, index: usize, fns: Fns, owner: GlOwner) -> Result<()> {
-        match self.access {
+        match self.state.access {
             Access::Idle => {}
             Access::Writing => {
                 log::warn!(
@@ -58,7 +56,7 @@ impl Slot {
                 );
                 self.memory.context().bind()?;
                 result::ctx::synchronize()?;
-                self.write_pending = false;
+                self.state.write_pending = false;
             }
             Access::Reading => {
                 log::warn!(
@@ -70,15 +68,15 @@ impl Slot {
                 self.read_fence = Some(Fence::place(fns, owner)?);
             }
         }
-        self.access = Access::Idle;
+        self.state.access = Access::Idle;
         Ok(())
     }
 
     /// Waits on the CPU for the CUDA work recorded by the last finished [`CudaWrite`].
     fn wait_for_writes(&mut self) -> Result<()> {
-        if self.write_pending {
+        if self.state.write_pending {
             self.written.synchronize()?;
-            self.write_pending = false;
+            self.state.write_pending = false;
         }
         Ok(())
     }
@@ -111,7 +109,7 @@ impl Slot {
 /// the CUDA memory (see the [module docs](super#release-order)). The ring is neither `Send` nor
 /// `Sync`, since its GL calls go to the context current on the calling thread.
 pub struct ExternalRing {
-    slots: Vec<Slot>,
+    slots: Vec<RingSlot>,
     fns: Fns,
     owner: GlOwner,
     timeout: Duration,
@@ -142,6 +140,12 @@ impl ExternalRing {
     /// [`Error::WrongGlContext`] or [`Error::NoGlContext`] when the context `gl` was loaded for
     /// is not current; otherwise as [`ExportableMemory::new`], [`GlMemoryBuffer::import`] and
     /// [`Event::new`].
+    ///
+    /// [`ExportableMemory`]: super::ExportableMemory
+    /// [`GlMemoryBuffer`]: super::GlMemoryBuffer
+    /// [`ExportableMemory::new`]: super::ExportableMemory::new
+    /// [`GlMemoryBuffer::import`]: super::GlMemoryBuffer::import
+    /// [`Event::new`]: crate::Event::new
     pub fn new(
         ctx: &Arc<Context>,
         gl: &ExternalGl,
@@ -163,15 +167,11 @@ impl ExternalRing {
             _not_send: PhantomData,
         };
         for _ in 0..slots {
-            let (gl, memory, written) = slot_parts::make_slot(ctx, gl, bytes_per_slot)?;
-            ring.slots.push(Slot {
-                read_fence: None,
-                gl,
-                memory,
-                written,
+            let state = RingState {
                 write_pending: false,
                 access: Access::Idle,
-            });
+            };
+            ring.slots.push(Slot::new(ctx, gl, bytes_per_slot, state)?);
         }
         Ok(ring)
     }
@@ -204,14 +204,14 @@ impl ExternalRing {
         self.timeout = timeout;
     }
 
-    fn slot_ref(&self, slot: usize) -> Result<&Slot> {
+    fn slot_ref(&self, slot: usize) -> Result<&RingSlot> {
         let len = self.slots.len();
         self.slots.get(slot).ok_or_else(|| out_of_range(slot, len))
     }
 
     /// The slot, after checking that the owning GL context is current (for `call`) and
     /// recovering a guard of it that was leaked.
-    fn slot_checked(&mut self, slot: usize, call: &'static str) -> Result<&mut Slot> {
+    fn slot_checked(&mut self, slot: usize, call: &'static str) -> Result<&mut RingSlot> {
         let (fns, owner) = (self.fns, self.owner);
         let len = self.slots.len();
         let entry = self
@@ -251,7 +251,7 @@ impl ExternalRing {
         }
         let entry = self.slot_checked(slot, "glClientWaitSync (not called)")?;
         entry.wait_for_reads(slot, fns, timeout)?;
-        if entry.write_pending {
+        if entry.state.write_pending {
             // A second write before GL's read, perhaps on another stream: recording the slot's
             // event on this stream alone would forget the first write's work, and `read` would
             // let GL read while it still runs. This stream first waits for that work.
@@ -260,7 +260,7 @@ impl ExternalRing {
             // above); the event is live and in the same context.
             unsafe { result::stream::wait_event(stream.raw_stream(), entry.written.raw()) }?;
         }
-        entry.access = Access::Writing;
+        entry.state.access = Access::Writing;
         Ok(CudaWrite {
             slot: entry,
             stream: stream.raw_stream(),
@@ -304,9 +304,9 @@ impl ExternalRing {
         if ordered {
             entry.wait_for_writes()?;
         } else {
-            entry.write_pending = false;
+            entry.state.write_pending = false;
         }
-        entry.access = Access::Reading;
+        entry.state.access = Access::Reading;
         Ok(GlRead {
             slot: entry,
             fns,
@@ -346,19 +346,12 @@ impl Drop for ExternalRing {
         let Some(ctx) = self.slots.first().map(|s| s.memory.context().clone()) else {
             return;
         };
-        let gl_current = slot_parts::gl_current_for_drop(self.owner, &ctx, "an external ring");
+        let gl_current = slot::gl_current_for_drop(self.owner, &ctx, "an external ring");
         if gl_current && let Err(e) = self.wait_idle() {
             ctx.record_drop_error("waiting for an external ring's work", e);
         }
         for slot in self.slots.drain(..) {
-            let Slot {
-                read_fence,
-                gl,
-                memory,
-                written,
-                ..
-            } = slot;
-            slot_parts::release_slot(read_fence, gl, memory, written, gl_current);
+            slot.release(gl_current);
         }
     }
 }
@@ -371,18 +364,17 @@ impl Drop for ExternalRing {
 #[derive(Debug)]
 #[must_use = "queue CUDA's writes to the slot, then finish the guard"]
 pub struct CudaWrite<'a> {
-    slot: &'a mut Slot,
+    slot: &'a mut RingSlot,
     stream: sys::CUstream,
     done: bool,
 }
 
-impl fmt::Debug for Slot {
+impl fmt::Debug for RingSlot {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Slot")
             .field("gl_buffer", &self.gl.buffer())
             .field("bytes", &self.memory.requested_size())
-            .field("access", &self.access)
-            .field("write_pending", &self.write_pending)
+            .field("state", &self.state)
             .field("read_fence", &self.read_fence.is_some())
             .finish_non_exhaustive()
     }
@@ -422,8 +414,8 @@ impl CudaWrite<'_> {
         // SAFETY: the event and the stream are live (the stream is borrowed for 'a by
         // `ExternalRing::write`) and belong to the same context (checked there).
         unsafe { result::stream::event_record(self.slot.written.raw(), self.stream) }?;
-        self.slot.write_pending = true;
-        self.slot.access = Access::Idle;
+        self.slot.state.write_pending = true;
+        self.slot.state.access = Access::Idle;
         Ok(())
     }
 }
@@ -449,7 +441,7 @@ impl Drop for CudaWrite<'_> {
 /// context current on the calling thread.
 #[must_use = "issue GL's reads of the buffer, then finish the guard"]
 pub struct GlRead<'a> {
-    slot: &'a mut Slot,
+    slot: &'a mut RingSlot,
     fns: Fns,
     owner: GlOwner,
     done: bool,
@@ -498,7 +490,7 @@ impl GlRead<'_> {
         // A previous fence of this slot (two reads without a write between) is superseded: the
         // new one signals after it. Dropping it deletes it.
         self.slot.read_fence = Some(Fence::place(self.fns, self.owner)?);
-        self.slot.access = Access::Idle;
+        self.slot.state.access = Access::Idle;
         Ok(())
     }
 }

@@ -4,14 +4,12 @@
 use super::DEFAULT_TIMEOUT;
 use super::frame::{FrameRead, FrameWrite};
 use super::gl_fns::{ExternalGl, Fence, Fns};
-use super::import::GlMemoryBuffer;
-use super::memory::ExportableMemory;
-use super::slot_parts;
+use super::slot::{self, Slot};
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::glprobe::GlOwner;
 use crate::result;
-use crate::stream::{AsStream, Event, check_same_context};
+use crate::stream::{AsStream, check_same_context};
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::fmt;
@@ -27,13 +25,8 @@ pub const MAX_STREAM_SLOTS: usize = 64;
 /// a core busy.
 const MAX_POLL_PAUSE: Duration = Duration::from_micros(50);
 
-/// One slot: the memory both APIs see, the event after CUDA's last write of it, and the fence
-/// after GL's last reads of it (shared by every slot of that burst).
-struct StreamSlot {
-    read_fence: Option<Rc<Fence>>,
-    gl: GlMemoryBuffer,
-    memory: ExportableMemory,
-    written: Event,
+/// What a stream tracks for each slot besides its objects.
+struct StreamState {
     /// The producer of the slot's frame returned `Ok`: the consumer gets the frame.
     produced: bool,
     /// The event may not cover the slot's writes (it was not recorded after them): the next
@@ -42,13 +35,17 @@ struct StreamSlot {
     unrecorded: Cell<bool>,
 }
 
+/// One slot: the memory both APIs see, the event after CUDA's last write of it, and the fence
+/// after GL's last reads of it (shared by every slot of that burst).
+type StreamSlot = Slot<Rc<Fence>, StreamState>;
+
 impl StreamSlot {
     /// Waits on the CPU, for at most `limit`, for CUDA's writes of the slot.
     fn wait_written(&mut self, limit: Duration) -> Result<()> {
-        if self.unrecorded.get() {
+        if self.state.unrecorded.get() {
             self.memory.context().bind()?;
             result::ctx::synchronize()?;
-            self.unrecorded.set(false);
+            self.state.unrecorded.set(false);
             return Ok(());
         }
         self.written.wait_for(limit)
@@ -56,7 +53,7 @@ impl StreamSlot {
 
     /// Whether CUDA's writes of the slot are done, without waiting.
     fn is_written(&self) -> Result<bool> {
-        if self.unrecorded.get() {
+        if self.state.unrecorded.get() {
             return Ok(false);
         }
         self.written.query()
@@ -103,6 +100,9 @@ impl StreamSlot {
 /// - Every call needs the GL context the [`ExternalGl`] was loaded in current on the calling
 ///   thread ([`Error::WrongGlContext`] or [`Error::NoGlContext`] otherwise), and so does
 ///   dropping the stream. The stream is neither `Send` nor `Sync`.
+///
+/// [`ExportableMemory`]: super::ExportableMemory
+/// [`GlMemoryBuffer`]: super::GlMemoryBuffer
 pub struct FrameStream {
     slots: Vec<StreamSlot>,
     burst: u64,
@@ -156,7 +156,7 @@ impl<S: AsStream> RecordOnDrop<'_, S> {
         for i in self.burst.clone() {
             let slot = &self.slots[i % len];
             slot.written.record(self.stream)?;
-            slot.unrecorded.set(false);
+            slot.state.unrecorded.set(false);
         }
         Ok(())
     }
@@ -186,6 +186,10 @@ impl FrameStream {
     /// than [`MAX_STREAM_SLOTS`] slots; [`Error::WrongGlContext`] or [`Error::NoGlContext`] when
     /// the context `gl` was loaded for is not current; otherwise as [`ExportableMemory::new`],
     /// [`GlMemoryBuffer::import`] and [`Event::new`].
+    ///
+    /// [`ExportableMemory::new`]: super::ExportableMemory::new
+    /// [`GlMemoryBuffer::import`]: super::GlMemoryBuffer::import
+    /// [`Event::new`]: crate::Event::new
     pub fn new(
         ctx: &Arc<Context>,
         gl: &ExternalGl,
@@ -216,15 +220,13 @@ impl FrameStream {
             _not_send: PhantomData,
         };
         for _ in 0..slots {
-            let (gl, memory, written) = slot_parts::make_slot(ctx, gl, bytes_per_frame)?;
-            stream.slots.push(StreamSlot {
-                read_fence: None,
-                gl,
-                memory,
-                written,
+            let state = StreamState {
                 produced: false,
                 unrecorded: Cell::new(false),
-            });
+            };
+            stream
+                .slots
+                .push(Slot::new(ctx, gl, bytes_per_frame, state)?);
         }
         Ok(stream)
     }
@@ -337,8 +339,8 @@ impl FrameStream {
         for f in first..end {
             let s = self.slot_of(f);
             // Until its event is recorded, a wait for the slot synchronizes the whole context.
-            self.slots[s].produced = false;
-            self.slots[s].unrecorded.set(true);
+            self.slots[s].state.produced = false;
+            self.slots[s].state.unrecorded.set(true);
         }
         self.pushed = end;
         self.complete.push_back((first, end));
@@ -367,7 +369,7 @@ impl FrameStream {
         };
         for (i, f) in (first..end).enumerate() {
             let s = self.slot_of(f);
-            self.slots[s].produced = i < produced.0;
+            self.slots[s].state.produced = i < produced.0;
         }
         produced.1?;
         recorded?;
@@ -497,7 +499,7 @@ impl FrameStream {
         for f in first..end {
             let s = self.slot_of(f);
             let slot = &self.slots[s];
-            if !slot.produced {
+            if !slot.state.produced {
                 continue;
             }
             let frame = FrameRead {
@@ -571,21 +573,14 @@ impl FrameStream {
 
 impl Drop for FrameStream {
     fn drop(&mut self) {
-        let gl_current = slot_parts::gl_current_for_drop(self.owner, &self.ctx, "a frame stream");
+        let gl_current = slot::gl_current_for_drop(self.owner, &self.ctx, "a frame stream");
         // `wait_idle` first fences a burst left without a fence.
         if gl_current && let Err(e) = self.wait_idle() {
             self.ctx
                 .record_drop_error("waiting for a frame stream's work", e);
         }
         for slot in self.slots.drain(..) {
-            let StreamSlot {
-                read_fence,
-                gl,
-                memory,
-                written,
-                ..
-            } = slot;
-            slot_parts::release_slot(read_fence, gl, memory, written, gl_current);
+            slot.release(gl_current);
         }
     }
 }
