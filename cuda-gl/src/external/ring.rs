@@ -3,7 +3,7 @@
 
 use super::DEFAULT_TIMEOUT;
 use super::gl_fns::{ExternalGl, Fence, Fns};
-use super::slot::{self, Slot};
+use super::slot::{Slot, Slots};
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::glprobe::GlOwner;
@@ -80,17 +80,6 @@ impl RingSlot {
         }
         Ok(())
     }
-
-    /// Waits on the CPU for the GL commands fenced by the last finished [`GlRead`].
-    fn wait_for_reads(&mut self, index: usize, fns: Fns, timeout: Duration) -> Result<()> {
-        if let Some(fence) = &self.read_fence {
-            fns.client_wait(fence.sync, timeout, || {
-                format!("the GL fence after the reads of ring slot {index}")
-            })?;
-            self.read_fence = None;
-        }
-        Ok(())
-    }
 }
 
 /// A ring of external-memory slots: CUDA writes one slot while GL reads others, ordered with a
@@ -109,12 +98,8 @@ impl RingSlot {
 /// the CUDA memory (see the [module docs](super#release-order)). The ring is neither `Send` nor
 /// `Sync`, since its GL calls go to the context current on the calling thread.
 pub struct ExternalRing {
-    slots: Vec<RingSlot>,
-    fns: Fns,
-    owner: GlOwner,
+    slots: Slots<Fence, RingState>,
     timeout: Duration,
-    /// `!Send` and `!Sync`: GL calls go to the context current on the calling thread.
-    _not_send: PhantomData<*const ()>,
 }
 
 impl fmt::Debug for ExternalRing {
@@ -123,7 +108,7 @@ impl fmt::Debug for ExternalRing {
             .field("slots", &self.slots.len())
             .field("slot_bytes", &self.slot_bytes())
             .field("timeout", &self.timeout)
-            .field("owner", &self.owner)
+            .field("owner", &self.slots.owner)
             .finish_non_exhaustive()
     }
 }
@@ -158,22 +143,14 @@ impl ExternalRing {
                  flight)"
             )));
         }
-        gl.owner.check("glImportMemoryFdEXT (not called)")?;
-        let mut ring = ExternalRing {
-            slots: Vec::with_capacity(slots),
-            fns: gl.fns,
-            owner: gl.owner,
-            timeout: DEFAULT_TIMEOUT,
-            _not_send: PhantomData,
+        let state = || RingState {
+            write_pending: false,
+            access: Access::Idle,
         };
-        for _ in 0..slots {
-            let state = RingState {
-                write_pending: false,
-                access: Access::Idle,
-            };
-            ring.slots.push(Slot::new(ctx, gl, bytes_per_slot, state)?);
-        }
-        Ok(ring)
+        Ok(ExternalRing {
+            slots: Slots::new(ctx, gl, slots, bytes_per_slot, state)?,
+            timeout: DEFAULT_TIMEOUT,
+        })
     }
 
     /// How many slots there are.
@@ -212,7 +189,7 @@ impl ExternalRing {
     /// The slot, after checking that the owning GL context is current (for `call`) and
     /// recovering a guard of it that was leaked.
     fn slot_checked(&mut self, slot: usize, call: &'static str) -> Result<&mut RingSlot> {
-        let (fns, owner) = (self.fns, self.owner);
+        let (fns, owner) = (self.slots.fns, self.slots.owner);
         let len = self.slots.len();
         let entry = self
             .slots
@@ -243,14 +220,14 @@ impl ExternalRing {
         slot: usize,
         stream: &'a S,
     ) -> Result<CudaWrite<'a>> {
-        let (fns, timeout) = (self.fns, self.timeout);
+        let (fns, timeout) = (self.slots.fns, self.timeout);
         if stream.raw_context() != self.slot_ref(slot)?.memory.context().raw() {
             return Err(Error::InvalidArgument(
                 "the stream belongs to another CUDA context than the ring's memory".into(),
             ));
         }
         let entry = self.slot_checked(slot, "glClientWaitSync (not called)")?;
-        entry.wait_for_reads(slot, fns, timeout)?;
+        entry.wait_for_reads(fns, timeout, || format!("ring slot {slot}"))?;
         if entry.state.write_pending {
             // A second write before GL's read, perhaps on another stream: recording the slot's
             // event on this stream alone would forget the first write's work, and `read` would
@@ -299,7 +276,7 @@ impl ExternalRing {
 
     /// [`read`](Self::read), waiting for CUDA's writes only when `ordered`.
     fn begin_read(&mut self, slot: usize, ordered: bool) -> Result<GlRead<'_>> {
-        let (fns, owner) = (self.fns, self.owner);
+        let (fns, owner) = (self.slots.fns, self.slots.owner);
         let entry = self.slot_checked(slot, "glFenceSync (not called)")?;
         if ordered {
             entry.wait_for_writes()?;
@@ -326,10 +303,10 @@ impl ExternalRing {
     pub fn wait_idle(&mut self) -> Result<()> {
         let timeout = self.timeout;
         for i in 0..self.slots.len() {
-            let fns = self.fns;
+            let fns = self.slots.fns;
             let slot = self.slot_checked(i, "glClientWaitSync (not called)")?;
             slot.wait_for_writes()?;
-            slot.wait_for_reads(i, fns, timeout)?;
+            slot.wait_for_reads(fns, timeout, || format!("ring slot {i}"))?;
         }
         Ok(())
     }
@@ -346,13 +323,11 @@ impl Drop for ExternalRing {
         let Some(ctx) = self.slots.first().map(|s| s.memory.context().clone()) else {
             return;
         };
-        let gl_current = slot::gl_current_for_drop(self.owner, &ctx, "an external ring");
+        let gl_current = self.slots.gl_current_for_drop(&ctx, "an external ring");
         if gl_current && let Err(e) = self.wait_idle() {
             ctx.record_drop_error("waiting for an external ring's work", e);
         }
-        for slot in self.slots.drain(..) {
-            slot.release(gl_current);
-        }
+        self.slots.release(gl_current);
     }
 }
 

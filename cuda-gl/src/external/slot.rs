@@ -2,14 +2,18 @@
 //! drop, the GL side only with its context current, then the CUDA side (see the
 //! [module docs](super#release-order)).
 
-use super::gl_fns::ExternalGl;
+use super::gl_fns::{ExternalGl, Fence, Fns};
 use super::import::GlMemoryBuffer;
 use super::memory::ExportableMemory;
 use crate::context::Context;
 use crate::error::Result;
 use crate::glprobe::GlOwner;
 use crate::stream::Event;
+use std::borrow::Borrow;
+use std::marker::PhantomData;
+use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// One slot: CUDA memory, its GL import, the event recorded after CUDA's writes of it, the
 /// fence `F` placed after GL's reads of it, and what its owner tracks besides (`S`).
@@ -55,6 +59,88 @@ impl<F, S> Slot<F, S> {
         }
         drop(memory);
         drop(written);
+    }
+}
+
+impl<F: Borrow<Fence>, S> Slot<F, S> {
+    /// Waits on the CPU, for at most `timeout`, for the GL commands before the slot's read
+    /// fence, then drops the fence. A wait that fails keeps it, so that the slot's next write
+    /// still waits for GL's reads. `slot` names the slot in a timeout error.
+    pub(super) fn wait_for_reads(
+        &mut self,
+        fns: Fns,
+        timeout: Duration,
+        slot: impl FnOnce() -> String,
+    ) -> Result<()> {
+        if let Some(fence) = &self.read_fence {
+            fns.client_wait(fence.borrow().sync, timeout, || {
+                format!("the GL fence after the reads of {}", slot())
+            })?;
+            self.read_fence = None;
+        }
+        Ok(())
+    }
+}
+
+/// The slots of a ring or a stream, with the GL entry points and the GL context (the owner)
+/// their GL objects belong to. Neither `Send` nor `Sync`, and so neither is what holds it: GL
+/// calls go to the context current on the calling thread.
+///
+/// It has no `Drop`: its holder waits for the slots' work, then calls [`Slots::release`].
+pub(super) struct Slots<F, S> {
+    list: Vec<Slot<F, S>>,
+    pub(super) fns: Fns,
+    pub(super) owner: GlOwner,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl<F, S> Slots<F, S> {
+    /// `count` slots of `bytes` bytes each, each with the state `state()` returns. The GL
+    /// context `gl` was loaded for must be current.
+    pub(super) fn new(
+        ctx: &Arc<Context>,
+        gl: &ExternalGl,
+        count: usize,
+        bytes: usize,
+        mut state: impl FnMut() -> S,
+    ) -> Result<Self> {
+        gl.owner.check("glImportMemoryFdEXT (not called)")?;
+        let list = (0..count)
+            .map(|_| Slot::new(ctx, gl, bytes, state()))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Slots {
+            list,
+            fns: gl.fns,
+            owner: gl.owner,
+            _not_send: PhantomData,
+        })
+    }
+
+    /// Whether the owner is current, so that dropping the holder may delete the slots' GL
+    /// objects; see [`gl_current_for_drop`].
+    pub(super) fn gl_current_for_drop(&self, ctx: &Context, what: &str) -> bool {
+        gl_current_for_drop(self.owner, ctx, what)
+    }
+
+    /// Releases every slot ([`Slot::release`]), after their work was waited for.
+    pub(super) fn release(&mut self, gl_current: bool) {
+        for slot in self.list.drain(..) {
+            slot.release(gl_current);
+        }
+    }
+}
+
+impl<F, S> Deref for Slots<F, S> {
+    type Target = [Slot<F, S>];
+
+    fn deref(&self) -> &Self::Target {
+        &self.list
+    }
+}
+
+impl<F, S> DerefMut for Slots<F, S> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.list
     }
 }
 

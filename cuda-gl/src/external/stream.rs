@@ -3,17 +3,15 @@
 
 use super::DEFAULT_TIMEOUT;
 use super::frame::{FrameRead, FrameWrite};
-use super::gl_fns::{ExternalGl, Fence, Fns};
-use super::slot::{self, Slot};
+use super::gl_fns::{ExternalGl, Fence};
+use super::slot::{Slot, Slots};
 use crate::context::Context;
 use crate::error::{Error, Result};
-use crate::glprobe::GlOwner;
 use crate::result;
 use crate::stream::{AsStream, check_same_context};
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::fmt;
-use std::marker::PhantomData;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -104,7 +102,7 @@ impl StreamSlot {
 /// [`ExportableMemory`]: super::ExportableMemory
 /// [`GlMemoryBuffer`]: super::GlMemoryBuffer
 pub struct FrameStream {
-    slots: Vec<StreamSlot>,
+    slots: Slots<Rc<Fence>, StreamState>,
     burst: u64,
     /// The index of the next frame to push.
     pushed: u64,
@@ -116,12 +114,8 @@ pub struct FrameStream {
     /// failed. Every call fences it first; its slots are not written until then.
     reading: Option<(u64, u64)>,
     ordered: bool,
-    fns: Fns,
-    owner: GlOwner,
     ctx: Arc<Context>,
     timeout: Duration,
-    /// `!Send` and `!Sync`: GL calls go to the context current on the calling thread.
-    _not_send: PhantomData<*const ()>,
 }
 
 impl fmt::Debug for FrameStream {
@@ -204,31 +198,21 @@ impl FrameStream {
                  CUDA write one burst while GL reads the previous one"
             )));
         }
-        gl.owner.check("glImportMemoryFdEXT (not called)")?;
-        let mut stream = FrameStream {
-            slots: Vec::with_capacity(slots),
+        let state = || StreamState {
+            produced: false,
+            unrecorded: Cell::new(false),
+        };
+        Ok(FrameStream {
+            slots: Slots::new(ctx, gl, slots, bytes_per_frame, state)?,
             burst: burst as u64,
             pushed: 0,
             complete: VecDeque::new(),
             consumed: 0,
             reading: None,
             ordered: true,
-            fns: gl.fns,
-            owner: gl.owner,
             ctx: ctx.clone(),
             timeout: DEFAULT_TIMEOUT,
-            _not_send: PhantomData,
-        };
-        for _ in 0..slots {
-            let state = StreamState {
-                produced: false,
-                unrecorded: Cell::new(false),
-            };
-            stream
-                .slots
-                .push(Slot::new(ctx, gl, bytes_per_frame, state)?);
-        }
-        Ok(stream)
+        })
     }
 
     /// How many slots there are.
@@ -401,17 +385,10 @@ impl FrameStream {
     #[doc(alias = "glClientWaitSync")]
     pub fn wait_idle(&mut self) -> Result<()> {
         self.begin("glClientWaitSync (not called)")?;
-        let (fns, timeout) = (self.fns, self.timeout);
+        let (fns, timeout) = (self.slots.fns, self.timeout);
         for (i, slot) in self.slots.iter_mut().enumerate() {
             slot.wait_written(timeout)?;
-            // The fence is dropped only once it has signalled: a wait that fails keeps it, so
-            // the slot's next write still waits for GL's reads.
-            if let Some(fence) = &slot.read_fence {
-                fns.client_wait(fence.sync, timeout, || {
-                    format!("the GL fence after the reads of frame stream slot {i}")
-                })?;
-                slot.read_fence = None;
-            }
+            slot.wait_for_reads(fns, timeout, || format!("frame stream slot {i}"))?;
         }
         Ok(())
     }
@@ -424,7 +401,7 @@ impl FrameStream {
     /// Checks that the owning GL context is current (for `call`), and fences the reads of a
     /// burst left without a fence (its consumer panicked, or placing the fence failed).
     fn begin(&mut self, call: &'static str) -> Result<()> {
-        self.owner.check(call)?;
+        self.slots.owner.check(call)?;
         if let Some((first, end)) = self.reading {
             log::warn!(
                 "cuda-gl: the GL reads of a frame stream's frames {first}..{end} have no fence \
@@ -531,7 +508,7 @@ impl FrameStream {
 
     /// Places one fence after GL's reads of frames `first..end` (and flushes), for their slots.
     fn fence_burst(&mut self, first: u64, end: u64) -> Result<()> {
-        let fence = Rc::new(Fence::place(self.fns, self.owner)?);
+        let fence = Rc::new(Fence::place(self.slots.fns, self.slots.owner)?);
         for f in first..end {
             let s = self.slot_of(f);
             self.slots[s].read_fence = Some(fence.clone());
@@ -550,14 +527,14 @@ impl FrameStream {
         let start = Instant::now();
         let mut pause = Duration::from_micros(1);
         while let Some(fence) = self.slots[s].read_fence.clone() {
-            if !self.ordered || self.fns.signalled(fence.sync)? {
+            if !self.ordered || self.slots.fns.signalled(fence.sync)? {
                 self.slots[s].read_fence = None;
                 break;
             }
             self.consume_ready(consume)?;
             // The consumer's own time counts against the limit: look at the fence once more
             // before giving up.
-            if start.elapsed() >= self.timeout && !self.fns.signalled(fence.sync)? {
+            if start.elapsed() >= self.timeout && !self.slots.fns.signalled(fence.sync)? {
                 return Err(Error::Timeout {
                     what: format!("the GL fence after the reads of frame stream slot {s}"),
                     timeout: self.timeout,
@@ -573,14 +550,12 @@ impl FrameStream {
 
 impl Drop for FrameStream {
     fn drop(&mut self) {
-        let gl_current = slot::gl_current_for_drop(self.owner, &self.ctx, "a frame stream");
+        let gl_current = self.slots.gl_current_for_drop(&self.ctx, "a frame stream");
         // `wait_idle` first fences a burst left without a fence.
         if gl_current && let Err(e) = self.wait_idle() {
             self.ctx
                 .record_drop_error("waiting for a frame stream's work", e);
         }
-        for slot in self.slots.drain(..) {
-            slot.release(gl_current);
-        }
+        self.slots.release(gl_current);
     }
 }
