@@ -129,8 +129,8 @@
 //! ```
 
 // One job per file: the GL entry points and fences, the CUDA allocation, the GL import, the
-// ring with its guards, the stream of frames in bursts and what its closures get, and making
-// and taking apart their slots.
+// ring with its guards, the stream of frames in bursts and what its closures get, and the
+// slots both are made of.
 mod frame;
 mod gl_fns;
 mod import;
