@@ -110,8 +110,7 @@ fn run_ring(
     g.stream.synchronize().unwrap();
     drop(ring);
     delete_buffer(archive);
-    check_gl();
-    g.ctx.check_drop_errors().unwrap();
+    g.check_no_errors();
     RingRun { bad, us_per_frame }
 }
 
@@ -272,8 +271,7 @@ fn a_leaked_write_guard_is_waited_for_before_gl_reads() {
     );
     drop(ring);
     delete_buffer(archive);
-    check_gl();
-    g.ctx.check_drop_errors().unwrap();
+    g.check_no_errors();
 }
 
 /// A `GlRead` leaked with `mem::forget` never places its fence (nor flushes GL's commands). A
@@ -320,8 +318,7 @@ fn a_leaked_read_guard_is_waited_for_before_cuda_writes() {
     drop(ring);
     delete_buffer(archive);
     busy.into_iter().for_each(delete_buffer);
-    check_gl();
-    g.ctx.check_drop_errors().unwrap();
+    g.check_no_errors();
 }
 
 /// The ring's GL calls go to the context current on the thread. Unchecked, with another context
@@ -382,6 +379,5 @@ fn ring_calls_with_another_gl_context_current_are_refused() {
     ring.wait_idle().unwrap();
     drop(ring);
     drop(memory);
-    check_gl();
-    g.ctx.check_drop_errors().unwrap();
+    g.check_no_errors();
 }

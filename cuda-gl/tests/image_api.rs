@@ -8,8 +8,8 @@
 mod gpu;
 
 use cuda_gl::{
-    DeviceBuffer, Error, ImageTarget, KernelArgs, LaunchConfig, RegisterFlags, RegisteredBuffer,
-    RegisteredImage, Resource, Stream, StreamFlags, Surface, TextureDesc, map_all,
+    DeviceBuffer, Error, ImageTarget, KernelArgs, RegisterFlags, RegisteredBuffer, RegisteredImage,
+    Resource, Stream, StreamFlags, Surface, TextureDesc, map_all,
 };
 use gpu::*;
 
@@ -18,26 +18,31 @@ const H: usize = 32;
 const LAYERS: usize = 6;
 
 /// A W x H RGBA8 texture holding pattern `seed` (uploaded by GL), registered with `flags`.
+/// Bound in the order returned, the registration drops before the texture is deleted.
 fn texture_of_pattern(
     g: &Gpu,
     seed: u32,
     flags: RegisterFlags,
-) -> (u32, Vec<u32>, RegisteredImage) {
-    let tex = gl_texture_rgba8(W as i32, H as i32, 1);
+) -> (GlObject, Vec<u32>, RegisteredImage) {
+    let tex = GlObject::texture(gl_texture_rgba8(W as i32, H as i32, 1));
     let data = pattern_words(W * H, seed);
-    upload_texels_rgba8(tex, W, H, &data, true);
-    (tex, data, register_2d(g, tex, flags))
+    upload_texels_rgba8(*tex, W, H, &data, true);
+    let image = register_2d(g, *tex, flags);
+    (tex, data, image)
 }
 
-/// A W x H RGBA8 texture (contents undefined), registered with `flags`.
-fn blank_texture(g: &Gpu, flags: RegisterFlags) -> (u32, RegisteredImage) {
-    let tex = gl_texture_rgba8(W as i32, H as i32, 1);
-    (tex, register_2d(g, tex, flags))
+/// A W x H RGBA8 texture (contents undefined), registered with `flags`. Bound in the order
+/// returned, the registration drops before the texture is deleted.
+fn blank_texture(g: &Gpu, flags: RegisterFlags) -> (GlObject, RegisteredImage) {
+    let tex = GlObject::texture(gl_texture_rgba8(W as i32, H as i32, 1));
+    let image = register_2d(g, *tex, flags);
+    (tex, image)
 }
 
 /// A W x H RGBA8 2D array texture of `layers` layers, every texel zero.
-fn zeroed_array_texture(layers: usize) -> u32 {
-    gl_texture_array_rgba8(W, H, layers, Some(&vec![0u32; W * H * layers]))
+fn zeroed_array_texture(layers: usize) -> GlObject {
+    let zeros = vec![0u32; W * H * layers];
+    GlObject::texture(gl_texture_array_rgba8(W, H, layers, Some(&zeros)))
 }
 
 /// Registers 2D texture `tex` with `flags`.
@@ -56,7 +61,7 @@ fn array_parameters_are_one_struct_of_their_elements() {
 #[test]
 fn gl_written_texture_reads_back_through_copy_to_host() {
     let Some(g) = gpu() else { return };
-    let (tex, data, mut image) = texture_of_pattern(&g, 0x5EED, RegisterFlags::READ_ONLY);
+    let (_tex, data, mut image) = texture_of_pattern(&g, 0x5EED, RegisterFlags::READ_ONLY);
     {
         let mapped = image.map(&g.stream).unwrap();
         let array = mapped.array(0, 0).unwrap();
@@ -70,8 +75,6 @@ fn gl_written_texture_reads_back_through_copy_to_host() {
         array.copy_to_host(&mut bytes).unwrap();
         assert_eq!(u32::from_le_bytes(bytes[5]), data[5]);
     }
-    drop(image);
-    delete_texture(tex);
 }
 
 #[test]
@@ -84,9 +87,7 @@ fn copy_from_host_is_what_gl_reads() {
         mapped.array(0, 0).unwrap().copy_from_host(&data).unwrap();
         mapped.unmap().unwrap();
     }
-    assert_eq!(read_texture_rgba8(tex, W, H, 0), data);
-    drop(image);
-    delete_texture(tex);
+    assert_eq!(read_texture_rgba8(*tex, W, H, 0), data);
 }
 
 #[test]
@@ -95,7 +96,7 @@ fn layered_texture_layers_round_trip_and_level_zero_is_layered() {
     let tex = zeroed_array_texture(LAYERS);
     let mut image = RegisteredImage::register(
         &g.ctx,
-        tex,
+        *tex,
         ImageTarget::Texture2DArray,
         RegisterFlags::NONE,
     )
@@ -128,11 +129,9 @@ fn layered_texture_layers_round_trip_and_level_zero_is_layered() {
         assert_eq!(&every[2 * W * H..3 * W * H], &layer2[..]);
         assert!(every[..2 * W * H].iter().all(|&t| t == 0));
     }
-    let gl_view = read_texture_array_rgba8(tex, W, H, LAYERS);
+    let gl_view = read_texture_array_rgba8(*tex, W, H, LAYERS);
     assert_eq!(&gl_view[2 * W * H..3 * W * H], &layer2[..]);
     assert!(gl_view[3 * W * H..].iter().all(|&t| t == 0));
-    drop(image);
-    delete_texture(tex);
 }
 
 #[test]
@@ -150,9 +149,7 @@ fn copy_into_a_device_buffer_then_to_vec() {
     }
     g.stream.synchronize().unwrap();
     assert_eq!(device.to_vec().unwrap(), data);
-    assert_eq!(read_texture_rgba8(tex, W, H, 0), pattern_words(W * H, 7));
-    drop(image);
-    delete_texture(tex);
+    assert_eq!(read_texture_rgba8(*tex, W, H, 0), pattern_words(W * H, 7));
 }
 
 #[test]
@@ -195,13 +192,13 @@ fn wrong_sizes_and_read_only_images_are_refused_without_touching_memory() {
     g.stream.synchronize().unwrap();
     assert!(small.to_vec().unwrap().iter().all(|&w| w == 0));
     assert_eq!(
-        read_texture_rgba8(tex, W, H, 0),
+        read_texture_rgba8(*tex, W, H, 0),
         data,
         "the texture changed"
     );
     drop(image);
 
-    let mut read_only = register_2d(&g, tex, RegisterFlags::READ_ONLY);
+    let mut read_only = register_2d(&g, *tex, RegisterFlags::READ_ONLY);
     {
         let mapped = read_only.map(&g.stream).unwrap();
         let err = mapped
@@ -214,18 +211,16 @@ fn wrong_sizes_and_read_only_images_are_refused_without_touching_memory() {
             "{err:?}"
         );
     }
-    drop(read_only);
-    delete_texture(tex);
 }
 
 #[test]
 fn copies_between_an_image_a_mapped_buffer_and_another_image() {
     let Some(g) = gpu() else { return };
     let flags = RegisterFlags::NONE;
-    let (src_tex, data, mut src) = texture_of_pattern(&g, 0xF00D, flags);
+    let (_src_tex, data, mut src) = texture_of_pattern(&g, 0xF00D, flags);
     let (dst_tex, mut dst) = blank_texture(&g, flags);
-    let pbo = gl_buffer(W * H * 4, None);
-    let mut buffer = RegisteredBuffer::register(&g.ctx, pbo, flags).unwrap();
+    let pbo = GlObject::buffer(gl_buffer(W * H * 4, None));
+    let mut buffer = RegisteredBuffer::register(&g.ctx, *pbo, flags).unwrap();
     let other = Stream::new(&g.ctx, StreamFlags::NonBlocking).unwrap();
     {
         let from = src.map(&g.stream).unwrap();
@@ -237,8 +232,8 @@ fn copies_between_an_image_a_mapped_buffer_and_another_image() {
         // The buffer's bytes back into the image, as a PBO upload would.
         a.copy_from_buffer(&staged).unwrap();
     }
-    assert_eq!(read_gl_buffer(pbo, W * H), data);
-    assert_eq!(read_texture_rgba8(dst_tex, W, H, 0), data);
+    assert_eq!(read_gl_buffer(*pbo, W * H), data);
+    assert_eq!(read_texture_rgba8(*dst_tex, W, H, 0), data);
     {
         // A buffer mapped on another stream could be unmapped while the copy runs: refused.
         let from = src.map(&g.stream).unwrap();
@@ -253,18 +248,15 @@ fn copies_between_an_image_a_mapped_buffer_and_another_image() {
             "{err:?}"
         );
     }
-    drop((src, dst, buffer));
-    delete_texture(src_tex);
-    delete_texture(dst_tex);
-    delete_buffer(pbo);
 }
 
 #[test]
 fn batch_of_a_buffer_and_a_texture_writes_both_through_the_batch() {
     let Some(g) = gpu() else { return };
     const N: usize = 4096;
-    let vbo = gl_buffer(N * 4, None);
-    let mut buffer = RegisteredBuffer::register(&g.ctx, vbo, RegisterFlags::WRITE_DISCARD).unwrap();
+    let vbo = GlObject::buffer(gl_buffer(N * 4, None));
+    let mut buffer =
+        RegisteredBuffer::register(&g.ctx, *vbo, RegisterFlags::WRITE_DISCARD).unwrap();
     let (tex, mut image) = blank_texture(&g, RegisterFlags::SURFACE_LOAD_STORE);
     let fill = g.kernels.function("fill_u32").unwrap();
     let surface_fill = g.kernels.function("surface_fill_rgba8").unwrap();
@@ -284,19 +276,8 @@ fn batch_of_a_buffer_and_a_texture_writes_both_through_the_batch() {
         // SAFETY: the buffer holds N words and the surface is W x H RGBA8, both mapped on the
         // stream of the launches until the batch drops.
         unsafe {
-            fill.launch(
-                LaunchConfig::for_elements(N as u32),
-                &g.stream,
-                (ptr, N as u32, 3u32),
-            )
-            .unwrap();
-            surface_fill
-                .launch(
-                    LaunchConfig::for_image(W as u32, H as u32),
-                    &g.stream,
-                    (surface, W as i32, H as i32, 4u32),
-                )
-                .unwrap();
+            launch_words(&fill, &g.stream, ptr, N, 3u32).unwrap();
+            launch_image(&surface_fill, &g.stream, surface, (W, H), 4u32).unwrap();
         }
         let array = batch.image_array(1, 0, 0).unwrap();
         let int_tex = batch
@@ -314,20 +295,14 @@ fn batch_of_a_buffer_and_a_texture_writes_both_through_the_batch() {
                 (&read_uchar4, int_tex.handle(), &as_int),
                 (&read_float4, float_tex.handle(), &as_float),
             ] {
-                kernel
-                    .launch(
-                        LaunchConfig::for_image(W as u32, H as u32),
-                        &g.stream,
-                        (texture, W as i32, H as i32, out.device_ptr()),
-                    )
-                    .unwrap();
+                launch_image(kernel, &g.stream, texture, (W, H), out.device_ptr()).unwrap();
             }
         }
     }
     g.stream.synchronize().unwrap();
-    assert_eq!(read_gl_buffer(vbo, N), pattern_words(N, 3));
+    assert_eq!(read_gl_buffer(*vbo, N), pattern_words(N, 3));
     let expected = pattern_words(W * H, 4);
-    assert_eq!(read_texture_rgba8(tex, W, H, 0), expected);
+    assert_eq!(read_texture_rgba8(*tex, W, H, 0), expected);
     assert_eq!(as_int.to_vec().unwrap(), expected, "integer reads");
     assert_eq!(
         as_float.to_vec().unwrap(),
@@ -337,8 +312,6 @@ fn batch_of_a_buffer_and_a_texture_writes_both_through_the_batch() {
     assert_eq!(image.cached_surfaces(), 1);
     drop((buffer, image));
     g.ctx.check_drop_errors().unwrap();
-    delete_buffer(vbo);
-    delete_texture(tex);
 }
 
 #[test]
@@ -346,7 +319,7 @@ fn one_launch_writes_four_layers_through_layer_surfaces() {
     let Some(g) = gpu() else { return };
     let tex = zeroed_array_texture(LAYERS);
     let flags = RegisterFlags::SURFACE_LOAD_STORE;
-    let mut image = RegisteredImage::register_texture(&g.ctx, tex, flags).unwrap();
+    let mut image = RegisteredImage::register_texture(&g.ctx, *tex, flags).unwrap();
     assert_eq!(image.target(), ImageTarget::Texture2DArray);
     let fill4 = g.kernels.function("api_fill_layers4_rgba8").unwrap();
     assert_eq!(
@@ -361,15 +334,7 @@ fn one_launch_writes_four_layers_through_layer_surfaces() {
         assert_eq!(layers[0], mapped.surface_at(1, 0).unwrap());
         // SAFETY: api_fill_layers4_rgba8(struct { cudaSurfaceObject_t s[4]; }, int, int,
         // unsigned) writes W x H texels of each of the four mapped layers, on the map's stream.
-        unsafe {
-            fill4
-                .launch(
-                    LaunchConfig::for_image(W as u32, H as u32),
-                    &g.stream,
-                    (layers, W as i32, H as i32, 100u32),
-                )
-                .unwrap();
-        }
+        unsafe { launch_image(&fill4, &g.stream, layers, (W, H), 100u32) }.unwrap();
         let err = mapped
             .layer_surfaces::<4>(LAYERS as u32 - 2, 0)
             .unwrap_err();
@@ -378,7 +343,7 @@ fn one_launch_writes_four_layers_through_layer_surfaces() {
             "{err:?}"
         );
     }
-    let all = read_texture_array_rgba8(tex, W, H, LAYERS);
+    let all = read_texture_array_rgba8(*tex, W, H, LAYERS);
     for layer in 0..LAYERS {
         let got = &all[layer * W * H..(layer + 1) * W * H];
         if (1..5).contains(&layer) {
@@ -391,19 +356,17 @@ fn one_launch_writes_four_layers_through_layer_surfaces() {
     // Layers 1 to 4, and layer 5, which the refused range 4..8 reached before layer 6 failed:
     // a valid surface stays cached.
     assert_eq!(image.cached_surfaces(), 5);
-    drop(image);
-    delete_texture(tex);
 }
 
 #[test]
 fn register_texture_asks_gl_for_the_target() {
     let Some(g) = gpu() else { return };
-    let flat = gl_texture_rgba8(W as i32, H as i32, 1);
+    let flat = GlObject::texture(gl_texture_rgba8(W as i32, H as i32, 1));
     let layered = zeroed_array_texture(2);
-    let image = RegisteredImage::register_texture(&g.ctx, flat, RegisterFlags::NONE).unwrap();
+    let image = RegisteredImage::register_texture(&g.ctx, *flat, RegisterFlags::NONE).unwrap();
     assert_eq!(image.target(), ImageTarget::Texture2D);
     drop(image);
-    let image = RegisteredImage::register_texture(&g.ctx, layered, RegisterFlags::NONE).unwrap();
+    let image = RegisteredImage::register_texture(&g.ctx, *layered, RegisterFlags::NONE).unwrap();
     assert_eq!(image.target(), ImageTarget::Texture2DArray);
     drop(image);
     // A name that is no texture (buffers are another namespace).
@@ -414,8 +377,6 @@ fn register_texture_asks_gl_for_the_target() {
         "{err:?}"
     );
     assert!(err.to_string().contains("help:"), "{err}");
-    delete_texture(flat);
-    delete_texture(layered);
 }
 
 #[test]
@@ -423,8 +384,9 @@ fn a_3d_texture_round_trips_through_cumemcpy3d() {
     let Some(g) = gpu() else { return };
     const D: usize = 4;
     let tex = gl_texture_storage(gl::TEXTURE_3D, 1, W as i32, H as i32, D as i32);
+    let tex = GlObject::texture(tex);
     let data = pattern_words(W * H * D, 33);
-    let mut image = RegisteredImage::register_texture(&g.ctx, tex, RegisterFlags::NONE).unwrap();
+    let mut image = RegisteredImage::register_texture(&g.ctx, *tex, RegisterFlags::NONE).unwrap();
     assert_eq!(image.target(), ImageTarget::Texture3D);
     {
         let mapped = image.map(&g.stream).unwrap();
@@ -437,8 +399,6 @@ fn a_3d_texture_round_trips_through_cumemcpy3d() {
         let err = volume.copy_to_host(&mut back[..W * H]).unwrap_err();
         assert!(matches!(err, Error::CopySize { .. }), "{err:?}");
     }
-    let gl_view = read_tex_image_rgba8(gl::TEXTURE_3D, tex, 0, W * H * D);
+    let gl_view = read_tex_image_rgba8(gl::TEXTURE_3D, *tex, 0, W * H * D);
     assert_eq!(gl_view, data, "GL reads what copy_from_host wrote");
-    drop(image);
-    delete_texture(tex);
 }

@@ -166,8 +166,7 @@ fn run(g: &Gpu, gl: &ExternalGl, plan: Plan) -> Run {
     } = checker;
     delete_buffer(archive);
     delete_buffer(scratch);
-    check_gl();
-    g.ctx.check_drop_errors().unwrap();
+    g.check_no_errors();
     Run {
         bad,
         consumed: next as usize,
@@ -344,8 +343,7 @@ fn producer_and_consumer_failures_leave_the_stream_usable() {
     }
     drop(stream);
     delete_buffer(archive);
-    check_gl();
-    g.ctx.check_drop_errors().unwrap();
+    g.check_no_errors();
 }
 
 /// GL's view of imported buffer `buffer`: copied on the GPU into `scratch` (a buffer of GL's
@@ -512,8 +510,7 @@ fn a_burst_whose_fence_fails_is_fenced_by_the_next_call() {
     drop(stream);
     delete_buffer(archive);
     drop(other);
-    check_gl();
-    g.ctx.check_drop_errors().unwrap();
+    g.check_no_errors();
 }
 
 #[test]

@@ -41,6 +41,15 @@ pub struct Gpu {
     pub gl: HeadlessContext,
 }
 
+impl Gpu {
+    /// The last check of a test that has dropped its objects: no GL error is pending and the
+    /// CUDA context recorded no drop error.
+    pub fn check_no_errors(&self) {
+        check_gl();
+        self.ctx.check_drop_errors().unwrap();
+    }
+}
+
 /// A GL context and a CUDA context on CUDA device `ordinal`.
 pub fn gpu_on(ordinal: usize) -> Option<Gpu> {
     let device = match Device::get(ordinal) {
@@ -225,6 +234,47 @@ pub fn unregister_and_delete(ctx: &Context, res: RegisteredBuffer, name: u32) {
     res.unregister().unwrap();
     ctx.check_drop_errors().unwrap();
     delete_buffer(name);
+}
+
+/// A GL texture or buffer that is deleted when this drops, also when the test fails half-way.
+/// Bind it to a name (`_tex` keeps it, `_` deletes it at once) before registering it: locals
+/// drop in reverse order, so the registration drops (is unregistered) before the object is
+/// deleted. Derefs to the GL name.
+pub struct GlObject {
+    name: u32,
+    delete: fn(u32),
+}
+
+impl GlObject {
+    /// Owns texture `name`.
+    pub fn texture(name: u32) -> Self {
+        Self {
+            name,
+            delete: delete_texture,
+        }
+    }
+
+    /// Owns buffer `name`.
+    pub fn buffer(name: u32) -> Self {
+        Self {
+            name,
+            delete: delete_buffer,
+        }
+    }
+}
+
+impl std::ops::Deref for GlObject {
+    type Target = u32;
+
+    fn deref(&self) -> &u32 {
+        &self.name
+    }
+}
+
+impl Drop for GlObject {
+    fn drop(&mut self) {
+        (self.delete)(self.name);
+    }
 }
 
 pub fn delete_buffer(name: u32) {
