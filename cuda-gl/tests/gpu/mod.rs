@@ -228,6 +228,17 @@ pub fn second_registration_refused(ctx: &Arc<Context>, name: u32) -> cuda_gl::Er
     err
 }
 
+/// Checks that `result` is a refusal: [`cuda_gl::Error::InvalidArgument`] whose message
+/// contains `says`.
+#[track_caller]
+pub fn assert_refused<T>(result: cuda_gl::Result<T>, says: &str) {
+    match result {
+        Err(cuda_gl::Error::InvalidArgument(m)) if m.contains(says) => {}
+        Err(err) => panic!("expected a refusal that says {says:?}, got {err:?}"),
+        Ok(_) => panic!("expected a refusal that says {says:?}, but the call succeeded"),
+    }
+}
+
 /// Unregisters `res`, checks that no drop error was recorded in `ctx`, and deletes GL buffer
 /// `name`.
 pub fn unregister_and_delete(ctx: &Context, res: RegisteredBuffer, name: u32) {
