@@ -31,7 +31,7 @@ use std::process::ExitCode;
 const PTX: &str = include_str!("kernels/examples.ptx");
 
 fn main() -> ExitCode {
-    common::main("00_whole_cycle", run)
+    common::main(run)
 }
 
 fn run(args: &common::Args) -> Result<Outcome> {

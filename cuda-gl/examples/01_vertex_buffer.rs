@@ -17,7 +17,7 @@ mod common;
 
 use anyhow::{Result, bail};
 use common::{Framebuffer, Gpu, Mesh, Outcome};
-use cuda_gl::{LaunchConfig, RegisterFlags, RegisteredBuffer};
+use cuda_gl::{LaunchConfig, Module, RegisterFlags, RegisteredBuffer, Stream};
 use std::process::ExitCode;
 
 /// Mesh points per side (simpleGL uses 256; fewer points keep them apart on screen, so a wrong
@@ -46,13 +46,12 @@ out vec4 color;
 void main() { color = vec4(0.2 + 0.8 * height, 0.8, 1.0 - 0.8 * height, 1.0); }";
 
 fn main() -> ExitCode {
-    common::main("01_vertex_buffer", run)
+    // A GL context (headless, or a window with --window) and the CUDA context of the same GPU,
+    // with a stream and the examples' kernels.
+    common::main_with_kernels(SIZE, SIZE, run)
 }
 
-fn run(args: &common::Args) -> Result<Outcome> {
-    // A GL context (headless, or a window with --window) and the CUDA context of the same GPU.
-    let (mut gpu, stream, module) =
-        Gpu::open_with_kernels(args, "cuda-gl 01: vertex buffer", SIZE, SIZE)?;
+fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
     let sine_wave = module.function("sine_wave")?;
 
     let frame = Framebuffer::new(SIZE, SIZE)?;
@@ -118,7 +117,7 @@ fn run(args: &common::Args) -> Result<Outcome> {
         percent(first_found, &first_expected)
     );
 
-    gpu.finish(args, &frame)?;
+    gpu.finish(&frame)?;
     // Unregister before the buffer is deleted (when `mesh` drops); the GL context is current.
     positions.unregister()?;
     gpu.ctx.check_drop_errors()?;

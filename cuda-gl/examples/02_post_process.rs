@@ -22,7 +22,8 @@ mod common;
 use anyhow::{Result, bail};
 use common::{Framebuffer, Gpu, Mesh, Outcome};
 use cuda_gl::{
-    ArrayFormat, ImageTarget, LaunchConfig, RegisterFlags, RegisteredImage, TextureDesc,
+    ArrayFormat, ImageTarget, LaunchConfig, Module, RegisterFlags, RegisteredImage, Stream,
+    TextureDesc,
 };
 use std::process::ExitCode;
 
@@ -56,12 +57,10 @@ const TRIANGLES: [f32; 45] = [
 ];
 
 fn main() -> ExitCode {
-    common::main("02_post_process", run)
+    common::main_with_kernels(WIDTH, HEIGHT, run)
 }
 
-fn run(args: &common::Args) -> Result<Outcome> {
-    let (mut gpu, stream, module) =
-        Gpu::open_with_kernels(args, "cuda-gl 02: post-processing", WIDTH, HEIGHT)?;
+fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
     let sobel = module.function("sobel_rgba8")?;
 
     // GL draws the scene into `scene`; CUDA writes the filtered image into `output`'s texture.
@@ -166,7 +165,7 @@ fn run(args: &common::Args) -> Result<Outcome> {
         pixels - differ
     );
 
-    gpu.finish(args, &output)?;
+    gpu.finish(&output)?;
     // Unregister before the textures are deleted (the framebuffers drop after this function).
     filtered.unregister()?;
     input.unregister()?;

@@ -31,8 +31,8 @@ mod common;
 use anyhow::{Result, bail};
 use common::{Framebuffer, Gpu, Mesh, Outcome};
 use cuda_gl::{
-    ArrayFormat, DeviceBuffer, LaunchConfig, MappedBatch, RegisterFlags, RegisteredImage, Texture,
-    TextureDesc, TextureObject, map_all,
+    ArrayFormat, DeviceBuffer, LaunchConfig, MappedBatch, Module, RegisterFlags, RegisteredImage,
+    Stream, Texture, TextureDesc, TextureObject, map_all,
 };
 use std::process::ExitCode;
 use std::time::Instant;
@@ -50,6 +50,8 @@ const REDUCE_THREADS: u32 = 256;
 const SUMS: usize = 5;
 /// The views are laid out 8 x 8 in the screenshot.
 const MOSAIC_SIDE: u32 = 8;
+/// The screenshot (and the window) is MOSAIC x MOSAIC pixels.
+const MOSAIC: u32 = VIEW * MOSAIC_SIDE;
 
 /// A cube turned by `yaw` and `pitch` (one viewpoint each), moved 3 units away and seen through
 /// a perspective projection (focal length 2, near 1, far 5). The depth the fragment shader
@@ -80,13 +82,10 @@ void main() {
 }";
 
 fn main() -> ExitCode {
-    common::main("03_render_to_cuda", run)
+    common::main_with_kernels(MOSAIC, MOSAIC, run)
 }
 
-fn run(args: &common::Args) -> Result<Outcome> {
-    let side = VIEW * MOSAIC_SIDE;
-    let (mut gpu, stream, module) =
-        Gpu::open_with_kernels(args, "cuda-gl 03: render to CUDA", side, side)?;
+fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
     let view_sums = module.function("view_sums")?;
 
     // The cube (36 vertices of position and colour) and the layered render targets.
@@ -222,9 +221,9 @@ fn run(args: &common::Args) -> Result<Outcome> {
     );
 
     // The picture: the 64 colour views side by side, copied layer by layer on the GPU.
-    let mosaic = Framebuffer::new(side, side)?;
+    let mosaic = Framebuffer::new(MOSAIC, MOSAIC)?;
     targets.copy_to_mosaic(&mosaic)?;
-    gpu.finish(args, &mosaic)?;
+    gpu.finish(&mosaic)?;
 
     // Unregister before the textures are deleted (when `targets` drops).
     depth.unregister()?;

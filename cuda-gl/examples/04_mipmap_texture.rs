@@ -22,8 +22,8 @@ mod common;
 use anyhow::{Result, bail};
 use common::{Framebuffer, Gpu, Outcome};
 use cuda_gl::{
-    ArrayFormat, DeviceBuffer, ImageTarget, LaunchConfig, RegisterFlags, RegisteredImage,
-    TextureDesc,
+    ArrayFormat, DeviceBuffer, ImageTarget, LaunchConfig, Module, RegisterFlags, RegisteredImage,
+    Stream, TextureDesc,
 };
 use std::process::ExitCode;
 
@@ -39,16 +39,24 @@ const TOLERANCE: f64 = 1.0 / 255.0 + 1.0 / 512.0;
 /// Pixels between the levels' blocks in the picture.
 const GAP: u32 = 8;
 
-fn main() -> ExitCode {
-    common::main("04_mipmap_texture", run)
+/// Samples per side of level `level` (and pixels per side of its block in the picture).
+fn side(level: u32) -> u32 {
+    (BASE >> level) * STEPS + 1
 }
 
-fn run(args: &common::Args) -> Result<Outcome> {
-    let side = |level: u32| (BASE >> level) * STEPS + 1; // samples per side of a level
-    let picture_width = SAMPLED.iter().map(|&l| side(l) + GAP).sum::<u32>() - GAP;
-    let picture_height = side(SAMPLED[0]);
-    let (mut gpu, stream, module) =
-        Gpu::open_with_kernels(args, "cuda-gl 04: mipmaps", picture_width, picture_height)?;
+/// The picture of the samples: the sampled levels' blocks side by side, GAP pixels apart.
+fn picture_size() -> (u32, u32) {
+    let width = SAMPLED.iter().map(|&l| side(l) + GAP).sum::<u32>() - GAP;
+    (width, side(SAMPLED[0]))
+}
+
+fn main() -> ExitCode {
+    let (width, height) = picture_size();
+    common::main_with_kernels(width, height, run)
+}
+
+fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
+    let (picture_width, picture_height) = picture_size();
     let sample = module.function("sample_rgba")?;
 
     let texture = mipmapped_texture()?;
@@ -164,7 +172,7 @@ fn run(args: &common::Args) -> Result<Outcome> {
         gl::BindTexture(gl::TEXTURE_2D, 0);
     }
     common::gl_check("uploading the picture of the samples")?;
-    gpu.finish(args, &frame)?;
+    gpu.finish(&frame)?;
 
     image.unregister()?;
     // SAFETY: the GL context is current; the name came from glGenTextures.

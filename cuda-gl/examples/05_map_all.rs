@@ -29,7 +29,9 @@ mod common;
 
 use anyhow::{Result, bail};
 use common::{Framebuffer, Gpu, Mesh, Outcome};
-use cuda_gl::{LaunchConfig, RegisterFlags, RegisteredBuffer, RegisteredImage, map_all};
+use cuda_gl::{
+    LaunchConfig, Module, RegisterFlags, RegisteredBuffer, RegisteredImage, Stream, map_all,
+};
 use std::process::ExitCode;
 
 /// The texture and the framebuffer are SIZE x SIZE.
@@ -58,12 +60,10 @@ out vec4 colour;
 void main() { colour = texture(pattern, uv); }";
 
 fn main() -> ExitCode {
-    common::main("05_map_all", run)
+    common::main_with_kernels(SIZE, SIZE, run)
 }
 
-fn run(args: &common::Args) -> Result<Outcome> {
-    let (mut gpu, stream, module) =
-        Gpu::open_with_kernels(args, "cuda-gl 05: map_all", SIZE, SIZE)?;
+fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
     let wobble_grid = module.function("wobble_grid")?;
     let grid_indices = module.function("grid_indices")?;
     let stripes = module.function("stripes_rgba8")?;
@@ -185,7 +185,7 @@ fn run(args: &common::Args) -> Result<Outcome> {
         INDICES - wrong_indices,
     );
 
-    gpu.finish(args, &frame)?;
+    gpu.finish(&frame)?;
     // Unregister before the GL objects are deleted.
     image.unregister()?;
     indices.unregister()?;

@@ -63,7 +63,7 @@ const TEXELS: usize = (SIZE * SIZE) as usize;
 type Rgba = [u8; 4];
 
 fn main() -> ExitCode {
-    common::main("06_runtime_kernel", run)
+    common::main(run)
 }
 
 fn run(args: &common::Args) -> Result<Outcome> {
@@ -78,7 +78,7 @@ fn run(args: &common::Args) -> Result<Outcome> {
 
     // 2. GL and CUDA on the same GPU; then load the PTX. With a context at hand,
     //    `Module::from_cuda_source(&ctx, SRC, &[...])` does the compile and the load in one call.
-    let mut gpu = Gpu::open(args, "cuda-gl 06: runtime kernel", 2 * SIZE, 2 * SIZE)?;
+    let mut gpu = Gpu::open(args, 2 * SIZE, 2 * SIZE)?;
     let ctx = gpu.ctx.clone();
     let derive = Module::from_ptx(&ctx, &ptx)?.function("derive_frames")?;
     let stream = Stream::new(&ctx, StreamFlags::NonBlocking)?;
@@ -215,7 +215,7 @@ fn run(args: &common::Args) -> Result<Outcome> {
     // The picture: the four frames in a 2 x 2 grid (frame 0 top left, 3 bottom right).
     let frame = Framebuffer::new(2 * SIZE, 2 * SIZE)?;
     blit_layers(stack, &frame)?;
-    gpu.finish(args, &frame)?;
+    gpu.finish(&frame)?;
     // Unregister before the GL objects are deleted.
     pbo_reg.unregister()?;
     from_pbo_reg.unregister()?;

@@ -27,8 +27,8 @@ mod common;
 
 use anyhow::Result;
 use common::{Framebuffer, Gpu, Mesh, Outcome};
-use cuda_gl::LaunchConfig;
 use cuda_gl::external::{ExternalGl, FrameRead, FrameStream, FrameWrite};
+use cuda_gl::{LaunchConfig, Module, Stream};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -53,11 +53,10 @@ out vec4 colour;
 void main() { colour = texelFetch(frame, ivec2(gl_FragCoord.xy), 0); }";
 
 fn main() -> ExitCode {
-    common::main("07_streaming", run)
+    common::main_with_kernels(W, H, run)
 }
 
-fn run(args: &common::Args) -> Result<Outcome> {
-    let (mut gpu, stream, module) = Gpu::open_with_kernels(args, "cuda-gl 07: streaming", W, H)?;
+fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
     let gradient = module.function("gradient_rgba8")?;
 
     // The external-memory entry points of the current GL context, loaded once.
@@ -130,7 +129,7 @@ fn run(args: &common::Args) -> Result<Outcome> {
         })
         .count();
     let last_ok = frame.read_rgba()? == expected(FRAMES - 1);
-    gpu.finish(args, &frame)?;
+    gpu.finish(&frame)?;
     drop(frames); // waits for both APIs, then frees the slots (the GL context is current)
     common::delete_buffer(archive);
     common::delete_texture(texture);

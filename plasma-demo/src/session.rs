@@ -1,6 +1,6 @@
 //! A backend and a renderer working together: one frame at a time, resizes, the screenshot.
 
-use crate::backend::Backend;
+use crate::backend::{Backend, Frame};
 use crate::cli::Size;
 use crate::renderer::{GlInfo, Renderer, Target, check_gl};
 use crate::timing::{Clock, Profiler, Stage, micros};
@@ -108,9 +108,15 @@ impl Session {
                 .record(Stage::Total, Clock::CpuWall, micros(start - previous));
         }
         self.profiler.begin_frame()?;
+        let frame = Frame {
+            renderer: &self.renderer,
+            t,
+            viewport,
+            profiler: &mut self.profiler,
+        };
         let drawn = self
             .backend
-            .render(&self.renderer, t, viewport, &mut self.profiler)
+            .render(frame)
             .with_context(|| format!("rendering frame {} at t = {t}", self.frames))?;
         if let Some(n) = drawn {
             // The stream path drew its frames itself (a burst per call).

@@ -19,7 +19,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 /// The command line every example takes.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Args {
     /// `--window`: draw in a GLFW window as well (the check is the same).
     pub window: bool,
@@ -80,23 +80,27 @@ pub enum Outcome {
     Mismatch(String),
 }
 
+/// The example's name: its binary's (`01_vertex_buffer`). Every example includes this module as
+/// its own, so each one gets its own name here.
+pub const NAME: &str = env!("CARGO_BIN_NAME");
+
 /// Parses the command line, runs the example and prints its last line:
-/// `<name>: ok: ...`, `<name>: MISMATCH: ...`, or why it failed or cannot run.
-pub fn main(name: &str, run: impl FnOnce(&Args) -> Result<Outcome>) -> ExitCode {
+/// `<NAME>: ok: ...`, `<NAME>: MISMATCH: ...`, or why it failed or cannot run ([`NAME`]).
+pub fn main(run: impl FnOnce(&Args) -> Result<Outcome>) -> ExitCode {
     let args = match Args::parse(std::env::args().skip(1)) {
         Ok(args) => args,
         Err(e) => {
-            eprintln!("{name}: {e:#}");
+            eprintln!("{NAME}: {e:#}");
             return ExitCode::from(2);
         }
     };
     match run(&args) {
         Ok(Outcome::Ok(what)) => {
-            println!("{name}: ok: {what}");
+            println!("{NAME}: ok: {what}");
             ExitCode::SUCCESS
         }
         Ok(Outcome::Mismatch(what)) => {
-            println!("{name}: MISMATCH: {what}");
+            println!("{NAME}: MISMATCH: {what}");
             ExitCode::from(1)
         }
         Err(e) => {
@@ -104,10 +108,10 @@ pub fn main(name: &str, run: impl FnOnce(&Args) -> Result<Outcome>) -> ExitCode 
             let text = format!("{e:#}");
             let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
             if e.downcast_ref::<Unavailable>().is_some() {
-                println!("{name}: cannot run here: {line}");
+                println!("{NAME}: cannot run here: {line}");
                 ExitCode::from(2)
             } else {
-                println!("{name}: error: {line}");
+                println!("{NAME}: error: {line}");
                 ExitCode::from(1)
             }
         }
@@ -140,11 +144,30 @@ enum Display {
 /// The examples' kernels (`kernels/examples.cu`), compiled by `cargo xtask ptx`.
 pub const PTX: &str = include_str!("../kernels/examples.ptx");
 
+/// [`main`] for the examples that run on the examples' kernels (01 to 05 and 07): opens a
+/// `width` x `height` [`Gpu`] ([`Gpu::open`]), makes a non-blocking stream and loads [`PTX`] in
+/// its CUDA context, and hands the three to `run`. Parameters drop in reverse order, after
+/// everything `run` made: the [`Gpu`], given first, drops last.
+pub fn main_with_kernels(
+    width: u32,
+    height: u32,
+    run: impl FnOnce(Gpu, Stream, Module) -> Result<Outcome>,
+) -> ExitCode {
+    main(|args| {
+        let gpu = Gpu::open(args, width, height)?;
+        let stream = Stream::new(&gpu.ctx, StreamFlags::NonBlocking)?;
+        let module = Module::from_ptx(&gpu.ctx, PTX)?;
+        run(gpu, stream, module)
+    })
+}
+
 /// A current OpenGL context and the CUDA context of the same GPU. Create it first, so that it
 /// drops last: CUDA registrations and GL objects must go while the GL context still exists.
 pub struct Gpu {
     /// The CUDA context (the device's primary context).
     pub ctx: Arc<Context>,
+    /// The command line it was opened with: what [`Gpu::finish`] does.
+    args: Args,
     display: Display,
 }
 
@@ -153,17 +176,22 @@ impl Gpu {
     ///
     /// Headless (the default), the EGL display is chosen by CUDA device 0's identity
     /// (`EGL_CUDA_DEVICE_NV`), so interop works on servers with several GPUs. With `--window`,
-    /// GLFW creates a `width` x `height` window, and the CUDA device is the one behind its context
-    /// ([`Context::for_current_gl`]); on a laptop whose window runs on an integrated GPU, that
-    /// fails with the reason.
+    /// GLFW creates a `width` x `height` window titled `cuda-gl <NAME>`, and the CUDA device is
+    /// the one behind its context ([`Context::for_current_gl`]); on a laptop whose window runs on
+    /// an integrated GPU, that fails with the reason.
     ///
     /// # Errors
     /// [`Unavailable`] when there is no CUDA device, no NVIDIA EGL, or no display.
-    pub fn open(args: &Args, title: &str, width: u32, height: u32) -> Result<Gpu> {
-        let gpu = if args.window {
-            Self::open_window(title, width, height)?
+    pub fn open(args: &Args, width: u32, height: u32) -> Result<Gpu> {
+        let (ctx, display) = if args.window {
+            Self::open_window(width, height)?
         } else {
             Self::open_headless()?
+        };
+        let gpu = Gpu {
+            ctx,
+            args: args.clone(),
+            display,
         };
         // SAFETY: a context is current; GL_RENDERER and GL_VERSION are static NUL-terminated
         // strings owned by GL (or null, which `gl_string` handles).
@@ -177,24 +205,7 @@ impl Gpu {
         Ok(gpu)
     }
 
-    /// [`Gpu::open`], then a non-blocking stream and the examples' kernels ([`PTX`]) loaded in
-    /// its CUDA context: how examples 01 to 05 begin.
-    ///
-    /// # Errors
-    /// As [`Gpu::open`], or when the stream or the module cannot be created.
-    pub fn open_with_kernels(
-        args: &Args,
-        title: &str,
-        width: u32,
-        height: u32,
-    ) -> Result<(Gpu, Stream, Module)> {
-        let gpu = Gpu::open(args, title, width, height)?;
-        let stream = Stream::new(&gpu.ctx, StreamFlags::NonBlocking)?;
-        let module = Module::from_ptx(&gpu.ctx, PTX)?;
-        Ok((gpu, stream, module))
-    }
-
-    fn open_headless() -> Result<Gpu> {
+    fn open_headless() -> Result<(Arc<Context>, Display)> {
         let unavailable = |what: String| anyhow!(Unavailable(what));
         let device = Device::get(0).map_err(|e| unavailable(format!("no CUDA device 0: {e}")))?;
         // The GL context must be on the same GPU as CUDA: EGL finds the device by its CUDA id.
@@ -204,13 +215,10 @@ impl Gpu {
             ))
         })?;
         let ctx = Context::new(&device)?;
-        Ok(Gpu {
-            ctx,
-            display: Display::Headless(Box::new(gl)),
-        })
+        Ok((ctx, Display::Headless(Box::new(gl))))
     }
 
-    fn open_window(title: &str, width: u32, height: u32) -> Result<Gpu> {
+    fn open_window(width: u32, height: u32) -> Result<(Arc<Context>, Display)> {
         let unavailable = |what: String| anyhow!(Unavailable(what));
         let mut glfw = glfw::init(glfw::log_errors)
             .map_err(|e| unavailable(format!("cannot open a window: GLFW failed ({e})")))?;
@@ -220,8 +228,9 @@ impl Gpu {
             glfw::OpenGlProfileHint::Core,
         ));
         glfw.window_hint(glfw::WindowHint::Resizable(false));
+        let title = format!("cuda-gl {NAME}");
         let (mut window, events) = glfw
-            .create_window(width, height, title, glfw::WindowMode::Windowed)
+            .create_window(width, height, &title, glfw::WindowMode::Windowed)
             .ok_or_else(|| unavailable("cannot create a window with OpenGL 4.5".into()))?;
         glfw::Context::make_current(&mut *window);
         gl::load_with(|name| {
@@ -233,14 +242,12 @@ impl Gpu {
         let ctx = Context::for_current_gl().map_err(|e| {
             unavailable(format!("the window's OpenGL is not on a CUDA device: {e}"))
         })?;
-        Ok(Gpu {
-            ctx,
-            display: Display::Window(Window {
-                _events: events,
-                window,
-                glfw,
-            }),
-        })
+        let window = Window {
+            _events: events,
+            window,
+            glfw,
+        };
+        Ok((ctx, Display::Window(window)))
     }
 
     /// The address of GL entry point `name` in the current context (null when unknown), for
@@ -288,9 +295,9 @@ impl Gpu {
     }
 
     /// Ends an example: writes `frame` to `--screenshot` when asked, and with `--window` keeps
-    /// showing it until the window is closed.
-    pub fn finish(&mut self, args: &Args, frame: &Framebuffer) -> Result<()> {
-        if let Some(path) = &args.screenshot {
+    /// showing it until the window is closed (or `--window-secs` have passed).
+    pub fn finish(&mut self, frame: &Framebuffer) -> Result<()> {
+        if let Some(path) = &self.args.screenshot {
             let pixels = frame.read_rgba()?;
             write_png(path, frame.width, frame.height, &pixels)?;
             println!(
@@ -301,11 +308,12 @@ impl Gpu {
             );
         }
         if let Display::Window(_) = self.display {
-            let until = args
+            let until = self
+                .args
                 .window_secs
                 .map(|secs| std::time::Instant::now() + std::time::Duration::from_secs_f64(secs));
             match until {
-                Some(_) => println!("showing the window for {:?} s", args.window_secs),
+                Some(_) => println!("showing the window for {:?} s", self.args.window_secs),
                 None => println!("close the window to finish"),
             }
             while self.present(frame)? && until.is_none_or(|t| std::time::Instant::now() < t) {

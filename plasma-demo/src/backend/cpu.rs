@@ -3,10 +3,10 @@
 //! what a program without CUDA interop does, and the reference the CUDA paths are checked
 //! against.
 
+use super::Frame;
 use crate::cli::Size;
 use crate::plasma_cpu::plasma_pixel;
-use crate::renderer::Renderer;
-use crate::timing::{Profiler, Stage};
+use crate::timing::Stage;
 use crate::watchdog;
 use anyhow::Result;
 use std::num::NonZeroUsize;
@@ -42,7 +42,13 @@ impl CpuBackend {
     ///
     /// # Errors
     /// When the renderer has no pixel buffer.
-    pub fn render(&mut self, renderer: &Renderer, t: f32, profiler: &mut Profiler) -> Result<()> {
+    pub fn render(&mut self, frame: Frame<'_>) -> Result<()> {
+        let Frame {
+            renderer,
+            t,
+            profiler,
+            ..
+        } = frame;
         let size = renderer.size();
         self.pixels.resize(size.rgba_bytes(), 0);
         let threads = self.threads;

@@ -10,6 +10,7 @@
 //!   `cuda_gl::external::FrameStream` in bursts, and GL copies each into the texture and draws
 //!   it (see [`super::stream`]).
 
+use super::Frame;
 use super::stream::StreamFrames;
 use crate::cli::{PathChoice, Size};
 use crate::renderer::{Renderer, Upload};
@@ -215,13 +216,13 @@ impl CudaBackend {
     ///
     /// # Errors
     /// When not attached, or a cuda-gl error of mapping, launching or unmapping.
-    pub fn render(
-        &mut self,
-        renderer: &Renderer,
-        t: f32,
-        viewport: Size,
-        profiler: &mut Profiler,
-    ) -> Result<Option<u64>> {
+    pub fn render(&mut self, frame: Frame<'_>) -> Result<Option<u64>> {
+        let Frame {
+            renderer,
+            t,
+            viewport,
+            profiler,
+        } = frame;
         if let Some(duration) = self.pending_spin.take() {
             watchdog::enter(watchdog::Stage::Kernel);
             let ns = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);

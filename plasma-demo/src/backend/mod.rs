@@ -14,6 +14,20 @@ use anyhow::{Context as _, Result, bail};
 use cuda_gl::sys::CUresult;
 use std::time::Duration;
 
+/// What every backend renders a frame with.
+#[derive(Debug)]
+pub struct Frame<'a> {
+    /// Its GL objects: the frame goes into its texture.
+    pub renderer: &'a Renderer,
+    /// The animation time, in seconds.
+    pub t: f32,
+    /// Where the stream path draws the frames it streams (the other paths leave drawing to the
+    /// caller).
+    pub viewport: Size,
+    /// Where the stages' timings go.
+    pub profiler: &'a mut Profiler,
+}
+
 /// The frame producer of a run.
 #[derive(Debug)]
 pub enum Backend {
@@ -94,22 +108,16 @@ impl Backend {
         }
     }
 
-    /// Puts the frame at time `t` into the renderer's texture: `Ok(None)`, the caller draws
-    /// it. The stream path draws the frames it streams over `viewport` itself: `Ok(Some(n))`
-    /// for `n` frames drawn (0 while its first burst is still being written).
+    /// Puts the frame at time `frame.t` into the renderer's texture: `Ok(None)`, the caller
+    /// draws it. The stream path draws the frames it streams over `frame.viewport` itself:
+    /// `Ok(Some(n))` for `n` frames drawn (0 while its first burst is still being written).
     ///
     /// # Errors
     /// Any CUDA or GL failure of the frame.
-    pub fn render(
-        &mut self,
-        renderer: &Renderer,
-        t: f32,
-        viewport: Size,
-        profiler: &mut Profiler,
-    ) -> Result<Option<u64>> {
+    pub fn render(&mut self, frame: Frame<'_>) -> Result<Option<u64>> {
         match self {
-            Backend::Cuda(c) => c.render(renderer, t, viewport, profiler),
-            Backend::Cpu(c) => c.render(renderer, t, profiler).map(|()| None),
+            Backend::Cuda(c) => c.render(frame),
+            Backend::Cpu(c) => c.render(frame).map(|()| None),
         }
     }
 
