@@ -13,16 +13,17 @@ use std::time::Duration;
 pub(super) type GlSync = *const c_void;
 
 /// Declares [`Fns`], one field per GL entry point, and its loader, from one list: each entry
-/// is written once, as its field name, its GL name and its C signature (from the Khronos
-/// registry).
+/// is written once, as its visibility and field name, its GL name and its C signature (from the
+/// Khronos registry). The fence and query entry points stay private to this file, so that GL
+/// fences are only made and deleted through [`Fence`].
 macro_rules! gl_fns {
-    ($($field:ident: $name:literal = fn($($arg:ty),*) $(-> $ret:ty)?;)*) => {
+    ($($vis:vis $field:ident: $name:literal = fn($($arg:ty),*) $(-> $ret:ty)?;)*) => {
         /// The GL entry points this module calls, resolved once through the caller's loader.
         #[derive(Clone, Copy)]
         pub(super) struct Fns {
             $(
                 #[doc = concat!("`", $name, "`.")]
-                pub(super) $field: unsafe extern "system" fn($($arg),*) $(-> $ret)?,
+                $vis $field: unsafe extern "system" fn($($arg),*) $(-> $ret)?,
             )*
         }
 
@@ -59,25 +60,25 @@ macro_rules! gl_fns {
 
 gl_fns! {
     get_error: "glGetError" = fn() -> u32;
-    get_integerv: "glGetIntegerv" = fn(u32, *mut i32);
+    pub(super) get_integerv: "glGetIntegerv" = fn(u32, *mut i32);
     get_string: "glGetString" = fn(u32) -> *const u8;
     get_stringi: "glGetStringi" = fn(u32, u32) -> *const u8;
     get_unsigned_bytei_v: "glGetUnsignedBytei_vEXT" = fn(u32, u32, *mut u8);
-    create_memory_objects: "glCreateMemoryObjectsEXT" = fn(i32, *mut u32);
-    delete_memory_objects: "glDeleteMemoryObjectsEXT" = fn(i32, *const u32);
-    import_memory_fd: "glImportMemoryFdEXT" = fn(u32, u64, u32, i32);
-    gen_buffers: "glGenBuffers" = fn(i32, *mut u32);
-    delete_buffers: "glDeleteBuffers" = fn(i32, *const u32);
-    bind_buffer: "glBindBuffer" = fn(u32, u32);
-    buffer_storage_mem: "glBufferStorageMemEXT" = fn(u32, isize, u32, u64);
+    pub(super) create_memory_objects: "glCreateMemoryObjectsEXT" = fn(i32, *mut u32);
+    pub(super) delete_memory_objects: "glDeleteMemoryObjectsEXT" = fn(i32, *const u32);
+    pub(super) import_memory_fd: "glImportMemoryFdEXT" = fn(u32, u64, u32, i32);
+    pub(super) gen_buffers: "glGenBuffers" = fn(i32, *mut u32);
+    pub(super) delete_buffers: "glDeleteBuffers" = fn(i32, *const u32);
+    pub(super) bind_buffer: "glBindBuffer" = fn(u32, u32);
+    pub(super) buffer_storage_mem: "glBufferStorageMemEXT" = fn(u32, isize, u32, u64);
     fence_sync: "glFenceSync" = fn(u32, u32) -> GlSync;
     client_wait_sync: "glClientWaitSync" = fn(GlSync, u32, u64) -> u32;
     delete_sync: "glDeleteSync" = fn(GlSync);
     flush: "glFlush" = fn();
-    finish: "glFinish" = fn();
-    get_buffer_sub_data: "glGetBufferSubData" = fn(u32, isize, isize, *mut c_void);
-    buffer_data: "glBufferData" = fn(u32, isize, *const c_void, u32);
-    copy_buffer_sub_data: "glCopyBufferSubData" = fn(u32, u32, isize, isize, isize);
+    pub(super) finish: "glFinish" = fn();
+    pub(super) get_buffer_sub_data: "glGetBufferSubData" = fn(u32, isize, isize, *mut c_void);
+    pub(super) buffer_data: "glBufferData" = fn(u32, isize, *const c_void, u32);
+    pub(super) copy_buffer_sub_data: "glCopyBufferSubData" = fn(u32, u32, isize, isize, isize);
 }
 
 impl Fns {

@@ -168,8 +168,9 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 mod tests {
     use super::*;
 
-    /// The converse, that `ExternalRing`, `GlMemoryBuffer` and `GlRead` are not `Send`, is
-    /// checked by the compile-fail tests (`tests/ui/external_*_not_send.rs`).
+    /// The converse, that `ExternalRing`, `FrameStream`, `GlMemoryBuffer` and `GlRead` are not
+    /// `Send`, is checked by the compile-fail tests (`tests/ui/external_*_not_send.rs`,
+    /// `tests/ui/frame_stream_not_send.rs`).
     #[test]
     fn the_types_whose_drop_makes_no_gl_call_move_between_threads() {
         fn send_sync<T: Send + Sync>() {}

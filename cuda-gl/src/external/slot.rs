@@ -30,11 +30,14 @@ impl<F, S> Slot<F, S> {
     pub(super) fn new(ctx: &Arc<Context>, gl: &ExternalGl, bytes: usize, state: S) -> Result<Self> {
         let memory = ExportableMemory::new(ctx, bytes)?;
         let import = GlMemoryBuffer::import(gl, &memory)?;
+        // Its own statement: should it fail, `import` is dropped before `memory` (the GL side
+        // first, as on release).
+        let written = Event::new(ctx, false)?;
         Ok(Slot {
             read_fence: None,
             gl: import,
             memory,
-            written: Event::new(ctx, false)?,
+            written,
             state,
         })
     }
@@ -147,7 +150,7 @@ impl<F, S> DerefMut for Slots<F, S> {
 /// Whether `owner` is current, so that a drop may delete its GL objects. Otherwise the error is
 /// recorded for [`Context::take_drop_errors`] (naming `what`), and the objects are to be leaked:
 /// deleting them by name with another context current would delete that context's objects.
-pub(super) fn gl_current_for_drop(owner: GlOwner, ctx: &Context, what: &str) -> bool {
+fn gl_current_for_drop(owner: GlOwner, ctx: &Context, what: &str) -> bool {
     match owner.check("glDeleteBuffers (not called)") {
         Ok(()) => true,
         Err(e) => {
