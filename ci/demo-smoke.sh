@@ -20,7 +20,8 @@ DEMO_CARGO_PROFILE="${DEMO_CARGO_PROFILE:-}"
 SIZE=320x180
 TIME=1.5
 FRAMES=60
-OUT_DIR=target/ci
+TARGET_DIR="${CARGO_TARGET_DIR:-target}"
+OUT_DIR=$TARGET_DIR/ci
 CPU_PNG=$OUT_DIR/cpu.png
 HEADLESS_PNG=$OUT_DIR/headless.png
 REF_PNG=$OUT_DIR/ref.png
@@ -43,7 +44,7 @@ PROFILE_DIR=debug
 for arg in "${PROFILE_ARGS[@]}"; do
     [[ "$arg" == --release ]] && PROFILE_DIR=release
 done
-DEMO=target/$PROFILE_DIR/plasma-demo
+DEMO=$TARGET_DIR/$PROFILE_DIR/plasma-demo
 smoke_log() { printf 'demo-smoke: %s\n' "$*" >&2; }
 
 mkdir -p "$OUT_DIR"
