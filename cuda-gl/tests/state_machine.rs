@@ -33,182 +33,16 @@ use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use std::cell::{Cell, RefCell};
 use std::time::Instant;
 
+// The operations and their strategies, and the model of each slot, in `state_machine/`.
+#[path = "state_machine/model.rs"]
+mod model;
+#[path = "state_machine/ops.rs"]
+mod ops;
+
+use model::*;
+use ops::*;
+
 const SLOTS: usize = 8;
-
-/// How a mapping ends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum End {
-    /// `unmap()`, checked.
-    Unmap,
-    /// The guard is dropped.
-    Drop,
-    /// The guard is leaked with `mem::forget`: the resource stays mapped until recovered.
-    Forget,
-}
-
-/// A GL object to create for an empty slot.
-#[derive(Debug, Clone, Copy)]
-enum NewObject {
-    Buffer { words: usize },
-    Texture { w: usize, h: usize },
-}
-
-#[derive(Debug, Clone)]
-enum Op {
-    Register {
-        slot: usize,
-        object: NewObject,
-        flags: usize,
-    },
-    Map {
-        slot: usize,
-        end: End,
-        inner: Vec<Op>,
-    },
-    MapBatch {
-        slots: Vec<usize>,
-        end: End,
-        inner: Vec<Op>,
-    },
-    SetMapFlags {
-        slot: usize,
-        flags: MapFlags,
-    },
-    Drop {
-        slot: usize,
-    },
-    Unregister {
-        slot: usize,
-    },
-}
-
-const BUFFER_FLAGS: [RegisterFlags; 3] = [
-    RegisterFlags::NONE,
-    RegisterFlags::READ_ONLY,
-    RegisterFlags::WRITE_DISCARD,
-];
-
-fn texture_flags() -> [RegisterFlags; 5] {
-    [
-        RegisterFlags::NONE,
-        RegisterFlags::READ_ONLY,
-        RegisterFlags::SURFACE_LOAD_STORE,
-        RegisterFlags::SURFACE_LOAD_STORE.union(RegisterFlags::WRITE_DISCARD),
-        RegisterFlags::TEXTURE_GATHER,
-    ]
-}
-
-fn end_strategy() -> impl Strategy<Value = End> {
-    prop_oneof![3 => Just(End::Unmap), 3 => Just(End::Drop), 1 => Just(End::Forget)]
-}
-
-/// Operations without a scope: register (into slot `slot`), map with no nested operations,
-/// `set_map_flags`, drop, unregister. Every operation but register names a resource by `pick`,
-/// an index into the registered resources that no live guard borrows (see [`Env::resolve`]).
-fn leaf_strategy() -> BoxedStrategy<Op> {
-    let object = prop_oneof![
-        (1usize..=4096).prop_map(|words| NewObject::Buffer { words }),
-        (1usize..=64, 1usize..=64).prop_map(|(w, h)| NewObject::Texture { w, h }),
-    ];
-    let map_flags = prop_oneof![
-        Just(MapFlags::None),
-        Just(MapFlags::ReadOnly),
-        Just(MapFlags::WriteDiscard)
-    ];
-    prop_oneof![
-        3 => (0..SLOTS, object, 0usize..16)
-            .prop_map(|(slot, object, flags)| Op::Register { slot, object, flags }),
-        2 => (0..SLOTS, map_flags).prop_map(|(slot, flags)| Op::SetMapFlags { slot, flags }),
-        1 => (0..SLOTS).prop_map(|slot| Op::Drop { slot }),
-        1 => (0..SLOTS).prop_map(|slot| Op::Unregister { slot }),
-        3 => (0..SLOTS, end_strategy())
-            .prop_map(|(slot, end)| Op::Map { slot, end, inner: Vec::new() }),
-    ]
-    .boxed()
-}
-
-/// `inner`, or a map or batch map whose guard lives while up to 3 `inner` operations run.
-fn with_scopes(inner: BoxedStrategy<Op>) -> BoxedStrategy<Op> {
-    prop_oneof![
-        6 => inner.clone(),
-        2 => (0..SLOTS, end_strategy(), prop::collection::vec(inner.clone(), 0..4))
-            .prop_map(|(slot, end, inner)| Op::Map { slot, end, inner }),
-        1 => (
-            prop::collection::vec(0..SLOTS, 1..6),
-            end_strategy(),
-            prop::collection::vec(inner, 0..4)
-        )
-            .prop_map(|(slots, end, inner)| Op::MapBatch { slots, end, inner }),
-    ]
-    .boxed()
-}
-
-/// Operations with mappings nested up to two deep.
-fn op_strategy() -> BoxedStrategy<Op> {
-    with_scopes(with_scopes(leaf_strategy()))
-}
-
-#[derive(Debug, Clone, Copy)]
-struct GlObject {
-    name: u32,
-    kind: NewObject,
-}
-
-#[derive(Debug)]
-enum Res {
-    Buffer(RegisteredBuffer),
-    Image(RegisteredImage),
-}
-
-/// The model of one registration.
-#[derive(Debug, Clone, Copy)]
-struct Model {
-    flags: RegisterFlags,
-    map_flags: MapFlags,
-    /// Mapped by a leaked guard.
-    leaked: bool,
-}
-
-#[derive(Debug)]
-struct Registered {
-    obj: GlObject,
-    /// The pattern seed the GL object holds, or `None` when the model cannot know (a discarding
-    /// map that wrote nothing).
-    content: Option<u32>,
-    res: Res,
-    model: Model,
-}
-
-#[derive(Debug)]
-enum Slot {
-    Empty,
-    Gl {
-        obj: GlObject,
-        content: Option<u32>,
-    },
-    Registered(Box<Registered>),
-    /// Mapped: the resource is borrowed by a live guard, so nothing else may name it.
-    CheckedOut,
-}
-
-#[derive(Debug, Default)]
-struct Stats {
-    cases: u64,
-    ops: u64,
-    registers: u64,
-    maps: u64,
-    batches: u64,
-    batch_members: u64,
-    set_flags: u64,
-    drops: u64,
-    unregisters: u64,
-    already_registered: u64,
-    empty_batches: u64,
-    leaked_guards: u64,
-    static_skips: u64,
-    idle: u64,
-    content_checks: u64,
-}
 
 struct Env<'g> {
     g: &'g Gpu,
@@ -227,7 +61,7 @@ impl Env<'_> {
         s
     }
 
-    fn create(&self, kind: NewObject) -> (GlObject, u32) {
+    fn create(&self, kind: NewObject) -> (SlotObject, u32) {
         let seed = self.next_seed();
         let name = match kind {
             NewObject::Buffer { words } => gl_buffer(words * 4, Some(&pattern_words(words, seed))),
@@ -238,10 +72,10 @@ impl Env<'_> {
                 tex
             }
         };
-        (GlObject { name, kind }, seed)
+        (SlotObject { name, kind }, seed)
     }
 
-    fn register(&self, obj: GlObject, flags: usize) -> cuda_gl::Result<(Res, RegisterFlags)> {
+    fn register(&self, obj: SlotObject, flags: usize) -> cuda_gl::Result<(Res, RegisterFlags)> {
         match obj.kind {
             NewObject::Buffer { .. } => {
                 let f = BUFFER_FLAGS[flags % BUFFER_FLAGS.len()];
@@ -267,7 +101,7 @@ impl Env<'_> {
     }
 
     /// Checks the GL object's contents against the model.
-    fn check_content(&self, obj: GlObject, content: Option<u32>) -> Check {
+    fn check_content(&self, obj: SlotObject, content: Option<u32>) -> Check {
         let Some(seed) = content else { return Ok(()) };
         let (got, words) = match obj.kind {
             NewObject::Buffer { words } => (read_gl_buffer(obj.name, words), words),
@@ -283,7 +117,7 @@ impl Env<'_> {
         Ok(())
     }
 
-    fn delete(&self, obj: GlObject) {
+    fn delete(&self, obj: SlotObject) {
         match obj.kind {
             NewObject::Buffer { .. } => delete_buffer(obj.name),
             NewObject::Texture { .. } => delete_texture(obj.name),
@@ -605,7 +439,7 @@ impl Env<'_> {
             return self.run(slots, inner);
         }
         self.stats.borrow_mut().batch_members += taken.len() as u64;
-        let plan: Vec<(bool, bool, GlObject, u32)> = taken
+        let plan: Vec<(bool, bool, SlotObject, u32)> = taken
             .iter()
             .map(|(_, r)| {
                 let (w, d) = Self::writable(r, true);
