@@ -26,6 +26,8 @@ mod external;
 mod fast;
 #[path = "interop/glres.rs"]
 mod glres;
+#[path = "interop/gpu.rs"]
+mod gpu;
 #[path = "interop/latency.rs"]
 mod latency;
 #[path = "interop/measure.rs"]
@@ -190,7 +192,7 @@ fn one_line(error: &anyhow::Error) -> String {
 /// Runs every case group on one device.
 fn run_device(ordinal: usize, plan: &Plan, cpu_plan: &Plan, args: &Args) -> Result<DeviceReport> {
     watchdog::enter(watchdog::Stage::Setup);
-    let gpu = cases::Gpu::open(ordinal, PLASMA_PTX)?;
+    let gpu = gpu::Gpu::open(ordinal, PLASMA_PTX)?;
     if let Some(duration) = args.debug_spin {
         debug_spin(&gpu, duration)?;
     }
@@ -246,7 +248,7 @@ fn run_device(ordinal: usize, plan: &Plan, cpu_plan: &Plan, args: &Args) -> Resu
 
 /// The streaming group at each of its sizes.
 fn streaming_groups(
-    gpu: &cases::Gpu,
+    gpu: &gpu::Gpu,
     plan: &Plan,
     all: &mut Vec<measure::Case>,
     progress: impl Fn(&str),
@@ -263,7 +265,7 @@ fn streaming_groups(
 
 /// The watchdog's test hook: queues plasma.ptx's `debug_spin` on the stream every case uses, so
 /// that the first case waits `duration` for the GPU, as it would on a hung one.
-fn debug_spin(gpu: &cases::Gpu, duration: Duration) -> Result<()> {
+fn debug_spin(gpu: &gpu::Gpu, duration: Duration) -> Result<()> {
     let module = cuda_gl::Module::from_ptx(&gpu.ctx, PLASMA_PTX)?;
     let spin = module.function("debug_spin")?;
     let ns = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
@@ -280,8 +282,8 @@ fn debug_spin(gpu: &cases::Gpu, duration: Duration) -> Result<()> {
 /// Checks the context for late errors and packs one device's results.
 fn finish_device(
     ordinal: usize,
-    gpu: &cases::Gpu,
-    info: cases::DeviceInfo,
+    gpu: &gpu::Gpu,
+    info: gpu::DeviceInfo,
     all: Vec<measure::Case>,
 ) -> Result<DeviceReport> {
     gpu.ctx

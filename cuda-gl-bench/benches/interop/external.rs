@@ -25,8 +25,9 @@
 //! GL buffer (both APIs on the GPU every frame, nothing shared, nothing ordered: the pipelined
 //! floor), and each API alone.
 
-use crate::cases::{FULL_HD, FULL_HD_BYTES, Gpu};
+use crate::cases::{FULL_HD, FULL_HD_BYTES};
 use crate::glres::{self, Buffer};
+use crate::gpu::Gpu;
 use crate::measure::{Case, Plan, Variant, interleaved, per_frame_rounds};
 use crate::texel::{TexBuffer, TexelDraw};
 use anyhow::{Context as _, Result};

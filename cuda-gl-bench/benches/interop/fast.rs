@@ -8,10 +8,10 @@
 //! frames differ only by what the frame path itself costs (map, unmap, and for the PBO path GL's
 //! PBO -> texture copy).
 
-use crate::cases::Gpu;
-use crate::glres::{self, Buffer, Texture};
+use crate::glres::{self, ArrayTexture, Buffer, Fence, Texture};
+use crate::gpu::Gpu;
 use crate::measure::{Case, Plan, Variant, interleaved};
-use anyhow::{Context as _, Result, bail, ensure};
+use anyhow::{Context as _, Result, bail};
 use cuda_gl::{DeviceBuffer, ImageTarget, RegisterFlags, RegisteredBuffer, RegisteredImage};
 use std::fmt::Write as _;
 
@@ -27,8 +27,6 @@ pub const SURFACE_TARGET: f64 = 1.05;
 pub const K8_TARGET: f64 = 0.25;
 /// Animation time step between frames (seconds).
 const FRAME_DT: f32 = 1.0 / 60.0;
-/// How long a ring waits for a frame's fence before giving up (the GPU is hung by then).
-const FENCE_TIMEOUT_NS: u64 = 10_000_000_000;
 
 const SURFACE_FLAGS: RegisterFlags =
     RegisterFlags::SURFACE_LOAD_STORE.union(RegisterFlags::WRITE_DISCARD);
@@ -56,68 +54,6 @@ fn use_texel(source: u32, target: u32, layer: i32, sink: &Texture) {
             1,
             1,
         );
-    }
-}
-
-/// An immutable RGBA8 2D array texture with one level, deleted on drop.
-#[derive(Debug)]
-struct ArrayTexture {
-    name: u32,
-}
-
-impl ArrayTexture {
-    fn new((w, h): (u32, u32), layers: u32, what: &str) -> Result<ArrayTexture> {
-        let (w, h, d) = (i32::try_from(w)?, i32::try_from(h)?, i32::try_from(layers)?);
-        let mut name = 0;
-        // SAFETY: `name` is a valid out-pointer for one name.
-        unsafe { gl::GenTextures(1, &mut name) };
-        ensure!(name != 0, "{what}: glGenTextures returned no name");
-        let texture = ArrayTexture { name };
-        // SAFETY: a fresh texture name, bound before use; one RGBA8 level of w x h x d.
-        unsafe {
-            gl::BindTexture(gl::TEXTURE_2D_ARRAY, name);
-            gl::TexStorage3D(gl::TEXTURE_2D_ARRAY, 1, gl::RGBA8, w, h, d);
-            gl::BindTexture(gl::TEXTURE_2D_ARRAY, 0);
-        }
-        glres::check(&format!(
-            "{what}: creating a {w}x{h}x{d} RGBA8 array texture"
-        ))?;
-        Ok(texture)
-    }
-}
-
-glres::delete_on_drop!(ArrayTexture, name, DeleteTextures);
-
-/// A GL fence after a frame's commands, deleted on drop.
-#[derive(Debug)]
-struct Fence(gl::types::GLsync);
-
-impl Fence {
-    /// Inserts a fence after every GL command issued so far.
-    fn new() -> Result<Fence> {
-        // SAFETY: no pointers; a context is current.
-        let sync = unsafe { gl::FenceSync(gl::SYNC_GPU_COMMANDS_COMPLETE, 0) };
-        ensure!(!sync.is_null(), "glFenceSync returned no fence");
-        Ok(Fence(sync))
-    }
-
-    /// Waits until the GPU has passed the fence (flushing first, so it gets there).
-    fn wait(self) -> Result<()> {
-        // SAFETY: the fence is live (deleted only by Drop).
-        let status =
-            unsafe { gl::ClientWaitSync(self.0, gl::SYNC_FLUSH_COMMANDS_BIT, FENCE_TIMEOUT_NS) };
-        match status {
-            gl::ALREADY_SIGNALED | gl::CONDITION_SATISFIED => Ok(()),
-            gl::TIMEOUT_EXPIRED => bail!("a frame's GL fence did not signal within 10 s"),
-            other => bail!("glClientWaitSync failed (0x{other:04x})"),
-        }
-    }
-}
-
-impl Drop for Fence {
-    fn drop(&mut self) {
-        // SAFETY: the fence came from glFenceSync and is deleted once.
-        unsafe { gl::DeleteSync(self.0) };
     }
 }
 

@@ -384,3 +384,69 @@ pub fn finish() {
     // SAFETY: no arguments; a context is current.
     unsafe { gl::Finish() };
 }
+
+/// How long a fence wait lasts before giving up (the GPU is hung by then).
+const FENCE_TIMEOUT_NS: u64 = 10_000_000_000;
+
+/// An immutable RGBA8 2D array texture with one level, deleted on drop.
+#[derive(Debug)]
+pub struct ArrayTexture {
+    pub name: u32,
+}
+
+impl ArrayTexture {
+    /// A `w` x `h` texture of `layers` layers; `what` names it in the error.
+    pub fn new((w, h): (u32, u32), layers: u32, what: &str) -> Result<ArrayTexture> {
+        let (w, h, d) = (i32::try_from(w)?, i32::try_from(h)?, i32::try_from(layers)?);
+        let mut name = 0;
+        // SAFETY: `name` is a valid out-pointer for one name.
+        unsafe { gl::GenTextures(1, &mut name) };
+        ensure!(name != 0, "{what}: glGenTextures returned no name");
+        let texture = ArrayTexture { name };
+        // SAFETY: a fresh texture name, bound before use; one RGBA8 level of w x h x d.
+        unsafe {
+            gl::BindTexture(gl::TEXTURE_2D_ARRAY, name);
+            gl::TexStorage3D(gl::TEXTURE_2D_ARRAY, 1, gl::RGBA8, w, h, d);
+            gl::BindTexture(gl::TEXTURE_2D_ARRAY, 0);
+        }
+        check(&format!(
+            "{what}: creating a {w}x{h}x{d} RGBA8 array texture"
+        ))?;
+        Ok(texture)
+    }
+}
+
+delete_on_drop!(ArrayTexture, name, DeleteTextures);
+
+/// A GL fence after a frame's commands, deleted on drop.
+#[derive(Debug)]
+pub struct Fence(gl::types::GLsync);
+
+impl Fence {
+    /// Inserts a fence after every GL command issued so far.
+    pub fn new() -> Result<Fence> {
+        // SAFETY: no pointers; a context is current.
+        let sync = unsafe { gl::FenceSync(gl::SYNC_GPU_COMMANDS_COMPLETE, 0) };
+        ensure!(!sync.is_null(), "glFenceSync returned no fence");
+        Ok(Fence(sync))
+    }
+
+    /// Waits until the GPU has passed the fence (flushing first, so it gets there).
+    pub fn wait(self) -> Result<()> {
+        // SAFETY: the fence is live (deleted only by Drop).
+        let status =
+            unsafe { gl::ClientWaitSync(self.0, gl::SYNC_FLUSH_COMMANDS_BIT, FENCE_TIMEOUT_NS) };
+        match status {
+            gl::ALREADY_SIGNALED | gl::CONDITION_SATISFIED => Ok(()),
+            gl::TIMEOUT_EXPIRED => bail!("a frame's GL fence did not signal within 10 s"),
+            other => bail!("glClientWaitSync failed (0x{other:04x})"),
+        }
+    }
+}
+
+impl Drop for Fence {
+    fn drop(&mut self) {
+        // SAFETY: the fence came from glFenceSync and is deleted once.
+        unsafe { gl::DeleteSync(self.0) };
+    }
+}

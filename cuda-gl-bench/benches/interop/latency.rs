@@ -5,7 +5,7 @@
 //! [`Stamps::clocks_agree`] checks first: GL timestamps taken just before and just after a
 //! synchronized stamp must bracket it.
 
-use crate::cases::Gpu;
+use crate::gpu::Gpu;
 use crate::measure::Stats;
 use anyhow::{Context as _, Result, ensure};
 use cuda_gl::{DeviceBuffer, Function, LaunchConfig, Module};

@@ -40,9 +40,10 @@ mod threads;
 #[path = "ordering/vk.rs"]
 mod vk;
 
-use crate::cases::{FULL_HD, FULL_HD_BYTES, Gpu};
+use crate::cases::{FULL_HD, FULL_HD_BYTES};
 use crate::external::{ExtSide, Frames};
 use crate::glres::{self, Buffer, flush};
+use crate::gpu::Gpu;
 use crate::measure::{Case, Plan, Variant, interleaved, per_frame_rounds};
 use crate::texel::{TexBuffer, TexelDraw};
 use anyhow::{Context as _, Result, bail, ensure};
@@ -442,7 +443,7 @@ pub fn ordering(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
     let counter = ExportableMemory::new(&gpu.ctx, 4 * POOL).context("allocating the counters")?;
     let counter_gl = GlMemoryBuffer::import(&gl, &counter).context("importing the counters")?;
     // SAFETY: the counter allocation holds at least POOL words; the memset is synchronous.
-    crate::cases::cu("cuMemsetD32_v2", unsafe {
+    crate::gpu::cu("cuMemsetD32_v2", unsafe {
         cuda_gl::sys::driver()?.cuMemsetD32_v2(counter.device_ptr().as_raw(), 0, POOL)
     })?;
     let slots = (0..POOL)

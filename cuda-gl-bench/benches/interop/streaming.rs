@@ -14,8 +14,8 @@
 //! drain included. Latency in frames is how many frames were pushed after a frame when GL was
 //! given it (`FrameRead::frames_behind`), mean and maximum over every frame of every round.
 
-use crate::cases::Gpu;
 use crate::glres::{self, Buffer};
+use crate::gpu::Gpu;
 use crate::latency::{self, Stamps};
 use crate::measure::{Case, Plan, Variant, interleaved, per_frame_rounds};
 use crate::texel::{TexBuffer, TexelDraw};

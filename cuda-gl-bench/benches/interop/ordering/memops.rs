@@ -2,7 +2,7 @@
 //! cuda-gl-sys's bindings (CUDA 12.0 headers, allowlisted) do not name: opened here from
 //! libcuda with libloading, for the benchmark only.
 
-use crate::cases::cu;
+use crate::gpu::cu;
 use anyhow::{Context as _, Result};
 use cuda_gl::{Device, Stream, sys};
 

@@ -2,9 +2,10 @@
 //! context is current), with `mpsc` channels between them.
 
 use super::{LIMIT, ROUND, Rig, drain, gl_fence, gl_fence_wait};
-use crate::cases::{FULL_HD, Gpu};
+use crate::cases::FULL_HD;
 use crate::external::FRAME_DT;
 use crate::glres::{self, flush};
+use crate::gpu::Gpu;
 use anyhow::{Result, anyhow, bail, ensure};
 use cuda_gl::{DevicePtr, Event, Function, LaunchConfig, Stream};
 use std::collections::VecDeque;

@@ -3,7 +3,7 @@
 //! descriptors) on the GPU CUDA runs on, and each API imports its own descriptor of the same
 //! semaphore: CUDA with `cuImportExternalSemaphore`, GL with `GL_EXT_semaphore_fd`.
 
-use crate::cases::{Gpu, cu};
+use crate::gpu::{Gpu, cu};
 use anyhow::{Context as _, Result, bail, ensure};
 use ash::vk;
 use cuda_gl::{Stream, sys};

@@ -1,0 +1,183 @@
+//! The device every case runs on: the CUDA context, a headless GL context on the same GPU, the
+//! stream, the plasma kernels and the blit program, and the error of a plain driver call.
+
+use crate::glres::{self, Blit};
+use anyhow::{Context as _, Result, bail, ensure};
+use cuda_gl::egl::HeadlessContext;
+use cuda_gl::graphics::Surface;
+use cuda_gl::sys;
+use cuda_gl::{
+    Context, Device, DeviceBuffer, DevicePtr, Function, KernelParam, LaunchConfig, Module, Stream,
+    StreamFlags,
+};
+use std::sync::Arc;
+
+/// What the report says about the device.
+#[derive(Debug, Clone)]
+pub struct DeviceInfo {
+    /// CUDA device name.
+    pub name: String,
+    /// PCI bus id.
+    pub pci_bus_id: String,
+    /// `GL_RENDERER`.
+    pub gl_renderer: String,
+    /// `GL_VERSION` (which carries the NVIDIA driver version).
+    pub gl_version: String,
+}
+
+/// Everything one device's cases share. Fields drop in order: CUDA objects and GL objects
+/// first, the CUDA context handle next, and the GL context last.
+pub struct Gpu {
+    /// The stream every case uses unless it compares stream kinds (created non-blocking).
+    pub stream: Stream,
+    /// `plasma_pbo(uchar4* out, int w, int h, float t)`.
+    pub plasma_pbo: Function,
+    /// `plasma_surface(cudaSurfaceObject_t s, int w, int h, float t)`.
+    pub plasma_surface: Function,
+    /// The full-screen-triangle draw of a texture into a framebuffer.
+    pub blit: Blit,
+    /// The CUDA primary context.
+    pub ctx: Arc<Context>,
+    /// For the report.
+    pub info: DeviceInfo,
+    /// The headless GL context on the same GPU, current on this thread.
+    _egl: HeadlessContext,
+}
+
+impl Gpu {
+    /// Opens CUDA device `ordinal`, a headless OpenGL context on the same GPU, a stream, and
+    /// loads the plasma kernels from `ptx`.
+    pub fn open(ordinal: usize, ptx: &str) -> Result<Gpu> {
+        let device =
+            Device::get(ordinal).with_context(|| format!("opening CUDA device {ordinal}"))?;
+        let ctx = Context::new(&device)
+            .with_context(|| format!("retaining the primary context of CUDA device {ordinal}"))?;
+        let egl = HeadlessContext::for_cuda_device(&device).with_context(|| {
+            format!("creating a headless OpenGL context on CUDA device {ordinal}")
+        })?;
+        if egl.is_software() {
+            bail!(
+                "the OpenGL context on CUDA device {ordinal} is a software renderer ({}); \
+                 interop needs NVIDIA's OpenGL",
+                egl.renderer()
+            );
+        }
+        glres::require_version(4, 3)?;
+        ctx.bind()?;
+        let stream =
+            Stream::new(&ctx, StreamFlags::NonBlocking).context("creating a CUDA stream")?;
+        let module = Module::from_ptx(&ctx, ptx).context("loading plasma.ptx")?;
+        let plasma_pbo = module.function("plasma_pbo")?;
+        let plasma_surface = module.function("plasma_surface")?;
+        let blit = Blit::new()?;
+        let info = DeviceInfo {
+            name: device.name()?,
+            pci_bus_id: device.pci_bus_id()?,
+            gl_renderer: egl.renderer(),
+            gl_version: egl.version(),
+        };
+        Ok(Gpu {
+            stream,
+            plasma_pbo,
+            plasma_surface,
+            blit,
+            ctx,
+            info,
+            _egl: egl,
+        })
+    }
+
+    /// The address of the GL entry point `name` in the headless context, for loaders such as
+    /// `cuda_gl::external::ExternalGl::load_with`.
+    pub fn gl_proc_address(&self, name: &str) -> *const std::ffi::c_void {
+        self._egl.get_proc_address(name)
+    }
+
+    /// [`Gpu::plasma_into`] the whole of `device`.
+    pub fn plasma_into_buffer(
+        &self,
+        device: &DeviceBuffer<u8>,
+        size: (u32, u32),
+        t: f32,
+    ) -> Result<()> {
+        self.plasma_into(device.device_ptr(), device.byte_len(), size, t)
+    }
+
+    /// Queues `plasma_pbo` writing a `w` x `h` frame at time `t` to `out` (`bytes` long).
+    pub fn plasma_into(
+        &self,
+        out: DevicePtr<'_>,
+        bytes: usize,
+        (w, h): (u32, u32),
+        t: f32,
+    ) -> Result<()> {
+        ensure!(
+            bytes >= w as usize * h as usize * 4,
+            "{bytes} bytes cannot hold a {w}x{h} RGBA8 frame"
+        );
+        // SAFETY: (1) `out` holds the whole frame (checked above) and stays valid until the
+        // kernel has finished: callers synchronize the stream or unmap on it (which orders after
+        // the kernel) before the memory goes away; a mapped `out` is of a mapping on
+        // `self.stream`, as every caller maps on it. (2) `plasma_pbo` takes
+        // `(uchar4*, int, int, float)`.
+        unsafe { self.launch_plasma(&self.plasma_pbo, out, (w, h), t) }
+    }
+
+    /// Queues `plasma_surface` writing a `w` x `h` frame at time `t` through `surface`.
+    pub fn plasma_into_surface(
+        &self,
+        surface: Surface<'_>,
+        size: (u32, u32),
+        t: f32,
+    ) -> Result<()> {
+        // SAFETY: (1) every caller passes a surface of a mapped RGBA8 image of at least the
+        // frame's size, which stays mapped until an unmap on `self.stream` after this launch.
+        // (2) `plasma_surface` takes `(cudaSurfaceObject_t, int, int, float)`.
+        unsafe { self.launch_plasma(&self.plasma_surface, surface, size, t) }
+    }
+
+    /// Queues `kernel` over a `w` x `h` frame on the bench stream with the arguments
+    /// `(out, w, h, t)`; the launch also checks them against the PTX.
+    ///
+    /// # Safety
+    /// 1. `out` is where the kernel writes the whole `w` x `h` RGBA8 frame, and stays valid
+    ///    until the kernel has finished; a pointer or surface of a mapping is of one mapped on
+    ///    `self.stream`, unmapped after this launch.
+    /// 2. `kernel` takes `(O, int, int, float)`.
+    unsafe fn launch_plasma<O: KernelParam>(
+        &self,
+        kernel: &Function,
+        out: O,
+        (w, h): (u32, u32),
+        t: f32,
+    ) -> Result<()> {
+        let args = (out, i32::try_from(w)?, i32::try_from(h)?, t);
+        // SAFETY: the caller's (1) and (2) give `launch`'s (1); the frame is written by this
+        // kernel alone, in stream order (2); a mapping's `out` is used on its mapping's stream
+        // (1), which is `self.stream` (3).
+        unsafe { kernel.launch(LaunchConfig::for_image(w, h), &self.stream, args) }?;
+        Ok(())
+    }
+}
+
+/// Turns a `CUresult` into an error naming the call.
+pub(crate) fn cu(call: &str, rc: sys::CUresult) -> Result<()> {
+    if rc.is_success() {
+        return Ok(());
+    }
+    let mut name: *const std::ffi::c_char = std::ptr::null();
+    let known = match sys::driver() {
+        // SAFETY: cuGetErrorName only writes a pointer to a static string into `name`.
+        Ok(driver) => unsafe { driver.cuGetErrorName(rc, &mut name) }.is_success(),
+        Err(_) => false,
+    };
+    let name = if known && !name.is_null() {
+        // SAFETY: on success the driver returned a NUL-terminated static string.
+        unsafe { std::ffi::CStr::from_ptr(name) }
+            .to_string_lossy()
+            .into_owned()
+    } else {
+        "an unknown code".to_string()
+    };
+    bail!("{call} failed with {name} ({})", rc.0)
+}
