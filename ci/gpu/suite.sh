@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The default GPU run, on the GPU host, from a bundle of release binaries in .gpu/ (tests/, bin/,
 # bench/ and env.sh; see the README's "GPU tests on a host without Rust"): every test
-# binary under a timeout with `--test-threads=1` (faults last; its destructive cases stay off),
+# binary (for cuda-gl: gpu_suite, one module per feature, and the few that need a process of
+# their own) under a timeout with `--test-threads=1` (faults last; its destructive cases stay off),
 # the kernel log's Xid lines before and after, and a one-line summary per binary.
 #
 # Usage: bash ci/gpu/suite.sh [--twice] [--faults-one-by-one] [--watchdog] [--bench ARGS...]
@@ -32,10 +33,13 @@ run() {
     say "$name rc=$rc $((SECONDS - start))s $(grep -E '^test result|frames/s|watchdog' "$out/logs/$name.log" | tail -1)"
 }
 tests() { ls .gpu/tests | grep -v -E -e '^(compile_fail|xtask)' -e '^(plasma-demo|cudarc_interop)$' -e '^[0-9]{2}_'; }
+# gpu_suite holds one module per feature (what were a dozen binaries of 300 s each): 600 s.
 suite() {
-    local t
+    local t limit
     for t in $(tests | grep -v '^faults') $(tests | grep '^faults'); do
-        run "$1$t" 300 ".gpu/tests/$t" --test-threads=1
+        limit=300
+        [[ $t == gpu_suite-* ]] && limit=600
+        run "$1$t" "$limit" ".gpu/tests/$t" --test-threads=1
     done
 }
 twice=0 one_by_one=0 watchdog=0 examples=0 suite=1 bench=()

@@ -5,6 +5,10 @@
 //! `TRYBUILD=overwrite cargo test -p cuda-gl --all-features --test compile_fail`). With the
 //! `cudarc` feature rustc names some types by their full path (`cuda_gl::MappedBuffer`), because
 //! cudarc has types of the same names, so without it the messages differ and the test is ignored.
+//!
+//! A binary of its own, not a module of `gpu_suite`: trybuild runs cargo on the sources, which a
+//! GPU host that runs the bundled test binaries has neither of, so the GPU run leaves this
+//! binary out (`ci/gpu/suite.sh`); the suite's binary must run there.
 
 #[test]
 #[cfg_attr(

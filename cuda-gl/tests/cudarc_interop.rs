@@ -3,6 +3,12 @@
 //! copies reading and writing them, and the context shared without a second retain. Needs
 //! `--features cudarc,egl` and a GPU; skips with a reason elsewhere (fails under
 //! `CUDA_GL_REQUIRE_GPU=1`).
+//!
+//! A binary of its own, not a module of `gpu_suite`: a test checks that the primary context of
+//! device 0 is as retained after it as before it (`cuDevicePrimaryCtxGetState`), which a GPU
+//! test of another module running beside it in the process (`cargo test` runs tests in
+//! parallel) would upset, as each one retains that context; the tests here take a lock so that
+//! they do not upset each other. It also needs two features (`required-features` in Cargo.toml).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod gpu;

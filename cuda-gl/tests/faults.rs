@@ -18,6 +18,11 @@
 //! (see [`destructive_fault_test`]). The kernel fault leaves the GPU unable to switch graphics
 //! contexts until it is reset, so every later program that draws with GL on it hangs; they run
 //! last, alone, on a machine that nobody needs afterwards.
+//!
+//! A binary of its own, not a module of `gpu_suite`: a fault can leave the GPU unable to draw
+//! for whatever runs after it, so `ci/gpu/suite.sh` runs this binary last (and, with
+//! `--faults-one-by-one`, each of its tests alone), and the destructive cases run as this binary
+//! alone, the last command on a machine.
 #![cfg(feature = "egl")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

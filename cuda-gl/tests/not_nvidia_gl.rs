@@ -6,6 +6,10 @@
 //! `source .mesa/mesa-env.sh` there before running this binary with `CUDA_GL_REQUIRE_MESA=1`. In
 //! any other setup (CI has Mesa but no CUDA driver; a GPU host has NVIDIA's EGL) the test prints
 //! why it cannot run and skips, unless `CUDA_GL_REQUIRE_MESA=1` makes that a failure.
+//!
+//! A binary of its own, not a module of `gpu_suite`: it runs in a process set up for it alone
+//! (libglvnd's EGL pointed at Mesa by `.mesa/mesa-env.sh`), in which the suite's GPU tests get
+//! no NVIDIA GL context.
 #![cfg(feature = "egl")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

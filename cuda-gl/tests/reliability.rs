@@ -13,6 +13,11 @@
 //! Limits (from the issue): device memory in use (`cuMemGetInfo`) at most 1 MiB above where it
 //! was after warm-up, host RSS (`VmRSS`) at most 5 MiB above, no driver error, zero
 //! mismatches. Less memory in use at the end than after warm-up passes: it is not a leak.
+//!
+//! A binary of its own, not a module of `gpu_suite`: the limits are on the whole process's RSS
+//! and on the GPU's memory in use, which tests of other modules running beside these (`cargo
+//! test` runs tests in parallel) or before them (memory they leave cached, records that the
+//! streaming tests' log capture keeps) would move.
 #![cfg(feature = "egl")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

@@ -1,7 +1,7 @@
-//! The test harness of the reliability, fault, state-machine and multi-GPU tests (and of
-//! plasma-demo's watchdog tests, which include this file with `#[path]`): run-length knobs from
-//! the environment, memory figures, a log capture, and running a test body in a child process.
-//! (`tests/gpu` sets up the GPU, GL and CUDA.)
+//! The test harness of the reliability and fault tests and of the GPU suite's state-machine,
+//! streaming and multi-GPU modules (and of plasma-demo's watchdog tests, which include this file
+//! with `#[path]`): run-length knobs from the environment, memory figures, a log capture, and
+//! running a test body in a child process. (`tests/gpu` sets up the GPU, GL and CUDA.)
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::Read;
@@ -109,9 +109,24 @@ impl ChildRun {
     }
 }
 
+/// The name libtest gives test function `name` of the module whose `module_path!()` is `module`:
+/// the module path without the crate's name, then `name` (`gpu_suite::multi_gpu` and `t` give
+/// `multi_gpu::t`; a test at the crate root keeps its bare name). What [`run_child`] needs, so
+/// that a test keeps working when its module moves to another binary.
+pub fn test_path(module: &str, name: &str) -> String {
+    match module.split_once("::") {
+        Some((_crate, path)) => format!("{path}::{name}"),
+        None => name.to_owned(),
+    }
+}
+
 /// Runs test `test` of this test binary in a child process (`--exact`, one thread), with
 /// [`CHILD_ENV`] set to `name`, and kills it after `timeout`. A panic, an abort, a signal or a
 /// hang in the child is then a status the parent can assert on, not the end of the test run.
+///
+/// `test` is the full name libtest lists (with its module path, see [`test_path`]). A child that
+/// ran no test fails the caller here: `--exact` with a name that matches nothing (a test renamed,
+/// or moved into a module) exits 0 having run nothing, which would pass a status check.
 pub fn run_child(test: &str, name: &str, timeout: Duration) -> ChildRun {
     run_child_with(test, name, &[], timeout)
 }
@@ -131,7 +146,32 @@ pub fn run_child_with(
         .env(CHILD_ENV, name)
         .env("RUST_BACKTRACE", "1")
         .envs(envs.iter().map(|(k, v)| (k, v)));
-    run_command(command, timeout)
+    let run = run_command(command, timeout);
+    assert_ran_one_test(test, &run);
+    run
+}
+
+/// Panics unless libtest's first line in the child, `running N test(s)`, says 1. Without that line
+/// a child that did not exit by itself (killed at the timeout, crashed) is left to the caller's
+/// status checks; one that exited cleanly without it ran no test.
+fn assert_ran_one_test(test: &str, run: &ChildRun) {
+    let ran = run.output.lines().find_map(|line| {
+        let (count, unit) = line.strip_prefix("running ")?.split_once(' ')?;
+        matches!(unit, "test" | "tests")
+            .then_some(count)?
+            .parse::<usize>()
+            .ok()
+    });
+    match ran {
+        Some(1) => {}
+        None if !run.exited_cleanly() => {}
+        _ => panic!(
+            "the child for `{test} --exact` ran {} tests, not 1: `--exact` wants the full name \
+             libtest lists (a test renamed, or moved into another module?)\n{}",
+            ran.map_or_else(|| "no".to_owned(), |n| n.to_string()),
+            run.output.trim_end()
+        ),
+    }
 }
 
 /// Runs `command` with its output captured, and kills it after `timeout`.

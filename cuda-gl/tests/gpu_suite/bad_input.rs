@@ -2,25 +2,23 @@
 //!
 //! Covered elsewhere, and listed here so the whole table is in one place:
 //! - GL name 0, a name that is no object, a buffer name registered as a texture:
-//!   `gpu_interop::error_name_that_is_not_a_gl_object` (and the unit test
+//!   `gpu_interop::errors::error_name_that_is_not_a_gl_object` (and the unit test
 //!   `graphics::tests::rejects_gl_name_zero`);
 //! - an invalid (array index, mip level) on a mapped 2D or 2D-array texture:
 //!   `gpu_interop::images_of_each_kind_map_as_arrays`;
 //! - a kernel launched with the wrong argument count or sizes:
-//!   `gpu_interop::error_kernel_launched_with_wrong_arguments`;
+//!   `gpu_interop::errors::error_kernel_launched_with_wrong_arguments`;
 //! - PTX that is not PTX, PTX newer than the driver:
-//!   `gpu_interop::error_ptx_newer_than_driver_and_not_ptx`;
+//!   `gpu_interop::errors::error_ptx_newer_than_driver_and_not_ptx`;
 //! - a cubin that is junk, PTX text, or a truncated ELF or fatbin:
-//!   `gpu_interop::error_cubin_that_is_junk_or_truncated_is_refused_before_the_driver`;
+//!   `gpu_interop::errors::error_cubin_that_is_junk_or_truncated_is_refused_before_the_driver`;
 //! - a driver library path that is not a library: `cuda-gl-sys/tests/driver_path_env.rs`
 //!   (`CUDA_GL_DRIVER_PATH`) and `cuda-gl-sys/tests/load.rs` (`load_from`).
 #![cfg(feature = "egl")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod gpu;
-
+use crate::gpu::*;
 use cuda_gl::{DeviceBuffer, Error, ImageTarget, RegisterFlags, RegisteredBuffer, RegisteredImage};
-use gpu::*;
 
 /// Prints one row of the bad-input table: the case, the error variant and its first help line.
 fn row(case: &str, err: &Error) {

@@ -9,13 +9,11 @@
 #![cfg(feature = "egl")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod gpu;
-
+use crate::gpu::*;
 use cuda_gl::{
     ImageTarget, LaunchConfig, RegisterFlags, RegisteredBuffer, RegisteredImage, Stream,
     StreamFlags,
 };
-use gpu::*;
 
 /// Frame size: small enough that 1000 read-backs take well under a second of GPU time.
 const W: usize = 320;

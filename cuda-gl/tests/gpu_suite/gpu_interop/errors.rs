@@ -2,6 +2,7 @@
 //! registration, modules the driver cannot load, and kernel arguments that do not match.
 
 use super::*;
+use crate::gpu;
 
 #[test]
 fn error_no_gl_context_current() {

@@ -7,13 +7,11 @@
 #![cfg(all(feature = "egl", unix))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod gpu;
-
+use crate::gpu::external::{fill_words_slow, frame_seed, gl_copy, gpu_and_gl};
+use crate::gpu::*;
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::external::{CudaWrite, ExportableMemory, ExternalGl, ExternalRing, GlMemoryBuffer};
 use cuda_gl::{Error, Function};
-use gpu::external::{fill_words_slow, frame_seed, gl_copy, gpu_and_gl};
-use gpu::*;
 use std::time::Instant;
 
 /// Words per frame: 256 x 256 RGBA8 pixels' worth, launched in one wave of 256 blocks.

@@ -4,13 +4,10 @@
 #![cfg(feature = "egl")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod gpu;
-mod harness;
-
+use crate::gpu::*;
+use crate::harness::{is_child, run_child_with, test_path};
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::{Context, Device, Error, GlDeviceList, RegisterFlags, RegisteredBuffer, gl_devices};
-use gpu::*;
-use harness::{is_child, run_child_with};
 use std::time::Duration;
 
 fn two_devices() -> Option<(Device, Device)> {
@@ -86,7 +83,11 @@ fn gl_and_cuda_on_different_gpus_is_a_typed_error() {
 
 #[test]
 fn headless_context_matches_under_cuda_visible_devices() {
-    const TEST: &str = "headless_context_matches_under_cuda_visible_devices";
+    // The child runs this test alone (`--exact`), by its full name in this binary.
+    let test = test_path(
+        module_path!(),
+        "headless_context_matches_under_cuda_visible_devices",
+    );
     if is_child("visible_devices") {
         return visible_devices_child();
     }
@@ -99,7 +100,7 @@ fn headless_context_matches_under_cuda_visible_devices() {
             ("CUDA_VISIBLE_DEVICES", visible.to_owned()),
             ("CUDA_GL_EXPECT_PCI", physical.pci_bus_id().unwrap()),
         ];
-        let run = run_child_with(TEST, "visible_devices", &envs, Duration::from_secs(60));
+        let run = run_child_with(&test, "visible_devices", &envs, Duration::from_secs(60));
         eprintln!(
             "--- child (CUDA_VISIBLE_DEVICES={visible}): {:?} after {:.2} s:\n{}---",
             run.status,

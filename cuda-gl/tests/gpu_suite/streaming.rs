@@ -10,16 +10,14 @@
 #![cfg(all(feature = "egl", unix))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod gpu;
-mod harness;
-
+use crate::gpu::external::{fill_words_slow, frame_seed, gl_copy, gpu_and_gl};
+use crate::gpu::*;
+use crate::harness;
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::external::{
     ExportableMemory, ExternalGl, FrameRead, FrameStream, FrameWrite, GlMemoryBuffer,
 };
 use cuda_gl::{Error, Function};
-use gpu::external::{fill_words_slow, frame_seed, gl_copy, gpu_and_gl};
-use gpu::*;
 use std::time::{Duration, Instant};
 
 /// Words per frame: 128 x 128 RGBA8 pixels' worth.

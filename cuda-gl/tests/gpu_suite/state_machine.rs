@@ -20,23 +20,19 @@
 #![cfg(feature = "egl")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod gpu;
-mod harness;
-
+use crate::gpu::*;
+use crate::harness;
 use cuda_gl::{
     Error, Function, ImageTarget, MapFlags, RegisterFlags, RegisteredBuffer, RegisteredImage,
     Resource, map_all,
 };
-use gpu::*;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use std::cell::{Cell, RefCell};
 use std::time::Instant;
 
 // The operations and their strategies, and the model of each slot, in `state_machine/`.
-#[path = "state_machine/model.rs"]
 mod model;
-#[path = "state_machine/ops.rs"]
 mod ops;
 
 use model::*;

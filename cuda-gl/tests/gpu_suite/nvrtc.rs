@@ -5,10 +5,8 @@
 #![cfg(all(feature = "nvrtc", feature = "egl"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod gpu;
-
+use crate::gpu::*;
 use cuda_gl::{DeviceBuffer, Error, Module, nvrtc};
-use gpu::*;
 
 const ADD: &str = r#"
 extern "C" __global__ void api_nvrtc_add(unsigned* v, unsigned n, unsigned k)

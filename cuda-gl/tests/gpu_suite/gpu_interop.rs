@@ -4,23 +4,18 @@
 #![cfg(feature = "egl")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod gpu;
-
+use crate::gpu::*;
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::{
     DeviceBuffer, Error, GlDeviceList, ImageTarget, LaunchConfig, MapFlags, Module, PinnedBuffer,
     RegisterFlags, RegisteredBuffer, RegisteredImage, Resource, Stream, StreamFlags, gl_devices,
     map_all,
 };
-use gpu::*;
 
 // One file per concern in `gpu_interop/`; this one keeps registration, mapping and the data
 // paths.
-#[path = "gpu_interop/errors.rs"]
 mod errors;
-#[path = "gpu_interop/lifetimes.rs"]
 mod lifetimes;
-#[path = "gpu_interop/ordering.rs"]
 mod ordering;
 
 const N: usize = 64 * 1024;

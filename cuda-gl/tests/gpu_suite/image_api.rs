@@ -5,13 +5,11 @@
 #![cfg(feature = "egl")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod gpu;
-
+use crate::gpu::*;
 use cuda_gl::{
     DeviceBuffer, Error, ImageTarget, KernelArgs, RegisterFlags, RegisteredBuffer, RegisteredImage,
     Resource, Stream, StreamFlags, Surface, TextureDesc, map_all,
 };
-use gpu::*;
 
 const W: usize = 64;
 const H: usize = 32;

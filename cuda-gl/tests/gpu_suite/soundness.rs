@@ -5,12 +5,10 @@
 #![cfg(feature = "egl")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod gpu;
-
+use crate::gpu::*;
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::{Error, Event, ImageTarget, LaunchConfig, RegisterFlags, RegisteredBuffer};
 use cuda_gl::{MappedImage, RegisteredImage, Stream};
-use gpu::*;
 use std::time::{Duration, Instant};
 
 /// How long the slow kernel spins before it writes: long enough that the host reaches the

@@ -1,0 +1,42 @@
+//! The GPU suite: one test binary with a module per feature (as wgpu's `tests/root.rs`), so the
+//! tests share one build and one link, and one run (`cargo test -p cuda-gl --all-features --test
+//! gpu_suite`) lists them all as `module::test`. Each module states what it needs in its own
+//! inner attributes (`#![cfg(feature = "egl")]`, ...) and is empty without it; its GPU tests skip
+//! with the reason where there is no GPU (and fail under `CUDA_GL_REQUIRE_GPU=1`). Shared by the
+//! modules: `gpu` (`tests/gpu/`: the GPU, GL and CUDA set-up) and `harness` (`tests/harness/`:
+//! knobs, memory figures, log capture, child processes).
+//!
+//! Binaries of their own, for tests that need a process of their own (each file says why):
+//! `faults` (deliberate faults, each in a child process), `reliability` (measures the process's
+//! RSS and the GPU's memory in use), `cudarc_interop` (checks who retains the primary context,
+//! which every GPU test here retains too), `not_nvidia_gl` (libglvnd's EGL pointed at Mesa for
+//! the whole process) and `compile_fail` (trybuild).
+//!
+//! What the modules here share in one process, and why that is harmless to them:
+//! - `streaming` installs harness's log capture (`log` takes one logger per process, and keeps
+//!   it): no other module installs a logger or reads the capture, and its test only looks for a
+//!   line that its own stream logs, so other modules' records beside it change nothing;
+//! - `multi_gpu` runs its `CUDA_VISIBLE_DEVICES` cases (read once per process, at `cuInit`) in
+//!   child processes of this binary, by the test's full name (`harness::test_path`);
+//! - the registry of registered GL objects, the loaded libcuda, libEGL and GL entry points are
+//!   per process by design, and each test makes its own GL and CUDA objects, as the tests of one
+//!   module did before.
+
+#[cfg(feature = "egl")]
+#[path = "../gpu/mod.rs"]
+mod gpu;
+#[path = "../harness/mod.rs"]
+mod harness;
+
+mod auto_traits;
+mod bad_input;
+mod egl_any_gl;
+mod external;
+mod frames;
+mod gpu_interop;
+mod image_api;
+mod multi_gpu;
+mod nvrtc;
+mod soundness;
+mod state_machine;
+mod streaming;
