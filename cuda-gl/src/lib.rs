@@ -155,7 +155,7 @@
 //!   be mapped twice, unregistered or dropped while mapped, nor its stream dropped;
 //! - guards are `#[must_use]` (`buf.map(&s)?;` would unmap at once) and are neither `Send` nor
 //!   `Sync`; the external ring's GL-calling types are not `Send` either;
-//! - the auto traits of every public type are asserted in `tests/auto_traits.rs`.
+//! - the auto traits of every public type are asserted in `tests/gpu_suite/auto_traits.rs`.
 //!
 //! **Checked at run time**, each with a typed error that says what to do:
 //! - the owning GL context: a registration remembers the EGL or GLX context current when it
