@@ -119,10 +119,18 @@ impl<F, S> Slots<F, S> {
         })
     }
 
-    /// Whether the owner is current, so that dropping the holder may delete the slots' GL
-    /// objects; see [`gl_current_for_drop`].
+    /// Whether the owner is current, so that dropping the holder (named `what`) may delete the
+    /// slots' GL objects. Otherwise the error is recorded for [`Context::take_drop_errors`], and
+    /// the objects are to be leaked: deleting them by name with another context current would
+    /// delete that context's objects.
     pub(super) fn gl_current_for_drop(&self, ctx: &Context, what: &str) -> bool {
-        gl_current_for_drop(self.owner, ctx, what)
+        match self.owner.check("glDeleteBuffers (not called)") {
+            Ok(()) => true,
+            Err(e) => {
+                ctx.record_drop_error(&format!("deleting {what}'s GL objects (leaked instead)"), e);
+                false
+            }
+        }
     }
 
     /// Releases every slot ([`Slot::release`]), after their work was waited for.
@@ -144,18 +152,5 @@ impl<F, S> Deref for Slots<F, S> {
 impl<F, S> DerefMut for Slots<F, S> {
     fn deref_mut(&mut self) -> &mut Self::Target {
         &mut self.list
-    }
-}
-
-/// Whether `owner` is current, so that a drop may delete its GL objects. Otherwise the error is
-/// recorded for [`Context::take_drop_errors`] (naming `what`), and the objects are to be leaked:
-/// deleting them by name with another context current would delete that context's objects.
-fn gl_current_for_drop(owner: GlOwner, ctx: &Context, what: &str) -> bool {
-    match owner.check("glDeleteBuffers (not called)") {
-        Ok(()) => true,
-        Err(e) => {
-            ctx.record_drop_error(&format!("deleting {what}'s GL objects (leaked instead)"), e);
-            false
-        }
     }
 }
