@@ -65,7 +65,10 @@ fn gl_on_device_0() -> Option<HeadlessContext> {
         Err(e) => return skip(format!("no CUDA device 0: {e}")),
     };
     match HeadlessContext::for_cuda_device(&device) {
-        Ok(gl) => Some(gl),
+        Ok(gl) => {
+            gpu::load_gl_crate(&gl);
+            Some(gl)
+        }
         Err(e) => skip(format!("no headless GL context on CUDA device 0: {e}")),
     }
 }
@@ -379,4 +382,49 @@ fn the_shared_context_adds_no_retain_and_keeps_cudarc_alive() {
     );
     delete_buffer(name);
     drop(gl);
+}
+
+/// On a cudarc stream under capture (cudarc's `begin_capture` is safe), cuda-gl's stream-ordered
+/// copies and memsets are refused: captured, they would not run now but in a graph launched
+/// later, after the mapping or the buffer is gone.
+#[test]
+fn stream_ordered_calls_on_a_capturing_stream_are_refused() {
+    use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+    let Some(r) = rig() else { return };
+    let (w, h) = (16usize, 16usize);
+    let texture = gpu::gl_texture_rgba8(w as i32, h as i32, 1);
+    let mut image = cuda_gl::RegisteredImage::register(
+        &r.ctx,
+        texture,
+        cuda_gl::ImageTarget::Texture2D,
+        RegisterFlags::NONE,
+    )
+    .unwrap();
+    let mut device = cuda_gl::DeviceBuffer::<u32>::zeroed(&r.ctx, w * h).unwrap();
+    let mapped = image.map(&r.stream).unwrap();
+    let array = mapped.array(0, 0).unwrap();
+    r.stream
+        .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)
+        .unwrap();
+    let copy = array.copy_to_device(&mut device);
+    let memset = device.memset_async(0, &r.stream);
+    let graph = r
+        .stream
+        .end_capture(CUgraphInstantiate_flags::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH)
+        .unwrap();
+    drop(graph);
+    mapped.unmap().unwrap();
+    assert!(
+        copy.is_err(),
+        "a copy out of a mapped array was queued on a capturing stream"
+    );
+    assert!(
+        memset.is_err(),
+        "a memset of a device buffer was queued on a capturing stream"
+    );
+    drop(device);
+    drop(image);
+    r.ctx.check_drop_errors().unwrap();
+    gpu::delete_texture(texture);
+    check_gl();
 }

@@ -70,6 +70,7 @@ pub fn gpu_on(ordinal: usize) -> Option<Gpu> {
 /// A CUDA context, stream and the test kernels on `device`, next to its GL context `gl` (made
 /// before them).
 pub fn gpu_with(device: Device, gl: HeadlessContext) -> Gpu {
+    load_gl_crate(&gl);
     let ctx = Context::new(&device).expect("retain the primary context");
     let stream = Stream::new(&ctx, StreamFlags::NonBlocking).expect("create a stream");
     let kernels = Module::from_ptx(&ctx, TEST_PTX).expect("load the test kernels");
@@ -80,6 +81,12 @@ pub fn gpu_with(device: Device, gl: HeadlessContext) -> Gpu {
         device,
         gl,
     }
+}
+
+/// Loads the `gl` crate's function pointers (which the tests' own GL calls use) from `gl`.
+/// cuda-gl itself never calls them.
+pub fn load_gl_crate(gl: &HeadlessContext) {
+    gl::load_with(|name| gl.get_proc_address(name));
 }
 
 /// [`gpu_on`] device 0.

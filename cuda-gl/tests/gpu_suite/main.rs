@@ -40,3 +40,4 @@ mod nvrtc;
 mod soundness;
 mod state_machine;
 mod streaming;
+mod untrusted;
