@@ -5,13 +5,16 @@
 # 1. installs the missing system packages (only those `dpkg -s` does not report installed);
 # 2. runs the steps below in order, stopping at the first failure, timing each one:
 #      fmt, layering (ci/layering.sh: file sizes, driver calls only in result/, no import cycles),
-#      clippy, test, doc, bindgen (reproducibility), ptx (reproducibility), demo (smoke test);
-# 3. ends with one line: `ci summary: fmt ok (3 s), ...; 8 passed, 0 skipped, 0 failed (612 s)`.
+#      clippy, test, doc, package (cargo package of cuda-gl-sys and cuda-gl, verified, and
+#      cargo publish --dry-run of cuda-gl-sys), bindgen (reproducibility), ptx (reproducibility),
+#      demo (smoke test);
+# 3. ends with one line: `ci summary: fmt ok (3 s), ...; 9 passed, 0 skipped, 0 failed (612 s)`.
 #
 # Usage: ci/test.sh [STEP...]   (no STEP: all of them; e.g. `ci/test.sh fmt ptx` runs two)
 #
 # Every cargo command shares target/, so clippy, test and doc are the only three builds of the
-# workspace (the xtask and the demo reuse the test build's dependencies).
+# workspace (the xtask and the demo reuse the test build's dependencies; package verifies the two
+# library crates from their .crate files, on the dependencies already built).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -113,6 +116,17 @@ step_test() { cargo test --workspace --all-features; }
 
 step_doc() { RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features; }
 
+# The two library crates as crates.io would get them. `cargo package` builds each .crate (what
+# the `include` lists of their Cargo.toml let in) and verifies it by building it alone; cargo
+# packages workspace members together through a temporary local registry, so cuda-gl's
+# dependency on the unpublished cuda-gl-sys resolves. `cargo publish --dry-run` adds the
+# registry's own checks for cuda-gl-sys, which depends on published crates only (cuda-gl's
+# dry run needs cuda-gl-sys on crates.io first). Both read the crates.io index.
+step_package() {
+    cargo package -p cuda-gl-sys -p cuda-gl --allow-dirty || return
+    cargo publish --dry-run -p cuda-gl-sys --allow-dirty
+}
+
 have_libclang() {
     local ldconfig
     ldconfig="$(command -v ldconfig || echo /sbin/ldconfig)"
@@ -142,7 +156,7 @@ step_ptx() {
 
 step_demo() { bash ci/demo-smoke.sh; }
 
-STEPS=(fmt layering clippy test doc bindgen ptx demo)
+STEPS=(fmt layering clippy test doc package bindgen ptx demo)
 SUMMARY=()
 PASSED=0
 SKIPPED=0
