@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The default GPU run, on the GPU host, from a bundle of release binaries in .gpu/ (tests/, bin/,
-# bench/ and env.sh; see the README's "GPU tests on a host without Rust"): every test
+# bench/ and env.sh; see docs/guide/gpu-testing.md, "GPU tests on a host without Rust"): every test
 # binary (for cuda-gl: gpu_suite, one module per feature, and the few that need a process of
 # their own) under a timeout with `--test-threads=1` (faults last; its destructive cases stay off),
 # the kernel log's Xid lines before and after, and a one-line summary per binary.
