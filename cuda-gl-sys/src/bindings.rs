@@ -599,6 +599,18 @@ impl CUresourcetype_enum {
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUresourcetype_enum(pub ::std::os::raw::c_uint);
 pub use self::CUresourcetype_enum as CUresourcetype;
+impl CUstreamCaptureStatus_enum {
+    pub const CU_STREAM_CAPTURE_STATUS_NONE: CUstreamCaptureStatus_enum =
+        CUstreamCaptureStatus_enum(0);
+    pub const CU_STREAM_CAPTURE_STATUS_ACTIVE: CUstreamCaptureStatus_enum =
+        CUstreamCaptureStatus_enum(1);
+    pub const CU_STREAM_CAPTURE_STATUS_INVALIDATED: CUstreamCaptureStatus_enum =
+        CUstreamCaptureStatus_enum(2);
+}
+#[repr(transparent)]
+#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+pub struct CUstreamCaptureStatus_enum(pub ::std::os::raw::c_uint);
+pub use self::CUstreamCaptureStatus_enum as CUstreamCaptureStatus;
 impl cudaError_enum {
     pub const CUDA_SUCCESS: cudaError_enum = cudaError_enum(0);
     pub const CUDA_ERROR_INVALID_VALUE: cudaError_enum = cudaError_enum(1);
@@ -2364,6 +2376,10 @@ pub struct Driver {
         hEvent: CUevent,
         Flags: ::std::os::raw::c_uint,
     ) -> CUresult,
+    pub cuStreamIsCapturing: unsafe extern "C" fn(
+        hStream: CUstream,
+        captureStatus: *mut CUstreamCaptureStatus,
+    ) -> CUresult,
     pub cuStreamQuery: unsafe extern "C" fn(hStream: CUstream) -> CUresult,
     pub cuStreamSynchronize: unsafe extern "C" fn(hStream: CUstream) -> CUresult,
     pub cuStreamDestroy_v2: unsafe extern "C" fn(hStream: CUstream) -> CUresult,
@@ -2593,6 +2609,7 @@ impl Driver {
         let cuStreamGetFlags = __library.get(b"cuStreamGetFlags\0").map(|sym| *sym)?;
         let cuStreamGetCtx = __library.get(b"cuStreamGetCtx\0").map(|sym| *sym)?;
         let cuStreamWaitEvent = __library.get(b"cuStreamWaitEvent\0").map(|sym| *sym)?;
+        let cuStreamIsCapturing = __library.get(b"cuStreamIsCapturing\0").map(|sym| *sym)?;
         let cuStreamQuery = __library.get(b"cuStreamQuery\0").map(|sym| *sym)?;
         let cuStreamSynchronize = __library.get(b"cuStreamSynchronize\0").map(|sym| *sym)?;
         let cuStreamDestroy_v2 = __library.get(b"cuStreamDestroy_v2\0").map(|sym| *sym)?;
@@ -2728,6 +2745,7 @@ impl Driver {
             cuStreamGetFlags,
             cuStreamGetCtx,
             cuStreamWaitEvent,
+            cuStreamIsCapturing,
             cuStreamQuery,
             cuStreamSynchronize,
             cuStreamDestroy_v2,
@@ -3182,6 +3200,13 @@ impl Driver {
         Flags: ::std::os::raw::c_uint,
     ) -> CUresult {
         (self.cuStreamWaitEvent)(hStream, hEvent, Flags)
+    }
+    pub unsafe fn cuStreamIsCapturing(
+        &self,
+        hStream: CUstream,
+        captureStatus: *mut CUstreamCaptureStatus,
+    ) -> CUresult {
+        (self.cuStreamIsCapturing)(hStream, captureStatus)
     }
     pub unsafe fn cuStreamQuery(&self, hStream: CUstream) -> CUresult {
         (self.cuStreamQuery)(hStream)

@@ -45,6 +45,8 @@ fn run(args: &common::Args) -> Result<Outcome> {
     // (`let _ = ...` would drop it now).
     let _gl = HeadlessContext::for_cuda_device(&device)
         .map_err(|e| unavailable(format!("no headless OpenGL on CUDA device 0: {e}")))?;
+    // This program draws with the `gl` crate, so it loads it; cuda-gl itself needs no loader.
+    gl::load_with(|name| _gl.get_proc_address(name));
     let ctx = Context::new(&device)?;
     let stream = Stream::new(&ctx, StreamFlags::NonBlocking)?;
     let module = Module::from_ptx(&ctx, PTX)?;

@@ -59,12 +59,7 @@ fn main() -> ExitCode {
 fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
     let gradient = module.function("gradient_rgba8")?;
 
-    // The external-memory entry points of the current GL context, loaded once.
-    // SAFETY: (1) `proc_address` resolves names in the GL context current on this thread (EGL's
-    // or GLFW's loader); (2) that library stays loaded while `gpu` lives, and everything made
-    // with `gl` is dropped before `gpu`; (3) EGL and GLX report the current context, so cuda-gl
-    // checks the owner itself.
-    let gl = unsafe { ExternalGl::load_with(|name| gpu.proc_address(name)) }?;
+    let gl = ExternalGl::current()?;
     let mut frames = FrameStream::new(&gpu.ctx, &gl, FRAME_BYTES, 2 * BURST, BURST)?;
 
     // GL's side: the texture each frame is copied into, the triangle that draws it, the

@@ -59,6 +59,7 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
 
     // A headless OpenGL context on the same GPU, with a zeroed pixel buffer and a texture.
     let gl_ctx = HeadlessContext::for_cuda_ordinal(cu.cu_device())?;
+    gl::load_with(|name| gl_ctx.get_proc_address(name)); // for this program's own GL calls
     println!(
         "OpenGL {} on {}; CUDA device {} ({}), driver API {driver}",
         gl_ctx.version(),

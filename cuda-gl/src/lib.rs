@@ -16,10 +16,11 @@
 //! # The whole cycle
 //!
 //! Register a pixel buffer, map it, let a kernel write it, unmap, and draw from it. A GL context
-//! must be current (a GLFW window's, or [`egl::HeadlessContext`] with the `egl` feature), and the
-//! `gl` crate's function pointers loaded:
+//! must be current (a GLFW window's, or [`egl::HeadlessContext`] with the `egl` feature); the
+//! `gl` crate is loaded for this program's own GL calls (cuda-gl needs no loader):
 //!
 //! ```no_run
+//! use cuda_gl::gl;
 //! use cuda_gl::{Context, LaunchConfig, Module, RegisterFlags, RegisteredBuffer, Stream, StreamFlags};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -140,11 +141,11 @@
 //! `Module::from_cuda_source(&ctx, src, &["--std=c++17"])`, which opens NVRTC at run time
 //! (`$CUDA_GL_NVRTC_PATH`, else `libnvrtc.so.12`, `libnvrtc.so.13`, `libnvrtc.so`).
 //!
-//! # The `gl` crate
+//! # The GL crate you draw with
 //!
-//! cuda-gl asks GL a few questions (which target a texture has, whether a name is an object)
-//! through the `gl` crate, re-exported as [`gl`]: use it, or the same `gl` version, so that the
-//! function pointers your application loads (`gl::load_with`) are the ones cuda-gl calls.
+//! Any: cuda-gl calls GL only through entry points it resolves itself from EGL or GLX, so `gl`
+//! of any version, glow, or raw bindings all work, and none of them needs loading for cuda-gl's
+//! sake. The `gl` crate is re-exported as [`gl`] for convenience.
 //!
 //! # Safety model
 //! Safe code cannot cause undefined behaviour through this crate. What that rests on:
@@ -158,13 +159,36 @@
 //! - the auto traits of every public type are asserted in `tests/gpu_suite/auto_traits.rs`.
 //!
 //! **Checked at run time**, each with a typed error that says what to do:
+//! - cuda-gl's own GL calls (queries, labels, fences, external memory) go through one table it
+//!   resolves itself (`eglGetProcAddress`, `glXGetProcAddressARB`), never through the `gl`
+//!   crate's global pointers, which safe code can overwrite; no check switches off because an
+//!   application's loader is missing: a check that cannot run refuses the call
+//!   ([`Error::GlCheckUnavailable`], [`Error::GlPlatformUnknown`]);
 //! - the owning GL context: a registration remembers the EGL or GLX context current when it
 //!   was made, and map, unmap, unregister and `Drop` refuse another one
 //!   ([`Error::WrongGlContext`]) or none ([`Error::NoGlContext`]) before the driver sees the
-//!   call. Cost: one or two `*GetCurrentContext` calls per map and unmap;
+//!   call. A handle value is not trusted alone (NVIDIA's EGL reuses a destroyed context's
+//!   handle): each context gets a labelled canary program at its first use, and a context
+//!   without its owner's canary is refused ([`Error::GlContextGone`]), so objects of a
+//!   destroyed context are never mapped, waited on, relabelled or deleted through another.
+//!   Cost per map and per unmap: one or two `*GetCurrentContext` calls, `glIsProgram` and
+//!   `glGetObjectLabel` (see `docs/benchmarks.md`, "What the safety checks cost");
+//! - streams that capture a CUDA graph are refused ([`Error::StreamCapturing`],
+//!   `cuStreamIsCapturing`) by every safe call whose safety needs its work to run when queued:
+//!   map, unmap, copies in and out of mapped arrays, [`DeviceBuffer`] copies on a stream and
+//!   `memset_async`, pinned-buffer copies, [`external::ExternalRing::write`] and its event,
+//!   [`external::FrameStream::push_burst`] and its events. (`Function::launch` is `unsafe` and
+//!   may be captured; its `# Safety` says what the caller then keeps valid.) A capture begun by
+//!   another thread between the check and the queued call is not caught;
 //! - one registration per GL object: a second one is refused ([`Error::AlreadyRegistered`]);
 //!   across GL contexts a debug label tells a shared object from an unrelated one of the same
-//!   name (refused when it cannot be told). Cost: at registration only;
+//!   name (refused when it cannot be told). cuda-gl's own GL buffers (external-memory imports,
+//!   so ring and frame-stream slots) are claimed too and cannot be registered. Cost: at
+//!   registration and import only;
+//! - overlap is judged by storage, not handle: `array(0, 0)` and level 0 of the mipmapped array
+//!   of one texture are one storage, and a copy between them is refused;
+//! - external-memory imports check their first bytes one at a time in the process, so two
+//!   threads importing one memory never borrow its bytes at once;
 //! - leaked guards (`mem::forget`): each registration and each external-ring slot remembers that
 //!   it is in use, and the next call waits for the work of the leaked guard before going on;
 //! - objects are destroyed only after the GPU work that may use them: surface and texture
@@ -189,7 +213,7 @@
 //!   mapping's stream (or before its unmap) when it uses a mapping;
 //! - [`Module::from_cubin`]: the bytes are a whole compiler-written cubin or fatbin (the driver
 //!   takes no length; the header checks refuse junk but cannot bound every offset inside);
-//! - loaders and raw handles: `ExternalGl::load_with`, [`sys::load_from`], [`Stream::from_raw`],
+//! - loaders and raw handles: [`sys::load_from`], [`Stream::from_raw`],
 //!   and implementations of [`AsStream`], [`KernelParam`], [`KernelArgs`] and [`DeviceCopy`];
 //! - the external ring's `read_unordered`, the one door past its ordering.
 //!
@@ -203,12 +227,13 @@
 //! - the CUDA handles: `context`, `device`, `stream` ([`Stream`], [`Event`]), `module`
 //!   ([`Module`], [`Function`], launches; `module/image` checks cubin and fatbin images),
 //!   `memory` ([`DeviceBuffer`], [`PinnedBuffer`]);
-//! - `gl_object` (image targets and flags) and `glprobe/` (which GL context is current, GL
-//!   queries, debug labels): what is asked of OpenGL itself;
-//! - [`graphics`]: registrations and their state machine (`registration`, `claim`, `retire`,
+//! - `gl_object` (image targets and flags) and `glapi/`, the only code that calls OpenGL: its
+//!   own table of entry points (`platform`, `table`), which context owns an object (`current`),
+//!   the registry of claimed GL objects (`claim`), fences, labels and queries;
+//! - [`graphics`]: registrations and their state machine (`registration`, `retire`,
 //!   `classify`), the registered types (`buffer`, `image`, shared methods in `methods`), the
 //!   mapping views (`array`, `surface`, `texture`, `copy`) and batches (`batch`);
-//! - `external` (Unix): external memory shared with GL: `gl_fns` (entry points, fences),
+//! - `external` (Unix): external memory shared with GL: `external_gl` (the checked context),
 //!   `memory` (the CUDA allocation), `import` (the checked GL import), `ring` (`ExternalRing`),
 //!   `stream` (`FrameStream`), `frame` (what its closures get), `slot` (their slots);
 //! - features: `egl` (module `egl`: headless contexts), `cudarc` (module `cudarc_interop`),
@@ -227,7 +252,7 @@ mod context;
 mod device;
 mod error;
 mod gl_object;
-mod glprobe;
+mod glapi;
 pub mod graphics;
 mod memory;
 mod module;
@@ -273,17 +298,14 @@ pub use stream::{AsStream, Event, Stream, StreamFlags};
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
 
-/// The `gl` crate (0.14) that cuda-gl is built against, re-exported so that the version always
-/// matches.
+/// The `gl` crate (0.14), re-exported for the examples and for applications that want it.
 ///
-/// The GL calls of an application and those of cuda-gl go to the same context either way, but
-/// the `gl` crate keeps its function pointers per crate version: with a different `gl` version
-/// in the application, cuda-gl's copy is never loaded, so its GL queries answer nothing (the
-/// image target check is skipped, and
-/// [`RegisteredImage::register_texture`] fails with [`Error::UnknownTextureTarget`]). Use
-/// `cuda_gl::gl` (or depend on `gl = "0.14"`). A windowed application loads it once with the
-/// window's loader, e.g. with GLFW: `cuda_gl::gl::load_with(|s| window.get_proc_address(s))`;
-/// [`egl::HeadlessContext`] loads it itself.
+/// cuda-gl itself never calls the `gl` crate's function pointers (any safe code can overwrite
+/// them with `gl::load_with`): it resolves the entry points it calls through the platform
+/// (EGL's `eglGetProcAddress`, GLX's `glXGetProcAddressARB`). An application may draw with
+/// any GL crate (`gl` of any version, glow, or none) and loads it for its own calls only, e.g.
+/// `cuda_gl::gl::load_with(|s| window.get_proc_address(s))`; [`egl::HeadlessContext`] does not
+/// load it.
 pub use gl;
 
 /// The raw bindings, re-exported for calls this crate does not wrap.

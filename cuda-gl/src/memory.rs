@@ -4,7 +4,7 @@ use crate::context::Context;
 use crate::error::{CudaError, Error, Result};
 use crate::module::KernelParam;
 use crate::result;
-use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT, Event, check_same_context};
+use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT, Event, check_same_context, ordered};
 use cuda_gl_sys as sys;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -138,7 +138,8 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     #[doc(alias = "cuMemsetD8Async")]
     pub fn zeroed_on(ctx: &Arc<Context>, len: usize, stream: &impl AsStream) -> Result<Self> {
         check_same_context(ctx, stream, "the device buffer")?;
-        Self::alloc_zeroed(ctx, len, stream.raw_stream())
+        let s = ordered(ctx, stream, "cuMemsetD8Async (not called)")?;
+        Self::alloc_zeroed(ctx, len, s)
     }
 
     /// Allocates and queues the zeroing on `stream`, a live stream of `ctx`.
@@ -212,21 +213,16 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     pub fn copy_from_slice_on(&mut self, data: &[T], stream: &impl AsStream) -> Result<()> {
         self.check_len(data.len())?;
         check_same_context(&self.ctx, stream, "the device buffer")?;
-        self.ctx.bind()?;
+        let s = ordered(&self.ctx, stream, "cuMemcpyHtoDAsync (not called)")?;
         // SAFETY: both ranges are `byte_len` long; `T` is plain data; the stream is live while
-        // borrowed and of this context (checked). The driver stages pageable `data` before the
-        // call returns, and the DMA only reads it, so the borrow of `data` may end even if the
-        // synchronize below fails.
+        // borrowed and of this context (checked), and not capturing. The driver stages
+        // pageable `data` before the call returns, and the DMA only reads it, so the borrow of
+        // `data` may end even if the synchronize below fails.
         unsafe {
-            result::mem::copy_htod_async(
-                self.raw,
-                data.as_ptr().cast(),
-                self.byte_len(),
-                stream.raw_stream(),
-            )
+            result::mem::copy_htod_async(self.raw, data.as_ptr().cast(), self.byte_len(), s)
         }?;
         // SAFETY: the stream is live while borrowed.
-        unsafe { result::stream::synchronize(stream.raw_stream()) }
+        unsafe { result::stream::synchronize(s) }
     }
 
     /// Copies the contents out, after all work queued in the context so far.
@@ -263,20 +259,15 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     #[doc(alias = "cuMemcpyDtoHAsync")]
     pub fn to_vec_on(&self, stream: &impl AsStream) -> Result<Vec<T>> {
         check_same_context(&self.ctx, stream, "the device buffer")?;
-        self.ctx.bind()?;
+        let s = ordered(&self.ctx, stream, "cuMemcpyDtoHAsync (not called)")?;
         let mut out = Vec::<T>::with_capacity(self.len);
         // SAFETY: the destination has capacity for `len` values; the stream is live while
-        // borrowed and of this context (checked).
+        // borrowed and of this context (checked), and not capturing.
         unsafe {
-            result::mem::copy_dtoh_async(
-                out.as_mut_ptr().cast(),
-                self.raw,
-                self.byte_len(),
-                stream.raw_stream(),
-            )
+            result::mem::copy_dtoh_async(out.as_mut_ptr().cast(), self.raw, self.byte_len(), s)
         }?;
         // SAFETY: the stream is live while borrowed.
-        if let Err(e) = unsafe { result::stream::synchronize(stream.raw_stream()) } {
+        if let Err(e) = unsafe { result::stream::synchronize(s) } {
             // Whether the copy into `out` still runs is unknown: leak the allocation rather
             // than free memory the DMA may write.
             std::mem::forget(out);
@@ -295,12 +286,10 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     #[doc(alias = "cuMemsetD8Async")]
     pub fn memset_async(&mut self, value: u8, stream: &impl AsStream) -> Result<()> {
         check_same_context(&self.ctx, stream, "the device buffer")?;
-        self.ctx.bind()?;
+        let s = ordered(&self.ctx, stream, "cuMemsetD8Async (not called)")?;
         // SAFETY: the range is the allocation; the stream is live while borrowed and of this
-        // context (checked).
-        unsafe {
-            result::mem::memset_d8_async(self.raw, value, self.byte_len(), stream.raw_stream())
-        }?;
+        // context (checked), and not capturing.
+        unsafe { result::mem::memset_d8_async(self.raw, value, self.byte_len(), s) }?;
         Ok(())
     }
 
@@ -494,8 +483,7 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
         if self.untracked {
             return self.wait_for_copies();
         }
-        self.ctx.bind()?;
-        let raw_stream = stream.raw_stream();
+        let raw_stream = ordered(&self.ctx, stream, "cuMemcpyDtoHAsync (not called)")?;
         // SAFETY: the stream (live while borrowed) and the event are of this context.
         unsafe { result::stream::wait_event(raw_stream, self.event.raw()) }?;
         // SAFETY: both ranges are `len` values long and live (the device buffer is freed with
@@ -509,7 +497,10 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
                 raw_stream,
             )
         }?;
-        if let Err(record) = self.event.record(stream) {
+        if let Err(record) = self
+            .event
+            .record_ordered(stream, "cuEventRecord (not called)")
+        {
             // SAFETY: the stream is live while borrowed.
             if unsafe { result::stream::synchronize(raw_stream) }.is_err() {
                 self.untracked = true;

@@ -383,6 +383,24 @@ impl Function {
     ///    work queued on the mapping's stream, or by work ordered before its unmap (through an
     ///    event the mapping's stream waits for before the unmap): the unmap is queued on the
     ///    mapping's stream and orders nothing else.
+    /// 4. Memory registered or mapped read-only ([`RegisterFlags::READ_ONLY`],
+    ///    [`MapFlags::ReadOnly`]) is only read: CUDA leaves writes to it undefined. (cuda-gl's
+    ///    safe copies refuse to write it.)
+    /// 5. Writes do not overlap what the same launch, or other work in flight, reads of the same
+    ///    storage unless the kernel orders them itself: two handles of one texture's storage
+    ///    (a layer and its mip level, say) are the same memory. (The safe copies refuse a copy
+    ///    onto the storage it reads.)
+    /// 6. When `stream` is capturing a CUDA graph, the launch runs when the graph is launched,
+    ///    not now: every handle and pointer stays valid, mapped and unaliased until each launch
+    ///    of that graph has finished. (The safe stream-ordered calls refuse a capturing stream.)
+    /// 7. External-memory pointers ([`FrameWrite::device_ptr`], [`CudaWrite::device_ptr`]) are
+    ///    written only by work queued on the guard's stream before the guard finishes; GL
+    ///    buffers of a ring or a frame stream are read by GL only through their read guards.
+    ///
+    /// [`RegisterFlags::READ_ONLY`]: crate::RegisterFlags::READ_ONLY
+    /// [`MapFlags::ReadOnly`]: crate::MapFlags::ReadOnly
+    /// [`FrameWrite::device_ptr`]: crate::external::FrameWrite::device_ptr
+    /// [`CudaWrite::device_ptr`]: crate::external::CudaWrite::device_ptr
     ///
     /// # Errors
     /// - [`Error::KernelArguments`] when the arguments do not match the PTX declaration;

@@ -24,6 +24,42 @@ pub(crate) fn check_same_context(ctx: &Context, stream: &impl AsStream, owner: &
     }
 }
 
+/// Refuses `call` on raw stream `s` (of the bound context) while it captures a CUDA graph:
+/// captured work runs when the graph is launched, not now, after the memory or mapping it
+/// touches may be gone. A stream whose capture status cannot be asked is refused too, with the
+/// driver's error (for instance the legacy stream while another stream captures globally).
+///
+/// # Safety
+/// 1. `s` is a live stream of the bound context, or a special stream handle.
+///
+/// # Errors
+/// [`Error::StreamCapturing`] naming `call`; the driver's error from `cuStreamIsCapturing`.
+pub(crate) unsafe fn check_not_capturing(s: sys::CUstream, call: &'static str) -> Result<()> {
+    // SAFETY: (1).
+    if unsafe { result::stream::is_capturing(s) }? {
+        Err(Error::StreamCapturing { call })
+    } else {
+        Ok(())
+    }
+}
+
+/// [`check_not_capturing`] for `stream`, with its context bound first.
+///
+/// # Errors
+/// As [`check_not_capturing`], and the driver's error from binding the context.
+pub(crate) fn ordered(
+    ctx: &Context,
+    stream: &impl AsStream,
+    call: &'static str,
+) -> Result<sys::CUstream> {
+    ctx.bind()?;
+    let s = stream.raw_stream();
+    // SAFETY: (1) of `AsStream`: the handle is live while `stream` is borrowed; its context was
+    // checked against `ctx` by the callers, and is bound.
+    unsafe { check_not_capturing(s, call) }?;
+    Ok(s)
+}
+
 /// A stream that work can be queued on: cuda-gl's [`Stream`], or one from another library.
 ///
 /// Mapping and unmapping take any `AsStream`, so the map can run on the caller's own stream.
@@ -238,6 +274,15 @@ impl Event {
         self.ctx.bind()?;
         // SAFETY: both handles are live while borrowed and share a context (checked above).
         unsafe { result::stream::event_record(self.raw, stream.raw_stream()) }
+    }
+
+    /// [`record`](Self::record) for cuda-gl's own ordering, which needs the record to happen
+    /// now: refused on a stream that is capturing a graph (`call` names the refused call).
+    pub(crate) fn record_ordered(&self, stream: &impl AsStream, call: &'static str) -> Result<()> {
+        check_same_context(&self.ctx, stream, "the event")?;
+        let s = ordered(&self.ctx, stream, call)?;
+        // SAFETY: both handles are live while borrowed and share a context (checked above).
+        unsafe { result::stream::event_record(self.raw, s) }
     }
 
     /// Waits until the work before the recorded point has finished.

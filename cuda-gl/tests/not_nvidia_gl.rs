@@ -50,6 +50,7 @@ fn mesa_gl_next_to_cuda_is_not_nvidia_gl() {
         Ok(gl) => gl,
         Err(e) => return skip_or_fail(format!("no headless GL context: {e}")),
     };
+    gl::load_with(|name| gl.get_proc_address(name));
     if !gl.is_software() {
         return skip_or_fail(format!(
             "the GL context is {} ({}), not a software renderer; point \

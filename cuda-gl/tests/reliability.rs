@@ -310,6 +310,7 @@ fn interop_thread(
     const W: usize = 200;
     const H: usize = 120;
     let gl = HeadlessContext::for_cuda_device(&device).unwrap();
+    gpu::load_gl_crate(&gl);
     let ctx = Context::new(&device).unwrap();
     let stream = Stream::new(&ctx, StreamFlags::NonBlocking).unwrap();
     let kernels = Module::from_ptx(&ctx, TEST_PTX).unwrap();

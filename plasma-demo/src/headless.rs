@@ -35,6 +35,8 @@ pub fn open_cuda(
 ) -> Result<(HeadlessContext, CudaBackend), cuda_gl::Error> {
     let device = Device::get(ordinal)?;
     let gl = HeadlessContext::for_cuda_device(&device)?;
+    // The renderer draws with the `gl` crate; cuda-gl needs nothing loaded.
+    gl::load_with(|name| gl.get_proc_address(name));
     let backend = CudaBackend::on_device(&device, path)?;
     Ok((gl, backend))
 }
@@ -44,7 +46,9 @@ pub fn open_cuda(
 /// # Errors
 /// When EGL offers no OpenGL at all.
 pub fn open_any() -> Result<HeadlessContext> {
-    HeadlessContext::any_gl().context("no headless OpenGL context through EGL")
+    let gl = HeadlessContext::any_gl().context("no headless OpenGL context through EGL")?;
+    gl::load_with(|name| gl.get_proc_address(name));
+    Ok(gl)
 }
 
 /// The headless context and the backend for `choice`. The backend must be dropped before the
@@ -154,11 +158,7 @@ pub fn run_fallback(args: &RunArgs, out: &Output, why: &str) -> Result<()> {
 fn run_for(args: &RunArgs, out: &Output, length: Length, screenshot: Option<&Path>) -> Result<()> {
     let (gl, selected) = open(args.backend, args.path, args.device)?;
     let selected = selected.with_debug_spin(args.debug_spin())?;
-    // SAFETY: (1) eglGetProcAddress resolves the entry points of the headless context, current
-    // on this thread; cuda-gl opens libEGL once per process and never closes it.
-    let selected = unsafe {
-        selected.with_stream_gl(args.path, args.burst, |name| gl.get_proc_address(name))
-    }?;
+    let selected = selected.with_stream_gl(args.path, args.burst)?;
     if let Some(reason) = &selected.fallback {
         out.fallback(reason);
     }

@@ -148,11 +148,7 @@ impl GlWindow {
 pub fn run(mut win: GlWindow, args: &RunArgs, out: &Output) -> Result<()> {
     let selected =
         backend::for_current_gl(args.backend, args.path)?.with_debug_spin(args.debug_spin())?;
-    // SAFETY: (1) glfwGetProcAddress resolves the entry points of the window's context, which
-    // is current on this thread; GLFW and its GL library stay loaded while `win` lives, and the
-    // session (and its backend) is dropped before `win`.
-    let selected =
-        unsafe { selected.with_stream_gl(args.path, args.burst, |name| win.proc_address(name)) }?;
+    let selected = selected.with_stream_gl(args.path, args.burst)?;
     if let Some(reason) = &selected.fallback {
         out.fallback(reason);
     }

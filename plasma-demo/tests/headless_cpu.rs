@@ -28,6 +28,7 @@ fn cpu_backend_draws_the_reference_exactly() {
             return;
         }
     };
+    gl::load_with(|name| gl.get_proc_address(name));
     eprintln!("OpenGL {} on {}", gl.version(), gl.renderer());
     let first = Size::new(96, 54).unwrap();
     let mut session = Session::new(

@@ -48,6 +48,7 @@ const FUNCTIONS: &[&str] = &[
     "cuStreamWaitEvent",
     "cuStreamGetCtx",
     "cuStreamGetFlags",
+    "cuStreamIsCapturing",
     "cuEventCreate",
     "cuEventDestroy",
     "cuEventRecord",

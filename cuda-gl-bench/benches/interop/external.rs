@@ -169,11 +169,7 @@ pub fn frames_in_flight(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
         "frames in flight {w}x{h}: external-memory ring vs map/unmap ring (µs per frame = \
          round of {ROUND} frames incl. drain / {ROUND}; median over rounds)"
     );
-    // SAFETY: (1) the names resolve through eglGetProcAddress for the headless context, current
-    // on this thread; (2) libEGL is opened once per process and never closed; (3) EGL reports the
-    // current context, so cuda-gl checks the owner itself.
-    let gl = unsafe { ExternalGl::load_with(|name| gpu.gl_proc_address(name)) }
-        .context("loading GL_EXT_memory_object(_fd)")?;
+    let gl = ExternalGl::current().context("loading GL_EXT_memory_object(_fd)")?;
     let plain = Buffer::new(FULL_HD_BYTES, "the plain GL buffer")?;
     let mut rig = Rig {
         frames: Frames {

@@ -55,6 +55,7 @@ impl Gpu {
         let egl = HeadlessContext::for_cuda_device(&device).with_context(|| {
             format!("creating a headless OpenGL context on CUDA device {ordinal}")
         })?;
+        gl::load_with(|name| egl.get_proc_address(name));
         if egl.is_software() {
             bail!(
                 "the OpenGL context on CUDA device {ordinal} is a software renderer ({}); \
@@ -88,7 +89,7 @@ impl Gpu {
     }
 
     /// The address of the GL entry point `name` in the headless context, for loaders such as
-    /// `cuda_gl::external::ExternalGl::load_with`.
+    /// the benchmark's own Vulkan interop probe.
     pub fn gl_proc_address(&self, name: &str) -> *const std::ffi::c_void {
         self._egl.get_proc_address(name)
     }

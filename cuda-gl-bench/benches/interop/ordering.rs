@@ -422,11 +422,7 @@ pub fn ordering(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
          {}) incl. drain / frames; median over rounds; ratio to the pipelined floor)",
         crate::external::ROUND
     );
-    // SAFETY: (1) the names resolve through eglGetProcAddress for the headless context, current
-    // on this thread; (2) libEGL is opened once per process and never closed; (3) EGL reports the
-    // current context, so cuda-gl checks the owner itself.
-    let gl = unsafe { ExternalGl::load_with(|name| gpu.gl_proc_address(name)) }
-        .context("loading GL_EXT_memory_object(_fd)")?;
+    let gl = ExternalGl::current().context("loading GL_EXT_memory_object(_fd)")?;
     let vulkan = Vulkan::open(gpu.ctx.device())
         .map_err(|e| eprintln!("interop: ordering: no Vulkan device: {e:#}"))
         .ok();

@@ -202,11 +202,7 @@ pub fn streaming(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>> 
         "streaming {w}x{h}: FrameStream vs the pipelined floor (µs per frame = round of {ROUND} \
          frames incl. start and drain / {ROUND}; median over rounds)"
     );
-    // SAFETY: (1) the names resolve through eglGetProcAddress for the headless context, current
-    // on this thread; (2) libEGL is opened once per process and never closed; (3) EGL reports the
-    // current context, so cuda-gl checks the owner itself.
-    let gl = unsafe { ExternalGl::load_with(|name| gpu.gl_proc_address(name)) }
-        .context("loading GL_EXT_memory_object(_fd)")?;
+    let gl = ExternalGl::current().context("loading GL_EXT_memory_object(_fd)")?;
     let mut sides = Vec::with_capacity(POINTS.len());
     for (slots, burst) in POINTS {
         let stream = FrameStream::new(&gpu.ctx, &gl, bytes, slots, burst)

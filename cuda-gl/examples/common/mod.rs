@@ -217,6 +217,9 @@ impl Gpu {
                 "no headless OpenGL on CUDA device 0 through EGL: {e}"
             ))
         })?;
+        // The example draws with the `gl` crate: load it for its own calls (cuda-gl needs no
+        // loader).
+        gl::load_with(|name| gl.get_proc_address(name));
         let ctx = Context::new(&device)?;
         Ok((ctx, Display::Headless(Box::new(gl))))
     }

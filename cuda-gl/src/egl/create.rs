@@ -1,8 +1,6 @@
 //! Config selection, context creation and making the new context current.
 
-use std::ffi::CStr;
 use std::marker::PhantomData;
-use std::sync::Once;
 
 use khronos_egl as kegl;
 
@@ -10,14 +8,6 @@ use super::HeadlessConfig;
 use super::context::HeadlessContext;
 use super::error::{EglDeviceInfo, EglError, EglErrorCode, EglPlatform};
 use super::sys::{self, DeviceApi, DisplayRef, Egl};
-
-/// Loads the `gl` crate's function pointers once per process.
-///
-/// They are process-wide `static mut`s in the `gl` crate, so reloading them while another
-/// thread calls GL would be a data race. Loading once is enough: libglvnd hands out dispatch
-/// stubs that route to whichever vendor's context is current, and without libglvnd only one
-/// vendor can be loaded anyway.
-static GL_LOADED: Once = Once::new();
 
 impl HeadlessContext {
     pub(super) fn mesa_surfaceless(
@@ -130,10 +120,13 @@ impl HeadlessContext {
             ctx.make_current()?;
         }
 
-        GL_LOADED.call_once(|| gl::load_with(|name| ctx.get_proc_address(name)));
-        ctx.renderer = gl_string(gl::RENDERER);
-        ctx.vendor = gl_string(gl::VENDOR);
-        ctx.version = gl_string(gl::VERSION);
+        // Through cuda-gl's own table (the `gl` crate's pointers are the application's to load).
+        if let Ok((_, _, fns)) = crate::glapi::current_gl("glGetString") {
+            let string = |name| fns.string(name).unwrap_or_default();
+            ctx.renderer = string(gl::RENDERER);
+            ctx.vendor = string(gl::VENDOR);
+            ctx.version = string(gl::VERSION);
+        }
         log::debug!(
             "EGL {platform} context: OpenGL {} on {} ({})",
             ctx.version,
@@ -141,24 +134,6 @@ impl HeadlessContext {
             ctx.vendor
         );
         Ok(ctx)
-    }
-}
-
-/// `glGetString(name)` for the current context, or an empty string.
-fn gl_string(name: gl::types::GLenum) -> String {
-    if !gl::GetString::is_loaded() {
-        return String::new();
-    }
-    // SAFETY: a context is current on this thread and glGetString is loaded; it returns null or
-    // a static NUL-terminated string owned by the GL implementation.
-    let s = unsafe { gl::GetString(name) };
-    if s.is_null() {
-        String::new()
-    } else {
-        // SAFETY: non-null and NUL-terminated (see above); copied out immediately.
-        unsafe { CStr::from_ptr(s.cast()) }
-            .to_string_lossy()
-            .into_owned()
     }
 }
 

@@ -321,6 +321,66 @@ pub enum Error {
         current: usize,
     },
 
+    /// The GL context that owns an object was destroyed, and the context current now got its
+    /// handle value (NVIDIA's EGL hands a destroyed context's handle to the next one).
+    ///
+    /// cuda-gl tells them apart with a canary object that each context gets at its first use;
+    /// objects of a destroyed context are never mapped, waited on, relabelled or deleted
+    /// through another one.
+    #[error(
+        "{call}: the GL context that owned the object ({handle:#x}) was destroyed, and the \
+         context now current merely has the same handle value.\nhelp: the object's GL side died \
+         with its context; drop the cuda-gl object (its GL names are left alone) and create \
+         new ones with the live context current"
+    )]
+    GlContextGone {
+        /// What was refused, e.g. `cuGraphicsMapResources (not called)`.
+        call: &'static str,
+        /// The handle value both contexts had.
+        handle: usize,
+    },
+
+    /// Neither EGL nor GLX is loaded in this process, so cuda-gl can neither call GL nor tell
+    /// which context is current.
+    #[error(
+        "{call} was not made: neither libEGL nor libGLX is loaded in this process, so cuda-gl \
+         cannot ask which OpenGL context is current.\nhelp: create the GL context through EGL or \
+         GLX (GLFW, glutin, SDL and winit with glutin do, on X11 and Wayland) before using \
+         cuda-gl's GL calls; other platforms are not supported"
+    )]
+    GlPlatformUnknown {
+        /// What was refused.
+        call: &'static str,
+    },
+
+    /// A safety check needs a GL feature the current context lacks, so the call is refused
+    /// rather than made unchecked.
+    #[error(
+        "{check} cannot be checked: {why}.\nhelp: create an OpenGL 4.3 context (or one with \
+         GL_KHR_debug), as NVIDIA's and Mesa's drivers offer"
+    )]
+    GlCheckUnavailable {
+        /// The check, e.g. `which GL context owns an object`.
+        check: &'static str,
+        /// Why it cannot run.
+        why: String,
+    },
+
+    /// A stream-ordered call was made on a stream that is capturing a CUDA graph: captured,
+    /// the work would not run now but whenever the graph is launched, after the memory or the
+    /// mapping it touches may be gone.
+    #[error(
+        "{call} was not queued: the stream is capturing a CUDA graph \
+         (cuStreamIsCapturing).\nhelp: end the capture (cudarc: `stream.end_capture(..)`) \
+         first, or use another stream; cuda-gl's copies, memsets, maps and hand-offs must run \
+         when they are queued"
+    )]
+    #[doc(alias = "cuStreamIsCapturing")]
+    StreamCapturing {
+        /// What was refused.
+        call: &'static str,
+    },
+
     /// A wait for the GPU did not end within its timeout.
     #[error(
         "waiting for {what} did not end within {timeout:?}.\nhelp: the GPU work before it has \

@@ -2,14 +2,15 @@
 //! [`ExportableMemory`]'s file descriptor and a GL buffer whose storage it is.
 
 use super::GL_HANDLE_TYPE_OPAQUE_FD_EXT;
-use super::gl_fns::{ExternalGl, Fns};
+use super::external_gl::ExternalGl;
 use super::memory::ExportableMemory;
 use crate::error::{Error, Result};
-use crate::glprobe::GlOwner;
+use crate::gl_object::Kind;
+use crate::glapi::{GlFns, GlOwner, claim, have};
 use crate::result;
-use std::fmt;
 use std::marker::PhantomData;
 use std::os::fd::{AsRawFd, IntoRawFd};
+use std::sync::Mutex;
 
 /// A GL memory object imported from an [`ExportableMemory`], and a GL buffer object whose
 /// storage is that memory (`glBufferStorageMemEXT`, immutable, `requested_size` bytes).
@@ -24,8 +25,10 @@ use std::os::fd::{AsRawFd, IntoRawFd};
 /// the dropping thread.
 #[derive(Debug)]
 pub struct GlMemoryBuffer {
-    fns: FnsDebug,
     owner: GlOwner,
+    /// This process's claim on the buffer, so that it cannot be registered with CUDA as well
+    /// (a mapping of it would be a second view of the memory, outside this import's ordering).
+    claim: Option<claim::Claim>,
     memory_object: u32,
     buffer: u32,
     size: usize,
@@ -41,15 +44,9 @@ const IMPORT_ATTEMPTS: usize = 4;
 /// How many bytes the import check writes and reads back.
 const CHECK_BYTES: usize = 16;
 
-/// [`Fns`] with a `Debug` that prints nothing.
-#[derive(Clone, Copy)]
-struct FnsDebug(Fns);
-
-impl fmt::Debug for FnsDebug {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("ExternalGl")
-    }
-}
+/// Held by every import while it checks its first bytes, so that no two imports of one memory
+/// (from two threads, each with a GL context of its own) borrow the same bytes at once.
+static CHECKING: Mutex<()> = Mutex::new(());
 
 impl GlMemoryBuffer {
     /// Exports a file descriptor from `memory`, imports it into the current GL context (which
@@ -62,10 +59,11 @@ impl GlMemoryBuffer {
     /// tried again, up to 4 times: NVIDIA's driver 580 was seen to give the 32nd memory object of
     /// a GL context storage that CUDA's writes never reach.
     ///
-    /// Import while nothing else uses the memory's first 16 bytes: work queued on it from
-    /// another thread, or by another GL context, during the call could see the marker or be
-    /// overwritten by the restore. (Rings and frame streams import memory of their own, which
-    /// nothing else can reach.)
+    /// Imports are checked one at a time in the process (a lock held across the check), so two
+    /// threads importing the same memory never borrow its bytes at once. Safe code has no other
+    /// way to write an [`ExportableMemory`] during the call; a kernel launched on it from another
+    /// thread meanwhile (an `unsafe` launch) could see the marker, which the launch's caller
+    /// rules out. The buffer is claimed, so it cannot also be registered with CUDA.
     ///
     /// The GL context `gl` was loaded for must be current. GL state: the `GL_COPY_WRITE_BUFFER`
     /// and `GL_COPY_READ_BUFFER` bindings are restored afterwards.
@@ -85,12 +83,25 @@ impl GlMemoryBuffer {
     #[doc(alias = "glBufferStorageMemEXT")]
     #[doc(alias = "glCreateMemoryObjectsEXT")]
     pub fn import(gl: &ExternalGl, memory: &ExportableMemory) -> Result<GlMemoryBuffer> {
-        gl.owner.check("glImportMemoryFdEXT (not called)")?;
+        let fns = gl.check("glImportMemoryFdEXT (not called)")?;
         gl.check_device(memory.context().device())?;
         let mut duds = Vec::new();
         for attempt in 1..=IMPORT_ATTEMPTS {
-            let mut import = Self::import_once(gl, memory)?;
-            if import.shows(memory)? {
+            let mut import = Self::import_once(gl, fns, memory)?;
+            let shows = {
+                let _one_at_a_time = CHECKING.lock().unwrap_or_else(|p| p.into_inner());
+                import.shows(fns, memory)?
+            };
+            if shows {
+                import.claim = claim::claim(fns, Kind::Buffer, import.buffer, gl.owner);
+                if import.claim.is_none() {
+                    // A name GL just made cannot be claimed yet, unless a registration of a
+                    // deleted buffer of that name outlived it.
+                    return Err(Error::AlreadyRegistered {
+                        name: import.buffer,
+                        kind: Kind::Buffer.describe().to_string(),
+                    });
+                }
                 import.duds = duds;
                 return Ok(import);
             }
@@ -107,13 +118,19 @@ impl GlMemoryBuffer {
     }
 
     /// One export and import, unchecked.
-    fn import_once(gl: &ExternalGl, memory: &ExportableMemory) -> Result<GlMemoryBuffer> {
+    fn import_once(
+        gl: &ExternalGl,
+        fns: &GlFns,
+        memory: &ExportableMemory,
+    ) -> Result<GlMemoryBuffer> {
+        let create = have(fns.create_memory_objects, "glCreateMemoryObjectsEXT")?;
+        let import_fd = have(fns.import_memory_fd, "glImportMemoryFdEXT")?;
+        let storage = have(fns.buffer_storage_mem, "glBufferStorageMemEXT")?;
         let fd = memory.export_fd()?;
-        let fns = gl.fns;
         fns.drain_errors();
         let mut out = GlMemoryBuffer {
-            fns: FnsDebug(fns),
             owner: gl.owner,
+            claim: None,
             memory_object: 0,
             buffer: 0,
             size: memory.requested_size(),
@@ -121,12 +138,12 @@ impl GlMemoryBuffer {
             _not_send: PhantomData,
         };
         // SAFETY: one name is written to a valid out-pointer.
-        unsafe { (fns.create_memory_objects)(1, &mut out.memory_object) };
+        unsafe { create(1, &mut out.memory_object) };
         fns.check("glCreateMemoryObjectsEXT")?;
         // SAFETY: the memory object is fresh; `fd` is an open descriptor of a CUDA allocation
         // of `memory.size()` bytes, exported as an opaque POSIX descriptor.
         unsafe {
-            (fns.import_memory_fd)(
+            import_fd(
                 out.memory_object,
                 memory.size() as u64,
                 GL_HANDLE_TYPE_OPAQUE_FD_EXT,
@@ -147,7 +164,7 @@ impl GlMemoryBuffer {
             (fns.get_integerv)(gl::COPY_WRITE_BUFFER_BINDING, &mut previous);
             (fns.gen_buffers)(1, &mut out.buffer);
             (fns.bind_buffer)(gl::COPY_WRITE_BUFFER, out.buffer);
-            (fns.buffer_storage_mem)(gl::COPY_WRITE_BUFFER, size, out.memory_object, 0);
+            storage(gl::COPY_WRITE_BUFFER, size, out.memory_object, 0);
             (fns.bind_buffer)(gl::COPY_WRITE_BUFFER, previous.max(0) as u32);
         }
         fns.check("glBufferStorageMemEXT")?;
@@ -156,13 +173,13 @@ impl GlMemoryBuffer {
 
     /// Whether GL reads through the buffer what CUDA wrote to `memory`: CUDA writes the
     /// complement of the first bytes, GL reads them back, CUDA writes the old bytes back.
-    fn shows(&self, memory: &ExportableMemory) -> Result<bool> {
+    fn shows(&self, fns: &GlFns, memory: &ExportableMemory) -> Result<bool> {
         let n = self.size.min(CHECK_BYTES);
         let ptr = memory.raw_ptr();
         // GL's commands and the context's CUDA work queued so far (through other imports of the
         // same memory, say) finish before the first bytes are borrowed for the check.
         // SAFETY: no arguments; the owning GL context is current (checked by `import`).
-        unsafe { (self.fns.0.finish)() };
+        unsafe { (fns.finish)() };
         memory.context().bind()?;
         result::ctx::synchronize()?;
         let mut old = [0u8; CHECK_BYTES];
@@ -174,7 +191,7 @@ impl GlMemoryBuffer {
         unsafe { result::mem::copy_htod(ptr, marker.as_ptr().cast(), n) }?;
         // A copy from pageable memory may return before its DMA has landed: wait for it before
         // GL reads, and before later work of any stream (non-blocking ones included) may run.
-        let seen = result::ctx::synchronize().and_then(|()| self.read_front(n));
+        let seen = result::ctx::synchronize().and_then(|()| self.read_front(fns, n));
         // The old bytes go back whatever the read gave.
         // SAFETY: as for the marker, with `old`.
         unsafe { result::mem::copy_htod(ptr, old.as_ptr().cast(), n) }?;
@@ -187,8 +204,7 @@ impl GlMemoryBuffer {
     /// Reading the imported buffer itself with `glGetBufferSubData` would not do: after such a
     /// read, NVIDIA's driver 580 was seen to return the same bytes to later reads of it, whatever
     /// CUDA wrote meanwhile.
-    fn read_front(&self, n: usize) -> Result<[u8; CHECK_BYTES]> {
-        let fns = self.fns.0;
+    fn read_front(&self, fns: &GlFns, n: usize) -> Result<[u8; CHECK_BYTES]> {
         let mut out = [0u8; CHECK_BYTES];
         let (mut read, mut write, mut scratch) = (0, 0, 0);
         fns.drain_errors();
@@ -246,20 +262,28 @@ impl GlMemoryBuffer {
 
 impl Drop for GlMemoryBuffer {
     fn drop(&mut self) {
-        if let Err(e) = self.owner.check("glDeleteBuffers (not called)") {
-            log::error!(
-                "cuda-gl: GL buffer {} and memory object {} are leaked, not deleted: {e}",
-                self.buffer,
-                self.memory_object
-            );
-            return;
+        let fns = match self.owner.check("glDeleteBuffers (not called)") {
+            Ok(fns) => fns,
+            Err(e) => {
+                log::error!(
+                    "cuda-gl: GL buffer {} and memory object {} are leaked, not deleted: {e}",
+                    self.buffer,
+                    self.memory_object
+                );
+                return;
+            }
+        };
+        if let Some(claim) = self.claim.take() {
+            claim.release(fns, Kind::Buffer, self.buffer);
         }
-        let fns = self.fns.0;
         // SAFETY: both names came from `import` and are deleted once (0 is ignored by GL); GL
-        // defers the deletion of objects that pending commands still use.
+        // defers the deletion of objects that pending commands still use. The memory object
+        // entry point was resolved when the import was made (checked by `ExternalGl::current`).
         unsafe {
             (fns.delete_buffers)(1, &self.buffer);
-            (fns.delete_memory_objects)(1, &self.memory_object);
+            if let Some(delete) = fns.delete_memory_objects {
+                delete(1, &self.memory_object);
+            }
         }
         if let Err(e) = fns.check("glDeleteMemoryObjectsEXT") {
             log::warn!("cuda-gl: deleting an imported GL buffer failed during drop: {e}");

@@ -30,9 +30,8 @@
 //! `docs/benchmarks.md` (section "Frames in flight: external-memory ring vs map/unmap ring").
 //!
 //! # Types
-//! - [`ExternalGl`]: the `GL_EXT_memory_object(_fd)` entry points, loaded with the caller's
-//!   loader (like `gl::load_with`), after checking the extensions; it remembers the GL context
-//!   that was current (the owner).
+//! - [`ExternalGl`]: the GL context current when it was made (the owner), checked for
+//!   `GL_EXT_memory_object(_fd)`; cuda-gl resolves the entry points itself, no loader needed.
 //! - [`ExportableMemory`]: the CUDA allocation (physical memory, virtual address range,
 //!   mapping, access); exports file descriptors.
 //! - [`GlMemoryBuffer`]: a GL memory object imported from one export, and a GL buffer whose
@@ -46,10 +45,9 @@
 //!   "Streaming").
 //!
 //! # What is checked, and what is `unsafe`
-//! - **`unsafe`, vouched for by the caller**: [`ExternalGl::load_with`] calls whatever the
-//!   loader returns, so the caller vouches that the pointers are the named GL entry points
-//!   (see its `# Safety`); [`ExternalRing::read_unordered`] skips the wait for CUDA's writes, so
-//!   GL may read torn frames, and [`FrameStream::disable_ordering`] skips both waits.
+//! - **`unsafe`, vouched for by the caller**: [`ExternalRing::read_unordered`] skips the wait
+//!   for CUDA's writes, so GL may read torn frames, and [`FrameStream::disable_ordering`] skips
+//!   both waits.
 //! - **At compile time**: a guard borrows the ring mutably, so a slot cannot be written and read
 //!   at once, nor the ring dropped under a guard, and a [`CudaWrite`] borrows its stream.
 //!   [`ExternalRing`], [`FrameStream`], [`GlMemoryBuffer`] and [`GlRead`] are neither `Send`
@@ -57,9 +55,10 @@
 //!   thread.
 //! - **At run time, the owning GL context**: [`GlMemoryBuffer::import`], every
 //!   [`ExternalRing`] call that waits or hands out a guard, and [`GlRead::finish`] check that the
-//!   context current when the [`ExternalGl`] was loaded is current (one `eglGetCurrentContext`
-//!   or `glXGetCurrentContext` call), and return [`Error::WrongGlContext`] or
-//!   [`Error::NoGlContext`] without calling GL otherwise. A drop that finds another context (or
+//!   context current when the [`ExternalGl`] was made is current (one `eglGetCurrentContext`
+//!   or `glXGetCurrentContext` call, and the context's canary: see the safety model), and
+//!   return [`Error::WrongGlContext`], [`Error::GlContextGone`] or [`Error::NoGlContext`]
+//!   without calling GL otherwise. A drop that finds another context (or
 //!   none) current logs an error and leaks the GL objects instead of deleting them: leaking is
 //!   harmless, deleting by name in another context would delete that context's objects.
 //! - **At run time, the slot's state**: each slot records which guard is out. A guard that was
@@ -91,20 +90,15 @@
 //! ```no_run
 //! use cuda_gl::external::{ExternalGl, ExternalRing};
 //! use cuda_gl::{Context, Function, LaunchConfig, Stream};
-//! use std::ffi::c_void;
 //! use std::sync::Arc;
 //!
 //! fn frames(
 //!     ctx: &Arc<Context>,
 //!     stream: &Stream,
 //!     kernel: &Function, // e.g. plasma_pbo(uchar4* out, int w, int h, float t)
-//!     loader: impl FnMut(&'static str) -> *const c_void,
 //! ) -> cuda_gl::Result<()> {
 //!     let (w, h) = (1920u32, 1080u32);
-//!     // SAFETY: (1) `loader` is the windowing library's `get_proc_address` for the GL context
-//!     // current on this thread; (2) that library stays loaded while the ring lives; (3) EGL or
-//!     // GLX report the current context, so cuda-gl checks the owner.
-//!     let gl = unsafe { ExternalGl::load_with(loader) }?;
+//!     let gl = ExternalGl::current()?; // the GL context current on this thread
 //!     let mut ring = ExternalRing::new(ctx, &gl, 3, (w * h * 4) as usize)?;
 //!     for n in 0..600usize {
 //!         let write = ring.write(n % 3, stream)?; // waits for GL's reads of frame n - 3
@@ -131,16 +125,16 @@
 // One job per file: the GL entry points and fences, the CUDA allocation, the GL import, the
 // ring with its guards, the stream of frames in bursts and what its closures get, and the
 // slots both are made of.
+mod external_gl;
 mod frame;
-mod gl_fns;
 mod import;
 mod memory;
 mod ring;
 mod slot;
 mod stream;
 
+pub use external_gl::ExternalGl;
 pub use frame::{FrameRead, FrameWrite};
-pub use gl_fns::ExternalGl;
 pub use import::GlMemoryBuffer;
 pub use memory::ExportableMemory;
 pub use ring::{CudaWrite, ExternalRing, GlRead};

@@ -2,11 +2,11 @@
 //! slot, and the recovery of leaked guards.
 
 use super::DEFAULT_TIMEOUT;
-use super::gl_fns::{ExternalGl, Fence, Fns};
+use super::external_gl::ExternalGl;
 use super::slot::{Slot, Slots};
 use crate::context::Context;
 use crate::error::{Error, Result};
-use crate::glprobe::GlOwner;
+use crate::glapi::{Fence, GlOwner};
 use crate::memory::DevicePtr;
 use crate::result;
 use crate::stream::AsStream;
@@ -45,7 +45,7 @@ impl RingSlot {
     /// guard was leaked: CUDA work of a leaked [`CudaWrite`] is waited for by synchronizing the
     /// whole CUDA context (the guard's stream may be gone), and GL commands of a leaked
     /// [`GlRead`] get the fence the guard did not place (waited for before the next write).
-    fn recover_leaked_guard(&mut self, index: usize, fns: Fns, owner: GlOwner) -> Result<()> {
+    fn recover_leaked_guard(&mut self, index: usize, owner: GlOwner) -> Result<()> {
         match self.state.access {
             Access::Idle => {}
             Access::Writing => {
@@ -65,7 +65,7 @@ impl RingSlot {
                      far"
                 );
                 // Superseding an older fence is fine: the new one signals after it.
-                self.read_fence = Some(Fence::place(fns, owner)?);
+                self.read_fence = Some(Fence::place(owner)?);
             }
         }
         self.state.access = Access::Idle;
@@ -189,14 +189,14 @@ impl ExternalRing {
     /// The slot, after checking that the owning GL context is current (for `call`) and
     /// recovering a guard of it that was leaked.
     fn slot_checked(&mut self, slot: usize, call: &'static str) -> Result<&mut RingSlot> {
-        let (fns, owner) = (self.slots.fns, self.slots.owner);
+        let owner = self.slots.owner;
         let len = self.slots.len();
         let entry = self
             .slots
             .get_mut(slot)
             .ok_or_else(|| out_of_range(slot, len))?;
         owner.check(call)?;
-        entry.recover_leaked_guard(slot, fns, owner)?;
+        entry.recover_leaked_guard(slot, owner)?;
         Ok(entry)
     }
 
@@ -220,14 +220,16 @@ impl ExternalRing {
         slot: usize,
         stream: &'a S,
     ) -> Result<CudaWrite<'a>> {
-        let (fns, timeout) = (self.slots.fns, self.timeout);
+        let timeout = self.timeout;
         if stream.raw_context() != self.slot_ref(slot)?.memory.context().raw() {
             return Err(Error::InvalidArgument(
                 "the stream belongs to another CUDA context than the ring's memory".into(),
             ));
         }
+        let ctx = self.slot_ref(slot)?.memory.context().clone();
+        crate::stream::ordered(&ctx, stream, "ExternalRing::write (not begun)")?;
         let entry = self.slot_checked(slot, "glClientWaitSync (not called)")?;
-        entry.wait_for_reads(fns, timeout, || format!("ring slot {slot}"))?;
+        entry.wait_for_reads(timeout, || format!("ring slot {slot}"))?;
         if entry.state.write_pending {
             // A second write before GL's read, perhaps on another stream: recording the slot's
             // event on this stream alone would forget the first write's work, and `read` would
@@ -276,7 +278,7 @@ impl ExternalRing {
 
     /// [`read`](Self::read), waiting for CUDA's writes only when `ordered`.
     fn begin_read(&mut self, slot: usize, ordered: bool) -> Result<GlRead<'_>> {
-        let (fns, owner) = (self.slots.fns, self.slots.owner);
+        let owner = self.slots.owner;
         let entry = self.slot_checked(slot, "glFenceSync (not called)")?;
         if ordered {
             entry.wait_for_writes()?;
@@ -286,7 +288,6 @@ impl ExternalRing {
         entry.state.access = Access::Reading;
         Ok(GlRead {
             slot: entry,
-            fns,
             owner,
             done: false,
             _not_send: PhantomData,
@@ -303,10 +304,9 @@ impl ExternalRing {
     pub fn wait_idle(&mut self) -> Result<()> {
         let timeout = self.timeout;
         for i in 0..self.slots.len() {
-            let fns = self.slots.fns;
             let slot = self.slot_checked(i, "glClientWaitSync (not called)")?;
             slot.wait_for_writes()?;
-            slot.wait_for_reads(fns, timeout, || format!("ring slot {i}"))?;
+            slot.wait_for_reads(timeout, || format!("ring slot {i}"))?;
         }
         Ok(())
     }
@@ -386,6 +386,9 @@ impl CudaWrite<'_> {
 
     fn record(&mut self) -> Result<()> {
         self.slot.memory.context().bind()?;
+        // SAFETY: the stream is live (borrowed for 'a by `ExternalRing::write`), in the bound
+        // context.
+        unsafe { crate::stream::check_not_capturing(self.stream, "cuEventRecord (not called)") }?;
         // SAFETY: the event and the stream are live (the stream is borrowed for 'a by
         // `ExternalRing::write`) and belong to the same context (checked there).
         unsafe { result::stream::event_record(self.slot.written.raw(), self.stream) }?;
@@ -417,7 +420,6 @@ impl Drop for CudaWrite<'_> {
 #[must_use = "issue GL's reads of the buffer, then finish the guard"]
 pub struct GlRead<'a> {
     slot: &'a mut RingSlot,
-    fns: Fns,
     owner: GlOwner,
     done: bool,
     /// `!Send` and `!Sync`: GL calls go to the context current on the calling thread.
@@ -464,7 +466,7 @@ impl GlRead<'_> {
     fn fence(&mut self) -> Result<()> {
         // A previous fence of this slot (two reads without a write between) is superseded: the
         // new one signals after it. Dropping it deletes it.
-        self.slot.read_fence = Some(Fence::place(self.fns, self.owner)?);
+        self.slot.read_fence = Some(Fence::place(self.owner)?);
         self.slot.state.access = Access::Idle;
         Ok(())
     }

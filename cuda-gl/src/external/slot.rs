@@ -2,12 +2,12 @@
 //! drop, the GL side only with its context current, then the CUDA side (see the
 //! [module docs](super#release-order)).
 
-use super::gl_fns::{ExternalGl, Fence, Fns};
+use super::external_gl::ExternalGl;
 use super::import::GlMemoryBuffer;
 use super::memory::ExportableMemory;
 use crate::context::Context;
 use crate::error::Result;
-use crate::glprobe::GlOwner;
+use crate::glapi::{Fence, GlOwner};
 use crate::stream::Event;
 use std::borrow::Borrow;
 use std::marker::PhantomData;
@@ -71,12 +71,11 @@ impl<F: Borrow<Fence>, S> Slot<F, S> {
     /// still waits for GL's reads. `slot` names the slot in a timeout error.
     pub(super) fn wait_for_reads(
         &mut self,
-        fns: Fns,
         timeout: Duration,
         slot: impl FnOnce() -> String,
     ) -> Result<()> {
         if let Some(fence) = &self.read_fence {
-            fns.client_wait(fence.borrow().sync, timeout, || {
+            fence.borrow().client_wait(timeout, || {
                 format!("the GL fence after the reads of {}", slot())
             })?;
             self.read_fence = None;
@@ -85,14 +84,13 @@ impl<F: Borrow<Fence>, S> Slot<F, S> {
     }
 }
 
-/// The slots of a ring or a stream, with the GL entry points and the GL context (the owner)
-/// their GL objects belong to. Neither `Send` nor `Sync`, and so neither is what holds it: GL
+/// The slots of a ring or a stream, with the GL context (the owner) their GL objects belong
+/// to. Neither `Send` nor `Sync`, and so neither is what holds it: GL
 /// calls go to the context current on the calling thread.
 ///
 /// It has no `Drop`: its holder waits for the slots' work, then calls [`Slots::release`].
 pub(super) struct Slots<F, S> {
     list: Vec<Slot<F, S>>,
-    pub(super) fns: Fns,
     pub(super) owner: GlOwner,
     _not_send: PhantomData<*const ()>,
 }
@@ -107,13 +105,12 @@ impl<F, S> Slots<F, S> {
         bytes: usize,
         mut state: impl FnMut() -> S,
     ) -> Result<Self> {
-        gl.owner.check("glImportMemoryFdEXT (not called)")?;
+        gl.check("glImportMemoryFdEXT (not called)")?;
         let list = (0..count)
             .map(|_| Slot::new(ctx, gl, bytes, state()))
             .collect::<Result<Vec<_>>>()?;
         Ok(Slots {
             list,
-            fns: gl.fns,
             owner: gl.owner,
             _not_send: PhantomData,
         })
@@ -125,7 +122,7 @@ impl<F, S> Slots<F, S> {
     /// delete that context's objects.
     pub(super) fn gl_current_for_drop(&self, ctx: &Context, what: &str) -> bool {
         match self.owner.check("glDeleteBuffers (not called)") {
-            Ok(()) => true,
+            Ok(_) => true,
             Err(e) => {
                 ctx.record_drop_error(&format!("deleting {what}'s GL objects (leaked instead)"), e);
                 false

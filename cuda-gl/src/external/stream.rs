@@ -2,11 +2,12 @@
 //! two APIs hand over to each other once per burst instead of once per frame.
 
 use super::DEFAULT_TIMEOUT;
+use super::external_gl::ExternalGl;
 use super::frame::{FrameRead, FrameWrite};
-use super::gl_fns::{ExternalGl, Fence};
 use super::slot::{Slot, Slots};
 use crate::context::Context;
 use crate::error::{Error, Result};
+use crate::glapi::Fence;
 use crate::result;
 use crate::stream::{AsStream, check_same_context};
 use std::cell::Cell;
@@ -149,7 +150,8 @@ impl<S: AsStream> RecordOnDrop<'_, S> {
         let len = self.slots.len();
         for i in self.burst.clone() {
             let slot = &self.slots[i % len];
-            slot.written.record(self.stream)?;
+            slot.written
+                .record_ordered(self.stream, "cuEventRecord (not called)")?;
             slot.state.unrecorded.set(false);
         }
         Ok(())
@@ -309,6 +311,11 @@ impl FrameStream {
         C: FnMut(&FrameRead) -> Result<(), E>,
     {
         check_same_context(&self.ctx, stream, "the frame stream")?;
+        crate::stream::ordered(
+            &self.ctx,
+            stream,
+            "FrameStream::push_burst (nothing pushed)",
+        )?;
         self.begin("glClientWaitSync (not called)")?;
         let (first, end) = (self.pushed, self.pushed + self.burst);
         let len = self.slots.len() as u64;
@@ -385,10 +392,10 @@ impl FrameStream {
     #[doc(alias = "glClientWaitSync")]
     pub fn wait_idle(&mut self) -> Result<()> {
         self.begin("glClientWaitSync (not called)")?;
-        let (fns, timeout) = (self.slots.fns, self.timeout);
+        let timeout = self.timeout;
         for (i, slot) in self.slots.iter_mut().enumerate() {
             slot.wait_written(timeout)?;
-            slot.wait_for_reads(fns, timeout, || format!("frame stream slot {i}"))?;
+            slot.wait_for_reads(timeout, || format!("frame stream slot {i}"))?;
         }
         Ok(())
     }
@@ -508,7 +515,7 @@ impl FrameStream {
 
     /// Places one fence after GL's reads of frames `first..end` (and flushes), for their slots.
     fn fence_burst(&mut self, first: u64, end: u64) -> Result<()> {
-        let fence = Rc::new(Fence::place(self.slots.fns, self.slots.owner)?);
+        let fence = Rc::new(Fence::place(self.slots.owner)?);
         for f in first..end {
             let s = self.slot_of(f);
             self.slots[s].read_fence = Some(fence.clone());
@@ -527,14 +534,14 @@ impl FrameStream {
         let start = Instant::now();
         let mut pause = Duration::from_micros(1);
         while let Some(fence) = self.slots[s].read_fence.clone() {
-            if !self.ordered || self.slots.fns.signalled(fence.sync)? {
+            if !self.ordered || fence.signalled()? {
                 self.slots[s].read_fence = None;
                 break;
             }
             self.consume_ready(consume)?;
             // The consumer's own time counts against the limit: look at the fence once more
             // before giving up.
-            if start.elapsed() >= self.timeout && !self.slots.fns.signalled(fence.sync)? {
+            if start.elapsed() >= self.timeout && !fence.signalled()? {
                 return Err(Error::Timeout {
                     what: format!("the GL fence after the reads of frame stream slot {s}"),
                     timeout: self.timeout,

@@ -60,7 +60,11 @@ pub(super) fn mapped_array(
             e.into()
         }
     })?;
-    MappedArray::describe(raw, Origin::of(reg, stream))
+    let storage = Storage {
+        level,
+        layers: (index, index.saturating_add(1)),
+    };
+    MappedArray::describe(raw, Origin::of(reg, stream), storage)
 }
 
 /// The mipmapped array of `reg`, mapped on `stream`.
@@ -129,10 +133,38 @@ pub struct MappedArray<'m> {
     pub(super) channels: u32,
     pub(super) flags: u32,
     pub(super) origin: Origin<'m>,
+    pub(super) storage: Storage,
+}
+
+/// Which part of its registration's storage an array handle is: the driver hands out several
+/// handles for one storage (`array(0, 0)` and level 0 of the mipmapped array of a 2-D texture
+/// differ), so overlap is judged by this, never by handle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Storage {
+    /// The mip level.
+    pub(super) level: u32,
+    /// The layers (or cube faces) it covers, `first..end`; `0..1` for a texture without
+    /// layers.
+    pub(super) layers: (u32, u32),
+}
+
+impl MappedArray<'_> {
+    /// Whether `self` and `other` share storage: arrays of one registration, at one mip level,
+    /// whose layers overlap.
+    pub(super) fn overlaps(&self, other: &MappedArray<'_>) -> bool {
+        std::ptr::eq(self.origin.reg, other.origin.reg)
+            && self.storage.level == other.storage.level
+            && self.storage.layers.0 < other.storage.layers.1
+            && other.storage.layers.0 < self.storage.layers.1
+    }
 }
 
 impl<'m> MappedArray<'m> {
-    pub(super) fn describe(raw: sys::CUarray, origin: Origin<'m>) -> Result<MappedArray<'m>> {
+    pub(super) fn describe(
+        raw: sys::CUarray,
+        origin: Origin<'m>,
+        storage: Storage,
+    ) -> Result<MappedArray<'m>> {
         // SAFETY: the array is live while mapped.
         let d = unsafe { result::array::descriptor(raw) }?;
         Ok(MappedArray {
@@ -144,6 +176,7 @@ impl<'m> MappedArray<'m> {
             channels: d.NumChannels,
             flags: d.Flags,
             origin,
+            storage,
         })
     }
 
@@ -223,7 +256,15 @@ impl<'m> MappedMipmappedArray<'m> {
             }
             other => other,
         })?;
-        MappedArray::describe(raw, self.origin)
+        // SAFETY: the array is live while mapped.
+        let d = unsafe { result::array::descriptor(raw) }?;
+        let layered = d.Flags & (sys::CUDA_ARRAY3D_LAYERED | sys::CUDA_ARRAY3D_CUBEMAP) != 0;
+        let layers = if layered && d.Depth > 0 {
+            (0, u32::try_from(d.Depth).unwrap_or(u32::MAX))
+        } else {
+            (0, 1)
+        };
+        MappedArray::describe(raw, self.origin, Storage { level, layers })
     }
 
     /// The raw `CUmipmappedArray`, valid only while the mapping lives.

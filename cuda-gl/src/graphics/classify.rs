@@ -4,11 +4,17 @@ use super::{Kind, RegisterFlags};
 use crate::context::Context;
 use crate::device::{GlDeviceList, gl_devices};
 use crate::error::{CudaError, Error};
-use crate::glprobe::{self, query};
+use crate::glapi::{self, GlFns, query};
 use crate::result;
 use cuda_gl_sys as sys;
 
-pub(super) fn classify_register_error(e: CudaError, name: u32, kind: Kind, ctx: &Context) -> Error {
+pub(super) fn classify_register_error(
+    e: CudaError,
+    fns: &GlFns,
+    name: u32,
+    kind: Kind,
+    ctx: &Context,
+) -> Error {
     use sys::CUresult as R;
     let kind_text = kind.describe().to_string();
     match e.code {
@@ -38,7 +44,7 @@ pub(super) fn classify_register_error(e: CudaError, name: u32, kind: Kind, ctx: 
         }
         // The driver says "out of memory" for a buffer without storage.
         R::CUDA_ERROR_OUT_OF_MEMORY
-            if kind == Kind::Buffer && query::buffer_size(name) == Some(0) =>
+            if kind == Kind::Buffer && query::buffer_size(fns, name) == Some(0) =>
         {
             Error::NotAGlObject {
                 name,
@@ -46,7 +52,7 @@ pub(super) fn classify_register_error(e: CudaError, name: u32, kind: Kind, ctx: 
                 source: e,
             }
         }
-        R::CUDA_ERROR_INVALID_VALUE if glprobe::current() == glprobe::Current::None => {
+        R::CUDA_ERROR_INVALID_VALUE if glapi::current() == glapi::Current::None => {
             Error::NoGlContext { source: e }
         }
         R::CUDA_ERROR_INVALID_VALUE
@@ -66,6 +72,7 @@ pub(super) fn classify_register_error(e: CudaError, name: u32, kind: Kind, ctx: 
 /// flags are what its format cannot do; otherwise its target or format is refused.
 pub(super) fn explain_refused_image(
     error: Error,
+    fns: &GlFns,
     name: u32,
     kind: Kind,
     flags: RegisterFlags,
@@ -97,7 +104,7 @@ pub(super) fn explain_refused_image(
             return unsupported(true);
         }
     }
-    if query::image_exists(target, name) {
+    if query::image_exists(fns, target, name) {
         return unsupported(false);
     }
     error

@@ -197,6 +197,10 @@ impl MappedArray<'_> {
     /// Queues `src` to `dst` on the map's stream with the context bound.
     fn queue_on_map_stream(&self, src: End, dst: End, extent: Extent) -> Result<()> {
         self.origin.reg.ctx.bind()?;
+        // SAFETY: the map's stream is live while the mapping is, in the bound context.
+        unsafe {
+            crate::stream::check_not_capturing(self.origin.stream, "cuMemcpy2DAsync (not called)")
+        }?;
         // SAFETY: the callers checked both ends against `extent` and keep them live until the
         // copy completes (host ends wait for the stream; device ends are freed or unmapped only
         // after the work queued on them); the map's stream is live while the mapping is.
@@ -332,9 +336,12 @@ impl MappedArray<'_> {
     #[doc(alias = "cuMemcpy3DAsync")]
     pub fn copy_to_array(&self, dst: &MappedArray<'_>) -> Result<()> {
         dst.check_writable()?;
-        if dst.raw == self.raw {
+        if dst.raw == self.raw || dst.overlaps(self) {
             return Err(Error::InvalidArgument(
-                "a mapped array cannot be copied onto itself".into(),
+                "a mapped array cannot be copied onto storage it shares (the same layer and mip \
+                 level of the same texture, through any of its handles); copy through a \
+                 temporary DeviceBuffer, or between different layers or levels"
+                    .into(),
             ));
         }
         self.check_same_stream(dst.origin.reg.ctx.raw(), dst.origin.stream, "array")?;

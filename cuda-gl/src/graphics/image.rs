@@ -8,7 +8,7 @@ use super::texture::{TextureDesc, TextureObject, create_texture};
 use super::{ImageTarget, Kind, MapFlags, RegisterFlags, Registration};
 use crate::context::Context;
 use crate::error::{Error, Result};
-use crate::glprobe::{GlOwner, query};
+use crate::glapi::{GlOwner, query};
 use crate::stream::AsStream;
 use cuda_gl_sys as sys;
 use std::marker::PhantomData;
@@ -50,14 +50,15 @@ impl RegisteredImage {
 
     /// Registers the GL texture `texture` with the target GL reports for it
     /// (`glGetTextureParameteriv(GL_TEXTURE_TARGET)`), so that no [`ImageTarget`] has to be
-    /// given. Needs an OpenGL 4.5 context, current, and the `gl` crate that cuda-gl uses
-    /// ([`cuda_gl::gl`](crate::gl)) loaded. Renderbuffers share names with textures, so they
-    /// are registered with [`register`](Self::register) and [`ImageTarget::Renderbuffer`].
+    /// given. Needs an OpenGL 4.5 context, current (cuda-gl asks it through its own entry
+    /// points, so the application's GL loader does not matter). Renderbuffers share names with
+    /// textures, so they are registered with [`register`](Self::register) and
+    /// [`ImageTarget::Renderbuffer`].
     ///
     /// # Errors
     /// [`Error::NoGlContext`] when no GL context is current; [`Error::UnknownTextureTarget`]
-    /// when `texture` is not a texture of the current context, the target cannot be asked (an
-    /// older context, or the `gl` crate not loaded), or CUDA cannot register it (e.g.
+    /// when `texture` is not a texture of the current context, the target cannot be asked (a
+    /// context older than 4.5), or CUDA cannot register it (e.g.
     /// `GL_TEXTURE_1D` or a multisample texture); otherwise as [`register`](Self::register).
     #[doc(alias = "cuGraphicsGLRegisterImage")]
     #[doc(alias = "glGetTextureParameteriv")]
@@ -66,24 +67,26 @@ impl RegisteredImage {
         texture: u32,
         flags: RegisterFlags,
     ) -> Result<Self> {
-        GlOwner::current("cuGraphicsGLRegisterImage (not called: no GL context is current)")?;
+        let (_, fns) =
+            GlOwner::current("cuGraphicsGLRegisterImage (not called: no GL context is current)")?;
         let unknown = |reason: &str| Error::UnknownTextureTarget {
             name: texture,
             reason: reason.to_string(),
         };
-        let target = match query::texture_target(texture) {
+        let target = match query::texture_target(fns, texture)? {
             Some(gl_enum) => ImageTarget::from_gl(gl_enum).ok_or_else(|| {
                 unknown(&format!(
                     "its target 0x{gl_enum:04x} cannot be registered with CUDA"
                 ))
             })?,
-            None if !query::image_exists(ImageTarget::Texture2D, texture) => {
+            None if !query::image_exists(fns, ImageTarget::Texture2D, texture) => {
                 return Err(unknown("it is not a texture of the current GL context"));
             }
             None => {
                 return Err(unknown(
-                    "GL cannot be asked (the context is older than OpenGL 4.5, or the `gl` \
-                     crate's functions that cuda-gl uses are not loaded)",
+                    "GL cannot be asked for a texture's target before OpenGL 4.5 \
+                     (GL_TEXTURE_TARGET); register it with RegisteredImage::register and its \
+                     target, which cuda-gl then checks",
                 ));
             }
         };

@@ -16,7 +16,6 @@
 mod array;
 mod batch;
 mod buffer;
-mod claim;
 mod classify;
 mod copy;
 mod image;

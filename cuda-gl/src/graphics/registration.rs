@@ -2,11 +2,11 @@
 //! leaked mapping, unregister.
 
 use super::classify::{classify_register_error, explain_refused_image};
-use super::{ImageTarget, Kind, MapFlags, RegisterFlags, claim, retire, surface};
+use super::{ImageTarget, Kind, MapFlags, RegisterFlags, retire, surface};
 use crate::context::Context;
 use crate::device::{GlDeviceList, gl_devices};
 use crate::error::{CudaError, Error, Result};
-use crate::glprobe::{GlOwner, query};
+use crate::glapi::{GlFns, GlOwner, claim, query};
 use crate::result;
 use crate::stream::AsStream;
 use cuda_gl_sys as sys;
@@ -48,18 +48,18 @@ impl Registration {
         flags: RegisterFlags,
     ) -> Result<Self> {
         validate(name, kind, flags)?;
-        let owner =
+        let (owner, fns) =
             GlOwner::current("cuGraphicsGLRegister* (not called: no GL context is current)")?;
-        let Some(claim) = claim::claim(kind, name, owner.handle()) else {
+        let Some(claim) = claim::claim(fns, kind, name, owner) else {
             return Err(Error::AlreadyRegistered {
                 name,
                 kind: kind.describe().to_string(),
             });
         };
-        let raw = match register_raw(ctx, name, kind, flags) {
+        let raw = match register_raw(ctx, fns, name, kind, flags) {
             Ok(raw) => raw,
             Err(e) => {
-                claim.release(kind, name);
+                claim.release(fns, kind, name);
                 return Err(e);
             }
         };
@@ -166,7 +166,7 @@ impl Registration {
         }
         self.owner.check("cuGraphicsMapResources (not called)")?;
         self.recover_leaked_mapping()?;
-        self.ctx.bind()?;
+        crate::stream::ordered(&self.ctx, stream, "cuGraphicsMapResources (not called)")?;
         self.retired.collect(&self.ctx);
         Ok(())
     }
@@ -203,6 +203,10 @@ impl Registration {
     pub(super) unsafe fn unmap_on(&mut self, stream: sys::CUstream) -> Result<()> {
         self.owner.check("cuGraphicsUnmapResources (not called)")?;
         self.ctx.bind()?;
+        // SAFETY: (1): the stream is live.
+        unsafe {
+            crate::stream::check_not_capturing(stream, "cuGraphicsUnmapResources (not called)")
+        }?;
         // SAFETY: (1).
         unsafe { result::graphics::unmap(&mut [self.raw], stream) }.map_err(unmap_error)?;
         self.unmapped(stream);
@@ -226,11 +230,11 @@ impl Registration {
         self.retired.release_all(&self.ctx, cached)
     }
 
-    /// Ends the claim on the GL object, giving it back its previous label. The owning GL
-    /// context is current (checked by `unregister`).
-    fn release_claim(&mut self) {
+    /// Ends the claim on the GL object, giving it back its previous label through `fns`, the
+    /// owning GL context's table (checked current by `unregister`).
+    fn release_claim(&mut self, fns: &GlFns) {
         if let Some(claim) = self.claim.take() {
-            claim.release(self.kind, self.name);
+            claim.release(fns, self.kind, self.name);
         }
     }
 
@@ -240,9 +244,22 @@ impl Registration {
             return Ok(());
         }
         // Without a GL context the handle is kept, so that a later unregister (with the context
-        // current) can still release it.
-        self.owner
-            .check("cuGraphicsUnregisterResource (not called)")?;
+        // current) can still release it. With the owner destroyed there is none to come: the
+        // handle is forgotten (the driver's resource leaks) and the claim ends, unlabelled, so
+        // that nothing of the context that got the owner's handle is touched.
+        let fns = match self
+            .owner
+            .check("cuGraphicsUnregisterResource (not called)")
+        {
+            Ok(fns) => fns,
+            Err(e @ Error::GlContextGone { .. }) => {
+                self.raw = std::ptr::null_mut();
+                self.mapped = false;
+                drop(self.claim.take());
+                return Err(e);
+            }
+            Err(e) => return Err(e),
+        };
         let recovered = self.recover_leaked_mapping();
         self.ctx.bind()?;
         let recovered = recovered.and(self.release_objects());
@@ -250,7 +267,7 @@ impl Registration {
         match unsafe { result::graphics::unregister(self.raw) } {
             Ok(()) => {
                 self.raw = std::ptr::null_mut();
-                self.release_claim();
+                self.release_claim(fns);
                 recovered
             }
             Err(e) if e.code == sys::CUresult::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT => {
@@ -261,7 +278,7 @@ impl Registration {
             Err(e) => {
                 // The driver refused for good; never try again.
                 self.raw = std::ptr::null_mut();
-                self.release_claim();
+                self.release_claim(fns);
                 if self.mapped {
                     Err(e.into())
                 } else {
@@ -309,6 +326,7 @@ pub(crate) fn unmap_error(e: CudaError) -> Error {
 /// Registers GL object `name` with the driver, after the checks the driver does not make.
 fn register_raw(
     ctx: &Arc<Context>,
+    fns: &GlFns,
     name: u32,
     kind: Kind,
     flags: RegisterFlags,
@@ -317,14 +335,13 @@ fn register_raw(
     check_same_gpu(ctx)?;
     if let Kind::Image(target) = kind
         && target != ImageTarget::Renderbuffer
-        && let Some(actual) = query::texture_target(name)
-        && actual != target.gl_enum()
+        && query::texture_target_is(fns, name, target)? == Some(false)
     {
         // The driver registers a texture under another target without complaint.
         return Err(Error::WrongImageTarget {
             name,
             target,
-            actual,
+            actual: query::texture_target(fns, name)?.unwrap_or(0),
         });
     }
     // SAFETY: the out-handle is owned by the returned Registration, which unregisters it
@@ -338,8 +355,8 @@ fn register_raw(
         }
     };
     registered.map_err(|e| {
-        let error = classify_register_error(e, name, kind, ctx);
-        explain_refused_image(error, name, kind, flags)
+        let error = classify_register_error(e, fns, name, kind, ctx);
+        explain_refused_image(error, fns, name, kind, flags)
     })
 }
 

@@ -27,6 +27,17 @@ pub(crate) unsafe fn synchronize(s: sys::CUstream) -> Result<()> {
     unsafe { drv!(cuStreamSynchronize(s)) }
 }
 
+/// `cuStreamIsCapturing`: whether `s` is capturing a graph (or its capture was invalidated).
+///
+/// # Safety
+/// 1. `s` is a live stream of the current context, or a special stream handle.
+pub(crate) unsafe fn is_capturing(s: sys::CUstream) -> Result<bool> {
+    let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+    // SAFETY: (1); `status` is a valid out-pointer.
+    unsafe { drv!(cuStreamIsCapturing(s, &mut status)) }
+        .map(|()| status != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
+}
+
 /// `cuEventCreate`.
 pub(crate) fn event_create(flags: c_uint) -> Result<sys::CUevent> {
     let mut e = std::ptr::null_mut();

@@ -5,13 +5,12 @@ use super::{Gpu, skip};
 use cuda_gl::external::ExternalGl;
 use cuda_gl::{DevicePtr, Error, Function, LaunchConfig};
 
-/// The external-memory entry points of the test's GL context; skips when the context lacks
-/// the extensions.
+/// The test's GL context (made current) checked for external memory; skips when the context
+/// lacks the extensions.
 pub fn load_gl(g: &Gpu) -> Option<ExternalGl> {
-    // SAFETY: (1) the names resolve through eglGetProcAddress for the test's context, current
-    // on this thread; (2) libEGL is opened once per process and never closed; (3) EGL reports
-    // the current context, so cuda-gl checks the owner itself.
-    match unsafe { ExternalGl::load_with(|name| g.gl.get_proc_address(name)) } {
+    g.gl.make_current()
+        .expect("make the test's GL context current");
+    match ExternalGl::current() {
         Ok(gl) => Some(gl),
         Err(e @ Error::MissingGlExtension { .. }) => skip(e),
         Err(e) => panic!("loading the external-memory entry points: {e}"),

@@ -7,6 +7,7 @@
 
 use std::sync::{Arc, Barrier};
 
+use crate::gpu::load_gl_crate;
 use cuda_gl::egl::{EglError, HeadlessContext};
 
 fn require_gpu() -> bool {
@@ -16,7 +17,10 @@ fn require_gpu() -> bool {
 /// `any_gl()`, or `None` (after a one-line note) when libEGL is missing and no GPU is required.
 fn any_gl_or_skip(test: &str) -> Option<HeadlessContext> {
     match HeadlessContext::any_gl() {
-        Ok(ctx) => Some(ctx),
+        Ok(ctx) => {
+            load_gl_crate(&ctx);
+            Some(ctx)
+        }
         Err(e @ EglError::LibraryNotFound { .. }) if !require_gpu() => {
             eprintln!("{test}: skipped, no EGL: {e}");
             None
@@ -122,6 +126,7 @@ fn two_contexts_on_two_threads() {
             let barrier = Arc::clone(&barrier);
             std::thread::spawn(move || {
                 let ctx = HeadlessContext::any_gl().expect("any_gl on a worker thread");
+                load_gl_crate(&ctx);
                 // Both contexts exist and are current on their threads from here on.
                 barrier.wait();
                 let mut seen = Vec::new();
@@ -141,6 +146,7 @@ fn two_contexts_on_two_threads() {
 
     // The display was terminated with the last context; a new one must still work.
     let ctx = HeadlessContext::any_gl().unwrap();
+    load_gl_crate(&ctx);
     assert_eq!(clear_and_read([1, 2, 3, 4]), [1, 2, 3, 4]);
     drop(ctx);
 }
@@ -294,6 +300,7 @@ fn pbuffer_and_debug_context() {
         Err(e) => panic!("any_gl_with(pbuffer, debug) failed: {e}"),
     };
     assert!(!ctx.is_surfaceless());
+    load_gl_crate(&ctx);
     let mut flags = 0;
     // SAFETY: `ctx` is current on this thread and `gl` is loaded.
     unsafe { gl::GetIntegerv(gl::CONTEXT_FLAGS, &mut flags) };

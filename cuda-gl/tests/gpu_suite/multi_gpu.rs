@@ -40,6 +40,7 @@ fn headless_context_lands_on_the_device_asked_for() {
 /// says so, and GL lists `d` as its only device. `label` starts the line it prints.
 fn gl_context_on(d: &Device, label: &str) -> HeadlessContext {
     let gl = HeadlessContext::for_cuda_device(d).unwrap();
+    load_gl_crate(&gl);
     assert_eq!(gl.cuda_device(), Some(d.raw()));
     let devices = gl_devices(GlDeviceList::All).unwrap();
     eprintln!("{label}: GL ({}) devices {devices:?}", gl.renderer());
@@ -53,6 +54,7 @@ fn gl_and_cuda_on_different_gpus_is_a_typed_error() {
         return;
     };
     let _gl = HeadlessContext::for_cuda_device(&d1).unwrap();
+    load_gl_crate(&_gl);
     let ctx0 = Context::new(&d0).unwrap();
     let name = gl_buffer(256, None);
     let err = RegisteredBuffer::register(&ctx0, name, RegisterFlags::NONE).unwrap_err();

@@ -142,8 +142,18 @@ fn set_label_of_buffer(name: u32, label: &str) {
 
 /// Objects of a destroyed GL context are never mapped, waited on, relabelled or deleted through
 /// the context that got its handle value next (NVIDIA's EGL hands the value out again).
+///
+/// In a child process: which handle EGL hands out next depends on the contexts the process
+/// made and destroyed before.
 #[test]
 fn a_reused_context_handle_is_not_the_old_context() {
+    in_child(
+        "a_reused_context_handle_is_not_the_old_context",
+        reused_context_handle,
+    );
+}
+
+fn reused_context_handle() {
     let Ok(device) = Device::get(0) else {
         skip::<()>("no CUDA device");
         return;
@@ -158,11 +168,7 @@ fn a_reused_context_handle_is_not_the_old_context() {
     let stream = cuda_gl::Stream::new(&ctx, cuda_gl::StreamFlags::NonBlocking).unwrap();
     let old_buffer = gl_buffer(BYTES, None);
     let mut registered = RegisteredBuffer::register(&ctx, old_buffer, RegisterFlags::NONE).unwrap();
-    // SAFETY: (1) the names resolve through eglGetProcAddress for the context current here;
-    // (2) libEGL stays loaded; (3) EGL reports the current context.
-    let ext =
-        unsafe { cuda_gl::external::ExternalGl::load_with(|name| old.get_proc_address(name)) }
-            .unwrap();
+    let ext = cuda_gl::external::ExternalGl::current().unwrap();
     let mut ring = ExternalRing::new(&ctx, &ext, 2, BYTES).unwrap();
     ring.write(0, &stream).unwrap().finish().unwrap();
     ring.read(0).unwrap().finish().unwrap(); // leaves a GL fence of the old context
@@ -284,13 +290,8 @@ fn concurrent_imports_keep_the_memorys_bytes() {
         .map(|_| {
             let (memory, barrier, device) = (memory.clone(), barrier.clone(), g.device);
             std::thread::spawn(move || {
-                let own = HeadlessContext::for_cuda_device(&device).unwrap();
-                // SAFETY: (1) the names resolve through eglGetProcAddress for `own`, current
-                // on this thread; (2) libEGL stays loaded; (3) EGL reports the current context.
-                let ext = unsafe {
-                    cuda_gl::external::ExternalGl::load_with(|name| own.get_proc_address(name))
-                }
-                .unwrap();
+                let _own = HeadlessContext::for_cuda_device(&device).unwrap();
+                let ext = cuda_gl::external::ExternalGl::current().unwrap();
                 for _ in 0..rounds {
                     barrier.wait();
                     drop(GlMemoryBuffer::import(&ext, &memory).unwrap());

@@ -171,26 +171,15 @@ pub struct Selected {
 }
 
 impl Selected {
-    /// For `--path stream` on the CUDA backend: loads the GL context's external-memory entry
-    /// points through `loader` and gives them to the backend with `burst` frames per burst.
-    /// Other paths and the CPU backend ignore it.
-    ///
-    /// # Safety
-    /// 1. As [`cuda_gl::external::ExternalGl::load_with`]: `loader` returns the entry points
-    ///    of the GL context current on this thread (or null), and the library behind them
-    ///    stays loaded while the backend lives.
+    /// For `--path stream` on the CUDA backend: checks the current GL context for external
+    /// memory and gives it to the backend with `burst` frames per burst. Other paths and the
+    /// CPU backend ignore it.
     ///
     /// # Errors
     /// The GL context lacks `GL_EXT_memory_object_fd` or an entry point.
-    pub unsafe fn with_stream_gl(
-        mut self,
-        path: PathChoice,
-        burst: u64,
-        loader: impl FnMut(&'static str) -> *const std::ffi::c_void,
-    ) -> Result<Selected> {
+    pub fn with_stream_gl(mut self, path: PathChoice, burst: u64) -> Result<Selected> {
         if let (Backend::Cuda(c), PathChoice::Stream) = (&mut self.backend, path) {
-            // SAFETY: (1) is the caller's.
-            let gl = unsafe { cuda_gl::external::ExternalGl::load_with(loader) }
+            let gl = cuda_gl::external::ExternalGl::current()
                 .context("--path stream needs GL_EXT_memory_object_fd")?;
             c.set_stream_gl(gl, usize::try_from(burst).context("burst too large")?);
         }

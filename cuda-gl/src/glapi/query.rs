@@ -1,0 +1,113 @@
+//! Questions to GL, asked to check a registration or to explain a refusal, through cuda-gl's
+//! own table: they need nothing of the application's GL loader. None leaves GL state changed
+//! or a GL error pending.
+
+use super::table::GlFns;
+use crate::error::{Error, Result};
+use crate::gl_object::ImageTarget;
+
+/// Whether the current context is OpenGL 4.5 or newer (direct state access).
+fn has_dsa(fns: &GlFns) -> bool {
+    fns.version() >= (4, 5)
+}
+
+/// Whether `name` is a texture (or, for [`ImageTarget::Renderbuffer`], a renderbuffer).
+pub(crate) fn image_exists(fns: &GlFns, target: ImageTarget, name: u32) -> bool {
+    // SAFETY: a GL context is current (callers' contract); glIsTexture and glIsRenderbuffer
+    // change no state.
+    unsafe {
+        if target == ImageTarget::Renderbuffer {
+            (fns.is_renderbuffer)(name) == gl::TRUE
+        } else {
+            (fns.is_texture)(name) == gl::TRUE
+        }
+    }
+}
+
+/// The binding query of each target a texture can be bound to for the probe.
+fn binding_query(target: ImageTarget) -> Option<u32> {
+    Some(match target {
+        ImageTarget::Texture2D => gl::TEXTURE_BINDING_2D,
+        ImageTarget::Rectangle => gl::TEXTURE_BINDING_RECTANGLE,
+        ImageTarget::Texture2DArray => gl::TEXTURE_BINDING_2D_ARRAY,
+        ImageTarget::Texture3D => gl::TEXTURE_BINDING_3D,
+        ImageTarget::CubeMap => gl::TEXTURE_BINDING_CUBE_MAP,
+        ImageTarget::Renderbuffer => return None,
+    })
+}
+
+/// Whether texture `name` was created with `target`.
+///
+/// With OpenGL 4.5 it asks `GL_TEXTURE_TARGET`. Before 4.5 it binds the texture to `target` on
+/// the active unit, where GL raises `GL_INVALID_OPERATION` for a texture of another target,
+/// and binds the unit's previous texture back. `Ok(None)` when `name` is not a texture.
+///
+/// # Errors
+/// [`Error::MissingGlFunction`] for a 4.5 context whose platform lacks
+/// `glGetTextureParameteriv`.
+pub(crate) fn texture_target_is(
+    fns: &GlFns,
+    name: u32,
+    target: ImageTarget,
+) -> Result<Option<bool>> {
+    if !image_exists(fns, ImageTarget::Texture2D, name) {
+        return Ok(None);
+    }
+    if has_dsa(fns) {
+        return Ok(texture_target(fns, name)?.map(|t| t == target.gl_enum()));
+    }
+    let Some(binding) = binding_query(target) else {
+        return Ok(Some(false));
+    };
+    fns.drain_errors();
+    let mut previous = 0;
+    // SAFETY: a context is current; valid out-pointer; `name` is a texture (above); binding it
+    // to a target it was not created with only raises GL_INVALID_OPERATION, and the unit's
+    // previous texture of `target` is bound back.
+    let matches = unsafe {
+        (fns.get_integerv)(binding, &mut previous);
+        (fns.bind_texture)(target.gl_enum(), name);
+        let matches = (fns.get_error)() == gl::NO_ERROR;
+        (fns.bind_texture)(target.gl_enum(), previous.max(0) as u32);
+        matches
+    };
+    fns.drain_errors();
+    Ok(Some(matches))
+}
+
+/// The target texture `name` was created with (`GL_TEXTURE_TARGET`, OpenGL 4.5); `Ok(None)`
+/// when it is not a texture, or the context is older than 4.5.
+///
+/// # Errors
+/// [`Error::MissingGlFunction`] for a 4.5 context whose platform lacks
+/// `glGetTextureParameteriv`.
+pub(crate) fn texture_target(fns: &GlFns, name: u32) -> Result<Option<u32>> {
+    if !image_exists(fns, ImageTarget::Texture2D, name) || !has_dsa(fns) {
+        return Ok(None);
+    }
+    let get = fns
+        .get_texture_parameteriv
+        .ok_or(Error::MissingGlFunction {
+            function: "glGetTextureParameteriv",
+        })?;
+    let mut target = 0;
+    // SAFETY: a GL 4.5 context is current, `name` is a texture object of it, and
+    // GL_TEXTURE_TARGET is a valid query for any texture object.
+    unsafe { get(name, gl::TEXTURE_TARGET, &mut target) };
+    Ok(u32::try_from(target).ok().filter(|&t| t != 0))
+}
+
+/// The size in bytes of buffer `name`'s storage (OpenGL 4.5), `None` where it cannot be asked.
+pub(crate) fn buffer_size(fns: &GlFns, name: u32) -> Option<i64> {
+    // SAFETY: a GL context is current; glIsBuffer changes no state.
+    let is_buffer = unsafe { (fns.is_buffer)(name) } == gl::TRUE;
+    let get = fns.get_named_buffer_parameteri64v?;
+    if !is_buffer || !has_dsa(fns) {
+        return None;
+    }
+    let mut size = -1;
+    // SAFETY: a GL 4.5 context is current, `name` is a buffer object of it, and
+    // GL_BUFFER_SIZE is a valid query for any buffer object.
+    unsafe { get(name, gl::BUFFER_SIZE, &mut size) };
+    (size >= 0).then_some(size)
+}

@@ -1,0 +1,197 @@
+//! The one table of GL entry points that cuda-gl calls, resolved by cuda-gl itself through the
+//! platform (see [`platform`](super::platform)), never through the `gl` crate's global pointers
+//! (which any safe code can overwrite with `gl::load_with`).
+
+use crate::error::{Error, Result};
+use std::ffi::{CStr, c_void};
+
+/// A `GLsync`.
+pub(crate) type GlSync = *const c_void;
+
+/// Declares [`GlFns`] from two lists, each entry written once as its field name, its GL name and
+/// its C signature (from the Khronos registry): the entry points every OpenGL 3.2 context has,
+/// which the table needs to load at all, and those of later versions and extensions, which are
+/// `None` where the platform resolves no address. (A resolved address says nothing of the
+/// current context: the callers ask the context's version or extensions first.)
+macro_rules! gl_fns {
+    (
+        required { $($field:ident: $name:literal = fn($($arg:ty),*) $(-> $ret:ty)?;)* }
+        optional { $($ofield:ident: $oname:literal = fn($($oarg:ty),*) $(-> $oret:ty)?;)* }
+    ) => {
+        /// The GL entry points cuda-gl calls.
+        #[derive(Clone, Copy)]
+        pub(crate) struct GlFns {
+            $(
+                #[doc = concat!("`", $name, "`.")]
+                pub(crate) $field: unsafe extern "system" fn($($arg),*) $(-> $ret)?,
+            )*
+            $(
+                #[doc = concat!("`", $oname, "`, where the platform has it.")]
+                pub(crate) $ofield: Option<unsafe extern "system" fn($($oarg),*) $(-> $oret)?>,
+            )*
+        }
+
+        impl GlFns {
+            /// Resolves every entry point through `resolve`; `Err` names the first required
+            /// one it has no address for.
+            ///
+            /// # Safety
+            /// 1. Every non-null address `resolve` returns for a name is that GL entry point,
+            ///    with the signature the Khronos registry gives it.
+            /// 2. The entry points stay callable for the life of the process.
+            pub(super) unsafe fn load(
+                resolve: &mut dyn FnMut(&'static str) -> *const c_void,
+            ) -> Result<GlFns, &'static str> {
+                Ok(GlFns {
+                    $($field: {
+                        let ptr = resolve($name);
+                        if ptr.is_null() {
+                            return Err($name);
+                        }
+                        // SAFETY: (1): the address of `$name`, whose C signature is the
+                        // field's type; function and data pointers have one size on every
+                        // platform GL runs on.
+                        unsafe {
+                            std::mem::transmute::<
+                                *const c_void,
+                                unsafe extern "system" fn($($arg),*) $(-> $ret)?,
+                            >(ptr)
+                        }
+                    },)*
+                    $($ofield: {
+                        let ptr = resolve($oname);
+                        // SAFETY: as above, for a non-null address.
+                        (!ptr.is_null()).then(|| unsafe {
+                            std::mem::transmute::<
+                                *const c_void,
+                                unsafe extern "system" fn($($oarg),*) $(-> $oret)?,
+                            >(ptr)
+                        })
+                    },)*
+                })
+            }
+        }
+    };
+}
+
+gl_fns! {
+    required {
+        get_error: "glGetError" = fn() -> u32;
+        get_integerv: "glGetIntegerv" = fn(u32, *mut i32);
+        get_string: "glGetString" = fn(u32) -> *const u8;
+        get_stringi: "glGetStringi" = fn(u32, u32) -> *const u8;
+        is_buffer: "glIsBuffer" = fn(u32) -> u8;
+        is_texture: "glIsTexture" = fn(u32) -> u8;
+        is_renderbuffer: "glIsRenderbuffer" = fn(u32) -> u8;
+        is_program: "glIsProgram" = fn(u32) -> u8;
+        create_program: "glCreateProgram" = fn() -> u32;
+        bind_texture: "glBindTexture" = fn(u32, u32);
+        gen_buffers: "glGenBuffers" = fn(i32, *mut u32);
+        delete_buffers: "glDeleteBuffers" = fn(i32, *const u32);
+        bind_buffer: "glBindBuffer" = fn(u32, u32);
+        buffer_data: "glBufferData" = fn(u32, isize, *const c_void, u32);
+        copy_buffer_sub_data: "glCopyBufferSubData" = fn(u32, u32, isize, isize, isize);
+        get_buffer_sub_data: "glGetBufferSubData" = fn(u32, isize, isize, *mut c_void);
+        fence_sync: "glFenceSync" = fn(u32, u32) -> GlSync;
+        client_wait_sync: "glClientWaitSync" = fn(GlSync, u32, u64) -> u32;
+        delete_sync: "glDeleteSync" = fn(GlSync);
+        flush: "glFlush" = fn();
+        finish: "glFinish" = fn();
+    }
+    optional {
+        object_label: "glObjectLabel" = fn(u32, u32, i32, *const u8);
+        get_object_label: "glGetObjectLabel" = fn(u32, u32, i32, *mut i32, *mut u8);
+        get_texture_parameteriv: "glGetTextureParameteriv" = fn(u32, u32, *mut i32);
+        get_named_buffer_parameteri64v: "glGetNamedBufferParameteri64v" = fn(u32, u32, *mut i64);
+        get_unsigned_bytei_v: "glGetUnsignedBytei_vEXT" = fn(u32, u32, *mut u8);
+        create_memory_objects: "glCreateMemoryObjectsEXT" = fn(i32, *mut u32);
+        delete_memory_objects: "glDeleteMemoryObjectsEXT" = fn(i32, *const u32);
+        import_memory_fd: "glImportMemoryFdEXT" = fn(u32, u64, u32, i32);
+        buffer_storage_mem: "glBufferStorageMemEXT" = fn(u32, isize, u32, u64);
+    }
+}
+
+impl std::fmt::Debug for GlFns {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("GlFns")
+    }
+}
+
+/// An optional entry point, or [`Error::MissingGlFunction`] naming it.
+pub(crate) fn have<T>(f: Option<T>, function: &'static str) -> Result<T> {
+    f.ok_or(Error::MissingGlFunction { function })
+}
+
+// Every method calls GL, so each needs a GL context current on this thread, of the platform the
+// table was resolved through: the callers get the table from `GlOwner::check` or `current_gl`,
+// which asked the platform just before.
+impl GlFns {
+    /// Discards errors raised before cuda-gl's calls, so that the next check reports only its
+    /// own call. Logged at debug level.
+    pub(crate) fn drain_errors(&self) {
+        for _ in 0..16 {
+            // SAFETY: no arguments; a context is current (see above).
+            let code = unsafe { (self.get_error)() };
+            if code == gl::NO_ERROR {
+                return;
+            }
+            log::debug!("cuda-gl: discarding an earlier OpenGL error 0x{code:04x}");
+        }
+    }
+
+    /// `Err(GlCall)` when `call` raised an error.
+    pub(crate) fn check(&self, call: &'static str) -> Result<()> {
+        // SAFETY: as in `drain_errors`.
+        let code = unsafe { (self.get_error)() };
+        if code == gl::NO_ERROR {
+            Ok(())
+        } else {
+            self.drain_errors();
+            Err(Error::GlCall { call, code })
+        }
+    }
+
+    /// `glGetString(name)`, `None` when GL returns null.
+    pub(crate) fn string(&self, name: u32) -> Option<String> {
+        // SAFETY: glGetString returns null or a static NUL-terminated string.
+        let ptr = unsafe { (self.get_string)(name) };
+        (!ptr.is_null()).then(|| {
+            // SAFETY: non-null: a NUL-terminated string owned by the GL implementation.
+            unsafe { CStr::from_ptr(ptr.cast()) }
+                .to_string_lossy()
+                .into_owned()
+        })
+    }
+
+    /// The context's extensions (`glGetStringi(GL_EXTENSIONS, i)`).
+    pub(crate) fn extensions(&self) -> Vec<String> {
+        let mut count = 0;
+        // SAFETY: `count` is a valid out-pointer for one integer.
+        unsafe { (self.get_integerv)(gl::NUM_EXTENSIONS, &mut count) };
+        (0..count.max(0) as u32)
+            .filter_map(|i| {
+                // SAFETY: `i` is below GL_NUM_EXTENSIONS; the result is null or a static
+                // NUL-terminated string.
+                let ptr = unsafe { (self.get_stringi)(gl::EXTENSIONS, i) };
+                (!ptr.is_null()).then(|| {
+                    // SAFETY: non-null, NUL-terminated (above).
+                    unsafe { CStr::from_ptr(ptr.cast()) }
+                        .to_string_lossy()
+                        .into_owned()
+                })
+            })
+            .collect()
+    }
+
+    /// The context's OpenGL version, `(major, minor)`.
+    pub(crate) fn version(&self) -> (i32, i32) {
+        let (mut major, mut minor) = (0, 0);
+        // SAFETY: valid out-pointers; GL_MAJOR_VERSION and GL_MINOR_VERSION are valid queries
+        // since OpenGL 3.0.
+        unsafe {
+            (self.get_integerv)(gl::MAJOR_VERSION, &mut major);
+            (self.get_integerv)(gl::MINOR_VERSION, &mut minor);
+        }
+        (major, minor)
+    }
+}
