@@ -2,6 +2,7 @@
 
 use crate::device::Device;
 use crate::error::{CudaError, Error, Result};
+use crate::queue::PrivateQueue;
 use crate::result;
 use cuda_gl_sys as sys;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -23,6 +24,8 @@ pub struct Context {
     raw: sys::CUcontext,
     deferred: Mutex<Vec<CudaError>>,
     has_deferred: AtomicBool,
+    /// The private stream that work which must run now is queued on ([`crate::queue`]).
+    queue: Mutex<PrivateQueue>,
     /// The cudarc context this one shares ([`Context::from_cudarc`]). It owns the retain of the
     /// primary context (or the context itself), so this `Context` releases nothing; it is dropped
     /// after `Drop::drop` has run, once nothing of cuda-gl uses the context any more.
@@ -36,6 +39,27 @@ unsafe impl Send for Context {}
 unsafe impl Sync for Context {}
 
 impl Context {
+    /// Queues `work` so that it runs now, in `stream`'s order, whatever capture another thread
+    /// begins on `stream` meanwhile: on cuda-gl's private stream, joined to `stream` by events
+    /// (see [`crate::queue`]). Binds the context first.
+    ///
+    /// # Safety
+    /// 1. `stream` is a live stream of this context, or a special stream handle.
+    ///
+    /// # Errors
+    /// [`Error::StreamCapturing`] naming `call`; the driver's errors; `work`'s error.
+    pub(crate) unsafe fn run_now<T>(
+        &self,
+        stream: sys::CUstream,
+        call: &'static str,
+        work: impl FnOnce(sys::CUstream) -> Result<T>,
+    ) -> Result<T> {
+        self.bind()?;
+        let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        // SAFETY: (1), in the bound context.
+        unsafe { queue.run(stream, call, work) }
+    }
+
     /// Retains the primary context of `device`.
     ///
     /// # Errors
@@ -48,6 +72,7 @@ impl Context {
             raw,
             deferred: Mutex::new(Vec::new()),
             has_deferred: AtomicBool::new(false),
+            queue: Mutex::new(PrivateQueue::default()),
             #[cfg(feature = "cudarc")]
             cudarc: None,
         }))
@@ -88,6 +113,7 @@ impl Context {
             raw,
             deferred: Mutex::new(Vec::new()),
             has_deferred: AtomicBool::new(false),
+            queue: Mutex::new(PrivateQueue::default()),
             cudarc: Some(cudarc.clone()),
         };
         ctx.bind()?;
@@ -265,6 +291,12 @@ impl Drop for Context {
     fn drop(&mut self) {
         for e in self.take_drop_errors() {
             log::warn!("cuda-gl: unreported drop error at context release: {e}");
+        }
+        if self.bind_for_drop("destroy cuda-gl's private stream") {
+            self.queue
+                .get_mut()
+                .unwrap_or_else(|p| p.into_inner())
+                .release();
         }
         #[cfg(feature = "cudarc")]
         if self.cudarc.is_some() {

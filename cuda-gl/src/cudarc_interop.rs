@@ -114,19 +114,33 @@ fn no_cudarc_stream() -> Error {
 
 /// Orders work about to be queued on `stream` with the mapping on `mapped_on`.
 ///
-/// On the stream of the map nothing is needed: the map, the work and the unmap are queued in that
-/// order on one stream. On another stream the work first waits for the map (an event), and the
-/// returned guard synchronizes `stream` when cudarc drops it, right after queuing the work, so the
-/// work is finished before the view can be dropped and the mapping unmapped. Failures are recorded
-/// on the cudarc context, as cudarc does in these traits, and reported by its next call.
+/// On another stream the work first waits for the map (an event). On every stream the returned
+/// guard synchronizes `stream` when cudarc drops it, right after queuing the work: the work is
+/// finished before the view can be dropped and the mapping unmapped, and work that a capture
+/// (begun by any thread, at any moment before the drop) took instead of running invalidates
+/// that capture there, since synchronizing a capturing stream is illegal: its `end_capture`
+/// fails and no graph holds the mapping's address. A stream that captures already is refused
+/// up front: `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED` is recorded on the cudarc context, as
+/// cudarc does in these traits, and reported by its next call.
 fn order_on<'s>(mapped_on: &CudaStream, stream: &'s CudaStream) -> SyncOnDrop<'s> {
-    if stream.cu_stream() == mapped_on.cu_stream() && stream.context() == mapped_on.context() {
-        return SyncOnDrop::Sync(None);
-    }
     let ctx = stream.context();
-    match mapped_on.record_event(None) {
-        Ok(event) => ctx.record_err(stream.wait(&event)),
-        Err(e) => ctx.record_err(Err::<(), _>(e)),
+    let capturing = |s: &CudaStream| {
+        // SAFETY: a live cudarc stream of the bound context (cudarc binds it for its calls,
+        // and `context()` is the context of both streams, checked when the view was made).
+        ctx.bind_to_thread().is_err()
+            || unsafe { crate::result::stream::is_capturing(s.cu_stream().cast()) }.unwrap_or(true)
+    };
+    if capturing(stream) || capturing(mapped_on) {
+        ctx.record_err(Err::<(), _>(cudarc::driver::DriverError(
+            rc::CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+        )));
+        return SyncOnDrop::sync_stream(stream);
+    }
+    if stream.cu_stream() != mapped_on.cu_stream() || stream.context() != mapped_on.context() {
+        match mapped_on.record_event(None) {
+            Ok(event) => ctx.record_err(stream.wait(&event)),
+            Err(e) => ctx.record_err(Err::<(), _>(e)),
+        }
     }
     SyncOnDrop::sync_stream(stream)
 }

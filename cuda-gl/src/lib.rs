@@ -171,15 +171,22 @@
 //!   handle): each context gets a labelled canary program at its first use, and a context
 //!   without its owner's canary is refused ([`Error::GlContextGone`]), so objects of a
 //!   destroyed context are never mapped, waited on, relabelled or deleted through another.
-//!   Cost per map and per unmap: one or two `*GetCurrentContext` calls, `glIsProgram` and
-//!   `glGetObjectLabel` (see `docs/benchmarks.md`, "What the safety checks cost");
+//!   Cost per map and per unmap: one or two `*GetCurrentContext` calls, two `glGetIntegerv`,
+//!   `glIsProgram` and `glGetObjectLabel`, and a process-wide lock over a list with one entry
+//!   per context handle value seen (see `docs/benchmarks.md`, "What the safety checks cost");
 //! - streams that capture a CUDA graph are refused ([`Error::StreamCapturing`],
 //!   `cuStreamIsCapturing`) by every safe call whose safety needs its work to run when queued:
 //!   map, unmap, copies in and out of mapped arrays, [`DeviceBuffer`] copies on a stream and
 //!   `memset_async`, pinned-buffer copies, [`external::ExternalRing::write`] and its event,
-//!   [`external::FrameStream::push_burst`] and its events. (`Function::launch` is `unsafe` and
-//!   may be captured; its `# Safety` says what the caller then keeps valid.) A capture begun by
-//!   another thread between the check and the queued call is not caught;
+//!   [`external::FrameStream::push_burst`] and its events, and cudarc copies through mapped
+//!   views. The work of those calls that move bytes or record cuda-gl's events is queued on a
+//!   private stream per context, joined to the caller's stream by events, so that a capture
+//!   begun by another thread at any moment cannot take it (the join pulls the private stream
+//!   into the capture, which is then seen and invalidated); cudarc copies through a view
+//!   synchronize their stream when cudarc drops the view's guard, which invalidates a capture
+//!   that took them. Cost: a capture query per call, and two event records and two waits per
+//!   call that queues work (a map costs the query only). (`Function::launch` is `unsafe` and
+//!   may be captured; its `# Safety` says what the caller then keeps valid.);
 //! - one registration per GL object: a second one is refused ([`Error::AlreadyRegistered`]);
 //!   across GL contexts a debug label tells a shared object from an unrelated one of the same
 //!   name (refused when it cannot be told). cuda-gl's own GL buffers (external-memory imports,
@@ -216,6 +223,15 @@
 //! - loaders and raw handles: [`sys::load_from`], [`Stream::from_raw`],
 //!   and implementations of [`AsStream`], [`KernelParam`], [`KernelArgs`] and [`DeviceCopy`];
 //! - the external ring's `read_unordered`, the one door past its ordering.
+//!
+//! **Known limits**, where the checks rest on what the platform promises:
+//! - aliasing that GL itself sets up is not seen: two names over one storage (a
+//!   `glTextureView`, EGLImage siblings) can be registered once each;
+//! - GL entry points come from `eglGetProcAddress` / `glXGetProcAddressARB`, which libglvnd and
+//!   EGL 1.5 define for core functions too; a process where EGL and GLX both report a current
+//!   context (possible only without libglvnd) has its calls made through EGL's table;
+//! - a synchronous GL debug callback that calls back into cuda-gl from inside cuda-gl's own GL
+//!   calls deadlocks (the registries are locked across those calls) rather than race.
 //!
 //! The CUDA context is bound by the crate itself before every call, `Drop` included.
 //!
@@ -256,6 +272,7 @@ mod glapi;
 pub mod graphics;
 mod memory;
 mod module;
+mod queue;
 mod result;
 mod stream;
 

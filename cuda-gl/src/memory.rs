@@ -4,7 +4,7 @@ use crate::context::Context;
 use crate::error::{CudaError, Error, Result};
 use crate::module::KernelParam;
 use crate::result;
-use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT, Event, check_same_context, ordered};
+use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT, Event, check_same_context};
 use cuda_gl_sys as sys;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -138,16 +138,19 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     #[doc(alias = "cuMemsetD8Async")]
     pub fn zeroed_on(ctx: &Arc<Context>, len: usize, stream: &impl AsStream) -> Result<Self> {
         check_same_context(ctx, stream, "the device buffer")?;
-        let s = ordered(ctx, stream, "cuMemsetD8Async (not called)")?;
-        Self::alloc_zeroed(ctx, len, s)
+        Self::alloc_zeroed(ctx, len, stream.raw_stream())
     }
 
-    /// Allocates and queues the zeroing on `stream`, a live stream of `ctx`.
+    /// Allocates and queues the zeroing in the order of `stream`, a live stream of `ctx`.
     fn alloc_zeroed(ctx: &Arc<Context>, len: usize, stream: sys::CUstream) -> Result<Self> {
         let buf = Self::alloc(ctx, len)?;
-        // SAFETY: the allocation is `byte_len` long; the stream is live and of `ctx` (callers);
-        // `alloc` bound `ctx`.
-        unsafe { result::mem::memset_d8_async(buf.raw, 0, buf.byte_len(), stream) }?;
+        let (raw, bytes) = (buf.raw, buf.byte_len());
+        // SAFETY: the stream is live and of `ctx` (callers); the allocation is `bytes` long.
+        unsafe {
+            ctx.run_now(stream, "cuMemsetD8Async (not called)", |p| {
+                result::mem::memset_d8_async(raw, 0, bytes, p)
+            })
+        }?;
         Ok(buf)
     }
 
@@ -213,16 +216,18 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     pub fn copy_from_slice_on(&mut self, data: &[T], stream: &impl AsStream) -> Result<()> {
         self.check_len(data.len())?;
         check_same_context(&self.ctx, stream, "the device buffer")?;
-        let s = ordered(&self.ctx, stream, "cuMemcpyHtoDAsync (not called)")?;
-        // SAFETY: both ranges are `byte_len` long; `T` is plain data; the stream is live while
-        // borrowed and of this context (checked), and not capturing. The driver stages
-        // pageable `data` before the call returns, and the DMA only reads it, so the borrow of
-        // `data` may end even if the synchronize below fails.
+        let (raw, bytes) = (self.raw, self.byte_len());
+        // SAFETY: the stream is live while borrowed and of this context (checked). In the
+        // work: both ranges are `bytes` long; `T` is plain data. The driver stages pageable
+        // `data` before the call returns, and the DMA only reads it, so the borrow of `data`
+        // may end even if the synchronize fails.
         unsafe {
-            result::mem::copy_htod_async(self.raw, data.as_ptr().cast(), self.byte_len(), s)
-        }?;
-        // SAFETY: the stream is live while borrowed.
-        unsafe { result::stream::synchronize(s) }
+            self.ctx
+                .run_now(stream.raw_stream(), "cuMemcpyHtoDAsync (not called)", |p| {
+                    result::mem::copy_htod_async(raw, data.as_ptr().cast(), bytes, p)?;
+                    result::stream::synchronize(p)
+                })
+        }
     }
 
     /// Copies the contents out, after all work queued in the context so far.
@@ -259,20 +264,27 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     #[doc(alias = "cuMemcpyDtoHAsync")]
     pub fn to_vec_on(&self, stream: &impl AsStream) -> Result<Vec<T>> {
         check_same_context(&self.ctx, stream, "the device buffer")?;
-        let s = ordered(&self.ctx, stream, "cuMemcpyDtoHAsync (not called)")?;
         let mut out = Vec::<T>::with_capacity(self.len);
-        // SAFETY: the destination has capacity for `len` values; the stream is live while
-        // borrowed and of this context (checked), and not capturing.
-        unsafe {
-            result::mem::copy_dtoh_async(out.as_mut_ptr().cast(), self.raw, self.byte_len(), s)
-        }?;
-        // SAFETY: the stream is live while borrowed.
-        if let Err(e) = unsafe { result::stream::synchronize(s) } {
-            // Whether the copy into `out` still runs is unknown: leak the allocation rather
-            // than free memory the DMA may write.
+        let (dst, raw, bytes) = (out.as_mut_ptr().cast(), self.raw, self.byte_len());
+        let mut finished = false;
+        // SAFETY: the stream is live while borrowed and of this context (checked). In the
+        // work: the destination has capacity for `len` values.
+        let copied = unsafe {
+            self.ctx
+                .run_now(stream.raw_stream(), "cuMemcpyDtoHAsync (not called)", |p| {
+                    result::mem::copy_dtoh_async(dst, raw, bytes, p)?;
+                    result::stream::synchronize(p)?;
+                    finished = true;
+                    Ok(())
+                })
+        };
+        if !finished && let Err(e) = copied {
+            // Whether a copy into `out` still runs is unknown: leak the allocation rather than
+            // free memory the DMA may write.
             std::mem::forget(out);
             return Err(e);
         }
+        copied?;
         // SAFETY: the copy has finished and wrote `len` values; `T` accepts any bytes.
         unsafe { out.set_len(self.len) };
         Ok(out)
@@ -286,10 +298,15 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     #[doc(alias = "cuMemsetD8Async")]
     pub fn memset_async(&mut self, value: u8, stream: &impl AsStream) -> Result<()> {
         check_same_context(&self.ctx, stream, "the device buffer")?;
-        let s = ordered(&self.ctx, stream, "cuMemsetD8Async (not called)")?;
-        // SAFETY: the range is the allocation; the stream is live while borrowed and of this
-        // context (checked), and not capturing.
-        unsafe { result::mem::memset_d8_async(self.raw, value, self.byte_len(), s) }?;
+        let (raw, bytes) = (self.raw, self.byte_len());
+        // SAFETY: the stream is live while borrowed and of this context (checked); the range
+        // is the allocation.
+        unsafe {
+            self.ctx
+                .run_now(stream.raw_stream(), "cuMemsetD8Async (not called)", |p| {
+                    result::mem::memset_d8_async(raw, value, bytes, p)
+                })
+        }?;
         Ok(())
     }
 
@@ -483,28 +500,27 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
         if self.untracked {
             return self.wait_for_copies();
         }
-        let raw_stream = ordered(&self.ctx, stream, "cuMemcpyDtoHAsync (not called)")?;
-        // SAFETY: the stream (live while borrowed) and the event are of this context.
-        unsafe { result::stream::wait_event(raw_stream, self.event.raw()) }?;
-        // SAFETY: both ranges are `len` values long and live (the device buffer is freed with
-        // cuMemFree, which waits for pending copies; the pinned memory is freed only after the
-        // event recorded below); the stream is live while borrowed and of this context.
-        unsafe {
-            result::mem::copy_dtoh_async(
-                self.ptr.cast(),
-                src.device_ptr().as_raw(),
-                self.len * size_of::<T>(),
-                raw_stream,
-            )
+        let (host, device) = (self.ptr.cast(), src.device_ptr().as_raw());
+        let (bytes, event) = (self.len * size_of::<T>(), self.event.raw());
+        // SAFETY: the stream is live while borrowed and of this context (checked). In the
+        // work: the event is of this context; both ranges are `len` values long and live (the
+        // device buffer is freed with cuMemFree, which waits for pending copies; the pinned
+        // memory is freed only after the event recorded here); the private stream first waits
+        // for the previous copy's event.
+        let recorded = unsafe {
+            self.ctx
+                .run_now(stream.raw_stream(), "cuMemcpyDtoHAsync (not called)", |p| {
+                    result::stream::wait_event(p, event)?;
+                    result::mem::copy_dtoh_async(host, device, bytes, p)?;
+                    Ok(match result::stream::event_record(event, p) {
+                        Ok(()) => Ok(()),
+                        // The copy is queued but not covered by the event: wait for it now.
+                        Err(e) => Err((e, result::stream::synchronize(p).is_err())),
+                    })
+                })
         }?;
-        if let Err(record) = self
-            .event
-            .record_ordered(stream, "cuEventRecord (not called)")
-        {
-            // SAFETY: the stream is live while borrowed.
-            if unsafe { result::stream::synchronize(raw_stream) }.is_err() {
-                self.untracked = true;
-            }
+        if let Err((record, untracked)) = recorded {
+            self.untracked = untracked;
             return Err(record);
         }
         Ok(())

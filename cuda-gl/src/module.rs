@@ -394,8 +394,11 @@ impl Function {
     ///    not now: every handle and pointer stays valid, mapped and unaliased until each launch
     ///    of that graph has finished. (The safe stream-ordered calls refuse a capturing stream.)
     /// 7. External-memory pointers ([`FrameWrite::device_ptr`], [`CudaWrite::device_ptr`]) are
-    ///    written only by work queued on the guard's stream before the guard finishes; GL
-    ///    buffers of a ring or a frame stream are read by GL only through their read guards.
+    ///    written only by work queued on the guard's stream before the guard finishes.
+    /// 8. The kernel does not touch the first 16 bytes of an
+    ///    [`ExportableMemory`](crate::external::ExportableMemory) while another thread imports
+    ///    it ([`GlMemoryBuffer::import`](crate::external::GlMemoryBuffer::import) borrows them
+    ///    for its check).
     ///
     /// [`RegisterFlags::READ_ONLY`]: crate::RegisterFlags::READ_ONLY
     /// [`MapFlags::ReadOnly`]: crate::MapFlags::ReadOnly

@@ -24,29 +24,12 @@ pub(crate) fn check_same_context(ctx: &Context, stream: &impl AsStream, owner: &
     }
 }
 
-/// Refuses `call` on raw stream `s` (of the bound context) while it captures a CUDA graph:
-/// captured work runs when the graph is launched, not now, after the memory or mapping it
-/// touches may be gone. A stream whose capture status cannot be asked is refused too, with the
-/// driver's error (for instance the legacy stream while another stream captures globally).
-///
-/// # Safety
-/// 1. `s` is a live stream of the bound context, or a special stream handle.
+/// [`check_not_capturing`](crate::queue::check_not_capturing) for `stream`, with its context
+/// bound first: the quick refusal before calls the driver itself refuses under capture (map,
+/// unmap) or that then queue through [`crate::queue`].
 ///
 /// # Errors
-/// [`Error::StreamCapturing`] naming `call`; the driver's error from `cuStreamIsCapturing`.
-pub(crate) unsafe fn check_not_capturing(s: sys::CUstream, call: &'static str) -> Result<()> {
-    // SAFETY: (1).
-    if unsafe { result::stream::is_capturing(s) }? {
-        Err(Error::StreamCapturing { call })
-    } else {
-        Ok(())
-    }
-}
-
-/// [`check_not_capturing`] for `stream`, with its context bound first.
-///
-/// # Errors
-/// As [`check_not_capturing`], and the driver's error from binding the context.
+/// As `check_not_capturing`, and the driver's error from binding the context.
 pub(crate) fn ordered(
     ctx: &Context,
     stream: &impl AsStream,
@@ -56,7 +39,7 @@ pub(crate) fn ordered(
     let s = stream.raw_stream();
     // SAFETY: (1) of `AsStream`: the handle is live while `stream` is borrowed; its context was
     // checked against `ctx` by the callers, and is bound.
-    unsafe { check_not_capturing(s, call) }?;
+    unsafe { crate::queue::check_not_capturing(s, call) }?;
     Ok(s)
 }
 
@@ -277,12 +260,17 @@ impl Event {
     }
 
     /// [`record`](Self::record) for cuda-gl's own ordering, which needs the record to happen
-    /// now: refused on a stream that is capturing a graph (`call` names the refused call).
+    /// now: made on cuda-gl's private stream joined to `stream` (`crate::queue`), refused when
+    /// `stream` captures a graph (`call` names the refused call).
     pub(crate) fn record_ordered(&self, stream: &impl AsStream, call: &'static str) -> Result<()> {
         check_same_context(&self.ctx, stream, "the event")?;
-        let s = ordered(&self.ctx, stream, call)?;
+        let raw = self.raw;
         // SAFETY: both handles are live while borrowed and share a context (checked above).
-        unsafe { result::stream::event_record(self.raw, s) }
+        unsafe {
+            self.ctx.run_now(stream.raw_stream(), call, |p| {
+                result::stream::event_record(raw, p)
+            })
+        }
     }
 
     /// Waits until the work before the recorded point has finished.

@@ -93,15 +93,6 @@ impl GlMemoryBuffer {
                 import.shows(fns, memory)?
             };
             if shows {
-                import.claim = claim::claim(fns, Kind::Buffer, import.buffer, gl.owner);
-                if import.claim.is_none() {
-                    // A name GL just made cannot be claimed yet, unless a registration of a
-                    // deleted buffer of that name outlived it.
-                    return Err(Error::AlreadyRegistered {
-                        name: import.buffer,
-                        kind: Kind::Buffer.describe().to_string(),
-                    });
-                }
                 import.duds = duds;
                 return Ok(import);
             }
@@ -168,6 +159,18 @@ impl GlMemoryBuffer {
             (fns.bind_buffer)(gl::COPY_WRITE_BUFFER, previous.max(0) as u32);
         }
         fns.check("glBufferStorageMemEXT")?;
+        // Claimed from birth, rejected imports included (their buffers live on beside the
+        // accepted one), so that no registration of the name can come first.
+        out.claim = claim::claim(fns, Kind::Buffer, out.buffer, gl.owner);
+        if out.claim.is_none() {
+            // Another registration holds the name (of a context that shares objects with this
+            // one, made in the moment since glGenBuffers): leave the buffer to it.
+            let name = std::mem::replace(&mut out.buffer, 0);
+            return Err(Error::AlreadyRegistered {
+                name,
+                kind: Kind::Buffer.describe().to_string(),
+            });
+        }
         Ok(out)
     }
 
@@ -270,6 +273,8 @@ impl Drop for GlMemoryBuffer {
                     self.buffer,
                     self.memory_object
                 );
+                // The buffer lives on: it stays claimed, so it is never registered.
+                std::mem::forget(self.claim.take());
                 return;
             }
         };

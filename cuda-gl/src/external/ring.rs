@@ -385,13 +385,17 @@ impl CudaWrite<'_> {
     }
 
     fn record(&mut self) -> Result<()> {
-        self.slot.memory.context().bind()?;
-        // SAFETY: the stream is live (borrowed for 'a by `ExternalRing::write`), in the bound
-        // context.
-        unsafe { crate::stream::check_not_capturing(self.stream, "cuEventRecord (not called)") }?;
-        // SAFETY: the event and the stream are live (the stream is borrowed for 'a by
-        // `ExternalRing::write`) and belong to the same context (checked there).
-        unsafe { result::stream::event_record(self.slot.written.raw(), self.stream) }?;
+        let event = self.slot.written.raw();
+        // SAFETY: the stream is live (borrowed for 'a by `ExternalRing::write`) and in the
+        // ring's context (checked there), as the event is.
+        unsafe {
+            self.slot
+                .memory
+                .context()
+                .run_now(self.stream, "cuEventRecord (not called)", |p| {
+                    result::stream::event_record(event, p)
+                })
+        }?;
         self.slot.state.write_pending = true;
         self.slot.state.access = Access::Idle;
         Ok(())

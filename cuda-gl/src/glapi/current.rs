@@ -57,6 +57,11 @@ fn has_canary(fns: &GlFns, canary: u32, id: u64) -> bool {
     let Some(get_label) = fns.get_object_label else {
         return false;
     };
+    // A context that merely got the owner's handle may lack object labels: asked first (the
+    // version costs two queries; the extension list is read only before OpenGL 4.3).
+    if !has_labels(fns) {
+        return false;
+    }
     // SAFETY: a context is current; glIsProgram changes no state and raises no error.
     if unsafe { (fns.is_program)(canary) } != gl::TRUE {
         return false;
@@ -78,6 +83,11 @@ fn has_canary(fns: &GlFns, canary: u32, id: u64) -> bool {
     usize::try_from(len).is_ok_and(|n| buf.get(..n) == Some(want.as_bytes()))
 }
 
+/// Whether the current context has object labels (OpenGL 4.3 or `GL_KHR_debug`).
+fn has_labels(fns: &GlFns) -> bool {
+    fns.version() >= (4, 3) || fns.extensions().iter().any(|e| e == "GL_KHR_debug")
+}
+
 /// Gives the current context (of `fns`) a canary with a new identity.
 fn plant_canary(fns: &GlFns, call: &'static str) -> Result<(u64, u32)> {
     let unavailable = |why: String| Error::GlCheckUnavailable {
@@ -85,8 +95,7 @@ fn plant_canary(fns: &GlFns, call: &'static str) -> Result<(u64, u32)> {
         why,
     };
     let version = fns.version();
-    let has_debug = version >= (4, 3) || fns.extensions().iter().any(|e| e == "GL_KHR_debug");
-    if !has_debug {
+    if !has_labels(fns) {
         return Err(unavailable(format!(
             "{call} needs object labels (OpenGL 4.3 or GL_KHR_debug), and this OpenGL {}.{} \
              context has neither",

@@ -17,7 +17,9 @@ mod platform;
 pub(crate) mod query;
 mod table;
 
-pub(crate) use current::{GlOwner, current_gl};
+pub(crate) use current::GlOwner;
+#[cfg(feature = "egl")]
+pub(crate) use current::current_gl;
 pub(crate) use fence::Fence;
 pub(crate) use platform::{Current, current};
 pub(crate) use table::{GlFns, have};

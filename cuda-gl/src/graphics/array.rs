@@ -1,7 +1,7 @@
 //! The CUDA arrays of a mapped image: one per array index and mip level, and the mipmapped
 //! array over all levels. Each borrows the mapping.
 
-use super::Registration;
+use super::{ImageTarget, Kind, Registration};
 use crate::error::{Error, Result};
 use crate::result;
 use cuda_gl_sys as sys;
@@ -60,9 +60,18 @@ pub(super) fn mapped_array(
             e.into()
         }
     })?;
+    // Only layered targets have layers: elsewhere every index names the one storage.
+    let layered = matches!(
+        reg.kind,
+        Kind::Image(ImageTarget::Texture2DArray | ImageTarget::CubeMap)
+    );
     let storage = Storage {
         level,
-        layers: (index, index.saturating_add(1)),
+        layers: if layered {
+            (index, index.saturating_add(1))
+        } else {
+            (0, 1)
+        },
     };
     MappedArray::describe(raw, Origin::of(reg, stream), storage)
 }

@@ -268,7 +268,7 @@ impl<'a> MappedBatch<'a> {
         first.ctx.bind()?;
         // SAFETY: the stream is borrowed for the batch's lifetime, so live.
         unsafe {
-            crate::stream::check_not_capturing(self.stream, "cuGraphicsUnmapResources (not called)")
+            crate::queue::check_not_capturing(self.stream, "cuGraphicsUnmapResources (not called)")
         }?;
         // SAFETY: all mapped together on `self.stream`, which is borrowed for the batch's
         // lifetime; every view borrows the batch, so none is used after.

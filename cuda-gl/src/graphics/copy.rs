@@ -194,25 +194,30 @@ impl MappedArray<'_> {
         self.origin.reg.check_writable("a copy into it")
     }
 
-    /// Queues `src` to `dst` on the map's stream with the context bound.
-    fn queue_on_map_stream(&self, src: End, dst: End, extent: Extent) -> Result<()> {
-        self.origin.reg.ctx.bind()?;
-        // SAFETY: the map's stream is live while the mapping is, in the bound context.
+    /// Queues `src` to `dst` in the order of the map's stream, on cuda-gl's private stream
+    /// joined to it (so a capture begun on the map's stream by any thread never captures it:
+    /// see `crate::queue`). With `host`, waits for the copy: a host end is borrowed only for
+    /// the call, so returning while the copy may run would let the DMA outlive the borrow (the
+    /// wait has no limit on purpose).
+    fn queue_on_map_stream(&self, src: End, dst: End, extent: Extent, host: bool) -> Result<()> {
+        // SAFETY: the map's stream is live while the mapping is, in the registration's
+        // context. In the work: the callers checked both ends against `extent` and keep them
+        // live until the copy completes (host ends are waited for here; device ends are freed
+        // or unmapped only after work ordered after the copy: the unmap is queued on the map's
+        // stream, which waits for the copy).
         unsafe {
-            crate::stream::check_not_capturing(self.origin.stream, "cuMemcpy2DAsync (not called)")
-        }?;
-        // SAFETY: the callers checked both ends against `extent` and keep them live until the
-        // copy completes (host ends wait for the stream; device ends are freed or unmapped only
-        // after the work queued on them); the map's stream is live while the mapping is.
-        unsafe { queue(src, dst, extent, self.origin.stream) }
-    }
-
-    /// Waits for the map's stream: a host end is borrowed only for the call.
-    fn wait_for_host_copy(&self) -> Result<()> {
-        // SAFETY: the map's stream is live while the mapping is, in the bound context. The wait
-        // has no time limit on purpose: the slice is borrowed only until this returns, so
-        // returning while the copy may still run would let the DMA outlive the borrow.
-        unsafe { result::stream::synchronize(self.origin.stream) }
+            self.origin
+                .reg
+                .ctx
+                .run_now(self.origin.stream, "cuMemcpy2DAsync (not called)", |p| {
+                    queue(src, dst, extent, p)?;
+                    if host {
+                        result::stream::synchronize(p)
+                    } else {
+                        Ok(())
+                    }
+                })
+        }
     }
 
     /// Copies the whole array into `dst`, in the order of the map's stream, and waits for it.
@@ -233,8 +238,7 @@ impl MappedArray<'_> {
     pub fn copy_to_host<T: DeviceCopy>(&self, dst: &mut [T]) -> Result<()> {
         let extent = self.checked("out of", "host memory", size_of_val(dst))?;
         let host = End::Host(dst.as_mut_ptr().cast());
-        self.queue_on_map_stream(End::Array(self.raw), host, extent)?;
-        self.wait_for_host_copy()
+        self.queue_on_map_stream(End::Array(self.raw), host, extent, true)
     }
 
     /// Copies `src` into the whole array, in the order of the map's stream, and waits for it.
@@ -253,8 +257,7 @@ impl MappedArray<'_> {
         let extent = self.checked("into", "host memory", size_of_val(src))?;
         // The driver only reads through a source pointer; the descriptor field is `*const`.
         let host = End::Host(src.as_ptr().cast_mut().cast());
-        self.queue_on_map_stream(host, End::Array(self.raw), extent)?;
-        self.wait_for_host_copy()
+        self.queue_on_map_stream(host, End::Array(self.raw), extent, true)
     }
 
     /// Queues a copy of the whole array into `dst` on the map's stream; returns without waiting.
@@ -272,7 +275,7 @@ impl MappedArray<'_> {
         self.check_same_context(dst.context(), "device buffer")?;
         let extent = self.checked("out of", "a device buffer", dst.byte_len())?;
         let device = End::Device(dst.device_ptr().as_raw());
-        self.queue_on_map_stream(End::Array(self.raw), device, extent)
+        self.queue_on_map_stream(End::Array(self.raw), device, extent, false)
     }
 
     /// Queues a copy of `src` into the whole array on the map's stream; returns without waiting.
@@ -287,7 +290,7 @@ impl MappedArray<'_> {
         self.check_same_context(src.context(), "device buffer")?;
         let extent = self.checked("into", "a device buffer", src.byte_len())?;
         let device = End::Device(src.device_ptr().as_raw());
-        self.queue_on_map_stream(device, End::Array(self.raw), extent)
+        self.queue_on_map_stream(device, End::Array(self.raw), extent, false)
     }
 
     /// Queues a copy of the whole array into the mapped GL buffer `dst` (e.g. a pixel buffer),
@@ -304,7 +307,7 @@ impl MappedArray<'_> {
         dst.check_writable("a copy into it")?;
         let (ptr, size) = self.same_stream_buffer(dst)?;
         let extent = self.checked("out of", "a mapped buffer", size)?;
-        self.queue_on_map_stream(End::Array(self.raw), End::Device(ptr), extent)
+        self.queue_on_map_stream(End::Array(self.raw), End::Device(ptr), extent, false)
     }
 
     /// Queues a copy of the mapped GL buffer `src` into the whole array, on the map's stream
@@ -320,7 +323,7 @@ impl MappedArray<'_> {
         self.check_writable()?;
         let (ptr, size) = self.same_stream_buffer(src)?;
         let extent = self.checked("into", "a mapped buffer", size)?;
-        self.queue_on_map_stream(End::Device(ptr), End::Array(self.raw), extent)
+        self.queue_on_map_stream(End::Device(ptr), End::Array(self.raw), extent, false)
     }
 
     /// Queues a copy of the whole array into `dst`, an array of the same byte size (e.g. the
@@ -348,7 +351,7 @@ impl MappedArray<'_> {
         let dst_extent = Extent::of(dst)?;
         let given = dst_extent.bytes().ok_or_else(|| overflow(dst))?;
         let extent = self.checked("out of", "another mapped array", given)?;
-        self.queue_on_map_stream(End::Array(self.raw), End::Array(dst.raw), extent)
+        self.queue_on_map_stream(End::Array(self.raw), End::Array(dst.raw), extent, false)
     }
 
     /// The address and size of `buffer`, after checking that it is mapped on this map's stream.

@@ -205,7 +205,7 @@ impl Registration {
         self.ctx.bind()?;
         // SAFETY: (1): the stream is live.
         unsafe {
-            crate::stream::check_not_capturing(stream, "cuGraphicsUnmapResources (not called)")
+            crate::queue::check_not_capturing(stream, "cuGraphicsUnmapResources (not called)")
         }?;
         // SAFETY: (1).
         unsafe { result::graphics::unmap(&mut [self.raw], stream) }.map_err(unmap_error)?;
@@ -254,8 +254,13 @@ impl Registration {
             Ok(fns) => fns,
             Err(e @ Error::GlContextGone { .. }) => {
                 self.raw = std::ptr::null_mut();
-                self.mapped = false;
-                drop(self.claim.take());
+                if std::mem::replace(&mut self.mapped, false) {
+                    // Still mapped in the driver: a context sharing objects with the dead one
+                    // must not register the object again meanwhile.
+                    std::mem::forget(self.claim.take());
+                } else {
+                    drop(self.claim.take());
+                }
                 return Err(e);
             }
             Err(e) => return Err(e),

@@ -109,19 +109,23 @@ impl Retirement {
             return;
         }
         let recorded = match &self.event {
-            // Objects retired under an earlier mapping may still be used by work on that
-            // mapping's stream, which the event's previous record covers. Recording again on
-            // another stream would forget that work, so this stream first waits for it: the new
-            // record then covers both (no cost on the GPU when the old one is complete).
-            Some(event) => {
-                // SAFETY: the event is live and in `ctx`; (1) for the stream.
-                unsafe { result::stream::wait_event(stream, event.raw()) }.map(|()| event)
-            }
+            Some(event) => Ok(event),
             None => Event::new(ctx, false).map(|e| &*self.event.insert(e)),
         }
         .and_then(|event| {
-            // SAFETY: the event is live and in `ctx`; (1) for the stream.
-            unsafe { result::stream::event_record(event.raw(), stream) }
+            let raw = event.raw();
+            // Objects retired under an earlier mapping may still be used by work on that
+            // mapping's stream, which the event's previous record covers: the new record first
+            // waits for it, so it covers both (no cost on the GPU when the old one is
+            // complete). Recorded on cuda-gl's private stream joined to `stream`, so that a
+            // capture begun on `stream` meanwhile cannot turn the record into a graph node.
+            // SAFETY: (1) for the stream; the event is live and in `ctx`.
+            unsafe {
+                ctx.run_now(stream, "cuEventRecord (not called)", |p| {
+                    result::stream::wait_event(p, raw)?;
+                    result::stream::event_record(raw, p)
+                })
+            }
         });
         self.pending = match recorded {
             Ok(()) => Pending::UntilEvent,
