@@ -5,7 +5,9 @@ Each source file is a module (`graphics/registration.rs` is `graphics::registrat
 `graphics/mod.rs` is `graphics`). Every path a file names (`crate::a::b::C`, `super::x`, and a
 name lib.rs re-exports at the crate root) is an edge to the deepest module that path names.
 Re-exports (`pub use`) and `mod` declarations are not edges: a parent that re-exports its
-children's items does not depend on them. Comments, doc links and `#[cfg(test)] mod tests` are
+children's items does not depend on them. A path through a re-export is followed to the module
+the item lives in (`super::Registration` in `graphics/array.rs` is an edge to
+`graphics::registration`, not to `graphics`), so that cycles through a parent's re-exports show. Comments, doc links and `#[cfg(test)] mod tests` are
 left out: only the library's own code counts.
 
 The layering this keeps: sys -> result -> safe types -> graphics and external, with errors at
@@ -50,17 +52,90 @@ def root_names(src: Path) -> dict[str, str]:
 
 def resolve(segments: list[str], modules: set[str]) -> str | None:
     """The deepest module that a path's leading segments name."""
+    found = resolve_at(segments, modules)
+    return found[0] if found else None
+
+
+def resolve_at(segments: list[str], modules: set[str]) -> tuple[str, int] | None:
+    """The deepest module that a path's leading segments name, and how many segments that is."""
     for n in range(len(segments), 0, -1):
         candidate = "::".join(segments[:n])
         if candidate in modules:
-            return candidate
+            return candidate, n
     return None
+
+
+USE = re.compile(r"\bpub(?:\([a-z]+\))?\s+use\s+([^;]*);")
+
+
+def bases(module: str, is_dir: bool) -> dict[str, list[str]]:
+    """What `crate`, `super` and a bare path start from, in `module`."""
+    parts = module.split("::") if module else []
+    parent = parts[:-1]
+    return {
+        "crate": [],
+        "super": parent[:-1] if is_dir else parent,
+        # In a folder's mod.rs a bare path starts at its children; in a file, at its own
+        # children (Rust 2018 paths), which for a file module are rare: both are `parts`.
+        "self": parts,
+    }
+
+
+def use_paths(body: str) -> list[list[str]]:
+    """The paths one `use` statement's body names, groups expanded (one level)."""
+    body = re.sub(r"\s+", "", body)
+    m = re.match(r"^(.*?)::\{(.*)\}$", body)
+    if not m:
+        return [body.split("::")]
+    prefix, items = m.group(1).split("::"), m.group(2)
+    return [prefix + item.split("::") for item in items.split(",") if item]
+
+
+def reexports(files: dict[str, Path], modules: set[str]) -> dict[tuple[str, str], str]:
+    """(module, name) -> the module the name comes from, for every `pub use` of the library.
+
+    A path through a re-export (`super::Registration`, where `graphics/mod.rs` re-exports
+    `registration::Registration`) depends on the module the item lives in, not on the parent
+    that re-exports it: without following re-exports, cycles through parents go unseen."""
+    out = {}
+    for module, path in files.items():
+        text = re.split(r"#\[cfg\(test\)\]\s*mod tests", path.read_text())[0]
+        text = re.sub(r"//[^\n]*", "", text)
+        base = bases(module, path.name == "mod.rs" or module == "")
+        for body in USE.findall(text):
+            for segs in use_paths(body):
+                segs = [s for s in segs if s and s != "self"]
+                if not segs:
+                    continue
+                name = segs[-1].split("as")[-1] if "as" in segs[-1] else segs[-1]
+                kind = segs[0] if segs[0] in ("crate", "super") else "self"
+                rest = segs[1:] if kind != "self" else segs
+                found = resolve_at(base[kind] + rest[:-1], modules) if rest[:-1] else None
+                if found is None and kind == "crate" and rest:
+                    found = resolve_at(rest[:-1], modules)
+                if found:
+                    out[(module, name)] = found[0]
+    return out
+
+
+def follow(target: str, segments: list[str], used: int, table: dict[tuple[str, str], str]) -> str:
+    """`target` named by `segments[:used]`, moved to where the next name really lives when
+    `target` only re-exports it (a few hops at most)."""
+    for _ in range(4):
+        if used >= len(segments):
+            break
+        source = table.get((target, segments[used]))
+        if not source or source == target:
+            break
+        target = source
+    return target
 
 
 def graph(src: Path) -> dict[str, set[str]]:
     files = {module_name(p, src): p for p in src.rglob("*.rs")}
     modules = set(files) - {""}
     roots = root_names(src)
+    table = reexports(files, modules)
     edges: dict[str, set[str]] = {m: set() for m in modules}
     for module in modules:
         text = code_of(files[module].read_text())
@@ -85,8 +160,12 @@ def graph(src: Path) -> dict[str, set[str]]:
                 continue
             if kind == "crate" and segments[0] in roots:
                 segments = roots[segments[0]].split("::") + segments[1:]
-            target = resolve(base[kind] + segments, modules)
-            if target and target != module:
+            full = base[kind] + segments
+            found = resolve_at(full, modules)
+            if not found:
+                continue
+            target = follow(found[0], full, found[1], table)
+            if target != module:
                 edges[module].add(target)
     return edges
 

@@ -23,6 +23,7 @@ mod methods;
 mod registration;
 mod retire;
 mod surface;
+mod surface_cache;
 mod texture;
 
 pub use array::{ArrayFormat, MappedArray, MappedMipmappedArray};

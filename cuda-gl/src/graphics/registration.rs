@@ -2,7 +2,7 @@
 //! leaked mapping, unregister.
 
 use super::classify::{classify_register_error, explain_refused_image};
-use super::{ImageTarget, Kind, MapFlags, RegisterFlags, retire, surface};
+use super::{ImageTarget, Kind, MapFlags, RegisterFlags, retire, surface_cache};
 use crate::context::Context;
 use crate::device::{GlDeviceList, gl_devices};
 use crate::error::{CudaError, Error, Result};
@@ -25,7 +25,7 @@ pub(crate) struct Registration {
     pub(super) mapped: bool,
     /// Surface objects over the mapped arrays, one per (array index, mip level), kept across maps
     /// while the driver returns the same array (images registered `SURFACE_LOAD_STORE` only).
-    pub(super) surfaces: surface::SurfaceCache,
+    pub(super) surfaces: surface_cache::SurfaceCache,
     /// Surface and texture objects waiting until the GPU work that may use them is done.
     pub(super) retired: retire::Retirement,
     /// This process's claim on the GL object, so a second registration is refused.
@@ -71,7 +71,7 @@ impl Registration {
             flags,
             map_flags: MapFlags::None,
             mapped: false,
-            surfaces: surface::SurfaceCache::default(),
+            surfaces: surface_cache::SurfaceCache::default(),
             retired: retire::Retirement::default(),
             claim: Some(claim),
             owner,
