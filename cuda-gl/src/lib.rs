@@ -315,6 +315,23 @@ pub use stream::{AsStream, Event, Stream, StreamFlags};
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
 
+/// The guide's examples (`docs/guide/`), compiled as doctests, so that what users copy builds.
+#[cfg(doctest)]
+mod guide_doctests {
+    #[cfg(feature = "egl")]
+    #[doc = include_str!("../../docs/guide/gl-context.md")]
+    pub struct GlContext;
+    #[doc = include_str!("../../docs/guide/fast-path.md")]
+    pub struct FastPath;
+    #[cfg(unix)]
+    #[doc = include_str!("../../docs/guide/streaming.md")]
+    pub struct Streaming;
+    #[doc = include_str!("../../docs/guide/api.md")]
+    pub struct Api;
+    #[doc = include_str!("../../docs/guide/cudarc.md")]
+    pub struct Cudarc;
+}
+
 /// The `gl` crate (0.14), re-exported for the examples and for applications that want it.
 ///
 /// cuda-gl itself never calls the `gl` crate's function pointers (any safe code can overwrite
