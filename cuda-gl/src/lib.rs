@@ -241,7 +241,7 @@
 //! - `result/`: one function per driver call, and the only code that calls the driver;
 //!   `error/`: the one [`Error`] enum, the driver's codes (`cuda`) and the `help:` texts (`help`);
 //! - the CUDA handles: `context`, `device`, `stream` ([`Stream`], [`Event`]), `module`
-//!   ([`Module`], [`Function`], launches; `module/image` checks cubin and fatbin images),
+//!   ([`Module`], [`Function`], launches; `module/binary` checks cubin and fatbin images),
 //!   `memory` ([`DeviceBuffer`], [`PinnedBuffer`]);
 //! - `gl_object` (image targets and flags) and `glapi/`, the only code that calls OpenGL: its
 //!   own table of entry points (`platform`, `table`), which context owns an object (`current`),
@@ -251,7 +251,7 @@
 //!   mapping views (`array`, `surface`, `texture`, `copy`) and batches (`batch`);
 //! - `external` (Unix): external memory shared with GL: `external_gl` (the checked context),
 //!   `memory` (the CUDA allocation), `import` (the checked GL import), `ring` (`ExternalRing`),
-//!   `stream` (`FrameStream`), `frame` (what its closures get), `slot` (their slots);
+//!   `frame_stream` (`FrameStream`), `frame` (what its closures get), `slot` (their slots);
 //! - features: `egl` (module `egl`: headless contexts), `cudarc` (module `cudarc_interop`),
 //!   `nvrtc` (module `nvrtc`).
 //!

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::ffi::{CString, c_void};
 use std::sync::Arc;
 
-mod image;
+mod binary;
 
 /// The call named by the errors of checks that refuse a module before the driver sees it.
 const LOAD_NOT_CALLED: &str = "cuModuleLoadDataEx (not called)";
@@ -86,7 +86,7 @@ impl Module {
     /// - otherwise the driver's error from `cuModuleLoadDataEx`.
     #[doc(alias = "cuModuleLoadDataEx")]
     pub unsafe fn from_cubin(ctx: &Arc<Context>, image: &[u8]) -> Result<Module> {
-        image::check_module_image(image).map_err(|log| Error::InvalidModule {
+        binary::check_module_image(image).map_err(|log| Error::InvalidModule {
             log,
             source: CudaError::new(LOAD_NOT_CALLED, sys::CUresult::CUDA_ERROR_INVALID_IMAGE),
         })?;

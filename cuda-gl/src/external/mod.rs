@@ -131,14 +131,14 @@ mod import;
 mod memory;
 mod ring;
 mod slot;
-mod stream;
+mod frame_stream;
 
 pub use external_gl::ExternalGl;
 pub use frame::{FrameRead, FrameWrite};
 pub use import::GlMemoryBuffer;
 pub use memory::ExportableMemory;
 pub use ring::{CudaWrite, ExternalRing, GlRead};
-pub use stream::{FrameStream, MAX_STREAM_SLOTS};
+pub use frame_stream::{FrameStream, MAX_STREAM_SLOTS};
 
 #[cfg(doc)]
 use crate::error::Error;
