@@ -26,14 +26,14 @@
 
 use crate::device::{GlDeviceList, gl_devices};
 use crate::error::{CudaError, Error, Result};
-use crate::graphics::{MappedBatch, MappedBuffer};
+use crate::graphics::{MappedBatch, MappedBuffer, Surface, SurfaceObject, Texture, TextureObject};
 use crate::memory::DeviceCopy;
 use crate::stream::AsStream;
 use cuda_gl_sys as sys;
 use cudarc::driver::sys as rc;
 use cudarc::driver::{
-    CudaContext, CudaStream, DevicePtr, DevicePtrMut, DeviceSlice, DriverError, LaunchArgs,
-    PushKernelArg, SyncOnDrop,
+    CudaContext, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, DeviceSlice, DriverError,
+    LaunchArgs, PushKernelArg, SyncOnDrop,
 };
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -348,6 +348,38 @@ impl<'m> MappedBatch<'m> {
         self.check_writable(index, "a mutable cudarc view")?;
         let (ptr, size, stream) = self.cudarc_buffer(index)?;
         MappedViewMut::new(ptr, size, stream)
+    }
+}
+
+// cuda-gl's kernel arguments as cudarc kernel arguments: `launch_builder(&f).arg(&surface)`.
+// cudarc passes a `DeviceRepr` value by reference to its bytes, which the driver copies as the
+// parameter; the launch itself stays `unsafe` in cudarc, and its conditions (the handle's
+// mapping outlives the kernel's work, on the map's stream or ordered before the unmap) are the
+// caller's, as for `Function::launch`.
+
+// SAFETY: `Surface` is `repr(transparent)` over a `CUsurfObject` (a `u64`): its bytes are the
+// `cudaSurfaceObject_t` a kernel takes. Its lifetime ties it to the mapping.
+unsafe impl DeviceRepr for Surface<'_> {}
+// SAFETY: as for `Surface`, over a `CUtexObject` (`cudaTextureObject_t`).
+unsafe impl DeviceRepr for Texture<'_> {}
+// SAFETY: `DevicePtr` is `repr(transparent)` over a `CUdeviceptr` (a `u64`): the address a
+// kernel's pointer parameter takes.
+unsafe impl DeviceRepr for crate::memory::DevicePtr<'_> {}
+
+// SAFETY: pushes the address of `arg.raw`, a `CUsurfObject` (a `u64`, passed by reference as
+// cudarc does for its own values) that lives for `'b`, which outlives the launch builder `'a`.
+unsafe impl<'a, 'b: 'a, 'c: 'b> PushKernelArg<&'b SurfaceObject<'c>> for LaunchArgs<'a> {
+    #[inline(always)]
+    fn arg(&mut self, arg: &'b SurfaceObject<'c>) -> &mut Self {
+        <Self as PushKernelArg<&'b u64>>::arg(self, &arg.raw)
+    }
+}
+
+// SAFETY: as for `&SurfaceObject`, with a `CUtexObject`.
+unsafe impl<'a, 'b: 'a, 'c: 'b> PushKernelArg<&'b TextureObject<'c>> for LaunchArgs<'a> {
+    #[inline(always)]
+    fn arg(&mut self, arg: &'b TextureObject<'c>) -> &mut Self {
+        <Self as PushKernelArg<&'b u64>>::arg(self, &arg.raw)
     }
 }
 

@@ -563,3 +563,54 @@ fn captures_racing_cuda_gls_copies_never_take_one() {
     drop(device);
     let _ = r.ctx.check_drop_errors();
 }
+
+/// A cudarc kernel writes a mapped GL texture through cuda-gl's surface handle, passed as a
+/// cudarc kernel argument (`arg(&surface)`), and a second one through the owning surface object
+/// (`arg(&object)`); GL reads both patterns back.
+#[test]
+fn a_cudarc_kernel_writes_a_mapped_texture_through_a_surface() {
+    let Some(r) = rig() else { return };
+    let (w, h) = (64usize, 32usize);
+    let module = r
+        .cu
+        .load_module(Ptx::from_src(gpu::TEST_PTX))
+        .expect("load the test kernels through cudarc");
+    let fill = module.load_function("surface_fill_rgba8").unwrap();
+    let texture = gpu::gl_texture_rgba8(w as i32, h as i32, 1);
+    let mut image = gpu::register_for_surface(&r.ctx, texture, cuda_gl::ImageTarget::Texture2D);
+    let config = LaunchConfig {
+        grid_dim: ((w as u32).div_ceil(16), (h as u32).div_ceil(16), 1),
+        block_dim: (16, 16, 1),
+        shared_mem_bytes: 0,
+    };
+    let (wi, hi) = (w as i32, h as i32);
+    for (seed, through_object) in [(21u32, false), (22u32, true)] {
+        let mapped = image.map(&r.stream).unwrap();
+        let surface = mapped.surface().unwrap();
+        let array = mapped.array(0, 0).unwrap();
+        let object = mapped.create_surface(&array).unwrap();
+        let mut launch = r.stream.launch_builder(&fill);
+        if through_object {
+            launch.arg(&object);
+        } else {
+            launch.arg(&surface);
+        }
+        launch.arg(&wi).arg(&hi).arg(&seed);
+        // SAFETY: surface_fill_rgba8(cudaSurfaceObject_t, int, int, unsigned) writes w x h
+        // texels of the mapped texture; it runs on the map's stream, before the unmap.
+        unsafe { launch.launch(config) }.unwrap();
+        drop(object);
+        mapped.unmap().unwrap();
+        assert_eq!(
+            gpu::read_texture_rgba8(texture, w, h, 0),
+            pattern_words(w * h, seed),
+            "seed {seed}, through the {}",
+            if through_object { "surface object" } else { "surface handle" }
+        );
+    }
+    r.cu.check_err().unwrap();
+    drop(image);
+    r.ctx.check_drop_errors().unwrap();
+    gpu::delete_texture(texture);
+    check_gl();
+}

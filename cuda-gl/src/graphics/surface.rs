@@ -151,7 +151,7 @@ unsafe impl KernelParam for Surface<'_> {}
 #[must_use = "a surface object does nothing unless its handle is passed to a kernel"]
 pub struct SurfaceObject<'m> {
     pub(super) reg: &'m Registration,
-    pub(super) raw: sys::CUsurfObject,
+    pub(crate) raw: sys::CUsurfObject,
 }
 
 impl SurfaceObject<'_> {

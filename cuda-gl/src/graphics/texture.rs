@@ -75,7 +75,7 @@ impl TextureDesc {
 #[must_use = "a texture object does nothing unless its handle is passed to a kernel"]
 pub struct TextureObject<'m> {
     pub(super) reg: &'m Registration,
-    pub(super) raw: sys::CUtexObject,
+    pub(crate) raw: sys::CUtexObject,
 }
 
 /// A texture object handle, to pass to a kernel taking `cudaTextureObject_t`; it borrows its
@@ -98,7 +98,19 @@ unsafe impl KernelParam for Texture<'_> {}
 )]
 pub type TextureHandle<'t> = Texture<'t>;
 
+impl Texture<'_> {
+    /// The raw `CUtexObject`, valid while the [`TextureObject`] it was taken from lives.
+    pub fn raw(&self) -> sys::CUtexObject {
+        self.raw
+    }
+}
+
 impl TextureObject<'_> {
+    /// The raw `CUtexObject`, valid while this object lives.
+    pub fn raw(&self) -> sys::CUtexObject {
+        self.raw
+    }
+
     /// The handle to pass to a kernel.
     pub fn handle(&self) -> Texture<'_> {
         Texture {
