@@ -611,6 +611,17 @@ impl CUstreamCaptureStatus_enum {
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUstreamCaptureStatus_enum(pub ::std::os::raw::c_uint);
 pub use self::CUstreamCaptureStatus_enum as CUstreamCaptureStatus;
+impl CUstreamCaptureMode_enum {
+    pub const CU_STREAM_CAPTURE_MODE_GLOBAL: CUstreamCaptureMode_enum = CUstreamCaptureMode_enum(0);
+    pub const CU_STREAM_CAPTURE_MODE_THREAD_LOCAL: CUstreamCaptureMode_enum =
+        CUstreamCaptureMode_enum(1);
+    pub const CU_STREAM_CAPTURE_MODE_RELAXED: CUstreamCaptureMode_enum =
+        CUstreamCaptureMode_enum(2);
+}
+#[repr(transparent)]
+#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+pub struct CUstreamCaptureMode_enum(pub ::std::os::raw::c_uint);
+pub use self::CUstreamCaptureMode_enum as CUstreamCaptureMode;
 impl cudaError_enum {
     pub const CUDA_SUCCESS: cudaError_enum = cudaError_enum(0);
     pub const CUDA_ERROR_INVALID_VALUE: cudaError_enum = cudaError_enum(1);
@@ -2376,6 +2387,8 @@ pub struct Driver {
         hEvent: CUevent,
         Flags: ::std::os::raw::c_uint,
     ) -> CUresult,
+    pub cuThreadExchangeStreamCaptureMode:
+        unsafe extern "C" fn(mode: *mut CUstreamCaptureMode) -> CUresult,
     pub cuStreamIsCapturing: unsafe extern "C" fn(
         hStream: CUstream,
         captureStatus: *mut CUstreamCaptureStatus,
@@ -2609,6 +2622,9 @@ impl Driver {
         let cuStreamGetFlags = __library.get(b"cuStreamGetFlags\0").map(|sym| *sym)?;
         let cuStreamGetCtx = __library.get(b"cuStreamGetCtx\0").map(|sym| *sym)?;
         let cuStreamWaitEvent = __library.get(b"cuStreamWaitEvent\0").map(|sym| *sym)?;
+        let cuThreadExchangeStreamCaptureMode = __library
+            .get(b"cuThreadExchangeStreamCaptureMode\0")
+            .map(|sym| *sym)?;
         let cuStreamIsCapturing = __library.get(b"cuStreamIsCapturing\0").map(|sym| *sym)?;
         let cuStreamQuery = __library.get(b"cuStreamQuery\0").map(|sym| *sym)?;
         let cuStreamSynchronize = __library.get(b"cuStreamSynchronize\0").map(|sym| *sym)?;
@@ -2745,6 +2761,7 @@ impl Driver {
             cuStreamGetFlags,
             cuStreamGetCtx,
             cuStreamWaitEvent,
+            cuThreadExchangeStreamCaptureMode,
             cuStreamIsCapturing,
             cuStreamQuery,
             cuStreamSynchronize,
@@ -3200,6 +3217,12 @@ impl Driver {
         Flags: ::std::os::raw::c_uint,
     ) -> CUresult {
         (self.cuStreamWaitEvent)(hStream, hEvent, Flags)
+    }
+    pub unsafe fn cuThreadExchangeStreamCaptureMode(
+        &self,
+        mode: *mut CUstreamCaptureMode,
+    ) -> CUresult {
+        (self.cuThreadExchangeStreamCaptureMode)(mode)
     }
     pub unsafe fn cuStreamIsCapturing(
         &self,

@@ -76,7 +76,8 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
 
     // Map on the cudarc stream, view as a slice of u32 (one RGBA8 pixel each), launch.
     let mut mapped = pixels.map(&stream)?;
-    let mut view = mapped.as_cudarc_slice_mut::<u32>()?;
+    // SAFETY: (1) no other thread captures on this stream meanwhile.
+    let mut view = unsafe { mapped.as_cudarc_slice_mut::<u32>() }?;
     if view.len() != pixel_count {
         return Err(format!(
             "the mapped buffer holds {} pixels, not {pixel_count}",

@@ -291,8 +291,17 @@ impl<'m> MappedBuffer<'m> {
     /// [`Error::SliceLayout`] when the buffer's size is not a multiple of `size_of::<T>()` or its
     /// address is not aligned for `T`; [`Error::InvalidArgument`] when it was mapped on a stream
     /// that is not an `Arc<CudaStream>`.
+    ///
+    /// # Safety
+    /// cudarc's copies and memsets take the view through its `DevicePtr` traits and queue the
+    /// work themselves, so cuda-gl cannot queue it on a stream only it reaches:
+    /// 1. No thread begins *and ends* a CUDA graph capture on the stream of a cudarc call that
+    ///    uses the view while that call runs (a graph ended then would hold the mapping's
+    ///    address, for a launch after the unmap). A capture that is still open when the call
+    ///    returns is invalidated by cuda-gl (the view synchronizes its stream), and one open
+    ///    before the call is refused.
     #[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
-    pub fn as_cudarc_slice<T: DeviceCopy>(&self) -> Result<MappedView<'_, T>> {
+    pub unsafe fn as_cudarc_slice<T: DeviceCopy>(&self) -> Result<MappedView<'_, T>> {
         let (ptr, size, stream) = self.cudarc_parts();
         let stream = stream.ok_or_else(no_cudarc_stream)?;
         MappedView::new(ptr, size, stream)
@@ -305,8 +314,17 @@ impl<'m> MappedBuffer<'m> {
     /// # Errors
     /// As [`MappedBuffer::as_cudarc_slice`]; [`Error::InvalidArgument`] when the buffer was
     /// registered or mapped read-only (CUDA must not write it).
+    ///
+    /// # Safety
+    /// cudarc's copies and memsets take the view through its `DevicePtr` traits and queue the
+    /// work themselves, so cuda-gl cannot queue it on a stream only it reaches:
+    /// 1. No thread begins *and ends* a CUDA graph capture on the stream of a cudarc call that
+    ///    uses the view while that call runs (a graph ended then would hold the mapping's
+    ///    address, for a launch after the unmap). A capture that is still open when the call
+    ///    returns is invalidated by cuda-gl (the view synchronizes its stream), and one open
+    ///    before the call is refused.
     #[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
-    pub fn as_cudarc_slice_mut<T: DeviceCopy>(&mut self) -> Result<MappedViewMut<'_, T>> {
+    pub unsafe fn as_cudarc_slice_mut<T: DeviceCopy>(&mut self) -> Result<MappedViewMut<'_, T>> {
         self.check_writable("a mutable cudarc view")?;
         let (ptr, size, stream) = self.cudarc_parts();
         let stream = stream.ok_or_else(no_cudarc_stream)?;
@@ -327,9 +345,19 @@ impl<'m> MappedBatch<'m> {
     /// batch is borrowed. The batch must have been mapped on an `Arc<cudarc::driver::CudaStream>`.
     ///
     /// # Errors
-    /// As [`MappedBatch::buffer`] and [`MappedBuffer::as_cudarc_slice`].
+    /// As [`MappedBatch::buffer`] and [`MappedBuffer::as_cudarc_slice`]. Its `# Safety` is
+    /// [`MappedBuffer::as_cudarc_slice`]'s.
+    ///
+    /// # Safety
+    /// cudarc's copies and memsets take the view through its `DevicePtr` traits and queue the
+    /// work themselves, so cuda-gl cannot queue it on a stream only it reaches:
+    /// 1. No thread begins *and ends* a CUDA graph capture on the stream of a cudarc call that
+    ///    uses the view while that call runs (a graph ended then would hold the mapping's
+    ///    address, for a launch after the unmap). A capture that is still open when the call
+    ///    returns is invalidated by cuda-gl (the view synchronizes its stream), and one open
+    ///    before the call is refused.
     #[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
-    pub fn as_cudarc_slice<T: DeviceCopy>(&self, index: usize) -> Result<MappedView<'_, T>> {
+    pub unsafe fn as_cudarc_slice<T: DeviceCopy>(&self, index: usize) -> Result<MappedView<'_, T>> {
         let (ptr, size, stream) = self.cudarc_buffer(index)?;
         MappedView::new(ptr, size, stream)
     }
@@ -340,8 +368,17 @@ impl<'m> MappedBatch<'m> {
     /// # Errors
     /// As [`MappedBatch::as_cudarc_slice`]; [`Error::InvalidArgument`] when the buffer was
     /// registered or mapped read-only (CUDA must not write it).
+    ///
+    /// # Safety
+    /// cudarc's copies and memsets take the view through its `DevicePtr` traits and queue the
+    /// work themselves, so cuda-gl cannot queue it on a stream only it reaches:
+    /// 1. No thread begins *and ends* a CUDA graph capture on the stream of a cudarc call that
+    ///    uses the view while that call runs (a graph ended then would hold the mapping's
+    ///    address, for a launch after the unmap). A capture that is still open when the call
+    ///    returns is invalidated by cuda-gl (the view synchronizes its stream), and one open
+    ///    before the call is refused.
     #[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
-    pub fn as_cudarc_slice_mut<T: DeviceCopy>(
+    pub unsafe fn as_cudarc_slice_mut<T: DeviceCopy>(
         &mut self,
         index: usize,
     ) -> Result<MappedViewMut<'_, T>> {

@@ -184,7 +184,8 @@
 //!   begun by another thread at any moment cannot take it (the join pulls the private stream
 //!   into the capture, which is then seen and invalidated); cudarc copies through a view
 //!   synchronize their stream when cudarc drops the view's guard, which invalidates a capture
-//!   that took them. Cost: a capture query per call, and two event records and two waits per
+//!   still open then (cudarc queues those copies itself, so a capture begun *and ended* during
+//!   one cudarc call cannot be seen: taking a view is `unsafe` for that reason). Cost: a capture query per call, and two event records and two waits per
 //!   call that queues work (a map costs the query only). (`Function::launch` is `unsafe` and
 //!   may be captured; its `# Safety` says what the caller then keeps valid.);
 //! - one registration per GL object: a second one is refused ([`Error::AlreadyRegistered`]);
@@ -222,7 +223,9 @@
 //!   takes no length; the header checks refuse junk but cannot bound every offset inside);
 //! - loaders and raw handles: [`sys::load_from`], [`Stream::from_raw`],
 //!   and implementations of [`AsStream`], [`KernelParam`], [`KernelArgs`] and [`DeviceCopy`];
-//! - the external ring's `read_unordered`, the one door past its ordering.
+//! - the external ring's `read_unordered`, the one door past its ordering;
+//! - with `cudarc`, `as_cudarc_slice[_mut]`: no thread begins and ends a graph capture on the
+//!   stream of a cudarc copy through the view while that copy's call runs.
 //!
 //! **Known limits**, where the checks rest on what the platform promises:
 //! - aliasing that GL itself sets up is not seen: two names over one storage (a

@@ -116,11 +116,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// (e.g. `CUDA_ERROR_OUT_OF_MEMORY`), `cuMemsetD8Async` or `cuStreamSynchronize`.
     #[doc(alias = "cuMemAlloc")]
     pub fn zeroed(ctx: &Arc<Context>, len: usize) -> Result<Self> {
-        let buf = Self::alloc_zeroed(ctx, len, sys::CU_STREAM_LEGACY)?;
-        // SAFETY: CU_STREAM_LEGACY is a special handle valid in every context; `ctx` is current
-        // (bound by alloc_zeroed).
-        unsafe { result::stream::synchronize(sys::CU_STREAM_LEGACY) }?;
-        Ok(buf)
+        Self::alloc_zeroed(ctx, len, sys::CU_STREAM_LEGACY, true)
     }
 
     /// Allocates `len` values and queues their zeroing on `stream`, without waiting.
@@ -138,17 +134,28 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     #[doc(alias = "cuMemsetD8Async")]
     pub fn zeroed_on(ctx: &Arc<Context>, len: usize, stream: &impl AsStream) -> Result<Self> {
         check_same_context(ctx, stream, "the device buffer")?;
-        Self::alloc_zeroed(ctx, len, stream.raw_stream())
+        Self::alloc_zeroed(ctx, len, stream.raw_stream(), false)
     }
 
-    /// Allocates and queues the zeroing in the order of `stream`, a live stream of `ctx`.
-    fn alloc_zeroed(ctx: &Arc<Context>, len: usize, stream: sys::CUstream) -> Result<Self> {
+    /// Allocates and queues the zeroing in the order of `stream`, a live stream of `ctx`; with
+    /// `wait`, waits for it (and the stream's earlier work) before returning.
+    fn alloc_zeroed(
+        ctx: &Arc<Context>,
+        len: usize,
+        stream: sys::CUstream,
+        wait: bool,
+    ) -> Result<Self> {
         let buf = Self::alloc(ctx, len)?;
         let (raw, bytes) = (buf.raw, buf.byte_len());
         // SAFETY: the stream is live and of `ctx` (callers); the allocation is `bytes` long.
+        // A wait that fails here fails because the context is lost, when no work runs.
         unsafe {
             ctx.run_now(stream, "cuMemsetD8Async (not called)", |p| {
-                result::mem::memset_d8_async(raw, 0, bytes, p)
+                result::mem::memset_d8_async(raw, 0, bytes, p)?;
+                if wait {
+                    result::stream::synchronize(p)?;
+                }
+                Ok(())
             })
         }?;
         Ok(buf)
@@ -218,9 +225,9 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         check_same_context(&self.ctx, stream, "the device buffer")?;
         let (raw, bytes) = (self.raw, self.byte_len());
         // SAFETY: the stream is live while borrowed and of this context (checked). In the
-        // work: both ranges are `bytes` long; `T` is plain data. The driver stages pageable
-        // `data` before the call returns, and the DMA only reads it, so the borrow of `data`
-        // may end even if the synchronize fails.
+        // work: both ranges are `bytes` long; `T` is plain data. The copy is waited for before
+        // the borrow of `data` ends; in the relaxed capture mode `run_now` sets, that wait
+        // fails only when the context is lost, and then no DMA runs.
         unsafe {
             self.ctx
                 .run_now(stream.raw_stream(), "cuMemcpyHtoDAsync (not called)", |p| {

@@ -22,7 +22,8 @@
 //!    comes after it. When that wait cannot be queued, the work is waited for instead.
 //!
 //! The steps run under one lock per context: no two threads interleave their joins. Cost: two
-//! event records, two waits and three capture queries per call, on the calls that move bytes
+//! event records, two waits, four capture queries, one event query and two capture-mode
+//! exchanges per call, on the calls that move bytes
 //! (copies, memsets) and those that record cuda-gl's ordering events.
 
 use crate::error::{Error, Result};
@@ -45,6 +46,26 @@ pub(crate) unsafe fn check_not_capturing(s: sys::CUstream, call: &'static str) -
         Err(Error::StreamCapturing { call })
     } else {
         Ok(())
+    }
+}
+
+/// This thread in the relaxed capture interaction mode while it lives; the previous mode is
+/// restored on drop.
+struct RelaxedCapture(sys::CUstreamCaptureMode);
+
+impl RelaxedCapture {
+    fn enter() -> Result<RelaxedCapture> {
+        let mut mode = sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
+        result::stream::exchange_capture_mode(&mut mode)?;
+        Ok(RelaxedCapture(mode))
+    }
+}
+
+impl Drop for RelaxedCapture {
+    fn drop(&mut self) {
+        if let Err(e) = result::stream::exchange_capture_mode(&mut self.0) {
+            log::error!("cuda-gl: restoring the thread's stream capture mode failed: {e}");
+        }
     }
 }
 
@@ -111,6 +132,9 @@ impl PrivateQueue {
         call: &'static str,
         work: impl FnOnce(sys::CUstream) -> Result<T>,
     ) -> Result<T> {
+        // A GLOBAL or THREAD_LOCAL capture anywhere would make this thread's synchronizes and
+        // event queries fail, and a wait that fails must not return while the work runs.
+        let _relaxed = RelaxedCapture::enter()?;
         // The common refusal, with no event spent: the stream captures already.
         // SAFETY: (1).
         unsafe { check_not_capturing(stream, call) }?;
@@ -123,13 +147,21 @@ impl PrivateQueue {
         };
         // The record may have gone into a capture begun since the check: then the wait fails
         // (a captured event, on a stream that does not capture), or pulls the private stream
-        // into the capture. Either way, and whenever the caller's stream captures by now, the
-        // call is refused and the capture invalidated.
+        // into the capture, and the event stays "captured" after that capture ends
+        // (`CUDA_ERROR_CAPTURED_EVENT` from a query). In any of these cases, and whenever the
+        // caller's stream captures by now, the call is refused and the capture invalidated.
+        // SAFETY: the event is live.
+        let query = unsafe { result::stream::event_query(joined) };
+        let captured_event = matches!(
+            &query,
+            Err(Error::Cuda(c)) if c.code == sys::CUresult::CUDA_ERROR_CAPTURED_EVENT
+        );
         // SAFETY: both streams are live.
-        let captured = unsafe {
-            result::stream::is_capturing(stream).unwrap_or(true)
-                || result::stream::is_capturing(private).unwrap_or(true)
-        };
+        let captured = captured_event
+            || unsafe {
+                result::stream::is_capturing(stream).unwrap_or(true)
+                    || result::stream::is_capturing(private).unwrap_or(true)
+            };
         if captured {
             // SAFETY: as above; the errors are the point (calls that are illegal during a
             // capture, which they invalidate: its `end_capture` then gives no graph).
@@ -144,19 +176,24 @@ impl PrivateQueue {
             }
             return Err(Error::StreamCapturing { call });
         }
+        query?;
         joined_ok?;
-        let out = work(private)?;
+        // Whatever the work returns, what it queued is ordered before the caller's later work.
+        let out = work(private);
         // SAFETY: the event and both streams are live, in the bound context.
         let ordered = unsafe {
             result::stream::event_record(done, private)
                 .and_then(|()| result::stream::wait_event(stream, done))
+                .and_then(|()| result::stream::is_capturing(stream))
         };
-        if ordered.is_err() {
-            // The caller's later work cannot be ordered after this work: it is finished first.
+        if !matches!(ordered, Ok(false)) {
+            // The caller's later work may not wait for this work (its stream began capturing,
+            // which may have taken the wait): it is finished first. In relaxed mode only a
+            // context that is lost fails this wait, and then no work runs any more.
             // SAFETY: the private stream is live.
             unsafe { result::stream::synchronize(private) }?;
         }
-        Ok(out)
+        out
     }
 
     /// Destroys the private streams and events. The context is bound, and nothing of it is
@@ -164,8 +201,12 @@ impl PrivateQueue {
     pub(crate) fn release(&mut self) {
         self.retired.extend(self.live.take());
         for live in self.retired.drain(..) {
-            // SAFETY: created by `live`, used by nothing after the context goes.
+            // SAFETY: created by `live`; a stream that a capture still holds is left alone
+            // (with its events): the capture may use them until it ends.
             unsafe {
+                if result::stream::is_capturing(live.stream).unwrap_or(true) {
+                    continue;
+                }
                 let _ = result::stream::event_destroy(live.joined);
                 let _ = result::stream::event_destroy(live.done);
                 if let Err(e) = result::stream::destroy(live.stream) {

@@ -187,7 +187,8 @@ fn cudarc_kernel_writes_a_gl_buffer_mapped_on_a_cudarc_stream() {
 
     let mut mapped = res.map(&r.stream).unwrap();
     assert_eq!(mapped.raw_stream(), r.stream.cu_stream().cast());
-    let mut view = mapped.as_cudarc_slice_mut::<u32>().unwrap();
+    // SAFETY: (1) no other thread captures on this stream meanwhile.
+    let mut view = unsafe { mapped.as_cudarc_slice_mut::<u32>() }.unwrap();
     assert_eq!(view.len(), n);
     let config = LaunchConfig {
         grid_dim: (width.div_ceil(16), height.div_ceil(16), 1),
@@ -237,19 +238,22 @@ fn cudarc_copies_read_and_write_the_mapping_on_any_stream_of_the_context() {
 
     // No unsafe from here to the GL read: cudarc's copies take the views.
     let mut mapped = res.map(&r.stream).unwrap();
-    let view = mapped.as_cudarc_slice::<u32>().unwrap();
+    // SAFETY: (1) no other thread captures on this stream meanwhile.
+    let view = unsafe { mapped.as_cudarc_slice::<u32>() }.unwrap();
     assert_eq!(
         r.stream.clone_dtoh(&view).unwrap(),
         initial,
         "read GL's data"
     );
-    let mut view = mapped.as_cudarc_slice_mut::<u32>().unwrap();
+    // SAFETY: (1) no other thread captures on this stream meanwhile.
+    let mut view = unsafe { mapped.as_cudarc_slice_mut::<u32>() }.unwrap();
     r.stream.memcpy_htod(&first, &mut view).unwrap();
     // On another stream of the context: it waits for the map stream's copy, and finishes
     // before the call returns.
     assert_eq!(other.clone_dtoh(&view).unwrap(), first, "other stream read");
     other.memcpy_htod(&second, &mut view).unwrap();
-    let bytes = mapped.as_cudarc_slice::<u8>().unwrap();
+    // SAFETY: (1) no other thread captures on this stream meanwhile.
+    let bytes = unsafe { mapped.as_cudarc_slice::<u8>() }.unwrap();
     assert_eq!(bytes.len(), n * 4);
     mapped.unmap().unwrap();
 
@@ -272,10 +276,12 @@ fn batch_map_on_a_cudarc_stream() {
     let mut batch = map_all([Resource::from(&mut a), Resource::from(&mut b)], &r.stream).unwrap();
     let read = r
         .stream
-        .clone_dtoh(&batch.as_cudarc_slice::<u32>(0).unwrap())
+        // SAFETY: (1) no other thread captures on this stream meanwhile.
+        .clone_dtoh(&unsafe { batch.as_cudarc_slice::<u32>(0) }.unwrap())
         .unwrap();
     assert_eq!(read, source);
-    let mut target = batch.as_cudarc_slice_mut::<[u32; 4]>(1).unwrap();
+    // SAFETY: (1) no other thread captures on this stream meanwhile.
+    let mut target = unsafe { batch.as_cudarc_slice_mut::<[u32; 4]>(1) }.unwrap();
     assert_eq!(target.len(), n / 4);
     let quads: Vec<[u32; 4]> = read
         .chunks_exact(4)
@@ -299,7 +305,8 @@ fn views_refuse_bad_layouts_and_streams_that_are_not_arc_cuda_streams() {
     let mut res = RegisteredBuffer::register(&r.ctx, name, RegisterFlags::NONE).unwrap();
 
     let mapped = res.map(&r.stream).unwrap();
-    let err = mapped.as_cudarc_slice::<u32>().unwrap_err();
+    // SAFETY: (1) no other thread captures on this stream meanwhile.
+    let err = unsafe { mapped.as_cudarc_slice::<u32>() }.unwrap_err();
     assert!(
         matches!(
             err,
@@ -311,19 +318,22 @@ fn views_refuse_bad_layouts_and_streams_that_are_not_arc_cuda_streams() {
         ),
         "{err}"
     );
-    assert_eq!(mapped.as_cudarc_slice::<u8>().unwrap().len(), 10);
+    // SAFETY: (1) no other thread captures on this stream meanwhile.
+    assert_eq!(unsafe { mapped.as_cudarc_slice::<u8>() }.unwrap().len(), 10);
     mapped.unmap().unwrap();
 
     // A plain &CudaStream maps (the unmap runs on it), but has no Arc to lend the view.
     let plain: &CudaStream = &r.stream;
     let mapped = res.map(plain).unwrap();
-    assert_refused(mapped.as_cudarc_slice::<u8>(), "Arc<");
+    // SAFETY: (1) no other thread captures on this stream meanwhile.
+    assert_refused(unsafe { mapped.as_cudarc_slice::<u8>() }, "Arc<");
     mapped.unmap().unwrap();
 
     // So does cuda-gl's own stream in the shared context.
     let stream = Stream::new(&r.ctx, StreamFlags::NonBlocking).unwrap();
     let mapped = res.map(&stream).unwrap();
-    assert!(mapped.as_cudarc_slice::<u8>().is_err());
+    // SAFETY: (1) no other thread captures on this stream meanwhile.
+    assert!(unsafe { mapped.as_cudarc_slice::<u8>() }.is_err());
     mapped.unmap().unwrap();
 
     unregister_and_delete(&r.ctx, res, name);
@@ -440,7 +450,8 @@ fn a_cudarc_copy_into_a_view_cannot_be_captured() {
     let name = gl_buffer(n * 4, None);
     let mut res = RegisteredBuffer::register(&r.ctx, name, RegisterFlags::NONE).unwrap();
     let mut mapped = res.map(&r.stream).unwrap();
-    let mut view = mapped.as_cudarc_slice_mut::<u32>().unwrap();
+    // SAFETY: (1) no other thread captures on this stream meanwhile.
+    let mut view = unsafe { mapped.as_cudarc_slice_mut::<u32>() }.unwrap();
     r.stream
         .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)
         .unwrap();
@@ -571,10 +582,9 @@ fn captures_racing_cuda_gls_copies_never_take_one() {
 fn a_cudarc_kernel_writes_a_mapped_texture_through_a_surface() {
     let Some(r) = rig() else { return };
     let (w, h) = (64usize, 32usize);
-    let module = r
-        .cu
-        .load_module(Ptx::from_src(gpu::TEST_PTX))
-        .expect("load the test kernels through cudarc");
+    let module =
+        r.cu.load_module(Ptx::from_src(gpu::TEST_PTX))
+            .expect("load the test kernels through cudarc");
     let fill = module.load_function("surface_fill_rgba8").unwrap();
     let texture = gpu::gl_texture_rgba8(w as i32, h as i32, 1);
     let mut image = gpu::register_for_surface(&r.ctx, texture, cuda_gl::ImageTarget::Texture2D);
@@ -605,7 +615,11 @@ fn a_cudarc_kernel_writes_a_mapped_texture_through_a_surface() {
             gpu::read_texture_rgba8(texture, w, h, 0),
             pattern_words(w * h, seed),
             "seed {seed}, through the {}",
-            if through_object { "surface object" } else { "surface handle" }
+            if through_object {
+                "surface object"
+            } else {
+                "surface handle"
+            }
         );
     }
     r.cu.check_err().unwrap();

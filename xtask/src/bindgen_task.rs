@@ -49,6 +49,7 @@ const FUNCTIONS: &[&str] = &[
     "cuStreamGetCtx",
     "cuStreamGetFlags",
     "cuStreamIsCapturing",
+    "cuThreadExchangeStreamCaptureMode",
     "cuEventCreate",
     "cuEventDestroy",
     "cuEventRecord",

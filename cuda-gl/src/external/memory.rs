@@ -172,9 +172,13 @@ impl Drop for ExportableMemory {
             return;
         }
         if self.mapped {
-            // Waits for every kernel that may still use the range.
+            // Waits for every kernel that may still use the range. When that wait fails (a
+            // capture in the context forbids it, say), the memory is leaked rather than
+            // unmapped under work that may still use it.
             if let Err(e) = result::ctx::synchronize() {
-                self.ctx.record_drop_error("cuCtxSynchronize", e);
+                self.ctx
+                    .record_drop_error("cuCtxSynchronize (exportable memory leaked)", e);
+                return;
             }
             // SAFETY: (1) the whole mapped range, unmapped once; (2) nothing uses it after
             // this (the context was synchronized above).

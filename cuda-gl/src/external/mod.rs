@@ -127,18 +127,18 @@
 // slots both are made of.
 mod external_gl;
 mod frame;
+mod frame_stream;
 mod import;
 mod memory;
 mod ring;
 mod slot;
-mod frame_stream;
 
 pub use external_gl::ExternalGl;
 pub use frame::{FrameRead, FrameWrite};
+pub use frame_stream::{FrameStream, MAX_STREAM_SLOTS};
 pub use import::GlMemoryBuffer;
 pub use memory::ExportableMemory;
 pub use ring::{CudaWrite, ExternalRing, GlRead};
-pub use frame_stream::{FrameStream, MAX_STREAM_SLOTS};
 
 #[cfg(doc)]
 use crate::error::Error;

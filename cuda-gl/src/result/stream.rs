@@ -38,6 +38,13 @@ pub(crate) unsafe fn is_capturing(s: sys::CUstream) -> Result<bool> {
         .map(|()| status != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
 }
 
+/// `cuThreadExchangeStreamCaptureMode`: sets this thread's capture interaction mode to `*mode`
+/// and writes the previous one there.
+pub(crate) fn exchange_capture_mode(mode: &mut sys::CUstreamCaptureMode) -> Result<()> {
+    // SAFETY: `mode` is a valid in/out pointer to one mode.
+    unsafe { drv!(cuThreadExchangeStreamCaptureMode(mode)) }
+}
+
 /// `cuEventCreate`.
 pub(crate) fn event_create(flags: c_uint) -> Result<sys::CUevent> {
     let mut e = std::ptr::null_mut();

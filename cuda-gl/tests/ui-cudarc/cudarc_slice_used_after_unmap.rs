@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 fn copy_after_unmap(res: &mut RegisteredBuffer, stream: &Arc<CudaStream>) {
     let mapped = res.map(stream).unwrap();
-    let view = mapped.as_cudarc_slice::<u32>().unwrap();
+    // SAFETY: (1) no other thread captures on this stream meanwhile.
+    let view = unsafe { mapped.as_cudarc_slice::<u32>() }.unwrap();
     mapped.unmap().unwrap();
     let _ = stream.clone_dtoh(&view);
 }
