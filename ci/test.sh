@@ -123,8 +123,16 @@ step_doc() { RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-fe
 # registry's own checks for cuda-gl-sys, which depends on published crates only (cuda-gl's
 # dry run needs cuda-gl-sys on crates.io first). Both read the crates.io index.
 step_package() {
-    cargo package -p cuda-gl-sys -p cuda-gl --allow-dirty || return
-    cargo publish --dry-run -p cuda-gl-sys --allow-dirty
+    # Cargo takes a registry crate of one version as never changing: a copy of cuda-gl-sys
+    # unpacked from the temporary local registry by an earlier run (CARGO_HOME's
+    # registry/src/-<hash>/, the folders of registries that are not crates.io), and its build in
+    # a shared target folder, would stand in for today's. So both start afresh, the build in a
+    # target folder of its own.
+    rm -rf target/package-verify "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/cuda-gl-sys-* \
+        "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/cuda-gl-[0-9]*
+    CARGO_TARGET_DIR=target/package-verify cargo package -p cuda-gl-sys -p cuda-gl --allow-dirty ||
+        return
+    CARGO_TARGET_DIR=target/package-verify cargo publish --dry-run -p cuda-gl-sys --allow-dirty
 }
 
 have_libclang() {
