@@ -9,12 +9,11 @@
 //! use.
 //!
 //! libEGL is opened at run time (`libEGL.so.1`, as installed by libglvnd), so nothing links
-//! against it. The [`gl`] crate's function pointers are loaded the first time a context is made;
-//! [`HeadlessContext::get_proc_address`] serves other loaders such as
-//! `glow::Context::from_loader_function`.
+//! against it. cuda-gl needs no GL loader; for your own GL calls, load your GL crate with
+//! [`HeadlessContext::get_proc_address`] (`gl::load_with`, `glow::Context::from_loader_function`).
 //!
 //! The context has no default framebuffer (it is surfaceless where the driver allows): render
-//! into framebuffer objects.
+//! into framebuffer objects, such as an [`Offscreen`] target, which also reads the picture back.
 //!
 //! # Example
 //!
@@ -22,11 +21,13 @@
 //!
 //! ```no_run
 //! use cuda_gl::egl::HeadlessContext;
+//! use cuda_gl::gl;
 //! use std::ffi::CString;
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! // On a GPU host: HeadlessContext::for_cuda_device(&cuda_gl::Device::get(0)?)?
 //! let ctx = HeadlessContext::any_gl()?;
+//! gl::load_with(|name| ctx.get_proc_address(name)); // for this program's gl:: calls
 //! println!("OpenGL {} on {}", ctx.version(), ctx.renderer());
 //!
 //! let src = CString::new(
@@ -38,7 +39,7 @@
 //! let input: Vec<f32> = (0..256).map(|i| i as f32).collect();
 //! let mut output = vec![0.0f32; input.len()];
 //! let bytes = (input.len() * size_of::<f32>()) as isize;
-//! // SAFETY: `ctx` is current on this thread and loaded the `gl` function pointers; every
+//! // SAFETY: `ctx` is current on this thread and the `gl` function pointers are loaded; every
 //! // pointer handed to GL is valid for the size given.
 //! unsafe {
 //!     let shader = gl::CreateShader(gl::COMPUTE_SHADER);
@@ -75,9 +76,11 @@ mod config;
 mod context;
 mod create;
 mod error;
+mod offscreen;
 mod sys;
 
 pub use config::HeadlessConfig;
+pub use offscreen::Offscreen;
 pub use context::HeadlessContext;
 pub use error::{EglDeviceInfo, EglError, EglErrorCode, EglPlatform};
 

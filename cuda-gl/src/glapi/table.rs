@@ -97,6 +97,18 @@ gl_fns! {
         delete_sync: "glDeleteSync" = fn(GlSync);
         flush: "glFlush" = fn();
         finish: "glFinish" = fn();
+        gen_textures: "glGenTextures" = fn(i32, *mut u32);
+        delete_textures: "glDeleteTextures" = fn(i32, *const u32);
+        tex_image_2d: "glTexImage2D" = fn(u32, i32, i32, i32, i32, i32, u32, u32, *const c_void);
+        tex_parameteri: "glTexParameteri" = fn(u32, u32, i32);
+        gen_framebuffers: "glGenFramebuffers" = fn(i32, *mut u32);
+        delete_framebuffers: "glDeleteFramebuffers" = fn(i32, *const u32);
+        bind_framebuffer: "glBindFramebuffer" = fn(u32, u32);
+        framebuffer_texture_2d: "glFramebufferTexture2D" = fn(u32, u32, u32, u32, i32);
+        check_framebuffer_status: "glCheckFramebufferStatus" = fn(u32) -> u32;
+        viewport: "glViewport" = fn(i32, i32, i32, i32);
+        read_pixels: "glReadPixels" = fn(i32, i32, i32, i32, u32, u32, *mut c_void);
+        pixel_storei: "glPixelStorei" = fn(u32, i32);
     }
     optional {
         object_label: "glObjectLabel" = fn(u32, u32, i32, *const u8);

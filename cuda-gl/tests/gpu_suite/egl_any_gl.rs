@@ -314,3 +314,84 @@ fn pbuffer_and_debug_context() {
         [0x10, 0x20, 0x30, 0x40]
     );
 }
+
+/// An offscreen target: drawn into after `bind`, read back whole (bottom row first), sizes it
+/// cannot have refused, and kept (not deleted) when dropped with another context current. Runs
+/// on CI through Mesa as well as on NVIDIA.
+#[test]
+fn an_offscreen_target_draws_and_reads_back() {
+    use cuda_gl::Error;
+    use cuda_gl::egl::Offscreen;
+    let Some(ctx) = any_gl_or_skip("an_offscreen_target_draws_and_reads_back") else {
+        return;
+    };
+    let (w, h) = (7u32, 5u32);
+    let target = Offscreen::new(w, h).unwrap();
+    target.bind().unwrap();
+    // SAFETY: a context is current and the gl crate is loaded; the target is bound.
+    unsafe {
+        gl::ClearColor(0.0, 1.0, 0.0, 1.0);
+        gl::Clear(gl::COLOR_BUFFER_BIT);
+    }
+    let pixels = target.read_rgba8().unwrap();
+    assert_eq!(pixels.len(), (w * h * 4) as usize);
+    assert!(
+        pixels.chunks(4).all(|p| p == [0, 255, 0, 255]),
+        "{:?}",
+        &pixels[..8]
+    );
+    for (bw, bh) in [(0, 5), (7, 0), (1 << 20, 5)] {
+        match Offscreen::new(bw, bh) {
+            Err(Error::InvalidArgument(m)) => assert!(m.contains("GL_MAX_TEXTURE_SIZE"), "{m}"),
+            other => panic!("{bw}x{bh}: {other:?}"),
+        }
+    }
+    let (framebuffer, texture) = (target.framebuffer(), target.texture());
+    let other = HeadlessContext::any_gl().unwrap();
+    drop(target); // leaked: another context is current
+    other.release_current().unwrap();
+    ctx.make_current().unwrap();
+    // SAFETY: a context is current; the queries change no state.
+    unsafe {
+        assert_eq!(gl::IsFramebuffer(framebuffer), gl::TRUE, "deleted from elsewhere");
+        assert_eq!(gl::IsTexture(texture), gl::TRUE, "deleted from elsewhere");
+        gl::DeleteFramebuffers(1, &framebuffer);
+        gl::DeleteTextures(1, &texture);
+        assert_eq!(gl::GetError(), gl::NO_ERROR);
+    }
+    drop(other);
+}
+
+/// An object of a destroyed context is refused in the context made next, whatever handle value
+/// that one got (NVIDIA's EGL reuses them; Mesa may), and dropping it leaves the new context's
+/// objects of the same names alone. Runs on CI through Mesa as well as on NVIDIA.
+#[test]
+fn an_object_of_a_destroyed_context_is_refused_in_the_next() {
+    use cuda_gl::egl::Offscreen;
+    let Some(old) = any_gl_or_skip("an_object_of_a_destroyed_context_is_refused_in_the_next")
+    else {
+        return;
+    };
+    let target = Offscreen::new(4, 4).unwrap();
+    let names = (target.framebuffer(), target.texture());
+    drop(old);
+    let new = HeadlessContext::any_gl().unwrap();
+    let mine = Offscreen::new(4, 4).unwrap();
+    eprintln!(
+        "old names {names:?}, new names {:?}",
+        (mine.framebuffer(), mine.texture())
+    );
+    let refused = target.bind();
+    assert!(refused.is_err(), "a target of the destroyed context was bound");
+    let read = target.read_rgba8();
+    assert!(read.is_err(), "a target of the destroyed context was read");
+    drop(target);
+    mine.bind().unwrap();
+    // SAFETY: a context is current; the queries change no state.
+    unsafe {
+        assert_eq!(gl::IsFramebuffer(mine.framebuffer()), gl::TRUE);
+        assert_eq!(gl::IsTexture(mine.texture()), gl::TRUE);
+    }
+    drop(mine);
+    drop(new);
+}

@@ -1,0 +1,220 @@
+//! [`Offscreen`]: the colour target a headless program draws into and reads back, so that it
+//! needs no framebuffer code of its own.
+
+use crate::error::{Error, Result};
+use crate::glapi::{GlFns, GlOwner};
+use std::marker::PhantomData;
+
+/// An RGBA8 colour target of a given size in the GL context current when it was made: a
+/// `GL_TEXTURE_2D` (one level, `GL_NEAREST` sampling) attached to a framebuffer object.
+///
+/// Draw into it after [`bind`](Self::bind), read it back with [`read_rgba8`](Self::read_rgba8),
+/// or register its [`texture`](Self::texture) with CUDA
+/// ([`RegisteredImage::register`](crate::RegisteredImage::register) with
+/// [`ImageTarget::Texture2D`](crate::ImageTarget::Texture2D)), so that a kernel writes the
+/// picture GL then reads or draws. It works in any GL context (a [`HeadlessContext`]'s, a
+/// window's), through cuda-gl's own GL entry points: no GL crate needs loading for it.
+///
+/// Dropping it deletes the texture and the framebuffer when its context is current; with
+/// another context (or none) current, it logs and leaks them instead, since deleting by name
+/// there would delete another context's objects. Neither `Send` nor `Sync`: its GL calls go to
+/// the context current on the calling thread.
+///
+/// [`HeadlessContext`]: super::HeadlessContext
+#[derive(Debug)]
+pub struct Offscreen {
+    framebuffer: u32,
+    texture: u32,
+    width: u32,
+    height: u32,
+    owner: GlOwner,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl Offscreen {
+    /// A complete framebuffer of `width` x `height` RGBA8 pixels (contents undefined until
+    /// drawn). The bindings it changes (`GL_TEXTURE_2D` of the active unit, the draw and read
+    /// framebuffers) are restored.
+    ///
+    /// # Errors
+    /// - [`Error::InvalidArgument`] for a zero size or one over `GL_MAX_TEXTURE_SIZE`;
+    /// - [`Error::NoGlContext`] and the other errors of the owner check when no usable GL
+    ///   context is current;
+    /// - [`Error::GlCall`] when GL refuses the texture, or the framebuffer is incomplete (the
+    ///   code is then `glCheckFramebufferStatus`'s).
+    #[doc(alias = "glFramebufferTexture2D")]
+    pub fn new(width: u32, height: u32) -> Result<Offscreen> {
+        let (owner, fns) = GlOwner::current("Offscreen::new")?;
+        let mut max = 0;
+        // SAFETY: a context is current (checked above); a valid out-pointer.
+        unsafe { (fns.get_integerv)(gl::MAX_TEXTURE_SIZE, &mut max) };
+        let fits = |n: u32| n > 0 && i32::try_from(n).is_ok_and(|n| n <= max);
+        if !fits(width) || !fits(height) {
+            return Err(Error::InvalidArgument(format!(
+                "an offscreen target of {width}x{height} pixels: each side must be 1 to {max} \
+                 (GL_MAX_TEXTURE_SIZE of this context)"
+            )));
+        }
+        fns.drain_errors();
+        let mut target = Offscreen {
+            framebuffer: 0,
+            texture: 0,
+            width,
+            height,
+            owner,
+            _not_send: PhantomData,
+        };
+        let (w, h) = (width as i32, height as i32);
+        let (mut texture_binding, mut draw, mut read) = (0, 0, 0);
+        // SAFETY: a context is current; valid out-pointers; the names are fresh and bound
+        // before use; a null pixel pointer asks for storage only; every binding changed is
+        // restored to the value read first.
+        let status = unsafe {
+            (fns.get_integerv)(gl::TEXTURE_BINDING_2D, &mut texture_binding);
+            (fns.get_integerv)(gl::DRAW_FRAMEBUFFER_BINDING, &mut draw);
+            (fns.get_integerv)(gl::READ_FRAMEBUFFER_BINDING, &mut read);
+            (fns.gen_textures)(1, &mut target.texture);
+            (fns.bind_texture)(gl::TEXTURE_2D, target.texture);
+            (fns.tex_image_2d)(
+                gl::TEXTURE_2D,
+                0,
+                gl::RGBA8 as i32,
+                w,
+                h,
+                0,
+                gl::RGBA,
+                gl::UNSIGNED_BYTE,
+                std::ptr::null(),
+            );
+            for parameter in [gl::TEXTURE_MIN_FILTER, gl::TEXTURE_MAG_FILTER] {
+                (fns.tex_parameteri)(gl::TEXTURE_2D, parameter, gl::NEAREST as i32);
+            }
+            (fns.bind_texture)(gl::TEXTURE_2D, texture_binding.max(0) as u32);
+            (fns.gen_framebuffers)(1, &mut target.framebuffer);
+            (fns.bind_framebuffer)(gl::FRAMEBUFFER, target.framebuffer);
+            (fns.framebuffer_texture_2d)(
+                gl::FRAMEBUFFER,
+                gl::COLOR_ATTACHMENT0,
+                gl::TEXTURE_2D,
+                target.texture,
+                0,
+            );
+            let status = (fns.check_framebuffer_status)(gl::FRAMEBUFFER);
+            (fns.bind_framebuffer)(gl::DRAW_FRAMEBUFFER, draw.max(0) as u32);
+            (fns.bind_framebuffer)(gl::READ_FRAMEBUFFER, read.max(0) as u32);
+            status
+        };
+        fns.check("glTexImage2D (an offscreen target)")?;
+        if status != gl::FRAMEBUFFER_COMPLETE {
+            return Err(Error::GlCall {
+                call: "glCheckFramebufferStatus (an offscreen target)",
+                code: status,
+            });
+        }
+        Ok(target)
+    }
+
+    /// The framebuffer object's name.
+    pub fn framebuffer(&self) -> u32 {
+        self.framebuffer
+    }
+
+    /// The colour texture's name: a `GL_TEXTURE_2D` of `GL_RGBA8`, one level.
+    pub fn texture(&self) -> u32 {
+        self.texture
+    }
+
+    /// Width in pixels.
+    pub fn width(&self) -> u32 {
+        self.width
+    }
+
+    /// Height in pixels.
+    pub fn height(&self) -> u32 {
+        self.height
+    }
+
+    /// Binds the framebuffer for drawing and reading (`GL_FRAMEBUFFER`), with the viewport
+    /// covering it. Left bound: later draws go into it.
+    ///
+    /// # Errors
+    /// The owner check's errors when its GL context is not current.
+    pub fn bind(&self) -> Result<()> {
+        let fns = self.owner.check("glBindFramebuffer (not called)")?;
+        // SAFETY: the owning context is current and the framebuffer is one of its objects.
+        unsafe {
+            (fns.bind_framebuffer)(gl::FRAMEBUFFER, self.framebuffer);
+            (fns.viewport)(0, 0, self.width as i32, self.height as i32);
+        }
+        Ok(())
+    }
+
+    /// The pixels, RGBA8, `width * height * 4` bytes, **bottom row first** (GL's order). Waits
+    /// for the GL commands that draw into it. The read framebuffer binding and the pack
+    /// alignment are restored.
+    ///
+    /// # Errors
+    /// The owner check's errors when its GL context is not current; [`Error::GlCall`] when
+    /// `glReadPixels` fails (a pixel pack buffer bound by the application, say).
+    #[doc(alias = "glReadPixels")]
+    pub fn read_rgba8(&self) -> Result<Vec<u8>> {
+        let fns = self.owner.check("glReadPixels (not called)")?;
+        let len = self.width as usize * self.height as usize * 4;
+        let mut pixels = vec![0u8; len];
+        fns.drain_errors();
+        read_into(fns, self, &mut pixels);
+        fns.check("glReadPixels (an offscreen target)")?;
+        Ok(pixels)
+    }
+}
+
+/// `glReadPixels` of the whole target into `pixels`, with the bindings it changes restored.
+fn read_into(fns: &GlFns, target: &Offscreen, pixels: &mut [u8]) {
+    let (mut read, mut alignment, mut pack_buffer) = (0, 0, 0);
+    // SAFETY: the owning context is current (callers); valid out-pointers. A pixel pack buffer
+    // the application bound is unbound for the read (GL would otherwise take the pointer as an
+    // offset into it) and bound back; with none bound, glReadPixels writes
+    // `width * height * 4` bytes (RGBA8, pack alignment 1) into `pixels`, which has that size.
+    unsafe {
+        (fns.get_integerv)(gl::PIXEL_PACK_BUFFER_BINDING, &mut pack_buffer);
+        if pack_buffer != 0 {
+            (fns.bind_buffer)(gl::PIXEL_PACK_BUFFER, 0);
+        }
+        (fns.get_integerv)(gl::READ_FRAMEBUFFER_BINDING, &mut read);
+        (fns.get_integerv)(gl::PACK_ALIGNMENT, &mut alignment);
+        (fns.bind_framebuffer)(gl::READ_FRAMEBUFFER, target.framebuffer);
+        (fns.pixel_storei)(gl::PACK_ALIGNMENT, 1);
+        (fns.read_pixels)(
+            0,
+            0,
+            target.width as i32,
+            target.height as i32,
+            gl::RGBA,
+            gl::UNSIGNED_BYTE,
+            pixels.as_mut_ptr().cast(),
+        );
+        (fns.pixel_storei)(gl::PACK_ALIGNMENT, alignment);
+        (fns.bind_framebuffer)(gl::READ_FRAMEBUFFER, read.max(0) as u32);
+        if pack_buffer != 0 {
+            (fns.bind_buffer)(gl::PIXEL_PACK_BUFFER, pack_buffer as u32);
+        }
+    }
+}
+
+impl Drop for Offscreen {
+    fn drop(&mut self) {
+        match self.owner.check("glDeleteFramebuffers (not called)") {
+            // SAFETY: both names came from `new` and are deleted once (0 is ignored), with
+            // their context current (checked).
+            Ok(fns) => unsafe {
+                (fns.delete_framebuffers)(1, &self.framebuffer);
+                (fns.delete_textures)(1, &self.texture);
+            },
+            Err(e) => log::error!(
+                "cuda-gl: offscreen target (framebuffer {}, texture {}) leaked, not deleted: {e}",
+                self.framebuffer,
+                self.texture
+            ),
+        }
+    }
+}
