@@ -100,7 +100,7 @@ fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
     }
 
     // Read the last frame back and compare it with the CPU's idea of where the vertices are.
-    let pixels = frame.read_rgba()?;
+    let pixels = frame.read_rgba8()?;
     let lit: Vec<bool> = pixels.chunks_exact(4).map(|p| p[1] > 100).collect();
     let expected = expected_pixels(last_time);
     let (found, strays) = compare(&expected, &lit);

@@ -78,7 +78,7 @@ fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
     unsafe {
         let sentinel = [1u8, 2, 3, 4];
         gl::ClearTexImage(
-            output.texture,
+            output.texture(),
             0,
             gl::RGBA,
             gl::UNSIGNED_BYTE,
@@ -92,13 +92,13 @@ fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
     // (SURFACE_LOAD_STORE), and completely (WRITE_DISCARD: GL's old contents need not be kept).
     let mut input = RegisteredImage::register(
         &gpu.ctx,
-        scene.texture,
+        scene.texture(),
         ImageTarget::Texture2D,
         RegisterFlags::READ_ONLY,
     )?;
     let mut filtered = RegisteredImage::register(
         &gpu.ctx,
-        output.texture,
+        output.texture(),
         ImageTarget::Texture2D,
         RegisterFlags::SURFACE_LOAD_STORE | RegisterFlags::WRITE_DISCARD,
     )?;
@@ -145,8 +145,8 @@ fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
     }
 
     // Read both textures back through GL, and filter the input on the CPU.
-    let input_pixels = scene.read_rgba()?;
-    let output_pixels = output.read_rgba()?;
+    let input_pixels = scene.read_rgba8()?;
+    let output_pixels = output.read_rgba8()?;
     let expected = sobel_cpu(&input_pixels, WIDTH as usize, HEIGHT as usize);
     let differ = expected
         .chunks_exact(4)

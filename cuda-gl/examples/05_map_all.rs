@@ -151,7 +151,7 @@ fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
     let last = drawn - 1;
 
     // The image must be the texture's pattern of the last frame, texel for pixel.
-    let pixels = frame.read_rgba()?;
+    let pixels = frame.read_rgba8()?;
     let expected: Vec<u8> = (0..SIZE)
         .flat_map(|y| (0..SIZE).flat_map(move |x| stripes_texel(x, y, last)))
         .collect();
@@ -231,7 +231,7 @@ fn index_buffer(vao: u32) -> Result<u32> {
 /// Clears `frame` to transparent black (alpha 0, which the pattern never has) and draws the
 /// indexed mesh with `texture` on unit 0.
 fn draw(mesh: &Mesh, texture: u32, frame: &Framebuffer) -> Result<()> {
-    frame.bind();
+    frame.bind()?;
     // SAFETY: a GL context is current; the vertex array has the index buffer bound, which holds
     // INDICES indices, each below VERTICES (the kernel's formula).
     unsafe {

@@ -328,7 +328,7 @@ fn blit_layers(texture: u32, frame: &Framebuffer) -> Result<()> {
     let s = SIZE as i32;
     let mut read = 0;
     // SAFETY: a GL context is current; `read` gets one layer of the texture as its colour
-    // attachment, and `frame.fbo` is complete and 2 SIZE x 2 SIZE.
+    // attachment, and `frame.framebuffer()` is complete and 2 SIZE x 2 SIZE.
     unsafe {
         gl::CreateFramebuffers(1, &mut read);
         for layer in 0..LAYERS as i32 {
@@ -336,7 +336,7 @@ fn blit_layers(texture: u32, frame: &Framebuffer) -> Result<()> {
             gl::NamedFramebufferTextureLayer(read, gl::COLOR_ATTACHMENT0, texture, 0, layer);
             gl::BlitNamedFramebuffer(
                 read,
-                frame.fbo,
+                frame.framebuffer(),
                 0,
                 0,
                 s,

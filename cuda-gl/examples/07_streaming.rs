@@ -123,7 +123,7 @@ fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
             archived[i * FRAME_BYTES..(i + 1) * FRAME_BYTES] != expected(i as u64 * SAMPLE)[..]
         })
         .count();
-    let last_ok = frame.read_rgba()? == expected(FRAMES - 1);
+    let last_ok = frame.read_rgba8()? == expected(FRAMES - 1);
     gpu.finish(&frame)?;
     drop(frames); // waits for both APIs, then frees the slots (the GL context is current)
     common::delete_buffer(archive);

@@ -80,9 +80,9 @@ mod offscreen;
 mod sys;
 
 pub use config::HeadlessConfig;
-pub use offscreen::Offscreen;
 pub use context::HeadlessContext;
 pub use error::{EglDeviceInfo, EglError, EglErrorCode, EglPlatform};
+pub use offscreen::Offscreen;
 
 /// Lists every EGL device with what it reports (`EGL_NV_device_cuda`, CUDA id, DRM node, ...).
 ///

@@ -137,7 +137,7 @@ impl Mesh {
 
     /// Clears `frame` to `clear` and draws the mesh into it.
     pub fn draw(&self, frame: &Framebuffer, clear: [f32; 4]) -> Result<()> {
-        frame.bind();
+        frame.bind()?;
         // SAFETY: a GL context is current; the vertex array holds `vertices` vertices.
         unsafe {
             gl::ClearColor(clear[0], clear[1], clear[2], clear[3]);
@@ -164,69 +164,10 @@ impl Drop for Mesh {
     }
 }
 
-/// An offscreen framebuffer with one RGBA8 colour texture. A headless EGL context has no default
-/// framebuffer, so everything is drawn into one of these; CUDA can register its texture too.
-#[derive(Debug)]
-pub struct Framebuffer {
-    /// The framebuffer object.
-    pub fbo: u32,
-    /// Its colour attachment: a `width` x `height` `GL_RGBA8` texture with one level.
-    pub texture: u32,
-    /// Width in pixels.
-    pub width: u32,
-    /// Height in pixels.
-    pub height: u32,
-}
-
-impl Framebuffer {
-    /// A complete framebuffer of `width` x `height` RGBA8 pixels.
-    pub fn new(width: u32, height: u32) -> Result<Framebuffer> {
-        let texture = texture_rgba8(width, height)?;
-        let mut fbo = 0;
-        // SAFETY: a GL 4.5 context is current (direct state access: nothing is bound); the name
-        // comes from glCreateFramebuffers.
-        let status = unsafe {
-            gl::CreateFramebuffers(1, &mut fbo);
-            gl::NamedFramebufferTexture(fbo, gl::COLOR_ATTACHMENT0, texture, 0);
-            gl::CheckNamedFramebufferStatus(fbo, gl::FRAMEBUFFER)
-        };
-        let framebuffer = Framebuffer {
-            fbo,
-            texture,
-            width,
-            height,
-        };
-        gl_check("creating the framebuffer")?;
-        if status != gl::FRAMEBUFFER_COMPLETE {
-            bail!("the {width}x{height} RGBA8 framebuffer is incomplete ({status:#x})");
-        }
-        Ok(framebuffer)
-    }
-
-    /// Binds it for drawing (and reading), with the viewport covering it.
-    pub fn bind(&self) {
-        // SAFETY: a GL context is current; `fbo` is a framebuffer of this context.
-        unsafe {
-            gl::BindFramebuffer(gl::FRAMEBUFFER, self.fbo);
-            gl::Viewport(0, 0, self.width as i32, self.height as i32);
-        }
-    }
-
-    /// The texture's pixels, RGBA8, bottom row first (GL's order).
-    pub fn read_rgba(&self) -> Result<Vec<u8>> {
-        read_texture_rgba8(self.texture, 0, self.width, self.height)
-    }
-}
-
-impl Drop for Framebuffer {
-    fn drop(&mut self) {
-        // SAFETY: the GL context is current (it outlives every framebuffer, see `Gpu`).
-        unsafe {
-            gl::DeleteFramebuffers(1, &self.fbo);
-            gl::DeleteTextures(1, &self.texture);
-        }
-    }
-}
+/// The colour target the examples draw into and read back: cuda-gl's own
+/// [`Offscreen`](cuda_gl::egl::Offscreen) (an RGBA8 texture attached to a framebuffer, read
+/// back bottom row first).
+pub use cuda_gl::egl::Offscreen as Framebuffer;
 
 /// A `width` x `height` `GL_RGBA8` 2D texture with one level, sampled NEAREST (one texel per
 /// pixel when drawn at its size), with no contents yet. Delete it with glDeleteTextures.

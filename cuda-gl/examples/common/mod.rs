@@ -275,16 +275,16 @@ impl Gpu {
             return Ok(true);
         };
         let (w, h) = win.window.get_framebuffer_size();
-        // SAFETY: the window's context is current; `frame.fbo` is a complete framebuffer and
+        // SAFETY: the window's context is current; `frame.framebuffer()` is a complete framebuffer and
         // framebuffer 0 is the window's.
         unsafe {
-            gl::BindFramebuffer(gl::READ_FRAMEBUFFER, frame.fbo);
+            gl::BindFramebuffer(gl::READ_FRAMEBUFFER, frame.framebuffer());
             gl::BindFramebuffer(gl::DRAW_FRAMEBUFFER, 0);
             gl::BlitFramebuffer(
                 0,
                 0,
-                frame.width as i32,
-                frame.height as i32,
+                frame.width() as i32,
+                frame.height() as i32,
                 0,
                 0,
                 w,
@@ -304,13 +304,13 @@ impl Gpu {
     /// showing it until the window is closed (or `--window-secs` have passed).
     pub fn finish(&mut self, frame: &Framebuffer) -> Result<()> {
         if let Some(path) = &self.args.screenshot {
-            let pixels = frame.read_rgba()?;
-            write_png(path, frame.width, frame.height, &pixels)?;
+            let pixels = frame.read_rgba8()?;
+            write_png(path, frame.width(), frame.height(), &pixels)?;
             println!(
                 "wrote {} ({}x{})",
                 path.display(),
-                frame.width,
-                frame.height
+                frame.width(),
+                frame.height()
             );
         }
         if let Display::Window(_) = self.display {

@@ -353,7 +353,11 @@ fn an_offscreen_target_draws_and_reads_back() {
     ctx.make_current().unwrap();
     // SAFETY: a context is current; the queries change no state.
     unsafe {
-        assert_eq!(gl::IsFramebuffer(framebuffer), gl::TRUE, "deleted from elsewhere");
+        assert_eq!(
+            gl::IsFramebuffer(framebuffer),
+            gl::TRUE,
+            "deleted from elsewhere"
+        );
         assert_eq!(gl::IsTexture(texture), gl::TRUE, "deleted from elsewhere");
         gl::DeleteFramebuffers(1, &framebuffer);
         gl::DeleteTextures(1, &texture);
@@ -382,7 +386,10 @@ fn an_object_of_a_destroyed_context_is_refused_in_the_next() {
         (mine.framebuffer(), mine.texture())
     );
     let refused = target.bind();
-    assert!(refused.is_err(), "a target of the destroyed context was bound");
+    assert!(
+        refused.is_err(),
+        "a target of the destroyed context was bound"
+    );
     let read = target.read_rgba8();
     assert!(read.is_err(), "a target of the destroyed context was read");
     drop(target);
