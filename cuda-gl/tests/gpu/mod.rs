@@ -505,3 +505,20 @@ unsafe fn upload_rgba8(
     }
     check_gl();
 }
+
+/// The debug label of GL buffer `name` in the current context (empty when it has none).
+pub fn buffer_label(name: u32) -> String {
+    let mut buf = [0u8; 64];
+    let mut len = 0;
+    // SAFETY: a context is current; `buf` has room for the stated size, `len` is valid.
+    unsafe {
+        gl::GetObjectLabel(
+            gl::BUFFER,
+            name,
+            buf.len() as i32,
+            &mut len,
+            buf.as_mut_ptr().cast(),
+        )
+    };
+    String::from_utf8_lossy(&buf[..len.max(0) as usize]).into_owned()
+}

@@ -118,22 +118,6 @@ fn is_buffer(name: u32) -> bool {
     unsafe { gl::IsBuffer(name) == gl::TRUE }
 }
 
-fn label_of_buffer(name: u32) -> String {
-    let mut buf = [0u8; 64];
-    let mut len = 0;
-    // SAFETY: a context is current; `buf` has room for the stated size, `len` is valid.
-    unsafe {
-        gl::GetObjectLabel(
-            gl::BUFFER,
-            name,
-            buf.len() as i32,
-            &mut len,
-            buf.as_mut_ptr().cast(),
-        )
-    };
-    String::from_utf8_lossy(&buf[..len.max(0) as usize]).into_owned()
-}
-
 fn set_label_of_buffer(name: u32, label: &str) {
     // SAFETY: a context is current; the pointer and length describe `label`.
     unsafe { gl::ObjectLabel(gl::BUFFER, name, label.len() as i32, label.as_ptr().cast()) };
@@ -210,7 +194,7 @@ fn reused_context_handle() {
             "dropping an object of the destroyed context deleted the new context's buffer {name}"
         );
         assert_eq!(
-            label_of_buffer(name),
+            buffer_label(name),
             "mine",
             "an object of the destroyed context relabelled the new context's buffer {name}"
         );
