@@ -116,33 +116,44 @@ fn no_cudarc_stream() -> Error {
 ///
 /// On another stream the work first waits for the map (an event). On every stream the returned
 /// guard synchronizes `stream` when cudarc drops it, right after queuing the work: the work is
-/// finished before the view can be dropped and the mapping unmapped, and work that a capture
-/// (begun by any thread, at any moment before the drop) took instead of running invalidates
-/// that capture there, since synchronizing a capturing stream is illegal: its `end_capture`
-/// fails and no graph holds the mapping's address. A stream that captures already is refused
-/// up front: `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED` is recorded on the cudarc context, as
-/// cudarc does in these traits, and reported by its next call.
+/// finished before the view can be dropped and the mapping unmapped, and a capture still open
+/// then (which took the work instead of running it) is invalidated, since synchronizing a
+/// capturing stream is illegal: its `end_capture` fails and no graph holds the mapping's
+/// address. A stream that captures already has its capture invalidated here, before cudarc
+/// queues anything (cudarc's call then fails). The driver is called directly, not through
+/// cudarc, whose calls report (and so consume) errors recorded on its context first.
 fn order_on<'s>(mapped_on: &CudaStream, stream: &'s CudaStream) -> SyncOnDrop<'s> {
-    let ctx = stream.context();
+    let bound = bind_raw(stream);
     let capturing = |s: &CudaStream| {
-        // SAFETY: a live cudarc stream of the bound context (cudarc binds it for its calls,
-        // and `context()` is the context of both streams, checked when the view was made).
-        ctx.bind_to_thread().is_err()
+        // SAFETY: a live cudarc stream of the context bound above (both streams are of the
+        // view's context, checked when the view was made).
+        bound.is_err()
             || unsafe { crate::result::stream::is_capturing(s.cu_stream().cast()) }.unwrap_or(true)
     };
-    if capturing(stream) || capturing(mapped_on) {
-        ctx.record_err(Err::<(), _>(cudarc::driver::DriverError(
-            rc::CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
-        )));
-        return SyncOnDrop::sync_stream(stream);
+    for s in [stream, mapped_on] {
+        if capturing(s) {
+            // SAFETY: a live stream; the error is the point (illegal during a capture, which it
+            // invalidates).
+            let _ = unsafe { crate::result::stream::synchronize(s.cu_stream().cast()) };
+        }
     }
     if stream.cu_stream() != mapped_on.cu_stream() || stream.context() != mapped_on.context() {
-        match mapped_on.record_event(None) {
-            Ok(event) => ctx.record_err(stream.wait(&event)),
-            Err(e) => ctx.record_err(Err::<(), _>(e)),
+        let waited = mapped_on
+            .record_event(None)
+            .and_then(|event| stream.wait(&event));
+        if waited.is_err() {
+            // The work cannot wait for the map on the GPU: the map is finished first.
+            // SAFETY: a live stream of the bound context.
+            let _ = unsafe { crate::result::stream::synchronize(mapped_on.cu_stream().cast()) };
         }
     }
     SyncOnDrop::sync_stream(stream)
+}
+
+/// Binds the context of cudarc stream `s` through cuda-gl's own driver calls.
+fn bind_raw(s: &CudaStream) -> Result<()> {
+    // SAFETY: the context of a live cudarc stream is live while the stream is.
+    unsafe { crate::result::ctx::set_current(s.context().cu_ctx().cast()) }
 }
 
 /// A mapped GL buffer viewed as a read-only cudarc device slice of `T`, borrowed from the

@@ -234,7 +234,11 @@
 //!   EGL 1.5 define for core functions too; a process where EGL and GLX both report a current
 //!   context (possible only without libglvnd) has its calls made through EGL's table;
 //! - a synchronous GL debug callback that calls back into cuda-gl from inside cuda-gl's own GL
-//!   calls deadlocks (the registries are locked across those calls) rather than race.
+//!   calls deadlocks (the registries are locked across those calls) rather than race;
+//! - a capture begun and ended by another thread between the two driver calls that make the
+//!   caller's stream wait for work on the private stream takes that wait: later work on the
+//!   caller's stream (an unmap, say) is then not ordered after the copy on the GPU (the host
+//!   side, borrowed memory included, stays safe).
 //!
 //! The CUDA context is bound by the crate itself before every call, `Drop` included.
 //!

@@ -273,21 +273,25 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         check_same_context(&self.ctx, stream, "the device buffer")?;
         let mut out = Vec::<T>::with_capacity(self.len);
         let (dst, raw, bytes) = (out.as_mut_ptr().cast(), self.raw, self.byte_len());
-        let mut finished = false;
+        let (mut queued, mut finished) = (false, false);
         // SAFETY: the stream is live while borrowed and of this context (checked). In the
         // work: the destination has capacity for `len` values.
         let copied = unsafe {
             self.ctx
                 .run_now(stream.raw_stream(), "cuMemcpyDtoHAsync (not called)", |p| {
                     result::mem::copy_dtoh_async(dst, raw, bytes, p)?;
+                    queued = true;
                     result::stream::synchronize(p)?;
                     finished = true;
                     Ok(())
                 })
         };
-        if !finished && let Err(e) = copied {
-            // Whether a copy into `out` still runs is unknown: leak the allocation rather than
-            // free memory the DMA may write.
+        if queued
+            && !finished
+            && let Err(e) = copied
+        {
+            // Whether the copy into `out` still runs is unknown: leak the allocation rather
+            // than free memory the DMA may write.
             std::mem::forget(out);
             return Err(e);
         }

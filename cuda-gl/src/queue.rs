@@ -49,6 +49,13 @@ pub(crate) unsafe fn check_not_capturing(s: sys::CUstream, call: &'static str) -
     }
 }
 
+/// Whether `e` is one of the driver's stream-capture codes
+/// (`CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED` 900 to `CUDA_ERROR_CAPTURED_EVENT` 907 and
+/// `CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD` 908).
+fn is_capture_error(e: &Error) -> bool {
+    matches!(e, Error::Cuda(c) if (900..=908).contains(&c.code.0))
+}
+
 /// This thread in the relaxed capture interaction mode while it lives; the previous mode is
 /// restored on drop.
 struct RelaxedCapture(sys::CUstreamCaptureMode);
@@ -152,12 +159,9 @@ impl PrivateQueue {
         // caller's stream captures by now, the call is refused and the capture invalidated.
         // SAFETY: the event is live.
         let query = unsafe { result::stream::event_query(joined) };
-        let captured_event = matches!(
-            &query,
-            Err(Error::Cuda(c)) if c.code == sys::CUresult::CUDA_ERROR_CAPTURED_EVENT
-        );
         // SAFETY: both streams are live.
-        let captured = captured_event
+        let captured = query.as_ref().err().is_some_and(is_capture_error)
+            || joined_ok.as_ref().err().is_some_and(is_capture_error)
             || unsafe {
                 result::stream::is_capturing(stream).unwrap_or(true)
                     || result::stream::is_capturing(private).unwrap_or(true)
@@ -186,9 +190,10 @@ impl PrivateQueue {
                 .and_then(|()| result::stream::wait_event(stream, done))
                 .and_then(|()| result::stream::is_capturing(stream))
         };
-        if !matches!(ordered, Ok(false)) {
+        if out.is_err() || !matches!(ordered, Ok(false)) {
             // The caller's later work may not wait for this work (its stream began capturing,
-            // which may have taken the wait): it is finished first. In relaxed mode only a
+            // which may have taken the wait), or the work failed after queueing some of it:
+            // it is finished first. In relaxed mode only a
             // context that is lost fails this wait, and then no work runs any more.
             // SAFETY: the private stream is live.
             unsafe { result::stream::synchronize(private) }?;

@@ -33,8 +33,12 @@ pub struct Offscreen {
 
 impl Offscreen {
     /// A complete framebuffer of `width` x `height` RGBA8 pixels (contents undefined until
-    /// drawn). The bindings it changes (`GL_TEXTURE_2D` of the active unit, the draw and read
-    /// framebuffers) are restored.
+    /// drawn). The state it changes (`GL_TEXTURE_2D` of the active unit, the draw and read
+    /// framebuffers, the pixel unpack buffer) is restored; GL errors pending from before are
+    /// discarded (logged at debug level), so that only its own are reported.
+    ///
+    /// The texture's storage is mutable (`glTexImage2D`, for OpenGL 3.x contexts): do not
+    /// re-specify it while it is registered with CUDA.
     ///
     /// # Errors
     /// - [`Error::InvalidArgument`] for a zero size or one over `GL_MAX_TEXTURE_SIZE`;
@@ -65,7 +69,7 @@ impl Offscreen {
             _not_send: PhantomData,
         };
         let (w, h) = (width as i32, height as i32);
-        let (mut texture_binding, mut draw, mut read) = (0, 0, 0);
+        let (mut texture_binding, mut draw, mut read, mut unpack_buffer) = (0, 0, 0, 0);
         // SAFETY: a context is current; valid out-pointers; the names are fresh and bound
         // before use; a null pixel pointer asks for storage only; every binding changed is
         // restored to the value read first.
@@ -73,6 +77,11 @@ impl Offscreen {
             (fns.get_integerv)(gl::TEXTURE_BINDING_2D, &mut texture_binding);
             (fns.get_integerv)(gl::DRAW_FRAMEBUFFER_BINDING, &mut draw);
             (fns.get_integerv)(gl::READ_FRAMEBUFFER_BINDING, &mut read);
+            // A pixel unpack buffer would turn the null pixel pointer into an offset into it.
+            (fns.get_integerv)(gl::PIXEL_UNPACK_BUFFER_BINDING, &mut unpack_buffer);
+            if unpack_buffer != 0 {
+                (fns.bind_buffer)(gl::PIXEL_UNPACK_BUFFER, 0);
+            }
             (fns.gen_textures)(1, &mut target.texture);
             (fns.bind_texture)(gl::TEXTURE_2D, target.texture);
             (fns.tex_image_2d)(
@@ -90,6 +99,9 @@ impl Offscreen {
                 (fns.tex_parameteri)(gl::TEXTURE_2D, parameter, gl::NEAREST as i32);
             }
             (fns.bind_texture)(gl::TEXTURE_2D, texture_binding.max(0) as u32);
+            if unpack_buffer != 0 {
+                (fns.bind_buffer)(gl::PIXEL_UNPACK_BUFFER, unpack_buffer as u32);
+            }
             (fns.gen_framebuffers)(1, &mut target.framebuffer);
             (fns.bind_framebuffer)(gl::FRAMEBUFFER, target.framebuffer);
             (fns.framebuffer_texture_2d)(
@@ -150,16 +162,19 @@ impl Offscreen {
     }
 
     /// The pixels, RGBA8, `width * height * 4` bytes, **bottom row first** (GL's order). Waits
-    /// for the GL commands that draw into it. The read framebuffer binding and the pack
-    /// alignment are restored.
+    /// for the GL commands that draw into it. The read framebuffer, the pixel pack buffer and
+    /// the pack state it changes are restored.
     ///
     /// # Errors
     /// The owner check's errors when its GL context is not current; [`Error::GlCall`] when
-    /// `glReadPixels` fails (a pixel pack buffer bound by the application, say).
+    /// `glReadPixels` fails.
     #[doc(alias = "glReadPixels")]
     pub fn read_rgba8(&self) -> Result<Vec<u8>> {
         let fns = self.owner.check("glReadPixels (not called)")?;
-        let len = self.width as usize * self.height as usize * 4;
+        // Both sides are at most GL_MAX_TEXTURE_SIZE (checked by `new`): no overflow.
+        let len = (self.width as usize)
+            .saturating_mul(self.height as usize)
+            .saturating_mul(4);
         let mut pixels = vec![0u8; len];
         fns.drain_errors();
         read_into(fns, self, &mut pixels);
@@ -170,20 +185,32 @@ impl Offscreen {
 
 /// `glReadPixels` of the whole target into `pixels`, with the bindings it changes restored.
 fn read_into(fns: &GlFns, target: &Offscreen, pixels: &mut [u8]) {
-    let (mut read, mut alignment, mut pack_buffer) = (0, 0, 0);
+    // Pack state that would make glReadPixels write anywhere but the tight rows of `pixels`,
+    // each set to its neutral value for the read and restored after.
+    const PACK: [(u32, i32); 4] = [
+        (gl::PACK_ALIGNMENT, 1),
+        (gl::PACK_ROW_LENGTH, 0),
+        (gl::PACK_SKIP_ROWS, 0),
+        (gl::PACK_SKIP_PIXELS, 0),
+    ];
+    let (mut read, mut pack_buffer) = (0, 0);
+    let mut saved = [0i32; PACK.len()];
     // SAFETY: the owning context is current (callers); valid out-pointers. A pixel pack buffer
     // the application bound is unbound for the read (GL would otherwise take the pointer as an
-    // offset into it) and bound back; with none bound, glReadPixels writes
-    // `width * height * 4` bytes (RGBA8, pack alignment 1) into `pixels`, which has that size.
+    // offset into it) and bound back; with none bound and the pack state neutral (tight rows,
+    // alignment 1, nothing skipped), glReadPixels writes `width * height * 4` bytes (RGBA8)
+    // into `pixels`, which has that size.
     unsafe {
         (fns.get_integerv)(gl::PIXEL_PACK_BUFFER_BINDING, &mut pack_buffer);
         if pack_buffer != 0 {
             (fns.bind_buffer)(gl::PIXEL_PACK_BUFFER, 0);
         }
         (fns.get_integerv)(gl::READ_FRAMEBUFFER_BINDING, &mut read);
-        (fns.get_integerv)(gl::PACK_ALIGNMENT, &mut alignment);
+        for ((name, neutral), old) in PACK.iter().zip(saved.iter_mut()) {
+            (fns.get_integerv)(*name, old);
+            (fns.pixel_storei)(*name, *neutral);
+        }
         (fns.bind_framebuffer)(gl::READ_FRAMEBUFFER, target.framebuffer);
-        (fns.pixel_storei)(gl::PACK_ALIGNMENT, 1);
         (fns.read_pixels)(
             0,
             0,
@@ -193,7 +220,9 @@ fn read_into(fns: &GlFns, target: &Offscreen, pixels: &mut [u8]) {
             gl::UNSIGNED_BYTE,
             pixels.as_mut_ptr().cast(),
         );
-        (fns.pixel_storei)(gl::PACK_ALIGNMENT, alignment);
+        for ((name, _), old) in PACK.iter().zip(saved) {
+            (fns.pixel_storei)(*name, old);
+        }
         (fns.bind_framebuffer)(gl::READ_FRAMEBUFFER, read.max(0) as u32);
         if pack_buffer != 0 {
             (fns.bind_buffer)(gl::PIXEL_PACK_BUFFER, pack_buffer as u32);

@@ -333,6 +333,14 @@ fn an_offscreen_target_draws_and_reads_back() {
         gl::ClearColor(0.0, 1.0, 0.0, 1.0);
         gl::Clear(gl::COLOR_BUFFER_BIT);
     }
+    // Pack state an application may have set, which would make glReadPixels write past a
+    // tight buffer: neutralised for the read, and given back.
+    // SAFETY: a context is current; plain pixel-store state.
+    unsafe {
+        gl::PixelStorei(gl::PACK_ROW_LENGTH, 100);
+        gl::PixelStorei(gl::PACK_SKIP_ROWS, 3);
+        gl::PixelStorei(gl::PACK_ALIGNMENT, 8);
+    }
     let pixels = target.read_rgba8().unwrap();
     assert_eq!(pixels.len(), (w * h * 4) as usize);
     assert!(
@@ -340,6 +348,27 @@ fn an_offscreen_target_draws_and_reads_back() {
         "{:?}",
         &pixels[..8]
     );
+    let pack = |name| {
+        let mut v = 0;
+        // SAFETY: a context is current; a valid out-pointer.
+        unsafe { gl::GetIntegerv(name, &mut v) };
+        v
+    };
+    assert_eq!(
+        [
+            pack(gl::PACK_ROW_LENGTH),
+            pack(gl::PACK_SKIP_ROWS),
+            pack(gl::PACK_ALIGNMENT)
+        ],
+        [100, 3, 8],
+        "the pack state was not given back"
+    );
+    // SAFETY: as above.
+    unsafe {
+        gl::PixelStorei(gl::PACK_ROW_LENGTH, 0);
+        gl::PixelStorei(gl::PACK_SKIP_ROWS, 0);
+        gl::PixelStorei(gl::PACK_ALIGNMENT, 4);
+    }
     for (bw, bh) in [(0, 5), (7, 0), (1 << 20, 5)] {
         match Offscreen::new(bw, bh) {
             Err(Error::InvalidArgument(m)) => assert!(m.contains("GL_MAX_TEXTURE_SIZE"), "{m}"),
