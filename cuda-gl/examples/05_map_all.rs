@@ -153,7 +153,7 @@ fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
     // The image must be the texture's pattern of the last frame, texel for pixel.
     let pixels = frame.read_rgba8()?;
     let expected: Vec<u8> = (0..SIZE)
-        .flat_map(|y| (0..SIZE).flat_map(move |x| stripes_texel(x, y, last)))
+        .flat_map(|y| (0..SIZE).flat_map(move |x| common::stripes_texel(x, y, last)))
         .collect();
     let wrong_pixels = pixels
         .chunks_exact(4)
@@ -296,16 +296,4 @@ fn grid_index_list(frame: u32) -> Vec<u32> {
         list[slot * 6..][..6].copy_from_slice(&triangles);
     }
     list
-}
-
-/// What `stripes_rgba8` writes at texel (x, y) at `frame`.
-fn stripes_texel(x: u32, y: u32, frame: u32) -> [u8; 4] {
-    let r = (x * 3 + frame) % 256;
-    let g = (y * 5 + frame * 2) % 256;
-    let b = if (x / 16 + y / 16 + frame) % 2 == 1 {
-        230
-    } else {
-        30
-    };
-    [r as u8, g as u8, b, 255]
 }

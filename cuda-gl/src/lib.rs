@@ -274,6 +274,7 @@
 mod context;
 mod device;
 mod error;
+mod gl_name;
 mod gl_object;
 mod glapi;
 pub mod graphics;
@@ -308,6 +309,9 @@ pub mod external;
 pub use context::Context;
 pub use device::{Device, GlDeviceList, gl_devices};
 pub use error::{CudaError, DeviceLabel, Error, Result, gl_error_name};
+#[cfg(feature = "glow")]
+pub use gl_name::ZeroName;
+pub use gl_name::{BufferName, ImageName};
 pub use graphics::{
     ArrayFormat, ImageTarget, MapFlags, MappedArray, MappedBatch, MappedBuffer, MappedImage,
     MappedMipmappedArray, RegisterFlags, RegisteredBuffer, RegisteredImage, Resource, Surface,

@@ -355,3 +355,15 @@ pub fn write_png(path: &Path, width: u32, height: u32, rgba_bottom_up: &[u8]) ->
     writer.finish()?;
     Ok(())
 }
+
+/// What `stripes_rgba8` (kernels/examples.cu) writes at texel (x, y) at `frame`.
+pub fn stripes_texel(x: u32, y: u32, frame: u32) -> [u8; 4] {
+    let r = (x * 3 + frame) % 256;
+    let g = (y * 5 + frame * 2) % 256;
+    let b = if (x / 16 + y / 16 + frame) % 2 == 1 {
+        230
+    } else {
+        30
+    };
+    [r as u8, g as u8, b, 255]
+}

@@ -38,9 +38,13 @@ impl RegisteredBuffer {
     ///   [`Error::NotNvidiaGl`](crate::Error::NotNvidiaGl) for the driver's failures users meet;
     /// - otherwise the driver's error from `cuGraphicsGLRegisterBuffer`.
     #[doc(alias = "cuGraphicsGLRegisterBuffer")]
-    pub fn register(ctx: &Arc<Context>, buffer: u32, flags: RegisterFlags) -> Result<Self> {
+    pub fn register(
+        ctx: &Arc<Context>,
+        buffer: impl Into<crate::BufferName>,
+        flags: RegisterFlags,
+    ) -> Result<Self> {
         Ok(Self {
-            reg: Registration::register(ctx, buffer, Kind::Buffer, flags)?,
+            reg: Registration::register(ctx, buffer.into().0, Kind::Buffer, flags)?,
         })
     }
 

@@ -39,12 +39,12 @@ impl RegisteredImage {
     #[doc(alias = "cuGraphicsGLRegisterImage")]
     pub fn register(
         ctx: &Arc<Context>,
-        image: u32,
+        image: impl Into<crate::ImageName>,
         target: ImageTarget,
         flags: RegisterFlags,
     ) -> Result<Self> {
         Ok(Self {
-            reg: Registration::register(ctx, image, Kind::Image(target), flags)?,
+            reg: Registration::register(ctx, image.into().0, Kind::Image(target), flags)?,
         })
     }
 
@@ -64,9 +64,10 @@ impl RegisteredImage {
     #[doc(alias = "glGetTextureParameteriv")]
     pub fn register_texture(
         ctx: &Arc<Context>,
-        texture: u32,
+        texture: impl Into<crate::ImageName>,
         flags: RegisterFlags,
     ) -> Result<Self> {
+        let texture = texture.into().0;
         let (_, fns) =
             GlOwner::current("cuGraphicsGLRegisterImage (not called: no GL context is current)")?;
         let unknown = |reason: &str| Error::UnknownTextureTarget {

@@ -38,6 +38,8 @@ assert_impl_all!(RegisterFlags: Send, Sync, Copy);
 assert_impl_all!(MapFlags: Send, Sync, Copy);
 assert_impl_all!(ImageTarget: Send, Sync, Copy);
 assert_impl_all!(ArrayFormat: Send, Sync, Copy);
+assert_impl_all!(cuda_gl::BufferName: Send, Sync, Copy);
+assert_impl_all!(cuda_gl::ImageName: Send, Sync, Copy);
 assert_impl_all!(TextureDesc: Send, Sync, Copy);
 
 // CUDA handles: every call binds the context first.
@@ -74,6 +76,7 @@ assert_impl_all!(Resource<'static>: Send, Sync);
 mod egl {
     use cuda_gl::egl::{
         EglDeviceInfo, EglError, EglErrorCode, EglPlatform, HeadlessConfig, HeadlessContext,
+        Offscreen,
     };
     use static_assertions::{assert_impl_all, assert_not_impl_any};
 
@@ -85,6 +88,8 @@ mod egl {
     // EGL calls are thread-safe; a context moves between threads released, as EGL allows.
     assert_impl_all!(HeadlessContext: Send);
     assert_not_impl_any!(HeadlessContext: Sync);
+    // Its drop makes GL calls, to the context current on the dropping thread.
+    assert_not_impl_any!(Offscreen: Send, Sync);
 }
 
 #[cfg(unix)]
