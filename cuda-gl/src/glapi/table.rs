@@ -20,6 +20,9 @@ macro_rules! gl_fns {
     ) => {
         /// The GL entry points cuda-gl calls.
         #[derive(Clone, Copy)]
+        // The offscreen target's entry points (texture, framebuffer, read-back) are called with
+        // the `egl` feature only.
+        #[cfg_attr(not(feature = "egl"), allow(dead_code))]
         pub(crate) struct GlFns {
             $(
                 #[doc = concat!("`", $name, "`.")]
