@@ -33,9 +33,11 @@ pub struct Context {
     cudarc: Option<Arc<cudarc::driver::CudaContext>>,
 }
 
-// SAFETY: a CUcontext is a process-wide handle that the driver lets any thread use.
+// SAFETY: a CUcontext is a process-wide handle that the driver lets any thread use, as are the
+// private stream and events of `queue` (driver handles too).
 unsafe impl Send for Context {}
-// SAFETY: as above; the only interior mutability is behind a Mutex and an atomic.
+// SAFETY: as above; the only interior mutability is behind Mutexes (the drop errors, the private
+// queue, whose handles are used only under its lock) and an atomic.
 unsafe impl Sync for Context {}
 
 impl Context {

@@ -94,8 +94,6 @@ struct Live {
     done: sys::CUevent,
 }
 
-// SAFETY: the handles are process-wide driver handles, used only under the context's lock.
-unsafe impl Send for PrivateQueue {}
 
 impl PrivateQueue {
     fn live(&mut self) -> Result<&Live> {
