@@ -94,7 +94,6 @@ struct Live {
     done: sys::CUevent,
 }
 
-
 impl PrivateQueue {
     fn live(&mut self) -> Result<&Live> {
         if self.live.is_none() {
