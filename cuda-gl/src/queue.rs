@@ -94,31 +94,54 @@ struct Live {
     done: sys::CUevent,
 }
 
-impl PrivateQueue {
-    fn live(&mut self) -> Result<&Live> {
-        if self.live.is_none() {
-            let stream = result::stream::create(sys::CUstream_flags::CU_STREAM_NON_BLOCKING.0)?;
-            let events = result::stream::event_create(ORDER_ONLY).and_then(|joined| {
-                result::stream::event_create(ORDER_ONLY).map(|done| (joined, done))
-            });
-            match events {
-                Ok((joined, done)) => {
-                    self.live = Some(Live {
-                        stream,
-                        joined,
-                        done,
-                    })
-                }
-                Err(e) => {
-                    // SAFETY: created just above, never used.
-                    let _ = unsafe { result::stream::destroy(stream) };
-                    return Err(e);
+impl Live {
+    /// A private stream and its two events, in the bound context; what was made before a
+    /// failure is destroyed.
+    fn create() -> Result<Live> {
+        let mut live = Live {
+            stream: result::stream::create(sys::CUstream_flags::CU_STREAM_NON_BLOCKING.0)?,
+            joined: std::ptr::null_mut(),
+            done: std::ptr::null_mut(),
+        };
+        let events = result::stream::event_create(ORDER_ONLY).and_then(|joined| {
+            live.joined = joined;
+            result::stream::event_create(ORDER_ONLY).map(|done| live.done = done)
+        });
+        if let Err(e) = events {
+            // SAFETY: made just above and never used.
+            unsafe { live.destroy() };
+            return Err(e);
+        }
+        Ok(live)
+    }
+
+    /// Destroys the events (those made) and the stream.
+    ///
+    /// # Safety
+    /// 1. Nothing uses them afterwards, nor does a capture still hold them.
+    unsafe fn destroy(self) {
+        // SAFETY: (1); null events were never made.
+        unsafe {
+            for event in [self.joined, self.done] {
+                if !event.is_null() {
+                    let _ = result::stream::event_destroy(event);
                 }
             }
+            if let Err(e) = result::stream::destroy(self.stream) {
+                log::warn!("cuda-gl: destroying the private stream failed: {e}");
+            }
         }
-        self.live.as_ref().ok_or(Error::InvalidArgument(
-            "cuda-gl's private stream could not be made".into(),
-        ))
+    }
+}
+
+impl PrivateQueue {
+    /// The live private stream and its events, made at first use.
+    fn live(&mut self) -> Result<&Live> {
+        let live = match self.live.take() {
+            Some(live) => live,
+            None => Live::create()?,
+        };
+        Ok(self.live.insert(live))
     }
 
     /// Queues `work` on the private stream, ordered after the work queued on `stream` so far
@@ -203,18 +226,13 @@ impl PrivateQueue {
     pub(crate) fn release(&mut self) {
         self.retired.extend(self.live.take());
         for live in self.retired.drain(..) {
-            // SAFETY: created by `live`; a stream that a capture still holds is left alone
-            // (with its events): the capture may use them until it ends.
-            unsafe {
-                if result::stream::is_capturing(live.stream).unwrap_or(true) {
-                    continue;
-                }
-                let _ = result::stream::event_destroy(live.joined);
-                let _ = result::stream::event_destroy(live.done);
-                if let Err(e) = result::stream::destroy(live.stream) {
-                    log::warn!("cuda-gl: destroying the private stream failed: {e}");
-                }
+            // SAFETY: a live stream; one that a capture still holds is left alone (with its
+            // events): the capture may use them until it ends.
+            if unsafe { result::stream::is_capturing(live.stream) }.unwrap_or(true) {
+                continue;
             }
+            // SAFETY: (1): the context goes, and no capture holds the stream (above).
+            unsafe { live.destroy() };
         }
     }
 }

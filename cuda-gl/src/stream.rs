@@ -30,17 +30,15 @@ pub(crate) fn check_same_context(ctx: &Context, stream: &impl AsStream, owner: &
 ///
 /// # Errors
 /// As `check_not_capturing`, and the driver's error from binding the context.
-pub(crate) fn ordered(
+pub(crate) fn refuse_capturing(
     ctx: &Context,
     stream: &impl AsStream,
     call: &'static str,
-) -> Result<sys::CUstream> {
+) -> Result<()> {
     ctx.bind()?;
-    let s = stream.raw_stream();
     // SAFETY: (1) of `AsStream`: the handle is live while `stream` is borrowed; its context was
     // checked against `ctx` by the callers, and is bound.
-    unsafe { crate::queue::check_not_capturing(s, call) }?;
-    Ok(s)
+    unsafe { crate::queue::check_not_capturing(stream.raw_stream(), call) }
 }
 
 /// A stream that work can be queued on: cuda-gl's [`Stream`], or one from another library.

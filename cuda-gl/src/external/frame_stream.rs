@@ -311,7 +311,7 @@ impl FrameStream {
         C: FnMut(&FrameRead) -> Result<(), E>,
     {
         check_same_context(&self.ctx, stream, "the frame stream")?;
-        crate::stream::ordered(
+        crate::stream::refuse_capturing(
             &self.ctx,
             stream,
             "FrameStream::push_burst (nothing pushed)",

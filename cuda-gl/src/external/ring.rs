@@ -227,7 +227,7 @@ impl ExternalRing {
             ));
         }
         let ctx = self.slot_ref(slot)?.memory.context().clone();
-        crate::stream::ordered(&ctx, stream, "ExternalRing::write (not begun)")?;
+        crate::stream::refuse_capturing(&ctx, stream, "ExternalRing::write (not begun)")?;
         let entry = self.slot_checked(slot, "glClientWaitSync (not called)")?;
         entry.wait_for_reads(timeout, || format!("ring slot {slot}"))?;
         if entry.state.write_pending {

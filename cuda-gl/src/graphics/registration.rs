@@ -166,7 +166,7 @@ impl Registration {
         }
         self.owner.check("cuGraphicsMapResources (not called)")?;
         self.recover_leaked_mapping()?;
-        crate::stream::ordered(&self.ctx, stream, "cuGraphicsMapResources (not called)")?;
+        crate::stream::refuse_capturing(&self.ctx, stream, "cuGraphicsMapResources (not called)")?;
         self.retired.collect(&self.ctx);
         Ok(())
     }
