@@ -38,6 +38,8 @@ pub struct HeadlessContext {
     pub(super) device: Option<EglDeviceInfo>,
     pub(super) egl_extensions: String,
     pub(super) gl_request: (u8, u8),
+    /// The options it was made with, for [`new_shared`](Self::new_shared).
+    pub(super) config: HeadlessConfig,
     pub(super) renderer: String,
     pub(super) vendor: String,
     pub(super) version: String,
@@ -143,7 +145,14 @@ impl HeadlessContext {
         let device = devices.swap_remove(pos);
         let display = api.device_display(&device)?;
         let display = DisplayRef::acquire(egl, display, EglPlatform::Device)?;
-        Self::create(egl, display, EglPlatform::Device, Some(device.info), config)
+        Self::create(
+            egl,
+            display,
+            EglPlatform::Device,
+            Some(device.info),
+            config,
+            None,
+        )
     }
 
     /// Opens any OpenGL context it can and makes it current on this thread: an NVIDIA device
@@ -203,7 +212,14 @@ impl HeadlessContext {
             let label = format!("EGL device {}", device.info);
             let result = api.device_display(&device).and_then(|display| {
                 let display = DisplayRef::acquire(egl, display, EglPlatform::Device)?;
-                Self::create(egl, display, EglPlatform::Device, Some(device.info), config)
+                Self::create(
+                    egl,
+                    display,
+                    EglPlatform::Device,
+                    Some(device.info),
+                    config,
+                    None,
+                )
             });
             match result {
                 Ok(ctx) => Some(ctx),
@@ -247,6 +263,30 @@ impl HeadlessContext {
 }
 
 impl HeadlessContext {
+    /// A new context on the same display that shares objects with this one (EGL's share
+    /// context: buffers, textures, renderbuffers, programs and sync objects; framebuffers and
+    /// vertex arrays stay per context), with the same GL version and options, made current on
+    /// this thread. Loader threads use one to upload while another context draws.
+    ///
+    /// A registration belongs to the context current when it was made: mapping it needs that
+    /// context current, and one GL object cannot be registered from two contexts that share it.
+    ///
+    /// # Errors
+    ///
+    /// As [`for_cuda_device`](Self::for_cuda_device): the EGL call that failed, with its code.
+    pub fn new_shared(&self) -> Result<HeadlessContext, EglError> {
+        let display = DisplayRef::acquire(self.egl, self.display.display(), self.platform)?;
+        let config = self.config.clone().with_gl_versions(&[self.gl_request]);
+        Self::create(
+            self.egl,
+            display,
+            self.platform,
+            self.device.clone(),
+            &config,
+            Some(self.context),
+        )
+    }
+
     /// Makes this context (and its pbuffer, if it has one) current on the calling thread,
     /// e.g. after another context was made current here.
     ///

@@ -22,17 +22,26 @@ impl HeadlessContext {
             kegl::DEFAULT_DISPLAY,
         )?;
         let display = DisplayRef::acquire(egl, display, EglPlatform::MesaSurfaceless)?;
-        Self::create(egl, display, EglPlatform::MesaSurfaceless, None, config)
+        Self::create(
+            egl,
+            display,
+            EglPlatform::MesaSurfaceless,
+            None,
+            config,
+            None,
+        )
     }
 
-    /// Chooses a config, creates the context and makes it current. On error, everything made
-    /// so far is destroyed by `Drop`.
+    /// Chooses a config, creates the context (sharing objects with `share`, a context of the
+    /// same display, when given) and makes it current. On error, everything made so far is
+    /// destroyed by `Drop`.
     pub(super) fn create(
         egl: &'static Egl,
         display: DisplayRef,
         platform: EglPlatform,
         device: Option<EglDeviceInfo>,
         config: &HeadlessConfig,
+        share: Option<kegl::Context>,
     ) -> Result<Self, EglError> {
         let dpy = display.display();
         let egl_extensions = egl
@@ -75,7 +84,7 @@ impl HeadlessContext {
                 }
             }
             attribs.push(kegl::NONE);
-            match egl.create_context(dpy, egl_config, None, &attribs) {
+            match egl.create_context(dpy, egl_config, share, &attribs) {
                 Ok(ctx) => {
                     created = Some((ctx, (major, minor)));
                     break;
@@ -95,6 +104,7 @@ impl HeadlessContext {
             device,
             egl_extensions,
             gl_request,
+            config: config.clone(),
             renderer: String::new(),
             vendor: String::new(),
             version: String::new(),

@@ -522,3 +522,22 @@ pub fn buffer_label(name: u32) -> String {
     };
     String::from_utf8_lossy(&buf[..len.max(0) as usize]).into_owned()
 }
+
+/// The handle of the EGL context current on this thread, asked of libEGL.
+pub fn egl_current_context() -> usize {
+    // SAFETY: libEGL is already loaded by the test's context; `eglGetCurrentContext` takes no
+    // arguments and returns a handle.
+    unsafe {
+        let lib = libloading::Library::new("libEGL.so.1").unwrap();
+        let f: libloading::Symbol<'_, unsafe extern "C" fn() -> *mut std::ffi::c_void> =
+            lib.get(b"eglGetCurrentContext\0").unwrap();
+        f() as usize
+    }
+}
+
+/// Sets the debug label of GL buffer `name` in the current context, as an application may.
+pub fn set_buffer_label(name: u32, label: &str) {
+    // SAFETY: a context is current; the pointer and length describe `label`.
+    unsafe { gl::ObjectLabel(gl::BUFFER, name, label.len() as i32, label.as_ptr().cast()) };
+    check_gl();
+}

@@ -37,6 +37,7 @@ mod gpu_interop;
 mod image_api;
 mod multi_gpu;
 mod nvrtc;
+mod share_groups;
 mod soundness;
 mod state_machine;
 mod streaming;

@@ -10,14 +10,12 @@
 
 use crate::gpu::external::{gl_copy, load_gl};
 use crate::gpu::*;
-use crate::harness::{is_child, run_child, test_path};
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::external::{ExportableMemory, ExternalRing, FrameStream, GlMemoryBuffer};
 use cuda_gl::{Context, Device, Error, ImageTarget, RegisterFlags, RegisteredBuffer};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
-use std::time::Duration;
 
 const BYTES: usize = 4096;
 
@@ -32,19 +30,9 @@ extern "system" fn junk() -> usize {
 }
 
 /// Runs `body` in a child process of this binary (it changes process-wide state: the `gl`
-/// crate's pointers) and asserts that it passed.
+/// crate's pointers, or depends on which EGL handle comes next) and asserts that it passed.
 fn in_child(name: &str, body: impl FnOnce()) {
-    if is_child(name) {
-        body();
-        return;
-    }
-    let run = run_child(
-        &test_path(module_path!(), name),
-        name,
-        Duration::from_secs(120),
-    );
-    eprintln!("--- child {name}: {:?}\n{}---", run.status, run.output);
-    assert!(run.exited_cleanly(), "the child {name} failed");
+    crate::harness::in_child(module_path!(), name, body);
 }
 
 /// Points the `gl` crate back at the test context's entry points.
@@ -101,27 +89,9 @@ fn the_target_check_needs_no_gl_crate() {
     });
 }
 
-/// The handle of the EGL context current on this thread, asked of libEGL.
-fn egl_current_context() -> usize {
-    // SAFETY: libEGL is already loaded by the test's context; `eglGetCurrentContext` takes no
-    // arguments and returns a handle.
-    unsafe {
-        let lib = libloading::Library::new("libEGL.so.1").unwrap();
-        let f: libloading::Symbol<'_, unsafe extern "C" fn() -> *mut c_void> =
-            lib.get(b"eglGetCurrentContext\0").unwrap();
-        f() as usize
-    }
-}
-
 fn is_buffer(name: u32) -> bool {
     // SAFETY: a context is current; glIsBuffer changes no state.
     unsafe { gl::IsBuffer(name) == gl::TRUE }
-}
-
-fn set_label_of_buffer(name: u32, label: &str) {
-    // SAFETY: a context is current; the pointer and length describe `label`.
-    unsafe { gl::ObjectLabel(gl::BUFFER, name, label.len() as i32, label.as_ptr().cast()) };
-    check_gl();
 }
 
 /// Objects of a destroyed GL context are never mapped, waited on, relabelled or deleted through
@@ -176,7 +146,7 @@ fn reused_context_handle() {
         mine.push(gl_buffer(16, None));
     }
     for &name in &mine {
-        set_label_of_buffer(name, "mine");
+        set_buffer_label(name, "mine");
     }
     assert!(
         registered.map(&stream).map(drop).is_err(),

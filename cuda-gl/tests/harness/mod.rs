@@ -120,6 +120,20 @@ pub fn test_path(module: &str, name: &str) -> String {
     }
 }
 
+/// Runs `body` in a child process of this test binary, as test `name` of the module whose
+/// `module_path!()` is `module`, and asserts that it passed; in that child, runs `body` itself.
+/// For tests that change process-wide state or depend on the process's history (which EGL
+/// context handle comes next).
+pub fn in_child(module: &str, name: &str, body: impl FnOnce()) {
+    if is_child(name) {
+        body();
+        return;
+    }
+    let run = run_child(&test_path(module, name), name, Duration::from_secs(120));
+    eprintln!("--- child {name}: {:?}\n{}---", run.status, run.output);
+    assert!(run.exited_cleanly(), "the child {name} failed");
+}
+
 /// Runs test `test` of this test binary in a child process (`--exact`, one thread), with
 /// [`CHILD_ENV`] set to `name`, and kills it after `timeout`. A panic, an abort, a signal or a
 /// hang in the child is then a status the parent can assert on, not the end of the test run.

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""The smallest reproducer of a driver crash: cuStreamSynchronize on a stream that another thread
+is capturing (and ending the capture of) at that moment.
+
+Plain CUDA driver calls through ctypes, no other library. Thread A loops on one stream S:
+cuStreamBeginCapture (relaxed mode), cuStreamEndCapture, cuGraphDestroy. Thread B loops on the
+same stream, in one of these modes:
+
+  sync        cuEventRecord(E, S), then cuStreamSynchronize(S): the second call is illegal while S
+              captures; the driver should return an error, but when A ends the capture at the same
+              moment the process can die with SIGSEGV inside libcuda (what cuda-gl 0.1's private
+              stream join did to invalidate a capture it had seen).
+  query-wait  cuEventRecord(E, S), cuEventQuery(E), then cuStreamWaitEvent(P, E) on a private
+              stream P only when the query said the record was a plain one (success or
+              CUDA_ERROR_NOT_READY): what cuda-gl does now. No call on S is illegal during a
+              capture, and P never waits on a captured event.
+
+Each mode runs in a child process for a fixed time; the parent prints how it ended.
+
+usage: capture_race.py [seconds per run] [runs per mode] [mode ...]
+"""
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+CU_STREAM_NON_BLOCKING = 1
+CU_STREAM_CAPTURE_MODE_RELAXED = 2
+CU_EVENT_DISABLE_TIMING = 2
+CUDA_ERROR_NOT_READY = 600
+
+
+def child(mode, seconds):
+    cu = ctypes.CDLL("libcuda.so.1")
+    def ok(rc, what):
+        if rc != 0:
+            raise SystemExit(f"{what} failed: {rc}")
+    ok(cu.cuInit(0), "cuInit")
+    dev = ctypes.c_int()
+    ok(cu.cuDeviceGet(ctypes.byref(dev), 0), "cuDeviceGet")
+    ctx = ctypes.c_void_p()
+    ok(cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev), "cuDevicePrimaryCtxRetain")
+    ok(cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+    s, p, e = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
+    ok(cu.cuStreamCreate(ctypes.byref(s), CU_STREAM_NON_BLOCKING), "cuStreamCreate")
+    ok(cu.cuStreamCreate(ctypes.byref(p), CU_STREAM_NON_BLOCKING), "cuStreamCreate")
+    ok(cu.cuEventCreate(ctypes.byref(e), CU_EVENT_DISABLE_TIMING), "cuEventCreate")
+    stop = threading.Event()
+    counts = {"captures": 0, "calls": 0, "refused": 0}
+
+    def capturer():
+        cu.cuCtxSetCurrent(ctx)
+        graph = ctypes.c_void_p()
+        while not stop.is_set():
+            if cu.cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_RELAXED) != 0:
+                continue
+            if cu.cuStreamEndCapture(s, ctypes.byref(graph)) == 0 and graph.value:
+                cu.cuGraphDestroy(graph)
+            counts["captures"] += 1
+
+    def caller():
+        cu.cuCtxSetCurrent(ctx)
+        relaxed = ctypes.c_int(CU_STREAM_CAPTURE_MODE_RELAXED)
+        cu.cuThreadExchangeStreamCaptureMode(ctypes.byref(relaxed))
+        while not stop.is_set():
+            cu.cuEventRecord(e, s)
+            if mode == "sync":
+                if cu.cuStreamSynchronize(s) != 0:
+                    counts["refused"] += 1
+            else:
+                rc = cu.cuEventQuery(e)
+                if rc in (0, CUDA_ERROR_NOT_READY):
+                    cu.cuStreamWaitEvent(p, e, 0)
+                else:
+                    counts["refused"] += 1
+            counts["calls"] += 1
+
+    threads = [threading.Thread(target=capturer), threading.Thread(target=caller)]
+    for t in threads:
+        t.start()
+    time.sleep(seconds)
+    stop.set()
+    for t in threads:
+        t.join()
+    cu.cuStreamSynchronize(p)
+    print(f"{mode}: {counts['calls']} calls ({counts['refused']} saw a capture), "
+          f"{counts['captures']} captures, no crash", flush=True)
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        child(sys.argv[2], float(sys.argv[3]))
+        return
+    seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 5.0
+    runs = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    modes = sys.argv[3:] or ["sync", "query-wait"]
+    for mode in modes:
+        crashed = 0
+        for run in range(runs):
+            r = subprocess.run([sys.executable, __file__, "--child", mode, str(seconds)],
+                               capture_output=True, text=True, timeout=seconds + 60)
+            if r.returncode < 0:
+                crashed += 1
+                how = signal.Signals(-r.returncode).name
+                print(f"{mode} run {run + 1}: died with {how}", flush=True)
+            else:
+                print(f"{mode} run {run + 1}: rc {r.returncode}: {r.stdout.strip()}"
+                      f"{r.stderr.strip()}", flush=True)
+        print(f"== {mode}: {crashed} of {runs} runs crashed", flush=True)
+
+
+if __name__ == "__main__":
+    main()
