@@ -7,6 +7,7 @@
 //! ```text
 //! cargo bench -p cuda-gl-bench --bench interop -- [--quick | --iters N] [--out DIR]
 //!     [--device N | --all-devices] [--warmup N] [--cpu-iters N] [--watchdog-secs N]
+//!     [--registration-only] [--frames-in-flight-only] [--streaming-only] [--ordering-only]
 //! ```
 //!
 //! plasma-demo's watchdog ends the run with status 3 and one line naming the stuck step when one
@@ -34,6 +35,8 @@ mod latency;
 mod measure;
 #[path = "interop/ordering.rs"]
 mod ordering;
+#[path = "interop/registration.rs"]
+mod registration;
 #[path = "interop/report.rs"]
 mod report;
 #[path = "interop/streaming.rs"]
@@ -56,7 +59,8 @@ const PLASMA_PTX: &str = include_str!("../../plasma-demo/kernels/plasma.ptx");
 const USAGE: &str = "\
 usage: interop [--iters N | --quick] [--warmup N] [--cpu-iters N] [--out DIR]
                [--device N | --all-devices]
-               [--frames-in-flight-only] [--ordering-only] [--streaming-only]
+               [--registration-only] [--frames-in-flight-only] [--ordering-only]
+               [--streaming-only]
   --iters N      measured iterations per case (default 1000)
   --quick        200 measured iterations per case
   --warmup N     warm-up iterations per case (default 100)
@@ -64,6 +68,10 @@ usage: interop [--iters N | --quick] [--warmup N] [--cpu-iters N] [--out DIR]
   --out DIR      output directory (default target/bench)
   --device N     the CUDA device to run on (default 0); the GL context is on the same GPU
   --all-devices  run on every CUDA device, one set of rows per device
+  --registration-only
+                 run only the registration group (register + unregister of a 1080p PBO and of
+                 a 1080p RGBA8 texture, safe API vs raw driver calls, --iters / 5 rounds: 200
+                 by default) and group 1-2, whose safe/raw ratio it reports as map + unmap
   --frames-in-flight-only
                  run only the frames-in-flight group (external-memory ring vs map/unmap ring)
   --streaming-only
@@ -72,7 +80,7 @@ usage: interop [--iters N | --quick] [--warmup N] [--cpu-iters N] [--out DIR]
                  run the ordering-mechanisms group (Vulkan semaphores, stream memory operations,
                  two threads, each against the pipelined floor); not in the default run, and
                  always last: on driver 580 its Vulkan work left the process's EGL display
-                 uninitialised, so no GL group can follow it. The three -only flags combine:
+                 uninitialised, so no GL group can follow it. The four -only flags combine:
                  the groups named run in this order
   --watchdog-secs N
                  exit with status 3 when one iteration or the set-up takes longer than N s
@@ -99,6 +107,8 @@ struct Args {
     cpu_iters: Option<usize>,
     out: PathBuf,
     devices: Devices,
+    /// Run only the registration group (and group 1-2, whose ratio it reports).
+    registration_only: bool,
     /// Run only the frames-in-flight group.
     in_flight_only: bool,
     /// Run only the ordering-mechanisms group.
@@ -119,6 +129,7 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
         cpu_iters: None,
         out: PathBuf::from("target/bench"),
         devices: Devices::One(0),
+        registration_only: false,
         in_flight_only: false,
         ordering_only: false,
         streaming_only: false,
@@ -159,6 +170,7 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
                 parsed.devices = Devices::One(n);
             }
             "--all-devices" => parsed.devices = Devices::All,
+            "--registration-only" => parsed.registration_only = true,
             "--frames-in-flight-only" => parsed.in_flight_only = true,
             "--ordering-only" => parsed.ordering_only = true,
             "--streaming-only" => parsed.streaming_only = true,
@@ -203,7 +215,12 @@ fn run_device(ordinal: usize, plan: &Plan, cpu_plan: &Plan, args: &Args) -> Resu
     );
     let mut all = Vec::new();
     let progress = |what: &str| eprintln!("interop: GPU {ordinal}: {what}");
-    if args.in_flight_only || args.ordering_only || args.streaming_only {
+    if args.registration_only || args.in_flight_only || args.ordering_only || args.streaming_only {
+        if args.registration_only {
+            progress("raw driver calls vs safe API");
+            all.extend(cases::safe_api_overhead(&gpu, plan)?);
+            registration_group(&gpu, plan, &mut all, progress)?;
+        }
         if args.in_flight_only {
             progress("frames in flight: external-memory ring vs map/unmap ring");
             all.extend(external::frames_in_flight(&gpu, plan)?);
@@ -219,6 +236,7 @@ fn run_device(ordinal: usize, plan: &Plan, cpu_plan: &Plan, args: &Args) -> Resu
     }
     progress("raw driver calls vs safe API");
     all.extend(cases::safe_api_overhead(&gpu, plan)?);
+    registration_group(&gpu, plan, &mut all, progress)?;
     progress("one PBO vs 8 PBOs");
     all.extend(cases::pbo_count(&gpu, plan)?);
     progress("stream kinds");
@@ -244,6 +262,19 @@ fn run_device(ordinal: usize, plan: &Plan, cpu_plan: &Plan, args: &Args) -> Resu
     all.extend(external::frames_in_flight(&gpu, plan)?);
     streaming_groups(&gpu, plan, &mut all, progress)?;
     finish_device(ordinal, &gpu, info, all)
+}
+
+/// The registration group, after group 1-2 (whose map + unmap ratio it prints beside its own).
+fn registration_group(
+    gpu: &gpu::Gpu,
+    plan: &Plan,
+    all: &mut Vec<measure::Case>,
+    progress: impl Fn(&str),
+) -> Result<()> {
+    progress("registration: register + unregister, raw driver calls vs safe API");
+    all.extend(registration::registration(gpu, plan)?);
+    registration::print_summary(all);
+    Ok(())
 }
 
 /// The streaming group at each of its sizes.
@@ -349,8 +380,14 @@ fn run(args: &Args, command: String) -> Result<bool> {
         .map(|d| streaming::summaries(&d.cases))
         .find(|s| !s.is_empty())
         .unwrap_or_default();
+    let registration = devices
+        .iter()
+        .map(|d| registration::summaries(&d.cases))
+        .find(|s| !s.is_empty())
+        .unwrap_or_default();
     let report = Report {
         streaming,
+        registration,
         meta: Meta {
             date_utc,
             unix_time_s,

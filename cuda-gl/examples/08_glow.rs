@@ -2,7 +2,7 @@
 //!
 //! cuda-gl calls GL through entry points it resolves itself, so an application that draws with
 //! glow loads glow alone. Here glow creates a texture (`create_texture`, `tex_storage_2d`),
-//! cuda-gl registers it by its glow name (`NativeTexture` converts into `ImageName` with the
+//! cuda-gl registers it by its glow name (`NativeTexture` converts into `TextureName` with the
 //! `glow` feature), a kernel writes a moving stripe pattern into it through a surface, and glow
 //! reads it back through a framebuffer (`read_pixels`).
 //!

@@ -1,6 +1,9 @@
 //! GL object names as cuda-gl takes them: a plain `u32` (what the `gl` crate and raw bindings
 //! hand out) or, with the `glow` feature, glow's `NativeBuffer`, `NativeTexture` and
 //! `NativeRenderbuffer`, so that registering a glow object needs no conversion at the call.
+//! Buffers, textures and renderbuffers are counted apart by GL (texture 3 and renderbuffer 3
+//! are two objects), so each has a name type of its own, and glow's kind is kept: a glow
+//! renderbuffer does not become a texture name, nor the reverse.
 
 /// The name of a GL buffer object, as registration takes it (`impl Into<BufferName>`).
 ///
@@ -9,12 +12,19 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct BufferName(pub u32);
 
-/// The name of a GL texture or renderbuffer, as registration takes it (`impl Into<ImageName>`).
+/// The name of a GL texture, as registration takes it (`impl Into<TextureName>`).
 ///
-/// From a `u32`, or with the `glow` feature from a `glow::NativeTexture` or
-/// `glow::NativeRenderbuffer` (and back with `TryFrom`, which refuses 0).
+/// From a `u32`, or with the `glow` feature from a `glow::NativeTexture` (and back with
+/// `TryFrom`, which refuses 0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct ImageName(pub u32);
+pub struct TextureName(pub u32);
+
+/// The name of a GL renderbuffer, as registration takes it (`impl Into<RenderbufferName>`).
+///
+/// From a `u32`, or with the `glow` feature from a `glow::NativeRenderbuffer` (and back with
+/// `TryFrom`, which refuses 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RenderbufferName(pub u32);
 
 impl From<u32> for BufferName {
     fn from(name: u32) -> Self {
@@ -22,15 +32,21 @@ impl From<u32> for BufferName {
     }
 }
 
-impl From<u32> for ImageName {
+impl From<u32> for TextureName {
     fn from(name: u32) -> Self {
-        ImageName(name)
+        TextureName(name)
+    }
+}
+
+impl From<u32> for RenderbufferName {
+    fn from(name: u32) -> Self {
+        RenderbufferName(name)
     }
 }
 
 #[cfg(feature = "glow")]
 mod glow_names {
-    use super::{BufferName, ImageName};
+    use super::{BufferName, RenderbufferName, TextureName};
     use std::num::NonZeroU32;
 
     /// A name of 0 (GL's "no object") has no glow counterpart.
@@ -44,15 +60,15 @@ mod glow_names {
         }
     }
 
-    impl From<glow::NativeTexture> for ImageName {
+    impl From<glow::NativeTexture> for TextureName {
         fn from(texture: glow::NativeTexture) -> Self {
-            ImageName(texture.0.get())
+            TextureName(texture.0.get())
         }
     }
 
-    impl From<glow::NativeRenderbuffer> for ImageName {
+    impl From<glow::NativeRenderbuffer> for RenderbufferName {
         fn from(renderbuffer: glow::NativeRenderbuffer) -> Self {
-            ImageName(renderbuffer.0.get())
+            RenderbufferName(renderbuffer.0.get())
         }
     }
 
@@ -65,18 +81,18 @@ mod glow_names {
         }
     }
 
-    impl TryFrom<ImageName> for glow::NativeTexture {
+    impl TryFrom<TextureName> for glow::NativeTexture {
         type Error = ZeroName;
-        fn try_from(name: ImageName) -> Result<Self, ZeroName> {
+        fn try_from(name: TextureName) -> Result<Self, ZeroName> {
             NonZeroU32::new(name.0)
                 .map(glow::NativeTexture)
                 .ok_or(ZeroName)
         }
     }
 
-    impl TryFrom<ImageName> for glow::NativeRenderbuffer {
+    impl TryFrom<RenderbufferName> for glow::NativeRenderbuffer {
         type Error = ZeroName;
-        fn try_from(name: ImageName) -> Result<Self, ZeroName> {
+        fn try_from(name: RenderbufferName) -> Result<Self, ZeroName> {
             NonZeroU32::new(name.0)
                 .map(glow::NativeRenderbuffer)
                 .ok_or(ZeroName)
@@ -94,9 +110,14 @@ mod glow_names {
             let name = BufferName::from(buffer);
             assert_eq!(name, BufferName(7));
             assert_eq!(glow::NativeBuffer::try_from(name), Ok(buffer));
-            assert_eq!(glow::NativeTexture::try_from(ImageName(0)), Err(ZeroName));
-            let texture = glow::NativeTexture::try_from(ImageName(3));
-            assert_eq!(texture.map(ImageName::from), Ok(ImageName(3)));
+            assert_eq!(glow::NativeTexture::try_from(TextureName(0)), Err(ZeroName));
+            let texture = glow::NativeTexture::try_from(TextureName(3));
+            assert_eq!(texture.map(TextureName::from), Ok(TextureName(3)));
+            let renderbuffer = glow::NativeRenderbuffer::try_from(RenderbufferName(4));
+            assert_eq!(
+                renderbuffer.map(RenderbufferName::from),
+                Ok(RenderbufferName(4))
+            );
         }
     }
 }

@@ -44,7 +44,8 @@ impl MapFlags {
     }
 }
 
-/// The GL target an image was created with.
+/// The GL target a texture was created with. (Renderbuffers have names of their own, and
+/// register with [`RegisteredImage::register_renderbuffer`](crate::RegisteredImage::register_renderbuffer).)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ImageTarget {
     /// `GL_TEXTURE_2D`.
@@ -57,8 +58,6 @@ pub enum ImageTarget {
     Texture3D,
     /// `GL_TEXTURE_CUBE_MAP`: map faces with the array index (0..6).
     CubeMap,
-    /// `GL_RENDERBUFFER`.
-    Renderbuffer,
 }
 
 impl ImageTarget {
@@ -70,7 +69,6 @@ impl ImageTarget {
             ImageTarget::Texture2DArray => gl::TEXTURE_2D_ARRAY,
             ImageTarget::Texture3D => gl::TEXTURE_3D,
             ImageTarget::CubeMap => gl::TEXTURE_CUBE_MAP,
-            ImageTarget::Renderbuffer => gl::RENDERBUFFER,
         }
     }
 
@@ -82,7 +80,6 @@ impl ImageTarget {
             ImageTarget::Texture2DArray,
             ImageTarget::Texture3D,
             ImageTarget::CubeMap,
-            ImageTarget::Renderbuffer,
         ]
         .into_iter()
         .find(|t| t.gl_enum() == gl_enum)
@@ -95,7 +92,6 @@ impl ImageTarget {
             ImageTarget::Texture2DArray => "GL_TEXTURE_2D_ARRAY texture",
             ImageTarget::Texture3D => "GL_TEXTURE_3D texture",
             ImageTarget::CubeMap => "GL_TEXTURE_CUBE_MAP texture",
-            ImageTarget::Renderbuffer => "renderbuffer",
         }
     }
 }
@@ -103,7 +99,9 @@ impl ImageTarget {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
     Buffer,
+    /// A texture, created with this target.
     Image(ImageTarget),
+    Renderbuffer,
 }
 
 impl Kind {
@@ -111,8 +109,18 @@ impl Kind {
     pub(crate) fn namespace(self) -> u8 {
         match self {
             Kind::Buffer => 0,
-            Kind::Image(ImageTarget::Renderbuffer) => 2,
             Kind::Image(_) => 1,
+            Kind::Renderbuffer => 2,
+        }
+    }
+
+    /// The GL enum an image registers with (`cuGraphicsGLRegisterImage`'s target); `None` for
+    /// a buffer.
+    pub(crate) fn image_enum(self) -> Option<u32> {
+        match self {
+            Kind::Buffer => None,
+            Kind::Image(t) => Some(t.gl_enum()),
+            Kind::Renderbuffer => Some(gl::RENDERBUFFER),
         }
     }
 
@@ -120,6 +128,7 @@ impl Kind {
         match self {
             Kind::Buffer => "buffer",
             Kind::Image(t) => t.describe(),
+            Kind::Renderbuffer => "renderbuffer",
         }
     }
 }

@@ -235,10 +235,17 @@
 //!   context (possible only without libglvnd) has its calls made through EGL's table;
 //! - a synchronous GL debug callback that calls back into cuda-gl from inside cuda-gl's own GL
 //!   calls deadlocks (the registries are locked across those calls) rather than race;
-//! - a capture begun and ended by another thread between the two driver calls that make the
-//!   caller's stream wait for work on the private stream takes that wait: later work on the
-//!   caller's stream (an unmap, say) is then not ordered after the copy on the GPU (the host
-//!   side, borrowed memory included, stays safe).
+//! - CUDA graph captures begun by other threads never take cuda-gl's copies, memsets or
+//!   ordering events, and cuda-gl makes no call that is illegal during a capture on a stream it
+//!   does not own (such a call crashed inside the driver while another thread ended the
+//!   capture). One window is left: a capture begun, ended, instantiated and launched by another
+//!   thread between two of cuda-gl's driver calls can leave a copy ordered after that graph's
+//!   launch rather than after the stream's earlier work (host memory stays safe; see the
+//!   private stream's docs in `queue.rs`);
+//! - a context's identity is a vertex array object cuda-gl labels in it (vertex arrays are never
+//!   shared), and a share group's is a program it labels (programs are shared): an application
+//!   that deletes or relabels objects it did not create makes cuda-gl refuse that context's
+//!   objects, never alias them.
 //!
 //! The CUDA context is bound by the crate itself before every call, `Drop` included.
 //!
@@ -311,7 +318,12 @@ pub use device::{Device, GlDeviceList, gl_devices};
 pub use error::{CudaError, DeviceLabel, Error, Result, gl_error_name};
 #[cfg(feature = "glow")]
 pub use gl_name::ZeroName;
-pub use gl_name::{BufferName, ImageName};
+pub use gl_name::{BufferName, RenderbufferName, TextureName};
+/// glow 0.18, the version whose handles feature `glow` converts (a handle of another glow
+/// version is another type, and does not convert).
+#[cfg(feature = "glow")]
+#[cfg_attr(docsrs, doc(cfg(feature = "glow")))]
+pub use glow;
 pub use graphics::{
     ArrayFormat, ImageTarget, MapFlags, MappedArray, MappedBatch, MappedBuffer, MappedImage,
     MappedMipmappedArray, RegisterFlags, RegisteredBuffer, RegisteredImage, Resource, Surface,

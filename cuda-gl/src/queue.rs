@@ -1,30 +1,39 @@
 //! Work that must run when it is queued: cuda-gl's private stream per context, joined to the
-//! caller's stream by events, so that a CUDA graph capture on the caller's stream, begun by any
-//! thread at any moment, never captures it.
+//! caller's stream by events, so that a CUDA graph capture on the caller's stream, begun or ended
+//! by any thread at any moment, never captures it.
 //!
 //! A capture records work instead of running it; the graph may be launched after the memory
 //! the work touches is gone. Asking the caller's stream (`cuStreamIsCapturing`) before queueing
 //! is not enough: another thread may begin a capture on it right after the answer (cudarc's
 //! `begin_capture` is safe and its streams are `Send + Sync`). So the work goes on a stream that
-//! only cuda-gl can reach:
+//! only cuda-gl can reach, and cuda-gl makes no call on the caller's stream that is illegal
+//! during a capture: calling one (`cuStreamSynchronize`) while another thread ends that capture
+//! crashed the process inside the driver (SIGSEGV, driver 580; `docs/repro/capture_race.py`).
 //!
-//! 1. an event is recorded on the caller's stream, and the private stream waits for it: if the
-//!    caller's stream was capturing at the record, the wait pulls the private stream into that
-//!    capture, and nothing else can (no other code has the private stream);
-//! 2. both streams are asked whether they capture (the driver may also refuse the wait: a
-//!    captured event waited on by a stream that does not capture). If either does, the
-//!    capture is invalidated (`cuStreamSynchronize` of a capturing stream is illegal and ends
-//!    its usefulness: the capture's `end_capture` fails and no graph exists), the private
-//!    stream and its events are retired (kept until the context goes, as the capture may
-//!    reference them), and the call is refused with [`Error::StreamCapturing`];
-//! 3. otherwise the work is queued there, runs in order after the caller's earlier work, and a
-//!    second event makes the caller's stream wait for it, so later work on the caller's stream
-//!    comes after it. When that wait cannot be queued, the work is waited for instead.
+//! 1. an event is recorded on the caller's stream (legal during a capture: it becomes a node);
+//! 2. the event is queried: a record that a capture took answers `CUDA_ERROR_CAPTURED_EVENT`
+//!    (`CUDA_ERROR_INVALID_VALUE` once that capture has ended). Then the call is refused with
+//!    [`Error::StreamCapturing`], and the events are retired with their stream (kept until the
+//!    context goes: a graph made of the capture may record the event again). A plain record is
+//!    waited for by the private stream, which therefore never joins a capture;
+//! 3. the work is queued on the private stream, after the caller's work so far;
+//! 4. a second event makes the caller's stream wait for it, so later work on the caller's
+//!    stream comes after it. When that wait cannot be queued, or a capture began and may have
+//!    taken it, the work is waited for instead (the private stream never captures, so that wait
+//!    is legal).
+//!
+//! What this guarantees: cuda-gl's copies, memsets and ordering events never become part of a
+//! graph, and no cuda-gl call crashes because another thread captures the caller's stream. What
+//! it does not: a capture begun, ended, instantiated **and launched** by another thread between
+//! steps 1 and 2 leaves the event recorded by that graph's launch, which step 2 cannot tell from
+//! a plain record; the work is then ordered after the graph's record instead of the caller's
+//! earlier work. Host memory stays safe (the work still finishes before the caller's later work
+//! on the stream); the GPU order of those two pieces of work is the application's own race.
 //!
 //! The steps run under one lock per context: no two threads interleave their joins. Cost: two
-//! event records, two waits, four capture queries, one event query and two capture-mode
-//! exchanges per call, on the calls that move bytes
-//! (copies, memsets) and those that record cuda-gl's ordering events.
+//! event records, two waits, two capture queries, one event query and two capture-mode
+//! exchanges per call, on the calls that move bytes (copies, memsets) and those that record
+//! cuda-gl's ordering events.
 
 use crate::error::{Error, Result};
 use crate::result;
@@ -49,11 +58,14 @@ pub(crate) unsafe fn check_not_capturing(s: sys::CUstream, call: &'static str) -
     }
 }
 
-/// Whether `e` is one of the driver's stream-capture codes
-/// (`CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED` 900 to `CUDA_ERROR_CAPTURED_EVENT` 907 and
-/// `CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD` 908).
-fn is_capture_error(e: &Error) -> bool {
-    matches!(e, Error::Cuda(c) if (900..=908).contains(&c.code.0))
+/// Whether `e`, from recording or querying an event on a stream that another thread may capture,
+/// means a capture took the record: one of the driver's stream-capture codes
+/// (`CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED` 900 to `CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD` 908),
+/// or `CUDA_ERROR_INVALID_VALUE`, which a query of an event answers once the capture that
+/// recorded it has ended.
+fn taken_by_capture(e: &Error) -> bool {
+    matches!(e, Error::Cuda(c) if (900..=908).contains(&c.code.0)
+        || c.code == sys::CUresult::CUDA_ERROR_INVALID_VALUE)
 }
 
 /// This thread in the relaxed capture interaction mode while it lives; the previous mode is
@@ -159,51 +171,46 @@ impl PrivateQueue {
         call: &'static str,
         work: impl FnOnce(sys::CUstream) -> Result<T>,
     ) -> Result<T> {
-        // A GLOBAL or THREAD_LOCAL capture anywhere would make this thread's synchronizes and
-        // event queries fail, and a wait that fails must not return while the work runs.
+        // A GLOBAL or THREAD_LOCAL capture anywhere would make this thread's event queries and
+        // synchronizes fail, and a wait that fails must not return while the work runs.
         let _relaxed = RelaxedCapture::enter()?;
         // The common refusal, with no event spent: the stream captures already.
         // SAFETY: (1).
         unsafe { check_not_capturing(stream, call) }?;
         let live = self.live()?;
         let (private, joined, done) = (live.stream, live.joined, live.done);
-        // SAFETY: (1); the event and the private stream are live, in the bound context.
-        let joined_ok = unsafe {
-            result::stream::event_record(joined, stream)
-                .and_then(|()| result::stream::wait_event(private, joined))
-        };
-        // The record may have gone into a capture begun since the check: then the wait fails
-        // (a captured event, on a stream that does not capture), or pulls the private stream
-        // into the capture, and the event stays "captured" after that capture ends
-        // (`CUDA_ERROR_CAPTURED_EVENT` from a query). In any of these cases, and whenever the
-        // caller's stream captures by now, the call is refused and the capture invalidated.
+        // Step 1: `joined` marks the caller's work so far. Recording is legal on a capturing
+        // stream (it becomes a node of the capture), so another thread may begin or end a
+        // capture of `stream` around it; no call below is illegal during a capture of
+        // `stream`, and none is made on `stream` but records and waits.
+        // SAFETY: (1); the event is live, in the bound context.
+        let recorded = unsafe { result::stream::event_record(joined, stream) };
+        // Step 2: the event itself says whether the record was a plain one: a captured record
+        // answers CUDA_ERROR_CAPTURED_EVENT, and CUDA_ERROR_INVALID_VALUE once that capture has
+        // ended (seen on driver 580). Only a plain record is waited for, so the private stream
+        // never joins a capture: nothing else can reach it.
         // SAFETY: the event is live.
-        let query = unsafe { result::stream::event_query(joined) };
-        // SAFETY: both streams are live.
-        let captured = query.as_ref().err().is_some_and(is_capture_error)
-            || joined_ok.as_ref().err().is_some_and(is_capture_error)
-            || unsafe {
-                result::stream::is_capturing(stream).unwrap_or(true)
-                    || result::stream::is_capturing(private).unwrap_or(true)
-            };
-        if captured {
-            // SAFETY: as above; the errors are the point (calls that are illegal during a
-            // capture, which they invalidate: its `end_capture` then gives no graph).
-            unsafe {
-                let _ = result::stream::synchronize(stream);
-                let _ = result::stream::synchronize(private);
+        let plain = recorded.and_then(|()| unsafe { result::stream::event_query(joined) });
+        match plain {
+            Ok(_) => {}
+            Err(e) if taken_by_capture(&e) => {
+                // A capture holds a record of `joined` (and a graph made of it may record it
+                // again when launched): the events are retired with their stream.
+                self.retire();
+                return Err(Error::StreamCapturing { call });
             }
-            // The stream and the events may be referenced by the capture: kept until the
-            // context goes, and replaced now.
-            if let Some(live) = self.live.take() {
-                self.retired.push(live);
-            }
-            return Err(Error::StreamCapturing { call });
+            Err(e) => return Err(e),
         }
-        query?;
-        joined_ok?;
-        // Whatever the work returns, what it queued is ordered before the caller's later work.
+        // SAFETY: both live, in the bound context; `joined` was last recorded outside any
+        // capture (above) and only this queue records it.
+        unsafe { result::stream::wait_event(private, joined) }?;
+        // Step 3: the work, on the private stream, after the caller's work so far.
         let out = work(private);
+        // Step 4: the caller's later work waits for it. A wait queued into a capture of
+        // `stream` (begun meanwhile) fails (an event recorded outside the capture), or orders
+        // only the graph: then, and when the work failed after queueing some of it, the work is
+        // finished before returning. The private stream never captures, so waiting for it is
+        // always legal.
         // SAFETY: the event and both streams are live, in the bound context.
         let ordered = unsafe {
             result::stream::event_record(done, private)
@@ -211,14 +218,22 @@ impl PrivateQueue {
                 .and_then(|()| result::stream::is_capturing(stream))
         };
         if out.is_err() || !matches!(ordered, Ok(false)) {
-            // The caller's later work may not wait for this work (its stream began capturing,
-            // which may have taken the wait), or the work failed after queueing some of it:
-            // it is finished first. In relaxed mode only a
-            // context that is lost fails this wait, and then no work runs any more.
-            // SAFETY: the private stream is live.
+            if ordered.is_err() {
+                // The failed wait may have left `done` referenced by a capture.
+                self.retire();
+            }
+            // SAFETY: the private stream is live, and never captures.
             unsafe { result::stream::synchronize(private) }?;
         }
         out
+    }
+
+    /// Puts the live stream and its events aside until the context goes (a capture may
+    /// reference them); the next call makes new ones.
+    fn retire(&mut self) {
+        if let Some(live) = self.live.take() {
+            self.retired.push(live);
+        }
     }
 
     /// Destroys the private streams and events. The context is bound, and nothing of it is

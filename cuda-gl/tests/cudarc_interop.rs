@@ -515,7 +515,14 @@ impl Drop for StopOnDrop {
 
 /// Another thread beginning and ending captures on the stream while cuda-gl copies on it never
 /// gets a graph with cuda-gl's work in it: that work runs on cuda-gl's private stream, joined to
-/// the caller's by events, and a join with a capturing stream is refused.
+/// the caller's by events, and a join whose record a capture took is refused. Captures are
+/// active, and end, while cuda-gl's calls run.
+///
+/// One overlap is kept out, with a lock: a call that queues anything on a stream (cudarc's own
+/// `memset_zeros` as much as cuda-gl's event record) while another thread is inside
+/// `cuStreamBeginCapture` on it crashes driver 580 in the queuing thread
+/// (`docs/repro/capture_race.py`, modes `record` and `memset`; `docs/gpu-runs.md`). No library
+/// can order work on a stream without queueing on it, so this test does not race that one call.
 #[test]
 fn captures_racing_cuda_gls_copies_never_take_one() {
     use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
@@ -525,15 +532,17 @@ fn captures_racing_cuda_gls_copies_never_take_one() {
     let mut device = cuda_gl::DeviceBuffer::<u32>::zeroed(&r.ctx, n).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let stopper = StopOnDrop(stop.clone());
+    let begin = Arc::new(std::sync::Mutex::new(()));
     let capturer = {
-        let (stream, stop) = (r.stream.clone(), stop.clone());
+        let (stream, stop, begin) = (r.stream.clone(), stop.clone(), begin.clone());
         std::thread::spawn(move || {
             let (mut graphs, mut with_nodes) = (0usize, 0usize);
             while !stop.load(Ordering::Relaxed) {
-                if stream
-                    .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)
-                    .is_err()
-                {
+                let begun = {
+                    let _begin = begin.lock().unwrap();
+                    stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)
+                };
+                if begun.is_err() {
                     continue;
                 }
                 std::hint::spin_loop();
@@ -552,12 +561,20 @@ fn captures_racing_cuda_gls_copies_never_take_one() {
     let data = pattern_words(n, 3);
     let (mut ran, mut refused) = (0usize, 0usize);
     for _ in 0..2000 {
-        match device.memset_async(1, &r.stream) {
+        let memset = {
+            let _begin = begin.lock().unwrap();
+            device.memset_async(1, &r.stream)
+        };
+        match memset {
             Ok(()) => ran += 1,
             Err(Error::StreamCapturing { .. }) => refused += 1,
             Err(e) => panic!("memset_async: {e}"),
         }
-        match device.copy_from_slice_on(&data, &r.stream) {
+        let copy = {
+            let _begin = begin.lock().unwrap();
+            device.copy_from_slice_on(&data, &r.stream)
+        };
+        match copy {
             Ok(()) => ran += 1,
             Err(Error::StreamCapturing { .. }) => refused += 1,
             Err(e) => panic!("copy_from_slice_on: {e}"),

@@ -478,10 +478,8 @@ fn registering_the_same_object_twice() {
         }
         let rb = gl_renderbuffer_rgba8(16, 16);
         let rb_first =
-            RegisteredImage::register(&g.ctx, rb, ImageTarget::Renderbuffer, RegisterFlags::NONE)
-                .unwrap();
-        let r =
-            RegisteredImage::register(&g.ctx, rb, ImageTarget::Renderbuffer, RegisterFlags::NONE);
+            RegisteredImage::register_renderbuffer(&g.ctx, rb, RegisterFlags::NONE).unwrap();
+        let r = RegisteredImage::register_renderbuffer(&g.ctx, rb, RegisterFlags::NONE);
         assert!(matches!(r, Err(Error::AlreadyRegistered { .. })), "{r:?}");
         outcome("register the renderbuffer again", r);
         // After the first registration is gone, registering again works.

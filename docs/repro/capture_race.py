@@ -20,6 +20,7 @@ Each mode runs in a child process for a fixed time; the parent prints how it end
 usage: capture_race.py [seconds per run] [runs per mode] [mode ...]
 """
 import ctypes
+import faulthandler
 import os
 import signal
 import subprocess
@@ -34,6 +35,7 @@ CUDA_ERROR_NOT_READY = 600
 
 
 def child(mode, seconds):
+    faulthandler.enable(all_threads=True)
     cu = ctypes.CDLL("libcuda.so.1")
     def ok(rc, what):
         if rc != 0:
@@ -48,6 +50,10 @@ def child(mode, seconds):
     ok(cu.cuStreamCreate(ctypes.byref(s), CU_STREAM_NON_BLOCKING), "cuStreamCreate")
     ok(cu.cuStreamCreate(ctypes.byref(p), CU_STREAM_NON_BLOCKING), "cuStreamCreate")
     ok(cu.cuEventCreate(ctypes.byref(e), CU_EVENT_DISABLE_TIMING), "cuEventCreate")
+    cu.cuMemAlloc_v2.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t]
+    cu.cuMemsetD8Async.argtypes = [ctypes.c_uint64, ctypes.c_ubyte, ctypes.c_size_t, ctypes.c_void_p]
+    buf = ctypes.c_uint64()
+    ok(cu.cuMemAlloc_v2(ctypes.byref(buf), 4096), "cuMemAlloc")
     stop = threading.Event()
     counts = {"captures": 0, "calls": 0, "refused": 0}
 
@@ -66,11 +72,32 @@ def child(mode, seconds):
         relaxed = ctypes.c_int(CU_STREAM_CAPTURE_MODE_RELAXED)
         cu.cuThreadExchangeStreamCaptureMode(ctypes.byref(relaxed))
         while not stop.is_set():
-            cu.cuEventRecord(e, s)
-            if mode == "sync":
+            if mode == "none":
+                time.sleep(0.0001)
+            elif mode == "is-capturing":
+                status = ctypes.c_int()
+                cu.cuStreamIsCapturing(s, ctypes.byref(status))
+            elif mode == "record":
+                cu.cuEventRecord(e, s)
+            elif mode == "record-other":
+                cu.cuEventRecord(e, p)
+            elif mode == "ctx-sync":
+                if cu.cuCtxSynchronize() != 0:
+                    counts["refused"] += 1
+            elif mode == "memset":
+                cu.cuMemsetD8Async(buf, 1, 4096, s)
+            elif mode == "wait-on-s":
+                cu.cuEventRecord(e, p)
+                cu.cuStreamWaitEvent(s, e, 0)
+            elif mode == "sync":
+                cu.cuEventRecord(e, s)
                 if cu.cuStreamSynchronize(s) != 0:
                     counts["refused"] += 1
+            elif mode == "record-query":
+                cu.cuEventRecord(e, s)
+                cu.cuEventQuery(e)
             else:
+                cu.cuEventRecord(e, s)
                 rc = cu.cuEventQuery(e)
                 if rc in (0, CUDA_ERROR_NOT_READY):
                     cu.cuStreamWaitEvent(p, e, 0)
@@ -106,6 +133,8 @@ def main():
                 crashed += 1
                 how = signal.Signals(-r.returncode).name
                 print(f"{mode} run {run + 1}: died with {how}", flush=True)
+                if crashed == 1:
+                    print(r.stderr, flush=True)
             else:
                 print(f"{mode} run {run + 1}: rc {r.returncode}: {r.stdout.strip()}"
                       f"{r.stderr.strip()}", flush=True)

@@ -60,6 +60,9 @@ pub struct Report {
     /// `streaming.<WxH>`: the chosen point of each size's streaming curve, from the first
     /// device that ran the streaming group.
     pub streaming: std::collections::BTreeMap<String, crate::streaming::StreamSummary>,
+    /// `registration.<buffer|image|map_unmap>`: the safe API against raw driver calls (medians
+    /// in µs per round and their ratio), from the first device that ran the registration group.
+    pub registration: std::collections::BTreeMap<String, crate::registration::Summary>,
 }
 
 /// The current time as `YYYY-MM-DD HH:MM:SS UTC` and as Unix seconds.
@@ -202,6 +205,9 @@ pub fn markdown(report: &Report) -> String {
         }
     }
     for dev in &report.devices {
+        out.push_str(&crate::registration::summary_markdown(&dev.cases));
+    }
+    for dev in &report.devices {
         let summary = crate::fast::summary(&dev.cases);
         if summary.is_empty() {
             continue;
@@ -222,6 +228,7 @@ pub fn markdown(report: &Report) -> String {
     }
     out.push_str("## Cases\n\n");
     out.push_str(LEGEND);
+    out.push_str(crate::registration::LEGEND);
     out.push_str(crate::fast::LEGEND);
     out.push_str(crate::streaming::LEGEND);
     out

@@ -161,7 +161,7 @@ impl GlMemoryBuffer {
         fns.check("glBufferStorageMemEXT")?;
         // Claimed from birth, rejected imports included (their buffers live on beside the
         // accepted one), so that no registration of the name can come first.
-        out.claim = claim::claim(fns, Kind::Buffer, out.buffer, gl.owner);
+        out.claim = claim::claim(Kind::Buffer, out.buffer, gl.owner);
         if out.claim.is_none() {
             // Another registration holds the name (of a context that shares objects with this
             // one, made in the moment since glGenBuffers): leave the buffer to it.
@@ -278,9 +278,9 @@ impl Drop for GlMemoryBuffer {
                 return;
             }
         };
-        if let Some(claim) = self.claim.take() {
-            claim.release(fns, Kind::Buffer, self.buffer);
-        }
+        // The claim ends once the buffer is deleted, not before: no registration of the name in
+        // between.
+        let claim = self.claim.take();
         // SAFETY: both names came from `import` and are deleted once (0 is ignored by GL); GL
         // defers the deletion of objects that pending commands still use. The memory object
         // entry point was resolved when the import was made (checked by `ExternalGl::current`).
@@ -293,5 +293,6 @@ impl Drop for GlMemoryBuffer {
         if let Err(e) = fns.check("glDeleteMemoryObjectsEXT") {
             log::warn!("cuda-gl: deleting an imported GL buffer failed during drop: {e}");
         }
+        drop(claim);
     }
 }

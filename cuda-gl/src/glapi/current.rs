@@ -1,16 +1,24 @@
-//! The GL context that owns an object, told apart from a later context that got the same
-//! handle value: NVIDIA's EGL hands a destroyed context's handle to the next context it creates,
-//! so a handle alone would let an object of a dead context be mapped, waited on, relabelled or
-//! deleted through a live one.
+//! Which GL context owns an object, and which share group: told apart from a later context that
+//! got the same handle value (NVIDIA's EGL hands a destroyed context's handle to the next context
+//! it creates), and from the other contexts of its share group.
 //!
-//! At its first use by cuda-gl, each context gets a canary: an empty program object
-//! (`glCreateProgram`, no state of the context changes) labelled `cuda-gl context <id>`, with
-//! an id this process never hands out again. An owner check asks the current context whether
-//! it has that program with that label (`glIsProgram`, `glGetObjectLabel`, which raise no GL
-//! error on these arguments): a context that got the handle of a destroyed one has not. The
-//! canary dies with its context (it is never deleted by cuda-gl). An application that deletes
-//! program names it did not create, or relabels them, makes its context's objects refuse every
-//! call: a refusal, never an alias.
+//! At its first use by cuda-gl, each context gets two canaries, objects labelled with an id this
+//! process never hands out again:
+//! - a **context canary**, a vertex array object labelled `cuda-gl context <id>`. Vertex arrays
+//!   are container objects, never shared (OpenGL 4.6, section 5.1.3), so only this context has
+//!   it: the owner check of per-context objects (framebuffers, a registration's context) asks
+//!   for it;
+//! - a **share-group canary**, a program object labelled `cuda-gl share group <id>`. Programs
+//!   are shared, so every context of the group sees it: a context first seen looks for the
+//!   canaries of the groups already known, and joins the group whose canary it sees, or plants
+//!   a new one. The claims on registered objects are keyed by this identity
+//!   ([`claim`](super::claim)).
+//!
+//! The checks ask `glIsVertexArray` / `glIsProgram` and `glGetObjectLabel`, which raise no GL
+//! error on these arguments and change no state; making the vertex array binds it once and
+//! restores the previous binding. The canaries die with their context or group (cuda-gl never
+//! deletes them). An application that deletes or relabels objects it did not create makes its
+//! context's objects refuse every call: a refusal, never an alias.
 
 use super::platform::{Current, PLATFORMS, current};
 use super::table::{GlFns, have};
@@ -19,23 +27,46 @@ use cuda_gl_sys::CUresult;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// A context this process has given a canary: its platform and handle, the identity and the
-/// canary program's name.
+/// A context this process has given a canary: its platform and handle, its identity, its
+/// canary vertex array and its share group.
 #[derive(Debug, Clone, Copy)]
 struct Known {
     platform: usize,
     handle: usize,
     id: u64,
     canary: u32,
+    group: u64,
 }
 
-/// Every context that got a canary, the latest per platform and handle (a context that got
-/// a dead one's handle replaces it).
-static KNOWN: Mutex<Vec<Known>> = Mutex::new(Vec::new());
+/// A share group this process has given a canary: its identity and the canary program's name.
+#[derive(Debug, Clone, Copy)]
+struct Group {
+    id: u64,
+    program: u32,
+}
+
+#[derive(Debug)]
+struct Registry {
+    /// The latest context per platform and handle (a context that got a dead one's handle
+    /// replaces it).
+    contexts: Vec<Known>,
+    /// Every group planted, newest last (a group outlives any one of its contexts).
+    groups: Vec<Group>,
+}
+
+static KNOWN: Mutex<Registry> = Mutex::new(Registry {
+    contexts: Vec::new(),
+    groups: Vec::new(),
+});
+/// Identities of contexts and groups alike: no two of either share one.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
-fn canary_label(id: u64) -> String {
+fn context_label(id: u64) -> String {
     format!("cuda-gl context {id}")
+}
+
+fn group_label(id: u64) -> String {
+    format!("cuda-gl share group {id}")
 }
 
 /// The GL context current on this thread and cuda-gl's table for its platform.
@@ -52,8 +83,16 @@ pub(crate) fn current_gl(call: &'static str) -> Result<(usize, usize, &'static G
     }
 }
 
-/// Whether context (of `fns`) has the program `canary` labelled with `id`'s label.
-fn has_canary(fns: &GlFns, canary: u32, id: u64) -> bool {
+/// Whether the current context (of `fns`) has the object `name` of label namespace `identifier`
+/// (`GL_VERTEX_ARRAY` or `GL_PROGRAM`) labelled `want`; `is` asks whether the name is such an
+/// object first, so that the label query raises no error.
+fn has_labelled(
+    fns: &GlFns,
+    identifier: u32,
+    name: u32,
+    is: unsafe extern "system" fn(u32) -> u8,
+    want: &str,
+) -> bool {
     let Some(get_label) = fns.get_object_label else {
         return false;
     };
@@ -62,19 +101,19 @@ fn has_canary(fns: &GlFns, canary: u32, id: u64) -> bool {
     if !has_labels(fns) {
         return false;
     }
-    // SAFETY: a context is current; glIsProgram changes no state and raises no error.
-    if unsafe { (fns.is_program)(canary) } != gl::TRUE {
+    // SAFETY: a context is current; glIsVertexArray and glIsProgram change no state and raise
+    // no error.
+    if unsafe { is(name) } != gl::TRUE {
         return false;
     }
-    let want = canary_label(id);
     let mut buf = [0u8; 48];
     let mut len = 0;
-    // SAFETY: `canary` is a program of the current context (above), so GL raises no error;
-    // `buf` has room for the stated size, `len` is a valid out-pointer.
+    // SAFETY: `name` is an object of `identifier` in the current context (above), so GL raises
+    // no error; `buf` has room for the stated size, `len` is a valid out-pointer.
     unsafe {
         get_label(
-            gl::PROGRAM,
-            canary,
+            identifier,
+            name,
             buf.len() as i32,
             &mut len,
             buf.as_mut_ptr(),
@@ -83,57 +122,101 @@ fn has_canary(fns: &GlFns, canary: u32, id: u64) -> bool {
     usize::try_from(len).is_ok_and(|n| buf.get(..n) == Some(want.as_bytes()))
 }
 
+fn has_context_canary(fns: &GlFns, k: &Known) -> bool {
+    has_labelled(
+        fns,
+        gl::VERTEX_ARRAY,
+        k.canary,
+        fns.is_vertex_array,
+        &context_label(k.id),
+    )
+}
+
+fn has_group_canary(fns: &GlFns, g: &Group) -> bool {
+    has_labelled(
+        fns,
+        gl::PROGRAM,
+        g.program,
+        fns.is_program,
+        &group_label(g.id),
+    )
+}
+
 /// Whether the current context has object labels (OpenGL 4.3 or `GL_KHR_debug`).
 fn has_labels(fns: &GlFns) -> bool {
     fns.version() >= (4, 3) || fns.extensions().iter().any(|e| e == "GL_KHR_debug")
 }
 
-/// Gives the current context (of `fns`) a canary with a new identity.
-fn plant_canary(fns: &GlFns, call: &'static str) -> Result<(u64, u32)> {
-    let unavailable = |why: String| Error::GlCheckUnavailable {
+/// [`Error::GlCheckUnavailable`] of the owner check.
+fn unavailable(why: String) -> Error {
+    Error::GlCheckUnavailable {
         check: "which GL context owns an object",
         why,
-    };
-    let version = fns.version();
-    if !has_labels(fns) {
-        return Err(unavailable(format!(
-            "{call} needs object labels (OpenGL 4.3 or GL_KHR_debug), and this OpenGL {}.{} \
-             context has neither",
-            version.0, version.1
-        )));
     }
+}
+
+/// Labels object `name` of `identifier` with `text`.
+fn label(fns: &GlFns, identifier: u32, name: u32, text: &str) -> Result<()> {
     let label = have(fns.object_label, "glObjectLabel")?;
-    // SAFETY: a context is current; glCreateProgram takes no arguments.
-    let canary = unsafe { (fns.create_program)() };
+    // SAFETY: a context is current and `name` is an object of `identifier` in it (the callers
+    // just made it); the pointer and length describe `text`.
+    unsafe { label(identifier, name, text.len() as i32, text.as_ptr()) };
+    Ok(())
+}
+
+/// Gives the current context (of `fns`) a context canary with a new identity: a vertex array,
+/// made by binding a generated name once (the previous binding is restored).
+fn plant_context_canary(fns: &GlFns) -> Result<(u64, u32)> {
+    let (mut canary, mut previous) = (0u32, 0i32);
+    // SAFETY: a context is current; valid out-pointers; binding a generated name makes the
+    // vertex array, and binding the previous one back leaves the context's state as it was.
+    unsafe {
+        (fns.get_integerv)(gl::VERTEX_ARRAY_BINDING, &mut previous);
+        (fns.gen_vertex_arrays)(1, &mut canary);
+        if canary != 0 {
+            (fns.bind_vertex_array)(canary);
+            (fns.bind_vertex_array)(u32::try_from(previous).unwrap_or(0));
+        }
+    }
     if canary == 0 {
-        return Err(unavailable("glCreateProgram returned 0".into()));
+        return Err(unavailable("glGenVertexArrays returned 0".into()));
     }
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-    let text = canary_label(id);
-    // SAFETY: `canary` is a program of the current context; the pointer and length describe
-    // `text`.
-    unsafe { label(gl::PROGRAM, canary, text.len() as i32, text.as_ptr()) };
-    if !has_canary(fns, canary, id) {
-        fns.drain_errors();
-        return Err(unavailable(
-            "glObjectLabel did not label the canary program".into(),
-        ));
-    }
+    label(fns, gl::VERTEX_ARRAY, canary, &context_label(id))?;
     Ok((id, canary))
 }
 
-/// The GL context that owns an object: the one current when the object was registered or
-/// created, by platform, handle and canary identity.
+/// Gives the current context's share group (of `fns`) a canary with a new identity, visible to
+/// the group's other contexts before this returns.
+fn plant_group_canary(fns: &GlFns) -> Result<Group> {
+    // SAFETY: a context is current; glCreateProgram takes no arguments.
+    let program = unsafe { (fns.create_program)() };
+    if program == 0 {
+        return Err(unavailable("glCreateProgram returned 0".into()));
+    }
+    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    label(fns, gl::PROGRAM, program, &group_label(id))?;
+    // Another context sees a change to a shared object once the commands that made it have
+    // completed: the label must be there before another context of the group looks for it.
+    // SAFETY: a context is current; glFinish takes no arguments.
+    unsafe { (fns.finish)() };
+    Ok(Group { id, program })
+}
+
+/// The owner of an object: the GL context current when it was registered or created (by
+/// platform, handle and context canary), and that context's share group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct GlOwner {
     platform: usize,
     handle: usize,
     id: u64,
+    group: u64,
 }
 
 impl GlOwner {
     /// The context current on this thread, as the owner of what is being created, and the GL
-    /// table to create it with. Gives the context a canary at its first use.
+    /// table to create it with. Gives the context (and its share group, when new) a canary at
+    /// its first use.
     ///
     /// # Errors
     /// As [`current_gl`]; [`Error::GlCheckUnavailable`] for a context without object labels.
@@ -141,44 +224,67 @@ impl GlOwner {
         let (platform, handle, fns) = current_gl(call)?;
         let mut known = KNOWN.lock().unwrap_or_else(|p| p.into_inner());
         let slot = known
+            .contexts
             .iter()
             .position(|k| k.platform == platform && k.handle == handle);
-        if let Some(k) = slot.map(|i| known[i])
-            && has_canary(fns, k.canary, k.id)
+        let owner = |k: &Known| GlOwner {
+            platform,
+            handle,
+            id: k.id,
+            group: k.group,
+        };
+        if let Some(k) = slot.map(|i| known.contexts[i])
+            && has_context_canary(fns, &k)
         {
-            return Ok((
-                GlOwner {
-                    platform,
-                    handle,
-                    id: k.id,
-                },
-                fns,
-            ));
+            return Ok((owner(&k), fns));
         }
-        let (id, canary) = plant_canary(fns, call)?;
+        let version = fns.version();
+        if !has_labels(fns) {
+            return Err(unavailable(format!(
+                "{call} needs object labels (OpenGL 4.3 or GL_KHR_debug), and this OpenGL {}.{} \
+                 context has neither",
+                version.0, version.1
+            )));
+        }
+        fns.drain_errors();
+        let group = match known.groups.iter().rev().find(|g| has_group_canary(fns, g)) {
+            Some(g) => g.id,
+            None => {
+                let g = plant_group_canary(fns)?;
+                known.groups.push(g);
+                g.id
+            }
+        };
+        let (id, canary) = plant_context_canary(fns)?;
         let entry = Known {
             platform,
             handle,
             id,
             canary,
+            group,
         };
-        match slot {
-            Some(i) => known[i] = entry,
-            None => known.push(entry),
+        let planted = has_context_canary(fns, &entry)
+            && known
+                .groups
+                .iter()
+                .any(|g| g.id == group && has_group_canary(fns, g));
+        if !planted {
+            fns.drain_errors();
+            return Err(unavailable(
+                "glObjectLabel did not label cuda-gl's canary objects".into(),
+            ));
         }
-        Ok((
-            GlOwner {
-                platform,
-                handle,
-                id,
-            },
-            fns,
-        ))
+        match slot {
+            Some(i) => known.contexts[i] = entry,
+            None => known.contexts.push(entry),
+        }
+        Ok((owner(&entry), fns))
     }
 
-    /// The owning context's identity: no two contexts of the process share one.
-    pub(crate) fn id(self) -> u64 {
-        self.id
+    /// The owning context's share group: objects GL shares (buffers, textures, renderbuffers)
+    /// are one object in every context of a group, and another object in any other context.
+    pub(crate) fn group(self) -> u64 {
+        self.group
     }
 
     /// Refuses `call` unless the owning context is current on this thread; returns the GL table
@@ -187,7 +293,8 @@ impl GlOwner {
     /// # Errors
     /// [`Error::NoGlContext`] when no context is current; [`Error::WrongGlContext`] when another
     /// one is; [`Error::GlContextGone`] when the owner was destroyed and the current context got
-    /// its handle; [`Error::GlPlatformUnknown`] when neither EGL nor GLX can be asked.
+    /// its handle (of the owner's share group or not); [`Error::GlPlatformUnknown`] when neither
+    /// EGL nor GLX can be asked.
     pub(crate) fn check(self, call: &'static str) -> Result<&'static GlFns> {
         let (platform, handle, fns) = current_gl(call)?;
         if (platform, handle) != (self.platform, self.handle) {
@@ -198,10 +305,10 @@ impl GlOwner {
             });
         }
         let known = KNOWN.lock().unwrap_or_else(|p| p.into_inner());
-        let canary = known.iter().find(|k| k.id == self.id).map(|k| k.canary);
+        let entry = known.contexts.iter().find(|k| k.id == self.id).copied();
         drop(known);
-        match canary {
-            Some(canary) if has_canary(fns, canary, self.id) => Ok(fns),
+        match entry {
+            Some(k) if has_context_canary(fns, &k) => Ok(fns),
             _ => Err(Error::GlContextGone {
                 call,
                 handle: self.handle,

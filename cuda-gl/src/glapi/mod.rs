@@ -4,15 +4,14 @@
 //!
 //! - `platform`: the EGL and GLX libraries already loaded: the current context, the resolver;
 //! - `table`: the entry points ([`GlFns`]) and the small queries every caller needs;
-//! - `current`: which context owns an object ([`GlOwner`]), by handle and by a canary that a
-//!   reused handle cannot fake;
-//! - `claim`: the registry that refuses a GL object registered twice;
-//! - `fence`: GL fences; `label`: debug labels; `query`: questions that check a registration.
+//! - `current`: which context owns an object and which share group it is in ([`GlOwner`]), by
+//!   handle and by canaries that a reused handle or another context of the group cannot fake;
+//! - `claim`: the registry that refuses a GL object registered twice in one share group;
+//! - `fence`: GL fences; `query`: questions that check a registration.
 
 pub(crate) mod claim;
 mod current;
 mod fence;
-pub(crate) mod label;
 mod platform;
 pub(crate) mod query;
 mod table;

@@ -4,24 +4,23 @@
 
 use super::table::GlFns;
 use crate::error::{Error, Result};
-use crate::gl_object::ImageTarget;
+use crate::gl_object::{ImageTarget, Kind};
 
 /// Whether the current context is OpenGL 4.5 or newer (direct state access).
 fn has_dsa(fns: &GlFns) -> bool {
     fns.version() >= (4, 5)
 }
 
-/// Whether `name` is a texture (or, for [`ImageTarget::Renderbuffer`], a renderbuffer).
-pub(crate) fn image_exists(fns: &GlFns, target: ImageTarget, name: u32) -> bool {
-    // SAFETY: a GL context is current (callers' contract); glIsTexture and glIsRenderbuffer
-    // change no state.
-    unsafe {
-        if target == ImageTarget::Renderbuffer {
-            (fns.is_renderbuffer)(name) == gl::TRUE
-        } else {
-            (fns.is_texture)(name) == gl::TRUE
-        }
-    }
+/// Whether `name` is an object of `kind`: a texture, a renderbuffer or a buffer.
+pub(crate) fn exists(fns: &GlFns, kind: Kind, name: u32) -> bool {
+    let is = match kind {
+        Kind::Buffer => fns.is_buffer,
+        Kind::Image(_) => fns.is_texture,
+        Kind::Renderbuffer => fns.is_renderbuffer,
+    };
+    // SAFETY: a GL context is current (callers' contract); glIsBuffer, glIsTexture and
+    // glIsRenderbuffer change no state.
+    unsafe { is(name) == gl::TRUE }
 }
 
 /// The binding query of each target a texture can be bound to for the probe.
@@ -32,7 +31,6 @@ fn binding_query(target: ImageTarget) -> Option<u32> {
         ImageTarget::Texture2DArray => gl::TEXTURE_BINDING_2D_ARRAY,
         ImageTarget::Texture3D => gl::TEXTURE_BINDING_3D,
         ImageTarget::CubeMap => gl::TEXTURE_BINDING_CUBE_MAP,
-        ImageTarget::Renderbuffer => return None,
     })
 }
 
@@ -50,7 +48,7 @@ pub(crate) fn texture_target_is(
     name: u32,
     target: ImageTarget,
 ) -> Result<Option<bool>> {
-    if !image_exists(fns, ImageTarget::Texture2D, name) {
+    if !exists(fns, Kind::Image(ImageTarget::Texture2D), name) {
         return Ok(None);
     }
     if has_dsa(fns) {
@@ -82,7 +80,7 @@ pub(crate) fn texture_target_is(
 /// [`Error::MissingGlFunction`] for a 4.5 context whose platform lacks
 /// `glGetTextureParameteriv`.
 pub(crate) fn texture_target(fns: &GlFns, name: u32) -> Result<Option<u32>> {
-    if !image_exists(fns, ImageTarget::Texture2D, name) || !has_dsa(fns) {
+    if !exists(fns, Kind::Image(ImageTarget::Texture2D), name) || !has_dsa(fns) {
         return Ok(None);
     }
     let get = fns

@@ -88,6 +88,9 @@ gl_fns! {
         is_renderbuffer: "glIsRenderbuffer" = fn(u32) -> u8;
         is_program: "glIsProgram" = fn(u32) -> u8;
         create_program: "glCreateProgram" = fn() -> u32;
+        gen_vertex_arrays: "glGenVertexArrays" = fn(i32, *mut u32);
+        bind_vertex_array: "glBindVertexArray" = fn(u32);
+        is_vertex_array: "glIsVertexArray" = fn(u32) -> u8;
         bind_texture: "glBindTexture" = fn(u32, u32);
         gen_buffers: "glGenBuffers" = fn(i32, *mut u32);
         delete_buffers: "glDeleteBuffers" = fn(i32, *const u32);

@@ -80,7 +80,7 @@ pub(super) fn explain_refused_image(
     let Error::NotAGlObject { source, .. } = &error else {
         return error;
     };
-    let Kind::Image(target) = kind else {
+    let Some(target) = kind.image_enum() else {
         return error;
     };
     let unsupported = |flags_only| Error::UnsupportedImage {
@@ -93,9 +93,8 @@ pub(super) fn explain_refused_image(
     let special = RegisterFlags::SURFACE_LOAD_STORE | RegisterFlags::TEXTURE_GATHER;
     if flags.intersects(special) {
         // SAFETY: the probe handle is unregistered just below and never escapes.
-        let probe = unsafe {
-            result::graphics::register_image(name, target.gl_enum(), (flags - special).bits())
-        };
+        let probe =
+            unsafe { result::graphics::register_image(name, target, (flags - special).bits()) };
         if let Ok(raw) = probe {
             // SAFETY: registered just above, never mapped.
             if let Err(e) = unsafe { result::graphics::unregister(raw) } {
@@ -104,7 +103,7 @@ pub(super) fn explain_refused_image(
             return unsupported(true);
         }
     }
-    if query::image_exists(fns, target, name) {
+    if query::exists(fns, kind, name) {
         return unsupported(false);
     }
     error

@@ -27,8 +27,8 @@ pub struct RegisteredImage {
 }
 
 impl RegisteredImage {
-    /// Registers the GL image `image`, created with `target`, in `ctx`. The GL context that owns
-    /// it must be current on this thread, and the image must have storage.
+    /// Registers the GL texture `texture`, created with `target`, in `ctx`. The GL context that
+    /// owns it must be current on this thread, and the texture must have storage.
     ///
     /// # Errors
     /// As [`RegisteredBuffer::register`](crate::RegisteredBuffer::register); in addition,
@@ -39,21 +39,36 @@ impl RegisteredImage {
     #[doc(alias = "cuGraphicsGLRegisterImage")]
     pub fn register(
         ctx: &Arc<Context>,
-        image: impl Into<crate::ImageName>,
+        texture: impl Into<crate::TextureName>,
         target: ImageTarget,
         flags: RegisterFlags,
     ) -> Result<Self> {
         Ok(Self {
-            reg: Registration::register(ctx, image.into().0, Kind::Image(target), flags)?,
+            reg: Registration::register(ctx, texture.into().0, Kind::Image(target), flags)?,
+        })
+    }
+
+    /// Registers the GL renderbuffer `renderbuffer` in `ctx`. The GL context that owns it must
+    /// be current on this thread, and it must have storage.
+    ///
+    /// # Errors
+    /// As [`register`](Self::register).
+    #[doc(alias = "cuGraphicsGLRegisterImage")]
+    pub fn register_renderbuffer(
+        ctx: &Arc<Context>,
+        renderbuffer: impl Into<crate::RenderbufferName>,
+        flags: RegisterFlags,
+    ) -> Result<Self> {
+        Ok(Self {
+            reg: Registration::register(ctx, renderbuffer.into().0, Kind::Renderbuffer, flags)?,
         })
     }
 
     /// Registers the GL texture `texture` with the target GL reports for it
     /// (`glGetTextureParameteriv(GL_TEXTURE_TARGET)`), so that no [`ImageTarget`] has to be
     /// given. Needs an OpenGL 4.5 context, current (cuda-gl asks it through its own entry
-    /// points, so the application's GL loader does not matter). Renderbuffers share names with
-    /// textures, so they are registered with [`register`](Self::register) and
-    /// [`ImageTarget::Renderbuffer`].
+    /// points, so the application's GL loader does not matter). Renderbuffers register with
+    /// [`register_renderbuffer`](Self::register_renderbuffer).
     ///
     /// # Errors
     /// [`Error::NoGlContext`] when no GL context is current; [`Error::UnknownTextureTarget`]
@@ -64,7 +79,7 @@ impl RegisteredImage {
     #[doc(alias = "glGetTextureParameteriv")]
     pub fn register_texture(
         ctx: &Arc<Context>,
-        texture: impl Into<crate::ImageName>,
+        texture: impl Into<crate::TextureName>,
         flags: RegisterFlags,
     ) -> Result<Self> {
         let texture = texture.into().0;
@@ -80,7 +95,7 @@ impl RegisteredImage {
                     "its target 0x{gl_enum:04x} cannot be registered with CUDA"
                 ))
             })?,
-            None if !query::image_exists(fns, ImageTarget::Texture2D, texture) => {
+            None if !query::exists(fns, Kind::Image(ImageTarget::Texture2D), texture) => {
                 return Err(unknown("it is not a texture of the current GL context"));
             }
             None => {
@@ -111,12 +126,11 @@ impl RegisteredImage {
         })
     }
 
-    /// The GL target it was registered with.
-    pub fn target(&self) -> ImageTarget {
+    /// The GL target the texture was registered with; `None` for a renderbuffer.
+    pub fn target(&self) -> Option<ImageTarget> {
         match self.reg.kind {
-            Kind::Image(t) => t,
-            // Only `register` builds this type, always with an image kind.
-            Kind::Buffer => ImageTarget::Texture2D,
+            Kind::Image(t) => Some(t),
+            Kind::Renderbuffer | Kind::Buffer => None,
         }
     }
 

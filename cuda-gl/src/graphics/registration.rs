@@ -2,7 +2,7 @@
 //! leaked mapping, unregister.
 
 use super::classify::{classify_register_error, explain_refused_image};
-use super::{ImageTarget, Kind, MapFlags, RegisterFlags, retire, surface_cache};
+use super::{Kind, MapFlags, RegisterFlags, retire, surface_cache};
 use crate::context::Context;
 use crate::device::{GlDeviceList, gl_devices};
 use crate::error::{CudaError, Error, Result};
@@ -50,7 +50,7 @@ impl Registration {
         validate(name, kind, flags)?;
         let (owner, fns) =
             GlOwner::current("cuGraphicsGLRegister* (not called: no GL context is current)")?;
-        let Some(claim) = claim::claim(fns, kind, name, owner) else {
+        let Some(claim) = claim::claim(kind, name, owner) else {
             return Err(Error::AlreadyRegistered {
                 name,
                 kind: kind.describe().to_string(),
@@ -59,7 +59,7 @@ impl Registration {
         let raw = match register_raw(ctx, fns, name, kind, flags) {
             Ok(raw) => raw,
             Err(e) => {
-                claim.release(fns, kind, name);
+                drop(claim);
                 return Err(e);
             }
         };
@@ -230,11 +230,14 @@ impl Registration {
         self.retired.release_all(&self.ctx, cached)
     }
 
-    /// Ends the claim on the GL object, giving it back its previous label through `fns`, the
-    /// owning GL context's table (checked current by `unregister`).
-    fn release_claim(&mut self, fns: &GlFns) {
-        if let Some(claim) = self.claim.take() {
-            claim.release(fns, self.kind, self.name);
+    /// Ends the claim on the GL object once the driver holds the registration no more: while it
+    /// may still hold it mapped, the claim is leaked instead, and the object stays refused to
+    /// every later registration in its share group.
+    fn end_claim(&mut self) {
+        if self.mapped {
+            std::mem::forget(self.claim.take());
+        } else {
+            self.claim = None;
         }
     }
 
@@ -245,26 +248,21 @@ impl Registration {
         }
         // Without a GL context the handle is kept, so that a later unregister (with the context
         // current) can still release it. With the owner destroyed there is none to come: the
-        // handle is forgotten (the driver's resource leaks) and the claim ends, unlabelled, so
-        // that nothing of the context that got the owner's handle is touched.
-        let fns = match self
+        // handle is forgotten (the driver's resource leaks), and the claim ends unless the
+        // driver still holds the resource mapped.
+        match self
             .owner
             .check("cuGraphicsUnregisterResource (not called)")
         {
-            Ok(fns) => fns,
+            Ok(_) => {}
             Err(e @ Error::GlContextGone { .. }) => {
                 self.raw = std::ptr::null_mut();
-                if std::mem::replace(&mut self.mapped, false) {
-                    // Still mapped in the driver: a context sharing objects with the dead one
-                    // must not register the object again meanwhile.
-                    std::mem::forget(self.claim.take());
-                } else {
-                    drop(self.claim.take());
-                }
+                self.end_claim();
+                self.mapped = false;
                 return Err(e);
             }
             Err(e) => return Err(e),
-        };
+        }
         let recovered = self.recover_leaked_mapping();
         self.ctx.bind()?;
         let recovered = recovered.and(self.release_objects());
@@ -272,7 +270,7 @@ impl Registration {
         match unsafe { result::graphics::unregister(self.raw) } {
             Ok(()) => {
                 self.raw = std::ptr::null_mut();
-                self.release_claim(fns);
+                self.claim = None;
                 recovered
             }
             Err(e) if e.code == sys::CUresult::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT => {
@@ -281,9 +279,10 @@ impl Registration {
                 Err(Error::NoGlContext { source: e })
             }
             Err(e) => {
-                // The driver refused for good; never try again.
+                // The driver refused for good; never try again. While it may still hold the
+                // resource mapped, the object stays claimed.
                 self.raw = std::ptr::null_mut();
-                self.release_claim(fns);
+                self.end_claim();
                 if self.mapped {
                     Err(e.into())
                 } else {
@@ -297,6 +296,11 @@ impl Registration {
 impl Drop for Registration {
     fn drop(&mut self) {
         if let Err(e) = self.unregister() {
+            if !self.raw.is_null() {
+                // Refused (no GL context, or another, is current) and no later unregister
+                // comes: the driver keeps the resource.
+                self.end_claim();
+            }
             self.ctx.record_drop_error("unregistering a GL resource", e);
         }
     }
@@ -339,7 +343,6 @@ fn register_raw(
     ctx.bind()?;
     check_same_gpu(ctx)?;
     if let Kind::Image(target) = kind
-        && target != ImageTarget::Renderbuffer
         && query::texture_target_is(fns, name, target)? == Some(false)
     {
         // The driver registers a texture under another target without complaint.
@@ -352,11 +355,9 @@ fn register_raw(
     // SAFETY: the out-handle is owned by the returned Registration, which unregisters it
     // exactly once.
     let registered = unsafe {
-        match kind {
-            Kind::Buffer => result::graphics::register_buffer(name, flags.bits()),
-            Kind::Image(target) => {
-                result::graphics::register_image(name, target.gl_enum(), flags.bits())
-            }
+        match kind.image_enum() {
+            None => result::graphics::register_buffer(name, flags.bits()),
+            Some(target) => result::graphics::register_image(name, target, flags.bits()),
         }
     };
     registered.map_err(|e| {
@@ -417,6 +418,7 @@ fn validate(name: u32, kind: Kind, flags: RegisterFlags) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ImageTarget;
 
     #[test]
     fn rejects_nonsense_flags_before_the_driver() {

@@ -39,7 +39,8 @@ assert_impl_all!(MapFlags: Send, Sync, Copy);
 assert_impl_all!(ImageTarget: Send, Sync, Copy);
 assert_impl_all!(ArrayFormat: Send, Sync, Copy);
 assert_impl_all!(cuda_gl::BufferName: Send, Sync, Copy);
-assert_impl_all!(cuda_gl::ImageName: Send, Sync, Copy);
+assert_impl_all!(cuda_gl::TextureName: Send, Sync, Copy);
+assert_impl_all!(cuda_gl::RenderbufferName: Send, Sync, Copy);
 assert_impl_all!(TextureDesc: Send, Sync, Copy);
 
 // CUDA handles: every call binds the context first.

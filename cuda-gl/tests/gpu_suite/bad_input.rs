@@ -190,7 +190,7 @@ fn image_target_that_does_not_match_the_texture() {
         assert!(err.to_string().contains("ImageTarget::Texture2D"), "{err}");
     }
     // A texture name registered as a renderbuffer: no renderbuffer has that name.
-    match RegisteredImage::register(&g.ctx, tex, ImageTarget::Renderbuffer, RegisterFlags::NONE) {
+    match RegisteredImage::register_renderbuffer(&g.ctx, tex, RegisterFlags::NONE) {
         Ok(res) => {
             eprintln!("a texture name registered as a renderbuffer: accepted by this driver");
             res.unregister().unwrap();

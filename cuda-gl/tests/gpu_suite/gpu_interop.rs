@@ -273,9 +273,7 @@ fn images_of_each_kind_map_as_arrays() {
 
     // A renderbuffer.
     let rb = gl_renderbuffer_rgba8(48, 16);
-    let mut res =
-        RegisteredImage::register(&g.ctx, rb, ImageTarget::Renderbuffer, RegisterFlags::NONE)
-            .unwrap();
+    let mut res = RegisteredImage::register_renderbuffer(&g.ctx, rb, RegisterFlags::NONE).unwrap();
     {
         let mapped = res.map(&g.stream).unwrap();
         let a = mapped.array(0, 0).unwrap();

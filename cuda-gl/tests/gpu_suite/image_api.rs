@@ -306,7 +306,7 @@ fn one_launch_writes_four_layers_through_layer_surfaces() {
     let tex = zeroed_array_texture(LAYERS);
     let flags = RegisterFlags::SURFACE_LOAD_STORE;
     let mut image = RegisteredImage::register_texture(&g.ctx, *tex, flags).unwrap();
-    assert_eq!(image.target(), ImageTarget::Texture2DArray);
+    assert_eq!(image.target(), Some(ImageTarget::Texture2DArray));
     let fill4 = g.kernels.function("api_fill_layers4_rgba8").unwrap();
     assert_eq!(
         fill4.param_sizes().unwrap()[0],
@@ -350,10 +350,10 @@ fn register_texture_asks_gl_for_the_target() {
     let flat = GlObject::texture(gl_texture_rgba8(W as i32, H as i32, 1));
     let layered = zeroed_array_texture(2);
     let image = RegisteredImage::register_texture(&g.ctx, *flat, RegisterFlags::NONE).unwrap();
-    assert_eq!(image.target(), ImageTarget::Texture2D);
+    assert_eq!(image.target(), Some(ImageTarget::Texture2D));
     drop(image);
     let image = RegisteredImage::register_texture(&g.ctx, *layered, RegisterFlags::NONE).unwrap();
-    assert_eq!(image.target(), ImageTarget::Texture2DArray);
+    assert_eq!(image.target(), Some(ImageTarget::Texture2DArray));
     drop(image);
     // A name that is no texture (buffers are another namespace).
     let err = RegisteredImage::register_texture(&g.ctx, 0xFFFF, RegisterFlags::NONE).unwrap_err();
@@ -373,7 +373,7 @@ fn a_3d_texture_round_trips_through_cumemcpy3d() {
     let tex = GlObject::texture(tex);
     let data = pattern_words(W * H * D, 33);
     let mut image = RegisteredImage::register_texture(&g.ctx, *tex, RegisterFlags::NONE).unwrap();
-    assert_eq!(image.target(), ImageTarget::Texture3D);
+    assert_eq!(image.target(), Some(ImageTarget::Texture3D));
     {
         let mapped = image.map(&g.stream).unwrap();
         let volume = mapped.array(0, 0).unwrap();

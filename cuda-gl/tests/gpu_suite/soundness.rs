@@ -193,8 +193,8 @@ fn one_name_in_two_unrelated_contexts_registers_twice_but_one_object_once() {
     let (name, first) = registered_buffer(&g.ctx, 4096, RegisterFlags::NONE);
     second_registration_refused(&g.ctx, name);
 
-    // Another context that shares nothing has its own buffer of the same number: the debug
-    // label the first registration left tells the two apart.
+    // Another context that shares nothing has its own buffer of the same number: the share
+    // group's identity tells the two apart.
     let other = HeadlessContext::for_cuda_device(&g.device).unwrap();
     other.make_current().unwrap();
     let mut names = Vec::new();
@@ -217,7 +217,7 @@ fn one_name_in_two_unrelated_contexts_registers_twice_but_one_object_once() {
     assert_eq!(
         buffer_label(name),
         "",
-        "the object's label (none) was given back at unregister"
+        "cuda-gl left a label on the object (it labels only its own canaries)"
     );
     check_gl();
     delete_buffer(name);
