@@ -236,11 +236,13 @@
 //! - a synchronous GL debug callback that calls back into cuda-gl from inside cuda-gl's own GL
 //!   calls deadlocks (the registries are locked across those calls) rather than race;
 //! - CUDA graph captures begun by other threads never take cuda-gl's copies, memsets or
-//!   ordering events, and cuda-gl makes no call that is illegal during a capture on a stream it
-//!   does not own (such a call crashed inside the driver while another thread ended the
-//!   capture). One window is left: a capture begun, ended, instantiated and launched by another
-//!   thread between two of cuda-gl's driver calls can leave a copy ordered after that graph's
-//!   launch rather than after the stream's earlier work (host memory stays safe; see the
+//!   ordering events; on a stream it does not own, cuda-gl makes only records and waits, and
+//!   queries its own event. The driver itself is not safe against one overlap: on driver 580, a call that
+//!   queues anything on a stream (cuda-gl's map or event record, cudarc's own `memset_zeros`)
+//!   while another thread is inside `cuStreamBeginCapture` on that stream crashes the process
+//!   in the driver (`docs/repro/capture_race.py`). Do not begin a capture of a stream that
+//!   another thread is queueing work on. A capture that took cuda-gl's event record or wait is
+//!   invalidated (its `end_capture` fails) rather than left holding cuda-gl's work (see the
 //!   private stream's docs in `queue.rs`);
 //! - a context's identity is a vertex array object cuda-gl labels in it (vertex arrays are never
 //!   shared), and a share group's is a program it labels (programs are shared): an application

@@ -10,12 +10,14 @@
 //! during a capture: calling one (`cuStreamSynchronize`) while another thread ends that capture
 //! crashed the process inside the driver (SIGSEGV, driver 580; `docs/repro/capture_race.py`).
 //!
-//! 1. an event is recorded on the caller's stream (legal during a capture: it becomes a node);
+//! 1. an event is recorded on the caller's stream (legal during a capture);
 //! 2. the event is queried: a record that a capture took answers `CUDA_ERROR_CAPTURED_EVENT`
-//!    (`CUDA_ERROR_INVALID_VALUE` once that capture has ended). Then the call is refused with
-//!    [`Error::StreamCapturing`], and the events are retired with their stream (kept until the
-//!    context goes: a graph made of the capture may record the event again). A plain record is
-//!    waited for by the private stream, which therefore never joins a capture;
+//!    (`CUDA_ERROR_INVALID_VALUE` once that capture has ended), and the call is refused with
+//!    [`Error::StreamCapturing`]. Such a record is only a dependency inside the capture, not a
+//!    node of its graph (measured on driver 580: the graph holds no event node, launching it
+//!    records nothing, and the event records plainly again afterwards), so the events stay in
+//!    use. A plain record is waited for by the private stream, which therefore never joins a
+//!    capture;
 //! 3. the work is queued on the private stream, after the caller's work so far;
 //! 4. a second event makes the caller's stream wait for it, so later work on the caller's
 //!    stream comes after it. When that wait cannot be queued, or a capture began and may have
@@ -23,12 +25,13 @@
 //!    is legal).
 //!
 //! What this guarantees: cuda-gl's copies, memsets and ordering events never become part of a
-//! graph, and no cuda-gl call crashes because another thread captures the caller's stream. What
-//! it does not: a capture begun, ended, instantiated **and launched** by another thread between
-//! steps 1 and 2 leaves the event recorded by that graph's launch, which step 2 cannot tell from
-//! a plain record; the work is then ordered after the graph's record instead of the caller's
-//! earlier work. Host memory stays safe (the work still finishes before the caller's later work
-//! on the stream); the GPU order of those two pieces of work is the application's own race.
+//! graph; the calls on the caller's stream are records and waits, and the query of cuda-gl's
+//! own event. A capture that took the record, or the wait of step 4, is invalidated by the
+//! driver (its `end_capture` fails): an error for the capturing thread, never a graph holding
+//! cuda-gl's work. What it does not: the driver (580) crashes a call that queues anything on a
+//! stream while another thread is inside `cuStreamBeginCapture` on it, and step 1 queues a
+//! record (no library can order work after a stream's work without queueing on that stream;
+//! cudarc's own calls crash the same way).
 //!
 //! The steps run under one lock per context: no two threads interleave their joins. Cost: two
 //! event records, two waits, two capture queries, one event query and two capture-mode
@@ -95,8 +98,6 @@ const ORDER_ONLY: u32 = 0x2;
 #[derive(Debug, Default)]
 pub(crate) struct PrivateQueue {
     live: Option<Live>,
-    /// Streams and events that a capture may reference: destroyed with the context.
-    retired: Vec<Live>,
 }
 
 #[derive(Debug)]
@@ -130,7 +131,7 @@ impl Live {
     /// Destroys the events (those made) and the stream.
     ///
     /// # Safety
-    /// 1. Nothing uses them afterwards, nor does a capture still hold them.
+    /// 1. Nothing uses them afterwards.
     unsafe fn destroy(self) {
         // SAFETY: (1); null events were never made.
         unsafe {
@@ -180,9 +181,8 @@ impl PrivateQueue {
         let live = self.live()?;
         let (private, joined, done) = (live.stream, live.joined, live.done);
         // Step 1: `joined` marks the caller's work so far. Recording is legal on a capturing
-        // stream (it becomes a node of the capture), so another thread may begin or end a
-        // capture of `stream` around it; no call below is illegal during a capture of
-        // `stream`, and none is made on `stream` but records and waits.
+        // stream, so another thread may begin or end a capture of `stream` around it; the only
+        // calls made on `stream` are records and waits.
         // SAFETY: (1); the event is live, in the bound context.
         let recorded = unsafe { result::stream::event_record(joined, stream) };
         // Step 2: the event itself says whether the record was a plain one: a captured record
@@ -193,12 +193,7 @@ impl PrivateQueue {
         let plain = recorded.and_then(|()| unsafe { result::stream::event_query(joined) });
         match plain {
             Ok(_) => {}
-            Err(e) if taken_by_capture(&e) => {
-                // A capture holds a record of `joined` (and a graph made of it may record it
-                // again when launched): the events are retired with their stream.
-                self.retire();
-                return Err(Error::StreamCapturing { call });
-            }
+            Err(e) if taken_by_capture(&e) => return Err(Error::StreamCapturing { call }),
             Err(e) => return Err(e),
         }
         // SAFETY: both live, in the bound context; `joined` was last recorded outside any
@@ -218,35 +213,18 @@ impl PrivateQueue {
                 .and_then(|()| result::stream::is_capturing(stream))
         };
         if out.is_err() || !matches!(ordered, Ok(false)) {
-            if ordered.is_err() {
-                // The failed wait may have left `done` referenced by a capture.
-                self.retire();
-            }
             // SAFETY: the private stream is live, and never captures.
             unsafe { result::stream::synchronize(private) }?;
         }
         out
     }
 
-    /// Puts the live stream and its events aside until the context goes (a capture may
-    /// reference them); the next call makes new ones.
-    fn retire(&mut self) {
-        if let Some(live) = self.live.take() {
-            self.retired.push(live);
-        }
-    }
-
-    /// Destroys the private streams and events. The context is bound, and nothing of it is
+    /// Destroys the private stream and its events. The context is bound, and nothing of it is
     /// used afterwards.
     pub(crate) fn release(&mut self) {
-        self.retired.extend(self.live.take());
-        for live in self.retired.drain(..) {
-            // SAFETY: a live stream; one that a capture still holds is left alone (with its
-            // events): the capture may use them until it ends.
-            if unsafe { result::stream::is_capturing(live.stream) }.unwrap_or(true) {
-                continue;
-            }
-            // SAFETY: (1): the context goes, and no capture holds the stream (above).
+        if let Some(live) = self.live.take() {
+            // SAFETY: (1): the context goes; the private stream never captures, and a capture
+            // that took a record of an event holds no reference to it.
             unsafe { live.destroy() };
         }
     }

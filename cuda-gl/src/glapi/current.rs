@@ -54,6 +54,15 @@ struct Registry {
     groups: Vec<Group>,
 }
 
+impl Registry {
+    /// Whether the current context (of `fns`) sees the canary of share group `id`.
+    fn has_group(&self, fns: &GlFns, id: u64) -> bool {
+        self.groups
+            .iter()
+            .any(|g| g.id == id && has_group_canary(fns, g))
+    }
+}
+
 static KNOWN: Mutex<Registry> = Mutex::new(Registry {
     contexts: Vec::new(),
     groups: Vec::new(),
@@ -132,6 +141,16 @@ fn has_context_canary(fns: &GlFns, k: &Known) -> bool {
     )
 }
 
+/// [`Error::GlCheckUnavailable`] for a context whose share group's canary is gone.
+fn group_canary_gone(call: &'static str) -> Error {
+    unavailable(format!(
+        "{call}: cuda-gl's canary program of this context's share group was deleted or \
+         relabelled (glDeleteProgram or glObjectLabel of a program name the application did not \
+         create), so a registration of the group's objects could no longer be told from one \
+         made after; they are refused.\nhelp: delete and label only the GL objects you created"
+    ))
+}
+
 fn has_group_canary(fns: &GlFns, g: &Group) -> bool {
     has_labelled(
         fns,
@@ -142,9 +161,13 @@ fn has_group_canary(fns: &GlFns, g: &Group) -> bool {
     )
 }
 
-/// Whether the current context has object labels (OpenGL 4.3 or `GL_KHR_debug`).
+/// Whether the current context has object labels (OpenGL 4.3 or `GL_KHR_debug`). The version
+/// comes from `GL_VERSION`, which every context answers without an error (a context that got
+/// a dead one's handle may be older than 3.0, where `GL_MAJOR_VERSION` raises one); the
+/// extension list is read, from 3.0 on, only before 4.3.
 fn has_labels(fns: &GlFns) -> bool {
-    fns.version() >= (4, 3) || fns.extensions().iter().any(|e| e == "GL_KHR_debug")
+    let version = fns.version_string();
+    version >= (4, 3) || (version >= (3, 0) && fns.extensions().iter().any(|e| e == "GL_KHR_debug"))
 }
 
 /// [`Error::GlCheckUnavailable`] of the owner check.
@@ -236,9 +259,13 @@ impl GlOwner {
         if let Some(k) = slot.map(|i| known.contexts[i])
             && has_context_canary(fns, &k)
         {
-            return Ok((owner(&k), fns));
+            return if known.has_group(fns, k.group) {
+                Ok((owner(&k), fns))
+            } else {
+                Err(group_canary_gone(call))
+            };
         }
-        let version = fns.version();
+        let version = fns.version_string();
         if !has_labels(fns) {
             return Err(unavailable(format!(
                 "{call} needs object labels (OpenGL 4.3 or GL_KHR_debug), and this OpenGL {}.{} \
@@ -246,7 +273,6 @@ impl GlOwner {
                 version.0, version.1
             )));
         }
-        fns.drain_errors();
         let group = match known.groups.iter().rev().find(|g| has_group_canary(fns, g)) {
             Some(g) => g.id,
             None => {
@@ -263,11 +289,7 @@ impl GlOwner {
             canary,
             group,
         };
-        let planted = has_context_canary(fns, &entry)
-            && known
-                .groups
-                .iter()
-                .any(|g| g.id == group && has_group_canary(fns, g));
+        let planted = has_context_canary(fns, &entry) && known.has_group(fns, group);
         if !planted {
             fns.drain_errors();
             return Err(unavailable(
@@ -306,9 +328,14 @@ impl GlOwner {
         }
         let known = KNOWN.lock().unwrap_or_else(|p| p.into_inner());
         let entry = known.contexts.iter().find(|k| k.id == self.id).copied();
-        drop(known);
         match entry {
-            Some(k) if has_context_canary(fns, &k) => Ok(fns),
+            Some(k) if has_context_canary(fns, &k) => {
+                if known.has_group(fns, self.group) {
+                    Ok(fns)
+                } else {
+                    Err(group_canary_gone(call))
+                }
+            }
             _ => Err(Error::GlContextGone {
                 call,
                 handle: self.handle,

@@ -129,6 +129,16 @@ gl_fns! {
     }
 }
 
+/// The first `major.minor` of a `GL_VERSION` string ("4.6.0 NVIDIA 580.159.04",
+/// "4.5 (Core Profile) Mesa 24.0.5", "OpenGL ES 3.2 ..."); 0 for a part that is not a number.
+fn parse_version(text: &str) -> (i32, i32) {
+    let mut parts = text
+        .trim_start_matches("OpenGL ES ")
+        .split(|c: char| !c.is_ascii_digit());
+    let mut number = || parts.next().and_then(|n| n.parse().ok()).unwrap_or(0);
+    (number(), number())
+}
+
 impl std::fmt::Debug for GlFns {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("GlFns")
@@ -201,6 +211,14 @@ impl GlFns {
             .collect()
     }
 
+    /// The context's OpenGL version, `(major, minor)`, read from `GL_VERSION` (the first
+    /// `major.minor` in it, after "OpenGL ES " on ES), which every context answers without a GL
+    /// error; `(0, 0)` when it cannot be read.
+    pub(crate) fn version_string(&self) -> (i32, i32) {
+        self.string(gl::VERSION)
+            .map_or((0, 0), |text| parse_version(&text))
+    }
+
     /// The context's OpenGL version, `(major, minor)`.
     pub(crate) fn version(&self) -> (i32, i32) {
         let (mut major, mut minor) = (0, 0);
@@ -211,5 +229,18 @@ impl GlFns {
             (self.get_integerv)(gl::MINOR_VERSION, &mut minor);
         }
         (major, minor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn gl_version_strings_parse() {
+        use super::parse_version;
+        assert_eq!(parse_version("4.6.0 NVIDIA 580.159.04"), (4, 6));
+        assert_eq!(parse_version("4.5 (Core Profile) Mesa 24.0.5"), (4, 5));
+        assert_eq!(parse_version("OpenGL ES 3.2 Mesa 24.0.5"), (3, 2));
+        assert_eq!(parse_version("2.1 Mesa"), (2, 1));
+        assert_eq!(parse_version(""), (0, 0));
     }
 }

@@ -164,3 +164,49 @@ fn a_registration_left_mapped_keeps_its_claim() {
         }
     });
 }
+
+/// The application deletes program names it did not make (every program up to 64, as a cleanup
+/// loop that deletes too much would), and cuda-gl's share-group canary goes with them. A context
+/// of the group made afterwards cannot be told to belong to it, so it may register the group's
+/// buffer again; the group's first registration then refuses to map, rather than give a second
+/// mapping of the same memory.
+///
+/// In a child process: the refused registration cannot be unregistered and leaks.
+#[test]
+fn a_deleted_group_canary_refuses_rather_than_aliases() {
+    in_child("a_deleted_group_canary_refuses_rather_than_aliases", || {
+        let Some(g) = gpu() else { return };
+        let buffer = gl_buffer(BYTES, None);
+        let mut first = RegisteredBuffer::register(&g.ctx, buffer, RegisterFlags::NONE).unwrap();
+        for name in 1..=64 {
+            // SAFETY: a context is current; only names that are programs are deleted.
+            unsafe {
+                if gl::IsProgram(name) == gl::TRUE {
+                    gl::DeleteProgram(name);
+                }
+            }
+        }
+        check_gl();
+        let shared = g.gl.new_shared().unwrap();
+        let mut second = RegisteredBuffer::register(&g.ctx, buffer, RegisterFlags::NONE);
+        let second_guard = match second.as_mut() {
+            Ok(s) => s.map(&g.stream).ok(),
+            Err(_) => None,
+        };
+        g.gl.make_current().unwrap();
+        let first_mapped = first.map(&g.stream).map(drop).is_ok();
+        shared.make_current().unwrap();
+        let both = second_guard.is_some() && first_mapped;
+        drop(second_guard);
+        drop(second);
+        drop(shared);
+        g.gl.make_current().unwrap();
+        assert!(
+            !both,
+            "two registrations of buffer {buffer} were mapped at once after the share group's \
+             canary was deleted"
+        );
+        drop(first);
+        let _ = g.ctx.check_drop_errors();
+    });
+}

@@ -13,6 +13,15 @@ fn register(ctx: &Arc<cuda_gl::Context>) {
     );
 }
 
+fn register_as_renderbuffer(ctx: &Arc<cuda_gl::Context>) {
+    let texture = glow::NativeTexture(NonZeroU32::MIN);
+    let _ = cuda_gl::RegisteredImage::register_renderbuffer(
+        ctx,
+        texture,
+        cuda_gl::RegisterFlags::NONE,
+    );
+}
+
 fn main() {
-    let _ = register;
+    let _ = (register, register_as_renderbuffer);
 }
