@@ -1,21 +1,25 @@
 #!/usr/bin/env python3
-"""The smallest reproducer of a driver crash: cuStreamSynchronize on a stream that another thread
-is capturing (and ending the capture of) at that moment.
+"""The smallest reproducer of a driver crash: a call that queues work on a stream while another
+thread is inside cuStreamBeginCapture on that same stream.
 
 Plain CUDA driver calls through ctypes, no other library. Thread A loops on one stream S:
-cuStreamBeginCapture (relaxed mode), cuStreamEndCapture, cuGraphDestroy. Thread B loops on the
-same stream, in one of these modes:
+cuStreamBeginCapture (relaxed mode), cuStreamEndCapture, cuGraphDestroy. Thread B loops, in one
+of these modes (results on an H200, driver 580.159.04, in docs/gpu-runs.md, 2026-12-02):
 
-  sync        cuEventRecord(E, S), then cuStreamSynchronize(S): the second call is illegal while S
-              captures; the driver should return an error, but when A ends the capture at the same
-              moment the process can die with SIGSEGV inside libcuda (what cuda-gl 0.1's private
-              stream join did to invalidate a capture it had seen).
-  query-wait  cuEventRecord(E, S), cuEventQuery(E), then cuStreamWaitEvent(P, E) on a private
-              stream P only when the query said the record was a plain one (success or
-              CUDA_ERROR_NOT_READY): what cuda-gl does now. No call on S is illegal during a
-              capture, and P never waits on a captured event.
+  none          sleeps: A alone (never crashed)
+  is-capturing  cuStreamIsCapturing(S): a query (never crashed)
+  record-other  cuEventRecord(E, P) on another stream P (never crashed)
+  record        cuEventRecord(E, S) (crashed in every run: SIGSEGV in B's record, while A was in
+                cuStreamBeginCapture)
+  memset        cuMemsetD8Async on S, what cudarc's memset_zeros calls (crashed in every run)
+  record-query  cuEventRecord(E, S), cuEventQuery(E)
+  wait-on-s     cuEventRecord(E, P), cuStreamWaitEvent(S, E)
+  sync          cuEventRecord(E, S), cuStreamSynchronize(S) (what cuda-gl's join did before)
+  ctx-sync      cuCtxSynchronize()
+  query-wait    record on S, query, cuStreamWaitEvent(P, E) if plain (what cuda-gl's join does)
 
-Each mode runs in a child process for a fixed time; the parent prints how it ended.
+Each mode runs in a child process for a fixed time; the parent prints how it ended, and the
+Python stack of each thread of the first crash (faulthandler).
 
 usage: capture_race.py [seconds per run] [runs per mode] [mode ...]
 """

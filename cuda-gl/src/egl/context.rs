@@ -142,7 +142,16 @@ impl HeadlessContext {
                 devices: devices.into_iter().map(|d| d.info).collect(),
             });
         };
-        let device = devices.swap_remove(pos);
+        Self::on_device(egl, &api, devices.swap_remove(pos), config)
+    }
+
+    /// A context on EGL device `device`'s display, made current.
+    fn on_device(
+        egl: &'static Egl,
+        api: &DeviceApi,
+        device: Device,
+        config: &HeadlessConfig,
+    ) -> Result<Self, EglError> {
         let display = api.device_display(&device)?;
         let display = DisplayRef::acquire(egl, display, EglPlatform::Device)?;
         Self::create(
@@ -210,17 +219,7 @@ impl HeadlessContext {
         let try_device = |device: Device, attempts: &mut Vec<String>| -> Option<Self> {
             let api = device_api.as_ref()?;
             let label = format!("EGL device {}", device.info);
-            let result = api.device_display(&device).and_then(|display| {
-                let display = DisplayRef::acquire(egl, display, EglPlatform::Device)?;
-                Self::create(
-                    egl,
-                    display,
-                    EglPlatform::Device,
-                    Some(device.info),
-                    config,
-                    None,
-                )
-            });
+            let result = Self::on_device(egl, api, device, config);
             match result {
                 Ok(ctx) => Some(ctx),
                 Err(e) => {
