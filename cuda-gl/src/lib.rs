@@ -168,12 +168,15 @@
 //!   was made, and map, unmap, unregister and `Drop` refuse another one
 //!   ([`Error::WrongGlContext`]) or none ([`Error::NoGlContext`]) before the driver sees the
 //!   call. A handle value is not trusted alone (NVIDIA's EGL reuses a destroyed context's
-//!   handle): each context gets a labelled canary program at its first use, and a context
-//!   without its owner's canary is refused ([`Error::GlContextGone`]), so objects of a
-//!   destroyed context are never mapped, waited on, relabelled or deleted through another.
-//!   Cost per map and per unmap: one or two `*GetCurrentContext` calls, two `glGetIntegerv`,
-//!   `glIsProgram` and `glGetObjectLabel`, and a process-wide lock over a list with one entry
-//!   per context handle value seen (see `docs/benchmarks.md`, "What the safety checks cost");
+//!   handle, and contexts of one share group see one another's shared objects): each context
+//!   gets a labelled canary vertex array at its first use (vertex arrays are never shared), and
+//!   its share group a labelled canary program (programs are shared); a context without its
+//!   owner's canary is refused ([`Error::GlContextGone`]), so objects of a destroyed context
+//!   are never mapped, waited on, relabelled or deleted through another, its share group's
+//!   included. Cost per map and per unmap: one or two `*GetCurrentContext` calls,
+//!   `glGetString(GL_VERSION)`, `glIsVertexArray`, `glIsProgram`, two `glGetObjectLabel`, and a
+//!   process-wide lock over a list with one entry per context handle value seen (see
+//!   `docs/benchmarks.md`);
 //! - streams that capture a CUDA graph are refused ([`Error::StreamCapturing`],
 //!   `cuStreamIsCapturing`) by every safe call whose safety needs its work to run when queued:
 //!   map, unmap, copies in and out of mapped arrays, [`DeviceBuffer`] copies on a stream and
@@ -181,16 +184,18 @@
 //!   [`external::FrameStream::push_burst`] and its events, and cudarc copies through mapped
 //!   views. The work of those calls that move bytes or record cuda-gl's events is queued on a
 //!   private stream per context, joined to the caller's stream by events, so that a capture
-//!   begun by another thread at any moment cannot take it (the join pulls the private stream
-//!   into the capture, which is then seen and invalidated); cudarc copies through a view
+//!   begun by another thread cannot take it (the private stream waits only for a record its
+//!   query shows was not captured); cudarc copies through a view
 //!   synchronize their stream when cudarc drops the view's guard, which invalidates a capture
 //!   still open then (cudarc queues those copies itself, so a capture begun *and ended* during
-//!   one cudarc call cannot be seen: taking a view is `unsafe` for that reason). Cost: a capture query per call, and two event records and two waits per
-//!   call that queues work (a map costs the query only). (`Function::launch` is `unsafe` and
+//!   one cudarc call cannot be seen: taking a view is `unsafe` for that reason). Cost: a
+//!   capture query per call, and two event records, an event query and two waits per call
+//!   that queues work (a map costs the query only). (`Function::launch` is `unsafe` and
 //!   may be captured; its `# Safety` says what the caller then keeps valid.);
 //! - one registration per GL object: a second one is refused ([`Error::AlreadyRegistered`]);
-//!   across GL contexts a debug label tells a shared object from an unrelated one of the same
-//!   name (refused when it cannot be told). cuda-gl's own GL buffers (external-memory imports,
+//!   the claim is keyed by the share group's identity (its canary) and the name, so contexts
+//!   that share objects see one claim and unrelated contexts their own; no label of the
+//!   application's matters, and a claim lasts while the driver may hold the object mapped. cuda-gl's own GL buffers (external-memory imports,
 //!   so ring and frame-stream slots) are claimed too and cannot be registered. Cost: at
 //!   registration and import only;
 //! - overlap is judged by storage, not handle: `array(0, 0)` and level 0 of the mipmapped array
