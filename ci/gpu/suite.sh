@@ -14,12 +14,17 @@
 #                        first run with no display (it falls back to headless on its own)
 #   --no-suite           skip the test binaries (with --bench, --examples, ...)
 #   --bench ARGS         then the interop benchmark with ARGS (its files go to $OUT/bench)
-# Writes $OUT/summary.txt and $OUT/logs.tgz (every binary's output).
+# Writes $OUT/summary.txt and $OUT/logs.tgz (every binary's output). The logs are kept outside
+# $OUT and packed into logs.tgz after every binary, so that a run stopped by the device call's
+# time limit still brings them back (a device call returns only a few files from $OUT).
 set -u
 cd "$(dirname "$0")/../.."
 source .gpu/env.sh
 out=${OUT:-/tmp/cuda-gl-gpu}
-mkdir -p "$out/logs"
+mkdir -p "$out"
+logs=$(mktemp -d)/logs
+mkdir -p "$logs"
+pack() { tar czf "$out/logs.tgz" -C "$(dirname "$logs")" logs; }
 sum="$out/summary.txt"
 : >"$sum"
 say() { echo "$*" | tee -a "$sum"; }
@@ -28,9 +33,10 @@ xid() { say "--- kernel log, $1: $(dmesg 2>/dev/null | grep -c Xid) Xid lines"; 
 run() {
     local name=$1 limit=$2 start=$SECONDS rc
     shift 2
-    timeout "$limit" "$@" >"$out/logs/$name.log" 2>&1
+    timeout "$limit" "$@" >"$logs/$name.log" 2>&1
     rc=$?
-    say "$name rc=$rc $((SECONDS - start))s $(grep -E '^test result|frames/s|watchdog' "$out/logs/$name.log" | tail -1)"
+    say "$name rc=$rc $((SECONDS - start))s $(grep -E '^test result|frames/s|watchdog' "$logs/$name.log" | tail -1)"
+    pack
 }
 tests() { ls .gpu/tests | grep -v -E -e '^(compile_fail|xtask)' -e '^(plasma-demo|cudarc_interop)$' -e '^[0-9]{2}_'; }
 # gpu_suite holds one module per feature (what were a dozen binaries of 300 s each): 600 s.
@@ -87,8 +93,8 @@ if ((examples)); then
         run "example-$e" 120 ".gpu/bin/$e" --screenshot "$out/shots/$e.png"
     done
     (cd "$out/shots" && env -u DISPLAY -u WAYLAND_DISPLAY timeout 60 "$OLDPWD/.gpu/bin/plasma-demo") \
-        >"$out/logs/demo-first-run.log" 2>&1
-    say "demo first run (no display) rc=$? $(grep -E 'headless|frames/s|screenshot' "$out/logs/demo-first-run.log" | tr '\n' ' ')"
+        >"$logs/demo-first-run.log" 2>&1
+    say "demo first run (no display) rc=$? $(grep -E 'headless|frames/s|screenshot' "$logs/demo-first-run.log" | tr '\n' ' ')"
     find /tmp -maxdepth 1 -name 'plasma-demo-*.png' -exec cp {} "$out/shots/" \;
     xid "after the examples"
     tar czf "$out/shots.tgz" -C "$out" shots && rm -rf "$out/shots"
@@ -97,4 +103,4 @@ if ((${#bench[@]})); then
     run bench 560 "$(ls .gpu/bench/interop-* | head -1)" "${bench[@]}"
     xid "after the benchmark"
 fi
-tar czf "$out/logs.tgz" -C "$out" logs && rm -rf "$out/logs"
+pack && rm -rf "$logs"
