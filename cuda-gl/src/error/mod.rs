@@ -2,9 +2,11 @@
 //! that failed, and what to do about it (a `help:` line).
 //!
 //! The driver layer's own error, [`CudaError`], lives with that layer (`crate::result`); this
-//! module converts from it (`convert.rs`) and does not reach into any other module of the crate
-//! but `gl_object` (the flag and target types some variants carry). [`ErrorKind`] (`kind.rs`)
-//! names each variant, and tells "this machine or setup cannot do this" from a bug.
+//! module converts from it (`convert.rs`). Besides `result`, it uses only `gl_object` (the flag
+//! and target types some variants carry); `egl`'s error types are defined here (`egl.rs`), so
+//! that no module it depends on depends on it. Refusals before the driver are [`UsageError`]s
+//! (`usage.rs`); [`ErrorKind`] (`kind.rs`) names each variant, and tells "this machine or setup
+//! cannot do this" from a bug.
 
 use crate::result::CudaError;
 use cuda_gl_sys::LoadError;
