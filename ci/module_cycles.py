@@ -7,11 +7,18 @@ name lib.rs re-exports at the crate root) is an edge to the deepest module that 
 Re-exports (`pub use`) and `mod` declarations are not edges: a parent that re-exports its
 children's items does not depend on them. A path through a re-export is followed to the module
 the item lives in (`super::Registration` in `graphics/array.rs` is an edge to
-`graphics::registration`, not to `graphics`), so that cycles through a parent's re-exports show. Comments, doc links and `#[cfg(test)] mod tests` are
-left out: only the library's own code counts.
+`graphics::registration`, not to `graphics`), so that cycles through a parent's re-exports
+show. Comments, doc links and `#[cfg(test)] mod tests` are left out: only the library's own
+code counts.
 
-The layering this keeps: sys -> result -> safe types -> graphics and external, with errors at
-the bottom. A cycle means two modules can no longer be read or tested one after the other.
+The same check runs again on the top-level modules (each folder or file directly under
+cuda-gl/src, with every file inside a folder counted as the folder): two folders must not lean
+on each other, even through different files (`error/` and `result/` once did: the driver's
+error type lived in `error/`, and `error/` asked `result/` to describe codes).
+
+The layering this keeps: sys -> result (which owns the driver's error type, `CudaError`) ->
+error -> safe types -> graphics and external; `egl` uses the error types, never the reverse. A
+cycle means two modules can no longer be read or tested one after the other.
 
 Usage: ci/module_cycles.py [-v] [SRC_DIR]   (default cuda-gl/src; -v prints every edge)
 """
@@ -200,9 +207,29 @@ def main() -> int:
     found = cycles(edges)
     for c in found:
         print("import cycle: " + " -> ".join(c))
-    if not found:
-        print(f"no import cycle among the {len(edges)} modules of {src}")
-    return 1 if found else 0
+    folders = top_level(edges)
+    found_folders = cycles(folders)
+    for c in found_folders:
+        print("top-level import cycle: " + " -> ".join(c))
+    if not found and not found_folders:
+        print(
+            f"no import cycle among the {len(edges)} modules of {src}, nor among its "
+            f"{len(folders)} top-level modules"
+        )
+    return 1 if found or found_folders else 0
+
+
+def top_level(edges: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The edges between top-level modules: `a::x -> b::y` is `a -> b` (when a != b)."""
+    out: dict[str, set[str]] = {}
+    for module, targets in edges.items():
+        top = module.split("::")[0]
+        out.setdefault(top, set())
+        for target in targets:
+            other = target.split("::")[0]
+            if other != top:
+                out[top].add(other)
+    return out
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
 //! The CUDA primary context, retained for as long as any handle needs it.
 
 use crate::device::Device;
-use crate::error::{CudaError, Error, Result};
+use crate::error::{Error, Result};
 use crate::queue::PrivateQueue;
 use crate::result;
+use crate::result::CudaError;
 use cuda_gl_sys as sys;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -94,7 +95,8 @@ impl Context {
     /// `libcuda.so.1` (both load it by that name or `libcuda.so`).
     ///
     /// # Errors
-    /// [`Error::Load`] without a driver; [`Error::InvalidArgument`] when the context belongs to
+    /// [`Error::Load`] without a driver; [`Error::InvalidArgument`] for a destroyed cudarc
+    /// context (no `CUcontext`); [`Error::DriverLibraryMismatch`] when the context belongs to
     /// another device in cuda-gl's driver (two different driver libraries were loaded); the
     /// driver's error from `cuCtxSetCurrent` or `cuCtxGetDevice`.
     #[cfg(feature = "cudarc")]
@@ -105,8 +107,8 @@ impl Context {
         let raw: sys::CUcontext = cudarc.cu_ctx().cast();
         if raw.is_null() {
             return Err(Error::InvalidArgument(
-                "the cudarc context has no CUcontext handle (it was destroyed); pass a live \
-                 CudaContext"
+                "the cudarc context has no CUcontext handle (it was destroyed).\nhelp: pass a \
+                 live CudaContext"
                     .into(),
             ));
         }
@@ -121,13 +123,10 @@ impl Context {
         ctx.bind()?;
         let device = result::ctx::device()?;
         if device != cudarc.cu_device() {
-            return Err(Error::InvalidArgument(format!(
-                "cuda-gl's CUDA driver sees the cudarc context on device {device}, but cudarc \
-                 reports device {}: the two crates loaded different CUDA driver libraries. Make \
-                 sure only the NVIDIA driver's libcuda.so.1 is found (no stub libcuda.so on \
-                 LD_LIBRARY_PATH), or set CUDA_GL_DRIVER_PATH to the library cudarc loads",
-                cudarc.cu_device()
-            )));
+            return Err(Error::DriverLibraryMismatch {
+                cuda_gl_device: device,
+                cudarc_device: cudarc.cu_device(),
+            });
         }
         Ok(Arc::new(ctx))
     }
@@ -211,7 +210,7 @@ impl Context {
     #[doc(alias = "cuMemGetInfo")]
     pub fn mem_info(&self) -> Result<(usize, usize)> {
         self.bind()?;
-        result::ctx::mem_info()
+        Ok(result::ctx::mem_info()?)
     }
 
     /// Takes the errors that `Drop` implementations of handles in this context met (an unmap or

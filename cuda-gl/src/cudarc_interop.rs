@@ -25,9 +25,10 @@
 //! The whole flow is in `cuda-gl/examples/cudarc_interop.rs`.
 
 use crate::device::{GlDeviceList, gl_devices};
-use crate::error::{CudaError, Error, Result};
+use crate::error::{Error, Result, UsageError};
 use crate::graphics::{MappedBatch, MappedBuffer, Surface, SurfaceObject, Texture, TextureObject};
 use crate::memory::DeviceCopy;
+use crate::result::CudaError;
 use crate::stream::AsStream;
 use cuda_gl_sys as sys;
 use cudarc::driver::sys as rc;
@@ -104,12 +105,7 @@ fn element_count<T>(address: u64, bytes: usize) -> Result<usize> {
 }
 
 fn no_cudarc_stream() -> Error {
-    Error::InvalidArgument(
-        "the buffer was not mapped on an Arc<cudarc::driver::CudaStream>, and a cudarc slice \
-         needs the stream it belongs to; map it with `registered.map(&stream)` where `stream` is \
-         the Arc<CudaStream> that cudarc's `new_stream`, `default_stream` or `fork` returned"
-            .into(),
-    )
+    UsageError::NeedsCudarcStream.into()
 }
 
 /// Orders work about to be queued on `stream` with the mapping on `mapped_on`.
@@ -153,7 +149,7 @@ fn order_on<'s>(mapped_on: &CudaStream, stream: &'s CudaStream) -> SyncOnDrop<'s
 /// Binds the context of cudarc stream `s` through cuda-gl's own driver calls.
 fn bind_raw(s: &CudaStream) -> Result<()> {
     // SAFETY: the context of a live cudarc stream is live while the stream is.
-    unsafe { crate::result::ctx::set_current(s.context().cu_ctx().cast()) }
+    Ok(unsafe { crate::result::ctx::set_current(s.context().cu_ctx().cast()) }?)
 }
 
 /// A mapped GL buffer viewed as a read-only cudarc device slice of `T`, borrowed from the
@@ -300,8 +296,8 @@ impl<'m> MappedBuffer<'m> {
     ///
     /// # Errors
     /// [`Error::SliceLayout`] when the buffer's size is not a multiple of `size_of::<T>()` or its
-    /// address is not aligned for `T`; [`Error::InvalidArgument`] when it was mapped on a stream
-    /// that is not an `Arc<CudaStream>`.
+    /// address is not aligned for `T`; [`UsageError::NeedsCudarcStream`] when it was mapped on a
+    /// stream that is not an `Arc<CudaStream>`.
     ///
     /// # Safety
     /// cudarc's copies and memsets take the view through its `DevicePtr` traits and queue the
@@ -323,7 +319,7 @@ impl<'m> MappedBuffer<'m> {
     /// `Arc<cudarc::driver::CudaStream>`.
     ///
     /// # Errors
-    /// As [`MappedBuffer::as_cudarc_slice`]; [`Error::InvalidArgument`] when the buffer was
+    /// As [`MappedBuffer::as_cudarc_slice`]; [`UsageError::ReadOnlyMapping`] when the buffer was
     /// registered or mapped read-only (CUDA must not write it).
     ///
     /// # Safety
@@ -377,7 +373,7 @@ impl<'m> MappedBatch<'m> {
     /// batch is borrowed mutably (so one writable view at a time).
     ///
     /// # Errors
-    /// As [`MappedBatch::as_cudarc_slice`]; [`Error::InvalidArgument`] when the buffer was
+    /// As [`MappedBatch::as_cudarc_slice`]; [`UsageError::ReadOnlyMapping`] when the buffer was
     /// registered or mapped read-only (CUDA must not write it).
     ///
     /// # Safety

@@ -1,7 +1,8 @@
 //! CUDA devices, and the devices behind the current OpenGL context.
 
-use crate::error::{CudaError, DeviceLabel, Error, Result};
+use crate::error::{DeviceLabel, Error, Result, UsageError};
 use crate::result;
+use crate::result::CudaError;
 use cuda_gl_sys as sys;
 
 /// A CUDA device, by ordinal.
@@ -29,8 +30,10 @@ impl Device {
     /// As [`Device::count`], and `CUDA_ERROR_INVALID_DEVICE` for an ordinal out of range.
     #[doc(alias = "cuDeviceGet")]
     pub fn get(ordinal: usize) -> Result<Device> {
-        let ordinal = i32::try_from(ordinal).map_err(|_| {
-            crate::Error::InvalidArgument(format!("device ordinal {ordinal} is too large"))
+        let ordinal = i32::try_from(ordinal).map_err(|_| UsageError::TooLarge {
+            what: "the device ordinal",
+            value: ordinal as u128,
+            max: i32::MAX as u128,
         })?;
         Ok(Device {
             raw: result::device::get(ordinal)?,
@@ -58,7 +61,7 @@ impl Device {
     /// The driver's error from `cuDeviceGetName`.
     #[doc(alias = "cuDeviceGetName")]
     pub fn name(&self) -> Result<String> {
-        result::device::name(self.raw)
+        Ok(result::device::name(self.raw)?)
     }
 
     /// The PCI bus id, `domain:bus:device.function`.
@@ -67,7 +70,7 @@ impl Device {
     /// The driver's error from `cuDeviceGetPCIBusId`.
     #[doc(alias = "cuDeviceGetPCIBusId")]
     pub fn pci_bus_id(&self) -> Result<String> {
-        result::device::pci_bus_id(self.raw)
+        Ok(result::device::pci_bus_id(self.raw)?)
     }
 
     /// The compute capability as (major, minor).
@@ -89,7 +92,7 @@ impl Device {
     /// The driver's error from `cuDeviceGetAttribute`.
     #[doc(alias = "cuDeviceGetAttribute")]
     pub fn attribute(&self, attribute: sys::CUdevice_attribute) -> Result<i32> {
-        result::device::attribute(self.raw, attribute)
+        Ok(result::device::attribute(self.raw, attribute)?)
     }
 
     /// Total device memory in bytes.
@@ -98,7 +101,7 @@ impl Device {
     /// The driver's error from `cuDeviceTotalMem`.
     #[doc(alias = "cuDeviceTotalMem")]
     pub fn total_memory(&self) -> Result<usize> {
-        result::device::total_mem(self.raw)
+        Ok(result::device::total_mem(self.raw)?)
     }
 
     /// A label for messages: ordinal, name and PCI bus id (unknown parts are marked so).
@@ -143,8 +146,8 @@ impl GlDeviceList {
 pub fn gl_devices(list: GlDeviceList) -> Result<Vec<Device>> {
     match result::device::gl_devices(list.raw()) {
         Ok(devices) => Ok(devices.into_iter().map(Device::from_raw).collect()),
-        Err(crate::Error::Cuda(e)) => Err(classify_gl_error(e)),
-        Err(e) => Err(e),
+        Err(result::DriverError::Cuda(e)) => Err(classify_gl_error(e)),
+        Err(e) => Err(e.into()),
     }
 }
 

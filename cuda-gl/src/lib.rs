@@ -259,8 +259,11 @@
 //! # Where things live
 //! Dependencies run one way, from the driver up (`ci/layering.sh` checks it, with file sizes and
 //! import cycles):
-//! - `result/`: one function per driver call, and the only code that calls the driver;
-//!   `error/`: the one [`Error`] enum, the driver's codes (`cuda`) and the `help:` texts (`help`);
+//! - `result/`: one function per driver call, and the only code that calls the driver, with
+//!   its error type [`CudaError`] (`result/error.rs`); it depends on nothing else of the crate;
+//! - `error/`: the [`Error`] enum and the refusals before the driver ([`UsageError`]), their
+//!   [`ErrorKind`] and [`Error::is_unsupported_setup`] (`kind`), the conversion from the driver
+//!   layer's errors (`convert`), the `help:` texts (`help`) and `egl`'s error types;
 //! - the CUDA handles: `context`, `device`, `stream` ([`Stream`], [`Event`]), `module`
 //!   ([`Module`], [`Function`], launches; `module/binary` checks cubin and fatbin images),
 //!   `memory` ([`DeviceBuffer`], [`PinnedBuffer`]);
@@ -322,7 +325,7 @@ pub mod external;
 
 pub use context::Context;
 pub use device::{Device, GlDeviceList, gl_devices};
-pub use error::{CudaError, DeviceLabel, Error, Result, gl_error_name};
+pub use error::{DeviceLabel, Error, ErrorKind, Result, UsageError, gl_error_name};
 #[cfg(feature = "glow")]
 pub use gl_name::ZeroName;
 pub use gl_name::{BufferName, RenderbufferName, TextureName};
@@ -338,6 +341,7 @@ pub use graphics::{
 };
 pub use memory::{DeviceBuffer, DeviceCopy, DevicePtr, PinnedBuffer};
 pub use module::{Function, KernelArgs, KernelParam, LaunchConfig, Module};
+pub use result::CudaError;
 pub use stream::{AsStream, Event, Stream, StreamFlags};
 
 /// The README's examples, compiled as doctests.
@@ -360,6 +364,8 @@ mod guide_doctests {
     pub struct Api;
     #[doc = include_str!("../../docs/guide/cudarc.md")]
     pub struct Cudarc;
+    #[doc = include_str!("../../docs/guide/troubleshooting.md")]
+    pub struct Troubleshooting;
 }
 
 /// The `gl` crate (0.14), re-exported for the examples and for applications that want it.

@@ -1,9 +1,10 @@
 //! Device and pinned host memory: for kernels' scratch data, tests and baselines.
 
 use crate::context::Context;
-use crate::error::{CudaError, Error, Result};
+use crate::error::{Error, Result, UsageError};
 use crate::module::KernelParam;
 use crate::result;
+use crate::result::CudaError;
 use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT, Event, check_same_context};
 use cuda_gl_sys as sys;
 use std::marker::PhantomData;
@@ -26,17 +27,19 @@ device_copy!(i8, u8, i16, u16, i32, u32, i64, u64, f32, f64);
 // SAFETY: arrays of plain data are plain data.
 unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
 
-/// The size in bytes of `len` values of `T`, rejecting zero and overflow before the driver sees
-/// them.
-fn allocation_bytes<T>(len: usize) -> Result<usize> {
-    len.checked_mul(size_of::<T>())
-        .filter(|&b| b > 0)
-        .ok_or_else(|| {
-            Error::InvalidArgument(format!(
-                "cannot allocate {len} values of {} bytes",
-                size_of::<T>()
-            ))
-        })
+/// The size in bytes of `len` values of `T` for `what` (e.g. `a device buffer`), rejecting zero
+/// and overflow before the driver sees them.
+fn allocation_bytes<T>(len: usize, what: &'static str) -> Result<usize> {
+    match len.checked_mul(size_of::<T>()) {
+        Some(0) => Err(UsageError::ZeroSize { what }.into()),
+        Some(bytes) => Ok(bytes),
+        None => Err(UsageError::TooLarge {
+            what: "the size of the allocation in bytes",
+            value: len as u128 * size_of::<T>() as u128,
+            max: usize::MAX as u128,
+        }
+        .into()),
+    }
 }
 
 /// A device address borrowed from something that owns device memory ([`DeviceBuffer`], a mapped
@@ -70,17 +73,18 @@ impl DevicePtr<'_> {
     /// [`Function::launch`](crate::Function::launch) vouches for the addresses it passes).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] when the address would overflow 64 bits.
+    /// [`UsageError::AddressOverflow`] when the address would overflow 64 bits.
     pub fn byte_add(self, bytes: usize) -> Result<Self> {
         u64::try_from(bytes)
             .ok()
             .and_then(|b| self.raw.checked_add(b))
             .map(Self::new)
             .ok_or_else(|| {
-                Error::InvalidArgument(format!(
-                    "device address {:#x} + {bytes} bytes overflows 64 bits",
-                    self.raw
-                ))
+                UsageError::AddressOverflow {
+                    address: self.raw,
+                    bytes,
+                }
+                .into()
             })
     }
 }
@@ -112,8 +116,9 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// zeroing on a stream instead and does not wait.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a zero length; the driver's error from `cuMemAlloc`
-    /// (e.g. `CUDA_ERROR_OUT_OF_MEMORY`), `cuMemsetD8Async` or `cuStreamSynchronize`.
+    /// [`UsageError::ZeroSize`] for a zero length ([`UsageError::TooLarge`] when the size in
+    /// bytes overflows); the driver's error from `cuMemAlloc` (e.g.
+    /// `CUDA_ERROR_OUT_OF_MEMORY`), `cuMemsetD8Async` or `cuStreamSynchronize`.
     #[doc(alias = "cuMemAlloc")]
     pub fn zeroed(ctx: &Arc<Context>, len: usize) -> Result<Self> {
         Self::alloc_zeroed(ctx, len, sys::CU_STREAM_LEGACY, true)
@@ -127,9 +132,9 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// and so see it.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a zero length or a stream of another context; the
-    /// driver's error from `cuMemAlloc` (e.g. `CUDA_ERROR_OUT_OF_MEMORY`) or
-    /// `cuMemsetD8Async`.
+    /// [`UsageError::ZeroSize`] for a zero length; [`UsageError::WrongCudaContext`] for a
+    /// stream of another context; the driver's error from `cuMemAlloc` (e.g.
+    /// `CUDA_ERROR_OUT_OF_MEMORY`) or `cuMemsetD8Async`.
     #[doc(alias = "cuMemAlloc")]
     #[doc(alias = "cuMemsetD8Async")]
     pub fn zeroed_on(ctx: &Arc<Context>, len: usize, stream: &impl AsStream) -> Result<Self> {
@@ -163,7 +168,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
 
     /// Allocates `len` values, uninitialised, with `ctx` bound.
     fn alloc(ctx: &Arc<Context>, len: usize) -> Result<Self> {
-        let bytes = allocation_bytes::<T>(len)?;
+        let bytes = allocation_bytes::<T>(len, "a device buffer")?;
         ctx.bind()?;
         let raw = result::mem::alloc(bytes)?;
         Ok(Self {
@@ -178,7 +183,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// is ordered after all work queued in the context so far, and has finished on return).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for an empty `data`; the driver's error from `cuMemAlloc`
+    /// [`UsageError::ZeroSize`] for an empty `data`; the driver's error from `cuMemAlloc`
     /// (e.g. `CUDA_ERROR_OUT_OF_MEMORY`), and as [`DeviceBuffer::copy_from_slice`].
     #[doc(alias = "cuMemcpyHtoD")]
     pub fn from_slice(ctx: &Arc<Context>, data: &[T]) -> Result<Self> {
@@ -198,7 +203,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// [`DeviceBuffer::copy_from_slice_on`] orders the copy on one stream instead.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a length mismatch; the driver's error from
+    /// [`UsageError::SizeMismatch`] for a length mismatch; the driver's error from
     /// `cuCtxSynchronize` (including errors of earlier kernels) or `cuMemcpyHtoD`.
     #[doc(alias = "cuMemcpyHtoD")]
     pub fn copy_from_slice(&mut self, data: &[T]) -> Result<()> {
@@ -208,7 +213,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         // SAFETY: both ranges are `byte_len` long; `T` is plain data. For pageable memory the
         // call returns once `data` has been read (staged), so the borrow may end after it.
         unsafe { result::mem::copy_htod(self.raw, data.as_ptr().cast(), self.byte_len()) }?;
-        result::ctx::synchronize()
+        Ok(result::ctx::synchronize()?)
     }
 
     /// Queues a copy of `data` (exactly `len` values) in on `stream`, after the work queued on
@@ -216,9 +221,9 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// (`cuStreamSynchronize`; other streams are not waited for).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a length mismatch or a stream of another context; the
-    /// driver's error from `cuMemcpyHtoDAsync` or `cuStreamSynchronize` (including errors of
-    /// earlier kernels on the stream).
+    /// [`UsageError::SizeMismatch`] for a length mismatch; [`UsageError::WrongCudaContext`] for
+    /// a stream of another context; the driver's error from `cuMemcpyHtoDAsync` or
+    /// `cuStreamSynchronize` (including errors of earlier kernels on the stream).
     #[doc(alias = "cuMemcpyHtoDAsync")]
     pub fn copy_from_slice_on(&mut self, data: &[T], stream: &impl AsStream) -> Result<()> {
         self.check_len(data.len())?;
@@ -232,7 +237,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
             self.ctx
                 .run_now(stream.raw_stream(), "cuMemcpyHtoDAsync (not called)", |p| {
                     result::mem::copy_htod_async(raw, data.as_ptr().cast(), bytes, p)?;
-                    result::stream::synchronize(p)
+                    Ok(result::stream::synchronize(p)?)
                 })
         }
     }
@@ -265,9 +270,9 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// waits for it (other streams are not waited for).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a stream of another context; the driver's error from
-    /// `cuMemcpyDtoHAsync` or `cuStreamSynchronize` (including errors of earlier kernels on
-    /// the stream).
+    /// [`UsageError::WrongCudaContext`] for a stream of another context; the driver's error
+    /// from `cuMemcpyDtoHAsync` or `cuStreamSynchronize` (including errors of earlier kernels
+    /// on the stream).
     #[doc(alias = "cuMemcpyDtoHAsync")]
     pub fn to_vec_on(&self, stream: &impl AsStream) -> Result<Vec<T>> {
         check_same_context(&self.ctx, stream, "the device buffer")?;
@@ -304,8 +309,8 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// Sets every byte to `value`, in stream order.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a stream of another context; the driver's error from
-    /// `cuMemsetD8Async`.
+    /// [`UsageError::WrongCudaContext`] for a stream of another context; the driver's error
+    /// from `cuMemsetD8Async`.
     #[doc(alias = "cuMemsetD8Async")]
     pub fn memset_async(&mut self, value: u8, stream: &impl AsStream) -> Result<()> {
         check_same_context(&self.ctx, stream, "the device buffer")?;
@@ -315,7 +320,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         unsafe {
             self.ctx
                 .run_now(stream.raw_stream(), "cuMemsetD8Async (not called)", |p| {
-                    result::mem::memset_d8_async(raw, value, bytes, p)
+                    Ok(result::mem::memset_d8_async(raw, value, bytes, p)?)
                 })
         }?;
         Ok(())
@@ -350,10 +355,12 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         if given == self.len {
             Ok(())
         } else {
-            Err(Error::InvalidArgument(format!(
-                "the buffer holds {} values but {given} were given",
-                self.len
-            )))
+            Err(UsageError::SizeMismatch {
+                what: "the device buffer",
+                expected: self.len,
+                given,
+            }
+            .into())
         }
     }
 }
@@ -402,11 +409,11 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
     /// tracks copies into it.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a zero length; the driver's error from `cuMemAllocHost`
+    /// [`UsageError::ZeroSize`] for a zero length; the driver's error from `cuMemAllocHost`
     /// or `cuEventCreate`.
     #[doc(alias = "cuMemAllocHost")]
     pub fn zeroed(ctx: &Arc<Context>, len: usize) -> Result<Self> {
-        let bytes = allocation_bytes::<T>(len)?;
+        let bytes = allocation_bytes::<T>(len, "a pinned buffer")?;
         let event = Event::new(ctx, false)?;
         ctx.bind()?;
         let ptr = result::mem::alloc_host(bytes)?;
@@ -428,8 +435,9 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
     ///
     /// # Errors
     /// [`Error::Timeout`] when a copy has not finished within 10 s; the driver's error from
-    /// `cuEventQuery` (including errors of the work before the copy); [`Error::InvalidArgument`]
-    /// when the end of an earlier copy could not be tracked (see
+    /// `cuEventQuery` (including errors of the work before the copy);
+    /// [`UsageError::PinnedBufferUntracked`] when the end of an earlier copy could not be
+    /// tracked (see
     /// [`PinnedBuffer::copy_from_device_async`]).
     #[doc(alias = "cuEventQuery")]
     pub fn as_slice(&self) -> Result<&[T]> {
@@ -463,13 +471,7 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
     /// finished.
     fn wait_for_copies(&self) -> Result<()> {
         if self.untracked {
-            return Err(Error::InvalidArgument(
-                "the end of an earlier asynchronous copy into this pinned buffer could not be \
-                 tracked (recording its event and synchronizing its stream failed), so its \
-                 memory can no longer be read safely.\nhelp: drop the buffer (its memory is \
-                 leaked, not freed) and allocate a new one; see the error of that copy"
-                    .into(),
-            ));
+            return Err(UsageError::PinnedBufferUntracked.into());
         }
         self.event.wait_for(DEFAULT_WAIT_LIMIT)
     }
@@ -482,11 +484,11 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
     /// buffer may be dropped at once: freeing device memory waits for the copies that read it.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a length mismatch, or when `stream` or `src` belongs to
-    /// another context than the buffer; the driver's error from `cuStreamWaitEvent`,
+    /// [`UsageError::SizeMismatch`] for a length mismatch; [`UsageError::WrongCudaContext`] when
+    /// `stream` or `src` belongs to another context than the buffer; the driver's error from `cuStreamWaitEvent`,
     /// `cuMemcpyDtoHAsync` or `cuEventRecord`. When recording fails after the copy was queued,
     /// the stream is synchronized instead; if that fails too, the buffer is marked untracked:
-    /// reads return [`Error::InvalidArgument`] and `Drop` leaks the memory.
+    /// reads return [`UsageError::PinnedBufferUntracked`] and `Drop` leaks the memory.
     #[doc(alias = "cuMemcpyDtoHAsync")]
     pub fn copy_from_device_async(
         &mut self,
@@ -494,18 +496,19 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
         stream: &impl AsStream,
     ) -> Result<()> {
         if src.len() != self.len {
-            return Err(Error::InvalidArgument(format!(
-                "the pinned buffer holds {} values but the device buffer {}",
-                self.len,
-                src.len()
-            )));
+            return Err(UsageError::SizeMismatch {
+                what: "the pinned buffer",
+                expected: self.len,
+                given: src.len(),
+            }
+            .into());
         }
         if src.ctx.raw() != self.ctx.raw() {
-            return Err(Error::InvalidArgument(
-                "the device buffer belongs to another CUDA context than the pinned buffer.\n\
-                 help: allocate both in the same Context"
-                    .into(),
-            ));
+            return Err(UsageError::WrongCudaContext {
+                what: "device buffer",
+                owner: "the pinned buffer".into(),
+            }
+            .into());
         }
         check_same_context(&self.ctx, stream, "the pinned buffer")?;
         if self.untracked {
@@ -526,7 +529,7 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
                     Ok(match result::stream::event_record(event, p) {
                         Ok(()) => Ok(()),
                         // The copy is queued but not covered by the event: wait for it now.
-                        Err(e) => Err((e, result::stream::synchronize(p).is_err())),
+                        Err(e) => Err((Error::from(e), result::stream::synchronize(p).is_err())),
                     })
                 })
         }?;

@@ -1,7 +1,8 @@
 //! Modules from PTX or cubin, their kernels, and launches with typed arguments.
 
 use crate::context::Context;
-use crate::error::{CudaError, Error, Result};
+use crate::error::{Error, Result, UsageError};
+use crate::result::CudaError;
 use crate::result::{self, RawArg};
 use crate::stream::AsStream;
 use cuda_gl_sys as sys;
@@ -46,12 +47,12 @@ impl Module {
     /// - [`Error::InvalidModule`] with the JIT log when the text is not valid PTX, or, before the
     ///   driver is called, when a kernel's parameter declaration cannot be read (a size that
     ///   does not fit in `usize`, say);
-    /// - [`Error::InvalidArgument`] when the text contains a NUL byte;
+    /// - [`UsageError::NulByte`] when the text contains a NUL byte;
     /// - otherwise the driver's error from `cuModuleLoadDataEx`.
     #[doc(alias = "cuModuleLoadDataEx")]
     pub fn from_ptx(ctx: &Arc<Context>, ptx: &str) -> Result<Module> {
-        let text = CString::new(ptx).map_err(|_| {
-            Error::InvalidArgument("PTX text contains a NUL byte; pass the PTX file as text".into())
+        let text = CString::new(ptx).map_err(|_| UsageError::NulByte {
+            what: "the PTX text",
         })?;
         let params = parse_ptx_params(ptx).map_err(|log| Error::InvalidModule {
             log,
@@ -122,12 +123,13 @@ impl Module {
     /// The kernel named `name` (its `extern "C"` or mangled name).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a name with a NUL byte; `CUDA_ERROR_NOT_FOUND` from
+    /// [`UsageError::NulByte`] for a name with a NUL byte; `CUDA_ERROR_NOT_FOUND` from
     /// `cuModuleGetFunction` when the module has no such kernel.
     #[doc(alias = "cuModuleGetFunction")]
     pub fn function(&self, name: &str) -> Result<Function> {
-        let cname = CString::new(name)
-            .map_err(|_| Error::InvalidArgument("kernel name contains a NUL byte".into()))?;
+        let cname = CString::new(name).map_err(|_| UsageError::NulByte {
+            what: "the kernel name",
+        })?;
         self.inner.ctx.bind()?;
         // SAFETY: the module is live and its context bound (1).
         let raw = unsafe { result::module::get_function(self.inner.raw, &cname) }?;
@@ -306,7 +308,7 @@ kernel_param!(i8, u8, i16, u16, i32, u32, i64, u64, f32, f64, isize, usize);
 ///    requires).
 ///
 /// [`Function::launch`] checks 1 and 2 against the pointers it receives and refuses the launch
-/// with [`Error::InvalidArgument`] when they disagree; 3 and 4 cannot be checked.
+/// with [`UsageError::KernelArgsImpl`] when they disagree; 3 and 4 cannot be checked.
 pub unsafe trait KernelArgs {
     /// The size in bytes of each argument.
     fn sizes(&self) -> Vec<usize>;
@@ -407,9 +409,10 @@ impl Function {
     ///
     /// # Errors
     /// - [`Error::KernelArguments`] when the arguments do not match the PTX declaration;
-    /// - [`Error::InvalidArgument`] for a stream of another context, or when the [`KernelArgs`]
-    ///   implementation's pointer count disagrees with its `count()` or `sizes()` (a broken
-    ///   hand implementation; the driver is not called);
+    /// - [`UsageError::WrongCudaContext`] for a stream of another context;
+    ///   [`UsageError::KernelArgsImpl`] when the [`KernelArgs`] implementation's pointer count
+    ///   disagrees with its `count()` or `sizes()` (a broken hand implementation; the driver is
+    ///   not called);
     /// - otherwise the driver's error from `cuLaunchKernel` (e.g. `CUDA_ERROR_INVALID_VALUE`
     ///   for a block that is too large).
     #[doc(alias = "cuLaunchKernel")]
@@ -443,20 +446,19 @@ impl Function {
         let s = stream.raw_stream();
         args.with_pointers(|ptrs| {
             if ptrs.len() != count || ptrs.len() != given.len() {
-                return Err(Error::InvalidArgument(format!(
-                    "the KernelArgs implementation passed {} argument pointer(s), but its count() \
-                     is {count} and its sizes() has {} entries; the launch was refused before \
-                     the driver saw it. Fix the implementation, or pass a tuple of KernelParam \
-                     values, which implements KernelArgs correctly",
-                    ptrs.len(),
-                    given.len()
-                )));
+                return Err(Error::from(UsageError::KernelArgsImpl {
+                    pointers: ptrs.len(),
+                    count,
+                    sizes: given.len(),
+                }));
             }
             // SAFETY: the function and stream are live and of the bound context (1); `ptrs`
             // has one pointer per argument (checked above against count() and sizes()), each
             // valid for the call (the KernelArgs contract, 3) (2); the caller of `launch`
             // vouches for the arguments' meaning (its 1, 2, 3) (3).
-            unsafe { result::module::launch_kernel(raw, grid, block, shared_mem_bytes, s, ptrs) }
+            Ok(unsafe {
+                result::module::launch_kernel(raw, grid, block, shared_mem_bytes, s, ptrs)
+            }?)
         })?;
         Ok(())
     }

@@ -39,7 +39,7 @@
 //! cuda-gl's ordering events.
 
 use crate::error::{Error, Result};
-use crate::result;
+use crate::result::{self, DriverError};
 use cuda_gl_sys as sys;
 
 /// Refuses `call` on raw stream `s` (of the bound context) while it captures a CUDA graph:
@@ -66,8 +66,8 @@ pub(crate) unsafe fn check_not_capturing(s: sys::CUstream, call: &'static str) -
 /// (`CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED` 900 to `CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD` 908),
 /// or `CUDA_ERROR_INVALID_VALUE`, which a query of an event answers once the capture that
 /// recorded it has ended.
-fn taken_by_capture(e: &Error) -> bool {
-    matches!(e, Error::Cuda(c) if (900..=908).contains(&c.code.0)
+fn taken_by_capture(e: &DriverError) -> bool {
+    matches!(e, DriverError::Cuda(c) if (900..=908).contains(&c.code.0)
         || c.code == sys::CUresult::CUDA_ERROR_INVALID_VALUE)
 }
 
@@ -123,7 +123,7 @@ impl Live {
         if let Err(e) = events {
             // SAFETY: made just above and never used.
             unsafe { live.destroy() };
-            return Err(e);
+            return Err(e.into());
         }
         Ok(live)
     }
@@ -194,7 +194,7 @@ impl PrivateQueue {
         match plain {
             Ok(_) => {}
             Err(e) if taken_by_capture(&e) => return Err(Error::StreamCapturing { call }),
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         }
         // SAFETY: both live, in the bound context; `joined` was last recorded outside any
         // capture (above) and only this queue records it.

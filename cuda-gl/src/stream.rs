@@ -1,7 +1,7 @@
 //! Streams (owned, special, or borrowed from another library) and events.
 
 use crate::context::Context;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, UsageError};
 use crate::result;
 use cuda_gl_sys as sys;
 use std::sync::Arc;
@@ -17,10 +17,11 @@ pub(crate) fn check_same_context(ctx: &Context, stream: &impl AsStream, owner: &
     if stream.raw_context() == ctx.raw() {
         Ok(())
     } else {
-        Err(Error::InvalidArgument(format!(
-            "the stream belongs to another CUDA context than {owner}.\nhelp: create the stream \
-             (or borrow it with Stream::from_raw) in the same Context as {owner}"
-        )))
+        Err(UsageError::WrongCudaContext {
+            what: "stream",
+            owner: owner.into(),
+        }
+        .into())
     }
 }
 
@@ -172,7 +173,7 @@ impl Stream {
     pub fn synchronize(&self) -> Result<()> {
         self.ctx.bind()?;
         // SAFETY: the stream is live for as long as `self` (constructors' contracts).
-        unsafe { result::stream::synchronize(self.raw) }
+        Ok(unsafe { result::stream::synchronize(self.raw) }?)
     }
 
     /// Makes future work on this stream wait for `event`.
@@ -183,7 +184,7 @@ impl Stream {
     pub fn wait_event(&self, event: &Event) -> Result<()> {
         self.ctx.bind()?;
         // SAFETY: both handles are live while borrowed.
-        unsafe { result::stream::wait_event(self.raw, event.raw) }
+        Ok(unsafe { result::stream::wait_event(self.raw, event.raw) }?)
     }
 }
 
@@ -247,14 +248,14 @@ impl Event {
     /// Records the event on `stream`.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a stream of another context; the driver's error from
-    /// `cuEventRecord`.
+    /// [`UsageError::WrongCudaContext`] for a stream of another context; the driver's error
+    /// from `cuEventRecord`.
     #[doc(alias = "cuEventRecord")]
     pub fn record(&self, stream: &impl AsStream) -> Result<()> {
         check_same_context(&self.ctx, stream, "the event")?;
         self.ctx.bind()?;
         // SAFETY: both handles are live while borrowed and share a context (checked above).
-        unsafe { result::stream::event_record(self.raw, stream.raw_stream()) }
+        Ok(unsafe { result::stream::event_record(self.raw, stream.raw_stream()) }?)
     }
 
     /// [`record`](Self::record) for cuda-gl's own ordering, which needs the record to happen
@@ -266,7 +267,7 @@ impl Event {
         // SAFETY: both handles are live while borrowed and share a context (checked above).
         unsafe {
             self.ctx.run_now(stream.raw_stream(), call, |p| {
-                result::stream::event_record(raw, p)
+                Ok(result::stream::event_record(raw, p)?)
             })
         }
     }
@@ -279,7 +280,7 @@ impl Event {
     pub fn synchronize(&self) -> Result<()> {
         self.ctx.bind()?;
         // SAFETY: the event is live.
-        unsafe { result::stream::event_synchronize(self.raw) }
+        Ok(unsafe { result::stream::event_synchronize(self.raw) }?)
     }
 
     /// Whether the work before the recorded point has finished, without waiting (an event never
@@ -291,7 +292,7 @@ impl Event {
     pub fn query(&self) -> Result<bool> {
         self.ctx.bind()?;
         // SAFETY: the event is live.
-        unsafe { result::stream::event_query(self.raw) }
+        Ok(unsafe { result::stream::event_query(self.raw) }?)
     }
 
     /// Waits until the work before the recorded point has finished, polling `cuEventQuery` for
@@ -324,18 +325,16 @@ impl Event {
     /// Milliseconds between `start` and `self`, both recorded and complete.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] when either event was created without timing; the driver's error
-    /// from `cuEventElapsedTime` (e.g. `CUDA_ERROR_NOT_READY`).
+    /// [`UsageError::EventWithoutTiming`] when either event was created without timing; the
+    /// driver's error from `cuEventElapsedTime` (e.g. `CUDA_ERROR_NOT_READY`).
     #[doc(alias = "cuEventElapsedTime")]
     pub fn elapsed_ms_since(&self, start: &Event) -> Result<f32> {
         if !(self.timing && start.timing) {
-            return Err(Error::InvalidArgument(
-                "elapsed time needs two events created with `timing = true`".into(),
-            ));
+            return Err(UsageError::EventWithoutTiming.into());
         }
         self.ctx.bind()?;
         // SAFETY: both events are live and were created with timing.
-        unsafe { result::stream::event_elapsed(start.raw, self.raw) }
+        Ok(unsafe { result::stream::event_elapsed(start.raw, self.raw) }?)
     }
 
     /// The raw `CUevent`.

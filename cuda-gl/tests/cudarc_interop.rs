@@ -326,7 +326,11 @@ fn views_refuse_bad_layouts_and_streams_that_are_not_arc_cuda_streams() {
     let plain: &CudaStream = &r.stream;
     let mapped = res.map(plain).unwrap();
     // SAFETY: (1) no other thread captures on this stream meanwhile.
-    assert_refused(unsafe { mapped.as_cudarc_slice::<u8>() }, "Arc<");
+    assert_refused(
+        unsafe { mapped.as_cudarc_slice::<u8>() },
+        cuda_gl::ErrorKind::NeedsCudarcStream,
+        "Arc<",
+    );
     mapped.unmap().unwrap();
 
     // So does cuda-gl's own stream in the shared context.

@@ -1,7 +1,7 @@
 //! [`Offscreen`]: the colour target a headless program draws into and reads back, so that it
 //! needs no framebuffer code of its own.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, UsageError};
 use crate::glapi::{GlFns, GlOwner};
 use std::marker::PhantomData;
 
@@ -41,7 +41,7 @@ impl Offscreen {
     /// re-specify it while it is registered with CUDA.
     ///
     /// # Errors
-    /// - [`Error::InvalidArgument`] for a zero size or one over `GL_MAX_TEXTURE_SIZE`;
+    /// - [`UsageError::OffscreenSize`] for a zero size or one over `GL_MAX_TEXTURE_SIZE`;
     /// - [`Error::NoGlContext`] and the other errors of the owner check when no usable GL
     ///   context is current;
     /// - [`Error::GlCall`] when GL refuses the texture, or the framebuffer is incomplete (the
@@ -54,10 +54,7 @@ impl Offscreen {
         unsafe { (fns.get_integerv)(gl::MAX_TEXTURE_SIZE, &mut max) };
         let fits = |n: u32| n > 0 && i32::try_from(n).is_ok_and(|n| n <= max);
         if !fits(width) || !fits(height) {
-            return Err(Error::InvalidArgument(format!(
-                "an offscreen target of {width}x{height} pixels: each side must be 1 to {max} \
-                 (GL_MAX_TEXTURE_SIZE of this context)"
-            )));
+            return Err(UsageError::OffscreenSize { width, height, max }.into());
         }
         fns.drain_errors();
         let mut target = Offscreen {

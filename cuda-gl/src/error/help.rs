@@ -1,7 +1,7 @@
 //! The long `help:` texts of [`Error`](super::Error)'s messages, and the names they use (GL
 //! targets, GL error codes), kept apart so that the enum fits on a few screens.
 
-use super::CudaError;
+use crate::result::CudaError;
 use cuda_gl_sys::CUresult;
 
 pub(super) fn context_unusable_help(source: &CudaError) -> String {

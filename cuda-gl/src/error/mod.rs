@@ -1,15 +1,30 @@
 //! Errors: one enum for every failure, with the driver's code, its name and description, the call
-//! that failed, and for the failures users meet most, what to do about them.
+//! that failed, and what to do about it (a `help:` line).
+//!
+//! The driver layer's own error, [`CudaError`], lives with that layer (`crate::result`); this
+//! module converts from it (`convert.rs`). Besides `result`, it uses only `gl_object` (the flag
+//! and target types some variants carry); `egl`'s error types are defined here (`egl.rs`), so
+//! that no module it depends on depends on it. Refusals before the driver are [`UsageError`]s
+//! (`usage.rs`); [`ErrorKind`] (`kind.rs`) names each variant, and tells "this machine or setup
+//! cannot do this" from a bug.
 
-use cuda_gl_sys::{CUresult, LoadError};
+use crate::result::CudaError;
+use cuda_gl_sys::LoadError;
 
-mod cuda;
+mod convert;
+#[cfg(feature = "egl")]
+pub(crate) mod egl;
 mod help;
+mod kind;
+mod label;
+mod usage;
 
-use cuda::labels;
-pub use cuda::{CudaError, DeviceLabel};
 pub use help::gl_error_name;
 use help::{context_unusable_help, gl_target_name, jit_log, target_help, unsupported_image_help};
+pub use kind::ErrorKind;
+pub use label::DeviceLabel;
+use label::labels;
+pub use usage::UsageError;
 
 /// A `Result` whose error is [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -155,9 +170,56 @@ pub enum Error {
         source: CudaError,
     },
 
-    /// An argument was rejected before the driver was called.
+    /// A call refused before the driver saw it, because of its arguments or the state of the
+    /// objects it was given: a GL name 0, an index out of range, a stream of another CUDA
+    /// context, and the others of [`UsageError`]. Match `Error::Usage(_)` for any of them.
+    #[error(transparent)]
+    Usage(#[from] UsageError),
+
+    /// An argument was rejected before the driver was called, for a reason rare enough to have
+    /// no [`UsageError`] of its own (e.g. unknown [`RegisterFlags`](crate::RegisterFlags) bits).
+    /// The message ends with a `help:` line.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+
+    /// cuda-gl or the driver broke one of cuda-gl's own invariants (e.g. a driver call succeeded
+    /// but returned an impossible value). The call was refused; nothing was left half done.
+    #[error(
+        "internal error: {what}.\nhelp: this is a bug of cuda-gl or of the driver; please \
+         report it with the driver version and the calls that led to it"
+    )]
+    Internal {
+        /// What went wrong.
+        what: String,
+    },
+
+    /// The device lacks a feature that [`external`](crate::external) memory needs (virtual
+    /// memory management, or POSIX file descriptor handles).
+    #[error(
+        "{device} does not support {feature}, which external memory needs.\nhelp: use the \
+         map/unmap path (RegisteredBuffer) instead"
+    )]
+    ExternalMemoryUnsupported {
+        /// The device.
+        device: Box<DeviceLabel>,
+        /// The missing feature, e.g. `virtual memory management`.
+        feature: &'static str,
+    },
+
+    /// cuda-gl's CUDA driver and cudarc's see a context on different devices: the two crates
+    /// loaded different driver libraries (feature `cudarc`).
+    #[error(
+        "cuda-gl's CUDA driver sees the cudarc context on device {cuda_gl_device}, but cudarc \
+         reports device {cudarc_device}: the two crates loaded different CUDA driver \
+         libraries.\nhelp: make sure only the NVIDIA driver's libcuda.so.1 is found (no stub \
+         libcuda.so on LD_LIBRARY_PATH), or set CUDA_GL_DRIVER_PATH to the library cudarc loads"
+    )]
+    DriverLibraryMismatch {
+        /// The device cuda-gl's driver reports (`cuCtxGetDevice`).
+        cuda_gl_device: i32,
+        /// The device cudarc reports.
+        cudarc_device: i32,
+    },
 
     /// A kernel was launched with arguments that do not match its parameters.
     #[error(
@@ -262,7 +324,7 @@ pub enum Error {
     #[cfg(feature = "egl")]
     #[cfg_attr(docsrs, doc(cfg(feature = "egl")))]
     #[error(transparent)]
-    Egl(#[from] crate::egl::EglError),
+    Egl(#[from] egl::EglError),
 
     /// The current OpenGL context does not offer an extension that this call needs, such as
     /// `GL_EXT_memory_object_fd` for [`external`](crate::external) memory.
@@ -518,55 +580,4 @@ pub enum Error {
         /// How many imports were tried.
         attempts: usize,
     },
-}
-
-impl From<CudaError> for Error {
-    fn from(e: CudaError) -> Self {
-        if is_context_fatal(e.code) {
-            Error::ContextUnusable { source: e }
-        } else {
-            Error::Cuda(e)
-        }
-    }
-}
-
-/// Whether `code` leaves the context unusable: the sticky kernel faults, and a destroyed context.
-fn is_context_fatal(code: CUresult) -> bool {
-    use CUresult as R;
-    [
-        R::CUDA_ERROR_ILLEGAL_ADDRESS,
-        R::CUDA_ERROR_LAUNCH_TIMEOUT,
-        R::CUDA_ERROR_CONTEXT_IS_DESTROYED,
-        R::CUDA_ERROR_HARDWARE_STACK_ERROR,
-        R::CUDA_ERROR_ILLEGAL_INSTRUCTION,
-        R::CUDA_ERROR_MISALIGNED_ADDRESS,
-        R::CUDA_ERROR_INVALID_ADDRESS_SPACE,
-        R::CUDA_ERROR_INVALID_PC,
-        R::CUDA_ERROR_LAUNCH_FAILED,
-    ]
-    .contains(&code)
-}
-
-impl Error {
-    /// The driver error behind this error, if there is one.
-    pub fn cuda(&self) -> Option<&CudaError> {
-        match self {
-            Error::Cuda(e)
-            | Error::NoGlContext { source: e }
-            | Error::NotAGlObject { source: e, .. }
-            | Error::PtxTooNew { source: e, .. }
-            | Error::InvalidModule { source: e, .. }
-            | Error::InvalidSubresource { source: e, .. }
-            | Error::NotNvidiaGl { source: e }
-            | Error::UnsupportedImage { source: e, .. }
-            | Error::ContextUnusable { source: e }
-            | Error::MappingStateLost { source: e, .. } => Some(e),
-            _ => None,
-        }
-    }
-
-    /// The raw driver code behind this error, if there is one.
-    pub fn code(&self) -> Option<CUresult> {
-        self.cuda().map(|e| e.code)
-    }
 }

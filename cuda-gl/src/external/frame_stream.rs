@@ -6,7 +6,7 @@ use super::external_gl::ExternalGl;
 use super::frame::{FrameRead, FrameWrite};
 use super::slot::{Slot, Slots};
 use crate::context::Context;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, UsageError};
 use crate::glapi::Fence;
 use crate::result;
 use crate::stream::{AsStream, check_same_context};
@@ -178,8 +178,8 @@ impl FrameStream {
     /// The GL context `gl` was loaded for must be current.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for 0 bytes, a burst of 0 or more frames than slots, or more
-    /// than [`MAX_STREAM_SLOTS`] slots; [`Error::WrongGlContext`] or [`Error::NoGlContext`] when
+    /// [`UsageError::BadFrameStreamShape`] for a burst of 0 or more frames than slots, or more
+    /// than [`MAX_STREAM_SLOTS`] slots; [`UsageError::ZeroSize`] for 0 bytes; [`Error::WrongGlContext`] or [`Error::NoGlContext`] when
     /// the context `gl` was loaded for is not current; otherwise as [`ExportableMemory::new`],
     /// [`GlMemoryBuffer::import`] and [`Event::new`].
     ///
@@ -194,11 +194,12 @@ impl FrameStream {
         burst: usize,
     ) -> Result<FrameStream> {
         if burst == 0 || burst > slots || slots > MAX_STREAM_SLOTS {
-            return Err(Error::InvalidArgument(format!(
-                "a frame stream of {slots} slots in bursts of {burst} frames cannot be made: it \
-                 needs 1 <= burst <= slots <= {MAX_STREAM_SLOTS}\nhelp: slots = 2 * burst lets \
-                 CUDA write one burst while GL reads the previous one"
-            )));
+            return Err(UsageError::BadFrameStreamShape {
+                slots,
+                burst,
+                max_slots: MAX_STREAM_SLOTS,
+            }
+            .into());
         }
         let state = || StreamState {
             produced: false,
@@ -238,13 +239,16 @@ impl FrameStream {
     /// GL context: the burst's fence covers the GL commands issued there, and nothing else.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a slot out of range.
+    /// [`UsageError::OutOfRange`] for a slot out of range.
     pub fn gl_buffer(&self, slot: usize) -> Result<u32> {
         let len = self.slots.len();
         self.slots.get(slot).map(|s| s.gl.buffer()).ok_or_else(|| {
-            Error::InvalidArgument(format!(
-                "slot {slot} is out of range: the frame stream has {len} slots"
-            ))
+            UsageError::OutOfRange {
+                what: "frame stream slot",
+                index: slot,
+                len,
+            }
+            .into()
         })
     }
 
@@ -290,8 +294,8 @@ impl FrameStream {
     /// given to GL, and the error is returned.
     ///
     /// # Errors
-    /// `produce`'s or `consume`'s error (the stream stays usable); [`Error::InvalidArgument`]
-    /// for a stream of another CUDA context; [`Error::WrongGlContext`] or
+    /// `produce`'s or `consume`'s error (the stream stays usable);
+    /// [`UsageError::WrongCudaContext`] for a stream of another CUDA context; [`Error::WrongGlContext`] or
     /// [`Error::NoGlContext`] when the stream's GL context is not current; [`Error::Timeout`]
     /// when a wait for GL's reads or CUDA's writes outlasts the timeout; [`Error::GlCall`] from
     /// `glFenceSync` or `glClientWaitSync`; the driver's error from `cuEventRecord` or
@@ -450,11 +454,13 @@ impl FrameStream {
             let Some(&(first, last)) = self.complete.front() else {
                 // Every pushed frame is in a complete burst or consumed, so this cannot happen;
                 // writing the slots now could overwrite frames GL has not been given.
-                return Err(Error::InvalidArgument(format!(
-                    "frames {}..{end} of the frame stream cannot be given to GL: no burst holds \
-                     them",
-                    self.consumed
-                ))
+                return Err(Error::Internal {
+                    what: format!(
+                        "frames {}..{end} of the frame stream cannot be given to GL: no burst \
+                         holds them",
+                        self.consumed
+                    ),
+                }
                 .into());
             };
             if self.ordered {

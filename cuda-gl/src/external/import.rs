@@ -4,7 +4,7 @@
 use super::GL_HANDLE_TYPE_OPAQUE_FD_EXT;
 use super::external_gl::ExternalGl;
 use super::memory::ExportableMemory;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, UsageError};
 use crate::gl_object::Kind;
 use crate::glapi::{GlFns, GlOwner, claim, have};
 use crate::result;
@@ -144,8 +144,10 @@ impl GlMemoryBuffer {
         fns.check("glImportMemoryFdEXT")?; // On error `fd` is still ours and drops closed.
         // GL owns the descriptor after a successful import: it must not be closed here.
         let _ = fd.into_raw_fd();
-        let size = isize::try_from(out.size).map_err(|_| {
-            Error::InvalidArgument(format!("{} bytes is too large for GL", out.size))
+        let size = isize::try_from(out.size).map_err(|_| UsageError::TooLarge {
+            what: "the size of the GL buffer in bytes",
+            value: out.size as u128,
+            max: isize::MAX as u128,
         })?;
         let mut previous = 0;
         // SAFETY: valid out-pointers; the buffer name is fresh and bound before its storage is
@@ -194,7 +196,9 @@ impl GlMemoryBuffer {
         unsafe { result::mem::copy_htod(ptr, marker.as_ptr().cast(), n) }?;
         // A copy from pageable memory may return before its DMA has landed: wait for it before
         // GL reads, and before later work of any stream (non-blocking ones included) may run.
-        let seen = result::ctx::synchronize().and_then(|()| self.read_front(fns, n));
+        let seen = result::ctx::synchronize()
+            .map_err(Error::from)
+            .and_then(|()| self.read_front(fns, n));
         // The old bytes go back whatever the read gave.
         // SAFETY: as for the marker, with `old`.
         unsafe { result::mem::copy_htod(ptr, old.as_ptr().cast(), n) }?;

@@ -3,7 +3,7 @@
 
 use crate::context::Context;
 use crate::device::Device;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, UsageError};
 use crate::memory::DevicePtr;
 use crate::result;
 use cuda_gl_sys as sys;
@@ -32,17 +32,20 @@ impl ExportableMemory {
     /// Allocates at least `bytes` bytes on the context's device.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for zero bytes, or a device without virtual memory management
-    /// or POSIX file descriptor handles; otherwise the driver's error from
+    /// [`UsageError::ZeroSize`] for zero bytes; [`Error::ExternalMemoryUnsupported`] for a
+    /// device without virtual memory management or POSIX file descriptor handles;
+    /// [`UsageError::TooLarge`] for a size that overflows when rounded up to the allocation
+    /// granularity; otherwise the driver's error from
     /// `cuMemGetAllocationGranularity`, `cuMemCreate`, `cuMemAddressReserve`, `cuMemMap`,
     /// `cuMemSetAccess` or `cuMemsetD8`.
     #[doc(alias = "cuMemCreate")]
     #[doc(alias = "cuMemMap")]
     pub fn new(ctx: &Arc<Context>, bytes: usize) -> Result<ExportableMemory> {
         if bytes == 0 {
-            return Err(Error::InvalidArgument(
-                "cannot allocate 0 bytes of exportable memory".into(),
-            ));
+            return Err(UsageError::ZeroSize {
+                what: "exportable memory",
+            }
+            .into());
         }
         ctx.bind()?;
         let device = ctx.device();
@@ -57,18 +60,22 @@ impl ExportableMemory {
             ),
         ] {
             if result::device::attribute(device.raw(), attribute)? == 0 {
-                return Err(Error::InvalidArgument(format!(
-                    "{} does not support {what}, which external memory needs; use the \
-                     map/unmap path (RegisteredBuffer) instead",
-                    device.label()
-                )));
+                return Err(Error::ExternalMemoryUnsupported {
+                    device: Box::new(device.label()),
+                    feature: what,
+                });
             }
         }
         let prop = allocation_prop(device);
         let granularity = result::vmm::granularity(&prop)?;
-        let size = bytes
-            .checked_next_multiple_of(granularity.max(1))
-            .ok_or_else(|| Error::InvalidArgument(format!("{bytes} bytes is too large")))?;
+        let size = bytes.checked_next_multiple_of(granularity.max(1)).ok_or(
+            UsageError::TooLarge {
+                what: "the size of the exportable memory in bytes, rounded up to the allocation \
+                       granularity",
+                value: (bytes as u128).next_multiple_of(granularity.max(1) as u128),
+                max: usize::MAX as u128,
+            },
+        )?;
         // `size` is a multiple of the granularity of `prop`, which describes pinned device
         // memory on the context's device.
         let handle = result::vmm::create(size, &prop)?;
@@ -142,9 +149,11 @@ impl ExportableMemory {
         // file descriptor handles requested (`allocation_prop`).
         let fd = unsafe { result::vmm::export_fd(self.handle) }?;
         if fd < 0 {
-            return Err(Error::InvalidArgument(format!(
-                "cuMemExportToShareableHandle succeeded but returned descriptor {fd}"
-            )));
+            return Err(Error::Internal {
+                what: format!(
+                    "cuMemExportToShareableHandle succeeded but returned descriptor {fd}"
+                ),
+            });
         }
         // SAFETY: the driver created `fd` for the caller, who owns it from now on.
         Ok(unsafe { OwnedFd::from_raw_fd(fd) })

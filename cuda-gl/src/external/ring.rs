@@ -5,7 +5,7 @@ use super::DEFAULT_TIMEOUT;
 use super::external_gl::ExternalGl;
 use super::slot::{Slot, Slots};
 use crate::context::Context;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, UsageError};
 use crate::glapi::{Fence, GlOwner};
 use crate::memory::DevicePtr;
 use crate::result;
@@ -121,7 +121,8 @@ impl ExternalRing {
     /// The GL context `gl` was loaded for must be current.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for 0 or more than 16 slots or 0 bytes;
+    /// [`UsageError::BadRingSlots`] for 0 or more than 16 slots; [`UsageError::ZeroSize`] for 0
+    /// bytes;
     /// [`Error::WrongGlContext`] or [`Error::NoGlContext`] when the context `gl` was loaded for
     /// is not current; otherwise as [`ExportableMemory::new`], [`GlMemoryBuffer::import`] and
     /// [`Event::new`].
@@ -138,10 +139,7 @@ impl ExternalRing {
         bytes_per_slot: usize,
     ) -> Result<ExternalRing> {
         if !(1..=16).contains(&slots) {
-            return Err(Error::InvalidArgument(format!(
-                "an external ring has 1 to 16 slots, not {slots} (3 or more keep frames in \
-                 flight)"
-            )));
+            return Err(UsageError::BadRingSlots { slots, max: 16 }.into());
         }
         let state = || RingState {
             write_pending: false,
@@ -171,7 +169,7 @@ impl ExternalRing {
     /// The GL buffer name of `slot`, e.g. to create a texture buffer over it once.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a slot out of range.
+    /// [`UsageError::OutOfRange`] for a slot out of range.
     pub fn gl_buffer(&self, slot: usize) -> Result<u32> {
         Ok(self.slot_ref(slot)?.gl.buffer())
     }
@@ -209,7 +207,8 @@ impl ExternalRing {
     /// (for a [`CudaWrite`]), or GL's commands are fenced and waited for (for a [`GlRead`]).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a slot out of range or a stream of another context;
+    /// [`UsageError::OutOfRange`] for a slot out of range; [`UsageError::WrongCudaContext`] for a
+    /// stream of another context;
     /// [`Error::WrongGlContext`] or [`Error::NoGlContext`] when the ring's GL context is not
     /// current; [`Error::Timeout`] or [`Error::GlCall`] from the fence wait
     /// (`glClientWaitSync`); the driver's error from synchronizing the context or from
@@ -222,9 +221,11 @@ impl ExternalRing {
     ) -> Result<CudaWrite<'a>> {
         let timeout = self.timeout;
         if stream.raw_context() != self.slot_ref(slot)?.memory.context().raw() {
-            return Err(Error::InvalidArgument(
-                "the stream belongs to another CUDA context than the ring's memory".into(),
-            ));
+            return Err(UsageError::WrongCudaContext {
+                what: "stream",
+                owner: "the ring's memory".into(),
+            }
+            .into());
         }
         let ctx = self.slot_ref(slot)?.memory.context().clone();
         crate::stream::refuse_capturing(&ctx, stream, "ExternalRing::write (not begun)")?;
@@ -254,7 +255,7 @@ impl ExternalRing {
     /// A guard of the slot that was leaked is recovered first, as in [`write`](Self::write).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a slot out of range; [`Error::WrongGlContext`] or
+    /// [`UsageError::OutOfRange`] for a slot out of range; [`Error::WrongGlContext`] or
     /// [`Error::NoGlContext`] when the ring's GL context is not current; the driver's error from
     /// `cuEventSynchronize` (such as a kernel's fault) or from synchronizing the context.
     #[doc(alias = "cuEventSynchronize")]
@@ -313,9 +314,12 @@ impl ExternalRing {
 }
 
 fn out_of_range(slot: usize, len: usize) -> Error {
-    Error::InvalidArgument(format!(
-        "slot {slot} is out of range: the ring has {len} slots"
-    ))
+    UsageError::OutOfRange {
+        what: "ring slot",
+        index: slot,
+        len,
+    }
+    .into()
 }
 
 impl Drop for ExternalRing {
@@ -393,7 +397,7 @@ impl CudaWrite<'_> {
                 .memory
                 .context()
                 .run_now(self.stream, "cuEventRecord (not called)", |p| {
-                    result::stream::event_record(event, p)
+                    Ok(result::stream::event_record(event, p)?)
                 })
         }?;
         self.slot.state.write_pending = true;

@@ -22,7 +22,8 @@
 
 use super::platform::{Current, PLATFORMS, current};
 use super::table::{GlFns, have};
-use crate::error::{CudaError, Error, Result};
+use crate::error::{Error, Result};
+use crate::result::CudaError;
 use cuda_gl_sys::CUresult;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -2,7 +2,7 @@
 //! array over all levels. Each borrows the mapping.
 
 use super::{ImageTarget, Kind, Registration};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, UsageError};
 use crate::result;
 use cuda_gl_sys as sys;
 
@@ -19,19 +19,16 @@ pub(super) struct Origin<'m> {
 impl<'m> Origin<'m> {
     /// Refuses an array of another mapping than `reg`'s: an object over it would be retired, and
     /// ordered by `launch`'s rule, with the wrong mapping.
-    pub(super) fn check_owner(&self, reg: &Registration, what: &str) -> Result<()> {
+    pub(super) fn check_owner(&self, reg: &Registration, what: &'static str) -> Result<()> {
         if std::ptr::eq(self.reg, reg) {
             Ok(())
         } else {
-            Err(Error::InvalidArgument(format!(
-                "the array belongs to another mapping (GL {} {}) than the one asked to create \
-                 the {what} (GL {} {}); create it from the guard or batch entry of the array's \
-                 own image",
-                self.reg.kind.describe(),
-                self.reg.name,
-                reg.kind.describe(),
-                reg.name
-            )))
+            Err(UsageError::ArrayOfAnotherMapping {
+                what,
+                array: format!("GL {} {}", self.reg.kind.describe(), self.reg.name),
+                mapping: format!("GL {} {}", reg.kind.describe(), reg.name),
+            }
+            .into())
         }
     }
 
@@ -256,14 +253,14 @@ impl<'m> MappedMipmappedArray<'m> {
     pub fn level(&self, level: u32) -> Result<MappedArray<'m>> {
         // SAFETY: the mipmapped array is live while mapped.
         let raw = unsafe { result::array::mipmap_level(self.raw, level) }.map_err(|e| match e {
-            Error::Cuda(c) if c.code == sys::CUresult::CUDA_ERROR_INVALID_VALUE => {
+            result::DriverError::Cuda(c) if c.code == sys::CUresult::CUDA_ERROR_INVALID_VALUE => {
                 Error::InvalidSubresource {
                     index: 0,
                     level,
                     source: c,
                 }
             }
-            other => other,
+            other => other.into(),
         })?;
         // SAFETY: the array is live while mapped.
         let d = unsafe { result::array::descriptor(raw) }?;

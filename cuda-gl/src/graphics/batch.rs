@@ -5,7 +5,7 @@ use super::methods::guard_unmap;
 use super::surface::{Surface, SurfaceObject, cached_surface, create_surface, layer_surfaces};
 use super::texture::{TextureDesc, TextureObject, create_texture};
 use super::{Kind, Registration};
-use crate::error::{Error, Result};
+use crate::error::{Result, UsageError};
 use crate::graphics::{MappedArray, MappedMipmappedArray, RegisteredBuffer, RegisteredImage};
 use crate::memory::DevicePtr;
 use crate::result;
@@ -42,7 +42,8 @@ impl<'a> From<&'a mut RegisteredImage> for Resource<'a> {
 /// on its stream like those of a single mapping ([`MappedArray::copy_to_host`], ...). The mutable borrows rule out passing one resource twice.
 ///
 /// # Errors
-/// [`Error::InvalidArgument`] for an empty list, or a resource or stream from another context;
+/// [`UsageError::EmptyBatch`] for an empty list; [`UsageError::WrongCudaContext`] for a resource
+/// or stream from another context;
 /// the driver's error from `cuGraphicsMapResources` (then nothing is mapped).
 #[doc(alias = "cuGraphicsMapResources")]
 pub fn map_all<'a, S: AsStream>(
@@ -57,15 +58,15 @@ pub fn map_all<'a, S: AsStream>(
         })
         .collect();
     let Some(first) = regs.first() else {
-        return Err(Error::InvalidArgument(
-            "map_all needs at least one resource".into(),
-        ));
+        return Err(UsageError::EmptyBatch.into());
     };
     let ctx = first.ctx.clone();
     if regs.iter().any(|r| r.ctx.raw() != ctx.raw()) {
-        return Err(Error::InvalidArgument(
-            "every resource of a batch must be registered in the same CUDA context".into(),
-        ));
+        return Err(UsageError::WrongCudaContext {
+            what: "resource of the batch",
+            owner: "the batch's first resource".into(),
+        }
+        .into());
     }
     let mut regs = regs;
     for r in regs.iter_mut() {
@@ -117,32 +118,37 @@ impl<'a> MappedBatch<'a> {
 
     fn get(&self, index: usize) -> Result<&Registration> {
         self.regs.get(index).map(|r| &**r).ok_or_else(|| {
-            Error::InvalidArgument(format!(
-                "index {index} is out of range for a batch of {}",
-                self.regs.len()
-            ))
+            UsageError::OutOfRange {
+                what: "resource of the batch",
+                index,
+                len: self.regs.len(),
+            }
+            .into()
         })
     }
 
     /// Refuses a CUDA write into the resource at `index` when it was registered or mapped
     /// read-only.
     #[cfg(feature = "cudarc")]
-    pub(crate) fn check_writable(&self, index: usize, what: &str) -> Result<()> {
+    pub(crate) fn check_writable(&self, index: usize, what: &'static str) -> Result<()> {
         self.get(index)?.check_writable(what)
     }
 
     /// The device pointer and size of the buffer at `index`.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] when `index` is out of range or names an image; the driver's
-    /// error from `cuGraphicsResourceGetMappedPointer`.
+    /// [`UsageError::OutOfRange`] when `index` is out of range; [`UsageError::WrongResourceKind`]
+    /// when it names an image; the driver's error from `cuGraphicsResourceGetMappedPointer`.
     #[doc(alias = "cuGraphicsResourceGetMappedPointer")]
     pub fn buffer(&self, index: usize) -> Result<(DevicePtr<'_>, usize)> {
         let reg = self.get(index)?;
         if reg.kind != Kind::Buffer {
-            return Err(Error::InvalidArgument(format!(
-                "resource {index} of the batch is an image; use image_array"
-            )));
+            return Err(UsageError::WrongResourceKind {
+                index,
+                expected: "buffer",
+                actual: "image",
+            }
+            .into());
         }
         reg.ctx.bind()?;
         // SAFETY: mapped for as long as the batch is borrowed.
@@ -159,8 +165,9 @@ impl<'a> MappedBatch<'a> {
     /// The CUDA array of the image at `index`, at array index `layer` and mip `level`.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] when `index` is out of range or names a buffer;
-    /// [`Error::InvalidSubresource`] for a layer or level the image lacks.
+    /// [`UsageError::OutOfRange`] when `index` is out of range; [`UsageError::WrongResourceKind`]
+    /// when it names a buffer; [`Error::InvalidSubresource`](crate::Error::InvalidSubresource)
+    /// for a layer or level the image lacks.
     #[doc(alias = "cuGraphicsSubResourceGetMappedArray")]
     pub fn image_array(&self, index: usize, layer: u32, level: u32) -> Result<MappedArray<'_>> {
         let reg = self.image(index)?;
@@ -191,7 +198,8 @@ impl<'a> MappedBatch<'a> {
     /// on the registration), in a batch.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] when `index` is out of range or names a buffer; otherwise as
+    /// [`UsageError::OutOfRange`] when `index` is out of range; [`UsageError::WrongResourceKind`]
+    /// when it names a buffer; otherwise as
     /// [`MappedImage::surface_at`](crate::MappedImage::surface_at).
     #[doc(alias = "cuSurfObjectCreate")]
     #[doc(alias = "cuGraphicsSubResourceGetMappedArray")]
@@ -218,8 +226,9 @@ impl<'a> MappedBatch<'a> {
     /// [`MappedImage::create_surface`](crate::MappedImage::create_surface).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] when `index` is out of range or names a buffer, or when
-    /// `array` is not that image's; the driver's error from `cuSurfObjectCreate`.
+    /// [`UsageError::OutOfRange`] when `index` is out of range; [`UsageError::WrongResourceKind`]
+    /// when it names a buffer; [`UsageError::ArrayOfAnotherMapping`] when `array` is not that
+    /// image's; the driver's error from `cuSurfObjectCreate`.
     #[doc(alias = "cuSurfObjectCreate")]
     pub fn create_surface<'m>(
         &'m self,
@@ -233,8 +242,9 @@ impl<'a> MappedBatch<'a> {
     /// [`MappedImage::create_texture`](crate::MappedImage::create_texture).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] when `index` is out of range or names a buffer, or when
-    /// `array` is not that image's; the driver's error from `cuTexObjectCreate`.
+    /// [`UsageError::OutOfRange`] when `index` is out of range; [`UsageError::WrongResourceKind`]
+    /// when it names a buffer; [`UsageError::ArrayOfAnotherMapping`] when `array` is not that
+    /// image's; the driver's error from `cuTexObjectCreate`.
     #[doc(alias = "cuTexObjectCreate")]
     pub fn create_texture<'m>(
         &'m self,
@@ -248,9 +258,12 @@ impl<'a> MappedBatch<'a> {
     fn image(&self, index: usize) -> Result<&Registration> {
         let reg = self.get(index)?;
         if reg.kind == Kind::Buffer {
-            return Err(Error::InvalidArgument(format!(
-                "resource {index} of the batch is a buffer; use buffer"
-            )));
+            return Err(UsageError::WrongResourceKind {
+                index,
+                expected: "image",
+                actual: "buffer",
+            }
+            .into());
         }
         Ok(reg)
     }

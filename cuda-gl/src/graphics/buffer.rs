@@ -3,7 +3,7 @@
 use super::methods::{registration_methods, single_guard_unmap};
 use super::{Kind, MapFlags, RegisterFlags, Registration};
 use crate::context::Context;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, UsageError};
 use crate::memory::DevicePtr;
 use crate::result;
 use crate::stream::AsStream;
@@ -29,8 +29,9 @@ impl RegisteredBuffer {
     /// current on this thread.
     ///
     /// # Errors
-    /// - [`Error::InvalidArgument`](crate::Error::InvalidArgument) for name 0 or flags that make
-    ///   no sense for a buffer (checked before the driver is called);
+    /// - [`UsageError::ZeroGlName`] for name 0, [`UsageError::ContradictoryFlags`] and
+    ///   [`UsageError::ImageOnlyFlags`] for flags that make no sense for a buffer (checked before
+    ///   the driver is called);
     /// - [`Error::NoGlContext`](crate::Error::NoGlContext),
     ///   [`Error::NotAGlObject`](crate::Error::NotAGlObject),
     ///   [`Error::WrongDevice`](crate::Error::WrongDevice),
@@ -53,8 +54,8 @@ impl RegisteredBuffer {
     /// GL must not use the buffer while it is mapped.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a stream of another
-    /// context or a buffer of size 0; [`Error::NoGlContext`](crate::Error::NoGlContext) or
+    /// [`UsageError::WrongCudaContext`] for a stream of another context;
+    /// [`UsageError::EmptyGlBuffer`] for a buffer of size 0; [`Error::NoGlContext`](crate::Error::NoGlContext) or
     /// [`Error::WrongGlContext`](crate::Error::WrongGlContext) when the GL context that
     /// registered it is not current; [`Error::MappingStateLost`](crate::Error::MappingStateLost)
     /// when the driver's state no longer matches; the driver's error from
@@ -68,11 +69,10 @@ impl RegisteredBuffer {
             Ok((_, 0)) => {
                 // SAFETY: mapped on `s` just above; nothing was handed out.
                 unsafe { self.reg.unmap_on(s) }?;
-                Err(Error::InvalidArgument(format!(
-                    "GL buffer {} has no storage (its size is 0), so there is nothing to map; \
-                     give it storage with glBufferData/glBufferStorage and a non-zero size",
-                    self.reg.name
-                )))
+                Err(UsageError::EmptyGlBuffer {
+                    name: self.reg.name,
+                }
+                .into())
             }
             Ok((ptr, size)) => Ok(MappedBuffer {
                 reg: &mut self.reg,
@@ -133,7 +133,7 @@ impl<'a> MappedBuffer<'a> {
     }
 
     /// Refuses a CUDA write into the buffer when it was registered or mapped read-only.
-    pub(crate) fn check_writable(&self, what: &str) -> Result<()> {
+    pub(crate) fn check_writable(&self, what: &'static str) -> Result<()> {
         self.reg.check_writable(what)
     }
 

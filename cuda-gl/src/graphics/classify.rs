@@ -3,9 +3,10 @@
 use super::{Kind, RegisterFlags};
 use crate::context::Context;
 use crate::device::{GlDeviceList, gl_devices};
-use crate::error::{CudaError, Error};
+use crate::error::Error;
 use crate::glapi::{self, GlFns, query};
 use crate::result;
+use crate::result::CudaError;
 use cuda_gl_sys as sys;
 
 pub(super) fn classify_register_error(

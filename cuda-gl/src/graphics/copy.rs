@@ -8,7 +8,7 @@
 
 use super::array::MappedArray;
 use super::buffer::MappedBuffer;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, UsageError};
 use crate::memory::{DeviceBuffer, DeviceCopy};
 use crate::result;
 use cuda_gl_sys as sys;
@@ -58,13 +58,12 @@ struct Extent {
 
 impl Extent {
     fn of(array: &MappedArray<'_>) -> Result<Extent> {
-        let bpc = array.format.bytes_per_channel().ok_or_else(|| {
-            Error::InvalidArgument(format!(
-                "a mapped array of format {:?} has no plain texel layout to copy; only 8-, 16- \
-                 and 32-bit integer, half and float formats can be copied",
-                array.format.0
-            ))
-        })?;
+        let bpc = array
+            .format
+            .bytes_per_channel()
+            .ok_or(UsageError::UncopyableFormat {
+                format: array.format.0,
+            })?;
         let extent = Extent {
             row_bytes: array
                 .width
@@ -86,11 +85,23 @@ impl Extent {
     }
 }
 
+/// A mapped array whose size in bytes overflows `usize`.
 fn overflow(array: &MappedArray<'_>) -> Error {
-    Error::InvalidArgument(format!(
-        "the size of a mapped array of {} overflows usize",
-        describe(array)
-    ))
+    let value = [
+        array.width,
+        array.channels as usize,
+        array.format.bytes_per_channel().unwrap_or(1),
+        array.height.max(1),
+        array.depth.max(1),
+    ]
+    .iter()
+    .fold(1u128, |n, &f| n.saturating_mul(f as u128));
+    UsageError::TooLarge {
+        what: "the size of the mapped array in bytes",
+        value,
+        max: usize::MAX as u128,
+    }
+    .into()
 }
 
 fn describe(array: &MappedArray<'_>) -> String {
@@ -133,7 +144,7 @@ unsafe fn queue(src: End, dst: End, extent: Extent, stream: sys::CUstream) -> Re
             ..Default::default()
         };
         // SAFETY: (1), (2); the descriptor describes exactly `extent`.
-        unsafe { result::array::copy_2d_async(&copy, stream) }
+        Ok(unsafe { result::array::copy_2d_async(&copy, stream) }?)
     } else {
         let copy = sys::CUDA_MEMCPY3D {
             srcMemoryType: src_type,
@@ -154,7 +165,7 @@ unsafe fn queue(src: End, dst: End, extent: Extent, stream: sys::CUstream) -> Re
             ..Default::default()
         };
         // SAFETY: as above.
-        unsafe { result::array::copy_3d_async(&copy, stream) }
+        Ok(unsafe { result::array::copy_3d_async(&copy, stream) }?)
     }
 }
 
@@ -162,8 +173,9 @@ impl MappedArray<'_> {
     /// The size of the whole array in bytes, tightly packed: what a copy in or out moves.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a format without a plain texel layout (block-compressed
-    /// or video formats), or a size that overflows `usize`.
+    /// [`UsageError::UncopyableFormat`] for a format without a plain texel layout
+    /// (block-compressed or video formats); [`UsageError::TooLarge`] for a size that overflows
+    /// `usize`.
     pub fn byte_len(&self) -> Result<usize> {
         Extent::of(self).and_then(|e| e.bytes().ok_or_else(|| overflow(self)))
     }
@@ -212,7 +224,7 @@ impl MappedArray<'_> {
                 .run_now(self.origin.stream, "cuMemcpy2DAsync (not called)", |p| {
                     queue(src, dst, extent, p)?;
                     if host {
-                        result::stream::synchronize(p)
+                        Ok(result::stream::synchronize(p)?)
                     } else {
                         Ok(())
                     }
@@ -230,7 +242,8 @@ impl MappedArray<'_> {
     ///
     /// # Errors
     /// [`Error::CopySize`] when `dst` is not exactly [`byte_len`](Self::byte_len) bytes
-    /// (nothing is copied); [`Error::InvalidArgument`] for a format that cannot be copied; the
+    /// (nothing is copied); [`UsageError::UncopyableFormat`] for a format that cannot be copied;
+    /// the
     /// driver's error from `cuMemcpy2DAsync` / `cuMemcpy3DAsync` or `cuStreamSynchronize`
     /// (including the errors of earlier work on the stream).
     #[doc(alias = "cuMemcpy2DAsync")]
@@ -248,8 +261,8 @@ impl MappedArray<'_> {
     /// new texels.
     ///
     /// # Errors
-    /// As [`copy_to_host`](Self::copy_to_host); [`Error::InvalidArgument`] when the image was
-    /// registered or mapped read-only.
+    /// As [`copy_to_host`](Self::copy_to_host); [`UsageError::ReadOnlyMapping`] when the image
+    /// was registered or mapped read-only.
     #[doc(alias = "cuMemcpy2DAsync")]
     #[doc(alias = "cuMemcpy3DAsync")]
     pub fn copy_from_host<T: DeviceCopy>(&self, src: &[T]) -> Result<()> {
@@ -267,8 +280,8 @@ impl MappedArray<'_> {
     ///
     /// # Errors
     /// [`Error::CopySize`] when `dst` is not exactly [`byte_len`](Self::byte_len) bytes;
-    /// [`Error::InvalidArgument`] for a format that cannot be copied or a buffer of another
-    /// context; the driver's error from `cuMemcpy2DAsync` / `cuMemcpy3DAsync`.
+    /// [`UsageError::UncopyableFormat`] for a format that cannot be copied;
+    /// [`UsageError::WrongCudaContext`] for a buffer of another context; the driver's error from `cuMemcpy2DAsync` / `cuMemcpy3DAsync`.
     #[doc(alias = "cuMemcpy2DAsync")]
     #[doc(alias = "cuMemcpy3DAsync")]
     pub fn copy_to_device<T: DeviceCopy>(&self, dst: &mut DeviceBuffer<T>) -> Result<()> {
@@ -281,8 +294,8 @@ impl MappedArray<'_> {
     /// Queues a copy of `src` into the whole array on the map's stream; returns without waiting.
     ///
     /// # Errors
-    /// As [`copy_to_device`](Self::copy_to_device); [`Error::InvalidArgument`] when the image
-    /// was registered or mapped read-only.
+    /// As [`copy_to_device`](Self::copy_to_device); [`UsageError::ReadOnlyMapping`] when the
+    /// image was registered or mapped read-only.
     #[doc(alias = "cuMemcpy2DAsync")]
     #[doc(alias = "cuMemcpy3DAsync")]
     pub fn copy_from_device<T: DeviceCopy>(&self, src: &DeviceBuffer<T>) -> Result<()> {
@@ -299,8 +312,9 @@ impl MappedArray<'_> {
     /// the copy.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] when `dst` is mapped on another stream or in another context,
-    /// or was registered or mapped read-only; otherwise as [`copy_to_device`](Self::copy_to_device).
+    /// [`UsageError::MappedOnOtherStream`] when `dst` is mapped on another stream or in another
+    /// context; [`UsageError::ReadOnlyMapping`] when it was registered or mapped read-only;
+    /// otherwise as [`copy_to_device`](Self::copy_to_device).
     #[doc(alias = "cuMemcpy2DAsync")]
     #[doc(alias = "cuMemcpy3DAsync")]
     pub fn copy_to_buffer(&self, dst: &MappedBuffer<'_>) -> Result<()> {
@@ -315,8 +329,8 @@ impl MappedArray<'_> {
     /// same stream.
     ///
     /// # Errors
-    /// As [`copy_to_buffer`](Self::copy_to_buffer); [`Error::InvalidArgument`] when the image
-    /// was registered or mapped read-only.
+    /// As [`copy_to_buffer`](Self::copy_to_buffer); [`UsageError::ReadOnlyMapping`] when the
+    /// image was registered or mapped read-only.
     #[doc(alias = "cuMemcpy2DAsync")]
     #[doc(alias = "cuMemcpy3DAsync")]
     pub fn copy_from_buffer(&self, src: &MappedBuffer<'_>) -> Result<()> {
@@ -331,8 +345,9 @@ impl MappedArray<'_> {
     /// must be mapped on the same stream.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] when `dst` is this same array, is mapped on another stream or
-    /// in another context, or was registered or mapped read-only; [`Error::CopySize`] when the
+    /// [`UsageError::OverlappingCopy`] when `dst` is this same array (or shares its storage);
+    /// [`UsageError::MappedOnOtherStream`] when it is mapped on another stream or in another
+    /// context; [`UsageError::ReadOnlyMapping`] when it was registered or mapped read-only; [`Error::CopySize`] when the
     /// sizes differ; the driver's error from `cuMemcpy2DAsync` / `cuMemcpy3DAsync` (such as
     /// `CUDA_ERROR_INVALID_VALUE` when the shapes differ although the sizes agree).
     #[doc(alias = "cuMemcpy2DAsync")]
@@ -340,12 +355,7 @@ impl MappedArray<'_> {
     pub fn copy_to_array(&self, dst: &MappedArray<'_>) -> Result<()> {
         dst.check_writable()?;
         if dst.raw == self.raw || dst.overlaps(self) {
-            return Err(Error::InvalidArgument(
-                "a mapped array cannot be copied onto storage it shares (the same layer and mip \
-                 level of the same texture, through any of its handles); copy through a \
-                 temporary DeviceBuffer, or between different layers or levels"
-                    .into(),
-            ));
+            return Err(UsageError::OverlappingCopy.into());
         }
         self.check_same_stream(dst.origin.reg.ctx.raw(), dst.origin.stream, "array")?;
         let dst_extent = Extent::of(dst)?;
@@ -361,14 +371,15 @@ impl MappedArray<'_> {
         Ok((ptr, size))
     }
 
-    fn check_same_context(&self, ctx: &crate::context::Context, what: &str) -> Result<()> {
+    fn check_same_context(&self, ctx: &crate::context::Context, what: &'static str) -> Result<()> {
         if ctx.raw() == self.origin.reg.ctx.raw() {
             Ok(())
         } else {
-            Err(Error::InvalidArgument(format!(
-                "the {what} belongs to another CUDA context than the mapped image; allocate it in \
-                 the context the image was registered in"
-            )))
+            Err(UsageError::WrongCudaContext {
+                what,
+                owner: "the mapped image".into(),
+            }
+            .into())
         }
     }
 
@@ -376,16 +387,12 @@ impl MappedArray<'_> {
         &self,
         ctx: sys::CUcontext,
         stream: sys::CUstream,
-        what: &str,
+        what: &'static str,
     ) -> Result<()> {
         if ctx == self.origin.reg.ctx.raw() && stream == self.origin.stream {
             Ok(())
         } else {
-            Err(Error::InvalidArgument(format!(
-                "the mapped {what} is mapped on another stream (or in another context) than the \
-                 image; map both on the same stream (or together with map_all), so that neither \
-                 is unmapped while the copy runs"
-            )))
+            Err(UsageError::MappedOnOtherStream { what }.into())
         }
     }
 }

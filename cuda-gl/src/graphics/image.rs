@@ -112,7 +112,8 @@ impl RegisteredImage {
     /// Maps the image on `stream`. The returned guard unmaps on the same stream when dropped.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a stream of another context; [`Error::NoGlContext`] or
+    /// [`UsageError::WrongCudaContext`](crate::UsageError::WrongCudaContext) for a stream of
+    /// another context; [`Error::NoGlContext`] or
     /// [`Error::WrongGlContext`] when the GL context that registered it is not current;
     /// [`Error::MappingStateLost`] when the driver's state no longer matches; the driver's error
     /// from `cuGraphicsMapResources`.
@@ -209,7 +210,8 @@ impl MappedImage<'_> {
     /// texture, to render K frames under one map).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] unless the image was registered with `SURFACE_LOAD_STORE`;
+    /// [`UsageError::NotSurfaceRegistered`](crate::UsageError::NotSurfaceRegistered) unless the
+    /// image was registered with `SURFACE_LOAD_STORE`;
     /// [`Error::InvalidSubresource`] for an index or level the image lacks; the driver's error
     /// from `cuGraphicsSubResourceGetMappedArray` or `cuSurfObjectCreate`.
     #[doc(alias = "cuSurfObjectCreate")]
@@ -229,7 +231,8 @@ impl MappedImage<'_> {
     ///
     /// # Errors
     /// As [`surface_at`](Self::surface_at), for the first layer that fails;
-    /// [`Error::InvalidArgument`] when the layers run past `u32::MAX`.
+    /// [`UsageError::TooLarge`](crate::UsageError::TooLarge) when the layers run past
+    /// `u32::MAX`.
     #[doc(alias = "cuSurfObjectCreate")]
     #[doc(alias = "cuGraphicsSubResourceGetMappedArray")]
     pub fn layer_surfaces<const N: usize>(
@@ -244,8 +247,8 @@ impl MappedImage<'_> {
     /// is destroyed as soon as the work queued before the unmap is done.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] when `array` is of another mapping; the driver's error from
-    /// `cuSurfObjectCreate`.
+    /// [`UsageError::ArrayOfAnotherMapping`](crate::UsageError::ArrayOfAnotherMapping) when
+    /// `array` is of another mapping; the driver's error from `cuSurfObjectCreate`.
     #[doc(alias = "cuSurfObjectCreate")]
     pub fn create_surface<'m>(&'m self, array: &MappedArray<'m>) -> Result<SurfaceObject<'m>> {
         create_surface(self.reg, array)
@@ -259,8 +262,8 @@ impl MappedImage<'_> {
     /// for `tex2D<float4>` on an RGBA8 texture use [`TextureDesc::normalized_float`].
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] when `array` is of another mapping; the driver's error from
-    /// `cuTexObjectCreate`.
+    /// [`UsageError::ArrayOfAnotherMapping`](crate::UsageError::ArrayOfAnotherMapping) when
+    /// `array` is of another mapping; the driver's error from `cuTexObjectCreate`.
     #[doc(alias = "cuTexObjectCreate")]
     pub fn create_texture<'m>(
         &'m self,

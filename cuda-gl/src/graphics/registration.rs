@@ -5,9 +5,10 @@ use super::classify::{classify_register_error, explain_refused_image};
 use super::{Kind, MapFlags, RegisterFlags, retire, surface_cache};
 use crate::context::Context;
 use crate::device::{GlDeviceList, gl_devices};
-use crate::error::{CudaError, Error, Result};
+use crate::error::{Error, Result, UsageError};
 use crate::glapi::{GlFns, GlOwner, claim, query};
 use crate::result;
+use crate::result::CudaError;
 use crate::stream::AsStream;
 use cuda_gl_sys as sys;
 use std::sync::Arc;
@@ -157,12 +158,11 @@ impl Registration {
 
     pub(super) fn prepare_map(&mut self, stream: &impl AsStream) -> Result<()> {
         if stream.raw_context() != self.ctx.raw() {
-            return Err(Error::InvalidArgument(format!(
-                "the stream belongs to another CUDA context than GL {} {}; map on a stream of the \
-                 context the resource was registered in",
-                self.kind.describe(),
-                self.name
-            )));
+            return Err(UsageError::WrongCudaContext {
+                what: "stream",
+                owner: format!("GL {} {}", self.kind.describe(), self.name),
+            }
+            .into());
         }
         self.owner.check("cuGraphicsMapResources (not called)")?;
         self.recover_leaked_mapping()?;
@@ -173,14 +173,14 @@ impl Registration {
 
     /// Refuses a CUDA write into this registration's mapping when it was registered or mapped
     /// read-only (CUDA leaves such writes undefined).
-    pub(crate) fn check_writable(&self, what: &str) -> Result<()> {
+    pub(crate) fn check_writable(&self, what: &'static str) -> Result<()> {
         if self.flags.contains(RegisterFlags::READ_ONLY) || self.map_flags == MapFlags::ReadOnly {
-            Err(Error::InvalidArgument(format!(
-                "GL {} {} was registered or mapped read-only, so CUDA must not write it ({what}); \
-                 register it without READ_ONLY and map it with MapFlags::None or WriteDiscard",
-                self.kind.describe(),
-                self.name
-            )))
+            Err(UsageError::ReadOnlyMapping {
+                kind: self.kind.describe(),
+                name: self.name,
+                what,
+            }
+            .into())
         } else {
             Ok(())
         }
@@ -385,30 +385,23 @@ fn check_same_gpu(ctx: &Context) -> Result<()> {
 
 fn validate(name: u32, kind: Kind, flags: RegisterFlags) -> Result<()> {
     if name == 0 {
-        return Err(Error::InvalidArgument(format!(
-            "GL name 0 is not a {}: 0 is GL's 'no object'; pass a name from glGen*/glCreate*",
-            kind.describe()
-        )));
+        return Err(UsageError::ZeroGlName {
+            kind: kind.describe(),
+        }
+        .into());
     }
     if flags.contains(RegisterFlags::READ_ONLY | RegisterFlags::WRITE_DISCARD) {
-        return Err(Error::InvalidArgument(
-            "READ_ONLY and WRITE_DISCARD contradict each other: pick READ_ONLY when CUDA only \
-             reads, WRITE_DISCARD when it overwrites everything"
-                .into(),
-        ));
+        return Err(UsageError::ContradictoryFlags.into());
     }
     if kind == Kind::Buffer
         && flags.intersects(RegisterFlags::SURFACE_LOAD_STORE | RegisterFlags::TEXTURE_GATHER)
     {
-        return Err(Error::InvalidArgument(
-            "SURFACE_LOAD_STORE and TEXTURE_GATHER apply to images only; register a buffer with \
-             NONE, READ_ONLY or WRITE_DISCARD"
-                .into(),
-        ));
+        return Err(UsageError::ImageOnlyFlags { flags }.into());
     }
     if flags.bits() & !RegisterFlags::all().bits() != 0 {
         return Err(Error::InvalidArgument(format!(
-            "unknown register flag bits {:#x}",
+            "unknown register flag bits {:#x}.\nhelp: build flags from RegisterFlags' constants \
+             (from_bits_retain keeps bits CUDA does not know)",
             flags.bits() & !RegisterFlags::all().bits()
         )));
     }
@@ -425,11 +418,11 @@ mod tests {
         let both = RegisterFlags::READ_ONLY | RegisterFlags::WRITE_DISCARD;
         assert!(matches!(
             validate(1, Kind::Buffer, both),
-            Err(Error::InvalidArgument(_))
+            Err(Error::Usage(UsageError::ContradictoryFlags))
         ));
         assert!(matches!(
             validate(1, Kind::Image(ImageTarget::Texture2D), both),
-            Err(Error::InvalidArgument(_))
+            Err(Error::Usage(UsageError::ContradictoryFlags))
         ));
         for image_only in [
             RegisterFlags::SURFACE_LOAD_STORE,
@@ -437,7 +430,11 @@ mod tests {
         ] {
             let err = validate(1, Kind::Buffer, image_only).err();
             assert!(
-                matches!(&err, Some(Error::InvalidArgument(m)) if m.contains("images only")),
+                matches!(&err, Some(Error::Usage(UsageError::ImageOnlyFlags { flags }))
+                    if *flags == image_only)
+                    && err
+                        .as_ref()
+                        .is_some_and(|e| e.to_string().contains("images only")),
                 "{err:?}"
             );
             assert!(validate(1, Kind::Image(ImageTarget::Texture2D), image_only).is_ok());
@@ -445,7 +442,7 @@ mod tests {
         let unknown = RegisterFlags::from_bits_retain(0x40);
         assert!(matches!(
             validate(1, Kind::Buffer, unknown),
-            Err(Error::InvalidArgument(_))
+            Err(Error::InvalidArgument(m)) if m.contains("0x40") && m.contains("\nhelp: ")
         ));
         for ok in [
             RegisterFlags::NONE,
@@ -496,7 +493,12 @@ mod tests {
     fn rejects_gl_name_zero() {
         let err = validate(0, Kind::Buffer, RegisterFlags::NONE).err();
         assert!(
-            matches!(&err, Some(Error::InvalidArgument(m)) if m.contains("GL name 0")),
+            matches!(
+                &err,
+                Some(Error::Usage(UsageError::ZeroGlName { kind: "buffer" }))
+            ) && err
+                .as_ref()
+                .is_some_and(|e| e.to_string().contains("GL name 0")),
             "{err:?}"
         );
     }

@@ -123,7 +123,7 @@ impl Retirement {
             unsafe {
                 ctx.run_now(stream, "cuEventRecord (not called)", |p| {
                     result::stream::wait_event(p, raw)?;
-                    result::stream::event_record(raw, p)
+                    Ok(result::stream::event_record(raw, p)?)
                 })
             }
         });
@@ -167,7 +167,7 @@ impl Retirement {
         }
         let done = match self.free_now(Some(RETIRE_WAIT_LIMIT)) {
             Ok(true) => Ok(()),
-            Ok(false) => result::ctx::synchronize(),
+            Ok(false) => result::ctx::synchronize().map_err(Into::into),
             Err(e) => Err(e),
         };
         match done {

@@ -6,7 +6,7 @@ use super::array::{MappedArray, mapped_array};
 use super::retire::Retired;
 use super::surface_cache::SubResource;
 use super::{RegisterFlags, Registration};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, UsageError};
 use crate::module::KernelParam;
 use crate::result;
 use cuda_gl_sys as sys;
@@ -14,9 +14,9 @@ use std::marker::PhantomData;
 
 /// A refused `cuSurfObjectCreate` on an image registered for surfaces means its format cannot be
 /// a surface: say so, and what to do.
-pub(super) fn surface_error(reg: &Registration, e: Error) -> Error {
+pub(super) fn surface_error(reg: &Registration, e: result::DriverError) -> Error {
     match e {
-        Error::Cuda(source)
+        result::DriverError::Cuda(source)
             if matches!(
                 source.code,
                 sys::CUresult::CUDA_ERROR_INVALID_VALUE | sys::CUresult::CUDA_ERROR_NOT_SUPPORTED
@@ -30,7 +30,7 @@ pub(super) fn surface_error(reg: &Registration, e: Error) -> Error {
                 source,
             }
         }
-        other => other,
+        other => other.into(),
     }
 }
 
@@ -43,11 +43,7 @@ pub(super) fn cached_surface(
     level: u32,
 ) -> Result<Surface<'_>> {
     if !reg.flags.contains(RegisterFlags::SURFACE_LOAD_STORE) {
-        return Err(Error::InvalidArgument(format!(
-            "GL image {} was not registered with SURFACE_LOAD_STORE, so CUDA cannot write it \
-             through a surface; register it with RegisterFlags::SURFACE_LOAD_STORE",
-            reg.name
-        )));
+        return Err(UsageError::NotSurfaceRegistered { name: reg.name }.into());
     }
     let array = mapped_array(reg, stream, index, level)?;
     let raw = reg.surfaces.get_or_create(
@@ -78,10 +74,10 @@ pub(super) fn layer_surfaces<const N: usize>(
         let layer = u32::try_from(i)
             .ok()
             .and_then(|i| first.checked_add(i))
-            .ok_or_else(|| {
-                Error::InvalidArgument(format!(
-                    "layers {first}..{first}+{N} run past the largest array index (u32::MAX)"
-                ))
+            .ok_or(UsageError::TooLarge {
+                what: "the last array layer",
+                value: first as u128 + N as u128 - 1,
+                max: u32::MAX as u128,
             })?;
         *slot = cached_surface(reg, stream, layer, level)?;
     }

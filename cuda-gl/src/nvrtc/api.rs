@@ -15,8 +15,8 @@ type Program = *mut c_void;
 /// A failed NVRTC call.
 #[derive(Debug)]
 pub enum Failure {
-    /// More options than a C `int` counts.
-    TooManyOptions,
+    /// More options (this many) than a C `int` counts.
+    TooManyOptions(usize),
     /// `call` returned `code`; `log` is the compiler's log for `nvrtcCompileProgram`, otherwise
     /// empty.
     Call {
@@ -168,7 +168,7 @@ impl Nvrtc {
         options: &[CString],
     ) -> Result<Compiled, Failure> {
         let ptrs: Vec<*const c_char> = options.iter().map(|o| o.as_ptr()).collect();
-        let count = c_int::try_from(ptrs.len()).map_err(|_| Failure::TooManyOptions)?;
+        let count = c_int::try_from(ptrs.len()).map_err(|_| Failure::TooManyOptions(ptrs.len()))?;
         // SAFETY: (1); `ptrs` holds `count` NUL-terminated strings that outlive the call.
         let rc = unsafe { (self.compile_program)(prog, count, ptrs.as_ptr()) };
         let log_calls = ("nvrtcGetProgramLogSize", "nvrtcGetProgramLog");

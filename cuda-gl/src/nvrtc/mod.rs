@@ -32,7 +32,7 @@
 mod api;
 
 use crate::context::Context;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, UsageError};
 use crate::module::Module;
 use api::{Failure, Nvrtc};
 use std::ffi::{CStr, CString};
@@ -77,7 +77,12 @@ fn open() -> std::result::Result<Nvrtc, Vec<String>> {
 /// The error of a failed NVRTC call, with NVRTC's name for the code.
 fn error(nvrtc: &Nvrtc, failure: Failure) -> Error {
     match failure {
-        Failure::TooManyOptions => Error::InvalidArgument("too many NVRTC options".into()),
+        Failure::TooManyOptions(count) => UsageError::TooLarge {
+            what: "the number of NVRTC options",
+            value: count as u128,
+            max: std::os::raw::c_int::MAX as u128,
+        }
+        .into(),
         Failure::Call { call, code, log } => Error::Compile {
             call,
             code,
@@ -99,11 +104,11 @@ fn error(nvrtc: &Nvrtc, failure: Failure) -> Error {
 /// # Errors
 /// [`Error::NvrtcUnavailable`] when NVRTC cannot be opened (each library tried, and why);
 /// [`Error::Compile`] with NVRTC's log when the source does not compile (or another NVRTC
-/// call fails); [`Error::InvalidArgument`] for a NUL byte in the source or an option.
+/// call fails); [`UsageError::NulByte`] for a NUL byte in the source or an option.
 #[doc(alias = "nvrtcCompileProgram")]
 #[doc(alias = "nvrtcGetPTX")]
 pub fn compile_ptx(src: &str, options: &[&str]) -> Result<String> {
-    let nul = |what: &str| Error::InvalidArgument(format!("{what} contains a NUL byte"));
+    let nul = |what: &'static str| Error::from(UsageError::NulByte { what });
     let source = CString::new(src).map_err(|_| nul("the CUDA source"))?;
     let options = options
         .iter()
@@ -163,12 +168,22 @@ mod tests {
     fn nul_bytes_are_refused_before_nvrtc_is_opened() {
         let err = compile_ptx("a\0b", &[]).err();
         assert!(
-            matches!(&err, Some(Error::InvalidArgument(m)) if m.contains("source")),
+            matches!(
+                &err,
+                Some(Error::Usage(UsageError::NulByte {
+                    what: "the CUDA source"
+                }))
+            ),
             "{err:?}"
         );
         let err = compile_ptx("", &["--std=c++17\0"]).err();
         assert!(
-            matches!(&err, Some(Error::InvalidArgument(m)) if m.contains("option")),
+            matches!(
+                &err,
+                Some(Error::Usage(UsageError::NulByte {
+                    what: "an NVRTC option"
+                }))
+            ),
             "{err:?}"
         );
     }

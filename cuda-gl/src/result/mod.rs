@@ -1,23 +1,32 @@
 //! The result layer: one function per driver call, returning [`CudaError`] instead of a raw code.
 //!
+//! The layer's errors live here too ([`error`]): [`CudaError`], and [`DriverError`] for a call
+//! that needs the driver library loaded. They depend on nothing else of the crate; `crate::Error`
+//! converts from them.
+//!
 //! Each function is `unsafe` where the C call has preconditions the types cannot express; they
 //! are listed, numbered, under `# Safety`. The safe types in the rest of the crate uphold them.
 //!
 //! This folder is the only place in the crate that calls the driver (`ci/layering.sh` checks
 //! it): one file per group of calls, as `cuda-gl-sys` names them.
 
-use crate::error::{CudaError, Result};
 use cuda_gl_sys as sys;
 use std::ffi::{CStr, c_void};
 use std::os::raw::{c_char, c_int, c_uint};
+
+pub use error::CudaError;
+pub(crate) use error::DriverError;
+
+/// A `Result` of the result layer, whose error is a [`DriverError`] unless named.
+pub(crate) type Result<T, E = DriverError> = std::result::Result<T, E>;
 
 /// Calls `$name` on the loaded driver and turns its code into a `Result`.
 macro_rules! drv {
     ($name:ident ( $($arg:expr),* $(,)? )) => {
         match cuda_gl_sys::driver() {
             Ok(driver) => $crate::result::check(stringify!($name), driver.$name($($arg),*))
-                .map_err($crate::error::Error::from),
-            Err(e) => Err::<(), $crate::error::Error>($crate::error::Error::from(e)),
+                .map_err($crate::result::DriverError::Cuda),
+            Err(e) => Err::<(), $crate::result::DriverError>($crate::result::DriverError::Load(e)),
         }
     };
 }
@@ -44,7 +53,7 @@ pub(crate) fn init() -> Result<()> {
         check("cuInit", rc)
     })
     .clone()
-    .map_err(Into::into)
+    .map_err(DriverError::Cuda)
 }
 
 pub(crate) mod array;

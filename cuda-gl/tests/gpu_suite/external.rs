@@ -11,7 +11,7 @@ use crate::gpu::external::{fill_words_slow, frame_seed, gl_copy, gpu_and_gl};
 use crate::gpu::*;
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::external::{CudaWrite, ExportableMemory, ExternalGl, ExternalRing, GlMemoryBuffer};
-use cuda_gl::{Error, Function};
+use cuda_gl::{Error, Function, UsageError};
 use std::time::Instant;
 
 /// Words per frame: 256 x 256 RGBA8 pixels' worth, launched in one wave of 256 blocks.
@@ -185,17 +185,30 @@ fn ring_rejects_bad_arguments() {
     let Some((g, gl)) = gpu_and_gl() else { return };
     for slots in [0, 17] {
         let err = ExternalRing::new(&g.ctx, &gl, slots, BYTES).unwrap_err();
-        assert!(matches!(err, Error::InvalidArgument(_)), "{slots}: {err}");
+        assert!(
+            matches!(err, Error::Usage(UsageError::BadRingSlots { slots: s, max: 16 }) if s == slots),
+            "{slots}: {err}"
+        );
     }
     let err = ExternalRing::new(&g.ctx, &gl, 2, 0).unwrap_err();
-    assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+    assert!(
+        matches!(err, Error::Usage(UsageError::ZeroSize { .. })),
+        "{err}"
+    );
     let mut ring = ExternalRing::new(&g.ctx, &gl, 2, BYTES).unwrap();
-    assert!(matches!(ring.gl_buffer(2), Err(Error::InvalidArgument(_))));
-    assert!(matches!(ring.read(2), Err(Error::InvalidArgument(_))));
-    assert!(matches!(
-        ring.write(2, &g.stream),
-        Err(Error::InvalidArgument(_))
-    ));
+    let out_of_range = |r: cuda_gl::Result<()>| {
+        matches!(
+            r,
+            Err(Error::Usage(UsageError::OutOfRange {
+                what: "ring slot",
+                index: 2,
+                len: 2
+            }))
+        )
+    };
+    assert!(out_of_range(ring.gl_buffer(2).map(drop)));
+    assert!(out_of_range(ring.read(2).map(drop)));
+    assert!(out_of_range(ring.write(2, &g.stream).map(drop)));
     let memory = ExportableMemory::new(&g.ctx, 1).unwrap();
     assert_eq!(memory.requested_size(), 1);
     assert!(memory.size() >= 1 && memory.size().is_power_of_two());

@@ -8,8 +8,8 @@ use crate::gpu::*;
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::{
     DeviceBuffer, Error, GlDeviceList, ImageTarget, LaunchConfig, MapFlags, Module, PinnedBuffer,
-    RegisterFlags, RegisteredBuffer, RegisteredImage, Resource, Stream, StreamFlags, gl_devices,
-    map_all,
+    RegisterFlags, RegisteredBuffer, RegisteredImage, Resource, Stream, StreamFlags, UsageError,
+    gl_devices, map_all,
 };
 
 // One file per concern in `gpu_interop/`; this one keeps registration, mapping and the data
@@ -71,7 +71,13 @@ fn buffer_registers_with_each_flag_and_rejects_nonsense() {
         RegisterFlags::TEXTURE_GATHER,
     ] {
         let err = RegisteredBuffer::register(&g.ctx, name, bad).unwrap_err();
-        assert!(matches!(err, Error::InvalidArgument(_)), "{bad:?}: {err}");
+        assert!(
+            matches!(
+                err,
+                Error::Usage(UsageError::ContradictoryFlags | UsageError::ImageOnlyFlags { .. })
+            ),
+            "{bad:?}: {err}"
+        );
     }
     delete_buffer(name);
 }
@@ -173,11 +179,30 @@ fn batch_maps_eight_mixed_resources_in_one_call() {
                 (array.width(), array.height(), array.channels()),
                 (64, 32, 4)
             );
-            assert!(matches!(batch.buffer(i), Err(Error::InvalidArgument(_))));
+            assert!(matches!(
+                batch.buffer(i),
+                Err(Error::Usage(UsageError::WrongResourceKind {
+                    expected: "buffer",
+                    actual: "image",
+                    ..
+                }))
+            ));
         }
         assert!(matches!(
             batch.image_array(0, 0, 0),
-            Err(Error::InvalidArgument(_))
+            Err(Error::Usage(UsageError::WrongResourceKind {
+                index: 0,
+                expected: "image",
+                actual: "buffer"
+            }))
+        ));
+        assert!(matches!(
+            batch.buffer(8),
+            Err(Error::Usage(UsageError::OutOfRange {
+                index: 8,
+                len: 8,
+                ..
+            }))
         ));
         batch.unmap().unwrap();
     }

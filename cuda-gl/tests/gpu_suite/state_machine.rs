@@ -13,7 +13,7 @@
 //! guard lives, so operations pick among the registered resources no guard borrows, and a
 //! register into a checked-out slot is skipped, as it could not be written. The model covers
 //! the sequences that are legal to write but wrong at run time: registering an object that is
-//! registered already (`AlreadyRegistered`), an empty batch (`InvalidArgument`), and leaked
+//! registered already (`AlreadyRegistered`), an empty batch (`UsageError::EmptyBatch`), and leaked
 //! guards (recovered by the next map, `set_map_flags`, unregister or drop).
 //!
 //! `PROPTEST_CASES` sets the number of sequences (default 1024).
@@ -24,7 +24,7 @@ use crate::gpu::*;
 use crate::harness;
 use cuda_gl::{
     Error, Function, ImageTarget, MapFlags, RegisterFlags, RegisteredBuffer, RegisteredImage,
-    Resource, map_all,
+    Resource, UsageError, map_all,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
@@ -427,7 +427,7 @@ impl Env<'_> {
             let empty: Vec<Resource<'_>> = Vec::new();
             let r = map_all(empty, &self.g.stream);
             prop_assert!(
-                matches!(r, Err(Error::InvalidArgument(_))),
+                matches!(r, Err(Error::Usage(UsageError::EmptyBatch))),
                 "an empty batch: {:?}",
                 r.map(|b| b.len())
             );
@@ -578,8 +578,7 @@ fn random_sequences_match_the_model() {
     eprintln!(
         "state machine: {cases} proptest cases ({} runs with shrinking) in {secs:.2} s, {} ops: \
          {} registers, {} maps, {} batch maps ({} resources), {} set_map_flags, {} drops, {} \
-         unregisters; model-predicted errors: {} AlreadyRegistered, {} empty-batch \
-         InvalidArgument; {} leaked guards recovered, {} registers skipped as the borrow \
+         unregisters; model-predicted errors: {} AlreadyRegistered, {} EmptyBatch; {} leaked guards recovered, {} registers skipped as the borrow \
          checker would forbid them, {} ops with no free registered resource; {} GL content \
          checks",
         s.cases,

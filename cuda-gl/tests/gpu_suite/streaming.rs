@@ -17,7 +17,7 @@ use cuda_gl::egl::HeadlessContext;
 use cuda_gl::external::{
     ExportableMemory, ExternalGl, FrameRead, FrameStream, FrameWrite, GlMemoryBuffer,
 };
-use cuda_gl::{Error, Function};
+use cuda_gl::{Error, Function, UsageError};
 use std::time::{Duration, Instant};
 
 /// Words per frame: 128 x 128 RGBA8 pixels' worth.
@@ -275,14 +275,18 @@ fn producer_and_consumer_failures_leave_the_stream_usable() {
     let mut consume = |f: &FrameRead| {
         if fail_consumer_at == Some(f.index()) {
             fail_consumer_at = None;
-            return Err(Error::InvalidArgument("the consumer's own error".into()));
+            return Err(Error::Internal {
+                what: "the consumer's own error".into(),
+            });
         }
         gl_copy(f.buffer(), archive, f.index() as usize * BYTES, BYTES);
         got.push(f.index());
         Ok(())
     };
     let mut producer = |w: &FrameWrite<'_>| match w.index() {
-        6 => Err(Error::InvalidArgument("the producer's own error".into())),
+        6 => Err(Error::Internal {
+            what: "the producer's own error".into(),
+        }),
         10 => {
             produce(&g, &fill, w, 1_000_000).unwrap();
             panic!("the producer panics after queueing its kernel")
@@ -302,8 +306,8 @@ fn producer_and_consumer_failures_leave_the_stream_usable() {
         }));
         match pushed {
             Ok(Ok(())) => {}
-            Ok(Err(Error::InvalidArgument(m))) if m.contains("producer") => producer_errors += 1,
-            Ok(Err(Error::InvalidArgument(m))) if m.contains("consumer") => consumer_errors += 1,
+            Ok(Err(Error::Internal { what })) if what.contains("producer") => producer_errors += 1,
+            Ok(Err(Error::Internal { what })) if what.contains("consumer") => consumer_errors += 1,
             Ok(Err(e)) => panic!("frame {}: {e}", stream.pushed()),
             Err(_) => {
                 assert_eq!(stream.pushed(), 12, "only the burst of frame 10 panics");
@@ -527,10 +531,17 @@ fn bad_shapes_and_another_gl_context_are_typed_errors() {
     let Some((g, gl)) = gpu_and_gl() else { return };
     for (slots, burst) in [(4, 0), (2, 3), (65, 1)] {
         let err = FrameStream::new(&g.ctx, &gl, BYTES, slots, burst).unwrap_err();
-        assert!(matches!(err, Error::InvalidArgument(_)), "{err:?}");
+        assert!(
+            matches!(err, Error::Usage(UsageError::BadFrameStreamShape { slots: s, burst: b, .. })
+                if (s, b) == (slots, burst)),
+            "{err:?}"
+        );
     }
     let err = FrameStream::new(&g.ctx, &gl, 0, 2, 1).unwrap_err();
-    assert!(matches!(err, Error::InvalidArgument(_)), "{err:?}");
+    assert!(
+        matches!(err, Error::Usage(UsageError::ZeroSize { .. })),
+        "{err:?}"
+    );
     let mut stream = FrameStream::new(&g.ctx, &gl, BYTES, 2, 1).unwrap();
     let mut none = |_f: &FrameRead| Ok::<(), Error>(());
     let mut nothing = |_w: &FrameWrite<'_>| Ok::<(), Error>(());

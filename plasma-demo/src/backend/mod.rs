@@ -11,7 +11,6 @@ use crate::cli::{BackendChoice, PathChoice, Size};
 use crate::renderer::{Renderer, Upload};
 use crate::timing::Profiler;
 use anyhow::{Context as _, Result, bail};
-use cuda_gl::sys::CUresult;
 use std::time::Duration;
 
 /// What every backend renders a frame with.
@@ -141,24 +140,17 @@ impl Backend {
     }
 }
 
-/// Whether `error` means "CUDA interop is not possible here" (no driver, no device, or an OpenGL
-/// context that is not NVIDIA's), the cases where `--backend auto` falls back to the CPU.
-/// Everything else (a bad PTX, a failed launch) is a real error and is reported.
+/// Whether `error` means "CUDA interop is not possible here", the cases where `--backend auto`
+/// falls back to the CPU: cuda-gl's [`is_unsupported_setup`](cuda_gl::Error::is_unsupported_setup)
+/// (no driver, no device, an OpenGL context that is not NVIDIA's or on another GPU, ...), and,
+/// for this demo, no GL context current and any EGL failure of the headless mode. Everything
+/// else (a bad PTX, a failed launch) is a real error and is reported.
 pub fn is_unavailable(error: &cuda_gl::Error) -> bool {
-    match error {
-        cuda_gl::Error::Load(_)
-        | cuda_gl::Error::NotNvidiaGl { .. }
-        | cuda_gl::Error::NoGlContext { .. }
-        | cuda_gl::Error::Egl(_) => true,
-        cuda_gl::Error::Cuda(e) => [
-            CUresult::CUDA_ERROR_NO_DEVICE,
-            CUresult::CUDA_ERROR_STUB_LIBRARY,
-            CUresult::CUDA_ERROR_SYSTEM_DRIVER_MISMATCH,
-            CUresult::CUDA_ERROR_DEVICE_UNAVAILABLE,
-        ]
-        .contains(&e.code),
-        _ => false,
-    }
+    error.is_unsupported_setup()
+        || matches!(
+            error,
+            cuda_gl::Error::NoGlContext { .. } | cuda_gl::Error::Egl(_)
+        )
 }
 
 /// The backend picked for a run, and why `auto` fell back to the CPU if it did.
@@ -246,8 +238,15 @@ mod tests {
     fn unavailable_classification() {
         let load = cuda_gl::Error::Load(cuda_gl::sys::LoadError::NotFound { tried: Vec::new() });
         assert!(is_unavailable(&load));
-        assert!(!is_unavailable(&cuda_gl::Error::InvalidArgument(
-            "x".into()
+        assert!(!is_unavailable(&cuda_gl::Error::Usage(
+            cuda_gl::UsageError::ZeroGlName { kind: "buffer" }
         )));
+        let no_device = cuda_gl::Error::Cuda(cuda_gl::CudaError {
+            call: "cuInit",
+            code: cuda_gl::sys::CUresult::CUDA_ERROR_NO_DEVICE,
+            name: "CUDA_ERROR_NO_DEVICE".into(),
+            description: "no CUDA-capable device is detected".into(),
+        });
+        assert!(is_unavailable(&no_device));
     }
 }

@@ -1,0 +1,312 @@
+//! [`ErrorKind`], a stable name for each error, and [`Error::is_unsupported_setup`], which tells
+//! "this machine or setup cannot do this" from a bug.
+
+use super::{Error, UsageError};
+use cuda_gl_sys::CUresult;
+
+macro_rules! kinds {
+    ($( $(#[$doc:meta])* $name:ident = $str:literal, )*) => {
+        /// What an [`Error`] is, without its fields: one variant per variant of [`Error`] and of
+        /// [`UsageError`] (whose errors reach callers as [`Error::Usage`]), each with a stable
+        /// name ([`ErrorKind::as_str`]) for logs, metrics and tests.
+        ///
+        /// New kinds may be added in minor releases; names never change.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum ErrorKind {
+            $( $(#[$doc])* $name, )*
+        }
+
+        impl ErrorKind {
+            /// Every kind, in the order they are declared.
+            pub const ALL: &'static [ErrorKind] = &[$( ErrorKind::$name, )*];
+
+            /// The kind's stable name, in snake case: `"not_nvidia_gl"` for
+            /// [`ErrorKind::NotNvidiaGl`].
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $( ErrorKind::$name => $str, )*
+                }
+            }
+        }
+    };
+}
+
+kinds! {
+    /// [`Error::Load`]
+    Load = "load",
+    /// [`Error::Cuda`]
+    Cuda = "cuda",
+    /// [`Error::NoGlContext`]
+    NoGlContext = "no_gl_context",
+    /// [`Error::NotAGlObject`]
+    NotAGlObject = "not_a_gl_object",
+    /// [`Error::WrongDevice`]
+    WrongDevice = "wrong_device",
+    /// [`Error::AlreadyRegistered`]
+    AlreadyRegistered = "already_registered",
+    /// [`Error::PtxTooNew`]
+    PtxTooNew = "ptx_too_new",
+    /// [`Error::InvalidModule`]
+    InvalidModule = "invalid_module",
+    /// [`Error::NotNvidiaGl`]
+    NotNvidiaGl = "not_nvidia_gl",
+    /// [`Error::InvalidSubresource`]
+    InvalidSubresource = "invalid_subresource",
+    /// [`Error::InvalidArgument`]
+    InvalidArgument = "invalid_argument",
+    /// [`Error::Internal`]
+    Internal = "internal",
+    /// [`Error::ExternalMemoryUnsupported`]
+    ExternalMemoryUnsupported = "external_memory_unsupported",
+    /// [`Error::DriverLibraryMismatch`]
+    DriverLibraryMismatch = "driver_library_mismatch",
+    /// [`Error::KernelArguments`]
+    KernelArguments = "kernel_arguments",
+    /// [`Error::SliceLayout`]
+    SliceLayout = "slice_layout",
+    /// [`Error::CopySize`]
+    CopySize = "copy_size",
+    /// [`Error::NvrtcUnavailable`]
+    NvrtcUnavailable = "nvrtc_unavailable",
+    /// [`Error::Compile`]
+    Compile = "compile",
+    /// [`Error::DeferredDrop`]
+    DeferredDrop = "deferred_drop",
+    /// `Error::Egl` (feature `egl`)
+    Egl = "egl",
+    /// [`Error::MissingGlExtension`]
+    MissingGlExtension = "missing_gl_extension",
+    /// [`Error::MissingGlFunction`]
+    MissingGlFunction = "missing_gl_function",
+    /// [`Error::GlCall`]
+    GlCall = "gl_call",
+    /// [`Error::WrongGlContext`]
+    WrongGlContext = "wrong_gl_context",
+    /// [`Error::GlContextGone`]
+    GlContextGone = "gl_context_gone",
+    /// [`Error::GlPlatformUnknown`]
+    GlPlatformUnknown = "gl_platform_unknown",
+    /// [`Error::GlCheckUnavailable`]
+    GlCheckUnavailable = "gl_check_unavailable",
+    /// [`Error::StreamCapturing`]
+    StreamCapturing = "stream_capturing",
+    /// [`Error::Timeout`]
+    Timeout = "timeout",
+    /// [`Error::UnsupportedImage`]
+    UnsupportedImage = "unsupported_image",
+    /// [`Error::ContextUnusable`]
+    ContextUnusable = "context_unusable",
+    /// [`Error::WrongImageTarget`]
+    WrongImageTarget = "wrong_image_target",
+    /// [`Error::UnknownTextureTarget`]
+    UnknownTextureTarget = "unknown_texture_target",
+    /// [`Error::MappingStateLost`]
+    MappingStateLost = "mapping_state_lost",
+    /// [`Error::ImportNotShared`]
+    ImportNotShared = "import_not_shared",
+    /// [`UsageError::WrongCudaContext`]
+    WrongCudaContext = "wrong_cuda_context",
+    /// [`UsageError::OutOfRange`]
+    OutOfRange = "out_of_range",
+    /// [`UsageError::SizeMismatch`]
+    SizeMismatch = "size_mismatch",
+    /// [`UsageError::ZeroSize`]
+    ZeroSize = "zero_size",
+    /// [`UsageError::TooLarge`]
+    TooLarge = "too_large",
+    /// [`UsageError::AddressOverflow`]
+    AddressOverflow = "address_overflow",
+    /// [`UsageError::ReadOnlyMapping`]
+    ReadOnlyMapping = "read_only_mapping",
+    /// [`UsageError::NotSurfaceRegistered`]
+    NotSurfaceRegistered = "not_surface_registered",
+    /// [`UsageError::WrongResourceKind`]
+    WrongResourceKind = "wrong_resource_kind",
+    /// [`UsageError::ZeroGlName`]
+    ZeroGlName = "zero_gl_name",
+    /// [`UsageError::ContradictoryFlags`]
+    ContradictoryFlags = "contradictory_flags",
+    /// [`UsageError::ImageOnlyFlags`]
+    ImageOnlyFlags = "image_only_flags",
+    /// [`UsageError::NulByte`]
+    NulByte = "nul_byte",
+    /// [`UsageError::BadFrameStreamShape`]
+    BadFrameStreamShape = "bad_frame_stream_shape",
+    /// [`UsageError::BadRingSlots`]
+    BadRingSlots = "bad_ring_slots",
+    /// [`UsageError::EventWithoutTiming`]
+    EventWithoutTiming = "event_without_timing",
+    /// [`UsageError::KernelArgsImpl`]
+    KernelArgsImpl = "kernel_args_impl",
+    /// [`UsageError::ArrayOfAnotherMapping`]
+    ArrayOfAnotherMapping = "array_of_another_mapping",
+    /// [`UsageError::EmptyBatch`]
+    EmptyBatch = "empty_batch",
+    /// [`UsageError::UncopyableFormat`]
+    UncopyableFormat = "uncopyable_format",
+    /// [`UsageError::OverlappingCopy`]
+    OverlappingCopy = "overlapping_copy",
+    /// [`UsageError::MappedOnOtherStream`]
+    MappedOnOtherStream = "mapped_on_other_stream",
+    /// [`UsageError::EmptyGlBuffer`]
+    EmptyGlBuffer = "empty_gl_buffer",
+    /// [`UsageError::OffscreenSize`]
+    OffscreenSize = "offscreen_size",
+    /// [`UsageError::NeedsCudarcStream`]
+    NeedsCudarcStream = "needs_cudarc_stream",
+    /// [`UsageError::PinnedBufferUntracked`]
+    PinnedBufferUntracked = "pinned_buffer_untracked",
+}
+
+impl std::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The driver codes that mean "this machine or its driver cannot do this": no device, a stub or
+/// mismatched driver library, a device that is unavailable or lacks the feature, a kernel image
+/// or PTX this driver cannot run.
+const SETUP_CODES: [CUresult; 12] = [
+    CUresult::CUDA_ERROR_NO_DEVICE,
+    CUresult::CUDA_ERROR_STUB_LIBRARY,
+    CUresult::CUDA_ERROR_SYSTEM_DRIVER_MISMATCH,
+    CUresult::CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE,
+    CUresult::CUDA_ERROR_SYSTEM_NOT_READY,
+    CUresult::CUDA_ERROR_DEVICE_UNAVAILABLE,
+    CUresult::CUDA_ERROR_DEVICE_NOT_LICENSED,
+    CUresult::CUDA_ERROR_NOT_SUPPORTED,
+    CUresult::CUDA_ERROR_NO_BINARY_FOR_GPU,
+    CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION,
+    CUresult::CUDA_ERROR_JIT_COMPILER_NOT_FOUND,
+    CUresult::CUDA_ERROR_JIT_COMPILATION_DISABLED,
+];
+
+impl Error {
+    /// What this error is, without its fields; [`Error::Usage`] gives the [`UsageError`]'s kind.
+    pub fn kind(&self) -> ErrorKind {
+        use ErrorKind as K;
+        match self {
+            Error::Load(_) => K::Load,
+            Error::Cuda(_) => K::Cuda,
+            Error::NoGlContext { .. } => K::NoGlContext,
+            Error::NotAGlObject { .. } => K::NotAGlObject,
+            Error::WrongDevice { .. } => K::WrongDevice,
+            Error::AlreadyRegistered { .. } => K::AlreadyRegistered,
+            Error::PtxTooNew { .. } => K::PtxTooNew,
+            Error::InvalidModule { .. } => K::InvalidModule,
+            Error::NotNvidiaGl { .. } => K::NotNvidiaGl,
+            Error::InvalidSubresource { .. } => K::InvalidSubresource,
+            Error::Usage(e) => e.kind(),
+            Error::InvalidArgument(_) => K::InvalidArgument,
+            Error::Internal { .. } => K::Internal,
+            Error::ExternalMemoryUnsupported { .. } => K::ExternalMemoryUnsupported,
+            Error::DriverLibraryMismatch { .. } => K::DriverLibraryMismatch,
+            Error::KernelArguments { .. } => K::KernelArguments,
+            Error::SliceLayout { .. } => K::SliceLayout,
+            Error::CopySize { .. } => K::CopySize,
+            Error::NvrtcUnavailable { .. } => K::NvrtcUnavailable,
+            Error::Compile { .. } => K::Compile,
+            Error::DeferredDrop(_) => K::DeferredDrop,
+            #[cfg(feature = "egl")]
+            Error::Egl(_) => K::Egl,
+            Error::MissingGlExtension { .. } => K::MissingGlExtension,
+            Error::MissingGlFunction { .. } => K::MissingGlFunction,
+            Error::GlCall { .. } => K::GlCall,
+            Error::WrongGlContext { .. } => K::WrongGlContext,
+            Error::GlContextGone { .. } => K::GlContextGone,
+            Error::GlPlatformUnknown { .. } => K::GlPlatformUnknown,
+            Error::GlCheckUnavailable { .. } => K::GlCheckUnavailable,
+            Error::StreamCapturing { .. } => K::StreamCapturing,
+            Error::Timeout { .. } => K::Timeout,
+            Error::UnsupportedImage { .. } => K::UnsupportedImage,
+            Error::ContextUnusable { .. } => K::ContextUnusable,
+            Error::WrongImageTarget { .. } => K::WrongImageTarget,
+            Error::UnknownTextureTarget { .. } => K::UnknownTextureTarget,
+            Error::MappingStateLost { .. } => K::MappingStateLost,
+            Error::ImportNotShared { .. } => K::ImportNotShared,
+        }
+    }
+
+    /// Whether this error means "this machine or setup cannot do this", rather than a bug of the
+    /// program (or of cuda-gl) to fix: the cases where a program falls back (to the CPU, to
+    /// another path) or tells the user what to install, instead of reporting a bug.
+    ///
+    /// The rule: `true` when the same call would fail the same way whatever the program did,
+    /// because of what is installed or present:
+    /// - no usable CUDA driver: [`Error::Load`] (missing or too old), [`Error::Cuda`] with a code
+    ///   that says so (`CUDA_ERROR_NO_DEVICE`, `_STUB_LIBRARY`, `_SYSTEM_DRIVER_MISMATCH`,
+    ///   `_COMPAT_NOT_SUPPORTED_ON_DEVICE`, `_SYSTEM_NOT_READY`, `_DEVICE_UNAVAILABLE`,
+    ///   `_DEVICE_NOT_LICENSED`, `_NOT_SUPPORTED`, `_NO_BINARY_FOR_GPU`,
+    ///   `_UNSUPPORTED_PTX_VERSION`, `_JIT_COMPILER_NOT_FOUND`, `_JIT_COMPILATION_DISABLED`),
+    ///   [`Error::PtxTooNew`], [`Error::DriverLibraryMismatch`];
+    /// - an OpenGL that CUDA cannot work with: [`Error::NotNvidiaGl`], [`Error::WrongDevice`]
+    ///   (GL and CUDA on different GPUs), [`Error::GlPlatformUnknown`] (no EGL or GLX),
+    ///   [`Error::MissingGlFunction`], [`Error::MissingGlExtension`],
+    ///   [`Error::GlCheckUnavailable`];
+    /// - a missing optional part: [`Error::NvrtcUnavailable`],
+    ///   [`Error::ExternalMemoryUnsupported`], and `Error::Egl` when EGL is missing or
+    ///   incomplete (`egl::EglError::is_unsupported_setup`, feature `egl`).
+    ///
+    /// `false` for everything else: refused arguments ([`Error::Usage`],
+    /// [`Error::InvalidArgument`]), no GL context current ([`Error::NoGlContext`]), kernel faults
+    /// ([`Error::ContextUnusable`]), [`Error::Internal`] and the other driver errors.
+    pub fn is_unsupported_setup(&self) -> bool {
+        match self {
+            Error::Load(_)
+            | Error::PtxTooNew { .. }
+            | Error::DriverLibraryMismatch { .. }
+            | Error::NotNvidiaGl { .. }
+            | Error::WrongDevice { .. }
+            | Error::GlPlatformUnknown { .. }
+            | Error::MissingGlFunction { .. }
+            | Error::MissingGlExtension { .. }
+            | Error::GlCheckUnavailable { .. }
+            | Error::NvrtcUnavailable { .. }
+            | Error::ExternalMemoryUnsupported { .. } => true,
+            Error::Cuda(e) => SETUP_CODES.contains(&e.code),
+            #[cfg(feature = "egl")]
+            Error::Egl(e) => e.is_unsupported_setup(),
+            _ => false,
+        }
+    }
+}
+
+impl UsageError {
+    /// What this error is, without its fields.
+    pub fn kind(&self) -> ErrorKind {
+        use ErrorKind as K;
+        match self {
+            UsageError::WrongCudaContext { .. } => K::WrongCudaContext,
+            UsageError::OutOfRange { .. } => K::OutOfRange,
+            UsageError::SizeMismatch { .. } => K::SizeMismatch,
+            UsageError::ZeroSize { .. } => K::ZeroSize,
+            UsageError::TooLarge { .. } => K::TooLarge,
+            UsageError::AddressOverflow { .. } => K::AddressOverflow,
+            UsageError::ReadOnlyMapping { .. } => K::ReadOnlyMapping,
+            UsageError::NotSurfaceRegistered { .. } => K::NotSurfaceRegistered,
+            UsageError::WrongResourceKind { .. } => K::WrongResourceKind,
+            UsageError::ZeroGlName { .. } => K::ZeroGlName,
+            UsageError::ContradictoryFlags => K::ContradictoryFlags,
+            UsageError::ImageOnlyFlags { .. } => K::ImageOnlyFlags,
+            UsageError::NulByte { .. } => K::NulByte,
+            UsageError::BadFrameStreamShape { .. } => K::BadFrameStreamShape,
+            UsageError::BadRingSlots { .. } => K::BadRingSlots,
+            UsageError::EventWithoutTiming => K::EventWithoutTiming,
+            UsageError::KernelArgsImpl { .. } => K::KernelArgsImpl,
+            UsageError::ArrayOfAnotherMapping { .. } => K::ArrayOfAnotherMapping,
+            UsageError::EmptyBatch => K::EmptyBatch,
+            UsageError::UncopyableFormat { .. } => K::UncopyableFormat,
+            UsageError::OverlappingCopy => K::OverlappingCopy,
+            UsageError::MappedOnOtherStream { .. } => K::MappedOnOtherStream,
+            UsageError::EmptyGlBuffer { .. } => K::EmptyGlBuffer,
+            UsageError::OffscreenSize { .. } => K::OffscreenSize,
+            UsageError::NeedsCudarcStream => K::NeedsCudarcStream,
+            UsageError::PinnedBufferUntracked => K::PinnedBufferUntracked,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
