@@ -6,6 +6,7 @@ use crate::queue::PrivateQueue;
 use crate::result;
 use crate::result::CudaError;
 use cuda_gl_sys as sys;
+use std::any::Any;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -27,11 +28,11 @@ pub struct Context {
     has_deferred: AtomicBool,
     /// The private stream that work which must run now is queued on ([`crate::queue`]).
     queue: Mutex<PrivateQueue>,
-    /// The cudarc context this one shares ([`Context::from_cudarc`]). It owns the retain of the
-    /// primary context (or the context itself), so this `Context` releases nothing; it is dropped
-    /// after `Drop::drop` has run, once nothing of cuda-gl uses the context any more.
-    #[cfg(feature = "cudarc")]
-    cudarc: Option<Arc<cudarc::driver::CudaContext>>,
+    /// The owner of a context shared with another library (cudarc's `CudaContext`, say). It
+    /// holds the retain of the primary context (or the context itself), so this `Context`
+    /// releases nothing; it is dropped after `Drop::drop` has run, once nothing of cuda-gl uses
+    /// the context any more.
+    owner: Option<Box<dyn Any + Send + Sync>>,
 }
 
 // SAFETY: a CUcontext is a process-wide handle that the driver lets any thread use, as are the
@@ -76,66 +77,53 @@ impl Context {
             deferred: Mutex::new(Vec::new()),
             has_deferred: AtomicBool::new(false),
             queue: Mutex::new(PrivateQueue::default()),
-            #[cfg(feature = "cudarc")]
-            cudarc: None,
+            owner: None,
         }))
     }
 
-    /// Shares the context of a cudarc [`CudaContext`](cudarc::driver::CudaContext): GL resources
-    /// registered in the returned `Context` live in cudarc's context, so cudarc's streams can map
-    /// them and cudarc's kernels can use them.
+    /// Shares `raw`, a context that another library owns through `owner` (which holds its
+    /// retain, and which the returned `Context` keeps alive and drops last), on what that
+    /// library calls `device`. cuda-gl adds no retain of its own. The context is bound and
+    /// checked: cuda-gl's driver library must see it on `device`, which holds when both opened
+    /// the same `libcuda.so.1`. (The `cudarc` feature's `Context::from_cudarc` is this, with a
+    /// clone of cudarc's `Arc<CudaContext>` as the owner.)
     ///
-    /// The returned `Context` holds a clone of the `Arc`, so the cudarc context stays alive for as
-    /// long as anything of cuda-gl uses it. It adds no retain of its own: the cudarc context's
-    /// retain of the primary context (or its ownership of a non-primary one) is the only one, and
-    /// cudarc releases it when its last `Arc` goes, after the cuda-gl handles.
-    ///
-    /// The context is bound to the calling thread and checked: cuda-gl's driver library must see
-    /// it as a context of the device cudarc reports, which holds when both opened the same
-    /// `libcuda.so.1` (both load it by that name or `libcuda.so`).
+    /// # Safety
+    /// 1. `raw` is a live context that stays live for as long as `owner` does.
     ///
     /// # Errors
-    /// [`Error::Load`] without a driver; [`Error::InvalidArgument`] for a destroyed cudarc
-    /// context (no `CUcontext`); [`Error::DriverLibraryMismatch`] when the context belongs to
-    /// another device in cuda-gl's driver (two different driver libraries were loaded); the
-    /// driver's error from `cuCtxSetCurrent` or `cuCtxGetDevice`.
-    #[cfg(feature = "cudarc")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
-    #[doc(alias = "cuCtxGetDevice")]
-    pub fn from_cudarc(cudarc: &Arc<cudarc::driver::CudaContext>) -> Result<Arc<Context>> {
+    /// [`Error::Load`] without a driver; [`Error::DriverLibraryMismatch`] when cuda-gl's driver
+    /// sees the context on another device; the driver's error from `cuCtxSetCurrent` or
+    /// `cuCtxGetDevice`.
+    pub unsafe fn from_raw_shared(
+        raw: sys::CUcontext,
+        device: sys::CUdevice,
+        owner: Box<dyn Any + Send + Sync>,
+    ) -> Result<Arc<Context>> {
         result::init()?;
-        let raw: sys::CUcontext = cudarc.cu_ctx().cast();
-        if raw.is_null() {
-            return Err(Error::InvalidArgument(
-                "the cudarc context has no CUcontext handle (it was destroyed).\nhelp: pass a \
-                 live CudaContext"
-                    .into(),
-            ));
-        }
         let ctx = Context {
-            device: Device::from_raw(cudarc.cu_device()),
+            device: Device::from_raw(device),
             raw,
             deferred: Mutex::new(Vec::new()),
             has_deferred: AtomicBool::new(false),
             queue: Mutex::new(PrivateQueue::default()),
-            cudarc: Some(cudarc.clone()),
+            owner: Some(owner),
         };
         ctx.bind()?;
-        let device = result::ctx::device()?;
-        if device != cudarc.cu_device() {
+        let seen = result::ctx::device()?;
+        if seen != device {
             return Err(Error::DriverLibraryMismatch {
-                cuda_gl_device: device,
-                cudarc_device: cudarc.cu_device(),
+                cuda_gl_device: seen,
+                owner_device: device,
             });
         }
         Ok(Arc::new(ctx))
     }
 
-    /// The cudarc context this one shares, when it was made by [`Context::from_cudarc`].
-    #[cfg(feature = "cudarc")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
-    pub fn cudarc_context(&self) -> Option<&Arc<cudarc::driver::CudaContext>> {
-        self.cudarc.as_ref()
+    /// The owner given to [`Context::from_raw_shared`] (with feature `cudarc`, cudarc's
+    /// `Arc<CudaContext>` for a context from `Context::from_cudarc`), if any.
+    pub fn owner(&self) -> Option<&(dyn Any + Send + Sync)> {
+        self.owner.as_deref()
     }
 
     /// Retains the primary context of the first CUDA device behind the GL context that is current
@@ -299,10 +287,9 @@ impl Drop for Context {
                 .unwrap_or_else(|p| p.into_inner())
                 .release();
         }
-        #[cfg(feature = "cudarc")]
-        if self.cudarc.is_some() {
-            // No retain of our own: the cudarc context, dropped with this struct's fields right
-            // after this, releases its own when its last Arc goes.
+        if self.owner.is_some() {
+            // No retain of our own: the owner, dropped with this struct's fields right after
+            // this, releases its own.
             return;
         }
         // SAFETY: this balances the retain in `Context::new`.

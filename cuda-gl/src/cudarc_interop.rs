@@ -24,6 +24,7 @@
 //!
 //! The whole flow is in `cuda-gl/examples/cudarc_interop.rs`.
 
+use crate::context::Context;
 use crate::device::{GlDeviceList, gl_devices};
 use crate::error::{Error, Result, UsageError};
 use crate::graphics::{MappedBatch, MappedBuffer, Surface, SurfaceObject, Texture, TextureObject};
@@ -50,7 +51,7 @@ unsafe impl AsStream for CudaStream {
     }
 }
 
-// SAFETY: as for `CudaStream`, which the `Arc` keeps alive while borrowed; `cudarc_stream`
+// SAFETY: as for `CudaStream`, which the `Arc` keeps alive while borrowed; `as_any`
 // returns this very stream.
 unsafe impl AsStream for Arc<CudaStream> {
     fn raw_stream(&self) -> sys::CUstream {
@@ -59,8 +60,48 @@ unsafe impl AsStream for Arc<CudaStream> {
     fn raw_context(&self) -> sys::CUcontext {
         self.context().cu_ctx().cast()
     }
-    fn cudarc_stream(&self) -> Option<&Arc<CudaStream>> {
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
         Some(self)
+    }
+}
+
+impl Context {
+    /// Shares the context of a cudarc [`CudaContext`]: GL resources registered in the returned
+    /// `Context` live in cudarc's context, so cudarc's streams can map them and cudarc's kernels
+    /// can use them.
+    ///
+    /// The returned `Context` holds a clone of the `Arc`, so the cudarc context stays alive for as
+    /// long as anything of cuda-gl uses it. It adds no retain of its own: the cudarc context's
+    /// retain of the primary context (or its ownership of a non-primary one) is the only one, and
+    /// cudarc releases it when its last `Arc` goes, after the cuda-gl handles.
+    ///
+    /// The context is bound to the calling thread and checked: cuda-gl's driver library must see
+    /// it as a context of the device cudarc reports, which holds when both opened the same
+    /// `libcuda.so.1` (both load it by that name or `libcuda.so`).
+    ///
+    /// # Errors
+    /// [`Error::Load`] without a driver; [`Error::InvalidArgument`] for a destroyed cudarc
+    /// context (no `CUcontext`); [`Error::DriverLibraryMismatch`] when the context belongs to
+    /// another device in cuda-gl's driver (two different driver libraries were loaded); the
+    /// driver's error from `cuCtxSetCurrent` or `cuCtxGetDevice`.
+    #[doc(alias = "cuCtxGetDevice")]
+    pub fn from_cudarc(cudarc: &Arc<CudaContext>) -> Result<Arc<Context>> {
+        let raw: sys::CUcontext = cudarc.cu_ctx().cast();
+        if raw.is_null() {
+            return Err(Error::InvalidArgument(
+                "the cudarc context has no CUcontext handle (it was destroyed).\nhelp: pass a \
+                 live CudaContext"
+                    .into(),
+            ));
+        }
+        // SAFETY: (1) cudarc's live context, which the owner (a clone of its `Arc`) keeps alive:
+        // cudarc releases it only when its last `Arc` goes.
+        unsafe { Context::from_raw_shared(raw, cudarc.cu_device(), Box::new(cudarc.clone())) }
+    }
+
+    /// The cudarc context this one shares, when it was made by [`Context::from_cudarc`].
+    pub fn cudarc_context(&self) -> Option<&Arc<CudaContext>> {
+        self.owner()?.downcast_ref()
     }
 }
 
@@ -104,8 +145,16 @@ fn element_count<T>(address: u64, bytes: usize) -> Result<usize> {
     Ok(bytes / size)
 }
 
-fn no_cudarc_stream() -> Error {
-    UsageError::NeedsCudarcStream.into()
+/// The cudarc stream a mapping was made on, found through the stream object the guard kept
+/// ([`AsStream::as_any`]), and checked to be the stream of handle `raw`.
+fn cudarc_stream_of(
+    object: Option<&dyn std::any::Any>,
+    raw: sys::CUstream,
+) -> Result<&Arc<CudaStream>> {
+    object
+        .and_then(|o| o.downcast_ref::<Arc<CudaStream>>())
+        .filter(|s| s.cu_stream().cast::<std::ffi::c_void>() == raw.cast())
+        .ok_or_else(|| UsageError::NeedsCudarcStream.into())
 }
 
 /// Orders work about to be queued on `stream` with the mapping on `mapped_on`.
@@ -309,9 +358,8 @@ impl<'m> MappedBuffer<'m> {
     ///    before the call is refused.
     #[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
     pub unsafe fn as_cudarc_slice<T: DeviceCopy>(&self) -> Result<MappedView<'_, T>> {
-        let (ptr, size, stream) = self.cudarc_parts();
-        let stream = stream.ok_or_else(no_cudarc_stream)?;
-        MappedView::new(ptr, size, stream)
+        let stream = cudarc_stream_of(self.stream_any(), self.raw_stream())?;
+        MappedView::new(self.device_ptr().as_raw(), self.size(), stream)
     }
 
     /// Views the mapped buffer as a writable cudarc device slice of `T`, for as long as this
@@ -333,9 +381,8 @@ impl<'m> MappedBuffer<'m> {
     #[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
     pub unsafe fn as_cudarc_slice_mut<T: DeviceCopy>(&mut self) -> Result<MappedViewMut<'_, T>> {
         self.check_writable("a mutable cudarc view")?;
-        let (ptr, size, stream) = self.cudarc_parts();
-        let stream = stream.ok_or_else(no_cudarc_stream)?;
-        MappedViewMut::new(ptr, size, stream)
+        let stream = cudarc_stream_of(self.stream_any(), self.raw_stream())?;
+        MappedViewMut::new(self.device_ptr().as_raw(), self.size(), stream)
     }
 }
 
@@ -343,7 +390,7 @@ impl<'m> MappedBatch<'m> {
     /// The address and size of the buffer at `index` and the cudarc stream of the batch (checked
     /// first).
     fn cudarc_buffer(&self, index: usize) -> Result<(rc::CUdeviceptr, usize, &Arc<CudaStream>)> {
-        let stream = self.cudarc_stream().ok_or_else(no_cudarc_stream)?;
+        let stream = cudarc_stream_of(self.stream_any(), self.raw_stream())?;
         let (ptr, size) = self.buffer(index)?;
         Ok((ptr.as_raw(), size, stream))
     }
@@ -389,7 +436,7 @@ impl<'m> MappedBatch<'m> {
         &mut self,
         index: usize,
     ) -> Result<MappedViewMut<'_, T>> {
-        self.check_writable(index, "a mutable cudarc view")?;
+        self.get(index)?.check_writable("a mutable cudarc view")?;
         let (ptr, size, stream) = self.cudarc_buffer(index)?;
         MappedViewMut::new(ptr, size, stream)
     }

@@ -52,21 +52,18 @@ pub(crate) fn refuse_capturing(
 /// Implementors guarantee that:
 /// 1. [`AsStream::raw_stream`] returns a stream handle that stays valid for as long as `self` is
 ///    borrowed;
-/// 2. [`AsStream::raw_context`] is the context that stream belongs to;
-/// 3. with the `cudarc` feature, `cudarc_stream`, when it returns a stream, returns the one whose
-///    handle `raw_stream` returns.
+/// 2. [`AsStream::raw_context`] is the context that stream belongs to.
+///
+/// ([`AsStream::as_any`] carries no promise: what uses it checks the handle again.)
 pub unsafe trait AsStream {
     /// The raw `CUstream` (null, `CU_STREAM_LEGACY` and `CU_STREAM_PER_THREAD` included).
     fn raw_stream(&self) -> sys::CUstream;
     /// The raw `CUcontext` the stream belongs to.
     fn raw_context(&self) -> sys::CUcontext;
-    /// The cudarc stream this is, when it is an `Arc<cudarc::driver::CudaStream>`: a buffer
-    /// mapped on it can then be viewed as a cudarc device slice
-    /// ([`MappedBuffer::as_cudarc_slice`](crate::MappedBuffer::as_cudarc_slice)). `None` by
-    /// default.
-    #[cfg(feature = "cudarc")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
-    fn cudarc_stream(&self) -> Option<&Arc<cudarc::driver::CudaStream>> {
+    /// The stream object itself as [`Any`](std::any::Any), for adapters to other libraries: a
+    /// buffer mapped on a stream that returns itself here keeps it, and the `cudarc` feature's
+    /// views find cudarc's `Arc<CudaStream>` through it. `None` by default.
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
         None
     }
 }

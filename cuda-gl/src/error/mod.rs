@@ -206,19 +206,20 @@ pub enum Error {
         feature: &'static str,
     },
 
-    /// cuda-gl's CUDA driver and cudarc's see a context on different devices: the two crates
-    /// loaded different driver libraries (feature `cudarc`).
+    /// cuda-gl's CUDA driver and the library that shares a context with it (cudarc, say) see
+    /// that context on different devices: the two loaded different driver libraries.
     #[error(
-        "cuda-gl's CUDA driver sees the cudarc context on device {cuda_gl_device}, but cudarc \
-         reports device {cudarc_device}: the two crates loaded different CUDA driver \
-         libraries.\nhelp: make sure only the NVIDIA driver's libcuda.so.1 is found (no stub \
-         libcuda.so on LD_LIBRARY_PATH), or set CUDA_GL_DRIVER_PATH to the library cudarc loads"
+        "cuda-gl's CUDA driver sees the shared context on device {cuda_gl_device}, but the \
+         library that owns it reports device {owner_device}: the two loaded different CUDA \
+         driver libraries.\nhelp: make sure only the NVIDIA driver's libcuda.so.1 is found (no \
+         stub libcuda.so on LD_LIBRARY_PATH), or set CUDA_GL_DRIVER_PATH to the library the \
+         other one loads"
     )]
     DriverLibraryMismatch {
         /// The device cuda-gl's driver reports (`cuCtxGetDevice`).
         cuda_gl_device: i32,
-        /// The device cudarc reports.
-        cudarc_device: i32,
+        /// The device the owning library reports.
+        owner_device: i32,
     },
 
     /// A kernel was launched with arguments that do not match its parameters.

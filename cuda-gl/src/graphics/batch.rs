@@ -86,8 +86,7 @@ pub fn map_all<'a, S: AsStream>(
         raws,
         stream: s,
         _stream: PhantomData,
-        #[cfg(feature = "cudarc")]
-        cudarc_stream: stream.cudarc_stream(),
+        stream_object: stream.as_any(),
     })
 }
 
@@ -100,9 +99,9 @@ pub struct MappedBatch<'a> {
     raws: Vec<sys::CUgraphicsResource>,
     stream: sys::CUstream,
     _stream: PhantomData<&'a ()>,
-    /// The stream of the map, when it is a cudarc one (for cudarc slices of the buffers).
-    #[cfg(feature = "cudarc")]
-    cudarc_stream: Option<&'a std::sync::Arc<cudarc::driver::CudaStream>>,
+    /// The stream object of the map, when it offers itself ([`AsStream::as_any`]): adapters
+    /// find their library's stream there.
+    stream_object: Option<&'a dyn std::any::Any>,
 }
 
 impl<'a> MappedBatch<'a> {
@@ -116,7 +115,11 @@ impl<'a> MappedBatch<'a> {
         self.regs.is_empty()
     }
 
-    fn get(&self, index: usize) -> Result<&Registration> {
+    /// The registration at `index`.
+    ///
+    /// # Errors
+    /// [`UsageError::OutOfRange`] when `index` is out of range.
+    pub(crate) fn get(&self, index: usize) -> Result<&Registration> {
         self.regs.get(index).map(|r| &**r).ok_or_else(|| {
             UsageError::OutOfRange {
                 what: "resource of the batch",
@@ -125,13 +128,6 @@ impl<'a> MappedBatch<'a> {
             }
             .into()
         })
-    }
-
-    /// Refuses a CUDA write into the resource at `index` when it was registered or mapped
-    /// read-only.
-    #[cfg(feature = "cudarc")]
-    pub(crate) fn check_writable(&self, index: usize, what: &'static str) -> Result<()> {
-        self.get(index)?.check_writable(what)
     }
 
     /// The device pointer and size of the buffer at `index`.
@@ -156,10 +152,15 @@ impl<'a> MappedBatch<'a> {
         Ok((DevicePtr::new(ptr), size))
     }
 
-    /// The cudarc stream of the map, if it was one.
-    #[cfg(feature = "cudarc")]
-    pub(crate) fn cudarc_stream(&self) -> Option<&'a std::sync::Arc<cudarc::driver::CudaStream>> {
-        self.cudarc_stream
+    /// The stream object it was mapped on, when its type offers itself
+    /// ([`AsStream::as_any`]): an adapter for another library's streams finds its stream here.
+    pub fn stream_any(&self) -> Option<&'a dyn std::any::Any> {
+        self.stream_object
+    }
+
+    /// The stream it was mapped on.
+    pub fn raw_stream(&self) -> sys::CUstream {
+        self.stream
     }
 
     /// The CUDA array of the image at `index`, at array index `layer` and mip `level`.

@@ -80,8 +80,7 @@ impl RegisteredBuffer {
                 ptr,
                 size,
                 _stream: PhantomData,
-                #[cfg(feature = "cudarc")]
-                cudarc_stream: stream.cudarc_stream(),
+                stream_object: stream.as_any(),
             }),
             Err(e) => {
                 // SAFETY: mapped on `s` just above; nothing was handed out.
@@ -110,9 +109,9 @@ pub struct MappedBuffer<'a> {
     ptr: sys::CUdeviceptr,
     size: usize,
     _stream: PhantomData<&'a ()>,
-    /// The stream of the map, when it is a cudarc one (for cudarc slices of the mapping).
-    #[cfg(feature = "cudarc")]
-    cudarc_stream: Option<&'a std::sync::Arc<cudarc::driver::CudaStream>>,
+    /// The stream object of the map, when it offers itself ([`AsStream::as_any`]): adapters
+    /// find their library's stream there.
+    stream_object: Option<&'a dyn std::any::Any>,
 }
 
 impl<'a> MappedBuffer<'a> {
@@ -142,16 +141,10 @@ impl<'a> MappedBuffer<'a> {
         (self.reg.ctx.raw(), self.stream, self.ptr, self.size)
     }
 
-    /// The raw address, the size and the cudarc stream of the map, for cudarc slices.
-    #[cfg(feature = "cudarc")]
-    pub(crate) fn cudarc_parts(
-        &self,
-    ) -> (
-        sys::CUdeviceptr,
-        usize,
-        Option<&'a std::sync::Arc<cudarc::driver::CudaStream>>,
-    ) {
-        (self.ptr, self.size, self.cudarc_stream)
+    /// The stream object it was mapped on, when its type offers itself
+    /// ([`AsStream::as_any`]): an adapter for another library's streams finds its stream here.
+    pub fn stream_any(&self) -> Option<&'a dyn std::any::Any> {
+        self.stream_object
     }
 }
 

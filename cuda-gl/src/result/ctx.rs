@@ -43,7 +43,6 @@ pub(crate) unsafe fn set_current(ctx: sys::CUcontext) -> Result<()> {
 }
 
 /// `cuCtxGetDevice`: the device of the current context.
-#[cfg(feature = "cudarc")]
 pub(crate) fn device() -> Result<sys::CUdevice> {
     let mut dev = 0;
     // SAFETY: `dev` is a valid out-pointer.

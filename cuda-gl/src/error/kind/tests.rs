@@ -186,7 +186,7 @@ fn kinds_of_the_flat_variants() {
         (
             Error::DriverLibraryMismatch {
                 cuda_gl_device: 0,
-                cudarc_device: 1,
+                owner_device: 1,
             },
             ErrorKind::DriverLibraryMismatch,
         ),
@@ -208,7 +208,7 @@ fn new_flat_variants_end_with_help() {
         },
         Error::DriverLibraryMismatch {
             cuda_gl_device: 0,
-            cudarc_device: 1,
+            owner_device: 1,
         },
     ] {
         let message = err.to_string();
@@ -253,7 +253,7 @@ fn unsupported_setup_is_the_machine_not_the_program() {
         },
         Error::DriverLibraryMismatch {
             cuda_gl_device: 0,
-            cudarc_device: 1,
+            owner_device: 1,
         },
     ];
     for err in setup {
