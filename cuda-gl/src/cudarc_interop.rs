@@ -201,100 +201,97 @@ fn bind_raw(s: &CudaStream) -> Result<()> {
     Ok(unsafe { crate::result::ctx::set_current(s.context().cu_ctx().cast()) }?)
 }
 
-/// A mapped GL buffer viewed as a read-only cudarc device slice of `T`, borrowed from the
-/// mapping guard (see [`MappedBuffer::as_cudarc_slice`]).
+/// A mapped GL buffer viewed as a cudarc device slice of `T`, borrowed from the mapping guard:
+/// [`MappedView`] (read-only, from [`MappedBuffer::as_cudarc_slice`]) or [`MappedViewMut`]
+/// (writable, from [`MappedBuffer::as_cudarc_slice_mut`]); `A` is [`ReadOnly`] or
+/// [`ReadWrite`].
 ///
 /// It implements cudarc's [`DevicePtr`] (so `stream.clone_dtoh(&view)` and `memcpy_dtod` read
-/// it) and [`PushKernelArg`] (`builder.arg(&view)` passes its address). Copies on another stream
-/// of the same context wait for the map and finish before they return. A kernel must be launched
-/// on the stream the buffer was mapped on: cudarc's `launch` is `unsafe`, and that is one of its
-/// conditions here, as the launch builder does not say which stream it is for.
+/// it) and [`PushKernelArg`] (`builder.arg(&view)` passes its address); the writable one also
+/// [`DevicePtrMut`], so `stream.memcpy_htod(&data, &mut view)`, `memset_zeros` and
+/// `memcpy_dtod` write it, and `builder.arg(&mut view)` passes it to a kernel. Copies on another
+/// stream of the same context wait for the map and finish before they return. A kernel must be
+/// launched on the stream the buffer was mapped on: cudarc's `launch` is `unsafe`, and that is
+/// one of its conditions here, as the launch builder does not say which stream it is for.
 ///
 /// Neither `Send` nor `Sync`, like the guard it borrows.
 #[derive(Debug)]
-pub struct MappedView<'a, T> {
+pub struct MappedSlice<'a, T, A> {
     ptr: rc::CUdeviceptr,
     len: usize,
     stream: &'a Arc<CudaStream>,
-    _data: PhantomData<(&'a [T], *const ())>,
+    _data: PhantomData<SliceMarker<'a, T, A>>,
 }
 
-/// A mapped GL buffer viewed as a writable cudarc device slice of `T`, borrowed mutably from the
-/// mapping guard (see [`MappedBuffer::as_cudarc_slice_mut`]).
-///
-/// As [`MappedView`], and it also implements cudarc's [`DevicePtrMut`], so
-/// `stream.memcpy_htod(&data, &mut view)`, `memset_zeros` and `memcpy_dtod` write it, and
-/// `builder.arg(&mut view)` passes it to a kernel.
+/// What a [`MappedSlice`] holds without storing: elements of `T` borrowed for `'a`, its access
+/// `A`, and a raw pointer, so that it is neither `Send` nor `Sync`.
+type SliceMarker<'a, T, A> = (&'a mut [T], fn() -> A, *const ());
+
+/// The access of a [`MappedView`]: reads only.
 #[derive(Debug)]
-pub struct MappedViewMut<'a, T> {
-    ptr: rc::CUdeviceptr,
-    len: usize,
-    stream: &'a Arc<CudaStream>,
-    _data: PhantomData<(&'a mut [T], *const ())>,
+pub enum ReadOnly {}
+
+/// The access of a [`MappedViewMut`]: reads and writes.
+#[derive(Debug)]
+pub enum ReadWrite {}
+
+/// A mapped GL buffer viewed as a read-only cudarc device slice of `T` ([`MappedSlice`]).
+pub type MappedView<'a, T> = MappedSlice<'a, T, ReadOnly>;
+
+/// A mapped GL buffer viewed as a writable cudarc device slice of `T` ([`MappedSlice`]),
+/// borrowed mutably from the mapping guard.
+pub type MappedViewMut<'a, T> = MappedSlice<'a, T, ReadWrite>;
+
+impl<'a, T, A> MappedSlice<'a, T, A> {
+    /// The view of the `size` bytes at `ptr`, mapped on `stream`.
+    ///
+    /// # Errors
+    /// [`Error::SliceLayout`] when `size` is not a multiple of `size_of::<T>()` or `ptr` is not
+    /// aligned for `T`.
+    fn new(ptr: rc::CUdeviceptr, size: usize, stream: &'a Arc<CudaStream>) -> Result<Self> {
+        Ok(Self {
+            ptr,
+            len: element_count::<T>(ptr, size)?,
+            stream,
+            _data: PhantomData,
+        })
+    }
+
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it has no elements (never: a mapped buffer has at least one byte).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The cudarc stream the buffer was mapped on.
+    pub fn stream(&self) -> &'a Arc<CudaStream> {
+        self.stream
+    }
 }
 
-/// What both views have alike: their constructor, `len`, `is_empty`, `stream`, and cudarc's
-/// [`DeviceSlice`] and [`DevicePtr`].
-macro_rules! view_common {
-    ($view:ident) => {
-        impl<'a, T> $view<'a, T> {
-            /// The view of the `size` bytes at `ptr`, mapped on `stream`.
-            ///
-            /// # Errors
-            /// [`Error::SliceLayout`] when `size` is not a multiple of `size_of::<T>()` or `ptr`
-            /// is not aligned for `T`.
-            fn new(ptr: rc::CUdeviceptr, size: usize, stream: &'a Arc<CudaStream>) -> Result<Self> {
-                Ok(Self {
-                    ptr,
-                    len: element_count::<T>(ptr, size)?,
-                    stream,
-                    _data: PhantomData,
-                })
-            }
-
-            /// The number of elements.
-            pub fn len(&self) -> usize {
-                self.len
-            }
-
-            /// Whether it has no elements (never: a mapped buffer has at least one byte).
-            pub fn is_empty(&self) -> bool {
-                self.len == 0
-            }
-
-            /// The cudarc stream the buffer was mapped on.
-            pub fn stream(&self) -> &'a Arc<CudaStream> {
-                self.stream
-            }
-        }
-
-        impl<T> DeviceSlice<T> for $view<'_, T> {
-            fn len(&self) -> usize {
-                self.len
-            }
-            fn stream(&self) -> &Arc<CudaStream> {
-                self.stream
-            }
-        }
-
-        impl<T> DevicePtr<T> for $view<'_, T> {
-            fn device_ptr<'s>(
-                &'s self,
-                stream: &'s CudaStream,
-            ) -> (rc::CUdeviceptr, SyncOnDrop<'s>) {
-                (self.ptr, order_on(self.stream, stream))
-            }
-        }
-    };
+impl<T, A> DeviceSlice<T> for MappedSlice<'_, T, A> {
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn stream(&self) -> &Arc<CudaStream> {
+        self.stream
+    }
 }
 
-view_common!(MappedView);
-view_common!(MappedViewMut);
+impl<T, A> DevicePtr<T> for MappedSlice<'_, T, A> {
+    fn device_ptr<'s>(&'s self, stream: &'s CudaStream) -> (rc::CUdeviceptr, SyncOnDrop<'s>) {
+        (self.ptr, order_on(self.stream, stream))
+    }
+}
 
 impl<T> MappedViewMut<'_, T> {
     /// A read-only view of the same elements, borrowed from this one.
     pub fn as_view(&self) -> MappedView<'_, T> {
-        MappedView {
+        MappedSlice {
             ptr: self.ptr,
             len: self.len,
             stream: self.stream,
@@ -315,22 +312,14 @@ impl<T> DevicePtrMut<T> for MappedViewMut<'_, T> {
 // SAFETY: pushes the address of `arg.ptr`, a `CUdeviceptr` (a `u64`, which cudarc passes by
 // reference itself) that lives for `'b`, which outlives the launch builder `'a`; the kernel gets
 // the buffer's device address, as for cudarc's own views.
-unsafe impl<'a, 'b: 'a, 'c: 'b, T> PushKernelArg<&'b MappedView<'c, T>> for LaunchArgs<'a> {
+unsafe impl<'a, 'b: 'a, 'c: 'b, T, A> PushKernelArg<&'b MappedSlice<'c, T, A>> for LaunchArgs<'a> {
     #[inline(always)]
-    fn arg(&mut self, arg: &'b MappedView<'c, T>) -> &mut Self {
+    fn arg(&mut self, arg: &'b MappedSlice<'c, T, A>) -> &mut Self {
         <Self as PushKernelArg<&'b rc::CUdeviceptr>>::arg(self, &arg.ptr)
     }
 }
 
-// SAFETY: as for `&MappedView`.
-unsafe impl<'a, 'b: 'a, 'c: 'b, T> PushKernelArg<&'b MappedViewMut<'c, T>> for LaunchArgs<'a> {
-    #[inline(always)]
-    fn arg(&mut self, arg: &'b MappedViewMut<'c, T>) -> &mut Self {
-        <Self as PushKernelArg<&'b rc::CUdeviceptr>>::arg(self, &arg.ptr)
-    }
-}
-
-// SAFETY: as for `&MappedView`; the mutable borrow keeps other views of the mapping from
+// SAFETY: as for `&MappedSlice`; the mutable borrow keeps other views of the mapping from
 // being passed at the same time.
 unsafe impl<'a, 'b: 'a, 'c: 'b, T> PushKernelArg<&'b mut MappedViewMut<'c, T>> for LaunchArgs<'a> {
     #[inline(always)]

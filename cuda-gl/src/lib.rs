@@ -335,9 +335,10 @@ pub use gl_name::{BufferName, RenderbufferName, TextureName};
 #[cfg_attr(docsrs, doc(cfg(feature = "glow")))]
 pub use glow;
 pub use graphics::{
-    ArrayFormat, ImageTarget, MapFlags, MappedArray, MappedBatch, MappedBuffer, MappedImage,
-    MappedMipmappedArray, RegisterFlags, RegisteredBuffer, RegisteredImage, Resource, Surface,
-    SurfaceObject, Texture, TextureDesc, TextureObject, map_all,
+    ArrayFormat, BufferMapping, GlBuffer, GlImage, ImageTarget, MapFlags, Mapped, MappedArray,
+    MappedBatch, MappedBuffer, MappedImage, MappedMipmappedArray, RegisterFlags, Registered,
+    RegisteredBuffer, RegisteredImage, Resource, ResourceKind, Surface, SurfaceObject, Texture,
+    TextureDesc, TextureObject, map_all,
 };
 pub use memory::{DeviceBuffer, DeviceCopy, DevicePtr, PinnedBuffer};
 pub use module::{Function, KernelArgs, KernelParam, LaunchConfig, Module};

@@ -4,159 +4,149 @@
 use super::{Error, UsageError};
 use cuda_gl_sys::CUresult;
 
-macro_rules! kinds {
-    ($( $(#[$doc:meta])* $name:ident = $str:literal, )*) => {
-        /// What an [`Error`] is, without its fields: one variant per variant of [`Error`] and of
-        /// [`UsageError`] (whose errors reach callers as [`Error::Usage`]), each with a stable
-        /// name ([`ErrorKind::as_str`]) for logs, metrics and tests.
-        ///
-        /// New kinds may be added in minor releases; names never change.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        #[non_exhaustive]
-        pub enum ErrorKind {
-            $( $(#[$doc])* $name, )*
-        }
-
-        impl ErrorKind {
-            /// Every kind, in the order they are declared.
-            pub const ALL: &'static [ErrorKind] = &[$( ErrorKind::$name, )*];
-
-            /// The kind's stable name, in snake case: `"not_nvidia_gl"` for
-            /// [`ErrorKind::NotNvidiaGl`].
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $( ErrorKind::$name => $str, )*
-                }
-            }
-        }
-    };
+/// What an [`Error`] is, without its fields: one variant per variant of [`Error`] and of
+/// [`UsageError`] (whose errors reach callers as [`Error::Usage`]), each with a stable name
+/// ([`ErrorKind::as_str`]: the variant's name in snake case) for logs, metrics and tests.
+///
+/// New kinds may be added in minor releases; names never change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::IntoStaticStr, strum::VariantArray)]
+#[strum(serialize_all = "snake_case")]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// [`Error::Load`]
+    Load,
+    /// [`Error::Cuda`]
+    Cuda,
+    /// [`Error::NoGlContext`]
+    NoGlContext,
+    /// [`Error::NotAGlObject`]
+    NotAGlObject,
+    /// [`Error::WrongDevice`]
+    WrongDevice,
+    /// [`Error::AlreadyRegistered`]
+    AlreadyRegistered,
+    /// [`Error::PtxTooNew`]
+    PtxTooNew,
+    /// [`Error::InvalidModule`]
+    InvalidModule,
+    /// [`Error::NotNvidiaGl`]
+    NotNvidiaGl,
+    /// [`Error::InvalidSubresource`]
+    InvalidSubresource,
+    /// [`Error::InvalidArgument`]
+    InvalidArgument,
+    /// [`Error::Internal`]
+    Internal,
+    /// [`Error::ExternalMemoryUnsupported`]
+    ExternalMemoryUnsupported,
+    /// [`Error::DriverLibraryMismatch`]
+    DriverLibraryMismatch,
+    /// [`Error::KernelArguments`]
+    KernelArguments,
+    /// [`Error::SliceLayout`]
+    SliceLayout,
+    /// [`Error::CopySize`]
+    CopySize,
+    /// [`Error::NvrtcUnavailable`]
+    NvrtcUnavailable,
+    /// [`Error::Compile`]
+    Compile,
+    /// [`Error::DeferredDrop`]
+    DeferredDrop,
+    /// `Error::Egl` (feature `egl`)
+    Egl,
+    /// [`Error::MissingGlExtension`]
+    MissingGlExtension,
+    /// [`Error::MissingGlFunction`]
+    MissingGlFunction,
+    /// [`Error::GlCall`]
+    GlCall,
+    /// [`Error::WrongGlContext`]
+    WrongGlContext,
+    /// [`Error::GlContextGone`]
+    GlContextGone,
+    /// [`Error::GlPlatformUnknown`]
+    GlPlatformUnknown,
+    /// [`Error::GlCheckUnavailable`]
+    GlCheckUnavailable,
+    /// [`Error::StreamCapturing`]
+    StreamCapturing,
+    /// [`Error::Timeout`]
+    Timeout,
+    /// [`Error::UnsupportedImage`]
+    UnsupportedImage,
+    /// [`Error::ContextUnusable`]
+    ContextUnusable,
+    /// [`Error::WrongImageTarget`]
+    WrongImageTarget,
+    /// [`Error::UnknownTextureTarget`]
+    UnknownTextureTarget,
+    /// [`Error::MappingStateLost`]
+    MappingStateLost,
+    /// [`Error::ImportNotShared`]
+    ImportNotShared,
+    /// [`UsageError::WrongCudaContext`]
+    WrongCudaContext,
+    /// [`UsageError::OutOfRange`]
+    OutOfRange,
+    /// [`UsageError::SizeMismatch`]
+    SizeMismatch,
+    /// [`UsageError::ZeroSize`]
+    ZeroSize,
+    /// [`UsageError::TooLarge`]
+    TooLarge,
+    /// [`UsageError::AddressOverflow`]
+    AddressOverflow,
+    /// [`UsageError::ReadOnlyMapping`]
+    ReadOnlyMapping,
+    /// [`UsageError::NotSurfaceRegistered`]
+    NotSurfaceRegistered,
+    /// [`UsageError::WrongResourceKind`]
+    WrongResourceKind,
+    /// [`UsageError::ZeroGlName`]
+    ZeroGlName,
+    /// [`UsageError::ContradictoryFlags`]
+    ContradictoryFlags,
+    /// [`UsageError::ImageOnlyFlags`]
+    ImageOnlyFlags,
+    /// [`UsageError::NulByte`]
+    NulByte,
+    /// [`UsageError::BadFrameStreamShape`]
+    BadFrameStreamShape,
+    /// [`UsageError::BadRingSlots`]
+    BadRingSlots,
+    /// [`UsageError::EventWithoutTiming`]
+    EventWithoutTiming,
+    /// [`UsageError::KernelArgsImpl`]
+    KernelArgsImpl,
+    /// [`UsageError::ArrayOfAnotherMapping`]
+    ArrayOfAnotherMapping,
+    /// [`UsageError::EmptyBatch`]
+    EmptyBatch,
+    /// [`UsageError::UncopyableFormat`]
+    UncopyableFormat,
+    /// [`UsageError::OverlappingCopy`]
+    OverlappingCopy,
+    /// [`UsageError::MappedOnOtherStream`]
+    MappedOnOtherStream,
+    /// [`UsageError::EmptyGlBuffer`]
+    EmptyGlBuffer,
+    /// [`UsageError::OffscreenSize`]
+    OffscreenSize,
+    /// [`UsageError::NeedsCudarcStream`]
+    NeedsCudarcStream,
+    /// [`UsageError::PinnedBufferUntracked`]
+    PinnedBufferUntracked,
 }
 
-kinds! {
-    /// [`Error::Load`]
-    Load = "load",
-    /// [`Error::Cuda`]
-    Cuda = "cuda",
-    /// [`Error::NoGlContext`]
-    NoGlContext = "no_gl_context",
-    /// [`Error::NotAGlObject`]
-    NotAGlObject = "not_a_gl_object",
-    /// [`Error::WrongDevice`]
-    WrongDevice = "wrong_device",
-    /// [`Error::AlreadyRegistered`]
-    AlreadyRegistered = "already_registered",
-    /// [`Error::PtxTooNew`]
-    PtxTooNew = "ptx_too_new",
-    /// [`Error::InvalidModule`]
-    InvalidModule = "invalid_module",
-    /// [`Error::NotNvidiaGl`]
-    NotNvidiaGl = "not_nvidia_gl",
-    /// [`Error::InvalidSubresource`]
-    InvalidSubresource = "invalid_subresource",
-    /// [`Error::InvalidArgument`]
-    InvalidArgument = "invalid_argument",
-    /// [`Error::Internal`]
-    Internal = "internal",
-    /// [`Error::ExternalMemoryUnsupported`]
-    ExternalMemoryUnsupported = "external_memory_unsupported",
-    /// [`Error::DriverLibraryMismatch`]
-    DriverLibraryMismatch = "driver_library_mismatch",
-    /// [`Error::KernelArguments`]
-    KernelArguments = "kernel_arguments",
-    /// [`Error::SliceLayout`]
-    SliceLayout = "slice_layout",
-    /// [`Error::CopySize`]
-    CopySize = "copy_size",
-    /// [`Error::NvrtcUnavailable`]
-    NvrtcUnavailable = "nvrtc_unavailable",
-    /// [`Error::Compile`]
-    Compile = "compile",
-    /// [`Error::DeferredDrop`]
-    DeferredDrop = "deferred_drop",
-    /// `Error::Egl` (feature `egl`)
-    Egl = "egl",
-    /// [`Error::MissingGlExtension`]
-    MissingGlExtension = "missing_gl_extension",
-    /// [`Error::MissingGlFunction`]
-    MissingGlFunction = "missing_gl_function",
-    /// [`Error::GlCall`]
-    GlCall = "gl_call",
-    /// [`Error::WrongGlContext`]
-    WrongGlContext = "wrong_gl_context",
-    /// [`Error::GlContextGone`]
-    GlContextGone = "gl_context_gone",
-    /// [`Error::GlPlatformUnknown`]
-    GlPlatformUnknown = "gl_platform_unknown",
-    /// [`Error::GlCheckUnavailable`]
-    GlCheckUnavailable = "gl_check_unavailable",
-    /// [`Error::StreamCapturing`]
-    StreamCapturing = "stream_capturing",
-    /// [`Error::Timeout`]
-    Timeout = "timeout",
-    /// [`Error::UnsupportedImage`]
-    UnsupportedImage = "unsupported_image",
-    /// [`Error::ContextUnusable`]
-    ContextUnusable = "context_unusable",
-    /// [`Error::WrongImageTarget`]
-    WrongImageTarget = "wrong_image_target",
-    /// [`Error::UnknownTextureTarget`]
-    UnknownTextureTarget = "unknown_texture_target",
-    /// [`Error::MappingStateLost`]
-    MappingStateLost = "mapping_state_lost",
-    /// [`Error::ImportNotShared`]
-    ImportNotShared = "import_not_shared",
-    /// [`UsageError::WrongCudaContext`]
-    WrongCudaContext = "wrong_cuda_context",
-    /// [`UsageError::OutOfRange`]
-    OutOfRange = "out_of_range",
-    /// [`UsageError::SizeMismatch`]
-    SizeMismatch = "size_mismatch",
-    /// [`UsageError::ZeroSize`]
-    ZeroSize = "zero_size",
-    /// [`UsageError::TooLarge`]
-    TooLarge = "too_large",
-    /// [`UsageError::AddressOverflow`]
-    AddressOverflow = "address_overflow",
-    /// [`UsageError::ReadOnlyMapping`]
-    ReadOnlyMapping = "read_only_mapping",
-    /// [`UsageError::NotSurfaceRegistered`]
-    NotSurfaceRegistered = "not_surface_registered",
-    /// [`UsageError::WrongResourceKind`]
-    WrongResourceKind = "wrong_resource_kind",
-    /// [`UsageError::ZeroGlName`]
-    ZeroGlName = "zero_gl_name",
-    /// [`UsageError::ContradictoryFlags`]
-    ContradictoryFlags = "contradictory_flags",
-    /// [`UsageError::ImageOnlyFlags`]
-    ImageOnlyFlags = "image_only_flags",
-    /// [`UsageError::NulByte`]
-    NulByte = "nul_byte",
-    /// [`UsageError::BadFrameStreamShape`]
-    BadFrameStreamShape = "bad_frame_stream_shape",
-    /// [`UsageError::BadRingSlots`]
-    BadRingSlots = "bad_ring_slots",
-    /// [`UsageError::EventWithoutTiming`]
-    EventWithoutTiming = "event_without_timing",
-    /// [`UsageError::KernelArgsImpl`]
-    KernelArgsImpl = "kernel_args_impl",
-    /// [`UsageError::ArrayOfAnotherMapping`]
-    ArrayOfAnotherMapping = "array_of_another_mapping",
-    /// [`UsageError::EmptyBatch`]
-    EmptyBatch = "empty_batch",
-    /// [`UsageError::UncopyableFormat`]
-    UncopyableFormat = "uncopyable_format",
-    /// [`UsageError::OverlappingCopy`]
-    OverlappingCopy = "overlapping_copy",
-    /// [`UsageError::MappedOnOtherStream`]
-    MappedOnOtherStream = "mapped_on_other_stream",
-    /// [`UsageError::EmptyGlBuffer`]
-    EmptyGlBuffer = "empty_gl_buffer",
-    /// [`UsageError::OffscreenSize`]
-    OffscreenSize = "offscreen_size",
-    /// [`UsageError::NeedsCudarcStream`]
-    NeedsCudarcStream = "needs_cudarc_stream",
-    /// [`UsageError::PinnedBufferUntracked`]
-    PinnedBufferUntracked = "pinned_buffer_untracked",
+impl ErrorKind {
+    /// Every kind, in the order they are declared.
+    pub const ALL: &'static [ErrorKind] = <ErrorKind as strum::VariantArray>::VARIANTS;
+
+    /// The kind's stable name, in snake case: `"not_nvidia_gl"` for [`ErrorKind::NotNvidiaGl`].
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
 }
 
 impl std::fmt::Display for ErrorKind {

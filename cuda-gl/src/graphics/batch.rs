@@ -1,7 +1,6 @@
 //! Mapping many resources with one driver call.
 
 use super::array::{mapped_array, mapped_mipmapped_array};
-use super::methods::guard_unmap;
 use super::surface::{Surface, SurfaceObject, cached_surface, create_surface, layer_surfaces};
 use super::texture::{TextureDesc, TextureObject, create_texture};
 use super::{Kind, Registration};
@@ -294,13 +293,29 @@ impl<'a> MappedBatch<'a> {
         Ok(())
     }
 
-    fn drop_context(&self) -> Option<&std::sync::Arc<crate::Context>> {
-        self.regs.first().map(|r| &r.ctx)
+    /// Unmaps every resource now, with one call, and returns the driver's error.
+    ///
+    /// # Errors
+    /// [`Error::NoGlContext`](crate::Error::NoGlContext) or
+    /// [`Error::WrongGlContext`](crate::Error::WrongGlContext) when the GL context that
+    /// registered a resource is not current (they stay mapped and are recovered later); the
+    /// driver's error from `cuGraphicsUnmapResources`.
+    #[doc(alias = "cuGraphicsUnmapResources")]
+    pub fn unmap(mut self) -> Result<()> {
+        let result = self.finish();
+        // The batch holds only borrows; on failure the registrations stay marked mapped and
+        // their next map or unregister recovers them, so Drop must not retry.
+        std::mem::forget(self);
+        result
     }
 }
 
-guard_unmap!(
-    MappedBatch,
-    "Unmaps every resource now, with one call, and returns the driver's error.",
-    "unmapping a batch"
-);
+impl Drop for MappedBatch<'_> {
+    fn drop(&mut self) {
+        if let Err(e) = self.finish()
+            && let Some(first) = self.regs.first()
+        {
+            first.ctx.record_drop_error("unmapping a batch", e);
+        }
+    }
+}

@@ -1,28 +1,18 @@
 //! GL buffers registered with CUDA.
 
-use super::methods::{registration_methods, single_guard_unmap};
-use super::{Kind, MapFlags, RegisterFlags, Registration};
+use super::registered::{BufferMapping, GlBuffer, Mapped, Registered};
+use super::{Kind, RegisterFlags, Registration};
 use crate::context::Context;
-use crate::error::{Error, Result, UsageError};
+use crate::error::{Result, UsageError};
 use crate::memory::DevicePtr;
 use crate::result;
 use crate::stream::AsStream;
 use cuda_gl_sys as sys;
-use std::marker::PhantomData;
 use std::sync::Arc;
 
-/// A GL buffer object registered with CUDA. Unregistered on drop.
-///
-/// `Send` and `Sync`: it may move to another thread together with its GL context. Registering,
-/// mapping, unmapping, unregistering and dropping need the GL context that registered it
-/// current on the calling thread; each checks that through EGL/GLX and refuses with
-/// [`Error::NoGlContext`](crate::Error::NoGlContext) or
-/// [`Error::WrongGlContext`](crate::Error::WrongGlContext) otherwise (a `Drop` then logs and
-/// leaves the registration to the driver). The CUDA context is bound by the crate itself.
-#[derive(Debug)]
-pub struct RegisteredBuffer {
-    reg: Registration,
-}
+/// A GL buffer object registered with CUDA. Unregistered on drop. What every registration
+/// has (unregistering, map flags, the thread rules) is [`Registered`]'s.
+pub type RegisteredBuffer = Registered<GlBuffer>;
 
 impl RegisteredBuffer {
     /// Registers the GL buffer `buffer` in `ctx`. The GL context that owns the buffer must be
@@ -44,9 +34,8 @@ impl RegisteredBuffer {
         buffer: impl Into<crate::BufferName>,
         flags: RegisterFlags,
     ) -> Result<Self> {
-        Ok(Self {
-            reg: Registration::register(ctx, buffer.into().0, Kind::Buffer, flags)?,
-        })
+        let reg = Registration::register(ctx, buffer.into().0, Kind::Buffer, flags)?;
+        Ok(Self::from_registration(reg))
     }
 
     /// Maps the buffer on `stream`. The returned guard unmaps on the same stream when dropped.
@@ -74,14 +63,15 @@ impl RegisteredBuffer {
                 }
                 .into())
             }
-            Ok((ptr, size)) => Ok(MappedBuffer {
-                reg: &mut self.reg,
-                stream: s,
-                ptr,
-                size,
-                _stream: PhantomData,
-                stream_object: stream.as_any(),
-            }),
+            Ok((ptr, size)) => Ok(Mapped::new(
+                &mut self.reg,
+                s,
+                BufferMapping {
+                    ptr,
+                    size,
+                    stream_any: stream.as_any(),
+                },
+            )),
             Err(e) => {
                 // SAFETY: mapped on `s` just above; nothing was handed out.
                 if let Err(unmap) = unsafe { self.reg.unmap_on(s) } {
@@ -95,40 +85,20 @@ impl RegisteredBuffer {
     }
 }
 
-registration_methods!(RegisteredBuffer, "buffer");
-
-/// A mapped GL buffer: a device pointer and a size, valid while this guard lives.
-///
-/// Dropping it unmaps on the stream it was mapped on; [`MappedBuffer::unmap`] does the same and
-/// returns the driver's error. Not `Send`: it borrows the resource and the stream.
-#[derive(Debug)]
-#[must_use = "dropping the guard unmaps the buffer at once"]
-pub struct MappedBuffer<'a> {
-    reg: &'a mut Registration,
-    stream: sys::CUstream,
-    ptr: sys::CUdeviceptr,
-    size: usize,
-    _stream: PhantomData<&'a ()>,
-    /// The stream object of the map, when it offers itself ([`AsStream::as_any`]): adapters
-    /// find their library's stream there.
-    stream_object: Option<&'a dyn std::any::Any>,
-}
+/// A mapped GL buffer: a device pointer and a size, valid while this guard lives. Dropping it
+/// unmaps on the stream it was mapped on ([`Mapped`]).
+pub type MappedBuffer<'a> = Mapped<'a, GlBuffer>;
 
 impl<'a> MappedBuffer<'a> {
     /// The buffer's device address, borrowed from this guard.
     #[doc(alias = "cuGraphicsResourceGetMappedPointer")]
     pub fn device_ptr(&self) -> DevicePtr<'_> {
-        DevicePtr::new(self.ptr)
+        DevicePtr::new(self.mapping.ptr)
     }
 
     /// The buffer's size in bytes.
     pub fn size(&self) -> usize {
-        self.size
-    }
-
-    /// The stream it was mapped on.
-    pub fn raw_stream(&self) -> sys::CUstream {
-        self.stream
+        self.mapping.size
     }
 
     /// Refuses a CUDA write into the buffer when it was registered or mapped read-only.
@@ -138,14 +108,17 @@ impl<'a> MappedBuffer<'a> {
 
     /// The context, stream, address and size of the mapping, for copies to and from images.
     pub(super) fn parts(&self) -> (sys::CUcontext, sys::CUstream, sys::CUdeviceptr, usize) {
-        (self.reg.ctx.raw(), self.stream, self.ptr, self.size)
+        (
+            self.reg.ctx.raw(),
+            self.stream,
+            self.mapping.ptr,
+            self.mapping.size,
+        )
     }
 
     /// The stream object it was mapped on, when its type offers itself
     /// ([`AsStream::as_any`]): an adapter for another library's streams finds its stream here.
     pub fn stream_any(&self) -> Option<&'a dyn std::any::Any> {
-        self.stream_object
+        self.mapping.stream_any
     }
 }
-
-single_guard_unmap!(MappedBuffer, "unmapping a GL buffer");

@@ -2,29 +2,22 @@
 //! textures.
 
 use super::array::{MappedArray, MappedMipmappedArray, mapped_array, mapped_mipmapped_array};
-use super::methods::{registration_methods, single_guard_unmap};
+use super::registered::{GlImage, Mapped, Registered};
 use super::surface::{Surface, SurfaceObject, cached_surface, create_surface, layer_surfaces};
 use super::texture::{TextureDesc, TextureObject, create_texture};
-use super::{ImageTarget, Kind, MapFlags, RegisterFlags, Registration};
+use super::{ImageTarget, Kind, RegisterFlags, Registration};
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::glapi::{GlOwner, query};
 use crate::stream::AsStream;
-use cuda_gl_sys as sys;
-use std::marker::PhantomData;
 use std::sync::Arc;
 
-/// A GL texture or renderbuffer registered with CUDA. Unregistered on drop.
+/// A GL texture or renderbuffer registered with CUDA. Unregistered on drop. What every
+/// registration has (unregistering, map flags, the thread rules) is [`Registered`]'s.
 ///
 /// Mapped, it gives CUDA arrays (one per array index and mip level), never a linear pointer:
 /// asking an image for a device pointer does not compile.
-///
-/// `Send` and `Sync`, with the same thread rules as
-/// [`RegisteredBuffer`](crate::RegisteredBuffer).
-#[derive(Debug)]
-pub struct RegisteredImage {
-    reg: Registration,
-}
+pub type RegisteredImage = Registered<GlImage>;
 
 impl RegisteredImage {
     /// Registers the GL texture `texture`, created with `target`, in `ctx`. The GL context that
@@ -43,9 +36,8 @@ impl RegisteredImage {
         target: ImageTarget,
         flags: RegisterFlags,
     ) -> Result<Self> {
-        Ok(Self {
-            reg: Registration::register(ctx, texture.into().0, Kind::Image(target), flags)?,
-        })
+        let reg = Registration::register(ctx, texture.into().0, Kind::Image(target), flags)?;
+        Ok(Self::from_registration(reg))
     }
 
     /// Registers the GL renderbuffer `renderbuffer` in `ctx`. The GL context that owns it must
@@ -59,9 +51,8 @@ impl RegisteredImage {
         renderbuffer: impl Into<crate::RenderbufferName>,
         flags: RegisterFlags,
     ) -> Result<Self> {
-        Ok(Self {
-            reg: Registration::register(ctx, renderbuffer.into().0, Kind::Renderbuffer, flags)?,
-        })
+        let reg = Registration::register(ctx, renderbuffer.into().0, Kind::Renderbuffer, flags)?;
+        Ok(Self::from_registration(reg))
     }
 
     /// Registers the GL texture `texture` with the target GL reports for it
@@ -120,11 +111,7 @@ impl RegisteredImage {
     #[doc(alias = "cuGraphicsMapResources")]
     pub fn map<'a, S: AsStream>(&'a mut self, stream: &'a S) -> Result<MappedImage<'a>> {
         let s = self.reg.map_on(stream)?;
-        Ok(MappedImage {
-            reg: &mut self.reg,
-            stream: s,
-            _stream: PhantomData,
-        })
+        Ok(Mapped::new(&mut self.reg, s, ()))
     }
 
     /// The GL target the texture was registered with; `None` for a renderbuffer.
@@ -150,17 +137,9 @@ impl RegisteredImage {
     }
 }
 
-registration_methods!(RegisteredImage, "image");
-
 /// A mapped GL image. Arrays, surfaces and textures obtained from it borrow it, so none of them
-/// can outlive the mapping. Dropping it unmaps on the stream it was mapped on.
-#[derive(Debug)]
-#[must_use = "dropping the guard unmaps the image at once"]
-pub struct MappedImage<'a> {
-    reg: &'a mut Registration,
-    stream: sys::CUstream,
-    _stream: PhantomData<&'a ()>,
-}
+/// can outlive the mapping. Dropping it unmaps on the stream it was mapped on ([`Mapped`]).
+pub type MappedImage<'a> = Mapped<'a, GlImage>;
 
 impl MappedImage<'_> {
     /// The CUDA array of layer (or cube face) `index` at mip `level`.
@@ -272,11 +251,4 @@ impl MappedImage<'_> {
     ) -> Result<TextureObject<'m>> {
         create_texture(self.reg, array, desc)
     }
-
-    /// The stream it was mapped on.
-    pub fn raw_stream(&self) -> sys::CUstream {
-        self.stream
-    }
 }
-
-single_guard_unmap!(MappedImage, "unmapping a GL image");

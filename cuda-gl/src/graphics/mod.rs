@@ -1,7 +1,9 @@
 //! Registering GL buffers and images with CUDA, and mapping them.
 //!
-//! - [`RegisteredBuffer`] and [`RegisteredImage`] own one registration each and unregister it on
-//!   drop (or explicitly with `unregister()`, which returns the driver's error).
+//! - [`RegisteredBuffer`] and [`RegisteredImage`] (`Registered<K>` of the kind [`GlBuffer`] or
+//!   [`GlImage`], whose shared methods are written once in `registered`) own one registration
+//!   each and unregister it on drop (or explicitly with `unregister()`, which returns the
+//!   driver's error).
 //! - `map(&mut self, &stream)` returns a guard ([`MappedBuffer`], [`MappedImage`]) that borrows
 //!   the resource mutably and the stream; dropping the guard unmaps on that same stream. The
 //!   borrows make these fail to compile: mapping twice, unregistering or dropping while mapped,
@@ -19,7 +21,7 @@ mod buffer;
 mod classify;
 mod copy;
 mod image;
-mod methods;
+mod registered;
 mod registration;
 mod retire;
 mod surface;
@@ -30,6 +32,7 @@ pub use array::{ArrayFormat, MappedArray, MappedMipmappedArray};
 pub use batch::{MappedBatch, Resource, map_all};
 pub use buffer::{MappedBuffer, RegisteredBuffer};
 pub use image::{MappedImage, RegisteredImage};
+pub use registered::{BufferMapping, GlBuffer, GlImage, Mapped, Registered, ResourceKind};
 pub use surface::{Surface, SurfaceObject};
 #[allow(deprecated)]
 pub use texture::TextureHandle;

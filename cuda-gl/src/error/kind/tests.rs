@@ -293,3 +293,84 @@ fn egl_errors_of_a_missing_installation_are_unsupported_setup() {
     });
     assert!(!busy.is_unsupported_setup());
 }
+
+/// The stable names, as they were first published: a derive that spelled one differently would
+/// change what logs and metrics key on.
+#[test]
+fn the_stable_names_stay() {
+    let names = [
+        (ErrorKind::Load, "load"),
+        (ErrorKind::Cuda, "cuda"),
+        (ErrorKind::NoGlContext, "no_gl_context"),
+        (ErrorKind::NotAGlObject, "not_a_gl_object"),
+        (ErrorKind::WrongDevice, "wrong_device"),
+        (ErrorKind::AlreadyRegistered, "already_registered"),
+        (ErrorKind::PtxTooNew, "ptx_too_new"),
+        (ErrorKind::InvalidModule, "invalid_module"),
+        (ErrorKind::NotNvidiaGl, "not_nvidia_gl"),
+        (ErrorKind::InvalidSubresource, "invalid_subresource"),
+        (ErrorKind::InvalidArgument, "invalid_argument"),
+        (ErrorKind::Internal, "internal"),
+        (
+            ErrorKind::ExternalMemoryUnsupported,
+            "external_memory_unsupported",
+        ),
+        (ErrorKind::DriverLibraryMismatch, "driver_library_mismatch"),
+        (ErrorKind::KernelArguments, "kernel_arguments"),
+        (ErrorKind::SliceLayout, "slice_layout"),
+        (ErrorKind::CopySize, "copy_size"),
+        (ErrorKind::NvrtcUnavailable, "nvrtc_unavailable"),
+        (ErrorKind::Compile, "compile"),
+        (ErrorKind::DeferredDrop, "deferred_drop"),
+        (ErrorKind::Egl, "egl"),
+        (ErrorKind::MissingGlExtension, "missing_gl_extension"),
+        (ErrorKind::MissingGlFunction, "missing_gl_function"),
+        (ErrorKind::GlCall, "gl_call"),
+        (ErrorKind::WrongGlContext, "wrong_gl_context"),
+        (ErrorKind::GlContextGone, "gl_context_gone"),
+        (ErrorKind::GlPlatformUnknown, "gl_platform_unknown"),
+        (ErrorKind::GlCheckUnavailable, "gl_check_unavailable"),
+        (ErrorKind::StreamCapturing, "stream_capturing"),
+        (ErrorKind::Timeout, "timeout"),
+        (ErrorKind::UnsupportedImage, "unsupported_image"),
+        (ErrorKind::ContextUnusable, "context_unusable"),
+        (ErrorKind::WrongImageTarget, "wrong_image_target"),
+        (ErrorKind::UnknownTextureTarget, "unknown_texture_target"),
+        (ErrorKind::MappingStateLost, "mapping_state_lost"),
+        (ErrorKind::ImportNotShared, "import_not_shared"),
+        (ErrorKind::WrongCudaContext, "wrong_cuda_context"),
+        (ErrorKind::OutOfRange, "out_of_range"),
+        (ErrorKind::SizeMismatch, "size_mismatch"),
+        (ErrorKind::ZeroSize, "zero_size"),
+        (ErrorKind::TooLarge, "too_large"),
+        (ErrorKind::AddressOverflow, "address_overflow"),
+        (ErrorKind::ReadOnlyMapping, "read_only_mapping"),
+        (ErrorKind::NotSurfaceRegistered, "not_surface_registered"),
+        (ErrorKind::WrongResourceKind, "wrong_resource_kind"),
+        (ErrorKind::ZeroGlName, "zero_gl_name"),
+        (ErrorKind::ContradictoryFlags, "contradictory_flags"),
+        (ErrorKind::ImageOnlyFlags, "image_only_flags"),
+        (ErrorKind::NulByte, "nul_byte"),
+        (ErrorKind::BadFrameStreamShape, "bad_frame_stream_shape"),
+        (ErrorKind::BadRingSlots, "bad_ring_slots"),
+        (ErrorKind::EventWithoutTiming, "event_without_timing"),
+        (ErrorKind::KernelArgsImpl, "kernel_args_impl"),
+        (ErrorKind::ArrayOfAnotherMapping, "array_of_another_mapping"),
+        (ErrorKind::EmptyBatch, "empty_batch"),
+        (ErrorKind::UncopyableFormat, "uncopyable_format"),
+        (ErrorKind::OverlappingCopy, "overlapping_copy"),
+        (ErrorKind::MappedOnOtherStream, "mapped_on_other_stream"),
+        (ErrorKind::EmptyGlBuffer, "empty_gl_buffer"),
+        (ErrorKind::OffscreenSize, "offscreen_size"),
+        (ErrorKind::NeedsCudarcStream, "needs_cudarc_stream"),
+        (ErrorKind::PinnedBufferUntracked, "pinned_buffer_untracked"),
+    ];
+    for (kind, name) in names {
+        assert_eq!(kind.as_str(), name);
+    }
+    assert_eq!(
+        names.len(),
+        ErrorKind::ALL.len(),
+        "a kind without its published name"
+    );
+}

@@ -1,0 +1,230 @@
+//! What every registered GL object and every mapping guard share, written once as generic code:
+//! [`Registered<K>`] (unregistering, map flags, the accessors) and [`Mapped<'a, K>`] (the unmap,
+//! on the stream of the map, and its `Drop`). The kind `K`, [`GlBuffer`] or [`GlImage`], adds
+//! what only that kind has: a buffer's map gives an address, an image's gives arrays and
+//! surfaces (in `buffer.rs` and `image.rs`).
+
+use super::{MapFlags, RegisterFlags, Registration};
+use crate::context::Context;
+use crate::error::{Error, Result};
+use cuda_gl_sys as sys;
+use std::fmt::Debug;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// The kind of GL object a registration holds: [`GlBuffer`] or [`GlImage`] (sealed).
+pub trait ResourceKind: sealed::Sealed + Debug + 'static {
+    /// What a mapping of this kind holds besides the registration and the stream (for a
+    /// buffer: its address and size).
+    type Mapping<'a>: Debug;
+    /// What the kind is called in errors: "buffer" or "image".
+    const WHAT: &'static str;
+}
+
+/// A GL buffer object, as the kind of a [`Registered`] and a [`Mapped`].
+#[derive(Debug)]
+pub enum GlBuffer {}
+
+/// A GL texture or renderbuffer, as the kind of a [`Registered`] and a [`Mapped`].
+#[derive(Debug)]
+pub enum GlImage {}
+
+impl sealed::Sealed for GlBuffer {}
+impl sealed::Sealed for GlImage {}
+
+/// What a mapped buffer holds: its address and size, and the stream object of the map.
+#[derive(Debug)]
+pub struct BufferMapping<'a> {
+    pub(super) ptr: sys::CUdeviceptr,
+    pub(super) size: usize,
+    /// The stream object of the map, when it offers itself
+    /// ([`AsStream::as_any`](crate::AsStream::as_any)): adapters find their library's stream
+    /// there.
+    pub(super) stream_any: Option<&'a dyn std::any::Any>,
+}
+
+impl ResourceKind for GlBuffer {
+    type Mapping<'a> = BufferMapping<'a>;
+    const WHAT: &'static str = "buffer";
+}
+
+impl ResourceKind for GlImage {
+    type Mapping<'a> = ();
+    const WHAT: &'static str = "image";
+}
+
+/// A GL object registered with CUDA: [`RegisteredBuffer`](crate::RegisteredBuffer) or
+/// [`RegisteredImage`](crate::RegisteredImage). Unregistered on drop.
+///
+/// `Send` and `Sync`: it may move to another thread together with its GL context. Registering,
+/// mapping, unmapping, unregistering and dropping need the GL context that registered it
+/// current on the calling thread; each checks that through EGL/GLX and refuses with
+/// [`Error::NoGlContext`] or [`Error::WrongGlContext`] otherwise (a `Drop` then logs and leaves
+/// the registration to the driver). The CUDA context is bound by the crate itself.
+#[derive(Debug)]
+pub struct Registered<K: ResourceKind> {
+    pub(super) reg: Registration,
+    _kind: PhantomData<fn() -> K>,
+}
+
+impl<K: ResourceKind> Registered<K> {
+    pub(super) fn from_registration(reg: Registration) -> Self {
+        Registered {
+            reg,
+            _kind: PhantomData,
+        }
+    }
+
+    /// Sets how CUDA will use the object in later mappings.
+    ///
+    /// # Errors
+    /// [`Error::NoGlContext`] or [`Error::WrongGlContext`] when a leaked mapping must be
+    /// recovered first without its GL context; the driver's error from
+    /// `cuGraphicsResourceSetMapFlags`.
+    #[doc(alias = "cuGraphicsResourceSetMapFlags")]
+    pub fn set_map_flags(&mut self, flags: MapFlags) -> Result<()> {
+        self.reg.set_map_flags(flags)
+    }
+
+    /// Unregisters now and returns the driver's error, which `Drop` can only log.
+    ///
+    /// The resource is consumed even when this fails. With [`Error::NoGlContext`] (the GL
+    /// context that owns the object is not current on this thread) the driver still holds the
+    /// registration, and dropping it here can only log the same error: use
+    /// [`try_unregister`](Self::try_unregister) to get the resource back and retry with the
+    /// context current.
+    ///
+    /// # Errors
+    /// [`Error::NoGlContext`] or [`Error::WrongGlContext`] when the GL context that registered
+    /// it is not current (nothing is released then); [`Error::Timeout`] when kernels that may
+    /// use its surface or texture objects did not finish in time (the objects are leaked); the
+    /// driver's error from `cuGraphicsUnregisterResource` (or from unmapping a leaked mapping
+    /// first).
+    #[doc(alias = "cuGraphicsUnregisterResource")]
+    pub fn unregister(mut self) -> Result<()> {
+        self.reg.unregister()
+    }
+
+    /// [`unregister`](Self::unregister), handing the resource back with the error.
+    ///
+    /// After [`Error::NoGlContext`] the registration is intact: make the GL context current and
+    /// call this again. After other errors the driver has released or refused the registration
+    /// for good, and dropping the returned resource does nothing more.
+    ///
+    /// # Errors
+    /// As [`unregister`](Self::unregister), paired with the resource.
+    #[doc(alias = "cuGraphicsUnregisterResource")]
+    // A rare, cold path; handing the resource back unboxed keeps the retry simple.
+    #[allow(clippy::result_large_err)]
+    pub fn try_unregister(mut self) -> std::result::Result<(), (Self, Error)> {
+        match self.reg.unregister() {
+            Ok(()) => Ok(()),
+            Err(e) => Err((self, e)),
+        }
+    }
+
+    /// The GL object's name.
+    pub fn gl_name(&self) -> u32 {
+        self.reg.name
+    }
+
+    /// The flags it was registered with.
+    pub fn flags(&self) -> RegisterFlags {
+        self.reg.flags
+    }
+
+    /// The flags set by [`set_map_flags`](Self::set_map_flags).
+    pub fn map_flags(&self) -> MapFlags {
+        self.reg.map_flags
+    }
+
+    /// Whether a mapping is outstanding (only after a guard was leaked with `mem::forget`).
+    pub fn is_mapped(&self) -> bool {
+        self.reg.mapped
+    }
+
+    /// The context it is registered in.
+    pub fn context(&self) -> &Arc<Context> {
+        &self.reg.ctx
+    }
+
+    /// The raw `CUgraphicsResource`.
+    pub fn raw(&self) -> sys::CUgraphicsResource {
+        self.reg.raw
+    }
+
+    pub(crate) fn registration(&mut self) -> &mut Registration {
+        &mut self.reg
+    }
+}
+
+/// A mapped GL object: [`MappedBuffer`](crate::MappedBuffer) (a device pointer and a size) or
+/// [`MappedImage`](crate::MappedImage) (arrays, surfaces, textures), valid while this guard
+/// lives. What it hands out borrows it, so nothing of the mapping outlives it.
+///
+/// Dropping it unmaps on the stream it was mapped on; [`Mapped::unmap`] does the same and
+/// returns the driver's error. Not `Send`: it borrows the resource and the stream.
+#[derive(Debug)]
+#[must_use = "dropping the guard unmaps at once"]
+pub struct Mapped<'a, K: ResourceKind> {
+    pub(super) reg: &'a mut Registration,
+    /// The raw stream of the map, whose `AsStream` the guard borrows for `'a`.
+    pub(super) stream: sys::CUstream,
+    pub(super) mapping: K::Mapping<'a>,
+    pub(super) _stream: PhantomData<&'a ()>,
+}
+
+impl<'a, K: ResourceKind> Mapped<'a, K> {
+    pub(super) fn new(
+        reg: &'a mut Registration,
+        stream: sys::CUstream,
+        mapping: K::Mapping<'a>,
+    ) -> Self {
+        Mapped {
+            reg,
+            stream,
+            mapping,
+            _stream: PhantomData,
+        }
+    }
+
+    /// Unmaps now, on the stream it was mapped on, and returns the driver's error.
+    ///
+    /// # Errors
+    /// [`Error::NoGlContext`] or [`Error::WrongGlContext`] when the GL context that registered
+    /// the object is not current (it stays mapped and is recovered later); the driver's error
+    /// from `cuGraphicsUnmapResources`.
+    #[doc(alias = "cuGraphicsUnmapResources")]
+    pub fn unmap(mut self) -> Result<()> {
+        let result = self.finish();
+        // The guard holds only borrows; on failure the registration stays marked mapped and its
+        // next map or unregister recovers it, so Drop must not retry and log the failure twice.
+        std::mem::forget(self);
+        result
+    }
+
+    /// The stream it was mapped on.
+    pub fn raw_stream(&self) -> sys::CUstream {
+        self.stream
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        // SAFETY: (1) mapped on `self.stream`, whose stream is borrowed for the guard's
+        // lifetime; every view of the mapping (its pointer, arrays, surface and texture objects)
+        // borrows this guard, so none is used after.
+        unsafe { self.reg.finish_mapping(self.stream) }
+    }
+}
+
+impl<K: ResourceKind> Drop for Mapped<'_, K> {
+    fn drop(&mut self) {
+        if let Err(e) = self.finish() {
+            let what = format!("unmapping a GL {}", K::WHAT);
+            self.reg.ctx.record_drop_error(&what, e);
+        }
+    }
+}
