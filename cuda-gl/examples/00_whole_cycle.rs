@@ -21,7 +21,6 @@ mod common;
 use anyhow::{Result, anyhow, bail};
 use common::{Outcome, Unavailable};
 use cuda_gl::egl::HeadlessContext;
-use cuda_gl::gl; // the `gl` crate cuda-gl is built against: same version, same loaded pointers
 use cuda_gl::{
     Context, Device, LaunchConfig, Module, RegisterFlags, RegisteredBuffer, Stream, StreamFlags,
 };

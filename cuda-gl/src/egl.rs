@@ -21,7 +21,6 @@
 //!
 //! ```no_run
 //! use cuda_gl::egl::HeadlessContext;
-//! use cuda_gl::gl;
 //! use std::ffi::CString;
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {

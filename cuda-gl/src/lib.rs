@@ -20,7 +20,6 @@
 //! `gl` crate is loaded for this program's own GL calls (cuda-gl needs no loader):
 //!
 //! ```no_run
-//! use cuda_gl::gl;
 //! use cuda_gl::{Context, LaunchConfig, Module, RegisterFlags, RegisteredBuffer, Stream, StreamFlags};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -368,16 +367,6 @@ mod guide_doctests {
     #[doc = include_str!("../../docs/guide/troubleshooting.md")]
     pub struct Troubleshooting;
 }
-
-/// The `gl` crate (0.14), re-exported for the examples and for applications that want it.
-///
-/// cuda-gl itself never calls the `gl` crate's function pointers (any safe code can overwrite
-/// them with `gl::load_with`): it resolves the entry points it calls through the platform
-/// (EGL's `eglGetProcAddress`, GLX's `glXGetProcAddressARB`). An application may draw with
-/// any GL crate (`gl` of any version, glow, or none) and loads it for its own calls only, e.g.
-/// `cuda_gl::gl::load_with(|s| window.get_proc_address(s))`; [`egl::HeadlessContext`] does not
-/// load it.
-pub use gl;
 
 /// The raw bindings, re-exported for calls this crate does not wrap.
 pub use cuda_gl_sys as sys;

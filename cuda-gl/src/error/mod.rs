@@ -530,8 +530,7 @@ pub enum Error {
         "cannot register GL texture {name} without a target: {reason}.\nhelp: call \
          RegisteredImage::register(ctx, {name}, ImageTarget::..., flags) with the target the \
          texture was created with; register_texture asks GL (glGetTextureParameteriv, OpenGL \
-         4.5) through the `gl` crate that cuda-gl re-exports (`cuda_gl::gl`, loaded), with the \
-         texture's context current"
+         4.5) through cuda-gl's own GL entry points, with the texture's context current"
     )]
     UnknownTextureTarget {
         /// The GL name.
