@@ -72,14 +72,14 @@
 //! at the same time create one context each; they work concurrently, sharing the EGL display.
 
 mod config;
-mod context;
+mod headless;
 mod create;
 mod error;
 mod offscreen;
 mod sys;
 
 pub use config::HeadlessConfig;
-pub use context::HeadlessContext;
+pub use headless::HeadlessContext;
 pub use error::{EglDeviceInfo, EglError, EglErrorCode, EglPlatform};
 pub use offscreen::Offscreen;
 

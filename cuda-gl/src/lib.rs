@@ -273,7 +273,7 @@
 //!   `classify`), the registered types (`buffer`, `image`, shared methods in `methods`), the
 //!   mapping views (`array`, `surface`, `texture`, `copy`) and batches (`batch`);
 //! - `external` (Unix): external memory shared with GL: `external_gl` (the checked context),
-//!   `memory` (the CUDA allocation), `import` (the checked GL import), `ring` (`ExternalRing`),
+//!   `exportable` (the CUDA allocation), `import` (the checked GL import), `ring` (`ExternalRing`),
 //!   `frame_stream` (`FrameStream`), `frame` (what its closures get), `slot` (their slots);
 //! - features: `egl` (module `egl`: headless contexts), `cudarc` (module `cudarc_interop`),
 //!   `nvrtc` (module `nvrtc`).

@@ -5,7 +5,7 @@ use std::marker::PhantomData;
 use khronos_egl as kegl;
 
 use super::HeadlessConfig;
-use super::context::HeadlessContext;
+use super::headless::HeadlessContext;
 use super::error::{EglDeviceInfo, EglError, EglErrorCode, EglPlatform};
 use super::sys::{self, DeviceApi, DisplayRef, Egl};
 

@@ -1,7 +1,7 @@
 //! What a [`FrameStream`](super::FrameStream)'s producer and consumer are given: a frame's
 //! device address ([`FrameWrite`]) and its GL buffer ([`FrameRead`]).
 
-use super::memory::ExportableMemory;
+use super::exportable::ExportableMemory;
 use crate::memory::DevicePtr;
 
 /// CUDA's view of the frame being produced: where to write it.

@@ -3,7 +3,7 @@
 
 use super::GL_HANDLE_TYPE_OPAQUE_FD_EXT;
 use super::external_gl::ExternalGl;
-use super::memory::ExportableMemory;
+use super::exportable::ExportableMemory;
 use crate::error::{Error, Result, UsageError};
 use crate::gl_object::Kind;
 use crate::glapi::{GlFns, GlOwner, claim, have};

@@ -129,7 +129,7 @@ mod external_gl;
 mod frame;
 mod frame_stream;
 mod import;
-mod memory;
+mod exportable;
 mod ring;
 mod slot;
 
@@ -137,7 +137,7 @@ pub use external_gl::ExternalGl;
 pub use frame::{FrameRead, FrameWrite};
 pub use frame_stream::{FrameStream, MAX_STREAM_SLOTS};
 pub use import::GlMemoryBuffer;
-pub use memory::ExportableMemory;
+pub use exportable::ExportableMemory;
 pub use ring::{CudaWrite, ExternalRing, GlRead};
 
 #[cfg(doc)]

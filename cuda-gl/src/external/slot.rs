@@ -4,7 +4,7 @@
 
 use super::external_gl::ExternalGl;
 use super::import::GlMemoryBuffer;
-use super::memory::ExportableMemory;
+use super::exportable::ExportableMemory;
 use crate::context::Context;
 use crate::error::Result;
 use crate::glapi::{Fence, GlOwner};
