@@ -74,7 +74,7 @@ fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
     let mesh = Mesh::new(shaders, gl::TRIANGLES, VERTICES, 2, None, &[(0, 2, 0)])?;
     let ibo = index_buffer(mesh.vao)?;
     // The texture: SIZE x SIZE RGBA8, sampled NEAREST (one texel per pixel).
-    let texture = common::texture_rgba8(SIZE, SIZE)?;
+    let texture = gl_kit::texture::rgba8(SIZE, SIZE, 1, gl::NEAREST)?;
 
     // Register each once. The kernels overwrite all three completely (WRITE_DISCARD); the
     // texture is written through a surface (SURFACE_LOAD_STORE).
@@ -161,8 +161,8 @@ fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
         .filter(|(p, e)| p != e)
         .count();
     // The buffers, read back through GL, must be the CPU's formulas for the last frame.
-    let gl_positions = common::read_buffer::<[f32; 2]>(mesh.vbo, VERTICES)?;
-    let gl_indices = common::read_buffer::<u32>(ibo, INDICES)?;
+    let gl_positions = gl_kit::buffer::read::<[f32; 2]>(mesh.vbo, VERTICES)?;
+    let gl_indices = gl_kit::buffer::read::<u32>(ibo, INDICES)?;
     let wrong_vertices = gl_positions
         .iter()
         .zip(grid_positions(last))
@@ -224,7 +224,7 @@ fn index_buffer(vao: u32) -> Result<u32> {
         );
         gl::BindVertexArray(0);
     }
-    common::gl_check("creating the index buffer")?;
+    gl_kit::check("creating the index buffer")?;
     Ok(ibo)
 }
 
@@ -250,7 +250,7 @@ fn draw(mesh: &Mesh, texture: u32, frame: &Framebuffer) -> Result<()> {
         gl::BindTextureUnit(0, 0);
         gl::UseProgram(0);
     }
-    common::gl_check("drawing the indexed mesh")
+    gl_kit::check("drawing the indexed mesh")
 }
 
 /// `wobble` in `kernels/examples.cu`: -4..=4.
