@@ -12,28 +12,60 @@ use std::ffi::CString;
 /// # Errors
 /// A shader that does not compile or a program that does not link, with GL's info log.
 pub fn program(vertex: &str, fragment: &str) -> Result<GLuint> {
-    let vs = compile(gl::VERTEX_SHADER, vertex, "vertex")?;
-    let fs = compile(gl::FRAGMENT_SHADER, fragment, "fragment").inspect_err(|_| {
-        // SAFETY: a context is current (the crate's contract); `vs` was just created.
-        unsafe { gl::DeleteShader(vs) };
-    })?;
-    // SAFETY: a context is current; both shaders compiled. The program keeps what it needs, so
-    // the shader objects can go once it is linked.
+    link(&[(gl::VERTEX_SHADER, vertex), (gl::FRAGMENT_SHADER, fragment)])
+}
+
+/// Compiles each `(kind, source)` stage (`gl::VERTEX_SHADER`, `gl::FRAGMENT_SHADER`,
+/// `gl::COMPUTE_SHADER`, ...) and links them into a program, which the caller owns. The shader
+/// objects are deleted either way.
+///
+/// # Errors
+/// A shader that does not compile or a program that does not link, with GL's info log.
+pub fn link(stages: &[(GLenum, &str)]) -> Result<GLuint> {
+    let mut shaders = Vec::with_capacity(stages.len());
+    for &(kind, source) in stages {
+        match compile(kind, source) {
+            Ok(shader) => shaders.push(shader),
+            Err(e) => {
+                shaders.into_iter().for_each(delete_shader);
+                return Err(e);
+            }
+        }
+    }
+    // SAFETY: a context is current (the crate's contract); every shader compiled.
     let program = unsafe {
         let program = gl::CreateProgram();
-        gl::AttachShader(program, vs);
-        gl::AttachShader(program, fs);
+        for &shader in &shaders {
+            gl::AttachShader(program, shader);
+        }
         gl::LinkProgram(program);
-        gl::DeleteShader(vs);
-        gl::DeleteShader(fs);
         program
     };
+    // The program keeps what it needs: the shader objects can go once it is linked.
+    shaders.into_iter().for_each(delete_shader);
     succeeded(program, Object::Program)
         .map_err(|log| anyhow!("the shader program does not link: {log}"))
 }
 
-/// A shader of `kind` compiled from `source`; `label` names it in the error.
-fn compile(kind: GLenum, source: &str, label: &str) -> Result<GLuint> {
+/// Deletes shader object `shader` (GL ignores a name that is not a shader).
+fn delete_shader(shader: GLuint) {
+    // SAFETY: a context is current; no pointers are passed.
+    unsafe { gl::DeleteShader(shader) };
+}
+
+/// The name of a shader stage, for errors.
+fn stage_name(kind: GLenum) -> &'static str {
+    match kind {
+        gl::VERTEX_SHADER => "vertex",
+        gl::FRAGMENT_SHADER => "fragment",
+        gl::COMPUTE_SHADER => "compute",
+        gl::GEOMETRY_SHADER => "geometry",
+        _ => "GLSL",
+    }
+}
+
+/// A shader of `kind` compiled from `source`.
+fn compile(kind: GLenum, source: &str) -> Result<GLuint> {
     let source = CString::new(source)?;
     // SAFETY: a context is current; `source` is NUL-terminated, so a null length array is
     // allowed, and outlives the call.
@@ -44,7 +76,7 @@ fn compile(kind: GLenum, source: &str, label: &str) -> Result<GLuint> {
         shader
     };
     succeeded(shader, Object::Shader)
-        .map_err(|log| anyhow!("the {label} shader does not compile: {log}"))
+        .map_err(|log| anyhow!("the {} shader does not compile: {log}", stage_name(kind)))
 }
 
 /// Sets integer (or sampler) uniform `name` of `program` to `value`; `false`, with nothing
@@ -86,8 +118,7 @@ impl Object {
 
     fn delete(self, name: GLuint) {
         match self {
-            // SAFETY: a context is current; GL ignores a name that is not a shader.
-            Object::Shader => unsafe { gl::DeleteShader(name) },
+            Object::Shader => delete_shader(name),
             Object::Program => Kind::Program.delete(name),
         }
     }
