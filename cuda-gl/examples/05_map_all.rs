@@ -209,19 +209,12 @@ fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
 /// An index buffer of INDICES `u32`s, with no data yet (the kernel writes it), bound as the
 /// element array of the vertex array `vao`.
 fn index_buffer(vao: u32) -> Result<u32> {
-    let mut ibo = 0;
-    // SAFETY: a GL context is current; `vao` is a vertex array of it. The element array binding
-    // is part of the vertex array, so the buffer is bound while `vao` is.
+    let ibo = gl_kit::buffer::create(INDICES * size_of::<u32>(), gl::DYNAMIC_DRAW, None)?;
+    // SAFETY: a GL context is current; `vao` is a vertex array of it and `ibo` a buffer. The
+    // element array binding is part of the vertex array, so the buffer is bound while `vao` is.
     unsafe {
         gl::BindVertexArray(vao);
-        gl::GenBuffers(1, &mut ibo);
         gl::BindBuffer(gl::ELEMENT_ARRAY_BUFFER, ibo);
-        gl::BufferData(
-            gl::ELEMENT_ARRAY_BUFFER,
-            (INDICES * size_of::<u32>()) as isize,
-            std::ptr::null(),
-            gl::DYNAMIC_DRAW,
-        );
         gl::BindVertexArray(0);
     }
     gl_kit::check("creating the index buffer")?;
