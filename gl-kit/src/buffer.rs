@@ -47,7 +47,7 @@ pub fn create(bytes: usize, usage: GLenum, data: Option<&[u8]>) -> Result<GLuint
 
 /// Replaces bytes `offset..offset + data.len()` of buffer `buffer` with `data`
 /// (`glBufferSubData`). GL refuses a range past the buffer's end (`GL_INVALID_VALUE`, pending
-/// for the caller's next [`check`](crate::check)); no error is read here, so that a timed loop
+/// for the caller's next [`check`](fn@crate::check)); no error is read here, so that a timed loop
 /// may call it.
 ///
 /// # Errors

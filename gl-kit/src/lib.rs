@@ -5,7 +5,7 @@
 //! It holds what every OpenGL program around the interop writes, never the interop itself: the
 //! CUDA side (registering, mapping, kernels) stays in the code that shows or tests it.
 //!
-//! - [`check`]: the pending GL errors as an error that says what was being done;
+//! - [`check`](mod@check): the pending GL errors as an error that says what was being done;
 //! - [`info`]: `glGetString`, the context's version;
 //! - [`plain`]: the plain-data types that GL may read and write ([`Plain`]);
 //! - [`object`]: deleting GL objects, and [`Owned`], a name deleted on drop;

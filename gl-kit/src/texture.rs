@@ -113,7 +113,7 @@ pub fn set_filter(target: GLenum, texture: GLuint, filter: GLenum) {
 
 /// Sets integer parameters `(pname, value)` of `texture` (bound to `target`) with
 /// `glTexParameteri`. GL refuses a bad pair with an error, left pending for the caller's
-/// [`check`](crate::check).
+/// [`check`](fn@crate::check).
 pub fn set_parameters(target: GLenum, texture: GLuint, parameters: &[(GLenum, GLenum)]) {
     // SAFETY: a context is current; no pointers are passed.
     unsafe {

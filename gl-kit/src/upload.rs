@@ -18,7 +18,7 @@ pub enum Source<'a> {
 /// Replaces level 0 of `texture` (bound to `target`: `GL_TEXTURE_2D`, or `GL_TEXTURE_2D_ARRAY`
 /// and `GL_TEXTURE_3D` with all `depth` layers or slices), `width` x `height` (x `depth`), with
 /// RGBA8 pixels from `source`. Leaves the pixel unpack buffer and the texture unbound. Reads no
-/// GL error (a timed loop may call it): the caller's next [`check`](crate::check) sees any.
+/// GL error (a timed loop may call it): the caller's next [`check`](fn@crate::check) sees any.
 ///
 /// # Errors
 /// A size too large for GL, or host pixels shorter than the image.
