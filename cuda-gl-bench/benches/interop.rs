@@ -10,7 +10,7 @@
 //!     [--registration-only] [--frames-in-flight-only] [--streaming-only] [--ordering-only]
 //! ```
 //!
-//! plasma-demo's watchdog ends the run with status 3 and one line naming the stuck step when one
+//! gl-kit's watchdog ends the run with status 3 and one line naming the stuck step when one
 //! iteration (or the set-up) takes longer than `--watchdog-secs` (default `CUDA_GL_WATCHDOG_SECS`,
 //! else 10; 0 turns it off), as on a GPU that a kernel fault left unable to switch graphics
 //! contexts. `--debug-spin-ms N`, its test hook, first keeps the GPU busy for N ms.
@@ -44,7 +44,14 @@ mod streaming;
 #[path = "interop/texel.rs"]
 mod texel;
 
-use plasma_demo::{gpu_health, watchdog};
+// The demo's kernel, read as files rather than through the demo's crate: its PTX below, and its
+// CPU twin (the CPU frame path renders with it). The bench uses only part of the twin, and its
+// unit tests (`cfg(test)` in clippy's check of this target) run with the demo's.
+#[allow(dead_code, unused_imports)]
+#[path = "../../plasma-demo/src/plasma_cpu.rs"]
+mod plasma_cpu;
+
+use gl_kit::{gpu_health, watchdog};
 
 use anyhow::{Context as _, Result};
 use measure::Plan;

@@ -158,7 +158,7 @@ fn run(args: &common::Args) -> Result<Outcome> {
         .filter(|&i| image[i * 4..i * 4 + 4] != expected(i))
         .collect();
     if let Some(path) = &args.screenshot {
-        common::write_png(path, w, h, &image)?;
+        gl_kit::image::write_png_bottom_up(path, w, h, &image)?;
         println!("wrote {} ({w}x{h})", path.display());
     }
     pixels.unregister()?; // or let it drop: guard -> unmap -> unregister -> context release

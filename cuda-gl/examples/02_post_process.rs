@@ -85,7 +85,7 @@ fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
             sentinel.as_ptr().cast(),
         );
     }
-    common::gl_check("filling the output with a sentinel")?;
+    gl_kit::check("filling the output with a sentinel")?;
 
     // Register both textures once. The scene is READ_ONLY for CUDA (GL's contents are kept, and
     // the driver need not copy anything back). The output is written through a surface

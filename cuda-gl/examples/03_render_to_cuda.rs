@@ -334,7 +334,7 @@ impl LayeredTargets {
                 bail!("the layered framebuffer is incomplete ({status:#x})");
             }
         }
-        common::gl_check("creating the layered render targets")?;
+        gl_kit::check("creating the layered render targets")?;
         Ok(t)
     }
 
@@ -390,13 +390,13 @@ impl LayeredTargets {
             gl::Disable(gl::DEPTH_TEST);
             gl::BindFramebuffer(gl::FRAMEBUFFER, 0);
         }
-        common::gl_check("rendering the views")
+        gl_kit::check("rendering the views")
     }
 
     /// Layer `layer` of `texture` (one of the two) read back through GL as `format`/`kind`, e.g.
     /// RGBA / UNSIGNED_BYTE into `u8`s, or RED / FLOAT into `f32`s: VIEW x VIEW texels, bottom
     /// row first.
-    fn read_layer<T: Copy + Default>(
+    fn read_layer<T: gl_kit::Plain>(
         &self,
         texture: u32,
         layer: usize,
@@ -405,7 +405,8 @@ impl LayeredTargets {
     ) -> Result<Vec<T>> {
         let channels = if format == gl::RGBA { 4 } else { 1 };
         let len = (VIEW * VIEW) as usize * channels;
-        common::read_texture_layer(texture, layer, VIEW, (format, kind), len)
+        let layer = u32::try_from(layer)?;
+        gl_kit::readback::texture_layer(texture, layer, (VIEW, VIEW), (format, kind), len)
     }
 
     /// Copies the colour layers into `mosaic`, 8 per row, view 0 at the bottom left.
@@ -434,7 +435,7 @@ impl LayeredTargets {
                 );
             }
         }
-        common::gl_check("copying the views into the mosaic")
+        gl_kit::check("copying the views into the mosaic")
     }
 }
 

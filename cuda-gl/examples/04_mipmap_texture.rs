@@ -171,7 +171,7 @@ fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
         );
         gl::BindTexture(gl::TEXTURE_2D, 0);
     }
-    common::gl_check("uploading the picture of the samples")?;
+    gl_kit::check("uploading the picture of the samples")?;
     gpu.finish(&frame)?;
 
     image.unregister()?;
@@ -204,7 +204,7 @@ fn texel(level: u32, x: u32, y: u32) -> [u8; 4] {
 /// A BASE x BASE RGBA8 texture with LEVELS levels, each uploaded from [`texel`].
 fn mipmapped_texture() -> Result<u32> {
     // Immutable storage for every level at once: the mip chain CUDA will see.
-    let texture = common::texture_rgba8_levels(BASE, BASE, LEVELS)?;
+    let texture = gl_kit::texture::rgba8(BASE, BASE, LEVELS, gl::NEAREST)?;
     // SAFETY: a GL context is current; `texture` is a live texture name.
     unsafe {
         gl::BindTexture(gl::TEXTURE_2D, texture);
@@ -233,7 +233,7 @@ fn mipmapped_texture() -> Result<u32> {
     }
     // SAFETY: a GL context is current.
     unsafe { gl::BindTexture(gl::TEXTURE_2D, 0) };
-    common::gl_check("creating the mipmapped texture")?;
+    gl_kit::check("creating the mipmapped texture")?;
     Ok(texture)
 }
 

@@ -74,7 +74,7 @@ fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
     let mesh = Mesh::new(shaders, gl::TRIANGLES, VERTICES, 2, None, &[(0, 2, 0)])?;
     let ibo = index_buffer(mesh.vao)?;
     // The texture: SIZE x SIZE RGBA8, sampled NEAREST (one texel per pixel).
-    let texture = common::texture_rgba8(SIZE, SIZE)?;
+    let texture = gl_kit::texture::rgba8(SIZE, SIZE, 1, gl::NEAREST)?;
 
     // Register each once. The kernels overwrite all three completely (WRITE_DISCARD); the
     // texture is written through a surface (SURFACE_LOAD_STORE).
@@ -161,8 +161,8 @@ fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
         .filter(|(p, e)| p != e)
         .count();
     // The buffers, read back through GL, must be the CPU's formulas for the last frame.
-    let gl_positions = common::read_buffer::<[f32; 2]>(mesh.vbo, VERTICES)?;
-    let gl_indices = common::read_buffer::<u32>(ibo, INDICES)?;
+    let gl_positions = gl_kit::buffer::read::<[f32; 2]>(mesh.vbo, VERTICES)?;
+    let gl_indices = gl_kit::buffer::read::<u32>(ibo, INDICES)?;
     let wrong_vertices = gl_positions
         .iter()
         .zip(grid_positions(last))
@@ -209,22 +209,15 @@ fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
 /// An index buffer of INDICES `u32`s, with no data yet (the kernel writes it), bound as the
 /// element array of the vertex array `vao`.
 fn index_buffer(vao: u32) -> Result<u32> {
-    let mut ibo = 0;
-    // SAFETY: a GL context is current; `vao` is a vertex array of it. The element array binding
-    // is part of the vertex array, so the buffer is bound while `vao` is.
+    let ibo = gl_kit::buffer::create(INDICES * size_of::<u32>(), gl::DYNAMIC_DRAW, None)?;
+    // SAFETY: a GL context is current; `vao` is a vertex array of it and `ibo` a buffer. The
+    // element array binding is part of the vertex array, so the buffer is bound while `vao` is.
     unsafe {
         gl::BindVertexArray(vao);
-        gl::GenBuffers(1, &mut ibo);
         gl::BindBuffer(gl::ELEMENT_ARRAY_BUFFER, ibo);
-        gl::BufferData(
-            gl::ELEMENT_ARRAY_BUFFER,
-            (INDICES * size_of::<u32>()) as isize,
-            std::ptr::null(),
-            gl::DYNAMIC_DRAW,
-        );
         gl::BindVertexArray(0);
     }
-    common::gl_check("creating the index buffer")?;
+    gl_kit::check("creating the index buffer")?;
     Ok(ibo)
 }
 
@@ -250,7 +243,7 @@ fn draw(mesh: &Mesh, texture: u32, frame: &Framebuffer) -> Result<()> {
         gl::BindTextureUnit(0, 0);
         gl::UseProgram(0);
     }
-    common::gl_check("drawing the indexed mesh")
+    gl_kit::check("drawing the indexed mesh")
 }
 
 /// `wobble` in `kernels/examples.cu`: -4..=4.

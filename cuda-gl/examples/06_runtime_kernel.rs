@@ -86,11 +86,11 @@ fn run(args: &common::Args) -> Result<Outcome> {
     // The GL objects: the frame stack, a plain 2-D texture for frame 3 (for code that samples a
     // `sampler2D` and cannot take one layer of an array), and a pixel buffer of one frame.
     let stack = texture_array()?;
-    let still = common::texture_rgba8(SIZE, SIZE)?;
+    let still = gl_kit::texture::rgba8(SIZE, SIZE, 1, gl::NEAREST)?;
     // Two more 2-D textures that frame 3 reaches the other way round: from device memory, and
     // from the mapped pixel buffer (CUDA's version of glTexSubImage2D from a PBO).
-    let from_device = common::texture_rgba8(SIZE, SIZE)?;
-    let from_pbo = common::texture_rgba8(SIZE, SIZE)?;
+    let from_device = gl_kit::texture::rgba8(SIZE, SIZE, 1, gl::NEAREST)?;
+    let from_pbo = gl_kit::texture::rgba8(SIZE, SIZE, 1, gl::NEAREST)?;
     let pbo = pixel_buffer(TEXELS * size_of::<Rgba>())?;
     // Registered once. The stack: surfaces for the kernel; CUDA writes `still` and `pbo` whole.
     let mut stack_reg =
@@ -193,10 +193,11 @@ fn run(args: &common::Args) -> Result<Outcome> {
         matching_layers += usize::from(read_layer(stack, layer)? == *want);
     }
     let want3 = &expected[3];
-    let still_ok = common::read_texture_rgba8(still, 0, SIZE, SIZE)? == want3.concat();
-    let pbo_ok = common::read_buffer::<Rgba>(pbo, TEXELS)? == *want3;
-    let back_ok = common::read_texture_rgba8(from_device, 0, SIZE, SIZE)? == want3.concat()
-        && common::read_texture_rgba8(from_pbo, 0, SIZE, SIZE)? == want3.concat();
+    let still_ok = gl_kit::readback::texture::<u8>(gl::TEXTURE_2D, still, 0)? == want3.concat();
+    let pbo_ok = gl_kit::buffer::read::<Rgba>(pbo, TEXELS)? == *want3;
+    let back_ok = gl_kit::readback::texture::<u8>(gl::TEXTURE_2D, from_device, 0)?
+        == want3.concat()
+        && gl_kit::readback::texture::<u8>(gl::TEXTURE_2D, from_pbo, 0)? == want3.concat();
     let source_ok = source_back == frame0;
     let pinned_ok = pinned_back == *want3;
     let summary = format!(
@@ -292,34 +293,21 @@ fn expected_frames(frame0: &[Rgba], curve: &[u8]) -> [Vec<Rgba>; LAYERS] {
 
 /// A SIZE x SIZE x LAYERS `GL_TEXTURE_2D_ARRAY` of RGBA8 with one level and no contents yet.
 fn texture_array() -> Result<u32> {
-    let mut texture = 0;
-    // SAFETY: a GL context is current; the name comes from glCreateTextures.
-    unsafe {
-        gl::CreateTextures(gl::TEXTURE_2D_ARRAY, 1, &mut texture);
-        let size = SIZE as i32;
-        gl::TextureStorage3D(texture, 1, gl::RGBA8, size, size, LAYERS as i32);
-        gl::TextureParameteri(texture, gl::TEXTURE_MIN_FILTER, gl::NEAREST as i32);
-        gl::TextureParameteri(texture, gl::TEXTURE_MAG_FILTER, gl::NEAREST as i32);
-    }
-    common::gl_check("creating the texture array")?;
+    let texture = gl_kit::texture::rgba8_array(SIZE, SIZE, LAYERS as u32)?;
+    gl_kit::texture::set_filter(gl::TEXTURE_2D_ARRAY, texture, gl::NEAREST);
+    gl_kit::check("creating the texture array")?;
     Ok(texture)
 }
 
 /// A GL buffer of `bytes` bytes with no contents yet, to be filled by CUDA and read by GL.
 fn pixel_buffer(bytes: usize) -> Result<u32> {
-    let mut buffer = 0;
-    // SAFETY: a GL context is current; a null pointer allocates without initialising.
-    unsafe {
-        gl::CreateBuffers(1, &mut buffer);
-        gl::NamedBufferData(buffer, bytes as isize, std::ptr::null(), gl::STREAM_READ);
-    }
-    common::gl_check("creating the pixel buffer")?;
-    Ok(buffer)
+    gl_kit::buffer::create(bytes, gl::STREAM_READ, None)
 }
 
 /// Layer `layer` of the stack read back with glGetTextureSubImage, bottom row first.
 fn read_layer(texture: u32, layer: usize) -> Result<Vec<Rgba>> {
-    common::read_texture_layer(texture, layer, SIZE, (gl::RGBA, gl::UNSIGNED_BYTE), TEXELS)
+    let (layer, format) = (u32::try_from(layer)?, (gl::RGBA, gl::UNSIGNED_BYTE));
+    gl_kit::readback::texture_layer(texture, layer, (SIZE, SIZE), format, TEXELS)
 }
 
 /// Copies the four layers into the quadrants of `frame` (frame 0 top left, 1 top right, 2
@@ -351,5 +339,5 @@ fn blit_layers(texture: u32, frame: &Framebuffer) -> Result<()> {
         }
         gl::DeleteFramebuffers(1, &read);
     }
-    common::gl_check("copying the layers into the picture")
+    gl_kit::check("copying the layers into the picture")
 }

@@ -29,6 +29,7 @@ use anyhow::Result;
 use common::{Framebuffer, Gpu, Mesh, Outcome};
 use cuda_gl::external::{ExternalGl, FrameRead, FrameStream, FrameWrite};
 use cuda_gl::{LaunchConfig, Module, Stream};
+use gl_kit::upload::{self, Source};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -64,13 +65,13 @@ fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
 
     // GL's side: the texture each frame is copied into, the triangle that draws it, the
     // framebuffer it is drawn into, and the archive of sampled frames.
-    let texture = common::texture_rgba8(W, H)?;
+    let texture = gl_kit::texture::rgba8(W, H, 1, gl::NEAREST)?;
     let triangle = [-1.0, -1.0, 3.0, -1.0, -1.0, 3.0];
     let shaders = (VERTEX_SHADER, FRAGMENT_SHADER);
     let mesh = Mesh::new(shaders, gl::TRIANGLES, 3, 2, Some(&triangle), &[(0, 2, 0)])?;
     let frame = Framebuffer::new(W, H)?;
     let samples = FRAMES.div_ceil(SAMPLE) as usize;
-    let archive = common::gl_buffer(samples * FRAME_BYTES)?;
+    let archive = gl_kit::buffer::create(samples * FRAME_BYTES, gl::STREAM_COPY, None)?;
 
     // The producer: one kernel launch per frame, into the frame's slot, on `stream`.
     let mut produce = |f: &FrameWrite<'_>| -> Result<()> {
@@ -89,13 +90,18 @@ fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
     // The consumer: copy the frame into the texture (on the GPU), draw it, archive a sample.
     let (mut drawn, mut behind_sum, mut behind_max, mut open) = (0u64, 0u64, 0u64, true);
     let mut consume = |f: &FrameRead| -> Result<()> {
-        common::upload_from_buffer(texture, f.buffer(), W, H)?;
+        upload::rgba8(
+            gl::TEXTURE_2D,
+            texture,
+            (W, H, 1),
+            Source::Buffer(f.buffer()),
+        )?;
         // SAFETY: a GL context is current; unit 0 shows the frame's texture.
         unsafe { gl::BindTextureUnit(0, texture) };
         mesh.draw(&frame, [0.0, 0.0, 0.0, 1.0])?;
         if f.index().is_multiple_of(SAMPLE) {
             let at = (f.index() / SAMPLE) as usize * FRAME_BYTES;
-            common::copy_buffer(f.buffer(), archive, at, FRAME_BYTES)?;
+            gl_kit::buffer::copy(f.buffer(), archive, at, FRAME_BYTES)?;
         }
         (drawn, behind_sum) = (drawn + 1, behind_sum + f.frames_behind());
         behind_max = behind_max.max(f.frames_behind());
@@ -117,7 +123,7 @@ fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
             .flat_map(|y| (0..W).flat_map(move |x| [x as u8, y as u8, n as u8, 255]))
             .collect()
     };
-    let archived = common::read_buffer::<u8>(archive, samples * FRAME_BYTES)?;
+    let archived = gl_kit::buffer::read::<u8>(archive, samples * FRAME_BYTES)?;
     let wrong_samples = (0..samples)
         .filter(|&i| {
             archived[i * FRAME_BYTES..(i + 1) * FRAME_BYTES] != expected(i as u64 * SAMPLE)[..]
@@ -126,8 +132,8 @@ fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
     let last_ok = frame.read_rgba8()? == expected(FRAMES - 1);
     gpu.finish(&frame)?;
     drop(frames); // waits for both APIs, then frees the slots (the GL context is current)
-    common::delete_buffer(archive);
-    common::delete_texture(texture);
+    gl_kit::buffer::delete(archive);
+    gl_kit::texture::delete(texture);
     gpu.ctx.check_drop_errors()?;
 
     let mean_behind = behind_sum as f64 / drawn.max(1) as f64;

@@ -16,6 +16,7 @@ use cuda_gl::egl::HeadlessContext;
 use cuda_gl::{Context, RegisterFlags, RegisteredBuffer};
 use cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::Ptx;
+use gl_kit::upload::{self, Source};
 use std::process::ExitCode;
 
 /// `xor_gradient_rgba8(unsigned* pixels, unsigned width, unsigned height, unsigned frame)`, from
@@ -107,8 +108,13 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
     mapped.unmap()?;
 
     // GL uses the buffer as the source of a texture upload, then reads the texture back.
-    common::upload_from_buffer(texture, pbo, WIDTH, HEIGHT)?;
-    let texels = common::read_texture_rgba8(texture, 0, WIDTH, HEIGHT)?;
+    upload::rgba8(
+        gl::TEXTURE_2D,
+        texture,
+        (WIDTH, HEIGHT, 1),
+        Source::Buffer(pbo),
+    )?;
+    let texels = gl_kit::readback::texture::<u8>(gl::TEXTURE_2D, texture, 0)?;
     let wrong = (0..HEIGHT)
         .flat_map(|y| (0..WIDTH).map(move |x| (x, y)))
         .zip(texels.chunks_exact(4))
@@ -132,15 +138,6 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
 
 /// A zero-filled pixel buffer of `pixel_count` RGBA8 pixels and a WIDTH x HEIGHT RGBA8 texture.
 fn create_pbo_and_texture(pixel_count: usize) -> anyhow::Result<(u32, u32)> {
-    let zeros = vec![0u32; pixel_count];
-    let mut pbo = 0;
-    // SAFETY: a GL context is current and its function pointers are loaded; `zeros` holds
-    // `pixel_count * 4` bytes.
-    unsafe {
-        gl::CreateBuffers(1, &mut pbo);
-        let bytes = (pixel_count * 4) as isize;
-        gl::NamedBufferData(pbo, bytes, zeros.as_ptr().cast(), gl::STREAM_DRAW);
-    }
-    common::gl_check("creating the pixel buffer")?;
-    Ok((pbo, common::texture_rgba8(WIDTH, HEIGHT)?))
+    let pbo = gl_kit::buffer::create_from(&vec![0u32; pixel_count], gl::STREAM_DRAW)?;
+    Ok((pbo, gl_kit::texture::rgba8(WIDTH, HEIGHT, 1, gl::NEAREST)?))
 }

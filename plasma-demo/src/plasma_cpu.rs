@@ -1,5 +1,6 @@
 //! The CPU reference of the plasma kernels in `kernels/plasma.cu` (`plasma_pbo` and
-//! `plasma_surface`).
+//! `plasma_surface`): the kernel's Rust twin. Self-contained (std only): the interop benchmark
+//! builds this file into itself (`#[path]`), as it reads the kernel's PTX with `include_str!`.
 //!
 //! [`plasma_pixel`] is a line-by-line port of the kernel's `plasma()` device function: the same
 //! f32 literals and the same operations in the same order. The kernels are compiled with
@@ -79,6 +80,35 @@ pub fn render_cpu(buf: &mut [u8], w: u32, h: u32, t: f32) {
     }
 }
 
+/// Renders a frame like [`render_cpu`] (same bytes, same layout: row `y` at `y * w * 4`),
+/// splitting the rows over `threads` threads. Only the first `w * h * 4` bytes are written.
+pub fn render_parallel(buf: &mut [u8], w: u32, h: u32, t: f32, threads: usize) {
+    let row_bytes = w as usize * 4;
+    let len = (row_bytes * h as usize).min(buf.len());
+    if row_bytes == 0 {
+        return;
+    }
+    let frame = &mut buf[..len];
+    let rows_per_thread = (h as usize).div_ceil(threads.max(1)).max(1);
+    let render_rows = |first_row: usize, chunk: &mut [u8]| {
+        for (i, row) in chunk.chunks_exact_mut(row_bytes).enumerate() {
+            let y = (first_row + i) as u32;
+            for (x, px) in row.chunks_exact_mut(4).enumerate() {
+                px.copy_from_slice(&plasma_pixel(x as u32, y, w, h, t));
+            }
+        }
+    };
+    if threads <= 1 {
+        render_rows(0, frame);
+        return;
+    }
+    std::thread::scope(|scope| {
+        for (i, chunk) in frame.chunks_mut(rows_per_thread * row_bytes).enumerate() {
+            scope.spawn(move || render_rows(i * rows_per_thread, chunk));
+        }
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,6 +177,17 @@ mod tests {
         render_cpu(&mut a, w, h, 0.0);
         render_cpu(&mut b, w, h, 1.0);
         assert_ne!(a, b);
+    }
+
+    #[test]
+    fn parallel_equals_render_cpu() {
+        for (w, h, threads) in [(37, 23, 4), (64, 1, 8), (5, 9, 16), (16, 16, 1), (13, 7, 3)] {
+            let mut expected = vec![0u8; (w * h * 4) as usize];
+            render_cpu(&mut expected, w, h, 2.25);
+            let mut got = vec![7u8; expected.len()];
+            render_parallel(&mut got, w, h, 2.25, threads);
+            assert_eq!(got, expected, "{w}x{h} on {threads} threads");
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@
 
 use anyhow::{Context as _, Result, bail};
 use std::fs::File;
-use std::io::{BufReader, BufWriter};
+use std::io::BufReader;
 use std::path::Path;
 
 /// An RGBA8 image, top row first.
@@ -27,48 +27,19 @@ impl Image {
     /// # Errors
     /// When `rgba` is not `width * height * 4` bytes.
     pub fn from_bottom_up(width: u32, height: u32, rgba: &[u8]) -> Result<Image> {
-        let row = width as usize * 4;
-        if rgba.len() != row * height as usize {
-            bail!(
-                "{} bytes is not a {width}x{height} RGBA8 frame ({} bytes)",
-                rgba.len(),
-                row * height as usize
-            );
-        }
-        let mut flipped = Vec::with_capacity(rgba.len());
-        for line in rgba.chunks_exact(row.max(1)).rev() {
-            flipped.extend_from_slice(line);
-        }
         Ok(Image {
             width,
             height,
-            rgba: flipped,
+            rgba: gl_kit::image::flip_rows(width, height, rgba)?,
         })
     }
 
-    /// Writes the image as an 8-bit RGBA PNG.
+    /// Writes the image as an 8-bit RGBA PNG (with gl-kit's writer).
     ///
     /// # Errors
     /// When the file cannot be created or written.
     pub fn write_png(&self, path: &Path) -> Result<()> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("creating the folder {}", dir.display()))?;
-        }
-        let file = File::create(path).with_context(|| format!("creating {}", path.display()))?;
-        let mut encoder = png::Encoder::new(BufWriter::new(file), self.width, self.height);
-        encoder.set_color(png::ColorType::Rgba);
-        encoder.set_depth(png::BitDepth::Eight);
-        let mut writer = encoder
-            .write_header()
-            .with_context(|| format!("writing the PNG header of {}", path.display()))?;
-        writer
-            .write_image_data(&self.rgba)
-            .with_context(|| format!("writing the pixels of {}", path.display()))?;
-        writer
-            .finish()
-            .with_context(|| format!("finishing {}", path.display()))?;
-        Ok(())
+        gl_kit::image::write_png(path, self.width, self.height, &self.rgba)
     }
 
     /// Reads a PNG as RGBA8 (grey, grey-alpha, RGB and palette images are expanded; 16-bit
@@ -187,15 +158,6 @@ pub fn compare_rgba(a: &[u8], b: &[u8], width: u32, tolerance: u8) -> Difference
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn flips_rows_once() {
-        // 1x2: bottom row red, top row blue.
-        let bottom_up = [255, 0, 0, 255, 0, 0, 255, 255];
-        let img = Image::from_bottom_up(1, 2, &bottom_up).unwrap();
-        assert_eq!(img.rgba, [0, 0, 255, 255, 255, 0, 0, 255]);
-        assert!(Image::from_bottom_up(2, 2, &bottom_up).is_err());
-    }
 
     #[test]
     fn png_round_trip_and_compare() {

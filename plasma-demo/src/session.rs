@@ -2,10 +2,11 @@
 
 use crate::backend::{Backend, Frame};
 use crate::cli::Size;
-use crate::renderer::{GlInfo, Renderer, Target, check_gl};
+use crate::renderer::{GlInfo, Renderer, Target};
 use crate::timing::{Clock, Profiler, Stage, micros};
 use crate::watchdog;
 use anyhow::{Context as _, Result};
+use gl_kit::check as check_gl;
 use std::time::Instant;
 
 /// The frame loop's state. Needs the GL context current on this thread for every call and when

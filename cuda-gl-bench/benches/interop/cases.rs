@@ -4,14 +4,13 @@
 use crate::glres::{self, Buffer, Framebuffer, Texture};
 use crate::gpu::{Gpu, cu};
 use crate::measure::{Case, FrameTag, Plan, Variant, interleaved};
+use crate::plasma_cpu::render_parallel;
 use anyhow::{Context as _, Result};
 use cuda_gl::sys;
 use cuda_gl::{
     DeviceBuffer, ImageTarget, PinnedBuffer, RegisterFlags, RegisteredBuffer, RegisteredImage,
     Resource, Stream, StreamFlags, map_all,
 };
-use plasma_demo::backend::cpu::render_parallel;
-use plasma_demo::cli::Size;
 use std::hint::black_box;
 
 /// The 1080p RGBA8 frame the single-buffer cases use.
@@ -449,7 +448,7 @@ pub fn frames(gpu: &Gpu, plan: &Plan, cpu_plan: &Plan, size: (u32, u32)) -> Resu
         |rig: &mut FrameRig| {
             rig.t += FRAME_DT;
             let (width, height) = rig.size;
-            render_parallel(&mut rig.host, Size { width, height }, rig.t, threads);
+            render_parallel(&mut rig.host, width, height, rig.t, threads);
             rig.upload_texture.upload_from_host(&rig.host)?;
             draw_and_finish(gpu, &rig.upload_texture, &rig.target)
         },
@@ -478,7 +477,7 @@ pub fn cpu_threads() -> usize {
 
 /// The frames' GL work: `source` drawn over all of `target`, then `glFinish`.
 fn draw_and_finish(gpu: &Gpu, source: &Texture, target: &Framebuffer) -> Result<()> {
-    gpu.blit.draw(source, target)?;
+    target.draw(&gpu.blit, gl::TEXTURE_2D, source.name());
     glres::finish();
     Ok(())
 }

@@ -241,8 +241,13 @@ pub fn k_frames_per_handoff(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result<
         .iter()
         .zip(K_VALUES)
         .map(|(t, k)| {
-            RegisteredImage::register(&gpu.ctx, t.name, ImageTarget::Texture2DArray, SURFACE_FLAGS)
-                .with_context(|| format!("registering the {w}x{h}x{k} array texture"))
+            RegisteredImage::register(
+                &gpu.ctx,
+                t.name(),
+                ImageTarget::Texture2DArray,
+                SURFACE_FLAGS,
+            )
+            .with_context(|| format!("registering the {w}x{h}x{k} array texture"))
         })
         .collect::<Result<Vec<_>>>()?;
     let mut rig = Rig::new(gpu, size, Batch { regs, textures })?;
@@ -273,7 +278,7 @@ pub fn k_frames_per_handoff(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result<
                     .context("no texture for this K")?;
                 for layer in 0..k {
                     use_texel(
-                        texture.name,
+                        texture.name(),
                         gl::TEXTURE_2D_ARRAY,
                         i32::try_from(layer)?,
                         &rig.floor.sink,

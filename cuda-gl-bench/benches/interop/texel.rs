@@ -4,11 +4,11 @@
 
 use crate::glres::{self, Blit, Framebuffer};
 use anyhow::{Context as _, Result, ensure};
-use plasma_demo::renderer::{self, VERTEX_SHADER};
-use std::ffi::{CStr, CString};
+use gl_kit::Owned;
+use gl_kit::blit::VERTEX_SHADER;
 
 /// A `GL_TEXTURE_BUFFER` texture over a buffer (RGBA8 texels), deleted on drop.
-pub struct TexBuffer(u32);
+pub struct TexBuffer(Owned);
 
 impl TexBuffer {
     /// A texture buffer over the whole of GL buffer `buffer`.
@@ -17,7 +17,7 @@ impl TexBuffer {
         // SAFETY: `name` is a valid out-pointer for one name.
         unsafe { gl::GenTextures(1, &mut name) };
         ensure!(name != 0, "{what}: glGenTextures returned no name");
-        let tex = TexBuffer(name);
+        let tex = TexBuffer(Owned::texture(name));
         // SAFETY: a fresh texture name bound to GL_TEXTURE_BUFFER; `buffer` is a live buffer of
         // at most one 3840x2160 frame (8,294,400 RGBA8 texels, below GL_MAX_TEXTURE_BUFFER_SIZE
         // on NVIDIA's driver, which is 2^27).
@@ -45,11 +45,9 @@ impl TexBuffer {
     }
 }
 
-glres::delete_on_drop!(TexBuffer, 0, DeleteTextures);
-
 /// Reads pixel (x, y) of the frame from texel `y * width + x` of the texture buffer; the
-/// vertex shader is the demo's full-screen triangle (its `uv` goes unused).
-const FS: &CStr = c"#version 330 core
+/// vertex shader is gl-kit's full-screen triangle (its `uv` goes unused).
+const FS: &str = "#version 330 core
 uniform samplerBuffer frame;
 uniform int width;
 out vec4 color;
@@ -71,22 +69,19 @@ impl TexelDraw {
     pub fn new((w, h): (u32, u32)) -> Result<TexelDraw> {
         let target = Framebuffer::new(w, h, "the draw's target")?;
         let program =
-            renderer::link_shaders(VERTEX_SHADER, FS).context("the texel-fetch program")?;
+            gl_kit::shader::program(VERTEX_SHADER, FS).context("the texel-fetch program")?;
         let blit = Blit::with_program(program)?;
-        let width = CString::new("width")?;
-        // SAFETY: the program is linked; the uniform name is NUL-terminated.
-        unsafe {
-            gl::UseProgram(program);
-            gl::Uniform1i(gl::GetUniformLocation(program, width.as_ptr()), w as i32);
-            gl::UseProgram(0);
-        }
+        let width = i32::try_from(w).context("the frame's width")?;
+        ensure!(
+            gl_kit::shader::set_int(program, "width", width),
+            "the texel-fetch program has no uniform `width`"
+        );
         glres::check("creating the texel-fetch draw")?;
         Ok(TexelDraw { blit, target })
     }
 
     /// Draws the frame in `source` over the whole target.
     pub fn draw(&self, source: &TexBuffer) {
-        self.blit
-            .draw_from(gl::TEXTURE_BUFFER, source.0, &self.target);
+        self.target.draw(&self.blit, gl::TEXTURE_BUFFER, *source.0);
     }
 }

@@ -1,7 +1,8 @@
 //! The boilerplate the numbered examples share, and that a program of your own would copy: the
 //! command line (`--window`, `--screenshot PATH`), an OpenGL context with the CUDA context on the
 //! same GPU (headless through EGL, or a GLFW window), and the one line each example ends with.
-//! What they draw with (shaders, framebuffer, textures, read-back, PNG) is in `draw`.
+//! What they draw with (a mesh, the framebuffer) is in `draw`; GL boilerplate (textures,
+//! buffers, shaders, read-back, PNG files, error checks) is gl-kit's.
 //!
 //! Exit status of every example: 0 when its check passed, 1 on a mismatch or any failure while
 //! running, 2 when it cannot run here (no CUDA device, no NVIDIA OpenGL, no display for
@@ -121,15 +122,6 @@ pub fn main(run: impl FnOnce(&Args) -> Result<Outcome>) -> ExitCode {
     }
 }
 
-/// `Ok(())` when GL has recorded no error, else the error and `what` was being done.
-pub fn gl_check(what: &str) -> Result<()> {
-    // SAFETY: every caller has made a GL context current (`Gpu::open`).
-    match unsafe { gl::GetError() } {
-        gl::NO_ERROR => Ok(()),
-        code => bail!("OpenGL error {code:#x} while {what}"),
-    }
-}
-
 /// A GLFW window with its OpenGL context. Fields drop in order: the events, the window (and its
 /// context), then GLFW.
 struct Window {
@@ -196,9 +188,8 @@ impl Gpu {
             args: args.clone(),
             display,
         };
-        // SAFETY: a context is current; GL_RENDERER and GL_VERSION are static NUL-terminated
-        // strings owned by GL (or null, which `gl_string` handles).
-        let (renderer, version) = unsafe { (gl_string(gl::RENDERER), gl_string(gl::VERSION)) };
+        let gl_string = |name| gl_kit::info::string(name).unwrap_or_else(|| "?".into());
+        let (renderer, version) = (gl_string(gl::RENDERER), gl_string(gl::VERSION));
         let device = gpu.ctx.device();
         println!(
             "OpenGL {version} on {renderer}; CUDA device {} ({})",
@@ -294,7 +285,7 @@ impl Gpu {
             );
             gl::BindFramebuffer(gl::FRAMEBUFFER, 0);
         }
-        gl_check("copying the frame into the window")?;
+        gl_kit::check("copying the frame into the window")?;
         glfw::Context::swap_buffers(&mut *win.window);
         win.glfw.poll_events();
         Ok(!win.window.should_close())
@@ -305,7 +296,7 @@ impl Gpu {
     pub fn finish(&mut self, frame: &Framebuffer) -> Result<()> {
         if let Some(path) = &self.args.screenshot {
             let pixels = frame.read_rgba8()?;
-            write_png(path, frame.width(), frame.height(), &pixels)?;
+            gl_kit::image::write_png_bottom_up(path, frame.width(), frame.height(), &pixels)?;
             println!(
                 "wrote {} ({}x{})",
                 path.display(),
@@ -330,18 +321,4 @@ impl Gpu {
         }
         Ok(())
     }
-}
-
-/// # Safety
-/// A GL context must be current.
-unsafe fn gl_string(name: u32) -> String {
-    // SAFETY: the caller has a context current; GL returns a static string or null.
-    let s = unsafe { gl::GetString(name) };
-    if s.is_null() {
-        return String::from("?");
-    }
-    // SAFETY: a non-null glGetString result is a NUL-terminated string that GL keeps alive.
-    unsafe { std::ffi::CStr::from_ptr(s.cast()) }
-        .to_string_lossy()
-        .into_owned()
 }

@@ -28,22 +28,7 @@ pub fn gpu_and_gl() -> Option<(Gpu, ExternalGl)> {
 /// Copies `bytes` bytes from the start of GL buffer `from` to byte `at` of GL buffer `to`, in
 /// GL's queue (`glCopyBufferSubData`), then checks for a GL error.
 pub fn gl_copy(from: u32, to: u32, at: usize, bytes: usize) {
-    // SAFETY: a context is current and both buffers are live; the callers size `from` to at least
-    // `bytes` and `to` to at least `at + bytes` bytes.
-    unsafe {
-        gl::BindBuffer(gl::COPY_READ_BUFFER, from);
-        gl::BindBuffer(gl::COPY_WRITE_BUFFER, to);
-        gl::CopyBufferSubData(
-            gl::COPY_READ_BUFFER,
-            gl::COPY_WRITE_BUFFER,
-            0,
-            at as isize,
-            bytes as isize,
-        );
-        gl::BindBuffer(gl::COPY_READ_BUFFER, 0);
-        gl::BindBuffer(gl::COPY_WRITE_BUFFER, 0);
-    }
-    super::check_gl();
+    gl_kit::buffer::copy(from, to, at, bytes).unwrap();
 }
 
 /// The seed of frame `n`: every frame's content differs from every other's in every word.

@@ -1,14 +1,23 @@
 //! GPU set-up for the tests: a headless GL context on the CUDA device under test, a CUDA
-//! context and stream, the test kernels, and small GL helpers. Without a GPU it returns `None`
+//! context and stream, the test kernels, and small GL helpers (over gl-kit, the workspace's GL
+//! boilerplate, which panic on a GL error as a test should). Without a GPU it returns `None`
 //! after printing why, or panics under `CUDA_GL_REQUIRE_GPU=1`. (`tests/harness` holds what
 //! needs no GPU: knobs, log capture, child processes.)
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+// Each test binary uses part of this module (its helpers and re-exports).
+#![allow(
+    dead_code,
+    unused_imports,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::{
     AsStream, Context, Device, Function, ImageTarget, KernelParam, LaunchConfig, Module,
     RegisterFlags, RegisteredBuffer, RegisteredImage, Stream, StreamFlags,
 };
+use gl_kit::upload::{self, Source};
 use std::sync::Arc;
 
 #[cfg(unix)]
@@ -170,46 +179,20 @@ pub fn surface_texture_rgba8(
     (tex, register_for_surface(ctx, tex, ImageTarget::Texture2D))
 }
 
+/// Fails the test when GL has an error pending (each one named).
 pub fn check_gl() {
-    // SAFETY: a GL context is current on this thread (tests create one first).
-    let err = unsafe { gl::GetError() };
-    assert_eq!(err, gl::NO_ERROR, "GL error {err:#x}");
+    gl_kit::check("the test's GL calls").unwrap();
 }
 
-/// A GL buffer of `bytes` bytes, filled with `data` when given.
+/// A GL buffer of `bytes` bytes, filled from `data` (at least `bytes` bytes) when given.
 pub fn gl_buffer(bytes: usize, data: Option<&[u32]>) -> u32 {
-    let mut name = 0;
-    // SAFETY: a context is current; the data pointer is valid for `bytes` bytes when given.
-    unsafe {
-        gl::GenBuffers(1, &mut name);
-        gl::BindBuffer(gl::ARRAY_BUFFER, name);
-        let ptr = data.map_or(std::ptr::null(), |d| {
-            assert!(d.len() * 4 >= bytes);
-            d.as_ptr().cast()
-        });
-        gl::BufferData(gl::ARRAY_BUFFER, bytes as isize, ptr, gl::DYNAMIC_DRAW);
-        gl::BindBuffer(gl::ARRAY_BUFFER, 0);
-    }
-    check_gl();
-    name
+    let data = data.map(gl_kit::plain::bytes_of);
+    gl_kit::buffer::create(bytes, gl::DYNAMIC_DRAW, data).unwrap()
 }
 
 /// Reads a GL buffer's first `words` u32 words.
 pub fn read_gl_buffer(name: u32, words: usize) -> Vec<u32> {
-    let mut out = vec![0u32; words];
-    // SAFETY: a context is current; `out` has room for `words * 4` bytes.
-    unsafe {
-        gl::BindBuffer(gl::ARRAY_BUFFER, name);
-        gl::GetBufferSubData(
-            gl::ARRAY_BUFFER,
-            0,
-            (words * 4) as isize,
-            out.as_mut_ptr().cast(),
-        );
-        gl::BindBuffer(gl::ARRAY_BUFFER, 0);
-    }
-    check_gl();
-    out
+    gl_kit::buffer::read(name, words).unwrap()
 }
 
 /// A GL buffer of `bytes` bytes (contents undefined) and its registration in `ctx`.
@@ -255,50 +238,17 @@ pub fn unregister_and_delete(ctx: &Context, res: RegisteredBuffer, name: u32) {
     delete_buffer(name);
 }
 
-/// A GL texture or buffer that is deleted when this drops, also when the test fails half-way.
-/// Bind it to a name (`_tex` keeps it, `_` deletes it at once) before registering it: locals
-/// drop in reverse order, so the registration drops (is unregistered) before the object is
-/// deleted. Derefs to the GL name.
-pub struct GlObject {
-    name: u32,
-    delete: fn(u32),
-}
+/// A GL texture or buffer that is deleted when this drops, also when the test fails half-way
+/// (gl-kit's owned name). Bind it to a name (`_tex` keeps it, `_` deletes it at once) before
+/// registering it: locals drop in reverse order, so the registration drops (is unregistered)
+/// before the object is deleted. Derefs to the GL name.
+pub use gl_kit::Owned as GlObject;
+pub use gl_kit::buffer::delete as delete_buffer;
+pub use gl_kit::texture::delete as delete_texture;
 
-impl GlObject {
-    /// Owns texture `name`.
-    pub fn texture(name: u32) -> Self {
-        Self {
-            name,
-            delete: delete_texture,
-        }
-    }
-
-    /// Owns buffer `name`.
-    pub fn buffer(name: u32) -> Self {
-        Self {
-            name,
-            delete: delete_buffer,
-        }
-    }
-}
-
-impl std::ops::Deref for GlObject {
-    type Target = u32;
-
-    fn deref(&self) -> &u32 {
-        &self.name
-    }
-}
-
-impl Drop for GlObject {
-    fn drop(&mut self) {
-        (self.delete)(self.name);
-    }
-}
-
-pub fn delete_buffer(name: u32) {
-    // SAFETY: a context is current.
-    unsafe { gl::DeleteBuffers(1, &name) };
+/// A size or count of the tests' GL objects as gl-kit takes it.
+fn dim(value: impl TryInto<u32>) -> u32 {
+    value.try_into().ok().expect("a size of at least 0")
 }
 
 /// A texture of `target` with `levels` levels of immutable RGBA8 storage, `width` x `height`
@@ -311,34 +261,14 @@ pub fn gl_texture_storage(
     height: i32,
     depth: i32,
 ) -> u32 {
-    let mut name = 0;
-    // SAFETY: a context is current; `name` receives one name.
-    unsafe {
-        gl::GenTextures(1, &mut name);
-        gl::BindTexture(target, name);
-        if matches!(target, gl::TEXTURE_3D | gl::TEXTURE_2D_ARRAY) {
-            gl::TexStorage3D(target, levels, gl::RGBA8, width, height, depth);
-        } else {
-            gl::TexStorage2D(target, levels, gl::RGBA8, width, height);
-        }
-        gl::BindTexture(target, 0);
-    }
-    check_gl();
-    name
+    let size = (dim(width), dim(height), dim(depth));
+    gl_kit::texture::storage(target, dim(levels), size).unwrap()
 }
 
 /// An RGBA8 2D texture with `levels` mip levels of immutable storage, nearest filtering.
 pub fn gl_texture_rgba8(width: i32, height: i32, levels: i32) -> u32 {
-    let name = gl_texture_storage(gl::TEXTURE_2D, levels, width, height, 1);
-    // SAFETY: a context is current; `name` is a live texture.
-    unsafe {
-        gl::BindTexture(gl::TEXTURE_2D, name);
-        gl::TexParameteri(gl::TEXTURE_2D, gl::TEXTURE_MIN_FILTER, gl::NEAREST as i32);
-        gl::TexParameteri(gl::TEXTURE_2D, gl::TEXTURE_MAG_FILTER, gl::NEAREST as i32);
-        gl::BindTexture(gl::TEXTURE_2D, 0);
-    }
-    check_gl();
-    name
+    let (w, h) = (dim(width), dim(height));
+    gl_kit::texture::rgba8(w, h, dim(levels), gl::NEAREST).unwrap()
 }
 
 /// Reads level `level` of an RGBA8 2D texture as packed u32 texels.
@@ -354,19 +284,13 @@ pub fn gl_texture_array_rgba8(
     layers: usize,
     data: Option<&[u32]>,
 ) -> u32 {
-    let name = gl_texture_storage(
-        gl::TEXTURE_2D_ARRAY,
-        1,
-        width as i32,
-        height as i32,
-        layers as i32,
-    );
+    let size = (dim(width), dim(height), dim(layers));
+    let name = gl_kit::texture::rgba8_array(size.0, size.1, size.2).unwrap();
     if let Some(data) = data {
         assert_eq!(data.len(), width * height * layers);
-        let size = (width, height, layers);
-        // SAFETY: (1) `name` was just made; (2) `data` holds every texel of every layer, and
-        // the pixel unpack buffer binding is left alone as callers have none bound.
-        unsafe { upload_rgba8(None, gl::TEXTURE_2D_ARRAY, name, size, data.as_ptr().cast()) };
+        let pixels = Source::Host(gl_kit::plain::bytes_of(data));
+        upload::rgba8(gl::TEXTURE_2D_ARRAY, name, size, pixels).unwrap();
+        check_gl();
     }
     name
 }
@@ -377,133 +301,50 @@ pub fn read_texture_array_rgba8(name: u32, width: usize, height: usize, layers: 
     read_tex_image_rgba8(gl::TEXTURE_2D_ARRAY, name, 0, width * height * layers)
 }
 
-/// `glGetTexImage` of level `level` of texture `name` bound to `target`, as `texels` packed
-/// RGBA8 u32 texels (every layer, for an array).
+/// `glGetTexImage` of level `level` of texture `name` bound to `target`, as packed RGBA8 u32
+/// texels (every layer, for an array); the level must have `texels` texels.
 pub fn read_tex_image_rgba8(
     target: gl::types::GLenum,
     name: u32,
     level: i32,
     texels: usize,
 ) -> Vec<u32> {
-    let mut out = vec![0u32; texels];
-    // SAFETY: a context is current; `out` has room for the level's texels.
-    unsafe {
-        gl::BindTexture(target, name);
-        gl::PixelStorei(gl::PACK_ALIGNMENT, 1);
-        gl::GetTexImage(
-            target,
-            level,
-            gl::RGBA,
-            gl::UNSIGNED_BYTE,
-            out.as_mut_ptr().cast(),
-        );
-        gl::BindTexture(target, 0);
-    }
-    check_gl();
+    let out = gl_kit::readback::texture(target, name, level).unwrap();
+    assert_eq!(
+        out.len(),
+        texels,
+        "texels in level {level} of texture {name}"
+    );
     out
 }
 
 /// A renderbuffer with RGBA8 storage of `width` x `height`.
 pub fn gl_renderbuffer_rgba8(width: i32, height: i32) -> u32 {
-    let mut name = 0;
-    // SAFETY: a context is current; `name` receives one name.
-    unsafe {
-        gl::GenRenderbuffers(1, &mut name);
-        gl::BindRenderbuffer(gl::RENDERBUFFER, name);
-        gl::RenderbufferStorage(gl::RENDERBUFFER, gl::RGBA8, width, height);
-        gl::BindRenderbuffer(gl::RENDERBUFFER, 0);
-    }
-    check_gl();
-    name
+    gl_kit::framebuffer::renderbuffer_rgba8(dim(width), dim(height)).unwrap()
 }
 
 /// Deletes renderbuffer `name`.
 pub fn delete_renderbuffer(name: u32) {
-    // SAFETY: a context is current.
-    unsafe { gl::DeleteRenderbuffers(1, &name) };
-}
-
-pub fn delete_texture(name: u32) {
-    // SAFETY: a context is current.
-    unsafe { gl::DeleteTextures(1, &name) };
+    gl_kit::Kind::Renderbuffer.delete(name);
 }
 
 /// `glTexSubImage2D` of a whole `width` x `height` RGBA8 texture from pixel buffer `pbo` (a
 /// GPU-side copy), then checks for a GL error.
 pub fn upload_from_pbo(pbo: u32, tex: u32, width: usize, height: usize) {
-    // SAFETY: with a PIXEL_UNPACK_BUFFER bound the null pointer is offset 0 of the PBO, which
-    // the callers size to width * height * 4 bytes.
-    unsafe {
-        upload_rgba8(
-            Some(pbo),
-            gl::TEXTURE_2D,
-            tex,
-            (width, height, 1),
-            std::ptr::null(),
-        )
-    };
+    let size = (dim(width), dim(height), 1);
+    upload::rgba8(gl::TEXTURE_2D, tex, size, Source::Buffer(pbo)).unwrap();
+    check_gl();
 }
 
 /// `glTexSubImage2D` of `texels` (`width` x `height` packed RGBA8) into level 0 of 2D texture
-/// `tex`, from client memory, then checks for a GL error. `unbind_pbo` first binds no pixel
-/// unpack buffer (for callers that cannot tell whether one is bound).
-pub fn upload_texels_rgba8(
-    tex: u32,
-    width: usize,
-    height: usize,
-    texels: &[u32],
-    unbind_pbo: bool,
-) {
+/// `tex`, from client memory, then checks for a GL error.
+pub fn upload_texels_rgba8(tex: u32, width: usize, height: usize, texels: &[u32]) {
     assert_eq!(texels.len(), width * height);
-    let unpack = unbind_pbo.then_some(0);
-    // SAFETY: `texels` holds the `width` x `height` texels read; with `unbind_pbo` false the
-    // callers have no pixel unpack buffer bound.
-    unsafe {
-        upload_rgba8(
-            unpack,
-            gl::TEXTURE_2D,
-            tex,
-            (width, height, 1),
-            texels.as_ptr().cast(),
-        )
-    };
-}
-
-/// `glTexSubImage2D` (for `TEXTURE_2D_ARRAY`, `glTexSubImage3D` of every layer) of a whole
-/// `width` x `height` (x `layers`) RGBA8 level 0 of texture `tex` bound to `target`, from
-/// `pixels`, then checks for a GL error. With `unpack` given, pixel unpack buffer `unpack` (0:
-/// none) is bound first, and a non-zero one is unbound after.
-///
-/// # Safety
-/// 1. A GL context is current and `tex` is a live texture of `target`.
-/// 2. `pixels` is valid for `width * height * layers * 4` bytes: a client pointer when no pixel
-///    unpack buffer is bound, otherwise an offset into that buffer.
-unsafe fn upload_rgba8(
-    unpack: Option<u32>,
-    target: gl::types::GLenum,
-    tex: u32,
-    (width, height, layers): (usize, usize, usize),
-    pixels: *const std::ffi::c_void,
-) {
-    let (w, h, d) = (width as i32, height as i32, layers as i32);
-    // SAFETY: (1) and (2).
-    unsafe {
-        if let Some(pbo) = unpack {
-            gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, pbo);
-        }
-        gl::BindTexture(target, tex);
-        gl::PixelStorei(gl::UNPACK_ALIGNMENT, 1);
-        let (format, ty) = (gl::RGBA, gl::UNSIGNED_BYTE);
-        if target == gl::TEXTURE_2D_ARRAY {
-            gl::TexSubImage3D(target, 0, 0, 0, 0, w, h, d, format, ty, pixels);
-        } else {
-            gl::TexSubImage2D(target, 0, 0, 0, w, h, format, ty, pixels);
-        }
-        gl::BindTexture(target, 0);
-        if unpack.is_some_and(|pbo| pbo != 0) {
-            gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
-        }
-    }
+    let (size, pixels) = (
+        (dim(width), dim(height), 1),
+        gl_kit::plain::bytes_of(texels),
+    );
+    upload::rgba8(gl::TEXTURE_2D, tex, size, Source::Host(pixels)).unwrap();
     check_gl();
 }
 

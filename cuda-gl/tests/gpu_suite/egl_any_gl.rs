@@ -7,8 +7,10 @@
 
 use std::sync::{Arc, Barrier};
 
-use crate::gpu::load_gl_crate;
+use crate::gpu::{GlObject, load_gl_crate};
 use cuda_gl::egl::{EglError, HeadlessContext};
+use gl_kit::Kind;
+use gl_kit::framebuffer::{self, Color};
 
 fn require_gpu() -> bool {
     std::env::var("CUDA_GL_REQUIRE_GPU").is_ok_and(|v| v == "1")
@@ -32,47 +34,20 @@ fn any_gl_or_skip(test: &str) -> Option<HeadlessContext> {
 /// Clears a 64x64 RGBA8 texture through an FBO to `rgba` and reads back pixel (10, 20).
 fn clear_and_read(rgba: [u8; 4]) -> [u8; 4] {
     let [r, g, b, a] = rgba.map(|c| f32::from(c) / 255.0);
-    let mut pixel = [0u8; 4];
-    // SAFETY: a context is current on this thread and `gl` is loaded; `pixel` holds the one
-    // RGBA8 pixel that glReadPixels writes.
+    let tex = GlObject::texture(gl_kit::texture::storage(gl::TEXTURE_2D, 1, (64, 64, 1)).unwrap());
+    let fbo = framebuffer::with_color(Color::Texture(*tex)).unwrap();
+    let fbo = GlObject::new(Kind::Framebuffer, fbo);
+    // SAFETY: a context is current on this thread and `gl` is loaded; no pointers are passed.
     unsafe {
-        let mut tex = 0;
-        gl::GenTextures(1, &mut tex);
-        gl::BindTexture(gl::TEXTURE_2D, tex);
-        gl::TexStorage2D(gl::TEXTURE_2D, 1, gl::RGBA8, 64, 64);
-        let mut fbo = 0;
-        gl::GenFramebuffers(1, &mut fbo);
-        gl::BindFramebuffer(gl::FRAMEBUFFER, fbo);
-        gl::FramebufferTexture2D(
-            gl::FRAMEBUFFER,
-            gl::COLOR_ATTACHMENT0,
-            gl::TEXTURE_2D,
-            tex,
-            0,
-        );
-        assert_eq!(
-            gl::CheckFramebufferStatus(gl::FRAMEBUFFER),
-            gl::FRAMEBUFFER_COMPLETE
-        );
+        gl::BindFramebuffer(gl::FRAMEBUFFER, *fbo);
         gl::Viewport(0, 0, 64, 64);
         gl::ClearColor(r, g, b, a);
         gl::Clear(gl::COLOR_BUFFER_BIT);
-        gl::PixelStorei(gl::PACK_ALIGNMENT, 1);
-        gl::ReadPixels(
-            10,
-            20,
-            1,
-            1,
-            gl::RGBA,
-            gl::UNSIGNED_BYTE,
-            pixel.as_mut_ptr().cast(),
-        );
-        assert_eq!(gl::GetError(), gl::NO_ERROR);
         gl::BindFramebuffer(gl::FRAMEBUFFER, 0);
-        gl::DeleteFramebuffers(1, &fbo);
-        gl::DeleteTextures(1, &tex);
     }
-    pixel
+    let pixels = gl_kit::readback::framebuffer(*fbo, (64, 64)).unwrap();
+    let at = (20 * 64 + 10) * 4;
+    pixels[at..at + 4].try_into().unwrap()
 }
 
 #[test]
@@ -178,55 +153,23 @@ fn compute_shader_squares_buffer() {
         );
         return;
     }
-    let src = std::ffi::CString::new(
-        "#version 430
+    let src = "#version 430
          layout(local_size_x = 64) in;
          layout(std430, binding = 0) buffer Data { float v[]; };
-         void main() { uint i = gl_GlobalInvocationID.x; v[i] = v[i] * v[i]; }",
-    )
-    .unwrap();
+         void main() { uint i = gl_GlobalInvocationID.x; v[i] = v[i] * v[i]; }";
+    let program = gl_kit::shader::link(&[(gl::COMPUTE_SHADER, src)]).unwrap();
+    let program = GlObject::new(Kind::Program, program);
     let input: Vec<f32> = (0..256u16).map(f32::from).collect();
-    let mut output = vec![0.0f32; input.len()];
-    let bytes = isize::try_from(std::mem::size_of_val(input.as_slice())).unwrap();
-    // SAFETY: `ctx` is current on this thread and `gl` is loaded; all pointers are valid for
-    // the sizes given.
+    let buffer = GlObject::buffer(gl_kit::buffer::create_from(&input, gl::DYNAMIC_COPY).unwrap());
+    // SAFETY: `ctx` is current on this thread and `gl` is loaded; no pointers are passed.
     unsafe {
-        let shader = gl::CreateShader(gl::COMPUTE_SHADER);
-        gl::ShaderSource(shader, 1, &src.as_ptr(), std::ptr::null());
-        gl::CompileShader(shader);
-        let mut ok = 0;
-        gl::GetShaderiv(shader, gl::COMPILE_STATUS, &mut ok);
-        assert_eq!(ok, 1, "compute shader did not compile");
-        let program = gl::CreateProgram();
-        gl::AttachShader(program, shader);
-        gl::LinkProgram(program);
-        gl::GetProgramiv(program, gl::LINK_STATUS, &mut ok);
-        assert_eq!(ok, 1, "compute program did not link");
-
-        let mut buffer = 0;
-        gl::GenBuffers(1, &mut buffer);
-        gl::BindBuffer(gl::SHADER_STORAGE_BUFFER, buffer);
-        gl::BufferData(
-            gl::SHADER_STORAGE_BUFFER,
-            bytes,
-            input.as_ptr().cast(),
-            gl::DYNAMIC_COPY,
-        );
-        gl::BindBufferBase(gl::SHADER_STORAGE_BUFFER, 0, buffer);
-        gl::UseProgram(program);
+        gl::BindBufferBase(gl::SHADER_STORAGE_BUFFER, 0, *buffer);
+        gl::UseProgram(*program);
         gl::DispatchCompute(4, 1, 1);
         gl::MemoryBarrier(gl::BUFFER_UPDATE_BARRIER_BIT);
-        gl::GetBufferSubData(
-            gl::SHADER_STORAGE_BUFFER,
-            0,
-            bytes,
-            output.as_mut_ptr().cast(),
-        );
-        assert_eq!(gl::GetError(), gl::NO_ERROR);
-        gl::DeleteBuffers(1, &buffer);
-        gl::DeleteProgram(program);
-        gl::DeleteShader(shader);
+        gl::UseProgram(0);
     }
+    let output = gl_kit::buffer::read::<f32>(*buffer, input.len()).unwrap();
     let expected: Vec<f32> = input.iter().map(|x| x * x).collect();
     assert_eq!(output, expected);
 }

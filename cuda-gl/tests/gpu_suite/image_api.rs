@@ -24,7 +24,7 @@ fn texture_of_pattern(
 ) -> (GlObject, Vec<u32>, RegisteredImage) {
     let tex = GlObject::texture(gl_texture_rgba8(W as i32, H as i32, 1));
     let data = pattern_words(W * H, seed);
-    upload_texels_rgba8(*tex, W, H, &data, true);
+    upload_texels_rgba8(*tex, W, H, &data);
     let image = register_2d(g, *tex, flags);
     (tex, data, image)
 }

@@ -64,7 +64,7 @@ impl Env<'_> {
             NewObject::Texture { w, h } => {
                 let tex = gl_texture_rgba8(w as i32, h as i32, 1);
                 let data = pattern_words(w * h, seed);
-                upload_texels_rgba8(tex, w, h, &data, false);
+                upload_texels_rgba8(tex, w, h, &data);
                 tex
             }
         };

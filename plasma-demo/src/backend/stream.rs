@@ -34,7 +34,7 @@ impl Counts {
         viewport: Size,
     ) -> impl FnMut(&FrameRead) -> Result<()> + 'a {
         move |frame: &FrameRead| {
-            renderer.upload_from(frame.buffer());
+            renderer.upload_from(frame.buffer())?;
             renderer.draw(viewport);
             self.behind_sum += frame.frames_behind();
             self.behind_max = self.behind_max.max(frame.frames_behind());

@@ -10,7 +10,8 @@
 //! The state is per process (one GPU program per process), so that code deep in a frame can mark
 //! its stage without a handle passed down to it.
 //!
-//! Self-contained (std only); the interop benchmark uses it through the demo's library.
+//! Self-contained (std only); the plasma demo (its runs and GPU tests) and the interop benchmark
+//! use it.
 
 use std::io::Write as _;
 use std::sync::OnceLock;

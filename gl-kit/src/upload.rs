@@ -1,0 +1,66 @@
+//! Pixels into a texture: `glTexSubImage2D` (or `glTexSubImage3D`, every layer) of a whole RGBA8
+//! level 0, from host memory or from a pixel buffer on the GPU.
+
+use anyhow::{Result, ensure};
+use gl::types::{GLenum, GLsizei, GLuint};
+use std::ffi::c_void;
+
+/// Where the pixels come from.
+#[derive(Debug, Clone, Copy)]
+pub enum Source<'a> {
+    /// Host memory: RGBA8 texels, bottom row first, layer after layer.
+    Host(&'a [u8]),
+    /// A buffer object, bound as the pixel unpack buffer, from its first byte: a copy on the GPU.
+    /// GL refuses a buffer smaller than the image (`GL_INVALID_OPERATION`).
+    Buffer(GLuint),
+}
+
+/// Replaces level 0 of `texture` (bound to `target`: `GL_TEXTURE_2D`, or `GL_TEXTURE_2D_ARRAY`
+/// and `GL_TEXTURE_3D` with all `depth` layers or slices), `width` x `height` (x `depth`), with
+/// RGBA8 pixels from `source`. Leaves the pixel unpack buffer and the texture unbound. Reads no
+/// GL error (a timed loop may call it): the caller's next [`check`](fn@crate::check) sees any.
+///
+/// # Errors
+/// A size too large for GL, or host pixels shorter than the image.
+pub fn rgba8(
+    target: GLenum,
+    texture: GLuint,
+    (width, height, depth): (u32, u32, u32),
+    source: Source<'_>,
+) -> Result<()> {
+    let (w, h, d) = (
+        GLsizei::try_from(width)?,
+        GLsizei::try_from(height)?,
+        GLsizei::try_from(depth)?,
+    );
+    let (unpack, pixels): (GLuint, *const c_void) = match source {
+        Source::Host(bytes) => {
+            let needed = width as usize * height as usize * depth as usize * 4;
+            ensure!(
+                bytes.len() >= needed,
+                "{} bytes of pixels for a {width}x{height}x{depth} RGBA8 image of {needed} bytes",
+                bytes.len()
+            );
+            (0, bytes.as_ptr().cast())
+        }
+        Source::Buffer(buffer) => (buffer, std::ptr::null()),
+    };
+    let (format, kind) = (gl::RGBA, gl::UNSIGNED_BYTE);
+    // SAFETY: a context is current (the crate's contract). With buffer 0 bound the pointer is
+    // host memory of at least the image's size (checked above); with a buffer bound it is offset
+    // 0 into it, and GL checks the image against the buffer's size. Rows of RGBA8 texels are
+    // whole multiples of the unpack alignment 4.
+    unsafe {
+        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, unpack);
+        gl::PixelStorei(gl::UNPACK_ALIGNMENT, 4);
+        gl::BindTexture(target, texture);
+        if matches!(target, gl::TEXTURE_3D | gl::TEXTURE_2D_ARRAY) {
+            gl::TexSubImage3D(target, 0, 0, 0, 0, w, h, d, format, kind, pixels);
+        } else {
+            gl::TexSubImage2D(target, 0, 0, 0, w, h, format, kind, pixels);
+        }
+        gl::BindTexture(target, 0);
+        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
+    }
+    Ok(())
+}
