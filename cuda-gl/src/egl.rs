@@ -72,15 +72,15 @@
 //! at the same time create one context each; they work concurrently, sharing the EGL display.
 
 mod config;
-mod headless;
 mod create;
 mod error;
+mod headless;
 mod offscreen;
 mod sys;
 
 pub use config::HeadlessConfig;
-pub use headless::HeadlessContext;
 pub use error::{EglDeviceInfo, EglError, EglErrorCode, EglPlatform};
+pub use headless::HeadlessContext;
 pub use offscreen::Offscreen;
 
 /// Lists every EGL device with what it reports (`EGL_NV_device_cuda`, CUDA id, DRM node, ...).

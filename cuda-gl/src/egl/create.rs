@@ -5,8 +5,8 @@ use std::marker::PhantomData;
 use khronos_egl as kegl;
 
 use super::HeadlessConfig;
-use super::headless::HeadlessContext;
 use super::error::{EglDeviceInfo, EglError, EglErrorCode, EglPlatform};
+use super::headless::HeadlessContext;
 use super::sys::{self, DeviceApi, DisplayRef, Egl};
 
 impl HeadlessContext {

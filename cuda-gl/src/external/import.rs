@@ -2,8 +2,8 @@
 //! [`ExportableMemory`]'s file descriptor and a GL buffer whose storage it is.
 
 use super::GL_HANDLE_TYPE_OPAQUE_FD_EXT;
-use super::external_gl::ExternalGl;
 use super::exportable::ExportableMemory;
+use super::external_gl::ExternalGl;
 use crate::error::{Error, Result, UsageError};
 use crate::gl_object::Kind;
 use crate::glapi::{GlFns, GlOwner, claim, have};

@@ -125,19 +125,19 @@
 // One job per file: the GL entry points and fences, the CUDA allocation, the GL import, the
 // ring with its guards, the stream of frames in bursts and what its closures get, and the
 // slots both are made of.
+mod exportable;
 mod external_gl;
 mod frame;
 mod frame_stream;
 mod import;
-mod exportable;
 mod ring;
 mod slot;
 
+pub use exportable::ExportableMemory;
 pub use external_gl::ExternalGl;
 pub use frame::{FrameRead, FrameWrite};
 pub use frame_stream::{FrameStream, MAX_STREAM_SLOTS};
 pub use import::GlMemoryBuffer;
-pub use exportable::ExportableMemory;
 pub use ring::{CudaWrite, ExternalRing, GlRead};
 
 #[cfg(doc)]

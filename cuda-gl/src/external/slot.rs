@@ -2,9 +2,9 @@
 //! drop, the GL side only with its context current, then the CUDA side (see the
 //! [module docs](super#release-order)).
 
+use super::exportable::ExportableMemory;
 use super::external_gl::ExternalGl;
 use super::import::GlMemoryBuffer;
-use super::exportable::ExportableMemory;
 use crate::context::Context;
 use crate::error::Result;
 use crate::glapi::{Fence, GlOwner};
