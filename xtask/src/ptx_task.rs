@@ -289,7 +289,7 @@ fn load_nvrtc(path: &Path) -> Result<Nvrtc> {
     let ((major, minor), rc) = match nvrtc.version() {
         Ok(version) => (version, 0),
         Err(Failure::Call { code, .. }) => ((0, 0), code),
-        Err(Failure::TooManyOptions) => unreachable!("nvrtcVersion takes no options"),
+        Err(Failure::TooManyOptions(_)) => unreachable!("nvrtcVersion takes no options"),
     };
     if rc != 0 || (major, minor) != PINNED {
         bail!(
@@ -311,7 +311,7 @@ fn nvrtc_compile(nvrtc: &Nvrtc, source: &str, name: &str) -> Result<String> {
         .map(|o| CString::new(*o))
         .collect::<Result<Vec<_>, _>>()?;
     let error = |failure| match failure {
-        Failure::TooManyOptions => anyhow!("too many NVRTC options"),
+        Failure::TooManyOptions(n) => anyhow!("too many NVRTC options ({n})"),
         Failure::Call { call, code, log } => {
             let text = nvrtc
                 .error_string(code)

@@ -523,29 +523,6 @@ impl Env<'_> {
     }
 }
 
-/// Ends a mapping as `end` says; returns whether the resource stays mapped (leaked).
-fn finish<G>(
-    guard: G,
-    end: End,
-    unmap: impl FnOnce(G) -> cuda_gl::Result<()>,
-) -> Result<bool, TestCaseError> {
-    match end {
-        End::Unmap => {
-            let r = unmap(guard);
-            prop_assert!(r.is_ok(), "unmap: {:?}", r);
-            Ok(false)
-        }
-        End::Drop => {
-            drop(guard);
-            Ok(false)
-        }
-        End::Forget => {
-            std::mem::forget(guard);
-            Ok(true)
-        }
-    }
-}
-
 #[test]
 fn random_sequences_match_the_model() {
     let Some(g) = gpu() else { return };

@@ -114,3 +114,26 @@ pub(crate) fn with_scopes(inner: BoxedStrategy<Op>) -> BoxedStrategy<Op> {
 pub(crate) fn op_strategy() -> BoxedStrategy<Op> {
     with_scopes(with_scopes(leaf_strategy()))
 }
+
+/// Ends a mapping as `end` says; returns whether the resource stays mapped (leaked).
+pub(crate) fn finish<G>(
+    guard: G,
+    end: End,
+    unmap: impl FnOnce(G) -> cuda_gl::Result<()>,
+) -> Result<bool, TestCaseError> {
+    match end {
+        End::Unmap => {
+            let r = unmap(guard);
+            prop_assert!(r.is_ok(), "unmap: {:?}", r);
+            Ok(false)
+        }
+        End::Drop => {
+            drop(guard);
+            Ok(false)
+        }
+        End::Forget => {
+            std::mem::forget(guard);
+            Ok(true)
+        }
+    }
+}
