@@ -89,7 +89,12 @@ impl Context {
     /// clone of cudarc's `Arc<CudaContext>` as the owner.)
     ///
     /// # Safety
-    /// 1. `raw` is a live context that stays live for as long as `owner` does.
+    /// 1. `raw` is a live context of the driver library cuda-gl loaded (`libcuda.so.1`, the one
+    ///    every library in the process gets by that name), and stays live for as long as
+    ///    `owner` does.
+    /// 2. `raw` is the primary context of `device` (what cudarc's `CudaContext::new` gives):
+    ///    cuda-gl checks, before every call, that the primary context is still active (a device
+    ///    reset destroys it), and refuses with [`Error::ContextUnusable`] otherwise.
     ///
     /// # Errors
     /// [`Error::Load`] without a driver; [`Error::DriverLibraryMismatch`] when cuda-gl's driver

@@ -150,10 +150,16 @@ fn element_count<T>(address: u64, bytes: usize) -> Result<usize> {
 fn cudarc_stream_of(
     object: Option<&dyn std::any::Any>,
     raw: sys::CUstream,
+    ctx: sys::CUcontext,
 ) -> Result<&Arc<CudaStream>> {
+    // Both the handle and the context: the special handles (null, legacy, per-thread) are the
+    // same value in every context.
     object
         .and_then(|o| o.downcast_ref::<Arc<CudaStream>>())
-        .filter(|s| s.cu_stream().cast::<std::ffi::c_void>() == raw.cast())
+        .filter(|s| {
+            s.cu_stream().cast::<std::ffi::c_void>() == raw.cast()
+                && s.context().cu_ctx().cast::<std::ffi::c_void>() == ctx.cast()
+        })
         .ok_or_else(|| UsageError::NeedsCudarcStream.into())
 }
 
@@ -347,7 +353,7 @@ impl<'m> MappedBuffer<'m> {
     ///    before the call is refused.
     #[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
     pub unsafe fn as_cudarc_slice<T: DeviceCopy>(&self) -> Result<MappedView<'_, T>> {
-        let stream = cudarc_stream_of(self.stream_any(), self.raw_stream())?;
+        let stream = cudarc_stream_of(self.stream_any(), self.raw_stream(), self.context().raw())?;
         MappedView::new(self.device_ptr().as_raw(), self.size(), stream)
     }
 
@@ -370,7 +376,7 @@ impl<'m> MappedBuffer<'m> {
     #[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
     pub unsafe fn as_cudarc_slice_mut<T: DeviceCopy>(&mut self) -> Result<MappedViewMut<'_, T>> {
         self.check_writable("a mutable cudarc view")?;
-        let stream = cudarc_stream_of(self.stream_any(), self.raw_stream())?;
+        let stream = cudarc_stream_of(self.stream_any(), self.raw_stream(), self.context().raw())?;
         MappedViewMut::new(self.device_ptr().as_raw(), self.size(), stream)
     }
 }
@@ -379,7 +385,8 @@ impl<'m> MappedBatch<'m> {
     /// The address and size of the buffer at `index` and the cudarc stream of the batch (checked
     /// first).
     fn cudarc_buffer(&self, index: usize) -> Result<(rc::CUdeviceptr, usize, &Arc<CudaStream>)> {
-        let stream = cudarc_stream_of(self.stream_any(), self.raw_stream())?;
+        let ctx = self.get(index)?.context_raw();
+        let stream = cudarc_stream_of(self.stream_any(), self.raw_stream(), ctx)?;
         let (ptr, size) = self.buffer(index)?;
         Ok((ptr.as_raw(), size, stream))
     }

@@ -144,7 +144,8 @@
 //!
 //! Any: cuda-gl calls GL only through entry points it resolves itself from EGL or GLX, so `gl`
 //! of any version, glow, or raw bindings all work, and none of them needs loading for cuda-gl's
-//! sake. The `gl` crate is re-exported as [`gl`] for convenience.
+//! sake. cuda-gl re-exports none of them (with feature `glow`, `cuda_gl::glow` is the glow whose
+//! handles convert).
 //!
 //! # Safety model
 //! Safe code cannot cause undefined behaviour through this crate. What that rests on:

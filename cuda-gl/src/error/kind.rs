@@ -9,7 +9,10 @@ use cuda_gl_sys::CUresult;
 /// ([`ErrorKind::as_str`]: the variant's name in snake case) for logs, metrics and tests.
 ///
 /// New kinds may be added in minor releases; names never change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::IntoStaticStr, strum::VariantArray)]
+// strum's derives give the names (the public `From<ErrorKind> for &'static str` is std's
+// trait) and, in tests, the list of every kind; no strum type is part of the API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::IntoStaticStr)]
+#[cfg_attr(test, derive(strum::VariantArray))]
 #[strum(serialize_all = "snake_case")]
 #[non_exhaustive]
 pub enum ErrorKind {
@@ -140,8 +143,9 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
-    /// Every kind, in the order they are declared.
-    pub const ALL: &'static [ErrorKind] = <ErrorKind as strum::VariantArray>::VARIANTS;
+    /// Every kind, in the order they are declared (tests).
+    #[cfg(test)]
+    pub(crate) const ALL: &'static [ErrorKind] = <ErrorKind as strum::VariantArray>::VARIANTS;
 
     /// The kind's stable name, in snake case: `"not_nvidia_gl"` for [`ErrorKind::NotNvidiaGl`].
     pub fn as_str(self) -> &'static str {

@@ -461,7 +461,7 @@ pub enum Error {
     /// or (`flags_only`) its format cannot be used with `SURFACE_LOAD_STORE`/`TEXTURE_GATHER`.
     ///
     /// Told apart from [`Error::NotAGlObject`] by asking GL whether the name is a texture
-    /// (`glIsTexture`/`glIsRenderbuffer`, when the `gl` crate is loaded) and by registering again
+    /// (`glIsTexture`/`glIsRenderbuffer`, through cuda-gl's own GL entry points) and by registering again
     /// without the surface and gather flags.
     #[error("{source}\nhelp: {}", unsupported_image_help(*.name, .kind, *.flags, *.flags_only))]
     UnsupportedImage {
@@ -508,7 +508,7 @@ pub enum Error {
     /// The driver registers it anyway (seen on driver 580: a `GL_TEXTURE_2D` texture registers as
     /// `GL_TEXTURE_2D_ARRAY` or `GL_TEXTURE_RECTANGLE`), so cuda-gl asks GL for the texture's
     /// target first (`glGetTextureParameteriv(GL_TEXTURE_TARGET)`, when the context is OpenGL
-    /// 4.5 or newer and the `gl` crate is loaded).
+    /// 4.5 or newer; a bind probe before).
     #[error(
         "GL texture {name} was created as {}, but was registered as {target:?}.\nhelp: {}",
         gl_target_name(*.actual),

@@ -18,7 +18,8 @@ pub enum UsageError {
     #[error(
         "the {what} belongs to another CUDA context than {owner}.\nhelp: objects used together \
          must come from one cuda_gl::Context: create the {what} in the same Context as {owner} \
-         (borrow another library's stream with Stream::from_raw)"
+         (for another library's stream, share its context: Context::from_cudarc, or \
+         Context::from_raw_shared)"
     )]
     WrongCudaContext {
         /// What belongs to the other context, e.g. `stream` or `device buffer`.

@@ -303,9 +303,10 @@ impl<'a> MappedBatch<'a> {
     #[doc(alias = "cuGraphicsUnmapResources")]
     pub fn unmap(mut self) -> Result<()> {
         let result = self.finish();
-        // The batch holds only borrows; on failure the registrations stay marked mapped and
-        // their next map or unregister recovers them, so Drop must not retry.
-        std::mem::forget(self);
+        // On failure the registrations stay marked mapped and their next map or unregister
+        // recovers them, so Drop must not retry: with no registrations left, its `finish` has
+        // nothing to do, and the batch's vectors are freed as it drops.
+        self.regs.clear();
         result
     }
 }

@@ -212,6 +212,11 @@ impl<'a, K: ResourceKind> Mapped<'a, K> {
         self.stream
     }
 
+    /// The context the object is registered (and mapped) in.
+    pub fn context(&self) -> &Arc<Context> {
+        &self.reg.ctx
+    }
+
     fn finish(&mut self) -> Result<()> {
         // SAFETY: (1) mapped on `self.stream`, whose stream is borrowed for the guard's
         // lifetime; every view of the mapping (its pointer, arrays, surface and texture objects)

@@ -157,7 +157,7 @@ impl Registration {
     }
 
     pub(super) fn prepare_map(&mut self, stream: &impl AsStream) -> Result<()> {
-        if stream.raw_context() != self.ctx.raw() {
+        if stream.raw_context() != self.context_raw() {
             return Err(UsageError::WrongCudaContext {
                 what: "stream",
                 owner: format!("GL {} {}", self.kind.describe(), self.name),
@@ -169,6 +169,11 @@ impl Registration {
         crate::stream::refuse_capturing(&self.ctx, stream, "cuGraphicsMapResources (not called)")?;
         self.retired.collect(&self.ctx);
         Ok(())
+    }
+
+    /// The raw context it is registered in.
+    pub(crate) fn context_raw(&self) -> sys::CUcontext {
+        self.ctx.raw()
     }
 
     /// Refuses a CUDA write into this registration's mapping when it was registered or mapped
