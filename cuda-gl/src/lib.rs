@@ -290,6 +290,7 @@
 
 mod context;
 mod device;
+pub mod display;
 mod error;
 mod gl_name;
 mod gl_object;

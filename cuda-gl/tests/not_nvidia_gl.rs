@@ -92,6 +92,42 @@ fn mesa_gl_next_to_cuda_is_not_nvidia_gl() {
     assert_not_nvidia("register a texture", &err);
     delete_texture(texture);
 
+    // The display target: `auto` picks the staged mode, says why, and its frames are right.
+    display_target_is_staged(&ctx);
+
     // Nothing was left behind for a later call to report.
     ctx.check_drop_errors().unwrap();
+}
+
+/// On Mesa's GL, `auto` picks [`Mode::Staged`] and reports interop refused as not NVIDIA's GL
+/// with the fix; frames written by a kernel and shown device memory equal the CPU's at odd
+/// sizes and at 1080p.
+fn display_target_is_staged(ctx: &std::sync::Arc<Context>) {
+    use cuda_gl::display::{DisplayTarget, Format, Mode};
+    let stream = cuda_gl::Stream::new(ctx, cuda_gl::StreamFlags::NonBlocking).unwrap();
+    let kernels = cuda_gl::Module::from_ptx(ctx, gpu::TEST_PTX).unwrap();
+    let fill = kernels.function("fill_u32").unwrap();
+    for (w, h) in [(1001u32, 333u32), (77, 1201), (1920, 1080)] {
+        let (mut target, report) = DisplayTarget::new(ctx, w, h, Format::Rgba8, None).unwrap();
+        let line = report.to_string();
+        eprintln!("{line}");
+        assert_eq!(target.mode(), Mode::Staged, "{line}");
+        assert!(
+            line.contains("interop refused: not_nvidia_gl") && line.contains("fix: "),
+            "{line}"
+        );
+        let words = w as usize * h as usize;
+        let mut frame = target.frame(&stream).unwrap();
+        let ptr = frame.pixels().ptr;
+        // SAFETY: the pixels hold `words` RGBA8 texels of this context, written on the frame's
+        // stream before its present.
+        unsafe { gpu::launch_words(&fill, &stream, ptr, words, 77u32) }.unwrap();
+        frame.present().unwrap();
+        target.flush().unwrap();
+        let texels = gpu::read_texture_rgba8(target.texture(), w as usize, h as usize, 0);
+        let wrong = (0..words)
+            .filter(|&i| texels[i] != gpu::pattern(i as u32, 77))
+            .count();
+        assert_eq!(wrong, 0, "staged {w}x{h}: {wrong} texels wrong");
+    }
 }

@@ -136,6 +136,10 @@ pub enum ErrorKind {
     EmptyGlBuffer,
     /// [`UsageError::OffscreenSize`]
     OffscreenSize,
+    /// [`UsageError::TargetSize`]
+    TargetSize,
+    /// [`UsageError::PitchedSource`]
+    PitchedSource,
     /// [`UsageError::NeedsCudarcStream`]
     NeedsCudarcStream,
     /// [`UsageError::PinnedBufferUntracked`]
@@ -296,6 +300,8 @@ impl UsageError {
             UsageError::MappedOnOtherStream { .. } => K::MappedOnOtherStream,
             UsageError::EmptyGlBuffer { .. } => K::EmptyGlBuffer,
             UsageError::OffscreenSize { .. } => K::OffscreenSize,
+            UsageError::TargetSize { .. } => K::TargetSize,
+            UsageError::PitchedSource { .. } => K::PitchedSource,
             UsageError::NeedsCudarcStream => K::NeedsCudarcStream,
             UsageError::PinnedBufferUntracked => K::PinnedBufferUntracked,
         }

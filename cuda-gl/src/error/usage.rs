@@ -296,6 +296,47 @@ pub enum UsageError {
         max: i32,
     },
 
+    /// A [`DisplayTarget`](crate::display::DisplayTarget) of a zero side or one over
+    /// `GL_MAX_TEXTURE_SIZE`.
+    #[error(
+        "a display target of {width}x{height} pixels cannot be made.\nhelp: each side must be \
+         1 to {max} (GL_MAX_TEXTURE_SIZE of this context); show a large image in tiles, or \
+         scaled down"
+    )]
+    TargetSize {
+        /// The width asked for.
+        width: u32,
+        /// The height asked for.
+        height: u32,
+        /// `GL_MAX_TEXTURE_SIZE` of the current context.
+        max: i32,
+    },
+
+    /// Pitched device memory that cannot hold the image it is said to hold: a pitch smaller
+    /// than a row, or fewer bytes than `pitch * (height - 1) + row`.
+    #[error(
+        "{what} of {width}x{height} pixels with a pitch of {pitch} bytes needs rows of \
+         {row_bytes} bytes and {needed} bytes in all, but has {given}.\nhelp: the pitch is the \
+         distance in bytes between the starts of two rows: at least width x bytes per pixel \
+         ({row_bytes}); pass the buffer's real pitch and size"
+    )]
+    PitchedSource {
+        /// What was given, e.g. `the device buffer`.
+        what: &'static str,
+        /// Width in pixels.
+        width: u32,
+        /// Height in pixels.
+        height: u32,
+        /// The pitch given, in bytes.
+        pitch: usize,
+        /// The bytes of one row of pixels.
+        row_bytes: usize,
+        /// The bytes the image needs.
+        needed: usize,
+        /// The bytes it has.
+        given: usize,
+    },
+
     /// A cudarc view of a buffer that was not mapped on an `Arc<cudarc::driver::CudaStream>`
     /// (feature `cudarc`).
     #[error(

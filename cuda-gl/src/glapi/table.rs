@@ -107,6 +107,8 @@ gl_fns! {
         delete_textures: "glDeleteTextures" = fn(i32, *const u32);
         tex_image_2d: "glTexImage2D" = fn(u32, i32, i32, i32, i32, i32, u32, u32, *const c_void);
         tex_parameteri: "glTexParameteri" = fn(u32, u32, i32);
+        tex_sub_image_2d: "glTexSubImage2D" = fn(u32, i32, i32, i32, i32, i32, u32, u32, *const c_void);
+        buffer_sub_data: "glBufferSubData" = fn(u32, isize, isize, *const c_void);
         gen_framebuffers: "glGenFramebuffers" = fn(i32, *mut u32);
         delete_framebuffers: "glDeleteFramebuffers" = fn(i32, *const u32);
         bind_framebuffer: "glBindFramebuffer" = fn(u32, u32);
@@ -118,6 +120,7 @@ gl_fns! {
     }
     optional {
         object_label: "glObjectLabel" = fn(u32, u32, i32, *const u8);
+        tex_storage_2d: "glTexStorage2D" = fn(u32, i32, u32, i32, i32);
         get_object_label: "glGetObjectLabel" = fn(u32, u32, i32, *mut i32, *mut u8);
         get_texture_parameteriv: "glGetTextureParameteriv" = fn(u32, u32, *mut i32);
         get_named_buffer_parameteri64v: "glGetNamedBufferParameteri64v" = fn(u32, u32, *mut i64);

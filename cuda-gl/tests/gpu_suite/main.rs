@@ -30,6 +30,7 @@ mod harness;
 
 mod auto_traits;
 mod bad_input;
+mod display;
 mod egl_any_gl;
 mod external;
 mod frames;

@@ -86,6 +86,20 @@ fn every_usage_error() -> Vec<UsageError> {
             height: 5,
             max: 32768,
         },
+        U::TargetSize {
+            width: 0,
+            height: 5,
+            max: 32768,
+        },
+        U::PitchedSource {
+            what: "the device buffer",
+            width: 3,
+            height: 2,
+            pitch: 8,
+            row_bytes: 12,
+            needed: 24,
+            given: 20,
+        },
         U::NeedsCudarcStream,
         U::PinnedBufferUntracked,
     ]
@@ -362,6 +376,8 @@ fn the_stable_names_stay() {
         (ErrorKind::MappedOnOtherStream, "mapped_on_other_stream"),
         (ErrorKind::EmptyGlBuffer, "empty_gl_buffer"),
         (ErrorKind::OffscreenSize, "offscreen_size"),
+        (ErrorKind::TargetSize, "target_size"),
+        (ErrorKind::PitchedSource, "pitched_source"),
         (ErrorKind::NeedsCudarcStream, "needs_cudarc_stream"),
         (ErrorKind::PinnedBufferUntracked, "pinned_buffer_untracked"),
     ];

@@ -1,0 +1,239 @@
+//! The GL objects of a display target: its texture and, for the staged mode, the pixel buffer
+//! frames are uploaded from. Made, filled and deleted through cuda-gl's own GL table, with the
+//! owning context checked first; leaked (not deleted) when another context is current.
+
+use super::Format;
+use crate::error::{Result, UsageError};
+use crate::glapi::{GlFns, GlOwner};
+
+/// The texture (and pixel buffer) of one size and format.
+#[derive(Debug)]
+pub(super) struct GlSide {
+    pub(super) owner: GlOwner,
+    pub(super) texture: u32,
+    /// The pixel unpack buffer of the staged mode (0 without one).
+    pbo: u32,
+    pub(super) width: u32,
+    pub(super) height: u32,
+    pub(super) format: Format,
+}
+
+/// The GL state an upload changes, read first and put back after.
+struct UnpackState {
+    buffer: i32,
+    texture: i32,
+    alignment: i32,
+    row_length: i32,
+    skip_rows: i32,
+    skip_pixels: i32,
+}
+
+impl UnpackState {
+    /// Reads the state, then sets the unpack parameters for tightly packed rows.
+    fn neutral(fns: &GlFns) -> UnpackState {
+        let mut state = UnpackState {
+            buffer: 0,
+            texture: 0,
+            alignment: 4,
+            row_length: 0,
+            skip_rows: 0,
+            skip_pixels: 0,
+        };
+        // SAFETY: a context is current (the callers checked the owner); valid out-pointers;
+        // the values set are valid for these parameters.
+        unsafe {
+            (fns.get_integerv)(gl::PIXEL_UNPACK_BUFFER_BINDING, &mut state.buffer);
+            (fns.get_integerv)(gl::TEXTURE_BINDING_2D, &mut state.texture);
+            (fns.get_integerv)(gl::UNPACK_ALIGNMENT, &mut state.alignment);
+            (fns.get_integerv)(gl::UNPACK_ROW_LENGTH, &mut state.row_length);
+            (fns.get_integerv)(gl::UNPACK_SKIP_ROWS, &mut state.skip_rows);
+            (fns.get_integerv)(gl::UNPACK_SKIP_PIXELS, &mut state.skip_pixels);
+            (fns.pixel_storei)(gl::UNPACK_ALIGNMENT, 1);
+            (fns.pixel_storei)(gl::UNPACK_ROW_LENGTH, 0);
+            (fns.pixel_storei)(gl::UNPACK_SKIP_ROWS, 0);
+            (fns.pixel_storei)(gl::UNPACK_SKIP_PIXELS, 0);
+        }
+        state
+    }
+
+    fn restore(&self, fns: &GlFns) {
+        // SAFETY: a context is current; the values were read from it.
+        unsafe {
+            (fns.pixel_storei)(gl::UNPACK_ALIGNMENT, self.alignment);
+            (fns.pixel_storei)(gl::UNPACK_ROW_LENGTH, self.row_length);
+            (fns.pixel_storei)(gl::UNPACK_SKIP_ROWS, self.skip_rows);
+            (fns.pixel_storei)(gl::UNPACK_SKIP_PIXELS, self.skip_pixels);
+            (fns.bind_buffer)(gl::PIXEL_UNPACK_BUFFER, self.buffer.max(0) as u32);
+            (fns.bind_texture)(gl::TEXTURE_2D, self.texture.max(0) as u32);
+        }
+    }
+}
+
+impl GlSide {
+    /// A `width` x `height` texture of `format` in the current context (`owner`, whose table is
+    /// `fns`), with a pixel buffer of one frame when `pbo`. Immutable storage
+    /// (`glTexStorage2D`) where the context has it (OpenGL 4.2), so that no GL call can give
+    /// the registered texture other storage.
+    ///
+    /// # Errors
+    /// [`UsageError::TargetSize`] for a zero side or one over `GL_MAX_TEXTURE_SIZE`;
+    /// [`Error::GlCall`](crate::Error::GlCall) when GL refuses the texture or the buffer.
+    pub(super) fn create(
+        owner: GlOwner,
+        fns: &GlFns,
+        width: u32,
+        height: u32,
+        format: Format,
+        pbo: bool,
+    ) -> Result<GlSide> {
+        let mut max = 0;
+        // SAFETY: a context is current (`owner` was just found current); a valid out-pointer.
+        unsafe { (fns.get_integerv)(gl::MAX_TEXTURE_SIZE, &mut max) };
+        let fits = |n: u32| n > 0 && i32::try_from(n).is_ok_and(|n| n <= max);
+        if !fits(width) || !fits(height) {
+            return Err(UsageError::TargetSize { width, height, max }.into());
+        }
+        fns.drain_errors();
+        let mut side = GlSide {
+            owner,
+            texture: 0,
+            pbo: 0,
+            width,
+            height,
+            format,
+        };
+        let (internal, pixel_format, ty) = format.gl();
+        let (w, h) = (width as i32, height as i32);
+        let state = UnpackState::neutral(fns);
+        let storage = fns.tex_storage_2d.filter(|_| fns.version() >= (4, 2));
+        // SAFETY: a context is current; the names are fresh and bound before use; with no
+        // unpack buffer bound (below) a null pixel pointer asks for storage only; the state
+        // changed is restored after.
+        unsafe {
+            (fns.bind_buffer)(gl::PIXEL_UNPACK_BUFFER, 0);
+            (fns.gen_textures)(1, &mut side.texture);
+            (fns.bind_texture)(gl::TEXTURE_2D, side.texture);
+            match storage {
+                Some(storage) => storage(gl::TEXTURE_2D, 1, internal, w, h),
+                None => (fns.tex_image_2d)(
+                    gl::TEXTURE_2D,
+                    0,
+                    internal as i32,
+                    w,
+                    h,
+                    0,
+                    pixel_format,
+                    ty,
+                    std::ptr::null(),
+                ),
+            }
+            for (parameter, value) in [
+                (gl::TEXTURE_MIN_FILTER, gl::NEAREST),
+                (gl::TEXTURE_MAG_FILTER, gl::NEAREST),
+                (gl::TEXTURE_MAX_LEVEL, 0),
+            ] {
+                (fns.tex_parameteri)(gl::TEXTURE_2D, parameter, value as i32);
+            }
+            if format.one_channel() {
+                for swizzle in [
+                    gl::TEXTURE_SWIZZLE_R,
+                    gl::TEXTURE_SWIZZLE_G,
+                    gl::TEXTURE_SWIZZLE_B,
+                ] {
+                    (fns.tex_parameteri)(gl::TEXTURE_2D, swizzle, gl::RED as i32);
+                }
+                (fns.tex_parameteri)(gl::TEXTURE_2D, gl::TEXTURE_SWIZZLE_A, gl::ONE as i32);
+            }
+            if pbo {
+                (fns.gen_buffers)(1, &mut side.pbo);
+                (fns.bind_buffer)(gl::PIXEL_UNPACK_BUFFER, side.pbo);
+                (fns.buffer_data)(
+                    gl::PIXEL_UNPACK_BUFFER,
+                    side.frame_bytes() as isize,
+                    std::ptr::null(),
+                    gl::STREAM_DRAW,
+                );
+            }
+        }
+        state.restore(fns);
+        // On failure, `side` is dropped here and deletes what was made.
+        fns.check("glTexStorage2D / glBufferData (a display target)")?;
+        Ok(side)
+    }
+
+    /// The bytes of one frame, tightly packed.
+    pub(super) fn frame_bytes(&self) -> usize {
+        self.width as usize * self.height as usize * self.format.bytes_per_pixel()
+    }
+
+    /// Uploads one tightly packed frame, `pixels`, into the texture through the pixel buffer
+    /// (`glBufferSubData` copies the bytes before it returns, so `pixels` may be reused at
+    /// once; the texture copy from the buffer then runs in GL's order).
+    ///
+    /// # Errors
+    /// The owner check's errors when the target's context is not current;
+    /// [`Error::GlCall`](crate::Error::GlCall) when GL refuses the upload.
+    pub(super) fn upload(&self, pixels: &[u8]) -> Result<()> {
+        let fns = self.owner.check("glTexSubImage2D (not called)")?;
+        if pixels.len() != self.frame_bytes() || self.pbo == 0 {
+            return Err(crate::Error::Internal {
+                what: "a staged frame of another size than its target's, or no pixel buffer".into(),
+            });
+        }
+        let (_, pixel_format, ty) = self.format.gl();
+        fns.drain_errors();
+        let state = UnpackState::neutral(fns);
+        // SAFETY: a context is current (the owner, checked); `pixels` holds exactly one frame
+        // (checked), the buffer's size; the texture copy reads the buffer from offset 0 (a
+        // null pointer with a pixel unpack buffer bound), within it; the state is restored.
+        unsafe {
+            (fns.bind_buffer)(gl::PIXEL_UNPACK_BUFFER, self.pbo);
+            // Orphaning first: GL gives new storage instead of waiting for the last upload.
+            (fns.buffer_data)(
+                gl::PIXEL_UNPACK_BUFFER,
+                pixels.len() as isize,
+                std::ptr::null(),
+                gl::STREAM_DRAW,
+            );
+            (fns.buffer_sub_data)(
+                gl::PIXEL_UNPACK_BUFFER,
+                0,
+                pixels.len() as isize,
+                pixels.as_ptr().cast(),
+            );
+            (fns.bind_texture)(gl::TEXTURE_2D, self.texture);
+            (fns.tex_sub_image_2d)(
+                gl::TEXTURE_2D,
+                0,
+                0,
+                0,
+                self.width as i32,
+                self.height as i32,
+                pixel_format,
+                ty,
+                std::ptr::null(),
+            );
+        }
+        state.restore(fns);
+        fns.check("glTexSubImage2D (a staged frame)")
+    }
+}
+
+impl Drop for GlSide {
+    fn drop(&mut self) {
+        match self.owner.check("glDeleteTextures (not called)") {
+            // SAFETY: the names came from `create` and are deleted once (0 is ignored), with
+            // their context current (checked).
+            Ok(fns) => unsafe {
+                (fns.delete_textures)(1, &self.texture);
+                (fns.delete_buffers)(1, &self.pbo);
+            },
+            Err(e) => log::error!(
+                "cuda-gl: display target's texture {} and pixel buffer {} leaked, not deleted: \
+                 {e}",
+                self.texture,
+                self.pbo
+            ),
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! Frames on screen on any machine: a [`DisplayTarget`] is a GL texture that CUDA writes every
+//! frame and GL draws, through the fastest path that works here, with a [`Report`] that says
+//! which and why.
+//!
+//! The frame code is the same in every mode: [`DisplayTarget::frame`] gives a [`Frame`] whose
+//! [`pixels`](Frame::pixels) are pitched device memory for a kernel to write;
+//! [`Frame::present`] (or dropping the frame) puts them in the texture. The modes differ in
+//! how:
+//!
+//! - [`Mode::Interop`]: the texture is registered with CUDA; each frame maps it, copies the
+//!   pixels into its array on the GPU, and unmaps it. Needs GL on the CUDA GPU, NVIDIA's.
+//! - [`Mode::Staged`]: GL is not NVIDIA's, or CUDA cannot register its objects (a laptop whose
+//!   GL runs on the integrated GPU, Mesa's llvmpipe in a container, WSL2, VirtualGL). Each
+//!   frame is copied into pinned host memory (asynchronously, two buffers), and GL uploads the
+//!   previous frame from a pixel buffer while the next one is copied, so the texture shows the
+//!   frame before the last presented one until [`DisplayTarget::flush`].
+//!
+//! [`DisplayTarget::new`] with `None` tries them in that order ("auto"); `Some(mode)` forces
+//! one. [`DisplayTarget::show`] puts any device memory on screen in one call, resizing the
+//! target to it. [`DisplayTarget::resize`] re-creates the texture and what CUDA holds of it, in
+//! the order that leaks nothing.
+//!
+//! ```no_run
+//! use cuda_gl::display::{DisplayTarget, Format};
+//! use cuda_gl::{Context, Device, Stream, StreamFlags};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // A GL context is current (a window's, or a HeadlessContext); CUDA on the GPU of your choice.
+//! let ctx = Context::new(&Device::get(0)?)?;
+//! let stream = Stream::new(&ctx, StreamFlags::NonBlocking)?;
+//! let (mut target, report) = DisplayTarget::new(&ctx, 1280, 720, Format::Rgba8, None)?;
+//! println!("{report}"); // e.g. "display: interop; GL: NVIDIA ...; CUDA: ..."
+//! for _ in 0..3 {
+//!     let mut frame = target.frame(&stream)?;
+//!     let pixels = frame.pixels(); // pixels.ptr, pixels.pitch: for your kernel on `stream`
+//!     # let _ = pixels;
+//!     frame.present()?;
+//!     // ... draw target.texture() with GL ...
+//! }
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Queue every frame's kernel on the frame's stream (or order it after that stream): the next
+//! frame's kernel must not overwrite the pixels while the last present still copies them.
+//!
+//! One-channel formats ([`Format::R8`], [`Format::R32F`]) are shown grey: the texture's
+//! swizzle reads red into red, green and blue, and alpha is 1. `R8` maps 0 to black and 255 to
+//! white; `R32F` maps 0.0 to black and 1.0 to white, and a shader that writes the sample to an
+//! 8-bit framebuffer clamps what lies outside.
+
+mod gl_side;
+mod report;
+mod target;
+
+pub use report::Report;
+pub use target::{DisplayTarget, Frame, Pixels};
+
+/// How a [`DisplayTarget`]'s frames reach its texture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Mode {
+    /// The texture is registered with CUDA and written on the GPU: GL on NVIDIA's GPU that
+    /// runs CUDA.
+    Interop,
+    /// Frames go through pinned host memory and a GL upload: any GL.
+    Staged,
+}
+
+impl Mode {
+    /// The modes `auto` tries, fastest first.
+    pub const AUTO_ORDER: [Mode; 2] = [Mode::Interop, Mode::Staged];
+
+    /// The mode's name, as the report and `plasma-demo --path` spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Interop => "interop",
+            Mode::Staged => "staged",
+        }
+    }
+}
+
+impl std::fmt::Display for Mode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The pixel format of a [`DisplayTarget`] and of the memory shown on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Format {
+    /// Four 8-bit channels, red first (`GL_RGBA8`): one `u32` per pixel, red in the low byte.
+    Rgba8,
+    /// Four 32-bit float channels (`GL_RGBA32F`).
+    Rgba32F,
+    /// One 8-bit channel (`GL_R8`), shown grey.
+    R8,
+    /// One 32-bit float channel (`GL_R32F`), shown grey.
+    R32F,
+}
+
+impl Format {
+    /// The bytes of one pixel.
+    pub fn bytes_per_pixel(self) -> usize {
+        match self {
+            Format::Rgba8 | Format::R32F => 4,
+            Format::Rgba32F => 16,
+            Format::R8 => 1,
+        }
+    }
+
+    /// GL's internal format, pixel format and type.
+    pub(crate) fn gl(self) -> (u32, u32, u32) {
+        match self {
+            Format::Rgba8 => (gl::RGBA8, gl::RGBA, gl::UNSIGNED_BYTE),
+            Format::Rgba32F => (gl::RGBA32F, gl::RGBA, gl::FLOAT),
+            Format::R8 => (gl::R8, gl::RED, gl::UNSIGNED_BYTE),
+            Format::R32F => (gl::R32F, gl::RED, gl::FLOAT),
+        }
+    }
+
+    /// Whether it has one channel, shown grey.
+    pub(crate) fn one_channel(self) -> bool {
+        matches!(self, Format::R8 | Format::R32F)
+    }
+}

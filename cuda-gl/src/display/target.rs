@@ -1,0 +1,482 @@
+//! [`DisplayTarget`]: the texture, the frame's pixels on the GPU, and the mode that moves them.
+
+use super::gl_side::GlSide;
+use super::{Format, Mode, Report};
+use crate::context::Context;
+use crate::error::{Error, Result, UsageError};
+use crate::glapi::GlOwner;
+use crate::graphics::{ImageTarget, RegisterFlags, RegisteredImage};
+use crate::memory::{DeviceBuffer, DevicePtr, PinnedBuffer};
+use crate::result;
+use crate::stream::{AsStream, check_same_context};
+use cuda_gl_sys as sys;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// How frames reach the texture, with what that mode holds.
+#[derive(Debug)]
+enum Backend {
+    /// The texture, registered with CUDA.
+    Interop(RegisteredImage),
+    /// Two pinned host buffers, used in turn; `pending` is the one whose frame is copied but
+    /// not yet uploaded.
+    Staged {
+        slots: [PinnedBuffer<u8>; 2],
+        next: usize,
+        pending: Option<usize>,
+    },
+}
+
+/// A GL texture that CUDA writes every frame and GL draws, through the mode chosen by
+/// [`DisplayTarget::new`] (see the [module docs](super)).
+///
+/// Made in the GL context current at [`new`](Self::new), which must be current for every call
+/// and for the drop (which otherwise logs and leaks the GL objects, since deleting by name in
+/// another context would delete that context's objects). Neither `Send` nor `Sync`: its GL
+/// calls go to the context current on the calling thread.
+#[derive(Debug)]
+pub struct DisplayTarget {
+    ctx: Arc<Context>,
+    // Field order is drop order: the registration goes before the texture it registers.
+    backend: Backend,
+    gl: GlSide,
+    /// The frame's pixels, tightly packed: what a kernel writes.
+    pixels: DeviceBuffer<u8>,
+    _not_send: PhantomData<*const ()>,
+}
+
+/// The pixels of a frame: pitched device memory of the target's size and format, for a kernel
+/// to write, borrowed from the [`Frame`].
+#[derive(Debug, Clone, Copy)]
+pub struct Pixels<'f> {
+    /// The first pixel (top-left row first, as GL's first row).
+    pub ptr: DevicePtr<'f>,
+    /// The bytes from the start of one row to the next.
+    pub pitch: usize,
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// Their format.
+    pub format: Format,
+}
+
+/// One frame of a [`DisplayTarget`], on the stream it was begun on: write its
+/// [`pixels`](Self::pixels), then [`present`](Self::present) it (dropping it presents too, and
+/// records a failure in the context: see
+/// [`Context::take_drop_errors`](crate::Context::take_drop_errors)).
+#[derive(Debug)]
+#[must_use = "a frame is presented when dropped: write its pixels first"]
+pub struct Frame<'t, S: AsStream> {
+    target: &'t mut DisplayTarget,
+    stream: &'t S,
+    presented: bool,
+}
+
+impl<S: AsStream> Frame<'_, S> {
+    /// The frame's pixels, for a kernel queued on the frame's stream.
+    pub fn pixels(&mut self) -> Pixels<'_> {
+        self.target.pixels_view()
+    }
+
+    /// Puts the pixels in the texture, in the order of the frame's stream: at once in
+    /// [`Mode::Interop`]; in [`Mode::Staged`], the previous frame is uploaded and this one
+    /// copied out, to be uploaded by the next present or [`DisplayTarget::flush`].
+    ///
+    /// # Errors
+    /// As [`DisplayTarget::present_on`].
+    pub fn present(mut self) -> Result<()> {
+        self.presented = true;
+        self.target.present_on(self.stream)
+    }
+}
+
+impl<S: AsStream> Drop for Frame<'_, S> {
+    fn drop(&mut self) {
+        if !self.presented
+            && let Err(e) = self.target.present_on(self.stream)
+        {
+            self.target
+                .ctx
+                .record_drop_error("presenting a display frame", e);
+        }
+    }
+}
+
+impl DisplayTarget {
+    /// A target of `width` x `height` pixels of `format` in the GL context current on this
+    /// thread and CUDA context `ctx`, in `mode`, or with `None` in the first mode of
+    /// [`Mode::AUTO_ORDER`] that works here; and the [`Report`] of what was chosen and why.
+    ///
+    /// # Errors
+    /// [`UsageError::TargetSize`] for a zero side or one over `GL_MAX_TEXTURE_SIZE`; the owner
+    /// check's errors when no usable GL context is current; with a mode given, why that mode
+    /// cannot work here (for interop, [`Error::NotNvidiaGl`] or [`Error::WrongDevice`], say);
+    /// otherwise the staged mode's error (the driver's, from allocating its pinned memory).
+    pub fn new(
+        ctx: &Arc<Context>,
+        width: u32,
+        height: u32,
+        format: Format,
+        mode: Option<Mode>,
+    ) -> Result<(DisplayTarget, Report)> {
+        let (owner, fns) = GlOwner::current("DisplayTarget::new")?;
+        let string = |name| fns.string(name).unwrap_or_default();
+        let (gl_renderer, gl_vendor) = (string(gl::RENDERER), string(gl::VENDOR));
+        let mut refused = Vec::new();
+        let order = match mode {
+            Some(mode) => vec![mode],
+            None => Mode::AUTO_ORDER.to_vec(),
+        };
+        for (i, &mode) in order.iter().enumerate() {
+            match DisplayTarget::build(ctx, owner, width, height, format, mode) {
+                Ok(target) => {
+                    let report = Report {
+                        mode,
+                        refused,
+                        gl_renderer,
+                        gl_vendor,
+                        cuda_device: ctx.device().label().to_string(),
+                    };
+                    return Ok((target, report));
+                }
+                // Bad input is refused in every mode alike: no point in trying the next.
+                Err(e @ Error::Usage(_)) => return Err(e),
+                Err(e) if i + 1 == order.len() => return Err(e),
+                Err(e) => refused.push((mode, e)),
+            }
+        }
+        Err(Error::Internal {
+            what: "no display mode was tried".into(),
+        })
+    }
+
+    /// The target in `mode`, or that mode's error.
+    fn build(
+        ctx: &Arc<Context>,
+        owner: GlOwner,
+        width: u32,
+        height: u32,
+        format: Format,
+        mode: Mode,
+    ) -> Result<DisplayTarget> {
+        let fns = owner.check("DisplayTarget::new")?;
+        let gl = GlSide::create(owner, fns, width, height, format, mode == Mode::Staged)?;
+        let bytes = gl.frame_bytes();
+        let backend = match mode {
+            Mode::Interop => Backend::Interop(RegisteredImage::register(
+                ctx,
+                gl.texture,
+                ImageTarget::Texture2D,
+                RegisterFlags::NONE,
+            )?),
+            Mode::Staged => Backend::Staged {
+                slots: [
+                    PinnedBuffer::zeroed(ctx, bytes)?,
+                    PinnedBuffer::zeroed(ctx, bytes)?,
+                ],
+                next: 0,
+                pending: None,
+            },
+        };
+        Ok(DisplayTarget {
+            ctx: ctx.clone(),
+            backend,
+            gl,
+            pixels: DeviceBuffer::zeroed(ctx, bytes)?,
+            _not_send: PhantomData,
+        })
+    }
+
+    /// The GL texture (`GL_TEXTURE_2D`, one level, `GL_NEAREST`) to draw. Its name changes on
+    /// [`resize`](Self::resize) and on a [`show`](Self::show) of another size or format.
+    pub fn texture(&self) -> u32 {
+        self.gl.texture
+    }
+
+    /// Width and height in pixels.
+    pub fn size(&self) -> (u32, u32) {
+        (self.gl.width, self.gl.height)
+    }
+
+    /// The pixel format.
+    pub fn format(&self) -> Format {
+        self.gl.format
+    }
+
+    /// The mode frames reach the texture in.
+    pub fn mode(&self) -> Mode {
+        match self.backend {
+            Backend::Interop(_) => Mode::Interop,
+            Backend::Staged { .. } => Mode::Staged,
+        }
+    }
+
+    fn pixels_view(&self) -> Pixels<'_> {
+        Pixels {
+            ptr: self.pixels.device_ptr(),
+            pitch: self.gl.width as usize * self.gl.format.bytes_per_pixel(),
+            width: self.gl.width,
+            height: self.gl.height,
+            format: self.gl.format,
+        }
+    }
+
+    /// Begins a frame on `stream`: a kernel queued on it writes [`Frame::pixels`], and
+    /// [`Frame::present`] puts them on the texture.
+    ///
+    /// # Errors
+    /// [`UsageError::WrongCudaContext`] for a stream of another context.
+    pub fn frame<'t, S: AsStream>(&'t mut self, stream: &'t S) -> Result<Frame<'t, S>> {
+        check_same_context(&self.ctx, stream, "the display target")?;
+        Ok(Frame {
+            target: self,
+            stream,
+            presented: false,
+        })
+    }
+
+    /// Puts the pixels in the texture, in the order of `stream` (see [`Frame::present`]).
+    ///
+    /// # Errors
+    /// [`UsageError::WrongCudaContext`] for a stream of another context; the owner check's
+    /// errors when the target's GL context is not current; interop: the errors of mapping,
+    /// copying and unmapping; staged: of the copy out ([`Error::Timeout`] when the previous
+    /// frame's copy took over 10 s) and of the GL upload.
+    pub fn present_on(&mut self, stream: &impl AsStream) -> Result<()> {
+        check_same_context(&self.ctx, stream, "the display target")?;
+        self.gl.owner.check("DisplayTarget::present (not called)")?;
+        match &mut self.backend {
+            Backend::Interop(image) => {
+                let mapped = image.map(stream)?;
+                mapped.array(0, 0)?.copy_from_device(&self.pixels)?;
+                mapped.unmap()
+            }
+            Backend::Staged {
+                slots,
+                next,
+                pending,
+            } => {
+                let slot = *next;
+                slots[slot].copy_from_device_async(&self.pixels, stream)?;
+                *next = 1 - slot;
+                // The previous frame is uploaded while this one is copied out.
+                if let Some(previous) = pending.replace(slot) {
+                    self.gl.upload(slots[previous].as_slice()?)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Uploads the frame a staged target has copied out but not uploaded yet, waiting (at most
+    /// 10 s) for its copy; nothing in interop mode, where every present is complete.
+    ///
+    /// # Errors
+    /// The owner check's errors; [`Error::Timeout`]; the driver's error of the copy; GL's of
+    /// the upload.
+    pub fn flush(&mut self) -> Result<()> {
+        if let Backend::Staged { slots, pending, .. } = &mut self.backend
+            && let Some(slot) = pending.take()
+        {
+            self.gl.upload(slots[slot].as_slice()?)?;
+        }
+        Ok(())
+    }
+
+    /// Re-creates the target at `width` x `height`, in the same mode and format: a new texture
+    /// is made, given storage and registered (with its pixels and buffers), then the old one
+    /// is unregistered and deleted, so nothing leaks and, on an error, the target keeps its old
+    /// size and objects. A staged target's pending frame is dropped. The texture's name
+    /// changes.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new) in the target's mode; the driver's error from unregistering the
+    /// old texture (the target has the new size then).
+    pub fn resize(&mut self, width: u32, height: u32) -> Result<()> {
+        self.reconfigure(width, height, self.gl.format)
+    }
+
+    fn reconfigure(&mut self, width: u32, height: u32, format: Format) -> Result<()> {
+        if (width, height, format) == (self.gl.width, self.gl.height, self.gl.format) {
+            return Ok(());
+        }
+        let next =
+            DisplayTarget::build(&self.ctx, self.gl.owner, width, height, format, self.mode())?;
+        let DisplayTarget {
+            backend,
+            gl,
+            pixels,
+            ..
+        } = std::mem::replace(self, next);
+        // The registration goes before the texture it registers; the pixels last.
+        let unregistered = match backend {
+            Backend::Interop(image) => image.unregister(),
+            Backend::Staged { .. } => Ok(()),
+        };
+        drop(gl);
+        drop(pixels);
+        unregistered
+    }
+
+    /// Shows `src`, an image of `width` x `height` pixels of `format` whose rows start `pitch`
+    /// bytes apart, in one call: the target takes that size and format (as
+    /// [`resize`](Self::resize)), the pixels are copied on the GPU in `stream`'s order, and the
+    /// frame is presented (a staged target then [`flush`](Self::flush)es, so the texture shows
+    /// `src` when this returns).
+    ///
+    /// # Errors
+    /// [`UsageError::PitchedSource`] when `pitch` is smaller than a row or `src` holds fewer
+    /// bytes than the image needs; [`UsageError::WrongCudaContext`] for a buffer or stream of
+    /// another context; as [`resize`](Self::resize) and [`present_on`](Self::present_on).
+    pub fn show<T: crate::DeviceCopy>(
+        &mut self,
+        src: &DeviceBuffer<T>,
+        width: u32,
+        height: u32,
+        pitch: usize,
+        format: Format,
+        stream: &impl AsStream,
+    ) -> Result<()> {
+        if src.context().raw() != self.ctx.raw() {
+            return Err(UsageError::WrongCudaContext {
+                what: "device buffer",
+                owner: "the display target".into(),
+            }
+            .into());
+        }
+        check_pitched(
+            "the device buffer",
+            width,
+            height,
+            pitch,
+            format,
+            src.byte_len(),
+        )?;
+        // SAFETY: (1) the buffer holds the image (checked), is of this context (checked) and
+        // is borrowed until the copy has been queued before a present that the caller's
+        // stream orders after it; freeing the buffer waits for the copies that read it.
+        unsafe { self.show_raw(src.device_ptr(), width, height, pitch, format, stream) }
+    }
+
+    /// [`show`](Self::show) for device memory of any origin, by address.
+    ///
+    /// # Safety
+    /// 1. `src` points to `pitch * (height - 1) + width * format.bytes_per_pixel()` bytes of
+    ///    device memory of the target's CUDA context, which stay allocated and are not written
+    ///    until the work queued on `stream` before this returns has run.
+    ///
+    /// # Errors
+    /// As [`show`](Self::show).
+    pub unsafe fn show_raw(
+        &mut self,
+        src: DevicePtr<'_>,
+        width: u32,
+        height: u32,
+        pitch: usize,
+        format: Format,
+        stream: &impl AsStream,
+    ) -> Result<()> {
+        let row_bytes = width as usize * format.bytes_per_pixel();
+        if pitch < row_bytes {
+            return Err(pitched_error(
+                "the device memory",
+                width,
+                height,
+                pitch,
+                format,
+                0,
+            ));
+        }
+        check_same_context(&self.ctx, stream, "the display target")?;
+        self.reconfigure(width, height, format)?;
+        let copy = sys::CUDA_MEMCPY2D {
+            srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+            srcDevice: src.as_raw(),
+            srcPitch: pitch,
+            dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+            dstDevice: self.pixels.device_ptr().as_raw(),
+            dstPitch: row_bytes,
+            WidthInBytes: row_bytes,
+            Height: height as usize,
+            ..Default::default()
+        };
+        // SAFETY: the stream is live while borrowed and of this context (checked). In the
+        // work: the source holds the image ((1)); the destination is the target's pixels,
+        // exactly `row_bytes * height` bytes after `reconfigure`; both stay allocated until
+        // the copy has run (the pixels are freed only when the target is dropped or
+        // reconfigured, which waits for the copies that read or write them).
+        unsafe {
+            self.ctx
+                .run_now(stream.raw_stream(), "cuMemcpy2DAsync (not called)", |p| {
+                    Ok(result::array::copy_2d_async(&copy, p)?)
+                })
+        }?;
+        self.present_on(stream)?;
+        self.flush()
+    }
+}
+
+/// [`UsageError::PitchedSource`] for `what`, of `given` bytes.
+fn pitched_error(
+    what: &'static str,
+    width: u32,
+    height: u32,
+    pitch: usize,
+    format: Format,
+    given: usize,
+) -> Error {
+    let row_bytes = width as usize * format.bytes_per_pixel();
+    let needed = pitch
+        .saturating_mul((height as usize).saturating_sub(1))
+        .saturating_add(row_bytes);
+    UsageError::PitchedSource {
+        what,
+        width,
+        height,
+        pitch,
+        row_bytes,
+        needed,
+        given,
+    }
+    .into()
+}
+
+/// Refuses a pitch smaller than a row, or `given` bytes too few for the image.
+fn check_pitched(
+    what: &'static str,
+    width: u32,
+    height: u32,
+    pitch: usize,
+    format: Format,
+    given: usize,
+) -> Result<()> {
+    let row_bytes = width as usize * format.bytes_per_pixel();
+    let needed = pitch
+        .checked_mul((height as usize).saturating_sub(1))
+        .and_then(|n| n.checked_add(row_bytes));
+    if pitch < row_bytes || needed.is_none_or(|n| n > given) || width == 0 || height == 0 {
+        return Err(pitched_error(what, width, height, pitch, format, given));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pitched_sources_are_checked() {
+        let ok = check_pitched("b", 3, 2, 12, Format::Rgba8, 24);
+        assert!(ok.is_ok());
+        assert!(check_pitched("b", 3, 2, 16, Format::Rgba8, 28).is_ok());
+        for (pitch, given) in [(8, 24), (12, 23), (usize::MAX, usize::MAX)] {
+            let err = check_pitched("b", 3, 2, pitch, Format::Rgba8, given);
+            assert!(
+                matches!(err, Err(Error::Usage(UsageError::PitchedSource { .. }))),
+                "{err:?}"
+            );
+        }
+        assert!(check_pitched("b", 0, 2, 0, Format::R8, 10).is_err());
+    }
+}
