@@ -117,7 +117,7 @@ fn display_target_is_staged(ctx: &std::sync::Arc<Context>) {
             "{line}"
         );
         let words = w as usize * h as usize;
-        let mut frame = target.frame(&stream).unwrap();
+        let frame = target.frame(&stream).unwrap();
         let ptr = frame.pixels().ptr;
         // SAFETY: the pixels hold `words` RGBA8 texels of this context, written on the frame's
         // stream before its present.

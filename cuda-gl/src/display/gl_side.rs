@@ -1,10 +1,15 @@
 //! The GL objects of a display target: its texture and, for the staged mode, the pixel buffer
 //! frames are uploaded from. Made, filled and deleted through cuda-gl's own GL table, with the
 //! owning context checked first; leaked (not deleted) when another context is current.
+//!
+//! Both are claimed from birth until they are deleted (or leaked, and then for good), as
+//! cuda-gl's other GL objects are: no registration of the application's can map them while
+//! the target fills or deletes them.
 
 use super::Format;
-use crate::error::{Result, UsageError};
-use crate::glapi::{GlFns, GlOwner};
+use crate::error::{Error, Result, UsageError};
+use crate::gl_object::{ImageTarget, Kind};
+use crate::glapi::{GlFns, GlOwner, claim};
 
 /// The texture (and pixel buffer) of one size and format.
 #[derive(Debug)]
@@ -16,6 +21,8 @@ pub(super) struct GlSide {
     pub(super) width: u32,
     pub(super) height: u32,
     pub(super) format: Format,
+    /// The claims on the texture and the pixel buffer.
+    claims: Vec<claim::Claim>,
 }
 
 /// The GL state an upload changes, read first and put back after.
@@ -69,6 +76,22 @@ impl UnpackState {
     }
 }
 
+/// Refuses a zero side or one over `GL_MAX_TEXTURE_SIZE` of the current context (of `fns`).
+///
+/// # Errors
+/// [`UsageError::TargetSize`].
+pub(super) fn check_size(fns: &GlFns, width: u32, height: u32) -> Result<()> {
+    let mut max = 0;
+    // SAFETY: a context is current (the callers checked the owner); a valid out-pointer.
+    unsafe { (fns.get_integerv)(gl::MAX_TEXTURE_SIZE, &mut max) };
+    let fits = |n: u32| n > 0 && i32::try_from(n).is_ok_and(|n| n <= max);
+    if fits(width) && fits(height) {
+        Ok(())
+    } else {
+        Err(UsageError::TargetSize { width, height, max }.into())
+    }
+}
+
 impl GlSide {
     /// A `width` x `height` texture of `format` in the current context (`owner`, whose table is
     /// `fns`), with a pixel buffer of one frame when `pbo`. Immutable storage
@@ -86,13 +109,7 @@ impl GlSide {
         format: Format,
         pbo: bool,
     ) -> Result<GlSide> {
-        let mut max = 0;
-        // SAFETY: a context is current (`owner` was just found current); a valid out-pointer.
-        unsafe { (fns.get_integerv)(gl::MAX_TEXTURE_SIZE, &mut max) };
-        let fits = |n: u32| n > 0 && i32::try_from(n).is_ok_and(|n| n <= max);
-        if !fits(width) || !fits(height) {
-            return Err(UsageError::TargetSize { width, height, max }.into());
-        }
+        check_size(fns, width, height)?;
         fns.drain_errors();
         let mut side = GlSide {
             owner,
@@ -101,6 +118,7 @@ impl GlSide {
             width,
             height,
             format,
+            claims: Vec::new(),
         };
         let (internal, pixel_format, ty) = format.gl();
         let (w, h) = (width as i32, height as i32);
@@ -158,6 +176,26 @@ impl GlSide {
         state.restore(fns);
         // On failure, `side` is dropped here and deletes what was made.
         fns.check("glTexStorage2D / glBufferData (a display target)")?;
+        let objects = [
+            (Kind::Image(ImageTarget::Texture2D), side.texture),
+            (Kind::Buffer, side.pbo),
+        ];
+        for (kind, name) in objects.into_iter().filter(|&(_, name)| name != 0) {
+            // A name just made is claimed by no one, unless a context sharing this one's
+            // objects registered it in the moment since: then it is left to that one.
+            let Some(claim) = claim::claim(kind, name, owner) else {
+                if kind == Kind::Buffer {
+                    side.pbo = 0;
+                } else {
+                    side.texture = 0;
+                }
+                return Err(Error::AlreadyRegistered {
+                    name,
+                    kind: kind.describe().to_string(),
+                });
+            };
+            side.claims.push(claim);
+        }
         Ok(side)
     }
 
@@ -228,12 +266,17 @@ impl Drop for GlSide {
                 (fns.delete_textures)(1, &self.texture);
                 (fns.delete_buffers)(1, &self.pbo);
             },
-            Err(e) => log::error!(
-                "cuda-gl: display target's texture {} and pixel buffer {} leaked, not deleted: \
-                 {e}",
-                self.texture,
-                self.pbo
-            ),
+            Err(e) => {
+                log::error!(
+                    "cuda-gl: display target's texture {} and pixel buffer {} leaked, not \
+                     deleted: {e}",
+                    self.texture,
+                    self.pbo
+                );
+                // The objects live on: they stay claimed, so they are never registered.
+                std::mem::forget(std::mem::take(&mut self.claims));
+            }
         }
+        // The claims end here, once the objects are deleted.
     }
 }

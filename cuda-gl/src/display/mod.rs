@@ -31,7 +31,7 @@
 //! let (mut target, report) = DisplayTarget::new(&ctx, 1280, 720, Format::Rgba8, None)?;
 //! println!("{report}"); // e.g. "display: interop; GL: NVIDIA ...; CUDA: ..."
 //! for _ in 0..3 {
-//!     let mut frame = target.frame(&stream)?;
+//!     let frame = target.frame(&stream)?;
 //!     let pixels = frame.pixels(); // pixels.ptr, pixels.pitch: for your kernel on `stream`
 //!     # let _ = pixels;
 //!     frame.present()?;
@@ -69,9 +69,9 @@ pub enum Mode {
 
 impl Mode {
     /// The modes `auto` tries, fastest first.
-    pub const AUTO_ORDER: [Mode; 2] = [Mode::Interop, Mode::Staged];
+    pub const AUTO_ORDER: &'static [Mode] = &[Mode::Interop, Mode::Staged];
 
-    /// The mode's name, as the report and `plasma-demo --path` spell it.
+    /// The mode's name, as the report spells it.
     pub fn name(self) -> &'static str {
         match self {
             Mode::Interop => "interop",

@@ -8,9 +8,10 @@ use std::fmt;
 /// faster mode it refused with its error, and what runs GL and CUDA here. It prints as one
 /// line that ends with the fix, where there is one:
 ///
-/// `display: staged (interop refused: not_nvidia_gl); GL: llvmpipe (LLVM 17.0.6, 256 bits),
-/// Mesa; CUDA: device 0 (NVIDIA H200); fix: create the GL context on the CUDA GPU ...`
+/// `display: staged (interop refused: not_nvidia_gl); GL: <renderer>, <vendor>; CUDA: <device
+/// label>; fix: create the GL context on the CUDA GPU ...`
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct Report {
     /// The mode chosen.
     pub mode: Mode,

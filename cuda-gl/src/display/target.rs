@@ -1,11 +1,11 @@
 //! [`DisplayTarget`]: the texture, the frame's pixels on the GPU, and the mode that moves them.
 
-use super::gl_side::GlSide;
+use super::gl_side::{GlSide, check_size};
 use super::{Format, Mode, Report};
 use crate::context::Context;
 use crate::error::{Error, Result, UsageError};
 use crate::glapi::GlOwner;
-use crate::graphics::{ImageTarget, RegisterFlags, RegisteredImage};
+use crate::graphics::{RegisterFlags, RegisteredImage};
 use crate::memory::{DeviceBuffer, DevicePtr, PinnedBuffer};
 use crate::result;
 use crate::stream::{AsStream, check_same_context};
@@ -75,7 +75,7 @@ pub struct Frame<'t, S: AsStream> {
 
 impl<S: AsStream> Frame<'_, S> {
     /// The frame's pixels, for a kernel queued on the frame's stream.
-    pub fn pixels(&mut self) -> Pixels<'_> {
+    pub fn pixels(&self) -> Pixels<'_> {
         self.target.pixels_view()
     }
 
@@ -93,7 +93,10 @@ impl<S: AsStream> Frame<'_, S> {
 
 impl<S: AsStream> Drop for Frame<'_, S> {
     fn drop(&mut self) {
+        // Not while a panic unwinds: the pixels may be half written, and the present would do
+        // GPU and GL work on the way out.
         if !self.presented
+            && !std::thread::panicking()
             && let Err(e) = self.target.present_on(self.stream)
         {
             self.target
@@ -128,6 +131,7 @@ impl DisplayTarget {
             Some(mode) => vec![mode],
             None => Mode::AUTO_ORDER.to_vec(),
         };
+        let auto = mode.is_none();
         for (i, &mode) in order.iter().enumerate() {
             match DisplayTarget::build(ctx, owner, width, height, format, mode) {
                 Ok(target) => {
@@ -142,7 +146,13 @@ impl DisplayTarget {
                 }
                 // Bad input is refused in every mode alike: no point in trying the next.
                 Err(e @ Error::Usage(_)) => return Err(e),
-                Err(e) if i + 1 == order.len() => return Err(e),
+                Err(e) if i + 1 == order.len() => {
+                    // The refusals would be lost with the report: said here.
+                    for (refused, why) in refused.iter().filter(|_| auto) {
+                        log::warn!("cuda-gl: display mode {refused} refused: {why}");
+                    }
+                    return Err(e);
+                }
                 Err(e) => refused.push((mode, e)),
             }
         }
@@ -161,29 +171,38 @@ impl DisplayTarget {
         mode: Mode,
     ) -> Result<DisplayTarget> {
         let fns = owner.check("DisplayTarget::new")?;
+        check_size(fns, width, height)?;
+        let bytes = width as usize * height as usize * format.bytes_per_pixel();
+        // Made first, so that on a later error nothing is dropped out of order (a texture
+        // deleted before its registration).
+        let pixels = DeviceBuffer::zeroed(ctx, bytes)?;
         let gl = GlSide::create(owner, fns, width, height, format, mode == Mode::Staged)?;
-        let bytes = gl.frame_bytes();
         let backend = match mode {
-            Mode::Interop => Backend::Interop(RegisteredImage::register(
+            // Every present overwrites the whole texture: CUDA need not keep GL's contents.
+            Mode::Interop => Backend::Interop(RegisteredImage::register_own_texture(
                 ctx,
                 gl.texture,
-                ImageTarget::Texture2D,
-                RegisterFlags::NONE,
+                RegisterFlags::WRITE_DISCARD,
             )?),
-            Mode::Staged => Backend::Staged {
-                slots: [
+            Mode::Staged => {
+                let slots = [
                     PinnedBuffer::zeroed(ctx, bytes)?,
                     PinnedBuffer::zeroed(ctx, bytes)?,
-                ],
-                next: 0,
-                pending: None,
-            },
+                ];
+                // A defined picture (black) until the first frame is uploaded.
+                gl.upload(slots[0].as_slice()?)?;
+                Backend::Staged {
+                    slots,
+                    next: 0,
+                    pending: None,
+                }
+            }
         };
         Ok(DisplayTarget {
             ctx: ctx.clone(),
             backend,
             gl,
-            pixels: DeviceBuffer::zeroed(ctx, bytes)?,
+            pixels,
             _not_send: PhantomData,
         })
     }
@@ -277,9 +296,12 @@ impl DisplayTarget {
     /// the upload.
     pub fn flush(&mut self) -> Result<()> {
         if let Backend::Staged { slots, pending, .. } = &mut self.backend
-            && let Some(slot) = pending.take()
+            && let Some(slot) = *pending
         {
+            // Taken only once uploaded: after an error (another GL context current, say) a
+            // later flush uploads it still.
             self.gl.upload(slots[slot].as_slice()?)?;
+            *pending = None;
         }
         Ok(())
     }

@@ -40,6 +40,23 @@ impl RegisteredImage {
         Ok(Self::from_registration(reg))
     }
 
+    /// Registers texture `texture` of cuda-gl's own, which the caller has claimed and keeps
+    /// claimed until the texture is deleted (after this registration is gone).
+    pub(crate) fn register_own_texture(
+        ctx: &Arc<Context>,
+        texture: u32,
+        flags: RegisterFlags,
+    ) -> Result<Self> {
+        let reg = Registration::register_claimed(
+            ctx,
+            texture,
+            Kind::Image(ImageTarget::Texture2D),
+            flags,
+            None,
+        )?;
+        Ok(Self::from_registration(reg))
+    }
+
     /// Registers the GL renderbuffer `renderbuffer` in `ctx`. The GL context that owns it must
     /// be current on this thread, and it must have storage.
     ///

@@ -48,8 +48,7 @@ impl Registration {
         kind: Kind,
         flags: RegisterFlags,
     ) -> Result<Self> {
-        validate(name, kind, flags)?;
-        let (owner, fns) =
+        let (owner, _) =
             GlOwner::current("cuGraphicsGLRegister* (not called: no GL context is current)")?;
         let Some(claim) = claim::claim(kind, name, owner) else {
             return Err(Error::AlreadyRegistered {
@@ -57,6 +56,22 @@ impl Registration {
                 kind: kind.describe().to_string(),
             });
         };
+        Registration::register_claimed(ctx, name, kind, flags, Some(claim))
+    }
+
+    /// Registers GL object `name`, whose claim is `claim`, or is held by the caller (`None`:
+    /// cuda-gl's own objects, such as a display target's texture, whose claim lasts until the
+    /// object is deleted, after the registration is gone).
+    pub(crate) fn register_claimed(
+        ctx: &Arc<Context>,
+        name: u32,
+        kind: Kind,
+        flags: RegisterFlags,
+        claim: Option<claim::Claim>,
+    ) -> Result<Self> {
+        validate(name, kind, flags)?;
+        let (owner, fns) =
+            GlOwner::current("cuGraphicsGLRegister* (not called: no GL context is current)")?;
         let raw = match register_raw(ctx, fns, name, kind, flags) {
             Ok(raw) => raw,
             Err(e) => {
@@ -74,7 +89,7 @@ impl Registration {
             mapped: false,
             surfaces: surface_cache::SurfaceCache::default(),
             retired: retire::Retirement::default(),
-            claim: Some(claim),
+            claim,
             owner,
         })
     }
