@@ -7,8 +7,8 @@
 # 3. the two must be identical pixel for pixel (`plasma-demo compare` with tolerance 0);
 # 4. the same three steps headless (EGL, Mesa's surfaceless platform);
 # 5. `--backend cuda` must fail cleanly without a CUDA driver: a non-zero exit and exactly one
-#    line of its own on stderr. Where a CUDA driver is installed it may instead succeed (Xvfb's
-#    OpenGL is Mesa, so interop is refused there too, again with one line).
+#    line of its own on stderr. Where a CUDA driver is installed it may instead succeed (with the
+#    default `--path auto`, Xvfb's Mesa OpenGL gets the display target's staged mode).
 #
 # The demo is built once in the dev profile, like `cargo test --workspace` in ci/test.sh, so the
 # dependencies (GLFW's CMake build included) are reused; DEMO_CARGO_PROFILE=--release overrides.

@@ -75,7 +75,8 @@ pub fn measure(
 pub struct BenchReport {
     /// `cuda` or `cpu`.
     pub backend: String,
-    /// `pbo` or `surface` for CUDA; `null` for the CPU.
+    /// The CUDA path (`interop` or `staged` for a display target: the mode it ran in, `pbo`,
+    /// `surface`, `stream`); `null` for the CPU.
     pub path: Option<String>,
     /// The backend in words (GPU name, thread count).
     pub description: String,

@@ -21,9 +21,11 @@ pub const FALLBACK_SECONDS: f64 = 3.0;
 
 const EXAMPLES: &str = "\
 Examples:
-  plasma-demo                                   window, CUDA if the GL context is NVIDIA's, else CPU;
+  plasma-demo                                   window; CUDA through a display target (interop on
+                                                NVIDIA's GL, else staged), the CPU without CUDA;
                                                 without a display: 3 s headless and a screenshot
-  plasma-demo --vsync                           the kernel writes the GL texture in place (surface)
+  plasma-demo --path staged                     frames through host memory, as on any GL
+  plasma-demo --vsync --path surface            the kernel writes the GL texture in place (surface)
   plasma-demo --path pbo                        through a pixel buffer and glTexSubImage2D instead
   plasma-demo --headless --path stream --burst 8  frames streamed in bursts, latency reported
   plasma-demo --headless --backend cuda --size 1920x1080 --time 1.5 --screenshot frame.png
@@ -33,17 +35,21 @@ Examples:
 
 Logging: RUST_LOG=debug (default: warnings and errors).";
 
-/// Zero-copy CUDA -> OpenGL plasma: a CUDA kernel writes every frame straight into an OpenGL
-/// pixel buffer (`--path pbo`) or texture (`--path surface`), with no copy through the host.
+/// CUDA -> OpenGL plasma: a CUDA kernel writes every frame, and a `cuda_gl::display::DisplayTarget`
+/// puts it on screen through the fastest way that works on this machine (`--path auto`), or
+/// straight into an OpenGL pixel buffer (`--path pbo`) or texture (`--path surface`).
 #[derive(Debug, Parser)]
 #[command(
     name = "plasma-demo",
     version,
     args_conflicts_with_subcommands = true,
     after_help = EXAMPLES,
-    long_about = "Zero-copy CUDA -> OpenGL plasma: a CUDA kernel writes every frame straight \
-                  into an OpenGL pixel buffer (--path pbo) or texture (--path surface), with no \
-                  copy through the host.\n\nWithout a subcommand it renders: in a window \
+    long_about = "CUDA -> OpenGL plasma: a CUDA kernel writes every frame, and cuda-gl's \
+                  DisplayTarget puts it on screen through the fastest way that works here \
+                  (--path auto, the default: interop where the OpenGL context is NVIDIA's, \
+                  staged through host memory on any other), or the kernel writes an OpenGL \
+                  pixel buffer (--path pbo) or texture (--path surface) in place, with no copy \
+                  through the host.\n\nWithout a subcommand it renders: in a window \
                   (default; where no window can be opened, 3 s headless and a screenshot \
                   instead), headless through EGL (--headless), or as a benchmark (--bench). The \
                   `reference` subcommand writes the CPU reference image without any OpenGL, and \
@@ -71,11 +77,12 @@ pub enum Command {
 /// Which implementation computes the frames.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum BackendChoice {
-    /// CUDA when possible; otherwise (no CUDA driver, no NVIDIA OpenGL) say why in one line and
-    /// use the CPU.
+    /// CUDA when possible; otherwise say why in one line and use the CPU. With the display paths
+    /// (`--path auto`, `interop`, `staged`) only a machine without CUDA (no driver, no device)
+    /// falls back; with `surface`, `pbo` and `stream` also an OpenGL context that is not
+    /// NVIDIA's.
     Auto,
-    /// The CUDA kernel, zero-copy into OpenGL; fail with the reason when CUDA interop is not
-    /// possible.
+    /// The CUDA kernel; fail with the reason when CUDA (or the path) cannot run here.
     Cuda,
     /// The CPU port of the kernel, uploaded with glBufferSubData into the pixel buffer: the
     /// path without interop, and the reference.
@@ -95,6 +102,17 @@ impl fmt::Display for BackendChoice {
 /// How the CUDA kernel's pixels reach the GL texture.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ValueEnum)]
 pub enum PathChoice {
+    /// A `cuda_gl::display::DisplayTarget` in the fastest mode that works here: `interop` where
+    /// the OpenGL context is NVIDIA's on the CUDA GPU, otherwise `staged`. Its one-line report
+    /// (the mode, why faster ones were refused, the fix) is among the first lines printed.
+    Auto,
+    /// The display target in interop mode: `plasma_pbo` writes the frame's device memory, which
+    /// is copied on the GPU into the registered texture. Fails where the OpenGL context is not
+    /// NVIDIA's on the CUDA GPU.
+    Interop,
+    /// The display target in staged mode: the frame is copied into pinned host memory and
+    /// uploaded by GL, one frame behind; works with any OpenGL (Mesa, another GPU's, WSL2).
+    Staged,
     /// Map a pixel buffer object, let `plasma_pbo` fill it, unmap, then glTexSubImage2D from it
     /// (a copy on the GPU).
     Pbo,
@@ -111,6 +129,9 @@ pub enum PathChoice {
 impl fmt::Display for PathChoice {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
+            PathChoice::Auto => "auto",
+            PathChoice::Interop => "interop",
+            PathChoice::Staged => "staged",
             PathChoice::Pbo => "pbo",
             PathChoice::Surface => "surface",
             PathChoice::Stream => "stream",
@@ -118,19 +139,35 @@ impl fmt::Display for PathChoice {
     }
 }
 
+impl PathChoice {
+    /// Whether the path puts frames on screen through a `cuda_gl::display::DisplayTarget`
+    /// (`auto`, `interop`, `staged`), rather than registering the demo's own GL objects.
+    pub fn is_display(self) -> bool {
+        matches!(
+            self,
+            PathChoice::Auto | PathChoice::Interop | PathChoice::Staged
+        )
+    }
+}
+
 /// The flags of a rendering run (no subcommand).
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     /// Which implementation computes the frames: `auto` tries CUDA and falls back to the CPU
-    /// with a one-line reason, `cuda` fails instead of falling back, `cpu` never uses CUDA.
+    /// with a one-line reason (with the display paths only where there is no CUDA driver or
+    /// device), `cuda` fails instead of falling back, `cpu` never uses CUDA.
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
     pub backend: BackendChoice,
 
-    /// How CUDA's pixels reach the texture: `surface` (default: the kernel writes the texture in
-    /// place, the fast path), `pbo` (pixel buffer + glTexSubImage2D, a copy on the GPU), or
-    /// `stream` (frames in bursts through external memory, GL drawing every frame a few frames
-    /// behind). The CPU backend always uploads through the pixel buffer.
-    #[arg(long, value_enum, default_value_t = PathChoice::Surface)]
+    /// How CUDA's pixels reach the texture. Through cuda-gl's DisplayTarget: `auto` (default:
+    /// interop where the OpenGL context is NVIDIA's, staged elsewhere; the report line says
+    /// which and why), `interop` (the kernel's frame copied on the GPU into the registered
+    /// texture) or `staged` (through pinned host memory and a GL upload, one frame behind, on
+    /// any OpenGL). Benchmarked zero-copy paths, on NVIDIA's OpenGL only: `surface` (the kernel
+    /// writes the texture in place), `pbo` (pixel buffer + glTexSubImage2D, a copy on the GPU),
+    /// or `stream` (frames in bursts through external memory, GL drawing every frame a few
+    /// frames behind). The CPU backend always uploads through the pixel buffer.
+    #[arg(long, value_enum, default_value_t = PathChoice::Auto)]
     pub path: PathChoice,
 
     /// Frames per burst of `--path stream` (the stream has twice as many slots): larger bursts
@@ -160,7 +197,8 @@ pub struct RunArgs {
     pub vsync: bool,
 
     /// CUDA device ordinal for --headless and --bench: the EGL context is opened on this GPU.
-    /// With a window, the GPU that runs the window's OpenGL context is used.
+    /// With a window, the GPU that runs the window's OpenGL context is used; with a display
+    /// path, this one where that OpenGL runs on no CUDA GPU.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub device: usize,
 
@@ -169,7 +207,8 @@ pub struct RunArgs {
     pub screenshot: Option<PathBuf>,
 
     /// No window: a headless OpenGL context through EGL on the CUDA device (--device); with
-    /// `--backend cpu` (or when `auto` falls back) any OpenGL that EGL offers, e.g. Mesa.
+    /// `--backend cpu` (or when `auto` falls back), or a display path other than `interop`
+    /// where EGL has no OpenGL on that device, any OpenGL that EGL offers, e.g. Mesa.
     #[arg(long, conflicts_with = "windowed")]
     pub headless: bool,
 

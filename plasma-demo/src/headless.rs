@@ -8,10 +8,15 @@
 //!   or Mesa (llvmpipe) on machines without one.
 //! - `--backend auto`: the CUDA device when CUDA and NVIDIA's EGL are there; otherwise one line
 //!   saying why, then any OpenGL and the CPU backend.
+//! - The display paths (`--path auto`, the default, `interop`, `staged`): the EGL device of CUDA
+//!   device `--device` where EGL has one; where it has none (no NVIDIA EGL), `auto` and `staged`
+//!   run on any OpenGL EGL offers, staging the frames through host memory, and say so in one
+//!   line. `--backend auto` falls back to the CPU only without CUDA (no driver, no device).
 
-use crate::backend::{self, Backend, CpuBackend, CudaBackend, Selected};
+use crate::backend::{self, Backend, CpuBackend, CudaBackend, DisplayBackend, Selected};
 use crate::bench;
 use crate::cli::{BackendChoice, FALLBACK_SECONDS, PathChoice, RunArgs};
+use crate::one_line;
 use crate::renderer::Target;
 use crate::session::Session;
 use crate::timing::AnimationClock;
@@ -19,6 +24,7 @@ use crate::watchdog;
 use crate::{Output, RunSummary};
 use anyhow::{Context as _, Result};
 use cuda_gl::Device;
+use cuda_gl::display::Mode;
 use cuda_gl::egl::HeadlessContext;
 use std::path::Path;
 use std::time::Instant;
@@ -51,8 +57,8 @@ pub fn open_any() -> Result<HeadlessContext> {
     Ok(gl)
 }
 
-/// The headless context and the backend for `choice`. The backend must be dropped before the
-/// context.
+/// The headless context and the backend for `choice` on `path` (the display paths: see
+/// `open_display`). The backend must be dropped before the context.
 ///
 /// # Errors
 /// With `--backend cuda`, why CUDA cannot be used on device `ordinal`; with `auto`, CUDA errors
@@ -62,37 +68,86 @@ pub fn open(
     path: PathChoice,
     ordinal: usize,
 ) -> Result<(HeadlessContext, Selected)> {
-    let cpu = |fallback| -> Result<(HeadlessContext, Selected)> {
-        let gl = open_any()?;
-        Ok((
-            gl,
-            Selected {
-                backend: Backend::Cpu(CpuBackend::new()),
-                fallback,
-            },
-        ))
-    };
+    if choice != BackendChoice::Cpu && path.is_display() {
+        return open_display(choice, backend::display::forced_mode(path), ordinal);
+    }
     let cuda = |(gl, backend): (HeadlessContext, CudaBackend)| {
-        (
-            gl,
-            Selected {
-                backend: Backend::Cuda(Box::new(backend)),
-                fallback: None,
-            },
-        )
+        (gl, Selected::plain(Backend::Cuda(Box::new(backend))))
     };
     match choice {
-        BackendChoice::Cpu => cpu(None),
+        BackendChoice::Cpu => Ok((
+            open_any()?,
+            Selected::plain(Backend::Cpu(CpuBackend::new())),
+        )),
         BackendChoice::Cuda => open_cuda(ordinal, path).map(cuda).with_context(|| {
             format!("the CUDA backend cannot run headless on CUDA device {ordinal}")
         }),
         BackendChoice::Auto => match open_cuda(ordinal, path) {
             Ok(pair) => Ok(cuda(pair)),
-            Err(e) if backend::is_unavailable(&e) => {
-                cpu(Some(crate::one_line(&anyhow::Error::new(e))))
-            }
+            Err(e) if backend::is_unavailable(&e) => Ok((open_any()?, Selected::cpu_fallback(e))),
             Err(e) => Err(e).with_context(|| format!("starting CUDA on device {ordinal}")),
         },
+    }
+}
+
+/// [`open`] for the display paths (`mode`: the one forced, `None` for auto): an OpenGL context
+/// on CUDA device `ordinal`, or, unless interop is forced, any OpenGL EGL offers where it has
+/// none there (the target stages the frames; the selection's note says why). With `auto`, no
+/// CUDA driver or device (or a PTX the driver cannot load) means the CPU backend instead.
+///
+/// # Errors
+/// With `--backend cuda`, why CUDA cannot run; a forced interop without OpenGL on the CUDA
+/// device; no OpenGL through EGL at all; CUDA errors that do not mean "no CUDA".
+fn open_display(
+    choice: BackendChoice,
+    mode: Option<Mode>,
+    ordinal: usize,
+) -> Result<(HeadlessContext, Selected)> {
+    let no_cuda = |e: cuda_gl::Error| -> Result<(HeadlessContext, Selected)> {
+        if choice == BackendChoice::Auto && e.is_unsupported_setup() {
+            return Ok((open_any()?, Selected::cpu_fallback(e)));
+        }
+        Err(e).with_context(|| {
+            format!("the CUDA backend cannot run headless on CUDA device {ordinal}")
+        })
+    };
+    let device = match Device::get(ordinal) {
+        Ok(device) => device,
+        Err(e) => return no_cuda(e),
+    };
+    let (gl, note) = match HeadlessContext::for_cuda_device(&device) {
+        Ok(gl) => (gl, None),
+        // Any EGL failure there: the staged mode needs GL, not GL on that device.
+        Err(e) if mode != Some(Mode::Interop) => {
+            let gl = open_any()?;
+            let note = format!(
+                "plasma-demo: no OpenGL through EGL on CUDA device {ordinal} ({}); drawing with                  {} instead",
+                one_line(&anyhow::Error::new(e)),
+                gl.renderer()
+            );
+            (gl, Some(note))
+        }
+        Err(e) => {
+            return Err(e).with_context(|| {
+                format!(
+                    "--path interop needs OpenGL on CUDA device {ordinal} (--path auto would                      stage the frames through another OpenGL)"
+                )
+            });
+        }
+    };
+    // The renderer draws with the `gl` crate; cuda-gl needs nothing loaded.
+    gl::load_with(|name| gl.get_proc_address(name));
+    match DisplayBackend::on_device(&device, mode) {
+        Ok(backend) => {
+            let mut selected = Selected::plain(Backend::Display(Box::new(backend)));
+            selected.note = note;
+            Ok((gl, selected))
+        }
+        Err(e) => {
+            // The CPU backend's context replaces this one.
+            drop(gl);
+            no_cuda(e)
+        }
     }
 }
 
@@ -160,7 +215,10 @@ fn run_for(args: &RunArgs, out: &Output, length: Length, screenshot: Option<&Pat
     let selected = selected.with_debug_spin(args.debug_spin())?;
     let selected = selected.with_stream_gl(args.path, args.burst)?;
     if let Some(reason) = &selected.fallback {
-        out.fallback(reason);
+        out.fallback(backend::fallback_subject(args.path), reason);
+    }
+    if let Some(note) = &selected.note {
+        out.info(note);
     }
     let size = args.size;
     // Declared after `gl`, so dropped before it.
@@ -172,6 +230,9 @@ fn run_for(args: &RunArgs, out: &Output, length: Length, screenshot: Option<&Pat
         gl.version(),
         gl.renderer()
     ));
+    if let Some(report) = session.backend().display_report() {
+        out.info(&format!("plasma-demo: {report}"));
+    }
     let clock = AnimationClock::new(args.time);
     let mut step = |session: &mut Session| -> Result<bool> {
         session.render_frame(clock.now(), size)?;

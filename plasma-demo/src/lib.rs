@@ -1,15 +1,19 @@
 //! plasma-demo: zero-copy CUDA -> OpenGL interop with [`cuda_gl`], as a program and as pieces
 //! that the tests reuse.
 //!
-//! Every frame a CUDA kernel (`kernels/plasma.cu`) computes a plasma effect straight into an
-//! OpenGL object, which is then drawn with a fullscreen triangle:
+//! Every frame a CUDA kernel (`kernels/plasma.cu`) computes a plasma effect, which reaches an
+//! OpenGL texture and is then drawn with a fullscreen triangle:
 //!
+//! - **Display paths** (`--path auto`, the default, `interop`, `staged`): `plasma_pbo` writes
+//!   the frame of a `cuda_gl::display::DisplayTarget`, which puts it in its texture: copied on
+//!   the GPU into the registered texture (interop, NVIDIA's OpenGL), or through pinned host
+//!   memory and a GL upload (staged, any OpenGL). `auto` picks, and its report line says which.
 //! - **PBO path**: map the pixel buffer (registered `WRITE_DISCARD`) on a stream, launch
 //!   `plasma_pbo` on its device pointer, unmap, `glTexSubImage2D` from the bound buffer.
 //! - **surface path**: map the texture itself (registered `SURFACE_LOAD_STORE`), launch
 //!   `plasma_surface` on its surface object, unmap. No buffer, no copy.
 //! - **CPU backend**: [`plasma_cpu`] into host memory, `glBufferSubData` into the pixel buffer:
-//!   what a program without interop does, and the reference.
+//!   what a program without CUDA does, and the reference.
 //!
 //! Modules: [`cli`] (flags), [`backend`] (CUDA and CPU), [`renderer`] (GL objects and drawing),
 //! [`session`] (backend + renderer, one frame at a time), [`window`] (GLFW), [`headless`] (EGL),
@@ -93,9 +97,10 @@ impl Output {
         }
     }
 
-    /// The one line saying why `--backend auto` runs on the CPU (always stderr).
-    pub fn fallback(&self, reason: &str) {
-        eprintln!("plasma-demo: CUDA interop unavailable, using the CPU backend: {reason}");
+    /// The one line saying why `--backend auto` runs on the CPU (always stderr): `what` (CUDA,
+    /// or CUDA interop) is unavailable, because of `reason`.
+    pub fn fallback(&self, what: &str, reason: &str) {
+        eprintln!("plasma-demo: {what} unavailable, using the CPU backend: {reason}");
     }
 
     /// The result of the run (a table or the JSON document), on stdout.

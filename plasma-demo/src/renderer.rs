@@ -21,6 +21,9 @@ pub enum Upload {
     PixelBuffer,
     /// Written into the texture in place (CUDA surface); no pixel buffer.
     InPlace,
+    /// The backend owns the texture (a `cuda_gl::display::DisplayTarget`'s) and gives its name
+    /// with [`Renderer::set_texture`]; the renderer allocates neither texture nor pixel buffer.
+    External,
 }
 
 /// Where the frame is drawn.
@@ -89,6 +92,8 @@ pub struct Renderer {
     target: Target,
     blit: Blit,
     objects: SizedObjects,
+    /// The backend's texture, for [`Upload::External`] (0 until set).
+    external: GLuint,
 }
 
 impl Renderer {
@@ -115,13 +120,15 @@ impl Renderer {
             target,
             blit,
             objects: create_sized(size, upload, target)?,
+            external: 0,
         };
         gl_kit::check("creating the renderer")?;
         Ok(renderer)
     }
 
     /// Replaces the texture, pixel buffer and offscreen framebuffer with ones of `size`. Any
-    /// CUDA registration of the old objects must have been dropped before.
+    /// CUDA registration of the old objects must have been dropped before. With
+    /// [`Upload::External`], the backend resizes its texture and gives its name again.
     ///
     /// # Errors
     /// As [`Renderer::new`].
@@ -148,9 +155,26 @@ impl Renderer {
         self.target
     }
 
-    /// The frame's `GL_TEXTURE_2D` (RGBA8, one level).
+    /// The frame's `GL_TEXTURE_2D` (RGBA8, one level): the renderer's own, or with
+    /// [`Upload::External`] the backend's (0 until [`Renderer::set_texture`]).
     pub fn texture(&self) -> GLuint {
-        *self.objects.texture
+        match self.upload {
+            Upload::External => self.external,
+            Upload::PixelBuffer | Upload::InPlace => *self.objects.texture,
+        }
+    }
+
+    /// With [`Upload::External`]: draws and reads back `texture` (an RGBA8 `GL_TEXTURE_2D` of
+    /// the frame size, owned by the backend, which must keep it alive while it is drawn).
+    ///
+    /// # Errors
+    /// When the renderer owns its texture (another [`Upload`]).
+    pub fn set_texture(&mut self, texture: GLuint) -> Result<()> {
+        if self.upload != Upload::External {
+            bail!("this renderer draws its own texture ({:?})", self.upload);
+        }
+        self.external = texture;
+        Ok(())
     }
 
     /// Whether the texture has immutable storage (`glTexStorage2D`, GL 4.2 or
@@ -257,26 +281,14 @@ fn create_sized(size: Size, upload: Upload, target: Target) -> Result<SizedObjec
     if size.width > limit || size.height > limit {
         bail!("the frame size {size} exceeds this OpenGL's GL_MAX_TEXTURE_SIZE of {max}");
     }
-    let (w, h) = (size.width, size.height);
     let allocating = || format!("allocating the {size} texture and buffers");
-    let immutable = gl::TexStorage2D::is_loaded();
-    let texture = if immutable {
-        texture::rgba8(w, h, 1, gl::NEAREST)
-    } else {
-        texture::rgba8_mutable(w, h, gl::NEAREST)
-    }
-    .with_context(allocating)?;
-    let texture = Owned::texture(texture);
-    let parameters = [
-        (gl::TEXTURE_WRAP_S, gl::CLAMP_TO_EDGE),
-        (gl::TEXTURE_WRAP_T, gl::CLAMP_TO_EDGE),
-        (gl::TEXTURE_BASE_LEVEL, 0),
-        (gl::TEXTURE_MAX_LEVEL, 0),
-    ];
-    texture::set_parameters(gl::TEXTURE_2D, *texture, &parameters);
+    let (texture, immutable) = match upload {
+        Upload::External => (Owned::texture(0), false),
+        Upload::PixelBuffer | Upload::InPlace => create_texture(size)?,
+    };
     let pbo = match upload {
         Upload::PixelBuffer => Some(buffer::create(size.rgba_bytes(), gl::STREAM_DRAW, None)),
-        Upload::InPlace => None,
+        Upload::InPlace | Upload::External => None,
     };
     let pbo = pbo.transpose().with_context(allocating)?.map(Owned::buffer);
     let offscreen = match target {
@@ -290,6 +302,27 @@ fn create_sized(size: Size, upload: Upload, target: Target) -> Result<SizedObjec
         pbo,
         offscreen,
     })
+}
+
+/// The renderer's own RGBA8 texture of `size`, and whether its storage is immutable.
+fn create_texture(size: Size) -> Result<(Owned, bool)> {
+    let (w, h) = (size.width, size.height);
+    let immutable = gl::TexStorage2D::is_loaded();
+    let texture = if immutable {
+        texture::rgba8(w, h, 1, gl::NEAREST)
+    } else {
+        texture::rgba8_mutable(w, h, gl::NEAREST)
+    }
+    .with_context(|| format!("allocating the {size} texture"))?;
+    let texture = Owned::texture(texture);
+    let parameters = [
+        (gl::TEXTURE_WRAP_S, gl::CLAMP_TO_EDGE),
+        (gl::TEXTURE_WRAP_T, gl::CLAMP_TO_EDGE),
+        (gl::TEXTURE_BASE_LEVEL, 0),
+        (gl::TEXTURE_MAX_LEVEL, 0),
+    ];
+    texture::set_parameters(gl::TEXTURE_2D, *texture, &parameters);
+    Ok((texture, immutable))
 }
 
 /// An offscreen framebuffer with an RGBA8 renderbuffer of `size`.

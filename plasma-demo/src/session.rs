@@ -23,10 +23,11 @@ pub struct Session {
 }
 
 impl Session {
-    /// Creates the renderer for `backend` at `size` and registers its objects with CUDA.
+    /// Creates the renderer for `backend` at `size` and registers its objects with CUDA (a
+    /// display backend makes its target, whose texture the renderer then draws).
     ///
     /// # Errors
-    /// A GL error creating the objects, or the CUDA registration error.
+    /// A GL error creating the objects, or the CUDA registration (or display target) error.
     pub fn new(backend: Backend, size: Size, target: Target, profile: bool) -> Result<Session> {
         let renderer = Renderer::new(size, backend.upload(), target)
             .with_context(|| format!("creating the {size} OpenGL texture and buffers"))?;
@@ -43,7 +44,17 @@ impl Session {
             frames: 0,
         };
         session.backend.attach(&session.renderer)?;
+        session.adopt_texture()?;
         Ok(session)
+    }
+
+    /// Gives the renderer the backend's texture, where the backend owns it (a display target,
+    /// whose texture's name changes when it is made or resized).
+    fn adopt_texture(&mut self) -> Result<()> {
+        if let Some(texture) = self.backend.texture() {
+            self.renderer.set_texture(texture)?;
+        }
+        Ok(())
     }
 
     /// The frame size.
@@ -76,7 +87,8 @@ impl Session {
         GlInfo::current()
     }
 
-    /// Reallocates the texture (and pixel buffer) at `size` and registers them again.
+    /// Reallocates the texture (and pixel buffer) at `size` and registers them again; a display
+    /// backend resizes its target instead (`DisplayTarget::resize`).
     ///
     /// # Errors
     /// GL allocation or CUDA registration errors.
@@ -89,7 +101,8 @@ impl Session {
         self.renderer.resize(size)?;
         self.backend
             .attach(&self.renderer)
-            .with_context(|| format!("registering the resized {size} frame"))
+            .with_context(|| format!("registering the resized {size} frame"))?;
+        self.adopt_texture()
     }
 
     /// Renders the frame at time `t` and draws it over `viewport` (the window's framebuffer; a
@@ -161,7 +174,8 @@ impl Session {
         Ok(())
     }
 
-    /// The current frame, read back from the texture: RGBA8, bottom row first.
+    /// The current frame, read back from the texture: RGBA8, bottom row first. The backend
+    /// finishes first, so a staged display target has uploaded the newest frame (`flush`).
     ///
     /// # Errors
     /// A GL or CUDA error.
@@ -172,7 +186,9 @@ impl Session {
     }
 
     /// What the last frame drew into the offscreen framebuffer (headless only): RGBA8, bottom
-    /// row first; `None` with a window.
+    /// row first; `None` with a window. A staged display target draws its texture one frame
+    /// behind, so this is the frame before the last there (the texture, after the finish, is
+    /// the last).
     ///
     /// # Errors
     /// A GL or CUDA error.

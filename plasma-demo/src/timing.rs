@@ -20,12 +20,15 @@ pub enum Stage {
     /// ([`Clock::CudaEvent`]) this includes waiting for OpenGL to finish its earlier work, so it
     /// shows how long CUDA waits for GL; on the CPU ([`Clock::CpuWall`]) it is the call itself.
     Map,
-    /// Computing the pixels: the CUDA kernel, or `render_cpu` on the CPU backend.
+    /// Computing the pixels: the CUDA kernel, or `render_cpu` on the CPU backend. The display
+    /// paths time the kernel's launch on the CPU only.
     Kernel,
     /// Unmapping the GL resource (`cuGraphicsUnmapResources`).
     Unmap,
     /// Getting the pixels into the texture: `glBufferSubData` (CPU backend) and
-    /// `glTexSubImage2D` from the pixel buffer. The surface path has none.
+    /// `glTexSubImage2D` from the pixel buffer; for the display paths, the display target's
+    /// present (interop: map, copy, unmap; staged: the copy out and the previous frame's GL
+    /// upload). The surface path has none.
     Upload,
     /// Drawing the fullscreen triangle that shows the texture.
     Draw,

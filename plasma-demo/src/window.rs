@@ -1,6 +1,6 @@
 //! The windowed run: a GLFW window with an OpenGL 3.3 core context, resizable, vsync off unless
 //! `--vsync`. Esc or closing the window quits; a resize reallocates the texture and pixel buffer
-//! and registers them with CUDA again. The title shows the size, the backend, FPS and the frame
+//! and registers them with CUDA again (a display target is resized: `DisplayTarget::resize`). The title shows the size, the backend, FPS and the frame
 //! time, updated once a second.
 
 use crate::backend;
@@ -146,11 +146,11 @@ impl GlWindow {
 /// Choosing the backend (`--backend cuda` without CUDA interop), any frame's CUDA or GL error,
 /// or writing the screenshot.
 pub fn run(mut win: GlWindow, args: &RunArgs, out: &Output) -> Result<()> {
-    let selected =
-        backend::for_current_gl(args.backend, args.path)?.with_debug_spin(args.debug_spin())?;
+    let selected = backend::for_current_gl(args.backend, args.path, args.device)?
+        .with_debug_spin(args.debug_spin())?;
     let selected = selected.with_stream_gl(args.path, args.burst)?;
     if let Some(reason) = &selected.fallback {
-        out.fallback(reason);
+        out.fallback(backend::fallback_subject(args.path), reason);
     }
     let first_size = win.framebuffer_size().unwrap_or(args.size);
     // Declared after `win`, so dropped before it: CUDA and GL objects go while the context lives.
@@ -164,6 +164,9 @@ pub fn run(mut win: GlWindow, args: &RunArgs, out: &Output) -> Result<()> {
         gl.version,
         gl.renderer
     ));
+    if let Some(report) = session.backend().display_report() {
+        out.info(&format!("plasma-demo: {report}"));
+    }
 
     let clock = AnimationClock::new(args.time);
     let mut fps = FpsCounter::new();

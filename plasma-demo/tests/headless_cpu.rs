@@ -1,7 +1,9 @@
 //! The headless pipeline on any OpenGL (Mesa's llvmpipe on CI): the CPU backend's texture and the
 //! drawn offscreen frame equal the CPU reference exactly, across a resize, and profiling records
-//! every CPU-backend stage; with no display, the demo's default run falls back to headless.
-//! Skips with a reason when EGL offers no OpenGL at all.
+//! every CPU-backend stage; with no display, the demo's default run falls back to headless; the
+//! default run headless (`--path auto`) falls back to the CPU only without CUDA, and its
+//! screenshot matches the reference either way. Skips with a reason when EGL offers no OpenGL
+//! at all.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -116,5 +118,73 @@ fn without_a_display_the_default_run_falls_back_to_headless() {
         png.starts_with(b"\x89PNG"),
         "{} is not a PNG",
         shot.display()
+    );
+}
+
+/// The default run headless (`--backend auto --path auto`): without CUDA (CI), one line saying
+/// so on stderr and the CPU backend, whose screenshot equals the reference exactly; with CUDA,
+/// the display target's report line among the first lines and a screenshot within ±2 of it.
+#[test]
+fn the_default_path_falls_back_to_the_cpu_only_without_cuda() {
+    if let Err(e) = cuda_gl::egl::HeadlessContext::any_gl() {
+        eprintln!("skipped: no headless OpenGL through EGL: {e}");
+        return;
+    }
+    let has_cuda = cuda_gl::Device::get(0).is_ok();
+    let shot = std::env::temp_dir().join(format!("plasma-demo-auto-{}.png", std::process::id()));
+    let output = std::process::Command::new(common::demo_binary())
+        .args([
+            "--headless",
+            "--size",
+            "64x36",
+            "--frames",
+            "3",
+            "--time",
+            "1.5",
+        ])
+        .arg("--screenshot")
+        .arg(&shot)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let all = format!("{stdout}{stderr}");
+    assert!(output.status.success(), "{:?}: {all}", output.status);
+    let first: Vec<&str> = stdout.lines().take(3).collect();
+    let tolerance = if has_cuda {
+        assert!(
+            first
+                .iter()
+                .any(|l| l.starts_with("plasma-demo: display: ")),
+            "no report line among the first lines: {all}"
+        );
+        assert!(!stderr.contains("using the CPU backend"), "{all}");
+        2
+    } else {
+        let fallback: Vec<&str> = stderr
+            .lines()
+            .filter(|l| l.starts_with("plasma-demo: "))
+            .collect();
+        assert_eq!(fallback.len(), 1, "{all}");
+        assert!(
+            fallback[0].starts_with("plasma-demo: CUDA unavailable, using the CPU backend: "),
+            "{all}"
+        );
+        assert!(
+            first.iter().any(|l| l.contains("CPU on")),
+            "the first lines do not name the CPU backend: {all}"
+        );
+        0
+    };
+    let got = plasma_demo::png_io::Image::read_png(&shot).unwrap();
+    std::fs::remove_file(&shot).unwrap();
+    let size = Size::new(64, 36).unwrap();
+    let expected = plasma_demo::reference::reference_image(size, 1.5).unwrap();
+    let d = plasma_demo::png_io::compare(&got, &expected, tolerance).unwrap();
+    assert!(
+        d.within_tolerance(),
+        "the default run's screenshot differs from the reference: max {}, {} channels: {all}",
+        d.max_channel_diff,
+        d.channels_over
     );
 }

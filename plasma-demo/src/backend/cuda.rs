@@ -9,6 +9,9 @@
 //! - Stream path: nothing is registered; `plasma_pbo` writes frames into a
 //!   `cuda_gl::external::FrameStream` in bursts, and GL copies each into the texture and draws
 //!   it (see [`super::stream`]).
+//!
+//! The display paths (`--path auto`, `interop`, `staged`) register nothing of the demo's: they
+//! run on [`super::display`].
 
 use super::Frame;
 use super::stream::StreamFrames;
@@ -69,7 +72,12 @@ impl CudaBackend {
         let stream = Stream::new(&ctx, StreamFlags::NonBlocking)?;
         let module = Module::from_ptx(&ctx, PLASMA_PTX)?;
         let kernel = module.function(match path {
-            PathChoice::Pbo | PathChoice::Stream => "plasma_pbo",
+            // The display paths run on `DisplayBackend`; `attach` refuses them here.
+            PathChoice::Pbo
+            | PathChoice::Stream
+            | PathChoice::Auto
+            | PathChoice::Interop
+            | PathChoice::Staged => "plasma_pbo",
             PathChoice::Surface => "plasma_surface",
         })?;
         let spin = module.function("debug_spin")?;
@@ -149,16 +157,23 @@ impl CudaBackend {
         match self.path {
             PathChoice::Pbo => Upload::PixelBuffer,
             PathChoice::Surface | PathChoice::Stream => Upload::InPlace,
+            PathChoice::Auto | PathChoice::Interop | PathChoice::Staged => Upload::External,
         }
     }
 
     /// Registers the renderer's pixel buffer (PBO path) or texture (surface path) with CUDA.
     ///
     /// # Errors
-    /// The cuda-gl error of the registration (e.g. [`cuda_gl::Error::NotNvidiaGl`]).
+    /// The cuda-gl error of the registration (e.g. [`cuda_gl::Error::NotNvidiaGl`]); a display
+    /// path, which [`super::DisplayBackend`] runs.
     pub fn attach(&mut self, renderer: &Renderer) -> Result<()> {
         self.detach()?;
         let registered = match self.path {
+            PathChoice::Auto | PathChoice::Interop | PathChoice::Staged => bail!(
+                "--path {} runs on the display backend (backend::DisplayBackend), not the \
+                 CUDA backend of the registered paths",
+                self.path
+            ),
             PathChoice::Pbo => {
                 let Some(pbo) = renderer.pixel_buffer() else {
                     bail!("the renderer has no pixel buffer for the PBO path");

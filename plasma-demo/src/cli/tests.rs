@@ -26,7 +26,7 @@ fn clap_definition_is_consistent() {
 fn defaults() {
     let r = run(&[]);
     assert_eq!(r.backend, BackendChoice::Auto);
-    assert_eq!(r.path, PathChoice::Surface);
+    assert_eq!(r.path, PathChoice::Auto);
     assert_eq!(r.size, Size::new(1280, 720).unwrap());
     assert_eq!(r.frames, None);
     assert_eq!(r.time, None);
@@ -67,12 +67,51 @@ fn every_flag() {
 }
 
 #[test]
-fn surface_is_the_default_path_and_pbo_is_kept() {
-    assert_eq!(run(&[]).path, PathChoice::Surface);
-    assert_eq!(run(&["--path", "surface"]).path, PathChoice::Surface);
-    assert_eq!(run(&["--path", "pbo"]).path, PathChoice::Pbo);
+fn auto_is_the_default_path_and_the_benchmarked_paths_are_kept() {
+    assert_eq!(run(&[]).path, PathChoice::Auto);
+    for (name, path, display) in [
+        ("auto", PathChoice::Auto, true),
+        ("interop", PathChoice::Interop, true),
+        ("staged", PathChoice::Staged, true),
+        ("surface", PathChoice::Surface, false),
+        ("pbo", PathChoice::Pbo, false),
+        ("stream", PathChoice::Stream, false),
+    ] {
+        let r = run(&["--path", name]);
+        assert_eq!(r.path, path, "{name}");
+        assert_eq!(path.to_string(), name);
+        assert_eq!(path.is_display(), display, "{name}");
+        // The display paths mix with every backend and display, like the others.
+        let r = run(&["--headless", "--backend", "cuda", "--path", name]);
+        assert_eq!((r.path, r.backend), (path, BackendChoice::Cuda));
+    }
+    // Every value clap accepts is one of the above.
+    assert_eq!(PathChoice::value_variants().len(), 6);
     let help = Cli::command().render_long_help().to_string();
-    assert!(help.contains("[default: surface]"), "{help}");
+    assert!(help.contains("[default: auto]"), "{help}");
+    for name in ["auto", "interop", "staged", "surface", "pbo", "stream"] {
+        assert!(
+            help.contains(&format!("{name}:")),
+            "--path {name} is not in\n{help}"
+        );
+    }
+    assert!(
+        help.contains("--path staged"),
+        "no example of a forced mode:\n{help}"
+    );
+}
+
+#[test]
+fn display_paths_are_the_display_targets_modes() {
+    // `--path` spells the modes as cuda-gl names them (its report line).
+    assert_eq!(
+        PathChoice::Interop.to_string(),
+        cuda_gl::display::Mode::Interop.name()
+    );
+    assert_eq!(
+        PathChoice::Staged.to_string(),
+        cuda_gl::display::Mode::Staged.name()
+    );
 }
 
 #[test]
@@ -135,6 +174,8 @@ fn rejects_bad_values() {
         &["--time", "soon"],
         &["--backend", "opencl"],
         &["--path", "texture"],
+        &["--path", "Auto "],
+        &["--path", "display"],
         &["--json"],
         &["--windowed"],
         &["--warmup", "5"],

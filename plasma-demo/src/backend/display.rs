@@ -1,0 +1,330 @@
+//! The display paths (`--path auto`, `interop`, `staged`): frames go on screen through a
+//! `cuda_gl::display::DisplayTarget`. Every frame `plasma_pbo` writes the frame's pixels
+//! (pitched device memory, RGBA8, `pitch = width * 4`) on the backend's stream, and
+//! `Frame::present` puts them in the target's texture, which the renderer draws:
+//!
+//! - interop: the texture is registered with CUDA; the present copies the pixels into it on the
+//!   GPU. Needs the GL context on NVIDIA's GPU that runs CUDA.
+//! - staged: the present copies the pixels into pinned host memory and GL uploads the previous
+//!   frame, so the texture shows the frame before the last one until `flush` (which
+//!   [`DisplayBackend::finish`] calls before every read-back). Any OpenGL.
+//!
+//! `auto` tries them in that order; the target's one-line `Report` says which mode it chose and
+//! why. Unlike the other CUDA paths, the CUDA context does not depend on the GL context: where
+//! the GL context runs on no CUDA GPU, CUDA runs on `--device` and the frames are staged.
+
+use super::Frame;
+use crate::cli::PathChoice;
+use crate::renderer::Renderer;
+use crate::timing::Stage;
+use crate::watchdog;
+use anyhow::{Context as _, Result, bail};
+use cuda_gl::display::{DisplayTarget, Format, Mode, Report};
+use cuda_gl::{Context, Device, Function, LaunchConfig, Module, Stream, StreamFlags};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The display mode `path` forces: `Some` for `interop` and `staged`; `None` (the target picks,
+/// as `auto`) for every other path.
+pub fn forced_mode(path: PathChoice) -> Option<Mode> {
+    match path {
+        PathChoice::Interop => Some(Mode::Interop),
+        PathChoice::Staged => Some(Mode::Staged),
+        PathChoice::Auto | PathChoice::Pbo | PathChoice::Surface | PathChoice::Stream => None,
+    }
+}
+
+/// The `--path` value of a display mode.
+fn path_of(mode: Mode) -> PathChoice {
+    match mode {
+        Mode::Interop => PathChoice::Interop,
+        Mode::Staged => PathChoice::Staged,
+        // A mode added to cuda-gl later: the demo did not force it, so auto chose it.
+        _ => PathChoice::Auto,
+    }
+}
+
+/// The CUDA backend of the display paths. Drop it while the GL context that made its target is
+/// current (the session does, before the renderer).
+#[derive(Debug)]
+pub struct DisplayBackend {
+    /// The mode asked for (`None`: auto).
+    requested: Option<Mode>,
+    /// Dropped first: its texture and CUDA objects go while the context and stream live. Made
+    /// by the first [`DisplayBackend::attach`], when the frame size is known.
+    target: Option<DisplayTarget>,
+    /// What the target's creation found.
+    report: Option<Report>,
+    /// `plasma_pbo(uchar4* out, int width, int height, float t)`.
+    kernel: Function,
+    /// `debug_spin(unsigned long long ns)`: the watchdog's test hook.
+    spin: Function,
+    /// How long the next frame's spin kernel runs, once.
+    pending_spin: Option<Duration>,
+    _module: Module,
+    stream: Stream,
+    ctx: Arc<Context>,
+    device_name: String,
+}
+
+impl DisplayBackend {
+    /// Loads the kernels in `ctx` and creates the frames' stream; the target is made by
+    /// [`DisplayBackend::attach`], in `mode` (`None`: auto).
+    ///
+    /// # Errors
+    /// The cuda-gl error of creating the stream or loading the PTX (e.g.
+    /// [`cuda_gl::Error::PtxTooNew`] with an old driver).
+    pub fn new(ctx: Arc<Context>, mode: Option<Mode>) -> Result<DisplayBackend, cuda_gl::Error> {
+        let stream = Stream::new(&ctx, StreamFlags::NonBlocking)?;
+        let module = Module::from_ptx(&ctx, super::cuda::PLASMA_PTX)?;
+        let kernel = module.function("plasma_pbo")?;
+        let spin = module.function("debug_spin")?;
+        let device_name = ctx.device().name().unwrap_or_else(|_| "unknown GPU".into());
+        Ok(DisplayBackend {
+            requested: mode,
+            target: None,
+            report: None,
+            kernel,
+            spin,
+            pending_spin: None,
+            _module: module,
+            stream,
+            ctx,
+            device_name,
+        })
+    }
+
+    /// The backend on CUDA device `device`.
+    ///
+    /// # Errors
+    /// As [`Context::new`] and [`DisplayBackend::new`].
+    pub fn on_device(
+        device: &Device,
+        mode: Option<Mode>,
+    ) -> Result<DisplayBackend, cuda_gl::Error> {
+        DisplayBackend::new(Context::new(device)?, mode)
+    }
+
+    /// The backend for the GL context current on this thread (a window's): CUDA on the GPU that
+    /// runs it ([`Context::for_current_gl`]), where interop can work; where that GL runs on no
+    /// CUDA GPU (Mesa, another vendor's GPU), on CUDA device `ordinal`, for the staged mode.
+    ///
+    /// # Errors
+    /// The errors of CUDA itself: [`cuda_gl::Error::Load`] without a driver, no device
+    /// `ordinal`, or as [`DisplayBackend::new`]. Whether the GL context suits a mode is the
+    /// target's to say, in [`DisplayBackend::attach`].
+    pub fn for_current_gl(
+        mode: Option<Mode>,
+        ordinal: usize,
+    ) -> Result<DisplayBackend, cuda_gl::Error> {
+        let ctx = match Context::for_current_gl() {
+            Ok(ctx) => ctx,
+            Err(e) if e.is_unsupported_setup() => {
+                log::debug!("the GL context is on no CUDA device ({e}); CUDA on device {ordinal}");
+                Context::new(&Device::get(ordinal)?)?
+            }
+            Err(e) => return Err(e),
+        };
+        DisplayBackend::new(ctx, mode)
+    }
+
+    /// The path: the mode the target chose once made, else the one asked for.
+    pub fn path(&self) -> PathChoice {
+        match (&self.target, self.requested) {
+            (Some(target), _) => path_of(target.mode()),
+            (None, Some(mode)) => path_of(mode),
+            (None, None) => PathChoice::Auto,
+        }
+    }
+
+    /// How the path was chosen, for descriptions: `auto` or `forced`.
+    pub fn how_chosen(&self) -> &'static str {
+        if self.requested.is_some() {
+            "forced"
+        } else {
+            "auto"
+        }
+    }
+
+    /// The target's report (the mode, the refused ones and the fix), once it is made.
+    pub fn report(&self) -> Option<&Report> {
+        self.report.as_ref()
+    }
+
+    /// The target's texture for the renderer to draw, once it is made.
+    pub fn texture(&self) -> Option<u32> {
+        self.target.as_ref().map(DisplayTarget::texture)
+    }
+
+    /// The CUDA context.
+    pub fn context(&self) -> &Arc<Context> {
+        &self.ctx
+    }
+
+    /// The GPU's name.
+    pub fn device_name(&self) -> &str {
+        &self.device_name
+    }
+
+    /// Test hook of the [`watchdog`], as [`super::CudaBackend::debug_spin`]: the next frame first
+    /// launches a kernel that keeps the stream busy for `duration`, once.
+    pub fn debug_spin(&mut self, duration: Duration) {
+        self.pending_spin = Some(duration);
+    }
+
+    /// Makes the target at the renderer's size with the GL context current (the first call),
+    /// or resizes it (the texture's name changes: the session gives the new one to the
+    /// renderer).
+    ///
+    /// # Errors
+    /// As `DisplayTarget::new` (a forced interop where the GL context is not on the CUDA GPU:
+    /// `NotNvidiaGl` or `WrongDevice`) and `DisplayTarget::resize`.
+    pub fn attach(&mut self, renderer: &Renderer) -> Result<()> {
+        let size = renderer.size();
+        if let Some(target) = self.target.as_mut() {
+            return target
+                .resize(size.width, size.height)
+                .with_context(|| format!("resizing the display target to {size}"));
+        }
+        let mode = self.requested.map_or("auto", Mode::name);
+        let made = DisplayTarget::new(
+            &self.ctx,
+            size.width,
+            size.height,
+            Format::Rgba8,
+            self.requested,
+        );
+        let (target, report) = match made {
+            Ok(made) => made,
+            Err(e) if self.requested == Some(Mode::Interop) && e.is_unsupported_setup() => {
+                return Err(e).with_context(|| {
+                    format!(
+                        "--path interop cannot run here (--path auto would stage the frames \
+                         through host memory); creating the {size} display target"
+                    )
+                });
+            }
+            Err(e) => {
+                return Err(e)
+                    .with_context(|| format!("creating the {size} display target ({mode})"));
+            }
+        };
+        self.target = Some(target);
+        self.report = Some(report);
+        Ok(())
+    }
+
+    /// Renders the frame at time `frame.t`: `plasma_pbo` writes the target frame's pixels on
+    /// the stream, and the frame is presented (interop: copied into the texture; staged: copied
+    /// out, and the previous frame uploaded). The caller draws the texture.
+    ///
+    /// # Errors
+    /// When not attached or the sizes disagree; a cuda-gl error of the launch or the present.
+    pub fn render(&mut self, frame: Frame<'_>) -> Result<()> {
+        let Frame {
+            renderer,
+            t,
+            profiler,
+            ..
+        } = frame;
+        if let Some(duration) = self.pending_spin.take() {
+            watchdog::enter(watchdog::Stage::Kernel);
+            let ns = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
+            let one = LaunchConfig {
+                grid: (1, 1, 1),
+                block: (1, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: `debug_spin(unsigned long long ns)` takes one u64 and touches no memory.
+            unsafe { self.spin.launch(one, &self.stream, (ns,)) }
+                .context("launching debug_spin")?;
+        }
+        let Some(target) = self.target.as_mut() else {
+            bail!("the display backend has no target (attach was not called)");
+        };
+        let size = renderer.size();
+        if target.size() != (size.width, size.height) || target.format() != Format::Rgba8 {
+            bail!(
+                "the display target is {:?} {:?}, the frame {size} RGBA8",
+                target.size(),
+                target.format()
+            );
+        }
+        let w = i32::try_from(size.width).context("width too large")?;
+        let h = i32::try_from(size.height).context("height too large")?;
+        let (kernel, stream) = (&self.kernel, &self.stream);
+        let mut frame = target.frame(stream).context("beginning a display frame")?;
+        let pixels = frame.pixels();
+        if pixels.pitch != size.width as usize * 4 {
+            bail!(
+                "the display frame's rows are {} bytes apart; plasma_pbo writes {}",
+                pixels.pitch,
+                size.width as usize * 4
+            );
+        }
+        watchdog::enter(watchdog::Stage::Kernel);
+        let config = LaunchConfig::for_image(size.width, size.height);
+        profiler
+            .cpu(Stage::Kernel, || {
+                // SAFETY: `plasma_pbo(uchar4* out, int w, int h, float t)` writes the uchar4 at
+                // `out[y * w + x]` for x < w, y < h: the frame's pixels are w x h RGBA8 (checked
+                // above) with rows w * 4 bytes apart (checked), so every write lands in them.
+                // They stay allocated while the target lives, which outlives the work: dropping
+                // or resizing the target waits for it (cuMemFree). The present below is queued
+                // on the same stream after the kernel, and the next frame's kernel after that
+                // present's copy, so nothing reads the pixels while the kernel writes them.
+                unsafe { kernel.launch(config, stream, (pixels.ptr, w, h, t)) }
+            })
+            .context("launching plasma_pbo on the display frame")?;
+        watchdog::enter(watchdog::Stage::Upload);
+        profiler
+            .gl_and_cpu(Stage::Upload, || frame.present())
+            .context("presenting the display frame")
+    }
+
+    /// Waits for the stream, puts the last presented frame in the texture (a staged target's
+    /// `flush`: after it, the texture shows the newest frame, as before a read-back), and
+    /// reports deferred errors (a present that failed in a `Drop`).
+    ///
+    /// # Errors
+    /// The driver's error from synchronizing or of the last copy, GL's of the upload, or
+    /// [`cuda_gl::Error::DeferredDrop`].
+    pub fn finish(&mut self) -> Result<()> {
+        watchdog::enter(watchdog::Stage::Finish);
+        self.stream
+            .synchronize()
+            .context("waiting for the CUDA stream")?;
+        if let Some(target) = self.target.as_mut() {
+            target
+                .flush()
+                .context("uploading the last staged frame (flush)")?;
+        }
+        self.ctx
+            .check_drop_errors()
+            .context("an earlier display frame failed to present")?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_and_modes() {
+        assert_eq!(forced_mode(PathChoice::Interop), Some(Mode::Interop));
+        assert_eq!(forced_mode(PathChoice::Staged), Some(Mode::Staged));
+        for path in [
+            PathChoice::Auto,
+            PathChoice::Surface,
+            PathChoice::Pbo,
+            PathChoice::Stream,
+        ] {
+            assert_eq!(forced_mode(path), None, "{path}");
+        }
+        for mode in Mode::AUTO_ORDER {
+            assert_eq!(path_of(mode).to_string(), mode.name());
+            assert_eq!(forced_mode(path_of(mode)), Some(mode));
+        }
+    }
+}

@@ -1,0 +1,233 @@
+//! On a GPU: the display paths (`--path auto`, `interop`, `staged`: a
+//! `cuda_gl::display::DisplayTarget` written by `plasma_pbo`) give frames equal to the CPU
+//! reference within ±2 per channel, at odd sizes and 1080p, across resizes, at three times, and
+//! byte for byte the PBO path's; `auto` on NVIDIA's headless GL picks interop; `--bench` records
+//! their stages. With libglvnd's EGL pointed at Mesa next to a CUDA driver
+//! (`source .mesa/mesa-env.sh`, see `cuda-gl/tests/not_nvidia_gl.rs`), the demo's default run
+//! stages its frames through Mesa's GL and says why. Without a GPU each test prints why and
+//! passes, unless `CUDA_GL_REQUIRE_GPU=1` (or, for the Mesa test, `CUDA_GL_REQUIRE_MESA=1`).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::gpu;
+
+use cuda_gl::Device;
+use cuda_gl::display::Mode;
+use plasma_demo::backend::{Backend, CudaBackend, DisplayBackend};
+use plasma_demo::cli::{PathChoice, Size};
+use plasma_demo::plasma_cpu::render_cpu;
+use plasma_demo::png_io::compare_rgba;
+use plasma_demo::renderer::Target;
+use plasma_demo::session::Session;
+use plasma_demo::timing::{Clock, Stage};
+use plasma_demo::watchdog;
+
+const TOLERANCE: u8 = 2;
+const SIZES: [(u32, u32); 3] = [(1366, 767), (1920, 1080), (33, 17)];
+const TIMES: [f32; 3] = [0.0, 1.5, 42.75];
+/// `None`: auto.
+const MODES: [Option<Mode>; 3] = [None, Some(Mode::Interop), Some(Mode::Staged)];
+
+fn session(device: &Device, mode: Option<Mode>, size: Size, profile: bool) -> Session {
+    let backend = DisplayBackend::on_device(device, mode).unwrap();
+    Session::new(
+        Backend::Display(Box::new(backend)),
+        size,
+        Target::Offscreen,
+        profile,
+    )
+    .unwrap()
+}
+
+fn name(mode: Option<Mode>) -> &'static str {
+    mode.map_or("auto", Mode::name)
+}
+
+#[test]
+fn display_frames_match_the_cpu_reference() {
+    let Some((gl, device)) = gpu("gpu_display") else {
+        return;
+    };
+    eprintln!(
+        "{} on {}, OpenGL {}",
+        device.name().unwrap(),
+        gl.renderer(),
+        gl.version()
+    );
+    let mut failures = Vec::new();
+    for mode in MODES {
+        let first = Size::new(SIZES[0].0, SIZES[0].1).unwrap();
+        let mut s = session(&device, mode, first, false);
+        let report = s.backend().display_report().unwrap().to_string();
+        eprintln!("{}: {report}", name(mode));
+        // NVIDIA's headless GL on the CUDA device: auto is interop, with nothing refused.
+        let chosen = mode.unwrap_or(Mode::Interop);
+        assert!(
+            report.starts_with(&format!("display: {chosen};")),
+            "{report}"
+        );
+        let path = s.backend().path().unwrap();
+        assert_eq!(path.to_string(), chosen.name());
+        for (w, h) in SIZES {
+            let size = Size::new(w, h).unwrap();
+            // Resizes the display target, as a window resize does.
+            s.resize(size).unwrap();
+            for t in TIMES {
+                // Twice: a staged target draws one frame behind, so the second draw shows the
+                // first frame at `t` (and a fresh target's first draw shows no frame at all).
+                s.render_frame(t, size).unwrap();
+                s.render_frame(t, size).unwrap();
+                // The read-back flushes a staged target first: the texture is the last frame.
+                let got = s.read_frame().unwrap();
+                watchdog::enter(watchdog::Stage::Idle);
+                let mut expected = vec![0u8; size.rgba_bytes()];
+                render_cpu(&mut expected, w, h, t);
+                let d = compare_rgba(&got, &expected, w, TOLERANCE);
+                eprintln!(
+                    "{path} {size} t={t}: max channel diff {}, {} channels over ±{TOLERANCE}",
+                    d.max_channel_diff, d.channels_over
+                );
+                if !d.within_tolerance() {
+                    failures.push(format!(
+                        "{path} {size} t={t}: {} of {} channels differ by more than \
+                         {TOLERANCE} (max {}, first at {:?} from the bottom)",
+                        d.channels_over, d.channels, d.max_channel_diff, d.first_over
+                    ));
+                }
+                let drawn = s.read_drawn().unwrap().unwrap();
+                assert_eq!(drawn, got, "{path} {size} t={t}: drawn frame");
+            }
+        }
+        s.finish().unwrap();
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    drop(gl);
+}
+
+#[test]
+fn display_paths_give_the_pbo_paths_pixels() {
+    let Some((gl, device)) = gpu("gpu_display") else {
+        return;
+    };
+    let size = Size::new(1366, 767).unwrap();
+    let pbo = {
+        let backend = CudaBackend::on_device(&device, PathChoice::Pbo).unwrap();
+        let backend = Backend::Cuda(Box::new(backend));
+        let mut s = Session::new(backend, size, Target::Offscreen, false).unwrap();
+        s.render_frame(1.5, size).unwrap();
+        s.read_frame().unwrap()
+    };
+    for mode in MODES {
+        let mut s = session(&device, mode, size, false);
+        // One frame: the read-back's flush must upload it in staged mode.
+        s.render_frame(1.5, size).unwrap();
+        let got = s.read_frame().unwrap();
+        let d = compare_rgba(&got, &pbo, size.width, 0);
+        assert!(
+            d.within_tolerance(),
+            "{} and pbo differ: max {}, {} channels",
+            name(mode),
+            d.max_channel_diff,
+            d.channels_over
+        );
+    }
+    drop(gl);
+}
+
+#[test]
+fn bench_records_the_display_stages() {
+    let Some((gl, device)) = gpu("gpu_display") else {
+        return;
+    };
+    let size = Size::new(640, 360).unwrap();
+    for mode in [Some(Mode::Interop), Some(Mode::Staged)] {
+        let mut s = session(&device, mode, size, true);
+        for i in 0..20 {
+            s.render_frame(i as f32 * 0.1, size).unwrap();
+        }
+        s.finish().unwrap();
+        let stats = s.profiler().stats();
+        for (stage, clock) in [
+            (Stage::Kernel, Clock::CpuWall),
+            (Stage::Upload, Clock::CpuWall),
+            (Stage::Upload, Clock::GlTimer),
+            (Stage::Draw, Clock::GlTimer),
+            (Stage::Total, Clock::CpuWall),
+        ] {
+            let st = stats
+                .iter()
+                .find(|st| (st.stage, st.clock) == (stage, clock))
+                .unwrap_or_else(|| panic!("{}: no {stage:?}/{clock:?}", name(mode)));
+            assert_eq!(st.samples, 20, "{}: {stage:?}/{clock:?}", name(mode));
+        }
+    }
+    drop(gl);
+}
+
+/// libglvnd's EGL pointed at Mesa next to NVIDIA's CUDA driver: the default run has no OpenGL
+/// on the CUDA device, says so, draws with Mesa, and its display target stages the frames
+/// (interop refused as not NVIDIA's GL, with the fix); the screenshot matches the reference.
+#[test]
+fn on_mesa_next_to_cuda_the_default_run_is_staged() {
+    let skip = |reason: String| {
+        if std::env::var("CUDA_GL_REQUIRE_MESA").is_ok_and(|v| v == "1") {
+            panic!("CUDA_GL_REQUIRE_MESA=1, but the test cannot run: {reason}");
+        }
+        eprintln!("skipped: {reason}");
+    };
+    if let Err(e) = Device::get(0) {
+        return skip(format!("no CUDA device: {}", common::one_line(&e)));
+    }
+    match cuda_gl::egl::HeadlessContext::any_gl() {
+        Ok(gl) if gl.is_software() => {}
+        Ok(gl) => {
+            return skip(format!(
+                "EGL's OpenGL is {}, not Mesa's: source .mesa/mesa-env.sh first",
+                gl.renderer()
+            ));
+        }
+        Err(e) => return skip(format!("no headless OpenGL: {}", common::one_line(&e))),
+    }
+    let shot = std::env::temp_dir().join(format!("plasma-demo-mesa-{}.png", std::process::id()));
+    let output = std::process::Command::new(common::demo_binary())
+        .args([
+            "--headless",
+            "--size",
+            "96x54",
+            "--frames",
+            "3",
+            "--time",
+            "1.5",
+        ])
+        .arg("--screenshot")
+        .arg(&shot)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let all = format!("{stdout}{}", String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "{:?}: {all}", output.status);
+    let first: Vec<&str> = stdout.lines().take(3).collect();
+    assert!(
+        first
+            .iter()
+            .any(|l| l.starts_with("plasma-demo: no OpenGL through EGL on CUDA device 0")),
+        "{all}"
+    );
+    assert!(
+        first.iter().any(|l| l
+            .starts_with("plasma-demo: display: staged (interop refused: not_nvidia_gl)")
+            && l.contains("fix: ")),
+        "{all}"
+    );
+    let got = plasma_demo::png_io::Image::read_png(&shot).unwrap();
+    std::fs::remove_file(&shot).unwrap();
+    let expected = plasma_demo::reference::reference_image(Size::new(96, 54).unwrap(), 1.5);
+    let d = plasma_demo::png_io::compare(&got, &expected.unwrap(), TOLERANCE).unwrap();
+    assert!(
+        d.within_tolerance(),
+        "max {}, {} channels: {all}",
+        d.max_channel_diff,
+        d.channels_over
+    );
+}
