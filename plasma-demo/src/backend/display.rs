@@ -253,7 +253,7 @@ impl DisplayBackend {
         let w = i32::try_from(size.width).context("width too large")?;
         let h = i32::try_from(size.height).context("height too large")?;
         let (kernel, stream) = (&self.kernel, &self.stream);
-        let mut frame = target.frame(stream).context("beginning a display frame")?;
+        let frame = target.frame(stream).context("beginning a display frame")?;
         let pixels = frame.pixels();
         if pixels.pitch != size.width as usize * 4 {
             bail!(
