@@ -322,7 +322,7 @@ mod tests {
         ] {
             assert_eq!(forced_mode(path), None, "{path}");
         }
-        for mode in Mode::AUTO_ORDER {
+        for &mode in Mode::AUTO_ORDER {
             assert_eq!(path_of(mode).to_string(), mode.name());
             assert_eq!(forced_mode(path_of(mode)), Some(mode));
         }
