@@ -163,14 +163,10 @@ impl GlSide {
                 (fns.tex_parameteri)(gl::TEXTURE_2D, gl::TEXTURE_SWIZZLE_A, gl::ONE as i32);
             }
             if pbo {
+                // Binding a generated name makes the buffer; its storage comes with the first
+                // upload.
                 (fns.gen_buffers)(1, &mut side.pbo);
                 (fns.bind_buffer)(gl::PIXEL_UNPACK_BUFFER, side.pbo);
-                (fns.buffer_data)(
-                    gl::PIXEL_UNPACK_BUFFER,
-                    side.frame_bytes() as isize,
-                    std::ptr::null(),
-                    gl::STREAM_DRAW,
-                );
             }
         }
         state.restore(fns);

@@ -367,49 +367,41 @@ impl DisplayTarget {
             }
             .into());
         }
-        check_pitched(
-            "the device buffer",
+        let image = Pixels {
+            ptr: src.device_ptr(),
+            pitch,
             width,
             height,
-            pitch,
             format,
-            src.byte_len(),
-        )?;
+        };
+        check_layout("the device buffer", &image, Some(src.byte_len()))?;
         // SAFETY: (1) the buffer holds the image (checked), is of this context (checked) and
         // is borrowed until the copy has been queued before a present that the caller's
         // stream orders after it; freeing the buffer waits for the copies that read it.
-        unsafe { self.show_raw(src.device_ptr(), width, height, pitch, format, stream) }
+        unsafe { self.show_raw(image, stream) }
     }
 
-    /// [`show`](Self::show) for device memory of any origin, by address.
+    /// [`show`](Self::show) for device memory of any origin: `src` says where the image is
+    /// and how it is laid out.
     ///
     /// # Safety
-    /// 1. `src` points to `pitch * (height - 1) + width * format.bytes_per_pixel()` bytes of
-    ///    device memory of the target's CUDA context, which stay allocated and are not written
-    ///    until the work queued on `stream` before this returns has run.
+    /// 1. `src.ptr` points to `src.pitch * (src.height - 1) + src.width *
+    ///    src.format.bytes_per_pixel()` bytes of device memory of the target's CUDA context,
+    ///    which stay allocated and are not written until the work queued on `stream` before
+    ///    this returns has run.
     ///
     /// # Errors
     /// As [`show`](Self::show).
-    pub unsafe fn show_raw(
-        &mut self,
-        src: DevicePtr<'_>,
-        width: u32,
-        height: u32,
-        pitch: usize,
-        format: Format,
-        stream: &impl AsStream,
-    ) -> Result<()> {
+    pub unsafe fn show_raw(&mut self, src: Pixels<'_>, stream: &impl AsStream) -> Result<()> {
+        check_layout("the device memory", &src, None)?;
+        let Pixels {
+            ptr: src,
+            pitch,
+            width,
+            height,
+            format,
+        } = src;
         let row_bytes = width as usize * format.bytes_per_pixel();
-        if pitch < row_bytes {
-            return Err(pitched_error(
-                "the device memory",
-                width,
-                height,
-                pitch,
-                format,
-                0,
-            ));
-        }
         check_same_context(&self.ctx, stream, "the display target")?;
         self.reconfigure(width, height, format)?;
         let copy = sys::CUDA_MEMCPY2D {
@@ -439,48 +431,38 @@ impl DisplayTarget {
     }
 }
 
-/// [`UsageError::PitchedSource`] for `what`, of `given` bytes.
-fn pitched_error(
-    what: &'static str,
-    width: u32,
-    height: u32,
-    pitch: usize,
-    format: Format,
-    given: usize,
-) -> Error {
+/// Refuses an image whose pitch is smaller than a row, or which does not fit in the `given`
+/// bytes it is said to have (`None`: unknown, for memory given by address).
+fn check_layout(what: &'static str, image: &Pixels<'_>, given: Option<usize>) -> Result<()> {
+    let Pixels {
+        pitch,
+        width,
+        height,
+        format,
+        ..
+    } = *image;
     let row_bytes = width as usize * format.bytes_per_pixel();
     let needed = pitch
-        .saturating_mul((height as usize).saturating_sub(1))
-        .saturating_add(row_bytes);
-    UsageError::PitchedSource {
+        .checked_mul((height as usize).saturating_sub(1))
+        .and_then(|n| n.checked_add(row_bytes));
+    let fits = match (needed, given) {
+        (Some(needed), Some(given)) => needed <= given,
+        (Some(_), None) => true,
+        (None, _) => false,
+    };
+    if pitch >= row_bytes && fits && width > 0 && height > 0 {
+        return Ok(());
+    }
+    Err(UsageError::PitchedSource {
         what,
         width,
         height,
         pitch,
         row_bytes,
-        needed,
-        given,
+        needed: needed.unwrap_or(usize::MAX),
+        given: given.unwrap_or(0),
     }
-    .into()
-}
-
-/// Refuses a pitch smaller than a row, or `given` bytes too few for the image.
-fn check_pitched(
-    what: &'static str,
-    width: u32,
-    height: u32,
-    pitch: usize,
-    format: Format,
-    given: usize,
-) -> Result<()> {
-    let row_bytes = width as usize * format.bytes_per_pixel();
-    let needed = pitch
-        .checked_mul((height as usize).saturating_sub(1))
-        .and_then(|n| n.checked_add(row_bytes));
-    if pitch < row_bytes || needed.is_none_or(|n| n > given) || width == 0 || height == 0 {
-        return Err(pitched_error(what, width, height, pitch, format, given));
-    }
-    Ok(())
+    .into())
 }
 
 #[cfg(test)]
@@ -489,16 +471,23 @@ mod tests {
 
     #[test]
     fn pitched_sources_are_checked() {
-        let ok = check_pitched("b", 3, 2, 12, Format::Rgba8, 24);
-        assert!(ok.is_ok());
-        assert!(check_pitched("b", 3, 2, 16, Format::Rgba8, 28).is_ok());
+        let image = |pitch, width, height| Pixels {
+            ptr: DevicePtr::new(0),
+            pitch,
+            width,
+            height,
+            format: Format::Rgba8,
+        };
+        assert!(check_layout("b", &image(12, 3, 2), Some(24)).is_ok());
+        assert!(check_layout("b", &image(16, 3, 2), Some(28)).is_ok());
+        assert!(check_layout("b", &image(16, 3, 2), None).is_ok());
         for (pitch, given) in [(8, 24), (12, 23), (usize::MAX, usize::MAX)] {
-            let err = check_pitched("b", 3, 2, pitch, Format::Rgba8, given);
+            let err = check_layout("b", &image(pitch, 3, 2), Some(given));
             assert!(
                 matches!(err, Err(Error::Usage(UsageError::PitchedSource { .. }))),
                 "{err:?}"
             );
         }
-        assert!(check_pitched("b", 0, 2, 0, Format::R8, 10).is_err());
+        assert!(check_layout("b", &image(0, 0, 2), Some(10)).is_err());
     }
 }
