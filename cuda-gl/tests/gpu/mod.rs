@@ -383,3 +383,10 @@ pub fn set_buffer_label(name: u32, label: &str) {
     unsafe { gl::ObjectLabel(gl::BUFFER, name, label.len() as i32, label.as_ptr().cast()) };
     check_gl();
 }
+
+/// Whether `name` is a GL object of the current context, asked with `is` (`gl::IsBuffer`,
+/// `gl::IsTexture`, `gl::IsFramebuffer`, ...).
+pub fn gl_is(is: unsafe fn(u32) -> u8, name: u32) -> bool {
+    // SAFETY: a context is current (the callers'); the `glIs*` queries change no state.
+    unsafe { is(name) == gl::TRUE }
+}

@@ -175,11 +175,6 @@ fn show_displays_device_memory_of_every_format() {
     g.check_no_errors();
 }
 
-fn is_texture(name: u32) -> bool {
-    // SAFETY: a context is current; glIsTexture changes no state.
-    unsafe { gl::IsTexture(name) == gl::TRUE }
-}
-
 /// Resizes to sizes from 1x1 to 4096x4096 (`CUDA_GL_DISPLAY_RESIZES`, 300 by default; the
 /// issue's soak is 10,000): each old texture is deleted, and after a warm-up pass over the same
 /// sizes (GL's, CUDA's and the allocator's pools grow once), a second pass leaves device
@@ -211,7 +206,7 @@ fn resizes_leak_nothing_and_the_next_frame_is_right() {
                 target.resize(w, h).unwrap();
                 assert_eq!(target.size(), (w, h));
                 assert!(
-                    !is_texture(old),
+                    !gl_is(gl::IsTexture, old),
                     "{mode}: texture {old} outlived resize {round}"
                 );
                 if round % 25 == 0 {

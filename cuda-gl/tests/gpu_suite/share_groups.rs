@@ -35,11 +35,6 @@ fn own_framebuffer() -> u32 {
     name
 }
 
-fn is_framebuffer(name: u32) -> bool {
-    // SAFETY: a context is current; glIsFramebuffer changes no state.
-    unsafe { gl::IsFramebuffer(name) == gl::TRUE }
-}
-
 /// Context A shares with G; A makes an `Offscreen` target (a framebuffer, which is A's alone)
 /// and registers a buffer; A is destroyed; B, made next to share with G, may get A's handle
 /// value (NVIDIA's EGL hands it out again) and sees A's shared objects. In B, neither the
@@ -94,7 +89,7 @@ fn dead_member() {
     }
     drop(target);
     assert!(
-        is_framebuffer(framebuffer),
+        gl_is(gl::IsFramebuffer, framebuffer),
         "dropping the dead context's target deleted framebuffer {framebuffer} of B"
     );
     drop(registered);

@@ -89,11 +89,6 @@ fn the_target_check_needs_no_gl_crate() {
     });
 }
 
-fn is_buffer(name: u32) -> bool {
-    // SAFETY: a context is current; glIsBuffer changes no state.
-    unsafe { gl::IsBuffer(name) == gl::TRUE }
-}
-
 /// Objects of a destroyed GL context are never mapped, waited on, relabelled or deleted through
 /// the context that got its handle value next (NVIDIA's EGL hands the value out again).
 ///
@@ -160,7 +155,7 @@ fn reused_context_handle() {
     drop(ring);
     for &name in &wanted {
         assert!(
-            is_buffer(name),
+            gl_is(gl::IsBuffer, name),
             "dropping an object of the destroyed context deleted the new context's buffer {name}"
         );
         assert_eq!(
