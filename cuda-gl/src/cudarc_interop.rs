@@ -105,6 +105,53 @@ impl Context {
     }
 }
 
+impl crate::display::DisplayTarget {
+    /// [`show`](crate::display::DisplayTarget::show) for cudarc device memory: a `CudaSlice`,
+    /// a `CudaView`, or a mapped view, holding an image of `width` x `height` pixels of
+    /// `format` whose rows start `pitch` bytes apart; the copy is queued in `stream`'s order,
+    /// after cudarc's own writes of `src`, and cudarc's later writes or frees of `src` wait for
+    /// it (cudarc's `DevicePtr` protocol).
+    ///
+    /// # Errors
+    /// [`UsageError::WrongCudaContext`] for memory or a stream of another context; otherwise as
+    /// `show`.
+    pub fn show_cudarc<T, S: DevicePtr<T>>(
+        &mut self,
+        src: &S,
+        width: u32,
+        height: u32,
+        pitch: usize,
+        format: crate::display::Format,
+        stream: &Arc<CudaStream>,
+    ) -> Result<()> {
+        let target_ctx = self.context().raw();
+        if src.stream().context().cu_ctx().cast::<std::ffi::c_void>() != target_ctx.cast() {
+            return Err(UsageError::WrongCudaContext {
+                what: "cudarc memory",
+                owner: "the display target".into(),
+            }
+            .into());
+        }
+        let given = src.num_bytes();
+        // `_read` records cudarc's read event on `stream` when it drops, after the copy was
+        // queued (and `stream` made to wait for it), so cudarc orders its later writes and
+        // frees of `src` after the copy.
+        let (ptr, _read) = src.device_ptr(stream);
+        let image = crate::display::Pixels {
+            ptr: crate::memory::DevicePtr::new(ptr),
+            pitch,
+            width,
+            height,
+            format,
+        };
+        // SAFETY: (1) `src` holds `given` bytes of device memory of the target's context
+        // (checked above; cudarc's slices are allocations of their stream's context), which
+        // cudarc neither frees nor writes before the read event `_read` records after the
+        // copy.
+        unsafe { self.show_sized(image, given, stream) }
+    }
+}
+
 /// A cudarc error becomes [`Error::Cuda`], with the call named `cudarc`.
 impl From<DriverError> for Error {
     fn from(e: DriverError) -> Self {

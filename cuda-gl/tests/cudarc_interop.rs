@@ -454,3 +454,26 @@ fn a_cudarc_kernel_writes_a_mapped_texture_through_a_surface() {
     gpu::delete_texture(texture);
     check_gl();
 }
+
+/// A cudarc slice shows on a display target in one call (`show_cudarc`), in both modes: the
+/// texture then holds its texels, and a slice of another size resizes the target.
+#[test]
+fn a_cudarc_slice_shows_on_a_display_target() {
+    use cuda_gl::display::{DisplayTarget, Format, Mode};
+    let Some(r) = rig() else { return };
+    for mode in [Mode::Interop, Mode::Staged] {
+        let (mut target, _) = DisplayTarget::new(&r.ctx, 8, 8, Format::Rgba8, Some(mode)).unwrap();
+        for (w, h, seed) in [(33u32, 17u32, 4u32), (64, 9, 5)] {
+            let words = pattern_words((w * h) as usize, seed);
+            let slice = r.stream.clone_htod(&words).unwrap();
+            target
+                .show_cudarc(&slice, w, h, w as usize * 4, Format::Rgba8, &r.stream)
+                .unwrap();
+            let texels = gpu::read_texture_rgba8(target.texture(), w as usize, h as usize, 0);
+            assert_eq!(texels, words, "{mode} {w}x{h}");
+        }
+        drop(target);
+    }
+    let _ = r.cu.check_err();
+    r.ctx.check_drop_errors().unwrap();
+}

@@ -374,11 +374,35 @@ impl DisplayTarget {
             height,
             format,
         };
-        check_layout("the device buffer", &image, Some(src.byte_len()))?;
-        // SAFETY: (1) the buffer holds the image (checked), is of this context (checked) and
-        // is borrowed until the copy has been queued before a present that the caller's
-        // stream orders after it; freeing the buffer waits for the copies that read it.
-        unsafe { self.show_raw(image, stream) }
+        // SAFETY: (1) the buffer holds `byte_len` bytes of this context (checked), borrowed
+        // until the copy has been queued before a present that the caller's stream orders
+        // after it; freeing the buffer waits for the copies that read it.
+        unsafe { self.show_sized(image, src.byte_len(), stream) }
+    }
+
+    /// [`show_raw`](Self::show_raw) of memory known to hold `given` bytes, which the image
+    /// must fit in.
+    ///
+    /// # Safety
+    /// As [`show_raw`](Self::show_raw), for `given` bytes at `src.ptr`.
+    ///
+    /// # Errors
+    /// [`UsageError::PitchedSource`] when the image does not fit in `given` bytes; as
+    /// [`show`](Self::show).
+    pub(crate) unsafe fn show_sized(
+        &mut self,
+        src: Pixels<'_>,
+        given: usize,
+        stream: &impl AsStream,
+    ) -> Result<()> {
+        check_layout("the device memory", &src, Some(given))?;
+        // SAFETY: forwarded to the caller; the image fits in the `given` bytes (checked).
+        unsafe { self.show_raw(src, stream) }
+    }
+
+    /// The CUDA context the target's pixels are in.
+    pub fn context(&self) -> &Arc<Context> {
+        &self.ctx
     }
 
     /// [`show`](Self::show) for device memory of any origin: `src` says where the image is
