@@ -271,8 +271,11 @@
 //!   own table of entry points (`platform`, `table`), which context owns an object (`current`),
 //!   the registry of claimed GL objects (`claim`), fences, labels and queries;
 //! - [`graphics`]: registrations and their state machine (`registration`, `retire`,
-//!   `classify`), the registered types (`buffer`, `image`, shared methods in `methods`), the
-//!   mapping views (`array`, `surface`, `texture`, `copy`) and batches (`batch`);
+//!   `classify`), the registered types (`buffer`, `image`, and `registered`: the generic
+//!   `Registered<K>` and `Mapped<'a, K>` with the methods they share), the mapping views
+//!   (`array`, `surface`, `texture`, `copy`) and batches (`batch`);
+//! - [`display`]: the display target (`target`), its GL texture and pixel buffer (`gl_side`)
+//!   and its `report`;
 //! - `external` (Unix): external memory shared with GL: `external_gl` (the checked context),
 //!   `exportable` (the CUDA allocation), `import` (the checked GL import), `ring` (`ExternalRing`),
 //!   `frame_stream` (`FrameStream`), `frame` (what its closures get), `slot` (their slots);
