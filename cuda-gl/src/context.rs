@@ -64,6 +64,21 @@ impl Context {
         unsafe { queue.run(stream, call, work) }
     }
 
+    /// Waits for the copies, memsets and events cuda-gl has queued on its private stream of
+    /// this context so far (see the crate docs' safety model), without synchronizing any
+    /// stream of yours: for code that hands memory cuda-gl reads or writes to a library whose
+    /// ordering cuda-gl cannot join (the `cudarc` feature's `show_cudarc` uses it when a
+    /// capture may have taken its ordering).
+    ///
+    /// # Errors
+    /// The driver's errors from binding the context and `cuStreamSynchronize`.
+    #[doc(alias = "cuStreamSynchronize")]
+    pub fn finish_queued(&self) -> Result<()> {
+        self.bind()?;
+        let queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        queue.finish()
+    }
+
     /// Retains the primary context of `device`.
     ///
     /// # Errors

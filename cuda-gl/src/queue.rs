@@ -219,6 +219,19 @@ impl PrivateQueue {
         out
     }
 
+    /// Waits for the work queued on the private stream so far (nothing when none was made).
+    /// The context is bound.
+    ///
+    /// # Errors
+    /// The driver's error from `cuStreamSynchronize` (the private stream never captures).
+    pub(crate) fn finish(&self) -> Result<()> {
+        match &self.live {
+            // SAFETY: the live private stream of the bound context.
+            Some(live) => Ok(unsafe { result::stream::synchronize(live.stream) }?),
+            None => Ok(()),
+        }
+    }
+
     /// Destroys the private stream and its events. The context is bound, and nothing of it is
     /// used afterwards.
     pub(crate) fn release(&mut self) {
