@@ -264,6 +264,10 @@ impl Error {
             | Error::NvrtcUnavailable { .. }
             | Error::ExternalMemoryUnsupported { .. } => true,
             Error::Cuda(e) => SETUP_CODES.contains(&e.code),
+            // A valid cubin built for another GPU architecture: this GPU cannot run it.
+            Error::InvalidModule { source, .. } => {
+                source.code == CUresult::CUDA_ERROR_NO_BINARY_FOR_GPU
+            }
             #[cfg(feature = "egl")]
             Error::Egl(e) => e.is_unsupported_setup(),
             _ => false,

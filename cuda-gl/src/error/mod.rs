@@ -133,7 +133,12 @@ pub enum Error {
     /// The module image is not valid PTX or cubin: the driver refused it, or cuda-gl's checks
     /// did before the driver was called (the source's call is then
     /// `cuModuleLoadDataEx (not called)`).
-    #[error("{source}\nhelp: the bytes are not a valid PTX or cubin module{}", jit_log(.log))]
+    #[error(
+        "{source}\nhelp: the bytes are not a valid PTX or cubin module, or (with \
+         CUDA_ERROR_NO_BINARY_FOR_GPU) a cubin built for another GPU architecture: build it for \
+         this GPU's sm_XY, or load PTX{}",
+        jit_log(.log)
+    )]
     InvalidModule {
         /// The JIT compiler's error log, if it wrote one, or what cuda-gl's checks found.
         log: String,

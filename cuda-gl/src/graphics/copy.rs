@@ -85,23 +85,15 @@ impl Extent {
     }
 }
 
-/// A mapped array whose size in bytes overflows `usize`.
+/// A mapped array whose size in bytes overflows `usize`: the sizes come from the driver
+/// (`cuArrayGetDescriptor`), so this is an impossible answer of it, not the caller's input.
 fn overflow(array: &MappedArray<'_>) -> Error {
-    let value = [
-        array.width,
-        array.channels as usize,
-        array.format.bytes_per_channel().unwrap_or(1),
-        array.height.max(1),
-        array.depth.max(1),
-    ]
-    .iter()
-    .fold(1u128, |n, &f| n.saturating_mul(f as u128));
-    UsageError::TooLarge {
-        what: "the size of the mapped array in bytes",
-        value,
-        max: usize::MAX as u128,
+    Error::Internal {
+        what: format!(
+            "the driver described a mapped array ({}) whose size in bytes overflows usize",
+            describe(array)
+        ),
     }
-    .into()
 }
 
 fn describe(array: &MappedArray<'_>) -> String {
@@ -174,7 +166,7 @@ impl MappedArray<'_> {
     ///
     /// # Errors
     /// [`UsageError::UncopyableFormat`] for a format without a plain texel layout
-    /// (block-compressed or video formats); [`UsageError::TooLarge`] for a size that overflows
+    /// (block-compressed or video formats); [`Error::Internal`] for a size that overflows
     /// `usize`.
     pub fn byte_len(&self) -> Result<usize> {
         Extent::of(self).and_then(|e| e.bytes().ok_or_else(|| overflow(self)))

@@ -249,6 +249,10 @@ fn unsupported_setup_is_the_machine_not_the_program() {
             source: cuda(CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION),
         },
         Error::GlPlatformUnknown { call: "glTest" },
+        Error::InvalidModule {
+            log: String::new(),
+            source: cuda(CUresult::CUDA_ERROR_NO_BINARY_FOR_GPU),
+        },
         Error::MissingGlFunction {
             function: "glImportMemoryFdEXT",
         },
@@ -274,6 +278,10 @@ fn unsupported_setup_is_the_machine_not_the_program() {
         assert!(err.is_unsupported_setup(), "{err}");
     }
     let bugs = [
+        Error::InvalidModule {
+            log: String::new(),
+            source: cuda(CUresult::CUDA_ERROR_INVALID_PTX),
+        },
         Error::from(cuda(CUresult::CUDA_ERROR_INVALID_VALUE)),
         Error::from(cuda(CUresult::CUDA_ERROR_OUT_OF_MEMORY)),
         Error::from(cuda(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS)),
