@@ -65,12 +65,8 @@ impl RegisteredBuffer {
             }
             Ok((ptr, size)) => Ok(Mapped::new(
                 &mut self.reg,
-                s,
-                BufferMapping {
-                    ptr,
-                    size,
-                    stream_any: stream.as_any(),
-                },
+                stream,
+                BufferMapping { ptr, size },
             )),
             Err(e) => {
                 // SAFETY: mapped on `s` just above; nothing was handed out.
@@ -114,11 +110,5 @@ impl<'a> MappedBuffer<'a> {
             self.mapping.ptr,
             self.mapping.size,
         )
-    }
-
-    /// The stream object it was mapped on, when its type offers itself
-    /// ([`AsStream::as_any`]): an adapter for another library's streams finds its stream here.
-    pub fn stream_any(&self) -> Option<&'a dyn std::any::Any> {
-        self.mapping.stream_any
     }
 }

@@ -127,8 +127,8 @@ impl RegisteredImage {
     /// from `cuGraphicsMapResources`.
     #[doc(alias = "cuGraphicsMapResources")]
     pub fn map<'a, S: AsStream>(&'a mut self, stream: &'a S) -> Result<MappedImage<'a>> {
-        let s = self.reg.map_on(stream)?;
-        Ok(Mapped::new(&mut self.reg, s, ()))
+        self.reg.map_on(stream)?;
+        Ok(Mapped::new(&mut self.reg, stream, ()))
     }
 
     /// The GL target the texture was registered with; `None` for a renderbuffer.

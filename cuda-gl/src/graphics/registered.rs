@@ -19,8 +19,9 @@ mod sealed {
 /// The kind of GL object a registration holds: [`GlBuffer`] or [`GlImage`] (sealed).
 pub trait ResourceKind: sealed::Sealed + Debug + 'static {
     /// What a mapping of this kind holds besides the registration and the stream (for a
-    /// buffer: its address and size).
-    type Mapping<'a>: Debug;
+    /// buffer: its address and size). Plain data, so that the guard stays covariant in its
+    /// lifetime.
+    type Mapping: Debug + Copy;
     /// What the kind is called in errors: "buffer" or "image".
     const WHAT: &'static str;
 }
@@ -36,24 +37,20 @@ pub enum GlImage {}
 impl sealed::Sealed for GlBuffer {}
 impl sealed::Sealed for GlImage {}
 
-/// What a mapped buffer holds: its address and size, and the stream object of the map.
-#[derive(Debug)]
-pub struct BufferMapping<'a> {
+/// What a mapped buffer holds: its address and size.
+#[derive(Debug, Clone, Copy)]
+pub struct BufferMapping {
     pub(super) ptr: sys::CUdeviceptr,
     pub(super) size: usize,
-    /// The stream object of the map, when it offers itself
-    /// ([`AsStream::as_any`](crate::AsStream::as_any)): adapters find their library's stream
-    /// there.
-    pub(super) stream_any: Option<&'a dyn std::any::Any>,
 }
 
 impl ResourceKind for GlBuffer {
-    type Mapping<'a> = BufferMapping<'a>;
+    type Mapping = BufferMapping;
     const WHAT: &'static str = "buffer";
 }
 
 impl ResourceKind for GlImage {
-    type Mapping<'a> = ();
+    type Mapping = ();
     const WHAT: &'static str = "image";
 }
 
@@ -174,22 +171,34 @@ pub struct Mapped<'a, K: ResourceKind> {
     pub(super) reg: &'a mut Registration,
     /// The raw stream of the map, whose `AsStream` the guard borrows for `'a`.
     pub(super) stream: sys::CUstream,
-    pub(super) mapping: K::Mapping<'a>,
+    pub(super) mapping: K::Mapping,
+    /// The stream object of the map, when it offers itself
+    /// ([`AsStream::as_any`](crate::AsStream::as_any)): adapters find their library's stream
+    /// there.
+    stream_any: Option<&'a dyn std::any::Any>,
     pub(super) _stream: PhantomData<&'a ()>,
 }
 
 impl<'a, K: ResourceKind> Mapped<'a, K> {
     pub(super) fn new(
         reg: &'a mut Registration,
-        stream: sys::CUstream,
-        mapping: K::Mapping<'a>,
+        stream: &'a impl crate::AsStream,
+        mapping: K::Mapping,
     ) -> Self {
         Mapped {
             reg,
-            stream,
+            stream: stream.raw_stream(),
             mapping,
+            stream_any: stream.as_any(),
             _stream: PhantomData,
         }
+    }
+
+    /// The stream object it was mapped on, when its type offers itself
+    /// ([`AsStream::as_any`](crate::AsStream::as_any)): an adapter for another library's
+    /// streams finds its stream here.
+    pub fn stream_any(&self) -> Option<&'a dyn std::any::Any> {
+        self.stream_any
     }
 
     /// Unmaps now, on the stream it was mapped on, and returns the driver's error.

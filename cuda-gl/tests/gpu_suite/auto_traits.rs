@@ -124,6 +124,16 @@ mod cudarc_views {
     assert_not_impl_any!(MappedViewMut<'static, u32>: Send, Sync);
 }
 
+/// The guards are covariant in their lifetime: a guard of a longer borrow passes where a shorter
+/// one is asked for (these compile only if so).
+#[allow(dead_code)]
+fn guards_are_covariant<'short, 'long: 'short>(
+    buffer: cuda_gl::MappedBuffer<'long>,
+    image: cuda_gl::MappedImage<'long>,
+) -> (cuda_gl::MappedBuffer<'short>, cuda_gl::MappedImage<'short>) {
+    (buffer, image)
+}
+
 #[test]
 fn auto_traits_are_asserted_at_compile_time() {
     // The assertions above are checked when this module compiles (with the rest of the suite,
