@@ -13,6 +13,9 @@
 #   --examples           every numbered example (screenshots into $OUT/shots.tgz) and the demo's
 #                        first run with no display (it falls back to headless on its own)
 #   --no-suite           skip the test binaries (with --bench, --examples, ...)
+#   --mesa               then, with Mesa's EGL beside NVIDIA's CUDA (needs .mesa/, from
+#                        ci/gpu/fetch-mesa-egl-debs.sh): the tests that need GL not on the CUDA
+#                        GPU (not_nvidia_gl, the demo's staged default run), required to run
 #   --bench ARGS         then the interop benchmark with ARGS (its files go to $OUT/bench)
 # Writes $OUT/summary.txt and $OUT/logs.tgz (every binary's output). The logs are kept outside
 # $OUT and packed into logs.tgz after every binary, so that a run stopped by the device call's
@@ -48,7 +51,7 @@ suite() {
         run "$1$t" "$limit" ".gpu/tests/$t" --test-threads=1
     done
 }
-twice=0 one_by_one=0 watchdog=0 examples=0 suite=1 bench=()
+twice=0 one_by_one=0 watchdog=0 examples=0 suite=1 mesa=0 bench=()
 while (($#)); do
     case $1 in
     --twice) twice=1 ;;
@@ -56,6 +59,7 @@ while (($#)); do
     --watchdog) watchdog=1 ;;
     --examples) examples=1 ;;
     --no-suite) suite=0 ;;
+    --mesa) mesa=1 ;;
     --bench) shift; bench=(--out "$out/bench" "$@"); break ;;
     esac
     shift
@@ -98,6 +102,17 @@ if ((examples)); then
     find /tmp -maxdepth 1 -name 'plasma-demo-*.png' -exec cp {} "$out/shots/" \;
     xid "after the examples"
     tar czf "$out/shots.tgz" -C "$out" shots && rm -rf "$out/shots"
+fi
+if ((mesa)); then
+    # In a subshell: mesa-env.sh points libglvnd's EGL at Mesa for the processes it starts.
+    (
+        source .mesa/mesa-env.sh >/dev/null
+        export CUDA_GL_REQUIRE_MESA=1
+        run mesa-not_nvidia_gl 300 "$(ls .gpu/tests/not_nvidia_gl-* | head -1)" --test-threads=1
+        run mesa-demo-staged 300 "$(ls .gpu/tests/gpu_display-* | head -1)" --test-threads=1 \
+            --exact on_mesa_next_to_cuda_the_default_run_is_staged
+    )
+    xid "after the Mesa runs"
 fi
 if ((${#bench[@]})); then
     run bench 560 "$(ls .gpu/bench/interop-* | head -1)" "${bench[@]}"
