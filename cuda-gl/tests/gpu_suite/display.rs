@@ -99,77 +99,78 @@ fn a_staged_frame_shows_what_was_presented() {
     g.check_no_errors();
 }
 
+/// Shows `data` (an image of `w` x `h` of `format`, rows `pitch` bytes apart) on `target` and
+/// returns the texture's texels, read back as RGBA8.
+fn show_and_read<T: cuda_gl::DeviceCopy>(
+    g: &Gpu,
+    target: &mut DisplayTarget,
+    data: &[T],
+    (w, h, pitch): (u32, u32, usize),
+    format: Format,
+) -> Vec<u32> {
+    let src = DeviceBuffer::from_slice(&g.ctx, data).unwrap();
+    target.show(&src, w, h, pitch, format, &g.stream).unwrap();
+    assert_eq!((target.size(), target.format()), ((w, h), format));
+    read_texture_rgba8(target.texture(), w as usize, h as usize, 0)
+}
+
+/// Asserts that channel `c` of texel `i` is `want(i, c)`, within `slack`, for the channels
+/// given.
+fn assert_channels(
+    texels: &[u32],
+    channels: usize,
+    slack: i64,
+    what: &str,
+    want: impl Fn(usize, usize) -> i64,
+) {
+    for (i, t) in texels.iter().enumerate() {
+        for c in 0..channels {
+            let got = ((t >> (8 * c)) & 0xff) as i64;
+            assert!(
+                (got - want(i, c)).abs() <= slack,
+                "{what}: texel {i} channel {c}: {got}"
+            );
+        }
+    }
+}
+
 /// `show` puts device memory of each format on screen in one call, resizing the target, with
 /// rows further apart than a row's bytes; one-channel data reads back in red.
 #[test]
 fn show_displays_device_memory_of_every_format() {
     let Some(g) = gpu() else { return };
+    let (w, h) = (37u32, 11u32);
     for mode in [Mode::Interop, Mode::Staged] {
         let (mut target, _) = DisplayTarget::new(&g.ctx, 8, 8, Format::Rgba8, Some(mode)).unwrap();
-        let (w, h) = (37u32, 11u32);
         // R8, pitch 40 > 37: value = (x * 7 + y * 13) % 256.
         let pitch = 40usize;
-        let bytes: Vec<u8> = (0..pitch * h as usize)
+        let r8: Vec<u8> = (0..pitch * h as usize)
             .map(|i| (((i % pitch) * 7 + (i / pitch) * 13) % 256) as u8)
             .collect();
-        let src = DeviceBuffer::from_slice(&g.ctx, &bytes).unwrap();
-        target
-            .show(&src, w, h, pitch, Format::R8, &g.stream)
-            .unwrap();
-        assert_eq!((target.size(), target.format()), ((w, h), Format::R8));
-        let texels = read_texture_rgba8(target.texture(), w as usize, h as usize, 0);
-        for (i, t) in texels.iter().enumerate() {
+        let texels = show_and_read(&g, &mut target, &r8, (w, h, pitch), Format::R8);
+        assert_channels(&texels, 1, 0, &format!("{mode} R8"), |i, _| {
             let (x, y) = (i % w as usize, i / w as usize);
-            assert_eq!(
-                t & 0xff,
-                ((x * 7 + y * 13) % 256) as u32,
-                "{mode} R8 ({x}, {y})"
-            );
-        }
+            ((x * 7 + y * 13) % 256) as i64
+        });
         // R32F: n / 255 reads back as n.
-        let floats: Vec<f32> = (0..w * h).map(|i| (i % 256) as f32 / 255.0).collect();
-        let src = DeviceBuffer::from_slice(&g.ctx, &floats).unwrap();
-        target
-            .show(&src, w, h, w as usize * 4, Format::R32F, &g.stream)
-            .unwrap();
-        let texels = read_texture_rgba8(target.texture(), w as usize, h as usize, 0);
-        for (i, t) in texels.iter().enumerate() {
-            let red = (t & 0xff) as i64;
-            assert!(
-                (red - (i % 256) as i64).abs() <= 1,
-                "{mode} R32F texel {i}: {red}"
-            );
-        }
+        let r32f: Vec<f32> = (0..w * h).map(|i| (i % 256) as f32 / 255.0).collect();
+        let texels = show_and_read(&g, &mut target, &r32f, (w, h, w as usize * 4), Format::R32F);
+        assert_channels(&texels, 1, 1, &format!("{mode} R32F"), |i, _| {
+            (i % 256) as i64
+        });
         // RGBA32F: channel c of texel i is ((i + c) % 256) / 255.
-        let rgba: Vec<f32> = (0..w * h * 4)
+        let rgba32f: Vec<f32> = (0..w * h * 4)
             .map(|k| (((k / 4) + (k % 4)) % 256) as f32 / 255.0)
             .collect();
-        let src = DeviceBuffer::from_slice(&g.ctx, &rgba).unwrap();
-        target
-            .show(&src, w, h, w as usize * 16, Format::Rgba32F, &g.stream)
-            .unwrap();
-        let texels = read_texture_rgba8(target.texture(), w as usize, h as usize, 0);
-        for (i, t) in texels.iter().enumerate() {
-            for c in 0..4 {
-                let got = ((t >> (8 * c)) & 0xff) as i64;
-                let want = ((i + c) % 256) as i64;
-                assert!(
-                    (got - want).abs() <= 1,
-                    "{mode} RGBA32F texel {i} channel {c}: {got}"
-                );
-            }
-        }
+        let layout = (w, h, w as usize * 16);
+        let texels = show_and_read(&g, &mut target, &rgba32f, layout, Format::Rgba32F);
+        assert_channels(&texels, 4, 1, &format!("{mode} RGBA32F"), |i, c| {
+            ((i + c) % 256) as i64
+        });
         // RGBA8 back again, of another size.
         let words: Vec<u32> = (0..16 * 9).map(|i| pattern(i, 3)).collect();
-        let src = DeviceBuffer::from_slice(&g.ctx, &words).unwrap();
-        target
-            .show(&src, 16, 9, 64, Format::Rgba8, &g.stream)
-            .unwrap();
-        assert_pattern(
-            &read_texture_rgba8(target.texture(), 16, 9, 0),
-            3,
-            "RGBA8 shown",
-        );
+        let texels = show_and_read(&g, &mut target, &words, (16, 9, 64), Format::Rgba8);
+        assert_pattern(&texels, 3, "RGBA8 shown");
         drop(target);
     }
     g.check_no_errors();
