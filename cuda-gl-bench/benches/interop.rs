@@ -7,7 +7,8 @@
 //! ```text
 //! cargo bench -p cuda-gl-bench --bench interop -- [--quick | --iters N] [--out DIR]
 //!     [--device N | --all-devices] [--warmup N] [--cpu-iters N] [--watchdog-secs N]
-//!     [--registration-only] [--frames-in-flight-only] [--streaming-only] [--ordering-only]
+//!     [--registration-only] [--frames-in-flight-only] [--streaming-only] [--present-only]
+//!     [--ordering-only]
 //! ```
 //!
 //! gl-kit's watchdog ends the run with status 3 and one line naming the stuck step when one
@@ -35,6 +36,8 @@ mod latency;
 mod measure;
 #[path = "interop/ordering.rs"]
 mod ordering;
+#[path = "interop/present.rs"]
+mod present;
 #[path = "interop/registration.rs"]
 mod registration;
 #[path = "interop/report.rs"]
@@ -67,7 +70,7 @@ const USAGE: &str = "\
 usage: interop [--iters N | --quick] [--warmup N] [--cpu-iters N] [--out DIR]
                [--device N | --all-devices]
                [--registration-only] [--frames-in-flight-only] [--ordering-only]
-               [--streaming-only]
+               [--streaming-only] [--present-only]
   --iters N      measured iterations per case (default 1000)
   --quick        200 measured iterations per case
   --warmup N     warm-up iterations per case (default 100)
@@ -83,11 +86,16 @@ usage: interop [--iters N | --quick] [--warmup N] [--cpu-iters N] [--out DIR]
                  run only the frames-in-flight group (external-memory ring vs map/unmap ring)
   --streaming-only
                  run only the streaming group (FrameStream vs the pipelined floor)
+  --present-only
+                 run only the present group (cuda_gl::display::DisplayTarget per frame at
+                 1920x1080 and 3840x2160: interop vs the handoff floor, staged vs its raw DtoH
+                 and GL upload); alone, it also runs on an OpenGL that is not NVIDIA's (Mesa),
+                 where interop is refused and only the staged rows are measured
   --ordering-only
                  run the ordering-mechanisms group (Vulkan semaphores, stream memory operations,
                  two threads, each against the pipelined floor); not in the default run, and
                  always last: on driver 580 its Vulkan work left the process's EGL display
-                 uninitialised, so no GL group can follow it. The four -only flags combine:
+                 uninitialised, so no GL group can follow it. The five -only flags combine:
                  the groups named run in this order
   --watchdog-secs N
                  exit with status 3 when one iteration or the set-up takes longer than N s
@@ -122,6 +130,8 @@ struct Args {
     ordering_only: bool,
     /// Run only the streaming group.
     streaming_only: bool,
+    /// Run only the present group.
+    present_only: bool,
     /// `--watchdog-secs`.
     watchdog_secs: Option<u64>,
     /// `--debug-spin-ms`.
@@ -140,6 +150,7 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
         in_flight_only: false,
         ordering_only: false,
         streaming_only: false,
+        present_only: false,
         watchdog_secs: None,
         debug_spin: None,
     };
@@ -181,6 +192,7 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
             "--frames-in-flight-only" => parsed.in_flight_only = true,
             "--ordering-only" => parsed.ordering_only = true,
             "--streaming-only" => parsed.streaming_only = true,
+            "--present-only" => parsed.present_only = true,
             "--watchdog-secs" => {
                 let text = value("--watchdog-secs")?;
                 let secs = text.parse().map_err(|_| {
@@ -211,7 +223,15 @@ fn one_line(error: &anyhow::Error) -> String {
 /// Runs every case group on one device.
 fn run_device(ordinal: usize, plan: &Plan, cpu_plan: &Plan, args: &Args) -> Result<DeviceReport> {
     watchdog::enter(watchdog::Stage::Setup);
-    let gpu = gpu::Gpu::open(ordinal, PLASMA_PTX)?;
+    let others = args.registration_only || args.in_flight_only || args.ordering_only;
+    let others = others || args.streaming_only;
+    // The present group alone runs on any OpenGL (its staged rows need no interop).
+    let choice = if args.present_only && !others {
+        gpu::GlChoice::Any
+    } else {
+        gpu::GlChoice::Nvidia
+    };
+    let gpu = gpu::Gpu::open(ordinal, PLASMA_PTX, choice)?;
     if let Some(duration) = args.debug_spin {
         debug_spin(&gpu, duration)?;
     }
@@ -222,7 +242,8 @@ fn run_device(ordinal: usize, plan: &Plan, cpu_plan: &Plan, args: &Args) -> Resu
     );
     let mut all = Vec::new();
     let progress = |what: &str| eprintln!("interop: GPU {ordinal}: {what}");
-    if args.registration_only || args.in_flight_only || args.ordering_only || args.streaming_only {
+    let mut present = None;
+    if others || args.present_only {
         if args.registration_only {
             progress("raw driver calls vs safe API");
             all.extend(cases::safe_api_overhead(&gpu, plan)?);
@@ -235,11 +256,14 @@ fn run_device(ordinal: usize, plan: &Plan, cpu_plan: &Plan, args: &Args) -> Resu
         if args.streaming_only {
             streaming_groups(&gpu, plan, &mut all, progress)?;
         }
+        if args.present_only {
+            present = Some(present_group(&gpu, plan, &mut all, progress)?);
+        }
         if args.ordering_only {
             progress("ordering mechanisms");
             all.extend(ordering::ordering(&gpu, plan)?);
         }
-        return finish_device(ordinal, &gpu, info, all);
+        return finish_device(ordinal, &gpu, info, all, present);
     }
     progress("raw driver calls vs safe API");
     all.extend(cases::safe_api_overhead(&gpu, plan)?);
@@ -268,7 +292,8 @@ fn run_device(ordinal: usize, plan: &Plan, cpu_plan: &Plan, args: &Args) -> Resu
     progress("frames in flight: external-memory ring vs map/unmap ring");
     all.extend(external::frames_in_flight(&gpu, plan)?);
     streaming_groups(&gpu, plan, &mut all, progress)?;
-    finish_device(ordinal, &gpu, info, all)
+    present = Some(present_group(&gpu, plan, &mut all, progress)?);
+    finish_device(ordinal, &gpu, info, all, present)
 }
 
 /// The registration group, after group 1-2 (whose map + unmap ratio it prints beside its own).
@@ -301,6 +326,26 @@ fn streaming_groups(
     Ok(())
 }
 
+/// The present group at each of its sizes, after the auto probe whose report line it prints;
+/// its setup (the GL, whether interop was refused) for the report.
+fn present_group(
+    gpu: &gpu::Gpu,
+    plan: &Plan,
+    all: &mut Vec<measure::Case>,
+    progress: impl Fn(&str),
+) -> Result<present::Setup> {
+    let setup = present::probe(gpu)?;
+    let first = all.len();
+    for (w, h) in present::PRESENT_SIZES {
+        progress(&format!(
+            "present {w}x{h}: DisplayTarget per frame vs its limits"
+        ));
+        all.extend(present::present(gpu, plan, &setup, (w, h))?);
+    }
+    present::print_summary(all.get(first..).unwrap_or_default(), &setup);
+    Ok(setup)
+}
+
 /// The watchdog's test hook: queues plasma.ptx's `debug_spin` on the stream every case uses, so
 /// that the first case waits `duration` for the GPU, as it would on a hung one.
 fn debug_spin(gpu: &gpu::Gpu, duration: Duration) -> Result<()> {
@@ -323,6 +368,7 @@ fn finish_device(
     gpu: &gpu::Gpu,
     info: gpu::DeviceInfo,
     all: Vec<measure::Case>,
+    present: Option<present::Setup>,
 ) -> Result<DeviceReport> {
     gpu.ctx
         .synchronize()
@@ -334,6 +380,7 @@ fn finish_device(
         gl_renderer: info.gl_renderer,
         gl_version: info.gl_version,
         cases: all,
+        present,
         error: None,
     })
 }
@@ -374,6 +421,7 @@ fn run(args: &Args, command: String) -> Result<bool> {
                     gl_renderer: String::new(),
                     gl_version: String::new(),
                     cases: Vec::new(),
+                    present: None,
                     error: Some(message),
                 });
             }
@@ -392,9 +440,13 @@ fn run(args: &Args, command: String) -> Result<bool> {
         .map(|d| registration::summaries(&d.cases))
         .find(|s| !s.is_empty())
         .unwrap_or_default();
+    let present = devices
+        .iter()
+        .find_map(|d| present::summaries(&d.cases, d.present.as_ref()?));
     let report = Report {
         streaming,
         registration,
+        present,
         meta: Meta {
             date_utc,
             unix_time_s,

@@ -58,16 +58,18 @@ fn use_texel(source: u32, target: u32, layer: i32, sink: &Texture) {
 }
 
 /// What the floor of every group needs: device memory of the frame's size, an untouched
-/// texture of that size for GL's use, and the sink.
-struct Floor {
-    device: DeviceBuffer<u8>,
+/// texture of that size for GL's use, and the sink. The present group measures it too.
+pub struct Floor {
+    /// What the floor's kernel writes (the present group's raw copy reads it).
+    pub device: DeviceBuffer<u8>,
     source: Texture,
     sink: Texture,
     size: (u32, u32),
 }
 
 impl Floor {
-    fn new(gpu: &Gpu, (w, h): (u32, u32)) -> Result<Floor> {
+    /// The floor of a `w` x `h` frame.
+    pub fn new(gpu: &Gpu, (w, h): (u32, u32)) -> Result<Floor> {
         let bytes = w as usize * h as usize * 4;
         Ok(Floor {
             device: DeviceBuffer::zeroed(&gpu.ctx, bytes)
@@ -80,7 +82,7 @@ impl Floor {
 
     /// The handoff floor: a kernel writes a frame into plain device memory, stream sync, then
     /// GL's use of a frame-sized texture + `glFinish`. No interop call.
-    fn run(&self, gpu: &Gpu, t: f32) -> Result<()> {
+    pub fn run(&self, gpu: &Gpu, t: f32) -> Result<()> {
         gpu.plasma_into_buffer(&self.device, self.size, t)?;
         gpu.stream.synchronize()?;
         self.gl_use(self.source.name());
@@ -88,7 +90,7 @@ impl Floor {
     }
 
     /// GL's use of a frame in 2D texture `texture`, the same as the floor's, then `glFinish`.
-    fn gl_use(&self, texture: u32) {
+    pub fn gl_use(&self, texture: u32) {
         use_texel(texture, gl::TEXTURE_2D, 0, &self.sink);
         glres::finish();
     }

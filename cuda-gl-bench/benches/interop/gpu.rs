@@ -25,6 +25,16 @@ pub struct DeviceInfo {
     pub gl_version: String,
 }
 
+/// Which OpenGL a run may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GlChoice {
+    /// NVIDIA's, on the CUDA GPU: every group that maps GL objects into CUDA needs it.
+    Nvidia,
+    /// NVIDIA's on the CUDA GPU where EGL offers it, else any OpenGL EGL opens (Mesa's llvmpipe,
+    /// say): for the present group alone, whose staged rows run on any GL.
+    Any,
+}
+
 /// Everything one device's cases share. Fields drop in order: CUDA objects and GL objects
 /// first, the CUDA context handle next, and the GL context last.
 pub struct Gpu {
@@ -45,21 +55,32 @@ pub struct Gpu {
 }
 
 impl Gpu {
-    /// Opens CUDA device `ordinal`, a headless OpenGL context on the same GPU, a stream, and
-    /// loads the plasma kernels from `ptx`.
-    pub fn open(ordinal: usize, ptx: &str) -> Result<Gpu> {
+    /// Opens CUDA device `ordinal`, a headless OpenGL context on the same GPU (with
+    /// [`GlChoice::Any`], any headless OpenGL when there is none there), a stream, and loads the
+    /// plasma kernels from `ptx`.
+    pub fn open(ordinal: usize, ptx: &str, choice: GlChoice) -> Result<Gpu> {
         let device =
             Device::get(ordinal).with_context(|| format!("opening CUDA device {ordinal}"))?;
         let ctx = Context::new(&device)
             .with_context(|| format!("retaining the primary context of CUDA device {ordinal}"))?;
-        let egl = HeadlessContext::for_cuda_device(&device).with_context(|| {
-            format!("creating a headless OpenGL context on CUDA device {ordinal}")
-        })?;
+        let what = || format!("creating a headless OpenGL context on CUDA device {ordinal}");
+        let egl = match HeadlessContext::for_cuda_device(&device) {
+            Ok(egl) => egl,
+            Err(e) if choice == GlChoice::Any => {
+                eprintln!(
+                    "interop: no OpenGL on CUDA device {ordinal} ({}); using any headless \
+                     OpenGL",
+                    e.to_string().lines().next().unwrap_or_default()
+                );
+                HeadlessContext::any_gl().context("creating any headless OpenGL context")?
+            }
+            Err(e) => return Err(e).with_context(what),
+        };
         gl::load_with(|name| egl.get_proc_address(name));
-        if egl.is_software() {
+        if egl.is_software() && choice == GlChoice::Nvidia {
             bail!(
                 "the OpenGL context on CUDA device {ordinal} is a software renderer ({}); \
-                 interop needs NVIDIA's OpenGL",
+                 interop needs NVIDIA's OpenGL (--present-only runs on any OpenGL)",
                 egl.renderer()
             );
         }

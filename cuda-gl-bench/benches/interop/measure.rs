@@ -136,6 +136,9 @@ pub struct Case {
     /// For the streaming group: the stream's shape and its latency.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stream: Option<crate::streaming::StreamTag>,
+    /// For the present group: what the row measures, and the frame size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub present: Option<crate::present::PresentTag>,
 }
 
 impl Case {
@@ -273,6 +276,7 @@ pub fn interleaved<S>(
                 frame: None,
                 fast: None,
                 stream: None,
+                present: None,
             })
         })
         .collect()

@@ -45,6 +45,10 @@ pub struct DeviceReport {
     pub gl_version: String,
     /// Every measured case, in run order.
     pub cases: Vec<Case>,
+    /// What the present group found about the GL (its `DisplayTarget` report line, vendor,
+    /// whether interop was refused), when it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub present: Option<crate::present::Setup>,
     /// Why the device's run stopped, if it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -63,6 +67,11 @@ pub struct Report {
     /// `registration.<buffer|image|map_unmap>`: the safe API against raw driver calls (medians
     /// in µs per round and their ratio), from the first device that ran the registration group.
     pub registration: std::collections::BTreeMap<String, crate::registration::Summary>,
+    /// `present.<interop|staged>.<WxH>`: `DisplayTarget` per frame against its limit (with
+    /// the report line and the GL beside them), from the first device that ran the present
+    /// group; absent when none did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub present: Option<crate::present::PresentReport>,
 }
 
 /// The current time as `YYYY-MM-DD HH:MM:SS UTC` and as Unix seconds.
@@ -208,6 +217,12 @@ pub fn markdown(report: &Report) -> String {
         out.push_str(&crate::registration::summary_markdown(&dev.cases));
     }
     for dev in &report.devices {
+        out.push_str(&crate::present::summary_markdown(
+            &dev.cases,
+            dev.present.as_ref(),
+        ));
+    }
+    for dev in &report.devices {
         let summary = crate::fast::summary(&dev.cases);
         if summary.is_empty() {
             continue;
@@ -231,6 +246,7 @@ pub fn markdown(report: &Report) -> String {
     out.push_str(crate::registration::LEGEND);
     out.push_str(crate::fast::LEGEND);
     out.push_str(crate::streaming::LEGEND);
+    out.push_str(crate::present::LEGEND);
     out
 }
 

@@ -1,0 +1,599 @@
+//! The present group: the safe API `cuda_gl::display::DisplayTarget` per frame, at 1920x1080
+//! and 3840x2160, each mode against its limit measured in the same interleaved rounds.
+//!
+//! - **interop** (`Mode::Interop`): one frame is the plasma kernel writing the frame's pixels,
+//!   `Frame::present` (map, a GPU copy into the texture, unmap), then the handoff floor's GL use
+//!   of the target's texture (a 1-texel copy + `glFinish`). Its limit is the fast path's handoff
+//!   floor (`fast::Floor`: the same kernel into plain device memory + stream sync, the same GL use
+//!   of an untouched texture; no interop call). No stream sync in the frame: the unmap orders
+//!   GL's use after the copy, as in group 8's surface frame. Target <= [`INTEROP_TARGET`].
+//! - **staged** (`Mode::Staged`, forced): one frame is the same kernel, `Frame::present` (this
+//!   frame's `cuMemcpyDtoHAsync` into a pinned buffer queued, the previous frame uploaded through
+//!   the target's pixel buffer) and the same GL use, in steady state: a frame reaches the texture
+//!   one present later, and its copy may still run when the iteration ends (the next one waits
+//!   for it). Its limits, raw, in the same rounds: `cuMemcpyDtoHAsync` of a frame from device
+//!   memory into pinned memory + `cuStreamSynchronize`, and `glTexSubImage2D` of a frame from a
+//!   bound `GL_PIXEL_UNPACK_BUFFER` + the same GL use (`glFinish`). On NVIDIA's GL the two copies
+//!   are taken to run one after the other (the limit is their sum); on any other GL (Mesa's
+//!   llvmpipe) the upload is CPU work that overlaps the GPU's copy (the larger of the two).
+//!   `GL_VENDOR` / `GL_RENDERER` say which applies. Target <= [`STAGED_TARGET`] x that limit;
+//!   both ratios are reported. A further raw row, for reading only, also writes the frame from
+//!   pinned memory into the pixel buffer first (`glBufferSubData`), as the staged present does.
+//!
+//! When `DisplayTarget::new` with no mode forced (auto) refuses interop (GL that is not
+//! NVIDIA's), the group measures the staged rows alone and says why interop was refused; its
+//! report line is printed either way.
+
+use crate::fast::Floor;
+use crate::glres::{self, Buffer, Texture};
+use crate::gpu::{Gpu, cu};
+use crate::measure::{Case, Plan, Ratio, Variant, interleaved};
+use anyhow::{Context as _, Result, ensure};
+use cuda_gl::display::{DisplayTarget, Format, Mode, Pixels};
+use cuda_gl::{DeviceBuffer, PinnedBuffer, Stream, sys};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// The frame sizes of the group.
+pub const PRESENT_SIZES: [(u32, u32); 2] = [(1920, 1080), (3840, 2160)];
+/// The target ratio of an interop frame to the handoff floor.
+pub const INTEROP_TARGET: f64 = 1.05;
+/// The target ratio of a staged frame to the limit that applies.
+pub const STAGED_TARGET: f64 = 1.10;
+/// Animation time step between frames (seconds).
+const FRAME_DT: f32 = 1.0 / 60.0;
+/// [`Setup::staged_limit`] on NVIDIA's GL: the sum of the two raw copies.
+const SUM: &str = "sum";
+/// [`Setup::staged_limit`] on any other GL: the larger of the two raw copies.
+const MAX: &str = "max";
+
+/// The group's entry in the report's list of cases.
+pub const LEGEND: &str = "\
+- **present** (`cuda_gl::display::DisplayTarget`, RGBA8, 1920x1080 and 3840x2160): one frame \
+  is the plasma kernel writing `Frame::pixels`, `Frame::present`, then the handoff floor's GL \
+  use of the target's texture (a 1-texel `glCopyImageSubData` + `glFinish`). Interop \
+  (`Mode::Interop`: map, a GPU copy into the registered texture, unmap) against the handoff \
+  floor of group 8 in the same rounds, target <= 1.05. Staged (`Mode::Staged`, forced; steady \
+  state, a frame is uploaded one present later and its copy may end in the next iteration) \
+  against two raw rows of the same rounds: `cuMemcpyDtoHAsync` of a frame into pinned memory + \
+  `cuStreamSynchronize`, and `glTexSubImage2D` of a frame from a bound \
+  `GL_PIXEL_UNPACK_BUFFER` + the same GL use. The limit is their sum on NVIDIA's GL and the \
+  larger of the two on any other GL (from `GL_VENDOR` / `GL_RENDERER`), target <= 1.10; both \
+  ratios are reported. `raw glBufferSubData + glTexSubImage2D` (for reading only) also writes \
+  the frame from pinned memory into the pixel buffer, as the staged present does. When auto \
+  refuses interop (GL that is not NVIDIA's) only the staged rows run, and the report line of \
+  `DisplayTarget::new` says why.\n";
+
+/// What a row of the group measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// The handoff floor (interop's limit).
+    Floor,
+    /// An interop frame.
+    Interop,
+    /// A staged frame.
+    Staged,
+    /// The raw `cuMemcpyDtoHAsync` of a frame + sync (a staged limit).
+    Dtoh,
+    /// The raw `glTexSubImage2D` from a pixel buffer + GL use (a staged limit).
+    Upload,
+    /// `glBufferSubData` of a frame from pinned memory + the upload (for reading only).
+    WriteUpload,
+}
+
+/// A present row's role and frame size.
+#[derive(Debug, Clone, Serialize)]
+pub struct PresentTag {
+    /// What the row measures.
+    pub role: Role,
+    /// Frame width in pixels.
+    pub width: u32,
+    /// Frame height in pixels.
+    pub height: u32,
+}
+
+/// What the group found about the GL it runs on, from `DisplayTarget::new` with no mode forced.
+#[derive(Debug, Clone, Serialize)]
+pub struct Setup {
+    /// The `Report` line of that target (1920x1080): the mode auto chose, and why it refused
+    /// the faster ones.
+    pub display: String,
+    /// `GL_VENDOR` of the target's GL context.
+    pub gl_vendor: String,
+    /// `GL_RENDERER` of the target's GL context.
+    pub gl_renderer: String,
+    /// Why auto refused interop (error kind: message), when it did: then only the staged rows
+    /// are measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interop_refused: Option<String>,
+    /// The staged limit that applies: `sum` (NVIDIA's GL) or `max` (any other GL).
+    pub staged_limit: &'static str,
+}
+
+/// The staged mode's raw limits, beside its summary.
+#[derive(Debug, Clone, Serialize)]
+pub struct StagedLimits {
+    /// The raw DtoH's median, µs.
+    pub dtoh_us: f64,
+    /// The raw upload's median, µs.
+    pub upload_us: f64,
+    /// `glBufferSubData` + the upload, µs (for reading only; not a limit of the target).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_upload_us: Option<f64>,
+    /// `us_per_frame / max(dtoh_us, upload_us)`.
+    pub ratio_to_max: f64,
+    /// `us_per_frame / (dtoh_us + upload_us)`.
+    pub ratio_to_sum: f64,
+    /// Which of the two the target applies to: `sum` (NVIDIA's GL) or `max`.
+    pub limit_applies: &'static str,
+}
+
+/// `present.<mode>.<WxH>` of `benchmarks.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    /// The frame's median, µs.
+    pub us_per_frame: f64,
+    /// `us_per_frame / limit_us`.
+    pub ratio: f64,
+    /// What the limit is.
+    pub limit: &'static str,
+    /// The limit's median, µs (for staged: the sum or the larger of the two raw rows).
+    pub limit_us: f64,
+    /// The target the ratio should meet (at most).
+    pub target_max: f64,
+    /// Whether `ratio <= target_max`.
+    pub target_met: bool,
+    /// For staged: both limits and both ratios.
+    #[serde(flatten)]
+    pub staged: Option<StagedLimits>,
+}
+
+/// `present` of `benchmarks.json`: the setup's fields, then `interop` and `staged`, each by
+/// `<WxH>` (`interop` is absent when it was refused).
+#[derive(Debug, Clone, Serialize)]
+pub struct PresentReport {
+    /// What the group found about the GL.
+    #[serde(flatten)]
+    pub setup: Setup,
+    /// By mode name, then by size.
+    #[serde(flatten)]
+    pub modes: BTreeMap<String, BTreeMap<String, Summary>>,
+}
+
+/// An error on one line.
+fn one_line(error: &impl std::fmt::Display) -> String {
+    error
+        .to_string()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Asks `DisplayTarget::new` for a 1920x1080 target with no mode forced (auto), prints its
+/// report line, and keeps what it says: whether interop was refused, and the GL's vendor.
+pub fn probe(gpu: &Gpu) -> Result<Setup> {
+    let (w, h) = crate::cases::FULL_HD;
+    let (target, report) = DisplayTarget::new(&gpu.ctx, w, h, Format::Rgba8, None)
+        .with_context(|| format!("DisplayTarget::new({w}x{h}, RGBA8, auto)"))?;
+    drop(target);
+    let display = report.to_string();
+    eprintln!("interop: present: {display}");
+    let interop_refused = report
+        .refused
+        .iter()
+        .find(|(mode, _)| *mode == Mode::Interop)
+        .map(|(_, e)| format!("{}: {}", e.kind().as_str(), one_line(e)));
+    if let Some(why) = &interop_refused {
+        eprintln!("interop: present: interop refused, staged rows only: {why}");
+    }
+    let nvidia = [&report.gl_vendor, &report.gl_renderer]
+        .iter()
+        .any(|s| s.to_ascii_uppercase().contains("NVIDIA"));
+    Ok(Setup {
+        display,
+        gl_vendor: report.gl_vendor.clone(),
+        gl_renderer: report.gl_renderer.clone(),
+        interop_refused,
+        staged_limit: if nvidia { SUM } else { MAX },
+    })
+}
+
+/// The group's state at one size. The display targets drop first, while the GL context is
+/// current (it lives in `Gpu`).
+struct Rig {
+    /// `None` when auto refused interop.
+    interop: Option<DisplayTarget>,
+    staged: DisplayTarget,
+    /// The handoff floor; its sink takes every row's GL use, its device memory is the raw
+    /// copy's source.
+    floor: Floor,
+    /// The raw copy's destination, and the source of the buffer write.
+    pinned: PinnedBuffer<u8>,
+    /// The raw upload's pixel buffer and texture.
+    pbo: Buffer,
+    upload: Texture,
+    t: f32,
+}
+
+/// A target of `size` in `mode`, forced.
+fn target(gpu: &Gpu, (w, h): (u32, u32), mode: Mode) -> Result<DisplayTarget> {
+    let (target, _) = DisplayTarget::new(&gpu.ctx, w, h, Format::Rgba8, Some(mode))
+        .with_context(|| format!("DisplayTarget::new({w}x{h}, RGBA8, {mode})"))?;
+    Ok(target)
+}
+
+/// Queues the plasma kernel writing a frame at time `t` into a frame's `pixels` (RGBA8, rows
+/// tightly packed) on the bench stream, the frame's.
+fn write_pixels(gpu: &Gpu, pixels: Pixels<'_>, t: f32) -> Result<()> {
+    let (w, h) = (pixels.width, pixels.height);
+    ensure!(
+        pixels.format == Format::Rgba8 && pixels.pitch == w as usize * 4,
+        "a frame's pixels are not tightly packed RGBA8 (pitch {})",
+        pixels.pitch
+    );
+    gpu.plasma_into(pixels.ptr, pixels.pitch * h as usize, (w, h), t)
+}
+
+/// One raw staged limit: `cuMemcpyDtoHAsync` of the whole of `src` into `dst`, then
+/// `cuStreamSynchronize`.
+fn raw_dtoh(
+    driver: &sys::Driver,
+    src: &DeviceBuffer<u8>,
+    dst: &mut PinnedBuffer<u8>,
+    stream: &Stream,
+) -> Result<()> {
+    let bytes = src.byte_len();
+    ensure!(dst.len() == bytes, "the pinned buffer is not a frame long");
+    let host = dst.as_ptr().cast_mut().cast::<std::ffi::c_void>();
+    // SAFETY: `host` is the start of the `bytes` bytes of page-locked memory `dst` owns,
+    // borrowed mutably here so nothing reads them, with no copy of the safe API into them
+    // pending (the group queues none); `src` is `bytes` bytes of device memory of the CUDA
+    // context bound before the group; `stream` is a live stream of it. Both stay allocated
+    // until the synchronize below has returned (a failure there ends the run).
+    cu("cuMemcpyDtoHAsync", unsafe {
+        driver.cuMemcpyDtoHAsync_v2(host, src.device_ptr().as_raw(), bytes, stream.raw())
+    })?;
+    // SAFETY: `stream` is live.
+    cu("cuStreamSynchronize", unsafe {
+        driver.cuStreamSynchronize(stream.raw())
+    })
+}
+
+/// The group at `size`: the staged frame and its raw limits, and unless interop was refused,
+/// the handoff floor and the interop frame, interleaved.
+pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Result<Vec<Case>> {
+    let (w, h) = size;
+    let group = format!("present {w}x{h}: DisplayTarget per frame vs its limits");
+    let bytes = w as usize * h as usize * 4;
+    let driver = sys::driver()?;
+    // The raw copy needs the CUDA context current; the safe API binds it itself.
+    gpu.ctx
+        .bind()
+        .context("binding the CUDA context for the raw copy")?;
+    let interop = match setup.interop_refused {
+        None => Some(target(gpu, size, Mode::Interop)?),
+        Some(_) => None,
+    };
+    let mut rig = Rig {
+        interop,
+        staged: target(gpu, size, Mode::Staged)?,
+        floor: Floor::new(gpu, size)?,
+        pinned: PinnedBuffer::zeroed(&gpu.ctx, bytes)
+            .with_context(|| format!("allocating {bytes} bytes of pinned host memory"))?,
+        pbo: Buffer::new(bytes, &format!("the {w}x{h} PBO"))?,
+        upload: Texture::new(w, h, &format!("the {w}x{h} upload texture"))?,
+        t: 0.0,
+    };
+    glres::check(&format!("setting up {group}"))?;
+    let stream = &gpu.stream;
+    let mut rows: Vec<(Role, Variant<'_, Rig>)> = Vec::new();
+    if rig.interop.is_some() {
+        rows.push((
+            Role::Floor,
+            Variant::new(format!("handoff floor {w}x{h}"), |rig: &mut Rig| {
+                rig.t += FRAME_DT;
+                rig.floor.run(gpu, rig.t)
+            }),
+        ));
+        rows.push((
+            Role::Interop,
+            Variant::new(
+                format!("interop frame {w}x{h}: kernel + present + GL use"),
+                |rig: &mut Rig| {
+                    rig.t += FRAME_DT;
+                    let target = rig.interop.as_mut().context("no interop target")?;
+                    let frame = target.frame(stream)?;
+                    write_pixels(gpu, frame.pixels(), rig.t)?;
+                    frame.present()?;
+                    rig.floor.gl_use(target.texture());
+                    Ok(())
+                },
+            ),
+        ));
+    }
+    rows.push((
+        Role::Staged,
+        Variant::new(
+            format!("staged frame {w}x{h}: kernel + present + GL use (steady state)"),
+            |rig: &mut Rig| {
+                rig.t += FRAME_DT;
+                let frame = rig.staged.frame(stream)?;
+                write_pixels(gpu, frame.pixels(), rig.t)?;
+                frame.present()?;
+                rig.floor.gl_use(rig.staged.texture());
+                Ok(())
+            },
+        ),
+    ));
+    rows.push((
+        Role::Dtoh,
+        Variant::new(
+            format!("raw cuMemcpyDtoHAsync {w}x{h} into pinned memory + sync"),
+            |rig: &mut Rig| raw_dtoh(driver, &rig.floor.device, &mut rig.pinned, stream),
+        ),
+    ));
+    rows.push((
+        Role::Upload,
+        Variant::new(
+            format!("raw glTexSubImage2D {w}x{h} from a bound PBO + GL use"),
+            |rig: &mut Rig| {
+                rig.upload.upload_from_pbo(&rig.pbo)?;
+                rig.floor.gl_use(rig.upload.name());
+                Ok(())
+            },
+        ),
+    ));
+    rows.push((
+        Role::WriteUpload,
+        Variant::new(
+            format!("raw glBufferSubData + glTexSubImage2D {w}x{h} from pinned memory + GL use"),
+            |rig: &mut Rig| {
+                rig.pbo.write(rig.pinned.as_slice()?)?;
+                rig.upload.upload_from_pbo(&rig.pbo)?;
+                rig.floor.gl_use(rig.upload.name());
+                Ok(())
+            },
+        ),
+    ));
+    let (roles, mut variants): (Vec<Role>, Vec<_>) = rows.into_iter().unzip();
+    let mut cases = interleaved(plan, &group, &mut rig, &mut variants)?;
+    // The staged target's last frame is still pending: uploaded now, so that its errors are
+    // this group's.
+    rig.staged.flush().context("flushing the staged target")?;
+    glres::finish();
+    stream.synchronize()?;
+    glres::check(&group)?;
+    drop(rig);
+    for (case, role) in cases.iter_mut().zip(roles) {
+        case.present = Some(PresentTag {
+            role,
+            width: w,
+            height: h,
+        });
+    }
+    set_ratios(&mut cases, size, setup);
+    Ok(cases)
+}
+
+/// The row of `role` at `size`.
+fn row(cases: &[Case], role: Role, size: (u32, u32)) -> Option<&Case> {
+    cases.iter().find(|c| {
+        c.present
+            .as_ref()
+            .is_some_and(|t| t.role == role && (t.width, t.height) == size)
+    })
+}
+
+/// The median of the row of `role` at `size`.
+fn median(cases: &[Case], role: Role, size: (u32, u32)) -> Option<f64> {
+    row(cases, role, size).map(|c| c.stats.median_us)
+}
+
+/// An interop frame against the handoff floor at `size`.
+fn interop_summary(cases: &[Case], size: (u32, u32)) -> Option<Summary> {
+    let frame = median(cases, Role::Interop, size)?;
+    let floor = median(cases, Role::Floor, size)?;
+    let ratio = frame / floor;
+    Some(Summary {
+        us_per_frame: frame,
+        ratio,
+        limit: "handoff floor",
+        limit_us: floor,
+        target_max: INTEROP_TARGET,
+        target_met: ratio <= INTEROP_TARGET,
+        staged: None,
+    })
+}
+
+/// A staged frame against its raw limits at `size`, the target's on the `applies` one.
+fn staged_summary(cases: &[Case], size: (u32, u32), applies: &'static str) -> Option<Summary> {
+    let frame = median(cases, Role::Staged, size)?;
+    let dtoh_us = median(cases, Role::Dtoh, size)?;
+    let upload_us = median(cases, Role::Upload, size)?;
+    let (max, sum) = (dtoh_us.max(upload_us), dtoh_us + upload_us);
+    let (limit, limit_us) = if applies == SUM {
+        ("DtoH + upload (NVIDIA GL)", sum)
+    } else {
+        ("max(DtoH, upload) (GL not NVIDIA's)", max)
+    };
+    let ratio = frame / limit_us;
+    Some(Summary {
+        us_per_frame: frame,
+        ratio,
+        limit,
+        limit_us,
+        target_max: STAGED_TARGET,
+        target_met: ratio <= STAGED_TARGET,
+        staged: Some(StagedLimits {
+            dtoh_us,
+            upload_us,
+            write_upload_us: median(cases, Role::WriteUpload, size),
+            ratio_to_max: frame / max,
+            ratio_to_sum: frame / sum,
+            limit_applies: applies,
+        }),
+    })
+}
+
+/// Sets the frame rows' ratios at `size` to their limits, as the summaries compute them.
+fn set_ratios(cases: &mut [Case], size: (u32, u32), setup: &Setup) {
+    let interop = interop_summary(cases, size).zip(row(cases, Role::Floor, size));
+    let interop = interop.map(|(s, floor)| (s, floor.name.clone()));
+    let staged = staged_summary(cases, size, setup.staged_limit);
+    let staged = staged.map(|s| (s.clone(), s.limit.to_string()));
+    for case in cases.iter_mut() {
+        let Some(tag) = case.present.as_ref() else {
+            continue;
+        };
+        let summary = match tag.role {
+            _ if (tag.width, tag.height) != size => None,
+            Role::Interop => interop.as_ref(),
+            Role::Staged => staged.as_ref(),
+            _ => None,
+        };
+        if let Some((summary, to)) = summary {
+            case.ratio = Some(Ratio {
+                to: to.clone(),
+                value: summary.ratio,
+                target_max: Some(summary.target_max),
+            });
+        }
+    }
+}
+
+/// The sizes the present rows of `cases` hold, in run order.
+fn sizes(cases: &[Case]) -> Vec<(u32, u32)> {
+    let mut sizes = Vec::new();
+    for t in cases.iter().filter_map(|c| c.present.as_ref()) {
+        if !sizes.contains(&(t.width, t.height)) {
+            sizes.push((t.width, t.height));
+        }
+    }
+    sizes
+}
+
+/// `present` of `benchmarks.json`, for a device whose run measured the group (`None` when it
+/// holds no present row).
+pub fn summaries(cases: &[Case], setup: &Setup) -> Option<PresentReport> {
+    let mut modes: BTreeMap<String, BTreeMap<String, Summary>> = BTreeMap::new();
+    for (mode, (w, h), summary) in each(cases, setup) {
+        let by_size = modes.entry(mode.name().to_string()).or_default();
+        by_size.insert(format!("{w}x{h}"), summary);
+    }
+    (!modes.is_empty()).then(|| PresentReport {
+        setup: setup.clone(),
+        modes,
+    })
+}
+
+fn verdict(summary: &Summary) -> &'static str {
+    if summary.target_met { "met" } else { "MISSED" }
+}
+
+/// Every summary of `cases`, as (mode, size, summary).
+fn each(cases: &[Case], setup: &Setup) -> Vec<(Mode, (u32, u32), Summary)> {
+    let mut out = Vec::new();
+    for size in sizes(cases) {
+        if let Some(s) = interop_summary(cases, size) {
+            out.push((Mode::Interop, size, s));
+        }
+        if let Some(s) = staged_summary(cases, size, setup.staged_limit) {
+            out.push((Mode::Staged, size, s));
+        }
+    }
+    out
+}
+
+/// Prints each summary of `cases` on one line (stderr, like the other groups' progress).
+pub fn print_summary(cases: &[Case], setup: &Setup) {
+    eprintln!("interop: present: {}", setup.display);
+    for (mode, (w, h), s) in each(cases, setup) {
+        let limits = s.staged.as_ref().map_or_else(String::new, |l| {
+            format!(
+                " (DtoH {:.1} µs, upload {:.1} µs: {:.3} x max, {:.3} x sum)",
+                l.dtoh_us, l.upload_us, l.ratio_to_max, l.ratio_to_sum
+            )
+        });
+        eprintln!(
+            "interop: present.{mode}.{w}x{h}: {:.1} µs per frame, {} {:.1} µs: {:.3} x{limits} \
+             (target <= {}: {})",
+            s.us_per_frame,
+            s.limit,
+            s.limit_us,
+            s.ratio,
+            s.target_max,
+            verdict(&s)
+        );
+    }
+}
+
+/// The markdown tables of the group, for the report; empty when it did not run.
+pub fn summary_markdown(cases: &[Case], setup: Option<&Setup>) -> String {
+    let mut out = String::new();
+    let Some(setup) = setup else {
+        return out;
+    };
+    let all = each(cases, setup);
+    if all.is_empty() {
+        return out;
+    }
+    let _ = write!(
+        out,
+        "### Present: `DisplayTarget` per frame vs its limits\n\n\
+         `{}` (auto, 1920x1080).\n\n",
+        setup.display
+    );
+    if let Some(why) = &setup.interop_refused {
+        let _ = write!(
+            out,
+            "Interop was refused, so only staged was measured: {why}.\n\n"
+        );
+    }
+    let _ = write!(
+        out,
+        "GL: {} / {}: the staged limit is the **{}** of the raw DtoH and upload ({}).\n\n\
+         | key | µs per frame | limit | limit µs | ratio | target |\n\
+         |---|---:|---|---:|---:|---|\n",
+        setup.gl_vendor,
+        setup.gl_renderer,
+        setup.staged_limit,
+        if setup.staged_limit == SUM {
+            "NVIDIA's GL"
+        } else {
+            "GL not NVIDIA's"
+        }
+    );
+    for (mode, (w, h), s) in &all {
+        let _ = writeln!(
+            out,
+            "| `present.{mode}.{w}x{h}` | {:.1} | {} | {:.1} | {:.3} | <= {}: {} |",
+            s.us_per_frame,
+            s.limit,
+            s.limit_us,
+            s.ratio,
+            s.target_max,
+            verdict(s)
+        );
+    }
+    out.push_str(
+        "\n| staged | DtoH µs | upload µs | × max | × sum | buffer write + upload µs |\n\
+         |---|---:|---:|---:|---:|---:|\n",
+    );
+    for (_, (w, h), s) in &all {
+        let Some(l) = &s.staged else { continue };
+        let write = l
+            .write_upload_us
+            .map_or_else(String::new, |v| format!("{v:.1}"));
+        let _ = writeln!(
+            out,
+            "| {w}x{h} | {:.1} | {:.1} | {:.3} | {:.3} | {write} |",
+            l.dtoh_us, l.upload_us, l.ratio_to_max, l.ratio_to_sum
+        );
+    }
+    out.push('\n');
+    out
+}
