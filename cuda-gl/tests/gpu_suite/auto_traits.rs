@@ -72,6 +72,10 @@ assert_impl_all!(SurfaceObject<'static>: Send, Sync);
 assert_impl_all!(TextureObject<'static>: Send, Sync);
 // A batch entry is a mutable borrow of a resource.
 assert_impl_all!(Resource<'static>: Send, Sync);
+// The display target's GL calls go to the context current on the calling thread; its frames
+// borrow it.
+assert_not_impl_any!(cuda_gl::display::DisplayTarget: Send, Sync);
+assert_not_impl_any!(cuda_gl::display::Frame<'static, cuda_gl::Stream>: Send, Sync);
 
 #[cfg(feature = "egl")]
 mod egl {
