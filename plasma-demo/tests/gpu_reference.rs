@@ -10,19 +10,16 @@
 
 mod common;
 
-use common::gpu;
+use common::{check_frame, gpu};
 
 use cuda_gl::Device;
 use plasma_demo::backend::{Backend, CudaBackend};
 use plasma_demo::cli::{PathChoice, Size};
-use plasma_demo::plasma_cpu::render_cpu;
 use plasma_demo::png_io::compare_rgba;
 use plasma_demo::renderer::Target;
 use plasma_demo::session::Session;
 use plasma_demo::timing::{Clock, Stage};
-use plasma_demo::watchdog;
 
-const TOLERANCE: u8 = 2;
 const SIZES: [(u32, u32); 3] = [(1280, 720), (1920, 1080), (1366, 767)];
 const TIMES: [f32; 3] = [0.0, 1.5, 42.75];
 const PATHS: [PathChoice; 2] = [PathChoice::Pbo, PathChoice::Surface];
@@ -60,25 +57,7 @@ fn cuda_frames_match_the_cpu_reference() {
             s.resize(size).unwrap();
             for t in TIMES {
                 s.render_frame(t, size).unwrap();
-                let got = s.read_frame().unwrap();
-                watchdog::enter(watchdog::Stage::Idle);
-                let mut expected = vec![0u8; size.rgba_bytes()];
-                render_cpu(&mut expected, w, h, t);
-                let d = compare_rgba(&got, &expected, w, TOLERANCE);
-                eprintln!(
-                    "{path} {size} t={t}: max channel diff {}, {} channels over ±{TOLERANCE}",
-                    d.max_channel_diff, d.channels_over
-                );
-                if !d.within_tolerance() {
-                    failures.push(format!(
-                        "{path} {size} t={t}: {} of {} channels differ by more than \
-                         {TOLERANCE} (max {}, first at {:?} from the bottom)",
-                        d.channels_over, d.channels, d.max_channel_diff, d.first_over
-                    ));
-                }
-                // The frame drawn from the texture is the texture.
-                let drawn = s.read_drawn().unwrap().unwrap();
-                assert_eq!(drawn, got, "{path} {size} t={t}: drawn frame");
+                check_frame(&mut s, &path.to_string(), size, t, &mut failures);
                 checked += 1;
             }
         }

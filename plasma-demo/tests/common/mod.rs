@@ -78,3 +78,38 @@ pub fn demo_binary() -> PathBuf {
         .filter(|p| p.exists())
         .unwrap_or_else(|| panic!("no plasma-demo at {built:?} or ../bin/; set PLASMA_DEMO_BIN"))
 }
+
+/// How far a GPU frame's channels may be from the CPU reference's.
+pub const TOLERANCE: u8 = 2;
+
+/// Reads the session's frame at time `t` (drawn at `size`), compares it with the CPU reference
+/// within [`TOLERANCE`], prints the difference, adds a failure line named `label` when it is
+/// over, and asserts that the frame drawn from the texture is the frame read back.
+pub fn check_frame(
+    s: &mut plasma_demo::session::Session,
+    label: &str,
+    size: plasma_demo::cli::Size,
+    t: f32,
+    failures: &mut Vec<String>,
+) {
+    let got = s.read_frame().unwrap();
+    watchdog::enter(watchdog::Stage::Idle);
+    let (w, h) = (size.width, size.height);
+    let mut expected = vec![0u8; size.rgba_bytes()];
+    plasma_demo::plasma_cpu::render_cpu(&mut expected, w, h, t);
+    let d = plasma_demo::png_io::compare_rgba(&got, &expected, w, TOLERANCE);
+    eprintln!(
+        "{label} {size} t={t}: max channel diff {}, {} channels over ±{TOLERANCE}",
+        d.max_channel_diff, d.channels_over
+    );
+    if !d.within_tolerance() {
+        failures.push(format!(
+            "{label} {size} t={t}: {} of {} channels differ by more than {TOLERANCE} (max {}, \
+             first at {:?} from the bottom)",
+            d.channels_over, d.channels, d.max_channel_diff, d.first_over
+        ));
+    }
+    // The frame drawn from the texture is the texture.
+    let drawn = s.read_drawn().unwrap().unwrap();
+    assert_eq!(drawn, got, "{label} {size} t={t}: drawn frame");
+}
