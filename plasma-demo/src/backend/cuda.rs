@@ -238,18 +238,7 @@ impl CudaBackend {
             viewport,
             profiler,
         } = frame;
-        if let Some(duration) = self.pending_spin.take() {
-            watchdog::enter(watchdog::Stage::Kernel);
-            let ns = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
-            let one = LaunchConfig {
-                grid: (1, 1, 1),
-                block: (1, 1, 1),
-                shared_mem_bytes: 0,
-            };
-            // SAFETY: `debug_spin(unsigned long long ns)` takes one u64 and touches no memory.
-            unsafe { self.spin.launch(one, &self.stream, (ns,)) }
-                .context("launching debug_spin")?;
-        }
+        launch_pending_spin(&self.spin, &self.stream, &mut self.pending_spin)?;
         if let Some(Registered::Stream(frames)) = self.resource.as_mut() {
             watchdog::enter(watchdog::Stage::Kernel);
             let drawn = frames.render(&self.kernel, &self.stream, renderer, t, viewport)?;
@@ -366,8 +355,32 @@ impl CudaBackend {
     }
 }
 
+/// Launches the watchdog's test kernel for the `pending` duration on `stream`, once (then
+/// `pending` is `None`); nothing when none is pending.
+///
+/// # Errors
+/// The launch's error.
+pub(super) fn launch_pending_spin(
+    spin: &Function,
+    stream: &Stream,
+    pending: &mut Option<Duration>,
+) -> Result<()> {
+    if let Some(duration) = pending.take() {
+        watchdog::enter(watchdog::Stage::Kernel);
+        let ns = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
+        let one = LaunchConfig {
+            grid: (1, 1, 1),
+            block: (1, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: `debug_spin(unsigned long long ns)` takes one u64 and touches no memory.
+        unsafe { spin.launch(one, stream, (ns,)) }.context("launching debug_spin")?;
+    }
+    Ok(())
+}
+
 /// The kernels' `int` width and height.
-fn dims(size: Size) -> Result<(i32, i32)> {
+pub(super) fn dims(size: Size) -> Result<(i32, i32)> {
     Ok((
         i32::try_from(size.width).context("width too large")?,
         i32::try_from(size.height).context("height too large")?,

@@ -227,18 +227,7 @@ impl DisplayBackend {
             profiler,
             ..
         } = frame;
-        if let Some(duration) = self.pending_spin.take() {
-            watchdog::enter(watchdog::Stage::Kernel);
-            let ns = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
-            let one = LaunchConfig {
-                grid: (1, 1, 1),
-                block: (1, 1, 1),
-                shared_mem_bytes: 0,
-            };
-            // SAFETY: `debug_spin(unsigned long long ns)` takes one u64 and touches no memory.
-            unsafe { self.spin.launch(one, &self.stream, (ns,)) }
-                .context("launching debug_spin")?;
-        }
+        super::cuda::launch_pending_spin(&self.spin, &self.stream, &mut self.pending_spin)?;
         let Some(target) = self.target.as_mut() else {
             bail!("the display backend has no target (attach was not called)");
         };
@@ -250,8 +239,7 @@ impl DisplayBackend {
                 target.format()
             );
         }
-        let w = i32::try_from(size.width).context("width too large")?;
-        let h = i32::try_from(size.height).context("height too large")?;
+        let (w, h) = super::cuda::dims(size)?;
         let (kernel, stream) = (&self.kernel, &self.stream);
         let frame = target.frame(stream).context("beginning a display frame")?;
         let pixels = frame.pixels();
