@@ -170,8 +170,8 @@ fn on_mesa_next_to_cuda_the_default_run_is_staged() {
         Err(e) => return skip(format!("no headless OpenGL: {}", common::one_line(&e))),
     }
     let shot = std::env::temp_dir().join(format!("plasma-demo-mesa-{}.png", std::process::id()));
-    let output = std::process::Command::new(common::demo_binary())
-        .args([
+    let run = common::run_demo(
+        &[
             "--headless",
             "--size",
             "96x54",
@@ -179,14 +179,11 @@ fn on_mesa_next_to_cuda_the_default_run_is_staged() {
             "3",
             "--time",
             "1.5",
-        ])
-        .arg("--screenshot")
-        .arg(&shot)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let all = format!("{stdout}{}", String::from_utf8_lossy(&output.stderr));
-    assert!(output.status.success(), "{:?}: {all}", output.status);
+        ],
+        &shot,
+        &[],
+    );
+    let (stdout, all) = (&run.stdout, run.all());
     let first: Vec<&str> = stdout.lines().take(3).collect();
     assert!(
         first

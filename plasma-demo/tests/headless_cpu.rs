@@ -85,17 +85,12 @@ fn without_a_display_the_default_run_falls_back_to_headless() {
     }
     let shot =
         std::env::temp_dir().join(format!("plasma-demo-fallback-{}.png", std::process::id()));
-    let output = std::process::Command::new(common::demo_binary())
-        .env_remove("DISPLAY")
-        .env_remove("WAYLAND_DISPLAY")
-        .args(["--backend", "cpu", "--size", "64x36", "--frames", "2"])
-        .arg("--screenshot")
-        .arg(&shot)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let all = format!("{stdout}{}", String::from_utf8_lossy(&output.stderr));
-    assert!(output.status.success(), "{:?}: {all}", output.status);
+    let run = common::run_demo(
+        &["--backend", "cpu", "--size", "64x36", "--frames", "2"],
+        &shot,
+        &["DISPLAY", "WAYLAND_DISPLAY"],
+    );
+    let (stdout, all) = (&run.stdout, run.all());
     let lines: Vec<&str> = stdout.lines().collect();
     assert!(
         lines[0].starts_with(
@@ -132,8 +127,8 @@ fn the_default_path_falls_back_to_the_cpu_only_without_cuda() {
     }
     let has_cuda = cuda_gl::Device::get(0).is_ok();
     let shot = std::env::temp_dir().join(format!("plasma-demo-auto-{}.png", std::process::id()));
-    let output = std::process::Command::new(common::demo_binary())
-        .args([
+    let run = common::run_demo(
+        &[
             "--headless",
             "--size",
             "64x36",
@@ -141,15 +136,11 @@ fn the_default_path_falls_back_to_the_cpu_only_without_cuda() {
             "3",
             "--time",
             "1.5",
-        ])
-        .arg("--screenshot")
-        .arg(&shot)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let all = format!("{stdout}{stderr}");
-    assert!(output.status.success(), "{:?}: {all}", output.status);
+        ],
+        &shot,
+        &[],
+    );
+    let (stdout, stderr, all) = (&run.stdout, &run.stderr, run.all());
     let first: Vec<&str> = stdout.lines().take(3).collect();
     let tolerance = if has_cuda {
         assert!(

@@ -113,3 +113,42 @@ pub fn check_frame(
     let drawn = s.read_drawn().unwrap().unwrap();
     assert_eq!(drawn, got, "{label} {size} t={t}: drawn frame");
 }
+
+/// What a run of the demo binary printed.
+pub struct DemoRun {
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl DemoRun {
+    /// Both streams, for failure messages.
+    pub fn all(&self) -> String {
+        format!("{}{}", self.stdout, self.stderr)
+    }
+}
+
+/// Runs the demo binary with `args` and `--screenshot shot`, without the environment variables
+/// `unset`, and asserts that it exited with success.
+pub fn run_demo(args: &[&str], shot: &Path, unset: &[&str]) -> DemoRun {
+    let mut command = std::process::Command::new(demo_binary());
+    for name in unset {
+        command.env_remove(name);
+    }
+    let output = command
+        .args(args)
+        .arg("--screenshot")
+        .arg(shot)
+        .output()
+        .unwrap();
+    let run = DemoRun {
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    };
+    assert!(
+        output.status.success(),
+        "{:?}: {}",
+        output.status,
+        run.all()
+    );
+    run
+}
