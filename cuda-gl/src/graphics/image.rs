@@ -47,13 +47,8 @@ impl RegisteredImage {
         texture: u32,
         flags: RegisterFlags,
     ) -> Result<Self> {
-        let reg = Registration::register_claimed(
-            ctx,
-            texture,
-            Kind::Image(ImageTarget::Texture2D),
-            flags,
-            None,
-        )?;
+        let reg =
+            Registration::register_own(ctx, texture, Kind::Image(ImageTarget::Texture2D), flags)?;
         Ok(Self::from_registration(reg))
     }
 

@@ -48,37 +48,44 @@ impl Registration {
         kind: Kind,
         flags: RegisterFlags,
     ) -> Result<Self> {
-        let (owner, _) =
-            GlOwner::current("cuGraphicsGLRegister* (not called: no GL context is current)")?;
-        let Some(claim) = claim::claim(kind, name, owner) else {
-            return Err(Error::AlreadyRegistered {
-                name,
-                kind: kind.describe().to_string(),
-            });
-        };
-        Registration::register_claimed(ctx, name, kind, flags, Some(claim))
+        Registration::register_as(ctx, name, kind, flags, true)
     }
 
-    /// Registers GL object `name`, whose claim is `claim`, or is held by the caller (`None`:
-    /// cuda-gl's own objects, such as a display target's texture, whose claim lasts until the
-    /// object is deleted, after the registration is gone).
-    pub(crate) fn register_claimed(
+    /// Registers GL object `name` of cuda-gl's own, which the caller has claimed and keeps
+    /// claimed until the object is deleted, after the registration is gone (a display target's
+    /// texture).
+    pub(crate) fn register_own(
         ctx: &Arc<Context>,
         name: u32,
         kind: Kind,
         flags: RegisterFlags,
-        claim: Option<claim::Claim>,
+    ) -> Result<Self> {
+        Registration::register_as(ctx, name, kind, flags, false)
+    }
+
+    /// Registers GL object `name`, claiming it first when `claim_it` (one owner lookup).
+    fn register_as(
+        ctx: &Arc<Context>,
+        name: u32,
+        kind: Kind,
+        flags: RegisterFlags,
+        claim_it: bool,
     ) -> Result<Self> {
         validate(name, kind, flags)?;
         let (owner, fns) =
             GlOwner::current("cuGraphicsGLRegister* (not called: no GL context is current)")?;
-        let raw = match register_raw(ctx, fns, name, kind, flags) {
-            Ok(raw) => raw,
-            Err(e) => {
-                drop(claim);
-                return Err(e);
-            }
+        let claim = if claim_it {
+            let claim =
+                claim::claim(kind, name, owner).ok_or_else(|| Error::AlreadyRegistered {
+                    name,
+                    kind: kind.describe().to_string(),
+                })?;
+            Some(claim)
+        } else {
+            None
         };
+        // On an error the claim ends here.
+        let raw = register_raw(ctx, fns, name, kind, flags)?;
         Ok(Registration {
             ctx: ctx.clone(),
             raw,
