@@ -13,6 +13,8 @@
 #   --examples           every numbered example (screenshots into $OUT/shots.tgz) and the demo's
 #                        first run with no display (it falls back to headless on its own)
 #   --no-suite           skip the test binaries (with --bench, --examples, ...)
+#   --only REGEX         only the test binaries whose file names match REGEX (and with
+#                        SUITE_TESTS=REGEX in the environment, only gpu_suite's tests that match)
 #   --mesa               then, with Mesa's EGL beside NVIDIA's CUDA (needs .mesa/, from
 #                        ci/gpu/fetch-mesa-egl-debs.sh): the tests that need GL not on the CUDA
 #                        GPU (not_nvidia_gl, the demo's staged default run), required to run
@@ -27,8 +29,12 @@ out=${OUT:-/tmp/cuda-gl-gpu}
 mkdir -p "$out"
 logs=$(mktemp -d)/logs
 mkdir -p "$logs"
-pack() { tar czf "$out/logs.tgz" -C "$(dirname "$logs")" logs; }
+pack() { tar czf "$out/logs.tgz.tmp" -C "$(dirname "$logs")" logs && mv "$out/logs.tgz.tmp" "$out/logs.tgz"; }
 sum="$out/summary.txt"
+# Also every 20 s, so that a call that runs out of time still brings back the running binary's log.
+(while sleep 20; do pack 2>/dev/null; done) &
+packer=$!
+trap 'kill $packer 2>/dev/null' EXIT
 : >"$sum"
 say() { echo "$*" | tee -a "$sum"; }
 xid() { say "--- kernel log, $1: $(dmesg 2>/dev/null | grep -c Xid) Xid lines"; dmesg 2>/dev/null | grep Xid | tail -3 | tee -a "$sum"; }
@@ -41,17 +47,31 @@ run() {
     say "$name rc=$rc $((SECONDS - start))s $(grep -E '^test result|frames/s|watchdog' "$logs/$name.log" | tail -1)"
     pack
 }
-tests() { ls .gpu/tests | grep -v -E -e '^(compile_fail|xtask)' -e '^(plasma-demo|cudarc_interop)$' -e '^[0-9]{2}_'; }
-# gpu_suite holds one module per feature (what were a dozen binaries of 300 s each): 600 s.
+tests() { ls .gpu/tests | grep -v -E -e '^(compile_fail|xtask)' -e '^(plasma-demo|cudarc_interop)$' -e '^[0-9]{2}_' | grep -E -- "$only"; }
+# gpu_suite holds one module per feature: each of its tests runs alone under 90 s, so that one
+# hang costs 90 s and names itself instead of taking the whole call's time and every later result.
+each_test() {
+    local bin=$1 name=$2 t rc fails=0 hangs=0 passed=0 start=$SECONDS
+    : >"$logs/$name.log"
+    for t in $("$bin" --list 2>/dev/null | sed -n 's/: test$//p' | grep -E -- "${SUITE_TESTS:-.}"); do
+        echo "=== $t" >>"$logs/$name.log"
+        timeout 90 "$bin" --exact "$t" --test-threads=1 >>"$logs/$name.log" 2>&1
+        rc=$?
+        if ((rc == 0)); then passed=$((passed + 1))
+        elif ((rc == 124)); then hangs=$((hangs + 1)); say "  HANG (90 s) $t"
+        else fails=$((fails + 1)); say "  FAIL rc=$rc $t"; fi
+    done
+    say "$name $((SECONDS - start))s: $passed passed, $fails failed, $hangs hung"
+    pack
+}
 suite() {
-    local t limit
+    local t
     for t in $(tests | grep -v '^faults') $(tests | grep '^faults'); do
-        limit=300
-        [[ $t == gpu_suite-* ]] && limit=600
-        run "$1$t" "$limit" ".gpu/tests/$t" --test-threads=1
+        if [[ $t == gpu_suite-* ]]; then each_test ".gpu/tests/$t" "$1$t"; continue; fi
+        run "$1$t" 300 ".gpu/tests/$t" --test-threads=1
     done
 }
-twice=0 one_by_one=0 watchdog=0 examples=0 suite=1 mesa=0 bench=()
+twice=0 one_by_one=0 watchdog=0 examples=0 suite=1 mesa=0 bench=() only=.
 while (($#)); do
     case $1 in
     --twice) twice=1 ;;
@@ -59,6 +79,7 @@ while (($#)); do
     --watchdog) watchdog=1 ;;
     --examples) examples=1 ;;
     --no-suite) suite=0 ;;
+    --only) shift; only=$1 ;;
     --mesa) mesa=1 ;;
     --bench) shift; bench=(--out "$out/bench" "$@"); break ;;
     esac
@@ -118,4 +139,5 @@ if ((${#bench[@]})); then
     run bench 560 "$(ls .gpu/bench/interop-* | head -1)" "${bench[@]}"
     xid "after the benchmark"
 fi
+kill "$packer" 2>/dev/null
 pack && rm -rf "$logs"

@@ -81,6 +81,11 @@ pub enum Role {
     Upload,
     /// `glBufferSubData` of a frame from pinned memory + the upload (for reading only).
     WriteUpload,
+    /// An interop frame with a stream synchronize before its GL use (where the time goes).
+    InteropSynced,
+    /// An interop frame's kernel and present + stream synchronize, no GL use (where the time
+    /// goes).
+    InteropNoGl,
 }
 
 /// A present row's role and frame size.
@@ -238,6 +243,17 @@ fn write_pixels(gpu: &Gpu, pixels: Pixels<'_>, t: f32) -> Result<()> {
     gpu.plasma_into(pixels.ptr, pixels.pitch * h as usize, (w, h), t)
 }
 
+/// The next interop frame: the kernel writes its pixels, then it is presented; returns the
+/// texture for the GL use.
+fn interop_frame(gpu: &Gpu, rig: &mut Rig, stream: &Stream) -> Result<u32> {
+    rig.t += FRAME_DT;
+    let target = rig.interop.as_mut().context("no interop target")?;
+    let frame = target.frame(stream)?;
+    write_pixels(gpu, frame.pixels(), rig.t)?;
+    frame.present()?;
+    Ok(target.texture())
+}
+
 /// One raw staged limit: `cuMemcpyDtoHAsync` of the whole of `src` into `dst`, then
 /// `cuStreamSynchronize`.
 fn raw_dtoh(
@@ -304,13 +320,31 @@ pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Resul
             Variant::new(
                 format!("interop frame {w}x{h}: kernel + present + GL use"),
                 |rig: &mut Rig| {
-                    rig.t += FRAME_DT;
-                    let target = rig.interop.as_mut().context("no interop target")?;
-                    let frame = target.frame(stream)?;
-                    write_pixels(gpu, frame.pixels(), rig.t)?;
-                    frame.present()?;
-                    rig.floor.gl_use(target.texture());
+                    let texture = interop_frame(gpu, rig, stream)?;
+                    rig.floor.gl_use(texture);
                     Ok(())
+                },
+            ),
+        ));
+        rows.push((
+            Role::InteropSynced,
+            Variant::new(
+                format!("interop frame {w}x{h}, stream sync before the GL use"),
+                |rig: &mut Rig| {
+                    let texture = interop_frame(gpu, rig, stream)?;
+                    stream.synchronize()?;
+                    rig.floor.gl_use(texture);
+                    Ok(())
+                },
+            ),
+        ));
+        rows.push((
+            Role::InteropNoGl,
+            Variant::new(
+                format!("interop frame {w}x{h}, kernel + present + stream sync, no GL use"),
+                |rig: &mut Rig| {
+                    interop_frame(gpu, rig, stream)?;
+                    Ok(stream.synchronize()?)
                 },
             ),
         ));
