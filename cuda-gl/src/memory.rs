@@ -510,28 +510,54 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
             }
             .into());
         }
+        let device = src.device_ptr().as_raw();
+        // SAFETY: `device` is `len` values of this context's memory (checked), freed with
+        // cuMemFree, which waits for pending copies.
+        unsafe {
+            self.copy_in_async(
+                stream,
+                "cuMemcpyDtoHAsync (not called)",
+                |host, bytes, p| result::mem::copy_dtoh_async(host, device, bytes, p),
+            )
+        }
+    }
+
+    /// Queues `copy` on cuda-gl's private stream, in `stream`'s order, to write the whole
+    /// buffer (`copy` gets the host address, the byte length and the private stream), with the
+    /// tracking of [`copy_from_device_async`](Self::copy_from_device_async): it waits for the
+    /// previous copy and is covered by the buffer's event.
+    ///
+    /// # Safety
+    /// 1. What `copy` queues writes at most the bytes it is given, from memory of this buffer's
+    ///    context that stays live until that work has run.
+    ///
+    /// # Errors
+    /// As [`copy_from_device_async`](Self::copy_from_device_async), with the error of `copy`.
+    pub(crate) unsafe fn copy_in_async(
+        &mut self,
+        stream: &impl AsStream,
+        call: &'static str,
+        copy: impl FnOnce(*mut std::ffi::c_void, usize, sys::CUstream) -> result::Result<()>,
+    ) -> Result<()> {
         check_same_context(&self.ctx, stream, "the pinned buffer")?;
         if self.untracked {
             return self.wait_for_copies();
         }
-        let (host, device) = (self.ptr.cast(), src.device_ptr().as_raw());
-        let (bytes, event) = (self.len * size_of::<T>(), self.event.raw());
+        let (host, bytes, event) = (self.ptr.cast(), self.len * size_of::<T>(), self.event.raw());
         // SAFETY: the stream is live while borrowed and of this context (checked). In the
-        // work: the event is of this context; both ranges are `len` values long and live (the
-        // device buffer is freed with cuMemFree, which waits for pending copies; the pinned
-        // memory is freed only after the event recorded here); the private stream first waits
-        // for the previous copy's event.
+        // work: the event is of this context; the pinned memory is `bytes` long and freed only
+        // after the event recorded here; the source is live until the copy has run ((1)); the
+        // private stream first waits for the previous copy's event.
         let recorded = unsafe {
-            self.ctx
-                .run_now(stream.raw_stream(), "cuMemcpyDtoHAsync (not called)", |p| {
-                    result::stream::wait_event(p, event)?;
-                    result::mem::copy_dtoh_async(host, device, bytes, p)?;
-                    Ok(match result::stream::event_record(event, p) {
-                        Ok(()) => Ok(()),
-                        // The copy is queued but not covered by the event: wait for it now.
-                        Err(e) => Err((Error::from(e), result::stream::synchronize(p).is_err())),
-                    })
+            self.ctx.run_now(stream.raw_stream(), call, |p| {
+                result::stream::wait_event(p, event)?;
+                copy(host, bytes, p)?;
+                Ok(match result::stream::event_record(event, p) {
+                    Ok(()) => Ok(()),
+                    // The copy is queued but not covered by the event: wait for it now.
+                    Err(e) => Err((Error::from(e), result::stream::synchronize(p).is_err())),
                 })
+            })
         }?;
         if let Err((record, untracked)) = recorded {
             self.untracked = untracked;

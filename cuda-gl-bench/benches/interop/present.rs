@@ -51,19 +51,23 @@ const MAX: &str = "max";
 /// The group's entry in the report's list of cases.
 pub const LEGEND: &str = "\
 - **present** (`cuda_gl::display::DisplayTarget`, RGBA8, 1920x1080 and 3840x2160): one frame \
-  is the plasma kernel writing `Frame::pixels`, `Frame::present`, then the handoff floor's GL \
-  use of the target's texture (a 1-texel `glCopyImageSubData` + `glFinish`). Interop \
-  (`Mode::Interop`: map, a GPU copy into the registered texture, unmap) against the handoff \
-  floor of group 8 in the same rounds, target <= 1.05. Staged (`Mode::Staged`, forced; steady \
-  state, a frame is uploaded one present later and its copy may end in the next iteration) \
-  against two raw rows of the same rounds: `cuMemcpyDtoHAsync` of a frame into pinned memory + \
+  is the plasma kernel drawing the frame through `Frame::surface`, `Frame::present`, then the \
+  handoff floor's GL use of the target's texture (a 1-texel `glCopyImageSubData` + \
+  `glFinish`). Interop (`Mode::Interop`: the texture mapped for the frame, the kernel writes \
+  it in place, unmap) against the handoff floor of group 8 in the same rounds, target <= 1.05; \
+  beside it, for reading, the same frame drawn into `Frame::pixels` (a GPU copy into the \
+  texture at the present), and that with a stream synchronize before the GL use. Staged \
+  (`Mode::Staged`, forced; the surface is the target's CUDA array; steady state, a frame is \
+  uploaded one present later and its copy may end in the next iteration) against two raw rows \
+  of the same rounds: `cuMemcpyDtoHAsync` of a frame into pinned memory + \
   `cuStreamSynchronize`, and `glTexSubImage2D` of a frame from a bound \
   `GL_PIXEL_UNPACK_BUFFER` + the same GL use. The limit is their sum on NVIDIA's GL and the \
   larger of the two on any other GL (from `GL_VENDOR` / `GL_RENDERER`), target <= 1.10; both \
-  ratios are reported. `raw glBufferSubData + glTexSubImage2D` (for reading only) also writes \
-  the frame from pinned memory into the pixel buffer, as the staged present does. When auto \
-  refuses interop (GL that is not NVIDIA's) only the staged rows run, and the report line of \
-  `DisplayTarget::new` says why.\n";
+  ratios are reported. For reading only: `raw glBufferSubData + glTexSubImage2D` (the staged \
+  upload on NVIDIA's GL, which writes the frame into the pixel buffer first) and \
+  `glTexSubImage2D` straight from pinned memory (the staged upload on any other GL). When \
+  auto refuses interop (GL that is not NVIDIA's) only the staged rows run, and the report line \
+  of `DisplayTarget::new` says why.\n";
 
 /// What a row of the group measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -71,9 +75,9 @@ pub const LEGEND: &str = "\
 pub enum Role {
     /// The handoff floor (interop's limit).
     Floor,
-    /// An interop frame.
+    /// An interop frame, drawn through the frame's surface.
     Interop,
-    /// A staged frame.
+    /// A staged frame, drawn through the frame's surface.
     Staged,
     /// The raw `cuMemcpyDtoHAsync` of a frame + sync (a staged limit).
     Dtoh,
@@ -81,11 +85,13 @@ pub enum Role {
     Upload,
     /// `glBufferSubData` of a frame from pinned memory + the upload (for reading only).
     WriteUpload,
-    /// An interop frame with a stream synchronize before its GL use (where the time goes).
-    InteropSynced,
-    /// An interop frame's kernel and present + stream synchronize, no GL use (where the time
-    /// goes).
-    InteropNoGl,
+    /// An interop frame drawn into its pixels (copied into the texture at the present).
+    InteropPixels,
+    /// The same with a stream synchronize before the GL use (where the time goes).
+    InteropPixelsSynced,
+    /// The raw `glTexSubImage2D` of a frame from pinned memory, no pixel buffer bound, + GL
+    /// use (the staged upload on GL that is not NVIDIA's).
+    HostUpload,
 }
 
 /// A present row's role and frame size.
@@ -127,6 +133,10 @@ pub struct StagedLimits {
     /// `glBufferSubData` + the upload, µs (for reading only; not a limit of the target).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub write_upload_us: Option<f64>,
+    /// The upload straight from pinned memory (no pixel buffer), µs: the staged upload on GL
+    /// that is not NVIDIA's (for reading only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_upload_us: Option<f64>,
     /// `us_per_frame / max(dtoh_us, upload_us)`.
     pub ratio_to_max: f64,
     /// `us_per_frame / (dtoh_us + upload_us)`.
@@ -243,15 +253,31 @@ fn write_pixels(gpu: &Gpu, pixels: Pixels<'_>, t: f32) -> Result<()> {
     gpu.plasma_into(pixels.ptr, pixels.pitch * h as usize, (w, h), t)
 }
 
-/// The next interop frame: the kernel writes its pixels, then it is presented; returns the
-/// texture for the GL use.
-fn interop_frame(gpu: &Gpu, rig: &mut Rig, stream: &Stream) -> Result<u32> {
-    rig.t += FRAME_DT;
-    let target = rig.interop.as_mut().context("no interop target")?;
+/// The next frame of `target`: the plasma kernel draws it through the frame's surface, or
+/// into its pixels with `pixels`, then it is presented; returns the texture for the GL use.
+fn draw_frame(
+    gpu: &Gpu,
+    target: &mut DisplayTarget,
+    t: &mut f32,
+    stream: &Stream,
+    pixels: bool,
+) -> Result<u32> {
+    *t += FRAME_DT;
+    let size = target.size();
     let frame = target.frame(stream)?;
-    write_pixels(gpu, frame.pixels(), rig.t)?;
+    if pixels {
+        write_pixels(gpu, frame.pixels(), *t)?;
+    } else {
+        gpu.plasma_into_surface(frame.surface()?, size, *t)?;
+    }
     frame.present()?;
     Ok(target.texture())
+}
+
+/// [`draw_frame`] on the rig's interop target.
+fn interop_frame(gpu: &Gpu, rig: &mut Rig, stream: &Stream, pixels: bool) -> Result<u32> {
+    let target = rig.interop.as_mut().context("no interop target")?;
+    draw_frame(gpu, target, &mut rig.t, stream, pixels)
 }
 
 /// One raw staged limit: `cuMemcpyDtoHAsync` of the whole of `src` into `dst`, then
@@ -318,33 +344,34 @@ pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Resul
         rows.push((
             Role::Interop,
             Variant::new(
-                format!("interop frame {w}x{h}: kernel + present + GL use"),
+                format!("interop frame {w}x{h}: kernel (surface) + present + GL use"),
                 |rig: &mut Rig| {
-                    let texture = interop_frame(gpu, rig, stream)?;
+                    let texture = interop_frame(gpu, rig, stream, false)?;
                     rig.floor.gl_use(texture);
                     Ok(())
                 },
             ),
         ));
         rows.push((
-            Role::InteropSynced,
+            Role::InteropPixels,
             Variant::new(
-                format!("interop frame {w}x{h}, stream sync before the GL use"),
+                format!("interop frame {w}x{h}: kernel (pixels) + present + GL use"),
                 |rig: &mut Rig| {
-                    let texture = interop_frame(gpu, rig, stream)?;
+                    let texture = interop_frame(gpu, rig, stream, true)?;
+                    rig.floor.gl_use(texture);
+                    Ok(())
+                },
+            ),
+        ));
+        rows.push((
+            Role::InteropPixelsSynced,
+            Variant::new(
+                format!("interop frame {w}x{h}: pixels, stream sync before the GL use"),
+                |rig: &mut Rig| {
+                    let texture = interop_frame(gpu, rig, stream, true)?;
                     stream.synchronize()?;
                     rig.floor.gl_use(texture);
                     Ok(())
-                },
-            ),
-        ));
-        rows.push((
-            Role::InteropNoGl,
-            Variant::new(
-                format!("interop frame {w}x{h}, kernel + present + stream sync, no GL use"),
-                |rig: &mut Rig| {
-                    interop_frame(gpu, rig, stream)?;
-                    Ok(stream.synchronize()?)
                 },
             ),
         ));
@@ -352,13 +379,10 @@ pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Resul
     rows.push((
         Role::Staged,
         Variant::new(
-            format!("staged frame {w}x{h}: kernel + present + GL use (steady state)"),
+            format!("staged frame {w}x{h}: kernel (surface) + present + GL use (steady state)"),
             |rig: &mut Rig| {
-                rig.t += FRAME_DT;
-                let frame = rig.staged.frame(stream)?;
-                write_pixels(gpu, frame.pixels(), rig.t)?;
-                frame.present()?;
-                rig.floor.gl_use(rig.staged.texture());
+                let texture = draw_frame(gpu, &mut rig.staged, &mut rig.t, stream, false)?;
+                rig.floor.gl_use(texture);
                 Ok(())
             },
         ),
@@ -388,6 +412,17 @@ pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Resul
             |rig: &mut Rig| {
                 rig.pbo.write(rig.pinned.as_slice()?)?;
                 rig.upload.upload_from_pbo(&rig.pbo)?;
+                rig.floor.gl_use(rig.upload.name());
+                Ok(())
+            },
+        ),
+    ));
+    rows.push((
+        Role::HostUpload,
+        Variant::new(
+            format!("raw glTexSubImage2D {w}x{h} from pinned memory, no PBO + GL use"),
+            |rig: &mut Rig| {
+                rig.upload.upload_from_host(rig.pinned.as_slice()?)?;
                 rig.floor.gl_use(rig.upload.name());
                 Ok(())
             },
@@ -466,6 +501,7 @@ fn staged_summary(cases: &[Case], size: (u32, u32), applies: &'static str) -> Op
             dtoh_us,
             upload_us,
             write_upload_us: median(cases, Role::WriteUpload, size),
+            host_upload_us: median(cases, Role::HostUpload, size),
             ratio_to_max: frame / max,
             ratio_to_sum: frame / sum,
             limit_applies: applies,
@@ -614,17 +650,16 @@ pub fn summary_markdown(cases: &[Case], setup: Option<&Setup>) -> String {
         );
     }
     out.push_str(
-        "\n| staged | DtoH µs | upload µs | × max | × sum | buffer write + upload µs |\n\
-         |---|---:|---:|---:|---:|---:|\n",
+        "\n| staged | DtoH µs | upload µs | × max | × sum | buffer write + upload µs | upload from pinned memory µs |\n\
+         |---|---:|---:|---:|---:|---:|---:|\n",
     );
     for (_, (w, h), s) in &all {
         let Some(l) = &s.staged else { continue };
-        let write = l
-            .write_upload_us
-            .map_or_else(String::new, |v| format!("{v:.1}"));
+        let cell = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{v:.1}"));
+        let (write, host) = (cell(l.write_upload_us), cell(l.host_upload_us));
         let _ = writeln!(
             out,
-            "| {w}x{h} | {:.1} | {:.1} | {:.3} | {:.3} | {write} |",
+            "| {w}x{h} | {:.1} | {:.1} | {:.3} | {:.3} | {write} | {host} |",
             l.dtoh_us, l.upload_us, l.ratio_to_max, l.ratio_to_sum
         );
     }

@@ -16,7 +16,8 @@ use crate::glapi::{GlFns, GlOwner, claim};
 pub(super) struct GlSide {
     pub(super) owner: GlOwner,
     pub(super) texture: u32,
-    /// The pixel unpack buffer of the staged mode (0 without one).
+    /// The pixel unpack buffer of the staged mode on NVIDIA's GL (0 without one: see
+    /// [`staged_through_buffer`]).
     pbo: u32,
     pub(super) width: u32,
     pub(super) height: u32,
@@ -200,41 +201,49 @@ impl GlSide {
         self.width as usize * self.height as usize * self.format.bytes_per_pixel()
     }
 
-    /// Uploads one tightly packed frame, `pixels`, into the texture through the pixel buffer
-    /// (`glBufferSubData` copies the bytes before it returns, so `pixels` may be reused at
-    /// once; the texture copy from the buffer then runs in GL's order).
+    /// Uploads one tightly packed frame, `pixels`, into the texture: through the pixel buffer
+    /// when there is one (`glBufferSubData` copies the bytes before it returns, then the
+    /// texture copy from the buffer runs in GL's order), else straight from `pixels`
+    /// (`glTexSubImage2D` reads client memory before it returns). Either way `pixels` may be
+    /// reused at once.
     ///
     /// # Errors
     /// The owner check's errors when the target's context is not current;
     /// [`Error::GlCall`](crate::Error::GlCall) when GL refuses the upload.
     pub(super) fn upload(&self, pixels: &[u8]) -> Result<()> {
         let fns = self.owner.check("glTexSubImage2D (not called)")?;
-        if pixels.len() != self.frame_bytes() || self.pbo == 0 {
+        if pixels.len() != self.frame_bytes() {
             return Err(crate::Error::Internal {
-                what: "a staged frame of another size than its target's, or no pixel buffer".into(),
+                what: "a staged frame of another size than its target's".into(),
             });
         }
         let (_, pixel_format, ty) = self.format.gl();
         fns.drain_errors();
         let state = UnpackState::neutral(fns);
         // SAFETY: a context is current (the owner, checked); `pixels` holds exactly one frame
-        // (checked), the buffer's size; the texture copy reads the buffer from offset 0 (a
-        // null pointer with a pixel unpack buffer bound), within it; the state is restored.
+        // (checked), the buffer's size; the texture copy reads either the buffer from offset 0
+        // (a null pointer with a pixel unpack buffer bound), within it, or `pixels` (no buffer
+        // bound), read before the call returns; the state is restored.
         unsafe {
             (fns.bind_buffer)(gl::PIXEL_UNPACK_BUFFER, self.pbo);
-            // Orphaning first: GL gives new storage instead of waiting for the last upload.
-            (fns.buffer_data)(
-                gl::PIXEL_UNPACK_BUFFER,
-                pixels.len() as isize,
-                std::ptr::null(),
-                gl::STREAM_DRAW,
-            );
-            (fns.buffer_sub_data)(
-                gl::PIXEL_UNPACK_BUFFER,
-                0,
-                pixels.len() as isize,
-                pixels.as_ptr().cast(),
-            );
+            let source = if self.pbo != 0 {
+                // Orphaning first: GL gives new storage instead of waiting for the last upload.
+                (fns.buffer_data)(
+                    gl::PIXEL_UNPACK_BUFFER,
+                    pixels.len() as isize,
+                    std::ptr::null(),
+                    gl::STREAM_DRAW,
+                );
+                (fns.buffer_sub_data)(
+                    gl::PIXEL_UNPACK_BUFFER,
+                    0,
+                    pixels.len() as isize,
+                    pixels.as_ptr().cast(),
+                );
+                std::ptr::null()
+            } else {
+                pixels.as_ptr().cast()
+            };
             (fns.bind_texture)(gl::TEXTURE_2D, self.texture);
             (fns.tex_sub_image_2d)(
                 gl::TEXTURE_2D,
@@ -245,12 +254,24 @@ impl GlSide {
                 self.height as i32,
                 pixel_format,
                 ty,
-                std::ptr::null(),
+                source,
             );
         }
         state.restore(fns);
         fns.check("glTexSubImage2D (a staged frame)")
     }
+}
+
+/// Whether staged frames go through a pixel buffer in the current context (of `fns`): on
+/// NVIDIA's GL the upload from a buffer is the GPU's copy, which runs in GL's order while the
+/// CPU goes on; on any other GL (Mesa's llvmpipe, a laptop's integrated GPU, VirtualGL) the
+/// frame is uploaded straight from pinned memory, one CPU copy fewer where GL copies on the
+/// CPU anyway.
+pub(super) fn staged_through_buffer(fns: &GlFns) -> bool {
+    [gl::VENDOR, gl::RENDERER]
+        .into_iter()
+        .filter_map(|name| fns.string(name))
+        .any(|s| s.to_ascii_uppercase().contains("NVIDIA"))
 }
 
 impl Drop for GlSide {

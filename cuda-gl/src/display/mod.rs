@@ -2,18 +2,22 @@
 //! frame and GL draws, through the fastest path that works here, with a [`Report`] that says
 //! which and why.
 //!
-//! The frame code is the same in every mode: [`DisplayTarget::frame`] gives a [`Frame`] whose
-//! [`pixels`](Frame::pixels) are pitched device memory for a kernel to write;
-//! [`Frame::present`] (or dropping the frame) puts them in the texture. The modes differ in
-//! how:
+//! The frame code is the same in every mode: [`DisplayTarget::frame`] gives a [`Frame`] that a
+//! kernel draws through its [`surface`](Frame::surface) (`surf2Dwrite`) or into its
+//! [`pixels`](Frame::pixels) (pitched device memory); [`Frame::present`] (or dropping the
+//! frame) puts it on the texture. The modes differ in how:
 //!
-//! - [`Mode::Interop`]: the texture is registered with CUDA; each frame maps it, copies the
-//!   pixels into its array on the GPU, and unmaps it. Needs GL on the CUDA GPU, NVIDIA's.
+//! - [`Mode::Interop`]: the texture is registered with CUDA and mapped for each frame. The
+//!   surface is the texture's own, so a surface frame is written in place, with no copy (the
+//!   fast path); pixels are copied into the texture on the GPU at the present. Needs GL on the
+//!   CUDA GPU, NVIDIA's.
 //! - [`Mode::Staged`]: GL is not NVIDIA's, or CUDA cannot register its objects (a laptop whose
 //!   GL runs on the integrated GPU, Mesa's llvmpipe in a container, WSL2, VirtualGL). Each
-//!   frame is copied into pinned host memory (asynchronously, two buffers), and GL uploads the
-//!   previous frame from a pixel buffer while the next one is copied, so the texture shows the
-//!   frame before the last presented one until [`DisplayTarget::flush`].
+//!   frame (its pixels, or the CUDA array its surface writes) is copied into pinned host memory
+//!   (asynchronously, two buffers), and GL uploads the previous frame while the next one is
+//!   copied (through a pixel buffer on NVIDIA's GL, straight from the pinned memory on any
+//!   other), so the texture shows the frame before the last presented one until
+//!   [`DisplayTarget::flush`].
 //!
 //! [`DisplayTarget::new`] with `None` tries them in that order ("auto"); `Some(mode)` forces
 //! one. [`DisplayTarget::show`] puts any device memory on screen in one call, resizing the
@@ -32,29 +36,35 @@
 //! println!("{report}"); // e.g. "display: interop; GL: NVIDIA ...; CUDA: ..."
 //! for _ in 0..3 {
 //!     let frame = target.frame(&stream)?;
-//!     let pixels = frame.pixels(); // pixels.ptr, pixels.pitch: for your kernel on `stream`
-//!     # let _ = pixels;
+//!     let surface = frame.surface()?; // for your kernel on `stream`: surf2Dwrite(.., x * 4, y)
+//!     # let _ = surface;
 //!     frame.present()?;
 //!     // ... draw target.texture() with GL ...
 //! }
+//! // Or plain device memory: frame.pixels() gives ptr and pitch for a kernel that writes rows.
 //! # Ok(())
 //! # }
 //! ```
 //!
 //! Queue every frame's kernel on the frame's stream (or order it after that stream): the next
-//! frame's kernel must not overwrite the pixels while the last present still copies them.
+//! frame's kernel must not overwrite the pixels or the surface while the last present still
+//! copies them, and in interop mode the texture is mapped for CUDA only until the present.
 //!
 //! One-channel formats ([`Format::R8`], [`Format::R32F`]) are shown grey: the texture's
 //! swizzle reads red into red, green and blue, and alpha is 1. `R8` maps 0 to black and 255 to
 //! white; `R32F` maps 0.0 to black and 1.0 to white, and a shader that writes the sample to an
 //! 8-bit framebuffer clamps what lies outside.
 
+mod array;
+mod frame;
 mod gl_side;
 mod report;
+mod staged;
 mod target;
 
+pub use frame::{Frame, Pixels};
 pub use report::Report;
-pub use target::{DisplayTarget, Frame, Pixels};
+pub use target::DisplayTarget;
 
 /// How a [`DisplayTarget`]'s frames reach its texture.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

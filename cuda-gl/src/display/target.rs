@@ -1,12 +1,14 @@
 //! [`DisplayTarget`]: the texture, the frame's pixels on the GPU, and the mode that moves them.
 
-use super::gl_side::{GlSide, check_size};
+use super::frame::{Frame, Pixels, Work};
+use super::gl_side::{GlSide, check_size, staged_through_buffer};
+use super::staged::Staged;
 use super::{Format, Mode, Report};
 use crate::context::Context;
 use crate::error::{Error, Result, UsageError};
 use crate::glapi::GlOwner;
 use crate::graphics::{RegisterFlags, RegisteredImage};
-use crate::memory::{DeviceBuffer, DevicePtr, PinnedBuffer};
+use crate::memory::DeviceBuffer;
 use crate::result;
 use crate::stream::{AsStream, check_same_context};
 use cuda_gl_sys as sys;
@@ -16,15 +18,10 @@ use std::sync::Arc;
 /// How frames reach the texture, with what that mode holds.
 #[derive(Debug)]
 enum Backend {
-    /// The texture, registered with CUDA.
+    /// The texture, registered with CUDA for surfaces.
     Interop(RegisteredImage),
-    /// Two pinned host buffers, used in turn; `pending` is the one whose frame is copied but
-    /// not yet uploaded.
-    Staged {
-        slots: [PinnedBuffer<u8>; 2],
-        next: usize,
-        pending: Option<usize>,
-    },
+    /// Pinned host buffers and the array surface frames are drawn in.
+    Staged(Staged),
 }
 
 /// A GL texture that CUDA writes every frame and GL draws, through the mode chosen by
@@ -43,67 +40,6 @@ pub struct DisplayTarget {
     /// The frame's pixels, tightly packed: what a kernel writes.
     pixels: DeviceBuffer<u8>,
     _not_send: PhantomData<*const ()>,
-}
-
-/// The pixels of a frame: pitched device memory of the target's size and format, for a kernel
-/// to write, borrowed from the [`Frame`].
-#[derive(Debug, Clone, Copy)]
-pub struct Pixels<'f> {
-    /// The first pixel (top-left row first, as GL's first row).
-    pub ptr: DevicePtr<'f>,
-    /// The bytes from the start of one row to the next.
-    pub pitch: usize,
-    /// Width in pixels.
-    pub width: u32,
-    /// Height in pixels.
-    pub height: u32,
-    /// Their format.
-    pub format: Format,
-}
-
-/// One frame of a [`DisplayTarget`], on the stream it was begun on: write its
-/// [`pixels`](Self::pixels), then [`present`](Self::present) it (dropping it presents too, and
-/// records a failure in the context: see
-/// [`Context::take_drop_errors`](crate::Context::take_drop_errors)).
-#[derive(Debug)]
-#[must_use = "a frame is presented when dropped: write its pixels first"]
-pub struct Frame<'t, S: AsStream> {
-    target: &'t mut DisplayTarget,
-    stream: &'t S,
-    presented: bool,
-}
-
-impl<S: AsStream> Frame<'_, S> {
-    /// The frame's pixels, for a kernel queued on the frame's stream.
-    pub fn pixels(&self) -> Pixels<'_> {
-        self.target.pixels_view()
-    }
-
-    /// Puts the pixels in the texture, in the order of the frame's stream: at once in
-    /// [`Mode::Interop`]; in [`Mode::Staged`], the previous frame is uploaded and this one
-    /// copied out, to be uploaded by the next present or [`DisplayTarget::flush`].
-    ///
-    /// # Errors
-    /// As [`DisplayTarget::present_on`].
-    pub fn present(mut self) -> Result<()> {
-        self.presented = true;
-        self.target.present_on(self.stream)
-    }
-}
-
-impl<S: AsStream> Drop for Frame<'_, S> {
-    fn drop(&mut self) {
-        // Not while a panic unwinds: the pixels may be half written, and the present would do
-        // GPU and GL work on the way out.
-        if !self.presented
-            && !std::thread::panicking()
-            && let Err(e) = self.target.present_on(self.stream)
-        {
-            self.target
-                .ctx
-                .record_drop_error("presenting a display frame", e);
-        }
-    }
 }
 
 impl DisplayTarget {
@@ -176,27 +112,16 @@ impl DisplayTarget {
         // Made first, so that on a later error nothing is dropped out of order (a texture
         // deleted before its registration).
         let pixels = DeviceBuffer::zeroed(ctx, bytes)?;
-        let gl = GlSide::create(owner, fns, width, height, format, mode == Mode::Staged)?;
+        let pbo = mode == Mode::Staged && staged_through_buffer(fns);
+        let gl = GlSide::create(owner, fns, width, height, format, pbo)?;
         let backend = match mode {
-            // Every present overwrites the whole texture: CUDA need not keep GL's contents.
+            // Every frame overwrites the whole texture: CUDA need not keep GL's contents.
             Mode::Interop => Backend::Interop(RegisteredImage::register_own_texture(
                 ctx,
                 gl.texture,
-                RegisterFlags::WRITE_DISCARD,
+                RegisterFlags::SURFACE_LOAD_STORE | RegisterFlags::WRITE_DISCARD,
             )?),
-            Mode::Staged => {
-                let slots = [
-                    PinnedBuffer::zeroed(ctx, bytes)?,
-                    PinnedBuffer::zeroed(ctx, bytes)?,
-                ];
-                // A defined picture (black) until the first frame is uploaded.
-                gl.upload(slots[0].as_slice()?)?;
-                Backend::Staged {
-                    slots,
-                    next: 0,
-                    pending: None,
-                }
-            }
+            Mode::Staged => Backend::Staged(Staged::new(ctx, &gl, format)?),
         };
         Ok(DisplayTarget {
             ctx: ctx.clone(),
@@ -227,65 +152,43 @@ impl DisplayTarget {
     pub fn mode(&self) -> Mode {
         match self.backend {
             Backend::Interop(_) => Mode::Interop,
-            Backend::Staged { .. } => Mode::Staged,
+            Backend::Staged(_) => Mode::Staged,
         }
     }
 
-    fn pixels_view(&self) -> Pixels<'_> {
-        Pixels {
-            ptr: self.pixels.device_ptr(),
-            pitch: self.gl.width as usize * self.gl.format.bytes_per_pixel(),
-            width: self.gl.width,
-            height: self.gl.height,
-            format: self.gl.format,
-        }
-    }
-
-    /// Begins a frame on `stream`: a kernel queued on it writes [`Frame::pixels`], and
-    /// [`Frame::present`] puts them on the texture.
+    /// Begins a frame on `stream`: a kernel queued on it draws the frame through
+    /// [`Frame::surface`] or into [`Frame::pixels`], and [`Frame::present`] puts it on the
+    /// texture. In interop mode the texture is mapped for CUDA until then.
     ///
     /// # Errors
-    /// [`UsageError::WrongCudaContext`] for a stream of another context.
+    /// [`UsageError::WrongCudaContext`] for a stream of another context; interop: the errors
+    /// of mapping the texture (the owner check's errors when the target's GL context is not
+    /// current, [`Error::StreamCapturing`] for a stream under capture).
     pub fn frame<'t, S: AsStream>(&'t mut self, stream: &'t S) -> Result<Frame<'t, S>> {
         check_same_context(&self.ctx, stream, "the display target")?;
-        Ok(Frame {
-            target: self,
-            stream,
-            presented: false,
-        })
+        let DisplayTarget {
+            ctx,
+            backend,
+            gl,
+            pixels,
+            ..
+        } = self;
+        let work = match backend {
+            Backend::Interop(image) => Work::Interop(Some(image.map(stream)?)),
+            Backend::Staged(staged) => Work::Staged(staged),
+        };
+        Ok(Frame::new(stream, ctx, gl, pixels, work))
     }
 
-    /// Puts the pixels in the texture, in the order of `stream` (see [`Frame::present`]).
+    /// Puts the target's pixels in the texture, in the order of `stream`: a frame whose
+    /// pixels were drawn, presented (see [`Frame::present`]).
     ///
     /// # Errors
-    /// [`UsageError::WrongCudaContext`] for a stream of another context; the owner check's
-    /// errors when the target's GL context is not current; interop: the errors of mapping,
-    /// copying and unmapping; staged: of the copy out ([`Error::Timeout`] when the previous
-    /// frame's copy took over 10 s) and of the GL upload.
+    /// As [`frame`](Self::frame) and [`Frame::present`].
     pub fn present_on(&mut self, stream: &impl AsStream) -> Result<()> {
-        check_same_context(&self.ctx, stream, "the display target")?;
-        self.gl.owner.check("DisplayTarget::present (not called)")?;
-        match &mut self.backend {
-            Backend::Interop(image) => {
-                let mapped = image.map(stream)?;
-                mapped.array(0, 0)?.copy_from_device(&self.pixels)?;
-                mapped.unmap()
-            }
-            Backend::Staged {
-                slots,
-                next,
-                pending,
-            } => {
-                let slot = *next;
-                slots[slot].copy_from_device_async(&self.pixels, stream)?;
-                *next = 1 - slot;
-                // The previous frame is uploaded while this one is copied out.
-                if let Some(previous) = pending.replace(slot) {
-                    self.gl.upload(slots[previous].as_slice()?)?;
-                }
-                Ok(())
-            }
-        }
+        let frame = self.frame(stream)?;
+        let _ = frame.pixels();
+        frame.present()
     }
 
     /// Uploads the frame a staged target has copied out but not uploaded yet, waiting (at most
@@ -295,15 +198,10 @@ impl DisplayTarget {
     /// The owner check's errors; [`Error::Timeout`]; the driver's error of the copy; GL's of
     /// the upload.
     pub fn flush(&mut self) -> Result<()> {
-        if let Backend::Staged { slots, pending, .. } = &mut self.backend
-            && let Some(slot) = *pending
-        {
-            // Taken only once uploaded: after an error (another GL context current, say) a
-            // later flush uploads it still.
-            self.gl.upload(slots[slot].as_slice()?)?;
-            *pending = None;
+        match &mut self.backend {
+            Backend::Staged(staged) => staged.flush(&self.gl),
+            Backend::Interop(_) => Ok(()),
         }
-        Ok(())
     }
 
     /// Re-creates the target at `width` x `height`, in the same mode and format: a new texture
@@ -334,7 +232,7 @@ impl DisplayTarget {
         // The registration goes before the texture it registers; the pixels last.
         let unregistered = match backend {
             Backend::Interop(image) => image.unregister(),
-            Backend::Staged { .. } => Ok(()),
+            Backend::Staged(_) => Ok(()),
         };
         drop(gl);
         drop(pixels);
@@ -492,6 +390,7 @@ fn check_layout(what: &'static str, image: &Pixels<'_>, given: Option<usize>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::memory::DevicePtr;
 
     #[test]
     fn pitched_sources_are_checked() {

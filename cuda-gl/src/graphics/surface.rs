@@ -115,8 +115,9 @@ pub(super) fn sub_resource(index: u32, level: u32, array: &MappedArray<'_>) -> S
 }
 
 /// A surface object handle borrowed from a mapping
-/// ([`MappedImage::surface`](super::image::MappedImage::surface)): pass it to a kernel taking
-/// `cudaSurfaceObject_t`. It cannot outlive the mapping.
+/// ([`MappedImage::surface`](super::image::MappedImage::surface)) or a display frame
+/// ([`Frame::surface`](crate::display::Frame::surface)): pass it to a kernel taking
+/// `cudaSurfaceObject_t`. It cannot outlive the mapping or the frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(transparent)]
 pub struct Surface<'m> {
@@ -125,7 +126,7 @@ pub struct Surface<'m> {
 }
 
 impl Surface<'_> {
-    pub(super) fn new(raw: sys::CUsurfObject) -> Self {
+    pub(crate) fn new(raw: sys::CUsurfObject) -> Self {
         Self {
             raw,
             _mapping: PhantomData,

@@ -13,6 +13,26 @@ pub(crate) unsafe fn descriptor(a: sys::CUarray) -> Result<sys::CUDA_ARRAY3D_DES
     unsafe { drv!(cuArray3DGetDescriptor_v2(&mut d, a)) }.map(|()| d)
 }
 
+/// `cuArray3DCreate` of a 2-D array (`Depth` 0) described by `desc`.
+///
+/// # Safety
+/// 1. A context is current.
+pub(crate) unsafe fn create(desc: &sys::CUDA_ARRAY3D_DESCRIPTOR) -> Result<sys::CUarray> {
+    let mut a = std::ptr::null_mut();
+    // SAFETY: (1); `desc` outlives the call; the out-pointer is valid.
+    unsafe { drv!(cuArray3DCreate_v2(&mut a, desc)) }.map(|()| a)
+}
+
+/// `cuArrayDestroy`.
+///
+/// # Safety
+/// 1. `a` came from [`create`], is destroyed once, and no surface or texture object over it
+///    is used after this call.
+pub(crate) unsafe fn destroy(a: sys::CUarray) -> Result<()> {
+    // SAFETY: (1).
+    unsafe { drv!(cuArrayDestroy(a)) }
+}
+
 /// `cuMipmappedArrayGetLevel`.
 ///
 /// # Safety

@@ -55,6 +55,44 @@ fn frames_equal_the_cpus_in_both_modes_at_odd_sizes_and_1080p() {
     g.check_no_errors();
 }
 
+/// Draws `pattern(i, seed)` per pixel through the frame's surface (RGBA8) with the test
+/// kernel, presents it and flushes; returns the texture's texels.
+fn draw_pattern_through_surface(g: &Gpu, target: &mut DisplayTarget, seed: u32) -> Vec<u32> {
+    let fill = g.kernels.function("surface_fill_rgba8").unwrap();
+    let (w, h) = target.size();
+    let frame = target.frame(&g.stream).unwrap();
+    let surface = frame.surface().unwrap();
+    // SAFETY: the surface covers the w x h RGBA8 frame and is written on the frame's stream
+    // before the present below.
+    unsafe { launch_image(&fill, &g.stream, surface, (w as usize, h as usize), seed) }.unwrap();
+    frame.present().unwrap();
+    target.flush().unwrap();
+    read_texture_rgba8(target.texture(), w as usize, h as usize, 0)
+}
+
+/// The same frame code through the surface in both modes: interop writes the texture in
+/// place, staged copies the frame's array out; frames alternate with pixel frames, so each
+/// mode's switch between its two sources is covered too.
+#[test]
+fn surface_frames_equal_the_cpus_in_both_modes() {
+    let Some(g) = gpu() else { return };
+    for mode in [Mode::Interop, Mode::Staged] {
+        for (w, h) in [(1001, 333), (1920, 1080)] {
+            let (mut target, _) =
+                DisplayTarget::new(&g.ctx, w, h, Format::Rgba8, Some(mode)).unwrap();
+            for seed in [11, 12, 13] {
+                let texels = if seed == 12 {
+                    draw_pattern(&g, &mut target, seed)
+                } else {
+                    draw_pattern_through_surface(&g, &mut target, seed)
+                };
+                assert_pattern(&texels, seed, &format!("{mode} {w}x{h} frame {seed}"));
+            }
+        }
+    }
+    g.check_no_errors();
+}
+
 #[test]
 fn auto_picks_interop_on_nvidia_gl_and_reports_it() {
     let Some(g) = gpu() else { return };

@@ -1,13 +1,14 @@
 //! The display paths (`--path auto`, `interop`, `staged`): frames go on screen through a
-//! `cuda_gl::display::DisplayTarget`. Every frame `plasma_pbo` writes the frame's pixels
-//! (pitched device memory, RGBA8, `pitch = width * 4`) on the backend's stream, and
-//! `Frame::present` puts them in the target's texture, which the renderer draws:
+//! `cuda_gl::display::DisplayTarget`. Every frame `plasma_surface` draws the frame through its
+//! surface on the backend's stream, and `Frame::present` puts it in the target's texture, which
+//! the renderer draws:
 //!
-//! - interop: the texture is registered with CUDA; the present copies the pixels into it on the
-//!   GPU. Needs the GL context on NVIDIA's GPU that runs CUDA.
-//! - staged: the present copies the pixels into pinned host memory and GL uploads the previous
-//!   frame, so the texture shows the frame before the last one until `flush` (which
-//!   [`DisplayBackend::finish`] calls before every read-back). Any OpenGL.
+//! - interop: the texture is registered with CUDA and mapped for the frame; the surface is the
+//!   texture's own, so nothing is copied. Needs the GL context on NVIDIA's GPU that runs CUDA.
+//! - staged: the surface is a CUDA array of the target's; the present copies it into pinned
+//!   host memory and GL uploads the previous frame, so the texture shows the frame before the
+//!   last one until `flush` (which [`DisplayBackend::finish`] calls before every read-back).
+//!   Any OpenGL.
 //!
 //! `auto` tries them in that order; the target's one-line `Report` says which mode it chose and
 //! why. Unlike the other CUDA paths, the CUDA context does not depend on the GL context: where
@@ -55,7 +56,7 @@ pub struct DisplayBackend {
     target: Option<DisplayTarget>,
     /// What the target's creation found.
     report: Option<Report>,
-    /// `plasma_pbo(uchar4* out, int width, int height, float t)`.
+    /// `plasma_surface(cudaSurfaceObject_t s, int width, int height, float t)`.
     kernel: Function,
     /// `debug_spin(unsigned long long ns)`: the watchdog's test hook.
     spin: Function,
@@ -77,7 +78,7 @@ impl DisplayBackend {
     pub fn new(ctx: Arc<Context>, mode: Option<Mode>) -> Result<DisplayBackend, cuda_gl::Error> {
         let stream = Stream::new(&ctx, StreamFlags::NonBlocking)?;
         let module = Module::from_ptx(&ctx, super::cuda::PLASMA_PTX)?;
-        let kernel = module.function("plasma_pbo")?;
+        let kernel = module.function("plasma_surface")?;
         let spin = module.function("debug_spin")?;
         let device_name = ctx.device().name().unwrap_or_else(|_| "unknown GPU".into());
         Ok(DisplayBackend {
@@ -214,9 +215,9 @@ impl DisplayBackend {
         Ok(())
     }
 
-    /// Renders the frame at time `frame.t`: `plasma_pbo` writes the target frame's pixels on
-    /// the stream, and the frame is presented (interop: copied into the texture; staged: copied
-    /// out, and the previous frame uploaded). The caller draws the texture.
+    /// Renders the frame at time `frame.t`: `plasma_surface` draws the target frame through its
+    /// surface on the stream, and the frame is presented (interop: the texture unmapped;
+    /// staged: copied out, and the previous frame uploaded). The caller draws the texture.
     ///
     /// # Errors
     /// When not attached or the sizes disagree; a cuda-gl error of the launch or the present.
@@ -242,28 +243,20 @@ impl DisplayBackend {
         let (w, h) = super::cuda::dims(size)?;
         let (kernel, stream) = (&self.kernel, &self.stream);
         let frame = target.frame(stream).context("beginning a display frame")?;
-        let pixels = frame.pixels();
-        if pixels.pitch != size.width as usize * 4 {
-            bail!(
-                "the display frame's rows are {} bytes apart; plasma_pbo writes {}",
-                pixels.pitch,
-                size.width as usize * 4
-            );
-        }
+        let surface = frame.surface().context("the display frame's surface")?;
         watchdog::enter(watchdog::Stage::Kernel);
         let config = LaunchConfig::for_image(size.width, size.height);
         profiler
             .cpu(Stage::Kernel, || {
-                // SAFETY: `plasma_pbo(uchar4* out, int w, int h, float t)` writes the uchar4 at
-                // `out[y * w + x]` for x < w, y < h: the frame's pixels are w x h RGBA8 (checked
-                // above) with rows w * 4 bytes apart (checked), so every write lands in them.
-                // They stay allocated while the target lives, which outlives the work: dropping
-                // or resizing the target waits for it (cuMemFree). The present below is queued
-                // on the same stream after the kernel, and the next frame's kernel after that
-                // present's copy, so nothing reads the pixels while the kernel writes them.
-                unsafe { kernel.launch(config, stream, (pixels.ptr, w, h, t)) }
+                // SAFETY: `plasma_surface(cudaSurfaceObject_t s, int w, int h, float t)` writes
+                // texel (x, y) for x < w, y < h with surf2Dwrite: the frame's surface is w x h
+                // RGBA8 (checked above), and out-of-range writes are dropped
+                // (cudaBoundaryModeZero). The surface is the mapped texture's (interop) or the
+                // target's array (staged), valid until the present below, queued on the same
+                // stream after the kernel.
+                unsafe { kernel.launch(config, stream, (surface, w, h, t)) }
             })
-            .context("launching plasma_pbo on the display frame")?;
+            .context("launching plasma_surface on the display frame")?;
         watchdog::enter(watchdog::Stage::Upload);
         profiler
             .gl_and_cpu(Stage::Upload, || frame.present())

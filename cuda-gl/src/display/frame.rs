@@ -1,0 +1,167 @@
+//! [`Frame`]: one frame of a display target, drawn by a kernel through a surface or into
+//! pitched device memory, and presented.
+
+use super::Format;
+use super::gl_side::GlSide;
+use super::staged::{Source, Staged};
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::graphics::{MappedImage, Surface};
+use crate::memory::{DeviceBuffer, DevicePtr};
+use crate::stream::AsStream;
+use std::cell::Cell;
+use std::sync::Arc;
+
+/// The pixels of a frame: pitched device memory of the target's size and format, for a kernel
+/// to write, borrowed from the [`Frame`].
+#[derive(Debug, Clone, Copy)]
+pub struct Pixels<'f> {
+    /// The first pixel (top-left row first, as GL's first row).
+    pub ptr: DevicePtr<'f>,
+    /// The bytes from the start of one row to the next.
+    pub pitch: usize,
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// Their format.
+    pub format: Format,
+}
+
+/// What a frame holds of its target's mode.
+#[derive(Debug)]
+pub(super) enum Work<'t> {
+    /// The texture, mapped on the frame's stream (taken by the present).
+    Interop(Option<MappedImage<'t>>),
+    /// The staged buffers and array.
+    Staged(&'t mut Staged),
+}
+
+/// One frame of a [`DisplayTarget`](super::DisplayTarget), on the stream it was begun on: a
+/// kernel draws it through its [`surface`](Self::surface) or into its
+/// [`pixels`](Self::pixels), then [`present`](Self::present) puts it on the texture (dropping
+/// it presents too, and records a failure in the context: see
+/// [`Context::take_drop_errors`](crate::Context::take_drop_errors)).
+///
+/// The surface is the fast path: in [`Mode::Interop`](super::Mode::Interop) it is the
+/// texture's own, mapped for the frame, and nothing is copied. The pixels are plain device
+/// memory, copied into the texture on the GPU (interop) or out to the host (staged) at the
+/// present. A frame shows its pixels if they were asked for, else its surface.
+#[derive(Debug)]
+#[must_use = "a frame is presented when dropped: draw it first"]
+pub struct Frame<'t, S: AsStream> {
+    stream: &'t S,
+    ctx: &'t Arc<Context>,
+    gl: &'t GlSide,
+    pixels: &'t DeviceBuffer<u8>,
+    work: Work<'t>,
+    pixels_used: Cell<bool>,
+    presented: bool,
+}
+
+impl<'t, S: AsStream> Frame<'t, S> {
+    pub(super) fn new(
+        stream: &'t S,
+        ctx: &'t Arc<Context>,
+        gl: &'t GlSide,
+        pixels: &'t DeviceBuffer<u8>,
+        work: Work<'t>,
+    ) -> Self {
+        Frame {
+            stream,
+            ctx,
+            gl,
+            pixels,
+            work,
+            pixels_used: Cell::new(false),
+            presented: false,
+        }
+    }
+
+    /// The frame's surface (`cudaSurfaceObject_t`, `surf2Dwrite` at byte offset `x *`
+    /// [`Format::bytes_per_pixel`] and row `y`, row 0 being GL's first), for a kernel queued on
+    /// the frame's stream. In interop mode it writes the texture itself.
+    ///
+    /// # Errors
+    /// Interop: the driver's error from creating the surface object (made once per texture,
+    /// then cached).
+    pub fn surface(&self) -> Result<Surface<'_>> {
+        match &self.work {
+            Work::Interop(Some(mapped)) => mapped.surface(),
+            Work::Interop(None) => Err(presented()),
+            Work::Staged(staged) => Ok(staged.array().surface()),
+        }
+    }
+
+    /// The frame's pixels, for a kernel queued on the frame's stream. Asking for them makes
+    /// them what the frame shows (see the type's docs).
+    pub fn pixels(&self) -> Pixels<'_> {
+        self.pixels_used.set(true);
+        Pixels {
+            ptr: self.pixels.device_ptr(),
+            pitch: self.gl.width as usize * self.gl.format.bytes_per_pixel(),
+            width: self.gl.width,
+            height: self.gl.height,
+            format: self.gl.format,
+        }
+    }
+
+    /// Puts the frame on the texture, in the order of the frame's stream: at once in
+    /// [`Mode::Interop`](super::Mode::Interop) (the texture is unmapped, after a copy of the
+    /// pixels if they were used); in [`Mode::Staged`](super::Mode::Staged), this frame is
+    /// copied out and the previous one uploaded: it is uploaded by the next present or
+    /// [`DisplayTarget::flush`](super::DisplayTarget::flush).
+    ///
+    /// # Errors
+    /// Interop: the errors of the copy and the unmap. Staged: of the copy out and the upload
+    /// (the owner check's errors when the target's GL context is not current;
+    /// [`Error::Timeout`] when the previous frame's copy took over 10 s).
+    pub fn present(mut self) -> Result<()> {
+        self.presented = true;
+        self.finish()
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        let used_pixels = self.pixels_used.get();
+        match &mut self.work {
+            Work::Interop(mapped) => {
+                let Some(mapped) = mapped.take() else {
+                    return Err(presented());
+                };
+                if used_pixels {
+                    // On an error the guard's drop unmaps (recording its own error).
+                    mapped.array(0, 0)?.copy_from_device(self.pixels)?;
+                }
+                mapped.unmap()
+            }
+            Work::Staged(staged) => {
+                let source = match used_pixels {
+                    true => Source::Pixels(self.pixels),
+                    false => Source::Array,
+                };
+                staged.present(self.gl, source, self.stream)
+            }
+        }
+    }
+}
+
+/// A frame used after its present: cannot happen through the public API (present consumes
+/// the frame), kept as an error rather than a panic.
+fn presented() -> Error {
+    Error::Internal {
+        what: "a display frame used after its present".into(),
+    }
+}
+
+impl<S: AsStream> Drop for Frame<'_, S> {
+    fn drop(&mut self) {
+        // Not while a panic unwinds: the frame may be half drawn, and the present would do
+        // GPU and GL work on the way out (an interop mapping is still unmapped by its guard).
+        if !self.presented
+            && !std::thread::panicking()
+            && let Err(e) = self.finish()
+        {
+            self.ctx.record_drop_error("presenting a display frame", e);
+        }
+    }
+}
