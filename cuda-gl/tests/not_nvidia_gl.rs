@@ -100,13 +100,14 @@ fn mesa_gl_next_to_cuda_is_not_nvidia_gl() {
 }
 
 /// On Mesa's GL, `auto` picks [`Mode::Staged`] and reports interop refused as not NVIDIA's GL
-/// with the fix; frames written by a kernel and shown device memory equal the CPU's at odd
-/// sizes and at 1080p.
+/// with the fix; frames drawn by a kernel into the pixels and through the surface equal the
+/// CPU's at odd sizes and at 1080p.
 fn display_target_is_staged(ctx: &std::sync::Arc<Context>) {
     use cuda_gl::display::{DisplayTarget, Format, Mode};
     let stream = cuda_gl::Stream::new(ctx, cuda_gl::StreamFlags::NonBlocking).unwrap();
     let kernels = cuda_gl::Module::from_ptx(ctx, gpu::TEST_PTX).unwrap();
     let fill = kernels.function("fill_u32").unwrap();
+    let fill_surface = kernels.function("surface_fill_rgba8").unwrap();
     for (w, h) in [(1001u32, 333u32), (77, 1201), (1920, 1080)] {
         let (mut target, report) = DisplayTarget::new(ctx, w, h, Format::Rgba8, None).unwrap();
         let line = report.to_string();
@@ -117,17 +118,40 @@ fn display_target_is_staged(ctx: &std::sync::Arc<Context>) {
             "{line}"
         );
         let words = w as usize * h as usize;
-        let frame = target.frame(&stream).unwrap();
-        let ptr = frame.pixels().ptr;
-        // SAFETY: the pixels hold `words` RGBA8 texels of this context, written on the frame's
-        // stream before its present.
-        unsafe { gpu::launch_words(&fill, &stream, ptr, words, 77u32) }.unwrap();
-        frame.present().unwrap();
-        target.flush().unwrap();
-        let texels = gpu::read_texture_rgba8(target.texture(), w as usize, h as usize, 0);
-        let wrong = (0..words)
-            .filter(|&i| texels[i] != gpu::pattern(i as u32, 77))
-            .count();
-        assert_eq!(wrong, 0, "staged {w}x{h}: {wrong} texels wrong");
+        // Seed 77 into the pixels, 78 through the surface (the target's CUDA array): both
+        // reach the texture through pinned memory and the upload with no pixel buffer.
+        for seed in [77u32, 78] {
+            let frame = target.frame(&stream).unwrap();
+            if seed == 77 {
+                let ptr = frame.pixels().ptr;
+                // SAFETY: the pixels hold `words` RGBA8 texels of this context, written on the
+                // frame's stream before its present.
+                unsafe { gpu::launch_words(&fill, &stream, ptr, words, seed) }.unwrap();
+            } else {
+                let surface = frame.surface().unwrap();
+                // SAFETY: the surface covers the w x h RGBA8 frame, written on the frame's
+                // stream before its present.
+                unsafe {
+                    gpu::launch_image(
+                        &fill_surface,
+                        &stream,
+                        surface,
+                        (w as usize, h as usize),
+                        seed,
+                    )
+                }
+                .unwrap();
+            }
+            frame.present().unwrap();
+            target.flush().unwrap();
+            let texels = gpu::read_texture_rgba8(target.texture(), w as usize, h as usize, 0);
+            let wrong = (0..words)
+                .filter(|&i| texels[i] != gpu::pattern(i as u32, seed))
+                .count();
+            assert_eq!(
+                wrong, 0,
+                "staged {w}x{h} frame {seed}: {wrong} texels wrong"
+            );
+        }
     }
 }
