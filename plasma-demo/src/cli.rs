@@ -106,12 +106,13 @@ pub enum PathChoice {
     /// the OpenGL context is NVIDIA's on the CUDA GPU, otherwise `staged`. Its one-line report
     /// (the mode, why faster ones were refused, the fix) is among the first lines printed.
     Auto,
-    /// The display target in interop mode: `plasma_pbo` writes the frame's device memory, which
-    /// is copied on the GPU into the registered texture. Fails where the OpenGL context is not
-    /// NVIDIA's on the CUDA GPU.
+    /// The display target in interop mode: `plasma_surface` draws the frame through its
+    /// surface, the registered texture itself, mapped for the frame (no copy). Fails where the
+    /// OpenGL context is not NVIDIA's on the CUDA GPU.
     Interop,
-    /// The display target in staged mode: the frame is copied into pinned host memory and
-    /// uploaded by GL, one frame behind; works with any OpenGL (Mesa, another GPU's, WSL2).
+    /// The display target in staged mode: `plasma_surface` draws the frame into a CUDA array,
+    /// which is copied into pinned host memory and uploaded by GL, one frame behind; works with
+    /// any OpenGL (Mesa, another GPU's, WSL2).
     Staged,
     /// Map a pixel buffer object, let `plasma_pbo` fill it, unmap, then glTexSubImage2D from it
     /// (a copy on the GPU).
@@ -161,8 +162,8 @@ pub struct RunArgs {
 
     /// How CUDA's pixels reach the texture. Through cuda-gl's DisplayTarget: `auto` (default:
     /// interop where the OpenGL context is NVIDIA's, staged elsewhere; the report line says
-    /// which and why), `interop` (the kernel's frame copied on the GPU into the registered
-    /// texture) or `staged` (through pinned host memory and a GL upload, one frame behind, on
+    /// which and why), `interop` (the kernel draws the registered texture through a surface)
+    /// or `staged` (through pinned host memory and a GL upload, one frame behind, on
     /// any OpenGL). Benchmarked zero-copy paths, on NVIDIA's OpenGL only: `surface` (the kernel
     /// writes the texture in place), `pbo` (pixel buffer + glTexSubImage2D, a copy on the GPU),
     /// or `stream` (frames in bursts through external memory, GL drawing every frame a few

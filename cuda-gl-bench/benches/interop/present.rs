@@ -56,7 +56,10 @@ pub const LEGEND: &str = "\
   `glFinish`). Interop (`Mode::Interop`: the texture mapped for the frame, the kernel writes \
   it in place, unmap) against the handoff floor of group 8 in the same rounds, target <= 1.05; \
   beside it, for reading, the same frame drawn into `Frame::pixels` (a GPU copy into the \
-  texture at the present), and that with a stream synchronize before the GL use. Staged \
+  texture at the present), that with a stream synchronize before the GL use, and a \
+  `Mode::Stream` frame (copied into a slot of a 3-slot `FrameStream`, GL copying finished \
+  slots into the texture; throughput, the texture a few frames behind), each with its ratio to \
+  the floor and no target. Staged \
   (`Mode::Staged`, forced; the surface is the target's CUDA array; steady state, a frame is \
   uploaded one present later and its copy may end in the next iteration) against two raw rows \
   of the same rounds: `cuMemcpyDtoHAsync` of a frame into pinned memory + \
@@ -92,6 +95,9 @@ pub enum Role {
     /// The raw `glTexSubImage2D` of a frame from pinned memory, no pixel buffer bound, + GL
     /// use (the staged upload on GL that is not NVIDIA's).
     HostUpload,
+    /// A stream-mode frame, drawn through the frame's surface (throughput; the texture shows a
+    /// frame up to two presents old).
+    Stream,
 }
 
 /// A present row's role and frame size.
@@ -222,6 +228,8 @@ pub fn probe(gpu: &Gpu) -> Result<Setup> {
 struct Rig {
     /// `None` when auto refused interop.
     interop: Option<DisplayTarget>,
+    /// `None` when auto refused interop (the stream mode needs NVIDIA's GL too).
+    stream: Option<DisplayTarget>,
     staged: DisplayTarget,
     /// The handoff floor; its sink takes every row's GL use, its device memory is the raw
     /// copy's source.
@@ -316,12 +324,16 @@ pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Resul
     gpu.ctx
         .bind()
         .context("binding the CUDA context for the raw copy")?;
-    let interop = match setup.interop_refused {
-        None => Some(target(gpu, size, Mode::Interop)?),
-        Some(_) => None,
+    let (interop, stream_target) = match setup.interop_refused {
+        None => (
+            Some(target(gpu, size, Mode::Interop)?),
+            Some(target(gpu, size, Mode::Stream)?),
+        ),
+        Some(_) => (None, None),
     };
     let mut rig = Rig {
         interop,
+        stream: stream_target,
         staged: target(gpu, size, Mode::Staged)?,
         floor: Floor::new(gpu, size)?,
         pinned: PinnedBuffer::zeroed(&gpu.ctx, bytes)
@@ -370,6 +382,18 @@ pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Resul
                 |rig: &mut Rig| {
                     let texture = interop_frame(gpu, rig, stream, true)?;
                     stream.synchronize()?;
+                    rig.floor.gl_use(texture);
+                    Ok(())
+                },
+            ),
+        ));
+        rows.push((
+            Role::Stream,
+            Variant::new(
+                format!("stream frame {w}x{h}: kernel (surface) + present + GL use"),
+                |rig: &mut Rig| {
+                    let target = rig.stream.as_mut().context("no stream target")?;
+                    let texture = draw_frame(gpu, target, &mut rig.t, stream, false)?;
                     rig.floor.gl_use(texture);
                     Ok(())
                 },
@@ -433,6 +457,9 @@ pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Resul
     // The staged target's last frame is still pending: uploaded now, so that its errors are
     // this group's.
     rig.staged.flush().context("flushing the staged target")?;
+    if let Some(target) = rig.stream.as_mut() {
+        target.flush().context("flushing the stream target")?;
+    }
     glres::finish();
     stream.synchronize()?;
     glres::check(&group)?;
@@ -530,6 +557,27 @@ fn set_ratios(cases: &mut [Case], size: (u32, u32), setup: &Setup) {
                 to: to.clone(),
                 value: summary.ratio,
                 target_max: Some(summary.target_max),
+            });
+        }
+    }
+    // The rows for reading, against the floor with no target: the pixel paths and the stream.
+    let Some(floor) = row(cases, Role::Floor, size).map(|c| (c.name.clone(), c.stats.median_us))
+    else {
+        return;
+    };
+    for case in cases.iter_mut() {
+        let reading = case.present.as_ref().is_some_and(|t| {
+            (t.width, t.height) == size
+                && matches!(
+                    t.role,
+                    Role::InteropPixels | Role::InteropPixelsSynced | Role::Stream
+                )
+        });
+        if reading {
+            case.ratio = Some(Ratio {
+                to: floor.0.clone(),
+                value: case.stats.median_us / floor.1,
+                target_max: None,
             });
         }
     }

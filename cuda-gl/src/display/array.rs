@@ -76,6 +76,16 @@ impl FrameArray {
         })
     }
 
+    /// The CUDA context of the array.
+    pub(super) fn context(&self) -> &Arc<Context> {
+        &self.ctx
+    }
+
+    /// The array, for copies out of it that the caller keeps it alive for.
+    pub(super) fn raw(&self) -> sys::CUarray {
+        self.raw
+    }
+
     /// The surface over the whole array, for a frame's kernel.
     pub(super) fn surface(&self) -> Surface<'_> {
         Surface::new(self.surface)

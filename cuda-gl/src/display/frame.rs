@@ -4,6 +4,7 @@
 use super::Format;
 use super::gl_side::GlSide;
 use super::staged::{Source, Staged};
+use super::streamed::Streamed;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::graphics::{MappedImage, Surface};
@@ -35,6 +36,8 @@ pub(super) enum Work<'t> {
     Interop(Option<MappedImage<'t>>),
     /// The staged buffers and array.
     Staged(&'t mut Staged),
+    /// The frame stream and array.
+    Streamed(&'t mut Streamed),
 }
 
 /// One frame of a [`DisplayTarget`](super::DisplayTarget), on the stream it was begun on: a
@@ -90,6 +93,7 @@ impl<'t, S: AsStream> Frame<'t, S> {
             Work::Interop(Some(mapped)) => mapped.surface(),
             Work::Interop(None) => Err(presented()),
             Work::Staged(staged) => Ok(staged.array().surface()),
+            Work::Streamed(streamed) => Ok(streamed.array().surface()),
         }
     }
 
@@ -135,13 +139,21 @@ impl<'t, S: AsStream> Frame<'t, S> {
                 mapped.unmap()
             }
             Work::Staged(staged) => {
-                let source = match used_pixels {
-                    true => Source::Pixels(self.pixels),
-                    false => Source::Array,
-                };
-                staged.present(self.gl, source, self.stream)
+                staged.present(self.gl, source(used_pixels, self.pixels), self.stream)
+            }
+            Work::Streamed(streamed) => {
+                streamed.present(self.gl, source(used_pixels, self.pixels), self.stream)
             }
         }
+    }
+}
+
+/// Where a copied frame's picture is: its pixels if they were asked for, else its array.
+fn source(pixels: bool, target_pixels: &DeviceBuffer<u8>) -> Source<'_> {
+    if pixels {
+        Source::Pixels(target_pixels)
+    } else {
+        Source::Array
     }
 }
 

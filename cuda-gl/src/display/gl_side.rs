@@ -26,6 +26,14 @@ pub(super) struct GlSide {
     claims: Vec<claim::Claim>,
 }
 
+/// Where an upload reads a frame from.
+enum Upload<'a> {
+    /// Host memory, through the pixel buffer when there is one.
+    Host(&'a [u8]),
+    /// A GL buffer of at least one frame.
+    Buffer(u32),
+}
+
 /// The GL state an upload changes, read first and put back after.
 struct UnpackState {
     buffer: i32,
@@ -211,38 +219,63 @@ impl GlSide {
     /// The owner check's errors when the target's context is not current;
     /// [`Error::GlCall`](crate::Error::GlCall) when GL refuses the upload.
     pub(super) fn upload(&self, pixels: &[u8]) -> Result<()> {
-        let fns = self.owner.check("glTexSubImage2D (not called)")?;
         if pixels.len() != self.frame_bytes() {
             return Err(crate::Error::Internal {
                 what: "a staged frame of another size than its target's".into(),
             });
         }
+        self.upload_from(Upload::Host(pixels))
+    }
+
+    /// Uploads one tightly packed frame from the start of GL buffer `buffer` (of at least
+    /// [`frame_bytes`](Self::frame_bytes) bytes: a display stream's slot) into the texture, in
+    /// GL's order.
+    ///
+    /// # Errors
+    /// As [`upload`](Self::upload).
+    pub(super) fn upload_from_buffer(&self, buffer: u32) -> Result<()> {
+        self.upload_from(Upload::Buffer(buffer))
+    }
+
+    fn upload_from(&self, upload: Upload<'_>) -> Result<()> {
+        let fns = self.owner.check("glTexSubImage2D (not called)")?;
         let (_, pixel_format, ty) = self.format.gl();
         fns.drain_errors();
         let state = UnpackState::neutral(fns);
-        // SAFETY: a context is current (the owner, checked); `pixels` holds exactly one frame
-        // (checked), the buffer's size; the texture copy reads either the buffer from offset 0
-        // (a null pointer with a pixel unpack buffer bound), within it, or `pixels` (no buffer
-        // bound), read before the call returns; the state is restored.
+        // SAFETY: a context is current (the owner, checked); host pixels hold exactly one
+        // frame (checked by `upload`), the pixel buffer's size; a stream slot holds at least
+        // one frame (its caller's contract). The texture copy reads either a buffer from offset
+        // 0 (a null pointer with a pixel unpack buffer bound), within it, or the host pixels
+        // (no buffer bound), read before the call returns (GL refuses a read past a buffer's
+        // end with an error rather than reading it); the state is restored.
         unsafe {
-            (fns.bind_buffer)(gl::PIXEL_UNPACK_BUFFER, self.pbo);
-            let source = if self.pbo != 0 {
-                // Orphaning first: GL gives new storage instead of waiting for the last upload.
-                (fns.buffer_data)(
-                    gl::PIXEL_UNPACK_BUFFER,
-                    pixels.len() as isize,
-                    std::ptr::null(),
-                    gl::STREAM_DRAW,
-                );
-                (fns.buffer_sub_data)(
-                    gl::PIXEL_UNPACK_BUFFER,
-                    0,
-                    pixels.len() as isize,
-                    pixels.as_ptr().cast(),
-                );
-                std::ptr::null()
-            } else {
-                pixels.as_ptr().cast()
+            let source = match upload {
+                Upload::Buffer(buffer) => {
+                    (fns.bind_buffer)(gl::PIXEL_UNPACK_BUFFER, buffer);
+                    std::ptr::null()
+                }
+                Upload::Host(pixels) => {
+                    (fns.bind_buffer)(gl::PIXEL_UNPACK_BUFFER, self.pbo);
+                    if self.pbo != 0 {
+                        // Orphaning first: GL gives new storage instead of waiting for the last
+                        // upload.
+                        (fns.buffer_data)(
+                            gl::PIXEL_UNPACK_BUFFER,
+                            pixels.len() as isize,
+                            std::ptr::null(),
+                            gl::STREAM_DRAW,
+                        );
+                        (fns.buffer_sub_data)(
+                            gl::PIXEL_UNPACK_BUFFER,
+                            0,
+                            pixels.len() as isize,
+                            pixels.as_ptr().cast(),
+                        );
+                        std::ptr::null()
+                    } else {
+                        pixels.as_ptr().cast()
+                    }
+                }
             };
             (fns.bind_texture)(gl::TEXTURE_2D, self.texture);
             (fns.tex_sub_image_2d)(

@@ -18,6 +18,11 @@
 //!   copied (through a pixel buffer on NVIDIA's GL, straight from the pinned memory on any
 //!   other), so the texture shows the frame before the last presented one until
 //!   [`DisplayTarget::flush`].
+//! - [`Mode::Stream`] (forced only): each frame is copied on the GPU into a slot of CUDA memory
+//!   that GL imported, and GL copies finished slots into the texture; CUDA and GL never hand
+//!   over per frame (no map), so frames flow at the rate of the slower API, and the texture
+//!   shows a frame up to two presents late until [`DisplayTarget::flush`]. Needs NVIDIA's GL on
+//!   the CUDA GPU with `GL_EXT_memory_object_fd`.
 //!
 //! [`DisplayTarget::new`] with `None` tries them in that order ("auto"); `Some(mode)` forces
 //! one. [`DisplayTarget::show`] puts any device memory on screen in one call, resizing the
@@ -60,6 +65,7 @@ mod frame;
 mod gl_side;
 mod report;
 mod staged;
+mod streamed;
 mod target;
 
 pub use frame::{Frame, Pixels};
@@ -75,6 +81,11 @@ pub enum Mode {
     Interop,
     /// Frames go through pinned host memory and a GL upload: any GL.
     Staged,
+    /// Frames are copied into a few slots of CUDA memory imported into GL (a
+    /// [`FrameStream`](crate::external::FrameStream)) and from there into the texture, ordered
+    /// by events and fences instead of a map per frame: throughput at a few frames of latency.
+    /// GL on the CUDA GPU with `GL_EXT_memory_object_fd`. Never chosen by `auto`.
+    Stream,
 }
 
 impl Mode {
@@ -86,6 +97,7 @@ impl Mode {
         match self {
             Mode::Interop => "interop",
             Mode::Staged => "staged",
+            Mode::Stream => "stream",
         }
     }
 }

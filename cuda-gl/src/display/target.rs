@@ -3,6 +3,7 @@
 use super::frame::{Frame, Pixels, Work};
 use super::gl_side::{GlSide, check_size, staged_through_buffer};
 use super::staged::Staged;
+use super::streamed::Streamed;
 use super::{Format, Mode, Report};
 use crate::context::Context;
 use crate::error::{Error, Result, UsageError};
@@ -22,6 +23,8 @@ enum Backend {
     Interop(RegisteredImage),
     /// Pinned host buffers and the array surface frames are drawn in.
     Staged(Staged),
+    /// A frame stream and the array surface frames are drawn in.
+    Streamed(Streamed),
 }
 
 /// A GL texture that CUDA writes every frame and GL draws, through the mode chosen by
@@ -122,6 +125,7 @@ impl DisplayTarget {
                 RegisterFlags::SURFACE_LOAD_STORE | RegisterFlags::WRITE_DISCARD,
             )?),
             Mode::Staged => Backend::Staged(Staged::new(ctx, &gl, format)?),
+            Mode::Stream => Backend::Streamed(Streamed::new(ctx, &gl, format)?),
         };
         Ok(DisplayTarget {
             ctx: ctx.clone(),
@@ -153,6 +157,7 @@ impl DisplayTarget {
         match self.backend {
             Backend::Interop(_) => Mode::Interop,
             Backend::Staged(_) => Mode::Staged,
+            Backend::Streamed(_) => Mode::Stream,
         }
     }
 
@@ -176,6 +181,7 @@ impl DisplayTarget {
         let work = match backend {
             Backend::Interop(image) => Work::Interop(Some(image.map(stream)?)),
             Backend::Staged(staged) => Work::Staged(staged),
+            Backend::Streamed(streamed) => Work::Streamed(streamed),
         };
         Ok(Frame::new(stream, ctx, gl, pixels, work))
     }
@@ -200,6 +206,7 @@ impl DisplayTarget {
     pub fn flush(&mut self) -> Result<()> {
         match &mut self.backend {
             Backend::Staged(staged) => staged.flush(&self.gl),
+            Backend::Streamed(streamed) => streamed.flush(&self.gl),
             Backend::Interop(_) => Ok(()),
         }
     }
@@ -232,7 +239,7 @@ impl DisplayTarget {
         // The registration goes before the texture it registers; the pixels last.
         let unregistered = match backend {
             Backend::Interop(image) => image.unregister(),
-            Backend::Staged(_) => Ok(()),
+            Backend::Staged(_) | Backend::Streamed(_) => Ok(()),
         };
         drop(gl);
         drop(pixels);

@@ -11,6 +11,9 @@ use crate::harness::{device_used, env_or, mib, rss_bytes};
 use cuda_gl::display::{DisplayTarget, Format, Mode};
 use cuda_gl::{DeviceBuffer, Error, UsageError};
 
+/// Every mode that runs on NVIDIA's GL.
+const MODES: [Mode; 3] = [Mode::Interop, Mode::Staged, Mode::Stream];
+
 /// Fills the frame's pixels with `pattern(i, seed)` per pixel (RGBA8) with the test kernel,
 /// presents it and flushes; returns the texture's texels.
 fn draw_pattern(g: &Gpu, target: &mut DisplayTarget, seed: u32) -> Vec<u32> {
@@ -38,9 +41,9 @@ fn assert_pattern(texels: &[u32], seed: u32, what: &str) {
 }
 
 #[test]
-fn frames_equal_the_cpus_in_both_modes_at_odd_sizes_and_1080p() {
+fn frames_equal_the_cpus_in_every_mode_at_odd_sizes_and_1080p() {
     let Some(g) = gpu() else { return };
-    for mode in [Mode::Interop, Mode::Staged] {
+    for mode in MODES {
         for (w, h) in [(1001, 333), (77, 1201), (1920, 1080)] {
             let (mut target, report) =
                 DisplayTarget::new(&g.ctx, w, h, Format::Rgba8, Some(mode)).unwrap();
@@ -70,13 +73,13 @@ fn draw_pattern_through_surface(g: &Gpu, target: &mut DisplayTarget, seed: u32) 
     read_texture_rgba8(target.texture(), w as usize, h as usize, 0)
 }
 
-/// The same frame code through the surface in both modes: interop writes the texture in
-/// place, staged copies the frame's array out; frames alternate with pixel frames, so each
-/// mode's switch between its two sources is covered too.
+/// The same frame code through the surface in every mode: interop writes the texture in
+/// place, staged and stream copy the frame's array out; frames alternate with pixel frames, so
+/// each mode's switch between its two sources is covered too.
 #[test]
-fn surface_frames_equal_the_cpus_in_both_modes() {
+fn surface_frames_equal_the_cpus_in_every_mode() {
     let Some(g) = gpu() else { return };
-    for mode in [Mode::Interop, Mode::Staged] {
+    for mode in MODES {
         for (w, h) in [(1001, 333), (1920, 1080)] {
             let (mut target, _) =
                 DisplayTarget::new(&g.ctx, w, h, Format::Rgba8, Some(mode)).unwrap();
@@ -178,7 +181,7 @@ fn assert_channels(
 fn show_displays_device_memory_of_every_format() {
     let Some(g) = gpu() else { return };
     let (w, h) = (37u32, 11u32);
-    for mode in [Mode::Interop, Mode::Staged] {
+    for mode in MODES {
         let (mut target, _) = DisplayTarget::new(&g.ctx, 8, 8, Format::Rgba8, Some(mode)).unwrap();
         // R8, pitch 40 > 37: value = (x * 7 + y * 13) % 256.
         let pitch = 40usize;
@@ -223,7 +226,7 @@ fn show_displays_device_memory_of_every_format() {
 fn resizes_leak_nothing_and_the_next_frame_is_right() {
     let Some(g) = gpu() else { return };
     let rounds = env_or("CUDA_GL_DISPLAY_RESIZES", 300);
-    for mode in [Mode::Interop, Mode::Staged] {
+    for mode in MODES {
         let (mut target, _) =
             DisplayTarget::new(&g.ctx, 64, 64, Format::Rgba8, Some(mode)).unwrap();
         let mut before = None;
