@@ -76,11 +76,6 @@ impl FrameArray {
         })
     }
 
-    /// The CUDA context of the array.
-    pub(super) fn context(&self) -> &Arc<Context> {
-        &self.ctx
-    }
-
     /// The array, for copies out of it that the caller keeps it alive for.
     pub(super) fn raw(&self) -> sys::CUarray {
         self.raw
@@ -127,9 +122,9 @@ impl FrameArray {
 
 impl Drop for FrameArray {
     fn drop(&mut self) {
-        // The copies out of the array are waited for by the pinned buffers, dropped before
-        // this (field order of the staged backend); kernels that wrote the surface were queued
-        // before those copies, in the frame's stream order.
+        // The copies out of the array are waited for by the staged buffers or the frame
+        // stream, dropped before this (the target's field order, and `reconfigure`); kernels
+        // that wrote the surface were queued before those copies, in the frame's stream order.
         self.ctx
             .release_in_drop("destroy a display array", "cuSurfObjectDestroy", || {
                 // SAFETY: made in `new`, destroyed once; no work uses it any more (above).

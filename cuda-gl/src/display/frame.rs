@@ -2,6 +2,7 @@
 //! pitched device memory, and presented.
 
 use super::Format;
+use super::array::FrameArray;
 use super::gl_side::GlSide;
 use super::staged::{Source, Staged};
 use super::streamed::Streamed;
@@ -57,6 +58,8 @@ pub struct Frame<'t, S: AsStream> {
     ctx: &'t Arc<Context>,
     gl: &'t GlSide,
     pixels: &'t DeviceBuffer<u8>,
+    /// The array surface frames are drawn in (the copying modes).
+    array: Option<&'t FrameArray>,
     work: Work<'t>,
     pixels_used: Cell<bool>,
     presented: bool,
@@ -68,6 +71,7 @@ impl<'t, S: AsStream> Frame<'t, S> {
         ctx: &'t Arc<Context>,
         gl: &'t GlSide,
         pixels: &'t DeviceBuffer<u8>,
+        array: Option<&'t FrameArray>,
         work: Work<'t>,
     ) -> Self {
         Frame {
@@ -75,6 +79,7 @@ impl<'t, S: AsStream> Frame<'t, S> {
             ctx,
             gl,
             pixels,
+            array,
             work,
             pixels_used: Cell::new(false),
             presented: false,
@@ -89,11 +94,11 @@ impl<'t, S: AsStream> Frame<'t, S> {
     /// Interop: the driver's error from creating the surface object (made once per texture,
     /// then cached).
     pub fn surface(&self) -> Result<Surface<'_>> {
-        match &self.work {
-            Work::Interop(Some(mapped)) => mapped.surface(),
-            Work::Interop(None) => Err(presented()),
-            Work::Staged(staged) => Ok(staged.array().surface()),
-            Work::Streamed(streamed) => Ok(streamed.array().surface()),
+        match (&self.work, self.array) {
+            (Work::Interop(Some(mapped)), _) => mapped.surface(),
+            (Work::Interop(None), _) => Err(presented()),
+            (_, Some(array)) => Ok(array.surface()),
+            (_, None) => Err(no_array()),
         }
     }
 
@@ -127,6 +132,7 @@ impl<'t, S: AsStream> Frame<'t, S> {
 
     fn finish(&mut self) -> Result<()> {
         let used_pixels = self.pixels_used.get();
+        let source = self.source(used_pixels);
         match &mut self.work {
             Work::Interop(mapped) => {
                 let Some(mapped) = mapped.take() else {
@@ -138,22 +144,26 @@ impl<'t, S: AsStream> Frame<'t, S> {
                 }
                 mapped.unmap()
             }
-            Work::Staged(staged) => {
-                staged.present(self.gl, source(used_pixels, self.pixels), self.stream)
-            }
-            Work::Streamed(streamed) => {
-                streamed.present(self.gl, source(used_pixels, self.pixels), self.stream)
-            }
+            Work::Staged(staged) => staged.present(self.gl, source?, self.stream),
+            Work::Streamed(streamed) => streamed.present(self.gl, source?, self.stream),
+        }
+    }
+
+    /// Where a copied frame's picture is: its pixels if they were asked for, else the array.
+    fn source(&self, used_pixels: bool) -> Result<Source<'t>> {
+        match (used_pixels, self.array) {
+            (true, _) => Ok(Source::Pixels(self.pixels)),
+            (false, Some(array)) => Ok(Source::Array(array)),
+            (false, None) => Err(no_array()),
         }
     }
 }
 
-/// Where a copied frame's picture is: its pixels if they were asked for, else its array.
-fn source(pixels: bool, target_pixels: &DeviceBuffer<u8>) -> Source<'_> {
-    if pixels {
-        Source::Pixels(target_pixels)
-    } else {
-        Source::Array
+/// A copying mode's target without its array: cannot happen (the target makes one with the
+/// mode), kept as an error rather than a panic.
+fn no_array() -> Error {
+    Error::Internal {
+        what: "a display target of a copying mode without its array".into(),
     }
 }
 

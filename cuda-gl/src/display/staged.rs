@@ -1,7 +1,6 @@
 //! The staged mode's state: two pinned host buffers used in turn, so that frame n+1 is copied
-//! out of the GPU while frame n is uploaded, and the array that surface frames are drawn in.
+//! out of the GPU while frame n is uploaded.
 
-use super::Format;
 use super::array::FrameArray;
 use super::gl_side::GlSide;
 use crate::context::Context;
@@ -15,12 +14,12 @@ use std::sync::Arc;
 pub(super) enum Source<'a> {
     /// The target's pixels (a frame whose [`pixels`](super::Frame::pixels) were asked for).
     Pixels(&'a DeviceBuffer<u8>),
-    /// The frame array (a frame drawn through its [`surface`](super::Frame::surface)).
-    Array,
+    /// The target's array (a frame drawn through its [`surface`](super::Frame::surface)).
+    Array(&'a FrameArray),
 }
 
-/// Field order is drop order: the pinned buffers wait for the copies out of the array before
-/// the array is destroyed.
+/// The target drops it before its array: the pinned buffers' drop waits for the copies out of
+/// the array.
 #[derive(Debug)]
 pub(super) struct Staged {
     slots: [PinnedBuffer<u8>; 2],
@@ -28,7 +27,6 @@ pub(super) struct Staged {
     next: usize,
     /// The slot whose frame is copied out but not uploaded yet.
     pending: Option<usize>,
-    array: FrameArray,
 }
 
 impl Staged {
@@ -36,8 +34,8 @@ impl Staged {
     /// picture until the first frame is uploaded).
     ///
     /// # Errors
-    /// The driver's errors from allocating pinned memory and the array; the upload's errors.
-    pub(super) fn new(ctx: &Arc<Context>, gl: &GlSide, format: Format) -> Result<Staged> {
+    /// The driver's errors from allocating pinned memory; the upload's errors.
+    pub(super) fn new(ctx: &Arc<Context>, gl: &GlSide) -> Result<Staged> {
         let bytes = gl.frame_bytes();
         let slots = [
             PinnedBuffer::zeroed(ctx, bytes)?,
@@ -48,13 +46,7 @@ impl Staged {
             slots,
             next: 0,
             pending: None,
-            array: FrameArray::new(ctx, gl.width, gl.height, format)?,
         })
-    }
-
-    /// The array surface frames are drawn in.
-    pub(super) fn array(&self) -> &FrameArray {
-        &self.array
     }
 
     /// Copies `source` out in `stream`'s order, then uploads the frame before it (whose copy
@@ -75,7 +67,7 @@ impl Staged {
         // followed by work that the buffers' drop waits for.
         match source {
             Source::Pixels(pixels) => self.slots[slot].copy_from_device_async(pixels, stream)?,
-            Source::Array => self.array.copy_to(&mut self.slots[slot], stream)?,
+            Source::Array(array) => array.copy_to(&mut self.slots[slot], stream)?,
         }
         self.next = 1 - slot;
         match self.pending.replace(slot) {

@@ -4,8 +4,6 @@
 //! ordered by the stream's events and fences on the CPU, never by a map or an unmap: no
 //! handover between the two APIs per frame, at the price of a few frames of latency.
 
-use super::Format;
-use super::array::FrameArray;
 use super::gl_side::GlSide;
 use super::staged::Source;
 use crate::context::Context;
@@ -19,12 +17,12 @@ use std::sync::Arc;
 /// Slots of the stream: CUDA may run up to two frames ahead of GL's copy.
 const SLOTS: usize = 3;
 
-/// Field order is drop order: the frame stream (which waits for CUDA's work, its copies out of
-/// the array among it, when it releases its memory) goes before the array.
+/// The target drops it before its array: the frame stream's drop waits for CUDA's work (the
+/// copies out of the array among it) before it releases its memory.
 #[derive(Debug)]
 pub(super) struct Streamed {
     stream: FrameStream,
-    array: FrameArray,
+    ctx: Arc<Context>,
 }
 
 impl Streamed {
@@ -33,17 +31,12 @@ impl Streamed {
     /// # Errors
     /// As [`ExternalGl::current`] (a GL without `GL_EXT_memory_object_fd`, or not on the CUDA
     /// GPU, among them) and [`FrameStream::new`]; the driver's errors from making the array.
-    pub(super) fn new(ctx: &Arc<Context>, gl: &GlSide, format: Format) -> Result<Streamed> {
+    pub(super) fn new(ctx: &Arc<Context>, gl: &GlSide) -> Result<Streamed> {
         let external = ExternalGl::current()?;
         Ok(Streamed {
             stream: FrameStream::new(ctx, &external, gl.frame_bytes(), SLOTS, 1)?,
-            array: FrameArray::new(ctx, gl.width, gl.height, format)?,
+            ctx: ctx.clone(),
         })
-    }
-
-    /// The array surface frames are drawn in.
-    pub(super) fn array(&self) -> &FrameArray {
-        &self.array
     }
 
     /// Pushes `source` as the next frame (copied into the next free slot in `stream`'s
@@ -58,12 +51,11 @@ impl Streamed {
         source: Source<'_>,
         stream: &impl AsStream,
     ) -> Result<()> {
-        let ctx = self.stream_context();
+        let ctx = &self.ctx;
         let (row, height) = (
             gl.width as usize * gl.format.bytes_per_pixel(),
             gl.height as usize,
         );
-        let array = self.array.raw();
         let mut produce = |write: &FrameWrite<'_>| -> Result<()> {
             if write.len() != row * height {
                 return Err(Error::Internal {
@@ -84,9 +76,9 @@ impl Streamed {
                     copy.srcDevice = pixels.device_ptr().as_raw();
                     copy.srcPitch = row;
                 }
-                Source::Array => {
+                Source::Array(array) => {
                     copy.srcMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_ARRAY;
-                    copy.srcArray = array;
+                    copy.srcArray = array.raw();
                 }
             }
             // SAFETY: the stream is live while borrowed and of this context (push_burst
@@ -113,9 +105,5 @@ impl Streamed {
     pub(super) fn flush(&mut self, gl: &GlSide) -> Result<()> {
         let mut consume = |read: &FrameRead| gl.upload_from_buffer(read.buffer());
         self.stream.flush(&mut consume)
-    }
-
-    fn stream_context(&self) -> Arc<Context> {
-        self.array.context().clone()
     }
 }

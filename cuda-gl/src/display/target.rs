@@ -1,5 +1,6 @@
 //! [`DisplayTarget`]: the texture, the frame's pixels on the GPU, and the mode that moves them.
 
+use super::array::FrameArray;
 use super::frame::{Frame, Pixels, Work};
 use super::gl_side::{GlSide, check_size, staged_through_buffer};
 use super::staged::Staged;
@@ -21,9 +22,9 @@ use std::sync::Arc;
 enum Backend {
     /// The texture, registered with CUDA for surfaces.
     Interop(RegisteredImage),
-    /// Pinned host buffers and the array surface frames are drawn in.
+    /// Pinned host buffers.
     Staged(Staged),
-    /// A frame stream and the array surface frames are drawn in.
+    /// A frame stream.
     Streamed(Streamed),
 }
 
@@ -37,8 +38,13 @@ enum Backend {
 #[derive(Debug)]
 pub struct DisplayTarget {
     ctx: Arc<Context>,
-    // Field order is drop order: the registration goes before the texture it registers.
+    // Field order is drop order: the registration goes before the texture it registers, the
+    // copying modes' buffers (whose drop waits for the copies out of the array) before the
+    // array.
     backend: Backend,
+    /// The CUDA array frames are drawn in through a surface, in the copying modes (`None` in
+    /// interop mode, where the surface is the texture's).
+    array: Option<FrameArray>,
     gl: GlSide,
     /// The frame's pixels, tightly packed: what a kernel writes.
     pixels: DeviceBuffer<u8>,
@@ -124,12 +130,17 @@ impl DisplayTarget {
                 gl.texture,
                 RegisterFlags::SURFACE_LOAD_STORE | RegisterFlags::WRITE_DISCARD,
             )?),
-            Mode::Staged => Backend::Staged(Staged::new(ctx, &gl, format)?),
-            Mode::Stream => Backend::Streamed(Streamed::new(ctx, &gl, format)?),
+            Mode::Staged => Backend::Staged(Staged::new(ctx, &gl)?),
+            Mode::Stream => Backend::Streamed(Streamed::new(ctx, &gl)?),
+        };
+        let array = match mode {
+            Mode::Interop => None,
+            Mode::Staged | Mode::Stream => Some(FrameArray::new(ctx, width, height, format)?),
         };
         Ok(DisplayTarget {
             ctx: ctx.clone(),
             backend,
+            array,
             gl,
             pixels,
             _not_send: PhantomData,
@@ -174,6 +185,7 @@ impl DisplayTarget {
         let DisplayTarget {
             ctx,
             backend,
+            array,
             gl,
             pixels,
             ..
@@ -183,7 +195,7 @@ impl DisplayTarget {
             Backend::Staged(staged) => Work::Staged(staged),
             Backend::Streamed(streamed) => Work::Streamed(streamed),
         };
-        Ok(Frame::new(stream, ctx, gl, pixels, work))
+        Ok(Frame::new(stream, ctx, gl, pixels, array.as_ref(), work))
     }
 
     /// Puts the target's pixels in the texture, in the order of `stream`: a frame whose
@@ -232,15 +244,22 @@ impl DisplayTarget {
             DisplayTarget::build(&self.ctx, self.gl.owner, width, height, format, self.mode())?;
         let DisplayTarget {
             backend,
+            array,
             gl,
             pixels,
             ..
         } = std::mem::replace(self, next);
-        // The registration goes before the texture it registers; the pixels last.
+        // The drop order of the fields: the registration before the texture it registers, the
+        // copying modes' buffers (which wait for the copies out of the array) before the
+        // array, the pixels last.
         let unregistered = match backend {
             Backend::Interop(image) => image.unregister(),
-            Backend::Staged(_) | Backend::Streamed(_) => Ok(()),
+            copying => {
+                drop(copying);
+                Ok(())
+            }
         };
+        drop(array);
         drop(gl);
         drop(pixels);
         unregistered
