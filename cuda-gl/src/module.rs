@@ -384,7 +384,10 @@ impl Function {
     /// 3. Handles from a mapping (device pointers, surfaces, texture objects) are used only by
     ///    work queued on the mapping's stream, or by work ordered before its unmap (through an
     ///    event the mapping's stream waits for before the unmap): the unmap is queued on the
-    ///    mapping's stream and orders nothing else.
+    ///    mapping's stream and orders nothing else. The same holds for a display frame's
+    ///    surface and pixels ([`Frame::surface`](crate::display::Frame::surface),
+    ///    [`Frame::pixels`](crate::display::Frame::pixels)), up to the frame's present, on the
+    ///    frame's stream.
     /// 4. Memory registered or mapped read-only ([`RegisterFlags::READ_ONLY`],
     ///    [`MapFlags::ReadOnly`]) is only read: CUDA leaves writes to it undefined. (cuda-gl's
     ///    safe copies refuse to write it.)

@@ -71,6 +71,10 @@ const FUNCTIONS: &[&str] = &[
     "cuMemAllocHost",
     "cuMemFreeHost",
     "cuMemHostAlloc",
+    // The display target's staged mode on NVIDIA's GL: CUDA copies straight into a GL buffer's
+    // persistent mapping.
+    "cuMemHostRegister",
+    "cuMemHostUnregister",
     "cuMemcpyHtoD",
     "cuMemcpyDtoH",
     "cuMemcpyDtoD",
@@ -154,6 +158,7 @@ const VARS: &[&str] = &[
     "CU_TRSF_.*",
     "CUDA_ARRAY3D_.*",
     "CU_MEMHOSTALLOC_.*",
+    "CU_MEMHOSTREGISTER_.*",
     "CUDA_EXTERNAL_MEMORY_DEDICATED",
 ];
 

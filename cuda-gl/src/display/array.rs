@@ -5,11 +5,9 @@
 
 use super::Format;
 use crate::context::Context;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::graphics::Surface;
-use crate::memory::PinnedBuffer;
 use crate::result;
-use crate::stream::AsStream;
 use cuda_gl_sys as sys;
 use std::sync::Arc;
 
@@ -19,9 +17,6 @@ pub(super) struct FrameArray {
     ctx: Arc<Context>,
     raw: sys::CUarray,
     surface: sys::CUsurfObject,
-    width: u32,
-    height: u32,
-    format: Format,
 }
 
 /// The array format and channel count of `format`.
@@ -66,14 +61,29 @@ impl FrameArray {
                 return Err(e.into());
             }
         };
-        Ok(FrameArray {
+        let array = FrameArray {
             ctx: ctx.clone(),
             raw,
             surface,
-            width,
-            height,
-            format,
-        })
+        };
+        // Zeroed (black, or 0.0), so that a frame that draws nothing shows a defined picture
+        // and no memory of an earlier allocation.
+        let row = width as usize * format.bytes_per_pixel();
+        let zeros = vec![0u8; row * height as usize];
+        let copy = sys::CUDA_MEMCPY2D {
+            srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
+            srcHost: zeros.as_ptr().cast(),
+            srcPitch: row,
+            dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_ARRAY,
+            dstArray: raw,
+            WidthInBytes: row,
+            Height: height as usize,
+            ..Default::default()
+        };
+        // SAFETY: the context is current (bound above); `zeros` holds `row * height` bytes,
+        // the array's size, and the copy has completed when this returns.
+        unsafe { result::array::copy_2d(&copy) }?;
+        Ok(array)
     }
 
     /// The array, for copies out of it that the caller keeps it alive for.
@@ -85,54 +95,33 @@ impl FrameArray {
     pub(super) fn surface(&self) -> Surface<'_> {
         Surface::new(self.surface)
     }
-
-    /// Queues a copy of the whole array into `dst` (one frame, tightly packed rows) in
-    /// `stream`'s order; `dst` tracks it (its reads and its drop wait for the copy).
-    ///
-    /// # Errors
-    /// As [`PinnedBuffer::copy_from_device_async`].
-    pub(super) fn copy_to(&self, dst: &mut PinnedBuffer<u8>, stream: &impl AsStream) -> Result<()> {
-        let row = self.width as usize * self.format.bytes_per_pixel();
-        let (array, height) = (self.raw, self.height as usize);
-        if dst.len() != row * height {
-            return Err(Error::Internal {
-                what: "a display array copied into a buffer of another size".into(),
-            });
-        }
-        // SAFETY: the copy writes `row * height` bytes, the buffer's length (checked), from the
-        // array, live until the copy has run (Drop waits for the copies first: the staged
-        // backend drops its pinned buffers, which wait for their copies, before it).
-        unsafe {
-            dst.copy_in_async(stream, "cuMemcpy2DAsync (not called)", |host, _, p| {
-                let copy = sys::CUDA_MEMCPY2D {
-                    srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_ARRAY,
-                    srcArray: array,
-                    dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
-                    dstHost: host,
-                    dstPitch: row,
-                    WidthInBytes: row,
-                    Height: height,
-                    ..Default::default()
-                };
-                result::array::copy_2d_async(&copy, p)
-            })
-        }
-    }
 }
 
 impl Drop for FrameArray {
     fn drop(&mut self) {
-        // The copies out of the array are waited for by the staged buffers or the frame
-        // stream, dropped before this (the target's field order, and `reconfigure`); kernels
-        // that wrote the surface were queued before those copies, in the frame's stream order.
+        // A kernel may still write the surface: its frame was forgotten, dropped during a
+        // panic, or its present failed before the copy was queued (or on another stream), and
+        // neither cuSurfObjectDestroy nor cuArrayDestroy waits for work that uses them. So
+        // the whole context is waited for first (a resize or a drop, not a frame); on failure
+        // both are leaked rather than destroyed under that work.
+        if !self.ctx.bind_for_drop("destroy a display array") {
+            return;
+        }
+        if let Err(e) = result::ctx::synchronize() {
+            self.ctx.record_drop_error(
+                "waiting for the context before destroying a display array (leaked)",
+                e,
+            );
+            return;
+        }
         self.ctx
             .release_in_drop("destroy a display array", "cuSurfObjectDestroy", || {
-                // SAFETY: made in `new`, destroyed once; no work uses it any more (above).
+                // SAFETY: made in `new`, destroyed once; no work uses it (the context is idle).
                 unsafe { result::array::surface_destroy(self.surface) }
             });
         self.ctx
             .release_in_drop("destroy a display array", "cuArrayDestroy", || {
-                // SAFETY: made in `new`, destroyed once, after its surface object.
+                // SAFETY: made in `new`, destroyed once, after its surface object; idle.
                 unsafe { result::array::destroy(self.raw) }
             });
     }

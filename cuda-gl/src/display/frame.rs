@@ -4,6 +4,7 @@
 use super::Format;
 use super::array::FrameArray;
 use super::gl_side::GlSide;
+use super::persistent::Persistent;
 use super::staged::{Source, Staged};
 use super::streamed::Streamed;
 use crate::context::Context;
@@ -11,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::graphics::{MappedImage, Surface};
 use crate::memory::{DeviceBuffer, DevicePtr};
 use crate::stream::AsStream;
+use cuda_gl_sys as sys;
 use std::cell::Cell;
 use std::sync::Arc;
 
@@ -37,7 +39,9 @@ pub(super) enum Work<'t> {
     Interop(Option<MappedImage<'t>>),
     /// The staged buffers and array.
     Staged(&'t mut Staged),
-    /// The frame stream and array.
+    /// The staged pixel buffers that CUDA copies into directly.
+    Persistent(&'t mut Persistent),
+    /// The frame stream.
     Streamed(&'t mut Streamed),
 }
 
@@ -60,6 +64,8 @@ pub struct Frame<'t, S: AsStream> {
     pixels: &'t DeviceBuffer<u8>,
     /// The array surface frames are drawn in (the copying modes).
     array: Option<&'t FrameArray>,
+    /// The target's record of the last present that copied on the private stream.
+    last_copy: &'t mut Option<sys::CUstream>,
     work: Work<'t>,
     pixels_used: Cell<bool>,
     presented: bool,
@@ -72,6 +78,7 @@ impl<'t, S: AsStream> Frame<'t, S> {
         gl: &'t GlSide,
         pixels: &'t DeviceBuffer<u8>,
         array: Option<&'t FrameArray>,
+        last_copy: &'t mut Option<sys::CUstream>,
         work: Work<'t>,
     ) -> Self {
         Frame {
@@ -80,15 +87,29 @@ impl<'t, S: AsStream> Frame<'t, S> {
             gl,
             pixels,
             array,
+            last_copy,
             work,
             pixels_used: Cell::new(false),
             presented: false,
         }
     }
 
+    /// Width and height in pixels.
+    pub fn size(&self) -> (u32, u32) {
+        (self.gl.width, self.gl.height)
+    }
+
+    /// The pixel format.
+    pub fn format(&self) -> Format {
+        self.gl.format
+    }
+
     /// The frame's surface (`cudaSurfaceObject_t`, `surf2Dwrite` at byte offset `x *`
     /// [`Format::bytes_per_pixel`] and row `y`, row 0 being GL's first), for a kernel queued on
-    /// the frame's stream. In interop mode it writes the texture itself.
+    /// the frame's stream (or ordered before the present). In interop mode it is the texture
+    /// itself, mapped with its contents undefined (`WRITE_DISCARD`); in the copying modes a
+    /// CUDA array that keeps the last frame drawn through it (black at first). So a kernel
+    /// writes every texel, and reads none it did not write in this frame.
     ///
     /// # Errors
     /// Interop: the driver's error from creating the surface object (made once per texture,
@@ -102,8 +123,9 @@ impl<'t, S: AsStream> Frame<'t, S> {
         }
     }
 
-    /// The frame's pixels, for a kernel queued on the frame's stream. Asking for them makes
-    /// them what the frame shows (see the type's docs).
+    /// The frame's pixels, for a kernel queued on the frame's stream (or ordered before the
+    /// present). Asking for them makes them what the frame shows, instead of the surface (see
+    /// the type's docs): ask [`size`](Self::size) and [`format`](Self::format) for the shape.
     pub fn pixels(&self) -> Pixels<'_> {
         self.pixels_used.set(true);
         Pixels {
@@ -133,6 +155,11 @@ impl<'t, S: AsStream> Frame<'t, S> {
     fn finish(&mut self) -> Result<()> {
         let used_pixels = self.pixels_used.get();
         let source = self.source(used_pixels);
+        if used_pixels || !matches!(self.work, Work::Interop(_)) {
+            // Set before the copy is tried: a copy that fails after queueing part of its work
+            // is joined too.
+            *self.last_copy = Some(self.stream.raw_stream());
+        }
         match &mut self.work {
             Work::Interop(mapped) => {
                 let Some(mapped) = mapped.take() else {
@@ -145,6 +172,7 @@ impl<'t, S: AsStream> Frame<'t, S> {
                 mapped.unmap()
             }
             Work::Staged(staged) => staged.present(self.gl, source?, self.stream),
+            Work::Persistent(persistent) => persistent.present(self.gl, source?, self.stream),
             Work::Streamed(streamed) => streamed.present(self.gl, source?, self.stream),
         }
     }

@@ -204,6 +204,19 @@ impl GlSide {
         Ok(side)
     }
 
+    /// Whether staged frames go through a pixel buffer here (NVIDIA's GL).
+    pub(super) fn has_pixel_buffer(&self) -> bool {
+        self.pbo != 0
+    }
+
+    /// One frame's row bytes and rows, tightly packed.
+    pub(super) fn frame_shape(&self) -> (usize, usize) {
+        (
+            self.width as usize * self.format.bytes_per_pixel(),
+            self.height as usize,
+        )
+    }
+
     /// The bytes of one frame, tightly packed.
     pub(super) fn frame_bytes(&self) -> usize {
         self.width as usize * self.height as usize * self.format.bytes_per_pixel()
@@ -307,8 +320,28 @@ pub(super) fn staged_through_buffer(fns: &GlFns) -> bool {
         .any(|s| s.to_ascii_uppercase().contains("NVIDIA"))
 }
 
+impl GlSide {
+    /// Leaks the texture and the pixel buffer: never deleted, claimed for good (the driver may
+    /// still hold the texture mapped).
+    pub(super) fn leak(&mut self) {
+        log::error!(
+            "cuda-gl: display target's texture {} and pixel buffer {} leaked: CUDA may still \
+             hold them",
+            self.texture,
+            self.pbo
+        );
+        std::mem::forget(std::mem::take(&mut self.claims));
+        self.texture = 0;
+        self.pbo = 0;
+    }
+}
+
 impl Drop for GlSide {
     fn drop(&mut self) {
+        if self.texture == 0 && self.pbo == 0 {
+            // Leaked (`leak`), or never made.
+            return;
+        }
         match self.owner.check("glDeleteTextures (not called)") {
             // SAFETY: the names came from `create` and are deleted once (0 is ignored), with
             // their context current (checked).

@@ -14,10 +14,12 @@
 //! - [`Mode::Staged`]: GL is not NVIDIA's, or CUDA cannot register its objects (a laptop whose
 //!   GL runs on the integrated GPU, Mesa's llvmpipe in a container, WSL2, VirtualGL). Each
 //!   frame (its pixels, or the CUDA array its surface writes) is copied into pinned host memory
-//!   (asynchronously, two buffers), and GL uploads the previous frame while the next one is
-//!   copied (through a pixel buffer on NVIDIA's GL, straight from the pinned memory on any
-//!   other), so the texture shows the frame before the last presented one until
-//!   [`DisplayTarget::flush`].
+//!   (asynchronously, two buffers), and GL uploads the previous frame straight from that memory
+//!   while the next one is copied, so the texture shows the frame before the last presented
+//!   one until [`DisplayTarget::flush`]. On NVIDIA's GL (a machine where CUDA refuses to
+//!   register GL's objects for another reason) CUDA copies each frame straight into one of two
+//!   persistently mapped GL pixel buffers instead (one PCIe copy, no CPU copy), and every
+//!   present is complete when it returns.
 //! - [`Mode::Stream`] (forced only): each frame is copied on the GPU into a slot of CUDA memory
 //!   that GL imported, and GL copies finished slots into the texture; CUDA and GL never hand
 //!   over per frame (no map), so frames flow at the rate of the slower API, and the texture
@@ -51,9 +53,13 @@
 //! # }
 //! ```
 //!
-//! Queue every frame's kernel on the frame's stream (or order it after that stream): the next
-//! frame's kernel must not overwrite the pixels or the surface while the last present still
-//! copies them, and in interop mode the texture is mapped for CUDA only until the present.
+//! Queue every frame's kernel on the frame's stream, or order it before the frame's present:
+//! in interop mode the texture is mapped for CUDA only until the present, and in the copying
+//! modes the present's copy reads what the kernel wrote. (The launch is `unsafe` for this: a
+//! kernel on another stream, unordered, races the copy or writes an unmapped texture.) A frame
+//! on another stream than the last one first waits for the last present's copy. A kernel
+//! writes every texel of the surface: in interop mode its contents are undefined at each
+//! frame.
 //!
 //! One-channel formats ([`Format::R8`], [`Format::R32F`]) are shown grey: the texture's
 //! swizzle reads red into red, green and blue, and alpha is 1. `R8` maps 0 to black and 255 to
@@ -63,6 +69,7 @@
 mod array;
 mod frame;
 mod gl_side;
+mod persistent;
 mod report;
 mod staged;
 mod streamed;

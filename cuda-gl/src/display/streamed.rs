@@ -52,35 +52,17 @@ impl Streamed {
         stream: &impl AsStream,
     ) -> Result<()> {
         let ctx = &self.ctx;
-        let (row, height) = (
-            gl.width as usize * gl.format.bytes_per_pixel(),
-            gl.height as usize,
-        );
+        let (row, height) = gl.frame_shape();
         let mut produce = |write: &FrameWrite<'_>| -> Result<()> {
             if write.len() != row * height {
                 return Err(Error::Internal {
                     what: "a display stream slot of another size than its frames".into(),
                 });
             }
-            let mut copy = sys::CUDA_MEMCPY2D {
-                dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-                dstDevice: write.device_ptr().as_raw(),
-                dstPitch: row,
-                WidthInBytes: row,
-                Height: height,
-                ..Default::default()
-            };
-            match source {
-                Source::Pixels(pixels) => {
-                    copy.srcMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
-                    copy.srcDevice = pixels.device_ptr().as_raw();
-                    copy.srcPitch = row;
-                }
-                Source::Array(array) => {
-                    copy.srcMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_ARRAY;
-                    copy.srcArray = array.raw();
-                }
-            }
+            let mut copy = source.copy_of_frame(row, height);
+            copy.dstMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
+            copy.dstDevice = write.device_ptr().as_raw();
+            copy.dstPitch = row;
             // SAFETY: the stream is live while borrowed and of this context (push_burst
             // checked it). In the work: the slot holds `row * height` bytes (checked) and is
             // written only here until its event, recorded on `stream` after this copy, has

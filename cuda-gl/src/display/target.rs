@@ -3,12 +3,13 @@
 use super::array::FrameArray;
 use super::frame::{Frame, Pixels, Work};
 use super::gl_side::{GlSide, check_size, staged_through_buffer};
+use super::persistent::Persistent;
 use super::staged::Staged;
 use super::streamed::Streamed;
 use super::{Format, Mode, Report};
 use crate::context::Context;
 use crate::error::{Error, Result, UsageError};
-use crate::glapi::GlOwner;
+use crate::glapi::{GlFns, GlOwner};
 use crate::graphics::{RegisterFlags, RegisteredImage};
 use crate::memory::DeviceBuffer;
 use crate::result;
@@ -24,8 +25,12 @@ enum Backend {
     Interop(RegisteredImage),
     /// Pinned host buffers.
     Staged(Staged),
+    /// Staged on NVIDIA's GL: pixel buffers that CUDA copies into directly.
+    Persistent(Persistent),
     /// A frame stream.
     Streamed(Streamed),
+    /// Taken apart by [`DisplayTarget::teardown`], in its drop.
+    TornDown,
 }
 
 /// A GL texture that CUDA writes every frame and GL draws, through the mode chosen by
@@ -48,6 +53,9 @@ pub struct DisplayTarget {
     gl: GlSide,
     /// The frame's pixels, tightly packed: what a kernel writes.
     pixels: DeviceBuffer<u8>,
+    /// The stream of the last present that copied the frame on cuda-gl's private stream: a
+    /// frame on another stream first waits for that copy (see [`DisplayTarget::frame`]).
+    last_copy: Option<sys::CUstream>,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -130,7 +138,7 @@ impl DisplayTarget {
                 gl.texture,
                 RegisterFlags::SURFACE_LOAD_STORE | RegisterFlags::WRITE_DISCARD,
             )?),
-            Mode::Staged => Backend::Staged(Staged::new(ctx, &gl)?),
+            Mode::Staged => staged(ctx, fns, &gl)?,
             Mode::Stream => Backend::Streamed(Streamed::new(ctx, &gl)?),
         };
         let array = match mode {
@@ -143,6 +151,7 @@ impl DisplayTarget {
             array,
             gl,
             pixels,
+            last_copy: None,
             _not_send: PhantomData,
         })
     }
@@ -167,8 +176,10 @@ impl DisplayTarget {
     pub fn mode(&self) -> Mode {
         match self.backend {
             Backend::Interop(_) => Mode::Interop,
-            Backend::Staged(_) => Mode::Staged,
+            Backend::Staged(_) | Backend::Persistent(_) => Mode::Staged,
             Backend::Streamed(_) => Mode::Stream,
+            // Only while the target is dropped, when nothing can ask.
+            Backend::TornDown => Mode::Interop,
         }
     }
 
@@ -182,20 +193,52 @@ impl DisplayTarget {
     /// current, [`Error::StreamCapturing`] for a stream under capture).
     pub fn frame<'t, S: AsStream>(&'t mut self, stream: &'t S) -> Result<Frame<'t, S>> {
         check_same_context(&self.ctx, stream, "the display target")?;
+        if self
+            .last_copy
+            .is_some_and(|last| last != stream.raw_stream())
+        {
+            // The last present's copy still reads the pixels or the array, ordered only before
+            // the work of its own stream: this stream waits for it (cuda-gl's private stream
+            // runs its work in order, so joining it now orders after that copy).
+            // SAFETY: the stream is live while borrowed, of this context (checked); nothing
+            // is queued.
+            unsafe {
+                self.ctx.run_now(
+                    stream.raw_stream(),
+                    "DisplayTarget::frame (not begun)",
+                    |_| Ok(()),
+                )
+            }?;
+        }
         let DisplayTarget {
             ctx,
             backend,
             array,
             gl,
             pixels,
+            last_copy,
             ..
         } = self;
         let work = match backend {
             Backend::Interop(image) => Work::Interop(Some(image.map(stream)?)),
             Backend::Staged(staged) => Work::Staged(staged),
+            Backend::Persistent(persistent) => Work::Persistent(persistent),
             Backend::Streamed(streamed) => Work::Streamed(streamed),
+            Backend::TornDown => {
+                return Err(Error::Internal {
+                    what: "a display frame begun on a target being dropped".into(),
+                });
+            }
         };
-        Ok(Frame::new(stream, ctx, gl, pixels, array.as_ref(), work))
+        Ok(Frame::new(
+            stream,
+            ctx,
+            gl,
+            pixels,
+            array.as_ref(),
+            last_copy,
+            work,
+        ))
     }
 
     /// Puts the target's pixels in the texture, in the order of `stream`: a frame whose
@@ -219,7 +262,7 @@ impl DisplayTarget {
         match &mut self.backend {
             Backend::Staged(staged) => staged.flush(&self.gl),
             Backend::Streamed(streamed) => streamed.flush(&self.gl),
-            Backend::Interop(_) => Ok(()),
+            Backend::Interop(_) | Backend::Persistent(_) | Backend::TornDown => Ok(()),
         }
     }
 
@@ -242,29 +285,41 @@ impl DisplayTarget {
         }
         let next =
             DisplayTarget::build(&self.ctx, self.gl.owner, width, height, format, self.mode())?;
-        let DisplayTarget {
-            backend,
-            array,
-            gl,
-            pixels,
-            ..
-        } = std::mem::replace(self, next);
-        // The drop order of the fields: the registration before the texture it registers, the
-        // copying modes' buffers (which wait for the copies out of the array) before the
-        // array, the pixels last.
-        let unregistered = match backend {
-            Backend::Interop(image) => image.unregister(),
-            copying => {
-                drop(copying);
-                Ok(())
-            }
-        };
-        drop(array);
-        drop(gl);
-        drop(pixels);
+        let mut old = std::mem::replace(self, next);
+        let unregistered = old.teardown();
+        drop(old);
         unregistered
     }
 
+    /// Releases what CUDA holds of the texture: unregisters it (interop), or drops the copying
+    /// modes' buffers (which wait for their copies). When the unregister fails, the driver may
+    /// still hold the texture mapped: its GL objects are then leaked, claimed for good, never
+    /// deleted while CUDA may write them. The rest (the array, the GL objects, the pixels) go
+    /// with the fields, in that order.
+    fn teardown(&mut self) -> Result<()> {
+        match std::mem::replace(&mut self.backend, Backend::TornDown) {
+            Backend::Interop(image) => {
+                let unregistered = image.unregister();
+                if unregistered.is_err() {
+                    self.gl.leak();
+                }
+                unregistered
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Drop for DisplayTarget {
+    fn drop(&mut self) {
+        if let Err(e) = self.teardown() {
+            self.ctx
+                .record_drop_error("unregistering a display target's texture", e);
+        }
+    }
+}
+
+impl DisplayTarget {
     /// Shows `src`, an image of `width` x `height` pixels of `format` whose rows start `pitch`
     /// bytes apart, in one call: the target takes that size and format (as
     /// [`resize`](Self::resize)), the pixels are copied on the GPU in `stream`'s order, and the
@@ -377,6 +432,28 @@ impl DisplayTarget {
         self.present_on(stream)?;
         self.flush()
     }
+}
+
+/// The staged mode's state: on NVIDIA's GL (where `gl` has a pixel buffer) pixel buffers that
+/// CUDA copies into directly, one PCIe copy and no CPU copy, when the driver can page-lock
+/// them; else pinned buffers. The texture starts black.
+///
+/// # Errors
+/// As [`Staged::new`]; the upload's errors.
+fn staged(ctx: &Arc<Context>, fns: &GlFns, gl: &GlSide) -> Result<Backend> {
+    if gl.has_pixel_buffer() {
+        match Persistent::new(ctx, gl.owner, fns, gl.frame_bytes()) {
+            Ok(persistent) => {
+                gl.upload(&vec![0; gl.frame_bytes()])?;
+                return Ok(Backend::Persistent(persistent));
+            }
+            Err(e) => log::info!(
+                "cuda-gl: display target: no copy straight into GL's pixel buffers ({e}); \
+                 staging through pinned memory"
+            ),
+        }
+    }
+    Ok(Backend::Staged(Staged::new(ctx, gl)?))
 }
 
 /// Refuses an image whose pitch is smaller than a row, or which does not fit in the `given`
