@@ -8,8 +8,8 @@
 //! its sums of red, green, blue, alpha and depth, in a CUDA device buffer. The pixels never
 //! leave the GPU; the mean colour and depth of view `v` are its sums divided by its pixel count.
 //!
-//! The kernel reads each layer through a texture object of its own, created from the batch
-//! (`image_array(index, layer, 0)` + `create_texture`), and takes all 64 of them in one
+//! The kernel reads each layer through a texture object of its own, created from the batch's
+//! view of its image (`colour.array(layer, 0)` + `create_texture`), and takes all 64 of them in one
 //! parameter: a Rust `[Texture; 64]` is passed as the C struct `{ cudaTextureObject_t
 //! layer[64]; }`.
 //!
@@ -31,7 +31,7 @@ mod common;
 use anyhow::{Result, bail};
 use common::{Framebuffer, Gpu, Mesh, Outcome};
 use cuda_gl::{
-    ArrayFormat, DeviceBuffer, LaunchConfig, MappedBatch, Module, RegisterFlags, RegisteredImage,
+    ArrayFormat, DeviceBuffer, LaunchConfig, MappedImage, Module, RegisterFlags, RegisteredImage,
     Stream, Texture, TextureDesc, TextureObject, map_all,
 };
 use std::process::ExitCode;
@@ -127,10 +127,10 @@ fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
         // GL renders the 64 views, the cube turned a little more each iteration.
         targets.render(&mesh, view_uniform, iteration)?;
         // One map for both textures: CUDA's work on `stream` waits for the rendering above.
-        let batch = map_all([(&mut colour).into(), (&mut depth).into()], &stream)?;
+        let batch = map_all((&mut colour, &mut depth), &stream)?;
         {
-            let colour_layers = layer_textures(&batch, 0, (ArrayFormat::UNSIGNED_INT8, 4), &point)?;
-            let depth_layers = layer_textures(&batch, 1, (ArrayFormat::FLOAT, 1), &point)?;
+            let colour_layers = layer_textures(&batch.0, (ArrayFormat::UNSIGNED_INT8, 4), &point)?;
+            let depth_layers = layer_textures(&batch.1, (ArrayFormat::FLOAT, 1), &point)?;
             // SAFETY: view_sums(ViewTextures, ViewTextures, int, int, unsigned long long*)
             // reads VIEW x VIEW texels of each of the VIEWS layers of both textures (their size)
             // through the texture objects, and writes VIEWS * 5 sums, the length of `sums`; one
@@ -179,17 +179,13 @@ fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
 
     // The same layers copied out of CUDA's arrays (MappedArray::copy_to_host) must be GL's.
     let copies_equal = {
-        let batch = map_all([(&mut colour).into(), (&mut depth).into()], &stream)?;
+        let batch = map_all((&mut colour, &mut depth), &stream)?;
         let mut equal = 0;
         let mut texels = vec![[0u8; 4]; (VIEW * VIEW) as usize];
         let mut depths = vec![0f32; (VIEW * VIEW) as usize];
         for layer in 0..VIEWS {
-            batch
-                .image_array(0, layer as u32, 0)?
-                .copy_to_host(&mut texels)?;
-            batch
-                .image_array(1, layer as u32, 0)?
-                .copy_to_host(&mut depths)?;
+            batch.0.array(layer as u32, 0)?.copy_to_host(&mut texels)?;
+            batch.1.array(layer as u32, 0)?.copy_to_host(&mut depths)?;
             let same_colour = texels.as_flattened() == gl_colour[layer].as_slice();
             let same_depth = depths
                 .iter()
@@ -239,23 +235,26 @@ fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
     )
 }
 
-/// A texture object over every layer of the image at `index` of the batch: the arrays of a
-/// `GL_TEXTURE_2D_ARRAY` are asked for one layer at a time (`image_array(index, layer, 0)`),
-/// each a VIEW x VIEW array of `format` (channel type, channels), as the kernel reads it.
+/// A texture object over every layer of `image`, an image of the batch: the arrays of a
+/// `GL_TEXTURE_2D_ARRAY` are asked for one layer at a time (`array(layer, 0)`), each a VIEW x
+/// VIEW array of `format` (channel type, channels), as the kernel reads it.
 fn layer_textures<'b>(
-    batch: &'b MappedBatch<'_>,
-    index: usize,
+    image: &'b MappedImage<'_>,
     format: (ArrayFormat, u32),
     desc: &TextureDesc,
 ) -> Result<Vec<TextureObject<'b>>> {
     (0..VIEWS as u32)
         .map(|layer| {
-            let array = batch.image_array(index, layer, 0)?;
+            let array = image.array(layer, 0)?;
             let size = (VIEW as usize, VIEW as usize);
-            if (array.width(), array.height()) != size || (array.format(), array.channels()) != format {
-                bail!("layer {layer} of image {index} is not {VIEW}x{VIEW} {format:?} to CUDA: {array:?}");
+            if (array.width(), array.height()) != size
+                || (array.format(), array.channels()) != format
+            {
+                bail!(
+                    "layer {layer} of the image is not {VIEW}x{VIEW} {format:?} to CUDA: {array:?}"
+                );
             }
-            Ok(batch.create_texture(index, &array, desc)?)
+            Ok(image.create_texture(&array, desc)?)
         })
         .collect()
 }

@@ -3,9 +3,11 @@
 //! A frame here needs three GL objects from CUDA: the vertex buffer (positions), the index
 //! buffer (which vertices make each triangle) and a texture. Mapping them one by one would cost
 //! three driver calls and three synchronizations with GL; `map_all` maps them with ONE
-//! `cuGraphicsMapResources` call, and the batch unmaps them with one call too. Each resource is
-//! then reached by its position in the batch: `batch.buffer(0)`, `batch.buffer(1)`,
-//! `batch.surface(2)` (or an owned `batch.create_surface`).
+//! `cuGraphicsMapResources` call, and the batch unmaps them with one call too. The batch hands
+//! out one typed view per resource, in the shape of what was mapped: for the tuple
+//! `(&mut positions, &mut indices, &mut image)` the views are `(MappedBuffer, MappedBuffer,
+//! MappedImage)`, with the methods of a single map (`vertices.device_ptr()`, `image.surface()`,
+//! or an owned `image.create_surface`); asking the vertex buffer for a surface does not compile.
 //!
 //! Every frame, three kernels write them: `wobble_grid` moves the inner vertices of a
 //! full-screen grid of 8 x 8 cells, `grid_indices` writes the two triangles of each cell into a
@@ -89,33 +91,27 @@ fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
 
     let mut drawn = 0;
     for i in 0..FRAMES {
-        // One map for all three, in this order: 0 the VBO, 1 the index buffer, 2 the texture.
-        // CUDA's work on `stream` waits for GL's last draw, which read all three.
-        let batch = map_all(
-            [
-                (&mut positions).into(),
-                (&mut indices).into(),
-                (&mut image).into(),
-            ],
-            &stream,
-        )?;
-        let (vertex_ptr, vertex_bytes) = batch.buffer(0)?;
-        let (index_ptr, index_bytes) = batch.buffer(1)?;
+        // One map for all three: the VBO, the index buffer and the texture, each viewed by its
+        // type. CUDA's work on `stream` waits for GL's last draw, which read all three.
+        let batch = map_all((&mut positions, &mut indices, &mut image), &stream)?;
+        let (vertices, index_buffer, texels) = batch.views();
+        let (vertex_ptr, vertex_bytes) = (vertices.device_ptr(), vertices.size());
+        let (index_ptr, index_bytes) = (index_buffer.device_ptr(), index_buffer.size());
         if vertex_bytes < VERTICES * 8 || index_bytes < INDICES * 4 {
             bail!("the mapped buffers have {vertex_bytes} and {index_bytes} bytes, too few");
         }
-        // The texture is written through a surface: `batch.surface(2)` is cached on the
+        // The texture is written through a surface: `texels.surface()` is cached on the
         // registration and reused every frame; the last frame instead creates a surface object
         // of its own (`create_surface`), which is retired when it drops and destroyed once the
         // GPU is done with it. Both reach the same texels.
         let owned = if i + 1 == FRAMES {
-            Some(batch.create_surface(2, &batch.image_array(2, 0, 0)?)?)
+            Some(texels.create_surface(&texels.array(0, 0)?)?)
         } else {
             None
         };
         let surface = match &owned {
             Some(object) => object.handle(),
-            None => batch.surface(2)?,
+            None => texels.surface()?,
         };
         // SAFETY: wobble_grid(float2*, unsigned, unsigned) writes (CELLS + 1)^2 float2s,
         // grid_indices(unsigned*, unsigned, unsigned) writes CELLS^2 * 6 unsigned ints, both

@@ -8,8 +8,8 @@
 //! - cudarc's [`CudaStream`] and `Arc<CudaStream>` implement [`AsStream`], so
 //!   [`RegisteredBuffer::map`](crate::RegisteredBuffer::map), `RegisteredImage::map` and
 //!   [`map_all`](crate::map_all) take them, and the unmap runs on that stream.
-//! - [`MappedBuffer::as_cudarc_slice`] and [`MappedBuffer::as_cudarc_slice_mut`] (and the same on
-//!   [`MappedBatch`]) view a buffer mapped on an `Arc<CudaStream>` as [`MappedView`] /
+//! - [`MappedBuffer::as_cudarc_slice`] and [`MappedBuffer::as_cudarc_slice_mut`] (and, for a
+//!   buffer of a batch, [`MappedAll::as_cudarc_slice_mut`]) view a buffer mapped on an `Arc<CudaStream>` as [`MappedView`] /
 //!   [`MappedViewMut`]: typed device slices that implement cudarc's [`DevicePtr`],
 //!   [`DevicePtrMut`] and [`PushKernelArg`], so cudarc copies into and out of them and passes
 //!   them to kernels. They borrow the mapping guard, so they cannot outlive the mapping.
@@ -27,7 +27,9 @@
 use crate::context::Context;
 use crate::device::{GlDeviceList, gl_devices};
 use crate::error::{Error, Result, UsageError};
-use crate::graphics::{MappedBatch, MappedBuffer, Surface, SurfaceObject, Texture, TextureObject};
+use crate::graphics::{
+    MappedAll, MappedBuffer, Surface, SurfaceObject, Texture, TextureObject, ViewSet,
+};
 use crate::memory::DeviceCopy;
 use crate::result::CudaError;
 use crate::stream::AsStream;
@@ -384,43 +386,15 @@ impl<'m> MappedBuffer<'m> {
     }
 }
 
-impl<'m> MappedBatch<'m> {
-    /// The address and size of the buffer at `index` and the cudarc stream of the batch (checked
-    /// first).
-    fn cudarc_buffer(&self, index: usize) -> Result<(rc::CUdeviceptr, usize, &Arc<CudaStream>)> {
-        let ctx = self.get(index)?.context_raw();
-        let stream = cudarc_stream_of(self.stream_any(), self.raw_stream(), ctx)?;
-        let (ptr, size) = self.buffer(index)?;
-        Ok((ptr.as_raw(), size, stream))
-    }
-
-    /// Views the buffer at `index` as a read-only cudarc device slice of `T`, for as long as the
-    /// batch is borrowed. The batch must have been mapped on an `Arc<cudarc::driver::CudaStream>`.
+impl<'a, V: ViewSet<'a>> MappedAll<'a, V> {
+    /// Views the buffer that `pick` chooses among the batch's views (e.g. `|v| &v.0`) as a
+    /// writable cudarc device slice of `T`, for as long as the batch is borrowed mutably (so one
+    /// writable view at a time). A read-only view needs no method of the batch:
+    /// [`MappedBuffer::as_cudarc_slice`] of the buffer's view. The batch must have been mapped
+    /// on an `Arc<cudarc::driver::CudaStream>`.
     ///
     /// # Errors
-    /// As [`MappedBatch::buffer`] and [`MappedBuffer::as_cudarc_slice`]. Its `# Safety` is
-    /// [`MappedBuffer::as_cudarc_slice`]'s.
-    ///
-    /// # Safety
-    /// cudarc's copies and memsets take the view through its `DevicePtr` traits and queue the
-    /// work themselves, so cuda-gl cannot queue it on a stream only it reaches:
-    /// 1. No thread begins *and ends* a CUDA graph capture on the stream of a cudarc call that
-    ///    uses the view while that call runs (a graph ended then would hold the mapping's
-    ///    address, for a launch after the unmap). A capture that is still open when the call
-    ///    returns is invalidated by cuda-gl (the view synchronizes its stream), and one open
-    ///    before the call is refused.
-    #[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
-    pub unsafe fn as_cudarc_slice<T: DeviceCopy>(&self, index: usize) -> Result<MappedView<'_, T>> {
-        let (ptr, size, stream) = self.cudarc_buffer(index)?;
-        MappedView::new(ptr, size, stream)
-    }
-
-    /// Views the buffer at `index` as a writable cudarc device slice of `T`, for as long as the
-    /// batch is borrowed mutably (so one writable view at a time).
-    ///
-    /// # Errors
-    /// As [`MappedBatch::as_cudarc_slice`]; [`UsageError::ReadOnlyMapping`] when the buffer was
-    /// registered or mapped read-only (CUDA must not write it).
+    /// [`UsageError::NotOfThisBatch`] when `pick` returns a buffer that is not of this batch; otherwise as [`MappedBuffer::as_cudarc_slice_mut`].
     ///
     /// # Safety
     /// cudarc's copies and memsets take the view through its `DevicePtr` traits and queue the
@@ -433,11 +407,19 @@ impl<'m> MappedBatch<'m> {
     #[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
     pub unsafe fn as_cudarc_slice_mut<T: DeviceCopy>(
         &mut self,
-        index: usize,
+        pick: impl for<'v> FnOnce(&'v V) -> &'v MappedBuffer<'a>,
     ) -> Result<MappedViewMut<'_, T>> {
-        self.get(index)?.check_writable("a mutable cudarc view")?;
-        let (ptr, size, stream) = self.cudarc_buffer(index)?;
-        MappedViewMut::new(ptr, size, stream)
+        let buffer = pick(self.views());
+        if !self.holds(buffer.resource_raw()) || buffer.raw_stream() != self.raw_stream() {
+            return Err(UsageError::NotOfThisBatch {
+                what: "mutable cudarc view",
+            }
+            .into());
+        }
+        buffer.check_writable("a mutable cudarc view")?;
+        let ctx = buffer.context().raw();
+        let stream = cudarc_stream_of(buffer.stream_any(), buffer.raw_stream(), ctx)?;
+        MappedViewMut::new(buffer.device_ptr().as_raw(), buffer.size(), stream)
     }
 }
 

@@ -4,7 +4,7 @@
 //! place, and let ownership unmap and unregister it in the right order:
 //!
 //! ```text
-//! MappedBuffer / MappedImage / MappedBatch   (borrow the resource and the stream)
+//! MappedBuffer / MappedImage / MappedAll     (borrow the resource and the stream)
 //!   -> unmap on the stream of the map
 //! RegisteredBuffer / RegisteredImage         (hold Arc<Context>)
 //!   -> unregister
@@ -124,9 +124,9 @@
 //!
 //! # Copies in and out of a mapped image
 //!
-//! The [`MappedArray`] of [`MappedImage::array`]`(layer, level)` (or of a batch) copies the
-//! whole array on the stream of the map, with its size checked ([`Error::CopySize`]):
-//! [`MappedArray::copy_to_host`] and [`MappedArray::copy_from_host`] wait for the stream (the
+//! The [`MappedArray`] of [`MappedImage::array`]`(layer, level)` (also of a batch's image
+//! view) copies the whole array on the stream of the map, with its size checked
+//! ([`Error::CopySize`]): [`MappedArray::copy_to_host`] and [`MappedArray::copy_from_host`] wait for the stream (the
 //! slice is only borrowed); [`MappedArray::copy_to_device`], [`MappedArray::copy_from_device`],
 //! [`MappedArray::copy_to_buffer`], [`MappedArray::copy_from_buffer`] and
 //! [`MappedArray::copy_to_array`] are only queued.
@@ -339,10 +339,10 @@ pub use gl_name::{BufferName, RenderbufferName, TextureName};
 #[cfg_attr(docsrs, doc(cfg(feature = "glow")))]
 pub use glow;
 pub use graphics::{
-    ArrayFormat, BufferMapping, GlBuffer, GlImage, ImageTarget, MapFlags, Mapped, MappedArray,
-    MappedBatch, MappedBuffer, MappedImage, MappedMipmappedArray, RegisterFlags, Registered,
-    RegisteredBuffer, RegisteredImage, Resource, ResourceKind, Surface, SurfaceObject, Texture,
-    TextureDesc, TextureObject, map_all,
+    ArrayFormat, BufferMapping, GlBuffer, GlImage, ImageTarget, MapFlags, MapSet, Mapped,
+    MappedAll, MappedArray, MappedBuffer, MappedImage, MappedMipmappedArray, RegisterFlags,
+    Registered, RegisteredBuffer, RegisteredImage, ResourceKind, Surface, SurfaceObject, Texture,
+    TextureDesc, TextureObject, ViewSet, map_all,
 };
 pub use memory::{DeviceBuffer, DeviceCopy, DevicePtr, PinnedBuffer};
 pub use module::{Function, KernelArgs, KernelParam, LaunchConfig, Module};

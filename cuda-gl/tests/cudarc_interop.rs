@@ -18,8 +18,8 @@ mod gpu;
 
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::{
-    AsStream, Context, Device, Error, Event, RegisterFlags, RegisteredBuffer, Resource, Stream,
-    StreamFlags, map_all,
+    AsStream, Context, Device, Error, Event, RegisterFlags, RegisteredBuffer, Stream, StreamFlags,
+    UsageError, map_all,
 };
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::Ptx;
@@ -276,15 +276,25 @@ fn batch_map_on_a_cudarc_stream() {
     let mut a = RegisteredBuffer::register(&r.ctx, a_name, RegisterFlags::READ_ONLY).unwrap();
     let mut b = RegisteredBuffer::register(&r.ctx, b_name, RegisterFlags::WRITE_DISCARD).unwrap();
 
-    let mut batch = map_all([Resource::from(&mut a), Resource::from(&mut b)], &r.stream).unwrap();
+    let mut batch = map_all((&mut a, &mut b), &r.stream).unwrap();
     let read = r
         .stream
         // SAFETY: (1) no other thread captures on this stream meanwhile.
-        .clone_dtoh(&unsafe { batch.as_cudarc_slice::<u32>(0) }.unwrap())
+        .clone_dtoh(&unsafe { batch.0.as_cudarc_slice::<u32>() }.unwrap())
         .unwrap();
     assert_eq!(read, source);
+    // The READ_ONLY buffer refuses a mutable view.
     // SAFETY: (1) no other thread captures on this stream meanwhile.
-    let mut target = unsafe { batch.as_cudarc_slice_mut::<[u32; 4]>(1) }.unwrap();
+    let refused = unsafe { batch.as_cudarc_slice_mut::<u32>(|v| &v.0) }.err();
+    assert!(
+        matches!(
+            refused,
+            Some(Error::Usage(UsageError::ReadOnlyMapping { .. }))
+        ),
+        "{refused:?}"
+    );
+    // SAFETY: (1) no other thread captures on this stream meanwhile.
+    let mut target = unsafe { batch.as_cudarc_slice_mut::<[u32; 4]>(|v| &v.1) }.unwrap();
     assert_eq!(target.len(), n / 4);
     let quads: Vec<[u32; 4]> = read
         .chunks_exact(4)

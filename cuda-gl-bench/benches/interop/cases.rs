@@ -9,7 +9,7 @@ use anyhow::{Context as _, Result};
 use cuda_gl::sys;
 use cuda_gl::{
     DeviceBuffer, ImageTarget, PinnedBuffer, RegisterFlags, RegisteredBuffer, RegisteredImage,
-    Resource, Stream, StreamFlags, map_all,
+    Stream, StreamFlags, map_all,
 };
 use std::hint::black_box;
 
@@ -150,9 +150,9 @@ pub fn pbo_count(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
         Variant::new(
             "8 PBOs batched (map_all)",
             |regs: &mut Vec<RegisteredBuffer>| {
-                let batch = map_all(regs.iter_mut().map(Resource::from), stream)?;
-                for i in 0..batch.len() {
-                    black_box(batch.buffer(i)?.0.as_raw());
+                let batch = map_all(&mut regs[..], stream)?;
+                for buffer in batch.iter() {
+                    black_box(buffer.device_ptr().as_raw());
                 }
                 batch.unmap()?;
                 stream.synchronize()?;

@@ -104,8 +104,6 @@ pub enum ErrorKind {
     ReadOnlyMapping,
     /// [`UsageError::NotSurfaceRegistered`]
     NotSurfaceRegistered,
-    /// [`UsageError::WrongResourceKind`]
-    WrongResourceKind,
     /// [`UsageError::ZeroGlName`]
     ZeroGlName,
     /// [`UsageError::ContradictoryFlags`]
@@ -124,6 +122,8 @@ pub enum ErrorKind {
     KernelArgsImpl,
     /// [`UsageError::ArrayOfAnotherMapping`]
     ArrayOfAnotherMapping,
+    /// [`UsageError::NotOfThisBatch`]
+    NotOfThisBatch,
     /// [`UsageError::EmptyBatch`]
     EmptyBatch,
     /// [`UsageError::UncopyableFormat`]
@@ -288,7 +288,6 @@ impl UsageError {
             UsageError::AddressOverflow { .. } => K::AddressOverflow,
             UsageError::ReadOnlyMapping { .. } => K::ReadOnlyMapping,
             UsageError::NotSurfaceRegistered { .. } => K::NotSurfaceRegistered,
-            UsageError::WrongResourceKind { .. } => K::WrongResourceKind,
             UsageError::ZeroGlName { .. } => K::ZeroGlName,
             UsageError::ContradictoryFlags => K::ContradictoryFlags,
             UsageError::ImageOnlyFlags { .. } => K::ImageOnlyFlags,
@@ -298,6 +297,7 @@ impl UsageError {
             UsageError::EventWithoutTiming => K::EventWithoutTiming,
             UsageError::KernelArgsImpl { .. } => K::KernelArgsImpl,
             UsageError::ArrayOfAnotherMapping { .. } => K::ArrayOfAnotherMapping,
+            UsageError::NotOfThisBatch { .. } => K::NotOfThisBatch,
             UsageError::EmptyBatch => K::EmptyBatch,
             UsageError::UncopyableFormat { .. } => K::UncopyableFormat,
             UsageError::OverlappingCopy => K::OverlappingCopy,

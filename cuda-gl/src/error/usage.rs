@@ -28,11 +28,10 @@ pub enum UsageError {
         owner: String,
     },
 
-    /// An index past the end of a collection (a batch's resources, a ring's or frame stream's
-    /// slots).
+    /// An index past the end of a collection (a ring's or frame stream's slots).
     #[error("{what} {index} is out of range: there are {len}.\nhelp: pass an index below {len}")]
     OutOfRange {
-        /// What was indexed, e.g. `ring slot` or `resource of the batch`.
+        /// What was indexed, e.g. `ring slot` or `frame-stream slot`.
         what: &'static str,
         /// The index given.
         index: usize,
@@ -115,20 +114,6 @@ pub enum UsageError {
     NotSurfaceRegistered {
         /// The GL name.
         name: u32,
-    },
-
-    /// A resource of a batch was used as the other kind (a buffer as an image, or the reverse).
-    #[error(
-        "resource {index} of the batch is a {actual}, not a {expected}.\nhelp: use `buffer` for \
-         a buffer, and `image_array`, `surface` or the other image methods for an image"
-    )]
-    WrongResourceKind {
-        /// The index in the batch.
-        index: usize,
-        /// What the call needs: `buffer` or `image`.
-        expected: &'static str,
-        /// What the resource is: `buffer` or `image`.
-        actual: &'static str,
     },
 
     /// GL name 0 was registered: it is GL's "no object".
@@ -232,6 +217,16 @@ pub enum UsageError {
         array: String,
         /// The image of the mapping asked, e.g. `GL GL_TEXTURE_2D texture 4`.
         mapping: String,
+    },
+
+    /// A buffer view given to a batch's method is not one of that batch's views.
+    #[error(
+        "the {what} was asked of a buffer that is not one of this batch's views.\nhelp: pick the \
+         buffer from the views the closure is given (e.g. `|views| &views.0`)"
+    )]
+    NotOfThisBatch {
+        /// What was to be made, e.g. `a mutable cudarc view`.
+        what: &'static str,
     },
 
     /// [`map_all`](crate::map_all) of no resources.

@@ -1,61 +1,45 @@
-//! Mapping many resources with one driver call.
+//! Mapping many resources with one driver call, viewed through typed views.
 
-use super::array::{mapped_array, mapped_mipmapped_array};
-use super::surface::{Surface, SurfaceObject, cached_surface, create_surface, layer_surfaces};
-use super::texture::{TextureDesc, TextureObject, create_texture};
+use super::batch_set::private::{Build, Regs};
+use super::batch_set::{MapSet, ViewSet};
+use super::buffer::buffer_mapping;
 use super::{Kind, Registration};
-use crate::error::{Result, UsageError};
-use crate::graphics::{MappedArray, MappedMipmappedArray, RegisteredBuffer, RegisteredImage};
-use crate::memory::DevicePtr;
+use crate::context::Context;
+use crate::error::{Error, Result, UsageError};
 use crate::result;
 use crate::stream::AsStream;
 use cuda_gl_sys as sys;
-use std::marker::PhantomData;
+use std::sync::Arc;
 
-/// One resource to map in a batch: a buffer or an image, borrowed mutably for the mapping.
-#[derive(Debug)]
-pub enum Resource<'a> {
-    /// A registered buffer.
-    Buffer(&'a mut RegisteredBuffer),
-    /// A registered image.
-    Image(&'a mut RegisteredImage),
-}
-
-impl<'a> From<&'a mut RegisteredBuffer> for Resource<'a> {
-    fn from(b: &'a mut RegisteredBuffer) -> Self {
-        Resource::Buffer(b)
-    }
-}
-
-impl<'a> From<&'a mut RegisteredImage> for Resource<'a> {
-    fn from(i: &'a mut RegisteredImage) -> Self {
-        Resource::Image(i)
-    }
-}
-
-/// Maps every resource in `resources` on `stream` with one `cuGraphicsMapResources` call.
+/// Maps every registration of `resources` on `stream` with one `cuGraphicsMapResources` call,
+/// and hands out a typed view of each.
 ///
-/// The returned batch unmaps them all with one `cuGraphicsUnmapResources` call on the same stream
-/// when dropped. Each resource's view is reachable by its position: [`MappedBatch::buffer`],
-/// [`MappedBatch::image_array`], [`MappedBatch::surface_at`], ... The arrays of a batch copy
-/// on its stream like those of a single mapping ([`MappedArray::copy_to_host`], ...). The mutable borrows rule out passing one resource twice.
+/// `resources` is a [`MapSet`]: one `&mut RegisteredBuffer` or `&mut RegisteredImage`, a slice,
+/// `Vec` or array of one kind, or a tuple of those. The returned batch holds the matching views
+/// ([`ViewSet`]): `map_all((&mut vertices, &mut texture), &stream)` gives a
+/// `MappedAll<(MappedBuffer, MappedImage)>`, whose `.0.device_ptr()` and `.1.surface()` are the
+/// accessors of a single mapping, checked by the compiler (a buffer has no `surface`);
+/// `map_all(&mut buffers[..], &stream)` gives a `Vec<MappedBuffer>`, reached by index.
+///
+/// The batch unmaps them all with one `cuGraphicsUnmapResources` call on the same stream when
+/// dropped. Its views are lent by shared reference and borrow the batch, so none outlives the
+/// mapping. The mutable borrows rule out passing one resource twice.
 ///
 /// # Errors
-/// [`UsageError::EmptyBatch`] for an empty list; [`UsageError::WrongCudaContext`] for a resource
-/// or stream from another context;
-/// the driver's error from `cuGraphicsMapResources` (then nothing is mapped).
+/// [`UsageError::EmptyBatch`] for no registration at all; [`UsageError::WrongCudaContext`] for a
+/// resource or stream of another context; [`Error::NoGlContext`] or [`Error::WrongGlContext`]
+/// when the GL context that registered a resource is not current;
+/// [`UsageError::EmptyGlBuffer`] for a buffer of size 0 (the batch is unmapped again); the
+/// driver's error from `cuGraphicsMapResources` (then nothing is mapped) or
+/// `cuGraphicsResourceGetMappedPointer`.
 #[doc(alias = "cuGraphicsMapResources")]
-pub fn map_all<'a, S: AsStream>(
-    resources: impl IntoIterator<Item = Resource<'a>>,
+pub fn map_all<'a, R: MapSet<'a>, S: AsStream>(
+    resources: R,
     stream: &'a S,
-) -> Result<MappedBatch<'a>> {
-    let regs: Vec<&'a mut Registration> = resources
-        .into_iter()
-        .map(|r| match r {
-            Resource::Buffer(b) => b.registration(),
-            Resource::Image(i) => i.registration(),
-        })
-        .collect();
+) -> Result<MappedAll<'a, R::Views>> {
+    let mut regs = Regs(Vec::new());
+    let shape = resources.append_to(&mut regs);
+    let mut regs = regs.0;
     let Some(first) = regs.first() else {
         return Err(UsageError::EmptyBatch.into());
     };
@@ -67,7 +51,6 @@ pub fn map_all<'a, S: AsStream>(
         }
         .into());
     }
-    let mut regs = regs;
     for r in regs.iter_mut() {
         r.prepare_map(stream)?;
     }
@@ -80,81 +63,111 @@ pub fn map_all<'a, S: AsStream>(
         r.mapped = true;
         r.retired.mapped();
     }
-    Ok(MappedBatch {
-        regs,
+    let mut mappings = Vec::with_capacity(regs.len());
+    for r in &regs {
+        let mapping = (r.kind == Kind::Buffer)
+            .then(|| buffer_mapping(r))
+            .transpose();
+        match mapping {
+            Ok(m) => mappings.push(m),
+            Err(e) => {
+                // SAFETY: mapped together on `s` just above; nothing was handed out.
+                if let Err(unmap) = unsafe { unmap_regs(&mut regs, &mut raws, s) } {
+                    ctx.record_drop_error("unmapping after a failed map", unmap);
+                }
+                return Err(e);
+            }
+        }
+    }
+    let mut from = Build {
+        items: regs.into_iter().zip(mappings),
+        stream: s,
+        stream_any: stream.as_any(),
+    };
+    let views = R::build(shape, &mut from).filter(|_| from.items.next().is_none());
+    let Some(views) = views else {
+        // Left mapped: the next map or unregister of each recovers it.
+        return Err(Error::Internal {
+            what: "map_all built views that do not match its registrations".into(),
+        });
+    };
+    Ok(MappedAll {
+        views,
         raws,
         stream: s,
-        _stream: PhantomData,
-        stream_object: stream.as_any(),
+        stream_any: stream.as_any(),
+        ctx,
+        done: false,
     })
 }
 
-/// Resources mapped together by [`map_all`]. Dropping it unmaps them all in one call, on the
-/// stream they were mapped on.
-#[derive(Debug)]
-#[must_use = "dropping the batch unmaps every resource at once"]
-pub struct MappedBatch<'a> {
-    regs: Vec<&'a mut Registration>,
-    raws: Vec<sys::CUgraphicsResource>,
+/// Unmaps `raws`, the handles of `regs`, mapped together on `stream`, and books it.
+///
+/// # Safety
+/// 1. All are mapped on `stream`, which is live, and no view of them is used after.
+unsafe fn unmap_regs(
+    regs: &mut [&mut Registration],
+    raws: &mut [sys::CUgraphicsResource],
     stream: sys::CUstream,
-    _stream: PhantomData<&'a ()>,
-    /// The stream object of the map, when it offers itself ([`AsStream::as_any`]): adapters
-    /// find their library's stream there.
-    stream_object: Option<&'a dyn std::any::Any>,
+) -> Result<()> {
+    for r in regs.iter() {
+        r.owner.check("cuGraphicsUnmapResources (not called)")?;
+    }
+    if let Some(first) = regs.first() {
+        first.ctx.bind()?;
+    }
+    // SAFETY: (1): the stream is live.
+    unsafe { crate::queue::check_not_capturing(stream, "cuGraphicsUnmapResources (not called)") }?;
+    // SAFETY: (1).
+    unsafe { result::graphics::unmap(raws, stream) }.map_err(super::unmap_error)?;
+    for r in regs.iter_mut() {
+        r.unmapped(stream);
+    }
+    Ok(())
 }
 
-impl<'a> MappedBatch<'a> {
+/// Resources mapped together by [`map_all`], with their typed views `V` (a [`ViewSet`]: a
+/// [`MappedBuffer`](crate::MappedBuffer), a [`MappedImage`](crate::MappedImage), a `Vec` or array
+/// of one kind, or a tuple of those). Dropping it unmaps them all in one call, on the stream they
+/// were mapped on.
+///
+/// The views are reached through `Deref` (`batch.0`, `batch[i]`, `let (a, b) = &*batch;`) or
+/// [`views`](Self::views), by shared reference only: they borrow the batch, and only the batch
+/// unmaps them.
+#[derive(Debug)]
+#[must_use = "dropping the batch unmaps every resource at once"]
+pub struct MappedAll<'a, V: ViewSet<'a>> {
+    views: V,
+    raws: Vec<sys::CUgraphicsResource>,
+    stream: sys::CUstream,
+    /// The stream object of the map, when it offers itself ([`AsStream::as_any`]).
+    stream_any: Option<&'a dyn std::any::Any>,
+    ctx: Arc<Context>,
+    /// Unmapped, or the unmap failed and must not be retried (the registrations stay marked
+    /// mapped and their next map or unregister recovers them).
+    done: bool,
+}
+
+impl<'a, V: ViewSet<'a>> MappedAll<'a, V> {
+    /// The typed views of the mapped resources, borrowed from the batch.
+    pub fn views(&self) -> &V {
+        &self.views
+    }
+
     /// How many resources are mapped.
     pub fn len(&self) -> usize {
-        self.regs.len()
+        self.raws.len()
     }
 
     /// Whether the batch is empty (never: `map_all` rejects empty lists).
     pub fn is_empty(&self) -> bool {
-        self.regs.is_empty()
-    }
-
-    /// The registration at `index`.
-    ///
-    /// # Errors
-    /// [`UsageError::OutOfRange`] when `index` is out of range.
-    pub(crate) fn get(&self, index: usize) -> Result<&Registration> {
-        self.regs.get(index).map(|r| &**r).ok_or_else(|| {
-            UsageError::OutOfRange {
-                what: "resource of the batch",
-                index,
-                len: self.regs.len(),
-            }
-            .into()
-        })
-    }
-
-    /// The device pointer and size of the buffer at `index`.
-    ///
-    /// # Errors
-    /// [`UsageError::OutOfRange`] when `index` is out of range; [`UsageError::WrongResourceKind`]
-    /// when it names an image; the driver's error from `cuGraphicsResourceGetMappedPointer`.
-    #[doc(alias = "cuGraphicsResourceGetMappedPointer")]
-    pub fn buffer(&self, index: usize) -> Result<(DevicePtr<'_>, usize)> {
-        let reg = self.get(index)?;
-        if reg.kind != Kind::Buffer {
-            return Err(UsageError::WrongResourceKind {
-                index,
-                expected: "buffer",
-                actual: "image",
-            }
-            .into());
-        }
-        reg.ctx.bind()?;
-        // SAFETY: mapped for as long as the batch is borrowed.
-        let (ptr, size) = unsafe { result::graphics::mapped_pointer(reg.raw) }?;
-        Ok((DevicePtr::new(ptr), size))
+        self.raws.is_empty()
     }
 
     /// The stream object it was mapped on, when its type offers itself
     /// ([`AsStream::as_any`]): an adapter for another library's streams finds its stream here.
     pub fn stream_any(&self) -> Option<&'a dyn std::any::Any> {
-        self.stream_object
+        self.stream_any
     }
 
     /// The stream it was mapped on.
@@ -162,161 +175,46 @@ impl<'a> MappedBatch<'a> {
         self.stream
     }
 
-    /// The CUDA array of the image at `index`, at array index `layer` and mip `level`.
-    ///
-    /// # Errors
-    /// [`UsageError::OutOfRange`] when `index` is out of range; [`UsageError::WrongResourceKind`]
-    /// when it names a buffer; [`Error::InvalidSubresource`](crate::Error::InvalidSubresource)
-    /// for a layer or level the image lacks.
-    #[doc(alias = "cuGraphicsSubResourceGetMappedArray")]
-    pub fn image_array(&self, index: usize, layer: u32, level: u32) -> Result<MappedArray<'_>> {
-        let reg = self.image(index)?;
-        mapped_array(reg, self.stream, layer, level)
-    }
-
-    /// The mipmapped array of the image at `index`.
-    ///
-    /// # Errors
-    /// As [`MappedBatch::image_array`].
-    #[doc(alias = "cuGraphicsResourceGetMappedMipmappedArray")]
-    pub fn image_mipmapped_array(&self, index: usize) -> Result<MappedMipmappedArray<'_>> {
-        mapped_mipmapped_array(self.image(index)?, self.stream)
-    }
-
-    /// The cached surface object over array index 0, mip level 0 of the image at `index`: as
-    /// [`MappedImage::surface`](crate::MappedImage::surface), in a batch.
-    ///
-    /// # Errors
-    /// As [`MappedBatch::surface_at`].
-    #[doc(alias = "cuSurfObjectCreate")]
-    pub fn surface(&self, index: usize) -> Result<Surface<'_>> {
-        self.surface_at(index, 0, 0)
-    }
-
-    /// The cached surface object over array index `layer` at mip `level` of the image at
-    /// `index`: as [`MappedImage::surface_at`](crate::MappedImage::surface_at) (the same cache
-    /// on the registration), in a batch.
-    ///
-    /// # Errors
-    /// [`UsageError::OutOfRange`] when `index` is out of range; [`UsageError::WrongResourceKind`]
-    /// when it names a buffer; otherwise as
-    /// [`MappedImage::surface_at`](crate::MappedImage::surface_at).
-    #[doc(alias = "cuSurfObjectCreate")]
-    #[doc(alias = "cuGraphicsSubResourceGetMappedArray")]
-    pub fn surface_at(&self, index: usize, layer: u32, level: u32) -> Result<Surface<'_>> {
-        cached_surface(self.image(index)?, self.stream, layer, level)
-    }
-
-    /// The cached surfaces of layers `first_layer..first_layer + N` at mip `level` of the image
-    /// at `index`: as [`MappedImage::layer_surfaces`](crate::MappedImage::layer_surfaces).
-    ///
-    /// # Errors
-    /// As [`MappedBatch::surface_at`], for the first layer that fails.
-    #[doc(alias = "cuSurfObjectCreate")]
-    pub fn layer_surfaces<const N: usize>(
-        &self,
-        index: usize,
-        first_layer: u32,
-        level: u32,
-    ) -> Result<[Surface<'_>; N]> {
-        layer_surfaces(self.image(index)?, self.stream, first_layer, level)
-    }
-
-    /// Creates a surface object over `array`, an array of the image at `index`: as
-    /// [`MappedImage::create_surface`](crate::MappedImage::create_surface).
-    ///
-    /// # Errors
-    /// [`UsageError::OutOfRange`] when `index` is out of range; [`UsageError::WrongResourceKind`]
-    /// when it names a buffer; [`UsageError::ArrayOfAnotherMapping`] when `array` is not that
-    /// image's; the driver's error from `cuSurfObjectCreate`.
-    #[doc(alias = "cuSurfObjectCreate")]
-    pub fn create_surface<'m>(
-        &'m self,
-        index: usize,
-        array: &MappedArray<'m>,
-    ) -> Result<SurfaceObject<'m>> {
-        create_surface(self.image(index)?, array)
-    }
-
-    /// Creates a texture object over `array`, an array of the image at `index`: as
-    /// [`MappedImage::create_texture`](crate::MappedImage::create_texture).
-    ///
-    /// # Errors
-    /// [`UsageError::OutOfRange`] when `index` is out of range; [`UsageError::WrongResourceKind`]
-    /// when it names a buffer; [`UsageError::ArrayOfAnotherMapping`] when `array` is not that
-    /// image's; the driver's error from `cuTexObjectCreate`.
-    #[doc(alias = "cuTexObjectCreate")]
-    pub fn create_texture<'m>(
-        &'m self,
-        index: usize,
-        array: &MappedArray<'m>,
-        desc: &TextureDesc,
-    ) -> Result<TextureObject<'m>> {
-        create_texture(self.image(index)?, array, desc)
-    }
-
-    fn image(&self, index: usize) -> Result<&Registration> {
-        let reg = self.get(index)?;
-        if reg.kind == Kind::Buffer {
-            return Err(UsageError::WrongResourceKind {
-                index,
-                expected: "image",
-                actual: "buffer",
-            }
-            .into());
-        }
-        Ok(reg)
+    /// Whether `resource` is one of the batch's graphics resources.
+    pub(crate) fn holds(&self, resource: sys::CUgraphicsResource) -> bool {
+        self.raws.contains(&resource)
     }
 
     fn finish(&mut self) -> Result<()> {
-        let Some(first) = self.regs.first() else {
-            return Ok(());
-        };
-        if !first.mapped {
+        if std::mem::replace(&mut self.done, true) {
             return Ok(());
         }
-        for r in &self.regs {
-            r.owner.check("cuGraphicsUnmapResources (not called)")?;
-        }
-        first.ctx.bind()?;
-        // SAFETY: the stream is borrowed for the batch's lifetime, so live.
-        unsafe {
-            crate::queue::check_not_capturing(self.stream, "cuGraphicsUnmapResources (not called)")
-        }?;
-        // SAFETY: all mapped together on `self.stream`, which is borrowed for the batch's
-        // lifetime; every view borrows the batch, so none is used after.
-        unsafe { result::graphics::unmap(&mut self.raws, self.stream) }
-            .map_err(super::unmap_error)?;
-        for r in self.regs.iter_mut() {
-            r.unmapped(self.stream);
-        }
-        Ok(())
+        let mut regs = Regs(Vec::with_capacity(self.raws.len()));
+        self.views.registrations(&mut regs);
+        // SAFETY: all mapped together on `self.stream`, whose stream is borrowed for the batch's
+        // lifetime; every view is the batch's own and lent by shared reference only, so none is
+        // used after.
+        unsafe { unmap_regs(&mut regs.0, &mut self.raws, self.stream) }
     }
 
     /// Unmaps every resource now, with one call, and returns the driver's error.
     ///
     /// # Errors
-    /// [`Error::NoGlContext`](crate::Error::NoGlContext) or
-    /// [`Error::WrongGlContext`](crate::Error::WrongGlContext) when the GL context that
-    /// registered a resource is not current (they stay mapped and are recovered later); the
-    /// driver's error from `cuGraphicsUnmapResources`.
+    /// [`Error::NoGlContext`] or [`Error::WrongGlContext`] when the GL context that registered a
+    /// resource is not current (they stay mapped and are recovered later); the driver's error
+    /// from `cuGraphicsUnmapResources`.
     #[doc(alias = "cuGraphicsUnmapResources")]
     pub fn unmap(mut self) -> Result<()> {
-        let result = self.finish();
-        // On failure the registrations stay marked mapped and their next map or unregister
-        // recovers them, so Drop must not retry: with no registrations left, its `finish` has
-        // nothing to do, and the batch's vectors are freed as it drops.
-        self.regs.clear();
-        result
+        self.finish()
     }
 }
 
-impl Drop for MappedBatch<'_> {
+impl<'a, V: ViewSet<'a>> std::ops::Deref for MappedAll<'a, V> {
+    type Target = V;
+    fn deref(&self) -> &V {
+        &self.views
+    }
+}
+
+impl<'a, V: ViewSet<'a>> Drop for MappedAll<'a, V> {
     fn drop(&mut self) {
-        if let Err(e) = self.finish()
-            && let Some(first) = self.regs.first()
-        {
-            first.ctx.record_drop_error("unmapping a batch", e);
+        if let Err(e) = self.finish() {
+            self.ctx.record_drop_error("unmapping a batch", e);
         }
     }
 }

@@ -53,21 +53,8 @@ impl RegisteredBuffer {
     #[doc(alias = "cuGraphicsMapResources")]
     pub fn map<'a, S: AsStream>(&'a mut self, stream: &'a S) -> Result<MappedBuffer<'a>> {
         let s = self.reg.map_on(stream)?;
-        // SAFETY: the resource is a mapped buffer.
-        match unsafe { result::graphics::mapped_pointer(self.reg.raw) } {
-            Ok((_, 0)) => {
-                // SAFETY: mapped on `s` just above; nothing was handed out.
-                unsafe { self.reg.unmap_on(s) }?;
-                Err(UsageError::EmptyGlBuffer {
-                    name: self.reg.name,
-                }
-                .into())
-            }
-            Ok((ptr, size)) => Ok(Mapped::new(
-                &mut self.reg,
-                stream,
-                BufferMapping { ptr, size },
-            )),
+        match buffer_mapping(&self.reg) {
+            Ok(mapping) => Ok(Mapped::new(&mut self.reg, stream, mapping)),
             Err(e) => {
                 // SAFETY: mapped on `s` just above; nothing was handed out.
                 if let Err(unmap) = unsafe { self.reg.unmap_on(s) } {
@@ -75,9 +62,22 @@ impl RegisteredBuffer {
                         .ctx
                         .record_drop_error("unmapping after a failed map", unmap);
                 }
-                Err(e.into())
+                Err(e)
             }
         }
+    }
+}
+
+/// The address and size of `reg`, a mapped buffer.
+///
+/// # Errors
+/// [`UsageError::EmptyGlBuffer`] for a buffer of size 0; the driver's error from
+/// `cuGraphicsResourceGetMappedPointer`.
+pub(super) fn buffer_mapping(reg: &Registration) -> Result<BufferMapping> {
+    // SAFETY: the caller's registration is a buffer, mapped while borrowed.
+    match unsafe { result::graphics::mapped_pointer(reg.raw) }? {
+        (_, 0) => Err(UsageError::EmptyGlBuffer { name: reg.name }.into()),
+        (ptr, size) => Ok(BufferMapping { ptr, size }),
     }
 }
 

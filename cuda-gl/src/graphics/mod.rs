@@ -9,7 +9,8 @@
 //!   borrows make these fail to compile: mapping twice, unregistering or dropping while mapped,
 //!   and keeping a pointer, array or surface past the unmap.
 //! - [`map_all`] maps N resources, buffers and images mixed, with one `cuGraphicsMapResources`
-//!   call, and unmaps them with one call.
+//!   call, and unmaps them with one call; its [`MappedAll`] lends the same typed views
+//!   ([`MappedBuffer`], [`MappedImage`]) as single maps, by shared reference.
 //!
 //! Each registration also remembers whether it is mapped, so `std::mem::forget` on a guard stays
 //! sound: the next `map`, `set_map_flags`, `unregister` or drop first waits for the context and
@@ -17,6 +18,7 @@
 
 mod array;
 mod batch;
+mod batch_set;
 mod buffer;
 mod classify;
 mod copy;
@@ -29,7 +31,8 @@ mod surface_cache;
 mod texture;
 
 pub use array::{ArrayFormat, MappedArray, MappedMipmappedArray};
-pub use batch::{MappedBatch, Resource, map_all};
+pub use batch::{MappedAll, map_all};
+pub use batch_set::{MapSet, ViewSet};
 pub use buffer::{MappedBuffer, RegisteredBuffer};
 pub use image::{MappedImage, RegisteredImage};
 pub use registered::{BufferMapping, GlBuffer, GlImage, Mapped, Registered, ResourceKind};

@@ -24,6 +24,11 @@ pub trait ResourceKind: sealed::Sealed + Debug + 'static {
     type Mapping: Debug + Copy;
     /// What the kind is called in errors: "buffer" or "image".
     const WHAT: &'static str;
+    /// The mapping of a resource of this kind in a batch, from what [`map_all`](crate::map_all)
+    /// asked the driver for every buffer of the batch (`None` for an image); `None` when `pre`
+    /// does not fit this kind.
+    #[doc(hidden)]
+    fn prefetched(pre: Option<BufferMapping>) -> Option<Self::Mapping>;
 }
 
 /// A GL buffer object, as the kind of a [`Registered`] and a [`Mapped`].
@@ -47,11 +52,17 @@ pub struct BufferMapping {
 impl ResourceKind for GlBuffer {
     type Mapping = BufferMapping;
     const WHAT: &'static str = "buffer";
+    fn prefetched(pre: Option<BufferMapping>) -> Option<BufferMapping> {
+        pre
+    }
 }
 
 impl ResourceKind for GlImage {
     type Mapping = ();
     const WHAT: &'static str = "image";
+    fn prefetched(pre: Option<BufferMapping>) -> Option<()> {
+        pre.is_none().then_some(())
+    }
 }
 
 /// A GL object registered with CUDA: [`RegisteredBuffer`](crate::RegisteredBuffer) or
@@ -165,6 +176,10 @@ impl<K: ResourceKind> Registered<K> {
 ///
 /// Dropping it unmaps on the stream it was mapped on; [`Mapped::unmap`] does the same and
 /// returns the driver's error. Not `Send`: it borrows the resource and the stream.
+///
+/// A batch ([`map_all`](crate::map_all)) hands out the same type, by shared reference only
+/// (`&MappedBuffer`, `&MappedImage`): the batch owns its views and unmaps them all with one
+/// call, so a view of a batch never unmaps on its own and cannot outlive the batch.
 #[derive(Debug)]
 #[must_use = "dropping the guard unmaps at once"]
 pub struct Mapped<'a, K: ResourceKind> {
@@ -176,6 +191,9 @@ pub struct Mapped<'a, K: ResourceKind> {
     /// ([`AsStream::as_any`](crate::AsStream::as_any)): adapters find their library's stream
     /// there.
     stream_any: Option<&'a dyn std::any::Any>,
+    /// Part of a batch: the batch unmaps, with one call for all its resources, and this guard's
+    /// drop does nothing (it is only reachable through `&`, so never dropped or unmapped by hand).
+    batched: bool,
     pub(super) _stream: PhantomData<&'a ()>,
 }
 
@@ -190,8 +208,36 @@ impl<'a, K: ResourceKind> Mapped<'a, K> {
             stream: stream.raw_stream(),
             mapping,
             stream_any: stream.as_any(),
+            batched: false,
             _stream: PhantomData,
         }
+    }
+
+    /// The view of `reg`, mapped on `stream` as part of a batch, which unmaps it.
+    pub(super) fn batched(
+        reg: &'a mut Registration,
+        stream: sys::CUstream,
+        stream_any: Option<&'a dyn std::any::Any>,
+        mapping: K::Mapping,
+    ) -> Self {
+        Mapped {
+            reg,
+            stream,
+            mapping,
+            stream_any,
+            batched: true,
+            _stream: PhantomData,
+        }
+    }
+
+    /// The registration, for the batch's unmap and book-keeping.
+    pub(super) fn registration_mut(&mut self) -> &mut Registration {
+        self.reg
+    }
+
+    /// The raw graphics resource of the mapping.
+    pub(crate) fn resource_raw(&self) -> sys::CUgraphicsResource {
+        self.reg.raw
     }
 
     /// The stream object it was mapped on, when its type offers itself
@@ -227,6 +273,9 @@ impl<'a, K: ResourceKind> Mapped<'a, K> {
     }
 
     fn finish(&mut self) -> Result<()> {
+        if self.batched {
+            return Ok(());
+        }
         // SAFETY: (1) mapped on `self.stream`, whose stream is borrowed for the guard's
         // lifetime; every view of the mapping (its pointer, arrays, surface and texture objects)
         // borrows this guard, so none is used after.

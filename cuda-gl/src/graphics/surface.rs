@@ -35,7 +35,7 @@ pub(super) fn surface_error(reg: &Registration, e: result::DriverError) -> Error
 }
 
 /// The cached surface object over sub-resource (`index`, `level`) of `reg`, mapped on `stream`
-/// (see `MappedImage::surface_at`, whose body this is, shared with `MappedBatch`).
+/// (see `MappedImage::surface_at`, whose body this is).
 pub(super) fn cached_surface(
     reg: &Registration,
     stream: sys::CUstream,

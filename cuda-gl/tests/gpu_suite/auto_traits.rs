@@ -21,9 +21,8 @@ use cuda_gl::graphics::{
 };
 use cuda_gl::{
     Context, CudaError, Device, DeviceBuffer, DeviceLabel, DevicePtr, Error, Event, Function,
-    GlDeviceList, ImageTarget, LaunchConfig, MapFlags, MappedBatch, MappedBuffer, MappedImage,
-    Module, PinnedBuffer, RegisterFlags, RegisteredBuffer, RegisteredImage, Resource, Stream,
-    StreamFlags,
+    GlDeviceList, ImageTarget, LaunchConfig, MapFlags, MappedAll, MappedBuffer, MappedImage,
+    Module, PinnedBuffer, RegisterFlags, RegisteredBuffer, RegisteredImage, Stream, StreamFlags,
 };
 
 // Plain values.
@@ -63,7 +62,8 @@ assert_impl_all!(RegisteredImage: Send, Sync);
 // Guards and objects over a mapping stay on the mapping's thread.
 assert_not_impl_any!(MappedBuffer<'static>: Send, Sync);
 assert_not_impl_any!(MappedImage<'static>: Send, Sync);
-assert_not_impl_any!(MappedBatch<'static>: Send, Sync);
+assert_not_impl_any!(MappedAll<'static, (MappedBuffer<'static>, MappedImage<'static>)>: Send, Sync);
+assert_not_impl_any!(MappedAll<'static, Vec<MappedBuffer<'static>>>: Send, Sync);
 assert_not_impl_any!(MappedArray<'static>: Send, Sync);
 assert_not_impl_any!(MappedMipmappedArray<'static>: Send, Sync);
 // Owned surface and texture objects make no driver call when they drop (they are retired into
@@ -71,7 +71,6 @@ assert_not_impl_any!(MappedMipmappedArray<'static>: Send, Sync);
 assert_impl_all!(SurfaceObject<'static>: Send, Sync);
 assert_impl_all!(TextureObject<'static>: Send, Sync);
 // A batch entry is a mutable borrow of a resource.
-assert_impl_all!(Resource<'static>: Send, Sync);
 // The display target's GL calls go to the context current on the calling thread; its frames
 // borrow it.
 assert_not_impl_any!(cuda_gl::display::DisplayTarget: Send, Sync);

@@ -8,7 +8,7 @@
 use crate::gpu::*;
 use cuda_gl::{
     DeviceBuffer, Error, ErrorKind, ImageTarget, KernelArgs, RegisterFlags, RegisteredBuffer,
-    RegisteredImage, Resource, Stream, StreamFlags, Surface, TextureDesc, UsageError, map_all,
+    RegisteredImage, Stream, StreamFlags, Surface, TextureDesc, UsageError, map_all,
 };
 
 const W: usize = 64;
@@ -255,38 +255,27 @@ fn batch_of_a_buffer_and_a_texture_writes_both_through_the_batch() {
     let as_int = DeviceBuffer::<u32>::zeroed(&g.ctx, W * H).unwrap();
     let as_float = DeviceBuffer::<u32>::zeroed(&g.ctx, W * H).unwrap();
     {
-        let list = [Resource::from(&mut buffer), Resource::from(&mut image)];
-        let batch = map_all(list, &g.stream).unwrap();
-        let (ptr, size) = batch.buffer(0).unwrap();
+        let batch = map_all((&mut buffer, &mut image), &g.stream).unwrap();
+        // Typed views: the buffer's has no `surface` (tests/ui/batch_buffer_has_no_surface.rs).
+        let (buffer_view, image_view) = batch.views();
+        let (ptr, size) = (buffer_view.device_ptr(), buffer_view.size());
         assert_eq!(size, N * 4);
-        let err = batch.surface(0).unwrap_err();
-        assert!(
-            matches!(
-                err,
-                Error::Usage(UsageError::WrongResourceKind {
-                    index: 0,
-                    expected: "image",
-                    actual: "buffer"
-                })
-            ),
-            "{err:?}"
-        );
-        let surface = batch.surface(1).unwrap();
-        assert_eq!(surface, batch.surface_at(1, 0, 0).unwrap(), "cached");
+        let surface = image_view.surface().unwrap();
+        assert_eq!(surface, image_view.surface_at(0, 0).unwrap(), "cached");
         // SAFETY: the buffer holds N words and the surface is W x H RGBA8, both mapped on the
         // stream of the launches until the batch drops.
         unsafe {
             launch_words(&fill, &g.stream, ptr, N, 3u32).unwrap();
             launch_image(&surface_fill, &g.stream, surface, (W, H), 4u32).unwrap();
         }
-        let array = batch.image_array(1, 0, 0).unwrap();
-        let int_tex = batch
-            .create_texture(1, &array, &TextureDesc::default())
+        let array = image_view.array(0, 0).unwrap();
+        let int_tex = image_view
+            .create_texture(&array, &TextureDesc::default())
             .unwrap();
-        let float_tex = batch
-            .create_texture(1, &array, &TextureDesc::normalized_float())
+        let float_tex = image_view
+            .create_texture(&array, &TextureDesc::normalized_float())
             .unwrap();
-        let owned = batch.create_surface(1, &array).unwrap();
+        let owned = image_view.create_surface(&array).unwrap();
         assert_ne!(owned.handle(), surface, "uncached: its own object");
         // SAFETY: both texture objects are over the mapped W x H RGBA8 array; the outputs hold
         // W x H words; all on the stream of the map, before the unmap.

@@ -24,7 +24,7 @@ use crate::gpu::*;
 use crate::harness;
 use cuda_gl::{
     Error, Function, ImageTarget, MapFlags, RegisterFlags, RegisteredBuffer, RegisteredImage,
-    Resource, UsageError, map_all,
+    UsageError, map_all,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
@@ -424,7 +424,7 @@ impl Env<'_> {
         }
         self.stats.borrow_mut().batches += 1;
         if taken.is_empty() {
-            let empty: Vec<Resource<'_>> = Vec::new();
+            let empty: Vec<&mut RegisteredBuffer> = Vec::new();
             let r = map_all(empty, &self.g.stream);
             prop_assert!(
                 matches!(r, Err(Error::Usage(UsageError::EmptyBatch))),
@@ -443,34 +443,41 @@ impl Env<'_> {
             })
             .collect();
         let leak = {
-            let resources: Vec<Resource<'_>> = taken
-                .iter_mut()
-                .map(|(_, r)| match &mut r.res {
-                    Res::Buffer(b) => Resource::from(b),
-                    Res::Image(i) => Resource::from(i),
-                })
-                .collect();
-            let batch = map_all(resources, &self.g.stream);
+            // The buffers and the images of the batch, each with its plan: mapped as the pair
+            // `(buffers, images)`, viewed as `(Vec<MappedBuffer>, Vec<MappedImage>)`.
+            let (mut buffers, mut images) = (Vec::new(), Vec::new());
+            let (mut buffer_plan, mut image_plan) = (Vec::new(), Vec::new());
+            for ((_, r), step) in taken.iter_mut().zip(&plan) {
+                match &mut r.res {
+                    Res::Buffer(b) => {
+                        buffers.push(b);
+                        buffer_plan.push(*step);
+                    }
+                    Res::Image(i) => {
+                        images.push(i);
+                        image_plan.push(*step);
+                    }
+                }
+            }
+            let batch = map_all((buffers, images), &self.g.stream);
             prop_assert!(batch.is_ok(), "map_all: {:?}", batch.as_ref().err());
             let batch = batch.unwrap();
             prop_assert_eq!(batch.len(), plan.len());
-            for (k, &(write, _, obj, seed)) in plan.iter().enumerate() {
-                match obj.kind {
-                    NewObject::Buffer { words } => {
-                        let b = batch.buffer(k);
-                        prop_assert!(b.is_ok(), "batch.buffer: {:?}", b.err());
-                        let (ptr, size) = b.unwrap();
-                        prop_assert_eq!(size, words * 4);
-                        if write {
-                            self.launch_fill(ptr, words, seed)?;
-                        }
+            let (mapped_buffers, mapped_images) = batch.views();
+            for (b, &(write, _, obj, seed)) in mapped_buffers.iter().zip(&buffer_plan) {
+                if let NewObject::Buffer { words } = obj.kind {
+                    prop_assert_eq!(b.size(), words * 4);
+                    if write {
+                        self.launch_fill(b.device_ptr(), words, seed)?;
                     }
-                    NewObject::Texture { w, h } => {
-                        let a = batch.image_array(k, 0, 0);
-                        prop_assert!(a.is_ok(), "batch.image_array: {:?}", a.err());
-                        let a = a.unwrap();
-                        prop_assert_eq!((a.width(), a.height()), (w, h));
-                    }
+                }
+            }
+            for (i, &(_, _, obj, _)) in mapped_images.iter().zip(&image_plan) {
+                if let NewObject::Texture { w, h } = obj.kind {
+                    let a = i.array(0, 0);
+                    prop_assert!(a.is_ok(), "array of a batch's image: {:?}", a.err());
+                    let a = a.unwrap();
+                    prop_assert_eq!((a.width(), a.height()), (w, h));
                 }
             }
             self.run(slots, inner)?;

@@ -44,11 +44,6 @@ fn every_usage_error() -> Vec<UsageError> {
             what: "a copy into it",
         },
         U::NotSurfaceRegistered { name: 3 },
-        U::WrongResourceKind {
-            index: 1,
-            expected: "buffer",
-            actual: "image",
-        },
         U::ZeroGlName { kind: "buffer" },
         U::ContradictoryFlags,
         U::ImageOnlyFlags {
@@ -68,6 +63,9 @@ fn every_usage_error() -> Vec<UsageError> {
             pointers: 2,
             count: 3,
             sizes: 3,
+        },
+        U::NotOfThisBatch {
+            what: "a mutable cudarc view",
         },
         U::ArrayOfAnotherMapping {
             what: "surface object",
@@ -368,7 +366,6 @@ fn the_stable_names_stay() {
         (ErrorKind::AddressOverflow, "address_overflow"),
         (ErrorKind::ReadOnlyMapping, "read_only_mapping"),
         (ErrorKind::NotSurfaceRegistered, "not_surface_registered"),
-        (ErrorKind::WrongResourceKind, "wrong_resource_kind"),
         (ErrorKind::ZeroGlName, "zero_gl_name"),
         (ErrorKind::ContradictoryFlags, "contradictory_flags"),
         (ErrorKind::ImageOnlyFlags, "image_only_flags"),
@@ -378,6 +375,7 @@ fn the_stable_names_stay() {
         (ErrorKind::EventWithoutTiming, "event_without_timing"),
         (ErrorKind::KernelArgsImpl, "kernel_args_impl"),
         (ErrorKind::ArrayOfAnotherMapping, "array_of_another_mapping"),
+        (ErrorKind::NotOfThisBatch, "not_of_this_batch"),
         (ErrorKind::EmptyBatch, "empty_batch"),
         (ErrorKind::UncopyableFormat, "uncopyable_format"),
         (ErrorKind::OverlappingCopy, "overlapping_copy"),
