@@ -39,9 +39,11 @@ use cudarc::driver::{
     CudaContext, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, DeviceSlice, DriverError,
     LaunchArgs, PushKernelArg, SyncOnDrop,
 };
+mod array_copy;
 mod display;
+mod memory;
 
-pub use display::CudarcSource;
+pub use memory::{CudarcDest, CudarcSource};
 use std::marker::PhantomData;
 use std::sync::Arc;
 

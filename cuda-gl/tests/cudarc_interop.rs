@@ -11,6 +11,9 @@
 //! they do not upset each other. It also needs two features (`required-features` in Cargo.toml).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+/// Copies between mapped textures and cudarc memory.
+#[path = "cudarc_interop/array_copies.rs"]
+mod array_copies;
 /// Graph captures (cudarc's `begin_capture` is safe) against cuda-gl's stream-ordered calls.
 #[path = "cudarc_interop/captures.rs"]
 mod captures;
@@ -58,6 +61,19 @@ struct Rig {
     cu: Arc<CudaContext>,
     _gl: HeadlessContext,
     _serial: MutexGuard<'static, ()>,
+}
+
+/// A `w` x `h` RGBA8 GL texture registered in the rig's context with no flags.
+fn registered_texture(r: &Rig, w: usize, h: usize) -> (u32, cuda_gl::RegisteredImage) {
+    let texture = gpu::gl_texture_rgba8(w as i32, h as i32, 1);
+    let image = cuda_gl::RegisteredImage::register(
+        &r.ctx,
+        texture,
+        cuda_gl::ImageTarget::Texture2D,
+        RegisterFlags::NONE,
+    )
+    .unwrap();
+    (texture, image)
 }
 
 /// A headless GL context on CUDA device 0, current on this thread.

@@ -1,39 +1,10 @@
-//! cudarc memory on a display target: [`CudarcSource`] and
+//! cudarc memory on a display target:
 //! [`DisplayTarget::show_cudarc`](crate::display::DisplayTarget::show_cudarc).
 
-use super::MappedSlice;
+use super::memory::{CudarcSource, finish_if_captured};
 use crate::error::{Error, Result, UsageError};
-use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr};
+use cudarc::driver::CudaStream;
 use std::sync::Arc;
-
-mod sealed {
-    pub trait Sealed {}
-}
-
-/// cudarc device memory that [`DisplayTarget::show_cudarc`](crate::display::DisplayTarget::show_cudarc)
-/// accepts: cudarc's own slices and views, and cuda-gl's mapped views, whose `DevicePtr` and
-/// `DeviceSlice` implementations are trusted to give the address and length of live memory
-/// (`DevicePtr` is a safe trait that any type can implement, so it is not taken on its own).
-///
-/// # Safety
-/// Implementors guarantee that `device_ptr` returns the address of `len()` values of `T` of
-/// device memory of `stream()`'s context, and follow cudarc's event protocol (the stream given
-/// to `device_ptr` waits for earlier writes; the returned guard records the read).
-pub unsafe trait CudarcSource<T>: DevicePtr<T> + sealed::Sealed {}
-
-impl<T> sealed::Sealed for CudaSlice<T> {}
-impl<T> sealed::Sealed for CudaView<'_, T> {}
-impl<T> sealed::Sealed for CudaViewMut<'_, T> {}
-impl<T, A> sealed::Sealed for MappedSlice<'_, T, A> {}
-// SAFETY: cudarc's allocation of `len` values on its stream's context, with cudarc's events.
-unsafe impl<T> CudarcSource<T> for CudaSlice<T> {}
-// SAFETY: a sub-range of a `CudaSlice`, as cudarc computes it.
-unsafe impl<T> CudarcSource<T> for CudaView<'_, T> {}
-// SAFETY: as for `CudaView`.
-unsafe impl<T> CudarcSource<T> for CudaViewMut<'_, T> {}
-// SAFETY: the mapped buffer's `len` values (checked at the view's making), ordered on the
-// mapping's stream (`order_on`).
-unsafe impl<T, A> CudarcSource<T> for MappedSlice<'_, T, A> {}
 
 impl crate::display::DisplayTarget {
     /// [`show`](crate::display::DisplayTarget::show) for cudarc device memory: a `CudaSlice`,
@@ -92,13 +63,7 @@ impl crate::display::DisplayTarget {
         // before the read event `read` records after the copy.
         let shown = unsafe { self.show_sized(image, given, stream) };
         drop(read);
-        // A capture begun on `stream` since the copy was ordered may have taken that record:
-        // then cudarc's later frees would not wait for the copy, so it is finished first.
-        // SAFETY: a live stream of the target's context (checked), which `show_sized` bound.
-        if unsafe { crate::result::stream::is_capturing(stream.cu_stream().cast()) }.unwrap_or(true)
-        {
-            self.context().finish_queued()?;
-        }
+        finish_if_captured(self.context(), stream)?;
         shown
     }
 }

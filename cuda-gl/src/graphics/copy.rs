@@ -278,9 +278,51 @@ impl MappedArray<'_> {
     #[doc(alias = "cuMemcpy3DAsync")]
     pub fn copy_to_device<T: DeviceCopy>(&self, dst: &mut DeviceBuffer<T>) -> Result<()> {
         self.check_same_context(dst.context(), "device buffer")?;
-        let extent = self.checked("out of", "a device buffer", dst.byte_len())?;
-        let device = End::Device(dst.device_ptr().as_raw());
-        self.queue_on_map_stream(End::Array(self.raw), device, extent, false)
+        // SAFETY: the buffer's `byte_len` bytes of this context (checked), borrowed mutably;
+        // freeing it (cuMemFree) waits for the copy.
+        unsafe { self.copy_to_raw(dst.device_ptr().as_raw(), dst.byte_len(), "a device buffer") }
+    }
+
+    /// Queues a copy of the whole array into the `bytes` bytes of device memory at `ptr` on
+    /// the map's stream (see [`copy_to_device`](Self::copy_to_device)), `other` naming them in
+    /// errors.
+    ///
+    /// # Safety
+    /// 1. `ptr` is `bytes` bytes of device memory of the registration's context, which nothing
+    ///    else reads or writes, and which stay allocated, until the work queued on the map's
+    ///    stream after this call has run.
+    pub(crate) unsafe fn copy_to_raw(
+        &self,
+        ptr: sys::CUdeviceptr,
+        bytes: usize,
+        other: &'static str,
+    ) -> Result<()> {
+        let extent = self.checked("out of", other, bytes)?;
+        self.queue_on_map_stream(End::Array(self.raw), End::Device(ptr), extent, false)
+    }
+
+    /// Queues a copy of the `bytes` bytes of device memory at `ptr` into the whole array on
+    /// the map's stream (see [`copy_from_device`](Self::copy_from_device)), `other` naming them
+    /// in errors.
+    ///
+    /// # Safety
+    /// 1. `ptr` is `bytes` bytes of device memory of the registration's context, which nothing
+    ///    writes, and which stay allocated, until the work queued on the map's stream after
+    ///    this call has run.
+    pub(crate) unsafe fn copy_from_raw(
+        &self,
+        ptr: sys::CUdeviceptr,
+        bytes: usize,
+        other: &'static str,
+    ) -> Result<()> {
+        self.check_writable()?;
+        let extent = self.checked("into", other, bytes)?;
+        self.queue_on_map_stream(End::Device(ptr), End::Array(self.raw), extent, false)
+    }
+
+    /// The raw stream the array's image was mapped on, and the context of its registration.
+    pub(crate) fn map_stream(&self) -> (sys::CUstream, &crate::context::Context) {
+        (self.origin.stream, &self.origin.reg.ctx)
     }
 
     /// Queues a copy of `src` into the whole array on the map's stream; returns without waiting.
@@ -291,11 +333,11 @@ impl MappedArray<'_> {
     #[doc(alias = "cuMemcpy2DAsync")]
     #[doc(alias = "cuMemcpy3DAsync")]
     pub fn copy_from_device<T: DeviceCopy>(&self, src: &DeviceBuffer<T>) -> Result<()> {
-        self.check_writable()?;
         self.check_same_context(src.context(), "device buffer")?;
-        let extent = self.checked("into", "a device buffer", src.byte_len())?;
-        let device = End::Device(src.device_ptr().as_raw());
-        self.queue_on_map_stream(device, End::Array(self.raw), extent, false)
+        // SAFETY: the buffer's `byte_len` bytes of this context (checked), borrowed; freeing
+        // it (cuMemFree) waits for the copy, and safe code writes it only on streams ordered
+        // after the map's or through copies that wait for it.
+        unsafe { self.copy_from_raw(src.device_ptr().as_raw(), src.byte_len(), "a device buffer") }
     }
 
     /// Queues a copy of the whole array into the mapped GL buffer `dst` (e.g. a pixel buffer),

@@ -11,14 +11,7 @@ fn stream_ordered_calls_on_a_capturing_stream_are_refused() {
     use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
     let Some(r) = rig() else { return };
     let (w, h) = (16usize, 16usize);
-    let texture = gpu::gl_texture_rgba8(w as i32, h as i32, 1);
-    let mut image = cuda_gl::RegisteredImage::register(
-        &r.ctx,
-        texture,
-        cuda_gl::ImageTarget::Texture2D,
-        RegisterFlags::NONE,
-    )
-    .unwrap();
+    let (texture, mut image) = registered_texture(&r, w, h);
     let mut device = cuda_gl::DeviceBuffer::<u32>::zeroed(&r.ctx, w * h).unwrap();
     let mapped = image.map(&r.stream).unwrap();
     let array = mapped.array(0, 0).unwrap();

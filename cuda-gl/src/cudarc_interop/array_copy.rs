@@ -1,0 +1,98 @@
+//! Copies between a mapped image's array and cudarc device memory:
+//! [`MappedArray::copy_from_cudarc`] and [`MappedArray::copy_to_cudarc`], the cudarc forms of
+//! `copy_from_device` and `copy_to_device`.
+
+use super::memory::{CudarcDest, CudarcSource, finish_if_captured};
+use crate::error::{Error, Result, UsageError};
+use crate::graphics::MappedArray;
+use cudarc::driver::CudaStream;
+use std::sync::Arc;
+
+/// The bytes of `len` values of `T`.
+fn byte_len<T>(len: usize) -> Result<usize> {
+    len.checked_mul(size_of::<T>()).ok_or_else(|| {
+        Error::from(UsageError::TooLarge {
+            what: "the cudarc memory's size in bytes",
+            value: len as u128 * size_of::<T>() as u128,
+            max: usize::MAX as u128,
+        })
+    })
+}
+
+impl MappedArray<'_> {
+    /// Refuses `stream` unless the image was mapped on it (the copy is ordered on the map's
+    /// stream, and cudarc's events on `stream`), and cudarc memory of another cudarc context
+    /// than `stream`'s (`memory_stream`'s context).
+    fn check_cudarc(&self, stream: &CudaStream, memory_stream: &CudaStream) -> Result<()> {
+        let (mapped_on, ctx) = self.map_stream();
+        if stream.cu_stream().cast::<std::ffi::c_void>() != mapped_on.cast()
+            || stream.context().cu_ctx().cast::<std::ffi::c_void>() != ctx.raw().cast()
+        {
+            return Err(UsageError::NeedsCudarcStream.into());
+        }
+        if !Arc::ptr_eq(memory_stream.context(), stream.context()) {
+            return Err(UsageError::WrongCudaContext {
+                what: "cudarc memory",
+                owner: "the mapped image".into(),
+            }
+            .into());
+        }
+        Ok(())
+    }
+
+    /// Queues a copy of cudarc memory `src` (a `CudaSlice`, a `CudaView`, or a mapped view)
+    /// into the whole array on the map's stream, `stream` (the `Arc<CudaStream>` the image was
+    /// mapped on), after cudarc's own writes of `src`; cudarc's later writes or frees of `src`
+    /// wait for it (with cudarc's event tracking on, its default). The layout of `src` is that
+    /// of [`copy_to_host`](Self::copy_to_host).
+    ///
+    /// # Errors
+    /// [`UsageError::NeedsCudarcStream`] when `stream` is not the stream the image was mapped
+    /// on; [`UsageError::WrongCudaContext`] for memory of another cudarc context; otherwise as
+    /// [`copy_from_device`](Self::copy_from_device).
+    #[doc(alias = "cuMemcpy2DAsync")]
+    pub fn copy_from_cudarc<T, S: CudarcSource<T>>(
+        &self,
+        src: &S,
+        stream: &Arc<CudaStream>,
+    ) -> Result<()> {
+        self.check_cudarc(stream, src.stream())?;
+        let bytes = byte_len::<T>(src.len())?;
+        // `read` records cudarc's read event on `stream` when it drops, after the copy was
+        // queued (and `stream` made to wait for it).
+        let (ptr, read) = src.device_ptr(stream);
+        // SAFETY: (1) `src` holds `bytes` bytes of device memory of the mapping's context
+        // (`CudarcSource`, its context checked), which cudarc neither frees nor writes before
+        // the read event `read` records after the copy, in the map's stream order.
+        let copied = unsafe { self.copy_from_raw(ptr, bytes, "cudarc memory") };
+        drop(read);
+        finish_if_captured(self.map_stream().1, stream)?;
+        copied
+    }
+
+    /// Queues a copy of the whole array into cudarc memory `dst` (a `CudaSlice`, a
+    /// `CudaViewMut`, or a writable mapped view) on the map's stream, `stream`, after cudarc's
+    /// own reads and writes of `dst`; cudarc's later uses of `dst` wait for it.
+    ///
+    /// # Errors
+    /// As [`copy_from_cudarc`](Self::copy_from_cudarc), less the read-only refusal; otherwise
+    /// as [`copy_to_device`](Self::copy_to_device).
+    #[doc(alias = "cuMemcpy2DAsync")]
+    pub fn copy_to_cudarc<T, D: CudarcDest<T>>(
+        &self,
+        dst: &mut D,
+        stream: &Arc<CudaStream>,
+    ) -> Result<()> {
+        self.check_cudarc(stream, dst.stream())?;
+        let bytes = byte_len::<T>(dst.len())?;
+        // `write` records cudarc's write event on `stream` when it drops, after the copy.
+        let (ptr, write) = dst.device_ptr_mut(stream);
+        // SAFETY: (1) `dst` holds `bytes` bytes of device memory of the mapping's context,
+        // borrowed mutably, which cudarc neither frees, reads nor writes before the write
+        // event `write` records after the copy, in the map's stream order.
+        let copied = unsafe { self.copy_to_raw(ptr, bytes, "cudarc memory") };
+        drop(write);
+        finish_if_captured(self.map_stream().1, stream)?;
+        copied
+    }
+}

@@ -1,0 +1,70 @@
+//! cudarc device memory that cuda-gl's copies take: [`CudarcSource`] (read) and [`CudarcDest`]
+//! (written), and the ordering both follow: cudarc's events around cuda-gl's copy, which runs on
+//! cuda-gl's private stream joined to the caller's.
+
+use super::MappedSlice;
+use super::ReadWrite;
+use crate::context::Context;
+use crate::error::Result;
+use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut};
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// cudarc device memory that cuda-gl's copies read
+/// ([`DisplayTarget::show_cudarc`](crate::display::DisplayTarget::show_cudarc),
+/// [`MappedArray::copy_from_cudarc`](crate::MappedArray::copy_from_cudarc)): cudarc's own
+/// slices and views, and cuda-gl's mapped views, whose `DevicePtr` and `DeviceSlice`
+/// implementations are trusted to give the address and length of live memory (`DevicePtr` is a
+/// safe trait that any type can implement, so it is not taken on its own).
+///
+/// # Safety
+/// Implementors guarantee that `device_ptr` returns the address of `len()` values of `T` of
+/// device memory of `stream()`'s context, and follow cudarc's event protocol (the stream given
+/// to `device_ptr` waits for earlier writes; the returned guard records the read).
+pub unsafe trait CudarcSource<T>: DevicePtr<T> + sealed::Sealed {}
+
+/// cudarc device memory that cuda-gl's copies write
+/// ([`MappedArray::copy_to_cudarc`](crate::MappedArray::copy_to_cudarc)): cudarc's slices and
+/// mutable views, and cuda-gl's writable mapped views.
+///
+/// # Safety
+/// As [`CudarcSource`], for `device_ptr_mut` (the stream waits for earlier reads and writes;
+/// the guard records the write).
+pub unsafe trait CudarcDest<T>: DevicePtrMut<T> + sealed::Sealed {}
+
+impl<T> sealed::Sealed for CudaSlice<T> {}
+impl<T> sealed::Sealed for CudaView<'_, T> {}
+impl<T> sealed::Sealed for CudaViewMut<'_, T> {}
+impl<T, A> sealed::Sealed for MappedSlice<'_, T, A> {}
+// SAFETY: cudarc's allocation of `len` values on its stream's context, with cudarc's events.
+unsafe impl<T> CudarcSource<T> for CudaSlice<T> {}
+// SAFETY: a sub-range of a `CudaSlice`, as cudarc computes it.
+unsafe impl<T> CudarcSource<T> for CudaView<'_, T> {}
+// SAFETY: as for `CudaView`.
+unsafe impl<T> CudarcSource<T> for CudaViewMut<'_, T> {}
+// SAFETY: the mapped buffer's `len` values (checked at the view's making), ordered on the
+// mapping's stream (`order_on`).
+unsafe impl<T, A> CudarcSource<T> for MappedSlice<'_, T, A> {}
+// SAFETY: as for `CudarcSource`, writable: cudarc's own memory.
+unsafe impl<T> CudarcDest<T> for CudaSlice<T> {}
+// SAFETY: as for `CudaSlice`, a sub-range.
+unsafe impl<T> CudarcDest<T> for CudaViewMut<'_, T> {}
+// SAFETY: a writable mapping's `len` values (checked at the view's making), ordered on the
+// mapping's stream (`order_on`).
+unsafe impl<T> CudarcDest<T> for MappedSlice<'_, T, ReadWrite> {}
+
+/// After cuda-gl queued a copy of cudarc memory in `stream`'s order and cudarc recorded its
+/// event after it: a capture begun on `stream` since may have taken that record, and then
+/// cudarc's later frees and writes would not wait for the copy, so it is finished first.
+///
+/// # Errors
+/// The driver's error from waiting for cuda-gl's private stream.
+pub(super) fn finish_if_captured(ctx: &Context, stream: &CudaStream) -> Result<()> {
+    // SAFETY: a live stream of `ctx`, which the copy bound.
+    if unsafe { crate::result::stream::is_capturing(stream.cu_stream().cast()) }.unwrap_or(true) {
+        ctx.finish_queued()?;
+    }
+    Ok(())
+}
