@@ -124,6 +124,8 @@ pub enum ErrorKind {
     ArrayOfAnotherMapping,
     /// [`UsageError::NotOfThisBatch`]
     NotOfThisBatch,
+    /// [`UsageError::Unregistered`]
+    Unregistered,
     /// [`UsageError::EmptyBatch`]
     EmptyBatch,
     /// [`UsageError::UncopyableFormat`]
@@ -298,6 +300,7 @@ impl UsageError {
             UsageError::KernelArgsImpl { .. } => K::KernelArgsImpl,
             UsageError::ArrayOfAnotherMapping { .. } => K::ArrayOfAnotherMapping,
             UsageError::NotOfThisBatch { .. } => K::NotOfThisBatch,
+            UsageError::Unregistered { .. } => K::Unregistered,
             UsageError::EmptyBatch => K::EmptyBatch,
             UsageError::UncopyableFormat { .. } => K::UncopyableFormat,
             UsageError::OverlappingCopy => K::OverlappingCopy,

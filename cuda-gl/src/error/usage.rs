@@ -229,6 +229,19 @@ pub enum UsageError {
         what: &'static str,
     },
 
+    /// A map of a registration that an earlier, failed unregister released (or that the
+    /// driver refused for good), handed back by `try_unregister`.
+    #[error(
+        "GL {kind} {name} is no longer registered: an earlier unregister released it although \
+         it reported an error.\nhelp: drop this registration and register the object again"
+    )]
+    Unregistered {
+        /// The GL object's name.
+        name: u32,
+        /// What it is, e.g. `buffer`.
+        kind: String,
+    },
+
     /// [`map_all`](crate::map_all) of no resources.
     #[error(
         "map_all needs at least one resource.\nhelp: skip the call when there is nothing to map"

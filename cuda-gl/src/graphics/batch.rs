@@ -3,6 +3,7 @@
 use super::batch_set::private::{Build, Regs};
 use super::batch_set::{MapSet, ViewSet};
 use super::buffer::buffer_mapping;
+use super::registration::mapping_state_lost;
 use super::{Kind, Registration};
 use crate::context::Context;
 use crate::error::{Error, Result, UsageError};
@@ -29,9 +30,15 @@ use std::sync::Arc;
 /// [`UsageError::EmptyBatch`] for no registration at all; [`UsageError::WrongCudaContext`] for a
 /// resource or stream of another context; [`Error::NoGlContext`] or [`Error::WrongGlContext`]
 /// when the GL context that registered a resource is not current;
-/// [`UsageError::EmptyGlBuffer`] for a buffer of size 0 (the batch is unmapped again); the
-/// driver's error from `cuGraphicsMapResources` (then nothing is mapped) or
-/// `cuGraphicsResourceGetMappedPointer`.
+/// [`UsageError::EmptyGlBuffer`] for a buffer of size 0 (the batch is unmapped again);
+/// [`UsageError::Unregistered`] for a registration an earlier unregister released;
+/// [`Error::StreamCapturing`] for a stream under capture; the errors of recovering a mapping
+/// whose guard was leaked ([`Error::Timeout`], [`Error::ContextUnusable`], the driver's);
+/// [`Error::MappingStateLost`] when the driver holds a resource mapped that cuda-gl does not;
+/// the driver's error from `cuGraphicsMapResources` (then nothing is mapped) or
+/// `cuGraphicsResourceGetMappedPointer`; [`Error::Internal`] for a batch whose views could not
+/// be built (a bug; the resources stay mapped until their next map or unregister recovers
+/// them).
 #[doc(alias = "cuGraphicsMapResources")]
 pub fn map_all<'a, R: MapSet<'a>, S: AsStream>(
     resources: R,
@@ -43,7 +50,7 @@ pub fn map_all<'a, R: MapSet<'a>, S: AsStream>(
     let Some(first) = regs.first() else {
         return Err(UsageError::EmptyBatch.into());
     };
-    let ctx = first.ctx.clone();
+    let (ctx, first_name, first_kind) = (first.ctx.clone(), first.name, first.kind);
     if regs.iter().any(|r| r.ctx.raw() != ctx.raw()) {
         return Err(UsageError::WrongCudaContext {
             what: "resource of the batch",
@@ -58,7 +65,8 @@ pub fn map_all<'a, R: MapSet<'a>, S: AsStream>(
     let s = stream.raw_stream();
     // SAFETY: all registered in the bound context and unmapped (recovered above); the stream is
     // live and in that context (checked by prepare_map).
-    unsafe { Registration::map_raw(&mut raws, s) }?;
+    unsafe { Registration::map_raw(&mut raws, s) }
+        .map_err(|e| mapping_state_lost(e, first_name, first_kind))?;
     for r in regs.iter_mut() {
         r.mapped = true;
         r.retired.mapped();

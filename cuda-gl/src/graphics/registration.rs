@@ -165,6 +165,19 @@ impl Registration {
         Ok(s)
     }
 
+    /// Refuses a registration that an earlier unregister released (its handle is null): the
+    /// driver would be handed a null resource.
+    fn check_registered(&self) -> Result<()> {
+        if self.raw.is_null() {
+            return Err(UsageError::Unregistered {
+                name: self.name,
+                kind: self.kind.describe().to_string(),
+            }
+            .into());
+        }
+        Ok(())
+    }
+
     /// A single-resource guard's unmap: nothing when already unmapped, else unmap on `stream`.
     ///
     /// # Safety
@@ -179,6 +192,7 @@ impl Registration {
     }
 
     pub(super) fn prepare_map(&mut self, stream: &impl AsStream) -> Result<()> {
+        self.check_registered()?;
         if stream.raw_context() != self.context_raw() {
             return Err(UsageError::WrongCudaContext {
                 what: "stream",
@@ -214,6 +228,7 @@ impl Registration {
     }
 
     pub(super) fn set_map_flags(&mut self, flags: MapFlags) -> Result<()> {
+        self.check_registered()?;
         self.recover_leaked_mapping()?;
         self.ctx.bind()?;
         // SAFETY: registered and (after recovery) unmapped.
@@ -336,7 +351,7 @@ impl Drop for Registration {
 /// `CUDA_ERROR_ALREADY_MAPPED` for a registration that this book-keeping says is unmapped: the
 /// driver's state no longer matches, which [`Error::MappingStateLost`] explains. Other errors
 /// pass through.
-fn mapping_state_lost(e: Error, name: u32, kind: Kind) -> Error {
+pub(super) fn mapping_state_lost(e: Error, name: u32, kind: Kind) -> Error {
     match e {
         Error::Cuda(source) if source.code == sys::CUresult::CUDA_ERROR_ALREADY_MAPPED => {
             Error::MappingStateLost {

@@ -72,6 +72,10 @@ fn every_usage_error() -> Vec<UsageError> {
             array: "GL GL_TEXTURE_2D texture 3".into(),
             mapping: "GL GL_TEXTURE_2D texture 4".into(),
         },
+        U::Unregistered {
+            name: 3,
+            kind: "buffer".into(),
+        },
         U::EmptyBatch,
         U::UncopyableFormat {
             format: cuda_gl_sys::CUarray_format(0xb0),
@@ -376,6 +380,7 @@ fn the_stable_names_stay() {
         (ErrorKind::KernelArgsImpl, "kernel_args_impl"),
         (ErrorKind::ArrayOfAnotherMapping, "array_of_another_mapping"),
         (ErrorKind::NotOfThisBatch, "not_of_this_batch"),
+        (ErrorKind::Unregistered, "unregistered"),
         (ErrorKind::EmptyBatch, "empty_batch"),
         (ErrorKind::UncopyableFormat, "uncopyable_format"),
         (ErrorKind::OverlappingCopy, "overlapping_copy"),
