@@ -10,10 +10,6 @@ pub const CUDA_VERSION: u32 = 12000;
 pub const CU_MEMHOSTALLOC_PORTABLE: u32 = 1;
 pub const CU_MEMHOSTALLOC_DEVICEMAP: u32 = 2;
 pub const CU_MEMHOSTALLOC_WRITECOMBINED: u32 = 4;
-pub const CU_MEMHOSTREGISTER_PORTABLE: u32 = 1;
-pub const CU_MEMHOSTREGISTER_DEVICEMAP: u32 = 2;
-pub const CU_MEMHOSTREGISTER_IOMEMORY: u32 = 4;
-pub const CU_MEMHOSTREGISTER_READ_ONLY: u32 = 8;
 pub const CUDA_EXTERNAL_MEMORY_DEDICATED: u32 = 1;
 pub const CUDA_ARRAY3D_LAYERED: u32 = 1;
 pub const CUDA_ARRAY3D_2DARRAY: u32 = 1;
@@ -2251,12 +2247,6 @@ pub struct Driver {
         len: ::std::os::raw::c_int,
         dev: CUdevice,
     ) -> CUresult,
-    pub cuMemHostRegister_v2: unsafe extern "C" fn(
-        p: *mut ::std::os::raw::c_void,
-        bytesize: usize,
-        Flags: ::std::os::raw::c_uint,
-    ) -> CUresult,
-    pub cuMemHostUnregister: unsafe extern "C" fn(p: *mut ::std::os::raw::c_void) -> CUresult,
     pub cuMemcpyHtoD_v2: unsafe extern "C" fn(
         dstDevice: CUdeviceptr,
         srcHost: *const ::std::os::raw::c_void,
@@ -2583,8 +2573,6 @@ impl Driver {
         let cuMemFreeHost = __library.get(b"cuMemFreeHost\0").map(|sym| *sym)?;
         let cuMemHostAlloc = __library.get(b"cuMemHostAlloc\0").map(|sym| *sym)?;
         let cuDeviceGetPCIBusId = __library.get(b"cuDeviceGetPCIBusId\0").map(|sym| *sym)?;
-        let cuMemHostRegister_v2 = __library.get(b"cuMemHostRegister_v2\0").map(|sym| *sym)?;
-        let cuMemHostUnregister = __library.get(b"cuMemHostUnregister\0").map(|sym| *sym)?;
         let cuMemcpyHtoD_v2 = __library.get(b"cuMemcpyHtoD_v2\0").map(|sym| *sym)?;
         let cuMemcpyDtoH_v2 = __library.get(b"cuMemcpyDtoH_v2\0").map(|sym| *sym)?;
         let cuMemcpyDtoD_v2 = __library.get(b"cuMemcpyDtoD_v2\0").map(|sym| *sym)?;
@@ -2738,8 +2726,6 @@ impl Driver {
             cuMemFreeHost,
             cuMemHostAlloc,
             cuDeviceGetPCIBusId,
-            cuMemHostRegister_v2,
-            cuMemHostUnregister,
             cuMemcpyHtoD_v2,
             cuMemcpyDtoH_v2,
             cuMemcpyDtoD_v2,
@@ -2987,17 +2973,6 @@ impl Driver {
         dev: CUdevice,
     ) -> CUresult {
         (self.cuDeviceGetPCIBusId)(pciBusId, len, dev)
-    }
-    pub unsafe fn cuMemHostRegister_v2(
-        &self,
-        p: *mut ::std::os::raw::c_void,
-        bytesize: usize,
-        Flags: ::std::os::raw::c_uint,
-    ) -> CUresult {
-        (self.cuMemHostRegister_v2)(p, bytesize, Flags)
-    }
-    pub unsafe fn cuMemHostUnregister(&self, p: *mut ::std::os::raw::c_void) -> CUresult {
-        (self.cuMemHostUnregister)(p)
     }
     pub unsafe fn cuMemcpyHtoD_v2(
         &self,

@@ -71,10 +71,6 @@ const FUNCTIONS: &[&str] = &[
     "cuMemAllocHost",
     "cuMemFreeHost",
     "cuMemHostAlloc",
-    // The display target's staged mode on NVIDIA's GL: CUDA copies straight into a GL buffer's
-    // persistent mapping.
-    "cuMemHostRegister",
-    "cuMemHostUnregister",
     "cuMemcpyHtoD",
     "cuMemcpyDtoH",
     "cuMemcpyDtoD",
@@ -158,7 +154,6 @@ const VARS: &[&str] = &[
     "CU_TRSF_.*",
     "CUDA_ARRAY3D_.*",
     "CU_MEMHOSTALLOC_.*",
-    "CU_MEMHOSTREGISTER_.*",
     "CUDA_EXTERNAL_MEMORY_DEDICATED",
 ];
 

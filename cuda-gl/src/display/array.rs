@@ -81,8 +81,12 @@ impl FrameArray {
             ..Default::default()
         };
         // SAFETY: the context is current (bound above); `zeros` holds `row * height` bytes,
-        // the array's size, and the copy has completed when this returns.
+        // the array's size, and outlives the copy: from pageable memory the call returns once
+        // the bytes are staged, and the legacy stream it ran on is waited for right after (so
+        // that no copy out of the array or kernel on a non-blocking stream races the fill).
         unsafe { result::array::copy_2d(&copy) }?;
+        // SAFETY: the legacy stream of the current context.
+        unsafe { result::stream::synchronize(sys::CU_STREAM_LEGACY) }?;
         Ok(array)
     }
 
@@ -99,24 +103,13 @@ impl FrameArray {
 
 impl Drop for FrameArray {
     fn drop(&mut self) {
-        // A kernel may still write the surface: its frame was forgotten, dropped during a
-        // panic, or its present failed before the copy was queued (or on another stream), and
-        // neither cuSurfObjectDestroy nor cuArrayDestroy waits for work that uses them. So
-        // the whole context is waited for first (a resize or a drop, not a frame); on failure
-        // both are leaked rather than destroyed under that work.
-        if !self.ctx.bind_for_drop("destroy a display array") {
-            return;
-        }
-        if let Err(e) = result::ctx::synchronize() {
-            self.ctx.record_drop_error(
-                "waiting for the context before destroying a display array (leaked)",
-                e,
-            );
-            return;
-        }
+        // No work uses the array any more: the copies out of it were waited for by the staged
+        // buffers or the frame stream, dropped first; kernels that wrote it were queued before
+        // those copies, in their frame's stream order; and when a frame was left unpresented,
+        // the target waited for the whole context first (or leaked the array).
         self.ctx
             .release_in_drop("destroy a display array", "cuSurfObjectDestroy", || {
-                // SAFETY: made in `new`, destroyed once; no work uses it (the context is idle).
+                // SAFETY: made in `new`, destroyed once; no work uses it (above).
                 unsafe { result::array::surface_destroy(self.surface) }
             });
         self.ctx

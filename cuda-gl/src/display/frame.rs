@@ -4,15 +4,14 @@
 use super::Format;
 use super::array::FrameArray;
 use super::gl_side::GlSide;
-use super::persistent::Persistent;
 use super::staged::{Source, Staged};
 use super::streamed::Streamed;
+use super::target::FrameOrder;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::graphics::{MappedImage, Surface};
 use crate::memory::{DeviceBuffer, DevicePtr};
 use crate::stream::AsStream;
-use cuda_gl_sys as sys;
 use std::cell::Cell;
 use std::sync::Arc;
 
@@ -39,8 +38,6 @@ pub(super) enum Work<'t> {
     Interop(Option<MappedImage<'t>>),
     /// The staged buffers and array.
     Staged(&'t mut Staged),
-    /// The staged pixel buffers that CUDA copies into directly.
-    Persistent(&'t mut Persistent),
     /// The frame stream.
     Streamed(&'t mut Streamed),
 }
@@ -64,8 +61,8 @@ pub struct Frame<'t, S: AsStream> {
     pixels: &'t DeviceBuffer<u8>,
     /// The array surface frames are drawn in (the copying modes).
     array: Option<&'t FrameArray>,
-    /// The target's record of the last present that copied on the private stream.
-    last_copy: &'t mut Option<sys::CUstream>,
+    /// What the target's frames leave to order.
+    order: &'t mut FrameOrder,
     work: Work<'t>,
     pixels_used: Cell<bool>,
     presented: bool,
@@ -78,7 +75,7 @@ impl<'t, S: AsStream> Frame<'t, S> {
         gl: &'t GlSide,
         pixels: &'t DeviceBuffer<u8>,
         array: Option<&'t FrameArray>,
-        last_copy: &'t mut Option<sys::CUstream>,
+        order: &'t mut FrameOrder,
         work: Work<'t>,
     ) -> Self {
         Frame {
@@ -87,7 +84,7 @@ impl<'t, S: AsStream> Frame<'t, S> {
             gl,
             pixels,
             array,
-            last_copy,
+            order,
             work,
             pixels_used: Cell::new(false),
             presented: false,
@@ -158,8 +155,16 @@ impl<'t, S: AsStream> Frame<'t, S> {
         if used_pixels || !matches!(self.work, Work::Interop(_)) {
             // Set before the copy is tried: a copy that fails after queueing part of its work
             // is joined too.
-            *self.last_copy = Some(self.stream.raw_stream());
+            self.order.copied = true;
         }
+        let presented = self.present_work(used_pixels, source);
+        if presented.is_ok() {
+            self.order.open = false;
+        }
+        presented
+    }
+
+    fn present_work(&mut self, used_pixels: bool, source: Result<Source<'t>>) -> Result<()> {
         match &mut self.work {
             Work::Interop(mapped) => {
                 let Some(mapped) = mapped.take() else {
@@ -172,7 +177,6 @@ impl<'t, S: AsStream> Frame<'t, S> {
                 mapped.unmap()
             }
             Work::Staged(staged) => staged.present(self.gl, source?, self.stream),
-            Work::Persistent(persistent) => persistent.present(self.gl, source?, self.stream),
             Work::Streamed(streamed) => streamed.present(self.gl, source?, self.stream),
         }
     }

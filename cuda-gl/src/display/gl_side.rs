@@ -42,6 +42,7 @@ struct UnpackState {
     row_length: i32,
     skip_rows: i32,
     skip_pixels: i32,
+    swap_bytes: i32,
 }
 
 impl UnpackState {
@@ -54,6 +55,7 @@ impl UnpackState {
             row_length: 0,
             skip_rows: 0,
             skip_pixels: 0,
+            swap_bytes: 0,
         };
         // SAFETY: a context is current (the callers checked the owner); valid out-pointers;
         // the values set are valid for these parameters.
@@ -64,10 +66,12 @@ impl UnpackState {
             (fns.get_integerv)(gl::UNPACK_ROW_LENGTH, &mut state.row_length);
             (fns.get_integerv)(gl::UNPACK_SKIP_ROWS, &mut state.skip_rows);
             (fns.get_integerv)(gl::UNPACK_SKIP_PIXELS, &mut state.skip_pixels);
+            (fns.get_integerv)(gl::UNPACK_SWAP_BYTES, &mut state.swap_bytes);
             (fns.pixel_storei)(gl::UNPACK_ALIGNMENT, 1);
             (fns.pixel_storei)(gl::UNPACK_ROW_LENGTH, 0);
             (fns.pixel_storei)(gl::UNPACK_SKIP_ROWS, 0);
             (fns.pixel_storei)(gl::UNPACK_SKIP_PIXELS, 0);
+            (fns.pixel_storei)(gl::UNPACK_SWAP_BYTES, 0);
         }
         state
     }
@@ -79,6 +83,7 @@ impl UnpackState {
             (fns.pixel_storei)(gl::UNPACK_ROW_LENGTH, self.row_length);
             (fns.pixel_storei)(gl::UNPACK_SKIP_ROWS, self.skip_rows);
             (fns.pixel_storei)(gl::UNPACK_SKIP_PIXELS, self.skip_pixels);
+            (fns.pixel_storei)(gl::UNPACK_SWAP_BYTES, self.swap_bytes);
             (fns.bind_buffer)(gl::PIXEL_UNPACK_BUFFER, self.buffer.max(0) as u32);
             (fns.bind_texture)(gl::TEXTURE_2D, self.texture.max(0) as u32);
         }
@@ -204,11 +209,6 @@ impl GlSide {
         Ok(side)
     }
 
-    /// Whether staged frames go through a pixel buffer here (NVIDIA's GL).
-    pub(super) fn has_pixel_buffer(&self) -> bool {
-        self.pbo != 0
-    }
-
     /// One frame's row bytes and rows, tightly packed.
     pub(super) fn frame_shape(&self) -> (usize, usize) {
         (
@@ -252,45 +252,68 @@ impl GlSide {
 
     fn upload_from(&self, upload: Upload<'_>) -> Result<()> {
         let fns = self.owner.check("glTexSubImage2D (not called)")?;
-        let (_, pixel_format, ty) = self.format.gl();
         fns.drain_errors();
         let state = UnpackState::neutral(fns);
-        // SAFETY: a context is current (the owner, checked); host pixels hold exactly one
-        // frame (checked by `upload`), the pixel buffer's size; a stream slot holds at least
-        // one frame (its caller's contract). The texture copy reads either a buffer from offset
-        // 0 (a null pointer with a pixel unpack buffer bound), within it, or the host pixels
-        // (no buffer bound), read before the call returns (GL refuses a read past a buffer's
-        // end with an error rather than reading it); the state is restored.
+        let uploaded = self.upload_bound(fns, upload);
+        state.restore(fns);
+        uploaded?;
+        fns.check("glTexSubImage2D (a staged frame)")
+    }
+
+    /// The body of [`upload_from`](Self::upload_from), with the unpack state neutral. Each
+    /// binding is read back before it is relied on: the application may have deleted one of
+    /// these names (a GL call allowed on any name of its share group), and binding a deleted
+    /// name fails and leaves the application's object bound, where a null pointer would then
+    /// be read as client memory at address 0.
+    fn upload_bound(&self, fns: &GlFns, upload: Upload<'_>) -> Result<()> {
+        let (_, pixel_format, ty) = self.format.gl();
+        let buffer = match upload {
+            Upload::Buffer(buffer) => buffer,
+            Upload::Host(_) => self.pbo,
+        };
+        bind_checked(
+            fns,
+            gl::PIXEL_UNPACK_BUFFER,
+            buffer,
+            "glBindBuffer (a display buffer)",
+        )?;
+        bind_checked(
+            fns,
+            gl::TEXTURE_2D,
+            self.texture,
+            "glBindTexture (a display texture)",
+        )?;
+        let source = match upload {
+            Upload::Buffer(_) => std::ptr::null(),
+            Upload::Host(pixels) if self.pbo != 0 => {
+                // SAFETY: a context is current; the pixel buffer is bound (read back above);
+                // `pixels` holds one frame (checked by `upload`), read before the calls return.
+                unsafe {
+                    // Orphaning first: GL gives new storage instead of waiting for the last
+                    // upload.
+                    (fns.buffer_data)(
+                        gl::PIXEL_UNPACK_BUFFER,
+                        pixels.len() as isize,
+                        std::ptr::null(),
+                        gl::STREAM_DRAW,
+                    );
+                    (fns.buffer_sub_data)(
+                        gl::PIXEL_UNPACK_BUFFER,
+                        0,
+                        pixels.len() as isize,
+                        pixels.as_ptr().cast(),
+                    );
+                }
+                std::ptr::null()
+            }
+            Upload::Host(pixels) => pixels.as_ptr().cast(),
+        };
+        // SAFETY: a context is current; the texture is bound (read back above). With a buffer
+        // bound (read back above) the null pointer is offset 0 in it, and GL refuses a read
+        // past its end with an error rather than reading it (a stream slot holds at least one
+        // frame, the pixel buffer exactly one); with none bound, `source` is the host pixels,
+        // exactly one frame (checked by `upload`), read before the call returns.
         unsafe {
-            let source = match upload {
-                Upload::Buffer(buffer) => {
-                    (fns.bind_buffer)(gl::PIXEL_UNPACK_BUFFER, buffer);
-                    std::ptr::null()
-                }
-                Upload::Host(pixels) => {
-                    (fns.bind_buffer)(gl::PIXEL_UNPACK_BUFFER, self.pbo);
-                    if self.pbo != 0 {
-                        // Orphaning first: GL gives new storage instead of waiting for the last
-                        // upload.
-                        (fns.buffer_data)(
-                            gl::PIXEL_UNPACK_BUFFER,
-                            pixels.len() as isize,
-                            std::ptr::null(),
-                            gl::STREAM_DRAW,
-                        );
-                        (fns.buffer_sub_data)(
-                            gl::PIXEL_UNPACK_BUFFER,
-                            0,
-                            pixels.len() as isize,
-                            pixels.as_ptr().cast(),
-                        );
-                        std::ptr::null()
-                    } else {
-                        pixels.as_ptr().cast()
-                    }
-                }
-            };
-            (fns.bind_texture)(gl::TEXTURE_2D, self.texture);
             (fns.tex_sub_image_2d)(
                 gl::TEXTURE_2D,
                 0,
@@ -303,8 +326,36 @@ impl GlSide {
                 source,
             );
         }
-        state.restore(fns);
-        fns.check("glTexSubImage2D (a staged frame)")
+        Ok(())
+    }
+}
+
+/// Binds `name` to `target` (a pixel unpack buffer or a 2-D texture) and reads the binding
+/// back: `Err` naming `call` when it did not take (a name the application deleted).
+fn bind_checked(fns: &GlFns, target: u32, name: u32, call: &'static str) -> Result<()> {
+    let query = match target {
+        gl::PIXEL_UNPACK_BUFFER => gl::PIXEL_UNPACK_BUFFER_BINDING,
+        _ => gl::TEXTURE_BINDING_2D,
+    };
+    let mut bound = -1;
+    // SAFETY: a context is current (the callers checked the owner); binding any name is
+    // allowed (a bad one raises an error); a valid out-pointer.
+    unsafe {
+        if target == gl::PIXEL_UNPACK_BUFFER {
+            (fns.bind_buffer)(target, name);
+        } else {
+            (fns.bind_texture)(target, name);
+        }
+        (fns.get_integerv)(query, &mut bound);
+    }
+    if u32::try_from(bound) == Ok(name) {
+        Ok(())
+    } else {
+        fns.drain_errors();
+        Err(Error::GlCall {
+            call,
+            code: gl::INVALID_OPERATION,
+        })
     }
 }
 
@@ -314,10 +365,10 @@ impl GlSide {
 /// frame is uploaded straight from pinned memory, one CPU copy fewer where GL copies on the
 /// CPU anyway.
 pub(super) fn staged_through_buffer(fns: &GlFns) -> bool {
-    [gl::VENDOR, gl::RENDERER]
-        .into_iter()
-        .filter_map(|name| fns.string(name))
-        .any(|s| s.to_ascii_uppercase().contains("NVIDIA"))
+    // GL_VENDOR only: Mesa's drivers over an NVIDIA GPU (zink, WSL2's d3d12) name it in
+    // GL_RENDERER, and they are GL that copies on the CPU.
+    fns.string(gl::VENDOR)
+        .is_some_and(|vendor| vendor.to_ascii_uppercase().starts_with("NVIDIA"))
 }
 
 impl GlSide {

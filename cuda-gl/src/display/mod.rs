@@ -15,11 +15,11 @@
 //!   GL runs on the integrated GPU, Mesa's llvmpipe in a container, WSL2, VirtualGL). Each
 //!   frame (its pixels, or the CUDA array its surface writes) is copied into pinned host memory
 //!   (asynchronously, two buffers), and GL uploads the previous frame straight from that memory
-//!   while the next one is copied, so the texture shows the frame before the last presented
-//!   one until [`DisplayTarget::flush`]. On NVIDIA's GL (a machine where CUDA refuses to
-//!   register GL's objects for another reason) CUDA copies each frame straight into one of two
-//!   persistently mapped GL pixel buffers instead (one PCIe copy, no CPU copy), and every
-//!   present is complete when it returns.
+//!   while the next one is copied (through a pixel buffer on NVIDIA's GL), so the texture shows
+//!   the frame before the last presented one until [`DisplayTarget::flush`]. (A copy straight
+//!   into a persistently mapped GL buffer registered with CUDA would save the CPU copy, but GL
+//!   owns that memory and frees it with its context, whenever the application destroys it,
+//!   while CUDA's registration of it would live on: not done.)
 //! - [`Mode::Stream`] (forced only): each frame is copied on the GPU into a slot of CUDA memory
 //!   that GL imported, and GL copies finished slots into the texture; CUDA and GL never hand
 //!   over per frame (no map), so frames flow at the rate of the slower API, and the texture
@@ -69,7 +69,6 @@
 mod array;
 mod frame;
 mod gl_side;
-mod persistent;
 mod report;
 mod staged;
 mod streamed;

@@ -3,13 +3,12 @@
 use super::array::FrameArray;
 use super::frame::{Frame, Pixels, Work};
 use super::gl_side::{GlSide, check_size, staged_through_buffer};
-use super::persistent::Persistent;
 use super::staged::Staged;
 use super::streamed::Streamed;
 use super::{Format, Mode, Report};
 use crate::context::Context;
 use crate::error::{Error, Result, UsageError};
-use crate::glapi::{GlFns, GlOwner};
+use crate::glapi::GlOwner;
 use crate::graphics::{RegisterFlags, RegisteredImage};
 use crate::memory::DeviceBuffer;
 use crate::result;
@@ -25,12 +24,22 @@ enum Backend {
     Interop(RegisteredImage),
     /// Pinned host buffers.
     Staged(Staged),
-    /// Staged on NVIDIA's GL: pixel buffers that CUDA copies into directly.
-    Persistent(Persistent),
     /// A frame stream.
     Streamed(Streamed),
     /// Taken apart by [`DisplayTarget::teardown`], in its drop.
     TornDown,
+}
+
+/// What the target's frames leave to order, beyond the work the mode tracks itself.
+#[derive(Debug, Default)]
+pub(super) struct FrameOrder {
+    /// A present queued a copy of the pixels or the array on cuda-gl's private stream: the
+    /// next frame's stream joins that stream first, so that its kernel does not overwrite what
+    /// the copy still reads.
+    pub(super) copied: bool,
+    /// A frame was begun and not presented: its kernel may still write the array with no copy
+    /// after it that a drop waits for.
+    pub(super) open: bool,
 }
 
 /// A GL texture that CUDA writes every frame and GL draws, through the mode chosen by
@@ -53,9 +62,8 @@ pub struct DisplayTarget {
     gl: GlSide,
     /// The frame's pixels, tightly packed: what a kernel writes.
     pixels: DeviceBuffer<u8>,
-    /// The stream of the last present that copied the frame on cuda-gl's private stream: a
-    /// frame on another stream first waits for that copy (see [`DisplayTarget::frame`]).
-    last_copy: Option<sys::CUstream>,
+    /// What the frames left to order (see [`FrameOrder`]).
+    order: FrameOrder,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -138,7 +146,7 @@ impl DisplayTarget {
                 gl.texture,
                 RegisterFlags::SURFACE_LOAD_STORE | RegisterFlags::WRITE_DISCARD,
             )?),
-            Mode::Staged => staged(ctx, fns, &gl)?,
+            Mode::Staged => Backend::Staged(Staged::new(ctx, &gl)?),
             Mode::Stream => Backend::Streamed(Streamed::new(ctx, &gl)?),
         };
         let array = match mode {
@@ -151,7 +159,7 @@ impl DisplayTarget {
             array,
             gl,
             pixels,
-            last_copy: None,
+            order: FrameOrder::default(),
             _not_send: PhantomData,
         })
     }
@@ -176,7 +184,7 @@ impl DisplayTarget {
     pub fn mode(&self) -> Mode {
         match self.backend {
             Backend::Interop(_) => Mode::Interop,
-            Backend::Staged(_) | Backend::Persistent(_) => Mode::Staged,
+            Backend::Staged(_) => Mode::Staged,
             Backend::Streamed(_) => Mode::Stream,
             // Only while the target is dropped, when nothing can ask.
             Backend::TornDown => Mode::Interop,
@@ -193,13 +201,11 @@ impl DisplayTarget {
     /// current, [`Error::StreamCapturing`] for a stream under capture).
     pub fn frame<'t, S: AsStream>(&'t mut self, stream: &'t S) -> Result<Frame<'t, S>> {
         check_same_context(&self.ctx, stream, "the display target")?;
-        if self
-            .last_copy
-            .is_some_and(|last| last != stream.raw_stream())
-        {
-            // The last present's copy still reads the pixels or the array, ordered only before
-            // the work of its own stream: this stream waits for it (cuda-gl's private stream
-            // runs its work in order, so joining it now orders after that copy).
+        if self.order.copied {
+            // A present's copy may still read the pixels or the array, ordered only before the
+            // work of its own stream: this stream waits for it (cuda-gl's private stream runs
+            // its work in order, so joining it now orders after that copy). Every time, not
+            // only for another stream: a stream handle of a destroyed stream can come back.
             // SAFETY: the stream is live while borrowed, of this context (checked); nothing
             // is queued.
             unsafe {
@@ -216,13 +222,12 @@ impl DisplayTarget {
             array,
             gl,
             pixels,
-            last_copy,
+            order,
             ..
         } = self;
         let work = match backend {
             Backend::Interop(image) => Work::Interop(Some(image.map(stream)?)),
             Backend::Staged(staged) => Work::Staged(staged),
-            Backend::Persistent(persistent) => Work::Persistent(persistent),
             Backend::Streamed(streamed) => Work::Streamed(streamed),
             Backend::TornDown => {
                 return Err(Error::Internal {
@@ -230,13 +235,14 @@ impl DisplayTarget {
                 });
             }
         };
+        order.open = true;
         Ok(Frame::new(
             stream,
             ctx,
             gl,
             pixels,
             array.as_ref(),
-            last_copy,
+            order,
             work,
         ))
     }
@@ -262,7 +268,7 @@ impl DisplayTarget {
         match &mut self.backend {
             Backend::Staged(staged) => staged.flush(&self.gl),
             Backend::Streamed(streamed) => streamed.flush(&self.gl),
-            Backend::Interop(_) | Backend::Persistent(_) | Backend::TornDown => Ok(()),
+            Backend::Interop(_) | Backend::TornDown => Ok(()),
         }
     }
 
@@ -297,6 +303,20 @@ impl DisplayTarget {
     /// deleted while CUDA may write them. The rest (the array, the GL objects, the pixels) go
     /// with the fields, in that order.
     fn teardown(&mut self) -> Result<()> {
+        if self.order.open && self.array.is_some() {
+            // A frame was begun and not presented (forgotten, dropped in a panic, or its
+            // present failed before its copy): its kernel may still write the array, which
+            // neither cuSurfObjectDestroy nor cuArrayDestroy waits for. The whole context is
+            // waited for; when that fails the array is leaked instead.
+            let idle = self
+                .ctx
+                .bind()
+                .and_then(|()| Ok(result::ctx::synchronize()?));
+            if let Err(e) = idle {
+                log::error!("cuda-gl: display target's CUDA array leaked: {e}");
+                std::mem::forget(self.array.take());
+            }
+        }
         match std::mem::replace(&mut self.backend, Backend::TornDown) {
             Backend::Interop(image) => {
                 let unregistered = image.unregister();
@@ -432,28 +452,6 @@ impl DisplayTarget {
         self.present_on(stream)?;
         self.flush()
     }
-}
-
-/// The staged mode's state: on NVIDIA's GL (where `gl` has a pixel buffer) pixel buffers that
-/// CUDA copies into directly, one PCIe copy and no CPU copy, when the driver can page-lock
-/// them; else pinned buffers. The texture starts black.
-///
-/// # Errors
-/// As [`Staged::new`]; the upload's errors.
-fn staged(ctx: &Arc<Context>, fns: &GlFns, gl: &GlSide) -> Result<Backend> {
-    if gl.has_pixel_buffer() {
-        match Persistent::new(ctx, gl.owner, fns, gl.frame_bytes()) {
-            Ok(persistent) => {
-                gl.upload(&vec![0; gl.frame_bytes()])?;
-                return Ok(Backend::Persistent(persistent));
-            }
-            Err(e) => log::info!(
-                "cuda-gl: display target: no copy straight into GL's pixel buffers ({e}); \
-                 staging through pinned memory"
-            ),
-        }
-    }
-    Ok(Backend::Staged(Staged::new(ctx, gl)?))
 }
 
 /// Refuses an image whose pitch is smaller than a row, or which does not fit in the `given`

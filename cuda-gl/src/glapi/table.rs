@@ -129,9 +129,6 @@ gl_fns! {
         delete_memory_objects: "glDeleteMemoryObjectsEXT" = fn(i32, *const u32);
         import_memory_fd: "glImportMemoryFdEXT" = fn(u32, u64, u32, i32);
         buffer_storage_mem: "glBufferStorageMemEXT" = fn(u32, isize, u32, u64);
-        buffer_storage: "glBufferStorage" = fn(u32, isize, *const c_void, u32);
-        map_buffer_range: "glMapBufferRange" = fn(u32, isize, isize, u32) -> *mut c_void;
-        unmap_buffer: "glUnmapBuffer" = fn(u32) -> u8;
     }
 }
 

@@ -131,24 +131,3 @@ pub(crate) unsafe fn copy_dtoh_async(
     // SAFETY: (1), (2), (3).
     unsafe { drv!(cuMemcpyDtoHAsync_v2(dst, src, bytes, stream)) }
 }
-
-/// `cuMemHostRegister`: page-locks `bytes` bytes at `ptr` and maps them for the current
-/// context's device, so that copies reach them by DMA.
-///
-/// # Safety
-/// 1. A context is current; `ptr..ptr + bytes` is mapped host memory that stays mapped until
-///    [`host_unregister`], and no copy into or out of it is pending then.
-pub(crate) unsafe fn host_register(ptr: *mut c_void, bytes: usize, flags: c_uint) -> Result<()> {
-    // SAFETY: (1).
-    unsafe { drv!(cuMemHostRegister_v2(ptr, bytes, flags)) }
-}
-
-/// `cuMemHostUnregister`.
-///
-/// # Safety
-/// 1. `ptr` was registered with [`host_register`] in the current context, and no copy into or
-///    out of it is pending.
-pub(crate) unsafe fn host_unregister(ptr: *mut c_void) -> Result<()> {
-    // SAFETY: (1).
-    unsafe { drv!(cuMemHostUnregister(ptr)) }
-}
