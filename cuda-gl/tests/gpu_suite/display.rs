@@ -316,7 +316,8 @@ fn bad_input_is_a_typed_error() {
     }
     // Another GL context current: refused, nothing presented into the other context.
     let other = cuda_gl::egl::HeadlessContext::for_cuda_device(&g.device).unwrap();
-    match target.frame(&g.stream).unwrap().present() {
+    // (Interop maps the texture when the frame begins: refused there.)
+    match target.frame(&g.stream).and_then(|frame| frame.present()) {
         Err(Error::WrongGlContext { .. }) => {}
         other => panic!("present with another GL context current: {other:?}"),
     }
@@ -336,7 +337,8 @@ fn a_destroyed_gl_context_is_refused_not_crashed() {
     let (mut target, _) = DisplayTarget::new(&g.ctx, 32, 32, Format::Rgba8, None).unwrap();
     drop(own);
     g.gl.make_current().unwrap();
-    let presented = target.frame(&g.stream).unwrap().present();
+    // Interop maps the texture when the frame begins: refused there already.
+    let presented = target.frame(&g.stream).and_then(|frame| frame.present());
     assert!(
         presented.is_err(),
         "a frame was presented into a destroyed context"
@@ -344,4 +346,34 @@ fn a_destroyed_gl_context_is_refused_not_crashed() {
     drop(target);
     let _ = g.ctx.take_drop_errors();
     check_gl();
+}
+
+/// The application deletes a staged target's texture (a GL call allowed on any name of its
+/// share group): the next upload finds its binding did not take and fails with a typed error,
+/// instead of uploading into whatever the application has bound (or reading client memory at
+/// address 0); the target still drops.
+#[test]
+fn a_texture_the_application_deleted_is_an_error_not_a_crash() {
+    let Some(g) = gpu() else { return };
+    for mode in [Mode::Staged, Mode::Stream] {
+        let (mut target, _) =
+            DisplayTarget::new(&g.ctx, 64, 64, Format::Rgba8, Some(mode)).unwrap();
+        let texture = target.texture();
+        // SAFETY: a context is current; deleting a name is allowed (the application's call).
+        unsafe { gl::DeleteTextures(1, &texture) };
+        let mut failed = false;
+        for _ in 0..4 {
+            let presented = target.frame(&g.stream).and_then(|f| {
+                let _ = f.pixels();
+                f.present()
+            });
+            let flushed = target.flush();
+            failed |= presented.is_err() || flushed.is_err();
+        }
+        assert!(failed, "{mode}: frames uploaded into a deleted texture");
+        drop(target);
+        let _ = g.ctx.take_drop_errors();
+        // SAFETY: a context is current; glGetError takes no arguments.
+        while unsafe { gl::GetError() } != gl::NO_ERROR {}
+    }
 }
