@@ -6,7 +6,6 @@ use super::array::FrameArray;
 use super::gl_side::GlSide;
 use super::staged::{Source, Staged};
 use super::streamed::Streamed;
-use super::target::FrameOrder;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::graphics::{MappedImage, Surface};
@@ -29,6 +28,18 @@ pub struct Pixels<'f> {
     pub height: u32,
     /// Their format.
     pub format: Format,
+}
+
+/// What the target's frames leave to order, beyond the work the mode tracks itself.
+#[derive(Debug, Default)]
+pub(super) struct FrameOrder {
+    /// A present queued a copy of the pixels or the array on cuda-gl's private stream: the
+    /// next frame's stream joins that stream first, so that its kernel does not overwrite what
+    /// the copy still reads.
+    pub(super) copied: bool,
+    /// A frame was begun and not presented: its kernel may still write the array with no copy
+    /// after it that a drop waits for.
+    pub(super) open: bool,
 }
 
 /// What a frame holds of its target's mode.

@@ -1,7 +1,7 @@
 //! [`DisplayTarget`]: the texture, the frame's pixels on the GPU, and the mode that moves them.
 
 use super::array::FrameArray;
-use super::frame::{Frame, Pixels, Work};
+use super::frame::{Frame, FrameOrder, Pixels, Work};
 use super::gl_side::{GlSide, check_size, staged_through_buffer};
 use super::staged::Staged;
 use super::streamed::Streamed;
@@ -28,18 +28,6 @@ enum Backend {
     Streamed(Streamed),
     /// Taken apart by [`DisplayTarget::teardown`], in its drop.
     TornDown,
-}
-
-/// What the target's frames leave to order, beyond the work the mode tracks itself.
-#[derive(Debug, Default)]
-pub(super) struct FrameOrder {
-    /// A present queued a copy of the pixels or the array on cuda-gl's private stream: the
-    /// next frame's stream joins that stream first, so that its kernel does not overwrite what
-    /// the copy still reads.
-    pub(super) copied: bool,
-    /// A frame was begun and not presented: its kernel may still write the array with no copy
-    /// after it that a drop waits for.
-    pub(super) open: bool,
 }
 
 /// A GL texture that CUDA writes every frame and GL draws, through the mode chosen by
