@@ -5,13 +5,17 @@
 # their own) under a timeout with `--test-threads=1` (faults last; its destructive cases stay off),
 # the kernel log's Xid lines before and after, and a one-line summary per binary.
 #
-# Usage: bash ci/gpu/suite.sh [--twice] [--faults-one-by-one] [--watchdog] [--bench ARGS...]
+# Usage: bash ci/gpu/suite.sh [--twice] [--faults-one-by-one] [--watchdog] [--examples]
+#                             [--window-examples] [--bench ARGS...]
 #   --twice              the whole run twice in a row (no hang and no new Xid in either)
 #   --faults-one-by-one  each non-destructive fault case alone, then a drawing test, then the
 #                        kernel log: which cases leave the GPU able to draw
 #   --watchdog           the demo and the benchmark with a kernel that outlasts a 2 s watchdog
 #   --examples           every numbered example (screenshots into $OUT/shots.tgz) and the demo's
 #                        first run with no display (it falls back to headless on its own)
+#   --window-examples    then example 09 (winit + glutin) in a window under Xvfb, with NVIDIA's GLX:
+#                        needs .xvfb/ and .gl/ (fetch-xvfb-debs.sh, fetch-gl-debs.sh); sources
+#                        .xvfb/start.sh in a subshell (screenshots into $OUT/window-shots.tgz)
 #   --no-suite           skip the test binaries (with --bench, --examples, ...)
 #   --only REGEX         only the test binaries whose file names match REGEX (and with
 #                        SUITE_TESTS=REGEX in the environment, only gpu_suite's tests that match)
@@ -44,7 +48,7 @@ run() {
     shift 2
     timeout "$limit" "$@" >"$logs/$name.log" 2>&1
     rc=$?
-    say "$name rc=$rc $((SECONDS - start))s $(grep -E '^test result|frames/s|watchdog' "$logs/$name.log" | tail -1)"
+    say "$name rc=$rc $((SECONDS - start))s $(grep -E '^test result|frames/s|watchdog|^[0-9]{2}_[a-z_]+: ' "$logs/$name.log" | tail -1)"
     pack
 }
 tests() { ls .gpu/tests | grep -v -E -e '^(compile_fail|xtask)' -e '^(plasma-demo|cudarc_interop)$' -e '^[0-9]{2}_' | grep -E -- "$only"; }
@@ -71,13 +75,14 @@ suite() {
         run "$1$t" 300 ".gpu/tests/$t" --test-threads=1
     done
 }
-twice=0 one_by_one=0 watchdog=0 examples=0 suite=1 mesa=0 bench=() only=.
+twice=0 one_by_one=0 watchdog=0 examples=0 window_examples=0 suite=1 mesa=0 bench=() only=.
 while (($#)); do
     case $1 in
     --twice) twice=1 ;;
     --faults-one-by-one) one_by_one=1 ;;
     --watchdog) watchdog=1 ;;
     --examples) examples=1 ;;
+    --window-examples) window_examples=1 ;;
     --no-suite) suite=0 ;;
     --only) shift; only=$1 ;;
     --mesa) mesa=1 ;;
@@ -123,6 +128,23 @@ if ((examples)); then
     find /tmp -maxdepth 1 -name 'plasma-demo-*.png' -exec cp {} "$out/shots/" \;
     xid "after the examples"
     tar czf "$out/shots.tgz" -C "$out" shots && rm -rf "$out/shots"
+fi
+if ((window_examples)); then
+    mkdir -p "$out/window-shots"
+    # In a subshell: start.sh exports DISPLAY and NVIDIA's GLX vendor for the processes it starts.
+    # Sourced, not through a pipe (a pipe would run it in a subshell of its own, and lose both).
+    (
+        source .xvfb/start.sh >"$logs/xvfb-start.log" 2>&1
+        say "xvfb: $(tail -1 "$logs/xvfb-start.log")"
+        # winit compiles its keymap with xkbcommon, which looks for the keyboard data here.
+        export XKB_CONFIG_ROOT=${XKB_CONFIG_ROOT:-/opt/x/usr/share/X11/xkb}
+        for e in $(ls .gpu/bin | grep -E '^09_'); do
+            run "window-example-$e" 120 ".gpu/bin/$e" --window --screenshot "$out/window-shots/$e.png"
+        done
+        kill "$XVFB_PID" 2>/dev/null
+    )
+    xid "after the window examples"
+    tar czf "$out/window-shots.tgz" -C "$out" window-shots && rm -rf "$out/window-shots"
 fi
 if ((mesa)); then
     # In a subshell: mesa-env.sh points libglvnd's EGL at Mesa for the processes it starts.

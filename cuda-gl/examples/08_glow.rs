@@ -13,6 +13,8 @@
 
 #[path = "common/mod.rs"]
 mod common;
+#[path = "common/glow_kit.rs"]
+mod glow_kit;
 
 use anyhow::{Context as _, Result};
 use common::{Gpu, Outcome};
@@ -71,46 +73,12 @@ fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
         }
         mapped.unmap()?;
     }
-    let mut pixels = vec![0u8; (WIDTH * HEIGHT * 4) as usize];
-    // SAFETY: a GL context is current; the framebuffer gets the texture as its colour
-    // attachment; `pixels` holds WIDTH x HEIGHT RGBA8 texels (pack alignment 4 divides the
-    // row of WIDTH * 4 bytes); the default bindings are restored.
-    unsafe {
-        let framebuffer = gl
-            .create_framebuffer()
-            .map_err(anyhow::Error::msg)
-            .context("glow: create_framebuffer")?;
-        gl.bind_framebuffer(glow::READ_FRAMEBUFFER, Some(framebuffer));
-        gl.framebuffer_texture_2d(
-            glow::READ_FRAMEBUFFER,
-            glow::COLOR_ATTACHMENT0,
-            glow::TEXTURE_2D,
-            Some(texture),
-            0,
-        );
-        gl.read_pixels(
-            0,
-            0,
-            WIDTH as i32,
-            HEIGHT as i32,
-            glow::RGBA,
-            glow::UNSIGNED_BYTE,
-            glow::PixelPackData::Slice(Some(&mut pixels)),
-        );
-        gl.bind_framebuffer(glow::READ_FRAMEBUFFER, None);
-        gl.delete_framebuffer(framebuffer);
-    }
+    // Read back through a framebuffer, with glow (common/glow_kit.rs).
+    let pixels = glow_kit::read_texture(&gl, texture, WIDTH, HEIGHT)?;
     drop(image);
     // SAFETY: a GL context is current; the texture is unregistered (above).
     unsafe { gl.delete_texture(texture) };
-    let last = FRAMES - 1;
-    let wrong = (0..HEIGHT)
-        .flat_map(|y| (0..WIDTH).map(move |x| (x, y)))
-        .filter(|&(x, y)| {
-            let i = ((y * WIDTH + x) * 4) as usize;
-            pixels[i..i + 4] != common::stripes_texel(x, y, last)
-        })
-        .count();
+    let (wrong, _) = common::stripes_mismatches(&pixels, WIDTH, FRAMES - 1);
     gpu.ctx.check_drop_errors()?;
     Ok(if wrong == 0 {
         Outcome::Ok(format!(

@@ -110,3 +110,21 @@ pub fn stripes_texel(x: u32, y: u32, frame: u32) -> [u8; 4] {
     };
     [r as u8, g as u8, b, 255]
 }
+
+/// A pixel that differs from the pattern: where it is, `(x, y)`, and what it holds.
+pub type WrongPixel = ((u32, u32), [u8; 4]);
+
+/// The pixels of `pixels` (`width` x `height` RGBA8, row 0 first, as GL reads them back) that
+/// differ from what `stripes_rgba8` writes at `frame`: how many, and the first one.
+pub fn stripes_mismatches(pixels: &[u8], width: u32, frame: u32) -> (usize, Option<WrongPixel>) {
+    let wrong = |(i, got): &(usize, &[u8])| {
+        let (x, y) = (*i as u32 % width, *i as u32 / width);
+        *got != stripes_texel(x, y, frame)
+    };
+    let mut differ = pixels.chunks_exact(4).enumerate().filter(wrong);
+    let first = differ.next().map(|(i, got)| {
+        let at = (i as u32 % width, i as u32 / width);
+        (at, [got[0], got[1], got[2], got[3]])
+    });
+    (first.map_or(0, |_| 1 + differ.count()), first)
+}

@@ -98,7 +98,13 @@ pub fn main(run: impl FnOnce(&Args) -> Result<Outcome>) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match run(&args) {
+    finish_with(run(&args))
+}
+
+/// Prints an example's last line for what it returned, as [`main`] does, and gives its exit
+/// status: for an example with a command line of its own (09).
+pub fn finish_with(result: Result<Outcome>) -> ExitCode {
+    match result {
         Ok(Outcome::Ok(what)) => {
             println!("{NAME}: ok: {what}");
             ExitCode::SUCCESS

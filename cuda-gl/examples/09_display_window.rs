@@ -1,0 +1,727 @@
+//! 09: a display target in a window of the stack most Rust programs draw with (winit for the
+//! window, glutin for its GL context, glow for the GL calls), resized while it runs; or the same
+//! frames headless.
+//!
+//! `DisplayTarget::new(.., None)` ("auto") picks the fastest mode that works with this GL:
+//! interop when the GL is NVIDIA's on the CUDA GPU, staged through pinned memory on any other
+//! (a laptop's integrated GPU, Mesa); its one-line report, printed first, says which and why.
+//! Every frame, the examples' `stripes_rgba8` kernel draws the target through `frame.surface()`,
+//! the frame is presented, and glow draws the target's texture into the window with one
+//! full-screen triangle. The program resizes its own window a few times (to 1001x333, 77x1201
+//! and 640x480, with `request_inner_size`); on each `WindowEvent::Resized` the GL surface and the
+//! target take the new framebuffer size (`DisplayTarget::resize`).
+//!
+//! The check: the first frame, the first frame at each new size and the last frame are read back
+//! from the target's texture (after `DisplayTarget::flush`, with glow) and compared pixel by
+//! pixel with the CPU's pattern; headless, what the triangle drew is compared as well. The first
+//! difference ends the run with `MISMATCH: ...` (exit 1).
+//!
+//! Headless (`--headless`, or on its own when neither DISPLAY nor WAYLAND_DISPLAY is set, which
+//! it says): an EGL context on CUDA device 0 (`cuda_gl::egl::HeadlessContext`), glow loaded
+//! from it, and an offscreen framebuffer of the target's size in place of the window, resized
+//! through the same list of sizes by the same frame code.
+//!
+//! Run: `cargo run --release -p cuda-gl --example 09_display_window --features egl,glow`
+//! Flags: `--window` (a window, or exit 2 when none can open), `--headless`, `--frames N`
+//! (default 240), `--screenshot PATH` (the last frame as shown, PNG).
+//!
+//! On a GPU host with no display, under Xvfb (`source .xvfb/start.sh`, which sets DISPLAY and
+//! NVIDIA's GLX vendor): winit compiles its keymap with xkbcommon, which must find the keyboard
+//! data there: `XKB_CONFIG_ROOT=/opt/x/usr/share/X11/xkb .gpu/bin/09_display_window --window`.
+//! On X11 glutin asks GLX first (NVIDIA's, through libglvnd), then EGL.
+
+#[path = "common/mod.rs"]
+mod common;
+#[path = "common/glow_kit.rs"]
+mod glow_kit;
+
+use anyhow::{Context as _, Result, anyhow, bail};
+use common::{Outcome, Unavailable};
+use cuda_gl::display::{DisplayTarget, Format};
+use cuda_gl::egl::{HeadlessContext, Offscreen};
+use cuda_gl::{Context, Device, Function, LaunchConfig, Module, Stream, StreamFlags};
+use glow::HasContext;
+use std::fmt;
+use std::num::NonZeroU32;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// The size the run starts at.
+const START: (u32, u32) = (800, 600);
+/// The sizes it is resized to, in order: odd widths and heights, tall and wide.
+const SIZES: [(u32, u32); 3] = [(1001, 333), (77, 1201), (640, 480)];
+const DEFAULT_FRAMES: u32 = 240;
+
+/// This example's command line.
+#[derive(Debug)]
+struct Args {
+    /// `--window` (`Some(true)`), `--headless` (`Some(false)`), or a window when there is a
+    /// display (`None`).
+    window: Option<bool>,
+    /// `--frames N`.
+    frames: u32,
+    /// `--screenshot PATH`.
+    screenshot: Option<PathBuf>,
+}
+
+impl Args {
+    fn parse(mut args: impl Iterator<Item = String>) -> Result<Args> {
+        let mut parsed = Args {
+            window: None,
+            frames: DEFAULT_FRAMES,
+            screenshot: None,
+        };
+        while let Some(arg) = args.next() {
+            match arg.as_str() {
+                "--window" => parsed.window = Some(true),
+                "--headless" => parsed.window = Some(false),
+                "--frames" => {
+                    let n = args.next().context("--frames needs a number")?;
+                    parsed.frames = n
+                        .parse()
+                        .ok()
+                        .filter(|&n| n > 0)
+                        .with_context(|| format!("--frames {n}: not a number above 0"))?;
+                }
+                "--screenshot" => {
+                    let path = args.next().context("--screenshot needs a PATH")?;
+                    parsed.screenshot = Some(PathBuf::from(path));
+                }
+                other => bail!(
+                    "unknown argument `{other}` (flags: --window, --headless, --frames N, \
+                     --screenshot PATH)"
+                ),
+            }
+        }
+        Ok(parsed)
+    }
+}
+
+fn main() -> ExitCode {
+    match Args::parse(std::env::args().skip(1)) {
+        Ok(args) => common::finish_with(run(&args)),
+        Err(e) => {
+            eprintln!("{}: {e:#}", common::NAME);
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(args: &Args) -> Result<Outcome> {
+    let display = ["DISPLAY", "WAYLAND_DISPLAY"]
+        .iter()
+        .any(|name| std::env::var_os(name).is_some_and(|value| !value.is_empty()));
+    let window = args.window.unwrap_or_else(|| {
+        if !display {
+            println!("no DISPLAY or WAYLAND_DISPLAY: running headless (--window to insist)");
+        }
+        display
+    });
+    let result = if window {
+        window::run(args)
+    } else {
+        headless(args)
+    };
+    match result.map_err(|e| e.downcast::<Mismatch>()) {
+        Ok(what) => Ok(Outcome::Ok(what)),
+        Err(Ok(mismatch)) => Ok(Outcome::Mismatch(mismatch.0)),
+        Err(Err(e)) => Err(e),
+    }
+}
+
+/// A frame that differs from the CPU's pattern: ends the run with `MISMATCH: ...`.
+#[derive(Debug)]
+struct Mismatch(String);
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Mismatch {}
+
+/// The size to resize to once `drawn` frames of `frames` are drawn: the sizes of [`SIZES`]
+/// spread evenly over the run.
+fn resize_due(drawn: u32, frames: u32) -> Option<(u32, u32)> {
+    let steps = SIZES.len() as u64 + 1;
+    (1..steps)
+        .find(|&i| drawn > 0 && u64::from(drawn) == i * u64::from(frames) / steps)
+        .map(|i| SIZES[i as usize - 1])
+}
+
+/// What the window and the headless run share: the display target, the kernel that draws its
+/// frames, the triangle that shows its texture, and what has been checked.
+struct Frames {
+    // Dropped first: the target's GL objects go while the GL context is current.
+    target: DisplayTarget,
+    triangle: Triangle,
+    stripes: Function,
+    stream: Stream,
+    /// Frames drawn so far: the next frame's number.
+    drawn: u32,
+    /// Whether the next frame is read back (the first one, and the first at a new size).
+    check_next: bool,
+    /// The sizes of the frames read back from the texture, in order.
+    checked: Vec<(u32, u32)>,
+    /// Pixels compared with the CPU's, in every read-back.
+    pixels_compared: u64,
+    /// The sizes the run was resized to.
+    resized: Vec<(u32, u32)>,
+}
+
+impl Frames {
+    /// A display target of `width` x `height` in the GL context current on this thread (which
+    /// `gl` is loaded from), in the mode `auto` picks; prints its report.
+    fn new(ctx: &Arc<Context>, gl: &glow::Context, (width, height): (u32, u32)) -> Result<Frames> {
+        let (target, report) = DisplayTarget::new(ctx, width, height, Format::Rgba8, None)?;
+        println!("{report}");
+        Ok(Frames {
+            target,
+            triangle: Triangle::new(gl)?,
+            stripes: Module::from_ptx(ctx, common::PTX)?.function("stripes_rgba8")?,
+            stream: Stream::new(ctx, StreamFlags::NonBlocking)?,
+            drawn: 0,
+            check_next: true,
+            checked: Vec::new(),
+            pixels_compared: 0,
+            resized: Vec::new(),
+        })
+    }
+
+    /// Gives the target a new size (nothing when it has it already); the next frame is checked.
+    fn resize(&mut self, (width, height): (u32, u32)) -> Result<()> {
+        if (width, height) == self.target.size() {
+            return Ok(());
+        }
+        self.target
+            .resize(width, height)
+            .with_context(|| format!("resizing the display target to {width}x{height}"))?;
+        println!("frame {}: resized to {width}x{height}", self.drawn);
+        self.resized.push((width, height));
+        self.check_next = true;
+        Ok(())
+    }
+
+    /// Draws the next frame through the target's surface and presents it. When it is one to
+    /// check (or `check`), reads the texture back and compares it with the CPU's pattern, and
+    /// returns its number.
+    fn draw(&mut self, gl: &glow::Context, check: bool) -> Result<Option<u32>> {
+        let number = self.drawn;
+        let (width, height) = self.target.size();
+        let frame = self.target.frame(&self.stream)?;
+        let surface = frame.surface()?;
+        // SAFETY: stripes_rgba8(cudaSurfaceObject_t, int, int, unsigned) writes width x height
+        // texels through the frame's surface, which has that size, on the frame's stream,
+        // before the present.
+        unsafe {
+            self.stripes.launch(
+                LaunchConfig::for_image(width, height),
+                &self.stream,
+                (surface, width as i32, height as i32, number),
+            )?;
+        }
+        frame.present()?;
+        self.drawn += 1;
+        if !(std::mem::take(&mut self.check_next) || check) {
+            return Ok(None);
+        }
+        // A staged target shows the frame before the last one until it is flushed.
+        self.target.flush()?;
+        let pixels = glow_kit::read_texture(gl, self.texture()?, width, height)?;
+        self.compare("the target's texture", &pixels, number)?;
+        self.checked.push((width, height));
+        Ok(Some(number))
+    }
+
+    /// Compares `pixels` (the target's size, row 0 first) with what the kernel draws in frame
+    /// `number`: a [`Mismatch`] that says where, at the first difference.
+    fn compare(&mut self, what: &str, pixels: &[u8], number: u32) -> Result<()> {
+        let (width, height) = self.target.size();
+        let (wrong, first) = common::stripes_mismatches(pixels, width, number);
+        if let Some(((x, y), got)) = first {
+            let want = common::stripes_texel(x, y, number);
+            return Err(anyhow!(Mismatch(format!(
+                "frame {number} at {width}x{height} ({} mode): {wrong} of {} pixels of {what} \
+                 differ from the CPU's pattern; the first at ({x}, {y}) is {got:?}, expected \
+                 {want:?}",
+                self.target.mode(),
+                width * height
+            ))));
+        }
+        self.pixels_compared += u64::from(width) * u64::from(height);
+        Ok(())
+    }
+
+    /// Draws the target's texture over all of `framebuffer` (the window's, `None`), which is
+    /// the target's size.
+    fn show(&self, gl: &glow::Context, framebuffer: Option<glow::NativeFramebuffer>) -> Result<()> {
+        self.triangle
+            .draw(gl, framebuffer, self.texture()?, self.target.size())
+    }
+
+    /// The target's texture, as glow names it.
+    fn texture(&self) -> Result<glow::NativeTexture> {
+        NonZeroU32::new(self.target.texture())
+            .map(glow::NativeTexture)
+            .context("the display target has no texture")
+    }
+
+    /// Deletes what the run made and says what it did: the example's `ok` line, `how` being
+    /// where the frames were shown.
+    fn finish(self, gl: &glow::Context, how: &str) -> Result<String> {
+        let mode = self.target.mode();
+        let ctx = self.target.context().clone();
+        self.triangle.delete(gl);
+        drop(self.target);
+        ctx.check_drop_errors()?;
+        let sizes = |list: &[(u32, u32)]| {
+            let list: Vec<String> = list.iter().map(|(w, h)| format!("{w}x{h}")).collect();
+            list.join(", ")
+        };
+        Ok(format!(
+            "{} frames drawn by CUDA through a display target's surface ({mode} mode) and shown \
+             {how}; resized {} times ({}); {} frames read back and equal to the CPU's pattern in \
+             every pixel ({} pixels compared in all; sizes {})",
+            self.drawn,
+            self.resized.len(),
+            sizes(&self.resized),
+            self.checked.len(),
+            self.pixels_compared,
+            sizes(&self.checked)
+        ))
+    }
+}
+
+/// A program that draws a texture over the whole viewport with one triangle (no vertex data:
+/// the corners come from `gl_VertexID`), sampled at the pixel centres, so that a texture of the
+/// viewport's size is drawn texel for pixel.
+struct Triangle {
+    program: glow::NativeProgram,
+    vertex_array: glow::NativeVertexArray,
+}
+
+const VERTEX_SHADER: &str = "#version 330 core
+out vec2 uv;
+void main() {
+    vec2 corner = vec2(gl_VertexID == 1 ? 3.0 : -1.0, gl_VertexID == 2 ? 3.0 : -1.0);
+    uv = corner * 0.5 + 0.5;
+    gl_Position = vec4(corner, 0.0, 1.0);
+}
+";
+
+const FRAGMENT_SHADER: &str = "#version 330 core
+uniform sampler2D image;
+in vec2 uv;
+out vec4 colour;
+void main() {
+    colour = texture(image, uv);
+}
+";
+
+impl Triangle {
+    fn new(gl: &glow::Context) -> Result<Triangle> {
+        // SAFETY: a GL context is current (3.3 core or later: the window's asks for 3.3, the
+        // headless one for 4.5 or 3.3); the shaders are deleted once linked (or on failure).
+        unsafe {
+            let program = gl.create_program().map_err(anyhow::Error::msg)?;
+            let mut shaders = Vec::new();
+            for (kind, source) in [
+                (glow::VERTEX_SHADER, VERTEX_SHADER),
+                (glow::FRAGMENT_SHADER, FRAGMENT_SHADER),
+            ] {
+                let shader = gl.create_shader(kind).map_err(anyhow::Error::msg)?;
+                gl.shader_source(shader, source);
+                gl.compile_shader(shader);
+                gl.attach_shader(program, shader);
+                shaders.push(shader);
+                if !gl.get_shader_compile_status(shader) {
+                    let log = gl.get_shader_info_log(shader);
+                    shaders.into_iter().for_each(|s| gl.delete_shader(s));
+                    gl.delete_program(program);
+                    bail!("compiling the triangle's shader: {log}");
+                }
+            }
+            gl.link_program(program);
+            for shader in shaders {
+                gl.detach_shader(program, shader);
+                gl.delete_shader(shader);
+            }
+            if !gl.get_program_link_status(program) {
+                let log = gl.get_program_info_log(program);
+                gl.delete_program(program);
+                bail!("linking the triangle's program: {log}");
+            }
+            // Core profile: drawing needs a vertex array object, even an empty one.
+            let vertex_array = gl.create_vertex_array().map_err(anyhow::Error::msg)?;
+            Ok(Triangle {
+                program,
+                vertex_array,
+            })
+        }
+    }
+
+    /// Draws `texture` over all of `framebuffer` (`None`: the window's), `width` x `height`.
+    fn draw(
+        &self,
+        gl: &glow::Context,
+        framebuffer: Option<glow::NativeFramebuffer>,
+        texture: glow::NativeTexture,
+        (width, height): (u32, u32),
+    ) -> Result<()> {
+        // SAFETY: a GL context is current, of which the program, the vertex array, the texture
+        // and the framebuffer are objects; the bindings it changes are set back to none.
+        unsafe {
+            gl.bind_framebuffer(glow::DRAW_FRAMEBUFFER, framebuffer);
+            gl.viewport(0, 0, width as i32, height as i32);
+            gl.use_program(Some(self.program));
+            gl.active_texture(glow::TEXTURE0);
+            gl.bind_texture(glow::TEXTURE_2D, Some(texture));
+            gl.bind_vertex_array(Some(self.vertex_array));
+            gl.draw_arrays(glow::TRIANGLES, 0, 3);
+            gl.bind_vertex_array(None);
+            gl.bind_texture(glow::TEXTURE_2D, None);
+            gl.use_program(None);
+            gl.bind_framebuffer(glow::DRAW_FRAMEBUFFER, None);
+            match gl.get_error() {
+                glow::NO_ERROR => Ok(()),
+                code => bail!("drawing the target's texture: GL error {code:#06x}"),
+            }
+        }
+    }
+
+    fn delete(self, gl: &glow::Context) {
+        // SAFETY: a GL context is current, of which both are objects, deleted once.
+        unsafe {
+            gl.delete_vertex_array(self.vertex_array);
+            gl.delete_program(self.program);
+        }
+    }
+}
+
+/// Writes `--screenshot`, when asked, from `pixels` (`width` x `height` RGBA8, bottom row
+/// first, as GL reads them).
+fn screenshot(path: Option<&Path>, (width, height): (u32, u32), pixels: &[u8]) -> Result<()> {
+    if let Some(path) = path {
+        gl_kit::image::write_png_bottom_up(path, width, height, pixels)?;
+        println!("wrote {} ({width}x{height})", path.display());
+    }
+    Ok(())
+}
+
+/// The frames without a window: an EGL context on CUDA device 0, an offscreen framebuffer of the
+/// target's size in place of the window, resized at the same frames.
+fn headless(args: &Args) -> Result<String> {
+    let unavailable = |what: String| anyhow!(Unavailable(what));
+    let device = Device::get(0).map_err(|e| unavailable(format!("no CUDA device 0: {e}")))?;
+    // The GL context must be on the same GPU as CUDA for interop: EGL finds it by its CUDA id.
+    let egl = HeadlessContext::for_cuda_device(&device).map_err(|e| {
+        unavailable(format!(
+            "no headless OpenGL on CUDA device 0 through EGL: {e}"
+        ))
+    })?;
+    // SAFETY: the loader resolves names in the EGL context, current on this thread, which
+    // outlives `gl` (dropped before `egl`, at the end of this function).
+    let gl = unsafe { glow::Context::from_loader_function(|name| egl.get_proc_address(name)) };
+    let ctx = Context::new(&device)?;
+    let mut frames = Frames::new(&ctx, &gl, START)?;
+    let mut screen = Offscreen::new(START.0, START.1)?;
+    while frames.drawn < args.frames {
+        if let Some(size) = resize_due(frames.drawn, args.frames) {
+            frames.resize(size)?;
+            screen = Offscreen::new(size.0, size.1)?;
+        }
+        let last = frames.drawn + 1 == args.frames;
+        let checked = frames.draw(&gl, last)?;
+        let framebuffer = NonZeroU32::new(screen.framebuffer()).map(glow::NativeFramebuffer);
+        frames.show(&gl, framebuffer)?;
+        if let Some(number) = checked {
+            let shown = screen.read_rgba8()?;
+            frames.compare("the offscreen window", &shown, number)?;
+        }
+    }
+    let size = (screen.width(), screen.height());
+    screenshot(args.screenshot.as_deref(), size, &screen.read_rgba8()?)?;
+    drop(screen);
+    frames.finish(&gl, "in an offscreen framebuffer (headless EGL)")
+}
+
+/// The frames in a winit window with a glutin GL context.
+mod window {
+    use super::{Args, Frames, START, Unavailable, glow_kit, resize_due, screenshot};
+    use anyhow::{Result, anyhow};
+    use cuda_gl::{Context, Device};
+    use glutin::config::{ConfigTemplateBuilder, GlConfig};
+    use glutin::context::{
+        ContextApi, ContextAttributesBuilder, GlProfile, NotCurrentGlContext,
+        PossiblyCurrentContext, Version,
+    };
+    use glutin::display::{Display, DisplayApiPreference, GlDisplay};
+    use glutin::surface::{GlSurface, Surface, SurfaceAttributesBuilder, WindowSurface};
+    use std::num::NonZeroU32;
+    use std::time::{Duration, Instant};
+    use winit::application::ApplicationHandler;
+    use winit::dpi::PhysicalSize;
+    use winit::event::WindowEvent;
+    use winit::event_loop::{ActiveEventLoop, EventLoop};
+    use winit::raw_window_handle::{HasDisplayHandle, HasWindowHandle};
+    use winit::window::{Window, WindowId};
+
+    /// How long a size asked for may take to arrive as a `Resized` event before the run stops
+    /// waiting for it (a window manager may refuse it).
+    const RESIZE_WAIT: Duration = Duration::from_secs(3);
+
+    pub fn run(args: &Args) -> Result<String> {
+        // winit panics (inside its X11 set-up) when xkbcommon or its keyboard data is missing:
+        // that is "cannot run here", said as such, not a crash.
+        let event_loop = std::panic::catch_unwind(EventLoop::new)
+            .map_err(|_| {
+                anyhow!(Unavailable(
+                    "winit could not start (no libxkbcommon-x11, or no keyboard data: under \
+                     Xvfb set XKB_CONFIG_ROOT)"
+                        .into()
+                ))
+            })?
+            .map_err(|e| anyhow!(Unavailable(format!("no window: winit: {e}"))))?;
+        let mut app = App {
+            args,
+            shown: None,
+            outcome: None,
+        };
+        event_loop.run_app(&mut app)?;
+        app.outcome
+            .unwrap_or_else(|| Err(anyhow!("the event loop ended before the first frame")))
+    }
+
+    /// The event loop's state: the window once it is open, and how the run ended.
+    struct App<'a> {
+        args: &'a Args,
+        shown: Option<Shown>,
+        outcome: Option<Result<String>>,
+    }
+
+    /// The window, its GL context and surface, and the frames shown in it. Fields drop in
+    /// order: the frames (GL objects, while the context is still current), the context, the
+    /// surface, the window.
+    struct Shown {
+        frames: Frames,
+        gl: glow::Context,
+        context: PossiblyCurrentContext,
+        surface: Surface<WindowSurface>,
+        window: Window,
+        /// A size asked for whose `Resized` event has not come yet, and since when.
+        awaiting: Option<((u32, u32), Instant)>,
+        /// Sizes asked for that never came.
+        refused: Vec<(u32, u32)>,
+    }
+
+    impl App<'_> {
+        /// Ends the run with `outcome`: the window and all in it go, while the event loop still
+        /// runs.
+        fn end(&mut self, event_loop: &ActiveEventLoop, outcome: Result<String>) {
+            self.shown = None;
+            self.outcome.get_or_insert(outcome);
+            event_loop.exit();
+        }
+    }
+
+    impl ApplicationHandler for App<'_> {
+        fn resumed(&mut self, event_loop: &ActiveEventLoop) {
+            if self.shown.is_some() || self.outcome.is_some() {
+                return;
+            }
+            match Shown::open(event_loop) {
+                Ok(shown) => {
+                    shown.window.request_redraw();
+                    self.shown = Some(shown);
+                }
+                Err(e) => self.end(event_loop, Err(e)),
+            }
+        }
+
+        fn window_event(&mut self, event_loop: &ActiveEventLoop, _: WindowId, event: WindowEvent) {
+            let Some(shown) = &mut self.shown else {
+                return;
+            };
+            let step = match event {
+                WindowEvent::CloseRequested => {
+                    println!("window closed after {} frames", shown.frames.drawn);
+                    Ok(true)
+                }
+                WindowEvent::Resized(size) => shown.resized(size).map(|()| false),
+                WindowEvent::RedrawRequested => shown.redraw(self.args),
+                _ => Ok(false),
+            };
+            match step {
+                Ok(false) => {}
+                Ok(true) => {
+                    let outcome = self.shown.take().map(Shown::finish);
+                    let outcome = outcome.unwrap_or_else(|| Err(anyhow!("no window")));
+                    self.end(event_loop, outcome);
+                }
+                Err(e) => self.end(event_loop, Err(e)),
+            }
+        }
+    }
+
+    impl Shown {
+        /// Opens the window with a GL 3.3 core context, makes it current, finds CUDA (on the
+        /// GPU of the window's GL when it has one), and makes the display target.
+        fn open(event_loop: &ActiveEventLoop) -> Result<Shown> {
+            let unavailable = |what: String| anyhow!(Unavailable(what));
+            let handle = event_loop.display_handle()?.as_raw();
+            // GLX first on X11 (NVIDIA's, through libglvnd), EGL otherwise (Wayland).
+            let preference = DisplayApiPreference::GlxThenEgl(Box::new(
+                winit::platform::x11::register_xlib_error_hook,
+            ));
+            // SAFETY: the handle is the event loop's display, which outlives everything made
+            // with it (all of it is dropped in `App::end`, inside the event loop); the hook
+            // registrar is winit's own, for that display.
+            let display = unsafe { Display::new(handle, preference) }
+                .map_err(|e| unavailable(format!("no OpenGL for a window: glutin: {e}")))?;
+            let template = ConfigTemplateBuilder::new().build();
+            // SAFETY: the template names no window.
+            let config = unsafe { display.find_configs(template) }?
+                .min_by_key(|config| (config.num_samples(), !config.hardware_accelerated()))
+                .ok_or_else(|| unavailable("no OpenGL configuration for a window".into()))?;
+            let attributes = Window::default_attributes()
+                .with_title(format!("cuda-gl {}", super::common::NAME))
+                .with_inner_size(PhysicalSize::new(START.0, START.1));
+            // The window with the configuration's visual (what glutin-winit adds to winit).
+            let window = glutin_winit::finalize_window(event_loop, attributes, &config)?;
+            let raw_window = window.window_handle()?.as_raw();
+            let context_attributes = ContextAttributesBuilder::new()
+                .with_profile(GlProfile::Core)
+                .with_context_api(ContextApi::OpenGl(Some(Version::new(3, 3))))
+                .build(Some(raw_window));
+            // SAFETY: the handle is `window`'s, which outlives the context (`Shown`'s fields).
+            let context = unsafe { display.create_context(&config, &context_attributes) }
+                .map_err(|e| unavailable(format!("no OpenGL 3.3 core context: glutin: {e}")))?;
+            let size = window.inner_size();
+            let (Some(width), Some(height)) =
+                (NonZeroU32::new(size.width), NonZeroU32::new(size.height))
+            else {
+                anyhow::bail!(
+                    "the window opened with no area ({}x{})",
+                    size.width,
+                    size.height
+                );
+            };
+            let surface_attributes =
+                SurfaceAttributesBuilder::<WindowSurface>::new().build(raw_window, width, height);
+            // SAFETY: the handle is `window`'s, which outlives the surface (`Shown`'s fields).
+            let surface = unsafe { display.create_window_surface(&config, &surface_attributes) }?;
+            let context = context.make_current(&surface)?;
+            // SAFETY: the loader resolves names in the display's context, current on this
+            // thread for the whole run, which outlives `gl` (`Shown`'s fields).
+            let gl = unsafe {
+                glow::Context::from_loader_function_cstr(|name| display.get_proc_address(name))
+            };
+            // CUDA on the GPU that runs the window's GL; on a machine where that GPU is not a
+            // CUDA one (a laptop's integrated GPU), CUDA device 0, and the target goes staged.
+            let ctx = match Context::for_current_gl() {
+                Ok(ctx) => ctx,
+                Err(e) => {
+                    let first = e.to_string();
+                    let first = first.lines().next().unwrap_or_default();
+                    println!("the window's GL is not on a CUDA device ({first}): CUDA device 0");
+                    let device = Device::get(0)
+                        .map_err(|e| unavailable(format!("no CUDA device 0: {e}")))?;
+                    Context::new(&device)?
+                }
+            };
+            let frames = Frames::new(&ctx, &gl, (size.width, size.height))?;
+            Ok(Shown {
+                frames,
+                gl,
+                context,
+                surface,
+                window,
+                awaiting: None,
+                refused: Vec::new(),
+            })
+        }
+
+        /// The window has a new size: so do the GL surface and the target.
+        fn resized(&mut self, size: PhysicalSize<u32>) -> Result<()> {
+            let (Some(width), Some(height)) =
+                (NonZeroU32::new(size.width), NonZeroU32::new(size.height))
+            else {
+                return Ok(()); // minimised: the target keeps its size
+            };
+            if let Some((asked, _)) = self.awaiting.take()
+                && asked != (size.width, size.height)
+            {
+                println!(
+                    "asked for {}x{}, the window got {}x{}",
+                    asked.0, asked.1, size.width, size.height
+                );
+            }
+            self.surface.resize(&self.context, width, height);
+            self.frames.resize((size.width, size.height))?;
+            self.window.request_redraw();
+            Ok(())
+        }
+
+        /// Draws, shows and (when due) checks the next frame, asks for the next size when due;
+        /// `true` once the run is over.
+        fn redraw(&mut self, args: &Args) -> Result<bool> {
+            if let Some((asked, since)) = self.awaiting
+                && since.elapsed() > RESIZE_WAIT
+            {
+                println!(
+                    "asked for {}x{}: no Resized event in {RESIZE_WAIT:?}, the window kept its \
+                     size",
+                    asked.0, asked.1
+                );
+                self.refused.push(asked);
+                self.awaiting = None;
+            }
+            let last = self.frames.drawn + 1 >= args.frames && self.awaiting.is_none();
+            self.frames.draw(&self.gl, last)?;
+            self.frames.show(&self.gl, None)?;
+            if last {
+                let (width, height) = self.frames.target.size();
+                // The window's framebuffer has the target's size (the last Resized event
+                // gave both that size).
+                let pixels = glow_kit::read_framebuffer(&self.gl, None, width, height)?;
+                screenshot(args.screenshot.as_deref(), (width, height), &pixels)?;
+            }
+            self.surface.swap_buffers(&self.context)?;
+            if last {
+                return Ok(true);
+            }
+            if let Some(size) = resize_due(self.frames.drawn, args.frames) {
+                println!(
+                    "frame {}: asking the window for {}x{}",
+                    self.frames.drawn, size.0, size.1
+                );
+                match self
+                    .window
+                    .request_inner_size(PhysicalSize::new(size.0, size.1))
+                {
+                    // Applied at once: no Resized event need follow.
+                    Some(now) => self.resized(now)?,
+                    None => self.awaiting = Some((size, Instant::now())),
+                }
+            }
+            self.window.request_redraw();
+            Ok(false)
+        }
+
+        fn finish(self) -> Result<String> {
+            let Shown {
+                frames,
+                gl,
+                refused,
+                ..
+            } = self;
+            let mut what = frames.finish(&gl, "in a winit + glutin window")?;
+            if !refused.is_empty() {
+                what.push_str(&format!("; {} sizes asked for never came", refused.len()));
+            }
+            Ok(what)
+        }
+    }
+}
