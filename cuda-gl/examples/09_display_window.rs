@@ -36,14 +36,13 @@ mod common;
 mod glow_kit;
 
 use anyhow::{Context as _, Result, anyhow, bail};
-use common::{Outcome, Unavailable};
+use common::{Mismatch, Outcome, Unavailable, screenshot};
 use cuda_gl::display::{DisplayTarget, Format};
 use cuda_gl::egl::{HeadlessContext, Offscreen};
 use cuda_gl::{Context, Device, Function, LaunchConfig, Module, Stream, StreamFlags};
-use glow::HasContext;
-use std::fmt;
+
 use std::num::NonZeroU32;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -130,18 +129,6 @@ fn run(args: &Args) -> Result<Outcome> {
     }
 }
 
-/// A frame that differs from the CPU's pattern: ends the run with `MISMATCH: ...`.
-#[derive(Debug)]
-struct Mismatch(String);
-
-impl fmt::Display for Mismatch {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Mismatch {}
-
 /// The size to resize to once `drawn` frames of `frames` are drawn: the sizes of [`SIZES`]
 /// spread evenly over the run.
 fn resize_due(drawn: u32, frames: u32) -> Option<(u32, u32)> {
@@ -156,7 +143,7 @@ fn resize_due(drawn: u32, frames: u32) -> Option<(u32, u32)> {
 struct Frames {
     // Dropped first: the target's GL objects go while the GL context is current.
     target: DisplayTarget,
-    triangle: Triangle,
+    triangle: glow_kit::Triangle,
     stripes: Function,
     stream: Stream,
     /// Frames drawn so far: the next frame's number.
@@ -179,7 +166,7 @@ impl Frames {
         println!("{report}");
         Ok(Frames {
             target,
-            triangle: Triangle::new(gl)?,
+            triangle: glow_kit::Triangle::new(gl)?,
             stripes: Module::from_ptx(ctx, common::PTX)?.function("stripes_rgba8")?,
             stream: Stream::new(ctx, StreamFlags::NonBlocking)?,
             drawn: 0,
@@ -292,122 +279,6 @@ impl Frames {
             sizes(&self.checked)
         ))
     }
-}
-
-/// A program that draws a texture over the whole viewport with one triangle (no vertex data:
-/// the corners come from `gl_VertexID`), sampled at the pixel centres, so that a texture of the
-/// viewport's size is drawn texel for pixel.
-struct Triangle {
-    program: glow::NativeProgram,
-    vertex_array: glow::NativeVertexArray,
-}
-
-const VERTEX_SHADER: &str = "#version 330 core
-out vec2 uv;
-void main() {
-    vec2 corner = vec2(gl_VertexID == 1 ? 3.0 : -1.0, gl_VertexID == 2 ? 3.0 : -1.0);
-    uv = corner * 0.5 + 0.5;
-    gl_Position = vec4(corner, 0.0, 1.0);
-}
-";
-
-const FRAGMENT_SHADER: &str = "#version 330 core
-uniform sampler2D image;
-in vec2 uv;
-out vec4 colour;
-void main() {
-    colour = texture(image, uv);
-}
-";
-
-impl Triangle {
-    fn new(gl: &glow::Context) -> Result<Triangle> {
-        // SAFETY: a GL context is current (3.3 core or later: the window's asks for 3.3, the
-        // headless one for 4.5 or 3.3); the shaders are deleted once linked (or on failure).
-        unsafe {
-            let program = gl.create_program().map_err(anyhow::Error::msg)?;
-            let mut shaders = Vec::new();
-            for (kind, source) in [
-                (glow::VERTEX_SHADER, VERTEX_SHADER),
-                (glow::FRAGMENT_SHADER, FRAGMENT_SHADER),
-            ] {
-                let shader = gl.create_shader(kind).map_err(anyhow::Error::msg)?;
-                gl.shader_source(shader, source);
-                gl.compile_shader(shader);
-                gl.attach_shader(program, shader);
-                shaders.push(shader);
-                if !gl.get_shader_compile_status(shader) {
-                    let log = gl.get_shader_info_log(shader);
-                    shaders.into_iter().for_each(|s| gl.delete_shader(s));
-                    gl.delete_program(program);
-                    bail!("compiling the triangle's shader: {log}");
-                }
-            }
-            gl.link_program(program);
-            for shader in shaders {
-                gl.detach_shader(program, shader);
-                gl.delete_shader(shader);
-            }
-            if !gl.get_program_link_status(program) {
-                let log = gl.get_program_info_log(program);
-                gl.delete_program(program);
-                bail!("linking the triangle's program: {log}");
-            }
-            // Core profile: drawing needs a vertex array object, even an empty one.
-            let vertex_array = gl.create_vertex_array().map_err(anyhow::Error::msg)?;
-            Ok(Triangle {
-                program,
-                vertex_array,
-            })
-        }
-    }
-
-    /// Draws `texture` over all of `framebuffer` (`None`: the window's), `width` x `height`.
-    fn draw(
-        &self,
-        gl: &glow::Context,
-        framebuffer: Option<glow::NativeFramebuffer>,
-        texture: glow::NativeTexture,
-        (width, height): (u32, u32),
-    ) -> Result<()> {
-        // SAFETY: a GL context is current, of which the program, the vertex array, the texture
-        // and the framebuffer are objects; the bindings it changes are set back to none.
-        unsafe {
-            gl.bind_framebuffer(glow::DRAW_FRAMEBUFFER, framebuffer);
-            gl.viewport(0, 0, width as i32, height as i32);
-            gl.use_program(Some(self.program));
-            gl.active_texture(glow::TEXTURE0);
-            gl.bind_texture(glow::TEXTURE_2D, Some(texture));
-            gl.bind_vertex_array(Some(self.vertex_array));
-            gl.draw_arrays(glow::TRIANGLES, 0, 3);
-            gl.bind_vertex_array(None);
-            gl.bind_texture(glow::TEXTURE_2D, None);
-            gl.use_program(None);
-            gl.bind_framebuffer(glow::DRAW_FRAMEBUFFER, None);
-            match gl.get_error() {
-                glow::NO_ERROR => Ok(()),
-                code => bail!("drawing the target's texture: GL error {code:#06x}"),
-            }
-        }
-    }
-
-    fn delete(self, gl: &glow::Context) {
-        // SAFETY: a GL context is current, of which both are objects, deleted once.
-        unsafe {
-            gl.delete_vertex_array(self.vertex_array);
-            gl.delete_program(self.program);
-        }
-    }
-}
-
-/// Writes `--screenshot`, when asked, from `pixels` (`width` x `height` RGBA8, bottom row
-/// first, as GL reads them).
-fn screenshot(path: Option<&Path>, (width, height): (u32, u32), pixels: &[u8]) -> Result<()> {
-    if let Some(path) = path {
-        gl_kit::image::write_png_bottom_up(path, width, height, pixels)?;
-        println!("wrote {} ({width}x{height})", path.display());
-    }
-    Ok(())
 }
 
 /// The frames without a window: an EGL context on CUDA device 0, an offscreen framebuffer of the

@@ -328,3 +328,29 @@ impl Gpu {
         Ok(())
     }
 }
+
+/// A frame that differs from the CPU's pattern: ends the run with `MISMATCH: ...`.
+#[derive(Debug)]
+pub struct Mismatch(pub String);
+
+impl std::fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Mismatch {}
+
+/// Writes `--screenshot`, when asked, from `pixels` (`width` x `height` RGBA8, bottom row
+/// first, as GL reads them).
+pub fn screenshot(
+    path: Option<&std::path::Path>,
+    (width, height): (u32, u32),
+    pixels: &[u8],
+) -> Result<()> {
+    if let Some(path) = path {
+        gl_kit::image::write_png_bottom_up(path, width, height, pixels)?;
+        println!("wrote {} ({width}x{height})", path.display());
+    }
+    Ok(())
+}
