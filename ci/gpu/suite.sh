@@ -14,7 +14,8 @@
 #   --examples           every numbered example (screenshots into $OUT/shots.tgz) and the demo's
 #                        first run with no display (it falls back to headless on its own)
 #   --window-examples    then example 09 (winit + glutin) in a window under Xvfb, with NVIDIA's GLX:
-#                        needs .xvfb/ and .gl/ (fetch-xvfb-debs.sh, fetch-gl-debs.sh); sources
+#                        needs .xvfb/ and .gl/ (fetch-xvfb-debs.sh, fetch-gl-debs.sh, then
+#                        ci/gpu/fetch-xkb-debs.sh for winit's xkbcommon); sources
 #                        .xvfb/start.sh in a subshell (screenshots into $OUT/window-shots.tgz)
 #   --no-suite           skip the test binaries (with --bench, --examples, ...)
 #   --only REGEX         only the test binaries whose file names match REGEX (and with
