@@ -291,8 +291,22 @@ fn batch_map_on_a_cudarc_stream() {
     let (a_name, b_name) = (gl_buffer(n * 4, Some(&source)), gl_buffer(n * 4, None));
     let mut a = RegisteredBuffer::register(&r.ctx, a_name, RegisterFlags::READ_ONLY).unwrap();
     let mut b = RegisteredBuffer::register(&r.ctx, b_name, RegisterFlags::WRITE_DISCARD).unwrap();
+    // A buffer mapped on its own, outside the batch: `pick` may return it (its borrow outlives
+    // the batch), and the batch refuses to make a view of it.
+    let other_name = gl_buffer(n * 4, None);
+    let mut other = RegisteredBuffer::register(&r.ctx, other_name, RegisterFlags::NONE).unwrap();
+    let other_mapped = other.map(&r.stream).unwrap();
 
     let mut batch = map_all((&mut a, &mut b), &r.stream).unwrap();
+    // SAFETY: (1) no other thread captures on this stream meanwhile.
+    let refused = unsafe { batch.as_cudarc_slice_mut::<u32>(|_| &other_mapped) }.err();
+    assert!(
+        matches!(
+            refused,
+            Some(Error::Usage(UsageError::NotOfThisBatch { .. }))
+        ),
+        "{refused:?}"
+    );
     let read = r
         .stream
         // SAFETY: (1) no other thread captures on this stream meanwhile.
@@ -321,10 +335,12 @@ fn batch_map_on_a_cudarc_stream() {
 
     let expected: Vec<u32> = quads.iter().flatten().copied().collect();
     assert_eq!(read_gl_buffer(b_name, n), expected);
-    drop((a, b));
+    other_mapped.unmap().unwrap();
+    drop((a, b, other));
     r.ctx.check_drop_errors().unwrap();
     delete_buffer(a_name);
     delete_buffer(b_name);
+    delete_buffer(other_name);
 }
 
 #[test]
