@@ -130,7 +130,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// Allocates `len` values and queues their zeroing on `stream`, without waiting.
     ///
     /// Work queued on `stream` after this sees zeroes. Work on other streams must be ordered
-    /// after it (e.g. with an [`Event`] that the other stream waits for); the simple copies
+    /// after it (e.g. with an [`Event`](crate::Event) that the other stream waits for); the simple copies
     /// ([`DeviceBuffer::to_vec`], [`DeviceBuffer::copy_from_slice`]) wait for the whole context
     /// and so see it.
     ///
