@@ -123,7 +123,7 @@ fn display_target_is_staged(ctx: &std::sync::Arc<Context>) {
         for seed in [77u32, 78] {
             let frame = target.frame(&stream).unwrap();
             if seed == 77 {
-                let ptr = frame.pixels().ptr;
+                let ptr = frame.pixels().unwrap().ptr;
                 // SAFETY: the pixels hold `words` RGBA8 texels of this context, written on the
                 // frame's stream before its present.
                 unsafe { gpu::launch_words(&fill, &stream, ptr, words, seed) }.unwrap();

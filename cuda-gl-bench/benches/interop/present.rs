@@ -224,7 +224,7 @@ fn draw_frame(
     let size = target.size();
     let frame = target.frame(stream)?;
     if pixels {
-        write_pixels(gpu, frame.pixels(), *t)?;
+        write_pixels(gpu, frame.pixels()?, *t)?;
     } else {
         gpu.plasma_into_surface(frame.surface()?, size, *t)?;
     }

@@ -4,11 +4,12 @@
 use super::Format;
 use super::array::FrameArray;
 use super::gl_side::GlSide;
+use super::interop::InteropFrame;
 use super::staged::{Source, Staged};
 use super::streamed::Streamed;
 use crate::context::Context;
 use crate::error::{Error, Result};
-use crate::graphics::{MappedImage, Surface};
+use crate::graphics::Surface;
 use crate::memory::{DeviceBuffer, DevicePtr};
 use crate::stream::AsStream;
 use std::cell::Cell;
@@ -45,8 +46,8 @@ pub(super) struct FrameOrder {
 /// What a frame holds of its target's mode.
 #[derive(Debug)]
 pub(super) enum Work<'t> {
-    /// The texture, mapped on the frame's stream (taken by the present).
-    Interop(Option<MappedImage<'t>>),
+    /// The texture and the pixel buffer, each mapped when first asked for.
+    Interop(InteropFrame<'t>),
     /// The staged buffers and array.
     Staged(&'t mut Staged),
     /// The frame stream.
@@ -61,8 +62,10 @@ pub(super) enum Work<'t> {
 ///
 /// The surface is the fast path: in [`Mode::Interop`](super::Mode::Interop) it is the
 /// texture's own, mapped for the frame, and nothing is copied. The pixels are plain device
-/// memory, copied into the texture on the GPU (interop) or out to the host (staged) at the
-/// present. A frame shows its pixels if they were asked for, else its surface.
+/// memory with a pitch: in interop mode a pixel buffer mapped for the frame and uploaded into
+/// the texture by GL at the present (a copy on the GPU), in the copying modes the target's
+/// memory, copied out at the present. A frame shows its pixels if they were asked for, else its
+/// surface; a frame that asks for neither leaves the texture as it was.
 #[derive(Debug)]
 #[must_use = "a frame is presented when dropped: draw it first"]
 pub struct Frame<'t, S: AsStream> {
@@ -124,25 +127,34 @@ impl<'t, S: AsStream> Frame<'t, S> {
     /// then cached).
     pub fn surface(&self) -> Result<Surface<'_>> {
         match (&self.work, self.array) {
-            (Work::Interop(Some(mapped)), _) => mapped.surface(),
-            (Work::Interop(None), _) => Err(presented()),
+            (Work::Interop(frame), _) => frame.surface(self.stream),
             (_, Some(array)) => Ok(array.surface()),
             (_, None) => Err(no_array()),
         }
     }
 
     /// The frame's pixels, for a kernel queued on the frame's stream (or ordered before the
-    /// present). Asking for them makes them what the frame shows, instead of the surface (see
-    /// the type's docs): ask [`size`](Self::size) and [`format`](Self::format) for the shape.
-    pub fn pixels(&self) -> Pixels<'_> {
+    /// present): in interop mode the texture's pixel buffer, mapped for the frame (uploaded
+    /// into the texture by GL at the present); in the copying modes the target's device memory.
+    /// Asking for them makes them what the frame shows, instead of the surface (see the type's
+    /// docs).
+    ///
+    /// # Errors
+    /// Interop: the errors of mapping the pixel buffer ([`Error::StreamCapturing`] for a
+    /// stream under capture, the owner check's errors, the driver's).
+    pub fn pixels(&self) -> Result<Pixels<'_>> {
         self.pixels_used.set(true);
-        Pixels {
-            ptr: self.pixels.device_ptr(),
+        let ptr = match &self.work {
+            Work::Interop(frame) => frame.pixels(self.stream)?,
+            _ => self.pixels.device_ptr(),
+        };
+        Ok(Pixels {
+            ptr,
             pitch: self.gl.width as usize * self.gl.format.bytes_per_pixel(),
             width: self.gl.width,
             height: self.gl.height,
             format: self.gl.format,
-        }
+        })
     }
 
     /// Puts the frame on the texture, in the order of the frame's stream: at once in
@@ -163,30 +175,21 @@ impl<'t, S: AsStream> Frame<'t, S> {
     fn finish(&mut self) -> Result<()> {
         let used_pixels = self.pixels_used.get();
         let source = self.source(used_pixels);
-        if used_pixels || !matches!(self.work, Work::Interop(_)) {
+        if !matches!(self.work, Work::Interop(_)) {
             // Set before the copy is tried: a copy that fails after queueing part of its work
             // is joined too.
             self.order.copied = true;
         }
-        let presented = self.present_work(used_pixels, source);
+        let presented = self.present_work(source);
         if presented.is_ok() {
             self.order.open = false;
         }
         presented
     }
 
-    fn present_work(&mut self, used_pixels: bool, source: Result<Source<'t>>) -> Result<()> {
+    fn present_work(&mut self, source: Result<Source<'t>>) -> Result<()> {
         match &mut self.work {
-            Work::Interop(mapped) => {
-                let Some(mapped) = mapped.take() else {
-                    return Err(presented());
-                };
-                if used_pixels {
-                    // On an error the guard's drop unmaps (recording its own error).
-                    mapped.array(0, 0)?.copy_from_device(self.pixels)?;
-                }
-                mapped.unmap()
-            }
+            Work::Interop(frame) => frame.present(self.gl),
             Work::Staged(staged) => staged.present(self.gl, source?, self.stream),
             Work::Streamed(streamed) => streamed.present(self.gl, source?, self.stream),
         }
@@ -207,14 +210,6 @@ impl<'t, S: AsStream> Frame<'t, S> {
 fn no_array() -> Error {
     Error::Internal {
         what: "a display target of a copying mode without its array".into(),
-    }
-}
-
-/// A frame used after its present: cannot happen through the public API (present consumes
-/// the frame), kept as an error rather than a panic.
-fn presented() -> Error {
-    Error::Internal {
-        what: "a display frame used after its present".into(),
     }
 }
 

@@ -16,9 +16,10 @@ use crate::glapi::{GlFns, GlOwner, claim};
 pub(super) struct GlSide {
     pub(super) owner: GlOwner,
     pub(super) texture: u32,
-    /// The pixel unpack buffer of the staged mode on NVIDIA's GL (0 without one: see
-    /// [`staged_through_buffer`]).
-    pbo: u32,
+    /// The pixel unpack buffer: interop's pixel frames are drawn into it (registered with
+    /// CUDA), the staged mode on NVIDIA's GL uploads through it (see
+    /// [`staged_through_buffer`]); 0 without one.
+    pub(super) pbo: u32,
     pub(super) width: u32,
     pub(super) height: u32,
     pub(super) format: Format,
@@ -177,10 +178,16 @@ impl GlSide {
                 (fns.tex_parameteri)(gl::TEXTURE_2D, gl::TEXTURE_SWIZZLE_A, gl::ONE as i32);
             }
             if pbo {
-                // Binding a generated name makes the buffer; its storage comes with the first
-                // upload.
+                // Binding a generated name makes the buffer; it gets one frame of storage now,
+                // so that CUDA can register it (interop) and uploads can orphan it (staged).
                 (fns.gen_buffers)(1, &mut side.pbo);
                 (fns.bind_buffer)(gl::PIXEL_UNPACK_BUFFER, side.pbo);
+                (fns.buffer_data)(
+                    gl::PIXEL_UNPACK_BUFFER,
+                    (w as isize) * (h as isize) * format.bytes_per_pixel() as isize,
+                    std::ptr::null(),
+                    gl::STREAM_DRAW,
+                );
             }
         }
         state.restore(fns);

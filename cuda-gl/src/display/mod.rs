@@ -9,8 +9,9 @@
 //!
 //! - [`Mode::Interop`]: the texture is registered with CUDA and mapped for each frame. The
 //!   surface is the texture's own, so a surface frame is written in place, with no copy (the
-//!   fast path); pixels are copied into the texture on the GPU at the present. Needs GL on the
-//!   CUDA GPU, NVIDIA's.
+//!   fast path); pixels are a pixel buffer, also registered, mapped for the frame and uploaded
+//!   into the texture by GL at the present (a copy on the GPU). Needs GL on the CUDA GPU,
+//!   NVIDIA's.
 //! - [`Mode::Staged`]: GL is not NVIDIA's, or CUDA cannot register its objects (a laptop whose
 //!   GL runs on the integrated GPU, Mesa's llvmpipe in a container, WSL2, VirtualGL). Each
 //!   frame (its pixels, or the CUDA array its surface writes) is copied into pinned host memory
@@ -69,6 +70,7 @@
 mod array;
 mod frame;
 mod gl_side;
+mod interop;
 mod report;
 mod staged;
 mod streamed;

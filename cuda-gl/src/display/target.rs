@@ -3,13 +3,14 @@
 use super::array::FrameArray;
 use super::frame::{Frame, FrameOrder, Pixels, Work};
 use super::gl_side::{GlSide, check_size, staged_through_buffer};
+use super::interop::InteropFrame;
 use super::staged::Staged;
 use super::streamed::Streamed;
 use super::{Format, Mode, Report};
 use crate::context::Context;
 use crate::error::{Error, Result, UsageError};
 use crate::glapi::GlOwner;
-use crate::graphics::{RegisterFlags, RegisteredImage};
+use crate::graphics::{RegisterFlags, RegisteredBuffer, RegisteredImage};
 use crate::memory::DeviceBuffer;
 use crate::result;
 use crate::stream::{AsStream, check_same_context};
@@ -20,8 +21,12 @@ use std::sync::Arc;
 /// How frames reach the texture, with what that mode holds.
 #[derive(Debug)]
 enum Backend {
-    /// The texture, registered with CUDA for surfaces.
-    Interop(RegisteredImage),
+    /// The texture, registered with CUDA for surfaces, and the pixel buffer pixel frames are
+    /// drawn into, registered too.
+    Interop {
+        image: RegisteredImage,
+        pbo: RegisteredBuffer,
+    },
     /// Pinned host buffers.
     Staged(Staged),
     /// A frame stream.
@@ -125,15 +130,27 @@ impl DisplayTarget {
         // Made first, so that on a later error nothing is dropped out of order (a texture
         // deleted before its registration).
         let pixels = DeviceBuffer::zeroed(ctx, bytes)?;
-        let pbo = mode == Mode::Staged && staged_through_buffer(fns);
+        let pbo = match mode {
+            Mode::Interop => true,
+            Mode::Staged => staged_through_buffer(fns),
+            Mode::Stream => false,
+        };
         let gl = GlSide::create(owner, fns, width, height, format, pbo)?;
         let backend = match mode {
             // Every frame overwrites the whole texture: CUDA need not keep GL's contents.
-            Mode::Interop => Backend::Interop(RegisteredImage::register_own_texture(
-                ctx,
-                gl.texture,
-                RegisterFlags::SURFACE_LOAD_STORE | RegisterFlags::WRITE_DISCARD,
-            )?),
+            Mode::Interop => Backend::Interop {
+                image: RegisteredImage::register_own_texture(
+                    ctx,
+                    gl.texture,
+                    RegisterFlags::SURFACE_LOAD_STORE | RegisterFlags::WRITE_DISCARD,
+                )?,
+                // GL reads it at the present (the upload); CUDA overwrites all of it.
+                pbo: RegisteredBuffer::register_own_buffer(
+                    ctx,
+                    gl.pbo,
+                    RegisterFlags::WRITE_DISCARD,
+                )?,
+            },
             Mode::Staged => Backend::Staged(Staged::new(ctx, &gl)?),
             Mode::Stream => Backend::Streamed(Streamed::new(ctx, &gl)?),
         };
@@ -171,7 +188,7 @@ impl DisplayTarget {
     /// The mode frames reach the texture in.
     pub fn mode(&self) -> Mode {
         match self.backend {
-            Backend::Interop(_) => Mode::Interop,
+            Backend::Interop { .. } => Mode::Interop,
             Backend::Staged(_) => Mode::Staged,
             Backend::Streamed(_) => Mode::Stream,
             // Only while the target is dropped, when nothing can ask.
@@ -214,7 +231,7 @@ impl DisplayTarget {
             ..
         } = self;
         let work = match backend {
-            Backend::Interop(image) => Work::Interop(Some(image.map(stream)?)),
+            Backend::Interop { image, pbo } => Work::Interop(InteropFrame::new(image, pbo)),
             Backend::Staged(staged) => Work::Staged(staged),
             Backend::Streamed(streamed) => Work::Streamed(streamed),
             Backend::TornDown => {
@@ -235,17 +252,6 @@ impl DisplayTarget {
         ))
     }
 
-    /// Puts the target's pixels in the texture, in the order of `stream`: a frame whose
-    /// pixels were drawn, presented (see [`Frame::present`]).
-    ///
-    /// # Errors
-    /// As [`frame`](Self::frame) and [`Frame::present`].
-    pub fn present_on(&mut self, stream: &impl AsStream) -> Result<()> {
-        let frame = self.frame(stream)?;
-        let _ = frame.pixels();
-        frame.present()
-    }
-
     /// Uploads the frame a staged target has copied out but not uploaded yet, waiting (at most
     /// 10 s) for its copy; nothing in interop mode, where every present is complete.
     ///
@@ -256,7 +262,7 @@ impl DisplayTarget {
         match &mut self.backend {
             Backend::Staged(staged) => staged.flush(&self.gl),
             Backend::Streamed(streamed) => streamed.flush(&self.gl),
-            Backend::Interop(_) | Backend::TornDown => Ok(()),
+            Backend::Interop { .. } | Backend::TornDown => Ok(()),
         }
     }
 
@@ -306,12 +312,13 @@ impl DisplayTarget {
             }
         }
         match std::mem::replace(&mut self.backend, Backend::TornDown) {
-            Backend::Interop(image) => {
-                let unregistered = image.unregister();
-                if unregistered.is_err() {
+            Backend::Interop { image, pbo } => {
+                let image = image.unregister();
+                let pbo = pbo.unregister();
+                if image.is_err() || pbo.is_err() {
                     self.gl.leak();
                 }
-                unregistered
+                image.and(pbo)
             }
             _ => Ok(()),
         }
@@ -337,7 +344,8 @@ impl DisplayTarget {
     /// # Errors
     /// [`UsageError::PitchedSource`] when `pitch` is smaller than a row or `src` holds fewer
     /// bytes than the image needs; [`UsageError::WrongCudaContext`] for a buffer or stream of
-    /// another context; as [`resize`](Self::resize) and [`present_on`](Self::present_on).
+    /// another context; as [`resize`](Self::resize), [`frame`](Self::frame),
+    /// [`Frame::pixels`] and [`Frame::present`].
     pub fn show<T: crate::DeviceCopy>(
         &mut self,
         src: &DeviceBuffer<T>,
@@ -415,29 +423,32 @@ impl DisplayTarget {
         let row_bytes = width as usize * format.bytes_per_pixel();
         check_same_context(&self.ctx, stream, "the display target")?;
         self.reconfigure(width, height, format)?;
+        let ctx = self.ctx.clone();
+        let frame = self.frame(stream)?;
+        let dst = frame.pixels()?;
         let copy = sys::CUDA_MEMCPY2D {
             srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
             srcDevice: src.as_raw(),
             srcPitch: pitch,
             dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-            dstDevice: self.pixels.device_ptr().as_raw(),
-            dstPitch: row_bytes,
+            dstDevice: dst.ptr.as_raw(),
+            dstPitch: dst.pitch,
             WidthInBytes: row_bytes,
             Height: height as usize,
             ..Default::default()
         };
         // SAFETY: the stream is live while borrowed and of this context (checked). In the
-        // work: the source holds the image ((1)); the destination is the target's pixels,
-        // exactly `row_bytes * height` bytes after `reconfigure`; both stay allocated until
-        // the copy has run (the pixels are freed only when the target is dropped or
-        // reconfigured, which waits for the copies that read or write them).
+        // work: the source holds the image ((1)); the destination is the frame's pixels, rows
+        // of `row_bytes` bytes `dst.pitch` apart (`reconfigure` gave the target this size and
+        // format), live until the copy has run: the pixel buffer is unmapped on `stream` after
+        // it (the present, which `stream` orders after the copy), the target's memory is freed
+        // only when the target is dropped or reconfigured, which waits for the copies.
         unsafe {
-            self.ctx
-                .run_now(stream.raw_stream(), "cuMemcpy2DAsync (not called)", |p| {
-                    Ok(result::array::copy_2d_async(&copy, p)?)
-                })
+            ctx.run_now(stream.raw_stream(), "cuMemcpy2DAsync (not called)", |p| {
+                Ok(result::array::copy_2d_async(&copy, p)?)
+            })
         }?;
-        self.present_on(stream)?;
+        frame.present()?;
         self.flush()
     }
 }

@@ -38,6 +38,17 @@ impl RegisteredBuffer {
         Ok(Self::from_registration(reg))
     }
 
+    /// Registers buffer `buffer` of cuda-gl's own, which the caller has claimed and keeps
+    /// claimed until the buffer is deleted (after this registration is gone).
+    pub(crate) fn register_own_buffer(
+        ctx: &Arc<Context>,
+        buffer: u32,
+        flags: RegisterFlags,
+    ) -> Result<Self> {
+        let reg = Registration::register_own(ctx, buffer, Kind::Buffer, flags)?;
+        Ok(Self::from_registration(reg))
+    }
+
     /// Maps the buffer on `stream`. The returned guard unmaps on the same stream when dropped.
     ///
     /// GL must not use the buffer while it is mapped.

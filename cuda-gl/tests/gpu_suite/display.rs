@@ -20,7 +20,7 @@ fn draw_pattern(g: &Gpu, target: &mut DisplayTarget, seed: u32) -> Vec<u32> {
     let fill = g.kernels.function("fill_u32").unwrap();
     let (w, h) = target.size();
     let frame = target.frame(&g.stream).unwrap();
-    let pixels = frame.pixels();
+    let pixels = frame.pixels().unwrap();
     let words = w as usize * h as usize;
     assert_eq!(pixels.pitch, w as usize * 4);
     // SAFETY: the pixels hold `words` RGBA8 texels (one u32 each) of this context, written on
@@ -124,7 +124,7 @@ fn a_staged_frame_shows_what_was_presented() {
     let words = (w * h) as usize;
     for seed in 10..14 {
         let frame = target.frame(&g.stream).unwrap();
-        let ptr = frame.pixels().ptr;
+        let ptr = frame.pixels().unwrap().ptr;
         // SAFETY: as in draw_pattern.
         unsafe { launch_words(&fill, &g.stream, ptr, words, seed) }.unwrap();
         frame.present().unwrap();
@@ -364,7 +364,7 @@ fn a_texture_the_application_deleted_is_an_error_not_a_crash() {
         let mut failed = false;
         for _ in 0..4 {
             let presented = target.frame(&g.stream).and_then(|f| {
-                let _ = f.pixels();
+                f.pixels()?;
                 f.present()
             });
             let flushed = target.flush();
