@@ -59,8 +59,8 @@ pub const LEGEND: &str = "\
   handoff floor's GL use of the target's texture (a 1-texel `glCopyImageSubData` + \
   `glFinish`). Interop (`Mode::Interop`: the texture mapped for the frame, the kernel writes \
   it in place, unmap) against the handoff floor of group 8 in the same rounds, target <= 1.05; \
-  beside it, for reading, the same frame drawn into `Frame::pixels` (a GPU copy into the \
-  texture at the present), that with a stream synchronize before the GL use, and a \
+  beside it, for reading, the same frame drawn into `Frame::pixels` (a registered pixel \
+  buffer mapped for the frame, uploaded into the texture by GL at the present), that with a stream synchronize before the GL use, and a \
   `Mode::Stream` frame (copied into a slot of a 3-slot `FrameStream`, GL copying finished \
   slots into the texture; throughput, the texture a few frames behind), each with its ratio to \
   the floor and no target. Staged \
