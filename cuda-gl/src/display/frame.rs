@@ -72,7 +72,8 @@ pub struct Frame<'t, S: AsStream> {
     stream: &'t S,
     ctx: &'t Arc<Context>,
     gl: &'t GlSide,
-    pixels: &'t DeviceBuffer<u8>,
+    /// The copying modes' pixels (interop's are the pixel buffer).
+    pixels: Option<&'t DeviceBuffer<u8>>,
     /// The array surface frames are drawn in (the copying modes).
     array: Option<&'t FrameArray>,
     /// What the target's frames leave to order.
@@ -87,7 +88,7 @@ impl<'t, S: AsStream> Frame<'t, S> {
         stream: &'t S,
         ctx: &'t Arc<Context>,
         gl: &'t GlSide,
-        pixels: &'t DeviceBuffer<u8>,
+        pixels: Option<&'t DeviceBuffer<u8>>,
         array: Option<&'t FrameArray>,
         order: &'t mut FrameOrder,
         work: Work<'t>,
@@ -123,8 +124,10 @@ impl<'t, S: AsStream> Frame<'t, S> {
     /// writes every texel, and reads none it did not write in this frame.
     ///
     /// # Errors
-    /// Interop: the driver's error from creating the surface object (made once per texture,
-    /// then cached).
+    /// Interop: the errors of mapping the texture (the owner check's errors when the target's
+    /// GL context is not current, [`Error::StreamCapturing`] for a stream under capture, the
+    /// driver's), and the driver's error from creating the surface object (made once per
+    /// texture, then cached).
     pub fn surface(&self) -> Result<Surface<'_>> {
         match (&self.work, self.array) {
             (Work::Interop(frame), _) => frame.surface(self.stream),
@@ -135,9 +138,10 @@ impl<'t, S: AsStream> Frame<'t, S> {
 
     /// The frame's pixels, for a kernel queued on the frame's stream (or ordered before the
     /// present): in interop mode the texture's pixel buffer, mapped for the frame (uploaded
-    /// into the texture by GL at the present); in the copying modes the target's device memory.
-    /// Asking for them makes them what the frame shows, instead of the surface (see the type's
-    /// docs).
+    /// into the texture by GL at the present), its contents undefined (`WRITE_DISCARD`); in the
+    /// copying modes the target's device memory, which keeps the last frame written there. So
+    /// a kernel writes every pixel, and reads none it did not write in this frame. Asking for
+    /// them makes them what the frame shows, instead of the surface (see the type's docs).
     ///
     /// # Errors
     /// Interop: the errors of mapping the pixel buffer ([`Error::StreamCapturing`] for a
@@ -145,8 +149,8 @@ impl<'t, S: AsStream> Frame<'t, S> {
     pub fn pixels(&self) -> Result<Pixels<'_>> {
         self.pixels_used.set(true);
         let ptr = match &self.work {
-            Work::Interop(frame) => frame.pixels(self.stream)?,
-            _ => self.pixels.device_ptr(),
+            Work::Interop(frame) => frame.pixels(self.stream, self.gl.frame_bytes())?,
+            _ => self.pixels.ok_or_else(no_array)?.device_ptr(),
         };
         Ok(Pixels {
             ptr,
@@ -158,47 +162,61 @@ impl<'t, S: AsStream> Frame<'t, S> {
     }
 
     /// Puts the frame on the texture, in the order of the frame's stream: at once in
-    /// [`Mode::Interop`](super::Mode::Interop) (the texture is unmapped, after a copy of the
-    /// pixels if they were used); in [`Mode::Staged`](super::Mode::Staged), this frame is
-    /// copied out and the previous one uploaded: it is uploaded by the next present or
-    /// [`DisplayTarget::flush`](super::DisplayTarget::flush).
+    /// [`Mode::Interop`](super::Mode::Interop) (what was mapped is unmapped, and drawn pixels
+    /// are uploaded from the pixel buffer by GL); in [`Mode::Staged`](super::Mode::Staged), this
+    /// frame is copied out and the previous one uploaded: it is uploaded by the next present or
+    /// [`DisplayTarget::flush`](super::DisplayTarget::flush); in
+    /// [`Mode::Stream`](super::Mode::Stream), copied into the next slot, and the finished slots
+    /// uploaded.
     ///
     /// # Errors
-    /// Interop: the errors of the copy and the unmap. Staged: of the copy out and the upload
-    /// (the owner check's errors when the target's GL context is not current;
-    /// [`Error::Timeout`] when the previous frame's copy took over 10 s).
+    /// Interop: the errors of the unmaps and of the upload. Staged: of the copy out and the
+    /// upload (the owner check's errors when the target's GL context is not current;
+    /// [`Error::Timeout`] when the previous frame's copy took over 10 s). Stream: as
+    /// [`FrameStream::push_burst`](crate::external::FrameStream::push_burst).
     pub fn present(mut self) -> Result<()> {
         self.presented = true;
         self.finish()
     }
 
     fn finish(&mut self) -> Result<()> {
-        let used_pixels = self.pixels_used.get();
-        let source = self.source(used_pixels);
-        if !matches!(self.work, Work::Interop(_)) {
-            // Set before the copy is tried: a copy that fails after queueing part of its work
-            // is joined too.
-            self.order.copied = true;
-        }
-        let presented = self.present_work(source);
+        let presented = match &mut self.work {
+            Work::Interop(frame) => frame.present(self.gl),
+            _ => {
+                let source = self.source(self.pixels_used.get())?;
+                // Set before the copy is tried: a copy that fails after queueing part of its
+                // work is joined too.
+                self.order.copied = true;
+                self.present_copy(source)
+            }
+        };
         if presented.is_ok() {
             self.order.open = false;
         }
         presented
     }
 
-    fn present_work(&mut self, source: Result<Source<'t>>) -> Result<()> {
+    fn present_copy(&mut self, source: Source<'t>) -> Result<()> {
         match &mut self.work {
-            Work::Interop(frame) => frame.present(self.gl),
-            Work::Staged(staged) => staged.present(self.gl, source?, self.stream),
-            Work::Streamed(streamed) => streamed.present(self.gl, source?, self.stream),
+            Work::Staged(staged) => staged.present(self.gl, source, self.stream),
+            Work::Streamed(streamed) => streamed.present(self.gl, source, self.stream),
+            Work::Interop(_) => Err(no_array()),
+        }
+    }
+
+    /// Ends the frame without presenting it: an interop frame's mappings are undone, with no
+    /// upload (its pixels hold nothing meant for the screen).
+    pub(super) fn abandon(mut self) {
+        self.presented = true;
+        if let Work::Interop(frame) = &mut self.work {
+            frame.abandon();
         }
     }
 
     /// Where a copied frame's picture is: its pixels if they were asked for, else the array.
     fn source(&self, used_pixels: bool) -> Result<Source<'t>> {
         match (used_pixels, self.array) {
-            (true, _) => Ok(Source::Pixels(self.pixels)),
+            (true, _) => Ok(Source::Pixels(self.pixels.ok_or_else(no_array)?)),
             (false, Some(array)) => Ok(Source::Array(array)),
             (false, None) => Err(no_array()),
         }

@@ -5,7 +5,7 @@
 //! the unmap).
 
 use super::gl_side::GlSide;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, UsageError};
 use crate::graphics::{MappedBuffer, MappedImage, RegisteredBuffer, RegisteredImage, Surface};
 use crate::memory::DevicePtr;
 use crate::stream::AsStream;
@@ -47,20 +47,32 @@ impl<'t> InteropFrame<'t> {
             .surface()
     }
 
-    /// The pixel buffer's device address, mapping the buffer on `stream` the first time.
+    /// The pixel buffer's device address, mapping the buffer on `stream` the first time; it
+    /// must hold `bytes` bytes (a frame).
     ///
     /// # Errors
-    /// As [`RegisteredBuffer::map`]; after a failed map, [`Error::Internal`].
-    pub(super) fn pixels<S: AsStream>(&self, stream: &'t S) -> Result<DevicePtr<'_>> {
+    /// As [`RegisteredBuffer::map`]; [`UsageError::SizeMismatch`] for a buffer smaller than a
+    /// frame; after a failed map, [`Error::Internal`].
+    pub(super) fn pixels<S: AsStream>(&self, stream: &'t S, bytes: usize) -> Result<DevicePtr<'_>> {
         if self.mapped_pbo.get().is_none() {
             let pbo = self.pbo.take().ok_or_else(|| map_failed("pixel buffer"))?;
             let _ = self.mapped_pbo.set(pbo.map(stream)?);
         }
-        Ok(self
+        let mapped = self
             .mapped_pbo
             .get()
-            .ok_or_else(|| map_failed("pixel buffer"))?
-            .device_ptr())
+            .ok_or_else(|| map_failed("pixel buffer"))?;
+        // The application may have given the buffer other storage (glBufferData on a name of
+        // its share group): a kernel writes a whole frame into it.
+        if mapped.size() < bytes {
+            return Err(UsageError::SizeMismatch {
+                what: "the display target's pixel buffer (given other storage by a GL call?)",
+                expected: bytes,
+                given: mapped.size(),
+            }
+            .into());
+        }
+        Ok(mapped.device_ptr())
     }
 
     /// Unmaps what the frame mapped, and uploads the pixel buffer into the texture when the
@@ -90,6 +102,15 @@ impl std::fmt::Debug for InteropFrame<'_> {
             .field("mapped_image", &self.mapped_image)
             .field("mapped_pbo", &self.mapped_pbo)
             .finish_non_exhaustive()
+    }
+}
+
+impl InteropFrame<'_> {
+    /// Unmaps what the frame mapped (in the guards' drop, which records their errors), with no
+    /// upload.
+    pub(super) fn abandon(&mut self) {
+        drop(self.mapped_pbo.take());
+        drop(self.mapped_image.take());
     }
 }
 

@@ -53,8 +53,9 @@ pub struct DisplayTarget {
     /// interop mode, where the surface is the texture's).
     array: Option<FrameArray>,
     gl: GlSide,
-    /// The frame's pixels, tightly packed: what a kernel writes.
-    pixels: DeviceBuffer<u8>,
+    /// The copying modes' frame pixels, tightly packed: what a kernel writes (interop's are a
+    /// pixel buffer of the GL side's).
+    pixels: Option<DeviceBuffer<u8>>,
     /// What the frames left to order (see [`FrameOrder`]).
     order: FrameOrder,
     _not_send: PhantomData<*const ()>,
@@ -129,7 +130,10 @@ impl DisplayTarget {
         let bytes = width as usize * height as usize * format.bytes_per_pixel();
         // Made first, so that on a later error nothing is dropped out of order (a texture
         // deleted before its registration).
-        let pixels = DeviceBuffer::zeroed(ctx, bytes)?;
+        let pixels = match mode {
+            Mode::Interop => None,
+            Mode::Staged | Mode::Stream => Some(DeviceBuffer::zeroed(ctx, bytes)?),
+        };
         let pbo = match mode {
             Mode::Interop => true,
             Mode::Staged => staged_through_buffer(fns),
@@ -198,12 +202,13 @@ impl DisplayTarget {
 
     /// Begins a frame on `stream`: a kernel queued on it draws the frame through
     /// [`Frame::surface`] or into [`Frame::pixels`], and [`Frame::present`] puts it on the
-    /// texture. In interop mode the texture is mapped for CUDA until then.
+    /// texture. In interop mode what the frame asks for (the texture, or the pixel buffer) is
+    /// mapped for CUDA from then until the present.
     ///
     /// # Errors
-    /// [`UsageError::WrongCudaContext`] for a stream of another context; interop: the errors
-    /// of mapping the texture (the owner check's errors when the target's GL context is not
-    /// current, [`Error::StreamCapturing`] for a stream under capture).
+    /// [`UsageError::WrongCudaContext`] for a stream of another context; the errors of joining
+    /// the last present's copy; interop: of undoing a mapping an earlier frame leaked (the
+    /// owner check's errors when the target's GL context is not current, the driver's).
     pub fn frame<'t, S: AsStream>(&'t mut self, stream: &'t S) -> Result<Frame<'t, S>> {
         check_same_context(&self.ctx, stream, "the display target")?;
         if self.order.copied {
@@ -231,7 +236,14 @@ impl DisplayTarget {
             ..
         } = self;
         let work = match backend {
-            Backend::Interop { image, pbo } => Work::Interop(InteropFrame::new(image, pbo)),
+            Backend::Interop { image, pbo } => {
+                // A mapping leaked by an earlier frame (forgotten, or its present failed) is
+                // undone first: this frame may map only the other object, and GL must not use a
+                // texture that CUDA holds mapped.
+                image.recover_leaked_mapping()?;
+                pbo.recover_leaked_mapping()?;
+                Work::Interop(InteropFrame::new(image, pbo))
+            }
             Backend::Staged(staged) => Work::Staged(staged),
             Backend::Streamed(streamed) => Work::Streamed(streamed),
             Backend::TornDown => {
@@ -245,7 +257,7 @@ impl DisplayTarget {
             stream,
             ctx,
             gl,
-            pixels,
+            pixels.as_ref(),
             array.as_ref(),
             order,
             work,
@@ -443,11 +455,16 @@ impl DisplayTarget {
         // format), live until the copy has run: the pixel buffer is unmapped on `stream` after
         // it (the present, which `stream` orders after the copy), the target's memory is freed
         // only when the target is dropped or reconfigured, which waits for the copies.
-        unsafe {
+        let copied = unsafe {
             ctx.run_now(stream.raw_stream(), "cuMemcpy2DAsync (not called)", |p| {
                 Ok(result::array::copy_2d_async(&copy, p)?)
             })
-        }?;
+        };
+        if let Err(e) = copied {
+            // Not presented: the pixels hold nothing of `src`.
+            frame.abandon();
+            return Err(e);
+        }
         frame.present()?;
         self.flush()
     }

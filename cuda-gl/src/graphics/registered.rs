@@ -155,6 +155,15 @@ impl<K: ResourceKind> Registered<K> {
         self.reg.mapped
     }
 
+    /// Unmaps a mapping whose guard was leaked (synchronizing the context first); nothing when
+    /// none is outstanding. For cuda-gl's own objects that GL uses without mapping them again.
+    ///
+    /// # Errors
+    /// The owner check's errors; the driver's errors of the synchronize and the unmap.
+    pub(crate) fn recover_leaked_mapping(&mut self) -> Result<()> {
+        self.reg.recover_leaked_mapping()
+    }
+
     /// The context it is registered in.
     pub fn context(&self) -> &Arc<Context> {
         &self.reg.ctx

@@ -103,7 +103,7 @@ impl Registration {
 
     /// Unmaps a mapping whose guard was leaked. The guard's stream may be gone, so this waits for
     /// the whole context first and then unmaps on the legacy default stream.
-    fn recover_leaked_mapping(&mut self) -> Result<()> {
+    pub(super) fn recover_leaked_mapping(&mut self) -> Result<()> {
         if !self.mapped {
             return Ok(());
         }

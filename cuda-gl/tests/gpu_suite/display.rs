@@ -316,14 +316,35 @@ fn bad_input_is_a_typed_error() {
     }
     // Another GL context current: refused, nothing presented into the other context.
     let other = cuda_gl::egl::HeadlessContext::for_cuda_device(&g.device).unwrap();
-    // (Interop maps the texture when the frame begins: refused there.)
-    match target.frame(&g.stream).and_then(|frame| frame.present()) {
+    // (Interop maps the texture when the frame asks for its surface: refused there.)
+    let drawn = target.frame(&g.stream).and_then(|frame| {
+        frame.surface()?;
+        frame.present()
+    });
+    match drawn {
         Err(Error::WrongGlContext { .. }) => {}
         other => panic!("present with another GL context current: {other:?}"),
     }
     drop(other);
     g.gl.make_current().unwrap();
     draw_pattern(&g, &mut target, 9);
+    drop(target);
+    g.check_no_errors();
+}
+
+/// An interop frame whose surface was mapped and which was then leaked (`mem::forget`, safe):
+/// the next frame, which asks only for pixels, first undoes that mapping (GL must not upload
+/// into a texture CUDA holds mapped), and shows its pixels.
+#[test]
+fn a_leaked_surface_frame_is_undone_by_the_next_frame() {
+    let Some(g) = gpu() else { return };
+    let (mut target, _) =
+        DisplayTarget::new(&g.ctx, 40, 24, Format::Rgba8, Some(Mode::Interop)).unwrap();
+    let frame = target.frame(&g.stream).unwrap();
+    frame.surface().unwrap();
+    std::mem::forget(frame);
+    let texels = draw_pattern(&g, &mut target, 17);
+    assert_pattern(&texels, 17, "the pixel frame after a leaked surface frame");
     drop(target);
     g.check_no_errors();
 }
@@ -337,8 +358,11 @@ fn a_destroyed_gl_context_is_refused_not_crashed() {
     let (mut target, _) = DisplayTarget::new(&g.ctx, 32, 32, Format::Rgba8, None).unwrap();
     drop(own);
     g.gl.make_current().unwrap();
-    // Interop maps the texture when the frame begins: refused there already.
-    let presented = target.frame(&g.stream).and_then(|frame| frame.present());
+    // Interop maps the texture when the frame asks for its surface: refused there.
+    let presented = target.frame(&g.stream).and_then(|frame| {
+        frame.surface()?;
+        frame.present()
+    });
     assert!(
         presented.is_err(),
         "a frame was presented into a destroyed context"
