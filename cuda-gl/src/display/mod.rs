@@ -7,11 +7,11 @@
 //! [`pixels`](Frame::pixels) (pitched device memory); [`Frame::present`] (or dropping the
 //! frame) puts it on the texture. The modes differ in how:
 //!
-//! - [`Mode::Interop`]: the texture is registered with CUDA and mapped for each frame. The
-//!   surface is the texture's own, so a surface frame is written in place, with no copy (the
-//!   fast path); pixels are a pixel buffer, also registered, mapped for the frame and uploaded
-//!   into the texture by GL at the present (a copy on the GPU). Needs GL on the CUDA GPU,
-//!   NVIDIA's.
+//! - [`Mode::Interop`]: the texture is registered with CUDA and mapped for a frame that asks for
+//!   its surface, which is the texture's own: a surface frame is written in place, with no copy
+//!   (the fast path). Pixels are a pixel buffer, also registered, mapped for a frame that asks
+//!   for them and uploaded into the texture by GL at the present (a copy on the GPU). Needs GL
+//!   on the CUDA GPU, NVIDIA's.
 //! - [`Mode::Staged`]: GL is not NVIDIA's, or CUDA cannot register its objects (a laptop whose
 //!   GL runs on the integrated GPU, Mesa's llvmpipe in a container, WSL2, VirtualGL). Each
 //!   frame (its pixels, or the CUDA array its surface writes) is copied into pinned host memory
