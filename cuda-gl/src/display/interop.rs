@@ -35,7 +35,7 @@ impl<'t> InteropFrame<'t> {
     ///
     /// # Errors
     /// As [`RegisteredImage::map`] and [`MappedImage::surface`]; after a failed map,
-    /// [`Error::Internal`] (the frame cannot map it again: begin another).
+    /// [`UsageError::FrameMapFailed`] (the frame cannot map it again: begin another).
     pub(super) fn surface<S: AsStream>(&self, stream: &'t S) -> Result<Surface<'_>> {
         if self.mapped_image.get().is_none() {
             let image = self.image.take().ok_or_else(|| map_failed("texture"))?;
@@ -52,7 +52,7 @@ impl<'t> InteropFrame<'t> {
     ///
     /// # Errors
     /// As [`RegisteredBuffer::map`]; [`UsageError::SizeMismatch`] for a buffer smaller than a
-    /// frame; after a failed map, [`Error::Internal`].
+    /// frame; after a failed map, [`UsageError::FrameMapFailed`].
     pub(super) fn pixels<S: AsStream>(&self, stream: &'t S, bytes: usize) -> Result<DevicePtr<'_>> {
         if self.mapped_pbo.get().is_none() {
             let pbo = self.pbo.take().ok_or_else(|| map_failed("pixel buffer"))?;
@@ -115,8 +115,6 @@ impl InteropFrame<'_> {
 }
 
 /// A frame asked again for what it failed to map.
-fn map_failed(what: &str) -> Error {
-    Error::Internal {
-        what: format!("a display frame's {what} whose map failed, asked for again"),
-    }
+fn map_failed(what: &'static str) -> Error {
+    UsageError::FrameMapFailed { what }.into()
 }

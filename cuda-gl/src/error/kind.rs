@@ -126,6 +126,8 @@ pub enum ErrorKind {
     NotOfThisBatch,
     /// [`UsageError::Unregistered`]
     Unregistered,
+    /// [`UsageError::FrameMapFailed`]
+    FrameMapFailed,
     /// [`UsageError::EmptyBatch`]
     EmptyBatch,
     /// [`UsageError::UncopyableFormat`]
@@ -301,6 +303,7 @@ impl UsageError {
             UsageError::ArrayOfAnotherMapping { .. } => K::ArrayOfAnotherMapping,
             UsageError::NotOfThisBatch { .. } => K::NotOfThisBatch,
             UsageError::Unregistered { .. } => K::Unregistered,
+            UsageError::FrameMapFailed { .. } => K::FrameMapFailed,
             UsageError::EmptyBatch => K::EmptyBatch,
             UsageError::UncopyableFormat { .. } => K::UncopyableFormat,
             UsageError::OverlappingCopy => K::OverlappingCopy,

@@ -242,6 +242,16 @@ pub enum UsageError {
         kind: String,
     },
 
+    /// A display frame asked again for its surface or pixels after mapping them failed.
+    #[error(
+        "the display frame's {what} could not be mapped earlier in this frame.\nhelp: present or \
+         drop this frame and begin another (a frame maps each object once)"
+    )]
+    FrameMapFailed {
+        /// What, e.g. `texture`.
+        what: &'static str,
+    },
+
     /// [`map_all`](crate::map_all) of no resources.
     #[error(
         "map_all needs at least one resource.\nhelp: skip the call when there is nothing to map"

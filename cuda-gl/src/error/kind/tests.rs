@@ -76,6 +76,7 @@ fn every_usage_error() -> Vec<UsageError> {
             name: 3,
             kind: "buffer".into(),
         },
+        U::FrameMapFailed { what: "texture" },
         U::EmptyBatch,
         U::UncopyableFormat {
             format: cuda_gl_sys::CUarray_format(0xb0),
@@ -381,6 +382,7 @@ fn the_stable_names_stay() {
         (ErrorKind::ArrayOfAnotherMapping, "array_of_another_mapping"),
         (ErrorKind::NotOfThisBatch, "not_of_this_batch"),
         (ErrorKind::Unregistered, "unregistered"),
+        (ErrorKind::FrameMapFailed, "frame_map_failed"),
         (ErrorKind::EmptyBatch, "empty_batch"),
         (ErrorKind::UncopyableFormat, "uncopyable_format"),
         (ErrorKind::OverlappingCopy, "overlapping_copy"),
