@@ -51,7 +51,8 @@ pub(crate) fn refuse_capturing(
 /// # Safety
 /// Implementors guarantee that:
 /// 1. [`AsStream::raw_stream`] returns a stream handle that stays valid for as long as `self` is
-///    borrowed;
+///    borrowed, and the same handle on every call while it is (cuda-gl checks one call's
+///    handle and queues on another's);
 /// 2. [`AsStream::raw_context`] is the context that stream belongs to.
 ///
 /// ([`AsStream::as_any`] carries no promise: what uses it checks the handle again.)
