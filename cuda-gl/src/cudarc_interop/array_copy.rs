@@ -2,40 +2,21 @@
 //! [`MappedArray::copy_from_cudarc`] and [`MappedArray::copy_to_cudarc`], the cudarc forms of
 //! `copy_from_device` and `copy_to_device`.
 
-use super::memory::{CudarcDest, CudarcSource, finish_if_captured};
-use crate::error::{Error, Result, UsageError};
+use super::memory::{CudarcDest, CudarcSource, checked_bytes, finish_if_captured};
+use crate::error::{Result, UsageError};
 use crate::graphics::MappedArray;
 use cudarc::driver::CudaStream;
 use std::sync::Arc;
 
-/// The bytes of `len` values of `T`.
-fn byte_len<T>(len: usize) -> Result<usize> {
-    len.checked_mul(size_of::<T>()).ok_or_else(|| {
-        Error::from(UsageError::TooLarge {
-            what: "the cudarc memory's size in bytes",
-            value: len as u128 * size_of::<T>() as u128,
-            max: usize::MAX as u128,
-        })
-    })
-}
-
 impl MappedArray<'_> {
-    /// Refuses `stream` unless the image was mapped on it (the copy is ordered on the map's
-    /// stream, and cudarc's events on `stream`), and cudarc memory of another cudarc context
-    /// than `stream`'s (`memory_stream`'s context).
-    fn check_cudarc(&self, stream: &CudaStream, memory_stream: &CudaStream) -> Result<()> {
+    /// Refuses `stream` unless the image was mapped on it: the copy is ordered on the map's
+    /// stream, and cudarc's events on `stream`.
+    fn check_cudarc_stream(&self, stream: &CudaStream) -> Result<()> {
         let (mapped_on, ctx) = self.map_stream();
         if stream.cu_stream().cast::<std::ffi::c_void>() != mapped_on.cast()
             || stream.context().cu_ctx().cast::<std::ffi::c_void>() != ctx.raw().cast()
         {
             return Err(UsageError::NeedsCudarcStream.into());
-        }
-        if !Arc::ptr_eq(memory_stream.context(), stream.context()) {
-            return Err(UsageError::WrongCudaContext {
-                what: "cudarc memory",
-                owner: "the mapped image".into(),
-            }
-            .into());
         }
         Ok(())
     }
@@ -56,8 +37,8 @@ impl MappedArray<'_> {
         src: &S,
         stream: &Arc<CudaStream>,
     ) -> Result<()> {
-        self.check_cudarc(stream, src.stream())?;
-        let bytes = byte_len::<T>(src.len())?;
+        self.check_cudarc_stream(stream)?;
+        let bytes = checked_bytes(src, stream, "the mapped image")?;
         // `read` records cudarc's read event on `stream` when it drops, after the copy was
         // queued (and `stream` made to wait for it).
         let (ptr, read) = src.device_ptr(stream);
@@ -83,8 +64,8 @@ impl MappedArray<'_> {
         dst: &mut D,
         stream: &Arc<CudaStream>,
     ) -> Result<()> {
-        self.check_cudarc(stream, dst.stream())?;
-        let bytes = byte_len::<T>(dst.len())?;
+        self.check_cudarc_stream(stream)?;
+        let bytes = checked_bytes(dst, stream, "the mapped image")?;
         // `write` records cudarc's write event on `stream` when it drops, after the copy.
         let (ptr, write) = dst.device_ptr_mut(stream);
         // SAFETY: (1) `dst` holds `bytes` bytes of device memory of the mapping's context,

@@ -1,8 +1,8 @@
 //! cudarc memory on a display target:
 //! [`DisplayTarget::show_cudarc`](crate::display::DisplayTarget::show_cudarc).
 
-use super::memory::{CudarcSource, finish_if_captured};
-use crate::error::{Error, Result, UsageError};
+use super::memory::{CudarcSource, checked_bytes, finish_if_captured};
+use crate::error::{Result, UsageError};
 use cudarc::driver::CudaStream;
 use std::sync::Arc;
 
@@ -26,27 +26,15 @@ impl crate::display::DisplayTarget {
         format: crate::display::Format,
         stream: &Arc<CudaStream>,
     ) -> Result<()> {
-        let wrong = |what| -> Error {
-            UsageError::WrongCudaContext {
-                what,
-                owner: "the display target".into(),
-            }
-            .into()
-        };
         // Checked before cudarc is asked for anything: `device_ptr` queues a wait.
         if stream.context().cu_ctx().cast::<std::ffi::c_void>() != self.context().raw().cast() {
-            return Err(wrong("stream"));
+            return Err(UsageError::WrongCudaContext {
+                what: "stream",
+                owner: "the display target".into(),
+            }
+            .into());
         }
-        if !Arc::ptr_eq(src.stream().context(), stream.context()) {
-            return Err(wrong("cudarc memory"));
-        }
-        let given = src.len().checked_mul(size_of::<T>()).ok_or_else(|| {
-            Error::from(UsageError::TooLarge {
-                what: "the cudarc memory's size in bytes",
-                value: src.len() as u128 * size_of::<T>() as u128,
-                max: usize::MAX as u128,
-            })
-        })?;
+        let given = checked_bytes(src, stream, "the display target")?;
         // `read` records cudarc's read event on `stream` when it drops, after the copy was
         // queued (and `stream` made to wait for it), so cudarc orders its later writes and
         // frees of `src` after the copy.

@@ -5,8 +5,11 @@
 use super::MappedSlice;
 use super::ReadWrite;
 use crate::context::Context;
-use crate::error::Result;
-use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut};
+use crate::error::{Error, Result, UsageError};
+use cudarc::driver::{
+    CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceSlice,
+};
+use std::sync::Arc;
 
 mod sealed {
     pub trait Sealed {}
@@ -67,4 +70,34 @@ pub(super) fn finish_if_captured(ctx: &Context, stream: &CudaStream) -> Result<(
         ctx.finish_queued()?;
     }
     Ok(())
+}
+
+/// The byte length of cudarc memory `memory` used with `stream`, after checking that it is of
+/// `stream`'s cudarc context (the same `Arc<CudaContext>`: two `CudaContext`s of one device
+/// track their streams apart), `owner` naming what refuses it. Called before cudarc is asked
+/// for the memory's address, which queues a wait on `stream`.
+///
+/// # Errors
+/// [`UsageError::WrongCudaContext`]; [`UsageError::TooLarge`] for a length in bytes over
+/// `usize::MAX`.
+pub(super) fn checked_bytes<T>(
+    memory: &impl DeviceSlice<T>,
+    stream: &CudaStream,
+    owner: &str,
+) -> Result<usize> {
+    if !Arc::ptr_eq(memory.stream().context(), stream.context()) {
+        return Err(UsageError::WrongCudaContext {
+            what: "cudarc memory",
+            owner: owner.into(),
+        }
+        .into());
+    }
+    let len = memory.len();
+    len.checked_mul(size_of::<T>()).ok_or_else(|| {
+        Error::from(UsageError::TooLarge {
+            what: "the cudarc memory's size in bytes",
+            value: len as u128 * size_of::<T>() as u128,
+            max: usize::MAX as u128,
+        })
+    })
 }

@@ -111,10 +111,9 @@ impl GlSide {
     /// A `width` x `height` texture of `format` in the current context (`owner`, whose table is
     /// `fns`), with a pixel buffer of one frame when `pbo`. Immutable storage
     /// (`glTexStorage2D`) where the context has it (OpenGL 4.2), so that no GL call can give
-    /// the registered texture other storage.
+    /// the registered texture other storage. The caller has checked the size ([`check_size`]).
     ///
     /// # Errors
-    /// [`UsageError::TargetSize`] for a zero side or one over `GL_MAX_TEXTURE_SIZE`;
     /// [`Error::GlCall`](crate::Error::GlCall) when GL refuses the texture or the buffer.
     pub(super) fn create(
         owner: GlOwner,
@@ -124,7 +123,6 @@ impl GlSide {
         format: Format,
         pbo: bool,
     ) -> Result<GlSide> {
-        check_size(fns, width, height)?;
         fns.drain_errors();
         let mut side = GlSide {
             owner,
