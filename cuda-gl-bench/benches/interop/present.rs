@@ -26,13 +26,16 @@
 
 use crate::fast::Floor;
 use crate::glres::{self, Buffer, Texture};
-use crate::gpu::{Gpu, cu};
+use crate::gpu::Gpu;
 use crate::measure::{Case, Plan, Variant, interleaved};
 use anyhow::{Context as _, Result, ensure};
 use cuda_gl::display::{DisplayTarget, Format, Mode, Pixels};
 use cuda_gl::{DeviceBuffer, PinnedBuffer, Stream, sys};
+use raw::{DoubleBuffer, RawArray};
 use serde::Serialize;
 
+#[path = "present/raw.rs"]
+mod raw;
 #[path = "present/summary.rs"]
 mod summary;
 
@@ -72,7 +75,11 @@ pub const LEGEND: &str = "\
   larger of the two on any other GL (from `GL_VENDOR` / `GL_RENDERER`), target <= 1.10; both \
   ratios are reported. For reading only: `raw glBufferSubData + glTexSubImage2D` (the staged \
   upload on NVIDIA's GL, which writes the frame into the pixel buffer first) and \
-  `glTexSubImage2D` straight from pinned memory (the staged upload on any other GL). When \
+  `glTexSubImage2D` straight from pinned memory (the staged upload on any other GL); the staged \
+  frame drawn into `Frame::pixels` (device memory instead of the array); the staged present \
+  made of plain calls (`raw double buffer`: two pinned buffers, frame n+1's DtoH queued \
+  before frame n is uploaded from the other, the same upload as the target's); and a frame's \
+  copy out of a CUDA array into pinned memory, straight and through device memory. When \
   auto refuses interop (GL that is not NVIDIA's) only the staged rows run, and the report line \
   of `DisplayTarget::new` says why.\n";
 
@@ -102,6 +109,17 @@ pub enum Role {
     /// A stream-mode frame, drawn through the frame's surface (throughput; the texture shows a
     /// frame up to two presents old).
     Stream,
+    /// A staged frame drawn into its pixels (device memory, not the array): where the time
+    /// goes.
+    StagedPixels,
+    /// The raw `cuMemcpy2DAsync` of a frame from a CUDA array into pinned memory + sync (the
+    /// staged copy of a surface frame).
+    ArrayDtoh,
+    /// The same through device memory: array -> device, then device -> pinned, + sync.
+    ArrayDtodDtoh,
+    /// The staged present made of plain calls (two pinned buffers, the copy of frame n+1
+    /// during the upload of frame n) + GL use.
+    DoubleBuffer,
 }
 
 /// A present row's role and frame size.
@@ -186,6 +204,11 @@ struct Rig {
     floor: Floor,
     /// The raw copy's destination, and the source of the buffer write.
     pinned: PinnedBuffer<u8>,
+    /// The source of the raw array copies, and their device memory between.
+    array: RawArray,
+    between: DeviceBuffer<u8>,
+    /// The plain-call staged present.
+    double: DoubleBuffer,
     /// The raw upload's pixel buffer and texture.
     pbo: Buffer,
     upload: Texture,
@@ -238,31 +261,6 @@ fn interop_frame(gpu: &Gpu, rig: &mut Rig, stream: &Stream, pixels: bool) -> Res
     draw_frame(gpu, target, &mut rig.t, stream, pixels)
 }
 
-/// One raw staged limit: `cuMemcpyDtoHAsync` of the whole of `src` into `dst`, then
-/// `cuStreamSynchronize`.
-fn raw_dtoh(
-    driver: &sys::Driver,
-    src: &DeviceBuffer<u8>,
-    dst: &mut PinnedBuffer<u8>,
-    stream: &Stream,
-) -> Result<()> {
-    let bytes = src.byte_len();
-    ensure!(dst.len() == bytes, "the pinned buffer is not a frame long");
-    let host = dst.as_ptr().cast_mut().cast::<std::ffi::c_void>();
-    // SAFETY: `host` is the start of the `bytes` bytes of page-locked memory `dst` owns,
-    // borrowed mutably here so nothing reads them, with no copy of the safe API into them
-    // pending (the group queues none); `src` is `bytes` bytes of device memory of the CUDA
-    // context bound before the group; `stream` is a live stream of it. Both stay allocated
-    // until the synchronize below has returned (a failure there ends the run).
-    cu("cuMemcpyDtoHAsync", unsafe {
-        driver.cuMemcpyDtoHAsync_v2(host, src.device_ptr().as_raw(), bytes, stream.raw())
-    })?;
-    // SAFETY: `stream` is live.
-    cu("cuStreamSynchronize", unsafe {
-        driver.cuStreamSynchronize(stream.raw())
-    })
-}
-
 /// The group at `size`: the staged frame and its raw limits, and unless interop was refused,
 /// the handoff floor and the interop frame, interleaved.
 pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Result<Vec<Case>> {
@@ -288,6 +286,10 @@ pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Resul
         floor: Floor::new(gpu, size)?,
         pinned: PinnedBuffer::zeroed(&gpu.ctx, bytes)
             .with_context(|| format!("allocating {bytes} bytes of pinned host memory"))?,
+        array: RawArray::new(driver, size)?,
+        double: DoubleBuffer::new(&gpu.ctx, bytes)?,
+        between: DeviceBuffer::zeroed(&gpu.ctx, bytes)
+            .with_context(|| format!("allocating {bytes} bytes of device memory"))?,
         pbo: Buffer::new(bytes, &format!("the {w}x{h} PBO"))?,
         upload: Texture::new(w, h, &format!("the {w}x{h} upload texture"))?,
         t: 0.0,
@@ -365,7 +367,48 @@ pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Resul
         Role::Dtoh,
         Variant::new(
             format!("raw cuMemcpyDtoHAsync {w}x{h} into pinned memory + sync"),
-            |rig: &mut Rig| raw_dtoh(driver, &rig.floor.device, &mut rig.pinned, stream),
+            |rig: &mut Rig| raw::dtoh(driver, &rig.floor.device, &mut rig.pinned, stream),
+        ),
+    ));
+    rows.push((
+        Role::StagedPixels,
+        Variant::new(
+            format!("staged frame {w}x{h}: kernel (pixels) + present + GL use (steady state)"),
+            |rig: &mut Rig| {
+                let texture = draw_frame(gpu, &mut rig.staged, &mut rig.t, stream, true)?;
+                rig.floor.gl_use(texture);
+                Ok(())
+            },
+        ),
+    ));
+    let through_pbo = setup.staged_limit == SUM;
+    rows.push((
+        Role::DoubleBuffer,
+        Variant::new(
+            format!("raw double buffer {w}x{h}: DtoH of n+1 during the upload of n + GL use"),
+            move |rig: &mut Rig| {
+                let gl = (&rig.upload, &rig.pbo, through_pbo);
+                rig.double.frame(driver, &rig.floor.device, stream, gl)?;
+                rig.floor.gl_use(rig.upload.name());
+                Ok(())
+            },
+        ),
+    ));
+    rows.push((
+        Role::ArrayDtoh,
+        Variant::new(
+            format!("raw cuMemcpy2DAsync {w}x{h} from a CUDA array into pinned memory + sync"),
+            |rig: &mut Rig| raw::array_dtoh(driver, &rig.array, None, &mut rig.pinned, stream),
+        ),
+    ));
+    rows.push((
+        Role::ArrayDtodDtoh,
+        Variant::new(
+            format!("raw CUDA array -> device -> pinned memory {w}x{h} + sync"),
+            |rig: &mut Rig| {
+                let via = Some(&mut rig.between);
+                raw::array_dtoh(driver, &rig.array, via, &mut rig.pinned, stream)
+            },
         ),
     ));
     rows.push((

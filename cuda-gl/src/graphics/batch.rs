@@ -184,6 +184,7 @@ impl<'a, V: ViewSet<'a>> MappedAll<'a, V> {
     }
 
     /// Whether `resource` is one of the batch's graphics resources.
+    #[allow(dead_code, reason = "used by the optional cudarc adapter only")]
     pub(crate) fn holds(&self, resource: sys::CUgraphicsResource) -> bool {
         self.raws.contains(&resource)
     }

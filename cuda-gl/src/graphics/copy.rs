@@ -321,6 +321,7 @@ impl MappedArray<'_> {
     }
 
     /// The raw stream the array's image was mapped on, and the context of its registration.
+    #[allow(dead_code, reason = "used by the optional cudarc adapter only")]
     pub(crate) fn map_stream(&self) -> (sys::CUstream, &crate::context::Context) {
         (self.origin.stream, &self.origin.reg.ctx)
     }

@@ -245,6 +245,7 @@ impl<'a, K: ResourceKind> Mapped<'a, K> {
     }
 
     /// The raw graphics resource of the mapping.
+    #[allow(dead_code, reason = "used by the optional cudarc adapter only")]
     pub(crate) fn resource_raw(&self) -> sys::CUgraphicsResource {
         self.reg.raw
     }

@@ -22,6 +22,20 @@ pub struct StagedLimits {
     /// that is not NVIDIA's (for reading only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host_upload_us: Option<f64>,
+    /// A staged frame drawn into its pixels (device memory) instead of the surface (the
+    /// target's array), µs (for reading only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pixels_frame_us: Option<f64>,
+    /// The raw copy of a frame from a CUDA array into pinned memory, µs (for reading only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub array_dtoh_us: Option<f64>,
+    /// The same through device memory (array -> device -> pinned), µs (for reading only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub array_via_device_us: Option<f64>,
+    /// The staged present made of plain calls (two pinned buffers, the same upload), µs (for
+    /// reading only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub double_buffer_us: Option<f64>,
     /// `us_per_frame / max(dtoh_us, upload_us)`.
     pub ratio_to_max: f64,
     /// `us_per_frame / (dtoh_us + upload_us)`.
@@ -116,6 +130,10 @@ fn staged_summary(cases: &[Case], size: (u32, u32), applies: &'static str) -> Op
             upload_us,
             write_upload_us: median(cases, Role::WriteUpload, size),
             host_upload_us: median(cases, Role::HostUpload, size),
+            pixels_frame_us: median(cases, Role::StagedPixels, size),
+            array_dtoh_us: median(cases, Role::ArrayDtoh, size),
+            array_via_device_us: median(cases, Role::ArrayDtodDtoh, size),
+            double_buffer_us: median(cases, Role::DoubleBuffer, size),
             ratio_to_max: frame / max,
             ratio_to_sum: frame / sum,
             limit_applies: applies,

@@ -1,0 +1,204 @@
+//! The present group's raw copies, made with plain driver calls: the staged limits (a frame
+//! from device memory into pinned memory) and, for reading, the same from a CUDA array (where
+//! a frame drawn through a staged target's surface lives), straight or through device memory.
+
+use crate::glres::{Buffer, Texture};
+use crate::gpu::cu;
+use anyhow::{Result, ensure};
+use cuda_gl::{Context, DeviceBuffer, Event, PinnedBuffer, Stream, sys};
+use std::sync::Arc;
+
+/// A 2-D CUDA array of RGBA8 frames, made for surface load/store like a staged target's;
+/// destroyed on drop (after the group's last synchronize).
+pub struct RawArray {
+    raw: sys::CUarray,
+    row: usize,
+    height: usize,
+}
+
+impl RawArray {
+    /// An array of `w` x `h` RGBA8 pixels in the CUDA context bound before the group.
+    pub fn new(driver: &sys::Driver, (w, h): (u32, u32)) -> Result<RawArray> {
+        let desc = sys::CUDA_ARRAY3D_DESCRIPTOR {
+            Width: w as usize,
+            Height: h as usize,
+            Depth: 0,
+            Format: sys::CUarray_format::CU_AD_FORMAT_UNSIGNED_INT8,
+            NumChannels: 4,
+            Flags: sys::CUDA_ARRAY3D_SURFACE_LDST,
+        };
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: `raw` and `desc` are live locals; a context is current (bound by the group).
+        cu("cuArray3DCreate", unsafe {
+            driver.cuArray3DCreate_v2(&mut raw, &desc)
+        })?;
+        Ok(RawArray {
+            raw,
+            row: w as usize * 4,
+            height: h as usize,
+        })
+    }
+}
+
+impl Drop for RawArray {
+    fn drop(&mut self) {
+        if let Ok(driver) = sys::driver() {
+            // SAFETY: made by `new`, and nothing is queued on it any more: the group
+            // synchronizes its stream before dropping its rig.
+            let rc = unsafe { driver.cuArrayDestroy(self.raw) };
+            if let Err(e) = cu("cuArrayDestroy", rc) {
+                eprintln!("interop: present: {e:#}");
+            }
+        }
+    }
+}
+
+/// `dst`'s memory as a copy destination of `bytes` bytes.
+fn host_of(dst: &mut PinnedBuffer<u8>, bytes: usize) -> Result<*mut std::ffi::c_void> {
+    ensure!(dst.len() == bytes, "the pinned buffer is not a frame long");
+    Ok(dst.as_ptr().cast_mut().cast())
+}
+
+/// `cuStreamSynchronize` of `stream`.
+fn sync(driver: &sys::Driver, stream: &Stream) -> Result<()> {
+    // SAFETY: `stream` is live.
+    cu("cuStreamSynchronize", unsafe {
+        driver.cuStreamSynchronize(stream.raw())
+    })
+}
+
+/// One raw staged limit: `cuMemcpyDtoHAsync` of the whole of `src` into `dst`, then
+/// `cuStreamSynchronize`.
+pub fn dtoh(
+    driver: &sys::Driver,
+    src: &DeviceBuffer<u8>,
+    dst: &mut PinnedBuffer<u8>,
+    stream: &Stream,
+) -> Result<()> {
+    let bytes = src.byte_len();
+    let host = host_of(dst, bytes)?;
+    // SAFETY: `host` is the start of the `bytes` bytes of page-locked memory `dst` owns,
+    // borrowed mutably here so nothing reads them, with no copy of the safe API into them
+    // pending (the group queues none); `src` is `bytes` bytes of device memory of the CUDA
+    // context bound before the group; `stream` is a live stream of it. Both stay allocated
+    // until the synchronize below has returned (a failure there ends the run).
+    cu("cuMemcpyDtoHAsync", unsafe {
+        driver.cuMemcpyDtoHAsync_v2(host, src.device_ptr().as_raw(), bytes, stream.raw())
+    })?;
+    sync(driver, stream)
+}
+
+/// For reading: `cuMemcpy2DAsync` of the whole of `src` into `dst` (a staged target's copy
+/// of a surface frame, made raw), then `cuStreamSynchronize`; with `via`, the array is first
+/// copied into that device memory, then that into `dst`.
+pub fn array_dtoh(
+    driver: &sys::Driver,
+    src: &RawArray,
+    via: Option<&mut DeviceBuffer<u8>>,
+    dst: &mut PinnedBuffer<u8>,
+    stream: &Stream,
+) -> Result<()> {
+    let bytes = src.row * src.height;
+    let host = host_of(dst, bytes)?;
+    let mut copy = sys::CUDA_MEMCPY2D {
+        srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_ARRAY,
+        srcArray: src.raw,
+        WidthInBytes: src.row,
+        Height: src.height,
+        ..Default::default()
+    };
+    match via {
+        Some(device) => {
+            ensure!(
+                device.byte_len() == bytes,
+                "the device buffer is not a frame long"
+            );
+            copy.dstMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
+            copy.dstDevice = device.device_ptr().as_raw();
+            copy.dstPitch = src.row;
+            // SAFETY: the array is `row` bytes by `height` rows; the device memory is that
+            // long (checked), of the bound context, borrowed mutably; both live until the
+            // synchronize below. The stream is live.
+            cu("cuMemcpy2DAsync", unsafe {
+                driver.cuMemcpy2DAsync_v2(&copy, stream.raw())
+            })?;
+            // SAFETY: as in `dtoh`; queued after the copy above on the same stream.
+            cu("cuMemcpyDtoHAsync", unsafe {
+                driver.cuMemcpyDtoHAsync_v2(host, device.device_ptr().as_raw(), bytes, stream.raw())
+            })?;
+        }
+        None => {
+            copy.dstMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_HOST;
+            copy.dstHost = host;
+            copy.dstPitch = src.row;
+            // SAFETY: the array is `row` bytes by `height` rows; `host` is that many bytes of
+            // pinned memory, borrowed mutably with no other copy pending; both live until the
+            // synchronize below. The stream is live.
+            cu("cuMemcpy2DAsync", unsafe {
+                driver.cuMemcpy2DAsync_v2(&copy, stream.raw())
+            })?;
+        }
+    }
+    sync(driver, stream)
+}
+
+/// The staged present made of plain calls, for reading: two pinned buffers used in turn, frame
+/// n+1's `cuMemcpyDtoHAsync` queued (an event recorded after it) before frame n is uploaded
+/// from the other buffer once its event has completed, the upload the staged target makes on
+/// this GL (`glBufferSubData` into a pixel buffer, then from it, on NVIDIA's; straight from
+/// pinned memory on any other). What the copies cost when they overlap as far as this machine
+/// lets them, with no library in between.
+pub struct DoubleBuffer {
+    slots: [PinnedBuffer<u8>; 2],
+    copied: [Event; 2],
+    /// The slot whose copy was queued last (uploaded next).
+    last: Option<usize>,
+}
+
+impl DoubleBuffer {
+    /// Two buffers of `bytes` bytes and their events.
+    pub fn new(ctx: &Arc<Context>, bytes: usize) -> Result<DoubleBuffer> {
+        Ok(DoubleBuffer {
+            slots: [
+                PinnedBuffer::zeroed(ctx, bytes)?,
+                PinnedBuffer::zeroed(ctx, bytes)?,
+            ],
+            copied: [Event::new(ctx, false)?, Event::new(ctx, false)?],
+            last: None,
+        })
+    }
+
+    /// One frame: `src`'s copy into the free buffer queued, then the other buffer's frame
+    /// uploaded into `texture` (through `pbo` when `through_pbo`).
+    pub fn frame(
+        &mut self,
+        driver: &sys::Driver,
+        src: &DeviceBuffer<u8>,
+        stream: &Stream,
+        (texture, pbo, through_pbo): (&Texture, &Buffer, bool),
+    ) -> Result<()> {
+        let next = self.last.map_or(0, |l| 1 - l);
+        let bytes = src.byte_len();
+        let host = host_of(&mut self.slots[next], bytes)?;
+        // SAFETY: as in `dtoh`: the buffer is `bytes` bytes of pinned memory owned by `self`,
+        // whose previous upload has returned (uploads read it synchronously), and which lives
+        // until the group's last synchronize; `src` is `bytes` bytes of device memory of the
+        // bound context; `stream` is live.
+        cu("cuMemcpyDtoHAsync", unsafe {
+            driver.cuMemcpyDtoHAsync_v2(host, src.device_ptr().as_raw(), bytes, stream.raw())
+        })?;
+        self.copied[next].record(stream)?;
+        if let Some(last) = self.last.replace(next) {
+            self.copied[last].synchronize()?;
+            // The event above says the DMA into it has completed.
+            let pixels = self.slots[last].as_slice()?;
+            if through_pbo {
+                pbo.write(pixels)?;
+                texture.upload_from_pbo(pbo)?;
+            } else {
+                texture.upload_from_host(pixels)?;
+            }
+        }
+        Ok(())
+    }
+}
