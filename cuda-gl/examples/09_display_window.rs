@@ -214,7 +214,8 @@ impl Frames {
         if !(std::mem::take(&mut self.check_next) || check) {
             return Ok(None);
         }
-        // A staged target shows the frame before the last one until it is flushed.
+        // A stream-mode target shows a frame up to two presents late until it is flushed (in
+        // the other modes the present is complete and this does nothing).
         self.target.flush()?;
         let pixels = glow_kit::read_texture(gl, self.texture()?, width, height)?;
         self.compare("the target's texture", &pixels, number)?;

@@ -297,22 +297,30 @@ impl Event {
     /// at most `limit` (an event never recorded counts as finished).
     ///
     /// Unlike [`Event::synchronize`], it gives up: a kernel that never ends yields an error
-    /// instead of a hung thread. It sleeps briefly between polls, so it costs a little latency
-    /// (up to about 50 µs) rather than a busy core.
+    /// instead of a hung thread. It polls without pausing for the first 100 µs (short waits,
+    /// such as a staged display band's copy, end within microseconds of the work), then sleeps
+    /// between polls, so a long wait costs a little latency (a sleep lasts at least the
+    /// system's timer slack, 50 µs by default on Linux) rather than a busy core.
     ///
     /// # Errors
     /// [`Error::Timeout`] when the work has not finished within `limit`; the driver's error
     /// from `cuEventQuery`, such as a kernel's `CUDA_ERROR_ILLEGAL_ADDRESS`.
     #[doc(alias = "cuEventQuery")]
     pub fn wait_for(&self, limit: Duration) -> Result<()> {
+        const SPIN: Duration = Duration::from_micros(100);
         let start = Instant::now();
         let mut pause = Duration::from_micros(1);
         while !self.query()? {
-            if start.elapsed() >= limit {
+            let waited = start.elapsed();
+            if waited >= limit {
                 return Err(Error::Timeout {
                     what: "a CUDA event (the work queued before it was recorded)".into(),
                     timeout: limit,
                 });
+            }
+            if waited < SPIN {
+                std::hint::spin_loop();
+                continue;
             }
             std::thread::sleep(pause);
             pause = (pause * 2).min(Duration::from_micros(50));

@@ -175,7 +175,7 @@ impl Session {
     }
 
     /// The current frame, read back from the texture: RGBA8, bottom row first. The backend
-    /// finishes first, so a staged display target has uploaded the newest frame (`flush`).
+    /// finishes first, so a display target has uploaded the newest frame (`flush`).
     ///
     /// # Errors
     /// A GL or CUDA error.

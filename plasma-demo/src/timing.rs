@@ -27,8 +27,8 @@ pub enum Stage {
     Unmap,
     /// Getting the pixels into the texture: `glBufferSubData` (CPU backend) and
     /// `glTexSubImage2D` from the pixel buffer; for the display paths, the display target's
-    /// present (interop: map, copy, unmap; staged: the copy out and the previous frame's GL
-    /// upload). The surface path has none.
+    /// present (interop: map, copy, unmap; staged: the copy out and the GL upload, band by
+    /// band). The surface path has none.
     Upload,
     /// Drawing the fullscreen triangle that shows the texture.
     Draw,

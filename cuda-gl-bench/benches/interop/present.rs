@@ -7,11 +7,9 @@
 //!   floor (`fast::Floor`: the same kernel into plain device memory + stream sync, the same GL use
 //!   of an untouched texture; no interop call). No stream sync in the frame: the unmap orders
 //!   GL's use after the copy, as in group 8's surface frame. Target <= [`INTEROP_TARGET`].
-//! - **staged** (`Mode::Staged`, forced): one frame is the same kernel, `Frame::present` (this
-//!   frame's `cuMemcpyDtoHAsync` into a pinned buffer queued, the previous frame uploaded through
-//!   the target's pixel buffer) and the same GL use, in steady state: a frame reaches the texture
-//!   one present later, and its copy may still run when the iteration ends (the next one waits
-//!   for it). Its limits, raw, in the same rounds: `cuMemcpyDtoHAsync` of a frame from device
+//! - **staged** (`Mode::Staged`, forced): one frame is the same kernel, `Frame::present` (the
+//!   frame copied into pinned memory in bands of about 2 MiB, each band uploaded once its copy
+//!   has finished, on NVIDIA's GL through the target's pixel buffer) and the same GL use. Its limits, raw, in the same rounds: `cuMemcpyDtoHAsync` of a frame from device
 //!   memory into pinned memory + `cuStreamSynchronize`, and `glTexSubImage2D` of a frame from a
 //!   bound `GL_PIXEL_UNPACK_BUFFER` + the same GL use (`glFinish`). On NVIDIA's GL the two copies
 //!   are taken to run one after the other (the limit is their sum); on any other GL (Mesa's
@@ -67,8 +65,8 @@ pub const LEGEND: &str = "\
   `Mode::Stream` frame (copied into a slot of a 3-slot `FrameStream`, GL copying finished \
   slots into the texture; throughput, the texture a few frames behind), each with its ratio to \
   the floor and no target. Staged \
-  (`Mode::Staged`, forced; the surface is the target's CUDA array; steady state, a frame is \
-  uploaded one present later and its copy may end in the next iteration) against two raw rows \
+  (`Mode::Staged`, forced; the surface is the target's CUDA array, copied out in bands of about \
+  2 MiB, each uploaded once its copy has finished) against two raw rows \
   of the same rounds: `cuMemcpyDtoHAsync` of a frame into pinned memory + \
   `cuStreamSynchronize`, and `glTexSubImage2D` of a frame from a bound \
   `GL_PIXEL_UNPACK_BUFFER` + the same GL use. The limit is their sum on NVIDIA's GL and the \
@@ -355,7 +353,7 @@ pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Resul
     rows.push((
         Role::Staged,
         Variant::new(
-            format!("staged frame {w}x{h}: kernel (surface) + present + GL use (steady state)"),
+            format!("staged frame {w}x{h}: kernel (surface) + present + GL use"),
             |rig: &mut Rig| {
                 let texture = draw_frame(gpu, &mut rig.staged, &mut rig.t, stream, false)?;
                 rig.floor.gl_use(texture);
@@ -373,7 +371,7 @@ pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Resul
     rows.push((
         Role::StagedPixels,
         Variant::new(
-            format!("staged frame {w}x{h}: kernel (pixels) + present + GL use (steady state)"),
+            format!("staged frame {w}x{h}: kernel (pixels) + present + GL use"),
             |rig: &mut Rig| {
                 let texture = draw_frame(gpu, &mut rig.staged, &mut rig.t, stream, true)?;
                 rig.floor.gl_use(texture);

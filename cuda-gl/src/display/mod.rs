@@ -15,9 +15,10 @@
 //! - [`Mode::Staged`]: GL is not NVIDIA's, or CUDA cannot register its objects (a laptop whose
 //!   GL runs on the integrated GPU, Mesa's llvmpipe in a container, WSL2, VirtualGL). Each
 //!   frame (its pixels, or the CUDA array its surface writes) is copied into pinned host memory
-//!   (asynchronously, two buffers), and GL uploads the previous frame straight from that memory
-//!   while the next one is copied (through a pixel buffer on NVIDIA's GL), so the texture shows
-//!   the frame before the last presented one until [`DisplayTarget::flush`]. (A copy straight
+//!   in bands of about 2 MiB (asynchronously, a buffer per band), and GL uploads each band
+//!   straight from that memory as soon as its copy has finished, while the next bands are
+//!   copied (through a pixel buffer on NVIDIA's GL): the texture holds the frame when the
+//!   present returns. (A copy straight
 //!   into a persistently mapped GL buffer registered with CUDA would save the CPU copy, but GL
 //!   owns that memory and frees it with its context, whenever the application destroys it,
 //!   while CUDA's registration of it would live on: not done.)

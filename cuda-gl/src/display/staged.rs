@@ -1,8 +1,10 @@
-//! The staged mode's state: two pinned host buffers used in turn, so that frame n+1 is copied
-//! out of the GPU while frame n is uploaded.
+//! The staged mode's state: a frame is copied out of the GPU into pinned host memory in bands
+//! of about 2 MiB, and each band is uploaded into the texture as soon as its copy has finished,
+//! while the next bands are copied: the texture holds the frame when the present returns, and a
+//! band is read by GL soon after its bytes land.
 
 use super::array::FrameArray;
-use super::gl_side::GlSide;
+use super::gl_side::{GlSide, Rows};
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::memory::{DeviceBuffer, PinnedBuffer};
@@ -43,20 +45,23 @@ impl Source<'_> {
         copy
     }
 
-    /// Queues the copy of the whole frame into `host` (`row * height` bytes, rows tightly
+    /// Queues the copy of `rows` of the frame (each `row` bytes) into `host` (rows tightly
     /// packed) on stream `p`.
     ///
     /// # Safety
-    /// 1. `host` is `row * height` writable bytes of host memory that CUDA can reach (pinned or
-    ///    registered), live until the copy has run; the source is `row` bytes by `height`
-    ///    rows, live until then too; `p` is a live stream of the current context.
-    pub(super) unsafe fn queue_to_host(
+    /// 1. `host` is `row * rows.count` writable bytes of host memory that CUDA can reach
+    ///    (pinned or registered), live until the copy has run; the source has at least
+    ///    `rows.first + rows.count` rows of `row` bytes, live until then too; `p` is a live
+    ///    stream of the current context.
+    pub(super) unsafe fn queue_rows_to_host(
         self,
         host: *mut std::ffi::c_void,
-        (row, height): (usize, usize),
+        row: usize,
+        rows: Rows,
         p: sys::CUstream,
     ) -> result::Result<()> {
-        let mut copy = self.copy_of_frame(row, height);
+        let mut copy = self.copy_of_frame(row, rows.count);
+        copy.srcY = rows.first;
         copy.dstMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_HOST;
         copy.dstHost = host;
         copy.dstPitch = row;
@@ -65,93 +70,137 @@ impl Source<'_> {
     }
 }
 
-/// The target drops it before its array: the pinned buffers' drop waits for the copies out of
-/// the array.
+/// A band's bytes: about this many, so that a band just copied in is still in the CPU's cache
+/// when GL reads it, and the copy of the next band runs during its upload.
+const BAND_BYTES: usize = 2 << 20;
+/// At most this many bands a frame.
+const MAX_BANDS: usize = 32;
+
+/// The rows of each band of a frame of `height` rows of `row` bytes: every band but the last
+/// of one size, together the whole frame, in order.
+fn bands(row: usize, height: usize) -> Vec<Rows> {
+    let frame = row * height;
+    let count = frame
+        .div_ceil(BAND_BYTES)
+        .clamp(1, MAX_BANDS)
+        .min(height.max(1));
+    let per_band = height.div_ceil(count).max(1);
+    (0..height)
+        .step_by(per_band)
+        .map(|first| Rows {
+            first,
+            count: per_band.min(height - first),
+        })
+        .collect()
+}
+
+/// The staged mode's state: a pinned buffer per band of a frame. The target drops it before
+/// its array: the pinned buffers' drop waits for the copies out of the array.
 #[derive(Debug)]
 pub(super) struct Staged {
-    slots: [PinnedBuffer<u8>; 2],
-    /// The slot the next frame is copied into.
-    next: usize,
-    /// The slot whose frame is copied out but not uploaded yet.
-    pending: Option<usize>,
+    bands: Vec<Rows>,
+    slots: Vec<PinnedBuffer<u8>>,
 }
 
 impl Staged {
     /// The state for frames of `gl`'s size and format, with the texture made black (a defined
-    /// picture until the first frame is uploaded).
+    /// picture until the first frame is presented).
     ///
     /// # Errors
     /// The driver's errors from allocating pinned memory; the upload's errors.
     pub(super) fn new(ctx: &Arc<Context>, gl: &GlSide) -> Result<Staged> {
-        let bytes = gl.frame_bytes();
-        let slots = [
-            PinnedBuffer::zeroed(ctx, bytes)?,
-            PinnedBuffer::zeroed(ctx, bytes)?,
-        ];
-        gl.upload(slots[0].as_slice()?)?;
-        Ok(Staged {
-            slots,
-            next: 0,
-            pending: None,
+        let (row, height) = gl.frame_shape();
+        let bands = bands(row, height);
+        let slots = bands
+            .iter()
+            .map(|rows| PinnedBuffer::zeroed(ctx, row * rows.count))
+            .collect::<Result<Vec<_>>>()?;
+        let staged = Staged { bands, slots };
+        gl.upload_bands(&staged.bands, |k| staged.slot(k)?.as_slice())?;
+        Ok(staged)
+    }
+
+    /// Band `k`'s buffer.
+    fn slot(&self, k: usize) -> Result<&PinnedBuffer<u8>> {
+        self.slots.get(k).ok_or_else(|| Error::Internal {
+            what: "a staged band with no buffer".into(),
         })
     }
 
-    /// Copies `source` out in `stream`'s order, then uploads the frame before it (whose copy
-    /// ran meanwhile) into `gl`'s texture.
+    /// Copies `source` out in `stream`'s order, band by band, and uploads each band into
+    /// `gl`'s texture as soon as its copy has finished, while the later bands are copied: the
+    /// texture holds the frame when this returns.
     ///
     /// # Errors
-    /// The copy's errors (nothing changes then); the upload's errors (the previous frame is
-    /// then left pending, for the next present or [`flush`](Self::flush)).
+    /// The copies' errors (nothing is uploaded then); [`Error::Timeout`] when a copy does not
+    /// finish within 10 s; the upload's errors (the texture may then hold part of the frame).
     pub(super) fn present(
         &mut self,
         gl: &GlSide,
         source: Source<'_>,
         stream: &impl AsStream,
     ) -> Result<()> {
-        // `pending` is never `next`: the buffer copied into is not the one waiting.
-        let slot = self.next;
-        // The copy is queued before any GL call: a kernel the frame queued is then always
-        // followed by work that the buffers' drop waits for.
-        let shape = gl.frame_shape();
-        if self.slots[slot].len() != shape.0 * shape.1 {
+        let (row, height) = gl.frame_shape();
+        if self.bands.iter().map(|b| b.count).sum::<usize>() != height {
             return Err(Error::Internal {
-                what: "a staged buffer of another size than its frames".into(),
+                what: "staged bands of another size than their frames".into(),
             });
         }
-        // SAFETY: the buffer is one frame long (checked), pinned; the source is the target's
-        // pixels or array of this shape, which outlive the copy (the target drops this state,
-        // whose buffers wait for their copies, before them).
-        unsafe {
-            self.slots[slot].copy_in_async(stream, "cuMemcpy2DAsync (not called)", |host, _, p| {
-                source.queue_to_host(host, shape, p)
-            })
-        }?;
-        self.next = 1 - slot;
-        match self.pending.replace(slot) {
-            Some(previous) => {
-                let uploaded = gl.upload(self.slots[previous].as_slice()?);
-                if uploaded.is_err() {
-                    // This frame waits in its buffer; the previous one is lost.
-                    self.pending = Some(slot);
-                }
-                uploaded
+        // Every copy is queued before any GL call: a kernel the frame queued is then always
+        // followed by work that the buffers' drop waits for.
+        for (slot, &rows) in self.slots.iter_mut().zip(&self.bands) {
+            if slot.len() != row * rows.count {
+                return Err(Error::Internal {
+                    what: "a staged buffer of another size than its band".into(),
+                });
             }
-            None => Ok(()),
+            // SAFETY: the buffer is the band's length (checked), pinned; the source is the
+            // target's pixels or array of this frame's shape (the bands lie within it:
+            // checked above), which outlive the copy (the target drops this state, whose
+            // buffers wait for their copies, before them).
+            unsafe {
+                slot.copy_in_async(stream, "cuMemcpy2DAsync (not called)", |host, _, p| {
+                    source.queue_rows_to_host(host, row, rows, p)
+                })
+            }?;
         }
+        // Each band waits (at most 10 s) for its own copy only.
+        let slots = &self.slots;
+        gl.upload_bands(&self.bands, |k| match slots.get(k) {
+            Some(slot) => slot.as_slice(),
+            None => Err(Error::Internal {
+                what: "a staged band with no buffer".into(),
+            }),
+        })
     }
+}
 
-    /// Uploads the frame copied out but not uploaded yet, waiting (at most 10 s) for its copy.
-    ///
-    /// # Errors
-    /// The owner check's errors; [`Error::Timeout`](crate::Error::Timeout); the driver's error
-    /// of the copy; GL's of the upload.
-    pub(super) fn flush(&mut self, gl: &GlSide) -> Result<()> {
-        if let Some(slot) = self.pending {
-            // Taken only once uploaded: after an error (another GL context current, say) a
-            // later flush uploads it still.
-            gl.upload(self.slots[slot].as_slice()?)?;
-            self.pending = None;
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bands_cover_the_frame_in_order() {
+        for (row, height) in [
+            (4, 1),
+            (7680, 1080),
+            (15360, 2160),
+            (4, 4096),
+            (16384, 3),
+            (4, 0),
+        ] {
+            let bands = bands(row, height);
+            let mut next = 0;
+            for b in &bands {
+                assert_eq!(b.first, next, "{row}x{height}: {bands:?}");
+                assert!(b.count > 0, "{row}x{height}: an empty band");
+                next += b.count;
+            }
+            assert_eq!(next, height, "{row}x{height}");
+            assert!(bands.len() <= MAX_BANDS);
         }
-        Ok(())
+        // About 2 MiB a band: a 1080p RGBA8 frame in 4, a 2160p one in 16.
+        assert_eq!(bands(7680, 1080).len(), 4);
+        assert_eq!(bands(15360, 2160).len(), 16);
     }
 }

@@ -264,24 +264,24 @@ impl DisplayTarget {
         ))
     }
 
-    /// Uploads the frame a staged target has copied out but not uploaded yet, waiting (at most
-    /// 10 s) for its copy; nothing in interop mode, where every present is complete.
+    /// Uploads the frames a stream-mode target has copied but not uploaded yet, waiting (at
+    /// most 10 s) for their copies; nothing in interop and staged mode, where every present is
+    /// complete.
     ///
     /// # Errors
     /// The owner check's errors; [`Error::Timeout`]; the driver's error of the copy; GL's of
     /// the upload.
     pub fn flush(&mut self) -> Result<()> {
         match &mut self.backend {
-            Backend::Staged(staged) => staged.flush(&self.gl),
             Backend::Streamed(streamed) => streamed.flush(&self.gl),
-            Backend::Interop { .. } | Backend::TornDown => Ok(()),
+            Backend::Interop { .. } | Backend::Staged(_) | Backend::TornDown => Ok(()),
         }
     }
 
     /// Re-creates the target at `width` x `height`, in the same mode and format: a new texture
     /// is made, given storage and registered (with its pixels and buffers), then the old one
     /// is unregistered and deleted, so nothing leaks and, on an error, the target keeps its old
-    /// size and objects. A staged target's pending frame is dropped. The texture's name
+    /// size and objects. A stream-mode target's pending frames are dropped. The texture's name
     /// changes.
     ///
     /// # Errors
@@ -350,8 +350,8 @@ impl DisplayTarget {
     /// Shows `src`, an image of `width` x `height` pixels of `format` whose rows start `pitch`
     /// bytes apart, in one call: the target takes that size and format (as
     /// [`resize`](Self::resize)), the pixels are copied on the GPU in `stream`'s order, and the
-    /// frame is presented (a staged target then [`flush`](Self::flush)es, so the texture shows
-    /// `src` when this returns).
+    /// frame is presented (a stream-mode target then [`flush`](Self::flush)es, so the texture
+    /// shows `src` when this returns in every mode).
     ///
     /// # Errors
     /// [`UsageError::PitchedSource`] when `pitch` is smaller than a row or `src` holds fewer
