@@ -111,7 +111,7 @@ pub enum PathChoice {
     /// OpenGL context is not NVIDIA's on the CUDA GPU.
     Interop,
     /// The display target in staged mode: `plasma_surface` draws the frame into a CUDA array,
-    /// which is copied into pinned host memory and uploaded by GL, one frame behind; works with
+    /// which is copied into pinned host memory and uploaded by GL, band by band; works with
     /// any OpenGL (Mesa, another GPU's, WSL2).
     Staged,
     /// Map a pixel buffer object, let `plasma_pbo` fill it, unmap, then glTexSubImage2D from it
@@ -163,8 +163,7 @@ pub struct RunArgs {
     /// How CUDA's pixels reach the texture. Through cuda-gl's DisplayTarget: `auto` (default:
     /// interop where the OpenGL context is NVIDIA's, staged elsewhere; the report line says
     /// which and why), `interop` (the kernel draws the registered texture through a surface)
-    /// or `staged` (through pinned host memory and a GL upload, one frame behind, on
-    /// any OpenGL). Benchmarked zero-copy paths, on NVIDIA's OpenGL only: `surface` (the kernel
+    /// or `staged` (through pinned host memory and a GL upload, on any OpenGL). Benchmarked zero-copy paths, on NVIDIA's OpenGL only: `surface` (the kernel
     /// writes the texture in place), `pbo` (pixel buffer + glTexSubImage2D, a copy on the GPU),
     /// or `stream` (frames in bursts through external memory, GL drawing every frame a few
     /// frames behind). The CPU backend always uploads through the pixel buffer.

@@ -28,7 +28,8 @@ pub enum Stage {
     /// Getting the pixels into the texture: `glBufferSubData` (CPU backend) and
     /// `glTexSubImage2D` from the pixel buffer; for the display paths, the display target's
     /// present (interop: map, copy, unmap; staged: the copy out and the GL upload, band by
-    /// band). The surface path has none.
+    /// band, after waiting for the frame's kernel, whose GPU time this stage then includes).
+    /// The surface path has none.
     Upload,
     /// Drawing the fullscreen triangle that shows the texture.
     Draw,

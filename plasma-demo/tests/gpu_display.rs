@@ -71,11 +71,10 @@ fn display_frames_match_the_cpu_reference() {
             // Resizes the display target, as a window resize does.
             s.resize(size).unwrap();
             for t in TIMES {
-                // Twice: a staged target draws one frame behind, so the second draw shows the
-                // first frame at `t` (and a fresh target's first draw shows no frame at all).
+                // Twice: the second frame at `t` follows one already presented at that size.
                 s.render_frame(t, size).unwrap();
                 s.render_frame(t, size).unwrap();
-                // The read-back flushes a staged target first: the texture is the last frame.
+                // The read-back finishes first: the texture is the last frame.
                 check_frame(&mut s, &path.to_string(), size, t, &mut failures);
             }
         }
@@ -100,7 +99,7 @@ fn display_paths_give_the_pbo_paths_pixels() {
     };
     for mode in MODES {
         let mut s = session(&device, mode, size, false);
-        // One frame: the read-back's flush must upload it in staged mode.
+        // One frame, the target's first: the read-back shows it in every mode.
         s.render_frame(1.5, size).unwrap();
         let got = s.read_frame().unwrap();
         let d = compare_rgba(&got, &pbo, size.width, 0);

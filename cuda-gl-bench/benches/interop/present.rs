@@ -445,9 +445,8 @@ pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Resul
     ));
     let (roles, mut variants): (Vec<Role>, Vec<_>) = rows.into_iter().unzip();
     let mut cases = interleaved(plan, &group, &mut rig, &mut variants)?;
-    // The staged target's last frame is still pending: uploaded now, so that its errors are
-    // this group's.
-    rig.staged.flush().context("flushing the staged target")?;
+    // The stream target's last frames may still be pending: uploaded now, so that their
+    // errors are this group's.
     if let Some(target) = rig.stream.as_mut() {
         target.flush().context("flushing the stream target")?;
     }

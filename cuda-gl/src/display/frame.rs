@@ -164,15 +164,17 @@ impl<'t, S: AsStream> Frame<'t, S> {
     /// Puts the frame on the texture, in the order of the frame's stream: at once in
     /// [`Mode::Interop`](super::Mode::Interop) (what was mapped is unmapped, and drawn pixels
     /// are uploaded from the pixel buffer by GL); in [`Mode::Staged`](super::Mode::Staged), this
-    /// frame is copied out band by band, each band uploaded once its copy has finished (the
-    /// texture holds the frame when this returns); in
+    /// frame is copied out band by band, GL taking each band once its copy has finished (the
+    /// present waits on the CPU for this frame's kernel and copies; the texture holds the frame
+    /// when it returns); in
     /// [`Mode::Stream`](super::Mode::Stream), copied into the next slot, and the finished slots
     /// uploaded.
     ///
     /// # Errors
     /// Interop: the errors of the unmaps and of the upload. Staged: of the copy out and the
     /// upload (the owner check's errors when the target's GL context is not current;
-    /// [`Error::Timeout`] when a band's copy took over 10 s). Stream: as
+    /// [`Error::Timeout`] when the copies took over 10 s; after an error the
+    /// texture holds nothing new or part of the frame). Stream: as
     /// [`FrameStream::push_burst`](crate::external::FrameStream::push_burst).
     pub fn present(mut self) -> Result<()> {
         self.presented = true;

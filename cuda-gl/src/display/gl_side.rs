@@ -250,9 +250,19 @@ impl GlSide {
         mut band: impl FnMut(usize) -> Result<&'p [u8]>,
     ) -> Result<()> {
         let (row, height) = self.frame_shape();
-        if bands.iter().map(|b| b.count).sum::<usize>() != height {
+        // In order, each starting where the last ended, together the whole frame: every byte
+        // of the pixel buffer is written before the one upload from it.
+        let mut next = 0;
+        for b in bands {
+            if b.first != next {
+                next = usize::MAX;
+                break;
+            }
+            next += b.count;
+        }
+        if next != height {
             return Err(crate::Error::Internal {
-                what: "staged bands that do not cover their frame".into(),
+                what: "staged bands that do not cover their frame in order".into(),
             });
         }
         self.with_unpack_state("glTexSubImage2D (a staged frame)", |fns| {
@@ -299,8 +309,8 @@ impl GlSide {
                     count: height,
                 };
                 // SAFETY: the texture and the pixel buffer are bound (read back); the buffer
-                // is one frame long and every band of it was written above (the bands cover
-                // the frame: checked); the null pointer is offset 0 in it.
+                // is one frame long and every byte of it was written above (the bands cover
+                // the frame in order, each once: checked); the null pointer is offset 0 in it.
                 unsafe { self.tex_sub_image(fns, &all, std::ptr::null()) };
             }
             Ok(())

@@ -17,8 +17,9 @@
 //!   frame (its pixels, or the CUDA array its surface writes) is copied into pinned host memory
 //!   in bands of about 2 MiB (asynchronously, a buffer per band), and GL uploads each band
 //!   straight from that memory as soon as its copy has finished, while the next bands are
-//!   copied (through a pixel buffer on NVIDIA's GL): the texture holds the frame when the
-//!   present returns. (A copy straight
+//!   copied (on NVIDIA's GL each band is written into a pixel buffer, which is uploaded once
+//!   when the last is in): the present waits for the frame's kernel and copies, and the
+//!   texture holds the frame when it returns. (A copy straight
 //!   into a persistently mapped GL buffer registered with CUDA would save the CPU copy, but GL
 //!   owns that memory and frees it with its context, whenever the application destroys it,
 //!   while CUDA's registration of it would live on: not done.)

@@ -1,7 +1,9 @@
 //! The staged mode's state: a frame is copied out of the GPU into pinned host memory in bands
-//! of about 2 MiB, and each band is uploaded into the texture as soon as its copy has finished,
-//! while the next bands are copied: the texture holds the frame when the present returns, and a
-//! band is read by GL soon after its bytes land.
+//! of about 2 MiB, and GL takes each band as soon as its copy has finished, while the next
+//! bands are copied: uploaded into the texture straight away, or on NVIDIA's GL written into
+//! the pixel buffer, which is uploaded once the last band is in. The texture holds the frame
+//! when the present returns (the present waits on the CPU for the frame's kernel and copies),
+//! and GL reads a band soon after its bytes land.
 
 use super::array::FrameArray;
 use super::gl_side::{GlSide, Rows};
@@ -10,8 +12,10 @@ use crate::error::{Error, Result};
 use crate::memory::{DeviceBuffer, PinnedBuffer};
 use crate::result;
 use crate::stream::AsStream;
+use crate::stream::DEFAULT_WAIT_LIMIT;
 use cuda_gl_sys as sys;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// Where a copied frame's picture is on the GPU.
 #[derive(Debug, Clone, Copy)]
@@ -127,13 +131,14 @@ impl Staged {
         })
     }
 
-    /// Copies `source` out in `stream`'s order, band by band, and uploads each band into
-    /// `gl`'s texture as soon as its copy has finished, while the later bands are copied: the
-    /// texture holds the frame when this returns.
+    /// Copies `source` out in `stream`'s order, band by band, and hands each band to
+    /// [`GlSide::upload_bands`] as soon as its copy has finished, while the later bands are
+    /// copied: the texture holds the frame when this returns.
     ///
     /// # Errors
-    /// The copies' errors (nothing is uploaded then); [`Error::Timeout`] when a copy does not
-    /// finish within 10 s; the upload's errors (the texture may then hold part of the frame).
+    /// The copies' errors (nothing is uploaded then); [`Error::Timeout`] when the copies have
+    /// not all finished within 10 s of the first wait; the upload's errors (the texture may
+    /// then hold part of the frame).
     pub(super) fn present(
         &mut self,
         gl: &GlSide,
@@ -164,10 +169,11 @@ impl Staged {
                 })
             }?;
         }
-        // Each band waits (at most 10 s) for its own copy only.
+        // Each band waits for its own copy only; all of them within one limit.
+        let deadline = Instant::now() + DEFAULT_WAIT_LIMIT;
         let slots = &self.slots;
         gl.upload_bands(&self.bands, |k| match slots.get(k) {
-            Some(slot) => slot.as_slice(),
+            Some(slot) => slot.as_slice_within(deadline.saturating_duration_since(Instant::now())),
             None => Err(Error::Internal {
                 what: "a staged band with no buffer".into(),
             }),
@@ -181,14 +187,8 @@ mod tests {
 
     #[test]
     fn bands_cover_the_frame_in_order() {
-        for (row, height) in [
-            (4, 1),
-            (7680, 1080),
-            (15360, 2160),
-            (4, 4096),
-            (16384, 3),
-            (4, 0),
-        ] {
+        let rows = [1, 4, 7, 3000, 7680, 15360, 65536, 1 << 20];
+        for (row, height) in rows.iter().flat_map(|&r| (0..=4096).map(move |h| (r, h))) {
             let bands = bands(row, height);
             let mut next = 0;
             for b in &bands {
@@ -198,6 +198,16 @@ mod tests {
             }
             assert_eq!(next, height, "{row}x{height}");
             assert!(bands.len() <= MAX_BANDS);
+            // Every band but the last of one size, at most about 2 MiB unless a single row is
+            // bigger or the frame needs more bands than the cap.
+            let first = bands.first().map_or(0, |b| b.count);
+            assert!(bands.iter().rev().skip(1).all(|b| b.count == first));
+            if row * height <= MAX_BANDS * BAND_BYTES && first > 1 {
+                assert!(
+                    first * row <= 2 * BAND_BYTES,
+                    "{row}x{height}: {first} rows a band"
+                );
+            }
         }
         // About 2 MiB a band: a 1080p RGBA8 frame in 4, a 2160p one in 16.
         assert_eq!(bands(7680, 1080).len(), 4);

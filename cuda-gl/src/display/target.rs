@@ -265,8 +265,9 @@ impl DisplayTarget {
     }
 
     /// Uploads the frames a stream-mode target has copied but not uploaded yet, waiting (at
-    /// most 10 s) for their copies; nothing in interop and staged mode, where every present is
-    /// complete.
+    /// most 10 s) for their copies; nothing in interop and staged mode, where a present that
+    /// returned `Ok` is complete (one that failed is not retried: its frame is lost, and the
+    /// texture may hold part of it in staged mode).
     ///
     /// # Errors
     /// The owner check's errors; [`Error::Timeout`]; the driver's error of the copy; GL's of

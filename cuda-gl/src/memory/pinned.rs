@@ -105,10 +105,25 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
     /// Waits (at most [`DEFAULT_WAIT_LIMIT`]) until every queued copy into the buffer has
     /// finished.
     fn wait_for_copies(&self) -> Result<()> {
+        self.wait_for_copies_within(DEFAULT_WAIT_LIMIT)
+    }
+
+    /// The contents once every queued copy into the buffer has finished, waiting at most
+    /// `limit` (for a caller that waits for several buffers under one deadline).
+    ///
+    /// # Errors
+    /// As [`PinnedBuffer::as_slice`], with `limit` for the timeout.
+    pub(crate) fn as_slice_within(&self, limit: std::time::Duration) -> Result<&[T]> {
+        self.wait_for_copies_within(limit)?;
+        // SAFETY: as in `as_slice`.
+        Ok(unsafe { std::slice::from_raw_parts(self.ptr, self.len) })
+    }
+
+    fn wait_for_copies_within(&self, limit: std::time::Duration) -> Result<()> {
         if self.untracked {
             return Err(UsageError::PinnedBufferUntracked.into());
         }
-        self.event.wait_for(DEFAULT_WAIT_LIMIT)
+        self.event.wait_for(limit)
     }
 
     /// Queues a copy of `src` (same length) into this buffer on `stream`.

@@ -112,8 +112,8 @@ fn auto_picks_interop_on_nvidia_gl_and_reports_it() {
     g.check_no_errors();
 }
 
-/// The staged mode shows frame n once frame n + 1 is presented (or at a flush), and each
-/// frame as it was when presented, even when the next kernel overwrites the pixels at once.
+/// The staged mode shows each frame when its present returns (no flush), in every band of a
+/// frame whose last band is shorter.
 #[test]
 fn a_staged_frame_shows_what_was_presented() {
     let Some(g) = gpu() else { return };

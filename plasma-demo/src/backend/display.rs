@@ -6,9 +6,8 @@
 //! - interop: the texture is registered with CUDA and mapped for the frame; the surface is the
 //!   texture's own, so nothing is copied. Needs the GL context on NVIDIA's GPU that runs CUDA.
 //! - staged: the surface is a CUDA array of the target's; the present copies it into pinned
-//!   host memory and GL uploads the previous frame, so the texture shows the frame before the
-//!   last one until `flush` (which [`DisplayBackend::finish`] calls before every read-back).
-//!   Any OpenGL.
+//!   host memory in bands and GL uploads each band once its copy has finished, so the texture
+//!   holds the frame when the present returns. Any OpenGL.
 //!
 //! `auto` tries them in that order; the target's one-line `Report` says which mode it chose and
 //! why. Unlike the other CUDA paths, the CUDA context does not depend on the GL context: where
@@ -217,7 +216,7 @@ impl DisplayBackend {
 
     /// Renders the frame at time `frame.t`: `plasma_surface` draws the target frame through its
     /// surface on the stream, and the frame is presented (interop: the texture unmapped;
-    /// staged: copied out, and the previous frame uploaded). The caller draws the texture.
+    /// staged: copied out and uploaded, band by band). The caller draws the texture.
     ///
     /// # Errors
     /// When not attached or the sizes disagree; a cuda-gl error of the launch or the present.
@@ -263,8 +262,8 @@ impl DisplayBackend {
             .context("presenting the display frame")
     }
 
-    /// Waits for the stream, puts the last presented frame in the texture (a staged target's
-    /// `flush`: after it, the texture shows the newest frame, as before a read-back), and
+    /// Waits for the stream, makes sure the last presented frame is in the texture (the
+    /// target's `flush`, which has nothing left to do in interop and staged mode), and
     /// reports deferred errors (a present that failed in a `Drop`).
     ///
     /// # Errors
@@ -278,7 +277,7 @@ impl DisplayBackend {
         if let Some(target) = self.target.as_mut() {
             target
                 .flush()
-                .context("uploading the last staged frame (flush)")?;
+                .context("uploading the last presented frame (flush)")?;
         }
         self.ctx
             .check_drop_errors()
