@@ -172,6 +172,44 @@ fn assert_channels(
     }
 }
 
+/// A staged target shows one- and four-channel float frames and R8 frames big enough to be
+/// copied and uploaded in several bands (RGBA32F 700x500: 3 bands, the last shorter; R32F
+/// 1500x1001: 3; R8 3000x1001: 2), each right after its `show`.
+#[test]
+fn staged_frames_of_every_format_in_bands() {
+    let Some(g) = gpu() else { return };
+    let (mut target, _) =
+        DisplayTarget::new(&g.ctx, 8, 8, Format::Rgba8, Some(Mode::Staged)).unwrap();
+    let (w, h) = (700u32, 500u32);
+    let rgba32f: Vec<f32> = (0..w * h * 4)
+        .map(|k| (((k / 4) + (k % 4)) % 256) as f32 / 255.0)
+        .collect();
+    let texels = show_and_read(
+        &g,
+        &mut target,
+        &rgba32f,
+        (w, h, w as usize * 16),
+        Format::Rgba32F,
+    );
+    assert_channels(&texels, 4, 1, "staged RGBA32F 700x500", |i, c| {
+        ((i + c) % 256) as i64
+    });
+    let (w, h) = (1500u32, 1001u32);
+    let r32f: Vec<f32> = (0..w * h).map(|i| (i % 251) as f32 / 255.0).collect();
+    let texels = show_and_read(&g, &mut target, &r32f, (w, h, w as usize * 4), Format::R32F);
+    assert_channels(&texels, 1, 1, "staged R32F 1500x1001", |i, _| {
+        (i % 251) as i64
+    });
+    let (w, h) = (3000u32, 1001u32);
+    let r8: Vec<u8> = (0..w * h).map(|i| (i % 253) as u8).collect();
+    let texels = show_and_read(&g, &mut target, &r8, (w, h, w as usize), Format::R8);
+    assert_channels(&texels, 1, 0, "staged R8 3000x1001", |i, _| {
+        (i % 253) as i64
+    });
+    drop(target);
+    g.check_no_errors();
+}
+
 /// `show` puts device memory of each format on screen in one call, resizing the target, with
 /// rows further apart than a row's bytes; one-channel data reads back in red.
 #[test]
