@@ -6,7 +6,7 @@
 # the kernel log's Xid lines before and after, and a one-line summary per binary.
 #
 # Usage: bash ci/gpu/suite.sh [--twice] [--faults-one-by-one] [--watchdog] [--examples]
-#                             [--window-examples] [--bench ARGS...]
+#                             [--window-examples] [--mesa [--mesa-present]] [--bench ARGS...]
 #   --twice              the whole run twice in a row (no hang and no new Xid in either)
 #   --faults-one-by-one  each non-destructive fault case alone, then a drawing test, then the
 #                        kernel log: which cases leave the GPU able to draw
@@ -23,6 +23,8 @@
 #   --mesa               then, with Mesa's EGL beside NVIDIA's CUDA (needs .mesa/, from
 #                        ci/gpu/fetch-mesa-egl-debs.sh): the tests that need GL not on the CUDA
 #                        GPU (not_nvidia_gl, the demo's staged default run), required to run
+#   --mesa-present       with --mesa: also the benchmark's present group under Mesa (staged rows
+#                        only; its files go to $OUT/bench-mesa)
 #   --bench ARGS         then the interop benchmark with ARGS (its files go to $OUT/bench)
 # Writes $OUT/summary.txt and $OUT/logs.tgz (every binary's output). The logs are kept outside
 # $OUT and packed into logs.tgz after every binary, so that a run stopped by the device call's
@@ -76,7 +78,8 @@ suite() {
         run "$1$t" 300 ".gpu/tests/$t" --test-threads=1
     done
 }
-twice=0 one_by_one=0 watchdog=0 examples=0 window_examples=0 suite=1 mesa=0 bench=() only=.
+twice=0 one_by_one=0 watchdog=0 examples=0 window_examples=0 suite=1 mesa=0 mesa_present=0
+bench=() only=.
 while (($#)); do
     case $1 in
     --twice) twice=1 ;;
@@ -87,6 +90,7 @@ while (($#)); do
     --no-suite) suite=0 ;;
     --only) shift; only=$1 ;;
     --mesa) mesa=1 ;;
+    --mesa-present) mesa_present=1 ;;
     --bench) shift; bench=(--out "$out/bench" "$@"); break ;;
     esac
     shift
@@ -155,6 +159,10 @@ if ((mesa)); then
         run mesa-not_nvidia_gl 300 "$(ls .gpu/tests/not_nvidia_gl-* | head -1)" --test-threads=1
         run mesa-demo-staged 300 "$(ls .gpu/tests/gpu_display-* | head -1)" --test-threads=1 \
             --exact on_mesa_next_to_cuda_the_default_run_is_staged
+        if ((mesa_present)); then
+            run bench-mesa-present 200 "$(ls .gpu/bench/interop-* | head -1)" --present-only \
+                --out "$out/bench-mesa"
+        fi
     )
     xid "after the Mesa runs"
 fi
