@@ -102,7 +102,7 @@ fn mesa_gl_next_to_cuda_is_not_nvidia_gl() {
 /// On Mesa's GL, `auto` picks [`Mode::Staged`] and reports interop refused as not NVIDIA's GL
 /// with the fix; frames drawn by a kernel into the pixels and through the surface equal the
 /// CPU's at odd sizes and at 1080p, right after their present (uploaded band by band: 1080p
-/// in 4 bands, 1001x2333 in 5, the last shorter).
+/// in 8 bands, 1001x2333 in 9, the last shorter).
 fn display_target_is_staged(ctx: &std::sync::Arc<Context>) {
     use cuda_gl::display::{DisplayTarget, Format, Mode};
     let stream = cuda_gl::Stream::new(ctx, cuda_gl::StreamFlags::NonBlocking).unwrap();

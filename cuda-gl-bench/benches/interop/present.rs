@@ -8,7 +8,7 @@
 //!   of an untouched texture; no interop call). No stream sync in the frame: the unmap orders
 //!   GL's use after the copy, as in group 8's surface frame. Target <= [`INTEROP_TARGET`].
 //! - **staged** (`Mode::Staged`, forced): one frame is the same kernel, `Frame::present` (the
-//!   frame copied into pinned memory in bands of about 2 MiB, each band uploaded once its copy
+//!   frame copied into pinned memory in bands of about 1 MiB, each band uploaded once its copy
 //!   has finished, on NVIDIA's GL through the target's pixel buffer) and the same GL use. Its limits, raw, in the same rounds: `cuMemcpyDtoHAsync` of a frame from device
 //!   memory into pinned memory + `cuStreamSynchronize`, and `glTexSubImage2D` of a frame from a
 //!   bound `GL_PIXEL_UNPACK_BUFFER` + the same GL use (`glFinish`). On NVIDIA's GL the two copies
@@ -66,7 +66,7 @@ pub const LEGEND: &str = "\
   slots into the texture; throughput, the texture a few frames behind), each with its ratio to \
   the floor and no target. Staged \
   (`Mode::Staged`, forced; the surface is the target's CUDA array, copied out in bands of about \
-  2 MiB, each uploaded once its copy has finished) against two raw rows \
+  1 MiB, each uploaded once its copy has finished) against two raw rows \
   of the same rounds: `cuMemcpyDtoHAsync` of a frame into pinned memory + \
   `cuStreamSynchronize`, and `glTexSubImage2D` of a frame from a bound \
   `GL_PIXEL_UNPACK_BUFFER` + the same GL use. The limit is their sum on NVIDIA's GL and the \

@@ -117,7 +117,7 @@ fn auto_picks_interop_on_nvidia_gl_and_reports_it() {
 #[test]
 fn a_staged_frame_shows_what_was_presented() {
     let Some(g) = gpu() else { return };
-    // About 8 MB: copied and uploaded in 4 bands, the last of fewer rows (251, 251, 251, 248).
+    // About 8 MB: copied and uploaded in 8 bands, the last of fewer rows (7 of 126, then 119).
     let (w, h) = (2000, 1001);
     let (mut target, _) =
         DisplayTarget::new(&g.ctx, w, h, Format::Rgba8, Some(Mode::Staged)).unwrap();
@@ -173,8 +173,8 @@ fn assert_channels(
 }
 
 /// A staged target shows one- and four-channel float frames and R8 frames big enough to be
-/// copied and uploaded in several bands (RGBA32F 700x500: 3 bands, the last shorter; R32F
-/// 1500x1001: 3; R8 3000x1001: 2), each right after its `show`.
+/// copied and uploaded in several bands (RGBA32F 700x500: 6 bands, the last shorter; R32F
+/// 1500x1001: 6; R8 3000x1001: 3), each right after its `show`.
 #[test]
 fn staged_frames_of_every_format_in_bands() {
     let Some(g) = gpu() else { return };
