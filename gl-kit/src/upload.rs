@@ -64,3 +64,50 @@ pub fn rgba8(
     }
     Ok(())
 }
+
+/// Replaces rows `first..first + rows` of level 0 of the 2-D texture `texture`, `width` texels
+/// wide, with tightly packed RGBA8 `pixels` from host memory (`glTexSubImage2D` of a band, no
+/// pixel unpack buffer bound). Leaves the texture unbound; reads no GL error, as [`rgba8`].
+///
+/// # Errors
+/// A size too large for GL, or `pixels` shorter than the rows.
+pub fn rgba8_rows(
+    texture: GLuint,
+    width: u32,
+    (first, rows): (u32, u32),
+    pixels: &[u8],
+) -> Result<()> {
+    let needed = width as usize * rows as usize * 4;
+    ensure!(
+        pixels.len() >= needed,
+        "{} bytes of pixels for {rows} rows of {width} RGBA8 texels ({needed} bytes)",
+        pixels.len()
+    );
+    let (w, y, h) = (
+        GLsizei::try_from(width)?,
+        GLsizei::try_from(first)?,
+        GLsizei::try_from(rows)?,
+    );
+    // SAFETY: a context is current (the crate's contract); with no pixel unpack buffer bound the
+    // pointer is host memory of at least the rows' size (checked above), read before the call
+    // returns; GL checks the rows against the texture's size.
+    unsafe {
+        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
+        gl::PixelStorei(gl::UNPACK_ALIGNMENT, 4);
+        gl::BindTexture(gl::TEXTURE_2D, texture);
+        let pixels = pixels.as_ptr().cast::<c_void>();
+        gl::TexSubImage2D(
+            gl::TEXTURE_2D,
+            0,
+            0,
+            y,
+            w,
+            h,
+            gl::RGBA,
+            gl::UNSIGNED_BYTE,
+            pixels,
+        );
+        gl::BindTexture(gl::TEXTURE_2D, 0);
+    }
+    Ok(())
+}

@@ -39,13 +39,18 @@ impl Buffer {
 
     /// Replaces the first `data.len()` bytes (`glBufferSubData`).
     pub fn write(&self, data: &[u8]) -> Result<()> {
+        self.write_at(0, data)
+    }
+
+    /// Replaces `data.len()` bytes from byte `offset` (`glBufferSubData`).
+    pub fn write_at(&self, offset: usize, data: &[u8]) -> Result<()> {
         ensure!(
-            data.len() <= self.size,
-            "writing {} bytes into a {}-byte buffer",
+            offset + data.len() <= self.size,
+            "writing {} bytes at {offset} into a {}-byte buffer",
             data.len(),
             self.size
         );
-        buffer::write(*self.name, 0, data)
+        buffer::write(*self.name, offset, data)
     }
 
     /// Clears the first 64 bytes to a constant (`glClearBufferSubData`): the "tiny GL op".
@@ -115,6 +120,17 @@ impl Texture {
     /// Uploads the whole texture from host memory (`glTexSubImage2D`, no PBO bound).
     pub fn upload_from_host(&self, pixels: &[u8]) -> Result<()> {
         self.upload(Source::Host(pixels))
+    }
+
+    /// Uploads rows `first..first + rows` from host memory (`glTexSubImage2D` of a band).
+    pub fn upload_rows_from_host(&self, (first, rows): (u32, u32), pixels: &[u8]) -> Result<()> {
+        ensure!(
+            first + rows <= self.height,
+            "rows {first}..{} of a {}-row texture",
+            first + rows,
+            self.height
+        );
+        upload::rgba8_rows(*self.name, self.width, (first, rows), pixels)
     }
 }
 

@@ -29,7 +29,7 @@ use crate::measure::{Case, Plan, Variant, interleaved};
 use anyhow::{Context as _, Result, ensure};
 use cuda_gl::display::{DisplayTarget, Format, Mode, Pixels};
 use cuda_gl::{DeviceBuffer, PinnedBuffer, Stream, sys};
-use raw::{DoubleBuffer, RawArray};
+use raw::{Bands, DoubleBuffer, RawArray};
 use serde::Serialize;
 
 #[path = "present/raw.rs"]
@@ -76,7 +76,8 @@ pub const LEGEND: &str = "\
   `glTexSubImage2D` straight from pinned memory (the staged upload on any other GL); the staged \
   frame drawn into `Frame::pixels` (device memory instead of the array); the staged present \
   made of plain calls (`raw double buffer`: two pinned buffers, frame n+1's DtoH queued \
-  before frame n is uploaded from the other, the same upload as the target's); and a frame's \
+  before frame n is uploaded from the other, the same upload as the target's); the banded \
+  present made of plain calls (`raw bands`: as the target cuts and uploads a frame); and a frame's \
   copy out of a CUDA array into pinned memory, straight and through device memory. When \
   auto refuses interop (GL that is not NVIDIA's) only the staged rows run, and the report line \
   of `DisplayTarget::new` says why.\n";
@@ -118,6 +119,8 @@ pub enum Role {
     /// The staged present made of plain calls (two pinned buffers, the copy of frame n+1
     /// during the upload of frame n) + GL use.
     DoubleBuffer,
+    /// The staged target's banded present made of plain calls + GL use.
+    Bands,
 }
 
 /// A present row's role and frame size.
@@ -205,8 +208,9 @@ struct Rig {
     /// The source of the raw array copies, and their device memory between.
     array: RawArray,
     between: DeviceBuffer<u8>,
-    /// The plain-call staged present.
+    /// The plain-call staged presents.
     double: DoubleBuffer,
+    bands: Bands,
     /// The raw upload's pixel buffer and texture.
     pbo: Buffer,
     upload: Texture,
@@ -286,6 +290,7 @@ pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Resul
             .with_context(|| format!("allocating {bytes} bytes of pinned host memory"))?,
         array: RawArray::new(driver, size)?,
         double: DoubleBuffer::new(&gpu.ctx, bytes)?,
+        bands: Bands::new(&gpu.ctx, size)?,
         between: DeviceBuffer::zeroed(&gpu.ctx, bytes)
             .with_context(|| format!("allocating {bytes} bytes of device memory"))?,
         pbo: Buffer::new(bytes, &format!("the {w}x{h} PBO"))?,
@@ -387,6 +392,18 @@ pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Resul
             move |rig: &mut Rig| {
                 let gl = (&rig.upload, &rig.pbo, through_pbo);
                 rig.double.frame(driver, &rig.floor.device, stream, gl)?;
+                rig.floor.gl_use(rig.upload.name());
+                Ok(())
+            },
+        ),
+    ));
+    rows.push((
+        Role::Bands,
+        Variant::new(
+            format!("raw bands {w}x{h}: about 1 MiB each, each uploaded once copied + GL use"),
+            move |rig: &mut Rig| {
+                let gl = (&rig.upload, &rig.pbo, through_pbo);
+                rig.bands.frame(driver, &rig.floor.device, stream, gl)?;
                 rig.floor.gl_use(rig.upload.name());
                 Ok(())
             },

@@ -202,3 +202,89 @@ impl DoubleBuffer {
         Ok(())
     }
 }
+
+/// The staged target's banded present made of plain calls, for reading: the frame's rows in
+/// bands of about [`BAND_BYTES`], each `cuMemcpyDtoHAsync`'d into a pinned buffer of its own
+/// with an event recorded after it, all queued first; then each band, once its event has
+/// completed, uploaded into its rows (`glTexSubImage2D` from pinned memory), or, through a
+/// pixel buffer (NVIDIA's GL), written into the buffer at its offset, and the whole frame
+/// uploaded once at the end. What the target's present costs with no library in between.
+pub struct Bands {
+    /// (first row, rows) of each band.
+    rows: Vec<(u32, u32)>,
+    row_bytes: usize,
+    slots: Vec<PinnedBuffer<u8>>,
+    copied: Vec<Event>,
+}
+
+/// About this many bytes a band, as the staged target's bands.
+const BAND_BYTES: usize = 1 << 20;
+
+impl Bands {
+    /// The bands of a `w` x `h` RGBA8 frame, as the staged target cuts it (at most 32 bands of
+    /// equal rows, the last shorter).
+    pub fn new(ctx: &Arc<Context>, (w, h): (u32, u32)) -> Result<Bands> {
+        let row_bytes = w as usize * 4;
+        let count = (row_bytes * h as usize).div_ceil(BAND_BYTES).clamp(1, 32);
+        let per_band = (h as usize).div_ceil(count).max(1) as u32;
+        let rows: Vec<(u32, u32)> = (0..h)
+            .step_by(per_band as usize)
+            .map(|first| (first, per_band.min(h - first)))
+            .collect();
+        let slots = rows
+            .iter()
+            .map(|&(_, n)| PinnedBuffer::zeroed(ctx, row_bytes * n as usize))
+            .collect::<cuda_gl::Result<Vec<_>>>()?;
+        let copied = rows
+            .iter()
+            .map(|_| Event::new(ctx, false))
+            .collect::<cuda_gl::Result<Vec<_>>>()?;
+        Ok(Bands {
+            rows,
+            row_bytes,
+            slots,
+            copied,
+        })
+    }
+
+    /// One frame from `src` (one frame long) into `texture`, through `pbo` when `through_pbo`.
+    pub fn frame(
+        &mut self,
+        driver: &sys::Driver,
+        src: &DeviceBuffer<u8>,
+        stream: &Stream,
+        (texture, pbo, through_pbo): (&Texture, &Buffer, bool),
+    ) -> Result<()> {
+        let frame: usize = self.slots.iter().map(PinnedBuffer::len).sum();
+        ensure!(src.byte_len() == frame, "the source is not a frame long");
+        for ((slot, event), &(first, _)) in self.slots.iter_mut().zip(&self.copied).zip(&self.rows)
+        {
+            let bytes = slot.len();
+            let host = host_of(slot, bytes)?;
+            let from = src.device_ptr().byte_add(first as usize * self.row_bytes)?;
+            // SAFETY: as in `dtoh`: the band's buffer is `bytes` bytes of pinned memory owned
+            // by `self`, read by the previous frame's upload before it returned; `from` is
+            // `bytes` bytes inside `src` (the bands cover the frame, checked above), device
+            // memory of the bound context; `stream` is live; everything lives until the
+            // group's last synchronize.
+            cu("cuMemcpyDtoHAsync", unsafe {
+                driver.cuMemcpyDtoHAsync_v2(host, from.as_raw(), bytes, stream.raw())
+            })?;
+            event.record(stream)?;
+        }
+        for ((slot, event), &(first, rows)) in self.slots.iter().zip(&self.copied).zip(&self.rows) {
+            event.synchronize()?;
+            // The event above says the DMA into it has completed.
+            let pixels = slot.as_slice()?;
+            if through_pbo {
+                pbo.write_at(first as usize * self.row_bytes, pixels)?;
+            } else {
+                texture.upload_rows_from_host((first, rows), pixels)?;
+            }
+        }
+        if through_pbo {
+            texture.upload_from_pbo(pbo)?;
+        }
+        Ok(())
+    }
+}

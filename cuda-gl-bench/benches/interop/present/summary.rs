@@ -36,6 +36,9 @@ pub struct StagedLimits {
     /// reading only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub double_buffer_us: Option<f64>,
+    /// The banded staged present made of plain calls, µs (for reading only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bands_us: Option<f64>,
     /// `us_per_frame / max(dtoh_us, upload_us)`.
     pub ratio_to_max: f64,
     /// `us_per_frame / (dtoh_us + upload_us)`.
@@ -134,6 +137,7 @@ fn staged_summary(cases: &[Case], size: (u32, u32), applies: &'static str) -> Op
             array_dtoh_us: median(cases, Role::ArrayDtoh, size),
             array_via_device_us: median(cases, Role::ArrayDtodDtoh, size),
             double_buffer_us: median(cases, Role::DoubleBuffer, size),
+            bands_us: median(cases, Role::Bands, size),
             ratio_to_max: frame / max,
             ratio_to_sum: frame / sum,
             limit_applies: applies,
