@@ -36,6 +36,21 @@ pub(super) struct Rows {
     pub(super) count: usize,
 }
 
+impl Rows {
+    /// Whether `bands` cover `height` rows in order: each starting where the last ended,
+    /// together every row once.
+    pub(super) fn cover(bands: &[Rows], height: usize) -> bool {
+        let mut next = 0;
+        for b in bands {
+            if b.first != next {
+                return false;
+            }
+            next += b.count;
+        }
+        next == height
+    }
+}
+
 /// The GL state an upload changes, read first and put back after.
 struct UnpackState {
     buffer: i32,
@@ -250,17 +265,8 @@ impl GlSide {
         mut band: impl FnMut(usize) -> Result<&'p [u8]>,
     ) -> Result<()> {
         let (row, height) = self.frame_shape();
-        // In order, each starting where the last ended, together the whole frame: every byte
-        // of the pixel buffer is written before the one upload from it.
-        let mut next = 0;
-        for b in bands {
-            if b.first != next {
-                next = usize::MAX;
-                break;
-            }
-            next += b.count;
-        }
-        if next != height {
+        // Every byte of the pixel buffer is then written before the one upload from it.
+        if !Rows::cover(bands, height) {
             return Err(crate::Error::Internal {
                 what: "staged bands that do not cover their frame in order".into(),
             });
@@ -304,14 +310,10 @@ impl GlSide {
                 }
             }
             if self.pbo != 0 {
-                let all = Rows {
-                    first: 0,
-                    count: height,
-                };
                 // SAFETY: the texture and the pixel buffer are bound (read back); the buffer
                 // is one frame long and every byte of it was written above (the bands cover
                 // the frame in order, each once: checked); the null pointer is offset 0 in it.
-                unsafe { self.tex_sub_image(fns, &all, std::ptr::null()) };
+                unsafe { self.tex_sub_image(fns, &self.all_rows(), std::ptr::null()) };
             }
             Ok(())
         })
@@ -324,19 +326,23 @@ impl GlSide {
     /// # Errors
     /// As [`upload_bands`](Self::upload_bands).
     pub(super) fn upload_from_buffer(&self, buffer: u32) -> Result<()> {
-        let all = Rows {
-            first: 0,
-            count: self.height as usize,
-        };
         self.with_unpack_state("glTexSubImage2D (a display frame)", |fns| {
             self.bind_for_upload(fns, buffer)?;
             // SAFETY: the buffer and the texture are bound (read back); the null pointer is
             // offset 0 in the buffer, and GL refuses a read past its end with an error rather
             // than reading it (a stream slot holds at least one frame, the pixel buffer exactly
             // one).
-            unsafe { self.tex_sub_image(fns, &all, std::ptr::null()) };
+            unsafe { self.tex_sub_image(fns, &self.all_rows(), std::ptr::null()) };
             Ok(())
         })
+    }
+
+    /// Every row of the texture.
+    fn all_rows(&self) -> Rows {
+        Rows {
+            first: 0,
+            count: self.height as usize,
+        }
     }
 
     /// Runs `body` with the owner checked, GL's old errors drained and the unpack state

@@ -147,9 +147,9 @@ impl Staged {
         stream: &impl AsStream,
     ) -> Result<()> {
         let (row, height) = gl.frame_shape();
-        if self.bands.iter().map(|b| b.count).sum::<usize>() != height {
+        if !Rows::cover(&self.bands, height) {
             return Err(Error::Internal {
-                what: "staged bands of another size than their frames".into(),
+                what: "staged bands that do not cover their frame in order".into(),
             });
         }
         // Every copy is queued before any GL call: a kernel the frame queued is then always
@@ -172,12 +172,9 @@ impl Staged {
         }
         // Each band waits for its own copy only; all of them within one limit.
         let deadline = Instant::now() + DEFAULT_WAIT_LIMIT;
-        let slots = &self.slots;
-        gl.upload_bands(&self.bands, |k| match slots.get(k) {
-            Some(slot) => slot.as_slice_within(deadline.saturating_duration_since(Instant::now())),
-            None => Err(Error::Internal {
-                what: "a staged band with no buffer".into(),
-            }),
+        gl.upload_bands(&self.bands, |k| {
+            self.slot(k)?
+                .as_slice_within(deadline.saturating_duration_since(Instant::now()))
         })
     }
 }

@@ -76,10 +76,7 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
     /// [`PinnedBuffer::copy_from_device_async`]).
     #[doc(alias = "cuEventQuery")]
     pub fn as_slice(&self) -> Result<&[T]> {
-        self.wait_for_copies()?;
-        // SAFETY: `ptr` holds `len` initialised values for the lifetime of `self`, and no copy
-        // writes them any more (waited for above; a new one needs `&mut self`).
-        Ok(unsafe { std::slice::from_raw_parts(self.ptr, self.len) })
+        self.as_slice_within(DEFAULT_WAIT_LIMIT)
     }
 
     /// The contents, mutably, once every asynchronous copy into the buffer has finished.
@@ -115,7 +112,8 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
     /// As [`PinnedBuffer::as_slice`], with `limit` for the timeout.
     pub(crate) fn as_slice_within(&self, limit: std::time::Duration) -> Result<&[T]> {
         self.wait_for_copies_within(limit)?;
-        // SAFETY: as in `as_slice`.
+        // SAFETY: `ptr` holds `len` initialised values for the lifetime of `self`, and no copy
+        // writes them any more (waited for above; a new one needs `&mut self`).
         Ok(unsafe { std::slice::from_raw_parts(self.ptr, self.len) })
     }
 
