@@ -7,16 +7,18 @@
 //!   floor (`fast::Floor`: the same kernel into plain device memory + stream sync, the same GL use
 //!   of an untouched texture; no interop call). No stream sync in the frame: the unmap orders
 //!   GL's use after the copy, as in group 8's surface frame. Target <= [`INTEROP_TARGET`].
-//! - **staged** (`Mode::Staged`, forced): one frame is the same kernel, `Frame::present` (the
-//!   frame copied into pinned memory in bands of about 1 MiB, each band uploaded once its copy
-//!   has finished, on NVIDIA's GL through the target's pixel buffer) and the same GL use. Its limits, raw, in the same rounds: `cuMemcpyDtoHAsync` of a frame from device
-//!   memory into pinned memory + `cuStreamSynchronize`, and `glTexSubImage2D` of a frame from a
-//!   bound `GL_PIXEL_UNPACK_BUFFER` + the same GL use (`glFinish`). On NVIDIA's GL the two copies
-//!   are taken to run one after the other (the limit is their sum); on any other GL (Mesa's
-//!   llvmpipe) the upload is CPU work that overlaps the GPU's copy (the larger of the two).
-//!   `GL_VENDOR` / `GL_RENDERER` say which applies. Target <= [`STAGED_TARGET`] x that limit;
-//!   both ratios are reported. A further raw row, for reading only, also writes the frame from
-//!   pinned memory into the pixel buffer first (`glBufferSubData`), as the staged present does.
+//! - **staged** (`Mode::Staged`, forced): one frame is `Frame::present` of a frame no kernel
+//!   drew (the target's CUDA array, whose copy costs what one of device memory costs: a row
+//!   for reading shows it; copied into pinned memory in bands, each taken by GL once its copy has
+//!   finished: uploaded into its rows, or on NVIDIA's GL written into the target's pixel
+//!   buffer, uploaded once) and the same GL use; the kernel is left out as it is of the limits,
+//!   and a row for reading adds it. Its limits, raw, in the same rounds: `cuMemcpyDtoHAsync` of
+//!   a frame from device memory into pinned memory + `cuStreamSynchronize`, and
+//!   `glTexSubImage2D` of a frame from a bound `GL_PIXEL_UNPACK_BUFFER` + the same GL use
+//!   (`glFinish`). On NVIDIA's GL the two copies are taken to run one after the other (the
+//!   limit is their sum); on any other GL (Mesa's llvmpipe) the upload is CPU work that
+//!   overlaps the GPU's copy (the larger of the two). `GL_VENDOR` / `GL_RENDERER` say which
+//!   applies. Target <= [`STAGED_TARGET`] x that limit; both ratios are reported.
 //!
 //! When `DisplayTarget::new` with no mode forced (auto) refuses interop (GL that is not
 //! NVIDIA's), the group measures the staged rows alone and says why interop was refused; its
@@ -65,20 +67,22 @@ pub const LEGEND: &str = "\
   `Mode::Stream` frame (copied into a slot of a 3-slot `FrameStream`, GL copying finished \
   slots into the texture; throughput, the texture a few frames behind), each with its ratio to \
   the floor and no target. Staged \
-  (`Mode::Staged`, forced; the surface is the target's CUDA array, copied out in bands of about \
-  1 MiB, each uploaded once its copy has finished) against two raw rows \
+  (`Mode::Staged`, forced; a frame presented with no kernel drawing it, so that the row holds \
+  the present alone, as its limits hold copies alone: the target's CUDA array, copied out in bands, \
+  each taken by GL once its copy has finished) against two raw rows \
   of the same rounds: `cuMemcpyDtoHAsync` of a frame into pinned memory + \
   `cuStreamSynchronize`, and `glTexSubImage2D` of a frame from a bound \
   `GL_PIXEL_UNPACK_BUFFER` + the same GL use. The limit is their sum on NVIDIA's GL and the \
   larger of the two on any other GL (from `GL_VENDOR` / `GL_RENDERER`), target <= 1.10; both \
-  ratios are reported. For reading only: `raw glBufferSubData + glTexSubImage2D` (the staged \
-  upload on NVIDIA's GL, which writes the frame into the pixel buffer first) and \
-  `glTexSubImage2D` straight from pinned memory (the staged upload on any other GL); the staged \
-  frame drawn into `Frame::pixels` (device memory instead of the array); the staged present \
-  made of plain calls (`raw double buffer`: two pinned buffers, frame n+1's DtoH queued \
-  before frame n is uploaded from the other, the same upload as the target's); the banded \
-  present made of plain calls (`raw bands`: as the target cuts and uploads a frame); and a frame's \
-  copy out of a CUDA array into pinned memory, straight and through device memory. When \
+  ratios are reported. For reading only: the staged frame drawn by the plasma kernel through \
+  its surface (the kernel's time on top), and drawn into `Frame::pixels` (device memory \
+  instead of the array); `raw glBufferSubData + glTexSubImage2D` (a frame written into a \
+  pixel buffer by GL) and `glTexSubImage2D` straight from pinned memory (the staged upload on \
+  any GL but NVIDIA's); the staged present made of plain calls (`raw double buffer`: two \
+  pinned buffers, frame n+1's DtoH queued before frame n is uploaded from the other); the \
+  banded present made of plain calls (`raw bands`: cut as the target cuts a frame, each band \
+  uploaded into its rows, or on NVIDIA's GL written into a pixel buffer, uploaded once); and a frame's copy out of a CUDA array into pinned memory, straight and \
+  through device memory. When \
   auto refuses interop (GL that is not NVIDIA's) only the staged rows run, and the report line \
   of `DisplayTarget::new` says why.\n";
 
@@ -90,7 +94,11 @@ pub enum Role {
     Floor,
     /// An interop frame, drawn through the frame's surface.
     Interop,
-    /// A staged frame, drawn through the frame's surface.
+    /// A staged frame presented as it is (no kernel: the array keeps the last frame drawn) +
+    /// GL use: the target's row, set against copies that include no kernel either.
+    StagedPresent,
+    /// A staged frame, drawn through the frame's surface, + present + GL use (for reading:
+    /// the kernel's time on top of the present).
     Staged,
     /// The raw `cuMemcpyDtoHAsync` of a frame + sync (a staged limit).
     Dtoh,
@@ -180,9 +188,10 @@ pub fn probe(gpu: &Gpu) -> Result<Setup> {
     if let Some(why) = &interop_refused {
         eprintln!("interop: present: interop refused, staged rows only: {why}");
     }
-    let nvidia = [&report.gl_vendor, &report.gl_renderer]
-        .iter()
-        .any(|s| s.to_ascii_uppercase().contains("NVIDIA"));
+    // As the target decides whether it writes its bands into a pixel buffer (GL_VENDOR only:
+    // zink and WSL2's d3d12 name NVIDIA in GL_RENDERER), so that `raw bands` cuts and uploads
+    // a frame as the target does.
+    let nvidia = report.gl_vendor.to_ascii_uppercase().starts_with("NVIDIA");
     Ok(Setup {
         display,
         gl_vendor: report.gl_vendor.clone(),
@@ -290,7 +299,7 @@ pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Resul
             .with_context(|| format!("allocating {bytes} bytes of pinned host memory"))?,
         array: RawArray::new(driver, size)?,
         double: DoubleBuffer::new(&gpu.ctx, bytes)?,
-        bands: Bands::new(&gpu.ctx, size)?,
+        bands: Bands::new(&gpu.ctx, size, setup.staged_limit == SUM)?,
         between: DeviceBuffer::zeroed(&gpu.ctx, bytes)
             .with_context(|| format!("allocating {bytes} bytes of device memory"))?,
         pbo: Buffer::new(bytes, &format!("the {w}x{h} PBO"))?,
@@ -356,6 +365,18 @@ pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Resul
         ));
     }
     rows.push((
+        Role::StagedPresent,
+        Variant::new(
+            format!("staged present {w}x{h}: a frame with no kernel + present + GL use"),
+            |rig: &mut Rig| {
+                let frame = rig.staged.frame(stream)?;
+                frame.present()?;
+                rig.floor.gl_use(rig.staged.texture());
+                Ok(())
+            },
+        ),
+    ));
+    rows.push((
         Role::Staged,
         Variant::new(
             format!("staged frame {w}x{h}: kernel (surface) + present + GL use"),
@@ -400,7 +421,7 @@ pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Resul
     rows.push((
         Role::Bands,
         Variant::new(
-            format!("raw bands {w}x{h}: about 1 MiB each, each uploaded once copied + GL use"),
+            format!("raw bands {w}x{h}: cut as the target's, each taken once copied + GL use"),
             move |rig: &mut Rig| {
                 let gl = (&rig.upload, &rig.pbo, through_pbo);
                 rig.bands.frame(driver, &rig.floor.device, stream, gl)?;

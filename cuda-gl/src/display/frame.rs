@@ -173,8 +173,8 @@ impl<'t, S: AsStream> Frame<'t, S> {
     /// # Errors
     /// Interop: the errors of the unmaps and of the upload. Staged: of the copy out and the
     /// upload (the owner check's errors when the target's GL context is not current;
-    /// [`Error::Timeout`] when the copies took over 10 s; after an error the
-    /// texture holds nothing new or part of the frame). Stream: as
+    /// [`Error::Timeout`] when the copies, or GL's last upload, took over 10 s; after an error
+    /// the texture holds nothing new or part of the frame). Stream: as
     /// [`FrameStream::push_burst`](crate::external::FrameStream::push_burst).
     pub fn present(mut self) -> Result<()> {
         self.presented = true;

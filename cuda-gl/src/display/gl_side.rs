@@ -9,7 +9,8 @@
 use super::Format;
 use crate::error::{Error, Result, UsageError};
 use crate::gl_object::{ImageTarget, Kind};
-use crate::glapi::{GlFns, GlOwner, claim};
+use crate::glapi::{Fence, GlFns, GlOwner, claim};
+use std::time::Instant;
 
 /// The texture (and pixel buffer) of one size and format.
 #[derive(Debug)]
@@ -25,6 +26,18 @@ pub(super) struct GlSide {
     pub(super) format: Format,
     /// The claims on the texture and the pixel buffer.
     claims: Vec<claim::Claim>,
+}
+
+/// The pixel buffer a display target's texture has beside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum PixelBuffer {
+    /// None.
+    None,
+    /// One frame of `glBufferData` storage, for CUDA to register (interop's pixels).
+    Registered,
+    /// One frame of `glBufferData` storage that GL writes each band into
+    /// (`glBufferSubData`): the staged mode's on NVIDIA's GL (see [`staged_through_buffer`]).
+    Written,
 }
 
 /// Rows of a frame: an upload's band.
@@ -54,6 +67,8 @@ impl Rows {
 /// The GL state an upload changes, read first and put back after.
 struct UnpackState {
     buffer: i32,
+    /// The copy write binding, where the upload writes a pixel buffer through it.
+    copy_write: Option<i32>,
     texture: i32,
     alignment: i32,
     row_length: i32,
@@ -63,10 +78,12 @@ struct UnpackState {
 }
 
 impl UnpackState {
-    /// Reads the state, then sets the unpack parameters for tightly packed rows.
-    fn neutral(fns: &GlFns) -> UnpackState {
+    /// Reads the state (with the copy write binding when `copy_write`: the upload writes a
+    /// pixel buffer through it), then sets the unpack parameters for tightly packed rows.
+    fn neutral(fns: &GlFns, copy_write: bool) -> UnpackState {
         let mut state = UnpackState {
             buffer: 0,
+            copy_write: None,
             texture: 0,
             alignment: 4,
             row_length: 0,
@@ -78,6 +95,11 @@ impl UnpackState {
         // the values set are valid for these parameters.
         unsafe {
             (fns.get_integerv)(gl::PIXEL_UNPACK_BUFFER_BINDING, &mut state.buffer);
+            if copy_write {
+                let mut bound = 0;
+                (fns.get_integerv)(gl::COPY_WRITE_BUFFER_BINDING, &mut bound);
+                state.copy_write = Some(bound);
+            }
             (fns.get_integerv)(gl::TEXTURE_BINDING_2D, &mut state.texture);
             (fns.get_integerv)(gl::UNPACK_ALIGNMENT, &mut state.alignment);
             (fns.get_integerv)(gl::UNPACK_ROW_LENGTH, &mut state.row_length);
@@ -102,6 +124,9 @@ impl UnpackState {
             (fns.pixel_storei)(gl::UNPACK_SKIP_PIXELS, self.skip_pixels);
             (fns.pixel_storei)(gl::UNPACK_SWAP_BYTES, self.swap_bytes);
             (fns.bind_buffer)(gl::PIXEL_UNPACK_BUFFER, self.buffer.max(0) as u32);
+            if let Some(bound) = self.copy_write {
+                (fns.bind_buffer)(gl::COPY_WRITE_BUFFER, bound.max(0) as u32);
+            }
             (fns.bind_texture)(gl::TEXTURE_2D, self.texture.max(0) as u32);
         }
     }
@@ -137,7 +162,7 @@ impl GlSide {
         width: u32,
         height: u32,
         format: Format,
-        pbo: bool,
+        pbo: PixelBuffer,
     ) -> Result<GlSide> {
         fns.drain_errors();
         let mut side = GlSide {
@@ -151,7 +176,7 @@ impl GlSide {
         };
         let (internal, pixel_format, ty) = format.gl();
         let (w, h) = (width as i32, height as i32);
-        let state = UnpackState::neutral(fns);
+        let state = UnpackState::neutral(fns, false);
         let storage = fns.tex_storage_2d.filter(|_| fns.version() >= (4, 2));
         // SAFETY: a context is current; the names are fresh and bound before use; with no
         // unpack buffer bound (below) a null pixel pointer asks for storage only; the state
@@ -191,16 +216,19 @@ impl GlSide {
                 }
                 (fns.tex_parameteri)(gl::TEXTURE_2D, gl::TEXTURE_SWIZZLE_A, gl::ONE as i32);
             }
-            if pbo {
+            if pbo != PixelBuffer::None {
                 // Binding a generated name makes the buffer; it gets one frame of storage now,
-                // so that CUDA can register it (interop) and uploads can orphan it (staged).
+                // so that CUDA can register it (interop) or GL write bands into it (staged).
                 (fns.gen_buffers)(1, &mut side.pbo);
                 (fns.bind_buffer)(gl::PIXEL_UNPACK_BUFFER, side.pbo);
                 (fns.buffer_data)(
                     gl::PIXEL_UNPACK_BUFFER,
-                    (w as isize) * (h as isize) * format.bytes_per_pixel() as isize,
+                    side.frame_bytes() as isize,
                     std::ptr::null(),
-                    gl::STREAM_DRAW,
+                    match pbo {
+                        PixelBuffer::Written => gl::DYNAMIC_DRAW,
+                        _ => gl::STREAM_DRAW,
+                    },
                 );
             }
         }
@@ -238,6 +266,12 @@ impl GlSide {
         )
     }
 
+    /// Whether there is a pixel buffer: interop's, or the one the staged mode writes its bands
+    /// into on NVIDIA's GL.
+    pub(super) fn has_pixel_buffer(&self) -> bool {
+        self.pbo != 0
+    }
+
     /// The bytes of one frame, tightly packed.
     pub(super) fn frame_bytes(&self) -> usize {
         self.width as usize * self.height as usize * self.format.bytes_per_pixel()
@@ -247,22 +281,25 @@ impl GlSide {
     /// from `band(k)`, asked for in order, so that a band's bytes may still be arriving while
     /// the bands before it are handled. Straight from each band's bytes when there is no pixel
     /// buffer (`glTexSubImage2D` of the band's rows reads client memory before it returns);
-    /// through the pixel buffer when there is one: each band written into it
-    /// (`glBufferSubData` copies the bytes before it returns), then the whole frame uploaded
-    /// from it once, in GL's order (with a texture copy from the buffer after each band's
-    /// write, NVIDIA's GL made a staged 1920x1080 frame cost 2,012 µs against 1,125 for whole
-    /// frames: each write waited for the copy before it).
-    /// Either way each band's bytes may be reused once `band` is asked for the next one or
-    /// this returns.
+    /// with one (NVIDIA's GL), each band is written into it (`glBufferSubData` copies the bytes
+    /// before it returns) and the whole frame uploaded from it once, in GL's order, after
+    /// waiting for `last_upload` (the fence of the upload before, which read the buffer) until
+    /// `deadline`, so that GL neither stalls nor copies aside a buffer still being read;
+    /// `last_upload` is then this upload's fence. Either way each band's bytes may be reused
+    /// once `band` is asked for the next one or this returns.
     ///
     /// # Errors
     /// `band`'s errors (without a pixel buffer, the bands before it are uploaded; with one,
     /// none); the owner check's errors when the target's context is not current;
-    /// [`Error::GlCall`](crate::Error::GlCall) when GL refuses the upload.
+    /// [`Error::GlCall`](crate::Error::GlCall) when GL refuses the upload;
+    /// [`Error::Timeout`](crate::Error::Timeout) when the upload before has not finished by
+    /// `deadline`.
     pub(super) fn upload_bands<'p>(
         &self,
         bands: &[Rows],
         mut band: impl FnMut(usize) -> Result<&'p [u8]>,
+        last_upload: &mut Option<Fence>,
+        deadline: Instant,
     ) -> Result<()> {
         let (row, height) = self.frame_shape();
         // Every byte of the pixel buffer is then written before the one upload from it.
@@ -271,52 +308,90 @@ impl GlSide {
                 what: "staged bands that do not cover their frame in order".into(),
             });
         }
-        self.with_unpack_state("glTexSubImage2D (a staged frame)", |fns| {
-            self.bind_for_upload(fns, self.pbo)?;
-            for (k, rows) in bands.iter().enumerate() {
-                let pixels = band(k)?;
-                if pixels.len() != rows.count * row || rows.first + rows.count > height {
-                    return Err(crate::Error::Internal {
-                        what: "a staged band of another size than its rows".into(),
-                    });
+        if let Some(fence) = last_upload.as_ref() {
+            let limit = deadline.saturating_duration_since(Instant::now());
+            match fence.client_wait(limit, || "the last staged upload's GL fence".into()) {
+                Ok(()) => {}
+                // A fence GL cannot wait on (GL_WAIT_FAILED) is dropped: GL's own ordering
+                // still keeps the next write after the upload (by stalling), so the next
+                // present goes on.
+                Err(e @ crate::Error::GlCall { .. }) => {
+                    *last_upload = None;
+                    return Err(e);
                 }
+                // Kept (a timeout, another context current): the next present waits again.
+                Err(e) => return Err(e),
+            }
+        }
+        *last_upload = None;
+        let queued = std::cell::Cell::new(false);
+        let uploaded =
+            self.with_unpack_state("glTexSubImage2D (a staged frame)", self.pbo != 0, |fns| {
+                let mut checked = |k: usize, rows: &Rows| {
+                    let pixels = band(k)?;
+                    if pixels.len() != rows.count * row || rows.first + rows.count > height {
+                        return Err(crate::Error::Internal {
+                            what: "a staged band of another size than its rows".into(),
+                        });
+                    }
+                    Ok(pixels)
+                };
                 if self.pbo == 0 {
-                    // SAFETY: the texture is bound (read back); the rows lie within it
-                    // (checked above); no pixel buffer is bound (read back), so `pixels`,
-                    // the band's rows tightly packed, are read before the call returns.
-                    unsafe { self.tex_sub_image(fns, rows, pixels.as_ptr().cast()) };
-                    continue;
+                    self.bind_for_upload(fns, 0)?;
+                    for (k, rows) in bands.iter().enumerate() {
+                        let pixels = checked(k, rows)?;
+                        // SAFETY: the texture is bound (read back); the rows lie within it
+                        // (checked); no pixel buffer is bound (read back), so `pixels`, the band's
+                        // rows tightly packed, are read before the call returns.
+                        unsafe { self.tex_sub_image(fns, rows, pixels.as_ptr().cast()) };
+                    }
+                    return Ok(());
                 }
-                // SAFETY: a context is current; the pixel buffer is bound (read back by
-                // `bind_for_upload`) and one frame long (`create`), and the band's bytes lie
-                // within it (checked above); `pixels` is read before the calls return.
-                unsafe {
-                    if k == 0 {
-                        // Orphaning first: GL gives new storage instead of waiting for the
-                        // last frame's upload.
-                        (fns.buffer_data)(
-                            gl::PIXEL_UNPACK_BUFFER,
-                            self.frame_bytes() as isize,
-                            std::ptr::null(),
-                            gl::STREAM_DRAW,
+                // The bands are written with the buffer bound as a copy target, and it is bound
+                // as the pixel unpack buffer only for the upload: the GL calls of the benchmark's
+                // plain-call banded present (`raw bands`), so that the two differ only in
+                // cuda-gl's own work.
+                bind_checked(
+                    fns,
+                    gl::COPY_WRITE_BUFFER,
+                    self.pbo,
+                    "glBindBuffer (a display buffer)",
+                )?;
+                for (k, rows) in bands.iter().enumerate() {
+                    let pixels = checked(k, rows)?;
+                    // SAFETY: a context is current; the pixel buffer is bound as the copy target
+                    // (read back); GL refuses a range past its end with an error, writing nothing
+                    // (it is one frame long, which holds the band, unless the application gave its
+                    // name other storage); `pixels` is read before the call returns.
+                    unsafe {
+                        (fns.buffer_sub_data)(
+                            gl::COPY_WRITE_BUFFER,
+                            (rows.first * row) as isize,
+                            pixels.len() as isize,
+                            pixels.as_ptr().cast(),
                         );
                     }
-                    (fns.buffer_sub_data)(
-                        gl::PIXEL_UNPACK_BUFFER,
-                        (rows.first * row) as isize,
-                        pixels.len() as isize,
-                        pixels.as_ptr().cast(),
-                    );
                 }
-            }
-            if self.pbo != 0 {
-                // SAFETY: the texture and the pixel buffer are bound (read back); the buffer
-                // is one frame long and every byte of it was written above (the bands cover
-                // the frame in order, each once: checked); the null pointer is offset 0 in it.
+                self.bind_for_upload(fns, self.pbo)?;
+                // SAFETY: the texture and the pixel buffer are bound (read back); the null pointer
+                // is offset 0 in the buffer, and GL refuses a read past its end with an error
+                // rather than reading it (the buffer is one frame long unless the application gave
+                // its name other storage).
                 unsafe { self.tex_sub_image(fns, &self.all_rows(), std::ptr::null()) };
+                queued.set(true);
+                Ok(())
+            });
+        if queued.get() {
+            // Whatever the upload's final error check said, the upload may read the buffer
+            // now: the next frame's writes wait for this fence. Without one, GL keeps them
+            // after the upload by stalling (with no time limit), so a fence that cannot be
+            // placed is logged, not an error of a frame that was uploaded.
+            match Fence::place(self.owner) {
+                Ok(fence) => *last_upload = Some(fence),
+                Err(e) => log::warn!("cuda-gl: no GL fence after a staged upload: {e}"),
             }
-            Ok(())
-        })
+        }
+        uploaded
     }
 
     /// Uploads one tightly packed frame from the start of GL buffer `buffer` (of at least
@@ -326,7 +401,7 @@ impl GlSide {
     /// # Errors
     /// As [`upload_bands`](Self::upload_bands).
     pub(super) fn upload_from_buffer(&self, buffer: u32) -> Result<()> {
-        self.with_unpack_state("glTexSubImage2D (a display frame)", |fns| {
+        self.with_unpack_state("glTexSubImage2D (a display frame)", false, |fns| {
             self.bind_for_upload(fns, buffer)?;
             // SAFETY: the buffer and the texture are bound (read back); the null pointer is
             // offset 0 in the buffer, and GL refuses a read past its end with an error rather
@@ -346,16 +421,17 @@ impl GlSide {
     }
 
     /// Runs `body` with the owner checked, GL's old errors drained and the unpack state
-    /// neutral, then puts the application's unpack state back and reports a GL error that
-    /// `body` raised as `call`'s.
+    /// neutral (the copy write binding too when `copy_write`), then puts the application's
+    /// state back and reports a GL error that `body` raised as `call`'s.
     fn with_unpack_state(
         &self,
         call: &'static str,
+        copy_write: bool,
         body: impl FnOnce(&GlFns) -> Result<()>,
     ) -> Result<()> {
         let fns = self.owner.check("glTexSubImage2D (not called)")?;
         fns.drain_errors();
-        let state = UnpackState::neutral(fns);
+        let state = UnpackState::neutral(fns, copy_write);
         let done = body(fns);
         state.restore(fns);
         done?;
@@ -364,9 +440,10 @@ impl GlSide {
 
     /// Binds `buffer` (0: none) as the pixel unpack buffer and the texture, each read back
     /// before it is relied on: the application may have deleted one of these names (a GL call
-    /// allowed on any name of its share group), and binding a deleted name fails and leaves
-    /// the application's object bound, where a null pointer would then be read as client
-    /// memory at address 0.
+    /// allowed on any name of its share group). In a core profile binding a deleted name fails
+    /// and leaves the application's object bound, where a null pointer would then be read as
+    /// client memory at address 0; in a compatibility profile it makes a new, empty object,
+    /// which GL's range checks keep every read and write within.
     fn bind_for_upload(&self, fns: &GlFns, buffer: u32) -> Result<()> {
         bind_checked(
             fns,
@@ -408,18 +485,20 @@ impl GlSide {
     }
 }
 
-/// Binds `name` to `target` (a pixel unpack buffer or a 2-D texture) and reads the binding
-/// back: `Err` naming `call` when it did not take (a name the application deleted).
+/// Binds `name` to `target` (a pixel unpack or copy write buffer, or a 2-D texture) and reads
+/// the binding back: `Err` naming `call` when it did not take (a name the application deleted,
+/// in a core profile: see [`GlSide::bind_for_upload`]).
 fn bind_checked(fns: &GlFns, target: u32, name: u32, call: &'static str) -> Result<()> {
     let query = match target {
         gl::PIXEL_UNPACK_BUFFER => gl::PIXEL_UNPACK_BUFFER_BINDING,
+        gl::COPY_WRITE_BUFFER => gl::COPY_WRITE_BUFFER_BINDING,
         _ => gl::TEXTURE_BINDING_2D,
     };
     let mut bound = -1;
     // SAFETY: a context is current (the callers checked the owner); binding any name is
     // allowed (a bad one raises an error); a valid out-pointer.
     unsafe {
-        if target == gl::PIXEL_UNPACK_BUFFER {
+        if target != gl::TEXTURE_2D {
             (fns.bind_buffer)(target, name);
         } else {
             (fns.bind_texture)(target, name);
@@ -437,11 +516,12 @@ fn bind_checked(fns: &GlFns, target: u32, name: u32, call: &'static str) -> Resu
     }
 }
 
-/// Whether staged frames go through a pixel buffer in the current context (of `fns`): on
-/// NVIDIA's GL the upload from a buffer is the GPU's copy, which runs in GL's order while the
-/// CPU goes on; on any other GL (Mesa's llvmpipe, a laptop's integrated GPU, VirtualGL) the
-/// frame is uploaded straight from pinned memory, one CPU copy fewer where GL copies on the
-/// CPU anyway.
+/// Whether staged frames go through a pixel buffer in the current context (of `fns`):
+/// on NVIDIA's GL the upload from a buffer is the GPU's copy, which runs in GL's order while
+/// the CPU goes on, where an upload from client memory costs ten times the copy (1,966 µs for
+/// a 1920x1080 RGBA8 frame on the H200); on any other GL (Mesa's llvmpipe, a laptop's
+/// integrated GPU, VirtualGL) the frame is uploaded straight from pinned memory, one CPU copy
+/// fewer where GL copies on the CPU anyway.
 pub(super) fn staged_through_buffer(fns: &GlFns) -> bool {
     // GL_VENDOR only: Mesa's drivers over an NVIDIA GPU (zink, WSL2's d3d12) name it in
     // GL_RENDERER, and they are GL that copies on the CPU.

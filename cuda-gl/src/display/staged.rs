@@ -1,14 +1,15 @@
-//! The staged mode's state: a frame is copied out of the GPU into pinned host memory in bands
-//! of about 1 MiB, and GL takes each band as soon as its copy has finished, while the next
-//! bands are copied: uploaded into the texture straight away, or on NVIDIA's GL written into
-//! the pixel buffer, which is uploaded once the last band is in. The texture holds the frame
-//! when the present returns (the present waits on the CPU for the frame's kernel and copies),
-//! and GL reads a band soon after its bytes land.
+//! The staged mode's state: a frame is copied out of the GPU into pinned host memory in bands,
+//! and GL takes each band as soon as its copy has finished, while the next bands are copied:
+//! uploaded into the texture straight away, or on NVIDIA's GL written into the pixel buffer,
+//! which is uploaded once the last band is in. The texture holds the frame when the
+//! present returns (the present waits on the CPU for the frame's kernel and copies), and GL
+//! reads a band soon after its bytes land.
 
 use super::array::FrameArray;
 use super::gl_side::{GlSide, Rows};
 use crate::context::Context;
 use crate::error::{Error, Result};
+use crate::glapi::Fence;
 use crate::memory::{DeviceBuffer, PinnedBuffer};
 use crate::result;
 use crate::stream::AsStream;
@@ -74,29 +75,55 @@ impl Source<'_> {
     }
 }
 
-/// A band's bytes: about this many, so that a band just copied in is still in the CPU's cache
-/// when GL reads it, the copy of the next band runs during its upload, and a present waits
-/// little for its first band (about 20 µs of copy on an H200).
-const BAND_BYTES: usize = 1 << 20;
-/// At most this many bands a frame.
+/// How a frame is cut into bands: the first of `first` bytes, so that the present waits
+/// little for it; each next one `growth` times the last, up to `cap` bytes.
+#[derive(Debug, Clone, Copy)]
+struct BandPlan {
+    first: usize,
+    growth: usize,
+    cap: usize,
+}
+
+/// Bands GL uploads from client memory (any GL but NVIDIA's), which it does several times
+/// slower than CUDA copies them in (Mesa's llvmpipe: 11 GB/s against 50): each band's upload
+/// outlasts the copy of the next, four times its size, so the bands can grow, and fewer
+/// uploads cost less (each call costs llvmpipe about 8 µs).
+const CLIENT_UPLOAD: BandPlan = BandPlan {
+    first: 256 << 10,
+    growth: 4,
+    cap: usize::MAX,
+};
+
+/// Bands NVIDIA's GL writes into the pixel buffer: about 1 MiB from the third on, the sizes
+/// its figures were measured with. (That write, a CPU copy at 10 to 13 GB/s on the H200, is
+/// also slower than CUDA's copy in, so bands that grow as [`CLIENT_UPLOAD`]'s would keep it
+/// fed too, with fewer calls.)
+const BUFFER_WRITE: BandPlan = BandPlan {
+    first: 256 << 10,
+    growth: 2,
+    cap: 1 << 20,
+};
+
+/// At most this many bands a frame (the last then takes the rest).
 const MAX_BANDS: usize = 32;
 
-/// The rows of each band of a frame of `height` rows of `row` bytes: every band but the last
-/// of one size, together the whole frame, in order.
-fn bands(row: usize, height: usize) -> Vec<Rows> {
-    let frame = row * height;
-    let count = frame
-        .div_ceil(BAND_BYTES)
-        .clamp(1, MAX_BANDS)
-        .min(height.max(1));
-    let per_band = height.div_ceil(count).max(1);
-    (0..height)
-        .step_by(per_band)
-        .map(|first| Rows {
-            first,
-            count: per_band.min(height - first),
-        })
-        .collect()
+/// The rows of each band of a frame of `height` rows of `row` bytes, as `plan` cuts it:
+/// together the whole frame, in order.
+fn bands(row: usize, height: usize, plan: BandPlan) -> Vec<Rows> {
+    let rows_of = |bytes: usize| (bytes / row.max(1)).max(1);
+    let mut out = Vec::new();
+    let (mut first, mut bytes) = (0, plan.first);
+    while first < height {
+        let count = if out.len() + 1 == MAX_BANDS {
+            height - first
+        } else {
+            rows_of(bytes).min(height - first)
+        };
+        out.push(Rows { first, count });
+        first += count;
+        bytes = bytes.saturating_mul(plan.growth).min(plan.cap);
+    }
+    out
 }
 
 /// The staged mode's state: a pinned buffer per band of a frame. The target drops it before
@@ -105,6 +132,9 @@ fn bands(row: usize, height: usize) -> Vec<Rows> {
 pub(super) struct Staged {
     bands: Vec<Rows>,
     slots: Vec<PinnedBuffer<u8>>,
+    /// The fence of the last upload from the pixel buffer, if any: the next frame's bytes are
+    /// written into the buffer only once it has signalled.
+    last_upload: Option<Fence>,
 }
 
 impl Staged {
@@ -115,20 +145,28 @@ impl Staged {
     /// The driver's errors from allocating pinned memory; the upload's errors.
     pub(super) fn new(ctx: &Arc<Context>, gl: &GlSide) -> Result<Staged> {
         let (row, height) = gl.frame_shape();
-        let bands = bands(row, height);
+        let plan = if gl.has_pixel_buffer() {
+            BUFFER_WRITE
+        } else {
+            CLIENT_UPLOAD
+        };
+        let bands = bands(row, height, plan);
         let slots = bands
             .iter()
             .map(|rows| PinnedBuffer::zeroed(ctx, row * rows.count))
             .collect::<Result<Vec<_>>>()?;
-        let staged = Staged { bands, slots };
-        gl.upload_bands(&staged.bands, |k| staged.slot(k)?.as_slice())?;
-        Ok(staged)
-    }
-
-    /// Band `k`'s buffer.
-    fn slot(&self, k: usize) -> Result<&PinnedBuffer<u8>> {
-        self.slots.get(k).ok_or_else(|| Error::Internal {
-            what: "a staged band with no buffer".into(),
+        let mut last_upload = None;
+        let deadline = Instant::now() + DEFAULT_WAIT_LIMIT;
+        gl.upload_bands(
+            &bands,
+            |k| slot(&slots, k)?.as_slice(),
+            &mut last_upload,
+            deadline,
+        )?;
+        Ok(Staged {
+            bands,
+            slots,
+            last_upload,
         })
     }
 
@@ -137,9 +175,10 @@ impl Staged {
     /// copied: the texture holds the frame when this returns.
     ///
     /// # Errors
-    /// The copies' errors (nothing is uploaded then); [`Error::Timeout`] when the copies have
-    /// not all finished within 10 s of the first wait; the upload's errors (the texture may
-    /// then hold part of the frame).
+    /// The copies' errors (nothing is uploaded then); [`Error::Timeout`] when the copies (and,
+    /// through a pixel buffer, the last frame's upload from it) have not all finished within
+    /// 10 s of the first wait; the upload's errors (uploading from pinned memory the texture
+    /// may then hold part of the frame; through a pixel buffer, none of it).
     pub(super) fn present(
         &mut self,
         gl: &GlSide,
@@ -170,13 +209,24 @@ impl Staged {
                 })
             }?;
         }
-        // Each band waits for its own copy only; all of them within one limit.
+        // Each band waits for its own copy only; all of them, and the last upload's fence,
+        // within one limit.
         let deadline = Instant::now() + DEFAULT_WAIT_LIMIT;
-        gl.upload_bands(&self.bands, |k| {
-            self.slot(k)?
-                .as_slice_within(deadline.saturating_duration_since(Instant::now()))
-        })
+        let slots = &self.slots;
+        gl.upload_bands(
+            &self.bands,
+            |k| slot(slots, k)?.as_slice_within(deadline.saturating_duration_since(Instant::now())),
+            &mut self.last_upload,
+            deadline,
+        )
     }
+}
+
+/// Band `k`'s buffer.
+fn slot(slots: &[PinnedBuffer<u8>], k: usize) -> Result<&PinnedBuffer<u8>> {
+    slots.get(k).ok_or_else(|| Error::Internal {
+        what: "a staged band with no buffer".into(),
+    })
 }
 
 #[cfg(test)]
@@ -186,29 +236,30 @@ mod tests {
     #[test]
     fn bands_cover_the_frame_in_order() {
         let rows = [1, 4, 7, 3000, 7680, 15360, 65536, 1 << 20];
-        for (row, height) in rows.iter().flat_map(|&r| (0..=4096).map(move |h| (r, h))) {
-            let bands = bands(row, height);
-            let mut next = 0;
-            for b in &bands {
-                assert_eq!(b.first, next, "{row}x{height}: {bands:?}");
-                assert!(b.count > 0, "{row}x{height}: an empty band");
-                next += b.count;
-            }
-            assert_eq!(next, height, "{row}x{height}");
-            assert!(bands.len() <= MAX_BANDS);
-            // Every band but the last of one size, at most about 2 bands' bytes unless a single row is
-            // bigger or the frame needs more bands than the cap.
-            let first = bands.first().map_or(0, |b| b.count);
-            assert!(bands.iter().rev().skip(1).all(|b| b.count == first));
-            if row * height <= MAX_BANDS * BAND_BYTES && first > 1 {
+        for plan in [CLIENT_UPLOAD, BUFFER_WRITE] {
+            for (row, height) in rows.iter().flat_map(|&r| (0..=4096).map(move |h| (r, h))) {
+                let bands = bands(row, height, plan);
+                assert!(Rows::cover(&bands, height), "{row}x{height}: {bands:?}");
                 assert!(
-                    first * row <= 2 * BAND_BYTES,
-                    "{row}x{height}: {first} rows a band"
+                    bands.iter().all(|b| b.count > 0),
+                    "{row}x{height}: an empty band"
                 );
+                assert!(bands.len() <= MAX_BANDS);
+                // Each band but the last as the plan says, in whole rows (at least one).
+                let mut bytes = plan.first;
+                for b in bands.iter().rev().skip(1).rev() {
+                    assert_eq!(b.count, (bytes / row).max(1), "{row}x{height}: {bands:?}");
+                    bytes = bytes.saturating_mul(plan.growth).min(plan.cap);
+                }
             }
         }
-        // About 1 MiB a band: a 1080p RGBA8 frame in 8, a 2160p one in 32.
-        assert_eq!(bands(7680, 1080).len(), 8);
-        assert_eq!(bands(15360, 2160).len(), 32);
+        // 1080p and 2160p RGBA8: few bands for client uploads, about 1 MiB ones when written.
+        let shape = |row, height, plan| -> Vec<usize> {
+            bands(row, height, plan).iter().map(|b| b.count).collect()
+        };
+        assert_eq!(shape(7680, 1080, CLIENT_UPLOAD), [34, 136, 546, 364]);
+        assert_eq!(shape(15360, 2160, CLIENT_UPLOAD), [17, 68, 273, 1092, 710]);
+        assert_eq!(bands(7680, 1080, BUFFER_WRITE).len(), 10);
+        assert_eq!(bands(15360, 2160, BUFFER_WRITE).len(), MAX_BANDS);
     }
 }

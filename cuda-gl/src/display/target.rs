@@ -2,7 +2,7 @@
 
 use super::array::FrameArray;
 use super::frame::{Frame, FrameOrder, Pixels, Work};
-use super::gl_side::{GlSide, check_size, staged_through_buffer};
+use super::gl_side::{GlSide, PixelBuffer, check_size, staged_through_buffer};
 use super::interop::InteropFrame;
 use super::staged::Staged;
 use super::streamed::Streamed;
@@ -135,9 +135,9 @@ impl DisplayTarget {
             Mode::Staged | Mode::Stream => Some(DeviceBuffer::zeroed(ctx, bytes)?),
         };
         let pbo = match mode {
-            Mode::Interop => true,
-            Mode::Staged => staged_through_buffer(fns),
-            Mode::Stream => false,
+            Mode::Interop => PixelBuffer::Registered,
+            Mode::Staged if staged_through_buffer(fns) => PixelBuffer::Written,
+            Mode::Staged | Mode::Stream => PixelBuffer::None,
         };
         let gl = GlSide::create(owner, fns, width, height, format, pbo)?;
         let backend = match mode {

@@ -31,6 +31,7 @@ mod harness;
 mod auto_traits;
 mod bad_input;
 mod display;
+mod display_app_gl;
 mod egl_any_gl;
 mod external;
 mod frames;

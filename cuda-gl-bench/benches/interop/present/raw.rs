@@ -204,11 +204,12 @@ impl DoubleBuffer {
 }
 
 /// The staged target's banded present made of plain calls, for reading: the frame's rows in
-/// bands of about [`BAND_BYTES`], each `cuMemcpyDtoHAsync`'d into a pinned buffer of its own
-/// with an event recorded after it, all queued first; then each band, once its event has
-/// completed, uploaded into its rows (`glTexSubImage2D` from pinned memory), or, through a
-/// pixel buffer (NVIDIA's GL), written into the buffer at its offset, and the whole frame
-/// uploaded once at the end. What the target's present costs with no library in between.
+/// bands cut as the target cuts them ([`band_rows`]), each `cuMemcpyDtoHAsync`'d into a pinned
+/// buffer of its own with an event recorded after it, all queued first; then each band, once
+/// its event has completed, uploaded into its rows (`glTexSubImage2D` from pinned memory), or,
+/// through a pixel buffer (NVIDIA's GL), written into the buffer at its offset
+/// (`glBufferSubData`), and the whole frame uploaded once at the end. What the target's present
+/// costs with no library in between.
 pub struct Bands {
     /// (first row, rows) of each band.
     rows: Vec<(u32, u32)>,
@@ -217,20 +218,38 @@ pub struct Bands {
     copied: Vec<Event>,
 }
 
-/// About this many bytes a band, as the staged target's bands.
-const BAND_BYTES: usize = 1 << 20;
+/// The bands of a frame of `h` rows of `row_bytes`, as the staged target cuts them
+/// (`cuda-gl/src/display/staged.rs`, `CLIENT_UPLOAD` and `BUFFER_WRITE`): the first of
+/// 256 KiB, each next one 4 times the last for uploads from client memory, or twice the last up
+/// to 1 MiB for writes into a pixel buffer; at most 32, the last taking the rest.
+fn band_rows(row_bytes: usize, h: u32, written: bool) -> Vec<(u32, u32)> {
+    let (growth, cap) = if written {
+        (2, 1 << 20)
+    } else {
+        (4, usize::MAX)
+    };
+    let mut out = Vec::new();
+    let (mut first, mut bytes) = (0u32, 256usize << 10);
+    while first < h {
+        let fit = u32::try_from((bytes / row_bytes.max(1)).max(1)).unwrap_or(u32::MAX);
+        let rows = if out.len() + 1 == 32 {
+            h - first
+        } else {
+            fit.min(h - first)
+        };
+        out.push((first, rows));
+        first += rows;
+        bytes = bytes.saturating_mul(growth).min(cap);
+    }
+    out
+}
 
 impl Bands {
-    /// The bands of a `w` x `h` RGBA8 frame, as the staged target cuts it (at most 32 bands of
-    /// equal rows, the last shorter).
-    pub fn new(ctx: &Arc<Context>, (w, h): (u32, u32)) -> Result<Bands> {
+    /// The bands of a `w` x `h` RGBA8 frame, as the staged target cuts it on this GL
+    /// (`written` into a pixel buffer: NVIDIA's).
+    pub fn new(ctx: &Arc<Context>, (w, h): (u32, u32), written: bool) -> Result<Bands> {
         let row_bytes = w as usize * 4;
-        let count = (row_bytes * h as usize).div_ceil(BAND_BYTES).clamp(1, 32);
-        let per_band = (h as usize).div_ceil(count).max(1) as u32;
-        let rows: Vec<(u32, u32)> = (0..h)
-            .step_by(per_band as usize)
-            .map(|first| (first, per_band.min(h - first)))
-            .collect();
+        let rows = band_rows(row_bytes, h, written);
         let slots = rows
             .iter()
             .map(|&(_, n)| PinnedBuffer::zeroed(ctx, row_bytes * n as usize))

@@ -22,6 +22,10 @@ pub struct StagedLimits {
     /// that is not NVIDIA's (for reading only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host_upload_us: Option<f64>,
+    /// A staged frame drawn by the plasma kernel through its surface, then presented, µs (for
+    /// reading only: the kernel's time on top of the present).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_frame_us: Option<f64>,
     /// A staged frame drawn into its pixels (device memory) instead of the surface (the
     /// target's array), µs (for reading only).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -111,7 +115,7 @@ fn interop_summary(cases: &[Case], size: (u32, u32)) -> Option<Summary> {
 
 /// A staged frame against its raw limits at `size`, the target's on the `applies` one.
 fn staged_summary(cases: &[Case], size: (u32, u32), applies: &'static str) -> Option<Summary> {
-    let frame = median(cases, Role::Staged, size)?;
+    let frame = median(cases, Role::StagedPresent, size)?;
     let dtoh_us = median(cases, Role::Dtoh, size)?;
     let upload_us = median(cases, Role::Upload, size)?;
     let (max, sum) = (dtoh_us.max(upload_us), dtoh_us + upload_us);
@@ -133,6 +137,7 @@ fn staged_summary(cases: &[Case], size: (u32, u32), applies: &'static str) -> Op
             upload_us,
             write_upload_us: median(cases, Role::WriteUpload, size),
             host_upload_us: median(cases, Role::HostUpload, size),
+            kernel_frame_us: median(cases, Role::Staged, size),
             pixels_frame_us: median(cases, Role::StagedPixels, size),
             array_dtoh_us: median(cases, Role::ArrayDtoh, size),
             array_via_device_us: median(cases, Role::ArrayDtodDtoh, size),
@@ -158,7 +163,7 @@ pub(super) fn set_ratios(cases: &mut [Case], size: (u32, u32), setup: &Setup) {
         let summary = match tag.role {
             _ if (tag.width, tag.height) != size => None,
             Role::Interop => interop.as_ref(),
-            Role::Staged => staged.as_ref(),
+            Role::StagedPresent => staged.as_ref(),
             _ => None,
         };
         if let Some((summary, to)) = summary {
@@ -307,16 +312,17 @@ pub fn summary_markdown(cases: &[Case], setup: Option<&Setup>) -> String {
         );
     }
     out.push_str(
-        "\n| staged | DtoH µs | upload µs | × max | × sum | buffer write + upload µs | upload from pinned memory µs |\n\
-         |---|---:|---:|---:|---:|---:|---:|\n",
+        "\n| staged | DtoH µs | upload µs | × max | × sum | raw bands µs | with the kernel µs | buffer write + upload µs | upload from pinned memory µs |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for (_, (w, h), s) in &all {
         let Some(l) = &s.staged else { continue };
         let cell = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{v:.1}"));
         let (write, host) = (cell(l.write_upload_us), cell(l.host_upload_us));
+        let (bands, kernel) = (cell(l.bands_us), cell(l.kernel_frame_us));
         let _ = writeln!(
             out,
-            "| {w}x{h} | {:.1} | {:.1} | {:.3} | {:.3} | {write} | {host} |",
+            "| {w}x{h} | {:.1} | {:.1} | {:.3} | {:.3} | {bands} | {kernel} | {write} | {host} |",
             l.dtoh_us, l.upload_us, l.ratio_to_max, l.ratio_to_sum
         );
     }

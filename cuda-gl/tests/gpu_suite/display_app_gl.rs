@@ -1,0 +1,187 @@
+//! The display target against the application's own GL calls on the target's objects (issue
+//! 32's bad input): a texture or pixel buffer the application deleted makes the next present a
+//! typed error, never an upload into, or a write over, what the application has bound; a
+//! present puts the application's bindings back. Needs `--features egl` and a GPU.
+#![cfg(feature = "egl")]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use super::display::assert_pattern;
+use crate::gpu::*;
+use cuda_gl::Error;
+use cuda_gl::display::{DisplayTarget, Format, Mode};
+
+/// The application deletes a staged target's texture (a GL call allowed on any name of its
+/// share group): the next upload finds its binding did not take and fails with a typed error,
+/// instead of uploading into whatever the application has bound (or reading client memory at
+/// address 0); the target still drops.
+#[test]
+fn a_texture_the_application_deleted_is_an_error_not_a_crash() {
+    let Some(g) = gpu() else { return };
+    for mode in [Mode::Staged, Mode::Stream] {
+        let (mut target, _) =
+            DisplayTarget::new(&g.ctx, 64, 64, Format::Rgba8, Some(mode)).unwrap();
+        let texture = target.texture();
+        // SAFETY: a context is current; deleting a name is allowed (the application's call).
+        unsafe { gl::DeleteTextures(1, &texture) };
+        let mut failed = false;
+        for _ in 0..4 {
+            let presented = target.frame(&g.stream).and_then(|f| {
+                f.pixels()?;
+                f.present()
+            });
+            let flushed = target.flush();
+            failed |= presented.is_err() || flushed.is_err();
+        }
+        assert!(failed, "{mode}: frames uploaded into a deleted texture");
+        drop(target);
+        let _ = g.ctx.take_drop_errors();
+        // SAFETY: a context is current; glGetError takes no arguments.
+        while unsafe { gl::GetError() } != gl::NO_ERROR {}
+    }
+}
+
+/// The application's buffer bound to `target`, read back.
+fn bound_buffer(target: u32) -> u32 {
+    let mut bound = 0;
+    // SAFETY: a context is current; a valid query; a valid out-pointer.
+    unsafe { gl::GetIntegerv(target, &mut bound) };
+    u32::try_from(bound).unwrap()
+}
+
+/// The first `n` bytes of buffer `name`.
+fn buffer_bytes(name: u32, n: usize) -> Vec<u8> {
+    let mut bytes = vec![0u8; n];
+    // SAFETY: a context is current; `name` is a live buffer of at least `n` bytes; `bytes` is
+    // `n` writable bytes; the binding is put back to 0.
+    unsafe {
+        gl::BindBuffer(gl::COPY_READ_BUFFER, name);
+        gl::GetBufferSubData(
+            gl::COPY_READ_BUFFER,
+            0,
+            n as isize,
+            bytes.as_mut_ptr().cast(),
+        );
+        gl::BindBuffer(gl::COPY_READ_BUFFER, 0);
+    }
+    bytes
+}
+
+/// The staged mode on NVIDIA's GL writes each frame into a pixel buffer of its own, in bands,
+/// through the copy write binding. A present puts the application's bindings back. When the
+/// application deletes that buffer (a call allowed on any name of its share group), the next
+/// present finds its binding did not take and fails with a typed error, instead of writing
+/// into whatever the application has bound (here a buffer of its own, bound for copies and
+/// for unpacking, which stays as it was); the target still drops.
+#[test]
+fn a_pixel_buffer_the_application_deleted_is_an_error_not_a_crash() {
+    let Some(g) = gpu() else { return };
+    // An odd size, so that the target's buffer is the only one of its size here; 3 bands.
+    let (w, h) = (1001, 333);
+    let frame_bytes = w * h * 4;
+    let (mut target, _) = DisplayTarget::new(
+        &g.ctx,
+        w as u32,
+        h as u32,
+        Format::Rgba8,
+        Some(Mode::Staged),
+    )
+    .unwrap();
+    let pbos: Vec<u32> = (1..=4096)
+        .filter(|&n| gl_is(gl::IsBuffer, n))
+        .filter(|&n| {
+            let mut size = 0;
+            // SAFETY: a context is current; `n` is a live buffer; a valid out-pointer.
+            unsafe {
+                gl::BindBuffer(gl::COPY_READ_BUFFER, n);
+                gl::GetBufferParameteriv(gl::COPY_READ_BUFFER, gl::BUFFER_SIZE, &mut size);
+                gl::BindBuffer(gl::COPY_READ_BUFFER, 0);
+            }
+            usize::try_from(size) == Ok(frame_bytes)
+        })
+        .collect();
+    let [pbo] = pbos[..] else {
+        panic!("a staged target on NVIDIA's GL has one pixel buffer of a frame, found {pbos:?}");
+    };
+    // The application's own buffer, a frame and more of a sentinel, bound for copies and for
+    // unpacking while the target presents.
+    let sentinel = vec![0x5au8; frame_bytes + 4096];
+    let mut mine = 0;
+    // SAFETY: a context is current; a fresh name, given storage filled from `sentinel`.
+    unsafe {
+        gl::GenBuffers(1, &mut mine);
+        gl::BindBuffer(gl::COPY_WRITE_BUFFER, mine);
+        gl::BufferData(
+            gl::COPY_WRITE_BUFFER,
+            sentinel.len() as isize,
+            sentinel.as_ptr().cast(),
+            gl::STATIC_DRAW,
+        );
+        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, mine);
+    }
+    let bindings = || {
+        (
+            bound_buffer(gl::COPY_WRITE_BUFFER_BINDING),
+            bound_buffer(gl::PIXEL_UNPACK_BUFFER_BINDING),
+        )
+    };
+    let fill = g.kernels.function("fill_u32").unwrap();
+    let frame = target.frame(&g.stream).unwrap();
+    let pixels = frame.pixels().unwrap();
+    // SAFETY: the pixels hold `w * h` RGBA8 texels of this context, written on the frame's
+    // stream before the present below.
+    unsafe { launch_words(&fill, &g.stream, pixels.ptr, w * h, 5u32) }.unwrap();
+    frame.present().unwrap();
+    assert_eq!(
+        bindings(),
+        (mine, mine),
+        "a staged present kept its own bindings"
+    );
+    // SAFETY: a context is current; unbinding the unpack buffer for the read-back below.
+    unsafe { gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0) };
+    let texels = read_texture_rgba8(target.texture(), w, h, 0);
+    assert_pattern(&texels, 5, "staged, 3 bands through the pixel buffer");
+    // SAFETY: a context is current; deleting a live name is allowed (the application's call);
+    // `mine` is live.
+    unsafe {
+        gl::DeleteBuffers(1, &pbo);
+        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, mine);
+    }
+    for _ in 0..3 {
+        let presented = target.frame(&g.stream).and_then(|f| {
+            f.pixels()?;
+            f.present()
+        });
+        assert!(
+            matches!(
+                presented,
+                Err(Error::GlCall {
+                    call: "glBindBuffer (a display buffer)",
+                    ..
+                })
+            ),
+            "a present into a pixel buffer the application deleted: {presented:?}"
+        );
+        assert_eq!(
+            bindings(),
+            (mine, mine),
+            "a failed present kept its own bindings"
+        );
+    }
+    assert!(
+        buffer_bytes(mine, sentinel.len()) == sentinel,
+        "a present wrote into the application's buffer"
+    );
+    // SAFETY: a context is current; unbinding, then deleting the application's own buffer.
+    unsafe { gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0) };
+    let texels_after = read_texture_rgba8(target.texture(), w, h, 0);
+    assert_pattern(&texels_after, 5, "the texture after the failed presents");
+    // SAFETY: as above.
+    unsafe {
+        gl::BindBuffer(gl::COPY_WRITE_BUFFER, 0);
+        gl::DeleteBuffers(1, &mine);
+    }
+    drop(target);
+    let _ = g.ctx.take_drop_errors();
+    // SAFETY: a context is current; glGetError takes no arguments.
+    while unsafe { gl::GetError() } != gl::NO_ERROR {}
+}
