@@ -1,7 +1,8 @@
 //! Buffer objects: create one, write it, copy between two, read it back.
 //!
-//! The kit binds buffers to `GL_COPY_WRITE_BUFFER` and `GL_COPY_READ_BUFFER` only (binding
-//! points that nothing draws with) and leaves them at 0.
+//! The kit binds buffers to `GL_COPY_WRITE_BUFFER` and `GL_COPY_READ_BUFFER` (binding points
+//! that nothing draws with; [`create_bound_to`] makes one through the binding point asked for)
+//! and leaves them at 0.
 
 use crate::object::Kind;
 use crate::plain::{self, Plain};
@@ -20,6 +21,20 @@ fn gl_size(bytes: usize) -> Result<GLsizeiptr> {
 /// # Errors
 /// `data` shorter than `bytes`, or a GL error (out of memory).
 pub fn create(bytes: usize, usage: GLenum, data: Option<&[u8]>) -> Result<GLuint> {
+    create_bound_to(gl::COPY_WRITE_BUFFER, bytes, usage, data)
+}
+
+/// As [`create`], made while bound to `target` (a driver may place a buffer by the binding it
+/// first gets: `gl::PIXEL_UNPACK_BUFFER` makes one as a pixel buffer is made), left at 0.
+///
+/// # Errors
+/// As [`create`].
+pub fn create_bound_to(
+    target: GLenum,
+    bytes: usize,
+    usage: GLenum,
+    data: Option<&[u8]>,
+) -> Result<GLuint> {
     let size = gl_size(bytes)?;
     if let Some(data) = data {
         ensure!(
@@ -34,11 +49,39 @@ pub fn create(bytes: usize, usage: GLenum, data: Option<&[u8]>) -> Result<GLuint
     // pointer is null (storage only) or valid for `bytes` bytes (checked above).
     unsafe {
         gl::GenBuffers(1, &mut name);
-        gl::BindBuffer(gl::COPY_WRITE_BUFFER, name);
-        gl::BufferData(gl::COPY_WRITE_BUFFER, size, pointer, usage);
-        gl::BindBuffer(gl::COPY_WRITE_BUFFER, 0);
+        gl::BindBuffer(target, name);
+        gl::BufferData(target, size, pointer, usage);
+        gl::BindBuffer(target, 0);
     }
     if let Err(e) = crate::check(&format!("creating a buffer of {bytes} bytes")) {
+        delete(name);
+        return Err(e);
+    }
+    Ok(name)
+}
+
+/// A buffer object of `bytes` bytes of immutable storage (`glBufferStorage` with `flags`:
+/// `gl::DYNAMIC_STORAGE_BIT` lets `glBufferSubData` write it, `gl::CLIENT_STORAGE_BIT` asks for
+/// system memory), with undefined contents. Needs OpenGL 4.4 or `GL_ARB_buffer_storage`.
+///
+/// # Errors
+/// A GL error (no `glBufferStorage`, out of memory).
+pub fn create_storage(bytes: usize, flags: gl::types::GLbitfield) -> Result<GLuint> {
+    let size = gl_size(bytes)?;
+    anyhow::ensure!(
+        gl::BufferStorage::is_loaded(),
+        "no glBufferStorage (OpenGL 4.4)"
+    );
+    let mut name = 0;
+    // SAFETY: a context is current (the crate's contract); `name` receives one name; a null
+    // pointer asks for storage only.
+    unsafe {
+        gl::GenBuffers(1, &mut name);
+        gl::BindBuffer(gl::COPY_WRITE_BUFFER, name);
+        gl::BufferStorage(gl::COPY_WRITE_BUFFER, size, std::ptr::null(), flags);
+        gl::BindBuffer(gl::COPY_WRITE_BUFFER, 0);
+    }
+    if let Err(e) = crate::check(&format!("creating {bytes} bytes of buffer storage")) {
         delete(name);
         return Err(e);
     }

@@ -32,6 +32,28 @@ impl Buffer {
         })
     }
 
+    /// A buffer made as the display target makes its pixel buffer (`GL_DYNAMIC_DRAW` storage
+    /// given while bound as the pixel unpack buffer); `what` names it in errors.
+    pub fn like_a_display_targets(size: usize, what: &str) -> Result<Buffer> {
+        let name = buffer::create_bound_to(gl::PIXEL_UNPACK_BUFFER, size, gl::DYNAMIC_DRAW, None)
+            .context(what.to_string())?;
+        Ok(Buffer {
+            name: Owned::buffer(name),
+            size,
+        })
+    }
+
+    /// A buffer of immutable storage that `glBufferSubData` writes, asked to live in system
+    /// memory (`GL_DYNAMIC_STORAGE_BIT | GL_CLIENT_STORAGE_BIT`); `what` names it in errors.
+    pub fn client_storage(size: usize, what: &str) -> Result<Buffer> {
+        let flags = gl::DYNAMIC_STORAGE_BIT | gl::CLIENT_STORAGE_BIT;
+        let name = buffer::create_storage(size, flags).context(what.to_string())?;
+        Ok(Buffer {
+            name: Owned::buffer(name),
+            size,
+        })
+    }
+
     /// The GL name.
     pub fn name(&self) -> u32 {
         *self.name

@@ -81,7 +81,9 @@ pub const LEGEND: &str = "\
   any GL but NVIDIA's); the staged present made of plain calls (`raw double buffer`: two \
   pinned buffers, frame n+1's DtoH queued before frame n is uploaded from the other); the \
   banded present made of plain calls (`raw bands`: cut as the target cuts a frame, each band \
-  uploaded into its rows, or on NVIDIA's GL written into a pixel buffer, uploaded once); and a frame's copy out of a CUDA array into pinned memory, straight and \
+  uploaded into its rows, or on NVIDIA's GL written into a pixel buffer, uploaded once; there \
+  also into a pixel buffer of its own made as the target's, and into one of immutable client \
+  storage, to tell where the buffer lives from the library's own work); and a frame's copy out of a CUDA array into pinned memory, straight and \
   through device memory. When \
   auto refuses interop (GL that is not NVIDIA's) only the staged rows run, and the report line \
   of `DisplayTarget::new` says why.\n";
@@ -129,6 +131,12 @@ pub enum Role {
     DoubleBuffer,
     /// The staged target's banded present made of plain calls + GL use.
     Bands,
+    /// The same into a pixel buffer of its own, made as the target makes its own (NVIDIA's GL
+    /// only): where the buffer lives may be the cost.
+    BandsOwnBuffer,
+    /// The same into a pixel buffer of its own with immutable client storage (NVIDIA's GL
+    /// only).
+    BandsClientStorage,
 }
 
 /// A present row's role and frame size.
@@ -222,6 +230,9 @@ struct Rig {
     bands: Bands,
     /// The raw upload's pixel buffer and texture.
     pbo: Buffer,
+    /// The raw bands' buffers of their own, on NVIDIA's GL: made as the target's, and client
+    /// storage.
+    own_pbos: Option<(Buffer, Buffer)>,
     upload: Texture,
     t: f32,
 }
@@ -303,6 +314,14 @@ pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Resul
         between: DeviceBuffer::zeroed(&gpu.ctx, bytes)
             .with_context(|| format!("allocating {bytes} bytes of device memory"))?,
         pbo: Buffer::new(bytes, &format!("the {w}x{h} PBO"))?,
+        own_pbos: if setup.staged_limit == SUM {
+            Some((
+                Buffer::like_a_display_targets(bytes, &format!("the {w}x{h} bands' own PBO"))?,
+                Buffer::client_storage(bytes, &format!("the {w}x{h} bands' client storage"))?,
+            ))
+        } else {
+            None
+        },
         upload: Texture::new(w, h, &format!("the {w}x{h} upload texture"))?,
         t: 0.0,
     };
@@ -430,6 +449,41 @@ pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Resul
             },
         ),
     ));
+    if through_pbo {
+        for (role, what) in [
+            (
+                Role::BandsOwnBuffer,
+                "into a PBO of its own made as the target's",
+            ),
+            (
+                Role::BandsClientStorage,
+                "into a client-storage PBO of its own",
+            ),
+        ] {
+            rows.push((
+                role,
+                Variant::new(
+                    format!("raw bands {w}x{h}: {what} + GL use"),
+                    move |rig: &mut Rig| {
+                        let (own, client) = rig.own_pbos.as_ref().context("no own PBOs")?;
+                        let pbo = if role == Role::BandsOwnBuffer {
+                            own
+                        } else {
+                            client
+                        };
+                        rig.bands.frame(
+                            driver,
+                            &rig.floor.device,
+                            stream,
+                            (&rig.upload, pbo, true),
+                        )?;
+                        rig.floor.gl_use(rig.upload.name());
+                        Ok(())
+                    },
+                ),
+            ));
+        }
+    }
     rows.push((
         Role::ArrayDtoh,
         Variant::new(
