@@ -68,7 +68,7 @@ pub fn create_bound_to(
 /// A GL error (no `glBufferStorage`, out of memory).
 pub fn create_storage(bytes: usize, flags: gl::types::GLbitfield) -> Result<GLuint> {
     let size = gl_size(bytes)?;
-    anyhow::ensure!(
+    ensure!(
         gl::BufferStorage::is_loaded(),
         "no glBufferStorage (OpenGL 4.4)"
     );

@@ -26,10 +26,15 @@ impl Buffer {
     /// Creates the buffer; `what` names it in errors.
     pub fn new(size: usize, what: &str) -> Result<Buffer> {
         let name = buffer::create(size, gl::DYNAMIC_DRAW, None).context(what.to_string())?;
-        Ok(Buffer {
+        Ok(Buffer::owning(name, size))
+    }
+
+    /// Owns buffer `name` of `size` bytes.
+    fn owning(name: u32, size: usize) -> Buffer {
+        Buffer {
             name: Owned::buffer(name),
             size,
-        })
+        }
     }
 
     /// A buffer made as the display target makes its pixel buffer (`GL_DYNAMIC_DRAW` storage
@@ -37,10 +42,7 @@ impl Buffer {
     pub fn like_a_display_targets(size: usize, what: &str) -> Result<Buffer> {
         let name = buffer::create_bound_to(gl::PIXEL_UNPACK_BUFFER, size, gl::DYNAMIC_DRAW, None)
             .context(what.to_string())?;
-        Ok(Buffer {
-            name: Owned::buffer(name),
-            size,
-        })
+        Ok(Buffer::owning(name, size))
     }
 
     /// A buffer of immutable storage that `glBufferSubData` writes, asked to live in system
@@ -48,10 +50,7 @@ impl Buffer {
     pub fn client_storage(size: usize, what: &str) -> Result<Buffer> {
         let flags = gl::DYNAMIC_STORAGE_BIT | gl::CLIENT_STORAGE_BIT;
         let name = buffer::create_storage(size, flags).context(what.to_string())?;
-        Ok(Buffer {
-            name: Owned::buffer(name),
-            size,
-        })
+        Ok(Buffer::owning(name, size))
     }
 
     /// The GL name.

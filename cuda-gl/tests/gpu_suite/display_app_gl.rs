@@ -48,24 +48,6 @@ fn bound_buffer(target: u32) -> u32 {
     u32::try_from(bound).unwrap()
 }
 
-/// The first `n` bytes of buffer `name`.
-fn buffer_bytes(name: u32, n: usize) -> Vec<u8> {
-    let mut bytes = vec![0u8; n];
-    // SAFETY: a context is current; `name` is a live buffer of at least `n` bytes; `bytes` is
-    // `n` writable bytes; the binding is put back to 0.
-    unsafe {
-        gl::BindBuffer(gl::COPY_READ_BUFFER, name);
-        gl::GetBufferSubData(
-            gl::COPY_READ_BUFFER,
-            0,
-            n as isize,
-            bytes.as_mut_ptr().cast(),
-        );
-        gl::BindBuffer(gl::COPY_READ_BUFFER, 0);
-    }
-    bytes
-}
-
 /// The staged mode on NVIDIA's GL writes each frame into a pixel buffer of its own, in bands,
 /// through the copy write binding. A present puts the application's bindings back. When the
 /// application deletes that buffer (a call allowed on any name of its share group), the next
@@ -104,18 +86,11 @@ fn a_pixel_buffer_the_application_deleted_is_an_error_not_a_crash() {
     };
     // The application's own buffer, a frame and more of a sentinel, bound for copies and for
     // unpacking while the target presents.
-    let sentinel = vec![0x5au8; frame_bytes + 4096];
-    let mut mine = 0;
-    // SAFETY: a context is current; a fresh name, given storage filled from `sentinel`.
+    let sentinel = vec![0x5a5a_5a5a_u32; frame_bytes / 4 + 1024];
+    let mine = gl_buffer(sentinel.len() * 4, Some(&sentinel));
+    // SAFETY: a context is current; `mine` is a live buffer.
     unsafe {
-        gl::GenBuffers(1, &mut mine);
         gl::BindBuffer(gl::COPY_WRITE_BUFFER, mine);
-        gl::BufferData(
-            gl::COPY_WRITE_BUFFER,
-            sentinel.len() as isize,
-            sentinel.as_ptr().cast(),
-            gl::STATIC_DRAW,
-        );
         gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, mine);
     }
     let bindings = || {
@@ -168,7 +143,7 @@ fn a_pixel_buffer_the_application_deleted_is_an_error_not_a_crash() {
         );
     }
     assert!(
-        buffer_bytes(mine, sentinel.len()) == sentinel,
+        read_gl_buffer(mine, sentinel.len()) == sentinel,
         "a present wrote into the application's buffer"
     );
     // SAFETY: a context is current; unbinding, then deleting the application's own buffer.
