@@ -66,36 +66,43 @@ pub fn rgba8(
 }
 
 /// Replaces rows `first..first + rows` of level 0 of the 2-D texture `texture`, `width` texels
-/// wide, with tightly packed RGBA8 `pixels` from host memory (`glTexSubImage2D` of a band, no
-/// pixel unpack buffer bound). Leaves the texture unbound; reads no GL error, as [`rgba8`].
+/// wide, with tightly packed RGBA8 pixels from `source` (`glTexSubImage2D` of a band; a buffer
+/// is read from its first byte). Leaves the pixel unpack buffer and the texture unbound; reads
+/// no GL error, as [`rgba8`].
 ///
 /// # Errors
-/// A size too large for GL, or `pixels` shorter than the rows.
+/// A size too large for GL, or host pixels shorter than the rows.
 pub fn rgba8_rows(
     texture: GLuint,
     width: u32,
     (first, rows): (u32, u32),
-    pixels: &[u8],
+    source: Source<'_>,
 ) -> Result<()> {
     let needed = width as usize * rows as usize * 4;
-    ensure!(
-        pixels.len() >= needed,
-        "{} bytes of pixels for {rows} rows of {width} RGBA8 texels ({needed} bytes)",
-        pixels.len()
-    );
+    let (unpack, pixels): (GLuint, *const c_void) = match source {
+        Source::Host(bytes) => {
+            ensure!(
+                bytes.len() >= needed,
+                "{} bytes of pixels for {rows} rows of {width} RGBA8 texels ({needed} bytes)",
+                bytes.len()
+            );
+            (0, bytes.as_ptr().cast())
+        }
+        Source::Buffer(buffer) => (buffer, std::ptr::null()),
+    };
     let (w, y, h) = (
         GLsizei::try_from(width)?,
         GLsizei::try_from(first)?,
         GLsizei::try_from(rows)?,
     );
-    // SAFETY: a context is current (the crate's contract); with no pixel unpack buffer bound the
-    // pointer is host memory of at least the rows' size (checked above), read before the call
-    // returns; GL checks the rows against the texture's size.
+    // SAFETY: a context is current (the crate's contract). With buffer 0 bound the pointer is
+    // host memory of at least the rows' size (checked above), read before the call returns;
+    // with a buffer bound it is offset 0 into it, and GL checks the rows against the buffer's
+    // size. GL checks the rows against the texture's size.
     unsafe {
-        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
+        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, unpack);
         gl::PixelStorei(gl::UNPACK_ALIGNMENT, 4);
         gl::BindTexture(gl::TEXTURE_2D, texture);
-        let pixels = pixels.as_ptr().cast::<c_void>();
         gl::TexSubImage2D(
             gl::TEXTURE_2D,
             0,
@@ -108,6 +115,7 @@ pub fn rgba8_rows(
             pixels,
         );
         gl::BindTexture(gl::TEXTURE_2D, 0);
+        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
     }
     Ok(())
 }

@@ -8,12 +8,13 @@
 
 use anyhow::{Context as _, Result, bail, ensure};
 use gl_kit::framebuffer::{self, Color};
-use gl_kit::upload::{self, Source};
+use gl_kit::upload;
 use gl_kit::{Kind, Owned, buffer, texture};
 
 pub use gl_kit::blit::Blit;
 pub use gl_kit::check;
 pub use gl_kit::info::require_version;
+pub use gl_kit::upload::Source;
 
 /// A buffer object with `size` bytes of uninitialised storage (`GL_DYNAMIC_DRAW`).
 #[derive(Debug)]
@@ -37,9 +38,9 @@ impl Buffer {
         }
     }
 
-    /// A buffer made as the display target makes its pixel buffer (`GL_DYNAMIC_DRAW` storage
-    /// given while bound as the pixel unpack buffer); `what` names it in errors.
-    pub fn like_a_display_targets(size: usize, what: &str) -> Result<Buffer> {
+    /// A buffer made while bound as the pixel unpack buffer (`GL_DYNAMIC_DRAW` storage), where
+    /// [`Buffer::new`] makes one through the copy write binding; `what` names it in errors.
+    pub fn made_as_unpack_buffer(size: usize, what: &str) -> Result<Buffer> {
         let name = buffer::create_bound_to(gl::PIXEL_UNPACK_BUFFER, size, gl::DYNAMIC_DRAW, None)
             .context(what.to_string())?;
         Ok(Buffer::owning(name, size))
@@ -143,15 +144,16 @@ impl Texture {
         self.upload(Source::Host(pixels))
     }
 
-    /// Uploads rows `first..first + rows` from host memory (`glTexSubImage2D` of a band).
-    pub fn upload_rows_from_host(&self, (first, rows): (u32, u32), pixels: &[u8]) -> Result<()> {
+    /// Uploads rows `first..first + rows` from host memory or from the start of a pixel buffer
+    /// (`glTexSubImage2D` of a band).
+    pub fn upload_rows(&self, (first, rows): (u32, u32), source: Source<'_>) -> Result<()> {
         ensure!(
             first + rows <= self.height,
             "rows {first}..{} of a {}-row texture",
             first + rows,
             self.height
         );
-        upload::rgba8_rows(*self.name, self.width, (first, rows), pixels)
+        upload::rgba8_rows(*self.name, self.width, (first, rows), source)
     }
 }
 

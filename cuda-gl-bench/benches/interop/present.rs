@@ -31,7 +31,7 @@ use crate::measure::{Case, Plan, Variant, interleaved};
 use anyhow::{Context as _, Result, ensure};
 use cuda_gl::display::{DisplayTarget, Format, Mode, Pixels};
 use cuda_gl::{DeviceBuffer, PinnedBuffer, Stream, sys};
-use raw::{Bands, DoubleBuffer, RawArray};
+use raw::{Bands, DoubleBuffer, RawArray, Through};
 use serde::Serialize;
 
 #[path = "present/raw.rs"]
@@ -82,9 +82,11 @@ pub const LEGEND: &str = "\
   pinned buffers, frame n+1's DtoH queued before frame n is uploaded from the other); the \
   banded present made of plain calls (`raw bands`: cut as the target cuts a frame, each band \
   uploaded into its rows, or on NVIDIA's GL written into a pixel buffer, uploaded once; there \
-  also into a pixel buffer of its own made as the target's, and into one of immutable client \
-  storage, to tell where the buffer lives from the library's own work); and a frame's copy out of a CUDA array into pinned memory, straight and \
-  through device memory. When \
+  also into a pixel buffer of its own first bound as the pixel unpack buffer (the shared one \
+  and the target's are made through the copy write binding), and into one of immutable client \
+  storage: where NVIDIA's GL places the buffer; and each band written whole into a pixel \
+  buffer of its own and uploaded from it into its rows); and a frame's copy out of a CUDA array into \
+  pinned memory, straight and through device memory. When \
   auto refuses interop (GL that is not NVIDIA's) only the staged rows run, and the report line \
   of `DisplayTarget::new` says why.\n";
 
@@ -131,12 +133,15 @@ pub enum Role {
     DoubleBuffer,
     /// The staged target's banded present made of plain calls + GL use.
     Bands,
-    /// The same into a pixel buffer of its own, made as the target makes its own (NVIDIA's GL
-    /// only): where the buffer lives may be the cost.
-    BandsOwnBuffer,
+    /// The same into a pixel buffer of its own, made while bound as the pixel unpack buffer
+    /// (NVIDIA's GL only): NVIDIA's GL places a buffer by its first binding.
+    BandsUnpackMade,
     /// The same into a pixel buffer of its own with immutable client storage (NVIDIA's GL
     /// only).
     BandsClientStorage,
+    /// The same, each band written whole into a pixel buffer of its own and uploaded from it
+    /// (NVIDIA's GL only).
+    BandBuffers,
 }
 
 /// A present row's role and frame size.
@@ -230,8 +235,8 @@ struct Rig {
     bands: Bands,
     /// The raw upload's pixel buffer and texture.
     pbo: Buffer,
-    /// The raw bands' buffers of their own, on NVIDIA's GL: made as the target's, and client
-    /// storage.
+    /// The raw bands' buffers of their own, on NVIDIA's GL: made as a pixel unpack buffer, and
+    /// client storage.
     own_pbos: Option<(Buffer, Buffer)>,
     upload: Texture,
     t: f32,
@@ -316,7 +321,7 @@ pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Resul
         pbo: Buffer::new(bytes, &format!("the {w}x{h} PBO"))?,
         own_pbos: if setup.staged_limit == SUM {
             Some((
-                Buffer::like_a_display_targets(bytes, &format!("the {w}x{h} bands' own PBO"))?,
+                Buffer::made_as_unpack_buffer(bytes, &format!("the {w}x{h} bands' own PBO"))?,
                 Buffer::client_storage(bytes, &format!("the {w}x{h} bands' client storage"))?,
             ))
         } else {
@@ -442,8 +447,13 @@ pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Resul
         Variant::new(
             format!("raw bands {w}x{h}: cut as the target's, each taken once copied + GL use"),
             move |rig: &mut Rig| {
-                let gl = (&rig.upload, &rig.pbo, through_pbo);
-                rig.bands.frame(driver, &rig.floor.device, stream, gl)?;
+                let through = if through_pbo {
+                    Through::Pbo(&rig.pbo)
+                } else {
+                    Through::Host
+                };
+                rig.bands
+                    .frame(driver, &rig.floor.device, stream, (&rig.upload, through))?;
                 rig.floor.gl_use(rig.upload.name());
                 Ok(())
             },
@@ -452,12 +462,16 @@ pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Resul
     if through_pbo {
         for (role, what) in [
             (
-                Role::BandsOwnBuffer,
-                "into a PBO of its own made as the target's",
+                Role::BandsUnpackMade,
+                "into a PBO of its own first bound for unpacking",
             ),
             (
                 Role::BandsClientStorage,
                 "into a client-storage PBO of its own",
+            ),
+            (
+                Role::BandBuffers,
+                "each written whole into a PBO of its own, uploaded from it",
             ),
         ] {
             rows.push((
@@ -466,16 +480,16 @@ pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Resul
                     format!("raw bands {w}x{h}: {what} + GL use"),
                     move |rig: &mut Rig| {
                         let (own, client) = rig.own_pbos.as_ref().context("no own PBOs")?;
-                        let pbo = if role == Role::BandsOwnBuffer {
-                            own
-                        } else {
-                            client
+                        let through = match role {
+                            Role::BandsUnpackMade => Through::Pbo(own),
+                            Role::BandsClientStorage => Through::Pbo(client),
+                            _ => Through::BandBuffers,
                         };
                         rig.bands.frame(
                             driver,
                             &rig.floor.device,
                             stream,
-                            (&rig.upload, pbo, true),
+                            (&rig.upload, through),
                         )?;
                         rig.floor.gl_use(rig.upload.name());
                         Ok(())

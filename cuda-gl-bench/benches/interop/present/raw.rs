@@ -2,7 +2,7 @@
 //! from device memory into pinned memory) and, for reading, the same from a CUDA array (where
 //! a frame drawn through a staged target's surface lives), straight or through device memory.
 
-use crate::glres::{Buffer, Texture};
+use crate::glres::{Buffer, Source, Texture};
 use crate::gpu::cu;
 use anyhow::{Result, ensure};
 use cuda_gl::{Context, DeviceBuffer, Event, PinnedBuffer, Stream, sys};
@@ -209,13 +209,29 @@ impl DoubleBuffer {
 /// its event has completed, uploaded into its rows (`glTexSubImage2D` from pinned memory), or,
 /// through a pixel buffer (NVIDIA's GL), written into the buffer at its offset
 /// (`glBufferSubData`), and the whole frame uploaded once at the end. What the target's present
-/// costs with no library in between.
+/// costs with no library in between. On NVIDIA's GL also, for reading, each band written whole
+/// into a pixel buffer of its own and uploaded from it ([`Through::BandBuffers`]).
 pub struct Bands {
     /// (first row, rows) of each band.
     rows: Vec<(u32, u32)>,
     row_bytes: usize,
     slots: Vec<PinnedBuffer<u8>>,
     copied: Vec<Event>,
+    /// A pixel buffer per band, each the band's size (NVIDIA's GL only; else empty).
+    band_pbos: Vec<Buffer>,
+}
+
+/// How [`Bands::frame`] hands the bands to GL.
+#[derive(Clone, Copy)]
+pub enum Through<'a> {
+    /// Each band uploaded into its rows from pinned memory.
+    Host,
+    /// Each band written into this frame-sized pixel buffer at its offset, the frame uploaded
+    /// once at the end.
+    Pbo(&'a Buffer),
+    /// Each band written whole into a pixel buffer of its own and uploaded from it into its
+    /// rows: every `glBufferSubData` covers its whole buffer.
+    BandBuffers,
 }
 
 /// The bands of a frame of `h` rows of `row_bytes`, as the staged target cuts them
@@ -258,21 +274,31 @@ impl Bands {
             .iter()
             .map(|_| Event::new(ctx, false))
             .collect::<cuda_gl::Result<Vec<_>>>()?;
+        let band_pbos = if written {
+            slots
+                .iter()
+                .enumerate()
+                .map(|(i, slot)| Buffer::new(slot.len(), &format!("band {i}'s PBO")))
+                .collect::<Result<Vec<_>>>()?
+        } else {
+            Vec::new()
+        };
         Ok(Bands {
             rows,
             row_bytes,
             slots,
             copied,
+            band_pbos,
         })
     }
 
-    /// One frame from `src` (one frame long) into `texture`, through `pbo` when `through_pbo`.
+    /// One frame from `src` (one frame long) into `texture`, handed to GL as `through` says.
     pub fn frame(
         &mut self,
         driver: &sys::Driver,
         src: &DeviceBuffer<u8>,
         stream: &Stream,
-        (texture, pbo, through_pbo): (&Texture, &Buffer, bool),
+        (texture, through): (&Texture, Through<'_>),
     ) -> Result<()> {
         let frame: usize = self.slots.iter().map(PinnedBuffer::len).sum();
         ensure!(src.byte_len() == frame, "the source is not a frame long");
@@ -291,17 +317,31 @@ impl Bands {
             })?;
             event.record(stream)?;
         }
-        for ((slot, event), &(first, rows)) in self.slots.iter().zip(&self.copied).zip(&self.rows) {
+        ensure!(
+            !matches!(through, Through::BandBuffers) || self.band_pbos.len() == self.slots.len(),
+            "no pixel buffer per band (made on NVIDIA's GL only)"
+        );
+        for (i, ((slot, event), &(first, rows))) in self
+            .slots
+            .iter()
+            .zip(&self.copied)
+            .zip(&self.rows)
+            .enumerate()
+        {
             event.synchronize()?;
             // The event above says the DMA into it has completed.
             let pixels = slot.as_slice()?;
-            if through_pbo {
-                pbo.write_at(first as usize * self.row_bytes, pixels)?;
-            } else {
-                texture.upload_rows_from_host((first, rows), pixels)?;
+            match through {
+                Through::Host => texture.upload_rows((first, rows), Source::Host(pixels))?,
+                Through::Pbo(pbo) => pbo.write_at(first as usize * self.row_bytes, pixels)?,
+                Through::BandBuffers => {
+                    let pbo = &self.band_pbos[i];
+                    pbo.write(pixels)?;
+                    texture.upload_rows((first, rows), Source::Buffer(pbo.name()))?;
+                }
             }
         }
-        if through_pbo {
+        if let Through::Pbo(pbo) = through {
             texture.upload_from_pbo(pbo)?;
         }
         Ok(())
