@@ -72,6 +72,7 @@
 mod array;
 mod frame;
 mod gl_side;
+mod gl_upload;
 mod interop;
 mod report;
 mod staged;

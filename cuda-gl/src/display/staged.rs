@@ -6,7 +6,8 @@
 //! reads a band soon after its bytes land.
 
 use super::array::FrameArray;
-use super::gl_side::{GlSide, Rows};
+use super::gl_side::GlSide;
+use super::gl_upload::Rows;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::glapi::Fence;

@@ -1,0 +1,341 @@
+//! How frames reach a display target's texture: band by band from client memory, through a
+//! pixel buffer per band (the staged mode on NVIDIA's GL), or from a whole-frame GL buffer,
+//! with the application's unpack state read first and put back after, and every binding read
+//! back before it is relied on.
+
+use super::gl_side::GlSide;
+use crate::error::{Error, Result};
+use crate::glapi::{Fence, GlFns};
+use std::time::Instant;
+
+/// Rows of a frame: an upload's band.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Rows {
+    /// The first row.
+    pub(super) first: usize,
+    /// How many rows.
+    pub(super) count: usize,
+}
+
+impl Rows {
+    /// Whether `bands` cover `height` rows in order: each starting where the last ended,
+    /// together every row once.
+    pub(super) fn cover(bands: &[Rows], height: usize) -> bool {
+        let mut next = 0;
+        for b in bands {
+            if b.first != next {
+                return false;
+            }
+            next += b.count;
+        }
+        next == height
+    }
+}
+
+/// The GL state an upload changes, read first and put back after.
+pub(super) struct UnpackState {
+    buffer: i32,
+    /// The copy write binding, where the upload writes a pixel buffer through it.
+    copy_write: Option<i32>,
+    texture: i32,
+    alignment: i32,
+    row_length: i32,
+    skip_rows: i32,
+    skip_pixels: i32,
+    swap_bytes: i32,
+}
+
+impl UnpackState {
+    /// Reads the state (with the copy write binding when `copy_write`: the upload writes a
+    /// pixel buffer through it), then sets the unpack parameters for tightly packed rows.
+    pub(super) fn neutral(fns: &GlFns, copy_write: bool) -> UnpackState {
+        let mut state = UnpackState {
+            buffer: 0,
+            copy_write: None,
+            texture: 0,
+            alignment: 4,
+            row_length: 0,
+            skip_rows: 0,
+            skip_pixels: 0,
+            swap_bytes: 0,
+        };
+        // SAFETY: a context is current (the callers checked the owner); valid out-pointers;
+        // the values set are valid for these parameters.
+        unsafe {
+            (fns.get_integerv)(gl::PIXEL_UNPACK_BUFFER_BINDING, &mut state.buffer);
+            if copy_write {
+                let mut bound = 0;
+                (fns.get_integerv)(gl::COPY_WRITE_BUFFER_BINDING, &mut bound);
+                state.copy_write = Some(bound);
+            }
+            (fns.get_integerv)(gl::TEXTURE_BINDING_2D, &mut state.texture);
+            (fns.get_integerv)(gl::UNPACK_ALIGNMENT, &mut state.alignment);
+            (fns.get_integerv)(gl::UNPACK_ROW_LENGTH, &mut state.row_length);
+            (fns.get_integerv)(gl::UNPACK_SKIP_ROWS, &mut state.skip_rows);
+            (fns.get_integerv)(gl::UNPACK_SKIP_PIXELS, &mut state.skip_pixels);
+            (fns.get_integerv)(gl::UNPACK_SWAP_BYTES, &mut state.swap_bytes);
+            (fns.pixel_storei)(gl::UNPACK_ALIGNMENT, 1);
+            (fns.pixel_storei)(gl::UNPACK_ROW_LENGTH, 0);
+            (fns.pixel_storei)(gl::UNPACK_SKIP_ROWS, 0);
+            (fns.pixel_storei)(gl::UNPACK_SKIP_PIXELS, 0);
+            (fns.pixel_storei)(gl::UNPACK_SWAP_BYTES, 0);
+        }
+        state
+    }
+
+    pub(super) fn restore(&self, fns: &GlFns) {
+        // SAFETY: a context is current; the values were read from it.
+        unsafe {
+            (fns.pixel_storei)(gl::UNPACK_ALIGNMENT, self.alignment);
+            (fns.pixel_storei)(gl::UNPACK_ROW_LENGTH, self.row_length);
+            (fns.pixel_storei)(gl::UNPACK_SKIP_ROWS, self.skip_rows);
+            (fns.pixel_storei)(gl::UNPACK_SKIP_PIXELS, self.skip_pixels);
+            (fns.pixel_storei)(gl::UNPACK_SWAP_BYTES, self.swap_bytes);
+            (fns.bind_buffer)(gl::PIXEL_UNPACK_BUFFER, self.buffer.max(0) as u32);
+            if let Some(bound) = self.copy_write {
+                (fns.bind_buffer)(gl::COPY_WRITE_BUFFER, bound.max(0) as u32);
+            }
+            (fns.bind_texture)(gl::TEXTURE_2D, self.texture.max(0) as u32);
+        }
+    }
+}
+
+impl GlSide {
+    /// Uploads a tightly packed frame into the texture band by band: `bands[k]` rows come
+    /// from `band(k)`, asked for in order, so that a band's bytes may still be arriving while
+    /// the bands before it are handled. Straight from each band's bytes when there is no pixel
+    /// buffer (`glTexSubImage2D` of the band's rows reads client memory before it returns);
+    /// with one (NVIDIA's GL), each band is written into it (`glBufferSubData` copies the bytes
+    /// before it returns) and the whole frame uploaded from it once, in GL's order, after
+    /// waiting for `last_upload` (the fence of the upload before, which read the buffer) until
+    /// `deadline`, so that GL neither stalls nor copies aside a buffer still being read;
+    /// `last_upload` is then this upload's fence. Either way each band's bytes may be reused
+    /// once `band` is asked for the next one or this returns.
+    ///
+    /// # Errors
+    /// `band`'s errors (without a pixel buffer, the bands before it are uploaded; with one,
+    /// none); the owner check's errors when the target's context is not current;
+    /// [`Error::GlCall`](crate::Error::GlCall) when GL refuses the upload;
+    /// [`Error::Timeout`](crate::Error::Timeout) when the upload before has not finished by
+    /// `deadline`.
+    pub(super) fn upload_bands<'p>(
+        &self,
+        bands: &[Rows],
+        mut band: impl FnMut(usize) -> Result<&'p [u8]>,
+        last_upload: &mut Option<Fence>,
+        deadline: Instant,
+    ) -> Result<()> {
+        let (row, height) = self.frame_shape();
+        // Every byte of the pixel buffer is then written before the one upload from it.
+        if !Rows::cover(bands, height) {
+            return Err(crate::Error::Internal {
+                what: "staged bands that do not cover their frame in order".into(),
+            });
+        }
+        if let Some(fence) = last_upload.as_ref() {
+            let limit = deadline.saturating_duration_since(Instant::now());
+            match fence.client_wait(limit, || "the last staged upload's GL fence".into()) {
+                Ok(()) => {}
+                // A fence GL cannot wait on (GL_WAIT_FAILED) is dropped: GL's own ordering
+                // still keeps the next write after the upload (by stalling), so the next
+                // present goes on.
+                Err(e @ crate::Error::GlCall { .. }) => {
+                    *last_upload = None;
+                    return Err(e);
+                }
+                // Kept (a timeout, another context current): the next present waits again.
+                Err(e) => return Err(e),
+            }
+        }
+        *last_upload = None;
+        let queued = std::cell::Cell::new(false);
+        let uploaded =
+            self.with_unpack_state("glTexSubImage2D (a staged frame)", self.pbo != 0, |fns| {
+                let mut checked = |k: usize, rows: &Rows| {
+                    let pixels = band(k)?;
+                    if pixels.len() != rows.count * row || rows.first + rows.count > height {
+                        return Err(crate::Error::Internal {
+                            what: "a staged band of another size than its rows".into(),
+                        });
+                    }
+                    Ok(pixels)
+                };
+                if self.pbo == 0 {
+                    self.bind_for_upload(fns, 0)?;
+                    for (k, rows) in bands.iter().enumerate() {
+                        let pixels = checked(k, rows)?;
+                        // SAFETY: the texture is bound (read back); the rows lie within it
+                        // (checked); no pixel buffer is bound (read back), so `pixels`, the band's
+                        // rows tightly packed, are read before the call returns.
+                        unsafe { self.tex_sub_image(fns, rows, pixels.as_ptr().cast()) };
+                    }
+                    return Ok(());
+                }
+                // The bands are written with the buffer bound as a copy target, and it is bound
+                // as the pixel unpack buffer only for the upload: the GL calls of the benchmark's
+                // plain-call banded present (`raw bands`), so that the two differ only in
+                // cuda-gl's own work.
+                bind_checked(
+                    fns,
+                    gl::COPY_WRITE_BUFFER,
+                    self.pbo,
+                    "glBindBuffer (a display buffer)",
+                )?;
+                for (k, rows) in bands.iter().enumerate() {
+                    let pixels = checked(k, rows)?;
+                    // SAFETY: a context is current; the pixel buffer is bound as the copy target
+                    // (read back); GL refuses a range past its end with an error, writing nothing
+                    // (it is one frame long, which holds the band, unless the application gave its
+                    // name other storage); `pixels` is read before the call returns.
+                    unsafe {
+                        (fns.buffer_sub_data)(
+                            gl::COPY_WRITE_BUFFER,
+                            (rows.first * row) as isize,
+                            pixels.len() as isize,
+                            pixels.as_ptr().cast(),
+                        );
+                    }
+                }
+                self.bind_for_upload(fns, self.pbo)?;
+                // SAFETY: the texture and the pixel buffer are bound (read back); the null pointer
+                // is offset 0 in the buffer, and GL refuses a read past its end with an error
+                // rather than reading it (the buffer is one frame long unless the application gave
+                // its name other storage).
+                unsafe { self.tex_sub_image(fns, &self.all_rows(), std::ptr::null()) };
+                queued.set(true);
+                Ok(())
+            });
+        if queued.get() {
+            // Whatever the upload's final error check said, the upload may read the buffer
+            // now: the next frame's writes wait for this fence. Without one, GL keeps them
+            // after the upload by stalling (with no time limit), so a fence that cannot be
+            // placed is logged, not an error of a frame that was uploaded.
+            match Fence::place(self.owner) {
+                Ok(fence) => *last_upload = Some(fence),
+                Err(e) => log::warn!("cuda-gl: no GL fence after a staged upload: {e}"),
+            }
+        }
+        uploaded
+    }
+
+    /// Uploads one tightly packed frame from the start of GL buffer `buffer` (of at least
+    /// [`frame_bytes`](Self::frame_bytes) bytes: a display stream's slot) into the texture, in
+    /// GL's order.
+    ///
+    /// # Errors
+    /// As [`upload_bands`](Self::upload_bands).
+    pub(super) fn upload_from_buffer(&self, buffer: u32) -> Result<()> {
+        self.with_unpack_state("glTexSubImage2D (a display frame)", false, |fns| {
+            self.bind_for_upload(fns, buffer)?;
+            // SAFETY: the buffer and the texture are bound (read back); the null pointer is
+            // offset 0 in the buffer, and GL refuses a read past its end with an error rather
+            // than reading it (a stream slot holds at least one frame, the pixel buffer exactly
+            // one).
+            unsafe { self.tex_sub_image(fns, &self.all_rows(), std::ptr::null()) };
+            Ok(())
+        })
+    }
+
+    /// Every row of the texture.
+    fn all_rows(&self) -> Rows {
+        Rows {
+            first: 0,
+            count: self.height as usize,
+        }
+    }
+
+    /// Runs `body` with the owner checked, GL's old errors drained and the unpack state
+    /// neutral (the copy write binding too when `copy_write`), then puts the application's
+    /// state back and reports a GL error that `body` raised as `call`'s.
+    fn with_unpack_state(
+        &self,
+        call: &'static str,
+        copy_write: bool,
+        body: impl FnOnce(&GlFns) -> Result<()>,
+    ) -> Result<()> {
+        let fns = self.owner.check("glTexSubImage2D (not called)")?;
+        fns.drain_errors();
+        let state = UnpackState::neutral(fns, copy_write);
+        let done = body(fns);
+        state.restore(fns);
+        done?;
+        fns.check(call)
+    }
+
+    /// Binds `buffer` (0: none) as the pixel unpack buffer and the texture, each read back
+    /// before it is relied on: the application may have deleted one of these names (a GL call
+    /// allowed on any name of its share group). In a core profile binding a deleted name fails
+    /// and leaves the application's object bound, where a null pointer would then be read as
+    /// client memory at address 0; in a compatibility profile it makes a new, empty object,
+    /// which GL's range checks keep every read and write within.
+    fn bind_for_upload(&self, fns: &GlFns, buffer: u32) -> Result<()> {
+        bind_checked(
+            fns,
+            gl::PIXEL_UNPACK_BUFFER,
+            buffer,
+            "glBindBuffer (a display buffer)",
+        )?;
+        bind_checked(
+            fns,
+            gl::TEXTURE_2D,
+            self.texture,
+            "glBindTexture (a display texture)",
+        )
+    }
+
+    /// `glTexSubImage2D` of `rows` of the bound texture from `source`.
+    ///
+    /// # Safety
+    /// 1. A context is current, the texture is bound, and `rows` lie within it.
+    /// 2. `source` is `rows` tightly packed rows of this format: in client memory (no pixel
+    ///    unpack buffer bound), read before the call returns; or an offset into the bound
+    ///    pixel unpack buffer.
+    unsafe fn tex_sub_image(&self, fns: &GlFns, rows: &Rows, source: *const std::ffi::c_void) {
+        let (_, pixel_format, ty) = self.format.gl();
+        // SAFETY: (1), (2).
+        unsafe {
+            (fns.tex_sub_image_2d)(
+                gl::TEXTURE_2D,
+                0,
+                0,
+                rows.first as i32,
+                self.width as i32,
+                rows.count as i32,
+                pixel_format,
+                ty,
+                source,
+            );
+        }
+    }
+}
+
+/// Binds `name` to `target` (a pixel unpack or copy write buffer, or a 2-D texture) and reads
+/// the binding back: `Err` naming `call` when it did not take (a name the application deleted,
+/// in a core profile: see [`GlSide::bind_for_upload`]).
+fn bind_checked(fns: &GlFns, target: u32, name: u32, call: &'static str) -> Result<()> {
+    let query = match target {
+        gl::PIXEL_UNPACK_BUFFER => gl::PIXEL_UNPACK_BUFFER_BINDING,
+        gl::COPY_WRITE_BUFFER => gl::COPY_WRITE_BUFFER_BINDING,
+        _ => gl::TEXTURE_BINDING_2D,
+    };
+    let mut bound = -1;
+    // SAFETY: a context is current (the callers checked the owner); binding any name is
+    // allowed (a bad one raises an error); a valid out-pointer.
+    unsafe {
+        if target != gl::TEXTURE_2D {
+            (fns.bind_buffer)(target, name);
+        } else {
+            (fns.bind_texture)(target, name);
+        }
+        (fns.get_integerv)(query, &mut bound);
+    }
+    if u32::try_from(bound) == Ok(name) {
+        Ok(())
+    } else {
+        fns.drain_errors();
+        Err(Error::GlCall {
+            call,
+            code: gl::INVALID_OPERATION,
+        })
+    }
+}
