@@ -1,5 +1,5 @@
-//! The GL objects of a display target: its texture and, for the staged mode, the pixel buffer
-//! frames are uploaded from. Made, filled and deleted through cuda-gl's own GL table, with the
+//! The GL objects of a display target: its texture and the pixel buffers beside it (interop's
+//! registered one; the staged mode's one per band on NVIDIA's GL). Made, filled and deleted through cuda-gl's own GL table, with the
 //! owning context checked first; leaked (not deleted) when another context is current.
 //!
 //! Both are claimed from birth until they are deleted (or leaked, and then for good), as
@@ -7,24 +7,29 @@
 //! the target fills or deletes them.
 
 use super::Format;
-use super::gl_upload::UnpackState;
+use super::gl_upload::{Rows, UnpackState};
 use crate::error::{Error, Result, UsageError};
 use crate::gl_object::{ImageTarget, Kind};
 use crate::glapi::{GlFns, GlOwner, claim};
 
-/// The texture (and pixel buffer) of one size and format.
+/// The texture (and pixel buffers) of one size and format.
 #[derive(Debug)]
 pub(super) struct GlSide {
     pub(super) owner: GlOwner,
     pub(super) texture: u32,
-    /// The pixel unpack buffer: interop's pixel frames are drawn into it (registered with
-    /// CUDA), the staged mode on NVIDIA's GL uploads through it (see
-    /// [`staged_through_buffer`]); 0 without one.
+    /// Interop's pixel buffer of one frame, which pixel frames are drawn into (registered
+    /// with CUDA); 0 without one.
     pub(super) pbo: u32,
+    /// The staged mode's pixel buffers on NVIDIA's GL, one per band, each written whole and
+    /// uploaded from (see [`staged_through_buffer`]); made by
+    /// [`make_band_buffers`](Self::make_band_buffers), empty until then and in other modes.
+    pub(super) band_buffers: Vec<u32>,
+    /// Which pixel buffer the target was made with.
+    pub(super) pixel_buffer: PixelBuffer,
     pub(super) width: u32,
     pub(super) height: u32,
     pub(super) format: Format,
-    /// The claims on the texture and the pixel buffer.
+    /// The claims on the texture and the pixel buffers.
     claims: Vec<claim::Claim>,
 }
 
@@ -35,8 +40,10 @@ pub(super) enum PixelBuffer {
     None,
     /// One frame of `glBufferData` storage, for CUDA to register (interop's pixels).
     Registered,
-    /// One frame of `glBufferData` storage that GL writes each band into
-    /// (`glBufferSubData`): the staged mode's on NVIDIA's GL (see [`staged_through_buffer`]).
+    /// A buffer per band that GL writes the band into whole (`glBufferSubData`) and uploads
+    /// it from: the staged mode's on NVIDIA's GL (see [`staged_through_buffer`]). NVIDIA's GL
+    /// wrote bands into one frame-sized buffer at offsets at half the speed (1,534 against 915
+    /// µs a 1080p frame on the H200: docs/benchmarks.md).
     Written,
 }
 
@@ -58,7 +65,9 @@ pub(super) fn check_size(fns: &GlFns, width: u32, height: u32) -> Result<()> {
 
 impl GlSide {
     /// A `width` x `height` texture of `format` in the current context (`owner`, whose table is
-    /// `fns`), with a pixel buffer of one frame when `pbo`. Immutable storage
+    /// `fns`), with interop's pixel buffer of one frame when `pbo` is
+    /// [`PixelBuffer::Registered`] (a staged target's buffers come with its bands:
+    /// [`make_band_buffers`](Self::make_band_buffers)). Immutable storage
     /// (`glTexStorage2D`) where the context has it (OpenGL 4.2), so that no GL call can give
     /// the registered texture other storage. The caller has checked the size ([`check_size`]).
     ///
@@ -77,6 +86,8 @@ impl GlSide {
             owner,
             texture: 0,
             pbo: 0,
+            band_buffers: Vec::new(),
+            pixel_buffer: pbo,
             width,
             height,
             format,
@@ -124,19 +135,16 @@ impl GlSide {
                 }
                 (fns.tex_parameteri)(gl::TEXTURE_2D, gl::TEXTURE_SWIZZLE_A, gl::ONE as i32);
             }
-            if pbo != PixelBuffer::None {
+            if pbo == PixelBuffer::Registered {
                 // Binding a generated name makes the buffer; it gets one frame of storage now,
-                // so that CUDA can register it (interop) or GL write bands into it (staged).
+                // so that CUDA can register it.
                 (fns.gen_buffers)(1, &mut side.pbo);
                 (fns.bind_buffer)(gl::PIXEL_UNPACK_BUFFER, side.pbo);
                 (fns.buffer_data)(
                     gl::PIXEL_UNPACK_BUFFER,
                     side.frame_bytes() as isize,
                     std::ptr::null(),
-                    match pbo {
-                        PixelBuffer::Written => gl::DYNAMIC_DRAW,
-                        _ => gl::STREAM_DRAW,
-                    },
+                    gl::STREAM_DRAW,
                 );
             }
         }
@@ -148,22 +156,87 @@ impl GlSide {
             (Kind::Buffer, side.pbo),
         ];
         for (kind, name) in objects.into_iter().filter(|&(_, name)| name != 0) {
-            // A name just made is claimed by no one, unless a context sharing this one's
-            // objects registered it in the moment since: then it is left to that one.
-            let Some(claim) = claim::claim(kind, name, owner) else {
-                if kind == Kind::Buffer {
-                    side.pbo = 0;
-                } else {
-                    side.texture = 0;
-                }
-                return Err(Error::AlreadyRegistered {
-                    name,
-                    kind: kind.describe().to_string(),
-                });
-            };
-            side.claims.push(claim);
+            side.claim(kind, name)?;
         }
         Ok(side)
+    }
+
+    /// Claims `name`, just made by this side. A name just made is claimed by no one, unless a
+    /// context sharing this one's objects registered it in the moment since: then it is left
+    /// to that one (forgotten here, never deleted).
+    ///
+    /// # Errors
+    /// [`Error::AlreadyRegistered`] in that case.
+    fn claim(&mut self, kind: Kind, name: u32) -> Result<()> {
+        let Some(claim) = claim::claim(kind, name, self.owner) else {
+            if kind != Kind::Buffer {
+                self.texture = 0;
+            } else if self.pbo == name {
+                self.pbo = 0;
+            } else {
+                self.band_buffers.retain(|&b| b != name);
+            }
+            return Err(Error::AlreadyRegistered {
+                name,
+                kind: kind.describe().to_string(),
+            });
+        };
+        self.claims.push(claim);
+        Ok(())
+    }
+
+    /// Makes the staged mode's pixel buffers on NVIDIA's GL ([`PixelBuffer::Written`]): one
+    /// per band of `bands`, each of the band's bytes, claimed as the texture is. Does nothing
+    /// for a target made with another [`PixelBuffer`].
+    ///
+    /// # Errors
+    /// The owner check's errors when the target's context is not current;
+    /// [`Error::GlCall`](crate::Error::GlCall) when GL refuses a buffer;
+    /// [`Error::AlreadyRegistered`] as [`create`](Self::create). The buffers made so far are
+    /// deleted with the side.
+    pub(super) fn make_band_buffers(&mut self, bands: &[Rows]) -> Result<()> {
+        if self.pixel_buffer != PixelBuffer::Written || !self.band_buffers.is_empty() {
+            return Ok(());
+        }
+        let fns = self.owner.check("glBufferData (a display band's buffer)")?;
+        fns.drain_errors();
+        let (row, _) = self.frame_shape();
+        let mut saved = 0;
+        // SAFETY: a context is current (checked); a valid out-pointer.
+        unsafe { (fns.get_integerv)(gl::COPY_WRITE_BUFFER_BINDING, &mut saved) };
+        for rows in bands {
+            let mut name = 0;
+            // SAFETY: a context is current; binding a generated name makes the buffer, given
+            // the band's bytes of storage with no data; the application's copy write binding
+            // is put back below.
+            unsafe {
+                (fns.gen_buffers)(1, &mut name);
+                (fns.bind_buffer)(gl::COPY_WRITE_BUFFER, name);
+                (fns.buffer_data)(
+                    gl::COPY_WRITE_BUFFER,
+                    (rows.count * row) as isize,
+                    std::ptr::null(),
+                    gl::DYNAMIC_DRAW,
+                );
+            }
+            if name != 0 {
+                self.band_buffers.push(name);
+            }
+        }
+        // SAFETY: a context is current; the name was read from it (a deleted one is refused
+        // with an error, drained by the next call's check).
+        unsafe { (fns.bind_buffer)(gl::COPY_WRITE_BUFFER, saved.max(0) as u32) };
+        // On failure the buffers made are deleted with the side.
+        fns.check("glBufferData (a display band's buffer)")?;
+        if self.band_buffers.len() != bands.len() {
+            return Err(Error::Internal {
+                what: "glGenBuffers gave no name for a display band's buffer".into(),
+            });
+        }
+        for name in self.band_buffers.clone() {
+            self.claim(Kind::Buffer, name)?;
+        }
+        Ok(())
     }
 
     /// One frame's row bytes and rows, tightly packed.
@@ -174,10 +247,9 @@ impl GlSide {
         )
     }
 
-    /// Whether there is a pixel buffer: interop's, or the one the staged mode writes its bands
-    /// into on NVIDIA's GL.
-    pub(super) fn has_pixel_buffer(&self) -> bool {
-        self.pbo != 0
+    /// Whether staged frames go through a pixel buffer per band ([`PixelBuffer::Written`]).
+    pub(super) fn writes_band_buffers(&self) -> bool {
+        self.pixel_buffer == PixelBuffer::Written
     }
 
     /// The bytes of one frame, tightly packed.
@@ -186,7 +258,7 @@ impl GlSide {
     }
 }
 
-/// Whether staged frames go through a pixel buffer in the current context (of `fns`):
+/// Whether staged frames go through pixel buffers in the current context (of `fns`):
 /// on NVIDIA's GL the upload from a buffer is the GPU's copy, which runs in GL's order while
 /// the CPU goes on, where an upload from client memory costs ten times the copy (1,966 µs for
 /// a 1920x1080 RGBA8 frame on the H200); on any other GL (Mesa's llvmpipe, a laptop's
@@ -200,40 +272,45 @@ pub(super) fn staged_through_buffer(fns: &GlFns) -> bool {
 }
 
 impl GlSide {
-    /// Leaks the texture and the pixel buffer: never deleted, claimed for good (the driver may
-    /// still hold the texture mapped).
+    /// Leaks the texture and the pixel buffers: never deleted, claimed for good (the driver
+    /// may still hold the texture mapped).
     pub(super) fn leak(&mut self) {
         log::error!(
-            "cuda-gl: display target's texture {} and pixel buffer {} leaked: CUDA may still \
-             hold them",
+            "cuda-gl: display target's texture {} and pixel buffers {} {:?} leaked: CUDA may \
+             still hold them",
             self.texture,
-            self.pbo
+            self.pbo,
+            self.band_buffers
         );
         std::mem::forget(std::mem::take(&mut self.claims));
         self.texture = 0;
         self.pbo = 0;
+        self.band_buffers.clear();
     }
 }
 
 impl Drop for GlSide {
     fn drop(&mut self) {
-        if self.texture == 0 && self.pbo == 0 {
+        if self.texture == 0 && self.pbo == 0 && self.band_buffers.is_empty() {
             // Leaked (`leak`), or never made.
             return;
         }
         match self.owner.check("glDeleteTextures (not called)") {
-            // SAFETY: the names came from `create` and are deleted once (0 is ignored), with
-            // their context current (checked).
+            // SAFETY: the names came from `create` and `make_band_buffers` and are deleted
+            // once (0 is ignored), with their context current (checked); the count is the
+            // vector's own (at most 32 bands).
             Ok(fns) => unsafe {
                 (fns.delete_textures)(1, &self.texture);
                 (fns.delete_buffers)(1, &self.pbo);
+                (fns.delete_buffers)(self.band_buffers.len() as i32, self.band_buffers.as_ptr());
             },
             Err(e) => {
                 log::error!(
-                    "cuda-gl: display target's texture {} and pixel buffer {} leaked, not \
-                     deleted: {e}",
+                    "cuda-gl: display target's texture {} and pixel buffers {} {:?} leaked, \
+                     not deleted: {e}",
                     self.texture,
-                    self.pbo
+                    self.pbo,
+                    self.band_buffers
                 );
                 // The objects live on: they stay claimed, so they are never registered.
                 std::mem::forget(std::mem::take(&mut self.claims));

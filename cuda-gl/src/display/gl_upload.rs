@@ -103,20 +103,20 @@ impl UnpackState {
 impl GlSide {
     /// Uploads a tightly packed frame into the texture band by band: `bands[k]` rows come
     /// from `band(k)`, asked for in order, so that a band's bytes may still be arriving while
-    /// the bands before it are handled. Straight from each band's bytes when there is no pixel
-    /// buffer (`glTexSubImage2D` of the band's rows reads client memory before it returns);
-    /// with one (NVIDIA's GL), each band is written into it (`glBufferSubData` copies the bytes
-    /// before it returns) and the whole frame uploaded from it once, in GL's order, after
-    /// waiting for `last_upload` (the fence of the upload before, which read the buffer) until
-    /// `deadline`, so that GL neither stalls nor copies aside a buffer still being read;
-    /// `last_upload` is then this upload's fence. Either way each band's bytes may be reused
-    /// once `band` is asked for the next one or this returns.
+    /// the bands before it are handled. Straight from each band's bytes when the side has no
+    /// band buffers (`glTexSubImage2D` of the band's rows reads client memory before it
+    /// returns); with them (NVIDIA's GL), each band is written whole into its own buffer
+    /// (`glBufferSubData` copies the bytes before it returns) and its rows uploaded from it, in
+    /// GL's order, after waiting for `last_upload` (the fence of the frame before's uploads,
+    /// which read the buffers) until `deadline`, so that GL neither stalls nor copies aside a
+    /// buffer still being read; `last_upload` is then this frame's fence. Either way each
+    /// band's bytes may be reused once `band` is asked for the next one or this returns.
     ///
     /// # Errors
-    /// `band`'s errors (without a pixel buffer, the bands before it are uploaded; with one,
-    /// none); the owner check's errors when the target's context is not current;
-    /// [`Error::GlCall`](crate::Error::GlCall) when GL refuses the upload;
-    /// [`Error::Timeout`](crate::Error::Timeout) when the upload before has not finished by
+    /// `band`'s errors (the bands before it are uploaded); the owner check's errors when the
+    /// target's context is not current; [`Error::GlCall`](crate::Error::GlCall) when GL
+    /// refuses an upload or a buffer's binding (the bands before it are uploaded);
+    /// [`Error::Timeout`](crate::Error::Timeout) when the uploads before have not finished by
     /// `deadline`.
     pub(super) fn upload_bands<'p>(
         &self,
@@ -126,10 +126,12 @@ impl GlSide {
         deadline: Instant,
     ) -> Result<()> {
         let (row, height) = self.frame_shape();
-        // Every byte of the pixel buffer is then written before the one upload from it.
-        if !Rows::cover(bands, height) {
+        let buffers = &self.band_buffers;
+        if !Rows::cover(bands, height) || !(buffers.is_empty() || buffers.len() == bands.len()) {
             return Err(crate::Error::Internal {
-                what: "staged bands that do not cover their frame in order".into(),
+                what: "staged bands that do not cover their frame in order, or not one \
+                       buffer each"
+                    .into(),
             });
         }
         if let Some(fence) = last_upload.as_ref() {
@@ -149,65 +151,58 @@ impl GlSide {
         }
         *last_upload = None;
         let queued = std::cell::Cell::new(false);
-        let uploaded =
-            self.with_unpack_state("glTexSubImage2D (a staged frame)", self.pbo != 0, |fns| {
-                let mut checked = |k: usize, rows: &Rows| {
-                    let pixels = band(k)?;
-                    if pixels.len() != rows.count * row || rows.first + rows.count > height {
-                        return Err(crate::Error::Internal {
-                            what: "a staged band of another size than its rows".into(),
-                        });
-                    }
-                    Ok(pixels)
-                };
-                if self.pbo == 0 {
-                    self.bind_for_upload(fns, 0)?;
-                    for (k, rows) in bands.iter().enumerate() {
-                        let pixels = checked(k, rows)?;
-                        // SAFETY: the texture is bound (read back); the rows lie within it
-                        // (checked); no pixel buffer is bound (read back), so `pixels`, the band's
-                        // rows tightly packed, are read before the call returns.
-                        unsafe { self.tex_sub_image(fns, rows, pixels.as_ptr().cast()) };
-                    }
-                    return Ok(());
+        let through = !buffers.is_empty();
+        let uploaded = self.with_unpack_state("glTexSubImage2D (a staged frame)", through, |fns| {
+            for (k, rows) in bands.iter().enumerate() {
+                let pixels = band(k)?;
+                if pixels.len() != rows.count * row || rows.first + rows.count > height {
+                    return Err(crate::Error::Internal {
+                        what: "a staged band of another size than its rows".into(),
+                    });
                 }
-                // The bands are written with the buffer bound as a copy target, and it is bound
-                // as the pixel unpack buffer only for the upload: the GL calls of the benchmark's
-                // plain-call banded present (`raw bands`), so that the two differ only in
-                // cuda-gl's own work.
+                let Some(&buffer) = buffers.get(k) else {
+                    self.bind_for_upload(fns, 0)?;
+                    // SAFETY: the texture is bound (read back); the rows lie within it
+                    // (checked); no pixel buffer is bound (read back), so `pixels`, the
+                    // band's rows tightly packed, are read before the call returns.
+                    unsafe { self.tex_sub_image(fns, rows, pixels.as_ptr().cast()) };
+                    continue;
+                };
+                // Written with the buffer bound as a copy target, bound as the pixel
+                // unpack buffer only for the upload: the GL calls of the benchmark's
+                // plain-call version (`raw bands ... each written whole`), so that the two
+                // differ only in cuda-gl's own work.
                 bind_checked(
                     fns,
                     gl::COPY_WRITE_BUFFER,
-                    self.pbo,
+                    buffer,
                     "glBindBuffer (a display buffer)",
                 )?;
-                for (k, rows) in bands.iter().enumerate() {
-                    let pixels = checked(k, rows)?;
-                    // SAFETY: a context is current; the pixel buffer is bound as the copy target
-                    // (read back); GL refuses a range past its end with an error, writing nothing
-                    // (it is one frame long, which holds the band, unless the application gave its
-                    // name other storage); `pixels` is read before the call returns.
-                    unsafe {
-                        (fns.buffer_sub_data)(
-                            gl::COPY_WRITE_BUFFER,
-                            (rows.first * row) as isize,
-                            pixels.len() as isize,
-                            pixels.as_ptr().cast(),
-                        );
-                    }
+                // SAFETY: a context is current; the band's buffer is bound as the copy
+                // target (read back); GL refuses a range past its end with an error,
+                // writing nothing (it holds the band, unless the application gave its name
+                // other storage); `pixels` is read before the call returns.
+                unsafe {
+                    (fns.buffer_sub_data)(
+                        gl::COPY_WRITE_BUFFER,
+                        0,
+                        pixels.len() as isize,
+                        pixels.as_ptr().cast(),
+                    );
                 }
-                self.bind_for_upload(fns, self.pbo)?;
-                // SAFETY: the texture and the pixel buffer are bound (read back); the null pointer
-                // is offset 0 in the buffer, and GL refuses a read past its end with an error
-                // rather than reading it (the buffer is one frame long unless the application gave
-                // its name other storage).
-                unsafe { self.tex_sub_image(fns, &self.all_rows(), std::ptr::null()) };
+                self.bind_for_upload(fns, buffer)?;
+                // SAFETY: the texture and the band's buffer are bound (read back); the
+                // rows lie within the texture (checked); the null pointer is offset 0 in
+                // the buffer, and GL refuses a read past its end with an error rather than
+                // reading it.
+                unsafe { self.tex_sub_image(fns, rows, std::ptr::null()) };
                 queued.set(true);
-                Ok(())
-            });
+            }
+            Ok(())
+        });
         if queued.get() {
-            // Whatever the upload's final error check said, the upload may read the buffer
-            // now: the next frame's writes wait for this fence. Without one, GL keeps them
+            // Whatever the uploads' final error check said, they may read the buffers now: the
+            // next frame's writes wait for this fence. Without one, GL keeps them
             // after the upload by stalling (with no time limit), so a fence that cannot be
             // placed is logged, not an error of a frame that was uploaded.
             match Fence::place(self.owner) {

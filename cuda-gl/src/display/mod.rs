@@ -18,7 +18,7 @@
 //!   in bands (asynchronously, a buffer per band: a small first one, so that GL starts soon,
 //!   then larger ones), and GL uploads each band straight from that memory as soon as its
 //!   copy has finished, while the next bands are copied (on NVIDIA's GL each band is written
-//!   into a pixel buffer, which is uploaded once when the last is in): the present waits for
+//!   into a pixel buffer of its own and uploaded from it): the present waits for
 //!   the frame's kernel and copies, and the texture holds the frame when it returns. (A copy straight
 //!   into a persistently mapped GL buffer registered with CUDA would save the CPU copy, but GL
 //!   owns that memory and frees it with its context, whenever the application destroys it,

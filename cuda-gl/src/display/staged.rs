@@ -1,7 +1,7 @@
 //! The staged mode's state: a frame is copied out of the GPU into pinned host memory in bands,
 //! and GL takes each band as soon as its copy has finished, while the next bands are copied:
-//! uploaded into the texture straight away, or on NVIDIA's GL written into the pixel buffer,
-//! which is uploaded once the last band is in. The texture holds the frame when the
+//! uploaded into the texture straight away, or on NVIDIA's GL written into a pixel buffer of
+//! its own and uploaded from it. The texture holds the frame when the
 //! present returns (the present waits on the CPU for the frame's kernel and copies), and GL
 //! reads a band soon after its bytes land.
 
@@ -95,8 +95,8 @@ const CLIENT_UPLOAD: BandPlan = BandPlan {
     cap: usize::MAX,
 };
 
-/// Bands NVIDIA's GL writes into the pixel buffer: about 1 MiB from the third on, the sizes
-/// its figures were measured with. (That write, a CPU copy at 10 to 13 GB/s on the H200, is
+/// Bands NVIDIA's GL writes each into a pixel buffer of its own: about 1 MiB from the third
+/// on, the sizes its figures were measured with. (That write, a CPU copy at 10 to 13 GB/s on the H200, is
 /// also slower than CUDA's copy in, so bands that grow as [`CLIENT_UPLOAD`]'s would keep it
 /// fed too, with fewer calls.)
 const BUFFER_WRITE: BandPlan = BandPlan {
@@ -133,8 +133,8 @@ fn bands(row: usize, height: usize, plan: BandPlan) -> Vec<Rows> {
 pub(super) struct Staged {
     bands: Vec<Rows>,
     slots: Vec<PinnedBuffer<u8>>,
-    /// The fence of the last upload from the pixel buffer, if any: the next frame's bytes are
-    /// written into the buffer only once it has signalled.
+    /// The fence of the last frame's uploads from the band buffers, if any: the next frame's
+    /// bytes are written into them only once it has signalled.
     last_upload: Option<Fence>,
 }
 
@@ -144,14 +144,15 @@ impl Staged {
     ///
     /// # Errors
     /// The driver's errors from allocating pinned memory; the upload's errors.
-    pub(super) fn new(ctx: &Arc<Context>, gl: &GlSide) -> Result<Staged> {
+    pub(super) fn new(ctx: &Arc<Context>, gl: &mut GlSide) -> Result<Staged> {
         let (row, height) = gl.frame_shape();
-        let plan = if gl.has_pixel_buffer() {
+        let plan = if gl.writes_band_buffers() {
             BUFFER_WRITE
         } else {
             CLIENT_UPLOAD
         };
         let bands = bands(row, height, plan);
+        gl.make_band_buffers(&bands)?;
         let slots = bands
             .iter()
             .map(|rows| PinnedBuffer::zeroed(ctx, row * rows.count))
@@ -177,9 +178,9 @@ impl Staged {
     ///
     /// # Errors
     /// The copies' errors (nothing is uploaded then); [`Error::Timeout`] when the copies (and,
-    /// through a pixel buffer, the last frame's upload from it) have not all finished within
-    /// 10 s of the first wait; the upload's errors (uploading from pinned memory the texture
-    /// may then hold part of the frame; through a pixel buffer, none of it).
+    /// through pixel buffers, the last frame's uploads from them) have not all finished within
+    /// 10 s of the first wait; the uploads' errors (the texture may then hold part of the
+    /// frame).
     pub(super) fn present(
         &mut self,
         gl: &GlSide,

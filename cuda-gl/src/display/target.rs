@@ -139,7 +139,7 @@ impl DisplayTarget {
             Mode::Staged if staged_through_buffer(fns) => PixelBuffer::Written,
             Mode::Staged | Mode::Stream => PixelBuffer::None,
         };
-        let gl = GlSide::create(owner, fns, width, height, format, pbo)?;
+        let mut gl = GlSide::create(owner, fns, width, height, format, pbo)?;
         let backend = match mode {
             // Every frame overwrites the whole texture: CUDA need not keep GL's contents.
             Mode::Interop => Backend::Interop {
@@ -155,7 +155,7 @@ impl DisplayTarget {
                     RegisterFlags::WRITE_DISCARD,
                 )?,
             },
-            Mode::Staged => Backend::Staged(Staged::new(ctx, &gl)?),
+            Mode::Staged => Backend::Staged(Staged::new(ctx, &mut gl)?),
             Mode::Stream => Backend::Streamed(Streamed::new(ctx, &gl)?),
         };
         let array = match mode {

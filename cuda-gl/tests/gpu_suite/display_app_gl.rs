@@ -48,16 +48,16 @@ fn bound_buffer(target: u32) -> u32 {
     u32::try_from(bound).unwrap()
 }
 
-/// The staged mode on NVIDIA's GL writes each frame into a pixel buffer of its own, in bands,
+/// The staged mode on NVIDIA's GL writes each band of a frame into a pixel buffer of its own,
 /// through the copy write binding. A present puts the application's bindings back. When the
-/// application deletes that buffer (a call allowed on any name of its share group), the next
+/// application deletes one of those buffers (a call allowed on any name of its share group), the next
 /// present finds its binding did not take and fails with a typed error, instead of writing
 /// into whatever the application has bound (here a buffer of its own, bound for copies and
 /// for unpacking, which stays as it was); the target still drops.
 #[test]
 fn a_pixel_buffer_the_application_deleted_is_an_error_not_a_crash() {
     let Some(g) = gpu() else { return };
-    // An odd size, so that the target's buffer is the only one of its size here; 3 bands.
+    // An odd size, so that the target's buffers are the only ones of their sizes here.
     let (w, h) = (1001, 333);
     let frame_bytes = w * h * 4;
     let (mut target, _) = DisplayTarget::new(
@@ -68,22 +68,33 @@ fn a_pixel_buffer_the_application_deleted_is_an_error_not_a_crash() {
         Some(Mode::Staged),
     )
     .unwrap();
-    let pbos: Vec<u32> = (1..=4096)
-        .filter(|&n| gl_is(gl::IsBuffer, n))
-        .filter(|&n| {
-            let mut size = 0;
-            // SAFETY: a context is current; `n` is a live buffer; a valid out-pointer.
-            unsafe {
-                gl::BindBuffer(gl::COPY_READ_BUFFER, n);
-                gl::GetBufferParameteriv(gl::COPY_READ_BUFFER, gl::BUFFER_SIZE, &mut size);
-                gl::BindBuffer(gl::COPY_READ_BUFFER, 0);
-            }
-            usize::try_from(size) == Ok(frame_bytes)
-        })
-        .collect();
-    let [pbo] = pbos[..] else {
-        panic!("a staged target on NVIDIA's GL has one pixel buffer of a frame, found {pbos:?}");
+    // The target cuts 1001x333 RGBA8 into bands of 65, 130 and 138 rows (256 KiB, 512 KiB,
+    // the rest), each written into a buffer of its own: sizes no other buffer here has.
+    let row = w * 4;
+    let band_bytes = [65 * row, 130 * row, 138 * row];
+    let buffer_size = |n: u32| {
+        let mut size = 0;
+        // SAFETY: a context is current; `n` is a live buffer; a valid out-pointer.
+        unsafe {
+            gl::BindBuffer(gl::COPY_READ_BUFFER, n);
+            gl::GetBufferParameteriv(gl::COPY_READ_BUFFER, gl::BUFFER_SIZE, &mut size);
+            gl::BindBuffer(gl::COPY_READ_BUFFER, 0);
+        }
+        usize::try_from(size).unwrap_or(0)
     };
+    let mut bands: Vec<(u32, usize)> = (1..=4096)
+        .filter(|&n| gl_is(gl::IsBuffer, n))
+        .map(|n| (n, buffer_size(n)))
+        .filter(|(_, size)| band_bytes.contains(size))
+        .collect();
+    bands.sort_by_key(|&(_, size)| size);
+    let sizes: Vec<usize> = bands.iter().map(|&(_, size)| size).collect();
+    assert_eq!(
+        sizes, band_bytes,
+        "a staged target on NVIDIA's GL has a pixel buffer per band: {bands:?}"
+    );
+    // The last band's: the first two are uploaded before the present meets it.
+    let pbo = bands[2].0;
     // The application's own buffer, a frame and more of a sentinel, bound for copies and for
     // unpacking while the target presents.
     let sentinel = vec![0x5a5a_5a5a_u32; frame_bytes / 4 + 1024];
@@ -114,7 +125,7 @@ fn a_pixel_buffer_the_application_deleted_is_an_error_not_a_crash() {
     // SAFETY: a context is current; unbinding the unpack buffer for the read-back below.
     unsafe { gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0) };
     let texels = read_texture_rgba8(target.texture(), w, h, 0);
-    assert_pattern(&texels, 5, "staged, 3 bands through the pixel buffer");
+    assert_pattern(&texels, 5, "staged, 3 bands through a pixel buffer each");
     // SAFETY: a context is current; deleting a live name is allowed (the application's call);
     // `mine` is live.
     unsafe {
