@@ -81,11 +81,11 @@ pub const LEGEND: &str = "\
   any GL but NVIDIA's); the staged present made of plain calls (`raw double buffer`: two \
   pinned buffers, frame n+1's DtoH queued before frame n is uploaded from the other); the \
   banded present made of plain calls (`raw bands`: cut as the target cuts a frame, each band \
-  uploaded into its rows, or on NVIDIA's GL written into a pixel buffer, uploaded once; there \
-  also into a pixel buffer of its own first bound as the pixel unpack buffer (the shared one \
-  and the target's are made through the copy write binding), and into one of immutable client \
-  storage: where NVIDIA's GL places the buffer; and each band written whole into a pixel \
-  buffer of its own and uploaded from it into its rows); and a frame's copy out of a CUDA array into \
+  uploaded into its rows from pinned memory; on NVIDIA's GL as the target does it, each band \
+  written whole into a pixel buffer of its own and uploaded from it, and beside it, for \
+  reading, the bands written at offsets into one frame-sized buffer and uploaded once: a \
+  buffer that other rows also write whole, one of its own first bound for unpacking, and one \
+  of immutable client storage); and a frame's copy out of a CUDA array into \
   pinned memory, straight and through device memory. When \
   auto refuses interop (GL that is not NVIDIA's) only the staged rows run, and the report line \
   of `DisplayTarget::new` says why.\n";
@@ -131,7 +131,9 @@ pub enum Role {
     /// The staged present made of plain calls (two pinned buffers, the copy of frame n+1
     /// during the upload of frame n) + GL use.
     DoubleBuffer,
-    /// The staged target's banded present made of plain calls + GL use.
+    /// The staged target's banded present made of plain calls + GL use (on NVIDIA's GL into
+    /// one frame-sized pixel buffer that other rows also write whole; the target's way there
+    /// is [`Role::BandBuffers`]).
     Bands,
     /// The same into a pixel buffer of its own, made while bound as the pixel unpack buffer
     /// (NVIDIA's GL only): NVIDIA's GL places a buffer by its first binding.
@@ -139,8 +141,8 @@ pub enum Role {
     /// The same into a pixel buffer of its own with immutable client storage (NVIDIA's GL
     /// only).
     BandsClientStorage,
-    /// The same, each band written whole into a pixel buffer of its own and uploaded from it
-    /// (NVIDIA's GL only).
+    /// The same, each band written whole into a pixel buffer of its own and uploaded from it,
+    /// as the target does on NVIDIA's GL (NVIDIA's GL only).
     BandBuffers,
 }
 
@@ -445,7 +447,14 @@ pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Resul
     rows.push((
         Role::Bands,
         Variant::new(
-            format!("raw bands {w}x{h}: cut as the target's, each taken once copied + GL use"),
+            if through_pbo {
+                format!(
+                    "raw bands {w}x{h}: cut as the target's, into one PBO also written whole by \
+                     other rows, uploaded once + GL use"
+                )
+            } else {
+                format!("raw bands {w}x{h}: cut as the target's, each taken once copied + GL use")
+            },
             move |rig: &mut Rig| {
                 let through = if through_pbo {
                     Through::Pbo(&rig.pbo)
@@ -471,7 +480,7 @@ pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Resul
             ),
             (
                 Role::BandBuffers,
-                "each written whole into a PBO of its own, uploaded from it",
+                "as the target's, each written whole into a PBO of its own, uploaded from it",
             ),
         ] {
             rows.push((

@@ -206,11 +206,11 @@ impl DoubleBuffer {
 /// The staged target's banded present made of plain calls, for reading: the frame's rows in
 /// bands cut as the target cuts them ([`band_rows`]), each `cuMemcpyDtoHAsync`'d into a pinned
 /// buffer of its own with an event recorded after it, all queued first; then each band, once
-/// its event has completed, uploaded into its rows (`glTexSubImage2D` from pinned memory), or,
-/// through a pixel buffer (NVIDIA's GL), written into the buffer at its offset
-/// (`glBufferSubData`), and the whole frame uploaded once at the end. What the target's present
-/// costs with no library in between. On NVIDIA's GL also, for reading, each band written whole
-/// into a pixel buffer of its own and uploaded from it ([`Through::BandBuffers`]).
+/// its event has completed, handed to GL as [`Through`] says: uploaded into its rows from
+/// pinned memory (the target on any GL but NVIDIA's), written whole into a pixel buffer of its
+/// own and uploaded from it (the target on NVIDIA's GL), or, for reading, written into one
+/// frame-sized buffer at its offset (`glBufferSubData`) with the frame uploaded once at the
+/// end. What the target's present costs with no library in between.
 pub struct Bands {
     /// (first row, rows) of each band.
     rows: Vec<(u32, u32)>,

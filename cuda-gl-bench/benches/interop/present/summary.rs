@@ -40,7 +40,8 @@ pub struct StagedLimits {
     /// reading only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub double_buffer_us: Option<f64>,
-    /// The banded staged present made of plain calls, µs (for reading only).
+    /// The banded staged present made of plain calls as the target makes it (on NVIDIA's GL a
+    /// buffer per band), µs (for reading only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bands_us: Option<f64>,
     /// `us_per_frame / max(dtoh_us, upload_us)`.
@@ -142,7 +143,8 @@ fn staged_summary(cases: &[Case], size: (u32, u32), applies: &'static str) -> Op
             array_dtoh_us: median(cases, Role::ArrayDtoh, size),
             array_via_device_us: median(cases, Role::ArrayDtodDtoh, size),
             double_buffer_us: median(cases, Role::DoubleBuffer, size),
-            bands_us: median(cases, Role::Bands, size),
+            bands_us: median(cases, Role::BandBuffers, size)
+                .or_else(|| median(cases, Role::Bands, size)),
             ratio_to_max: frame / max,
             ratio_to_sum: frame / sum,
             limit_applies: applies,
