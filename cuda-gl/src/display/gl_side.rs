@@ -187,13 +187,16 @@ impl GlSide {
 
     /// Makes the staged mode's pixel buffers on NVIDIA's GL ([`PixelBuffer::Written`]): one
     /// per band of `bands`, each of the band's bytes, claimed as the texture is. Does nothing
-    /// for a target made with another [`PixelBuffer`].
+    /// for a target made with another [`PixelBuffer`], or when the buffers are made already.
+    /// Called once per side, by the staged state's constructor, which drops the side on an
+    /// error (so a side is never used with part of its buffers).
     ///
     /// # Errors
     /// The owner check's errors when the target's context is not current;
     /// [`Error::GlCall`](crate::Error::GlCall) when GL refuses a buffer;
     /// [`Error::AlreadyRegistered`] as [`create`](Self::create). The buffers made so far are
-    /// deleted with the side.
+    /// deleted with the side, but for one another context registered in the moment between
+    /// its making and its claim: that one is left to it, as `create` leaves its objects.
     pub(super) fn make_band_buffers(&mut self, bands: &[Rows]) -> Result<()> {
         if self.pixel_buffer != PixelBuffer::Written || !self.band_buffers.is_empty() {
             return Ok(());
@@ -223,11 +226,15 @@ impl GlSide {
                 self.band_buffers.push(name);
             }
         }
-        // SAFETY: a context is current; the name was read from it (a deleted one is refused
-        // with an error, drained by the next call's check).
+        // Read before the binding is put back, so that the error is the making's.
+        let made = fns.check("glBufferData (a display band's buffer)");
+        // SAFETY: a context is current; the name was read from it. A name another context of
+        // the share group deleted since is refused with an error, drained here: the binding
+        // then stays on the last band buffer, whose deletion (with the side) unbinds it.
         unsafe { (fns.bind_buffer)(gl::COPY_WRITE_BUFFER, saved.max(0) as u32) };
+        fns.drain_errors();
         // On failure the buffers made are deleted with the side.
-        fns.check("glBufferData (a display band's buffer)")?;
+        made?;
         if self.band_buffers.len() != bands.len() {
             return Err(Error::Internal {
                 what: "glGenBuffers gave no name for a display band's buffer".into(),
