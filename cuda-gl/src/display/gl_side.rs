@@ -7,7 +7,7 @@
 //! the target fills or deletes them.
 
 use super::Format;
-use super::gl_upload::{Rows, UnpackState};
+use super::unpack::{Rows, UnpackState};
 use crate::error::{Error, Result, UsageError};
 use crate::gl_object::{ImageTarget, Kind};
 use crate::glapi::{GlFns, GlOwner, claim};

@@ -78,6 +78,7 @@ mod report;
 mod staged;
 mod streamed;
 mod target;
+mod unpack;
 
 pub use frame::{Frame, Pixels};
 pub use report::Report;

@@ -7,7 +7,7 @@
 
 use super::array::FrameArray;
 use super::gl_side::GlSide;
-use super::gl_upload::Rows;
+use super::unpack::Rows;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::glapi::Fence;
