@@ -42,7 +42,7 @@ pub(super) enum PixelBuffer {
     Registered,
     /// A buffer per band that GL writes the band into whole (`glBufferSubData`) and uploads
     /// it from: the staged mode's on NVIDIA's GL (see [`staged_through_buffer`]). NVIDIA's GL
-    /// wrote bands into one frame-sized buffer at offsets at half the speed (1,534 against 915
+    /// wrote bands into one frame-sized buffer at offsets at 1.6x the cost (1,534 against 947
     /// µs a 1080p frame on the H200: docs/benchmarks.md).
     Written,
 }
