@@ -263,5 +263,7 @@ mod tests {
         assert_eq!(shape(15360, 2160, CLIENT_UPLOAD), [17, 68, 273, 1092, 710]);
         assert_eq!(bands(7680, 1080, BUFFER_WRITE).len(), 10);
         assert_eq!(bands(15360, 2160, BUFFER_WRITE).len(), MAX_BANDS);
+        // The band buffers `display_app_gl`'s deleted-buffer test looks for (1001x333 RGBA8).
+        assert_eq!(shape(4004, 333, BUFFER_WRITE), [65, 130, 138]);
     }
 }

@@ -98,7 +98,8 @@ fn present_with_a_band_buffer_deleted(g: &Gpu, deleted: usize) {
     )
     .unwrap();
     // The target cuts 1001x333 RGBA8 into bands of 65, 130 and 138 rows (256 KiB, 512 KiB,
-    // the rest), each written into a buffer of its own: sizes no other buffer here has.
+    // the rest; pinned by `bands_cover_the_frame_in_order`), each written into a buffer of its
+    // own: sizes no other buffer here has.
     let row = w * 4;
     let first_rows = [0, 65, 195];
     let band_bytes = [65 * row, 130 * row, 138 * row];
