@@ -15,6 +15,30 @@ pub enum Source<'a> {
     Buffer(GLuint),
 }
 
+impl Source<'_> {
+    /// The pixel unpack buffer to bind and the pixel pointer for an upload of `needed` bytes
+    /// (`what`, for the error): host pixels with no buffer bound, checked to be long enough, or
+    /// offset 0 into the buffer.
+    fn unpack(
+        self,
+        needed: usize,
+        what: impl FnOnce() -> String,
+    ) -> Result<(GLuint, *const c_void)> {
+        match self {
+            Source::Host(bytes) => {
+                ensure!(
+                    bytes.len() >= needed,
+                    "{} bytes of pixels for {}",
+                    bytes.len(),
+                    what()
+                );
+                Ok((0, bytes.as_ptr().cast()))
+            }
+            Source::Buffer(buffer) => Ok((buffer, std::ptr::null())),
+        }
+    }
+}
+
 /// Replaces level 0 of `texture` (bound to `target`: `GL_TEXTURE_2D`, or `GL_TEXTURE_2D_ARRAY`
 /// and `GL_TEXTURE_3D` with all `depth` layers or slices), `width` x `height` (x `depth`), with
 /// RGBA8 pixels from `source`. Leaves the pixel unpack buffer and the texture unbound. Reads no
@@ -33,18 +57,10 @@ pub fn rgba8(
         GLsizei::try_from(height)?,
         GLsizei::try_from(depth)?,
     );
-    let (unpack, pixels): (GLuint, *const c_void) = match source {
-        Source::Host(bytes) => {
-            let needed = width as usize * height as usize * depth as usize * 4;
-            ensure!(
-                bytes.len() >= needed,
-                "{} bytes of pixels for a {width}x{height}x{depth} RGBA8 image of {needed} bytes",
-                bytes.len()
-            );
-            (0, bytes.as_ptr().cast())
-        }
-        Source::Buffer(buffer) => (buffer, std::ptr::null()),
-    };
+    let needed = width as usize * height as usize * depth as usize * 4;
+    let (unpack, pixels) = source.unpack(needed, || {
+        format!("a {width}x{height}x{depth} RGBA8 image of {needed} bytes")
+    })?;
     let (format, kind) = (gl::RGBA, gl::UNSIGNED_BYTE);
     // SAFETY: a context is current (the crate's contract). With buffer 0 bound the pointer is
     // host memory of at least the image's size (checked above); with a buffer bound it is offset
@@ -79,17 +95,9 @@ pub fn rgba8_rows(
     source: Source<'_>,
 ) -> Result<()> {
     let needed = width as usize * rows as usize * 4;
-    let (unpack, pixels): (GLuint, *const c_void) = match source {
-        Source::Host(bytes) => {
-            ensure!(
-                bytes.len() >= needed,
-                "{} bytes of pixels for {rows} rows of {width} RGBA8 texels ({needed} bytes)",
-                bytes.len()
-            );
-            (0, bytes.as_ptr().cast())
-        }
-        Source::Buffer(buffer) => (buffer, std::ptr::null()),
-    };
+    let (unpack, pixels) = source.unpack(needed, || {
+        format!("{rows} rows of {width} RGBA8 texels ({needed} bytes)")
+    })?;
     let (w, y, h) = (
         GLsizei::try_from(width)?,
         GLsizei::try_from(first)?,

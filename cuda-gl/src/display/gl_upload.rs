@@ -62,6 +62,9 @@ impl GlSide {
         let queued = std::cell::Cell::new(false);
         let through = !buffers.is_empty();
         let uploaded = self.with_unpack_state("glTexSubImage2D (a staged frame)", through, |fns| {
+            if !through {
+                self.bind_for_upload(fns, 0)?;
+            }
             for (k, rows) in bands.iter().enumerate() {
                 let pixels = band(k)?;
                 if pixels.len() != rows.count * row || rows.first + rows.count > height {
@@ -70,10 +73,9 @@ impl GlSide {
                     });
                 }
                 let Some(&buffer) = buffers.get(k) else {
-                    self.bind_for_upload(fns, 0)?;
-                    // SAFETY: the texture is bound (read back); the rows lie within it
-                    // (checked); no pixel buffer is bound (read back), so `pixels`, the
-                    // band's rows tightly packed, are read before the call returns.
+                    // SAFETY: the texture is bound (read back, before the loop); the rows lie
+                    // within it (checked); no pixel buffer is bound (read back), so `pixels`,
+                    // the band's rows tightly packed, are read before the call returns.
                     unsafe { self.tex_sub_image(fns, rows, pixels.as_ptr().cast()) };
                     continue;
                 };

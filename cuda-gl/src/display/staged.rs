@@ -96,9 +96,9 @@ const CLIENT_UPLOAD: BandPlan = BandPlan {
 };
 
 /// Bands NVIDIA's GL writes each into a pixel buffer of its own: about 1 MiB from the third
-/// on, the sizes its figures were measured with. (That write, a CPU copy at 10 to 13 GB/s on the H200, is
-/// also slower than CUDA's copy in, so bands that grow as [`CLIENT_UPLOAD`]'s would keep it
-/// fed too, with fewer calls.)
+/// on, the sizes its figures were measured with. (That write, a CPU copy at 10 to 13 GB/s on
+/// the H200, is also slower than CUDA's copy in, so bands that grow as [`CLIENT_UPLOAD`]'s
+/// would keep it fed too, with fewer calls.)
 const BUFFER_WRITE: BandPlan = BandPlan {
     first: 256 << 10,
     growth: 2,
