@@ -130,7 +130,7 @@ impl<'t, S: AsStream> Frame<'t, S> {
     /// texture, then cached).
     pub fn surface(&self) -> Result<Surface<'_>> {
         match (&self.work, self.array) {
-            (Work::Interop(frame), _) => frame.surface(self.stream),
+            (Work::Interop(frame), _) => frame.surface(self.gl, self.stream),
             (_, Some(array)) => Ok(array.surface()),
             (_, None) => Err(no_array()),
         }
@@ -149,7 +149,7 @@ impl<'t, S: AsStream> Frame<'t, S> {
     pub fn pixels(&self) -> Result<Pixels<'_>> {
         self.pixels_used.set(true);
         let ptr = match &self.work {
-            Work::Interop(frame) => frame.pixels(self.stream, self.gl.frame_bytes())?,
+            Work::Interop(frame) => frame.pixels(self.gl, self.stream)?,
             _ => self.pixels.ok_or_else(no_array)?.device_ptr(),
         };
         Ok(Pixels {
@@ -175,7 +175,11 @@ impl<'t, S: AsStream> Frame<'t, S> {
     /// upload (the owner check's errors when the target's GL context is not current;
     /// [`Error::Timeout`] when the copies, or GL's last upload, took over 10 s; after an error
     /// the texture holds nothing new or part of the frame). Stream: as
-    /// [`FrameStream::push_burst`](crate::external::FrameStream::push_burst).
+    /// [`FrameStream::push_burst`](crate::external::FrameStream::push_burst). Where GL uploads
+    /// the frame (every mode but an interop frame drawn through its surface),
+    /// [`UsageError::DisplayObjectReplaced`](crate::UsageError::DisplayObjectReplaced) when
+    /// the application deleted or relabelled the target's texture or pixel buffer (see
+    /// [`DisplayTarget::texture`](super::DisplayTarget::texture)); nothing is uploaded then.
     pub fn present(mut self) -> Result<()> {
         self.presented = true;
         self.finish()

@@ -4,13 +4,19 @@
 //!
 //! Both are claimed from birth until they are deleted (or leaked, and then for good), as
 //! cuda-gl's other GL objects are: no registration of the application's can map them while
-//! the target fills or deletes them.
+//! the target fills or deletes them. And both are labelled with the target's own label, asked
+//! for before each GL write and before the deletion: a name the application deleted may name
+//! its own next object, which the target must neither fill nor delete.
 
 use super::Format;
 use super::unpack::{Rows, UnpackState};
 use crate::error::{Error, Result, UsageError};
 use crate::gl_object::{ImageTarget, Kind};
-use crate::glapi::{GlFns, GlOwner, claim};
+use crate::glapi::{GlFns, GlOwner, claim, label};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The number in the next display target's label: no two sides share one.
+static NEXT_LABEL: AtomicU64 = AtomicU64::new(1);
 
 /// The texture (and pixel buffers) of one size and format.
 #[derive(Debug)]
@@ -31,6 +37,17 @@ pub(super) struct GlSide {
     pub(super) format: Format,
     /// The claims on the texture and the pixel buffers.
     claims: Vec<claim::Claim>,
+    /// The label of every object of this side (`cuda-gl display target <n>`); `None` in a
+    /// context without object labels (before OpenGL 4.3 without `GL_KHR_debug`), where cuda-gl's
+    /// owner check refuses the target's calls anyway.
+    label: Option<String>,
+}
+
+/// A kind of object of a side, as labels and the error name it.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Object {
+    Texture,
+    Buffer,
 }
 
 /// The pixel buffer a display target's texture has beside it.
@@ -92,6 +109,15 @@ impl GlSide {
             height,
             format,
             claims: Vec::new(),
+            label: (label::has_labels(fns)
+                && fns.object_label.is_some()
+                && fns.get_object_label.is_some())
+            .then(|| {
+                format!(
+                    "cuda-gl display target {}",
+                    NEXT_LABEL.fetch_add(1, Ordering::Relaxed)
+                )
+            }),
         };
         let (internal, pixel_format, ty) = format.gl();
         let (w, h) = (width as i32, height as i32);
@@ -149,6 +175,19 @@ impl GlSide {
             }
         }
         state.restore(fns);
+        // Labelled before anything can fail, so that the drop below knows them for the side's.
+        side.mark(fns, Object::Texture, side.texture);
+        side.mark(fns, Object::Buffer, side.pbo);
+        if side.texture != 0 && !side.is_own(fns, Object::Texture, side.texture) {
+            // A label that did not take would refuse every frame and leak every object: the
+            // side goes without (as in a context without labels).
+            log::warn!(
+                "cuda-gl: glObjectLabel did not label display texture {}: a name the \
+                 application deletes cannot be told from its next object",
+                side.texture
+            );
+            side.label = None;
+        }
         // On failure, `side` is dropped here and deletes what was made.
         fns.check("glTexStorage2D / glBufferData (a display target)")?;
         let objects = [
@@ -223,6 +262,7 @@ impl GlSide {
                 );
             }
             if name != 0 {
+                self.mark(fns, Object::Buffer, name);
                 self.band_buffers.push(name);
             }
         }
@@ -246,6 +286,45 @@ impl GlSide {
         Ok(())
     }
 
+    /// Labels `name` (0: none), an object of this side just made, with the side's label.
+    fn mark(&self, fns: &GlFns, object: Object, name: u32) {
+        if let (Some(text), true) = (&self.label, name != 0) {
+            // The side has a label only where `glObjectLabel` was found.
+            let _ = label::label(fns, object.identifier(), name, text);
+        }
+    }
+
+    /// Whether `name` still names this side's object: it has the side's label (always true
+    /// without labels). False once the application deleted it, whatever GL made of the name
+    /// since.
+    pub(super) fn is_own(&self, fns: &GlFns, object: Object, name: u32) -> bool {
+        let Some(text) = &self.label else {
+            return true;
+        };
+        let is = match object {
+            Object::Texture => fns.is_texture,
+            Object::Buffer => fns.is_buffer,
+        };
+        // The side has a label only in a context with labels, and the owner check admits no
+        // other context.
+        label::is_labelled(fns, object.identifier(), name, is, text)
+    }
+
+    /// [`is_own`](Self::is_own) as a `Result`, before a GL call writes the object.
+    ///
+    /// # Errors
+    /// [`UsageError::DisplayObjectReplaced`] when it is not.
+    pub(super) fn check_own(&self, fns: &GlFns, object: Object, name: u32) -> Result<()> {
+        if self.is_own(fns, object, name) {
+            return Ok(());
+        }
+        let object = match object {
+            Object::Texture => "texture",
+            Object::Buffer => "pixel buffer",
+        };
+        Err(UsageError::DisplayObjectReplaced { object, name }.into())
+    }
+
     /// One frame's row bytes and rows, tightly packed.
     pub(super) fn frame_shape(&self) -> (usize, usize) {
         (
@@ -262,6 +341,16 @@ impl GlSide {
     /// The bytes of one frame, tightly packed.
     pub(super) fn frame_bytes(&self) -> usize {
         self.width as usize * self.height as usize * self.format.bytes_per_pixel()
+    }
+}
+
+impl Object {
+    /// The object's namespace for `glObjectLabel`.
+    fn identifier(self) -> u32 {
+        match self {
+            Object::Texture => gl::TEXTURE,
+            Object::Buffer => gl::BUFFER,
+        }
     }
 }
 
@@ -303,14 +392,33 @@ impl Drop for GlSide {
             return;
         }
         match self.owner.check("glDeleteTextures (not called)") {
-            // SAFETY: the names came from `create` and `make_band_buffers` and are deleted
-            // once (0 is ignored), with their context current (checked); the count is the
-            // vector's own (at most 32 bands).
-            Ok(fns) => unsafe {
-                (fns.delete_textures)(1, &self.texture);
-                (fns.delete_buffers)(1, &self.pbo);
-                (fns.delete_buffers)(self.band_buffers.len() as i32, self.band_buffers.as_ptr());
-            },
+            Ok(fns) => {
+                // A name the application deleted may name its own object now: left alone.
+                let own = |object, name| name != 0 && self.is_own(fns, object, name);
+                let texture = own(Object::Texture, self.texture).then_some(self.texture);
+                let buffers: Vec<u32> = std::iter::once(self.pbo)
+                    .chain(self.band_buffers.iter().copied())
+                    .filter(|&name| own(Object::Buffer, name))
+                    .collect();
+                let buffers_made = usize::from(self.pbo != 0) + self.band_buffers.len();
+                if (self.texture != 0 && texture.is_none()) || buffers.len() != buffers_made {
+                    log::warn!(
+                        "cuda-gl: display target's texture {} and pixel buffers {} {:?}: only \
+                         {texture:?} and {buffers:?} are still the target's (the application \
+                         deleted or relabelled the others); those alone are deleted",
+                        self.texture,
+                        self.pbo,
+                        self.band_buffers
+                    );
+                }
+                // SAFETY: the names came from `create` and `make_band_buffers`, still name the
+                // side's objects (labelled) and are deleted once, with their context current
+                // (checked); the count is the vector's own (at most 33 names).
+                unsafe {
+                    (fns.delete_textures)(1, &texture.unwrap_or(0));
+                    (fns.delete_buffers)(buffers.len() as i32, buffers.as_ptr());
+                }
+            }
             Err(e) => {
                 log::error!(
                     "cuda-gl: display target's texture {} and pixel buffers {} {:?} leaked, \

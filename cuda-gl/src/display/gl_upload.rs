@@ -3,7 +3,7 @@
 //! with the application's unpack state read first and put back after, and every binding read
 //! back before it is relied on.
 
-use super::gl_side::GlSide;
+use super::gl_side::{GlSide, Object};
 use super::unpack::{Rows, UnpackState};
 use crate::error::{Error, Result};
 use crate::glapi::{Fence, GlFns};
@@ -25,8 +25,10 @@ impl GlSide {
     /// `band`'s errors (the bands before it are uploaded); the owner check's errors when the
     /// target's context is not current; [`Error::GlCall`](crate::Error::GlCall) when GL
     /// refuses an upload or a buffer's binding (the bands before it are uploaded);
-    /// [`Error::Timeout`](crate::Error::Timeout) when the uploads before have not finished by
-    /// `deadline`.
+    /// [`UsageError::DisplayObjectReplaced`](crate::UsageError::DisplayObjectReplaced) when
+    /// the application deleted or relabelled the texture or a band's buffer (asked before the
+    /// first band: nothing is uploaded); [`Error::Timeout`](crate::Error::Timeout) when the uploads before have not
+    /// finished by `deadline`.
     pub(super) fn upload_bands<'p>(
         &self,
         bands: &[Rows],
@@ -64,6 +66,11 @@ impl GlSide {
         let uploaded = self.with_unpack_state("glTexSubImage2D (a staged frame)", through, |fns| {
             if !through {
                 self.bind_for_upload(fns, 0)?;
+            }
+            // All before the first band, so that a frame refused for a replaced buffer
+            // uploads nothing.
+            for &buffer in buffers {
+                self.check_own(fns, Object::Buffer, buffer)?;
             }
             for (k, rows) in bands.iter().enumerate() {
                 let pixels = band(k)?;
@@ -132,6 +139,9 @@ impl GlSide {
     /// As [`upload_bands`](Self::upload_bands).
     pub(super) fn upload_from_buffer(&self, buffer: u32) -> Result<()> {
         self.with_unpack_state("glTexSubImage2D (a display frame)", false, |fns| {
+            if buffer == self.pbo {
+                self.check_own(fns, Object::Buffer, buffer)?;
+            }
             self.bind_for_upload(fns, buffer)?;
             // SAFETY: the buffer and the texture are bound (read back); the null pointer is
             // offset 0 in the buffer, and GL refuses a read past its end with an error rather
@@ -150,7 +160,8 @@ impl GlSide {
         }
     }
 
-    /// Runs `body` with the owner checked, GL's old errors drained and the unpack state
+    /// Runs `body` with the owner checked, the texture found still the side's, GL's old errors
+    /// drained and the unpack state
     /// neutral (the copy write binding too when `copy_write`), then puts the application's
     /// state back and reports a GL error that `body` raised as `call`'s.
     fn with_unpack_state(
@@ -160,6 +171,7 @@ impl GlSide {
         body: impl FnOnce(&GlFns) -> Result<()>,
     ) -> Result<()> {
         let fns = self.owner.check("glTexSubImage2D (not called)")?;
+        self.check_own(fns, Object::Texture, self.texture)?;
         fns.drain_errors();
         let state = UnpackState::neutral(fns, copy_write);
         let done = body(fns);

@@ -4,7 +4,7 @@
 //! then uploaded from the buffer into the texture by GL (a copy on the GPU, in GL's order after
 //! the unmap).
 
-use super::gl_side::GlSide;
+use super::gl_side::{GlSide, Object};
 use crate::error::{Error, Result, UsageError};
 use crate::graphics::{MappedBuffer, MappedImage, RegisteredBuffer, RegisteredImage, Surface};
 use crate::memory::DevicePtr;
@@ -31,13 +31,16 @@ impl<'t> InteropFrame<'t> {
         }
     }
 
-    /// The texture's surface, mapping the texture on `stream` the first time.
+    /// The texture's surface, mapping the texture on `stream` the first time, once `gl` finds
+    /// it still the target's.
     ///
     /// # Errors
-    /// As [`RegisteredImage::map`] and [`MappedImage::surface`]; after a failed map,
-    /// [`UsageError::FrameMapFailed`] (the frame cannot map it again: begin another).
-    pub(super) fn surface<S: AsStream>(&self, stream: &'t S) -> Result<Surface<'_>> {
+    /// [`UsageError::DisplayObjectReplaced`] when it is not; as [`RegisteredImage::map`] and
+    /// [`MappedImage::surface`]; after a failed map, [`UsageError::FrameMapFailed`] (the frame
+    /// cannot map it again: begin another).
+    pub(super) fn surface<S: AsStream>(&self, gl: &GlSide, stream: &'t S) -> Result<Surface<'_>> {
         if self.mapped_image.get().is_none() {
+            check_own(gl, Object::Texture, gl.texture)?;
             let image = self.image.take().ok_or_else(|| map_failed("texture"))?;
             let _ = self.mapped_image.set(image.map(stream)?);
         }
@@ -47,14 +50,17 @@ impl<'t> InteropFrame<'t> {
             .surface()
     }
 
-    /// The pixel buffer's device address, mapping the buffer on `stream` the first time; it
-    /// must hold `bytes` bytes (a frame).
+    /// The pixel buffer's device address, mapping the buffer on `stream` the first time, once
+    /// `gl` finds it still the target's; it must hold a frame.
     ///
     /// # Errors
-    /// As [`RegisteredBuffer::map`]; [`UsageError::SizeMismatch`] for a buffer smaller than a
-    /// frame; after a failed map, [`UsageError::FrameMapFailed`].
-    pub(super) fn pixels<S: AsStream>(&self, stream: &'t S, bytes: usize) -> Result<DevicePtr<'_>> {
+    /// [`UsageError::DisplayObjectReplaced`] when it is not; as [`RegisteredBuffer::map`];
+    /// [`UsageError::SizeMismatch`] for a buffer smaller than a frame; after a failed map,
+    /// [`UsageError::FrameMapFailed`].
+    pub(super) fn pixels<S: AsStream>(&self, gl: &GlSide, stream: &'t S) -> Result<DevicePtr<'_>> {
+        let bytes = gl.frame_bytes();
         if self.mapped_pbo.get().is_none() {
+            check_own(gl, Object::Buffer, gl.pbo)?;
             let pbo = self.pbo.take().ok_or_else(|| map_failed("pixel buffer"))?;
             let _ = self.mapped_pbo.set(pbo.map(stream)?);
         }
@@ -112,6 +118,16 @@ impl InteropFrame<'_> {
         drop(self.mapped_pbo.take());
         drop(self.mapped_image.take());
     }
+}
+
+/// Whether `name` is still `gl`'s object, asked before CUDA maps its registration: a name the
+/// application deleted may name its own object now, which the driver may resolve the name to.
+///
+/// # Errors
+/// The owner check's errors; [`UsageError::DisplayObjectReplaced`].
+fn check_own(gl: &GlSide, object: Object, name: u32) -> Result<()> {
+    let fns = gl.owner.check("cuGraphicsMapResources (not called)")?;
+    gl.check_own(fns, object, name)
 }
 
 /// A frame asked again for what it failed to map.

@@ -175,6 +175,13 @@ impl DisplayTarget {
 
     /// The GL texture (`GL_TEXTURE_2D`, one level, `GL_NEAREST`) to draw. Its name changes on
     /// [`resize`](Self::resize) and on a [`show`](Self::show) of another size or format.
+    ///
+    /// The texture is the target's: draw and sample it, but never delete it (nor give it to
+    /// an owner type that deletes on drop), relabel it or give it other storage. GL would hand
+    /// a deleted name to the application's next texture; the target tells that one from its
+    /// own by its label (`glObjectLabel`), so that its uploads fail with
+    /// [`UsageError::DisplayObjectReplaced`](crate::UsageError::DisplayObjectReplaced) instead
+    /// of writing into it, and its drop leaves it alone.
     pub fn texture(&self) -> u32 {
         self.gl.texture
     }
@@ -271,7 +278,8 @@ impl DisplayTarget {
     ///
     /// # Errors
     /// The owner check's errors; [`Error::Timeout`]; the driver's error of the copy; GL's of
-    /// the upload.
+    /// the upload; [`UsageError::DisplayObjectReplaced`] as
+    /// [`Frame::present`](super::Frame::present).
     pub fn flush(&mut self) -> Result<()> {
         match &mut self.backend {
             Backend::Streamed(streamed) => streamed.flush(&self.gl),

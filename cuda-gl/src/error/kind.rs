@@ -142,6 +142,8 @@ pub enum ErrorKind {
     OffscreenSize,
     /// [`UsageError::TargetSize`]
     TargetSize,
+    /// [`UsageError::DisplayObjectReplaced`]
+    DisplayObjectReplaced,
     /// [`UsageError::PitchedSource`]
     PitchedSource,
     /// [`UsageError::NeedsCudarcStream`]
@@ -311,6 +313,7 @@ impl UsageError {
             UsageError::EmptyGlBuffer { .. } => K::EmptyGlBuffer,
             UsageError::OffscreenSize { .. } => K::OffscreenSize,
             UsageError::TargetSize { .. } => K::TargetSize,
+            UsageError::DisplayObjectReplaced { .. } => K::DisplayObjectReplaced,
             UsageError::PitchedSource { .. } => K::PitchedSource,
             UsageError::NeedsCudarcStream => K::NeedsCudarcStream,
             UsageError::PinnedBufferUntracked => K::PinnedBufferUntracked,

@@ -330,6 +330,28 @@ pub enum UsageError {
         max: i32,
     },
 
+    /// A GL object of a [`DisplayTarget`](crate::display::DisplayTarget) is no longer the
+    /// target's: the application deleted it (a GL call allowed on any name of its share group),
+    /// and its name now names nothing or another object, which GL may have handed to the
+    /// application's next `glGen*`; or relabelled it (`glObjectLabel`), which cannot be told
+    /// from that. The target writes nothing into it and leaves it alone when dropped. The
+    /// target keeps its claim on the name until it is dropped: a registration of the
+    /// application's object of that name is refused until then.
+    #[error(
+        "the display target's {object} (GL name {name}) is not the target's any more: it was \
+         deleted, and the name now names nothing or another object, which the target leaves \
+         alone (or it was relabelled, which the target cannot tell from that).\nhelp: \
+         `DisplayTarget::texture` lends the name for drawing and sampling only: never delete \
+         or relabel it (an owner type that deletes its texture on drop must not be given this \
+         one); drop this target and make a new one"
+    )]
+    DisplayObjectReplaced {
+        /// `"texture"` or `"pixel buffer"`.
+        object: &'static str,
+        /// The object's GL name.
+        name: u32,
+    },
+
     /// Pitched device memory that cannot hold the image it is said to hold: a pitch smaller
     /// than a row, or fewer bytes than `pitch * (height - 1) + row`.
     #[error(

@@ -20,8 +20,9 @@
 //! deletes them). An application that deletes or relabels objects it did not create makes its
 //! context's objects refuse every call: a refusal, never an alias.
 
+use super::label::{has_labelled, has_labels, label};
 use super::platform::{Current, PLATFORMS, current};
-use super::table::{GlFns, have};
+use super::table::GlFns;
 use crate::error::{Error, Result};
 use crate::result::CudaError;
 use cuda_gl_sys::CUresult;
@@ -93,45 +94,6 @@ pub(crate) fn current_gl(call: &'static str) -> Result<(usize, usize, &'static G
     }
 }
 
-/// Whether the current context (of `fns`) has the object `name` of label namespace `identifier`
-/// (`GL_VERTEX_ARRAY` or `GL_PROGRAM`) labelled `want`; `is` asks whether the name is such an
-/// object first, so that the label query raises no error.
-fn has_labelled(
-    fns: &GlFns,
-    identifier: u32,
-    name: u32,
-    is: unsafe extern "system" fn(u32) -> u8,
-    want: &str,
-) -> bool {
-    let Some(get_label) = fns.get_object_label else {
-        return false;
-    };
-    // A context that merely got the owner's handle may lack object labels: asked first (the
-    // version costs two queries; the extension list is read only before OpenGL 4.3).
-    if !has_labels(fns) {
-        return false;
-    }
-    // SAFETY: a context is current; glIsVertexArray and glIsProgram change no state and raise
-    // no error.
-    if unsafe { is(name) } != gl::TRUE {
-        return false;
-    }
-    let mut buf = [0u8; 48];
-    let mut len = 0;
-    // SAFETY: `name` is an object of `identifier` in the current context (above), so GL raises
-    // no error; `buf` has room for the stated size, `len` is a valid out-pointer.
-    unsafe {
-        get_label(
-            identifier,
-            name,
-            buf.len() as i32,
-            &mut len,
-            buf.as_mut_ptr(),
-        )
-    };
-    usize::try_from(len).is_ok_and(|n| buf.get(..n) == Some(want.as_bytes()))
-}
-
 fn has_context_canary(fns: &GlFns, k: &Known) -> bool {
     has_labelled(
         fns,
@@ -162,30 +124,12 @@ fn has_group_canary(fns: &GlFns, g: &Group) -> bool {
     )
 }
 
-/// Whether the current context has object labels (OpenGL 4.3 or `GL_KHR_debug`). The version
-/// comes from `GL_VERSION`, which every context answers without an error (a context that got
-/// a dead one's handle may be older than 3.0, where `GL_MAJOR_VERSION` raises one); the
-/// extension list is read, from 3.0 on, only before 4.3.
-fn has_labels(fns: &GlFns) -> bool {
-    let version = fns.version_string();
-    version >= (4, 3) || (version >= (3, 0) && fns.extensions().iter().any(|e| e == "GL_KHR_debug"))
-}
-
 /// [`Error::GlCheckUnavailable`] of the owner check.
 fn unavailable(why: String) -> Error {
     Error::GlCheckUnavailable {
         check: "which GL context owns an object",
         why,
     }
-}
-
-/// Labels object `name` of `identifier` with `text`.
-fn label(fns: &GlFns, identifier: u32, name: u32, text: &str) -> Result<()> {
-    let label = have(fns.object_label, "glObjectLabel")?;
-    // SAFETY: a context is current and `name` is an object of `identifier` in it (the callers
-    // just made it); the pointer and length describe `text`.
-    unsafe { label(identifier, name, text.len() as i32, text.as_ptr()) };
-    Ok(())
 }
 
 /// Gives the current context (of `fns`) a context canary with a new identity: a vertex array,

@@ -6,12 +6,14 @@
 //! - `table`: the entry points ([`GlFns`]) and the small queries every caller needs;
 //! - `current`: which context owns an object and which share group it is in ([`GlOwner`]), by
 //!   handle and by canaries that a reused handle or another context of the group cannot fake;
+//! - `label`: object labels, which tell cuda-gl's own objects from others that got their name;
 //! - `claim`: the registry that refuses a GL object registered twice in one share group;
 //! - `fence`: GL fences; `query`: questions that check a registration.
 
 pub(crate) mod claim;
 mod current;
 mod fence;
+pub(crate) mod label;
 mod platform;
 pub(crate) mod query;
 mod table;

@@ -94,6 +94,10 @@ fn every_usage_error() -> Vec<UsageError> {
             height: 5,
             max: 32768,
         },
+        U::DisplayObjectReplaced {
+            object: "texture",
+            name: 7,
+        },
         U::PitchedSource {
             what: "the device buffer",
             width: 3,
@@ -390,6 +394,7 @@ fn the_stable_names_stay() {
         (ErrorKind::EmptyGlBuffer, "empty_gl_buffer"),
         (ErrorKind::OffscreenSize, "offscreen_size"),
         (ErrorKind::TargetSize, "target_size"),
+        (ErrorKind::DisplayObjectReplaced, "display_object_replaced"),
         (ErrorKind::PitchedSource, "pitched_source"),
         (ErrorKind::NeedsCudarcStream, "needs_cudarc_stream"),
         (ErrorKind::PinnedBufferUntracked, "pinned_buffer_untracked"),
