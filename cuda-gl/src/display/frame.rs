@@ -19,7 +19,8 @@ use std::sync::Arc;
 /// to write, borrowed from the [`Frame`].
 #[derive(Debug, Clone, Copy)]
 pub struct Pixels<'f> {
-    /// The first pixel (top-left row first, as GL's first row).
+    /// The first pixel of row 0, which is the texture's row 0 (GL's first row: the bottom
+    /// one when drawn with GL's usual texture coordinates; see the [module docs](super)).
     pub ptr: DevicePtr<'f>,
     /// The bytes from the start of one row to the next.
     pub pitch: usize,

@@ -67,7 +67,19 @@
 //! One-channel formats ([`Format::R8`], [`Format::R32F`]) are shown grey: the texture's
 //! swizzle reads red into red, green and blue, and alpha is 1. `R8` maps 0 to black and 255 to
 //! white; `R32F` maps 0.0 to black and 1.0 to white, and a shader that writes the sample to an
-//! 8-bit framebuffer clamps what lies outside.
+//! 8-bit framebuffer clamps what lies outside and rounds the rest to one of 256 levels (GL
+//! lets a driver round either way: expect `round(v * 255)` within one).
+//!
+//! **Rows.** Row 0 of a frame (`y = 0` of its surface, the first row of its pixels or of the
+//! memory given to [`DisplayTarget::show`]) is the texture's row 0, GL's first row: drawn with
+//! texture coordinate `t = 0` at the bottom (GL's convention, and the examples'), it is the
+//! bottom row on screen. An image stored top row first shows upside down unless the draw
+//! flips `t`.
+//!
+//! **Reading the texture back** (tests, screenshots): draw it, then read what was drawn, for
+//! example into an [`egl::Offscreen`](crate::egl::Offscreen) (feature `egl`) read back with
+//! [`read_rgba8`](crate::egl::Offscreen::read_rgba8). `glGetTexImage` reads the stored
+//! channels instead, before the swizzle: a one-channel target reads back as (v, 0, 0, 1).
 
 mod array;
 mod frame;

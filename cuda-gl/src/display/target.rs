@@ -287,7 +287,8 @@ impl DisplayTarget {
         }
     }
 
-    /// Re-creates the target at `width` x `height`, in the same mode and format: a new texture
+    /// Re-creates the target at `width` x `height` (nothing when it has that size already), in
+    /// the same mode and format: a new texture
     /// is made, given storage and registered (with its pixels and buffers), then the old one
     /// is unregistered and deleted, so nothing leaks and, on an error, the target keeps its old
     /// size and objects. A stream-mode target's pending frames are dropped. The texture's name
@@ -358,7 +359,10 @@ impl Drop for DisplayTarget {
 impl DisplayTarget {
     /// Shows `src`, an image of `width` x `height` pixels of `format` whose rows start `pitch`
     /// bytes apart, in one call: the target takes that size and format (as
-    /// [`resize`](Self::resize)), the pixels are copied on the GPU in `stream`'s order, and the
+    /// [`resize`](Self::resize), which keeps the objects of a target already of that size and
+    /// format: make the target with the size and format of what it will show, and `show` at
+    /// the same size re-creates nothing; no `resize` is needed before a `show` of another
+    /// size), the pixels are copied on the GPU in `stream`'s order, and the
     /// frame is presented (a stream-mode target then [`flush`](Self::flush)es, so the texture
     /// shows `src` when this returns in every mode).
     ///

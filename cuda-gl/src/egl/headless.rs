@@ -9,7 +9,6 @@ use khronos_egl as kegl;
 use super::HeadlessConfig;
 use super::error::{EglDeviceInfo, EglError, EglErrorCode, EglPlatform};
 use super::sys::{self, Device, DeviceApi, DisplayRef, Egl};
-use crate::Device as CudaDevice;
 
 /// A headless OpenGL context, current on the thread that created it; no window, no X server.
 ///
@@ -92,7 +91,7 @@ impl HeadlessContext {
     ///   [`EglError::ChooseConfig`], [`EglError::NoMatchingConfig`],
     ///   [`EglError::CreateContext`], [`EglError::CreateSurface`], [`EglError::MakeCurrent`]:
     ///   the matching EGL call failed (with its EGL error code).
-    pub fn for_cuda_device(device: &CudaDevice) -> Result<Self, EglError> {
+    pub fn for_cuda_device(device: &crate::Device) -> Result<Self, EglError> {
         Self::for_cuda_device_with(device, &HeadlessConfig::default())
     }
 
@@ -103,7 +102,7 @@ impl HeadlessContext {
     /// As [`for_cuda_device`](Self::for_cuda_device); [`EglError::CreateContext`] lists every
     /// version of [`HeadlessConfig::gl_versions`] that was refused.
     pub fn for_cuda_device_with(
-        device: &CudaDevice,
+        device: &crate::Device,
         config: &HeadlessConfig,
     ) -> Result<Self, EglError> {
         Self::for_cuda_ordinal_with(device.raw(), config)
@@ -166,8 +165,11 @@ impl HeadlessContext {
 
     /// Opens any OpenGL context it can and makes it current on this thread: an NVIDIA device
     /// first (the one with the lowest CUDA id), then Mesa's surfaceless platform, then Mesa's
-    /// software device, then any other EGL device. Meant for tests that must also run on CI
-    /// machines without a GPU (llvmpipe).
+    /// software device, then any other EGL device. For tests that must also run on CI machines
+    /// without a GPU (llvmpipe), and for a program that shows frames with
+    /// [`DisplayTarget`](crate::display::DisplayTarget) wherever it runs: after
+    /// [`for_cuda_device`](Self::for_cuda_device) fails, a context from here gets the target's
+    /// staged mode (registration needs NVIDIA's GL on the CUDA GPU).
     ///
     /// # Errors
     ///

@@ -159,8 +159,9 @@ impl Offscreen {
     }
 
     /// The pixels, RGBA8, `width * height * 4` bytes, **bottom row first** (GL's order). Waits
-    /// for the GL commands that draw into it. The read framebuffer, the pixel pack buffer and
-    /// the pack state it changes are restored.
+    /// for the GL commands that draw into it. The read framebuffer binding, the pixel pack
+    /// buffer and the pack state it changes are put back as they were before this call (after
+    /// [`bind`](Self::bind), the read framebuffer stays this one).
     ///
     /// # Errors
     /// The owner check's errors when its GL context is not current; [`Error::GlCall`] when
