@@ -3,7 +3,8 @@
 //! - `cargo xtask bindgen [--headers DIR] [--check]` regenerates `cuda-gl-sys/src/bindings.rs`
 //!   from the CUDA 12.0 headers.
 //! - `cargo xtask ptx [--check]` rebuilds the committed PTX (`plasma-demo/kernels/plasma.ptx`,
-//!   `cuda-gl/tests/kernels/test_kernels.ptx`) with the pinned compiler.
+//!   `cuda-gl/tests/kernels/test_kernels.ptx`, cuda-gl's own
+//!   `cuda-gl/src/display/kernels/colormap.ptx`, the examples') with the pinned compiler.
 //!
 //! With `--check`, nothing is written: the task fails when the committed file differs from what
 //! the generator produces.

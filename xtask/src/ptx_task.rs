@@ -89,6 +89,11 @@ pub const KERNELS: &[Kernel] = &[
         ],
     },
     Kernel {
+        source: "cuda-gl/src/display/kernels/colormap.cu",
+        ptx: "cuda-gl/src/display/kernels/colormap.ptx",
+        entries: &["cuda_gl_colormap"],
+    },
+    Kernel {
         source: "cuda-gl/examples/kernels/cudarc_interop.cu",
         ptx: "cuda-gl/examples/kernels/cudarc_interop.ptx",
         entries: &["xor_gradient_rgba8"],

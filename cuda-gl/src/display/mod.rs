@@ -64,7 +64,10 @@
 //! writes every texel of the surface: in interop mode its contents are undefined at each
 //! frame.
 //!
-//! One-channel formats ([`Format::R8`], [`Format::R32F`]) are shown grey: the texture's
+//! One-channel formats ([`Format::R8`], [`Format::R32F`]) are shown grey unless the target has
+//! a [`ColorMap`] ([`DisplayTarget::set_color_map`]: a [`Palette`], viridis say, spread from a
+//! `min` to a `max` of your data, applied on the GPU to what [`DisplayTarget::show`] is given,
+//! which then shows as RGBA8). Grey: the texture's
 //! swizzle reads red into red, green and blue, and alpha is 1. `R8` maps 0 to black and 255 to
 //! white; `R32F` maps 0.0 to black and 1.0 to white, and a shader that writes the sample to an
 //! 8-bit framebuffer clamps what lies outside and rounds the rest to one of 256 levels (GL
@@ -82,6 +85,7 @@
 //! channels instead, before the swizzle: a one-channel target reads back as (v, 0, 0, 1).
 
 mod array;
+mod colormap;
 mod frame;
 mod gl_side;
 mod gl_upload;
@@ -92,6 +96,7 @@ mod streamed;
 mod target;
 mod unpack;
 
+pub use colormap::{ColorMap, Palette};
 pub use frame::{Frame, Pixels};
 pub use report::Report;
 pub use target::DisplayTarget;

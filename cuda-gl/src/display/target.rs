@@ -1,6 +1,7 @@
 //! [`DisplayTarget`]: the texture, the frame's pixels on the GPU, and the mode that moves them.
 
 use super::array::FrameArray;
+use super::colormap::Mapper;
 use super::frame::{Frame, FrameOrder, Pixels, Work};
 use super::gl_side::{GlSide, PixelBuffer, check_size, staged_through_buffer};
 use super::interop::InteropFrame;
@@ -58,6 +59,8 @@ pub struct DisplayTarget {
     pixels: Option<DeviceBuffer<u8>>,
     /// What the frames left to order (see [`FrameOrder`]).
     order: FrameOrder,
+    /// The colour map of one-channel images shown ([`set_color_map`](Self::set_color_map)).
+    pub(super) color_map: Option<Mapper>,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -169,6 +172,7 @@ impl DisplayTarget {
             gl,
             pixels,
             order: FrameOrder::default(),
+            color_map: None,
             _not_send: PhantomData,
         })
     }
@@ -301,12 +305,14 @@ impl DisplayTarget {
         self.reconfigure(width, height, self.gl.format)
     }
 
-    fn reconfigure(&mut self, width: u32, height: u32, format: Format) -> Result<()> {
+    pub(super) fn reconfigure(&mut self, width: u32, height: u32, format: Format) -> Result<()> {
         if (width, height, format) == (self.gl.width, self.gl.height, self.gl.format) {
             return Ok(());
         }
-        let next =
+        let mut next =
             DisplayTarget::build(&self.ctx, self.gl.owner, width, height, format, self.mode())?;
+        // The colour map is the target's, whatever its size.
+        next.color_map = self.color_map.take();
         let mut old = std::mem::replace(self, next);
         let unregistered = old.teardown();
         drop(old);
@@ -362,7 +368,8 @@ impl DisplayTarget {
     /// [`resize`](Self::resize), which keeps the objects of a target already of that size and
     /// format: make the target with the size and format of what it will show, and `show` at
     /// the same size re-creates nothing; no `resize` is needed before a `show` of another
-    /// size), the pixels are copied on the GPU in `stream`'s order, and the
+    /// size), the pixels are copied on the GPU in `stream`'s order (or, for a one-channel
+    /// image on a target with a [colour map](Self::set_color_map), mapped into RGBA8), and the
     /// frame is presented (a stream-mode target then [`flush`](Self::flush)es, so the texture
     /// shows `src` when this returns in every mode).
     ///
@@ -370,7 +377,9 @@ impl DisplayTarget {
     /// [`UsageError::PitchedSource`] when `pitch` is smaller than a row or `src` holds fewer
     /// bytes than the image needs; [`UsageError::WrongCudaContext`] for a buffer or stream of
     /// another context; as [`resize`](Self::resize), [`frame`](Self::frame),
-    /// [`Frame::pixels`] and [`Frame::present`].
+    /// [`Frame::pixels`] and [`Frame::present`]; [`Error::StreamCapturing`] when `stream` is
+    /// capturing; for an image mapped through a [colour map](Self::set_color_map), the
+    /// driver's error launching cuda-gl's kernel.
     pub fn show<T: crate::DeviceCopy>(
         &mut self,
         src: &DeviceBuffer<T>,
@@ -438,6 +447,7 @@ impl DisplayTarget {
     /// As [`show`](Self::show).
     pub unsafe fn show_raw(&mut self, src: Pixels<'_>, stream: &impl AsStream) -> Result<()> {
         check_layout("the device memory", &src, None)?;
+        let src_image = src;
         let Pixels {
             ptr: src,
             pitch,
@@ -447,6 +457,10 @@ impl DisplayTarget {
         } = src;
         let row_bytes = width as usize * format.bytes_per_pixel();
         check_same_context(&self.ctx, stream, "the display target")?;
+        if format.one_channel() && self.color_map().is_some() {
+            // SAFETY: (1), forwarded.
+            return unsafe { self.show_mapped(src_image, stream) };
+        }
         self.reconfigure(width, height, format)?;
         let ctx = self.ctx.clone();
         let frame = self.frame(stream)?;

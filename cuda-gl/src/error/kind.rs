@@ -144,6 +144,8 @@ pub enum ErrorKind {
     TargetSize,
     /// [`UsageError::DisplayObjectReplaced`]
     DisplayObjectReplaced,
+    /// [`UsageError::ColorMapRange`]
+    ColorMapRange,
     /// [`UsageError::PitchedSource`]
     PitchedSource,
     /// [`UsageError::NeedsCudarcStream`]
@@ -314,6 +316,7 @@ impl UsageError {
             UsageError::OffscreenSize { .. } => K::OffscreenSize,
             UsageError::TargetSize { .. } => K::TargetSize,
             UsageError::DisplayObjectReplaced { .. } => K::DisplayObjectReplaced,
+            UsageError::ColorMapRange => K::ColorMapRange,
             UsageError::PitchedSource { .. } => K::PitchedSource,
             UsageError::NeedsCudarcStream => K::NeedsCudarcStream,
             UsageError::PinnedBufferUntracked => K::PinnedBufferUntracked,

@@ -352,6 +352,16 @@ pub enum UsageError {
         name: u32,
     },
 
+    /// A [`ColorMap`](crate::display::ColorMap) whose range spreads no values: `min` and
+    /// `max` must be finite, with `min < max`.
+    #[error(
+        "a colour map whose range is not finite, or whose `min` is not below its `max`, spreads \
+         no values over its palette.\nhelp: give the value to show in the palette's first \
+         colour as `min` and the one for its last as `max`, both finite, `min < max` (for R8 \
+         images the values are the bytes, 0 to 255)"
+    )]
+    ColorMapRange,
+
     /// Pitched device memory that cannot hold the image it is said to hold: a pitch smaller
     /// than a row, or fewer bytes than `pitch * (height - 1) + row`.
     #[error(

@@ -32,6 +32,7 @@ mod auto_traits;
 mod bad_input;
 mod display;
 mod display_app_gl;
+mod display_colormap;
 mod display_names;
 mod egl_any_gl;
 mod external;

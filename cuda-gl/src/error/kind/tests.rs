@@ -98,6 +98,7 @@ fn every_usage_error() -> Vec<UsageError> {
             object: "texture",
             name: 7,
         },
+        U::ColorMapRange,
         U::PitchedSource {
             what: "the device buffer",
             width: 3,
@@ -395,6 +396,7 @@ fn the_stable_names_stay() {
         (ErrorKind::OffscreenSize, "offscreen_size"),
         (ErrorKind::TargetSize, "target_size"),
         (ErrorKind::DisplayObjectReplaced, "display_object_replaced"),
+        (ErrorKind::ColorMapRange, "color_map_range"),
         (ErrorKind::PitchedSource, "pitched_source"),
         (ErrorKind::NeedsCudarcStream, "needs_cudarc_stream"),
         (ErrorKind::PinnedBufferUntracked, "pinned_buffer_untracked"),
