@@ -1,7 +1,8 @@
 //! Colour maps for one-channel images: a [`ColorMap`] set on a target with
-//! [`DisplayTarget::set_color_map`] turns the `R8` and `R32F` images it is shown
-//! ([`show`](DisplayTarget::show), [`show_raw`](DisplayTarget::show_raw), `show_cudarc`) into
-//! RGBA8 on the GPU: values from `min` to `max` spread over a [`Palette`]. Without one they are
+//! [`DisplayTarget::set_color_map`](super::DisplayTarget::set_color_map) turns the `R8` and
+//! `R32F` images it is shown ([`show`](super::DisplayTarget::show),
+//! [`show_raw`](super::DisplayTarget::show_raw), `show_cudarc`) into RGBA8 on the GPU: values
+//! from `min` to `max` spread over a [`Palette`]. Without one they are
 //! shown grey, 0 to 1 (or 0 to 255), by the texture's swizzle.
 //!
 //! The kernel is cuda-gl's own (`kernels/colormap.cu`, its PTX committed and built by `cargo
@@ -11,7 +12,6 @@
 
 use super::Format;
 use super::frame::Pixels;
-use super::target::DisplayTarget;
 use crate::context::Context;
 use crate::error::{Result, UsageError};
 use crate::memory::DeviceBuffer;
@@ -152,7 +152,7 @@ impl ColorMap {
     }
 
     /// Refuses a range the kernel cannot spread values over.
-    fn check(&self) -> Result<()> {
+    pub(super) fn check(&self) -> Result<()> {
         let span = self.max - self.min;
         let finite = self.min.is_finite() && self.max.is_finite() && span.is_finite();
         if finite && span > 0.0 && self.inv_span().is_finite() {
@@ -167,7 +167,7 @@ impl ColorMap {
 /// once a map was first set (a map taken off and set again loads nothing).
 #[derive(Debug)]
 pub(super) struct Mapper {
-    map: Option<ColorMap>,
+    pub(super) map: Option<ColorMap>,
     /// Dropped (and its module unloaded) once the context's work is done: see the drop.
     function: ManuallyDrop<Function>,
     /// Every palette's 256 colours, RGBA8, in [`Palette::ALL`]'s order; dropped as
@@ -178,7 +178,7 @@ pub(super) struct Mapper {
 
 impl Mapper {
     /// Loads the kernel and the tables in `ctx`.
-    fn load(ctx: &Arc<Context>, map: Option<ColorMap>) -> Result<Mapper> {
+    pub(super) fn load(ctx: &Arc<Context>, map: Option<ColorMap>) -> Result<Mapper> {
         let function = Module::from_ptx(ctx, PTX)?.function("cuda_gl_colormap")?;
         let bytes: Vec<u8> = Palette::ALL
             .iter()
@@ -268,95 +268,6 @@ impl Drop for Mapper {
                  reference to the CUDA context, which is then never released: {e}"
             ),
         }
-    }
-}
-
-impl DisplayTarget {
-    /// Shows the one-channel images ([`Format::R8`], [`Format::R32F`]) given to
-    /// [`show`](Self::show), [`show_raw`](Self::show_raw) and `show_cudarc` through `map` from
-    /// now on: the target takes [`Format::Rgba8`] for them, and a kernel of cuda-gl's maps each
-    /// pixel on the GPU in the show's stream order. `None` shows them grey again (the
-    /// texture's swizzle, 0 to 1 or 0 to 255). The map stays across
-    /// [`resize`](Self::resize) and shows of any size; frames drawn by the application's
-    /// kernels are not mapped. The kernel is loaded (in the target's CUDA context) when a map
-    /// is first set, and stays loaded until the target is dropped.
-    ///
-    /// # Errors
-    /// [`UsageError::ColorMapRange`] for a map whose fields were changed into a range that is
-    /// not finite or not increasing (the map is then not set); the driver's errors loading the
-    /// kernel or allocating its tables (the first time).
-    pub fn set_color_map(&mut self, map: Option<ColorMap>) -> Result<()> {
-        if let Some(map) = &map {
-            map.check()?;
-        }
-        match &mut self.color_map {
-            Some(mapper) => mapper.map = map,
-            None if map.is_some() => self.color_map = Some(Mapper::load(self.context(), map)?),
-            None => {}
-        }
-        Ok(())
-    }
-
-    /// The colour map set by [`set_color_map`](Self::set_color_map).
-    pub fn color_map(&self) -> Option<ColorMap> {
-        self.color_map.as_ref().and_then(|m| m.map)
-    }
-
-    /// [`show_raw`](Self::show_raw) of a one-channel image through the target's colour map:
-    /// the target takes the image's size in RGBA8, and the kernel writes the frame's pixels.
-    ///
-    /// # Safety
-    /// As [`show_raw`](Self::show_raw); `stream` is of the target's context (checked by the
-    /// caller).
-    ///
-    /// # Errors
-    /// As [`show_raw`](Self::show_raw); [`Mapper::draw`]'s.
-    pub(super) unsafe fn show_mapped(
-        &mut self,
-        src: Pixels<'_>,
-        stream: &impl AsStream,
-    ) -> Result<()> {
-        let Some(mapper) = self.color_map.take() else {
-            return Err(no_map());
-        };
-        let Some(map) = mapper.map else {
-            self.color_map = Some(mapper);
-            return Err(no_map());
-        };
-        let mut shown = || {
-            self.reconfigure(src.width, src.height, Format::Rgba8)?;
-            let frame = self.frame(stream)?;
-            let dst = match frame.pixels() {
-                Ok(dst) => dst,
-                Err(e) => {
-                    // Not presented: the pixels hold nothing of `src`.
-                    frame.abandon();
-                    return Err(e);
-                }
-            };
-            // SAFETY: `src` holds its image until the work queued on `stream` has run (the
-            // caller's (1)); `dst` is the frame's pixels, RGBA8 of `src`'s size
-            // (`reconfigure`), written only by this kernel until the present, which `stream`
-            // orders after it, and freed only when the target is dropped or reconfigured,
-            // which waits for the work; `stream` is of the mapper's context (the target's).
-            if let Err(e) = unsafe { mapper.draw(&map, &src, &dst, stream) } {
-                // Not presented: the pixels hold nothing of `src`.
-                frame.abandon();
-                return Err(e);
-            }
-            frame.present()?;
-            self.flush()
-        };
-        let result = shown();
-        self.color_map = Some(mapper);
-        result
-    }
-}
-
-/// A mapped show on a target with no map: the caller checks first.
-fn no_map() -> crate::Error {
-    crate::Error::Internal {
-        what: "a mapped show without a colour map".into(),
     }
 }
 

@@ -27,8 +27,8 @@ impl GlSide {
     /// refuses an upload or a buffer's binding (the bands before it are uploaded);
     /// [`UsageError::DisplayObjectReplaced`](crate::UsageError::DisplayObjectReplaced) when
     /// the application deleted or relabelled the texture or a band's buffer (asked before the
-    /// first band: nothing is uploaded); [`Error::Timeout`](crate::Error::Timeout) when the uploads before have not
-    /// finished by `deadline`.
+    /// first band: nothing is uploaded); [`Error::Timeout`](crate::Error::Timeout) when the
+    /// uploads before have not finished by `deadline`.
     pub(super) fn upload_bands<'p>(
         &self,
         bands: &[Rows],

@@ -91,6 +91,7 @@ mod gl_side;
 mod gl_upload;
 mod interop;
 mod report;
+mod show;
 mod staged;
 mod streamed;
 mod target;

@@ -2,20 +2,21 @@
 
 use super::array::FrameArray;
 use super::colormap::Mapper;
-use super::frame::{Frame, FrameOrder, Pixels, Work};
+use super::frame::{Frame, FrameOrder, Work};
 use super::gl_side::{GlSide, PixelBuffer, check_size, staged_through_buffer};
 use super::interop::InteropFrame;
 use super::staged::Staged;
 use super::streamed::Streamed;
 use super::{Format, Mode, Report};
 use crate::context::Context;
-use crate::error::{Error, Result, UsageError};
+#[cfg(doc)]
+use crate::error::UsageError;
+use crate::error::{Error, Result};
 use crate::glapi::GlOwner;
 use crate::graphics::{RegisterFlags, RegisteredBuffer, RegisteredImage};
 use crate::memory::DeviceBuffer;
 use crate::result;
 use crate::stream::{AsStream, check_same_context};
-use cuda_gl_sys as sys;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -177,6 +178,11 @@ impl DisplayTarget {
         })
     }
 
+    /// The CUDA context the target's pixels are in.
+    pub fn context(&self) -> &Arc<Context> {
+        &self.ctx
+    }
+
     /// The GL texture (`GL_TEXTURE_2D`, one level, `GL_NEAREST`) to draw. Its name changes on
     /// [`resize`](Self::resize) and on a [`show`](Self::show) of another size or format.
     ///
@@ -184,7 +190,7 @@ impl DisplayTarget {
     /// an owner type that deletes on drop), relabel it or give it other storage. GL would hand
     /// a deleted name to the application's next texture; the target tells that one from its
     /// own by its label (`glObjectLabel`), so that its uploads fail with
-    /// [`UsageError::DisplayObjectReplaced`](crate::UsageError::DisplayObjectReplaced) instead
+    /// [`UsageError::DisplayObjectReplaced`] instead
     /// of writing into it, and its drop leaves it alone.
     pub fn texture(&self) -> u32 {
         self.gl.texture
@@ -359,202 +365,5 @@ impl Drop for DisplayTarget {
             self.ctx
                 .record_drop_error("unregistering a display target's texture", e);
         }
-    }
-}
-
-impl DisplayTarget {
-    /// Shows `src`, an image of `width` x `height` pixels of `format` whose rows start `pitch`
-    /// bytes apart, in one call: the target takes that size and format (as
-    /// [`resize`](Self::resize), which keeps the objects of a target already of that size and
-    /// format: make the target with the size and format of what it will show, and `show` at
-    /// the same size re-creates nothing; no `resize` is needed before a `show` of another
-    /// size), the pixels are copied on the GPU in `stream`'s order (or, for a one-channel
-    /// image on a target with a [colour map](Self::set_color_map), mapped into RGBA8), and the
-    /// frame is presented (a stream-mode target then [`flush`](Self::flush)es, so the texture
-    /// shows `src` when this returns in every mode).
-    ///
-    /// # Errors
-    /// [`UsageError::PitchedSource`] when `pitch` is smaller than a row or `src` holds fewer
-    /// bytes than the image needs; [`UsageError::WrongCudaContext`] for a buffer or stream of
-    /// another context; as [`resize`](Self::resize), [`frame`](Self::frame),
-    /// [`Frame::pixels`] and [`Frame::present`]; [`Error::StreamCapturing`] when `stream` is
-    /// capturing; for an image mapped through a [colour map](Self::set_color_map), the
-    /// driver's error launching cuda-gl's kernel.
-    pub fn show<T: crate::DeviceCopy>(
-        &mut self,
-        src: &DeviceBuffer<T>,
-        width: u32,
-        height: u32,
-        pitch: usize,
-        format: Format,
-        stream: &impl AsStream,
-    ) -> Result<()> {
-        if src.context().raw() != self.ctx.raw() {
-            return Err(UsageError::WrongCudaContext {
-                what: "device buffer",
-                owner: "the display target".into(),
-            }
-            .into());
-        }
-        let image = Pixels {
-            ptr: src.device_ptr(),
-            pitch,
-            width,
-            height,
-            format,
-        };
-        // SAFETY: (1) the buffer holds `byte_len` bytes of this context (checked), borrowed
-        // until the copy has been queued before a present that the caller's stream orders
-        // after it; freeing the buffer waits for the copies that read it.
-        unsafe { self.show_sized(image, src.byte_len(), stream) }
-    }
-
-    /// [`show_raw`](Self::show_raw) of memory known to hold `given` bytes, which the image
-    /// must fit in.
-    ///
-    /// # Safety
-    /// As [`show_raw`](Self::show_raw), for `given` bytes at `src.ptr`.
-    ///
-    /// # Errors
-    /// [`UsageError::PitchedSource`] when the image does not fit in `given` bytes; as
-    /// [`show`](Self::show).
-    pub(crate) unsafe fn show_sized(
-        &mut self,
-        src: Pixels<'_>,
-        given: usize,
-        stream: &impl AsStream,
-    ) -> Result<()> {
-        check_layout("the device memory", &src, Some(given))?;
-        // SAFETY: forwarded to the caller; the image fits in the `given` bytes (checked).
-        unsafe { self.show_raw(src, stream) }
-    }
-
-    /// The CUDA context the target's pixels are in.
-    pub fn context(&self) -> &Arc<Context> {
-        &self.ctx
-    }
-
-    /// [`show`](Self::show) for device memory of any origin: `src` says where the image is
-    /// and how it is laid out.
-    ///
-    /// # Safety
-    /// 1. `src.ptr` points to `src.pitch * (src.height - 1) + src.width *
-    ///    src.format.bytes_per_pixel()` bytes of device memory of the target's CUDA context,
-    ///    which stay allocated and are not written until the work queued on `stream` before
-    ///    this returns has run.
-    ///
-    /// # Errors
-    /// As [`show`](Self::show).
-    pub unsafe fn show_raw(&mut self, src: Pixels<'_>, stream: &impl AsStream) -> Result<()> {
-        check_layout("the device memory", &src, None)?;
-        let src_image = src;
-        let Pixels {
-            ptr: src,
-            pitch,
-            width,
-            height,
-            format,
-        } = src;
-        let row_bytes = width as usize * format.bytes_per_pixel();
-        check_same_context(&self.ctx, stream, "the display target")?;
-        if format.one_channel() && self.color_map().is_some() {
-            // SAFETY: (1), forwarded.
-            return unsafe { self.show_mapped(src_image, stream) };
-        }
-        self.reconfigure(width, height, format)?;
-        let ctx = self.ctx.clone();
-        let frame = self.frame(stream)?;
-        let dst = frame.pixels()?;
-        let copy = sys::CUDA_MEMCPY2D {
-            srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-            srcDevice: src.as_raw(),
-            srcPitch: pitch,
-            dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-            dstDevice: dst.ptr.as_raw(),
-            dstPitch: dst.pitch,
-            WidthInBytes: row_bytes,
-            Height: height as usize,
-            ..Default::default()
-        };
-        // SAFETY: the stream is live while borrowed and of this context (checked). In the
-        // work: the source holds the image ((1)); the destination is the frame's pixels, rows
-        // of `row_bytes` bytes `dst.pitch` apart (`reconfigure` gave the target this size and
-        // format), live until the copy has run: the pixel buffer is unmapped on `stream` after
-        // it (the present, which `stream` orders after the copy), the target's memory is freed
-        // only when the target is dropped or reconfigured, which waits for the copies.
-        let copied = unsafe {
-            ctx.run_now(stream.raw_stream(), "cuMemcpy2DAsync (not called)", |p| {
-                Ok(result::array::copy_2d_async(&copy, p)?)
-            })
-        };
-        if let Err(e) = copied {
-            // Not presented: the pixels hold nothing of `src`.
-            frame.abandon();
-            return Err(e);
-        }
-        frame.present()?;
-        self.flush()
-    }
-}
-
-/// Refuses an image whose pitch is smaller than a row, or which does not fit in the `given`
-/// bytes it is said to have (`None`: unknown, for memory given by address).
-fn check_layout(what: &'static str, image: &Pixels<'_>, given: Option<usize>) -> Result<()> {
-    let Pixels {
-        pitch,
-        width,
-        height,
-        format,
-        ..
-    } = *image;
-    let row_bytes = width as usize * format.bytes_per_pixel();
-    let needed = pitch
-        .checked_mul((height as usize).saturating_sub(1))
-        .and_then(|n| n.checked_add(row_bytes));
-    let fits = match (needed, given) {
-        (Some(needed), Some(given)) => needed <= given,
-        (Some(_), None) => true,
-        (None, _) => false,
-    };
-    if pitch >= row_bytes && fits && width > 0 && height > 0 {
-        return Ok(());
-    }
-    Err(UsageError::PitchedSource {
-        what,
-        width,
-        height,
-        pitch,
-        row_bytes,
-        needed: needed.unwrap_or(usize::MAX),
-        given: given.unwrap_or(0),
-    }
-    .into())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::memory::DevicePtr;
-
-    #[test]
-    fn pitched_sources_are_checked() {
-        let image = |pitch, width, height| Pixels {
-            ptr: DevicePtr::new(0),
-            pitch,
-            width,
-            height,
-            format: Format::Rgba8,
-        };
-        assert!(check_layout("b", &image(12, 3, 2), Some(24)).is_ok());
-        assert!(check_layout("b", &image(16, 3, 2), Some(28)).is_ok());
-        assert!(check_layout("b", &image(16, 3, 2), None).is_ok());
-        for (pitch, given) in [(8, 24), (12, 23), (usize::MAX, usize::MAX)] {
-            let err = check_layout("b", &image(pitch, 3, 2), Some(given));
-            assert!(
-                matches!(err, Err(Error::Usage(UsageError::PitchedSource { .. }))),
-                "{err:?}"
-            );
-        }
-        assert!(check_layout("b", &image(0, 0, 2), Some(10)).is_err());
     }
 }
