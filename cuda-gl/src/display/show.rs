@@ -191,6 +191,23 @@ impl DisplayTarget {
     /// kernels are not mapped. The kernel is loaded (in the target's CUDA context) when a map
     /// is first set, and stays loaded until the target is dropped.
     ///
+    /// ```no_run
+    /// use cuda_gl::display::{ColorMap, DisplayTarget, Format, Palette};
+    /// use cuda_gl::{Context, DeviceBuffer, Device, Stream, StreamFlags};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// // A GL context is current; a 1000x700 field of temperatures, 250 K to 320 K.
+    /// let ctx = Context::new(&Device::get(0)?)?;
+    /// let stream = Stream::new(&ctx, StreamFlags::NonBlocking)?;
+    /// let field = DeviceBuffer::from_slice(&ctx, &vec![273.0f32; 1000 * 700])?;
+    /// let (mut target, _) = DisplayTarget::new(&ctx, 1000, 700, Format::Rgba8, None)?;
+    /// target.set_color_map(Some(ColorMap::new(Palette::Viridis, 250.0, 320.0)?))?;
+    /// target.show(&field, 1000, 700, 1000 * 4, Format::R32F, &stream)?;
+    /// // ... draw target.texture(); a legend: ColorMap::color_of(kelvin) ...
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
     /// # Errors
     /// [`UsageError::ColorMapRange`] for a map whose fields were changed into a range that is
     /// not finite or not increasing (the map is then not set); the driver's errors loading the
