@@ -22,7 +22,7 @@
 #                        SUITE_TESTS=REGEX in the environment, only gpu_suite's tests that match)
 #   --mesa               then, with Mesa's EGL beside NVIDIA's CUDA (needs .mesa/, from
 #                        ci/gpu/fetch-mesa-egl-debs.sh): the tests that need GL not on the CUDA
-#                        GPU (not_nvidia_gl, the demo's staged default run), required to run
+#                        GPU (not_nvidia_gl, the demo's staged default run, example 10), required to run
 #   --mesa-present       with --mesa: also the benchmark's present group under Mesa (staged rows
 #                        only; its files go to $OUT/bench-mesa)
 #   --bench ARGS         then the interop benchmark with ARGS (its files go to $OUT/bench)
@@ -159,6 +159,10 @@ if ((mesa)); then
         run mesa-not_nvidia_gl 300 "$(ls .gpu/tests/not_nvidia_gl-* | head -1)" --test-threads=1
         run mesa-demo-staged 300 "$(ls .gpu/tests/gpu_display-* | head -1)" --test-threads=1 \
             --exact on_mesa_next_to_cuda_the_default_run_is_staged
+        # "Show this array" where GL is not NVIDIA's: 10 takes any GL, the target goes staged.
+        if [ -x .gpu/bin/10_show_field ]; then
+            run mesa-10_show_field 120 .gpu/bin/10_show_field
+        fi
         if ((mesa_present)); then
             run bench-mesa-present 200 "$(ls .gpu/bench/interop-* | head -1)" --present-only \
                 --out "$out/bench-mesa"

@@ -1,0 +1,94 @@
+//! 10: "show this array": a 1000x700 field of `f32` in device memory on screen in one call,
+//! through a colour map, on whatever GL the machine has.
+//!
+//! Headless: a GL context on CUDA device 0 where NVIDIA's EGL has one (the display target then
+//! maps its texture for CUDA, interop mode), otherwise any GL there is (Mesa's llvmpipe in a
+//! container, say: the target copies through pinned host memory, staged mode). Its report line
+//! says which mode and why. The field, ripples between -1 and 1, is shown with
+//! `DisplayTarget::show` through viridis (`set_color_map`), which cuda-gl applies on the GPU.
+//!
+//! The check: the texture, read back, equals `ColorMap::color_of` of each value in every pixel
+//! (the host's computation of the colours the GPU draws).
+//!
+//! Run: `cargo run --release -p cuda-gl --example 10_show_field --features egl`
+//! (`-- --screenshot 10.png` to keep the image; it has no `--window`).
+
+#[path = "common/mod.rs"]
+mod common;
+
+use anyhow::{Result, anyhow, bail};
+use common::{Outcome, Unavailable};
+use cuda_gl::display::{ColorMap, DisplayTarget, Format, Palette};
+use cuda_gl::egl::HeadlessContext;
+use cuda_gl::{Context, Device, DeviceBuffer, Stream, StreamFlags};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    common::main(run)
+}
+
+fn run(args: &common::Args) -> Result<Outcome> {
+    if args.window {
+        bail!(Unavailable("10 is headless only (no --window)".into()));
+    }
+    let unavailable = |what: String| anyhow!(Unavailable(what));
+    let device = Device::get(0).map_err(|e| unavailable(format!("no CUDA device 0: {e}")))?;
+    // GL on the CUDA GPU if this machine has it, any GL otherwise: the target works with both.
+    // The context must outlive the target (a named variable, not `let _ = ...`).
+    let gl = match HeadlessContext::for_cuda_device(&device) {
+        Ok(gl) => gl,
+        Err(on_cuda) => HeadlessContext::any_gl().map_err(|e| {
+            unavailable(format!("no OpenGL: on CUDA device 0: {on_cuda}; any: {e}"))
+        })?,
+    };
+    // The read-back below uses the `gl` crate, so this program loads it.
+    gl::load_with(|name| gl.get_proc_address(name));
+    let ctx = Context::new(&device)?;
+    let stream = Stream::new(&ctx, StreamFlags::NonBlocking)?;
+
+    // The array: row y of the image is row y of the field (GL's first row, drawn at the bottom).
+    let (w, h) = (1000u32, 700u32);
+    let field: Vec<f32> = (0..h)
+        .flat_map(|y| (0..w).map(move |x| (x, y)))
+        .map(|(x, y)| {
+            let (dx, dy) = (x as f32 / w as f32 - 0.4, y as f32 / h as f32 - 0.6);
+            ((dx * dx + dy * dy).sqrt() * 40.0).sin()
+        })
+        .collect();
+    let device_field = DeviceBuffer::from_slice(&ctx, &field)?;
+
+    // The whole of "show this array": a target (in the fastest mode that works here), a colour
+    // map, one call.
+    let (mut target, report) = DisplayTarget::new(&ctx, w, h, Format::Rgba8, None)?;
+    println!("{report}");
+    let viridis = ColorMap::new(Palette::Viridis, -1.0, 1.0)?;
+    target.set_color_map(Some(viridis))?;
+    target.show(&device_field, w, h, w as usize * 4, Format::R32F, &stream)?;
+    // ... a program of your own draws target.texture() here ...
+
+    let image: Vec<u8> = gl_kit::readback::texture(gl::TEXTURE_2D, target.texture(), 0)?;
+    let wrong: Vec<usize> = (0..field.len())
+        .filter(|&i| image.get(i * 4..i * 4 + 4) != Some(&viridis.color_of(field[i])[..]))
+        .collect();
+    common::screenshot(args.screenshot.as_deref(), (w, h), &image)?;
+    drop(target);
+    ctx.check_drop_errors()?;
+
+    let summary = format!(
+        "a {w}x{h} R32F field shown through viridis in {} mode; {} of {} pixels differ from \
+         ColorMap::color_of",
+        report.mode,
+        wrong.len(),
+        field.len()
+    );
+    Ok(match wrong.first() {
+        None => Outcome::Ok(summary),
+        Some(&i) => Outcome::Mismatch(format!(
+            "{summary}; first at ({}, {}): {:?}, want {:?}",
+            i % w as usize,
+            i / w as usize,
+            image.get(i * 4..i * 4 + 4),
+            viridis.color_of(field[i])
+        )),
+    })
+}
