@@ -162,6 +162,8 @@ if ((mesa)); then
         # "Show this array" where GL is not NVIDIA's: 10 takes any GL, the target goes staged.
         if [ -x .gpu/bin/10_show_field ]; then
             run mesa-10_show_field 120 .gpu/bin/10_show_field
+        else
+            say "mesa-10_show_field: not run: no .gpu/bin/10_show_field (bundle.sh builds it)"
         fi
         if ((mesa_present)); then
             run bench-mesa-present 200 "$(ls .gpu/bench/interop-* | head -1)" --present-only \

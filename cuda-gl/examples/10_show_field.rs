@@ -8,7 +8,9 @@
 //! `DisplayTarget::show` through viridis (`set_color_map`), which cuda-gl applies on the GPU.
 //!
 //! The check: the texture, read back, equals `ColorMap::color_of` of each value in every pixel
-//! (the host's computation of the colours the GPU draws).
+//! (the host's computation of the colours the GPU draws). With `CUDA_GL_REQUIRE_MESA=1` (as
+//! `ci/gpu/suite.sh --mesa` runs it) it also fails unless the GL was Mesa's and the target
+//! staged.
 //!
 //! Run: `cargo run --release -p cuda-gl --example 10_show_field --features egl`
 //! (`-- --screenshot 10.png` to keep the image; it has no `--window`).
@@ -18,7 +20,7 @@ mod common;
 
 use anyhow::{Result, anyhow, bail};
 use common::{Outcome, Unavailable};
-use cuda_gl::display::{ColorMap, DisplayTarget, Format, Palette};
+use cuda_gl::display::{ColorMap, DisplayTarget, Format, Mode, Palette};
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::{Context, Device, DeviceBuffer, Stream, StreamFlags};
 use std::process::ExitCode;
@@ -37,9 +39,14 @@ fn run(args: &common::Args) -> Result<Outcome> {
     // The context must outlive the target (a named variable, not `let _ = ...`).
     let gl = match HeadlessContext::for_cuda_device(&device) {
         Ok(gl) => gl,
-        Err(on_cuda) => HeadlessContext::any_gl().map_err(|e| {
-            unavailable(format!("no OpenGL: on CUDA device 0: {on_cuda}; any: {e}"))
-        })?,
+        Err(on_cuda) => {
+            // Why, in one line: the target's report would only say to try what failed here.
+            let why = format!("{on_cuda}");
+            let why = why.split_whitespace().collect::<Vec<_>>().join(" ");
+            println!("no GL on CUDA device 0 ({why}); using any GL there is");
+            HeadlessContext::any_gl()
+                .map_err(|e| unavailable(format!("no OpenGL: on CUDA device 0: {why}; any: {e}")))?
+        }
     };
     // The read-back below uses the `gl` crate, so this program loads it.
     gl::load_with(|name| gl.get_proc_address(name));
@@ -61,14 +68,23 @@ fn run(args: &common::Args) -> Result<Outcome> {
     // map, one call.
     let (mut target, report) = DisplayTarget::new(&ctx, w, h, Format::Rgba8, None)?;
     println!("{report}");
+    let require_mesa = std::env::var("CUDA_GL_REQUIRE_MESA").is_ok_and(|v| v == "1");
+    if require_mesa && (report.mode != Mode::Staged || !report.gl_vendor.contains("Mesa")) {
+        bail!("CUDA_GL_REQUIRE_MESA=1, but this is not Mesa's GL in staged mode: {report}");
+    }
     let viridis = ColorMap::new(Palette::Viridis, -1.0, 1.0)?;
     target.set_color_map(Some(viridis))?;
     target.show(&device_field, w, h, w as usize * 4, Format::R32F, &stream)?;
     // ... a program of your own draws target.texture() here ...
 
+    // glGetTexImage: the texture is RGBA8 (a grey one-channel target would read back as
+    // (v, 0, 0, 1): its grey is the sampler's swizzle).
     let image: Vec<u8> = gl_kit::readback::texture(gl::TEXTURE_2D, target.texture(), 0)?;
+    if image.len() != field.len() * 4 {
+        bail!("read back {} bytes, not {}x{} RGBA8", image.len(), w, h);
+    }
     let wrong: Vec<usize> = (0..field.len())
-        .filter(|&i| image.get(i * 4..i * 4 + 4) != Some(&viridis.color_of(field[i])[..]))
+        .filter(|&i| image[i * 4..i * 4 + 4] != viridis.color_of(field[i]))
         .collect();
     common::screenshot(args.screenshot.as_deref(), (w, h), &image)?;
     drop(target);
@@ -87,7 +103,7 @@ fn run(args: &common::Args) -> Result<Outcome> {
             "{summary}; first at ({}, {}): {:?}, want {:?}",
             i % w as usize,
             i / w as usize,
-            image.get(i * 4..i * 4 + 4),
+            &image[i * 4..i * 4 + 4],
             viridis.color_of(field[i])
         )),
     })

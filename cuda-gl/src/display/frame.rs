@@ -128,7 +128,9 @@ impl<'t, S: AsStream> Frame<'t, S> {
     /// Interop: the errors of mapping the texture (the owner check's errors when the target's
     /// GL context is not current, [`Error::StreamCapturing`] for a stream under capture, the
     /// driver's), and the driver's error from creating the surface object (made once per
-    /// texture, then cached).
+    /// texture, then cached);
+    /// [`UsageError::DisplayObjectReplaced`](crate::UsageError::DisplayObjectReplaced) before
+    /// the map when the application deleted or relabelled the texture.
     pub fn surface(&self) -> Result<Surface<'_>> {
         match (&self.work, self.array) {
             (Work::Interop(frame), _) => frame.surface(self.gl, self.stream),
@@ -146,7 +148,9 @@ impl<'t, S: AsStream> Frame<'t, S> {
     ///
     /// # Errors
     /// Interop: the errors of mapping the pixel buffer ([`Error::StreamCapturing`] for a
-    /// stream under capture, the owner check's errors, the driver's).
+    /// stream under capture, the owner check's errors, the driver's);
+    /// [`UsageError::DisplayObjectReplaced`](crate::UsageError::DisplayObjectReplaced) before
+    /// the map when the application deleted or relabelled the pixel buffer.
     pub fn pixels(&self) -> Result<Pixels<'_>> {
         self.pixels_used.set(true);
         let ptr = match &self.work {

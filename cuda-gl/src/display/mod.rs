@@ -146,9 +146,9 @@ pub enum Format {
     Rgba8,
     /// Four 32-bit float channels (`GL_RGBA32F`).
     Rgba32F,
-    /// One 8-bit channel (`GL_R8`), shown grey.
+    /// One 8-bit channel (`GL_R8`), shown grey, or in colour through a [`ColorMap`].
     R8,
-    /// One 32-bit float channel (`GL_R32F`), shown grey.
+    /// One 32-bit float channel (`GL_R32F`), shown grey, or in colour through a [`ColorMap`].
     R32F,
 }
 
