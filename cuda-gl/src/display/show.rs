@@ -97,9 +97,8 @@ impl DisplayTarget {
     /// As [`show`](Self::show).
     pub unsafe fn show_raw(&mut self, src: Pixels<'_>, stream: &impl AsStream) -> Result<()> {
         check_layout("the device memory", &src, None)?;
-        let src_image = src;
         let Pixels {
-            ptr: src,
+            ptr,
             pitch,
             width,
             height,
@@ -107,38 +106,56 @@ impl DisplayTarget {
         } = src;
         let row_bytes = width as usize * format.bytes_per_pixel();
         check_same_context(self.context(), stream, "the display target")?;
-        if format.one_channel() && self.color_map().is_some() {
-            // SAFETY: (1), forwarded.
-            return unsafe { self.show_mapped(src_image, stream) };
+        if let Some(map) = self.color_map().filter(|_| format.one_channel()) {
+            // SAFETY: (1), forwarded; `stream` is of the target's context (checked).
+            return unsafe { self.show_mapped(src, map, stream) };
         }
-        self.reconfigure(width, height, format)?;
         let ctx = self.context().clone();
+        self.present_filled((width, height, format), stream, |dst| {
+            let copy = sys::CUDA_MEMCPY2D {
+                srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+                srcDevice: ptr.as_raw(),
+                srcPitch: pitch,
+                dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+                dstDevice: dst.ptr.as_raw(),
+                dstPitch: dst.pitch,
+                WidthInBytes: row_bytes,
+                Height: height as usize,
+                ..Default::default()
+            };
+            // SAFETY: the stream is live while borrowed and of this context (checked). In the
+            // work: the source holds the image ((1)); the destination is the frame's pixels,
+            // rows of `row_bytes` bytes `dst.pitch` apart (`present_filled` gave the target
+            // this size and format), live until the copy has run (`present_filled`).
+            unsafe {
+                ctx.run_now(stream.raw_stream(), "cuMemcpy2DAsync (not called)", |p| {
+                    Ok(result::array::copy_2d_async(&copy, p)?)
+                })
+            }
+        })
+    }
+
+    /// Gives the target `width` x `height` pixels of `format` (as [`resize`](Self::resize)),
+    /// begins a frame on `stream`, has `fill` queue the work that writes the frame's pixels in
+    /// `stream`'s order, presents the frame and [`flush`](Self::flush)es. The pixels stay
+    /// live until that work has run: the pixel buffer is unmapped on `stream` after it (the
+    /// present, which `stream` orders after it), and the target's memory is freed only when
+    /// the target is dropped or reconfigured, which waits for the work. A frame whose pixels or
+    /// `fill` failed is abandoned, not presented: its pixels hold nothing meant for the screen.
+    ///
+    /// # Errors
+    /// As [`reconfigure`](Self::reconfigure), [`frame`](Self::frame), [`Frame::pixels`],
+    /// [`Frame::present`] and `fill`.
+    fn present_filled(
+        &mut self,
+        (width, height, format): (u32, u32, Format),
+        stream: &impl AsStream,
+        fill: impl FnOnce(&Pixels<'_>) -> Result<()>,
+    ) -> Result<()> {
+        self.reconfigure(width, height, format)?;
         let frame = self.frame(stream)?;
-        let dst = frame.pixels()?;
-        let copy = sys::CUDA_MEMCPY2D {
-            srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-            srcDevice: src.as_raw(),
-            srcPitch: pitch,
-            dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-            dstDevice: dst.ptr.as_raw(),
-            dstPitch: dst.pitch,
-            WidthInBytes: row_bytes,
-            Height: height as usize,
-            ..Default::default()
-        };
-        // SAFETY: the stream is live while borrowed and of this context (checked). In the
-        // work: the source holds the image ((1)); the destination is the frame's pixels, rows
-        // of `row_bytes` bytes `dst.pitch` apart (`reconfigure` gave the target this size and
-        // format), live until the copy has run: the pixel buffer is unmapped on `stream` after
-        // it (the present, which `stream` orders after the copy), the target's memory is freed
-        // only when the target is dropped or reconfigured, which waits for the copies.
-        let copied = unsafe {
-            ctx.run_now(stream.raw_stream(), "cuMemcpy2DAsync (not called)", |p| {
-                Ok(result::array::copy_2d_async(&copy, p)?)
-            })
-        };
-        if let Err(e) = copied {
-            // Not presented: the pixels hold nothing of `src`.
+        let filled = frame.pixels().and_then(|dst| fill(&dst));
+        if let Err(e) = filled {
             frame.abandon();
             return Err(e);
         }
@@ -229,61 +246,37 @@ impl DisplayTarget {
         self.color_map.as_ref().and_then(|m| m.map)
     }
 
-    /// [`show_raw`](Self::show_raw) of a one-channel image through the target's colour map:
-    /// the target takes the image's size in RGBA8, and the kernel writes the frame's pixels.
+    /// [`show_raw`](Self::show_raw) of a one-channel image through `map`, the target's colour
+    /// map: the target takes the image's size in RGBA8, and the kernel writes the frame's
+    /// pixels.
     ///
     /// # Safety
     /// As [`show_raw`](Self::show_raw); `stream` is of the target's context (checked by the
     /// caller).
     ///
     /// # Errors
-    /// As [`show_raw`](Self::show_raw); [`Mapper::draw`]'s.
-    pub(super) unsafe fn show_mapped(
+    /// As [`present_filled`](Self::present_filled); [`Mapper::draw`]'s.
+    unsafe fn show_mapped(
         &mut self,
         src: Pixels<'_>,
+        map: ColorMap,
         stream: &impl AsStream,
     ) -> Result<()> {
+        // Out of the target while it is borrowed for the frame; put back whatever happens.
         let Some(mapper) = self.color_map.take() else {
-            return Err(no_map());
+            return Err(crate::Error::Internal {
+                what: "a mapped show without a colour map".into(),
+            });
         };
-        let Some(map) = mapper.map else {
-            self.color_map = Some(mapper);
-            return Err(no_map());
-        };
-        let mut shown = || {
-            self.reconfigure(src.width, src.height, Format::Rgba8)?;
-            let frame = self.frame(stream)?;
-            let dst = match frame.pixels() {
-                Ok(dst) => dst,
-                Err(e) => {
-                    // Not presented: the pixels hold nothing of `src`.
-                    frame.abandon();
-                    return Err(e);
-                }
-            };
+        let shown = self.present_filled((src.width, src.height, Format::Rgba8), stream, |dst| {
             // SAFETY: `src` holds its image until the work queued on `stream` has run (the
-            // caller's (1)); `dst` is the frame's pixels, RGBA8 of `src`'s size
-            // (`reconfigure`), written only by this kernel until the present, which `stream`
-            // orders after it, and freed only when the target is dropped or reconfigured,
-            // which waits for the work; `stream` is of the mapper's context (the target's).
-            if let Err(e) = unsafe { mapper.draw(&map, &src, &dst, stream) } {
-                // Not presented: the pixels hold nothing of `src`.
-                frame.abandon();
-                return Err(e);
-            }
-            frame.present()?;
-            self.flush()
-        };
-        let result = shown();
+            // caller's (1)); `dst` is the frame's pixels, RGBA8 of `src`'s size, written only
+            // by this kernel until the present and live until the kernel has run
+            // (`present_filled`); `stream` is of the mapper's context (the target's).
+            unsafe { mapper.draw(&map, &src, dst, stream) }
+        });
         self.color_map = Some(mapper);
-        result
-    }
-}
-
-/// A mapped show on a target with no map: the caller checks first.
-fn no_map() -> crate::Error {
-    crate::Error::Internal {
-        what: "a mapped show without a colour map".into(),
+        shown
     }
 }
 
