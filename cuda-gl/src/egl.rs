@@ -78,7 +78,7 @@ mod headless;
 mod offscreen;
 mod sys;
 
-pub use config::HeadlessConfig;
+pub use config::{GlProfile, HeadlessConfig};
 pub use error::{EglDeviceInfo, EglError, EglErrorCode, EglPlatform};
 pub use headless::HeadlessContext;
 pub use offscreen::Offscreen;

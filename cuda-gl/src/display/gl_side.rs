@@ -121,7 +121,7 @@ impl GlSide {
         };
         let (internal, pixel_format, ty) = format.gl();
         let (w, h) = (width as i32, height as i32);
-        let state = UnpackState::neutral(fns, false);
+        let state = UnpackState::neutral(fns, false)?;
         let storage = fns.tex_storage_2d.filter(|_| fns.version() >= (4, 2));
         // SAFETY: a context is current; the names are fresh and bound before use; with no
         // unpack buffer bound (below) a null pixel pointer asks for storage only; the state

@@ -173,7 +173,7 @@ impl GlSide {
         let fns = self.owner.check("glTexSubImage2D (not called)")?;
         self.check_own(fns, Object::Texture, self.texture)?;
         fns.drain_errors();
-        let state = UnpackState::neutral(fns, copy_write);
+        let state = UnpackState::neutral(fns, copy_write)?;
         let done = body(fns);
         state.restore(fns);
         done?;

@@ -1,7 +1,9 @@
 //! What every upload into a display target's texture shares: the rows of a band, and the
-//! application's unpack state, read first and put back after.
+//! application's unpack state (bindings, pixel-store and pixel-transfer state), read first and
+//! put back after.
 
-use crate::glapi::GlFns;
+use crate::error::Result;
+use crate::glapi::{Direction, GlFns, PixelState};
 
 /// Rows of a frame: an upload's band.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,35 +29,31 @@ impl Rows {
     }
 }
 
-/// The GL state an upload changes, read first and put back after.
+/// The GL state an upload changes, read first and put back after: the bindings it makes, and
+/// the application's pixel-store and pixel-transfer state ([`PixelState`]), made neutral.
 pub(super) struct UnpackState {
     buffer: i32,
     /// The copy write binding, where the upload writes a pixel buffer through it.
     copy_write: Option<i32>,
     texture: i32,
-    alignment: i32,
-    row_length: i32,
-    skip_rows: i32,
-    skip_pixels: i32,
-    swap_bytes: i32,
+    pixels: PixelState,
 }
 
 impl UnpackState {
     /// Reads the state (with the copy write binding when `copy_write`: the upload writes a
-    /// pixel buffer through it), then sets the unpack parameters for tightly packed rows.
-    pub(super) fn neutral(fns: &GlFns, copy_write: bool) -> UnpackState {
+    /// pixel buffer through it), then makes the pixel-store and pixel-transfer state neutral
+    /// for tightly packed rows taken as they are.
+    ///
+    /// # Errors
+    /// As [`PixelState::neutral`] (nothing is left changed then).
+    pub(super) fn neutral(fns: &GlFns, copy_write: bool) -> Result<UnpackState> {
         let mut state = UnpackState {
             buffer: 0,
             copy_write: None,
             texture: 0,
-            alignment: 4,
-            row_length: 0,
-            skip_rows: 0,
-            skip_pixels: 0,
-            swap_bytes: 0,
+            pixels: PixelState::neutral(fns, Direction::Unpack)?,
         };
-        // SAFETY: a context is current (the callers checked the owner); valid out-pointers;
-        // the values set are valid for these parameters.
+        // SAFETY: a context is current (the callers checked the owner); valid out-pointers.
         unsafe {
             (fns.get_integerv)(gl::PIXEL_UNPACK_BUFFER_BINDING, &mut state.buffer);
             if copy_write {
@@ -64,28 +62,14 @@ impl UnpackState {
                 state.copy_write = Some(bound);
             }
             (fns.get_integerv)(gl::TEXTURE_BINDING_2D, &mut state.texture);
-            (fns.get_integerv)(gl::UNPACK_ALIGNMENT, &mut state.alignment);
-            (fns.get_integerv)(gl::UNPACK_ROW_LENGTH, &mut state.row_length);
-            (fns.get_integerv)(gl::UNPACK_SKIP_ROWS, &mut state.skip_rows);
-            (fns.get_integerv)(gl::UNPACK_SKIP_PIXELS, &mut state.skip_pixels);
-            (fns.get_integerv)(gl::UNPACK_SWAP_BYTES, &mut state.swap_bytes);
-            (fns.pixel_storei)(gl::UNPACK_ALIGNMENT, 1);
-            (fns.pixel_storei)(gl::UNPACK_ROW_LENGTH, 0);
-            (fns.pixel_storei)(gl::UNPACK_SKIP_ROWS, 0);
-            (fns.pixel_storei)(gl::UNPACK_SKIP_PIXELS, 0);
-            (fns.pixel_storei)(gl::UNPACK_SWAP_BYTES, 0);
         }
-        state
+        Ok(state)
     }
 
-    pub(super) fn restore(&self, fns: &GlFns) {
+    pub(super) fn restore(self, fns: &GlFns) {
+        self.pixels.restore(fns);
         // SAFETY: a context is current; the values were read from it.
         unsafe {
-            (fns.pixel_storei)(gl::UNPACK_ALIGNMENT, self.alignment);
-            (fns.pixel_storei)(gl::UNPACK_ROW_LENGTH, self.row_length);
-            (fns.pixel_storei)(gl::UNPACK_SKIP_ROWS, self.skip_rows);
-            (fns.pixel_storei)(gl::UNPACK_SKIP_PIXELS, self.skip_pixels);
-            (fns.pixel_storei)(gl::UNPACK_SWAP_BYTES, self.swap_bytes);
             (fns.bind_buffer)(gl::PIXEL_UNPACK_BUFFER, self.buffer.max(0) as u32);
             if let Some(bound) = self.copy_write {
                 (fns.bind_buffer)(gl::COPY_WRITE_BUFFER, bound.max(0) as u32);

@@ -11,9 +11,11 @@
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct HeadlessConfig {
-    /// OpenGL core-profile versions `(major, minor)` to try, in order; the first one that the
-    /// driver grants wins. Default: `[(4, 5), (3, 3)]`.
+    /// OpenGL versions `(major, minor)` to try, in order; the first one that the driver grants
+    /// wins. Default: `[(4, 5), (3, 3)]`.
     pub gl_versions: Vec<(u8, u8)>,
+    /// The profile asked for with versions 3.2 and later. Default: [`GlProfile::Core`].
+    pub profile: GlProfile,
     /// Ask for a debug context (`EGL_CONTEXT_OPENGL_DEBUG_BIT_KHR`). Default: `false`.
     pub debug: bool,
     /// Make the context current without a surface when the display supports
@@ -22,10 +24,24 @@ pub struct HeadlessConfig {
     pub surfaceless: bool,
 }
 
+/// The OpenGL profile a [`HeadlessContext`](super::HeadlessContext) asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum GlProfile {
+    /// The core profile: no deprecated state or calls.
+    #[default]
+    Core,
+    /// The compatibility profile, which also has the fixed-function and pixel-transfer state of
+    /// older OpenGL: what a window's context usually is unless it asks for a core profile,
+    /// and so the profile to test code meant for windows with.
+    Compatibility,
+}
+
 impl Default for HeadlessConfig {
     fn default() -> Self {
         Self {
             gl_versions: vec![(4, 5), (3, 3)],
+            profile: GlProfile::Core,
             debug: false,
             surfaceless: true,
         }
@@ -33,10 +49,17 @@ impl Default for HeadlessConfig {
 }
 
 impl HeadlessConfig {
-    /// Replaces the list of OpenGL core versions to try, in order.
+    /// Replaces the list of OpenGL versions to try, in order.
     #[must_use]
     pub fn with_gl_versions(mut self, versions: &[(u8, u8)]) -> Self {
         self.gl_versions = versions.to_vec();
+        self
+    }
+
+    /// Asks for a core or a compatibility profile (with versions 3.2 and later).
+    #[must_use]
+    pub fn with_profile(mut self, profile: GlProfile) -> Self {
+        self.profile = profile;
         self
     }
 

@@ -4,10 +4,10 @@ use std::marker::PhantomData;
 
 use khronos_egl as kegl;
 
-use super::HeadlessConfig;
 use super::error::{EglDeviceInfo, EglError, EglErrorCode, EglPlatform};
 use super::headless::HeadlessContext;
 use super::sys::{self, DeviceApi, DisplayRef, Egl};
+use super::{GlProfile, HeadlessConfig};
 
 impl HeadlessContext {
     pub(super) fn mesa_surfaceless(
@@ -71,10 +71,11 @@ impl HeadlessContext {
                     kegl::Int::from(minor),
                 ]);
                 if (major, minor) >= (3, 2) {
-                    attribs.extend_from_slice(&[
-                        sys::CONTEXT_OPENGL_PROFILE_MASK,
-                        sys::CONTEXT_OPENGL_CORE_PROFILE_BIT,
-                    ]);
+                    let profile = match config.profile {
+                        GlProfile::Core => sys::CONTEXT_OPENGL_CORE_PROFILE_BIT,
+                        GlProfile::Compatibility => sys::CONTEXT_OPENGL_COMPATIBILITY_PROFILE_BIT,
+                    };
+                    attribs.extend_from_slice(&[sys::CONTEXT_OPENGL_PROFILE_MASK, profile]);
                 }
                 if config.debug {
                     attribs.extend_from_slice(&[

@@ -2,7 +2,7 @@
 //! needs no framebuffer code of its own.
 
 use crate::error::{Error, Result, UsageError};
-use crate::glapi::{GlFns, GlOwner};
+use crate::glapi::{Direction, GlFns, GlOwner, PixelState};
 use std::marker::PhantomData;
 
 /// An RGBA8 colour target of a given size in the GL context current when it was made: a
@@ -159,13 +159,17 @@ impl Offscreen {
     }
 
     /// The pixels, RGBA8, `width * height * 4` bytes, **bottom row first** (GL's order). Waits
-    /// for the GL commands that draw into it. The read framebuffer binding, the pixel pack
-    /// buffer and the pack state it changes are put back as they were before this call (after
-    /// [`bind`](Self::bind), the read framebuffer stays this one).
+    /// for the GL commands that draw into it. The pixels are read as stored: the application's
+    /// pack state and, in a compatibility-profile context, its pixel-transfer state (scales,
+    /// biases, colour maps and tables, the colour matrix, ...: the list is in the GL context
+    /// guide) are made neutral for the read, and put back after it with the read framebuffer
+    /// binding and the pixel pack buffer (after [`bind`](Self::bind), the read framebuffer
+    /// stays this one).
     ///
     /// # Errors
     /// The owner check's errors when its GL context is not current; [`Error::GlCall`] when
-    /// `glReadPixels` fails.
+    /// `glReadPixels` fails; [`Error::MissingGlFunction`] when a compatibility context's
+    /// state cannot be made neutral for want of an entry point (nothing is read).
     #[doc(alias = "glReadPixels")]
     pub fn read_rgba8(&self) -> Result<Vec<u8>> {
         let fns = self.owner.check("glReadPixels (not called)")?;
@@ -175,39 +179,34 @@ impl Offscreen {
             .saturating_mul(4);
         let mut pixels = vec![0u8; len];
         fns.drain_errors();
-        read_into(fns, self, &mut pixels);
+        read_into(fns, self, &mut pixels)?;
         fns.check("glReadPixels (an offscreen target)")?;
         Ok(pixels)
     }
 }
 
-/// `glReadPixels` of the whole target into `pixels`, with the bindings it changes restored.
-fn read_into(fns: &GlFns, target: &Offscreen, pixels: &mut [u8]) {
-    // Pack state that would make glReadPixels write anywhere but the tight rows of `pixels`,
-    // each set to its neutral value for the read and restored after.
-    const PACK: [(u32, i32); 4] = [
-        (gl::PACK_ALIGNMENT, 1),
-        (gl::PACK_ROW_LENGTH, 0),
-        (gl::PACK_SKIP_ROWS, 0),
-        (gl::PACK_SKIP_PIXELS, 0),
-    ];
+/// `glReadPixels` of the whole target into `pixels`, with the application's pack and
+/// pixel-transfer state made neutral for the read, and it and the bindings the read changes put
+/// back after.
+///
+/// # Errors
+/// As [`PixelState::neutral`] (nothing is read then).
+fn read_into(fns: &GlFns, target: &Offscreen, pixels: &mut [u8]) -> Result<()> {
+    let state = PixelState::neutral(fns, Direction::Pack)?;
     let (mut read, mut pack_buffer) = (0, 0);
-    let mut saved = [0i32; PACK.len()];
     // SAFETY: the owning context is current (callers); valid out-pointers. A pixel pack buffer
     // the application bound is unbound for the read (GL would otherwise take the pointer as an
     // offset into it) and bound back; with none bound and the pack state neutral (tight rows,
-    // alignment 1, nothing skipped), glReadPixels writes `width * height * 4` bytes (RGBA8)
-    // into `pixels`, which has that size.
+    // alignment 1, nothing skipped, no swapping or inversion) and no pixel-transfer stage that
+    // could change the pixels' count (convolution, histogram or minmax sinks are off),
+    // glReadPixels writes `width * height * 4` bytes (RGBA8) into `pixels`, which has that
+    // size.
     unsafe {
         (fns.get_integerv)(gl::PIXEL_PACK_BUFFER_BINDING, &mut pack_buffer);
         if pack_buffer != 0 {
             (fns.bind_buffer)(gl::PIXEL_PACK_BUFFER, 0);
         }
         (fns.get_integerv)(gl::READ_FRAMEBUFFER_BINDING, &mut read);
-        for ((name, neutral), old) in PACK.iter().zip(saved.iter_mut()) {
-            (fns.get_integerv)(*name, old);
-            (fns.pixel_storei)(*name, *neutral);
-        }
         (fns.bind_framebuffer)(gl::READ_FRAMEBUFFER, target.framebuffer);
         (fns.read_pixels)(
             0,
@@ -218,14 +217,13 @@ fn read_into(fns: &GlFns, target: &Offscreen, pixels: &mut [u8]) {
             gl::UNSIGNED_BYTE,
             pixels.as_mut_ptr().cast(),
         );
-        for ((name, _), old) in PACK.iter().zip(saved) {
-            (fns.pixel_storei)(*name, old);
-        }
         (fns.bind_framebuffer)(gl::READ_FRAMEBUFFER, read.max(0) as u32);
         if pack_buffer != 0 {
             (fns.bind_buffer)(gl::PIXEL_PACK_BUFFER, pack_buffer as u32);
         }
     }
+    state.restore(fns);
+    Ok(())
 }
 
 impl Drop for Offscreen {

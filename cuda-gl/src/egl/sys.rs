@@ -25,6 +25,7 @@ pub(super) const CONTEXT_FLAGS_KHR: kegl::Int = 0x30FC;
 pub(super) const CONTEXT_OPENGL_DEBUG_BIT_KHR: kegl::Int = 0x1;
 pub(super) const CONTEXT_OPENGL_PROFILE_MASK: kegl::Int = 0x30FD;
 pub(super) const CONTEXT_OPENGL_CORE_PROFILE_BIT: kegl::Int = 0x1;
+pub(super) const CONTEXT_OPENGL_COMPATIBILITY_PROFILE_BIT: kegl::Int = 0x2;
 
 type EglDevice = *mut c_void;
 type QueryDevicesFn =

@@ -8,12 +8,15 @@
 //!   handle and by canaries that a reused handle or another context of the group cannot fake;
 //! - `label`: object labels, which tell cuda-gl's own objects from others that got their name;
 //! - `claim`: the registry that refuses a GL object registered twice in one share group;
+//! - `pixel_state`: the application's pixel-store and pixel-transfer state, made neutral for
+//!   cuda-gl's own uploads and reads and put back after ([`PixelState`]);
 //! - `fence`: GL fences; `query`: questions that check a registration.
 
 pub(crate) mod claim;
 mod current;
 mod fence;
 pub(crate) mod label;
+mod pixel_state;
 mod platform;
 pub(crate) mod query;
 mod table;
@@ -22,5 +25,6 @@ pub(crate) use current::GlOwner;
 #[cfg(feature = "egl")]
 pub(crate) use current::current_gl;
 pub(crate) use fence::Fence;
+pub(crate) use pixel_state::{Direction, PixelState};
 pub(crate) use platform::{Current, current};
 pub(crate) use table::{GlFns, have};

@@ -117,8 +117,19 @@ gl_fns! {
         viewport: "glViewport" = fn(i32, i32, i32, i32);
         read_pixels: "glReadPixels" = fn(i32, i32, i32, i32, u32, u32, *mut c_void);
         pixel_storei: "glPixelStorei" = fn(u32, i32);
+        get_floatv: "glGetFloatv" = fn(u32, *mut f32);
+        is_enabled: "glIsEnabled" = fn(u32) -> u8;
+        enable: "glEnable" = fn(u32);
+        disable: "glDisable" = fn(u32);
     }
     optional {
+        // Compatibility-profile state of a pixel transfer (pixel_state.rs), and the read clamp.
+        pixel_transferf: "glPixelTransferf" = fn(u32, f32);
+        pixel_transferi: "glPixelTransferi" = fn(u32, i32);
+        matrix_mode: "glMatrixMode" = fn(u32);
+        load_identity: "glLoadIdentity" = fn();
+        load_matrixf: "glLoadMatrixf" = fn(*const f32);
+        clamp_color: "glClampColor" = fn(u32, u32);
         object_label: "glObjectLabel" = fn(u32, u32, i32, *const u8);
         tex_storage_2d: "glTexStorage2D" = fn(u32, i32, u32, i32, i32);
         get_object_label: "glGetObjectLabel" = fn(u32, u32, i32, *mut i32, *mut u8);
@@ -134,7 +145,7 @@ gl_fns! {
 
 /// The first `major.minor` of a `GL_VERSION` string ("4.6.0 NVIDIA 580.159.04",
 /// "4.5 (Core Profile) Mesa 24.0.5", "OpenGL ES 3.2 ..."); 0 for a part that is not a number.
-fn parse_version(text: &str) -> (i32, i32) {
+pub(super) fn parse_version(text: &str) -> (i32, i32) {
     let mut parts = text
         .trim_start_matches("OpenGL ES ")
         .split(|c: char| !c.is_ascii_digit());

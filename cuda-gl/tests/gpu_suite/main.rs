@@ -41,6 +41,7 @@ mod gpu_interop;
 mod image_api;
 mod multi_gpu;
 mod nvrtc;
+mod pixel_transfer;
 mod share_groups;
 mod soundness;
 mod state_machine;
