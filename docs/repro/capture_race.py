@@ -4,7 +4,7 @@ thread is inside cuStreamBeginCapture on that same stream.
 
 Plain CUDA driver calls through ctypes, no other library. Thread A loops on one stream S:
 cuStreamBeginCapture (relaxed mode), cuStreamEndCapture, cuGraphDestroy. Thread B loops, in one
-of these modes (results on an H200, driver 580.159.04, in docs/gpu-runs.md, 2026-12-02):
+of these modes (results on an H200, driver 580.159.04, in records/gpu-runs.md, 2026-12-02):
 
   none          sleeps: A alone (never crashed)
   is-capturing  cuStreamIsCapturing(S): a query (never crashed)

@@ -123,7 +123,7 @@ impl Drop for StopOnDrop {
 /// One overlap is kept out, with a lock: a call that queues anything on a stream (cudarc's own
 /// `memset_zeros` as much as cuda-gl's event record) while another thread is inside
 /// `cuStreamBeginCapture` on it crashes driver 580 in the queuing thread
-/// (`docs/repro/capture_race.py`, modes `record` and `memset`; `docs/gpu-runs.md`). No library
+/// (`docs/repro/capture_race.py`, modes `record` and `memset`; `records/gpu-runs.md`). No library
 /// can order work on a stream without queueing on it, so this test does not race that one call.
 #[test]
 fn captures_racing_cuda_gls_copies_never_take_one() {

@@ -6,7 +6,7 @@
 //!   group register it again;
 //! - a registration whose unregister was refused while still mapped keeps the object claimed.
 //!
-//! Each test failed on the code before these checks (see `docs/gpu-runs.md`). Needs
+//! Each test failed on the code before these checks (see `records/gpu-runs.md`). Needs
 //! `--features egl` and a GPU.
 #![cfg(feature = "egl")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

@@ -4,7 +4,7 @@
 //! that cuda-gl made itself; two handles of one array's storage; and two threads importing the
 //! same memory. (Streams under capture are in `tests/cudarc_interop.rs`: only cudarc's safe API
 //! can begin a capture.) Each test failed on the code before these checks (see
-//! `docs/gpu-runs.md`). Needs `--features egl` and a GPU.
+//! `records/gpu-runs.md`). Needs `--features egl` and a GPU.
 #![cfg(feature = "egl")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
