@@ -7,7 +7,7 @@
 
 use crate::gpu::*;
 use cuda_gl::egl::HeadlessContext;
-use cuda_gl::{Error, ErrorKind, Event, ImageTarget, LaunchConfig, RegisterFlags};
+use cuda_gl::{Error, Event, ImageTarget, LaunchConfig, RegisterFlags};
 use cuda_gl::{MappedImage, RegisteredImage, Stream};
 use cuda_gl::{RegisteredBuffer, UsageError};
 use std::time::{Duration, Instant};
@@ -287,7 +287,7 @@ fn objects_over_another_mappings_array_and_writes_into_read_only_buffers_are_ref
         let buffer = read_only.map(&g.stream).unwrap();
         assert_refused(
             ma.array(0, 0).unwrap().copy_to_buffer(&buffer),
-            ErrorKind::ReadOnlyMapping,
+            |e| matches!(e, UsageError::ReadOnlyMapping { .. }),
             "read-only",
         );
     }
