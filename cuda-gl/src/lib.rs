@@ -110,7 +110,7 @@
 //!   after map, for an unchanged texture); when the array changes, the old object is destroyed
 //!   and a new one created; all are destroyed when the image is unregistered.
 //!   [`MappedImage::create_surface`] is the uncached alternative, destroyed before the unmap.
-//! - A [`graphics::Surface`] borrows the mapping guard, so using it after the unmap does not
+//! - A [`Surface`] borrows the mapping guard, so using it after the unmap does not
 //!   compile, just like a buffer's device pointer.
 //! - **Several frames per handoff.** The handoff, not the kernel, is most of a frame's cost. For
 //!   headless rendering, video or offline work, register a `GL_TEXTURE_2D_ARRAY` of K layers
@@ -270,7 +270,7 @@
 //! - `gl_object` (image targets and flags) and `glapi/`, the only code that calls OpenGL: its
 //!   own table of entry points (`platform`, `table`), which context owns an object (`current`),
 //!   the registry of claimed GL objects (`claim`), fences, labels and queries;
-//! - [`graphics`]: registrations and their state machine (`registration`, `retire`,
+//! - `graphics/`: registrations and their state machine (`registration`, `retire`,
 //!   `classify`), the registered types (`buffer`, `image`, and `registered`: the generic
 //!   `Registered<K>` and `Mapped<'a, K>` with the methods they share), the mapping views
 //!   (`array`, `surface`, `texture`, `copy`) and batches (`batch`);
@@ -298,7 +298,7 @@ mod error;
 mod gl_name;
 mod gl_object;
 mod glapi;
-pub mod graphics;
+mod graphics;
 mod memory;
 mod module;
 mod queue;
@@ -341,8 +341,8 @@ pub use glow;
 pub use graphics::{
     ArrayFormat, BufferMapping, GlBuffer, GlImage, ImageTarget, MapFlags, MapSet, Mapped,
     MappedAll, MappedArray, MappedBuffer, MappedImage, MappedMipmappedArray, RegisterFlags,
-    Registered, RegisteredBuffer, RegisteredImage, ResourceKind, Surface, SurfaceObject, Texture,
-    TextureDesc, TextureObject, ViewSet, map_all,
+    Registered, RegisteredBuffer, RegisteredImage, ResourceKind, Surface, SurfaceObject, Tex,
+    TexDesc, TexObject, ViewSet, map_all,
 };
 pub use memory::{DeviceBuffer, DeviceCopy, DevicePtr, PinnedBuffer};
 pub use module::{Function, KernelArgs, KernelParam, LaunchConfig, Module};

@@ -4,7 +4,7 @@
 use super::array::{MappedArray, MappedMipmappedArray, mapped_array, mapped_mipmapped_array};
 use super::registered::{GlImage, Mapped, Registered};
 use super::surface::{Surface, SurfaceObject, cached_surface, create_surface, layer_surfaces};
-use super::texture::{TextureDesc, TextureObject, create_texture};
+use super::texture::{TexDesc, TexObject, create_tex};
 use super::{ImageTarget, Kind, RegisterFlags, Registration};
 use crate::context::Context;
 use crate::error::{Error, Result};
@@ -249,18 +249,18 @@ impl MappedImage<'_> {
     /// mapping; when it drops, it is destroyed as soon as the work queued before the unmap is
     /// done.
     ///
-    /// Mind [`TextureDesc`]'s default: it reads integer formats (such as RGBA8) as integers;
-    /// for `tex2D<float4>` on an RGBA8 texture use [`TextureDesc::normalized_float`].
+    /// Mind [`TexDesc`]'s default: it reads integer formats (such as RGBA8) as integers;
+    /// for `tex2D<float4>` on an RGBA8 texture use [`TexDesc::normalized_float`].
     ///
     /// # Errors
     /// [`UsageError::ArrayOfAnotherMapping`](crate::UsageError::ArrayOfAnotherMapping) when
     /// `array` is of another mapping; the driver's error from `cuTexObjectCreate`.
     #[doc(alias = "cuTexObjectCreate")]
-    pub fn create_texture<'m>(
+    pub fn create_tex<'m>(
         &'m self,
         array: &MappedArray<'m>,
-        desc: &TextureDesc,
-    ) -> Result<TextureObject<'m>> {
-        create_texture(self.reg, array, desc)
+        desc: &TexDesc,
+    ) -> Result<TexObject<'m>> {
+        create_tex(self.reg, array, desc)
     }
 }

@@ -8,7 +8,7 @@
 use crate::gpu::*;
 use cuda_gl::{
     DeviceBuffer, Error, ImageTarget, KernelArgs, RegisterFlags, RegisteredBuffer, RegisteredImage,
-    Stream, StreamFlags, Surface, TextureDesc, UsageError, map_all,
+    Stream, StreamFlags, Surface, TexDesc, UsageError, map_all,
 };
 
 const W: usize = 64;
@@ -273,11 +273,9 @@ fn batch_of_a_buffer_and_a_texture_writes_both_through_the_batch() {
             launch_image(&surface_fill, &g.stream, surface, (W, H), 4u32).unwrap();
         }
         let array = image_view.array(0, 0).unwrap();
-        let int_tex = image_view
-            .create_texture(&array, &TextureDesc::default())
-            .unwrap();
+        let int_tex = image_view.create_tex(&array, &TexDesc::default()).unwrap();
         let float_tex = image_view
-            .create_texture(&array, &TextureDesc::normalized_float())
+            .create_tex(&array, &TexDesc::normalized_float())
             .unwrap();
         let owned = image_view.create_surface(&array).unwrap();
         assert_ne!(owned.handle(), surface, "uncached: its own object");
