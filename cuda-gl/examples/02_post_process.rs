@@ -77,7 +77,7 @@ fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
     unsafe {
         let sentinel = [1u8, 2, 3, 4];
         gl::ClearTexImage(
-            output.texture(),
+            output.texture().0,
             0,
             gl::RGBA,
             gl::UNSIGNED_BYTE,

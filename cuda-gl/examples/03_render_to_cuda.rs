@@ -422,7 +422,7 @@ impl LayeredTargets {
                     0,
                     0,
                     v as i32,
-                    mosaic.texture(),
+                    mosaic.texture().0,
                     gl::TEXTURE_2D,
                     0,
                     x as i32,

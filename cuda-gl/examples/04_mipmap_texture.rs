@@ -157,7 +157,7 @@ fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
     unsafe {
         gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
         gl::PixelStorei(gl::UNPACK_ALIGNMENT, 4);
-        gl::BindTexture(gl::TEXTURE_2D, frame.texture());
+        gl::BindTexture(gl::TEXTURE_2D, frame.texture().0);
         gl::TexSubImage2D(
             gl::TEXTURE_2D,
             0,

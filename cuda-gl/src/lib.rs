@@ -332,7 +332,7 @@ pub use device::{Device, GlDeviceList, gl_devices};
 pub use error::{DeviceLabel, Error, ErrorKind, Result, UsageError, gl_error_name};
 #[cfg(feature = "glow")]
 pub use gl_name::ZeroName;
-pub use gl_name::{BufferName, RenderbufferName, TextureName};
+pub use gl_name::{BufferName, ImageName, RenderbufferName, TextureName};
 /// glow 0.18, the version whose handles feature `glow` converts (a handle of another glow
 /// version is another type, and does not convert).
 #[cfg(feature = "glow")]

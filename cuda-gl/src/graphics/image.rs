@@ -8,6 +8,7 @@ use super::texture::{TexDesc, TexObject, create_tex};
 use super::{ImageTarget, Kind, RegisterFlags, Registration};
 use crate::context::Context;
 use crate::error::{Error, Result};
+use crate::gl_name::{ImageName, RenderbufferName, TextureName};
 use crate::glapi::{GlOwner, query};
 use crate::stream::AsStream;
 use std::sync::Arc;
@@ -124,6 +125,14 @@ impl RegisteredImage {
     pub fn map<'a, S: AsStream>(&'a mut self, stream: &'a S) -> Result<MappedImage<'a>> {
         self.reg.map_on(stream)?;
         Ok(Mapped::new(&mut self.reg, stream, ()))
+    }
+
+    /// The GL name of the texture or renderbuffer.
+    pub fn gl_name(&self) -> ImageName {
+        match self.reg.kind {
+            Kind::Renderbuffer => ImageName::Renderbuffer(RenderbufferName(self.reg.name)),
+            Kind::Image(_) | Kind::Buffer => ImageName::Texture(TextureName(self.reg.name)),
+        }
     }
 
     /// The GL target the texture was registered with; `None` for a renderbuffer.

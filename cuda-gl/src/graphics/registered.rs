@@ -135,11 +135,6 @@ impl<K: ResourceKind> Registered<K> {
         }
     }
 
-    /// The GL object's name.
-    pub fn gl_name(&self) -> u32 {
-        self.reg.name
-    }
-
     /// The flags it was registered with.
     pub fn flags(&self) -> RegisterFlags {
         self.reg.flags
