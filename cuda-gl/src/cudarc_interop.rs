@@ -65,7 +65,7 @@ unsafe impl AsStream for Arc<CudaStream> {
     fn raw_context(&self) -> sys::CUcontext {
         self.context().cu_ctx().cast()
     }
-    fn as_any(&self) -> Option<&dyn std::any::Any> {
+    fn as_any(&self, _: crate::stream::adapter::Token) -> Option<&dyn std::any::Any> {
         Some(self)
     }
 }
