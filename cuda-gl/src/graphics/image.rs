@@ -33,7 +33,7 @@ impl RegisteredImage {
     #[doc(alias = "cuGraphicsGLRegisterImage")]
     pub fn register(
         ctx: &Arc<Context>,
-        texture: impl Into<crate::TextureName>,
+        texture: impl Into<TextureName>,
         target: ImageTarget,
         flags: RegisterFlags,
     ) -> Result<Self> {
@@ -61,7 +61,7 @@ impl RegisteredImage {
     #[doc(alias = "cuGraphicsGLRegisterImage")]
     pub fn register_renderbuffer(
         ctx: &Arc<Context>,
-        renderbuffer: impl Into<crate::RenderbufferName>,
+        renderbuffer: impl Into<RenderbufferName>,
         flags: RegisterFlags,
     ) -> Result<Self> {
         let reg = Registration::register(ctx, renderbuffer.into().0, Kind::Renderbuffer, flags)?;
@@ -83,7 +83,7 @@ impl RegisteredImage {
     #[doc(alias = "glGetTextureParameteriv")]
     pub fn register_texture(
         ctx: &Arc<Context>,
-        texture: impl Into<crate::TextureName>,
+        texture: impl Into<TextureName>,
         flags: RegisterFlags,
     ) -> Result<Self> {
         let texture = texture.into().0;

@@ -212,7 +212,7 @@ pub struct Mapped<'a, K: ResourceKind> {
 impl<'a, K: ResourceKind> Mapped<'a, K> {
     pub(super) fn new(
         reg: &'a mut Registration,
-        stream: &'a impl crate::AsStream,
+        stream: &'a impl crate::stream::AsStream,
         mapping: K::Mapping,
     ) -> Self {
         Mapped {
