@@ -22,8 +22,7 @@ mod common;
 use anyhow::{Result, bail};
 use common::{Framebuffer, Gpu, Mesh, Outcome};
 use cuda_gl::{
-    ArrayFormat, ImageTarget, LaunchConfig, Module, RegisterFlags, RegisteredImage, Stream,
-    TextureDesc,
+    ArrayFormat, ImageTarget, LaunchConfig, Module, RegisterFlags, RegisteredImage, Stream, TexDesc,
 };
 use std::process::ExitCode;
 
@@ -78,7 +77,7 @@ fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
     unsafe {
         let sentinel = [1u8, 2, 3, 4];
         gl::ClearTexImage(
-            output.texture(),
+            output.texture().0,
             0,
             gl::RGBA,
             gl::UNSIGNED_BYTE,
@@ -104,7 +103,7 @@ fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
     )?;
     // The default: point sampling at texel coordinates, clamped at the borders, bytes read as
     // integers (uchar4).
-    let point = TextureDesc::default();
+    let point = TexDesc::default();
 
     for frame in 0..FRAMES {
         // GL draws the scene, turned a little more each frame.
@@ -120,7 +119,7 @@ fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
             if array.format() != ArrayFormat::UNSIGNED_INT8 || array.channels() != 4 {
                 bail!("the scene is not RGBA8 to CUDA: {array:?}");
             }
-            let texture = scene_map.create_texture(&array, &point)?;
+            let texture = scene_map.create_tex(&array, &point)?;
             // The output's surface object (cached on the registration: created once).
             let surface = output_map.surface()?;
             // SAFETY: sobel_rgba8(cudaTextureObject_t, cudaSurfaceObject_t, int, int) reads and

@@ -10,7 +10,7 @@
 //!
 //! The kernel reads each layer through a texture object of its own, created from the batch's
 //! view of its image (`colour.array(layer, 0)` + `create_texture`), and takes all 64 of them in one
-//! parameter: a Rust `[Texture; 64]` is passed as the C struct `{ cudaTextureObject_t
+//! parameter: a Rust `[Tex; 64]` is passed as the C struct `{ cudaTextureObject_t
 //! layer[64]; }`.
 //!
 //! The loop (render 64 views, map, reduce, unmap) runs 50 times, the cube turning a little each
@@ -32,7 +32,7 @@ use anyhow::{Result, bail};
 use common::{Framebuffer, Gpu, Mesh, Outcome};
 use cuda_gl::{
     ArrayFormat, DeviceBuffer, LaunchConfig, MappedImage, Module, RegisterFlags, RegisteredImage,
-    Stream, Texture, TextureDesc, TextureObject, map_all,
+    Stream, Tex, TexDesc, TexObject, map_all,
 };
 use std::process::ExitCode;
 use std::time::Instant;
@@ -115,7 +115,7 @@ fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
     let sums = DeviceBuffer::<u64>::zeroed_on(&gpu.ctx, VIEWS * SUMS, &stream)?;
     // Point sampling at texel centres, clamped; RGBA8 read as integers (`tex2D<uchar4>`), R32F
     // as floats.
-    let point = TextureDesc::default();
+    let point = TexDesc::default();
     let config = LaunchConfig {
         grid: (VIEWS as u32, 1, 1),
         block: (REDUCE_THREADS, 1, 1),
@@ -241,8 +241,8 @@ fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
 fn layer_textures<'b>(
     image: &'b MappedImage<'_>,
     format: (ArrayFormat, u32),
-    desc: &TextureDesc,
-) -> Result<Vec<TextureObject<'b>>> {
+    desc: &TexDesc,
+) -> Result<Vec<TexObject<'b>>> {
     (0..VIEWS as u32)
         .map(|layer| {
             let array = image.array(layer, 0)?;
@@ -254,13 +254,13 @@ fn layer_textures<'b>(
                     "layer {layer} of the image is not {VIEW}x{VIEW} {format:?} to CUDA: {array:?}"
                 );
             }
-            Ok(image.create_texture(&array, desc)?)
+            Ok(image.create_tex(&array, desc)?)
         })
         .collect()
 }
 
-/// The handles of `VIEWS` texture objects, as the one `[Texture; VIEWS]` kernel argument.
-fn handles<'t>(objects: &'t [TextureObject<'_>]) -> [Texture<'t>; VIEWS] {
+/// The handles of `VIEWS` texture objects, as the one `[Tex; VIEWS]` kernel argument.
+fn handles<'t>(objects: &'t [TexObject<'_>]) -> [Tex<'t>; VIEWS] {
     std::array::from_fn(|i| objects[i].handle())
 }
 
@@ -422,7 +422,7 @@ impl LayeredTargets {
                     0,
                     0,
                     v as i32,
-                    mosaic.texture(),
+                    mosaic.texture().0,
                     gl::TEXTURE_2D,
                     0,
                     x as i32,

@@ -23,7 +23,7 @@ use anyhow::{Result, bail};
 use common::{Framebuffer, Gpu, Outcome};
 use cuda_gl::{
     ArrayFormat, DeviceBuffer, ImageTarget, LaunchConfig, Module, RegisterFlags, RegisteredImage,
-    Stream, TextureDesc,
+    Stream, TexDesc,
 };
 use std::process::ExitCode;
 
@@ -81,7 +81,7 @@ fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
     }
 
     // Linear filtering, coordinates in texels of the level, clamped; RGBA8 read as 0..1 floats.
-    let linear = TextureDesc::normalized_float();
+    let linear = TexDesc::normalized_float();
     {
         let mapped = image.map(&stream)?;
         let mipmaps = mapped.mipmapped_array()?;
@@ -95,7 +95,7 @@ fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
             {
                 bail!("mip level {level} is not a {size}x{size} RGBA8 array to CUDA: {array:?}");
             }
-            let texture = mapped.create_texture(&array, &linear)?;
+            let texture = mapped.create_tex(&array, &linear)?;
             let count = (positions.len() / 2) as u32;
             // SAFETY: sample_rgba(cudaTextureObject_t, const float*, float*, unsigned) reads
             // 2 * count floats of `xy` and writes 4 * count floats of `out`, their lengths; it
@@ -157,7 +157,7 @@ fn run(mut gpu: Gpu, stream: Stream, module: Module) -> Result<Outcome> {
     unsafe {
         gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
         gl::PixelStorei(gl::UNPACK_ALIGNMENT, 4);
-        gl::BindTexture(gl::TEXTURE_2D, frame.texture());
+        gl::BindTexture(gl::TEXTURE_2D, frame.texture().0);
         gl::TexSubImage2D(
             gl::TEXTURE_2D,
             0,

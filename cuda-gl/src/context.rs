@@ -153,7 +153,7 @@ impl Context {
     /// As [`gl_devices`](crate::gl_devices); [`Error::NotNvidiaGl`] when the GL context is on no
     /// CUDA device.
     pub fn for_current_gl() -> Result<Arc<Context>> {
-        let devices = crate::gl_devices(crate::GlDeviceList::All)?;
+        let devices = crate::device::gl_devices(crate::device::GlDeviceList::All)?;
         let Some(device) = devices.first() else {
             return Err(Error::NotNvidiaGl {
                 source: CudaError::new("cuGLGetDevices", sys::CUresult::CUDA_ERROR_NO_DEVICE),

@@ -27,9 +27,7 @@
 use crate::context::Context;
 use crate::device::{GlDeviceList, gl_devices};
 use crate::error::{Error, Result, UsageError};
-use crate::graphics::{
-    MappedAll, MappedBuffer, Surface, SurfaceObject, Texture, TextureObject, ViewSet,
-};
+use crate::graphics::{MappedAll, MappedBuffer, Surface, SurfaceObject, Tex, TexObject, ViewSet};
 use crate::memory::DeviceCopy;
 use crate::result::CudaError;
 use crate::stream::AsStream;
@@ -67,7 +65,7 @@ unsafe impl AsStream for Arc<CudaStream> {
     fn raw_context(&self) -> sys::CUcontext {
         self.context().cu_ctx().cast()
     }
-    fn as_any(&self) -> Option<&dyn std::any::Any> {
+    fn as_any(&self, _: crate::stream::adapter::Token) -> Option<&dyn std::any::Any> {
         Some(self)
     }
 }
@@ -435,7 +433,7 @@ impl<'a, V: ViewSet<'a>> MappedAll<'a, V> {
 // `cudaSurfaceObject_t` a kernel takes. Its lifetime ties it to the mapping.
 unsafe impl DeviceRepr for Surface<'_> {}
 // SAFETY: as for `Surface`, over a `CUtexObject` (`cudaTextureObject_t`).
-unsafe impl DeviceRepr for Texture<'_> {}
+unsafe impl DeviceRepr for Tex<'_> {}
 // SAFETY: `DevicePtr` is `repr(transparent)` over a `CUdeviceptr` (a `u64`): the address a
 // kernel's pointer parameter takes.
 unsafe impl DeviceRepr for crate::memory::DevicePtr<'_> {}
@@ -450,9 +448,9 @@ unsafe impl<'a, 'b: 'a, 'c: 'b> PushKernelArg<&'b SurfaceObject<'c>> for LaunchA
 }
 
 // SAFETY: as for `&SurfaceObject`, with a `CUtexObject`.
-unsafe impl<'a, 'b: 'a, 'c: 'b> PushKernelArg<&'b TextureObject<'c>> for LaunchArgs<'a> {
+unsafe impl<'a, 'b: 'a, 'c: 'b> PushKernelArg<&'b TexObject<'c>> for LaunchArgs<'a> {
     #[inline(always)]
-    fn arg(&mut self, arg: &'b TextureObject<'c>) -> &mut Self {
+    fn arg(&mut self, arg: &'b TexObject<'c>) -> &mut Self {
         <Self as PushKernelArg<&'b u64>>::arg(self, &arg.raw)
     }
 }

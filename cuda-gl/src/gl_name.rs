@@ -26,6 +26,19 @@ pub struct TextureName(pub u32);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RenderbufferName(pub u32);
 
+/// The GL name of a registered image
+/// ([`RegisteredImage::gl_name`](crate::RegisteredImage::gl_name)): a texture's or a
+/// renderbuffer's, which GL counts apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ImageName {
+    /// A texture, registered with [`RegisteredImage::register`](crate::RegisteredImage::register)
+    /// or [`register_texture`](crate::RegisteredImage::register_texture).
+    Texture(TextureName),
+    /// A renderbuffer, registered with
+    /// [`RegisteredImage::register_renderbuffer`](crate::RegisteredImage::register_renderbuffer).
+    Renderbuffer(RenderbufferName),
+}
+
 impl From<u32> for BufferName {
     fn from(name: u32) -> Self {
         BufferName(name)

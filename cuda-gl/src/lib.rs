@@ -138,7 +138,7 @@ mod error;
 mod gl_name;
 mod gl_object;
 mod glapi;
-pub mod graphics;
+mod graphics;
 mod memory;
 mod module;
 mod queue;
@@ -172,7 +172,7 @@ pub use device::{Device, GlDeviceList, gl_devices};
 pub use error::{DeviceLabel, Error, ErrorKind, Result, UsageError, gl_error_name};
 #[cfg(feature = "glow")]
 pub use gl_name::ZeroName;
-pub use gl_name::{BufferName, RenderbufferName, TextureName};
+pub use gl_name::{BufferName, ImageName, RenderbufferName, TextureName};
 /// glow 0.18, the version whose handles feature `glow` converts (a handle of another glow
 /// version is another type, and does not convert).
 #[cfg(feature = "glow")]
@@ -181,8 +181,8 @@ pub use glow;
 pub use graphics::{
     ArrayFormat, BufferMapping, GlBuffer, GlImage, ImageTarget, MapFlags, MapSet, Mapped,
     MappedAll, MappedArray, MappedBuffer, MappedImage, MappedMipmappedArray, RegisterFlags,
-    Registered, RegisteredBuffer, RegisteredImage, ResourceKind, Surface, SurfaceObject, Texture,
-    TextureDesc, TextureObject, ViewSet, map_all,
+    Registered, RegisteredBuffer, RegisteredImage, ResourceKind, Surface, SurfaceObject, Tex,
+    TexDesc, TexObject, ViewSet, map_all,
 };
 pub use memory::{DeviceBuffer, DeviceCopy, DevicePtr, PinnedBuffer};
 pub use module::{Function, KernelArgs, KernelParam, LaunchConfig, Module};

@@ -54,19 +54,27 @@ pub(crate) fn refuse_capturing(
 ///    borrowed, and the same handle on every call while it is (cuda-gl checks one call's
 ///    handle and queues on another's);
 /// 2. [`AsStream::raw_context`] is the context that stream belongs to.
-///
-/// ([`AsStream::as_any`] carries no promise: what uses it checks the handle again.)
 pub unsafe trait AsStream {
     /// The raw `CUstream` (null, `CU_STREAM_LEGACY` and `CU_STREAM_PER_THREAD` included).
     fn raw_stream(&self) -> sys::CUstream;
     /// The raw `CUcontext` the stream belongs to.
     fn raw_context(&self) -> sys::CUcontext;
-    /// The stream object itself as [`Any`](std::any::Any), for adapters to other libraries: a
-    /// buffer mapped on a stream that returns itself here keeps it, and the `cudarc` feature's
-    /// views find cudarc's `Arc<CudaStream>` through it. `None` by default.
-    fn as_any(&self) -> Option<&dyn std::any::Any> {
+    /// The stream object itself as [`Any`](std::any::Any), for cuda-gl's adapters to other
+    /// libraries: a guard mapped on a stream that returns itself here keeps it, and the `cudarc`
+    /// feature's views find cudarc's `Arc<CudaStream>` through it. `None` by default. Only
+    /// cuda-gl can call or override it (its argument's type cannot be named outside the
+    /// crate); it carries no promise: what uses it checks the handle again.
+    #[doc(hidden)]
+    fn as_any(&self, _: adapter::Token) -> Option<&dyn std::any::Any> {
         None
     }
+}
+
+/// What seals [`AsStream::as_any`]: a type only this crate can name.
+pub(crate) mod adapter {
+    /// The argument of [`AsStream::as_any`](super::AsStream::as_any).
+    #[derive(Debug, Clone, Copy)]
+    pub struct Token;
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -373,7 +373,7 @@ fn views_refuse_bad_layouts_and_streams_that_are_not_arc_cuda_streams() {
     // SAFETY: (1) no other thread captures on this stream meanwhile.
     assert_refused(
         unsafe { mapped.as_cudarc_slice::<u8>() },
-        cuda_gl::ErrorKind::NeedsCudarcStream,
+        |e| matches!(e, UsageError::NeedsCudarcStream),
         "Arc<",
     );
     mapped.unmap().unwrap();

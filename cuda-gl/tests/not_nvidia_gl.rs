@@ -115,7 +115,7 @@ fn display_target_is_staged(ctx: &std::sync::Arc<Context>) {
         eprintln!("{line}");
         assert_eq!(target.mode(), Mode::Staged, "{line}");
         assert!(
-            line.contains("interop refused: not_nvidia_gl") && line.contains("fix: "),
+            line.contains("interop refused: unsupported_setup") && line.contains("fix: "),
             "{line}"
         );
         let words = w as usize * h as usize;

@@ -49,7 +49,7 @@ impl ExtSide {
     pub(crate) fn new(gpu: &Gpu, gl: &ExternalGl, slots: usize) -> Result<ExtSide> {
         let ring = ExternalRing::new(&gpu.ctx, gl, slots, FULL_HD_BYTES)
             .with_context(|| format!("creating a {slots}-slot external ring"))?;
-        let tbos = TexBuffer::over_each(slots, "external slot", |i| Ok(ring.gl_buffer(i)?))?;
+        let tbos = TexBuffer::over_each(slots, "external slot", |i| Ok(ring.gl_buffer(i)?.0))?;
         Ok(ExtSide { tbos, ring })
     }
 }

@@ -3,8 +3,8 @@
 
 use crate::glres::{self, Blit};
 use anyhow::{Context as _, Result, bail, ensure};
+use cuda_gl::Surface;
 use cuda_gl::egl::HeadlessContext;
-use cuda_gl::graphics::Surface;
 use cuda_gl::sys;
 use cuda_gl::{
     Context, Device, DeviceBuffer, DevicePtr, Function, KernelParam, LaunchConfig, Module, Stream,

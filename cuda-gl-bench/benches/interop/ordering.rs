@@ -197,7 +197,7 @@ fn sem_round(gpu: &Gpu, r: &mut Rig<'_>, which: usize) -> Result<()> {
     for n in 0..ROUND / burst {
         let g = n % groups;
         let slots = &r.slots[g * burst..(g + 1) * burst];
-        let buffers: Vec<u32> = slots.iter().map(|s| s.gl.buffer()).collect();
+        let buffers: Vec<u32> = slots.iter().map(|s| s.gl.buffer().0).collect();
         if ring.read_pending[g] {
             ring.read[g].cuda_wait(&gpu.stream)?;
             ring.read_pending[g] = false;
@@ -275,7 +275,7 @@ fn counter_frames(gpu: &Gpu, r: &mut Rig<'_>, memops: &MemOps, which: usize) -> 
             // draw's reads.
             unsafe {
                 gl::MemoryBarrier(gl::ALL_BARRIER_BITS);
-                gl::BindBuffer(gl::COPY_WRITE_BUFFER, r.counter_gl.buffer());
+                gl::BindBuffer(gl::COPY_WRITE_BUFFER, r.counter_gl.buffer().0);
                 gl::ClearBufferSubData(
                     gl::COPY_WRITE_BUFFER,
                     gl::R32UI,
@@ -450,7 +450,7 @@ pub fn ordering(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
             draw: TexelDraw::new(FULL_HD)?,
             t: 0.0,
         },
-        tbos: TexBuffer::over_each(POOL, "slot", |i| Ok(slots[i].gl.buffer()))?,
+        tbos: TexBuffer::over_each(POOL, "slot", |i| Ok(slots[i].gl.buffer().0))?,
         slots,
         sems: sem_rings(gpu, &vulkan),
         counter_gl,

@@ -207,7 +207,7 @@ pub fn streaming(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>> 
     for (slots, burst) in POINTS {
         let stream = FrameStream::new(&gpu.ctx, &gl, bytes, slots, burst)
             .with_context(|| format!("creating a stream of {slots} slots in bursts of {burst}"))?;
-        let tbos = TexBuffer::over_each(slots, "stream slot", |i| Ok(stream.gl_buffer(i)?))?;
+        let tbos = TexBuffer::over_each(slots, "stream slot", |i| Ok(stream.gl_buffer(i)?.0))?;
         sides.push(Side {
             tbos,
             stream,

@@ -1,14 +1,14 @@
 //! [`Report`]: which mode a display target uses, and why the faster ones were refused.
 
 use super::Mode;
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 use std::fmt;
 
 /// What [`DisplayTarget::new`](super::DisplayTarget::new) found: the mode it chose, each
 /// faster mode it refused with its error, and what runs GL and CUDA here. It prints as one
 /// line that ends with the fix, where there is one:
 ///
-/// `display: staged (interop refused: not_nvidia_gl); GL: <renderer>, <vendor>; CUDA: <device
+/// `display: staged (interop refused: unsupported_setup); GL: <renderer>, <vendor>; CUDA: <device
 /// label>; fix: create the GL context on the CUDA GPU ...`
 #[derive(Debug)]
 #[non_exhaustive]
@@ -28,8 +28,8 @@ pub struct Report {
 impl Report {
     /// The fix for the first refusal that has one: how to get GL onto the CUDA GPU.
     pub fn fix(&self) -> Option<&'static str> {
-        self.refused.iter().find_map(|(_, e)| match e.kind() {
-            ErrorKind::NotNvidiaGl | ErrorKind::WrongDevice => Some(
+        self.refused.iter().find_map(|(_, e)| match e {
+            Error::NotNvidiaGl { .. } | Error::WrongDevice { .. } => Some(
                 "create the GL context on the CUDA GPU: for a window on a PRIME/Optimus laptop, \
                  run with __NV_PRIME_RENDER_OFFLOAD=1 __GLX_VENDOR_LIBRARY_NAME=nvidia; \
                  headless, use cuda_gl::egl::HeadlessContext::for_cuda_device",
@@ -93,7 +93,7 @@ mod tests {
         let line = report(vec![(Mode::Interop, not_nvidia)]).to_string();
         assert!(!line.contains('\n'), "{line}");
         assert!(
-            line.starts_with("display: staged (interop refused: not_nvidia_gl); GL: llvmpipe"),
+            line.starts_with("display: staged (interop refused: unsupported_setup); GL: llvmpipe"),
             "{line}"
         );
         assert!(line.contains("__NV_PRIME_RENDER_OFFLOAD=1"), "{line}");

@@ -91,7 +91,7 @@ impl HeadlessContext {
     ///   [`EglError::ChooseConfig`], [`EglError::NoMatchingConfig`],
     ///   [`EglError::CreateContext`], [`EglError::CreateSurface`], [`EglError::MakeCurrent`]:
     ///   the matching EGL call failed (with its EGL error code).
-    pub fn for_cuda_device(device: &crate::Device) -> Result<Self, EglError> {
+    pub fn for_cuda_device(device: &crate::device::Device) -> Result<Self, EglError> {
         Self::for_cuda_device_with(device, &HeadlessConfig::default())
     }
 
@@ -102,7 +102,7 @@ impl HeadlessContext {
     /// As [`for_cuda_device`](Self::for_cuda_device); [`EglError::CreateContext`] lists every
     /// version of [`HeadlessConfig::gl_versions`] that was refused.
     pub fn for_cuda_device_with(
-        device: &crate::Device,
+        device: &crate::device::Device,
         config: &HeadlessConfig,
     ) -> Result<Self, EglError> {
         Self::for_cuda_ordinal_with(device.raw(), config)

@@ -2,6 +2,7 @@
 //! needs no framebuffer code of its own.
 
 use crate::error::{Error, Result, UsageError};
+use crate::gl_name::TextureName;
 use crate::glapi::{Direction, GlFns, GlOwner, PixelState};
 use std::marker::PhantomData;
 
@@ -129,8 +130,8 @@ impl Offscreen {
     }
 
     /// The colour texture's name: a `GL_TEXTURE_2D` of `GL_RGBA8`, one level.
-    pub fn texture(&self) -> u32 {
-        self.texture
+    pub fn texture(&self) -> TextureName {
+        TextureName(self.texture)
     }
 
     /// Width in pixels.

@@ -1,12 +1,13 @@
-//! [`ErrorKind`], a stable name for each error, and [`Error::is_unsupported_setup`], which tells
-//! "this machine or setup cannot do this" from a bug.
+//! [`ErrorKind`], the coarse class of an error with a stable name, and
+//! [`Error::is_unsupported_setup`], which tells "this machine or setup cannot do this" from a bug.
 
 use super::{Error, UsageError};
 use cuda_gl_sys::CUresult;
 
-/// What an [`Error`] is, without its fields: one variant per variant of [`Error`] and of
-/// [`UsageError`] (whose errors reach callers as [`Error::Usage`]), each with a stable name
-/// ([`ErrorKind::as_str`]: the variant's name in snake case) for logs, metrics and tests.
+/// What class of failure an [`Error`] is, like [`std::io::ErrorKind`]: what a program branches
+/// on (fall back, fix the call, recreate a context, report a bug), with a stable name
+/// ([`ErrorKind::as_str`], snake case) for logs, metrics and tests. The variant of [`Error`]
+/// (and of [`UsageError`]) says exactly what failed; the kind says what to do about it.
 ///
 /// New kinds may be added in minor releases; names never change.
 // strum's derives give the names (the public `From<ErrorKind> for &'static str` is std's
@@ -16,142 +17,44 @@ use cuda_gl_sys::CUresult;
 #[strum(serialize_all = "snake_case")]
 #[non_exhaustive]
 pub enum ErrorKind {
-    /// [`Error::Load`]
+    /// The call was refused because of its arguments or the state of what it was given: fix the
+    /// call. Every [`Error::Usage`] but a wrong CUDA context, [`Error::InvalidArgument`], kernel
+    /// arguments, copy sizes and slice layouts, a GL name that is not an object of the kind
+    /// registered or is registered already, an image target or format CUDA cannot register, a
+    /// sub-resource out of range, a stream that is capturing a graph.
+    Usage,
+    /// The call needs another context current or given: no GL context current
+    /// ([`Error::NoGlContext`]), another GL context than the object's
+    /// ([`Error::WrongGlContext`]), or a stream or resource of another CUDA context
+    /// ([`UsageError::WrongCudaContext`]).
+    WrongContext,
+    /// A context the call depends on is gone: the CUDA context after a kernel fault or a reset
+    /// ([`Error::ContextUnusable`]), or the GL context that owned an object
+    /// ([`Error::GlContextGone`], [`Error::MappingStateLost`]). Drop the handles of that context.
+    ContextLost,
+    /// This machine or setup cannot do it, whatever the program does: see
+    /// [`Error::is_unsupported_setup`] for the list. A program falls back or says what to
+    /// install.
+    UnsupportedSetup,
+    /// The CUDA driver library cannot be opened or is too old ([`Error::Load`]).
     Load,
-    /// [`Error::Cuda`]
-    Cuda,
-    /// [`Error::NoGlContext`]
-    NoGlContext,
-    /// [`Error::NotAGlObject`]
-    NotAGlObject,
-    /// [`Error::WrongDevice`]
-    WrongDevice,
-    /// [`Error::AlreadyRegistered`]
-    AlreadyRegistered,
-    /// [`Error::PtxTooNew`]
-    PtxTooNew,
-    /// [`Error::InvalidModule`]
-    InvalidModule,
-    /// [`Error::NotNvidiaGl`]
-    NotNvidiaGl,
-    /// [`Error::InvalidSubresource`]
-    InvalidSubresource,
-    /// [`Error::InvalidArgument`]
-    InvalidArgument,
-    /// [`Error::Internal`]
-    Internal,
-    /// [`Error::ExternalMemoryUnsupported`]
-    ExternalMemoryUnsupported,
-    /// [`Error::DriverLibraryMismatch`]
-    DriverLibraryMismatch,
-    /// [`Error::KernelArguments`]
-    KernelArguments,
-    /// [`Error::SliceLayout`]
-    SliceLayout,
-    /// [`Error::CopySize`]
-    CopySize,
-    /// [`Error::NvrtcUnavailable`]
-    NvrtcUnavailable,
-    /// [`Error::Compile`]
+    /// The CUDA driver refused a call with a code that has no more specific meaning
+    /// ([`Error::Cuda`]), or misbehaved ([`Error::ImportNotShared`]).
+    Driver,
+    /// Kernel code could not be compiled or loaded ([`Error::Compile`],
+    /// [`Error::InvalidModule`]).
     Compile,
-    /// [`Error::DeferredDrop`]
-    DeferredDrop,
-    /// `Error::Egl` (feature `egl`)
+    /// A GL call of cuda-gl's own failed ([`Error::GlCall`]).
+    Gl,
+    /// An EGL call failed (`Error::Egl`, feature `egl`), other than for a missing or incomplete
+    /// EGL.
     Egl,
-    /// [`Error::MissingGlExtension`]
-    MissingGlExtension,
-    /// [`Error::MissingGlFunction`]
-    MissingGlFunction,
-    /// [`Error::GlCall`]
-    GlCall,
-    /// [`Error::WrongGlContext`]
-    WrongGlContext,
-    /// [`Error::GlContextGone`]
-    GlContextGone,
-    /// [`Error::GlPlatformUnknown`]
-    GlPlatformUnknown,
-    /// [`Error::GlCheckUnavailable`]
-    GlCheckUnavailable,
-    /// [`Error::StreamCapturing`]
-    StreamCapturing,
-    /// [`Error::Timeout`]
+    /// A wait for the GPU did not end within its limit ([`Error::Timeout`]).
     Timeout,
-    /// [`Error::UnsupportedImage`]
-    UnsupportedImage,
-    /// [`Error::ContextUnusable`]
-    ContextUnusable,
-    /// [`Error::WrongImageTarget`]
-    WrongImageTarget,
-    /// [`Error::UnknownTextureTarget`]
-    UnknownTextureTarget,
-    /// [`Error::MappingStateLost`]
-    MappingStateLost,
-    /// [`Error::ImportNotShared`]
-    ImportNotShared,
-    /// [`UsageError::WrongCudaContext`]
-    WrongCudaContext,
-    /// [`UsageError::OutOfRange`]
-    OutOfRange,
-    /// [`UsageError::SizeMismatch`]
-    SizeMismatch,
-    /// [`UsageError::ZeroSize`]
-    ZeroSize,
-    /// [`UsageError::TooLarge`]
-    TooLarge,
-    /// [`UsageError::AddressOverflow`]
-    AddressOverflow,
-    /// [`UsageError::ReadOnlyMapping`]
-    ReadOnlyMapping,
-    /// [`UsageError::NotSurfaceRegistered`]
-    NotSurfaceRegistered,
-    /// [`UsageError::ZeroGlName`]
-    ZeroGlName,
-    /// [`UsageError::ContradictoryFlags`]
-    ContradictoryFlags,
-    /// [`UsageError::ImageOnlyFlags`]
-    ImageOnlyFlags,
-    /// [`UsageError::NulByte`]
-    NulByte,
-    /// [`UsageError::BadFrameStreamShape`]
-    BadFrameStreamShape,
-    /// [`UsageError::BadRingSlots`]
-    BadRingSlots,
-    /// [`UsageError::EventWithoutTiming`]
-    EventWithoutTiming,
-    /// [`UsageError::KernelArgsImpl`]
-    KernelArgsImpl,
-    /// [`UsageError::ArrayOfAnotherMapping`]
-    ArrayOfAnotherMapping,
-    /// [`UsageError::NotOfThisBatch`]
-    NotOfThisBatch,
-    /// [`UsageError::Unregistered`]
-    Unregistered,
-    /// [`UsageError::FrameMapFailed`]
-    FrameMapFailed,
-    /// [`UsageError::EmptyBatch`]
-    EmptyBatch,
-    /// [`UsageError::UncopyableFormat`]
-    UncopyableFormat,
-    /// [`UsageError::OverlappingCopy`]
-    OverlappingCopy,
-    /// [`UsageError::MappedOnOtherStream`]
-    MappedOnOtherStream,
-    /// [`UsageError::EmptyGlBuffer`]
-    EmptyGlBuffer,
-    /// [`UsageError::OffscreenSize`]
-    OffscreenSize,
-    /// [`UsageError::TargetSize`]
-    TargetSize,
-    /// [`UsageError::DisplayObjectReplaced`]
-    DisplayObjectReplaced,
-    /// [`UsageError::ColorMapRange`]
-    ColorMapRange,
-    /// [`UsageError::PitchedSource`]
-    PitchedSource,
-    /// [`UsageError::NeedsCudarcStream`]
-    NeedsCudarcStream,
-    /// [`UsageError::PinnedBufferUntracked`]
-    PinnedBufferUntracked,
+    /// A `Drop` failed earlier, and this reports it ([`Error::DeferredDrop`]).
+    DeferredDrop,
+    /// A bug of cuda-gl or of the driver ([`Error::Internal`]).
+    Internal,
 }
 
 impl ErrorKind {
@@ -159,7 +62,8 @@ impl ErrorKind {
     #[cfg(test)]
     pub(crate) const ALL: &'static [ErrorKind] = <ErrorKind as strum::VariantArray>::VARIANTS;
 
-    /// The kind's stable name, in snake case: `"not_nvidia_gl"` for [`ErrorKind::NotNvidiaGl`].
+    /// The kind's stable name, in snake case: `"unsupported_setup"` for
+    /// [`ErrorKind::UnsupportedSetup`].
     pub fn as_str(self) -> &'static str {
         self.into()
     }
@@ -190,54 +94,62 @@ const SETUP_CODES: [CUresult; 12] = [
 ];
 
 impl Error {
-    /// What this error is, without its fields; [`Error::Usage`] gives the [`UsageError`]'s kind.
+    /// What class of failure this is. A new variant of [`Error`] gets its kind here, in this one
+    /// match; [`Error::Usage`] gives its [`UsageError`]'s kind.
     pub fn kind(&self) -> ErrorKind {
         use ErrorKind as K;
         match self {
-            Error::Load(_) => K::Load,
-            Error::Cuda(_) => K::Cuda,
-            Error::NoGlContext { .. } => K::NoGlContext,
-            Error::NotAGlObject { .. } => K::NotAGlObject,
-            Error::WrongDevice { .. } => K::WrongDevice,
-            Error::AlreadyRegistered { .. } => K::AlreadyRegistered,
-            Error::PtxTooNew { .. } => K::PtxTooNew,
-            Error::InvalidModule { .. } => K::InvalidModule,
-            Error::NotNvidiaGl { .. } => K::NotNvidiaGl,
-            Error::InvalidSubresource { .. } => K::InvalidSubresource,
             Error::Usage(e) => e.kind(),
-            Error::InvalidArgument(_) => K::InvalidArgument,
-            Error::Internal { .. } => K::Internal,
-            Error::ExternalMemoryUnsupported { .. } => K::ExternalMemoryUnsupported,
-            Error::DriverLibraryMismatch { .. } => K::DriverLibraryMismatch,
-            Error::KernelArguments { .. } => K::KernelArguments,
-            Error::SliceLayout { .. } => K::SliceLayout,
-            Error::CopySize { .. } => K::CopySize,
-            Error::NvrtcUnavailable { .. } => K::NvrtcUnavailable,
-            Error::Compile { .. } => K::Compile,
-            Error::DeferredDrop(_) => K::DeferredDrop,
+            Error::InvalidArgument(_)
+            | Error::KernelArguments { .. }
+            | Error::SliceLayout { .. }
+            | Error::CopySize { .. }
+            | Error::NotAGlObject { .. }
+            | Error::AlreadyRegistered { .. }
+            | Error::InvalidSubresource { .. }
+            | Error::UnsupportedImage { .. }
+            | Error::WrongImageTarget { .. }
+            | Error::UnknownTextureTarget { .. }
+            | Error::StreamCapturing { .. } => K::Usage,
+            Error::NoGlContext { .. } | Error::WrongGlContext { .. } => K::WrongContext,
+            Error::ContextUnusable { .. }
+            | Error::GlContextGone { .. }
+            | Error::MappingStateLost { .. } => K::ContextLost,
+            Error::NotNvidiaGl { .. }
+            | Error::WrongDevice { .. }
+            | Error::PtxTooNew { .. }
+            | Error::DriverLibraryMismatch { .. }
+            | Error::GlPlatformUnknown { .. }
+            | Error::MissingGlFunction { .. }
+            | Error::MissingGlExtension { .. }
+            | Error::GlCheckUnavailable { .. }
+            | Error::NvrtcUnavailable { .. }
+            | Error::ExternalMemoryUnsupported { .. } => K::UnsupportedSetup,
+            Error::Load(_) => K::Load,
+            Error::Cuda(e) if SETUP_CODES.contains(&e.code) => K::UnsupportedSetup,
+            Error::Cuda(_) | Error::ImportNotShared { .. } => K::Driver,
+            // A valid cubin built for another GPU architecture: this GPU cannot run it.
+            Error::InvalidModule { source, .. }
+                if source.code == CUresult::CUDA_ERROR_NO_BINARY_FOR_GPU =>
+            {
+                K::UnsupportedSetup
+            }
+            Error::InvalidModule { .. } | Error::Compile { .. } => K::Compile,
+            Error::GlCall { .. } => K::Gl,
+            #[cfg(feature = "egl")]
+            Error::Egl(e) if e.is_unsupported_setup() => K::UnsupportedSetup,
             #[cfg(feature = "egl")]
             Error::Egl(_) => K::Egl,
-            Error::MissingGlExtension { .. } => K::MissingGlExtension,
-            Error::MissingGlFunction { .. } => K::MissingGlFunction,
-            Error::GlCall { .. } => K::GlCall,
-            Error::WrongGlContext { .. } => K::WrongGlContext,
-            Error::GlContextGone { .. } => K::GlContextGone,
-            Error::GlPlatformUnknown { .. } => K::GlPlatformUnknown,
-            Error::GlCheckUnavailable { .. } => K::GlCheckUnavailable,
-            Error::StreamCapturing { .. } => K::StreamCapturing,
             Error::Timeout { .. } => K::Timeout,
-            Error::UnsupportedImage { .. } => K::UnsupportedImage,
-            Error::ContextUnusable { .. } => K::ContextUnusable,
-            Error::WrongImageTarget { .. } => K::WrongImageTarget,
-            Error::UnknownTextureTarget { .. } => K::UnknownTextureTarget,
-            Error::MappingStateLost { .. } => K::MappingStateLost,
-            Error::ImportNotShared { .. } => K::ImportNotShared,
+            Error::DeferredDrop(_) => K::DeferredDrop,
+            Error::Internal { .. } => K::Internal,
         }
     }
 
     /// Whether this error means "this machine or setup cannot do this", rather than a bug of the
     /// program (or of cuda-gl) to fix: the cases where a program falls back (to the CPU, to
-    /// another path) or tells the user what to install, instead of reporting a bug.
+    /// another path) or tells the user what to install, instead of reporting a bug. It is the
+    /// kinds [`ErrorKind::Load`] and [`ErrorKind::UnsupportedSetup`].
     ///
     /// The rule: `true` when the same call would fail the same way whatever the program did,
     /// because of what is installed or present:
@@ -246,7 +158,8 @@ impl Error {
     ///   `_COMPAT_NOT_SUPPORTED_ON_DEVICE`, `_SYSTEM_NOT_READY`, `_DEVICE_UNAVAILABLE`,
     ///   `_DEVICE_NOT_LICENSED`, `_NOT_SUPPORTED`, `_NO_BINARY_FOR_GPU`,
     ///   `_UNSUPPORTED_PTX_VERSION`, `_JIT_COMPILER_NOT_FOUND`, `_JIT_COMPILATION_DISABLED`),
-    ///   [`Error::PtxTooNew`], [`Error::DriverLibraryMismatch`];
+    ///   [`Error::PtxTooNew`], [`Error::InvalidModule`] of a cubin for another GPU
+    ///   (`_NO_BINARY_FOR_GPU`), [`Error::DriverLibraryMismatch`];
     /// - an OpenGL that CUDA cannot work with: [`Error::NotNvidiaGl`], [`Error::WrongDevice`]
     ///   (GL and CUDA on different GPUs), [`Error::GlPlatformUnknown`] (no EGL or GLX),
     ///   [`Error::MissingGlFunction`], [`Error::MissingGlExtension`],
@@ -259,67 +172,17 @@ impl Error {
     /// [`Error::InvalidArgument`]), no GL context current ([`Error::NoGlContext`]), kernel faults
     /// ([`Error::ContextUnusable`]), [`Error::Internal`] and the other driver errors.
     pub fn is_unsupported_setup(&self) -> bool {
-        match self {
-            Error::Load(_)
-            | Error::PtxTooNew { .. }
-            | Error::DriverLibraryMismatch { .. }
-            | Error::NotNvidiaGl { .. }
-            | Error::WrongDevice { .. }
-            | Error::GlPlatformUnknown { .. }
-            | Error::MissingGlFunction { .. }
-            | Error::MissingGlExtension { .. }
-            | Error::GlCheckUnavailable { .. }
-            | Error::NvrtcUnavailable { .. }
-            | Error::ExternalMemoryUnsupported { .. } => true,
-            Error::Cuda(e) => SETUP_CODES.contains(&e.code),
-            // A valid cubin built for another GPU architecture: this GPU cannot run it.
-            Error::InvalidModule { source, .. } => {
-                source.code == CUresult::CUDA_ERROR_NO_BINARY_FOR_GPU
-            }
-            #[cfg(feature = "egl")]
-            Error::Egl(e) => e.is_unsupported_setup(),
-            _ => false,
-        }
+        matches!(self.kind(), ErrorKind::Load | ErrorKind::UnsupportedSetup)
     }
 }
 
 impl UsageError {
-    /// What this error is, without its fields.
+    /// What class of failure this is: [`ErrorKind::WrongContext`] for a stream or resource of
+    /// another CUDA context, [`ErrorKind::Usage`] for every other refusal.
     pub fn kind(&self) -> ErrorKind {
-        use ErrorKind as K;
         match self {
-            UsageError::WrongCudaContext { .. } => K::WrongCudaContext,
-            UsageError::OutOfRange { .. } => K::OutOfRange,
-            UsageError::SizeMismatch { .. } => K::SizeMismatch,
-            UsageError::ZeroSize { .. } => K::ZeroSize,
-            UsageError::TooLarge { .. } => K::TooLarge,
-            UsageError::AddressOverflow { .. } => K::AddressOverflow,
-            UsageError::ReadOnlyMapping { .. } => K::ReadOnlyMapping,
-            UsageError::NotSurfaceRegistered { .. } => K::NotSurfaceRegistered,
-            UsageError::ZeroGlName { .. } => K::ZeroGlName,
-            UsageError::ContradictoryFlags => K::ContradictoryFlags,
-            UsageError::ImageOnlyFlags { .. } => K::ImageOnlyFlags,
-            UsageError::NulByte { .. } => K::NulByte,
-            UsageError::BadFrameStreamShape { .. } => K::BadFrameStreamShape,
-            UsageError::BadRingSlots { .. } => K::BadRingSlots,
-            UsageError::EventWithoutTiming => K::EventWithoutTiming,
-            UsageError::KernelArgsImpl { .. } => K::KernelArgsImpl,
-            UsageError::ArrayOfAnotherMapping { .. } => K::ArrayOfAnotherMapping,
-            UsageError::NotOfThisBatch { .. } => K::NotOfThisBatch,
-            UsageError::Unregistered { .. } => K::Unregistered,
-            UsageError::FrameMapFailed { .. } => K::FrameMapFailed,
-            UsageError::EmptyBatch => K::EmptyBatch,
-            UsageError::UncopyableFormat { .. } => K::UncopyableFormat,
-            UsageError::OverlappingCopy => K::OverlappingCopy,
-            UsageError::MappedOnOtherStream { .. } => K::MappedOnOtherStream,
-            UsageError::EmptyGlBuffer { .. } => K::EmptyGlBuffer,
-            UsageError::OffscreenSize { .. } => K::OffscreenSize,
-            UsageError::TargetSize { .. } => K::TargetSize,
-            UsageError::DisplayObjectReplaced { .. } => K::DisplayObjectReplaced,
-            UsageError::ColorMapRange => K::ColorMapRange,
-            UsageError::PitchedSource { .. } => K::PitchedSource,
-            UsageError::NeedsCudarcStream => K::NeedsCudarcStream,
-            UsageError::PinnedBufferUntracked => K::PinnedBufferUntracked,
+            UsageError::WrongCudaContext { .. } => ErrorKind::WrongContext,
+            _ => ErrorKind::Usage,
         }
     }
 }

@@ -5,8 +5,8 @@
 //! module converts from it (`convert.rs`). Besides `result`, it uses only `gl_object` (the flag
 //! and target types some variants carry); `egl`'s error types are defined here (`egl.rs`), so
 //! that no module it depends on depends on it. Refusals before the driver are [`UsageError`]s
-//! (`usage.rs`); [`ErrorKind`] (`kind.rs`) names each variant, and tells "this machine or setup
-//! cannot do this" from a bug.
+//! (`usage.rs`); [`ErrorKind`] (`kind.rs`) is the class of each variant, and tells "this
+//! machine or setup cannot do this" from a bug.
 
 use crate::result::CudaError;
 use cuda_gl_sys::LoadError;

@@ -109,7 +109,7 @@ impl ExternalGl {
         if self.device_uuids.contains(&cuda) {
             return Ok(());
         }
-        let gl_devices = crate::gl_devices(crate::GlDeviceList::All);
+        let gl_devices = crate::device::gl_devices(crate::device::GlDeviceList::All);
         if let Ok(list) = &gl_devices
             && list.contains(device)
         {

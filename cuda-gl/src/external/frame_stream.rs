@@ -7,6 +7,7 @@ use super::frame::{FrameRead, FrameWrite};
 use super::slot::{Slot, Slots};
 use crate::context::Context;
 use crate::error::{Error, Result, UsageError};
+use crate::gl_name::BufferName;
 use crate::glapi::Fence;
 use crate::result;
 use crate::stream::{AsStream, check_same_context};
@@ -240,7 +241,7 @@ impl FrameStream {
     ///
     /// # Errors
     /// [`UsageError::OutOfRange`] for a slot out of range.
-    pub fn gl_buffer(&self, slot: usize) -> Result<u32> {
+    pub fn gl_buffer(&self, slot: usize) -> Result<BufferName> {
         let len = self.slots.len();
         self.slots.get(slot).map(|s| s.gl.buffer()).ok_or_else(|| {
             UsageError::OutOfRange {
@@ -495,7 +496,7 @@ impl FrameStream {
             let frame = FrameRead {
                 index: f,
                 slot: s,
-                buffer: slot.gl.buffer(),
+                buffer: slot.gl.buffer().0,
                 bytes: slot.gl.size(),
                 behind: self.pushed - 1 - f,
             };

@@ -5,6 +5,7 @@ use super::GL_HANDLE_TYPE_OPAQUE_FD_EXT;
 use super::exportable::ExportableMemory;
 use super::external_gl::ExternalGl;
 use crate::error::{Error, Result, UsageError};
+use crate::gl_name::BufferName;
 use crate::gl_object::Kind;
 use crate::glapi::{GlFns, GlOwner, claim, have};
 use crate::result;
@@ -252,8 +253,8 @@ impl GlMemoryBuffer {
     }
 
     /// The GL buffer name.
-    pub fn buffer(&self) -> u32 {
-        self.buffer
+    pub fn buffer(&self) -> BufferName {
+        BufferName(self.buffer)
     }
 
     /// The GL memory object name.

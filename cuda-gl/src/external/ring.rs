@@ -6,6 +6,7 @@ use super::external_gl::ExternalGl;
 use super::slot::{Slot, Slots};
 use crate::context::Context;
 use crate::error::{Error, Result, UsageError};
+use crate::gl_name::BufferName;
 use crate::glapi::{Fence, GlOwner};
 use crate::memory::DevicePtr;
 use crate::result;
@@ -170,7 +171,7 @@ impl ExternalRing {
     ///
     /// # Errors
     /// [`UsageError::OutOfRange`] for a slot out of range.
-    pub fn gl_buffer(&self, slot: usize) -> Result<u32> {
+    pub fn gl_buffer(&self, slot: usize) -> Result<BufferName> {
         Ok(self.slot_ref(slot)?.gl.buffer())
     }
 
@@ -351,7 +352,7 @@ pub struct CudaWrite<'a> {
 impl fmt::Debug for RingSlot {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Slot")
-            .field("gl_buffer", &self.gl.buffer())
+            .field("gl_buffer", &self.gl.buffer().0)
             .field("bytes", &self.memory.requested_size())
             .field("state", &self.state)
             .field("read_fence", &self.read_fence.is_some())
@@ -444,7 +445,7 @@ impl fmt::Debug for GlRead<'_> {
 
 impl GlRead<'_> {
     /// The slot's GL buffer name.
-    pub fn buffer(&self) -> u32 {
+    pub fn buffer(&self) -> BufferName {
         self.slot.gl.buffer()
     }
 

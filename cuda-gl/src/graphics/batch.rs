@@ -90,7 +90,7 @@ pub fn map_all<'a, R: MapSet<'a>, S: AsStream>(
     let mut from = Build {
         items: regs.into_iter().zip(mappings),
         stream: s,
-        stream_any: stream.as_any(),
+        stream_any: stream.as_any(crate::stream::adapter::Token),
     };
     let views = R::build(shape, &mut from).filter(|_| from.items.next().is_none());
     let Some(views) = views else {
@@ -103,7 +103,7 @@ pub fn map_all<'a, R: MapSet<'a>, S: AsStream>(
         views,
         raws,
         stream: s,
-        stream_any: stream.as_any(),
+        stream_any: stream.as_any(crate::stream::adapter::Token),
         ctx,
         done: false,
     })
@@ -174,7 +174,8 @@ impl<'a, V: ViewSet<'a>> MappedAll<'a, V> {
 
     /// The stream object it was mapped on, when its type offers itself
     /// ([`AsStream::as_any`]): an adapter for another library's streams finds its stream here.
-    pub fn stream_any(&self) -> Option<&'a dyn std::any::Any> {
+    #[allow(dead_code, reason = "used by the optional cudarc adapter only")]
+    pub(crate) fn stream_any(&self) -> Option<&'a dyn std::any::Any> {
         self.stream_any
     }
 

@@ -4,6 +4,7 @@ use super::registered::{BufferMapping, GlBuffer, Mapped, Registered};
 use super::{Kind, RegisterFlags, Registration};
 use crate::context::Context;
 use crate::error::{Result, UsageError};
+use crate::gl_name::BufferName;
 use crate::memory::DevicePtr;
 use crate::result;
 use crate::stream::AsStream;
@@ -31,7 +32,7 @@ impl RegisteredBuffer {
     #[doc(alias = "cuGraphicsGLRegisterBuffer")]
     pub fn register(
         ctx: &Arc<Context>,
-        buffer: impl Into<crate::BufferName>,
+        buffer: impl Into<BufferName>,
         flags: RegisterFlags,
     ) -> Result<Self> {
         let reg = Registration::register(ctx, buffer.into().0, Kind::Buffer, flags)?;
@@ -47,6 +48,11 @@ impl RegisteredBuffer {
     ) -> Result<Self> {
         let reg = Registration::register_own(ctx, buffer, Kind::Buffer, flags)?;
         Ok(Self::from_registration(reg))
+    }
+
+    /// The GL buffer's name.
+    pub fn gl_name(&self) -> BufferName {
+        BufferName(self.reg.name)
     }
 
     /// Maps the buffer on `stream`. The returned guard unmaps on the same stream when dropped.

@@ -4,10 +4,11 @@
 use super::array::{MappedArray, MappedMipmappedArray, mapped_array, mapped_mipmapped_array};
 use super::registered::{GlImage, Mapped, Registered};
 use super::surface::{Surface, SurfaceObject, cached_surface, create_surface, layer_surfaces};
-use super::texture::{TextureDesc, TextureObject, create_texture};
+use super::texture::{TexDesc, TexObject, create_tex};
 use super::{ImageTarget, Kind, RegisterFlags, Registration};
 use crate::context::Context;
 use crate::error::{Error, Result};
+use crate::gl_name::{ImageName, RenderbufferName, TextureName};
 use crate::glapi::{GlOwner, query};
 use crate::stream::AsStream;
 use std::sync::Arc;
@@ -32,7 +33,7 @@ impl RegisteredImage {
     #[doc(alias = "cuGraphicsGLRegisterImage")]
     pub fn register(
         ctx: &Arc<Context>,
-        texture: impl Into<crate::TextureName>,
+        texture: impl Into<TextureName>,
         target: ImageTarget,
         flags: RegisterFlags,
     ) -> Result<Self> {
@@ -60,7 +61,7 @@ impl RegisteredImage {
     #[doc(alias = "cuGraphicsGLRegisterImage")]
     pub fn register_renderbuffer(
         ctx: &Arc<Context>,
-        renderbuffer: impl Into<crate::RenderbufferName>,
+        renderbuffer: impl Into<RenderbufferName>,
         flags: RegisterFlags,
     ) -> Result<Self> {
         let reg = Registration::register(ctx, renderbuffer.into().0, Kind::Renderbuffer, flags)?;
@@ -82,7 +83,7 @@ impl RegisteredImage {
     #[doc(alias = "glGetTextureParameteriv")]
     pub fn register_texture(
         ctx: &Arc<Context>,
-        texture: impl Into<crate::TextureName>,
+        texture: impl Into<TextureName>,
         flags: RegisterFlags,
     ) -> Result<Self> {
         let texture = texture.into().0;
@@ -124,6 +125,14 @@ impl RegisteredImage {
     pub fn map<'a, S: AsStream>(&'a mut self, stream: &'a S) -> Result<MappedImage<'a>> {
         self.reg.map_on(stream)?;
         Ok(Mapped::new(&mut self.reg, stream, ()))
+    }
+
+    /// The GL name of the texture or renderbuffer.
+    pub fn gl_name(&self) -> ImageName {
+        match self.reg.kind {
+            Kind::Renderbuffer => ImageName::Renderbuffer(RenderbufferName(self.reg.name)),
+            Kind::Image(_) | Kind::Buffer => ImageName::Texture(TextureName(self.reg.name)),
+        }
     }
 
     /// The GL target the texture was registered with; `None` for a renderbuffer.
@@ -249,18 +258,18 @@ impl MappedImage<'_> {
     /// mapping; when it drops, it is destroyed as soon as the work queued before the unmap is
     /// done.
     ///
-    /// Mind [`TextureDesc`]'s default: it reads integer formats (such as RGBA8) as integers;
-    /// for `tex2D<float4>` on an RGBA8 texture use [`TextureDesc::normalized_float`].
+    /// Mind [`TexDesc`]'s default: it reads integer formats (such as RGBA8) as integers;
+    /// for `tex2D<float4>` on an RGBA8 texture use [`TexDesc::normalized_float`].
     ///
     /// # Errors
     /// [`UsageError::ArrayOfAnotherMapping`](crate::UsageError::ArrayOfAnotherMapping) when
     /// `array` is of another mapping; the driver's error from `cuTexObjectCreate`.
     #[doc(alias = "cuTexObjectCreate")]
-    pub fn create_texture<'m>(
+    pub fn create_tex<'m>(
         &'m self,
         array: &MappedArray<'m>,
-        desc: &TextureDesc,
-    ) -> Result<TextureObject<'m>> {
-        create_texture(self.reg, array, desc)
+        desc: &TexDesc,
+    ) -> Result<TexObject<'m>> {
+        create_tex(self.reg, array, desc)
     }
 }

@@ -37,9 +37,7 @@ pub use buffer::{MappedBuffer, RegisteredBuffer};
 pub use image::{MappedImage, RegisteredImage};
 pub use registered::{BufferMapping, GlBuffer, GlImage, Mapped, Registered, ResourceKind};
 pub use surface::{Surface, SurfaceObject};
-#[allow(deprecated)]
-pub use texture::TextureHandle;
-pub use texture::{Texture, TextureDesc, TextureObject};
+pub use texture::{Tex, TexDesc, TexObject};
 
 pub(crate) use crate::gl_object::Kind;
 pub use crate::gl_object::{ImageTarget, MapFlags, RegisterFlags};

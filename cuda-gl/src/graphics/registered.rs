@@ -12,8 +12,18 @@ use std::fmt::Debug;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-mod sealed {
-    pub trait Sealed {}
+pub(super) mod sealed {
+    use super::{BufferMapping, ResourceKind};
+
+    /// Seals [`ResourceKind`], and holds what only the crate calls.
+    pub trait Sealed {
+        /// The mapping of a resource of this kind in a batch, from what
+        /// [`map_all`](crate::map_all) asked the driver for every buffer of the batch (`None`
+        /// for an image); `None` when `pre` does not fit this kind.
+        fn prefetched(pre: Option<BufferMapping>) -> Option<<Self as ResourceKind>::Mapping>
+        where
+            Self: ResourceKind;
+    }
 }
 
 /// The kind of GL object a registration holds: [`GlBuffer`] or [`GlImage`] (sealed).
@@ -24,11 +34,6 @@ pub trait ResourceKind: sealed::Sealed + Debug + 'static {
     type Mapping: Debug + Copy;
     /// What the kind is called in errors: "buffer" or "image".
     const WHAT: &'static str;
-    /// The mapping of a resource of this kind in a batch, from what [`map_all`](crate::map_all)
-    /// asked the driver for every buffer of the batch (`None` for an image); `None` when `pre`
-    /// does not fit this kind.
-    #[doc(hidden)]
-    fn prefetched(pre: Option<BufferMapping>) -> Option<Self::Mapping>;
 }
 
 /// A GL buffer object, as the kind of a [`Registered`] and a [`Mapped`].
@@ -39,8 +44,17 @@ pub enum GlBuffer {}
 #[derive(Debug)]
 pub enum GlImage {}
 
-impl sealed::Sealed for GlBuffer {}
-impl sealed::Sealed for GlImage {}
+impl sealed::Sealed for GlBuffer {
+    fn prefetched(pre: Option<BufferMapping>) -> Option<BufferMapping> {
+        pre
+    }
+}
+
+impl sealed::Sealed for GlImage {
+    fn prefetched(pre: Option<BufferMapping>) -> Option<()> {
+        pre.is_none().then_some(())
+    }
+}
 
 /// What a mapped buffer holds: its address and size.
 #[derive(Debug, Clone, Copy)]
@@ -52,17 +66,11 @@ pub struct BufferMapping {
 impl ResourceKind for GlBuffer {
     type Mapping = BufferMapping;
     const WHAT: &'static str = "buffer";
-    fn prefetched(pre: Option<BufferMapping>) -> Option<BufferMapping> {
-        pre
-    }
 }
 
 impl ResourceKind for GlImage {
     type Mapping = ();
     const WHAT: &'static str = "image";
-    fn prefetched(pre: Option<BufferMapping>) -> Option<()> {
-        pre.is_none().then_some(())
-    }
 }
 
 /// A GL object registered with CUDA: [`RegisteredBuffer`](crate::RegisteredBuffer) or
@@ -135,11 +143,6 @@ impl<K: ResourceKind> Registered<K> {
         }
     }
 
-    /// The GL object's name.
-    pub fn gl_name(&self) -> u32 {
-        self.reg.name
-    }
-
     /// The flags it was registered with.
     pub fn flags(&self) -> RegisterFlags {
         self.reg.flags
@@ -209,14 +212,14 @@ pub struct Mapped<'a, K: ResourceKind> {
 impl<'a, K: ResourceKind> Mapped<'a, K> {
     pub(super) fn new(
         reg: &'a mut Registration,
-        stream: &'a impl crate::AsStream,
+        stream: &'a impl crate::stream::AsStream,
         mapping: K::Mapping,
     ) -> Self {
         Mapped {
             reg,
             stream: stream.raw_stream(),
             mapping,
-            stream_any: stream.as_any(),
+            stream_any: stream.as_any(crate::stream::adapter::Token),
             batched: false,
             _stream: PhantomData,
         }
@@ -253,7 +256,8 @@ impl<'a, K: ResourceKind> Mapped<'a, K> {
     /// The stream object it was mapped on, when its type offers itself
     /// ([`AsStream::as_any`](crate::AsStream::as_any)): an adapter for another library's
     /// streams finds its stream here.
-    pub fn stream_any(&self) -> Option<&'a dyn std::any::Any> {
+    #[allow(dead_code, reason = "used by the optional cudarc adapter only")]
+    pub(crate) fn stream_any(&self) -> Option<&'a dyn std::any::Any> {
         self.stream_any
     }
 

@@ -453,7 +453,7 @@ fn validate(name: u32, kind: Kind, flags: RegisterFlags) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ImageTarget;
+    use crate::gl_object::ImageTarget;
 
     #[test]
     fn rejects_nonsense_flags_before_the_driver() {

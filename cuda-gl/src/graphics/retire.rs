@@ -27,7 +27,7 @@ pub(super) enum Retired {
     /// A surface object (`cuSurfObjectCreate`).
     Surface(sys::CUsurfObject),
     /// A texture object (`cuTexObjectCreate`).
-    Texture(sys::CUtexObject),
+    Tex(sys::CUtexObject),
 }
 
 impl Retired {
@@ -40,7 +40,7 @@ impl Retired {
         let (call, outcome) = unsafe {
             match self {
                 Retired::Surface(s) => ("cuSurfObjectDestroy", result::array::surface_destroy(s)),
-                Retired::Texture(t) => ("cuTexObjectDestroy", result::array::texture_destroy(t)),
+                Retired::Tex(t) => ("cuTexObjectDestroy", result::array::texture_destroy(t)),
             }
         };
         if let Err(e) = outcome {

@@ -1,4 +1,6 @@
-//! Texture objects over a mapped image, for sampled reads (`tex2D`) with filtering in kernels.
+//! CUDA texture objects over a mapped image, for sampled reads (`tex2D`) with filtering in
+//! kernels. "Tex" names CUDA's texture objects ([`TexObject`], the handle [`Tex`], [`TexDesc`]);
+//! "texture" alone is a GL texture ([`TextureName`](crate::TextureName)).
 
 use super::Registration;
 use super::array::MappedArray;
@@ -15,10 +17,10 @@ use std::marker::PhantomData;
 /// sampling and texel coordinates: an RGBA8 texture is then read with `tex2D<uchar4>`, and
 /// linear filtering is refused by the driver. For the common `tex2D<float4>` read of an RGBA8
 /// (or any integer) texture, with values in 0..1 and linear filtering, use
-/// [`TextureDesc::normalized_float`]. Float formats (RGBA16F, RGBA32F) read as floats either
+/// [`TexDesc::normalized_float`]. Float formats (RGBA16F, RGBA32F) read as floats either
 /// way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct TextureDesc {
+pub struct TexDesc {
     /// Linear filtering instead of nearest (point) sampling.
     pub linear_filter: bool,
     /// Coordinates in 0..1 instead of texels.
@@ -29,16 +31,16 @@ pub struct TextureDesc {
     pub wrap: bool,
 }
 
-impl TextureDesc {
+impl TexDesc {
     /// Integer formats read as floats in 0..1 (`tex2D<float4>` on RGBA8), linearly filtered,
     /// at texel coordinates (`x + 0.5, y + 0.5` is the centre of texel `(x, y)`), clamped at
     /// the borders. Set `normalized_coords` or `wrap` on the result for 0..1 coordinates or
     /// wrapping.
-    pub fn normalized_float() -> TextureDesc {
-        TextureDesc {
+    pub fn normalized_float() -> TexDesc {
+        TexDesc {
             linear_filter: true,
             read_as_normalized_float: true,
-            ..TextureDesc::default()
+            ..TexDesc::default()
         }
     }
 
@@ -73,71 +75,64 @@ impl TextureDesc {
 /// unmap; it is then destroyed once the work queued before the unmap is done.
 #[derive(Debug)]
 #[must_use = "a texture object does nothing unless its handle is passed to a kernel"]
-pub struct TextureObject<'m> {
+pub struct TexObject<'m> {
     pub(super) reg: &'m Registration,
     pub(crate) raw: sys::CUtexObject,
 }
 
 /// A texture object handle, to pass to a kernel taking `cudaTextureObject_t`; it borrows its
-/// [`TextureObject`]. The pair mirrors [`Surface`](super::Surface) (the handle a kernel gets) and
+/// [`TexObject`]. The pair mirrors [`Surface`](super::Surface) (the handle a kernel gets) and
 /// [`SurfaceObject`](super::SurfaceObject) (the object a caller owns).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(transparent)]
-pub struct Texture<'t> {
+pub struct Tex<'t> {
     raw: sys::CUtexObject,
     _texture: PhantomData<&'t ()>,
 }
 
 // SAFETY: `cudaTextureObject_t` is a 64-bit handle passed by value.
-unsafe impl KernelParam for Texture<'_> {}
+unsafe impl KernelParam for Tex<'_> {}
 
-/// The former name of [`Texture`].
-#[deprecated(
-    since = "0.1.0",
-    note = "renamed `Texture`, to pair with `Surface`: the handle passed to a kernel"
-)]
-pub type TextureHandle<'t> = Texture<'t>;
-
-impl Texture<'_> {
-    /// The raw `CUtexObject`, valid while the [`TextureObject`] it was taken from lives.
+impl Tex<'_> {
+    /// The raw `CUtexObject`, valid while the [`TexObject`] it was taken from lives.
     pub fn raw(&self) -> sys::CUtexObject {
         self.raw
     }
 }
 
-impl TextureObject<'_> {
+impl TexObject<'_> {
     /// The raw `CUtexObject`, valid while this object lives.
     pub fn raw(&self) -> sys::CUtexObject {
         self.raw
     }
 
     /// The handle to pass to a kernel.
-    pub fn handle(&self) -> Texture<'_> {
-        Texture {
+    pub fn handle(&self) -> Tex<'_> {
+        Tex {
             raw: self.raw,
             _texture: PhantomData,
         }
     }
 }
 
-impl Drop for TextureObject<'_> {
+impl Drop for TexObject<'_> {
     fn drop(&mut self) {
         // Kernels queued with its handle may still run: destroyed after the unmap's work.
-        self.reg.retired.retire(Retired::Texture(self.raw));
+        self.reg.retired.retire(Retired::Tex(self.raw));
     }
 }
 
 /// A texture object over `array`, owned by the caller and retired on `reg` when dropped.
-pub(super) fn create_texture<'m>(
+pub(super) fn create_tex<'m>(
     reg: &'m Registration,
     array: &MappedArray<'m>,
-    desc: &TextureDesc,
-) -> Result<TextureObject<'m>> {
+    desc: &TexDesc,
+) -> Result<TexObject<'m>> {
     array.origin.check_owner(reg, "texture object")?;
     reg.ctx.bind()?;
     let raw_desc = desc.raw();
     // SAFETY: the array is mapped for the borrow `'m`, which the texture object cannot outlive;
     // its drop retires it until the work queued before the unmap is done.
     let raw = unsafe { result::array::texture_create(array.raw, &raw_desc) }?;
-    Ok(TextureObject { reg, raw })
+    Ok(TexObject { reg, raw })
 }

@@ -218,15 +218,19 @@ pub fn second_registration_refused(ctx: &Arc<Context>, name: u32) -> cuda_gl::Er
     err
 }
 
-/// Checks that `result` is a refusal before the driver: a [`cuda_gl::Error::Usage`] of `kind`
-/// whose message contains `says`.
+/// Checks that `result` is a refusal before the driver: a [`cuda_gl::Error::Usage`] whose
+/// [`cuda_gl::UsageError`] passes `which` (e.g. `|e| matches!(e, UsageError::ReadOnlyMapping {
+/// .. })`) and whose message contains `says`.
 #[track_caller]
-pub fn assert_refused<T>(result: cuda_gl::Result<T>, kind: cuda_gl::ErrorKind, says: &str) {
+pub fn assert_refused<T>(
+    result: cuda_gl::Result<T>,
+    which: impl Fn(&cuda_gl::UsageError) -> bool,
+    says: &str,
+) {
     match result {
-        Err(err @ cuda_gl::Error::Usage(_))
-            if err.kind() == kind && err.to_string().contains(says) => {}
-        Err(err) => panic!("expected a {kind} refusal that says {says:?}, got {err:?}"),
-        Ok(_) => panic!("expected a {kind} refusal that says {says:?}, but the call succeeded"),
+        Err(cuda_gl::Error::Usage(e)) if which(&e) && e.to_string().contains(says) => {}
+        Err(err) => panic!("expected a refusal that says {says:?}, got {err:?}"),
+        Ok(_) => panic!("expected a refusal that says {says:?}, but the call succeeded"),
     }
 }
 

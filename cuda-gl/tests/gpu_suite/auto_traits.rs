@@ -15,9 +15,8 @@
 
 use static_assertions::{assert_impl_all, assert_not_impl_any};
 
-use cuda_gl::graphics::{
-    ArrayFormat, MappedArray, MappedMipmappedArray, Surface, SurfaceObject, Texture, TextureDesc,
-    TextureObject,
+use cuda_gl::{
+    ArrayFormat, MappedArray, MappedMipmappedArray, Surface, SurfaceObject, Tex, TexDesc, TexObject,
 };
 use cuda_gl::{
     Context, CudaError, Device, DeviceBuffer, DeviceLabel, DevicePtr, Error, Event, Function,
@@ -40,7 +39,7 @@ assert_impl_all!(ArrayFormat: Send, Sync, Copy);
 assert_impl_all!(cuda_gl::BufferName: Send, Sync, Copy);
 assert_impl_all!(cuda_gl::TextureName: Send, Sync, Copy);
 assert_impl_all!(cuda_gl::RenderbufferName: Send, Sync, Copy);
-assert_impl_all!(TextureDesc: Send, Sync, Copy);
+assert_impl_all!(TexDesc: Send, Sync, Copy);
 
 // CUDA handles: every call binds the context first.
 assert_impl_all!(Context: Send, Sync);
@@ -53,7 +52,7 @@ assert_impl_all!(PinnedBuffer<u32>: Send, Sync);
 // A kernel argument: a number with a lifetime.
 assert_impl_all!(DevicePtr<'static>: Send, Sync, Copy);
 assert_impl_all!(Surface<'static>: Send, Sync, Copy);
-assert_impl_all!(Texture<'static>: Send, Sync, Copy);
+assert_impl_all!(Tex<'static>: Send, Sync, Copy);
 
 // Registered resources: the owning GL context is checked on every call and in Drop.
 assert_impl_all!(RegisteredBuffer: Send, Sync);
@@ -69,7 +68,7 @@ assert_not_impl_any!(MappedMipmappedArray<'static>: Send, Sync);
 // Owned surface and texture objects make no driver call when they drop (they are retired into
 // the registration, behind a mutex), and they cannot outlive the mapping they borrow.
 assert_impl_all!(SurfaceObject<'static>: Send, Sync);
-assert_impl_all!(TextureObject<'static>: Send, Sync);
+assert_impl_all!(TexObject<'static>: Send, Sync);
 // A batch entry is a mutable borrow of a resource.
 // The display target's GL calls go to the context current on the calling thread; its frames
 // borrow it.

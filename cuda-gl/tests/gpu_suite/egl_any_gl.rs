@@ -320,7 +320,7 @@ fn an_offscreen_target_draws_and_reads_back() {
             other => panic!("{bw}x{bh}: {other:?}"),
         }
     }
-    let (framebuffer, texture) = (target.framebuffer(), target.texture());
+    let (framebuffer, texture) = (target.framebuffer(), target.texture().0);
     let other = HeadlessContext::any_gl().unwrap();
     drop(target); // leaked: another context is current
     other.release_current().unwrap();
@@ -371,7 +371,7 @@ fn an_object_of_a_destroyed_context_is_refused_in_the_next() {
     // SAFETY: a context is current; the queries change no state.
     unsafe {
         assert_eq!(gl::IsFramebuffer(mine.framebuffer()), gl::TRUE);
-        assert_eq!(gl::IsTexture(mine.texture()), gl::TRUE);
+        assert_eq!(gl::IsTexture(mine.texture().0), gl::TRUE);
     }
     drop(mine);
     drop(new);

@@ -89,7 +89,7 @@ fn run_ring(
             Order::WithoutEventWait => unsafe { ring.read_unordered(m % slots) }.unwrap(),
         };
         // The archive holds `batch` frames of BYTES bytes.
-        gl_copy(read.buffer(), archive, (m % batch) * BYTES, BYTES);
+        gl_copy(read.buffer().0, archive, (m % batch) * BYTES, BYTES);
         read.finish().unwrap();
         let end_of_batch = m % batch == batch - 1 || m == frames - 1;
         if end_of_batch {
@@ -230,13 +230,13 @@ fn gl_buffer_outlives_released_cuda_memory() {
     let imported = GlMemoryBuffer::import(&gl, &memory).unwrap();
     assert_eq!(imported.size(), BYTES);
     assert_eq!(
-        read_gl_buffer(imported.buffer(), WORDS),
+        read_gl_buffer(imported.buffer().0, WORDS),
         pattern_words(WORDS, 0xE47)
     );
     // Unmap and release the CUDA side: the GL import still references the physical memory.
     drop(memory);
     g.ctx.check_drop_errors().unwrap();
-    let after = read_gl_buffer(imported.buffer(), WORDS);
+    let after = read_gl_buffer(imported.buffer().0, WORDS);
     assert_eq!(after, pattern_words(WORDS, 0xE47), "GL lost the bytes");
     drop(imported);
     check_gl();
@@ -271,7 +271,7 @@ fn a_leaked_write_guard_is_waited_for_before_gl_reads() {
         fill_slot(&g, &fill, &write, frame_seed(n), 10 * SLOW_NS);
         std::mem::forget(write);
         let read = ring.read(slot).unwrap();
-        gl_copy(read.buffer(), archive, n * BYTES, BYTES);
+        gl_copy(read.buffer().0, archive, n * BYTES, BYTES);
         read.finish().unwrap();
     }
     ring.wait_idle().unwrap();
@@ -310,7 +310,7 @@ fn a_leaked_read_guard_is_waited_for_before_cuda_writes() {
     for _ in 0..32 {
         gl_copy(busy[0], busy[1], 0, SCRATCH);
     }
-    gl_copy(read.buffer(), archive, 0, BYTES);
+    gl_copy(read.buffer().0, archive, 0, BYTES);
     std::mem::forget(read);
     write_frame(&mut ring, new);
     g.stream.synchronize().unwrap();
@@ -321,7 +321,7 @@ fn a_leaked_read_guard_is_waited_for_before_cuda_writes() {
     );
     let read = ring.read(0).unwrap();
     assert_eq!(
-        read_gl_buffer(read.buffer(), WORDS),
+        read_gl_buffer(read.buffer().0, WORDS),
         pattern_words(WORDS, new),
         "the slot does not hold CUDA's next frame"
     );
@@ -342,7 +342,7 @@ fn ring_calls_with_another_gl_context_current_are_refused() {
     let mut ring = ExternalRing::new(&g.ctx, &gl, 2, BYTES).unwrap();
     let doomed = ExternalRing::new(&g.ctx, &gl, 2, BYTES).unwrap();
     let names: Vec<u32> = (0..doomed.len())
-        .map(|i| doomed.gl_buffer(i).unwrap())
+        .map(|i| doomed.gl_buffer(i).unwrap().0)
         .collect();
     let memory = ExportableMemory::new(&g.ctx, BYTES).unwrap();
     // Current from here on; a fresh context hands out buffer names from 1 up, as the test's did.

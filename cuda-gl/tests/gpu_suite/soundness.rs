@@ -7,7 +7,7 @@
 
 use crate::gpu::*;
 use cuda_gl::egl::HeadlessContext;
-use cuda_gl::{Error, ErrorKind, Event, ImageTarget, LaunchConfig, RegisterFlags};
+use cuda_gl::{Error, Event, ImageTarget, LaunchConfig, RegisterFlags};
 use cuda_gl::{MappedImage, RegisteredImage, Stream};
 use cuda_gl::{RegisteredBuffer, UsageError};
 use std::time::{Duration, Instant};
@@ -31,7 +31,7 @@ fn surface_texture(g: &Gpu) -> (u32, RegisteredImage) {
 }
 
 /// Queues the slow surface writer (pattern `seed` after [`SPIN`]) on `stream`.
-fn launch_slow_write(g: &Gpu, stream: &Stream, surface: cuda_gl::graphics::Surface<'_>, seed: u32) {
+fn launch_slow_write(g: &Gpu, stream: &Stream, surface: cuda_gl::Surface<'_>, seed: u32) {
     let slow = g.kernels.function("surface_fill_rgba8_slow").unwrap();
     // A grid that fits on the GPU at once, so the kernel takes about SPIN in all.
     let config = LaunchConfig::for_image(W as u32, H as u32);
@@ -270,8 +270,8 @@ fn objects_over_another_mappings_array_and_writes_into_read_only_buffers_are_ref
             ),
             "{err:?}"
         );
-        let desc = cuda_gl::TextureDesc::default();
-        let err = ma.create_texture(&b_array, &desc).map(|_| ()).unwrap_err();
+        let desc = cuda_gl::TexDesc::default();
+        let err = ma.create_tex(&b_array, &desc).map(|_| ()).unwrap_err();
         assert!(
             matches!(
                 err,
@@ -287,7 +287,7 @@ fn objects_over_another_mappings_array_and_writes_into_read_only_buffers_are_ref
         let buffer = read_only.map(&g.stream).unwrap();
         assert_refused(
             ma.array(0, 0).unwrap().copy_to_buffer(&buffer),
-            ErrorKind::ReadOnlyMapping,
+            |e| matches!(e, UsageError::ReadOnlyMapping { .. }),
             "read-only",
         );
     }

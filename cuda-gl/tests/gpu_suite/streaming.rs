@@ -389,7 +389,7 @@ fn every_slot_shows_gl_what_cuda_wrote() {
     }
     g.stream.synchronize().unwrap();
     let bad: Vec<usize> = (0..imports.len())
-        .filter(|&i| gl_view(imports[i].buffer(), scratch) != pattern_words(WORDS, frame_seed(i)))
+        .filter(|&i| gl_view(imports[i].buffer().0, scratch) != pattern_words(WORDS, frame_seed(i)))
         .collect();
     drop(imports);
     drop(memories);
@@ -444,8 +444,8 @@ fn direct_reads_of_an_imported_buffer() {
             .unwrap();
         g.stream.synchronize().unwrap();
         let want = pattern_words(WORDS, frame_seed(seed));
-        let direct = read_gl_buffer(import.buffer(), WORDS) == want;
-        let copied = gl_view(import.buffer(), scratch) == want;
+        let direct = read_gl_buffer(import.buffer().0, WORDS) == want;
+        let copied = gl_view(import.buffer().0, scratch) == want;
         eprintln!(
             "CUDA write {seed}: glGetBufferSubData current: {direct}; GPU copy current: {copied}"
         );

@@ -121,7 +121,7 @@ fn reused_context_handle() {
     let mut ring = ExternalRing::new(&ctx, &ext, 2, BYTES).unwrap();
     ring.write(0, &stream).unwrap().finish().unwrap();
     ring.read(0).unwrap().finish().unwrap(); // leaves a GL fence of the old context
-    let ring_names: Vec<u32> = (0..2).map(|i| ring.gl_buffer(i).unwrap()).collect();
+    let ring_names: Vec<u32> = (0..2).map(|i| ring.gl_buffer(i).unwrap().0).collect();
     drop(old);
     let new = HeadlessContext::for_cuda_device(&device).unwrap();
     gl::load_with(|name| new.get_proc_address(name));
@@ -185,8 +185,11 @@ fn cuda_gls_own_buffers_cannot_be_registered() {
     ] {
         match RegisteredBuffer::register(&g.ctx, name, RegisterFlags::NONE) {
             Err(Error::AlreadyRegistered { .. }) => {}
-            Err(e) => panic!("{what}'s buffer {name}: refused, but not as registered: {e}"),
-            Ok(_) => panic!("{what}'s buffer {name} was registered a second time"),
+            Err(e) => panic!(
+                "{what}'s buffer {}: refused, but not as registered: {e}",
+                name.0
+            ),
+            Ok(_) => panic!("{what}'s buffer {} was registered a second time", name.0),
         }
     }
     drop((ring, stream, import, memory));
@@ -255,7 +258,7 @@ fn concurrent_imports_keep_the_memorys_bytes() {
     let ext = load_gl(&g).unwrap();
     let import = GlMemoryBuffer::import(&ext, &memory).unwrap();
     let scratch = gl_buffer(BYTES, None);
-    gl_copy(import.buffer(), scratch, 0, BYTES);
+    gl_copy(import.buffer().0, scratch, 0, BYTES);
     let seen = read_gl_buffer(scratch, words);
     let want = pattern_words(words, 7);
     let changed = (0..words).filter(|&i| seen[i] != want[i]).count();
