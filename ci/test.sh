@@ -4,7 +4,8 @@
 #
 # 1. installs the missing system packages (only those `dpkg -s` does not report installed);
 # 2. runs the steps below in order, stopping at the first failure, timing each one:
-#      fmt, layering (ci/layering.sh: file sizes, driver calls only in result/, no import cycles),
+#      fmt, layering (ci/layering.sh: file sizes, driver calls only in result/, no import cycles;
+#      ci/doc_links.py: every relative markdown link resolves),
 #      clippy, test, doc, package (cargo package of cuda-gl-sys and cuda-gl, verified, and
 #      cargo publish --dry-run of cuda-gl-sys), bindgen (reproducibility), ptx (reproducibility),
 #      demo (smoke test);
@@ -102,8 +103,9 @@ SKIP_REASON=""
 
 step_fmt() { cargo fmt --all --check; }
 
-# The house rules of cuda-gl/src (no build needed): see ci/layering.sh.
-step_layering() { bash ci/layering.sh; }
+# The house rules of cuda-gl/src (no build needed): see ci/layering.sh; and the markdown's
+# relative links (ci/doc_links.py).
+step_layering() { bash ci/layering.sh && python3 ci/doc_links.py; }
 
 step_clippy() {
     cargo clippy --workspace --all-targets --all-features -- -D warnings || return
