@@ -162,6 +162,25 @@ impl Context {
         Context::new(device)
     }
 
+    /// [`for_current_gl`](Self::for_current_gl) where the current GL context is on a CUDA GPU,
+    /// else `device`'s primary context: the set-up of a program whose GL may run elsewhere (a
+    /// laptop's integrated GPU, Mesa), where CUDA then works beside GL and a
+    /// [`DisplayTarget`](crate::display::DisplayTarget) runs staged.
+    ///
+    /// # Errors
+    /// [`Error::NoGlContext`] when no GL context is current; the errors of
+    /// [`for_current_gl`](Self::for_current_gl) other than "this GL is not on a CUDA GPU"
+    /// ([`Error::is_unsupported_setup`]); [`Context::new`]'s.
+    pub fn for_current_gl_or(device: &Device) -> Result<Arc<Context>> {
+        match Context::for_current_gl() {
+            Err(e) if e.is_unsupported_setup() => {
+                log::info!("cuda-gl: the current GL is on no CUDA device ({e}); using {device:?}");
+                Context::new(device)
+            }
+            found => found,
+        }
+    }
+
     /// The device this context is on.
     pub fn device(&self) -> &Device {
         &self.device

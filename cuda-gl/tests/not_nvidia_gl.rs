@@ -156,3 +156,35 @@ fn display_target_is_staged(ctx: &std::sync::Arc<Context>) {
         }
     }
 }
+
+/// The one-call set-up on a machine whose GL is not on the CUDA GPU: `for_cuda_device_or_any`
+/// falls back to Mesa's GL and says why, and `Context::for_current_gl_or` gives the CUDA device's
+/// context instead of an error.
+#[test]
+fn set_up_falls_back_to_any_gl_and_says_why() {
+    let device = match Device::get(0) {
+        Ok(d) => d,
+        Err(e) => return skip_or_fail(format!("no CUDA device: {e}")),
+    };
+    let gl = match HeadlessContext::for_cuda_device_or_any(&device) {
+        Ok(gl) => gl,
+        Err(e) => return skip_or_fail(format!("no headless GL context at all: {e}")),
+    };
+    if !gl.is_software() {
+        return skip_or_fail(format!(
+            "the GL context is {} ({}), not a software renderer: source .mesa/mesa-env.sh",
+            gl.renderer(),
+            gl.vendor()
+        ));
+    }
+    let why = gl.fallback_reason().expect("a fallback says why");
+    eprintln!("fell back to {} because: {why}", gl.renderer());
+    assert_eq!(gl.cuda_device(), None);
+    let ctx = Context::for_current_gl_or(&device).unwrap();
+    assert_eq!(ctx.device().raw(), device.raw());
+    // The error it stands in for is still there for a caller that asks.
+    assert_not_nvidia(
+        "Context::for_current_gl",
+        &Context::for_current_gl().unwrap_err(),
+    );
+}

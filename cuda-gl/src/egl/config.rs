@@ -16,6 +16,13 @@ pub struct HeadlessConfig {
     pub gl_versions: Vec<(u8, u8)>,
     /// The profile asked for with versions 3.2 and later. Default: [`GlProfile::Core`].
     pub profile: GlProfile,
+    /// Have [`any_gl`](super::HeadlessContext::any_gl_with) try software renderers (Mesa's
+    /// software EGL device, llvmpipe) before GPUs: GL that is not on the CUDA GPU even on a GPU
+    /// host, to run a program's fallback path (a display target's staged mode) there. Where no
+    /// software renderer is offered it gets what it would otherwise
+    /// ([`HeadlessContext::is_software`](super::HeadlessContext::is_software) says which).
+    /// Default: `false`.
+    pub software_first: bool,
     /// Ask for a debug context (`EGL_CONTEXT_OPENGL_DEBUG_BIT_KHR`). Default: `false`.
     pub debug: bool,
     /// Make the context current without a surface when the display supports
@@ -42,6 +49,7 @@ impl Default for HeadlessConfig {
         Self {
             gl_versions: vec![(4, 5), (3, 3)],
             profile: GlProfile::Core,
+            software_first: false,
             debug: false,
             surfaceless: true,
         }
@@ -60,6 +68,13 @@ impl HeadlessConfig {
     #[must_use]
     pub fn with_profile(mut self, profile: GlProfile) -> Self {
         self.profile = profile;
+        self
+    }
+
+    /// Tries software renderers first in `any_gl` (`true`) or GPUs first (`false`).
+    #[must_use]
+    pub fn with_software_first(mut self, software_first: bool) -> Self {
+        self.software_first = software_first;
         self
     }
 

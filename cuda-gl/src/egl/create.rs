@@ -109,6 +109,7 @@ impl HeadlessContext {
             renderer: String::new(),
             vendor: String::new(),
             version: String::new(),
+            fallback: None,
             display,
             _not_sync: PhantomData,
         };

@@ -42,6 +42,8 @@ pub struct HeadlessContext {
     pub(super) renderer: String,
     pub(super) vendor: String,
     pub(super) version: String,
+    /// Why [`for_cuda_device_or_any`](Self::for_cuda_device_or_any) fell back to any GL.
+    pub(super) fallback: Option<Box<EglError>>,
     /// Dropped after `Drop::drop` destroyed the context: terminates the display if last.
     pub(super) display: DisplayRef,
     pub(super) _not_sync: PhantomData<std::cell::Cell<()>>,
@@ -163,9 +165,71 @@ impl HeadlessContext {
         )
     }
 
+    /// A context on the GPU of CUDA device `device` where its GL runs there
+    /// ([`for_cuda_device`](Self::for_cuda_device)), else any GL there is
+    /// ([`any_gl`](Self::any_gl): a display target then runs staged), made current on this
+    /// thread; [`fallback_reason`](Self::fallback_reason) says why the CUDA GPU was not used.
+    /// The set-up of a program that shows CUDA frames wherever it runs.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), cuda_gl::Error> {
+    /// use cuda_gl::egl::HeadlessContext;
+    /// let device = cuda_gl::Device::get(0)?;
+    /// let gl = HeadlessContext::for_cuda_device_or_any(&device)?;
+    /// if let Some(why) = gl.fallback_reason() {
+    ///     println!("GL is not on CUDA device 0 ({why}): {}", gl.renderer());
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`EglError::LibraryNotFound`] if libEGL is not installed; otherwise
+    /// [`EglError::NoUsableDisplay`], whose first line is why the CUDA GPU failed.
+    pub fn for_cuda_device_or_any(device: &crate::device::Device) -> Result<Self, EglError> {
+        Self::for_cuda_device_or_any_with(device, &HeadlessConfig::default())
+    }
+
+    /// [`for_cuda_device_or_any`](Self::for_cuda_device_or_any) with explicit
+    /// [`HeadlessConfig`] options (used for both tries).
+    ///
+    /// # Errors
+    ///
+    /// As [`for_cuda_device_or_any`](Self::for_cuda_device_or_any).
+    pub fn for_cuda_device_or_any_with(
+        device: &crate::device::Device,
+        config: &HeadlessConfig,
+    ) -> Result<Self, EglError> {
+        let on_cuda = match Self::for_cuda_device_with(device, config) {
+            Ok(ctx) => return Ok(ctx),
+            Err(e) => e,
+        };
+        log::info!("cuda-gl: no GL on CUDA device {}: {on_cuda}", device.raw());
+        match Self::any_gl_with(config) {
+            Ok(mut ctx) => {
+                ctx.fallback = Some(Box::new(on_cuda));
+                Ok(ctx)
+            }
+            Err(EglError::NoUsableDisplay { mut attempts }) => {
+                attempts.insert(0, format!("CUDA device {}: {on_cuda}", device.raw()));
+                Err(EglError::NoUsableDisplay { attempts })
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Why a context of [`for_cuda_device_or_any`](Self::for_cuda_device_or_any) is not on the
+    /// CUDA GPU: the error of the first try. `None` for one on the CUDA GPU, and for contexts
+    /// made otherwise.
+    pub fn fallback_reason(&self) -> Option<&EglError> {
+        self.fallback.as_deref()
+    }
+
     /// Opens any OpenGL context it can and makes it current on this thread: an NVIDIA device
     /// first (the one with the lowest CUDA id), then Mesa's surfaceless platform, then Mesa's
-    /// software device, then any other EGL device. For tests that must also run on CI machines
+    /// software device, then any other EGL device (with [`HeadlessConfig::software_first`],
+    /// Mesa's software device first). For tests that must also run on CI machines
     /// without a GPU (llvmpipe), and for a program that shows frames with
     /// [`DisplayTarget`](crate::display::DisplayTarget) wherever it runs: after
     /// [`for_cuda_device`](Self::for_cuda_device) fails, a context from here gets the target's
@@ -206,15 +270,19 @@ impl HeadlessContext {
                 None
             }
         };
-        // NVIDIA first, lowest CUDA id first; then Mesa's software device; then the rest.
-        devices.sort_by_key(|d| match (d.info.cuda_device, d.info.is_software) {
-            (Some(id), _) => (0, i64::from(id)),
-            (None, true) => (2, 0),
-            (None, false) => (3, 0),
-        });
+        // GPUs first (NVIDIA's, lowest CUDA id first), then Mesa's surfaceless platform, then
+        // Mesa's software device, then the rest; software first when the configuration asks.
+        let rank = |d: &Device| {
+            rank(
+                d.info.is_software,
+                d.info.cuda_device,
+                config.software_first,
+            )
+        };
+        devices.sort_by_key(rank);
         let split = devices
             .iter()
-            .position(|d| d.info.cuda_device.is_none())
+            .position(|d| rank(d).0 > 0)
             .unwrap_or(devices.len());
         let rest = devices.split_off(split);
 
@@ -260,6 +328,17 @@ impl HeadlessContext {
             }
         }
         Err(EglError::NoUsableDisplay { attempts })
+    }
+}
+
+/// Where a device goes in [`HeadlessContext::any_gl_with`]'s order: rank 0 is tried before
+/// Mesa's surfaceless platform, the others after it, lowest first.
+fn rank(is_software: bool, cuda_device: Option<i32>, software_first: bool) -> (u8, i64) {
+    match (is_software, cuda_device) {
+        (true, _) if software_first => (0, 0),
+        (_, Some(id)) => (if software_first { 2 } else { 0 }, i64::from(id)),
+        (true, None) => (2, 0),
+        (false, None) => (3, 0),
     }
 }
 
@@ -454,5 +533,47 @@ impl Drop for HeadlessContext {
             log::warn!("eglDestroyContext failed: {}", EglErrorCode::from_egl(e));
         }
         // `self.display` drops next and terminates the display if this was its last user.
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rank;
+
+    #[test]
+    fn any_gl_tries_gpus_first_unless_software_is_asked_for() {
+        let order = |software_first| {
+            let mut devices = [
+                (false, None),
+                (true, None),
+                (false, Some(1)),
+                (false, Some(0)),
+            ];
+            devices.sort_by_key(|&(soft, cuda)| rank(soft, cuda, software_first));
+            devices
+        };
+        assert_eq!(
+            order(false),
+            [
+                (false, Some(0)),
+                (false, Some(1)),
+                (true, None),
+                (false, None)
+            ]
+        );
+        assert_eq!(
+            order(true),
+            [
+                (true, None),
+                (false, Some(0)),
+                (false, Some(1)),
+                (false, None)
+            ]
+        );
+        // Before Mesa's surfaceless platform: the CUDA GPUs by default, the software device
+        // when asked for.
+        assert_eq!(rank(false, Some(3), false).0, 0);
+        assert_eq!(rank(true, None, true).0, 0);
+        assert!(rank(false, Some(0), true).0 > 0);
     }
 }

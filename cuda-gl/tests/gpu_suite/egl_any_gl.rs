@@ -376,3 +376,49 @@ fn an_object_of_a_destroyed_context_is_refused_in_the_next() {
     drop(mine);
     drop(new);
 }
+
+/// The one-call set-up where GL runs on the CUDA GPU: `for_cuda_device_or_any` lands there with
+/// no fallback, and `Context::for_current_gl_or` is the GL context's own CUDA device. (Where GL
+/// is elsewhere, `tests/not_nvidia_gl.rs` checks the fallback.)
+#[test]
+fn set_up_on_the_cuda_gpu_needs_no_fallback() {
+    let device = match cuda_gl::Device::get(0) {
+        Ok(device) => device,
+        Err(e) if !require_gpu() => return eprintln!("skipped, no CUDA device: {e}"),
+        Err(e) => panic!("no CUDA device 0: {e}"),
+    };
+    let gl = cuda_gl::egl::HeadlessContext::for_cuda_device_or_any(&device).unwrap();
+    if gl.is_software() && !require_gpu() {
+        return eprintln!("skipped, GL is {} here", gl.renderer());
+    }
+    assert!(
+        gl.fallback_reason().is_none(),
+        "fell back: {:?}",
+        gl.fallback_reason()
+    );
+    assert_eq!(gl.cuda_device(), Some(device.raw()));
+    let ctx = cuda_gl::Context::for_current_gl_or(&device).unwrap();
+    assert_eq!(ctx.device().raw(), device.raw());
+}
+
+/// `software_first` gets a software renderer wherever one is offered (Mesa's llvmpipe on CI),
+/// and never fails where `any_gl` works.
+#[test]
+fn software_first_picks_a_software_renderer_where_there_is_one() {
+    let config = cuda_gl::egl::HeadlessConfig::default().with_software_first(true);
+    let Some(plain) = any_gl_or_skip("software_first_picks_a_software_renderer") else {
+        return;
+    };
+    let plain_is_software = plain.is_software();
+    drop(plain);
+    let ctx = HeadlessContext::any_gl_with(&config).unwrap();
+    eprintln!(
+        "software first: {} (software: {}); any_gl: software {plain_is_software}",
+        ctx.renderer(),
+        ctx.is_software()
+    );
+    assert!(
+        ctx.is_software() || !plain_is_software,
+        "any_gl found a software renderer but software_first did not"
+    );
+}
