@@ -15,6 +15,8 @@
 //!
 //! Index, depth and stencil state (`GL_INDEX_SHIFT`, `GL_DEPTH_SCALE`, `GL_MAP_STENCIL`, ...)
 //! applies only to those kinds of pixels, which cuda-gl never transfers, so it is left alone.
+//! OpenGL ES has no swap-bytes or LSB-first state (nor image height or skip images for
+//! packing), no pixel transfer and no read clamp: those are left out there.
 //! A core-profile context has none of the compatibility state: there only the pixel-store
 //! state (and the read clamp) is read, so that the cost there stays a few `glGet` calls.
 
@@ -147,6 +149,22 @@ struct Has {
     imaging: bool,
     /// `glClampColor` (OpenGL 3.0).
     clamp_read: bool,
+    /// OpenGL ES (wgpu's GL backend makes ES contexts): no swap-bytes or LSB-first state, and
+    /// no image height or skip images for packing.
+    es: bool,
+}
+
+/// Whether pixel-store parameter `name` exists in OpenGL ES 3.
+fn in_es(name: u32) -> bool {
+    !matches!(
+        name,
+        gl::UNPACK_SWAP_BYTES
+            | gl::UNPACK_LSB_FIRST
+            | gl::PACK_SWAP_BYTES
+            | gl::PACK_LSB_FIRST
+            | gl::PACK_IMAGE_HEIGHT
+            | gl::PACK_SKIP_IMAGES
+    )
 }
 
 impl PixelState {
@@ -171,9 +189,13 @@ impl PixelState {
 
     fn neutralise(&mut self, fns: &GlFns, direction: Direction, has: Has) -> Result<()> {
         for (name, neutral) in store_parameters(direction) {
+            if has.es && !in_es(name) {
+                continue;
+            }
             let mut old = neutral;
             // SAFETY: a context is current (the callers checked the owner); every parameter
-            // is a pixel-store parameter of OpenGL 1.2 and later; a valid out-pointer.
+            // is a pixel-store parameter of OpenGL 1.2 and later, and of OpenGL ES 3 unless
+            // skipped above; a valid out-pointer.
             unsafe { (fns.get_integerv)(name, &mut old) };
             if old != neutral {
                 // SAFETY: as above; the neutral values are valid for these parameters.
@@ -312,12 +334,13 @@ impl Has {
     fn query(fns: &GlFns) -> Has {
         // SAFETY: glGetString returns null or a static NUL-terminated string.
         let version = unsafe { (fns.get_string)(gl::VERSION) };
-        let (major, minor) = if version.is_null() {
-            (0, 0)
+        let (es, major, minor) = if version.is_null() {
+            (false, 0, 0)
         } else {
             // SAFETY: non-null, NUL-terminated (above).
-            let text = unsafe { CStr::from_ptr(version.cast()) };
-            super::table::parse_version(&text.to_string_lossy())
+            let text = unsafe { CStr::from_ptr(version.cast()) }.to_string_lossy();
+            let (major, minor) = super::table::parse_version(&text);
+            (text.starts_with("OpenGL ES"), major, minor)
         };
         let integer = |name| {
             let mut value = 0;
@@ -326,6 +349,7 @@ impl Has {
             value
         };
         let transfer = match (major, minor) {
+            _ if es => false,
             (0..=2, _) => true,
             (3, 0) => integer(gl::CONTEXT_FLAGS) & FORWARD_COMPATIBLE_BIT == 0,
             (3, 1) => has_extension_core(fns, b"GL_ARB_compatibility"),
@@ -334,7 +358,8 @@ impl Has {
         let mut has = Has {
             transfer,
             imaging: false,
-            clamp_read: major >= 3,
+            clamp_read: major >= 3 && !es,
+            es,
         };
         has.imaging = transfer && has_extension(fns, has, b"GL_ARB_imaging");
         has
