@@ -1,9 +1,9 @@
-//! The CUDA array a staged display target's frames are drawn in through a surface, so that a
-//! kernel written for [`Frame::surface`](super::Frame::surface) runs unchanged in every mode:
-//! in interop mode the surface is the registered texture's; in staged mode it is this array's,
-//! copied out to pinned memory at the present.
+//! The CUDA array a copying mode's frames are drawn in through a surface, so that a kernel
+//! written for [`Frame::surface`](super::Frame::surface) runs unchanged in every mode: in
+//! interop mode the surface is the registered texture's; in the copying modes it is this
+//! array's, copied out at the present.
 
-use super::Format;
+use super::image::Format;
 use crate::context::Context;
 use crate::error::Result;
 use crate::graphics::Surface;
@@ -106,7 +106,7 @@ impl Drop for FrameArray {
         // No work uses the array any more: the copies out of it were waited for by the staged
         // buffers or the frame stream, dropped first; kernels that wrote it were queued before
         // those copies, in their frame's stream order; and when a frame was left unpresented,
-        // the target waited for the whole context first (or leaked the array).
+        // the canvas waited for the whole context first (or leaked the array).
         self.ctx
             .release_in_drop("destroy a display array", "cuSurfObjectDestroy", || {
                 // SAFETY: made in `new`, destroyed once; no work uses it (above).

@@ -1,6 +1,6 @@
 //! [`Report`]: which mode a display target uses, and why the faster ones were refused.
 
-use super::Mode;
+use super::mode::Mode;
 use crate::error::{Error, ErrorKind};
 use std::fmt;
 

@@ -1,31 +1,7 @@
-//! What every upload into a display target's texture shares: the rows of a band, and the
-//! application's unpack state, read first and put back after.
+//! The application's unpack state, read first and put back after every upload into a display
+//! target's texture.
 
 use crate::glapi::GlFns;
-
-/// Rows of a frame: an upload's band.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Rows {
-    /// The first row.
-    pub(super) first: usize,
-    /// How many rows.
-    pub(super) count: usize,
-}
-
-impl Rows {
-    /// Whether `bands` cover `height` rows in order: each starting where the last ended,
-    /// together every row once.
-    pub(super) fn cover(bands: &[Rows], height: usize) -> bool {
-        let mut next = 0;
-        for b in bands {
-            if b.first != next {
-                return false;
-            }
-            next += b.count;
-        }
-        next == height
-    }
-}
 
 /// The GL state an upload changes, read first and put back after.
 pub(super) struct UnpackState {
