@@ -86,25 +86,18 @@
 //! [`read_rgba8`](crate::egl::Offscreen::read_rgba8). `glGetTexImage` reads the stored
 //! channels instead, before the swizzle: a one-channel target reads back as (v, 0, 0, 1).
 
-mod array;
-mod canvas;
 mod colormap;
-mod frame;
 mod gl_buffer;
 mod image;
 mod interop;
 mod mode;
 mod present;
-mod report;
 mod staged;
 mod stream;
 mod target;
 mod texture;
-mod unpack;
 
 pub use colormap::{ColorMap, Palette};
-pub use frame::Frame;
 pub use image::{DeviceImage, Format, Layout};
-pub use mode::Mode;
-pub use report::Report;
-pub use target::DisplayTarget;
+pub use mode::{Frame, Mode};
+pub use target::{DisplayTarget, Report};

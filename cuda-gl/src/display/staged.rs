@@ -7,9 +7,8 @@
 //! CPU for the frame's kernel and copies), and GL reads a band soon after its bytes land. Any
 //! GL.
 
-use super::canvas::{Canvas, CanvasFrame, Source};
 use super::gl_buffer::GlBuffers;
-use super::present::{Present, PresentFrame};
+use super::present::{Canvas, CanvasFrame, Present, PresentFrame, Source};
 use super::texture::{Object, Rows, Texture, bind_checked};
 use crate::context::Context;
 use crate::error::Result;

@@ -5,8 +5,7 @@
 //! handover between the two APIs per frame, at the price of a few frames of latency. Needs
 //! NVIDIA's GL on the CUDA GPU with `GL_EXT_memory_object_fd`.
 
-use super::canvas::{Canvas, CanvasFrame, Source};
-use super::present::{Present, PresentFrame};
+use super::present::{Canvas, CanvasFrame, Present, PresentFrame, Source};
 use super::texture::Texture;
 use crate::context::Context;
 use crate::error::{Error, Result};

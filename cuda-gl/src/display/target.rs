@@ -1,22 +1,21 @@
-//! [`DisplayTarget`]: the texture, the mode that moves frames into it, and device memory shown
-//! on it in one call (copied into a frame, or mapped through the target's colour map).
+//! [`DisplayTarget`]: the texture and the mode that moves frames into it (a [`Screen`]), with
+//! the [`Report`] of why that mode; and device memory shown on it in one call (copied into a
+//! frame, or mapped through the target's colour map).
 
 use super::colormap::{ColorMap, Mapper};
-use super::frame::Frame;
 use super::image::{DeviceImage, Format, Layout};
-use super::mode::{Backend, Mode};
-use super::report::Report;
-use super::texture::{Texture, check_size};
+use super::mode::{Frame, Mode, Screen};
 use crate::TextureName;
 use crate::context::Context;
 #[cfg(doc)]
 use crate::error::UsageError;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::glapi::GlOwner;
 use crate::memory::DeviceBuffer;
 use crate::result;
 use crate::stream::{AsStream, check_same_context};
 use cuda_gl_sys as sys;
+use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -30,10 +29,7 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub struct DisplayTarget {
     ctx: Arc<Context>,
-    // Field order is drop order: the mode's state (its registrations of the texture, and the
-    // buffers whose drop waits for the copies out of its CUDA memory) before the texture.
-    backend: Backend,
-    texture: Texture,
+    screen: Screen,
     /// The colour map of one-channel images shown ([`set_color_map`](Self::set_color_map)).
     color_map: Option<Mapper>,
     _not_send: PhantomData<*const ()>,
@@ -109,13 +105,9 @@ impl DisplayTarget {
         layout: Layout,
         mode: Mode,
     ) -> Result<DisplayTarget> {
-        let fns = owner.check("DisplayTarget::new")?;
-        check_size(fns, layout.width(), layout.height())?;
-        let texture = Texture::create(owner, fns, layout.packed_as(layout.format())?)?;
         Ok(DisplayTarget {
             ctx: ctx.clone(),
-            backend: Backend::new(mode, ctx, &texture)?,
-            texture,
+            screen: Screen::new(mode, ctx, owner, layout)?,
             color_map: None,
             _not_send: PhantomData,
         })
@@ -136,22 +128,23 @@ impl DisplayTarget {
     /// its uploads fail with [`UsageError::DisplayObjectReplaced`] instead of writing into it,
     /// and its drop leaves it alone.
     pub fn texture(&self) -> TextureName {
-        TextureName(self.texture.name())
+        TextureName(self.screen.texture_name())
     }
 
     /// Width and height in pixels.
     pub fn size(&self) -> (u32, u32) {
-        self.texture.size()
+        let layout = self.screen.layout();
+        (layout.width(), layout.height())
     }
 
     /// The pixel format.
     pub fn format(&self) -> Format {
-        self.texture.format()
+        self.screen.layout().format()
     }
 
     /// The mode frames reach the texture in.
     pub fn mode(&self) -> Mode {
-        self.backend.mode()
+        self.screen.mode()
     }
 
     /// Begins a frame on `stream`: a kernel queued on it draws the frame through
@@ -171,9 +164,7 @@ impl DisplayTarget {
 
     /// [`frame`](Self::frame) on a stream checked already.
     fn begin<'t, S: AsStream>(&'t mut self, stream: CheckedStream<'t, S>) -> Result<Frame<'t, S>> {
-        let layout = self.texture.layout();
-        let work = self.backend.begin(&self.texture, stream.0)?;
-        Ok(Frame::new(work, layout))
+        self.screen.begin(stream.0)
     }
 
     /// Refuses `stream` unless it is of the target's CUDA context.
@@ -197,7 +188,7 @@ impl DisplayTarget {
     /// The owner check's errors; [`Error::Timeout`]; the driver's error of the copy; GL's of
     /// the upload; [`UsageError::DisplayObjectReplaced`] as [`Frame::present`].
     pub fn flush(&mut self) -> Result<()> {
-        self.backend.flush(&self.texture)
+        self.screen.flush()
     }
 
     /// Re-creates the target at `width` x `height` (nothing when it has that size already), in
@@ -219,25 +210,12 @@ impl DisplayTarget {
             return Ok(());
         }
         let layout = Layout::packed(width, height, format)?;
-        let mut next = DisplayTarget::build(&self.ctx, self.texture.owner(), layout, self.mode())?;
+        let mut next = DisplayTarget::build(&self.ctx, self.screen.owner(), layout, self.mode())?;
         // The colour map is the target's, whatever its size.
         next.color_map = self.color_map.take();
         let mut old = std::mem::replace(self, next);
-        old.release()
-    }
-
-    /// Releases what CUDA holds of the texture (the mode's [`release`]: the drop calls it
-    /// again, which then does nothing more). When that fails the driver may still hold the
-    /// texture mapped: it is leaked, claimed for good, never deleted while CUDA may write it.
-    /// The rest goes with the fields, in their order.
-    ///
-    /// [`release`]: super::present::Present::release
-    fn release(&mut self) -> Result<()> {
-        let released = self.backend.release();
-        if released.is_err() {
-            self.texture.leak();
-        }
-        released
+        // Released here, for its error; its drop then releases nothing more.
+        old.screen.release()
     }
 
     /// Shows `src`, an image of `layout`, in one call: the target takes the image's size and
@@ -450,9 +428,111 @@ impl DisplayTarget {
 
 impl Drop for DisplayTarget {
     fn drop(&mut self) {
-        if let Err(e) = self.release() {
+        if let Err(e) = self.screen.release() {
             self.ctx
                 .record_drop_error("unregistering a display target's texture", e);
         }
+    }
+}
+
+/// What [`DisplayTarget::new`](super::DisplayTarget::new) found: the mode it chose, each
+/// faster mode it refused with its error, and what runs GL and CUDA here. It prints as one
+/// line that ends with the fix, where there is one:
+///
+/// `display: staged (interop refused: not_nvidia_gl); GL: <renderer>, <vendor>; CUDA: <device
+/// label>; fix: create the GL context on the CUDA GPU ...`
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Report {
+    /// The mode chosen.
+    pub mode: Mode,
+    /// Each mode tried before it, with why it was refused.
+    pub refused: Vec<(Mode, Error)>,
+    /// `GL_RENDERER` of the target's GL context.
+    pub gl_renderer: String,
+    /// `GL_VENDOR` of the target's GL context.
+    pub gl_vendor: String,
+    /// The CUDA device of the target's context, as a label.
+    pub cuda_device: String,
+}
+
+impl Report {
+    /// The fix for the first refusal that has one: how to get GL onto the CUDA GPU.
+    pub fn fix(&self) -> Option<&'static str> {
+        self.refused.iter().find_map(|(_, e)| match e.kind() {
+            ErrorKind::NotNvidiaGl | ErrorKind::WrongDevice => Some(
+                "create the GL context on the CUDA GPU: for a window on a PRIME/Optimus laptop, \
+                 run with __NV_PRIME_RENDER_OFFLOAD=1 __GLX_VENDOR_LIBRARY_NAME=nvidia; \
+                 headless, use cuda_gl::egl::HeadlessContext::for_cuda_device",
+            ),
+            _ => None,
+        })
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "display: {}", self.mode)?;
+        if !self.refused.is_empty() {
+            let refused: Vec<String> = self
+                .refused
+                .iter()
+                .map(|(mode, e)| format!("{mode} refused: {}", e.kind().as_str()))
+                .collect();
+            write!(f, " ({})", refused.join(", "))?;
+        }
+        write!(
+            f,
+            "; GL: {}, {}; CUDA: {}",
+            self.gl_renderer, self.gl_vendor, self.cuda_device
+        )?;
+        if let Some(fix) = self.fix() {
+            write!(f, "; fix: {fix}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::CudaError;
+    use cuda_gl_sys::CUresult;
+
+    fn report(refused: Vec<(Mode, Error)>) -> Report {
+        Report {
+            mode: if refused.is_empty() {
+                Mode::Interop
+            } else {
+                Mode::Staged
+            },
+            refused,
+            gl_renderer: "llvmpipe".into(),
+            gl_vendor: "Mesa".into(),
+            cuda_device: "device 0 (NVIDIA H200)".into(),
+        }
+    }
+
+    #[test]
+    fn one_line_with_the_refusals_and_the_fix() {
+        let not_nvidia = Error::NotNvidiaGl {
+            source: CudaError::new(
+                "cuGraphicsGLRegisterImage",
+                CUresult::CUDA_ERROR_OPERATING_SYSTEM,
+            ),
+        };
+        let line = report(vec![(Mode::Interop, not_nvidia)]).to_string();
+        assert!(!line.contains('\n'), "{line}");
+        assert!(
+            line.starts_with("display: staged (interop refused: not_nvidia_gl); GL: llvmpipe"),
+            "{line}"
+        );
+        assert!(line.contains("__NV_PRIME_RENDER_OFFLOAD=1"), "{line}");
+        assert!(line.contains("HeadlessContext::for_cuda_device"), "{line}");
+        let clean = report(Vec::new()).to_string();
+        assert_eq!(
+            clean,
+            "display: interop; GL: llvmpipe, Mesa; CUDA: device 0 (NVIDIA H200)"
+        );
     }
 }
