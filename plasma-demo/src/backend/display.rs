@@ -259,7 +259,7 @@ impl DisplayBackend {
 
     /// Waits for the stream, makes sure the last presented frame is in the texture (the
     /// target's `flush`, which has nothing left to do in interop and staged mode), and
-    /// reports deferred errors (a present that failed in a `Drop`).
+    /// reports deferred errors (an unmap or a release that failed in a `Drop`).
     ///
     /// # Errors
     /// The driver's error from synchronizing or of the last copy, GL's of the upload, or
@@ -276,7 +276,7 @@ impl DisplayBackend {
         }
         self.ctx
             .check_drop_errors()
-            .context("an earlier display frame failed to present")?;
+            .context("an earlier display frame's clean-up failed")?;
         Ok(())
     }
 }
