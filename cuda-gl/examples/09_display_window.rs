@@ -163,7 +163,7 @@ impl Frames {
     /// `gl` is loaded from), in the mode `auto` picks; prints its report.
     fn new(ctx: &Arc<Context>, gl: &glow::Context, (width, height): (u32, u32)) -> Result<Frames> {
         let (target, report) =
-            DisplayTarget::new(ctx, Layout::packed(width, height, Format::Rgba8)?, None)?;
+            DisplayTarget::new(ctx, Layout::packed((width, height), Format::Rgba8)?, None)?;
         println!("{report}");
         Ok(Frames {
             target,

@@ -67,7 +67,7 @@ fn run(args: &common::Args) -> Result<Outcome> {
     // The whole of "show this array": a target (in the fastest mode that works here), a colour
     // map, one call.
     let (mut target, report) =
-        DisplayTarget::new(&ctx, Layout::packed(w, h, Format::Rgba8)?, None)?;
+        DisplayTarget::new(&ctx, Layout::packed((w, h), Format::Rgba8)?, None)?;
     println!("{report}");
     let require_mesa = std::env::var("CUDA_GL_REQUIRE_MESA").is_ok_and(|v| v == "1");
     if require_mesa && (report.mode != Mode::Staged || !report.gl_vendor.contains("Mesa")) {
@@ -77,7 +77,7 @@ fn run(args: &common::Args) -> Result<Outcome> {
     target.set_color_map(Some(viridis))?;
     target.show(
         &device_field,
-        Layout::new(w, h, w as usize * 4, Format::R32F)?,
+        Layout::new((w, h), w as usize * 4, Format::R32F)?,
         &stream,
     )?;
     // ... a program of your own draws target.texture().0 here ...

@@ -506,7 +506,7 @@ fn a_cudarc_slice_shows_on_a_display_target() {
     for mode in [Mode::Interop, Mode::Staged] {
         let (mut target, _) = DisplayTarget::new(
             &r.ctx,
-            Layout::packed(8, 8, Format::Rgba8).unwrap(),
+            Layout::packed((8, 8), Format::Rgba8).unwrap(),
             Some(mode),
         )
         .unwrap();
@@ -516,7 +516,7 @@ fn a_cudarc_slice_shows_on_a_display_target() {
             target
                 .show_cudarc(
                     &slice,
-                    Layout::new(w, h, w as usize * 4, Format::Rgba8).unwrap(),
+                    Layout::new((w, h), w as usize * 4, Format::Rgba8).unwrap(),
                     &r.stream,
                 )
                 .unwrap();

@@ -111,7 +111,7 @@ fn display_target_is_staged(ctx: &std::sync::Arc<Context>) {
     let fill_surface = kernels.function("surface_fill_rgba8").unwrap();
     for (w, h) in [(1001u32, 333u32), (77, 1201), (1920, 1080), (1001, 2333)] {
         let (mut target, report) =
-            DisplayTarget::new(ctx, Layout::packed(w, h, Format::Rgba8).unwrap(), None).unwrap();
+            DisplayTarget::new(ctx, Layout::packed((w, h), Format::Rgba8).unwrap(), None).unwrap();
         let line = report.to_string();
         eprintln!("{line}");
         assert_eq!(target.mode(), Mode::Staged, "{line}");

@@ -190,8 +190,9 @@ fn one_line(error: &impl std::fmt::Display) -> String {
 /// report line, and keeps what it says: whether interop was refused, and the GL's vendor.
 pub fn probe(gpu: &Gpu) -> Result<Setup> {
     let (w, h) = crate::cases::FULL_HD;
-    let (target, report) = DisplayTarget::new(&gpu.ctx, Layout::packed(w, h, Format::Rgba8)?, None)
-        .with_context(|| format!("DisplayTarget::new({w}x{h}, RGBA8, auto)"))?;
+    let (target, report) =
+        DisplayTarget::new(&gpu.ctx, Layout::packed((w, h), Format::Rgba8)?, None)
+            .with_context(|| format!("DisplayTarget::new({w}x{h}, RGBA8, auto)"))?;
     drop(target);
     let display = report.to_string();
     eprintln!("interop: present: {display}");
@@ -247,7 +248,7 @@ struct Rig {
 /// A target of `size` in `mode`, forced.
 fn target(gpu: &Gpu, (w, h): (u32, u32), mode: Mode) -> Result<DisplayTarget> {
     let (target, _) =
-        DisplayTarget::new(&gpu.ctx, Layout::packed(w, h, Format::Rgba8)?, Some(mode))
+        DisplayTarget::new(&gpu.ctx, Layout::packed((w, h), Format::Rgba8)?, Some(mode))
             .with_context(|| format!("DisplayTarget::new({w}x{h}, RGBA8, {mode})"))?;
     Ok(target)
 }

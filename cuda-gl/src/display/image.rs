@@ -60,12 +60,12 @@ pub struct Layout {
 }
 
 impl Layout {
-    /// `width` x `height` pixels of `format` whose rows start `pitch` bytes apart.
+    /// `(width, height)` pixels of `format` whose rows start `pitch` bytes apart.
     ///
     /// # Errors
     /// [`UsageError::PitchedSource`] when `pitch` is smaller than a row
     /// (`width * format.bytes_per_pixel()`) or the image's bytes do not fit in a `usize`.
-    pub fn new(width: u32, height: u32, pitch: usize, format: Format) -> Result<Layout> {
+    pub fn new((width, height): (u32, u32), pitch: usize, format: Format) -> Result<Layout> {
         let layout = Layout {
             width,
             height,
@@ -78,17 +78,17 @@ impl Layout {
         }
     }
 
-    /// `width` x `height` pixels of `format`, rows tightly packed (the pitch is a row).
+    /// `(width, height)` pixels of `format`, rows tightly packed (the pitch is a row).
     ///
     /// # Errors
     /// [`UsageError::PitchedSource`] when the image's bytes do not fit in a `usize`.
-    pub fn packed(width: u32, height: u32, format: Format) -> Result<Layout> {
-        Layout::new(
-            width,
-            height,
-            width as usize * format.bytes_per_pixel(),
-            format,
-        )
+    pub fn packed(size: (u32, u32), format: Format) -> Result<Layout> {
+        Layout::new(size, size.0 as usize * format.bytes_per_pixel(), format)
+    }
+
+    /// Width and height in pixels.
+    pub fn size(self) -> (u32, u32) {
+        (self.width, self.height)
     }
 
     /// Width in pixels.
@@ -124,7 +124,7 @@ impl Layout {
 
     /// The same size, in `format`, tightly packed: what a target shows this image as.
     pub(crate) fn packed_as(self, format: Format) -> Result<Layout> {
-        Layout::packed(self.width, self.height, format)
+        Layout::packed(self.size(), format)
     }
 
     /// Refuses memory of `given` bytes, `what`, too small for the image.
@@ -194,11 +194,11 @@ mod tests {
 
     #[test]
     fn layouts_are_checked_once() -> Result<()> {
-        let layout = |pitch| Layout::new(3, 2, pitch, Format::Rgba8);
+        let layout = |pitch| Layout::new((3, 2), pitch, Format::Rgba8);
         assert_eq!(layout(12)?.bytes(), 24);
         assert_eq!(layout(16)?.bytes(), 28);
         assert!(layout(16)?.check_fits("b", 28).is_ok());
-        assert_eq!(Layout::packed(3, 2, Format::Rgba8)?.pitch(), 12);
+        assert_eq!(Layout::packed((3, 2), Format::Rgba8)?.pitch(), 12);
         let refused =
             |e: Option<Error>| matches!(e, Some(Error::Usage(UsageError::PitchedSource { .. })));
         assert!(refused(layout(8).err()));

@@ -42,7 +42,7 @@
 //! // A GL context is current (a window's, or a HeadlessContext); CUDA on the GPU of your choice.
 //! let ctx = Context::new(&Device::get(0)?)?;
 //! let stream = Stream::new(&ctx, StreamFlags::NonBlocking)?;
-//! let layout = Layout::packed(1280, 720, Format::Rgba8)?;
+//! let layout = Layout::packed((1280, 720), Format::Rgba8)?;
 //! let (mut target, report) = DisplayTarget::new(&ctx, layout, None)?;
 //! println!("{report}"); // e.g. "display: interop; GL: NVIDIA ...; CUDA: ..."
 //! for _ in 0..3 {

@@ -133,8 +133,7 @@ impl DisplayTarget {
 
     /// Width and height in pixels.
     pub fn size(&self) -> (u32, u32) {
-        let layout = self.screen.layout();
-        (layout.width(), layout.height())
+        self.screen.layout().size()
     }
 
     /// The pixel format.
@@ -201,15 +200,14 @@ impl DisplayTarget {
     /// As [`new`](Self::new) in the target's mode; the driver's error from unregistering the
     /// old texture (the target has the new size then).
     pub fn resize(&mut self, width: u32, height: u32) -> Result<()> {
-        self.reconfigure(width, height, self.format())
+        self.reconfigure(Layout::packed((width, height), self.format())?)
     }
 
-    /// [`resize`](Self::resize) to `format` too.
-    fn reconfigure(&mut self, width: u32, height: u32, format: Format) -> Result<()> {
-        if (width, height, format) == (self.size().0, self.size().1, self.format()) {
+    /// [`resize`](Self::resize) to `layout`'s format too (tightly packed).
+    fn reconfigure(&mut self, layout: Layout) -> Result<()> {
+        if layout == self.screen.layout() {
             return Ok(());
         }
-        let layout = Layout::packed(width, height, format)?;
         let mut next = DisplayTarget::build(&self.ctx, self.screen.owner(), layout, self.mode())?;
         // The colour map is the target's, whatever its size.
         next.color_map = self.color_map.take();
@@ -370,7 +368,7 @@ impl DisplayTarget {
         stream: CheckedStream<'_, S>,
         fill: impl FnOnce(&DeviceImage<'_>) -> Result<()>,
     ) -> Result<()> {
-        self.reconfigure(layout.width(), layout.height(), layout.format())?;
+        self.reconfigure(layout)?;
         let frame = self.begin(stream)?;
         frame.pixels().and_then(|dst| fill(&dst))?;
         frame.present()?;
@@ -396,9 +394,9 @@ impl DisplayTarget {
     /// let stream = Stream::new(&ctx, StreamFlags::NonBlocking)?;
     /// let field = DeviceBuffer::from_slice(&ctx, &vec![273.0f32; 1000 * 700])?;
     /// let (mut target, _) =
-    ///     DisplayTarget::new(&ctx, Layout::packed(1000, 700, Format::Rgba8)?, None)?;
+    ///     DisplayTarget::new(&ctx, Layout::packed((1000, 700), Format::Rgba8)?, None)?;
     /// target.set_color_map(Some(ColorMap::new(Palette::Viridis, 250.0, 320.0)?))?;
-    /// target.show(&field, Layout::packed(1000, 700, Format::R32F)?, &stream)?;
+    /// target.show(&field, Layout::packed((1000, 700), Format::R32F)?, &stream)?;
     /// // ... draw target.texture(); a legend: ColorMap::color_of(kelvin) ...
     /// # Ok(())
     /// # }

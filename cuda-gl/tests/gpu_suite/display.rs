@@ -47,7 +47,7 @@ fn frames_equal_the_cpus_in_every_mode_at_odd_sizes_and_1080p() {
         for (w, h) in [(1001, 333), (77, 1201), (1920, 1080)] {
             let (mut target, report) = DisplayTarget::new(
                 &g.ctx,
-                Layout::packed(w, h, Format::Rgba8).unwrap(),
+                Layout::packed((w, h), Format::Rgba8).unwrap(),
                 Some(mode),
             )
             .unwrap();
@@ -87,7 +87,7 @@ fn surface_frames_equal_the_cpus_in_every_mode() {
         for (w, h) in [(1001, 333), (1920, 1080)] {
             let (mut target, _) = DisplayTarget::new(
                 &g.ctx,
-                Layout::packed(w, h, Format::Rgba8).unwrap(),
+                Layout::packed((w, h), Format::Rgba8).unwrap(),
                 Some(mode),
             )
             .unwrap();
@@ -107,8 +107,12 @@ fn surface_frames_equal_the_cpus_in_every_mode() {
 #[test]
 fn auto_picks_interop_on_nvidia_gl_and_reports_it() {
     let Some(g) = gpu() else { return };
-    let (target, report) =
-        DisplayTarget::new(&g.ctx, Layout::packed(64, 32, Format::Rgba8).unwrap(), None).unwrap();
+    let (target, report) = DisplayTarget::new(
+        &g.ctx,
+        Layout::packed((64, 32), Format::Rgba8).unwrap(),
+        None,
+    )
+    .unwrap();
     let line = report.to_string();
     eprintln!("{line}");
     assert_eq!(target.mode(), Mode::Interop, "{line}");
@@ -130,7 +134,7 @@ fn a_staged_frame_shows_what_was_presented() {
     let (w, h) = (2000, 1001);
     let (mut target, _) = DisplayTarget::new(
         &g.ctx,
-        Layout::packed(w, h, Format::Rgba8).unwrap(),
+        Layout::packed((w, h), Format::Rgba8).unwrap(),
         Some(Mode::Staged),
     )
     .unwrap();
@@ -161,7 +165,7 @@ fn show_and_read<T: cuda_gl::DeviceCopy>(
 ) -> Vec<u32> {
     let src = DeviceBuffer::from_slice(&g.ctx, data).unwrap();
     target
-        .show(&src, Layout::new(w, h, pitch, format).unwrap(), &g.stream)
+        .show(&src, Layout::new((w, h), pitch, format).unwrap(), &g.stream)
         .unwrap();
     assert_eq!((target.size(), target.format()), ((w, h), format));
     read_texture_rgba8(target.texture().0, w as usize, h as usize, 0)
@@ -195,7 +199,7 @@ fn staged_frames_of_every_format_in_bands() {
     let Some(g) = gpu() else { return };
     let (mut target, _) = DisplayTarget::new(
         &g.ctx,
-        Layout::packed(8, 8, Format::Rgba8).unwrap(),
+        Layout::packed((8, 8), Format::Rgba8).unwrap(),
         Some(Mode::Staged),
     )
     .unwrap();
@@ -238,7 +242,7 @@ fn show_displays_device_memory_of_every_format() {
     for mode in MODES {
         let (mut target, _) = DisplayTarget::new(
             &g.ctx,
-            Layout::packed(8, 8, Format::Rgba8).unwrap(),
+            Layout::packed((8, 8), Format::Rgba8).unwrap(),
             Some(mode),
         )
         .unwrap();
@@ -305,7 +309,7 @@ fn resizes_leak_nothing_and_the_next_frame_is_right() {
     for mode in MODES.into_iter().filter(|&m| picked(m)) {
         let (mut target, _) = DisplayTarget::new(
             &g.ctx,
-            Layout::packed(64, 64, Format::Rgba8).unwrap(),
+            Layout::packed((64, 64), Format::Rgba8).unwrap(),
             Some(mode),
         )
         .unwrap();
@@ -380,13 +384,17 @@ fn resizes_leak_nothing_and_the_next_frame_is_right() {
 fn bad_input_is_a_typed_error() {
     let Some(g) = gpu() else { return };
     for (w, h) in [(0, 16), (16, 0), (1 << 20, 16)] {
-        match DisplayTarget::new(&g.ctx, Layout::packed(w, h, Format::Rgba8).unwrap(), None) {
+        match DisplayTarget::new(&g.ctx, Layout::packed((w, h), Format::Rgba8).unwrap(), None) {
             Err(Error::Usage(UsageError::TargetSize { .. })) => {}
             other => panic!("{w}x{h}: {:?}", other.map(|(_, r)| r)),
         }
     }
-    let (mut target, _) =
-        DisplayTarget::new(&g.ctx, Layout::packed(16, 16, Format::Rgba8).unwrap(), None).unwrap();
+    let (mut target, _) = DisplayTarget::new(
+        &g.ctx,
+        Layout::packed((16, 16), Format::Rgba8).unwrap(),
+        None,
+    )
+    .unwrap();
     assert!(matches!(
         target.resize(0, 5),
         Err(Error::Usage(UsageError::TargetSize { .. }))
@@ -399,7 +407,7 @@ fn bad_input_is_a_typed_error() {
     let small = DeviceBuffer::<u8>::zeroed(&g.ctx, 100).unwrap();
     for (pitch, what) in [(20, "a pitch below a row"), (40, "too few bytes")] {
         // A pitch below a row is refused by the layout, too few bytes by the show.
-        let shown = Layout::new(10, 4, pitch, Format::Rgba8)
+        let shown = Layout::new((10, 4), pitch, Format::Rgba8)
             .and_then(|layout| target.show(&small, layout, &g.stream));
         match shown {
             Err(Error::Usage(UsageError::PitchedSource { .. })) => {}
@@ -432,7 +440,7 @@ fn a_leaked_surface_frame_is_undone_by_the_next_frame() {
     let Some(g) = gpu() else { return };
     let (mut target, _) = DisplayTarget::new(
         &g.ctx,
-        Layout::packed(40, 24, Format::Rgba8).unwrap(),
+        Layout::packed((40, 24), Format::Rgba8).unwrap(),
         Some(Mode::Interop),
     )
     .unwrap();
@@ -451,8 +459,12 @@ fn a_leaked_surface_frame_is_undone_by_the_next_frame() {
 fn a_destroyed_gl_context_is_refused_not_crashed() {
     let Some(g) = gpu() else { return };
     let own = cuda_gl::egl::HeadlessContext::for_cuda_device(&g.device).unwrap();
-    let (mut target, _) =
-        DisplayTarget::new(&g.ctx, Layout::packed(32, 32, Format::Rgba8).unwrap(), None).unwrap();
+    let (mut target, _) = DisplayTarget::new(
+        &g.ctx,
+        Layout::packed((32, 32), Format::Rgba8).unwrap(),
+        None,
+    )
+    .unwrap();
     drop(own);
     g.gl.make_current().unwrap();
     // Interop maps the texture when the frame asks for its surface: refused there.

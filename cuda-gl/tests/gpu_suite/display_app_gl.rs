@@ -20,7 +20,7 @@ fn a_texture_the_application_deleted_is_an_error_not_a_crash() {
     for mode in [Mode::Staged, Mode::Stream] {
         let (mut target, _) = DisplayTarget::new(
             &g.ctx,
-            Layout::packed(64, 64, Format::Rgba8).unwrap(),
+            Layout::packed((64, 64), Format::Rgba8).unwrap(),
             Some(mode),
         )
         .unwrap();
@@ -136,7 +136,7 @@ fn present_with_a_band_buffer_deleted(g: &Gpu, deleted: usize) {
     let (w, h) = (1001, 333);
     let (mut target, _) = DisplayTarget::new(
         &g.ctx,
-        Layout::packed(w as u32, h as u32, Format::Rgba8).unwrap(),
+        Layout::packed((w as u32, h as u32), Format::Rgba8).unwrap(),
         Some(Mode::Staged),
     )
     .unwrap();

@@ -21,7 +21,7 @@ fn show_and_check<T: cuda_gl::DeviceCopy>(
 ) {
     let src = DeviceBuffer::from_slice(&g.ctx, data).unwrap();
     target
-        .show(&src, Layout::new(w, h, pitch, format).unwrap(), &g.stream)
+        .show(&src, Layout::new((w, h), pitch, format).unwrap(), &g.stream)
         .unwrap();
     assert_eq!(
         (target.size(), target.format()),
@@ -56,7 +56,7 @@ fn one_channel_images_are_shown_through_the_colour_map_in_every_mode() {
     for mode in [Mode::Interop, Mode::Staged, Mode::Stream] {
         let (mut target, _) = DisplayTarget::new(
             &g.ctx,
-            Layout::packed(8, 8, Format::Rgba8).unwrap(),
+            Layout::packed((8, 8), Format::Rgba8).unwrap(),
             Some(mode),
         )
         .unwrap();
@@ -148,7 +148,7 @@ fn one_channel_images_are_shown_through_the_colour_map_in_every_mode() {
         target
             .show(
                 &src,
-                Layout::new(w, h, pitch, Format::R8).unwrap(),
+                Layout::new((w, h), pitch, Format::R8).unwrap(),
                 &g.stream,
             )
             .unwrap();

@@ -74,7 +74,7 @@ fn a_texture_name_the_application_reused_is_neither_written_nor_deleted() {
     for mode in [Mode::Interop, Mode::Staged, Mode::Stream] {
         let (mut target, _) = DisplayTarget::new(
             &g.ctx,
-            Layout::packed(w as u32, h as u32, Format::Rgba8).unwrap(),
+            Layout::packed((w as u32, h as u32), Format::Rgba8).unwrap(),
             Some(mode),
         )
         .unwrap();
@@ -153,7 +153,7 @@ fn a_band_buffer_name_the_application_reused_is_neither_written_nor_deleted() {
     }
     let (mut target, _) = DisplayTarget::new(
         &g.ctx,
-        Layout::packed(1001, 333, Format::Rgba8).unwrap(),
+        Layout::packed((1001, 333), Format::Rgba8).unwrap(),
         Some(Mode::Staged),
     )
     .unwrap();

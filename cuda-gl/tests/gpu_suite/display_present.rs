@@ -43,7 +43,7 @@ fn a_dropped_frame_leaves_the_texture_unchanged() {
     let fill_surface = g.kernels.function("surface_fill_rgba8").unwrap();
     let (w, h) = (301u32, 97u32);
     for mode in MODES {
-        let layout = Layout::packed(w, h, Format::Rgba8).unwrap();
+        let layout = Layout::packed((w, h), Format::Rgba8).unwrap();
         let (mut target, _) = DisplayTarget::new(&g.ctx, layout, Some(mode)).unwrap();
         present_pixels(&g, &mut target, 31);
         let before = texels(&target);
@@ -99,7 +99,7 @@ fn a_show_is_seen_by_the_next_gl_command() {
     let fill = g.kernels.function("ext_fill_u32_slow").unwrap();
     let (w, h) = (640u32, 480u32);
     let words = (w * h) as usize;
-    let layout = Layout::packed(w, h, Format::Rgba8).unwrap();
+    let layout = Layout::packed((w, h), Format::Rgba8).unwrap();
     for mode in MODES {
         let (mut target, _) = DisplayTarget::new(&g.ctx, layout, Some(mode)).unwrap();
         let src = DeviceBuffer::<u32>::zeroed(&g.ctx, words).unwrap();

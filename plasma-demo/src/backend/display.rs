@@ -187,7 +187,7 @@ impl DisplayBackend {
                 .with_context(|| format!("resizing the display target to {size}"));
         }
         let mode = self.requested.map_or("auto", Mode::name);
-        let layout = Layout::packed(size.width, size.height, Format::Rgba8)?;
+        let layout = Layout::packed((size.width, size.height), Format::Rgba8)?;
         let made = DisplayTarget::new(&self.ctx, layout, self.requested);
         let (target, report) = match made {
             Ok(made) => made,
