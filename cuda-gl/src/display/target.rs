@@ -281,6 +281,35 @@ impl DisplayTarget {
         unsafe { self.show_checked(src, stream) }
     }
 
+    /// [`show`](Self::show) for cudarc device memory: a `CudaSlice`, a `CudaView`, or a mapped
+    /// view, holding an image of `layout`; the copy is queued in `stream`'s order, after
+    /// cudarc's own writes of `src`, and (with cudarc's event tracking on, its default)
+    /// cudarc's later writes or frees of `src` wait for it. What is ordered after what: as
+    /// [`show`](Self::show).
+    ///
+    /// # Errors
+    /// [`UsageError::WrongCudaContext`] when `stream` is not of the target's context or `src`
+    /// is not of `stream`'s cudarc context (the same `Arc<CudaContext>`: two `CudaContext`s of
+    /// one device track their streams apart); otherwise as `show`.
+    #[cfg(feature = "cudarc")]
+    pub fn show_cudarc<T, Src: crate::cudarc_interop::CudarcSource<T>>(
+        &mut self,
+        src: &Src,
+        layout: Layout,
+        stream: &Arc<cudarc::driver::CudaStream>,
+    ) -> Result<()> {
+        // Checked before cudarc is asked for anything: its read queues a wait on `stream`.
+        let checked = self.check_stream(stream)?;
+        let read = crate::cudarc_interop::CudarcRead::new(src, stream, "the display target")?;
+        let image = DeviceImage::new(read.ptr, layout);
+        // SAFETY: (1) `src` holds `read.bytes` bytes of device memory of the target's context
+        // (`CudarcSource`; of `stream`'s context, checked), which cudarc neither frees nor
+        // writes before the read event that `done` records after the copy.
+        let shown = unsafe { self.show_given(image, read.bytes, checked) };
+        read.done(&self.ctx)?;
+        shown
+    }
+
     /// [`show_raw`](Self::show_raw) of memory known to hold `given` bytes, which the image
     /// must fit in, on a stream checked already.
     ///
