@@ -59,11 +59,7 @@ impl Label {
     fn next(fns: &GlFns) -> Label {
         let usable =
             label::has_labels(fns) && fns.object_label.is_some() && fns.get_object_label.is_some();
-        Label(usable.then(|| {
-            let n = NEXT_LABEL.fetch_add(1, Ordering::Relaxed);
-            // At most 16 + 12 + 1 + 16 = 45 bytes: `label::is_labelled` reads 47.
-            format!("cuda-gl display {:012x}-{n:x}", nonce() & 0xffff_ffff_ffff)
-        }))
+        Label(usable.then(|| label_text(NEXT_LABEL.fetch_add(1, Ordering::Relaxed))))
     }
 
     /// Labels `name` (0: none), an object of the target just made, with the label.
@@ -103,6 +99,12 @@ impl Label {
         };
         Err(UsageError::DisplayObjectReplaced { object, name }.into())
     }
+}
+
+/// The label of target `n`: at most 16 + 12 + 1 + 16 = 45 bytes (`label::is_labelled` reads
+/// back 47).
+fn label_text(n: u64) -> String {
+    format!("cuda-gl display {:012x}-{n:x}", nonce() & 0xffff_ffff_ffff)
 }
 
 /// This process's random number, the same for every label: std's `RandomState` (seeded from
@@ -553,5 +555,23 @@ impl UnpackState {
             }
             (fns.bind_texture)(gl::TEXTURE_2D, self.texture.max(0) as u32);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_fit_and_carry_the_process_number() {
+        let (first, last) = (label_text(1), label_text(u64::MAX));
+        assert!(last.len() <= 47, "{last}");
+        let number = format!("{:012x}", nonce() & 0xffff_ffff_ffff);
+        assert!(
+            first.contains(&number) && last.contains(&number),
+            "{first}, {last}"
+        );
+        assert_ne!(first, label_text(2));
+        assert_eq!(nonce(), nonce(), "one number per process");
     }
 }
