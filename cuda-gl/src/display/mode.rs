@@ -310,7 +310,13 @@ impl<S: AsStream> Frame<'_, S> {
     /// each band once its copy has finished (the present waits on the CPU for this frame's
     /// kernel and copies; the texture holds the frame when it returns); in
     /// [`Mode::Stream`](super::Mode::Stream), copied into the next slot, and the finished slots
-    /// uploaded.
+    /// uploaded (the texture lags until [`flush`](super::DisplayTarget::flush)).
+    ///
+    /// In interop and staged mode the GL commands issued in the target's GL context after the
+    /// present returns see the frame on the texture. In interop mode the CPU has not waited
+    /// for the frame's kernel: the unmap on the frame's stream orders the CUDA work queued on
+    /// it before ahead of the graphics work issued after it (`cuGraphicsUnmapResources`' own
+    /// guarantee), the upload from the pixel buffer and the application's draws among it.
     ///
     /// # Errors
     /// Interop: the errors of the unmaps and of the upload. Staged: of the copy out and the
