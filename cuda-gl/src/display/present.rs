@@ -97,9 +97,13 @@ struct Order {
     /// next frame's stream joins that stream first, so that its kernel does not overwrite what
     /// the copy still reads.
     copied: bool,
-    /// A frame was begun and not presented: its kernel may still write the array with no copy
-    /// after it that a drop waits for.
+    /// A frame was begun and not presented (yet): its kernel may still write the canvas with
+    /// no copy after it that a drop waits for.
     open: bool,
+    /// A frame ended unpresented (dropped, forgotten, or its present failed before its copy),
+    /// so a kernel may still write the canvas whatever the later frames did (a later present
+    /// on another stream is not ordered after it): for good, the drop waits for the context.
+    abandoned: bool,
 }
 
 /// The pixels (tightly packed) and the array of one frame of a copying mode's texture. The
@@ -149,6 +153,8 @@ impl Canvas {
                 )
             }?;
         }
+        // Frames borrow the canvas one at a time: the last one has ended.
+        self.order.abandoned |= self.order.open;
         self.order.open = true;
         Ok(CanvasFrame {
             pixels: &self.pixels,
@@ -161,12 +167,12 @@ impl Canvas {
 
 impl Drop for Canvas {
     fn drop(&mut self) {
-        // A frame was begun and not presented (dropped, or its present failed before its
-        // copy): its kernel may still write the array, which neither cuSurfObjectDestroy nor
-        // cuArrayDestroy waits for. The whole context is waited for; when that fails the array
-        // is leaked instead. (The copies out of it were waited for by the mode's buffers,
+        // A frame ended or stands unpresented (dropped, forgotten, or its present failed before
+        // its copy): its kernel may still write the array, which neither cuSurfObjectDestroy
+        // nor cuArrayDestroy waits for. The whole context is waited for; when that fails the
+        // array is leaked instead. (The copies out of it were waited for by the mode's buffers,
         // dropped before.)
-        if self.order.open {
+        if self.order.open || self.order.abandoned {
             let idle = self
                 .ctx
                 .bind()
