@@ -37,7 +37,7 @@ mod glow_kit;
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use common::{Mismatch, Outcome, Unavailable, screenshot};
-use cuda_gl::display::{DisplayTarget, Format};
+use cuda_gl::display::{DisplayTarget, Format, Layout};
 use cuda_gl::egl::{HeadlessContext, Offscreen};
 use cuda_gl::{Context, Device, Function, LaunchConfig, Module, Stream, StreamFlags};
 
@@ -162,7 +162,8 @@ impl Frames {
     /// A display target of `width` x `height` in the GL context current on this thread (which
     /// `gl` is loaded from), in the mode `auto` picks; prints its report.
     fn new(ctx: &Arc<Context>, gl: &glow::Context, (width, height): (u32, u32)) -> Result<Frames> {
-        let (target, report) = DisplayTarget::new(ctx, width, height, Format::Rgba8, None)?;
+        let (target, report) =
+            DisplayTarget::new(ctx, Layout::packed((width, height), Format::Rgba8)?, None)?;
         println!("{report}");
         Ok(Frames {
             target,
@@ -251,7 +252,7 @@ impl Frames {
 
     /// The target's texture, as glow names it.
     fn texture(&self) -> Result<glow::NativeTexture> {
-        NonZeroU32::new(self.target.texture())
+        NonZeroU32::new(self.target.texture().0)
             .map(glow::NativeTexture)
             .context("the display target has no texture")
     }

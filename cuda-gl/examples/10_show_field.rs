@@ -20,7 +20,7 @@ mod common;
 
 use anyhow::{Result, anyhow, bail};
 use common::{Outcome, Unavailable};
-use cuda_gl::display::{ColorMap, DisplayTarget, Format, Mode, Palette};
+use cuda_gl::display::{ColorMap, DisplayTarget, Format, Layout, Mode, Palette};
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::{Context, Device, DeviceBuffer, Stream, StreamFlags};
 use std::process::ExitCode;
@@ -66,7 +66,8 @@ fn run(args: &common::Args) -> Result<Outcome> {
 
     // The whole of "show this array": a target (in the fastest mode that works here), a colour
     // map, one call.
-    let (mut target, report) = DisplayTarget::new(&ctx, w, h, Format::Rgba8, None)?;
+    let (mut target, report) =
+        DisplayTarget::new(&ctx, Layout::packed((w, h), Format::Rgba8)?, None)?;
     println!("{report}");
     let require_mesa = std::env::var("CUDA_GL_REQUIRE_MESA").is_ok_and(|v| v == "1");
     if require_mesa && (report.mode != Mode::Staged || !report.gl_vendor.contains("Mesa")) {
@@ -74,12 +75,16 @@ fn run(args: &common::Args) -> Result<Outcome> {
     }
     let viridis = ColorMap::new(Palette::Viridis, -1.0, 1.0)?;
     target.set_color_map(Some(viridis))?;
-    target.show(&device_field, w, h, w as usize * 4, Format::R32F, &stream)?;
-    // ... a program of your own draws target.texture() here ...
+    target.show(
+        &device_field,
+        Layout::new((w, h), w as usize * 4, Format::R32F)?,
+        &stream,
+    )?;
+    // ... a program of your own draws target.texture().0 here ...
 
     // glGetTexImage: the texture is RGBA8 (a grey one-channel target would read back as
     // (v, 0, 0, 1): its grey is the sampler's swizzle).
-    let image: Vec<u8> = gl_kit::readback::texture(gl::TEXTURE_2D, target.texture(), 0)?;
+    let image: Vec<u8> = gl_kit::readback::texture(gl::TEXTURE_2D, target.texture().0, 0)?;
     if image.len() != field.len() * 4 {
         bail!("read back {} bytes, not {}x{} RGBA8", image.len(), w, h);
     }

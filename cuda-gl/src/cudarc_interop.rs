@@ -41,6 +41,7 @@ mod array_copy;
 mod display;
 mod memory;
 
+pub(crate) use display::CudarcRead;
 pub use memory::{CudarcDest, CudarcSource};
 use std::marker::PhantomData;
 use std::sync::Arc;

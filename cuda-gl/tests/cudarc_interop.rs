@@ -501,17 +501,26 @@ fn a_cudarc_kernel_writes_a_mapped_texture_through_a_surface() {
 /// texture then holds its texels, and a slice of another size resizes the target.
 #[test]
 fn a_cudarc_slice_shows_on_a_display_target() {
-    use cuda_gl::display::{DisplayTarget, Format, Mode};
+    use cuda_gl::display::{DisplayTarget, Format, Layout, Mode};
     let Some(r) = rig() else { return };
     for mode in [Mode::Interop, Mode::Staged] {
-        let (mut target, _) = DisplayTarget::new(&r.ctx, 8, 8, Format::Rgba8, Some(mode)).unwrap();
+        let (mut target, _) = DisplayTarget::new(
+            &r.ctx,
+            Layout::packed((8, 8), Format::Rgba8).unwrap(),
+            Some(mode),
+        )
+        .unwrap();
         for (w, h, seed) in [(33u32, 17u32, 4u32), (64, 9, 5)] {
             let words = pattern_words((w * h) as usize, seed);
             let slice = r.stream.clone_htod(&words).unwrap();
             target
-                .show_cudarc(&slice, w, h, w as usize * 4, Format::Rgba8, &r.stream)
+                .show_cudarc(
+                    &slice,
+                    Layout::new((w, h), w as usize * 4, Format::Rgba8).unwrap(),
+                    &r.stream,
+                )
                 .unwrap();
-            let texels = gpu::read_texture_rgba8(target.texture(), w as usize, h as usize, 0);
+            let texels = gpu::read_texture_rgba8(target.texture().0, w as usize, h as usize, 0);
             assert_eq!(texels, words, "{mode} {w}x{h}");
         }
         drop(target);

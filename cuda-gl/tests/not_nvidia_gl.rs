@@ -104,18 +104,19 @@ fn mesa_gl_next_to_cuda_is_not_nvidia_gl() {
 /// CPU's at odd sizes and at 1080p, right after their present (uploaded band by band: 1080p
 /// in 8 bands, 1001x2333 in 9, the last shorter).
 fn display_target_is_staged(ctx: &std::sync::Arc<Context>) {
-    use cuda_gl::display::{DisplayTarget, Format, Mode};
+    use cuda_gl::display::{DisplayTarget, Format, Layout, Mode};
     let stream = cuda_gl::Stream::new(ctx, cuda_gl::StreamFlags::NonBlocking).unwrap();
     let kernels = cuda_gl::Module::from_ptx(ctx, gpu::TEST_PTX).unwrap();
     let fill = kernels.function("fill_u32").unwrap();
     let fill_surface = kernels.function("surface_fill_rgba8").unwrap();
     for (w, h) in [(1001u32, 333u32), (77, 1201), (1920, 1080), (1001, 2333)] {
-        let (mut target, report) = DisplayTarget::new(ctx, w, h, Format::Rgba8, None).unwrap();
+        let (mut target, report) =
+            DisplayTarget::new(ctx, Layout::packed((w, h), Format::Rgba8).unwrap(), None).unwrap();
         let line = report.to_string();
         eprintln!("{line}");
         assert_eq!(target.mode(), Mode::Staged, "{line}");
         assert!(
-            line.contains("interop refused: unsupported_setup") && line.contains("fix: "),
+            line.contains("interop refused: not_nvidia_gl") && line.contains("fix: "),
             "{line}"
         );
         let words = w as usize * h as usize;
@@ -124,7 +125,7 @@ fn display_target_is_staged(ctx: &std::sync::Arc<Context>) {
         for seed in [77u32, 78] {
             let frame = target.frame(&stream).unwrap();
             if seed == 77 {
-                let ptr = frame.pixels().unwrap().ptr;
+                let ptr = frame.pixels().unwrap().ptr();
                 // SAFETY: the pixels hold `words` RGBA8 texels of this context, written on the
                 // frame's stream before its present.
                 unsafe { gpu::launch_words(&fill, &stream, ptr, words, seed) }.unwrap();
@@ -145,7 +146,7 @@ fn display_target_is_staged(ctx: &std::sync::Arc<Context>) {
             }
             // No flush: the present has uploaded every band.
             frame.present().unwrap();
-            let texels = gpu::read_texture_rgba8(target.texture(), w as usize, h as usize, 0);
+            let texels = gpu::read_texture_rgba8(target.texture().0, w as usize, h as usize, 0);
             let wrong = (0..words)
                 .filter(|&i| texels[i] != gpu::pattern(i as u32, seed))
                 .count();

@@ -29,7 +29,7 @@ use crate::glres::{self, Buffer, Texture};
 use crate::gpu::Gpu;
 use crate::measure::{Case, Plan, Variant, interleaved};
 use anyhow::{Context as _, Result, ensure};
-use cuda_gl::display::{DisplayTarget, Format, Mode, Pixels};
+use cuda_gl::display::{DeviceImage, DisplayTarget, Format, Layout, Mode};
 use cuda_gl::{DeviceBuffer, PinnedBuffer, Stream, sys};
 use raw::{Bands, DoubleBuffer, RawArray, Through};
 use serde::Serialize;
@@ -190,8 +190,9 @@ fn one_line(error: &impl std::fmt::Display) -> String {
 /// report line, and keeps what it says: whether interop was refused, and the GL's vendor.
 pub fn probe(gpu: &Gpu) -> Result<Setup> {
     let (w, h) = crate::cases::FULL_HD;
-    let (target, report) = DisplayTarget::new(&gpu.ctx, w, h, Format::Rgba8, None)
-        .with_context(|| format!("DisplayTarget::new({w}x{h}, RGBA8, auto)"))?;
+    let (target, report) =
+        DisplayTarget::new(&gpu.ctx, Layout::packed((w, h), Format::Rgba8)?, None)
+            .with_context(|| format!("DisplayTarget::new({w}x{h}, RGBA8, auto)"))?;
     drop(target);
     let display = report.to_string();
     eprintln!("interop: present: {display}");
@@ -246,21 +247,23 @@ struct Rig {
 
 /// A target of `size` in `mode`, forced.
 fn target(gpu: &Gpu, (w, h): (u32, u32), mode: Mode) -> Result<DisplayTarget> {
-    let (target, _) = DisplayTarget::new(&gpu.ctx, w, h, Format::Rgba8, Some(mode))
-        .with_context(|| format!("DisplayTarget::new({w}x{h}, RGBA8, {mode})"))?;
+    let (target, _) =
+        DisplayTarget::new(&gpu.ctx, Layout::packed((w, h), Format::Rgba8)?, Some(mode))
+            .with_context(|| format!("DisplayTarget::new({w}x{h}, RGBA8, {mode})"))?;
     Ok(target)
 }
 
 /// Queues the plasma kernel writing a frame at time `t` into a frame's `pixels` (RGBA8, rows
 /// tightly packed) on the bench stream, the frame's.
-fn write_pixels(gpu: &Gpu, pixels: Pixels<'_>, t: f32) -> Result<()> {
-    let (w, h) = (pixels.width, pixels.height);
+fn write_pixels(gpu: &Gpu, pixels: DeviceImage<'_>, t: f32) -> Result<()> {
+    let layout = pixels.layout();
+    let (w, h) = (layout.width(), layout.height());
     ensure!(
-        pixels.format == Format::Rgba8 && pixels.pitch == w as usize * 4,
+        layout.format() == Format::Rgba8 && layout.pitch() == w as usize * 4,
         "a frame's pixels are not tightly packed RGBA8 (pitch {})",
-        pixels.pitch
+        layout.pitch()
     );
-    gpu.plasma_into(pixels.ptr, pixels.pitch * h as usize, (w, h), t)
+    gpu.plasma_into(pixels.ptr(), layout.pitch() * h as usize, (w, h), t)
 }
 
 /// The next frame of `target`: the plasma kernel draws it through the frame's surface, or
@@ -281,7 +284,7 @@ fn draw_frame(
         gpu.plasma_into_surface(frame.surface()?, size, *t)?;
     }
     frame.present()?;
-    Ok(target.texture())
+    Ok(target.texture().0)
 }
 
 /// [`draw_frame`] on the rig's interop target.
@@ -397,7 +400,7 @@ pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Resul
             |rig: &mut Rig| {
                 let frame = rig.staged.frame(stream)?;
                 frame.present()?;
-                rig.floor.gl_use(rig.staged.texture());
+                rig.floor.gl_use(rig.staged.texture().0);
                 Ok(())
             },
         ),

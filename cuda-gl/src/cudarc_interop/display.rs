@@ -1,57 +1,57 @@
-//! cudarc memory on a display target:
-//! [`DisplayTarget::show_cudarc`](crate::display::DisplayTarget::show_cudarc).
+//! cudarc memory as a display target's show reads it
+//! ([`DisplayTarget::show_cudarc`](crate::display::DisplayTarget::show_cudarc)): its address and
+//! size, with cudarc's read recorded once the copy is queued. Only the conversion: the show is
+//! the display target's.
 
 use super::memory::{CudarcSource, checked_bytes, finish_if_captured};
-use crate::error::{Result, UsageError};
-use cudarc::driver::CudaStream;
+use crate::context::Context;
+use crate::error::Result;
+use crate::memory::DevicePtr;
+use cudarc::driver::{CudaStream, SyncOnDrop};
 use std::sync::Arc;
 
-impl crate::display::DisplayTarget {
-    /// [`show`](crate::display::DisplayTarget::show) for cudarc device memory: a `CudaSlice`,
-    /// a `CudaView`, or a mapped view, holding an image of `width` x `height` pixels of
-    /// `format` whose rows start `pitch` bytes apart; the copy is queued in `stream`'s order,
-    /// after cudarc's own writes of `src`, and (with cudarc's event tracking on, its default)
-    /// cudarc's later writes or frees of `src` wait for it.
+/// cudarc memory read on `stream`: its address and size in bytes, and the guard that records
+/// cudarc's read event on the stream when [`done`](Self::done).
+pub(crate) struct CudarcRead<'a> {
+    /// The first byte.
+    pub(crate) ptr: DevicePtr<'a>,
+    /// The memory's bytes.
+    pub(crate) bytes: usize,
+    guard: SyncOnDrop<'a>,
+    stream: &'a CudaStream,
+}
+
+impl<'a> CudarcRead<'a> {
+    /// `src` read on `stream`, which must be of `src`'s cudarc context; `owner` names the
+    /// reader in errors. `stream` waits for cudarc's earlier writes of `src` (cudarc's event
+    /// protocol), so it is asked only once the caller checked `stream` against its own context.
     ///
     /// # Errors
-    /// [`UsageError::WrongCudaContext`] when `stream` is not of the target's context or `src`
-    /// is not of `stream`'s cudarc context (the same `Arc<CudaContext>`: two `CudaContext`s of
-    /// one device track their streams apart); otherwise as `show`.
-    pub fn show_cudarc<T, S: CudarcSource<T>>(
-        &mut self,
-        src: &S,
-        width: u32,
-        height: u32,
-        pitch: usize,
-        format: crate::display::Format,
-        stream: &Arc<CudaStream>,
-    ) -> Result<()> {
-        // Checked before cudarc is asked for anything: `device_ptr` queues a wait.
-        if stream.context().cu_ctx().cast::<std::ffi::c_void>() != self.context().raw().cast() {
-            return Err(UsageError::WrongCudaContext {
-                what: "stream",
-                owner: "the display target".into(),
-            }
-            .into());
-        }
-        let given = checked_bytes(src, stream, "the display target")?;
-        // `read` records cudarc's read event on `stream` when it drops, after the copy was
-        // queued (and `stream` made to wait for it), so cudarc orders its later writes and
-        // frees of `src` after the copy.
-        let (ptr, read) = src.device_ptr(stream);
-        let image = crate::display::Pixels {
-            ptr: crate::memory::DevicePtr::new(ptr),
-            pitch,
-            width,
-            height,
-            format,
-        };
-        // SAFETY: (1) `src` holds `given` bytes of device memory of the target's context
-        // (`CudarcSource`; its context checked above), which cudarc neither frees nor writes
-        // before the read event `read` records after the copy.
-        let shown = unsafe { self.show_sized(image, given, stream) };
-        drop(read);
-        finish_if_captured(self.context(), stream)?;
-        shown
+    /// As `checked_bytes`: [`UsageError::WrongCudaContext`](crate::UsageError::WrongCudaContext)
+    /// for memory of another cudarc context, [`UsageError::TooLarge`](crate::UsageError::TooLarge).
+    pub(crate) fn new<T, S: CudarcSource<T>>(
+        src: &'a S,
+        stream: &'a Arc<CudaStream>,
+        owner: &str,
+    ) -> Result<CudarcRead<'a>> {
+        let bytes = checked_bytes(src, stream, owner)?;
+        let (ptr, guard) = src.device_ptr(stream);
+        Ok(CudarcRead {
+            ptr: DevicePtr::new(ptr),
+            bytes,
+            guard,
+            stream,
+        })
+    }
+
+    /// Records cudarc's read event on the stream, after the copy that reads the memory was
+    /// queued (and the stream made to wait for it), so that cudarc orders its later writes and
+    /// frees after the copy; on a capturing stream, waits for cuda-gl's private stream too.
+    ///
+    /// # Errors
+    /// The driver's error from that wait.
+    pub(crate) fn done(self, ctx: &Context) -> Result<()> {
+        drop(self.guard);
+        finish_if_captured(ctx, self.stream)
     }
 }

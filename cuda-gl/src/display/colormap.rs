@@ -10,8 +10,7 @@
 //! from a table computed here on the host ([`Palette::color`]), so that the GPU and
 //! [`ColorMap::color_of`] (a legend, a test) give the same bytes.
 
-use super::Format;
-use super::frame::Pixels;
+use super::image::{DeviceImage, Format};
 use crate::context::Context;
 use crate::error::{Result, UsageError};
 use crate::memory::DeviceBuffer;
@@ -209,13 +208,14 @@ impl Mapper {
     pub(super) unsafe fn draw(
         &self,
         map: &ColorMap,
-        src: &Pixels<'_>,
-        dst: &Pixels<'_>,
+        src: &DeviceImage<'_>,
+        dst: &DeviceImage<'_>,
         stream: &impl AsStream,
     ) -> Result<()> {
         let table = map.palette.index();
-        let is_float = i32::from(src.format == Format::R32F);
-        let (w, h) = (src.width, src.height);
+        let (from, to) = (src.layout(), dst.layout());
+        let is_float = i32::from(from.format() == Format::R32F);
+        let (w, h) = (from.width(), from.height());
         let tables = self.tables.device_ptr().byte_add(table * 256 * 4)?;
         let launch = |private: sys::CUstream| {
             // SAFETY: cuda-gl's private stream of the context, live while its queue is locked
@@ -230,11 +230,11 @@ impl Mapper {
                     LaunchConfig::for_image(w, h),
                     &private,
                     (
-                        src.ptr,
-                        src.pitch,
+                        src.ptr(),
+                        from.pitch(),
                         is_float,
-                        dst.ptr,
-                        dst.pitch,
+                        dst.ptr(),
+                        to.pitch(),
                         w as i32,
                         h as i32,
                         map.min,

@@ -4,8 +4,8 @@
 //!
 //! The frame code is the same in every mode: [`DisplayTarget::frame`] gives a [`Frame`] that a
 //! kernel draws through its [`surface`](Frame::surface) (`surf2Dwrite`) or into its
-//! [`pixels`](Frame::pixels) (pitched device memory); [`Frame::present`] (or dropping the
-//! frame) puts it on the texture. The modes differ in how:
+//! [`pixels`](Frame::pixels) (pitched device memory); [`Frame::present`] puts it on the
+//! texture (a frame dropped unpresented shows nothing). The modes differ in how:
 //!
 //! - [`Mode::Interop`]: the texture is registered with CUDA and mapped for a frame that asks for
 //!   its surface, which is the texture's own: a surface frame is written in place, with no copy
@@ -30,19 +30,20 @@
 //!   the CUDA GPU with `GL_EXT_memory_object_fd`.
 //!
 //! [`DisplayTarget::new`] with `None` tries them in that order ("auto"); `Some(mode)` forces
-//! one. [`DisplayTarget::show`] puts any device memory on screen in one call, resizing the
-//! target to it. [`DisplayTarget::resize`] re-creates the texture and what CUDA holds of it, in
+//! one. [`DisplayTarget::show`] puts any device memory, an image of a [`Layout`], on screen in
+//! one call, resizing the target to it. [`DisplayTarget::resize`] re-creates the texture and what CUDA holds of it, in
 //! the order that leaks nothing.
 //!
 //! ```no_run
-//! use cuda_gl::display::{DisplayTarget, Format};
+//! use cuda_gl::display::{DisplayTarget, Format, Layout};
 //! use cuda_gl::{Context, Device, Stream, StreamFlags};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! // A GL context is current (a window's, or a HeadlessContext); CUDA on the GPU of your choice.
 //! let ctx = Context::new(&Device::get(0)?)?;
 //! let stream = Stream::new(&ctx, StreamFlags::NonBlocking)?;
-//! let (mut target, report) = DisplayTarget::new(&ctx, 1280, 720, Format::Rgba8, None)?;
+//! let layout = Layout::packed((1280, 720), Format::Rgba8)?;
+//! let (mut target, report) = DisplayTarget::new(&ctx, layout, None)?;
 //! println!("{report}"); // e.g. "display: interop; GL: NVIDIA ...; CUDA: ..."
 //! for _ in 0..3 {
 //!     let frame = target.frame(&stream)?;
@@ -51,7 +52,8 @@
 //!     frame.present()?;
 //!     // ... draw target.texture() with GL ...
 //! }
-//! // Or plain device memory: frame.pixels() gives ptr and pitch for a kernel that writes rows.
+//! // Or plain device memory: frame.pixels() gives the address and layout (pitch) of rows for
+//! // a kernel that writes them.
 //! # Ok(())
 //! # }
 //! ```
@@ -84,96 +86,18 @@
 //! [`read_rgba8`](crate::egl::Offscreen::read_rgba8). `glGetTexImage` reads the stored
 //! channels instead, before the swizzle: a one-channel target reads back as (v, 0, 0, 1).
 
-mod array;
 mod colormap;
-mod frame;
-mod gl_side;
-mod gl_upload;
+mod gl_buffer;
+mod image;
 mod interop;
-mod report;
-mod show;
+mod mode;
+mod present;
 mod staged;
-mod streamed;
+mod stream;
 mod target;
-mod unpack;
+mod texture;
 
 pub use colormap::{ColorMap, Palette};
-pub use frame::{Frame, Pixels};
-pub use report::Report;
-pub use target::DisplayTarget;
-
-/// How a [`DisplayTarget`]'s frames reach its texture.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Mode {
-    /// The texture is registered with CUDA and written on the GPU: GL on NVIDIA's GPU that
-    /// runs CUDA.
-    Interop,
-    /// Frames go through pinned host memory and a GL upload: any GL.
-    Staged,
-    /// Frames are copied into a few slots of CUDA memory imported into GL (a
-    /// [`FrameStream`](crate::external::FrameStream)) and from there into the texture, ordered
-    /// by events and fences instead of a map per frame: throughput at a few frames of latency.
-    /// GL on the CUDA GPU with `GL_EXT_memory_object_fd`. Never chosen by `auto`.
-    Stream,
-}
-
-impl Mode {
-    /// The modes `auto` tries, fastest first.
-    pub const AUTO_ORDER: &'static [Mode] = &[Mode::Interop, Mode::Staged];
-
-    /// The mode's name, as the report spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Interop => "interop",
-            Mode::Staged => "staged",
-            Mode::Stream => "stream",
-        }
-    }
-}
-
-impl std::fmt::Display for Mode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// The pixel format of a [`DisplayTarget`] and of the memory shown on it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Format {
-    /// Four 8-bit channels, red first (`GL_RGBA8`): one `u32` per pixel, red in the low byte.
-    Rgba8,
-    /// Four 32-bit float channels (`GL_RGBA32F`).
-    Rgba32F,
-    /// One 8-bit channel (`GL_R8`), shown grey, or in colour through a [`ColorMap`].
-    R8,
-    /// One 32-bit float channel (`GL_R32F`), shown grey, or in colour through a [`ColorMap`].
-    R32F,
-}
-
-impl Format {
-    /// The bytes of one pixel.
-    pub fn bytes_per_pixel(self) -> usize {
-        match self {
-            Format::Rgba8 | Format::R32F => 4,
-            Format::Rgba32F => 16,
-            Format::R8 => 1,
-        }
-    }
-
-    /// GL's internal format, pixel format and type.
-    pub(crate) fn gl(self) -> (u32, u32, u32) {
-        match self {
-            Format::Rgba8 => (gl::RGBA8, gl::RGBA, gl::UNSIGNED_BYTE),
-            Format::Rgba32F => (gl::RGBA32F, gl::RGBA, gl::FLOAT),
-            Format::R8 => (gl::R8, gl::RED, gl::UNSIGNED_BYTE),
-            Format::R32F => (gl::R32F, gl::RED, gl::FLOAT),
-        }
-    }
-
-    /// Whether it has one channel, shown grey.
-    pub(crate) fn one_channel(self) -> bool {
-        matches!(self, Format::R8 | Format::R32F)
-    }
-}
+pub use image::{DeviceImage, Format, Layout};
+pub use mode::{Frame, Mode};
+pub use target::{DisplayTarget, Report};

@@ -1,80 +1,23 @@
-//! The staged mode's state: a frame is copied out of the GPU into pinned host memory in bands,
-//! and GL takes each band as soon as its copy has finished, while the next bands are copied:
-//! uploaded into the texture straight away, or on NVIDIA's GL written into a pixel buffer of
-//! its own and uploaded from it. The texture holds the frame when the
-//! present returns (the present waits on the CPU for the frame's kernel and copies), and GL
-//! reads a band soon after its bytes land.
+//! The staged mode: a frame (its pixels, or the CUDA array its surface writes) is copied out
+//! of the GPU into pinned host memory in bands (asynchronously, a buffer per band: a small
+//! first one, so that GL starts soon, then larger ones), and GL takes each band as soon as its
+//! copy has finished, while the next bands are copied: uploaded into the texture straight
+//! from that memory, or on NVIDIA's GL written into a pixel buffer of its own and uploaded
+//! from it. The texture holds the frame when the present returns (the present waits on the
+//! CPU for the frame's kernel and copies), and GL reads a band soon after its bytes land. Any
+//! GL.
 
-use super::array::FrameArray;
-use super::gl_side::GlSide;
-use super::unpack::Rows;
+use super::gl_buffer::GlBuffers;
+use super::present::{Canvas, CanvasFrame, Present, PresentFrame, Source};
+use super::texture::{Object, Rows, Texture, bind_checked};
 use crate::context::Context;
-use crate::error::{Error, Result};
-use crate::glapi::Fence;
-use crate::memory::{DeviceBuffer, PinnedBuffer};
-use crate::result;
-use crate::stream::AsStream;
-use crate::stream::DEFAULT_WAIT_LIMIT;
-use cuda_gl_sys as sys;
+use crate::error::Result;
+use crate::glapi::{Fence, GlFns};
+use crate::graphics::Surface;
+use crate::memory::{DevicePtr, PinnedBuffer};
+use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT};
 use std::sync::Arc;
 use std::time::Instant;
-
-/// Where a copied frame's picture is on the GPU.
-#[derive(Debug, Clone, Copy)]
-pub(super) enum Source<'a> {
-    /// The target's pixels (a frame whose [`pixels`](super::Frame::pixels) were asked for).
-    Pixels(&'a DeviceBuffer<u8>),
-    /// The target's array (a frame drawn through its [`surface`](super::Frame::surface)).
-    Array(&'a FrameArray),
-}
-
-impl Source<'_> {
-    /// A copy of the whole frame, `row` bytes by `height` rows, from this source: the caller
-    /// sets the destination.
-    pub(super) fn copy_of_frame(self, row: usize, height: usize) -> sys::CUDA_MEMCPY2D {
-        let mut copy = sys::CUDA_MEMCPY2D {
-            WidthInBytes: row,
-            Height: height,
-            ..Default::default()
-        };
-        match self {
-            Source::Pixels(pixels) => {
-                copy.srcMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
-                copy.srcDevice = pixels.device_ptr().as_raw();
-                copy.srcPitch = row;
-            }
-            Source::Array(array) => {
-                copy.srcMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_ARRAY;
-                copy.srcArray = array.raw();
-            }
-        }
-        copy
-    }
-
-    /// Queues the copy of `rows` of the frame (each `row` bytes) into `host` (rows tightly
-    /// packed) on stream `p`.
-    ///
-    /// # Safety
-    /// 1. `host` is `row * rows.count` writable bytes of host memory that CUDA can reach
-    ///    (pinned or registered), live until the copy has run; the source has at least
-    ///    `rows.first + rows.count` rows of `row` bytes, live until then too; `p` is a live
-    ///    stream of the current context.
-    pub(super) unsafe fn queue_rows_to_host(
-        self,
-        host: *mut std::ffi::c_void,
-        row: usize,
-        rows: Rows,
-        p: sys::CUstream,
-    ) -> result::Result<()> {
-        let mut copy = self.copy_of_frame(row, rows.count);
-        copy.srcY = rows.first;
-        copy.dstMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_HOST;
-        copy.dstHost = host;
-        copy.dstPitch = row;
-        // SAFETY: (1).
-        unsafe { result::array::copy_2d_async(&copy, p) }
-    }
-}
 
 /// How a frame is cut into bands: the first of `first` bytes, so that the present waits
 /// little for it; each next one `growth` times the last, up to `cap` bytes.
@@ -127,113 +70,299 @@ fn bands(row: usize, height: usize, plan: BandPlan) -> Vec<Rows> {
     out
 }
 
-/// The staged mode's state: a pinned buffer per band of a frame. The target drops it before
-/// its array: the pinned buffers' drop waits for the copies out of the array.
+/// Whether staged frames go through pixel buffers in the current context (of `fns`):
+/// on NVIDIA's GL the upload from a buffer is the GPU's copy, which runs in GL's order while
+/// the CPU goes on, where an upload from client memory costs ten times the copy (1,966 µs for
+/// a 1920x1080 RGBA8 frame on the H200); on any other GL (Mesa's llvmpipe, a laptop's
+/// integrated GPU, VirtualGL) the frame is uploaded straight from pinned memory, one CPU copy
+/// fewer where GL copies on the CPU anyway. NVIDIA's GL wrote bands into one frame-sized
+/// buffer at offsets at 1.6x the cost of a buffer per band (1,534 against 947 µs a 1080p frame
+/// on the H200: records/history.md).
+fn staged_through_buffer(fns: &GlFns) -> bool {
+    // GL_VENDOR only: Mesa's drivers over an NVIDIA GPU (zink, WSL2's d3d12) name it in
+    // GL_RENDERER, and they are GL that copies on the CPU.
+    fns.string(gl::VENDOR)
+        .is_some_and(|vendor| vendor.to_ascii_uppercase().starts_with("NVIDIA"))
+}
+
+/// One band of a frame: its rows, and the pinned buffer of their bytes (tightly packed).
 #[derive(Debug)]
-pub(super) struct Staged {
-    bands: Vec<Rows>,
-    slots: Vec<PinnedBuffer<u8>>,
+struct Band {
+    rows: Rows,
+    slot: PinnedBuffer<u8>,
+}
+
+/// The bands of a frame and what GL takes them through.
+#[derive(Debug)]
+struct Bands {
+    /// Together the frame, in order.
+    bands: Vec<Band>,
+    /// On NVIDIA's GL a buffer per band, which GL writes the band into whole
+    /// (`glBufferSubData`) and uploads it from; none on other GL.
+    buffers: GlBuffers,
     /// The fence of the last frame's uploads from the band buffers, if any: the next frame's
     /// bytes are written into them only once it has signalled.
     last_upload: Option<Fence>,
 }
 
-impl Staged {
-    /// The state for frames of `gl`'s size and format, with the texture made black (a defined
-    /// picture until the first frame is presented).
+/// The staged mode's state.
+#[derive(Debug)]
+pub(super) struct Staged {
+    bands: Bands,
+    // Last: the pinned buffers' drop (above) waits for the copies out of the canvas.
+    canvas: Canvas,
+}
+
+impl Present for Staged {
+    type Frame<'t, S: AsStream + 't> = StagedFrame<'t, S>;
+
+    /// The state for frames of `texture`'s size and format, with the texture made black (a
+    /// defined picture until the first frame is presented).
     ///
     /// # Errors
-    /// The driver's errors from allocating pinned memory; the upload's errors.
-    pub(super) fn new(ctx: &Arc<Context>, gl: &mut GlSide) -> Result<Staged> {
-        let (row, height) = gl.frame_shape();
-        let plan = if gl.writes_band_buffers() {
-            BUFFER_WRITE
-        } else {
-            CLIENT_UPLOAD
-        };
-        let bands = bands(row, height, plan);
-        gl.make_band_buffers(&bands)?;
-        let slots = bands
-            .iter()
-            .map(|rows| PinnedBuffer::zeroed(ctx, row * rows.count))
-            .collect::<Result<Vec<_>>>()?;
-        let mut last_upload = None;
-        let deadline = Instant::now() + DEFAULT_WAIT_LIMIT;
-        gl.upload_bands(
-            &bands,
-            |k| slot(&slots, k)?.as_slice(),
-            &mut last_upload,
-            deadline,
+    /// The owner check's errors; the driver's errors from allocating pinned and device memory;
+    /// the band buffers' and the upload's errors.
+    fn new(ctx: &Arc<Context>, texture: &Texture) -> Result<Staged> {
+        let fns = texture.owner().check("DisplayTarget::new")?;
+        let through = staged_through_buffer(fns);
+        let (row, height) = texture.frame_shape();
+        let plan = if through { BUFFER_WRITE } else { CLIENT_UPLOAD };
+        let cut = bands(row, height, plan);
+        let canvas = Canvas::new(ctx, texture)?;
+        let buffers = GlBuffers::new(
+            texture,
+            cut.iter().filter(|_| through).map(|rows| rows.count * row),
+            gl::DYNAMIC_DRAW,
+            "glBufferData (a display band's buffer)",
         )?;
-        Ok(Staged {
+        let bands = cut
+            .into_iter()
+            .map(|rows| {
+                let slot = PinnedBuffer::zeroed(ctx, row * rows.count)?;
+                Ok(Band { rows, slot })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut bands = Bands {
             bands,
-            slots,
-            last_upload,
-        })
+            buffers,
+            last_upload: None,
+        };
+        bands.upload(texture, Instant::now() + DEFAULT_WAIT_LIMIT)?;
+        Ok(Staged { bands, canvas })
     }
 
-    /// Copies `source` out in `stream`'s order, band by band, and hands each band to
-    /// [`GlSide::upload_bands`] as soon as its copy has finished, while the later bands are
-    /// copied: the texture holds the frame when this returns.
+    fn begin<'t, S: AsStream>(
+        &'t mut self,
+        texture: &'t Texture,
+        stream: &'t S,
+    ) -> Result<StagedFrame<'t, S>> {
+        Ok(StagedFrame {
+            canvas: self.canvas.begin(stream)?,
+            bands: &mut self.bands,
+            texture,
+            stream,
+        })
+    }
+}
+
+/// A staged frame: the canvas it is drawn on, and the bands it is copied out through.
+#[derive(Debug)]
+pub(super) struct StagedFrame<'t, S: AsStream> {
+    canvas: CanvasFrame<'t>,
+    bands: &'t mut Bands,
+    texture: &'t Texture,
+    stream: &'t S,
+}
+
+impl<S: AsStream> PresentFrame for StagedFrame<'_, S> {
+    fn surface(&self) -> Result<Surface<'_>> {
+        Ok(self.canvas.surface())
+    }
+
+    fn pixels(&self) -> Result<DevicePtr<'_>> {
+        Ok(self.canvas.pixels())
+    }
+
+    /// Copies the frame out in the stream's order, band by band, and hands each band to GL as
+    /// soon as its copy has finished, while the later bands are copied: the texture holds the
+    /// frame when this returns.
     ///
     /// # Errors
-    /// The copies' errors (nothing is uploaded then); [`Error::Timeout`] when the copies (and,
-    /// through pixel buffers, the last frame's uploads from them) have not all finished within
-    /// 10 s of the first wait; the uploads' errors (the texture may then hold part of the
-    /// frame).
-    pub(super) fn present(
+    /// The copies' errors (nothing is uploaded then); [`Error::Timeout`](crate::Error::Timeout)
+    /// when the copies (and, through pixel buffers, the last frame's uploads from them) have
+    /// not all finished within 10 s of the first wait; the uploads' errors (the texture may
+    /// then hold part of the frame).
+    fn present(self) -> Result<()> {
+        let StagedFrame {
+            canvas,
+            bands,
+            texture,
+            stream,
+        } = self;
+        canvas.present(|source| bands.present(texture, source, stream))
+    }
+}
+
+impl Bands {
+    /// Queues the copy of `source` into the bands' buffers in `stream`'s order, then uploads
+    /// each band once its copy has finished.
+    ///
+    /// # Errors
+    /// As [`StagedFrame::present`].
+    fn present(
         &mut self,
-        gl: &GlSide,
+        texture: &Texture,
         source: Source<'_>,
         stream: &impl AsStream,
     ) -> Result<()> {
-        let (row, height) = gl.frame_shape();
-        if !Rows::cover(&self.bands, height) {
-            return Err(Error::Internal {
-                what: "staged bands that do not cover their frame in order".into(),
-            });
-        }
+        let (row, _) = texture.frame_shape();
         // Every copy is queued before any GL call: a kernel the frame queued is then always
         // followed by work that the buffers' drop waits for.
-        for (slot, &rows) in self.slots.iter_mut().zip(&self.bands) {
-            if slot.len() != row * rows.count {
-                return Err(Error::Internal {
-                    what: "a staged buffer of another size than its band".into(),
-                });
-            }
-            // SAFETY: the buffer is the band's length (checked), pinned; the source is the
-            // target's pixels or array of this frame's shape (the bands lie within it:
-            // checked above), which outlive the copy (the target drops this state, whose
-            // buffers wait for their copies, before them).
+        for band in &mut self.bands {
+            let rows = band.rows;
+            texture.check_rows(&rows, Some(band.slot.len()))?;
+            // SAFETY: the buffer holds the band's rows (checked), pinned; the source is the
+            // canvas of this texture's shape (the rows lie within it: checked), which outlives
+            // the copy (the staged state drops the buffers, which wait for their copies,
+            // before the canvas).
             unsafe {
-                slot.copy_in_async(stream, "cuMemcpy2DAsync (not called)", |host, _, p| {
-                    source.queue_rows_to_host(host, row, rows, p)
-                })
+                band.slot
+                    .copy_in_async(stream, "cuMemcpy2DAsync (not called)", |host, _, p| {
+                        source.queue_rows_to_host(host, row, rows, p)
+                    })
             }?;
         }
         // Each band waits for its own copy only; all of them, and the last upload's fence,
         // within one limit.
-        let deadline = Instant::now() + DEFAULT_WAIT_LIMIT;
-        let slots = &self.slots;
-        gl.upload_bands(
-            &self.bands,
-            |k| slot(slots, k)?.as_slice_within(deadline.saturating_duration_since(Instant::now())),
-            &mut self.last_upload,
-            deadline,
-        )
+        self.upload(texture, Instant::now() + DEFAULT_WAIT_LIMIT)
     }
-}
 
-/// Band `k`'s buffer.
-fn slot(slots: &[PinnedBuffer<u8>], k: usize) -> Result<&PinnedBuffer<u8>> {
-    slots.get(k).ok_or_else(|| Error::Internal {
-        what: "a staged band with no buffer".into(),
-    })
+    /// Uploads the bands into `texture` in order, each once its buffer's copies have finished
+    /// (so that a band's bytes may still be arriving while the bands before it are handled).
+    /// Straight from each band's bytes without band buffers (`glTexSubImage2D` of the band's
+    /// rows reads client memory before it returns); with them (NVIDIA's GL), each band is
+    /// written whole into its own buffer (`glBufferSubData` copies the bytes before it
+    /// returns) and its rows uploaded from it, in GL's order, after waiting for the fence of
+    /// the frame before's uploads (which read the buffers) until `deadline`, so that GL neither
+    /// stalls nor copies aside a buffer still being read; the fence is then this frame's.
+    ///
+    /// # Errors
+    /// The waits' errors ([`Error::Timeout`](crate::Error::Timeout) past `deadline`; the bands
+    /// before are uploaded); as [`Texture::upload`]; [`Error::GlCall`](crate::Error::GlCall)
+    /// when GL refuses an upload or a buffer's binding (the bands before it are uploaded);
+    /// [`UsageError::DisplayObjectReplaced`](crate::UsageError::DisplayObjectReplaced) when
+    /// the application deleted or relabelled the texture or a band's buffer (asked before the
+    /// first band: nothing is uploaded).
+    fn upload(&mut self, texture: &Texture, deadline: Instant) -> Result<()> {
+        let Bands {
+            bands,
+            buffers,
+            last_upload,
+        } = self;
+        let buffers = buffers.names();
+        if let Some(fence) = last_upload.as_ref() {
+            let limit = deadline.saturating_duration_since(Instant::now());
+            match fence.client_wait(limit, || "the last staged upload's GL fence".into()) {
+                Ok(()) => {}
+                // A fence GL cannot wait on (GL_WAIT_FAILED) is dropped: GL's own ordering
+                // still keeps the next write after the upload (by stalling), so the next
+                // present goes on.
+                Err(e @ crate::Error::GlCall { .. }) => {
+                    *last_upload = None;
+                    return Err(e);
+                }
+                // Kept (a timeout, another context current): the next present waits again.
+                Err(e) => return Err(e),
+            }
+        }
+        *last_upload = None;
+        let queued = std::cell::Cell::new(false);
+        let through = !buffers.is_empty();
+        let uploaded = texture.upload("glTexSubImage2D (a staged frame)", through, |fns| {
+            if !through {
+                texture.bind_for_upload(fns, 0)?;
+            }
+            // All before the first band, so that a frame refused for a replaced buffer
+            // uploads nothing.
+            for &buffer in buffers {
+                texture.label().check_own(fns, Object::Buffer, buffer)?;
+            }
+            for (k, band) in bands.iter().enumerate() {
+                let limit = deadline.saturating_duration_since(Instant::now());
+                let pixels = band.slot.as_slice_within(limit)?;
+                texture.check_rows(&band.rows, Some(pixels.len()))?;
+                let Some(&buffer) = buffers.get(k) else {
+                    // SAFETY: the texture is bound (read back, before the loop); the rows lie
+                    // within it (checked); no pixel buffer is bound (read back), so `pixels`,
+                    // the band's rows tightly packed (checked), are read before the call
+                    // returns.
+                    unsafe { texture.tex_sub_image(fns, &band.rows, pixels.as_ptr().cast()) };
+                    continue;
+                };
+                // Written with the buffer bound as a copy target, bound as the pixel
+                // unpack buffer only for the upload: the GL calls of the benchmark's
+                // plain-call version (`raw bands ... each written whole`), so that the two
+                // differ only in cuda-gl's own work.
+                bind_checked(
+                    fns,
+                    gl::COPY_WRITE_BUFFER,
+                    buffer,
+                    "glBindBuffer (a display buffer)",
+                )?;
+                // SAFETY: a context is current; the band's buffer is bound as the copy
+                // target (read back); GL refuses a range past its end with an error,
+                // writing nothing (it holds the band, unless the application gave its name
+                // other storage); `pixels` is read before the call returns.
+                unsafe {
+                    (fns.buffer_sub_data)(
+                        gl::COPY_WRITE_BUFFER,
+                        0,
+                        pixels.len() as isize,
+                        pixels.as_ptr().cast(),
+                    );
+                }
+                texture.bind_for_upload(fns, buffer)?;
+                // SAFETY: the texture and the band's buffer are bound (read back); the
+                // rows lie within the texture (checked); the null pointer is offset 0 in
+                // the buffer, and GL refuses a read past its end with an error rather than
+                // reading it.
+                unsafe { texture.tex_sub_image(fns, &band.rows, std::ptr::null()) };
+                queued.set(true);
+            }
+            Ok(())
+        });
+        if queued.get() {
+            // Whatever the uploads' final error check said, they may read the buffers now: the
+            // next frame's writes wait for this fence. Without one, GL keeps them
+            // after the upload by stalling (with no time limit), so a fence that cannot be
+            // placed is logged, not an error of a frame that was uploaded.
+            match Fence::place(texture.owner()) {
+                Ok(fence) => *last_upload = Some(fence),
+                Err(e) => log::warn!("cuda-gl: no GL fence after a staged upload: {e}"),
+            }
+        }
+        uploaded
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl Rows {
+        /// Whether `bands` cover `height` rows in order: each starting where the last ended,
+        /// together every row once.
+        fn cover(bands: &[Rows], height: usize) -> bool {
+            let mut next = 0;
+            for b in bands {
+                if b.first != next {
+                    return false;
+                }
+                next += b.count;
+            }
+            next == height
+        }
+    }
 
     #[test]
     fn bands_cover_the_frame_in_order() {

@@ -1,41 +1,23 @@
-//! [`DisplayTarget`]: the texture, the frame's pixels on the GPU, and the mode that moves them.
+//! [`DisplayTarget`]: the texture and the mode that moves frames into it (a [`Screen`]), with
+//! the [`Report`] of why that mode; and device memory shown on it in one call (copied into a
+//! frame, or mapped through the target's colour map).
 
-use super::array::FrameArray;
-use super::colormap::Mapper;
-use super::frame::{Frame, FrameOrder, Work};
-use super::gl_side::{GlSide, PixelBuffer, check_size, staged_through_buffer};
-use super::interop::InteropFrame;
-use super::staged::Staged;
-use super::streamed::Streamed;
-use super::{Format, Mode, Report};
+use super::colormap::{ColorMap, Mapper};
+use super::image::{DeviceImage, Format, Layout};
+use super::mode::{Frame, Mode, Screen};
+use crate::TextureName;
 use crate::context::Context;
 #[cfg(doc)]
 use crate::error::UsageError;
 use crate::error::{Error, Result};
 use crate::glapi::GlOwner;
-use crate::graphics::{RegisterFlags, RegisteredBuffer, RegisteredImage};
 use crate::memory::DeviceBuffer;
 use crate::result;
 use crate::stream::{AsStream, check_same_context};
+use cuda_gl_sys as sys;
+use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
-
-/// How frames reach the texture, with what that mode holds.
-#[derive(Debug)]
-enum Backend {
-    /// The texture, registered with CUDA for surfaces, and the pixel buffer pixel frames are
-    /// drawn into, registered too.
-    Interop {
-        image: RegisteredImage,
-        pbo: RegisteredBuffer,
-    },
-    /// Pinned host buffers.
-    Staged(Staged),
-    /// A frame stream.
-    Streamed(Streamed),
-    /// Taken apart by [`DisplayTarget::teardown`], in its drop.
-    TornDown,
-}
 
 /// A GL texture that CUDA writes every frame and GL draws, through the mode chosen by
 /// [`DisplayTarget::new`] (see the [module docs](super)).
@@ -47,28 +29,30 @@ enum Backend {
 #[derive(Debug)]
 pub struct DisplayTarget {
     ctx: Arc<Context>,
-    // Field order is drop order: the registration goes before the texture it registers, the
-    // copying modes' buffers (whose drop waits for the copies out of the array) before the
-    // array.
-    backend: Backend,
-    /// The CUDA array frames are drawn in through a surface, in the copying modes (`None` in
-    /// interop mode, where the surface is the texture's).
-    array: Option<FrameArray>,
-    gl: GlSide,
-    /// The copying modes' frame pixels, tightly packed: what a kernel writes (interop's are a
-    /// pixel buffer of the GL side's).
-    pixels: Option<DeviceBuffer<u8>>,
-    /// What the frames left to order (see [`FrameOrder`]).
-    order: FrameOrder,
+    screen: Screen,
     /// The colour map of one-channel images shown ([`set_color_map`](Self::set_color_map)).
-    pub(super) color_map: Option<Mapper>,
+    color_map: Option<Mapper>,
     _not_send: PhantomData<*const ()>,
 }
 
+/// A stream found to be of a target's CUDA context ([`DisplayTarget::check_stream`]): what a
+/// show passes on instead of checking it again.
+#[derive(Debug)]
+pub(crate) struct CheckedStream<'s, S: AsStream>(&'s S);
+
+impl<S: AsStream> Clone for CheckedStream<'_, S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<S: AsStream> Copy for CheckedStream<'_, S> {}
+
 impl DisplayTarget {
-    /// A target of `width` x `height` pixels of `format` in the GL context current on this
-    /// thread and CUDA context `ctx`, in `mode`, or with `None` in the first mode of
-    /// [`Mode::AUTO_ORDER`] that works here; and the [`Report`] of what was chosen and why.
+    /// A target of `layout`'s size and format (its frames' pixels are tightly packed, whatever
+    /// its pitch) in the GL context current on this thread and CUDA context `ctx`, in `mode`,
+    /// or with `None` in the first mode of [`Mode::AUTO_ORDER`] that works here; and the
+    /// [`Report`] of what was chosen and why.
     ///
     /// # Errors
     /// [`UsageError::TargetSize`] for a zero side or one over `GL_MAX_TEXTURE_SIZE`; the owner
@@ -77,102 +61,53 @@ impl DisplayTarget {
     /// otherwise the staged mode's error (the driver's, from allocating its pinned memory).
     pub fn new(
         ctx: &Arc<Context>,
-        width: u32,
-        height: u32,
-        format: Format,
+        layout: Layout,
         mode: Option<Mode>,
     ) -> Result<(DisplayTarget, Report)> {
         let (owner, fns) = GlOwner::current("DisplayTarget::new")?;
         let string = |name| fns.string(name).unwrap_or_default();
         let (gl_renderer, gl_vendor) = (string(gl::RENDERER), string(gl::VENDOR));
-        let mut refused = Vec::new();
-        let order = match mode {
-            Some(mode) => vec![mode],
-            None => Mode::AUTO_ORDER.to_vec(),
+        let report = |mode, refused| Report {
+            mode,
+            refused,
+            gl_renderer,
+            gl_vendor,
+            cuda_device: ctx.device().label().to_string(),
         };
-        let auto = mode.is_none();
-        for (i, &mode) in order.iter().enumerate() {
-            match DisplayTarget::build(ctx, owner, width, height, format, mode) {
-                Ok(target) => {
-                    let report = Report {
-                        mode,
-                        refused,
-                        gl_renderer,
-                        gl_vendor,
-                        cuda_device: ctx.device().label().to_string(),
-                    };
-                    return Ok((target, report));
-                }
+        let mut refused = Vec::new();
+        // Every mode but the last is tried for `auto`, its refusal kept for the report.
+        let [auto @ .., auto_last] = &Mode::AUTO_ORDER;
+        let (before, last) = mode.map_or((&auto[..], *auto_last), |mode| (&[][..], mode));
+        for &mode in before {
+            match DisplayTarget::build(ctx, owner, layout, mode) {
+                Ok(target) => return Ok((target, report(mode, refused))),
                 // Bad input is refused in every mode alike: no point in trying the next.
                 Err(e @ Error::Usage(_)) => return Err(e),
-                Err(e) if i + 1 == order.len() => {
-                    // The refusals would be lost with the report: said here.
-                    for (refused, why) in refused.iter().filter(|_| auto) {
-                        log::warn!("cuda-gl: display mode {refused} refused: {why}");
-                    }
-                    return Err(e);
-                }
                 Err(e) => refused.push((mode, e)),
             }
         }
-        Err(Error::Internal {
-            what: "no display mode was tried".into(),
-        })
+        match DisplayTarget::build(ctx, owner, layout, last) {
+            Ok(target) => Ok((target, report(last, refused))),
+            Err(e) => {
+                // The refusals would be lost with the report: said here.
+                for (refused, why) in &refused {
+                    log::warn!("cuda-gl: display mode {refused} refused: {why}");
+                }
+                Err(e)
+            }
+        }
     }
 
     /// The target in `mode`, or that mode's error.
     fn build(
         ctx: &Arc<Context>,
         owner: GlOwner,
-        width: u32,
-        height: u32,
-        format: Format,
+        layout: Layout,
         mode: Mode,
     ) -> Result<DisplayTarget> {
-        let fns = owner.check("DisplayTarget::new")?;
-        check_size(fns, width, height)?;
-        let bytes = width as usize * height as usize * format.bytes_per_pixel();
-        // Made first, so that on a later error nothing is dropped out of order (a texture
-        // deleted before its registration).
-        let pixels = match mode {
-            Mode::Interop => None,
-            Mode::Staged | Mode::Stream => Some(DeviceBuffer::zeroed(ctx, bytes)?),
-        };
-        let pbo = match mode {
-            Mode::Interop => PixelBuffer::Registered,
-            Mode::Staged if staged_through_buffer(fns) => PixelBuffer::Written,
-            Mode::Staged | Mode::Stream => PixelBuffer::None,
-        };
-        let mut gl = GlSide::create(owner, fns, width, height, format, pbo)?;
-        let backend = match mode {
-            // Every frame overwrites the whole texture: CUDA need not keep GL's contents.
-            Mode::Interop => Backend::Interop {
-                image: RegisteredImage::register_own_texture(
-                    ctx,
-                    gl.texture,
-                    RegisterFlags::SURFACE_LOAD_STORE | RegisterFlags::WRITE_DISCARD,
-                )?,
-                // GL reads it at the present (the upload); CUDA overwrites all of it.
-                pbo: RegisteredBuffer::register_own_buffer(
-                    ctx,
-                    gl.pbo,
-                    RegisterFlags::WRITE_DISCARD,
-                )?,
-            },
-            Mode::Staged => Backend::Staged(Staged::new(ctx, &mut gl)?),
-            Mode::Stream => Backend::Streamed(Streamed::new(ctx, &gl)?),
-        };
-        let array = match mode {
-            Mode::Interop => None,
-            Mode::Staged | Mode::Stream => Some(FrameArray::new(ctx, width, height, format)?),
-        };
         Ok(DisplayTarget {
             ctx: ctx.clone(),
-            backend,
-            array,
-            gl,
-            pixels,
-            order: FrameOrder::default(),
+            screen: Screen::new(mode, ctx, owner, layout)?,
             color_map: None,
             _not_send: PhantomData,
         })
@@ -189,96 +124,58 @@ impl DisplayTarget {
     /// The texture is the target's: draw and sample it, but never delete it (nor give it to
     /// an owner type that deletes on drop), relabel it or give it other storage. GL would hand
     /// a deleted name to the application's next texture; the target tells that one from its
-    /// own by its label (`glObjectLabel`), so that its uploads fail with
-    /// [`UsageError::DisplayObjectReplaced`] instead
-    /// of writing into it, and its drop leaves it alone.
-    pub fn texture(&self) -> u32 {
-        self.gl.texture
+    /// own by its label (`glObjectLabel`, with a number drawn at random per process), so that
+    /// its uploads fail with [`UsageError::DisplayObjectReplaced`] instead of writing into it,
+    /// and its drop leaves it alone.
+    pub fn texture(&self) -> TextureName {
+        TextureName(self.screen.texture_name())
     }
 
     /// Width and height in pixels.
     pub fn size(&self) -> (u32, u32) {
-        (self.gl.width, self.gl.height)
+        self.screen.layout().size()
     }
 
     /// The pixel format.
     pub fn format(&self) -> Format {
-        self.gl.format
+        self.screen.layout().format()
     }
 
     /// The mode frames reach the texture in.
     pub fn mode(&self) -> Mode {
-        match self.backend {
-            Backend::Interop { .. } => Mode::Interop,
-            Backend::Staged(_) => Mode::Staged,
-            Backend::Streamed(_) => Mode::Stream,
-            // Only while the target is dropped, when nothing can ask.
-            Backend::TornDown => Mode::Interop,
-        }
+        self.screen.mode()
     }
 
     /// Begins a frame on `stream`: a kernel queued on it draws the frame through
     /// [`Frame::surface`] or into [`Frame::pixels`], and [`Frame::present`] puts it on the
-    /// texture. In interop mode what the frame asks for (the texture, or the pixel buffer) is
-    /// mapped for CUDA from then until the present.
+    /// texture (a frame dropped unpresented shows nothing). In interop mode what the frame asks
+    /// for (the texture, or the pixel buffer) is mapped for CUDA from then until the present
+    /// or the drop.
     ///
     /// # Errors
     /// [`UsageError::WrongCudaContext`] for a stream of another context; the errors of joining
     /// the last present's copy; interop: of undoing a mapping an earlier frame leaked (the
     /// owner check's errors when the target's GL context is not current, the driver's).
     pub fn frame<'t, S: AsStream>(&'t mut self, stream: &'t S) -> Result<Frame<'t, S>> {
+        let stream = self.check_stream(stream)?;
+        self.begin(stream)
+    }
+
+    /// [`frame`](Self::frame) on a stream checked already.
+    fn begin<'t, S: AsStream>(&'t mut self, stream: CheckedStream<'t, S>) -> Result<Frame<'t, S>> {
+        self.screen.begin(stream.0)
+    }
+
+    /// Refuses `stream` unless it is of the target's CUDA context.
+    ///
+    /// # Errors
+    /// [`UsageError::WrongCudaContext`].
+    pub(crate) fn check_stream<'s, S: AsStream>(
+        &self,
+        stream: &'s S,
+    ) -> Result<CheckedStream<'s, S>> {
         check_same_context(&self.ctx, stream, "the display target")?;
-        if self.order.copied {
-            // A present's copy may still read the pixels or the array, ordered only before the
-            // work of its own stream: this stream waits for it (cuda-gl's private stream runs
-            // its work in order, so joining it now orders after that copy). Every time, not
-            // only for another stream: a stream handle of a destroyed stream can come back.
-            // SAFETY: the stream is live while borrowed, of this context (checked); nothing
-            // is queued.
-            unsafe {
-                self.ctx.run_now(
-                    stream.raw_stream(),
-                    "DisplayTarget::frame (not begun)",
-                    |_| Ok(()),
-                )
-            }?;
-        }
-        let DisplayTarget {
-            ctx,
-            backend,
-            array,
-            gl,
-            pixels,
-            order,
-            ..
-        } = self;
-        let work = match backend {
-            Backend::Interop { image, pbo } => {
-                // A mapping leaked by an earlier frame (forgotten, or its present failed) is
-                // undone first: this frame may map only the other object, and GL must not use a
-                // texture that CUDA holds mapped.
-                image.recover_leaked_mapping()?;
-                pbo.recover_leaked_mapping()?;
-                Work::Interop(InteropFrame::new(image, pbo))
-            }
-            Backend::Staged(staged) => Work::Staged(staged),
-            Backend::Streamed(streamed) => Work::Streamed(streamed),
-            Backend::TornDown => {
-                return Err(Error::Internal {
-                    what: "a display frame begun on a target being dropped".into(),
-                });
-            }
-        };
-        order.open = true;
-        Ok(Frame::new(
-            stream,
-            ctx,
-            gl,
-            pixels.as_ref(),
-            array.as_ref(),
-            order,
-            work,
-        ))
+        Ok(CheckedStream(stream))
     }
 
     /// Uploads the frames a stream-mode target has copied but not uploaded yet, waiting (at
@@ -288,82 +185,393 @@ impl DisplayTarget {
     ///
     /// # Errors
     /// The owner check's errors; [`Error::Timeout`]; the driver's error of the copy; GL's of
-    /// the upload; [`UsageError::DisplayObjectReplaced`] as
-    /// [`Frame::present`](super::Frame::present).
+    /// the upload; [`UsageError::DisplayObjectReplaced`] as [`Frame::present`].
     pub fn flush(&mut self) -> Result<()> {
-        match &mut self.backend {
-            Backend::Streamed(streamed) => streamed.flush(&self.gl),
-            Backend::Interop { .. } | Backend::Staged(_) | Backend::TornDown => Ok(()),
-        }
+        self.screen.flush()
     }
 
     /// Re-creates the target at `width` x `height` (nothing when it has that size already), in
-    /// the same mode and format: a new texture
-    /// is made, given storage and registered (with its pixels and buffers), then the old one
-    /// is unregistered and deleted, so nothing leaks and, on an error, the target keeps its old
-    /// size and objects. A stream-mode target's pending frames are dropped. The texture's name
-    /// changes.
+    /// the same mode and format: a new texture is made, given storage and registered (with its
+    /// pixels and buffers), then the old one is unregistered and deleted, so nothing leaks and,
+    /// on an error, the target keeps its old size and objects. A stream-mode target's pending
+    /// frames are dropped. The texture's name changes.
     ///
     /// # Errors
     /// As [`new`](Self::new) in the target's mode; the driver's error from unregistering the
     /// old texture (the target has the new size then).
     pub fn resize(&mut self, width: u32, height: u32) -> Result<()> {
-        self.reconfigure(width, height, self.gl.format)
+        self.reconfigure(Layout::packed((width, height), self.format())?)
     }
 
-    pub(super) fn reconfigure(&mut self, width: u32, height: u32, format: Format) -> Result<()> {
-        if (width, height, format) == (self.gl.width, self.gl.height, self.gl.format) {
+    /// [`resize`](Self::resize) to `layout`'s format too (tightly packed).
+    fn reconfigure(&mut self, layout: Layout) -> Result<()> {
+        if layout == self.screen.layout() {
             return Ok(());
         }
-        let mut next =
-            DisplayTarget::build(&self.ctx, self.gl.owner, width, height, format, self.mode())?;
+        let mut next = DisplayTarget::build(&self.ctx, self.screen.owner(), layout, self.mode())?;
         // The colour map is the target's, whatever its size.
         next.color_map = self.color_map.take();
         let mut old = std::mem::replace(self, next);
-        let unregistered = old.teardown();
-        drop(old);
-        unregistered
+        // Released here, for its error; its drop then releases nothing more.
+        old.screen.release()
     }
 
-    /// Releases what CUDA holds of the texture: unregisters it (interop), or drops the copying
-    /// modes' buffers (which wait for their copies). When the unregister fails, the driver may
-    /// still hold the texture mapped: its GL objects are then leaked, claimed for good, never
-    /// deleted while CUDA may write them. The rest (the array, the GL objects, the pixels) go
-    /// with the fields, in that order.
-    fn teardown(&mut self) -> Result<()> {
-        if self.order.open && self.array.is_some() {
-            // A frame was begun and not presented (forgotten, dropped in a panic, or its
-            // present failed before its copy): its kernel may still write the array, which
-            // neither cuSurfObjectDestroy nor cuArrayDestroy waits for. The whole context is
-            // waited for; when that fails the array is leaked instead.
-            let idle = self
-                .ctx
-                .bind()
-                .and_then(|()| Ok(result::ctx::synchronize()?));
-            if let Err(e) = idle {
-                log::error!("cuda-gl: display target's CUDA array leaked: {e}");
-                std::mem::forget(self.array.take());
+    /// Shows `src`, an image of `layout`, in one call: the target takes the image's size and
+    /// format (as [`resize`](Self::resize), which keeps the objects of a target already of that
+    /// size and format: make the target with the size and format of what it will show, and
+    /// `show` at the same size re-creates nothing), the pixels are copied on the GPU in
+    /// `stream`'s order (or, for a one-channel image on a target with a
+    /// [colour map](Self::set_color_map), mapped into RGBA8), and the frame is presented (a
+    /// stream-mode target then [`flush`](Self::flush)es).
+    ///
+    /// **What is ordered after what.** The copy is queued on `stream` after the work queued on
+    /// it before; the GL commands this thread issues in the target's GL context after `show`
+    /// returns see the texture holding `src`. In [`Mode::Staged`] and [`Mode::Stream`] the
+    /// CPU waited for the copy and GL's upload is issued before `show` returns. In
+    /// [`Mode::Interop`] the copy into the pixel buffer is only queued when `show` returns (the
+    /// CPU does not wait for it): the buffer is unmapped on `stream` after it, and
+    /// `cuGraphicsUnmapResources` orders the CUDA work queued on `stream` before it ahead of
+    /// the graphics work issued after it, the upload from the buffer into the texture first,
+    /// then the application's later GL commands. Work on other CUDA streams, and GL commands of
+    /// other GL contexts (without their own synchronisation with this one), are not ordered by
+    /// `show`; `src` is read by the queued copy, so it is neither written nor freed before the
+    /// work queued on `stream` has run (a [`DeviceBuffer`]'s free waits for it).
+    ///
+    /// # Errors
+    /// [`UsageError::PitchedSource`] when `src` holds fewer bytes than `layout` spans;
+    /// [`UsageError::WrongCudaContext`] for a buffer or stream of another context; as
+    /// [`resize`](Self::resize), [`frame`](Self::frame), [`Frame::pixels`] and
+    /// [`Frame::present`]; [`Error::StreamCapturing`] when `stream` is capturing; for an image
+    /// mapped through a [colour map](Self::set_color_map), the driver's error launching
+    /// cuda-gl's kernel.
+    pub fn show<T: crate::DeviceCopy>(
+        &mut self,
+        src: &DeviceBuffer<T>,
+        layout: Layout,
+        stream: &impl AsStream,
+    ) -> Result<()> {
+        if src.context().raw() != self.ctx.raw() {
+            return Err(crate::error::UsageError::WrongCudaContext {
+                what: "device buffer",
+                owner: "the display target".into(),
             }
+            .into());
         }
-        match std::mem::replace(&mut self.backend, Backend::TornDown) {
-            Backend::Interop { image, pbo } => {
-                let image = image.unregister();
-                let pbo = pbo.unregister();
-                if image.is_err() || pbo.is_err() {
-                    self.gl.leak();
-                }
-                image.and(pbo)
+        let stream = self.check_stream(stream)?;
+        let image = DeviceImage::new(src.device_ptr(), layout);
+        // SAFETY: (1) the buffer holds `byte_len` bytes of this context (checked), borrowed
+        // until the copy has been queued before a present that the caller's stream orders
+        // after it; freeing the buffer waits for the copies that read it.
+        unsafe { self.show_given(image, src.byte_len(), stream) }
+    }
+
+    /// [`show`](Self::show) for device memory of any origin: `src` says where the image is
+    /// and how it is laid out.
+    ///
+    /// # Safety
+    /// 1. `src.ptr()` points to `src.layout().bytes()` bytes of device memory of the target's
+    ///    CUDA context, which stay allocated and are not written until the work queued on
+    ///    `stream` before this returns has run.
+    ///
+    /// # Errors
+    /// As [`show`](Self::show).
+    pub unsafe fn show_raw(&mut self, src: DeviceImage<'_>, stream: &impl AsStream) -> Result<()> {
+        let stream = self.check_stream(stream)?;
+        // SAFETY: (1), forwarded.
+        unsafe { self.show_checked(src, stream) }
+    }
+
+    /// [`show`](Self::show) for cudarc device memory: a `CudaSlice`, a `CudaView`, or a mapped
+    /// view, holding an image of `layout`; the copy is queued in `stream`'s order, after
+    /// cudarc's own writes of `src`, and (with cudarc's event tracking on, its default)
+    /// cudarc's later writes or frees of `src` wait for it. What is ordered after what: as
+    /// [`show`](Self::show).
+    ///
+    /// # Errors
+    /// [`UsageError::WrongCudaContext`] when `stream` is not of the target's context or `src`
+    /// is not of `stream`'s cudarc context (the same `Arc<CudaContext>`: two `CudaContext`s of
+    /// one device track their streams apart); otherwise as `show`.
+    #[cfg(feature = "cudarc")]
+    pub fn show_cudarc<T, Src: crate::cudarc_interop::CudarcSource<T>>(
+        &mut self,
+        src: &Src,
+        layout: Layout,
+        stream: &Arc<cudarc::driver::CudaStream>,
+    ) -> Result<()> {
+        // Checked before cudarc is asked for anything: its read queues a wait on `stream`.
+        let checked = self.check_stream(stream)?;
+        let read = crate::cudarc_interop::CudarcRead::new(src, stream, "the display target")?;
+        let image = DeviceImage::new(read.ptr, layout);
+        // SAFETY: (1) `src` holds `read.bytes` bytes of device memory of the target's context
+        // (`CudarcSource`; of `stream`'s context, checked), which cudarc neither frees nor
+        // writes before the read event that `done` records after the copy.
+        let shown = unsafe { self.show_given(image, read.bytes, checked) };
+        read.done(&self.ctx)?;
+        shown
+    }
+
+    /// [`show_raw`](Self::show_raw) of memory known to hold `given` bytes, which the image
+    /// must fit in, on a stream checked already.
+    ///
+    /// # Safety
+    /// As [`show_raw`](Self::show_raw), for `given` bytes at `src.ptr()`.
+    ///
+    /// # Errors
+    /// [`UsageError::PitchedSource`] when the image does not fit in `given` bytes; as
+    /// [`show`](Self::show).
+    pub(crate) unsafe fn show_given<S: AsStream>(
+        &mut self,
+        src: DeviceImage<'_>,
+        given: usize,
+        stream: CheckedStream<'_, S>,
+    ) -> Result<()> {
+        src.layout().check_fits("the device memory", given)?;
+        // SAFETY: forwarded to the caller; the image fits in the `given` bytes (checked).
+        unsafe { self.show_checked(src, stream) }
+    }
+
+    /// [`show_raw`](Self::show_raw) on a stream checked already.
+    ///
+    /// # Safety
+    /// As [`show_raw`](Self::show_raw).
+    unsafe fn show_checked<S: AsStream>(
+        &mut self,
+        src: DeviceImage<'_>,
+        stream: CheckedStream<'_, S>,
+    ) -> Result<()> {
+        let layout = src.layout();
+        if layout.format().one_channel()
+            && let Some(map) = self.color_map()
+            && let Some(mapper) = self.color_map.take()
+        {
+            // Out of the target while it is borrowed for the frame; put back whatever happens.
+            let shown = self.present_filled(layout.packed_as(Format::Rgba8)?, stream, |dst| {
+                // SAFETY: `src` holds its image until the work queued on `stream` has run (the
+                // caller's (1)); `dst` is the frame's pixels, RGBA8 of `src`'s size, written
+                // only by this kernel until the present and live until the kernel has run
+                // (`present_filled`); `stream` is of the mapper's context (the target's).
+                unsafe { mapper.draw(&map, &src, dst, stream.0) }
+            });
+            self.color_map = Some(mapper);
+            return shown;
+        }
+        let ctx = self.ctx.clone();
+        self.present_filled(layout.packed_as(layout.format())?, stream, |dst| {
+            let copy = sys::CUDA_MEMCPY2D {
+                srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+                srcDevice: src.ptr().as_raw(),
+                srcPitch: layout.pitch(),
+                dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+                dstDevice: dst.ptr().as_raw(),
+                dstPitch: dst.layout().pitch(),
+                WidthInBytes: layout.row_bytes(),
+                Height: layout.height() as usize,
+                ..Default::default()
+            };
+            // SAFETY: the stream is live while borrowed and of this context (checked). In the
+            // work: the source holds the image ((1)); the destination is the frame's pixels,
+            // rows of `row_bytes` bytes `dst`'s pitch apart (`present_filled` gave the target
+            // this size and format), live until the copy has run (`present_filled`).
+            unsafe {
+                ctx.run_now(stream.0.raw_stream(), "cuMemcpy2DAsync (not called)", |p| {
+                    Ok(result::array::copy_2d_async(&copy, p)?)
+                })
             }
-            _ => Ok(()),
+        })
+    }
+
+    /// Gives the target `layout`'s size and format (as [`resize`](Self::resize)), begins a
+    /// frame on `stream`, has `fill` queue the work that writes the frame's pixels in
+    /// `stream`'s order, presents the frame and [`flush`](Self::flush)es. The pixels stay
+    /// live until that work has run: the pixel buffer is unmapped on `stream` after it (the
+    /// present, which `stream` orders after it), and the target's memory is freed only when
+    /// the target is dropped or reconfigured, which waits for the work. A frame whose pixels or
+    /// `fill` failed is dropped, not presented: its pixels hold nothing meant for the screen.
+    ///
+    /// # Errors
+    /// As [`resize`](Self::resize), [`frame`](Self::frame), [`Frame::pixels`],
+    /// [`Frame::present`] and `fill`.
+    fn present_filled<S: AsStream>(
+        &mut self,
+        layout: Layout,
+        stream: CheckedStream<'_, S>,
+        fill: impl FnOnce(&DeviceImage<'_>) -> Result<()>,
+    ) -> Result<()> {
+        self.reconfigure(layout)?;
+        let frame = self.begin(stream)?;
+        frame.pixels().and_then(|dst| fill(&dst))?;
+        frame.present()?;
+        self.flush()
+    }
+
+    /// Shows the one-channel images ([`Format::R8`], [`Format::R32F`]) given to
+    /// [`show`](Self::show), [`show_raw`](Self::show_raw) and `show_cudarc` through `map` from
+    /// now on: the target takes [`Format::Rgba8`] for them, and a kernel of cuda-gl's maps each
+    /// pixel on the GPU in the show's stream order. `None` shows them grey again (the
+    /// texture's swizzle, 0 to 1 or 0 to 255). The map stays across
+    /// [`resize`](Self::resize) and shows of any size; frames drawn by the application's
+    /// kernels are not mapped. The kernel is loaded (in the target's CUDA context) when a map
+    /// is first set, and stays loaded until the target is dropped.
+    ///
+    /// ```no_run
+    /// use cuda_gl::display::{ColorMap, DisplayTarget, Format, Layout, Palette};
+    /// use cuda_gl::{Context, DeviceBuffer, Device, Stream, StreamFlags};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// // A GL context is current; a 1000x700 field of temperatures, 250 K to 320 K.
+    /// let ctx = Context::new(&Device::get(0)?)?;
+    /// let stream = Stream::new(&ctx, StreamFlags::NonBlocking)?;
+    /// let field = DeviceBuffer::from_slice(&ctx, &vec![273.0f32; 1000 * 700])?;
+    /// let (mut target, _) =
+    ///     DisplayTarget::new(&ctx, Layout::packed((1000, 700), Format::Rgba8)?, None)?;
+    /// target.set_color_map(Some(ColorMap::new(Palette::Viridis, 250.0, 320.0)?))?;
+    /// target.show(&field, Layout::packed((1000, 700), Format::R32F)?, &stream)?;
+    /// // ... draw target.texture(); a legend: ColorMap::color_of(kelvin) ...
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`UsageError::ColorMapRange`] for a map whose fields were changed into a range that is
+    /// not finite or not increasing (the map is then not set); the driver's errors loading the
+    /// kernel or allocating its tables (the first time).
+    pub fn set_color_map(&mut self, map: Option<ColorMap>) -> Result<()> {
+        if let Some(map) = &map {
+            map.check()?;
         }
+        match &mut self.color_map {
+            Some(mapper) => mapper.map = map,
+            None if map.is_some() => self.color_map = Some(Mapper::load(&self.ctx, map)?),
+            None => {}
+        }
+        Ok(())
+    }
+
+    /// The colour map set by [`set_color_map`](Self::set_color_map).
+    pub fn color_map(&self) -> Option<ColorMap> {
+        self.color_map.as_ref().and_then(|m| m.map)
     }
 }
 
 impl Drop for DisplayTarget {
     fn drop(&mut self) {
-        if let Err(e) = self.teardown() {
+        if let Err(e) = self.screen.release() {
             self.ctx
                 .record_drop_error("unregistering a display target's texture", e);
         }
+    }
+}
+
+/// What [`DisplayTarget::new`](super::DisplayTarget::new) found: the mode it chose, each
+/// faster mode it refused with its error, and what runs GL and CUDA here. It prints as one
+/// line that ends with the fix, where there is one:
+///
+/// `display: staged (interop refused: not_nvidia_gl); GL: <renderer>, <vendor>; CUDA: <device
+/// label>; fix: create the GL context on the CUDA GPU ...`
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Report {
+    /// The mode chosen.
+    pub mode: Mode,
+    /// Each mode tried before it, with why it was refused.
+    pub refused: Vec<(Mode, Error)>,
+    /// `GL_RENDERER` of the target's GL context.
+    pub gl_renderer: String,
+    /// `GL_VENDOR` of the target's GL context.
+    pub gl_vendor: String,
+    /// The CUDA device of the target's context, as a label.
+    pub cuda_device: String,
+}
+
+impl Report {
+    /// The fix for the first refusal that has one: how to get GL onto the CUDA GPU.
+    pub fn fix(&self) -> Option<&'static str> {
+        self.refused.iter().find_map(|(_, e)| match e {
+            Error::NotNvidiaGl { .. } | Error::WrongDevice { .. } => Some(
+                "create the GL context on the CUDA GPU: for a window on a PRIME/Optimus laptop, \
+                 run with __NV_PRIME_RENDER_OFFLOAD=1 __GLX_VENDOR_LIBRARY_NAME=nvidia; \
+                 headless, use cuda_gl::egl::HeadlessContext::for_cuda_device",
+            ),
+            _ => None,
+        })
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "display: {}", self.mode)?;
+        if !self.refused.is_empty() {
+            let refused: Vec<String> = self
+                .refused
+                .iter()
+                .map(|(mode, e)| format!("{mode} refused: {}", reason(e)))
+                .collect();
+            write!(f, " ({})", refused.join(", "))?;
+        }
+        write!(
+            f,
+            "; GL: {}, {}; CUDA: {}",
+            self.gl_renderer, self.gl_vendor, self.cuda_device
+        )?;
+        if let Some(fix) = self.fix() {
+            write!(f, "; fix: {fix}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A refusal in a word: the setups a mode refuses by name (their fix differs), any other error
+/// by its kind.
+fn reason(e: &Error) -> &'static str {
+    match e {
+        Error::NotNvidiaGl { .. } => "not_nvidia_gl",
+        Error::WrongDevice { .. } => "wrong_device",
+        Error::ExternalMemoryUnsupported { .. } => "external_memory_unsupported",
+        Error::MissingGlFunction { .. } => "missing_gl_function",
+        e => e.kind().as_str(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::CudaError;
+    use cuda_gl_sys::CUresult;
+
+    fn report(refused: Vec<(Mode, Error)>) -> Report {
+        Report {
+            mode: if refused.is_empty() {
+                Mode::Interop
+            } else {
+                Mode::Staged
+            },
+            refused,
+            gl_renderer: "llvmpipe".into(),
+            gl_vendor: "Mesa".into(),
+            cuda_device: "device 0 (NVIDIA H200)".into(),
+        }
+    }
+
+    #[test]
+    fn one_line_with_the_refusals_and_the_fix() {
+        let not_nvidia = Error::NotNvidiaGl {
+            source: CudaError::new(
+                "cuGraphicsGLRegisterImage",
+                CUresult::CUDA_ERROR_OPERATING_SYSTEM,
+            ),
+        };
+        let line = report(vec![(Mode::Interop, not_nvidia)]).to_string();
+        assert!(!line.contains('\n'), "{line}");
+        assert!(
+            line.starts_with("display: staged (interop refused: not_nvidia_gl); GL: llvmpipe"),
+            "{line}"
+        );
+        assert!(line.contains("__NV_PRIME_RENDER_OFFLOAD=1"), "{line}");
+        assert!(line.contains("HeadlessContext::for_cuda_device"), "{line}");
+        let clean = report(Vec::new()).to_string();
+        assert_eq!(
+            clean,
+            "display: interop; GL: llvmpipe, Mesa; CUDA: device 0 (NVIDIA H200)"
+        );
     }
 }

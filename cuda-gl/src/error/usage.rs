@@ -9,7 +9,7 @@ use cuda_gl_sys as sys;
 /// size or kind, or objects that cannot be used together. Nothing was queued or changed.
 ///
 /// It reaches callers as [`Error::Usage`](super::Error::Usage); match `Error::Usage(_)` for any
-/// of them, or a variant for one. [`Error::kind`](super::Error::kind) names the variant too.
+/// of them, or a variant for one; [`Error::kind`](super::Error::kind) gives its coarse kind.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum UsageError {

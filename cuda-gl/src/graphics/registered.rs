@@ -158,6 +158,15 @@ impl<K: ResourceKind> Registered<K> {
         self.reg.mapped
     }
 
+    /// [`unregister`](Self::unregister) in place, for an owner that cannot give the resource
+    /// up by value (a display target, in its drop); called again, it does nothing more.
+    ///
+    /// # Errors
+    /// As [`unregister`](Self::unregister).
+    pub(crate) fn unregister_in_place(&mut self) -> Result<()> {
+        self.reg.unregister()
+    }
+
     /// Unmaps a mapping whose guard was leaked (synchronizing the context first); nothing when
     /// none is outstanding. For cuda-gl's own objects that GL uses without mapping them again.
     ///

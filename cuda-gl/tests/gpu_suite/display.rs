@@ -8,7 +8,7 @@
 
 use crate::gpu::*;
 use crate::harness::{device_used, env_or, mib, rss_bytes};
-use cuda_gl::display::{DisplayTarget, Format, Mode};
+use cuda_gl::display::{DisplayTarget, Format, Layout, Mode};
 use cuda_gl::{DeviceBuffer, Error, UsageError};
 
 /// Every mode that runs on NVIDIA's GL.
@@ -22,13 +22,13 @@ fn draw_pattern(g: &Gpu, target: &mut DisplayTarget, seed: u32) -> Vec<u32> {
     let frame = target.frame(&g.stream).unwrap();
     let pixels = frame.pixels().unwrap();
     let words = w as usize * h as usize;
-    assert_eq!(pixels.pitch, w as usize * 4);
+    assert_eq!(pixels.layout().pitch(), w as usize * 4);
     // SAFETY: the pixels hold `words` RGBA8 texels (one u32 each) of this context, written on
     // the frame's stream before the present below.
-    unsafe { launch_words(&fill, &g.stream, pixels.ptr, words, seed) }.unwrap();
+    unsafe { launch_words(&fill, &g.stream, pixels.ptr(), words, seed) }.unwrap();
     frame.present().unwrap();
     target.flush().unwrap();
-    read_texture_rgba8(target.texture(), w as usize, h as usize, 0)
+    read_texture_rgba8(target.texture().0, w as usize, h as usize, 0)
 }
 
 pub(crate) fn assert_pattern(texels: &[u32], seed: u32, what: &str) {
@@ -45,8 +45,12 @@ fn frames_equal_the_cpus_in_every_mode_at_odd_sizes_and_1080p() {
     let Some(g) = gpu() else { return };
     for mode in MODES {
         for (w, h) in [(1001, 333), (77, 1201), (1920, 1080)] {
-            let (mut target, report) =
-                DisplayTarget::new(&g.ctx, w, h, Format::Rgba8, Some(mode)).unwrap();
+            let (mut target, report) = DisplayTarget::new(
+                &g.ctx,
+                Layout::packed((w, h), Format::Rgba8).unwrap(),
+                Some(mode),
+            )
+            .unwrap();
             assert_eq!(report.mode, mode, "{report}");
             for seed in [5, 6] {
                 let texels = draw_pattern(&g, &mut target, seed);
@@ -70,7 +74,7 @@ fn draw_pattern_through_surface(g: &Gpu, target: &mut DisplayTarget, seed: u32) 
     unsafe { launch_image(&fill, &g.stream, surface, (w as usize, h as usize), seed) }.unwrap();
     frame.present().unwrap();
     target.flush().unwrap();
-    read_texture_rgba8(target.texture(), w as usize, h as usize, 0)
+    read_texture_rgba8(target.texture().0, w as usize, h as usize, 0)
 }
 
 /// The same frame code through the surface in every mode: interop writes the texture in
@@ -81,8 +85,12 @@ fn surface_frames_equal_the_cpus_in_every_mode() {
     let Some(g) = gpu() else { return };
     for mode in MODES {
         for (w, h) in [(1001, 333), (1920, 1080)] {
-            let (mut target, _) =
-                DisplayTarget::new(&g.ctx, w, h, Format::Rgba8, Some(mode)).unwrap();
+            let (mut target, _) = DisplayTarget::new(
+                &g.ctx,
+                Layout::packed((w, h), Format::Rgba8).unwrap(),
+                Some(mode),
+            )
+            .unwrap();
             for seed in [11, 12, 13] {
                 let texels = if seed == 12 {
                     draw_pattern(&g, &mut target, seed)
@@ -99,7 +107,12 @@ fn surface_frames_equal_the_cpus_in_every_mode() {
 #[test]
 fn auto_picks_interop_on_nvidia_gl_and_reports_it() {
     let Some(g) = gpu() else { return };
-    let (target, report) = DisplayTarget::new(&g.ctx, 64, 32, Format::Rgba8, None).unwrap();
+    let (target, report) = DisplayTarget::new(
+        &g.ctx,
+        Layout::packed((64, 32), Format::Rgba8).unwrap(),
+        None,
+    )
+    .unwrap();
     let line = report.to_string();
     eprintln!("{line}");
     assert_eq!(target.mode(), Mode::Interop, "{line}");
@@ -119,18 +132,22 @@ fn a_staged_frame_shows_what_was_presented() {
     let Some(g) = gpu() else { return };
     // About 8 MB: copied and uploaded in 8 bands, the last of fewer rows (7 of 126, then 119).
     let (w, h) = (2000, 1001);
-    let (mut target, _) =
-        DisplayTarget::new(&g.ctx, w, h, Format::Rgba8, Some(Mode::Staged)).unwrap();
+    let (mut target, _) = DisplayTarget::new(
+        &g.ctx,
+        Layout::packed((w, h), Format::Rgba8).unwrap(),
+        Some(Mode::Staged),
+    )
+    .unwrap();
     let fill = g.kernels.function("fill_u32").unwrap();
     let words = (w * h) as usize;
     for seed in 10..14 {
         let frame = target.frame(&g.stream).unwrap();
-        let ptr = frame.pixels().unwrap().ptr;
+        let ptr = frame.pixels().unwrap().ptr();
         // SAFETY: as in draw_pattern.
         unsafe { launch_words(&fill, &g.stream, ptr, words, seed) }.unwrap();
         frame.present().unwrap();
         // No flush: the present has uploaded every band.
-        let texels = read_texture_rgba8(target.texture(), w as usize, h as usize, 0);
+        let texels = read_texture_rgba8(target.texture().0, w as usize, h as usize, 0);
         assert_pattern(&texels, seed, "the staged frame just presented");
     }
     drop(target);
@@ -147,9 +164,11 @@ fn show_and_read<T: cuda_gl::DeviceCopy>(
     format: Format,
 ) -> Vec<u32> {
     let src = DeviceBuffer::from_slice(&g.ctx, data).unwrap();
-    target.show(&src, w, h, pitch, format, &g.stream).unwrap();
+    target
+        .show(&src, Layout::new((w, h), pitch, format).unwrap(), &g.stream)
+        .unwrap();
     assert_eq!((target.size(), target.format()), ((w, h), format));
-    read_texture_rgba8(target.texture(), w as usize, h as usize, 0)
+    read_texture_rgba8(target.texture().0, w as usize, h as usize, 0)
 }
 
 /// Asserts that channel `c` of texel `i` is `want(i, c)`, within `slack`, for the channels
@@ -178,8 +197,12 @@ fn assert_channels(
 #[test]
 fn staged_frames_of_every_format_in_bands() {
     let Some(g) = gpu() else { return };
-    let (mut target, _) =
-        DisplayTarget::new(&g.ctx, 8, 8, Format::Rgba8, Some(Mode::Staged)).unwrap();
+    let (mut target, _) = DisplayTarget::new(
+        &g.ctx,
+        Layout::packed((8, 8), Format::Rgba8).unwrap(),
+        Some(Mode::Staged),
+    )
+    .unwrap();
     let (w, h) = (700u32, 500u32);
     let rgba32f: Vec<f32> = (0..w * h * 4)
         .map(|k| (((k / 4) + (k % 4)) % 256) as f32 / 255.0)
@@ -217,7 +240,12 @@ fn show_displays_device_memory_of_every_format() {
     let Some(g) = gpu() else { return };
     let (w, h) = (37u32, 11u32);
     for mode in MODES {
-        let (mut target, _) = DisplayTarget::new(&g.ctx, 8, 8, Format::Rgba8, Some(mode)).unwrap();
+        let (mut target, _) = DisplayTarget::new(
+            &g.ctx,
+            Layout::packed((8, 8), Format::Rgba8).unwrap(),
+            Some(mode),
+        )
+        .unwrap();
         // R8, pitch 40 > 37: value = (x * 7 + y * 13) % 256.
         let pitch = 40usize;
         let r8: Vec<u8> = (0..pitch * h as usize)
@@ -279,8 +307,12 @@ fn resizes_leak_nothing_and_the_next_frame_is_right() {
             .is_none_or(|names| names.split(',').any(|n| n.trim() == mode.name()))
     };
     for mode in MODES.into_iter().filter(|&m| picked(m)) {
-        let (mut target, _) =
-            DisplayTarget::new(&g.ctx, 64, 64, Format::Rgba8, Some(mode)).unwrap();
+        let (mut target, _) = DisplayTarget::new(
+            &g.ctx,
+            Layout::packed((64, 64), Format::Rgba8).unwrap(),
+            Some(mode),
+        )
+        .unwrap();
         let mut before = None;
         let mut names_before = (0, 0);
         for pass in 0..2 {
@@ -292,7 +324,7 @@ fn resizes_leak_nothing_and_the_next_frame_is_right() {
                 1 + (state % max) as u32
             };
             for round in 0..rounds {
-                let old = target.texture();
+                let old = target.texture().0;
                 let (w, h) = if round % 50 == 49 {
                     (4096, 4096)
                 } else {
@@ -352,12 +384,17 @@ fn resizes_leak_nothing_and_the_next_frame_is_right() {
 fn bad_input_is_a_typed_error() {
     let Some(g) = gpu() else { return };
     for (w, h) in [(0, 16), (16, 0), (1 << 20, 16)] {
-        match DisplayTarget::new(&g.ctx, w, h, Format::Rgba8, None) {
+        match DisplayTarget::new(&g.ctx, Layout::packed((w, h), Format::Rgba8).unwrap(), None) {
             Err(Error::Usage(UsageError::TargetSize { .. })) => {}
             other => panic!("{w}x{h}: {:?}", other.map(|(_, r)| r)),
         }
     }
-    let (mut target, _) = DisplayTarget::new(&g.ctx, 16, 16, Format::Rgba8, None).unwrap();
+    let (mut target, _) = DisplayTarget::new(
+        &g.ctx,
+        Layout::packed((16, 16), Format::Rgba8).unwrap(),
+        None,
+    )
+    .unwrap();
     assert!(matches!(
         target.resize(0, 5),
         Err(Error::Usage(UsageError::TargetSize { .. }))
@@ -369,7 +406,10 @@ fn bad_input_is_a_typed_error() {
     );
     let small = DeviceBuffer::<u8>::zeroed(&g.ctx, 100).unwrap();
     for (pitch, what) in [(20, "a pitch below a row"), (40, "too few bytes")] {
-        match target.show(&small, 10, 4, pitch, Format::Rgba8, &g.stream) {
+        // A pitch below a row is refused by the layout, too few bytes by the show.
+        let shown = Layout::new((10, 4), pitch, Format::Rgba8)
+            .and_then(|layout| target.show(&small, layout, &g.stream));
+        match shown {
             Err(Error::Usage(UsageError::PitchedSource { .. })) => {}
             other => panic!("{what}: {other:?}"),
         }
@@ -398,8 +438,12 @@ fn bad_input_is_a_typed_error() {
 #[test]
 fn a_leaked_surface_frame_is_undone_by_the_next_frame() {
     let Some(g) = gpu() else { return };
-    let (mut target, _) =
-        DisplayTarget::new(&g.ctx, 40, 24, Format::Rgba8, Some(Mode::Interop)).unwrap();
+    let (mut target, _) = DisplayTarget::new(
+        &g.ctx,
+        Layout::packed((40, 24), Format::Rgba8).unwrap(),
+        Some(Mode::Interop),
+    )
+    .unwrap();
     let frame = target.frame(&g.stream).unwrap();
     frame.surface().unwrap();
     std::mem::forget(frame);
@@ -415,7 +459,12 @@ fn a_leaked_surface_frame_is_undone_by_the_next_frame() {
 fn a_destroyed_gl_context_is_refused_not_crashed() {
     let Some(g) = gpu() else { return };
     let own = cuda_gl::egl::HeadlessContext::for_cuda_device(&g.device).unwrap();
-    let (mut target, _) = DisplayTarget::new(&g.ctx, 32, 32, Format::Rgba8, None).unwrap();
+    let (mut target, _) = DisplayTarget::new(
+        &g.ctx,
+        Layout::packed((32, 32), Format::Rgba8).unwrap(),
+        None,
+    )
+    .unwrap();
     drop(own);
     g.gl.make_current().unwrap();
     // Interop maps the texture when the frame asks for its surface: refused there.

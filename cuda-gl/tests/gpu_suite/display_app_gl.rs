@@ -7,7 +7,7 @@
 
 use super::display::assert_pattern;
 use crate::gpu::*;
-use cuda_gl::display::{DisplayTarget, Format, Mode};
+use cuda_gl::display::{DisplayTarget, Format, Layout, Mode};
 use cuda_gl::{Error, UsageError};
 
 /// The application deletes a staged target's texture (a GL call allowed on any name of its
@@ -18,9 +18,13 @@ use cuda_gl::{Error, UsageError};
 fn a_texture_the_application_deleted_is_an_error_not_a_crash() {
     let Some(g) = gpu() else { return };
     for mode in [Mode::Staged, Mode::Stream] {
-        let (mut target, _) =
-            DisplayTarget::new(&g.ctx, 64, 64, Format::Rgba8, Some(mode)).unwrap();
-        let texture = target.texture();
+        let (mut target, _) = DisplayTarget::new(
+            &g.ctx,
+            Layout::packed((64, 64), Format::Rgba8).unwrap(),
+            Some(mode),
+        )
+        .unwrap();
+        let texture = target.texture().0;
         // SAFETY: a context is current; deleting a name is allowed (the application's call).
         unsafe { gl::DeleteTextures(1, &texture) };
         let mut failed = false;
@@ -132,9 +136,7 @@ fn present_with_a_band_buffer_deleted(g: &Gpu, deleted: usize) {
     let (w, h) = (1001, 333);
     let (mut target, _) = DisplayTarget::new(
         &g.ctx,
-        w as u32,
-        h as u32,
-        Format::Rgba8,
+        Layout::packed((w as u32, h as u32), Format::Rgba8).unwrap(),
         Some(Mode::Staged),
     )
     .unwrap();
@@ -160,7 +162,7 @@ fn present_with_a_band_buffer_deleted(g: &Gpu, deleted: usize) {
         let pixels = frame.pixels()?;
         // SAFETY: the pixels hold `w * h` RGBA8 texels of this context, written on the
         // frame's stream before the present below.
-        unsafe { launch_words(&fill, &g.stream, pixels.ptr, w * h, seed) }.unwrap();
+        unsafe { launch_words(&fill, &g.stream, pixels.ptr(), w * h, seed) }.unwrap();
         frame.present()
     };
     present(&mut target, 5).unwrap();
@@ -171,7 +173,7 @@ fn present_with_a_band_buffer_deleted(g: &Gpu, deleted: usize) {
     );
     // SAFETY: a context is current; unbinding the unpack buffer for the read-back below.
     unsafe { gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0) };
-    let texels = read_texture_rgba8(target.texture(), w, h, 0);
+    let texels = read_texture_rgba8(target.texture().0, w, h, 0);
     assert_pattern(&texels, 5, "staged, 3 bands through a pixel buffer each");
     // SAFETY: a context is current; deleting a live name is allowed (the application's call);
     // `mine` is live.
@@ -205,7 +207,7 @@ fn present_with_a_band_buffer_deleted(g: &Gpu, deleted: usize) {
     // SAFETY: a context is current; unbinding for the read-back.
     unsafe { gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0) };
     // Every buffer is asked for before the first band: the texture holds the old frame whole.
-    let texels = read_texture_rgba8(target.texture(), w, h, 0);
+    let texels = read_texture_rgba8(target.texture().0, w, h, 0);
     let wrong = texels
         .iter()
         .enumerate()

@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use crate::gpu::*;
-use cuda_gl::display::{ColorMap, DisplayTarget, Format, Mode, Palette};
+use cuda_gl::display::{ColorMap, DisplayTarget, Format, Layout, Mode, Palette};
 use cuda_gl::{DeviceBuffer, Error, UsageError};
 
 /// Shows `data` (one channel of `format`, `w` x `h`, rows `pitch` bytes apart) and checks every
@@ -20,13 +20,15 @@ fn show_and_check<T: cuda_gl::DeviceCopy>(
     what: &str,
 ) {
     let src = DeviceBuffer::from_slice(&g.ctx, data).unwrap();
-    target.show(&src, w, h, pitch, format, &g.stream).unwrap();
+    target
+        .show(&src, Layout::new((w, h), pitch, format).unwrap(), &g.stream)
+        .unwrap();
     assert_eq!(
         (target.size(), target.format()),
         ((w, h), Format::Rgba8),
         "{what}: a mapped image is shown in RGBA8"
     );
-    let texels = read_texture_rgba8(target.texture(), w as usize, h as usize, 0);
+    let texels = read_texture_rgba8(target.texture().0, w as usize, h as usize, 0);
     let mut wrong = Vec::new();
     for (i, &texel) in texels.iter().enumerate() {
         let (x, y) = (i % w as usize, i / w as usize);
@@ -52,7 +54,12 @@ fn show_and_check<T: cuda_gl::DeviceCopy>(
 fn one_channel_images_are_shown_through_the_colour_map_in_every_mode() {
     let Some(g) = gpu() else { return };
     for mode in [Mode::Interop, Mode::Staged, Mode::Stream] {
-        let (mut target, _) = DisplayTarget::new(&g.ctx, 8, 8, Format::Rgba8, Some(mode)).unwrap();
+        let (mut target, _) = DisplayTarget::new(
+            &g.ctx,
+            Layout::packed((8, 8), Format::Rgba8).unwrap(),
+            Some(mode),
+        )
+        .unwrap();
         let viridis = ColorMap::new(Palette::Viridis, -1.0, 3.0).unwrap();
         target.set_color_map(Some(viridis)).unwrap();
         assert_eq!(target.color_map(), Some(viridis));
@@ -139,7 +146,11 @@ fn one_channel_images_are_shown_through_the_colour_map_in_every_mode() {
             .collect();
         let src = DeviceBuffer::from_slice(&g.ctx, &bytes).unwrap();
         target
-            .show(&src, w, h, pitch, Format::R8, &g.stream)
+            .show(
+                &src,
+                Layout::new((w, h), pitch, Format::R8).unwrap(),
+                &g.stream,
+            )
             .unwrap();
         assert_eq!(
             target.format(),

@@ -7,7 +7,7 @@
 
 use super::display_app_gl::{BAND_BYTES_1001X333, band_buffers_1001x333, band_buffers_here};
 use crate::gpu::*;
-use cuda_gl::display::{DisplayTarget, Format, Mode};
+use cuda_gl::display::{DisplayTarget, Format, Layout, Mode};
 use cuda_gl::{Error, UsageError};
 
 /// What the application's object holds, word by word.
@@ -45,7 +45,7 @@ fn present(g: &Gpu, target: &mut DisplayTarget, seed: u32) -> cuda_gl::Result<()
     let pixels = frame.pixels()?;
     // SAFETY: the pixels hold `w * h` RGBA8 texels of this context, written on the frame's
     // stream before the present below.
-    unsafe { launch_words(&fill, &g.stream, pixels.ptr, (w * h) as usize, seed) }.unwrap();
+    unsafe { launch_words(&fill, &g.stream, pixels.ptr(), (w * h) as usize, seed) }.unwrap();
     frame.present()
 }
 
@@ -72,11 +72,15 @@ fn a_texture_name_the_application_reused_is_neither_written_nor_deleted() {
     let Some(g) = gpu() else { return };
     let (w, h) = (64, 64);
     for mode in [Mode::Interop, Mode::Staged, Mode::Stream] {
-        let (mut target, _) =
-            DisplayTarget::new(&g.ctx, w as u32, h as u32, Format::Rgba8, Some(mode)).unwrap();
+        let (mut target, _) = DisplayTarget::new(
+            &g.ctx,
+            Layout::packed((w as u32, h as u32), Format::Rgba8).unwrap(),
+            Some(mode),
+        )
+        .unwrap();
         present(&g, &mut target, 5).unwrap();
         target.flush().unwrap();
-        let name = target.texture();
+        let name = target.texture().0;
         // SAFETY: a context is current; deleting a name is allowed (the application's call).
         unsafe { gl::DeleteTextures(1, &name) };
         if !take_name(gl::GenTextures, gl::DeleteTextures, name) {
@@ -147,8 +151,12 @@ fn a_band_buffer_name_the_application_reused_is_neither_written_nor_deleted() {
     if !band_buffers_here() {
         return;
     }
-    let (mut target, _) =
-        DisplayTarget::new(&g.ctx, 1001, 333, Format::Rgba8, Some(Mode::Staged)).unwrap();
+    let (mut target, _) = DisplayTarget::new(
+        &g.ctx,
+        Layout::packed((1001, 333), Format::Rgba8).unwrap(),
+        Some(Mode::Staged),
+    )
+    .unwrap();
     present(&g, &mut target, 5).unwrap();
     let bands = band_buffers_1001x333();
     let name = bands[1];

@@ -34,6 +34,7 @@ mod display;
 mod display_app_gl;
 mod display_colormap;
 mod display_names;
+mod display_present;
 mod egl_any_gl;
 mod external;
 mod frames;

@@ -10,7 +10,7 @@
 use super::display::assert_pattern;
 use crate::gpu::*;
 use cuda_gl::Device;
-use cuda_gl::display::{DisplayTarget, Format, Mode};
+use cuda_gl::display::{DisplayTarget, Format, Layout, Mode};
 use cuda_gl::egl::{EglError, GlProfile, HeadlessConfig, HeadlessContext, Offscreen};
 use std::ffi::c_void;
 
@@ -215,7 +215,8 @@ fn frames_ignore_the_applications_pixel_transfer_state() {
     let fill = g.kernels.function("fill_u32").unwrap();
     for mode in [Mode::Interop, Mode::Staged, Mode::Stream] {
         let (w, h) = (64u32, 32u32);
-        let (mut target, _) = DisplayTarget::new(&g.ctx, w, h, Format::Rgba8, Some(mode)).unwrap();
+        let layout = Layout::packed((w, h), Format::Rgba8).unwrap();
+        let (mut target, _) = DisplayTarget::new(&g.ctx, layout, Some(mode)).unwrap();
         for seed in [5, 6] {
             compat.set(true);
             let frame = target.frame(&g.stream).unwrap();
@@ -223,13 +224,13 @@ fn frames_ignore_the_applications_pixel_transfer_state() {
             let words = (w * h) as usize;
             // SAFETY: the pixels hold `words` RGBA8 texels (one u32 each) of this context,
             // written on the frame's stream before the present below.
-            unsafe { launch_words(&fill, &g.stream, pixels.ptr, words, seed) }.unwrap();
+            unsafe { launch_words(&fill, &g.stream, pixels.ptr(), words, seed) }.unwrap();
             frame.present().unwrap();
             target.flush().unwrap();
             compat.assert_state(&format!("{mode}: after a present"));
             // Read back under GL's initial state: the read itself is a pixel transfer.
             compat.set(false);
-            let texels = read_texture_rgba8(target.texture(), w as usize, h as usize, 0);
+            let texels = read_texture_rgba8(target.texture().0, w as usize, h as usize, 0);
             assert_pattern(&texels, seed, &format!("{mode}: a frame under RED_SCALE 0"));
         }
     }

@@ -4,7 +4,7 @@ use cuda_gl::display::DisplayTarget;
 fn keep(target: &mut DisplayTarget, stream: &cuda_gl::Stream) -> cuda_gl::DevicePtr<'static> {
     let frame = target.frame(stream).unwrap();
     let pixels = frame.pixels().unwrap();
-    pixels.ptr
+    pixels.ptr()
 }
 
 fn main() {

@@ -19,7 +19,7 @@ use crate::renderer::Renderer;
 use crate::timing::Stage;
 use crate::watchdog;
 use anyhow::{Context as _, Result, bail};
-use cuda_gl::display::{DisplayTarget, Format, Mode, Report};
+use cuda_gl::display::{DisplayTarget, Format, Layout, Mode, Report};
 use cuda_gl::{Context, Device, Function, LaunchConfig, Module, Stream, StreamFlags};
 use std::sync::Arc;
 use std::time::Duration;
@@ -153,7 +153,7 @@ impl DisplayBackend {
 
     /// The target's texture for the renderer to draw, once it is made.
     pub fn texture(&self) -> Option<u32> {
-        self.target.as_ref().map(DisplayTarget::texture)
+        self.target.as_ref().map(|target| target.texture().0)
     }
 
     /// The CUDA context.
@@ -187,13 +187,8 @@ impl DisplayBackend {
                 .with_context(|| format!("resizing the display target to {size}"));
         }
         let mode = self.requested.map_or("auto", Mode::name);
-        let made = DisplayTarget::new(
-            &self.ctx,
-            size.width,
-            size.height,
-            Format::Rgba8,
-            self.requested,
-        );
+        let layout = Layout::packed((size.width, size.height), Format::Rgba8)?;
+        let made = DisplayTarget::new(&self.ctx, layout, self.requested);
         let (target, report) = match made {
             Ok(made) => made,
             Err(e) if self.requested == Some(Mode::Interop) && e.is_unsupported_setup() => {
@@ -264,7 +259,7 @@ impl DisplayBackend {
 
     /// Waits for the stream, makes sure the last presented frame is in the texture (the
     /// target's `flush`, which has nothing left to do in interop and staged mode), and
-    /// reports deferred errors (a present that failed in a `Drop`).
+    /// reports deferred errors (an unmap or a release that failed in a `Drop`).
     ///
     /// # Errors
     /// The driver's error from synchronizing or of the last copy, GL's of the upload, or
@@ -281,7 +276,7 @@ impl DisplayBackend {
         }
         self.ctx
             .check_drop_errors()
-            .context("an earlier display frame failed to present")?;
+            .context("an earlier display frame's clean-up failed")?;
         Ok(())
     }
 }
@@ -302,7 +297,7 @@ mod tests {
         ] {
             assert_eq!(forced_mode(path), None, "{path}");
         }
-        for &mode in Mode::AUTO_ORDER {
+        for mode in Mode::AUTO_ORDER {
             assert_eq!(path_of(mode).to_string(), mode.name());
             assert_eq!(forced_mode(path_of(mode)), Some(mode));
         }

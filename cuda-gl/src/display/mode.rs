@@ -1,0 +1,334 @@
+//! The modes, and the one place that dispatches on them: [`Mode`] names them, [`ByMode`] holds
+//! one mode's state or frame, and `dispatch!` is the one `match` that calls into either. A
+//! [`Screen`] is the texture with its mode's state, and a [`Frame`] one frame of it.
+//! Adding a mode: its file (implementing [`Present`]), a variant of `Mode` and `ByMode`, its
+//! [`Variant`], and an arm in each of the three `match`es here.
+
+use super::image::{DeviceImage, Format, Layout};
+use super::interop::{Interop, InteropFrame};
+use super::present::{Present, PresentFrame};
+use super::staged::{Staged, StagedFrame};
+use super::stream::{StreamFrame, Streamed};
+use super::texture::{Texture, check_size};
+use crate::context::Context;
+use crate::error::Result;
+use crate::glapi::GlOwner;
+use crate::graphics::Surface;
+use crate::stream::AsStream;
+use std::sync::Arc;
+
+/// How a [`DisplayTarget`](super::DisplayTarget)'s frames reach its texture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Mode {
+    /// The texture is registered with CUDA and written on the GPU: GL on NVIDIA's GPU that
+    /// runs CUDA.
+    Interop,
+    /// Frames go through pinned host memory and a GL upload: any GL.
+    Staged,
+    /// Frames are copied into a few slots of CUDA memory imported into GL (a
+    /// [`FrameStream`](crate::external::FrameStream)) and from there into the texture, ordered
+    /// by events and fences instead of a map per frame: throughput at a few frames of latency.
+    /// GL on the CUDA GPU with `GL_EXT_memory_object_fd`. Never chosen by `auto`.
+    Stream,
+}
+
+impl Mode {
+    /// The modes `auto` tries, fastest first.
+    pub const AUTO_ORDER: [Mode; 2] = [Mode::Interop, Mode::Staged];
+
+    /// The mode's name, as the report spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Interop => "interop",
+            Mode::Staged => "staged",
+            Mode::Stream => "stream",
+        }
+    }
+}
+
+impl std::fmt::Display for Mode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One value per mode: a mode's state ([`Backend`]) or a frame of it ([`ModeFrame`]).
+#[derive(Debug)]
+pub(super) enum ByMode<I, St, Sr> {
+    Interop(I),
+    Staged(St),
+    Stream(Sr),
+}
+
+/// Runs `$body` with `$m` bound to the mode's value of a [`ByMode`]: the one `match` that
+/// calls into the modes.
+macro_rules! dispatch {
+    ($value:expr, $m:ident => $body:expr) => {
+        match $value {
+            ByMode::Interop($m) => $body,
+            ByMode::Staged($m) => $body,
+            ByMode::Stream($m) => $body,
+        }
+    };
+}
+
+/// What the dispatch knows of a mode's type: its [`Mode`], and its frames' variant.
+trait Variant: Present {
+    const MODE: Mode;
+
+    fn wrap<'t, S: AsStream + 't>(frame: Self::Frame<'t, S>) -> ModeFrame<'t, S>
+    where
+        Self: 't;
+}
+
+impl Variant for Interop {
+    const MODE: Mode = Mode::Interop;
+
+    fn wrap<'t, S: AsStream + 't>(frame: Self::Frame<'t, S>) -> ModeFrame<'t, S> {
+        ByMode::Interop(frame)
+    }
+}
+
+impl Variant for Staged {
+    const MODE: Mode = Mode::Staged;
+
+    fn wrap<'t, S: AsStream + 't>(frame: Self::Frame<'t, S>) -> ModeFrame<'t, S> {
+        ByMode::Staged(frame)
+    }
+}
+
+impl Variant for Streamed {
+    const MODE: Mode = Mode::Stream;
+
+    fn wrap<'t, S: AsStream + 't>(frame: Self::Frame<'t, S>) -> ModeFrame<'t, S> {
+        ByMode::Stream(frame)
+    }
+}
+
+/// `P`'s mode.
+fn mode_of<P: Variant>(_: &P) -> Mode {
+    P::MODE
+}
+
+/// A frame of `state`, a `P`'s, as the dispatch holds it.
+fn begin<'t, P: Variant, S: AsStream>(
+    state: &'t mut P,
+    texture: &'t Texture,
+    stream: &'t S,
+) -> Result<ModeFrame<'t, S>> {
+    Ok(P::wrap(state.begin(texture, stream)?))
+}
+
+/// The state of a target's mode.
+pub(super) type Backend = ByMode<Interop, Staged, Streamed>;
+
+/// A frame of a target's mode, begun on a stream of type `S`.
+type ModeFrame<'t, S> = ByMode<InteropFrame<'t, S>, StagedFrame<'t, S>, StreamFrame<'t, S>>;
+
+impl Backend {
+    /// The state of `mode` for `texture`, in CUDA context `ctx`.
+    ///
+    /// # Errors
+    /// As the mode's [`Present::new`].
+    fn new(mode: Mode, ctx: &Arc<Context>, texture: &Texture) -> Result<Backend> {
+        Ok(match mode {
+            Mode::Interop => ByMode::Interop(Interop::new(ctx, texture)?),
+            Mode::Staged => ByMode::Staged(Staged::new(ctx, texture)?),
+            Mode::Stream => ByMode::Stream(Streamed::new(ctx, texture)?),
+        })
+    }
+}
+
+/// A target's texture, and the state of the mode that moves frames into it.
+#[derive(Debug)]
+pub(super) struct Screen {
+    // Field order is drop order: the mode's state (its registrations of the texture, and the
+    // buffers whose drop waits for the copies out of its CUDA memory) before the texture.
+    backend: Backend,
+    texture: Texture,
+}
+
+impl Screen {
+    /// A texture of `layout`'s size and format (tightly packed) in the GL context of `owner`
+    /// (current) and `mode`'s state for it in CUDA context `ctx`.
+    ///
+    /// # Errors
+    /// [`UsageError::TargetSize`](crate::UsageError::TargetSize) for a zero side or one over
+    /// `GL_MAX_TEXTURE_SIZE`; the owner check's errors; the texture's; as the mode's
+    /// [`Present::new`].
+    pub(super) fn new(
+        mode: Mode,
+        ctx: &Arc<Context>,
+        owner: GlOwner,
+        layout: Layout,
+    ) -> Result<Screen> {
+        let fns = owner.check("DisplayTarget::new")?;
+        check_size(fns, layout.width(), layout.height())?;
+        let texture = Texture::create(owner, fns, layout.packed_as(layout.format())?)?;
+        Ok(Screen {
+            backend: Backend::new(mode, ctx, &texture)?,
+            texture,
+        })
+    }
+
+    /// The texture's GL context.
+    pub(super) fn owner(&self) -> GlOwner {
+        self.texture.owner()
+    }
+
+    /// The texture's GL name.
+    pub(super) fn texture_name(&self) -> u32 {
+        self.texture.name()
+    }
+
+    /// The frames' size and format, tightly packed.
+    pub(super) fn layout(&self) -> Layout {
+        self.texture.layout()
+    }
+
+    /// The mode.
+    pub(super) fn mode(&self) -> Mode {
+        dispatch!(&self.backend, m => mode_of(m))
+    }
+
+    /// Begins a frame on `stream`, which the caller checked is of the target's context.
+    ///
+    /// # Errors
+    /// As the mode's [`Present::begin`].
+    pub(super) fn begin<'t, S: AsStream>(&'t mut self, stream: &'t S) -> Result<Frame<'t, S>> {
+        let layout = self.texture.layout();
+        let texture = &self.texture;
+        let work = dispatch!(&mut self.backend, m => begin(m, texture, stream))?;
+        Ok(Frame { work, layout })
+    }
+
+    /// As [`Present::flush`].
+    pub(super) fn flush(&mut self) -> Result<()> {
+        let texture = &self.texture;
+        dispatch!(&mut self.backend, m => m.flush(texture))
+    }
+
+    /// Releases what CUDA holds of the texture (the mode's [`Present::release`]; again, it
+    /// does nothing more). When that fails the driver may still hold the texture mapped: it is
+    /// leaked, claimed for good, never deleted while CUDA may write it.
+    ///
+    /// # Errors
+    /// The mode's.
+    pub(super) fn release(&mut self) -> Result<()> {
+        let released = dispatch!(&mut self.backend, m => m.release());
+        if released.is_err() {
+            self.texture.leak();
+        }
+        released
+    }
+}
+
+/// One frame of a [`DisplayTarget`](super::DisplayTarget), on the stream it was begun on: a
+/// kernel draws it through its [`surface`](Self::surface) or into its
+/// [`pixels`](Self::pixels), then [`present`](Self::present) puts it on the texture.
+///
+/// The surface is the fast path: in [`Mode::Interop`](super::Mode::Interop) it is the
+/// texture's own, mapped for the frame, and nothing is copied. The pixels are plain device
+/// memory with a pitch: in interop mode a pixel buffer mapped for the frame and uploaded into
+/// the texture by GL at the present (a copy on the GPU), in the copying modes the target's
+/// memory, copied out at the present. A frame shows its pixels if they were asked for, else its
+/// surface; a frame that asks for neither leaves the texture as it was.
+///
+/// Only [`present`](Self::present) shows a frame. A frame dropped unpresented shows nothing
+/// and reports nothing: in the copying modes ([`Mode::Staged`](super::Mode::Staged),
+/// [`Mode::Stream`](super::Mode::Stream)) nothing is copied or uploaded, and the texture keeps
+/// what it held; in interop mode what the frame mapped is unmapped (on the frame's stream, in
+/// order after its kernel), nothing is uploaded from the pixel buffer, and a texture mapped
+/// for the frame's surface holds what the kernel wrote into it in place, as far as the kernel
+/// got (the texture's contents are undefined from the map on: `WRITE_DISCARD`).
+#[derive(Debug)]
+#[must_use = "a frame shows nothing unless presented: draw it, then call `present()`"]
+pub struct Frame<'t, S: AsStream> {
+    work: ModeFrame<'t, S>,
+    /// The target's frames, tightly packed.
+    layout: Layout,
+}
+
+impl<S: AsStream> Frame<'_, S> {
+    /// Width and height in pixels.
+    pub fn size(&self) -> (u32, u32) {
+        (self.layout.width(), self.layout.height())
+    }
+
+    /// The pixel format.
+    pub fn format(&self) -> Format {
+        self.layout.format()
+    }
+
+    /// The frame's surface (`cudaSurfaceObject_t`, `surf2Dwrite` at byte offset `x *`
+    /// [`Format::bytes_per_pixel`] and row `y`, row 0 being GL's first), for a kernel queued on
+    /// the frame's stream (or ordered before the present). In interop mode it is the texture
+    /// itself, mapped with its contents undefined (`WRITE_DISCARD`); in the copying modes a
+    /// CUDA array that keeps the last frame drawn through it (black at first). So a kernel
+    /// writes every texel, and reads none it did not write in this frame.
+    ///
+    /// # Errors
+    /// Interop: the errors of mapping the texture (the owner check's errors when the target's
+    /// GL context is not current, [`Error::StreamCapturing`](crate::Error::StreamCapturing)
+    /// for a stream under capture, the driver's), and the driver's error from creating the
+    /// surface object (made once per texture, then cached);
+    /// [`UsageError::DisplayObjectReplaced`](crate::UsageError::DisplayObjectReplaced) before
+    /// the map when the application deleted or relabelled the texture;
+    /// [`UsageError::FrameMapFailed`](crate::UsageError::FrameMapFailed) when asked again
+    /// after a failed map.
+    pub fn surface(&self) -> Result<Surface<'_>> {
+        dispatch!(&self.work, f => f.surface())
+    }
+
+    /// The frame's pixels (the target's size and format, rows tightly packed), for a kernel
+    /// queued on the frame's stream (or ordered before the present): in interop mode the
+    /// texture's pixel buffer, mapped for the frame (uploaded into the texture by GL at the
+    /// present), its contents undefined (`WRITE_DISCARD`); in the copying modes the target's
+    /// device memory, which keeps the last frame written there. So a kernel writes every pixel,
+    /// and reads none it did not write in this frame. Asking for them makes them what the
+    /// frame shows, instead of the surface (see the type's docs).
+    ///
+    /// # Errors
+    /// Interop: the errors of mapping the pixel buffer
+    /// ([`Error::StreamCapturing`](crate::Error::StreamCapturing) for a stream under capture,
+    /// the owner check's errors, the driver's);
+    /// [`UsageError::DisplayObjectReplaced`](crate::UsageError::DisplayObjectReplaced) before
+    /// the map when the application deleted or relabelled the pixel buffer;
+    /// [`UsageError::SizeMismatch`](crate::UsageError::SizeMismatch) when it was given other
+    /// storage; [`UsageError::FrameMapFailed`](crate::UsageError::FrameMapFailed) when asked
+    /// again after a failed map.
+    pub fn pixels(&self) -> Result<DeviceImage<'_>> {
+        let ptr = dispatch!(&self.work, f => f.pixels())?;
+        Ok(DeviceImage::new(ptr, self.layout))
+    }
+
+    /// Puts the frame on the texture, in the order of the frame's stream: at once in
+    /// [`Mode::Interop`](super::Mode::Interop) (what was mapped is unmapped on the stream, and
+    /// drawn pixels are uploaded from the pixel buffer by GL); in
+    /// [`Mode::Staged`](super::Mode::Staged), this frame is copied out band by band, GL taking
+    /// each band once its copy has finished (the present waits on the CPU for this frame's
+    /// kernel and copies; the texture holds the frame when it returns); in
+    /// [`Mode::Stream`](super::Mode::Stream), copied into the next slot, and the finished slots
+    /// uploaded (the texture lags until [`flush`](super::DisplayTarget::flush)).
+    ///
+    /// In interop and staged mode the GL commands issued in the target's GL context after the
+    /// present returns see the frame on the texture. In interop mode the CPU has not waited
+    /// for the frame's kernel: the unmap on the frame's stream orders the CUDA work queued on
+    /// it before ahead of the graphics work issued after it (`cuGraphicsUnmapResources`' own
+    /// guarantee), the upload from the pixel buffer and the application's draws among it.
+    ///
+    /// # Errors
+    /// Interop: the errors of the unmaps and of the upload. Staged: of the copy out and the
+    /// upload (the owner check's errors when the target's GL context is not current;
+    /// [`Error::Timeout`](crate::Error::Timeout) when the copies, or GL's last upload, took
+    /// over 10 s; after an error the texture holds nothing new or part of the frame). Stream:
+    /// as [`FrameStream::push_burst`](crate::external::FrameStream::push_burst). Where GL
+    /// uploads the frame (every mode but an interop frame drawn through its surface),
+    /// [`UsageError::DisplayObjectReplaced`](crate::UsageError::DisplayObjectReplaced) when
+    /// the application deleted or relabelled the target's texture or pixel buffer (see
+    /// [`DisplayTarget::texture`](super::DisplayTarget::texture)); nothing is uploaded then.
+    pub fn present(self) -> Result<()> {
+        dispatch!(self.work, f => f.present())
+    }
+}

@@ -1,0 +1,398 @@
+//! The interface of a display mode, and what the copying modes share.
+//!
+//! Each mode is one file that implements [`Present`] for its state (which it owns whole:
+//! registrations, pixel buffers, pinned memory, CUDA memory) and [`PresentFrame`] for its
+//! frame; `mode.rs` dispatches to them. A new mode is one more such file and one more variant
+//! there.
+//!
+//! The copying modes (staged, stream) draw a frame on a [`Canvas`] in CUDA memory, the pixels
+//! a kernel writes and the CUDA array its surface writes (so that a kernel written for
+//! [`Frame::surface`](super::Frame::surface) runs unchanged in every mode: in interop mode the
+//! surface is the registered texture's), which their present copies out.
+
+use super::image::Format;
+use super::texture::{Rows, Texture};
+use crate::context::Context;
+use crate::error::Result;
+use crate::graphics::Surface;
+use crate::memory::{DeviceBuffer, DevicePtr};
+use crate::result;
+use crate::stream::AsStream;
+use cuda_gl_sys as sys;
+use std::cell::Cell;
+use std::mem::ManuallyDrop;
+use std::sync::Arc;
+
+/// A display mode's state, made for one texture (of one size and format): a target of
+/// another size makes new state.
+pub(super) trait Present: Sized {
+    /// A frame of the mode, begun on a stream of type `S`.
+    type Frame<'t, S: AsStream + 't>: PresentFrame
+    where
+        Self: 't;
+
+    /// The mode's state for `texture`, in CUDA context `ctx` and the GL context current (the
+    /// texture's).
+    ///
+    /// # Errors
+    /// Why the mode cannot work here, or the errors of making its objects.
+    fn new(ctx: &Arc<Context>, texture: &Texture) -> Result<Self>;
+
+    /// Begins a frame on `stream`, which the caller checked is of the target's context.
+    ///
+    /// # Errors
+    /// The mode's errors of ordering the frame after the last one.
+    fn begin<'t, S: AsStream>(
+        &'t mut self,
+        texture: &'t Texture,
+        stream: &'t S,
+    ) -> Result<Self::Frame<'t, S>>;
+
+    /// Uploads what presents left pending: nothing, but in a mode whose presents lag.
+    ///
+    /// # Errors
+    /// The uploads' errors.
+    fn flush(&mut self, _texture: &Texture) -> Result<()> {
+        Ok(())
+    }
+
+    /// Releases what CUDA holds of the texture (nothing, but where CUDA registered it),
+    /// before the texture is deleted. Called again on a target released already, when it
+    /// does nothing more.
+    ///
+    /// # Errors
+    /// The driver's error: CUDA may still hold the texture, which the target then leaks.
+    fn release(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// One frame of a mode. Dropped unpresented, it shows nothing: what it mapped is unmapped (by
+/// the mappings' guards), and nothing is copied or uploaded.
+pub(super) trait PresentFrame {
+    /// The surface a kernel draws the frame through.
+    ///
+    /// # Errors
+    /// The mode's errors of making it reachable (a map).
+    fn surface(&self) -> Result<Surface<'_>>;
+
+    /// The first pixel of the frame's pixels (the texture's size and format, rows tightly
+    /// packed), which become what the frame shows.
+    ///
+    /// # Errors
+    /// The mode's errors of making them reachable (a map).
+    fn pixels(&self) -> Result<DevicePtr<'_>>;
+
+    /// Puts the frame on the texture.
+    ///
+    /// # Errors
+    /// The mode's errors of the copy, the unmap and the upload.
+    fn present(self) -> Result<()>;
+}
+
+/// What the frames leave to order, beyond the work the mode tracks itself.
+#[derive(Debug, Default)]
+struct Order {
+    /// A present queued a copy of the pixels or the array on cuda-gl's private stream: the
+    /// next frame's stream joins that stream first, so that its kernel does not overwrite what
+    /// the copy still reads.
+    copied: bool,
+    /// A frame was begun and not presented (yet): its kernel may still write the canvas with
+    /// no copy after it that a drop waits for.
+    open: bool,
+    /// A frame ended unpresented (dropped, forgotten, or its present failed before its copy),
+    /// so a kernel may still write the canvas whatever the later frames did (a later present
+    /// on another stream is not ordered after it): for good, the drop waits for the context.
+    abandoned: bool,
+}
+
+/// The pixels (tightly packed) and the array of one frame of a copying mode's texture. The
+/// mode drops it after what copies out of it (its buffers wait for those copies).
+#[derive(Debug)]
+pub(super) struct Canvas {
+    ctx: Arc<Context>,
+    pixels: DeviceBuffer<u8>,
+    /// Dropped by hand, once the work that may still write it is known done (see `Drop`).
+    array: ManuallyDrop<FrameArray>,
+    order: Order,
+}
+
+impl Canvas {
+    /// A canvas of `texture`'s size and format in `ctx`, black.
+    ///
+    /// # Errors
+    /// The driver's errors allocating the pixels and making the array.
+    pub(super) fn new(ctx: &Arc<Context>, texture: &Texture) -> Result<Canvas> {
+        let (width, height) = texture.size();
+        Ok(Canvas {
+            ctx: ctx.clone(),
+            pixels: DeviceBuffer::zeroed(ctx, texture.frame_bytes())?,
+            array: ManuallyDrop::new(FrameArray::new(ctx, width, height, texture.format())?),
+            order: Order::default(),
+        })
+    }
+
+    /// Begins a frame on `stream` (of the canvas's context): after the last present's copy,
+    /// which may still read the canvas.
+    ///
+    /// # Errors
+    /// The errors of joining cuda-gl's private stream.
+    pub(super) fn begin<S: AsStream>(&mut self, stream: &S) -> Result<CanvasFrame<'_>> {
+        if self.order.copied {
+            // A present's copy may still read the pixels or the array, ordered only before the
+            // work of its own stream: this stream waits for it (cuda-gl's private stream runs
+            // its work in order, so joining it now orders after that copy). Every time, not
+            // only for another stream: a stream handle of a destroyed stream can come back.
+            // SAFETY: the stream is live while borrowed, of this context (the target checked
+            // it); nothing is queued.
+            unsafe {
+                self.ctx.run_now(
+                    stream.raw_stream(),
+                    "DisplayTarget::frame (not begun)",
+                    |_| Ok(()),
+                )
+            }?;
+        }
+        // Frames borrow the canvas one at a time: the last one has ended.
+        self.order.abandoned |= self.order.open;
+        self.order.open = true;
+        Ok(CanvasFrame {
+            pixels: &self.pixels,
+            array: &self.array,
+            order: &mut self.order,
+            pixels_used: Cell::new(false),
+        })
+    }
+}
+
+impl Drop for Canvas {
+    fn drop(&mut self) {
+        // A frame ended or stands unpresented (dropped, forgotten, or its present failed before
+        // its copy): its kernel may still write the array, which neither cuSurfObjectDestroy
+        // nor cuArrayDestroy waits for. The whole context is waited for; when that fails the
+        // array is leaked instead. (The copies out of it were waited for by the mode's buffers,
+        // dropped before.)
+        if self.order.open || self.order.abandoned {
+            let idle = self
+                .ctx
+                .bind()
+                .and_then(|()| Ok(result::ctx::synchronize()?));
+            if let Err(e) = idle {
+                log::error!("cuda-gl: display target's CUDA array leaked: {e}");
+                return;
+            }
+        }
+        // SAFETY: dropped once, here, and never used after.
+        unsafe { ManuallyDrop::drop(&mut self.array) };
+    }
+}
+
+/// A frame's hold on a [`Canvas`].
+#[derive(Debug)]
+pub(super) struct CanvasFrame<'t> {
+    pixels: &'t DeviceBuffer<u8>,
+    array: &'t FrameArray,
+    order: &'t mut Order,
+    /// The frame's pixels were asked for: they are what it shows.
+    pixels_used: Cell<bool>,
+}
+
+impl<'t> CanvasFrame<'t> {
+    /// The array's surface.
+    pub(super) fn surface(&self) -> Surface<'_> {
+        self.array.surface()
+    }
+
+    /// The pixels, which become what the frame shows.
+    pub(super) fn pixels(&self) -> DevicePtr<'_> {
+        self.pixels_used.set(true);
+        self.pixels.device_ptr()
+    }
+
+    /// Presents the frame through `copy`, which queues the copy out of the source (the
+    /// pixels if they were asked for, else the array) and hands it to GL.
+    ///
+    /// # Errors
+    /// `copy`'s.
+    pub(super) fn present(self, copy: impl FnOnce(Source<'t>) -> Result<()>) -> Result<()> {
+        let source = if self.pixels_used.get() {
+            Source::Pixels(self.pixels)
+        } else {
+            Source::Array(self.array)
+        };
+        // Set before the copy is tried: a copy that fails after queueing part of its work is
+        // joined too.
+        self.order.copied = true;
+        let presented = copy(source);
+        if presented.is_ok() {
+            self.order.open = false;
+        }
+        presented
+    }
+}
+
+/// Where a copied frame's picture is on the GPU.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Source<'a> {
+    /// The canvas's pixels (a frame whose [`pixels`](super::Frame::pixels) were asked for).
+    Pixels(&'a DeviceBuffer<u8>),
+    /// The canvas's array (a frame drawn through its [`surface`](super::Frame::surface)).
+    Array(&'a FrameArray),
+}
+
+impl Source<'_> {
+    /// A copy of the whole frame, `row` bytes by `height` rows, from this source: the caller
+    /// sets the destination.
+    pub(super) fn copy_of_frame(self, row: usize, height: usize) -> sys::CUDA_MEMCPY2D {
+        let mut copy = sys::CUDA_MEMCPY2D {
+            WidthInBytes: row,
+            Height: height,
+            ..Default::default()
+        };
+        match self {
+            Source::Pixels(pixels) => {
+                copy.srcMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
+                copy.srcDevice = pixels.device_ptr().as_raw();
+                copy.srcPitch = row;
+            }
+            Source::Array(array) => {
+                copy.srcMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_ARRAY;
+                copy.srcArray = array.raw();
+            }
+        }
+        copy
+    }
+
+    /// Queues the copy of `rows` of the frame (each `row` bytes) into `host` (rows tightly
+    /// packed) on stream `p`.
+    ///
+    /// # Safety
+    /// 1. `host` is `row * rows.count` writable bytes of host memory that CUDA can reach
+    ///    (pinned or registered), live until the copy has run; the source has at least
+    ///    `rows.first + rows.count` rows of `row` bytes, live until then too; `p` is a live
+    ///    stream of the current context.
+    pub(super) unsafe fn queue_rows_to_host(
+        self,
+        host: *mut std::ffi::c_void,
+        row: usize,
+        rows: Rows,
+        p: sys::CUstream,
+    ) -> result::Result<()> {
+        let mut copy = self.copy_of_frame(row, rows.count);
+        copy.srcY = rows.first;
+        copy.dstMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_HOST;
+        copy.dstHost = host;
+        copy.dstPitch = row;
+        // SAFETY: (1).
+        unsafe { result::array::copy_2d_async(&copy, p) }
+    }
+}
+
+/// A 2-D CUDA array of one frame, made for surface load/store, with its surface object.
+#[derive(Debug)]
+pub(super) struct FrameArray {
+    ctx: Arc<Context>,
+    raw: sys::CUarray,
+    surface: sys::CUsurfObject,
+}
+
+/// The array format and channel count of `format`.
+fn array_format(format: Format) -> (sys::CUarray_format, u32) {
+    use sys::CUarray_format as F;
+    match format {
+        Format::Rgba8 => (F::CU_AD_FORMAT_UNSIGNED_INT8, 4),
+        Format::Rgba32F => (F::CU_AD_FORMAT_FLOAT, 4),
+        Format::R8 => (F::CU_AD_FORMAT_UNSIGNED_INT8, 1),
+        Format::R32F => (F::CU_AD_FORMAT_FLOAT, 1),
+    }
+}
+
+impl FrameArray {
+    /// An array of `width` x `height` pixels of `format` in `ctx`.
+    ///
+    /// # Errors
+    /// The driver's errors from binding the context, `cuArray3DCreate` and
+    /// `cuSurfObjectCreate`.
+    pub(super) fn new(ctx: &Arc<Context>, width: u32, height: u32, format: Format) -> Result<Self> {
+        ctx.bind()?;
+        let (array_format, channels) = array_format(format);
+        let desc = sys::CUDA_ARRAY3D_DESCRIPTOR {
+            Width: width as usize,
+            Height: height as usize,
+            Depth: 0,
+            Format: array_format,
+            NumChannels: channels,
+            Flags: sys::CUDA_ARRAY3D_SURFACE_LDST,
+        };
+        // SAFETY: the context is current (bound above).
+        let raw = unsafe { result::array::create(&desc) }?;
+        // SAFETY: `raw` is live, made for surface load/store; the surface object is destroyed
+        // before it (Drop).
+        let surface = match unsafe { result::array::surface_create(raw) } {
+            Ok(surface) => surface,
+            Err(e) => {
+                // SAFETY: made above, no object over it, nothing queued on it.
+                if let Err(destroy) = unsafe { result::array::destroy(raw) } {
+                    ctx.record_drop_error("destroying a display array", destroy);
+                }
+                return Err(e.into());
+            }
+        };
+        let array = FrameArray {
+            ctx: ctx.clone(),
+            raw,
+            surface,
+        };
+        // Zeroed (black, or 0.0), so that a frame that draws nothing shows a defined picture
+        // and no memory of an earlier allocation.
+        let row = width as usize * format.bytes_per_pixel();
+        let zeros = vec![0u8; row * height as usize];
+        let copy = sys::CUDA_MEMCPY2D {
+            srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
+            srcHost: zeros.as_ptr().cast(),
+            srcPitch: row,
+            dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_ARRAY,
+            dstArray: raw,
+            WidthInBytes: row,
+            Height: height as usize,
+            ..Default::default()
+        };
+        // SAFETY: the context is current (bound above); `zeros` holds `row * height` bytes,
+        // the array's size, and outlives the copy: from pageable memory the call returns once
+        // the bytes are staged, and the legacy stream it ran on is waited for right after (so
+        // that no copy out of the array or kernel on a non-blocking stream races the fill).
+        unsafe { result::array::copy_2d(&copy) }?;
+        // SAFETY: the legacy stream of the current context.
+        unsafe { result::stream::synchronize(sys::CU_STREAM_LEGACY) }?;
+        Ok(array)
+    }
+
+    /// The array, for copies out of it that the caller keeps it alive for.
+    pub(super) fn raw(&self) -> sys::CUarray {
+        self.raw
+    }
+
+    /// The surface over the whole array, for a frame's kernel.
+    pub(super) fn surface(&self) -> Surface<'_> {
+        Surface::new(self.surface)
+    }
+}
+
+impl Drop for FrameArray {
+    fn drop(&mut self) {
+        // No work uses the array any more: the copies out of it were waited for by the staged
+        // buffers or the frame stream, dropped first; kernels that wrote it were queued before
+        // those copies, in their frame's stream order; and when a frame was left unpresented,
+        // the canvas waited for the whole context first (or leaked the array).
+        self.ctx
+            .release_in_drop("destroy a display array", "cuSurfObjectDestroy", || {
+                // SAFETY: made in `new`, destroyed once; no work uses it (above).
+                unsafe { result::array::surface_destroy(self.surface) }
+            });
+        self.ctx
+            .release_in_drop("destroy a display array", "cuArrayDestroy", || {
+                // SAFETY: made in `new`, destroyed once, after its surface object; idle.
+                unsafe { result::array::destroy(self.raw) }
+            });
+    }
+}

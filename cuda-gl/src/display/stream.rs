@@ -1,0 +1,147 @@
+//! The stream mode: a [`FrameStream`] of a few slots of CUDA memory imported into GL. Each
+//! present copies the frame into the next slot on the GPU, in the frame's stream order, and
+//! GL copies every slot whose frame CUDA has finished into the texture. CUDA and GL are
+//! ordered by the stream's events and fences on the CPU, never by a map or an unmap: no
+//! handover between the two APIs per frame, at the price of a few frames of latency. Needs
+//! NVIDIA's GL on the CUDA GPU with `GL_EXT_memory_object_fd`.
+
+use super::present::{Canvas, CanvasFrame, Present, PresentFrame, Source};
+use super::texture::Texture;
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::external::{ExternalGl, FrameRead, FrameStream, FrameWrite};
+use crate::graphics::Surface;
+use crate::memory::DevicePtr;
+use crate::result;
+use crate::stream::AsStream;
+use cuda_gl_sys as sys;
+use std::sync::Arc;
+
+/// Slots of the stream: CUDA may run up to two frames ahead of GL's copy.
+const SLOTS: usize = 3;
+
+/// The stream mode's state.
+#[derive(Debug)]
+pub(super) struct Streamed {
+    /// Dropped first: its drop waits for CUDA's work (the copies out of the canvas among it)
+    /// before it releases its memory.
+    stream: FrameStream,
+    canvas: Canvas,
+    ctx: Arc<Context>,
+}
+
+impl Present for Streamed {
+    type Frame<'t, S: AsStream + 't> = StreamFrame<'t, S>;
+
+    /// The state for frames of `texture`'s size and format, in the GL context current (the
+    /// texture's).
+    ///
+    /// # Errors
+    /// As [`ExternalGl::current`] (a GL without `GL_EXT_memory_object_fd`, or not on the CUDA
+    /// GPU, among them) and [`FrameStream::new`]; the driver's errors from making the canvas.
+    fn new(ctx: &Arc<Context>, texture: &Texture) -> Result<Streamed> {
+        let external = ExternalGl::current()?;
+        let canvas = Canvas::new(ctx, texture)?;
+        Ok(Streamed {
+            stream: FrameStream::new(ctx, &external, texture.frame_bytes(), SLOTS, 1)?,
+            canvas,
+            ctx: ctx.clone(),
+        })
+    }
+
+    fn begin<'t, S: AsStream>(
+        &'t mut self,
+        texture: &'t Texture,
+        stream: &'t S,
+    ) -> Result<StreamFrame<'t, S>> {
+        Ok(StreamFrame {
+            canvas: self.canvas.begin(stream)?,
+            frames: &mut self.stream,
+            ctx: &self.ctx,
+            texture,
+            stream,
+        })
+    }
+
+    /// Copies every pushed frame into the texture, waiting (at most the stream's timeout per
+    /// slot) for CUDA's copies.
+    ///
+    /// # Errors
+    /// As [`FrameStream::flush`].
+    fn flush(&mut self, texture: &Texture) -> Result<()> {
+        let mut consume = |read: &FrameRead| texture.upload_from_buffer(read.buffer(), false);
+        self.stream.flush(&mut consume)
+    }
+}
+
+/// A stream-mode frame: the canvas it is drawn on, and the frame stream it is pushed into.
+#[derive(Debug)]
+pub(super) struct StreamFrame<'t, S: AsStream> {
+    canvas: CanvasFrame<'t>,
+    frames: &'t mut FrameStream,
+    ctx: &'t Arc<Context>,
+    texture: &'t Texture,
+    stream: &'t S,
+}
+
+impl<S: AsStream> PresentFrame for StreamFrame<'_, S> {
+    fn surface(&self) -> Result<Surface<'_>> {
+        Ok(self.canvas.surface())
+    }
+
+    fn pixels(&self) -> Result<DevicePtr<'_>> {
+        Ok(self.canvas.pixels())
+    }
+
+    /// Pushes the frame as the next one (copied into the next free slot in the stream's
+    /// order, after waiting at most the stream's timeout for GL's last copy out of that slot),
+    /// and copies every finished frame into the texture.
+    ///
+    /// # Errors
+    /// As [`FrameStream::push_burst`]; the copies' errors.
+    fn present(self) -> Result<()> {
+        let StreamFrame {
+            canvas,
+            frames,
+            ctx,
+            texture,
+            stream,
+        } = self;
+        canvas.present(|source| push(frames, ctx, texture, source, stream))
+    }
+}
+
+/// Pushes `source` into `frames` in `stream`'s order, and uploads the finished frames.
+fn push(
+    frames: &mut FrameStream,
+    ctx: &Arc<Context>,
+    texture: &Texture,
+    source: Source<'_>,
+    stream: &impl AsStream,
+) -> Result<()> {
+    let (row, height) = texture.frame_shape();
+    let mut produce = |write: &FrameWrite<'_>| -> Result<()> {
+        if write.len() != row * height {
+            return Err(Error::Internal {
+                what: "a display stream slot of another size than its frames".into(),
+            });
+        }
+        let mut copy = source.copy_of_frame(row, height);
+        copy.dstMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
+        copy.dstDevice = write.device_ptr().as_raw();
+        copy.dstPitch = row;
+        // SAFETY: the stream is live while borrowed and of this context (push_burst
+        // checked it). In the work: the slot holds `row * height` bytes (checked) and is
+        // written only here until its event, recorded on `stream` after this copy, has
+        // completed; the source (the canvas's pixels, `row * height` bytes, or its array of
+        // this size) lives until the state is dropped, which drops this frame stream first,
+        // and that waits for CUDA's work.
+        unsafe {
+            ctx.run_now(stream.raw_stream(), "cuMemcpy2DAsync (not called)", |p| {
+                Ok(result::array::copy_2d_async(&copy, p)?)
+            })
+        }
+    };
+    let mut consume = |read: &FrameRead| texture.upload_from_buffer(read.buffer(), false);
+    frames.push_burst(stream, &mut produce, &mut consume)
+}

@@ -1,0 +1,559 @@
+//! A display target's GL texture, in every mode alike: made, uploaded into and deleted through
+//! cuda-gl's own GL table, with the owning context checked first, and the application's unpack
+//! state read first and put back after every upload; leaked (not deleted) when another context
+//! is current. It knows no mode: the modes own their pixel buffers
+//! ([`GlBuffers`](super::gl_buffer::GlBuffers)) and upload through the primitives here.
+//!
+//! The texture is claimed from birth until it is deleted (or leaked, and then for good), as
+//! cuda-gl's other GL objects are: no registration of the application's can map it while the
+//! target fills or deletes it. It and the modes' buffers carry the target's [`Label`], asked for
+//! before each GL write and before the deletion: a name the application deleted may name its
+//! own next object, which the target must neither fill nor delete.
+
+use super::image::{Format, Layout};
+use crate::error::{Error, Result, UsageError};
+use crate::gl_object::{ImageTarget, Kind};
+use crate::glapi::{Direction, GlFns, GlOwner, PixelState, claim, label};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The number in the next display target's label: no two targets share one.
+static NEXT_LABEL: AtomicU64 = AtomicU64::new(1);
+
+/// Rows of a frame: an upload's band.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Rows {
+    /// The first row.
+    pub(super) first: usize,
+    /// How many rows.
+    pub(super) count: usize,
+}
+
+/// A kind of object of a target, as labels and the error name it.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Object {
+    Texture,
+    Buffer,
+}
+
+impl Object {
+    /// The object's namespace for `glObjectLabel`.
+    fn identifier(self) -> u32 {
+        match self {
+            Object::Texture => gl::TEXTURE,
+            Object::Buffer => gl::BUFFER,
+        }
+    }
+}
+
+/// The label of every GL object of one target (`cuda-gl display <nonce>-<n>`): a number of
+/// this process's own, drawn at random once, so that an application cannot give its own
+/// object the label by accident (guessing it would take a search of 2^48 values), and the
+/// target's number. No label in a context without object labels (before OpenGL 4.3 without
+/// `GL_KHR_debug`), where cuda-gl's owner check refuses the target's calls anyway.
+#[derive(Debug, Clone)]
+pub(super) struct Label(Option<String>);
+
+impl Label {
+    /// The next target's label, in the current context (of `fns`).
+    fn next(fns: &GlFns) -> Label {
+        let usable =
+            label::has_labels(fns) && fns.object_label.is_some() && fns.get_object_label.is_some();
+        Label(usable.then(|| label_text(NEXT_LABEL.fetch_add(1, Ordering::Relaxed))))
+    }
+
+    /// Labels `name` (0: none), an object of the target just made, with the label.
+    pub(super) fn mark(&self, fns: &GlFns, object: Object, name: u32) {
+        if let (Some(text), true) = (&self.0, name != 0) {
+            // The target has a label only where `glObjectLabel` was found.
+            let _ = label::label(fns, object.identifier(), name, text);
+        }
+    }
+
+    /// Whether `name` still names the target's object: it has the label (always true without
+    /// labels). False once the application deleted it, whatever GL made of the name since.
+    pub(super) fn is_own(&self, fns: &GlFns, object: Object, name: u32) -> bool {
+        let Some(text) = &self.0 else {
+            return true;
+        };
+        let is = match object {
+            Object::Texture => fns.is_texture,
+            Object::Buffer => fns.is_buffer,
+        };
+        // The target has a label only in a context with labels, and the owner check admits no
+        // other context.
+        label::is_labelled(fns, object.identifier(), name, is, text)
+    }
+
+    /// [`is_own`](Self::is_own) as a `Result`, before a GL call writes the object.
+    ///
+    /// # Errors
+    /// [`UsageError::DisplayObjectReplaced`] when it is not.
+    pub(super) fn check_own(&self, fns: &GlFns, object: Object, name: u32) -> Result<()> {
+        if self.is_own(fns, object, name) {
+            return Ok(());
+        }
+        let object = match object {
+            Object::Texture => "texture",
+            Object::Buffer => "pixel buffer",
+        };
+        Err(UsageError::DisplayObjectReplaced { object, name }.into())
+    }
+}
+
+/// The label of target `n`: at most 16 + 12 + 1 + 16 = 45 bytes (`label::is_labelled` reads
+/// back 47).
+fn label_text(n: u64) -> String {
+    format!("cuda-gl display {:012x}-{n:x}", nonce() & 0xffff_ffff_ffff)
+}
+
+/// This process's random number, the same for every label: std's `RandomState` (seeded from
+/// the OS's randomness) over the time and the process id.
+fn nonce() -> u64 {
+    static NONCE: OnceLock<u64> = OnceLock::new();
+    *NONCE.get_or_init(|| {
+        use std::hash::{BuildHasher, Hasher};
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+        hasher.write_u128(now.map_or(0, |d| d.as_nanos()));
+        hasher.write_u32(std::process::id());
+        hasher.finish()
+    })
+}
+
+/// Refuses a zero side or one over `GL_MAX_TEXTURE_SIZE` of the current context (of `fns`).
+///
+/// # Errors
+/// [`UsageError::TargetSize`].
+pub(super) fn check_size(fns: &GlFns, width: u32, height: u32) -> Result<()> {
+    let mut max = 0;
+    // SAFETY: a context is current (the callers checked the owner); a valid out-pointer.
+    unsafe { (fns.get_integerv)(gl::MAX_TEXTURE_SIZE, &mut max) };
+    let fits = |n: u32| n > 0 && i32::try_from(n).is_ok_and(|n| n <= max);
+    if fits(width) && fits(height) {
+        Ok(())
+    } else {
+        Err(UsageError::TargetSize { width, height, max }.into())
+    }
+}
+
+/// The texture of one size and format.
+#[derive(Debug)]
+pub(super) struct Texture {
+    owner: GlOwner,
+    name: u32,
+    /// Its size and format, rows tightly packed.
+    layout: Layout,
+    /// The claim on the texture (none once leaked, or when another context claimed it first).
+    claims: Vec<claim::Claim>,
+    label: Label,
+}
+
+impl Texture {
+    /// A texture of `layout`'s size and format (tightly packed: the pitch is a row) in the
+    /// current context (`owner`, whose table is `fns`). Immutable storage (`glTexStorage2D`) where the context has it (OpenGL 4.2), so
+    /// that no GL call can give a registered texture other storage. The caller has checked the
+    /// size ([`check_size`]).
+    ///
+    /// # Errors
+    /// [`Error::GlCall`](crate::Error::GlCall) when GL refuses the texture;
+    /// [`Error::AlreadyRegistered`] when another context registered its name in the moment
+    /// since it was made (it is left to that one, never deleted).
+    pub(super) fn create(owner: GlOwner, fns: &GlFns, layout: Layout) -> Result<Texture> {
+        fns.drain_errors();
+        let mut texture = Texture {
+            owner,
+            name: 0,
+            layout,
+            claims: Vec::new(),
+            label: Label::next(fns),
+        };
+        let format = layout.format();
+        let (internal, pixel_format, ty) = format.gl();
+        let (w, h) = (layout.width() as i32, layout.height() as i32);
+        let state = UnpackState::neutral(fns, false)?;
+        let storage = fns.tex_storage_2d.filter(|_| fns.version() >= (4, 2));
+        // SAFETY: a context is current; the name is fresh and bound before use; with no
+        // unpack buffer bound (below) a null pixel pointer asks for storage only; the state
+        // changed is restored after.
+        unsafe {
+            (fns.bind_buffer)(gl::PIXEL_UNPACK_BUFFER, 0);
+            (fns.gen_textures)(1, &mut texture.name);
+            (fns.bind_texture)(gl::TEXTURE_2D, texture.name);
+            match storage {
+                Some(storage) => storage(gl::TEXTURE_2D, 1, internal, w, h),
+                None => (fns.tex_image_2d)(
+                    gl::TEXTURE_2D,
+                    0,
+                    internal as i32,
+                    w,
+                    h,
+                    0,
+                    pixel_format,
+                    ty,
+                    std::ptr::null(),
+                ),
+            }
+            for (parameter, value) in [
+                (gl::TEXTURE_MIN_FILTER, gl::NEAREST),
+                (gl::TEXTURE_MAG_FILTER, gl::NEAREST),
+                (gl::TEXTURE_MAX_LEVEL, 0),
+            ] {
+                (fns.tex_parameteri)(gl::TEXTURE_2D, parameter, value as i32);
+            }
+            if format.one_channel() {
+                for swizzle in [
+                    gl::TEXTURE_SWIZZLE_R,
+                    gl::TEXTURE_SWIZZLE_G,
+                    gl::TEXTURE_SWIZZLE_B,
+                ] {
+                    (fns.tex_parameteri)(gl::TEXTURE_2D, swizzle, gl::RED as i32);
+                }
+                (fns.tex_parameteri)(gl::TEXTURE_2D, gl::TEXTURE_SWIZZLE_A, gl::ONE as i32);
+            }
+        }
+        state.restore(fns);
+        // Labelled before anything can fail, so that the drop below knows it for the target's.
+        texture.label.mark(fns, Object::Texture, texture.name);
+        if texture.name != 0 && !texture.label.is_own(fns, Object::Texture, texture.name) {
+            // A label that did not take would refuse every frame and leak every object: the
+            // target goes without (as in a context without labels).
+            log::warn!(
+                "cuda-gl: glObjectLabel did not label display texture {}: a name the \
+                 application deletes cannot be told from its next object",
+                texture.name
+            );
+            texture.label = Label(None);
+        }
+        // On failure, `texture` is dropped here and deletes what was made.
+        fns.check("glTexStorage2D (a display target)")?;
+        if texture.name != 0 {
+            let Some(claim) =
+                claim::claim(Kind::Image(ImageTarget::Texture2D), texture.name, owner)
+            else {
+                // Registered by a context sharing this one's objects in the moment since: left
+                // to that one (forgotten here, never deleted).
+                let name = std::mem::take(&mut texture.name);
+                return Err(Error::AlreadyRegistered {
+                    name,
+                    kind: Kind::Image(ImageTarget::Texture2D).describe().to_string(),
+                });
+            };
+            texture.claims.push(claim);
+        }
+        Ok(texture)
+    }
+
+    /// The GL context that owns it.
+    pub(super) fn owner(&self) -> GlOwner {
+        self.owner
+    }
+
+    /// The texture's GL name.
+    pub(super) fn name(&self) -> u32 {
+        self.name
+    }
+
+    /// Its size and format, rows tightly packed.
+    pub(super) fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    /// Width and height in pixels.
+    pub(super) fn size(&self) -> (u32, u32) {
+        (self.layout.width(), self.layout.height())
+    }
+
+    /// The pixel format.
+    pub(super) fn format(&self) -> Format {
+        self.layout.format()
+    }
+
+    /// The label of the target's objects, which the modes give their buffers.
+    pub(super) fn label(&self) -> &Label {
+        &self.label
+    }
+
+    /// One frame's row bytes and rows, tightly packed.
+    pub(super) fn frame_shape(&self) -> (usize, usize) {
+        (self.layout.row_bytes(), self.layout.height() as usize)
+    }
+
+    /// The bytes of one frame, tightly packed.
+    pub(super) fn frame_bytes(&self) -> usize {
+        self.layout.bytes()
+    }
+
+    /// Uploads one tightly packed frame from the start of GL buffer `buffer` (of at least
+    /// [`frame_bytes`](Self::frame_bytes) bytes: interop's pixel buffer, a display stream's
+    /// slot) into the texture, in GL's order; `labelled`: the buffer is the target's, and is
+    /// asked for its label first.
+    ///
+    /// # Errors
+    /// As [`upload`](Self::upload); [`Error::GlCall`](crate::Error::GlCall) when GL refuses a
+    /// binding or the upload; [`UsageError::DisplayObjectReplaced`] when the application
+    /// deleted or relabelled the texture or a labelled buffer (nothing is uploaded).
+    pub(super) fn upload_from_buffer(&self, buffer: u32, labelled: bool) -> Result<()> {
+        self.upload("glTexSubImage2D (a display frame)", false, |fns| {
+            if labelled {
+                self.label.check_own(fns, Object::Buffer, buffer)?;
+            }
+            self.bind_for_upload(fns, buffer)?;
+            let rows = Rows {
+                first: 0,
+                count: self.layout.height() as usize,
+            };
+            // SAFETY: the buffer and the texture are bound (read back); the rows are the
+            // texture's; the null pointer is offset 0 in the buffer, and GL refuses a read past
+            // its end with an error rather than reading it (a stream slot holds at least one
+            // frame, the pixel buffer exactly one).
+            unsafe { self.tex_sub_image(fns, &rows, std::ptr::null()) };
+            Ok(())
+        })
+    }
+
+    /// Runs `body` with the owner checked, the texture found still the target's, GL's old
+    /// errors drained and the unpack state neutral (the copy write binding too when
+    /// `copy_write`), then puts the application's state back and reports a GL error that
+    /// `body` raised as `call`'s.
+    ///
+    /// # Errors
+    /// The owner check's errors when the target's context is not current;
+    /// [`UsageError::DisplayObjectReplaced`] for a texture the application deleted or
+    /// relabelled; `body`'s; [`Error::GlCall`](crate::Error::GlCall) naming `call`.
+    pub(super) fn upload(
+        &self,
+        call: &'static str,
+        copy_write: bool,
+        body: impl FnOnce(&GlFns) -> Result<()>,
+    ) -> Result<()> {
+        let fns = self.owner.check("glTexSubImage2D (not called)")?;
+        self.label.check_own(fns, Object::Texture, self.name)?;
+        fns.drain_errors();
+        let state = UnpackState::neutral(fns, copy_write)?;
+        let done = body(fns);
+        state.restore(fns);
+        done?;
+        fns.check(call)
+    }
+
+    /// Binds `buffer` (0: none) as the pixel unpack buffer and the texture, each read back
+    /// before it is relied on: the application may have deleted one of these names (a GL call
+    /// allowed on any name of its share group). In a core profile binding a deleted name fails
+    /// and leaves the application's object bound, where a null pointer would then be read as
+    /// client memory at address 0; in a compatibility profile it makes a new, empty object,
+    /// which GL's range checks keep every read and write within.
+    ///
+    /// # Errors
+    /// [`Error::GlCall`](crate::Error::GlCall) when a binding did not take.
+    pub(super) fn bind_for_upload(&self, fns: &GlFns, buffer: u32) -> Result<()> {
+        bind_checked(
+            fns,
+            gl::PIXEL_UNPACK_BUFFER,
+            buffer,
+            "glBindBuffer (a display buffer)",
+        )?;
+        bind_checked(
+            fns,
+            gl::TEXTURE_2D,
+            self.name,
+            "glBindTexture (a display texture)",
+        )
+    }
+
+    /// Refuses `rows` that do not lie within the texture, or `bytes` of client memory (when
+    /// given) that are not those rows tightly packed: what [`tex_sub_image`](Self::tex_sub_image)
+    /// relies on, checked before it. Cannot happen (the modes cut their bands from the
+    /// texture's own shape), kept as an error rather than a panic.
+    ///
+    /// # Errors
+    /// [`Error::Internal`].
+    pub(super) fn check_rows(&self, rows: &Rows, bytes: Option<usize>) -> Result<()> {
+        let (row, height) = self.frame_shape();
+        let within = rows
+            .first
+            .checked_add(rows.count)
+            .is_some_and(|end| end <= height);
+        if within && bytes.is_none_or(|bytes| bytes == rows.count * row) {
+            return Ok(());
+        }
+        Err(Error::Internal {
+            what: "a display upload of rows outside its texture, or of another size".into(),
+        })
+    }
+
+    /// `glTexSubImage2D` of `rows` of the bound texture from `source`.
+    ///
+    /// # Safety
+    /// 1. A context is current, the texture is bound, and `rows` lie within it.
+    /// 2. `source` is `rows` tightly packed rows of this format: in client memory (no pixel
+    ///    unpack buffer bound), read before the call returns; or an offset into the bound
+    ///    pixel unpack buffer.
+    pub(super) unsafe fn tex_sub_image(
+        &self,
+        fns: &GlFns,
+        rows: &Rows,
+        source: *const std::ffi::c_void,
+    ) {
+        let (_, pixel_format, ty) = self.layout.format().gl();
+        // SAFETY: (1), (2).
+        unsafe {
+            (fns.tex_sub_image_2d)(
+                gl::TEXTURE_2D,
+                0,
+                0,
+                rows.first as i32,
+                self.layout.width() as i32,
+                rows.count as i32,
+                pixel_format,
+                ty,
+                source,
+            );
+        }
+    }
+
+    /// Leaks the texture: never deleted, claimed for good (the driver may still hold it
+    /// mapped).
+    pub(super) fn leak(&mut self) {
+        if self.name == 0 {
+            return;
+        }
+        log::error!(
+            "cuda-gl: display target's texture {} leaked: CUDA may still hold it",
+            self.name
+        );
+        std::mem::forget(std::mem::take(&mut self.claims));
+        self.name = 0;
+    }
+}
+
+impl Drop for Texture {
+    fn drop(&mut self) {
+        if self.name == 0 {
+            // Leaked (`leak`), or never made.
+            return;
+        }
+        match self.owner.check("glDeleteTextures (not called)") {
+            // A name the application deleted may name its own object now: left alone.
+            Ok(fns) if !self.label.is_own(fns, Object::Texture, self.name) => log::warn!(
+                "cuda-gl: display target's texture {} is no longer the target's (the \
+                 application deleted or relabelled it): not deleted",
+                self.name
+            ),
+            // SAFETY: the name came from `create`, still names the target's texture
+            // (labelled) and is deleted once, with its context current (checked).
+            Ok(fns) => unsafe { (fns.delete_textures)(1, &self.name) },
+            Err(e) => {
+                log::error!(
+                    "cuda-gl: display target's texture {} leaked, not deleted: {e}",
+                    self.name
+                );
+                // The texture lives on: it stays claimed, so it is never registered.
+                std::mem::forget(std::mem::take(&mut self.claims));
+            }
+        }
+        // The claim ends here, once the texture is deleted.
+    }
+}
+
+/// Binds `name` to `target` (a pixel unpack or copy write buffer, or a 2-D texture) and reads
+/// the binding back: `Err` naming `call` when it did not take (a name the application deleted,
+/// in a core profile: see [`Texture::bind_for_upload`]).
+///
+/// # Errors
+/// [`Error::GlCall`](crate::Error::GlCall).
+pub(super) fn bind_checked(fns: &GlFns, target: u32, name: u32, call: &'static str) -> Result<()> {
+    let query = match target {
+        gl::PIXEL_UNPACK_BUFFER => gl::PIXEL_UNPACK_BUFFER_BINDING,
+        gl::COPY_WRITE_BUFFER => gl::COPY_WRITE_BUFFER_BINDING,
+        _ => gl::TEXTURE_BINDING_2D,
+    };
+    let mut bound = -1;
+    // SAFETY: a context is current (the callers checked the owner); binding any name is
+    // allowed (a bad one raises an error); a valid out-pointer.
+    unsafe {
+        if target != gl::TEXTURE_2D {
+            (fns.bind_buffer)(target, name);
+        } else {
+            (fns.bind_texture)(target, name);
+        }
+        (fns.get_integerv)(query, &mut bound);
+    }
+    if u32::try_from(bound) == Ok(name) {
+        Ok(())
+    } else {
+        fns.drain_errors();
+        Err(Error::GlCall {
+            call,
+            code: gl::INVALID_OPERATION,
+        })
+    }
+}
+
+/// The GL state an upload changes, read first and put back after: the bindings it makes, and
+/// the application's pixel-store and pixel-transfer state ([`PixelState`]), made neutral.
+pub(super) struct UnpackState {
+    buffer: i32,
+    /// The copy write binding, where the upload writes a pixel buffer through it.
+    copy_write: Option<i32>,
+    texture: i32,
+    pixels: PixelState,
+}
+
+impl UnpackState {
+    /// Reads the state (with the copy write binding when `copy_write`: the upload writes a
+    /// pixel buffer through it), then makes the pixel-store and pixel-transfer state neutral
+    /// for tightly packed rows taken as they are.
+    ///
+    /// # Errors
+    /// As [`PixelState::neutral`] (nothing is left changed then).
+    pub(super) fn neutral(fns: &GlFns, copy_write: bool) -> Result<UnpackState> {
+        let mut state = UnpackState {
+            buffer: 0,
+            copy_write: None,
+            texture: 0,
+            pixels: PixelState::neutral(fns, Direction::Unpack)?,
+        };
+        // SAFETY: a context is current (the callers checked the owner); valid out-pointers.
+        unsafe {
+            (fns.get_integerv)(gl::PIXEL_UNPACK_BUFFER_BINDING, &mut state.buffer);
+            if copy_write {
+                let mut bound = 0;
+                (fns.get_integerv)(gl::COPY_WRITE_BUFFER_BINDING, &mut bound);
+                state.copy_write = Some(bound);
+            }
+            (fns.get_integerv)(gl::TEXTURE_BINDING_2D, &mut state.texture);
+        }
+        Ok(state)
+    }
+
+    pub(super) fn restore(self, fns: &GlFns) {
+        self.pixels.restore(fns);
+        // SAFETY: a context is current; the values were read from it.
+        unsafe {
+            (fns.bind_buffer)(gl::PIXEL_UNPACK_BUFFER, self.buffer.max(0) as u32);
+            if let Some(bound) = self.copy_write {
+                (fns.bind_buffer)(gl::COPY_WRITE_BUFFER, bound.max(0) as u32);
+            }
+            (fns.bind_texture)(gl::TEXTURE_2D, self.texture.max(0) as u32);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_fit_and_carry_the_process_number() {
+        let (first, last) = (label_text(1), label_text(u64::MAX));
+        assert!(last.len() <= 47, "{last}");
+        let number = format!("{:012x}", nonce() & 0xffff_ffff_ffff);
+        assert!(
+            first.contains(&number) && last.contains(&number),
+            "{first}, {last}"
+        );
+        assert_ne!(first, label_text(2));
+        assert_eq!(nonce(), nonce(), "one number per process");
+    }
+}
