@@ -12,7 +12,7 @@
 
 use super::image::{DeviceImage, Format};
 use crate::context::Context;
-use crate::error::{Result, UsageError};
+use crate::error::{DisplayError, Result};
 use crate::memory::DeviceBuffer;
 use crate::module::{Function, LaunchConfig, Module};
 use crate::stream::{AsStream, Stream};
@@ -132,7 +132,7 @@ impl ColorMap {
     /// `palette` spread from `min` to `max`.
     ///
     /// # Errors
-    /// [`UsageError::ColorMapRange`] unless both are finite and `min < max` (with a span whose
+    /// [`DisplayError::ColorMapRange`] unless both are finite and `min < max` (with a span whose
     /// inverse is finite).
     pub fn new(palette: Palette, min: f32, max: f32) -> Result<ColorMap> {
         let map = ColorMap { palette, min, max };
@@ -157,7 +157,7 @@ impl ColorMap {
         if finite && span > 0.0 && self.inv_span().is_finite() {
             Ok(())
         } else {
-            Err(UsageError::ColorMapRange.into())
+            Err(DisplayError::ColorMapRange.into())
         }
     }
 }

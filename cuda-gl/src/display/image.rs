@@ -2,7 +2,7 @@
 //! pitch and format, checked when it is made) and a [`DeviceImage`] (a layout's pixels in
 //! device memory).
 
-use crate::error::{Result, UsageError};
+use crate::error::{DisplayError, Result};
 use crate::memory::DevicePtr;
 
 /// The pixel format of a [`DisplayTarget`](super::DisplayTarget) and of the memory shown on it.
@@ -63,7 +63,7 @@ impl Layout {
     /// `(width, height)` pixels of `format` whose rows start `pitch` bytes apart.
     ///
     /// # Errors
-    /// [`UsageError::PitchedSource`] when `pitch` is smaller than a row
+    /// [`DisplayError::PitchedSource`] when `pitch` is smaller than a row
     /// (`width * format.bytes_per_pixel()`) or the image's bytes do not fit in a `usize`.
     pub fn new((width, height): (u32, u32), pitch: usize, format: Format) -> Result<Layout> {
         let layout = Layout {
@@ -81,7 +81,7 @@ impl Layout {
     /// `(width, height)` pixels of `format`, rows tightly packed (the pitch is a row).
     ///
     /// # Errors
-    /// [`UsageError::PitchedSource`] when the image's bytes do not fit in a `usize`.
+    /// [`DisplayError::PitchedSource`] when the image's bytes do not fit in a `usize`.
     pub fn packed(size: (u32, u32), format: Format) -> Result<Layout> {
         Layout::new(size, size.0 as usize * format.bytes_per_pixel(), format)
     }
@@ -130,7 +130,7 @@ impl Layout {
     /// Refuses memory of `given` bytes, `what`, too small for the image.
     ///
     /// # Errors
-    /// [`UsageError::PitchedSource`].
+    /// [`DisplayError::PitchedSource`].
     pub(crate) fn check_fits(self, what: &'static str, given: usize) -> Result<()> {
         if self.bytes() <= given {
             Ok(())
@@ -146,7 +146,7 @@ impl Layout {
     }
 
     fn refused(self, what: &'static str, given: usize) -> crate::Error {
-        UsageError::PitchedSource {
+        DisplayError::PitchedSource {
             what,
             width: self.width,
             height: self.height,
@@ -199,8 +199,9 @@ mod tests {
         assert_eq!(layout(16)?.bytes(), 28);
         assert!(layout(16)?.check_fits("b", 28).is_ok());
         assert_eq!(Layout::packed((3, 2), Format::Rgba8)?.pitch(), 12);
-        let refused =
-            |e: Option<Error>| matches!(e, Some(Error::Usage(UsageError::PitchedSource { .. })));
+        let refused = |e: Option<Error>| {
+            matches!(e, Some(Error::Display(DisplayError::PitchedSource { .. })))
+        };
         assert!(refused(layout(8).err()));
         assert!(refused(layout(usize::MAX).err()));
         assert!(refused(layout(12)?.check_fits("b", 23).err()));

@@ -9,7 +9,7 @@ use super::gl_buffer::GlBuffers;
 use super::present::{Present, PresentFrame};
 use super::texture::{Object, Texture};
 use crate::context::Context;
-use crate::error::{Error, Result, UsageError};
+use crate::error::{DisplayError, Error, Result, UsageError};
 use crate::graphics::{
     MappedBuffer, MappedImage, RegisterFlags, RegisteredBuffer, RegisteredImage, Surface,
 };
@@ -111,8 +111,8 @@ impl<S: AsStream> PresentFrame for InteropFrame<'_, S> {
     /// it is found still the target's.
     ///
     /// # Errors
-    /// [`UsageError::DisplayObjectReplaced`] when it is not; as [`RegisteredImage::map`] and
-    /// [`MappedImage::surface`]; after a failed map, [`UsageError::FrameMapFailed`] (the frame
+    /// [`DisplayError::ObjectReplaced`] when it is not; as [`RegisteredImage::map`] and
+    /// [`MappedImage::surface`]; after a failed map, [`DisplayError::FrameMapFailed`] (the frame
     /// cannot map it again: begin another).
     fn surface(&self) -> Result<Surface<'_>> {
         if self.mapped_image.get().is_none() {
@@ -130,9 +130,9 @@ impl<S: AsStream> PresentFrame for InteropFrame<'_, S> {
     /// time, once it is found still the target's; it must hold a frame.
     ///
     /// # Errors
-    /// [`UsageError::DisplayObjectReplaced`] when it is not; as [`RegisteredBuffer::map`];
+    /// [`DisplayError::ObjectReplaced`] when it is not; as [`RegisteredBuffer::map`];
     /// [`UsageError::SizeMismatch`] for a buffer smaller than a frame; after a failed map,
-    /// [`UsageError::FrameMapFailed`].
+    /// [`DisplayError::FrameMapFailed`].
     fn pixels(&self) -> Result<DevicePtr<'_>> {
         let bytes = self.texture.frame_bytes();
         if self.mapped_pbo.get().is_none() {
@@ -192,7 +192,7 @@ impl<S: AsStream> std::fmt::Debug for InteropFrame<'_, S> {
 /// name to.
 ///
 /// # Errors
-/// The owner check's errors; [`UsageError::DisplayObjectReplaced`].
+/// The owner check's errors; [`DisplayError::ObjectReplaced`].
 fn check_own(texture: &Texture, object: Object, name: u32) -> Result<()> {
     let fns = texture
         .owner()
@@ -202,5 +202,5 @@ fn check_own(texture: &Texture, object: Object, name: u32) -> Result<()> {
 
 /// A frame asked again for what it failed to map.
 fn map_failed(what: &'static str) -> Error {
-    UsageError::FrameMapFailed { what }.into()
+    DisplayError::FrameMapFailed { what }.into()
 }

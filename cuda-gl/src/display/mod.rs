@@ -97,6 +97,7 @@ mod stream;
 mod target;
 mod texture;
 
+pub use crate::error::DisplayError;
 pub use colormap::{ColorMap, Palette};
 pub use image::{DeviceImage, Format, Layout};
 pub use mode::{Frame, Mode};

@@ -154,7 +154,7 @@ impl Screen {
     /// (current) and `mode`'s state for it in CUDA context `ctx`.
     ///
     /// # Errors
-    /// [`UsageError::TargetSize`](crate::UsageError::TargetSize) for a zero side or one over
+    /// [`DisplayError::TargetSize`](crate::display::DisplayError::TargetSize) for a zero side or one over
     /// `GL_MAX_TEXTURE_SIZE`; the owner check's errors; the texture's; as the mode's
     /// [`Present::new`].
     pub(super) fn new(
@@ -273,9 +273,9 @@ impl<S: AsStream> Frame<'_, S> {
     /// GL context is not current, [`Error::StreamCapturing`](crate::Error::StreamCapturing)
     /// for a stream under capture, the driver's), and the driver's error from creating the
     /// surface object (made once per texture, then cached);
-    /// [`UsageError::DisplayObjectReplaced`](crate::UsageError::DisplayObjectReplaced) before
+    /// [`DisplayError::ObjectReplaced`](crate::display::DisplayError::ObjectReplaced) before
     /// the map when the application deleted or relabelled the texture;
-    /// [`UsageError::FrameMapFailed`](crate::UsageError::FrameMapFailed) when asked again
+    /// [`DisplayError::FrameMapFailed`](crate::display::DisplayError::FrameMapFailed) when asked again
     /// after a failed map.
     pub fn surface(&self) -> Result<Surface<'_>> {
         dispatch!(&self.work, f => f.surface())
@@ -293,10 +293,10 @@ impl<S: AsStream> Frame<'_, S> {
     /// Interop: the errors of mapping the pixel buffer
     /// ([`Error::StreamCapturing`](crate::Error::StreamCapturing) for a stream under capture,
     /// the owner check's errors, the driver's);
-    /// [`UsageError::DisplayObjectReplaced`](crate::UsageError::DisplayObjectReplaced) before
+    /// [`DisplayError::ObjectReplaced`](crate::display::DisplayError::ObjectReplaced) before
     /// the map when the application deleted or relabelled the pixel buffer;
     /// [`UsageError::SizeMismatch`](crate::UsageError::SizeMismatch) when it was given other
-    /// storage; [`UsageError::FrameMapFailed`](crate::UsageError::FrameMapFailed) when asked
+    /// storage; [`DisplayError::FrameMapFailed`](crate::display::DisplayError::FrameMapFailed) when asked
     /// again after a failed map.
     pub fn pixels(&self) -> Result<DeviceImage<'_>> {
         let ptr = dispatch!(&self.work, f => f.pixels())?;
@@ -325,7 +325,7 @@ impl<S: AsStream> Frame<'_, S> {
     /// over 10 s; after an error the texture holds nothing new or part of the frame). Stream:
     /// as [`FrameStream::push_burst`](crate::external::FrameStream::push_burst). Where GL
     /// uploads the frame (every mode but an interop frame drawn through its surface),
-    /// [`UsageError::DisplayObjectReplaced`](crate::UsageError::DisplayObjectReplaced) when
+    /// [`DisplayError::ObjectReplaced`](crate::display::DisplayError::ObjectReplaced) when
     /// the application deleted or relabelled the target's texture or pixel buffer (see
     /// [`DisplayTarget::texture`](super::DisplayTarget::texture)); nothing is uploaded then.
     pub fn present(self) -> Result<()> {

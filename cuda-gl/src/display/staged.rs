@@ -250,7 +250,7 @@ impl Bands {
     /// The waits' errors ([`Error::Timeout`](crate::Error::Timeout) past `deadline`; the bands
     /// before are uploaded); as [`Texture::upload`]; [`Error::GlCall`](crate::Error::GlCall)
     /// when GL refuses an upload or a buffer's binding (the bands before it are uploaded);
-    /// [`UsageError::DisplayObjectReplaced`](crate::UsageError::DisplayObjectReplaced) when
+    /// [`DisplayError::ObjectReplaced`](crate::display::DisplayError::ObjectReplaced) when
     /// the application deleted or relabelled the texture or a band's buffer (asked before the
     /// first band: nothing is uploaded).
     fn upload(&mut self, texture: &Texture, deadline: Instant) -> Result<()> {

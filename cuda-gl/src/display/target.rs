@@ -8,7 +8,7 @@ use super::mode::{Frame, Mode, Screen};
 use crate::TextureName;
 use crate::context::Context;
 #[cfg(doc)]
-use crate::error::UsageError;
+use crate::error::{DisplayError, UsageError};
 use crate::error::{Error, Result};
 use crate::glapi::GlOwner;
 use crate::memory::DeviceBuffer;
@@ -55,7 +55,7 @@ impl DisplayTarget {
     /// [`Report`] of what was chosen and why.
     ///
     /// # Errors
-    /// [`UsageError::TargetSize`] for a zero side or one over `GL_MAX_TEXTURE_SIZE`; the owner
+    /// [`DisplayError::TargetSize`] for a zero side or one over `GL_MAX_TEXTURE_SIZE`; the owner
     /// check's errors when no usable GL context is current; with a mode given, why that mode
     /// cannot work here (for interop, [`Error::NotNvidiaGl`] or [`Error::WrongDevice`], say);
     /// otherwise the staged mode's error (the driver's, from allocating its pinned memory).
@@ -125,7 +125,7 @@ impl DisplayTarget {
     /// an owner type that deletes on drop), relabel it or give it other storage. GL would hand
     /// a deleted name to the application's next texture; the target tells that one from its
     /// own by its label (`glObjectLabel`, with a number drawn at random per process), so that
-    /// its uploads fail with [`UsageError::DisplayObjectReplaced`] instead of writing into it,
+    /// its uploads fail with [`DisplayError::ObjectReplaced`] instead of writing into it,
     /// and its drop leaves it alone.
     pub fn texture(&self) -> TextureName {
         TextureName(self.screen.texture_name())
@@ -185,7 +185,7 @@ impl DisplayTarget {
     ///
     /// # Errors
     /// The owner check's errors; [`Error::Timeout`]; the driver's error of the copy; GL's of
-    /// the upload; [`UsageError::DisplayObjectReplaced`] as [`Frame::present`].
+    /// the upload; [`DisplayError::ObjectReplaced`] as [`Frame::present`].
     pub fn flush(&mut self) -> Result<()> {
         self.screen.flush()
     }
@@ -238,7 +238,7 @@ impl DisplayTarget {
     /// work queued on `stream` has run (a [`DeviceBuffer`]'s free waits for it).
     ///
     /// # Errors
-    /// [`UsageError::PitchedSource`] when `src` holds fewer bytes than `layout` spans;
+    /// [`DisplayError::PitchedSource`] when `src` holds fewer bytes than `layout` spans;
     /// [`UsageError::WrongCudaContext`] for a buffer or stream of another context; as
     /// [`resize`](Self::resize), [`frame`](Self::frame), [`Frame::pixels`] and
     /// [`Frame::present`]; [`Error::StreamCapturing`] when `stream` is capturing; for an image
@@ -317,7 +317,7 @@ impl DisplayTarget {
     /// As [`show_raw`](Self::show_raw), for `given` bytes at `src.ptr()`.
     ///
     /// # Errors
-    /// [`UsageError::PitchedSource`] when the image does not fit in `given` bytes; as
+    /// [`DisplayError::PitchedSource`] when the image does not fit in `given` bytes; as
     /// [`show`](Self::show).
     pub(crate) unsafe fn show_given<S: AsStream>(
         &mut self,
@@ -432,7 +432,7 @@ impl DisplayTarget {
     /// ```
     ///
     /// # Errors
-    /// [`UsageError::ColorMapRange`] for a map whose fields were changed into a range that is
+    /// [`DisplayError::ColorMapRange`] for a map whose fields were changed into a range that is
     /// not finite or not increasing (the map is then not set); the driver's errors loading the
     /// kernel or allocating its tables (the first time).
     pub fn set_color_map(&mut self, map: Option<ColorMap>) -> Result<()> {

@@ -11,7 +11,7 @@
 //! own next object, which the target must neither fill nor delete.
 
 use super::image::{Format, Layout};
-use crate::error::{Error, Result, UsageError};
+use crate::error::{DisplayError, Error, Result};
 use crate::gl_object::{ImageTarget, Kind};
 use crate::glapi::{Direction, GlFns, GlOwner, PixelState, claim, label};
 use std::sync::OnceLock;
@@ -88,7 +88,7 @@ impl Label {
     /// [`is_own`](Self::is_own) as a `Result`, before a GL call writes the object.
     ///
     /// # Errors
-    /// [`UsageError::DisplayObjectReplaced`] when it is not.
+    /// [`DisplayError::ObjectReplaced`] when it is not.
     pub(super) fn check_own(&self, fns: &GlFns, object: Object, name: u32) -> Result<()> {
         if self.is_own(fns, object, name) {
             return Ok(());
@@ -97,7 +97,7 @@ impl Label {
             Object::Texture => "texture",
             Object::Buffer => "pixel buffer",
         };
-        Err(UsageError::DisplayObjectReplaced { object, name }.into())
+        Err(DisplayError::ObjectReplaced { object, name }.into())
     }
 }
 
@@ -124,7 +124,7 @@ fn nonce() -> u64 {
 /// Refuses a zero side or one over `GL_MAX_TEXTURE_SIZE` of the current context (of `fns`).
 ///
 /// # Errors
-/// [`UsageError::TargetSize`].
+/// [`DisplayError::TargetSize`].
 pub(super) fn check_size(fns: &GlFns, width: u32, height: u32) -> Result<()> {
     let mut max = 0;
     // SAFETY: a context is current (the callers checked the owner); a valid out-pointer.
@@ -133,7 +133,7 @@ pub(super) fn check_size(fns: &GlFns, width: u32, height: u32) -> Result<()> {
     if fits(width) && fits(height) {
         Ok(())
     } else {
-        Err(UsageError::TargetSize { width, height, max }.into())
+        Err(DisplayError::TargetSize { width, height, max }.into())
     }
 }
 
@@ -291,7 +291,7 @@ impl Texture {
     ///
     /// # Errors
     /// As [`upload`](Self::upload); [`Error::GlCall`](crate::Error::GlCall) when GL refuses a
-    /// binding or the upload; [`UsageError::DisplayObjectReplaced`] when the application
+    /// binding or the upload; [`DisplayError::ObjectReplaced`] when the application
     /// deleted or relabelled the texture or a labelled buffer (nothing is uploaded).
     pub(super) fn upload_from_buffer(&self, buffer: u32, labelled: bool) -> Result<()> {
         self.upload("glTexSubImage2D (a display frame)", false, |fns| {
@@ -319,7 +319,7 @@ impl Texture {
     ///
     /// # Errors
     /// The owner check's errors when the target's context is not current;
-    /// [`UsageError::DisplayObjectReplaced`] for a texture the application deleted or
+    /// [`DisplayError::ObjectReplaced`] for a texture the application deleted or
     /// relabelled; `body`'s; [`Error::GlCall`](crate::Error::GlCall) naming `call`.
     pub(super) fn upload(
         &self,

@@ -100,7 +100,8 @@ impl Error {
         use ErrorKind as K;
         match self {
             Error::Usage(e) => e.kind(),
-            Error::InvalidArgument(_)
+            Error::Display(_)
+            | Error::InvalidArgument(_)
             | Error::KernelArguments { .. }
             | Error::SliceLayout { .. }
             | Error::CopySize { .. }

@@ -12,6 +12,7 @@ use crate::result::CudaError;
 use cuda_gl_sys::LoadError;
 
 mod convert;
+mod display;
 #[cfg(feature = "egl")]
 pub(crate) mod egl;
 mod help;
@@ -19,6 +20,7 @@ mod kind;
 mod label;
 mod usage;
 
+pub use display::DisplayError;
 pub use help::gl_error_name;
 use help::{context_unusable_help, gl_target_name, jit_log, target_help, unsupported_image_help};
 pub use kind::ErrorKind;
@@ -180,6 +182,12 @@ pub enum Error {
     /// context, and the others of [`UsageError`]. Match `Error::Usage(_)` for any of them.
     #[error(transparent)]
     Usage(#[from] UsageError),
+
+    /// A display call refused before it did anything
+    /// ([`DisplayError`](crate::display::DisplayError): bad input, or a target whose GL objects
+    /// the application deleted). Of kind [`ErrorKind::Usage`].
+    #[error(transparent)]
+    Display(#[from] DisplayError),
 
     /// An argument was rejected before the driver was called, for a reason rare enough to have
     /// no [`UsageError`] of its own (e.g. unknown [`RegisterFlags`](crate::RegisterFlags) bits).

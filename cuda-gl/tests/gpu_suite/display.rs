@@ -8,8 +8,8 @@
 
 use crate::gpu::*;
 use crate::harness::{device_used, env_or, mib, rss_bytes};
-use cuda_gl::display::{DisplayTarget, Format, Layout, Mode};
-use cuda_gl::{DeviceBuffer, Error, UsageError};
+use cuda_gl::display::{DisplayError, DisplayTarget, Format, Layout, Mode};
+use cuda_gl::{DeviceBuffer, Error};
 
 /// Every mode that runs on NVIDIA's GL.
 const MODES: [Mode; 3] = [Mode::Interop, Mode::Staged, Mode::Stream];
@@ -385,7 +385,7 @@ fn bad_input_is_a_typed_error() {
     let Some(g) = gpu() else { return };
     for (w, h) in [(0, 16), (16, 0), (1 << 20, 16)] {
         match DisplayTarget::new(&g.ctx, Layout::packed((w, h), Format::Rgba8).unwrap(), None) {
-            Err(Error::Usage(UsageError::TargetSize { .. })) => {}
+            Err(Error::Display(DisplayError::TargetSize { .. })) => {}
             other => panic!("{w}x{h}: {:?}", other.map(|(_, r)| r)),
         }
     }
@@ -397,7 +397,7 @@ fn bad_input_is_a_typed_error() {
     .unwrap();
     assert!(matches!(
         target.resize(0, 5),
-        Err(Error::Usage(UsageError::TargetSize { .. }))
+        Err(Error::Display(DisplayError::TargetSize { .. }))
     ));
     assert_eq!(
         target.size(),
@@ -410,7 +410,7 @@ fn bad_input_is_a_typed_error() {
         let shown = Layout::new((10, 4), pitch, Format::Rgba8)
             .and_then(|layout| target.show(&small, layout, &g.stream));
         match shown {
-            Err(Error::Usage(UsageError::PitchedSource { .. })) => {}
+            Err(Error::Display(DisplayError::PitchedSource { .. })) => {}
             other => panic!("{what}: {other:?}"),
         }
     }

@@ -7,8 +7,8 @@
 
 use super::display::assert_pattern;
 use crate::gpu::*;
-use cuda_gl::display::{DisplayTarget, Format, Layout, Mode};
-use cuda_gl::{Error, UsageError};
+use cuda_gl::Error;
+use cuda_gl::display::{DisplayError, DisplayTarget, Format, Layout, Mode};
 
 /// The application deletes a staged target's texture (a GL call allowed on any name of its
 /// share group): the next upload finds its binding did not take and fails with a typed error,
@@ -186,7 +186,7 @@ fn present_with_a_band_buffer_deleted(g: &Gpu, deleted: usize) {
         assert!(
             matches!(
                 presented,
-                Err(Error::Usage(UsageError::DisplayObjectReplaced {
+                Err(Error::Display(DisplayError::ObjectReplaced {
                     object: "pixel buffer",
                     name,
                 })) if name == pbo

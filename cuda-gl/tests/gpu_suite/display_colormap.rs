@@ -5,8 +5,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use crate::gpu::*;
-use cuda_gl::display::{ColorMap, DisplayTarget, Format, Layout, Mode, Palette};
-use cuda_gl::{DeviceBuffer, Error, UsageError};
+use cuda_gl::display::{ColorMap, DisplayError, DisplayTarget, Format, Layout, Mode, Palette};
+use cuda_gl::{DeviceBuffer, Error};
 
 /// Shows `data` (one channel of `format`, `w` x `h`, rows `pitch` bytes apart) and checks every
 /// texel against `map` of the value that `value(x, y)` reads from `data`.
@@ -124,14 +124,14 @@ fn one_channel_images_are_shown_through_the_colour_map_in_every_mode() {
         ] {
             let made = ColorMap::new(Palette::Grey, min, max);
             assert!(
-                matches!(made, Err(Error::Usage(UsageError::ColorMapRange))),
+                matches!(made, Err(Error::Display(DisplayError::ColorMapRange))),
                 "{mode}: {min}..{max}: {made:?}"
             );
             let mut changed = viridis;
             (changed.min, changed.max) = (min, max);
             let refused = target.set_color_map(Some(changed));
             assert!(
-                matches!(refused, Err(Error::Usage(UsageError::ColorMapRange))),
+                matches!(refused, Err(Error::Display(DisplayError::ColorMapRange))),
                 "{mode}: {min}..{max} set: {refused:?}"
             );
             assert_eq!(target.color_map(), Some(viridis), "{mode}: a refused map");

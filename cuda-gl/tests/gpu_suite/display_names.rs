@@ -7,8 +7,8 @@
 
 use super::display_app_gl::{BAND_BYTES_1001X333, band_buffers_1001x333, band_buffers_here};
 use crate::gpu::*;
-use cuda_gl::display::{DisplayTarget, Format, Layout, Mode};
-use cuda_gl::{Error, UsageError};
+use cuda_gl::Error;
+use cuda_gl::display::{DisplayError, DisplayTarget, Format, Layout, Mode};
 
 /// What the application's object holds, word by word.
 const SENTINEL: u32 = 0x5a5a_5a5a;
@@ -54,7 +54,7 @@ fn present(g: &Gpu, target: &mut DisplayTarget, seed: u32) -> cuda_gl::Result<()
 fn refused(result: &cuda_gl::Result<()>, object: &str, name: u32, mode: Mode) -> bool {
     match result {
         Ok(()) => false,
-        Err(Error::Usage(UsageError::DisplayObjectReplaced { object: o, name: n }))
+        Err(Error::Display(DisplayError::ObjectReplaced { object: o, name: n }))
             if *o == object && *n == name =>
         {
             true
@@ -65,7 +65,7 @@ fn refused(result: &cuda_gl::Result<()>, object: &str, name: u32, mode: Mode) ->
 
 /// The application deletes the target's texture and makes a texture of its own of the same
 /// size and format, which GL gives the same name: no mode's upload writes it (each fails with
-/// [`UsageError::DisplayObjectReplaced`]; in interop mode a surface frame too, before the
+/// [`DisplayError::ObjectReplaced`]; in interop mode a surface frame too, before the
 /// map), and dropping the target leaves it alive and as it was.
 #[test]
 fn a_texture_name_the_application_reused_is_neither_written_nor_deleted() {
@@ -143,7 +143,7 @@ fn a_texture_name_the_application_reused_is_neither_written_nor_deleted() {
 
 /// On NVIDIA's GL (where staged frames go through a pixel buffer per band): the application
 /// deletes the second band's buffer and makes a buffer of its own of the same size, which GL
-/// gives the same name. The present fails with [`UsageError::DisplayObjectReplaced`] before
+/// gives the same name. The present fails with [`DisplayError::ObjectReplaced`] before
 /// writing it, and dropping the target leaves it alive and as it was.
 #[test]
 fn a_band_buffer_name_the_application_reused_is_neither_written_nor_deleted() {

@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use super::*;
-use crate::error::DeviceLabel;
+use crate::error::{DeviceLabel, DisplayError};
 use crate::gl_object::RegisterFlags;
 use crate::result::CudaError;
 use std::collections::HashSet;
@@ -76,7 +76,6 @@ fn every_usage_error() -> Vec<UsageError> {
             name: 3,
             kind: "buffer".into(),
         },
-        U::FrameMapFailed { what: "texture" },
         U::EmptyBatch,
         U::UncopyableFormat {
             format: cuda_gl_sys::CUarray_format(0xb0),
@@ -88,25 +87,6 @@ fn every_usage_error() -> Vec<UsageError> {
             width: 0,
             height: 5,
             max: 32768,
-        },
-        U::TargetSize {
-            width: 0,
-            height: 5,
-            max: 32768,
-        },
-        U::DisplayObjectReplaced {
-            object: "texture",
-            name: 7,
-        },
-        U::ColorMapRange,
-        U::PitchedSource {
-            what: "the device buffer",
-            width: 3,
-            height: 2,
-            pitch: 8,
-            row_bytes: 12,
-            needed: 24,
-            given: 20,
         },
         U::NeedsCudarcStream,
         U::PinnedBufferUntracked,
@@ -175,6 +155,46 @@ fn usage_errors_are_usage_or_wrong_context_with_a_help_line() {
         assert_eq!(err.kind(), expected, "Error::Usage gives the inner kind");
         assert!(!err.is_unsupported_setup(), "{err}");
         assert!(err.cuda().is_none());
+        let message = err.to_string();
+        let help = message.rsplit_once("\nhelp: ").map(|(_, help)| help);
+        assert!(help.is_some_and(|h| !h.is_empty()), "{message}");
+    }
+}
+
+/// One of each [`DisplayError`], so that a new variant must be added here.
+fn every_display_error() -> Vec<DisplayError> {
+    use DisplayError as D;
+    vec![
+        D::TargetSize {
+            width: 0,
+            height: 5,
+            max: 32768,
+        },
+        D::PitchedSource {
+            what: "the device buffer",
+            width: 3,
+            height: 2,
+            pitch: 8,
+            row_bytes: 12,
+            needed: 24,
+            given: 20,
+        },
+        D::FrameMapFailed { what: "texture" },
+        D::ObjectReplaced {
+            object: "texture",
+            name: 7,
+        },
+        D::ColorMapRange,
+    ]
+}
+
+/// The display's refusals are misuse to fix, each with what to do.
+#[test]
+fn display_errors_are_usage_with_a_help_line() {
+    for e in every_display_error() {
+        let err = Error::from(e);
+        assert_eq!(err.kind(), ErrorKind::Usage, "{err}");
+        assert!(!err.is_unsupported_setup(), "{err}");
         let message = err.to_string();
         let help = message.rsplit_once("\nhelp: ").map(|(_, help)| help);
         assert!(help.is_some_and(|h| !h.is_empty()), "{message}");
