@@ -14,7 +14,6 @@ use super::image::{Format, Layout};
 use crate::error::{DisplayError, Error, Result};
 use crate::gl_object::{ImageTarget, Kind};
 use crate::glapi::{Direction, GlFns, GlOwner, PixelState, claim, label};
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The number in the next display target's label: no two targets share one.
@@ -59,7 +58,7 @@ impl Label {
     fn next(fns: &GlFns) -> Label {
         let usable =
             label::has_labels(fns) && fns.object_label.is_some() && fns.get_object_label.is_some();
-        Label(usable.then(|| label_text(NEXT_LABEL.fetch_add(1, Ordering::Relaxed))))
+        Label(usable.then(|| label::text("display", NEXT_LABEL.fetch_add(1, Ordering::Relaxed))))
     }
 
     /// Labels `name` (0: none), an object of the target just made, with the label.
@@ -99,26 +98,6 @@ impl Label {
         };
         Err(DisplayError::ObjectReplaced { object, name }.into())
     }
-}
-
-/// The label of target `n`: at most 16 + 12 + 1 + 16 = 45 bytes (`label::is_labelled` reads
-/// back 47).
-fn label_text(n: u64) -> String {
-    format!("cuda-gl display {:012x}-{n:x}", nonce() & 0xffff_ffff_ffff)
-}
-
-/// This process's random number, the same for every label: std's `RandomState` (seeded from
-/// the OS's randomness) over the time and the process id.
-fn nonce() -> u64 {
-    static NONCE: OnceLock<u64> = OnceLock::new();
-    *NONCE.get_or_init(|| {
-        use std::hash::{BuildHasher, Hasher};
-        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
-        hasher.write_u128(now.map_or(0, |d| d.as_nanos()));
-        hasher.write_u32(std::process::id());
-        hasher.finish()
-    })
 }
 
 /// Refuses a zero side or one over `GL_MAX_TEXTURE_SIZE` of the current context (of `fns`).
@@ -537,23 +516,5 @@ impl UnpackState {
             }
             (fns.bind_texture)(gl::TEXTURE_2D, self.texture.max(0) as u32);
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn labels_fit_and_carry_the_process_number() {
-        let (first, last) = (label_text(1), label_text(u64::MAX));
-        assert!(last.len() <= 47, "{last}");
-        let number = format!("{:012x}", nonce() & 0xffff_ffff_ffff);
-        assert!(
-            first.contains(&number) && last.contains(&number),
-            "{first}, {last}"
-        );
-        assert_ne!(first, label_text(2));
-        assert_eq!(nonce(), nonce(), "one number per process");
     }
 }

@@ -4,11 +4,11 @@
 //!
 //! At its first use by cuda-gl, each context gets two canaries, objects labelled with an id this
 //! process never hands out again:
-//! - a **context canary**, a vertex array object labelled `cuda-gl context <id>`. Vertex arrays
+//! - a **context canary**, a vertex array object labelled `cuda-gl context <nonce>-<id>`. Vertex arrays
 //!   are container objects, never shared (OpenGL 4.6, section 5.1.3), so only this context has
 //!   it: the owner check of per-context objects (framebuffers, a registration's context) asks
 //!   for it;
-//! - a **share-group canary**, a program object labelled `cuda-gl share group <id>`. Programs
+//! - a **share-group canary**, a program object labelled `cuda-gl group <nonce>-<id>`. Programs
 //!   are shared, so every context of the group sees it: a context first seen looks for the
 //!   canaries of the groups already known, and joins the group whose canary it sees, or plants
 //!   a new one. The claims on registered objects are keyed by this identity
@@ -20,7 +20,7 @@
 //! deletes them). An application that deletes or relabels objects it did not create makes its
 //! context's objects refuse every call: a refusal, never an alias.
 
-use super::label::{has_labelled, has_labels, label};
+use super::label::{self, has_labelled, has_labels};
 use super::platform::{Current, PLATFORMS, current};
 use super::table::GlFns;
 use crate::error::{Error, Result};
@@ -73,11 +73,11 @@ static KNOWN: Mutex<Registry> = Mutex::new(Registry {
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 fn context_label(id: u64) -> String {
-    format!("cuda-gl context {id}")
+    label::text("context", id)
 }
 
 fn group_label(id: u64) -> String {
-    format!("cuda-gl share group {id}")
+    label::text("group", id)
 }
 
 /// The GL context current on this thread and cuda-gl's table for its platform.
@@ -150,7 +150,7 @@ fn plant_context_canary(fns: &GlFns) -> Result<(u64, u32)> {
         return Err(unavailable("glGenVertexArrays returned 0".into()));
     }
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-    label(fns, gl::VERTEX_ARRAY, canary, &context_label(id))?;
+    label::label(fns, gl::VERTEX_ARRAY, canary, &context_label(id))?;
     Ok((id, canary))
 }
 
@@ -163,7 +163,7 @@ fn plant_group_canary(fns: &GlFns) -> Result<Group> {
         return Err(unavailable("glCreateProgram returned 0".into()));
     }
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-    label(fns, gl::PROGRAM, program, &group_label(id))?;
+    label::label(fns, gl::PROGRAM, program, &group_label(id))?;
     // Another context sees a change to a shared object once the commands that made it have
     // completed: the label must be there before another context of the group looks for it.
     // SAFETY: a context is current; glFinish takes no arguments.

@@ -7,6 +7,30 @@
 
 use super::table::{GlFns, have};
 use crate::error::Result;
+use std::sync::OnceLock;
+
+/// The label of cuda-gl's object `n` of kind `what` (at most 8 bytes: `display`, `context`,
+/// `group`): `cuda-gl <what> <nonce>-<n>`, where the nonce is a number of this process's own,
+/// drawn at random once, so that an application cannot give its own object a cuda-gl label by
+/// accident, nor one of another process's on purpose without a search of 2^48 values. At most
+/// 8 + 8 + 12 + 1 + 16 = 45 bytes ([`is_labelled`] reads back 47).
+pub(crate) fn text(what: &str, n: u64) -> String {
+    format!("cuda-gl {what} {:012x}-{n:x}", nonce() & 0xffff_ffff_ffff)
+}
+
+/// This process's random number, the same for every label: std's `RandomState` (seeded from
+/// the OS's randomness) over the time and the process id.
+fn nonce() -> u64 {
+    static NONCE: OnceLock<u64> = OnceLock::new();
+    *NONCE.get_or_init(|| {
+        use std::hash::{BuildHasher, Hasher};
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+        hasher.write_u128(now.map_or(0, |d| d.as_nanos()));
+        hasher.write_u32(std::process::id());
+        hasher.finish()
+    })
+}
 
 /// Whether the current context has object labels (OpenGL 4.3 or `GL_KHR_debug`). The version
 /// comes from `GL_VERSION`, which every context answers without an error (a context that got
@@ -75,4 +99,23 @@ pub(crate) fn is_labelled(
         )
     };
     usize::try_from(len).is_ok_and(|n| buf.get(..n) == Some(want.as_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_fit_and_carry_the_process_number() {
+        let (first, last) = (text("display", 1), text("context", u64::MAX));
+        assert!(last.len() <= 47, "{last}");
+        let number = format!("{:012x}", nonce() & 0xffff_ffff_ffff);
+        assert!(
+            first.contains(&number) && last.contains(&number),
+            "{first}, {last}"
+        );
+        assert_ne!(first, text("display", 2));
+        assert_ne!(text("group", 1), text("context", 1));
+        assert_eq!(nonce(), nonce(), "one number per process");
+    }
 }
