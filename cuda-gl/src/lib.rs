@@ -95,7 +95,8 @@
 //! - [the GL context]: what cuda-gl needs from it, headless contexts, and any GL crate (cuda-gl
 //!   resolves the GL functions it calls itself, so nothing needs loading for its sake);
 //! - [streaming]: [`external::FrameStream`] and [`external::ExternalRing`], no map or unmap;
-//! - [`display::DisplayTarget`]: frames on screen on any GL, device memory shown in one call;
+//! - [`display::DisplayTarget`]: frames on screen on any GL, device memory shown in one call
+//!   ([its guide page](https://github.com/cuda-gl/cuda-gl/blob/main/docs/guide/display.md));
 //! - [troubleshooting]: every error with its cause and fix; [benchmarks]: the figures.
 //!
 //! # Safety model
@@ -209,6 +210,8 @@ mod guide_doctests {
     pub struct Api;
     #[doc = include_str!("../../docs/guide/cudarc.md")]
     pub struct Cudarc;
+    #[doc = include_str!("../../docs/guide/display.md")]
+    pub struct Display;
     #[doc = include_str!("../../docs/guide/troubleshooting.md")]
     pub struct Troubleshooting;
 }
