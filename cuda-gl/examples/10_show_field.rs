@@ -37,17 +37,13 @@ fn run(args: &common::Args) -> Result<Outcome> {
     let device = Device::get(0).map_err(|e| unavailable(format!("no CUDA device 0: {e}")))?;
     // GL on the CUDA GPU if this machine has it, any GL otherwise: the target works with both.
     // The context must outlive the target (a named variable, not `let _ = ...`).
-    let gl = match HeadlessContext::for_cuda_device(&device) {
-        Ok(gl) => gl,
-        Err(on_cuda) => {
-            // Why, in one line: the target's report would only say to try what failed here.
-            let why = format!("{on_cuda}");
-            let why = why.split_whitespace().collect::<Vec<_>>().join(" ");
-            println!("no GL on CUDA device 0 ({why}); using any GL there is");
-            HeadlessContext::any_gl()
-                .map_err(|e| unavailable(format!("no OpenGL: on CUDA device 0: {why}; any: {e}")))?
-        }
-    };
+    let gl = HeadlessContext::for_cuda_device_or_any(&device)
+        .map_err(|e| unavailable(format!("no OpenGL: {e}")))?;
+    if let Some(why) = gl.fallback_reason() {
+        // Why, in one line: the target's report would only say to try what failed here.
+        let why = why.to_string().split_whitespace().collect::<Vec<_>>().join(" ");
+        println!("no GL on CUDA device 0 ({why}); using {}", gl.renderer());
+    }
     // The read-back below uses the `gl` crate, so this program loads it.
     gl::load_with(|name| gl.get_proc_address(name));
     let ctx = Context::new(&device)?;
