@@ -172,6 +172,9 @@ impl Context {
     /// [`for_current_gl`](Self::for_current_gl) other than "this GL is not on a CUDA GPU"
     /// ([`Error::is_unsupported_setup`]); [`Context::new`]'s.
     pub fn for_current_gl_or(device: &Device) -> Result<Arc<Context>> {
+        // Asked first: which answer the driver gives with no context current is its own, and
+        // must not read as "GL elsewhere".
+        crate::glapi::current_gl("Context::for_current_gl_or")?;
         match Context::for_current_gl() {
             Err(e) if e.is_unsupported_setup() => {
                 log::info!("cuda-gl: the current GL is on no CUDA device ({e}); using {device:?}");

@@ -17,7 +17,7 @@ use crate::error::Result;
 use crate::graphics::Surface;
 use crate::memory::{DeviceBuffer, DevicePtr};
 use crate::result;
-use crate::stream::AsStream;
+use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT, Event};
 use cuda_gl_sys as sys;
 use std::cell::Cell;
 use std::mem::ManuallyDrop;
@@ -93,16 +93,20 @@ pub(super) trait PresentFrame {
 /// What the frames leave to order, beyond the work the mode tracks itself.
 #[derive(Debug, Default)]
 struct Order {
-    /// A present queued a copy of the pixels or the array on cuda-gl's private stream: the
-    /// next frame's stream joins that stream first, so that its kernel does not overwrite what
-    /// the copy still reads.
+    /// A present queued a copy of the pixels or the array on cuda-gl's private stream, or a
+    /// dropped frame joined that stream to its own: the next frame's stream joins the private
+    /// stream first, so that its kernel does not overwrite what the copy still reads, nor race
+    /// a dropped frame's kernel.
     copied: bool,
     /// A frame was begun and not presented (yet): its kernel may still write the canvas with
     /// no copy after it that a drop waits for.
     open: bool,
-    /// A frame ended unpresented (dropped, forgotten, or its present failed before its copy),
-    /// so a kernel may still write the canvas whatever the later frames did (a later present
-    /// on another stream is not ordered after it): for good, the drop waits for the context.
+    /// The last frame dropped unpresented, marked on the private stream after its own
+    /// stream's work: the canvas's drop waits for it (at most 10 s) before freeing the array.
+    dropped: Option<Event>,
+    /// A frame ended unpresented with no mark (forgotten, or its join failed), so a kernel may
+    /// still write the canvas whatever the later frames did: for good, the drop waits for the
+    /// whole context.
     abandoned: bool,
 }
 
@@ -157,21 +161,31 @@ impl Canvas {
         self.order.abandoned |= self.order.open;
         self.order.open = true;
         Ok(CanvasFrame {
+            ctx: &self.ctx,
+            stream: stream.raw_stream(),
             pixels: &self.pixels,
             array: &self.array,
             order: &mut self.order,
             pixels_used: Cell::new(false),
+            ended: false,
         })
     }
 }
 
 impl Drop for Canvas {
     fn drop(&mut self) {
-        // A frame ended or stands unpresented (dropped, forgotten, or its present failed before
-        // its copy): its kernel may still write the array, which neither cuSurfObjectDestroy
-        // nor cuArrayDestroy waits for. The whole context is waited for; when that fails the
-        // array is leaked instead. (The copies out of it were waited for by the mode's buffers,
-        // dropped before.)
+        // A frame dropped unpresented: its kernel may still write the array, which neither
+        // cuSurfObjectDestroy nor cuArrayDestroy waits for. Its mark is waited for, at most
+        // 10 s; after that (a kernel that does not end) the array is leaked instead.
+        if let Some(dropped) = &self.order.dropped
+            && let Err(e) = dropped.wait_for(DEFAULT_WAIT_LIMIT)
+        {
+            log::error!("cuda-gl: display target's CUDA array leaked: {e}");
+            return;
+        }
+        // A frame forgotten, or dropped with no mark: the whole context is waited for; when
+        // that fails the array is leaked instead. (The copies out of it were waited for by the
+        // mode's buffers, dropped before.)
         if self.order.open || self.order.abandoned {
             let idle = self
                 .ctx
@@ -190,11 +204,16 @@ impl Drop for Canvas {
 /// A frame's hold on a [`Canvas`].
 #[derive(Debug)]
 pub(super) struct CanvasFrame<'t> {
+    ctx: &'t Arc<Context>,
+    /// The frame's stream, borrowed by the frame (so live) for as long as this.
+    stream: sys::CUstream,
     pixels: &'t DeviceBuffer<u8>,
     array: &'t FrameArray,
     order: &'t mut Order,
     /// The frame's pixels were asked for: they are what it shows.
     pixels_used: Cell<bool>,
+    /// Presented (or its present tried): the drop has nothing to order.
+    ended: bool,
 }
 
 impl<'t> CanvasFrame<'t> {
@@ -214,7 +233,8 @@ impl<'t> CanvasFrame<'t> {
     ///
     /// # Errors
     /// `copy`'s.
-    pub(super) fn present(self, copy: impl FnOnce(Source<'t>) -> Result<()>) -> Result<()> {
+    pub(super) fn present(mut self, copy: impl FnOnce(Source<'t>) -> Result<()>) -> Result<()> {
+        self.ended = true;
         let source = if self.pixels_used.get() {
             Source::Pixels(self.pixels)
         } else {
@@ -228,6 +248,43 @@ impl<'t> CanvasFrame<'t> {
             self.order.open = false;
         }
         presented
+    }
+}
+
+impl Drop for CanvasFrame<'_> {
+    fn drop(&mut self) {
+        if self.ended {
+            return;
+        }
+        // Dropped unpresented: the frame's kernel, queued on its stream, may still write the
+        // canvas, and no copy after it orders the next frame (on any stream) or the canvas's
+        // drop after it. The private stream is joined to the frame's stream and marked: the
+        // next frame's stream joins the private stream (`copied`), the canvas's drop waits for
+        // the mark. Without a mark (a capturing stream refuses the join) the frame is
+        // abandoned, and the drop waits for the whole context.
+        let marked = Event::new(self.ctx, false).and_then(|mark| {
+            let raw = mark.raw();
+            // SAFETY: the frame's stream is live while the frame borrows it, of the canvas's
+            // context (the target checked it); the event is live, of that context.
+            unsafe {
+                self.ctx
+                    .run_now(self.stream, "dropping a display frame (a join)", |p| {
+                        Ok(result::stream::event_record(raw, p)?)
+                    })
+            }?;
+            Ok(mark)
+        });
+        match marked {
+            Ok(mark) => {
+                self.order.copied = true;
+                self.order.open = false;
+                self.order.dropped = Some(mark);
+            }
+            Err(e) => log::warn!(
+                "cuda-gl: a display frame dropped unpresented could not be ordered ({e}); the \
+                 target's drop waits for the whole context"
+            ),
+        }
     }
 }
 

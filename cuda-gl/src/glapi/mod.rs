@@ -22,7 +22,6 @@ pub(crate) mod query;
 mod table;
 
 pub(crate) use current::GlOwner;
-#[cfg(feature = "egl")]
 pub(crate) use current::current_gl;
 pub(crate) use fence::Fence;
 pub(crate) use pixel_state::{Direction, PixelState};

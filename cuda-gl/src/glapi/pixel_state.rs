@@ -17,8 +17,11 @@
 //! applies only to those kinds of pixels, which cuda-gl never transfers, so it is left alone.
 //! OpenGL ES has no swap-bytes or LSB-first state (nor image height or skip images for
 //! packing), no pixel transfer and no read clamp: those are left out there.
-//! A core-profile context has none of the compatibility state: there only the pixel-store
-//! state (and the read clamp) is read, so that the cost there stays a few `glGet` calls.
+//! A core-profile context has none of the compatibility state: there an upload reads only the
+//! pixel-store state (a few `glGet` calls, 0.15 µs on llvmpipe), and a read also looks for
+//! `GL_MESA_pack_invert` among the extensions (about 30 µs there, beside a read that waits for
+//! GL anyway). In a compatibility context the scan of `GL_EXTENSIONS` for the imaging subset
+//! makes it about 4 µs either way.
 
 use super::table::{GlFns, have};
 #[cfg(doc)]

@@ -8,8 +8,8 @@
 use crate::display::assert_pattern;
 use crate::gpu::external::fill_words_slow;
 use crate::gpu::*;
-use cuda_gl::DeviceBuffer;
 use cuda_gl::display::{DisplayTarget, Format, Layout, Mode};
+use cuda_gl::{DeviceBuffer, Event, Stream, StreamFlags};
 
 /// Every mode that runs on NVIDIA's GL.
 const MODES: [Mode; 3] = [Mode::Interop, Mode::Staged, Mode::Stream];
@@ -113,6 +113,46 @@ fn a_show_is_seen_by_the_next_gl_command() {
         }
         g.stream.synchronize().unwrap();
         drop(src);
+        drop(target);
+        g.check_no_errors();
+    }
+}
+
+/// A frame dropped unpresented in a copying mode is still ordered before the next frame, on
+/// whatever stream: the next frame's kernel and copy wait for the dropped frame's kernel, which
+/// could otherwise still be writing the canvas under them (a wrong picture, silently). Here
+/// the dropped kernel spins 300 ms; once the next frame, on another stream, has been presented
+/// and flushed, the dropped kernel must have ended. The target's drop then waits for it too.
+#[test]
+fn a_dropped_frames_kernel_is_ordered_before_the_next_frame() {
+    let Some(g) = gpu() else { return };
+    let slow = g.kernels.function("ext_fill_u32_slow").unwrap();
+    let fill = g.kernels.function("fill_u32").unwrap();
+    let other = Stream::new(&g.ctx, StreamFlags::NonBlocking).unwrap();
+    let (w, h) = (640u32, 480u32);
+    let words = (w * h) as usize;
+    let layout = Layout::packed((w, h), Format::Rgba8).unwrap();
+    for mode in [Mode::Staged, Mode::Stream] {
+        let (mut target, _) = DisplayTarget::new(&g.ctx, layout, Some(mode)).unwrap();
+        let frame = target.frame(&g.stream).unwrap();
+        let ptr = frame.pixels().unwrap().ptr();
+        // SAFETY: the pixels hold `words` words of this context, written on the frame's stream
+        // (g.stream); the target outlives the kernel (its drop waits for it).
+        unsafe { fill_words_slow(&g, &slow, ptr, words, 51, 300_000_000) }.unwrap();
+        let mark = Event::new(&g.ctx, false).unwrap();
+        mark.record(&g.stream).unwrap();
+        drop(frame);
+        let frame = target.frame(&other).unwrap();
+        let ptr = frame.pixels().unwrap().ptr();
+        // SAFETY: as above, on the frame's stream (`other`), before its present.
+        unsafe { launch_words(&fill, &other, ptr, words, 52) }.unwrap();
+        frame.present().unwrap();
+        target.flush().unwrap();
+        assert!(
+            mark.query().unwrap(),
+            "{mode}: the next frame was presented while the dropped frame's kernel still ran"
+        );
+        assert_pattern(&texels(&target), 52, &format!("{mode}: the next frame"));
         drop(target);
         g.check_no_errors();
     }

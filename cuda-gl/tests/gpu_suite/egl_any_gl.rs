@@ -378,7 +378,8 @@ fn an_object_of_a_destroyed_context_is_refused_in_the_next() {
 }
 
 /// The one-call set-up where GL runs on the CUDA GPU: `for_cuda_device_or_any` lands there with
-/// no fallback, and `Context::for_current_gl_or` is the GL context's own CUDA device. (Where GL
+/// no fallback, and `Context::for_current_gl_or` is the GL context's own CUDA device (and an
+/// error with no GL context current). (Where GL
 /// is elsewhere, `tests/not_nvidia_gl.rs` checks the fallback.)
 #[test]
 fn set_up_on_the_cuda_gpu_needs_no_fallback() {
@@ -399,6 +400,14 @@ fn set_up_on_the_cuda_gpu_needs_no_fallback() {
     assert_eq!(gl.cuda_device(), Some(device.raw()));
     let ctx = cuda_gl::Context::for_current_gl_or(&device).unwrap();
     assert_eq!(ctx.device().raw(), device.raw());
+    // With no GL context current, an error, not `device`'s context as if GL were elsewhere.
+    gl.release_current().unwrap();
+    let none = cuda_gl::Context::for_current_gl_or(&device);
+    assert!(
+        matches!(none, Err(cuda_gl::Error::NoGlContext { .. })),
+        "{none:?}"
+    );
+    gl.make_current().unwrap();
 }
 
 /// `software_first` gets a software renderer wherever one is offered (Mesa's llvmpipe on CI),
