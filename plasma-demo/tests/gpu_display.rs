@@ -11,7 +11,7 @@
 mod common;
 
 use common::{
-    TOLERANCE, UPLOAD_STAGES, announce, assert_close, check_frame, compare_shot, gpu,
+    TOLERANCE, UPLOAD_STAGES, announce, assert_close, check_frames, compare_shot, gpu,
     offscreen_session, one_frame, profiled_frames, run_headless, stat,
 };
 
@@ -23,7 +23,6 @@ use plasma_demo::png_io::compare_rgba;
 use plasma_demo::session::Session;
 
 const SIZES: [(u32, u32); 3] = [(1366, 767), (1920, 1080), (33, 17)];
-const TIMES: [f32; 3] = [0.0, 1.5, 42.75];
 /// `None`: auto.
 const MODES: [Option<Mode>; 3] = [None, Some(Mode::Interop), Some(Mode::Staged)];
 
@@ -56,18 +55,9 @@ fn display_frames_match_the_cpu_reference() {
         );
         let path = s.backend().path().unwrap();
         assert_eq!(path.to_string(), chosen.name());
-        for (w, h) in SIZES {
-            let size = Size::new(w, h).unwrap();
-            // Resizes the display target, as a window resize does.
-            s.resize(size).unwrap();
-            for t in TIMES {
-                // Twice: the second frame at `t` follows one already presented at that size.
-                s.render_frame(t, size).unwrap();
-                s.render_frame(t, size).unwrap();
-                // The read-back finishes first: the texture is the last frame.
-                check_frame(&mut s, &path.to_string(), size, t, &mut failures);
-            }
-        }
+        // Resizing resizes the display target. Two frames at each time: the second follows one
+        // already presented at that size.
+        check_frames(&mut s, &path.to_string(), &SIZES, 2, &mut failures);
         s.finish().unwrap();
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

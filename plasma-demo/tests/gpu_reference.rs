@@ -11,7 +11,8 @@
 mod common;
 
 use common::{
-    announce, assert_close, check_frame, gpu, offscreen_session, one_frame, profiled_frames, stat,
+    TIMES, announce, assert_close, check_frames, gpu, offscreen_session, one_frame,
+    profiled_frames, stat,
 };
 
 use cuda_gl::Device;
@@ -22,7 +23,6 @@ use plasma_demo::session::Session;
 use plasma_demo::timing::{Clock, Stage};
 
 const SIZES: [(u32, u32); 3] = [(1280, 720), (1920, 1080), (1366, 767)];
-const TIMES: [f32; 3] = [0.0, 1.5, 42.75];
 const PATHS: [PathChoice; 2] = [PathChoice::Pbo, PathChoice::Surface];
 
 fn session(device: &Device, path: PathChoice, size: Size, profile: bool) -> Session {
@@ -41,16 +41,8 @@ fn cuda_frames_match_the_cpu_reference() {
     for path in PATHS {
         let first = Size::new(SIZES[0].0, SIZES[0].1).unwrap();
         let mut s = session(&device, path, first, false);
-        for (w, h) in SIZES {
-            let size = Size::new(w, h).unwrap();
-            // Also re-registers the new texture / pixel buffer, as a window resize does.
-            s.resize(size).unwrap();
-            for t in TIMES {
-                s.render_frame(t, size).unwrap();
-                check_frame(&mut s, &path.to_string(), size, t, &mut failures);
-                checked += 1;
-            }
-        }
+        // Resizing also re-registers the new texture / pixel buffer.
+        checked += check_frames(&mut s, &path.to_string(), &SIZES, 1, &mut failures);
         s.finish().unwrap();
     }
     assert_eq!(checked, PATHS.len() * SIZES.len() * TIMES.len());

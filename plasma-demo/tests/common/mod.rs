@@ -184,6 +184,35 @@ pub fn check_frame(
     assert_eq!(drawn, got, "{label} {size} t={t}: drawn frame");
 }
 
+/// The animation times at which [`check_frames`] checks the frames.
+pub const TIMES: [f32; 3] = [0.0, 1.5, 42.75];
+
+/// Checks `s`'s frames against the CPU reference ([`check_frame`], named `label`) at each of
+/// `sizes`, resizing the session first as a window resize does, and at each of [`TIMES`], where
+/// it draws `renders` frames and checks the last; returns how many frames it checked.
+pub fn check_frames(
+    s: &mut Session,
+    label: &str,
+    sizes: &[(u32, u32)],
+    renders: usize,
+    failures: &mut Vec<String>,
+) -> usize {
+    let mut checked = 0;
+    for &(w, h) in sizes {
+        let size = Size::new(w, h).unwrap();
+        s.resize(size).unwrap();
+        for t in TIMES {
+            for _ in 0..renders {
+                s.render_frame(t, size).unwrap();
+            }
+            // The read-back finishes first: the texture is the last frame.
+            check_frame(s, label, size, t, failures);
+            checked += 1;
+        }
+    }
+    checked
+}
+
 /// What a run of the demo binary printed.
 pub struct DemoRun {
     pub stdout: String,
