@@ -5,26 +5,65 @@
 //! are two objects), so each has a name type of its own, and glow's kind is kept: a glow
 //! renderbuffer does not become a texture name, nor the reverse.
 
-/// The name of a GL buffer object, as registration takes it (`impl Into<BufferName>`).
-///
-/// From a `u32`, or with the `glow` feature from a `glow::NativeBuffer` (and back with
-/// `TryFrom`, which refuses 0, GL's "no object").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct BufferName(pub u32);
+/// Defines a GL name type: a `u32` newtype from `u32`, and with the `glow` feature from glow's
+/// name of the same kind and back (`TryFrom`, which refuses 0, GL's "no object").
+macro_rules! gl_name {
+    ($(#[$doc:meta])* $name:ident, $glow:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub struct $name(pub u32);
 
-/// The name of a GL texture, as registration takes it (`impl Into<TextureName>`).
-///
-/// From a `u32`, or with the `glow` feature from a `glow::NativeTexture` (and back with
-/// `TryFrom`, which refuses 0).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct TextureName(pub u32);
+        impl From<u32> for $name {
+            fn from(name: u32) -> Self {
+                $name(name)
+            }
+        }
 
-/// The name of a GL renderbuffer, as registration takes it (`impl Into<RenderbufferName>`).
-///
-/// From a `u32`, or with the `glow` feature from a `glow::NativeRenderbuffer` (and back with
-/// `TryFrom`, which refuses 0).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct RenderbufferName(pub u32);
+        #[cfg(feature = "glow")]
+        impl From<glow::$glow> for $name {
+            fn from(name: glow::$glow) -> Self {
+                $name(name.0.get())
+            }
+        }
+
+        #[cfg(feature = "glow")]
+        impl TryFrom<$name> for glow::$glow {
+            type Error = ZeroName;
+            fn try_from(name: $name) -> Result<Self, ZeroName> {
+                std::num::NonZeroU32::new(name.0)
+                    .map(glow::$glow)
+                    .ok_or(ZeroName)
+            }
+        }
+    };
+}
+
+gl_name!(
+    /// The name of a GL buffer object, as registration takes it (`impl Into<BufferName>`).
+    ///
+    /// From a `u32`, or with the `glow` feature from a `glow::NativeBuffer` (and back with
+    /// `TryFrom`, which refuses 0, GL's "no object").
+    BufferName,
+    NativeBuffer
+);
+
+gl_name!(
+    /// The name of a GL texture, as registration takes it (`impl Into<TextureName>`).
+    ///
+    /// From a `u32`, or with the `glow` feature from a `glow::NativeTexture` (and back with
+    /// `TryFrom`, which refuses 0).
+    TextureName,
+    NativeTexture
+);
+
+gl_name!(
+    /// The name of a GL renderbuffer, as registration takes it (`impl Into<RenderbufferName>`).
+    ///
+    /// From a `u32`, or with the `glow` feature from a `glow::NativeRenderbuffer` (and back with
+    /// `TryFrom`, which refuses 0).
+    RenderbufferName,
+    NativeRenderbuffer
+);
 
 /// The GL name of a registered image
 /// ([`RegisteredImage::gl_name`](crate::RegisteredImage::gl_name)): a texture's or a
@@ -39,82 +78,18 @@ pub enum ImageName {
     Renderbuffer(RenderbufferName),
 }
 
-impl From<u32> for BufferName {
-    fn from(name: u32) -> Self {
-        BufferName(name)
-    }
-}
-
-impl From<u32> for TextureName {
-    fn from(name: u32) -> Self {
-        TextureName(name)
-    }
-}
-
-impl From<u32> for RenderbufferName {
-    fn from(name: u32) -> Self {
-        RenderbufferName(name)
-    }
-}
-
 #[cfg(feature = "glow")]
 mod glow_names {
-    use super::{BufferName, RenderbufferName, TextureName};
-    use std::num::NonZeroU32;
-
     /// A name of 0 (GL's "no object") has no glow counterpart.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
     #[error("GL name 0 is not an object, so it has no glow name")]
     pub struct ZeroName;
 
-    impl From<glow::NativeBuffer> for BufferName {
-        fn from(buffer: glow::NativeBuffer) -> Self {
-            BufferName(buffer.0.get())
-        }
-    }
-
-    impl From<glow::NativeTexture> for TextureName {
-        fn from(texture: glow::NativeTexture) -> Self {
-            TextureName(texture.0.get())
-        }
-    }
-
-    impl From<glow::NativeRenderbuffer> for RenderbufferName {
-        fn from(renderbuffer: glow::NativeRenderbuffer) -> Self {
-            RenderbufferName(renderbuffer.0.get())
-        }
-    }
-
-    impl TryFrom<BufferName> for glow::NativeBuffer {
-        type Error = ZeroName;
-        fn try_from(name: BufferName) -> Result<Self, ZeroName> {
-            NonZeroU32::new(name.0)
-                .map(glow::NativeBuffer)
-                .ok_or(ZeroName)
-        }
-    }
-
-    impl TryFrom<TextureName> for glow::NativeTexture {
-        type Error = ZeroName;
-        fn try_from(name: TextureName) -> Result<Self, ZeroName> {
-            NonZeroU32::new(name.0)
-                .map(glow::NativeTexture)
-                .ok_or(ZeroName)
-        }
-    }
-
-    impl TryFrom<RenderbufferName> for glow::NativeRenderbuffer {
-        type Error = ZeroName;
-        fn try_from(name: RenderbufferName) -> Result<Self, ZeroName> {
-            NonZeroU32::new(name.0)
-                .map(glow::NativeRenderbuffer)
-                .ok_or(ZeroName)
-        }
-    }
-
     #[cfg(test)]
     mod tests {
         use super::*;
+        use crate::gl_name::{BufferName, RenderbufferName, TextureName};
+        use std::num::NonZeroU32;
 
         #[test]
         fn glow_names_round_trip_and_zero_is_refused() {

@@ -10,31 +10,25 @@
 
 mod common;
 
-use common::{TOLERANCE, check_frame, gpu};
+use common::{
+    TOLERANCE, UPLOAD_STAGES, announce, assert_close, check_frames, compare_shot, gpu,
+    offscreen_session, one_frame, profiled_frames, run_headless, stat,
+};
 
 use cuda_gl::Device;
 use cuda_gl::display::Mode;
 use plasma_demo::backend::{Backend, CudaBackend, DisplayBackend};
 use plasma_demo::cli::{PathChoice, Size};
 use plasma_demo::png_io::compare_rgba;
-use plasma_demo::renderer::Target;
 use plasma_demo::session::Session;
-use plasma_demo::timing::{Clock, Stage};
 
 const SIZES: [(u32, u32); 3] = [(1366, 767), (1920, 1080), (33, 17)];
-const TIMES: [f32; 3] = [0.0, 1.5, 42.75];
 /// `None`: auto.
 const MODES: [Option<Mode>; 3] = [None, Some(Mode::Interop), Some(Mode::Staged)];
 
 fn session(device: &Device, mode: Option<Mode>, size: Size, profile: bool) -> Session {
     let backend = DisplayBackend::on_device(device, mode).unwrap();
-    Session::new(
-        Backend::Display(Box::new(backend)),
-        size,
-        Target::Offscreen,
-        profile,
-    )
-    .unwrap()
+    offscreen_session(Backend::Display(Box::new(backend)), size, profile)
 }
 
 fn name(mode: Option<Mode>) -> &'static str {
@@ -46,12 +40,7 @@ fn display_frames_match_the_cpu_reference() {
     let Some((gl, device)) = gpu("gpu_display") else {
         return;
     };
-    eprintln!(
-        "{} on {}, OpenGL {}",
-        device.name().unwrap(),
-        gl.renderer(),
-        gl.version()
-    );
+    announce(&gl, &device);
     let mut failures = Vec::new();
     for mode in MODES {
         let first = Size::new(SIZES[0].0, SIZES[0].1).unwrap();
@@ -66,18 +55,9 @@ fn display_frames_match_the_cpu_reference() {
         );
         let path = s.backend().path().unwrap();
         assert_eq!(path.to_string(), chosen.name());
-        for (w, h) in SIZES {
-            let size = Size::new(w, h).unwrap();
-            // Resizes the display target, as a window resize does.
-            s.resize(size).unwrap();
-            for t in TIMES {
-                // Twice: the second frame at `t` follows one already presented at that size.
-                s.render_frame(t, size).unwrap();
-                s.render_frame(t, size).unwrap();
-                // The read-back finishes first: the texture is the last frame.
-                check_frame(&mut s, &path.to_string(), size, t, &mut failures);
-            }
-        }
+        // Resizing resizes the display target. Two frames at each time: the second follows one
+        // already presented at that size.
+        check_frames(&mut s, &path.to_string(), &SIZES, 2, &mut failures);
         s.finish().unwrap();
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -92,24 +72,15 @@ fn display_paths_give_the_pbo_paths_pixels() {
     let size = Size::new(1366, 767).unwrap();
     let pbo = {
         let backend = CudaBackend::on_device(&device, PathChoice::Pbo).unwrap();
-        let backend = Backend::Cuda(Box::new(backend));
-        let mut s = Session::new(backend, size, Target::Offscreen, false).unwrap();
-        s.render_frame(1.5, size).unwrap();
-        s.read_frame().unwrap()
+        let mut s = offscreen_session(Backend::Cuda(Box::new(backend)), size, false);
+        one_frame(&mut s, size)
     };
     for mode in MODES {
         let mut s = session(&device, mode, size, false);
         // One frame, the target's first: the read-back shows it in every mode.
-        s.render_frame(1.5, size).unwrap();
-        let got = s.read_frame().unwrap();
+        let got = one_frame(&mut s, size);
         let d = compare_rgba(&got, &pbo, size.width, 0);
-        assert!(
-            d.within_tolerance(),
-            "{} and pbo differ: max {}, {} channels",
-            name(mode),
-            d.max_channel_diff,
-            d.channels_over
-        );
+        assert_close(&d, &format!("{} and pbo differ", name(mode)));
     }
     drop(gl);
 }
@@ -122,22 +93,9 @@ fn bench_records_the_display_stages() {
     let size = Size::new(640, 360).unwrap();
     for mode in [Some(Mode::Interop), Some(Mode::Staged)] {
         let mut s = session(&device, mode, size, true);
-        for i in 0..20 {
-            s.render_frame(i as f32 * 0.1, size).unwrap();
-        }
-        s.finish().unwrap();
-        let stats = s.profiler().stats();
-        for (stage, clock) in [
-            (Stage::Kernel, Clock::CpuWall),
-            (Stage::Upload, Clock::CpuWall),
-            (Stage::Upload, Clock::GlTimer),
-            (Stage::Draw, Clock::GlTimer),
-            (Stage::Total, Clock::CpuWall),
-        ] {
-            let st = stats
-                .iter()
-                .find(|st| (st.stage, st.clock) == (stage, clock))
-                .unwrap_or_else(|| panic!("{}: no {stage:?}/{clock:?}", name(mode)));
+        let stats = profiled_frames(&mut s, size, 20);
+        for (stage, clock) in UPLOAD_STAGES {
+            let st = stat(&stats, stage, clock, name(mode));
             assert_eq!(st.samples, 20, "{}: {stage:?}/{clock:?}", name(mode));
         }
     }
@@ -168,20 +126,8 @@ fn on_mesa_next_to_cuda_the_default_run_is_staged() {
         }
         Err(e) => return skip(format!("no headless OpenGL: {}", common::one_line(&e))),
     }
-    let shot = std::env::temp_dir().join(format!("plasma-demo-mesa-{}.png", std::process::id()));
-    let run = common::run_demo(
-        &[
-            "--headless",
-            "--size",
-            "96x54",
-            "--frames",
-            "3",
-            "--time",
-            "1.5",
-        ],
-        &shot,
-        &[],
-    );
+    let size = Size::new(96, 54).unwrap();
+    let (run, shot) = run_headless("mesa", size);
     let (stdout, all) = (&run.stdout, run.all());
     let first: Vec<&str> = stdout.lines().take(3).collect();
     assert!(
@@ -196,14 +142,9 @@ fn on_mesa_next_to_cuda_the_default_run_is_staged() {
             && l.contains("fix: ")),
         "{all}"
     );
-    let got = plasma_demo::png_io::Image::read_png(&shot).unwrap();
-    std::fs::remove_file(&shot).unwrap();
-    let expected = plasma_demo::reference::reference_image(Size::new(96, 54).unwrap(), 1.5);
-    let d = plasma_demo::png_io::compare(&got, &expected.unwrap(), TOLERANCE).unwrap();
-    assert!(
-        d.within_tolerance(),
-        "max {}, {} channels: {all}",
-        d.max_channel_diff,
-        d.channels_over
+    let d = compare_shot(&shot, size, TOLERANCE);
+    assert_close(
+        &d,
+        &format!("the screenshot differs from the reference ({all})"),
     );
 }

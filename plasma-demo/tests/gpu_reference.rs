@@ -10,29 +10,24 @@
 
 mod common;
 
-use common::{check_frame, gpu};
+use common::{
+    TIMES, announce, assert_close, check_frames, gpu, offscreen_session, one_frame,
+    profiled_frames, stat,
+};
 
 use cuda_gl::Device;
 use plasma_demo::backend::{Backend, CudaBackend};
 use plasma_demo::cli::{PathChoice, Size};
 use plasma_demo::png_io::compare_rgba;
-use plasma_demo::renderer::Target;
 use plasma_demo::session::Session;
 use plasma_demo::timing::{Clock, Stage};
 
 const SIZES: [(u32, u32); 3] = [(1280, 720), (1920, 1080), (1366, 767)];
-const TIMES: [f32; 3] = [0.0, 1.5, 42.75];
 const PATHS: [PathChoice; 2] = [PathChoice::Pbo, PathChoice::Surface];
 
 fn session(device: &Device, path: PathChoice, size: Size, profile: bool) -> Session {
     let backend = CudaBackend::on_device(device, path).unwrap();
-    Session::new(
-        Backend::Cuda(Box::new(backend)),
-        size,
-        Target::Offscreen,
-        profile,
-    )
-    .unwrap()
+    offscreen_session(Backend::Cuda(Box::new(backend)), size, profile)
 }
 
 #[test]
@@ -40,27 +35,14 @@ fn cuda_frames_match_the_cpu_reference() {
     let Some((gl, device)) = gpu("gpu_reference") else {
         return;
     };
-    eprintln!(
-        "{} on {}, OpenGL {}",
-        device.name().unwrap(),
-        gl.renderer(),
-        gl.version()
-    );
+    announce(&gl, &device);
     let mut failures = Vec::new();
     let mut checked = 0;
     for path in PATHS {
         let first = Size::new(SIZES[0].0, SIZES[0].1).unwrap();
         let mut s = session(&device, path, first, false);
-        for (w, h) in SIZES {
-            let size = Size::new(w, h).unwrap();
-            // Also re-registers the new texture / pixel buffer, as a window resize does.
-            s.resize(size).unwrap();
-            for t in TIMES {
-                s.render_frame(t, size).unwrap();
-                check_frame(&mut s, &path.to_string(), size, t, &mut failures);
-                checked += 1;
-            }
-        }
+        // Resizing also re-registers the new texture / pixel buffer.
+        checked += check_frames(&mut s, &path.to_string(), &SIZES, 1, &mut failures);
         s.finish().unwrap();
     }
     assert_eq!(checked, PATHS.len() * SIZES.len() * TIMES.len());
@@ -76,19 +58,10 @@ fn the_two_paths_give_the_same_pixels() {
     let size = Size::new(1366, 767).unwrap();
     let frames: Vec<Vec<u8>> = PATHS
         .iter()
-        .map(|&path| {
-            let mut s = session(&device, path, size, false);
-            s.render_frame(1.5, size).unwrap();
-            s.read_frame().unwrap()
-        })
+        .map(|&path| one_frame(&mut session(&device, path, size, false), size))
         .collect();
     let d = compare_rgba(&frames[0], &frames[1], size.width, 0);
-    assert!(
-        d.within_tolerance(),
-        "pbo and surface differ: max {}, {} channels",
-        d.max_channel_diff,
-        d.channels_over
-    );
+    assert_close(&d, "pbo and surface differ");
     drop(gl);
 }
 
@@ -100,11 +73,7 @@ fn bench_records_every_stage_on_the_gpu() {
     let size = Size::new(640, 360).unwrap();
     for path in PATHS {
         let mut s = session(&device, path, size, true);
-        for i in 0..20 {
-            s.render_frame(i as f32 * 0.1, size).unwrap();
-        }
-        s.finish().unwrap();
-        let stats = s.profiler().stats();
+        let stats = profiled_frames(&mut s, size, 20);
         let mut wanted = vec![
             (Stage::Map, Clock::CpuWall),
             (Stage::Map, Clock::CudaEvent),
@@ -123,17 +92,11 @@ fn bench_records_every_stage_on_the_gpu() {
             );
         }
         for (stage, clock) in wanted {
-            let st = stats
-                .iter()
-                .find(|st| (st.stage, st.clock) == (stage, clock))
-                .unwrap_or_else(|| panic!("{path}: no {stage:?}/{clock:?} in {stats:?}"));
+            let st = stat(&stats, stage, clock, &path.to_string());
             assert_eq!(st.samples, 20, "{path}: {stage:?}/{clock:?}");
             assert!(st.median_us.is_finite() && st.median_us >= 0.0);
         }
-        let kernel = stats
-            .iter()
-            .find(|st| (st.stage, st.clock) == (Stage::Kernel, Clock::CudaEvent))
-            .unwrap();
+        let kernel = stat(&stats, Stage::Kernel, Clock::CudaEvent, &path.to_string());
         eprintln!(
             "{path} {size}: kernel median {:.1} µs, p99 {:.1} µs",
             kernel.median_us, kernel.p99_us

@@ -8,12 +8,10 @@
 
 mod common;
 
+use common::{UPLOAD_STAGES, assert_close, compare_shot, offscreen_session, run_headless, stat};
 use plasma_demo::backend::{Backend, CpuBackend};
 use plasma_demo::cli::Size;
 use plasma_demo::plasma_cpu::render_cpu;
-use plasma_demo::renderer::Target;
-use plasma_demo::session::Session;
-use plasma_demo::timing::{Clock, Stage};
 
 fn reference(size: Size, t: f32) -> Vec<u8> {
     let mut frame = vec![0u8; size.rgba_bytes()];
@@ -33,13 +31,7 @@ fn cpu_backend_draws_the_reference_exactly() {
     gl::load_with(|name| gl.get_proc_address(name));
     eprintln!("OpenGL {} on {}", gl.version(), gl.renderer());
     let first = Size::new(96, 54).unwrap();
-    let mut session = Session::new(
-        Backend::Cpu(CpuBackend::new()),
-        first,
-        Target::Offscreen,
-        true,
-    )
-    .unwrap();
+    let mut session = offscreen_session(Backend::Cpu(CpuBackend::new()), first, true);
     for (size, t) in [
         (first, 1.5),
         (Size::new(33, 17).unwrap(), 0.0),
@@ -56,17 +48,8 @@ fn cpu_backend_draws_the_reference_exactly() {
     }
     session.finish().unwrap();
     let stats = session.profiler().stats();
-    for (stage, clock) in [
-        (Stage::Kernel, Clock::CpuWall),
-        (Stage::Upload, Clock::CpuWall),
-        (Stage::Upload, Clock::GlTimer),
-        (Stage::Draw, Clock::GlTimer),
-        (Stage::Total, Clock::CpuWall),
-    ] {
-        let s = stats
-            .iter()
-            .find(|s| (s.stage, s.clock) == (stage, clock))
-            .unwrap_or_else(|| panic!("no {stage:?}/{clock:?} samples in {stats:?}"));
+    for (stage, clock) in UPLOAD_STAGES {
+        let s = stat(&stats, stage, clock, "cpu");
         assert_eq!(s.samples, 9, "{stage:?}/{clock:?}");
         assert!(s.median_us >= 0.0 && s.p99_us >= s.median_us);
     }
@@ -126,20 +109,8 @@ fn the_default_path_falls_back_to_the_cpu_only_without_cuda() {
         return;
     }
     let has_cuda = cuda_gl::Device::get(0).is_ok();
-    let shot = std::env::temp_dir().join(format!("plasma-demo-auto-{}.png", std::process::id()));
-    let run = common::run_demo(
-        &[
-            "--headless",
-            "--size",
-            "64x36",
-            "--frames",
-            "3",
-            "--time",
-            "1.5",
-        ],
-        &shot,
-        &[],
-    );
+    let size = Size::new(64, 36).unwrap();
+    let (run, shot) = run_headless("auto", size);
     let (stdout, stderr, all) = (&run.stdout, &run.stderr, run.all());
     let first: Vec<&str> = stdout.lines().take(3).collect();
     let tolerance = if has_cuda {
@@ -167,15 +138,7 @@ fn the_default_path_falls_back_to_the_cpu_only_without_cuda() {
         );
         0
     };
-    let got = plasma_demo::png_io::Image::read_png(&shot).unwrap();
-    std::fs::remove_file(&shot).unwrap();
-    let size = Size::new(64, 36).unwrap();
-    let expected = plasma_demo::reference::reference_image(size, 1.5).unwrap();
-    let d = plasma_demo::png_io::compare(&got, &expected, tolerance).unwrap();
-    assert!(
-        d.within_tolerance(),
-        "the default run's screenshot differs from the reference: max {}, {} channels: {all}",
-        d.max_channel_diff,
-        d.channels_over
-    );
+    let d = compare_shot(&shot, size, tolerance);
+    let what = format!("the default run's screenshot differs from the reference ({all})");
+    assert_close(&d, &what);
 }

@@ -101,42 +101,30 @@ impl<'a, K: ResourceKind> MapSet<'a> for &'a mut Registered<K> {
     }
 }
 
-impl<'a, K: ResourceKind> MapSet<'a> for &'a mut [Registered<K>] {
-    type Views = Vec<Mapped<'a, K>>;
-    type Shape = usize;
-    fn append_to(self, out: &mut Regs<'a>) -> usize {
-        let n = self.len();
-        out.0.extend(self.iter_mut().map(Registered::registration));
-        n
-    }
-    fn build(n: usize, from: &mut Build<'a>) -> Option<Vec<Mapped<'a, K>>> {
-        next_views(n, from)
-    }
+/// `MapSet` for the sets of any number of registrations of one kind: each hands out its
+/// registrations in order, and its views as a `Vec` (by index: they are all one type).
+macro_rules! map_set_of_many {
+    ($($set:ty),* $(,)?) => {$(
+        impl<'a, K: ResourceKind> MapSet<'a> for $set {
+            type Views = Vec<Mapped<'a, K>>;
+            type Shape = usize;
+            fn append_to(self, out: &mut Regs<'a>) -> usize {
+                let n = self.len();
+                out.0.extend(self.into_iter().map(Registered::registration));
+                n
+            }
+            fn build(n: usize, from: &mut Build<'a>) -> Option<Vec<Mapped<'a, K>>> {
+                next_views(n, from)
+            }
+        }
+    )*};
 }
 
-impl<'a, K: ResourceKind> MapSet<'a> for &'a mut Vec<Registered<K>> {
-    type Views = Vec<Mapped<'a, K>>;
-    type Shape = usize;
-    fn append_to(self, out: &mut Regs<'a>) -> usize {
-        self.as_mut_slice().append_to(out)
-    }
-    fn build(n: usize, from: &mut Build<'a>) -> Option<Vec<Mapped<'a, K>>> {
-        next_views(n, from)
-    }
-}
-
-impl<'a, K: ResourceKind> MapSet<'a> for Vec<&'a mut Registered<K>> {
-    type Views = Vec<Mapped<'a, K>>;
-    type Shape = usize;
-    fn append_to(self, out: &mut Regs<'a>) -> usize {
-        let n = self.len();
-        out.0.extend(self.into_iter().map(Registered::registration));
-        n
-    }
-    fn build(n: usize, from: &mut Build<'a>) -> Option<Vec<Mapped<'a, K>>> {
-        next_views(n, from)
-    }
-}
+map_set_of_many!(
+    &'a mut [Registered<K>],
+    &'a mut Vec<Registered<K>>,
+    Vec<&'a mut Registered<K>>,
+);
 
 impl<'a, K: ResourceKind, const N: usize> MapSet<'a> for [&'a mut Registered<K>; N] {
     type Views = [Mapped<'a, K>; N];

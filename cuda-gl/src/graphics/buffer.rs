@@ -1,7 +1,7 @@
 //! GL buffers registered with CUDA.
 
 use super::registered::{BufferMapping, GlBuffer, Mapped, Registered};
-use super::{Kind, RegisterFlags, Registration};
+use super::{Claiming, Kind, RegisterFlags, Registration};
 use crate::context::Context;
 use crate::error::{Result, UsageError};
 use crate::gl_name::BufferName;
@@ -35,7 +35,8 @@ impl RegisteredBuffer {
         buffer: impl Into<BufferName>,
         flags: RegisterFlags,
     ) -> Result<Self> {
-        let reg = Registration::register(ctx, buffer.into().0, Kind::Buffer, flags)?;
+        let name = buffer.into().0;
+        let reg = Registration::register(ctx, name, Kind::Buffer, flags, Claiming::Now)?;
         Ok(Self::from_registration(reg))
     }
 
@@ -46,7 +47,7 @@ impl RegisteredBuffer {
         buffer: u32,
         flags: RegisterFlags,
     ) -> Result<Self> {
-        let reg = Registration::register_own(ctx, buffer, Kind::Buffer, flags)?;
+        let reg = Registration::register(ctx, buffer, Kind::Buffer, flags, Claiming::Held)?;
         Ok(Self::from_registration(reg))
     }
 

@@ -5,7 +5,7 @@ use super::array::{MappedArray, MappedMipmappedArray, mapped_array, mapped_mipma
 use super::registered::{GlImage, Mapped, Registered};
 use super::surface::{Surface, SurfaceObject, cached_surface, create_surface, layer_surfaces};
 use super::texture::{TexDesc, TexObject, create_tex};
-use super::{ImageTarget, Kind, RegisterFlags, Registration};
+use super::{Claiming, ImageTarget, Kind, RegisterFlags, Registration};
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::gl_name::{ImageName, RenderbufferName, TextureName};
@@ -37,7 +37,8 @@ impl RegisteredImage {
         target: ImageTarget,
         flags: RegisterFlags,
     ) -> Result<Self> {
-        let reg = Registration::register(ctx, texture.into().0, Kind::Image(target), flags)?;
+        let name = texture.into().0;
+        let reg = Registration::register(ctx, name, Kind::Image(target), flags, Claiming::Now)?;
         Ok(Self::from_registration(reg))
     }
 
@@ -48,8 +49,8 @@ impl RegisteredImage {
         texture: u32,
         flags: RegisterFlags,
     ) -> Result<Self> {
-        let reg =
-            Registration::register_own(ctx, texture, Kind::Image(ImageTarget::Texture2D), flags)?;
+        let kind = Kind::Image(ImageTarget::Texture2D);
+        let reg = Registration::register(ctx, texture, kind, flags, Claiming::Held)?;
         Ok(Self::from_registration(reg))
     }
 
@@ -64,7 +65,8 @@ impl RegisteredImage {
         renderbuffer: impl Into<RenderbufferName>,
         flags: RegisterFlags,
     ) -> Result<Self> {
-        let reg = Registration::register(ctx, renderbuffer.into().0, Kind::Renderbuffer, flags)?;
+        let name = renderbuffer.into().0;
+        let reg = Registration::register(ctx, name, Kind::Renderbuffer, flags, Claiming::Now)?;
         Ok(Self::from_registration(reg))
     }
 

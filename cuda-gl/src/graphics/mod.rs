@@ -41,4 +41,4 @@ pub use texture::{Tex, TexDesc, TexObject};
 
 pub(crate) use crate::gl_object::Kind;
 pub use crate::gl_object::{ImageTarget, MapFlags, RegisterFlags};
-pub(crate) use registration::{Registration, unmap_error};
+pub(crate) use registration::{Claiming, Registration, unmap_error};

@@ -41,40 +41,30 @@ unsafe impl Send for Registration {}
 // SAFETY: `&self` methods only read fields.
 unsafe impl Sync for Registration {}
 
+/// Who claims the GL object a registration is made of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Claiming {
+    /// The registration claims it (an application's object): a second registration is refused.
+    Now,
+    /// The caller has claimed it (an object of cuda-gl's own, a display target's texture) and
+    /// keeps it claimed until the object is deleted, after the registration is gone.
+    Held,
+}
+
 impl Registration {
-    pub(super) fn register(
+    /// Registers GL object `name`, claiming it first unless the caller holds the claim (one
+    /// owner lookup).
+    pub(crate) fn register(
         ctx: &Arc<Context>,
         name: u32,
         kind: Kind,
         flags: RegisterFlags,
-    ) -> Result<Self> {
-        Registration::register_as(ctx, name, kind, flags, true)
-    }
-
-    /// Registers GL object `name` of cuda-gl's own, which the caller has claimed and keeps
-    /// claimed until the object is deleted, after the registration is gone (a display target's
-    /// texture).
-    pub(crate) fn register_own(
-        ctx: &Arc<Context>,
-        name: u32,
-        kind: Kind,
-        flags: RegisterFlags,
-    ) -> Result<Self> {
-        Registration::register_as(ctx, name, kind, flags, false)
-    }
-
-    /// Registers GL object `name`, claiming it first when `claim_it` (one owner lookup).
-    fn register_as(
-        ctx: &Arc<Context>,
-        name: u32,
-        kind: Kind,
-        flags: RegisterFlags,
-        claim_it: bool,
+        claiming: Claiming,
     ) -> Result<Self> {
         validate(name, kind, flags)?;
         let (owner, fns) =
             GlOwner::current("cuGraphicsGLRegister* (not called: no GL context is current)")?;
-        let claim = if claim_it {
+        let claim = if claiming == Claiming::Now {
             let claim =
                 claim::claim(kind, name, owner).ok_or_else(|| Error::AlreadyRegistered {
                     name,

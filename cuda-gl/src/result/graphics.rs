@@ -55,34 +55,41 @@ pub(crate) unsafe fn unregister(r: sys::CUgraphicsResource) -> Result<(), CudaEr
     unsafe { gfx!(cuGraphicsUnregisterResource(r)) }
 }
 
-/// `cuGraphicsMapResources` of every resource in `rs`, in one call.
-///
-/// # Safety
-/// 1. Every handle in `rs` is registered in the current context and unmapped.
-/// 2. `stream` is a live stream of the current context (or a special stream handle).
-pub(crate) unsafe fn map(
-    rs: &mut [sys::CUgraphicsResource],
-    stream: sys::CUstream,
-) -> Result<(), CudaError> {
-    let count = rs.len() as c_uint;
-    // SAFETY: (1), (2); `count` is the slice's length.
-    unsafe { gfx!(cuGraphicsMapResources(count, rs.as_mut_ptr(), stream)) }
+/// Defines `unsafe fn $fn(rs, stream)`: the driver's `$call` of every resource in `rs`, in one
+/// call. Mapping and unmapping take the same arguments; their contracts are their own (`$doc`).
+macro_rules! every_resource {
+    ($(#[$doc:meta])* $fn:ident = $call:ident) => {
+        $(#[$doc])*
+        pub(crate) unsafe fn $fn(
+            rs: &mut [sys::CUgraphicsResource],
+            stream: sys::CUstream,
+        ) -> Result<(), CudaError> {
+            let count = rs.len() as c_uint;
+            // SAFETY: the caller's contract (the function's `# Safety`); `count` is the slice's
+            // length.
+            unsafe { gfx!($call(count, rs.as_mut_ptr(), stream)) }
+        }
+    };
 }
 
-/// `cuGraphicsUnmapResources` of every resource in `rs`, in one call.
-///
-/// # Safety
-/// 1. Every handle in `rs` is mapped in the current context.
-/// 2. `stream` is live; it should be the stream they were mapped on.
-/// 3. No pointer, array or surface obtained from the mapping is used afterwards.
-pub(crate) unsafe fn unmap(
-    rs: &mut [sys::CUgraphicsResource],
-    stream: sys::CUstream,
-) -> Result<(), CudaError> {
-    let count = rs.len() as c_uint;
-    // SAFETY: (1), (2), (3); `count` is the slice's length.
-    unsafe { gfx!(cuGraphicsUnmapResources(count, rs.as_mut_ptr(), stream)) }
-}
+every_resource!(
+    /// `cuGraphicsMapResources` of every resource in `rs`, in one call.
+    ///
+    /// # Safety
+    /// 1. Every handle in `rs` is registered in the current context and unmapped.
+    /// 2. `stream` is a live stream of the current context (or a special stream handle).
+    map = cuGraphicsMapResources
+);
+
+every_resource!(
+    /// `cuGraphicsUnmapResources` of every resource in `rs`, in one call.
+    ///
+    /// # Safety
+    /// 1. Every handle in `rs` is mapped in the current context.
+    /// 2. `stream` is live; it should be the stream they were mapped on.
+    /// 3. No pointer, array or surface obtained from the mapping is used afterwards.
+    unmap = cuGraphicsUnmapResources
+);
 
 /// `cuGraphicsResourceGetMappedPointer`: (device pointer, size).
 ///

@@ -381,6 +381,17 @@ pub fn egl_current_context() -> usize {
     }
 }
 
+/// Prints the EGL handles of a destroyed context (`old`) and of the context made after it
+/// (`new`), and whether the new one got the old one's handle value.
+pub fn print_handle_reuse(old: usize, new: usize) {
+    let how = if old == new {
+        "the handle value was reused"
+    } else {
+        "another handle"
+    };
+    eprintln!("old context {old:#x}, new context {new:#x}: {how}");
+}
+
 /// Sets the debug label of GL buffer `name` in the current context, as an application may.
 pub fn set_buffer_label(name: u32, label: &str) {
     // SAFETY: a context is current; the pointer and length describe `label`.

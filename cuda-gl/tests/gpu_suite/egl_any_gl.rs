@@ -8,7 +8,7 @@
 use std::sync::{Arc, Barrier};
 
 use crate::gpu::{GlObject, load_gl_crate};
-use cuda_gl::egl::{EglError, HeadlessContext};
+use cuda_gl::egl::{EglError, HeadlessConfig, HeadlessContext};
 use gl_kit::Kind;
 use gl_kit::framebuffer::{self, Color};
 
@@ -18,7 +18,12 @@ fn require_gpu() -> bool {
 
 /// `any_gl()`, or `None` (after a one-line note) when libEGL is missing and no GPU is required.
 fn any_gl_or_skip(test: &str) -> Option<HeadlessContext> {
-    match HeadlessContext::any_gl() {
+    any_gl_with_or_skip(test, &HeadlessConfig::default())
+}
+
+/// [`any_gl_or_skip`] with `config`: `any_gl_with(config)`, the `gl` crate loaded.
+fn any_gl_with_or_skip(test: &str, config: &HeadlessConfig) -> Option<HeadlessContext> {
+    match HeadlessContext::any_gl_with(config) {
         Ok(ctx) => {
             load_gl_crate(&ctx);
             Some(ctx)
@@ -27,8 +32,13 @@ fn any_gl_or_skip(test: &str) -> Option<HeadlessContext> {
             eprintln!("{test}: skipped, no EGL: {e}");
             None
         }
-        Err(e) => panic!("{test}: HeadlessContext::any_gl failed: {e}"),
+        Err(e) => panic!("{test}: HeadlessContext::any_gl_with({config:?}) failed: {e}"),
     }
+}
+
+/// Asserts that [`clear_and_read`] of `rgba` reads `rgba` back.
+fn assert_clears_to(rgba: [u8; 4]) {
+    assert_eq!(clear_and_read(rgba), rgba);
 }
 
 /// Clears a 64x64 RGBA8 texture through an FBO to `rgba` and reads back pixel (10, 20).
@@ -70,19 +80,13 @@ fn any_gl_clears_fbo_and_reads_pixel() {
     assert!(!ctx.get_proc_address("glClear").is_null());
     assert!(ctx.get_proc_address("gl\0Clear").is_null());
     // 0x33 = 51 = 0.2 * 255, exactly representable through the float round trip.
-    assert_eq!(
-        clear_and_read([0x33, 0x66, 0x99, 0xCC]),
-        [0x33, 0x66, 0x99, 0xCC]
-    );
+    assert_clears_to([0x33, 0x66, 0x99, 0xCC]);
 
     ctx.release_current().unwrap();
     assert!(!ctx.is_current());
     ctx.make_current().unwrap();
     assert!(ctx.is_current());
-    assert_eq!(
-        clear_and_read([0xFF, 0x00, 0x80, 0xFF]),
-        [0xFF, 0x00, 0x80, 0xFF]
-    );
+    assert_clears_to([0xFF, 0x00, 0x80, 0xFF]);
 }
 
 #[test]
@@ -122,7 +126,7 @@ fn two_contexts_on_two_threads() {
     // The display was terminated with the last context; a new one must still work.
     let ctx = HeadlessContext::any_gl().unwrap();
     load_gl_crate(&ctx);
-    assert_eq!(clear_and_read([1, 2, 3, 4]), [1, 2, 3, 4]);
+    assert_clears_to([1, 2, 3, 4]);
     drop(ctx);
 }
 
@@ -134,11 +138,11 @@ fn nested_contexts_on_one_thread() {
     let second = HeadlessContext::any_gl().unwrap();
     assert!(second.is_current());
     assert!(!first.is_current());
-    assert_eq!(clear_and_read([9, 8, 7, 6]), [9, 8, 7, 6]);
+    assert_clears_to([9, 8, 7, 6]);
     drop(second);
     // Dropping the current context released it; the first one is still usable.
     first.make_current().unwrap();
-    assert_eq!(clear_and_read([6, 7, 8, 9]), [6, 7, 8, 9]);
+    assert_clears_to([6, 7, 8, 9]);
 }
 
 #[test]
@@ -230,20 +234,14 @@ fn list_devices_reports_cuda_ids_consistently() {
 
 #[test]
 fn pbuffer_and_debug_context() {
-    let config = cuda_gl::egl::HeadlessConfig::default()
+    let config = HeadlessConfig::default()
         .with_surfaceless(false)
         .with_debug(true)
         .with_gl_versions(&[(4, 6), (4, 5), (3, 3)]);
-    let ctx = match HeadlessContext::any_gl_with(&config) {
-        Ok(ctx) => ctx,
-        Err(e @ EglError::LibraryNotFound { .. }) if !require_gpu() => {
-            eprintln!("pbuffer_and_debug_context: skipped, no EGL: {e}");
-            return;
-        }
-        Err(e) => panic!("any_gl_with(pbuffer, debug) failed: {e}"),
+    let Some(ctx) = any_gl_with_or_skip("pbuffer_and_debug_context", &config) else {
+        return;
     };
     assert!(!ctx.is_surfaceless());
-    load_gl_crate(&ctx);
     let mut flags = 0;
     // SAFETY: `ctx` is current on this thread and `gl` is loaded.
     unsafe { gl::GetIntegerv(gl::CONTEXT_FLAGS, &mut flags) };
@@ -252,10 +250,7 @@ fn pbuffer_and_debug_context() {
         0,
         "not a debug context"
     );
-    assert_eq!(
-        clear_and_read([0x10, 0x20, 0x30, 0x40]),
-        [0x10, 0x20, 0x30, 0x40]
-    );
+    assert_clears_to([0x10, 0x20, 0x30, 0x40]);
 }
 
 /// An offscreen target: drawn into after `bind`, read back whole (bottom row first), sizes it

@@ -55,20 +55,12 @@ fn dead_member() {
     let a = g.gl.new_shared().unwrap();
     let a_handle = egl_current_context();
     let target = Offscreen::new(8, 8).unwrap();
-    let buffer = gl_buffer(BYTES, None);
-    let mut registered = RegisteredBuffer::register(&g.ctx, buffer, RegisterFlags::NONE).unwrap();
+    let (buffer, mut registered) = registered_buffer(&g.ctx, BYTES, RegisterFlags::NONE);
     let framebuffer = target.framebuffer();
     drop(a);
     let b = g.gl.new_shared().unwrap();
     let b_handle = egl_current_context();
-    eprintln!(
-        "A {a_handle:#x}, B {b_handle:#x}: {}",
-        if a_handle == b_handle {
-            "B got A's handle value"
-        } else {
-            "another handle"
-        }
-    );
+    print_handle_reuse(a_handle, b_handle);
     // B's own framebuffers, until one has the name of A's.
     let mut mine = Vec::new();
     while !mine.contains(&framebuffer) && mine.len() < 64 {
@@ -139,8 +131,7 @@ fn an_application_label_does_not_undo_a_claim() {
 fn a_registration_left_mapped_keeps_its_claim() {
     in_child("a_registration_left_mapped_keeps_its_claim", || {
         let Some(g) = gpu() else { return };
-        let buffer = gl_buffer(BYTES, None);
-        let mut first = RegisteredBuffer::register(&g.ctx, buffer, RegisterFlags::NONE).unwrap();
+        let (buffer, mut first) = registered_buffer(&g.ctx, BYTES, RegisterFlags::NONE);
         std::mem::forget(first.map(&g.stream).unwrap());
         g.gl.release_current().unwrap();
         eprintln!("step: dropping the registration with no GL context current");
@@ -194,8 +185,7 @@ fn end_child_now() -> ! {
 fn a_deleted_group_canary_refuses_rather_than_aliases() {
     in_child("a_deleted_group_canary_refuses_rather_than_aliases", || {
         let Some(g) = gpu() else { return };
-        let buffer = gl_buffer(BYTES, None);
-        let mut first = RegisteredBuffer::register(&g.ctx, buffer, RegisterFlags::NONE).unwrap();
+        let (buffer, mut first) = registered_buffer(&g.ctx, BYTES, RegisterFlags::NONE);
         for name in 1..=64 {
             // SAFETY: a context is current; only names that are programs are deleted.
             unsafe {

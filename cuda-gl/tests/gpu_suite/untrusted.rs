@@ -115,8 +115,7 @@ fn reused_context_handle() {
     let old_handle = egl_current_context();
     let ctx = Context::new(&device).unwrap();
     let stream = cuda_gl::Stream::new(&ctx, cuda_gl::StreamFlags::NonBlocking).unwrap();
-    let old_buffer = gl_buffer(BYTES, None);
-    let mut registered = RegisteredBuffer::register(&ctx, old_buffer, RegisterFlags::NONE).unwrap();
+    let (old_buffer, mut registered) = registered_buffer(&ctx, BYTES, RegisterFlags::NONE);
     let ext = cuda_gl::external::ExternalGl::current().unwrap();
     let mut ring = ExternalRing::new(&ctx, &ext, 2, BYTES).unwrap();
     ring.write(0, &stream).unwrap().finish().unwrap();
@@ -126,14 +125,7 @@ fn reused_context_handle() {
     let new = HeadlessContext::for_cuda_device(&device).unwrap();
     gl::load_with(|name| new.get_proc_address(name));
     let new_handle = egl_current_context();
-    eprintln!(
-        "old context {old_handle:#x}, new context {new_handle:#x}: {}",
-        if old_handle == new_handle {
-            "the handle value was reused"
-        } else {
-            "another handle"
-        }
-    );
+    print_handle_reuse(old_handle, new_handle);
     // The new context's own buffers, with the names the old context's objects had.
     let mut mine = Vec::new();
     let wanted: Vec<u32> = ring_names.iter().copied().chain([old_buffer]).collect();

@@ -5,6 +5,12 @@
 
 use cuda_gl::Device;
 use cuda_gl::egl::HeadlessContext;
+use plasma_demo::backend::Backend;
+use plasma_demo::cli::Size;
+use plasma_demo::png_io::Difference;
+use plasma_demo::renderer::Target;
+use plasma_demo::session::Session;
+use plasma_demo::timing::{Clock, Stage, StageStats};
 use plasma_demo::watchdog;
 use std::path::{Path, PathBuf};
 
@@ -56,6 +62,70 @@ pub fn gpu(program: &'static str) -> Option<(HeadlessContext, Device)> {
         watchdog::enter(watchdog::Stage::Idle);
     }
     gpu
+}
+
+/// Prints the CUDA device and the GL context a GPU test runs on.
+pub fn announce(gl: &HeadlessContext, device: &Device) {
+    eprintln!(
+        "{} on {}, OpenGL {}",
+        device.name().unwrap(),
+        gl.renderer(),
+        gl.version()
+    );
+}
+
+/// A session of `backend` drawing offscreen at `size`, profiled or not.
+pub fn offscreen_session(backend: Backend, size: Size, profile: bool) -> Session {
+    Session::new(backend, size, Target::Offscreen, profile).unwrap()
+}
+
+/// Renders `frames` frames at `size` (times 0, 0.1, 0.2, ...), finishes the session, and returns
+/// its profiler's statistics.
+pub fn profiled_frames(s: &mut Session, size: Size, frames: usize) -> Vec<StageStats> {
+    for i in 0..frames {
+        s.render_frame(i as f32 * 0.1, size).unwrap();
+    }
+    s.finish().unwrap();
+    s.profiler().stats()
+}
+
+/// What a profiled session records when its frames reach the texture by an upload (the CPU
+/// backend; a display target, in every mode): each stage and its clock.
+pub const UPLOAD_STAGES: [(Stage, Clock); 5] = [
+    (Stage::Kernel, Clock::CpuWall),
+    (Stage::Upload, Clock::CpuWall),
+    (Stage::Upload, Clock::GlTimer),
+    (Stage::Draw, Clock::GlTimer),
+    (Stage::Total, Clock::CpuWall),
+];
+
+/// The statistics of `stage` timed by `clock`; a failure naming `label` when there are none.
+pub fn stat<'s>(
+    stats: &'s [StageStats],
+    stage: Stage,
+    clock: Clock,
+    label: &str,
+) -> &'s StageStats {
+    stats
+        .iter()
+        .find(|st| (st.stage, st.clock) == (stage, clock))
+        .unwrap_or_else(|| panic!("{label}: no {stage:?}/{clock:?} in {stats:?}"))
+}
+
+/// Renders one frame of `size` at t = 1.5 and reads it back.
+pub fn one_frame(s: &mut Session, size: Size) -> Vec<u8> {
+    s.render_frame(1.5, size).unwrap();
+    s.read_frame().unwrap()
+}
+
+/// Fails, saying `what` differs and by how much, unless `d` is within its tolerance.
+pub fn assert_close(d: &Difference, what: &str) {
+    assert!(
+        d.within_tolerance(),
+        "{what}: max {}, {} channels",
+        d.max_channel_diff,
+        d.channels_over
+    );
 }
 
 /// The demo: `PLASMA_DEMO_BIN` when set; else the one Cargo built, if it is still there; else
@@ -114,6 +184,35 @@ pub fn check_frame(
     assert_eq!(drawn, got, "{label} {size} t={t}: drawn frame");
 }
 
+/// The animation times at which [`check_frames`] checks the frames.
+pub const TIMES: [f32; 3] = [0.0, 1.5, 42.75];
+
+/// Checks `s`'s frames against the CPU reference ([`check_frame`], named `label`) at each of
+/// `sizes`, resizing the session first as a window resize does, and at each of [`TIMES`], where
+/// it draws `renders` frames and checks the last; returns how many frames it checked.
+pub fn check_frames(
+    s: &mut Session,
+    label: &str,
+    sizes: &[(u32, u32)],
+    renders: usize,
+    failures: &mut Vec<String>,
+) -> usize {
+    let mut checked = 0;
+    for &(w, h) in sizes {
+        let size = Size::new(w, h).unwrap();
+        s.resize(size).unwrap();
+        for t in TIMES {
+            for _ in 0..renders {
+                s.render_frame(t, size).unwrap();
+            }
+            // The read-back finishes first: the texture is the last frame.
+            check_frame(s, label, size, t, failures);
+            checked += 1;
+        }
+    }
+    checked
+}
+
 /// What a run of the demo binary printed.
 pub struct DemoRun {
     pub stdout: String,
@@ -151,4 +250,35 @@ pub fn run_demo(args: &[&str], shot: &Path, unset: &[&str]) -> DemoRun {
         run.all()
     );
     run
+}
+
+/// The time of the frames [`run_headless`] draws.
+pub const SHOT_TIME: f32 = 1.5;
+
+/// Runs the demo headless (`--headless`, the default backend and path) for 3 frames of `size`
+/// at [`SHOT_TIME`], its screenshot in a temporary file named after `tag`: what it printed and
+/// the screenshot's path (for [`compare_shot`]).
+pub fn run_headless(tag: &str, size: Size) -> (DemoRun, PathBuf) {
+    let shot = std::env::temp_dir().join(format!("plasma-demo-{tag}-{}.png", std::process::id()));
+    let size = size.to_string();
+    let time = SHOT_TIME.to_string();
+    let args = [
+        "--headless",
+        "--size",
+        &size,
+        "--frames",
+        "3",
+        "--time",
+        &time,
+    ];
+    (run_demo(&args, &shot, &[]), shot)
+}
+
+/// Reads the screenshot `shot` of a [`run_headless`] run at `size`, deletes it, and compares it
+/// with the CPU reference within `tolerance`.
+pub fn compare_shot(shot: &Path, size: Size, tolerance: u8) -> Difference {
+    let got = plasma_demo::png_io::Image::read_png(shot).unwrap();
+    std::fs::remove_file(shot).unwrap();
+    let expected = plasma_demo::reference::reference_image(size, SHOT_TIME).unwrap();
+    plasma_demo::png_io::compare(&got, &expected, tolerance).unwrap()
 }
