@@ -81,10 +81,11 @@
 //! bottom row on screen. An image stored top row first shows upside down unless the draw
 //! flips `t`.
 //!
-//! **Reading the texture back** (tests, screenshots): draw it, then read what was drawn, for
-//! example into an [`egl::Offscreen`](crate::egl::Offscreen) (feature `egl`) read back with
-//! [`read_rgba8`](crate::egl::Offscreen::read_rgba8). `glGetTexImage` reads the stored
-//! channels instead, before the swizzle: a one-channel target reads back as (v, 0, 0, 1).
+//! **Reading the texture back** (tests, screenshots): [`DisplayTarget::read_pixels`] gives the
+//! texture's pixels as stored, in its format (a one-channel target's one channel, before the
+//! grey swizzle), row 0 first. What a draw shows (the swizzle applied) is read by drawing it,
+//! for example into an [`egl::Offscreen`](crate::egl::Offscreen) read back with
+//! [`read_rgba8`](crate::egl::Offscreen::read_rgba8).
 
 mod colormap;
 mod gl_buffer;

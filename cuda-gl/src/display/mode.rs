@@ -182,6 +182,14 @@ impl Screen {
         self.texture.name()
     }
 
+    /// The texture's pixels as stored ([`Texture::read`]).
+    ///
+    /// # Errors
+    /// As [`Texture::read`].
+    pub(super) fn read(&self) -> Result<Vec<u8>> {
+        self.texture.read()
+    }
+
     /// The frames' size and format, tightly packed.
     pub(super) fn layout(&self) -> Layout {
         self.texture.layout()

@@ -141,6 +141,19 @@ impl DisplayTarget {
         self.screen.layout().format()
     }
 
+    /// The texture's pixels as stored, for tests and screenshots: [`format`](Self::format)'s
+    /// bytes per pixel (one channel for `R8` and `R32F`: the grey or colour a draw shows comes
+    /// later), rows tightly packed, row 0 first (the bottom row when drawn with GL's usual
+    /// texture coordinates). Waits for the GL work that writes the texture, the presents'
+    /// uploads included; the application's GL state is left as it was.
+    ///
+    /// # Errors
+    /// The owner check's errors; [`DisplayError::ObjectReplaced`];
+    /// [`Error::MissingGlFunction`] before OpenGL 4.5 without `GL_ARB_robustness`.
+    pub fn read_pixels(&self) -> Result<Vec<u8>> {
+        self.screen.read()
+    }
+
     /// The mode frames reach the texture in.
     pub fn mode(&self) -> Mode {
         self.screen.mode()

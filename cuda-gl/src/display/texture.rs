@@ -340,6 +340,67 @@ impl Texture {
         )
     }
 
+    /// The texture's pixels as stored: its format (a one-channel texture's one channel,
+    /// before the grey swizzle), rows tightly packed, row 0 (GL's first) first. Read with
+    /// `glGetnTexImage`, whose size limit keeps GL from writing past the buffer whatever
+    /// storage the texture has, under neutral pack and pixel-transfer state; the application's
+    /// bindings and state are put back. Waits for GL's commands that write the texture.
+    ///
+    /// # Errors
+    /// The owner check's errors; [`DisplayError::ObjectReplaced`] for a texture the
+    /// application deleted or relabelled; [`Error::MissingGlFunction`] without
+    /// `glGetnTexImage` (OpenGL 4.5, or `glGetnTexImageARB` of `GL_ARB_robustness`);
+    /// [`Error::GlCall`] when GL refuses the read.
+    pub(super) fn read(&self) -> Result<Vec<u8>> {
+        let fns = self.owner.check("glGetnTexImage (not called)")?;
+        self.label.check_own(fns, Object::Texture, self.name)?;
+        let get = crate::glapi::have(
+            fns.get_n_tex_image.or(fns.get_n_tex_image_arb),
+            "glGetnTexImage",
+        )?;
+        fns.drain_errors();
+        let state = PixelState::neutral(fns, Direction::Pack)?;
+        let (mut pack_buffer, mut texture) = (0, 0);
+        // SAFETY: a context is current (checked); valid queries and out-pointers.
+        unsafe {
+            (fns.get_integerv)(gl::PIXEL_PACK_BUFFER_BINDING, &mut pack_buffer);
+            (fns.get_integerv)(gl::TEXTURE_BINDING_2D, &mut texture);
+            (fns.bind_buffer)(gl::PIXEL_PACK_BUFFER, 0);
+        }
+        let mut pixels = vec![0u8; self.frame_bytes()];
+        let (_, format, ty) = self.layout.format().gl();
+        let read = bind_checked(
+            fns,
+            gl::TEXTURE_2D,
+            self.name,
+            "glBindTexture (a display texture)",
+        )
+        .map(|()| {
+            // SAFETY: the texture is bound (read back) and no pixel pack buffer is; the pack
+            // state is neutral (tight rows, nothing skipped); GL writes at most
+            // `pixels.len()` bytes into `pixels` (a larger image is an error, not a write).
+            unsafe {
+                get(
+                    gl::TEXTURE_2D,
+                    0,
+                    format,
+                    ty,
+                    i32::try_from(pixels.len()).unwrap_or(i32::MAX),
+                    pixels.as_mut_ptr().cast(),
+                );
+            }
+        });
+        // SAFETY: a context is current; the names were read from it.
+        unsafe {
+            (fns.bind_texture)(gl::TEXTURE_2D, texture.max(0) as u32);
+            (fns.bind_buffer)(gl::PIXEL_PACK_BUFFER, pack_buffer.max(0) as u32);
+        }
+        state.restore(fns);
+        read?;
+        fns.check("glGetnTexImage (a display texture)")?;
+        Ok(pixels)
+    }
+
     /// Refuses `rows` that do not lie within the texture, or `bytes` of client memory (when
     /// given) that are not those rows tightly packed: what [`tex_sub_image`](Self::tex_sub_image)
     /// relies on, checked before it. Cannot happen (the modes cut their bands from the

@@ -130,6 +130,9 @@ gl_fns! {
         load_identity: "glLoadIdentity" = fn();
         load_matrixf: "glLoadMatrixf" = fn(*const f32);
         clamp_color: "glClampColor" = fn(u32, u32);
+        // A bounded read of a display target's texture (OpenGL 4.5, or GL_ARB_robustness).
+        get_n_tex_image: "glGetnTexImage" = fn(u32, i32, u32, u32, i32, *mut c_void);
+        get_n_tex_image_arb: "glGetnTexImageARB" = fn(u32, i32, u32, u32, i32, *mut c_void);
         object_label: "glObjectLabel" = fn(u32, u32, i32, *const u8);
         tex_storage_2d: "glTexStorage2D" = fn(u32, i32, u32, i32, i32);
         get_object_label: "glGetObjectLabel" = fn(u32, u32, i32, *mut i32, *mut u8);

@@ -480,3 +480,44 @@ fn a_destroyed_gl_context_is_refused_not_crashed() {
     let _ = g.ctx.take_drop_errors();
     check_gl();
 }
+
+/// `read_pixels` gives the texture's pixels as stored, in the target's format, row 0 first:
+/// a pixel frame's bytes in every mode, and the bytes of one- and four-channel float images and
+/// an R8 image given to `show` (exact: the formats are stored as given).
+#[test]
+fn read_pixels_gives_what_was_shown_in_every_format() {
+    let Some(g) = gpu() else { return };
+    let (w, h) = (301u32, 77u32);
+    let n = (w * h) as usize;
+    for mode in MODES {
+        let layout = Layout::packed((w, h), Format::Rgba8).unwrap();
+        let (mut target, _) = DisplayTarget::new(&g.ctx, layout, Some(mode)).unwrap();
+        draw_pattern(&g, &mut target, 61);
+        let words: Vec<u32> = (0..n as u32).map(|i| pattern(i, 61)).collect();
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        assert!(target.read_pixels().unwrap() == bytes, "{mode}: RGBA8");
+        let floats: Vec<f32> = (0..n * 4).map(|i| i as f32 * 0.25 - 3.0).collect();
+        let shown = |target: &mut DisplayTarget, format, data: &[u8]| {
+            let src = DeviceBuffer::from_slice(&g.ctx, data).unwrap();
+            let layout = Layout::packed((w, h), format).unwrap();
+            target.show(&src, layout, &g.stream).unwrap();
+            target.flush().unwrap();
+            target.read_pixels().unwrap()
+        };
+        let as_bytes = |f: &[f32]| -> Vec<u8> { f.iter().flat_map(|x| x.to_le_bytes()).collect() };
+        let rgba32f = as_bytes(&floats);
+        assert!(
+            shown(&mut target, Format::Rgba32F, &rgba32f) == rgba32f,
+            "{mode}: RGBA32F"
+        );
+        let r32f = as_bytes(&floats[..n]);
+        assert!(
+            shown(&mut target, Format::R32F, &r32f) == r32f,
+            "{mode}: R32F"
+        );
+        let r8: Vec<u8> = (0..n).map(|i| (i * 7 % 256) as u8).collect();
+        assert!(shown(&mut target, Format::R8, &r8) == r8, "{mode}: R8");
+        drop(target);
+        g.check_no_errors();
+    }
+}
