@@ -12,6 +12,7 @@
     clippy::panic
 )]
 
+use cuda_gl::display::{DisplayTarget, Format, Layout, Mode, Report};
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::{
     AsStream, Context, Device, Function, ImageTarget, KernelParam, LaunchConfig, Module,
@@ -56,6 +57,17 @@ impl Gpu {
     pub fn check_no_errors(&self) {
         check_gl();
         self.ctx.check_drop_errors().unwrap();
+    }
+
+    /// A display target of `size` in RGBA8 in `mode` (`None`: the one `new` picks), with its
+    /// report, in the GL context current.
+    pub fn display_target(&self, size: (u32, u32), mode: Option<Mode>) -> (DisplayTarget, Report) {
+        DisplayTarget::new(
+            &self.ctx,
+            Layout::packed(size, Format::Rgba8).unwrap(),
+            mode,
+        )
+        .unwrap()
     }
 }
 
