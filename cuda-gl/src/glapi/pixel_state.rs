@@ -86,32 +86,18 @@ const IDENTITY: [f32; 16] = [
     1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0,
 ];
 
-/// The pixel-store parameters of `direction`, with their neutral values: tightly packed rows,
-/// nothing skipped, no byte swapping.
-fn store_parameters(direction: Direction) -> [(u32, i32); 8] {
-    match direction {
-        Direction::Unpack => [
-            (gl::UNPACK_SWAP_BYTES, 0),
-            (gl::UNPACK_LSB_FIRST, 0),
-            (gl::UNPACK_ROW_LENGTH, 0),
-            (gl::UNPACK_SKIP_ROWS, 0),
-            (gl::UNPACK_SKIP_PIXELS, 0),
-            (gl::UNPACK_ALIGNMENT, 1),
-            (gl::UNPACK_IMAGE_HEIGHT, 0),
-            (gl::UNPACK_SKIP_IMAGES, 0),
-        ],
-        Direction::Pack => [
-            (gl::PACK_SWAP_BYTES, 0),
-            (gl::PACK_LSB_FIRST, 0),
-            (gl::PACK_ROW_LENGTH, 0),
-            (gl::PACK_SKIP_ROWS, 0),
-            (gl::PACK_SKIP_PIXELS, 0),
-            (gl::PACK_ALIGNMENT, 1),
-            (gl::PACK_IMAGE_HEIGHT, 0),
-            (gl::PACK_SKIP_IMAGES, 0),
-        ],
-    }
-}
+/// The pixel-store parameters, unpacking's and packing's, with their neutral values: tightly
+/// packed rows, nothing skipped, no byte swapping.
+const STORE: [(u32, u32, i32); 8] = [
+    (gl::UNPACK_SWAP_BYTES, gl::PACK_SWAP_BYTES, 0),
+    (gl::UNPACK_LSB_FIRST, gl::PACK_LSB_FIRST, 0),
+    (gl::UNPACK_ROW_LENGTH, gl::PACK_ROW_LENGTH, 0),
+    (gl::UNPACK_SKIP_ROWS, gl::PACK_SKIP_ROWS, 0),
+    (gl::UNPACK_SKIP_PIXELS, gl::PACK_SKIP_PIXELS, 0),
+    (gl::UNPACK_ALIGNMENT, gl::PACK_ALIGNMENT, 1),
+    (gl::UNPACK_IMAGE_HEIGHT, gl::PACK_IMAGE_HEIGHT, 0),
+    (gl::UNPACK_SKIP_IMAGES, gl::PACK_SKIP_IMAGES, 0),
+];
 
 /// The application's values of what [`PixelState::neutral`] changed, put back by
 /// [`PixelState::restore`]. Only what differed from the neutral value is recorded (and set).
@@ -180,7 +166,11 @@ impl PixelState {
     }
 
     fn neutralise(&mut self, fns: &GlFns, direction: Direction, has: Has) -> Result<()> {
-        for (name, neutral) in store_parameters(direction) {
+        for (unpack, pack, neutral) in STORE {
+            let name = match direction {
+                Direction::Unpack => unpack,
+                Direction::Pack => pack,
+            };
             // Every parameter is one of OpenGL 1.2 and later, and of OpenGL ES 3 unless skipped.
             if !has.es || in_es(name) {
                 self.neutral_store(fns, name, neutral);
