@@ -58,17 +58,16 @@ impl Gpu {
         check_gl();
         self.ctx.check_drop_errors().unwrap();
     }
+}
 
-    /// A display target of `size` in RGBA8 in `mode` (`None`: the one `new` picks), with its
-    /// report, in the GL context current.
-    pub fn display_target(&self, size: (u32, u32), mode: Option<Mode>) -> (DisplayTarget, Report) {
-        DisplayTarget::new(
-            &self.ctx,
-            Layout::packed(size, Format::Rgba8).unwrap(),
-            mode,
-        )
-        .unwrap()
-    }
+/// A display target of `size` in RGBA8 in `ctx` and `mode` (`None`: the one `new` picks), with
+/// its report, in the GL context current.
+pub fn display_target(
+    ctx: &Arc<Context>,
+    size: (u32, u32),
+    mode: Option<Mode>,
+) -> (DisplayTarget, Report) {
+    DisplayTarget::new(ctx, Layout::packed(size, Format::Rgba8).unwrap(), mode).unwrap()
 }
 
 /// A GL context and a CUDA context on CUDA device `ordinal`.

@@ -72,7 +72,7 @@ fn a_texture_name_the_application_reused_is_neither_written_nor_deleted() {
     let Some(g) = gpu() else { return };
     let (w, h) = (64, 64);
     for mode in [Mode::Interop, Mode::Staged, Mode::Stream] {
-        let (mut target, _) = g.display_target((w as u32, h as u32), Some(mode));
+        let (mut target, _) = display_target(&g.ctx, (w as u32, h as u32), Some(mode));
         present(&g, &mut target, 5).unwrap();
         target.flush().unwrap();
         let name = target.texture().0;
@@ -146,7 +146,7 @@ fn a_band_buffer_name_the_application_reused_is_neither_written_nor_deleted() {
     if !band_buffers_here() {
         return;
     }
-    let (mut target, _) = g.display_target((1001, 333), Some(Mode::Staged));
+    let (mut target, _) = display_target(&g.ctx, (1001, 333), Some(Mode::Staged));
     present(&g, &mut target, 5).unwrap();
     let bands = band_buffers_1001x333();
     let name = bands[1];
