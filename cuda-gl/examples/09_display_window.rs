@@ -38,8 +38,8 @@ mod glow_kit;
 use anyhow::{Context as _, Result, anyhow, bail};
 use common::{Mismatch, Outcome, Unavailable, screenshot};
 use cuda_gl::display::{DisplayTarget, Format, Layout};
-use cuda_gl::egl::{HeadlessContext, Offscreen};
-use cuda_gl::{Context, Device, Function, LaunchConfig, Module, Stream, StreamFlags};
+use cuda_gl::egl::Offscreen;
+use cuda_gl::{Context, Function, LaunchConfig, Module, Stream, StreamFlags};
 
 use std::num::NonZeroU32;
 use std::path::PathBuf;
@@ -286,14 +286,7 @@ impl Frames {
 /// The frames without a window: an EGL context on CUDA device 0, an offscreen framebuffer of the
 /// target's size in place of the window, resized at the same frames.
 fn headless(args: &Args) -> Result<String> {
-    let unavailable = |what: String| anyhow!(Unavailable(what));
-    let device = Device::get(0).map_err(|e| unavailable(format!("no CUDA device 0: {e}")))?;
-    // The GL context must be on the same GPU as CUDA for interop: EGL finds it by its CUDA id.
-    let egl = HeadlessContext::for_cuda_device(&device).map_err(|e| {
-        unavailable(format!(
-            "no headless OpenGL on CUDA device 0 through EGL: {e}"
-        ))
-    })?;
+    let (device, egl) = common::headless_on_device_0()?;
     // SAFETY: the loader resolves names in the EGL context, current on this thread, which
     // outlives `gl` (dropped before `egl`, at the end of this function).
     let gl = unsafe { glow::Context::from_loader_function(|name| egl.get_proc_address(name)) };

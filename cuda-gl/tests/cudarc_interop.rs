@@ -501,15 +501,10 @@ fn a_cudarc_kernel_writes_a_mapped_texture_through_a_surface() {
 /// texture then holds its texels, and a slice of another size resizes the target.
 #[test]
 fn a_cudarc_slice_shows_on_a_display_target() {
-    use cuda_gl::display::{DisplayTarget, Format, Layout, Mode};
+    use cuda_gl::display::{Format, Layout, Mode};
     let Some(r) = rig() else { return };
     for mode in [Mode::Interop, Mode::Staged] {
-        let (mut target, _) = DisplayTarget::new(
-            &r.ctx,
-            Layout::packed((8, 8), Format::Rgba8).unwrap(),
-            Some(mode),
-        )
-        .unwrap();
+        let (mut target, _) = gpu::display_target(&r.ctx, (8, 8), Some(mode));
         for (w, h, seed) in [(33u32, 17u32, 4u32), (64, 9, 5)] {
             let words = pattern_words((w * h) as usize, seed);
             let slice = r.stream.clone_htod(&words).unwrap();

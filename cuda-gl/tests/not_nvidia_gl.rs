@@ -104,14 +104,13 @@ fn mesa_gl_next_to_cuda_is_not_nvidia_gl() {
 /// CPU's at odd sizes and at 1080p, right after their present (uploaded band by band: 1080p
 /// in 8 bands, 1001x2333 in 9, the last shorter).
 fn display_target_is_staged(ctx: &std::sync::Arc<Context>) {
-    use cuda_gl::display::{DisplayTarget, Format, Layout, Mode};
+    use cuda_gl::display::Mode;
     let stream = cuda_gl::Stream::new(ctx, cuda_gl::StreamFlags::NonBlocking).unwrap();
     let kernels = cuda_gl::Module::from_ptx(ctx, gpu::TEST_PTX).unwrap();
     let fill = kernels.function("fill_u32").unwrap();
     let fill_surface = kernels.function("surface_fill_rgba8").unwrap();
     for (w, h) in [(1001u32, 333u32), (77, 1201), (1920, 1080), (1001, 2333)] {
-        let (mut target, report) =
-            DisplayTarget::new(ctx, Layout::packed((w, h), Format::Rgba8).unwrap(), None).unwrap();
+        let (mut target, report) = gpu::display_target(ctx, (w, h), None);
         let line = report.to_string();
         eprintln!("{line}");
         assert_eq!(target.mode(), Mode::Staged, "{line}");

@@ -346,40 +346,42 @@ pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Resul
                 rig.floor.run(gpu, rig.t)
             }),
         ));
-        rows.push((
-            Role::Interop,
-            Variant::new(
-                format!("interop frame {w}x{h}: kernel (surface) + present + GL use"),
-                |rig: &mut Rig| {
-                    let texture = interop_frame(gpu, rig, stream, false)?;
-                    rig.floor.gl_use(texture);
-                    Ok(())
-                },
+        // (role, what, drawn into the pixels, the stream synchronized before the GL use)
+        for (role, what, pixels, synced) in [
+            (
+                Role::Interop,
+                "kernel (surface) + present + GL use",
+                false,
+                false,
             ),
-        ));
-        rows.push((
-            Role::InteropPixels,
-            Variant::new(
-                format!("interop frame {w}x{h}: kernel (pixels) + present + GL use"),
-                |rig: &mut Rig| {
-                    let texture = interop_frame(gpu, rig, stream, true)?;
-                    rig.floor.gl_use(texture);
-                    Ok(())
-                },
+            (
+                Role::InteropPixels,
+                "kernel (pixels) + present + GL use",
+                true,
+                false,
             ),
-        ));
-        rows.push((
-            Role::InteropPixelsSynced,
-            Variant::new(
-                format!("interop frame {w}x{h}: pixels, stream sync before the GL use"),
-                |rig: &mut Rig| {
-                    let texture = interop_frame(gpu, rig, stream, true)?;
-                    stream.synchronize()?;
-                    rig.floor.gl_use(texture);
-                    Ok(())
-                },
+            (
+                Role::InteropPixelsSynced,
+                "pixels, stream sync before the GL use",
+                true,
+                true,
             ),
-        ));
+        ] {
+            rows.push((
+                role,
+                Variant::new(
+                    format!("interop frame {w}x{h}: {what}"),
+                    move |rig: &mut Rig| {
+                        let texture = interop_frame(gpu, rig, stream, pixels)?;
+                        if synced {
+                            stream.synchronize()?;
+                        }
+                        rig.floor.gl_use(texture);
+                        Ok(())
+                    },
+                ),
+            ));
+        }
         rows.push((
             Role::Stream,
             Variant::new(

@@ -162,6 +162,23 @@ pub fn main_with_kernels(
     })
 }
 
+/// CUDA device 0 and a headless OpenGL context, current, on the same GPU (EGL finds the device
+/// by its CUDA id), for the example to load its GL crate from.
+///
+/// # Errors
+/// [`Unavailable`] without CUDA device 0 or NVIDIA's EGL on it.
+pub fn headless_on_device_0() -> Result<(Device, HeadlessContext)> {
+    let unavailable = |what: String| anyhow!(Unavailable(what));
+    let device = Device::get(0).map_err(|e| unavailable(format!("no CUDA device 0: {e}")))?;
+    // The GL context must be on the same GPU as CUDA for interop.
+    let gl = HeadlessContext::for_cuda_device(&device).map_err(|e| {
+        unavailable(format!(
+            "no headless OpenGL on CUDA device 0 through EGL: {e}"
+        ))
+    })?;
+    Ok((device, gl))
+}
+
 /// A current OpenGL context and the CUDA context of the same GPU. Create it first, so that it
 /// drops last: CUDA registrations and GL objects must go while the GL context still exists.
 pub struct Gpu {
@@ -206,14 +223,7 @@ impl Gpu {
     }
 
     fn open_headless() -> Result<(Arc<Context>, Display)> {
-        let unavailable = |what: String| anyhow!(Unavailable(what));
-        let device = Device::get(0).map_err(|e| unavailable(format!("no CUDA device 0: {e}")))?;
-        // The GL context must be on the same GPU as CUDA: EGL finds the device by its CUDA id.
-        let gl = HeadlessContext::for_cuda_device(&device).map_err(|e| {
-            unavailable(format!(
-                "no headless OpenGL on CUDA device 0 through EGL: {e}"
-            ))
-        })?;
+        let (device, gl) = headless_on_device_0()?;
         // The example draws with the `gl` crate: load it for its own calls (cuda-gl needs no
         // loader).
         gl::load_with(|name| gl.get_proc_address(name));

@@ -251,6 +251,72 @@ impl<'t> CanvasFrame<'t> {
     }
 }
 
+/// What a copying mode (staged, stream) does with a presented frame's picture; the rest of
+/// such a mode's frame is the same in every one of them ([`CopyingFrame`]).
+pub(super) trait CopyOut {
+    /// Queues the copy of `source` (the canvas's) in `stream`'s order and hands the frame to GL
+    /// for `texture`.
+    ///
+    /// # Errors
+    /// The mode's errors of the copies and the uploads.
+    fn copy_out(self, texture: &Texture, source: Source<'_>, stream: &impl AsStream) -> Result<()>;
+}
+
+/// A frame of a copying mode: the canvas it is drawn on, and `M`, what the mode copies it out
+/// through.
+#[derive(Debug)]
+pub(super) struct CopyingFrame<'t, S, M> {
+    canvas: CanvasFrame<'t>,
+    out: M,
+    texture: &'t Texture,
+    stream: &'t S,
+}
+
+impl<'t, S: AsStream, M: CopyOut> CopyingFrame<'t, S, M> {
+    /// Begins a frame on `stream`, drawn on `canvas` and copied out through `out` into
+    /// `texture`.
+    ///
+    /// # Errors
+    /// As [`Canvas::begin`].
+    pub(super) fn begin(
+        canvas: &'t mut Canvas,
+        out: M,
+        texture: &'t Texture,
+        stream: &'t S,
+    ) -> Result<Self> {
+        Ok(CopyingFrame {
+            canvas: canvas.begin(stream)?,
+            out,
+            texture,
+            stream,
+        })
+    }
+}
+
+impl<S: AsStream, M: CopyOut> PresentFrame for CopyingFrame<'_, S, M> {
+    fn surface(&self) -> Result<Surface<'_>> {
+        Ok(self.canvas.surface())
+    }
+
+    fn pixels(&self) -> Result<DevicePtr<'_>> {
+        Ok(self.canvas.pixels())
+    }
+
+    /// Copies the frame out through the mode's [`CopyOut`].
+    ///
+    /// # Errors
+    /// As the mode's [`CopyOut::copy_out`].
+    fn present(self) -> Result<()> {
+        let CopyingFrame {
+            canvas,
+            out,
+            texture,
+            stream,
+        } = self;
+        canvas.present(|source| out.copy_out(texture, source, stream))
+    }
+}
+
 impl Drop for CanvasFrame<'_> {
     fn drop(&mut self) {
         if self.ended {

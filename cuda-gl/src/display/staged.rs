@@ -8,13 +8,12 @@
 //! GL.
 
 use super::gl_buffer::GlBuffers;
-use super::present::{Canvas, CanvasFrame, Present, PresentFrame, Source};
+use super::present::{Canvas, CopyOut, CopyingFrame, Present, Source};
 use super::texture::{Object, Rows, Texture, bind_checked};
 use crate::context::Context;
 use crate::error::Result;
 use crate::glapi::{Fence, GlFns};
-use crate::graphics::Surface;
-use crate::memory::{DevicePtr, PinnedBuffer};
+use crate::memory::PinnedBuffer;
 use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT};
 use std::sync::Arc;
 use std::time::Instant;
@@ -94,7 +93,7 @@ struct Band {
 
 /// The bands of a frame and what GL takes them through.
 #[derive(Debug)]
-struct Bands {
+pub(super) struct Bands {
     /// Together the frame, in order.
     bands: Vec<Band>,
     /// On NVIDIA's GL a buffer per band, which GL writes the band into whole
@@ -156,33 +155,14 @@ impl Present for Staged {
         texture: &'t Texture,
         stream: &'t S,
     ) -> Result<StagedFrame<'t, S>> {
-        Ok(StagedFrame {
-            canvas: self.canvas.begin(stream)?,
-            bands: &mut self.bands,
-            texture,
-            stream,
-        })
+        CopyingFrame::begin(&mut self.canvas, &mut self.bands, texture, stream)
     }
 }
 
 /// A staged frame: the canvas it is drawn on, and the bands it is copied out through.
-#[derive(Debug)]
-pub(super) struct StagedFrame<'t, S: AsStream> {
-    canvas: CanvasFrame<'t>,
-    bands: &'t mut Bands,
-    texture: &'t Texture,
-    stream: &'t S,
-}
+pub(super) type StagedFrame<'t, S> = CopyingFrame<'t, S, &'t mut Bands>;
 
-impl<S: AsStream> PresentFrame for StagedFrame<'_, S> {
-    fn surface(&self) -> Result<Surface<'_>> {
-        Ok(self.canvas.surface())
-    }
-
-    fn pixels(&self) -> Result<DevicePtr<'_>> {
-        Ok(self.canvas.pixels())
-    }
-
+impl CopyOut for &mut Bands {
     /// Copies the frame out in the stream's order, band by band, and hands each band to GL as
     /// soon as its copy has finished, while the later bands are copied: the texture holds the
     /// frame when this returns.
@@ -192,29 +172,7 @@ impl<S: AsStream> PresentFrame for StagedFrame<'_, S> {
     /// when the copies (and, through pixel buffers, the last frame's uploads from them) have
     /// not all finished within 10 s of the first wait; the uploads' errors (the texture may
     /// then hold part of the frame).
-    fn present(self) -> Result<()> {
-        let StagedFrame {
-            canvas,
-            bands,
-            texture,
-            stream,
-        } = self;
-        canvas.present(|source| bands.present(texture, source, stream))
-    }
-}
-
-impl Bands {
-    /// Queues the copy of `source` into the bands' buffers in `stream`'s order, then uploads
-    /// each band once its copy has finished.
-    ///
-    /// # Errors
-    /// As [`StagedFrame::present`].
-    fn present(
-        &mut self,
-        texture: &Texture,
-        source: Source<'_>,
-        stream: &impl AsStream,
-    ) -> Result<()> {
+    fn copy_out(self, texture: &Texture, source: Source<'_>, stream: &impl AsStream) -> Result<()> {
         let (row, _) = texture.frame_shape();
         // Every copy is queued before any GL call: a kernel the frame queued is then always
         // followed by work that the buffers' drop waits for.
@@ -236,7 +194,9 @@ impl Bands {
         // within one limit.
         self.upload(texture, Instant::now() + DEFAULT_WAIT_LIMIT)
     }
+}
 
+impl Bands {
     /// Uploads the bands into `texture` in order, each once its buffer's copies have finished
     /// (so that a band's bytes may still be arriving while the bands before it are handled).
     /// Straight from each band's bytes without band buffers (`glTexSubImage2D` of the band's

@@ -5,13 +5,11 @@
 //! handover between the two APIs per frame, at the price of a few frames of latency. Needs
 //! NVIDIA's GL on the CUDA GPU with `GL_EXT_memory_object_fd`.
 
-use super::present::{Canvas, CanvasFrame, Present, PresentFrame, Source};
+use super::present::{Canvas, CopyOut, CopyingFrame, Present, Source};
 use super::texture::Texture;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::external::{ExternalGl, FrameRead, FrameStream, FrameWrite};
-use crate::graphics::Surface;
-use crate::memory::DevicePtr;
 use crate::result;
 use crate::stream::AsStream;
 use cuda_gl_sys as sys;
@@ -54,13 +52,11 @@ impl Present for Streamed {
         texture: &'t Texture,
         stream: &'t S,
     ) -> Result<StreamFrame<'t, S>> {
-        Ok(StreamFrame {
-            canvas: self.canvas.begin(stream)?,
+        let slots = Slots {
             frames: &mut self.stream,
             ctx: &self.ctx,
-            texture,
-            stream,
-        })
+        };
+        CopyingFrame::begin(&mut self.canvas, slots, texture, stream)
     }
 
     /// Copies every pushed frame into the texture, waiting (at most the stream's timeout per
@@ -75,73 +71,48 @@ impl Present for Streamed {
 }
 
 /// A stream-mode frame: the canvas it is drawn on, and the frame stream it is pushed into.
+pub(super) type StreamFrame<'t, S> = CopyingFrame<'t, S, Slots<'t>>;
+
+/// The frame stream a frame is pushed into, and its CUDA context.
 #[derive(Debug)]
-pub(super) struct StreamFrame<'t, S: AsStream> {
-    canvas: CanvasFrame<'t>,
+pub(super) struct Slots<'t> {
     frames: &'t mut FrameStream,
     ctx: &'t Arc<Context>,
-    texture: &'t Texture,
-    stream: &'t S,
 }
 
-impl<S: AsStream> PresentFrame for StreamFrame<'_, S> {
-    fn surface(&self) -> Result<Surface<'_>> {
-        Ok(self.canvas.surface())
-    }
-
-    fn pixels(&self) -> Result<DevicePtr<'_>> {
-        Ok(self.canvas.pixels())
-    }
-
+impl CopyOut for Slots<'_> {
     /// Pushes the frame as the next one (copied into the next free slot in the stream's
     /// order, after waiting at most the stream's timeout for GL's last copy out of that slot),
     /// and copies every finished frame into the texture.
     ///
     /// # Errors
     /// As [`FrameStream::push_burst`]; the copies' errors.
-    fn present(self) -> Result<()> {
-        let StreamFrame {
-            canvas,
-            frames,
-            ctx,
-            texture,
-            stream,
-        } = self;
-        canvas.present(|source| push(frames, ctx, texture, source, stream))
+    fn copy_out(self, texture: &Texture, source: Source<'_>, stream: &impl AsStream) -> Result<()> {
+        let Slots { frames, ctx } = self;
+        let (row, height) = texture.frame_shape();
+        let mut produce = |write: &FrameWrite<'_>| -> Result<()> {
+            if write.len() != row * height {
+                return Err(Error::Internal {
+                    what: "a display stream slot of another size than its frames".into(),
+                });
+            }
+            let mut copy = source.copy_of_frame(row, height);
+            copy.dstMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
+            copy.dstDevice = write.device_ptr().as_raw();
+            copy.dstPitch = row;
+            // SAFETY: the stream is live while borrowed and of this context (push_burst
+            // checked it). In the work: the slot holds `row * height` bytes (checked) and is
+            // written only here until its event, recorded on `stream` after this copy, has
+            // completed; the source (the canvas's pixels, `row * height` bytes, or its array of
+            // this size) lives until the state is dropped, which drops this frame stream first,
+            // and that waits for CUDA's work.
+            unsafe {
+                ctx.run_now(stream.raw_stream(), "cuMemcpy2DAsync (not called)", |p| {
+                    Ok(result::array::copy_2d_async(&copy, p)?)
+                })
+            }
+        };
+        let mut consume = |read: &FrameRead| texture.upload_from_buffer(read.buffer(), false);
+        frames.push_burst(stream, &mut produce, &mut consume)
     }
-}
-
-/// Pushes `source` into `frames` in `stream`'s order, and uploads the finished frames.
-fn push(
-    frames: &mut FrameStream,
-    ctx: &Arc<Context>,
-    texture: &Texture,
-    source: Source<'_>,
-    stream: &impl AsStream,
-) -> Result<()> {
-    let (row, height) = texture.frame_shape();
-    let mut produce = |write: &FrameWrite<'_>| -> Result<()> {
-        if write.len() != row * height {
-            return Err(Error::Internal {
-                what: "a display stream slot of another size than its frames".into(),
-            });
-        }
-        let mut copy = source.copy_of_frame(row, height);
-        copy.dstMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
-        copy.dstDevice = write.device_ptr().as_raw();
-        copy.dstPitch = row;
-        // SAFETY: the stream is live while borrowed and of this context (push_burst
-        // checked it). In the work: the slot holds `row * height` bytes (checked) and is
-        // written only here until its event, recorded on `stream` after this copy, has
-        // completed; the source (the canvas's pixels, `row * height` bytes, or its array of
-        // this size) lives until the state is dropped, which drops this frame stream first,
-        // and that waits for CUDA's work.
-        unsafe {
-            ctx.run_now(stream.raw_stream(), "cuMemcpy2DAsync (not called)", |p| {
-                Ok(result::array::copy_2d_async(&copy, p)?)
-            })
-        }
-    };
-    let mut consume = |read: &FrameRead| texture.upload_from_buffer(read.buffer(), false);
-    frames.push_burst(stream, &mut produce, &mut consume)
 }

@@ -20,7 +20,7 @@
 //! deletes them). An application that deletes or relabels objects it did not create makes its
 //! context's objects refuse every call: a refusal, never an alias.
 
-use super::label::{self, has_labelled, has_labels};
+use super::label::{self, has_labels, is_labelled};
 use super::platform::{Current, PLATFORMS, current};
 use super::table::GlFns;
 use crate::error::{Error, Result};
@@ -95,13 +95,14 @@ pub(crate) fn current_gl(call: &'static str) -> Result<(usize, usize, &'static G
 }
 
 fn has_context_canary(fns: &GlFns, k: &Known) -> bool {
-    has_labelled(
-        fns,
-        gl::VERTEX_ARRAY,
-        k.canary,
-        fns.is_vertex_array,
-        &context_label(k.id),
-    )
+    has_labels(fns)
+        && is_labelled(
+            fns,
+            gl::VERTEX_ARRAY,
+            k.canary,
+            fns.is_vertex_array,
+            &context_label(k.id),
+        )
 }
 
 /// [`Error::GlCheckUnavailable`] for a context whose share group's canary is gone.
@@ -115,13 +116,14 @@ fn group_canary_gone(call: &'static str) -> Error {
 }
 
 fn has_group_canary(fns: &GlFns, g: &Group) -> bool {
-    has_labelled(
-        fns,
-        gl::PROGRAM,
-        g.program,
-        fns.is_program,
-        &group_label(g.id),
-    )
+    has_labels(fns)
+        && is_labelled(
+            fns,
+            gl::PROGRAM,
+            g.program,
+            fns.is_program,
+            &group_label(g.id),
+        )
 }
 
 /// [`Error::GlCheckUnavailable`] of the owner check.

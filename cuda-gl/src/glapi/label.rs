@@ -56,21 +56,10 @@ pub(crate) fn label(fns: &GlFns, identifier: u32, name: u32, text: &str) -> Resu
 
 /// Whether the current context (of `fns`) has the object `name` of label namespace `identifier`
 /// labelled `want`; `is` (`glIsTexture`, `glIsBuffer`, ...) asks whether the name is such an
-/// object first, so that the label query raises no error. False without object labels.
-pub(crate) fn has_labelled(
-    fns: &GlFns,
-    identifier: u32,
-    name: u32,
-    is: unsafe extern "system" fn(u32) -> u8,
-    want: &str,
-) -> bool {
-    // A context that merely got the owner's handle may lack object labels: asked first (the
-    // version costs two queries; the extension list is read only before OpenGL 4.3).
-    has_labels(fns) && is_labelled(fns, identifier, name, is, want)
-}
-
-/// [`has_labelled`] in a context known to have object labels (a caller that asked
-/// [`has_labels`] of it before), without asking again.
+/// object first, so that the label query raises no error. False without `glGetObjectLabel`.
+/// For a context known to have object labels: a caller that is not sure (a context that merely
+/// got the owner's handle may lack them) asks [`has_labels`] first (the version costs two
+/// queries; the extension list is read only before OpenGL 4.3).
 pub(crate) fn is_labelled(
     fns: &GlFns,
     identifier: u32,

@@ -61,24 +61,13 @@ const SCALE_BIAS: [(u32, f32); 8] = [
     (0x0D1D, 0.0), // GL_ALPHA_BIAS
 ];
 
-/// The imaging subset's post-convolution and post-colour-matrix scales and biases.
-const IMAGING_SCALE_BIAS: [(u32, f32); 16] = [
+/// The imaging subset's post-convolution and post-colour-matrix scales and biases, with their
+/// neutral values: each the red component's, which the green, blue and alpha ones follow.
+const IMAGING_SCALE_BIAS: [(u32, f32); 4] = [
     (0x801C, 1.0), // GL_POST_CONVOLUTION_RED_SCALE
-    (0x801D, 1.0),
-    (0x801E, 1.0),
-    (0x801F, 1.0),
     (0x8020, 0.0), // GL_POST_CONVOLUTION_RED_BIAS
-    (0x8021, 0.0),
-    (0x8022, 0.0),
-    (0x8023, 0.0),
     (0x80B4, 1.0), // GL_POST_COLOR_MATRIX_RED_SCALE
-    (0x80B5, 1.0),
-    (0x80B6, 1.0),
-    (0x80B7, 1.0),
     (0x80B8, 0.0), // GL_POST_COLOR_MATRIX_RED_BIAS
-    (0x80B9, 0.0),
-    (0x80BA, 0.0),
-    (0x80BB, 0.0),
 ];
 
 /// The imaging subset's stages, each disabled for the transfer.
@@ -97,32 +86,18 @@ const IDENTITY: [f32; 16] = [
     1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0,
 ];
 
-/// The pixel-store parameters of `direction`, with their neutral values: tightly packed rows,
-/// nothing skipped, no byte swapping.
-fn store_parameters(direction: Direction) -> [(u32, i32); 8] {
-    match direction {
-        Direction::Unpack => [
-            (gl::UNPACK_SWAP_BYTES, 0),
-            (gl::UNPACK_LSB_FIRST, 0),
-            (gl::UNPACK_ROW_LENGTH, 0),
-            (gl::UNPACK_SKIP_ROWS, 0),
-            (gl::UNPACK_SKIP_PIXELS, 0),
-            (gl::UNPACK_ALIGNMENT, 1),
-            (gl::UNPACK_IMAGE_HEIGHT, 0),
-            (gl::UNPACK_SKIP_IMAGES, 0),
-        ],
-        Direction::Pack => [
-            (gl::PACK_SWAP_BYTES, 0),
-            (gl::PACK_LSB_FIRST, 0),
-            (gl::PACK_ROW_LENGTH, 0),
-            (gl::PACK_SKIP_ROWS, 0),
-            (gl::PACK_SKIP_PIXELS, 0),
-            (gl::PACK_ALIGNMENT, 1),
-            (gl::PACK_IMAGE_HEIGHT, 0),
-            (gl::PACK_SKIP_IMAGES, 0),
-        ],
-    }
-}
+/// The pixel-store parameters, unpacking's and packing's, with their neutral values: tightly
+/// packed rows, nothing skipped, no byte swapping.
+const STORE: [(u32, u32, i32); 8] = [
+    (gl::UNPACK_SWAP_BYTES, gl::PACK_SWAP_BYTES, 0),
+    (gl::UNPACK_LSB_FIRST, gl::PACK_LSB_FIRST, 0),
+    (gl::UNPACK_ROW_LENGTH, gl::PACK_ROW_LENGTH, 0),
+    (gl::UNPACK_SKIP_ROWS, gl::PACK_SKIP_ROWS, 0),
+    (gl::UNPACK_SKIP_PIXELS, gl::PACK_SKIP_PIXELS, 0),
+    (gl::UNPACK_ALIGNMENT, gl::PACK_ALIGNMENT, 1),
+    (gl::UNPACK_IMAGE_HEIGHT, gl::PACK_IMAGE_HEIGHT, 0),
+    (gl::UNPACK_SKIP_IMAGES, gl::PACK_SKIP_IMAGES, 0),
+];
 
 /// The application's values of what [`PixelState::neutral`] changed, put back by
 /// [`PixelState::restore`]. Only what differed from the neutral value is recorded (and set).
@@ -191,19 +166,14 @@ impl PixelState {
     }
 
     fn neutralise(&mut self, fns: &GlFns, direction: Direction, has: Has) -> Result<()> {
-        for (name, neutral) in store_parameters(direction) {
-            if has.es && !in_es(name) {
-                continue;
-            }
-            let mut old = neutral;
-            // SAFETY: a context is current (the callers checked the owner); every parameter
-            // is a pixel-store parameter of OpenGL 1.2 and later, and of OpenGL ES 3 unless
-            // skipped above; a valid out-pointer.
-            unsafe { (fns.get_integerv)(name, &mut old) };
-            if old != neutral {
-                // SAFETY: as above; the neutral values are valid for these parameters.
-                unsafe { (fns.pixel_storei)(name, neutral) };
-                self.store.push((name, old));
+        for (unpack, pack, neutral) in STORE {
+            let name = match direction {
+                Direction::Unpack => unpack,
+                Direction::Pack => pack,
+            };
+            // Every parameter is one of OpenGL 1.2 and later, and of OpenGL ES 3 unless skipped.
+            if !has.es || in_es(name) {
+                self.neutral_store(fns, name, neutral);
             }
         }
         if direction == Direction::Pack {
@@ -220,14 +190,7 @@ impl PixelState {
                 }
             }
             if has_extension(fns, has, b"GL_MESA_pack_invert") {
-                let mut old = 0;
-                // SAFETY: a pixel-store parameter of the extension, which the context has.
-                unsafe { (fns.get_integerv)(PACK_INVERT_MESA, &mut old) };
-                if old != 0 {
-                    // SAFETY: as above.
-                    unsafe { (fns.pixel_storei)(PACK_INVERT_MESA, 0) };
-                    self.store.push((PACK_INVERT_MESA, old));
-                }
+                self.neutral_store(fns, PACK_INVERT_MESA, 0);
             }
         }
         if !has.transfer {
@@ -242,12 +205,11 @@ impl PixelState {
             unsafe { set(MAP_COLOR, 0) };
             self.map_color = true;
         }
-        let imaging: &[(u32, f32)] = if has.imaging {
-            &IMAGING_SCALE_BIAS
-        } else {
-            &[]
-        };
-        for &(name, neutral) in SCALE_BIAS.iter().chain(imaging) {
+        let imaging = IMAGING_SCALE_BIAS
+            .into_iter()
+            .filter(|_| has.imaging)
+            .flat_map(|(red, neutral)| (red..red + 4).map(move |name| (name, neutral)));
+        for (name, neutral) in SCALE_BIAS.into_iter().chain(imaging) {
             let mut old = neutral;
             // SAFETY: a compatibility context (with the imaging subset for its parameters),
             // where each is a valid query of one float; a valid out-pointer.
@@ -289,6 +251,20 @@ impl PixelState {
             self.color_matrix = Some((matrix, old_mode));
         }
         Ok(())
+    }
+
+    /// Sets pixel-store parameter `name`, one the current context (of `fns`) has, to `neutral`
+    /// where it differs, and records its old value.
+    fn neutral_store(&mut self, fns: &GlFns, name: u32, neutral: i32) {
+        let mut old = neutral;
+        // SAFETY: a context is current (the callers checked the owner) and has the parameter
+        // (the caller's check); a valid out-pointer.
+        unsafe { (fns.get_integerv)(name, &mut old) };
+        if old != neutral {
+            // SAFETY: as above; the neutral values are valid for these parameters.
+            unsafe { (fns.pixel_storei)(name, neutral) };
+            self.store.push((name, old));
+        }
     }
 
     /// Puts back what [`neutral`](Self::neutral) changed, in the context it was read in (of

@@ -12,6 +12,7 @@
     clippy::panic
 )]
 
+use cuda_gl::display::{DisplayTarget, Format, Layout, Mode, Report};
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::{
     AsStream, Context, Device, Function, ImageTarget, KernelParam, LaunchConfig, Module,
@@ -57,6 +58,16 @@ impl Gpu {
         check_gl();
         self.ctx.check_drop_errors().unwrap();
     }
+}
+
+/// A display target of `size` in RGBA8 in `ctx` and `mode` (`None`: the one `new` picks), with
+/// its report, in the GL context current.
+pub fn display_target(
+    ctx: &Arc<Context>,
+    size: (u32, u32),
+    mode: Option<Mode>,
+) -> (DisplayTarget, Report) {
+    DisplayTarget::new(ctx, Layout::packed(size, Format::Rgba8).unwrap(), mode).unwrap()
 }
 
 /// A GL context and a CUDA context on CUDA device `ordinal`.

@@ -45,12 +45,7 @@ fn frames_equal_the_cpus_in_every_mode_at_odd_sizes_and_1080p() {
     let Some(g) = gpu() else { return };
     for mode in MODES {
         for (w, h) in [(1001, 333), (77, 1201), (1920, 1080)] {
-            let (mut target, report) = DisplayTarget::new(
-                &g.ctx,
-                Layout::packed((w, h), Format::Rgba8).unwrap(),
-                Some(mode),
-            )
-            .unwrap();
+            let (mut target, report) = display_target(&g.ctx, (w, h), Some(mode));
             assert_eq!(report.mode, mode, "{report}");
             for seed in [5, 6] {
                 let texels = draw_pattern(&g, &mut target, seed);
@@ -85,12 +80,7 @@ fn surface_frames_equal_the_cpus_in_every_mode() {
     let Some(g) = gpu() else { return };
     for mode in MODES {
         for (w, h) in [(1001, 333), (1920, 1080)] {
-            let (mut target, _) = DisplayTarget::new(
-                &g.ctx,
-                Layout::packed((w, h), Format::Rgba8).unwrap(),
-                Some(mode),
-            )
-            .unwrap();
+            let (mut target, _) = display_target(&g.ctx, (w, h), Some(mode));
             for seed in [11, 12, 13] {
                 let texels = if seed == 12 {
                     draw_pattern(&g, &mut target, seed)
@@ -107,12 +97,7 @@ fn surface_frames_equal_the_cpus_in_every_mode() {
 #[test]
 fn auto_picks_interop_on_nvidia_gl_and_reports_it() {
     let Some(g) = gpu() else { return };
-    let (target, report) = DisplayTarget::new(
-        &g.ctx,
-        Layout::packed((64, 32), Format::Rgba8).unwrap(),
-        None,
-    )
-    .unwrap();
+    let (target, report) = display_target(&g.ctx, (64, 32), None);
     let line = report.to_string();
     eprintln!("{line}");
     assert_eq!(target.mode(), Mode::Interop, "{line}");
@@ -132,12 +117,7 @@ fn a_staged_frame_shows_what_was_presented() {
     let Some(g) = gpu() else { return };
     // About 8 MB: copied and uploaded in 8 bands, the last of fewer rows (7 of 126, then 119).
     let (w, h) = (2000, 1001);
-    let (mut target, _) = DisplayTarget::new(
-        &g.ctx,
-        Layout::packed((w, h), Format::Rgba8).unwrap(),
-        Some(Mode::Staged),
-    )
-    .unwrap();
+    let (mut target, _) = display_target(&g.ctx, (w, h), Some(Mode::Staged));
     let fill = g.kernels.function("fill_u32").unwrap();
     let words = (w * h) as usize;
     for seed in 10..14 {
@@ -197,12 +177,7 @@ fn assert_channels(
 #[test]
 fn staged_frames_of_every_format_in_bands() {
     let Some(g) = gpu() else { return };
-    let (mut target, _) = DisplayTarget::new(
-        &g.ctx,
-        Layout::packed((8, 8), Format::Rgba8).unwrap(),
-        Some(Mode::Staged),
-    )
-    .unwrap();
+    let (mut target, _) = display_target(&g.ctx, (8, 8), Some(Mode::Staged));
     let (w, h) = (700u32, 500u32);
     let rgba32f: Vec<f32> = (0..w * h * 4)
         .map(|k| (((k / 4) + (k % 4)) % 256) as f32 / 255.0)
@@ -240,12 +215,7 @@ fn show_displays_device_memory_of_every_format() {
     let Some(g) = gpu() else { return };
     let (w, h) = (37u32, 11u32);
     for mode in MODES {
-        let (mut target, _) = DisplayTarget::new(
-            &g.ctx,
-            Layout::packed((8, 8), Format::Rgba8).unwrap(),
-            Some(mode),
-        )
-        .unwrap();
+        let (mut target, _) = display_target(&g.ctx, (8, 8), Some(mode));
         // R8, pitch 40 > 37: value = (x * 7 + y * 13) % 256.
         let pitch = 40usize;
         let r8: Vec<u8> = (0..pitch * h as usize)
@@ -307,12 +277,7 @@ fn resizes_leak_nothing_and_the_next_frame_is_right() {
             .is_none_or(|names| names.split(',').any(|n| n.trim() == mode.name()))
     };
     for mode in MODES.into_iter().filter(|&m| picked(m)) {
-        let (mut target, _) = DisplayTarget::new(
-            &g.ctx,
-            Layout::packed((64, 64), Format::Rgba8).unwrap(),
-            Some(mode),
-        )
-        .unwrap();
+        let (mut target, _) = display_target(&g.ctx, (64, 64), Some(mode));
         let mut before = None;
         let mut names_before = (0, 0);
         for pass in 0..2 {
@@ -389,12 +354,7 @@ fn bad_input_is_a_typed_error() {
             other => panic!("{w}x{h}: {:?}", other.map(|(_, r)| r)),
         }
     }
-    let (mut target, _) = DisplayTarget::new(
-        &g.ctx,
-        Layout::packed((16, 16), Format::Rgba8).unwrap(),
-        None,
-    )
-    .unwrap();
+    let (mut target, _) = display_target(&g.ctx, (16, 16), None);
     assert!(matches!(
         target.resize(0, 5),
         Err(Error::Display(DisplayError::TargetSize { .. }))
@@ -438,12 +398,7 @@ fn bad_input_is_a_typed_error() {
 #[test]
 fn a_leaked_surface_frame_is_undone_by_the_next_frame() {
     let Some(g) = gpu() else { return };
-    let (mut target, _) = DisplayTarget::new(
-        &g.ctx,
-        Layout::packed((40, 24), Format::Rgba8).unwrap(),
-        Some(Mode::Interop),
-    )
-    .unwrap();
+    let (mut target, _) = display_target(&g.ctx, (40, 24), Some(Mode::Interop));
     let frame = target.frame(&g.stream).unwrap();
     frame.surface().unwrap();
     std::mem::forget(frame);
@@ -459,12 +414,7 @@ fn a_leaked_surface_frame_is_undone_by_the_next_frame() {
 fn a_destroyed_gl_context_is_refused_not_crashed() {
     let Some(g) = gpu() else { return };
     let own = cuda_gl::egl::HeadlessContext::for_cuda_device(&g.device).unwrap();
-    let (mut target, _) = DisplayTarget::new(
-        &g.ctx,
-        Layout::packed((32, 32), Format::Rgba8).unwrap(),
-        None,
-    )
-    .unwrap();
+    let (mut target, _) = display_target(&g.ctx, (32, 32), None);
     drop(own);
     g.gl.make_current().unwrap();
     // Interop maps the texture when the frame asks for its surface: refused there.

@@ -8,7 +8,7 @@
 use super::display::assert_pattern;
 use crate::gpu::*;
 use cuda_gl::Error;
-use cuda_gl::display::{DisplayError, DisplayTarget, Format, Layout, Mode};
+use cuda_gl::display::{DisplayError, DisplayTarget, Mode};
 
 /// The application deletes a staged target's texture (a GL call allowed on any name of its
 /// share group): the next upload finds its binding did not take and fails with a typed error,
@@ -18,12 +18,7 @@ use cuda_gl::display::{DisplayError, DisplayTarget, Format, Layout, Mode};
 fn a_texture_the_application_deleted_is_an_error_not_a_crash() {
     let Some(g) = gpu() else { return };
     for mode in [Mode::Staged, Mode::Stream] {
-        let (mut target, _) = DisplayTarget::new(
-            &g.ctx,
-            Layout::packed((64, 64), Format::Rgba8).unwrap(),
-            Some(mode),
-        )
-        .unwrap();
+        let (mut target, _) = display_target(&g.ctx, (64, 64), Some(mode));
         let texture = target.texture().0;
         // SAFETY: a context is current; deleting a name is allowed (the application's call).
         unsafe { gl::DeleteTextures(1, &texture) };
@@ -134,12 +129,7 @@ pub(super) fn band_buffers_1001x333() -> [u32; 3] {
 fn present_with_a_band_buffer_deleted(g: &Gpu, deleted: usize) {
     // An odd size, so that the target's buffers are the only ones of their sizes here.
     let (w, h) = (1001, 333);
-    let (mut target, _) = DisplayTarget::new(
-        &g.ctx,
-        Layout::packed((w as u32, h as u32), Format::Rgba8).unwrap(),
-        Some(Mode::Staged),
-    )
-    .unwrap();
+    let (mut target, _) = display_target(&g.ctx, (w as u32, h as u32), Some(Mode::Staged));
     let pbo = band_buffers_1001x333()[deleted];
     // The application's own buffer, a frame and more of a sentinel, bound for copies and for
     // unpacking while the target presents.

@@ -54,12 +54,7 @@ fn show_and_check<T: cuda_gl::DeviceCopy>(
 fn one_channel_images_are_shown_through_the_colour_map_in_every_mode() {
     let Some(g) = gpu() else { return };
     for mode in [Mode::Interop, Mode::Staged, Mode::Stream] {
-        let (mut target, _) = DisplayTarget::new(
-            &g.ctx,
-            Layout::packed((8, 8), Format::Rgba8).unwrap(),
-            Some(mode),
-        )
-        .unwrap();
+        let (mut target, _) = display_target(&g.ctx, (8, 8), Some(mode));
         let viridis = ColorMap::new(Palette::Viridis, -1.0, 3.0).unwrap();
         target.set_color_map(Some(viridis)).unwrap();
         assert_eq!(target.color_map(), Some(viridis));

@@ -8,7 +8,7 @@
 use super::display_app_gl::{BAND_BYTES_1001X333, band_buffers_1001x333, band_buffers_here};
 use crate::gpu::*;
 use cuda_gl::Error;
-use cuda_gl::display::{DisplayError, DisplayTarget, Format, Layout, Mode};
+use cuda_gl::display::{DisplayError, DisplayTarget, Mode};
 
 /// What the application's object holds, word by word.
 const SENTINEL: u32 = 0x5a5a_5a5a;
@@ -72,12 +72,7 @@ fn a_texture_name_the_application_reused_is_neither_written_nor_deleted() {
     let Some(g) = gpu() else { return };
     let (w, h) = (64, 64);
     for mode in [Mode::Interop, Mode::Staged, Mode::Stream] {
-        let (mut target, _) = DisplayTarget::new(
-            &g.ctx,
-            Layout::packed((w as u32, h as u32), Format::Rgba8).unwrap(),
-            Some(mode),
-        )
-        .unwrap();
+        let (mut target, _) = display_target(&g.ctx, (w as u32, h as u32), Some(mode));
         present(&g, &mut target, 5).unwrap();
         target.flush().unwrap();
         let name = target.texture().0;
@@ -151,12 +146,7 @@ fn a_band_buffer_name_the_application_reused_is_neither_written_nor_deleted() {
     if !band_buffers_here() {
         return;
     }
-    let (mut target, _) = DisplayTarget::new(
-        &g.ctx,
-        Layout::packed((1001, 333), Format::Rgba8).unwrap(),
-        Some(Mode::Staged),
-    )
-    .unwrap();
+    let (mut target, _) = display_target(&g.ctx, (1001, 333), Some(Mode::Staged));
     present(&g, &mut target, 5).unwrap();
     let bands = band_buffers_1001x333();
     let name = bands[1];

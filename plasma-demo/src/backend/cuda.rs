@@ -48,15 +48,7 @@ pub struct CudaBackend {
     /// Dropped first: unregisters while the GL objects and the context are alive.
     resource: Option<Registered>,
     events: Option<EventRing>,
-    kernel: Function,
-    /// `debug_spin(unsigned long long ns)`: the watchdog's test hook.
-    spin: Function,
-    /// How long the next frame's [`CudaBackend::debug_spin`] kernel spins, once.
-    pending_spin: Option<Duration>,
-    _module: Module,
-    stream: Stream,
-    ctx: Arc<Context>,
-    device_name: String,
+    base: Base,
     /// For the stream path: the external-memory entry points, and frames per burst.
     external: Option<(ExternalGl, usize)>,
 }
@@ -69,9 +61,7 @@ impl CudaBackend {
     /// The cuda-gl error of creating the stream or loading the PTX (e.g.
     /// [`cuda_gl::Error::PtxTooNew`] with an old driver).
     pub fn new(ctx: Arc<Context>, path: PathChoice) -> Result<CudaBackend, cuda_gl::Error> {
-        let stream = Stream::new(&ctx, StreamFlags::NonBlocking)?;
-        let module = Module::from_ptx(&ctx, PLASMA_PTX)?;
-        let kernel = module.function(match path {
+        let kernel = match path {
             // The display paths run on `DisplayBackend`; `attach` refuses them here.
             PathChoice::Pbo
             | PathChoice::Stream
@@ -79,20 +69,12 @@ impl CudaBackend {
             | PathChoice::Interop
             | PathChoice::Staged => "plasma_pbo",
             PathChoice::Surface => "plasma_surface",
-        })?;
-        let spin = module.function("debug_spin")?;
-        let device_name = ctx.device().name().unwrap_or_else(|_| "unknown GPU".into());
+        };
         Ok(CudaBackend {
             path,
             resource: None,
             events: None,
-            kernel,
-            spin,
-            pending_spin: None,
-            _module: module,
-            stream,
-            ctx,
-            device_name,
+            base: Base::new(ctx, kernel)?,
             external: None,
         })
     }
@@ -137,19 +119,19 @@ impl CudaBackend {
 
     /// The CUDA context.
     pub fn context(&self) -> &Arc<Context> {
-        &self.ctx
+        &self.base.ctx
     }
 
     /// The GPU's name.
     pub fn device_name(&self) -> &str {
-        &self.device_name
+        &self.base.device_name
     }
 
     /// Test hook of the [`watchdog`]: the next frame first launches a kernel that keeps the
     /// stream busy for `duration` (spinning on the GPU clock, writing nothing), once. Longer than
     /// the watchdog's limit, it makes the run stall as a hung GPU would, without harming the GPU.
     pub fn debug_spin(&mut self, duration: Duration) {
-        self.pending_spin = Some(duration);
+        self.base.pending_spin = Some(duration);
     }
 
     /// What the renderer must allocate for this path.
@@ -179,10 +161,10 @@ impl CudaBackend {
                     bail!("the renderer has no pixel buffer for the PBO path");
                 };
                 Registered::Buffer(
-                    RegisteredBuffer::register(&self.ctx, pbo, RegisterFlags::WRITE_DISCARD)
+                    RegisteredBuffer::register(&self.base.ctx, pbo, RegisterFlags::WRITE_DISCARD)
                         .with_context(|| {
-                            format!("registering the {} pixel buffer with CUDA", renderer.size())
-                        })?,
+                        format!("registering the {} pixel buffer with CUDA", renderer.size())
+                    })?,
                 )
             }
             PathChoice::Stream => {
@@ -192,11 +174,16 @@ impl CudaBackend {
                          (set_stream_gl was not called)"
                     );
                 };
-                Registered::Stream(StreamFrames::new(&self.ctx, gl, renderer.size(), *burst)?)
+                Registered::Stream(StreamFrames::new(
+                    &self.base.ctx,
+                    gl,
+                    renderer.size(),
+                    *burst,
+                )?)
             }
             PathChoice::Surface => Registered::Image(
                 RegisteredImage::register(
-                    &self.ctx,
+                    &self.base.ctx,
                     renderer.texture(),
                     ImageTarget::Texture2D,
                     RegisterFlags::SURFACE_LOAD_STORE | RegisterFlags::WRITE_DISCARD,
@@ -238,15 +225,16 @@ impl CudaBackend {
             viewport,
             profiler,
         } = frame;
-        launch_pending_spin(&self.spin, &self.stream, &mut self.pending_spin)?;
+        self.base.launch_pending_spin()?;
         if let Some(Registered::Stream(frames)) = self.resource.as_mut() {
             watchdog::enter(watchdog::Stage::Kernel);
-            let drawn = frames.render(&self.kernel, &self.stream, renderer, t, viewport)?;
+            let drawn =
+                frames.render(&self.base.kernel, &self.base.stream, renderer, t, viewport)?;
             return Ok(Some(drawn));
         }
         let size = renderer.size();
         if profiler.is_enabled() && self.events.is_none() {
-            self.events = Some(EventRing::new(&self.ctx)?);
+            self.events = Some(EventRing::new(&self.base.ctx)?);
         }
         let events = if profiler.is_enabled() {
             self.events.as_mut()
@@ -264,7 +252,7 @@ impl CudaBackend {
         };
         let mark = |i: usize| -> Result<()> {
             if let Some(slot) = events {
-                slot[i].record(&self.stream)?;
+                slot[i].record(&self.base.stream)?;
             }
             Ok(())
         };
@@ -273,7 +261,7 @@ impl CudaBackend {
                 mark(0)?;
                 watchdog::enter(watchdog::Stage::Map);
                 let mapped = profiler.cpu(Stage::Map, || {
-                    buffer.map(&self.stream).context("mapping the PBO")
+                    buffer.map(&self.base.stream).context("mapping the PBO")
                 })?;
                 if mapped.size() < size.rgba_bytes() {
                     bail!(
@@ -289,8 +277,11 @@ impl CudaBackend {
                 // stays mapped until the unmap below, which is queued on the same stream after
                 // the kernel. Nothing else touches the buffer while it is mapped.
                 unsafe {
-                    self.kernel
-                        .launch(config, &self.stream, (mapped.device_ptr(), w, h, t))
+                    self.base.kernel.launch(
+                        config,
+                        &self.base.stream,
+                        (mapped.device_ptr(), w, h, t),
+                    )
                 }
                 .context("launching plasma_pbo")?;
                 mark(2)?;
@@ -304,7 +295,9 @@ impl CudaBackend {
                 mark(0)?;
                 watchdog::enter(watchdog::Stage::Map);
                 let start = Instant::now();
-                let mapped = image.map(&self.stream).context("mapping the texture")?;
+                let mapped = image
+                    .map(&self.base.stream)
+                    .context("mapping the texture")?;
                 let surface = mapped
                     .surface()
                     .context("getting the texture's surface object")?;
@@ -315,8 +308,12 @@ impl CudaBackend {
                 // w x h RGBA8 texels through `s`, the surface of level 0 of the mapped texture,
                 // which is exactly `size` (the renderer allocated it so); the texture stays
                 // mapped until the unmap below, queued on the same stream after the kernel.
-                unsafe { self.kernel.launch(config, &self.stream, (surface, w, h, t)) }
-                    .context("launching plasma_surface")?;
+                unsafe {
+                    self.base
+                        .kernel
+                        .launch(config, &self.base.stream, (surface, w, h, t))
+                }
+                .context("launching plasma_surface")?;
                 mark(2)?;
                 watchdog::enter(watchdog::Stage::Unmap);
                 profiler.cpu(Stage::Unmap, || {
@@ -342,41 +339,81 @@ impl CudaBackend {
         if let Some(Registered::Stream(frames)) = self.resource.as_mut() {
             frames.wait_idle()?;
         }
-        self.stream
+        self.base
+            .stream
             .synchronize()
             .context("waiting for the CUDA stream")?;
         if let Some(ring) = self.events.as_mut() {
             ring.drain(profiler)?;
         }
-        self.ctx
+        self.base
+            .ctx
             .check_drop_errors()
             .context("an earlier CUDA unmap or unregister failed")?;
         Ok(())
     }
 }
 
-/// Launches the watchdog's test kernel for the `pending` duration on `stream`, once (then
-/// `pending` is `None`); nothing when none is pending.
-///
-/// # Errors
-/// The launch's error.
-pub(super) fn launch_pending_spin(
-    spin: &Function,
-    stream: &Stream,
-    pending: &mut Option<Duration>,
-) -> Result<()> {
-    if let Some(duration) = pending.take() {
-        watchdog::enter(watchdog::Stage::Kernel);
-        let ns = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
-        let one = LaunchConfig {
-            grid: (1, 1, 1),
-            block: (1, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        // SAFETY: `debug_spin(unsigned long long ns)` takes one u64 and touches no memory.
-        unsafe { spin.launch(one, stream, (ns,)) }.context("launching debug_spin")?;
+/// What both CUDA backends hold: the CUDA context, the frames' stream, the plasma module with
+/// the backend's kernel and the watchdog's test kernel, and the GPU's name. Fields drop in this
+/// order: the functions before their module, all of it before the stream and the context.
+#[derive(Debug)]
+pub(super) struct Base {
+    pub(super) kernel: Function,
+    /// `debug_spin(unsigned long long ns)`: the watchdog's test hook.
+    spin: Function,
+    /// How long the next frame's spin kernel runs, once ([`CudaBackend::debug_spin`]).
+    pub(super) pending_spin: Option<Duration>,
+    _module: Module,
+    pub(super) stream: Stream,
+    pub(super) ctx: Arc<Context>,
+    pub(super) device_name: String,
+}
+
+impl Base {
+    /// Creates the frames' stream in `ctx` and loads the plasma kernels: `kernel` and the
+    /// watchdog's.
+    ///
+    /// # Errors
+    /// The cuda-gl error of creating the stream or loading the PTX (e.g.
+    /// [`cuda_gl::Error::PtxTooNew`] with an old driver).
+    pub(super) fn new(ctx: Arc<Context>, kernel: &str) -> Result<Base, cuda_gl::Error> {
+        let stream = Stream::new(&ctx, StreamFlags::NonBlocking)?;
+        let module = Module::from_ptx(&ctx, PLASMA_PTX)?;
+        let kernel = module.function(kernel)?;
+        let spin = module.function("debug_spin")?;
+        let device_name = ctx.device().name().unwrap_or_else(|_| "unknown GPU".into());
+        Ok(Base {
+            kernel,
+            spin,
+            pending_spin: None,
+            _module: module,
+            stream,
+            ctx,
+            device_name,
+        })
     }
-    Ok(())
+
+    /// Launches the watchdog's test kernel for the pending duration on the stream, once (then
+    /// none is pending); nothing when none is pending.
+    ///
+    /// # Errors
+    /// The launch's error.
+    pub(super) fn launch_pending_spin(&mut self) -> Result<()> {
+        if let Some(duration) = self.pending_spin.take() {
+            watchdog::enter(watchdog::Stage::Kernel);
+            let ns = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
+            let one = LaunchConfig {
+                grid: (1, 1, 1),
+                block: (1, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: `debug_spin(unsigned long long ns)` takes one u64 and touches no memory.
+            unsafe { self.spin.launch(one, &self.stream, (ns,)) }
+                .context("launching debug_spin")?;
+        }
+        Ok(())
+    }
 }
 
 /// The kernels' `int` width and height.

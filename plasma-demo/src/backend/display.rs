@@ -14,13 +14,14 @@
 //! the GL context runs on no CUDA GPU, CUDA runs on `--device` and the frames are staged.
 
 use super::Frame;
+use super::cuda::Base;
 use crate::cli::PathChoice;
 use crate::renderer::Renderer;
 use crate::timing::Stage;
 use crate::watchdog;
 use anyhow::{Context as _, Result, bail};
 use cuda_gl::display::{DisplayTarget, Format, Layout, Mode, Report};
-use cuda_gl::{Context, Device, Function, LaunchConfig, Module, Stream, StreamFlags};
+use cuda_gl::{Context, Device, LaunchConfig};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -55,16 +56,8 @@ pub struct DisplayBackend {
     target: Option<DisplayTarget>,
     /// What the target's creation found.
     report: Option<Report>,
-    /// `plasma_surface(cudaSurfaceObject_t s, int width, int height, float t)`.
-    kernel: Function,
-    /// `debug_spin(unsigned long long ns)`: the watchdog's test hook.
-    spin: Function,
-    /// How long the next frame's spin kernel runs, once.
-    pending_spin: Option<Duration>,
-    _module: Module,
-    stream: Stream,
-    ctx: Arc<Context>,
-    device_name: String,
+    /// Its kernel: `plasma_surface(cudaSurfaceObject_t s, int width, int height, float t)`.
+    base: Base,
 }
 
 impl DisplayBackend {
@@ -75,22 +68,11 @@ impl DisplayBackend {
     /// The cuda-gl error of creating the stream or loading the PTX (e.g.
     /// [`cuda_gl::Error::PtxTooNew`] with an old driver).
     pub fn new(ctx: Arc<Context>, mode: Option<Mode>) -> Result<DisplayBackend, cuda_gl::Error> {
-        let stream = Stream::new(&ctx, StreamFlags::NonBlocking)?;
-        let module = Module::from_ptx(&ctx, super::cuda::PLASMA_PTX)?;
-        let kernel = module.function("plasma_surface")?;
-        let spin = module.function("debug_spin")?;
-        let device_name = ctx.device().name().unwrap_or_else(|_| "unknown GPU".into());
         Ok(DisplayBackend {
             requested: mode,
             target: None,
             report: None,
-            kernel,
-            spin,
-            pending_spin: None,
-            _module: module,
-            stream,
-            ctx,
-            device_name,
+            base: Base::new(ctx, "plasma_surface")?,
         })
     }
 
@@ -158,18 +140,18 @@ impl DisplayBackend {
 
     /// The CUDA context.
     pub fn context(&self) -> &Arc<Context> {
-        &self.ctx
+        &self.base.ctx
     }
 
     /// The GPU's name.
     pub fn device_name(&self) -> &str {
-        &self.device_name
+        &self.base.device_name
     }
 
     /// Test hook of the [`watchdog`], as [`super::CudaBackend::debug_spin`]: the next frame first
     /// launches a kernel that keeps the stream busy for `duration`, once.
     pub fn debug_spin(&mut self, duration: Duration) {
-        self.pending_spin = Some(duration);
+        self.base.pending_spin = Some(duration);
     }
 
     /// Makes the target at the renderer's size with the GL context current (the first call),
@@ -188,7 +170,7 @@ impl DisplayBackend {
         }
         let mode = self.requested.map_or("auto", Mode::name);
         let layout = Layout::packed((size.width, size.height), Format::Rgba8)?;
-        let made = DisplayTarget::new(&self.ctx, layout, self.requested);
+        let made = DisplayTarget::new(&self.base.ctx, layout, self.requested);
         let (target, report) = match made {
             Ok(made) => made,
             Err(e) if self.requested == Some(Mode::Interop) && e.is_unsupported_setup() => {
@@ -222,7 +204,7 @@ impl DisplayBackend {
             profiler,
             ..
         } = frame;
-        super::cuda::launch_pending_spin(&self.spin, &self.stream, &mut self.pending_spin)?;
+        self.base.launch_pending_spin()?;
         let Some(target) = self.target.as_mut() else {
             bail!("the display backend has no target (attach was not called)");
         };
@@ -235,7 +217,7 @@ impl DisplayBackend {
             );
         }
         let (w, h) = super::cuda::dims(size)?;
-        let (kernel, stream) = (&self.kernel, &self.stream);
+        let (kernel, stream) = (&self.base.kernel, &self.base.stream);
         let frame = target.frame(stream).context("beginning a display frame")?;
         let surface = frame.surface().context("the display frame's surface")?;
         watchdog::enter(watchdog::Stage::Kernel);
@@ -266,7 +248,8 @@ impl DisplayBackend {
     /// [`cuda_gl::Error::DeferredDrop`].
     pub fn finish(&mut self) -> Result<()> {
         watchdog::enter(watchdog::Stage::Finish);
-        self.stream
+        self.base
+            .stream
             .synchronize()
             .context("waiting for the CUDA stream")?;
         if let Some(target) = self.target.as_mut() {
@@ -274,7 +257,8 @@ impl DisplayBackend {
                 .flush()
                 .context("uploading the last presented frame (flush)")?;
         }
-        self.ctx
+        self.base
+            .ctx
             .check_drop_errors()
             .context("an earlier display frame's clean-up failed")?;
         Ok(())

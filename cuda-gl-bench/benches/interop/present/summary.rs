@@ -72,6 +72,29 @@ pub struct Summary {
     pub staged: Option<StagedLimits>,
 }
 
+impl Summary {
+    /// A frame of median `frame` µs against `limit` of median `limit_us`, a ratio that should
+    /// be at most `target_max`.
+    fn new(
+        frame: f64,
+        limit: &'static str,
+        limit_us: f64,
+        target_max: f64,
+        staged: Option<StagedLimits>,
+    ) -> Summary {
+        let ratio = frame / limit_us;
+        Summary {
+            us_per_frame: frame,
+            ratio,
+            limit,
+            limit_us,
+            target_max,
+            target_met: ratio <= target_max,
+            staged,
+        }
+    }
+}
+
 /// `present` of `benchmarks.json`: the setup's fields, then `interop` and `staged`, each by
 /// `<WxH>` (`interop` is absent when it was refused).
 #[derive(Debug, Clone, Serialize)]
@@ -102,16 +125,13 @@ fn median(cases: &[Case], role: Role, size: (u32, u32)) -> Option<f64> {
 fn interop_summary(cases: &[Case], size: (u32, u32)) -> Option<Summary> {
     let frame = median(cases, Role::Interop, size)?;
     let floor = median(cases, Role::Floor, size)?;
-    let ratio = frame / floor;
-    Some(Summary {
-        us_per_frame: frame,
-        ratio,
-        limit: "handoff floor",
-        limit_us: floor,
-        target_max: INTEROP_TARGET,
-        target_met: ratio <= INTEROP_TARGET,
-        staged: None,
-    })
+    Some(Summary::new(
+        frame,
+        "handoff floor",
+        floor,
+        INTEROP_TARGET,
+        None,
+    ))
 }
 
 /// A staged frame against its raw limits at `size`, the target's on the `applies` one.
@@ -125,15 +145,12 @@ fn staged_summary(cases: &[Case], size: (u32, u32), applies: &'static str) -> Op
     } else {
         ("max(DtoH, upload) (GL not NVIDIA's)", max)
     };
-    let ratio = frame / limit_us;
-    Some(Summary {
-        us_per_frame: frame,
-        ratio,
+    Some(Summary::new(
+        frame,
         limit,
         limit_us,
-        target_max: STAGED_TARGET,
-        target_met: ratio <= STAGED_TARGET,
-        staged: Some(StagedLimits {
+        STAGED_TARGET,
+        Some(StagedLimits {
             dtoh_us,
             upload_us,
             write_upload_us: median(cases, Role::WriteUpload, size),
@@ -149,7 +166,7 @@ fn staged_summary(cases: &[Case], size: (u32, u32), applies: &'static str) -> Op
             ratio_to_sum: frame / sum,
             limit_applies: applies,
         }),
-    })
+    ))
 }
 
 /// Sets the frame rows' ratios at `size` to their limits, as the summaries compute them.
