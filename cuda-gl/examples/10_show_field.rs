@@ -41,7 +41,11 @@ fn run(args: &common::Args) -> Result<Outcome> {
         .map_err(|e| unavailable(format!("no OpenGL: {e}")))?;
     if let Some(why) = gl.fallback_reason() {
         // Why, in one line: the target's report would only say to try what failed here.
-        let why = why.to_string().split_whitespace().collect::<Vec<_>>().join(" ");
+        let why = why
+            .to_string()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
         println!("no GL on CUDA device 0 ({why}); using {}", gl.renderer());
     }
     // The read-back below uses the `gl` crate, so this program loads it.

@@ -87,6 +87,9 @@
 //! channels instead, before the swizzle: a one-channel target reads back as (v, 0, 0, 1).
 
 mod colormap;
+#[cfg(feature = "egui")]
+#[cfg_attr(docsrs, doc(cfg(feature = "egui")))]
+pub mod egui;
 mod gl_buffer;
 mod image;
 mod interop;
