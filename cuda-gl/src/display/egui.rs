@@ -217,8 +217,8 @@ impl EguiImage {
 fn check_copy(fns: &GlFns) -> Result<()> {
     have(fns.copy_image_sub_data, "glCopyImageSubData")?;
     // A resolved address says nothing of the context: its version or extension does.
-    let supported = fns.version_string() >= (4, 3)
-        || fns.extensions().iter().any(|e| e == "GL_ARB_copy_image");
+    let supported =
+        fns.version_string() >= (4, 3) || fns.extensions().iter().any(|e| e == "GL_ARB_copy_image");
     if supported {
         Ok(())
     } else {
