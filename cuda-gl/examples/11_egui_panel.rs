@@ -21,7 +21,8 @@
 //! `--window-secs N` ends it after N seconds instead of after the frames.
 //!
 //! Run: `cargo run --release -p cuda-gl --example 11_egui_panel --features egl,egui`
-//! (`-- --screenshot 11.png` keeps the last egui texture, headless or not). Under Xvfb, see
+//! (`-- --screenshot 11.png` keeps the last screen painted headless, the last egui texture in a
+//! window). Under Xvfb, see
 //! example 09 (`XKB_CONFIG_ROOT`).
 
 #[path = "common/mod.rs"]
@@ -163,13 +164,19 @@ impl Panel {
         });
     }
 
-    /// Writes `--screenshot` and says what the run did; the target goes here, while its GL
+    /// Writes `--screenshot` (`shot`, the screen as painted, where there is one: else the last
+    /// egui texture read back) and says what the run did; the target goes here, while its GL
     /// context is current.
-    fn finish(self, args: &common::Args, how: &str) -> Result<String> {
-        let size = self.image.target().size();
+    fn finish(
+        self,
+        args: &common::Args,
+        how: &str,
+        shot: Option<((u32, u32), Vec<u8>)>,
+    ) -> Result<String> {
         let mode = self.image.target().mode();
-        // The texture reads back row 0 first, GL's bottom row: as the PNG writer wants it.
-        common::screenshot(args.screenshot.as_deref(), size, &self.last)?;
+        // Both read back bottom row first (GL's row 0), as the PNG writer wants them.
+        let (size, pixels) = shot.unwrap_or((self.image.target().size(), self.last));
+        common::screenshot(args.screenshot.as_deref(), size, &pixels)?;
         let ctx = self.image.target().context().clone();
         drop(self.image);
         ctx.check_drop_errors()?;
@@ -240,13 +247,11 @@ fn headless(args: &common::Args) -> Result<String> {
         }
         Ok::<_, anyhow::Error>(())
     })();
+    let shot = painted.and_then(|()| Ok((SCREEN, screen.read_rgba8()?)));
     // The painter deletes its textures, the egui image's among them: the adapter never does.
     painter.destroy();
-    painted?;
-    panel.finish(
-        args,
-        "painted by egui_glow into an offscreen framebuffer (headless EGL)",
-    )
+    let how = "painted by egui_glow into an offscreen framebuffer (headless EGL)";
+    panel.finish(args, how, Some(shot?))
 }
 
 /// The frames in an eframe window (glow renderer).
@@ -312,7 +317,7 @@ mod window {
         /// eframe's GL context is current.
         fn end(&mut self, ui: &egui::Ui, outcome: Result<()>) {
             let finished = self.panel.take().map(|panel| {
-                outcome.and_then(|()| panel.finish(&self.args, "in an eframe window (glow)"))
+                outcome.and_then(|()| panel.finish(&self.args, "in an eframe window (glow)", None))
             });
             if let Some(result) = finished {
                 self.outcome.borrow_mut().get_or_insert(result);
@@ -347,7 +352,7 @@ mod window {
 
         fn on_exit(&mut self, _gl: Option<&egui_glow::glow::Context>) {
             if let Some(panel) = self.panel.take() {
-                let result = panel.finish(&self.args, "in an eframe window (glow)");
+                let result = panel.finish(&self.args, "in an eframe window (glow)", None);
                 self.outcome.borrow_mut().get_or_insert(result);
             }
         }
