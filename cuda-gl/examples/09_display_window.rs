@@ -122,11 +122,7 @@ fn run(args: &Args) -> Result<Outcome> {
     } else {
         headless(args)
     };
-    match result.map_err(|e| e.downcast::<Mismatch>()) {
-        Ok(what) => Ok(Outcome::Ok(what)),
-        Err(Ok(mismatch)) => Ok(Outcome::Mismatch(mismatch.0)),
-        Err(Err(e)) => Err(e),
-    }
+    common::outcome_of(result)
 }
 
 /// The size to resize to once `drawn` frames of `frames` are drawn: the sizes of [`SIZES`]

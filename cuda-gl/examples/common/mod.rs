@@ -343,6 +343,16 @@ impl Gpu {
 #[derive(Debug)]
 pub struct Mismatch(pub String);
 
+/// The outcome of a run that ends at its first [`Mismatch`] (an error, to stop it there) and
+/// otherwise says what it did: the mismatch becomes [`Outcome::Mismatch`], other errors stay.
+pub fn outcome_of(run: Result<String>) -> Result<Outcome> {
+    match run.map_err(|e| e.downcast::<Mismatch>()) {
+        Ok(what) => Ok(Outcome::Ok(what)),
+        Err(Ok(mismatch)) => Ok(Outcome::Mismatch(mismatch.0)),
+        Err(Err(e)) => Err(e),
+    }
+}
+
 impl std::fmt::Display for Mismatch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)

@@ -131,6 +131,12 @@ impl DisplayTarget {
         TextureName(self.screen.texture_name())
     }
 
+    /// The GL context the target's objects are in.
+    #[cfg_attr(not(feature = "egui"), allow(dead_code))]
+    pub(super) fn owner(&self) -> GlOwner {
+        self.screen.owner()
+    }
+
     /// Width and height in pixels.
     pub fn size(&self) -> (u32, u32) {
         self.screen.layout().size()

@@ -21,8 +21,9 @@ macro_rules! gl_fns {
         /// The GL entry points cuda-gl calls.
         #[derive(Clone, Copy)]
         // The offscreen target's entry points (texture, framebuffer, read-back) are called with
-        // the `egl` feature only.
-        #[cfg_attr(not(feature = "egl"), allow(dead_code))]
+        // the `egl` feature only, `glCopyImageSubData` with `egui` only (every entry point is
+        // used with all features, which CI's clippy builds).
+        #[cfg_attr(not(all(feature = "egl", feature = "egui")), allow(dead_code))]
         pub(crate) struct GlFns {
             $(
                 #[doc = concat!("`", $name, "`.")]
@@ -136,6 +137,10 @@ gl_fns! {
         object_label: "glObjectLabel" = fn(u32, u32, i32, *const u8);
         tex_storage_2d: "glTexStorage2D" = fn(u32, i32, u32, i32, i32);
         get_object_label: "glGetObjectLabel" = fn(u32, u32, i32, *mut i32, *mut u8);
+        // A display target's texture copied into a texture an egui painter owns (display/egui.rs):
+        // OpenGL 4.3 or GL_ARB_copy_image.
+        copy_image_sub_data: "glCopyImageSubData" =
+            fn(u32, u32, i32, i32, i32, i32, u32, u32, i32, i32, i32, i32, i32, i32, i32);
         get_texture_parameteriv: "glGetTextureParameteriv" = fn(u32, u32, *mut i32);
         get_named_buffer_parameteri64v: "glGetNamedBufferParameteri64v" = fn(u32, u32, *mut i64);
         get_unsigned_bytei_v: "glGetUnsignedBytei_vEXT" = fn(u32, u32, *mut u8);

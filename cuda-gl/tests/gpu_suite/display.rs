@@ -16,7 +16,7 @@ const MODES: [Mode; 3] = [Mode::Interop, Mode::Staged, Mode::Stream];
 
 /// Fills the frame's pixels with `pattern(i, seed)` per pixel (RGBA8) with the test kernel,
 /// presents it and flushes; returns the texture's texels.
-fn draw_pattern(g: &Gpu, target: &mut DisplayTarget, seed: u32) -> Vec<u32> {
+pub(crate) fn draw_pattern(g: &Gpu, target: &mut DisplayTarget, seed: u32) -> Vec<u32> {
     let fill = g.kernels.function("fill_u32").unwrap();
     let (w, h) = target.size();
     let frame = target.frame(&g.stream).unwrap();

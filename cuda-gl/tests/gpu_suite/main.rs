@@ -36,6 +36,7 @@ mod display_colormap;
 mod display_names;
 mod display_present;
 mod egl_any_gl;
+mod egui;
 mod external;
 mod frames;
 mod gpu_interop;
