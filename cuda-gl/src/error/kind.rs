@@ -58,6 +58,8 @@ pub enum ErrorKind {
     DeferredDrop,
     /// `Error::Egl` (feature `egl`)
     Egl,
+    /// `Error::Wgpu` (feature `wgpu`)
+    Wgpu,
     /// [`Error::MissingGlExtension`]
     MissingGlExtension,
     /// [`Error::MissingGlFunction`]
@@ -217,6 +219,8 @@ impl Error {
             Error::DeferredDrop(_) => K::DeferredDrop,
             #[cfg(feature = "egl")]
             Error::Egl(_) => K::Egl,
+            #[cfg(feature = "wgpu")]
+            Error::Wgpu(_) => K::Wgpu,
             Error::MissingGlExtension { .. } => K::MissingGlExtension,
             Error::MissingGlFunction { .. } => K::MissingGlFunction,
             Error::GlCall { .. } => K::GlCall,
@@ -278,6 +282,8 @@ impl Error {
             }
             #[cfg(feature = "egl")]
             Error::Egl(e) => e.is_unsupported_setup(),
+            #[cfg(feature = "wgpu")]
+            Error::Wgpu(e) => e.is_unsupported_setup(),
             _ => false,
         }
     }

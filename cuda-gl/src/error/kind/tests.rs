@@ -353,6 +353,7 @@ fn the_stable_names_stay() {
         (ErrorKind::Compile, "compile"),
         (ErrorKind::DeferredDrop, "deferred_drop"),
         (ErrorKind::Egl, "egl"),
+        (ErrorKind::Wgpu, "wgpu"),
         (ErrorKind::MissingGlExtension, "missing_gl_extension"),
         (ErrorKind::MissingGlFunction, "missing_gl_function"),
         (ErrorKind::GlCall, "gl_call"),
