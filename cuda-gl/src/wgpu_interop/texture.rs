@@ -288,7 +288,8 @@ impl SharedTexture {
             // A leaked guard: its kernels may still run on a stream that is gone. Wait for the
             // whole context, then hand the image back as a finish would.
             log::warn!("cuda-gl: a CudaWrite was leaked; synchronizing its context to recover");
-            self.ctx.synchronize()?;
+            self.ctx.bind()?;
+            result::ctx::synchronize()?;
             self.give_back(std::ptr::null_mut())?;
         }
         let release = self.value + 1;
