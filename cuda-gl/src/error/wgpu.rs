@@ -134,3 +134,78 @@ impl WgpuError {
             || matches!(self, Self::Missing { missing, .. } if !missing.contains("not enabled"))
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// Every variant names the call and ends with what to do.
+    #[test]
+    fn each_error_names_its_call_and_says_what_to_do() {
+        let call = "cuda_gl::wgpu_interop::check_device";
+        let errors = [
+            WgpuError::NotVulkan {
+                call,
+                what: "device",
+                backend: "Gl".into(),
+            },
+            WgpuError::NoAdapter {
+                call,
+                cuda: "NVIDIA H200 (uuid)".into(),
+                seen: "none".into(),
+            },
+            WgpuError::OtherGpu {
+                call,
+                what: "adapter",
+                vulkan: "llvmpipe (uuid)".into(),
+                cuda: "NVIDIA H200 (uuid)".into(),
+            },
+            WgpuError::Missing {
+                call,
+                device: "NVIDIA H200".into(),
+                missing: "VK_KHR_external_semaphore_fd (not enabled)".into(),
+            },
+            WgpuError::NotExportable {
+                call,
+                what: "a timeline semaphore".into(),
+            },
+            WgpuError::TextureDestroyed { call },
+            WgpuError::Vulkan {
+                call,
+                result: "ERROR_OUT_OF_DEVICE_MEMORY (-2)".into(),
+                help: "free some memory",
+            },
+            WgpuError::OpenDevice {
+                call,
+                message: "features".into(),
+            },
+        ];
+        for e in errors {
+            let text = e.to_string();
+            assert!(text.starts_with(call), "{text}");
+            let help = text.split("\nhelp: ").nth(1).unwrap_or_default();
+            assert!(help.len() > 10, "no help line: {text}");
+        }
+    }
+
+    #[test]
+    fn only_what_the_machine_lacks_is_an_unsupported_setup() {
+        let missing = |what: &str| WgpuError::Missing {
+            call: "c",
+            device: "d".into(),
+            missing: what.into(),
+        };
+        assert!(
+            missing("VK_KHR_external_memory_fd (not offered by the driver)").is_unsupported_setup()
+        );
+        assert!(!missing("VK_KHR_external_memory_fd (not enabled)").is_unsupported_setup());
+        let other = WgpuError::OtherGpu {
+            call: "c",
+            what: "device",
+            vulkan: "v".into(),
+            cuda: "c".into(),
+        };
+        assert!(!other.is_unsupported_setup());
+    }
+}
