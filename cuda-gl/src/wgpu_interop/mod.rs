@@ -52,9 +52,13 @@
 //!    wgpu-hal adapter, with exactly the descriptor's features.
 //! 3. **`wgpu_hal::vulkan::Device::texture_from_raw` and `wgpu::Device::create_texture_from_hal`**:
 //!    the image was created on that device as the descriptors say (2D, one level and sample, the
-//!    format wgpu-hal maps the wgpu format to, usage `SAMPLED | TRANSFER_SRC | TRANSFER_DST`,
-//!    which wgpu-hal maps `RESOURCE | COPY_SRC | COPY_DST` to, no `MUTABLE_FORMAT`, no view
-//!    formats), with its memory bound; with a drop callback and `TextureMemory::External`,
+//!    format wgpu-hal maps the wgpu format to, usage `SAMPLED | TRANSFER_SRC | TRANSFER_DST |
+//!    STORAGE`, which wgpu-hal maps the hal descriptor's `RESOURCE | COPY_SRC | COPY_DST |
+//!    STORAGE_READ_WRITE` to, no `MUTABLE_FORMAT`, no view formats), with its memory bound. The
+//!    wgpu descriptor leaves storage out (wgpu never binds the texture as storage, and R8Unorm
+//!    storage would need an adapter feature): wgpu-hal creates every view with
+//!    `VkImageViewUsageCreateInfo` limited to the view's usage, so the extra image usage is
+//!    never used by wgpu; with a drop callback and `TextureMemory::External`,
 //!    wgpu-hal destroys neither, and the callback holds them until wgpu destroys the texture,
 //!    which wgpu does only once every submit that used it is done. The initial state
 //!    `UNINITIALIZED` is the image's real layout, `UNDEFINED`; textures from hal count as

@@ -176,16 +176,18 @@ impl SharedTexture {
             sample_count: 1,
             dimension: wgpu::TextureDimension::D2,
             format: format.wgpu(),
+            // Exactly the image's usage (`IMAGE_USAGE`), storage included.
             usage: wgpu::TextureUses::RESOURCE
                 | wgpu::TextureUses::COPY_SRC
-                | wgpu::TextureUses::COPY_DST,
+                | wgpu::TextureUses::COPY_DST
+                | wgpu::TextureUses::STORAGE_READ_WRITE,
             memory_flags: wgpu::hal::MemoryFlags::empty(),
             view_formats: Vec::new(),
         };
         let held = resources.clone();
         // SAFETY: SAFETY 3 of the module docs: the image was made on this device as `hal_desc`
         // says (2D, one level, one sample, the format wgpu-hal maps `format.wgpu()` to, the usage
-        // wgpu-hal maps `hal_desc.usage` to, no MUTABLE_FORMAT and no view formats); with a drop
+        // wgpu-hal maps `hal_desc.usage` to (a superset of what `wgpu_desc` asks for: storage), no MUTABLE_FORMAT and no view formats); with a drop
         // callback and `TextureMemory::External`, wgpu-hal destroys neither the image nor the
         // memory, which `held` keeps alive until the callback runs.
         let hal_texture = unsafe {

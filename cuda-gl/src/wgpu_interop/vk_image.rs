@@ -7,14 +7,17 @@ use super::vk_info::{DeviceFns, vk_error};
 use ash::vk;
 use std::os::fd::{FromRawFd, OwnedFd};
 
-/// The Vulkan usage of the image: sampled by wgpu, and a copy source and destination
-/// (`TextureUsages::TEXTURE_BINDING | COPY_SRC | COPY_DST`). No color-attachment or storage
-/// usage, which would let the driver compress the image in ways that CUDA's view (imported
-/// without `CUDA_ARRAY3D_COLOR_ATTACHMENT`) does not expect.
+/// The Vulkan usage of the image: sampled by wgpu, a copy source and destination
+/// (`TextureUsages::TEXTURE_BINDING | COPY_SRC | COPY_DST`), and storage, because CUDA maps it
+/// with `CUDA_ARRAY3D_SURFACE_LDST` for `surf2Dwrite`, which the CUDA programming guide pairs
+/// with `VK_IMAGE_USAGE_STORAGE_BIT` (wgpu-hal restricts each view's usage to what wgpu asks
+/// for, with `VkImageViewUsageCreateInfo`, so the extra usage never reaches wgpu). No
+/// color-attachment usage, which CUDA would have to be told of (`CUDA_ARRAY3D_COLOR_ATTACHMENT`).
 pub(super) const IMAGE_USAGE: vk::ImageUsageFlags = vk::ImageUsageFlags::from_raw(
     vk::ImageUsageFlags::SAMPLED.as_raw()
         | vk::ImageUsageFlags::TRANSFER_SRC.as_raw()
-        | vk::ImageUsageFlags::TRANSFER_DST.as_raw(),
+        | vk::ImageUsageFlags::TRANSFER_DST.as_raw()
+        | vk::ImageUsageFlags::STORAGE.as_raw(),
 );
 
 /// An image and its dedicated, exportable memory, destroyed together on drop (image first, then
