@@ -94,7 +94,7 @@ fn write_frame(s: &Setup, shared: &mut SharedTexture, seed: u32) {
     write.finish().unwrap();
 }
 
-/// wgpu copies `texture` (RGBA8) into a buffer, maps it and returns its texels, row by row.
+/// wgpu copies `texture` (4 bytes per texel) into a buffer, maps it and returns its texels, row by row.
 fn read_back(s: &Setup, texture: &wgpu::Texture) -> Vec<u32> {
     let (w, h) = (texture.width(), texture.height());
     let row = (w * 4).next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT);
@@ -187,6 +187,86 @@ fn every_texel_of_every_frame_reaches_wgpu() {
     s.ctx.check_drop_errors().unwrap();
 }
 
+/// How long the slow kernel spins before writing: far longer than wgpu needs to copy the
+/// texture, so a copy that wgpu did not order after it sees the previous frame.
+const SLOW_NS: u64 = 30_000_000;
+
+#[test]
+fn wgpu_waits_for_a_slow_kernel_on_the_gpu_and_the_cpu_does_not() {
+    let Some(s) = setup() else { return };
+    let (w, h) = (320u32, 180u32);
+    let mut shared = SharedTexture::new(
+        &s.ctx,
+        &s.device,
+        &s.queue,
+        (w, h),
+        SharedFormat::Rgba8Unorm,
+    )
+    .unwrap();
+    write_frame(&s, &mut shared, seed_of(0));
+    assert_eq!(
+        mismatches(&read_back(&s, shared.texture()), seed_of(0)).0,
+        0
+    );
+    let slow = s.kernels.function("surface_fill_rgba8_slow").unwrap();
+    for f in 1..4u32 {
+        let start = Instant::now();
+        let write = shared.write(&s.stream).unwrap();
+        // SAFETY: the kernel writes w x h RGBA8 texels through the surface, on the guard's
+        // stream; the grid (320 x 180 texels) fits on the GPU at once.
+        unsafe {
+            slow.launch(
+                LaunchConfig::for_image(w, h),
+                &s.stream,
+                (write.surface(), w as i32, h as i32, seed_of(f), SLOW_NS),
+            )
+            .unwrap();
+        }
+        write.finish().unwrap();
+        let handed = start.elapsed();
+        // wgpu's copy is submitted at once; only the GPU holds it back until the kernel is done.
+        let got = read_back(&s, shared.texture());
+        let read = start.elapsed();
+        println!("slow frame {f}: hand-off {handed:?} on the CPU, read back after {read:?}");
+        assert!(
+            handed < Duration::from_nanos(SLOW_NS / 2),
+            "write + finish waited for the kernel on the CPU ({handed:?})"
+        );
+        assert!(
+            read >= Duration::from_nanos(SLOW_NS),
+            "the copy finished before the kernel could have ({read:?})"
+        );
+        let (bad, first) = mismatches(&got, seed_of(f));
+        assert_eq!(
+            bad, 0,
+            "slow frame {f}: {bad} texels differ, first {first:x?}"
+        );
+    }
+}
+
+#[test]
+fn a_four_byte_float_texture_carries_the_kernels_bits() {
+    let Some(s) = setup() else { return };
+    // R32Float has 4 bytes per texel, as RGBA8: the RGBA8 kernel writes its bit patterns, and
+    // wgpu's copy (a byte copy) returns them unchanged.
+    let mut shared = SharedTexture::new(
+        &s.ctx,
+        &s.device,
+        &s.queue,
+        (257, 129),
+        SharedFormat::R32Float,
+    )
+    .unwrap();
+    for f in 0..3u32 {
+        write_frame(&s, &mut shared, seed_of(f));
+        let (bad, first) = mismatches(&read_back(&s, shared.texture()), seed_of(f));
+        assert_eq!(
+            bad, 0,
+            "R32Float frame {f}: {bad} texels differ, first {first:x?}"
+        );
+    }
+}
+
 #[test]
 fn frames_queued_back_to_back_end_with_the_last() {
     let Some(s) = setup() else { return };
@@ -213,6 +293,60 @@ fn frames_queued_back_to_back_end_with_the_last() {
     );
     assert_eq!(mismatches(&got, seed_of(99)).0, 0);
     assert_eq!(shared.timeline_value(), 200);
+}
+
+#[test]
+fn a_1080p_stream_of_frames_each_used_by_wgpu() {
+    let Some(s) = setup() else { return };
+    let (w, h) = (1920u32, 1080u32);
+    let mut shared = SharedTexture::new(
+        &s.ctx,
+        &s.device,
+        &s.queue,
+        (w, h),
+        SharedFormat::Rgba8Unorm,
+    )
+    .unwrap();
+    // wgpu's use of each frame: a copy into a texture of its own, as a pass sampling it would.
+    let copy = s.device.create_texture(&wgpu::TextureDescriptor {
+        label: Some("frame copy"),
+        size: shared.texture().size(),
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: wgpu::TextureFormat::Rgba8Unorm,
+        usage: wgpu::TextureUsages::COPY_DST | wgpu::TextureUsages::COPY_SRC,
+        view_formats: &[],
+    });
+    const FRAMES: u32 = 240;
+    let mut run = |first: u32| {
+        let start = Instant::now();
+        for f in first..first + FRAMES {
+            write_frame(&s, &mut shared, seed_of(f));
+            let mut encoder = s.device.create_command_encoder(&Default::default());
+            encoder.copy_texture_to_texture(
+                shared.texture().as_image_copy(),
+                copy.as_image_copy(),
+                shared.texture().size(),
+            );
+            s.queue.submit([encoder.finish()]);
+        }
+        let queued = start.elapsed();
+        s.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .expect("wgpu finishes");
+        let done = start.elapsed();
+        println!(
+            "1920x1080: {FRAMES} frames (kernel, hand-off, wgpu copy) in {done:?}: {:.0} us per \
+             frame ({:.0} us per frame queued on the CPU)",
+            done.as_secs_f64() * 1e6 / f64::from(FRAMES),
+            queued.as_secs_f64() * 1e6 / f64::from(FRAMES),
+        );
+    };
+    run(0); // warm-up
+    run(FRAMES);
+    let got = read_back(&s, &copy);
+    assert_eq!(mismatches(&got, seed_of(2 * FRAMES - 1)).0, 0);
 }
 
 #[test]
