@@ -158,6 +158,10 @@ pub mod cudarc_interop;
 #[cfg_attr(docsrs, doc(cfg(feature = "nvrtc")))]
 pub mod nvrtc;
 
+#[cfg(feature = "wgpu")]
+#[cfg_attr(docsrs, doc(cfg(feature = "wgpu")))]
+pub mod wgpu_interop;
+
 /// The cudarc crate that the `cudarc` feature builds against, re-exported so that its version
 /// always matches.
 #[cfg(feature = "cudarc")]

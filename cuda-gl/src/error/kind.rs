@@ -49,6 +49,9 @@ pub enum ErrorKind {
     /// An EGL call failed (`Error::Egl`, feature `egl`), other than for a missing or incomplete
     /// EGL.
     Egl,
+    /// A wgpu or Vulkan call of cuda-gl's wgpu interop failed (`Error::Wgpu`, feature `wgpu`),
+    /// other than for a setup that cannot do it (another GPU, a missing extension).
+    Wgpu,
     /// A wait for the GPU did not end within its limit ([`Error::Timeout`]).
     Timeout,
     /// A `Drop` failed earlier, and this reports it ([`Error::DeferredDrop`]).
@@ -141,6 +144,10 @@ impl Error {
             Error::Egl(e) if e.is_unsupported_setup() => K::UnsupportedSetup,
             #[cfg(feature = "egl")]
             Error::Egl(_) => K::Egl,
+            #[cfg(feature = "wgpu")]
+            Error::Wgpu(e) if e.is_unsupported_setup() => K::UnsupportedSetup,
+            #[cfg(feature = "wgpu")]
+            Error::Wgpu(_) => K::Wgpu,
             Error::Timeout { .. } => K::Timeout,
             Error::DeferredDrop(_) => K::DeferredDrop,
             Error::Internal { .. } => K::Internal,
@@ -167,7 +174,8 @@ impl Error {
     ///   [`Error::GlCheckUnavailable`];
     /// - a missing optional part: [`Error::NvrtcUnavailable`],
     ///   [`Error::ExternalMemoryUnsupported`], and `Error::Egl` when EGL is missing or
-    ///   incomplete (`egl::EglError::is_unsupported_setup`, feature `egl`).
+    ///   incomplete (`egl::EglError::is_unsupported_setup`, feature `egl`), and `Error::Wgpu`
+    ///   of an adapter that cannot share with CUDA (feature `wgpu`).
     ///
     /// `false` for everything else: refused arguments ([`Error::Usage`],
     /// [`Error::InvalidArgument`]), no GL context current ([`Error::NoGlContext`]), kernel faults

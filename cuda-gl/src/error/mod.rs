@@ -19,6 +19,8 @@ mod help;
 mod kind;
 mod label;
 mod usage;
+#[cfg(feature = "wgpu")]
+pub(crate) mod wgpu;
 
 pub use display::DisplayError;
 pub use help::gl_error_name;
@@ -339,6 +341,12 @@ pub enum Error {
     #[cfg_attr(docsrs, doc(cfg(feature = "egl")))]
     #[error(transparent)]
     Egl(#[from] egl::EglError),
+
+    /// The wgpu/Vulkan side of [`wgpu_interop`](crate::wgpu_interop) refused or failed.
+    #[cfg(feature = "wgpu")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "wgpu")))]
+    #[error(transparent)]
+    Wgpu(#[from] wgpu::WgpuError),
 
     /// The current OpenGL context does not offer an extension that this call needs, such as
     /// `GL_EXT_memory_object_fd` for [`external`](crate::external) memory.

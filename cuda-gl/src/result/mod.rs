@@ -60,6 +60,8 @@ pub(crate) mod array;
 pub(crate) mod ctx;
 pub(crate) mod device;
 pub(crate) mod error;
+#[cfg(feature = "wgpu")]
+pub(crate) mod external;
 pub(crate) mod graphics;
 pub(crate) mod mem;
 pub(crate) mod module;

@@ -49,3 +49,4 @@ mod soundness;
 mod state_machine;
 mod streaming;
 mod untrusted;
+mod wgpu_interop;

@@ -134,8 +134,8 @@ fn the_stable_names_stay() {
     let names: Vec<&str> = ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
     assert_eq!(
         names.join(" "),
-        "usage wrong_context context_lost unsupported_setup load driver compile gl egl timeout \
-         deferred_drop internal"
+        "usage wrong_context context_lost unsupported_setup load driver compile gl egl wgpu \
+         timeout deferred_drop internal"
     );
     assert_eq!(ErrorKind::UnsupportedSetup.as_str(), "unsupported_setup");
 }
@@ -320,10 +320,11 @@ fn kinds_follow_the_variant_and_the_code() {
         assert_eq!(err.kind(), *kind, "{err}");
     }
     let seen: HashSet<ErrorKind> = cases.iter().map(|(_, kind)| *kind).collect();
-    // `Egl` is seen only with the `egl` feature (its own test below).
+    // `Egl` and `Wgpu` are seen only with their features (`egl`'s own test below; wgpu's in
+    // error/wgpu.rs).
     let unseen: Vec<&ErrorKind> = ErrorKind::ALL
         .iter()
-        .filter(|k| !seen.contains(k) && **k != ErrorKind::Egl)
+        .filter(|k| !seen.contains(k) && !matches!(k, ErrorKind::Egl | ErrorKind::Wgpu))
         .collect();
     assert!(unseen.is_empty(), "kinds no error has: {unseen:?}");
 }

@@ -1,0 +1,211 @@
+//! Error type of the [`wgpu_interop`](crate::wgpu_interop) module (feature `wgpu`).
+//!
+//! It lives here, with [`Error`](super::Error), so that `Error::Wgpu` can hold a [`WgpuError`]
+//! without the error types depending on the `wgpu_interop` module (as `egl.rs` does for EGL);
+//! `cuda_gl::wgpu_interop` re-exports it.
+
+/// What the wgpu/Vulkan side of [`wgpu_interop`](crate::wgpu_interop) refused or failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum WgpuError {
+    /// The wgpu adapter or device does not run on wgpu's Vulkan backend.
+    #[error(
+        "{call}: the wgpu {what} runs on the {backend} backend, not Vulkan\nhelp: the GPU-side \
+         hand-off needs wgpu's Vulkan backend: create the instance with \
+         `wgpu::Backends::VULKAN` and open the device with \
+         `cuda_gl::wgpu_interop::open_device`"
+    )]
+    NotVulkan {
+        /// The call that refused it.
+        call: &'static str,
+        /// `adapter` or `device`.
+        what: &'static str,
+        /// The backend it runs on, e.g. `Gl`.
+        backend: String,
+    },
+
+    /// No Vulkan adapter of the wgpu instance is the CUDA device (compared by device UUID).
+    #[error(
+        "{call}: no Vulkan adapter is the CUDA device {cuda} (adapters seen: {seen})\nhelp: \
+         install NVIDIA's Vulkan driver (libnvidia-gl, its ICD file nvidia_icd.json), or point \
+         the Vulkan loader at it with VK_DRIVER_FILES=/path/to/nvidia_icd.json; with several \
+         GPUs, check that CUDA_VISIBLE_DEVICES does not hide it"
+    )]
+    NoAdapter {
+        /// The call that looked.
+        call: &'static str,
+        /// The CUDA device, by name and UUID.
+        cuda: String,
+        /// Each Vulkan adapter seen, by name and UUID (`none` when there was none).
+        seen: String,
+    },
+
+    /// The wgpu adapter or device is on another GPU than the CUDA context.
+    #[error(
+        "{call}: the wgpu {what} ({vulkan}) is another GPU than the CUDA context's ({cuda})\n\
+         help: open the wgpu device with `cuda_gl::wgpu_interop::open_device`, which picks the \
+         Vulkan adapter whose device UUID is the CUDA device's, or make the CUDA context on the \
+         adapter's GPU"
+    )]
+    OtherGpu {
+        /// The call that refused it.
+        call: &'static str,
+        /// `adapter` or `device`.
+        what: &'static str,
+        /// The Vulkan device, by name and UUID.
+        vulkan: String,
+        /// The CUDA device, by name and UUID.
+        cuda: String,
+    },
+
+    /// The Vulkan device lacks something the hand-off needs: an extension (not offered, or not
+    /// enabled on a device the application opened itself), Vulkan 1.2, or timeline semaphores.
+    #[error(
+        "{call}: the Vulkan device {device} lacks {missing}\nhelp: open the wgpu device with \
+         `cuda_gl::wgpu_interop::open_device`, which enables VK_KHR_external_memory_fd and \
+         VK_KHR_external_semaphore_fd; if the adapter does not offer them, use NVIDIA's Vulkan \
+         driver (Mesa's lavapipe has no VK_KHR_external_semaphore_fd)"
+    )]
+    Missing {
+        /// The call that refused it.
+        call: &'static str,
+        /// The Vulkan device, by name.
+        device: String,
+        /// What is missing, e.g. `VK_KHR_external_semaphore_fd (not enabled)`.
+        missing: String,
+    },
+
+    /// The Vulkan driver cannot export an image of this format, or a timeline semaphore, as an
+    /// `OPAQUE_FD`.
+    #[error(
+        "{call}: the Vulkan driver cannot export {what} as an OPAQUE_FD\nhelp: use another \
+         format (RGBA8 is exportable on NVIDIA's driver), or a driver that supports external \
+         memory and semaphores (NVIDIA's)"
+    )]
+    NotExportable {
+        /// The call that said so.
+        call: &'static str,
+        /// What, e.g. `an R8G8B8A8_UNORM optimal-tiling image`.
+        what: String,
+    },
+
+    /// The shared texture was destroyed through wgpu (`wgpu::Texture::destroy` on a clone of
+    /// it), so wgpu refuses every use of it.
+    #[error(
+        "{call}: the shared texture was destroyed with wgpu::Texture::destroy\nhelp: drop the \
+         SharedTexture instead of destroying its wgpu texture, and make a new one"
+    )]
+    TextureDestroyed {
+        /// The call that found it.
+        call: &'static str,
+    },
+
+    /// A Vulkan call failed.
+    #[error("{call} failed: {result}\nhelp: {help}")]
+    Vulkan {
+        /// The Vulkan call, e.g. `vkAllocateMemory`.
+        call: &'static str,
+        /// Its result code, e.g. `ERROR_OUT_OF_DEVICE_MEMORY`.
+        result: String,
+        /// What to do about it.
+        help: &'static str,
+    },
+
+    /// wgpu refused to open the device (`Adapter::create_device_from_hal` or wgpu-hal's
+    /// device creation).
+    #[error(
+        "{call} failed: {message}\nhelp: ask for features and limits that the adapter offers \
+         (`adapter.features()`, `adapter.limits()`)"
+    )]
+    OpenDevice {
+        /// The call, e.g. `wgpu_hal::vulkan::Adapter::open_with_callback`.
+        call: &'static str,
+        /// wgpu's message.
+        message: String,
+    },
+}
+
+impl WgpuError {
+    /// Whether the error says that this machine cannot do it (no Vulkan adapter on the CUDA
+    /// GPU, a missing extension or export), rather than a bug of the program: see
+    /// [`Error::is_unsupported_setup`](super::Error::is_unsupported_setup).
+    pub fn is_unsupported_setup(&self) -> bool {
+        matches!(self, Self::NoAdapter { .. } | Self::NotExportable { .. })
+            || matches!(self, Self::Missing { missing, .. } if !missing.contains("not enabled"))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// Every variant names the call and ends with what to do.
+    #[test]
+    fn each_error_names_its_call_and_says_what_to_do() {
+        let call = "cuda_gl::wgpu_interop::check_device";
+        let errors = [
+            WgpuError::NotVulkan {
+                call,
+                what: "device",
+                backend: "Gl".into(),
+            },
+            WgpuError::NoAdapter {
+                call,
+                cuda: "NVIDIA H200 (uuid)".into(),
+                seen: "none".into(),
+            },
+            WgpuError::OtherGpu {
+                call,
+                what: "adapter",
+                vulkan: "llvmpipe (uuid)".into(),
+                cuda: "NVIDIA H200 (uuid)".into(),
+            },
+            WgpuError::Missing {
+                call,
+                device: "NVIDIA H200".into(),
+                missing: "VK_KHR_external_semaphore_fd (not enabled)".into(),
+            },
+            WgpuError::NotExportable {
+                call,
+                what: "a timeline semaphore".into(),
+            },
+            WgpuError::TextureDestroyed { call },
+            WgpuError::Vulkan {
+                call,
+                result: "ERROR_OUT_OF_DEVICE_MEMORY (-2)".into(),
+                help: "free some memory",
+            },
+            WgpuError::OpenDevice {
+                call,
+                message: "features".into(),
+            },
+        ];
+        for e in errors {
+            let text = e.to_string();
+            assert!(text.starts_with(call), "{text}");
+            let help = text.split("\nhelp: ").nth(1).unwrap_or_default();
+            assert!(help.len() > 10, "no help line: {text}");
+        }
+    }
+
+    #[test]
+    fn only_what_the_machine_lacks_is_an_unsupported_setup() {
+        let missing = |what: &str| WgpuError::Missing {
+            call: "c",
+            device: "d".into(),
+            missing: what.into(),
+        };
+        assert!(
+            missing("VK_KHR_external_memory_fd (not offered by the driver)").is_unsupported_setup()
+        );
+        assert!(!missing("VK_KHR_external_memory_fd (not enabled)").is_unsupported_setup());
+        let other = WgpuError::OtherGpu {
+            call: "c",
+            what: "device",
+            vulkan: "v".into(),
+            cuda: "c".into(),
+        };
+        assert!(!other.is_unsupported_setup());
+    }
+}

@@ -1,0 +1,151 @@
+//! The external resource calls of the result layer: memory and semaphores that another API
+//! (Vulkan) allocated and exported as POSIX file descriptors, imported into CUDA.
+
+use super::*;
+use std::os::fd::{IntoRawFd, OwnedFd};
+
+/// `cuImportExternalMemory` of an `OPAQUE_FD` export of `size` bytes; `dedicated` when the
+/// memory is a dedicated allocation of one image or buffer (`CUDA_EXTERNAL_MEMORY_DEDICATED`).
+///
+/// The driver takes the descriptor on success; on failure it is closed here (the `OwnedFd`
+/// drops), so it never leaks and is never closed twice.
+///
+/// # Safety
+/// 1. `fd` was exported from memory of at least `size` bytes, with `dedicated` matching how it
+///    was allocated; a context is current.
+pub(crate) unsafe fn import_memory_fd(
+    fd: OwnedFd,
+    size: u64,
+    dedicated: bool,
+) -> Result<sys::CUexternalMemory> {
+    let mut desc = sys::CUDA_EXTERNAL_MEMORY_HANDLE_DESC {
+        type_: sys::CUexternalMemoryHandleType::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD,
+        size,
+        flags: if dedicated {
+            sys::CUDA_EXTERNAL_MEMORY_DEDICATED
+        } else {
+            0
+        },
+        ..Default::default()
+    };
+    desc.handle.fd = std::os::fd::AsRawFd::as_raw_fd(&fd);
+    let mut out = std::ptr::null_mut();
+    // SAFETY: (1); `desc` is a complete descriptor and `out` a valid out-pointer.
+    unsafe { drv!(cuImportExternalMemory(&mut out, &desc)) }?;
+    // Success: the driver owns the descriptor now (CUDA driver API reference, "Ownership of the
+    // file descriptor is transferred to the CUDA driver when the handle is imported
+    // successfully"), so it must not be closed here.
+    let _ = fd.into_raw_fd();
+    Ok(out)
+}
+
+/// `cuExternalMemoryGetMappedMipmappedArray` at offset 0, described by `array` with `levels`
+/// mip levels. The array is freed with [`mipmapped_array_destroy`].
+///
+/// # Safety
+/// 1. `mem` is live; `array` and `levels` describe the image the memory holds (the driver
+///    checks the size, not the layout).
+pub(crate) unsafe fn mapped_mipmapped_array(
+    mem: sys::CUexternalMemory,
+    array: sys::CUDA_ARRAY3D_DESCRIPTOR,
+    levels: c_uint,
+) -> Result<sys::CUmipmappedArray> {
+    let desc = sys::CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC {
+        offset: 0,
+        arrayDesc: array,
+        numLevels: levels,
+        ..Default::default()
+    };
+    let mut out = std::ptr::null_mut();
+    // SAFETY: (1); `desc` outlives the call; `out` is a valid out-pointer.
+    unsafe {
+        drv!(cuExternalMemoryGetMappedMipmappedArray(
+            &mut out, mem, &desc
+        ))
+    }
+    .map(|()| out)
+}
+
+/// `cuMipmappedArrayDestroy`.
+///
+/// # Safety
+/// 1. `m` came from [`mapped_mipmapped_array`], is destroyed once, and no pending work, surface
+///    or texture object uses it (or one of its levels) after this call.
+pub(crate) unsafe fn mipmapped_array_destroy(m: sys::CUmipmappedArray) -> Result<()> {
+    // SAFETY: (1).
+    unsafe { drv!(cuMipmappedArrayDestroy(m)) }
+}
+
+/// `cuDestroyExternalMemory`.
+///
+/// # Safety
+/// 1. `mem` came from [`import_memory_fd`], is destroyed once, and every array mapped from it
+///    was destroyed first ("must be explicitly freed", CUDA driver API reference).
+pub(crate) unsafe fn destroy_memory(mem: sys::CUexternalMemory) -> Result<()> {
+    // SAFETY: (1).
+    unsafe { drv!(cuDestroyExternalMemory(mem)) }
+}
+
+/// `cuImportExternalSemaphore` of a timeline semaphore exported as an `OPAQUE_FD`
+/// (`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD`). As with memory, the driver takes
+/// the descriptor on success and it is closed here on failure.
+///
+/// # Safety
+/// 1. `fd` was exported from a timeline semaphore; a context is current.
+pub(crate) unsafe fn import_timeline_semaphore_fd(fd: OwnedFd) -> Result<sys::CUexternalSemaphore> {
+    let mut desc = sys::CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC {
+        type_: sys::CUexternalSemaphoreHandleType::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD,
+        ..Default::default()
+    };
+    desc.handle.fd = std::os::fd::AsRawFd::as_raw_fd(&fd);
+    let mut out = std::ptr::null_mut();
+    // SAFETY: (1); `desc` is complete and `out` a valid out-pointer.
+    unsafe { drv!(cuImportExternalSemaphore(&mut out, &desc)) }?;
+    // Success: the driver owns the descriptor (see `import_memory_fd`).
+    let _ = fd.into_raw_fd();
+    Ok(out)
+}
+
+/// `cuSignalExternalSemaphoresAsync`: sets timeline semaphore `sem` to `value` once the work
+/// queued on `s` before it is done.
+///
+/// # Safety
+/// 1. `sem` came from [`import_timeline_semaphore_fd`] and stays live until the signal has run;
+///    `s` is a live stream of the current context.
+pub(crate) unsafe fn signal_semaphore(
+    sem: sys::CUexternalSemaphore,
+    value: u64,
+    s: sys::CUstream,
+) -> Result<()> {
+    let mut params = sys::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS::default();
+    params.params.fence.value = value;
+    // SAFETY: (1); one semaphore and one parameter block, both outliving the call.
+    unsafe { drv!(cuSignalExternalSemaphoresAsync(&sem, &params, 1, s)) }
+}
+
+/// `cuWaitExternalSemaphoresAsync`: work queued on `s` after it waits until timeline semaphore
+/// `sem` reaches `value`.
+///
+/// # Safety
+/// 1. As [`signal_semaphore`] (1); some queued or later signal reaches `value`, or the stream
+///    waits forever.
+pub(crate) unsafe fn wait_semaphore(
+    sem: sys::CUexternalSemaphore,
+    value: u64,
+    s: sys::CUstream,
+) -> Result<()> {
+    let mut params = sys::CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS::default();
+    params.params.fence.value = value;
+    // SAFETY: (1); one semaphore and one parameter block, both outliving the call.
+    unsafe { drv!(cuWaitExternalSemaphoresAsync(&sem, &params, 1, s)) }
+}
+
+/// `cuDestroyExternalSemaphore`.
+///
+/// # Safety
+/// 1. `sem` came from [`import_timeline_semaphore_fd`], is destroyed once, and no pending work
+///    waits on or signals it.
+pub(crate) unsafe fn destroy_semaphore(sem: sys::CUexternalSemaphore) -> Result<()> {
+    // SAFETY: (1).
+    unsafe { drv!(cuDestroyExternalSemaphore(sem)) }
+}

@@ -1,0 +1,282 @@
+//! The wgpu device on the CUDA GPU: [`open_device`] picks the Vulkan adapter whose device UUID is
+//! the CUDA device's and opens it with the extensions the hand-off needs; [`check_device`]
+//! checks a device that the application opened itself.
+
+use super::vk_info::{self, DEVICE_EXTENSIONS, PhysicalInfo};
+use super::{Vulkan, WgpuError};
+use crate::context::Context;
+use crate::error::Result;
+use crate::result;
+use ash::vk;
+
+/// The CUDA device of `ctx`: its label (name and UUID) and UUID.
+fn cuda_identity(ctx: &Context) -> Result<(String, [u8; 16])> {
+    let device = ctx.device();
+    let uuid = result::device::uuid(device.raw())?;
+    let name = device.name().unwrap_or_else(|_| "CUDA device".into());
+    Ok((format!("{name} ({})", vk_info::uuid_string(&uuid)), uuid))
+}
+
+/// What both the adapter and the device checks ask of a physical device: the CUDA GPU, Vulkan
+/// 1.2, timeline semaphores that export as `OPAQUE_FD`.
+///
+/// # Safety
+/// 1. `phd` is a physical device of `instance`, whose API version is `instance_api`.
+unsafe fn check_physical(
+    call: &'static str,
+    what: &'static str,
+    instance: &ash::Instance,
+    instance_api: u32,
+    phd: vk::PhysicalDevice,
+    cuda: &(String, [u8; 16]),
+) -> Result<PhysicalInfo, WgpuError> {
+    // SAFETY: (1).
+    let info = unsafe { vk_info::physical_info(instance, instance_api, phd) }?;
+    if info.uuid != cuda.1 {
+        return Err(WgpuError::OtherGpu {
+            call,
+            what,
+            vulkan: info.label(),
+            cuda: cuda.0.clone(),
+        });
+    }
+    let missing = |missing: String| WgpuError::Missing {
+        call,
+        device: info.name.clone(),
+        missing,
+    };
+    if info.api_version < vk::API_VERSION_1_2 {
+        return Err(missing(format!(
+            "Vulkan 1.2 (it offers {})",
+            vk_info::version_string(info.api_version)
+        )));
+    }
+    // SAFETY: (1); the device is Vulkan 1.2 (checked above).
+    if !unsafe { vk_info::supports_timeline(instance, phd) } {
+        return Err(missing("timeline semaphores".into()));
+    }
+    // SAFETY: as above.
+    if !unsafe { vk_info::timeline_exportable(instance, phd) } {
+        return Err(WgpuError::NotExportable {
+            call,
+            what: "a timeline semaphore".into(),
+        });
+    }
+    Ok(info)
+}
+
+/// Checks that `adapter` can share frames with CUDA context `ctx`: a Vulkan adapter of wgpu, on
+/// the same GPU (device UUID), Vulkan 1.2 with timeline semaphores that export as file
+/// descriptors, offering `VK_KHR_external_memory_fd` and `VK_KHR_external_semaphore_fd`.
+///
+/// # Errors
+/// [`WgpuError::NotVulkan`], [`WgpuError::OtherGpu`], [`WgpuError::Missing`] or
+/// [`WgpuError::NotExportable`] (as `Error::Wgpu`); the driver's error from `cuDeviceGetUuid`.
+pub fn check_adapter(adapter: &wgpu::Adapter, ctx: &Context) -> Result<()> {
+    let cuda = cuda_identity(ctx)?;
+    check_adapter_for(adapter, &cuda).map(drop)
+}
+
+fn check_adapter_for(adapter: &wgpu::Adapter, cuda: &(String, [u8; 16])) -> Result<PhysicalInfo> {
+    const CALL: &str = "cuda_gl::wgpu_interop::check_adapter";
+    // SAFETY: the guard is only read (no handle is destroyed through it) and dropped here.
+    let Some(hal) = (unsafe { adapter.as_hal::<Vulkan>() }) else {
+        return Err(WgpuError::NotVulkan {
+            call: CALL,
+            what: "adapter",
+            backend: format!("{:?}", adapter.get_info().backend),
+        }
+        .into());
+    };
+    let shared = hal.shared_instance();
+    // SAFETY: wgpu-hal's adapter holds a physical device of its own instance, whose API version
+    // it reports.
+    let info = unsafe {
+        check_physical(
+            CALL,
+            "adapter",
+            shared.raw_instance(),
+            shared.instance_api_version(),
+            hal.raw_physical_device(),
+            cuda,
+        )
+    }?;
+    let caps = hal.physical_device_capabilities();
+    for ext in DEVICE_EXTENSIONS {
+        if !caps.supports_extension(ext) {
+            return Err(WgpuError::Missing {
+                call: CALL,
+                device: info.name.clone(),
+                missing: format!("{} (not offered by the driver)", ext.to_string_lossy()),
+            }
+            .into());
+        }
+    }
+    Ok(info)
+}
+
+/// Checks that `device` can share frames with CUDA context `ctx`: what [`check_adapter`] checks,
+/// and that `VK_KHR_external_memory_fd` and `VK_KHR_external_semaphore_fd` are enabled on it
+/// (which a device from [`open_device`] has; `Adapter::request_device` enables neither).
+///
+/// # Errors
+/// As [`check_adapter`]; [`WgpuError::Missing`] says `(not enabled)` for an extension the
+/// adapter offers but the device was opened without.
+pub fn check_device(device: &wgpu::Device, ctx: &Context) -> Result<()> {
+    const CALL: &str = "cuda_gl::wgpu_interop::check_device";
+    let cuda = cuda_identity(ctx)?;
+    // SAFETY: the guard is only read and dropped here.
+    let Some(hal) = (unsafe { device.as_hal::<Vulkan>() }) else {
+        return Err(WgpuError::NotVulkan {
+            call: CALL,
+            what: "device",
+            backend: format!("{:?}", device.adapter_info().backend),
+        }
+        .into());
+    };
+    let shared = hal.shared_instance();
+    // SAFETY: wgpu-hal's device was opened on this physical device of its own instance.
+    let info = unsafe {
+        check_physical(
+            CALL,
+            "device",
+            shared.raw_instance(),
+            shared.instance_api_version(),
+            hal.raw_physical_device(),
+            &cuda,
+        )
+    }?;
+    let enabled = hal.enabled_device_extensions();
+    for ext in DEVICE_EXTENSIONS {
+        if !enabled.contains(&ext) {
+            return Err(WgpuError::Missing {
+                call: CALL,
+                device: info.name.clone(),
+                missing: format!("{} (not enabled)", ext.to_string_lossy()),
+            }
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// The value of a future that is ready on its first poll, as wgpu's native futures are.
+fn ready<F: std::future::Future>(f: F) -> Option<F::Output> {
+    let mut f = std::pin::pin!(f);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match f.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(v) => Some(v),
+        std::task::Poll::Pending => None,
+    }
+}
+
+/// Opens a wgpu device on the GPU of CUDA context `ctx`, ready for
+/// [`SharedTexture`](super::SharedTexture): the Vulkan adapter of `instance` whose device UUID is
+/// the CUDA device's, opened through wgpu-hal with `VK_KHR_external_memory_fd` and
+/// `VK_KHR_external_semaphore_fd` added to what `desc` asks for (timeline semaphores are Vulkan
+/// 1.2 core, and wgpu enables them wherever they are supported). Returns the adapter, the device
+/// and its queue, as `Adapter::request_device` does.
+///
+/// `instance` must have the Vulkan backend (`wgpu::Backends::VULKAN`).
+///
+/// # Errors
+/// - [`WgpuError::NoAdapter`] when no Vulkan adapter is the CUDA device;
+/// - what [`check_adapter`] refuses;
+/// - [`WgpuError::OpenDevice`] when `desc` asks for features or limits the adapter lacks, or
+///   wgpu-hal or wgpu fails to open the device;
+/// - the driver's error from `cuDeviceGetUuid`.
+pub fn open_device(
+    instance: &wgpu::Instance,
+    ctx: &Context,
+    desc: &wgpu::DeviceDescriptor<'_>,
+) -> Result<(wgpu::Adapter, wgpu::Device, wgpu::Queue)> {
+    const CALL: &str = "cuda_gl::wgpu_interop::open_device";
+    let cuda = cuda_identity(ctx)?;
+    let adapters = ready(instance.enumerate_adapters(wgpu::Backends::VULKAN)).unwrap_or_default();
+    let mut seen = Vec::new();
+    let mut chosen = None;
+    for adapter in adapters {
+        match check_adapter_for(&adapter, &cuda) {
+            Err(crate::Error::Wgpu(WgpuError::OtherGpu { vulkan, .. })) => seen.push(vulkan),
+            Err(e) => return Err(e),
+            Ok(_) => {
+                chosen = Some(adapter);
+                break;
+            }
+        }
+    }
+    let Some(adapter) = chosen else {
+        return Err(WgpuError::NoAdapter {
+            call: CALL,
+            cuda: cuda.0,
+            seen: if seen.is_empty() {
+                "none".into()
+            } else {
+                seen.join(", ")
+            },
+        }
+        .into());
+    };
+    let open_error = |message: String| WgpuError::OpenDevice {
+        call: "wgpu_hal::vulkan::Adapter::open_with_callback",
+        message,
+    };
+    if !adapter.features().contains(desc.required_features) {
+        return Err(open_error(format!(
+            "the adapter lacks features {:?}",
+            desc.required_features - adapter.features()
+        ))
+        .into());
+    }
+    if !desc.required_limits.check_limits(&adapter.limits()) {
+        return Err(open_error("the adapter does not offer the limits asked for".into()).into());
+    }
+    let open = {
+        // SAFETY: only used to open a device, and dropped before the adapter is used again.
+        let Some(hal) = (unsafe { adapter.as_hal::<Vulkan>() }) else {
+            return Err(open_error("the adapter is not Vulkan".into()).into());
+        };
+        let add_extensions = |args: wgpu::hal::vulkan::CreateDeviceCallbackArgs<'_, '_, '_>| {
+            for ext in DEVICE_EXTENSIONS {
+                if !args.extensions.contains(&ext) {
+                    args.extensions.push(ext);
+                }
+            }
+        };
+        // SAFETY: `open_with_callback`'s contract (SAFETY 1 in the module docs): the features
+        // and limits are the adapter's (checked above); the callback only adds extensions that
+        // the adapter offers (checked by `check_adapter_for`), and removes or changes nothing.
+        unsafe {
+            hal.open_with_callback(
+                desc.required_features,
+                &desc.required_limits,
+                &desc.memory_hints,
+                Some(Box::new(add_extensions)),
+            )
+        }
+        .map_err(|e| open_error(e.to_string()))?
+    };
+    // SAFETY: `create_device_from_hal`'s contract (SAFETY 2): the device was opened from this
+    // adapter's own wgpu-hal adapter, with exactly `desc.required_features`.
+    let (device, queue) =
+        unsafe { adapter.create_device_from_hal::<Vulkan>(open, desc) }.map_err(|e| {
+            WgpuError::OpenDevice {
+                call: "wgpu::Adapter::create_device_from_hal",
+                message: e.to_string(),
+            }
+        })?;
+    check_device(&device, ctx)?;
+    Ok((adapter, device, queue))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ready_future_is_read_and_a_pending_one_is_not() {
+        assert_eq!(ready(std::future::ready(7)), Some(7));
+        assert_eq!(ready(std::future::pending::<u8>()), None);
+    }
+}

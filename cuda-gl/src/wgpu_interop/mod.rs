@@ -1,0 +1,106 @@
+//! CUDA frames into a `wgpu::Texture` on wgpu's Vulkan backend, handed over on the GPU (feature
+//! `wgpu`, Linux).
+//!
+//! - [`open_device`]: opens a wgpu device on the Vulkan adapter whose device UUID is the CUDA
+//!   device's, with `VK_KHR_external_memory_fd` and `VK_KHR_external_semaphore_fd` enabled
+//!   (through wgpu-hal's `open_with_callback`); [`check_device`] and [`check_adapter`] check a
+//!   device or adapter that the application made itself, and say what is wrong.
+//! - [`SharedTexture`]: a Vulkan image on a dedicated allocation of exportable memory, wrapped
+//!   as a `wgpu::Texture` and imported into CUDA as an array with a surface object, with one
+//!   timeline semaphore shared by both: CUDA waits for wgpu's last use, a kernel writes, CUDA
+//!   signals; wgpu's next submit waits for that signal. No host copy and no CPU wait per frame.
+//!
+//! ```no_run
+//! use cuda_gl::wgpu_interop::{SharedFormat, SharedTexture, open_device};
+//! use cuda_gl::{Context, Device, LaunchConfig, Module, Stream, StreamFlags};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let ptx = String::new();
+//! let ctx = Context::new(&Device::get(0)?)?;
+//! let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+//!     backends: wgpu::Backends::VULKAN,
+//!     ..wgpu::InstanceDescriptor::new_without_display_handle()
+//! });
+//! let (_adapter, device, queue) = open_device(&instance, &ctx, &Default::default())?;
+//! let stream = Stream::new(&ctx, StreamFlags::NonBlocking)?;
+//! let module = Module::from_ptx(&ctx, &ptx)?;
+//! let fill = module.function("surface_fill_rgba8")?; // (surface, int w, int h, unsigned seed)
+//! let mut shared = SharedTexture::new(&ctx, &device, &queue, (1920, 1080), SharedFormat::Rgba8Unorm)?;
+//! for frame in 0..600u32 {
+//!     let write = shared.write(&stream)?; // after wgpu's uses so far, on the GPU
+//!     // SAFETY: the kernel writes 1920 x 1080 RGBA8 texels through the surface, on `stream`.
+//!     unsafe {
+//!         fill.launch(LaunchConfig::for_image(1920, 1080), &stream, (write.surface(), 1920i32, 1080i32, frame))?;
+//!     }
+//!     write.finish()?; // wgpu's next submit waits for the kernel, on the GPU
+//!     // ... sample `shared.texture()` in a render pass, submit, present ...
+//! }
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Contracts relied on
+//!
+//! Each `unsafe` block names the one it rests on.
+//!
+//! 1. **`wgpu_hal::vulkan::Adapter::open_with_callback`**: the features and limits passed are
+//!    the adapter's (checked against `Adapter::features`/`limits` first); the callback only adds
+//!    extensions the physical device offers (checked) to `args.extensions` (not to the create
+//!    info, which wgpu-hal overwrites) and removes or turns off nothing. wgpu-hal 30 enables
+//!    `timelineSemaphore` whenever the device supports it, which the checks require.
+//! 2. **`wgpu::Adapter::create_device_from_hal`**: the device was opened from this adapter's own
+//!    wgpu-hal adapter, with exactly the descriptor's features.
+//! 3. **`wgpu_hal::vulkan::Device::texture_from_raw` and `wgpu::Device::create_texture_from_hal`**:
+//!    the image was created on that device as the descriptors say (2D, one level and sample, the
+//!    format wgpu-hal maps the wgpu format to, usage `SAMPLED | TRANSFER_SRC | TRANSFER_DST |
+//!    STORAGE`, which wgpu-hal maps the hal descriptor's `RESOURCE | COPY_SRC | COPY_DST |
+//!    STORAGE_READ_WRITE` to, no `MUTABLE_FORMAT`, no view formats), with its memory bound. The
+//!    wgpu descriptor leaves storage out (wgpu never binds the texture as storage, and R8Unorm
+//!    storage would need an adapter feature): wgpu-hal creates every view with
+//!    `VkImageViewUsageCreateInfo` limited to the view's usage, so the extra image usage is
+//!    never used by wgpu; with a drop callback and `TextureMemory::External`,
+//!    wgpu-hal destroys neither, and the callback holds them until wgpu destroys the texture,
+//!    which wgpu does only once every submit that used it is done. The initial state
+//!    `UNINITIALIZED` is the image's real layout, `UNDEFINED`; textures from hal count as
+//!    initialized, so wgpu never clears CUDA's texels.
+//! 4. **`wgpu::CommandEncoder::as_hal_mut`**: the raw command buffer is only recorded into (never
+//!    ended or destroyed), and the encoder is used for nothing else (wgpu 30 forbids mixing the
+//!    raw and wgpu encoding APIs on one encoder: the barriers get encoders of their own).
+//! 5. **Submission order** (Vulkan spec, "Semaphore Signaling" and "Semaphore Waiting"): a
+//!    signal's first scope covers every command earlier in submission order on the queue, and a
+//!    wait's second scope every command later; `Queue::add_signal_semaphore` and
+//!    `add_wait_semaphore` apply to the queue's next submit, internal ones included, and wgpu 30
+//!    submits to the hal queue even for `Queue::submit([])`. Every submit carrying raw barriers
+//!    also carries a `transition_resources` of the texture, so wgpu counts it as a use and
+//!    destroys the texture only after it.
+//! 6. **Layouts and ownership**: see the hand-off's notes (wgpu records no transfer from
+//!    `VK_QUEUE_FAMILY_EXTERNAL`; cuda-gl records the release and the acquire itself, and the
+//!    layout wgpu-hal 30 gives `TextureUses::RESOURCE` is `SHADER_READ_ONLY_OPTIMAL`).
+//! 7. **External memory and semaphores**: a successful `cuImportExternalMemory` or
+//!    `cuImportExternalSemaphore` takes the file descriptor (closed by cuda-gl on failure);
+//!    CUDA's surface, array and import are destroyed before Vulkan frees the memory, and CUDA's
+//!    semaphore before Vulkan's (one struct, field order).
+//!
+//! # Lifetimes, whatever is dropped first
+//! The [`SharedTexture`] holds clones of the wgpu device and queue; its CUDA and Vulkan objects
+//! are shared between it and the drop callback of wgpu's texture, and released by whichever lets
+//! go last: by then wgpu is done with every submit that used them, and CUDA with every write
+//! (each was waited for by an acquire; a leaked [`CudaWrite`] is recovered by synchronizing the
+//! CUDA context). Dropping the application's `wgpu::Device` or `Queue` first changes nothing.
+
+mod cuda_image;
+mod device;
+mod format;
+mod handoff;
+mod texture;
+mod timeline;
+mod vk_image;
+mod vk_info;
+
+pub use crate::error::wgpu::WgpuError;
+pub use device::{check_adapter, check_device, open_device};
+pub use format::SharedFormat;
+pub use texture::{CudaWrite, SharedTexture};
+
+/// wgpu-hal's Vulkan backend.
+type Vulkan = wgpu::hal::api::Vulkan;

@@ -1,0 +1,462 @@
+//! CUDA frames into a `wgpu::Texture` on wgpu's Vulkan backend (`cuda_gl::wgpu_interop`): a test
+//! kernel writes every texel through the shared texture, wgpu copies the texture into a buffer
+//! after waiting for the semaphore on the GPU, and every pixel is compared with the CPU's
+//! reference; frame after frame (the semaphore's value grows), at odd sizes; bad sizes and a
+//! device opened without the extensions are typed errors; drops in every order.
+//!
+//! Needs `--features wgpu,egl` (the shared GPU helpers live under `egl`), a GPU and NVIDIA's
+//! Vulkan driver (headless: `VK_DRIVER_FILES=.../nvidia_icd.json`); skips with the reason
+//! elsewhere (fails under `CUDA_GL_REQUIRE_GPU=1`).
+#![cfg(all(feature = "wgpu", feature = "egl"))]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use crate::gpu::{TEST_PTX, pattern, skip};
+use cuda_gl::wgpu_interop::{
+    SharedFormat, SharedTexture, WgpuError, check_adapter, check_device, open_device,
+};
+use cuda_gl::{
+    Context, Device, Error, ErrorKind, LaunchConfig, Module, Stream, StreamFlags, UsageError,
+};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What each test needs: the CUDA side, and a wgpu device on the same GPU.
+struct Setup {
+    instance: wgpu::Instance,
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    kernels: Module,
+    stream: Stream,
+    ctx: Arc<Context>,
+}
+
+fn vulkan_instance() -> wgpu::Instance {
+    wgpu::Instance::new(wgpu::InstanceDescriptor {
+        backends: wgpu::Backends::VULKAN,
+        ..wgpu::InstanceDescriptor::new_without_display_handle()
+    })
+}
+
+fn setup() -> Option<Setup> {
+    let device = match Device::get(0) {
+        Ok(d) => d,
+        Err(e) => return skip(format!("no CUDA device: {e}")),
+    };
+    let ctx = Context::new(&device).expect("retain the primary context");
+    let instance = vulkan_instance();
+    let (device, queue) = match open_device(&instance, &ctx, &Default::default()) {
+        Ok((_adapter, device, queue)) => (device, queue),
+        Err(e) if e.is_unsupported_setup() => {
+            return skip(format!("no wgpu Vulkan device on the CUDA GPU: {e}"));
+        }
+        Err(e) => panic!("open_device failed: {e}"),
+    };
+    let stream = Stream::new(&ctx, StreamFlags::NonBlocking).expect("create a stream");
+    let kernels = Module::from_ptx(&ctx, TEST_PTX).expect("load the test kernels");
+    Some(Setup {
+        instance,
+        device,
+        queue,
+        kernels,
+        stream,
+        ctx,
+    })
+}
+
+/// The value of a future that is ready at once, as wgpu's native futures are.
+fn ready<F: std::future::Future>(f: F) -> F::Output {
+    let mut f = std::pin::pin!(f);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match f.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(v) => v,
+        std::task::Poll::Pending => panic!("a wgpu future was not ready at once"),
+    }
+}
+
+/// The seed of frame `f` (every frame differs from the last in every texel).
+fn seed_of(f: u32) -> u32 {
+    f.wrapping_add(1).wrapping_mul(0x9E37_79B9)
+}
+
+/// One frame: `surface_fill_rgba8` writes every texel of `shared` with `seed` through the
+/// hand-off (no CPU wait).
+fn write_frame(s: &Setup, shared: &mut SharedTexture, seed: u32) {
+    let fill = s.kernels.function("surface_fill_rgba8").unwrap();
+    let (w, h) = shared.size();
+    let write = shared.write(&s.stream).unwrap();
+    // SAFETY: the kernel writes w x h RGBA8 texels through the surface, on the guard's stream.
+    unsafe {
+        fill.launch(
+            LaunchConfig::for_image(w, h),
+            &s.stream,
+            (write.surface(), w as i32, h as i32, seed),
+        )
+        .unwrap();
+    }
+    write.finish().unwrap();
+}
+
+/// wgpu copies `texture` (4 bytes per texel) into a buffer, maps it and returns its texels, row by row.
+fn read_back(s: &Setup, texture: &wgpu::Texture) -> Vec<u32> {
+    let (w, h) = (texture.width(), texture.height());
+    let row = (w * 4).next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT);
+    let buffer = s.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("read-back"),
+        size: u64::from(row * h),
+        usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
+        mapped_at_creation: false,
+    });
+    let mut encoder = s.device.create_command_encoder(&Default::default());
+    encoder.copy_texture_to_buffer(
+        texture.as_image_copy(),
+        wgpu::TexelCopyBufferInfo {
+            buffer: &buffer,
+            layout: wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(row),
+                rows_per_image: Some(h),
+            },
+        },
+        texture.size(),
+    );
+    s.queue.submit([encoder.finish()]);
+    let (tx, rx) = std::sync::mpsc::channel();
+    buffer
+        .slice(..)
+        .map_async(wgpu::MapMode::Read, move |r| tx.send(r).unwrap());
+    s.device
+        .poll(wgpu::PollType::Wait {
+            submission_index: None,
+            timeout: Some(Duration::from_secs(30)),
+        })
+        .expect("wgpu finishes the copy");
+    rx.recv_timeout(Duration::from_secs(5)).unwrap().unwrap();
+    let bytes = buffer
+        .slice(..)
+        .get_mapped_range()
+        .expect("the mapped range");
+    let mut texels = Vec::with_capacity((w * h) as usize);
+    for y in 0..h as usize {
+        let line = &bytes[y * row as usize..][..(w * 4) as usize];
+        texels.extend(
+            line.chunks_exact(4)
+                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        );
+    }
+    texels
+}
+
+/// Texels that differ from the CPU reference of `seed`, and the first of them.
+fn mismatches(got: &[u32], seed: u32) -> (usize, Option<(usize, u32, u32)>) {
+    let mut first = None;
+    let n = got
+        .iter()
+        .enumerate()
+        .filter(|&(i, &word)| {
+            let want = pattern(i as u32, seed);
+            if word != want && first.is_none() {
+                first = Some((i, word, want));
+            }
+            word != want
+        })
+        .count();
+    (n, first)
+}
+
+#[test]
+fn every_texel_of_every_frame_reaches_wgpu() {
+    let Some(s) = setup() else { return };
+    for size in [(1001, 333), (77, 1201), (1920, 1080)] {
+        let mut shared =
+            SharedTexture::new(&s.ctx, &s.device, &s.queue, size, SharedFormat::Rgba8Unorm)
+                .unwrap();
+        let start = Instant::now();
+        for f in 0..6u32 {
+            write_frame(&s, &mut shared, seed_of(f));
+            assert_eq!(shared.timeline_value(), 2 * u64::from(f + 1));
+            let got = read_back(&s, shared.texture());
+            let (bad, first) = mismatches(&got, seed_of(f));
+            assert_eq!(
+                bad, 0,
+                "{size:?} frame {f}: {bad} texels differ, first {first:x?}"
+            );
+        }
+        println!(
+            "{size:?}: 6 frames written, copied and checked in {:?}",
+            start.elapsed()
+        );
+    }
+    s.ctx.check_drop_errors().unwrap();
+}
+
+/// How long the slow kernel spins before writing: far longer than wgpu needs to copy the
+/// texture, so a copy that wgpu did not order after it sees the previous frame.
+const SLOW_NS: u64 = 30_000_000;
+
+#[test]
+fn wgpu_waits_for_a_slow_kernel_on_the_gpu_and_the_cpu_does_not() {
+    let Some(s) = setup() else { return };
+    let (w, h) = (320u32, 180u32);
+    let mut shared = SharedTexture::new(
+        &s.ctx,
+        &s.device,
+        &s.queue,
+        (w, h),
+        SharedFormat::Rgba8Unorm,
+    )
+    .unwrap();
+    write_frame(&s, &mut shared, seed_of(0));
+    assert_eq!(
+        mismatches(&read_back(&s, shared.texture()), seed_of(0)).0,
+        0
+    );
+    let slow = s.kernels.function("surface_fill_rgba8_slow").unwrap();
+    for f in 1..4u32 {
+        let start = Instant::now();
+        let write = shared.write(&s.stream).unwrap();
+        // SAFETY: the kernel writes w x h RGBA8 texels through the surface, on the guard's
+        // stream; the grid (320 x 180 texels) fits on the GPU at once.
+        unsafe {
+            slow.launch(
+                LaunchConfig::for_image(w, h),
+                &s.stream,
+                (write.surface(), w as i32, h as i32, seed_of(f), SLOW_NS),
+            )
+            .unwrap();
+        }
+        write.finish().unwrap();
+        let handed = start.elapsed();
+        // wgpu's copy is submitted at once; only the GPU holds it back until the kernel is done.
+        let got = read_back(&s, shared.texture());
+        let read = start.elapsed();
+        println!("slow frame {f}: hand-off {handed:?} on the CPU, read back after {read:?}");
+        assert!(
+            handed < Duration::from_nanos(SLOW_NS / 2),
+            "write + finish waited for the kernel on the CPU ({handed:?})"
+        );
+        assert!(
+            read >= Duration::from_nanos(SLOW_NS),
+            "the copy finished before the kernel could have ({read:?})"
+        );
+        let (bad, first) = mismatches(&got, seed_of(f));
+        assert_eq!(
+            bad, 0,
+            "slow frame {f}: {bad} texels differ, first {first:x?}"
+        );
+    }
+}
+
+#[test]
+fn a_four_byte_float_texture_carries_the_kernels_bits() {
+    let Some(s) = setup() else { return };
+    // R32Float has 4 bytes per texel, as RGBA8: the RGBA8 kernel writes its bit patterns, and
+    // wgpu's copy (a byte copy) returns them unchanged.
+    let mut shared = SharedTexture::new(
+        &s.ctx,
+        &s.device,
+        &s.queue,
+        (257, 129),
+        SharedFormat::R32Float,
+    )
+    .unwrap();
+    for f in 0..3u32 {
+        write_frame(&s, &mut shared, seed_of(f));
+        let (bad, first) = mismatches(&read_back(&s, shared.texture()), seed_of(f));
+        assert_eq!(
+            bad, 0,
+            "R32Float frame {f}: {bad} texels differ, first {first:x?}"
+        );
+    }
+}
+
+#[test]
+fn frames_queued_back_to_back_end_with_the_last() {
+    let Some(s) = setup() else { return };
+    let mut shared = SharedTexture::new(
+        &s.ctx,
+        &s.device,
+        &s.queue,
+        (640, 360),
+        SharedFormat::Rgba8Unorm,
+    )
+    .unwrap();
+    // 100 frames with no read and no CPU wait between them: each write waits for wgpu's
+    // hand-off, each hand-off for CUDA's signal, all on the GPU.
+    let start = Instant::now();
+    for f in 0..100u32 {
+        write_frame(&s, &mut shared, seed_of(f));
+    }
+    let queued = start.elapsed();
+    let got = read_back(&s, shared.texture());
+    println!(
+        "100 frames of 640x360 queued in {queued:?} ({:?} per frame, CPU side), read back after {:?}",
+        queued / 100,
+        start.elapsed()
+    );
+    assert_eq!(mismatches(&got, seed_of(99)).0, 0);
+    assert_eq!(shared.timeline_value(), 200);
+}
+
+#[test]
+fn a_1080p_stream_of_frames_each_used_by_wgpu() {
+    let Some(s) = setup() else { return };
+    let (w, h) = (1920u32, 1080u32);
+    let mut shared = SharedTexture::new(
+        &s.ctx,
+        &s.device,
+        &s.queue,
+        (w, h),
+        SharedFormat::Rgba8Unorm,
+    )
+    .unwrap();
+    // wgpu's use of each frame: a copy into a texture of its own, as a pass sampling it would.
+    let copy = s.device.create_texture(&wgpu::TextureDescriptor {
+        label: Some("frame copy"),
+        size: shared.texture().size(),
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: wgpu::TextureFormat::Rgba8Unorm,
+        usage: wgpu::TextureUsages::COPY_DST | wgpu::TextureUsages::COPY_SRC,
+        view_formats: &[],
+    });
+    const FRAMES: u32 = 240;
+    let mut run = |first: u32| {
+        let start = Instant::now();
+        for f in first..first + FRAMES {
+            write_frame(&s, &mut shared, seed_of(f));
+            let mut encoder = s.device.create_command_encoder(&Default::default());
+            encoder.copy_texture_to_texture(
+                shared.texture().as_image_copy(),
+                copy.as_image_copy(),
+                shared.texture().size(),
+            );
+            s.queue.submit([encoder.finish()]);
+        }
+        let queued = start.elapsed();
+        s.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .expect("wgpu finishes");
+        let done = start.elapsed();
+        println!(
+            "1920x1080: {FRAMES} frames (kernel, hand-off, wgpu copy) in {done:?}: {:.0} us per \
+             frame ({:.0} us per frame queued on the CPU)",
+            done.as_secs_f64() * 1e6 / f64::from(FRAMES),
+            queued.as_secs_f64() * 1e6 / f64::from(FRAMES),
+        );
+    };
+    run(0); // warm-up
+    run(FRAMES);
+    let got = read_back(&s, &copy);
+    assert_eq!(mismatches(&got, seed_of(2 * FRAMES - 1)).0, 0);
+}
+
+#[test]
+fn a_leaked_write_is_recovered_by_the_next() {
+    let Some(s) = setup() else { return };
+    let mut shared = SharedTexture::new(
+        &s.ctx,
+        &s.device,
+        &s.queue,
+        (129, 65),
+        SharedFormat::Rgba8Unorm,
+    )
+    .unwrap();
+    let leaked = shared.write(&s.stream).unwrap();
+    std::mem::forget(leaked);
+    write_frame(&s, &mut shared, seed_of(7));
+    let got = read_back(&s, shared.texture());
+    assert_eq!(mismatches(&got, seed_of(7)).0, 0);
+    s.ctx.check_drop_errors().unwrap();
+}
+
+#[test]
+fn drops_in_any_order_are_safe() {
+    let Some(s) = setup() else { return };
+    // The application drops its device and queue first; the texture keeps what it needs.
+    let (device, queue) = (s.device.clone(), s.queue.clone());
+    let mut shared = SharedTexture::new(
+        &s.ctx,
+        &device,
+        &queue,
+        (300, 200),
+        SharedFormat::Rgba8Unorm,
+    )
+    .unwrap();
+    drop((device, queue));
+    write_frame(&s, &mut shared, seed_of(1));
+    // A clone of the wgpu texture outlives the SharedTexture, and still reads the last frame.
+    let texture = shared.texture().clone();
+    drop(shared);
+    let got = read_back(&s, &texture);
+    assert_eq!(mismatches(&got, seed_of(1)).0, 0);
+    drop(texture);
+    s.device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .expect("wgpu finishes");
+    // Every format can be made and dropped unused.
+    for format in SharedFormat::ALL {
+        match SharedTexture::new(&s.ctx, &s.device, &s.queue, (33, 17), format) {
+            Ok(t) => drop(t),
+            Err(Error::Wgpu(WgpuError::NotExportable { .. })) => {
+                println!("{format:?}: not exportable on this driver")
+            }
+            Err(e) => panic!("{format:?}: {e}"),
+        }
+    }
+    s.device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .expect("wgpu finishes");
+    s.ctx.check_drop_errors().unwrap();
+}
+
+#[test]
+fn bad_sizes_are_typed_errors() {
+    let Some(s) = setup() else { return };
+    let new =
+        |size| SharedTexture::new(&s.ctx, &s.device, &s.queue, size, SharedFormat::Rgba8Unorm);
+    let zero = |e: Error| matches!(e, Error::Usage(UsageError::ZeroSize { .. }));
+    assert!(zero(new((0, 10)).unwrap_err()));
+    assert!(zero(new((10, 0)).unwrap_err()));
+    let max = s.device.limits().max_texture_dimension_2d;
+    let e = new((max + 1, 1)).unwrap_err();
+    assert!(
+        matches!(e, Error::Usage(UsageError::TooLarge { .. })),
+        "{e}"
+    );
+    assert_eq!(e.kind(), ErrorKind::Usage, "{e}");
+}
+
+#[test]
+fn a_device_without_the_extensions_or_another_gpu_is_refused() {
+    let Some(s) = setup() else { return };
+    // A device opened the usual way (Adapter::request_device) lacks the external-memory and
+    // external-semaphore extensions: refused by name, with the fix.
+    let adapters = ready(s.instance.enumerate_adapters(wgpu::Backends::VULKAN));
+    let mut others = 0;
+    for adapter in adapters {
+        match check_adapter(&adapter, &s.ctx) {
+            Ok(()) => {
+                let (device, queue) = ready(adapter.request_device(&Default::default())).unwrap();
+                let e = check_device(&device, &s.ctx).unwrap_err();
+                let text = e.to_string();
+                assert_eq!(e.kind(), ErrorKind::Wgpu);
+                assert!(
+                    text.contains("(not enabled)") && text.contains("help:"),
+                    "{text}"
+                );
+                let e =
+                    SharedTexture::new(&s.ctx, &device, &queue, (8, 8), SharedFormat::Rgba8Unorm)
+                        .unwrap_err();
+                assert!(matches!(e, Error::Wgpu(WgpuError::Missing { .. })), "{e}");
+            }
+            // Another GPU, or Mesa's lavapipe beside NVIDIA's driver.
+            Err(Error::Wgpu(WgpuError::OtherGpu { vulkan, .. })) => {
+                others += 1;
+                println!("refused as another GPU: {vulkan}");
+            }
+            Err(e) => panic!("unexpected refusal: {e}"),
+        }
+    }
+    println!("{others} adapter(s) of other GPUs seen and refused");
+}
