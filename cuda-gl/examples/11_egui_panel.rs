@@ -2,7 +2,7 @@
 //! slider sets the kernel's parameter, and the image in the central panel; or the same frames
 //! headless, painted by egui_glow into an offscreen framebuffer.
 //!
-//! The image is a display target shown through `cuda_gl::display::egui::EguiImage` (feature
+//! The image is a display target shown through `cuda_gl::egui_interop::EguiImage` (feature
 //! `egui`): every frame the examples' `stripes_rgba8` kernel draws the target through
 //! `frame.surface()` with the slider's value as its `frame` parameter, the frame is presented,
 //! and `EguiImage::update` copies the target's texture on the GPU into a texture egui owns
@@ -30,9 +30,9 @@ mod common;
 
 use anyhow::{Result, anyhow};
 use common::{Mismatch, Unavailable};
-use cuda_gl::display::egui::EguiImage;
 use cuda_gl::display::{DisplayTarget, Format, Layout};
 use cuda_gl::egl::{HeadlessContext, Offscreen};
+use cuda_gl::egui_interop::EguiImage;
 use cuda_gl::{Context, Device, Function, LaunchConfig, Module, Stream, StreamFlags};
 use egui::load::SizedTexture;
 use egui_glow::glow::{self, HasContext};

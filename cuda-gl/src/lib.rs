@@ -162,6 +162,10 @@ pub mod nvrtc;
 #[cfg_attr(docsrs, doc(cfg(feature = "wgpu")))]
 pub mod wgpu_interop;
 
+#[cfg(feature = "egui")]
+#[cfg_attr(docsrs, doc(cfg(feature = "egui")))]
+pub mod egui_interop;
+
 /// The cudarc crate that the `cudarc` feature builds against, re-exported so that its version
 /// always matches.
 #[cfg(feature = "cudarc")]

@@ -64,8 +64,7 @@ impl Present for Interop {
     ) -> Result<InteropFrame<'t, S>> {
         // A mapping leaked by an earlier frame (forgotten) is undone first: this frame may map
         // only the other object, and GL must not use a texture that CUDA holds mapped.
-        self.image.recover_leaked_mapping()?;
-        self.pbo.recover_leaked_mapping()?;
+        self.recover()?;
         let pbo_name = self.buffer.first();
         Ok(InteropFrame {
             texture,
@@ -81,6 +80,11 @@ impl Present for Interop {
     /// Unregisters the texture and the pixel buffer. When an unregister fails, the driver may
     /// still hold them mapped: the buffer is leaked here (claimed for good, never deleted
     /// while CUDA may write it), the texture by the target.
+    fn recover(&mut self) -> Result<()> {
+        self.image.recover_leaked_mapping()?;
+        self.pbo.recover_leaked_mapping()
+    }
+
     fn release(&mut self) -> Result<()> {
         let image = self.image.unregister_in_place();
         let pbo = self.pbo.unregister_in_place();

@@ -88,9 +88,6 @@
 //! [`read_rgba8`](crate::egl::Offscreen::read_rgba8).
 
 mod colormap;
-#[cfg(feature = "egui")]
-#[cfg_attr(docsrs, doc(cfg(feature = "egui")))]
-pub mod egui;
 mod gl_buffer;
 mod image;
 mod interop;

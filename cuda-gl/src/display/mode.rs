@@ -9,7 +9,7 @@ use super::interop::{Interop, InteropFrame};
 use super::present::{Present, PresentFrame};
 use super::staged::{Staged, StagedFrame};
 use super::stream::{StreamFrame, Streamed};
-use super::texture::{Texture, check_size};
+use super::texture::{Object, Texture, check_size};
 use crate::context::Context;
 use crate::error::Result;
 use crate::glapi::GlOwner;
@@ -182,12 +182,31 @@ impl Screen {
         self.texture.name()
     }
 
-    /// The texture's pixels as stored ([`Texture::read`]).
+    /// The texture's pixels as stored ([`Texture::read`]), after undoing what a forgotten
+    /// frame left mapped.
     ///
     /// # Errors
-    /// As [`Texture::read`].
-    pub(super) fn read(&self) -> Result<Vec<u8>> {
+    /// As [`Present::recover`] and [`Texture::read`].
+    pub(super) fn read(&mut self) -> Result<Vec<u8>> {
+        self.ready_for_gl()?;
         self.texture.read()
+    }
+
+    /// Readies the texture for GL outside a frame: what a forgotten frame left mapped for
+    /// CUDA is undone, and the texture is found still the target's.
+    ///
+    /// # Errors
+    /// As [`Present::recover`]; the owner check's errors;
+    /// [`DisplayError::ObjectReplaced`](crate::display::DisplayError::ObjectReplaced).
+    pub(super) fn ready_for_gl(&mut self) -> Result<()> {
+        dispatch!(&mut self.backend, m => m.recover())?;
+        let fns = self
+            .texture
+            .owner()
+            .check("a display texture read by GL (not called)")?;
+        self.texture
+            .label()
+            .check_own(fns, Object::Texture, self.texture.name())
     }
 
     /// The frames' size and format, tightly packed.

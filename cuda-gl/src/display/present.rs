@@ -56,6 +56,16 @@ pub(super) trait Present: Sized {
         Ok(())
     }
 
+    /// Undoes what an earlier frame left mapped for CUDA (a frame forgotten with
+    /// `mem::forget`), before GL reads the texture outside a frame (nothing, but where CUDA
+    /// maps the texture).
+    ///
+    /// # Errors
+    /// The unmap's errors.
+    fn recover(&mut self) -> Result<()> {
+        Ok(())
+    }
+
     /// Releases what CUDA holds of the texture (nothing, but where CUDA registered it),
     /// before the texture is deleted. Called again on a target released already, when it
     /// does nothing more.

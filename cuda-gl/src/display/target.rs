@@ -133,7 +133,7 @@ impl DisplayTarget {
 
     /// The GL context the target's objects are in.
     #[cfg_attr(not(feature = "egui"), allow(dead_code))]
-    pub(super) fn owner(&self) -> GlOwner {
+    pub(crate) fn owner(&self) -> GlOwner {
         self.screen.owner()
     }
 
@@ -153,11 +153,21 @@ impl DisplayTarget {
     /// texture coordinates). Waits for the GL work that writes the texture, the presents'
     /// uploads included; the application's GL state is left as it was.
     ///
+    /// A frame forgotten with `mem::forget` left the texture mapped for CUDA: that mapping is
+    /// undone first.
+    ///
     /// # Errors
     /// The owner check's errors; [`DisplayError::ObjectReplaced`];
-    /// [`Error::MissingGlFunction`] before OpenGL 4.5 without `GL_ARB_robustness`.
-    pub fn read_pixels(&self) -> Result<Vec<u8>> {
+    /// [`Error::MissingGlFunction`] before OpenGL 4.5 without `GL_ARB_robustness`; the
+    /// driver's error undoing a leaked mapping.
+    pub fn read_pixels(&mut self) -> Result<Vec<u8>> {
         self.screen.read()
+    }
+
+    /// Readies the texture for a GL read outside a frame (see `Screen::ready_for_gl`).
+    #[cfg(feature = "egui")]
+    pub(crate) fn ready_for_gl(&mut self) -> Result<()> {
+        self.screen.ready_for_gl()
     }
 
     /// The mode frames reach the texture in.
@@ -552,45 +562,4 @@ fn reason(e: &Error) -> &'static str {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::result::CudaError;
-    use cuda_gl_sys::CUresult;
-
-    fn report(refused: Vec<(Mode, Error)>) -> Report {
-        Report {
-            mode: if refused.is_empty() {
-                Mode::Interop
-            } else {
-                Mode::Staged
-            },
-            refused,
-            gl_renderer: "llvmpipe".into(),
-            gl_vendor: "Mesa".into(),
-            cuda_device: "device 0 (NVIDIA H200)".into(),
-        }
-    }
-
-    #[test]
-    fn one_line_with_the_refusals_and_the_fix() {
-        let not_nvidia = Error::NotNvidiaGl {
-            source: CudaError::new(
-                "cuGraphicsGLRegisterImage",
-                CUresult::CUDA_ERROR_OPERATING_SYSTEM,
-            ),
-        };
-        let line = report(vec![(Mode::Interop, not_nvidia)]).to_string();
-        assert!(!line.contains('\n'), "{line}");
-        assert!(
-            line.starts_with("display: staged (interop refused: not_nvidia_gl); GL: llvmpipe"),
-            "{line}"
-        );
-        assert!(line.contains("__NV_PRIME_RENDER_OFFLOAD=1"), "{line}");
-        assert!(line.contains("HeadlessContext::for_cuda_device"), "{line}");
-        let clean = report(Vec::new()).to_string();
-        assert_eq!(
-            clean,
-            "display: interop; GL: llvmpipe, Mesa; CUDA: device 0 (NVIDIA H200)"
-        );
-    }
-}
+mod tests;

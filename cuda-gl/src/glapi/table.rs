@@ -137,7 +137,7 @@ gl_fns! {
         object_label: "glObjectLabel" = fn(u32, u32, i32, *const u8);
         tex_storage_2d: "glTexStorage2D" = fn(u32, i32, u32, i32, i32);
         get_object_label: "glGetObjectLabel" = fn(u32, u32, i32, *mut i32, *mut u8);
-        // A display target's texture copied into a texture an egui painter owns (display/egui.rs):
+        // A display target's texture copied into a texture an egui painter owns (egui_interop.rs):
         // OpenGL 4.3 or GL_ARB_copy_image.
         copy_image_sub_data: "glCopyImageSubData" =
             fn(u32, u32, i32, i32, i32, i32, u32, u32, i32, i32, i32, i32, i32, i32, i32);

@@ -1,4 +1,4 @@
-//! A display target shown in egui through `cuda_gl::display::egui::EguiImage`, painted by
+//! A display target shown in egui through `cuda_gl::egui_interop::EguiImage`, painted by
 //! egui_glow's `Painter` into an offscreen framebuffer: each GL name has one owner that deletes
 //! it (the target its texture, egui the texture the adapter gave it), through 1,000 resizes,
 //! egui freeing the adapter's texture, and either side shutting down first. Needs
@@ -9,9 +9,9 @@
 use super::display::{assert_pattern, draw_pattern};
 use crate::gpu::*;
 use crate::harness::{device_used, mib};
-use cuda_gl::display::egui::EguiImage;
 use cuda_gl::display::{DisplayTarget, Format, Layout};
 use cuda_gl::egl::Offscreen;
+use cuda_gl::egui_interop::EguiImage;
 use egui_glow::glow;
 use std::sync::Arc;
 
@@ -183,9 +183,9 @@ fn a_thousand_resizes_leave_each_name_with_its_one_owner() {
     g.check_no_errors();
 }
 
-/// cuda-gl shuts down first: dropping the image deletes the target's texture and leaves
-/// egui's textures (the one it was given, its font) to egui, which paints on and deletes them
-/// at its own shutdown without a GL error.
+/// cuda-gl shuts down first: dropping the image deletes the target's texture, shrinks egui's to
+/// 1x1 and leaves egui's textures (the one it was given, its font) to egui, which paints on and
+/// deletes them at its own shutdown without a GL error.
 #[test]
 fn dropping_the_image_leaves_egui_its_textures() {
     let Some(g) = gpu() else { return };
@@ -197,12 +197,45 @@ fn dropping_the_image_leaves_egui_its_textures() {
     let font = egui.font_texture();
     drop(image);
     assert!(!gl_is(gl::IsTexture, target_texture));
-    let texels = read_texture_rgba8(given, 31, 17, 0);
-    assert_pattern(&texels, 5, "egui's texture after the image dropped");
+    // egui's still, shrunk to 1x1: its frame's memory is not kept until egui's shutdown.
+    assert!(gl_is(gl::IsTexture, given));
+    let mut width = 0;
+    // SAFETY: a context is current; `given` is a texture (asserted); a valid out-pointer.
+    unsafe {
+        gl::BindTexture(gl::TEXTURE_2D, given);
+        gl::GetTexLevelParameteriv(gl::TEXTURE_2D, 0, gl::TEXTURE_WIDTH, &mut width);
+        gl::BindTexture(gl::TEXTURE_2D, 0);
+    }
+    assert_eq!(width, 1, "egui's texture after the image dropped");
     assert!(gl_is(gl::IsTexture, font));
     egui.paint(None);
     egui.painter.destroy();
     assert!(!gl_is(gl::IsTexture, given) && !gl_is(gl::IsTexture, font));
+    g.check_no_errors();
+}
+
+/// While the image holds egui's texture, cuda-gl claims it as it claims the target's own: a
+/// registration of it with CUDA (whose map would let a kernel write storage the next resize
+/// frees) is refused.
+#[test]
+fn egui_s_texture_cannot_be_registered_with_cuda() {
+    let Some(g) = gpu() else { return };
+    let mut egui = Egui::new(&g);
+    let mut image = new_image(&g, (64, 32));
+    show(&g, &mut egui, &mut image, 7);
+    let given = image.egui_texture().unwrap().0.get();
+    let registered = cuda_gl::RegisteredImage::register(
+        &g.ctx,
+        given,
+        cuda_gl::ImageTarget::Texture2D,
+        cuda_gl::RegisterFlags::SURFACE_LOAD_STORE,
+    );
+    assert!(
+        matches!(registered, Err(cuda_gl::Error::AlreadyRegistered { .. })),
+        "{registered:?}"
+    );
+    drop(image);
+    egui.painter.destroy();
     g.check_no_errors();
 }
 

@@ -1,4 +1,4 @@
-//! A [`DisplayTarget`] shown as an image in an egui app painted by egui_glow (eframe's glow
+//! A [`DisplayTarget`](crate::display::DisplayTarget) shown as an image in an egui app painted by egui_glow (eframe's glow
 //! renderer): [`EguiImage`].
 //!
 //! egui_glow's painter takes ownership of every native texture registered with it: it deletes
@@ -13,10 +13,11 @@
 //! freed (or the application deleted) is left alone, and a new one is made and registered.
 //! Each GL name has one owner that deletes it: the target its texture, egui the other.
 
-use super::image::Format;
-use super::target::DisplayTarget;
+use crate::display::{DisplayTarget, Format};
 use crate::error::{Error, Result};
-use crate::glapi::{GlFns, have, label};
+use crate::gl_object::{ImageTarget, Kind};
+use crate::glapi::claim::{self, Claim};
+use crate::glapi::{GlFns, GlOwner, have, label};
 use ::egui::TextureId;
 use ::egui::load::SizedTexture;
 use egui_glow::glow;
@@ -53,6 +54,9 @@ struct Given {
     label: String,
     /// The storage it has: the target's size and format when last written.
     storage: (u32, u32, Format),
+    /// The claim on its name (as on the target's own objects): no registration with CUDA can
+    /// map it while the adapter gives it storage and copies into it.
+    _claim: Claim,
 }
 
 /// What [`EguiImage::update`] does to the egui texture before the copy.
@@ -110,7 +114,8 @@ impl EguiImage {
         self.given.as_ref().map(|g| g.id)
     }
 
-    /// The egui texture's GL name (egui's: sample or read it, never delete it), once
+    /// The egui texture's GL name (egui's: sample or read it; never delete it, give it other
+    /// storage or register it with CUDA, which cuda-gl refuses while the image holds it), once
     /// [`update`](Self::update) registered one.
     pub fn egui_texture(&self) -> Option<glow::Texture> {
         self.given
@@ -150,9 +155,13 @@ impl EguiImage {
         &mut self,
         register: impl FnOnce(glow::Texture) -> TextureId,
     ) -> Result<SizedTexture> {
-        let fns = self.target.owner().check("EguiImage::update")?;
-        // Checked for this context by `new`.
-        let copy = have(fns.copy_image_sub_data, "glCopyImageSubData")?;
+        // What a forgotten frame left mapped for CUDA is undone, and the source is found still
+        // the target's texture (a name the application deleted may name its own now).
+        self.target.ready_for_gl()?;
+        let owner = self.target.owner();
+        let fns = owner.check("EguiImage::update")?;
+        // Asked every time: the target may have been swapped for one of another context.
+        check_copy(fns)?;
         let (w, h) = self.target.size();
         let want = (w, h, self.target.format());
         let labelled = self.given.as_ref().is_some_and(|g| is_labelled(fns, g));
@@ -171,43 +180,94 @@ impl EguiImage {
                 given
             }
             // None yet, or egui freed it: that one is egui's business, forgotten here (never
-            // deleted). A new one, egui's from its registration on.
-            _ => {
-                let (native, label) = make(fns, want)?;
-                Given {
+            // deleted, its claim ended). A new one, made, claimed and filled first, and only
+            // then handed to egui: `register` is the application's code, after which the
+            // adapter makes no GL call (it may have made another context current).
+            (old, _) => {
+                // Its claim ends first: GL may give the new texture the freed one's name.
+                drop(old);
+                let (native, label, claim) = make(fns, owner, want)?;
+                let filled = copy_into(fns, self.target.texture().0, native.0.get(), (w, h));
+                if let Err(e) = filled {
+                    // SAFETY: a context is current (checked); the name was just made here, is
+                    // not egui's yet, and is deleted once.
+                    unsafe { (fns.delete_textures)(1, &native.0.get()) };
+                    return Err(e);
+                }
+                let given = self.given.insert(Given {
                     id: register(native),
                     name: native.0.get(),
                     label,
                     storage: want,
-                }
+                    _claim: claim,
+                });
+                return Ok(SizedTexture::new(given.id, [w as f32, h as f32]));
             }
         };
         let given = self.given.insert(given);
-        // SAFETY: the target's context is current (checked above); both names are 2D textures
-        // of one level with the same internal format and the target's size (the egui one was
-        // just given that storage, and carries the adapter's label); the region is all of it.
-        unsafe {
-            copy(
-                self.target.texture().0,
-                gl::TEXTURE_2D,
-                0,
-                0,
-                0,
-                0,
-                given.name,
-                gl::TEXTURE_2D,
-                0,
-                0,
-                0,
-                0,
-                w as i32,
-                h as i32,
-                1,
-            )
-        };
-        fns.check("glCopyImageSubData (a display target into its egui image)")?;
+        copy_into(fns, self.target.texture().0, given.name, (w, h))?;
         Ok(SizedTexture::new(given.id, [w as f32, h as f32]))
     }
+}
+
+impl Drop for EguiImage {
+    /// Gives egui's texture 1x1 storage, so that a dropped image does not keep its frame's
+    /// memory until egui's painter shuts down (eframe has no call to free a native texture);
+    /// the texture stays egui's, registered, and egui deletes it then. Nothing when the
+    /// target's GL context is not current, or egui freed the texture.
+    fn drop(&mut self) {
+        let Some(given) = self.given.take() else {
+            return;
+        };
+        match self
+            .target
+            .owner()
+            .check("glTexImage2D (a dropped egui image's 1x1)")
+        {
+            Ok(fns) if is_labelled(fns, &given) => {
+                with_bound(fns, given.name, || specify(fns, (1, 1, given.storage.2)));
+                fns.drain_errors();
+            }
+            Ok(_) => {}
+            Err(e) => log::warn!(
+                "cuda-gl: an egui image dropped with another GL context current keeps its \
+                 texture's memory until egui frees it: {e}"
+            ),
+        }
+    }
+}
+
+/// Copies all of texture `source` into texture `dest`, both `size` pixels of one internal
+/// format, in the current context (of `fns`).
+///
+/// # Errors
+/// [`Error::GlCall`] when GL refuses the copy.
+fn copy_into(fns: &GlFns, source: u32, dest: u32, (w, h): (u32, u32)) -> Result<()> {
+    let copy = have(fns.copy_image_sub_data, "glCopyImageSubData")?;
+    // SAFETY: the callers checked the owner and that the context has the call; `source` is the
+    // target's texture (its label checked by `ready_for_gl`) and `dest` the adapter's (labelled,
+    // claimed), both 2D textures of one level with the same internal format and this size;
+    // the region is all of it, and GL refuses anything else with an error.
+    unsafe {
+        copy(
+            source,
+            gl::TEXTURE_2D,
+            0,
+            0,
+            0,
+            0,
+            dest,
+            gl::TEXTURE_2D,
+            0,
+            0,
+            0,
+            0,
+            w as i32,
+            h as i32,
+            1,
+        )
+    };
+    fns.check("glCopyImageSubData (a display target into its egui image)")
 }
 
 /// Refuses a context (current, of `fns`) without `glCopyImageSubData`.
@@ -238,8 +298,14 @@ fn is_labelled(fns: &GlFns, given: &Given) -> bool {
 /// GL refuses it (it is not egui's until registered).
 ///
 /// # Errors
-/// [`Error::GlCall`] when GL refuses it; [`Error::MissingGlFunction`] without `glObjectLabel`.
-fn make(fns: &GlFns, want: (u32, u32, Format)) -> Result<(glow::Texture, String)> {
+/// [`Error::GlCall`] when GL refuses it; [`Error::MissingGlFunction`] without `glObjectLabel`;
+/// [`Error::AlreadyRegistered`] when a context of the share group registered the new name with
+/// CUDA in the moment since it was made (it is left to that one).
+fn make(
+    fns: &GlFns,
+    owner: GlOwner,
+    want: (u32, u32, Format),
+) -> Result<(glow::Texture, String, Claim)> {
     let mut name = 0;
     // SAFETY: a context is current; a valid out-pointer for one name.
     unsafe { (fns.gen_textures)(1, &mut name) };
@@ -266,8 +332,19 @@ fn make(fns: &GlFns, want: (u32, u32, Format)) -> Result<(glow::Texture, String)
             code: gl::INVALID_OPERATION,
         })
     });
-    match made {
-        Ok(name) => Ok((glow::NativeTexture(name), text)),
+    let claimed = made.and_then(|name| {
+        // A name just made is claimed by no one, unless a context of the share group
+        // registered it in the moment since: then it is left to that one.
+        claim::claim(Kind::Image(ImageTarget::Texture2D), name.get(), owner)
+            .map(|claim| (name, claim))
+            .ok_or(Error::AlreadyRegistered {
+                name: name.get(),
+                kind: "texture".into(),
+            })
+    });
+    match claimed {
+        Ok((name, claim)) => Ok((glow::NativeTexture(name), text, claim)),
+        Err(e @ Error::AlreadyRegistered { .. }) => Err(e),
         Err(e) => {
             // SAFETY: a context is current; the name is the one just made, not yet given away.
             unsafe { (fns.delete_textures)(1, &name) };
