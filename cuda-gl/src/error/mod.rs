@@ -1,12 +1,8 @@
-//! Errors: one enum for every failure, with the driver's code, its name and description, the call
-//! that failed, and what to do about it (a `help:` line).
-//!
-//! The driver layer's own error, [`CudaError`], lives with that layer (`crate::result`); this
-//! module converts from it (`convert.rs`). Besides `result`, it uses only `gl_object` (the flag
-//! and target types some variants carry); `egl`'s error types are defined here (`egl.rs`), so
-//! that no module it depends on depends on it. Refusals before the driver are [`UsageError`]s
-//! (`usage.rs`); [`ErrorKind`] (`kind.rs`) is the class of each variant, and tells "this
-//! machine or setup cannot do this" from a bug.
+//! Errors: one enum for every failure, with the call that failed, the driver's code and what to
+//! do (a `help:` line). [`CudaError`] is the driver layer's (`crate::result`, converted in
+//! `convert.rs`); refusals before the driver are [`UsageError`]s (`usage.rs`) and the display's
+//! [`DisplayError`]s (`display.rs`); `egl.rs` and `wgpu.rs` hold those features' errors here, so
+//! that no module this one uses depends on them; [`ErrorKind`] (`kind.rs`) classes each variant.
 
 use crate::result::CudaError;
 use cuda_gl_sys::LoadError;
