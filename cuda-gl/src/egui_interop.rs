@@ -1,4 +1,4 @@
-//! A [`DisplayTarget`](crate::display::DisplayTarget) shown as an image in an egui app painted by egui_glow (eframe's glow
+//! A [`DisplayTarget`] shown as an image in an egui app painted by egui_glow (eframe's glow
 //! renderer): [`EguiImage`].
 //!
 //! egui_glow's painter takes ownership of every native texture registered with it: it deletes
@@ -145,7 +145,7 @@ impl EguiImage {
     /// texture with the painter of this GL context, which owns it from then on.
     ///
     /// Returns the texture and its size in pixels, for `ui.image(..)` or `egui::Image::new`.
-    /// In [`Mode::Stream`](super::Mode::Stream) the target shows a frame up to two presents
+    /// In [`Mode::Stream`](crate::display::Mode::Stream) the target shows a frame up to two presents
     /// late unless [`DisplayTarget::flush`] was called first.
     ///
     /// # Errors
