@@ -136,6 +136,28 @@ fn guards_are_covariant<'short, 'long: 'short>(
     (buffer, image)
 }
 
+#[cfg(feature = "wgpu")]
+mod wgpu_interop {
+    use cuda_gl::Stream;
+    use cuda_gl::wgpu_interop::{CudaWrite, SharedTexture};
+    use static_assertions::assert_impl_all;
+
+    // Vulkan and CUDA handles only (no GL call): it may move to and be shared with the thread
+    // that drives wgpu; every CUDA call binds its context first.
+    assert_impl_all!(SharedTexture: Send, Sync);
+    // The write guard: CUDA and wgpu calls only, as the texture's, over a `Send + Sync` stream.
+    assert_impl_all!(CudaWrite<'static, Stream>: Send, Sync);
+}
+
+#[cfg(feature = "egui")]
+mod egui_interop {
+    use cuda_gl::egui_interop::EguiImage;
+    use static_assertions::assert_not_impl_any;
+
+    // Its GL calls go to the context current on the calling thread.
+    assert_not_impl_any!(EguiImage: Send, Sync);
+}
+
 #[test]
 fn auto_traits_are_asserted_at_compile_time() {
     // The assertions above are checked when this module compiles (with the rest of the suite,
