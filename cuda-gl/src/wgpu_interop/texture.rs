@@ -172,10 +172,10 @@ impl SharedTexture {
         let hal_desc = wgpu::hal::TextureDescriptor {
             label: wgpu_desc.label,
             size: wgpu_desc.size,
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: format.wgpu(),
+            mip_level_count: wgpu_desc.mip_level_count,
+            sample_count: wgpu_desc.sample_count,
+            dimension: wgpu_desc.dimension,
+            format: wgpu_desc.format,
             // Exactly the image's usage (`IMAGE_USAGE`), storage included.
             usage: wgpu::TextureUses::RESOURCE
                 | wgpu::TextureUses::COPY_SRC

@@ -163,23 +163,30 @@ fn mismatches(got: &[u32], seed: u32) -> (usize, Option<(usize, u32, u32)>) {
     (n, first)
 }
 
+/// Asserts that `got` is the CPU reference of `seed` in every texel; `what` names the frame.
+fn assert_frame(got: &[u32], seed: u32, what: impl std::fmt::Display) {
+    let (bad, first) = mismatches(got, seed);
+    assert_eq!(bad, 0, "{what}: {bad} texels differ, first {first:x?}");
+}
+
+impl Setup {
+    /// A shared texture of `size` and `format` on the set-up's device.
+    fn shared(&self, size: (u32, u32), format: SharedFormat) -> SharedTexture {
+        SharedTexture::new(&self.ctx, &self.device, &self.queue, size, format).unwrap()
+    }
+}
+
 #[test]
 fn every_texel_of_every_frame_reaches_wgpu() {
     let Some(s) = setup() else { return };
     for size in [(1001, 333), (77, 1201), (1920, 1080)] {
-        let mut shared =
-            SharedTexture::new(&s.ctx, &s.device, &s.queue, size, SharedFormat::Rgba8Unorm)
-                .unwrap();
+        let mut shared = s.shared(size, SharedFormat::Rgba8Unorm);
         let start = Instant::now();
         for f in 0..6u32 {
             write_frame(&s, &mut shared, seed_of(f));
             assert_eq!(shared.timeline_value(), 2 * u64::from(f + 1));
             let got = read_back(&s, shared.texture());
-            let (bad, first) = mismatches(&got, seed_of(f));
-            assert_eq!(
-                bad, 0,
-                "{size:?} frame {f}: {bad} texels differ, first {first:x?}"
-            );
+            assert_frame(&got, seed_of(f), format!("{size:?} frame {f}"));
         }
         println!(
             "{size:?}: 6 frames written, copied and checked in {:?}",
@@ -197,18 +204,12 @@ const SLOW_NS: u64 = 30_000_000;
 fn wgpu_waits_for_a_slow_kernel_on_the_gpu_and_the_cpu_does_not() {
     let Some(s) = setup() else { return };
     let (w, h) = (320u32, 180u32);
-    let mut shared = SharedTexture::new(
-        &s.ctx,
-        &s.device,
-        &s.queue,
-        (w, h),
-        SharedFormat::Rgba8Unorm,
-    )
-    .unwrap();
+    let mut shared = s.shared((w, h), SharedFormat::Rgba8Unorm);
     write_frame(&s, &mut shared, seed_of(0));
-    assert_eq!(
-        mismatches(&read_back(&s, shared.texture()), seed_of(0)).0,
-        0
+    assert_frame(
+        &read_back(&s, shared.texture()),
+        seed_of(0),
+        "the first frame",
     );
     let slow = s.kernels.function("surface_fill_rgba8_slow").unwrap();
     for f in 1..4u32 {
@@ -238,11 +239,7 @@ fn wgpu_waits_for_a_slow_kernel_on_the_gpu_and_the_cpu_does_not() {
             read >= Duration::from_nanos(SLOW_NS),
             "the copy finished before the kernel could have ({read:?})"
         );
-        let (bad, first) = mismatches(&got, seed_of(f));
-        assert_eq!(
-            bad, 0,
-            "slow frame {f}: {bad} texels differ, first {first:x?}"
-        );
+        assert_frame(&got, seed_of(f), format!("slow frame {f}"));
     }
 }
 
@@ -251,35 +248,18 @@ fn a_four_byte_float_texture_carries_the_kernels_bits() {
     let Some(s) = setup() else { return };
     // R32Float has 4 bytes per texel, as RGBA8: the RGBA8 kernel writes its bit patterns, and
     // wgpu's copy (a byte copy) returns them unchanged.
-    let mut shared = SharedTexture::new(
-        &s.ctx,
-        &s.device,
-        &s.queue,
-        (257, 129),
-        SharedFormat::R32Float,
-    )
-    .unwrap();
+    let mut shared = s.shared((257, 129), SharedFormat::R32Float);
     for f in 0..3u32 {
         write_frame(&s, &mut shared, seed_of(f));
-        let (bad, first) = mismatches(&read_back(&s, shared.texture()), seed_of(f));
-        assert_eq!(
-            bad, 0,
-            "R32Float frame {f}: {bad} texels differ, first {first:x?}"
-        );
+        let got = read_back(&s, shared.texture());
+        assert_frame(&got, seed_of(f), format!("R32Float frame {f}"));
     }
 }
 
 #[test]
 fn frames_queued_back_to_back_end_with_the_last() {
     let Some(s) = setup() else { return };
-    let mut shared = SharedTexture::new(
-        &s.ctx,
-        &s.device,
-        &s.queue,
-        (640, 360),
-        SharedFormat::Rgba8Unorm,
-    )
-    .unwrap();
+    let mut shared = s.shared((640, 360), SharedFormat::Rgba8Unorm);
     // 100 frames with no read and no CPU wait between them: each write waits for wgpu's
     // hand-off, each hand-off for CUDA's signal, all on the GPU.
     let start = Instant::now();
@@ -293,7 +273,7 @@ fn frames_queued_back_to_back_end_with_the_last() {
         queued / 100,
         start.elapsed()
     );
-    assert_eq!(mismatches(&got, seed_of(99)).0, 0);
+    assert_frame(&got, seed_of(99), "the last of 100 frames");
     assert_eq!(shared.timeline_value(), 200);
 }
 
@@ -301,14 +281,7 @@ fn frames_queued_back_to_back_end_with_the_last() {
 fn a_1080p_stream_of_frames_each_used_by_wgpu() {
     let Some(s) = setup() else { return };
     let (w, h) = (1920u32, 1080u32);
-    let mut shared = SharedTexture::new(
-        &s.ctx,
-        &s.device,
-        &s.queue,
-        (w, h),
-        SharedFormat::Rgba8Unorm,
-    )
-    .unwrap();
+    let mut shared = s.shared((w, h), SharedFormat::Rgba8Unorm);
     // wgpu's use of each frame: a copy into a texture of its own, as a pass sampling it would.
     let copy = s.device.create_texture(&wgpu::TextureDescriptor {
         label: Some("frame copy"),
@@ -348,25 +321,18 @@ fn a_1080p_stream_of_frames_each_used_by_wgpu() {
     run(0); // warm-up
     run(FRAMES);
     let got = read_back(&s, &copy);
-    assert_eq!(mismatches(&got, seed_of(2 * FRAMES - 1)).0, 0);
+    assert_frame(&got, seed_of(2 * FRAMES - 1), "the last 1080p frame");
 }
 
 #[test]
 fn a_leaked_write_is_recovered_by_the_next() {
     let Some(s) = setup() else { return };
-    let mut shared = SharedTexture::new(
-        &s.ctx,
-        &s.device,
-        &s.queue,
-        (129, 65),
-        SharedFormat::Rgba8Unorm,
-    )
-    .unwrap();
+    let mut shared = s.shared((129, 65), SharedFormat::Rgba8Unorm);
     let leaked = shared.write(&s.stream).unwrap();
     std::mem::forget(leaked);
     write_frame(&s, &mut shared, seed_of(7));
     let got = read_back(&s, shared.texture());
-    assert_eq!(mismatches(&got, seed_of(7)).0, 0);
+    assert_frame(&got, seed_of(7), "the frame after a leaked write");
     s.ctx.check_drop_errors().unwrap();
 }
 
@@ -389,7 +355,7 @@ fn drops_in_any_order_are_safe() {
     let texture = shared.texture().clone();
     drop(shared);
     let got = read_back(&s, &texture);
-    assert_eq!(mismatches(&got, seed_of(1)).0, 0);
+    assert_frame(&got, seed_of(1), "the frame read through a clone");
     drop(texture);
     s.device
         .poll(wgpu::PollType::wait_indefinitely())
