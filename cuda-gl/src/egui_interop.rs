@@ -277,8 +277,7 @@ fn copy_into(fns: &GlFns, source: u32, dest: u32, (w, h): (u32, u32)) -> Result<
 fn check_copy(fns: &GlFns) -> Result<()> {
     have(fns.copy_image_sub_data, "glCopyImageSubData")?;
     // A resolved address says nothing of the context: its version or extension does.
-    let supported =
-        fns.version_string() >= (4, 3) || fns.extensions().iter().any(|e| e == "GL_ARB_copy_image");
+    let supported = fns.version_string() >= (4, 3) || fns.has_extension("GL_ARB_copy_image");
     if supported {
         Ok(())
     } else {

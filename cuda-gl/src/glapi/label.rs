@@ -38,7 +38,7 @@ fn nonce() -> u64 {
 /// extension list is read, from 3.0 on, only before 4.3.
 pub(crate) fn has_labels(fns: &GlFns) -> bool {
     let version = fns.version_string();
-    version >= (4, 3) || (version >= (3, 0) && fns.extensions().iter().any(|e| e == "GL_KHR_debug"))
+    version >= (4, 3) || (version >= (3, 0) && fns.has_extension("GL_KHR_debug"))
 }
 
 /// Labels object `name` of `identifier` (`GL_TEXTURE`, `GL_BUFFER`, `GL_PROGRAM`, ...) with

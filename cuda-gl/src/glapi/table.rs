@@ -233,6 +233,20 @@ impl GlFns {
             .collect()
     }
 
+    /// Whether the context has extension `name`, asked by index (`glGetStringi`, OpenGL 3.0
+    /// and later) without copying the list.
+    pub(crate) fn has_extension(&self, name: &str) -> bool {
+        let mut count = 0;
+        // SAFETY: `count` is a valid out-pointer for one integer.
+        unsafe { (self.get_integerv)(gl::NUM_EXTENSIONS, &mut count) };
+        (0..count.max(0) as u32).any(|i| {
+            // SAFETY: `i` is below GL_NUM_EXTENSIONS; the result is null or a static string.
+            let ptr = unsafe { (self.get_stringi)(gl::EXTENSIONS, i) };
+            // SAFETY: non-null: NUL-terminated.
+            !ptr.is_null() && unsafe { CStr::from_ptr(ptr.cast()) }.to_bytes() == name.as_bytes()
+        })
+    }
+
     /// The context's OpenGL version, `(major, minor)`, read from `GL_VERSION` (the first
     /// `major.minor` in it, after "OpenGL ES " on ES), which every context answers without a GL
     /// error; `(0, 0)` when it cannot be read.
