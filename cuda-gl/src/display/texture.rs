@@ -359,14 +359,11 @@ impl Texture {
             "glGetnTexImage",
         )?;
         fns.drain_errors();
+        // Unbinds the pixel pack buffer too, until `restore`.
         let state = PixelState::neutral(fns, Direction::Pack)?;
-        let (mut pack_buffer, mut texture) = (0, 0);
-        // SAFETY: a context is current (checked); valid queries and out-pointers.
-        unsafe {
-            (fns.get_integerv)(gl::PIXEL_PACK_BUFFER_BINDING, &mut pack_buffer);
-            (fns.get_integerv)(gl::TEXTURE_BINDING_2D, &mut texture);
-            (fns.bind_buffer)(gl::PIXEL_PACK_BUFFER, 0);
-        }
+        let mut texture = 0;
+        // SAFETY: a context is current (checked); a valid query and out-pointer.
+        unsafe { (fns.get_integerv)(gl::TEXTURE_BINDING_2D, &mut texture) };
         let mut pixels = vec![0u8; self.frame_bytes()];
         let (_, format, ty) = self.layout.format().gl();
         let read = bind_checked(
@@ -390,11 +387,8 @@ impl Texture {
                 );
             }
         });
-        // SAFETY: a context is current; the names were read from it.
-        unsafe {
-            (fns.bind_texture)(gl::TEXTURE_2D, texture.max(0) as u32);
-            (fns.bind_buffer)(gl::PIXEL_PACK_BUFFER, pack_buffer.max(0) as u32);
-        }
+        // SAFETY: a context is current; the name was read from it.
+        unsafe { (fns.bind_texture)(gl::TEXTURE_2D, texture.max(0) as u32) };
         state.restore(fns);
         read?;
         fns.check("glGetnTexImage (a display texture)")?;

@@ -193,20 +193,15 @@ impl Offscreen {
 /// # Errors
 /// As [`PixelState::neutral`] (nothing is read then).
 fn read_into(fns: &GlFns, target: &Offscreen, pixels: &mut [u8]) -> Result<()> {
+    // No pixel pack buffer is bound from here on (PixelState): the pointer is client memory.
     let state = PixelState::neutral(fns, Direction::Pack)?;
-    let (mut read, mut pack_buffer) = (0, 0);
-    // SAFETY: the owning context is current (callers); valid out-pointers. A pixel pack buffer
-    // the application bound is unbound for the read (GL would otherwise take the pointer as an
-    // offset into it) and bound back; with none bound and the pack state neutral (tight rows,
-    // alignment 1, nothing skipped, no swapping or inversion) and no pixel-transfer stage that
-    // could change the pixels' count (convolution, histogram or minmax sinks are off),
-    // glReadPixels writes `width * height * 4` bytes (RGBA8) into `pixels`, which has that
-    // size.
+    let mut read = 0;
+    // SAFETY: the owning context is current (callers); a valid out-pointer. With no pixel pack
+    // buffer bound, the pack state neutral (tight rows, alignment 1, nothing skipped, no
+    // swapping or inversion) and no pixel-transfer stage that could change the pixels' count
+    // (convolution, histogram or minmax sinks are off), glReadPixels writes
+    // `width * height * 4` bytes (RGBA8) into `pixels`, which has that size.
     unsafe {
-        (fns.get_integerv)(gl::PIXEL_PACK_BUFFER_BINDING, &mut pack_buffer);
-        if pack_buffer != 0 {
-            (fns.bind_buffer)(gl::PIXEL_PACK_BUFFER, 0);
-        }
         (fns.get_integerv)(gl::READ_FRAMEBUFFER_BINDING, &mut read);
         (fns.bind_framebuffer)(gl::READ_FRAMEBUFFER, target.framebuffer);
         (fns.read_pixels)(
@@ -219,9 +214,6 @@ fn read_into(fns: &GlFns, target: &Offscreen, pixels: &mut [u8]) -> Result<()> {
             pixels.as_mut_ptr().cast(),
         );
         (fns.bind_framebuffer)(gl::READ_FRAMEBUFFER, read.max(0) as u32);
-        if pack_buffer != 0 {
-            (fns.bind_buffer)(gl::PIXEL_PACK_BUFFER, pack_buffer as u32);
-        }
     }
     state.restore(fns);
     Ok(())

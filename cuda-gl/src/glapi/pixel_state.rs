@@ -11,7 +11,8 @@
 //!   mapping (`GL_MAP_COLOR`) and, with the imaging subset (`GL_ARB_imaging`), colour tables,
 //!   convolution, the colour matrix with its post-matrix scales and biases, the
 //!   post-convolution scales and biases, histogram and minmax (which may also sink the pixels);
-//! - on reads, `GL_CLAMP_READ_COLOR`, and `GL_PACK_INVERT_MESA` where Mesa offers it.
+//! - on reads, `GL_CLAMP_READ_COLOR`, `GL_PACK_INVERT_MESA` where Mesa offers it, and the pixel
+//!   pack buffer binding (unbound: the read goes to client memory).
 //!
 //! Index, depth and stencil state (`GL_INDEX_SHIFT`, `GL_DEPTH_SCALE`, `GL_MAP_STENCIL`, ...)
 //! applies only to those kinds of pixels, which cuda-gl never transfers, so it is left alone.
@@ -116,6 +117,8 @@ pub(crate) struct PixelState {
     color_matrix: Option<([f32; 16], i32)>,
     /// `GL_CLAMP_READ_COLOR`'s old value.
     clamp_read: Option<i32>,
+    /// The pixel pack buffer the application had bound (a read goes to client memory).
+    pack_buffer: Option<u32>,
 }
 
 /// What a context has of the state above.
@@ -147,7 +150,8 @@ fn in_es(name: u32) -> bool {
 
 impl PixelState {
     /// Reads the state that applies to a transfer in `direction` in the current context (of
-    /// `fns`) and sets what differs from GL's neutral values to them.
+    /// `fns`) and sets what differs from GL's neutral values to them; for [`Direction::Pack`]
+    /// also unbinds the pixel pack buffer, so that a read writes client memory.
     ///
     /// # Errors
     /// [`Error::MissingGlFunction`] when the context has state to neutralise but the platform
@@ -177,6 +181,15 @@ impl PixelState {
             }
         }
         if direction == Direction::Pack {
+            let mut bound = 0;
+            // SAFETY: a valid query since OpenGL 2.1 and in ES 3; a valid out-pointer. Unbound,
+            // GL takes a read's pointer as client memory, not as an offset into that buffer.
+            unsafe { (fns.get_integerv)(gl::PIXEL_PACK_BUFFER_BINDING, &mut bound) };
+            if bound != 0 {
+                // SAFETY: binding 0 is always valid.
+                unsafe { (fns.bind_buffer)(gl::PIXEL_PACK_BUFFER, 0) };
+                self.pack_buffer = Some(bound.max(0) as u32);
+            }
             if has.clamp_read {
                 let mut old = gl::FIXED_ONLY as i32;
                 // SAFETY: GL_CLAMP_READ_COLOR is a valid query since OpenGL 3.0 (checked);
@@ -189,7 +202,7 @@ impl PixelState {
                     self.clamp_read = Some(old);
                 }
             }
-            if has_extension(fns, has, b"GL_MESA_pack_invert") {
+            if has_extension(fns, has, "GL_MESA_pack_invert") {
                 self.neutral_store(fns, PACK_INVERT_MESA, 0);
             }
         }
@@ -270,6 +283,10 @@ impl PixelState {
     /// Puts back what [`neutral`](Self::neutral) changed, in the context it was read in (of
     /// `fns`, current).
     pub(crate) fn restore(self, fns: &GlFns) {
+        if let Some(buffer) = self.pack_buffer {
+            // SAFETY: a context is current; the name was read from its binding.
+            unsafe { (fns.bind_buffer)(gl::PIXEL_PACK_BUFFER, buffer) };
+        }
         for (name, old) in self.store {
             // SAFETY: a context is current; the value was read from it for this parameter.
             unsafe { (fns.pixel_storei)(name, old) };
@@ -331,7 +348,7 @@ impl Has {
             _ if es => false,
             (0..=2, _) => true,
             (3, 0) => integer(gl::CONTEXT_FLAGS) & FORWARD_COMPATIBLE_BIT == 0,
-            (3, 1) => has_extension_core(fns, b"GL_ARB_compatibility"),
+            (3, 1) => fns.has_extension("GL_ARB_compatibility"),
             _ => integer(gl::CONTEXT_PROFILE_MASK) & COMPATIBILITY_PROFILE_BIT != 0,
         };
         let mut has = Has {
@@ -340,16 +357,16 @@ impl Has {
             clamp_read: major >= 3 && !es,
             es,
         };
-        has.imaging = transfer && has_extension(fns, has, b"GL_ARB_imaging");
+        has.imaging = transfer && has_extension(fns, has, "GL_ARB_imaging");
         has
     }
 }
 
 /// Whether the current context has extension `name`: from the one `GL_EXTENSIONS` string in a
 /// compatibility context (one call, no copy), else by index.
-fn has_extension(fns: &GlFns, has: Has, name: &[u8]) -> bool {
+fn has_extension(fns: &GlFns, has: Has, name: &str) -> bool {
     if !has.transfer {
-        return has_extension_core(fns, name);
+        return fns.has_extension(name);
     }
     // SAFETY: glGetString(GL_EXTENSIONS) is valid in a compatibility context; it returns null
     // or a static NUL-terminated string.
@@ -359,19 +376,5 @@ fn has_extension(fns: &GlFns, has: Has, name: &[u8]) -> bool {
     }
     // SAFETY: non-null, NUL-terminated (above).
     let all = unsafe { CStr::from_ptr(all.cast()) }.to_bytes();
-    all.split(|&b| b == b' ').any(|e| e == name)
-}
-
-/// [`has_extension`] by index (`glGetStringi`, OpenGL 3.0 and later).
-fn has_extension_core(fns: &GlFns, name: &[u8]) -> bool {
-    let mut count = 0;
-    // SAFETY: a valid query since OpenGL 3.0, the only versions this is called at; a valid
-    // out-pointer.
-    unsafe { (fns.get_integerv)(gl::NUM_EXTENSIONS, &mut count) };
-    (0..count.max(0) as u32).any(|i| {
-        // SAFETY: `i` is below GL_NUM_EXTENSIONS; the result is null or a static string.
-        let ptr = unsafe { (fns.get_stringi)(gl::EXTENSIONS, i) };
-        // SAFETY: non-null: NUL-terminated.
-        !ptr.is_null() && unsafe { CStr::from_ptr(ptr.cast()) }.to_bytes() == name
-    })
+    all.split(|&b| b == b' ').any(|e| e == name.as_bytes())
 }
