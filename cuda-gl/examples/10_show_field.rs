@@ -70,7 +70,7 @@ fn run(args: &common::Args) -> Result<Outcome> {
         DisplayTarget::new(&ctx, Layout::packed((w, h), Format::Rgba8)?, None)?;
     println!("{report}");
     let require_mesa = std::env::var("CUDA_GL_REQUIRE_MESA").is_ok_and(|v| v == "1");
-    if require_mesa && (report.mode != Mode::Staged || !report.gl_vendor.contains("Mesa")) {
+    if require_mesa && (report.mode != Mode::Staged || !report.vendor.contains("Mesa")) {
         bail!("CUDA_GL_REQUIRE_MESA=1, but this is not Mesa's GL in staged mode: {report}");
     }
     let viridis = ColorMap::new(Palette::Viridis, -1.0, 1.0)?;

@@ -207,11 +207,11 @@ pub fn probe(gpu: &Gpu) -> Result<Setup> {
     // As the target decides whether it writes its bands into a pixel buffer (GL_VENDOR only:
     // zink and WSL2's d3d12 name NVIDIA in GL_RENDERER), so that `raw bands` cuts and uploads
     // a frame as the target does.
-    let nvidia = report.gl_vendor.to_ascii_uppercase().starts_with("NVIDIA");
+    let nvidia = report.vendor.to_ascii_uppercase().starts_with("NVIDIA");
     Ok(Setup {
         display,
-        gl_vendor: report.gl_vendor.clone(),
-        gl_renderer: report.gl_renderer.clone(),
+        gl_vendor: report.vendor.clone(),
+        gl_renderer: report.renderer.clone(),
         interop_refused,
         staged_limit: if nvidia { SUM } else { MAX },
     })

@@ -30,6 +30,8 @@ pub(super) struct Interop {
 }
 
 impl Present for Interop {
+    type Texture = Texture;
+
     type Frame<'t, S: AsStream + 't> = InteropFrame<'t, S>;
 
     /// # Errors
@@ -167,7 +169,7 @@ impl<S: AsStream> PresentFrame for InteropFrame<'_, S> {
     /// # Errors
     /// The unmaps' errors (the first one; the other guard still unmaps in its drop); GL's
     /// error of the upload.
-    fn present(mut self) -> Result<()> {
+    fn present(mut self: Box<Self>) -> Result<()> {
         let pbo = self.mapped_pbo.take();
         let drawn_into_pbo = pbo.is_some();
         let pbo_unmapped = pbo.map_or(Ok(()), MappedBuffer::unmap);

@@ -93,13 +93,27 @@ mod image;
 mod interop;
 mod mode;
 mod present;
+mod report;
+mod show;
 mod staged;
 mod stream;
 mod target;
 mod texture;
 
 pub use crate::error::DisplayError;
+// For wgpu's modes (feature `wgpu`), which implement the same interface.
 pub use colormap::{ColorMap, Palette};
 pub use image::{DeviceImage, Format, Layout};
 pub use mode::{Frame, Mode};
-pub use target::{DisplayTarget, Report};
+#[cfg_attr(not(feature = "wgpu"), allow(unused_imports))]
+pub(crate) use present::{Canvas, CopyOut, CopyingFrame, Present, PresentFrame, Source};
+pub use report::Report;
+#[cfg(all(feature = "wgpu", feature = "cudarc"))]
+pub(crate) use show::show_cudarc;
+#[cfg_attr(not(feature = "wgpu"), allow(unused_imports))]
+pub(crate) use show::{CheckedStream, Colors, ShowTarget, check_stream, show_buffer, show_given};
+#[cfg(feature = "wgpu")]
+pub(crate) use staged::bands_for_client_upload;
+pub use target::DisplayTarget;
+#[cfg_attr(not(feature = "wgpu"), allow(unused_imports))]
+pub(crate) use texture::Rows;

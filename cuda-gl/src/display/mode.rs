@@ -1,20 +1,22 @@
-//! The modes, and the one place that dispatches on them: [`Mode`] names them, [`ByMode`] holds
-//! one mode's state or frame, and `dispatch!` is the one `match` that calls into either. A
-//! [`Screen`] is the texture with its mode's state, and a [`Frame`] one frame of it.
-//! Adding a mode: its file (implementing [`Present`]), a variant of `Mode` and `ByMode`, its
-//! [`Variant`], and an arm in each of the three `match`es here.
+//! The modes, and the one place that dispatches on them: [`Mode`] names them, [`Backend`] holds
+//! one mode's state, and `dispatch!` is the one `match` that calls into it. A [`Screen`] is the
+//! texture with its mode's state, and a [`Frame`] one frame of any target's mode (boxed: the
+//! frame's calls go to the mode's [`PresentFrame`]). Adding a mode: its file (implementing
+//! [`Present`]), a variant of `Mode` and `Backend`, its [`Variant`], and an arm in each of the
+//! three `match`es here.
 
 use super::image::{DeviceImage, Format, Layout};
-use super::interop::{Interop, InteropFrame};
+use super::interop::Interop;
 use super::present::{Present, PresentFrame};
-use super::staged::{Staged, StagedFrame};
-use super::stream::{StreamFrame, Streamed};
+use super::staged::Staged;
+use super::stream::Streamed;
 use super::texture::{Object, Texture, check_size};
 use crate::context::Context;
 use crate::error::Result;
 use crate::glapi::GlOwner;
 use crate::graphics::Surface;
 use crate::stream::AsStream;
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 /// How a [`DisplayTarget`](super::DisplayTarget)'s frames reach its texture.
@@ -53,57 +55,43 @@ impl std::fmt::Display for Mode {
     }
 }
 
-/// One value per mode: a mode's state ([`Backend`]) or a frame of it ([`ModeFrame`]).
+/// The state of a target's mode.
+// One per target, made once per size: boxing the larger mode would save nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
-pub(super) enum ByMode<I, St, Sr> {
-    Interop(I),
-    Staged(St),
-    Stream(Sr),
+pub(super) enum Backend {
+    Interop(Interop),
+    Staged(Staged),
+    Stream(Streamed),
 }
 
-/// Runs `$body` with `$m` bound to the mode's value of a [`ByMode`]: the one `match` that
+/// Runs `$body` with `$m` bound to the mode's state in a [`Backend`]: the one `match` that
 /// calls into the modes.
 macro_rules! dispatch {
     ($value:expr, $m:ident => $body:expr) => {
         match $value {
-            ByMode::Interop($m) => $body,
-            ByMode::Staged($m) => $body,
-            ByMode::Stream($m) => $body,
+            Backend::Interop($m) => $body,
+            Backend::Staged($m) => $body,
+            Backend::Stream($m) => $body,
         }
     };
 }
 
-/// What the dispatch knows of a mode's type: its [`Mode`], and its frames' variant.
-trait Variant: Present {
+/// What the dispatch knows of a mode's type: its [`Mode`].
+trait Variant: Present<Texture = Texture> {
     const MODE: Mode;
-
-    fn wrap<'t, S: AsStream + 't>(frame: Self::Frame<'t, S>) -> ModeFrame<'t, S>
-    where
-        Self: 't;
 }
 
 impl Variant for Interop {
     const MODE: Mode = Mode::Interop;
-
-    fn wrap<'t, S: AsStream + 't>(frame: Self::Frame<'t, S>) -> ModeFrame<'t, S> {
-        ByMode::Interop(frame)
-    }
 }
 
 impl Variant for Staged {
     const MODE: Mode = Mode::Staged;
-
-    fn wrap<'t, S: AsStream + 't>(frame: Self::Frame<'t, S>) -> ModeFrame<'t, S> {
-        ByMode::Staged(frame)
-    }
 }
 
 impl Variant for Streamed {
     const MODE: Mode = Mode::Stream;
-
-    fn wrap<'t, S: AsStream + 't>(frame: Self::Frame<'t, S>) -> ModeFrame<'t, S> {
-        ByMode::Stream(frame)
-    }
 }
 
 /// `P`'s mode.
@@ -111,20 +99,14 @@ fn mode_of<P: Variant>(_: &P) -> Mode {
     P::MODE
 }
 
-/// A frame of `state`, a `P`'s, as the dispatch holds it.
-fn begin<'t, P: Variant, S: AsStream>(
+/// A frame of `state`, a `P`'s, as the public frame holds it.
+fn begin<'t, P: Present, S: AsStream + 't>(
     state: &'t mut P,
-    texture: &'t Texture,
+    texture: &'t P::Texture,
     stream: &'t S,
-) -> Result<ModeFrame<'t, S>> {
-    Ok(P::wrap(state.begin(texture, stream)?))
+) -> Result<Box<dyn PresentFrame + 't>> {
+    Ok(Box::new(state.begin(texture, stream)?))
 }
-
-/// The state of a target's mode.
-pub(super) type Backend = ByMode<Interop, Staged, Streamed>;
-
-/// A frame of a target's mode, begun on a stream of type `S`.
-type ModeFrame<'t, S> = ByMode<InteropFrame<'t, S>, StagedFrame<'t, S>, StreamFrame<'t, S>>;
 
 impl Backend {
     /// The state of `mode` for `texture`, in CUDA context `ctx`.
@@ -133,9 +115,9 @@ impl Backend {
     /// As the mode's [`Present::new`].
     fn new(mode: Mode, ctx: &Arc<Context>, texture: &Texture) -> Result<Backend> {
         Ok(match mode {
-            Mode::Interop => ByMode::Interop(Interop::new(ctx, texture)?),
-            Mode::Staged => ByMode::Staged(Staged::new(ctx, texture)?),
-            Mode::Stream => ByMode::Stream(Streamed::new(ctx, texture)?),
+            Mode::Interop => Backend::Interop(Interop::new(ctx, texture)?),
+            Mode::Staged => Backend::Staged(Staged::new(ctx, texture)?),
+            Mode::Stream => Backend::Stream(Streamed::new(ctx, texture)?),
         })
     }
 }
@@ -227,7 +209,7 @@ impl Screen {
         let layout = self.texture.layout();
         let texture = &self.texture;
         let work = dispatch!(&mut self.backend, m => begin(m, texture, stream))?;
-        Ok(Frame { work, layout })
+        Ok(Frame::new(work, layout))
     }
 
     /// As [`Present::flush`].
@@ -271,15 +253,34 @@ impl Screen {
 /// order after its kernel), nothing is uploaded from the pixel buffer, and a texture mapped
 /// for the frame's surface holds what the kernel wrote into it in place, as far as the kernel
 /// got (the texture's contents are undefined from the map on: `WRITE_DISCARD`).
-#[derive(Debug)]
 #[must_use = "a frame shows nothing unless presented: draw it, then call `present()`"]
 pub struct Frame<'t, S: AsStream> {
-    work: ModeFrame<'t, S>,
+    /// The mode's frame.
+    work: Box<dyn PresentFrame + 't>,
     /// The target's frames, tightly packed.
     layout: Layout,
+    _stream: PhantomData<&'t S>,
 }
 
-impl<S: AsStream> Frame<'_, S> {
+impl<S: AsStream> std::fmt::Debug for Frame<'_, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Frame")
+            .field("layout", &self.layout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'t, S: AsStream> Frame<'t, S> {
+    /// A frame of a target's mode (its `work`) on a stream of type `S`, of `layout` (tightly
+    /// packed).
+    pub(crate) fn new(work: Box<dyn PresentFrame + 't>, layout: Layout) -> Self {
+        Frame {
+            work,
+            layout,
+            _stream: PhantomData,
+        }
+    }
+
     /// Width and height in pixels.
     pub fn size(&self) -> (u32, u32) {
         (self.layout.width(), self.layout.height())
@@ -307,7 +308,7 @@ impl<S: AsStream> Frame<'_, S> {
     /// [`DisplayError::FrameMapFailed`](crate::display::DisplayError::FrameMapFailed) when asked again
     /// after a failed map.
     pub fn surface(&self) -> Result<Surface<'_>> {
-        dispatch!(&self.work, f => f.surface())
+        self.work.surface()
     }
 
     /// The frame's pixels (the target's size and format, rows tightly packed), for a kernel
@@ -328,7 +329,7 @@ impl<S: AsStream> Frame<'_, S> {
     /// storage; [`DisplayError::FrameMapFailed`](crate::display::DisplayError::FrameMapFailed) when asked
     /// again after a failed map.
     pub fn pixels(&self) -> Result<DeviceImage<'_>> {
-        let ptr = dispatch!(&self.work, f => f.pixels())?;
+        let ptr = self.work.pixels()?;
         Ok(DeviceImage::new(ptr, self.layout))
     }
 
@@ -358,6 +359,6 @@ impl<S: AsStream> Frame<'_, S> {
     /// the application deleted or relabelled the target's texture or pixel buffer (see
     /// [`DisplayTarget::texture`](super::DisplayTarget::texture)); nothing is uploaded then.
     pub fn present(self) -> Result<()> {
-        dispatch!(self.work, f => f.present())
+        self.work.present()
     }
 }

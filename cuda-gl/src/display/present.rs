@@ -10,8 +10,8 @@
 //! [`Frame::surface`](super::Frame::surface) runs unchanged in every mode: in interop mode the
 //! surface is the registered texture's), which their present copies out.
 
-use super::image::Format;
-use super::texture::{Rows, Texture};
+use super::image::{Format, Layout};
+use super::texture::Rows;
 use crate::context::Context;
 use crate::error::Result;
 use crate::graphics::Surface;
@@ -25,7 +25,11 @@ use std::sync::Arc;
 
 /// A display mode's state, made for one texture (of one size and format): a target of
 /// another size makes new state.
-pub(super) trait Present: Sized {
+pub(crate) trait Present: Sized {
+    /// What the mode puts frames on: the target's GL texture, or for wgpu's modes the wgpu
+    /// device and queue (each such mode owns its texture).
+    type Texture;
+
     /// A frame of the mode, begun on a stream of type `S`.
     type Frame<'t, S: AsStream + 't>: PresentFrame
     where
@@ -36,7 +40,7 @@ pub(super) trait Present: Sized {
     ///
     /// # Errors
     /// Why the mode cannot work here, or the errors of making its objects.
-    fn new(ctx: &Arc<Context>, texture: &Texture) -> Result<Self>;
+    fn new(ctx: &Arc<Context>, texture: &Self::Texture) -> Result<Self>;
 
     /// Begins a frame on `stream`, which the caller checked is of the target's context.
     ///
@@ -44,7 +48,7 @@ pub(super) trait Present: Sized {
     /// The mode's errors of ordering the frame after the last one.
     fn begin<'t, S: AsStream>(
         &'t mut self,
-        texture: &'t Texture,
+        texture: &'t Self::Texture,
         stream: &'t S,
     ) -> Result<Self::Frame<'t, S>>;
 
@@ -52,7 +56,7 @@ pub(super) trait Present: Sized {
     ///
     /// # Errors
     /// The uploads' errors.
-    fn flush(&mut self, _texture: &Texture) -> Result<()> {
+    fn flush(&mut self, _texture: &Self::Texture) -> Result<()> {
         Ok(())
     }
 
@@ -79,7 +83,7 @@ pub(super) trait Present: Sized {
 
 /// One frame of a mode. Dropped unpresented, it shows nothing: what it mapped is unmapped (by
 /// the mappings' guards), and nothing is copied or uploaded.
-pub(super) trait PresentFrame {
+pub(crate) trait PresentFrame {
     /// The surface a kernel draws the frame through.
     ///
     /// # Errors
@@ -93,11 +97,11 @@ pub(super) trait PresentFrame {
     /// The mode's errors of making them reachable (a map).
     fn pixels(&self) -> Result<DevicePtr<'_>>;
 
-    /// Puts the frame on the texture.
+    /// Puts the frame on the texture (boxed: the public frame holds any mode's).
     ///
     /// # Errors
     /// The mode's errors of the copy, the unmap and the upload.
-    fn present(self) -> Result<()>;
+    fn present(self: Box<Self>) -> Result<()>;
 }
 
 /// What the frames leave to order, beyond the work the mode tracks itself.
@@ -123,7 +127,7 @@ struct Order {
 /// The pixels (tightly packed) and the array of one frame of a copying mode's texture. The
 /// mode drops it after what copies out of it (its buffers wait for those copies).
 #[derive(Debug)]
-pub(super) struct Canvas {
+pub(crate) struct Canvas {
     ctx: Arc<Context>,
     pixels: DeviceBuffer<u8>,
     /// Dropped by hand, once the work that may still write it is known done (see `Drop`).
@@ -132,16 +136,16 @@ pub(super) struct Canvas {
 }
 
 impl Canvas {
-    /// A canvas of `texture`'s size and format in `ctx`, black.
+    /// A canvas of `layout`'s size and format (tightly packed) in `ctx`, black.
     ///
     /// # Errors
     /// The driver's errors allocating the pixels and making the array.
-    pub(super) fn new(ctx: &Arc<Context>, texture: &Texture) -> Result<Canvas> {
-        let (width, height) = texture.size();
+    pub(crate) fn new(ctx: &Arc<Context>, layout: Layout) -> Result<Canvas> {
+        let (width, height) = layout.size();
         Ok(Canvas {
             ctx: ctx.clone(),
-            pixels: DeviceBuffer::zeroed(ctx, texture.frame_bytes())?,
-            array: ManuallyDrop::new(FrameArray::new(ctx, width, height, texture.format())?),
+            pixels: DeviceBuffer::zeroed(ctx, layout.packed_as(layout.format())?.bytes())?,
+            array: ManuallyDrop::new(FrameArray::new(ctx, width, height, layout.format())?),
             order: Order::default(),
         })
     }
@@ -151,7 +155,7 @@ impl Canvas {
     ///
     /// # Errors
     /// The errors of joining cuda-gl's private stream.
-    pub(super) fn begin<S: AsStream>(&mut self, stream: &S) -> Result<CanvasFrame<'_>> {
+    pub(crate) fn begin<S: AsStream>(&mut self, stream: &S) -> Result<CanvasFrame<'_>> {
         if self.order.copied {
             // A present's copy may still read the pixels or the array, ordered only before the
             // work of its own stream: this stream waits for it (cuda-gl's private stream runs
@@ -213,7 +217,7 @@ impl Drop for Canvas {
 
 /// A frame's hold on a [`Canvas`].
 #[derive(Debug)]
-pub(super) struct CanvasFrame<'t> {
+pub(crate) struct CanvasFrame<'t> {
     ctx: &'t Arc<Context>,
     /// The frame's stream, borrowed by the frame (so live) for as long as this.
     stream: sys::CUstream,
@@ -263,22 +267,30 @@ impl<'t> CanvasFrame<'t> {
 
 /// What a copying mode (staged, stream) does with a presented frame's picture; the rest of
 /// such a mode's frame is the same in every one of them ([`CopyingFrame`]).
-pub(super) trait CopyOut {
-    /// Queues the copy of `source` (the canvas's) in `stream`'s order and hands the frame to GL
-    /// for `texture`.
+pub(crate) trait CopyOut {
+    /// What the frame is copied onto (as [`Present::Texture`]).
+    type Texture;
+
+    /// Queues the copy of `source` (the canvas's) in `stream`'s order and hands the frame to
+    /// the graphics API for `texture`.
     ///
     /// # Errors
     /// The mode's errors of the copies and the uploads.
-    fn copy_out(self, texture: &Texture, source: Source<'_>, stream: &impl AsStream) -> Result<()>;
+    fn copy_out(
+        self,
+        texture: &Self::Texture,
+        source: Source<'_>,
+        stream: &impl AsStream,
+    ) -> Result<()>;
 }
 
 /// A frame of a copying mode: the canvas it is drawn on, and `M`, what the mode copies it out
 /// through.
 #[derive(Debug)]
-pub(super) struct CopyingFrame<'t, S, M> {
+pub(crate) struct CopyingFrame<'t, S, M: CopyOut> {
     canvas: CanvasFrame<'t>,
     out: M,
-    texture: &'t Texture,
+    texture: &'t M::Texture,
     stream: &'t S,
 }
 
@@ -288,10 +300,10 @@ impl<'t, S: AsStream, M: CopyOut> CopyingFrame<'t, S, M> {
     ///
     /// # Errors
     /// As [`Canvas::begin`].
-    pub(super) fn begin(
+    pub(crate) fn begin(
         canvas: &'t mut Canvas,
         out: M,
-        texture: &'t Texture,
+        texture: &'t M::Texture,
         stream: &'t S,
     ) -> Result<Self> {
         Ok(CopyingFrame {
@@ -316,13 +328,13 @@ impl<S: AsStream, M: CopyOut> PresentFrame for CopyingFrame<'_, S, M> {
     ///
     /// # Errors
     /// As the mode's [`CopyOut::copy_out`].
-    fn present(self) -> Result<()> {
+    fn present(self: Box<Self>) -> Result<()> {
         let CopyingFrame {
             canvas,
             out,
             texture,
             stream,
-        } = self;
+        } = *self;
         canvas.present(|source| out.copy_out(texture, source, stream))
     }
 }
@@ -366,7 +378,7 @@ impl Drop for CanvasFrame<'_> {
 
 /// Where a copied frame's picture is on the GPU.
 #[derive(Debug, Clone, Copy)]
-pub(super) enum Source<'a> {
+pub(crate) enum Source<'a> {
     /// The canvas's pixels (a frame whose [`pixels`](super::Frame::pixels) were asked for).
     Pixels(&'a DeviceBuffer<u8>),
     /// The canvas's array (a frame drawn through its [`surface`](super::Frame::surface)).
@@ -376,7 +388,7 @@ pub(super) enum Source<'a> {
 impl Source<'_> {
     /// A copy of the whole frame, `row` bytes by `height` rows, from this source: the caller
     /// sets the destination.
-    pub(super) fn copy_of_frame(self, row: usize, height: usize) -> sys::CUDA_MEMCPY2D {
+    pub(crate) fn copy_of_frame(self, row: usize, height: usize) -> sys::CUDA_MEMCPY2D {
         let mut copy = sys::CUDA_MEMCPY2D {
             WidthInBytes: row,
             Height: height,
@@ -404,7 +416,7 @@ impl Source<'_> {
     ///    (pinned or registered), live until the copy has run; the source has at least
     ///    `rows.first + rows.count` rows of `row` bytes, live until then too; `p` is a live
     ///    stream of the current context.
-    pub(super) unsafe fn queue_rows_to_host(
+    pub(crate) unsafe fn queue_rows_to_host(
         self,
         host: *mut std::ffi::c_void,
         row: usize,
@@ -423,7 +435,7 @@ impl Source<'_> {
 
 /// A 2-D CUDA array of one frame, made for surface load/store, with its surface object.
 #[derive(Debug)]
-pub(super) struct FrameArray {
+pub(crate) struct FrameArray {
     ctx: Arc<Context>,
     raw: sys::CUarray,
     surface: sys::CUsurfObject,

@@ -69,6 +69,13 @@ fn bands(row: usize, height: usize, plan: BandPlan) -> Vec<Rows> {
     out
 }
 
+/// The bands of a frame of `height` rows of `row` bytes uploaded from client memory (a wgpu
+/// target's staged mode: `write_texture` copies the bytes on the CPU, as such GL does).
+#[cfg(feature = "wgpu")]
+pub(crate) fn bands_for_client_upload(row: usize, height: usize) -> Vec<Rows> {
+    bands(row, height, CLIENT_UPLOAD)
+}
+
 /// Whether staged frames go through pixel buffers in the current context (of `fns`):
 /// on NVIDIA's GL the upload from a buffer is the GPU's copy, which runs in GL's order while
 /// the CPU goes on, where an upload from client memory costs ten times the copy (1,966 µs for
@@ -113,6 +120,8 @@ pub(super) struct Staged {
 }
 
 impl Present for Staged {
+    type Texture = Texture;
+
     type Frame<'t, S: AsStream + 't> = StagedFrame<'t, S>;
 
     /// The state for frames of `texture`'s size and format, with the texture made black (a
@@ -127,7 +136,7 @@ impl Present for Staged {
         let (row, height) = texture.frame_shape();
         let plan = if through { BUFFER_WRITE } else { CLIENT_UPLOAD };
         let cut = bands(row, height, plan);
-        let canvas = Canvas::new(ctx, texture)?;
+        let canvas = Canvas::new(ctx, texture.layout())?;
         let buffers = GlBuffers::new(
             texture,
             cut.iter().filter(|_| through).map(|rows| rows.count * row),
@@ -163,6 +172,8 @@ impl Present for Staged {
 pub(super) type StagedFrame<'t, S> = CopyingFrame<'t, S, &'t mut Bands>;
 
 impl CopyOut for &mut Bands {
+    type Texture = Texture;
+
     /// Copies the frame out in the stream's order, band by band, and hands each band to GL as
     /// soon as its copy has finished, while the later bands are copied: the texture holds the
     /// frame when this returns.

@@ -29,6 +29,8 @@ pub(super) struct Streamed {
 }
 
 impl Present for Streamed {
+    type Texture = Texture;
+
     type Frame<'t, S: AsStream + 't> = StreamFrame<'t, S>;
 
     /// The state for frames of `texture`'s size and format, in the GL context current (the
@@ -39,7 +41,7 @@ impl Present for Streamed {
     /// GPU, among them) and [`FrameStream::new`]; the driver's errors from making the canvas.
     fn new(ctx: &Arc<Context>, texture: &Texture) -> Result<Streamed> {
         let external = ExternalGl::current()?;
-        let canvas = Canvas::new(ctx, texture)?;
+        let canvas = Canvas::new(ctx, texture.layout())?;
         Ok(Streamed {
             stream: FrameStream::new(ctx, &external, texture.frame_bytes(), SLOTS, 1)?,
             canvas,
@@ -81,6 +83,8 @@ pub(super) struct Slots<'t> {
 }
 
 impl CopyOut for Slots<'_> {
+    type Texture = Texture;
+
     /// Pushes the frame as the next one (copied into the next free slot in the stream's
     /// order, after waiting at most the stream's timeout for GL's last copy out of that slot),
     /// and copies every finished frame into the texture.

@@ -2,9 +2,11 @@
 //! the [`Report`] of why that mode; and device memory shown on it in one call (copied into a
 //! frame, or mapped through the target's colour map).
 
-use super::colormap::{ColorMap, Mapper};
+use super::colormap::ColorMap;
 use super::image::{DeviceImage, Format, Layout};
 use super::mode::{Frame, Mode, Screen};
+use super::report::Report;
+use super::show::{self, CheckedStream, Colors, ShowTarget, check_stream};
 use crate::TextureName;
 use crate::context::Context;
 #[cfg(doc)]
@@ -12,10 +14,7 @@ use crate::error::{DisplayError, UsageError};
 use crate::error::{Error, Result};
 use crate::glapi::GlOwner;
 use crate::memory::DeviceBuffer;
-use crate::result;
-use crate::stream::{AsStream, check_same_context};
-use cuda_gl_sys as sys;
-use std::fmt;
+use crate::stream::AsStream;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -31,22 +30,9 @@ pub struct DisplayTarget {
     ctx: Arc<Context>,
     screen: Screen,
     /// The colour map of one-channel images shown ([`set_color_map`](Self::set_color_map)).
-    color_map: Option<Mapper>,
+    colors: Colors,
     _not_send: PhantomData<*const ()>,
 }
-
-/// A stream found to be of a target's CUDA context ([`DisplayTarget::check_stream`]): what a
-/// show passes on instead of checking it again.
-#[derive(Debug)]
-pub(crate) struct CheckedStream<'s, S: AsStream>(&'s S);
-
-impl<S: AsStream> Clone for CheckedStream<'_, S> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<S: AsStream> Copy for CheckedStream<'_, S> {}
 
 impl DisplayTarget {
     /// A target of `layout`'s size and format (its frames' pixels are tightly packed, whatever
@@ -70,8 +56,9 @@ impl DisplayTarget {
         let report = |mode, refused| Report {
             mode,
             refused,
-            gl_renderer,
-            gl_vendor,
+            api: "GL",
+            renderer: gl_renderer,
+            vendor: gl_vendor,
             cuda_device: ctx.device().label().to_string(),
         };
         let mut refused = Vec::new();
@@ -108,7 +95,7 @@ impl DisplayTarget {
         Ok(DisplayTarget {
             ctx: ctx.clone(),
             screen: Screen::new(mode, ctx, owner, layout)?,
-            color_map: None,
+            colors: Colors::default(),
             _not_send: PhantomData,
         })
     }
@@ -186,25 +173,8 @@ impl DisplayTarget {
     /// the last present's copy; interop: of undoing a mapping an earlier frame leaked (the
     /// owner check's errors when the target's GL context is not current, the driver's).
     pub fn frame<'t, S: AsStream>(&'t mut self, stream: &'t S) -> Result<Frame<'t, S>> {
-        let stream = self.check_stream(stream)?;
-        self.begin(stream)
-    }
-
-    /// [`frame`](Self::frame) on a stream checked already.
-    fn begin<'t, S: AsStream>(&'t mut self, stream: CheckedStream<'t, S>) -> Result<Frame<'t, S>> {
-        self.screen.begin(stream.0)
-    }
-
-    /// Refuses `stream` unless it is of the target's CUDA context.
-    ///
-    /// # Errors
-    /// [`UsageError::WrongCudaContext`].
-    pub(crate) fn check_stream<'s, S: AsStream>(
-        &self,
-        stream: &'s S,
-    ) -> Result<CheckedStream<'s, S>> {
-        check_same_context(&self.ctx, stream, "the display target")?;
-        Ok(CheckedStream(stream))
+        let stream = check_stream(&self.ctx, stream)?;
+        ShowTarget::begin(self, stream)
     }
 
     /// Uploads the frames a stream-mode target has copied but not uploaded yet, waiting (at
@@ -239,7 +209,7 @@ impl DisplayTarget {
         }
         let mut next = DisplayTarget::build(&self.ctx, self.screen.owner(), layout, self.mode())?;
         // The colour map is the target's, whatever its size.
-        next.color_map = self.color_map.take();
+        next.colors = std::mem::take(&mut self.colors);
         let mut old = std::mem::replace(self, next);
         // Released here, for its error; its drop then releases nothing more.
         old.screen.release()
@@ -279,19 +249,7 @@ impl DisplayTarget {
         layout: Layout,
         stream: &impl AsStream,
     ) -> Result<()> {
-        if src.context().raw() != self.ctx.raw() {
-            return Err(crate::error::UsageError::WrongCudaContext {
-                what: "device buffer",
-                owner: "the display target".into(),
-            }
-            .into());
-        }
-        let stream = self.check_stream(stream)?;
-        let image = DeviceImage::new(src.device_ptr(), layout);
-        // SAFETY: (1) the buffer holds `byte_len` bytes of this context (checked), borrowed
-        // until the copy has been queued before a present that the caller's stream orders
-        // after it; freeing the buffer waits for the copies that read it.
-        unsafe { self.show_given(image, src.byte_len(), stream) }
+        show::show_buffer(self, src, layout, stream)
     }
 
     /// [`show`](Self::show) for device memory of any origin: `src` says where the image is
@@ -305,9 +263,10 @@ impl DisplayTarget {
     /// # Errors
     /// As [`show`](Self::show).
     pub unsafe fn show_raw(&mut self, src: DeviceImage<'_>, stream: &impl AsStream) -> Result<()> {
-        let stream = self.check_stream(stream)?;
-        // SAFETY: (1), forwarded.
-        unsafe { self.show_checked(src, stream) }
+        let stream = check_stream(&self.ctx, stream)?;
+        let given = src.layout().bytes();
+        // SAFETY: (1), forwarded: the memory holds the image's bytes.
+        unsafe { show::show_given(self, src, given, stream) }
     }
 
     /// [`show`](Self::show) for cudarc device memory: a `CudaSlice`, a `CudaView`, or a mapped
@@ -327,110 +286,7 @@ impl DisplayTarget {
         layout: Layout,
         stream: &Arc<cudarc::driver::CudaStream>,
     ) -> Result<()> {
-        // Checked before cudarc is asked for anything: its read queues a wait on `stream`.
-        let checked = self.check_stream(stream)?;
-        let read = crate::cudarc_interop::CudarcRead::new(src, stream, "the display target")?;
-        let image = DeviceImage::new(read.ptr, layout);
-        // SAFETY: (1) `src` holds `read.bytes` bytes of device memory of the target's context
-        // (`CudarcSource`; of `stream`'s context, checked), which cudarc neither frees nor
-        // writes before the read event that `done` records after the copy.
-        let shown = unsafe { self.show_given(image, read.bytes, checked) };
-        read.done(&self.ctx)?;
-        shown
-    }
-
-    /// [`show_raw`](Self::show_raw) of memory known to hold `given` bytes, which the image
-    /// must fit in, on a stream checked already.
-    ///
-    /// # Safety
-    /// As [`show_raw`](Self::show_raw), for `given` bytes at `src.ptr()`.
-    ///
-    /// # Errors
-    /// [`DisplayError::PitchedSource`] when the image does not fit in `given` bytes; as
-    /// [`show`](Self::show).
-    pub(crate) unsafe fn show_given<S: AsStream>(
-        &mut self,
-        src: DeviceImage<'_>,
-        given: usize,
-        stream: CheckedStream<'_, S>,
-    ) -> Result<()> {
-        src.layout().check_fits("the device memory", given)?;
-        // SAFETY: forwarded to the caller; the image fits in the `given` bytes (checked).
-        unsafe { self.show_checked(src, stream) }
-    }
-
-    /// [`show_raw`](Self::show_raw) on a stream checked already.
-    ///
-    /// # Safety
-    /// As [`show_raw`](Self::show_raw).
-    unsafe fn show_checked<S: AsStream>(
-        &mut self,
-        src: DeviceImage<'_>,
-        stream: CheckedStream<'_, S>,
-    ) -> Result<()> {
-        let layout = src.layout();
-        if layout.format().one_channel()
-            && let Some(map) = self.color_map()
-            && let Some(mapper) = self.color_map.take()
-        {
-            // Out of the target while it is borrowed for the frame; put back whatever happens.
-            let shown = self.present_filled(layout.packed_as(Format::Rgba8)?, stream, |dst| {
-                // SAFETY: `src` holds its image until the work queued on `stream` has run (the
-                // caller's (1)); `dst` is the frame's pixels, RGBA8 of `src`'s size, written
-                // only by this kernel until the present and live until the kernel has run
-                // (`present_filled`); `stream` is of the mapper's context (the target's).
-                unsafe { mapper.draw(&map, &src, dst, stream.0) }
-            });
-            self.color_map = Some(mapper);
-            return shown;
-        }
-        let ctx = self.ctx.clone();
-        self.present_filled(layout.packed_as(layout.format())?, stream, |dst| {
-            let copy = sys::CUDA_MEMCPY2D {
-                srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-                srcDevice: src.ptr().as_raw(),
-                srcPitch: layout.pitch(),
-                dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-                dstDevice: dst.ptr().as_raw(),
-                dstPitch: dst.layout().pitch(),
-                WidthInBytes: layout.row_bytes(),
-                Height: layout.height() as usize,
-                ..Default::default()
-            };
-            // SAFETY: the stream is live while borrowed and of this context (checked). In the
-            // work: the source holds the image ((1)); the destination is the frame's pixels,
-            // rows of `row_bytes` bytes `dst`'s pitch apart (`present_filled` gave the target
-            // this size and format), live until the copy has run (`present_filled`).
-            unsafe {
-                ctx.run_now(stream.0.raw_stream(), "cuMemcpy2DAsync (not called)", |p| {
-                    Ok(result::array::copy_2d_async(&copy, p)?)
-                })
-            }
-        })
-    }
-
-    /// Gives the target `layout`'s size and format (as [`resize`](Self::resize)), begins a
-    /// frame on `stream`, has `fill` queue the work that writes the frame's pixels in
-    /// `stream`'s order, presents the frame and [`flush`](Self::flush)es. The pixels stay
-    /// live until that work has run: the pixel buffer is unmapped on `stream` after it (the
-    /// present, which `stream` orders after it), and the target's memory is freed only when
-    /// the target is dropped or reconfigured, which waits for the work. A frame whose pixels or
-    /// `fill` failed is dropped, not presented: its pixels hold nothing meant for the screen.
-    ///
-    /// # Errors
-    /// As [`resize`](Self::resize), [`frame`](Self::frame), [`Frame::pixels`],
-    /// [`Frame::present`] and `fill`.
-    fn present_filled<S: AsStream>(
-        &mut self,
-        layout: Layout,
-        stream: CheckedStream<'_, S>,
-        fill: impl FnOnce(&DeviceImage<'_>) -> Result<()>,
-    ) -> Result<()> {
-        self.reconfigure(layout)?;
-        let frame = self.begin(stream)?;
-        frame.pixels().and_then(|dst| fill(&dst))?;
-        frame.present()?;
-        self.flush()
+        show::show_cudarc(self, src, layout, stream)
     }
 
     /// Shows the one-channel images ([`Format::R8`], [`Format::R32F`]) given to
@@ -465,20 +321,34 @@ impl DisplayTarget {
     /// not finite or not increasing (the map is then not set); the driver's errors loading the
     /// kernel or allocating its tables (the first time).
     pub fn set_color_map(&mut self, map: Option<ColorMap>) -> Result<()> {
-        if let Some(map) = &map {
-            map.check()?;
-        }
-        match &mut self.color_map {
-            Some(mapper) => mapper.map = map,
-            None if map.is_some() => self.color_map = Some(Mapper::load(&self.ctx, map)?),
-            None => {}
-        }
-        Ok(())
+        self.colors.set(&self.ctx, map)
     }
 
     /// The colour map set by [`set_color_map`](Self::set_color_map).
     pub fn color_map(&self) -> Option<ColorMap> {
-        self.color_map.as_ref().and_then(|m| m.map)
+        self.colors.map()
+    }
+}
+
+impl ShowTarget for DisplayTarget {
+    fn cuda(&self) -> &Arc<Context> {
+        &self.ctx
+    }
+
+    fn reconfigure(&mut self, layout: Layout) -> Result<()> {
+        DisplayTarget::reconfigure(self, layout)
+    }
+
+    fn begin<'t, S: AsStream>(&'t mut self, stream: CheckedStream<'t, S>) -> Result<Frame<'t, S>> {
+        self.screen.begin(stream.0)
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        DisplayTarget::flush(self)
+    }
+
+    fn colors(&mut self) -> &mut Colors {
+        &mut self.colors
     }
 }
 
@@ -490,76 +360,3 @@ impl Drop for DisplayTarget {
         }
     }
 }
-
-/// What [`DisplayTarget::new`](super::DisplayTarget::new) found: the mode it chose, each
-/// faster mode it refused with its error, and what runs GL and CUDA here. It prints as one
-/// line that ends with the fix, where there is one:
-///
-/// `display: staged (interop refused: not_nvidia_gl); GL: <renderer>, <vendor>; CUDA: <device
-/// label>; fix: create the GL context on the CUDA GPU ...`
-#[derive(Debug)]
-#[non_exhaustive]
-pub struct Report {
-    /// The mode chosen.
-    pub mode: Mode,
-    /// Each mode tried before it, with why it was refused.
-    pub refused: Vec<(Mode, Error)>,
-    /// `GL_RENDERER` of the target's GL context.
-    pub gl_renderer: String,
-    /// `GL_VENDOR` of the target's GL context.
-    pub gl_vendor: String,
-    /// The CUDA device of the target's context, as a label.
-    pub cuda_device: String,
-}
-
-impl Report {
-    /// The fix for the first refusal that has one: how to get GL onto the CUDA GPU.
-    pub fn fix(&self) -> Option<&'static str> {
-        self.refused.iter().find_map(|(_, e)| match e {
-            Error::NotNvidiaGl { .. } | Error::WrongDevice { .. } => Some(
-                "create the GL context on the CUDA GPU: for a window on a PRIME/Optimus laptop, \
-                 run with __NV_PRIME_RENDER_OFFLOAD=1 __GLX_VENDOR_LIBRARY_NAME=nvidia; \
-                 headless, use cuda_gl::egl::HeadlessContext::for_cuda_device",
-            ),
-            _ => None,
-        })
-    }
-}
-
-impl fmt::Display for Report {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "display: {}", self.mode)?;
-        if !self.refused.is_empty() {
-            let refused: Vec<String> = self
-                .refused
-                .iter()
-                .map(|(mode, e)| format!("{mode} refused: {}", reason(e)))
-                .collect();
-            write!(f, " ({})", refused.join(", "))?;
-        }
-        write!(
-            f,
-            "; GL: {}, {}; CUDA: {}",
-            self.gl_renderer, self.gl_vendor, self.cuda_device
-        )?;
-        if let Some(fix) = self.fix() {
-            write!(f, "; fix: {fix}")?;
-        }
-        Ok(())
-    }
-}
-
-/// A refusal in a word: the setups a mode refuses by name (their fix differs), any other error
-/// by its kind.
-fn reason(e: &Error) -> &'static str {
-    match e {
-        Error::NotNvidiaGl { .. } => "not_nvidia_gl",
-        Error::WrongDevice { .. } => "wrong_device",
-        Error::ExternalMemoryUnsupported { .. } => "external_memory_unsupported",
-        Error::MissingGlFunction { .. } => "missing_gl_function",
-        e => e.kind().as_str(),
-    }
-}
-
-#[cfg(test)]
-mod tests;

@@ -10,7 +10,7 @@
 //! before each GL write and before the deletion: a name the application deleted may name its
 //! own next object, which the target must neither fill nor delete.
 
-use super::image::{Format, Layout};
+use super::image::Layout;
 use crate::error::{DisplayError, Error, Result};
 use crate::gl_object::{ImageTarget, Kind};
 use crate::glapi::{Direction, GlFns, GlOwner, PixelState, claim, label};
@@ -21,11 +21,11 @@ static NEXT_LABEL: AtomicU64 = AtomicU64::new(1);
 
 /// Rows of a frame: an upload's band.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Rows {
+pub(crate) struct Rows {
     /// The first row.
-    pub(super) first: usize,
+    pub(crate) first: usize,
     /// How many rows.
-    pub(super) count: usize,
+    pub(crate) count: usize,
 }
 
 /// A kind of object of a target, as labels and the error name it.
@@ -236,16 +236,6 @@ impl Texture {
     /// Its size and format, rows tightly packed.
     pub(super) fn layout(&self) -> Layout {
         self.layout
-    }
-
-    /// Width and height in pixels.
-    pub(super) fn size(&self) -> (u32, u32) {
-        (self.layout.width(), self.layout.height())
-    }
-
-    /// The pixel format.
-    pub(super) fn format(&self) -> Format {
-        self.layout.format()
     }
 
     /// The label of the target's objects, which the modes give their buffers.

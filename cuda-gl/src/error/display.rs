@@ -92,4 +92,19 @@ pub enum DisplayError {
          images the values are the bytes, 0 to 255)"
     )]
     ColorMapRange,
+
+    /// A mode asked of a target that has no such mode (a wgpu target in
+    /// [`Mode::Stream`](crate::display::Mode::Stream)).
+    #[error(
+        "{target}: there is no {mode} mode for this target\nhelp: ask for one of {modes}, or \
+         for None (the fastest that works here)"
+    )]
+    ModeUnavailable {
+        /// The target, e.g. `WgpuTarget::new`.
+        target: &'static str,
+        /// The mode asked for.
+        mode: &'static str,
+        /// The modes the target has.
+        modes: &'static str,
+    },
 }

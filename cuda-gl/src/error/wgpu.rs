@@ -111,6 +111,19 @@ pub enum WgpuError {
         help: &'static str,
     },
 
+    /// wgpu refused a call of cuda-gl's on the application's objects (caught by an error
+    /// scope, not left to wgpu's uncaptured-error handler, which panics by default).
+    #[error(
+        "{call}: wgpu refused it: {message}\nhelp: the texture is the target's: sample and copy \
+         it, but never destroy it; after a resize, take the target's new texture()"
+    )]
+    Refused {
+        /// The call, e.g. `wgpu::Queue::write_texture`.
+        call: &'static str,
+        /// wgpu's message.
+        message: String,
+    },
+
     /// wgpu refused to open the device (`Adapter::create_device_from_hal` or wgpu-hal's
     /// device creation).
     #[error(
@@ -126,6 +139,18 @@ pub enum WgpuError {
 }
 
 impl WgpuError {
+    /// The refusal in a word, for a display target's one-line report.
+    pub(crate) fn reason(&self) -> &'static str {
+        match self {
+            Self::NotVulkan { .. } => "not_vulkan",
+            Self::NoAdapter { .. } => "no_adapter",
+            Self::OtherGpu { .. } => "other_gpu",
+            Self::Missing { .. } => "missing_extension",
+            Self::NotExportable { .. } => "not_exportable",
+            _ => "wgpu",
+        }
+    }
+
     /// Whether the error says that this machine cannot do it (no Vulkan adapter on the CUDA
     /// GPU, a missing extension or export), rather than a bug of the program: see
     /// [`Error::is_unsupported_setup`](super::Error::is_unsupported_setup).

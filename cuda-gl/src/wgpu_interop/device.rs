@@ -161,7 +161,7 @@ pub fn check_device(device: &wgpu::Device, ctx: &Context) -> Result<()> {
 }
 
 /// The value of a future that is ready on its first poll, as wgpu's native futures are.
-fn ready<F: std::future::Future>(f: F) -> Option<F::Output> {
+pub(super) fn ready<F: std::future::Future>(f: F) -> Option<F::Output> {
     let mut f = std::pin::pin!(f);
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
     match f.as_mut().poll(&mut cx) {

@@ -92,6 +92,11 @@ mod cuda_image;
 mod device;
 mod format;
 mod handoff;
+mod interop_mode;
+mod place;
+mod read_back;
+mod staged_mode;
+mod target;
 mod texture;
 mod timeline;
 mod vk_image;
@@ -100,6 +105,7 @@ mod vk_info;
 pub use crate::error::wgpu::WgpuError;
 pub use device::{check_adapter, check_device, open_device};
 pub use format::SharedFormat;
+pub use target::WgpuTarget;
 pub use texture::{CudaWrite, SharedTexture};
 
 /// wgpu-hal's Vulkan backend.

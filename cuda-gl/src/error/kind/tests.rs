@@ -185,6 +185,11 @@ fn every_display_error() -> Vec<DisplayError> {
             name: 7,
         },
         D::ColorMapRange,
+        D::ModeUnavailable {
+            target: "WgpuTarget::new",
+            mode: "stream",
+            modes: "Mode::Interop, Mode::Staged",
+        },
     ]
 }
 

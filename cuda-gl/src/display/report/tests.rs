@@ -11,8 +11,9 @@ fn report(refused: Vec<(Mode, Error)>) -> Report {
             Mode::Staged
         },
         refused,
-        gl_renderer: "llvmpipe".into(),
-        gl_vendor: "Mesa".into(),
+        api: "GL",
+        renderer: "llvmpipe".into(),
+        vendor: "Mesa".into(),
         cuda_device: "device 0 (NVIDIA H200)".into(),
     }
 }

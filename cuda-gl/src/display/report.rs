@@ -1,0 +1,90 @@
+//! [`Report`]: why a target is in its mode, in one line that names the fix.
+
+use super::mode::Mode;
+use crate::error::Error;
+use std::fmt;
+
+/// What [`DisplayTarget::new`](super::DisplayTarget::new) (or, with feature `wgpu`,
+/// `WgpuTarget::new`) found: the mode it chose, each faster mode it refused with its error, and
+/// what runs the graphics API and CUDA here. It prints as one line that ends with the fix,
+/// where there is one:
+///
+/// `display: staged (interop refused: not_nvidia_gl); GL: <renderer>, <vendor>; CUDA: <device
+/// label>; fix: create the GL context on the CUDA GPU ...`
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Report {
+    /// The mode chosen.
+    pub mode: Mode,
+    /// Each mode tried before it, with why it was refused.
+    pub refused: Vec<(Mode, Error)>,
+    /// The graphics API the target's texture is of: `GL`, or `wgpu` and its backend (`wgpu
+    /// Vulkan`).
+    pub api: &'static str,
+    /// What draws: `GL_RENDERER` of the target's GL context, or the wgpu adapter's name.
+    pub renderer: String,
+    /// Whose it is: `GL_VENDOR`, or the wgpu adapter's driver and its version.
+    pub vendor: String,
+    /// The CUDA device of the target's context, as a label.
+    pub cuda_device: String,
+}
+
+impl Report {
+    /// The fix for the first refusal that has one: how to get GL, or wgpu's device, onto the
+    /// CUDA GPU.
+    pub fn fix(&self) -> Option<&'static str> {
+        self.refused.iter().find_map(|(_, e)| match e {
+            Error::NotNvidiaGl { .. } | Error::WrongDevice { .. } => Some(
+                "create the GL context on the CUDA GPU: for a window on a PRIME/Optimus laptop, \
+                 run with __NV_PRIME_RENDER_OFFLOAD=1 __GLX_VENDOR_LIBRARY_NAME=nvidia; \
+                 headless, use cuda_gl::egl::HeadlessContext::for_cuda_device",
+            ),
+            #[cfg(feature = "wgpu")]
+            Error::Wgpu(_) => Some(
+                "open the wgpu device with cuda_gl::wgpu_interop::open_device: wgpu's Vulkan \
+                 backend on the CUDA GPU, with external memory and semaphores",
+            ),
+            _ => None,
+        })
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "display: {}", self.mode)?;
+        if !self.refused.is_empty() {
+            let refused: Vec<String> = self
+                .refused
+                .iter()
+                .map(|(mode, e)| format!("{mode} refused: {}", reason(e)))
+                .collect();
+            write!(f, " ({})", refused.join(", "))?;
+        }
+        write!(
+            f,
+            "; {}: {}, {}; CUDA: {}",
+            self.api, self.renderer, self.vendor, self.cuda_device
+        )?;
+        if let Some(fix) = self.fix() {
+            write!(f, "; fix: {fix}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A refusal in a word: the setups a mode refuses by name (their fix differs), any other error
+/// by its kind.
+fn reason(e: &Error) -> &'static str {
+    match e {
+        Error::NotNvidiaGl { .. } => "not_nvidia_gl",
+        Error::WrongDevice { .. } => "wrong_device",
+        Error::ExternalMemoryUnsupported { .. } => "external_memory_unsupported",
+        Error::MissingGlFunction { .. } => "missing_gl_function",
+        #[cfg(feature = "wgpu")]
+        Error::Wgpu(e) => e.reason(),
+        e => e.kind().as_str(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,228 @@
+//! Device memory shown on a target in one call, the same for every kind of target (GL's
+//! [`DisplayTarget`](super::DisplayTarget), wgpu's `WgpuTarget`): the image is copied into a
+//! frame, or mapped into one through the target's colour map, and the frame presented.
+
+use super::colormap::{ColorMap, Mapper};
+use super::image::{DeviceImage, Format, Layout};
+use super::mode::Frame;
+use crate::context::Context;
+use crate::error::{Result, UsageError};
+use crate::memory::DeviceBuffer;
+use crate::result;
+use crate::stream::{AsStream, check_same_context};
+use cuda_gl_sys as sys;
+use std::sync::Arc;
+
+/// A stream found to be of a target's CUDA context ([`check_stream`]): what a show passes on
+/// instead of checking it again.
+#[derive(Debug)]
+pub(crate) struct CheckedStream<'s, S: AsStream>(pub(crate) &'s S);
+
+impl<S: AsStream> Clone for CheckedStream<'_, S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<S: AsStream> Copy for CheckedStream<'_, S> {}
+
+/// Refuses `stream` unless it is of `ctx`, a target's CUDA context.
+///
+/// # Errors
+/// [`UsageError::WrongCudaContext`].
+pub(crate) fn check_stream<'s, S: AsStream>(
+    ctx: &Arc<Context>,
+    stream: &'s S,
+) -> Result<CheckedStream<'s, S>> {
+    check_same_context(ctx, stream, "the display target")?;
+    Ok(CheckedStream(stream))
+}
+
+/// The colour map of the one-channel images a target is shown, with its kernel once loaded.
+#[derive(Debug, Default)]
+pub(crate) struct Colors(Option<Mapper>);
+
+impl Colors {
+    /// Sets `map` (loading the kernel in `ctx` the first time one is set).
+    ///
+    /// # Errors
+    /// [`DisplayError::ColorMapRange`](crate::display::DisplayError::ColorMapRange) for a map
+    /// whose range is not finite and increasing; the driver's errors loading the kernel.
+    pub(crate) fn set(&mut self, ctx: &Arc<Context>, map: Option<ColorMap>) -> Result<()> {
+        if let Some(map) = &map {
+            map.check()?;
+        }
+        match &mut self.0 {
+            Some(mapper) => mapper.map = map,
+            None if map.is_some() => self.0 = Some(Mapper::load(ctx, map)?),
+            None => {}
+        }
+        Ok(())
+    }
+
+    /// The map set.
+    pub(crate) fn map(&self) -> Option<ColorMap> {
+        self.0.as_ref().and_then(|m| m.map)
+    }
+}
+
+/// What a show needs of a target.
+pub(crate) trait ShowTarget {
+    /// The target's CUDA context.
+    fn cuda(&self) -> &Arc<Context>;
+
+    /// Gives the target `layout`'s size and format, tightly packed (nothing when it has them).
+    ///
+    /// # Errors
+    /// The target's errors of making its objects anew.
+    fn reconfigure(&mut self, layout: Layout) -> Result<()>;
+
+    /// Begins a frame on a stream of the target's context.
+    ///
+    /// # Errors
+    /// The mode's.
+    fn begin<'t, S: AsStream>(&'t mut self, stream: CheckedStream<'t, S>) -> Result<Frame<'t, S>>;
+
+    /// Puts the frames presented so far on the texture (a mode whose presents lag).
+    ///
+    /// # Errors
+    /// The mode's.
+    fn flush(&mut self) -> Result<()>;
+
+    /// The target's colour map.
+    fn colors(&mut self) -> &mut Colors;
+}
+
+/// A target's `show` of a [`DeviceBuffer`].
+///
+/// # Errors
+/// [`UsageError::WrongCudaContext`] for a buffer or stream of another context; as
+/// [`show_given`].
+pub(crate) fn show_buffer<T: crate::DeviceCopy>(
+    target: &mut impl ShowTarget,
+    src: &DeviceBuffer<T>,
+    layout: Layout,
+    stream: &impl AsStream,
+) -> Result<()> {
+    if src.context().raw() != target.cuda().raw() {
+        return Err(UsageError::WrongCudaContext {
+            what: "device buffer",
+            owner: "the display target".into(),
+        }
+        .into());
+    }
+    let stream = check_stream(target.cuda(), stream)?;
+    let image = DeviceImage::new(src.device_ptr(), layout);
+    // SAFETY: (1) the buffer holds `byte_len` bytes of this context (checked), borrowed
+    // until the copy has been queued before a present that the caller's stream orders after
+    // it; freeing the buffer waits for the copies that read it.
+    unsafe { show_given(target, image, src.byte_len(), stream) }
+}
+
+/// A target's `show_cudarc`: `src` through cudarc's read tracking.
+///
+/// # Errors
+/// [`UsageError::WrongCudaContext`] when `stream` is not of the target's context or `src` is
+/// not of `stream`'s cudarc context; as [`show_given`].
+#[cfg(feature = "cudarc")]
+pub(crate) fn show_cudarc<T, Src: crate::cudarc_interop::CudarcSource<T>>(
+    target: &mut impl ShowTarget,
+    src: &Src,
+    layout: Layout,
+    stream: &Arc<cudarc::driver::CudaStream>,
+) -> Result<()> {
+    // Checked before cudarc is asked for anything: its read queues a wait on `stream`.
+    let checked = check_stream(target.cuda(), stream)?;
+    let read = crate::cudarc_interop::CudarcRead::new(src, stream, "the display target")?;
+    let image = DeviceImage::new(read.ptr, layout);
+    // SAFETY: (1) `src` holds `read.bytes` bytes of device memory of the target's context
+    // (`CudarcSource`; of `stream`'s context, checked), which cudarc neither frees nor writes
+    // before the read event that `done` records after the copy.
+    let shown = unsafe { show_given(target, image, read.bytes, checked) };
+    read.done(target.cuda())?;
+    shown
+}
+
+/// Shows `src`, in memory known to hold `given` bytes, which the image must fit in, on a
+/// stream checked already.
+///
+/// # Safety
+/// 1. `src.ptr()` points to `given` bytes of device memory of the target's CUDA context,
+///    which stay allocated and are not written until the work queued on `stream` before this
+///    returns has run.
+///
+/// # Errors
+/// [`DisplayError::PitchedSource`](crate::display::DisplayError::PitchedSource) when the image
+/// does not fit in `given` bytes; as [`present_filled`]; for an image mapped through a colour
+/// map, the driver's error launching cuda-gl's kernel.
+pub(crate) unsafe fn show_given<S: AsStream>(
+    target: &mut impl ShowTarget,
+    src: DeviceImage<'_>,
+    given: usize,
+    stream: CheckedStream<'_, S>,
+) -> Result<()> {
+    let layout = src.layout();
+    layout.check_fits("the device memory", given)?;
+    let colors = target.colors();
+    if layout.format().one_channel()
+        && let Some(map) = colors.map()
+        && let Some(mapper) = colors.0.take()
+    {
+        // Out of the target while it is borrowed for the frame; put back whatever happens.
+        let shown = present_filled(target, layout.packed_as(Format::Rgba8)?, stream, |dst| {
+            // SAFETY: `src` holds its image until the work queued on `stream` has run (the
+            // caller's (1), and it fits: checked); `dst` is the frame's pixels, RGBA8 of
+            // `src`'s size, written only by this kernel until the present and live until the
+            // kernel has run (`present_filled`); `stream` is of the mapper's context (the
+            // target's).
+            unsafe { mapper.draw(&map, &src, dst, stream.0) }
+        });
+        target.colors().0 = Some(mapper);
+        return shown;
+    }
+    let ctx = target.cuda().clone();
+    present_filled(target, layout.packed_as(layout.format())?, stream, |dst| {
+        let copy = sys::CUDA_MEMCPY2D {
+            srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+            srcDevice: src.ptr().as_raw(),
+            srcPitch: layout.pitch(),
+            dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+            dstDevice: dst.ptr().as_raw(),
+            dstPitch: dst.layout().pitch(),
+            WidthInBytes: layout.row_bytes(),
+            Height: layout.height() as usize,
+            ..Default::default()
+        };
+        // SAFETY: the stream is live while borrowed and of this context (checked). In the
+        // work: the source holds the image ((1), and it fits: checked); the destination is the
+        // frame's pixels, rows of `row_bytes` bytes `dst`'s pitch apart (`present_filled` gave
+        // the target this size and format), live until the copy has run (`present_filled`).
+        unsafe {
+            ctx.run_now(stream.0.raw_stream(), "cuMemcpy2DAsync (not called)", |p| {
+                Ok(result::array::copy_2d_async(&copy, p)?)
+            })
+        }
+    })
+}
+
+/// Gives the target `layout`'s size and format, begins a frame on `stream`, has `fill` queue
+/// the work that writes the frame's pixels in `stream`'s order, presents the frame and
+/// flushes. The pixels stay live until that work has run: each mode keeps them until its
+/// present's work (ordered after `fill`'s by `stream`) is done, and frees them only when the
+/// target is dropped or reconfigured, which waits for the work. A frame whose pixels or `fill`
+/// failed is dropped, not presented: its pixels hold nothing meant for the screen.
+///
+/// # Errors
+/// As the target's `resize`, `frame`, [`Frame::pixels`], [`Frame::present`] and `fill`.
+fn present_filled<S: AsStream>(
+    target: &mut impl ShowTarget,
+    layout: Layout,
+    stream: CheckedStream<'_, S>,
+    fill: impl FnOnce(&DeviceImage<'_>) -> Result<()>,
+) -> Result<()> {
+    target.reconfigure(layout)?;
+    let frame = target.begin(stream)?;
+    frame.pixels().and_then(|dst| fill(&dst))?;
+    frame.present()?;
+    target.flush()
+}

@@ -1,0 +1,192 @@
+//! The wgpu target's staged mode, for any wgpu adapter (another vendor's GPU, lavapipe, a GL
+//! backend): a frame (its pixels, or the CUDA array its surface writes) is copied out of the
+//! GPU into pinned host memory in bands, and each band is handed to `Queue::write_texture` as
+//! soon as its copy has finished, while the next bands are copied, as the GL target's staged
+//! mode does. wgpu copies the bytes at the call and writes the texture at its next submit.
+
+use super::WgpuError;
+use super::device::ready;
+use super::place::WgpuPlace;
+use crate::context::Context;
+use crate::display::{
+    Canvas, CopyOut, CopyingFrame, Present, Rows, Source, bands_for_client_upload,
+};
+use crate::error::{Error, Result};
+use crate::memory::PinnedBuffer;
+use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// One band of a frame: its rows, and the pinned buffer of their bytes (tightly packed).
+#[derive(Debug)]
+struct Band {
+    rows: Rows,
+    slot: PinnedBuffer<u8>,
+}
+
+/// The staged mode's state.
+#[derive(Debug)]
+pub(super) struct Staged {
+    texture: wgpu::Texture,
+    /// Together the frame, in order; dropped before the canvas (each waits for its copy out
+    /// of it).
+    bands: Vec<Band>,
+    canvas: Canvas,
+}
+
+impl Staged {
+    /// The texture wgpu samples.
+    pub(super) fn texture(&self) -> &wgpu::Texture {
+        &self.texture
+    }
+}
+
+impl Present for Staged {
+    type Texture = WgpuPlace;
+    type Frame<'t, S: AsStream + 't> = StagedFrame<'t, S>;
+
+    /// The texture, made black (written at wgpu's next submit), the bands' pinned memory and
+    /// the canvas.
+    ///
+    /// # Errors
+    /// The driver's errors from allocating pinned and device memory.
+    fn new(ctx: &Arc<Context>, place: &WgpuPlace) -> Result<Staged> {
+        let texture = place.device.create_texture(&place.descriptor());
+        let layout = place.layout;
+        let bands = bands_for_client_upload(layout.row_bytes(), layout.height() as usize)
+            .into_iter()
+            .map(|rows| {
+                let slot = PinnedBuffer::zeroed(ctx, layout.row_bytes() * rows.count)?;
+                Ok(Band { rows, slot })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let canvas = Canvas::new(ctx, layout)?;
+        write_bands(&bands, &texture, place, Instant::now() + DEFAULT_WAIT_LIMIT)?;
+        Ok(Staged {
+            texture,
+            bands,
+            canvas,
+        })
+    }
+
+    fn begin<'t, S: AsStream>(
+        &'t mut self,
+        place: &'t WgpuPlace,
+        stream: &'t S,
+    ) -> Result<StagedFrame<'t, S>> {
+        let out = BandsOut {
+            bands: &mut self.bands,
+            texture: &self.texture,
+        };
+        CopyingFrame::begin(&mut self.canvas, out, place, stream)
+    }
+}
+
+/// A staged frame: the canvas it is drawn on, and the bands it is copied out through.
+pub(super) type StagedFrame<'t, S> = CopyingFrame<'t, S, BandsOut<'t>>;
+
+/// The bands a frame is copied out through, and the texture they are written into.
+#[derive(Debug)]
+pub(super) struct BandsOut<'t> {
+    bands: &'t mut Vec<Band>,
+    texture: &'t wgpu::Texture,
+}
+
+impl CopyOut for BandsOut<'_> {
+    type Texture = WgpuPlace;
+
+    /// Copies the frame out in the stream's order, band by band, and hands each band to
+    /// `write_texture` as soon as its copy has finished, while the later bands are copied:
+    /// wgpu's next submit writes the frame into the texture.
+    ///
+    /// # Errors
+    /// The copies' errors (nothing is written then); [`Error::Timeout`] when the copies have
+    /// not all finished within 10 s of the first wait (the bands before are written).
+    fn copy_out(self, place: &WgpuPlace, source: Source<'_>, stream: &impl AsStream) -> Result<()> {
+        let row = place.layout.row_bytes();
+        for band in self.bands.iter_mut() {
+            let rows = band.rows;
+            if band.slot.len() != row * rows.count {
+                return Err(Error::Internal {
+                    what: "a wgpu staged band of another size than its rows".into(),
+                });
+            }
+            // SAFETY: the buffer holds the band's rows (checked), pinned; the source is the
+            // canvas of this layout (the bands lie within it: they were cut from its height),
+            // which outlives the copy (the state drops the bands, which wait for their
+            // copies, before the canvas).
+            unsafe {
+                band.slot
+                    .copy_in_async(stream, "cuMemcpy2DAsync (not called)", |host, _, p| {
+                        source.queue_rows_to_host(host, row, rows, p)
+                    })
+            }?;
+        }
+        write_bands(
+            self.bands,
+            self.texture,
+            place,
+            Instant::now() + DEFAULT_WAIT_LIMIT,
+        )
+    }
+}
+
+/// Hands `bands` to `write_texture` into `texture` in order, each once its copy has finished
+/// (waiting until `deadline` in all), under an error scope: what wgpu refuses (a texture the
+/// application destroyed) is an error, not a panic of wgpu's default handler.
+///
+/// # Errors
+/// [`Error::Timeout`] past `deadline` (the bands before are written); [`WgpuError::Refused`].
+fn write_bands(
+    bands: &[Band],
+    texture: &wgpu::Texture,
+    place: &WgpuPlace,
+    deadline: Instant,
+) -> Result<()> {
+    let (width, row) = (place.layout.width(), place.layout.row_bytes());
+    let scope = place.device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let mut written = Ok(());
+    for band in bands {
+        let limit = deadline.saturating_duration_since(Instant::now());
+        let bytes = match band.slot.as_slice_within(limit) {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                written = Err(e);
+                break;
+            }
+        };
+        // Rows and row bytes of a texture wgpu made, so within `u32`.
+        let (first, count, row) = (band.rows.first as u32, band.rows.count as u32, row as u32);
+        place.queue.write_texture(
+            wgpu::TexelCopyTextureInfo {
+                texture,
+                mip_level: 0,
+                origin: wgpu::Origin3d {
+                    x: 0,
+                    y: first,
+                    z: 0,
+                },
+                aspect: wgpu::TextureAspect::All,
+            },
+            bytes,
+            wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(row),
+                rows_per_image: None,
+            },
+            wgpu::Extent3d {
+                width,
+                height: count,
+                depth_or_array_layers: 1,
+            },
+        );
+    }
+    if let Some(e) = ready(scope.pop()).flatten() {
+        return Err(WgpuError::Refused {
+            call: "wgpu::Queue::write_texture",
+            message: e.to_string(),
+        }
+        .into());
+    }
+    written
+}

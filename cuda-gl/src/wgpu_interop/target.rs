@@ -1,0 +1,339 @@
+//! [`WgpuTarget`]: a `wgpu::Texture` that CUDA writes every frame, through the fastest mode that
+//! works with the application's wgpu device, with the same frames, `show`, colour maps and
+//! [`Report`] as the GL [`DisplayTarget`](crate::display::DisplayTarget).
+
+use super::interop_mode::Interop;
+use super::place::WgpuPlace;
+use super::read_back::read_texture;
+use super::staged_mode::Staged;
+use crate::context::Context;
+use crate::display::{
+    CheckedStream, ColorMap, Colors, DeviceImage, DisplayError, Format, Frame, Layout, Mode,
+    Present, PresentFrame, Report, ShowTarget, check_stream, show_buffer, show_given,
+};
+use crate::error::{Error, Result};
+use crate::memory::DeviceBuffer;
+use crate::stream::AsStream;
+use std::sync::Arc;
+
+/// The modes a wgpu target has, fastest first: what `auto` tries.
+const MODES: [Mode; 2] = [Mode::Interop, Mode::Staged];
+
+/// The state of a wgpu target's mode.
+// One per target, made once per size: boxing the larger mode would save nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+enum Backend {
+    Interop(Interop),
+    Staged(Staged),
+}
+
+/// Runs `$body` with `$m` bound to the mode's state: the one `match` that calls into the modes.
+macro_rules! dispatch {
+    ($value:expr, $m:ident => $body:expr) => {
+        match $value {
+            Backend::Interop($m) => $body,
+            Backend::Staged($m) => $body,
+        }
+    };
+}
+
+impl Backend {
+    /// The state of `mode` for `place`, in CUDA context `ctx`.
+    fn new(mode: Mode, ctx: &Arc<Context>, place: &WgpuPlace) -> Result<Backend> {
+        Ok(match mode {
+            Mode::Interop => Backend::Interop(Interop::new(ctx, place)?),
+            Mode::Staged => Backend::Staged(Staged::new(ctx, place)?),
+            other => {
+                return Err(DisplayError::ModeUnavailable {
+                    target: "WgpuTarget::new",
+                    mode: other.name(),
+                    modes: "Mode::Interop (wgpu's Vulkan backend on the CUDA GPU), Mode::Staged",
+                }
+                .into());
+            }
+        })
+    }
+}
+
+/// A `wgpu::Texture` that CUDA writes every frame and the application samples in its own wgpu
+/// passes (feature `wgpu`): the GL [`DisplayTarget`](crate::display::DisplayTarget)'s
+/// frames, [`show`](Self::show), colour maps and [`Report`], on the application's wgpu device.
+///
+/// - [`Mode::Interop`]: the texture is a Vulkan image that CUDA imported (a
+///   [`SharedTexture`](super::SharedTexture)), handed between wgpu and CUDA by a timeline
+///   semaphore on the GPU: a frame drawn through its surface is written in place, its pixels
+///   are copied into the image on the GPU; no host copy, no CPU wait. Needs wgpu's Vulkan
+///   backend on the CUDA GPU with external memory and semaphores: a device from
+///   [`open_device`](super::open_device).
+/// - [`Mode::Staged`]: any other wgpu device (another vendor's GPU, lavapipe, wgpu's GL
+///   backend): each frame is copied into pinned host memory in bands and handed to
+///   `Queue::write_texture` band by band while the next bands are copied. The present waits on
+///   the CPU for the frame's kernel and copies; wgpu writes the texture at its next submit.
+///
+/// What is ordered after what: after [`Frame::present`] (or [`show`](Self::show)) returns,
+/// the application's next `Queue::submit` on the target's queue sees the frame in the texture
+/// (interop: it waits on the GPU for CUDA's signal, queued after the frame's work; staged:
+/// `write_texture`'s data is written before that submit's commands). A frame dropped
+/// unpresented uploads nothing in staged mode; in interop mode the image is handed back to
+/// wgpu holding what the kernel wrote through the surface.
+///
+/// The texture is the target's: sample and copy it, never destroy it. Its wgpu objects keep
+/// clones of the device and queue; dropping the application's device or queue first changes
+/// nothing. `Send` and `Sync` as wgpu's objects and CUDA's handles are.
+#[derive(Debug)]
+pub struct WgpuTarget {
+    ctx: Arc<Context>,
+    /// Before the place: the mode's texture and CUDA's import of it.
+    backend: Backend,
+    place: WgpuPlace,
+    colors: Colors,
+}
+
+impl WgpuTarget {
+    /// A target of `layout`'s size and format (its frames' pixels tightly packed) on wgpu's
+    /// `device` and `queue`, for CUDA context `ctx`, in `mode`, or with `None` in the first mode
+    /// of interop and staged that works here; and the [`Report`] of what was chosen and why.
+    ///
+    /// # Errors
+    /// [`DisplayError::TargetSize`] for a zero side or one over the device's
+    /// `max_texture_dimension_2d`; [`DisplayError::ModeUnavailable`] for [`Mode::Stream`];
+    /// with a mode given, why that mode cannot work here (for interop, a
+    /// [`WgpuError`](super::WgpuError) that says what the device lacks); otherwise the staged
+    /// mode's error (the driver's, from allocating its memory).
+    pub fn new(
+        ctx: &Arc<Context>,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        layout: Layout,
+        mode: Option<Mode>,
+    ) -> Result<(WgpuTarget, Report)> {
+        let place = WgpuPlace::new(device, queue, layout)?;
+        let info = device.adapter_info();
+        let report = |mode, refused| Report {
+            mode,
+            refused,
+            api: api_of(info.backend),
+            renderer: info.name.clone(),
+            vendor: format!("{} {}", info.driver, info.driver_info)
+                .trim()
+                .to_owned(),
+            cuda_device: ctx.device().label().to_string(),
+        };
+        let tried: &[Mode] = match &mode {
+            Some(mode) => std::slice::from_ref(mode),
+            None => &MODES,
+        };
+        let mut refused = Vec::new();
+        for (k, &mode) in tried.iter().enumerate() {
+            match Backend::new(mode, ctx, &place) {
+                Ok(backend) => {
+                    let target = WgpuTarget {
+                        ctx: ctx.clone(),
+                        backend,
+                        place,
+                        colors: Colors::default(),
+                    };
+                    return Ok((target, report(mode, refused)));
+                }
+                // Bad input is refused in every mode alike; the last mode's error is the call's.
+                Err(e) if matches!(e, Error::Usage(_)) || k + 1 == tried.len() => {
+                    for (refused, why) in &refused {
+                        log::warn!("cuda-gl: wgpu display mode {refused} refused: {why}");
+                    }
+                    return Err(e);
+                }
+                Err(e) => refused.push((mode, e)),
+            }
+        }
+        Err(Error::Internal {
+            what: "WgpuTarget::new tried no mode".into(),
+        })
+    }
+
+    /// The CUDA context the target's pixels are in.
+    pub fn context(&self) -> &Arc<Context> {
+        &self.ctx
+    }
+
+    /// The wgpu texture to sample or copy (usages `TEXTURE_BINDING`, `COPY_SRC`,
+    /// `COPY_DST`; one level; the format of the target's [`Format`]: `Rgba8Unorm`,
+    /// `Rgba32Float`, `R8Unorm`, `R32Float`). A new texture after [`resize`](Self::resize) and
+    /// after a [`show`](Self::show) of another size or format: take it again then (a bind group
+    /// made with the old one still samples the old one).
+    pub fn texture(&self) -> &wgpu::Texture {
+        dispatch!(&self.backend, m => m.texture())
+    }
+
+    /// Width and height in pixels.
+    pub fn size(&self) -> (u32, u32) {
+        self.place.layout.size()
+    }
+
+    /// The pixel format.
+    pub fn format(&self) -> Format {
+        self.place.layout.format()
+    }
+
+    /// The mode frames reach the texture in.
+    pub fn mode(&self) -> Mode {
+        match self.backend {
+            Backend::Interop(_) => Mode::Interop,
+            Backend::Staged(_) => Mode::Staged,
+        }
+    }
+
+    /// Begins a frame on `stream`: a kernel queued on it draws the frame through
+    /// [`Frame::surface`] or into [`Frame::pixels`], and [`Frame::present`] puts it on the
+    /// texture (a frame dropped unpresented shows nothing new). In interop mode the image is
+    /// CUDA's from here until the present or the drop.
+    ///
+    /// # Errors
+    /// [`UsageError::WrongCudaContext`](crate::UsageError::WrongCudaContext) for a stream of
+    /// another context; interop: as [`SharedTexture::write`](super::SharedTexture::write).
+    pub fn frame<'t, S: AsStream>(&'t mut self, stream: &'t S) -> Result<Frame<'t, S>> {
+        let stream = check_stream(&self.ctx, stream)?;
+        ShowTarget::begin(self, stream)
+    }
+
+    /// Re-creates the target at `width` x `height` (nothing when it has that size already),
+    /// in the same mode and format: the new texture and CUDA's objects are made first, so on
+    /// an error the target keeps its old ones; the old ones die once wgpu and CUDA are done
+    /// with them. The texture changes: take [`texture`](Self::texture) again.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new) in the target's mode.
+    pub fn resize(&mut self, width: u32, height: u32) -> Result<()> {
+        self.reconfigure(Layout::packed((width, height), self.format())?)
+    }
+
+    /// [`resize`](Self::resize) to `layout`'s format too (tightly packed).
+    fn reconfigure(&mut self, layout: Layout) -> Result<()> {
+        if layout == self.place.layout {
+            return Ok(());
+        }
+        let place = WgpuPlace::new(&self.place.device, &self.place.queue, layout)?;
+        self.backend = Backend::new(self.mode(), &self.ctx, &place)?;
+        self.place = place;
+        Ok(())
+    }
+
+    /// Shows `src`, an image of `layout`, in one call, as
+    /// [`DisplayTarget::show`](crate::display::DisplayTarget::show) does: the target takes the
+    /// image's size and format, the pixels are copied on the GPU in `stream`'s order (or
+    /// mapped into RGBA8 through the [colour map](Self::set_color_map)), and the frame is
+    /// presented: the application's next submit on the target's queue sees it (see the type's
+    /// docs for the order).
+    ///
+    /// # Errors
+    /// [`DisplayError::PitchedSource`] when `src` holds fewer bytes than `layout` spans;
+    /// [`UsageError::WrongCudaContext`](crate::UsageError::WrongCudaContext) for a buffer or
+    /// stream of another context; as [`resize`](Self::resize), [`frame`](Self::frame) and
+    /// [`Frame::present`].
+    pub fn show<T: crate::DeviceCopy>(
+        &mut self,
+        src: &DeviceBuffer<T>,
+        layout: Layout,
+        stream: &impl AsStream,
+    ) -> Result<()> {
+        show_buffer(self, src, layout, stream)
+    }
+
+    /// [`show`](Self::show) for device memory of any origin.
+    ///
+    /// # Safety
+    /// 1. `src.ptr()` points to `src.layout().bytes()` bytes of device memory of the target's
+    ///    CUDA context, which stay allocated and are not written until the work queued on
+    ///    `stream` before this returns has run.
+    ///
+    /// # Errors
+    /// As [`show`](Self::show).
+    pub unsafe fn show_raw(&mut self, src: DeviceImage<'_>, stream: &impl AsStream) -> Result<()> {
+        let stream = check_stream(&self.ctx, stream)?;
+        let given = src.layout().bytes();
+        // SAFETY: (1), forwarded: the memory holds the image's bytes.
+        unsafe { show_given(self, src, given, stream) }
+    }
+
+    /// [`show`](Self::show) for cudarc device memory, as
+    /// [`DisplayTarget::show_cudarc`](crate::display::DisplayTarget::show_cudarc).
+    ///
+    /// # Errors
+    /// As `DisplayTarget::show_cudarc`.
+    #[cfg(feature = "cudarc")]
+    pub fn show_cudarc<T, Src: crate::cudarc_interop::CudarcSource<T>>(
+        &mut self,
+        src: &Src,
+        layout: Layout,
+        stream: &Arc<cudarc::driver::CudaStream>,
+    ) -> Result<()> {
+        crate::display::show_cudarc(self, src, layout, stream)
+    }
+
+    /// Shows the one-channel images given to [`show`](Self::show) through `map` from now on,
+    /// as [`DisplayTarget::set_color_map`](crate::display::DisplayTarget::set_color_map).
+    /// Without a map, a one-channel target's texture is `R8Unorm` or `R32Float`: a shader reads
+    /// the value in `.r` (wgpu has no swizzle to make it grey).
+    ///
+    /// # Errors
+    /// As `DisplayTarget::set_color_map`.
+    pub fn set_color_map(&mut self, map: Option<ColorMap>) -> Result<()> {
+        self.colors.set(&self.ctx, map)
+    }
+
+    /// The colour map set by [`set_color_map`](Self::set_color_map).
+    pub fn color_map(&self) -> Option<ColorMap> {
+        self.colors.map()
+    }
+
+    /// The texture's pixels as stored, for tests and screenshots: [`format`](Self::format)'s
+    /// bytes per pixel, rows tightly packed, row 0 first. Submits a copy on the target's queue
+    /// (after the frames presented so far) and waits for it, at most 10 s.
+    ///
+    /// # Errors
+    /// [`Error::Timeout`](crate::Error::Timeout) after 10 s;
+    /// [`WgpuError::Refused`](super::WgpuError::Refused) when wgpu refuses the copy or the map.
+    pub fn read_pixels(&mut self) -> Result<Vec<u8>> {
+        read_texture(&self.place, self.texture())
+    }
+}
+
+impl ShowTarget for WgpuTarget {
+    fn cuda(&self) -> &Arc<Context> {
+        &self.ctx
+    }
+
+    fn reconfigure(&mut self, layout: Layout) -> Result<()> {
+        WgpuTarget::reconfigure(self, layout)
+    }
+
+    fn begin<'t, S: AsStream>(&'t mut self, stream: CheckedStream<'t, S>) -> Result<Frame<'t, S>> {
+        let (place, layout) = (&self.place, self.place.layout);
+        let work = dispatch!(&mut self.backend, m => boxed(m.begin(place, stream.0)?));
+        Ok(Frame::new(work, layout))
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        Ok(())
+    }
+
+    fn colors(&mut self) -> &mut Colors {
+        &mut self.colors
+    }
+}
+
+/// A mode's frame as the public frame holds it.
+fn boxed<'t>(frame: impl PresentFrame + 't) -> Box<dyn PresentFrame + 't> {
+    Box::new(frame)
+}
+
+/// The report's name of a wgpu backend.
+fn api_of(backend: wgpu::Backend) -> &'static str {
+    match backend {
+        wgpu::Backend::Vulkan => "wgpu Vulkan",
+        wgpu::Backend::Gl => "wgpu GL",
+        wgpu::Backend::Metal => "wgpu Metal",
+        wgpu::Backend::Dx12 => "wgpu DX12",
+        _ => "wgpu",
+    }
+}
