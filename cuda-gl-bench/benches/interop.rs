@@ -242,88 +242,62 @@ fn run_device(ordinal: usize, plan: &Plan, cpu_plan: &Plan, args: &Args) -> Resu
     );
     let mut all = Vec::new();
     let progress = |what: &str| eprintln!("interop: GPU {ordinal}: {what}");
-    let mut present = None;
-    if others || args.present_only {
-        if args.registration_only {
-            progress("raw driver calls vs safe API");
-            all.extend(cases::safe_api_overhead(&gpu, plan)?);
-            registration_group(&gpu, plan, &mut all, progress)?;
-        }
-        if args.in_flight_only {
-            progress("frames in flight: external-memory ring vs map/unmap ring");
-            all.extend(external::frames_in_flight(&gpu, plan)?);
-        }
-        if args.streaming_only {
-            streaming_groups(&gpu, plan, &mut all, progress)?;
-        }
-        if args.present_only {
-            present = Some(present_group(&gpu, plan, &mut all, progress)?);
-        }
-        if args.ordering_only {
-            progress("ordering mechanisms");
-            all.extend(ordering::ordering(&gpu, plan)?);
-        }
-        return finish_device(ordinal, &gpu, info, all, present);
+    // With no `--*-only` flag every group runs but ordering's; with some, only those.
+    let every = !(others || args.present_only);
+    if every || args.registration_only {
+        progress("raw driver calls vs safe API");
+        all.extend(cases::safe_api_overhead(&gpu, plan)?);
+        // After group 1-2, whose map + unmap ratio it prints beside its own.
+        progress("registration: register + unregister, raw driver calls vs safe API");
+        all.extend(registration::registration(&gpu, plan)?);
+        registration::print_summary(&all);
     }
-    progress("raw driver calls vs safe API");
-    all.extend(cases::safe_api_overhead(&gpu, plan)?);
-    registration_group(&gpu, plan, &mut all, progress)?;
-    progress("one PBO vs 8 PBOs");
-    all.extend(cases::pbo_count(&gpu, plan)?);
-    progress("stream kinds");
-    all.extend(cases::stream_kinds(&gpu, plan)?);
-    progress("host staging");
-    all.extend(cases::host_staging(&gpu, plan)?);
-    for (w, h) in cases::FRAME_SIZES {
-        progress(&format!("frames {w}x{h}"));
-        all.extend(cases::frames(&gpu, plan, cpu_plan, (w, h))?);
+    if every {
+        progress("one PBO vs 8 PBOs");
+        all.extend(cases::pbo_count(&gpu, plan)?);
+        progress("stream kinds");
+        all.extend(cases::stream_kinds(&gpu, plan)?);
+        progress("host staging");
+        all.extend(cases::host_staging(&gpu, plan)?);
+        for (w, h) in cases::FRAME_SIZES {
+            progress(&format!("frames {w}x{h}"));
+            all.extend(cases::frames(&gpu, plan, cpu_plan, (w, h))?);
+        }
+        progress("baselines");
+        all.extend(cases::baselines(&gpu, plan)?);
+        for size in fast::FAST_SIZES {
+            let (w, h) = size;
+            progress(&format!("fast path {w}x{h}: one frame per handoff"));
+            all.extend(fast::one_frame_per_handoff(&gpu, plan, size)?);
+            progress(&format!("fast path {w}x{h}: K frames per handoff"));
+            all.extend(fast::k_frames_per_handoff(&gpu, plan, size)?);
+            progress(&format!("fast path {w}x{h}: frames in flight"));
+            all.extend(fast::frames_in_flight(&gpu, plan, size)?);
+        }
     }
-    progress("baselines");
-    all.extend(cases::baselines(&gpu, plan)?);
-    for size in fast::FAST_SIZES {
-        let (w, h) = size;
-        progress(&format!("fast path {w}x{h}: one frame per handoff"));
-        all.extend(fast::one_frame_per_handoff(&gpu, plan, size)?);
-        progress(&format!("fast path {w}x{h}: K frames per handoff"));
-        all.extend(fast::k_frames_per_handoff(&gpu, plan, size)?);
-        progress(&format!("fast path {w}x{h}: frames in flight"));
-        all.extend(fast::frames_in_flight(&gpu, plan, size)?);
+    if every || args.in_flight_only {
+        progress("frames in flight: external-memory ring vs map/unmap ring");
+        all.extend(external::frames_in_flight(&gpu, plan)?);
     }
-    progress("frames in flight: external-memory ring vs map/unmap ring");
-    all.extend(external::frames_in_flight(&gpu, plan)?);
-    streaming_groups(&gpu, plan, &mut all, progress)?;
-    present = Some(present_group(&gpu, plan, &mut all, progress)?);
+    if every || args.streaming_only {
+        for size in streaming::STREAM_SIZES {
+            progress(&format!(
+                "streaming {}x{}: FrameStream vs the pipelined floor",
+                size.0, size.1
+            ));
+            all.extend(streaming::streaming(&gpu, plan, size)?);
+        }
+    }
+    let present = if every || args.present_only {
+        Some(present_group(&gpu, plan, &mut all, progress)?)
+    } else {
+        None
+    };
+    if args.ordering_only {
+        progress("ordering mechanisms");
+        all.extend(ordering::ordering(&gpu, plan)?);
+    }
     finish_device(ordinal, &gpu, info, all, present)
-}
-
-/// The registration group, after group 1-2 (whose map + unmap ratio it prints beside its own).
-fn registration_group(
-    gpu: &gpu::Gpu,
-    plan: &Plan,
-    all: &mut Vec<measure::Case>,
-    progress: impl Fn(&str),
-) -> Result<()> {
-    progress("registration: register + unregister, raw driver calls vs safe API");
-    all.extend(registration::registration(gpu, plan)?);
-    registration::print_summary(all);
-    Ok(())
-}
-
-/// The streaming group at each of its sizes.
-fn streaming_groups(
-    gpu: &gpu::Gpu,
-    plan: &Plan,
-    all: &mut Vec<measure::Case>,
-    progress: impl Fn(&str),
-) -> Result<()> {
-    for size in streaming::STREAM_SIZES {
-        progress(&format!(
-            "streaming {}x{}: FrameStream vs the pipelined floor",
-            size.0, size.1
-        ));
-        all.extend(streaming::streaming(gpu, plan, size)?);
-    }
-    Ok(())
 }
 
 /// The present group at each of its sizes, after the auto probe whose report line it prints;

@@ -18,11 +18,10 @@
 #[path = "common/mod.rs"]
 mod common;
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Result, bail};
 use common::{Outcome, Unavailable};
 use cuda_gl::display::{ColorMap, DisplayTarget, Format, Layout, Mode, Palette};
-use cuda_gl::egl::HeadlessContext;
-use cuda_gl::{Context, Device, DeviceBuffer, Stream, StreamFlags};
+use cuda_gl::{Context, DeviceBuffer, Stream, StreamFlags};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -33,12 +32,9 @@ fn run(args: &common::Args) -> Result<Outcome> {
     if args.window {
         bail!(Unavailable("10 is headless only (no --window)".into()));
     }
-    let unavailable = |what: String| anyhow!(Unavailable(what));
-    let device = Device::get(0).map_err(|e| unavailable(format!("no CUDA device 0: {e}")))?;
     // GL on the CUDA GPU if this machine has it, any GL otherwise: the target works with both.
     // The context must outlive the target (a named variable, not `let _ = ...`).
-    let gl = HeadlessContext::for_cuda_device_or_any(&device)
-        .map_err(|e| unavailable(format!("no OpenGL: {e}")))?;
+    let (device, gl) = common::any_gl_with_device_0()?;
     if let Some(why) = gl.fallback_reason() {
         // Why, in one line: the target's report would only say to try what failed here.
         let why = why

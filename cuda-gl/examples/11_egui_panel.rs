@@ -31,9 +31,9 @@ mod common;
 use anyhow::{Result, anyhow};
 use common::{Mismatch, Unavailable};
 use cuda_gl::display::{DisplayTarget, Format, Layout};
-use cuda_gl::egl::{HeadlessContext, Offscreen};
+use cuda_gl::egl::Offscreen;
 use cuda_gl::egui_interop::EguiImage;
-use cuda_gl::{Context, Device, Function, LaunchConfig, Module, Stream, StreamFlags};
+use cuda_gl::{Context, Function, LaunchConfig, Module, Stream, StreamFlags};
 use egui::load::SizedTexture;
 use egui_glow::glow::{self, HasContext};
 use std::process::ExitCode;
@@ -211,10 +211,7 @@ fn read_texture(gl: &glow::Context, texture: glow::Texture, w: u32, h: u32) -> V
 
 /// The frames without a window: egui run by the program, painted into an offscreen framebuffer.
 fn headless(args: &common::Args) -> Result<String> {
-    let unavailable = |what: String| anyhow!(Unavailable(what));
-    let device = Device::get(0).map_err(|e| unavailable(format!("no CUDA device 0: {e}")))?;
-    let egl = HeadlessContext::for_cuda_device_or_any(&device)
-        .map_err(|e| unavailable(format!("no OpenGL: {e}")))?;
+    let (device, egl) = common::any_gl_with_device_0()?;
     // SAFETY: the loader resolves names in the EGL context, current on this thread, which
     // outlives `gl` and the painter (both dropped before `egl`, at the end of this function).
     let gl =

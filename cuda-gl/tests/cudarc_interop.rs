@@ -76,6 +76,15 @@ fn registered_texture(r: &Rig, w: usize, h: usize) -> (u32, cuda_gl::RegisteredI
     (texture, image)
 }
 
+/// The end of a test on a registered texture: drops `image`, checks that the rig's context
+/// recorded no drop error, deletes GL texture `texture` and checks that GL has no error pending.
+fn drop_and_delete_texture(r: &Rig, image: cuda_gl::RegisteredImage, texture: u32) {
+    drop(image);
+    r.ctx.check_drop_errors().unwrap();
+    gpu::delete_texture(texture);
+    check_gl();
+}
+
 /// A headless GL context on CUDA device 0, current on this thread.
 fn gl_on_device_0() -> Option<HeadlessContext> {
     // cuda-gl first: it reports a missing driver as an error, where cudarc would panic.
@@ -491,10 +500,7 @@ fn a_cudarc_kernel_writes_a_mapped_texture_through_a_surface() {
         );
     }
     r.cu.check_err().unwrap();
-    drop(image);
-    r.ctx.check_drop_errors().unwrap();
-    gpu::delete_texture(texture);
-    check_gl();
+    drop_and_delete_texture(&r, image, texture);
 }
 
 /// A cudarc slice shows on a display target in one call (`show_cudarc`), in both modes: the

@@ -11,8 +11,8 @@
 mod common;
 
 use common::{
-    TOLERANCE, UPLOAD_STAGES, announce, assert_close, check_frames, compare_shot, gpu,
-    offscreen_session, one_frame, profiled_frames, run_headless, stat,
+    TOLERANCE, UPLOAD_STAGES, announce, assert_close, check_frames, compare_shot,
+    offscreen_session, on_gpu, one_frame, profiled_frames, run_headless, stat,
 };
 
 use cuda_gl::Device;
@@ -37,69 +37,63 @@ fn name(mode: Option<Mode>) -> &'static str {
 
 #[test]
 fn display_frames_match_the_cpu_reference() {
-    let Some((gl, device)) = gpu("gpu_display") else {
-        return;
-    };
-    announce(&gl, &device);
-    let mut failures = Vec::new();
-    for mode in MODES {
-        let first = Size::new(SIZES[0].0, SIZES[0].1).unwrap();
-        let mut s = session(&device, mode, first, false);
-        let report = s.backend().display_report().unwrap().to_string();
-        eprintln!("{}: {report}", name(mode));
-        // NVIDIA's headless GL on the CUDA device: auto is interop, with nothing refused.
-        let chosen = mode.unwrap_or(Mode::Interop);
-        assert!(
-            report.starts_with(&format!("display: {chosen};")),
-            "{report}"
-        );
-        let path = s.backend().path().unwrap();
-        assert_eq!(path.to_string(), chosen.name());
-        // Resizing resizes the display target. Two frames at each time: the second follows one
-        // already presented at that size.
-        check_frames(&mut s, &path.to_string(), &SIZES, 2, &mut failures);
-        s.finish().unwrap();
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-    drop(gl);
+    on_gpu("gpu_display", |gl, device| {
+        announce(gl, device);
+        let mut failures = Vec::new();
+        for mode in MODES {
+            let first = Size::new(SIZES[0].0, SIZES[0].1).unwrap();
+            let mut s = session(device, mode, first, false);
+            let report = s.backend().display_report().unwrap().to_string();
+            eprintln!("{}: {report}", name(mode));
+            // NVIDIA's headless GL on the CUDA device: auto is interop, with nothing refused.
+            let chosen = mode.unwrap_or(Mode::Interop);
+            assert!(
+                report.starts_with(&format!("display: {chosen};")),
+                "{report}"
+            );
+            let path = s.backend().path().unwrap();
+            assert_eq!(path.to_string(), chosen.name());
+            // Resizing resizes the display target. Two frames at each time: the second follows one
+            // already presented at that size.
+            check_frames(&mut s, &path.to_string(), &SIZES, 2, &mut failures);
+            s.finish().unwrap();
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    });
 }
 
 #[test]
 fn display_paths_give_the_pbo_paths_pixels() {
-    let Some((gl, device)) = gpu("gpu_display") else {
-        return;
-    };
-    let size = Size::new(1366, 767).unwrap();
-    let pbo = {
-        let backend = CudaBackend::on_device(&device, PathChoice::Pbo).unwrap();
-        let mut s = offscreen_session(Backend::Cuda(Box::new(backend)), size, false);
-        one_frame(&mut s, size)
-    };
-    for mode in MODES {
-        let mut s = session(&device, mode, size, false);
-        // One frame, the target's first: the read-back shows it in every mode.
-        let got = one_frame(&mut s, size);
-        let d = compare_rgba(&got, &pbo, size.width, 0);
-        assert_close(&d, &format!("{} and pbo differ", name(mode)));
-    }
-    drop(gl);
+    on_gpu("gpu_display", |_, device| {
+        let size = Size::new(1366, 767).unwrap();
+        let pbo = {
+            let backend = CudaBackend::on_device(device, PathChoice::Pbo).unwrap();
+            let mut s = offscreen_session(Backend::Cuda(Box::new(backend)), size, false);
+            one_frame(&mut s, size)
+        };
+        for mode in MODES {
+            let mut s = session(device, mode, size, false);
+            // One frame, the target's first: the read-back shows it in every mode.
+            let got = one_frame(&mut s, size);
+            let d = compare_rgba(&got, &pbo, size.width, 0);
+            assert_close(&d, &format!("{} and pbo differ", name(mode)));
+        }
+    });
 }
 
 #[test]
 fn bench_records_the_display_stages() {
-    let Some((gl, device)) = gpu("gpu_display") else {
-        return;
-    };
-    let size = Size::new(640, 360).unwrap();
-    for mode in [Some(Mode::Interop), Some(Mode::Staged)] {
-        let mut s = session(&device, mode, size, true);
-        let stats = profiled_frames(&mut s, size, 20);
-        for (stage, clock) in UPLOAD_STAGES {
-            let st = stat(&stats, stage, clock, name(mode));
-            assert_eq!(st.samples, 20, "{}: {stage:?}/{clock:?}", name(mode));
+    on_gpu("gpu_display", |_, device| {
+        let size = Size::new(640, 360).unwrap();
+        for mode in [Some(Mode::Interop), Some(Mode::Staged)] {
+            let mut s = session(device, mode, size, true);
+            let stats = profiled_frames(&mut s, size, 20);
+            for (stage, clock) in UPLOAD_STAGES {
+                let st = stat(&stats, stage, clock, name(mode));
+                assert_eq!(st.samples, 20, "{}: {stage:?}/{clock:?}", name(mode));
+            }
         }
-    }
-    drop(gl);
+    });
 }
 
 /// libglvnd's EGL pointed at Mesa next to NVIDIA's CUDA driver: the default run has no OpenGL

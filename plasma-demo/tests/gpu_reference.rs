@@ -11,7 +11,7 @@
 mod common;
 
 use common::{
-    TIMES, announce, assert_close, check_frames, gpu, offscreen_session, one_frame,
+    TIMES, announce, assert_close, check_frames, offscreen_session, on_gpu, one_frame,
     profiled_frames, stat,
 };
 
@@ -32,76 +32,70 @@ fn session(device: &Device, path: PathChoice, size: Size, profile: bool) -> Sess
 
 #[test]
 fn cuda_frames_match_the_cpu_reference() {
-    let Some((gl, device)) = gpu("gpu_reference") else {
-        return;
-    };
-    announce(&gl, &device);
-    let mut failures = Vec::new();
-    let mut checked = 0;
-    for path in PATHS {
-        let first = Size::new(SIZES[0].0, SIZES[0].1).unwrap();
-        let mut s = session(&device, path, first, false);
-        // Resizing also re-registers the new texture / pixel buffer.
-        checked += check_frames(&mut s, &path.to_string(), &SIZES, 1, &mut failures);
-        s.finish().unwrap();
-    }
-    assert_eq!(checked, PATHS.len() * SIZES.len() * TIMES.len());
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-    drop(gl);
+    on_gpu("gpu_reference", |gl, device| {
+        announce(gl, device);
+        let mut failures = Vec::new();
+        let mut checked = 0;
+        for path in PATHS {
+            let first = Size::new(SIZES[0].0, SIZES[0].1).unwrap();
+            let mut s = session(device, path, first, false);
+            // Resizing also re-registers the new texture / pixel buffer.
+            checked += check_frames(&mut s, &path.to_string(), &SIZES, 1, &mut failures);
+            s.finish().unwrap();
+        }
+        assert_eq!(checked, PATHS.len() * SIZES.len() * TIMES.len());
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    });
 }
 
 #[test]
 fn the_two_paths_give_the_same_pixels() {
-    let Some((gl, device)) = gpu("gpu_reference") else {
-        return;
-    };
-    let size = Size::new(1366, 767).unwrap();
-    let frames: Vec<Vec<u8>> = PATHS
-        .iter()
-        .map(|&path| one_frame(&mut session(&device, path, size, false), size))
-        .collect();
-    let d = compare_rgba(&frames[0], &frames[1], size.width, 0);
-    assert_close(&d, "pbo and surface differ");
-    drop(gl);
+    on_gpu("gpu_reference", |_, device| {
+        let size = Size::new(1366, 767).unwrap();
+        let frames: Vec<Vec<u8>> = PATHS
+            .iter()
+            .map(|&path| one_frame(&mut session(device, path, size, false), size))
+            .collect();
+        let d = compare_rgba(&frames[0], &frames[1], size.width, 0);
+        assert_close(&d, "pbo and surface differ");
+    });
 }
 
 #[test]
 fn bench_records_every_stage_on_the_gpu() {
-    let Some((gl, device)) = gpu("gpu_reference") else {
-        return;
-    };
-    let size = Size::new(640, 360).unwrap();
-    for path in PATHS {
-        let mut s = session(&device, path, size, true);
-        let stats = profiled_frames(&mut s, size, 20);
-        let mut wanted = vec![
-            (Stage::Map, Clock::CpuWall),
-            (Stage::Map, Clock::CudaEvent),
-            (Stage::Kernel, Clock::CudaEvent),
-            (Stage::Unmap, Clock::CpuWall),
-            (Stage::Unmap, Clock::CudaEvent),
-            (Stage::Draw, Clock::GlTimer),
-            (Stage::Total, Clock::CpuWall),
-        ];
-        if path == PathChoice::Pbo {
-            wanted.push((Stage::Upload, Clock::GlTimer));
-        } else {
-            assert!(
-                !stats.iter().any(|st| st.stage == Stage::Upload),
-                "the surface path has no upload"
+    on_gpu("gpu_reference", |_, device| {
+        let size = Size::new(640, 360).unwrap();
+        for path in PATHS {
+            let mut s = session(device, path, size, true);
+            let stats = profiled_frames(&mut s, size, 20);
+            let mut wanted = vec![
+                (Stage::Map, Clock::CpuWall),
+                (Stage::Map, Clock::CudaEvent),
+                (Stage::Kernel, Clock::CudaEvent),
+                (Stage::Unmap, Clock::CpuWall),
+                (Stage::Unmap, Clock::CudaEvent),
+                (Stage::Draw, Clock::GlTimer),
+                (Stage::Total, Clock::CpuWall),
+            ];
+            if path == PathChoice::Pbo {
+                wanted.push((Stage::Upload, Clock::GlTimer));
+            } else {
+                assert!(
+                    !stats.iter().any(|st| st.stage == Stage::Upload),
+                    "the surface path has no upload"
+                );
+            }
+            for (stage, clock) in wanted {
+                let st = stat(&stats, stage, clock, &path.to_string());
+                assert_eq!(st.samples, 20, "{path}: {stage:?}/{clock:?}");
+                assert!(st.median_us.is_finite() && st.median_us >= 0.0);
+            }
+            let kernel = stat(&stats, Stage::Kernel, Clock::CudaEvent, &path.to_string());
+            eprintln!(
+                "{path} {size}: kernel median {:.1} µs, p99 {:.1} µs",
+                kernel.median_us, kernel.p99_us
             );
+            assert!(kernel.median_us > 0.0);
         }
-        for (stage, clock) in wanted {
-            let st = stat(&stats, stage, clock, &path.to_string());
-            assert_eq!(st.samples, 20, "{path}: {stage:?}/{clock:?}");
-            assert!(st.median_us.is_finite() && st.median_us >= 0.0);
-        }
-        let kernel = stat(&stats, Stage::Kernel, Clock::CudaEvent, &path.to_string());
-        eprintln!(
-            "{path} {size}: kernel median {:.1} µs, p99 {:.1} µs",
-            kernel.median_us, kernel.p99_us
-        );
-        assert!(kernel.median_us > 0.0);
-    }
-    drop(gl);
+    });
 }

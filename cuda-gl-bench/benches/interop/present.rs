@@ -293,6 +293,21 @@ fn interop_frame(gpu: &Gpu, rig: &mut Rig, stream: &Stream, pixels: bool) -> Res
     draw_frame(gpu, target, &mut rig.t, stream, pixels)
 }
 
+/// A row of `role` named `name` whose iteration `frame` makes a frame and returns the texture
+/// that holds it, which GL then uses (the rows' `+ GL use`).
+fn gl_use_row<'a>(
+    role: Role,
+    name: String,
+    mut frame: impl FnMut(&mut Rig) -> Result<u32> + 'a,
+) -> (Role, Variant<'a, Rig>) {
+    let run = move |rig: &mut Rig| {
+        let texture = frame(rig)?;
+        rig.floor.gl_use(texture);
+        Ok(())
+    };
+    (role, Variant::new(name, run))
+}
+
 /// The group at `size`: the staged frame and its raw limits, and unless interop was refused,
 /// the handoff floor and the interop frame, interleaved.
 pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Result<Vec<Case>> {
@@ -367,56 +382,40 @@ pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Resul
                 true,
             ),
         ] {
-            rows.push((
+            rows.push(gl_use_row(
                 role,
-                Variant::new(
-                    format!("interop frame {w}x{h}: {what}"),
-                    move |rig: &mut Rig| {
-                        let texture = interop_frame(gpu, rig, stream, pixels)?;
-                        if synced {
-                            stream.synchronize()?;
-                        }
-                        rig.floor.gl_use(texture);
-                        Ok(())
-                    },
-                ),
+                format!("interop frame {w}x{h}: {what}"),
+                move |rig| {
+                    let texture = interop_frame(gpu, rig, stream, pixels)?;
+                    if synced {
+                        stream.synchronize()?;
+                    }
+                    Ok(texture)
+                },
             ));
         }
-        rows.push((
+        rows.push(gl_use_row(
             Role::Stream,
-            Variant::new(
-                format!("stream frame {w}x{h}: kernel (surface) + present + GL use"),
-                |rig: &mut Rig| {
-                    let target = rig.stream.as_mut().context("no stream target")?;
-                    let texture = draw_frame(gpu, target, &mut rig.t, stream, false)?;
-                    rig.floor.gl_use(texture);
-                    Ok(())
-                },
-            ),
+            format!("stream frame {w}x{h}: kernel (surface) + present + GL use"),
+            |rig| {
+                let target = rig.stream.as_mut().context("no stream target")?;
+                draw_frame(gpu, target, &mut rig.t, stream, false)
+            },
         ));
     }
-    rows.push((
+    rows.push(gl_use_row(
         Role::StagedPresent,
-        Variant::new(
-            format!("staged present {w}x{h}: a frame with no kernel + present + GL use"),
-            |rig: &mut Rig| {
-                let frame = rig.staged.frame(stream)?;
-                frame.present()?;
-                rig.floor.gl_use(rig.staged.texture().0);
-                Ok(())
-            },
-        ),
+        format!("staged present {w}x{h}: a frame with no kernel + present + GL use"),
+        |rig| {
+            let frame = rig.staged.frame(stream)?;
+            frame.present()?;
+            Ok(rig.staged.texture().0)
+        },
     ));
-    rows.push((
+    rows.push(gl_use_row(
         Role::Staged,
-        Variant::new(
-            format!("staged frame {w}x{h}: kernel (surface) + present + GL use"),
-            |rig: &mut Rig| {
-                let texture = draw_frame(gpu, &mut rig.staged, &mut rig.t, stream, false)?;
-                rig.floor.gl_use(texture);
-                Ok(())
-            },
-        ),
+        format!("staged frame {w}x{h}: kernel (surface) + present + GL use"),
+        |rig| draw_frame(gpu, &mut rig.staged, &mut rig.t, stream, false),
     ));
     rows.push((
         Role::Dtoh,
@@ -425,53 +424,41 @@ pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Resul
             |rig: &mut Rig| raw::dtoh(driver, &rig.floor.device, &mut rig.pinned, stream),
         ),
     ));
-    rows.push((
+    rows.push(gl_use_row(
         Role::StagedPixels,
-        Variant::new(
-            format!("staged frame {w}x{h}: kernel (pixels) + present + GL use"),
-            |rig: &mut Rig| {
-                let texture = draw_frame(gpu, &mut rig.staged, &mut rig.t, stream, true)?;
-                rig.floor.gl_use(texture);
-                Ok(())
-            },
-        ),
+        format!("staged frame {w}x{h}: kernel (pixels) + present + GL use"),
+        |rig| draw_frame(gpu, &mut rig.staged, &mut rig.t, stream, true),
     ));
     let through_pbo = setup.staged_limit == SUM;
-    rows.push((
+    rows.push(gl_use_row(
         Role::DoubleBuffer,
-        Variant::new(
-            format!("raw double buffer {w}x{h}: DtoH of n+1 during the upload of n + GL use"),
-            move |rig: &mut Rig| {
-                let gl = (&rig.upload, &rig.pbo, through_pbo);
-                rig.double.frame(driver, &rig.floor.device, stream, gl)?;
-                rig.floor.gl_use(rig.upload.name());
-                Ok(())
-            },
-        ),
+        format!("raw double buffer {w}x{h}: DtoH of n+1 during the upload of n + GL use"),
+        move |rig| {
+            let gl = (&rig.upload, &rig.pbo, through_pbo);
+            rig.double.frame(driver, &rig.floor.device, stream, gl)?;
+            Ok(rig.upload.name())
+        },
     ));
-    rows.push((
+    rows.push(gl_use_row(
         Role::Bands,
-        Variant::new(
-            if through_pbo {
-                format!(
-                    "raw bands {w}x{h}: cut as the target's, into one PBO also written whole by \
-                     other rows, uploaded once + GL use"
-                )
+        if through_pbo {
+            format!(
+                "raw bands {w}x{h}: cut as the target's, into one PBO also written whole by \
+                 other rows, uploaded once + GL use"
+            )
+        } else {
+            format!("raw bands {w}x{h}: cut as the target's, each taken once copied + GL use")
+        },
+        move |rig| {
+            let through = if through_pbo {
+                Through::Pbo(&rig.pbo)
             } else {
-                format!("raw bands {w}x{h}: cut as the target's, each taken once copied + GL use")
-            },
-            move |rig: &mut Rig| {
-                let through = if through_pbo {
-                    Through::Pbo(&rig.pbo)
-                } else {
-                    Through::Host
-                };
-                rig.bands
-                    .frame(driver, &rig.floor.device, stream, (&rig.upload, through))?;
-                rig.floor.gl_use(rig.upload.name());
-                Ok(())
-            },
-        ),
+                Through::Host
+            };
+            rig.bands
+                .frame(driver, &rig.floor.device, stream, (&rig.upload, through))?;
+            Ok(rig.upload.name())
+        },
     ));
     if through_pbo {
         for (role, what) in [
@@ -488,27 +475,20 @@ pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Resul
                 "as the target's, each written whole into a PBO of its own, uploaded from it",
             ),
         ] {
-            rows.push((
+            rows.push(gl_use_row(
                 role,
-                Variant::new(
-                    format!("raw bands {w}x{h}: {what} + GL use"),
-                    move |rig: &mut Rig| {
-                        let (own, client) = rig.own_pbos.as_ref().context("no own PBOs")?;
-                        let through = match role {
-                            Role::BandsUnpackMade => Through::Pbo(own),
-                            Role::BandsClientStorage => Through::Pbo(client),
-                            _ => Through::BandBuffers,
-                        };
-                        rig.bands.frame(
-                            driver,
-                            &rig.floor.device,
-                            stream,
-                            (&rig.upload, through),
-                        )?;
-                        rig.floor.gl_use(rig.upload.name());
-                        Ok(())
-                    },
-                ),
+                format!("raw bands {w}x{h}: {what} + GL use"),
+                move |rig| {
+                    let (own, client) = rig.own_pbos.as_ref().context("no own PBOs")?;
+                    let through = match role {
+                        Role::BandsUnpackMade => Through::Pbo(own),
+                        Role::BandsClientStorage => Through::Pbo(client),
+                        _ => Through::BandBuffers,
+                    };
+                    rig.bands
+                        .frame(driver, &rig.floor.device, stream, (&rig.upload, through))?;
+                    Ok(rig.upload.name())
+                },
             ));
         }
     }
@@ -529,40 +509,36 @@ pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Resul
             },
         ),
     ));
-    rows.push((
-        Role::Upload,
-        Variant::new(
-            format!("raw glTexSubImage2D {w}x{h} from a bound PBO + GL use"),
-            |rig: &mut Rig| {
-                rig.upload.upload_from_pbo(&rig.pbo)?;
-                rig.floor.gl_use(rig.upload.name());
-                Ok(())
-            },
+    // The raw uploads into the upload texture: (role, the GL calls, from where).
+    for (role, calls, from) in [
+        (Role::Upload, "glTexSubImage2D", "from a bound PBO"),
+        (
+            Role::WriteUpload,
+            "glBufferSubData + glTexSubImage2D",
+            "from pinned memory",
         ),
-    ));
-    rows.push((
-        Role::WriteUpload,
-        Variant::new(
-            format!("raw glBufferSubData + glTexSubImage2D {w}x{h} from pinned memory + GL use"),
-            |rig: &mut Rig| {
-                rig.pbo.write(rig.pinned.as_slice()?)?;
-                rig.upload.upload_from_pbo(&rig.pbo)?;
-                rig.floor.gl_use(rig.upload.name());
-                Ok(())
-            },
+        (
+            Role::HostUpload,
+            "glTexSubImage2D",
+            "from pinned memory, no PBO",
         ),
-    ));
-    rows.push((
-        Role::HostUpload,
-        Variant::new(
-            format!("raw glTexSubImage2D {w}x{h} from pinned memory, no PBO + GL use"),
-            |rig: &mut Rig| {
-                rig.upload.upload_from_host(rig.pinned.as_slice()?)?;
-                rig.floor.gl_use(rig.upload.name());
-                Ok(())
+    ] {
+        rows.push(gl_use_row(
+            role,
+            format!("raw {calls} {w}x{h} {from} + GL use"),
+            move |rig| {
+                match role {
+                    Role::WriteUpload => {
+                        rig.pbo.write(rig.pinned.as_slice()?)?;
+                        rig.upload.upload_from_pbo(&rig.pbo)?;
+                    }
+                    Role::HostUpload => rig.upload.upload_from_host(rig.pinned.as_slice()?)?,
+                    _ => rig.upload.upload_from_pbo(&rig.pbo)?,
+                }
+                Ok(rig.upload.name())
             },
-        ),
-    ));
+        ));
+    }
     let (roles, mut variants): (Vec<Role>, Vec<_>) = rows.into_iter().unzip();
     let mut cases = interleaved(plan, &group, &mut rig, &mut variants)?;
     // The stream target's last frames may still be pending: uploaded now, so that their

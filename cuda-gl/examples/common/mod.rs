@@ -168,15 +168,32 @@ pub fn main_with_kernels(
 /// # Errors
 /// [`Unavailable`] without CUDA device 0 or NVIDIA's EGL on it.
 pub fn headless_on_device_0() -> Result<(Device, HeadlessContext)> {
-    let unavailable = |what: String| anyhow!(Unavailable(what));
-    let device = Device::get(0).map_err(|e| unavailable(format!("no CUDA device 0: {e}")))?;
+    let device = device_0()?;
     // The GL context must be on the same GPU as CUDA for interop.
     let gl = HeadlessContext::for_cuda_device(&device).map_err(|e| {
-        unavailable(format!(
+        anyhow!(Unavailable(format!(
             "no headless OpenGL on CUDA device 0 through EGL: {e}"
-        ))
+        )))
     })?;
     Ok((device, gl))
+}
+
+/// CUDA device 0 and a headless OpenGL context, current: on that GPU where NVIDIA's EGL has one,
+/// otherwise any GL there is ([`HeadlessContext::for_cuda_device_or_any`], whose
+/// `fallback_reason` says why). For the examples that need no interop (10, 11).
+///
+/// # Errors
+/// [`Unavailable`] without CUDA device 0 or any OpenGL.
+pub fn any_gl_with_device_0() -> Result<(Device, HeadlessContext)> {
+    let device = device_0()?;
+    let gl = HeadlessContext::for_cuda_device_or_any(&device)
+        .map_err(|e| anyhow!(Unavailable(format!("no OpenGL: {e}"))))?;
+    Ok((device, gl))
+}
+
+/// CUDA device 0, or [`Unavailable`] without it.
+fn device_0() -> Result<Device> {
+    Device::get(0).map_err(|e| anyhow!(Unavailable(format!("no CUDA device 0: {e}"))))
 }
 
 /// A current OpenGL context and the CUDA context of the same GPU. Create it first, so that it

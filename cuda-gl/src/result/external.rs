@@ -2,7 +2,7 @@
 //! (Vulkan) allocated and exported as POSIX file descriptors, imported into CUDA.
 
 use super::*;
-use std::os::fd::{IntoRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, IntoRawFd, OwnedFd, RawFd};
 
 /// `cuImportExternalMemory` of an `OPAQUE_FD` export of `size` bytes; `dedicated` when the
 /// memory is a dedicated allocation of one image or buffer (`CUDA_EXTERNAL_MEMORY_DEDICATED`).
@@ -18,25 +18,32 @@ pub(crate) unsafe fn import_memory_fd(
     size: u64,
     dedicated: bool,
 ) -> Result<sys::CUexternalMemory> {
-    let mut desc = sys::CUDA_EXTERNAL_MEMORY_HANDLE_DESC {
-        type_: sys::CUexternalMemoryHandleType::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD,
-        size,
-        flags: if dedicated {
-            sys::CUDA_EXTERNAL_MEMORY_DEDICATED
-        } else {
-            0
-        },
-        ..Default::default()
-    };
-    desc.handle.fd = std::os::fd::AsRawFd::as_raw_fd(&fd);
-    let mut out = std::ptr::null_mut();
-    // SAFETY: (1); `desc` is a complete descriptor and `out` a valid out-pointer.
-    unsafe { drv!(cuImportExternalMemory(&mut out, &desc)) }?;
-    // Success: the driver owns the descriptor now (CUDA driver API reference, "Ownership of the
-    // file descriptor is transferred to the CUDA driver when the handle is imported
-    // successfully"), so it must not be closed here.
+    import_fd(fd, |raw_fd| {
+        let mut desc = sys::CUDA_EXTERNAL_MEMORY_HANDLE_DESC {
+            type_: sys::CUexternalMemoryHandleType::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD,
+            size,
+            flags: if dedicated {
+                sys::CUDA_EXTERNAL_MEMORY_DEDICATED
+            } else {
+                0
+            },
+            ..Default::default()
+        };
+        desc.handle.fd = raw_fd;
+        let mut out = std::ptr::null_mut();
+        // SAFETY: (1); `desc` is a complete descriptor and `out` a valid out-pointer.
+        unsafe { drv!(cuImportExternalMemory(&mut out, &desc)) }.map(|()| out)
+    })
+}
+
+/// Runs `import` (a `cuImportExternal*` call) on the raw descriptor of `fd`. On success the
+/// driver owns the descriptor (CUDA driver API reference, "Ownership of the file descriptor is
+/// transferred to the CUDA driver when the handle is imported successfully"), so it is released
+/// here, not closed; on failure `fd` drops, which closes it.
+fn import_fd<T>(fd: OwnedFd, import: impl FnOnce(RawFd) -> Result<T>) -> Result<T> {
+    let imported = import(fd.as_raw_fd())?;
     let _ = fd.into_raw_fd();
-    Ok(out)
+    Ok(imported)
 }
 
 /// `cuExternalMemoryGetMappedMipmappedArray` at offset 0, described by `array` with `levels`
@@ -93,17 +100,16 @@ pub(crate) unsafe fn destroy_memory(mem: sys::CUexternalMemory) -> Result<()> {
 /// # Safety
 /// 1. `fd` was exported from a timeline semaphore; a context is current.
 pub(crate) unsafe fn import_timeline_semaphore_fd(fd: OwnedFd) -> Result<sys::CUexternalSemaphore> {
-    let mut desc = sys::CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC {
-        type_: sys::CUexternalSemaphoreHandleType::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD,
-        ..Default::default()
-    };
-    desc.handle.fd = std::os::fd::AsRawFd::as_raw_fd(&fd);
-    let mut out = std::ptr::null_mut();
-    // SAFETY: (1); `desc` is complete and `out` a valid out-pointer.
-    unsafe { drv!(cuImportExternalSemaphore(&mut out, &desc)) }?;
-    // Success: the driver owns the descriptor (see `import_memory_fd`).
-    let _ = fd.into_raw_fd();
-    Ok(out)
+    import_fd(fd, |raw_fd| {
+        let mut desc = sys::CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC {
+            type_: sys::CUexternalSemaphoreHandleType::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD,
+            ..Default::default()
+        };
+        desc.handle.fd = raw_fd;
+        let mut out = std::ptr::null_mut();
+        // SAFETY: (1); `desc` is complete and `out` a valid out-pointer.
+        unsafe { drv!(cuImportExternalSemaphore(&mut out, &desc)) }.map(|()| out)
+    })
 }
 
 /// `cuSignalExternalSemaphoresAsync`: sets timeline semaphore `sem` to `value` once the work

@@ -8,6 +8,7 @@ use crate::context::Context;
 use crate::error::Result;
 use crate::result;
 use ash::vk;
+use std::ffi::CStr;
 
 /// The CUDA device of `ctx`: its label (name and UUID) and UUID.
 fn cuda_identity(ctx: &Context) -> Result<(String, [u8; 16])> {
@@ -17,21 +18,31 @@ fn cuda_identity(ctx: &Context) -> Result<(String, [u8; 16])> {
     Ok((format!("{name} ({})", vk_info::uuid_string(&uuid)), uuid))
 }
 
+/// [`WgpuError::NotVulkan`]: the adapter or device (`what`) runs on `backend`.
+fn not_vulkan(call: &'static str, what: &'static str, backend: wgpu::Backend) -> crate::Error {
+    WgpuError::NotVulkan {
+        call,
+        what,
+        backend: format!("{backend:?}"),
+    }
+    .into()
+}
+
 /// What both the adapter and the device checks ask of a physical device: the CUDA GPU, Vulkan
 /// 1.2, timeline semaphores that export as `OPAQUE_FD`.
 ///
 /// # Safety
-/// 1. `phd` is a physical device of `instance`, whose API version is `instance_api`.
+/// 1. `phd` is a physical device of `shared`'s instance (wgpu-hal's adapter's or device's own).
 unsafe fn check_physical(
     call: &'static str,
     what: &'static str,
-    instance: &ash::Instance,
-    instance_api: u32,
+    shared: &wgpu::hal::vulkan::InstanceShared,
     phd: vk::PhysicalDevice,
     cuda: &(String, [u8; 16]),
 ) -> Result<PhysicalInfo, WgpuError> {
-    // SAFETY: (1).
-    let info = unsafe { vk_info::physical_info(instance, instance_api, phd) }?;
+    let instance = shared.raw_instance();
+    // SAFETY: (1); wgpu-hal reports its instance's API version.
+    let info = unsafe { vk_info::physical_info(instance, shared.instance_api_version(), phd) }?;
     if info.uuid != cuda.1 {
         return Err(WgpuError::OtherGpu {
             call,
@@ -65,6 +76,24 @@ unsafe fn check_physical(
     Ok(info)
 }
 
+/// [`WgpuError::Missing`] for the first of [`DEVICE_EXTENSIONS`] that `has` refuses, `why` (e.g.
+/// `not enabled`) beside its name.
+fn require_extensions(
+    call: &'static str,
+    info: &PhysicalInfo,
+    why: &str,
+    has: impl Fn(&'static CStr) -> bool,
+) -> Result<(), WgpuError> {
+    match DEVICE_EXTENSIONS.into_iter().find(|&ext| !has(ext)) {
+        Some(ext) => Err(WgpuError::Missing {
+            call,
+            device: info.name.clone(),
+            missing: format!("{} ({why})", ext.to_string_lossy()),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Checks that `adapter` can share frames with CUDA context `ctx`: a Vulkan adapter of wgpu, on
 /// the same GPU (device UUID), Vulkan 1.2 with timeline semaphores that export as file
 /// descriptors, offering `VK_KHR_external_memory_fd` and `VK_KHR_external_semaphore_fd`.
@@ -81,37 +110,15 @@ fn check_adapter_for(adapter: &wgpu::Adapter, cuda: &(String, [u8; 16])) -> Resu
     const CALL: &str = "cuda_gl::wgpu_interop::check_adapter";
     // SAFETY: the guard is only read (no handle is destroyed through it) and dropped here.
     let Some(hal) = (unsafe { adapter.as_hal::<Vulkan>() }) else {
-        return Err(WgpuError::NotVulkan {
-            call: CALL,
-            what: "adapter",
-            backend: format!("{:?}", adapter.get_info().backend),
-        }
-        .into());
+        return Err(not_vulkan(CALL, "adapter", adapter.get_info().backend));
     };
-    let shared = hal.shared_instance();
-    // SAFETY: wgpu-hal's adapter holds a physical device of its own instance, whose API version
-    // it reports.
-    let info = unsafe {
-        check_physical(
-            CALL,
-            "adapter",
-            shared.raw_instance(),
-            shared.instance_api_version(),
-            hal.raw_physical_device(),
-            cuda,
-        )
-    }?;
+    let (shared, phd) = (hal.shared_instance(), hal.raw_physical_device());
+    // SAFETY: wgpu-hal's adapter holds a physical device of its own instance.
+    let info = unsafe { check_physical(CALL, "adapter", shared, phd, cuda) }?;
     let caps = hal.physical_device_capabilities();
-    for ext in DEVICE_EXTENSIONS {
-        if !caps.supports_extension(ext) {
-            return Err(WgpuError::Missing {
-                call: CALL,
-                device: info.name.clone(),
-                missing: format!("{} (not offered by the driver)", ext.to_string_lossy()),
-            }
-            .into());
-        }
-    }
+    require_extensions(CALL, &info, "not offered by the driver", |ext| {
+        caps.supports_extension(ext)
+    })?;
     Ok(info)
 }
 
@@ -127,36 +134,13 @@ pub fn check_device(device: &wgpu::Device, ctx: &Context) -> Result<()> {
     let cuda = cuda_identity(ctx)?;
     // SAFETY: the guard is only read and dropped here.
     let Some(hal) = (unsafe { device.as_hal::<Vulkan>() }) else {
-        return Err(WgpuError::NotVulkan {
-            call: CALL,
-            what: "device",
-            backend: format!("{:?}", device.adapter_info().backend),
-        }
-        .into());
+        return Err(not_vulkan(CALL, "device", device.adapter_info().backend));
     };
-    let shared = hal.shared_instance();
+    let (shared, phd) = (hal.shared_instance(), hal.raw_physical_device());
     // SAFETY: wgpu-hal's device was opened on this physical device of its own instance.
-    let info = unsafe {
-        check_physical(
-            CALL,
-            "device",
-            shared.raw_instance(),
-            shared.instance_api_version(),
-            hal.raw_physical_device(),
-            &cuda,
-        )
-    }?;
+    let info = unsafe { check_physical(CALL, "device", shared, phd, &cuda) }?;
     let enabled = hal.enabled_device_extensions();
-    for ext in DEVICE_EXTENSIONS {
-        if !enabled.contains(&ext) {
-            return Err(WgpuError::Missing {
-                call: CALL,
-                device: info.name.clone(),
-                missing: format!("{} (not enabled)", ext.to_string_lossy()),
-            }
-            .into());
-        }
-    }
+    require_extensions(CALL, &info, "not enabled", |ext| enabled.contains(&ext))?;
     Ok(())
 }
 

@@ -2,13 +2,13 @@
 //! and imported into CUDA, so that each side waits for the other on the GPU.
 
 use super::WgpuError;
-use super::vk_info::{DeviceFns, vk_error};
+use super::vk_info::{DeviceFns, exported_fd, vk_error};
 use crate::context::Context;
 use crate::error::Result;
 use crate::result;
 use ash::vk;
 use cuda_gl_sys as sys;
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::sync::Arc;
 
 /// The Vulkan semaphore, destroyed on drop.
@@ -59,12 +59,9 @@ impl VkTimeline {
             .semaphore(self.raw)
             .handle_type(vk::ExternalSemaphoreHandleTypeFlags::OPAQUE_FD);
         // SAFETY: (1); the semaphore was created exportable as OPAQUE_FD.
-        let fd = unsafe { fd_device.get_semaphore_fd(&info) }.map_err(vk_error(
-            "vkGetSemaphoreFdKHR",
-            "the process may be out of file descriptors (ulimit -n)",
-        ))?;
-        // SAFETY: the call hands out a new descriptor that the caller owns.
-        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+        let exported = unsafe { fd_device.get_semaphore_fd(&info) };
+        // SAFETY: the export's result, just returned.
+        unsafe { exported_fd("vkGetSemaphoreFdKHR", exported) }
     }
 }
 

@@ -3,9 +3,9 @@
 
 use super::WgpuError;
 use super::format::SharedFormat;
-use super::vk_info::{DeviceFns, vk_error};
+use super::vk_info::{DeviceFns, exported_fd, vk_error};
 use ash::vk;
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 
 /// The Vulkan usage of the image: sampled by wgpu, a copy source and destination
 /// (`TextureUsages::TEXTURE_BINDING | COPY_SRC | COPY_DST`), and storage, because CUDA maps it
@@ -150,14 +150,9 @@ impl VkImageMemory {
             .memory(self.memory)
             .handle_type(vk::ExternalMemoryHandleTypeFlags::OPAQUE_FD);
         // SAFETY: (1); the memory was allocated exportable as OPAQUE_FD.
-        let fd = unsafe { fd_device.get_memory_fd(&info) }.map_err(vk_error(
-            "vkGetMemoryFdKHR",
-            "the process may be out of file descriptors (ulimit -n)",
-        ))?;
-        // SAFETY: vkGetMemoryFdKHR returns a new descriptor that the caller owns ("each call
-        // creates a new reference ... ownership of the file descriptor is transferred to the
-        // application", Vulkan spec).
-        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+        let exported = unsafe { fd_device.get_memory_fd(&info) };
+        // SAFETY: the export's result, just returned.
+        unsafe { exported_fd("vkGetMemoryFdKHR", exported) }
     }
 }
 

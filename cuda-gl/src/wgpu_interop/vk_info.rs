@@ -5,6 +5,7 @@
 use super::WgpuError;
 use ash::vk;
 use std::ffi::CStr;
+use std::os::fd::{FromRawFd, OwnedFd};
 
 /// A physical device as the checks name it.
 #[derive(Debug, Clone)]
@@ -195,6 +196,25 @@ pub(super) fn vk_error(call: &'static str, help: &'static str) -> impl Fn(vk::Re
         result: format!("{result:?} ({})", result.as_raw()),
         help,
     }
+}
+
+/// The descriptor that an `OPAQUE_FD` export (`call`: `vkGetMemoryFdKHR` or
+/// `vkGetSemaphoreFdKHR`) returned, owned by the caller.
+///
+/// # Safety
+/// 1. `exported` is what that export call just returned.
+pub(super) unsafe fn exported_fd(
+    call: &'static str,
+    exported: Result<i32, vk::Result>,
+) -> Result<OwnedFd, WgpuError> {
+    let fd = exported.map_err(vk_error(
+        call,
+        "the process may be out of file descriptors (ulimit -n)",
+    ))?;
+    // SAFETY: (1); each export returns a new descriptor that the caller owns ("each call creates
+    // a new reference ... ownership of the file descriptor is transferred to the application",
+    // Vulkan spec).
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
 #[cfg(test)]

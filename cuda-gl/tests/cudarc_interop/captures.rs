@@ -35,10 +35,7 @@ fn stream_ordered_calls_on_a_capturing_stream_are_refused() {
         "a memset of a device buffer was queued on a capturing stream"
     );
     drop(device);
-    drop(image);
-    r.ctx.check_drop_errors().unwrap();
-    gpu::delete_texture(texture);
-    check_gl();
+    drop_and_delete_texture(&r, image, texture);
 }
 
 /// A cudarc copy through a mapped view on a capturing stream is not left in a graph: cuda-gl

@@ -94,6 +94,14 @@ fn new_image(g: &Gpu, (w, h): (u32, u32)) -> EguiImage {
     EguiImage::new(target).unwrap()
 }
 
+/// egui, and an image of `size` already shown through it with seed `seed` (see [`show`]).
+fn egui_showing(g: &Gpu, size: (u32, u32), seed: u32) -> (Egui, EguiImage) {
+    let mut egui = Egui::new(g);
+    let mut image = new_image(g, size);
+    show(g, &mut egui, &mut image, seed);
+    (egui, image)
+}
+
 /// 1,000 resizes to odd sizes, every frame shown through egui: egui's texture keeps its name
 /// and id (no stale names for egui to delete later) and holds each frame, and device memory is
 /// flat within 1 MiB (at the same size, after a warm-up pass). Then egui shuts down first: it
@@ -189,9 +197,7 @@ fn a_thousand_resizes_leave_each_name_with_its_one_owner() {
 #[test]
 fn dropping_the_image_leaves_egui_its_textures() {
     let Some(g) = gpu() else { return };
-    let mut egui = Egui::new(&g);
-    let mut image = new_image(&g, (31, 17));
-    show(&g, &mut egui, &mut image, 5);
+    let (mut egui, image) = egui_showing(&g, (31, 17), 5);
     let given = image.egui_texture().unwrap().0.get();
     let target_texture = image.target().texture().0;
     let font = egui.font_texture();
@@ -220,9 +226,7 @@ fn dropping_the_image_leaves_egui_its_textures() {
 #[test]
 fn egui_s_texture_cannot_be_registered_with_cuda() {
     let Some(g) = gpu() else { return };
-    let mut egui = Egui::new(&g);
-    let mut image = new_image(&g, (64, 32));
-    show(&g, &mut egui, &mut image, 7);
+    let (mut egui, image) = egui_showing(&g, (64, 32), 7);
     let given = image.egui_texture().unwrap().0.get();
     let registered = cuda_gl::RegisteredImage::register(
         &g.ctx,
@@ -245,9 +249,7 @@ fn egui_s_texture_cannot_be_registered_with_cuda() {
 #[test]
 fn a_texture_egui_freed_is_made_again_and_its_name_left_to_the_next_owner() {
     let Some(g) = gpu() else { return };
-    let mut egui = Egui::new(&g);
-    let mut image = new_image(&g, (64, 64));
-    show(&g, &mut egui, &mut image, 9);
+    let (mut egui, mut image) = egui_showing(&g, (64, 64), 9);
     let (id, name) = (image.texture_id().unwrap(), image.egui_texture().unwrap());
     egui.painter.free_texture(id);
     assert!(!gl_is(gl::IsTexture, name.0.get()));

@@ -48,7 +48,7 @@ pub struct CudaBackend {
     /// Dropped first: unregisters while the GL objects and the context are alive.
     resource: Option<Registered>,
     events: Option<EventRing>,
-    base: Base,
+    pub(super) base: Base,
     /// For the stream path: the external-memory entry points, and frames per burst.
     external: Option<(ExternalGl, usize)>,
 }
@@ -115,16 +115,6 @@ impl CudaBackend {
     /// The path.
     pub fn path(&self) -> PathChoice {
         self.path
-    }
-
-    /// The CUDA context.
-    pub fn context(&self) -> &Arc<Context> {
-        &self.base.ctx
-    }
-
-    /// The GPU's name.
-    pub fn device_name(&self) -> &str {
-        &self.base.device_name
     }
 
     /// Test hook of the [`watchdog`]: the next frame first launches a kernel that keeps the
@@ -392,6 +382,15 @@ impl Base {
             ctx,
             device_name,
         })
+    }
+
+    /// The GPU, for descriptions: its name and CUDA device ordinal.
+    pub(super) fn gpu(&self) -> String {
+        format!(
+            "{} (device {})",
+            self.device_name,
+            self.ctx.device().ordinal()
+        )
     }
 
     /// Launches the watchdog's test kernel for the pending duration on the stream, once (then

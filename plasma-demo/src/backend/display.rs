@@ -23,7 +23,6 @@ use anyhow::{Context as _, Result, bail};
 use cuda_gl::display::{DisplayTarget, Format, Layout, Mode, Report};
 use cuda_gl::{Context, Device, LaunchConfig};
 use std::sync::Arc;
-use std::time::Duration;
 
 /// The display mode `path` forces: `Some` for `interop` and `staged`; `None` (the target picks,
 /// as `auto`) for every other path.
@@ -57,7 +56,7 @@ pub struct DisplayBackend {
     /// What the target's creation found.
     report: Option<Report>,
     /// Its kernel: `plasma_surface(cudaSurfaceObject_t s, int width, int height, float t)`.
-    base: Base,
+    pub(super) base: Base,
 }
 
 impl DisplayBackend {
@@ -136,22 +135,6 @@ impl DisplayBackend {
     /// The target's texture for the renderer to draw, once it is made.
     pub fn texture(&self) -> Option<u32> {
         self.target.as_ref().map(|target| target.texture().0)
-    }
-
-    /// The CUDA context.
-    pub fn context(&self) -> &Arc<Context> {
-        &self.base.ctx
-    }
-
-    /// The GPU's name.
-    pub fn device_name(&self) -> &str {
-        &self.base.device_name
-    }
-
-    /// Test hook of the [`watchdog`], as [`super::CudaBackend::debug_spin`]: the next frame first
-    /// launches a kernel that keeps the stream busy for `duration`, once.
-    pub fn debug_spin(&mut self, duration: Duration) {
-        self.base.pending_spin = Some(duration);
     }
 
     /// Makes the target at the renderer's size with the GL context current (the first call),

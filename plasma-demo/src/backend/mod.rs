@@ -82,23 +82,26 @@ impl Backend {
     /// A longer description: the GPU, or the number of threads.
     pub fn description(&self) -> String {
         match self {
-            Backend::Cuda(c) => format!(
-                "CUDA {} path on {} (device {})",
-                c.path(),
-                c.device_name(),
-                c.context().device().ordinal()
-            ),
+            Backend::Cuda(c) => format!("CUDA {} path on {}", c.path(), c.base.gpu()),
             Backend::Display(d) => format!(
-                "CUDA {} path (display target, {}) on {} (device {})",
+                "CUDA {} path (display target, {}) on {}",
                 d.path(),
                 d.how_chosen(),
-                d.device_name(),
-                d.context().device().ordinal()
+                d.base.gpu()
             ),
             Backend::Cpu(c) => format!(
                 "CPU on {} thread(s), uploaded with glBufferSubData + glTexSubImage2D",
                 c.threads()
             ),
+        }
+    }
+
+    /// What the CUDA backends share (context, stream, kernels); `None` for the CPU's.
+    fn cuda_base(&mut self) -> Option<&mut cuda::Base> {
+        match self {
+            Backend::Cuda(c) => Some(&mut c.base),
+            Backend::Display(d) => Some(&mut d.base),
+            Backend::Cpu(_) => None,
         }
     }
 
@@ -248,11 +251,10 @@ impl Selected {
     /// # Errors
     /// A spin asked of the CPU backend, which has no GPU to keep busy.
     pub fn with_debug_spin(mut self, spin: Option<Duration>) -> Result<Selected> {
-        match (&mut self.backend, spin) {
+        match (self.backend.cuda_base(), spin) {
             (_, None) => {}
-            (Backend::Cuda(c), Some(duration)) => c.debug_spin(duration),
-            (Backend::Display(d), Some(duration)) => d.debug_spin(duration),
-            (Backend::Cpu(_), Some(_)) => {
+            (Some(base), Some(duration)) => base.pending_spin = Some(duration),
+            (None, Some(_)) => {
                 bail!("--debug-spin-ms needs the CUDA backend, and this run uses the CPU")
             }
         }

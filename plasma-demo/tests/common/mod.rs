@@ -64,6 +64,15 @@ pub fn gpu(program: &'static str) -> Option<(HeadlessContext, Device)> {
     gpu
 }
 
+/// Runs `test` on [`gpu`]'s GL context (current, and alive until `test` returns) and CUDA
+/// device 0; without them, returns after printing why (a failure under
+/// `CUDA_GL_REQUIRE_GPU=1`).
+pub fn on_gpu(program: &'static str, test: impl FnOnce(&HeadlessContext, &Device)) {
+    if let Some((gl, device)) = gpu(program) {
+        test(&gl, &device);
+    }
+}
+
 /// Prints the CUDA device and the GL context a GPU test runs on.
 pub fn announce(gl: &HeadlessContext, device: &Device) {
     eprintln!(
