@@ -1,13 +1,15 @@
 //! The CPU reference of the conversion: [`convert_cpu`] gives, for a frame in host memory, the
-//! bytes the GPU's conversion writes, for tests and for machines without a GPU.
+//! bytes the GPU's [`Converter`](super::Converter) writes, for tests and for machines without
+//! a GPU.
 
 use super::color::ColorSpace;
 use super::layout::{VideoFormat, VideoLayout};
 use crate::error::{Result, VideoError};
 
-/// Converts the frame of `layout` at the start of `bytes` to RGBA8 on the CPU
-/// ([`ColorSpace::rgba8`] for each pixel): rows of `width * 4` bytes, row 0 first, tightly
-/// packed.
+/// Converts the frame of `layout` at the start of `bytes` to RGBA8 on the CPU, as
+/// [`Converter::convert`](super::Converter::convert) does on the GPU (the same coefficients
+/// and float operations, [`ColorSpace::rgba8`] for each pixel): rows of `width * 4` bytes, row
+/// 0 first, tightly packed.
 ///
 /// # Errors
 /// [`VideoError::FrameTooSmall`] when `bytes` is shorter than [`VideoLayout::bytes`];

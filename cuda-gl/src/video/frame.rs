@@ -5,7 +5,8 @@ use crate::error::Result;
 use crate::memory::{DeviceBuffer, DeviceCopy, DevicePtr};
 
 /// A decoded frame in device memory: where its luma's first byte is, and its [`VideoLayout`]
-/// (the chroma plane is at [`VideoLayout::chroma_offset`] from there).
+/// (the chroma plane is at [`VideoLayout::chroma_offset`] from there). What
+/// [`Converter::convert`](super::Converter::convert) reads.
 #[derive(Debug, Clone, Copy)]
 pub struct VideoFrame<'a> {
     ptr: DevicePtr<'a>,
@@ -14,7 +15,8 @@ pub struct VideoFrame<'a> {
 
 impl<'a> VideoFrame<'a> {
     /// The frame of `layout` whose luma starts at `ptr` (a decoder's output, say). Nothing is
-    /// promised about the memory.
+    /// promised about the memory: [`Converter::convert`](super::Converter::convert), which
+    /// reads it, is `unsafe`.
     pub fn new(ptr: DevicePtr<'a>, layout: VideoLayout) -> VideoFrame<'a> {
         VideoFrame { ptr, layout }
     }

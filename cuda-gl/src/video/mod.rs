@@ -1,6 +1,7 @@
 //! Decoded video on the GPU: NV12 and P010 frames in device memory (what NVDEC writes),
-//! described by a [`VideoLayout`], and their conversion to RGBA8 on the CPU ([`convert_cpu`],
-//! [`ColorSpace::rgba8`]), the reference of the GPU's.
+//! described by a [`VideoLayout`] and converted to RGBA8 by cuda-gl's own kernel
+//! ([`Converter`]), with a CPU reference ([`convert_cpu`], [`ColorSpace::rgba8`]) that gives the
+//! same bytes.
 //!
 //! **Frames.** A 4:2:0 frame of `width` x `height` pixels is a plane of luma samples (Y', one
 //! per pixel) and a plane of interleaved chroma pairs (Cb, Cr), `ceil(width / 2)` x
@@ -25,18 +26,43 @@
 //! gamma-encoded R'G'B' of the standard (no transfer function or primaries are converted):
 //! RGBA8 of `255·R'`, `255·G'`, `255·B'` and alpha 255.
 //!
-//! **Bytes.** The host folds these equations into seven `f32` coefficients per colour space
-//! and depth, which the CPU reference applies, then clamps each channel to [0, 255] and rounds
-//! half up (`floor(c + 0.5)`); the coefficients follow the standard's equations in `f64` within
-//! 1 level.
+//! **Exact bytes.** The host folds these equations into seven `f32` coefficients per colour
+//! space and depth; the kernel (compiled without fused multiply-add or fast math) and the CPU
+//! reference apply them with the same float operations in the same order, clamp each channel
+//! to [0, 255] and round half up (`floor(c + 0.5)`), so they give the same bytes (the tests
+//! allow 1 per channel); the coefficients follow the standard's equations in `f64` within 1
+//! level.
+//!
+//! ```no_run
+//! use cuda_gl::display::{Format, Layout};
+//! use cuda_gl::video::{ColorSpace, Converter, VideoFormat, VideoLayout};
+//! use cuda_gl::{Context, DeviceBuffer, Device, Stream, StreamFlags};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let ctx = Context::new(&Device::get(0)?)?;
+//! let stream = Stream::new(&ctx, StreamFlags::NonBlocking)?;
+//! let converter = Converter::load(&ctx)?;
+//! // An NVDEC-like frame: pitch 2048, chroma at the aligned height of 1088 rows.
+//! let layout = VideoLayout::with_chroma((1920, 1080), VideoFormat::Nv12, 2048, 2048 * 1088, 2048)?;
+//! let nv12 = DeviceBuffer::<u8>::zeroed(&ctx, layout.bytes())?; // ... the decoder's output
+//! let rgba_layout = Layout::packed((1920, 1080), Format::Rgba8)?;
+//! let mut rgba = DeviceBuffer::<u8>::zeroed(&ctx, rgba_layout.bytes())?;
+//! converter.convert_buffer(&nv12, layout, ColorSpace::default(), &mut rgba, rgba_layout, &stream)?;
+//! let pixels = rgba.to_vec_on(&stream)?; // after the conversion, on its stream
+//! # let _ = pixels;
+//! # Ok(())
+//! # }
+//! ```
 
 mod color;
+mod convert;
 mod cpu;
 mod frame;
 mod layout;
 
 pub use crate::error::VideoError;
 pub use color::{ColorMatrix, ColorRange, ColorSpace};
+pub use convert::Converter;
 pub use cpu::convert_cpu;
 pub use frame::VideoFrame;
 pub use layout::{VideoFormat, VideoLayout};
