@@ -97,6 +97,8 @@
 //! - [streaming]: [`external::FrameStream`] and [`external::ExternalRing`], no map or unmap;
 //! - [`display::DisplayTarget`]: frames on screen on any GL, device memory shown in one call
 //!   ([its guide page](https://github.com/cuda-gl/cuda-gl/blob/main/docs/guide/display.md));
+//! - [`video`]: decoded NV12 and P010 frames (NVDEC's output) converted to RGBA8 on the GPU,
+//!   with a CPU reference that gives the same bytes;
 //! - [troubleshooting]: every error with its cause and fix; [benchmarks]: the figures.
 //!
 //! # Safety model
@@ -145,6 +147,7 @@ mod module;
 mod queue;
 mod result;
 mod stream;
+pub mod video;
 
 #[cfg(feature = "egl")]
 #[cfg_attr(docsrs, doc(cfg(feature = "egl")))]

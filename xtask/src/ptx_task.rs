@@ -94,6 +94,11 @@ pub const KERNELS: &[Kernel] = &[
         entries: &["cuda_gl_colormap"],
     },
     Kernel {
+        source: "cuda-gl/src/video/kernels/video.cu",
+        ptx: "cuda-gl/src/video/kernels/video.ptx",
+        entries: &["cuda_gl_video_rgba8"],
+    },
+    Kernel {
         source: "cuda-gl/examples/kernels/cudarc_interop.cu",
         ptx: "cuda-gl/examples/kernels/cudarc_interop.ptx",
         entries: &["xor_gradient_rgba8"],

@@ -102,3 +102,27 @@ pub(super) fn jit_log(log: &str) -> String {
         format!(":\n{}", log.trim())
     }
 }
+
+/// The help of [`Error::NvrtcUnavailable`](super::Error::NvrtcUnavailable), with every library
+/// tried.
+pub(super) fn nvrtc_help(tried: &[String]) -> String {
+    format!(
+        "install CUDA's NVRTC (the CUDA toolkit, or `pip install nvidia-cuda-nvrtc-cu12`) and put \
+         libnvrtc.so.12 on the loader's path, or set CUDA_GL_NVRTC_PATH to its full path; or \
+         compile the kernel to PTX at build time (`nvcc -ptx`) and use Module::from_ptx. \
+         Tried:{}",
+        tried.iter().map(|t| format!("\n  {t}")).collect::<String>()
+    )
+}
+
+/// The log of [`Error::Compile`](super::Error::Compile), with its help, when NVRTC wrote one.
+pub(super) fn nvrtc_log(log: &str) -> String {
+    if log.trim().is_empty() {
+        String::new()
+    } else {
+        format!(
+            "\nNVRTC log:\n{}\nhelp: fix the source at the lines the log names",
+            log.trim_end()
+        )
+    }
+}

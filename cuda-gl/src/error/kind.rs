@@ -21,7 +21,8 @@ pub enum ErrorKind {
     /// call. Every [`Error::Usage`] but a wrong CUDA context, [`Error::InvalidArgument`], kernel
     /// arguments, copy sizes and slice layouts, a GL name that is not an object of the kind
     /// registered or is registered already, an image target or format CUDA cannot register, a
-    /// sub-resource out of range, a stream that is capturing a graph.
+    /// sub-resource out of range, a stream that is capturing a graph, and the display's and
+    /// the video's refusals ([`Error::Display`], [`Error::Video`]).
     Usage,
     /// The call needs another context current or given: no GL context current
     /// ([`Error::NoGlContext`]), another GL context than the object's
@@ -104,6 +105,7 @@ impl Error {
         match self {
             Error::Usage(e) => e.kind(),
             Error::Display(_)
+            | Error::Video(_)
             | Error::InvalidArgument(_)
             | Error::KernelArguments { .. }
             | Error::SliceLayout { .. }

@@ -1,8 +1,9 @@
 //! Errors: one enum for every failure, with the call that failed, the driver's code and what to
 //! do (a `help:` line). [`CudaError`] is the driver layer's (`crate::result`, converted in
-//! `convert.rs`); refusals before the driver are [`UsageError`]s (`usage.rs`) and the display's
-//! [`DisplayError`]s (`display.rs`); `egl.rs` and `wgpu.rs` hold those features' errors here, so
-//! that no module this one uses depends on them; [`ErrorKind`] (`kind.rs`) classes each variant.
+//! `convert.rs`); refusals before the driver are [`UsageError`]s (`usage.rs`), the display's
+//! [`DisplayError`]s (`display.rs`) and the video's [`VideoError`]s (`video.rs`); `egl.rs` and
+//! `wgpu.rs` hold those features' errors here, so that no module this one uses depends on them;
+//! [`ErrorKind`] (`kind.rs`) classes each variant.
 
 use crate::result::CudaError;
 use cuda_gl_sys::LoadError;
@@ -15,6 +16,7 @@ mod help;
 mod kind;
 mod label;
 mod usage;
+mod video;
 #[cfg(feature = "wgpu")]
 pub(crate) mod wgpu;
 
@@ -25,6 +27,7 @@ pub use kind::ErrorKind;
 pub use label::DeviceLabel;
 use label::labels;
 pub use usage::UsageError;
+pub use video::VideoError;
 
 /// A `Result` whose error is [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -187,6 +190,12 @@ pub enum Error {
     #[error(transparent)]
     Display(#[from] DisplayError),
 
+    /// A [`video`](crate::video) call refused before it did anything
+    /// ([`VideoError`](crate::video::VideoError): a frame layout, memory or destination that
+    /// does not fit). Of kind [`ErrorKind::Usage`].
+    #[error(transparent)]
+    Video(#[from] VideoError),
+
     /// An argument was rejected before the driver was called, for a reason rare enough to have
     /// no [`UsageError`] of its own (e.g. unknown [`RegisterFlags`](crate::RegisterFlags) bits).
     /// The message ends with a `help:` line.
@@ -295,13 +304,7 @@ pub enum Error {
     },
 
     /// NVRTC (the `nvrtc` feature's run-time compiler) could not be opened.
-    #[error(
-        "the NVRTC library could not be opened.\nhelp: install CUDA's NVRTC (the CUDA toolkit, \
-         or `pip install nvidia-cuda-nvrtc-cu12`) and put libnvrtc.so.12 on the loader's path, \
-         or set CUDA_GL_NVRTC_PATH to its full path; or compile the kernel to PTX at build time \
-         (`nvcc -ptx`) and use Module::from_ptx. Tried:{}",
-        .tried.iter().map(|t| format!("\n  {t}")).collect::<String>()
-    )]
+    #[error("the NVRTC library could not be opened.\nhelp: {}", help::nvrtc_help(.tried))]
     NvrtcUnavailable {
         /// Every library tried, with the loader's reason.
         tried: Vec<String>,
@@ -309,14 +312,7 @@ pub enum Error {
 
     /// NVRTC refused CUDA source (the `nvrtc` feature): a compile error, with its log, or a
     /// failed NVRTC call.
-    #[error(
-        "{call} failed: {message} ({code}){}",
-        if .log.trim().is_empty() {
-            String::new()
-        } else {
-            format!("\nNVRTC log:\n{}\nhelp: fix the source at the lines the log names", .log.trim_end())
-        }
-    )]
+    #[error("{call} failed: {message} ({code}){}", help::nvrtc_log(.log))]
     Compile {
         /// The NVRTC call that failed, e.g. `nvrtcCompileProgram`.
         call: &'static str,

@@ -75,6 +75,14 @@ assert_impl_all!(TexObject<'static>: Send, Sync);
 assert_not_impl_any!(cuda_gl::display::DisplayTarget: Send, Sync);
 assert_not_impl_any!(cuda_gl::display::Frame<'static, cuda_gl::Stream>: Send, Sync);
 
+// Video: plain values, and the converter, a CUDA handle (its kernel) that binds the context
+// for each call and makes no GL call.
+assert_impl_all!(cuda_gl::video::VideoLayout: Send, Sync, Copy);
+assert_impl_all!(cuda_gl::video::ColorSpace: Send, Sync, Copy);
+assert_impl_all!(cuda_gl::video::VideoError: Send, Sync);
+assert_impl_all!(cuda_gl::video::VideoFrame<'static>: Send, Sync, Copy);
+assert_impl_all!(cuda_gl::video::Converter: Send, Sync);
+
 #[cfg(feature = "egl")]
 mod egl {
     use cuda_gl::egl::{

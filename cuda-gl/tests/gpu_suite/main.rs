@@ -49,4 +49,5 @@ mod soundness;
 mod state_machine;
 mod streaming;
 mod untrusted;
+mod video;
 mod wgpu_interop;

@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use super::*;
-use crate::error::{DeviceLabel, DisplayError};
+use crate::error::{DeviceLabel, DisplayError, VideoError};
 use crate::gl_object::RegisterFlags;
 use crate::result::CudaError;
 use std::collections::HashSet;
@@ -193,16 +193,79 @@ fn every_display_error() -> Vec<DisplayError> {
     ]
 }
 
+/// Checks that `err` is misuse to fix, with what to do (a `help:` line); gives its message.
+fn usage_with_help(err: Error) -> String {
+    assert_eq!(err.kind(), ErrorKind::Usage, "{err}");
+    assert!(!err.is_unsupported_setup(), "{err}");
+    let message = err.to_string();
+    let help = message.rsplit_once("\nhelp: ").map(|(_, help)| help);
+    assert!(help.is_some_and(|h| !h.is_empty()), "{message}");
+    message
+}
+
 /// The display's refusals are misuse to fix, each with what to do.
 #[test]
 fn display_errors_are_usage_with_a_help_line() {
     for e in every_display_error() {
-        let err = Error::from(e);
-        assert_eq!(err.kind(), ErrorKind::Usage, "{err}");
-        assert!(!err.is_unsupported_setup(), "{err}");
-        let message = err.to_string();
-        let help = message.rsplit_once("\nhelp: ").map(|(_, help)| help);
-        assert!(help.is_some_and(|h| !h.is_empty()), "{message}");
+        usage_with_help(Error::from(e));
+    }
+}
+
+/// One of each [`VideoError`], so that a new variant must be added here.
+fn every_video_error() -> Vec<VideoError> {
+    use VideoError as V;
+    let call = "VideoLayout::new";
+    vec![
+        V::ZeroSize {
+            call,
+            width: 0,
+            height: 2,
+        },
+        V::PitchTooSmall {
+            call,
+            plane: "luma",
+            pitch: 3,
+            row_bytes: 4,
+        },
+        V::OddP010 {
+            call,
+            what: "luma pitch",
+            value: 7,
+        },
+        V::ChromaOverlapsLuma {
+            call,
+            chroma_offset: 3,
+            luma_bytes: 4,
+        },
+        V::TooLarge {
+            call,
+            width: 8,
+            height: 8,
+        },
+        V::FrameTooSmall {
+            call,
+            what: "the source buffer",
+            needed: 6,
+            given: 5,
+        },
+        V::DestinationFormat {
+            call,
+            format: "R8".into(),
+        },
+        V::DestinationSize {
+            call,
+            frame: (2, 2),
+            image: (2, 3),
+        },
+    ]
+}
+
+/// The video's refusals are misuse to fix: each names its call and says what to do.
+#[test]
+fn video_errors_are_usage_naming_the_call_with_a_help_line() {
+    for e in every_video_error() {
+        let message = usage_with_help(Error::from(e));
+        assert!(message.starts_with("VideoLayout::new: "), "{message}");
     }
 }
 
