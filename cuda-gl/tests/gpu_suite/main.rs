@@ -50,4 +50,5 @@ mod state_machine;
 mod streaming;
 mod untrusted;
 mod video;
+mod wgpu_display;
 mod wgpu_interop;

@@ -21,13 +21,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// What each test needs: the CUDA side, and a wgpu device on the same GPU.
-struct Setup {
-    instance: wgpu::Instance,
-    device: wgpu::Device,
-    queue: wgpu::Queue,
-    kernels: Module,
-    stream: Stream,
-    ctx: Arc<Context>,
+pub(crate) struct Setup {
+    pub(crate) instance: wgpu::Instance,
+    pub(crate) device: wgpu::Device,
+    pub(crate) queue: wgpu::Queue,
+    pub(crate) kernels: Module,
+    pub(crate) stream: Stream,
+    pub(crate) ctx: Arc<Context>,
 }
 
 fn vulkan_instance() -> wgpu::Instance {
@@ -37,7 +37,7 @@ fn vulkan_instance() -> wgpu::Instance {
     })
 }
 
-fn setup() -> Option<Setup> {
+pub(crate) fn setup() -> Option<Setup> {
     let device = match Device::get(0) {
         Ok(d) => d,
         Err(e) => return skip(format!("no CUDA device: {e}")),

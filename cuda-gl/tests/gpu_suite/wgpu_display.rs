@@ -1,0 +1,185 @@
+//! A display target whose texture is a `wgpu::Texture` (`cuda_gl::wgpu_interop::WgpuTarget`):
+//! in interop mode (the Vulkan image CUDA writes in place) and in staged mode (pinned bands and
+//! `write_texture`), device memory shown and frames drawn through the surface reach wgpu in
+//! every pixel, at odd sizes, across resizes; colour maps; a dropped staged frame uploads
+//! nothing; bad modes are typed errors.
+//!
+//! Needs `--features wgpu,egl`, a GPU and NVIDIA's Vulkan driver (headless:
+//! `VK_DRIVER_FILES=.../nvidia_icd.json`); skips with the reason elsewhere.
+#![cfg(all(feature = "wgpu", feature = "egl"))]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use super::wgpu_interop::{Setup, setup};
+use crate::gpu::pattern;
+use cuda_gl::display::{ColorMap, DisplayError, Format, Layout, Mode, Palette};
+use cuda_gl::wgpu_interop::WgpuTarget;
+use cuda_gl::{DeviceBuffer, Error, LaunchConfig};
+
+/// A target of `size` and `format` in `mode` on the set-up's device.
+fn target(s: &Setup, size: (u32, u32), format: Format, mode: Mode) -> WgpuTarget {
+    let layout = Layout::packed(size, format).unwrap();
+    let (target, report) =
+        WgpuTarget::new(&s.ctx, &s.device, &s.queue, layout, Some(mode)).unwrap();
+    println!("{report}");
+    assert_eq!(target.mode(), mode);
+    target
+}
+
+/// `n` bytes of a pattern that differs with `seed`.
+fn bytes_of(n: usize, seed: u32) -> Vec<u8> {
+    (0..n)
+        .map(|i| (pattern(i as u32, seed) >> 8) as u8)
+        .collect()
+}
+
+#[test]
+fn auto_chooses_interop_on_the_cuda_gpus_vulkan_device_and_says_so() {
+    let Some(s) = setup() else { return };
+    let layout = Layout::packed((64, 48), Format::Rgba8).unwrap();
+    let (target, report) = WgpuTarget::new(&s.ctx, &s.device, &s.queue, layout, None).unwrap();
+    let line = report.to_string();
+    println!("{line}");
+    assert_eq!(target.mode(), Mode::Interop, "{line}");
+    assert!(
+        line.starts_with("display: interop; wgpu Vulkan: "),
+        "{line}"
+    );
+    assert_eq!(target.texture().format(), wgpu::TextureFormat::Rgba8Unorm);
+    assert_eq!(target.size(), (64, 48));
+}
+
+#[test]
+fn shown_memory_reaches_the_wgpu_texture_in_every_pixel_in_both_modes() {
+    let Some(s) = setup() else { return };
+    for mode in [Mode::Interop, Mode::Staged] {
+        let mut t = target(&s, (16, 16), Format::Rgba8, mode);
+        for (k, (size, format)) in [
+            ((1001, 333), Format::Rgba8),
+            ((77, 1201), Format::Rgba8),
+            ((1920, 1080), Format::Rgba8),
+            ((333, 101), Format::Rgba32F),
+            ((257, 3), Format::R8),
+            ((129, 65), Format::R32F),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let layout = Layout::packed(size, format).unwrap();
+            // A pitch wider than the row, as decoders and allocators lay images out.
+            let pitched = Layout::new(size, layout.pitch() + 64, format).unwrap();
+            let want = bytes_of(layout.bytes(), k as u32 + 1);
+            let mut padded = vec![0xEEu8; pitched.bytes()];
+            for (y, row) in want.chunks(layout.row_bytes()).enumerate() {
+                padded[y * pitched.pitch()..][..row.len()].copy_from_slice(row);
+            }
+            let src = DeviceBuffer::from_slice(&s.ctx, &padded).unwrap();
+            for round in 0..2 {
+                t.show(&src, pitched, &s.stream).unwrap();
+                assert_eq!((t.size(), t.format()), (size, format));
+                let got = t.read_pixels().unwrap();
+                let bad = got.iter().zip(&want).filter(|(a, b)| a != b).count();
+                assert_eq!(
+                    (got.len(), bad),
+                    (want.len(), 0),
+                    "{mode} {size:?} {format:?} round {round}: bytes differ"
+                );
+            }
+        }
+    }
+    s.ctx.check_drop_errors().unwrap();
+}
+
+#[test]
+fn frames_drawn_through_the_surface_reach_wgpu_and_a_dropped_staged_frame_shows_nothing() {
+    let Some(s) = setup() else { return };
+    let fill = s.kernels.function("surface_fill_rgba8").unwrap();
+    for mode in [Mode::Interop, Mode::Staged] {
+        let (w, h) = (1001u32, 333u32);
+        let mut t = target(&s, (w, h), Format::Rgba8, mode);
+        let draw = |t: &mut WgpuTarget, seed: u32, present: bool| {
+            let frame = t.frame(&s.stream).unwrap();
+            let surface = frame.surface().unwrap();
+            // SAFETY: the kernel writes w x h RGBA8 texels through the frame's surface, on
+            // the frame's stream.
+            unsafe {
+                fill.launch(
+                    LaunchConfig::for_image(w, h),
+                    &s.stream,
+                    (surface, w as i32, h as i32, seed),
+                )
+                .unwrap();
+            }
+            if present {
+                frame.present().unwrap();
+            }
+        };
+        for seed in 1..4u32 {
+            draw(&mut t, seed, true);
+            let got = t.read_pixels().unwrap();
+            let bad = got
+                .chunks_exact(4)
+                .enumerate()
+                .filter(|(i, b)| {
+                    u32::from_le_bytes([b[0], b[1], b[2], b[3]]) != pattern(*i as u32, seed)
+                })
+                .count();
+            assert_eq!(bad, 0, "{mode} frame {seed}: texels differ");
+        }
+        if mode == Mode::Staged {
+            let before = t.read_pixels().unwrap();
+            draw(&mut t, 99, false);
+            assert_eq!(t.read_pixels().unwrap(), before, "a dropped frame uploaded");
+        }
+    }
+    s.ctx.check_drop_errors().unwrap();
+}
+
+#[test]
+fn one_channel_images_go_through_the_colour_map_and_resizes_keep_it() {
+    let Some(s) = setup() else { return };
+    for mode in [Mode::Interop, Mode::Staged] {
+        let mut t = target(&s, (8, 8), Format::Rgba8, mode);
+        let map = ColorMap::new(Palette::Viridis, 250.0, 320.0).unwrap();
+        t.set_color_map(Some(map)).unwrap();
+        for size in [(1000u32, 700u32), (31, 1)] {
+            let n = (size.0 * size.1) as usize;
+            let field: Vec<f32> = (0..n).map(|i| 240.0 + (i % 90) as f32).collect();
+            let src = DeviceBuffer::from_slice(&s.ctx, &field).unwrap();
+            t.show(&src, Layout::packed(size, Format::R32F).unwrap(), &s.stream)
+                .unwrap();
+            assert_eq!((t.size(), t.format()), (size, Format::Rgba8));
+            let got = t.read_pixels().unwrap();
+            let bad = got
+                .chunks_exact(4)
+                .zip(&field)
+                .filter(|(px, v)| px != &map.color_of(**v).as_slice())
+                .count();
+            assert_eq!(bad, 0, "{mode} {size:?}: mapped pixels differ");
+        }
+        t.resize(63, 17).unwrap();
+        assert_eq!(t.size(), (63, 17));
+        assert_eq!(t.color_map(), Some(map));
+    }
+    s.ctx.check_drop_errors().unwrap();
+}
+
+#[test]
+fn the_stream_mode_and_bad_sizes_are_typed_errors() {
+    let Some(s) = setup() else { return };
+    let layout = Layout::packed((64, 64), Format::Rgba8).unwrap();
+    let stream = WgpuTarget::new(&s.ctx, &s.device, &s.queue, layout, Some(Mode::Stream));
+    let e = stream.expect_err("no stream mode on wgpu");
+    assert!(
+        matches!(e, Error::Display(DisplayError::ModeUnavailable { .. })),
+        "{e}"
+    );
+    assert!(e.to_string().contains("help: "), "{e}");
+    let max = s.device.limits().max_texture_dimension_2d;
+    let huge = Layout::packed((max + 1, 1), Format::R8).unwrap();
+    let e = WgpuTarget::new(&s.ctx, &s.device, &s.queue, huge, None)
+        .expect_err("over the device's limit");
+    assert!(
+        matches!(e, Error::Display(DisplayError::TargetSize { .. })),
+        "{e}"
+    );
+}
