@@ -78,9 +78,12 @@ impl Backend {
 /// unpresented uploads nothing in staged mode; in interop mode the image is handed back to
 /// wgpu holding what the kernel wrote through the surface.
 ///
-/// The texture is the target's: sample and copy it, never destroy it. Its wgpu objects keep
-/// clones of the device and queue; dropping the application's device or queue first changes
-/// nothing. `Send` and `Sync` as wgpu's objects and CUDA's handles are.
+/// The texture is the target's: sample and copy it, never destroy it, and never use it (a
+/// clone of it) in a pass submitted while a frame is open: in interop mode the image is then
+/// CUDA's, in a layout wgpu does not track (invalid Vulkan usage, not only unspecified texels).
+/// Its wgpu objects keep clones of the device and queue; dropping the application's device or
+/// queue first changes nothing. Neither `Send` nor `Sync` (its CUDA arrays are held by raw
+/// handle).
 #[derive(Debug)]
 pub struct WgpuTarget {
     ctx: Arc<Context>,
