@@ -124,6 +124,19 @@ pub enum WgpuError {
         message: String,
     },
 
+    /// wgpu ran out of memory in a call of cuda-gl's on the application's device (caught by
+    /// an error scope).
+    #[error(
+        "{call}: wgpu is out of memory: {message}\nhelp: free GPU memory (textures, buffers, \
+         other processes' work), or use a smaller target"
+    )]
+    OutOfMemory {
+        /// The call, e.g. `wgpu::Device::create_texture`.
+        call: &'static str,
+        /// wgpu's message.
+        message: String,
+    },
+
     /// wgpu refused to open the device (`Adapter::create_device_from_hal` or wgpu-hal's
     /// device creation).
     #[error(
@@ -204,6 +217,14 @@ mod tests {
             WgpuError::OpenDevice {
                 call,
                 message: "features".into(),
+            },
+            WgpuError::OutOfMemory {
+                call,
+                message: "Not enough memory left.".into(),
+            },
+            WgpuError::Refused {
+                call,
+                message: "Texture has been destroyed".into(),
             },
         ];
         for e in errors {

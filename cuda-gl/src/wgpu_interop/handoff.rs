@@ -20,6 +20,7 @@
 //!   in submission order), so a submit of the application's between them, from another thread,
 //!   can take the semaphore operation but not break the order.
 
+use super::scope::scoped;
 use super::{Vulkan, WgpuError};
 use crate::error::{Error, Result};
 use ash::vk;
@@ -182,25 +183,47 @@ impl Handoff<'_> {
     }
 
     /// wgpu to CUDA: after every use of the texture submitted so far, brings it to `GENERAL`,
-    /// releases it to `VK_QUEUE_FAMILY_EXTERNAL`, and signals the semaphore to `value`.
+    /// releases it to `VK_QUEUE_FAMILY_EXTERNAL`, and signals the semaphore to `value`. The
+    /// signal is added only once the barriers' submit was accepted.
+    ///
+    /// # Errors
+    /// [`WgpuError::Refused`] or [`WgpuError::OutOfMemory`] when wgpu refuses a submit.
     pub fn release(&self, value: u64) -> Result<()> {
-        let barriers = self.raw_barriers(true)?;
-        self.queue.submit([self.tracked_transition(), barriers]);
-        self.with_hal_queue(|hal| hal.add_signal_semaphore(self.semaphore, Some(value)))?;
-        // An empty submit carries the signal: wgpu 30 submits to the hal queue even then.
-        self.queue.submit([]);
-        Ok(())
+        const CALL: &str = "wgpu::Queue::submit (a shared texture's release to CUDA)";
+        scoped(self.device, CALL, || {
+            let barriers = self.raw_barriers(true)?;
+            self.queue.submit([self.tracked_transition(), barriers]);
+            Ok::<_, Error>(())
+        })??;
+        scoped(self.device, CALL, || {
+            self.with_hal_queue(|hal| hal.add_signal_semaphore(self.semaphore, Some(value)))?;
+            // An empty submit carries the signal: wgpu 30 submits to the hal queue even then.
+            self.queue.submit([]);
+            Ok::<_, Error>(())
+        })?
     }
 
     /// CUDA to wgpu: waits for the semaphore to reach `value`, acquires the image from
     /// `VK_QUEUE_FAMILY_EXTERNAL` and brings it back to [`WGPU_STATE`]'s layout, before any
     /// later submit of wgpu's.
+    ///
+    /// # Errors
+    /// [`WgpuError::Refused`] or [`WgpuError::OutOfMemory`] when wgpu refuses the submit (the
+    /// wait then stays queued for wgpu's next submit; CUDA signals `value`, so it ends).
     pub fn acquire(&self, value: u64) -> Result<()> {
-        let barriers = self.raw_barriers(false)?;
-        let tracked = self.tracked_transition();
-        self.with_hal_queue(|hal| hal.add_wait_semaphore(self.semaphore, Some(value), ALL))?;
-        self.queue.submit([barriers, tracked]);
-        Ok(())
+        scoped(
+            self.device,
+            "wgpu::Queue::submit (a shared texture's acquire from CUDA)",
+            || {
+                let barriers = self.raw_barriers(false)?;
+                let tracked = self.tracked_transition();
+                self.with_hal_queue(|hal| {
+                    hal.add_wait_semaphore(self.semaphore, Some(value), ALL)
+                })?;
+                self.queue.submit([barriers, tracked]);
+                Ok::<_, Error>(())
+            },
+        )?
     }
 }
 

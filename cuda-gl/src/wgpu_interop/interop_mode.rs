@@ -1,11 +1,20 @@
-//! The wgpu target's interop mode: the texture is a [`SharedTexture`], a Vulkan image that CUDA
-//! imported, handed between wgpu and CUDA on the GPU by a timeline semaphore. A frame drawn
-//! through its surface is written in place (no copy); a frame's pixels are device memory of the
-//! mode's, copied into the image on the GPU at the present. No CPU wait per frame. Needs
-//! wgpu's Vulkan backend on the CUDA GPU with external memory and semaphores
+//! The wgpu target's interop mode: frames are drawn into a [`SharedTexture`], a Vulkan image
+//! that CUDA imported, handed between wgpu and CUDA on the GPU by a timeline semaphore, and
+//! copied at each present, on the GPU, into the texture the application samples. A frame drawn
+//! through its surface is written in place; a frame's pixels are device memory of the mode's,
+//! copied into the image at the present. No host copy and no CPU wait per frame. Needs wgpu's
+//! Vulkan backend on the CUDA GPU with external memory and semaphores
 //! ([`open_device`](super::open_device) opens one).
+//!
+//! Why two textures: while a frame is open the shared image is CUDA's, in a layout and queue
+//! family that wgpu does not track, so no wgpu command may use it then. The application holds
+//! (clones of) the texture it samples and may submit at any time; it never sees the shared
+//! image, which only cuda-gl's own submits use, on this thread, outside frames. The texture it
+//! samples is a plain wgpu texture that wgpu orders like any other: the present's copy is one
+//! more wgpu command. (Measured cost of that copy: see `records/`.)
 
 use super::place::WgpuPlace;
+use super::scope::scoped;
 use super::texture::{CudaWrite, SharedTexture};
 use crate::context::Context;
 use crate::display::{Layout, Present, PresentFrame};
@@ -13,17 +22,23 @@ use crate::error::Result;
 use crate::graphics::Surface;
 use crate::memory::{DeviceBuffer, DevicePtr};
 use crate::result;
-use crate::stream::AsStream;
+use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT, Stream, StreamFlags};
 use cuda_gl_sys as sys;
 use std::cell::Cell;
+use std::mem::ManuallyDrop;
 use std::sync::Arc;
 
-/// The interop mode's state: the shared texture, and the pixels of frames drawn into memory.
+/// The interop mode's state.
 #[derive(Debug)]
 pub(super) struct Interop {
+    /// The image CUDA writes; never handed out.
     shared: SharedTexture,
-    /// A frame's pixels (tightly packed), copied into the image at the present.
-    pixels: DeviceBuffer<u8>,
+    /// What the application samples: a copy of the shared image made at each present.
+    texture: wgpu::Texture,
+    /// A frame's pixels (tightly packed), copied into the image at the present. Freed once
+    /// CUDA's last hand-off is done (the copies out of it come before it), leaked when that
+    /// does not come within 10 s.
+    pixels: ManuallyDrop<DeviceBuffer<u8>>,
     layout: Layout,
     ctx: Arc<Context>,
 }
@@ -31,7 +46,7 @@ pub(super) struct Interop {
 impl Interop {
     /// The texture wgpu samples.
     pub(super) fn texture(&self) -> &wgpu::Texture {
-        self.shared.texture()
+        &self.texture
     }
 }
 
@@ -39,37 +54,58 @@ impl Present for Interop {
     type Texture = WgpuPlace;
     type Frame<'t, S: AsStream + 't> = InteropFrame<'t, S>;
 
+    /// The shared image, cleared to zero by CUDA (its memory is not initialised), the texture
+    /// the application samples (which wgpu clears), and the pixels.
+    ///
     /// # Errors
     /// As [`SharedTexture::new`] (a device that is not Vulkan, lacks the extensions or is
-    /// another GPU among them); the driver's error allocating the pixels.
+    /// another GPU among them); [`WgpuError::OutOfMemory`](super::WgpuError::OutOfMemory) from
+    /// creating the texture; the driver's errors allocating and clearing.
     fn new(ctx: &Arc<Context>, place: &WgpuPlace) -> Result<Interop> {
         let layout = place.layout;
-        let shared = SharedTexture::new(
+        let mut shared = SharedTexture::new(
             ctx,
             &place.device,
             &place.queue,
             layout.size(),
             place.format(),
         )?;
+        let texture = scoped(&place.device, "wgpu::Device::create_texture", || {
+            place.device.create_texture(&place.descriptor())
+        })?;
+        let pixels = DeviceBuffer::zeroed(ctx, layout.bytes())?;
+        let stream = Stream::new(ctx, StreamFlags::NonBlocking)?;
+        // SAFETY: (1) the shared image's texture was never handed out.
+        let clear = unsafe { shared.write(&stream) }?;
+        copy_into(&clear, &pixels, layout, ctx, &stream)?;
+        clear.finish()?;
         Ok(Interop {
             shared,
-            pixels: DeviceBuffer::zeroed(ctx, layout.bytes())?,
+            texture,
+            pixels: ManuallyDrop::new(pixels),
             layout,
             ctx: ctx.clone(),
         })
     }
 
-    /// Hands the image to CUDA on the frame's stream, after wgpu's uses of it so far.
+    /// Hands the shared image to CUDA on the frame's stream, after wgpu's uses of it so far.
     ///
     /// # Errors
     /// As [`SharedTexture::write`].
     fn begin<'t, S: AsStream>(
         &'t mut self,
-        _place: &'t WgpuPlace,
+        place: &'t WgpuPlace,
         stream: &'t S,
     ) -> Result<InteropFrame<'t, S>> {
+        let shown = self.shared.texture().clone();
+        // SAFETY: (1) the shared image's texture is never handed out: only this mode's
+        // present submits a use of it, after the guard is finished.
+        let write = unsafe { self.shared.write(stream) }?;
         Ok(InteropFrame {
-            write: self.shared.write(stream)?,
+            write,
+            shared: shown,
+            texture: &self.texture,
+            place,
             pixels: &self.pixels,
             pixels_used: Cell::new(false),
             layout: self.layout,
@@ -79,10 +115,60 @@ impl Present for Interop {
     }
 }
 
-/// An interop frame: the image is CUDA's from the frame's begin until its present or drop,
-/// which hand it back to wgpu (the guard's).
+impl Drop for Interop {
+    fn drop(&mut self) {
+        // The pixels may be read by a present's copy still queued, or written by the kernel of
+        // a leaked frame: wait for CUDA's last hand-off (recovering a leaked frame first),
+        // which follows them.
+        if let Err(e) = self.shared.wait_for_cuda(DEFAULT_WAIT_LIMIT) {
+            log::error!("cuda-gl: a wgpu target's pixel buffer leaked: {e}");
+            return;
+        }
+        // SAFETY: dropped once, here; no queued copy reads it any more (above).
+        unsafe { ManuallyDrop::drop(&mut self.pixels) };
+    }
+}
+
+/// Copies `pixels` (of `layout`, tightly packed) into the image of `write`, on `stream`.
+fn copy_into<S: AsStream>(
+    write: &CudaWrite<'_, S>,
+    pixels: &DeviceBuffer<u8>,
+    layout: Layout,
+    ctx: &Arc<Context>,
+    stream: &S,
+) -> Result<()> {
+    let row = layout.row_bytes();
+    let copy = sys::CUDA_MEMCPY2D {
+        srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+        srcDevice: pixels.device_ptr().as_raw(),
+        srcPitch: row,
+        dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_ARRAY,
+        dstArray: write.array(),
+        WidthInBytes: row,
+        Height: layout.height() as usize,
+        ..Default::default()
+    };
+    // SAFETY: the stream is live while borrowed and of the target's context (the target, or
+    // `Interop::new`, made or checked it). In the work: the pixels hold `row * height` bytes
+    // (made for this layout) and are freed only after CUDA's next hand-off, which follows this
+    // copy (the mode's drop waits for it); the array is the image's level 0, of this size and
+    // format, CUDA's until the signal that the guard queues after the copy.
+    unsafe {
+        ctx.run_now(stream.raw_stream(), "cuMemcpy2DAsync (not called)", |p| {
+            Ok(result::array::copy_2d_async(&copy, p)?)
+        })
+    }
+}
+
+/// An interop frame: the shared image is CUDA's from the frame's begin until its present or
+/// drop, which hand it back to wgpu (the guard's). Only a present copies it into the texture
+/// the application samples: a frame dropped unpresented shows nothing new.
 pub(super) struct InteropFrame<'t, S: AsStream> {
     write: CudaWrite<'t, S>,
+    /// The shared image's wgpu texture, for the present's copy.
+    shared: wgpu::Texture,
+    texture: &'t wgpu::Texture,
+    place: &'t WgpuPlace,
     pixels: &'t DeviceBuffer<u8>,
     /// The pixels were asked for: they are what the frame shows.
     pixels_used: Cell<bool>,
@@ -101,16 +187,22 @@ impl<S: AsStream> PresentFrame for InteropFrame<'_, S> {
         Ok(self.pixels.device_ptr())
     }
 
-    /// Copies the pixels into the image when they were asked for, then hands the image back
-    /// to wgpu: the stream signals after the work queued on it, and wgpu's next submits wait
-    /// for that signal on the GPU.
+    /// Copies the pixels into the shared image when they were asked for, hands the image back
+    /// to wgpu (the stream signals after the work queued on it, and wgpu's next submit waits
+    /// for that signal on the GPU), and submits wgpu's copy of the image into the texture the
+    /// application samples: that submit carries the wait.
     ///
     /// # Errors
     /// The copy's errors (the guard then still hands the image back, with what the kernel
-    /// wrote); as [`CudaWrite::finish`].
+    /// wrote, and nothing is shown); as [`CudaWrite::finish`];
+    /// [`WgpuError::Refused`](super::WgpuError::Refused) when wgpu refuses the copy (the
+    /// application destroyed a clone of the texture).
     fn present(self: Box<Self>) -> Result<()> {
         let InteropFrame {
             write,
+            shared,
+            texture,
+            place,
             pixels,
             pixels_used,
             layout,
@@ -118,29 +210,21 @@ impl<S: AsStream> PresentFrame for InteropFrame<'_, S> {
             stream,
         } = *self;
         if pixels_used.get() {
-            let row = layout.row_bytes();
-            let copy = sys::CUDA_MEMCPY2D {
-                srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-                srcDevice: pixels.device_ptr().as_raw(),
-                srcPitch: row,
-                dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_ARRAY,
-                dstArray: write.array(),
-                WidthInBytes: row,
-                Height: layout.height() as usize,
-                ..Default::default()
-            };
-            // SAFETY: the stream is live while borrowed and of the target's context (the
-            // target checked it). In the work: the pixels hold `row * height` bytes (made for
-            // this layout) and live until the mode is dropped, whose shared texture's drop
-            // orders after CUDA's work (the next write waits for this frame's signal, which
-            // follows the copy); the array is the image's level 0, of this size and format,
-            // CUDA's until the signal `finish` queues after the copy.
-            unsafe {
-                ctx.run_now(stream.raw_stream(), "cuMemcpy2DAsync (not called)", |p| {
-                    Ok(result::array::copy_2d_async(&copy, p)?)
-                })
-            }?;
+            copy_into(&write, pixels, layout, ctx, stream)?;
         }
-        write.finish()
+        write.finish()?;
+        scoped(
+            &place.device,
+            "wgpu::Queue::submit (a wgpu target's present copy)",
+            || {
+                let mut encoder = place.device.create_command_encoder(&Default::default());
+                encoder.copy_texture_to_texture(
+                    shared.as_image_copy(),
+                    texture.as_image_copy(),
+                    texture.size(),
+                );
+                place.queue.submit([encoder.finish()]);
+            },
+        )
     }
 }

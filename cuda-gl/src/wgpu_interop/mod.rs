@@ -27,7 +27,8 @@
 //! let fill = module.function("surface_fill_rgba8")?; // (surface, int w, int h, unsigned seed)
 //! let mut shared = SharedTexture::new(&ctx, &device, &queue, (1920, 1080), SharedFormat::Rgba8Unorm)?;
 //! for frame in 0..600u32 {
-//!     let write = shared.write(&stream)?; // after wgpu's uses so far, on the GPU
+//!     // SAFETY: no submit uses the texture until `finish` (this program submits only after it).
+//!     let write = unsafe { shared.write(&stream) }?; // after wgpu's uses so far, on the GPU
 //!     // SAFETY: the kernel writes 1920 x 1080 RGBA8 texels through the surface, on `stream`.
 //!     unsafe {
 //!         fill.launch(LaunchConfig::for_image(1920, 1080), &stream, (write.surface(), 1920i32, 1080i32, frame))?;
@@ -95,6 +96,7 @@ mod handoff;
 mod interop_mode;
 mod place;
 mod read_back;
+mod scope;
 mod staged_mode;
 mod target;
 mod texture;

@@ -1,63 +1,110 @@
-//! A wgpu texture's pixels read back to the host: wgpu copies the texture into a buffer, which
-//! is mapped once the copy is done (at most 10 s).
+//! A wgpu texture's pixels read back to the host: wgpu copies the texture into a buffer, in
+//! bands of rows that fit the device's largest buffer, and each band is mapped once its copy
+//! is done (at most 10 s in all).
 
 use super::WgpuError;
-use super::device::ready;
 use super::place::WgpuPlace;
+use super::scope::scoped;
 use crate::error::{Error, Result};
 use crate::stream::DEFAULT_WAIT_LIMIT;
+use std::time::Instant;
+
+const CALL: &str = "WgpuTarget::read_pixels";
 
 /// The pixels of `texture` (of `place`'s layout), rows tightly packed, row 0 first, after the
 /// work submitted on `place`'s queue so far.
 ///
 /// # Errors
-/// [`Error::Timeout`] when wgpu has not finished the copy within 10 s;
-/// [`WgpuError::Refused`] when wgpu refuses the copy or the map.
+/// [`Error::Timeout`] when wgpu has not finished the copies within 10 s;
+/// [`WgpuError::Refused`] when wgpu refuses a copy or a map; [`WgpuError::OutOfMemory`].
 pub(super) fn read_texture(place: &WgpuPlace, texture: &wgpu::Texture) -> Result<Vec<u8>> {
     let layout = place.layout;
     let (row, height) = (layout.row_bytes(), layout.height());
+    // Rows of a texture wgpu made, so within `u32`.
+    let padded = (row as u32).next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT);
+    let most = place.device.limits().max_buffer_size / u64::from(padded);
+    let rows = u32::try_from(most).unwrap_or(u32::MAX).clamp(1, height);
+    let deadline = Instant::now() + DEFAULT_WAIT_LIMIT;
+    let mut pixels = Vec::with_capacity(row * height as usize);
+    let mut first = 0;
+    while first < height {
+        let count = rows.min(height - first);
+        read_band(
+            place,
+            texture,
+            (first, count),
+            padded,
+            deadline,
+            &mut pixels,
+        )?;
+        first += count;
+    }
+    Ok(pixels)
+}
+
+/// Appends rows `first..first + count` of `texture` to `pixels` (rows of `padded` bytes in the
+/// buffer), waiting until `deadline`.
+fn read_band(
+    place: &WgpuPlace,
+    texture: &wgpu::Texture,
+    (first, count): (u32, u32),
+    padded: u32,
+    deadline: Instant,
+    pixels: &mut Vec<u8>,
+) -> Result<()> {
     let refused = |message: String| -> Error {
         WgpuError::Refused {
-            call: "WgpuTarget::read_pixels",
+            call: CALL,
             message,
         }
         .into()
     };
-    // Rows of a texture wgpu made, so within `u32`.
-    let padded = (row as u32).next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT);
-    let scope = place.device.push_error_scope(wgpu::ErrorFilter::Validation);
-    let buffer = place.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("cuda_gl::wgpu_interop::WgpuTarget::read_pixels"),
-        size: u64::from(padded) * u64::from(height),
-        usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
-        mapped_at_creation: false,
-    });
-    let mut encoder = place.device.create_command_encoder(&Default::default());
-    encoder.copy_texture_to_buffer(
-        texture.as_image_copy(),
-        wgpu::TexelCopyBufferInfo {
-            buffer: &buffer,
-            layout: wgpu::TexelCopyBufferLayout {
-                offset: 0,
-                bytes_per_row: Some(padded),
-                rows_per_image: Some(height),
+    let (buffer, submitted, mapped) = scoped(&place.device, CALL, || {
+        let buffer = place.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("cuda_gl::wgpu_interop::WgpuTarget::read_pixels"),
+            size: u64::from(padded) * u64::from(count),
+            usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
+            mapped_at_creation: false,
+        });
+        let mut encoder = place.device.create_command_encoder(&Default::default());
+        encoder.copy_texture_to_buffer(
+            wgpu::TexelCopyTextureInfo {
+                texture,
+                mip_level: 0,
+                origin: wgpu::Origin3d {
+                    x: 0,
+                    y: first,
+                    z: 0,
+                },
+                aspect: wgpu::TextureAspect::All,
             },
-        },
-        texture.size(),
-    );
-    let submitted = place.queue.submit([encoder.finish()]);
-    let (tx, rx) = std::sync::mpsc::channel();
-    buffer
-        .slice(..)
-        .map_async(wgpu::MapMode::Read, move |r| drop(tx.send(r)));
-    if let Some(e) = ready(scope.pop()).flatten() {
-        return Err(refused(e.to_string()));
-    }
+            wgpu::TexelCopyBufferInfo {
+                buffer: &buffer,
+                layout: wgpu::TexelCopyBufferLayout {
+                    offset: 0,
+                    bytes_per_row: Some(padded),
+                    rows_per_image: Some(count),
+                },
+            },
+            wgpu::Extent3d {
+                width: texture.width(),
+                height: count,
+                depth_or_array_layers: 1,
+            },
+        );
+        let submitted = place.queue.submit([encoder.finish()]);
+        let (tx, rx) = std::sync::mpsc::channel();
+        buffer
+            .slice(..)
+            .map_async(wgpu::MapMode::Read, move |r| drop(tx.send(r)));
+        (buffer, submitted, rx)
+    })?;
+    let timeout = deadline.saturating_duration_since(Instant::now());
     place
         .device
         .poll(wgpu::PollType::Wait {
             submission_index: Some(submitted),
-            timeout: Some(DEFAULT_WAIT_LIMIT),
+            timeout: Some(timeout),
         })
         .map_err(|e| match e {
             wgpu::PollError::Timeout => Error::Timeout {
@@ -66,18 +113,18 @@ pub(super) fn read_texture(place: &WgpuPlace, texture: &wgpu::Texture) -> Result
             },
             e => refused(e.to_string()),
         })?;
-    match rx.try_recv() {
+    match mapped.try_recv() {
         Ok(Ok(())) => {}
         Ok(Err(e)) => return Err(refused(e.to_string())),
         Err(_) => return Err(refused("the map did not complete".into())),
     }
-    let mapped = buffer
+    let bytes = buffer
         .slice(..)
         .get_mapped_range()
         .map_err(|e| refused(e.to_string()))?;
-    let mut pixels = Vec::with_capacity(row * height as usize);
-    for line in mapped.chunks(padded as usize) {
+    let row = place.layout.row_bytes();
+    for line in bytes.chunks(padded as usize) {
         pixels.extend_from_slice(&line[..row]);
     }
-    Ok(pixels)
+    Ok(())
 }

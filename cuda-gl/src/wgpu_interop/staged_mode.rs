@@ -4,9 +4,8 @@
 //! soon as its copy has finished, while the next bands are copied, as the GL target's staged
 //! mode does. wgpu copies the bytes at the call and writes the texture at its next submit.
 
-use super::WgpuError;
-use super::device::ready;
 use super::place::WgpuPlace;
+use super::scope::scoped;
 use crate::context::Context;
 use crate::display::{
     Canvas, CopyOut, CopyingFrame, Present, Rows, Source, bands_for_client_upload,
@@ -49,9 +48,12 @@ impl Present for Staged {
     /// the canvas.
     ///
     /// # Errors
-    /// The driver's errors from allocating pinned and device memory.
+    /// [`WgpuError::OutOfMemory`](super::WgpuError::OutOfMemory) from creating the texture; the driver's errors from
+    /// allocating pinned and device memory.
     fn new(ctx: &Arc<Context>, place: &WgpuPlace) -> Result<Staged> {
-        let texture = place.device.create_texture(&place.descriptor());
+        let texture = scoped(&place.device, "wgpu::Device::create_texture", || {
+            place.device.create_texture(&place.descriptor())
+        })?;
         let layout = place.layout;
         let bands = bands_for_client_upload(layout.row_bytes(), layout.height() as usize)
             .into_iter()
@@ -132,11 +134,14 @@ impl CopyOut for BandsOut<'_> {
 }
 
 /// Hands `bands` to `write_texture` into `texture` in order, each once its copy has finished
-/// (waiting until `deadline` in all), under an error scope: what wgpu refuses (a texture the
-/// application destroyed) is an error, not a panic of wgpu's default handler.
+/// (waiting until `deadline` in all), under error scopes: what wgpu refuses (a texture the
+/// application destroyed) or cannot do (out of memory) is an error, not a panic of wgpu's
+/// default handler.
 ///
 /// # Errors
-/// [`Error::Timeout`] past `deadline` (the bands before are written); [`WgpuError::Refused`].
+/// [`Error::Timeout`] past `deadline` (the bands before are written);
+/// [`WgpuError::Refused`](super::WgpuError::Refused);
+/// [`WgpuError::OutOfMemory`](super::WgpuError::OutOfMemory).
 fn write_bands(
     bands: &[Band],
     texture: &wgpu::Texture,
@@ -144,49 +149,36 @@ fn write_bands(
     deadline: Instant,
 ) -> Result<()> {
     let (width, row) = (place.layout.width(), place.layout.row_bytes());
-    let scope = place.device.push_error_scope(wgpu::ErrorFilter::Validation);
-    let mut written = Ok(());
-    for band in bands {
-        let limit = deadline.saturating_duration_since(Instant::now());
-        let bytes = match band.slot.as_slice_within(limit) {
-            Ok(bytes) => bytes,
-            Err(e) => {
-                written = Err(e);
-                break;
-            }
-        };
-        // Rows and row bytes of a texture wgpu made, so within `u32`.
-        let (first, count, row) = (band.rows.first as u32, band.rows.count as u32, row as u32);
-        place.queue.write_texture(
-            wgpu::TexelCopyTextureInfo {
-                texture,
-                mip_level: 0,
-                origin: wgpu::Origin3d {
-                    x: 0,
-                    y: first,
-                    z: 0,
+    scoped(&place.device, "wgpu::Queue::write_texture", || {
+        for band in bands {
+            let limit = deadline.saturating_duration_since(Instant::now());
+            let bytes = band.slot.as_slice_within(limit)?;
+            // Rows and row bytes of a texture wgpu made, so within `u32`.
+            let (first, count, row) = (band.rows.first as u32, band.rows.count as u32, row as u32);
+            place.queue.write_texture(
+                wgpu::TexelCopyTextureInfo {
+                    texture,
+                    mip_level: 0,
+                    origin: wgpu::Origin3d {
+                        x: 0,
+                        y: first,
+                        z: 0,
+                    },
+                    aspect: wgpu::TextureAspect::All,
                 },
-                aspect: wgpu::TextureAspect::All,
-            },
-            bytes,
-            wgpu::TexelCopyBufferLayout {
-                offset: 0,
-                bytes_per_row: Some(row),
-                rows_per_image: None,
-            },
-            wgpu::Extent3d {
-                width,
-                height: count,
-                depth_or_array_layers: 1,
-            },
-        );
-    }
-    if let Some(e) = ready(scope.pop()).flatten() {
-        return Err(WgpuError::Refused {
-            call: "wgpu::Queue::write_texture",
-            message: e.to_string(),
+                bytes,
+                wgpu::TexelCopyBufferLayout {
+                    offset: 0,
+                    bytes_per_row: Some(row),
+                    rows_per_image: None,
+                },
+                wgpu::Extent3d {
+                    width,
+                    height: count,
+                    depth_or_array_layers: 1,
+                },
+            );
         }
-        .into());
-    }
-    written
+        Ok(())
+    })?
 }

@@ -60,12 +60,13 @@ impl Backend {
 /// passes (feature `wgpu`): the GL [`DisplayTarget`](crate::display::DisplayTarget)'s
 /// frames, [`show`](Self::show), colour maps and [`Report`], on the application's wgpu device.
 ///
-/// - [`Mode::Interop`]: the texture is a Vulkan image that CUDA imported (a
-///   [`SharedTexture`](super::SharedTexture)), handed between wgpu and CUDA by a timeline
-///   semaphore on the GPU: a frame drawn through its surface is written in place, its pixels
-///   are copied into the image on the GPU; no host copy, no CPU wait. Needs wgpu's Vulkan
-///   backend on the CUDA GPU with external memory and semaphores: a device from
-///   [`open_device`](super::open_device).
+/// - [`Mode::Interop`]: frames are drawn into a Vulkan image that CUDA imported (a
+///   [`SharedTexture`](super::SharedTexture) of the target's own, never handed out), handed
+///   between wgpu and CUDA by a timeline semaphore on the GPU: a frame drawn through its
+///   surface is written in place, its pixels are copied into the image on the GPU, and the
+///   present submits wgpu's copy of the image into the texture. No host copy, no CPU wait.
+///   Needs wgpu's Vulkan backend on the CUDA GPU with external memory and semaphores: a
+///   device from [`open_device`](super::open_device).
 /// - [`Mode::Staged`]: any other wgpu device (another vendor's GPU, lavapipe, wgpu's GL
 ///   backend): each frame is copied into pinned host memory in bands and handed to
 ///   `Queue::write_texture` band by band while the next bands are copied. The present waits on
@@ -73,17 +74,16 @@ impl Backend {
 ///
 /// What is ordered after what: after [`Frame::present`] (or [`show`](Self::show)) returns,
 /// the application's next `Queue::submit` on the target's queue sees the frame in the texture
-/// (interop: it waits on the GPU for CUDA's signal, queued after the frame's work; staged:
-/// `write_texture`'s data is written before that submit's commands). A frame dropped
-/// unpresented uploads nothing in staged mode; in interop mode the image is handed back to
-/// wgpu holding what the kernel wrote through the surface.
+/// (interop: the present submitted the copy, which waits on the GPU for CUDA's signal, queued
+/// after the frame's work; staged: `write_texture`'s data is written before that submit's
+/// commands). A frame dropped unpresented shows nothing new, in both modes.
 ///
-/// The texture is the target's: sample and copy it, never destroy it, and never use it (a
-/// clone of it) in a pass submitted while a frame is open: in interop mode the image is then
-/// CUDA's, in a layout wgpu does not track (invalid Vulkan usage, not only unspecified texels).
-/// Its wgpu objects keep clones of the device and queue; dropping the application's device or
-/// queue first changes nothing. Neither `Send` nor `Sync` (its CUDA arrays are held by raw
-/// handle).
+/// The texture is a plain wgpu texture that only wgpu commands write (the present's copy or
+/// `write_texture`), ordered by wgpu with the application's own uses: sample and copy it at
+/// any time, from any thread that holds a clone. Do not destroy it (the next present then
+/// fails with [`WgpuError::Refused`](super::WgpuError::Refused)). The target's wgpu objects
+/// keep clones of the device and queue; dropping the application's device or queue first
+/// changes nothing. Neither `Send` nor `Sync` (its CUDA arrays are held by raw handle).
 #[derive(Debug)]
 pub struct WgpuTarget {
     ctx: Arc<Context>,
@@ -188,12 +188,12 @@ impl WgpuTarget {
 
     /// Begins a frame on `stream`: a kernel queued on it draws the frame through
     /// [`Frame::surface`] or into [`Frame::pixels`], and [`Frame::present`] puts it on the
-    /// texture (a frame dropped unpresented shows nothing new). In interop mode the image is
-    /// CUDA's from here until the present or the drop.
+    /// texture (a frame dropped unpresented shows nothing new).
     ///
     /// # Errors
     /// [`UsageError::WrongCudaContext`](crate::UsageError::WrongCudaContext) for a stream of
-    /// another context; interop: as [`SharedTexture::write`](super::SharedTexture::write).
+    /// another context; interop: as [`SharedTexture::write`](super::SharedTexture::write)
+    /// (a leaked frame is recovered here by synchronizing the context).
     pub fn frame<'t, S: AsStream>(&'t mut self, stream: &'t S) -> Result<Frame<'t, S>> {
         let stream = check_stream(&self.ctx, stream)?;
         ShowTarget::begin(self, stream)

@@ -9,22 +9,36 @@ use super::vk_image::{IMAGE_USAGE, VkImageMemory};
 use super::vk_info::{self, DeviceFns};
 use super::{Vulkan, WgpuError};
 use crate::context::Context;
-use crate::error::{Error, Result, UsageError};
+use crate::error::{Result, UsageError};
 use crate::graphics::Surface;
 use crate::result;
-use crate::stream::{AsStream, check_same_context, refuse_capturing};
+use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT, Event, check_same_context, refuse_capturing};
+use ash::vk;
 use cuda_gl_sys as sys;
+use std::mem::ManuallyDrop;
 use std::sync::Arc;
 
-/// Everything behind the texture that must die in order: CUDA's objects before the Vulkan ones
-/// they were imported from (field order is drop order).
+/// Everything behind the texture that must die in order, and the event that says when CUDA is
+/// done with it.
 ///
 /// Held by the [`SharedTexture`] and by the drop callback of wgpu's texture, and released by
 /// whichever lets go last: by then wgpu has finished every submit that used the texture
-/// (SAFETY 3 and 5 of the module docs) and CUDA every write (each was waited for by an acquire,
-/// or the context was synchronized).
+/// (SAFETY 3 and 5 of the module docs). CUDA's side is waited for here: `done` is recorded on
+/// cuda-gl's private stream after each of CUDA's signals, so it follows every write that was
+/// handed back, also one whose acquire wgpu never submitted (a leaked write is waited for by
+/// the shared texture, which synchronizes the context).
 #[derive(Debug)]
 struct Resources {
+    done: Event,
+    /// Dropped only once `done` has completed; leaked when it does not within 10 s (a kernel
+    /// that does not end may still write the image).
+    held: ManuallyDrop<Held>,
+}
+
+/// The objects themselves: CUDA's before the Vulkan ones they were imported from (field order
+/// is drop order).
+#[derive(Debug)]
+struct Held {
     cuda_image: CudaImage,
     cuda_timeline: CudaTimeline,
     vk_timeline: VkTimeline,
@@ -34,9 +48,21 @@ struct Resources {
 // SAFETY: the CUDA handles inside are process-wide values usable from any thread once their
 // context is bound (each drop binds it), and the Vulkan ones are plain handles with an
 // `ash::Device` (itself `Send + Sync`); nothing is mutated through a shared reference.
-unsafe impl Send for Resources {}
+unsafe impl Send for Held {}
 // SAFETY: as for `Send`.
-unsafe impl Sync for Resources {}
+unsafe impl Sync for Held {}
+
+impl Drop for Resources {
+    fn drop(&mut self) {
+        if let Err(e) = self.done.wait_for(DEFAULT_WAIT_LIMIT) {
+            log::error!("cuda-gl: a shared texture's image and semaphore leaked: {e}");
+            return;
+        }
+        // SAFETY: dropped once, here, and never used after; CUDA's work on them is done
+        // (above) and wgpu's too (the type's docs).
+        unsafe { ManuallyDrop::drop(&mut self.held) };
+    }
+}
 
 /// A `wgpu::Texture` that CUDA kernels write in place, handed between the two on the GPU with a
 /// timeline semaphore: no host copy, no CPU wait per frame.
@@ -51,9 +77,10 @@ unsafe impl Sync for Resources {}
 ///    wait for that signal on the GPU;
 /// 4. the application samples or copies [`SharedTexture::texture`] in its own passes.
 ///
-/// Between `write` and `finish` the image belongs to CUDA: a wgpu pass submitted meanwhile reads
-/// unspecified contents (the guard borrows the texture mutably, so this needs a clone of the
-/// `wgpu::Texture` used from elsewhere). The contents are unspecified until the first write.
+/// Between `write` and `finish` the image belongs to CUDA, in a layout and queue family wgpu
+/// does not track: no submit may use the texture then (which is why `write` is `unsafe`; the
+/// safe [`WgpuTarget`](super::WgpuTarget) never hands out the image it writes). The contents
+/// are unspecified until the first write.
 ///
 /// Lifetimes: the texture keeps clones of the wgpu device and queue, and its CUDA and Vulkan
 /// objects live until both it and every clone of [`SharedTexture::texture`] are gone and wgpu
@@ -147,10 +174,13 @@ impl SharedTexture {
             CudaTimeline::import(ctx, unsafe { vk_timeline.export_fd(&semaphore_fd) }?)?;
         let image = vk_image.image;
         let resources = Arc::new(Resources {
-            cuda_image,
-            cuda_timeline,
-            vk_timeline,
-            vk_image,
+            done: Event::new(ctx, false)?,
+            held: ManuallyDrop::new(Held {
+                cuda_image,
+                cuda_timeline,
+                vk_timeline,
+                vk_image,
+            }),
         });
         let family = hal.queue_family_index();
         let wgpu_desc = wgpu::TextureDescriptor {
@@ -184,17 +214,17 @@ impl SharedTexture {
             memory_flags: wgpu::hal::MemoryFlags::empty(),
             view_formats: Vec::new(),
         };
-        let held = resources.clone();
+        let kept = resources.clone();
         // SAFETY: SAFETY 3 of the module docs: the image was made on this device as `hal_desc`
         // says (2D, one level, one sample, the format wgpu-hal maps `format.wgpu()` to, the usage
         // wgpu-hal maps `hal_desc.usage` to (a superset of what `wgpu_desc` asks for: storage), no MUTABLE_FORMAT and no view formats); with a drop
         // callback and `TextureMemory::External`, wgpu-hal destroys neither the image nor the
-        // memory, which `held` keeps alive until the callback runs.
+        // memory, which `kept` keeps alive until the callback runs.
         let hal_texture = unsafe {
             hal.texture_from_raw(
                 image,
                 &hal_desc,
-                Some(Box::new(move || drop(held))),
+                Some(Box::new(move || drop(kept))),
                 wgpu::hal::vulkan::TextureMemory::External,
             )
         };
@@ -250,8 +280,8 @@ impl SharedTexture {
             texture: &self.texture,
             ash: &self.ash,
             family: self.family,
-            image: self.resources.vk_image.image,
-            semaphore: self.resources.vk_timeline.raw,
+            image: self.resources.held.vk_image.image,
+            semaphore: self.resources.held.vk_timeline.raw,
         }
     }
 
@@ -273,12 +303,27 @@ impl SharedTexture {
     /// so far is followed by a hand-off to CUDA, and `stream` waits for it on the GPU. Launch
     /// the kernel on `stream` with [`CudaWrite::surface`], then [`CudaWrite::finish`].
     ///
+    /// (The hand-off's semaphore wait and signal go on cuda-gl's private stream, joined to
+    /// `stream` by events, so that a graph capture begun on `stream` meanwhile never takes
+    /// them: a captured signal would run only when the graph runs, and wgpu would wait for it.)
+    ///
+    /// # Safety
+    /// 1. From this call until the guard is finished or dropped, no submit on any queue uses
+    ///    the texture (a clone of [`texture`](Self::texture)): the image is CUDA's then, in a
+    ///    layout and queue family wgpu does not track, and a wgpu command on it would be
+    ///    invalid Vulkan usage. (The guard borrows this value mutably, so only a clone of the
+    ///    `wgpu::Texture` taken before can break this.
+    ///    [`WgpuTarget`](super::WgpuTarget) never hands out the image it writes, and has no
+    ///    such condition.)
+    ///
     /// # Errors
     /// [`UsageError::WrongCudaContext`] for a stream of another context;
-    /// [`Error::StreamCapturing`] for a stream capturing a graph; the driver's error from
-    /// `cuWaitExternalSemaphoresAsync`; [`WgpuError::TextureDestroyed`] when the texture was
-    /// destroyed through wgpu.
-    pub fn write<'t, S: AsStream>(&'t mut self, stream: &'t S) -> Result<CudaWrite<'t, S>> {
+    /// [`Error::StreamCapturing`](crate::Error::StreamCapturing) for a stream capturing a graph; the driver's error from
+    /// `cuWaitExternalSemaphoresAsync` (the image then stays CUDA's until the next write or the
+    /// drop recovers it); [`WgpuError::TextureDestroyed`] when the texture was destroyed
+    /// through wgpu; [`WgpuError::Refused`] or [`WgpuError::OutOfMemory`] from the hand-off's
+    /// submits; what a recovery of a leaked guard returns (see [`CudaWrite`]).
+    pub unsafe fn write<'t, S: AsStream>(&'t mut self, stream: &'t S) -> Result<CudaWrite<'t, S>> {
         check_same_context(&self.ctx, stream, "the shared texture")?;
         refuse_capturing(
             &self.ctx,
@@ -287,27 +332,27 @@ impl SharedTexture {
         )?;
         self.check_alive()?;
         if self.with_cuda {
-            // A leaked guard: its kernels may still run on a stream that is gone. Wait for the
-            // whole context, then hand the image back as a finish would.
-            log::warn!("cuda-gl: a CudaWrite was leaked; synchronizing its context to recover");
-            self.ctx.bind()?;
-            result::ctx::synchronize()?;
-            self.give_back(std::ptr::null_mut())?;
+            self.recover()?;
         }
         let release = self.value + 1;
         self.handoff().release(release)?;
         self.value = release;
-        // SAFETY: the semaphore lives as long as `self.resources`, which outlives the stream's
-        // use of it (an acquire waits for the signal that follows this wait in stream order,
-        // SAFETY 5); the stream is of this context (checked), and wgpu signals `release`.
+        // From here the image is released to CUDA: until a signal of CUDA's is acquired back,
+        // it is CUDA's, also when the wait below is not queued (then the next write or the
+        // drop recovers it).
+        self.with_cuda = true;
+        let semaphore = self.resources.held.cuda_timeline.raw;
+        // SAFETY: the stream is live while borrowed and of this context (checked). In the
+        // work: the semaphore lives as long as `self.resources`, which outlives the private
+        // stream's use of it (`done`, recorded after a later signal on the same private
+        // stream, is waited for before it goes); wgpu signals `release` (queued above).
         unsafe {
-            result::external::wait_semaphore(
-                self.resources.cuda_timeline.raw,
-                release,
+            self.ctx.run_now(
                 stream.raw_stream(),
+                "cuWaitExternalSemaphoresAsync (not called)",
+                |p| Ok(result::external::wait_semaphore(semaphore, release, p)?),
             )
         }?;
-        self.with_cuda = true;
         Ok(CudaWrite {
             texture: self,
             stream,
@@ -315,14 +360,27 @@ impl SharedTexture {
         })
     }
 
-    /// CUDA to wgpu: `stream` signals the next value, wgpu's next submit waits for it.
+    /// CUDA to wgpu: after the work queued on `stream` so far, the semaphore is signalled to
+    /// the next value (and `done` recorded), and wgpu's next submit waits for it. The image
+    /// stays CUDA's (`with_cuda`) until the acquire is queued.
     fn give_back(&mut self, stream: sys::CUstream) -> Result<()> {
         let signal = self.value + 1;
-        self.ctx.bind()?;
-        // SAFETY: the semaphore is live (as in `write`); `stream` is of this context, or null
-        // (the legacy stream of the bound context).
+        let (semaphore, done) = (
+            self.resources.held.cuda_timeline.raw,
+            self.resources.done.raw(),
+        );
+        // SAFETY: `stream` is of this context (checked at `write`), or null (the legacy stream
+        // of the context, which `run_now` binds). In the work: the semaphore and the event are
+        // live (as in `write`); nothing waits for a value above `signal`.
         unsafe {
-            result::external::signal_semaphore(self.resources.cuda_timeline.raw, signal, stream)
+            self.ctx.run_now(
+                stream,
+                "cuSignalExternalSemaphoresAsync (not called)",
+                |p| {
+                    result::external::signal_semaphore(semaphore, signal, p)?;
+                    Ok(result::stream::event_record(done, p)?)
+                },
+            )
         }?;
         self.value = signal;
         // Only once CUDA will signal: a wait for a value nothing signals would hang wgpu's queue.
@@ -330,22 +388,56 @@ impl SharedTexture {
         self.with_cuda = false;
         Ok(())
     }
+
+    /// Waits until CUDA is done with the texture: an image left CUDA's (a leaked guard) is
+    /// recovered first, then CUDA's last hand-off is waited for, at most `limit`.
+    ///
+    /// # Errors
+    /// As the recovery (see [`write`](Self::write)); [`Error::Timeout`](crate::Error::Timeout) past `limit`.
+    pub(crate) fn wait_for_cuda(&mut self, limit: std::time::Duration) -> Result<()> {
+        if self.with_cuda {
+            self.recover()?;
+        }
+        self.resources.done.wait_for(limit)
+    }
+
+    /// Hands back an image left CUDA's (a leaked guard, or a hand-off that failed half-way):
+    /// waits for the whole context (the leaked guard's kernels may be on a stream that is
+    /// gone), then for wgpu's last signal (at most 10 s: CUDA's next signal must come after
+    /// it), then gives the image back as a finish would.
+    fn recover(&mut self) -> Result<()> {
+        log::warn!(
+            "cuda-gl: a shared texture was left CUDA's; synchronizing its context to recover"
+        );
+        self.ctx.bind()?;
+        result::ctx::synchronize()?;
+        let (semaphores, values) = ([self.resources.held.vk_timeline.raw], [self.value]);
+        let wait = vk::SemaphoreWaitInfo::default()
+            .semaphores(&semaphores)
+            .values(&values);
+        let limit = u64::try_from(DEFAULT_WAIT_LIMIT.as_nanos()).unwrap_or(u64::MAX);
+        // SAFETY: the semaphore is a live timeline semaphore of this device (Vulkan 1.2,
+        // checked at creation); the wait info and its arrays outlive the call.
+        unsafe { self.ash.wait_semaphores(&wait, limit) }.map_err(|e| WgpuError::Vulkan {
+            call: "vkWaitSemaphores",
+            result: format!("{e:?}"),
+            help: "wgpu's queue did not reach the hand-off within 10 s: the device may be lost",
+        })?;
+        self.give_back(std::ptr::null_mut())
+    }
 }
 
 impl Drop for SharedTexture {
     fn drop(&mut self) {
         if self.with_cuda {
-            // A leaked guard: wait for CUDA, then hand the image back so that wgpu's later uses
-            // (of clones of the texture) are ordered; on failure the error is recorded and the
-            // image stays CUDA's (wgpu then reads unspecified contents, nothing worse).
-            if self.ctx.bind_for_drop("recover a leaked CudaWrite") {
-                let recovered = result::ctx::synchronize()
-                    .map_err(Error::from)
-                    .and_then(|()| self.give_back(std::ptr::null_mut()));
-                if let Err(e) = recovered {
-                    self.ctx
-                        .record_drop_error("handing a leaked write back to wgpu", e);
-                }
+            // Hand the image back so that wgpu's later uses (of clones of the texture) are
+            // ordered after CUDA; on failure the error is recorded and the image stays CUDA's
+            // (the resources wait for CUDA's last signal before they go).
+            if self.ctx.bind_for_drop("recover a leaked CudaWrite")
+                && let Err(e) = self.recover()
+            {
+                self.ctx
+                    .record_drop_error("handing a leaked write back to wgpu", e);
             }
         }
     }
@@ -375,12 +467,12 @@ impl<S: AsStream> CudaWrite<'_, S> {
     /// The surface object over the texture, for a kernel taking `cudaSurfaceObject_t` on the
     /// guard's stream (`surf2Dwrite(v, surf, x * bytes_per_texel, y)`).
     pub fn surface(&self) -> Surface<'_> {
-        Surface::new(self.texture.resources.cuda_image.surface)
+        Surface::new(self.texture.resources.held.cuda_image.surface)
     }
 
     /// The CUDA array (level 0), for copies on the guard's stream (`cuMemcpy2DAsync`).
     pub fn array(&self) -> sys::CUarray {
-        self.texture.resources.cuda_image.array
+        self.texture.resources.held.cuda_image.array
     }
 
     /// Width and height in texels.
@@ -417,6 +509,7 @@ impl<S: AsStream> Drop for CudaWrite<'_, S> {
 #[allow(clippy::unwrap_used, clippy::panic)]
 mod tests {
     use super::*;
+    use crate::error::Error;
 
     #[test]
     fn sizes_are_checked_before_any_gpu_call() {

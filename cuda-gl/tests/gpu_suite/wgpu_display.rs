@@ -1,15 +1,16 @@
 //! A display target whose texture is a `wgpu::Texture` (`cuda_gl::wgpu_interop::WgpuTarget`):
 //! in interop mode (the Vulkan image CUDA writes in place) and in staged mode (pinned bands and
 //! `write_texture`), device memory shown and frames drawn through the surface reach wgpu in
-//! every pixel, at odd sizes, across resizes; colour maps; a dropped staged frame uploads
-//! nothing; bad modes are typed errors.
+//! every pixel, at odd sizes, across resizes; colour maps; a dropped frame shows nothing new
+//! and the texture, sampled while a frame is open, holds the last presented frame, in both
+//! modes; bad modes are typed errors.
 //!
 //! Needs `--features wgpu,egl`, a GPU and NVIDIA's Vulkan driver (headless:
 //! `VK_DRIVER_FILES=.../nvidia_icd.json`); skips with the reason elsewhere.
 #![cfg(all(feature = "wgpu", feature = "egl"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use super::wgpu_interop::{Setup, setup};
+use super::wgpu_interop::{Setup, read_back, setup};
 use crate::gpu::pattern;
 use cuda_gl::display::{ColorMap, DisplayError, Format, Layout, Mode, Palette};
 use cuda_gl::wgpu_interop::WgpuTarget;
@@ -90,7 +91,7 @@ fn shown_memory_reaches_the_wgpu_texture_in_every_pixel_in_both_modes() {
 }
 
 #[test]
-fn frames_drawn_through_the_surface_reach_wgpu_and_a_dropped_staged_frame_shows_nothing() {
+fn frames_drawn_through_the_surface_reach_wgpu_and_a_dropped_frame_shows_nothing_new() {
     let Some(s) = setup() else { return };
     let fill = s.kernels.function("surface_fill_rgba8").unwrap();
     for mode in [Mode::Interop, Mode::Staged] {
@@ -125,10 +126,65 @@ fn frames_drawn_through_the_surface_reach_wgpu_and_a_dropped_staged_frame_shows_
                 .count();
             assert_eq!(bad, 0, "{mode} frame {seed}: texels differ");
         }
-        if mode == Mode::Staged {
-            let before = t.read_pixels().unwrap();
-            draw(&mut t, 99, false);
-            assert_eq!(t.read_pixels().unwrap(), before, "a dropped frame uploaded");
+        let before = t.read_pixels().unwrap();
+        draw(&mut t, 99, false);
+        assert_eq!(
+            t.read_pixels().unwrap(),
+            before,
+            "{mode}: a dropped frame reached the texture"
+        );
+    }
+    s.ctx.check_drop_errors().unwrap();
+}
+
+/// The application may hold a clone of the texture and submit uses of it at any time, also
+/// while a frame is open and CUDA has written it: the texture then holds the last presented
+/// frame (in interop mode it is never the image CUDA writes, which is CUDA's then).
+#[test]
+fn the_texture_sampled_while_a_frame_is_open_holds_the_last_presented_frame() {
+    let Some(s) = setup() else { return };
+    let fill = s.kernels.function("surface_fill_rgba8").unwrap();
+    let (w, h) = (640u32, 361u32);
+    let count_bad = |got: &[u32], seed: u32| {
+        let (n, bad) = (got.len(), got.iter().enumerate());
+        (
+            n,
+            bad.filter(|(i, v)| **v != pattern(*i as u32, seed)).count(),
+        )
+    };
+    for mode in [Mode::Interop, Mode::Staged] {
+        let mut t = target(&s, (w, h), Format::Rgba8, mode);
+        let texture = t.texture().clone();
+        for seed in [5u32, 6] {
+            let frame = t.frame(&s.stream).unwrap();
+            let surface = frame.surface().unwrap();
+            // SAFETY: the kernel writes w x h RGBA8 texels through the frame's surface, on
+            // the frame's stream.
+            unsafe {
+                fill.launch(
+                    LaunchConfig::for_image(w, h),
+                    &s.stream,
+                    (surface, w as i32, h as i32, seed),
+                )
+                .unwrap();
+            }
+            // The kernel has run; the frame is still open.
+            s.stream.synchronize().unwrap();
+            let open = read_back(&s, &texture);
+            if seed == 6 {
+                assert_eq!(
+                    count_bad(&open, 5),
+                    (open.len(), 0),
+                    "{mode}: while frame 6 is open the texture must hold frame 5"
+                );
+            }
+            frame.present().unwrap();
+            let shown = read_back(&s, &texture);
+            assert_eq!(
+                count_bad(&shown, seed),
+                (shown.len(), 0),
+                "{mode}: frame {seed} after its present"
+            );
         }
     }
     s.ctx.check_drop_errors().unwrap();

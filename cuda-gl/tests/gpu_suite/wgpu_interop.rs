@@ -83,7 +83,8 @@ fn seed_of(f: u32) -> u32 {
 fn write_frame(s: &Setup, shared: &mut SharedTexture, seed: u32) {
     let fill = s.kernels.function("surface_fill_rgba8").unwrap();
     let (w, h) = shared.size();
-    let write = shared.write(&s.stream).unwrap();
+    // SAFETY: no submit uses the texture until `finish` (the tests submit after it).
+    let write = unsafe { shared.write(&s.stream) }.unwrap();
     // SAFETY: the kernel writes w x h RGBA8 texels through the surface, on the guard's stream.
     unsafe {
         fill.launch(
@@ -97,7 +98,7 @@ fn write_frame(s: &Setup, shared: &mut SharedTexture, seed: u32) {
 }
 
 /// wgpu copies `texture` (4 bytes per texel) into a buffer, maps it and returns its texels, row by row.
-fn read_back(s: &Setup, texture: &wgpu::Texture) -> Vec<u32> {
+pub(crate) fn read_back(s: &Setup, texture: &wgpu::Texture) -> Vec<u32> {
     let (w, h) = (texture.width(), texture.height());
     let row = (w * 4).next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT);
     let buffer = s.device.create_buffer(&wgpu::BufferDescriptor {
@@ -214,7 +215,8 @@ fn wgpu_waits_for_a_slow_kernel_on_the_gpu_and_the_cpu_does_not() {
     let slow = s.kernels.function("surface_fill_rgba8_slow").unwrap();
     for f in 1..4u32 {
         let start = Instant::now();
-        let write = shared.write(&s.stream).unwrap();
+        // SAFETY: no submit uses the texture until `finish`.
+        let write = unsafe { shared.write(&s.stream) }.unwrap();
         // SAFETY: the kernel writes w x h RGBA8 texels through the surface, on the guard's
         // stream; the grid (320 x 180 texels) fits on the GPU at once.
         unsafe {
@@ -328,7 +330,8 @@ fn a_1080p_stream_of_frames_each_used_by_wgpu() {
 fn a_leaked_write_is_recovered_by_the_next() {
     let Some(s) = setup() else { return };
     let mut shared = s.shared((129, 65), SharedFormat::Rgba8Unorm);
-    let leaked = shared.write(&s.stream).unwrap();
+    // SAFETY: no submit uses the texture until the next write recovers it.
+    let leaked = unsafe { shared.write(&s.stream) }.unwrap();
     std::mem::forget(leaked);
     write_frame(&s, &mut shared, seed_of(7));
     let got = read_back(&s, shared.texture());
