@@ -142,6 +142,7 @@ mod gl_name;
 mod gl_object;
 mod glapi;
 mod graphics;
+mod image;
 mod memory;
 mod module;
 mod queue;

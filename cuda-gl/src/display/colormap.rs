@@ -10,9 +10,9 @@
 //! from a table computed here on the host ([`Palette::color`]), so that the GPU and
 //! [`ColorMap::color_of`] (a legend, a test) give the same bytes.
 
-use super::image::{DeviceImage, Format};
 use crate::context::Context;
 use crate::error::{DisplayError, Result};
+use crate::image::{DeviceImage, Format};
 use crate::memory::DeviceBuffer;
 use crate::module::{Function, LaunchConfig, Module};
 use crate::stream::{AsStream, Stream};

@@ -89,7 +89,6 @@
 
 mod colormap;
 mod gl_buffer;
-mod image;
 mod interop;
 mod mode;
 mod present;
@@ -102,8 +101,8 @@ mod texture;
 
 pub use crate::error::DisplayError;
 // For wgpu's modes (feature `wgpu`), which implement the same interface.
+pub use crate::image::{DeviceImage, Format, Layout};
 pub use colormap::{ColorMap, Palette};
-pub use image::{DeviceImage, Format, Layout};
 pub use mode::{Frame, Mode};
 #[cfg_attr(not(feature = "wgpu"), allow(unused_imports))]
 pub(crate) use present::{Canvas, CopyOut, CopyingFrame, Present, PresentFrame, Source};
@@ -111,7 +110,10 @@ pub use report::Report;
 #[cfg(all(feature = "wgpu", feature = "cudarc"))]
 pub(crate) use show::show_cudarc;
 #[cfg_attr(not(feature = "wgpu"), allow(unused_imports))]
-pub(crate) use show::{CheckedStream, Colors, ShowTarget, check_stream, show_buffer, show_given};
+pub(crate) use show::{
+    CheckedStream, Kernels, ShowTarget, check_stream, show_buffer, show_given, show_video_buffer,
+    show_video_given,
+};
 #[cfg(feature = "wgpu")]
 pub(crate) use staged::bands_for_client_upload;
 pub use target::DisplayTarget;

@@ -5,7 +5,6 @@
 //! [`Present`]), a variant of `Mode` and `Backend`, its [`Variant`], and an arm in each of the
 //! three `match`es here.
 
-use super::image::{DeviceImage, Format, Layout};
 use super::interop::Interop;
 use super::present::{Present, PresentFrame};
 use super::staged::Staged;
@@ -15,6 +14,7 @@ use crate::context::Context;
 use crate::error::Result;
 use crate::glapi::GlOwner;
 use crate::graphics::Surface;
+use crate::image::{DeviceImage, Format, Layout};
 use crate::stream::AsStream;
 use std::marker::PhantomData;
 use std::sync::Arc;

@@ -10,11 +10,11 @@
 //! [`Frame::surface`](super::Frame::surface) runs unchanged in every mode: in interop mode the
 //! surface is the registered texture's), which their present copies out.
 
-use super::image::{Format, Layout};
 use super::texture::Rows;
 use crate::context::Context;
 use crate::error::Result;
 use crate::graphics::Surface;
+use crate::image::{Format, Layout};
 use crate::memory::{DeviceBuffer, DevicePtr};
 use crate::result;
 use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT, Event};

@@ -3,13 +3,14 @@
 //! frame, or mapped into one through the target's colour map, and the frame presented.
 
 use super::colormap::{ColorMap, Mapper};
-use super::image::{DeviceImage, Format, Layout};
 use super::mode::Frame;
 use crate::context::Context;
 use crate::error::{Result, UsageError};
+use crate::image::{DeviceImage, Format, Layout};
 use crate::memory::DeviceBuffer;
 use crate::result;
 use crate::stream::{AsStream, check_same_context};
+use crate::video::{ColorSpace, Converter, VideoFrame, VideoLayout};
 use cuda_gl_sys as sys;
 use std::sync::Arc;
 
@@ -38,11 +39,15 @@ pub(crate) fn check_stream<'s, S: AsStream>(
     Ok(CheckedStream(stream))
 }
 
-/// The colour map of the one-channel images a target is shown, with its kernel once loaded.
+/// The kernels of a target's shows, each loaded in the target's context when first needed and
+/// kept across resizes: the colour map of one-channel images, and the video conversion.
 #[derive(Debug, Default)]
-pub(crate) struct Colors(Option<Mapper>);
+pub(crate) struct Kernels {
+    mapper: Option<Mapper>,
+    video: Option<Converter>,
+}
 
-impl Colors {
+impl Kernels {
     /// Sets `map` (loading the kernel in `ctx` the first time one is set).
     ///
     /// # Errors
@@ -52,9 +57,9 @@ impl Colors {
         if let Some(map) = &map {
             map.check()?;
         }
-        match &mut self.0 {
+        match &mut self.mapper {
             Some(mapper) => mapper.map = map,
-            None if map.is_some() => self.0 = Some(Mapper::load(ctx, map)?),
+            None if map.is_some() => self.mapper = Some(Mapper::load(ctx, map)?),
             None => {}
         }
         Ok(())
@@ -62,7 +67,15 @@ impl Colors {
 
     /// The map set.
     pub(crate) fn map(&self) -> Option<ColorMap> {
-        self.0.as_ref().and_then(|m| m.map)
+        self.mapper.as_ref().and_then(|m| m.map)
+    }
+
+    /// The video converter, loaded in `ctx` at the first call.
+    fn converter(&mut self, ctx: &Arc<Context>) -> Result<Converter> {
+        match self.video.take() {
+            Some(converter) => Ok(converter),
+            None => Converter::load(ctx),
+        }
     }
 }
 
@@ -90,7 +103,7 @@ pub(crate) trait ShowTarget {
     fn flush(&mut self) -> Result<()>;
 
     /// The target's colour map.
-    fn colors(&mut self) -> &mut Colors;
+    fn kernels(&mut self) -> &mut Kernels;
 }
 
 /// A target's `show` of a [`DeviceBuffer`].
@@ -163,10 +176,10 @@ pub(crate) unsafe fn show_given<S: AsStream>(
 ) -> Result<()> {
     let layout = src.layout();
     layout.check_fits("the device memory", given)?;
-    let colors = target.colors();
+    let kernels = target.kernels();
     if layout.format().one_channel()
-        && let Some(map) = colors.map()
-        && let Some(mapper) = colors.0.take()
+        && let Some(map) = kernels.map()
+        && let Some(mapper) = kernels.mapper.take()
     {
         // Out of the target while it is borrowed for the frame; put back whatever happens.
         let shown = present_filled(target, layout.packed_as(Format::Rgba8)?, stream, |dst| {
@@ -177,7 +190,7 @@ pub(crate) unsafe fn show_given<S: AsStream>(
             // target's).
             unsafe { mapper.draw(&map, &src, dst, stream.0) }
         });
-        target.colors().0 = Some(mapper);
+        target.kernels().mapper = Some(mapper);
         return shown;
     }
     let ctx = target.cuda().clone();
@@ -203,6 +216,65 @@ pub(crate) unsafe fn show_given<S: AsStream>(
             })
         }
     })
+}
+
+/// A target's `show_video` of a frame at the start of a [`DeviceBuffer`].
+///
+/// # Errors
+/// [`UsageError::WrongCudaContext`] for a buffer or stream of another context;
+/// [`VideoError::FrameTooSmall`](crate::video::VideoError::FrameTooSmall) when `src` holds
+/// fewer bytes than `layout` spans; as [`show_video_given`].
+pub(crate) fn show_video_buffer<T: crate::DeviceCopy>(
+    target: &mut impl ShowTarget,
+    src: &DeviceBuffer<T>,
+    layout: VideoLayout,
+    color: ColorSpace,
+    stream: &impl AsStream,
+) -> Result<()> {
+    if src.context().raw() != target.cuda().raw() {
+        return Err(UsageError::WrongCudaContext {
+            what: "device buffer",
+            owner: "the display target".into(),
+        }
+        .into());
+    }
+    let stream = check_stream(target.cuda(), stream)?;
+    let frame = VideoFrame::in_buffer(src, layout)?;
+    // SAFETY: (1) the frame lies in the buffer (checked), of this context (checked), borrowed
+    // until the conversion has been queued in the caller's stream order; freeing the buffer
+    // waits for the work that reads it.
+    unsafe { show_video_given(target, &frame, color, stream) }
+}
+
+/// Shows `src`, an NV12 or P010 frame, converted into RGBA8 under `color` on the GPU (the
+/// target takes the frame's size and RGBA8), on a stream checked already.
+///
+/// # Safety
+/// 1. As [`Converter::convert`]'s (1): `src` lies in device memory of the target's context,
+///    allocated and not written until the work queued on `stream` before this returns has run.
+///
+/// # Errors
+/// As [`present_filled`]; the driver's errors loading and launching the conversion kernel.
+pub(crate) unsafe fn show_video_given<S: AsStream>(
+    target: &mut impl ShowTarget,
+    src: &VideoFrame<'_>,
+    color: ColorSpace,
+    stream: CheckedStream<'_, S>,
+) -> Result<()> {
+    let ctx = target.cuda().clone();
+    let converter = target.kernels().converter(&ctx)?;
+    let layout = Layout::packed(src.layout().size(), Format::Rgba8)?;
+    // Out of the target while it is borrowed for the frame; put back whatever happens.
+    let shown = present_filled(target, layout, stream, |dst| {
+        // SAFETY: (1) for `src`, the caller's; (2): `dst` is the frame's pixels, RGBA8 of the
+        // frame's size, device memory of the target's context written only by this kernel
+        // until the present and live until the kernel has run (`present_filled`), apart from
+        // `src` (memory the target owns); `stream` is of the converter's context (the
+        // target's, checked).
+        unsafe { converter.convert(src, color, dst, stream.0) }
+    });
+    target.kernels().video = Some(converter);
+    shown
 }
 
 /// Gives the target `layout`'s size and format, begins a frame on `stream`, has `fill` queue

@@ -3,16 +3,16 @@
 //! frame, or mapped through the target's colour map).
 
 use super::colormap::ColorMap;
-use super::image::{DeviceImage, Format, Layout};
 use super::mode::{Frame, Mode, Screen};
 use super::report::Report;
-use super::show::{self, CheckedStream, Colors, ShowTarget, check_stream};
+use super::show::{self, CheckedStream, Kernels, ShowTarget, check_stream};
 use crate::TextureName;
 use crate::context::Context;
 #[cfg(doc)]
 use crate::error::{DisplayError, UsageError};
 use crate::error::{Error, Result};
 use crate::glapi::GlOwner;
+use crate::image::{DeviceImage, Format, Layout};
 use crate::memory::DeviceBuffer;
 use crate::stream::AsStream;
 use std::marker::PhantomData;
@@ -30,7 +30,7 @@ pub struct DisplayTarget {
     ctx: Arc<Context>,
     screen: Screen,
     /// The colour map of one-channel images shown ([`set_color_map`](Self::set_color_map)).
-    colors: Colors,
+    kernels: Kernels,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -95,7 +95,7 @@ impl DisplayTarget {
         Ok(DisplayTarget {
             ctx: ctx.clone(),
             screen: Screen::new(mode, ctx, owner, layout)?,
-            colors: Colors::default(),
+            kernels: Kernels::default(),
             _not_send: PhantomData,
         })
     }
@@ -209,7 +209,7 @@ impl DisplayTarget {
         }
         let mut next = DisplayTarget::build(&self.ctx, self.screen.owner(), layout, self.mode())?;
         // The colour map is the target's, whatever its size.
-        next.colors = std::mem::take(&mut self.colors);
+        next.kernels = std::mem::take(&mut self.kernels);
         let mut old = std::mem::replace(self, next);
         // Released here, for its error; its drop then releases nothing more.
         old.screen.release()
@@ -289,6 +289,51 @@ impl DisplayTarget {
         show::show_cudarc(self, src, layout, stream)
     }
 
+    /// Shows a decoded video frame, NV12 or P010 at the start of `src` as `layout` says,
+    /// converted into RGBA8 under `color` ([`ColorSpace::default`](crate::video::ColorSpace)
+    /// is BT.709, limited range) by cuda-gl's kernel on the GPU, in `stream`'s order: the
+    /// target takes the frame's size and [`Format::Rgba8`], and the frame is presented, as
+    /// [`show`](Self::show) (whose ordering it has). The kernel is loaded in the target's CUDA
+    /// context at the first call and kept. Each pixel is what
+    /// [`ColorSpace::rgba8`](crate::video::ColorSpace::rgba8) gives for its luma and nearest
+    /// chroma pair (see [`video`](crate::video)).
+    ///
+    /// # Errors
+    /// [`VideoError::FrameTooSmall`](crate::video::VideoError::FrameTooSmall) when `src` holds
+    /// fewer bytes than `layout` spans; [`UsageError::WrongCudaContext`] for a buffer or stream
+    /// of another context; as [`show`](Self::show); the driver's errors loading or launching
+    /// the kernel.
+    pub fn show_video<T: crate::DeviceCopy>(
+        &mut self,
+        src: &DeviceBuffer<T>,
+        layout: crate::video::VideoLayout,
+        color: crate::video::ColorSpace,
+        stream: &impl AsStream,
+    ) -> Result<()> {
+        show::show_video_buffer(self, src, layout, color, stream)
+    }
+
+    /// [`show_video`](Self::show_video) of a frame in device memory of any origin (a
+    /// decoder's output surface, say).
+    ///
+    /// # Safety
+    /// 1. The frame's planes (`src.layout().bytes()` bytes from `src.ptr()`) are device memory
+    ///    of the target's CUDA context, which stay allocated and are not written until the
+    ///    work queued on `stream` before this returns has run.
+    ///
+    /// # Errors
+    /// As [`show_video`](Self::show_video).
+    pub unsafe fn show_video_raw(
+        &mut self,
+        src: &crate::video::VideoFrame<'_>,
+        color: crate::video::ColorSpace,
+        stream: &impl AsStream,
+    ) -> Result<()> {
+        let stream = check_stream(&self.ctx, stream)?;
+        // SAFETY: (1), forwarded.
+        unsafe { show::show_video_given(self, src, color, stream) }
+    }
+
     /// Shows the one-channel images ([`Format::R8`], [`Format::R32F`]) given to
     /// [`show`](Self::show), [`show_raw`](Self::show_raw) and `show_cudarc` through `map` from
     /// now on: the target takes [`Format::Rgba8`] for them, and a kernel of cuda-gl's maps each
@@ -321,12 +366,12 @@ impl DisplayTarget {
     /// not finite or not increasing (the map is then not set); the driver's errors loading the
     /// kernel or allocating its tables (the first time).
     pub fn set_color_map(&mut self, map: Option<ColorMap>) -> Result<()> {
-        self.colors.set(&self.ctx, map)
+        self.kernels.set(&self.ctx, map)
     }
 
     /// The colour map set by [`set_color_map`](Self::set_color_map).
     pub fn color_map(&self) -> Option<ColorMap> {
-        self.colors.map()
+        self.kernels.map()
     }
 }
 
@@ -347,8 +392,8 @@ impl ShowTarget for DisplayTarget {
         DisplayTarget::flush(self)
     }
 
-    fn colors(&mut self) -> &mut Colors {
-        &mut self.colors
+    fn kernels(&mut self) -> &mut Kernels {
+        &mut self.kernels
     }
 }
 

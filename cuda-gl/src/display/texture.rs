@@ -10,10 +10,10 @@
 //! before each GL write and before the deletion: a name the application deleted may name its
 //! own next object, which the target must neither fill nor delete.
 
-use super::image::Layout;
 use crate::error::{DisplayError, Error, Result};
 use crate::gl_object::{ImageTarget, Kind};
 use crate::glapi::{Direction, GlFns, GlOwner, PixelState, claim, label};
+use crate::image::Layout;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The number in the next display target's label: no two targets share one.

@@ -8,8 +8,9 @@ use super::read_back::read_texture;
 use super::staged_mode::Staged;
 use crate::context::Context;
 use crate::display::{
-    CheckedStream, ColorMap, Colors, DeviceImage, DisplayError, Format, Frame, Layout, Mode,
+    CheckedStream, ColorMap, DeviceImage, DisplayError, Format, Frame, Kernels, Layout, Mode,
     Present, PresentFrame, Report, ShowTarget, check_stream, show_buffer, show_given,
+    show_video_buffer, show_video_given,
 };
 use crate::error::{Error, Result};
 use crate::memory::DeviceBuffer;
@@ -90,7 +91,7 @@ pub struct WgpuTarget {
     /// Before the place: the mode's texture and CUDA's import of it.
     backend: Backend,
     place: WgpuPlace,
-    colors: Colors,
+    kernels: Kernels,
 }
 
 impl WgpuTarget {
@@ -135,7 +136,7 @@ impl WgpuTarget {
                         ctx: ctx.clone(),
                         backend,
                         place,
-                        colors: Colors::default(),
+                        kernels: Kernels::default(),
                     };
                     return Ok((target, report(mode, refused)));
                 }
@@ -273,6 +274,41 @@ impl WgpuTarget {
         crate::display::show_cudarc(self, src, layout, stream)
     }
 
+    /// Shows a decoded NV12 or P010 frame converted into RGBA8 on the GPU, as
+    /// [`DisplayTarget::show_video`](crate::display::DisplayTarget::show_video): the target
+    /// takes the frame's size and RGBA8, and the frame is presented (see the type's docs for
+    /// the order).
+    ///
+    /// # Errors
+    /// As `DisplayTarget::show_video`.
+    pub fn show_video<T: crate::DeviceCopy>(
+        &mut self,
+        src: &DeviceBuffer<T>,
+        layout: crate::video::VideoLayout,
+        color: crate::video::ColorSpace,
+        stream: &impl AsStream,
+    ) -> Result<()> {
+        show_video_buffer(self, src, layout, color, stream)
+    }
+
+    /// [`show_video`](Self::show_video) of a frame in device memory of any origin.
+    ///
+    /// # Safety
+    /// 1. As [`DisplayTarget::show_video_raw`](crate::display::DisplayTarget::show_video_raw).
+    ///
+    /// # Errors
+    /// As [`show_video`](Self::show_video).
+    pub unsafe fn show_video_raw(
+        &mut self,
+        src: &crate::video::VideoFrame<'_>,
+        color: crate::video::ColorSpace,
+        stream: &impl AsStream,
+    ) -> Result<()> {
+        let stream = check_stream(&self.ctx, stream)?;
+        // SAFETY: (1), forwarded.
+        unsafe { show_video_given(self, src, color, stream) }
+    }
+
     /// Shows the one-channel images given to [`show`](Self::show) through `map` from now on,
     /// as [`DisplayTarget::set_color_map`](crate::display::DisplayTarget::set_color_map).
     /// Without a map, a one-channel target's texture is `R8Unorm` or `R32Float`: a shader reads
@@ -281,12 +317,12 @@ impl WgpuTarget {
     /// # Errors
     /// As `DisplayTarget::set_color_map`.
     pub fn set_color_map(&mut self, map: Option<ColorMap>) -> Result<()> {
-        self.colors.set(&self.ctx, map)
+        self.kernels.set(&self.ctx, map)
     }
 
     /// The colour map set by [`set_color_map`](Self::set_color_map).
     pub fn color_map(&self) -> Option<ColorMap> {
-        self.colors.map()
+        self.kernels.map()
     }
 
     /// The texture's pixels as stored, for tests and screenshots: [`format`](Self::format)'s
@@ -320,8 +356,8 @@ impl ShowTarget for WgpuTarget {
         Ok(())
     }
 
-    fn colors(&mut self) -> &mut Colors {
-        &mut self.colors
+    fn kernels(&mut self) -> &mut Kernels {
+        &mut self.kernels
     }
 }
 

@@ -147,14 +147,17 @@ fn guards_are_covariant<'short, 'long: 'short>(
 #[cfg(feature = "wgpu")]
 mod wgpu_interop {
     use cuda_gl::Stream;
-    use cuda_gl::wgpu_interop::{CudaWrite, SharedTexture};
-    use static_assertions::assert_impl_all;
+    use cuda_gl::wgpu_interop::{CudaWrite, SharedTexture, WgpuTarget};
+    use static_assertions::{assert_impl_all, assert_not_impl_any};
 
     // Vulkan and CUDA handles only (no GL call): it may move to and be shared with the thread
     // that drives wgpu; every CUDA call binds its context first.
     assert_impl_all!(SharedTexture: Send, Sync);
     // The write guard: CUDA and wgpu calls only, as the texture's, over a `Send + Sync` stream.
     assert_impl_all!(CudaWrite<'static, Stream>: Send, Sync);
+    // The display target on wgpu holds its CUDA arrays (the staged canvas, the frames' surfaces)
+    // by raw handle, as the GL display target does: it stays on the thread that made it.
+    assert_not_impl_any!(WgpuTarget: Send, Sync);
 }
 
 #[cfg(feature = "egui")]

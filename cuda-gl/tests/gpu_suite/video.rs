@@ -2,13 +2,14 @@
 //! pseudo-random samples (P010's ignored low bits random too), in every colour space, at sizes
 //! odd and even with padded pitches and chroma planes of their own, converted on the GPU and
 //! compared, every pixel, with `video::convert_cpu` (within 1 per channel), the destination's
-//! padding left alone; and the refusals of bad buffers and destinations. Needs
+//! padding left alone; the same frames shown on a display target in every mode
+//! (`DisplayTarget::show_video`); and the refusals of bad buffers and destinations. Needs
 //! `--features egl` (the suite's GPU set-up) and a GPU.
 #![cfg(feature = "egl")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use crate::gpu::*;
-use cuda_gl::display::{DeviceImage, DisplayError, Format, Layout};
+use cuda_gl::display::{DeviceImage, DisplayError, Format, Layout, Mode};
 use cuda_gl::video::{
     ColorMatrix, ColorRange, ColorSpace, Converter, VideoError, VideoFormat, VideoFrame,
     VideoLayout, convert_cpu,
@@ -30,7 +31,7 @@ fn spaces() -> Vec<ColorSpace> {
 }
 
 /// `n` pseudo-random bytes (xorshift64*), the same for the same seed.
-fn noise(n: usize, seed: u64) -> Vec<u8> {
+pub(crate) fn noise(n: usize, seed: u64) -> Vec<u8> {
     let mut s = seed | 1;
     (0..n)
         .map(|_| {
@@ -47,7 +48,7 @@ fn noise(n: usize, seed: u64) -> Vec<u8> {
 /// (odd sides) with a chroma plane at a pitch of its own after a gap, into a destination whose
 /// pitch is no multiple of 4 (the kernel's byte-by-byte writes); 77x1201 (taller than wide)
 /// with the chroma right after the luma, into a packed destination.
-fn frames(format: VideoFormat) -> Vec<(VideoLayout, usize)> {
+pub(crate) fn frames(format: VideoFormat) -> Vec<(VideoLayout, usize)> {
     let bps = format.bytes_per_sample();
     let hd = (1920 * bps).next_multiple_of(512);
     let odd_luma = 1001 * bps + 24;
@@ -77,7 +78,7 @@ fn frames(format: VideoFormat) -> Vec<(VideoLayout, usize)> {
 /// Checks `got` (the destination buffer's bytes, an image of `dst` from its start) against
 /// `want` (`convert_cpu`'s packed rows): every pixel within 1 per channel, every byte outside
 /// the rows still [`SENTINEL`]. Returns how many channels differ by 1.
-fn check_rgba(got: &[u8], dst: Layout, want: &[u8], what: &str) -> usize {
+pub(crate) fn check_rgba(got: &[u8], dst: Layout, want: &[u8], what: &str) -> usize {
     let (w, h) = (dst.width() as usize, dst.height() as usize);
     assert_eq!(want.len(), w * h * 4, "{what}: the reference's size");
     let (mut wrong, mut off_by_one, mut padding) = (Vec::new(), 0, 0);
@@ -256,5 +257,56 @@ fn bad_buffers_and_destinations_are_refused_before_anything_runs() {
         "a refused conversion wrote nothing"
     );
     drop(converter);
+    g.check_no_errors();
+}
+
+/// The frames of both formats at every size, each in two colour spaces, shown on a display
+/// target in every mode that runs on NVIDIA's GL: the texture, read back, is `convert_cpu`'s
+/// image within 1 per channel; a short buffer is refused with the target unchanged.
+#[test]
+fn video_frames_shown_on_a_display_target_match_the_cpu_in_every_mode() {
+    let Some(g) = gpu() else { return };
+    let two = [
+        ColorSpace::default(),
+        ColorSpace::new(ColorMatrix::Bt2020, ColorRange::Full),
+    ];
+    for mode in [Mode::Interop, Mode::Staged, Mode::Stream] {
+        let (mut target, report) = display_target(&g.ctx, (16, 16), Some(mode));
+        assert_eq!(report.mode, mode, "{report}");
+        for format in [VideoFormat::Nv12, VideoFormat::P010] {
+            for (n, (layout, _)) in frames(format).into_iter().enumerate() {
+                let bytes = noise(layout.bytes(), 40 + n as u64);
+                let src = DeviceBuffer::from_slice(&g.ctx, &bytes).unwrap();
+                for color in two {
+                    let what = format!("{mode} {format:?} {:?} {color:?}", layout.size());
+                    target.show_video(&src, layout, color, &g.stream).unwrap();
+                    assert_eq!(
+                        (target.size(), target.format()),
+                        (layout.size(), Format::Rgba8)
+                    );
+                    let got = target.read_pixels().unwrap();
+                    let want = convert_cpu(&bytes, &layout, color).unwrap();
+                    let packed = Layout::packed(layout.size(), Format::Rgba8).unwrap();
+                    let off = check_rgba(&got, packed, &want, &what);
+                    eprintln!("{what}: shown within 1 of the CPU's; {off} channels off by 1");
+                }
+            }
+        }
+        let before = target.read_pixels().unwrap();
+        let layout = VideoLayout::packed((64, 36), VideoFormat::Nv12).unwrap();
+        let short = DeviceBuffer::<u8>::zeroed(&g.ctx, layout.bytes() - 1).unwrap();
+        let e = target
+            .show_video(&short, layout, ColorSpace::default(), &g.stream)
+            .unwrap_err();
+        assert!(
+            matches!(e, Error::Video(VideoError::FrameTooSmall { .. })),
+            "{e}"
+        );
+        assert_eq!(
+            target.read_pixels().unwrap(),
+            before,
+            "{mode}: a refused show drew"
+        );
+    }
     g.check_no_errors();
 }

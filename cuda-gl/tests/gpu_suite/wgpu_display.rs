@@ -3,16 +3,19 @@
 //! `write_texture`), device memory shown and frames drawn through the surface reach wgpu in
 //! every pixel, at odd sizes, across resizes; colour maps; a dropped frame shows nothing new
 //! and the texture, sampled while a frame is open, holds the last presented frame, in both
-//! modes; bad modes are typed errors.
+//! modes; NV12 and P010 frames shown (`show_video`) equal the CPU's conversion; bad modes are
+//! typed errors.
 //!
 //! Needs `--features wgpu,egl`, a GPU and NVIDIA's Vulkan driver (headless:
 //! `VK_DRIVER_FILES=.../nvidia_icd.json`); skips with the reason elsewhere.
 #![cfg(all(feature = "wgpu", feature = "egl"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use super::video::{check_rgba, frames, noise};
 use super::wgpu_interop::{Setup, read_back, setup};
 use crate::gpu::pattern;
 use cuda_gl::display::{ColorMap, DisplayError, Format, Layout, Mode, Palette};
+use cuda_gl::video::{ColorSpace, VideoFormat, convert_cpu};
 use cuda_gl::wgpu_interop::WgpuTarget;
 use cuda_gl::{DeviceBuffer, Error, LaunchConfig};
 
@@ -238,4 +241,28 @@ fn the_stream_mode_and_bad_sizes_are_typed_errors() {
         matches!(e, Error::Display(DisplayError::TargetSize { .. })),
         "{e}"
     );
+}
+
+#[test]
+fn video_frames_shown_on_a_wgpu_target_match_the_cpu_in_both_modes() {
+    let Some(s) = setup() else { return };
+    for mode in [Mode::Interop, Mode::Staged] {
+        let mut t = target(&s, (16, 16), Format::Rgba8, mode);
+        for format in [VideoFormat::Nv12, VideoFormat::P010] {
+            for (n, (layout, _)) in frames(format).into_iter().enumerate() {
+                let bytes = noise(layout.bytes(), 70 + n as u64);
+                let src = DeviceBuffer::from_slice(&s.ctx, &bytes).unwrap();
+                let color = ColorSpace::default();
+                let what = format!("{mode} {format:?} {:?}", layout.size());
+                t.show_video(&src, layout, color, &s.stream).unwrap();
+                assert_eq!((t.size(), t.format()), (layout.size(), Format::Rgba8));
+                let got = t.read_pixels().unwrap();
+                let want = convert_cpu(&bytes, &layout, color).unwrap();
+                let packed = Layout::packed(layout.size(), Format::Rgba8).unwrap();
+                let off = check_rgba(&got, packed, &want, &what);
+                println!("{what}: shown within 1 of the CPU's; {off} channels off by 1");
+            }
+        }
+    }
+    s.ctx.check_drop_errors().unwrap();
 }

@@ -5,7 +5,7 @@
 use crate::error::{DisplayError, Result};
 use crate::memory::DevicePtr;
 
-/// The pixel format of a [`DisplayTarget`](super::DisplayTarget) and of the memory shown on it.
+/// The pixel format of a [`DisplayTarget`](crate::display::DisplayTarget) and of the memory shown on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Format {
@@ -14,10 +14,10 @@ pub enum Format {
     /// Four 32-bit float channels (`GL_RGBA32F`).
     Rgba32F,
     /// One 8-bit channel (`GL_R8`), shown grey, or in colour through a
-    /// [`ColorMap`](super::ColorMap).
+    /// [`ColorMap`](crate::display::ColorMap).
     R8,
     /// One 32-bit float channel (`GL_R32F`), shown grey, or in colour through a
-    /// [`ColorMap`](super::ColorMap).
+    /// [`ColorMap`](crate::display::ColorMap).
     R32F,
 }
 
@@ -50,7 +50,7 @@ impl Format {
 /// How an image lies in memory: `width` x `height` pixels of a [`Format`], rows `pitch` bytes
 /// apart, row 0 first (the texture's row 0: see the [module docs](super)). Checked once, when
 /// made: the pitch holds a row and the image's bytes can be counted. (A side of 0 is a layout;
-/// a [`DisplayTarget`](super::DisplayTarget) refuses it.)
+/// a [`DisplayTarget`](crate::display::DisplayTarget) refuses it.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Layout {
     width: u32,
@@ -160,8 +160,8 @@ impl Layout {
 }
 
 /// An image in device memory: where its first pixel is, and its [`Layout`]. What
-/// [`Frame::pixels`](super::Frame::pixels) gives a kernel to write, and what
-/// [`DisplayTarget::show_raw`](super::DisplayTarget::show_raw) shows.
+/// [`Frame::pixels`](crate::display::Frame::pixels) gives a kernel to write, and what
+/// [`DisplayTarget::show_raw`](crate::display::DisplayTarget::show_raw) shows.
 #[derive(Debug, Clone, Copy)]
 pub struct DeviceImage<'a> {
     ptr: DevicePtr<'a>,
@@ -170,7 +170,7 @@ pub struct DeviceImage<'a> {
 
 impl<'a> DeviceImage<'a> {
     /// The image of `layout` whose first pixel (of row 0) is at `ptr`. Nothing is promised
-    /// about the memory: [`show_raw`](super::DisplayTarget::show_raw), which reads it, is
+    /// about the memory: [`show_raw`](crate::display::DisplayTarget::show_raw), which reads it, is
     /// `unsafe`.
     pub fn new(ptr: DevicePtr<'a>, layout: Layout) -> DeviceImage<'a> {
         DeviceImage { ptr, layout }
