@@ -39,6 +39,25 @@ pub(crate) fn check_stream<'s, S: AsStream>(
     Ok(CheckedStream(stream))
 }
 
+/// Refuses a buffer or a stream of another context than `ctx`, a target's.
+///
+/// # Errors
+/// [`UsageError::WrongCudaContext`].
+fn check_buffer<'s, T: crate::DeviceCopy, S: AsStream>(
+    ctx: &Arc<Context>,
+    src: &DeviceBuffer<T>,
+    stream: &'s S,
+) -> Result<CheckedStream<'s, S>> {
+    if src.context().raw() != ctx.raw() {
+        return Err(UsageError::WrongCudaContext {
+            what: "device buffer",
+            owner: "the display target".into(),
+        }
+        .into());
+    }
+    check_stream(ctx, stream)
+}
+
 /// The kernels of a target's shows, each loaded in the target's context when first needed and
 /// kept across resizes: the colour map of one-channel images, and the video conversion.
 #[derive(Debug, Default)]
@@ -117,14 +136,7 @@ pub(crate) fn show_buffer<T: crate::DeviceCopy>(
     layout: Layout,
     stream: &impl AsStream,
 ) -> Result<()> {
-    if src.context().raw() != target.cuda().raw() {
-        return Err(UsageError::WrongCudaContext {
-            what: "device buffer",
-            owner: "the display target".into(),
-        }
-        .into());
-    }
-    let stream = check_stream(target.cuda(), stream)?;
+    let stream = check_buffer(target.cuda(), src, stream)?;
     let image = DeviceImage::new(src.device_ptr(), layout);
     // SAFETY: (1) the buffer holds `byte_len` bytes of this context (checked), borrowed
     // until the copy has been queued before a present that the caller's stream orders after
@@ -231,14 +243,7 @@ pub(crate) fn show_video_buffer<T: crate::DeviceCopy>(
     color: ColorSpace,
     stream: &impl AsStream,
 ) -> Result<()> {
-    if src.context().raw() != target.cuda().raw() {
-        return Err(UsageError::WrongCudaContext {
-            what: "device buffer",
-            owner: "the display target".into(),
-        }
-        .into());
-    }
-    let stream = check_stream(target.cuda(), stream)?;
+    let stream = check_buffer(target.cuda(), src, stream)?;
     let frame = VideoFrame::in_buffer(src, layout)?;
     // SAFETY: (1) the frame lies in the buffer (checked), of this context (checked), borrowed
     // until the conversion has been queued in the caller's stream order; freeing the buffer

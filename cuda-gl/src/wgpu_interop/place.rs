@@ -73,3 +73,17 @@ impl WgpuPlace {
         }
     }
 }
+
+/// Where a copy into or out of `texture` starts: level 0, row `first`, column 0.
+pub(crate) fn from_row(texture: &wgpu::Texture, first: u32) -> wgpu::TexelCopyTextureInfo<'_> {
+    wgpu::TexelCopyTextureInfo {
+        texture,
+        mip_level: 0,
+        origin: wgpu::Origin3d {
+            x: 0,
+            y: first,
+            z: 0,
+        },
+        aspect: wgpu::TextureAspect::All,
+    }
+}

@@ -3,7 +3,7 @@
 //! is done (at most 10 s in all).
 
 use super::WgpuError;
-use super::place::WgpuPlace;
+use super::place::{WgpuPlace, from_row};
 use super::scope::scoped;
 use crate::error::{Error, Result};
 use crate::stream::DEFAULT_WAIT_LIMIT;
@@ -68,16 +68,7 @@ fn read_band(
         });
         let mut encoder = place.device.create_command_encoder(&Default::default());
         encoder.copy_texture_to_buffer(
-            wgpu::TexelCopyTextureInfo {
-                texture,
-                mip_level: 0,
-                origin: wgpu::Origin3d {
-                    x: 0,
-                    y: first,
-                    z: 0,
-                },
-                aspect: wgpu::TextureAspect::All,
-            },
+            from_row(texture, first),
             wgpu::TexelCopyBufferInfo {
                 buffer: &buffer,
                 layout: wgpu::TexelCopyBufferLayout {

@@ -4,7 +4,7 @@
 //! soon as its copy has finished, while the next bands are copied, as the GL target's staged
 //! mode does. wgpu copies the bytes at the call and writes the texture at its next submit.
 
-use super::place::WgpuPlace;
+use super::place::{WgpuPlace, from_row};
 use super::scope::scoped;
 use crate::context::Context;
 use crate::display::{
@@ -156,16 +156,7 @@ fn write_bands(
             // Rows and row bytes of a texture wgpu made, so within `u32`.
             let (first, count, row) = (band.rows.first as u32, band.rows.count as u32, row as u32);
             place.queue.write_texture(
-                wgpu::TexelCopyTextureInfo {
-                    texture,
-                    mip_level: 0,
-                    origin: wgpu::Origin3d {
-                        x: 0,
-                        y: first,
-                        z: 0,
-                    },
-                    aspect: wgpu::TextureAspect::All,
-                },
+                from_row(texture, first),
                 bytes,
                 wgpu::TexelCopyBufferLayout {
                     offset: 0,
