@@ -226,6 +226,8 @@ mod guide_doctests {
     pub struct Display;
     #[doc = include_str!("../../docs/guide/troubleshooting.md")]
     pub struct Troubleshooting;
+    #[doc = include_str!("../../docs/guide/video.md")]
+    pub struct Video;
 }
 
 /// The raw bindings, re-exported for calls this crate does not wrap.
