@@ -13,7 +13,9 @@
 #   --watchdog           the demo and the benchmark with a kernel that outlasts a 2 s watchdog
 #   --examples           every numbered example (screenshots into $OUT/shots.tgz) and the demo's
 #                        first run with no display (it falls back to headless on its own)
-#   --window-examples    then examples 09 (winit + glutin) and 11 (eframe) in a window under Xvfb, with NVIDIA's GLX:
+#   --window-examples    then examples 09 (winit + glutin), 11 (eframe) and 12 (winit + wgpu) in a
+#                        window under Xvfb, with NVIDIA's GLX (12: NVIDIA's Vulkan, through
+#                        VK_DRIVER_FILES, presenting to Xvfb, or it exits 2 and says why):
 #                        needs .xvfb/ and .gl/ (fetch-xvfb-debs.sh, fetch-gl-debs.sh, then
 #                        ci/gpu/fetch-xkb-debs.sh for winit's xkbcommon); sources
 #                        .xvfb/start.sh in a subshell (screenshots into $OUT/window-shots.tgz)
@@ -143,7 +145,7 @@ if ((window_examples)); then
         say "xvfb: $(tail -1 "$logs/xvfb-start.log")"
         # winit compiles its keymap with xkbcommon, which looks for the keyboard data here.
         export XKB_CONFIG_ROOT=${XKB_CONFIG_ROOT:-/opt/x/usr/share/X11/xkb}
-        for e in $(ls .gpu/bin | grep -E '^(09|11)_'); do
+        for e in $(ls .gpu/bin | grep -E '^(09|11|12)_'); do
             run "window-example-$e" 120 ".gpu/bin/$e" --window --screenshot "$out/window-shots/$e.png"
         done
         kill "$XVFB_PID" 2>/dev/null

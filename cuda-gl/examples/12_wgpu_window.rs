@@ -1,0 +1,989 @@
+//! 12: a display target on wgpu (`cuda_gl::wgpu_interop::WgpuTarget`, feature `wgpu`): CUDA
+//! writes a `wgpu::Texture` every frame and a wgpu render pass samples it, in a winit window
+//! (`--window`) or headless into an offscreen texture; resized by the program to odd sizes.
+//!
+//! CUDA device 0, a wgpu instance with the Vulkan backend only, and
+//! `wgpu_interop::open_device`, which opens the wgpu device on the Vulkan adapter whose device
+//! UUID is the CUDA device's, with the external memory and semaphore extensions. In a window,
+//! wgpu makes the window's Vulkan surface first, and the run stops with "cannot run here" unless
+//! that adapter can present to it (`Adapter::is_surface_supported`). `WgpuTarget::new(.., None)`
+//! ("auto") picks interop (the Vulkan image CUDA writes in place, handed over by a timeline
+//! semaphore on the GPU) or staged; its one-line report is printed first. Every frame the
+//! examples' `stripes_rgba8` kernel draws the target through `frame.surface()` with the frame's
+//! number, the frame is presented, and one full-screen triangle whose WGSL fragment shader
+//! samples `target.texture()` with a nearest sampler is drawn into the window's surface texture
+//! (headless: an RGBA8 texture of the target's size). The target starts at 640x480 and is
+//! resized to 333x217, 1001x555 and 77x1201, 12 frames at each size (48 frames): in a window
+//! the program asks the window for each size (`request_inner_size`), and on each
+//! `WindowEvent::Resized` the surface is configured and the target resized to the window's new
+//! size (a window manager may give another size: it is said, and that size is used).
+//!
+//! The check, every frame: the target's texture read back (`WgpuTarget::read_pixels`) equals the
+//! CPU's pattern (`common::stripes_texel`) in every pixel; and so does what the render pass drew,
+//! copied into a buffer (`copy_texture_to_buffer`) and mapped (waiting at most 10 s): headless
+//! the offscreen texture; in a window the surface texture when the surface allows `COPY_SRC` in
+//! an 8-bit UNORM format (BGRA is swapped to RGBA), otherwise the same pass drawn into an
+//! offscreen texture as well. The render target has the texture's size and the sampler is
+//! nearest, so pixel (x, y) samples texel (x, y). Rows: row 0 of every read-back is the top row
+//! of the render target, where the triangle puts uv (0, 0), that is row 0 of the texture, the
+//! row the kernel writes as `y = 0`: nothing is flipped. The first frame that differs ends the
+//! run with `MISMATCH: ...` (how many pixels, the first one) and exit 1. wgpu's uncaptured errors
+//! (its default handler panics) are recorded and end the run as errors.
+//!
+//! Cannot run here (exit 2): no CUDA device 0; no Vulkan adapter that is the CUDA GPU, or one
+//! without external memory and semaphores (cuda-gl's typed error, with what to install); with
+//! `--window`, no display, or an adapter that cannot present to the window.
+//!
+//! Run: `cargo run --release -p cuda-gl --example 12_wgpu_window --features egl,wgpu` (`egl` for
+//! the examples' shared command line; this example uses no GL). Flags: `--window`,
+//! `--window-secs N` (with `--window`: keep drawing and checking frames until N seconds have
+//! passed), `--screenshot PATH` (the last frame as the render pass drew it, PNG). On a GPU host
+//! with no Vulkan driver registered with the loader, point it at NVIDIA's ICD file:
+//! `VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json .gpu/bin/12_wgpu_window`. Under Xvfb
+//! see example 09 (`XKB_CONFIG_ROOT`); NVIDIA's Vulkan driver must then be able to present to
+//! that X server, or the run says it cannot.
+
+#[path = "common/mod.rs"]
+mod common;
+
+use anyhow::{Context as _, Result, anyhow, bail};
+use common::{Mismatch, Unavailable};
+use cuda_gl::display::{Format, Layout};
+use cuda_gl::wgpu_interop::{WgpuTarget, open_device};
+use cuda_gl::{Context, Device, Function, LaunchConfig, Module, Stream, StreamFlags};
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::mpsc::{self, TryRecvError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The target's first size.
+const START: (u32, u32) = (640, 480);
+/// The sizes it is resized to, in order: odd widths and heights, wide and tall.
+const SIZES: [(u32, u32); 3] = [(333, 217), (1001, 555), (77, 1201)];
+/// Frames drawn at each size.
+const FRAMES_PER_SIZE: u32 = 12;
+/// Frames in a run (a window with `--window-secs` draws more).
+const FRAMES: u32 = FRAMES_PER_SIZE * (SIZES.len() as u32 + 1);
+/// The longest wait for wgpu's copy into a read-back buffer and its map.
+const WAIT_LIMIT: Duration = Duration::from_secs(10);
+
+/// The render pass's shaders: one triangle that covers the render target, sampling the
+/// target's texture with uv (0, 0) at the render target's top-left corner (its row 0, as
+/// `copy_texture_to_buffer` reads it) and uv (1, 1) at its bottom-right one.
+const SHADER: &str = r"
+@group(0) @binding(0) var frame_texture: texture_2d<f32>;
+@group(0) @binding(1) var frame_sampler: sampler;
+
+struct Varyings {
+    @builtin(position) position: vec4<f32>,
+    @location(0) uv: vec2<f32>,
+};
+
+// Vertices 0, 1, 2 at uv (0, 0), (2, 0), (0, 2); wgpu's clip space has y up.
+@vertex
+fn vs_main(@builtin(vertex_index) index: u32) -> Varyings {
+    let uv = vec2<f32>(f32((index << 1u) & 2u), f32(index & 2u));
+    var out: Varyings;
+    out.position = vec4<f32>(uv.x * 2.0 - 1.0, 1.0 - uv.y * 2.0, 0.0, 1.0);
+    out.uv = uv;
+    return out;
+}
+
+@fragment
+fn fs_main(v: Varyings) -> @location(0) vec4<f32> {
+    return textureSample(frame_texture, frame_sampler, v.uv);
+}
+";
+
+fn main() -> ExitCode {
+    common::main(|args| {
+        common::outcome_of(if args.window {
+            window::run(args)
+        } else {
+            headless(args)
+        })
+    })
+}
+
+/// The size to resize to once `drawn` frames are drawn: the next of [`SIZES`] every
+/// [`FRAMES_PER_SIZE`] frames.
+fn resize_due(drawn: u32) -> Option<(u32, u32)> {
+    if drawn == 0 || !drawn.is_multiple_of(FRAMES_PER_SIZE) {
+        return None;
+    }
+    SIZES.get((drawn / FRAMES_PER_SIZE - 1) as usize).copied()
+}
+
+/// CUDA device 0's context, or [`Unavailable`] without a CUDA device 0.
+fn cuda() -> Result<Arc<Context>> {
+    let device =
+        Device::get(0).map_err(|e| anyhow!(Unavailable(format!("no CUDA device 0: {e}"))))?;
+    Ok(Context::new(&device)?)
+}
+
+/// A wgpu instance with the Vulkan backend only: the hand-off to CUDA is Vulkan's.
+fn instance() -> wgpu::Instance {
+    wgpu::Instance::new(wgpu::InstanceDescriptor {
+        backends: wgpu::Backends::VULKAN,
+        ..wgpu::InstanceDescriptor::new_without_display_handle()
+    })
+}
+
+/// cuda-gl's error from `what`: [`Unavailable`] (exit 2) when it says that this machine cannot
+/// do it (`Error::is_unsupported_setup`: no Vulkan adapter on the CUDA GPU, a missing
+/// extension...), a failure otherwise.
+fn setup_error(what: &'static str) -> impl FnOnce(cuda_gl::Error) -> anyhow::Error {
+    move |e| {
+        if e.is_unsupported_setup() {
+            anyhow!(Unavailable(format!("{what}: {e}")))
+        } else {
+            anyhow::Error::new(e).context(what)
+        }
+    }
+}
+
+/// The wgpu device on the CUDA GPU, and the first wgpu error that no error scope caught.
+struct Wgpu {
+    adapter: wgpu::Adapter,
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    /// Filled by the device's uncaptured-error handler (wgpu's own would panic).
+    errors: Arc<Mutex<Option<String>>>,
+}
+
+impl Wgpu {
+    /// Opens the wgpu device on the Vulkan adapter of `instance` that is CUDA context `ctx`'s
+    /// GPU, and says which it is.
+    fn open(instance: &wgpu::Instance, ctx: &Context) -> Result<Wgpu> {
+        let (adapter, device, queue) =
+            open_device(instance, ctx, &wgpu::DeviceDescriptor::default())
+                .map_err(setup_error("opening the wgpu device on the CUDA GPU"))?;
+        let info = adapter.get_info();
+        println!(
+            "wgpu {:?}: {} ({} {})",
+            info.backend, info.name, info.driver, info.driver_info
+        );
+        let errors: Arc<Mutex<Option<String>>> = Arc::default();
+        let first = errors.clone();
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+            if let Ok(mut first) = first.lock() {
+                first.get_or_insert_with(|| e.to_string());
+            }
+        }));
+        Ok(Wgpu {
+            adapter,
+            device,
+            queue,
+            errors,
+        })
+    }
+
+    /// An error when wgpu reported one (while `doing` something, or earlier).
+    fn check_errors(&self, doing: &str) -> Result<()> {
+        let first = self.errors.lock().ok().and_then(|mut first| first.take());
+        match first {
+            Some(e) => bail!("wgpu reported an error (while {doing} or before): {e}"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The display target, the kernel that draws its frames, and what has been checked: the same
+/// in the window and headless.
+struct Frames {
+    target: WgpuTarget,
+    stripes: Function,
+    stream: Stream,
+    /// Frames drawn so far: the next frame's number.
+    drawn: u32,
+    /// Pixels compared with the CPU's pattern, in every read-back.
+    pixels_compared: u64,
+    /// The sizes the frames were drawn at, in order.
+    sizes: Vec<(u32, u32)>,
+}
+
+impl Frames {
+    /// An RGBA8 target of `size` on `gpu`'s device, in the mode `auto` picks; prints its report.
+    fn new(ctx: &Arc<Context>, gpu: &Wgpu, size: (u32, u32)) -> Result<Frames> {
+        let layout = Layout::packed(size, Format::Rgba8)?;
+        let (target, report) = WgpuTarget::new(ctx, &gpu.device, &gpu.queue, layout, None)?;
+        println!("{report}");
+        Ok(Frames {
+            target,
+            stripes: Module::from_ptx(ctx, common::PTX)?.function("stripes_rgba8")?,
+            stream: Stream::new(ctx, StreamFlags::NonBlocking)?,
+            drawn: 0,
+            pixels_compared: 0,
+            sizes: vec![size],
+        })
+    }
+
+    /// Gives the target a new size (nothing when it has it already). Its texture changes.
+    fn resize(&mut self, (width, height): (u32, u32)) -> Result<()> {
+        if (width, height) == self.target.size() {
+            return Ok(());
+        }
+        self.target
+            .resize(width, height)
+            .with_context(|| format!("resizing the target to {width}x{height}"))?;
+        println!("frame {}: target resized to {width}x{height}", self.drawn);
+        self.sizes.push((width, height));
+        Ok(())
+    }
+
+    /// Draws the next frame through the target's surface, presents it, reads the texture back
+    /// and compares it with the CPU's pattern: the frame's number. After this, the next submit
+    /// on the queue sees the frame in `target.texture()`.
+    fn draw(&mut self) -> Result<u32> {
+        let number = self.drawn;
+        let (width, height) = self.target.size();
+        let frame = self.target.frame(&self.stream)?;
+        let surface = frame.surface()?;
+        // SAFETY: stripes_rgba8(cudaSurfaceObject_t, int, int, unsigned) writes width x height
+        // RGBA8 texels through the frame's surface, which has that size and format, on the
+        // frame's stream, before the present.
+        unsafe {
+            self.stripes.launch(
+                LaunchConfig::for_image(width, height),
+                &self.stream,
+                (surface, width as i32, height as i32, number),
+            )?;
+        }
+        frame.present()?;
+        self.drawn += 1;
+        let pixels = self.target.read_pixels()?;
+        self.compare(
+            "the target's texture (read_pixels)",
+            &pixels,
+            (width, height),
+            number,
+        )?;
+        Ok(number)
+    }
+
+    /// Compares `pixels` (`width` x `height` RGBA8, row 0 first) with what the kernel draws in
+    /// frame `number`: a [`Mismatch`] that says how many differ and where the first is.
+    fn compare(
+        &mut self,
+        what: &str,
+        pixels: &[u8],
+        (width, height): (u32, u32),
+        number: u32,
+    ) -> Result<()> {
+        let expected = width as usize * height as usize * 4;
+        if pixels.len() != expected {
+            return Err(anyhow!(Mismatch(format!(
+                "frame {number} at {width}x{height}: {what} holds {} bytes, not {expected}",
+                pixels.len()
+            ))));
+        }
+        let (wrong, first) = common::stripes_mismatches(pixels, width, number);
+        if let Some(((x, y), got)) = first {
+            return Err(anyhow!(Mismatch(format!(
+                "frame {number} at {width}x{height} ({} mode): {wrong} of {} pixels of {what} \
+                 differ from the CPU's pattern; the first at ({x}, {y}) (row 0 = the top) is \
+                 {got:?}, expected {:?}",
+                self.target.mode(),
+                u64::from(width) * u64::from(height),
+                common::stripes_texel(x, y, number)
+            ))));
+        }
+        self.pixels_compared += u64::from(width) * u64::from(height);
+        Ok(())
+    }
+
+    /// Drops the target (checking what its drop reported) and says what the run did: the
+    /// example's `ok` line (mode, `how`, frames and pixels compared first), `how` being where
+    /// the frames were drawn and `rendered` what of the render pass's output was read back.
+    fn finish(self, how: &str, rendered: &str) -> Result<String> {
+        let mode = self.target.mode();
+        let ctx = self.target.context().clone();
+        drop(self.target);
+        ctx.check_drop_errors()?;
+        let sizes: Vec<String> = self.sizes.iter().map(|(w, h)| format!("{w}x{h}")).collect();
+        Ok(format!(
+            "{mode} mode, {how}, {} frames, {} pixels compared: every frame drawn by CUDA \
+             through the target's surface (sizes {}); the target's texture (read_pixels) and \
+             {rendered}, read back, equal to the CPU's pattern in every pixel of every frame",
+            self.drawn,
+            self.pixels_compared,
+            sizes.join(", ")
+        ))
+    }
+}
+
+/// The render pass: a full-screen triangle that samples a texture with a nearest sampler, into
+/// render targets of one format.
+struct Blit {
+    pipeline: wgpu::RenderPipeline,
+    sampler: wgpu::Sampler,
+}
+
+impl Blit {
+    /// The pipeline for render targets of `format`.
+    fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> Blit {
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("12_wgpu_window: full-screen triangle"),
+            source: wgpu::ShaderSource::Wgsl(SHADER.into()),
+        });
+        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("12_wgpu_window: sample the target's texture"),
+            // The layout wgpu derives from the shader: group 0, a filterable float texture and
+            // a filtering sampler.
+            layout: None,
+            vertex: wgpu::VertexState {
+                module: &module,
+                entry_point: Some("vs_main"),
+                compilation_options: Default::default(),
+                buffers: &[],
+            },
+            primitive: wgpu::PrimitiveState::default(),
+            depth_stencil: None,
+            multisample: wgpu::MultisampleState::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &module,
+                entry_point: Some("fs_main"),
+                compilation_options: Default::default(),
+                targets: &[Some(wgpu::ColorTargetState {
+                    format,
+                    blend: None,
+                    write_mask: wgpu::ColorWrites::ALL,
+                })],
+            }),
+            multiview_mask: None,
+            cache: None,
+        });
+        let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
+            label: Some("12_wgpu_window: nearest"),
+            mag_filter: wgpu::FilterMode::Nearest,
+            min_filter: wgpu::FilterMode::Nearest,
+            ..Default::default()
+        });
+        Blit { pipeline, sampler }
+    }
+
+    /// Records the pass: `source` drawn over all of `into` (cleared first).
+    fn encode(
+        &self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        source: &wgpu::Texture,
+        into: &wgpu::Texture,
+    ) {
+        let source_view = source.create_view(&Default::default());
+        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("12_wgpu_window: the target's texture"),
+            layout: &self.pipeline.get_bind_group_layout(0),
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: wgpu::BindingResource::TextureView(&source_view),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: wgpu::BindingResource::Sampler(&self.sampler),
+                },
+            ],
+        });
+        let view = into.create_view(&Default::default());
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("12_wgpu_window: draw the target"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: &view,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            depth_stencil_attachment: None,
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        pass.set_pipeline(&self.pipeline);
+        pass.set_bind_group(0, &bind_group, &[]);
+        pass.draw(0..3, 0..1);
+    }
+}
+
+/// A texture's pixels on their way to the host: a buffer that a recorded copy fills.
+struct ReadBack {
+    buffer: wgpu::Buffer,
+    size: (u32, u32),
+    /// Bytes per row in the buffer (wgpu aligns rows to 256 bytes).
+    padded: u32,
+    /// Whether the texels are BGRA (swapped to RGBA on the way out).
+    bgra: bool,
+}
+
+impl ReadBack {
+    /// Records a copy of `texture` (RGBA8 or BGRA8 UNORM, `COPY_SRC`) into a new buffer.
+    fn copy(
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        texture: &wgpu::Texture,
+    ) -> Result<ReadBack> {
+        let bgra = match texture.format() {
+            wgpu::TextureFormat::Rgba8Unorm => false,
+            wgpu::TextureFormat::Bgra8Unorm => true,
+            other => bail!("cannot compare texels of {other:?} byte for byte"),
+        };
+        let (width, height) = (texture.width(), texture.height());
+        let padded = (width * 4).next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT);
+        let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("12_wgpu_window: read-back"),
+            size: u64::from(padded) * u64::from(height),
+            usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
+            mapped_at_creation: false,
+        });
+        encoder.copy_texture_to_buffer(
+            texture.as_image_copy(),
+            wgpu::TexelCopyBufferInfo {
+                buffer: &buffer,
+                layout: wgpu::TexelCopyBufferLayout {
+                    offset: 0,
+                    bytes_per_row: Some(padded),
+                    rows_per_image: Some(height),
+                },
+            },
+            texture.size(),
+        );
+        Ok(ReadBack {
+            buffer,
+            size: (width, height),
+            padded,
+            bgra,
+        })
+    }
+
+    /// The pixels, RGBA8, rows tightly packed, row 0 (the top) first, once `submitted` (the
+    /// submit that holds the copy) is done: waits at most [`WAIT_LIMIT`].
+    fn pixels(self, device: &wgpu::Device, submitted: wgpu::SubmissionIndex) -> Result<Vec<u8>> {
+        let (tx, rx) = mpsc::channel();
+        self.buffer
+            .slice(..)
+            .map_async(wgpu::MapMode::Read, move |mapped| drop(tx.send(mapped)));
+        let deadline = Instant::now() + WAIT_LIMIT;
+        let mut poll = wgpu::PollType::Wait {
+            submission_index: Some(submitted),
+            timeout: Some(WAIT_LIMIT),
+        };
+        loop {
+            device
+                .poll(poll)
+                .map_err(|e| anyhow!("waiting for wgpu's copy into the read-back buffer: {e}"))?;
+            match rx.try_recv() {
+                Ok(mapped) => {
+                    mapped.map_err(|e| anyhow!("mapping the read-back buffer: {e}"))?;
+                    break;
+                }
+                Err(TryRecvError::Disconnected) => {
+                    bail!("wgpu dropped the read-back buffer's map request")
+                }
+                Err(TryRecvError::Empty) if Instant::now() >= deadline => {
+                    bail!("the read-back buffer was not mapped within {WAIT_LIMIT:?}")
+                }
+                Err(TryRecvError::Empty) => std::thread::sleep(Duration::from_millis(1)),
+            }
+            poll = wgpu::PollType::Poll;
+        }
+        let (width, height) = self.size;
+        let row = width as usize * 4;
+        let mut pixels = Vec::with_capacity(row * height as usize);
+        {
+            let mapped = self
+                .buffer
+                .slice(..)
+                .get_mapped_range()
+                .map_err(|e| anyhow!("reading the mapped read-back buffer: {e}"))?;
+            for line in mapped.chunks(self.padded as usize) {
+                pixels.extend_from_slice(line.get(..row).context("a short read-back row")?);
+            }
+        }
+        self.buffer.unmap();
+        if self.bgra {
+            for texel in pixels.chunks_exact_mut(4) {
+                texel.swap(0, 2);
+            }
+        }
+        Ok(pixels)
+    }
+}
+
+/// An RGBA8 render target that is not on screen, read back after each pass.
+struct Offscreen {
+    texture: wgpu::Texture,
+}
+
+impl Offscreen {
+    fn new(device: &wgpu::Device, (width, height): (u32, u32)) -> Offscreen {
+        let texture = device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("12_wgpu_window: offscreen render target"),
+            size: wgpu::Extent3d {
+                width,
+                height,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: wgpu::TextureFormat::Rgba8Unorm,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+            view_formats: &[],
+        });
+        Offscreen { texture }
+    }
+
+    fn size(&self) -> (u32, u32) {
+        (self.texture.width(), self.texture.height())
+    }
+
+    /// Draws the target's texture (frame `number`, just presented) into this texture, which
+    /// has the target's size, with `blit` (for RGBA8), reads it back and compares it with the
+    /// CPU's pattern: the pixels, row 0 (the top) first.
+    fn draw_and_check(
+        &self,
+        frames: &mut Frames,
+        gpu: &Wgpu,
+        blit: &Blit,
+        number: u32,
+    ) -> Result<Vec<u8>> {
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        blit.encode(
+            &gpu.device,
+            &mut encoder,
+            frames.target.texture(),
+            &self.texture,
+        );
+        let read = ReadBack::copy(&gpu.device, &mut encoder, &self.texture)?;
+        let submitted = gpu.queue.submit([encoder.finish()]);
+        let pixels = read.pixels(&gpu.device, submitted)?;
+        gpu.check_errors("drawing into the offscreen texture")?;
+        frames.compare(
+            "the offscreen texture the render pass drew",
+            &pixels,
+            self.size(),
+            number,
+        )?;
+        Ok(pixels)
+    }
+}
+
+/// Writes `--screenshot`, when asked, from `pixels` (`width` x `height` RGBA8, top row first).
+fn screenshot(path: Option<&Path>, (width, height): (u32, u32), pixels: &[u8]) -> Result<()> {
+    if let Some(path) = path {
+        gl_kit::image::write_png(path, width, height, pixels)?;
+        println!("wrote {} ({width}x{height})", path.display());
+    }
+    Ok(())
+}
+
+/// The frames without a window: the render pass draws into an offscreen RGBA8 texture of the
+/// target's size, made anew at each size.
+fn headless(args: &common::Args) -> Result<String> {
+    let ctx = cuda()?;
+    let gpu = Wgpu::open(&instance(), &ctx)?;
+    let mut frames = Frames::new(&ctx, &gpu, START)?;
+    let blit = Blit::new(&gpu.device, wgpu::TextureFormat::Rgba8Unorm);
+    let mut offscreen = Offscreen::new(&gpu.device, START);
+    gpu.check_errors("creating the render pipeline")?;
+    let mut last = Vec::new();
+    while frames.drawn < FRAMES {
+        if let Some(size) = resize_due(frames.drawn) {
+            frames.resize(size)?;
+            offscreen = Offscreen::new(&gpu.device, size);
+        }
+        let number = frames.draw()?;
+        last = offscreen.draw_and_check(&mut frames, &gpu, &blit, number)?;
+    }
+    screenshot(args.screenshot.as_deref(), offscreen.size(), &last)?;
+    frames.finish(
+        "headless",
+        "the offscreen RGBA8 texture the render pass drew",
+    )
+}
+
+/// The frames in a winit window, drawn into its wgpu surface.
+mod window {
+    use super::{
+        Blit, FRAMES, Frames, Offscreen, ReadBack, Unavailable, Wgpu, cuda, instance, resize_due,
+        screenshot,
+    };
+    use anyhow::{Result, anyhow, bail};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+    use winit::application::ApplicationHandler;
+    use winit::dpi::PhysicalSize;
+    use winit::event::WindowEvent;
+    use winit::event_loop::{ActiveEventLoop, EventLoop};
+    use winit::window::{Window, WindowId};
+
+    /// How long a size asked for may take to arrive as a `Resized` event before the run stops
+    /// waiting for it (a window manager may refuse it).
+    const RESIZE_WAIT: Duration = Duration::from_secs(3);
+    /// Redraws in a row without a surface texture (timeouts, an occluded or outdated surface)
+    /// before the run gives up.
+    const MAX_SKIPPED: u32 = 50;
+
+    pub fn run(args: &super::common::Args) -> Result<String> {
+        let until = match args.window_secs {
+            None => None,
+            Some(secs) => Some(
+                Duration::try_from_secs_f64(secs)
+                    .map_err(|e| anyhow!("--window-secs {secs}: {e}"))?,
+            ),
+        };
+        // winit panics (inside its X11 set-up) when xkbcommon or its keyboard data is missing:
+        // that is "cannot run here", said as such, not a crash.
+        let event_loop = std::panic::catch_unwind(EventLoop::new)
+            .map_err(|_| {
+                anyhow!(Unavailable(
+                    "winit could not start (no libxkbcommon-x11, or no keyboard data: under \
+                     Xvfb set XKB_CONFIG_ROOT)"
+                        .into()
+                ))
+            })?
+            .map_err(|e| anyhow!(Unavailable(format!("no window: winit: {e}"))))?;
+        let mut app = App {
+            args,
+            until,
+            shown: None,
+            outcome: None,
+        };
+        event_loop.run_app(&mut app)?;
+        app.outcome
+            .unwrap_or_else(|| Err(anyhow!("the event loop ended before the first frame")))
+    }
+
+    /// The event loop's state: the window once it is open, and how the run ended.
+    struct App<'a> {
+        args: &'a super::common::Args,
+        /// `--window-secs`.
+        until: Option<Duration>,
+        shown: Option<Shown>,
+        outcome: Option<Result<String>>,
+    }
+
+    /// The window, its surface and the frames drawn into it. Fields drop in order: the frames
+    /// (the target and its CUDA objects), the wgpu objects, the surface, the window.
+    struct Shown {
+        frames: Frames,
+        /// The pass into the surface (its format).
+        blit: Blit,
+        /// With `offscreen`: the pass into it (RGBA8).
+        offscreen_blit: Blit,
+        /// When the surface cannot be read back exactly: the render target that is checked.
+        offscreen: Option<Offscreen>,
+        gpu: Wgpu,
+        surface: wgpu::Surface<'static>,
+        config: wgpu::SurfaceConfiguration,
+        window: Arc<Window>,
+        /// When the run may end (`--window-secs`; `None`: after [`FRAMES`] frames).
+        until: Option<Instant>,
+        /// A size asked for whose `Resized` event has not come yet, and since when.
+        awaiting: Option<((u32, u32), Instant)>,
+        /// Sizes asked for that never came.
+        refused: Vec<(u32, u32)>,
+        /// Redraws in a row without a surface texture.
+        skipped: u32,
+        /// The last frame as read back from the render pass's output, and its size.
+        last: Option<((u32, u32), Vec<u8>)>,
+    }
+
+    impl App<'_> {
+        /// Ends the run with `outcome`: the window and all in it go, while the event loop still
+        /// runs.
+        fn end(&mut self, event_loop: &ActiveEventLoop, outcome: Result<String>) {
+            self.shown = None;
+            self.outcome.get_or_insert(outcome);
+            event_loop.exit();
+        }
+    }
+
+    impl ApplicationHandler for App<'_> {
+        fn resumed(&mut self, event_loop: &ActiveEventLoop) {
+            if self.shown.is_some() || self.outcome.is_some() {
+                return;
+            }
+            match Shown::open(event_loop, self.until) {
+                Ok(shown) => {
+                    shown.window.request_redraw();
+                    self.shown = Some(shown);
+                }
+                Err(e) => self.end(event_loop, Err(e)),
+            }
+        }
+
+        fn window_event(&mut self, event_loop: &ActiveEventLoop, _: WindowId, event: WindowEvent) {
+            let Some(shown) = &mut self.shown else {
+                return;
+            };
+            let step = match event {
+                WindowEvent::CloseRequested => {
+                    println!("window closed after {} frames", shown.frames.drawn);
+                    Ok(true)
+                }
+                WindowEvent::Resized(size) => shown.resized(size).map(|()| false),
+                WindowEvent::RedrawRequested => shown.redraw(self.args),
+                _ => Ok(false),
+            };
+            match step {
+                Ok(false) => {}
+                Ok(true) => {
+                    let outcome = self.shown.take().map(Shown::finish);
+                    let outcome = outcome.unwrap_or_else(|| Err(anyhow!("no window")));
+                    self.end(event_loop, outcome);
+                }
+                Err(e) => self.end(event_loop, Err(e)),
+            }
+        }
+    }
+
+    impl Shown {
+        /// Opens the window, its Vulkan surface, CUDA and the wgpu device on the CUDA GPU
+        /// (which must be able to present to the surface), configures the surface and makes
+        /// the target at the window's size.
+        fn open(event_loop: &ActiveEventLoop, until: Option<Duration>) -> Result<Shown> {
+            let unavailable = |what: String| anyhow!(Unavailable(what));
+            let attributes = Window::default_attributes()
+                .with_title(format!("cuda-gl {}", super::common::NAME))
+                .with_inner_size(PhysicalSize::new(super::START.0, super::START.1));
+            let window = Arc::new(
+                event_loop
+                    .create_window(attributes)
+                    .map_err(|e| unavailable(format!("no window: winit: {e}")))?,
+            );
+            let ctx = cuda()?;
+            let instance = instance();
+            // Before the device: the adapter chosen must be able to present to it.
+            let surface = instance
+                .create_surface(window.clone())
+                .map_err(|e| unavailable(format!("no Vulkan surface for the window: {e}")))?;
+            let gpu = Wgpu::open(&instance, &ctx)?;
+            let name = gpu.adapter.get_info().name;
+            if !gpu.adapter.is_surface_supported(&surface) {
+                bail!(Unavailable(format!(
+                    "the Vulkan adapter on the CUDA GPU ({name}) cannot present to this \
+                     window's surface"
+                )));
+            }
+            let size = window.inner_size();
+            if size.width == 0 || size.height == 0 {
+                bail!(
+                    "the window opened with no area ({}x{})",
+                    size.width,
+                    size.height
+                );
+            }
+            let mut config = surface
+                .get_default_config(&gpu.adapter, size.width, size.height)
+                .ok_or_else(|| unavailable(format!("{name} offers no format for the surface")))?;
+            let caps = surface.get_capabilities(&gpu.adapter);
+            // An 8-bit UNORM format, where the pass writes the sampled bytes unchanged (an
+            // sRGB one would encode them); else the surface's first one.
+            let exact = [
+                wgpu::TextureFormat::Bgra8Unorm,
+                wgpu::TextureFormat::Rgba8Unorm,
+            ];
+            if let Some(&format) = caps.formats.iter().find(|f| exact.contains(f)) {
+                config.format = format;
+            }
+            let readable = exact.contains(&config.format)
+                && caps.usages.contains(wgpu::TextureUsages::COPY_SRC);
+            if readable {
+                config.usage |= wgpu::TextureUsages::COPY_SRC;
+            }
+            // No wait for the display's refresh: a virtual X server's may be slow.
+            config.present_mode = wgpu::PresentMode::AutoNoVsync;
+            surface.configure(&gpu.device, &config);
+            println!(
+                "surface: {:?}, {}x{}; {}",
+                config.format,
+                config.width,
+                config.height,
+                if readable {
+                    "read back after each pass (COPY_SRC)"
+                } else {
+                    "not readable exactly (no COPY_SRC, or not 8-bit UNORM): the pass is \
+                     checked in an offscreen texture"
+                }
+            );
+            let frames = Frames::new(&ctx, &gpu, (size.width, size.height))?;
+            let blit = Blit::new(&gpu.device, config.format);
+            let offscreen_blit = Blit::new(&gpu.device, wgpu::TextureFormat::Rgba8Unorm);
+            let offscreen =
+                (!readable).then(|| Offscreen::new(&gpu.device, (size.width, size.height)));
+            gpu.check_errors("configuring the surface and creating the render pipelines")?;
+            Ok(Shown {
+                frames,
+                blit,
+                offscreen_blit,
+                offscreen,
+                gpu,
+                surface,
+                config,
+                window,
+                until: until.map(|d| Instant::now() + d),
+                awaiting: None,
+                refused: Vec::new(),
+                skipped: 0,
+                last: None,
+            })
+        }
+
+        /// The window has a new size: so do the surface, the target and the offscreen texture.
+        fn resized(&mut self, size: PhysicalSize<u32>) -> Result<()> {
+            if size.width == 0 || size.height == 0 {
+                return Ok(()); // minimised: the target keeps its size
+            }
+            let now = (size.width, size.height);
+            if let Some((asked, _)) = self.awaiting.take()
+                && asked != now
+            {
+                println!(
+                    "asked for {}x{}, the window got {}x{}",
+                    asked.0, asked.1, now.0, now.1
+                );
+            }
+            if now != (self.config.width, self.config.height) {
+                self.config.width = now.0;
+                self.config.height = now.1;
+                self.surface.configure(&self.gpu.device, &self.config);
+            }
+            self.frames.resize(now)?;
+            if let Some(offscreen) = &mut self.offscreen
+                && offscreen.size() != now
+            {
+                *offscreen = Offscreen::new(&self.gpu.device, now);
+            }
+            self.window.request_redraw();
+            Ok(())
+        }
+
+        /// A redraw without a frame (`why`): tried again, up to [`MAX_SKIPPED`] in a row.
+        fn skip(&mut self, why: &str) -> Result<bool> {
+            self.skipped += 1;
+            if self.skipped > MAX_SKIPPED {
+                bail!("no surface texture in {MAX_SKIPPED} redraws in a row (the last: {why})");
+            }
+            self.window.request_redraw();
+            Ok(false)
+        }
+
+        /// Draws, presents and checks the next frame, asks for the next size when due; `true`
+        /// once the run is over.
+        fn redraw(&mut self, args: &super::common::Args) -> Result<bool> {
+            if let Some((asked, since)) = self.awaiting
+                && since.elapsed() > RESIZE_WAIT
+            {
+                println!(
+                    "asked for {}x{}: no Resized event in {RESIZE_WAIT:?}, the window kept its \
+                     size",
+                    asked.0, asked.1
+                );
+                self.refused.push(asked);
+                self.awaiting = None;
+            }
+            let surface_texture = match self.surface.get_current_texture() {
+                wgpu::CurrentSurfaceTexture::Success(texture)
+                | wgpu::CurrentSurfaceTexture::Suboptimal(texture) => texture,
+                wgpu::CurrentSurfaceTexture::Timeout => return self.skip("timeout"),
+                wgpu::CurrentSurfaceTexture::Occluded => return self.skip("occluded"),
+                wgpu::CurrentSurfaceTexture::Outdated | wgpu::CurrentSurfaceTexture::Lost => {
+                    self.surface.configure(&self.gpu.device, &self.config);
+                    return self.skip("outdated or lost, configured again");
+                }
+                wgpu::CurrentSurfaceTexture::Validation => {
+                    self.gpu.check_errors("acquiring the surface texture")?;
+                    bail!("wgpu refused to give the surface's next texture");
+                }
+            };
+            self.skipped = 0;
+            let size = self.frames.target.size();
+            let texture = &surface_texture.texture;
+            if (texture.width(), texture.height()) != size {
+                bail!(
+                    "the surface texture is {}x{}, the target {}x{}",
+                    texture.width(),
+                    texture.height(),
+                    size.0,
+                    size.1
+                );
+            }
+            let number = self.frames.draw()?;
+            let device = &self.gpu.device;
+            let mut encoder = device.create_command_encoder(&Default::default());
+            self.blit
+                .encode(device, &mut encoder, self.frames.target.texture(), texture);
+            let read = match self.offscreen {
+                None => Some(ReadBack::copy(device, &mut encoder, texture)?),
+                Some(_) => None,
+            };
+            let submitted = self.gpu.queue.submit([encoder.finish()]);
+            self.window.pre_present_notify();
+            self.gpu.queue.present(surface_texture);
+            if let Some(read) = read {
+                let pixels = read.pixels(device, submitted)?;
+                self.gpu.check_errors("drawing into the surface")?;
+                self.frames
+                    .compare("the window's surface texture", &pixels, size, number)?;
+                self.last = Some((size, pixels));
+            }
+            if let Some(offscreen) = &self.offscreen {
+                let pixels = offscreen.draw_and_check(
+                    &mut self.frames,
+                    &self.gpu,
+                    &self.offscreen_blit,
+                    number,
+                )?;
+                self.last = Some((size, pixels));
+            }
+            self.gpu.check_errors("drawing a frame")?;
+            let done = self.frames.drawn >= FRAMES
+                && self.awaiting.is_none()
+                && self.until.is_none_or(|t| Instant::now() >= t);
+            if done {
+                if let Some((size, pixels)) = &self.last {
+                    screenshot(args.screenshot.as_deref(), *size, pixels)?;
+                }
+                return Ok(true);
+            }
+            if let Some(size) = resize_due(self.frames.drawn) {
+                println!(
+                    "frame {}: asking the window for {}x{}",
+                    self.frames.drawn, size.0, size.1
+                );
+                match self
+                    .window
+                    .request_inner_size(PhysicalSize::new(size.0, size.1))
+                {
+                    // Applied at once: no Resized event need follow.
+                    Some(now) => self.resized(now)?,
+                    None => self.awaiting = Some((size, Instant::now())),
+                }
+            }
+            self.window.request_redraw();
+            Ok(false)
+        }
+
+        fn finish(self) -> Result<String> {
+            let rendered = if self.offscreen.is_some() {
+                "the render pass's output drawn into an offscreen RGBA8 texture as well (the \
+                 surface cannot be read back exactly)"
+            } else {
+                "the window's surface texture the render pass drew"
+            };
+            let refused = self.refused.len();
+            let mut what = self
+                .frames
+                .finish("in a winit window (wgpu surface)", rendered)?;
+            if refused > 0 {
+                what.push_str(&format!("; {refused} sizes asked for never came"));
+            }
+            Ok(what)
+        }
+    }
+}
