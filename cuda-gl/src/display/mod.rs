@@ -94,6 +94,7 @@ mod mode;
 mod present;
 mod report;
 mod show;
+mod source;
 mod staged;
 mod stream;
 mod target;
@@ -114,6 +115,7 @@ pub(crate) use show::{
     CheckedStream, Kernels, ShowTarget, check_stream, show_buffer, show_given, show_video_buffer,
     show_video_given,
 };
+pub use source::ShowSource;
 #[cfg(feature = "wgpu")]
 pub(crate) use staged::bands_for_client_upload;
 pub use target::DisplayTarget;

@@ -4,10 +4,11 @@
 
 use super::colormap::{ColorMap, Mapper};
 use super::mode::Frame;
+use super::source::{ShowSource, memory_of};
 use crate::context::Context;
 use crate::error::{Result, UsageError};
 use crate::image::{DeviceImage, Format, Layout};
-use crate::memory::DeviceBuffer;
+use crate::memory::DevicePtr;
 use crate::result;
 use crate::stream::{AsStream, check_same_context};
 use crate::video::{ColorSpace, Converter, VideoFrame, VideoLayout};
@@ -39,23 +40,25 @@ pub(crate) fn check_stream<'s, S: AsStream>(
     Ok(CheckedStream(stream))
 }
 
-/// Refuses a buffer or a stream of another context than `ctx`, a target's.
+/// Refuses a buffer or a stream of another context than `ctx`, a target's; the buffer's first
+/// byte and length.
 ///
 /// # Errors
 /// [`UsageError::WrongCudaContext`].
-fn check_buffer<'s, T: crate::DeviceCopy, S: AsStream>(
+fn check_buffer<'a, 's, Src: ShowSource + ?Sized, S: AsStream>(
     ctx: &Arc<Context>,
-    src: &DeviceBuffer<T>,
+    src: &'a Src,
     stream: &'s S,
-) -> Result<CheckedStream<'s, S>> {
-    if src.context().raw() != ctx.raw() {
+) -> Result<(DevicePtr<'a>, usize, CheckedStream<'s, S>)> {
+    let (ptr, bytes, owner) = memory_of(src);
+    if owner.raw() != ctx.raw() {
         return Err(UsageError::WrongCudaContext {
             what: "device buffer",
             owner: "the display target".into(),
         }
         .into());
     }
-    check_stream(ctx, stream)
+    Ok((ptr, bytes, check_stream(ctx, stream)?))
 }
 
 /// The kernels of a target's shows, each loaded in the target's context when first needed and
@@ -125,23 +128,23 @@ pub(crate) trait ShowTarget {
     fn kernels(&mut self) -> &mut Kernels;
 }
 
-/// A target's `show` of a [`DeviceBuffer`].
+/// A target's `show` of a [`ShowSource`].
 ///
 /// # Errors
 /// [`UsageError::WrongCudaContext`] for a buffer or stream of another context; as
 /// [`show_given`].
-pub(crate) fn show_buffer<T: crate::DeviceCopy>(
+pub(crate) fn show_buffer<Src: ShowSource + ?Sized>(
     target: &mut impl ShowTarget,
-    src: &DeviceBuffer<T>,
+    src: &Src,
     layout: Layout,
     stream: &impl AsStream,
 ) -> Result<()> {
-    let stream = check_buffer(target.cuda(), src, stream)?;
-    let image = DeviceImage::new(src.device_ptr(), layout);
-    // SAFETY: (1) the buffer holds `byte_len` bytes of this context (checked), borrowed
-    // until the copy has been queued before a present that the caller's stream orders after
-    // it; freeing the buffer waits for the copies that read it.
-    unsafe { show_given(target, image, src.byte_len(), stream) }
+    let (ptr, bytes, stream) = check_buffer(target.cuda(), src, stream)?;
+    let image = DeviceImage::new(ptr, layout);
+    // SAFETY: (1) the buffer holds `bytes` bytes of this context (checked), borrowed until
+    // the copy has been queued before a present that the caller's stream orders after it;
+    // freeing the buffer waits for the copies that read it.
+    unsafe { show_given(target, image, bytes, stream) }
 }
 
 /// A target's `show_cudarc`: `src` through cudarc's read tracking.
@@ -230,21 +233,22 @@ pub(crate) unsafe fn show_given<S: AsStream>(
     })
 }
 
-/// A target's `show_video` of a frame at the start of a [`DeviceBuffer`].
+/// A target's `show_video` of a frame at the start of a [`ShowSource`].
 ///
 /// # Errors
 /// [`UsageError::WrongCudaContext`] for a buffer or stream of another context;
 /// [`VideoError::FrameTooSmall`](crate::video::VideoError::FrameTooSmall) when `src` holds
 /// fewer bytes than `layout` spans; as [`show_video_given`].
-pub(crate) fn show_video_buffer<T: crate::DeviceCopy>(
+pub(crate) fn show_video_buffer<Src: ShowSource + ?Sized>(
     target: &mut impl ShowTarget,
-    src: &DeviceBuffer<T>,
+    src: &Src,
     layout: VideoLayout,
     color: ColorSpace,
     stream: &impl AsStream,
 ) -> Result<()> {
-    let stream = check_buffer(target.cuda(), src, stream)?;
-    let frame = VideoFrame::in_buffer(src, layout)?;
+    let (ptr, bytes, stream) = check_buffer(target.cuda(), src, stream)?;
+    layout.check_fits("show_video", "the device buffer", bytes)?;
+    let frame = VideoFrame::new(ptr, layout);
     // SAFETY: (1) the frame lies in the buffer (checked), of this context (checked), borrowed
     // until the conversion has been queued in the caller's stream order; freeing the buffer
     // waits for the work that reads it.

@@ -6,6 +6,7 @@ use super::colormap::ColorMap;
 use super::mode::{Frame, Mode, Screen};
 use super::report::Report;
 use super::show::{self, CheckedStream, Kernels, ShowTarget, check_stream};
+use super::source::ShowSource;
 use crate::TextureName;
 use crate::context::Context;
 #[cfg(doc)]
@@ -13,6 +14,7 @@ use crate::error::{DisplayError, UsageError};
 use crate::error::{Error, Result};
 use crate::glapi::GlOwner;
 use crate::image::{DeviceImage, Format, Layout};
+#[cfg(doc)]
 use crate::memory::DeviceBuffer;
 use crate::stream::AsStream;
 use std::marker::PhantomData;
@@ -243,9 +245,9 @@ impl DisplayTarget {
     /// [`Frame::present`]; [`Error::StreamCapturing`] when `stream` is capturing; for an image
     /// mapped through a [colour map](Self::set_color_map), the driver's error launching
     /// cuda-gl's kernel.
-    pub fn show<T: crate::DeviceCopy>(
+    pub fn show<Src: ShowSource + ?Sized>(
         &mut self,
-        src: &DeviceBuffer<T>,
+        src: &Src,
         layout: Layout,
         stream: &impl AsStream,
     ) -> Result<()> {
@@ -303,9 +305,9 @@ impl DisplayTarget {
     /// fewer bytes than `layout` spans; [`UsageError::WrongCudaContext`] for a buffer or stream
     /// of another context; as [`show`](Self::show); the driver's errors loading or launching
     /// the kernel.
-    pub fn show_video<T: crate::DeviceCopy>(
+    pub fn show_video<Src: ShowSource + ?Sized>(
         &mut self,
-        src: &DeviceBuffer<T>,
+        src: &Src,
         layout: crate::video::VideoLayout,
         color: crate::video::ColorSpace,
         stream: &impl AsStream,

@@ -9,10 +9,11 @@ use super::staged_mode::Staged;
 use crate::context::Context;
 use crate::display::{
     CheckedStream, ColorMap, DeviceImage, DisplayError, Format, Frame, Kernels, Layout, Mode,
-    Present, PresentFrame, Report, ShowTarget, check_stream, show_buffer, show_given,
+    Present, PresentFrame, Report, ShowSource, ShowTarget, check_stream, show_buffer, show_given,
     show_video_buffer, show_video_given,
 };
 use crate::error::{Error, Result};
+#[cfg(doc)]
 use crate::memory::DeviceBuffer;
 use crate::stream::AsStream;
 use std::sync::Arc;
@@ -234,9 +235,9 @@ impl WgpuTarget {
     /// [`UsageError::WrongCudaContext`](crate::UsageError::WrongCudaContext) for a buffer or
     /// stream of another context; as [`resize`](Self::resize), [`frame`](Self::frame) and
     /// [`Frame::present`].
-    pub fn show<T: crate::DeviceCopy>(
+    pub fn show<Src: ShowSource + ?Sized>(
         &mut self,
-        src: &DeviceBuffer<T>,
+        src: &Src,
         layout: Layout,
         stream: &impl AsStream,
     ) -> Result<()> {
@@ -281,9 +282,9 @@ impl WgpuTarget {
     ///
     /// # Errors
     /// As `DisplayTarget::show_video`.
-    pub fn show_video<T: crate::DeviceCopy>(
+    pub fn show_video<Src: ShowSource + ?Sized>(
         &mut self,
-        src: &DeviceBuffer<T>,
+        src: &Src,
         layout: crate::video::VideoLayout,
         color: crate::video::ColorSpace,
         stream: &impl AsStream,
