@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Downloads Mesa's EGL vendor library with its software renderer (llvmpipe) into .mesa/ at the root
-# of this checkout (git-ignored), about 35 MiB, with `mesa-env.sh`. On an NVIDIA GPU host,
-# `source .mesa/mesa-env.sh` unpacks it into /opt/mesa and points libglvnd's EGL at Mesa alone, so a
-# headless GL context is llvmpipe while the CUDA driver stays NVIDIA's: the setup in which
-# cuda-gl must return Error::NotNvidiaGl (tests/not_nvidia_gl.rs). Needs .gl/ too.
+# Downloads Mesa's EGL vendor library with its software renderer (llvmpipe), and Mesa's Vulkan
+# drivers with lavapipe, into .mesa/ at the root of this checkout (git-ignored), about 46 MiB, with
+# `mesa-env.sh`. On an NVIDIA GPU host, `source .mesa/mesa-env.sh` unpacks it into /opt/mesa and
+# points libglvnd's EGL at Mesa alone and the Vulkan loader at lavapipe alone, so a headless GL
+# context is llvmpipe and the only Vulkan adapter lavapipe, while the CUDA driver stays NVIDIA's:
+# the setup in which cuda-gl must return Error::NotNvidiaGl (tests/not_nvidia_gl.rs) and a wgpu
+# target must run staged (tests/not_nvidia_vulkan.rs). Needs .gl/ too (its Vulkan loader).
 set -euo pipefail
 root=$(git rev-parse --show-toplevel)
 cd "$root"
@@ -16,6 +18,6 @@ apt-get $o update -qq
   libgl1-mesa-dri libglapi-mesa libllvm15 libz3-4 libsensors5 libdrm2 libdrm-amdgpu1 \
   libdrm-intel1 libdrm-nouveau2 libdrm-radeon1 libpciaccess0 libxcb-dri2-0 libxcb-dri3-0 \
   libxcb-present0 libxcb-randr0 libxcb-sync1 libxcb-xfixes0 libxcb-shm0 libxshmfence1 \
-  libx11-xcb1 libelf1 libedit2 libbsd0 libmd0 2>&1 | grep -v '^W: Download is performed unsandboxed' || true)
+  libx11-xcb1 libelf1 libedit2 libbsd0 libmd0 mesa-vulkan-drivers 2>&1 | grep -v '^W: Download is performed unsandboxed' || true)
 cp "$(dirname "$(readlink -f "$0")")/mesa-env.sh" .mesa/mesa-env.sh
 du -sh .mesa

@@ -22,3 +22,11 @@ export LD_LIBRARY_PATH=$mlib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export LIBGL_DRIVERS_PATH=$mlib/dri
 export __EGL_VENDOR_LIBRARY_FILENAMES=/opt/mesa/50_mesa.json
 echo "EGL vendor: Mesa only ($__EGL_VENDOR_LIBRARY_FILENAMES)"
+# Lavapipe as the only Vulkan driver (its packaged ICD file names /usr/lib, where it is not).
+if [ -f "$mlib/libvulkan_lvp.so" ]; then
+  cat > /opt/mesa/lvp_icd.json <<JSON
+{"file_format_version": "1.0.0", "ICD": {"library_path": "$mlib/libvulkan_lvp.so", "api_version": "1.3.230"}}
+JSON
+  export VK_DRIVER_FILES=/opt/mesa/lvp_icd.json
+  echo "Vulkan driver: lavapipe only ($VK_DRIVER_FILES)"
+fi

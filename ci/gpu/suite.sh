@@ -22,8 +22,8 @@
 #   --no-suite           skip the test binaries (with --bench, --examples, ...)
 #   --only REGEX         only the test binaries whose file names match REGEX (and with
 #                        SUITE_TESTS=REGEX in the environment, only gpu_suite's tests that match)
-#   --mesa               then, with Mesa's EGL beside NVIDIA's CUDA (needs .mesa/, from
-#                        ci/gpu/fetch-mesa-egl-debs.sh): the tests that need GL not on the CUDA
+#   --mesa               then, with Mesa's EGL and lavapipe beside NVIDIA's CUDA (needs .mesa/, from
+#                        ci/gpu/fetch-mesa-egl-debs.sh): the tests that need GL or Vulkan not on the CUDA
 #                        GPU (not_nvidia_gl, the demo's staged default run, example 10), required to run
 #   --mesa-present       with --mesa: also the benchmark's present group under Mesa (staged rows
 #                        only; its files go to $OUT/bench-mesa)
@@ -159,6 +159,8 @@ if ((mesa)); then
         source .mesa/mesa-env.sh >/dev/null
         export CUDA_GL_REQUIRE_MESA=1
         run mesa-not_nvidia_gl 300 "$(ls .gpu/tests/not_nvidia_gl-* | head -1)" --test-threads=1
+        # wgpu on lavapipe beside NVIDIA's CUDA: the wgpu target refuses interop and runs staged.
+        run mesa-not_nvidia_vulkan 300 "$(ls .gpu/tests/not_nvidia_vulkan-* | head -1)" --test-threads=1
         run mesa-demo-staged 300 "$(ls .gpu/tests/gpu_display-* | head -1)" --test-threads=1 \
             --exact on_mesa_next_to_cuda_the_default_run_is_staged
         # "Show this array" where GL is not NVIDIA's: 10 takes any GL, the target goes staged.

@@ -1,0 +1,149 @@
+//! wgpu on a Vulkan that is not the CUDA GPU's (Mesa's lavapipe) next to a working CUDA driver:
+//! `open_device` finds no adapter on the CUDA GPU and says so, `check_device` refuses the
+//! lavapipe device as another GPU, and a `WgpuTarget` made on it with no mode forced refuses
+//! interop (the report names why) and runs staged: device memory shown in RGBA8, one-channel
+//! data through a colour map, and an NV12 frame all reach the texture, every byte checked.
+//!
+//! This needs an unusual process: the Vulkan loader pointed at lavapipe alone while libcuda is
+//! NVIDIA's. On a GPU host: `bash ci/gpu/fetch-mesa-egl-debs.sh` here, carry `.mesa` (and `.gl`,
+//! for the Vulkan loader), then `source .mesa/mesa-env.sh` there before running this binary with
+//! `CUDA_GL_REQUIRE_MESA=1` (`ci/gpu/suite.sh --mesa` does). Anywhere else it prints why it
+//! cannot run and skips, unless `CUDA_GL_REQUIRE_MESA=1` makes that a failure.
+#![cfg(feature = "wgpu")]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use cuda_gl::display::{ColorMap, Format, Layout, Mode, Palette};
+use cuda_gl::video::{ColorSpace, VideoFormat, VideoLayout, convert_cpu};
+use cuda_gl::wgpu_interop::{WgpuError, WgpuTarget, check_device, open_device};
+use cuda_gl::{Context, Device, DeviceBuffer, Error, Stream, StreamFlags};
+
+fn skip_or_fail(reason: String) {
+    if std::env::var("CUDA_GL_REQUIRE_MESA").is_ok_and(|v| v == "1") {
+        panic!("CUDA_GL_REQUIRE_MESA=1, but the test cannot run: {reason}");
+    }
+    eprintln!("skipped: {reason}");
+}
+
+/// The value of a future that is ready at once, as wgpu's native futures are.
+fn ready<F: std::future::Future>(f: F) -> F::Output {
+    let mut f = std::pin::pin!(f);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match f.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(v) => v,
+        std::task::Poll::Pending => panic!("a wgpu future was not ready at once"),
+    }
+}
+
+/// `n` bytes that differ from pixel to pixel and with `seed`.
+fn bytes_of(n: usize, seed: u32) -> Vec<u8> {
+    (0..n as u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) ^ seed.wrapping_mul(40_503) >> 3) as u8)
+        .collect()
+}
+
+#[test]
+fn a_wgpu_target_on_lavapipe_beside_cuda_runs_staged_and_says_why() {
+    let device = match Device::get(0) {
+        Ok(d) => d,
+        Err(e) => return skip_or_fail(format!("no CUDA device: {e}")),
+    };
+    let ctx = Context::new(&device).unwrap();
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+        backends: wgpu::Backends::VULKAN,
+        ..wgpu::InstanceDescriptor::new_without_display_handle()
+    });
+    let adapters = ready(instance.enumerate_adapters(wgpu::Backends::VULKAN));
+    let Some(adapter) = adapters
+        .into_iter()
+        .find(|a| a.get_info().device_type == wgpu::DeviceType::Cpu)
+    else {
+        return skip_or_fail(
+            "no software Vulkan adapter (lavapipe); point VK_DRIVER_FILES at Mesa's lvp_icd \
+             (source .mesa/mesa-env.sh)"
+                .into(),
+        );
+    };
+    let info = adapter.get_info();
+    eprintln!(
+        "Vulkan: {} ({}); CUDA device 0: {}",
+        info.name,
+        info.driver,
+        device.name().unwrap()
+    );
+
+    // The helper that opens a device on the CUDA GPU finds none, and says what to install.
+    let e = open_device(&instance, &ctx, &Default::default()).unwrap_err();
+    eprintln!("open_device: {e}");
+    assert!(matches!(e, Error::Wgpu(WgpuError::NoAdapter { .. })), "{e}");
+    assert!(e.is_unsupported_setup(), "{e}");
+
+    // A device the application opened itself on lavapipe: another GPU than CUDA's.
+    let (device, queue) = ready(adapter.request_device(&Default::default())).unwrap();
+    let e = check_device(&device, &ctx).unwrap_err();
+    eprintln!("check_device: {e}");
+    assert!(
+        matches!(
+            e,
+            Error::Wgpu(WgpuError::OtherGpu { .. } | WgpuError::Missing { .. })
+        ),
+        "{e}"
+    );
+
+    // Auto: interop refused (the report says why), staged chosen.
+    let layout = Layout::packed((333, 101), Format::Rgba8).unwrap();
+    let (mut target, report) = WgpuTarget::new(&ctx, &device, &queue, layout, None).unwrap();
+    let line = report.to_string();
+    eprintln!("{line}");
+    assert_eq!(target.mode(), Mode::Staged, "{line}");
+    assert!(
+        line.starts_with("display: staged (interop refused: "),
+        "the refusal is named: {line}"
+    );
+    assert!(line.contains("; wgpu Vulkan: "), "{line}");
+
+    let stream = Stream::new(&ctx, StreamFlags::NonBlocking).unwrap();
+    // RGBA8 at a pitch wider than the row.
+    let want = bytes_of(layout.bytes(), 1);
+    let pitched = Layout::new((333, 101), layout.pitch() + 12, Format::Rgba8).unwrap();
+    let mut padded = vec![0u8; pitched.bytes()];
+    for (y, row) in want.chunks(layout.row_bytes()).enumerate() {
+        padded[y * pitched.pitch()..][..row.len()].copy_from_slice(row);
+    }
+    let src = DeviceBuffer::from_slice(&ctx, &padded).unwrap();
+    target.show(&src, pitched, &stream).unwrap();
+    assert_eq!(target.read_pixels().unwrap(), want, "RGBA8 shown");
+
+    // One channel through a colour map, at another size.
+    let map = ColorMap::new(Palette::Viridis, 0.0, 1.0).unwrap();
+    target.set_color_map(Some(map)).unwrap();
+    let field: Vec<f32> = (0..77 * 45).map(|i| (i % 101) as f32 / 100.0).collect();
+    let values = DeviceBuffer::from_slice(&ctx, &field).unwrap();
+    target
+        .show(
+            &values,
+            Layout::packed((77, 45), Format::R32F).unwrap(),
+            &stream,
+        )
+        .unwrap();
+    let want: Vec<u8> = field.iter().flat_map(|&v| map.color_of(v)).collect();
+    assert_eq!(target.read_pixels().unwrap(), want, "R32F through viridis");
+
+    // A decoded NV12 frame.
+    let video = VideoLayout::packed((129, 67), VideoFormat::Nv12).unwrap();
+    let planes = bytes_of(video.bytes(), 7);
+    let frame = DeviceBuffer::from_slice(&ctx, &planes).unwrap();
+    target
+        .show_video(&frame, video, ColorSpace::default(), &stream)
+        .unwrap();
+    let want = convert_cpu(&planes, &video, ColorSpace::default()).unwrap();
+    let got = target.read_pixels().unwrap();
+    let far = got
+        .iter()
+        .zip(&want)
+        .filter(|(a, b)| a.abs_diff(**b) > 1)
+        .count();
+    assert_eq!((got.len(), far), (want.len(), 0), "NV12 shown (within 1)");
+
+    drop(target);
+    ctx.check_drop_errors().unwrap();
+}
