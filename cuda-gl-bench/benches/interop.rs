@@ -8,7 +8,7 @@
 //! cargo bench -p cuda-gl-bench --bench interop -- [--quick | --iters N] [--out DIR]
 //!     [--device N | --all-devices] [--warmup N] [--cpu-iters N] [--watchdog-secs N]
 //!     [--registration-only] [--frames-in-flight-only] [--streaming-only] [--present-only]
-//!     [--ordering-only]
+//!     [--ordering-only] [--wgpu-present-only]
 //! ```
 //!
 //! gl-kit's watchdog ends the run with status 3 and one line naming the stuck step when one
@@ -46,6 +46,8 @@ mod report;
 mod streaming;
 #[path = "interop/texel.rs"]
 mod texel;
+#[path = "interop/wgpu_present.rs"]
+mod wgpu_present;
 
 // The demo's kernel, read as files rather than through the demo's crate: its PTX below, and its
 // CPU twin (the CPU frame path renders with it). The bench uses only part of the twin, and its
@@ -70,7 +72,7 @@ const USAGE: &str = "\
 usage: interop [--iters N | --quick] [--warmup N] [--cpu-iters N] [--out DIR]
                [--device N | --all-devices]
                [--registration-only] [--frames-in-flight-only] [--ordering-only]
-               [--streaming-only] [--present-only]
+               [--streaming-only] [--present-only] [--wgpu-present-only]
   --iters N      measured iterations per case (default 1000)
   --quick        200 measured iterations per case
   --warmup N     warm-up iterations per case (default 100)
@@ -94,15 +96,28 @@ usage: interop [--iters N | --quick] [--warmup N] [--cpu-iters N] [--out DIR]
   --ordering-only
                  run the ordering-mechanisms group (Vulkan semaphores, stream memory operations,
                  two threads, each against the pipelined floor); not in the default run, and
-                 always last: on driver 580 its Vulkan work left the process's EGL display
-                 uninitialised, so no GL group can follow it. The five -only flags combine:
-                 the groups named run in this order
+                 last but for the wgpu present group: on driver 580 its Vulkan work left the
+                 process's EGL display uninitialised, so no GL group can follow it
+  --wgpu-present-only
+                 run only the wgpu present group (cuda_gl::wgpu_interop::WgpuTarget per frame
+                 at 1920x1080 and 3840x2160, each row ending with the same 1-texel wgpu copy +
+                 wait: interop vs the wgpu handoff floor, the SharedTexture raw hand-off, staged
+                 vs its raw DtoH and write_texture); needs the feature `wgpu` (in the default
+                 run when built with it) and NVIDIA's Vulkan driver (headless:
+                 VK_DRIVER_FILES=.../nvidia_icd.json), else it says why and measures nothing.
+                 It uses no GL and runs last, after the ordering group. The six -only flags
+                 combine: the groups named run in this order
   --watchdog-secs N
                  exit with status 3 when one iteration or the set-up takes longer than N s
                  (default $CUDA_GL_WATCHDOG_SECS, else 10; 0: off)
   --debug-spin-ms N
                  test hook of the watchdog: keep the GPU busy for N ms before the first case
   --bench        accepted and ignored (cargo passes it)";
+
+/// Why `--wgpu-present-only` is refused by a benchmark built without its feature `wgpu`.
+const NO_WGPU: &str = "--wgpu-present-only needs the benchmark built with its feature `wgpu` \
+                       (cargo bench -p cuda-gl-bench --features wgpu; the GPU bundle, built \
+                       --all-features, has it)";
 
 /// Iterations per interleaved block.
 const BLOCK: usize = 50;
@@ -132,6 +147,8 @@ struct Args {
     streaming_only: bool,
     /// Run only the present group.
     present_only: bool,
+    /// Run only the wgpu present group.
+    wgpu_present_only: bool,
     /// `--watchdog-secs`.
     watchdog_secs: Option<u64>,
     /// `--debug-spin-ms`.
@@ -151,6 +168,7 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
         ordering_only: false,
         streaming_only: false,
         present_only: false,
+        wgpu_present_only: false,
         watchdog_secs: None,
         debug_spin: None,
     };
@@ -193,6 +211,8 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
             "--ordering-only" => parsed.ordering_only = true,
             "--streaming-only" => parsed.streaming_only = true,
             "--present-only" => parsed.present_only = true,
+            "--wgpu-present-only" if cfg!(feature = "wgpu") => parsed.wgpu_present_only = true,
+            "--wgpu-present-only" => return Err(NO_WGPU.to_string()),
             "--watchdog-secs" => {
                 let text = value("--watchdog-secs")?;
                 let secs = text.parse().map_err(|_| {
@@ -225,8 +245,9 @@ fn run_device(ordinal: usize, plan: &Plan, cpu_plan: &Plan, args: &Args) -> Resu
     watchdog::enter(watchdog::Stage::Setup);
     let others = args.registration_only || args.in_flight_only || args.ordering_only;
     let others = others || args.streaming_only;
-    // The present group alone runs on any OpenGL (its staged rows need no interop).
-    let choice = if args.present_only && !others {
+    // The present group alone runs on any OpenGL (its staged rows need no interop), and the
+    // wgpu present group uses no GL.
+    let choice = if (args.present_only || args.wgpu_present_only) && !others {
         gpu::GlChoice::Any
     } else {
         gpu::GlChoice::Nvidia
@@ -242,8 +263,9 @@ fn run_device(ordinal: usize, plan: &Plan, cpu_plan: &Plan, args: &Args) -> Resu
     );
     let mut all = Vec::new();
     let progress = |what: &str| eprintln!("interop: GPU {ordinal}: {what}");
-    // With no `--*-only` flag every group runs but ordering's; with some, only those.
-    let every = !(others || args.present_only);
+    // With no `--*-only` flag every group runs but ordering's (and wgpu present's without the
+    // feature `wgpu`); with some, only those.
+    let every = !(others || args.present_only || args.wgpu_present_only);
     if every || args.registration_only {
         progress("raw driver calls vs safe API");
         all.extend(cases::safe_api_overhead(&gpu, plan)?);
@@ -297,7 +319,17 @@ fn run_device(ordinal: usize, plan: &Plan, cpu_plan: &Plan, args: &Args) -> Resu
         progress("ordering mechanisms");
         all.extend(ordering::ordering(&gpu, plan)?);
     }
-    finish_device(ordinal, &gpu, info, all, present)
+    // Last: its Vulkan device may leave the process's EGL display unusable (see
+    // `--ordering-only`), and it uses no GL itself.
+    #[cfg(feature = "wgpu")]
+    let wgpu_present = if every || args.wgpu_present_only {
+        Some(wgpu_present::group(&gpu, plan, &mut all, progress)?)
+    } else {
+        None
+    };
+    #[cfg(not(feature = "wgpu"))]
+    let wgpu_present = None;
+    finish_device(ordinal, &gpu, info, all, present, wgpu_present)
 }
 
 /// The present group at each of its sizes, after the auto probe whose report line it prints;
@@ -343,6 +375,7 @@ fn finish_device(
     info: gpu::DeviceInfo,
     all: Vec<measure::Case>,
     present: Option<present::Setup>,
+    wgpu_present: Option<wgpu_present::Setup>,
 ) -> Result<DeviceReport> {
     gpu.ctx
         .synchronize()
@@ -355,6 +388,7 @@ fn finish_device(
         gl_version: info.gl_version,
         cases: all,
         present,
+        wgpu_present,
         error: None,
     })
 }
@@ -396,6 +430,7 @@ fn run(args: &Args, command: String) -> Result<bool> {
                     gl_version: String::new(),
                     cases: Vec::new(),
                     present: None,
+                    wgpu_present: None,
                     error: Some(message),
                 });
             }
@@ -417,10 +452,14 @@ fn run(args: &Args, command: String) -> Result<bool> {
     let present = devices
         .iter()
         .find_map(|d| present::summaries(&d.cases, d.present.as_ref()?));
+    let wgpu_present = devices
+        .iter()
+        .find_map(|d| Some(wgpu_present::summaries(&d.cases, d.wgpu_present.as_ref()?)));
     let report = Report {
         streaming,
         registration,
         present,
+        wgpu_present,
         meta: Meta {
             date_utc,
             unix_time_s,

@@ -152,10 +152,11 @@ impl Gpu {
         size: (u32, u32),
         t: f32,
     ) -> Result<()> {
-        // SAFETY: (1) every caller passes a surface of a mapped RGBA8 image, or of a display
-        // frame (a mapped texture or the target's array), of at least the frame's size, which
-        // stays mapped or allocated until an unmap or a present on `self.stream` after this
-        // launch.
+        // SAFETY: (1) every caller passes a surface of a mapped RGBA8 image, of a display
+        // frame (a mapped texture, the target's array, or a wgpu target's shared image), or of
+        // a `SharedTexture` write, of at least the frame's size, which stays mapped or
+        // allocated until an unmap, a present or the write's `finish` on `self.stream` after
+        // this launch.
         // (2) `plasma_surface` takes `(cudaSurfaceObject_t, int, int, float)`.
         unsafe { self.launch_plasma(&self.plasma_surface, surface, size, t) }
     }

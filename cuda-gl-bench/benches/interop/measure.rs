@@ -139,6 +139,9 @@ pub struct Case {
     /// For the present group: what the row measures, and the frame size.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub present: Option<crate::present::PresentTag>,
+    /// For the wgpu present group: what the row measures, and the frame size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wgpu: Option<crate::wgpu_present::WgpuTag>,
 }
 
 impl Case {
@@ -277,6 +280,7 @@ pub fn interleaved<S>(
                 fast: None,
                 stream: None,
                 present: None,
+                wgpu: None,
             })
         })
         .collect()

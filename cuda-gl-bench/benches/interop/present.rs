@@ -35,7 +35,7 @@ use raw::{Bands, DoubleBuffer, RawArray, Through};
 use serde::Serialize;
 
 #[path = "present/raw.rs"]
-mod raw;
+pub(crate) mod raw;
 #[path = "present/summary.rs"]
 mod summary;
 

@@ -49,6 +49,10 @@ pub struct DeviceReport {
     /// whether interop was refused), when it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub present: Option<crate::present::Setup>,
+    /// What the wgpu present group found (the wgpu adapter and auto's report line, or why it
+    /// skipped), when it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wgpu_present: Option<crate::wgpu_present::Setup>,
     /// Why the device's run stopped, if it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -72,6 +76,11 @@ pub struct Report {
     /// group; absent when none did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub present: Option<crate::present::PresentReport>,
+    /// `wgpu_present`: `WgpuTarget` per frame against its limits, by size (with the wgpu
+    /// adapter, or why the group skipped), from the first device that ran the wgpu present
+    /// group; absent when none did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wgpu_present: Option<crate::wgpu_present::WgpuReport>,
 }
 
 /// The current time as `YYYY-MM-DD HH:MM:SS UTC` and as Unix seconds.
@@ -223,6 +232,12 @@ pub fn markdown(report: &Report) -> String {
         ));
     }
     for dev in &report.devices {
+        out.push_str(&crate::wgpu_present::summary_markdown(
+            &dev.cases,
+            dev.wgpu_present.as_ref(),
+        ));
+    }
+    for dev in &report.devices {
         let summary = crate::fast::summary(&dev.cases);
         if summary.is_empty() {
             continue;
@@ -247,6 +262,9 @@ pub fn markdown(report: &Report) -> String {
     out.push_str(crate::fast::LEGEND);
     out.push_str(crate::streaming::LEGEND);
     out.push_str(crate::present::LEGEND);
+    if report.devices.iter().any(|d| d.wgpu_present.is_some()) {
+        out.push_str(crate::wgpu_present::LEGEND);
+    }
     out
 }
 

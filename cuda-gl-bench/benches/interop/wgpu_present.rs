@@ -1,0 +1,343 @@
+//! The wgpu present group: `cuda_gl::wgpu_interop::WgpuTarget` per frame, at 1920x1080 and
+//! 3840x2160 RGBA8, against its limits measured in the same interleaved rounds (medians).
+//!
+//! Every row ends with the same **wgpu use + wait**: a `copy_texture_to_texture` of one texel of
+//! the row's texture into a 1x1 sink texture, submitted, then
+//! `Device::poll(PollType::Wait { submission_index, timeout: 10 s })` for that submit, so that
+//! the rows differ only by how the frame reaches the texture. The rows, at each size:
+//!
+//! - **handoff floor (wgpu)**: the plasma kernel writes a frame into plain device memory,
+//!   `cuStreamSynchronize`, then the wgpu use of an untouched texture of the frame's size. No
+//!   interop call: what handing work from CUDA to wgpu costs through the CPU.
+//! - **wgpu interop** (`Mode::Interop`, on the device from `open_device`): the plasma kernel
+//!   draws the frame through `Frame::surface` (the target's shared image, written in place),
+//!   `Frame::present` (CUDA's signal, wgpu's acquire and its GPU copy of the image into the
+//!   texture the application samples), then the wgpu use of `target.texture()`. No CPU wait
+//!   but the use's own. Against the floor, target <= [`INTEROP_TARGET`].
+//! - **SharedTexture raw hand-off** (for reading): `SharedTexture::write` on the bench stream,
+//!   the same kernel through `CudaWrite::surface`, `finish`, then the wgpu use of the shared
+//!   texture itself (no present copy): interop minus this row is what the target's extra GPU
+//!   copy (and its submit) costs. Its ratio to the floor is reported, with no target.
+//! - **wgpu staged** (`Mode::Staged`, forced on the same device): `Frame::present` of a frame
+//!   no kernel drew (the target's canvas copied out into pinned memory in bands, each handed to
+//!   `Queue::write_texture` once its copy has finished), then the wgpu use, as the GL present
+//!   group's staged row. Beside it, its raw limits: `cuMemcpyDtoHAsync` of a frame from device
+//!   memory into pinned memory + `cuStreamSynchronize`, and `Queue::write_texture` of a frame
+//!   from that (host) memory into a frame-sized texture + the wgpu use (whose submit carries
+//!   the write) + wait. The staged row's ratio to their sum is reported, with no target.
+//!
+//! Needs the benchmark's feature `wgpu` (on in the GPU bundle, built `--all-features`) and
+//! NVIDIA's Vulkan driver for wgpu (headless: `VK_DRIVER_FILES=.../nvidia_icd.json`). When
+//! `open_device` finds no Vulkan adapter that is the CUDA GPU (or the adapter lacks what the
+//! hand-off needs), the group prints why and measures nothing; that is not a failure. It uses
+//! no GL, and runs last (after the ordering group too).
+
+use crate::measure::{Case, Ratio};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+#[cfg(feature = "wgpu")]
+#[path = "wgpu_present/rows.rs"]
+mod rows;
+
+#[cfg(feature = "wgpu")]
+pub use rows::group;
+
+/// The target ratio of a wgpu interop frame to the wgpu handoff floor (issue 43).
+pub const INTEROP_TARGET: f64 = 0.90;
+/// The name of the staged rows' limit.
+const SUM: &str = "DtoH + write_texture";
+
+/// The group's entry in the report's list of cases.
+pub const LEGEND: &str = "\
+- **wgpu present** (`cuda_gl::wgpu_interop::WgpuTarget`, RGBA8, 1920x1080 and 3840x2160, \
+  feature `wgpu`): every row ends with the same wgpu use + wait (a 1-texel \
+  `copy_texture_to_texture` of the row's texture into a 1x1 texture, submitted, and \
+  `Device::poll(PollType::Wait)` for that submit, at most 10 s). Handoff floor (wgpu): the \
+  plasma kernel into plain device memory + `cuStreamSynchronize` + the wgpu use of an \
+  untouched texture, no interop call. Interop (`Mode::Interop`, device from `open_device`): \
+  the kernel draws through `Frame::surface`, `Frame::present` (semaphore hand-off and wgpu's \
+  GPU copy into the sampled texture), the wgpu use of `target.texture()`; target <= 0.90 x \
+  the floor. For reading: the `SharedTexture` raw hand-off (`write`, the same kernel through \
+  the surface, `finish`, the wgpu use of the shared texture: no present copy), with its ratio \
+  to the floor. Staged (`Mode::Staged`, forced, same device): `Frame::present` of a frame no \
+  kernel drew + the wgpu use, against the sum of two raw rows of the same rounds: \
+  `cuMemcpyDtoHAsync` of a frame into pinned memory + `cuStreamSynchronize`, and \
+  `Queue::write_texture` of a frame from that memory + the wgpu use + wait; no target. When \
+  no Vulkan adapter is the CUDA GPU the group says why and measures nothing.\n";
+
+/// What a row of the group measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+// Without the feature no row is made (the summaries still read the report's rows).
+#[cfg_attr(not(feature = "wgpu"), allow(dead_code))]
+pub enum Role {
+    /// Kernel into device memory + stream sync + the wgpu use of an untouched texture.
+    Floor,
+    /// A `WgpuTarget` interop frame drawn through its surface, presented, used.
+    Interop,
+    /// `SharedTexture::write`, the kernel through its surface, `finish`, the wgpu use.
+    SharedRaw,
+    /// A forced staged `WgpuTarget` frame that no kernel drew, presented, used.
+    StagedPresent,
+    /// The raw `cuMemcpyDtoHAsync` of a frame into pinned memory + sync (a staged limit).
+    Dtoh,
+    /// `Queue::write_texture` of a frame from host memory + the wgpu use (a staged limit).
+    WriteTexture,
+}
+
+/// A wgpu present row's role and frame size.
+#[derive(Debug, Clone, Serialize)]
+pub struct WgpuTag {
+    /// What the row measures.
+    pub role: Role,
+    /// Frame width in pixels.
+    pub width: u32,
+    /// Frame height in pixels.
+    pub height: u32,
+}
+
+/// What the group found: the wgpu adapter and the mode auto chose there, or why it measured
+/// nothing.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Setup {
+    /// The wgpu adapter (`name (driver driver_info)`), when `open_device` opened one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adapter: Option<String>,
+    /// The `Report` line of `WgpuTarget::new` with no mode forced (1920x1080).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub display: Option<String>,
+    /// Why the group measured nothing (no Vulkan adapter is the CUDA GPU, say).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+}
+
+/// `wgpu_present.sizes.<WxH>` of `benchmarks.json`: the three ratios of one size and the
+/// medians they are made of, µs.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    /// The interop frame's median.
+    pub interop_us: f64,
+    /// The wgpu handoff floor's median.
+    pub floor_us: f64,
+    /// `interop_us / floor_us`.
+    pub interop_ratio: f64,
+    /// The target `interop_ratio` should meet (at most).
+    pub interop_target_max: f64,
+    /// Whether `interop_ratio <= interop_target_max`.
+    pub interop_target_met: bool,
+    /// The `SharedTexture` raw hand-off's median.
+    pub shared_raw_us: f64,
+    /// `shared_raw_us / floor_us` (no target).
+    pub shared_raw_ratio: f64,
+    /// `interop_us - shared_raw_us`: what the target's present copy and its submit cost.
+    pub present_copy_us: f64,
+    /// The staged present's median.
+    pub staged_us: f64,
+    /// The raw DtoH's median.
+    pub dtoh_us: f64,
+    /// The raw `write_texture` + use's median.
+    pub write_texture_us: f64,
+    /// `staged_us / (dtoh_us + write_texture_us)` (no target).
+    pub staged_ratio_to_sum: f64,
+}
+
+/// `wgpu_present` of `benchmarks.json`: the setup's fields, then a summary by `<WxH>` (empty
+/// when the group skipped).
+#[derive(Debug, Clone, Serialize)]
+pub struct WgpuReport {
+    /// What the group found.
+    #[serde(flatten)]
+    pub setup: Setup,
+    /// By size.
+    pub sizes: BTreeMap<String, Summary>,
+}
+
+/// An error on one line (cuda-gl's errors end in a `help:` line).
+#[cfg_attr(not(feature = "wgpu"), allow(dead_code))]
+fn one_line(error: &impl std::fmt::Display) -> String {
+    error
+        .to_string()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The row of `role` at `size`.
+fn row(cases: &[Case], role: Role, size: (u32, u32)) -> Option<&Case> {
+    cases.iter().find(|c| {
+        c.wgpu
+            .as_ref()
+            .is_some_and(|t| t.role == role && (t.width, t.height) == size)
+    })
+}
+
+/// The median of the row of `role` at `size`.
+fn median(cases: &[Case], role: Role, size: (u32, u32)) -> Option<f64> {
+    row(cases, role, size).map(|c| c.stats.median_us)
+}
+
+/// The summary of `size`, when every row of it was measured.
+fn summary(cases: &[Case], size: (u32, u32)) -> Option<Summary> {
+    let m = |role| median(cases, role, size);
+    let (interop_us, floor_us, shared_raw_us) =
+        (m(Role::Interop)?, m(Role::Floor)?, m(Role::SharedRaw)?);
+    let (staged_us, dtoh_us, write_texture_us) = (
+        m(Role::StagedPresent)?,
+        m(Role::Dtoh)?,
+        m(Role::WriteTexture)?,
+    );
+    let interop_ratio = interop_us / floor_us;
+    Some(Summary {
+        interop_us,
+        floor_us,
+        interop_ratio,
+        interop_target_max: INTEROP_TARGET,
+        interop_target_met: interop_ratio <= INTEROP_TARGET,
+        shared_raw_us,
+        shared_raw_ratio: shared_raw_us / floor_us,
+        present_copy_us: interop_us - shared_raw_us,
+        staged_us,
+        dtoh_us,
+        write_texture_us,
+        staged_ratio_to_sum: staged_us / (dtoh_us + write_texture_us),
+    })
+}
+
+/// Sets the ratios of the rows at `size`: interop and the shared raw hand-off to the floor,
+/// staged to the sum of its raw limits.
+#[cfg_attr(not(feature = "wgpu"), allow(dead_code))]
+fn set_ratios(cases: &mut [Case], size: (u32, u32)) {
+    let Some(s) = summary(cases, size) else {
+        return;
+    };
+    let floor = row(cases, Role::Floor, size).map(|c| c.name.clone());
+    let floor = floor.unwrap_or_default();
+    for case in cases.iter_mut() {
+        let Some(tag) = case.wgpu.as_ref().filter(|t| (t.width, t.height) == size) else {
+            continue;
+        };
+        let ratio = match tag.role {
+            Role::Interop => (floor.clone(), s.interop_ratio, Some(INTEROP_TARGET)),
+            Role::SharedRaw => (floor.clone(), s.shared_raw_ratio, None),
+            Role::StagedPresent => (
+                format!("raw {SUM} {}x{}", size.0, size.1),
+                s.staged_ratio_to_sum,
+                None,
+            ),
+            _ => continue,
+        };
+        case.ratio = Some(Ratio {
+            to: ratio.0,
+            value: ratio.1,
+            target_max: ratio.2,
+        });
+    }
+}
+
+/// The sizes the group's rows of `cases` hold, in run order.
+fn sizes(cases: &[Case]) -> Vec<(u32, u32)> {
+    let mut sizes = Vec::new();
+    for t in cases.iter().filter_map(|c| c.wgpu.as_ref()) {
+        if !sizes.contains(&(t.width, t.height)) {
+            sizes.push((t.width, t.height));
+        }
+    }
+    sizes
+}
+
+/// `wgpu_present` of `benchmarks.json` for a device whose run included the group (its setup),
+/// skipped or not.
+pub fn summaries(cases: &[Case], setup: &Setup) -> WgpuReport {
+    let sizes = sizes(cases)
+        .into_iter()
+        .filter_map(|(w, h)| Some((format!("{w}x{h}"), summary(cases, (w, h))?)))
+        .collect();
+    WgpuReport {
+        setup: setup.clone(),
+        sizes,
+    }
+}
+
+fn verdict(met: bool) -> &'static str {
+    if met { "met" } else { "MISSED" }
+}
+
+/// Prints the group's summary lines (stderr, like the other groups' progress).
+#[cfg_attr(not(feature = "wgpu"), allow(dead_code))]
+fn print_summary(cases: &[Case], setup: &Setup) {
+    if let Some(why) = &setup.skipped {
+        eprintln!("interop: wgpu present: skipped: {why}");
+        return;
+    }
+    for (w, h) in sizes(cases) {
+        let Some(s) = summary(cases, (w, h)) else {
+            continue;
+        };
+        eprintln!(
+            "interop: wgpu_present.{w}x{h}: interop {:.1} µs, floor {:.1} µs: {:.3} x (target \
+             <= {INTEROP_TARGET}: {}); shared raw {:.1} µs: {:.3} x floor (present copy {:.1} \
+             µs); staged {:.1} µs vs DtoH {:.1} + write_texture {:.1} µs: {:.3} x sum",
+            s.interop_us,
+            s.floor_us,
+            s.interop_ratio,
+            verdict(s.interop_target_met),
+            s.shared_raw_us,
+            s.shared_raw_ratio,
+            s.present_copy_us,
+            s.staged_us,
+            s.dtoh_us,
+            s.write_texture_us,
+            s.staged_ratio_to_sum
+        );
+    }
+}
+
+/// The group's markdown section, for the report; empty when it did not run.
+pub fn summary_markdown(cases: &[Case], setup: Option<&Setup>) -> String {
+    let mut out = String::new();
+    let Some(setup) = setup else {
+        return out;
+    };
+    out.push_str("### wgpu present: `WgpuTarget` per frame vs its limits\n\n");
+    if let Some(why) = &setup.skipped {
+        let _ = write!(out, "Skipped (not a failure): {why}.\n\n");
+        return out;
+    }
+    if let (Some(adapter), Some(display)) = (&setup.adapter, &setup.display) {
+        let _ = write!(
+            out,
+            "wgpu adapter: {adapter}; `{display}` (auto, 1920x1080).\n\n"
+        );
+    }
+    out.push_str(
+        "| size | interop µs | floor µs | interop / floor | target | shared raw µs | shared raw / \
+         floor | staged µs | DtoH µs | write_texture µs | staged / (DtoH + write_texture) |\n\
+         |---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for (w, h) in sizes(cases) {
+        let Some(s) = summary(cases, (w, h)) else {
+            continue;
+        };
+        let _ = writeln!(
+            out,
+            "| {w}x{h} | {:.1} | {:.1} | {:.3} | <= {INTEROP_TARGET}: {} | {:.1} | {:.3} | \
+             {:.1} | {:.1} | {:.1} | {:.3} |",
+            s.interop_us,
+            s.floor_us,
+            s.interop_ratio,
+            verdict(s.interop_target_met),
+            s.shared_raw_us,
+            s.shared_raw_ratio,
+            s.staged_us,
+            s.dtoh_us,
+            s.write_texture_us,
+            s.staged_ratio_to_sum
+        );
+    }
+    out.push('\n');
+    out
+}

@@ -1,0 +1,360 @@
+//! The wgpu present group's rows (feature `wgpu`): the wgpu device on the CUDA GPU, the targets
+//! and textures of one size, and each row's iteration (see the parent module for what each row
+//! measures).
+
+use super::{Role, Setup, WgpuTag, one_line, print_summary, set_ratios};
+use crate::gpu::Gpu;
+use crate::measure::{Case, Plan, Variant, interleaved};
+use crate::present::raw;
+use crate::watchdog;
+use anyhow::{Context as _, Result, anyhow, ensure};
+use cuda_gl::display::{Format, Layout, Mode};
+use cuda_gl::wgpu_interop::{SharedFormat, SharedTexture, WgpuTarget, open_device};
+use cuda_gl::{DeviceBuffer, PinnedBuffer, sys};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+/// The frame sizes of the group.
+const WGPU_SIZES: [(u32, u32); 2] = [(1920, 1080), (3840, 2160)];
+/// The longest wait for one wgpu submit.
+const WAIT_LIMIT: Duration = Duration::from_secs(10);
+/// Animation time step between frames (seconds).
+const FRAME_DT: f32 = 1.0 / 60.0;
+
+/// The wgpu device on the CUDA GPU, its queue, and the first error wgpu reported outside an
+/// error scope (wgpu's default handler would panic; this one keeps the message for [`check`]).
+/// Fields drop in order: the device before the instance.
+///
+/// [`check`]: Wgpu::check
+struct Wgpu {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    uncaptured: Arc<Mutex<Option<String>>>,
+    /// The adapter, for the report: `name (driver driver_info)`.
+    adapter: String,
+    _instance: wgpu::Instance,
+}
+
+impl Wgpu {
+    /// The wgpu device that `open_device` opens on the GPU of `gpu`'s CUDA context, on wgpu's
+    /// Vulkan backend; `Ok(Err(why))` when this machine has none that can take the hand-off
+    /// (no Vulkan adapter is the CUDA GPU, or it lacks an extension or exportable semaphores).
+    fn open(gpu: &Gpu) -> Result<std::result::Result<Wgpu, String>> {
+        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+            backends: wgpu::Backends::VULKAN,
+            ..wgpu::InstanceDescriptor::new_without_display_handle()
+        });
+        let (adapter, device, queue) = match open_device(&instance, &gpu.ctx, &Default::default()) {
+            Ok(opened) => opened,
+            Err(e) if e.is_unsupported_setup() => return Ok(Err(one_line(&e))),
+            Err(e) => return Err(e).context("cuda_gl::wgpu_interop::open_device"),
+        };
+        let uncaptured = Arc::new(Mutex::new(None));
+        let slot = uncaptured.clone();
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+            let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
+            slot.get_or_insert_with(|| one_line(&e));
+        }));
+        let info = adapter.get_info();
+        let driver = format!("{} {}", info.driver, info.driver_info);
+        let adapter = format!("{} ({})", info.name, driver.trim());
+        Ok(Ok(Wgpu {
+            device,
+            queue,
+            uncaptured,
+            adapter,
+            _instance: instance,
+        }))
+    }
+
+    /// Fails with the first error wgpu reported outside a scope, if any.
+    fn check(&self, what: &str) -> Result<()> {
+        let slot = self
+            .uncaptured
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        match slot.as_ref() {
+            Some(e) => Err(anyhow!("wgpu reported an error ({what}): {e}")),
+            None => Ok(()),
+        }
+    }
+
+    /// A `w` x `h` RGBA8 texture that copies may read and write.
+    fn texture(&self, (w, h): (u32, u32), label: &str) -> wgpu::Texture {
+        self.device.create_texture(&wgpu::TextureDescriptor {
+            label: Some(label),
+            size: wgpu::Extent3d {
+                width: w,
+                height: h,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: wgpu::TextureFormat::Rgba8Unorm,
+            usage: wgpu::TextureUsages::COPY_SRC | wgpu::TextureUsages::COPY_DST,
+            view_formats: &[],
+        })
+    }
+
+    /// Waits for `submitted`, at most [`WAIT_LIMIT`], then checks for wgpu's errors.
+    fn wait(&self, submitted: wgpu::SubmissionIndex) -> Result<()> {
+        self.device
+            .poll(wgpu::PollType::Wait {
+                submission_index: Some(submitted),
+                timeout: Some(WAIT_LIMIT),
+            })
+            .map_err(|e| anyhow!("waiting for a wgpu submit (at most {WAIT_LIMIT:?}): {e}"))?;
+        self.check("a row's submit")
+    }
+
+    /// Every row's wgpu use: one texel of `source` copied into `sink` (1x1), submitted, and
+    /// waited for. The submit also carries what wgpu queued before it (a present's copy, a
+    /// `write_texture`), in queue order.
+    fn use_texel(&self, source: &wgpu::Texture, sink: &wgpu::Texture) -> Result<()> {
+        let mut encoder = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("wgpu present: the use"),
+            });
+        encoder.copy_texture_to_texture(
+            source.as_image_copy(),
+            sink.as_image_copy(),
+            wgpu::Extent3d {
+                width: 1,
+                height: 1,
+                depth_or_array_layers: 1,
+            },
+        );
+        let submitted = self.queue.submit([encoder.finish()]);
+        self.wait(submitted)
+    }
+}
+
+/// The group's state at one size. The targets and the shared texture hold clones of the wgpu
+/// device and queue, and drop before the CUDA context (which `Gpu` holds).
+struct Rig {
+    interop: WgpuTarget,
+    staged: WgpuTarget,
+    shared: SharedTexture,
+    /// The floor's frame (plain device memory), also the raw DtoH's source.
+    device: DeviceBuffer<u8>,
+    /// The raw DtoH's destination, and `write_texture`'s source.
+    pinned: PinnedBuffer<u8>,
+    /// The floor's untouched texture of the frame's size.
+    untouched: wgpu::Texture,
+    /// `write_texture`'s destination.
+    upload: wgpu::Texture,
+    /// The 1x1 texture every row's use copies a texel into.
+    sink: wgpu::Texture,
+    t: f32,
+}
+
+/// A target of `size` in `mode` (`None`: auto) on `w`'s device, and its report line.
+fn target(
+    gpu: &Gpu,
+    w: &Wgpu,
+    (width, height): (u32, u32),
+    mode: Option<Mode>,
+) -> Result<(WgpuTarget, String)> {
+    let layout = Layout::packed((width, height), Format::Rgba8)?;
+    let what = mode.map_or_else(|| "auto".to_owned(), |m| m.to_string());
+    let (target, report) = WgpuTarget::new(&gpu.ctx, &w.device, &w.queue, layout, mode)
+        .with_context(|| format!("WgpuTarget::new({width}x{height}, RGBA8, {what})"))?;
+    Ok((target, report.to_string()))
+}
+
+impl Rig {
+    /// Everything the rows of `size` use.
+    fn new(gpu: &Gpu, w: &Wgpu, size: (u32, u32)) -> Result<Rig> {
+        let (width, height) = size;
+        let bytes = width as usize * height as usize * 4;
+        let rig = Rig {
+            interop: target(gpu, w, size, Some(Mode::Interop))?.0,
+            staged: target(gpu, w, size, Some(Mode::Staged))?.0,
+            shared: SharedTexture::new(
+                &gpu.ctx,
+                &w.device,
+                &w.queue,
+                size,
+                SharedFormat::Rgba8Unorm,
+            )
+            .with_context(|| format!("SharedTexture::new({width}x{height}, Rgba8Unorm)"))?,
+            device: DeviceBuffer::zeroed(&gpu.ctx, bytes)
+                .with_context(|| format!("allocating {bytes} bytes of device memory"))?,
+            pinned: PinnedBuffer::zeroed(&gpu.ctx, bytes)
+                .with_context(|| format!("allocating {bytes} bytes of pinned host memory"))?,
+            untouched: w.texture(size, "wgpu present: the floor's untouched texture"),
+            upload: w.texture(size, "wgpu present: write_texture's texture"),
+            sink: w.texture((1, 1), "wgpu present: the 1x1 sink"),
+            t: 0.0,
+        };
+        w.check(&format!("making the {width}x{height} textures"))?;
+        Ok(rig)
+    }
+}
+
+/// The group: the wgpu device, the auto probe (printed), then every size of [`WGPU_SIZES`],
+/// its rows appended to `all`, and the summary printed. What it found, or why it skipped.
+pub fn group(
+    gpu: &Gpu,
+    plan: &Plan,
+    all: &mut Vec<Case>,
+    progress: impl Fn(&str),
+) -> Result<Setup> {
+    // Opening Vulkan and making the targets is set-up: the watchdog measures it from here.
+    watchdog::enter(watchdog::Stage::Setup);
+    let w = match Wgpu::open(gpu)? {
+        Ok(w) => w,
+        Err(why) => {
+            // cuda-gl's error ends in a `help:` naming VK_DRIVER_FILES where that applies.
+            let why = format!("no wgpu Vulkan device on the CUDA GPU takes the hand-off: {why}");
+            let setup = Setup {
+                skipped: Some(why),
+                ..Setup::default()
+            };
+            print_summary(&[], &setup);
+            return Ok(setup);
+        }
+    };
+    eprintln!("interop: wgpu present: adapter {}", w.adapter);
+    let (probe, display) = target(gpu, &w, crate::cases::FULL_HD, None)?;
+    eprintln!("interop: wgpu present: {display}");
+    ensure!(
+        probe.mode() == Mode::Interop,
+        "auto chose {} on the device from open_device, not interop: {display}",
+        probe.mode()
+    );
+    drop(probe);
+    let first = all.len();
+    for (width, height) in WGPU_SIZES {
+        progress(&format!(
+            "wgpu present {width}x{height}: WgpuTarget per frame vs its limits"
+        ));
+        all.extend(rows(gpu, &w, plan, (width, height))?);
+    }
+    let setup = Setup {
+        adapter: Some(w.adapter.clone()),
+        display: Some(display),
+        skipped: None,
+    };
+    print_summary(all.get(first..).unwrap_or_default(), &setup);
+    Ok(setup)
+}
+
+/// The group's rows at `size`, measured in the same interleaved rounds.
+fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>> {
+    let (width, height) = size;
+    let group = format!("wgpu present {width}x{height}: WgpuTarget per frame vs its limits");
+    watchdog::enter(watchdog::Stage::Setup);
+    let driver = sys::driver()?;
+    // The raw copy needs the CUDA context current; the safe API binds it itself.
+    gpu.ctx
+        .bind()
+        .context("binding the CUDA context for the raw copy")?;
+    let mut rig = Rig::new(gpu, w, size)?;
+    let stream = &gpu.stream;
+    let row_bytes = width * 4;
+    let rows: Vec<(Role, Variant<'_, Rig>)> = vec![
+        (
+            Role::Floor,
+            Variant::new(
+                format!("handoff floor (wgpu) {width}x{height}: kernel + sync + wgpu use"),
+                |rig: &mut Rig| {
+                    rig.t += FRAME_DT;
+                    gpu.plasma_into_buffer(&rig.device, size, rig.t)?;
+                    stream.synchronize()?;
+                    w.use_texel(&rig.untouched, &rig.sink)
+                },
+            ),
+        ),
+        (
+            Role::Interop,
+            Variant::new(
+                format!(
+                    "wgpu interop frame {width}x{height}: kernel (surface) + present + wgpu use"
+                ),
+                |rig: &mut Rig| {
+                    rig.t += FRAME_DT;
+                    let frame = rig.interop.frame(stream)?;
+                    gpu.plasma_into_surface(frame.surface()?, size, rig.t)?;
+                    frame.present()?;
+                    w.use_texel(rig.interop.texture(), &rig.sink)
+                },
+            ),
+        ),
+        (
+            Role::SharedRaw,
+            Variant::new(
+                format!(
+                    "SharedTexture raw hand-off {width}x{height}: write + kernel (surface) + \
+                     finish + wgpu use"
+                ),
+                |rig: &mut Rig| {
+                    rig.t += FRAME_DT;
+                    // SAFETY: (1) of `write`: no submit uses the shared texture until `finish`
+                    // below (the group's only use of it is `use_texel` after it, and no clone
+                    // of the texture is held elsewhere).
+                    let write = unsafe { rig.shared.write(stream) }?;
+                    gpu.plasma_into_surface(write.surface(), size, rig.t)?;
+                    write.finish()?;
+                    w.use_texel(rig.shared.texture(), &rig.sink)
+                },
+            ),
+        ),
+        (
+            Role::StagedPresent,
+            Variant::new(
+                format!(
+                    "wgpu staged present {width}x{height}: a frame with no kernel + present + \
+                     wgpu use"
+                ),
+                |rig: &mut Rig| {
+                    rig.staged.frame(stream)?.present()?;
+                    w.use_texel(rig.staged.texture(), &rig.sink)
+                },
+            ),
+        ),
+        (
+            Role::Dtoh,
+            Variant::new(
+                format!("raw cuMemcpyDtoHAsync {width}x{height} into pinned memory + sync"),
+                |rig: &mut Rig| raw::dtoh(driver, &rig.device, &mut rig.pinned, stream),
+            ),
+        ),
+        (
+            Role::WriteTexture,
+            Variant::new(
+                format!("raw Queue::write_texture {width}x{height} from host memory + wgpu use"),
+                move |rig: &mut Rig| {
+                    w.queue.write_texture(
+                        rig.upload.as_image_copy(),
+                        rig.pinned.as_slice()?,
+                        wgpu::TexelCopyBufferLayout {
+                            offset: 0,
+                            bytes_per_row: Some(row_bytes),
+                            rows_per_image: None,
+                        },
+                        rig.upload.size(),
+                    );
+                    w.use_texel(&rig.upload, &rig.sink)
+                },
+            ),
+        ),
+    ];
+    let (roles, mut variants): (Vec<Role>, Vec<_>) = rows.into_iter().unzip();
+    let mut cases = interleaved(plan, &group, &mut rig, &mut variants)?;
+    stream.synchronize()?;
+    w.check(&group)?;
+    drop(variants);
+    drop(rig);
+    for (case, role) in cases.iter_mut().zip(roles) {
+        case.wgpu = Some(WgpuTag {
+            role,
+            width,
+            height,
+        });
+    }
+    set_ratios(&mut cases, size);
+    Ok(cases)
+}
