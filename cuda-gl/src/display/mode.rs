@@ -293,10 +293,12 @@ impl<'t, S: AsStream> Frame<'t, S> {
 
     /// The frame's surface (`cudaSurfaceObject_t`, `surf2Dwrite` at byte offset `x *`
     /// [`Format::bytes_per_pixel`] and row `y`, row 0 being GL's first), for a kernel queued on
-    /// the frame's stream (or ordered before the present). In interop mode it is the texture
-    /// itself, mapped with its contents undefined (`WRITE_DISCARD`); in the copying modes a
-    /// CUDA array that keeps the last frame drawn through it (black at first). So a kernel
-    /// writes every texel, and reads none it did not write in this frame.
+    /// the frame's stream (or ordered before the present). On a GL target in interop mode it
+    /// is the texture itself, mapped with its contents undefined (`WRITE_DISCARD`); in the
+    /// copying modes, and on a wgpu target in interop mode (its shared image, copied into the
+    /// texture at the present), an image that keeps what was last drawn through it, by
+    /// dropped frames too (black at first). So a kernel writes every texel, and reads none it
+    /// did not write in this frame.
     ///
     /// # Errors
     /// Interop: the errors of mapping the texture (the owner check's errors when the target's
@@ -314,8 +316,8 @@ impl<'t, S: AsStream> Frame<'t, S> {
     /// The frame's pixels (the target's size and format, rows tightly packed), for a kernel
     /// queued on the frame's stream (or ordered before the present): in interop mode the
     /// texture's pixel buffer, mapped for the frame (uploaded into the texture by GL at the
-    /// present), its contents undefined (`WRITE_DISCARD`); in the copying modes the target's
-    /// device memory, which keeps the last frame written there. So a kernel writes every pixel,
+    /// present), its contents undefined (`WRITE_DISCARD`); in the copying modes and on a wgpu
+    /// target the target's device memory, which keeps the last frame written there. So a kernel writes every pixel,
     /// and reads none it did not write in this frame. Asking for them makes them what the
     /// frame shows, instead of the surface (see the type's docs).
     ///

@@ -191,13 +191,14 @@ pub(crate) unsafe fn show_given<S: AsStream>(
 ) -> Result<()> {
     let layout = src.layout();
     layout.check_fits("the device memory", given)?;
+    let mapped = layout.packed_as(Format::Rgba8)?;
     let kernels = target.kernels();
     if layout.format().one_channel()
         && let Some(map) = kernels.map()
         && let Some(mapper) = kernels.mapper.take()
     {
         // Out of the target while it is borrowed for the frame; put back whatever happens.
-        let shown = present_filled(target, layout.packed_as(Format::Rgba8)?, stream, |dst| {
+        let shown = present_filled(target, mapped, stream, |dst| {
             // SAFETY: `src` holds its image until the work queued on `stream` has run (the
             // caller's (1), and it fits: checked); `dst` is the frame's pixels, RGBA8 of
             // `src`'s size, written only by this kernel until the present and live until the
@@ -271,8 +272,8 @@ pub(crate) unsafe fn show_video_given<S: AsStream>(
     stream: CheckedStream<'_, S>,
 ) -> Result<()> {
     let ctx = target.cuda().clone();
-    let converter = target.kernels().converter(&ctx)?;
     let layout = Layout::packed(src.layout().size(), Format::Rgba8)?;
+    let converter = target.kernels().converter(&ctx)?;
     // Out of the target while it is borrowed for the frame; put back whatever happens.
     let shown = present_filled(target, layout, stream, |dst| {
         // SAFETY: (1) for `src`, the caller's; (2): `dst` is the frame's pixels, RGBA8 of the

@@ -20,9 +20,10 @@
 //!   in submission order), so a submit of the application's between them, from another thread,
 //!   can take the semaphore operation but not break the order.
 
-use super::scope::scoped;
+use super::scope::{scoped, wait_for_submission};
 use super::{Vulkan, WgpuError};
 use crate::error::{Error, Result};
+use crate::stream::DEFAULT_WAIT_LIMIT;
 use ash::vk;
 
 /// The wgpu state of the texture at every hand-off.
@@ -165,8 +166,11 @@ impl Handoff<'_> {
             // and the callback neither ends nor destroys the command buffer.
             unsafe { encoder.as_hal_mut::<Vulkan, _, _>(record) }
         };
-        recorded.ok_or_else(|| Error::Internal {
-            what: "wgpu handed out no Vulkan command encoder for the hand-off's barriers".into(),
+        recorded.ok_or(WgpuError::Refused {
+            call: "wgpu::CommandEncoder::as_hal_mut",
+            message: "wgpu handed out no Vulkan command encoder (the device was destroyed or \
+                      lost)"
+                .into(),
         })?;
         Ok(encoder.finish())
     }
@@ -186,21 +190,67 @@ impl Handoff<'_> {
     /// releases it to `VK_QUEUE_FAMILY_EXTERNAL`, and signals the semaphore to `value`. The
     /// signal is added only once the barriers' submit was accepted.
     ///
+    /// When wgpu refuses the empty submit that carries the signal (so the signal is still
+    /// pending in wgpu-hal: nothing will carry it, and a later submit of the application's
+    /// would signal a value out of order), the signal is taken back, the barriers' submit is
+    /// waited for (at most 10 s) and the value signalled from the host: the release then
+    /// stands as if the signal had been submitted.
+    ///
+    /// `released` is set once the barriers' submit is accepted: from then on the image is
+    /// CUDA's, whatever follows.
+    ///
     /// # Errors
-    /// [`WgpuError::Refused`] or [`WgpuError::OutOfMemory`] when wgpu refuses a submit.
-    pub fn release(&self, value: u64) -> Result<()> {
+    /// [`WgpuError::Refused`] or [`WgpuError::OutOfMemory`] when wgpu refuses the barriers'
+    /// submit (nothing was released); [`Error::Timeout`](crate::Error::Timeout) or
+    /// [`WgpuError::Vulkan`] when the host's signal could not be made (the image is released
+    /// and `value` may never be signalled: a recovery waits for it, with a limit).
+    pub fn release(&self, value: u64, released: &mut bool) -> Result<()> {
         const CALL: &str = "wgpu::Queue::submit (a shared texture's release to CUDA)";
-        scoped(self.device, CALL, || {
+        let barriers = scoped(self.device, CALL, || {
             let barriers = self.raw_barriers(true)?;
-            self.queue.submit([self.tracked_transition(), barriers]);
-            Ok::<_, Error>(())
-        })??;
-        scoped(self.device, CALL, || {
+            Ok::<_, Error>(self.queue.submit([self.tracked_transition(), barriers]))
+        })
+        .and_then(|r| r)?;
+        *released = true;
+        let signalled = scoped(self.device, CALL, || {
             self.with_hal_queue(|hal| hal.add_signal_semaphore(self.semaphore, Some(value)))?;
             // An empty submit carries the signal: wgpu 30 submits to the hal queue even then.
             self.queue.submit([]);
             Ok::<_, Error>(())
-        })?
+        })
+        .and_then(|r| r);
+        if let Err(e) = signalled {
+            let pending = self.with_hal_queue(|hal| hal.remove_signal_semaphore(self.semaphore))?;
+            if pending {
+                log::warn!(
+                    "cuda-gl: the release's signal was refused ({e}); signalling from the host"
+                );
+                self.signal_from_host(barriers, value)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Signals `value` from the host once the submit `after` is done (at most 10 s).
+    fn signal_from_host(&self, after: wgpu::SubmissionIndex, value: u64) -> Result<()> {
+        wait_for_submission(
+            self.device,
+            after,
+            DEFAULT_WAIT_LIMIT,
+            "a shared texture's release",
+        )?;
+        let info = vk::SemaphoreSignalInfo::default()
+            .semaphore(self.semaphore)
+            .value(value);
+        // SAFETY: a live timeline semaphore of this device; `value` is above every value
+        // signalled or pending (the hand-offs' values only grow, and the pending signal of
+        // `value` was taken back).
+        unsafe { self.ash.signal_semaphore(&info) }.map_err(|e| WgpuError::Vulkan {
+            call: "vkSignalSemaphore",
+            result: format!("{e:?}"),
+            help: "the Vulkan device may be lost",
+        })?;
+        Ok(())
     }
 
     /// CUDA to wgpu: waits for the semaphore to reach `value`, acquires the image from
@@ -208,10 +258,11 @@ impl Handoff<'_> {
     /// later submit of wgpu's.
     ///
     /// # Errors
-    /// [`WgpuError::Refused`] or [`WgpuError::OutOfMemory`] when wgpu refuses the submit (the
-    /// wait then stays queued for wgpu's next submit; CUDA signals `value`, so it ends).
+    /// [`WgpuError::Refused`] or [`WgpuError::OutOfMemory`] when wgpu refuses the submit: the
+    /// wait is taken back from wgpu-hal (a later submit of the application's would otherwise
+    /// carry it, without the barriers), and the image stays CUDA's.
     pub fn acquire(&self, value: u64) -> Result<()> {
-        scoped(
+        let acquired = scoped(
             self.device,
             "wgpu::Queue::submit (a shared texture's acquire from CUDA)",
             || {
@@ -223,7 +274,21 @@ impl Handoff<'_> {
                 self.queue.submit([barriers, tracked]);
                 Ok::<_, Error>(())
             },
-        )?
+        )
+        .and_then(|r| r);
+        if acquired.is_err() {
+            self.forget_pending()?;
+        }
+        acquired
+    }
+
+    /// Takes back whatever semaphore operation of this texture is still pending in wgpu-hal,
+    /// for the next submit: before the semaphore goes, or after a refused hand-off.
+    pub fn forget_pending(&self) -> Result<()> {
+        self.with_hal_queue(|hal| {
+            hal.remove_wait_semaphore(self.semaphore);
+            hal.remove_signal_semaphore(self.semaphore);
+        })
     }
 }
 

@@ -33,6 +33,9 @@ use std::sync::Arc;
 pub(super) struct Interop {
     /// The image CUDA writes; never handed out.
     shared: SharedTexture,
+    /// The shared image's wgpu texture, the source of the present's copy (held here, not by
+    /// the frame: a forgotten frame then leaks nothing of wgpu's).
+    source: wgpu::Texture,
     /// What the application samples: a copy of the shared image made at each present.
     texture: wgpu::Texture,
     /// A frame's pixels (tightly packed), copied into the image at the present. Freed once
@@ -73,6 +76,7 @@ impl Present for Interop {
         let texture = scoped(&place.device, "wgpu::Device::create_texture", || {
             place.device.create_texture(&place.descriptor())
         })?;
+        let source = shared.texture().clone();
         let pixels = DeviceBuffer::zeroed(ctx, layout.bytes())?;
         let stream = Stream::new(ctx, StreamFlags::NonBlocking)?;
         // SAFETY: (1) the shared image's texture was never handed out.
@@ -81,6 +85,7 @@ impl Present for Interop {
         clear.finish()?;
         Ok(Interop {
             shared,
+            source,
             texture,
             pixels: ManuallyDrop::new(pixels),
             layout,
@@ -97,13 +102,12 @@ impl Present for Interop {
         place: &'t WgpuPlace,
         stream: &'t S,
     ) -> Result<InteropFrame<'t, S>> {
-        let shown = self.shared.texture().clone();
         // SAFETY: (1) the shared image's texture is never handed out: only this mode's
         // present submits a use of it, after the guard is finished.
         let write = unsafe { self.shared.write(stream) }?;
         Ok(InteropFrame {
             write,
-            shared: shown,
+            shared: &self.source,
             texture: &self.texture,
             place,
             pixels: &self.pixels,
@@ -166,7 +170,7 @@ fn copy_into<S: AsStream>(
 pub(super) struct InteropFrame<'t, S: AsStream> {
     write: CudaWrite<'t, S>,
     /// The shared image's wgpu texture, for the present's copy.
-    shared: wgpu::Texture,
+    shared: &'t wgpu::Texture,
     texture: &'t wgpu::Texture,
     place: &'t WgpuPlace,
     pixels: &'t DeviceBuffer<u8>,

@@ -4,7 +4,7 @@
 
 use super::WgpuError;
 use super::place::{WgpuPlace, from_row};
-use super::scope::scoped;
+use super::scope::{scoped, wait_for_submission};
 use crate::error::{Error, Result};
 use crate::stream::DEFAULT_WAIT_LIMIT;
 use std::time::Instant;
@@ -91,19 +91,7 @@ fn read_band(
         (buffer, submitted, rx)
     })?;
     let timeout = deadline.saturating_duration_since(Instant::now());
-    place
-        .device
-        .poll(wgpu::PollType::Wait {
-            submission_index: Some(submitted),
-            timeout: Some(timeout),
-        })
-        .map_err(|e| match e {
-            wgpu::PollError::Timeout => Error::Timeout {
-                what: "wgpu's copy of a display texture for read_pixels".into(),
-                timeout: DEFAULT_WAIT_LIMIT,
-            },
-            e => refused(e.to_string()),
-        })?;
+    wait_for_submission(&place.device, submitted, timeout, CALL)?;
     match mapped.try_recv() {
         Ok(Ok(())) => {}
         Ok(Err(e)) => return Err(refused(e.to_string())),

@@ -39,3 +39,36 @@ pub(super) fn scoped<R>(
         .into()),
     }
 }
+
+/// Waits until wgpu has finished submission `index` on `device`, at most `limit`. wgpu's
+/// `Device::poll` panics on errors other than a timeout (a lost device, out of memory): that
+/// panic is caught here and returned as an error (with `panic = "abort"` it still aborts).
+///
+/// # Errors
+/// [`Error::Timeout`](crate::Error::Timeout) past `limit`; [`WgpuError::Refused`] for wgpu's
+/// other errors (`call` names the call in it).
+pub(super) fn wait_for_submission(
+    device: &wgpu::Device,
+    index: wgpu::SubmissionIndex,
+    limit: std::time::Duration,
+    call: &'static str,
+) -> Result<()> {
+    let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        device.poll(wgpu::PollType::Wait {
+            submission_index: Some(index),
+            timeout: Some(limit),
+        })
+    }));
+    let refused = |message: String| WgpuError::Refused { call, message }.into();
+    match polled {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(wgpu::PollError::Timeout)) => Err(crate::Error::Timeout {
+            what: format!("wgpu's work for {call}"),
+            timeout: limit,
+        }),
+        Ok(Err(e)) => Err(refused(e.to_string())),
+        Err(_) => Err(refused(
+            "wgpu panicked while waiting (the device was lost or is out of memory)".into(),
+        )),
+    }
+}

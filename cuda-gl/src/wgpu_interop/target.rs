@@ -82,8 +82,9 @@ impl Backend {
 ///
 /// The texture is a plain wgpu texture that only wgpu commands write (the present's copy or
 /// `write_texture`), ordered by wgpu with the application's own uses: sample and copy it at
-/// any time, from any thread that holds a clone. Do not destroy it (the next present then
-/// fails with [`WgpuError::Refused`](super::WgpuError::Refused)). The target's wgpu objects
+/// any time, from any thread that holds a clone. Do not destroy it: every present and
+/// `read_pixels` then fails with [`WgpuError::Refused`](super::WgpuError::Refused) until a
+/// [`resize`](Self::resize) to another size makes a new one. The target's wgpu objects
 /// keep clones of the device and queue; dropping the application's device or queue first
 /// changes nothing. Neither `Send` nor `Sync` (its CUDA arrays are held by raw handle).
 #[derive(Debug)]

@@ -308,13 +308,17 @@ impl SharedTexture {
     /// them: a captured signal would run only when the graph runs, and wgpu would wait for it.)
     ///
     /// # Safety
-    /// 1. From this call until the guard is finished or dropped, no submit on any queue uses
-    ///    the texture (a clone of [`texture`](Self::texture)): the image is CUDA's then, in a
-    ///    layout and queue family wgpu does not track, and a wgpu command on it would be
-    ///    invalid Vulkan usage. (The guard borrows this value mutably, so only a clone of the
-    ///    `wgpu::Texture` taken before can break this.
-    ///    [`WgpuTarget`](super::WgpuTarget) never hands out the image it writes, and has no
-    ///    such condition.)
+    /// 1. From this call until the guard's [`finish`](CudaWrite::finish) or drop has handed
+    ///    the image back (a finish that returned `Ok`, or a drop that recorded no error), and
+    ///    after a failed hand-back or a leaked guard until a later `write` returns `Ok` (which
+    ///    recovers the image first), no wgpu command uses the texture (a clone of
+    ///    [`texture`](Self::texture)): no submitted pass or copy, and no
+    ///    `Queue::write_texture` (wgpu runs those at its next submit, which may be the
+    ///    hand-back's own, before its barriers). The image is CUDA's then, in a layout and
+    ///    queue family wgpu does not track, and a wgpu command on it would be invalid Vulkan
+    ///    usage. (The guard borrows this value mutably, so only a clone of the
+    ///    `wgpu::Texture` taken before can break this. [`WgpuTarget`](super::WgpuTarget)
+    ///    never hands out the image it writes, and has no such condition.)
     ///
     /// # Errors
     /// [`UsageError::WrongCudaContext`] for a stream of another context;
@@ -335,12 +339,18 @@ impl SharedTexture {
             self.recover()?;
         }
         let release = self.value + 1;
-        self.handoff().release(release)?;
-        self.value = release;
+        let mut released = false;
+        if let Err(e) = self.handoff().release(release, &mut released) {
+            if released {
+                // Released, its signal maybe never made: the recovery waits for it first.
+                (self.value, self.with_cuda) = (release, true);
+            }
+            return Err(e);
+        }
         // From here the image is released to CUDA: until a signal of CUDA's is acquired back,
         // it is CUDA's, also when the wait below is not queued (then the next write or the
         // drop recovers it).
-        self.with_cuda = true;
+        (self.value, self.with_cuda) = (release, true);
         let semaphore = self.resources.held.cuda_timeline.raw;
         // SAFETY: the stream is live while borrowed and of this context (checked). In the
         // work: the semaphore lives as long as `self.resources`, which outlives the private
@@ -402,15 +412,14 @@ impl SharedTexture {
     }
 
     /// Hands back an image left CUDA's (a leaked guard, or a hand-off that failed half-way):
-    /// waits for the whole context (the leaked guard's kernels may be on a stream that is
-    /// gone), then for wgpu's last signal (at most 10 s: CUDA's next signal must come after
-    /// it), then gives the image back as a finish would.
+    /// waits for wgpu's last signal (at most 10 s: CUDA's next signal must come after it, and
+    /// CUDA's waits for it must be able to end), then for the whole context (the leaked
+    /// guard's kernels may be on a stream that is gone), then gives the image back as a finish
+    /// would.
     fn recover(&mut self) -> Result<()> {
         log::warn!(
             "cuda-gl: a shared texture was left CUDA's; synchronizing its context to recover"
         );
-        self.ctx.bind()?;
-        result::ctx::synchronize()?;
         let (semaphores, values) = ([self.resources.held.vk_timeline.raw], [self.value]);
         let wait = vk::SemaphoreWaitInfo::default()
             .semaphores(&semaphores)
@@ -423,6 +432,8 @@ impl SharedTexture {
             result: format!("{e:?}"),
             help: "wgpu's queue did not reach the hand-off within 10 s: the device may be lost",
         })?;
+        self.ctx.bind()?;
+        result::ctx::synchronize()?;
         self.give_back(std::ptr::null_mut())
     }
 }
@@ -431,14 +442,28 @@ impl Drop for SharedTexture {
     fn drop(&mut self) {
         if self.with_cuda {
             // Hand the image back so that wgpu's later uses (of clones of the texture) are
-            // ordered after CUDA; on failure the error is recorded and the image stays CUDA's
-            // (the resources wait for CUDA's last signal before they go).
-            if self.ctx.bind_for_drop("recover a leaked CudaWrite")
-                && let Err(e) = self.recover()
-            {
-                self.ctx
-                    .record_drop_error("handing a leaked write back to wgpu", e);
+            // ordered after CUDA. When that fails, CUDA may still wait on the semaphore or
+            // write the image (work that `done` does not follow): the resources are leaked
+            // rather than destroyed under it.
+            let recovered = self.ctx.bind_for_drop("recover a leaked CudaWrite")
+                && match self.recover() {
+                    Ok(()) => true,
+                    Err(e) => {
+                        self.ctx
+                            .record_drop_error("handing a leaked write back to wgpu", e);
+                        false
+                    }
+                };
+            if !recovered {
+                log::error!("cuda-gl: a shared texture's image and semaphore leaked");
+                std::mem::forget(self.resources.clone());
             }
+        }
+        // A refused hand-off may have left a semaphore operation pending in wgpu-hal, which the
+        // application's next submit would carry after the semaphore is gone.
+        if let Err(e) = self.handoff().forget_pending() {
+            self.ctx
+                .record_drop_error("taking back a shared texture's pending semaphore", e);
         }
     }
 }

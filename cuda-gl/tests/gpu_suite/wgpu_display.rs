@@ -266,3 +266,73 @@ fn video_frames_shown_on_a_wgpu_target_match_the_cpu_in_both_modes() {
     }
     s.ctx.check_drop_errors().unwrap();
 }
+
+/// 1,000 resizes (`CUDA_GL_WGPU_RESIZES`) to sizes from 1x1 to 2048x2048 in each mode, a
+/// frame shown and checked every 50th: after a warm-up pass over the same sizes, a second pass
+/// leaves device memory within 1 MiB of where it was (the old textures, CUDA's imports and the
+/// staged bands all go).
+#[test]
+fn a_thousand_resizes_leave_device_memory_flat_in_both_modes() {
+    let Some(s) = setup() else { return };
+    let rounds: u32 = std::env::var("CUDA_GL_WGPU_RESIZES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000);
+    let used = || {
+        let (free, total) = s.ctx.mem_info().unwrap();
+        (total - free) as i64
+    };
+    for mode in [Mode::Interop, Mode::Staged] {
+        let mut t = target(&s, (64, 64), Format::Rgba8, mode);
+        let mut before = None;
+        for _pass in 0..2 {
+            let mut state = 0x2545_f491u64;
+            let mut next = |max: u64| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                1 + (state % max) as u32
+            };
+            for round in 0..rounds {
+                let size = if round % 100 == 99 {
+                    (2048, 2048)
+                } else {
+                    (next(1024), next(1024))
+                };
+                t.resize(size.0, size.1).unwrap();
+                if round % 50 == 0 {
+                    let layout = Layout::packed(size, Format::Rgba8).unwrap();
+                    let want = bytes_of(layout.bytes(), round);
+                    let src = DeviceBuffer::from_slice(&s.ctx, &want).unwrap();
+                    t.show(&src, layout, &s.stream).unwrap();
+                    assert_eq!(
+                        t.read_pixels().unwrap(),
+                        want,
+                        "{mode} after resize {round}"
+                    );
+                }
+            }
+            t.resize(64, 64).unwrap();
+            s.stream.synchronize().unwrap();
+            s.device
+                .poll(wgpu::PollType::wait_indefinitely())
+                .expect("wgpu finishes");
+            let now = used();
+            match before {
+                None => before = Some(now),
+                Some(was) => {
+                    let grew = now - was;
+                    println!(
+                        "{mode}: {rounds} resizes: device {:+.3} MiB",
+                        grew as f64 / (1 << 20) as f64
+                    );
+                    assert!(
+                        grew <= 1 << 20,
+                        "{mode}: device memory grew by {grew} bytes"
+                    );
+                }
+            }
+        }
+    }
+    s.ctx.check_drop_errors().unwrap();
+}

@@ -429,3 +429,35 @@ fn a_device_without_the_extensions_or_another_gpu_is_refused() {
     }
     println!("{others} adapter(s) of other GPUs seen and refused");
 }
+
+/// The application destroys (a clone of) the texture while CUDA holds it: the hand-back is
+/// refused with a typed error, and the refused acquire's semaphore wait is not left pending in
+/// wgpu-hal, where the application's next submit would carry it after the texture and its
+/// semaphore are gone (invalid Vulkan usage): that submit and its wait complete.
+#[test]
+fn a_hand_back_refused_after_the_texture_was_destroyed_leaves_no_wait_pending() {
+    let Some(s) = setup() else { return };
+    let mut shared = s.shared((64, 32), SharedFormat::Rgba8Unorm);
+    write_frame(&s, &mut shared, seed_of(1));
+    let clone = shared.texture().clone();
+    // SAFETY: no wgpu command uses the texture while CUDA holds it (it is destroyed instead).
+    let write = unsafe { shared.write(&s.stream) }.unwrap();
+    clone.destroy();
+    let e = write.finish().unwrap_err();
+    println!("finish after destroy: {e}");
+    assert!(matches!(e, Error::Wgpu(WgpuError::Refused { .. })), "{e}");
+    drop(shared);
+    drop(clone);
+    let errors = s.ctx.check_drop_errors();
+    println!("drop errors (the recovery's acquire is refused too): {errors:?}");
+    // The application's next submits, on the same queue: nothing of the shared texture's.
+    for _ in 0..3 {
+        let index = s.queue.submit([]);
+        s.device
+            .poll(wgpu::PollType::Wait {
+                submission_index: Some(index),
+                timeout: Some(Duration::from_secs(5)),
+            })
+            .expect("the application's empty submit completes");
+    }
+}
