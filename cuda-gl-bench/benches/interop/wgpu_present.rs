@@ -85,6 +85,9 @@ pub enum Role {
     Dtoh,
     /// `Queue::write_texture` of a frame from host memory + the wgpu use (a staged limit).
     WriteTexture,
+    /// wgpu's `copy_texture_to_texture` of a frame between two plain textures + the wgpu use:
+    /// what the interop present's copy costs on its own (for reading).
+    CopyAlone,
 }
 
 /// A wgpu present row's role and frame size.

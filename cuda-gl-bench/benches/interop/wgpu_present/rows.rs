@@ -341,6 +341,25 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
                 },
             ),
         ),
+        (
+            Role::CopyAlone,
+            Variant::new(
+                format!(
+                    "wgpu copy_texture_to_texture {width}x{height} between plain textures + \
+                     wgpu use"
+                ),
+                move |rig: &mut Rig| {
+                    let mut encoder = w.device.create_command_encoder(&Default::default());
+                    encoder.copy_texture_to_texture(
+                        rig.untouched.as_image_copy(),
+                        rig.upload.as_image_copy(),
+                        rig.upload.size(),
+                    );
+                    w.queue.submit([encoder.finish()]);
+                    w.use_texel(&rig.upload, &rig.sink)
+                },
+            ),
+        ),
     ];
     let (roles, mut variants): (Vec<Role>, Vec<_>) = rows.into_iter().unzip();
     let mut cases = interleaved(plan, &group, &mut rig, &mut variants)?;
