@@ -261,7 +261,10 @@ impl Handoff<'_> {
     /// [`WgpuError::Refused`] or [`WgpuError::OutOfMemory`] when wgpu refuses the submit: the
     /// wait is taken back from wgpu-hal (a later submit of the application's would otherwise
     /// carry it, without the barriers), and the image stays CUDA's.
-    pub fn acquire(&self, value: u64) -> Result<()> {
+    ///
+    /// `then`, when given, goes in the same submit after the acquire (one submit fewer for
+    /// work that uses the image at once, such as a display target's present copy).
+    pub fn acquire(&self, value: u64, then: Option<wgpu::CommandBuffer>) -> Result<()> {
         let acquired = scoped(
             self.device,
             "wgpu::Queue::submit (a shared texture's acquire from CUDA)",
@@ -271,7 +274,8 @@ impl Handoff<'_> {
                 self.with_hal_queue(|hal| {
                     hal.add_wait_semaphore(self.semaphore, Some(value), ALL)
                 })?;
-                self.queue.submit([barriers, tracked]);
+                self.queue
+                    .submit([barriers, tracked].into_iter().chain(then));
                 Ok::<_, Error>(())
             },
         )

@@ -191,10 +191,10 @@ impl<S: AsStream> PresentFrame for InteropFrame<'_, S> {
         Ok(self.pixels.device_ptr())
     }
 
-    /// Copies the pixels into the shared image when they were asked for, hands the image back
-    /// to wgpu (the stream signals after the work queued on it, and wgpu's next submit waits
-    /// for that signal on the GPU), and submits wgpu's copy of the image into the texture the
-    /// application samples: that submit carries the wait.
+    /// Copies the pixels into the shared image when they were asked for, and hands the image
+    /// back to wgpu (the stream signals after the work queued on it; wgpu's submit of the
+    /// acquire waits for that signal on the GPU) with wgpu's copy of the image into the texture
+    /// the application samples in the same submit.
     ///
     /// # Errors
     /// The copy's errors (the guard then still hands the image back, with what the kernel
@@ -216,10 +216,12 @@ impl<S: AsStream> PresentFrame for InteropFrame<'_, S> {
         if pixels_used.get() {
             copy_into(&write, pixels, layout, ctx, stream)?;
         }
-        write.finish()?;
-        scoped(
+        // The copy goes in the hand-back's own submit, after the acquire; wgpu reports what it
+        // refuses in the encoding (a destroyed texture) at `finish`, caught here. (Had the
+        // encoding failed, the guard's drop hands the image back instead.)
+        let copy = scoped(
             &place.device,
-            "wgpu::Queue::submit (a wgpu target's present copy)",
+            "wgpu::CommandEncoder::copy_texture_to_texture",
             || {
                 let mut encoder = place.device.create_command_encoder(&Default::default());
                 encoder.copy_texture_to_texture(
@@ -227,8 +229,9 @@ impl<S: AsStream> PresentFrame for InteropFrame<'_, S> {
                     texture.as_image_copy(),
                     texture.size(),
                 );
-                place.queue.submit([encoder.finish()]);
+                encoder.finish()
             },
-        )
+        )?;
+        write.finish_then(copy)
     }
 }

@@ -373,7 +373,11 @@ impl SharedTexture {
     /// CUDA to wgpu: after the work queued on `stream` so far, the semaphore is signalled to
     /// the next value (and `done` recorded), and wgpu's next submit waits for it. The image
     /// stays CUDA's (`with_cuda`) until the acquire is queued.
-    fn give_back(&mut self, stream: sys::CUstream) -> Result<()> {
+    fn give_back(
+        &mut self,
+        stream: sys::CUstream,
+        then: Option<wgpu::CommandBuffer>,
+    ) -> Result<()> {
         let signal = self.value + 1;
         let (semaphore, done) = (
             self.resources.held.cuda_timeline.raw,
@@ -394,7 +398,7 @@ impl SharedTexture {
         }?;
         self.value = signal;
         // Only once CUDA will signal: a wait for a value nothing signals would hang wgpu's queue.
-        self.handoff().acquire(signal)?;
+        self.handoff().acquire(signal, then)?;
         self.with_cuda = false;
         Ok(())
     }
@@ -434,7 +438,7 @@ impl SharedTexture {
         })?;
         self.ctx.bind()?;
         result::ctx::synchronize()?;
-        self.give_back(std::ptr::null_mut())
+        self.give_back(std::ptr::null_mut(), None)
     }
 }
 
@@ -513,7 +517,14 @@ impl<S: AsStream> CudaWrite<'_, S> {
     /// and the next [`SharedTexture::write`] recovers by synchronizing the context).
     pub fn finish(mut self) -> Result<()> {
         self.done = true;
-        self.texture.give_back(self.stream.raw_stream())
+        self.texture.give_back(self.stream.raw_stream(), None)
+    }
+
+    /// [`finish`](Self::finish), with `then` (work of the same device that uses the texture)
+    /// submitted with the hand-back, after it.
+    pub(crate) fn finish_then(mut self, then: wgpu::CommandBuffer) -> Result<()> {
+        self.done = true;
+        self.texture.give_back(self.stream.raw_stream(), Some(then))
     }
 }
 
@@ -522,7 +533,7 @@ impl<S: AsStream> Drop for CudaWrite<'_, S> {
         if self.done {
             return;
         }
-        if let Err(e) = self.texture.give_back(self.stream.raw_stream()) {
+        if let Err(e) = self.texture.give_back(self.stream.raw_stream(), None) {
             self.texture
                 .ctx
                 .record_drop_error("finishing a CudaWrite in its drop", e);
