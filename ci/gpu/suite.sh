@@ -24,7 +24,8 @@
 #                        SUITE_TESTS=REGEX in the environment, only gpu_suite's tests that match)
 #   --mesa               then, with Mesa's EGL and lavapipe beside NVIDIA's CUDA (needs .mesa/, from
 #                        ci/gpu/fetch-mesa-egl-debs.sh): the tests that need GL or Vulkan not on the CUDA
-#                        GPU (not_nvidia_gl, the demo's staged default run, example 10), required to run
+#                        GPU (not_nvidia_gl, the demo's staged default run, examples 10 and 13),
+#                        required to run
 #   --mesa-present       with --mesa: also the benchmark's present group under Mesa (staged rows
 #                        only; its files go to $OUT/bench-mesa)
 #   --bench ARGS         then the interop benchmark with ARGS (its files go to $OUT/bench)
@@ -163,12 +164,15 @@ if ((mesa)); then
         run mesa-not_nvidia_vulkan 300 "$(ls .gpu/tests/not_nvidia_vulkan-* | head -1)" --test-threads=1
         run mesa-demo-staged 300 "$(ls .gpu/tests/gpu_display-* | head -1)" --test-threads=1 \
             --exact on_mesa_next_to_cuda_the_default_run_is_staged
-        # "Show this array" where GL is not NVIDIA's: 10 takes any GL, the target goes staged.
-        if [ -x .gpu/bin/10_show_field ]; then
-            run mesa-10_show_field 120 .gpu/bin/10_show_field
-        else
-            say "mesa-10_show_field: not run: no .gpu/bin/10_show_field (bundle.sh builds it)"
-        fi
+        # "Show this array" (10) and decoded video (13) where GL is not NVIDIA's: both take any
+        # GL, and the target goes staged.
+        for e in 10_show_field 13_video; do
+            if [ -x ".gpu/bin/$e" ]; then
+                run "mesa-$e" 120 ".gpu/bin/$e"
+            else
+                say "mesa-$e: not run: no .gpu/bin/$e (bundle.sh builds it)"
+            fi
+        done
         if ((mesa_present)); then
             run bench-mesa-present 200 "$(ls .gpu/bench/interop-* | head -1)" --present-only \
                 --out "$out/bench-mesa"

@@ -115,6 +115,7 @@ pub const KERNELS: &[Kernel] = &[
             "grid_indices",
             "stripes_rgba8",
             "gradient_rgba8",
+            "video_test_pattern",
         ],
     },
 ];

@@ -215,3 +215,82 @@ extern "C" __global__ void gradient_rgba8(uchar4* out, int width, int height, un
         }
     }
 }
+
+// ---- 13_video ------------------------------------------------------------------------------
+
+// 13's moving test pattern at pixel (x, y) of a width x height frame `frame`, as 10-bit Y', Cb,
+// Cr (NV12 keeps the top 8 bits). Integers only: the example computes the same samples on the
+// CPU (`pattern` in 13_video.rs; keep the two in sync). Over the top two thirds, the eight 75%
+// colour bars (BT.709, limited range) scrolling left by 8 pixels a frame; below them a luma ramp
+// over the limited range (64..940) that scrolls left by 12 levels a frame, no colour; across
+// both, a disc of radius height / 6 that crosses the frame by 23 pixels a frame, its colour
+// turning with the frame.
+// The bars: white, yellow, cyan, green, magenta, red, blue, black, as 8-bit Y', Cb, Cr.
+__constant__ unsigned video_bars[8][3] = {{180, 128, 128}, {168, 44, 136}, {145, 147, 44},
+                                          {133, 63, 52},   {63, 193, 204}, {51, 109, 212},
+                                          {28, 212, 120},  {16, 128, 128}};
+
+__device__ void video_pattern(unsigned x, unsigned y, unsigned width, unsigned height,
+                              unsigned frame, unsigned* luma, unsigned* cb, unsigned* cr)
+{
+    if (y < height / 3 * 2) {
+        const unsigned bar = ((x + frame * 8u) % width) * 8u / width;
+        *luma = video_bars[bar][0] * 4u;
+        *cb = video_bars[bar][1] * 4u;
+        *cr = video_bars[bar][2] * 4u;
+    } else {
+        *luma = 64u + (x * 876u / width + frame * 12u) % 877u;
+        *cb = 512u;
+        *cr = 512u;
+    }
+    const long long r = height / 6u > 0u ? height / 6u : 1u;
+    const long long dx = (long long)x - (long long)((frame * 23u) % width);
+    const long long dy = (long long)y - (long long)(height / 2u);
+    if (dx * dx + dy * dy <= r * r) {
+        const unsigned turn = (frame * 16u) % 512u;
+        *luma = 700u;
+        *cb = 256u + turn;
+        *cr = 767u - turn;
+    }
+}
+
+// One sample of `bits` (10) at `p`: NV12 (wide == 0) a byte, the sample's top 8 bits; P010
+// (wide != 0) a little-endian 16-bit word with the sample in its top 10 bits and `junk` in the
+// 6 low bits, which the format ignores (a reader must shift them out).
+__device__ void video_store(unsigned char* p, int wide, unsigned sample, unsigned junk)
+{
+    if (wide) {
+        const unsigned word = (sample << 6) | (junk & 63u);
+        p[0] = (unsigned char)(word & 255u);
+        p[1] = (unsigned char)(word >> 8);
+    } else {
+        p[0] = (unsigned char)(sample >> 2);
+    }
+}
+
+// Writes frame `frame` of the pattern as a 4:2:0 frame (NV12, or P010 with `wide`) at `planes`:
+// luma sample (x, y) at y * luma_pitch + x * bytes, for x < width, y < height; chroma pair
+// (x / 2, y / 2), Cb then Cr, at chroma_offset + (y / 2) * chroma_pitch + (x / 2) * 2 * bytes,
+// written by the thread of its top-left pixel (x, y even) with that pixel's colour: the
+// ceil(width / 2) x ceil(height / 2) pairs of odd sizes included. The pitches' padding is not
+// written. Byte by byte, so no address need be aligned.
+extern "C" __global__ void video_test_pattern(unsigned char* planes, size_t luma_pitch,
+                                              size_t chroma_offset, size_t chroma_pitch,
+                                              unsigned width, unsigned height, int wide,
+                                              unsigned frame)
+{
+    const size_t bytes = wide ? 2 : 1;
+    for (unsigned y = blockIdx.y * blockDim.y + threadIdx.y; y < height; y += gridDim.y * blockDim.y) {
+        for (unsigned x = blockIdx.x * blockDim.x + threadIdx.x; x < width; x += gridDim.x * blockDim.x) {
+            unsigned luma, cb, cr;
+            video_pattern(x, y, width, height, frame, &luma, &cb, &cr);
+            const unsigned junk = x + y + frame;
+            video_store(planes + y * luma_pitch + x * bytes, wide, luma, junk);
+            if (x % 2u == 0u && y % 2u == 0u) {
+                unsigned char* pair = planes + chroma_offset + (y / 2u) * chroma_pitch + (x / 2u) * 2u * bytes;
+                video_store(pair, wide, cb, junk);
+                video_store(pair + bytes, wide, cr, junk + 1u);
+            }
+        }
+    }
+}

@@ -1,0 +1,352 @@
+//! 13: decoded video on screen, without a decoder: a kernel writes each frame of a moving test
+//! pattern as a decoder would leave it (NV12 or P010 in device memory, at a decoder's pitch),
+//! and `DisplayTarget::show_video` converts it to RGBA8 on the GPU and shows it, one call a
+//! frame.
+//!
+//! Two streams, as NVDEC lays them out: NV12 at 1920x1080 with a pitch of 2048 bytes and the
+//! chroma plane after the luma's aligned height of 1088 rows (`VideoLayout::with_chroma`), and
+//! P010 at an odd 1001x333 (the chroma plane rounded up to 501x167 pairs; junk in the 6 low bits
+//! of every word, which the format ignores), pitch 2048, chroma after 336 rows. The second half
+//! of each stream is shown as another colour space than the first (a stream may signal one):
+//! BT.709 limited range (the default) then BT.601 limited for the NV12, BT.2020 limited then
+//! BT.2020 full for the P010. The pattern (`video_test_pattern` in `kernels/examples.cu`):
+//! scrolling colour bars, a moving luma ramp and a disc that crosses the frame.
+//!
+//! Headless, on any GL, as example 10: GL on CUDA device 0 where NVIDIA's EGL has one (the
+//! target maps its texture for CUDA, interop mode), otherwise any GL there is (Mesa's llvmpipe,
+//! say: the target copies through pinned host memory, staged mode); the report line says which.
+//!
+//! The check, on every 10th frame and the last: the planes, downloaded, equal the CPU's pattern
+//! byte for byte (padding untouched), and the texture, read back, is within 1 per channel of
+//! `video::convert_cpu` of those planes in every pixel. With `CUDA_GL_REQUIRE_MESA=1` (as
+//! `ci/gpu/suite.sh --mesa` runs it) it also fails unless the GL was Mesa's and the target
+//! staged.
+//!
+//! Run: `cargo run --release -p cuda-gl --example 13_video --features egl`
+//! (`-- --screenshot 13.png` to keep the last 1080p frame; it has no `--window`).
+
+#[path = "common/mod.rs"]
+mod common;
+
+use anyhow::{Context as _, Result, bail};
+use common::{Mismatch, Unavailable};
+use cuda_gl::display::{DisplayTarget, Format, Layout, Mode};
+use cuda_gl::video::{ColorMatrix, ColorRange, ColorSpace, VideoFormat, VideoLayout, convert_cpu};
+use cuda_gl::{Context, DeviceBuffer, Function, LaunchConfig, Module, Stream, StreamFlags};
+use std::process::ExitCode;
+
+/// Every how many frames the texture is read back and checked (the last frame is checked too).
+const CHECK_EVERY: u32 = 10;
+
+/// What the kernel leaves in the pitches' padding: the byte the buffer is filled with first.
+const PADDING: u8 = 0x5A;
+
+/// One synthetic stream: its layout, how many frames, and the colour space of each half.
+struct Clip {
+    layout: VideoLayout,
+    frames: u32,
+    colors: [ColorSpace; 2],
+}
+
+impl Clip {
+    /// The colour space frame `frame` is shown as: the first's for the first half, then the
+    /// second's.
+    fn color_of(&self, frame: u32) -> ColorSpace {
+        self.colors[usize::from(frame >= self.frames / 2)]
+    }
+}
+
+/// What the checks of one stream found.
+#[derive(Default)]
+struct Checked {
+    /// Frames read back and compared.
+    frames: u32,
+    /// Pixels compared.
+    pixels: usize,
+    /// Channels that differ from the CPU's by exactly 1 (allowed).
+    off_by_one: usize,
+    /// The last frame read back: its size and RGBA8 pixels, row 0 (the video's top row) first.
+    last: Option<((u32, u32), Vec<u8>)>,
+}
+
+fn main() -> ExitCode {
+    common::main(|args| common::outcome_of(run(args)))
+}
+
+fn run(args: &common::Args) -> Result<String> {
+    if args.window {
+        bail!(Unavailable("13 is headless only (no --window)".into()));
+    }
+    // GL on the CUDA GPU if this machine has it, any GL otherwise (as in 10). The context must
+    // outlive the target (a named variable, not `let _ = ...`).
+    let (device, gl) = common::any_gl_with_device_0()?;
+    if let Some(why) = gl.fallback_reason() {
+        let why = why
+            .to_string()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        println!("no GL on CUDA device 0 ({why}); using {}", gl.renderer());
+    }
+    let ctx = Context::new(&device)?;
+    let stream = Stream::new(&ctx, StreamFlags::NonBlocking)?;
+    // The "decoder": the examples' kernels, compiled to PTX ahead of time (`cargo xtask ptx`).
+    let module = Module::from_ptx(&ctx, common::PTX)?;
+    let pattern = module.function("video_test_pattern")?;
+
+    // NVDEC's layouts: pitch 2048, the chroma plane after the luma's aligned height (1080 ->
+    // 1088, 333 -> 336 rows).
+    let nv12 = Clip {
+        layout: VideoLayout::with_chroma((1920, 1080), VideoFormat::Nv12, 2048, 2048 * 1088, 2048)?,
+        frames: 60,
+        colors: [
+            ColorSpace::default(),
+            ColorSpace::new(ColorMatrix::Bt601, ColorRange::Limited),
+        ],
+    };
+    let p010 = Clip {
+        layout: VideoLayout::with_chroma((1001, 333), VideoFormat::P010, 2048, 2048 * 336, 2048)?,
+        frames: 30,
+        colors: [
+            ColorSpace::new(ColorMatrix::Bt2020, ColorRange::Limited),
+            ColorSpace::new(ColorMatrix::Bt2020, ColorRange::Full),
+        ],
+    };
+
+    // The target: it takes each frame's size (and RGBA8) as it is shown.
+    let (mut target, report) =
+        DisplayTarget::new(&ctx, Layout::packed((1001, 333), Format::Rgba8)?, None)?;
+    println!("{report}");
+    let require_mesa = std::env::var("CUDA_GL_REQUIRE_MESA").is_ok_and(|v| v == "1");
+    if require_mesa && (report.mode != Mode::Staged || !report.vendor.contains("Mesa")) {
+        bail!("CUDA_GL_REQUIRE_MESA=1, but this is not Mesa's GL in staged mode: {report}");
+    }
+
+    // The P010 first, so that the last frame shown (and the screenshot) is the 1080p one.
+    let p010_checked = play(&p010, &mut target, &pattern, &stream)?;
+    let nv12_checked = play(&nv12, &mut target, &pattern, &stream)?;
+
+    if let (Some(path), Some(((w, h), pixels))) = (&args.screenshot, &nv12_checked.last) {
+        // Row 0 is the video's top row: the PNG's first row as it is.
+        gl_kit::image::write_png(path, *w, *h, pixels)?;
+        println!("wrote {} ({w}x{h})", path.display());
+    }
+    let mode = target.mode();
+    drop(target);
+    ctx.check_drop_errors()?;
+
+    let name = |c: ColorSpace| format!("{:?} {:?}", c.matrix, c.range).to_lowercase();
+    Ok(format!(
+        "{mode} mode, {} frames of NV12 1920x1080 and {} of P010 1001x333, {} pixels compared \
+         ({} frames read back; {} then {} for the NV12, {} then {} for the P010; every plane \
+         equal to the CPU's pattern, every pixel within 1 of video::convert_cpu, {} channels off \
+         by 1)",
+        nv12.frames,
+        p010.frames,
+        nv12_checked.pixels + p010_checked.pixels,
+        nv12_checked.frames + p010_checked.frames,
+        name(nv12.colors[0]),
+        name(nv12.colors[1]),
+        name(p010.colors[0]),
+        name(p010.colors[1]),
+        nv12_checked.off_by_one + p010_checked.off_by_one,
+    ))
+}
+
+/// Plays `clip` on `target`: each frame written by the kernel and shown with `show_video`;
+/// every [`CHECK_EVERY`]th frame and the last read back and checked.
+///
+/// # Errors
+/// [`Mismatch`] at the first frame that differs from the CPU's; CUDA's and GL's errors.
+fn play(
+    clip: &Clip,
+    target: &mut DisplayTarget,
+    pattern: &Function,
+    stream: &Stream,
+) -> Result<Checked> {
+    let layout = clip.layout;
+    let ctx = target.context().clone();
+    // One frame's planes, as a decoder's output surface; the padding keeps PADDING.
+    let mut planes = DeviceBuffer::<u8>::zeroed_on(&ctx, layout.bytes(), stream)?;
+    planes.memset_async(PADDING, stream)?;
+    let wide = i32::from(layout.format() == VideoFormat::P010);
+    let mut checked = Checked::default();
+    for frame in 0..clip.frames {
+        // SAFETY: video_test_pattern(unsigned char*, size_t, size_t, size_t, unsigned,
+        // unsigned, int, unsigned) writes the samples of `layout`'s planes and nothing else:
+        // luma (x, y) at y * luma_pitch + x * bytes for x < width, y < height, and chroma pair
+        // (cx, cy) at chroma_offset + cy * chroma_pitch + cx * 2 * bytes, two samples, for
+        // cx < ceil(width / 2), cy < ceil(height / 2) (bytes 2 for P010, 1 for NV12). The last
+        // of these ends at `layout.bytes()`, the length of `planes`. It reads only its
+        // arguments and a table of its own. It runs on `stream`, after the conversion of the
+        // previous frame that `show_video` queued there, so it never writes planes being read.
+        unsafe {
+            pattern.launch(
+                LaunchConfig::for_image(layout.width(), layout.height()),
+                stream,
+                (
+                    planes.device_ptr(),
+                    layout.luma_pitch(),
+                    layout.chroma_offset(),
+                    layout.chroma_pitch(),
+                    layout.width(),
+                    layout.height(),
+                    wide,
+                    frame,
+                ),
+            )?;
+        }
+        // The whole of showing a decoded frame: converted on the GPU, in `stream`'s order.
+        let color = clip.color_of(frame);
+        target.show_video(&planes, layout, color, stream)?;
+        // ... a program of your own draws target.texture() here (row 0 is the video's top
+        // row: flip the texture coordinates' v) ...
+
+        if frame % CHECK_EVERY != 0 && frame + 1 != clip.frames {
+            continue;
+        }
+        let shown = target.read_pixels()?;
+        let bytes = planes.to_vec_on(stream)?;
+        let what = format!("{:?} frame {frame}", layout.format());
+        if let Some(at) = first_difference(&bytes, &pattern_cpu(&layout, frame)?) {
+            bail!(Mismatch(format!(
+                "{what}: the planes differ from the CPU's pattern from byte {at} (of {})",
+                bytes.len()
+            )));
+        }
+        let want = convert_cpu(&bytes, &layout, color)?;
+        checked.off_by_one += compare(&shown, &want, layout.width(), &what)?;
+        checked.frames += 1;
+        checked.pixels += want.len() / 4;
+        checked.last = Some((layout.size(), shown));
+    }
+    Ok(checked)
+}
+
+/// The first index where `a` and `b` differ (the shorter's length when one is a prefix).
+fn first_difference(a: &[u8], b: &[u8]) -> Option<usize> {
+    let common = a.iter().zip(b).position(|(x, y)| x != y);
+    common.or((a.len() != b.len()).then(|| a.len().min(b.len())))
+}
+
+/// Compares the texture's pixels with the CPU's: each channel within 1. Returns how many
+/// channels differ by exactly 1.
+///
+/// # Errors
+/// [`Mismatch`] when any channel differs by more, or the sizes differ.
+fn compare(shown: &[u8], want: &[u8], width: u32, what: &str) -> Result<usize> {
+    if shown.len() != want.len() {
+        bail!(Mismatch(format!(
+            "{what}: read back {} bytes, not the {} of the frame in RGBA8",
+            shown.len(),
+            want.len()
+        )));
+    }
+    let mut off_by_one = 0;
+    let mut wrong = 0usize;
+    let mut first = None;
+    for (i, (s, w)) in shown.chunks_exact(4).zip(want.chunks_exact(4)).enumerate() {
+        let worst = s.iter().zip(w).map(|(a, b)| a.abs_diff(*b)).max();
+        off_by_one += s
+            .iter()
+            .zip(w)
+            .filter(|(a, b)| a.abs_diff(**b) == 1)
+            .count();
+        if worst.is_some_and(|d| d > 1) {
+            wrong += 1;
+            if first.is_none() {
+                first = Some((i, s.to_vec(), w.to_vec()));
+            }
+        }
+    }
+    if let Some((i, s, w)) = first {
+        let width = width as usize;
+        bail!(Mismatch(format!(
+            "{what}: {wrong} of {} pixels differ by more than 1 from video::convert_cpu; first \
+             at ({}, {}): {s:?}, want {w:?}",
+            want.len() / 4,
+            i % width,
+            i / width
+        )));
+    }
+    Ok(off_by_one)
+}
+
+/// The bytes the kernel leaves in a buffer of `layout` at frame `frame`: its
+/// [`pattern`] samples, [`PADDING`] elsewhere.
+///
+/// # Errors
+/// When a sample falls outside the layout's bytes (never, for a checked layout).
+fn pattern_cpu(layout: &VideoLayout, frame: u32) -> Result<Vec<u8>> {
+    let mut out = vec![PADDING; layout.bytes()];
+    let wide = layout.format() == VideoFormat::P010;
+    let bytes = layout.format().bytes_per_sample();
+    let (w, h) = layout.size();
+    for y in 0..h {
+        for x in 0..w {
+            let (luma, cb, cr) = pattern(x, y, w, h, frame);
+            let junk = x.wrapping_add(y).wrapping_add(frame);
+            let at = y as usize * layout.luma_pitch() + x as usize * bytes;
+            store(&mut out, at, wide, luma, junk)?;
+            if x % 2 == 0 && y % 2 == 0 {
+                let pair = layout.chroma_offset()
+                    + (y / 2) as usize * layout.chroma_pitch()
+                    + (x / 2) as usize * 2 * bytes;
+                store(&mut out, pair, wide, cb, junk)?;
+                store(&mut out, pair + bytes, wide, cr, junk.wrapping_add(1))?;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The 75% colour bars (BT.709, limited range): white, yellow, cyan, green, magenta, red,
+/// blue, black, as 8-bit Y', Cb, Cr.
+const BARS: [[u32; 3]; 8] = [
+    [180, 128, 128],
+    [168, 44, 136],
+    [145, 147, 44],
+    [133, 63, 52],
+    [63, 193, 204],
+    [51, 109, 212],
+    [28, 212, 120],
+    [16, 128, 128],
+];
+
+/// The test pattern's 10-bit (Y', Cb, Cr) at pixel (x, y) of a `w` x `h` frame `frame`:
+/// `video_pattern` of `kernels/examples.cu`, in the same integer operations (wrapping as C's
+/// `unsigned` does).
+fn pattern(x: u32, y: u32, w: u32, h: u32, frame: u32) -> (u32, u32, u32) {
+    let (mut luma, mut cb, mut cr) = if y < h / 3 * 2 {
+        let bar = (x.wrapping_add(frame.wrapping_mul(8)) % w).wrapping_mul(8) / w;
+        let [l, b, r] = BARS[bar as usize % BARS.len()];
+        (l * 4, b * 4, r * 4)
+    } else {
+        let ramp = (x.wrapping_mul(876) / w).wrapping_add(frame.wrapping_mul(12)) % 877;
+        (64 + ramp, 512, 512)
+    };
+    let r = i64::from((h / 6).max(1));
+    let dx = i64::from(x) - i64::from(frame.wrapping_mul(23) % w);
+    let dy = i64::from(y) - i64::from(h / 2);
+    if dx * dx + dy * dy <= r * r {
+        let turn = frame.wrapping_mul(16) % 512;
+        (luma, cb, cr) = (700, 256 + turn, 767 - turn);
+    }
+    (luma, cb, cr)
+}
+
+/// Stores a 10-bit sample at byte `at` of `out`: NV12 its top 8 bits; P010 a little-endian
+/// word with the sample in its top 10 bits and `junk` in the 6 low ones (`video_store`).
+///
+/// # Errors
+/// When the sample does not fit in `out`.
+fn store(out: &mut [u8], at: usize, wide: bool, sample: u32, junk: u32) -> Result<()> {
+    let (word, byte) = (((sample << 6) | (junk & 63)) as u16, (sample >> 2) as u8);
+    let (word, byte) = (word.to_le_bytes(), [byte]);
+    let bytes: &[u8] = if wide { &word } else { &byte };
+    let len = out.len();
+    out.get_mut(at..at + bytes.len())
+        .with_context(|| format!("sample at byte {at} outside the {len} of the frame"))?
+        .copy_from_slice(bytes);
+    Ok(())
+}
