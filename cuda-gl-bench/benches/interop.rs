@@ -42,6 +42,8 @@ mod present;
 mod registration;
 #[path = "interop/report.rs"]
 mod report;
+#[path = "interop/roles.rs"]
+mod roles;
 #[path = "interop/streaming.rs"]
 mod streaming;
 #[path = "interop/texel.rs"]
@@ -232,12 +234,7 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
 
 /// An error chain on one line: `context: cause: cause`, line breaks in messages folded.
 fn one_line(error: &anyhow::Error) -> String {
-    format!("{error:#}")
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
+    report::one_line(&format!("{error:#}"))
 }
 
 /// Runs every case group on one device.

@@ -34,12 +34,14 @@
 mod common;
 #[path = "common/glow_kit.rs"]
 mod glow_kit;
+#[path = "common/winit_app.rs"]
+mod winit_app;
 
 use anyhow::{Context as _, Result, anyhow, bail};
-use common::{Mismatch, Outcome, Unavailable, screenshot};
+use common::{Mismatch, Outcome, Stripes, Unavailable, screenshot};
+use cuda_gl::Context;
 use cuda_gl::display::{DisplayTarget, Format, Layout};
 use cuda_gl::egl::Offscreen;
-use cuda_gl::{Context, Function, LaunchConfig, Module, Stream, StreamFlags};
 
 use std::num::NonZeroU32;
 use std::path::PathBuf;
@@ -140,8 +142,7 @@ struct Frames {
     // Dropped first: the target's GL objects go while the GL context is current.
     target: DisplayTarget,
     triangle: glow_kit::Triangle,
-    stripes: Function,
-    stream: Stream,
+    stripes: Stripes,
     /// Frames drawn so far: the next frame's number.
     drawn: u32,
     /// Whether the next frame is read back (the first one, and the first at a new size).
@@ -164,8 +165,7 @@ impl Frames {
         Ok(Frames {
             target,
             triangle: glow_kit::Triangle::new(gl)?,
-            stripes: Module::from_ptx(ctx, common::PTX)?.function("stripes_rgba8")?,
-            stream: Stream::new(ctx, StreamFlags::NonBlocking)?,
+            stripes: Stripes::new(ctx)?,
             drawn: 0,
             check_next: true,
             checked: Vec::new(),
@@ -194,18 +194,10 @@ impl Frames {
     fn draw(&mut self, gl: &glow::Context, check: bool) -> Result<Option<u32>> {
         let number = self.drawn;
         let (width, height) = self.target.size();
-        let frame = self.target.frame(&self.stream)?;
-        let surface = frame.surface()?;
-        // SAFETY: stripes_rgba8(cudaSurfaceObject_t, int, int, unsigned) writes width x height
-        // texels through the frame's surface, which has that size, on the frame's stream,
-        // before the present.
-        unsafe {
-            self.stripes.launch(
-                LaunchConfig::for_image(width, height),
-                &self.stream,
-                (surface, width as i32, height as i32, number),
-            )?;
-        }
+        let frame = self.target.frame(&self.stripes.stream)?;
+        // SAFETY: the frame is RGBA8 of the target's size, width x height, on the kernel's
+        // stream.
+        unsafe { self.stripes.draw(frame.surface()?, (width, height), number) }?;
         frame.present()?;
         self.drawn += 1;
         if !(std::mem::take(&mut self.check_next) || check) {
@@ -309,9 +301,9 @@ fn headless(args: &Args) -> Result<String> {
     frames.finish(&gl, "in an offscreen framebuffer (headless EGL)")
 }
 
-/// The frames in a winit window with a glutin GL context.
+/// The frames in a winit window with a glutin GL context, driven by `winit_app`.
 mod window {
-    use super::{Args, Frames, START, Unavailable, glow_kit, resize_due, screenshot};
+    use super::{Args, Frames, START, Unavailable, glow_kit, resize_due, screenshot, winit_app};
     use anyhow::{Result, anyhow};
     use cuda_gl::{Context, Device};
     use glutin::config::{ConfigTemplateBuilder, GlConfig};
@@ -322,115 +314,31 @@ mod window {
     use glutin::display::{Display, DisplayApiPreference, GlDisplay};
     use glutin::surface::{GlSurface, Surface, SurfaceAttributesBuilder, WindowSurface};
     use std::num::NonZeroU32;
-    use std::time::{Duration, Instant};
-    use winit::application::ApplicationHandler;
-    use winit::dpi::PhysicalSize;
-    use winit::event::WindowEvent;
-    use winit::event_loop::{ActiveEventLoop, EventLoop};
+    use winit::event_loop::ActiveEventLoop;
     use winit::raw_window_handle::{HasDisplayHandle, HasWindowHandle};
-    use winit::window::{Window, WindowId};
-
-    /// How long a size asked for may take to arrive as a `Resized` event before the run stops
-    /// waiting for it (a window manager may refuse it).
-    const RESIZE_WAIT: Duration = Duration::from_secs(3);
+    use winit::window::Window;
+    use winit_app::Redraw;
 
     pub fn run(args: &Args) -> Result<String> {
-        // winit panics (inside its X11 set-up) when xkbcommon or its keyboard data is missing:
-        // that is "cannot run here", said as such, not a crash.
-        let event_loop = std::panic::catch_unwind(EventLoop::new)
-            .map_err(|_| {
-                anyhow!(Unavailable(
-                    "winit could not start (no libxkbcommon-x11, or no keyboard data: under \
-                     Xvfb set XKB_CONFIG_ROOT)"
-                        .into()
-                ))
-            })?
-            .map_err(|e| anyhow!(Unavailable(format!("no window: winit: {e}"))))?;
-        let mut app = App {
-            args,
-            shown: None,
-            outcome: None,
-        };
-        event_loop.run_app(&mut app)?;
-        app.outcome
-            .unwrap_or_else(|| Err(anyhow!("the event loop ended before the first frame")))
-    }
-
-    /// The event loop's state: the window once it is open, and how the run ended.
-    struct App<'a> {
-        args: &'a Args,
-        shown: Option<Shown>,
-        outcome: Option<Result<String>>,
+        winit_app::run(|event_loop| Shown::open(event_loop, args))
     }
 
     /// The window, its GL context and surface, and the frames shown in it. Fields drop in
     /// order: the frames (GL objects, while the context is still current), the context, the
     /// surface, the window.
-    struct Shown {
+    struct Shown<'a> {
         frames: Frames,
         gl: glow::Context,
         context: PossiblyCurrentContext,
         surface: Surface<WindowSurface>,
         window: Window,
-        /// A size asked for whose `Resized` event has not come yet, and since when.
-        awaiting: Option<((u32, u32), Instant)>,
-        /// Sizes asked for that never came.
-        refused: Vec<(u32, u32)>,
+        args: &'a Args,
     }
 
-    impl App<'_> {
-        /// Ends the run with `outcome`: the window and all in it go, while the event loop still
-        /// runs.
-        fn end(&mut self, event_loop: &ActiveEventLoop, outcome: Result<String>) {
-            self.shown = None;
-            self.outcome.get_or_insert(outcome);
-            event_loop.exit();
-        }
-    }
-
-    impl ApplicationHandler for App<'_> {
-        fn resumed(&mut self, event_loop: &ActiveEventLoop) {
-            if self.shown.is_some() || self.outcome.is_some() {
-                return;
-            }
-            match Shown::open(event_loop) {
-                Ok(shown) => {
-                    shown.window.request_redraw();
-                    self.shown = Some(shown);
-                }
-                Err(e) => self.end(event_loop, Err(e)),
-            }
-        }
-
-        fn window_event(&mut self, event_loop: &ActiveEventLoop, _: WindowId, event: WindowEvent) {
-            let Some(shown) = &mut self.shown else {
-                return;
-            };
-            let step = match event {
-                WindowEvent::CloseRequested => {
-                    println!("window closed after {} frames", shown.frames.drawn);
-                    Ok(true)
-                }
-                WindowEvent::Resized(size) => shown.resized(size).map(|()| false),
-                WindowEvent::RedrawRequested => shown.redraw(self.args),
-                _ => Ok(false),
-            };
-            match step {
-                Ok(false) => {}
-                Ok(true) => {
-                    let outcome = self.shown.take().map(Shown::finish);
-                    let outcome = outcome.unwrap_or_else(|| Err(anyhow!("no window")));
-                    self.end(event_loop, outcome);
-                }
-                Err(e) => self.end(event_loop, Err(e)),
-            }
-        }
-    }
-
-    impl Shown {
+    impl<'a> Shown<'a> {
         /// Opens the window with a GL 3.3 core context, makes it current, finds CUDA (on the
         /// GPU of the window's GL when it has one), and makes the display target.
-        fn open(event_loop: &ActiveEventLoop) -> Result<Shown> {
+        fn open(event_loop: &ActiveEventLoop, args: &'a Args) -> Result<Shown<'a>> {
             let unavailable = |what: String| anyhow!(Unavailable(what));
             let handle = event_loop.display_handle()?.as_raw();
             // GLX first on X11 (NVIDIA's, through libglvnd), EGL otherwise (Wayland).
@@ -438,8 +346,8 @@ mod window {
                 winit::platform::x11::register_xlib_error_hook,
             ));
             // SAFETY: the handle is the event loop's display, which outlives everything made
-            // with it (all of it is dropped in `App::end`, inside the event loop); the hook
-            // registrar is winit's own, for that display.
+            // with it (all of it is dropped when the run ends, inside the event loop); the
+            // hook registrar is winit's own, for that display.
             let display = unsafe { Display::new(handle, preference) }
                 .map_err(|e| unavailable(format!("no OpenGL for a window: glutin: {e}")))?;
             let template = ConfigTemplateBuilder::new().build();
@@ -447,11 +355,9 @@ mod window {
             let config = unsafe { display.find_configs(template) }?
                 .min_by_key(|config| (config.num_samples(), !config.hardware_accelerated()))
                 .ok_or_else(|| unavailable("no OpenGL configuration for a window".into()))?;
-            let attributes = Window::default_attributes()
-                .with_title(format!("cuda-gl {}", super::common::NAME))
-                .with_inner_size(PhysicalSize::new(START.0, START.1));
             // The window with the configuration's visual (what glutin-winit adds to winit).
-            let window = glutin_winit::finalize_window(event_loop, attributes, &config)?;
+            let window =
+                glutin_winit::finalize_window(event_loop, winit_app::attributes(START), &config)?;
             let raw_window = window.window_handle()?.as_raw();
             let context_attributes = ContextAttributesBuilder::new()
                 .with_profile(GlProfile::Core)
@@ -460,16 +366,7 @@ mod window {
             // SAFETY: the handle is `window`'s, which outlives the context (`Shown`'s fields).
             let context = unsafe { display.create_context(&config, &context_attributes) }
                 .map_err(|e| unavailable(format!("no OpenGL 3.3 core context: glutin: {e}")))?;
-            let size = window.inner_size();
-            let (Some(width), Some(height)) =
-                (NonZeroU32::new(size.width), NonZeroU32::new(size.height))
-            else {
-                anyhow::bail!(
-                    "the window opened with no area ({}x{})",
-                    size.width,
-                    size.height
-                );
-            };
+            let (width, height) = winit_app::area(&window)?;
             let surface_attributes =
                 SurfaceAttributesBuilder::<WindowSurface>::new().build(raw_window, width, height);
             // SAFETY: the handle is `window`'s, which outlives the surface (`Shown`'s fields).
@@ -493,54 +390,33 @@ mod window {
                     Context::new(&device)?
                 }
             };
-            let frames = Frames::new(&ctx, &gl, (size.width, size.height))?;
+            let frames = Frames::new(&ctx, &gl, (width.get(), height.get()))?;
             Ok(Shown {
                 frames,
                 gl,
                 context,
                 surface,
                 window,
-                awaiting: None,
-                refused: Vec::new(),
+                args,
             })
         }
+    }
 
-        /// The window has a new size: so do the GL surface and the target.
-        fn resized(&mut self, size: PhysicalSize<u32>) -> Result<()> {
-            let (Some(width), Some(height)) =
-                (NonZeroU32::new(size.width), NonZeroU32::new(size.height))
-            else {
-                return Ok(()); // minimised: the target keeps its size
-            };
-            if let Some((asked, _)) = self.awaiting.take()
-                && asked != (size.width, size.height)
-            {
-                println!(
-                    "asked for {}x{}, the window got {}x{}",
-                    asked.0, asked.1, size.width, size.height
-                );
-            }
-            self.surface.resize(&self.context, width, height);
-            self.frames.resize((size.width, size.height))?;
-            self.window.request_redraw();
-            Ok(())
+    impl winit_app::Shown for Shown<'_> {
+        fn window(&self) -> &Window {
+            &self.window
         }
 
-        /// Draws, shows and (when due) checks the next frame, asks for the next size when due;
-        /// `true` once the run is over.
-        fn redraw(&mut self, args: &Args) -> Result<bool> {
-            if let Some((asked, since)) = self.awaiting
-                && since.elapsed() > RESIZE_WAIT
-            {
-                println!(
-                    "asked for {}x{}: no Resized event in {RESIZE_WAIT:?}, the window kept its \
-                     size",
-                    asked.0, asked.1
-                );
-                self.refused.push(asked);
-                self.awaiting = None;
-            }
-            let last = self.frames.drawn + 1 >= args.frames && self.awaiting.is_none();
+        /// The GL surface and the target take the window's new size.
+        fn resized(&mut self, width: NonZeroU32, height: NonZeroU32) -> Result<()> {
+            self.surface.resize(&self.context, width, height);
+            self.frames.resize((width.get(), height.get()))
+        }
+
+        /// Draws, shows and (when due) checks the next frame; the last one once `--frames`
+        /// are drawn and the window has the size last asked for.
+        fn redraw(&mut self, settled: bool) -> Result<Redraw> {
+            let last = self.frames.drawn + 1 >= self.args.frames && settled;
             self.frames.draw(&self.gl, last)?;
             self.frames.show(&self.gl, None)?;
             if last {
@@ -548,42 +424,19 @@ mod window {
                 // The window's framebuffer has the target's size (the last Resized event
                 // gave both that size).
                 let pixels = glow_kit::read_framebuffer(&self.gl, None, width, height)?;
-                screenshot(args.screenshot.as_deref(), (width, height), &pixels)?;
+                screenshot(self.args.screenshot.as_deref(), (width, height), &pixels)?;
             }
             self.surface.swap_buffers(&self.context)?;
-            if last {
-                return Ok(true);
-            }
-            if let Some(size) = resize_due(self.frames.drawn, args.frames) {
-                println!(
-                    "frame {}: asking the window for {}x{}",
-                    self.frames.drawn, size.0, size.1
-                );
-                match self
-                    .window
-                    .request_inner_size(PhysicalSize::new(size.0, size.1))
-                {
-                    // Applied at once: no Resized event need follow.
-                    Some(now) => self.resized(now)?,
-                    None => self.awaiting = Some((size, Instant::now())),
-                }
-            }
-            self.window.request_redraw();
-            Ok(false)
+            Ok(if last { Redraw::Last } else { Redraw::Drawn })
+        }
+
+        fn size_due(&self) -> Option<(u32, u32)> {
+            resize_due(self.frames.drawn, self.args.frames)
         }
 
         fn finish(self) -> Result<String> {
-            let Shown {
-                frames,
-                gl,
-                refused,
-                ..
-            } = self;
-            let mut what = frames.finish(&gl, "in a winit + glutin window")?;
-            if !refused.is_empty() {
-                what.push_str(&format!("; {} sizes asked for never came", refused.len()));
-            }
-            Ok(what)
+            let Shown { frames, gl, .. } = self;
+            frames.finish(&gl, "in a winit + glutin window")
         }
     }
 }

@@ -29,11 +29,11 @@
 mod common;
 
 use anyhow::{Result, anyhow};
-use common::{Mismatch, Unavailable};
+use common::{Mismatch, Stripes, Unavailable};
+use cuda_gl::Context;
 use cuda_gl::display::{DisplayTarget, Format, Layout};
 use cuda_gl::egl::Offscreen;
 use cuda_gl::egui_interop::EguiImage;
-use cuda_gl::{Context, Function, LaunchConfig, Module, Stream, StreamFlags};
 use egui::load::SizedTexture;
 use egui_glow::glow::{self, HasContext};
 use std::process::ExitCode;
@@ -49,21 +49,14 @@ const FRAMES: u32 = 120;
 const SCREEN: (u32, u32) = (1300, 1300);
 
 fn main() -> ExitCode {
-    common::main(|args| {
-        common::outcome_of(if args.window {
-            window::run(args)
-        } else {
-            headless(args)
-        })
-    })
+    common::main_window_or_headless(window::run, headless)
 }
 
 /// The image, the kernel that draws it, the slider's state and what has been checked: the
 /// same in the window and headless.
 struct Panel {
     image: EguiImage,
-    stripes: Function,
-    stream: Stream,
+    stripes: Stripes,
     /// The slider: the kernel's `frame` parameter (its pattern's phase).
     phase: u32,
     /// Whether the program moves the slider itself each frame.
@@ -82,8 +75,7 @@ impl Panel {
         println!("{report}");
         Ok(Panel {
             image: EguiImage::new(target)?,
-            stripes: Module::from_ptx(ctx, common::PTX)?.function("stripes_rgba8")?,
-            stream: Stream::new(ctx, StreamFlags::NonBlocking)?,
+            stripes: Stripes::new(ctx)?,
             phase: 0,
             animate: true,
             drawn: 0,
@@ -108,18 +100,9 @@ impl Panel {
         }
         let (w, h) = self.image.target().size();
         let target = self.image.target_mut();
-        let frame = target.frame(&self.stream)?;
-        let surface = frame.surface()?;
-        // SAFETY: stripes_rgba8(cudaSurfaceObject_t, int, int, unsigned) writes w x h texels
-        // through the frame's surface, which has that size, on the frame's stream, before the
-        // present.
-        unsafe {
-            self.stripes.launch(
-                LaunchConfig::for_image(w, h),
-                &self.stream,
-                (surface, w as i32, h as i32, self.phase),
-            )?;
-        }
+        let frame = target.frame(&self.stripes.stream)?;
+        // SAFETY: the frame is RGBA8 of the image's size, w x h, on the kernel's stream.
+        unsafe { self.stripes.draw(frame.surface()?, (w, h), self.phase) }?;
         frame.present()?;
         // Stream mode shows a frame late until flushed (the other modes: nothing to do).
         target.flush()?;

@@ -45,17 +45,19 @@
 
 #[path = "common/mod.rs"]
 mod common;
+#[path = "common/wgpu_kit.rs"]
+mod wgpu_kit;
+#[path = "common/winit_app.rs"]
+mod winit_app;
 
 use anyhow::{Context as _, Result, anyhow, bail};
-use common::{Mismatch, Unavailable};
+use common::{Mismatch, Stripes, Unavailable};
 use cuda_gl::display::{Format, Layout};
 use cuda_gl::wgpu_interop::{WgpuTarget, open_device};
-use cuda_gl::{Context, Device, Function, LaunchConfig, Module, Stream, StreamFlags};
-use std::path::Path;
+use cuda_gl::{Context, Device};
 use std::process::ExitCode;
-use std::sync::mpsc::{self, TryRecvError};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use wgpu_kit::{Blit, Offscreen, ReadBack, screenshot};
 
 /// The target's first size.
 const START: (u32, u32) = (640, 480);
@@ -65,45 +67,9 @@ const SIZES: [(u32, u32); 3] = [(333, 217), (1001, 555), (77, 1201)];
 const FRAMES_PER_SIZE: u32 = 12;
 /// Frames in a run (a window with `--window-secs` draws more).
 const FRAMES: u32 = FRAMES_PER_SIZE * (SIZES.len() as u32 + 1);
-/// The longest wait for wgpu's copy into a read-back buffer and its map.
-const WAIT_LIMIT: Duration = Duration::from_secs(10);
-
-/// The render pass's shaders: one triangle that covers the render target, sampling the
-/// target's texture with uv (0, 0) at the render target's top-left corner (its row 0, as
-/// `copy_texture_to_buffer` reads it) and uv (1, 1) at its bottom-right one.
-const SHADER: &str = r"
-@group(0) @binding(0) var frame_texture: texture_2d<f32>;
-@group(0) @binding(1) var frame_sampler: sampler;
-
-struct Varyings {
-    @builtin(position) position: vec4<f32>,
-    @location(0) uv: vec2<f32>,
-};
-
-// Vertices 0, 1, 2 at uv (0, 0), (2, 0), (0, 2); wgpu's clip space has y up.
-@vertex
-fn vs_main(@builtin(vertex_index) index: u32) -> Varyings {
-    let uv = vec2<f32>(f32((index << 1u) & 2u), f32(index & 2u));
-    var out: Varyings;
-    out.position = vec4<f32>(uv.x * 2.0 - 1.0, 1.0 - uv.y * 2.0, 0.0, 1.0);
-    out.uv = uv;
-    return out;
-}
-
-@fragment
-fn fs_main(v: Varyings) -> @location(0) vec4<f32> {
-    return textureSample(frame_texture, frame_sampler, v.uv);
-}
-";
 
 fn main() -> ExitCode {
-    common::main(|args| {
-        common::outcome_of(if args.window {
-            window::run(args)
-        } else {
-            headless(args)
-        })
-    })
+    common::main_window_or_headless(window::run, headless)
 }
 
 /// The size to resize to once `drawn` frames are drawn: the next of [`SIZES`] every
@@ -193,8 +159,7 @@ impl Wgpu {
 /// in the window and headless.
 struct Frames {
     target: WgpuTarget,
-    stripes: Function,
-    stream: Stream,
+    stripes: Stripes,
     /// Frames drawn so far: the next frame's number.
     drawn: u32,
     /// Pixels compared with the CPU's pattern, in every read-back.
@@ -211,8 +176,7 @@ impl Frames {
         println!("{report}");
         Ok(Frames {
             target,
-            stripes: Module::from_ptx(ctx, common::PTX)?.function("stripes_rgba8")?,
-            stream: Stream::new(ctx, StreamFlags::NonBlocking)?,
+            stripes: Stripes::new(ctx)?,
             drawn: 0,
             pixels_compared: 0,
             sizes: vec![size],
@@ -238,18 +202,10 @@ impl Frames {
     fn draw(&mut self) -> Result<u32> {
         let number = self.drawn;
         let (width, height) = self.target.size();
-        let frame = self.target.frame(&self.stream)?;
-        let surface = frame.surface()?;
-        // SAFETY: stripes_rgba8(cudaSurfaceObject_t, int, int, unsigned) writes width x height
-        // RGBA8 texels through the frame's surface, which has that size and format, on the
-        // frame's stream, before the present.
-        unsafe {
-            self.stripes.launch(
-                LaunchConfig::for_image(width, height),
-                &self.stream,
-                (surface, width as i32, height as i32, number),
-            )?;
-        }
+        let frame = self.target.frame(&self.stripes.stream)?;
+        // SAFETY: the frame is RGBA8 of the target's size, width x height, on the kernel's
+        // stream.
+        unsafe { self.stripes.draw(frame.surface()?, (width, height), number) }?;
         frame.present()?;
         self.drawn += 1;
         let pixels = self.target.read_pixels()?;
@@ -311,274 +267,27 @@ impl Frames {
             sizes.join(", ")
         ))
     }
-}
 
-/// The render pass: a full-screen triangle that samples a texture with a nearest sampler, into
-/// render targets of one format.
-struct Blit {
-    pipeline: wgpu::RenderPipeline,
-    sampler: wgpu::Sampler,
-}
-
-impl Blit {
-    /// The pipeline for render targets of `format`.
-    fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> Blit {
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("12_wgpu_window: full-screen triangle"),
-            source: wgpu::ShaderSource::Wgsl(SHADER.into()),
-        });
-        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("12_wgpu_window: sample the target's texture"),
-            // The layout wgpu derives from the shader: group 0, a filterable float texture and
-            // a filtering sampler.
-            layout: None,
-            vertex: wgpu::VertexState {
-                module: &module,
-                entry_point: Some("vs_main"),
-                compilation_options: Default::default(),
-                buffers: &[],
-            },
-            primitive: wgpu::PrimitiveState::default(),
-            depth_stencil: None,
-            multisample: wgpu::MultisampleState::default(),
-            fragment: Some(wgpu::FragmentState {
-                module: &module,
-                entry_point: Some("fs_main"),
-                compilation_options: Default::default(),
-                targets: &[Some(wgpu::ColorTargetState {
-                    format,
-                    blend: None,
-                    write_mask: wgpu::ColorWrites::ALL,
-                })],
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
-        let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
-            label: Some("12_wgpu_window: nearest"),
-            mag_filter: wgpu::FilterMode::Nearest,
-            min_filter: wgpu::FilterMode::Nearest,
-            ..Default::default()
-        });
-        Blit { pipeline, sampler }
-    }
-
-    /// Records the pass: `source` drawn over all of `into` (cleared first).
-    fn encode(
-        &self,
-        device: &wgpu::Device,
-        encoder: &mut wgpu::CommandEncoder,
-        source: &wgpu::Texture,
-        into: &wgpu::Texture,
-    ) {
-        let source_view = source.create_view(&Default::default());
-        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("12_wgpu_window: the target's texture"),
-            layout: &self.pipeline.get_bind_group_layout(0),
-            entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: wgpu::BindingResource::TextureView(&source_view),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: wgpu::BindingResource::Sampler(&self.sampler),
-                },
-            ],
-        });
-        let view = into.create_view(&Default::default());
-        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some("12_wgpu_window: draw the target"),
-            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                view: &view,
-                depth_slice: None,
-                resolve_target: None,
-                ops: wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
-                    store: wgpu::StoreOp::Store,
-                },
-            })],
-            depth_stencil_attachment: None,
-            timestamp_writes: None,
-            occlusion_query_set: None,
-            multiview_mask: None,
-        });
-        pass.set_pipeline(&self.pipeline);
-        pass.set_bind_group(0, &bind_group, &[]);
-        pass.draw(0..3, 0..1);
-    }
-}
-
-/// A texture's pixels on their way to the host: a buffer that a recorded copy fills.
-struct ReadBack {
-    buffer: wgpu::Buffer,
-    size: (u32, u32),
-    /// Bytes per row in the buffer (wgpu aligns rows to 256 bytes).
-    padded: u32,
-    /// Whether the texels are BGRA (swapped to RGBA on the way out).
-    bgra: bool,
-}
-
-impl ReadBack {
-    /// Records a copy of `texture` (RGBA8 or BGRA8 UNORM, `COPY_SRC`) into a new buffer.
-    fn copy(
-        device: &wgpu::Device,
-        encoder: &mut wgpu::CommandEncoder,
-        texture: &wgpu::Texture,
-    ) -> Result<ReadBack> {
-        let bgra = match texture.format() {
-            wgpu::TextureFormat::Rgba8Unorm => false,
-            wgpu::TextureFormat::Bgra8Unorm => true,
-            other => bail!("cannot compare texels of {other:?} byte for byte"),
-        };
-        let (width, height) = (texture.width(), texture.height());
-        let padded = (width * 4).next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT);
-        let buffer = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("12_wgpu_window: read-back"),
-            size: u64::from(padded) * u64::from(height),
-            usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
-            mapped_at_creation: false,
-        });
-        encoder.copy_texture_to_buffer(
-            texture.as_image_copy(),
-            wgpu::TexelCopyBufferInfo {
-                buffer: &buffer,
-                layout: wgpu::TexelCopyBufferLayout {
-                    offset: 0,
-                    bytes_per_row: Some(padded),
-                    rows_per_image: Some(height),
-                },
-            },
-            texture.size(),
-        );
-        Ok(ReadBack {
-            buffer,
-            size: (width, height),
-            padded,
-            bgra,
-        })
-    }
-
-    /// The pixels, RGBA8, rows tightly packed, row 0 (the top) first, once `submitted` (the
-    /// submit that holds the copy) is done: waits at most [`WAIT_LIMIT`].
-    fn pixels(self, device: &wgpu::Device, submitted: wgpu::SubmissionIndex) -> Result<Vec<u8>> {
-        let (tx, rx) = mpsc::channel();
-        self.buffer
-            .slice(..)
-            .map_async(wgpu::MapMode::Read, move |mapped| drop(tx.send(mapped)));
-        let deadline = Instant::now() + WAIT_LIMIT;
-        let mut poll = wgpu::PollType::Wait {
-            submission_index: Some(submitted),
-            timeout: Some(WAIT_LIMIT),
-        };
-        loop {
-            device
-                .poll(poll)
-                .map_err(|e| anyhow!("waiting for wgpu's copy into the read-back buffer: {e}"))?;
-            match rx.try_recv() {
-                Ok(mapped) => {
-                    mapped.map_err(|e| anyhow!("mapping the read-back buffer: {e}"))?;
-                    break;
-                }
-                Err(TryRecvError::Disconnected) => {
-                    bail!("wgpu dropped the read-back buffer's map request")
-                }
-                Err(TryRecvError::Empty) if Instant::now() >= deadline => {
-                    bail!("the read-back buffer was not mapped within {WAIT_LIMIT:?}")
-                }
-                Err(TryRecvError::Empty) => std::thread::sleep(Duration::from_millis(1)),
-            }
-            poll = wgpu::PollType::Poll;
-        }
-        let (width, height) = self.size;
-        let row = width as usize * 4;
-        let mut pixels = Vec::with_capacity(row * height as usize);
-        {
-            let mapped = self
-                .buffer
-                .slice(..)
-                .get_mapped_range()
-                .map_err(|e| anyhow!("reading the mapped read-back buffer: {e}"))?;
-            for line in mapped.chunks(self.padded as usize) {
-                pixels.extend_from_slice(line.get(..row).context("a short read-back row")?);
-            }
-        }
-        self.buffer.unmap();
-        if self.bgra {
-            for texel in pixels.chunks_exact_mut(4) {
-                texel.swap(0, 2);
-            }
-        }
-        Ok(pixels)
-    }
-}
-
-/// An RGBA8 render target that is not on screen, read back after each pass.
-struct Offscreen {
-    texture: wgpu::Texture,
-}
-
-impl Offscreen {
-    fn new(device: &wgpu::Device, (width, height): (u32, u32)) -> Offscreen {
-        let texture = device.create_texture(&wgpu::TextureDescriptor {
-            label: Some("12_wgpu_window: offscreen render target"),
-            size: wgpu::Extent3d {
-                width,
-                height,
-                depth_or_array_layers: 1,
-            },
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: wgpu::TextureFormat::Rgba8Unorm,
-            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
-            view_formats: &[],
-        });
-        Offscreen { texture }
-    }
-
-    fn size(&self) -> (u32, u32) {
-        (self.texture.width(), self.texture.height())
-    }
-
-    /// Draws the target's texture (frame `number`, just presented) into this texture, which
-    /// has the target's size, with `blit` (for RGBA8), reads it back and compares it with the
-    /// CPU's pattern: the pixels, row 0 (the top) first.
-    fn draw_and_check(
-        &self,
-        frames: &mut Frames,
+    /// Draws the target's texture (frame `number`, just presented) into `offscreen`, which has
+    /// the target's size, with `blit` (for RGBA8), reads it back and compares it with the CPU's
+    /// pattern: the pixels, row 0 (the top) first.
+    fn check_offscreen(
+        &mut self,
         gpu: &Wgpu,
         blit: &Blit,
+        offscreen: &Offscreen,
         number: u32,
     ) -> Result<Vec<u8>> {
-        let mut encoder = gpu.device.create_command_encoder(&Default::default());
-        blit.encode(
-            &gpu.device,
-            &mut encoder,
-            frames.target.texture(),
-            &self.texture,
-        );
-        let read = ReadBack::copy(&gpu.device, &mut encoder, &self.texture)?;
-        let submitted = gpu.queue.submit([encoder.finish()]);
-        let pixels = read.pixels(&gpu.device, submitted)?;
+        let pixels = offscreen.draw(&gpu.device, &gpu.queue, blit, self.target.texture())?;
         gpu.check_errors("drawing into the offscreen texture")?;
-        frames.compare(
+        self.compare(
             "the offscreen texture the render pass drew",
             &pixels,
-            self.size(),
+            offscreen.size(),
             number,
         )?;
         Ok(pixels)
     }
-}
-
-/// Writes `--screenshot`, when asked, from `pixels` (`width` x `height` RGBA8, top row first).
-fn screenshot(path: Option<&Path>, (width, height): (u32, u32), pixels: &[u8]) -> Result<()> {
-    if let Some(path) = path {
-        gl_kit::image::write_png(path, width, height, pixels)?;
-        println!("wrote {} ({width}x{height})", path.display());
-    }
-    Ok(())
 }
 
 /// The frames without a window: the render pass draws into an offscreen RGBA8 texture of the
@@ -597,7 +306,7 @@ fn headless(args: &common::Args) -> Result<String> {
             offscreen = Offscreen::new(&gpu.device, size);
         }
         let number = frames.draw()?;
-        last = offscreen.draw_and_check(&mut frames, &gpu, &blit, number)?;
+        last = frames.check_offscreen(&gpu, &blit, &offscreen, number)?;
     }
     screenshot(args.screenshot.as_deref(), offscreen.size(), &last)?;
     frames.finish(
@@ -606,29 +315,26 @@ fn headless(args: &common::Args) -> Result<String> {
     )
 }
 
-/// The frames in a winit window, drawn into its wgpu surface.
+/// The frames in a winit window, drawn into its wgpu surface, driven by `winit_app`.
 mod window {
     use super::{
         Blit, FRAMES, Frames, Offscreen, ReadBack, Unavailable, Wgpu, cuda, instance, resize_due,
-        screenshot,
+        screenshot, winit_app,
     };
+    use crate::common::Args;
     use anyhow::{Result, anyhow, bail};
+    use std::num::NonZeroU32;
     use std::sync::Arc;
     use std::time::{Duration, Instant};
-    use winit::application::ApplicationHandler;
-    use winit::dpi::PhysicalSize;
-    use winit::event::WindowEvent;
-    use winit::event_loop::{ActiveEventLoop, EventLoop};
-    use winit::window::{Window, WindowId};
+    use winit::event_loop::ActiveEventLoop;
+    use winit::window::Window;
+    use winit_app::Redraw;
 
-    /// How long a size asked for may take to arrive as a `Resized` event before the run stops
-    /// waiting for it (a window manager may refuse it).
-    const RESIZE_WAIT: Duration = Duration::from_secs(3);
     /// Redraws in a row without a surface texture (timeouts, an occluded or outdated surface)
     /// before the run gives up.
     const MAX_SKIPPED: u32 = 50;
 
-    pub fn run(args: &super::common::Args) -> Result<String> {
+    pub fn run(args: &Args) -> Result<String> {
         let until = match args.window_secs {
             None => None,
             Some(secs) => Some(
@@ -636,40 +342,12 @@ mod window {
                     .map_err(|e| anyhow!("--window-secs {secs}: {e}"))?,
             ),
         };
-        // winit panics (inside its X11 set-up) when xkbcommon or its keyboard data is missing:
-        // that is "cannot run here", said as such, not a crash.
-        let event_loop = std::panic::catch_unwind(EventLoop::new)
-            .map_err(|_| {
-                anyhow!(Unavailable(
-                    "winit could not start (no libxkbcommon-x11, or no keyboard data: under \
-                     Xvfb set XKB_CONFIG_ROOT)"
-                        .into()
-                ))
-            })?
-            .map_err(|e| anyhow!(Unavailable(format!("no window: winit: {e}"))))?;
-        let mut app = App {
-            args,
-            until,
-            shown: None,
-            outcome: None,
-        };
-        event_loop.run_app(&mut app)?;
-        app.outcome
-            .unwrap_or_else(|| Err(anyhow!("the event loop ended before the first frame")))
-    }
-
-    /// The event loop's state: the window once it is open, and how the run ended.
-    struct App<'a> {
-        args: &'a super::common::Args,
-        /// `--window-secs`.
-        until: Option<Duration>,
-        shown: Option<Shown>,
-        outcome: Option<Result<String>>,
+        winit_app::run(|event_loop| Shown::open(event_loop, args, until))
     }
 
     /// The window, its surface and the frames drawn into it. Fields drop in order: the frames
     /// (the target and its CUDA objects), the wgpu objects, the surface, the window.
-    struct Shown {
+    struct Shown<'a> {
         frames: Frames,
         /// The pass into the surface (its format).
         blit: Blit,
@@ -681,79 +359,28 @@ mod window {
         surface: wgpu::Surface<'static>,
         config: wgpu::SurfaceConfiguration,
         window: Arc<Window>,
+        args: &'a Args,
         /// When the run may end (`--window-secs`; `None`: after [`FRAMES`] frames).
         until: Option<Instant>,
-        /// A size asked for whose `Resized` event has not come yet, and since when.
-        awaiting: Option<((u32, u32), Instant)>,
-        /// Sizes asked for that never came.
-        refused: Vec<(u32, u32)>,
         /// Redraws in a row without a surface texture.
         skipped: u32,
         /// The last frame as read back from the render pass's output, and its size.
         last: Option<((u32, u32), Vec<u8>)>,
     }
 
-    impl App<'_> {
-        /// Ends the run with `outcome`: the window and all in it go, while the event loop still
-        /// runs.
-        fn end(&mut self, event_loop: &ActiveEventLoop, outcome: Result<String>) {
-            self.shown = None;
-            self.outcome.get_or_insert(outcome);
-            event_loop.exit();
-        }
-    }
-
-    impl ApplicationHandler for App<'_> {
-        fn resumed(&mut self, event_loop: &ActiveEventLoop) {
-            if self.shown.is_some() || self.outcome.is_some() {
-                return;
-            }
-            match Shown::open(event_loop, self.until) {
-                Ok(shown) => {
-                    shown.window.request_redraw();
-                    self.shown = Some(shown);
-                }
-                Err(e) => self.end(event_loop, Err(e)),
-            }
-        }
-
-        fn window_event(&mut self, event_loop: &ActiveEventLoop, _: WindowId, event: WindowEvent) {
-            let Some(shown) = &mut self.shown else {
-                return;
-            };
-            let step = match event {
-                WindowEvent::CloseRequested => {
-                    println!("window closed after {} frames", shown.frames.drawn);
-                    Ok(true)
-                }
-                WindowEvent::Resized(size) => shown.resized(size).map(|()| false),
-                WindowEvent::RedrawRequested => shown.redraw(self.args),
-                _ => Ok(false),
-            };
-            match step {
-                Ok(false) => {}
-                Ok(true) => {
-                    let outcome = self.shown.take().map(Shown::finish);
-                    let outcome = outcome.unwrap_or_else(|| Err(anyhow!("no window")));
-                    self.end(event_loop, outcome);
-                }
-                Err(e) => self.end(event_loop, Err(e)),
-            }
-        }
-    }
-
-    impl Shown {
+    impl<'a> Shown<'a> {
         /// Opens the window, its Vulkan surface, CUDA and the wgpu device on the CUDA GPU
         /// (which must be able to present to the surface), configures the surface and makes
         /// the target at the window's size.
-        fn open(event_loop: &ActiveEventLoop, until: Option<Duration>) -> Result<Shown> {
+        fn open(
+            event_loop: &ActiveEventLoop,
+            args: &'a Args,
+            until: Option<Duration>,
+        ) -> Result<Shown<'a>> {
             let unavailable = |what: String| anyhow!(Unavailable(what));
-            let attributes = Window::default_attributes()
-                .with_title(format!("cuda-gl {}", super::common::NAME))
-                .with_inner_size(PhysicalSize::new(super::START.0, super::START.1));
             let window = Arc::new(
                 event_loop
-                    .create_window(attributes)
+                    .create_window(winit_app::attributes(super::START))
                     .map_err(|e| unavailable(format!("no window: winit: {e}")))?,
             );
             let ctx = cuda()?;
@@ -770,16 +397,10 @@ mod window {
                      window's surface"
                 )));
             }
-            let size = window.inner_size();
-            if size.width == 0 || size.height == 0 {
-                bail!(
-                    "the window opened with no area ({}x{})",
-                    size.width,
-                    size.height
-                );
-            }
+            let (width, height) = winit_app::area(&window)?;
+            let size = (width.get(), height.get());
             let mut config = surface
-                .get_default_config(&gpu.adapter, size.width, size.height)
+                .get_default_config(&gpu.adapter, size.0, size.1)
                 .ok_or_else(|| unavailable(format!("{name} offers no format for the surface")))?;
             let caps = surface.get_capabilities(&gpu.adapter);
             // An 8-bit UNORM format, where the pass writes the sampled bytes unchanged (an
@@ -811,11 +432,10 @@ mod window {
                      checked in an offscreen texture"
                 }
             );
-            let frames = Frames::new(&ctx, &gpu, (size.width, size.height))?;
+            let frames = Frames::new(&ctx, &gpu, size)?;
             let blit = Blit::new(&gpu.device, config.format);
             let offscreen_blit = Blit::new(&gpu.device, wgpu::TextureFormat::Rgba8Unorm);
-            let offscreen =
-                (!readable).then(|| Offscreen::new(&gpu.device, (size.width, size.height)));
+            let offscreen = (!readable).then(|| Offscreen::new(&gpu.device, size));
             gpu.check_errors("configuring the surface and creating the render pipelines")?;
             Ok(Shown {
                 frames,
@@ -826,28 +446,31 @@ mod window {
                 surface,
                 config,
                 window,
+                args,
                 until: until.map(|d| Instant::now() + d),
-                awaiting: None,
-                refused: Vec::new(),
                 skipped: 0,
                 last: None,
             })
         }
 
-        /// The window has a new size: so do the surface, the target and the offscreen texture.
-        fn resized(&mut self, size: PhysicalSize<u32>) -> Result<()> {
-            if size.width == 0 || size.height == 0 {
-                return Ok(()); // minimised: the target keeps its size
+        /// A redraw without a frame (`why`): tried again, up to [`MAX_SKIPPED`] in a row.
+        fn skip(&mut self, why: &str) -> Result<Redraw> {
+            self.skipped += 1;
+            if self.skipped > MAX_SKIPPED {
+                bail!("no surface texture in {MAX_SKIPPED} redraws in a row (the last: {why})");
             }
-            let now = (size.width, size.height);
-            if let Some((asked, _)) = self.awaiting.take()
-                && asked != now
-            {
-                println!(
-                    "asked for {}x{}, the window got {}x{}",
-                    asked.0, asked.1, now.0, now.1
-                );
-            }
+            Ok(Redraw::Skipped)
+        }
+    }
+
+    impl winit_app::Shown for Shown<'_> {
+        fn window(&self) -> &Window {
+            &self.window
+        }
+
+        /// The surface, the target and the offscreen texture take the window's new size.
+        fn resized(&mut self, width: NonZeroU32, height: NonZeroU32) -> Result<()> {
+            let now = (width.get(), height.get());
             if now != (self.config.width, self.config.height) {
                 self.config.width = now.0;
                 self.config.height = now.1;
@@ -859,34 +482,12 @@ mod window {
             {
                 *offscreen = Offscreen::new(&self.gpu.device, now);
             }
-            self.window.request_redraw();
             Ok(())
         }
 
-        /// A redraw without a frame (`why`): tried again, up to [`MAX_SKIPPED`] in a row.
-        fn skip(&mut self, why: &str) -> Result<bool> {
-            self.skipped += 1;
-            if self.skipped > MAX_SKIPPED {
-                bail!("no surface texture in {MAX_SKIPPED} redraws in a row (the last: {why})");
-            }
-            self.window.request_redraw();
-            Ok(false)
-        }
-
-        /// Draws, presents and checks the next frame, asks for the next size when due; `true`
-        /// once the run is over.
-        fn redraw(&mut self, args: &super::common::Args) -> Result<bool> {
-            if let Some((asked, since)) = self.awaiting
-                && since.elapsed() > RESIZE_WAIT
-            {
-                println!(
-                    "asked for {}x{}: no Resized event in {RESIZE_WAIT:?}, the window kept its \
-                     size",
-                    asked.0, asked.1
-                );
-                self.refused.push(asked);
-                self.awaiting = None;
-            }
+        /// Draws, presents and checks the next frame; the last one once [`FRAMES`] are drawn,
+        /// the window has the size last asked for and `--window-secs` (if any) have passed.
+        fn redraw(&mut self, settled: bool) -> Result<Redraw> {
             let surface_texture = match self.surface.get_current_texture() {
                 wgpu::CurrentSurfaceTexture::Success(texture)
                 | wgpu::CurrentSurfaceTexture::Suboptimal(texture) => texture,
@@ -933,40 +534,29 @@ mod window {
                 self.last = Some((size, pixels));
             }
             if let Some(offscreen) = &self.offscreen {
-                let pixels = offscreen.draw_and_check(
-                    &mut self.frames,
+                let pixels = self.frames.check_offscreen(
                     &self.gpu,
                     &self.offscreen_blit,
+                    offscreen,
                     number,
                 )?;
                 self.last = Some((size, pixels));
             }
             self.gpu.check_errors("drawing a frame")?;
             let done = self.frames.drawn >= FRAMES
-                && self.awaiting.is_none()
+                && settled
                 && self.until.is_none_or(|t| Instant::now() >= t);
-            if done {
-                if let Some((size, pixels)) = &self.last {
-                    screenshot(args.screenshot.as_deref(), *size, pixels)?;
-                }
-                return Ok(true);
+            if !done {
+                return Ok(Redraw::Drawn);
             }
-            if let Some(size) = resize_due(self.frames.drawn) {
-                println!(
-                    "frame {}: asking the window for {}x{}",
-                    self.frames.drawn, size.0, size.1
-                );
-                match self
-                    .window
-                    .request_inner_size(PhysicalSize::new(size.0, size.1))
-                {
-                    // Applied at once: no Resized event need follow.
-                    Some(now) => self.resized(now)?,
-                    None => self.awaiting = Some((size, Instant::now())),
-                }
+            if let Some((size, pixels)) = &self.last {
+                screenshot(self.args.screenshot.as_deref(), *size, pixels)?;
             }
-            self.window.request_redraw();
-            Ok(false)
+            Ok(Redraw::Last)
+        }
+
+        fn size_due(&self) -> Option<(u32, u32)> {
+            resize_due(self.frames.drawn)
         }
 
         fn finish(self) -> Result<String> {
@@ -976,14 +566,8 @@ mod window {
             } else {
                 "the window's surface texture the render pass drew"
             };
-            let refused = self.refused.len();
-            let mut what = self
-                .frames
-                .finish("in a winit window (wgpu surface)", rendered)?;
-            if refused > 0 {
-                what.push_str(&format!("; {refused} sizes asked for never came"));
-            }
-            Ok(what)
+            self.frames
+                .finish("in a winit window (wgpu surface)", rendered)
         }
     }
 }

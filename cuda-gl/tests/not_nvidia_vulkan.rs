@@ -12,26 +12,21 @@
 #![cfg(feature = "wgpu")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+// The shared harness (not `tests/gpu`, which needs the `egl` feature this test does without).
+#[path = "harness/mod.rs"]
+mod harness;
+
 use cuda_gl::display::{ColorMap, Format, Layout, Mode, Palette};
 use cuda_gl::video::{ColorSpace, VideoFormat, VideoLayout, convert_cpu};
 use cuda_gl::wgpu_interop::{WgpuError, WgpuTarget, check_device, open_device};
 use cuda_gl::{Context, Device, DeviceBuffer, Error, Stream, StreamFlags};
+use harness::ready;
 
 fn skip_or_fail(reason: String) {
     if std::env::var("CUDA_GL_REQUIRE_MESA").is_ok_and(|v| v == "1") {
         panic!("CUDA_GL_REQUIRE_MESA=1, but the test cannot run: {reason}");
     }
     eprintln!("skipped: {reason}");
-}
-
-/// The value of a future that is ready at once, as wgpu's native futures are.
-fn ready<F: std::future::Future>(f: F) -> F::Output {
-    let mut f = std::pin::pin!(f);
-    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    match f.as_mut().poll(&mut cx) {
-        std::task::Poll::Ready(v) => v,
-        std::task::Poll::Pending => panic!("a wgpu future was not ready at once"),
-    }
 }
 
 /// `n` bytes that differ from pixel to pixel and with `seed`.

@@ -28,6 +28,8 @@ use crate::fast::Floor;
 use crate::glres::{self, Buffer, Texture};
 use crate::gpu::Gpu;
 use crate::measure::{Case, Plan, Variant, interleaved};
+use crate::report::one_line;
+use crate::roles::RoleTag;
 use anyhow::{Context as _, Result, ensure};
 use cuda_gl::display::{DeviceImage, DisplayTarget, Format, Layout, Mode};
 use cuda_gl::{DeviceBuffer, PinnedBuffer, Stream, sys};
@@ -147,15 +149,7 @@ pub enum Role {
 }
 
 /// A present row's role and frame size.
-#[derive(Debug, Clone, Serialize)]
-pub struct PresentTag {
-    /// What the row measures.
-    pub role: Role,
-    /// Frame width in pixels.
-    pub width: u32,
-    /// Frame height in pixels.
-    pub height: u32,
-}
+pub type PresentTag = RoleTag<Role>;
 
 /// What the group found about the GL it runs on, from `DisplayTarget::new` with no mode forced.
 #[derive(Debug, Clone, Serialize)]
@@ -173,17 +167,6 @@ pub struct Setup {
     pub interop_refused: Option<String>,
     /// The staged limit that applies: `sum` (NVIDIA's GL) or `max` (any other GL).
     pub staged_limit: &'static str,
-}
-
-/// An error on one line.
-fn one_line(error: &impl std::fmt::Display) -> String {
-    error
-        .to_string()
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// Asks `DisplayTarget::new` for a 1920x1080 target with no mode forced (auto), prints its
@@ -551,11 +534,7 @@ pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Resul
     glres::check(&group)?;
     drop(rig);
     for (case, role) in cases.iter_mut().zip(roles) {
-        case.present = Some(PresentTag {
-            role,
-            width: w,
-            height: h,
-        });
+        case.present = Some(PresentTag::new(role, size));
     }
     set_ratios(&mut cases, size, setup);
     Ok(cases)

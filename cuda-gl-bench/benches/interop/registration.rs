@@ -11,6 +11,7 @@ use crate::cases::{self, FULL_HD, FULL_HD_BYTES};
 use crate::glres::{self, Buffer, Texture};
 use crate::gpu::{Gpu, cu};
 use crate::measure::{Case, Plan, Variant, interleaved};
+use crate::report::verdict;
 use anyhow::{Context as _, Result};
 use cuda_gl::sys;
 use cuda_gl::{ImageTarget, RegisterFlags, RegisteredBuffer, RegisteredImage};
@@ -251,10 +252,6 @@ pub fn summaries(cases: &[Case]) -> BTreeMap<String, Summary> {
         .collect()
 }
 
-fn verdict(summary: &Summary) -> &'static str {
-    if summary.target_met { "met" } else { "MISSED" }
-}
-
 /// Prints each pair of `cases` on one line (stderr, like the other groups' progress).
 pub fn print_summary(cases: &[Case]) {
     for (key, what, group, safe, target) in PAIRS {
@@ -266,7 +263,7 @@ pub fn print_summary(cases: &[Case]) {
                 s.raw_us,
                 s.ratio,
                 s.target_max,
-                verdict(&s)
+                verdict(s.target_met)
             );
         }
     }
@@ -296,7 +293,7 @@ pub fn summary_markdown(cases: &[Case]) -> String {
             s.raw_us,
             s.ratio,
             s.target_max,
-            verdict(&s)
+            verdict(s.target_met)
         );
     }
     out.push('\n');

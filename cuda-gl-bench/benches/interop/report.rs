@@ -9,6 +9,22 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+/// `met` or `MISSED`: whether a ratio met its target, as every summary says it.
+pub fn verdict(met: bool) -> &'static str {
+    if met { "met" } else { "MISSED" }
+}
+
+/// `text` (an error, say) on one line: its lines trimmed, empty ones left out, joined by spaces
+/// (cuda-gl's errors end in a `help:` line).
+pub fn one_line(text: &impl std::fmt::Display) -> String {
+    text.to_string()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Run-wide metadata.
 #[derive(Debug, Clone, Serialize)]
 pub struct Meta {
@@ -119,8 +135,7 @@ fn ratio_cell(case: &Case) -> String {
     };
     let mut cell = format!("{:.3} vs {}", ratio.value, ratio.to);
     if let Some(max) = ratio.target_max {
-        let verdict = if ratio.value <= max { "met" } else { "MISSED" };
-        let _ = write!(cell, " (target <= {max}: {verdict})");
+        let _ = write!(cell, " (target <= {max}: {})", verdict(ratio.value <= max));
     }
     cell
 }

@@ -33,6 +33,8 @@
 //! no GL, and runs last (after the ordering group too).
 
 use crate::measure::{Case, Ratio};
+use crate::report::verdict;
+use crate::roles::{RoleTag, median, row, sizes};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -91,15 +93,7 @@ pub enum Role {
 }
 
 /// A wgpu present row's role and frame size.
-#[derive(Debug, Clone, Serialize)]
-pub struct WgpuTag {
-    /// What the row measures.
-    pub role: Role,
-    /// Frame width in pixels.
-    pub width: u32,
-    /// Frame height in pixels.
-    pub height: u32,
-}
+pub type WgpuTag = RoleTag<Role>;
 
 /// What the group found: the wgpu adapter and the mode auto chose there, or why it measured
 /// nothing.
@@ -155,32 +149,6 @@ pub struct WgpuReport {
     pub setup: Setup,
     /// By size.
     pub sizes: BTreeMap<String, Summary>,
-}
-
-/// An error on one line (cuda-gl's errors end in a `help:` line).
-#[cfg_attr(not(feature = "wgpu"), allow(dead_code))]
-fn one_line(error: &impl std::fmt::Display) -> String {
-    error
-        .to_string()
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// The row of `role` at `size`.
-fn row(cases: &[Case], role: Role, size: (u32, u32)) -> Option<&Case> {
-    cases.iter().find(|c| {
-        c.wgpu
-            .as_ref()
-            .is_some_and(|t| t.role == role && (t.width, t.height) == size)
-    })
-}
-
-/// The median of the row of `role` at `size`.
-fn median(cases: &[Case], role: Role, size: (u32, u32)) -> Option<f64> {
-    row(cases, role, size).map(|c| c.stats.median_us)
 }
 
 /// The summary of `size`, when every row of it was measured.
@@ -241,21 +209,10 @@ fn set_ratios(cases: &mut [Case], size: (u32, u32)) {
     }
 }
 
-/// The sizes the group's rows of `cases` hold, in run order.
-fn sizes(cases: &[Case]) -> Vec<(u32, u32)> {
-    let mut sizes = Vec::new();
-    for t in cases.iter().filter_map(|c| c.wgpu.as_ref()) {
-        if !sizes.contains(&(t.width, t.height)) {
-            sizes.push((t.width, t.height));
-        }
-    }
-    sizes
-}
-
 /// `wgpu_present` of `benchmarks.json` for a device whose run included the group (its setup),
 /// skipped or not.
 pub fn summaries(cases: &[Case], setup: &Setup) -> WgpuReport {
-    let sizes = sizes(cases)
+    let sizes = sizes::<Role>(cases)
         .into_iter()
         .filter_map(|(w, h)| Some((format!("{w}x{h}"), summary(cases, (w, h))?)))
         .collect();
@@ -265,10 +222,6 @@ pub fn summaries(cases: &[Case], setup: &Setup) -> WgpuReport {
     }
 }
 
-fn verdict(met: bool) -> &'static str {
-    if met { "met" } else { "MISSED" }
-}
-
 /// Prints the group's summary lines (stderr, like the other groups' progress).
 #[cfg_attr(not(feature = "wgpu"), allow(dead_code))]
 fn print_summary(cases: &[Case], setup: &Setup) {
@@ -276,7 +229,7 @@ fn print_summary(cases: &[Case], setup: &Setup) {
         eprintln!("interop: wgpu present: skipped: {why}");
         return;
     }
-    for (w, h) in sizes(cases) {
+    for (w, h) in sizes::<Role>(cases) {
         let Some(s) = summary(cases, (w, h)) else {
             continue;
         };
@@ -321,7 +274,7 @@ pub fn summary_markdown(cases: &[Case], setup: Option<&Setup>) -> String {
          floor | staged µs | DtoH µs | write_texture µs | staged / (DtoH + write_texture) |\n\
          |---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|\n",
     );
-    for (w, h) in sizes(cases) {
+    for (w, h) in sizes::<Role>(cases) {
         let Some(s) = summary(cases, (w, h)) else {
             continue;
         };

@@ -4,8 +4,10 @@
 //! it as `gl_kit::...`, so what is cuda-gl's stays in view.
 
 use anyhow::{Result, bail};
+use cuda_gl::{Context, Function, LaunchConfig, Module, Stream, StreamFlags, Surface};
 use gl_kit::Kind;
 use std::ffi::c_void;
+use std::sync::Arc;
 
 /// What an example draws: a shader program and a vertex array over one vertex buffer. The GL
 /// objects are deleted on drop (the GL context must still be current, see [`Gpu`]).
@@ -109,6 +111,49 @@ pub fn stripes_texel(x: u32, y: u32, frame: u32) -> [u8; 4] {
         30
     };
     [r as u8, g as u8, b, 255]
+}
+
+/// `stripes_rgba8` (kernels/examples.cu), loaded, and the stream that the frames it draws are
+/// opened on: what 09, 11 and 12 draw their display targets' frames with.
+pub struct Stripes {
+    kernel: Function,
+    /// The stream to open the frames on: the kernel runs there, before their present.
+    pub stream: Stream,
+}
+
+impl Stripes {
+    /// The kernel, loaded from [`PTX`](super::PTX) in `ctx`, and a non-blocking stream there.
+    pub fn new(ctx: &Arc<Context>) -> Result<Stripes> {
+        Ok(Stripes {
+            kernel: Module::from_ptx(ctx, super::PTX)?.function("stripes_rgba8")?,
+            stream: Stream::new(ctx, StreamFlags::NonBlocking)?,
+        })
+    }
+
+    /// Queues the kernel on [`Stripes::stream`]: [`stripes_texel`] of `frame` into every texel
+    /// of `surface`, `width` x `height` RGBA8.
+    ///
+    /// # Safety
+    /// `surface` is the surface of an open RGBA8 frame of `width` x `height`, opened on
+    /// [`Stripes::stream`] (so that its present is ordered after the kernel).
+    pub unsafe fn draw(
+        &self,
+        surface: Surface<'_>,
+        (width, height): (u32, u32),
+        frame: u32,
+    ) -> Result<()> {
+        // SAFETY: stripes_rgba8(cudaSurfaceObject_t, int, int, unsigned) writes width x height
+        // RGBA8 texels through the surface, which has that size and format, on the stream of
+        // the frame it belongs to, before its present (the caller's contract).
+        unsafe {
+            self.kernel.launch(
+                LaunchConfig::for_image(width, height),
+                &self.stream,
+                (surface, width as i32, height as i32, frame),
+            )?;
+        }
+        Ok(())
+    }
 }
 
 /// A pixel that differs from the pattern: where it is, `(x, y)`, and what it holds.

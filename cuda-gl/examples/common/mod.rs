@@ -101,6 +101,22 @@ pub fn main(run: impl FnOnce(&Args) -> Result<Outcome>) -> ExitCode {
     finish_with(run(&args))
 }
 
+/// [`main`] for the examples that draw in a window with `--window` and headless otherwise (11,
+/// 12): `window` or `headless` runs the frames and says what it did, or stops at the first
+/// [`Mismatch`] ([`outcome_of`]).
+pub fn main_window_or_headless(
+    window: impl FnOnce(&Args) -> Result<String>,
+    headless: impl FnOnce(&Args) -> Result<String>,
+) -> ExitCode {
+    main(|args| {
+        outcome_of(if args.window {
+            window(args)
+        } else {
+            headless(args)
+        })
+    })
+}
+
 /// Prints an example's last line for what it returned, as [`main`] does, and gives its exit
 /// status: for an example with a command line of its own (09).
 pub fn finish_with(result: Result<Outcome>) -> ExitCode {

@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use crate::gpu::*;
-use crate::harness::{device_used, env_or, mib, rss_bytes};
+use crate::harness::{SoakSizes, device_used, env_or, mib, rss_bytes};
 use cuda_gl::display::{DisplayError, DisplayTarget, Format, Layout, Mode};
 use cuda_gl::{DeviceBuffer, Error};
 
@@ -281,19 +281,13 @@ fn resizes_leak_nothing_and_the_next_frame_is_right() {
         let mut before = None;
         let mut names_before = (0, 0);
         for pass in 0..2 {
-            let mut state = 0x2545_f491u64;
-            let mut next = |max: u64| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                1 + (state % max) as u32
-            };
+            let mut sizes = SoakSizes::default();
             for round in 0..rounds {
                 let old = target.texture().0;
                 let (w, h) = if round % 50 == 49 {
                     (4096, 4096)
                 } else {
-                    (next(1024), next(1024))
+                    sizes.next_size(1024)
                 };
                 target.resize(w, h).unwrap();
                 assert_eq!(target.size(), (w, h));

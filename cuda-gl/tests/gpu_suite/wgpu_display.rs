@@ -12,12 +12,23 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use super::video::{check_rgba, frames, noise};
-use super::wgpu_interop::{Setup, read_back, setup};
+use super::wgpu_interop::{Setup, assert_frame, read_back, setup, words};
 use crate::gpu::pattern;
-use cuda_gl::display::{ColorMap, DisplayError, Format, Layout, Mode, Palette};
+use crate::harness::{SoakSizes, device_used};
+use cuda_gl::display::{ColorMap, DisplayError, Format, Frame, Layout, Mode, Palette};
 use cuda_gl::video::{ColorSpace, VideoFormat, convert_cpu};
 use cuda_gl::wgpu_interop::WgpuTarget;
-use cuda_gl::{DeviceBuffer, Error, LaunchConfig};
+use cuda_gl::{DeviceBuffer, Error, LaunchConfig, Stream};
+
+/// Runs `test` on one set-up in interop mode, then in staged mode (nothing, with the reason,
+/// where there is no set-up), then checks that no drop reported an error.
+fn in_both_modes(test: impl Fn(&Setup, Mode)) {
+    let Some(s) = setup() else { return };
+    for mode in [Mode::Interop, Mode::Staged] {
+        test(&s, mode);
+    }
+    s.ctx.check_drop_errors().unwrap();
+}
 
 /// A target of `size` and `format` in `mode` on the set-up's device.
 fn target(s: &Setup, size: (u32, u32), format: Format, mode: Mode) -> WgpuTarget {
@@ -34,6 +45,26 @@ fn bytes_of(n: usize, seed: u32) -> Vec<u8> {
     (0..n)
         .map(|i| (pattern(i as u32, seed) >> 8) as u8)
         .collect()
+}
+
+/// The next frame of `t` (RGBA8), drawn through its surface by `surface_fill_rgba8` with
+/// `seed`, and left open.
+fn fill_frame<'t>(s: &'t Setup, t: &'t mut WgpuTarget, seed: u32) -> Frame<'t, Stream> {
+    let fill = s.kernels.function("surface_fill_rgba8").unwrap();
+    let (w, h) = t.size();
+    let frame = t.frame(&s.stream).unwrap();
+    let surface = frame.surface().unwrap();
+    // SAFETY: the kernel writes w x h RGBA8 texels through the frame's surface, which has that
+    // size and format, on the frame's stream.
+    unsafe {
+        fill.launch(
+            LaunchConfig::for_image(w, h),
+            &s.stream,
+            (surface, w as i32, h as i32, seed),
+        )
+        .unwrap();
+    }
+    frame
 }
 
 #[test]
@@ -54,9 +85,8 @@ fn auto_chooses_interop_on_the_cuda_gpus_vulkan_device_and_says_so() {
 
 #[test]
 fn shown_memory_reaches_the_wgpu_texture_in_every_pixel_in_both_modes() {
-    let Some(s) = setup() else { return };
-    for mode in [Mode::Interop, Mode::Staged] {
-        let mut t = target(&s, (16, 16), Format::Rgba8, mode);
+    in_both_modes(|s, mode| {
+        let mut t = target(s, (16, 16), Format::Rgba8, mode);
         for (k, (size, format)) in [
             ((1001, 333), Format::Rgba8),
             ((77, 1201), Format::Rgba8),
@@ -89,55 +119,27 @@ fn shown_memory_reaches_the_wgpu_texture_in_every_pixel_in_both_modes() {
                 );
             }
         }
-    }
-    s.ctx.check_drop_errors().unwrap();
+    });
 }
 
 #[test]
 fn frames_drawn_through_the_surface_reach_wgpu_and_a_dropped_frame_shows_nothing_new() {
-    let Some(s) = setup() else { return };
-    let fill = s.kernels.function("surface_fill_rgba8").unwrap();
-    for mode in [Mode::Interop, Mode::Staged] {
-        let (w, h) = (1001u32, 333u32);
-        let mut t = target(&s, (w, h), Format::Rgba8, mode);
-        let draw = |t: &mut WgpuTarget, seed: u32, present: bool| {
-            let frame = t.frame(&s.stream).unwrap();
-            let surface = frame.surface().unwrap();
-            // SAFETY: the kernel writes w x h RGBA8 texels through the frame's surface, on
-            // the frame's stream.
-            unsafe {
-                fill.launch(
-                    LaunchConfig::for_image(w, h),
-                    &s.stream,
-                    (surface, w as i32, h as i32, seed),
-                )
-                .unwrap();
-            }
-            if present {
-                frame.present().unwrap();
-            }
-        };
+    in_both_modes(|s, mode| {
+        let mut t = target(s, (1001, 333), Format::Rgba8, mode);
         for seed in 1..4u32 {
-            draw(&mut t, seed, true);
-            let got = t.read_pixels().unwrap();
-            let bad = got
-                .chunks_exact(4)
-                .enumerate()
-                .filter(|(i, b)| {
-                    u32::from_le_bytes([b[0], b[1], b[2], b[3]]) != pattern(*i as u32, seed)
-                })
-                .count();
-            assert_eq!(bad, 0, "{mode} frame {seed}: texels differ");
+            fill_frame(s, &mut t, seed).present().unwrap();
+            let got: Vec<u32> = words(&t.read_pixels().unwrap()).collect();
+            assert_frame(&got, seed, format!("{mode} frame {seed}"));
         }
         let before = t.read_pixels().unwrap();
-        draw(&mut t, 99, false);
+        // Dropped without its present.
+        drop(fill_frame(s, &mut t, 99));
         assert_eq!(
             t.read_pixels().unwrap(),
             before,
             "{mode}: a dropped frame reached the texture"
         );
-    }
-    s.ctx.check_drop_errors().unwrap();
+    });
 }
 
 /// The application may hold a clone of the texture and submit uses of it at any time, also
@@ -145,59 +147,33 @@ fn frames_drawn_through_the_surface_reach_wgpu_and_a_dropped_frame_shows_nothing
 /// frame (in interop mode it is never the image CUDA writes, which is CUDA's then).
 #[test]
 fn the_texture_sampled_while_a_frame_is_open_holds_the_last_presented_frame() {
-    let Some(s) = setup() else { return };
-    let fill = s.kernels.function("surface_fill_rgba8").unwrap();
-    let (w, h) = (640u32, 361u32);
-    let count_bad = |got: &[u32], seed: u32| {
-        let (n, bad) = (got.len(), got.iter().enumerate());
-        (
-            n,
-            bad.filter(|(i, v)| **v != pattern(*i as u32, seed)).count(),
-        )
-    };
-    for mode in [Mode::Interop, Mode::Staged] {
-        let mut t = target(&s, (w, h), Format::Rgba8, mode);
+    in_both_modes(|s, mode| {
+        let mut t = target(s, (640, 361), Format::Rgba8, mode);
         let texture = t.texture().clone();
         for seed in [5u32, 6] {
-            let frame = t.frame(&s.stream).unwrap();
-            let surface = frame.surface().unwrap();
-            // SAFETY: the kernel writes w x h RGBA8 texels through the frame's surface, on
-            // the frame's stream.
-            unsafe {
-                fill.launch(
-                    LaunchConfig::for_image(w, h),
-                    &s.stream,
-                    (surface, w as i32, h as i32, seed),
-                )
-                .unwrap();
-            }
+            let frame = fill_frame(s, &mut t, seed);
             // The kernel has run; the frame is still open.
             s.stream.synchronize().unwrap();
-            let open = read_back(&s, &texture);
+            let open = read_back(s, &texture);
             if seed == 6 {
-                assert_eq!(
-                    count_bad(&open, 5),
-                    (open.len(), 0),
-                    "{mode}: while frame 6 is open the texture must hold frame 5"
-                );
+                let what = format!("{mode}: while frame 6 is open the texture must hold frame 5");
+                assert_frame(&open, 5, what);
             }
             frame.present().unwrap();
-            let shown = read_back(&s, &texture);
-            assert_eq!(
-                count_bad(&shown, seed),
-                (shown.len(), 0),
-                "{mode}: frame {seed} after its present"
+            let shown = read_back(s, &texture);
+            assert_frame(
+                &shown,
+                seed,
+                format!("{mode}: frame {seed} after its present"),
             );
         }
-    }
-    s.ctx.check_drop_errors().unwrap();
+    });
 }
 
 #[test]
 fn one_channel_images_go_through_the_colour_map_and_resizes_keep_it() {
-    let Some(s) = setup() else { return };
-    for mode in [Mode::Interop, Mode::Staged] {
-        let mut t = target(&s, (8, 8), Format::Rgba8, mode);
+    in_both_modes(|s, mode| {
+        let mut t = target(s, (8, 8), Format::Rgba8, mode);
         let map = ColorMap::new(Palette::Viridis, 250.0, 320.0).unwrap();
         t.set_color_map(Some(map)).unwrap();
         for size in [(1000u32, 700u32), (31, 1)] {
@@ -218,8 +194,7 @@ fn one_channel_images_go_through_the_colour_map_and_resizes_keep_it() {
         t.resize(63, 17).unwrap();
         assert_eq!(t.size(), (63, 17));
         assert_eq!(t.color_map(), Some(map));
-    }
-    s.ctx.check_drop_errors().unwrap();
+    });
 }
 
 #[test]
@@ -245,9 +220,8 @@ fn the_stream_mode_and_bad_sizes_are_typed_errors() {
 
 #[test]
 fn video_frames_shown_on_a_wgpu_target_match_the_cpu_in_both_modes() {
-    let Some(s) = setup() else { return };
-    for mode in [Mode::Interop, Mode::Staged] {
-        let mut t = target(&s, (16, 16), Format::Rgba8, mode);
+    in_both_modes(|s, mode| {
+        let mut t = target(s, (16, 16), Format::Rgba8, mode);
         for format in [VideoFormat::Nv12, VideoFormat::P010] {
             for (n, (layout, _)) in frames(format).into_iter().enumerate() {
                 let bytes = noise(layout.bytes(), 70 + n as u64);
@@ -263,8 +237,7 @@ fn video_frames_shown_on_a_wgpu_target_match_the_cpu_in_both_modes() {
                 println!("{what}: shown within 1 of the CPU's; {off} channels off by 1");
             }
         }
-    }
-    s.ctx.check_drop_errors().unwrap();
+    });
 }
 
 /// 1,000 resizes (`CUDA_GL_WGPU_RESIZES`) to sizes from 1x1 to 2048x2048 in each mode, a
@@ -273,31 +246,20 @@ fn video_frames_shown_on_a_wgpu_target_match_the_cpu_in_both_modes() {
 /// staged bands all go).
 #[test]
 fn a_thousand_resizes_leave_device_memory_flat_in_both_modes() {
-    let Some(s) = setup() else { return };
     let rounds: u32 = std::env::var("CUDA_GL_WGPU_RESIZES")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1000);
-    let used = || {
-        let (free, total) = s.ctx.mem_info().unwrap();
-        (total - free) as i64
-    };
-    for mode in [Mode::Interop, Mode::Staged] {
-        let mut t = target(&s, (64, 64), Format::Rgba8, mode);
+    in_both_modes(|s, mode| {
+        let mut t = target(s, (64, 64), Format::Rgba8, mode);
         let mut before = None;
         for _pass in 0..2 {
-            let mut state = 0x2545_f491u64;
-            let mut next = |max: u64| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                1 + (state % max) as u32
-            };
+            let mut sizes = SoakSizes::default();
             for round in 0..rounds {
                 let size = if round % 100 == 99 {
                     (2048, 2048)
                 } else {
-                    (next(1024), next(1024))
+                    sizes.next_size(1024)
                 };
                 t.resize(size.0, size.1).unwrap();
                 if round % 50 == 0 {
@@ -317,7 +279,7 @@ fn a_thousand_resizes_leave_device_memory_flat_in_both_modes() {
             s.device
                 .poll(wgpu::PollType::wait_indefinitely())
                 .expect("wgpu finishes");
-            let now = used();
+            let now = device_used(&s.ctx) as i64;
             match before {
                 None => before = Some(now),
                 Some(was) => {
@@ -333,6 +295,5 @@ fn a_thousand_resizes_leave_device_memory_flat_in_both_modes() {
                 }
             }
         }
-    }
-    s.ctx.check_drop_errors().unwrap();
+    });
 }

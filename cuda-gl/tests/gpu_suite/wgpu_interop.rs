@@ -11,6 +11,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use crate::gpu::{TEST_PTX, pattern, skip};
+use crate::harness::ready;
 use cuda_gl::wgpu_interop::{
     SharedFormat, SharedTexture, WgpuError, check_adapter, check_device, open_device,
 };
@@ -61,16 +62,6 @@ pub(crate) fn setup() -> Option<Setup> {
         stream,
         ctx,
     })
-}
-
-/// The value of a future that is ready at once, as wgpu's native futures are.
-fn ready<F: std::future::Future>(f: F) -> F::Output {
-    let mut f = std::pin::pin!(f);
-    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    match f.as_mut().poll(&mut cx) {
-        std::task::Poll::Ready(v) => v,
-        std::task::Poll::Pending => panic!("a wgpu future was not ready at once"),
-    }
 }
 
 /// The seed of frame `f` (every frame differs from the last in every texel).
@@ -138,13 +129,16 @@ pub(crate) fn read_back(s: &Setup, texture: &wgpu::Texture) -> Vec<u32> {
         .expect("the mapped range");
     let mut texels = Vec::with_capacity((w * h) as usize);
     for y in 0..h as usize {
-        let line = &bytes[y * row as usize..][..(w * 4) as usize];
-        texels.extend(
-            line.chunks_exact(4)
-                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-        );
+        texels.extend(words(&bytes[y * row as usize..][..(w * 4) as usize]));
     }
     texels
+}
+
+/// `bytes` as little-endian 32-bit words: RGBA8 texels as the test kernels' pattern gives them.
+pub(crate) fn words(bytes: &[u8]) -> impl Iterator<Item = u32> + '_ {
+    bytes
+        .chunks_exact(4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
 }
 
 /// Texels that differ from the CPU reference of `seed`, and the first of them.
@@ -165,7 +159,7 @@ fn mismatches(got: &[u32], seed: u32) -> (usize, Option<(usize, u32, u32)>) {
 }
 
 /// Asserts that `got` is the CPU reference of `seed` in every texel; `what` names the frame.
-fn assert_frame(got: &[u32], seed: u32, what: impl std::fmt::Display) {
+pub(crate) fn assert_frame(got: &[u32], seed: u32, what: impl std::fmt::Display) {
     let (bad, first) = mismatches(got, seed);
     assert_eq!(bad, 0, "{what}: {bad} texels differ, first {first:x?}");
 }

@@ -1,7 +1,8 @@
-//! The test harness of the reliability and fault tests and of the GPU suite's state-machine,
-//! streaming and multi-GPU modules (and of plasma-demo's watchdog tests, which include this file
-//! with `#[path]`): run-length knobs from the environment, memory figures, a log capture, and
-//! running a test body in a child process. (`tests/gpu` sets up the GPU, GL and CUDA.)
+//! The test harness of the reliability and fault tests, of the GPU suite's modules and of
+//! `not_nvidia_vulkan` (and of plasma-demo's watchdog tests, which include this file with
+//! `#[path]`): run-length knobs from the environment, memory figures, the sizes of resize
+//! soaks, a log capture, running a test body in a child process, and the value of a future that
+//! is ready at once. (`tests/gpu` sets up the GPU, GL and CUDA.)
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::Read;
@@ -46,6 +47,42 @@ pub fn device_used(ctx: &cuda_gl::Context) -> u64 {
 /// Bytes as signed MiB with three decimals, for the printed figures.
 pub fn mib(bytes: i64) -> String {
     format!("{:+.3} MiB", bytes as f64 / (1024.0 * 1024.0))
+}
+
+/// The sizes a resize soak goes through: xorshift from a fixed seed, so that every pass (a
+/// warm-up, then the measured one) makes the same sizes, and a leak shows as growth between
+/// passes rather than as a new allocator pool.
+pub struct SoakSizes(u64);
+
+impl Default for SoakSizes {
+    fn default() -> SoakSizes {
+        SoakSizes(0x2545_f491)
+    }
+}
+
+impl SoakSizes {
+    /// The next size, each side from 1 to `max`.
+    pub fn next_size(&mut self, max: u64) -> (u32, u32) {
+        (self.side(max), self.side(max))
+    }
+
+    fn side(&mut self, max: u64) -> u32 {
+        let state = &mut self.0;
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        1 + (*state % max) as u32
+    }
+}
+
+/// The value of a future that is ready at once, as wgpu's native futures are.
+pub fn ready<F: std::future::Future>(f: F) -> F::Output {
+    let mut f = std::pin::pin!(f);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match f.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(v) => v,
+        std::task::Poll::Pending => panic!("a wgpu future was not ready at once"),
+    }
 }
 
 /// Log records captured by [`capture_log`], as `LEVEL message`.

@@ -3,6 +3,8 @@
 
 use super::{INTEROP_TARGET, Role, STAGED_TARGET, SUM, Setup};
 use crate::measure::{Case, Ratio};
+use crate::report::verdict;
+use crate::roles::{median, row, sizes};
 use cuda_gl::display::Mode;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -107,20 +109,6 @@ pub struct PresentReport {
     pub modes: BTreeMap<String, BTreeMap<String, Summary>>,
 }
 
-/// The row of `role` at `size`.
-fn row(cases: &[Case], role: Role, size: (u32, u32)) -> Option<&Case> {
-    cases.iter().find(|c| {
-        c.present
-            .as_ref()
-            .is_some_and(|t| t.role == role && (t.width, t.height) == size)
-    })
-}
-
-/// The median of the row of `role` at `size`.
-fn median(cases: &[Case], role: Role, size: (u32, u32)) -> Option<f64> {
-    row(cases, role, size).map(|c| c.stats.median_us)
-}
-
 /// An interop frame against the handoff floor at `size`.
 fn interop_summary(cases: &[Case], size: (u32, u32)) -> Option<Summary> {
     let frame = median(cases, Role::Interop, size)?;
@@ -216,17 +204,6 @@ pub(super) fn set_ratios(cases: &mut [Case], size: (u32, u32), setup: &Setup) {
     }
 }
 
-/// The sizes the present rows of `cases` hold, in run order.
-fn sizes(cases: &[Case]) -> Vec<(u32, u32)> {
-    let mut sizes = Vec::new();
-    for t in cases.iter().filter_map(|c| c.present.as_ref()) {
-        if !sizes.contains(&(t.width, t.height)) {
-            sizes.push((t.width, t.height));
-        }
-    }
-    sizes
-}
-
 /// `present` of `benchmarks.json`, for a device whose run measured the group (`None` when it
 /// holds no present row).
 pub fn summaries(cases: &[Case], setup: &Setup) -> Option<PresentReport> {
@@ -241,14 +218,10 @@ pub fn summaries(cases: &[Case], setup: &Setup) -> Option<PresentReport> {
     })
 }
 
-fn verdict(summary: &Summary) -> &'static str {
-    if summary.target_met { "met" } else { "MISSED" }
-}
-
 /// Every summary of `cases`, as (mode, size, summary).
 fn each(cases: &[Case], setup: &Setup) -> Vec<(Mode, (u32, u32), Summary)> {
     let mut out = Vec::new();
-    for size in sizes(cases) {
+    for size in sizes::<Role>(cases) {
         if let Some(s) = interop_summary(cases, size) {
             out.push((Mode::Interop, size, s));
         }
@@ -277,7 +250,7 @@ pub fn print_summary(cases: &[Case], setup: &Setup) {
             s.limit_us,
             s.ratio,
             s.target_max,
-            verdict(&s)
+            verdict(s.target_met)
         );
     }
 }
@@ -327,7 +300,7 @@ pub fn summary_markdown(cases: &[Case], setup: Option<&Setup>) -> String {
             s.limit_us,
             s.ratio,
             s.target_max,
-            verdict(s)
+            verdict(s.target_met)
         );
     }
     out.push_str(

@@ -2,10 +2,11 @@
 //! and textures of one size, and each row's iteration (see the parent module for what each row
 //! measures).
 
-use super::{Role, Setup, WgpuTag, one_line, print_summary, set_ratios};
+use super::{Role, Setup, WgpuTag, print_summary, set_ratios};
 use crate::gpu::Gpu;
 use crate::measure::{Case, Plan, Variant, interleaved};
 use crate::present::raw;
+use crate::report::one_line;
 use crate::watchdog;
 use anyhow::{Context as _, Result, anyhow, ensure};
 use cuda_gl::display::{Format, Layout, Mode};
@@ -368,11 +369,7 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
     drop(variants);
     drop(rig);
     for (case, role) in cases.iter_mut().zip(roles) {
-        case.wgpu = Some(WgpuTag {
-            role,
-            width,
-            height,
-        });
+        case.wgpu = Some(WgpuTag::new(role, size));
     }
     set_ratios(&mut cases, size);
     Ok(cases)

@@ -1,0 +1,73 @@
+//! Rows tagged with their role in a group and their frame size: the present and wgpu present
+//! groups, whose summaries set each frame row against its limits measured at the same size, and
+//! the look-ups those summaries make among a run's rows.
+
+use crate::measure::Case;
+use serde::Serialize;
+
+/// What a row measures in its group (`R`, the group's roles), and its frame size.
+#[derive(Debug, Clone, Serialize)]
+pub struct RoleTag<R> {
+    /// What the row measures.
+    pub role: R,
+    /// Frame width in pixels.
+    pub width: u32,
+    /// Frame height in pixels.
+    pub height: u32,
+}
+
+impl<R> RoleTag<R> {
+    /// The tag of a row of `role` at `width` x `height`.
+    pub fn new(role: R, (width, height): (u32, u32)) -> RoleTag<R> {
+        RoleTag {
+            role,
+            width,
+            height,
+        }
+    }
+
+    fn size(&self) -> (u32, u32) {
+        (self.width, self.height)
+    }
+}
+
+/// A group's roles, and which of [`Case`]'s tags holds them.
+pub trait GroupRole: Copy + PartialEq + Sized {
+    /// The row's tag, when it is one of the group's rows.
+    fn tag(case: &Case) -> Option<&RoleTag<Self>>;
+}
+
+impl GroupRole for crate::present::Role {
+    fn tag(case: &Case) -> Option<&RoleTag<Self>> {
+        case.present.as_ref()
+    }
+}
+
+impl GroupRole for crate::wgpu_present::Role {
+    fn tag(case: &Case) -> Option<&RoleTag<Self>> {
+        case.wgpu.as_ref()
+    }
+}
+
+/// The row of `role` at `size`.
+pub fn row<R: GroupRole>(cases: &[Case], role: R, size: (u32, u32)) -> Option<&Case> {
+    cases
+        .iter()
+        .find(|c| R::tag(c).is_some_and(|t| t.role == role && t.size() == size))
+}
+
+/// The median of the row of `role` at `size`.
+pub fn median<R: GroupRole>(cases: &[Case], role: R, size: (u32, u32)) -> Option<f64> {
+    row(cases, role, size).map(|c| c.stats.median_us)
+}
+
+/// The sizes the group's rows of `cases` hold, in run order.
+pub fn sizes<R: GroupRole>(cases: &[Case]) -> Vec<(u32, u32)> {
+    let mut sizes = Vec::new();
+    for t in cases.iter().filter_map(R::tag) {
+        if !sizes.contains(&t.size()) {
+            sizes.push(t.size());
+        }
+    }
+    sizes
+}
