@@ -19,8 +19,8 @@
 mod common;
 
 use anyhow::{Result, bail};
-use common::{Outcome, Unavailable};
-use cuda_gl::display::{ColorMap, DisplayTarget, Format, Layout, Mode, Palette};
+use common::Outcome;
+use cuda_gl::display::{ColorMap, DisplayTarget, Format, Layout, Palette};
 use cuda_gl::{Context, DeviceBuffer, Stream, StreamFlags};
 use std::process::ExitCode;
 
@@ -29,21 +29,9 @@ fn main() -> ExitCode {
 }
 
 fn run(args: &common::Args) -> Result<Outcome> {
-    if args.window {
-        bail!(Unavailable("10 is headless only (no --window)".into()));
-    }
     // GL on the CUDA GPU if this machine has it, any GL otherwise: the target works with both.
     // The context must outlive the target (a named variable, not `let _ = ...`).
-    let (device, gl) = common::any_gl_with_device_0()?;
-    if let Some(why) = gl.fallback_reason() {
-        // Why, in one line: the target's report would only say to try what failed here.
-        let why = why
-            .to_string()
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
-        println!("no GL on CUDA device 0 ({why}); using {}", gl.renderer());
-    }
+    let (device, gl) = common::headless_any_gl(args, "10")?;
     // The read-back below uses the `gl` crate, so this program loads it.
     gl::load_with(|name| gl.get_proc_address(name));
     let ctx = Context::new(&device)?;
@@ -65,10 +53,7 @@ fn run(args: &common::Args) -> Result<Outcome> {
     let (mut target, report) =
         DisplayTarget::new(&ctx, Layout::packed((w, h), Format::Rgba8)?, None)?;
     println!("{report}");
-    let require_mesa = std::env::var("CUDA_GL_REQUIRE_MESA").is_ok_and(|v| v == "1");
-    if require_mesa && (report.mode != Mode::Staged || !report.vendor.contains("Mesa")) {
-        bail!("CUDA_GL_REQUIRE_MESA=1, but this is not Mesa's GL in staged mode: {report}");
-    }
+    common::check_required_mesa(&report)?;
     let viridis = ColorMap::new(Palette::Viridis, -1.0, 1.0)?;
     target.set_color_map(Some(viridis))?;
     target.show(

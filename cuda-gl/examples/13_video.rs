@@ -29,8 +29,8 @@
 mod common;
 
 use anyhow::{Context as _, Result, bail};
-use common::{Mismatch, Unavailable};
-use cuda_gl::display::{DisplayTarget, Format, Layout, Mode};
+use common::Mismatch;
+use cuda_gl::display::{DisplayTarget, Format, Layout};
 use cuda_gl::video::{ColorMatrix, ColorRange, ColorSpace, VideoFormat, VideoLayout, convert_cpu};
 use cuda_gl::{Context, DeviceBuffer, Function, LaunchConfig, Module, Stream, StreamFlags};
 use std::process::ExitCode;
@@ -74,20 +74,9 @@ fn main() -> ExitCode {
 }
 
 fn run(args: &common::Args) -> Result<String> {
-    if args.window {
-        bail!(Unavailable("13 is headless only (no --window)".into()));
-    }
     // GL on the CUDA GPU if this machine has it, any GL otherwise (as in 10). The context must
     // outlive the target (a named variable, not `let _ = ...`).
-    let (device, gl) = common::any_gl_with_device_0()?;
-    if let Some(why) = gl.fallback_reason() {
-        let why = why
-            .to_string()
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
-        println!("no GL on CUDA device 0 ({why}); using {}", gl.renderer());
-    }
+    let (device, _gl) = common::headless_any_gl(args, "13")?;
     let ctx = Context::new(&device)?;
     let stream = Stream::new(&ctx, StreamFlags::NonBlocking)?;
     // The "decoder": the examples' kernels, compiled to PTX ahead of time (`cargo xtask ptx`).
@@ -117,10 +106,7 @@ fn run(args: &common::Args) -> Result<String> {
     let (mut target, report) =
         DisplayTarget::new(&ctx, Layout::packed((1001, 333), Format::Rgba8)?, None)?;
     println!("{report}");
-    let require_mesa = std::env::var("CUDA_GL_REQUIRE_MESA").is_ok_and(|v| v == "1");
-    if require_mesa && (report.mode != Mode::Staged || !report.vendor.contains("Mesa")) {
-        bail!("CUDA_GL_REQUIRE_MESA=1, but this is not Mesa's GL in staged mode: {report}");
-    }
+    common::check_required_mesa(&report)?;
 
     // The P010 first, so that the last frame shown (and the screenshot) is the 1080p one.
     let p010_checked = play(&p010, &mut target, &pattern, &stream)?;

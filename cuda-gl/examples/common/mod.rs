@@ -11,6 +11,7 @@
 #![allow(dead_code)]
 
 use anyhow::{Context as _, Result, anyhow, bail};
+use cuda_gl::display::{Mode, Report};
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::{Context, Device, Module, Stream, StreamFlags};
 use std::ffi::c_void;
@@ -205,6 +206,44 @@ pub fn any_gl_with_device_0() -> Result<(Device, HeadlessContext)> {
     let gl = HeadlessContext::for_cuda_device_or_any(&device)
         .map_err(|e| anyhow!(Unavailable(format!("no OpenGL: {e}"))))?;
     Ok((device, gl))
+}
+
+/// [`any_gl_with_device_0`] for a headless-only example (10, 13): [`Unavailable`] with
+/// `--window`, which example `number` does not have; when the GL is not on CUDA device 0, one
+/// line that says why and which GL it is instead (the target's report would only say to try what
+/// failed here).
+///
+/// # Errors
+/// [`Unavailable`] with `--window`, or as [`any_gl_with_device_0`].
+pub fn headless_any_gl(args: &Args, number: &str) -> Result<(Device, HeadlessContext)> {
+    if args.window {
+        bail!(Unavailable(format!(
+            "{number} is headless only (no --window)"
+        )));
+    }
+    let (device, gl) = any_gl_with_device_0()?;
+    if let Some(why) = gl.fallback_reason() {
+        let why = why
+            .to_string()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        println!("no GL on CUDA device 0 ({why}); using {}", gl.renderer());
+    }
+    Ok((device, gl))
+}
+
+/// With `CUDA_GL_REQUIRE_MESA=1` (as `ci/gpu/suite.sh --mesa` runs 10 and 13): an error unless
+/// the target's `report` is of Mesa's GL in staged mode.
+///
+/// # Errors
+/// With `CUDA_GL_REQUIRE_MESA=1`, when the GL is not Mesa's or the mode not staged.
+pub fn check_required_mesa(report: &Report) -> Result<()> {
+    let require_mesa = std::env::var("CUDA_GL_REQUIRE_MESA").is_ok_and(|v| v == "1");
+    if require_mesa && (report.mode != Mode::Staged || !report.vendor.contains("Mesa")) {
+        bail!("CUDA_GL_REQUIRE_MESA=1, but this is not Mesa's GL in staged mode: {report}");
+    }
+    Ok(())
 }
 
 /// CUDA device 0, or [`Unavailable`] without it.

@@ -4,6 +4,9 @@
 //! Not part of `common/mod.rs`, which builds without the `wgpu` feature: an example that draws
 //! with wgpu includes it on its own (`#[path = "common/wgpu_kit.rs"] mod wgpu_kit;`).
 
+#[path = "wgpu_copy.rs"]
+mod wgpu_copy;
+
 use crate::common::NAME;
 use anyhow::{Context as _, Result, anyhow, bail};
 use std::path::Path;
@@ -160,25 +163,8 @@ impl ReadBack {
             other => bail!("cannot compare texels of {other:?} byte for byte"),
         };
         let (width, height) = (texture.width(), texture.height());
-        let padded = (width * 4).next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT);
-        let buffer = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some(&format!("{NAME}: read-back")),
-            size: u64::from(padded) * u64::from(height),
-            usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
-            mapped_at_creation: false,
-        });
-        encoder.copy_texture_to_buffer(
-            texture.as_image_copy(),
-            wgpu::TexelCopyBufferInfo {
-                buffer: &buffer,
-                layout: wgpu::TexelCopyBufferLayout {
-                    offset: 0,
-                    bytes_per_row: Some(padded),
-                    rows_per_image: Some(height),
-                },
-            },
-            texture.size(),
-        );
+        let label = format!("{NAME}: read-back");
+        let (buffer, padded) = wgpu_copy::copy_to_buffer(device, encoder, texture, &label);
         Ok(ReadBack {
             buffer,
             size: (width, height),

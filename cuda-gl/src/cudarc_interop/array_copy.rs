@@ -5,7 +5,7 @@
 use super::memory::{CudarcDest, CudarcSource, checked_bytes, finish_if_captured};
 use crate::error::{Result, UsageError};
 use crate::graphics::MappedArray;
-use cudarc::driver::CudaStream;
+use cudarc::driver::{CudaStream, DeviceSlice};
 use std::sync::Arc;
 
 impl MappedArray<'_> {
@@ -19,6 +19,28 @@ impl MappedArray<'_> {
             return Err(UsageError::NeedsCudarcStream.into());
         }
         Ok(())
+    }
+
+    /// What both cudarc copies check before cudarc is asked for the memory's address: `stream`
+    /// is the map's ([`check_cudarc_stream`](Self::check_cudarc_stream)) and `memory` of its
+    /// cudarc context (`checked_bytes`); the bytes to copy.
+    fn cudarc_bytes<T>(&self, memory: &impl DeviceSlice<T>, stream: &CudaStream) -> Result<usize> {
+        self.check_cudarc_stream(stream)?;
+        checked_bytes(memory, stream, "the mapped image")
+    }
+
+    /// What both cudarc copies do once theirs is queued: drop cudarc's event guard `event`
+    /// (which records its event on `stream`, after the copy), finish the copy if a capture may
+    /// have taken that record (`finish_if_captured`), then the copy's result, `copied`.
+    fn after_cudarc_copy<E>(
+        &self,
+        event: E,
+        stream: &CudaStream,
+        copied: Result<()>,
+    ) -> Result<()> {
+        drop(event);
+        finish_if_captured(self.map_stream().1, stream)?;
+        copied
     }
 
     /// Queues a copy of cudarc memory `src` (a `CudaSlice`, a `CudaView`, or a mapped view)
@@ -37,8 +59,7 @@ impl MappedArray<'_> {
         src: &S,
         stream: &Arc<CudaStream>,
     ) -> Result<()> {
-        self.check_cudarc_stream(stream)?;
-        let bytes = checked_bytes(src, stream, "the mapped image")?;
+        let bytes = self.cudarc_bytes(src, stream)?;
         // `read` records cudarc's read event on `stream` when it drops, after the copy was
         // queued (and `stream` made to wait for it).
         let (ptr, read) = src.device_ptr(stream);
@@ -46,9 +67,7 @@ impl MappedArray<'_> {
         // (`CudarcSource`, its context checked), which cudarc neither frees nor writes before
         // the read event `read` records after the copy, in the map's stream order.
         let copied = unsafe { self.copy_from_raw(ptr, bytes, "cudarc memory") };
-        drop(read);
-        finish_if_captured(self.map_stream().1, stream)?;
-        copied
+        self.after_cudarc_copy(read, stream, copied)
     }
 
     /// Queues a copy of the whole array into cudarc memory `dst` (a `CudaSlice`, a
@@ -64,16 +83,13 @@ impl MappedArray<'_> {
         dst: &mut D,
         stream: &Arc<CudaStream>,
     ) -> Result<()> {
-        self.check_cudarc_stream(stream)?;
-        let bytes = checked_bytes(dst, stream, "the mapped image")?;
+        let bytes = self.cudarc_bytes(dst, stream)?;
         // `write` records cudarc's write event on `stream` when it drops, after the copy.
         let (ptr, write) = dst.device_ptr_mut(stream);
         // SAFETY: (1) `dst` holds `bytes` bytes of device memory of the mapping's context,
         // borrowed mutably, which cudarc neither frees, reads nor writes before the write
         // event `write` records after the copy, in the map's stream order.
         let copied = unsafe { self.copy_to_raw(ptr, bytes, "cudarc memory") };
-        drop(write);
-        finish_if_captured(self.map_stream().1, stream)?;
-        copied
+        self.after_cudarc_copy(write, stream, copied)
     }
 }

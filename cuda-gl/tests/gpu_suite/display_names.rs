@@ -63,6 +63,34 @@ fn refused(result: &cuda_gl::Result<()>, object: &str, name: u32, mode: Mode) ->
     }
 }
 
+/// The application's object `name` (a `what`, `texture` or `buffer`, of `glIs*` query `is`)
+/// still holds what the application wrote (`unchanged`: its contents, read back, are the
+/// sentinel), and dropping `target` (its drop errors taken) neither deletes it nor changes it.
+/// Each message starts with `prefix` (the mode, say).
+fn check_left_alone(
+    g: &Gpu,
+    target: DisplayTarget,
+    (is, name): (unsafe fn(u32) -> u8, u32),
+    what: &str,
+    prefix: &str,
+    unchanged: impl Fn() -> bool,
+) {
+    assert!(
+        unchanged(),
+        "{prefix}a present wrote into the application's {what}"
+    );
+    drop(target);
+    let _ = g.ctx.take_drop_errors();
+    assert!(
+        gl_is(is, name),
+        "{prefix}dropping the target deleted the application's {what}"
+    );
+    assert!(
+        unchanged(),
+        "{prefix}dropping the target changed the application's {what}"
+    );
+}
+
 /// The application deletes the target's texture and makes a texture of its own of the same
 /// size and format, which GL gives the same name: no mode's upload writes it (each fails with
 /// [`DisplayError::ObjectReplaced`]; in interop mode a surface frame too, before the
@@ -116,19 +144,14 @@ fn a_texture_name_the_application_reused_is_neither_written_nor_deleted() {
                 "{mode}: a surface of a reused texture name: {surface:?}"
             );
         }
-        assert!(
-            read_texture_rgba8(name, w, h, 0) == sentinel,
-            "{mode}: a present wrote into the application's texture"
-        );
-        drop(target);
-        let _ = g.ctx.take_drop_errors();
-        assert!(
-            gl_is(gl::IsTexture, name),
-            "{mode}: dropping the target deleted the application's texture"
-        );
-        assert!(
-            read_texture_rgba8(name, w, h, 0) == sentinel,
-            "{mode}: dropping the target changed the application's texture"
+        let prefix = format!("{mode}: ");
+        check_left_alone(
+            &g,
+            target,
+            (gl::IsTexture, name),
+            "texture",
+            &prefix,
+            || read_texture_rgba8(name, w, h, 0) == sentinel,
         );
         // SAFETY: a context is current; the application's own texture, deleted once.
         unsafe { gl::DeleteTextures(1, &name) };
@@ -177,25 +200,14 @@ fn a_band_buffer_name_the_application_reused_is_neither_written_nor_deleted() {
             "a present into a reused band buffer name: {presented:?}"
         );
     }
-    assert!(
-        read_gl_buffer(name, sentinel.len()) == sentinel,
-        "a present wrote into the application's buffer"
-    );
-    drop(target);
-    let _ = g.ctx.take_drop_errors();
-    assert!(
-        gl_is(gl::IsBuffer, name),
-        "dropping the target deleted the application's buffer"
-    );
+    check_left_alone(&g, target, (gl::IsBuffer, name), "buffer", "", || {
+        read_gl_buffer(name, sentinel.len()) == sentinel
+    });
     assert!(
         !gl_is(gl::IsBuffer, bands[0]) && !gl_is(gl::IsBuffer, bands[2]),
         "dropping the target left its own band buffers {} and {}",
         bands[0],
         bands[2]
-    );
-    assert!(
-        read_gl_buffer(name, sentinel.len()) == sentinel,
-        "dropping the target changed the application's buffer"
     );
     // SAFETY: a context is current; the application's own buffer, deleted once.
     unsafe { gl::DeleteBuffers(1, &name) };

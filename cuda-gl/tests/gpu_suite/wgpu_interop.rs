@@ -10,6 +10,9 @@
 #![cfg(all(feature = "wgpu", feature = "egl"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "../../examples/common/wgpu_copy.rs"]
+mod wgpu_copy;
+
 use crate::gpu::{TEST_PTX, pattern, skip};
 use crate::harness::ready;
 use cuda_gl::wgpu_interop::{
@@ -91,26 +94,8 @@ fn write_frame(s: &Setup, shared: &mut SharedTexture, seed: u32) {
 /// wgpu copies `texture` (4 bytes per texel) into a buffer, maps it and returns its texels, row by row.
 pub(crate) fn read_back(s: &Setup, texture: &wgpu::Texture) -> Vec<u32> {
     let (w, h) = (texture.width(), texture.height());
-    let row = (w * 4).next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT);
-    let buffer = s.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("read-back"),
-        size: u64::from(row * h),
-        usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
-        mapped_at_creation: false,
-    });
     let mut encoder = s.device.create_command_encoder(&Default::default());
-    encoder.copy_texture_to_buffer(
-        texture.as_image_copy(),
-        wgpu::TexelCopyBufferInfo {
-            buffer: &buffer,
-            layout: wgpu::TexelCopyBufferLayout {
-                offset: 0,
-                bytes_per_row: Some(row),
-                rows_per_image: Some(h),
-            },
-        },
-        texture.size(),
-    );
+    let (buffer, row) = wgpu_copy::copy_to_buffer(&s.device, &mut encoder, texture, "read-back");
     s.queue.submit([encoder.finish()]);
     let (tx, rx) = std::sync::mpsc::channel();
     buffer
