@@ -166,8 +166,8 @@ pub mod nvrtc;
 #[cfg_attr(docsrs, doc(cfg(feature = "wgpu")))]
 pub mod wgpu_interop;
 
-#[cfg(feature = "egui")]
-#[cfg_attr(docsrs, doc(cfg(feature = "egui")))]
+#[cfg(any(feature = "egui", feature = "egui-wgpu"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "egui", feature = "egui-wgpu"))))]
 pub mod egui_interop;
 
 /// The cudarc crate that the `cudarc` feature builds against, re-exported so that its version

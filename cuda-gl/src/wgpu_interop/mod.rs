@@ -107,6 +107,8 @@ mod vk_info;
 pub use crate::error::wgpu::WgpuError;
 pub use device::{check_adapter, check_device, open_device};
 pub use format::SharedFormat;
+#[cfg(feature = "egui-wgpu")]
+pub(crate) use scope::scoped;
 pub use target::WgpuTarget;
 pub use texture::{CudaWrite, SharedTexture};
 

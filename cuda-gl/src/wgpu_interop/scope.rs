@@ -13,7 +13,7 @@ use crate::error::Result;
 ///
 /// # Errors
 /// [`WgpuError::OutOfMemory`] or [`WgpuError::Refused`], with wgpu's message.
-pub(super) fn scoped<R>(
+pub(crate) fn scoped<R>(
     device: &wgpu::Device,
     call: &'static str,
     f: impl FnOnce() -> R,

@@ -171,6 +171,11 @@ impl WgpuTarget {
         dispatch!(&self.backend, m => m.texture())
     }
 
+    /// The wgpu device the texture is on (the application's, cloned).
+    pub fn device(&self) -> &wgpu::Device {
+        &self.place.device
+    }
+
     /// Width and height in pixels.
     pub fn size(&self) -> (u32, u32) {
         self.place.layout.size()

@@ -37,6 +37,7 @@ mod display_names;
 mod display_present;
 mod egl_any_gl;
 mod egui;
+mod egui_wgpu;
 mod external;
 mod frames;
 mod gpu_interop;

@@ -1,5 +1,5 @@
-//! A [`DisplayTarget`] shown as an image in an egui app painted by egui_glow (eframe's glow
-//! renderer): [`EguiImage`].
+//! [`EguiImage`]: a [`DisplayTarget`] shown as an image in an egui app painted by egui_glow
+//! (eframe's glow renderer).
 //!
 //! egui_glow's painter takes ownership of every native texture registered with it: it deletes
 //! them in `free_texture`, in `replace_native_texture` (the old one, at its shutdown) and at its
