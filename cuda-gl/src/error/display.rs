@@ -107,4 +107,18 @@ pub enum DisplayError {
         /// The modes the target has.
         modes: &'static str,
     },
+
+    /// A target shown in egui holds pixels that egui cannot show as they are: egui samples
+    /// filterable colour textures, and shows a one-channel texture red.
+    #[error(
+        "{call}: the target's format is {format}; egui shows RGBA8 images\nhelp: show \
+         one-channel data through a colour map (`set_color_map`), which makes the target RGBA8, \
+         or convert to RGBA8 before showing it"
+    )]
+    NotRgba8 {
+        /// The call that refused it.
+        call: &'static str,
+        /// The target's format, e.g. `R32F`.
+        format: String,
+    },
 }

@@ -2,13 +2,13 @@
 //! egui frame that paints the image over the whole screen, rendered by egui-wgpu's renderer
 //! into an offscreen texture, equals what the target shows in every pixel, in both modes;
 //! after a resize the same id shows the new texture, and an id the application freed is
-//! registered anew. Needs `--features egui-wgpu,egl`, a GPU and NVIDIA's Vulkan driver.
+//! registered anew; a one-channel target is refused; `into_target` frees the id. Needs `--features egui-wgpu,egl`, a GPU and NVIDIA's Vulkan driver.
 #![cfg(all(feature = "egui-wgpu", feature = "egl"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use super::wgpu_interop::{Setup, read_back, setup};
 use cuda_gl::DeviceBuffer;
-use cuda_gl::display::{Format, Layout, Mode};
+use cuda_gl::display::{DisplayError, Format, Layout, Mode};
 use cuda_gl::egui_interop::EguiWgpuImage;
 use cuda_gl::wgpu_interop::WgpuTarget;
 use egui::load::SizedTexture;
@@ -145,8 +145,9 @@ fn egui_wgpu_paints_the_targets_pixels_across_resizes_and_frees() {
         let mut image = EguiWgpuImage::new(target);
         image.set_filter(wgpu::FilterMode::Nearest);
         let mut ids = Vec::new();
+        // A resize, then a show of another size alone (which makes the new texture itself).
         for (k, size) in [(96, 64), (333, 101), (77, 120)].into_iter().enumerate() {
-            if size != image.target().size() {
+            if k == 1 {
                 image.target_mut().resize(size.0, size.1).unwrap();
             }
             let want = opaque(size.0 as usize * size.1 as usize, k as u32 + 1);
@@ -171,7 +172,27 @@ fn egui_wgpu_paints_the_targets_pixels_across_resizes_and_frees() {
         let sized = image.update(&mut renderer).unwrap();
         let got = paint(&s, &mut renderer, sized, size);
         assert_painted(&got, &want, &format!("{mode} after a free"));
+        // A filter set after the registration takes effect (the same pixels at 1:1).
+        image.set_filter(wgpu::FilterMode::Linear);
+        image.set_filter(wgpu::FilterMode::Nearest);
+        let sized = image.update(&mut renderer).unwrap();
+        let got = paint(&s, &mut renderer, sized, size);
+        assert_painted(&got, &want, &format!("{mode} after set_filter"));
+        // One-channel pixels without a colour map are refused, not shown red.
+        let field = DeviceBuffer::from_slice(&s.ctx, &vec![0.5f32; 64 * 32]).unwrap();
+        let r32f = Layout::packed((64, 32), Format::R32F).unwrap();
+        image.target_mut().show(&field, r32f, &s.stream).unwrap();
+        let e = image.update(&mut renderer).unwrap_err();
+        assert!(
+            matches!(e, cuda_gl::Error::Display(DisplayError::NotRgba8 { .. })),
+            "{e}"
+        );
+        let id = sized.id;
         drop(image.into_target(&mut renderer));
+        assert!(
+            renderer.texture(&id).is_none(),
+            "{mode}: into_target freed the id"
+        );
     }
     s.ctx.check_drop_errors().unwrap();
 }
