@@ -1,17 +1,5 @@
-//! [`EguiImage`]: a [`DisplayTarget`] shown as an image in an egui app painted by egui_glow
-//! (eframe's glow renderer).
-//!
-//! egui_glow's painter takes ownership of every native texture registered with it: it deletes
-//! them in `free_texture`, in `replace_native_texture` (the old one, at its shutdown) and at its
-//! shutdown. A display target owns its texture too, and makes a new one on each resize. So the
-//! target's texture is never given to egui: the adapter makes a second texture, labels it,
-//! registers it with the painter, and from then on it is the painter's (the adapter never
-//! deletes it). After each frame the adapter copies the target's texture into it on the GPU
-//! (`glCopyImageSubData`, no read-back); on a resize it gives the same texture new storage
-//! (`glTexImage2D` on the same name), so egui's registration stays valid and no stale name is
-//! kept for egui to delete later. Before every write it asks for its label: a texture egui has
-//! freed (or the application deleted) is left alone, and a new one is made and registered.
-//! Each GL name has one owner that deletes it: the target its texture, egui the other.
+//! [`EguiImage`]: a `DisplayTarget` shown in egui through egui_glow (see the module docs above
+//! this file, `egui_interop`, for why egui gets a texture of its own).
 
 use crate::display::{DisplayTarget, Format};
 use crate::error::{Error, Result};
@@ -29,7 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 static NEXT_LABEL: AtomicU64 = AtomicU64::new(1);
 
 /// A [`DisplayTarget`] and the egui texture it is shown through (see the
-/// [module docs](self)): draw frames into [`target_mut`](Self::target_mut) as usual, then call
+/// [module docs](super)): draw frames into [`target_mut`](Self::target_mut) as usual, then call
 /// [`update`](Self::update) and give egui the [`SizedTexture`] it returns (`ui.image(..)`).
 ///
 /// The egui texture is the painter's once registered: the adapter never deletes it, and egui

@@ -1,13 +1,5 @@
-//! [`EguiWgpuImage`]: a [`WgpuTarget`] shown as an image in an egui app painted by egui-wgpu
-//! (eframe's wgpu renderer).
-//!
-//! egui-wgpu registers a native texture by a view of it (`Renderer::register_native_texture`)
-//! and never destroys one it did not make (`free_texture` drops its bind group only), and a
-//! wgpu texture lives while any view or bind group of it does: so the target's texture can be
-//! given to egui as it is, with no copy and no second owner. What the adapter keeps right is
-//! the registration: a resize (or a `show` of another size or format) gives the target a new
-//! texture, which the registration is pointed at (`update_egui_texture_from_wgpu_texture`,
-//! the same `TextureId`); an id the application freed is registered anew.
+//! [`EguiWgpuImage`]: a `WgpuTarget` shown in egui through egui-wgpu (see the module docs
+//! above this file, `egui_interop`, for why no copy is needed).
 
 use crate::display::{DisplayError, Format};
 use crate::error::Result;
@@ -16,7 +8,7 @@ use ::egui::TextureId;
 use ::egui::load::SizedTexture;
 
 /// A [`WgpuTarget`] and its registration with an egui-wgpu renderer (see the
-/// [module docs](self)): draw frames into [`target_mut`](Self::target_mut) as usual, then call
+/// [module docs](super)): draw frames into [`target_mut`](Self::target_mut) as usual, then call
 /// [`update`](Self::update) with the renderer and give egui the [`SizedTexture`] it returns
 /// (`ui.image(..)`). The renderer must be of the target's wgpu device.
 ///

@@ -34,11 +34,48 @@ pub(crate) struct Setup {
     pub(crate) ctx: Arc<Context>,
 }
 
+/// `CUDA_GL_VK_VALIDATION=1` (set by `ci/gpu/vkval-env.sh`, with Khronos' validation layer
+/// on the loader's path): the instance runs under the validation layer, whose messages wgpu
+/// logs; a test whose set-up saw a validation error fails when the set-up is dropped. The
+/// Vulkan spec's rules on layouts, queue-family ownership and semaphores are then checked by
+/// the layer, not only by the texels a test reads back.
+fn validating() -> bool {
+    std::env::var("CUDA_GL_VK_VALIDATION").is_ok_and(|v| v == "1")
+}
+
 fn vulkan_instance() -> wgpu::Instance {
+    let flags = if validating() {
+        crate::harness::capture_log();
+        wgpu::InstanceFlags::VALIDATION | wgpu::InstanceFlags::DEBUG
+    } else {
+        wgpu::InstanceFlags::empty()
+    };
     wgpu::Instance::new(wgpu::InstanceDescriptor {
         backends: wgpu::Backends::VULKAN,
+        flags,
         ..wgpu::InstanceDescriptor::new_without_display_handle()
     })
+}
+
+impl Drop for Setup {
+    fn drop(&mut self) {
+        // Test code: a test that saw a validation error fails here (not while it is already
+        // failing, which would abort the process instead).
+        if !validating() || std::thread::panicking() {
+            return;
+        }
+        let _ = self.device.poll(wgpu::PollType::wait_indefinitely());
+        let errors: Vec<String> = crate::harness::take_log()
+            .into_iter()
+            .filter(|l| l.starts_with("ERROR") && l.contains("VUID"))
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "{} Vulkan validation errors, the first: {}",
+            errors.len(),
+            errors.first().map_or("", String::as_str)
+        );
+    }
 }
 
 pub(crate) fn setup() -> Option<Setup> {
