@@ -90,6 +90,10 @@ pub enum Role {
     /// wgpu's `copy_texture_to_texture` of a frame between two plain textures + the wgpu use:
     /// what the interop present's copy costs on its own (for reading).
     CopyAlone,
+    /// The same copy from the `SharedTexture`'s image (exportable memory, imported by CUDA,
+    /// between hand-offs) into a plain texture + the wgpu use: whether the interop present's
+    /// copy costs more because its source is the shared image (for reading).
+    CopyFromShared,
 }
 
 /// A wgpu present row's role and frame size.

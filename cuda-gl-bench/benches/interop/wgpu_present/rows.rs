@@ -98,6 +98,19 @@ impl Wgpu {
         })
     }
 
+    /// A GPU copy of all of `source` into `dest`, submitted, then the use of `dest`.
+    fn copy_and_use(
+        &self,
+        source: &wgpu::Texture,
+        dest: &wgpu::Texture,
+        sink: &wgpu::Texture,
+    ) -> Result<()> {
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        encoder.copy_texture_to_texture(source.as_image_copy(), dest.as_image_copy(), dest.size());
+        self.queue.submit([encoder.finish()]);
+        self.use_texel(dest, sink)
+    }
+
     /// Waits for `submitted`, at most [`WAIT_LIMIT`], then checks for wgpu's errors.
     fn wait(&self, submitted: wgpu::SubmissionIndex) -> Result<()> {
         self.device
@@ -349,16 +362,18 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
                     "wgpu copy_texture_to_texture {width}x{height} between plain textures + \
                      wgpu use"
                 ),
-                move |rig: &mut Rig| {
-                    let mut encoder = w.device.create_command_encoder(&Default::default());
-                    encoder.copy_texture_to_texture(
-                        rig.untouched.as_image_copy(),
-                        rig.upload.as_image_copy(),
-                        rig.upload.size(),
-                    );
-                    w.queue.submit([encoder.finish()]);
-                    w.use_texel(&rig.upload, &rig.sink)
-                },
+                move |rig: &mut Rig| w.copy_and_use(&rig.untouched, &rig.upload, &rig.sink),
+            ),
+        ),
+        (
+            Role::CopyFromShared,
+            Variant::new(
+                format!(
+                    "wgpu copy_texture_to_texture {width}x{height} from the shared image into a \
+                     plain texture + wgpu use"
+                ),
+                // The shared image is wgpu's between hand-offs: copying it then is allowed.
+                move |rig: &mut Rig| w.copy_and_use(rig.shared.texture(), &rig.upload, &rig.sink),
             ),
         ),
     ];
