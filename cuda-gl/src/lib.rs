@@ -147,6 +147,7 @@ mod memory;
 mod module;
 mod queue;
 mod result;
+mod source;
 mod stream;
 pub mod video;
 

@@ -94,7 +94,6 @@ mod mode;
 mod present;
 mod report;
 mod show;
-mod source;
 mod staged;
 mod stream;
 mod target;
@@ -103,6 +102,7 @@ mod texture;
 pub use crate::error::DisplayError;
 // For wgpu's modes (feature `wgpu`), which implement the same interface.
 pub use crate::image::{DeviceImage, Format, Layout};
+pub use crate::source::ShowSource;
 pub use colormap::{ColorMap, Palette};
 pub use mode::{Frame, Mode};
 #[cfg_attr(not(feature = "wgpu"), allow(unused_imports))]
@@ -115,7 +115,6 @@ pub(crate) use show::{
     CheckedStream, Kernels, ShowTarget, check_stream, show_buffer, show_given, show_video_buffer,
     show_video_given,
 };
-pub use source::ShowSource;
 #[cfg(feature = "wgpu")]
 pub(crate) use staged::bands_for_client_upload;
 pub use target::DisplayTarget;

@@ -4,12 +4,12 @@
 
 use super::colormap::{ColorMap, Mapper};
 use super::mode::Frame;
-use super::source::{ShowSource, memory_of};
 use crate::context::Context;
 use crate::error::{Result, UsageError};
 use crate::image::{DeviceImage, Format, Layout};
 use crate::memory::DevicePtr;
 use crate::result;
+use crate::source::{ShowSource, memory_of};
 use crate::stream::{AsStream, check_same_context};
 use crate::video::{ColorSpace, Converter, VideoFrame, VideoLayout};
 use cuda_gl_sys as sys;

@@ -6,7 +6,6 @@ use super::colormap::ColorMap;
 use super::mode::{Frame, Mode, Screen};
 use super::report::Report;
 use super::show::{self, CheckedStream, Kernels, ShowTarget, check_stream};
-use super::source::ShowSource;
 use crate::TextureName;
 use crate::context::Context;
 #[cfg(doc)]
@@ -16,6 +15,7 @@ use crate::glapi::GlOwner;
 use crate::image::{DeviceImage, Format, Layout};
 #[cfg(doc)]
 use crate::memory::DeviceBuffer;
+use crate::source::ShowSource;
 use crate::stream::AsStream;
 use std::marker::PhantomData;
 use std::sync::Arc;

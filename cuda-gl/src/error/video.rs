@@ -137,4 +137,37 @@ pub enum VideoError {
         /// The destination's width and height.
         image: (u32, u32),
     },
+
+    /// A frame of another format than the plane textures were registered for.
+    #[error(
+        "{call}: the frame is {frame}, but the plane textures were registered for {planes}.\n\
+         help: register textures for this format (NV12: R8 + RG8, P010: R16 + RG16) with \
+         VideoPlanes::register"
+    )]
+    PlaneFormat {
+        /// The call that refused it.
+        call: &'static str,
+        /// The frame's format, e.g. `P010`.
+        frame: String,
+        /// The format the textures were registered for.
+        planes: String,
+    },
+
+    /// A plane texture whose size or texel format does not hold the frame's plane.
+    #[error(
+        "{call}: the {plane} texture is {got}, but the frame's {plane} plane needs {want}.\n\
+         help: give the luma texture the frame's size and one channel (R8 for NV12, R16 for \
+         P010), the chroma texture half the size rounded up and two channels (RG8, RG16), and \
+         give them new storage when the frame's size changes"
+    )]
+    PlaneTexture {
+        /// The call that refused it.
+        call: &'static str,
+        /// `luma` or `chroma`.
+        plane: &'static str,
+        /// What the texture is, e.g. `1920 x 1080 x 1 channel of UNSIGNED_INT8`.
+        got: String,
+        /// What the plane needs.
+        want: String,
+    },
 }

@@ -95,6 +95,9 @@ impl ArrayFormat {
     /// 8-bit unsigned channels, as GL's `RGBA8`.
     pub const UNSIGNED_INT8: ArrayFormat =
         ArrayFormat(sys::CUarray_format::CU_AD_FORMAT_UNSIGNED_INT8);
+    /// 16-bit unsigned channels, as GL's `R16` and `RG16`.
+    pub const UNSIGNED_INT16: ArrayFormat =
+        ArrayFormat(sys::CUarray_format::CU_AD_FORMAT_UNSIGNED_INT16);
     /// 32-bit float channels, as GL's `RGBA32F`.
     pub const FLOAT: ArrayFormat = ArrayFormat(sys::CUarray_format::CU_AD_FORMAT_FLOAT);
     /// 16-bit float channels.

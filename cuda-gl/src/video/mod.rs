@@ -59,6 +59,7 @@ mod convert;
 mod cpu;
 mod frame;
 mod layout;
+mod planes;
 
 pub use crate::error::VideoError;
 pub use color::{ColorMatrix, ColorRange, ColorSpace};
@@ -66,3 +67,4 @@ pub use convert::Converter;
 pub use cpu::convert_cpu;
 pub use frame::VideoFrame;
 pub use layout::{VideoFormat, VideoLayout};
+pub use planes::VideoPlanes;

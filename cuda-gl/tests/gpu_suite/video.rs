@@ -12,9 +12,9 @@ use crate::gpu::*;
 use cuda_gl::display::{DeviceImage, DisplayError, Format, Layout, Mode};
 use cuda_gl::video::{
     ColorMatrix, ColorRange, ColorSpace, Converter, VideoError, VideoFormat, VideoFrame,
-    VideoLayout, convert_cpu,
+    VideoLayout, VideoPlanes, convert_cpu,
 };
-use cuda_gl::{DeviceBuffer, Error};
+use cuda_gl::{DeviceBuffer, Error, TextureName};
 
 /// What the destination is filled with before a conversion: bytes the kernel must not write
 /// keep it.
@@ -308,5 +308,148 @@ fn video_frames_shown_on_a_display_target_match_the_cpu_in_every_mode() {
             "{mode}: a refused show drew"
         );
     }
+    g.check_no_errors();
+}
+
+/// A 2-D texture of `internal` immutable storage (one level), `width` x `height`.
+fn plane_texture(internal: gl::types::GLenum, (width, height): (u32, u32)) -> u32 {
+    let mut name = 0;
+    // SAFETY: a GL context is current (the suite's); one name is written; the storage call
+    // takes plain values.
+    unsafe {
+        gl::GenTextures(1, &mut name);
+        gl::BindTexture(gl::TEXTURE_2D, name);
+        gl::TexStorage2D(gl::TEXTURE_2D, 1, internal, width as i32, height as i32);
+        gl::BindTexture(gl::TEXTURE_2D, 0);
+    }
+    // SAFETY: a GL context is current; glGetError takes no arguments.
+    let error = unsafe { gl::GetError() };
+    assert_eq!(error, gl::NO_ERROR, "making a plane texture");
+    name
+}
+
+/// The texels of `texture` (`width` x `height` of `channels` samples of `bytes` bytes each),
+/// rows tightly packed, as GL reads them.
+fn plane_texels(
+    texture: u32,
+    (width, height): (u32, u32),
+    channels: usize,
+    bytes: usize,
+) -> Vec<u8> {
+    let mut out = vec![0u8; width as usize * height as usize * channels * bytes];
+    let format = if channels == 1 { gl::RED } else { gl::RG };
+    let kind = if bytes == 1 {
+        gl::UNSIGNED_BYTE
+    } else {
+        gl::UNSIGNED_SHORT
+    };
+    // SAFETY: a GL context is current; `out` holds the whole level at pack alignment 1 and no
+    // pack buffer bound.
+    unsafe {
+        gl::BindBuffer(gl::PIXEL_PACK_BUFFER, 0);
+        gl::PixelStorei(gl::PACK_ALIGNMENT, 1);
+        gl::BindTexture(gl::TEXTURE_2D, texture);
+        gl::GetTexImage(gl::TEXTURE_2D, 0, format, kind, out.as_mut_ptr().cast());
+        gl::BindTexture(gl::TEXTURE_2D, 0);
+        gl::PixelStorei(gl::PACK_ALIGNMENT, 4);
+    }
+    // SAFETY: a GL context is current; glGetError takes no arguments.
+    let error = unsafe { gl::GetError() };
+    assert_eq!(error, gl::NO_ERROR, "reading a plane texture");
+    out
+}
+
+/// Rows `rows` of `row` bytes each, `pitch` apart from `start` in `bytes`, packed.
+fn packed_rows(bytes: &[u8], start: usize, pitch: usize, row: usize, rows: u32) -> Vec<u8> {
+    (0..rows as usize)
+        .flat_map(|y| bytes[start + y * pitch..][..row].iter().copied())
+        .collect()
+}
+
+/// The planes of NV12 and P010 frames (odd sizes, padded pitches, chroma after a gap) copied
+/// into R8 + RG8 and R16 + RG16 textures equal the source's rows byte for byte; a frame of
+/// the other format, and a chroma texture of the wrong size, are refused with nothing copied.
+#[test]
+fn video_planes_reach_their_gl_textures_byte_for_byte() {
+    let Some(g) = gpu() else { return };
+    for format in [VideoFormat::Nv12, VideoFormat::P010] {
+        let bps = format.bytes_per_sample();
+        let (luma_fmt, chroma_fmt) = if format == VideoFormat::Nv12 {
+            (gl::R8, gl::RG8)
+        } else {
+            (gl::R16, gl::RG16)
+        };
+        for (n, (layout, _)) in frames(format).into_iter().enumerate() {
+            let what = format!("{format:?} {:?}", layout.size());
+            let bytes = noise(layout.bytes(), 90 + n as u64);
+            let src = DeviceBuffer::from_slice(&g.ctx, &bytes).unwrap();
+            let luma = plane_texture(luma_fmt, layout.size());
+            let chroma = plane_texture(chroma_fmt, layout.chroma_size());
+            let mut planes =
+                VideoPlanes::register(&g.ctx, TextureName(luma), TextureName(chroma), format)
+                    .unwrap();
+            planes.upload(&src, layout, &g.stream).unwrap();
+            let (w, h) = layout.size();
+            let want_luma = packed_rows(&bytes, 0, layout.luma_pitch(), w as usize * bps, h);
+            let (cw, ch) = layout.chroma_size();
+            let want_chroma = packed_rows(
+                &bytes,
+                layout.chroma_offset(),
+                layout.chroma_pitch(),
+                cw as usize * 2 * bps,
+                ch,
+            );
+            assert!(
+                plane_texels(luma, layout.size(), 1, bps) == want_luma,
+                "{what}: the luma texture differs from the plane"
+            );
+            assert!(
+                plane_texels(chroma, layout.chroma_size(), 2, bps) == want_chroma,
+                "{what}: the chroma texture differs from the plane"
+            );
+            drop(planes);
+            delete_texture(luma);
+            delete_texture(chroma);
+        }
+    }
+    // Refusals: the other format, then a chroma texture of the luma's size.
+    let layout = VideoLayout::packed((64, 36), VideoFormat::Nv12).unwrap();
+    let src = DeviceBuffer::<u8>::zeroed(&g.ctx, layout.bytes()).unwrap();
+    let luma = plane_texture(gl::R8, (64, 36));
+    let chroma = plane_texture(gl::RG8, (64, 36));
+    let mut planes = VideoPlanes::register(
+        &g.ctx,
+        TextureName(luma),
+        TextureName(chroma),
+        VideoFormat::P010,
+    )
+    .unwrap();
+    let e = planes.upload(&src, layout, &g.stream).unwrap_err();
+    assert!(
+        matches!(e, Error::Video(VideoError::PlaneFormat { .. })),
+        "{e}"
+    );
+    drop(planes);
+    let mut planes = VideoPlanes::register(
+        &g.ctx,
+        TextureName(luma),
+        TextureName(chroma),
+        VideoFormat::Nv12,
+    )
+    .unwrap();
+    let e = planes.upload(&src, layout, &g.stream).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::Video(VideoError::PlaneTexture {
+                plane: "chroma",
+                ..
+            })
+        ),
+        "{e}"
+    );
+    drop(planes);
+    delete_texture(luma);
+    delete_texture(chroma);
     g.check_no_errors();
 }

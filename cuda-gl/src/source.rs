@@ -14,8 +14,9 @@ mod sealed {
     }
 }
 
-/// Device memory that [`DisplayTarget::show`](super::DisplayTarget::show) and
-/// [`show_video`](super::DisplayTarget::show_video) take: a cuda-gl
+/// Device memory that [`DisplayTarget::show`](crate::display::DisplayTarget::show) and
+/// [`show_video`](crate::display::DisplayTarget::show_video) take (and
+/// [`VideoPlanes::upload`](crate::video::VideoPlanes::upload)): a cuda-gl
 /// [`DeviceBuffer`](crate::DeviceBuffer), whose size and context they check. Sealed; cudarc
 /// memory goes through `show_cudarc`, memory of any other origin through the `unsafe`
 /// `show_raw`.
