@@ -15,17 +15,21 @@ use std::sync::Arc;
 /// with CUDA and written on the GPU with no host copy: the **luma** texture of the frame's size
 /// with one channel (`GL_R8` for NV12, `GL_R16` for P010), and the **chroma** texture of
 /// `ceil(width / 2)` x `ceil(height / 2)` with two channels (`GL_RG8`, `GL_RG16`: Cb in `.r`,
-/// Cr in `.g`). Row 0 of each plane is the texture's first row.
+/// Cr in `.g`). Level 0 of each is written, row 0 of each plane its first row. The check at
+/// each upload is on the texels' size in bytes and channel count: give these unsigned
+/// normalized formats, not integer (`GL_R8UI`), sRGB or luminance-alpha ones, which hold the
+/// same bytes but sample differently.
 ///
 /// Sampling: texel `(x, y)` of the luma is the frame's pixel `(x, y)`; its chroma pair is chroma
-/// texel `(x / 2, y / 2)` (the "left" siting of H.264, HEVC and AV1 streams). A shader that
-/// samples the chroma at the luma's normalized coordinate with `GL_NEAREST` gets that texel
-/// for an even size; P010's samples are in the high 10 bits of each 16-bit value (the value
-/// read from an `R16` texture, times 65535, shifted right by 6). The colour equations are in
-/// the [module docs](super).
+/// texel `(x / 2, y / 2)` (the "left" siting of H.264, HEVC and AV1 streams), for any size:
+/// `texelFetch(chroma, ivec2(x, y) / 2, 0)` in GLSL. (Sampling the chroma at the luma's
+/// normalized coordinate with `GL_NEAREST` gives the same texel only for even sides.) P010's
+/// samples are the high 10 bits of each 16-bit value: `uint(round(v * 65535.0)) >> 6` of the
+/// value `v` read from an `R16` texture. The colour equations are in the [module docs](super).
 ///
 /// The textures stay the application's: it deletes them after dropping this value (which
-/// unregisters them), and never deletes them before.
+/// unregisters them), and never before. To give them storage of another size, drop this
+/// value, respecify them, and register them again.
 #[derive(Debug)]
 pub struct VideoPlanes {
     luma: RegisteredImage,
@@ -36,19 +40,22 @@ pub struct VideoPlanes {
 impl VideoPlanes {
     /// Registers `luma` and `chroma` (2-D textures in the GL context current on this thread)
     /// for the planes of `format` frames with CUDA context `ctx`. Their sizes and texel formats
-    /// are checked against each frame at [`upload`](Self::upload), so they may be given new
-    /// storage between frames of another size (register them again then).
+    /// are checked against each frame at [`upload`](Self::upload).
     ///
     /// # Errors
-    /// As [`RegisteredImage::register`] (no GL context current, a texture of another GPU's GL,
-    /// a name that is no texture, one registered already).
+    /// As [`RegisteredImage::register`]: no GL context current, a texture of another GPU's GL,
+    /// a name that is no texture or one of another target than `GL_TEXTURE_2D`
+    /// ([`Error::WrongImageTarget`](crate::Error::WrongImageTarget)), one registered
+    /// already.
     pub fn register(
         ctx: &Arc<Context>,
         luma: TextureName,
         chroma: TextureName,
         format: VideoFormat,
     ) -> Result<VideoPlanes> {
-        let flags = RegisterFlags::WRITE_DISCARD;
+        // Not WRITE_DISCARD: levels above 0, and the contents of a texture whose upload was
+        // refused after the map, stay as the application left them.
+        let flags = RegisterFlags::NONE;
         Ok(VideoPlanes {
             luma: RegisteredImage::register(ctx, luma, ImageTarget::Texture2D, flags)?,
             chroma: RegisteredImage::register(ctx, chroma, ImageTarget::Texture2D, flags)?,
@@ -64,7 +71,8 @@ impl VideoPlanes {
     /// Copies the frame of `layout` at the start of `src` into the two textures on the GPU, in
     /// `stream`'s order (after the work queued on it before, the decoder's say). The textures
     /// are unmapped on `stream` after the copies, so the GL commands this thread issues in
-    /// their context after this returns see the planes. The CPU does not wait for the copies.
+    /// their context after this returns see the planes. The CPU does not wait for the copies:
+    /// write `src` again only in work ordered after `stream`'s.
     ///
     /// # Errors
     /// [`VideoError::PlaneFormat`] for a frame of another format than registered;
@@ -109,9 +117,11 @@ impl VideoPlanes {
         check_plane(&chroma, "chroma", layout.chroma_size(), 2, sample)?;
         // SAFETY: (1) of `copy_from_pitched`: the planes lie in `src` (checked by
         // `check_fits`: `height` luma rows of `luma_row_bytes` at `luma_pitch`, the chroma
-        // rows after `chroma_offset`), device memory of the textures' context (checked), which
-        // safe code frees or writes only after the work queued on `stream` (a `DeviceBuffer`'s
-        // free waits for it); each array's row is its plane's row (checked just above).
+        // rows after `chroma_offset`), device memory of the textures' context (checked); a
+        // `DeviceBuffer` is freed only after the device's work, and what safe code writes into
+        // it on another stream unordered with `stream` races with the copy on the GPU (a torn
+        // plane, as for `DisplayTarget::show`), never outside it. Each array's row is its
+        // plane's row (checked just above).
         unsafe {
             luma.copy_from_pitched(ptr.as_raw(), layout.luma_pitch())?;
             chroma.copy_from_pitched(chroma_ptr.as_raw(), layout.chroma_pitch())?;

@@ -368,7 +368,8 @@ fn packed_rows(bytes: &[u8], start: usize, pitch: usize, row: usize, rows: u32) 
 
 /// The planes of NV12 and P010 frames (odd sizes, padded pitches, chroma after a gap) copied
 /// into R8 + RG8 and R16 + RG16 textures equal the source's rows byte for byte; a frame of
-/// the other format, and a chroma texture of the wrong size, are refused with nothing copied.
+/// the other format, a chroma texture of the wrong size (the luma texture left as it was) and
+/// 16-bit planes into 8-bit textures are refused.
 #[test]
 fn video_planes_reach_their_gl_textures_byte_for_byte() {
     let Some(g) = gpu() else { return };
@@ -412,11 +413,33 @@ fn video_planes_reach_their_gl_textures_byte_for_byte() {
             delete_texture(chroma);
         }
     }
-    // Refusals: the other format, then a chroma texture of the luma's size.
+    // Refusals: the other format, then a chroma texture of the luma's size (the luma texture,
+    // filled first, is left as it was), then P010 planes into 8-bit textures.
     let layout = VideoLayout::packed((64, 36), VideoFormat::Nv12).unwrap();
     let src = DeviceBuffer::<u8>::zeroed(&g.ctx, layout.bytes()).unwrap();
     let luma = plane_texture(gl::R8, (64, 36));
     let chroma = plane_texture(gl::RG8, (64, 36));
+    let kept = vec![0x5au8; 64 * 36];
+    // SAFETY: a GL context is current; `kept` holds the whole level at unpack alignment 1 and
+    // no unpack buffer bound.
+    unsafe {
+        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
+        gl::PixelStorei(gl::UNPACK_ALIGNMENT, 1);
+        gl::BindTexture(gl::TEXTURE_2D, luma);
+        gl::TexSubImage2D(
+            gl::TEXTURE_2D,
+            0,
+            0,
+            0,
+            64,
+            36,
+            gl::RED,
+            gl::UNSIGNED_BYTE,
+            kept.as_ptr().cast(),
+        );
+        gl::BindTexture(gl::TEXTURE_2D, 0);
+        gl::PixelStorei(gl::UNPACK_ALIGNMENT, 4);
+    }
     let mut planes = VideoPlanes::register(
         &g.ctx,
         TextureName(luma),
@@ -445,6 +468,28 @@ fn video_planes_reach_their_gl_textures_byte_for_byte() {
                 plane: "chroma",
                 ..
             })
+        ),
+        "{e}"
+    );
+    drop(planes);
+    assert!(
+        plane_texels(luma, (64, 36), 1, 1) == kept,
+        "a refused upload changed the luma texture"
+    );
+    let p010 = VideoLayout::packed((64, 36), VideoFormat::P010).unwrap();
+    let wide = DeviceBuffer::<u8>::zeroed(&g.ctx, p010.bytes()).unwrap();
+    let mut planes = VideoPlanes::register(
+        &g.ctx,
+        TextureName(luma),
+        TextureName(chroma),
+        VideoFormat::P010,
+    )
+    .unwrap();
+    let e = planes.upload(&wide, p010, &g.stream).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::Video(VideoError::PlaneTexture { plane: "luma", .. })
         ),
         "{e}"
     );
