@@ -108,14 +108,22 @@ impl EguiWgpuImage {
                 .texture(&g.id)
                 .is_some_and(|t| t.bind_group == g.bind_group)
         });
-        let view = texture.create_view(&Default::default());
+        // Made only where the registration changes, not on every frame's update.
+        let view = || texture.create_view(&Default::default());
         let id = match ours {
             Some(g) if g.texture.as_ref() == Some(&texture) => g.id,
             Some(g) => {
                 let repointed = scoped(
                     &device,
                     "egui_wgpu::Renderer::update_egui_texture_from_wgpu_texture",
-                    || renderer.update_egui_texture_from_wgpu_texture(&device, &view, filter, g.id),
+                    || {
+                        renderer.update_egui_texture_from_wgpu_texture(
+                            &device,
+                            &view(),
+                            filter,
+                            g.id,
+                        )
+                    },
                 );
                 if let Err(e) = repointed {
                     // The renderer's bind group under the id is the refused one: gone.
@@ -129,7 +137,7 @@ impl EguiWgpuImage {
                 let registered = scoped(
                     &device,
                     "egui_wgpu::Renderer::register_native_texture",
-                    || made = Some(renderer.register_native_texture(&device, &view, filter)),
+                    || made = Some(renderer.register_native_texture(&device, &view(), filter)),
                 );
                 if let Err(e) = registered {
                     // Not left in the renderer's table, to grow with each retry.

@@ -440,27 +440,19 @@ fn video_planes_reach_their_gl_textures_byte_for_byte() {
         gl::BindTexture(gl::TEXTURE_2D, 0);
         gl::PixelStorei(gl::UNPACK_ALIGNMENT, 4);
     }
-    let mut planes = VideoPlanes::register(
-        &g.ctx,
-        TextureName(luma),
-        TextureName(chroma),
-        VideoFormat::P010,
-    )
-    .unwrap();
-    let e = planes.upload(&src, layout, &g.stream).unwrap_err();
+    // Registers the two textures for `format` and returns why uploading `layout` from `src`
+    // was refused.
+    let refused = |format, src: &DeviceBuffer<u8>, layout| {
+        let mut planes =
+            VideoPlanes::register(&g.ctx, TextureName(luma), TextureName(chroma), format).unwrap();
+        planes.upload(src, layout, &g.stream).unwrap_err()
+    };
+    let e = refused(VideoFormat::P010, &src, layout);
     assert!(
         matches!(e, Error::Video(VideoError::PlaneFormat { .. })),
         "{e}"
     );
-    drop(planes);
-    let mut planes = VideoPlanes::register(
-        &g.ctx,
-        TextureName(luma),
-        TextureName(chroma),
-        VideoFormat::Nv12,
-    )
-    .unwrap();
-    let e = planes.upload(&src, layout, &g.stream).unwrap_err();
+    let e = refused(VideoFormat::Nv12, &src, layout);
     assert!(
         matches!(
             e,
@@ -471,21 +463,13 @@ fn video_planes_reach_their_gl_textures_byte_for_byte() {
         ),
         "{e}"
     );
-    drop(planes);
     assert!(
         plane_texels(luma, (64, 36), 1, 1) == kept,
         "a refused upload changed the luma texture"
     );
     let p010 = VideoLayout::packed((64, 36), VideoFormat::P010).unwrap();
     let wide = DeviceBuffer::<u8>::zeroed(&g.ctx, p010.bytes()).unwrap();
-    let mut planes = VideoPlanes::register(
-        &g.ctx,
-        TextureName(luma),
-        TextureName(chroma),
-        VideoFormat::P010,
-    )
-    .unwrap();
-    let e = planes.upload(&wide, p010, &g.stream).unwrap_err();
+    let e = refused(VideoFormat::P010, &wide, p010);
     assert!(
         matches!(
             e,
@@ -493,7 +477,6 @@ fn video_planes_reach_their_gl_textures_byte_for_byte() {
         ),
         "{e}"
     );
-    drop(planes);
     delete_texture(luma);
     delete_texture(chroma);
     g.check_no_errors();
