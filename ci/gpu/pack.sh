@@ -1,16 +1,37 @@
 #!/usr/bin/env bash
 # Packs the GPU bundle (.gpu/, from ../shared/gpu/bundle.sh --all-features) into
-# .gpupack/gpu.txz (about 5 MiB; git-ignored), so that a device call can carry it beside .gl/,
-# .mesa/ and .xvfb/ within its 64 MiB: the example binaries that bundle.sh also copies into
-# .gpu/tests/ go (they stay in .gpu/bin/), with the test binaries that need cargo there
-# (trybuild) or test nothing on a GPU (xtask). On the GPU host: `tar xJf .gpupack/gpu.txz` first.
+# .gpupack/gpu.txz (git-ignored), so that a device call can carry it beside .gl/, .mesa/ and
+# .xvfb/ within its 64 MiB: the example binaries that bundle.sh also copies into .gpu/tests/ go
+# (they stay in .gpu/bin/), with the test binaries that need cargo there (trybuild) or test
+# nothing on a GPU (xtask). On the GPU host: `tar xJf .gpupack/gpu.txz` first.
+#
+# Usage: bash ci/gpu/pack.sh [--tests REGEX] [--from DIR]
+#   --tests REGEX  keep only the test binaries whose names match REGEX (the whole bundle with
+#                  .mesa/ exceeds the carry: e.g. --tests '^(gpu_suite|gpu_display|not_nvidia)')
+#   --from DIR     pack DIR/.gpu (a worktree's bundle) into this checkout's .gpupack/
 set -euo pipefail
 root=$(git rev-parse --show-toplevel)
+keep=. from=$root
+while [ $# -gt 0 ]; do
+    case $1 in
+    --tests) shift; keep=$1 ;;
+    --from) shift; from=$(cd "$1" && pwd) ;;
+    *) echo "pack.sh: unknown argument $1" >&2; exit 2 ;;
+    esac
+    shift
+done
 cd "$root"
-[ -d .gpu/tests ] || { echo "no .gpu/: run ../shared/gpu/bundle.sh --all-features first" >&2; exit 1; }
-grep -qxF '/.gpupack/' .git/info/exclude 2>/dev/null || echo '/.gpupack/' >> .git/info/exclude
-(cd .gpu/tests && rm -f -- [0-9][0-9]_* cudarc_interop plasma-demo xtask-* compile_fail-*)
-rm -f .gpu/bin/xtask
+[ -d "$from/.gpu/tests" ] || { echo "no $from/.gpu/: run ../shared/gpu/bundle.sh --all-features first" >&2; exit 1; }
+# A worktree's .git is a file: ask git where its exclude file is.
+exclude=$(git rev-parse --git-path info/exclude)
+mkdir -p "$(dirname "$exclude")"
+grep -qxF '/.gpupack/' "$exclude" 2>/dev/null || echo '/.gpupack/' >> "$exclude"
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+cp -a "$from/.gpu" "$stage/.gpu"
+(cd "$stage/.gpu/tests" && rm -f -- [0-9][0-9]_* cudarc_interop plasma-demo xtask-* compile_fail-*)
+(cd "$stage/.gpu/tests" && for t in *; do [[ $t =~ $keep ]] || rm -f -- "$t"; done)
+rm -f "$stage/.gpu/bin/xtask"
 mkdir -p .gpupack
-tar cJf .gpupack/gpu.txz .gpu
-du -sh .gpu .gpupack/gpu.txz
+tar cJf .gpupack/gpu.txz -C "$stage" .gpu
+du -sh "$stage/.gpu" .gpupack/gpu.txz
