@@ -27,7 +27,7 @@ use std::sync::Arc;
 /// another size makes new state.
 pub(crate) trait Present: Sized {
     /// What the mode puts frames on: the target's GL texture, or for wgpu's modes the wgpu
-    /// device and queue (each such mode owns its texture).
+    /// texture with its device and queue.
     type Texture;
 
     /// A frame of the mode, begun on a stream of type `S`.

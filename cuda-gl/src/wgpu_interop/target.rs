@@ -90,7 +90,7 @@ impl Backend {
 #[derive(Debug)]
 pub struct WgpuTarget {
     ctx: Arc<Context>,
-    /// Before the place: the mode's texture and CUDA's import of it.
+    /// Before the place: the mode's objects (CUDA's import of its own image, in interop mode).
     backend: Backend,
     place: WgpuPlace,
     kernels: Kernels,
@@ -168,7 +168,7 @@ impl WgpuTarget {
     /// after a [`show`](Self::show) of another size or format: take it again then (a bind group
     /// made with the old one still samples the old one).
     pub fn texture(&self) -> &wgpu::Texture {
-        dispatch!(&self.backend, m => m.texture())
+        &self.place.texture
     }
 
     /// The wgpu device the texture is on (the application's, cloned).
@@ -340,7 +340,7 @@ impl WgpuTarget {
     /// [`Error::Timeout`](crate::Error::Timeout) after 10 s;
     /// [`WgpuError::Refused`](super::WgpuError::Refused) when wgpu refuses the copy or the map.
     pub fn read_pixels(&mut self) -> Result<Vec<u8>> {
-        read_texture(&self.place, self.texture())
+        read_texture(&self.place)
     }
 }
 
