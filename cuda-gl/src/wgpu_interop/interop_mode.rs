@@ -16,7 +16,7 @@
 use super::place::WgpuPlace;
 use super::scope::scoped;
 use super::texture::{CudaWrite, SharedTexture};
-use crate::context::Context;
+use crate::context::{Context, drop_when_idle};
 use crate::display::{Layout, Present, PresentFrame};
 use crate::error::Result;
 use crate::graphics::Surface;
@@ -109,12 +109,9 @@ impl Drop for Interop {
         // The pixels may be read by a present's copy still queued, or written by the kernel of
         // a leaked frame: wait for CUDA's last hand-off (recovering a leaked frame first),
         // which follows them.
-        if let Err(e) = self.shared.wait_for_cuda(DEFAULT_WAIT_LIMIT) {
-            log::error!("cuda-gl: a wgpu target's pixel buffer leaked: {e}");
-            return;
-        }
-        // SAFETY: dropped once, here; no queued copy reads it any more (above).
-        unsafe { ManuallyDrop::drop(&mut self.pixels) };
+        let idle = self.shared.wait_for_cuda(DEFAULT_WAIT_LIMIT);
+        // SAFETY: dropped once, here, and never used after.
+        unsafe { drop_when_idle(&mut self.pixels, idle, "a wgpu target's pixel buffer") };
     }
 }
 
