@@ -340,3 +340,21 @@ impl Drop for Context {
         }
     }
 }
+
+/// The end of a `Drop` whose field `held` GPU work may still use: dropped once `idle` (the
+/// wait for that work) succeeded; otherwise logged as `what` leaked, and leaked, since freeing
+/// it under running work would be worse.
+///
+/// # Safety
+/// 1. `held` is not used after this call (it is dropped here, or never).
+pub(crate) unsafe fn drop_when_idle<T>(
+    held: &mut std::mem::ManuallyDrop<T>,
+    idle: Result<()>,
+    what: &str,
+) {
+    match idle {
+        // SAFETY: (1); no work uses it any more (`idle`).
+        Ok(()) => unsafe { std::mem::ManuallyDrop::drop(held) },
+        Err(e) => log::error!("cuda-gl: {what} leaked: {e}"),
+    }
+}

@@ -309,9 +309,7 @@ pub fn baselines(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
             format!("CUDA alone: plasma kernel {w}x{h} + sync"),
             |rig: &mut BaselineRig| {
                 rig.t += FRAME_DT;
-                gpu.plasma_into_buffer(&rig.device, FULL_HD, rig.t)?;
-                stream.synchronize()?;
-                Ok(())
+                gpu.plasma_synced(&rig.device, FULL_HD, rig.t)
             },
         ),
         Variant::new(
@@ -406,8 +404,7 @@ pub fn frames(gpu: &Gpu, plan: &Plan, cpu_plan: &Plan, size: (u32, u32)) -> Resu
         // path adds to it.
         Variant::new(format!("floor {w}x{h} + draw"), |rig: &mut FrameRig| {
             rig.t += FRAME_DT;
-            gpu.plasma_into_buffer(&rig.device, rig.size, rig.t)?;
-            stream.synchronize()?;
+            gpu.plasma_synced(&rig.device, rig.size, rig.t)?;
             draw_and_finish(gpu, &rig.floor_texture, &rig.target)
         }),
         Variant::new(format!("PBO frame {w}x{h}"), |rig: &mut FrameRig| {

@@ -83,8 +83,7 @@ impl Floor {
     /// The handoff floor: a kernel writes a frame into plain device memory, stream sync, then
     /// GL's use of a frame-sized texture + `glFinish`. No interop call.
     pub fn run(&self, gpu: &Gpu, t: f32) -> Result<()> {
-        gpu.plasma_into_buffer(&self.device, self.size, t)?;
-        gpu.stream.synchronize()?;
+        gpu.plasma_synced(&self.device, self.size, t)?;
         self.gl_use(self.source.name());
         Ok(())
     }

@@ -125,6 +125,14 @@ impl Gpu {
         self.plasma_into(device.device_ptr(), device.byte_len(), size, t)
     }
 
+    /// The CUDA half of every handoff floor and baseline: [`Gpu::plasma_into_buffer`], then
+    /// the stream's sync.
+    pub fn plasma_synced(&self, device: &DeviceBuffer<u8>, size: (u32, u32), t: f32) -> Result<()> {
+        self.plasma_into_buffer(device, size, t)?;
+        self.stream.synchronize()?;
+        Ok(())
+    }
+
     /// Queues `plasma_pbo` writing a `w` x `h` frame at time `t` to `out` (`bytes` long).
     pub fn plasma_into(
         &self,

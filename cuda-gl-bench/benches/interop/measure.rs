@@ -72,6 +72,7 @@ impl Stats {
 }
 
 /// A ratio of one case's median to another's.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize)]
 pub struct Ratio {
     /// The case it is relative to.
@@ -79,7 +80,6 @@ pub struct Ratio {
     /// `median(this) / median(to)`.
     pub value: f64,
     /// The target the ratio should meet, if the issue names one (e.g. 1.02).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub target_max: Option<f64>,
 }
 
@@ -96,6 +96,7 @@ pub struct FrameTag {
 
 /// For rows of the fast-path groups (8-10): what one iteration holds, and the per-frame figures
 /// derived from its median, for the summary tables.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize)]
 pub struct FastTag {
     /// `floor`, `PBO`, `surface`, `surface, object per map`, `K` or `ring`.
@@ -107,7 +108,6 @@ pub struct FastTag {
     /// Frames one iteration renders and GL consumes (K of the K table; 1 otherwise).
     pub frames_per_iteration: u32,
     /// Images in the ring, for frames-in-flight rows.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ring: Option<u32>,
     /// The median per frame: the case's median / `frames_per_iteration`.
     pub per_frame_us: f64,
@@ -116,6 +116,7 @@ pub struct FastTag {
 }
 
 /// One row of the report.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize)]
 pub struct Case {
     /// The case group, e.g. `safe API overhead`.
@@ -125,22 +126,16 @@ pub struct Case {
     /// What was measured.
     pub stats: Stats,
     /// Its median relative to another case's, where that comparison is the point.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ratio: Option<Ratio>,
     /// For frame rows: the path and size.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub frame: Option<FrameTag>,
     /// For the fast-path groups: the kind of row and its per-frame figures.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fast: Option<FastTag>,
     /// For the streaming group: the stream's shape and its latency.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub stream: Option<crate::streaming::StreamTag>,
     /// For the present group: what the row measures, and the frame size.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub present: Option<crate::present::PresentTag>,
     /// For the wgpu present group: what the row measures, and the frame size.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub wgpu: Option<crate::wgpu_present::WgpuTag>,
 }
 

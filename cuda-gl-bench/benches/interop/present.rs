@@ -152,6 +152,7 @@ pub enum Role {
 pub type PresentTag = RoleTag<Role>;
 
 /// What the group found about the GL it runs on, from `DisplayTarget::new` with no mode forced.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize)]
 pub struct Setup {
     /// The `Report` line of that target (1920x1080): the mode auto chose, and why it refused
@@ -163,7 +164,6 @@ pub struct Setup {
     pub gl_renderer: String,
     /// Why auto refused interop (error kind: message), when it did: then only the staged rows
     /// are measured.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub interop_refused: Option<String>,
     /// The staged limit that applies: `sum` (NVIDIA's GL) or `max` (any other GL).
     pub staged_limit: &'static str,

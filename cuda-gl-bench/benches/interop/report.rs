@@ -47,6 +47,7 @@ pub struct Meta {
 }
 
 /// One device's results.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize)]
 pub struct DeviceReport {
     /// CUDA ordinal.
@@ -63,18 +64,16 @@ pub struct DeviceReport {
     pub cases: Vec<Case>,
     /// What the present group found about the GL (its `DisplayTarget` report line, vendor,
     /// whether interop was refused), when it ran.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub present: Option<crate::present::Setup>,
     /// What the wgpu present group found (the wgpu adapter and auto's report line, or why it
     /// skipped), when it ran.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub wgpu_present: Option<crate::wgpu_present::Setup>,
     /// Why the device's run stopped, if it did.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
 
 /// Everything written out.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     /// Run-wide metadata.
@@ -90,12 +89,10 @@ pub struct Report {
     /// `present.<interop|staged>.<WxH>`: `DisplayTarget` per frame against its limit (with
     /// the report line and the GL beside them), from the first device that ran the present
     /// group; absent when none did.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub present: Option<crate::present::PresentReport>,
     /// `wgpu_present`: `WgpuTarget` per frame against its limits, by size (with the wgpu
     /// adapter, or why the group skipped), from the first device that ran the wgpu present
     /// group; absent when none did.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub wgpu_present: Option<crate::wgpu_present::WgpuReport>,
 }
 

@@ -101,16 +101,14 @@ pub type WgpuTag = RoleTag<Role>;
 
 /// What the group found: the wgpu adapter and the mode auto chose there, or why it measured
 /// nothing.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Setup {
     /// The wgpu adapter (`name (driver driver_info)`), when `open_device` opened one.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub adapter: Option<String>,
     /// The `Report` line of `WgpuTarget::new` with no mode forced (1920x1080).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub display: Option<String>,
     /// Why the group measured nothing (no Vulkan adapter is the CUDA GPU, say).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
 }
 

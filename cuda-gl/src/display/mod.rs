@@ -93,7 +93,7 @@ mod interop;
 mod mode;
 mod present;
 mod report;
-mod show;
+pub(crate) mod show;
 mod staged;
 mod stream;
 mod target;
@@ -108,13 +108,8 @@ pub use mode::{Frame, Mode};
 #[cfg_attr(not(feature = "wgpu"), allow(unused_imports))]
 pub(crate) use present::{Canvas, CopyOut, CopyingFrame, Present, PresentFrame, Source};
 pub use report::Report;
-#[cfg(all(feature = "wgpu", feature = "cudarc"))]
-pub(crate) use show::show_cudarc;
 #[cfg_attr(not(feature = "wgpu"), allow(unused_imports))]
-pub(crate) use show::{
-    CheckedStream, Kernels, ShowTarget, check_stream, show_buffer, show_given, show_video_buffer,
-    show_video_given,
-};
+pub(crate) use show::{CheckedStream, Kernels, ShowTarget};
 #[cfg(feature = "wgpu")]
 pub(crate) use staged::bands_for_client_upload;
 pub use target::DisplayTarget;

@@ -11,7 +11,7 @@
 //! surface is the registered texture's), which their present copies out.
 
 use super::texture::Rows;
-use crate::context::Context;
+use crate::context::{Context, drop_when_idle};
 use crate::error::Result;
 use crate::graphics::Surface;
 use crate::image::{Format, Layout};
@@ -27,7 +27,7 @@ use std::sync::Arc;
 /// another size makes new state.
 pub(crate) trait Present: Sized {
     /// What the mode puts frames on: the target's GL texture, or for wgpu's modes the wgpu
-    /// device and queue (each such mode owns its texture).
+    /// texture with its device and queue.
     type Texture;
 
     /// A frame of the mode, begun on a stream of type `S`.
@@ -191,27 +191,24 @@ impl Drop for Canvas {
         // A frame dropped unpresented: its kernel may still write the array, which neither
         // cuSurfObjectDestroy nor cuArrayDestroy waits for. Its mark is waited for, at most
         // 10 s; after that (a kernel that does not end) the array is leaked instead.
-        if let Some(dropped) = &self.order.dropped
-            && let Err(e) = dropped.wait_for(DEFAULT_WAIT_LIMIT)
-        {
-            log::error!("cuda-gl: display target's CUDA array leaked: {e}");
-            return;
-        }
+        let marked = match &self.order.dropped {
+            Some(dropped) => dropped.wait_for(DEFAULT_WAIT_LIMIT),
+            None => Ok(()),
+        };
         // A frame forgotten, or dropped with no mark: the whole context is waited for; when
         // that fails the array is leaked instead. (The copies out of it were waited for by the
         // mode's buffers, dropped before.)
-        if self.order.open || self.order.abandoned {
-            let idle = self
-                .ctx
-                .bind()
-                .and_then(|()| Ok(result::ctx::synchronize()?));
-            if let Err(e) = idle {
-                log::error!("cuda-gl: display target's CUDA array leaked: {e}");
-                return;
+        let idle = marked.and_then(|()| {
+            if self.order.open || self.order.abandoned {
+                self.ctx
+                    .bind()
+                    .and_then(|()| Ok(result::ctx::synchronize()?))
+            } else {
+                Ok(())
             }
-        }
+        });
         // SAFETY: dropped once, here, and never used after.
-        unsafe { ManuallyDrop::drop(&mut self.array) };
+        unsafe { drop_when_idle(&mut self.array, idle, "display target's CUDA array") };
     }
 }
 

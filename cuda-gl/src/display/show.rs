@@ -32,7 +32,7 @@ impl<S: AsStream> Copy for CheckedStream<'_, S> {}
 ///
 /// # Errors
 /// [`UsageError::WrongCudaContext`].
-pub(crate) fn check_stream<'s, S: AsStream>(
+fn check_stream<'s, S: AsStream>(
     ctx: &Arc<Context>,
     stream: &'s S,
 ) -> Result<CheckedStream<'s, S>> {
@@ -128,6 +128,19 @@ pub(crate) trait ShowTarget {
     fn kernels(&mut self) -> &mut Kernels;
 }
 
+/// A target's `frame`: begins a frame on `stream`, refused unless it is of the target's
+/// context.
+///
+/// # Errors
+/// [`UsageError::WrongCudaContext`]; as the target's `begin`.
+pub(crate) fn frame<'t, S: AsStream>(
+    target: &'t mut impl ShowTarget,
+    stream: &'t S,
+) -> Result<Frame<'t, S>> {
+    let stream = check_stream(target.cuda(), stream)?;
+    target.begin(stream)
+}
+
 /// A target's `show` of a [`ShowSource`].
 ///
 /// # Errors
@@ -171,6 +184,27 @@ pub(crate) fn show_cudarc<T, Src: crate::cudarc_interop::CudarcSource<T>>(
     shown
 }
 
+/// A target's `show_raw`: `src` in memory that holds its image, on a stream refused unless it
+/// is of the target's context.
+///
+/// # Safety
+/// 1. `src.ptr()` points to `src.layout().bytes()` bytes of device memory of the target's CUDA
+///    context, which stay allocated and are not written until the work queued on `stream`
+///    before this returns has run.
+///
+/// # Errors
+/// [`UsageError::WrongCudaContext`]; as [`show_given`].
+pub(crate) unsafe fn show_raw(
+    target: &mut impl ShowTarget,
+    src: DeviceImage<'_>,
+    stream: &impl AsStream,
+) -> Result<()> {
+    let stream = check_stream(target.cuda(), stream)?;
+    let given = src.layout().bytes();
+    // SAFETY: (1), forwarded: the memory holds the image's bytes.
+    unsafe { show_given(target, src, given, stream) }
+}
+
 /// Shows `src`, in memory known to hold `given` bytes, which the image must fit in, on a
 /// stream checked already.
 ///
@@ -183,7 +217,7 @@ pub(crate) fn show_cudarc<T, Src: crate::cudarc_interop::CudarcSource<T>>(
 /// [`DisplayError::PitchedSource`](crate::display::DisplayError::PitchedSource) when the image
 /// does not fit in `given` bytes; as [`present_filled`]; for an image mapped through a colour
 /// map, the driver's error launching cuda-gl's kernel.
-pub(crate) unsafe fn show_given<S: AsStream>(
+unsafe fn show_given<S: AsStream>(
     target: &mut impl ShowTarget,
     src: DeviceImage<'_>,
     given: usize,
@@ -256,6 +290,25 @@ pub(crate) fn show_video_buffer<Src: ShowSource + ?Sized>(
     unsafe { show_video_given(target, &frame, color, stream) }
 }
 
+/// A target's `show_video_raw`: `src` on a stream refused unless it is of the target's
+/// context.
+///
+/// # Safety
+/// 1. As [`show_video_given`]'s (1).
+///
+/// # Errors
+/// [`UsageError::WrongCudaContext`]; as [`show_video_given`].
+pub(crate) unsafe fn show_video_raw(
+    target: &mut impl ShowTarget,
+    src: &VideoFrame<'_>,
+    color: ColorSpace,
+    stream: &impl AsStream,
+) -> Result<()> {
+    let stream = check_stream(target.cuda(), stream)?;
+    // SAFETY: (1), forwarded.
+    unsafe { show_video_given(target, src, color, stream) }
+}
+
 /// Shows `src`, an NV12 or P010 frame, converted into RGBA8 under `color` on the GPU (the
 /// target takes the frame's size and RGBA8), on a stream checked already.
 ///
@@ -265,7 +318,7 @@ pub(crate) fn show_video_buffer<Src: ShowSource + ?Sized>(
 ///
 /// # Errors
 /// As [`present_filled`]; the driver's errors loading and launching the conversion kernel.
-pub(crate) unsafe fn show_video_given<S: AsStream>(
+unsafe fn show_video_given<S: AsStream>(
     target: &mut impl ShowTarget,
     src: &VideoFrame<'_>,
     color: ColorSpace,

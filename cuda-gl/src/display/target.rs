@@ -5,7 +5,7 @@
 use super::colormap::ColorMap;
 use super::mode::{Frame, Mode, Screen};
 use super::report::Report;
-use super::show::{self, CheckedStream, Kernels, ShowTarget, check_stream};
+use super::show::{self, CheckedStream, Kernels, ShowTarget};
 use crate::TextureName;
 use crate::context::Context;
 #[cfg(doc)]
@@ -175,8 +175,7 @@ impl DisplayTarget {
     /// the last present's copy; interop: of undoing a mapping an earlier frame leaked (the
     /// owner check's errors when the target's GL context is not current, the driver's).
     pub fn frame<'t, S: AsStream>(&'t mut self, stream: &'t S) -> Result<Frame<'t, S>> {
-        let stream = check_stream(&self.ctx, stream)?;
-        ShowTarget::begin(self, stream)
+        show::frame(self, stream)
     }
 
     /// Uploads the frames a stream-mode target has copied but not uploaded yet, waiting (at
@@ -265,10 +264,8 @@ impl DisplayTarget {
     /// # Errors
     /// As [`show`](Self::show).
     pub unsafe fn show_raw(&mut self, src: DeviceImage<'_>, stream: &impl AsStream) -> Result<()> {
-        let stream = check_stream(&self.ctx, stream)?;
-        let given = src.layout().bytes();
-        // SAFETY: (1), forwarded: the memory holds the image's bytes.
-        unsafe { show::show_given(self, src, given, stream) }
+        // SAFETY: (1), forwarded.
+        unsafe { show::show_raw(self, src, stream) }
     }
 
     /// [`show`](Self::show) for cudarc device memory: a `CudaSlice`, a `CudaView`, or a mapped
@@ -331,9 +328,8 @@ impl DisplayTarget {
         color: crate::video::ColorSpace,
         stream: &impl AsStream,
     ) -> Result<()> {
-        let stream = check_stream(&self.ctx, stream)?;
         // SAFETY: (1), forwarded.
-        unsafe { show::show_video_given(self, src, color, stream) }
+        unsafe { show::show_video_raw(self, src, color, stream) }
     }
 
     /// Shows the one-channel images ([`Format::R8`], [`Format::R32F`]) given to

@@ -16,7 +16,7 @@
 use super::place::WgpuPlace;
 use super::scope::scoped;
 use super::texture::{CudaWrite, SharedTexture};
-use crate::context::Context;
+use crate::context::{Context, drop_when_idle};
 use crate::display::{Layout, Present, PresentFrame};
 use crate::error::Result;
 use crate::graphics::Surface;
@@ -33,11 +33,9 @@ use std::sync::Arc;
 pub(super) struct Interop {
     /// The image CUDA writes; never handed out.
     shared: SharedTexture,
-    /// The shared image's wgpu texture, the source of the present's copy (held here, not by
-    /// the frame: a forgotten frame then leaks nothing of wgpu's).
+    /// The shared image's wgpu texture, the source of the present's copy into the place's
+    /// texture (held here, not by the frame: a forgotten frame then leaks nothing of wgpu's).
     source: wgpu::Texture,
-    /// What the application samples: a copy of the shared image made at each present.
-    texture: wgpu::Texture,
     /// A frame's pixels (tightly packed), copied into the image at the present. Freed once
     /// CUDA's last hand-off is done (the copies out of it come before it), leaked when that
     /// does not come within 10 s.
@@ -46,24 +44,16 @@ pub(super) struct Interop {
     ctx: Arc<Context>,
 }
 
-impl Interop {
-    /// The texture wgpu samples.
-    pub(super) fn texture(&self) -> &wgpu::Texture {
-        &self.texture
-    }
-}
-
 impl Present for Interop {
     type Texture = WgpuPlace;
     type Frame<'t, S: AsStream + 't> = InteropFrame<'t, S>;
 
-    /// The shared image, cleared to zero by CUDA (its memory is not initialised), the texture
-    /// the application samples (which wgpu clears), and the pixels.
+    /// The shared image, cleared to zero by CUDA (its memory is not initialised), and the
+    /// pixels.
     ///
     /// # Errors
     /// As [`SharedTexture::new`] (a device that is not Vulkan, lacks the extensions or is
-    /// another GPU among them); [`WgpuError::OutOfMemory`](super::WgpuError::OutOfMemory) from
-    /// creating the texture; the driver's errors allocating and clearing.
+    /// another GPU among them); the driver's errors allocating and clearing.
     fn new(ctx: &Arc<Context>, place: &WgpuPlace) -> Result<Interop> {
         let layout = place.layout;
         let mut shared = SharedTexture::new(
@@ -73,9 +63,6 @@ impl Present for Interop {
             layout.size(),
             place.format(),
         )?;
-        let texture = scoped(&place.device, "wgpu::Device::create_texture", || {
-            place.device.create_texture(&place.descriptor())
-        })?;
         let source = shared.texture().clone();
         let pixels = DeviceBuffer::zeroed(ctx, layout.bytes())?;
         let stream = Stream::new(ctx, StreamFlags::NonBlocking)?;
@@ -86,7 +73,6 @@ impl Present for Interop {
         Ok(Interop {
             shared,
             source,
-            texture,
             pixels: ManuallyDrop::new(pixels),
             layout,
             ctx: ctx.clone(),
@@ -108,7 +94,6 @@ impl Present for Interop {
         Ok(InteropFrame {
             write,
             shared: &self.source,
-            texture: &self.texture,
             place,
             pixels: &self.pixels,
             pixels_used: Cell::new(false),
@@ -124,12 +109,9 @@ impl Drop for Interop {
         // The pixels may be read by a present's copy still queued, or written by the kernel of
         // a leaked frame: wait for CUDA's last hand-off (recovering a leaked frame first),
         // which follows them.
-        if let Err(e) = self.shared.wait_for_cuda(DEFAULT_WAIT_LIMIT) {
-            log::error!("cuda-gl: a wgpu target's pixel buffer leaked: {e}");
-            return;
-        }
-        // SAFETY: dropped once, here; no queued copy reads it any more (above).
-        unsafe { ManuallyDrop::drop(&mut self.pixels) };
+        let idle = self.shared.wait_for_cuda(DEFAULT_WAIT_LIMIT);
+        // SAFETY: dropped once, here, and never used after.
+        unsafe { drop_when_idle(&mut self.pixels, idle, "a wgpu target's pixel buffer") };
     }
 }
 
@@ -171,7 +153,6 @@ pub(super) struct InteropFrame<'t, S: AsStream> {
     write: CudaWrite<'t, S>,
     /// The shared image's wgpu texture, for the present's copy.
     shared: &'t wgpu::Texture,
-    texture: &'t wgpu::Texture,
     place: &'t WgpuPlace,
     pixels: &'t DeviceBuffer<u8>,
     /// The pixels were asked for: they are what the frame shows.
@@ -205,7 +186,6 @@ impl<S: AsStream> PresentFrame for InteropFrame<'_, S> {
         let InteropFrame {
             write,
             shared,
-            texture,
             place,
             pixels,
             pixels_used,
@@ -226,8 +206,8 @@ impl<S: AsStream> PresentFrame for InteropFrame<'_, S> {
                 let mut encoder = place.device.create_command_encoder(&Default::default());
                 encoder.copy_texture_to_texture(
                     shared.as_image_copy(),
-                    texture.as_image_copy(),
-                    texture.size(),
+                    place.texture.as_image_copy(),
+                    place.texture.size(),
                 );
                 encoder.finish()
             },

@@ -1,24 +1,28 @@
 //! [`WgpuPlace`]: where a wgpu target's frames go, the same in every mode.
 
 use super::format::SharedFormat;
+use super::scope::scoped;
 use crate::display::{DisplayError, Format, Layout};
 use crate::error::Result;
 
-/// The application's wgpu device and queue, and the frames' layout (tightly packed): what a
-/// wgpu mode makes its texture with (each mode owns its texture).
+/// The application's wgpu device and queue, the frames' layout (tightly packed), and the
+/// texture the application samples, which every mode puts its frames on.
 #[derive(Debug)]
 pub(crate) struct WgpuPlace {
     pub(crate) device: wgpu::Device,
     pub(crate) queue: wgpu::Queue,
     pub(crate) layout: Layout,
+    pub(crate) texture: wgpu::Texture,
 }
 
 impl WgpuPlace {
-    /// The place of frames of `layout` (tightly packed) on `device` and `queue`.
+    /// The place of frames of `layout` (tightly packed) on `device` and `queue`, with its
+    /// texture (which wgpu clears).
     ///
     /// # Errors
     /// [`DisplayError::TargetSize`] for a zero side or one over the device's
-    /// `max_texture_dimension_2d`.
+    /// `max_texture_dimension_2d`; [`WgpuError::OutOfMemory`](super::WgpuError::OutOfMemory)
+    /// from creating the texture.
     pub(crate) fn new(
         device: &wgpu::Device,
         queue: &wgpu::Queue,
@@ -35,42 +39,52 @@ impl WgpuPlace {
             }
             .into());
         }
+        let layout = layout.packed_as(layout.format())?;
+        let texture = scoped(device, "wgpu::Device::create_texture", || {
+            device.create_texture(&descriptor(layout))
+        })?;
         Ok(WgpuPlace {
             device: device.clone(),
             queue: queue.clone(),
-            layout: layout.packed_as(layout.format())?,
+            layout,
+            texture,
         })
     }
 
     /// The texture's format: the one of the layout's format.
     pub(crate) fn format(&self) -> SharedFormat {
-        match self.layout.format() {
-            Format::Rgba8 => SharedFormat::Rgba8Unorm,
-            Format::Rgba32F => SharedFormat::Rgba32Float,
-            Format::R8 => SharedFormat::R8Unorm,
-            Format::R32F => SharedFormat::R32Float,
-        }
+        shared_format(self.layout.format())
     }
+}
 
-    /// A descriptor of the texture of a mode that makes its own (of the layout's size and
-    /// format, sampled, copied into and out of).
-    pub(crate) fn descriptor(&self) -> wgpu::TextureDescriptor<'static> {
-        wgpu::TextureDescriptor {
-            label: Some("cuda_gl::wgpu_interop::WgpuTarget"),
-            size: wgpu::Extent3d {
-                width: self.layout.width(),
-                height: self.layout.height(),
-                depth_or_array_layers: 1,
-            },
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: self.format().wgpu(),
-            usage: wgpu::TextureUsages::TEXTURE_BINDING
-                | wgpu::TextureUsages::COPY_SRC
-                | wgpu::TextureUsages::COPY_DST,
-            view_formats: &[],
-        }
+/// The shared format of `format`.
+fn shared_format(format: Format) -> SharedFormat {
+    match format {
+        Format::Rgba8 => SharedFormat::Rgba8Unorm,
+        Format::Rgba32F => SharedFormat::Rgba32Float,
+        Format::R8 => SharedFormat::R8Unorm,
+        Format::R32F => SharedFormat::R32Float,
+    }
+}
+
+/// A descriptor of the texture the application samples (of `layout`'s size and format,
+/// sampled, copied into and out of).
+fn descriptor(layout: Layout) -> wgpu::TextureDescriptor<'static> {
+    wgpu::TextureDescriptor {
+        label: Some("cuda_gl::wgpu_interop::WgpuTarget"),
+        size: wgpu::Extent3d {
+            width: layout.width(),
+            height: layout.height(),
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: shared_format(layout.format()).wgpu(),
+        usage: wgpu::TextureUsages::TEXTURE_BINDING
+            | wgpu::TextureUsages::COPY_SRC
+            | wgpu::TextureUsages::COPY_DST,
+        view_formats: &[],
     }
 }
 

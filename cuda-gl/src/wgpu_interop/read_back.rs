@@ -11,13 +11,13 @@ use std::time::Instant;
 
 const CALL: &str = "WgpuTarget::read_pixels";
 
-/// The pixels of `texture` (of `place`'s layout), rows tightly packed, row 0 first, after the
-/// work submitted on `place`'s queue so far.
+/// The pixels of `place`'s texture, rows tightly packed, row 0 first, after the work submitted
+/// on `place`'s queue so far.
 ///
 /// # Errors
 /// [`Error::Timeout`] when wgpu has not finished the copies within 10 s;
 /// [`WgpuError::Refused`] when wgpu refuses a copy or a map; [`WgpuError::OutOfMemory`].
-pub(super) fn read_texture(place: &WgpuPlace, texture: &wgpu::Texture) -> Result<Vec<u8>> {
+pub(super) fn read_texture(place: &WgpuPlace) -> Result<Vec<u8>> {
     let layout = place.layout;
     let (row, height) = (layout.row_bytes(), layout.height());
     // Rows of a texture wgpu made, so within `u32`.
@@ -29,24 +29,16 @@ pub(super) fn read_texture(place: &WgpuPlace, texture: &wgpu::Texture) -> Result
     let mut first = 0;
     while first < height {
         let count = rows.min(height - first);
-        read_band(
-            place,
-            texture,
-            (first, count),
-            padded,
-            deadline,
-            &mut pixels,
-        )?;
+        read_band(place, (first, count), padded, deadline, &mut pixels)?;
         first += count;
     }
     Ok(pixels)
 }
 
-/// Appends rows `first..first + count` of `texture` to `pixels` (rows of `padded` bytes in the
-/// buffer), waiting until `deadline`.
+/// Appends rows `first..first + count` of `place`'s texture to `pixels` (rows of `padded`
+/// bytes in the buffer), waiting until `deadline`.
 fn read_band(
     place: &WgpuPlace,
-    texture: &wgpu::Texture,
     (first, count): (u32, u32),
     padded: u32,
     deadline: Instant,
@@ -68,7 +60,7 @@ fn read_band(
         });
         let mut encoder = place.device.create_command_encoder(&Default::default());
         encoder.copy_texture_to_buffer(
-            from_row(texture, first),
+            from_row(&place.texture, first),
             wgpu::TexelCopyBufferInfo {
                 buffer: &buffer,
                 layout: wgpu::TexelCopyBufferLayout {
@@ -78,7 +70,7 @@ fn read_band(
                 },
             },
             wgpu::Extent3d {
-                width: texture.width(),
+                width: place.texture.width(),
                 height: count,
                 depth_or_array_layers: 1,
             },

@@ -18,7 +18,7 @@ use std::time::Instant;
 
 /// One band of a frame: its rows, and the pinned buffer of their bytes (tightly packed).
 #[derive(Debug)]
-struct Band {
+pub(super) struct Band {
     rows: Rows,
     slot: PinnedBuffer<u8>,
 }
@@ -26,34 +26,22 @@ struct Band {
 /// The staged mode's state.
 #[derive(Debug)]
 pub(super) struct Staged {
-    texture: wgpu::Texture,
     /// Together the frame, in order; dropped before the canvas (each waits for its copy out
     /// of it).
     bands: Vec<Band>,
     canvas: Canvas,
 }
 
-impl Staged {
-    /// The texture wgpu samples.
-    pub(super) fn texture(&self) -> &wgpu::Texture {
-        &self.texture
-    }
-}
-
 impl Present for Staged {
     type Texture = WgpuPlace;
     type Frame<'t, S: AsStream + 't> = StagedFrame<'t, S>;
 
-    /// The texture, made black (written at wgpu's next submit), the bands' pinned memory and
-    /// the canvas.
+    /// The bands' pinned memory and the canvas, with the texture made black (written at
+    /// wgpu's next submit).
     ///
     /// # Errors
-    /// [`WgpuError::OutOfMemory`](super::WgpuError::OutOfMemory) from creating the texture; the driver's errors from
-    /// allocating pinned and device memory.
+    /// The driver's errors from allocating pinned and device memory; as [`write_bands`].
     fn new(ctx: &Arc<Context>, place: &WgpuPlace) -> Result<Staged> {
-        let texture = scoped(&place.device, "wgpu::Device::create_texture", || {
-            place.device.create_texture(&place.descriptor())
-        })?;
         let layout = place.layout;
         let bands = bands_for_client_upload(layout.row_bytes(), layout.height() as usize)
             .into_iter()
@@ -63,12 +51,8 @@ impl Present for Staged {
             })
             .collect::<Result<Vec<_>>>()?;
         let canvas = Canvas::new(ctx, layout)?;
-        write_bands(&bands, &texture, place, Instant::now() + DEFAULT_WAIT_LIMIT)?;
-        Ok(Staged {
-            texture,
-            bands,
-            canvas,
-        })
+        write_bands(&bands, place, Instant::now() + DEFAULT_WAIT_LIMIT)?;
+        Ok(Staged { bands, canvas })
     }
 
     fn begin<'t, S: AsStream>(
@@ -76,25 +60,14 @@ impl Present for Staged {
         place: &'t WgpuPlace,
         stream: &'t S,
     ) -> Result<StagedFrame<'t, S>> {
-        let out = BandsOut {
-            bands: &mut self.bands,
-            texture: &self.texture,
-        };
-        CopyingFrame::begin(&mut self.canvas, out, place, stream)
+        CopyingFrame::begin(&mut self.canvas, &mut self.bands[..], place, stream)
     }
 }
 
 /// A staged frame: the canvas it is drawn on, and the bands it is copied out through.
-pub(super) type StagedFrame<'t, S> = CopyingFrame<'t, S, BandsOut<'t>>;
+pub(super) type StagedFrame<'t, S> = CopyingFrame<'t, S, &'t mut [Band]>;
 
-/// The bands a frame is copied out through, and the texture they are written into.
-#[derive(Debug)]
-pub(super) struct BandsOut<'t> {
-    bands: &'t mut Vec<Band>,
-    texture: &'t wgpu::Texture,
-}
-
-impl CopyOut for BandsOut<'_> {
+impl CopyOut for &mut [Band] {
     type Texture = WgpuPlace;
 
     /// Copies the frame out in the stream's order, band by band, and hands each band to
@@ -106,7 +79,7 @@ impl CopyOut for BandsOut<'_> {
     /// not all finished within 10 s of the first wait (the bands before are written).
     fn copy_out(self, place: &WgpuPlace, source: Source<'_>, stream: &impl AsStream) -> Result<()> {
         let row = place.layout.row_bytes();
-        for band in self.bands.iter_mut() {
+        for band in self.iter_mut() {
             let rows = band.rows;
             if band.slot.len() != row * rows.count {
                 return Err(Error::Internal {
@@ -124,16 +97,11 @@ impl CopyOut for BandsOut<'_> {
                     })
             }?;
         }
-        write_bands(
-            self.bands,
-            self.texture,
-            place,
-            Instant::now() + DEFAULT_WAIT_LIMIT,
-        )
+        write_bands(self, place, Instant::now() + DEFAULT_WAIT_LIMIT)
     }
 }
 
-/// Hands `bands` to `write_texture` into `texture` in order, each once its copy has finished
+/// Hands `bands` to `write_texture` into `place`'s texture in order, each once its copy has finished
 /// (waiting until `deadline` in all), under error scopes: what wgpu refuses (a texture the
 /// application destroyed) or cannot do (out of memory) is an error, not a panic of wgpu's
 /// default handler.
@@ -142,12 +110,7 @@ impl CopyOut for BandsOut<'_> {
 /// [`Error::Timeout`] past `deadline` (the bands before are written);
 /// [`WgpuError::Refused`](super::WgpuError::Refused);
 /// [`WgpuError::OutOfMemory`](super::WgpuError::OutOfMemory).
-fn write_bands(
-    bands: &[Band],
-    texture: &wgpu::Texture,
-    place: &WgpuPlace,
-    deadline: Instant,
-) -> Result<()> {
+fn write_bands(bands: &[Band], place: &WgpuPlace, deadline: Instant) -> Result<()> {
     let (width, row) = (place.layout.width(), place.layout.row_bytes());
     scoped(&place.device, "wgpu::Queue::write_texture", || {
         for band in bands {
@@ -156,7 +119,7 @@ fn write_bands(
             // Rows and row bytes of a texture wgpu made, so within `u32`.
             let (first, count, row) = (band.rows.first as u32, band.rows.count as u32, row as u32);
             place.queue.write_texture(
-                from_row(texture, first),
+                from_row(&place.texture, first),
                 bytes,
                 wgpu::TexelCopyBufferLayout {
                     offset: 0,

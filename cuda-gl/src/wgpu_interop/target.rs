@@ -9,8 +9,7 @@ use super::staged_mode::Staged;
 use crate::context::Context;
 use crate::display::{
     CheckedStream, ColorMap, DeviceImage, DisplayError, Format, Frame, Kernels, Layout, Mode,
-    Present, PresentFrame, Report, ShowSource, ShowTarget, check_stream, show_buffer, show_given,
-    show_video_buffer, show_video_given,
+    Present, PresentFrame, Report, ShowSource, ShowTarget, show,
 };
 use crate::error::{Error, Result};
 #[cfg(doc)]
@@ -90,7 +89,7 @@ impl Backend {
 #[derive(Debug)]
 pub struct WgpuTarget {
     ctx: Arc<Context>,
-    /// Before the place: the mode's texture and CUDA's import of it.
+    /// Before the place: the mode's objects (CUDA's import of its own image, in interop mode).
     backend: Backend,
     place: WgpuPlace,
     kernels: Kernels,
@@ -168,7 +167,7 @@ impl WgpuTarget {
     /// after a [`show`](Self::show) of another size or format: take it again then (a bind group
     /// made with the old one still samples the old one).
     pub fn texture(&self) -> &wgpu::Texture {
-        dispatch!(&self.backend, m => m.texture())
+        &self.place.texture
     }
 
     /// The wgpu device the texture is on (the application's, cloned).
@@ -203,8 +202,7 @@ impl WgpuTarget {
     /// another context; interop: as [`SharedTexture::write`](super::SharedTexture::write)
     /// (a leaked frame is recovered here by synchronizing the context).
     pub fn frame<'t, S: AsStream>(&'t mut self, stream: &'t S) -> Result<Frame<'t, S>> {
-        let stream = check_stream(&self.ctx, stream)?;
-        ShowTarget::begin(self, stream)
+        show::frame(self, stream)
     }
 
     /// Re-creates the target at `width` x `height` (nothing when it has that size already),
@@ -247,7 +245,7 @@ impl WgpuTarget {
         layout: Layout,
         stream: &impl AsStream,
     ) -> Result<()> {
-        show_buffer(self, src, layout, stream)
+        show::show_buffer(self, src, layout, stream)
     }
 
     /// [`show`](Self::show) for device memory of any origin.
@@ -260,10 +258,8 @@ impl WgpuTarget {
     /// # Errors
     /// As [`show`](Self::show).
     pub unsafe fn show_raw(&mut self, src: DeviceImage<'_>, stream: &impl AsStream) -> Result<()> {
-        let stream = check_stream(&self.ctx, stream)?;
-        let given = src.layout().bytes();
-        // SAFETY: (1), forwarded: the memory holds the image's bytes.
-        unsafe { show_given(self, src, given, stream) }
+        // SAFETY: (1), forwarded.
+        unsafe { show::show_raw(self, src, stream) }
     }
 
     /// [`show`](Self::show) for cudarc device memory, as
@@ -278,7 +274,7 @@ impl WgpuTarget {
         layout: Layout,
         stream: &Arc<cudarc::driver::CudaStream>,
     ) -> Result<()> {
-        crate::display::show_cudarc(self, src, layout, stream)
+        show::show_cudarc(self, src, layout, stream)
     }
 
     /// Shows a decoded NV12 or P010 frame converted into RGBA8 on the GPU, as
@@ -295,7 +291,7 @@ impl WgpuTarget {
         color: crate::video::ColorSpace,
         stream: &impl AsStream,
     ) -> Result<()> {
-        show_video_buffer(self, src, layout, color, stream)
+        show::show_video_buffer(self, src, layout, color, stream)
     }
 
     /// [`show_video`](Self::show_video) of a frame in device memory of any origin.
@@ -311,9 +307,8 @@ impl WgpuTarget {
         color: crate::video::ColorSpace,
         stream: &impl AsStream,
     ) -> Result<()> {
-        let stream = check_stream(&self.ctx, stream)?;
         // SAFETY: (1), forwarded.
-        unsafe { show_video_given(self, src, color, stream) }
+        unsafe { show::show_video_raw(self, src, color, stream) }
     }
 
     /// Shows the one-channel images given to [`show`](Self::show) through `map` from now on,
@@ -340,7 +335,7 @@ impl WgpuTarget {
     /// [`Error::Timeout`](crate::Error::Timeout) after 10 s;
     /// [`WgpuError::Refused`](super::WgpuError::Refused) when wgpu refuses the copy or the map.
     pub fn read_pixels(&mut self) -> Result<Vec<u8>> {
-        read_texture(&self.place, self.texture())
+        read_texture(&self.place)
     }
 }
 

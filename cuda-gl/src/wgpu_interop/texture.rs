@@ -8,7 +8,7 @@ use super::timeline::{CudaTimeline, VkTimeline};
 use super::vk_image::{IMAGE_USAGE, VkImageMemory};
 use super::vk_info::{self, DeviceFns};
 use super::{Vulkan, WgpuError};
-use crate::context::Context;
+use crate::context::{Context, drop_when_idle};
 use crate::error::{Result, UsageError};
 use crate::graphics::Surface;
 use crate::result;
@@ -54,13 +54,16 @@ unsafe impl Sync for Held {}
 
 impl Drop for Resources {
     fn drop(&mut self) {
-        if let Err(e) = self.done.wait_for(DEFAULT_WAIT_LIMIT) {
-            log::error!("cuda-gl: a shared texture's image and semaphore leaked: {e}");
-            return;
-        }
-        // SAFETY: dropped once, here, and never used after; CUDA's work on them is done
-        // (above) and wgpu's too (the type's docs).
-        unsafe { ManuallyDrop::drop(&mut self.held) };
+        let idle = self.done.wait_for(DEFAULT_WAIT_LIMIT);
+        // SAFETY: dropped once, here, and never used after; wgpu's work on them is done (the
+        // type's docs), and CUDA's is waited for (`idle`).
+        unsafe {
+            drop_when_idle(
+                &mut self.held,
+                idle,
+                "a shared texture's image and semaphore",
+            )
+        };
     }
 }
 

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// The staged mode's raw limits, beside its summary.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize)]
 pub struct StagedLimits {
     /// The raw DtoH's median, µs.
@@ -18,33 +19,25 @@ pub struct StagedLimits {
     /// The raw upload's median, µs.
     pub upload_us: f64,
     /// `glBufferSubData` + the upload, µs (for reading only; not a limit of the target).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub write_upload_us: Option<f64>,
     /// The upload straight from pinned memory (no pixel buffer), µs: the staged upload on GL
     /// that is not NVIDIA's (for reading only).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub host_upload_us: Option<f64>,
     /// A staged frame drawn by the plasma kernel through its surface, then presented, µs (for
     /// reading only: the kernel's time on top of the present).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kernel_frame_us: Option<f64>,
     /// A staged frame drawn into its pixels (device memory) instead of the surface (the
     /// target's array), µs (for reading only).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pixels_frame_us: Option<f64>,
     /// The raw copy of a frame from a CUDA array into pinned memory, µs (for reading only).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub array_dtoh_us: Option<f64>,
     /// The same through device memory (array -> device -> pinned), µs (for reading only).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub array_via_device_us: Option<f64>,
     /// The staged present made of plain calls (two pinned buffers, the same upload), µs (for
     /// reading only).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub double_buffer_us: Option<f64>,
     /// The banded staged present made of plain calls as the target makes it (on NVIDIA's GL a
     /// buffer per band), µs (for reading only).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub bands_us: Option<f64>,
     /// `us_per_frame / max(dtoh_us, upload_us)`.
     pub ratio_to_max: f64,

@@ -276,8 +276,7 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
                 format!("handoff floor (wgpu) {width}x{height}: kernel + sync + wgpu use"),
                 |rig: &mut Rig| {
                     rig.t += FRAME_DT;
-                    gpu.plasma_into_buffer(&rig.device, size, rig.t)?;
-                    stream.synchronize()?;
+                    gpu.plasma_synced(&rig.device, size, rig.t)?;
                     w.use_texel(&rig.untouched, &rig.sink)
                 },
             ),
