@@ -9,6 +9,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use crate::gpu::*;
+use crate::harness::packed_rows;
 use cuda_gl::display::{DeviceImage, DisplayError, Format, Layout, Mode};
 use cuda_gl::video::{
     ColorMatrix, ColorRange, ColorSpace, Converter, VideoError, VideoFormat, VideoFrame,
@@ -357,13 +358,6 @@ fn plane_texels(
     let error = unsafe { gl::GetError() };
     assert_eq!(error, gl::NO_ERROR, "reading a plane texture");
     out
-}
-
-/// Rows `rows` of `row` bytes each, `pitch` apart from `start` in `bytes`, packed.
-fn packed_rows(bytes: &[u8], start: usize, pitch: usize, row: usize, rows: u32) -> Vec<u8> {
-    (0..rows as usize)
-        .flat_map(|y| bytes[start + y * pitch..][..row].iter().copied())
-        .collect()
 }
 
 /// The planes of NV12 and P010 frames (odd sizes, padded pitches, chroma after a gap) copied
