@@ -530,33 +530,13 @@ impl<S: AsStream> CudaWrite<'_, S> {
         let texture = &*self.texture;
         let (width, height) = texture.size;
         let row = width as usize * texture.format.bytes_per_texel() as usize;
-        if pitch < row {
-            return Err(crate::Error::Internal {
-                what: format!("a copy of {pitch}-byte rows into a shared texture of {row}"),
-            });
-        }
-        let copy = sys::CUDA_MEMCPY2D {
-            srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-            srcDevice: src,
-            srcPitch: pitch,
-            dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_ARRAY,
-            dstArray: self.array(),
-            WidthInBytes: row,
-            Height: height as usize,
-            ..Default::default()
-        };
-        // SAFETY: the stream is live while borrowed and of the texture's context (checked at
-        // `write`). In the work: the source rows are (1); the array is the image's level 0, of
-        // `height` rows of `row` bytes (its size and format), CUDA's until the signal that the
-        // guard queues after this copy, and alive until then (the resources' `done` follows
-        // that signal).
-        unsafe {
-            texture.ctx.run_now(
-                self.stream.raw_stream(),
-                "cuMemcpy2DAsync (not called)",
-                |p| Ok(result::array::copy_2d_async(&copy, p)?),
-            )
-        }
+        let image = &texture.resources.held.cuda_image;
+        // SAFETY: `CudaImage::copy_from_pitched`'s (1): the guard's stream, live while
+        // borrowed, of the texture's context (checked at `write`); (2): this function's (1);
+        // (3): the array is the image's level 0, `height` rows of `row` bytes (its size and
+        // format), CUDA's until the signal that the guard queues after this copy, and alive
+        // until then (the resources' `done` follows that signal).
+        unsafe { image.copy_from_pitched(self.stream.raw_stream(), src, pitch, (row, height)) }
     }
 
     /// Ends the write: the stream signals once the work queued on it so far is done, and
