@@ -3,9 +3,9 @@
 //! 6) and writes each pixel's three sample codes into a buffer; and the CPU's codes of the same
 //! pixels from the frame's bytes, to compare with.
 
+use crate::wgpu_read::mapped;
 use cuda_gl::video::{VideoFormat, VideoLayout};
 use cuda_gl::wgpu_interop::WgpuVideoPlanes;
-use std::time::Duration;
 
 /// The documented sampling, in WGSL.
 const WGSL: &str = r"
@@ -156,18 +156,7 @@ pub fn samples(device: &wgpu::Device, queue: &wgpu::Queue, planes: &WgpuVideoPla
     }
     encoder.copy_buffer_to_buffer(&codes, 0, &read, 0, bytes);
     queue.submit([encoder.finish()]);
-    let (tx, rx) = std::sync::mpsc::channel();
-    read.slice(..)
-        .map_async(wgpu::MapMode::Read, move |r| tx.send(r).unwrap());
-    device
-        .poll(wgpu::PollType::Wait {
-            submission_index: None,
-            timeout: Some(Duration::from_secs(30)),
-        })
-        .expect("wgpu finishes the shader");
-    rx.recv_timeout(Duration::from_secs(5)).unwrap().unwrap();
-    let mapped = read.slice(..).get_mapped_range().expect("the mapped range");
-    mapped
+    mapped(device, &read)
         .chunks_exact(4)
         .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
         .collect()

@@ -26,6 +26,16 @@ pub fn read_texture(
     let mut encoder = device.create_command_encoder(&Default::default());
     let (buffer, padded) = wgpu_copy::copy_to_buffer(device, &mut encoder, texture, "read-back");
     queue.submit([encoder.finish()]);
+    let bytes = mapped(device, &buffer);
+    let row = (w * texel) as usize;
+    (0..h as usize)
+        .flat_map(|y| bytes[y * padded as usize..][..row].iter().copied())
+        .collect()
+}
+
+/// The bytes of `buffer` (`MAP_READ`), once the work submitted on `device`'s queue so far is
+/// done (waits at most 30 s).
+pub fn mapped(device: &wgpu::Device, buffer: &wgpu::Buffer) -> Vec<u8> {
     let (tx, rx) = std::sync::mpsc::channel();
     buffer
         .slice(..)
@@ -35,14 +45,13 @@ pub fn read_texture(
             submission_index: None,
             timeout: Some(Duration::from_secs(30)),
         })
-        .expect("wgpu finishes the copy");
+        .expect("wgpu finishes the work before the map");
     rx.recv_timeout(Duration::from_secs(5)).unwrap().unwrap();
     let bytes = buffer
         .slice(..)
         .get_mapped_range()
-        .expect("the mapped range");
-    let row = (w * texel) as usize;
-    (0..h as usize)
-        .flat_map(|y| bytes[y * padded as usize..][..row].iter().copied())
-        .collect()
+        .expect("the mapped range")
+        .to_vec();
+    buffer.unmap();
+    bytes
 }
