@@ -314,19 +314,8 @@ fn video_frames_shown_on_a_display_target_match_the_cpu_in_every_mode() {
 
 /// A 2-D texture of `internal` immutable storage (one level), `width` x `height`.
 fn plane_texture(internal: gl::types::GLenum, (width, height): (u32, u32)) -> u32 {
-    let mut name = 0;
-    // SAFETY: a GL context is current (the suite's); one name is written; the storage call
-    // takes plain values.
-    unsafe {
-        gl::GenTextures(1, &mut name);
-        gl::BindTexture(gl::TEXTURE_2D, name);
-        gl::TexStorage2D(gl::TEXTURE_2D, 1, internal, width as i32, height as i32);
-        gl::BindTexture(gl::TEXTURE_2D, 0);
-    }
-    // SAFETY: a GL context is current; glGetError takes no arguments.
-    let error = unsafe { gl::GetError() };
-    assert_eq!(error, gl::NO_ERROR, "making a plane texture");
-    name
+    gl_kit::texture::storage_of(gl::TEXTURE_2D, internal, 1, (width, height, 1))
+        .expect("making a plane texture")
 }
 
 /// The texels of `texture` (`width` x `height` of `channels` samples of `bytes` bytes each),
