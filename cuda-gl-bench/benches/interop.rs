@@ -113,9 +113,10 @@ usage: interop [--iters N | --quick] [--warmup N] [--cpu-iters N] [--out DIR]
   --video-only   run the video group (NV12 frames at 1920x1080 and 3840x2160:
                  DisplayTarget::show_video vs show of RGBA8, target <= 1.10; VideoPlanes vs
                  the handoff floor of the same bytes, target <= 1.05; with the feature `wgpu`,
-                 the same on WgpuTarget and WgpuVideoPlanes, last, with no target); not in the
+                 the same on WgpuTarget and WgpuVideoPlanes, with no target); not in the
                  default run; needs NVIDIA's GL. The seven -only flags combine: the groups
-                 named run in this order
+                 named run in this order, but the video group's GL rows run after the present
+                 group and its wgpu rows last
   --watchdog-secs N
                  exit with status 3 when one iteration or the set-up takes longer than N s
                  (default $CUDA_GL_WATCHDOG_SECS, else 10; 0: off)
