@@ -30,7 +30,7 @@ use std::time::Instant;
 /// What the planes' `check_same_context` names as their owner.
 const OWNER: &str = "the wgpu video planes";
 
-/// One plane of the frames: its texture's size and format, and the bytes of one of its rows.
+/// One plane of the frames: its texture's size and format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Plane {
     size: (u32, u32),
@@ -224,13 +224,14 @@ impl Made {
 ///   never handed out, so the textures the application holds are only written by wgpu
 ///   commands, ordered with its own: sample them at any time, from any thread.
 /// - [`Mode::Staged`]: any other wgpu device (lavapipe, another vendor's GPU, wgpu's GL
-///   backend): each plane is copied into pinned host memory and handed to
-///   `Queue::write_texture` once its copy has finished (the chroma's copy runs while the luma is
-///   handed over). The upload waits on the CPU for the copies.
+///   backend): both planes are copied into pinned host memory and, once the copies have
+///   finished, handed to `Queue::write_texture`. The upload waits on the CPU for the copies.
 ///
 /// What is ordered after what: after [`upload`](Self::upload) returns `Ok`, the application's
-/// next `Queue::submit` on the planes' queue sees the frame. A refused or failed upload leaves
-/// the textures as they were.
+/// next `Queue::submit` on the planes' queue sees the frame. A refused upload, or one whose
+/// copies fail or time out, leaves the textures as they were; one that wgpu refuses (a texture
+/// the application destroyed) writes no texture in interop mode, and in staged mode may have
+/// written the other one.
 ///
 /// **Another size or format**: a frame of another size (or NV12 after P010) re-creates the
 /// textures for it, in the same mode: `upload` returns `Ok(true)`, and the application takes
@@ -484,8 +485,8 @@ unsafe fn upload_interop<S: AsStream>(
     chroma_write.finish_then(copy)
 }
 
-/// Staged: each plane from `(address, pitch)` into its pinned buffer on `stream`, then handed
-/// to `write_texture` into its texture once its copy has finished (at most 10 s in all).
+/// Staged: each plane from `(address, pitch)` into its pinned buffer on `stream`, then, once
+/// both copies have finished (at most 10 s), handed to `write_texture` into its texture.
 ///
 /// # Safety
 /// 1. Each source holds its plane's rows at its pitch, in device memory of the pinned buffers'
@@ -526,10 +527,15 @@ unsafe fn upload_staged<S: AsStream>(
             })
         }?;
     }
+    // Both copies are waited for before either plane is written: a timeout writes nothing.
     let deadline = Instant::now() + DEFAULT_WAIT_LIMIT;
+    let within = || deadline.saturating_duration_since(Instant::now());
+    let bytes = [
+        pinned[0].as_slice_within(within())?,
+        pinned[1].as_slice_within(within())?,
+    ];
     scoped(device, "wgpu::Queue::write_texture", || {
-        for ((slot, plane), texture) in pinned.iter().zip(planes).zip(textures) {
-            let bytes = slot.as_slice_within(deadline.saturating_duration_since(Instant::now()))?;
+        for ((bytes, plane), texture) in bytes.into_iter().zip(planes).zip(textures) {
             queue.write_texture(
                 texture.as_image_copy(),
                 bytes,
@@ -542,8 +548,7 @@ unsafe fn upload_staged<S: AsStream>(
                 texture.size(),
             );
         }
-        Ok(())
-    })?
+    })
 }
 
 #[cfg(test)]
