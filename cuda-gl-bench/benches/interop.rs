@@ -8,7 +8,7 @@
 //! cargo bench -p cuda-gl-bench --bench interop -- [--quick | --iters N] [--out DIR]
 //!     [--device N | --all-devices] [--warmup N] [--cpu-iters N] [--watchdog-secs N]
 //!     [--registration-only] [--frames-in-flight-only] [--streaming-only] [--present-only]
-//!     [--ordering-only] [--wgpu-present-only]
+//!     [--ordering-only] [--wgpu-present-only] [--video-only]
 //! ```
 //!
 //! gl-kit's watchdog ends the run with status 3 and one line naming the stuck step when one
@@ -48,6 +48,8 @@ mod roles;
 mod streaming;
 #[path = "interop/texel.rs"]
 mod texel;
+#[path = "interop/video.rs"]
+mod video;
 #[path = "interop/wgpu_present.rs"]
 mod wgpu_present;
 
@@ -74,7 +76,7 @@ const USAGE: &str = "\
 usage: interop [--iters N | --quick] [--warmup N] [--cpu-iters N] [--out DIR]
                [--device N | --all-devices]
                [--registration-only] [--frames-in-flight-only] [--ordering-only]
-               [--streaming-only] [--present-only] [--wgpu-present-only]
+               [--streaming-only] [--present-only] [--wgpu-present-only] [--video-only]
   --iters N      measured iterations per case (default 1000)
   --quick        200 measured iterations per case
   --warmup N     warm-up iterations per case (default 100)
@@ -107,8 +109,14 @@ usage: interop [--iters N | --quick] [--warmup N] [--cpu-iters N] [--out DIR]
                  vs its raw DtoH and write_texture); needs the feature `wgpu` (in the default
                  run when built with it) and NVIDIA's Vulkan driver (headless:
                  VK_DRIVER_FILES=.../nvidia_icd.json), else it says why and measures nothing.
-                 It uses no GL and runs last, after the ordering group. The six -only flags
-                 combine: the groups named run in this order
+                 It uses no GL and runs after the ordering group
+  --video-only   run the video group (NV12 frames at 1920x1080 and 3840x2160:
+                 DisplayTarget::show_video vs show of RGBA8, target <= 1.10; VideoPlanes vs
+                 the handoff floor of the same bytes, target <= 1.05; with the feature `wgpu`,
+                 the same on WgpuTarget and WgpuVideoPlanes, with no target); not in the
+                 default run; needs NVIDIA's GL. The seven -only flags combine: the groups
+                 named run in this order, but the video group's GL rows run after the present
+                 group and its wgpu rows last
   --watchdog-secs N
                  exit with status 3 when one iteration or the set-up takes longer than N s
                  (default $CUDA_GL_WATCHDOG_SECS, else 10; 0: off)
@@ -151,6 +159,8 @@ struct Args {
     present_only: bool,
     /// Run only the wgpu present group.
     wgpu_present_only: bool,
+    /// Run the video group.
+    video_only: bool,
     /// `--watchdog-secs`.
     watchdog_secs: Option<u64>,
     /// `--debug-spin-ms`.
@@ -171,6 +181,7 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
         streaming_only: false,
         present_only: false,
         wgpu_present_only: false,
+        video_only: false,
         watchdog_secs: None,
         debug_spin: None,
     };
@@ -215,6 +226,7 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
             "--present-only" => parsed.present_only = true,
             "--wgpu-present-only" if cfg!(feature = "wgpu") => parsed.wgpu_present_only = true,
             "--wgpu-present-only" => return Err(NO_WGPU.to_string()),
+            "--video-only" => parsed.video_only = true,
             "--watchdog-secs" => {
                 let text = value("--watchdog-secs")?;
                 let secs = text.parse().map_err(|_| {
@@ -241,7 +253,7 @@ fn one_line(error: &anyhow::Error) -> String {
 fn run_device(ordinal: usize, plan: &Plan, cpu_plan: &Plan, args: &Args) -> Result<DeviceReport> {
     watchdog::enter(watchdog::Stage::Setup);
     let others = args.registration_only || args.in_flight_only || args.ordering_only;
-    let others = others || args.streaming_only;
+    let others = others || args.streaming_only || args.video_only;
     // The present group alone runs on any OpenGL (its staged rows need no interop), and the
     // wgpu present group uses no GL.
     let choice = if (args.present_only || args.wgpu_present_only) && !others {
@@ -312,6 +324,12 @@ fn run_device(ordinal: usize, plan: &Plan, cpu_plan: &Plan, args: &Args) -> Resu
     } else {
         None
     };
+    #[cfg_attr(not(feature = "wgpu"), allow(unused_mut))]
+    let mut video = if args.video_only {
+        Some(video::gl_group(&gpu, plan, &mut all, progress)?)
+    } else {
+        None
+    };
     if args.ordering_only {
         progress("ordering mechanisms");
         all.extend(ordering::ordering(&gpu, plan)?);
@@ -326,7 +344,20 @@ fn run_device(ordinal: usize, plan: &Plan, cpu_plan: &Plan, args: &Args) -> Resu
     };
     #[cfg(not(feature = "wgpu"))]
     let wgpu_present = None;
-    finish_device(ordinal, &gpu, info, all, present, wgpu_present)
+    // The video group's wgpu rows come last for the same reason.
+    #[cfg(feature = "wgpu")]
+    if let Some(setup) = video.as_mut() {
+        video::wgpu_group(&gpu, plan, &mut all, progress, setup)?;
+    }
+    if let Some(setup) = &video {
+        video::finish(&all, setup);
+    }
+    let groups = Groups {
+        present,
+        wgpu_present,
+        video,
+    };
+    finish_device(ordinal, &gpu, info, all, groups)
 }
 
 /// The present group at each of its sizes, after the auto probe whose report line it prints;
@@ -365,14 +396,20 @@ fn debug_spin(gpu: &gpu::Gpu, duration: Duration) -> Result<()> {
     Ok(())
 }
 
+/// What the groups that report a setup found, for the device's report.
+struct Groups {
+    present: Option<present::Setup>,
+    wgpu_present: Option<wgpu_present::Setup>,
+    video: Option<video::Setup>,
+}
+
 /// Checks the context for late errors and packs one device's results.
 fn finish_device(
     ordinal: usize,
     gpu: &gpu::Gpu,
     info: gpu::DeviceInfo,
     all: Vec<measure::Case>,
-    present: Option<present::Setup>,
-    wgpu_present: Option<wgpu_present::Setup>,
+    groups: Groups,
 ) -> Result<DeviceReport> {
     gpu.ctx
         .synchronize()
@@ -384,8 +421,9 @@ fn finish_device(
         gl_renderer: info.gl_renderer,
         gl_version: info.gl_version,
         cases: all,
-        present,
-        wgpu_present,
+        present: groups.present,
+        wgpu_present: groups.wgpu_present,
+        video: groups.video,
         error: None,
     })
 }
@@ -428,6 +466,7 @@ fn run(args: &Args, command: String) -> Result<bool> {
                     cases: Vec::new(),
                     present: None,
                     wgpu_present: None,
+                    video: None,
                     error: Some(message),
                 });
             }
@@ -452,11 +491,15 @@ fn run(args: &Args, command: String) -> Result<bool> {
     let wgpu_present = devices
         .iter()
         .find_map(|d| Some(wgpu_present::summaries(&d.cases, d.wgpu_present.as_ref()?)));
+    let video = devices
+        .iter()
+        .find_map(|d| video::summaries(&d.cases, d.video.as_ref()?));
     let report = Report {
         streaming,
         registration,
         present,
         wgpu_present,
+        video,
         meta: Meta {
             date_utc,
             unix_time_s,

@@ -2,7 +2,9 @@
 //! `open_device` finds no adapter on the CUDA GPU and says so, `check_device` refuses the
 //! lavapipe device as another GPU, and a `WgpuTarget` made on it with no mode forced refuses
 //! interop (the report names why) and runs staged: device memory shown in RGBA8, one-channel
-//! data through a colour map, and an NV12 frame all reach the texture, every byte checked.
+//! data through a colour map, and an NV12 frame all reach the texture, every byte checked; and
+//! `WgpuVideoPlanes` runs staged too, an NV12 (and, where lavapipe has 16-bit textures, a P010)
+//! frame's planes byte for byte.
 //!
 //! This needs an unusual process: the Vulkan loader pointed at lavapipe alone while libcuda is
 //! NVIDIA's. On a GPU host: `bash ci/gpu/fetch-mesa-egl-debs.sh` here, carry `.mesa` (and `.gl`,
@@ -15,12 +17,14 @@
 // The shared harness (not `tests/gpu`, which needs the `egl` feature this test does without).
 #[path = "harness/mod.rs"]
 mod harness;
+#[path = "wgpu_read/mod.rs"]
+mod wgpu_read;
 
 use cuda_gl::display::{ColorMap, Format, Layout, Mode, Palette};
 use cuda_gl::video::{ColorSpace, VideoFormat, VideoLayout, convert_cpu};
-use cuda_gl::wgpu_interop::{WgpuError, WgpuTarget, check_device, open_device};
+use cuda_gl::wgpu_interop::{WgpuError, WgpuTarget, WgpuVideoPlanes, check_device, open_device};
 use cuda_gl::{Context, Device, DeviceBuffer, Error, Stream, StreamFlags};
-use harness::ready;
+use harness::{packed_rows, ready};
 
 fn skip_or_fail(reason: String) {
     if std::env::var("CUDA_GL_REQUIRE_MESA").is_ok_and(|v| v == "1") {
@@ -138,7 +142,47 @@ fn a_wgpu_target_on_lavapipe_beside_cuda_runs_staged_and_says_why() {
         .filter(|(a, b)| a.abs_diff(**b) > 1)
         .count();
     assert_eq!((got.len(), far), (want.len(), 0), "NV12 shown (within 1)");
-
     drop(target);
+
+    // The planes of NV12 and P010 frames (P010 where lavapipe offers 16-bit normalized
+    // textures, asked for here as an application would), staged, byte for byte.
+    let sixteen = adapter.features() & wgpu::Features::TEXTURE_FORMAT_16BIT_NORM;
+    let desc = wgpu::DeviceDescriptor {
+        required_features: sixteen,
+        ..Default::default()
+    };
+    let (device, queue) = ready(adapter.request_device(&desc)).unwrap();
+    let mut formats = vec![VideoFormat::Nv12];
+    if sixteen.is_empty() {
+        eprintln!("P010 planes not checked: lavapipe offers no TEXTURE_FORMAT_16BIT_NORM");
+    } else {
+        formats.push(VideoFormat::P010);
+    }
+    for format in formats {
+        let bps = format.bytes_per_sample();
+        let layout = VideoLayout::new((129, 67), format, 129 * bps + 7 * bps).unwrap();
+        let (mut planes, report) =
+            WgpuVideoPlanes::new(&ctx, &device, &queue, (129, 67), format, None).unwrap();
+        eprintln!("{report}");
+        assert_eq!(planes.mode(), Mode::Staged, "{report}");
+        let bytes = bytes_of(layout.bytes(), 9);
+        let frame = DeviceBuffer::from_slice(&ctx, &bytes).unwrap();
+        planes.upload(&frame, layout, &stream).unwrap();
+        let (h, ch) = (layout.height(), layout.chroma_size().1);
+        let luma = packed_rows(&bytes, 0, layout.luma_pitch(), layout.luma_row_bytes(), h);
+        let chroma = packed_rows(
+            &bytes,
+            layout.chroma_offset(),
+            layout.chroma_pitch(),
+            layout.chroma_row_bytes(),
+            ch,
+        );
+        let read = |t| wgpu_read::read_texture(&device, &queue, t);
+        assert!(read(planes.luma()) == luma, "{format:?}: the luma plane");
+        assert!(
+            read(planes.chroma()) == chroma,
+            "{format:?}: the chroma plane"
+        );
+    }
     ctx.check_drop_errors().unwrap();
 }

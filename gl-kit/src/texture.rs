@@ -17,8 +17,17 @@ fn gl_dim(value: u32) -> Result<GLsizei> {
 ///
 /// # Errors
 /// A size too large for GL, or a GL error (a size or level count GL refuses, out of memory).
-pub fn storage(
+pub fn storage(target: GLenum, levels: u32, size: (u32, u32, u32)) -> Result<GLuint> {
+    storage_of(target, gl::RGBA8, levels, size)
+}
+
+/// [`storage`] of another sized internal format (`GL_R8`, `GL_RG16`, ...).
+///
+/// # Errors
+/// As [`storage`].
+pub fn storage_of(
     target: GLenum,
+    internal: GLenum,
     levels: u32,
     (width, height, depth): (u32, u32, u32),
 ) -> Result<GLuint> {
@@ -30,14 +39,22 @@ pub fn storage(
     unsafe {
         gl::BindTexture(target, *texture);
         if matches!(target, gl::TEXTURE_3D | gl::TEXTURE_2D_ARRAY) {
-            gl::TexStorage3D(target, levels, gl::RGBA8, w, h, d);
+            gl::TexStorage3D(target, levels, internal, w, h, d);
         } else {
-            gl::TexStorage2D(target, levels, gl::RGBA8, w, h);
+            gl::TexStorage2D(target, levels, internal, w, h);
         }
         gl::BindTexture(target, 0);
     }
+    let format = match internal {
+        gl::RGBA8 => "RGBA8".to_owned(),
+        gl::R8 => "R8".to_owned(),
+        gl::RG8 => "RG8".to_owned(),
+        gl::R16 => "R16".to_owned(),
+        gl::RG16 => "RG16".to_owned(),
+        other => format!("internal format {other:#06x}"),
+    };
     crate::check(&format!(
-        "creating a {width}x{height}x{depth} RGBA8 texture of {levels} levels"
+        "creating a {width}x{height}x{depth} {format} texture of {levels} levels"
     ))?;
     Ok(texture.release())
 }

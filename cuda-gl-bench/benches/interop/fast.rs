@@ -32,10 +32,11 @@ const SURFACE_FLAGS: RegisterFlags =
     RegisterFlags::SURFACE_LOAD_STORE.union(RegisterFlags::WRITE_DISCARD);
 
 /// GL's use of a frame: copies texel (0, 0) of layer `layer` of `source` (a `target` texture)
-/// into the 1x1 `sink`.
-fn use_texel(source: u32, target: u32, layer: i32, sink: &Texture) {
-    // SAFETY: both names are live RGBA8 textures (the source has at least `layer + 1` layers,
-    // the sink one texel); the 1x1x1 region lies inside both.
+/// into the 1x1 2D texture `sink`, of the same internal format (RGBA8 but for the video
+/// group's planes).
+pub fn use_texel(source: u32, target: u32, layer: i32, sink: u32) {
+    // SAFETY: both names are live textures of one internal format (the source has at least
+    // `layer + 1` layers, the sink one texel); the 1x1x1 region lies inside both.
     unsafe {
         gl::CopyImageSubData(
             source,
@@ -44,7 +45,7 @@ fn use_texel(source: u32, target: u32, layer: i32, sink: &Texture) {
             0,
             0,
             layer,
-            sink.name(),
+            sink,
             gl::TEXTURE_2D,
             0,
             0,
@@ -90,7 +91,7 @@ impl Floor {
 
     /// GL's use of a frame in 2D texture `texture`, the same as the floor's, then `glFinish`.
     pub fn gl_use(&self, texture: u32) {
-        use_texel(texture, gl::TEXTURE_2D, 0, &self.sink);
+        use_texel(texture, gl::TEXTURE_2D, 0, self.sink.name());
         glres::finish();
     }
 }
@@ -282,7 +283,7 @@ pub fn k_frames_per_handoff(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result<
                         texture.name(),
                         gl::TEXTURE_2D_ARRAY,
                         i32::try_from(layer)?,
-                        &rig.floor.sink,
+                        rig.floor.sink.name(),
                     );
                 }
                 glres::finish();
@@ -347,7 +348,7 @@ impl Ring {
         let mapped = reg.map(&gpu.stream)?;
         gpu.plasma_into_surface(mapped.surface()?, size, t)?;
         mapped.unmap()?;
-        use_texel(texture.name(), gl::TEXTURE_2D, 0, sink);
+        use_texel(texture.name(), gl::TEXTURE_2D, 0, sink.name());
         if let Some(f) = self.fences.get_mut(slot) {
             *f = Some(Fence::new()?);
         }

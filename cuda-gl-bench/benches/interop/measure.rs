@@ -137,6 +137,9 @@ pub struct Case {
     pub present: Option<crate::present::PresentTag>,
     /// For the wgpu present group: what the row measures, and the frame size.
     pub wgpu: Option<crate::wgpu_present::WgpuTag>,
+    /// For the video group: what the row measures, and the frame size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub video: Option<crate::video::VideoTag>,
 }
 
 impl Case {
@@ -223,6 +226,22 @@ impl<'a, S> Variant<'a, S> {
     }
 }
 
+/// [`interleaved`] of rows tagged with their roles `R` in a group: the cases, in order, each
+/// with its row's role.
+///
+/// # Errors
+/// As [`interleaved`].
+pub fn interleaved_rows<S, R>(
+    plan: &Plan,
+    group: &str,
+    state: &mut S,
+    rows: Vec<(R, Variant<'_, S>)>,
+) -> Result<Vec<(Case, R)>> {
+    let (roles, mut variants): (Vec<R>, Vec<_>) = rows.into_iter().unzip();
+    let cases = interleaved(plan, group, state, &mut variants)?;
+    Ok(cases.into_iter().zip(roles).collect())
+}
+
 /// Runs every variant `plan.warmup` times, then `plan.iters` times, in alternating blocks of
 /// `plan.block` iterations (variant 0 for a block, variant 1 for a block, ..., then again), and
 /// times each iteration with `Instant` around the call.
@@ -276,6 +295,7 @@ pub fn interleaved<S>(
                 stream: None,
                 present: None,
                 wgpu: None,
+                video: None,
             })
         })
         .collect()

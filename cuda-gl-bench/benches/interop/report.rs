@@ -68,6 +68,10 @@ pub struct DeviceReport {
     /// What the wgpu present group found (the wgpu adapter and auto's report line, or why it
     /// skipped), when it ran.
     pub wgpu_present: Option<crate::wgpu_present::Setup>,
+    /// What the video group found (the GL target's report line, the wgpu adapter or why its
+    /// wgpu rows skipped), when it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub video: Option<crate::video::Setup>,
     /// Why the device's run stopped, if it did.
     pub error: Option<String>,
 }
@@ -94,6 +98,11 @@ pub struct Report {
     /// adapter, or why the group skipped), from the first device that ran the wgpu present
     /// group; absent when none did.
     pub wgpu_present: Option<crate::wgpu_present::WgpuReport>,
+    /// `video.<gl|wgpu>.<WxH>`: NV12 shown against RGBA8 shown, and the planes against the
+    /// handoff floor of the same bytes (with the GL target's report line and the wgpu adapter),
+    /// from the first device that ran the video group; absent when none did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub video: Option<crate::video::VideoReport>,
 }
 
 /// The current time as `YYYY-MM-DD HH:MM:SS UTC` and as Unix seconds.
@@ -250,6 +259,12 @@ pub fn markdown(report: &Report) -> String {
         ));
     }
     for dev in &report.devices {
+        out.push_str(&crate::video::summary_markdown(
+            &dev.cases,
+            dev.video.as_ref(),
+        ));
+    }
+    for dev in &report.devices {
         let summary = crate::fast::summary(&dev.cases);
         if summary.is_empty() {
             continue;
@@ -276,6 +291,9 @@ pub fn markdown(report: &Report) -> String {
     out.push_str(crate::present::LEGEND);
     if report.devices.iter().any(|d| d.wgpu_present.is_some()) {
         out.push_str(crate::wgpu_present::LEGEND);
+    }
+    if report.devices.iter().any(|d| d.video.is_some()) {
+        out.push_str(crate::video::LEGEND);
     }
     out
 }

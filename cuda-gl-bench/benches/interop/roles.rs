@@ -1,5 +1,5 @@
-//! Rows tagged with their role in a group and their frame size: the present and wgpu present
-//! groups, whose summaries set each frame row against its limits measured at the same size, and
+//! Rows tagged with their role in a group and their frame size: the present, wgpu present and
+//! video groups, whose summaries set each frame row against its limits measured at the same size, and
 //! the look-ups those summaries make among a run's rows.
 
 use crate::measure::Case;
@@ -46,6 +46,12 @@ impl GroupRole for crate::present::Role {
 impl GroupRole for crate::wgpu_present::Role {
     fn tag(case: &Case) -> Option<&RoleTag<Self>> {
         case.wgpu.as_ref()
+    }
+}
+
+impl GroupRole for crate::video::Role {
+    fn tag(case: &Case) -> Option<&RoleTag<Self>> {
+        case.video.as_ref()
     }
 }
 

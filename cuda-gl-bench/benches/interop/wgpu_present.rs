@@ -44,7 +44,7 @@ use std::fmt::Write as _;
 mod rows;
 
 #[cfg(feature = "wgpu")]
-pub use rows::group;
+pub use rows::{Wgpu, group};
 
 /// The target ratio of a wgpu interop frame to the wgpu handoff floor (issue 43).
 pub const INTEROP_TARGET: f64 = 0.90;

@@ -89,6 +89,25 @@ pub enum WgpuError {
         what: String,
     },
 
+    /// The wgpu device was opened without a feature that a texture format needs
+    /// (`TEXTURE_FORMAT_16BIT_NORM` for `R16Unorm` and `Rg16Unorm`: P010 planes).
+    #[error(
+        "{call}: {what} needs the wgpu feature {feature}, which the device was not opened \
+         with\nhelp: add `wgpu::Features::{feature}` to the device descriptor's \
+         `required_features` (`cuda_gl::wgpu_interop::open_device` adds \
+         TEXTURE_FORMAT_16BIT_NORM itself where the adapter offers it: see \
+         `adapter.features()`); on an adapter without it, show P010 frames converted to RGBA8 \
+         with `WgpuTarget::show_video`"
+    )]
+    MissingFeature {
+        /// The call that refused it.
+        call: &'static str,
+        /// The missing features, e.g. `TEXTURE_FORMAT_16BIT_NORM`.
+        feature: String,
+        /// What needs them, e.g. `a R16Unorm texture`.
+        what: String,
+    },
+
     /// The shared texture was destroyed through wgpu (`wgpu::Texture::destroy` on a clone of
     /// it), so wgpu refuses every use of it.
     #[error(
@@ -160,6 +179,7 @@ impl WgpuError {
             Self::OtherGpu { .. } => "other_gpu",
             Self::Missing { .. } => "missing_extension",
             Self::NotExportable { .. } => "not_exportable",
+            Self::MissingFeature { .. } => "missing_feature",
             _ => "wgpu",
         }
     }
@@ -207,6 +227,11 @@ mod tests {
             WgpuError::NotExportable {
                 call,
                 what: "a timeline semaphore".into(),
+            },
+            WgpuError::MissingFeature {
+                call,
+                feature: "TEXTURE_FORMAT_16BIT_NORM".into(),
+                what: "a R16Unorm texture".into(),
             },
             WgpuError::TextureDestroyed { call },
             WgpuError::Vulkan {

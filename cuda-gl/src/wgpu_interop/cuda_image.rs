@@ -75,6 +75,50 @@ impl CudaImage {
     }
 }
 
+impl CudaImage {
+    /// Queues a copy of `rows` rows of `row` bytes, `pitch` apart from `src`, into the array
+    /// (row 0 first), in `stream`'s order.
+    ///
+    /// # Safety
+    /// 1. `stream` is a live stream of the image's context.
+    /// 2. `src` points to `pitch * (rows - 1) + row` bytes of device memory of that context,
+    ///    which stay allocated until the copy has run.
+    /// 3. The array holds `rows` rows of `row` bytes, and is not used otherwise until then.
+    ///
+    /// # Errors
+    /// `Error::Internal` for a pitch shorter than the row; the driver's error from the copy.
+    pub unsafe fn copy_from_pitched(
+        &self,
+        stream: sys::CUstream,
+        src: sys::CUdeviceptr,
+        pitch: usize,
+        (row, rows): (usize, u32),
+    ) -> Result<()> {
+        if pitch < row {
+            return Err(crate::Error::Internal {
+                what: format!("a copy of {pitch}-byte rows into an array of {row}-byte rows"),
+            });
+        }
+        let copy = sys::CUDA_MEMCPY2D {
+            srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+            srcDevice: src,
+            srcPitch: pitch,
+            dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_ARRAY,
+            dstArray: self.array,
+            WidthInBytes: row,
+            Height: rows as usize,
+            ..Default::default()
+        };
+        // SAFETY: (1). In the work: the source rows are (2), the array's rows (3).
+        unsafe {
+            self.ctx
+                .run_now(stream, "cuMemcpy2DAsync (not called)", |p| {
+                    Ok(result::array::copy_2d_async(&copy, p)?)
+                })
+        }
+    }
+}
+
 impl Drop for CudaImage {
     fn drop(&mut self) {
         if !self.ctx.bind_for_drop("release an imported image") {

@@ -161,6 +161,11 @@ pub(super) fn ready<F: std::future::Future>(f: F) -> Option<F::Output> {
 /// 1.2 core, and wgpu enables them wherever they are supported). Returns the adapter, the device
 /// and its queue, as `Adapter::request_device` does.
 ///
+/// The device also has `wgpu::Features::TEXTURE_FORMAT_16BIT_NORM` where the adapter offers it
+/// (the `R16Unorm` and `Rg16Unorm` textures of P010 frames' planes,
+/// [`WgpuVideoPlanes`](super::WgpuVideoPlanes)): a feature only allows more, and
+/// `device.features()` lists it.
+///
 /// `instance` must have the Vulkan backend (`wgpu::Backends::VULKAN`).
 ///
 /// # Errors
@@ -215,6 +220,12 @@ pub fn open_device(
     if !desc.required_limits.check_limits(&adapter.limits()) {
         return Err(open_error("the adapter does not offer the limits asked for".into()).into());
     }
+    // The adapter's, so still all the adapter's (SAFETY 1).
+    let extra = adapter.features() & wgpu::Features::TEXTURE_FORMAT_16BIT_NORM;
+    let desc = wgpu::DeviceDescriptor {
+        required_features: desc.required_features | extra,
+        ..desc.clone()
+    };
     let open = {
         // SAFETY: only used to open a device, and dropped before the adapter is used again.
         let Some(hal) = (unsafe { adapter.as_hal::<Vulkan>() }) else {
@@ -242,12 +253,10 @@ pub fn open_device(
     };
     // SAFETY: `create_device_from_hal`'s contract (SAFETY 2): the device was opened from this
     // adapter's own wgpu-hal adapter, with exactly `desc.required_features`.
-    let (device, queue) =
-        unsafe { adapter.create_device_from_hal::<Vulkan>(open, desc) }.map_err(|e| {
-            WgpuError::OpenDevice {
-                call: "wgpu::Adapter::create_device_from_hal",
-                message: e.to_string(),
-            }
+    let (device, queue) = unsafe { adapter.create_device_from_hal::<Vulkan>(open, &desc) }
+        .map_err(|e| WgpuError::OpenDevice {
+            call: "wgpu::Adapter::create_device_from_hal",
+            message: e.to_string(),
         })?;
     check_device(&device, ctx)?;
     Ok((adapter, device, queue))

@@ -21,9 +21,7 @@ use crate::display::{Layout, Present, PresentFrame};
 use crate::error::Result;
 use crate::graphics::Surface;
 use crate::memory::{DeviceBuffer, DevicePtr};
-use crate::result;
 use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT, Stream, StreamFlags};
-use cuda_gl_sys as sys;
 use std::cell::Cell;
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
@@ -41,7 +39,6 @@ pub(super) struct Interop {
     /// does not come within 10 s.
     pixels: ManuallyDrop<DeviceBuffer<u8>>,
     layout: Layout,
-    ctx: Arc<Context>,
 }
 
 impl Present for Interop {
@@ -68,14 +65,13 @@ impl Present for Interop {
         let stream = Stream::new(ctx, StreamFlags::NonBlocking)?;
         // SAFETY: (1) the shared image's texture was never handed out.
         let clear = unsafe { shared.write(&stream) }?;
-        copy_into(&clear, &pixels, layout, ctx, &stream)?;
+        copy_into(&clear, &pixels, layout)?;
         clear.finish()?;
         Ok(Interop {
             shared,
             source,
             pixels: ManuallyDrop::new(pixels),
             layout,
-            ctx: ctx.clone(),
         })
     }
 
@@ -98,8 +94,6 @@ impl Present for Interop {
             pixels: &self.pixels,
             pixels_used: Cell::new(false),
             layout: self.layout,
-            ctx: &self.ctx,
-            stream,
         })
     }
 }
@@ -115,35 +109,17 @@ impl Drop for Interop {
     }
 }
 
-/// Copies `pixels` (of `layout`, tightly packed) into the image of `write`, on `stream`.
+/// Copies `pixels` (of the image's size and format, tightly packed) into the image of `write`,
+/// on its stream.
 fn copy_into<S: AsStream>(
     write: &CudaWrite<'_, S>,
     pixels: &DeviceBuffer<u8>,
     layout: Layout,
-    ctx: &Arc<Context>,
-    stream: &S,
 ) -> Result<()> {
-    let row = layout.row_bytes();
-    let copy = sys::CUDA_MEMCPY2D {
-        srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-        srcDevice: pixels.device_ptr().as_raw(),
-        srcPitch: row,
-        dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_ARRAY,
-        dstArray: write.array(),
-        WidthInBytes: row,
-        Height: layout.height() as usize,
-        ..Default::default()
-    };
-    // SAFETY: the stream is live while borrowed and of the target's context (the target, or
-    // `Interop::new`, made or checked it). In the work: the pixels hold `row * height` bytes
-    // (made for this layout) and are freed only after CUDA's next hand-off, which follows this
-    // copy (the mode's drop waits for it); the array is the image's level 0, of this size and
-    // format, CUDA's until the signal that the guard queues after the copy.
-    unsafe {
-        ctx.run_now(stream.raw_stream(), "cuMemcpy2DAsync (not called)", |p| {
-            Ok(result::array::copy_2d_async(&copy, p)?)
-        })
-    }
+    // SAFETY: (1) of `copy_from_pitched`: the pixels hold `row * height` bytes of the
+    // target's context (made for this layout, the image's) and are freed only after CUDA's
+    // next hand-off, which follows this copy (the mode's drop waits for it).
+    unsafe { write.copy_from_pitched(pixels.device_ptr().as_raw(), layout.row_bytes()) }
 }
 
 /// An interop frame: the shared image is CUDA's from the frame's begin until its present or
@@ -158,8 +134,6 @@ pub(super) struct InteropFrame<'t, S: AsStream> {
     /// The pixels were asked for: they are what the frame shows.
     pixels_used: Cell<bool>,
     layout: Layout,
-    ctx: &'t Arc<Context>,
-    stream: &'t S,
 }
 
 impl<S: AsStream> PresentFrame for InteropFrame<'_, S> {
@@ -190,28 +164,41 @@ impl<S: AsStream> PresentFrame for InteropFrame<'_, S> {
             pixels,
             pixels_used,
             layout,
-            ctx,
-            stream,
         } = *self;
         if pixels_used.get() {
-            copy_into(&write, pixels, layout, ctx, stream)?;
+            copy_into(&write, pixels, layout)?;
         }
-        // The copy goes in the hand-back's own submit, after the acquire; wgpu reports what it
-        // refuses in the encoding (a destroyed texture) at `finish`, caught here. (Had the
-        // encoding failed, the guard's drop hands the image back instead.)
-        let copy = scoped(
-            &place.device,
-            "wgpu::CommandEncoder::copy_texture_to_texture",
-            || {
-                let mut encoder = place.device.create_command_encoder(&Default::default());
-                encoder.copy_texture_to_texture(
-                    shared.as_image_copy(),
-                    place.texture.as_image_copy(),
-                    place.texture.size(),
-                );
-                encoder.finish()
-            },
-        )?;
+        // The copy goes in the hand-back's own submit, after the acquire. (Had the encoding
+        // failed, the guard's drop hands the image back instead.)
+        let copy = copy_command(&place.device, &[(shared, &place.texture)])?;
         write.finish_then(copy)
     }
+}
+
+/// A command buffer of wgpu's copies of each `(source, destination)` pair, whole textures of
+/// the same size and format, recorded under error scopes: wgpu reports what it refuses in the
+/// encoding (a destroyed texture) at `finish`, caught here.
+///
+/// # Errors
+/// [`WgpuError::Refused`](super::WgpuError::Refused) or
+/// [`WgpuError::OutOfMemory`](super::WgpuError::OutOfMemory).
+pub(super) fn copy_command(
+    device: &wgpu::Device,
+    pairs: &[(&wgpu::Texture, &wgpu::Texture)],
+) -> Result<wgpu::CommandBuffer> {
+    scoped(
+        device,
+        "wgpu::CommandEncoder::copy_texture_to_texture",
+        || {
+            let mut encoder = device.create_command_encoder(&Default::default());
+            for (source, destination) in pairs {
+                encoder.copy_texture_to_texture(
+                    source.as_image_copy(),
+                    destination.as_image_copy(),
+                    destination.size(),
+                );
+            }
+            encoder.finish()
+        },
+    )
 }

@@ -9,6 +9,9 @@
 //!   as a `wgpu::Texture` and imported into CUDA as an array with a surface object, with one
 //!   timeline semaphore shared by both: CUDA waits for wgpu's last use, a kernel writes, CUDA
 //!   signals; wgpu's next submit waits for that signal. No host copy and no CPU wait per frame.
+//! - [`WgpuTarget`]: the safe display target on wgpu (frames, `show`, `show_video`), whose
+//!   texture only wgpu commands write; [`WgpuVideoPlanes`]: a decoded NV12 or P010 frame's luma
+//!   and chroma planes in two plain wgpu textures, for the application's own shader.
 //!
 //! ```no_run
 //! use cuda_gl::wgpu_interop::{SharedFormat, SharedTexture, open_device};
@@ -101,6 +104,7 @@ mod staged_mode;
 mod target;
 mod texture;
 mod timeline;
+mod video_planes;
 mod vk_image;
 mod vk_info;
 
@@ -111,6 +115,7 @@ pub use format::SharedFormat;
 pub(crate) use scope::scoped;
 pub use target::WgpuTarget;
 pub use texture::{CudaWrite, SharedTexture};
+pub use video_planes::WgpuVideoPlanes;
 
 /// wgpu-hal's Vulkan backend.
 type Vulkan = wgpu::hal::api::Vulkan;

@@ -114,46 +114,15 @@ impl WgpuTarget {
         mode: Option<Mode>,
     ) -> Result<(WgpuTarget, Report)> {
         let place = WgpuPlace::new(device, queue, layout)?;
-        let info = device.adapter_info();
-        let report = |mode, refused| Report {
-            mode,
-            refused,
-            api: api_of(info.backend),
-            renderer: info.name.clone(),
-            vendor: format!("{} {}", info.driver, info.driver_info)
-                .trim()
-                .to_owned(),
-            cuda_device: ctx.device().label().to_string(),
+        let (backend, report) =
+            first_mode(ctx, device, mode, |mode| Backend::new(mode, ctx, &place))?;
+        let target = WgpuTarget {
+            ctx: ctx.clone(),
+            backend,
+            place,
+            kernels: Kernels::default(),
         };
-        let tried: &[Mode] = match &mode {
-            Some(mode) => std::slice::from_ref(mode),
-            None => &MODES,
-        };
-        let mut refused = Vec::new();
-        for (k, &mode) in tried.iter().enumerate() {
-            match Backend::new(mode, ctx, &place) {
-                Ok(backend) => {
-                    let target = WgpuTarget {
-                        ctx: ctx.clone(),
-                        backend,
-                        place,
-                        kernels: Kernels::default(),
-                    };
-                    return Ok((target, report(mode, refused)));
-                }
-                // Bad input is refused in every mode alike; the last mode's error is the call's.
-                Err(e) if matches!(e, Error::Usage(_)) || k + 1 == tried.len() => {
-                    for (refused, why) in &refused {
-                        log::warn!("cuda-gl: wgpu display mode {refused} refused: {why}");
-                    }
-                    return Err(e);
-                }
-                Err(e) => refused.push((mode, e)),
-            }
-        }
-        Err(Error::Internal {
-            what: "WgpuTarget::new tried no mode".into(),
-        })
+        Ok((target, report))
     }
 
     /// The CUDA context the target's pixels are in.
@@ -361,6 +330,53 @@ impl ShowTarget for WgpuTarget {
     fn kernels(&mut self) -> &mut Kernels {
         &mut self.kernels
     }
+}
+
+/// The state that `make` makes in `mode`, or with `None` in the first of [`MODES`] that it
+/// makes here, and the [`Report`] of the choice (the modes refused before it, and why; what runs
+/// wgpu on `device` and CUDA in `ctx`): how the wgpu target and the wgpu video planes choose.
+///
+/// # Errors
+/// With a mode given, `make`'s error; otherwise the last mode's, or the first
+/// [`Error::Usage`] (bad input is refused in every mode alike).
+pub(super) fn first_mode<B>(
+    ctx: &Context,
+    device: &wgpu::Device,
+    mode: Option<Mode>,
+    mut make: impl FnMut(Mode) -> Result<B>,
+) -> Result<(B, Report)> {
+    let info = device.adapter_info();
+    let report = |mode, refused| Report {
+        mode,
+        refused,
+        api: api_of(info.backend),
+        renderer: info.name.clone(),
+        vendor: format!("{} {}", info.driver, info.driver_info)
+            .trim()
+            .to_owned(),
+        cuda_device: ctx.device().label().to_string(),
+    };
+    let tried: &[Mode] = match &mode {
+        Some(mode) => std::slice::from_ref(mode),
+        None => &MODES,
+    };
+    let mut refused = Vec::new();
+    for (k, &mode) in tried.iter().enumerate() {
+        match make(mode) {
+            Ok(state) => return Ok((state, report(mode, refused))),
+            // Bad input is refused in every mode alike; the last mode's error is the call's.
+            Err(e) if matches!(e, Error::Usage(_)) || k + 1 == tried.len() => {
+                for (refused, why) in &refused {
+                    log::warn!("cuda-gl: wgpu mode {refused} refused: {why}");
+                }
+                return Err(e);
+            }
+            Err(e) => refused.push((mode, e)),
+        }
+    }
+    Err(Error::Internal {
+        what: "no wgpu mode was tried".into(),
+    })
 }
 
 /// A mode's frame as the public frame holds it.

@@ -125,6 +125,8 @@ impl SharedTexture {
     /// - [`UsageError::ZeroSize`] for a zero width or height, [`UsageError::TooLarge`] beyond
     ///   the device's `max_texture_dimension_2d` or the driver's limit for exportable images;
     /// - what [`check_device`](super::check_device) refuses;
+    /// - [`WgpuError::MissingFeature`] for `R16Unorm` or `Rg16Unorm` on a device opened
+    ///   without `TEXTURE_FORMAT_16BIT_NORM`;
     /// - [`WgpuError::NotExportable`] when the driver cannot export an image of `format`;
     /// - [`WgpuError::Vulkan`] from creating the image, its memory or the semaphore;
     /// - the driver's errors from importing them into CUDA.
@@ -137,6 +139,7 @@ impl SharedTexture {
     ) -> Result<SharedTexture> {
         check_size(width, height, device.limits().max_texture_dimension_2d)?;
         super::check_device(device, ctx)?;
+        format.check_features(device, "cuda_gl::wgpu_interop::SharedTexture::new")?;
         // SAFETY: the guard is used to make Vulkan objects on the device (SAFETY 2 and 3) and
         // dropped at the end of this function.
         let hal = unsafe { device.as_hal::<Vulkan>() }.ok_or(WgpuError::NotVulkan {
@@ -510,6 +513,33 @@ impl<S: AsStream> CudaWrite<'_, S> {
     /// Width and height in texels.
     pub fn size(&self) -> (u32, u32) {
         self.texture.size
+    }
+
+    /// Copies rows `pitch` bytes apart from `src` into the whole image (each of its rows, row 0
+    /// first, from one row of `src`), on the guard's stream.
+    ///
+    /// # Safety
+    /// 1. `src` points to `pitch * (height - 1) + width * bytes per texel` bytes of device
+    ///    memory of the texture's CUDA context, which stay allocated until the work queued on
+    ///    the guard's stream before this returns has run.
+    ///
+    /// # Errors
+    /// `Error::Internal` for a pitch shorter than a row; the driver's error from the copy.
+    pub(crate) unsafe fn copy_from_pitched(
+        &self,
+        src: sys::CUdeviceptr,
+        pitch: usize,
+    ) -> Result<()> {
+        let texture = &*self.texture;
+        let (width, height) = texture.size;
+        let row = width as usize * texture.format.bytes_per_texel() as usize;
+        let image = &texture.resources.held.cuda_image;
+        // SAFETY: `CudaImage::copy_from_pitched`'s (1): the guard's stream, live while
+        // borrowed, of the texture's context (checked at `write`); (2): this function's (1);
+        // (3): the array is the image's level 0, `height` rows of `row` bytes (its size and
+        // format), CUDA's until the signal that the guard queues after this copy, and alive
+        // until then (the resources' `done` follows that signal).
+        unsafe { image.copy_from_pitched(self.stream.raw_stream(), src, pitch, (row, height)) }
     }
 
     /// Ends the write: the stream signals once the work queued on it so far is done, and

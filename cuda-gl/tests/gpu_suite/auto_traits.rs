@@ -147,7 +147,7 @@ fn guards_are_covariant<'short, 'long: 'short>(
 #[cfg(feature = "wgpu")]
 mod wgpu_interop {
     use cuda_gl::Stream;
-    use cuda_gl::wgpu_interop::{CudaWrite, SharedTexture, WgpuTarget};
+    use cuda_gl::wgpu_interop::{CudaWrite, SharedTexture, WgpuTarget, WgpuVideoPlanes};
     use static_assertions::{assert_impl_all, assert_not_impl_any};
 
     // Vulkan and CUDA handles only (no GL call): it may move to and be shared with the thread
@@ -158,6 +158,9 @@ mod wgpu_interop {
     // The display target on wgpu holds its CUDA arrays (the staged canvas, the frames' surfaces)
     // by raw handle, as the GL display target does: it stays on the thread that made it.
     assert_not_impl_any!(WgpuTarget: Send, Sync);
+    // The video planes on wgpu: shared textures, pinned buffers and wgpu objects, each `Send +
+    // Sync`; every CUDA call binds the context. A decoding thread may own them.
+    assert_impl_all!(WgpuVideoPlanes: Send, Sync);
 }
 
 #[cfg(feature = "egui")]

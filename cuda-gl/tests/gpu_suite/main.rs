@@ -3,8 +3,9 @@
 //! gpu_suite`) lists them all as `module::test`. Each module states what it needs in its own
 //! inner attributes (`#![cfg(feature = "egl")]`, ...) and is empty without it; its GPU tests skip
 //! with the reason where there is no GPU (and fail under `CUDA_GL_REQUIRE_GPU=1`). Shared by the
-//! modules: `gpu` (`tests/gpu/`: the GPU, GL and CUDA set-up) and `harness` (`tests/harness/`:
-//! knobs, memory figures, log capture, child processes).
+//! modules: `gpu` (`tests/gpu/`: the GPU, GL and CUDA set-up), `harness` (`tests/harness/`:
+//! knobs, memory figures, log capture, child processes) and `wgpu_read` (`tests/wgpu_read/`: a
+//! wgpu texture read back, with the feature `wgpu`).
 //!
 //! Binaries of their own, for tests that need a process of their own (each file says why):
 //! `faults` (deliberate faults, each in a child process), `reliability` (measures the process's
@@ -27,6 +28,8 @@
 mod gpu;
 #[path = "../harness/mod.rs"]
 mod harness;
+#[path = "../wgpu_read/mod.rs"]
+mod wgpu_read;
 
 mod auto_traits;
 mod bad_input;
@@ -53,3 +56,4 @@ mod untrusted;
 mod video;
 mod wgpu_display;
 mod wgpu_interop;
+mod wgpu_planes;

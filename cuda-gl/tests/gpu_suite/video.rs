@@ -9,6 +9,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use crate::gpu::*;
+use crate::harness::packed_rows;
 use cuda_gl::display::{DeviceImage, DisplayError, Format, Layout, Mode};
 use cuda_gl::video::{
     ColorMatrix, ColorRange, ColorSpace, Converter, VideoError, VideoFormat, VideoFrame,
@@ -313,19 +314,8 @@ fn video_frames_shown_on_a_display_target_match_the_cpu_in_every_mode() {
 
 /// A 2-D texture of `internal` immutable storage (one level), `width` x `height`.
 fn plane_texture(internal: gl::types::GLenum, (width, height): (u32, u32)) -> u32 {
-    let mut name = 0;
-    // SAFETY: a GL context is current (the suite's); one name is written; the storage call
-    // takes plain values.
-    unsafe {
-        gl::GenTextures(1, &mut name);
-        gl::BindTexture(gl::TEXTURE_2D, name);
-        gl::TexStorage2D(gl::TEXTURE_2D, 1, internal, width as i32, height as i32);
-        gl::BindTexture(gl::TEXTURE_2D, 0);
-    }
-    // SAFETY: a GL context is current; glGetError takes no arguments.
-    let error = unsafe { gl::GetError() };
-    assert_eq!(error, gl::NO_ERROR, "making a plane texture");
-    name
+    gl_kit::texture::storage_of(gl::TEXTURE_2D, internal, 1, (width, height, 1))
+        .expect("making a plane texture")
 }
 
 /// The texels of `texture` (`width` x `height` of `channels` samples of `bytes` bytes each),
@@ -357,13 +347,6 @@ fn plane_texels(
     let error = unsafe { gl::GetError() };
     assert_eq!(error, gl::NO_ERROR, "reading a plane texture");
     out
-}
-
-/// Rows `rows` of `row` bytes each, `pitch` apart from `start` in `bytes`, packed.
-fn packed_rows(bytes: &[u8], start: usize, pitch: usize, row: usize, rows: u32) -> Vec<u8> {
-    (0..rows as usize)
-        .flat_map(|y| bytes[start + y * pitch..][..row].iter().copied())
-        .collect()
 }
 
 /// The planes of NV12 and P010 frames (odd sizes, padded pitches, chroma after a gap) copied

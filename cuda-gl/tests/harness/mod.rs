@@ -44,6 +44,14 @@ pub fn device_used(ctx: &cuda_gl::Context) -> u64 {
     (total - free) as u64
 }
 
+/// Rows `rows` of `row` bytes each, `pitch` apart from `start` in `bytes`, packed: a plane of
+/// a pitched image as a texture holds it.
+pub fn packed_rows(bytes: &[u8], start: usize, pitch: usize, row: usize, rows: u32) -> Vec<u8> {
+    (0..rows as usize)
+        .flat_map(|y| bytes[start + y * pitch..][..row].iter().copied())
+        .collect()
+}
+
 /// Bytes as signed MiB with three decimals, for the printed figures.
 pub fn mib(bytes: i64) -> String {
     format!("{:+.3} MiB", bytes as f64 / (1024.0 * 1024.0))

@@ -4,7 +4,7 @@
 
 use super::{Role, Setup, WgpuTag, print_summary, set_ratios};
 use crate::gpu::Gpu;
-use crate::measure::{Case, Plan, Variant, interleaved};
+use crate::measure::{Case, Plan, Variant, interleaved_rows};
 use crate::present::raw;
 use crate::report::one_line;
 use crate::watchdog;
@@ -27,7 +27,7 @@ const FRAME_DT: f32 = 1.0 / 60.0;
 /// Fields drop in order: the device before the instance.
 ///
 /// [`check`]: Wgpu::check
-struct Wgpu {
+pub struct Wgpu {
     device: wgpu::Device,
     queue: wgpu::Queue,
     uncaptured: Arc<Mutex<Option<String>>>,
@@ -40,7 +40,7 @@ impl Wgpu {
     /// The wgpu device that `open_device` opens on the GPU of `gpu`'s CUDA context, on wgpu's
     /// Vulkan backend; `Ok(Err(why))` when this machine has none that can take the hand-off
     /// (no Vulkan adapter is the CUDA GPU, or it lacks an extension or exportable semaphores).
-    fn open(gpu: &Gpu) -> Result<std::result::Result<Wgpu, String>> {
+    pub fn open(gpu: &Gpu) -> Result<std::result::Result<Wgpu, String>> {
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
             backends: wgpu::Backends::VULKAN,
             ..wgpu::InstanceDescriptor::new_without_display_handle()
@@ -68,8 +68,23 @@ impl Wgpu {
         }))
     }
 
+    /// The wgpu device.
+    pub fn device(&self) -> &wgpu::Device {
+        &self.device
+    }
+
+    /// Its queue.
+    pub fn queue(&self) -> &wgpu::Queue {
+        &self.queue
+    }
+
+    /// The adapter, for the report: `name (driver driver_info)`.
+    pub fn adapter(&self) -> &str {
+        &self.adapter
+    }
+
     /// Fails with the first error wgpu reported outside a scope, if any.
-    fn check(&self, what: &str) -> Result<()> {
+    pub fn check(&self, what: &str) -> Result<()> {
         let slot = self
             .uncaptured
             .lock()
@@ -81,7 +96,17 @@ impl Wgpu {
     }
 
     /// A `w` x `h` RGBA8 texture that copies may read and write.
-    fn texture(&self, (w, h): (u32, u32), label: &str) -> wgpu::Texture {
+    fn texture(&self, size: (u32, u32), label: &str) -> wgpu::Texture {
+        self.texture_of(size, wgpu::TextureFormat::Rgba8Unorm, label)
+    }
+
+    /// A `w` x `h` texture of `format` that copies may read and write.
+    pub fn texture_of(
+        &self,
+        (w, h): (u32, u32),
+        format: wgpu::TextureFormat,
+        label: &str,
+    ) -> wgpu::Texture {
         self.device.create_texture(&wgpu::TextureDescriptor {
             label: Some(label),
             size: wgpu::Extent3d {
@@ -92,7 +117,7 @@ impl Wgpu {
             mip_level_count: 1,
             sample_count: 1,
             dimension: wgpu::TextureDimension::D2,
-            format: wgpu::TextureFormat::Rgba8Unorm,
+            format,
             usage: wgpu::TextureUsages::COPY_SRC | wgpu::TextureUsages::COPY_DST,
             view_formats: &[],
         })
@@ -125,21 +150,29 @@ impl Wgpu {
     /// Every row's wgpu use: one texel of `source` copied into `sink` (1x1), submitted, and
     /// waited for. The submit also carries what wgpu queued before it (a present's copy, a
     /// `write_texture`), in queue order.
-    fn use_texel(&self, source: &wgpu::Texture, sink: &wgpu::Texture) -> Result<()> {
+    pub fn use_texel(&self, source: &wgpu::Texture, sink: &wgpu::Texture) -> Result<()> {
+        self.use_texels(&[(source, sink)])
+    }
+
+    /// [`use_texel`](Self::use_texel) of each `(source, sink)` pair (sinks of the sources'
+    /// formats), in one submit.
+    pub fn use_texels(&self, pairs: &[(&wgpu::Texture, &wgpu::Texture)]) -> Result<()> {
         let mut encoder = self
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("wgpu present: the use"),
             });
-        encoder.copy_texture_to_texture(
-            source.as_image_copy(),
-            sink.as_image_copy(),
-            wgpu::Extent3d {
-                width: 1,
-                height: 1,
-                depth_or_array_layers: 1,
-            },
-        );
+        for (source, sink) in pairs {
+            encoder.copy_texture_to_texture(
+                source.as_image_copy(),
+                sink.as_image_copy(),
+                wgpu::Extent3d {
+                    width: 1,
+                    height: 1,
+                    depth_or_array_layers: 1,
+                },
+            );
+        }
         let submitted = self.queue.submit([encoder.finish()]);
         self.wait(submitted)
     }
@@ -376,14 +409,14 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
             ),
         ),
     ];
-    let (roles, mut variants): (Vec<Role>, Vec<_>) = rows.into_iter().unzip();
-    let mut cases = interleaved(plan, &group, &mut rig, &mut variants)?;
+    let rows = interleaved_rows(plan, &group, &mut rig, rows)?;
     stream.synchronize()?;
     w.check(&group)?;
-    drop(variants);
     drop(rig);
-    for (case, role) in cases.iter_mut().zip(roles) {
+    let mut cases = Vec::with_capacity(rows.len());
+    for (mut case, role) in rows {
         case.wgpu = Some(WgpuTag::new(role, size));
+        cases.push(case);
     }
     set_ratios(&mut cases, size);
     Ok(cases)

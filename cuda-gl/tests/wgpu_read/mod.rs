@@ -1,0 +1,57 @@
+//! A wgpu texture's texels read back to the host, for the wgpu tests (the GPU suite's modules
+//! and `not_nvidia_vulkan`, which include this file with `#[path]`): wgpu copies the texture
+//! into a buffer (`examples/common/wgpu_copy.rs`, which example 12 records too), the buffer is
+//! mapped once the copy is done, and the rows come back tightly packed.
+#![cfg(feature = "wgpu")]
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../../examples/common/wgpu_copy.rs"]
+mod wgpu_copy;
+
+use std::time::Duration;
+
+/// The texels of `texture` (one level, `COPY_SRC`, a format of one block size: every format
+/// the tests read), rows tightly packed, row 0 first, after the work submitted on `queue` so
+/// far (waits at most 30 s).
+pub fn read_texture(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    texture: &wgpu::Texture,
+) -> Vec<u8> {
+    let (w, h) = (texture.width(), texture.height());
+    let texel = texture
+        .format()
+        .block_copy_size(None)
+        .expect("a format of one block size");
+    let mut encoder = device.create_command_encoder(&Default::default());
+    let (buffer, padded) = wgpu_copy::copy_to_buffer(device, &mut encoder, texture, "read-back");
+    queue.submit([encoder.finish()]);
+    let bytes = mapped(device, &buffer);
+    let row = (w * texel) as usize;
+    (0..h as usize)
+        .flat_map(|y| bytes[y * padded as usize..][..row].iter().copied())
+        .collect()
+}
+
+/// The bytes of `buffer` (`MAP_READ`), once the work submitted on `device`'s queue so far is
+/// done (waits at most 30 s).
+pub fn mapped(device: &wgpu::Device, buffer: &wgpu::Buffer) -> Vec<u8> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    buffer
+        .slice(..)
+        .map_async(wgpu::MapMode::Read, move |r| tx.send(r).unwrap());
+    device
+        .poll(wgpu::PollType::Wait {
+            submission_index: None,
+            timeout: Some(Duration::from_secs(30)),
+        })
+        .expect("wgpu finishes the work before the map");
+    rx.recv_timeout(Duration::from_secs(5)).unwrap().unwrap();
+    let bytes = buffer
+        .slice(..)
+        .get_mapped_range()
+        .expect("the mapped range")
+        .to_vec();
+    buffer.unmap();
+    bytes
+}
