@@ -229,7 +229,35 @@ mod guide_doctests {
     pub struct Troubleshooting;
     #[doc = include_str!("../../docs/guide/video.md")]
     pub struct Video;
+    #[cfg(feature = "wgpu")]
+    #[doc = include_str!("../../docs/guide/wgpu.md")]
+    pub struct Wgpu;
 }
+
+/// wgpu 30, the version feature `wgpu` builds against: `open_device`, `WgpuTarget` and
+/// `SharedTexture` take and give its `Device`, `Queue` and `Texture`, which are other types in
+/// another major version. Depend on `wgpu = "30"` yourself, or name it as `cuda_gl::wgpu`.
+#[cfg(feature = "wgpu")]
+#[cfg_attr(docsrs, doc(cfg(feature = "wgpu")))]
+pub use wgpu;
+
+/// egui 0.37, the version features `egui` and `egui-wgpu` build against (`EguiImage` and
+/// `EguiWgpuImage` give egui's `SizedTexture` and `TextureId`). egui 0.37 needs Rust 1.95.
+#[cfg(any(feature = "egui", feature = "egui-wgpu"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "egui", feature = "egui-wgpu"))))]
+pub use egui;
+
+/// egui-wgpu 0.37, the version feature `egui-wgpu` builds against (`EguiWgpuImage::update`
+/// takes its `Renderer`).
+#[cfg(feature = "egui-wgpu")]
+#[cfg_attr(docsrs, doc(cfg(feature = "egui-wgpu")))]
+pub use egui_wgpu;
+
+/// egui_glow 0.37, the version feature `egui` builds against (`EguiImage::update` hands your
+/// closure a texture of its glow, `egui_glow::glow`, 0.17: not the `glow` feature's 0.18).
+#[cfg(feature = "egui")]
+#[cfg_attr(docsrs, doc(cfg(feature = "egui")))]
+pub use egui_glow;
 
 /// The raw bindings, re-exported for calls this crate does not wrap.
 pub use cuda_gl_sys as sys;

@@ -96,6 +96,20 @@ impl DevicePtr<'_> {
 unsafe impl KernelParam for DevicePtr<'_> {}
 
 /// Device memory holding `len` values of `T`, freed on drop.
+///
+/// # Kernels that write it
+///
+/// A kernel writes the buffer through [`device_ptr`](Self::device_ptr), a shared borrow; there
+/// is no `device_ptr_mut`, since `&mut` would order nothing: the borrow ends when
+/// [`Function::launch`](crate::Function::launch) returns, before the GPU runs the kernel. What
+/// orders GPU work on the memory is the stream: the caller of the `unsafe` launch vouches that
+/// the kernel does not race with other work on it (its condition 2), by queueing the buffer's
+/// readers and writers on one stream or ordering streams with an [`Event`](crate::Event). The
+/// safe copies in and out are stream-ordered too ([`to_vec`](Self::to_vec) and
+/// [`copy_from_slice`](Self::copy_from_slice) wait for the whole context first, the `_on`
+/// forms for their stream), and they copy between the buffer and host memory of their own, so
+/// a kernel left running on an unordered stream can only give them torn values of `T` (any
+/// bytes are a valid `T`: [`DeviceCopy`]), never undefined behaviour.
 #[derive(Debug)]
 pub struct DeviceBuffer<T: DeviceCopy> {
     ctx: Arc<Context>,
@@ -334,7 +348,8 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         &self.ctx
     }
 
-    /// The device address, for kernel arguments.
+    /// The device address, for kernel arguments: kernels read and write the buffer through it
+    /// (why a shared borrow suffices: [Kernels that write it](Self#kernels-that-write-it)).
     pub fn device_ptr(&self) -> DevicePtr<'_> {
         DevicePtr::new(self.raw)
     }

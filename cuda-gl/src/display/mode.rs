@@ -39,7 +39,8 @@ impl Mode {
     /// The modes `auto` tries, fastest first.
     pub const AUTO_ORDER: [Mode; 2] = [Mode::Interop, Mode::Staged];
 
-    /// The mode's name, as the report spells it.
+    /// The mode's name, as the report spells it (and as `Display` writes it): `"interop"`,
+    /// `"staged"` or `"stream"`.
     pub fn name(self) -> &'static str {
         match self {
             Mode::Interop => "interop",

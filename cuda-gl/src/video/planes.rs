@@ -40,7 +40,9 @@ pub struct VideoPlanes {
 impl VideoPlanes {
     /// Registers `luma` and `chroma` (2-D textures in the GL context current on this thread)
     /// for the planes of `format` frames with CUDA context `ctx`. Their sizes and texel formats
-    /// are checked against each frame at [`upload`](Self::upload).
+    /// are checked against each frame at [`upload`](Self::upload). The names are taken as
+    /// [`RegisteredImage::register`] takes them: a `u32`, a [`TextureName`], or (feature `glow`)
+    /// a glow `NativeTexture`.
     ///
     /// # Errors
     /// As [`RegisteredImage::register`]: no GL context current, a texture of another GPU's GL,
@@ -49,8 +51,8 @@ impl VideoPlanes {
     /// already.
     pub fn register(
         ctx: &Arc<Context>,
-        luma: TextureName,
-        chroma: TextureName,
+        luma: impl Into<TextureName>,
+        chroma: impl Into<TextureName>,
         format: VideoFormat,
     ) -> Result<VideoPlanes> {
         // Not WRITE_DISCARD: levels above 0, and the contents of a texture whose upload was
