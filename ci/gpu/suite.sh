@@ -13,12 +13,15 @@
 #   --watchdog           the demo and the benchmark with a kernel that outlasts a 2 s watchdog
 #   --examples           every numbered example (screenshots into $OUT/shots.tgz) and the demo's
 #                        first run with no display (it falls back to headless on its own)
-#   --window-examples    then examples 09 (winit + glutin), 11 (eframe) and 12 (winit + wgpu) in a
-#                        window under Xvfb, with NVIDIA's GLX (12: NVIDIA's Vulkan, through
-#                        VK_DRIVER_FILES, presenting to Xvfb, or it exits 2 and says why):
-#                        needs .xvfb/ and .gl/ (fetch-xvfb-debs.sh, fetch-gl-debs.sh, then
-#                        ci/gpu/fetch-xkb-debs.sh for winit's xkbcommon); sources
-#                        .xvfb/start.sh in a subshell (screenshots into $OUT/window-shots.tgz)
+#   --window-examples    then examples 09 (winit + glutin), 11 (eframe, glow), 12 (winit + wgpu)
+#                        and 14 (eframe, wgpu) in a window under Xvfb, with NVIDIA's GLX; 12 and
+#                        14 with NVIDIA's Vulkan (VK_DRIVER_FILES) and lavapipe beside it: where
+#                        NVIDIA's Vulkan cannot present to Xvfb (not NVIDIA's X server), they
+#                        open their window on lavapipe, run staged and say why (with no adapter
+#                        that can present, they exit 2 and say why). Needs .xvfb/ and .gl/
+#                        (fetch-xvfb-debs.sh, fetch-gl-debs.sh, then ci/gpu/fetch-xkb-debs.sh for
+#                        winit's xkbcommon and lavapipe); sources .xvfb/start.sh in a subshell
+#                        (screenshots into $OUT/window-shots.tgz)
 #   --no-suite           skip the test binaries (with --bench, --examples, ...)
 #   --only REGEX         only the test binaries whose file names match REGEX (and with
 #                        SUITE_TESTS=REGEX in the environment, only gpu_suite's tests that match)
@@ -146,7 +149,26 @@ if ((window_examples)); then
         say "xvfb: $(tail -1 "$logs/xvfb-start.log")"
         # winit compiles its keymap with xkbcommon, which looks for the keyboard data here.
         export XKB_CONFIG_ROOT=${XKB_CONFIG_ROOT:-/opt/x/usr/share/X11/xkb}
-        for e in $(ls .gpu/bin | grep -E '^(09|11|12)_'); do
+        # NVIDIA's Vulkan may not present to Xvfb (not NVIDIA's X server): lavapipe (added to
+        # .xvfb/ by ci/gpu/fetch-xkb-debs.sh; its libraries come with Xvfb's Mesa) goes beside
+        # it, and the wgpu windows (12, 14) open on whichever adapter can present, and say which
+        # and why.
+        lvp=/opt/x/libvulkan_lvp.so
+        if [ -f .xvfb/libvulkan_lvp.so.xz ] && xz -dc .xvfb/libvulkan_lvp.so.xz >"$lvp"; then
+            printf '{"file_format_version": "1.0.0", "ICD": {"library_path": "%s", "api_version": "1.3.230"}}\n' \
+                "$lvp" >/opt/x/lvp_icd.json
+            # VK_DRIVER_FILES replaces the loader's search (it may name NVIDIA's ICD alone):
+            # extend it; without it, VK_ADD_DRIVER_FILES adds to the drivers the system has.
+            if [ -n "${VK_DRIVER_FILES:-}" ]; then
+                export VK_DRIVER_FILES=$VK_DRIVER_FILES:/opt/x/lvp_icd.json
+            else
+                export VK_ADD_DRIVER_FILES=/opt/x/lvp_icd.json
+            fi
+            say "wgpu windows: lavapipe beside the other Vulkan drivers (${VK_DRIVER_FILES:-$VK_ADD_DRIVER_FILES})"
+        else
+            say "wgpu windows: no lavapipe in .xvfb/ (ci/gpu/fetch-xkb-debs.sh): 12 and 14 say they cannot run"
+        fi
+        for e in $(ls .gpu/bin | grep -E '^(09|11|12|14)_'); do
             run "window-example-$e" 120 ".gpu/bin/$e" --window --screenshot "$out/window-shots/$e.png"
         done
         kill "$XVFB_PID" 2>/dev/null

@@ -27,42 +27,33 @@
 
 #[path = "common/mod.rs"]
 mod common;
+#[path = "common/eframe_app.rs"]
+mod eframe_app;
+#[path = "common/egui_panel.rs"]
+mod egui_panel;
 
 use anyhow::{Result, anyhow};
-use common::{Mismatch, Stripes, Unavailable};
+use common::Stripes;
 use cuda_gl::Context;
 use cuda_gl::display::{DisplayTarget, Format, Layout};
 use cuda_gl::egl::Offscreen;
 use cuda_gl::egui_interop::EguiImage;
 use egui::load::SizedTexture;
 use egui_glow::glow::{self, HasContext};
+use egui_panel::{Controls, FRAMES, SCREEN, START};
 use std::process::ExitCode;
 use std::sync::Arc;
-
-/// The image's first size.
-const START: (u32, u32) = (640, 480);
-/// The sizes it takes, in order, spread over the run: odd widths and heights, tall and wide.
-const SIZES: [(u32, u32); 3] = [(1001, 333), (77, 1201), (513, 257)];
-/// Frames drawn (and checked) in a run.
-const FRAMES: u32 = 120;
-/// The headless "window": room for the side panel and the largest image.
-const SCREEN: (u32, u32) = (1300, 1300);
 
 fn main() -> ExitCode {
     common::main_window_or_headless(window::run, headless)
 }
 
-/// The image, the kernel that draws it, the slider's state and what has been checked: the
-/// same in the window and headless.
+/// The image, the kernel that draws it and the side panel's state: the same in the window and
+/// headless.
 struct Panel {
     image: EguiImage,
     stripes: Stripes,
-    /// The slider: the kernel's `frame` parameter (its pattern's phase).
-    phase: u32,
-    /// Whether the program moves the slider itself each frame.
-    animate: bool,
-    drawn: u32,
-    pixels_compared: u64,
+    controls: Controls,
     /// The last egui texture read back, for `--screenshot`.
     last: Vec<u8>,
 }
@@ -76,15 +67,12 @@ impl Panel {
         Ok(Panel {
             image: EguiImage::new(target)?,
             stripes: Stripes::new(ctx)?,
-            phase: 0,
-            animate: true,
-            drawn: 0,
-            pixels_compared: 0,
+            controls: Controls::new(),
             last: Vec::new(),
         })
     }
 
-    /// Draws the next frame (resized first when one of [`SIZES`] is due), shows it through the
+    /// Draws the next frame (resized first when one of the sizes is due), shows it through the
     /// egui texture (`register` hands a new one to egui's painter), reads that texture back and
     /// compares it with the CPU's pattern: the texture to put in the central panel.
     fn frame(
@@ -92,17 +80,18 @@ impl Panel {
         gl: &glow::Context,
         register: impl FnOnce(glow::Texture) -> egui::TextureId,
     ) -> Result<SizedTexture> {
-        let steps = SIZES.len() as u32 + 1;
-        if let Some(i) = (1..steps).find(|&i| self.drawn == i * FRAMES / steps) {
-            let (w, h) = SIZES[i as usize - 1];
+        if let Some((w, h)) = self.controls.size_due() {
             self.image.target_mut().resize(w, h)?;
-            println!("frame {}: image resized to {w}x{h}", self.drawn);
+            println!("frame {}: image resized to {w}x{h}", self.controls.drawn);
         }
         let (w, h) = self.image.target().size();
         let target = self.image.target_mut();
         let frame = target.frame(&self.stripes.stream)?;
         // SAFETY: the frame is RGBA8 of the image's size, w x h, on the kernel's stream.
-        unsafe { self.stripes.draw(frame.surface()?, (w, h), self.phase) }?;
+        unsafe {
+            self.stripes
+                .draw(frame.surface()?, (w, h), self.controls.phase)
+        }?;
         frame.present()?;
         // Stream mode shows a frame late until flushed (the other modes: nothing to do).
         target.flush()?;
@@ -112,39 +101,19 @@ impl Panel {
             .egui_texture()
             .ok_or_else(|| anyhow!("no egui texture after EguiImage::update"))?;
         let pixels = read_texture(gl, texture, w, h);
-        let (wrong, first) = common::stripes_mismatches(&pixels, w, self.phase);
-        if let Some(((x, y), got)) = first {
-            return Err(anyhow!(Mismatch(format!(
-                "frame {} at {w}x{h} (phase {}): {wrong} of {} pixels of the egui texture differ \
-                 from the CPU's pattern; the first at ({x}, {y}) is {got:?}, expected {:?}",
-                self.drawn,
-                self.phase,
-                w * h,
-                common::stripes_texel(x, y, self.phase)
-            ))));
-        }
-        self.pixels_compared += u64::from(w) * u64::from(h);
-        self.drawn += 1;
+        self.controls
+            .check("the egui texture", &pixels, w, (0, 0), (w, h))?;
+        self.controls.next();
         self.last = pixels;
-        if self.animate {
-            self.phase = (self.phase + 7) % 256;
-        }
         Ok(sized)
     }
 
-    /// The app's UI: the slider in a side panel, the image in the central one.
+    /// The app's UI (see `Controls::ui`).
     fn ui(&mut self, ui: &mut egui::Ui, image: SizedTexture) {
-        egui::Panel::left("controls").show(ui, |ui| {
-            ui.heading("CUDA kernel");
-            ui.add(egui::Slider::new(&mut self.phase, 0..=255).text("phase"));
-            ui.checkbox(&mut self.animate, "animate");
-            let (w, h) = self.image.target().size();
-            ui.label(format!("{w}x{h}, {} mode", self.image.target().mode()));
-            ui.label(format!("frame {} of {FRAMES}", self.drawn));
-        });
-        egui::CentralPanel::default().show(ui, |ui| {
-            ui.image(image);
-        });
+        let target = self.image.target();
+        let (w, h) = target.size();
+        let status = format!("{w}x{h}, {} mode", target.mode());
+        self.controls.ui(ui, &status, image);
     }
 
     /// Writes `--screenshot` (`shot`, the screen as painted, where there is one: else the last
@@ -163,12 +132,9 @@ impl Panel {
         let ctx = self.image.target().context().clone();
         drop(self.image);
         ctx.check_drop_errors()?;
-        Ok(format!(
-            "{} frames drawn by CUDA ({mode} mode) and shown in an egui panel {how}, resized to \
-             {SIZES:?}; the egui texture read back every frame and equal to the CPU's pattern \
-             ({} pixels compared)",
-            self.drawn, self.pixels_compared
-        ))
+        Ok(self
+            .controls
+            .summary(&format!("({mode} mode) {how}"), "the egui texture"))
     }
 }
 
@@ -212,7 +178,7 @@ fn headless(args: &common::Args) -> Result<String> {
         ..Default::default()
     };
     let painted = (|| {
-        while panel.drawn < FRAMES {
+        while panel.controls.drawn < FRAMES {
             let image = panel.frame(&gl, |t| painter.register_native_texture(t))?;
             let mut output = egui_ctx.run_ui(input.clone(), |ui| panel.ui(ui, image));
             let primitives = egui_ctx.tessellate(output.shapes, output.pixels_per_point);
@@ -236,105 +202,59 @@ fn headless(args: &common::Args) -> Result<String> {
 
 /// The frames in an eframe window (glow renderer).
 mod window {
-    use super::{FRAMES, Panel, Unavailable};
+    use super::Panel;
+    use crate::common::Args;
+    use crate::eframe_app;
+    use crate::egui_panel::FRAMES;
     use anyhow::{Result, anyhow};
-    use std::cell::RefCell;
-    use std::rc::Rc;
-    use std::time::{Duration, Instant};
+    use std::sync::Arc;
 
-    pub fn run(args: &crate::common::Args) -> Result<String> {
-        let outcome: Rc<RefCell<Option<Result<String>>>> = Rc::default();
+    pub fn run(args: &Args) -> Result<String> {
         let options = eframe::NativeOptions {
             renderer: eframe::Renderer::Glow,
             viewport: egui::ViewportBuilder::default().with_inner_size([1300.0, 1000.0]),
             ..Default::default()
         };
         let args = args.clone();
-        let shared = outcome.clone();
-        let started = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            eframe::run_native(
-                "cuda-gl 11_egui_panel",
-                options,
-                Box::new(move |cc| {
-                    let ctx = cuda_gl::Context::for_current_gl_or(&cuda_gl::Device::get(0)?)?;
-                    let gl = cc.gl.clone().ok_or("eframe gave no glow context")?;
-                    Ok(Box::new(App {
-                        panel: Some(Panel::new(&ctx)?),
-                        gl,
-                        args,
-                        until: None,
-                        outcome: shared,
-                    }))
-                }),
-            )
-        }));
-        match started {
-            Err(_) => Err(anyhow!(Unavailable(
-                "winit could not start (no libxkbcommon-x11, or no keyboard data: under Xvfb \
-                 set XKB_CONFIG_ROOT)"
-                    .into()
-            ))),
-            Ok(Err(e)) => Err(anyhow!(Unavailable(format!("no window: eframe: {e}")))),
-            Ok(Ok(())) => outcome
-                .borrow_mut()
-                .take()
-                .unwrap_or_else(|| Err(anyhow!("the window closed before the first frame"))),
-        }
+        let title = format!("cuda-gl {}", crate::common::NAME);
+        eframe_app::run(&title, options, FRAMES, args.window_secs, move |cc| {
+            let ctx = cuda_gl::Context::for_current_gl_or(&crate::common::device_0()?)?;
+            let gl = cc
+                .gl
+                .clone()
+                .ok_or_else(|| anyhow!("eframe gave no glow context"))?;
+            Ok(Shown {
+                panel: Panel::new(&ctx)?,
+                gl,
+                args,
+            })
+        })
     }
 
-    /// The eframe app: the panel until the run ends, and where its outcome goes.
-    struct App {
-        panel: Option<Panel>,
-        gl: std::sync::Arc<egui_glow::glow::Context>,
-        args: crate::common::Args,
-        /// When `--window-secs` ends the run.
-        until: Option<Instant>,
-        outcome: Rc<RefCell<Option<Result<String>>>>,
+    /// The panel in the window, and eframe's glow context to read egui's texture back with.
+    struct Shown {
+        panel: Panel,
+        gl: Arc<egui_glow::glow::Context>,
+        args: Args,
     }
 
-    impl App {
-        /// Ends the run with `outcome` (the first one given wins); the target goes now, while
-        /// eframe's GL context is current.
-        fn end(&mut self, ui: &egui::Ui, outcome: Result<()>) {
-            let finished = self.panel.take().map(|panel| {
-                outcome.and_then(|()| panel.finish(&self.args, "in an eframe window (glow)", None))
-            });
-            if let Some(result) = finished {
-                self.outcome.borrow_mut().get_or_insert(result);
-            }
-            ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
-        }
-    }
-
-    impl eframe::App for App {
-        fn ui(&mut self, ui: &mut egui::Ui, frame: &mut eframe::Frame) {
-            let Some(panel) = self.panel.as_mut() else {
-                return;
-            };
-            let secs = self.args.window_secs;
-            let until = *self.until.get_or_insert_with(|| {
-                Instant::now() + Duration::from_secs_f64(secs.unwrap_or(0.0))
-            });
-            match panel.frame(&self.gl, |t| frame.register_native_glow_texture(t)) {
-                Ok(image) => panel.ui(ui, image),
-                Err(e) => return self.end(ui, Err(e)),
-            }
-            let done = match secs {
-                Some(_) => Instant::now() >= until,
-                None => panel.drawn >= FRAMES,
-            };
-            if done {
-                self.end(ui, Ok(()));
-            } else {
-                ui.ctx().request_repaint();
-            }
+    impl eframe_app::Shown for Shown {
+        fn show(&mut self, ui: &mut egui::Ui, frame: &mut eframe::Frame) -> Result<()> {
+            let image = self
+                .panel
+                .frame(&self.gl, |t| frame.register_native_glow_texture(t))?;
+            self.panel.ui(ui, image);
+            Ok(())
         }
 
-        fn on_exit(&mut self, _gl: Option<&egui_glow::glow::Context>) {
-            if let Some(panel) = self.panel.take() {
-                let result = panel.finish(&self.args, "in an eframe window (glow)", None);
-                self.outcome.borrow_mut().get_or_insert(result);
-            }
+        fn drawn(&self) -> u32 {
+            self.panel.controls.drawn
+        }
+
+        /// Called inside eframe, while its GL context is current.
+        fn finish(self) -> Result<String> {
+            self.panel
+                .finish(&self.args, "in an eframe window (glow)", None)
         }
     }
 }

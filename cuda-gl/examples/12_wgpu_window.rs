@@ -5,10 +5,13 @@
 //! CUDA device 0, a wgpu instance with the Vulkan backend only, and
 //! `wgpu_interop::open_device`, which opens the wgpu device on the Vulkan adapter whose device
 //! UUID is the CUDA device's, with the external memory and semaphore extensions. In a window,
-//! wgpu makes the window's Vulkan surface first, and the run stops with "cannot run here" unless
-//! that adapter can present to it (`Adapter::is_surface_supported`). `WgpuTarget::new(.., None)`
-//! ("auto") picks interop (the Vulkan image CUDA writes in place, handed over by a timeline
-//! semaphore on the GPU) or staged; its one-line report is printed first. Every frame the
+//! wgpu makes the window's Vulkan surface first; where that adapter cannot present to it
+//! (`Adapter::is_surface_supported`: NVIDIA's Vulkan driver and an X server that is not NVIDIA's,
+//! such as Xvfb), the device is opened on the first adapter that can (under Xvfb, Mesa's
+//! lavapipe), and the lines printed and the `ok` line say which and why (`common/wgpu_device.rs`,
+//! shared with example 14). `WgpuTarget::new(.., None)` ("auto") picks interop (the Vulkan image
+//! CUDA writes in place, handed over by a timeline semaphore on the GPU; a device from
+//! `open_device`) or staged (any other device); its one-line report is printed first. Every frame the
 //! examples' `stripes_rgba8` kernel draws the target through `frame.surface()` with the frame's
 //! number, the frame is presented, and one full-screen triangle whose WGSL fragment shader
 //! samples `target.texture()` with a nearest sampler is drawn into the window's surface texture
@@ -31,8 +34,9 @@
 //! (its default handler panics) are recorded and end the run as errors.
 //!
 //! Cannot run here (exit 2): no CUDA device 0; no Vulkan adapter that is the CUDA GPU, or one
-//! without external memory and semaphores (cuda-gl's typed error, with what to install); with
-//! `--window`, no display, or an adapter that cannot present to the window.
+//! without external memory and semaphores (cuda-gl's typed error, with what to install; headless
+//! only: a window runs on another adapter); with `--window`, no display, or no adapter that can
+//! present to the window.
 //!
 //! Run: `cargo run --release -p cuda-gl --example 12_wgpu_window --features egl,wgpu` (`egl` for
 //! the examples' shared command line; this example uses no GL). Flags: `--window`,
@@ -40,23 +44,27 @@
 //! passed), `--screenshot PATH` (the last frame as the render pass drew it, PNG). On a GPU host
 //! with no Vulkan driver registered with the loader, point it at NVIDIA's ICD file:
 //! `VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json .gpu/bin/12_wgpu_window`. Under Xvfb
-//! see example 09 (`XKB_CONFIG_ROOT`); NVIDIA's Vulkan driver must then be able to present to
-//! that X server, or the run says it cannot.
+//! see example 09 (`XKB_CONFIG_ROOT`); where NVIDIA's Vulkan driver cannot present to Xvfb,
+//! the loader needs a driver that can beside it (`ci/gpu/suite.sh --window-examples` adds lavapipe's),
+//! or the run says it cannot run here.
 
 #[path = "common/mod.rs"]
 mod common;
+#[path = "common/wgpu_device.rs"]
+mod wgpu_device;
 #[path = "common/wgpu_kit.rs"]
 mod wgpu_kit;
 #[path = "common/winit_app.rs"]
 mod winit_app;
 
-use anyhow::{Context as _, Result, anyhow, bail};
-use common::{Mismatch, Stripes, Unavailable};
+use anyhow::{Context as _, Result, anyhow};
+use common::{Mismatch, Stripes};
+use cuda_gl::Context;
 use cuda_gl::display::{Format, Layout};
-use cuda_gl::wgpu_interop::{WgpuTarget, open_device};
-use cuda_gl::{Context, Device};
+use cuda_gl::wgpu_interop::WgpuTarget;
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use wgpu_device::{Wgpu, cuda, instance};
 use wgpu_kit::{Blit, Offscreen, ReadBack, screenshot};
 
 /// The target's first size.
@@ -79,80 +87,6 @@ fn resize_due(drawn: u32) -> Option<(u32, u32)> {
         return None;
     }
     SIZES.get((drawn / FRAMES_PER_SIZE - 1) as usize).copied()
-}
-
-/// CUDA device 0's context, or [`Unavailable`] without a CUDA device 0.
-fn cuda() -> Result<Arc<Context>> {
-    let device =
-        Device::get(0).map_err(|e| anyhow!(Unavailable(format!("no CUDA device 0: {e}"))))?;
-    Ok(Context::new(&device)?)
-}
-
-/// A wgpu instance with the Vulkan backend only: the hand-off to CUDA is Vulkan's.
-fn instance() -> wgpu::Instance {
-    wgpu::Instance::new(wgpu::InstanceDescriptor {
-        backends: wgpu::Backends::VULKAN,
-        ..wgpu::InstanceDescriptor::new_without_display_handle()
-    })
-}
-
-/// cuda-gl's error from `what`: [`Unavailable`] (exit 2) when it says that this machine cannot
-/// do it (`Error::is_unsupported_setup`: no Vulkan adapter on the CUDA GPU, a missing
-/// extension...), a failure otherwise.
-fn setup_error(what: &'static str) -> impl FnOnce(cuda_gl::Error) -> anyhow::Error {
-    move |e| {
-        if e.is_unsupported_setup() {
-            anyhow!(Unavailable(format!("{what}: {e}")))
-        } else {
-            anyhow::Error::new(e).context(what)
-        }
-    }
-}
-
-/// The wgpu device on the CUDA GPU, and the first wgpu error that no error scope caught.
-struct Wgpu {
-    adapter: wgpu::Adapter,
-    device: wgpu::Device,
-    queue: wgpu::Queue,
-    /// Filled by the device's uncaptured-error handler (wgpu's own would panic).
-    errors: Arc<Mutex<Option<String>>>,
-}
-
-impl Wgpu {
-    /// Opens the wgpu device on the Vulkan adapter of `instance` that is CUDA context `ctx`'s
-    /// GPU, and says which it is.
-    fn open(instance: &wgpu::Instance, ctx: &Context) -> Result<Wgpu> {
-        let (adapter, device, queue) =
-            open_device(instance, ctx, &wgpu::DeviceDescriptor::default())
-                .map_err(setup_error("opening the wgpu device on the CUDA GPU"))?;
-        let info = adapter.get_info();
-        println!(
-            "wgpu {:?}: {} ({} {})",
-            info.backend, info.name, info.driver, info.driver_info
-        );
-        let errors: Arc<Mutex<Option<String>>> = Arc::default();
-        let first = errors.clone();
-        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
-            if let Ok(mut first) = first.lock() {
-                first.get_or_insert_with(|| e.to_string());
-            }
-        }));
-        Ok(Wgpu {
-            adapter,
-            device,
-            queue,
-            errors,
-        })
-    }
-
-    /// An error when wgpu reported one (while `doing` something, or earlier).
-    fn check_errors(&self, doing: &str) -> Result<()> {
-        let first = self.errors.lock().ok().and_then(|mut first| first.take());
-        match first {
-            Some(e) => bail!("wgpu reported an error (while {doing} or before): {e}"),
-            None => Ok(()),
-        }
-    }
 }
 
 /// The display target, the kernel that draws its frames, and what has been checked: the same
@@ -318,10 +252,10 @@ fn headless(args: &common::Args) -> Result<String> {
 /// The frames in a winit window, drawn into its wgpu surface, driven by `winit_app`.
 mod window {
     use super::{
-        Blit, FRAMES, Frames, Offscreen, ReadBack, Unavailable, Wgpu, cuda, instance, resize_due,
-        screenshot, winit_app,
+        Blit, FRAMES, Frames, Offscreen, ReadBack, Wgpu, cuda, instance, resize_due, screenshot,
+        winit_app,
     };
-    use crate::common::Args;
+    use crate::common::{Args, Unavailable};
     use anyhow::{Result, anyhow, bail};
     use std::num::NonZeroU32;
     use std::sync::Arc;
@@ -369,9 +303,10 @@ mod window {
     }
 
     impl<'a> Shown<'a> {
-        /// Opens the window, its Vulkan surface, CUDA and the wgpu device on the CUDA GPU
-        /// (which must be able to present to the surface), configures the surface and makes
-        /// the target at the window's size.
+        /// Opens the window, its Vulkan surface, CUDA and the wgpu device: on the CUDA GPU when
+        /// its adapter can present to the surface, on one that can otherwise
+        /// (`Wgpu::for_surface`); configures the surface and makes the target at the window's
+        /// size.
         fn open(
             event_loop: &ActiveEventLoop,
             args: &'a Args,
@@ -389,16 +324,10 @@ mod window {
             let surface = instance
                 .create_surface(window.clone())
                 .map_err(|e| unavailable(format!("no Vulkan surface for the window: {e}")))?;
-            let gpu = Wgpu::open(&instance, &ctx)?;
-            let name = gpu.adapter.get_info().name;
-            if !gpu.adapter.is_surface_supported(&surface) {
-                bail!(Unavailable(format!(
-                    "the Vulkan adapter on the CUDA GPU ({name}) cannot present to this \
-                     window's surface"
-                )));
-            }
             let (width, height) = winit_app::area(&window)?;
             let size = (width.get(), height.get());
+            let gpu = Wgpu::for_surface(&instance, &ctx, &surface, size)?;
+            let name = gpu.adapter.get_info().name;
             let mut config = surface
                 .get_default_config(&gpu.adapter, size.0, size.1)
                 .ok_or_else(|| unavailable(format!("{name} offers no format for the surface")))?;
@@ -566,8 +495,11 @@ mod window {
             } else {
                 "the window's surface texture the render pass drew"
             };
-            self.frames
-                .finish("in a winit window (wgpu surface)", rendered)
+            let how = format!(
+                "in a winit window (wgpu surface, {})",
+                self.gpu.where_shown()
+            );
+            self.frames.finish(&how, rendered)
         }
     }
 }

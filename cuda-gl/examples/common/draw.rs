@@ -162,14 +162,34 @@ pub type WrongPixel = ((u32, u32), [u8; 4]);
 /// The pixels of `pixels` (`width` x `height` RGBA8, row 0 first, as GL reads them back) that
 /// differ from what `stripes_rgba8` writes at `frame`: how many, and the first one.
 pub fn stripes_mismatches(pixels: &[u8], width: u32, frame: u32) -> (usize, Option<WrongPixel>) {
-    let wrong = |(i, got): &(usize, &[u8])| {
-        let (x, y) = (*i as u32 % width, *i as u32 / width);
-        *got != stripes_texel(x, y, frame)
-    };
-    let mut differ = pixels.chunks_exact(4).enumerate().filter(wrong);
-    let first = differ.next().map(|(i, got)| {
-        let at = (i as u32 % width, i as u32 / width);
-        (at, [got[0], got[1], got[2], got[3]])
-    });
-    (first.map_or(0, |_| 1 + differ.count()), first)
+    let height = (pixels.len() / 4).checked_div(width as usize).unwrap_or(0) as u32;
+    stripes_mismatches_in(pixels, width, (0, 0), (width, height), frame)
+}
+
+/// [`stripes_mismatches`] for an image of `size` drawn at `origin` in a larger picture
+/// (`pixels`, RGBA8 rows of `stride` pixels, row 0 first): how many of the image's pixels differ
+/// from what `stripes_rgba8` writes at `frame`, and the first one, in the image's coordinates. A
+/// pixel outside `pixels` counts as differing (and reads as zeros).
+pub fn stripes_mismatches_in(
+    pixels: &[u8],
+    stride: u32,
+    (left, top): (u32, u32),
+    (width, height): (u32, u32),
+    frame: u32,
+) -> (usize, Option<WrongPixel>) {
+    let mut wrong = 0;
+    let mut first = None;
+    for y in 0..height {
+        for x in 0..width {
+            let at = ((top + y) as usize * stride as usize + (left + x) as usize) * 4;
+            let got = pixels
+                .get(at..at + 4)
+                .map_or([0; 4], |p| [p[0], p[1], p[2], p[3]]);
+            if got != stripes_texel(x, y, frame) {
+                wrong += 1;
+                first.get_or_insert(((x, y), got));
+            }
+        }
+    }
+    (wrong, first)
 }

@@ -247,7 +247,7 @@ pub fn check_required_mesa(report: &Report) -> Result<()> {
 }
 
 /// CUDA device 0, or [`Unavailable`] without it.
-fn device_0() -> Result<Device> {
+pub fn device_0() -> Result<Device> {
     Device::get(0).map_err(|e| anyhow!(Unavailable(format!("no CUDA device 0: {e}"))))
 }
 

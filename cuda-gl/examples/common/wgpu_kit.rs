@@ -1,8 +1,10 @@
-//! Example 12's wgpu boilerplate: the render pass that draws a texture over a render target
-//! (one full-screen triangle, a nearest sampler), the read-back of a render target's pixels
-//! through a buffer, an offscreen RGBA8 render target, and the PNG of a read-back.
+//! The wgpu examples' (12, 14) boilerplate: the render pass that draws a texture over a render
+//! target (one full-screen triangle, a nearest sampler), the read-back of a render target's
+//! pixels through a buffer, an offscreen RGBA8 render target, and the PNG of a read-back.
 //! Not part of `common/mod.rs`, which builds without the `wgpu` feature: an example that draws
 //! with wgpu includes it on its own (`#[path = "common/wgpu_kit.rs"] mod wgpu_kit;`).
+// Each example uses a different part of this module (14 paints with egui-wgpu, not `Blit`).
+#![allow(dead_code)]
 
 #[path = "wgpu_copy.rs"]
 mod wgpu_copy;
@@ -257,6 +259,11 @@ impl Offscreen {
 
     pub fn size(&self) -> (u32, u32) {
         (self.texture.width(), self.texture.height())
+    }
+
+    /// The texture, to render into and read back ([`ReadBack::copy`]).
+    pub fn texture(&self) -> &wgpu::Texture {
+        &self.texture
     }
 
     /// Draws `source` over all of this texture with `blit` (made for RGBA8), and reads it back

@@ -6,6 +6,9 @@
 #![cfg(all(feature = "egui-wgpu", feature = "egl"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "../../examples/common/egui_wgpu_paint.rs"]
+mod egui_wgpu_paint;
+
 use super::wgpu_interop::{Setup, read_back, setup};
 use cuda_gl::DeviceBuffer;
 use cuda_gl::display::{DisplayError, Format, Layout, Mode};
@@ -54,16 +57,6 @@ fn paint(
             egui::Color32::WHITE,
         );
     });
-    let prims = ctx.tessellate(out.shapes, 1.0);
-    for (id, deltas) in &out.textures_delta.set {
-        for delta in deltas {
-            renderer.update_texture(&s.device, &s.queue, *id, delta);
-        }
-    }
-    let descriptor = egui_wgpu::ScreenDescriptor {
-        size_in_pixels: [w, h],
-        pixels_per_point: 1.0,
-    };
     let target = s.device.create_texture(&wgpu::TextureDescriptor {
         label: Some("egui_wgpu test: the screen"),
         size: wgpu::Extent3d {
@@ -78,33 +71,7 @@ fn paint(
         usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
         view_formats: &[],
     });
-    let view = target.create_view(&Default::default());
-    let mut encoder = s.device.create_command_encoder(&Default::default());
-    let mut buffers =
-        renderer.update_buffers(&s.device, &s.queue, &mut encoder, &prims, &descriptor);
-    {
-        let mut pass = encoder
-            .begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("egui_wgpu test: egui"),
-                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: &view,
-                    depth_slice: None,
-                    resolve_target: None,
-                    ops: wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
-                        store: wgpu::StoreOp::Store,
-                    },
-                })],
-                ..Default::default()
-            })
-            .forget_lifetime();
-        renderer.render(&mut pass, &prims, &descriptor);
-    }
-    buffers.push(encoder.finish());
-    s.queue.submit(buffers);
-    for id in &out.textures_delta.free {
-        renderer.free_texture(id);
-    }
+    egui_wgpu_paint::paint(&s.device, &s.queue, renderer, &ctx, out, &target, |_| {});
     read_back(s, &target)
 }
 
