@@ -8,7 +8,8 @@ use crate::result::CudaError;
 use cuda_gl_sys as sys;
 use std::any::Any;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::Duration;
 
 /// A retained CUDA primary context on one device.
 ///
@@ -231,6 +232,45 @@ impl Context {
         self.bind()?;
         result::ctx::synchronize()?;
         self.check_drop_errors()
+    }
+
+    /// Waits for all work in this context, as [`synchronize`](Self::synchronize) but at most
+    /// `limit`, for cuda-gl's recoveries of work it cannot name (a leaked guard's kernels, on
+    /// a stream that may be gone). `cuCtxSynchronize` has no timeout, so it runs on a thread of
+    /// its own: after a timeout that thread stays blocked (holding this context) until the
+    /// context's work ends, which a kernel that never ends makes never.
+    ///
+    /// # Errors
+    /// [`Error::Timeout`] past `limit` (or when no thread could be started); the driver's
+    /// errors from binding the context and `cuCtxSynchronize`.
+    #[cfg_attr(not(feature = "wgpu"), allow(dead_code))]
+    pub(crate) fn synchronize_within(self: &Arc<Self>, limit: Duration) -> Result<()> {
+        let what = "every CUDA work of the context (cuCtxSynchronize)";
+        let (send, receive) = mpsc::channel();
+        let ctx = self.clone();
+        let spawned = std::thread::Builder::new()
+            .name("cuda-gl context wait".into())
+            .spawn(move || {
+                let done = ctx.bind().and_then(|()| Ok(result::ctx::synchronize()?));
+                // The receiver is gone after a timeout: nobody is waiting any more.
+                let _ = send.send(done);
+            });
+        if let Err(e) = spawned {
+            return Err(Error::Timeout {
+                what: format!("{what}: no thread could be started to wait with a limit ({e})"),
+                timeout: Duration::ZERO,
+            });
+        }
+        match receive.recv_timeout(limit) {
+            Ok(done) => done,
+            Err(mpsc::RecvTimeoutError::Timeout) => Err(Error::Timeout {
+                what: what.into(),
+                timeout: limit,
+            }),
+            Err(mpsc::RecvTimeoutError::Disconnected) => Err(Error::Internal {
+                what: "the thread waiting for the CUDA context ended without an answer".into(),
+            }),
+        }
     }
 
     /// Free and total device memory in bytes.

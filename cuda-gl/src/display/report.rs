@@ -40,7 +40,7 @@ impl Report {
                  headless, use cuda_gl::egl::HeadlessContext::for_cuda_device",
             ),
             #[cfg(feature = "wgpu")]
-            Error::Wgpu(_) => Some(
+            Error::Wgpu(e) if e.fixed_by_open_device() => Some(
                 "open the wgpu device with cuda_gl::wgpu_interop::open_device: wgpu's Vulkan \
                  backend on the CUDA GPU, with external memory and semaphores",
             ),

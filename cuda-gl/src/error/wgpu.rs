@@ -89,6 +89,27 @@ pub enum WgpuError {
         what: String,
     },
 
+    /// The Vulkan driver exports images of this format only up to a size smaller than the one
+    /// asked for (`maxExtent` of an exportable image), which may be below wgpu's own
+    /// `max_texture_dimension_2d`: a limit of the interop mode, not of the size itself.
+    #[error(
+        "{call}: the Vulkan driver exports {format} images of at most {}x{} texels, not \
+         {}x{}\nhelp: use a smaller size, or the staged mode (Mode::Staged), which only wgpu's \
+         own limits bound: a WgpuTarget or WgpuVideoPlanes made with mode None falls back to it \
+         by itself",
+        .max.0, .max.1, .size.0, .size.1
+    )]
+    ExportTooLarge {
+        /// The call that refused it.
+        call: &'static str,
+        /// The Vulkan format, e.g. `R8_UNORM`.
+        format: String,
+        /// The width and height asked for.
+        size: (u32, u32),
+        /// The largest exportable width and height.
+        max: (u32, u32),
+    },
+
     /// The wgpu device was opened without a feature that a texture format needs
     /// (`TEXTURE_FORMAT_16BIT_NORM` for `R16Unorm` and `Rg16Unorm`: P010 planes).
     #[error(
@@ -133,8 +154,11 @@ pub enum WgpuError {
     /// wgpu refused a call of cuda-gl's on the application's objects (caught by an error
     /// scope, not left to wgpu's uncaptured-error handler, which panics by default).
     #[error(
-        "{call}: wgpu refused it: {message}\nhelp: the texture is the target's: sample and copy \
-         it, but never destroy it; after a resize, take the target's new texture()"
+        "{call}: wgpu refused it: {message}\nhelp: sample and copy the textures that cuda-gl \
+         writes (a WgpuTarget's texture(), WgpuVideoPlanes' luma() and chroma(), a \
+         SharedTexture's texture()), but never destroy them; take them again after a resize or \
+         a frame of another size (the old ones are no longer written); after a lost device, \
+         open a new device and make them anew"
     )]
     Refused {
         /// The call, e.g. `wgpu::Queue::write_texture`.
@@ -180,8 +204,19 @@ impl WgpuError {
             Self::Missing { .. } => "missing_extension",
             Self::NotExportable { .. } => "not_exportable",
             Self::MissingFeature { .. } => "missing_feature",
+            Self::ExportTooLarge { .. } => "export_limit",
             _ => "wgpu",
         }
+    }
+
+    /// Whether [`open_device`](crate::wgpu_interop::open_device) is the fix: a device that is
+    /// not wgpu's Vulkan one on the CUDA GPU with the extensions (what a display report's
+    /// `fix` then says).
+    pub(crate) fn fixed_by_open_device(&self) -> bool {
+        matches!(
+            self,
+            Self::NotVulkan { .. } | Self::OtherGpu { .. } | Self::Missing { .. }
+        )
     }
 
     /// Whether the error says that this machine cannot do it (no Vulkan adapter on the CUDA
@@ -233,6 +268,12 @@ mod tests {
                 feature: "TEXTURE_FORMAT_16BIT_NORM".into(),
                 what: "a R16Unorm texture".into(),
             },
+            WgpuError::ExportTooLarge {
+                call,
+                format: "R8_UNORM".into(),
+                size: (40000, 16),
+                max: (32768, 32768),
+            },
             WgpuError::TextureDestroyed { call },
             WgpuError::Vulkan {
                 call,
@@ -258,6 +299,40 @@ mod tests {
             let help = text.split("\nhelp: ").nth(1).unwrap_or_default();
             assert!(help.len() > 10, "no help line: {text}");
         }
+    }
+
+    /// Every caller's textures are named in the help of a refusal: the wgpu target's, the
+    /// video planes', the shared texture's (it named only the target's).
+    #[test]
+    fn a_refusals_help_fits_each_texture_cuda_gl_writes() {
+        let text = WgpuError::Refused {
+            call: "wgpu::Queue::write_texture",
+            message: "Texture has been destroyed".into(),
+        }
+        .to_string();
+        let help = text.split("\nhelp: ").nth(1).unwrap_or_default();
+        for name in ["WgpuTarget", "WgpuVideoPlanes", "luma()", "SharedTexture"] {
+            assert!(help.contains(name), "{help}");
+        }
+    }
+
+    /// The export limit is the interop mode's, not the size's: no usage error, no setup that
+    /// `open_device` fixes, and its message gives both sizes.
+    #[test]
+    fn the_export_limit_is_a_limit_of_the_mode() {
+        let e = WgpuError::ExportTooLarge {
+            call: "c",
+            format: "R8_UNORM".into(),
+            size: (40000, 16),
+            max: (32768, 32000),
+        };
+        let text = e.to_string();
+        assert!(
+            text.contains("32768x32000") && text.contains("40000x16"),
+            "{text}"
+        );
+        assert_eq!(e.reason(), "export_limit");
+        assert!(!e.fixed_by_open_device() && !e.is_unsupported_setup());
     }
 
     #[test]

@@ -176,8 +176,10 @@ impl<S: AsStream> PresentFrame for InteropFrame<'_, S> {
 }
 
 /// A command buffer of wgpu's copies of each `(source, destination)` pair, whole textures of
-/// the same size and format, recorded under error scopes: wgpu reports what it refuses in the
-/// encoding (a destroyed texture) at `finish`, caught here.
+/// the same size and format, recorded under error scopes (what wgpu refuses in the encoding is
+/// caught here). A texture destroyed by then wgpu 30 refuses only at the submit that carries
+/// the copy (seen on driver 580.159.04, 2026-12-06): that is the hand-back's own submit, which
+/// `CudaWrite::finish_then` then makes again without the copy.
 ///
 /// # Errors
 /// [`WgpuError::Refused`](super::WgpuError::Refused) or

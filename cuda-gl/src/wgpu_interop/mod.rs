@@ -89,8 +89,24 @@
 //! The [`SharedTexture`] holds clones of the wgpu device and queue; its CUDA and Vulkan objects
 //! are shared between it and the drop callback of wgpu's texture, and released by whichever lets
 //! go last: by then wgpu is done with every submit that used them, and CUDA with every write
-//! (each was waited for by an acquire; a leaked [`CudaWrite`] is recovered by synchronizing the
-//! CUDA context). Dropping the application's `wgpu::Device` or `Queue` first changes nothing.
+//! (each is followed by an event that the release waits for, at most 10 s; a leaked
+//! [`CudaWrite`] is recovered by synchronizing the CUDA context, at most 10 s, or its objects are
+//! leaked). Dropping the application's `wgpu::Device` or `Queue` first changes nothing.
+//!
+//! # A CUDA fault stalls wgpu's queue
+//! Each hand-back to wgpu (a [`CudaWrite::finish`], a [`WgpuTarget`] frame's present, a
+//! [`WgpuVideoPlanes::upload`] in interop mode) queues, on the application's wgpu queue, a wait
+//! for a semaphore value that CUDA signals once the write's work is done: the submit returns at
+//! once, and the GPU waits. If the CUDA context takes a sticky error before that signal runs
+//! (a kernel of the application's that faults, in any stream of the context), the signal never
+//! comes, and every later submit on that wgpu queue waits behind it: Vulkan's semaphore waits
+//! have no timeout. Nothing is undefined, but the queue stalls for good. What the application
+//! can do: wait for its own submits with a limit, `device.poll(wgpu::PollType::Wait {
+//! submission_index: Some(index), timeout: Some(limit) })` (a timeout is `PollError::Timeout`),
+//! rather than `PollType::wait_indefinitely()`; check its CUDA work's errors
+//! ([`Stream::synchronize`](crate::Stream::synchronize) returns the fault); and after a fault,
+//! drop the CUDA context's objects and the wgpu device and make new ones (a context with a
+//! sticky error refuses all further work).
 
 mod cuda_image;
 mod device;

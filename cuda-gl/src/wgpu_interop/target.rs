@@ -67,7 +67,9 @@ impl Backend {
 ///   surface is written in place, its pixels are copied into the image on the GPU, and the
 ///   present submits wgpu's copy of the image into the texture. No host copy, no CPU wait.
 ///   Needs wgpu's Vulkan backend on the CUDA GPU with external memory and semaphores: a
-///   device from [`open_device`](super::open_device).
+///   device from [`open_device`](super::open_device). The present's wait for CUDA is queued
+///   on the application's wgpu queue: see the
+///   [module docs](super#a-cuda-fault-stalls-wgpus-queue) for what a CUDA fault does to it.
 /// - [`Mode::Staged`]: any other wgpu device (another vendor's GPU, lavapipe, wgpu's GL
 ///   backend): each frame is copied into pinned host memory in bands and handed to
 ///   `Queue::write_texture` band by band while the next bands are copied. The present waits on
@@ -169,7 +171,7 @@ impl WgpuTarget {
     /// # Errors
     /// [`UsageError::WrongCudaContext`](crate::UsageError::WrongCudaContext) for a stream of
     /// another context; interop: as [`SharedTexture::write`](super::SharedTexture::write)
-    /// (a leaked frame is recovered here by synchronizing the context).
+    /// (a leaked frame is recovered here by synchronizing the context, at most 10 s).
     pub fn frame<'t, S: AsStream>(&'t mut self, stream: &'t S) -> Result<Frame<'t, S>> {
         show::frame(self, stream)
     }
@@ -365,7 +367,7 @@ pub(super) fn first_mode<B>(
         match make(mode) {
             Ok(state) => return Ok((state, report(mode, refused))),
             // Bad input is refused in every mode alike; the last mode's error is the call's.
-            Err(e) if matches!(e, Error::Usage(_)) || k + 1 == tried.len() => {
+            Err(e) if refused_in_every_mode(&e) || k + 1 == tried.len() => {
                 for (refused, why) in &refused {
                     log::warn!("cuda-gl: wgpu mode {refused} refused: {why}");
                 }
@@ -377,6 +379,13 @@ pub(super) fn first_mode<B>(
     Err(Error::Internal {
         what: "no wgpu mode was tried".into(),
     })
+}
+
+/// Whether `e` refuses the call's input itself (a [`UsageError`](crate::UsageError)), which
+/// every mode would refuse alike, rather than what one mode cannot do here (a
+/// [`WgpuError`](super::WgpuError): the device, the driver's export limit).
+pub(super) fn refused_in_every_mode(e: &Error) -> bool {
+    matches!(e, Error::Usage(_))
 }
 
 /// A mode's frame as the public frame holds it.

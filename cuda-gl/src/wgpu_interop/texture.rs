@@ -1,5 +1,7 @@
 //! [`SharedTexture`]: a `wgpu::Texture` whose image CUDA writes in place, and [`CudaWrite`], the
-//! guard of one write.
+//! guard of one write; `recovery` hands the image back to wgpu.
+
+mod recovery;
 
 use super::cuda_image::CudaImage;
 use super::format::SharedFormat;
@@ -13,7 +15,6 @@ use crate::error::{Result, UsageError};
 use crate::graphics::Surface;
 use crate::result;
 use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT, Event, check_same_context, refuse_capturing};
-use ash::vk;
 use cuda_gl_sys as sys;
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
@@ -25,8 +26,8 @@ use std::sync::Arc;
 /// whichever lets go last: by then wgpu has finished every submit that used the texture
 /// (SAFETY 3 and 5 of the module docs). CUDA's side is waited for here: `done` is recorded on
 /// cuda-gl's private stream after each of CUDA's signals, so it follows every write that was
-/// handed back, also one whose acquire wgpu never submitted (a leaked write is waited for by
-/// the shared texture, which synchronizes the context).
+/// handed back, also one whose acquire wgpu refused (a leaked write is waited for by the shared
+/// texture's recovery, which synchronizes the context, or the resources are leaked).
 #[derive(Debug)]
 struct Resources {
     done: Event,
@@ -88,6 +89,19 @@ impl Drop for Resources {
 /// Lifetimes: the texture keeps clones of the wgpu device and queue, and its CUDA and Vulkan
 /// objects live until both it and every clone of [`SharedTexture::texture`] are gone and wgpu
 /// has finished with them, whatever is dropped first.
+///
+/// **Recovery.** When wgpu refuses the hand-back after CUDA's signal was queued (out of memory,
+/// a lost device, or work submitted with it that wgpu refused), the next `write`, or the drop,
+/// submits the acquire again: wgpu's queue waits for CUDA's signal on the GPU, the CPU waits
+/// for nothing. A guard leaked with `mem::forget` (or a hand-off whose CUDA wait or signal
+/// could not be queued) leaves the image CUDA's with no signal to wait for, and the leaked
+/// guard's kernels on a stream that may be gone: the next `write`, or the drop, waits for
+/// wgpu's release (at most 10 s), then for every CUDA work of the context (at most 10 s, on a
+/// thread of its own that stays blocked until that work ends), then hands the image back. Past
+/// either limit it returns [`Error::Timeout`](crate::Error::Timeout) and the image stays
+/// CUDA's; a drop then leaks the image and semaphore rather than free them under CUDA's work.
+///
+/// **A CUDA fault stalls wgpu's queue**: see the [module docs](super#a-cuda-fault-stalls-wgpus-queue).
 #[derive(Debug)]
 pub struct SharedTexture {
     texture: wgpu::Texture,
@@ -97,13 +111,28 @@ pub struct SharedTexture {
     size: (u32, u32),
     /// The semaphore's last value asked for (by either side).
     value: u64,
-    /// A write was begun and never finished (its guard was leaked): the image is CUDA's.
-    with_cuda: bool,
+    /// Whose the image is: wgpu's between writes, CUDA's from a write until the acquire of its
+    /// signal is submitted.
+    owner: Owner,
     ash: DeviceFns,
     family: u32,
     queue: wgpu::Queue,
     /// Last: the device outlives the Vulkan objects it made, whichever drop releases them.
     device: wgpu::Device,
+}
+
+/// Whose a shared texture's image is (see [`SharedTexture`], "Recovery").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Owner {
+    /// wgpu's: the acquire of CUDA's last signal was submitted.
+    Wgpu,
+    /// Released to CUDA at `value` (wgpu's signal), with no signal of CUDA's queued after it: a
+    /// write is open, its guard was leaked, or its wait or signal could not be queued. The
+    /// write's work may be on a stream that is gone.
+    Cuda,
+    /// CUDA's signal of `value` is queued after the write's work (and `done` after it), but
+    /// wgpu refused the acquire that waits for it.
+    Signalled,
 }
 
 /// The guard of one CUDA write of a [`SharedTexture`]: hands out the surface, and hands the
@@ -123,7 +152,9 @@ impl SharedTexture {
     ///
     /// # Errors
     /// - [`UsageError::ZeroSize`] for a zero width or height, [`UsageError::TooLarge`] beyond
-    ///   the device's `max_texture_dimension_2d` or the driver's limit for exportable images;
+    ///   the device's `max_texture_dimension_2d`;
+    /// - [`WgpuError::ExportTooLarge`] beyond the driver's limit for exportable images of
+    ///   `format` (which may be smaller: wgpu's other modes still take that size);
     /// - what [`check_device`](super::check_device) refuses;
     /// - [`WgpuError::MissingFeature`] for `R16Unorm` or `Rg16Unorm` on a device opened
     ///   without `TEXTURE_FORMAT_16BIT_NORM`;
@@ -161,7 +192,7 @@ impl SharedTexture {
             }
             .into());
         };
-        check_size(width, height, max.width.min(max.height))?;
+        check_export_size((width, height), (max.width, max.height), format)?;
         // SAFETY: the device is live and has VK_KHR_external_memory_fd enabled (checked); it
         // outlives the image (SAFETY 3); format and size were checked above.
         let vk_image = unsafe { VkImageMemory::new(instance, phd, &ash, format, (width, height)) }?;
@@ -251,7 +282,7 @@ impl SharedTexture {
             format,
             size: (width, height),
             value: 0,
-            with_cuda: false,
+            owner: Owner::Wgpu,
             ash,
             family,
             queue: queue.clone(),
@@ -291,11 +322,17 @@ impl SharedTexture {
         }
     }
 
-    /// Refuses a texture that the application destroyed (`wgpu::Texture::destroy` on a
-    /// clone): wgpu would refuse the hand-off's submits.
-    fn check_alive(&self) -> Result<()> {
+    /// Whether the texture is still alive: not destroyed by the application
+    /// (`wgpu::Texture::destroy` on a clone), after which wgpu refuses every use of it.
+    fn is_alive(&self) -> bool {
         // SAFETY: the guard is only tested and dropped.
-        if unsafe { self.texture.as_hal::<Vulkan>() }.is_some() {
+        unsafe { self.texture.as_hal::<Vulkan>() }.is_some()
+    }
+
+    /// Refuses a texture that the application destroyed: wgpu would refuse the hand-off's
+    /// submits.
+    fn check_alive(&self) -> Result<()> {
+        if self.is_alive() {
             Ok(())
         } else {
             Err(WgpuError::TextureDestroyed {
@@ -332,7 +369,9 @@ impl SharedTexture {
     /// `cuWaitExternalSemaphoresAsync` (the image then stays CUDA's until the next write or the
     /// drop recovers it); [`WgpuError::TextureDestroyed`] when the texture was destroyed
     /// through wgpu; [`WgpuError::Refused`] or [`WgpuError::OutOfMemory`] from the hand-off's
-    /// submits; what a recovery of a leaked guard returns (see [`CudaWrite`]).
+    /// submits; what the recovery of an image that an earlier write left CUDA's returns
+    /// (see the type's docs, "Recovery": wgpu's refusal again, or
+    /// [`Error::Timeout`](crate::Error::Timeout) for a leaked guard whose work outlasts 10 s).
     pub unsafe fn write<'t, S: AsStream>(&'t mut self, stream: &'t S) -> Result<CudaWrite<'t, S>> {
         check_same_context(&self.ctx, stream, "the shared texture")?;
         refuse_capturing(
@@ -341,22 +380,20 @@ impl SharedTexture {
             "cuda_gl::wgpu_interop::SharedTexture::write",
         )?;
         self.check_alive()?;
-        if self.with_cuda {
-            self.recover()?;
-        }
+        self.recover()?;
         let release = self.value + 1;
         let mut released = false;
         if let Err(e) = self.handoff().release(release, &mut released) {
             if released {
                 // Released, its signal maybe never made: the recovery waits for it first.
-                (self.value, self.with_cuda) = (release, true);
+                (self.value, self.owner) = (release, Owner::Cuda);
             }
             return Err(e);
         }
         // From here the image is released to CUDA: until a signal of CUDA's is acquired back,
         // it is CUDA's, also when the wait below is not queued (then the next write or the
         // drop recovers it).
-        (self.value, self.with_cuda) = (release, true);
+        (self.value, self.owner) = (release, Owner::Cuda);
         let semaphore = self.resources.held.cuda_timeline.raw;
         // SAFETY: the stream is live while borrowed and of this context (checked). In the
         // work: the semaphore lives as long as `self.resources`, which outlives the private
@@ -375,99 +412,17 @@ impl SharedTexture {
             done: false,
         })
     }
-
-    /// CUDA to wgpu: after the work queued on `stream` so far, the semaphore is signalled to
-    /// the next value (and `done` recorded), and wgpu's next submit waits for it. The image
-    /// stays CUDA's (`with_cuda`) until the acquire is queued.
-    fn give_back(
-        &mut self,
-        stream: sys::CUstream,
-        then: Option<wgpu::CommandBuffer>,
-    ) -> Result<()> {
-        let signal = self.value + 1;
-        let (semaphore, done) = (
-            self.resources.held.cuda_timeline.raw,
-            self.resources.done.raw(),
-        );
-        // SAFETY: `stream` is of this context (checked at `write`), or null (the legacy stream
-        // of the context, which `run_now` binds). In the work: the semaphore and the event are
-        // live (as in `write`); nothing waits for a value above `signal`.
-        unsafe {
-            self.ctx.run_now(
-                stream,
-                "cuSignalExternalSemaphoresAsync (not called)",
-                |p| {
-                    result::external::signal_semaphore(semaphore, signal, p)?;
-                    Ok(result::stream::event_record(done, p)?)
-                },
-            )
-        }?;
-        self.value = signal;
-        // Only once CUDA will signal: a wait for a value nothing signals would hang wgpu's queue.
-        self.handoff().acquire(signal, then)?;
-        self.with_cuda = false;
-        Ok(())
-    }
-
-    /// Waits until CUDA is done with the texture: an image left CUDA's (a leaked guard) is
-    /// recovered first, then CUDA's last hand-off is waited for, at most `limit`.
-    ///
-    /// # Errors
-    /// As the recovery (see [`write`](Self::write)); [`Error::Timeout`](crate::Error::Timeout) past `limit`.
-    pub(crate) fn wait_for_cuda(&mut self, limit: std::time::Duration) -> Result<()> {
-        if self.with_cuda {
-            self.recover()?;
-        }
-        self.resources.done.wait_for(limit)
-    }
-
-    /// Hands back an image left CUDA's (a leaked guard, or a hand-off that failed half-way):
-    /// waits for wgpu's last signal (at most 10 s: CUDA's next signal must come after it, and
-    /// CUDA's waits for it must be able to end), then for the whole context (the leaked
-    /// guard's kernels may be on a stream that is gone), then gives the image back as a finish
-    /// would.
-    fn recover(&mut self) -> Result<()> {
-        log::warn!(
-            "cuda-gl: a shared texture was left CUDA's; synchronizing its context to recover"
-        );
-        let (semaphores, values) = ([self.resources.held.vk_timeline.raw], [self.value]);
-        let wait = vk::SemaphoreWaitInfo::default()
-            .semaphores(&semaphores)
-            .values(&values);
-        let limit = u64::try_from(DEFAULT_WAIT_LIMIT.as_nanos()).unwrap_or(u64::MAX);
-        // SAFETY: the semaphore is a live timeline semaphore of this device (Vulkan 1.2,
-        // checked at creation); the wait info and its arrays outlive the call.
-        unsafe { self.ash.wait_semaphores(&wait, limit) }.map_err(|e| WgpuError::Vulkan {
-            call: "vkWaitSemaphores",
-            result: format!("{e:?}"),
-            help: "wgpu's queue did not reach the hand-off within 10 s: the device may be lost",
-        })?;
-        self.ctx.bind()?;
-        result::ctx::synchronize()?;
-        self.give_back(std::ptr::null_mut(), None)
-    }
 }
 
 impl Drop for SharedTexture {
     fn drop(&mut self) {
-        if self.with_cuda {
-            // Hand the image back so that wgpu's later uses (of clones of the texture) are
-            // ordered after CUDA. When that fails, CUDA may still wait on the semaphore or
-            // write the image (work that `done` does not follow): the resources are leaked
-            // rather than destroyed under it.
-            let recovered = self.ctx.bind_for_drop("recover a leaked CudaWrite")
-                && match self.recover() {
-                    Ok(()) => true,
-                    Err(e) => {
-                        self.ctx
-                            .record_drop_error("handing a leaked write back to wgpu", e);
-                        false
-                    }
-                };
-            if !recovered {
-                log::error!("cuda-gl: a shared texture's image and semaphore leaked");
-                std::mem::forget(self.resources.clone());
-            }
+        // Hand the image back so that wgpu's later uses (of clones of the texture) are ordered
+        // after CUDA. When that fails for a leaked guard, CUDA may still wait on the semaphore
+        // or write the image (work that `done` does not follow): the resources are leaked
+        // rather than destroyed under it.
+        if !self.recover_for_drop() {
+            log::error!("cuda-gl: a shared texture's image and semaphore leaked");
+            std::mem::forget(self.resources.clone());
         }
         // A refused hand-off may have left a semaphore operation pending in wgpu-hal, which the
         // application's next submit would carry after the semaphore is gone.
@@ -478,7 +433,7 @@ impl Drop for SharedTexture {
     }
 }
 
-/// Refuses a zero size or one beyond `max`.
+/// Refuses a zero size or one beyond `max` (the device's `max_texture_dimension_2d`).
 fn check_size(width: u32, height: u32, max: u32) -> Result<()> {
     if width == 0 || height == 0 {
         return Err(UsageError::ZeroSize {
@@ -489,13 +444,33 @@ fn check_size(width: u32, height: u32, max: u32) -> Result<()> {
     let largest = width.max(height);
     if largest > max {
         return Err(UsageError::TooLarge {
-            what: "a shared texture's width or height",
+            what: "SharedTexture::new: a shared texture's width or height",
             value: largest.into(),
             max: max.into(),
         }
         .into());
     }
     Ok(())
+}
+
+/// Refuses a size beyond `max`, the driver's largest exportable image of `format`: a limit of
+/// this mode's (a [`WgpuError`]), not of the call's arguments, so that a target or planes in
+/// auto mode fall back to staged, which wgpu's own limit bounds.
+fn check_export_size(
+    (width, height): (u32, u32),
+    (max_width, max_height): (u32, u32),
+    format: SharedFormat,
+) -> Result<()> {
+    if width <= max_width && height <= max_height {
+        return Ok(());
+    }
+    Err(WgpuError::ExportTooLarge {
+        call: "cuda_gl::wgpu_interop::SharedTexture::new",
+        format: format!("{:?}", format.vk()),
+        size: (width, height),
+        max: (max_width, max_height),
+    }
+    .into())
 }
 
 impl<S: AsStream> CudaWrite<'_, S> {
@@ -547,14 +522,18 @@ impl<S: AsStream> CudaWrite<'_, S> {
     ///
     /// # Errors
     /// The driver's error from `cuSignalExternalSemaphoresAsync` (the image then stays CUDA's,
-    /// and the next [`SharedTexture::write`] recovers by synchronizing the context).
+    /// and the next [`SharedTexture::write`] recovers by synchronizing the context, at most
+    /// 10 s); [`WgpuError::Refused`] or [`WgpuError::OutOfMemory`] when wgpu refuses the
+    /// acquire (CUDA's signal is queued: the next `write` or the drop submits it again, with
+    /// no CPU wait).
     pub fn finish(mut self) -> Result<()> {
         self.done = true;
         self.texture.give_back(self.stream.raw_stream(), None)
     }
 
     /// [`finish`](Self::finish), with `then` (work of the same device that uses the texture)
-    /// submitted with the hand-back, after it.
+    /// submitted with the hand-back, after it. When wgpu refuses that submit, the hand-back is
+    /// submitted again alone at once, and the refusal returned.
     pub(crate) fn finish_then(mut self, then: wgpu::CommandBuffer) -> Result<()> {
         self.done = true;
         self.texture.give_back(self.stream.raw_stream(), Some(then))
@@ -591,6 +570,28 @@ mod tests {
             "{big}"
         );
         assert!(big.to_string().contains("101"), "{big}");
+        assert!(big.to_string().starts_with("SharedTexture::new: "), "{big}");
         assert!(check_size(100, 1, 100).is_ok());
+    }
+
+    /// The driver's export limit is the interop mode's (a `WgpuError`, after which auto mode
+    /// falls back to staged), not a usage error (which ends auto mode's search): it was one.
+    #[test]
+    fn the_export_limit_is_refused_as_the_modes_own() {
+        let format = SharedFormat::R8Unorm;
+        assert!(check_export_size((100, 50), (100, 50), format).is_ok());
+        for size in [(101, 50), (100, 51)] {
+            let e = check_export_size(size, (100, 50), format).unwrap_err();
+            assert!(
+                matches!(&e, Error::Wgpu(WgpuError::ExportTooLarge { size: s, max: (100, 50), .. }) if *s == size),
+                "{e}"
+            );
+            assert!(!super::super::target::refused_in_every_mode(&e), "{e}");
+        }
+        let usage = check_size(101, 1, 100).unwrap_err();
+        assert!(
+            super::super::target::refused_in_every_mode(&usage),
+            "{usage}"
+        );
     }
 }

@@ -10,8 +10,9 @@
 //! while CUDA writes the next one; and its multi-planar textures need even sides, which frames
 //! such as 1001x333 do not have. A shader samples two textures as easily as two planes.
 
+mod upload;
+
 use super::format::SharedFormat;
-use super::interop_mode::copy_command;
 use super::scope::scoped;
 use super::target::first_mode;
 use super::texture::SharedTexture;
@@ -19,55 +20,88 @@ use crate::context::Context;
 use crate::display::{DisplayError, Mode, Report};
 use crate::error::{Result, UsageError};
 use crate::memory::{DevicePtr, PinnedBuffer};
-use crate::result;
 use crate::source::{ShowSource, memory_of};
-use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT, check_same_context};
+use crate::stream::{AsStream, check_same_context};
 use crate::video::{VideoError, VideoFormat, VideoFrame, VideoLayout};
-use cuda_gl_sys as sys;
 use std::sync::Arc;
-use std::time::Instant;
+use upload::{upload_interop, upload_staged};
 
 /// What the planes' `check_same_context` names as their owner.
 const OWNER: &str = "the wgpu video planes";
 
-/// One plane of the frames: its texture's size and format.
+/// A call of the planes' that checks a frame: its name, and what its
+/// [`UsageError::TooLarge`] says is too large (naming the call: that error has no field for it).
+#[derive(Debug, Clone, Copy)]
+struct Call {
+    name: &'static str,
+    side: &'static str,
+}
+
+/// The [`Call`] named `$name`.
+macro_rules! call {
+    ($name:literal) => {
+        Call {
+            name: $name,
+            side: concat!(
+                $name,
+                ": a video frame's width or height (its luma texture's, for wgpu)"
+            ),
+        }
+    };
+}
+
+const NEW: Call = call!("WgpuVideoPlanes::new");
+const UPLOAD: Call = call!("WgpuVideoPlanes::upload");
+
+/// One plane of the frames: its texture's size and format, and its bytes, rows tightly packed
+/// (the pinned buffer's size and `write_texture`'s layout in staged mode).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Plane {
     size: (u32, u32),
     format: SharedFormat,
-}
-
-impl Plane {
-    /// The bytes of one row: width x bytes per texel (a layout's `luma_row_bytes` or
-    /// `chroma_row_bytes`, which the frame's layout checked fit in a `usize`).
-    fn row(&self) -> usize {
-        self.size.0 as usize * self.format.bytes_per_texel() as usize
-    }
-
-    /// The bytes of the whole plane, rows tightly packed.
-    fn bytes(&self) -> usize {
-        self.row() * self.size.1 as usize
-    }
+    /// The bytes of one row: width x bytes per texel.
+    row: usize,
+    /// The bytes of the whole plane.
+    bytes: usize,
 }
 
 /// The luma and chroma planes of `format` frames of `size`: the luma of the frame's size with
 /// one channel, the chroma of `ceil(w / 2)` x `ceil(h / 2)` with two (R8Unorm + Rg8Unorm for
 /// NV12, R16Unorm + Rg16Unorm for P010).
-fn planes_of((width, height): (u32, u32), format: VideoFormat) -> [Plane; 2] {
+///
+/// # Errors
+/// [`VideoError::TooLarge`] when a plane's bytes do not fit in a `usize` (`call` names the
+/// call).
+fn planes_of(
+    (width, height): (u32, u32),
+    format: VideoFormat,
+    call: &'static str,
+) -> Result<[Plane; 2], VideoError> {
     let (luma, chroma) = match format {
         VideoFormat::Nv12 => (SharedFormat::R8Unorm, SharedFormat::Rg8Unorm),
         VideoFormat::P010 => (SharedFormat::R16Unorm, SharedFormat::Rg16Unorm),
     };
-    [
-        Plane {
-            size: (width, height),
-            format: luma,
-        },
-        Plane {
-            size: (width.div_ceil(2), height.div_ceil(2)),
-            format: chroma,
-        },
-    ]
+    let plane = |size: (u32, u32), format: SharedFormat| {
+        let row = (size.0 as usize).checked_mul(format.bytes_per_texel() as usize);
+        let bytes = row.and_then(|row| row.checked_mul(size.1 as usize));
+        match (row, bytes) {
+            (Some(row), Some(bytes)) => Ok(Plane {
+                size,
+                format,
+                row,
+                bytes,
+            }),
+            _ => Err(VideoError::TooLarge {
+                call,
+                width,
+                height,
+            }),
+        }
+    };
+    Ok([
+        plane((width, height), luma)?,
+        plane((width.div_ceil(2), height.div_ceil(2)), chroma)?,
+    ])
 }
 
 /// Where the rows of each plane of a frame of `layout` start (bytes from the frame's first
@@ -79,22 +113,36 @@ fn rows_of(layout: &VideoLayout) -> [(usize, usize); 2] {
     ]
 }
 
-/// Refuses frames that `device` cannot hold: a side over `max_texture_dimension_2d`, 16-bit
-/// planes without `TEXTURE_FORMAT_16BIT_NORM`.
-fn check_device(device: &wgpu::Device, planes: &[Plane; 2], call: &'static str) -> Result<()> {
-    let (width, height) = planes[0].size;
-    let max = device.limits().max_texture_dimension_2d;
-    if width.max(height) > max {
-        return Err(UsageError::TooLarge {
-            what: "a video frame's width or height (its luma texture's, for wgpu)",
-            value: width.max(height).into(),
-            max: max.into(),
-        }
-        .into());
-    }
+/// The planes of `format` frames of `size`, when `device` can hold them.
+///
+/// # Errors
+/// [`UsageError::TooLarge`] for a side over `max_texture_dimension_2d`; as [`planes_of`];
+/// [`WgpuError::MissingFeature`](super::WgpuError::MissingFeature) for 16-bit planes without
+/// `TEXTURE_FORMAT_16BIT_NORM`.
+fn frame_planes(
+    device: &wgpu::Device,
+    size: (u32, u32),
+    format: VideoFormat,
+    call: Call,
+) -> Result<[Plane; 2]> {
+    check_side(size, device.limits().max_texture_dimension_2d, call)?;
+    let planes = planes_of(size, format, call.name)?;
     planes
         .iter()
-        .try_for_each(|p| p.format.check_features(device, call))
+        .try_for_each(|p| p.format.check_features(device, call.name))?;
+    Ok(planes)
+}
+
+/// Refuses a frame with a side over `max` (the device's `max_texture_dimension_2d`).
+fn check_side((width, height): (u32, u32), max: u32, call: Call) -> Result<(), UsageError> {
+    if width.max(height) > max {
+        return Err(UsageError::TooLarge {
+            what: call.side,
+            value: width.max(height).into(),
+            max: max.into(),
+        });
+    }
+    Ok(())
 }
 
 /// The texture the application samples for `plane`.
@@ -170,7 +218,7 @@ impl Made {
                 Backend::Interop { shared, sources }
             }
             Mode::Staged => {
-                let pinned = |p: &Plane| PinnedBuffer::zeroed(ctx, p.bytes());
+                let pinned = |p: &Plane| PinnedBuffer::zeroed(ctx, p.bytes);
                 Backend::Staged {
                     pinned: [pinned(luma)?, pinned(chroma)?],
                 }
@@ -222,23 +270,30 @@ impl Made {
 ///   second back: no host copy, no CPU wait. Needs a device from
 ///   [`open_device`](super::open_device). CUDA only ever writes the shared textures, which are
 ///   never handed out, so the textures the application holds are only written by wgpu
-///   commands, ordered with its own: sample them at any time, from any thread.
+///   commands, ordered with its own: sample them at any time, from any thread. The
+///   acquire's wait for CUDA is queued on the application's wgpu queue: see the
+///   [module docs](super#a-cuda-fault-stalls-wgpus-queue) for what a CUDA fault does to it.
 /// - [`Mode::Staged`]: any other wgpu device (lavapipe, another vendor's GPU, wgpu's GL
 ///   backend): both planes are copied into pinned host memory and, once the copies have
 ///   finished, handed to `Queue::write_texture`. The upload waits on the CPU for the copies.
 ///
 /// What is ordered after what: after [`upload`](Self::upload) returns `Ok`, the application's
-/// next `Queue::submit` on the planes' queue sees the frame. A refused upload, or one whose
-/// copies fail or time out, leaves the textures as they were; one that wgpu refuses (a texture
-/// the application destroyed) writes no texture in interop mode, and in staged mode may have
-/// written the other one.
+/// next `Queue::submit` on the planes' queue sees the frame. An upload refused before its
+/// copies (bad input, a failed re-creation), or whose copies fail or time out, leaves the
+/// textures as they were. One that wgpu refuses (a texture the application destroyed) writes
+/// neither texture in interop mode; in staged mode it may have written the other one.
 ///
 /// **Another size or format**: a frame of another size (or NV12 after P010) re-creates the
-/// textures for it, in the same mode: `upload` returns `Ok(true)`, and the application takes
+/// textures for it: `upload` returns `Ok(true)`, and the application takes
 /// [`luma`](Self::luma) and [`chroma`](Self::chroma) again (a bind group made with the old ones
 /// still samples the old frame). Decoders change size mid-stream (adaptive streaming), and
 /// refusing would leave nothing to show. The new textures are made before the old ones go: a
-/// re-creation that fails keeps the old ones.
+/// re-creation that fails keeps the old ones. Planes made in a given mode stay in it; planes
+/// made with `None` choose again for each new size or format, as [`new`](Self::new) does: a
+/// frame that interop cannot take here (one beyond the driver's limit for exportable images,
+/// which may be below wgpu's own) runs staged, and a later frame that interop takes runs
+/// interop again. [`mode`](Self::mode) says which, and each change is logged (`log::warn!`,
+/// the [`Report`]'s line).
 ///
 /// Do not destroy the textures (`wgpu::Texture::destroy`): every upload then fails with
 /// [`WgpuError::Refused`](super::WgpuError::Refused) until a frame of another size makes new
@@ -249,6 +304,8 @@ pub struct WgpuVideoPlanes {
     made: Made,
     planes: [Plane; 2],
     format: VideoFormat,
+    /// The mode `new` was given: `None` chooses again at each re-creation.
+    asked: Option<Mode>,
     ctx: Arc<Context>,
     queue: wgpu::Queue,
     device: wgpu::Device,
@@ -261,7 +318,9 @@ impl WgpuVideoPlanes {
     ///
     /// # Errors
     /// [`UsageError::TooLarge`] for a side over the device's `max_texture_dimension_2d`;
-    /// [`VideoError::ZeroSize`](crate::video::VideoError::ZeroSize) for a zero side;
+    /// [`VideoError::ZeroSize`](crate::video::VideoError::ZeroSize) for a zero side,
+    /// [`VideoError::TooLarge`](crate::video::VideoError::TooLarge) for planes whose bytes do
+    /// not fit in a `usize`;
     /// [`WgpuError::MissingFeature`](super::WgpuError::MissingFeature) for P010 on a device
     /// without `TEXTURE_FORMAT_16BIT_NORM`; [`DisplayError::ModeUnavailable`] for
     /// [`Mode::Stream`]; with a mode given, why that mode cannot work here (interop: a
@@ -277,14 +336,13 @@ impl WgpuVideoPlanes {
     ) -> Result<(WgpuVideoPlanes, Report)> {
         if size.0 == 0 || size.1 == 0 {
             return Err(VideoError::ZeroSize {
-                call: "WgpuVideoPlanes::new",
+                call: NEW.name,
                 width: size.0,
                 height: size.1,
             }
             .into());
         }
-        let planes = planes_of(size, format);
-        check_device(device, &planes, "WgpuVideoPlanes::new")?;
+        let planes = frame_planes(device, size, format, NEW)?;
         let (made, report) = first_mode(ctx, device, mode, |mode| {
             Made::new(mode, ctx, (device, queue), &planes)
         })?;
@@ -292,6 +350,7 @@ impl WgpuVideoPlanes {
             made,
             planes,
             format,
+            asked: mode,
             ctx: ctx.clone(),
             queue: queue.clone(),
             device: device.clone(),
@@ -372,7 +431,7 @@ impl WgpuVideoPlanes {
             }
             .into());
         }
-        layout.check_fits("WgpuVideoPlanes::upload", "the device buffer", bytes)?;
+        layout.check_fits(UPLOAD.name, "the device buffer", bytes)?;
         // SAFETY: (1) the frame lies in `src` (checked just above), device memory of the
         // planes' context (checked); a `DeviceBuffer` is freed only after the device's work,
         // and what safe code writes into it on another stream unordered with `stream` races
@@ -411,7 +470,6 @@ impl WgpuVideoPlanes {
         stream: &impl AsStream,
     ) -> Result<bool> {
         check_same_context(&self.ctx, stream, OWNER)?;
-        let planes = planes_of(layout.size(), layout.format());
         // Each plane's rows at its pitch, which lie in the frame ((1)) and are what the plane's
         // texture holds (made for this layout's size and format).
         let [(luma, luma_pitch), (chroma, chroma_pitch)] = rows_of(&layout);
@@ -419,13 +477,24 @@ impl WgpuVideoPlanes {
             (ptr.byte_add(luma)?.as_raw(), luma_pitch),
             (ptr.byte_add(chroma)?.as_raw(), chroma_pitch),
         ];
-        // A frame of another size or format goes into new planes, which replace the old ones
-        // only once it is there: a failed upload leaves the textures as they were.
+        // A frame of another size or format goes into new planes (in the mode asked for, or
+        // the first that takes them), which replace the old ones only once it is there: a
+        // failed upload leaves the textures as they were.
         let mut fresh = None;
-        if planes != self.planes {
-            check_device(&self.device, &planes, "WgpuVideoPlanes::upload")?;
+        let mut planes = self.planes;
+        if (layout.size(), layout.format()) != (self.size(), self.format) {
+            planes = frame_planes(&self.device, layout.size(), layout.format(), UPLOAD)?;
             let wgpu = (&self.device, &self.queue);
-            fresh = Some(Made::new(self.mode(), &self.ctx, wgpu, &planes)?);
+            let (made, report) = first_mode(&self.ctx, &self.device, self.asked, |mode| {
+                Made::new(mode, &self.ctx, wgpu, &planes)
+            })?;
+            if report.mode != self.mode() {
+                log::warn!(
+                    "cuda-gl: wgpu video planes of {:?}: {report}",
+                    layout.size()
+                );
+            }
+            fresh = Some(made);
         }
         let made = fresh.as_mut().unwrap_or(&mut self.made);
         let wgpu = (&self.device, &self.queue);
@@ -450,154 +519,5 @@ impl WgpuVideoPlanes {
     }
 }
 
-/// Interop: each plane from `(address, pitch)` into its shared texture on `stream`, handed
-/// back to wgpu with wgpu's copies of both into `textures` in the second hand-back's submit.
-///
-/// # Safety
-/// 1. Each source holds its shared texture's rows at its pitch, in device memory of the
-///    textures' context that stays allocated and unwritten until the work queued on `stream`
-///    before this returns has run.
-unsafe fn upload_interop<S: AsStream>(
-    [luma, chroma]: &mut [SharedTexture; 2],
-    sources: &[wgpu::Texture; 2],
-    textures: &[wgpu::Texture; 2],
-    [(luma_src, luma_pitch), (chroma_src, chroma_pitch)]: [(sys::CUdeviceptr, usize); 2],
-    device: &wgpu::Device,
-    stream: &S,
-) -> Result<()> {
-    // SAFETY: (1) of `write`: the shared textures are never handed out; only this function
-    // submits uses of them (the copies below), after both guards are finished.
-    let luma_write = unsafe { luma.write(stream) }?;
-    // SAFETY: as above.
-    let chroma_write = unsafe { chroma.write(stream) }?;
-    // SAFETY: (1) of `copy_from_pitched`: (1).
-    unsafe {
-        luma_write.copy_from_pitched(luma_src, luma_pitch)?;
-        chroma_write.copy_from_pitched(chroma_src, chroma_pitch)?;
-    }
-    // Recorded now, submitted after both acquires (the luma's goes in the submit before).
-    // (Had any of this failed, the guards' drops hand the images back, and nothing is shown.)
-    let copy = copy_command(
-        device,
-        &[(&sources[0], &textures[0]), (&sources[1], &textures[1])],
-    )?;
-    luma_write.finish()?;
-    chroma_write.finish_then(copy)
-}
-
-/// Staged: each plane from `(address, pitch)` into its pinned buffer on `stream`, then, once
-/// both copies have finished (at most 10 s), handed to `write_texture` into its texture.
-///
-/// # Safety
-/// 1. Each source holds its plane's rows at its pitch, in device memory of the pinned buffers'
-///    context that stays allocated until the work queued on `stream` before this returns has
-///    run.
-unsafe fn upload_staged<S: AsStream>(
-    pinned: &mut [PinnedBuffer<u8>; 2],
-    planes: &[Plane; 2],
-    textures: &[wgpu::Texture; 2],
-    sources: [(sys::CUdeviceptr, usize); 2],
-    (device, queue): (&wgpu::Device, &wgpu::Queue),
-    stream: &S,
-) -> Result<()> {
-    for ((slot, plane), (src, pitch)) in pinned.iter_mut().zip(planes).zip(sources) {
-        let (row, rows) = (plane.row(), plane.size.1 as usize);
-        if slot.len() != row * rows {
-            return Err(crate::Error::Internal {
-                what: "a wgpu video plane's pinned buffer of another size than the plane".into(),
-            });
-        }
-        // SAFETY: (1) of `copy_in_async`: the copy writes the buffer's `row * rows` bytes
-        // (checked), rows tightly packed, into the pinned host memory it is given; its source
-        // rows are this function's (1).
-        unsafe {
-            slot.copy_in_async(stream, "cuMemcpy2DAsync (not called)", |host, _, p| {
-                let copy = sys::CUDA_MEMCPY2D {
-                    srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-                    srcDevice: src,
-                    srcPitch: pitch,
-                    dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
-                    dstHost: host,
-                    dstPitch: row,
-                    WidthInBytes: row,
-                    Height: rows,
-                    ..Default::default()
-                };
-                result::array::copy_2d_async(&copy, p)
-            })
-        }?;
-    }
-    // Both copies are waited for before either plane is written: a timeout writes nothing.
-    let deadline = Instant::now() + DEFAULT_WAIT_LIMIT;
-    let within = || deadline.saturating_duration_since(Instant::now());
-    let bytes = [
-        pinned[0].as_slice_within(within())?,
-        pinned[1].as_slice_within(within())?,
-    ];
-    scoped(device, "wgpu::Queue::write_texture", || {
-        for ((bytes, plane), texture) in bytes.into_iter().zip(planes).zip(textures) {
-            queue.write_texture(
-                texture.as_image_copy(),
-                bytes,
-                wgpu::TexelCopyBufferLayout {
-                    offset: 0,
-                    // The row of a texture wgpu made, so within `u32`.
-                    bytes_per_row: Some(plane.row() as u32),
-                    rows_per_image: None,
-                },
-                texture.size(),
-            );
-        }
-    })
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_planes_of_odd_frames_round_the_chroma_up() {
-        let [luma, chroma] = planes_of((1001, 333), VideoFormat::P010);
-        assert_eq!(
-            (luma.size, luma.format),
-            ((1001, 333), SharedFormat::R16Unorm)
-        );
-        assert_eq!(
-            (chroma.size, chroma.format),
-            ((501, 167), SharedFormat::Rg16Unorm)
-        );
-        assert_eq!((luma.row(), chroma.row()), (2002, 2004));
-        let [luma, chroma] = planes_of((77, 1201), VideoFormat::Nv12);
-        assert_eq!(
-            (luma.format, chroma.format),
-            (SharedFormat::R8Unorm, SharedFormat::Rg8Unorm)
-        );
-        assert_eq!((luma.bytes(), chroma.bytes()), (77 * 1201, 39 * 2 * 601));
-    }
-
-    /// The planes' rows are the layout's: the same bytes per row as the layout counts.
-    #[test]
-    fn the_planes_rows_are_the_layouts() -> Result<()> {
-        for format in [VideoFormat::Nv12, VideoFormat::P010] {
-            for size in [(1, 1), (5, 3), (1920, 1080), (1001, 333)] {
-                let layout = VideoLayout::packed(size, format)?;
-                let [luma, chroma] = planes_of(size, format);
-                assert_eq!(luma.row(), layout.luma_row_bytes(), "{format:?} {size:?}");
-                assert_eq!(
-                    chroma.row(),
-                    layout.chroma_row_bytes(),
-                    "{format:?} {size:?}"
-                );
-                assert_eq!(chroma.size, layout.chroma_size(), "{format:?} {size:?}");
-                assert_eq!(
-                    rows_of(&layout),
-                    [
-                        (0, layout.luma_pitch()),
-                        (layout.chroma_offset(), layout.chroma_pitch())
-                    ]
-                );
-            }
-        }
-        Ok(())
-    }
-}
+mod tests;

@@ -56,4 +56,6 @@ mod untrusted;
 mod video;
 mod wgpu_display;
 mod wgpu_interop;
+mod wgpu_order;
 mod wgpu_planes;
+mod wgpu_recovery;

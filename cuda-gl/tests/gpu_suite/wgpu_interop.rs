@@ -103,13 +103,13 @@ pub(crate) fn setup() -> Option<Setup> {
 }
 
 /// The seed of frame `f` (every frame differs from the last in every texel).
-fn seed_of(f: u32) -> u32 {
+pub(crate) fn seed_of(f: u32) -> u32 {
     f.wrapping_add(1).wrapping_mul(0x9E37_79B9)
 }
 
 /// One frame: `surface_fill_rgba8` writes every texel of `shared` with `seed` through the
 /// hand-off (no CPU wait).
-fn write_frame(s: &Setup, shared: &mut SharedTexture, seed: u32) {
+pub(crate) fn write_frame(s: &Setup, shared: &mut SharedTexture, seed: u32) {
     let fill = s.kernels.function("surface_fill_rgba8").unwrap();
     let (w, h) = shared.size();
     // SAFETY: no submit uses the texture until `finish` (the tests submit after it).

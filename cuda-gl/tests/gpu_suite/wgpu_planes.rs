@@ -36,7 +36,7 @@ fn formats_of(format: VideoFormat) -> (wgpu::TextureFormat, wgpu::TextureFormat)
 }
 
 /// Planes of `size` and `format` on `device` in `mode` (`None`: auto).
-fn planes_on(
+pub(crate) fn planes_on(
     s: &Setup,
     (device, queue): (&wgpu::Device, &wgpu::Queue),
     size: (u32, u32),
@@ -53,7 +53,7 @@ fn planes_on(
 
 /// What each texture must hold for the frame of `layout` in `bytes`: each plane's rows,
 /// tightly packed.
-fn want_planes(bytes: &[u8], layout: &VideoLayout) -> [Vec<u8>; 2] {
+pub(crate) fn want_planes(bytes: &[u8], layout: &VideoLayout) -> [Vec<u8>; 2] {
     let (h, ch) = (layout.height(), layout.chroma_size().1);
     [
         packed_rows(bytes, 0, layout.luma_pitch(), layout.luma_row_bytes(), h),
@@ -67,29 +67,40 @@ fn want_planes(bytes: &[u8], layout: &VideoLayout) -> [Vec<u8>; 2] {
     ]
 }
 
-/// Both textures of `planes` as read back from `device`.
-fn read_planes(device: (&wgpu::Device, &wgpu::Queue), planes: &WgpuVideoPlanes) -> [Vec<u8>; 2] {
-    [planes.luma(), planes.chroma()].map(|t| read_texture(device.0, device.1, t))
-}
-
 /// Asserts that the textures of `planes` hold `want`, byte for byte; `what` names the frame.
-fn assert_planes(
+pub(crate) fn assert_planes(
     device: (&wgpu::Device, &wgpu::Queue),
     planes: &WgpuVideoPlanes,
     want: &[Vec<u8>; 2],
     what: &str,
 ) {
-    let got = read_planes(device, planes);
+    assert_textures(device, [planes.luma(), planes.chroma()], want, what);
+}
+
+/// Asserts that the luma and chroma `textures` (clones of the planes', say) hold `want`, byte
+/// for byte; `what` names the frame.
+pub(crate) fn assert_textures(
+    (device, queue): (&wgpu::Device, &wgpu::Queue),
+    textures: [&wgpu::Texture; 2],
+    want: &[Vec<u8>; 2],
+    what: &str,
+) {
+    let got = textures.map(|t| read_texture(device, queue, t));
     for ((name, got), want) in ["luma", "chroma"].into_iter().zip(got).zip(want) {
-        let first = got.iter().zip(want).position(|(a, b)| a != b);
-        assert!(
-            got.len() == want.len() && first.is_none(),
-            "{what}: the {name} texture differs from the plane ({} bytes, {} expected; first \
-             difference at byte {first:?})",
-            got.len(),
-            want.len()
-        );
+        assert_bytes(&got, want, &format!("{what}: the {name} texture"));
     }
+}
+
+/// Asserts that `got` is `want`, byte for byte; `what` names them.
+pub(crate) fn assert_bytes(got: &[u8], want: &[u8], what: &str) {
+    let first = got.iter().zip(want).position(|(a, b)| a != b);
+    assert!(
+        got.len() == want.len() && first.is_none(),
+        "{what} differs from the plane ({} bytes, {} expected; first difference at byte \
+         {first:?})",
+        got.len(),
+        want.len()
+    );
 }
 
 #[test]
@@ -202,14 +213,28 @@ fn a_refused_upload_leaves_the_textures_as_they_were_in_both_modes() {
             matches!(e, Error::Usage(UsageError::TooLarge { .. })),
             "{e}"
         );
+        assert!(
+            e.to_string().starts_with("WgpuVideoPlanes::upload: "),
+            "{e}"
+        );
         kept(&planes, "a frame over the device's limit");
 
         // The application destroys the luma texture: refused by wgpu, with a typed error,
-        // until a frame of another size makes new textures.
+        // until a frame of another size makes new textures. In interop mode the chroma
+        // texture still holds the previous frame (the rustdoc's promise: a refused upload
+        // writes neither texture there); the refused frame's bytes differ from it.
         luma.destroy();
-        let e = planes.upload(&src, layout, &s.stream).unwrap_err();
+        let next = noise(layout.bytes(), 0x5eed_0065);
+        let next_src = DeviceBuffer::from_slice(&s.ctx, &next).unwrap();
+        let e = planes.upload(&next_src, layout, &s.stream).unwrap_err();
         println!("{mode}: an upload into a destroyed texture: {e}");
         assert!(matches!(e, Error::Wgpu(WgpuError::Refused { .. })), "{e}");
+        assert!(e.to_string().contains("WgpuVideoPlanes"), "{e}");
+        if mode == Mode::Interop {
+            let got = read_texture(&s.device, &s.queue, &chroma);
+            let what = format!("{mode}: after the refused upload, the chroma texture");
+            assert_bytes(&got, &want[1], &what);
+        }
         let other = VideoLayout::packed((63, 35), VideoFormat::Nv12).unwrap();
         let more = noise(other.bytes(), 0x5eed_0063);
         let src = DeviceBuffer::from_slice(&s.ctx, &more).unwrap();
@@ -295,6 +320,7 @@ fn p010_planes_need_16_bit_textures_and_auto_runs_staged_where_interop_cannot() 
         matches!(e, Error::Usage(UsageError::TooLarge { .. })),
         "{e}"
     );
+    assert!(e.to_string().starts_with("WgpuVideoPlanes::new: "), "{e}");
     drop(planes);
     s.ctx.check_drop_errors().unwrap();
 }

@@ -18,7 +18,27 @@ pub fn read_texture(
     queue: &wgpu::Queue,
     texture: &wgpu::Texture,
 ) -> Vec<u8> {
-    let (w, h) = (texture.width(), texture.height());
+    submit_read(device, queue, texture).bytes(device)
+}
+
+/// A copy of a texture into a mappable buffer, submitted and not yet waited for: what
+/// [`read_texture`] does, in two steps, for a test that submits more work in between.
+pub struct PendingRead {
+    buffer: wgpu::Buffer,
+    /// The buffer's bytes per row.
+    padded: u32,
+    /// The texture's bytes per row, and its rows.
+    row: usize,
+    rows: usize,
+}
+
+/// Submits on `queue` a copy of `texture` (as [`read_texture`] takes it), after the work
+/// submitted so far.
+pub fn submit_read(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    texture: &wgpu::Texture,
+) -> PendingRead {
     let texel = texture
         .format()
         .block_copy_size(None)
@@ -26,11 +46,26 @@ pub fn read_texture(
     let mut encoder = device.create_command_encoder(&Default::default());
     let (buffer, padded) = wgpu_copy::copy_to_buffer(device, &mut encoder, texture, "read-back");
     queue.submit([encoder.finish()]);
-    let bytes = mapped(device, &buffer);
-    let row = (w * texel) as usize;
-    (0..h as usize)
-        .flat_map(|y| bytes[y * padded as usize..][..row].iter().copied())
-        .collect()
+    PendingRead {
+        buffer,
+        padded,
+        row: (texture.width() * texel) as usize,
+        rows: texture.height() as usize,
+    }
+}
+
+impl PendingRead {
+    /// The texels the copy read, rows tightly packed, once it is done (waits at most 30 s).
+    pub fn bytes(self, device: &wgpu::Device) -> Vec<u8> {
+        let bytes = mapped(device, &self.buffer);
+        (0..self.rows)
+            .flat_map(|y| {
+                bytes[y * self.padded as usize..][..self.row]
+                    .iter()
+                    .copied()
+            })
+            .collect()
+    }
 }
 
 /// The bytes of `buffer` (`MAP_READ`), once the work submitted on `device`'s queue so far is

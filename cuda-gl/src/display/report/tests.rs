@@ -40,3 +40,31 @@ fn one_line_with_the_refusals_and_the_fix() {
         "display: interop; GL: llvmpipe, Mesa; CUDA: device 0 (NVIDIA H200)"
     );
 }
+
+/// Interop refused for the driver's export limit: the report names it, and gives no fix of a
+/// device (the device is the right one; staged is the answer).
+#[cfg(feature = "wgpu")]
+#[test]
+fn an_export_limit_names_itself_and_no_device_fix() {
+    use crate::wgpu_interop::WgpuError;
+    let limit = WgpuError::ExportTooLarge {
+        call: "cuda_gl::wgpu_interop::SharedTexture::new",
+        format: "R8_UNORM".into(),
+        size: (40000, 16),
+        max: (32768, 32768),
+    };
+    let line = report(vec![(Mode::Interop, limit.into())]).to_string();
+    assert!(
+        line.starts_with("display: staged (interop refused: export_limit)"),
+        "{line}"
+    );
+    assert!(!line.contains("fix:"), "{line}");
+    let other_gpu = WgpuError::OtherGpu {
+        call: "c",
+        what: "device",
+        vulkan: "llvmpipe".into(),
+        cuda: "H200".into(),
+    };
+    let line = report(vec![(Mode::Interop, other_gpu.into())]).to_string();
+    assert!(line.contains("fix: open the wgpu device"), "{line}");
+}

@@ -1,0 +1,156 @@
+//! How a [`SharedTexture`] hands its image back to wgpu: at the end of a write, and after a
+//! hand-back that wgpu refused or a guard that was leaked (the type's docs, "Recovery").
+
+use super::{Owner, SharedTexture};
+use crate::error::Result;
+use crate::result;
+use crate::stream::DEFAULT_WAIT_LIMIT;
+use crate::wgpu_interop::WgpuError;
+use ash::vk;
+use cuda_gl_sys as sys;
+
+impl SharedTexture {
+    /// CUDA to wgpu: after the work queued on `stream` so far, the semaphore is signalled to
+    /// the next value (and `done` recorded), and wgpu's next submit waits for that signal, with
+    /// `then` after it. The image is [`Owner::Signalled`] once CUDA's signal is queued, and
+    /// wgpu's once the acquire is.
+    pub(super) fn give_back(
+        &mut self,
+        stream: sys::CUstream,
+        then: Option<wgpu::CommandBuffer>,
+    ) -> Result<()> {
+        let signal = self.value + 1;
+        let (semaphore, done) = (
+            self.resources.held.cuda_timeline.raw,
+            self.resources.done.raw(),
+        );
+        // SAFETY: `stream` is of this context (checked at `write`), or null (the legacy stream
+        // of the context, which `run_now` binds). In the work: the semaphore and the event are
+        // live (as in `write`); nothing waits for a value above `signal`.
+        unsafe {
+            self.ctx.run_now(
+                stream,
+                "cuSignalExternalSemaphoresAsync (not called)",
+                |p| {
+                    result::external::signal_semaphore(semaphore, signal, p)?;
+                    Ok(result::stream::event_record(done, p)?)
+                },
+            )
+        }?;
+        // Only once CUDA will signal: a wait for a value nothing signals would hang wgpu's queue.
+        (self.value, self.owner) = (signal, Owner::Signalled);
+        self.acquire(then)
+    }
+
+    /// Submits the acquire of CUDA's queued signal (`self.value`), with `then` after it in the
+    /// same submit. When wgpu refuses that submit and `then` was given (a copy into a texture
+    /// that the application destroyed, which wgpu 30 refuses at the submit), the acquire alone
+    /// is submitted again at once: the image is then wgpu's, and the refusal is still returned.
+    fn acquire(&mut self, then: Option<wgpu::CommandBuffer>) -> Result<()> {
+        let alone_after = then.is_some();
+        let acquired = self.handoff().acquire(self.value, then);
+        let back = match &acquired {
+            Ok(()) => true,
+            Err(e) if alone_after => {
+                log::warn!("cuda-gl: a shared texture's hand-back was refused ({e}); again alone");
+                self.handoff().acquire(self.value, None).is_ok()
+            }
+            Err(_) => false,
+        };
+        if back {
+            self.owner = Owner::Wgpu;
+        }
+        acquired
+    }
+
+    /// Hands back an image that a write left CUDA's:
+    /// - [`Owner::Signalled`] (wgpu refused the acquire): the acquire is submitted again, and
+    ///   wgpu's queue waits for CUDA's signal on the GPU; nothing waits on the CPU;
+    /// - [`Owner::Cuda`] (a leaked guard, or a hand-off that failed half-way): waits for
+    ///   wgpu's release signal (at most 10 s: CUDA's next signal must come after it), then for
+    ///   the whole context (at most 10 s: the leaked guard's kernels may be on a stream that
+    ///   is gone), then gives the image back as a finish would.
+    ///
+    /// # Errors
+    /// wgpu's refusal of the acquire; [`Error::Timeout`](crate::Error::Timeout) past either
+    /// limit; [`WgpuError::Vulkan`] from the wait for wgpu's signal; the driver's errors.
+    pub(super) fn recover(&mut self) -> Result<()> {
+        match self.owner {
+            Owner::Wgpu => Ok(()),
+            Owner::Signalled => self.acquire(None),
+            Owner::Cuda => {
+                log::warn!(
+                    "cuda-gl: a shared texture was left CUDA's (a leaked CudaWrite?); waiting for \
+                     its context, at most 10 s, to recover"
+                );
+                self.wait_for_release()?;
+                self.ctx.synchronize_within(DEFAULT_WAIT_LIMIT)?;
+                self.give_back(std::ptr::null_mut(), None)
+            }
+        }
+    }
+
+    /// Waits on the CPU for wgpu's signal of `self.value` (the release), at most 10 s.
+    fn wait_for_release(&self) -> Result<()> {
+        let (semaphores, values) = ([self.resources.held.vk_timeline.raw], [self.value]);
+        let wait = vk::SemaphoreWaitInfo::default()
+            .semaphores(&semaphores)
+            .values(&values);
+        let limit = u64::try_from(DEFAULT_WAIT_LIMIT.as_nanos()).unwrap_or(u64::MAX);
+        // SAFETY: the semaphore is a live timeline semaphore of this device (Vulkan 1.2,
+        // checked at creation); the wait info and its arrays outlive the call.
+        unsafe { self.ash.wait_semaphores(&wait, limit) }.map_err(|e| WgpuError::Vulkan {
+            call: "vkWaitSemaphores",
+            result: format!("{e:?}"),
+            help: "wgpu's queue did not reach the hand-off within 10 s: the device may be lost",
+        })?;
+        Ok(())
+    }
+
+    /// Waits until CUDA is done with the texture: an image left CUDA's is recovered first, then
+    /// CUDA's last hand-off is waited for, at most `limit`. A refused acquire (of an image whose
+    /// CUDA signal is queued) is only logged: `done` follows CUDA's side whatever wgpu does.
+    ///
+    /// # Errors
+    /// As the recovery of a leaked guard; [`Error::Timeout`](crate::Error::Timeout) past
+    /// `limit`.
+    pub(crate) fn wait_for_cuda(&mut self, limit: std::time::Duration) -> Result<()> {
+        match self.recover() {
+            Err(e) if self.owner == Owner::Signalled => {
+                log::warn!("cuda-gl: a shared texture's hand-back to wgpu was refused again: {e}")
+            }
+            recovered => recovered?,
+        }
+        self.resources.done.wait_for(limit)
+    }
+
+    /// The drop's recovery; `false` when the resources must be leaked rather than released
+    /// (CUDA may still use them, with work that `done` does not follow).
+    pub(super) fn recover_for_drop(&mut self) -> bool {
+        match self.owner {
+            Owner::Wgpu => true,
+            // The acquire orders wgpu's later uses of clones of the texture after CUDA (a
+            // destroyed texture has none); CUDA's side is followed by `done` either way.
+            Owner::Signalled => {
+                if self.is_alive()
+                    && let Err(e) = self.acquire(None)
+                {
+                    self.ctx
+                        .record_drop_error("handing a shared texture back to wgpu", e);
+                }
+                true
+            }
+            Owner::Cuda => {
+                self.ctx.bind_for_drop("recover a leaked CudaWrite")
+                    && match self.recover() {
+                        Ok(()) => true,
+                        Err(e) => {
+                            self.ctx
+                                .record_drop_error("handing a leaked write back to wgpu", e);
+                            false
+                        }
+                    }
+            }
+        }
+    }
+}

@@ -1,0 +1,250 @@
+//! A hand-back to wgpu that wgpu refuses, and a write guard that is leaked, while unrelated CUDA
+//! work runs (a kernel of one block spinning on a stream of its own, which no hand-off is
+//! ordered with): a refused hand-back is recovered without waiting on the CPU for any CUDA
+//! work and leaks nothing; a leaked guard's recovery waits for the context at most 10 s, in
+//! the next write and in the drop; and a `WgpuVideoPlanes` texture destroyed by another thread
+//! at any moment of an upload costs the uploads after it no wait.
+//!
+//! Needs `--features wgpu,egl`, a GPU and NVIDIA's Vulkan driver (headless:
+//! `VK_DRIVER_FILES=.../nvidia_icd.json`); skips with the reason elsewhere.
+#![cfg(all(feature = "wgpu", feature = "egl"))]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use super::video::noise;
+use super::wgpu_interop::{Setup, assert_frame, read_back, seed_of, setup, write_frame};
+use super::wgpu_order::spin_on;
+use super::wgpu_planes::{assert_planes, planes_on, want_planes};
+use crate::harness::{capture_log, device_used, mib, take_log};
+use cuda_gl::display::Mode;
+use cuda_gl::video::{VideoFormat, VideoLayout};
+use cuda_gl::wgpu_interop::{SharedFormat, SharedTexture, WgpuError};
+use cuda_gl::{DeviceBuffer, Error, Event, Stream, StreamFlags};
+use std::time::{Duration, Instant};
+
+/// Unrelated CUDA work: one block spinning on a stream of its own (the buffer it writes is
+/// allocated before, since an allocation may wait for the context).
+struct Busy {
+    stream: Stream,
+    out: DeviceBuffer<u32>,
+    end: Event,
+}
+
+impl Busy {
+    fn new(s: &Setup) -> Busy {
+        Busy {
+            stream: Stream::new(&s.ctx, StreamFlags::NonBlocking).unwrap(),
+            out: DeviceBuffer::zeroed(&s.ctx, 256).unwrap(),
+            end: Event::new(&s.ctx, false).unwrap(),
+        }
+    }
+
+    /// Spins for `spin` from now on the GPU.
+    fn start(&self, s: &Setup, spin: Duration) {
+        spin_on(s, &self.out, &self.stream, spin);
+        self.end.record(&self.stream).unwrap();
+    }
+
+    fn running(&self) -> bool {
+        !self.end.query().unwrap()
+    }
+
+    fn wait(&self) {
+        self.stream.synchronize().unwrap();
+    }
+}
+
+/// `finish` after the application destroyed the texture: CUDA's signal is queued, wgpu refuses
+/// the acquire. The drop then neither waits for the unrelated kernel (it synchronized the whole
+/// context) nor leaks the 64 MiB image (its failed re-acquire leaked everything).
+#[test]
+fn a_refused_hand_back_is_dropped_without_waiting_for_other_cuda_work_or_leaking() {
+    let Some(s) = setup() else { return };
+    let busy = Busy::new(&s);
+    let settle = || {
+        s.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .expect("wgpu finishes");
+        s.ctx.synchronize().unwrap();
+    };
+    settle();
+    let before = device_used(&s.ctx) as i64;
+    let size = (4096, 4096);
+    let mut shared =
+        SharedTexture::new(&s.ctx, &s.device, &s.queue, size, SharedFormat::Rgba8Unorm).unwrap();
+    write_frame(&s, &mut shared, seed_of(1));
+    let clone = shared.texture().clone();
+    busy.start(&s, Duration::from_secs(3));
+    // SAFETY: no wgpu command uses the texture while CUDA holds it (it is destroyed instead).
+    let write = unsafe { shared.write(&s.stream) }.unwrap();
+    clone.destroy();
+    let e = write.finish().unwrap_err();
+    assert!(matches!(e, Error::Wgpu(WgpuError::Refused { .. })), "{e}");
+    let start = Instant::now();
+    drop(shared);
+    let took = start.elapsed();
+    let running = busy.running();
+    println!(
+        "the drop after a refused hand-back took {took:?}; the unrelated kernel ran on: {running}"
+    );
+    assert!(
+        took < Duration::from_millis(1500) && running,
+        "the drop took {took:?}: it waited for the unrelated kernel"
+    );
+    busy.wait();
+    drop(clone);
+    settle();
+    let grew = device_used(&s.ctx) as i64 - before;
+    println!("device memory after the drop: {}", mib(grew));
+    assert!(
+        grew < 16 << 20,
+        "the 64 MiB image leaked: device memory grew by {}",
+        mib(grew)
+    );
+    s.ctx.take_drop_errors();
+}
+
+/// A shared texture with one frame, then a guard leaked while `busy` spins for 13 s.
+fn leaked_while_busy(s: &Setup, busy: &Busy) -> SharedTexture {
+    let size = (129, 65);
+    let mut shared =
+        SharedTexture::new(&s.ctx, &s.device, &s.queue, size, SharedFormat::Rgba8Unorm).unwrap();
+    write_frame(s, &mut shared, seed_of(1));
+    busy.start(s, Duration::from_secs(13));
+    // SAFETY: no submit uses the texture until a write, or the drop, recovers it.
+    std::mem::forget(unsafe { shared.write(&s.stream) }.unwrap());
+    shared
+}
+
+/// A guard leaked while a kernel of 13 s runs elsewhere in the context: the next write gives
+/// up after 10 s with `Error::Timeout` (it waited for the kernel, without a limit), and once
+/// the kernel has ended, a write recovers the image and its frame reaches wgpu.
+#[test]
+fn a_leaked_guards_recovery_in_the_next_write_gives_up_after_ten_seconds() {
+    let Some(s) = setup() else { return };
+    let busy = Busy::new(&s);
+    let mut shared = leaked_while_busy(&s, &busy);
+    let start = Instant::now();
+    // SAFETY: as above.
+    let e = unsafe { shared.write(&s.stream) }.unwrap_err();
+    let took = start.elapsed();
+    println!("the write after a leaked guard: {e} after {took:?}");
+    assert!(matches!(e, Error::Timeout { .. }), "{e}");
+    assert!(
+        (Duration::from_secs(9)..Duration::from_secs(12)).contains(&took),
+        "the recovery took {took:?}: the limit is 10 s"
+    );
+    assert!(
+        busy.running(),
+        "the kernel ended before the recovery gave up"
+    );
+    busy.wait();
+    write_frame(&s, &mut shared, seed_of(7));
+    let got = read_back(&s, shared.texture());
+    assert_frame(&got, seed_of(7), "the frame after the recovery");
+    s.ctx.check_drop_errors().unwrap();
+}
+
+/// As above, in the drop: it gives up after 10 s and leaks the image and semaphore rather
+/// than free them under CUDA's work.
+#[test]
+fn a_leaked_guards_recovery_in_the_drop_gives_up_after_ten_seconds() {
+    let Some(s) = setup() else { return };
+    let busy = Busy::new(&s);
+    let shared = leaked_while_busy(&s, &busy);
+    let start = Instant::now();
+    drop(shared);
+    let took = start.elapsed();
+    println!("the drop after a leaked guard took {took:?}");
+    assert!(
+        (Duration::from_secs(9)..Duration::from_secs(12)).contains(&took),
+        "the drop took {took:?}: the limit is 10 s"
+    );
+    busy.wait();
+    s.ctx.take_drop_errors();
+}
+
+/// Rounds of the race per mode.
+const RACE_ROUNDS: usize = 30;
+
+/// Another thread destroys (a clone of) the luma texture at a random moment while uploads of
+/// one size run: an upload is refused at the latest two uploads later, and each upload,
+/// refused or not, returns with no wait for the unrelated kernel. In interop mode wgpu 30
+/// refuses a copy into a destroyed texture at the submit that carries it with the chroma's
+/// hand-back: the hand-back is submitted again alone at once (it used to stay CUDA's, and the
+/// next upload synchronized the context: 396 ms of the kernel's 400 on an H200, driver
+/// 580.159.04, 2026-12-06). A frame of another size then makes new textures with its frame.
+/// The log's count of those hand-backs says how many refusals took that path (all of
+/// interop's, there).
+#[test]
+fn a_texture_destroyed_mid_upload_costs_the_next_uploads_no_wait() {
+    let Some(s) = setup() else { return };
+    capture_log();
+    let busy = Busy::new(&s);
+    let wgpu = (&s.device, &s.queue);
+    let sizes = [(64, 36), (66, 38)];
+    let layouts = sizes.map(|size| VideoLayout::packed(size, VideoFormat::Nv12).unwrap());
+    // Two frames of each size, all allocated before any kernel spins.
+    let frames: Vec<[(Vec<u8>, DeviceBuffer<u8>); 2]> = layouts
+        .iter()
+        .enumerate()
+        .map(|(i, layout)| {
+            [0, 1].map(|k| {
+                let bytes = noise(layout.bytes(), 0x5ace_0000 + (2 * i + k) as u64);
+                let src = DeviceBuffer::from_slice(&s.ctx, &bytes).unwrap();
+                (bytes, src)
+            })
+        })
+        .collect();
+    let mut random = 0x9e37_79b9_7f4a_7c15u64;
+    for mode in [Mode::Interop, Mode::Staged] {
+        take_log();
+        let mut planes = planes_on(&s, wgpu, sizes[1], VideoFormat::Nv12, Some(mode));
+        for round in 0..RACE_ROUNDS {
+            let (i, layout) = (round % 2, layouts[round % 2]);
+            let what = format!("{mode} round {round}");
+            // New textures for this round (the last round's luma is destroyed); the old ones
+            // go with the read-back's wait, before the kernel spins: CUDA frees may wait for
+            // the context.
+            assert!(planes.upload(&frames[i][0].1, layout, &s.stream).unwrap());
+            assert_planes(wgpu, &planes, &want_planes(&frames[i][0].0, &layout), &what);
+            busy.start(&s, Duration::from_millis(400));
+            random ^= random << 13;
+            random ^= random >> 7;
+            random ^= random << 17;
+            let (luma, delay) = (planes.luma().clone(), Duration::from_micros(random % 1500));
+            let destroyer = std::thread::spawn(move || {
+                std::thread::sleep(delay);
+                luma.destroy();
+            });
+            let (mut uploads, mut refused) = (0, 0);
+            while refused < 3 {
+                let start = Instant::now();
+                let result = planes.upload(&frames[i][uploads % 2].1, layout, &s.stream);
+                let took = start.elapsed();
+                assert!(
+                    took < Duration::from_millis(150),
+                    "{what}: upload {uploads} took {took:?}: it waited for the unrelated kernel"
+                );
+                match result {
+                    Ok(new) => assert!(!new && refused == 0, "{what}: upload {uploads}"),
+                    Err(Error::Wgpu(WgpuError::Refused { .. })) => refused += 1,
+                    Err(e) => panic!("{what}: upload {uploads}: {e}"),
+                }
+                uploads += 1;
+                assert!(uploads < 100_000, "{what}: no upload was refused");
+            }
+            destroyer.join().unwrap();
+            assert!(
+                busy.running(),
+                "{what}: the kernel ended before the uploads did"
+            );
+            busy.wait();
+        }
+        let again = take_log()
+            .iter()
+            .filter(|l| l.contains("again alone"))
+            .count();
+        println!("{mode}: {RACE_ROUNDS} rounds; hand-backs refused with the copy: {again}");
+    }
+    s.ctx.check_drop_errors().unwrap();
+}
