@@ -15,12 +15,15 @@
 
 mod gpu;
 
+use cuda_gl::display::{DisplayTarget, Format, Layout, Mode};
 use cuda_gl::egl::HeadlessContext;
+use cuda_gl::video::{ColorMatrix, ColorRange, ColorSpace, Converter, VideoFormat, VideoLayout};
 use cuda_gl::{
-    Context, Device, Error, GlDeviceList, ImageTarget, RegisterFlags, RegisteredBuffer,
-    RegisteredImage, gl_devices,
+    Context, Device, DeviceBuffer, Error, GlDeviceList, ImageTarget, RegisterFlags,
+    RegisteredBuffer, RegisteredImage, Stream, StreamFlags, gl_devices,
 };
 use gpu::{delete_buffer, delete_texture, gl_buffer, gl_texture_storage};
+use std::sync::Arc;
 
 fn skip_or_fail(reason: String) {
     if std::env::var("CUDA_GL_REQUIRE_MESA").is_ok_and(|v| v == "1") {
@@ -40,24 +43,33 @@ fn assert_not_nvidia(what: &str, err: &Error) {
     assert!(text.contains("__EGL_VENDOR_LIBRARY_FILENAMES"), "{text}");
 }
 
-#[test]
-fn mesa_gl_next_to_cuda_is_not_nvidia_gl() {
+/// CUDA device 0 and a headless GL context of a software renderer (Mesa's, by
+/// `.mesa/mesa-env.sh`), current with the `gl` crate loaded; `None` after saying why (or a
+/// failure under `CUDA_GL_REQUIRE_MESA=1`) where this process has not both.
+fn mesa_next_to_cuda() -> Option<(Device, HeadlessContext)> {
     let device = match Device::get(0) {
         Ok(d) => d,
-        Err(e) => return skip_or_fail(format!("no CUDA device: {e}")),
+        Err(e) => {
+            skip_or_fail(format!("no CUDA device: {e}"));
+            return None;
+        }
     };
     let gl = match HeadlessContext::any_gl() {
         Ok(gl) => gl,
-        Err(e) => return skip_or_fail(format!("no headless GL context: {e}")),
+        Err(e) => {
+            skip_or_fail(format!("no headless GL context: {e}"));
+            return None;
+        }
     };
     gl::load_with(|name| gl.get_proc_address(name));
     if !gl.is_software() {
-        return skip_or_fail(format!(
+        skip_or_fail(format!(
             "the GL context is {} ({}), not a software renderer; point \
              __EGL_VENDOR_LIBRARY_FILENAMES at Mesa's vendor file (source .mesa/mesa-env.sh)",
             gl.renderer(),
             gl.vendor()
         ));
+        return None;
     }
     eprintln!(
         "GL: {} / {} / {}; CUDA device 0: {}",
@@ -66,6 +78,14 @@ fn mesa_gl_next_to_cuda_is_not_nvidia_gl() {
         gl.version(),
         device.name().unwrap()
     );
+    Some((device, gl))
+}
+
+#[test]
+fn mesa_gl_next_to_cuda_is_not_nvidia_gl() {
+    let Some((device, _gl)) = mesa_next_to_cuda() else {
+        return;
+    };
 
     // The GL context's GPU, asked directly.
     let err = gl_devices(GlDeviceList::All).unwrap_err();
@@ -103,9 +123,8 @@ fn mesa_gl_next_to_cuda_is_not_nvidia_gl() {
 /// with the fix; frames drawn by a kernel into the pixels and through the surface equal the
 /// CPU's at odd sizes and at 1080p, right after their present (uploaded band by band: 1080p
 /// in 8 bands, 1001x2333 in 9, the last shorter).
-fn display_target_is_staged(ctx: &std::sync::Arc<Context>) {
-    use cuda_gl::display::Mode;
-    let stream = cuda_gl::Stream::new(ctx, cuda_gl::StreamFlags::NonBlocking).unwrap();
+fn display_target_is_staged(ctx: &Arc<Context>) {
+    let stream = Stream::new(ctx, StreamFlags::NonBlocking).unwrap();
     let kernels = cuda_gl::Module::from_ptx(ctx, gpu::TEST_PTX).unwrap();
     let fill = kernels.function("fill_u32").unwrap();
     let fill_surface = kernels.function("surface_fill_rgba8").unwrap();
@@ -154,6 +173,139 @@ fn display_target_is_staged(ctx: &std::sync::Arc<Context>) {
                 "staged {w}x{h} frame {seed}: {wrong} texels wrong"
             );
         }
+    }
+}
+
+/// On Mesa's GL (staged mode: frames uploaded from pinned memory in bands), what `show` and
+/// `show_video` put on a target reads back through `read_pixels` byte for byte, and the same
+/// as `glGetTexImage` reads: the first frame on a fresh target (a P010 frame at 1001x333, as
+/// example 13 shows first, which read back as all zeros: `read_pixels` went through a
+/// `glGetnTexImage` that Mesa 22.3 does not dispatch), the next one, and frames after the
+/// target was resized by a show of another size and by `resize`, at odd sizes and at 1080p.
+#[test]
+fn staged_shows_read_back_byte_for_byte_through_read_pixels() {
+    let Some((device, _gl)) = mesa_next_to_cuda() else {
+        return;
+    };
+    let ctx = Context::new(&device).unwrap();
+    let show = Shows {
+        stream: Stream::new(&ctx, StreamFlags::NonBlocking).unwrap(),
+        converter: Converter::load(&ctx).unwrap(),
+        ctx,
+    };
+    let bt2020 = ColorSpace::new(ColorMatrix::Bt2020, ColorRange::Limited);
+    // Example 13's layouts, as NVDEC leaves them: pitch 2048, the chroma plane after the
+    // luma's aligned height.
+    let p010_odd =
+        VideoLayout::with_chroma((1001, 333), VideoFormat::P010, 2048, 2048 * 336, 2048).unwrap();
+    let nv12_hd =
+        VideoLayout::with_chroma((1920, 1080), VideoFormat::Nv12, 2048, 2048 * 1088, 2048).unwrap();
+    let p010_tall = VideoLayout::new((77, 1201), VideoFormat::P010, 96 * 2).unwrap();
+
+    // As example 13: a fresh 1001x333 target, a P010 frame first.
+    let (mut target, report) = gpu::display_target(&show.ctx, (1001, 333), None);
+    eprintln!("{report}");
+    assert_eq!(target.mode(), Mode::Staged, "{report}");
+    show.video(&mut target, p010_odd, bt2020, 1);
+    show.video(&mut target, p010_odd, ColorSpace::default(), 2);
+    show.rgba8(&mut target, (1001, 333), 3);
+    // Resized by the shows: to 1080p NV12, then a tall odd P010 and an RGBA8 image of its size.
+    show.video(&mut target, nv12_hd, ColorSpace::default(), 4);
+    show.video(&mut target, p010_tall, bt2020, 5);
+    show.rgba8(&mut target, (77, 1201), 6);
+    // Resized by `resize`, then an image of the new size.
+    target.resize(1001, 333).unwrap();
+    assert_eq!(
+        (target.size(), target.format()),
+        ((1001, 333), Format::Rgba8)
+    );
+    show.rgba8(&mut target, (1001, 333), 7);
+    drop(target);
+
+    // A fresh target of each odd size, an RGBA8 image first, then a P010 frame.
+    for (size, video) in [((77, 1201), p010_tall), ((1001, 333), p010_odd)] {
+        let (mut target, report) = gpu::display_target(&show.ctx, size, None);
+        assert_eq!(target.mode(), Mode::Staged, "{report}");
+        show.rgba8(&mut target, size, 8);
+        show.video(&mut target, video, bt2020, 9);
+    }
+    drop(show.converter);
+    show.ctx.check_drop_errors().unwrap();
+}
+
+/// What the read-back test shows with: its CUDA context, stream and video converter.
+struct Shows {
+    stream: Stream,
+    converter: Converter,
+    ctx: Arc<Context>,
+}
+
+impl Shows {
+    /// Shows a pseudo-random RGBA8 image of `size` (seeded by `seed`) and checks that the
+    /// target holds it.
+    fn rgba8(&self, target: &mut DisplayTarget, size: (u32, u32), seed: u64) {
+        let layout = Layout::packed(size, Format::Rgba8).unwrap();
+        let bytes = gpu::noise(layout.bytes(), seed);
+        let src = DeviceBuffer::from_slice(&self.ctx, &bytes).unwrap();
+        target.show(&src, layout, &self.stream).unwrap();
+        assert_holds(target, &bytes, &format!("RGBA8 {size:?} image {seed}"));
+    }
+
+    /// Shows a pseudo-random frame of `layout` (seeded by `seed`) under `color` and checks that
+    /// the target holds what the converter makes of it on the GPU, byte for byte.
+    fn video(&self, target: &mut DisplayTarget, layout: VideoLayout, color: ColorSpace, seed: u64) {
+        let what = format!("{:?} {:?} frame {seed}", layout.format(), layout.size());
+        let src = DeviceBuffer::from_slice(&self.ctx, &gpu::noise(layout.bytes(), seed)).unwrap();
+        let rgba = Layout::packed(layout.size(), Format::Rgba8).unwrap();
+        let mut converted = DeviceBuffer::<u8>::zeroed(&self.ctx, rgba.bytes()).unwrap();
+        self.converter
+            .convert_buffer(&src, layout, color, &mut converted, rgba, &self.stream)
+            .unwrap();
+        let want = converted.to_vec_on(&self.stream).unwrap();
+        // The conversion writes every pixel, alpha 255: a frame of zeros (nothing converted)
+        // cannot stand for what the target must hold.
+        assert!(
+            want.chunks_exact(4).all(|p| p[3] == 255),
+            "{what}: the converter's own output"
+        );
+        target
+            .show_video(&src, layout, color, &self.stream)
+            .unwrap();
+        assert_holds(target, &want, &what);
+    }
+}
+
+/// Asserts that `target`, right after a show, holds `want` (its size's RGBA8 bytes, row 0
+/// first): through `read_pixels` and through `glGetTexImage` of its texture.
+fn assert_holds(target: &mut DisplayTarget, want: &[u8], what: &str) {
+    let (w, h) = target.size();
+    let differ = |got: &[u8]| {
+        assert_eq!(got.len(), want.len(), "{what}: bytes read back");
+        let first = got.iter().zip(want).position(|(a, b)| a != b);
+        first.map(|at| {
+            let pixel = at / 4;
+            let count = got
+                .chunks_exact(4)
+                .zip(want.chunks_exact(4))
+                .filter(|(a, b)| a != b)
+                .count();
+            format!(
+                "{count} of {} pixels differ, first at ({}, {}): {:?}, want {:?}",
+                want.len() / 4,
+                pixel % w as usize,
+                pixel / w as usize,
+                &got[pixel * 4..pixel * 4 + 4],
+                &want[pixel * 4..pixel * 4 + 4]
+            )
+        })
+    };
+    let texels = gpu::read_texture_rgba8(target.texture().0, w as usize, h as usize, 0);
+    let stored: Vec<u8> = texels.iter().flat_map(|t| t.to_le_bytes()).collect();
+    if let Some(why) = differ(&stored) {
+        panic!("{what} {w}x{h}: the texture (glGetTexImage) does not hold the image: {why}");
+    }
+    if let Some(why) = differ(&target.read_pixels().unwrap()) {
+        panic!("{what} {w}x{h}: read_pixels does not give what the texture holds: {why}");
     }
 }
 

@@ -70,8 +70,9 @@ fn bands(row: usize, height: usize, plan: BandPlan) -> Vec<Rows> {
 }
 
 /// The bands of a frame of `height` rows of `row` bytes uploaded from client memory (a wgpu
-/// target's staged mode: `write_texture` copies the bytes on the CPU, as such GL does).
-#[cfg(feature = "wgpu")]
+/// target's staged mode: `write_texture` copies the bytes on the CPU, as such GL does; the
+/// texture's tests, which upload as the staged mode does on such GL).
+#[cfg(any(feature = "wgpu", all(test, feature = "egl")))]
 pub(crate) fn bands_for_client_upload(row: usize, height: usize) -> Vec<Rows> {
     bands(row, height, CLIENT_UPLOAD)
 }

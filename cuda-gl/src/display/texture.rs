@@ -344,10 +344,7 @@ impl Texture {
     pub(super) fn read(&self) -> Result<Vec<u8>> {
         let fns = self.owner.check("glGetnTexImage (not called)")?;
         self.label.check_own(fns, Object::Texture, self.name)?;
-        let get = crate::glapi::have(
-            fns.get_n_tex_image.or(fns.get_n_tex_image_arb),
-            "glGetnTexImage",
-        )?;
+        let get = fns.bounded_tex_image()?;
         fns.drain_errors();
         // Unbinds the pixel pack buffer too, until `restore`.
         let state = PixelState::neutral(fns, Direction::Pack)?;
@@ -563,3 +560,6 @@ impl UnpackState {
         }
     }
 }
+
+#[cfg(all(test, feature = "egl"))]
+mod tests;

@@ -131,7 +131,8 @@ gl_fns! {
         load_identity: "glLoadIdentity" = fn();
         load_matrixf: "glLoadMatrixf" = fn(*const f32);
         clamp_color: "glClampColor" = fn(u32, u32);
-        // A bounded read of a display target's texture (OpenGL 4.5, or GL_ARB_robustness).
+        // A bounded read of a display target's texture (OpenGL 4.5, or GL_ARB_robustness):
+        // through `GlFns::bounded_tex_image`, which picks the one the context has.
         get_n_tex_image: "glGetnTexImage" = fn(u32, i32, u32, u32, i32, *mut c_void);
         get_n_tex_image_arb: "glGetnTexImageARB" = fn(u32, i32, u32, u32, i32, *mut c_void);
         object_label: "glObjectLabel" = fn(u32, u32, i32, *const u8);
@@ -166,6 +167,9 @@ impl std::fmt::Debug for GlFns {
         f.write_str("GlFns")
     }
 }
+
+/// `glGetnTexImage`'s signature (and `glGetnTexImageARB`'s).
+pub(crate) type GetnTexImage = unsafe extern "system" fn(u32, i32, u32, u32, i32, *mut c_void);
 
 /// An optional entry point, or [`Error::MissingGlFunction`] naming it.
 pub(crate) fn have<T>(f: Option<T>, function: &'static str) -> Result<T> {
@@ -253,6 +257,29 @@ impl GlFns {
     pub(crate) fn version_string(&self) -> (i32, i32) {
         self.string(gl::VERSION)
             .map_or((0, 0), |text| parse_version(&text))
+    }
+
+    /// The bounded texture read of the current context: `glGetnTexImageARB` where it has
+    /// `GL_ARB_robustness`, else OpenGL 4.5's `glGetnTexImage` in a context of 4.5 or later
+    /// (OpenGL ES, at most 3.2, has neither). The extension's first, because an address says
+    /// nothing of the context (see [`GlFns`]): Mesa 22.3's dispatch has no `glGetnTexImage`
+    /// though its llvmpipe reports OpenGL 4.5, and libglvnd still resolves the name, to a stub
+    /// that writes nothing and raises no error (a display target read back through it read all
+    /// zeros: Mesa 22.3.6 beside an H200, 2026-12-06). llvmpipe and NVIDIA's GL both have
+    /// `GL_ARB_robustness`.
+    ///
+    /// # Errors
+    /// [`Error::MissingGlFunction`] naming `glGetnTexImage` in a context with neither (before
+    /// OpenGL 4.5 without the extension, OpenGL ES), or where the platform resolved neither.
+    pub(crate) fn bounded_tex_image(&self) -> Result<GetnTexImage> {
+        let chosen = if self.has_extension("GL_ARB_robustness") {
+            self.get_n_tex_image_arb
+        } else if self.version() >= (4, 5) {
+            self.get_n_tex_image
+        } else {
+            None
+        };
+        have(chosen, "glGetnTexImage")
     }
 
     /// The context's OpenGL version, `(major, minor)`.

@@ -31,19 +31,6 @@ fn spaces() -> Vec<ColorSpace> {
         .collect()
 }
 
-/// `n` pseudo-random bytes (xorshift64*), the same for the same seed.
-pub(crate) fn noise(n: usize, seed: u64) -> Vec<u8> {
-    let mut s = seed | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s >> 12;
-            s ^= s << 25;
-            s ^= s >> 27;
-            (s.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 56) as u8
-        })
-        .collect()
-}
-
 /// The frames converted, each with the pitch of its RGBA8 destination: 1920x1080 as NVDEC
 /// lays it out (pitch a multiple of 512, chroma at the aligned height of 1088 rows); 1001x333
 /// (odd sides) with a chroma plane at a pitch of its own after a gap, into a destination whose

@@ -11,9 +11,9 @@
 #![cfg(all(feature = "wgpu", feature = "egl"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use super::video::{check_rgba, frames, noise};
+use super::video::{check_rgba, frames};
 use super::wgpu_interop::{Setup, assert_frame, read_back, setup, words};
-use crate::gpu::pattern;
+use crate::gpu::{noise, pattern};
 use crate::harness::{SoakSizes, device_used};
 use cuda_gl::display::{ColorMap, DisplayError, Format, Frame, Layout, Mode, Palette};
 use cuda_gl::video::{ColorSpace, VideoFormat, convert_cpu};

@@ -10,9 +10,9 @@
 #![cfg(all(feature = "wgpu", feature = "egl"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use super::video::noise;
 use super::wgpu_interop::{Setup, setup};
 use super::wgpu_planes::{assert_bytes, assert_textures, planes_on, want_planes};
+use crate::gpu::noise;
 use crate::wgpu_read::submit_read;
 use cuda_gl::display::{Format, Layout, Mode};
 use cuda_gl::video::{VideoFormat, VideoLayout};

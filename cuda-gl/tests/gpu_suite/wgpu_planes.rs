@@ -15,8 +15,9 @@
 #[path = "wgpu_planes_shader.rs"]
 mod shader;
 
-use super::video::{frames, noise};
+use super::video::frames;
 use super::wgpu_interop::{Setup, setup};
+use crate::gpu::noise;
 use crate::harness::{packed_rows, ready};
 use crate::wgpu_read::read_texture;
 use cuda_gl::display::{DisplayError, Mode};

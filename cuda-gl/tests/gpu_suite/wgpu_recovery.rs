@@ -10,10 +10,10 @@
 #![cfg(all(feature = "wgpu", feature = "egl"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use super::video::noise;
 use super::wgpu_interop::{Setup, assert_frame, read_back, seed_of, setup, write_frame};
 use super::wgpu_order::spin_on;
 use super::wgpu_planes::{assert_planes, planes_on, want_planes};
+use crate::gpu::noise;
 use crate::harness::{capture_log, device_used, mib, take_log};
 use cuda_gl::display::Mode;
 use cuda_gl::video::{VideoFormat, VideoLayout};
