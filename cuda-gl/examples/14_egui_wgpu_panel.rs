@@ -177,14 +177,7 @@ fn headless(args: &common::Args) -> Result<String> {
     );
     let screen = Offscreen::new(&gpu.device, SCREEN);
     let egui_ctx = egui::Context::default();
-    // One pixel per point (egui's default without a window).
-    let input = egui::RawInput {
-        screen_rect: Some(egui::Rect::from_min_size(
-            egui::Pos2::ZERO,
-            egui::vec2(SCREEN.0 as f32, SCREEN.1 as f32),
-        )),
-        ..Default::default()
-    };
+    let input = egui_panel::headless_input();
     gpu.check_errors("making egui-wgpu's renderer")?;
     let mut last = Vec::new();
     while panel.controls.drawn < FRAMES {
