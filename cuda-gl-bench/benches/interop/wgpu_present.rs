@@ -42,6 +42,10 @@ use std::fmt::Write as _;
 #[cfg(feature = "wgpu")]
 #[path = "wgpu_present/rows.rs"]
 mod rows;
+// A plain 2D texture, as the examples and the wgpu GPU tests make theirs.
+#[cfg(feature = "wgpu")]
+#[path = "../../../cuda-gl/examples/common/wgpu_texture.rs"]
+mod wgpu_texture;
 
 #[cfg(feature = "wgpu")]
 pub use rows::{Wgpu, group};

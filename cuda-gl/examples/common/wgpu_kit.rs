@@ -1,6 +1,7 @@
 //! The wgpu examples' (12, 14) boilerplate: the render pass that draws a texture over a render
 //! target (one full-screen triangle, a nearest sampler), the read-back of a render target's
-//! pixels through a buffer, an offscreen RGBA8 render target, and the PNG of a read-back.
+//! pixels through a buffer (`wgpu_copy.rs`), an offscreen RGBA8 render target
+//! (`wgpu_texture.rs`), and the PNG of a read-back.
 //! Not part of `common/mod.rs`, which builds without the `wgpu` feature: an example that draws
 //! with wgpu includes it on its own (`#[path = "common/wgpu_kit.rs"] mod wgpu_kit;`).
 // Each example uses a different part of this module (14 paints with egui-wgpu, not `Blit`).
@@ -8,6 +9,8 @@
 
 #[path = "wgpu_copy.rs"]
 mod wgpu_copy;
+#[path = "wgpu_texture.rs"]
+mod wgpu_texture;
 
 use crate::common::NAME;
 use anyhow::{Context as _, Result, anyhow, bail};
@@ -240,20 +243,13 @@ pub struct Offscreen {
 
 impl Offscreen {
     pub fn new(device: &wgpu::Device, (width, height): (u32, u32)) -> Offscreen {
-        let texture = device.create_texture(&wgpu::TextureDescriptor {
-            label: Some(&format!("{NAME}: offscreen render target")),
-            size: wgpu::Extent3d {
-                width,
-                height,
-                depth_or_array_layers: 1,
-            },
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: wgpu::TextureFormat::Rgba8Unorm,
-            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
-            view_formats: &[],
-        });
+        let texture = wgpu_texture::texture_2d(
+            device,
+            (width, height),
+            wgpu::TextureFormat::Rgba8Unorm,
+            wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+            &format!("{NAME}: offscreen render target"),
+        );
         Offscreen { texture }
     }
 
