@@ -57,6 +57,8 @@ mod egui_wgpu_paint;
 mod wgpu_device;
 #[path = "common/wgpu_kit.rs"]
 mod wgpu_kit;
+#[path = "common/wgpu_texture.rs"]
+mod wgpu_texture;
 
 use anyhow::{Result, anyhow, bail};
 use common::Stripes;

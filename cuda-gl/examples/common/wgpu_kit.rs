@@ -3,16 +3,16 @@
 //! pixels through a buffer (`wgpu_copy.rs`), an offscreen RGBA8 render target
 //! (`wgpu_texture.rs`), and the PNG of a read-back.
 //! Not part of `common/mod.rs`, which builds without the `wgpu` feature: an example that draws
-//! with wgpu includes it on its own (`#[path = "common/wgpu_kit.rs"] mod wgpu_kit;`).
+//! with wgpu includes it on its own (`#[path = "common/wgpu_kit.rs"] mod wgpu_kit;`), with
+//! `common/wgpu_texture.rs` beside it (`mod wgpu_texture`).
 // Each example uses a different part of this module (14 paints with egui-wgpu, not `Blit`).
 #![allow(dead_code)]
 
 #[path = "wgpu_copy.rs"]
 mod wgpu_copy;
-#[path = "wgpu_texture.rs"]
-mod wgpu_texture;
 
 use crate::common::NAME;
+use crate::wgpu_texture::{cleared_to_black, texture_2d};
 use anyhow::{Context as _, Result, anyhow, bail};
 use std::path::Path;
 use std::sync::mpsc::{self, TryRecvError};
@@ -125,15 +125,7 @@ impl Blit {
         let view = into.create_view(&Default::default());
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
             label: Some(&format!("{NAME}: draw the target")),
-            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                view: &view,
-                depth_slice: None,
-                resolve_target: None,
-                ops: wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
-                    store: wgpu::StoreOp::Store,
-                },
-            })],
+            color_attachments: &[Some(cleared_to_black(&view))],
             depth_stencil_attachment: None,
             timestamp_writes: None,
             occlusion_query_set: None,
@@ -243,7 +235,7 @@ pub struct Offscreen {
 
 impl Offscreen {
     pub fn new(device: &wgpu::Device, (width, height): (u32, u32)) -> Offscreen {
-        let texture = wgpu_texture::texture_2d(
+        let texture = texture_2d(
             device,
             (width, height),
             wgpu::TextureFormat::Rgba8Unorm,
