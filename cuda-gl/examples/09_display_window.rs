@@ -127,15 +127,6 @@ fn run(args: &Args) -> Result<Outcome> {
     common::outcome_of(result)
 }
 
-/// The size to resize to once `drawn` frames of `frames` are drawn: the sizes of [`SIZES`]
-/// spread evenly over the run.
-fn resize_due(drawn: u32, frames: u32) -> Option<(u32, u32)> {
-    let steps = SIZES.len() as u64 + 1;
-    (1..steps)
-        .find(|&i| drawn > 0 && u64::from(drawn) == i * u64::from(frames) / steps)
-        .map(|i| SIZES[i as usize - 1])
-}
-
 /// What the window and the headless run share: the display target, the kernel that draws its
 /// frames, the triangle that shows its texture, and what has been checked.
 struct Frames {
@@ -282,7 +273,7 @@ fn headless(args: &Args) -> Result<String> {
     let mut frames = Frames::new(&ctx, &gl, START)?;
     let mut screen = Offscreen::new(START.0, START.1)?;
     while frames.drawn < args.frames {
-        if let Some(size) = resize_due(frames.drawn, args.frames) {
+        if let Some(size) = common::size_due(frames.drawn, args.frames, &SIZES) {
             frames.resize(size)?;
             screen = Offscreen::new(size.0, size.1)?;
         }
@@ -303,7 +294,8 @@ fn headless(args: &Args) -> Result<String> {
 
 /// The frames in a winit window with a glutin GL context, driven by `winit_app`.
 mod window {
-    use super::{Args, Frames, START, Unavailable, glow_kit, resize_due, screenshot, winit_app};
+    use super::{Args, Frames, SIZES, START, Unavailable, glow_kit, screenshot, winit_app};
+    use crate::common;
     use anyhow::{Result, anyhow};
     use cuda_gl::{Context, Device};
     use glutin::config::{ConfigTemplateBuilder, GlConfig};
@@ -431,7 +423,7 @@ mod window {
         }
 
         fn size_due(&self) -> Option<(u32, u32)> {
-            resize_due(self.frames.drawn, self.args.frames)
+            common::size_due(self.frames.drawn, self.args.frames, &SIZES)
         }
 
         fn finish(self) -> Result<String> {

@@ -170,13 +170,7 @@ fn headless(args: &common::Args) -> Result<String> {
     let mut painter = egui_glow::Painter::new(gl.clone(), "", None, false)?;
     let screen = Offscreen::new(SCREEN.0, SCREEN.1)?;
     let egui_ctx = egui::Context::default();
-    let input = egui::RawInput {
-        screen_rect: Some(egui::Rect::from_min_size(
-            egui::Pos2::ZERO,
-            egui::vec2(SCREEN.0 as f32, SCREEN.1 as f32),
-        )),
-        ..Default::default()
-    };
+    let input = egui_panel::headless_input();
     let painted = (|| {
         while panel.controls.drawn < FRAMES {
             let image = panel.frame(&gl, |t| painter.register_native_texture(t))?;

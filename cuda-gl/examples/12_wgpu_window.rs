@@ -54,6 +54,8 @@ mod common;
 mod wgpu_device;
 #[path = "common/wgpu_kit.rs"]
 mod wgpu_kit;
+#[path = "common/wgpu_texture.rs"]
+mod wgpu_texture;
 #[path = "common/winit_app.rs"]
 mod winit_app;
 

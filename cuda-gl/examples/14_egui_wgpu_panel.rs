@@ -57,6 +57,8 @@ mod egui_wgpu_paint;
 mod wgpu_device;
 #[path = "common/wgpu_kit.rs"]
 mod wgpu_kit;
+#[path = "common/wgpu_texture.rs"]
+mod wgpu_texture;
 
 use anyhow::{Result, anyhow, bail};
 use common::Stripes;
@@ -177,14 +179,7 @@ fn headless(args: &common::Args) -> Result<String> {
     );
     let screen = Offscreen::new(&gpu.device, SCREEN);
     let egui_ctx = egui::Context::default();
-    // One pixel per point (egui's default without a window).
-    let input = egui::RawInput {
-        screen_rect: Some(egui::Rect::from_min_size(
-            egui::Pos2::ZERO,
-            egui::vec2(SCREEN.0 as f32, SCREEN.1 as f32),
-        )),
-        ..Default::default()
-    };
+    let input = egui_panel::headless_input();
     gpu.check_errors("making egui-wgpu's renderer")?;
     let mut last = Vec::new();
     while panel.controls.drawn < FRAMES {

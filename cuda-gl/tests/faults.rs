@@ -40,12 +40,13 @@ use std::time::Duration;
 
 const N: usize = 16 * 1024;
 
-/// Runs `body` when this process is the child for `test`; otherwise runs the child and checks
-/// how it ended.
-fn fault_test(test: &str, body: fn() -> Option<()>) {
+/// Runs `body` on the test GPU ([`gpu`]) when this process is the child for `test` (without a
+/// GPU it says so and skips); otherwise runs the child and checks how it ended.
+fn fault_test(test: &str, body: fn(Gpu)) {
     if is_child(test) {
         capture_log();
-        if body().is_some() {
+        if let Some(g) = gpu() {
+            body(g);
             println!("fault-done: {test}");
         }
         return;
@@ -100,7 +101,7 @@ const DESTRUCTIVE_FAULTS: &str = "CUDA_GL_DESTRUCTIVE_FAULTS";
 /// Skipping here never fails, not even under `CUDA_GL_REQUIRE_GPU=1`: that variable turns a GPU
 /// that *cannot* be tested into a failure, while an unset [`DESTRUCTIVE_FAULTS`] is the default
 /// decision not to harm a shared machine, which every ordinary GPU run makes.
-fn destructive_fault_test(test: &str, body: fn() -> Option<()>) {
+fn destructive_fault_test(test: &str, body: fn(Gpu)) {
     if std::env::var(DESTRUCTIVE_FAULTS).is_ok_and(|v| v == "1") {
         fault_test(test, body);
     } else {
@@ -201,8 +202,7 @@ fn buffer_of_second_context(g: &Gpu) -> (HeadlessContext, RegisteredBuffer) {
 
 #[test]
 fn gl_context_destroyed_while_registered() {
-    fault_test("gl_context_destroyed_while_registered", || {
-        let g = gpu()?;
+    fault_test("gl_context_destroyed_while_registered", |g| {
         // A second GL context owns the buffer; it is destroyed while current on this thread.
         let (owner, mut res) = buffer_of_second_context(&g);
         drop(owner);
@@ -211,14 +211,12 @@ fn gl_context_destroyed_while_registered() {
             res.map(&g.stream).map(|m| m.size()),
         );
         map_again_and_recover(&g, res, "map with another GL context current", 11);
-        Some(())
     });
 }
 
 #[test]
 fn gl_context_destroyed_while_mapped() {
-    fault_test("gl_context_destroyed_while_mapped", || {
-        let g = gpu()?;
+    fault_test("gl_context_destroyed_while_mapped", |g| {
         let (owner, mut res) = buffer_of_second_context(&g);
         let fill = g.kernels.function("fill_u32").unwrap();
         {
@@ -236,7 +234,6 @@ fn gl_context_destroyed_while_mapped() {
         println!("still marked mapped after that: {}", res.is_mapped());
         let what = "map again with another GL context current";
         map_again_and_recover(&g, res, what, 12);
-        Some(())
     });
 }
 
@@ -265,8 +262,7 @@ fn primary_state(device: &Device) -> (u32, i32) {
 /// alone, on a machine nobody needs afterwards, then check `dmesg | grep Xid`.
 #[test]
 fn primary_context_reset_under_live_resources() {
-    destructive_fault_test("primary_context_reset_under_live_resources", || {
-        let g = gpu()?;
+    destructive_fault_test("primary_context_reset_under_live_resources", |g| {
         let name = gl_buffer(N * 4, None);
         let tex = gl_texture_rgba8(64, 64, 1);
         let mut buf = RegisteredBuffer::register(&g.ctx, name, RegisterFlags::NONE).unwrap();
@@ -331,7 +327,6 @@ fn primary_context_reset_under_live_resources() {
         delete_buffer(name);
         delete_texture(tex);
         drop(g.gl);
-        Some(())
     });
 }
 
@@ -342,8 +337,7 @@ fn primary_context_reset_under_live_resources() {
 /// TIMEOUT`) until the GPU is reset. Run it last, alone, on a machine nobody needs afterwards.
 #[test]
 fn kernel_faults_while_a_resource_is_mapped() {
-    destructive_fault_test("kernel_faults_while_a_resource_is_mapped", || {
-        let g = gpu()?;
+    destructive_fault_test("kernel_faults_while_a_resource_is_mapped", |g| {
         let (name, mut res) = registered_buffer(&g.ctx, N * 4, RegisterFlags::NONE);
         let bad = g.kernels.function("fault_illegal_address").unwrap();
         let one = LaunchConfig {
@@ -411,14 +405,12 @@ fn kernel_faults_while_a_resource_is_mapped() {
         );
         delete_buffer(name);
         drop(g.gl);
-        Some(())
     });
 }
 
 #[test]
 fn gl_buffer_deleted_while_registered() {
-    fault_test("gl_buffer_deleted_while_registered", || {
-        let g = gpu()?;
+    fault_test("gl_buffer_deleted_while_registered", |g| {
         let (name, mut res) = registered_buffer(&g.ctx, N * 4, RegisterFlags::NONE);
         let fill = g.kernels.function("fill_u32").unwrap();
         delete_buffer(name);
@@ -456,14 +448,12 @@ fn gl_buffer_deleted_while_registered() {
         interop_works(&g.ctx, again, 16).unwrap();
         println!("recovery: the new buffer registers and is written once the old one is gone");
         delete_buffer(again);
-        Some(())
     });
 }
 
 #[test]
 fn registering_the_same_object_twice() {
-    fault_test("registering_the_same_object_twice", || {
-        let g = gpu()?;
+    fault_test("registering_the_same_object_twice", |g| {
         let tex = gl_texture_rgba8(32, 32, 1);
         let first =
             RegisteredImage::register(&g.ctx, tex, ImageTarget::Texture2D, RegisterFlags::NONE)
@@ -493,14 +483,12 @@ fn registering_the_same_object_twice() {
         g.ctx.check_drop_errors().unwrap();
         delete_renderbuffer(rb);
         delete_texture(tex);
-        Some(())
     });
 }
 
 #[test]
 fn registering_from_a_thread_without_gl_context() {
-    fault_test("registering_from_a_thread_without_gl_context", || {
-        let g = gpu()?;
+    fault_test("registering_from_a_thread_without_gl_context", |g| {
         let name = gl_buffer(N * 4, None);
         let tex = gl_texture_rgba8(16, 16, 1);
         let ctx = g.ctx.clone();
@@ -532,6 +520,5 @@ fn registering_from_a_thread_without_gl_context() {
         );
         delete_buffer(name);
         delete_texture(tex);
-        Some(())
     });
 }

@@ -99,15 +99,14 @@ pub enum Role {
 pub type VideoTag = RoleTag<Role>;
 
 /// What the group found.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Setup {
     /// The `Report` line of the GL target (interop, 1920x1080).
     pub display: String,
     /// The wgpu adapter, when the wgpu rows ran.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub wgpu_adapter: Option<String>,
     /// Why the wgpu rows did not run.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub wgpu_skipped: Option<String>,
 }
 
@@ -151,6 +150,7 @@ const APIS: [Api; 2] = [
 ];
 
 /// `video.<gl|wgpu>.<WxH>` of `benchmarks.json`: medians in µs and their ratios.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
     /// `show_video` of an NV12 frame.
@@ -160,10 +160,8 @@ pub struct Summary {
     /// `show_video_us / show_us`.
     pub show_ratio: f64,
     /// Its target (at most), where there is one.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub show_target_max: Option<f64>,
     /// `show_video` of a P010 frame (for reading).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub show_p010_us: Option<f64>,
     /// The planes' frame (interop).
     pub planes_us: f64,
@@ -172,10 +170,8 @@ pub struct Summary {
     /// `planes_us / floor_us`.
     pub planes_ratio: f64,
     /// Its target (at most), where there is one.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub planes_target_max: Option<f64>,
     /// The planes' frame in staged mode (for reading).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub planes_staged_us: Option<f64>,
 }
 

@@ -42,6 +42,10 @@ use std::fmt::Write as _;
 #[cfg(feature = "wgpu")]
 #[path = "wgpu_present/rows.rs"]
 mod rows;
+// A plain 2D texture, as the examples and the wgpu GPU tests make theirs.
+#[cfg(feature = "wgpu")]
+#[path = "../../../cuda-gl/examples/common/wgpu_texture.rs"]
+mod wgpu_texture;
 
 #[cfg(feature = "wgpu")]
 pub use rows::{Wgpu, group};
@@ -142,6 +146,48 @@ pub struct Summary {
     pub staged_ratio_to_sum: f64,
 }
 
+impl Summary {
+    /// The interop figures the progress line and the report's table show, formatted once (µs
+    /// to 0.1, ratios to 0.001): interop, floor, their ratio, its target and verdict, the
+    /// shared raw hand-off, its ratio, and the present copy.
+    fn interop_figures(&self) -> [String; 7] {
+        [
+            us_text(self.interop_us),
+            us_text(self.floor_us),
+            ratio_text(self.interop_ratio),
+            format!(
+                "<= {}: {}",
+                self.interop_target_max,
+                verdict(self.interop_target_met)
+            ),
+            us_text(self.shared_raw_us),
+            ratio_text(self.shared_raw_ratio),
+            us_text(self.present_copy_us),
+        ]
+    }
+
+    /// The staged figures, as [`interop_figures`](Self::interop_figures): staged, DtoH,
+    /// write_texture, and staged to their sum.
+    fn staged_figures(&self) -> [String; 4] {
+        [
+            us_text(self.staged_us),
+            us_text(self.dtoh_us),
+            us_text(self.write_texture_us),
+            ratio_text(self.staged_ratio_to_sum),
+        ]
+    }
+}
+
+/// A median in µs as the summaries show it.
+fn us_text(v: f64) -> String {
+    format!("{v:.1}")
+}
+
+/// A ratio as the summaries show it.
+fn ratio_text(v: f64) -> String {
+    format!("{v:.3}")
+}
+
 /// `wgpu_present` of `benchmarks.json`: the setup's fields, then a summary by `<WxH>` (empty
 /// when the group skipped).
 #[derive(Debug, Clone, Serialize)]
@@ -211,12 +257,20 @@ fn set_ratios(cases: &mut [Case], size: (u32, u32)) {
     }
 }
 
+/// The summary of every size whose rows were all measured, with the size.
+fn each(cases: &[Case]) -> Vec<((u32, u32), Summary)> {
+    sizes::<Role>(cases)
+        .into_iter()
+        .filter_map(|size| Some((size, summary(cases, size)?)))
+        .collect()
+}
+
 /// `wgpu_present` of `benchmarks.json` for a device whose run included the group (its setup),
 /// skipped or not.
 pub fn summaries(cases: &[Case], setup: &Setup) -> WgpuReport {
-    let sizes = sizes::<Role>(cases)
+    let sizes = each(cases)
         .into_iter()
-        .filter_map(|(w, h)| Some((format!("{w}x{h}"), summary(cases, (w, h))?)))
+        .map(|((w, h), s)| (format!("{w}x{h}"), s))
         .collect();
     WgpuReport {
         setup: setup.clone(),
@@ -231,25 +285,13 @@ fn print_summary(cases: &[Case], setup: &Setup) {
         eprintln!("interop: wgpu present: skipped: {why}");
         return;
     }
-    for (w, h) in sizes::<Role>(cases) {
-        let Some(s) = summary(cases, (w, h)) else {
-            continue;
-        };
+    for ((w, h), s) in each(cases) {
+        let [interop, floor, ratio, target, raw, raw_ratio, copy] = s.interop_figures();
+        let [staged, dtoh, write, sum] = s.staged_figures();
         eprintln!(
-            "interop: wgpu_present.{w}x{h}: interop {:.1} µs, floor {:.1} µs: {:.3} x (target \
-             <= {INTEROP_TARGET}: {}); shared raw {:.1} µs: {:.3} x floor (present copy {:.1} \
-             µs); staged {:.1} µs vs DtoH {:.1} + write_texture {:.1} µs: {:.3} x sum",
-            s.interop_us,
-            s.floor_us,
-            s.interop_ratio,
-            verdict(s.interop_target_met),
-            s.shared_raw_us,
-            s.shared_raw_ratio,
-            s.present_copy_us,
-            s.staged_us,
-            s.dtoh_us,
-            s.write_texture_us,
-            s.staged_ratio_to_sum
+            "interop: wgpu_present.{w}x{h}: interop {interop} µs, floor {floor} µs: {ratio} x \
+             (target {target}); shared raw {raw} µs: {raw_ratio} x floor (present copy {copy} \
+             µs); staged {staged} µs vs DtoH {dtoh} + write_texture {write} µs: {sum} x sum"
         );
     }
 }
@@ -276,24 +318,13 @@ pub fn summary_markdown(cases: &[Case], setup: Option<&Setup>) -> String {
          floor | staged µs | DtoH µs | write_texture µs | staged / (DtoH + write_texture) |\n\
          |---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|\n",
     );
-    for (w, h) in sizes::<Role>(cases) {
-        let Some(s) = summary(cases, (w, h)) else {
-            continue;
-        };
+    for ((w, h), s) in each(cases) {
+        let [interop, floor, ratio, target, raw, raw_ratio, _] = s.interop_figures();
+        let [staged, dtoh, write, sum] = s.staged_figures();
         let _ = writeln!(
             out,
-            "| {w}x{h} | {:.1} | {:.1} | {:.3} | <= {INTEROP_TARGET}: {} | {:.1} | {:.3} | \
-             {:.1} | {:.1} | {:.1} | {:.3} |",
-            s.interop_us,
-            s.floor_us,
-            s.interop_ratio,
-            verdict(s.interop_target_met),
-            s.shared_raw_us,
-            s.shared_raw_ratio,
-            s.staged_us,
-            s.dtoh_us,
-            s.write_texture_us,
-            s.staged_ratio_to_sum
+            "| {w}x{h} | {interop} | {floor} | {ratio} | {target} | {raw} | {raw_ratio} | \
+             {staged} | {dtoh} | {write} | {sum} |"
         );
     }
     out.push('\n');

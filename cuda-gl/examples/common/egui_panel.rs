@@ -20,6 +20,18 @@ pub const FRAMES: u32 = 120;
 /// The headless "window": room for the side panel and the largest image.
 pub const SCREEN: (u32, u32) = (1300, 1300);
 
+/// The input of every headless egui frame: the [`SCREEN`], at one pixel per point (egui's
+/// default without a window).
+pub fn headless_input() -> egui::RawInput {
+    egui::RawInput {
+        screen_rect: Some(egui::Rect::from_min_size(
+            egui::Pos2::ZERO,
+            egui::vec2(SCREEN.0 as f32, SCREEN.1 as f32),
+        )),
+        ..Default::default()
+    }
+}
+
 /// The side panel's state and what the run has checked so far.
 pub struct Controls {
     /// The slider: the kernel's `frame` parameter (its pattern's phase).
@@ -44,10 +56,7 @@ impl Controls {
 
     /// The size the image takes before the next frame, when one of [`SIZES`] is due.
     pub fn size_due(&self) -> Option<(u32, u32)> {
-        let steps = SIZES.len() as u32 + 1;
-        (1..steps)
-            .find(|&i| self.drawn == i * FRAMES / steps)
-            .map(|i| SIZES[i as usize - 1])
+        crate::common::size_due(self.drawn, FRAMES, &SIZES)
     }
 
     /// Compares the `size` image at `origin` in `pixels` (RGBA8 rows of `stride` pixels, row 0

@@ -1,7 +1,10 @@
 //! One egui frame painted by egui-wgpu's `Renderer` into a texture, with no window: what example
 //! 14 paints headless and what the egui-wgpu GPU test (`tests/gpu_suite/egui_wgpu.rs`, which
 //! includes this file by path) paints. eframe does the same into a window's surface texture.
-//! Needs egui and egui-wgpu (cuda-gl's `egui-wgpu` feature).
+//! Needs egui and egui-wgpu (cuda-gl's `egui-wgpu` feature), and `wgpu_texture.rs` included at
+//! the crate's root (`mod wgpu_texture`).
+
+use crate::wgpu_texture::cleared_to_black;
 
 /// Paints `output` (what `Context::run_ui` returned) with `renderer` over all of `target` (a
 /// `RENDER_ATTACHMENT` texture of the renderer's format), cleared to black first: uploads the
@@ -36,15 +39,7 @@ pub fn paint(
         let mut pass = encoder
             .begin_render_pass(&wgpu::RenderPassDescriptor {
                 label: Some("egui"),
-                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: &view,
-                    depth_slice: None,
-                    resolve_target: None,
-                    ops: wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
-                        store: wgpu::StoreOp::Store,
-                    },
-                })],
+                color_attachments: &[Some(cleared_to_black(&view))],
                 ..Default::default()
             })
             .forget_lifetime();

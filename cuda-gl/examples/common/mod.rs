@@ -251,6 +251,16 @@ pub fn device_0() -> Result<Device> {
     Device::get(0).map_err(|e| anyhow!(Unavailable(format!("no CUDA device 0: {e}"))))
 }
 
+/// The size a resizing example (09, 11, 14) gives its image once `drawn` of a run's `frames`
+/// frames are drawn, when one is due: the sizes of `sizes` in order, spread evenly over the run
+/// (with 3 sizes and 120 frames, after frames 30, 60 and 90).
+pub fn size_due(drawn: u32, frames: u32, sizes: &[(u32, u32)]) -> Option<(u32, u32)> {
+    let steps = sizes.len() as u64 + 1;
+    (1..steps)
+        .find(|&i| drawn > 0 && u64::from(drawn) == i * u64::from(frames) / steps)
+        .map(|i| sizes[i as usize - 1])
+}
+
 /// A current OpenGL context and the CUDA context of the same GPU. Create it first, so that it
 /// drops last: CUDA registrations and GL objects must go while the GL context still exists.
 pub struct Gpu {

@@ -1,8 +1,10 @@
 //! The wgpu examples' (12, 14) boilerplate: the render pass that draws a texture over a render
 //! target (one full-screen triangle, a nearest sampler), the read-back of a render target's
-//! pixels through a buffer, an offscreen RGBA8 render target, and the PNG of a read-back.
+//! pixels through a buffer (`wgpu_copy.rs`), an offscreen RGBA8 render target
+//! (`wgpu_texture.rs`), and the PNG of a read-back.
 //! Not part of `common/mod.rs`, which builds without the `wgpu` feature: an example that draws
-//! with wgpu includes it on its own (`#[path = "common/wgpu_kit.rs"] mod wgpu_kit;`).
+//! with wgpu includes it on its own (`#[path = "common/wgpu_kit.rs"] mod wgpu_kit;`), with
+//! `common/wgpu_texture.rs` beside it (`mod wgpu_texture`).
 // Each example uses a different part of this module (14 paints with egui-wgpu, not `Blit`).
 #![allow(dead_code)]
 
@@ -10,6 +12,7 @@
 mod wgpu_copy;
 
 use crate::common::NAME;
+use crate::wgpu_texture::{cleared_to_black, texture_2d};
 use anyhow::{Context as _, Result, anyhow, bail};
 use std::path::Path;
 use std::sync::mpsc::{self, TryRecvError};
@@ -122,15 +125,7 @@ impl Blit {
         let view = into.create_view(&Default::default());
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
             label: Some(&format!("{NAME}: draw the target")),
-            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                view: &view,
-                depth_slice: None,
-                resolve_target: None,
-                ops: wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
-                    store: wgpu::StoreOp::Store,
-                },
-            })],
+            color_attachments: &[Some(cleared_to_black(&view))],
             depth_stencil_attachment: None,
             timestamp_writes: None,
             occlusion_query_set: None,
@@ -240,20 +235,13 @@ pub struct Offscreen {
 
 impl Offscreen {
     pub fn new(device: &wgpu::Device, (width, height): (u32, u32)) -> Offscreen {
-        let texture = device.create_texture(&wgpu::TextureDescriptor {
-            label: Some(&format!("{NAME}: offscreen render target")),
-            size: wgpu::Extent3d {
-                width,
-                height,
-                depth_or_array_layers: 1,
-            },
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: wgpu::TextureFormat::Rgba8Unorm,
-            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
-            view_formats: &[],
-        });
+        let texture = texture_2d(
+            device,
+            (width, height),
+            wgpu::TextureFormat::Rgba8Unorm,
+            wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+            &format!("{NAME}: offscreen render target"),
+        );
         Offscreen { texture }
     }
 

@@ -94,12 +94,14 @@ fn new_image(g: &Gpu, (w, h): (u32, u32)) -> EguiImage {
     EguiImage::new(target).unwrap()
 }
 
-/// egui, and an image of `size` already shown through it with seed `seed` (see [`show`]).
-fn egui_showing(g: &Gpu, size: (u32, u32), seed: u32) -> (Egui, EguiImage) {
+/// egui, an image of `size` already shown through it with seed `seed` (see [`show`]), and the
+/// GL name of egui's texture that shows it.
+fn egui_showing(g: &Gpu, size: (u32, u32), seed: u32) -> (Egui, EguiImage, u32) {
     let mut egui = Egui::new(g);
     let mut image = new_image(g, size);
     show(g, &mut egui, &mut image, seed);
-    (egui, image)
+    let given = image.egui_texture().unwrap().0.get();
+    (egui, image, given)
 }
 
 /// 1,000 resizes to odd sizes, every frame shown through egui: egui's texture keeps its name
@@ -197,8 +199,7 @@ fn a_thousand_resizes_leave_each_name_with_its_one_owner() {
 #[test]
 fn dropping_the_image_leaves_egui_its_textures() {
     let Some(g) = gpu() else { return };
-    let (mut egui, image) = egui_showing(&g, (31, 17), 5);
-    let given = image.egui_texture().unwrap().0.get();
+    let (mut egui, image, given) = egui_showing(&g, (31, 17), 5);
     let target_texture = image.target().texture().0;
     let font = egui.font_texture();
     drop(image);
@@ -226,8 +227,7 @@ fn dropping_the_image_leaves_egui_its_textures() {
 #[test]
 fn egui_s_texture_cannot_be_registered_with_cuda() {
     let Some(g) = gpu() else { return };
-    let (mut egui, image) = egui_showing(&g, (64, 32), 7);
-    let given = image.egui_texture().unwrap().0.get();
+    let (mut egui, image, given) = egui_showing(&g, (64, 32), 7);
     let registered = cuda_gl::RegisteredImage::register(
         &g.ctx,
         given,
@@ -249,7 +249,7 @@ fn egui_s_texture_cannot_be_registered_with_cuda() {
 #[test]
 fn a_texture_egui_freed_is_made_again_and_its_name_left_to_the_next_owner() {
     let Some(g) = gpu() else { return };
-    let (mut egui, mut image) = egui_showing(&g, (64, 64), 9);
+    let (mut egui, mut image, _) = egui_showing(&g, (64, 64), 9);
     let (id, name) = (image.texture_id().unwrap(), image.egui_texture().unwrap());
     egui.painter.free_texture(id);
     assert!(!gl_is(gl::IsTexture, name.0.get()));

@@ -10,6 +10,7 @@
 mod egui_wgpu_paint;
 
 use super::wgpu_interop::{Setup, read_back, setup};
+use crate::wgpu_texture::texture_2d;
 use cuda_gl::DeviceBuffer;
 use cuda_gl::display::{DisplayError, Format, Layout, Mode};
 use cuda_gl::egui_interop::EguiWgpuImage;
@@ -57,20 +58,13 @@ fn paint(
             egui::Color32::WHITE,
         );
     });
-    let target = s.device.create_texture(&wgpu::TextureDescriptor {
-        label: Some("egui_wgpu test: the screen"),
-        size: wgpu::Extent3d {
-            width: w,
-            height: h,
-            depth_or_array_layers: 1,
-        },
-        mip_level_count: 1,
-        sample_count: 1,
-        dimension: wgpu::TextureDimension::D2,
-        format: wgpu::TextureFormat::Rgba8Unorm,
-        usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
-        view_formats: &[],
-    });
+    let target = texture_2d(
+        &s.device,
+        size,
+        wgpu::TextureFormat::Rgba8Unorm,
+        wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+        "egui_wgpu test: the screen",
+    );
     egui_wgpu_paint::paint(&s.device, &s.queue, renderer, &ctx, out, &target, |_| {});
     read_back(s, &target)
 }

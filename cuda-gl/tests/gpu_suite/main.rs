@@ -4,8 +4,9 @@
 //! inner attributes (`#![cfg(feature = "egl")]`, ...) and is empty without it; its GPU tests skip
 //! with the reason where there is no GPU (and fail under `CUDA_GL_REQUIRE_GPU=1`). Shared by the
 //! modules: `gpu` (`tests/gpu/`: the GPU, GL and CUDA set-up), `harness` (`tests/harness/`:
-//! knobs, memory figures, log capture, child processes) and `wgpu_read` (`tests/wgpu_read/`: a
-//! wgpu texture read back, with the feature `wgpu`).
+//! knobs, memory figures, log capture, child processes), `wgpu_read` (`tests/wgpu_read/`: a
+//! wgpu texture read back, with the feature `wgpu`) and `wgpu_texture` (the examples'
+//! `common/wgpu_texture.rs`: a plain 2D wgpu texture).
 //!
 //! Binaries of their own, for tests that need a process of their own (each file says why):
 //! `faults` (deliberate faults, each in a child process), `reliability` (measures the process's
@@ -30,6 +31,9 @@ mod gpu;
 mod harness;
 #[path = "../wgpu_read/mod.rs"]
 mod wgpu_read;
+#[cfg(feature = "wgpu")]
+#[path = "../../examples/common/wgpu_texture.rs"]
+mod wgpu_texture;
 
 mod auto_traits;
 mod bad_input;

@@ -13,6 +13,7 @@
 use crate::gpu::{TEST_PTX, pattern, skip};
 use crate::harness::ready;
 use crate::wgpu_read::read_texture;
+use crate::wgpu_texture::texture_2d;
 use cuda_gl::wgpu_interop::{
     SharedFormat, SharedTexture, WgpuError, check_adapter, check_device, open_device,
 };
@@ -276,16 +277,13 @@ fn a_1080p_stream_of_frames_each_used_by_wgpu() {
     let (w, h) = (1920u32, 1080u32);
     let mut shared = s.shared((w, h), SharedFormat::Rgba8Unorm);
     // wgpu's use of each frame: a copy into a texture of its own, as a pass sampling it would.
-    let copy = s.device.create_texture(&wgpu::TextureDescriptor {
-        label: Some("frame copy"),
-        size: shared.texture().size(),
-        mip_level_count: 1,
-        sample_count: 1,
-        dimension: wgpu::TextureDimension::D2,
-        format: wgpu::TextureFormat::Rgba8Unorm,
-        usage: wgpu::TextureUsages::COPY_DST | wgpu::TextureUsages::COPY_SRC,
-        view_formats: &[],
-    });
+    let copy = texture_2d(
+        &s.device,
+        (w, h),
+        wgpu::TextureFormat::Rgba8Unorm,
+        wgpu::TextureUsages::COPY_DST | wgpu::TextureUsages::COPY_SRC,
+        "frame copy",
+    );
     const FRAMES: u32 = 240;
     let mut run = |first: u32| {
         let start = Instant::now();

@@ -88,6 +88,18 @@ impl Summary {
             staged,
         }
     }
+
+    /// The figures the progress line and the report's table both show, formatted once: µs per
+    /// frame, the limit, its µs, the ratio, and the target with its verdict.
+    fn figures(&self) -> [String; 5] {
+        [
+            format!("{:.1}", self.us_per_frame),
+            self.limit.to_string(),
+            format!("{:.1}", self.limit_us),
+            format!("{:.3}", self.ratio),
+            format!("<= {}: {}", self.target_max, verdict(self.target_met)),
+        ]
+    }
 }
 
 /// `present` of `benchmarks.json`: the setup's fields, then `interop` and `staged`, each by
@@ -235,15 +247,10 @@ pub fn print_summary(cases: &[Case], setup: &Setup) {
                 l.dtoh_us, l.upload_us, l.ratio_to_max, l.ratio_to_sum
             )
         });
+        let [us, limit, limit_us, ratio, target] = s.figures();
         eprintln!(
-            "interop: present.{mode}.{w}x{h}: {:.1} µs per frame, {} {:.1} µs: {:.3} x{limits} \
-             (target <= {}: {})",
-            s.us_per_frame,
-            s.limit,
-            s.limit_us,
-            s.ratio,
-            s.target_max,
-            verdict(s.target_met)
+            "interop: present.{mode}.{w}x{h}: {us} µs per frame, {limit} {limit_us} µs: {ratio} \
+             x{limits} (target {target})"
         );
     }
 }
@@ -285,15 +292,10 @@ pub fn summary_markdown(cases: &[Case], setup: Option<&Setup>) -> String {
         }
     );
     for (mode, (w, h), s) in &all {
+        let [us, limit, limit_us, ratio, target] = s.figures();
         let _ = writeln!(
             out,
-            "| `present.{mode}.{w}x{h}` | {:.1} | {} | {:.1} | {:.3} | <= {}: {} |",
-            s.us_per_frame,
-            s.limit,
-            s.limit_us,
-            s.ratio,
-            s.target_max,
-            verdict(s.target_met)
+            "| `present.{mode}.{w}x{h}` | {us} | {limit} | {limit_us} | {ratio} | {target} |"
         );
     }
     out.push_str(

@@ -2,6 +2,7 @@
 //! and textures of one size, and each row's iteration (see the parent module for what each row
 //! measures).
 
+use super::wgpu_texture::texture_2d;
 use super::{Role, Setup, WgpuTag, print_summary, set_ratios};
 use crate::gpu::Gpu;
 use crate::measure::{Case, Plan, Variant, interleaved_rows};
@@ -95,32 +96,20 @@ impl Wgpu {
         }
     }
 
-    /// A `w` x `h` RGBA8 texture that copies may read and write.
+    /// A `size` RGBA8 texture that copies may read and write.
     fn texture(&self, size: (u32, u32), label: &str) -> wgpu::Texture {
         self.texture_of(size, wgpu::TextureFormat::Rgba8Unorm, label)
     }
 
-    /// A `w` x `h` texture of `format` that copies may read and write.
+    /// A `size` texture of `format` that copies may read and write.
     pub fn texture_of(
         &self,
-        (w, h): (u32, u32),
+        size: (u32, u32),
         format: wgpu::TextureFormat,
         label: &str,
     ) -> wgpu::Texture {
-        self.device.create_texture(&wgpu::TextureDescriptor {
-            label: Some(label),
-            size: wgpu::Extent3d {
-                width: w,
-                height: h,
-                depth_or_array_layers: 1,
-            },
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format,
-            usage: wgpu::TextureUsages::COPY_SRC | wgpu::TextureUsages::COPY_DST,
-            view_formats: &[],
-        })
+        let usage = wgpu::TextureUsages::COPY_SRC | wgpu::TextureUsages::COPY_DST;
+        texture_2d(&self.device, size, format, usage, label)
     }
 
     /// A GPU copy of all of `source` into `dest`, submitted, then the use of `dest`.
