@@ -115,6 +115,7 @@ impl WgpuTarget {
         layout: Layout,
         mode: Option<Mode>,
     ) -> Result<(WgpuTarget, Report)> {
+        // Bad sizes are refused once, before any mode is tried (not as each mode's refusal).
         check_size(device, layout)?;
         // A place per mode tried: the texture's usage depends on the mode. Interop's device is
         // checked first, so that a device it cannot use is refused for that reason, not for
