@@ -13,11 +13,12 @@
 //!   draws the frame through `Frame::surface` (the target's shared image, written in place),
 //!   `Frame::present` (CUDA's signal, wgpu's acquire and its GPU copy of the image into the
 //!   texture the application samples), then the wgpu use of `target.texture()`. No CPU wait
-//!   but the use's own. Against the floor, target <= [`INTEROP_TARGET`].
+//!   but the use's own. Against the floor, target <= [`INTEROP_TARGET`]. The present writes the
+//!   texture with cuda-gl's shader blit (a compute pass for RGBA8).
 //! - **SharedTexture raw hand-off** (for reading): `SharedTexture::write` on the bench stream,
 //!   the same kernel through `CudaWrite::surface`, `finish`, then the wgpu use of the shared
-//!   texture itself (no present copy): interop minus this row is what the target's extra GPU
-//!   copy (and its submit) costs. Its ratio to the floor is reported, with no target.
+//!   texture itself (no present blit): interop minus this row is what the target's extra GPU
+//!   pass costs. Its ratio to the floor is reported, with no target.
 //! - **wgpu staged** (`Mode::Staged`, forced on the same device): `Frame::present` of a frame
 //!   no kernel drew (the target's canvas copied out into pinned memory in bands, each handed to
 //!   `Queue::write_texture` once its copy has finished), then the wgpu use, as the GL present
@@ -25,6 +26,12 @@
 //!   memory into pinned memory + `cuStreamSynchronize`, and `Queue::write_texture` of a frame
 //!   from that (host) memory into a frame-sized texture + the wgpu use (whose submit carries
 //!   the write) + wait. The staged row's ratio to their sum is reported, with no target.
+//!
+//! - **the present's transfer, for reading**: wgpu's `copy_texture_to_texture` of a frame
+//!   between two plain textures, and from the shared image (between hand-offs) into a plain
+//!   texture; and cuda-gl's shader blit (`cuda-gl/src/wgpu_interop/blit.rs`, included here), by
+//!   compute pass and by render pass, the same two ways. Each is submitted, then the wgpu use
+//!   of its destination. The summary puts each blit beside the copy of the same source.
 //!
 //! Needs the benchmark's feature `wgpu` (on in the GPU bundle, built `--all-features`) and
 //! NVIDIA's Vulkan driver for wgpu (headless: `VK_DRIVER_FILES=.../nvidia_icd.json`). When
@@ -66,12 +73,15 @@ pub const LEGEND: &str = "\
   the kernel draws through `Frame::surface`, `Frame::present` (semaphore hand-off and wgpu's \
   GPU copy into the sampled texture), the wgpu use of `target.texture()`; target <= 0.90 x \
   the floor. For reading: the `SharedTexture` raw hand-off (`write`, the same kernel through \
-  the surface, `finish`, the wgpu use of the shared texture: no present copy), with its ratio \
+  the surface, `finish`, the wgpu use of the shared texture: no present blit), with its ratio \
   to the floor. Staged (`Mode::Staged`, forced, same device): `Frame::present` of a frame no \
   kernel drew + the wgpu use, against the sum of two raw rows of the same rounds: \
   `cuMemcpyDtoHAsync` of a frame into pinned memory + `cuStreamSynchronize`, and \
-  `Queue::write_texture` of a frame from that memory + the wgpu use + wait; no target. When \
-  no Vulkan adapter is the CUDA GPU the group says why and measures nothing.\n";
+  `Queue::write_texture` of a frame from that memory + the wgpu use + wait; no target. For \
+  reading, the present's transfer: wgpu's `copy_texture_to_texture` of a frame and cuda-gl's \
+  shader blit (compute pass, render pass), each between plain textures and from the shared \
+  image, submitted, + the wgpu use of the destination; the summary gives each blit / copy. \
+  When no Vulkan adapter is the CUDA GPU the group says why and measures nothing.\n";
 
 /// What a row of the group measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -92,12 +102,22 @@ pub enum Role {
     /// `Queue::write_texture` of a frame from host memory + the wgpu use (a staged limit).
     WriteTexture,
     /// wgpu's `copy_texture_to_texture` of a frame between two plain textures + the wgpu use:
-    /// what the interop present's copy costs on its own (for reading).
+    /// what the interop present's copy cost on its own, before the blit (for reading).
     CopyAlone,
     /// The same copy from the `SharedTexture`'s image (exportable memory, imported by CUDA,
     /// between hand-offs) into a plain texture + the wgpu use: whether the interop present's
     /// copy costs more because its source is the shared image (for reading).
     CopyFromShared,
+    /// cuda-gl's shader blit by compute pass between two plain textures + the wgpu use (for
+    /// reading, beside [`Role::CopyAlone`]).
+    ComputeBlitAlone,
+    /// The compute blit from the shared image into a plain texture + the wgpu use (beside
+    /// [`Role::CopyFromShared`]): what the interop present's blit costs on its own.
+    ComputeBlitFromShared,
+    /// The shader blit by render pass between two plain textures + the wgpu use.
+    RenderBlitAlone,
+    /// The render blit from the shared image into a plain texture + the wgpu use.
+    RenderBlitFromShared,
 }
 
 /// A wgpu present row's role and frame size.
@@ -134,7 +154,8 @@ pub struct Summary {
     pub shared_raw_us: f64,
     /// `shared_raw_us / floor_us` (no target).
     pub shared_raw_ratio: f64,
-    /// `interop_us - shared_raw_us`: what the target's present copy and its submit cost.
+    /// `interop_us - shared_raw_us`: what the target's present transfer (its shader blit,
+    /// a copy before it) and its submit cost. The name stays for the records.
     pub present_copy_us: f64,
     /// The staged present's median.
     pub staged_us: f64,
@@ -144,6 +165,62 @@ pub struct Summary {
     pub write_texture_us: f64,
     /// `staged_us / (dtoh_us + write_texture_us)` (no target).
     pub staged_ratio_to_sum: f64,
+    /// The present's transfer, each way measured (no target).
+    pub transfer: Transfer,
+}
+
+/// The present's transfer at one size: wgpu's copy and cuda-gl's shader blits, from a plain
+/// texture and from the shared image, each submitted + the wgpu use (medians, µs), and each
+/// blit's ratio to the copy of the same source.
+#[derive(Debug, Clone, Serialize)]
+pub struct Transfer {
+    /// `copy_texture_to_texture` between plain textures.
+    pub copy_us: f64,
+    /// The compute blit between plain textures.
+    pub compute_blit_us: f64,
+    /// The render blit between plain textures.
+    pub render_blit_us: f64,
+    /// `copy_texture_to_texture` from the shared image.
+    pub copy_from_shared_us: f64,
+    /// The compute blit from the shared image.
+    pub compute_blit_from_shared_us: f64,
+    /// The render blit from the shared image.
+    pub render_blit_from_shared_us: f64,
+    /// `compute_blit_us / copy_us`.
+    pub compute_blit_ratio: f64,
+    /// `render_blit_us / copy_us`.
+    pub render_blit_ratio: f64,
+    /// `compute_blit_from_shared_us / copy_from_shared_us`.
+    pub compute_blit_from_shared_ratio: f64,
+    /// `render_blit_from_shared_us / copy_from_shared_us`.
+    pub render_blit_from_shared_ratio: f64,
+}
+
+/// The transfer rows of `size`, when every one was measured.
+fn transfer(cases: &[Case], size: (u32, u32)) -> Option<Transfer> {
+    let m = |role| median(cases, role, size);
+    let (copy_us, compute_blit_us, render_blit_us) = (
+        m(Role::CopyAlone)?,
+        m(Role::ComputeBlitAlone)?,
+        m(Role::RenderBlitAlone)?,
+    );
+    let (copy_from_shared_us, compute_blit_from_shared_us, render_blit_from_shared_us) = (
+        m(Role::CopyFromShared)?,
+        m(Role::ComputeBlitFromShared)?,
+        m(Role::RenderBlitFromShared)?,
+    );
+    Some(Transfer {
+        copy_us,
+        compute_blit_us,
+        render_blit_us,
+        copy_from_shared_us,
+        compute_blit_from_shared_us,
+        render_blit_from_shared_us,
+        compute_blit_ratio: compute_blit_us / copy_us,
+        render_blit_ratio: render_blit_us / copy_us,
+        compute_blit_from_shared_ratio: compute_blit_from_shared_us / copy_from_shared_us,
+        render_blit_from_shared_ratio: render_blit_from_shared_us / copy_from_shared_us,
+    })
 }
 
 impl Summary {
@@ -223,6 +300,7 @@ fn summary(cases: &[Case], size: (u32, u32)) -> Option<Summary> {
         dtoh_us,
         write_texture_us,
         staged_ratio_to_sum: staged_us / (dtoh_us + write_texture_us),
+        transfer: transfer(cases, size)?,
     })
 }
 
@@ -233,8 +311,17 @@ fn set_ratios(cases: &mut [Case], size: (u32, u32)) {
     let Some(s) = summary(cases, size) else {
         return;
     };
-    let floor = row(cases, Role::Floor, size).map(|c| c.name.clone());
-    let floor = floor.unwrap_or_default();
+    let name = |role| {
+        row(cases, role, size)
+            .map(|c| c.name.clone())
+            .unwrap_or_default()
+    };
+    let (floor, copy, copy_shared) = (
+        name(Role::Floor),
+        name(Role::CopyAlone),
+        name(Role::CopyFromShared),
+    );
+    let t = &s.transfer;
     for case in cases.iter_mut() {
         let Some(tag) = case.wgpu.as_ref().filter(|t| (t.width, t.height) == size) else {
             continue;
@@ -247,6 +334,14 @@ fn set_ratios(cases: &mut [Case], size: (u32, u32)) {
                 s.staged_ratio_to_sum,
                 None,
             ),
+            Role::ComputeBlitAlone => (copy.clone(), t.compute_blit_ratio, None),
+            Role::RenderBlitAlone => (copy.clone(), t.render_blit_ratio, None),
+            Role::ComputeBlitFromShared => {
+                (copy_shared.clone(), t.compute_blit_from_shared_ratio, None)
+            }
+            Role::RenderBlitFromShared => {
+                (copy_shared.clone(), t.render_blit_from_shared_ratio, None)
+            }
             _ => continue,
         };
         case.ratio = Some(Ratio {
@@ -290,8 +385,24 @@ fn print_summary(cases: &[Case], setup: &Setup) {
         let [staged, dtoh, write, sum] = s.staged_figures();
         eprintln!(
             "interop: wgpu_present.{w}x{h}: interop {interop} µs, floor {floor} µs: {ratio} x \
-             (target {target}); shared raw {raw} µs: {raw_ratio} x floor (present copy {copy} \
+             (target {target}); shared raw {raw} µs: {raw_ratio} x floor (present blit {copy} \
              µs); staged {staged} µs vs DtoH {dtoh} + write_texture {write} µs: {sum} x sum"
+        );
+        let t = &s.transfer;
+        eprintln!(
+            "interop: wgpu_present.{w}x{h} transfer: plain: copy {:.1} µs, compute blit {:.1} \
+             ({:.3} x), render blit {:.1} ({:.3} x); from the shared image: copy {:.1} µs, \
+             compute blit {:.1} ({:.3} x), render blit {:.1} ({:.3} x)",
+            t.copy_us,
+            t.compute_blit_us,
+            t.compute_blit_ratio,
+            t.render_blit_us,
+            t.render_blit_ratio,
+            t.copy_from_shared_us,
+            t.compute_blit_from_shared_us,
+            t.compute_blit_from_shared_ratio,
+            t.render_blit_from_shared_us,
+            t.render_blit_from_shared_ratio
         );
     }
 }
@@ -326,6 +437,43 @@ pub fn summary_markdown(cases: &[Case], setup: Option<&Setup>) -> String {
             "| {w}x{h} | {interop} | {floor} | {ratio} | {target} | {raw} | {raw_ratio} | \
              {staged} | {dtoh} | {write} | {sum} |"
         );
+    }
+    out.push('\n');
+    out.push_str(
+        "The present's transfer (each submitted + the wgpu use of its destination; blit / copy \
+         of the same source):\n\n\
+         | size | source | copy µs | compute blit µs | compute / copy | render blit µs | \
+         render / copy |\n|---|---|---:|---:|---:|---:|---:|\n",
+    );
+    for (w, h) in sizes::<Role>(cases) {
+        let Some(s) = summary(cases, (w, h)) else {
+            continue;
+        };
+        let t = &s.transfer;
+        for (source, copy, compute, compute_ratio, render, render_ratio) in [
+            (
+                "plain texture",
+                t.copy_us,
+                t.compute_blit_us,
+                t.compute_blit_ratio,
+                t.render_blit_us,
+                t.render_blit_ratio,
+            ),
+            (
+                "shared image",
+                t.copy_from_shared_us,
+                t.compute_blit_from_shared_us,
+                t.compute_blit_from_shared_ratio,
+                t.render_blit_from_shared_us,
+                t.render_blit_from_shared_ratio,
+            ),
+        ] {
+            let _ = writeln!(
+                out,
+                "| {w}x{h} | {source} | {copy:.1} | {compute:.1} | {compute_ratio:.3} | \
+                 {render:.1} | {render_ratio:.3} |"
+            );
+        }
     }
     out.push('\n');
     out

@@ -263,7 +263,9 @@ impl Handoff<'_> {
     /// carry it, without the barriers), and the image stays CUDA's.
     ///
     /// `then`, when given, goes in the same submit after the acquire (one submit fewer for
-    /// work that uses the image at once, such as a display target's present copy).
+    /// work that uses the image at once, such as a display target's present blit, which reads
+    /// the image in [`WGPU_STATE`]: the state `tracked` leaves, so wgpu records no barrier of
+    /// its own for it).
     pub fn acquire(&self, value: u64, then: Option<wgpu::CommandBuffer>) -> Result<()> {
         let acquired = scoped(
             self.device,

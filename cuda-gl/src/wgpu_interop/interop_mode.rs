@@ -1,18 +1,26 @@
 //! The wgpu target's interop mode: frames are drawn into a [`SharedTexture`], a Vulkan image
 //! that CUDA imported, handed between wgpu and CUDA on the GPU by a timeline semaphore, and
-//! copied at each present, on the GPU, into the texture the application samples. A frame drawn
-//! through its surface is written in place; a frame's pixels are device memory of the mode's,
-//! copied into the image at the present. No host copy and no CPU wait per frame. Needs wgpu's
-//! Vulkan backend on the CUDA GPU with external memory and semaphores
-//! ([`open_device`](super::open_device) opens one).
+//! written at each present, on the GPU, into the texture the application samples by a shader
+//! blit (`blit.rs`: a compute pass, or a render pass for `R8Unorm`), or by wgpu's copy for a
+//! format no blit writes. A frame drawn through its surface is written in place; a frame's
+//! pixels are device memory of the mode's, copied into the image at the present. No host copy
+//! and no CPU wait per frame. Needs wgpu's Vulkan backend on the CUDA GPU with external memory
+//! and semaphores ([`open_device`](super::open_device) opens one).
 //!
 //! Why two textures: while a frame is open the shared image is CUDA's, in a layout and queue
 //! family that wgpu does not track, so no wgpu command may use it then. The application holds
 //! (clones of) the texture it samples and may submit at any time; it never sees the shared
 //! image, which only cuda-gl's own submits use, on this thread, outside frames. The texture it
-//! samples is a plain wgpu texture that wgpu orders like any other: the present's copy is one
-//! more wgpu command. (Measured cost of that copy: see `records/`.)
+//! samples is a plain wgpu texture that wgpu orders like any other: the present's blit is one
+//! more wgpu pass. Why a blit and not `copy_texture_to_texture`: on an H200 (driver 580.159.04,
+//! 2026-12-06) the copy ran at ~50 GB/s, ~160 µs of a 1920x1080 RGBA8 frame and ~630 µs of a
+//! 3840x2160 one (the benchmark's wgpu present group measures both).
+//!
+//! The blit's bind group holds a view of the shared image: it is recorded only into the
+//! command buffer that [`CudaWrite::finish_then`] submits after the acquire, where the image is
+//! wgpu's, in the state wgpu's tracker holds for it (contract 6 of the module docs).
 
+use super::blit::{Blit, BlitKind, BlitPair};
 use super::place::WgpuPlace;
 use super::scope::scoped;
 use super::texture::{CudaWrite, SharedTexture};
@@ -26,14 +34,21 @@ use std::cell::Cell;
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
 
+/// The wgpu call that makes the blit's bind group, for its errors.
+const PAIR_CALL: &str = "wgpu::Device::create_bind_group (the present's blit)";
+
 /// The interop mode's state.
 #[derive(Debug)]
 pub(super) struct Interop {
     /// The image CUDA writes; never handed out.
     shared: SharedTexture,
-    /// The shared image's wgpu texture, the source of the present's copy into the place's
-    /// texture (held here, not by the frame: a forgotten frame then leaks nothing of wgpu's).
+    /// The shared image's wgpu texture, the source of the present's blit or copy into the
+    /// place's texture (held here, not by the frame: a forgotten frame then leaks nothing of
+    /// wgpu's).
     source: wgpu::Texture,
+    /// The present's shader blit of the shared image into the place's texture, and its bind
+    /// group over the two; `None`: the present copies.
+    blit: Option<(Blit, BlitPair)>,
     /// A frame's pixels (tightly packed), copied into the image at the present. Freed once
     /// CUDA's last hand-off is done (the copies out of it come before it), leaked when that
     /// does not come within 10 s.
@@ -61,6 +76,15 @@ impl Present for Interop {
             place.format(),
         )?;
         let source = shared.texture().clone();
+        let blit = match place.blit()? {
+            Some(blit) => {
+                let pair = scoped(&place.device, PAIR_CALL, || {
+                    blit.pair(&place.device, &source, &place.texture)
+                })?;
+                Some((blit, pair))
+            }
+            None => None,
+        };
         let pixels = DeviceBuffer::zeroed(ctx, layout.bytes())?;
         let stream = Stream::new(ctx, StreamFlags::NonBlocking)?;
         // SAFETY: (1) the shared image's texture was never handed out.
@@ -70,6 +94,7 @@ impl Present for Interop {
         Ok(Interop {
             shared,
             source,
+            blit,
             pixels: ManuallyDrop::new(pixels),
             layout,
         })
@@ -90,6 +115,7 @@ impl Present for Interop {
         Ok(InteropFrame {
             write,
             shared: &self.source,
+            blit: self.blit.as_ref(),
             place,
             pixels: &self.pixels,
             pixels_used: Cell::new(false),
@@ -100,9 +126,9 @@ impl Present for Interop {
 
 impl Drop for Interop {
     fn drop(&mut self) {
-        // The pixels may be read by a present's copy still queued, or written by the kernel of
-        // a leaked frame: wait for CUDA's last hand-off (recovering a leaked frame first),
-        // which follows them.
+        // The pixels may be read by a copy into the image still queued, or written by the
+        // kernel of a leaked frame: wait for CUDA's last hand-off (recovering a leaked frame
+        // first), which follows them.
         let idle = self.shared.wait_for_cuda(DEFAULT_WAIT_LIMIT);
         // SAFETY: dropped once, here, and never used after.
         unsafe { drop_when_idle(&mut self.pixels, idle, "a wgpu target's pixel buffer") };
@@ -127,8 +153,10 @@ fn copy_into<S: AsStream>(
 /// the application samples: a frame dropped unpresented shows nothing new.
 pub(super) struct InteropFrame<'t, S: AsStream> {
     write: CudaWrite<'t, S>,
-    /// The shared image's wgpu texture, for the present's copy.
+    /// The shared image's wgpu texture, for the present's copy (where it does not blit).
     shared: &'t wgpu::Texture,
+    /// The present's blit, where it does not copy.
+    blit: Option<&'t (Blit, BlitPair)>,
     place: &'t WgpuPlace,
     pixels: &'t DeviceBuffer<u8>,
     /// The pixels were asked for: they are what the frame shows.
@@ -148,18 +176,19 @@ impl<S: AsStream> PresentFrame for InteropFrame<'_, S> {
 
     /// Copies the pixels into the shared image when they were asked for, and hands the image
     /// back to wgpu (the stream signals after the work queued on it; wgpu's submit of the
-    /// acquire waits for that signal on the GPU) with wgpu's copy of the image into the texture
-    /// the application samples in the same submit.
+    /// acquire waits for that signal on the GPU) with wgpu's blit (or copy) of the image into
+    /// the texture the application samples in the same submit, after the acquire.
     ///
     /// # Errors
-    /// The copy's errors (the guard then still hands the image back, with what the kernel
-    /// wrote, and nothing is shown); as [`CudaWrite::finish`];
-    /// [`WgpuError::Refused`](super::WgpuError::Refused) when wgpu refuses the copy (the
-    /// application destroyed a clone of the texture).
+    /// The pixels' copy's errors (the guard then still hands the image back, with what the
+    /// kernel wrote, and nothing is shown); as [`CudaWrite::finish`];
+    /// [`WgpuError::Refused`](super::WgpuError::Refused) when wgpu refuses the blit or copy
+    /// (the application destroyed a clone of the texture).
     fn present(self: Box<Self>) -> Result<()> {
         let InteropFrame {
             write,
             shared,
+            blit,
             place,
             pixels,
             pixels_used,
@@ -168,10 +197,24 @@ impl<S: AsStream> PresentFrame for InteropFrame<'_, S> {
         if pixels_used.get() {
             copy_into(&write, pixels, layout)?;
         }
-        // The copy goes in the hand-back's own submit, after the acquire. (Had the encoding
-        // failed, the guard's drop hands the image back instead.)
-        let copy = copy_command(&place.device, &[(shared, &place.texture)])?;
-        write.finish_then(copy)
+        // The blit or copy goes in the hand-back's own submit, after the acquire. (Had the
+        // encoding failed, the guard's drop hands the image back instead.)
+        let command = match blit {
+            Some((blit, pair)) => scoped(&place.device, encode_call(blit.kind()), || {
+                blit.command(&place.device, pair)
+            })?,
+            None => copy_command(&place.device, &[(shared, &place.texture)])?,
+        };
+        write.finish_then(command)
+    }
+}
+
+/// The wgpu call that records a blit, for its errors (wgpu reports a pass's errors, such as a
+/// destroyed texture, at the encoder's `finish`).
+fn encode_call(kind: BlitKind) -> &'static str {
+    match kind {
+        BlitKind::Compute => "wgpu::CommandEncoder::begin_compute_pass (the present's blit)",
+        BlitKind::Render => "wgpu::CommandEncoder::begin_render_pass (the present's blit)",
     }
 }
 

@@ -79,7 +79,16 @@
 //!    destroys the texture only after it.
 //! 6. **Layouts and ownership**: see the hand-off's notes (wgpu records no transfer from
 //!    `VK_QUEUE_FAMILY_EXTERNAL`; cuda-gl records the release and the acquire itself, and the
-//!    layout wgpu-hal 30 gives `TextureUses::RESOURCE` is `SHADER_READ_ONLY_OPTIMAL`).
+//!    layout wgpu-hal 30 gives `TextureUses::RESOURCE` is `SHADER_READ_ONLY_OPTIMAL`). A
+//!    [`WgpuTarget`]'s present samples the image in its shader blit (a bind group of the
+//!    image's view, `textureLoad`), recorded only into the command buffer that goes in the
+//!    acquire's own submit, after the acquire's barriers and its tracked transition: wgpu's
+//!    tracker holds `RESOURCE` for the image there, the state a sampled binding needs, so
+//!    wgpu records no barrier of its own for it, and the blit reads the image in the layout
+//!    the raw acquire left it in, visible to it (the acquire's second scope is every later
+//!    command, `MEMORY_READ`). The view wgpu-hal makes for the binding asks only usages the
+//!    image has (contract 3). The next release's first scope (every earlier command) covers
+//!    the blit's read.
 //! 7. **External memory and semaphores**: a successful `cuImportExternalMemory` or
 //!    `cuImportExternalSemaphore` takes the file descriptor (closed by cuda-gl on failure);
 //!    CUDA's surface, array and import are destroyed before Vulkan frees the memory, and CUDA's
@@ -108,6 +117,9 @@
 //! drop the CUDA context's objects and the wgpu device and make new ones (a context with a
 //! sticky error refuses all further work).
 
+mod blit;
+#[cfg(test)]
+mod blit_tests;
 mod cuda_image;
 mod device;
 mod format;

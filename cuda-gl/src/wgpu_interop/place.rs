@@ -1,9 +1,13 @@
-//! [`WgpuPlace`]: where a wgpu target's frames go, the same in every mode.
+//! [`WgpuPlace`]: where a wgpu target's frames go: the texture the application samples, made
+//! for the target's mode (in interop mode, writable by the present's shader blit too), and the
+//! blits the target made.
 
+use super::blit::{Blit, BlitKind};
 use super::format::SharedFormat;
 use super::scope::scoped;
-use crate::display::{DisplayError, Format, Layout};
+use crate::display::{DisplayError, Format, Layout, Mode};
 use crate::error::Result;
+use std::cell::Cell;
 
 /// The application's wgpu device and queue, the frames' layout (tightly packed), and the
 /// texture the application samples, which every mode puts its frames on.
@@ -13,11 +17,28 @@ pub(crate) struct WgpuPlace {
     pub(crate) queue: wgpu::Queue,
     pub(crate) layout: Layout,
     pub(crate) texture: wgpu::Texture,
+    /// In interop mode, the kind of shader blit the present writes the texture with (which has
+    /// its usage); `None` in staged mode, and for a format no blit writes (the present copies).
+    blit: Option<BlitKind>,
+    /// The blits made for the target, kept across resizes (a pipeline is made once per format
+    /// and kind).
+    blits: Blits,
+}
+
+/// The blits a target made: taken out while one is looked up or made, and by the next place.
+#[derive(Default)]
+struct Blits(Cell<Vec<Blit>>);
+
+impl std::fmt::Debug for Blits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // `Cell` shows only `Copy` values; what is cached does not matter to a reader.
+        f.write_str("Blits")
+    }
 }
 
 impl WgpuPlace {
-    /// The place of frames of `layout` (tightly packed) on `device` and `queue`, with its
-    /// texture (which wgpu clears).
+    /// The place of frames of `layout` (tightly packed) on `device` and `queue` in `mode`,
+    /// with its texture (which wgpu clears).
     ///
     /// # Errors
     /// [`DisplayError::TargetSize`] for a zero side or one over the device's
@@ -27,27 +48,26 @@ impl WgpuPlace {
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         layout: Layout,
+        mode: Mode,
     ) -> Result<WgpuPlace> {
-        let max = device.limits().max_texture_dimension_2d;
-        let (width, height) = layout.size();
-        let fits = |n: u32| n > 0 && n <= max;
-        if !(fits(width) && fits(height)) {
-            return Err(DisplayError::TargetSize {
-                width,
-                height,
-                max: i32::try_from(max).unwrap_or(i32::MAX),
-            }
-            .into());
-        }
+        check_size(device, layout)?;
         let layout = layout.packed_as(layout.format())?;
+        let blit = match mode {
+            Mode::Interop => {
+                BlitKind::preferred(shared_format(layout.format()).wgpu(), device.features())
+            }
+            _ => None,
+        };
         let texture = scoped(device, "wgpu::Device::create_texture", || {
-            device.create_texture(&descriptor(layout))
+            device.create_texture(&descriptor(layout, blit))
         })?;
         Ok(WgpuPlace {
             device: device.clone(),
             queue: queue.clone(),
             layout,
             texture,
+            blit,
+            blits: Blits::default(),
         })
     }
 
@@ -55,6 +75,66 @@ impl WgpuPlace {
     pub(crate) fn format(&self) -> SharedFormat {
         shared_format(self.layout.format())
     }
+
+    /// Takes over the blits that `old` (the target's place before a resize) made.
+    pub(crate) fn keep_blits(&self, old: &WgpuPlace) {
+        self.blits.0.set(old.blits.0.take());
+    }
+
+    /// The shader blit that writes the texture in interop mode (made once per format and kind,
+    /// then reused), or `None` where the present copies instead.
+    ///
+    /// # Errors
+    /// [`WgpuError::Refused`](super::WgpuError::Refused) or
+    /// [`WgpuError::OutOfMemory`](super::WgpuError::OutOfMemory) from making its pipeline.
+    pub(crate) fn blit(&self) -> Result<Option<Blit>> {
+        let Some(kind) = self.blit else {
+            return Ok(None);
+        };
+        let format = self.format().wgpu();
+        let mut blits = self.blits.0.take();
+        let found = blits
+            .iter()
+            .find(|b| (b.kind(), b.format()) == (kind, format))
+            .cloned();
+        let blit = match found {
+            Some(blit) => Ok(blit),
+            None => scoped(&self.device, pipeline_call(kind), || {
+                Blit::new(&self.device, format, kind)
+            })
+            .inspect(|made| blits.push(made.clone())),
+        };
+        self.blits.0.set(blits);
+        blit.map(Some)
+    }
+}
+
+/// The wgpu call that makes a blit's pipeline, for its errors.
+fn pipeline_call(kind: BlitKind) -> &'static str {
+    match kind {
+        BlitKind::Compute => "wgpu::Device::create_compute_pipeline (the present's blit)",
+        BlitKind::Render => "wgpu::Device::create_render_pipeline (the present's blit)",
+    }
+}
+
+/// Refuses a texture of `layout` that `device` cannot make: a zero side, or one over its
+/// `max_texture_dimension_2d`.
+///
+/// # Errors
+/// [`DisplayError::TargetSize`].
+pub(crate) fn check_size(device: &wgpu::Device, layout: Layout) -> Result<()> {
+    let max = device.limits().max_texture_dimension_2d;
+    let (width, height) = layout.size();
+    let fits = |n: u32| n > 0 && n <= max;
+    if fits(width) && fits(height) {
+        return Ok(());
+    }
+    Err(DisplayError::TargetSize {
+        width,
+        height,
+        max: i32::try_from(max).unwrap_or(i32::MAX),
+    }
+    .into())
 }
 
 /// The shared format of `format`.
@@ -68,8 +148,8 @@ fn shared_format(format: Format) -> SharedFormat {
 }
 
 /// A descriptor of the texture the application samples (of `layout`'s size and format,
-/// sampled, copied into and out of).
-fn descriptor(layout: Layout) -> wgpu::TextureDescriptor<'static> {
+/// sampled, copied into and out of, and written by a `blit` of that kind).
+fn descriptor(layout: Layout, blit: Option<BlitKind>) -> wgpu::TextureDescriptor<'static> {
     wgpu::TextureDescriptor {
         label: Some("cuda_gl::wgpu_interop::WgpuTarget"),
         size: wgpu::Extent3d {
@@ -83,7 +163,8 @@ fn descriptor(layout: Layout) -> wgpu::TextureDescriptor<'static> {
         format: shared_format(layout.format()).wgpu(),
         usage: wgpu::TextureUsages::TEXTURE_BINDING
             | wgpu::TextureUsages::COPY_SRC
-            | wgpu::TextureUsages::COPY_DST,
+            | wgpu::TextureUsages::COPY_DST
+            | blit.map_or(wgpu::TextureUsages::empty(), BlitKind::usage),
         view_formats: &[],
     }
 }

@@ -3,7 +3,7 @@
 //! [`Report`] as the GL [`DisplayTarget`](crate::display::DisplayTarget).
 
 use super::interop_mode::Interop;
-use super::place::WgpuPlace;
+use super::place::{WgpuPlace, check_size};
 use super::read_back::read_texture;
 use super::staged_mode::Staged;
 use crate::context::Context;
@@ -65,7 +65,9 @@ impl Backend {
 ///   [`SharedTexture`](super::SharedTexture) of the target's own, never handed out), handed
 ///   between wgpu and CUDA by a timeline semaphore on the GPU: a frame drawn through its
 ///   surface is written in place, its pixels are copied into the image on the GPU, and the
-///   present submits wgpu's copy of the image into the texture. No host copy, no CPU wait.
+///   present submits a shader blit of the image into the texture (a wgpu compute pass, a
+///   render pass for `R8Unorm`: every texel as it is, no filtering or conversion). No host
+///   copy, no CPU wait.
 ///   Needs wgpu's Vulkan backend on the CUDA GPU with external memory and semaphores: a
 ///   device from [`open_device`](super::open_device). The present's wait for CUDA is queued
 ///   on the application's wgpu queue: see the
@@ -77,11 +79,11 @@ impl Backend {
 ///
 /// What is ordered after what: after [`Frame::present`] (or [`show`](Self::show)) returns,
 /// the application's next `Queue::submit` on the target's queue sees the frame in the texture
-/// (interop: the present submitted the copy, which waits on the GPU for CUDA's signal, queued
+/// (interop: the present submitted the blit, which waits on the GPU for CUDA's signal, queued
 /// after the frame's work; staged: `write_texture`'s data is written before that submit's
 /// commands). A frame dropped unpresented shows nothing new, in both modes.
 ///
-/// The texture is a plain wgpu texture that only wgpu commands write (the present's copy or
+/// The texture is a plain wgpu texture that only wgpu commands write (the present's blit or
 /// `write_texture`), ordered by wgpu with the application's own uses: sample and copy it at
 /// any time, from any thread that holds a clone. Do not destroy it: every present and
 /// `read_pixels` then fails with [`WgpuError::Refused`](super::WgpuError::Refused) until a
@@ -115,9 +117,18 @@ impl WgpuTarget {
         layout: Layout,
         mode: Option<Mode>,
     ) -> Result<(WgpuTarget, Report)> {
-        let place = WgpuPlace::new(device, queue, layout)?;
-        let (backend, report) =
-            first_mode(ctx, device, mode, |mode| Backend::new(mode, ctx, &place))?;
+        // Bad sizes are refused once, before any mode is tried (not as each mode's refusal).
+        check_size(device, layout)?;
+        // A place per mode tried: the texture's usage depends on the mode. Interop's device is
+        // checked first, so that a device it cannot use is refused for that reason, not for
+        // the blit's usage of the texture.
+        let ((backend, place), report) = first_mode(ctx, device, mode, |mode| {
+            if mode == Mode::Interop {
+                super::check_device(device, ctx)?;
+            }
+            let place = WgpuPlace::new(device, queue, layout, mode)?;
+            Ok((Backend::new(mode, ctx, &place)?, place))
+        })?;
         let target = WgpuTarget {
             ctx: ctx.clone(),
             backend,
@@ -133,10 +144,13 @@ impl WgpuTarget {
     }
 
     /// The wgpu texture to sample or copy (usages `TEXTURE_BINDING`, `COPY_SRC`,
-    /// `COPY_DST`; one level; the format of the target's [`Format`]: `Rgba8Unorm`,
-    /// `Rgba32Float`, `R8Unorm`, `R32Float`). A new texture after [`resize`](Self::resize) and
-    /// after a [`show`](Self::show) of another size or format: take it again then (a bind group
-    /// made with the old one still samples the old one).
+    /// `COPY_DST`, and in [`Mode::Interop`] the usage the present's shader blit writes it
+    /// with: `STORAGE_BINDING`, or `RENDER_ATTACHMENT` for `R8Unorm`; one level; the format of
+    /// the target's [`Format`]: `Rgba8Unorm`, `Rgba32Float`, `R8Unorm`, `R32Float`). A new
+    /// texture after [`resize`](Self::resize) and after a [`show`](Self::show) of another size
+    /// or format: take it again then (a bind group made with the old one still samples the old
+    /// one). Only cuda-gl writes it: what the application draws or stores into it is
+    /// overwritten by the next present.
     pub fn texture(&self) -> &wgpu::Texture {
         &self.place.texture
     }
@@ -192,8 +206,10 @@ impl WgpuTarget {
         if layout == self.place.layout {
             return Ok(());
         }
-        let place = WgpuPlace::new(&self.place.device, &self.place.queue, layout)?;
-        self.backend = Backend::new(self.mode(), &self.ctx, &place)?;
+        let mode = self.mode();
+        let place = WgpuPlace::new(&self.place.device, &self.place.queue, layout, mode)?;
+        place.keep_blits(&self.place);
+        self.backend = Backend::new(mode, &self.ctx, &place)?;
         self.place = place;
         Ok(())
     }

@@ -12,12 +12,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use super::video::{check_rgba, frames};
+use super::wgpu_blit::mismatch;
 use super::wgpu_interop::{Setup, assert_frame, read_back, setup, words};
 use crate::gpu::{noise, pattern};
 use crate::harness::{SoakSizes, device_used};
 use cuda_gl::display::{ColorMap, DisplayError, Format, Frame, Layout, Mode, Palette};
 use cuda_gl::video::{ColorSpace, VideoFormat, convert_cpu};
-use cuda_gl::wgpu_interop::WgpuTarget;
+use cuda_gl::wgpu_interop::{WgpuError, WgpuTarget};
 use cuda_gl::{DeviceBuffer, Error, LaunchConfig, Stream};
 
 /// Runs `test` on one set-up in interop mode, then in staged mode (nothing, with the reason,
@@ -83,21 +84,35 @@ fn auto_chooses_interop_on_the_cuda_gpus_vulkan_device_and_says_so() {
     assert_eq!(target.size(), (64, 48));
 }
 
+/// The usage the present's shader blit gives the texture: in interop mode, storage for a
+/// compute pass (colour attachment for R8, which wgpu allows as no storage texture); none in
+/// staged mode.
+fn blit_usage(mode: Mode, format: Format) -> wgpu::TextureUsages {
+    match (mode, format) {
+        (Mode::Interop, Format::R8) => wgpu::TextureUsages::RENDER_ATTACHMENT,
+        (Mode::Interop, _) => wgpu::TextureUsages::STORAGE_BINDING,
+        _ => wgpu::TextureUsages::empty(),
+    }
+}
+
+/// Every format at odd sizes, one after the other (each a resize, the shader blit's pipeline
+/// kept, back to an earlier format at the end), shown twice each: every byte reaches the
+/// texture (in interop mode through the present's shader blit).
 #[test]
 fn shown_memory_reaches_the_wgpu_texture_in_every_pixel_in_both_modes() {
     in_both_modes(|s, mode| {
         let mut t = target(s, (16, 16), Format::Rgba8, mode);
-        for (k, (size, format)) in [
-            ((1001, 333), Format::Rgba8),
-            ((77, 1201), Format::Rgba8),
-            ((1920, 1080), Format::Rgba8),
+        let mut sizes = vec![((1920, 1080), Format::Rgba8)];
+        for format in [Format::Rgba8, Format::Rgba32F, Format::R8, Format::R32F] {
+            sizes.extend([((1001, 333), format), ((77, 1201), format)]);
+        }
+        sizes.extend([
             ((333, 101), Format::Rgba32F),
             ((257, 3), Format::R8),
             ((129, 65), Format::R32F),
-        ]
-        .into_iter()
-        .enumerate()
-        {
+            ((1001, 333), Format::Rgba8),
+        ]);
+        for (k, (size, format)) in sizes.into_iter().enumerate() {
             let layout = Layout::packed(size, format).unwrap();
             // A pitch wider than the row, as decoders and allocators lay images out.
             let pitched = Layout::new(size, layout.pitch() + 64, format).unwrap();
@@ -110,15 +125,95 @@ fn shown_memory_reaches_the_wgpu_texture_in_every_pixel_in_both_modes() {
             for round in 0..2 {
                 t.show(&src, pitched, &s.stream).unwrap();
                 assert_eq!((t.size(), t.format()), (size, format));
+                let usage = t.texture().usage();
+                let blits =
+                    wgpu::TextureUsages::STORAGE_BINDING | wgpu::TextureUsages::RENDER_ATTACHMENT;
+                assert_eq!(usage & blits, blit_usage(mode, format), "{mode} {format:?}");
                 let got = t.read_pixels().unwrap();
-                let bad = got.iter().zip(&want).filter(|(a, b)| a != b).count();
-                assert_eq!(
-                    (got.len(), bad),
-                    (want.len(), 0),
-                    "{mode} {size:?} {format:?} round {round}: bytes differ"
-                );
+                if let Some(why) = mismatch(t.texture().format(), &got, &want) {
+                    panic!("{mode} {size:?} {format:?} round {round}: {why}");
+                }
             }
         }
+    });
+}
+
+/// 32-bit floats a kernel may leave in a frame, bit for bit: zeros, the smallest and largest
+/// subnormals, infinities, quiet and signalling NaNs with payloads, ordinary values.
+const SPECIAL_F32: [u32; 14] = [
+    0x0000_0000,
+    0x8000_0000,
+    0x0000_0001,
+    0x807f_ffff,
+    0x7f80_0000,
+    0xff80_0000,
+    0x7fc0_0000,
+    0x7fc1_2345,
+    0xffc0_0001,
+    0x7f80_0001,
+    0x7fbf_ffff,
+    0x3f80_0000,
+    0xbf80_0000,
+    0x7f7f_ffff,
+];
+
+/// The application's texture holds exactly the texels of the frame (what the shared image
+/// held, in interop mode: no filtering, no sRGB or other conversion on the way): every byte
+/// value in 8-bit formats with neighbours far apart (a texel read off its place would show),
+/// and special floats bit for bit.
+#[test]
+fn the_texture_holds_the_frames_exact_texels_in_both_modes() {
+    in_both_modes(|s, mode| {
+        let mut t = target(s, (8, 8), Format::Rgba8, mode);
+        for size in [(1001, 333), (77, 1201)] {
+            for format in [Format::Rgba8, Format::R8, Format::Rgba32F, Format::R32F] {
+                let layout = Layout::packed(size, format).unwrap();
+                let bytes: Vec<u8> = match format {
+                    // Byte i is i * 97 mod 256: every byte value (97 is odd), and the texel
+                    // below differs too (no row here is a multiple of 256 bytes long).
+                    Format::Rgba8 | Format::R8 => (0..layout.bytes())
+                        .map(|i| (i as u32).wrapping_mul(97) as u8)
+                        .collect(),
+                    _ => noise(layout.bytes(), 0x5eed)
+                        .chunks_exact(4)
+                        .enumerate()
+                        .flat_map(|(i, w)| match SPECIAL_F32.get(i % 32) {
+                            Some(bits) => bits.to_le_bytes(),
+                            None => [w[0], w[1], w[2], w[3]],
+                        })
+                        .collect(),
+                };
+                let src = DeviceBuffer::from_slice(&s.ctx, &bytes).unwrap();
+                t.show(&src, layout, &s.stream).unwrap();
+                let got = t.read_pixels().unwrap();
+                if let Some(why) = mismatch(t.texture().format(), &got, &bytes) {
+                    panic!("{mode} {size:?} {format:?}: {why}");
+                }
+            }
+        }
+    });
+}
+
+/// The application destroys the texture: presents and reads are refused with a typed error
+/// (the frame's image handed back all the same), until a resize to another size makes a new
+/// texture, which shows frames again.
+#[test]
+fn a_destroyed_texture_is_refused_until_a_resize_in_both_modes() {
+    in_both_modes(|s, mode| {
+        let mut t = target(s, (64, 48), Format::Rgba8, mode);
+        fill_frame(s, &mut t, 1).present().unwrap();
+        t.texture().destroy();
+        for round in 0..2 {
+            let e = fill_frame(s, &mut t, 2 + round).present().unwrap_err();
+            println!("{mode}: a present into a destroyed texture: {e}");
+            assert!(matches!(e, Error::Wgpu(WgpuError::Refused { .. })), "{e}");
+            let e = t.read_pixels().unwrap_err();
+            assert!(matches!(e, Error::Wgpu(WgpuError::Refused { .. })), "{e}");
+        }
+        t.resize(65, 48).unwrap();
+        fill_frame(s, &mut t, 7).present().unwrap();
+        let got: Vec<u32> = words(&t.read_pixels().unwrap()).collect();
+        assert_frame(&got, 7, format!("{mode}: the frame after the resize"));
     });
 }
 

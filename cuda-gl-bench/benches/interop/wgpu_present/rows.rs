@@ -10,11 +10,18 @@ use crate::present::raw;
 use crate::report::one_line;
 use crate::watchdog;
 use anyhow::{Context as _, Result, anyhow, ensure};
+use blit::{Blit, BlitKind, BlitPair};
 use cuda_gl::display::{Format, Layout, Mode};
 use cuda_gl::wgpu_interop::{SharedFormat, SharedTexture, WgpuTarget, open_device};
 use cuda_gl::{DeviceBuffer, PinnedBuffer, sys};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
+
+/// cuda-gl's present blit itself (the file uses only wgpu), so that the blit rows measure the
+/// very passes `WgpuTarget`'s present records.
+#[path = "../../../../cuda-gl/src/wgpu_interop/blit.rs"]
+#[allow(dead_code)] // The benchmark needs only part of it.
+mod blit;
 
 /// The frame sizes of the group.
 const WGPU_SIZES: [(u32, u32); 2] = [(1920, 1080), (3840, 2160)];
@@ -108,8 +115,29 @@ impl Wgpu {
         format: wgpu::TextureFormat,
         label: &str,
     ) -> wgpu::Texture {
-        let usage = wgpu::TextureUsages::COPY_SRC | wgpu::TextureUsages::COPY_DST;
+        let copies = wgpu::TextureUsages::COPY_SRC | wgpu::TextureUsages::COPY_DST;
+        self.texture_for(size, format, copies, label)
+    }
+
+    /// A `size` texture of `format` with `usage`.
+    fn texture_for(
+        &self,
+        size: (u32, u32),
+        format: wgpu::TextureFormat,
+        usage: wgpu::TextureUsages,
+        label: &str,
+    ) -> wgpu::Texture {
         texture_2d(&self.device, size, format, usage, label)
+    }
+
+    /// A texture as a `WgpuTarget`'s in interop mode, written by a `kind` blit: sampled,
+    /// copied, and the blit's usage.
+    fn blit_texture(&self, size: (u32, u32), kind: Option<BlitKind>, label: &str) -> wgpu::Texture {
+        let usage = wgpu::TextureUsages::TEXTURE_BINDING
+            | wgpu::TextureUsages::COPY_SRC
+            | wgpu::TextureUsages::COPY_DST
+            | kind.map_or(wgpu::TextureUsages::empty(), BlitKind::usage);
+        self.texture_for(size, wgpu::TextureFormat::Rgba8Unorm, usage, label)
     }
 
     /// A GPU copy of all of `source` into `dest`, submitted, then the use of `dest`.
@@ -137,7 +165,7 @@ impl Wgpu {
     }
 
     /// Every row's wgpu use: one texel of `source` copied into `sink` (1x1), submitted, and
-    /// waited for. The submit also carries what wgpu queued before it (a present's copy, a
+    /// waited for. The submit also carries what wgpu queued before it (a present's blit, a
     /// `write_texture`), in queue order.
     pub fn use_texel(&self, source: &wgpu::Texture, sink: &wgpu::Texture) -> Result<()> {
         self.use_texels(&[(source, sink)])
@@ -183,7 +211,61 @@ struct Rig {
     upload: wgpu::Texture,
     /// The 1x1 texture every row's use copies a texel into.
     sink: wgpu::Texture,
+    /// The blit rows: by compute and by render pass, from a plain texture and from the shared
+    /// image.
+    blits: Vec<BlitRow>,
     t: f32,
+}
+
+/// A blit row's blit, its pair, and its destination.
+struct BlitRow {
+    role: Role,
+    blit: Blit,
+    pair: BlitPair,
+    /// As a target's texture in interop mode (sampled, copied, and the blit's usage).
+    dest: wgpu::Texture,
+}
+
+impl BlitRow {
+    /// The row's name at `width` x `height`.
+    fn name(&self, (width, height): (u32, u32)) -> String {
+        let kind = match self.blit.kind() {
+            BlitKind::Compute => "compute",
+            BlitKind::Render => "render",
+        };
+        let source = match self.role {
+            Role::ComputeBlitFromShared | Role::RenderBlitFromShared => {
+                "from the shared image into a plain texture"
+            }
+            _ => "between plain textures",
+        };
+        format!("shader blit ({kind}) {width}x{height} {source} + wgpu use")
+    }
+
+    /// The blit, submitted, then the use of its destination.
+    fn run(&self, w: &Wgpu, sink: &wgpu::Texture) -> Result<()> {
+        w.queue.submit([self.blit.command(&w.device, &self.pair)]);
+        w.use_texel(&self.dest, sink)
+    }
+}
+
+/// The blit rows into `dest` by `blit`: from `plain`, and from `shared` (the shared image).
+fn blit_rows(
+    w: &Wgpu,
+    blit: &Blit,
+    (plain, shared): (&wgpu::Texture, &wgpu::Texture),
+    dest: &wgpu::Texture,
+) -> [BlitRow; 2] {
+    let (alone, from_shared) = match blit.kind() {
+        BlitKind::Compute => (Role::ComputeBlitAlone, Role::ComputeBlitFromShared),
+        BlitKind::Render => (Role::RenderBlitAlone, Role::RenderBlitFromShared),
+    };
+    [(alone, plain), (from_shared, shared)].map(|(role, source)| BlitRow {
+        role,
+        blit: blit.clone(),
+        pair: blit.pair(&w.device, source, dest),
+        dest: dest.clone(),
+    })
 }
 
 /// A target of `size` in `mode` (`None`: auto) on `w`'s device, and its report line.
@@ -205,17 +287,26 @@ impl Rig {
     fn new(gpu: &Gpu, w: &Wgpu, size: (u32, u32)) -> Result<Rig> {
         let (width, height) = size;
         let bytes = width as usize * height as usize * 4;
+        let shared = SharedTexture::new(
+            &gpu.ctx,
+            &w.device,
+            &w.queue,
+            size,
+            SharedFormat::Rgba8Unorm,
+        )
+        .with_context(|| format!("SharedTexture::new({width}x{height}, Rgba8Unorm)"))?;
+        let plain = w.blit_texture(size, None, "wgpu present: the blits' plain source");
+        let mut blits = Vec::new();
+        for kind in BlitKind::ALL {
+            let blit = Blit::new(&w.device, wgpu::TextureFormat::Rgba8Unorm, kind);
+            let dest = w.blit_texture(size, Some(kind), "wgpu present: a blit's destination");
+            blits.extend(blit_rows(w, &blit, (&plain, shared.texture()), &dest));
+        }
         let rig = Rig {
             interop: target(gpu, w, size, Some(Mode::Interop))?.0,
             staged: target(gpu, w, size, Some(Mode::Staged))?.0,
-            shared: SharedTexture::new(
-                &gpu.ctx,
-                &w.device,
-                &w.queue,
-                size,
-                SharedFormat::Rgba8Unorm,
-            )
-            .with_context(|| format!("SharedTexture::new({width}x{height}, Rgba8Unorm)"))?,
+            blits,
+            shared,
             device: DeviceBuffer::zeroed(&gpu.ctx, bytes)
                 .with_context(|| format!("allocating {bytes} bytes of device memory"))?,
             pinned: PinnedBuffer::zeroed(&gpu.ctx, bytes)
@@ -225,7 +316,7 @@ impl Rig {
             sink: w.texture((1, 1), "wgpu present: the 1x1 sink"),
             t: 0.0,
         };
-        w.check(&format!("making the {width}x{height} textures"))?;
+        w.check(&format!("making the {width}x{height} textures and blits"))?;
         Ok(rig)
     }
 }
@@ -291,7 +382,7 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
     let mut rig = Rig::new(gpu, w, size)?;
     let stream = &gpu.stream;
     let row_bytes = width * 4;
-    let rows: Vec<(Role, Variant<'_, Rig>)> = vec![
+    let mut rows: Vec<(Role, Variant<'_, Rig>)> = vec![
         (
             Role::Floor,
             Variant::new(
@@ -328,8 +419,9 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
                 |rig: &mut Rig| {
                     rig.t += FRAME_DT;
                     // SAFETY: (1) of `write`: no submit uses the shared texture until `finish`
-                    // below (the group's only use of it is `use_texel` after it, and no clone
-                    // of the texture is held elsewhere).
+                    // below (the group's other uses of it, `use_texel` after it and the copy
+                    // and blit rows, are submitted by other iterations, after their `finish`,
+                    // and no clone of the texture is held elsewhere).
                     let write = unsafe { rig.shared.write(stream) }?;
                     gpu.plasma_into_surface(write.surface(), size, rig.t)?;
                     write.finish()?;
@@ -398,6 +490,15 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
             ),
         ),
     ];
+    // As the copy rows: the shared image is wgpu's between hand-offs.
+    let blits = rig.blits.iter().enumerate().map(|(i, b)| {
+        let run = move |rig: &mut Rig| {
+            let row = rig.blits.get(i).context("the blit rows are the rig's")?;
+            row.run(w, &rig.sink)
+        };
+        (b.role, Variant::new(b.name(size), run))
+    });
+    rows.extend(blits.collect::<Vec<_>>());
     let rows = interleaved_rows(plan, &group, &mut rig, rows)?;
     stream.synchronize()?;
     w.check(&group)?;
