@@ -1,0 +1,641 @@
+"""Why does the GL `VideoPlanes::upload` cost ~2.4 ms when the handoff floor is ~340 µs?
+
+What it measures (plain driver calls through ctypes, headless EGL on NVIDIA, no Rust): an NV12
+frame's planes copied into an R8 (luma) and an RG8 (chroma) GL texture, as
+cuda-gl/src/video/planes.rs does (one `cuGraphicsMapResources` of both textures,
+`cuGraphicsSubResourceGetMappedArray` + `cuArray3DGetDescriptor_v2` of each, two
+`cuMemcpy2DAsync_v2` into the mapped arrays, one `cuGraphicsUnmapResources`), and what each of
+those choices costs, at 1920x1080 and 3840x2160. Every iteration is what a bench row does: a
+memset stands for the decoder writing the frame's bytes into device memory, then the case's
+CUDA calls, then GL's use of the textures (one texel of each copied into a 1x1 texture of its
+format with glCopyImageSubData, then glFinish), so every iteration ends synchronized. Cases are
+run in interleaved rounds (3 rounds of `--iters / 3` iterations each, in the same order), and
+each reports its median in µs, p10-p90, its ratio to the same size's floor, and the median CPU
+time of each phase (write, map, arrays, copies, unmap, gl/sync), which says which call blocks.
+
+Axes (a case name says which):
+- registration flags: NONE (what VideoPlanes does), WD (WRITE_DISCARD), SLS
+  (SURFACE_LOAD_STORE), SLS|WD (the display target's interop texture), NONE+mapWD (NONE, with
+  cuGraphicsResourceSetMapFlags(WRITE_DISCARD) per map);
+- storage: immutable (glTexStorage2D, one level) or mutable (glTexImage2D level 0);
+- map2 (both textures in one map call) vs each texture mapped, copied and unmapped alone,
+  luma alone, chroma alone; map+unmap with no copy;
+- GL's use of the written textures vs of untouched ones (is the cost in GL's first use after
+  CUDA wrote?), and no GL use at all (cuStreamSynchronize instead);
+- `cuda-gl calls`: everything else cuda-gl calls per upload (the GL owner checks' queries, the
+  context bind's queries, the capture checks and mode exchanges, each copy on a private stream
+  joined to the caller's by two events);
+- one RGBA8 texture: of the frame's size (as the display target's), and of the luma's bytes
+  (w/4 x h), for the same flags.
+Floors: the memset + cuStreamSynchronize + GL's use of untouched plane textures (the bench's
+floor), the same with an RGBA8 texture, CUDA alone, GL alone.
+
+After the timing, for each flag set, what the driver keeps: a 64x36 R8 texture with two levels,
+filled by GL, mapped and unmapped with no write (are levels 0 and 1 kept?), then level 0 copied
+into (is level 1 kept?). Every copy case's textures are read back after its rounds (texel (0, 0)
+of each plane must be the last frame's byte): `data ok` / `DATA WRONG`.
+
+Run on the GPU host from the repository root with NVIDIA's EGL and the GL loader of .gl/
+(`source .gpu/env.sh` of a bundle does both; without one, unpack .gl/*.deb into / with
+`dpkg -x`, run ldconfig, and set __EGL_VENDOR_LIBRARY_FILENAMES to NVIDIA's 10_nvidia.json):
+    python3 ci/gpu/probes/planes_probe.py [--iters 300] [--sizes 1920x1080,3840x2160]
+        [--only SUBSTRING] [--json PATH]
+It needs nothing else (no nvcc, no cuda-python). Tried on a machine without NVIDIA's GPU only
+with a stand-in libcuda, so its numbers there meant nothing; its calls are the driver API's.
+Writes the table to stdout and, with --json (default $OUT/planes_probe.json when OUT is set),
+every number as JSON.
+"""
+import argparse
+import ctypes
+import json
+import os
+import statistics
+import sys
+import time
+
+from ctypes import POINTER, byref, c_char_p, c_int, c_int32, c_size_t, c_uint, c_uint64, c_void_p
+
+# ---------------------------------------------------------------- EGL and GL
+
+egl = ctypes.CDLL("libEGL.so.1")
+egl.eglGetProcAddress.restype = c_void_p
+egl.eglGetProcAddress.argtypes = [c_char_p]
+EGLint = c_int32
+
+
+def proc(name, restype, *args):
+    p = egl.eglGetProcAddress(name.encode())
+    if not p:
+        raise RuntimeError(f"no {name}")
+    return ctypes.CFUNCTYPE(restype, *args)(p)
+
+
+def make_headless_gl_context():
+    """An OpenGL 4.5 context on the first EGL device, current on this thread, no surface."""
+    query_devices = proc("eglQueryDevicesEXT", c_uint, EGLint, POINTER(c_void_p), POINTER(EGLint))
+    platform_display = proc("eglGetPlatformDisplayEXT", c_void_p, c_uint, c_void_p, POINTER(EGLint))
+    devs, n = (c_void_p * 8)(), EGLint()
+    query_devices(8, devs, byref(n))
+    dpy = platform_display(0x313F, devs[0], None)  # EGL_PLATFORM_DEVICE_EXT
+    egl.eglInitialize.argtypes = [c_void_p, c_void_p, c_void_p]
+    if not egl.eglInitialize(dpy, None, None):
+        raise RuntimeError("eglInitialize failed")
+    egl.eglBindAPI(0x30A2)  # EGL_OPENGL_API
+    attrs = (EGLint * 5)(0x3033, 0x0001, 0x3040, 0x0008, 0x3038)  # PBUFFER, OPENGL_BIT
+    cfg, nc = c_void_p(), EGLint()
+    egl.eglChooseConfig.argtypes = [c_void_p, POINTER(EGLint), POINTER(c_void_p), EGLint, POINTER(EGLint)]
+    egl.eglChooseConfig(dpy, attrs, byref(cfg), 1, byref(nc))
+    egl.eglCreateContext.restype = c_void_p
+    egl.eglCreateContext.argtypes = [c_void_p, c_void_p, c_void_p, POINTER(EGLint)]
+    ctx = egl.eglCreateContext(dpy, cfg, None, (EGLint * 5)(0x3098, 4, 0x30FB, 5, 0x3038))
+    egl.eglMakeCurrent.argtypes = [c_void_p] * 4
+    if not ctx or not egl.eglMakeCurrent(dpy, None, None, ctx):
+        raise RuntimeError("eglCreateContext / eglMakeCurrent failed")
+    egl.eglGetCurrentContext.restype = c_void_p
+
+
+make_headless_gl_context()
+U, I = c_uint, c_int
+glGetString = proc("glGetString", c_char_p, U)
+glGetError = proc("glGetError", U)
+glFinish = proc("glFinish", None)
+glGenTextures = proc("glGenTextures", None, I, POINTER(U))
+glDeleteTextures = proc("glDeleteTextures", None, I, POINTER(U))
+glBindTexture = proc("glBindTexture", None, U, U)
+glTexStorage2D = proc("glTexStorage2D", None, U, I, U, I, I)
+glTexImage2D = proc("glTexImage2D", None, U, I, I, I, I, I, U, U, c_void_p)
+glTexParameteri = proc("glTexParameteri", None, U, U, I)
+glPixelStorei = proc("glPixelStorei", None, U, I)
+glTextureSubImage2D = proc("glTextureSubImage2D", None, U, I, I, I, I, I, U, U, c_void_p)
+glGetTextureSubImage = proc("glGetTextureSubImage", None, U, I, I, I, I, I, I, I, U, U, I, c_void_p)
+glCopyImageSubData = proc("glCopyImageSubData", None, *([U, U, I, I, I, I] * 2), I, I, I)
+glGetIntegerv = proc("glGetIntegerv", None, U, POINTER(I))
+glGenVertexArrays = proc("glGenVertexArrays", None, I, POINTER(U))
+glBindVertexArray = proc("glBindVertexArray", None, U)
+glIsVertexArray = proc("glIsVertexArray", ctypes.c_ubyte, U)
+glCreateProgram = proc("glCreateProgram", U)
+glIsProgram = proc("glIsProgram", ctypes.c_ubyte, U)
+glObjectLabel = proc("glObjectLabel", None, U, U, I, c_char_p)
+glGetObjectLabel = proc("glGetObjectLabel", None, U, U, I, POINTER(I), c_char_p)
+GL_TEXTURE_2D, GL_UNSIGNED_BYTE = 0x0DE1, 0x1401
+GL_R8, GL_RG8, GL_RGBA8 = 0x8229, 0x822B, 0x8058
+GL_RED, GL_RG, GL_RGBA = 0x1903, 0x8227, 0x1908
+FORMATS = {GL_R8: (GL_RED, 1), GL_RG8: (GL_RG, 2), GL_RGBA8: (GL_RGBA, 4)}
+
+# ---------------------------------------------------------------- CUDA
+
+cu = ctypes.CDLL("libcuda.so.1")
+P = c_void_p
+
+
+def sig(name, *args):
+    f = getattr(cu, name)
+    f.restype, f.argtypes = c_int, list(args)
+    return f
+
+
+cuInit = sig("cuInit", U)
+cuDriverGetVersion = sig("cuDriverGetVersion", POINTER(I))
+cuDeviceGet = sig("cuDeviceGet", POINTER(I), I)
+cuDevicePrimaryCtxRetain = sig("cuDevicePrimaryCtxRetain", POINTER(P), I)
+cuDevicePrimaryCtxGetState = sig("cuDevicePrimaryCtxGetState", I, POINTER(U), POINTER(I))
+cuCtxSetCurrent = sig("cuCtxSetCurrent", P)
+cuCtxGetCurrent = sig("cuCtxGetCurrent", POINTER(P))
+cuStreamCreate = sig("cuStreamCreate", POINTER(P), U)
+cuStreamSynchronize = sig("cuStreamSynchronize", P)
+cuStreamIsCapturing = sig("cuStreamIsCapturing", P, POINTER(I))
+cuThreadExchangeStreamCaptureMode = sig("cuThreadExchangeStreamCaptureMode", POINTER(I))
+cuStreamWaitEvent = sig("cuStreamWaitEvent", P, P, U)
+cuEventCreate = sig("cuEventCreate", POINTER(P), U)
+cuEventRecord = sig("cuEventRecord", P, P)
+cuEventQuery = sig("cuEventQuery", P)
+cuMemAlloc = sig("cuMemAlloc_v2", POINTER(c_uint64), c_size_t)
+cuMemsetD32Async = sig("cuMemsetD32Async", c_uint64, U, c_size_t, P)
+cuGraphicsGLRegisterImage = sig("cuGraphicsGLRegisterImage", POINTER(P), U, U, U)
+cuGraphicsUnregisterResource = sig("cuGraphicsUnregisterResource", P)
+cuGraphicsResourceSetMapFlags = sig("cuGraphicsResourceSetMapFlags_v2", P, U)
+cuGraphicsMapResources = sig("cuGraphicsMapResources", U, P, P)
+cuGraphicsUnmapResources = sig("cuGraphicsUnmapResources", U, P, P)
+cuGraphicsSubResourceGetMappedArray = sig("cuGraphicsSubResourceGetMappedArray", POINTER(P), P, U, U)
+
+
+class MEMCPY2D(ctypes.Structure):
+    _fields_ = [("srcXInBytes", c_size_t), ("srcY", c_size_t), ("srcMemoryType", c_int),
+                ("srcHost", c_void_p), ("srcDevice", c_uint64), ("srcArray", c_void_p),
+                ("srcPitch", c_size_t), ("dstXInBytes", c_size_t), ("dstY", c_size_t),
+                ("dstMemoryType", c_int), ("dstHost", c_void_p), ("dstDevice", c_uint64),
+                ("dstArray", c_void_p), ("dstPitch", c_size_t), ("WidthInBytes", c_size_t),
+                ("Height", c_size_t)]
+
+
+class ARRAY3D_DESCRIPTOR(ctypes.Structure):
+    _fields_ = [("Width", c_size_t), ("Height", c_size_t), ("Depth", c_size_t),
+                ("Format", c_int), ("NumChannels", c_uint), ("Flags", c_uint)]
+
+
+cuMemcpy2DAsync = sig("cuMemcpy2DAsync_v2", POINTER(MEMCPY2D), P)
+cuArray3DGetDescriptor = sig("cuArray3DGetDescriptor_v2", POINTER(ARRAY3D_DESCRIPTOR), P)
+MEM_DEVICE, MEM_ARRAY = 2, 3
+NONE, WD, SLS = 0, 2, 4
+FLAG_SETS = {"NONE": (NONE, 0), "WD": (WD, 0), "SLS": (SLS, 0), "SLS|WD": (SLS | WD, 0),
+             "NONE+mapWD": (NONE, 2)}
+
+
+class CudaFailed(RuntimeError):
+    pass
+
+
+def ck(r, what):
+    if r != 0:
+        raise CudaFailed(f"{what} -> CUresult {r}")
+
+
+ck(cuInit(0), "cuInit")
+dev = I()
+ck(cuDeviceGet(byref(dev), 0), "cuDeviceGet")
+ctx = P()
+ck(cuDevicePrimaryCtxRetain(byref(ctx), dev), "cuDevicePrimaryCtxRetain")
+ck(cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+stream, private = P(), P()
+ck(cuStreamCreate(byref(stream), 1), "cuStreamCreate")
+ck(cuStreamCreate(byref(private), 1), "cuStreamCreate (private)")
+joined, done = P(), P()
+ck(cuEventCreate(byref(joined), 2), "cuEventCreate")
+ck(cuEventCreate(byref(done), 2), "cuEventCreate")
+
+# ---------------------------------------------------------------- GL objects
+
+
+def texture(internal, size, storage="immutable", levels=1):
+    t = U()
+    glGenTextures(1, byref(t))
+    glBindTexture(GL_TEXTURE_2D, t.value)
+    if storage == "immutable":
+        glTexStorage2D(GL_TEXTURE_2D, levels, internal, size[0], size[1])
+    else:
+        fmt, _ = FORMATS[internal]
+        for level in range(levels):
+            glTexImage2D(GL_TEXTURE_2D, level, internal, max(size[0] >> level, 1),
+                         max(size[1] >> level, 1), 0, fmt, GL_UNSIGNED_BYTE, None)
+        glTexParameteri(GL_TEXTURE_2D, 0x813D, levels - 1)  # GL_TEXTURE_MAX_LEVEL
+    glTexParameteri(GL_TEXTURE_2D, 0x2801, 0x2600)  # MIN_FILTER NEAREST
+    glTexParameteri(GL_TEXTURE_2D, 0x2800, 0x2600)  # MAG_FILTER NEAREST
+    glBindTexture(GL_TEXTURE_2D, 0)
+    e = glGetError()
+    if e:
+        raise RuntimeError(f"making a {internal:#x} texture of {size}: GL error {e:#x}")
+    return t.value
+
+
+SINKS = {f: texture(f, (1, 1)) for f in (GL_R8, GL_RG8, GL_RGBA8)}
+
+
+def gl_use(textures):
+    """GL's use of `textures` [(name, internal)]: one texel of each into a sink, then glFinish."""
+    for name, internal in textures:
+        glCopyImageSubData(name, GL_TEXTURE_2D, 0, 0, 0, 0, SINKS[internal], GL_TEXTURE_2D,
+                           0, 0, 0, 0, 1, 1, 1)
+    glFinish()
+
+
+def read_texel(name, internal, level=0, x=0, y=0):
+    fmt, ch = FORMATS[internal]
+    out = (ctypes.c_ubyte * ch)()
+    glPixelStorei(0x0D05, 1)  # PACK_ALIGNMENT
+    glGetTextureSubImage(name, level, x, y, 0, 1, 1, 1, fmt, GL_UNSIGNED_BYTE, ch, out)
+    glPixelStorei(0x0D05, 4)
+    return list(out)
+
+
+# cuda-gl's owner check asks, per map and per unmap of each registration: the current context,
+# the version (2 queries), its canary vertex array's label, the version again, the share group's
+# canary program's label. Planted once here, as cuda-gl plants them.
+CANARY_VAO, CANARY_PROG = U(), 0
+glGenVertexArrays(1, byref(CANARY_VAO))
+glBindVertexArray(CANARY_VAO.value)
+glBindVertexArray(0)
+glObjectLabel(0x8074, CANARY_VAO.value, -1, b"cuda-gl probe context canary")  # GL_VERTEX_ARRAY
+CANARY_PROG = glCreateProgram()
+glObjectLabel(0x82E2, CANARY_PROG, -1, b"cuda-gl probe group canary")  # GL_PROGRAM
+LABEL, LABEL_LEN, GLV = ctypes.create_string_buffer(48), I(), I()
+
+
+def owner_check():
+    egl.eglGetCurrentContext()
+    glGetIntegerv(0x821B, byref(GLV)); glGetIntegerv(0x821C, byref(GLV))  # MAJOR/MINOR_VERSION
+    if glIsVertexArray(CANARY_VAO.value):
+        glGetObjectLabel(0x8074, CANARY_VAO.value, 48, byref(LABEL_LEN), LABEL)
+    glGetIntegerv(0x821B, byref(GLV)); glGetIntegerv(0x821C, byref(GLV))
+    if glIsProgram(CANARY_PROG):
+        glGetObjectLabel(0x82E2, CANARY_PROG, 48, byref(LABEL_LEN), LABEL)
+
+
+STATE, ACTIVE, CUR, CAPTURING, MODE = U(), I(), P(), I(), I()
+
+
+def bind():
+    """cuda-gl's Context::bind: the primary context's state, then the current context."""
+    ck(cuDevicePrimaryCtxGetState(dev, byref(STATE), byref(ACTIVE)), "cuDevicePrimaryCtxGetState")
+    ck(cuCtxGetCurrent(byref(CUR)), "cuCtxGetCurrent")
+
+
+def not_capturing(s):
+    ck(cuStreamIsCapturing(s, byref(CAPTURING)), "cuStreamIsCapturing")
+    if CAPTURING.value:
+        raise CudaFailed("capturing")
+
+
+def run_now(work):
+    """cuda-gl's PrivateQueue::run: `work(private)` ordered after `stream`'s work so far and
+    before its later work, by two events."""
+    bind()
+    MODE.value = 2  # CU_STREAM_CAPTURE_MODE_RELAXED
+    ck(cuThreadExchangeStreamCaptureMode(byref(MODE)), "exchange")
+    not_capturing(stream)
+    ck(cuEventRecord(joined, stream), "record joined")
+    r = cuEventQuery(joined)
+    if r not in (0, 600):  # CUDA_SUCCESS, CUDA_ERROR_NOT_READY
+        raise CudaFailed(f"cuEventQuery -> {r}")
+    ck(cuStreamWaitEvent(private, joined, 0), "wait joined")
+    work(private)
+    ck(cuEventRecord(done, private), "record done")
+    ck(cuStreamWaitEvent(stream, done, 0), "wait done")
+    not_capturing(stream)
+    ck(cuThreadExchangeStreamCaptureMode(byref(MODE)), "exchange back")
+
+
+# ---------------------------------------------------------------- the planes
+
+
+class Image:
+    """One GL texture, registered with `flags` (None: not registered)."""
+
+    def __init__(self, internal, size, flags=None, storage="immutable", levels=1):
+        self.internal, self.size = internal, size
+        self.name = texture(internal, size, storage, levels)
+        self.res, self.error = P(), None
+        if flags is not None:
+            reg, mapflags = FLAG_SETS[flags]
+            r = cuGraphicsGLRegisterImage(byref(self.res), self.name, GL_TEXTURE_2D, reg)
+            if r:
+                self.error = f"cuGraphicsGLRegisterImage({flags}) -> CUresult {r}"
+            elif mapflags:
+                ck(cuGraphicsResourceSetMapFlags(self.res, mapflags), "cuGraphicsResourceSetMapFlags")
+
+    @property
+    def row(self):
+        return self.size[0] * FORMATS[self.internal][1]
+
+    def use(self):
+        return (self.name, self.internal)
+
+
+class Frame:
+    """Device memory of one NV12 frame (packed), written by a memset per iteration."""
+
+    def __init__(self, size):
+        w, h = size
+        self.size, self.bytes = size, w * h * 3 // 2
+        self.rgba_bytes = w * h * 4
+        self.ptr = c_uint64()
+        ck(cuMemAlloc(byref(self.ptr), self.rgba_bytes), "cuMemAlloc")
+        self.byte = 0
+
+    def write(self, i):
+        self.byte = i % 251 + 1
+        ck(cuMemsetD32Async(self.ptr.value, self.byte * 0x01010101, self.rgba_bytes // 4, stream),
+           "cuMemsetD32Async")
+
+
+def map_(images, s):
+    res = (P * len(images))(*[im.res.value for im in images])
+    ck(cuGraphicsMapResources(len(images), res, s), "cuGraphicsMapResources")
+    return res
+
+
+def unmap(res, s):
+    ck(cuGraphicsUnmapResources(len(res), res, s), "cuGraphicsUnmapResources")
+
+
+DESC = ARRAY3D_DESCRIPTOR()
+
+
+def array_of(image):
+    a = P()
+    ck(cuGraphicsSubResourceGetMappedArray(byref(a), image.res, 0, 0), "GetMappedArray")
+    ck(cuArray3DGetDescriptor(byref(DESC), a), "cuArray3DGetDescriptor")
+    if (DESC.Width, DESC.Height) != image.size:
+        raise CudaFailed(f"mapped array {DESC.Width}x{DESC.Height}, texture {image.size}")
+    return a.value
+
+
+def copy(array, src, pitch, row, rows, s):
+    c = MEMCPY2D(srcMemoryType=MEM_DEVICE, srcDevice=src, srcPitch=pitch,
+                 dstMemoryType=MEM_ARRAY, dstArray=array, WidthInBytes=row, Height=rows)
+    ck(cuMemcpy2DAsync(byref(c), s), "cuMemcpy2DAsync")
+
+
+def plane_sources(frame, images):
+    """(address, pitch) of each image's rows in the frame: the luma at 0, the chroma after it;
+    an RGBA8 texture of the frame's size reads the frame's first w*h*4 bytes."""
+    w, h = frame.size
+    out = []
+    for im in images:
+        if im.internal == GL_RG8:
+            out.append((frame.ptr.value + w * h, w))
+        else:
+            out.append((frame.ptr.value, im.row))
+    return out
+
+
+# ---------------------------------------------------------------- the cases
+
+
+class Case:
+    def __init__(self, size, name, body, images=(), checks=()):
+        self.size, self.name, self.body = size, name, body
+        self.images, self.checks = list(images), list(checks)
+        self.samples, self.phases, self.error, self.data = [], {}, None, None
+
+
+def mark_phases(case, marks):
+    for (_, a), (label, b) in zip(marks, marks[1:]):
+        case.phases.setdefault(label, []).append((b - a) * 1e6)
+
+
+def make_cases(size, frame):
+    w, h = size
+    chroma = (w // 2, h // 2)
+    cases = []
+    untouched = [Image(GL_R8, size), Image(GL_RG8, chroma)]
+    untouched_rgba = Image(GL_RGBA8, size)
+
+    def planes(flags, storage="immutable"):
+        return [Image(GL_R8, size, flags, storage), Image(GL_RG8, chroma, flags, storage)]
+
+    def add(name, body, images=(), checks=()):
+        cases.append(Case(size, name, body, images, checks))
+
+    def floor(use):
+        def body(i, m):
+            frame.write(i); m("write")
+            ck(cuStreamSynchronize(stream), "sync"); m("sync")
+            gl_use(use); m("gl")
+        return body
+
+    add("floor: write + sync + GL use of untouched planes", floor([t.use() for t in untouched]))
+    add("floor RGBA8: write + sync + GL use of an untouched RGBA8", floor([untouched_rgba.use()]))
+
+    def cuda_alone(i, m):
+        frame.write(i); m("write")
+        ck(cuStreamSynchronize(stream), "sync"); m("sync")
+    add("CUDA alone: write + sync", cuda_alone)
+    add("GL alone: GL use of untouched planes", lambda i, m: (gl_use([t.use() for t in untouched]), m("gl")))
+
+    def upload(images, together=True, copies=True, use="written", emulate=False):
+        """The body of one upload of `images` from the frame."""
+        def body(i, m):
+            frame.write(i); m("write")
+            groups = [images] if together else [[im] for im in images]
+            for group in groups:
+                if emulate:
+                    for _ in group:
+                        owner_check(); bind(); not_capturing(stream)
+                res = map_(group, stream); m("map")
+                if copies:
+                    arrays = []
+                    for im in group:
+                        if emulate:
+                            bind()
+                        arrays.append(array_of(im))
+                    m("arrays")
+                    for im, a, (src, pitch) in zip(group, arrays, plane_sources(frame, group)):
+                        rows = im.size[1]
+                        if emulate:
+                            run_now(lambda p, a=a, src=src, pitch=pitch, im=im, rows=rows:
+                                    copy(a, src, pitch, im.row, rows, p))
+                        else:
+                            copy(a, src, pitch, im.row, rows, stream)
+                    m("copies")
+                if emulate:
+                    for _ in group:
+                        owner_check()
+                    bind(); not_capturing(stream)
+                unmap(res, stream); m("unmap")
+            if use == "written":
+                gl_use([im.use() for im in images]); m("gl")
+            elif use == "untouched":
+                gl_use([t.use() for t in untouched]); m("gl")
+            else:
+                ck(cuStreamSynchronize(stream), "sync"); m("sync")
+        return body
+
+    for flags in FLAG_SETS:
+        for storage in ("immutable", "mutable"):
+            ims = planes(flags, storage)
+            tag = f"{flags} {storage}"
+            add(f"{tag}: map2 + unmap", upload(ims, copies=False), ims)
+            add(f"{tag}: map2 + 2 copies + unmap", upload(ims), ims, checks=ims)
+    for flags in ("NONE", "WD", "SLS|WD"):
+        ims = planes(flags)
+        tag = f"{flags} immutable"
+        add(f"{tag}: each mapped, copied, unmapped alone", upload(ims, together=False), ims, ims)
+        add(f"{tag}: luma alone (map, copy, unmap, GL use)", upload(ims[:1]), ims[:1], ims[:1])
+        add(f"{tag}: chroma alone (map, copy, unmap, GL use)", upload(ims[1:]), ims[1:], ims[1:])
+        add(f"{tag}: map2 + 2 copies + unmap, GL uses UNTOUCHED textures",
+            upload(ims, use="untouched"), ims, ims)
+        add(f"{tag}: map2 + 2 copies + unmap + sync, NO GL use", upload(ims, use="none"), ims, ims)
+        add(f"{tag}: map2 + 2 copies + unmap with every cuda-gl call", upload(ims, emulate=True),
+            ims, ims)
+    for flags in ("NONE", "WD", "SLS|WD"):
+        full = [Image(GL_RGBA8, size, flags)]
+        add(f"{flags} RGBA8 {w}x{h}: map + copy + unmap", upload(full), full, full)
+        quarter = [Image(GL_RGBA8, (w // 4, h), flags)]
+        add(f"{flags} RGBA8 {w // 4}x{h} (the luma's bytes): map + copy + unmap", upload(quarter),
+            quarter, quarter)
+    return cases
+
+
+def run_case(case, iters, start):
+    bad = [im.error for im in case.images if im.error]
+    if bad and not case.error:
+        case.error = bad[0]
+    if case.error:
+        return
+    try:
+        for i in range(start, start + iters):
+            marks = [("start", time.perf_counter())]
+            case.body(i, lambda label: marks.append((label, time.perf_counter())))
+            case.samples.append((marks[-1][1] - marks[0][1]) * 1e6)
+            mark_phases(case, marks)
+    except CudaFailed as e:
+        case.error = str(e)
+        glFinish()
+        cuStreamSynchronize(stream)
+
+
+def check_data(case, frame):
+    """Texel (0, 0) of every written texture holds the last frame's byte."""
+    if case.error or not case.checks:
+        return
+    want = frame.byte
+    got = [read_texel(im.name, im.internal) for im in case.checks]
+    case.data = "data ok" if all(all(b == want for b in t) for t in got) else \
+        f"DATA WRONG (want {want}, got {got})"
+
+
+def pct(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+
+def report(cases, out):
+    by_size = {}
+    for c in cases:
+        by_size.setdefault(c.size, []).append(c)
+    for size, group in by_size.items():
+        floor = statistics.median(group[0].samples) if group[0].samples else float("nan")
+        print(f"\n== {size[0]}x{size[1]} (floor {floor:.1f} µs)", flush=True)
+        for c in group:
+            if c.error:
+                print(f"  {c.name:<78} ERROR {c.error}")
+                out.append({"size": list(size), "case": c.name, "error": c.error})
+                continue
+            med = statistics.median(c.samples)
+            phases = {k: statistics.median(v) for k, v in c.phases.items()}
+            ph = " ".join(f"{k} {v:.0f}" for k, v in phases.items())
+            print(f"  {c.name:<78} {med:8.1f} µs  ({pct(c.samples, .1):.0f}-{pct(c.samples, .9):.0f})"
+                  f"  x{med / floor:5.2f}  [{ph}]  {c.data or ''}", flush=True)
+            out.append({"size": list(size), "case": c.name, "median_us": med,
+                        "p10_us": pct(c.samples, .1), "p90_us": pct(c.samples, .9),
+                        "ratio_to_floor": med / floor, "phase_median_us": phases,
+                        "n": len(c.samples), "data": c.data})
+
+
+def kept_after_map(out):
+    """What each flag set keeps of a 2-level R8 texture GL filled, when mapped and unmapped
+    with no write, then when level 0 is copied into."""
+    print("\n== what the driver keeps (64x36 R8, 2 levels, filled by GL: level 0 = 17, level 1 = 34)")
+    size = (64, 36)
+    src = c_uint64()
+    ck(cuMemAlloc(byref(src), 64 * 36), "cuMemAlloc")
+    ck(cuMemsetD32Async(src.value, 51 * 0x01010101, 64 * 36 // 4, stream), "memset")
+    ck(cuStreamSynchronize(stream), "sync")
+    for flags in FLAG_SETS:
+        for storage in ("immutable", "mutable"):
+            im = Image(GL_R8, size, flags, storage, levels=2)
+            if im.error:
+                print(f"  {flags} {storage}: {im.error}")
+                continue
+            for level, byte in ((0, 17), (1, 34)):
+                lw, lh = size[0] >> level, size[1] >> level
+                data = (ctypes.c_ubyte * (lw * lh))(*([byte] * (lw * lh)))
+                glPixelStorei(0x0CF5, 1)  # UNPACK_ALIGNMENT
+                glTextureSubImage2D(im.name, level, 0, 0, lw, lh, GL_RED, GL_UNSIGNED_BYTE, data)
+                glPixelStorei(0x0CF5, 4)
+            glFinish()
+            try:
+                res = map_([im], stream)
+                unmap(res, stream)
+                glFinish()
+                after_map = (read_texel(im.name, GL_R8, 0, 5, 5)[0], read_texel(im.name, GL_R8, 1, 5, 5)[0])
+                res = map_([im], stream)
+                copy(array_of(im), src.value, 64, 64, 36, stream)
+                unmap(res, stream)
+                glFinish()
+                after_copy = (read_texel(im.name, GL_R8, 0, 5, 5)[0], read_texel(im.name, GL_R8, 1, 5, 5)[0])
+            except CudaFailed as e:
+                print(f"  {flags} {storage}: {e}")
+                continue
+            line = (f"  {flags:<11} {storage:<9}: map+unmap, no write: level 0 {after_map[0]} "
+                    f"({'kept' if after_map[0] == 17 else 'NOT kept'}), level 1 {after_map[1]} "
+                    f"({'kept' if after_map[1] == 34 else 'NOT kept'}); level 0 copied (51): "
+                    f"level 0 {after_copy[0]}, level 1 {after_copy[1]} "
+                    f"({'kept' if after_copy[1] == 34 else 'NOT kept'})")
+            print(line, flush=True)
+            out.append({"kept": flags, "storage": storage, "after_map": after_map,
+                        "after_copy": after_copy})
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--iters", type=int, default=300)
+    ap.add_argument("--sizes", default="1920x1080,3840x2160")
+    ap.add_argument("--only", default="", help="run only the cases whose names contain this")
+    ap.add_argument("--json", default=os.path.join(os.environ["OUT"], "planes_probe.json")
+                    if os.environ.get("OUT") else "")
+    args = ap.parse_args()
+    version = I()
+    cuDriverGetVersion(byref(version))
+    print(f"GL_RENDERER {glGetString(0x1F01).decode()}; GL_VERSION {glGetString(0x1F02).decode()}; "
+          f"CUDA driver API {version.value}; {time.strftime('%Y-%m-%d %H:%M:%S %Z')}")
+    print(f"{args.iters} iterations per case in 3 interleaved rounds; µs per iteration: median "
+          f"(p10-p90), x floor, [median CPU µs per phase]", flush=True)
+    rounds = 3
+    per_round = max(1, args.iters // rounds)
+    out, everything = [], []
+    for text in args.sizes.split(","):
+        size = tuple(int(v) for v in text.split("x"))
+        frame = Frame(size)
+        cases = make_cases(size, frame)
+        cases = [c for i, c in enumerate(cases) if i == 0 or args.only in c.name]
+        for c in cases:  # warm-up: first maps, page-ins
+            run_case(c, 10, 0)
+            c.samples.clear(); c.phases.clear()
+        for r in range(rounds):
+            for c in cases:
+                run_case(c, per_round, 1000 * r)
+                check_data(c, frame)
+        everything.extend(cases)
+    report(everything, out)
+    kept_after_map(out)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"iters": args.iters, "renderer": glGetString(0x1F01).decode(),
+                       "cuda_driver_api": version.value, "rows": out}, f, indent=1)
+        print(f"\nwrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
