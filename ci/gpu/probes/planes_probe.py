@@ -22,9 +22,9 @@ Axes (a case name says which):
   luma alone, chroma alone; map+unmap with no copy;
 - GL's use of the written textures vs of untouched ones (is the cost in GL's first use after
   CUDA wrote?), and no GL use at all (cuStreamSynchronize instead);
-- `cuda-gl calls`: everything else cuda-gl calls per upload (the GL owner checks' queries, the
-  context bind's queries, the capture checks and mode exchanges, each copy on a private stream
-  joined to the caller's by two events);
+- everything else cuda-gl calls per upload: its GL/context/capture queries (the GL owner
+  checks' queries, the context bind's queries, the capture checks and mode exchanges), each
+  copy on a private stream joined to the caller's by two events, and both;
 - one RGBA8 texture: of the frame's size (as the display target's), and of the luma's bytes
   (w/4 x h), for the same flags.
 Floors: the memset + cuStreamSynchronize + GL's use of untouched plane textures (the bench's
@@ -432,32 +432,35 @@ def make_cases(size, frame):
     add("CUDA alone: write + sync", cuda_alone)
     add("GL alone: GL use of untouched planes", lambda i, m: (gl_use([t.use() for t in untouched]), m("gl")))
 
-    def upload(images, together=True, copies=True, use="written", emulate=False):
-        """The body of one upload of `images` from the frame."""
+    def upload(images, together=True, copies=True, use="written", emulate=()):
+        """The body of one upload of `images` from the frame; `emulate` adds cuda-gl's other
+        calls: "queries" (GL owner checks, context binds, capture checks), "joins" (each copy
+        on the private stream, joined to the caller's by two events)."""
+        queries, joins = "queries" in emulate, "joins" in emulate
         def body(i, m):
             frame.write(i); m("write")
             groups = [images] if together else [[im] for im in images]
             for group in groups:
-                if emulate:
+                if queries:
                     for _ in group:
                         owner_check(); bind(); not_capturing(stream)
                 res = map_(group, stream); m("map")
                 if copies:
                     arrays = []
                     for im in group:
-                        if emulate:
+                        if queries:
                             bind()
                         arrays.append(array_of(im))
                     m("arrays")
                     for im, a, (src, pitch) in zip(group, arrays, plane_sources(frame, group)):
                         rows = im.size[1]
-                        if emulate:
+                        if joins:
                             run_now(lambda p, a=a, src=src, pitch=pitch, im=im, rows=rows:
                                     copy(a, src, pitch, im.row, rows, p))
                         else:
                             copy(a, src, pitch, im.row, rows, stream)
                     m("copies")
-                if emulate:
+                if queries:
                     for _ in group:
                         owner_check()
                     bind(); not_capturing(stream)
@@ -485,8 +488,12 @@ def make_cases(size, frame):
         add(f"{tag}: map2 + 2 copies + unmap, GL uses UNTOUCHED textures",
             upload(ims, use="untouched"), ims, ims)
         add(f"{tag}: map2 + 2 copies + unmap + sync, NO GL use", upload(ims, use="none"), ims, ims)
-        add(f"{tag}: map2 + 2 copies + unmap with every cuda-gl call", upload(ims, emulate=True),
-            ims, ims)
+        add(f"{tag}: map2 + 2 copies + unmap + cuda-gl's GL/context/capture queries",
+            upload(ims, emulate=("queries",)), ims, ims)
+        add(f"{tag}: map2 + 2 copies on a private stream joined by events + unmap",
+            upload(ims, emulate=("joins",)), ims, ims)
+        add(f"{tag}: map2 + 2 copies + unmap with every cuda-gl call",
+            upload(ims, emulate=("queries", "joins")), ims, ims)
     for flags in ("NONE", "WD", "SLS|WD"):
         full = [Image(GL_RGBA8, size, flags)]
         add(f"{flags} RGBA8 {w}x{h}: map + copy + unmap", upload(full), full, full)
