@@ -28,7 +28,9 @@ Axes (a case name says which):
 - one RGBA8 texture: of the frame's size (as the display target's), and of the luma's bytes
   (w/4 x h), for the same flags.
 Floors: the memset + cuStreamSynchronize + GL's use of untouched plane textures (the bench's
-floor), the same with an RGBA8 texture, CUDA alone, GL alone.
+floor), the same with an RGBA8 texture, CUDA alone, GL alone; and, with no GL at all, the two
+copies into plain CUDA arrays of R8 + RG8 texels vs RGBA8 texels of the same bytes (the copy's
+own cost by texel size, which the wgpu planes pay too).
 
 After the timing, for each flag set, what the driver keeps: a 64x36 R8 texture with two levels,
 filled by GL, mapped and unmapped with no write (are levels 0 and 1 kept?), then level 0 copied
@@ -173,7 +175,13 @@ class ARRAY3D_DESCRIPTOR(ctypes.Structure):
                 ("Format", c_int), ("NumChannels", c_uint), ("Flags", c_uint)]
 
 
+class ARRAY_DESCRIPTOR(ctypes.Structure):
+    _fields_ = [("Width", c_size_t), ("Height", c_size_t), ("Format", c_int),
+                ("NumChannels", c_uint)]
+
+
 cuMemcpy2DAsync = sig("cuMemcpy2DAsync_v2", POINTER(MEMCPY2D), P)
+cuArrayCreate = sig("cuArrayCreate_v2", POINTER(P), POINTER(ARRAY_DESCRIPTOR))
 cuArray3DGetDescriptor = sig("cuArray3DGetDescriptor_v2", POINTER(ARRAY3D_DESCRIPTOR), P)
 MEM_DEVICE, MEM_ARRAY = 2, 3
 NONE, WD, SLS = 0, 2, 4
@@ -431,6 +439,31 @@ def make_cases(size, frame):
         ck(cuStreamSynchronize(stream), "sync"); m("sync")
     add("CUDA alone: write + sync", cuda_alone)
     add("GL alone: GL use of untouched planes", lambda i, m: (gl_use([t.use() for t in untouched]), m("gl")))
+
+    def cuda_arrays(shapes):
+        """Plain CUDA arrays (no GL) of (width, height, channels) 8-bit texels, and the frame's
+        rows they take, as for the planes: does a copy into R8 / RG8 texels cost more than into
+        RGBA8 ones of the same bytes?"""
+        out = []
+        for (aw, ah, ch), (src, pitch) in shapes:
+            a = P()
+            desc = ARRAY_DESCRIPTOR(Width=aw, Height=ah, Format=0x01, NumChannels=ch)  # UINT8
+            ck(cuArrayCreate(byref(a), byref(desc)), "cuArrayCreate")
+            out.append((a.value, src, pitch, aw * ch, ah))
+
+        def body(i, m):
+            frame.write(i); m("write")
+            for a, src, pitch, row, rows in out:
+                copy(a, src, pitch, row, rows, stream)
+            m("copies")
+            ck(cuStreamSynchronize(stream), "sync"); m("sync")
+        return body
+
+    luma_src, chroma_src = (frame.ptr.value, w), (frame.ptr.value + w * h, w)
+    add("CUDA alone: write + copies into plain CUDA arrays R8 + RG8 (no GL) + sync",
+        cuda_arrays([((w, h, 1), luma_src), ((w // 2, h // 2, 2), chroma_src)]))
+    add("CUDA alone: write + copies into plain CUDA arrays RGBA8 of the same bytes + sync",
+        cuda_arrays([((w // 4, h, 4), luma_src), ((w // 4, h // 2, 4), chroma_src)]))
 
     def upload(images, together=True, copies=True, use="written", emulate=()):
         """The body of one upload of `images` from the frame; `emulate` adds cuda-gl's other
