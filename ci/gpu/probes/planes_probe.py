@@ -653,7 +653,14 @@ def main():
           f"(p10-p90), x floor, [median CPU µs per phase]", flush=True)
     rounds = 3
     per_round = max(1, args.iters // rounds)
-    out, everything = [], []
+    out = []
+
+    def save():  # after each part, so that a run stopped by a time limit keeps what it measured
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"iters": args.iters, "renderer": glGetString(0x1F01).decode(),
+                           "cuda_driver_api": version.value, "rows": out}, f, indent=1)
+
     for text in args.sizes.split(","):
         size = tuple(int(v) for v in text.split("x"))
         frame = Frame(size)
@@ -666,13 +673,11 @@ def main():
             for c in cases:
                 run_case(c, per_round, 1000 * r)
                 check_data(c, frame)
-        everything.extend(cases)
-    report(everything, out)
+        report(cases, out)
+        save()
     kept_after_map(out)
+    save()
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"iters": args.iters, "renderer": glGetString(0x1F01).decode(),
-                       "cuda_driver_api": version.value, "rows": out}, f, indent=1)
         print(f"\nwrote {args.json}")
     return 0
 
