@@ -153,12 +153,12 @@ pub enum VideoError {
         planes: String,
     },
 
-    /// A plane texture whose size or texel format does not hold the frame's plane.
+    /// A plane texture whose size or internal format does not hold the frame's plane.
     #[error(
         "{call}: the {plane} texture is {got}, but the frame's {plane} plane needs {want}.\n\
-         help: give the luma texture the frame's size and one channel (R8 for NV12, R16 for \
-         P010), the chroma texture half the size rounded up and two channels (RG8, RG16), and \
-         give them new storage when the frame's size changes"
+         help: give the luma texture the frame's size and GL_R8 (NV12) or GL_R16 (P010), the \
+         chroma texture half the size rounded up and GL_RG8 or GL_RG16; for frames of another \
+         size, drop the planes and register textures of that size"
     )]
     PlaneTexture {
         /// The call that refused it.
@@ -169,5 +169,26 @@ pub enum VideoError {
         got: String,
         /// What the plane needs.
         want: String,
+    },
+
+    /// A plane texture whose storage GL calls may change (mutable storage, made with
+    /// `glTexImage2D`): its size and format are checked once, when it is registered, and must
+    /// stay what they were.
+    #[error(
+        "{call}: the {plane} texture (GL name {texture}) has {storage}, but the planes need \
+         immutable storage.\nhelp: make each plane texture with glTexStorage2D(GL_TEXTURE_2D, \
+         1, format, width, height) (NV12: GL_R8 + GL_RG8, P010: GL_R16 + GL_RG16): GL then \
+         fixes its size and format for the texture's life, and each frame is checked against \
+         them before CUDA maps the textures"
+    )]
+    PlaneStorage {
+        /// The call that refused it.
+        call: &'static str,
+        /// `luma` or `chroma`.
+        plane: &'static str,
+        /// The texture's GL name.
+        texture: u32,
+        /// What its storage is, e.g. `mutable storage (glTexImage2D)`.
+        storage: String,
     },
 }

@@ -109,3 +109,65 @@ pub(crate) fn buffer_size(fns: &GlFns, name: u32) -> Option<i64> {
     unsafe { get(name, gl::BUFFER_SIZE, &mut size) };
     (size >= 0).then_some(size)
 }
+
+/// What GL says of a 2-D texture's storage: its level 0, and whether the storage is immutable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TextureStorage {
+    /// Level 0's width and height in texels.
+    pub(crate) size: (u32, u32),
+    /// Level 0's internal format (`GL_R8`, ...).
+    pub(crate) internal_format: u32,
+    /// For immutable storage (`glTexStorage2D`, or a texture view), its number of levels;
+    /// `None` for mutable storage (`glTexImage2D`), which any later GL call may respecify.
+    pub(crate) immutable_levels: Option<u32>,
+}
+
+/// The storage of 2-D texture `name` (see [`TextureStorage`]); `Ok(None)` when `name` is not a
+/// texture of the current context. The texture is bound to `GL_TEXTURE_2D` on the active unit
+/// for the queries, and the unit's previous 2-D texture bound back.
+///
+/// # Errors
+/// [`Error::GlCall`] when GL refuses the queries (a texture of another target than
+/// `GL_TEXTURE_2D`).
+pub(crate) fn texture_2d_storage(fns: &GlFns, name: u32) -> Result<Option<TextureStorage>> {
+    if !exists(fns, Kind::Image(ImageTarget::Texture2D), name) {
+        return Ok(None);
+    }
+    fns.drain_errors();
+    let (mut previous, mut immutable, mut levels) = (0, 0, 0);
+    let (mut width, mut height, mut format) = (0, 0, 0);
+    // SAFETY: a context is current (callers' contract); valid out-pointers; `name` is a texture
+    // (above): binding it to a target it was not made with only raises GL_INVALID_OPERATION,
+    // which the check below reports; the unit's previous 2-D texture is bound back.
+    let (bound, immutable_known) = unsafe {
+        (fns.get_integerv)(gl::TEXTURE_BINDING_2D, &mut previous);
+        (fns.bind_texture)(gl::TEXTURE_2D, name);
+        let bound = (fns.get_error)() == gl::NO_ERROR;
+        let get_level = fns.get_tex_level_parameteriv;
+        get_level(gl::TEXTURE_2D, 0, gl::TEXTURE_WIDTH, &mut width);
+        get_level(gl::TEXTURE_2D, 0, gl::TEXTURE_HEIGHT, &mut height);
+        get_level(gl::TEXTURE_2D, 0, gl::TEXTURE_INTERNAL_FORMAT, &mut format);
+        // GL 4.2 (ARB_texture_storage): an older context raises GL_INVALID_ENUM, and has no
+        // immutable storage to report.
+        (fns.get_tex_parameteriv)(gl::TEXTURE_2D, gl::TEXTURE_IMMUTABLE_FORMAT, &mut immutable);
+        let immutable_known = (fns.get_error)() == gl::NO_ERROR;
+        if immutable_known && immutable != 0 {
+            (fns.get_tex_parameteriv)(gl::TEXTURE_2D, gl::TEXTURE_IMMUTABLE_LEVELS, &mut levels);
+        }
+        (fns.bind_texture)(gl::TEXTURE_2D, previous.max(0) as u32);
+        (bound, immutable_known)
+    };
+    fns.drain_errors();
+    if !bound {
+        return Err(Error::GlCall {
+            call: "glBindTexture(GL_TEXTURE_2D, ...) (asking a texture's storage)",
+            code: gl::INVALID_OPERATION,
+        });
+    }
+    let count = |v: i32| u32::try_from(v).unwrap_or(0);
+    Ok(Some(TextureStorage {
+        size: (count(width), count(height)),
+        internal_format: count(format),
+        immutable_levels: (immutable_known && immutable != 0).then(|| count(levels)),
+    }))
+}

@@ -108,6 +108,8 @@ gl_fns! {
         delete_textures: "glDeleteTextures" = fn(i32, *const u32);
         tex_image_2d: "glTexImage2D" = fn(u32, i32, i32, i32, i32, i32, u32, u32, *const c_void);
         tex_parameteri: "glTexParameteri" = fn(u32, u32, i32);
+        get_tex_parameteriv: "glGetTexParameteriv" = fn(u32, u32, *mut i32);
+        get_tex_level_parameteriv: "glGetTexLevelParameteriv" = fn(u32, i32, u32, *mut i32);
         tex_sub_image_2d: "glTexSubImage2D" = fn(u32, i32, i32, i32, i32, i32, u32, u32, *const c_void);
         buffer_sub_data: "glBufferSubData" = fn(u32, isize, isize, *const c_void);
         gen_framebuffers: "glGenFramebuffers" = fn(i32, *mut u32);

@@ -59,6 +59,7 @@ mod convert;
 mod cpu;
 mod frame;
 mod layout;
+mod plane_check;
 mod planes;
 
 pub use crate::error::VideoError;

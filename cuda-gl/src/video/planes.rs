@@ -2,11 +2,15 @@
 //! the application's, for a shader that converts them itself.
 
 use super::layout::{VideoFormat, VideoLayout};
+use super::plane_check::{
+    check_array, check_chroma_size, check_frame_size, check_storage, internal_formats,
+};
 use crate::TextureName;
 use crate::context::Context;
 use crate::error::{Result, UsageError, VideoError};
 use crate::gl_object::{ImageTarget, RegisterFlags};
-use crate::graphics::{ArrayFormat, MappedArray, RegisteredImage, map_all};
+use crate::glapi::{current_gl, query};
+use crate::graphics::{ArrayFormat, RegisteredImage, map_all};
 use crate::source::{ShowSource, memory_of};
 use crate::stream::AsStream;
 use std::sync::Arc;
@@ -15,10 +19,13 @@ use std::sync::Arc;
 /// with CUDA and written on the GPU with no host copy: the **luma** texture of the frame's size
 /// with one channel (`GL_R8` for NV12, `GL_R16` for P010), and the **chroma** texture of
 /// `ceil(width / 2)` x `ceil(height / 2)` with two channels (`GL_RG8`, `GL_RG16`: Cb in `.r`,
-/// Cr in `.g`). Level 0 of each is written, row 0 of each plane its first row. The check at
-/// each upload is on the texels' size in bytes and channel count: give these unsigned
-/// normalized formats, not integer (`GL_R8UI`), sRGB or luminance-alpha ones, which hold the
-/// same bytes but sample differently.
+/// Cr in `.g`). Level 0 of each is written, row 0 of each plane its first row.
+///
+/// The textures need **immutable storage** (`glTexStorage2D`) of exactly these internal
+/// formats: [`register`](Self::register) asks GL for their storage once and refuses any other
+/// (mutable storage, which GL calls may respecify at any time; integer formats such as
+/// `GL_R8UI`, which hold the same bytes but sample differently), and
+/// [`upload`](Self::upload) checks each frame against it before CUDA maps anything.
 ///
 /// Sampling: texel `(x, y)` of the luma is the frame's pixel `(x, y)`; its chroma pair is chroma
 /// texel `(x / 2, y / 2)` (the "left" siting of H.264, HEVC and AV1 streams), for any size:
@@ -28,40 +35,59 @@ use std::sync::Arc;
 /// value `v` read from an `R16` texture. The colour equations are in the [module docs](super).
 ///
 /// The textures stay the application's: it deletes them after dropping this value (which
-/// unregisters them), and never before. To give them storage of another size, drop this
-/// value, respecify them, and register them again.
+/// unregisters them), and never before. For frames of another size, drop this value and
+/// register textures of that size.
 #[derive(Debug)]
 pub struct VideoPlanes {
     luma: RegisteredImage,
     chroma: RegisteredImage,
     format: VideoFormat,
+    /// The luma texture's size, as GL reported it at registration (immutable storage: no GL
+    /// call changes it); the chroma texture's is half of it, rounded up (checked then too).
+    size: (u32, u32),
 }
 
 impl VideoPlanes {
     /// Registers `luma` and `chroma` (2-D textures in the GL context current on this thread)
-    /// for the planes of `format` frames with CUDA context `ctx`. Their sizes and texel formats
-    /// are checked against each frame at [`upload`](Self::upload). The names are taken as
-    /// [`RegisteredImage::register`] takes them: a `u32`, a [`TextureName`], or (feature `glow`)
-    /// a glow `NativeTexture`.
+    /// for the planes of `format` frames with CUDA context `ctx`, once GL says that their
+    /// storage is immutable, of the planes' internal formats (`GL_R8` + `GL_RG8` for NV12,
+    /// `GL_R16` + `GL_RG16` for P010), and the chroma half the luma's size rounded up. Frames
+    /// must then have the luma texture's size. The names are taken as
+    /// [`RegisteredImage::register`] takes them: a `u32`, a [`TextureName`], or (feature
+    /// `glow`) a glow `NativeTexture`.
     ///
     /// # Errors
     /// As [`RegisteredImage::register`]: no GL context current, a texture of another GPU's GL,
     /// a name that is no texture or one of another target than `GL_TEXTURE_2D`
     /// ([`Error::WrongImageTarget`](crate::Error::WrongImageTarget)), one registered
-    /// already.
+    /// already; [`VideoError::PlaneStorage`] for a texture of mutable storage;
+    /// [`VideoError::PlaneTexture`] for another internal format, or a chroma texture of
+    /// another size.
     pub fn register(
         ctx: &Arc<Context>,
         luma: impl Into<TextureName>,
         chroma: impl Into<TextureName>,
         format: VideoFormat,
     ) -> Result<VideoPlanes> {
+        let names = [luma.into().0, chroma.into().0];
         // Not WRITE_DISCARD: levels above 0, and the contents of a texture whose upload was
         // refused after the map, stay as the application left them.
         let flags = RegisterFlags::NONE;
+        let target = ImageTarget::Texture2D;
+        let luma = RegisteredImage::register(ctx, names[0], target, flags)?;
+        let chroma = RegisteredImage::register(ctx, names[1], target, flags)?;
+        // The registrations found the GL context current and the names 2-D textures of it.
+        let (_, _, fns) = current_gl("VideoPlanes::register")?;
+        let [luma_format, chroma_format] = internal_formats(format);
+        let storage = |name| query::texture_2d_storage(fns, name);
+        let size = check_storage("luma", names[0], storage(names[0])?, luma_format)?;
+        let chroma_size = check_storage("chroma", names[1], storage(names[1])?, chroma_format)?;
+        check_chroma_size(size, chroma_size)?;
         Ok(VideoPlanes {
-            luma: RegisteredImage::register(ctx, luma, ImageTarget::Texture2D, flags)?,
-            chroma: RegisteredImage::register(ctx, chroma, ImageTarget::Texture2D, flags)?,
+            luma,
+            chroma,
             format,
+            size,
         })
     }
 
@@ -77,12 +103,15 @@ impl VideoPlanes {
     /// write `src` again only in work ordered after `stream`'s.
     ///
     /// # Errors
+    /// Refused before the textures are mapped, leaving them as they were:
     /// [`VideoError::PlaneFormat`] for a frame of another format than registered;
-    /// [`VideoError::FrameTooSmall`] when `src` holds fewer bytes than `layout` spans;
     /// [`UsageError::WrongCudaContext`] for a buffer of another context;
-    /// [`VideoError::PlaneTexture`] when a texture's size or texel format does not hold its
-    /// plane (nothing is copied); the errors of mapping and unmapping the textures (their GL
-    /// context not current, a capturing stream) and of the copies.
+    /// [`VideoError::FrameTooSmall`] when `src` holds fewer bytes than `layout` spans;
+    /// [`VideoError::PlaneTexture`] for a frame of another size than the luma texture; the
+    /// refusals of the map (the textures' GL context not current, a capturing stream). Then
+    /// the driver's errors of the map, the copies and the unmap, and
+    /// [`VideoError::PlaneTexture`] when the arrays CUDA maps do not hold the planes (storage
+    /// changed since the registration: nothing is copied).
     pub fn upload<Src: ShowSource + ?Sized>(
         &mut self,
         src: &Src,
@@ -107,6 +136,7 @@ impl VideoPlanes {
             .into());
         }
         layout.check_fits(CALL, "the device buffer", bytes)?;
+        check_frame_size(layout.size(), self.size)?;
         let chroma_ptr = ptr.byte_add(layout.chroma_offset())?;
         let batch = map_all((&mut self.luma, &mut self.chroma), stream)?;
         let (luma, chroma) = batch.views();
@@ -115,8 +145,8 @@ impl VideoPlanes {
             VideoFormat::Nv12 => ArrayFormat::UNSIGNED_INT8,
             VideoFormat::P010 => ArrayFormat::UNSIGNED_INT16,
         };
-        check_plane(&luma, "luma", layout.size(), 1, sample)?;
-        check_plane(&chroma, "chroma", layout.chroma_size(), 2, sample)?;
+        check_array(&luma, "luma", layout.size(), 1, sample)?;
+        check_array(&chroma, "chroma", layout.chroma_size(), 2, sample)?;
         // SAFETY: (1) of `copy_from_pitched`: the planes lie in `src` (checked by
         // `check_fits`: `height` luma rows of `luma_row_bytes` at `luma_pitch`, the chroma
         // rows after `chroma_offset`), device memory of the textures' context (checked); a
@@ -130,33 +160,4 @@ impl VideoPlanes {
         }
         batch.unmap()
     }
-}
-
-/// Refuses an array that is not `size` of `channels` channels of `sample`.
-fn check_plane(
-    array: &MappedArray<'_>,
-    plane: &'static str,
-    (width, height): (u32, u32),
-    channels: u32,
-    sample: ArrayFormat,
-) -> Result<()> {
-    let got = (
-        array.width(),
-        array.height(),
-        array.channels(),
-        array.format(),
-    );
-    if got == (width as usize, height as usize, channels, sample) && !array.is_layered() {
-        return Ok(());
-    }
-    let describe = |w: usize, h: usize, c: u32, f: ArrayFormat| {
-        format!("{w} x {h} x {c} channel(s) of {:?}", f.0)
-    };
-    Err(VideoError::PlaneTexture {
-        call: "VideoPlanes::upload",
-        plane,
-        got: describe(got.0, got.1, got.2, got.3),
-        want: describe(width as usize, height as usize, channels, sample),
-    }
-    .into())
 }

@@ -58,6 +58,7 @@ mod state_machine;
 mod streaming;
 mod untrusted;
 mod video;
+mod video_planes;
 mod wgpu_blit;
 mod wgpu_display;
 mod wgpu_interop;

@@ -9,13 +9,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use crate::gpu::*;
-use crate::harness::packed_rows;
 use cuda_gl::display::{DeviceImage, DisplayError, Format, Layout, Mode};
 use cuda_gl::video::{
     ColorMatrix, ColorRange, ColorSpace, Converter, VideoError, VideoFormat, VideoFrame,
-    VideoLayout, VideoPlanes, convert_cpu,
+    VideoLayout, convert_cpu,
 };
-use cuda_gl::{DeviceBuffer, Error, TextureName};
+use cuda_gl::{DeviceBuffer, Error};
 
 /// What the destination is filled with before a conversion: bytes the kernel must not write
 /// keep it.
@@ -296,158 +295,5 @@ fn video_frames_shown_on_a_display_target_match_the_cpu_in_every_mode() {
             "{mode}: a refused show drew"
         );
     }
-    g.check_no_errors();
-}
-
-/// A 2-D texture of `internal` immutable storage (one level), `width` x `height`.
-fn plane_texture(internal: gl::types::GLenum, (width, height): (u32, u32)) -> u32 {
-    gl_kit::texture::storage_of(gl::TEXTURE_2D, internal, 1, (width, height, 1))
-        .expect("making a plane texture")
-}
-
-/// The texels of `texture` (`width` x `height` of `channels` samples of `bytes` bytes each),
-/// rows tightly packed, as GL reads them.
-fn plane_texels(
-    texture: u32,
-    (width, height): (u32, u32),
-    channels: usize,
-    bytes: usize,
-) -> Vec<u8> {
-    let mut out = vec![0u8; width as usize * height as usize * channels * bytes];
-    let format = if channels == 1 { gl::RED } else { gl::RG };
-    let kind = if bytes == 1 {
-        gl::UNSIGNED_BYTE
-    } else {
-        gl::UNSIGNED_SHORT
-    };
-    // SAFETY: a GL context is current; `out` holds the whole level at pack alignment 1 and no
-    // pack buffer bound.
-    unsafe {
-        gl::BindBuffer(gl::PIXEL_PACK_BUFFER, 0);
-        gl::PixelStorei(gl::PACK_ALIGNMENT, 1);
-        gl::BindTexture(gl::TEXTURE_2D, texture);
-        gl::GetTexImage(gl::TEXTURE_2D, 0, format, kind, out.as_mut_ptr().cast());
-        gl::BindTexture(gl::TEXTURE_2D, 0);
-        gl::PixelStorei(gl::PACK_ALIGNMENT, 4);
-    }
-    // SAFETY: a GL context is current; glGetError takes no arguments.
-    let error = unsafe { gl::GetError() };
-    assert_eq!(error, gl::NO_ERROR, "reading a plane texture");
-    out
-}
-
-/// The planes of NV12 and P010 frames (odd sizes, padded pitches, chroma after a gap) copied
-/// into R8 + RG8 and R16 + RG16 textures equal the source's rows byte for byte; a frame of
-/// the other format, a chroma texture of the wrong size (the luma texture left as it was) and
-/// 16-bit planes into 8-bit textures are refused.
-#[test]
-fn video_planes_reach_their_gl_textures_byte_for_byte() {
-    let Some(g) = gpu() else { return };
-    for format in [VideoFormat::Nv12, VideoFormat::P010] {
-        let bps = format.bytes_per_sample();
-        let (luma_fmt, chroma_fmt) = if format == VideoFormat::Nv12 {
-            (gl::R8, gl::RG8)
-        } else {
-            (gl::R16, gl::RG16)
-        };
-        for (n, (layout, _)) in frames(format).into_iter().enumerate() {
-            let what = format!("{format:?} {:?}", layout.size());
-            let bytes = noise(layout.bytes(), 90 + n as u64);
-            let src = DeviceBuffer::from_slice(&g.ctx, &bytes).unwrap();
-            let luma = plane_texture(luma_fmt, layout.size());
-            let chroma = plane_texture(chroma_fmt, layout.chroma_size());
-            let mut planes =
-                VideoPlanes::register(&g.ctx, TextureName(luma), TextureName(chroma), format)
-                    .unwrap();
-            planes.upload(&src, layout, &g.stream).unwrap();
-            let (w, h) = layout.size();
-            let want_luma = packed_rows(&bytes, 0, layout.luma_pitch(), w as usize * bps, h);
-            let (cw, ch) = layout.chroma_size();
-            let want_chroma = packed_rows(
-                &bytes,
-                layout.chroma_offset(),
-                layout.chroma_pitch(),
-                cw as usize * 2 * bps,
-                ch,
-            );
-            assert!(
-                plane_texels(luma, layout.size(), 1, bps) == want_luma,
-                "{what}: the luma texture differs from the plane"
-            );
-            assert!(
-                plane_texels(chroma, layout.chroma_size(), 2, bps) == want_chroma,
-                "{what}: the chroma texture differs from the plane"
-            );
-            drop(planes);
-            delete_texture(luma);
-            delete_texture(chroma);
-        }
-    }
-    // Refusals: the other format, then a chroma texture of the luma's size (the luma texture,
-    // filled first, is left as it was), then P010 planes into 8-bit textures.
-    let layout = VideoLayout::packed((64, 36), VideoFormat::Nv12).unwrap();
-    let src = DeviceBuffer::<u8>::zeroed(&g.ctx, layout.bytes()).unwrap();
-    let luma = plane_texture(gl::R8, (64, 36));
-    let chroma = plane_texture(gl::RG8, (64, 36));
-    let kept = vec![0x5au8; 64 * 36];
-    // SAFETY: a GL context is current; `kept` holds the whole level at unpack alignment 1 and
-    // no unpack buffer bound.
-    unsafe {
-        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
-        gl::PixelStorei(gl::UNPACK_ALIGNMENT, 1);
-        gl::BindTexture(gl::TEXTURE_2D, luma);
-        gl::TexSubImage2D(
-            gl::TEXTURE_2D,
-            0,
-            0,
-            0,
-            64,
-            36,
-            gl::RED,
-            gl::UNSIGNED_BYTE,
-            kept.as_ptr().cast(),
-        );
-        gl::BindTexture(gl::TEXTURE_2D, 0);
-        gl::PixelStorei(gl::UNPACK_ALIGNMENT, 4);
-    }
-    // Registers the two textures for `format` and returns why uploading `layout` from `src`
-    // was refused.
-    let refused = |format, src: &DeviceBuffer<u8>, layout| {
-        let mut planes =
-            VideoPlanes::register(&g.ctx, TextureName(luma), TextureName(chroma), format).unwrap();
-        planes.upload(src, layout, &g.stream).unwrap_err()
-    };
-    let e = refused(VideoFormat::P010, &src, layout);
-    assert!(
-        matches!(e, Error::Video(VideoError::PlaneFormat { .. })),
-        "{e}"
-    );
-    let e = refused(VideoFormat::Nv12, &src, layout);
-    assert!(
-        matches!(
-            e,
-            Error::Video(VideoError::PlaneTexture {
-                plane: "chroma",
-                ..
-            })
-        ),
-        "{e}"
-    );
-    assert!(
-        plane_texels(luma, (64, 36), 1, 1) == kept,
-        "a refused upload changed the luma texture"
-    );
-    let p010 = VideoLayout::packed((64, 36), VideoFormat::P010).unwrap();
-    let wide = DeviceBuffer::<u8>::zeroed(&g.ctx, p010.bytes()).unwrap();
-    let e = refused(VideoFormat::P010, &wide, p010);
-    assert!(
-        matches!(
-            e,
-            Error::Video(VideoError::PlaneTexture { plane: "luma", .. })
-        ),
-        "{e}"
-    );
-    delete_texture(luma);
-    delete_texture(chroma);
     g.check_no_errors();
 }

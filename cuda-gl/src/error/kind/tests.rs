@@ -257,6 +257,23 @@ fn every_video_error() -> Vec<VideoError> {
             frame: (2, 2),
             image: (2, 3),
         },
+        V::PlaneFormat {
+            call,
+            frame: "P010".into(),
+            planes: "Nv12".into(),
+        },
+        V::PlaneTexture {
+            call,
+            plane: "chroma",
+            got: "4 x 4 of GL_RG8".into(),
+            want: "2 x 2 of GL_RG8".into(),
+        },
+        V::PlaneStorage {
+            call,
+            plane: "luma",
+            texture: 7,
+            storage: "mutable storage (glTexImage2D)".into(),
+        },
     ]
 }
 

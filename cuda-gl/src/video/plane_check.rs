@@ -1,0 +1,237 @@
+//! What [`VideoPlanes`](super::VideoPlanes) checks of its textures and frames: the textures'
+//! storage as GL reports it, once, at registration; each frame's size against it before CUDA
+//! maps anything (so that a refused upload never maps the textures); and, after the map, the
+//! arrays CUDA hands out, which the copies are sized by.
+
+use super::layout::VideoFormat;
+use crate::error::{Result, VideoError};
+use crate::glapi::query::TextureStorage;
+use crate::graphics::{ArrayFormat, MappedArray};
+
+/// The GL internal formats of the luma and the chroma textures of `format` frames.
+pub(super) fn internal_formats(format: VideoFormat) -> [u32; 2] {
+    match format {
+        VideoFormat::Nv12 => [gl::R8, gl::RG8],
+        VideoFormat::P010 => [gl::R16, gl::RG16],
+    }
+}
+
+/// A GL internal format as errors name it.
+fn format_name(internal: u32) -> String {
+    match internal {
+        gl::R8 => "GL_R8".into(),
+        gl::RG8 => "GL_RG8".into(),
+        gl::R16 => "GL_R16".into(),
+        gl::RG16 => "GL_RG16".into(),
+        other => format!("GL internal format {other:#06x}"),
+    }
+}
+
+/// Refuses the storage GL reports for the `plane` texture `texture` unless it is immutable and
+/// of internal format `want` (one of [`internal_formats`]); returns level 0's size.
+///
+/// # Errors
+/// [`VideoError::PlaneStorage`] for mutable storage, or a name GL knows no texture by;
+/// [`VideoError::PlaneTexture`] for another internal format.
+pub(super) fn check_storage(
+    plane: &'static str,
+    texture: u32,
+    storage: Option<TextureStorage>,
+    want: u32,
+) -> Result<(u32, u32)> {
+    const CALL: &str = "VideoPlanes::register";
+    let refused = |storage: &str| VideoError::PlaneStorage {
+        call: CALL,
+        plane,
+        texture,
+        storage: storage.to_owned(),
+    };
+    let Some(storage) = storage else {
+        return Err(
+            refused("no storage GL knows of (no texture of the current GL context)").into(),
+        );
+    };
+    if storage.immutable_levels.is_none() {
+        return Err(refused("mutable storage (glTexImage2D), which GL calls may respecify").into());
+    }
+    if storage.internal_format != want {
+        let (w, h) = storage.size;
+        return Err(VideoError::PlaneTexture {
+            call: CALL,
+            plane,
+            got: format!("{w} x {h} of {}", format_name(storage.internal_format)),
+            want: format_name(want),
+        }
+        .into());
+    }
+    Ok(storage.size)
+}
+
+/// Refuses a chroma texture that is not half the luma's size, rounded up.
+///
+/// # Errors
+/// [`VideoError::PlaneTexture`].
+pub(super) fn check_chroma_size(luma: (u32, u32), chroma: (u32, u32)) -> Result<()> {
+    let want = (luma.0.div_ceil(2), luma.1.div_ceil(2));
+    if chroma == want {
+        return Ok(());
+    }
+    Err(VideoError::PlaneTexture {
+        call: "VideoPlanes::register",
+        plane: "chroma",
+        got: format!("{} x {}", chroma.0, chroma.1),
+        want: format!(
+            "{} x {} (half the luma texture's {} x {}, rounded up)",
+            want.0, want.1, luma.0, luma.1
+        ),
+    }
+    .into())
+}
+
+/// Refuses a frame of another size than the luma texture (the chroma texture's size follows,
+/// checked by [`check_chroma_size`]).
+///
+/// # Errors
+/// [`VideoError::PlaneTexture`] naming the luma.
+pub(super) fn check_frame_size(frame: (u32, u32), luma: (u32, u32)) -> Result<()> {
+    if frame == luma {
+        return Ok(());
+    }
+    Err(VideoError::PlaneTexture {
+        call: "VideoPlanes::upload",
+        plane: "luma",
+        got: format!("{} x {}", luma.0, luma.1),
+        want: format!("{} x {} (the frame's size)", frame.0, frame.1),
+    }
+    .into())
+}
+
+/// Refuses a mapped array that is not `size` of `channels` channels of `sample`. The copies
+/// are sized by the array, so this is what keeps them inside the plane's rows whatever the
+/// driver maps; after the checks above it refuses only storage that changed since the
+/// registration.
+///
+/// # Errors
+/// [`VideoError::PlaneTexture`].
+pub(super) fn check_array(
+    array: &MappedArray<'_>,
+    plane: &'static str,
+    (width, height): (u32, u32),
+    channels: u32,
+    sample: ArrayFormat,
+) -> Result<()> {
+    let got = (
+        array.width(),
+        array.height(),
+        array.channels(),
+        array.format(),
+    );
+    if got == (width as usize, height as usize, channels, sample) && !array.is_layered() {
+        return Ok(());
+    }
+    let describe = |w: usize, h: usize, c: u32, f: ArrayFormat| {
+        format!("{w} x {h} x {c} channel(s) of {:?}", f.0)
+    };
+    Err(VideoError::PlaneTexture {
+        call: "VideoPlanes::upload",
+        plane,
+        got: describe(got.0, got.1, got.2, got.3),
+        want: describe(width as usize, height as usize, channels, sample),
+    }
+    .into())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+
+    fn storage(size: (u32, u32), internal_format: u32, levels: Option<u32>) -> TextureStorage {
+        TextureStorage {
+            size,
+            internal_format,
+            immutable_levels: levels,
+        }
+    }
+
+    fn video(e: Error) -> VideoError {
+        match e {
+            Error::Video(v) => v,
+            other => panic!("not a VideoError: {other}"),
+        }
+    }
+
+    #[test]
+    fn immutable_textures_of_the_planes_formats_pass() {
+        for (format, sizes) in [
+            (VideoFormat::Nv12, [(1920, 1080), (960, 540)]),
+            (VideoFormat::P010, [(1001, 333), (501, 167)]),
+        ] {
+            let [luma, chroma] = internal_formats(format);
+            let l = check_storage("luma", 1, Some(storage(sizes[0], luma, Some(1))), luma);
+            let c = check_storage(
+                "chroma",
+                2,
+                Some(storage(sizes[1], chroma, Some(1))),
+                chroma,
+            );
+            assert_eq!((l.ok(), c.ok()), (Some(sizes[0]), Some(sizes[1])));
+            assert!(check_chroma_size(sizes[0], sizes[1]).is_ok());
+            assert!(check_frame_size(sizes[0], sizes[0]).is_ok());
+        }
+    }
+
+    #[test]
+    fn mutable_storage_and_other_formats_are_refused_at_registration() {
+        let e = video(
+            check_storage("luma", 7, Some(storage((4, 4), gl::R8, None)), gl::R8).unwrap_err(),
+        );
+        assert!(
+            matches!(&e, VideoError::PlaneStorage { plane: "luma", texture: 7, storage, .. }
+                if storage.contains("mutable")),
+            "{e}"
+        );
+        assert!(e.to_string().contains("glTexStorage2D"), "{e}");
+        let e = video(check_storage("chroma", 8, None, gl::RG8).unwrap_err());
+        assert!(
+            matches!(e, VideoError::PlaneStorage { texture: 8, .. }),
+            "{e}"
+        );
+        // 16-bit planes into an 8-bit texture, and integer textures, which sample differently.
+        for (got, want) in [(gl::R8, gl::R16), (gl::R8UI, gl::R8), (gl::RGBA8, gl::RG8)] {
+            let e = check_storage("luma", 3, Some(storage((4, 4), got, Some(1))), want);
+            let e = video(e.unwrap_err());
+            assert!(
+                matches!(&e, VideoError::PlaneTexture { call: "VideoPlanes::register", got: g, want: w, .. }
+                    if g.contains("4 x 4") && w.contains(&format_name(want))),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_chroma_is_half_the_luma_rounded_up_and_frames_match_the_luma() {
+        assert!(check_chroma_size((1001, 333), (501, 167)).is_ok());
+        for chroma in [(500, 167), (501, 166), (1001, 333)] {
+            let e = video(check_chroma_size((1001, 333), chroma).unwrap_err());
+            assert!(
+                matches!(&e, VideoError::PlaneTexture { plane: "chroma", want, .. }
+                    if want.starts_with("501 x 167")),
+                "{e}"
+            );
+        }
+        let e = video(check_frame_size((64, 36), (64, 38)).unwrap_err());
+        assert!(
+            matches!(
+                &e,
+                VideoError::PlaneTexture {
+                    call: "VideoPlanes::upload",
+                    plane: "luma",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+}

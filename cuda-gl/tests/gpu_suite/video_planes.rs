@@ -1,0 +1,315 @@
+//! The planes of decoded video in GL textures (`cuda_gl::video::VideoPlanes`): NV12 and P010
+//! frames of pseudo-random bytes (odd sizes, padded pitches, chroma after a gap: the video
+//! module's frames) reach the luma (R8 / R16) and chroma (RG8 / RG16) textures byte for byte,
+//! frame after frame; registration refuses textures that cannot hold the planes (mutable
+//! storage, other formats, a chroma texture of another size); and refused uploads leave both
+//! textures byte for byte as they were. Needs `--features egl` and a GPU.
+#![cfg(feature = "egl")]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use super::video::frames;
+use crate::gpu::*;
+use crate::harness::packed_rows;
+use cuda_gl::video::{VideoError, VideoFormat, VideoLayout, VideoPlanes};
+use cuda_gl::{DeviceBuffer, Error, TextureName};
+
+/// The GL internal formats of `format`'s planes: (luma, chroma).
+fn formats_of(format: VideoFormat) -> (gl::types::GLenum, gl::types::GLenum) {
+    match format {
+        VideoFormat::Nv12 => (gl::R8, gl::RG8),
+        _ => (gl::R16, gl::RG16),
+    }
+}
+
+/// A 2-D texture of `internal` immutable storage with `levels` levels, `width` x `height`.
+fn plane_texture(internal: gl::types::GLenum, size: (u32, u32), levels: u32) -> u32 {
+    gl_kit::texture::storage_of(gl::TEXTURE_2D, internal, levels, (size.0, size.1, 1))
+        .expect("making a plane texture")
+}
+
+/// The pixel transfer format and type of a plane texture's texels: `channels` samples of
+/// `bytes` bytes each.
+fn transfer(channels: usize, bytes: usize) -> (gl::types::GLenum, gl::types::GLenum) {
+    let format = if channels == 1 { gl::RED } else { gl::RG };
+    let kind = if bytes == 1 {
+        gl::UNSIGNED_BYTE
+    } else {
+        gl::UNSIGNED_SHORT
+    };
+    (format, kind)
+}
+
+/// A 2-D texture of mutable storage (`glTexImage2D` level 0, 8-bit samples), as an application
+/// that does not use `glTexStorage2D` makes it.
+fn mutable_texture(internal: gl::types::GLenum, (width, height): (u32, u32)) -> u32 {
+    let mut name = 0;
+    let (format, kind) = transfer(if internal == gl::R8 { 1 } else { 2 }, 1);
+    // SAFETY: a GL context is current; `name` is a valid out-pointer; no pixels are passed
+    // and no unpack buffer is bound.
+    unsafe {
+        gl::GenTextures(1, &mut name);
+        gl::BindTexture(gl::TEXTURE_2D, name);
+        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
+        gl::TexImage2D(
+            gl::TEXTURE_2D,
+            0,
+            internal as i32,
+            width as i32,
+            height as i32,
+            0,
+            format,
+            kind,
+            std::ptr::null(),
+        );
+        gl::BindTexture(gl::TEXTURE_2D, 0);
+    }
+    check_gl();
+    name
+}
+
+/// The texels of level `level` of `texture` (`width` x `height` of `channels` samples of
+/// `bytes` bytes each), rows tightly packed, as GL reads them.
+fn plane_texels(
+    texture: u32,
+    level: i32,
+    (width, height): (u32, u32),
+    channels: usize,
+    bytes: usize,
+) -> Vec<u8> {
+    let mut out = vec![0u8; width as usize * height as usize * channels * bytes];
+    let (format, kind) = transfer(channels, bytes);
+    // SAFETY: a GL context is current; `out` holds the whole level at pack alignment 1 and no
+    // pack buffer bound.
+    unsafe {
+        gl::BindBuffer(gl::PIXEL_PACK_BUFFER, 0);
+        gl::PixelStorei(gl::PACK_ALIGNMENT, 1);
+        gl::BindTexture(gl::TEXTURE_2D, texture);
+        gl::GetTexImage(gl::TEXTURE_2D, level, format, kind, out.as_mut_ptr().cast());
+        gl::BindTexture(gl::TEXTURE_2D, 0);
+        gl::PixelStorei(gl::PACK_ALIGNMENT, 4);
+    }
+    check_gl();
+    out
+}
+
+/// Writes `texels` (rows tightly packed, as [`plane_texels`] reads them) into level `level` of
+/// `texture` with GL.
+fn fill(texture: u32, level: i32, (width, height): (u32, u32), channels: usize, texels: &[u8]) {
+    let bytes = texels.len() / (width as usize * height as usize * channels);
+    let (format, kind) = transfer(channels, bytes);
+    // SAFETY: a GL context is current; `texels` holds the whole level at unpack alignment 1
+    // and no unpack buffer is bound.
+    unsafe {
+        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
+        gl::PixelStorei(gl::UNPACK_ALIGNMENT, 1);
+        gl::BindTexture(gl::TEXTURE_2D, texture);
+        gl::TexSubImage2D(
+            gl::TEXTURE_2D,
+            level,
+            0,
+            0,
+            width as i32,
+            height as i32,
+            format,
+            kind,
+            texels.as_ptr().cast(),
+        );
+        gl::BindTexture(gl::TEXTURE_2D, 0);
+        gl::PixelStorei(gl::UNPACK_ALIGNMENT, 4);
+    }
+    check_gl();
+}
+
+/// The plane textures of `layout`'s frames, with their sizes and sample bytes.
+struct Planes {
+    luma: u32,
+    chroma: u32,
+    layout: VideoLayout,
+}
+
+impl Planes {
+    fn new(layout: VideoLayout) -> Planes {
+        let (luma, chroma) = formats_of(layout.format());
+        Planes {
+            luma: plane_texture(luma, layout.size(), 1),
+            chroma: plane_texture(chroma, layout.chroma_size(), 1),
+            layout,
+        }
+    }
+
+    /// Both textures' texels: (luma, chroma).
+    fn texels(&self) -> (Vec<u8>, Vec<u8>) {
+        let bps = self.layout.format().bytes_per_sample();
+        (
+            plane_texels(self.luma, 0, self.layout.size(), 1, bps),
+            plane_texels(self.chroma, 0, self.layout.chroma_size(), 2, bps),
+        )
+    }
+
+    /// Asserts that the textures hold the planes of the frame `bytes` of their layout.
+    fn assert_hold(&self, bytes: &[u8], what: &str) {
+        let layout = &self.layout;
+        let bps = layout.format().bytes_per_sample();
+        let (w, h) = layout.size();
+        let want_luma = packed_rows(bytes, 0, layout.luma_pitch(), w as usize * bps, h);
+        let (cw, ch) = layout.chroma_size();
+        let want_chroma = packed_rows(
+            bytes,
+            layout.chroma_offset(),
+            layout.chroma_pitch(),
+            cw as usize * 2 * bps,
+            ch,
+        );
+        let (luma, chroma) = self.texels();
+        assert!(
+            luma == want_luma,
+            "{what}: the luma texture differs from the plane"
+        );
+        assert!(
+            chroma == want_chroma,
+            "{what}: the chroma texture differs from the plane"
+        );
+    }
+
+    /// Uploads a frame of pseudo-random bytes (`seed`) of the textures' layout through
+    /// `registered`, and asserts that the textures then hold its planes.
+    fn upload_checked(&self, g: &Gpu, registered: &mut VideoPlanes, seed: u64, what: &str) {
+        let bytes = noise(self.layout.bytes(), seed);
+        let src = DeviceBuffer::from_slice(&g.ctx, &bytes).unwrap();
+        registered.upload(&src, self.layout, &g.stream).unwrap();
+        self.assert_hold(&bytes, what);
+    }
+
+    fn register(&self, g: &Gpu) -> cuda_gl::Result<VideoPlanes> {
+        VideoPlanes::register(
+            &g.ctx,
+            TextureName(self.luma),
+            TextureName(self.chroma),
+            self.layout.format(),
+        )
+    }
+}
+
+impl Drop for Planes {
+    fn drop(&mut self) {
+        delete_texture(self.luma);
+        delete_texture(self.chroma);
+    }
+}
+
+/// The planes of NV12 and P010 frames (odd sizes, padded pitches, chroma after a gap) copied
+/// into R8 + RG8 and R16 + RG16 textures equal the source's rows byte for byte, and so do
+/// those of a second frame uploaded into the same textures.
+#[test]
+fn video_planes_reach_their_gl_textures_byte_for_byte() {
+    let Some(g) = gpu() else { return };
+    for format in [VideoFormat::Nv12, VideoFormat::P010] {
+        for (n, (layout, _)) in frames(format).into_iter().enumerate() {
+            let planes = Planes::new(layout);
+            let mut registered = planes.register(&g).unwrap();
+            assert_eq!(registered.format(), format);
+            for frame in 0..2 {
+                let what = format!("{format:?} {:?}, frame {frame}", layout.size());
+                planes.upload_checked(&g, &mut registered, 90 + 10 * n as u64 + frame, &what);
+            }
+            drop(registered);
+        }
+    }
+    g.check_no_errors();
+}
+
+/// Textures that cannot hold the planes are refused when registered, each with its error:
+/// mutable storage, a chroma texture of another size than half the luma's, 8-bit textures for
+/// P010 frames, the planes' textures swapped. The textures register again afterwards (nothing
+/// of a refused registration is left).
+#[test]
+fn plane_textures_that_cannot_hold_the_planes_are_refused_at_registration() {
+    let Some(g) = gpu() else { return };
+    let nv12 = VideoLayout::packed((64, 36), VideoFormat::Nv12).unwrap();
+    let planes = Planes::new(nv12);
+    let register = |luma, chroma, format| {
+        VideoPlanes::register(&g.ctx, TextureName(luma), TextureName(chroma), format).unwrap_err()
+    };
+
+    let mutable = mutable_texture(gl::R8, (64, 36));
+    let e = register(mutable, planes.chroma, VideoFormat::Nv12);
+    assert!(
+        matches!(&e, Error::Video(VideoError::PlaneStorage { plane: "luma", texture, .. })
+            if *texture == mutable),
+        "{e}"
+    );
+    assert!(e.to_string().contains("glTexStorage2D"), "{e}");
+    delete_texture(mutable);
+
+    let wide = plane_texture(gl::RG8, (64, 36), 1);
+    let e = register(planes.luma, wide, VideoFormat::Nv12);
+    assert!(
+        matches!(
+            &e,
+            Error::Video(VideoError::PlaneTexture {
+                call: "VideoPlanes::register",
+                plane: "chroma",
+                ..
+            })
+        ),
+        "{e}"
+    );
+    delete_texture(wide);
+
+    let e = register(planes.luma, planes.chroma, VideoFormat::P010);
+    assert!(
+        matches!(&e, Error::Video(VideoError::PlaneTexture { plane: "luma", want, .. })
+            if want.contains("GL_R16")),
+        "{e}"
+    );
+    let e = register(planes.chroma, planes.luma, VideoFormat::Nv12);
+    assert!(
+        matches!(&e, Error::Video(VideoError::PlaneTexture { plane: "luma", got, .. })
+            if got.contains("GL_RG8")),
+        "{e}"
+    );
+
+    let mut registered = planes.register(&g).unwrap();
+    planes.upload_checked(&g, &mut registered, 7, "after the refused registrations");
+    drop(registered);
+    g.check_no_errors();
+}
+
+/// Uploads refused for the frame (another format, another size, a buffer too small) leave
+/// both textures as they were, byte for byte, and the planes upload the next good frame.
+#[test]
+fn refused_uploads_leave_both_textures_as_they_were() {
+    let Some(g) = gpu() else { return };
+    let layout = VideoLayout::packed((64, 36), VideoFormat::Nv12).unwrap();
+    let planes = Planes::new(layout);
+    let before = (noise(64 * 36, 11), noise(32 * 18 * 2, 12));
+    fill(planes.luma, 0, (64, 36), 1, &before.0);
+    fill(planes.chroma, 0, (32, 18), 2, &before.1);
+    let mut registered = planes.register(&g).unwrap();
+    let refusals: [(VideoLayout, usize); 3] = [
+        (VideoLayout::packed((64, 36), VideoFormat::P010).unwrap(), 0),
+        (VideoLayout::packed((64, 38), VideoFormat::Nv12).unwrap(), 0),
+        (layout, 1),
+    ];
+    for (n, (frame, short)) in refusals.into_iter().enumerate() {
+        let src = DeviceBuffer::<u8>::zeroed(&g.ctx, frame.bytes() - short).unwrap();
+        let e = registered.upload(&src, frame, &g.stream).unwrap_err();
+        let expected = match n {
+            0 => matches!(e, Error::Video(VideoError::PlaneFormat { .. })),
+            1 => matches!(
+                &e,
+                Error::Video(VideoError::PlaneTexture { call: "VideoPlanes::upload", plane: "luma", want, .. })
+                    if want.starts_with("64 x 38")
+            ),
+            _ => matches!(e, Error::Video(VideoError::FrameTooSmall { .. })),
+        };
+        assert!(expected, "refusal {n}: {e}");
+        assert!(
+            planes.texels() == before,
+            "refusal {n} ({e}) changed the textures"
+        );
+    }
+    planes.upload_checked(&g, &mut registered, 13, "after the refusals");
+    drop(registered);
+    g.check_no_errors();
+}
