@@ -18,6 +18,7 @@ mod blit;
 use super::wgpu_interop::{Setup, setup};
 use crate::gpu::noise;
 use crate::wgpu_read::read_texture;
+use crate::wgpu_texture::texture_2d;
 use blit::{Blit, BlitKind};
 use cuda_gl::wgpu_interop::{SharedFormat, SharedTexture};
 
@@ -72,20 +73,7 @@ fn texture(
     format: wgpu::TextureFormat,
     usage: wgpu::TextureUsages,
 ) -> wgpu::Texture {
-    s.device.create_texture(&wgpu::TextureDescriptor {
-        label: Some("wgpu_blit"),
-        size: wgpu::Extent3d {
-            width: size.0,
-            height: size.1,
-            depth_or_array_layers: 1,
-        },
-        mip_level_count: 1,
-        sample_count: 1,
-        dimension: wgpu::TextureDimension::D2,
-        format,
-        usage,
-        view_formats: &[],
-    })
+    texture_2d(&s.device, size, format, usage, "wgpu_blit")
 }
 
 /// `bytes` written into all of `texture` (tightly packed rows), submitted.
