@@ -5,6 +5,7 @@
 #![cfg(feature = "wgpu")]
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod texels;
 #[path = "../../examples/common/wgpu_copy.rs"]
 mod wgpu_copy;
 
