@@ -120,6 +120,9 @@ pub(crate) struct TextureStorage {
     /// For immutable storage (`glTexStorage2D`, or a texture view), its number of levels;
     /// `None` for mutable storage (`glTexImage2D`), which any later GL call may respecify.
     pub(crate) immutable_levels: Option<u32>,
+    /// Whether GL could say if the storage is immutable: not on a context below GL 4.2
+    /// without ARB_texture_storage (which has no immutable storage, nor glTexStorage2D).
+    pub(crate) immutability_known: bool,
 }
 
 /// The storage of 2-D texture `name` (see [`TextureStorage`]); `Ok(None)` when `name` is not a
@@ -169,5 +172,6 @@ pub(crate) fn texture_2d_storage(fns: &GlFns, name: u32) -> Result<Option<Textur
         size: (count(width), count(height)),
         internal_format: count(format),
         immutable_levels: (immutable_known && immutable != 0).then(|| count(levels)),
+        immutability_known: immutable_known,
     }))
 }
