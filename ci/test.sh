@@ -26,13 +26,15 @@ export PIP_RETRIES="${PIP_RETRIES:-2}"
 export PIP_DEFAULT_TIMEOUT="${PIP_DEFAULT_TIMEOUT:-30}"
 
 # System packages: the GLFW build (cmake, X11 headers), Xvfb for the demo's smoke test, Mesa's
-# EGL/GL for headless contexts, GL headers for bindgen, libclang for bindgen.
+# EGL/GL for headless contexts, GL headers for bindgen, libclang for bindgen, Mesa's lavapipe
+# (software Vulkan) for the shader blit's test on the CPU (cuda-gl/tests/blit_lavapipe.rs).
 APT_PACKAGES=(
     cmake pkg-config
     libx11-dev libxrandr-dev libxinerama-dev libxcursor-dev libxi-dev libxkbcommon-dev
     xvfb xauth
     libegl1 libegl-mesa0 libgl1-mesa-dri libgl-dev libegl-dev
     libclang-dev
+    mesa-vulkan-drivers libvulkan1
 )
 
 ci_log() { printf 'ci: %s\n' "$*" >&2; }
@@ -117,7 +119,8 @@ step_clippy() {
     cargo clippy -p cuda-gl --lib -- -D warnings
 }
 
-step_test() { cargo test --workspace --all-features; }
+# Lavapipe is installed above: the blit's CPU test fails rather than skips without it.
+step_test() { CUDA_GL_REQUIRE_VULKAN_SW=1 cargo test --workspace --all-features; }
 
 step_doc() { RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features; }
 

@@ -18,6 +18,8 @@ mod array_copies;
 #[path = "cudarc_interop/captures.rs"]
 mod captures;
 mod gpu;
+// `gpu` re-exports the harness's `noise`.
+mod harness;
 
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::{

@@ -14,6 +14,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod gpu;
+// `gpu` re-exports the harness's `noise`.
+mod harness;
 
 use cuda_gl::display::{DisplayTarget, Format, Layout, Mode};
 use cuda_gl::egl::HeadlessContext;

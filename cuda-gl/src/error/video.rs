@@ -177,7 +177,8 @@ pub enum VideoError {
     #[error(
         "{call}: the {plane} texture (GL name {texture}) has {storage}, but the planes need \
          immutable storage.\nhelp: make each plane texture with glTexStorage2D(GL_TEXTURE_2D, \
-         1, format, width, height) (NV12: GL_R8 + GL_RG8, P010: GL_R16 + GL_RG16): GL then \
+         1, format, width, height) (GL 4.2+ or ARB_texture_storage; NV12: GL_R8 + GL_RG8, \
+         P010: GL_R16 + GL_RG16): GL then \
          fixes its size and format for the texture's life, and each frame is checked against \
          them before CUDA maps the textures"
     )]

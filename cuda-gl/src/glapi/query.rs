@@ -2,7 +2,7 @@
 //! own table: they need nothing of the application's GL loader. None leaves GL state changed
 //! or a GL error pending.
 
-use super::table::GlFns;
+use super::table::{GlFns, have};
 use crate::error::{Error, Result};
 use crate::gl_object::{ImageTarget, Kind};
 
@@ -120,6 +120,9 @@ pub(crate) struct TextureStorage {
     /// For immutable storage (`glTexStorage2D`, or a texture view), its number of levels;
     /// `None` for mutable storage (`glTexImage2D`), which any later GL call may respecify.
     pub(crate) immutable_levels: Option<u32>,
+    /// Whether GL could say if the storage is immutable: not on a context below GL 4.2
+    /// without ARB_texture_storage (which has no immutable storage, nor glTexStorage2D).
+    pub(crate) immutability_known: bool,
 }
 
 /// The storage of 2-D texture `name` (see [`TextureStorage`]); `Ok(None)` when `name` is not a
@@ -133,6 +136,9 @@ pub(crate) fn texture_2d_storage(fns: &GlFns, name: u32) -> Result<Option<Textur
     if !exists(fns, Kind::Image(ImageTarget::Texture2D), name) {
         return Ok(None);
     }
+    let get_level = have(fns.get_tex_level_parameteriv, "glGetTexLevelParameteriv")?;
+    // The application's pending GL errors are consumed here (`VideoPlanes::register` says so),
+    // so that the checks below see only the queries' own.
     fns.drain_errors();
     let (mut previous, mut immutable, mut levels) = (0, 0, 0);
     let (mut width, mut height, mut format) = (0, 0, 0);
@@ -143,7 +149,6 @@ pub(crate) fn texture_2d_storage(fns: &GlFns, name: u32) -> Result<Option<Textur
         (fns.get_integerv)(gl::TEXTURE_BINDING_2D, &mut previous);
         (fns.bind_texture)(gl::TEXTURE_2D, name);
         let bound = (fns.get_error)() == gl::NO_ERROR;
-        let get_level = fns.get_tex_level_parameteriv;
         get_level(gl::TEXTURE_2D, 0, gl::TEXTURE_WIDTH, &mut width);
         get_level(gl::TEXTURE_2D, 0, gl::TEXTURE_HEIGHT, &mut height);
         get_level(gl::TEXTURE_2D, 0, gl::TEXTURE_INTERNAL_FORMAT, &mut format);
@@ -169,5 +174,6 @@ pub(crate) fn texture_2d_storage(fns: &GlFns, name: u32) -> Result<Option<Textur
         size: (count(width), count(height)),
         internal_format: count(format),
         immutable_levels: (immutable_known && immutable != 0).then(|| count(levels)),
+        immutability_known: immutable_known,
     }))
 }

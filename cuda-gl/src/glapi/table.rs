@@ -109,7 +109,6 @@ gl_fns! {
         tex_image_2d: "glTexImage2D" = fn(u32, i32, i32, i32, i32, i32, u32, u32, *const c_void);
         tex_parameteri: "glTexParameteri" = fn(u32, u32, i32);
         get_tex_parameteriv: "glGetTexParameteriv" = fn(u32, u32, *mut i32);
-        get_tex_level_parameteriv: "glGetTexLevelParameteriv" = fn(u32, i32, u32, *mut i32);
         tex_sub_image_2d: "glTexSubImage2D" = fn(u32, i32, i32, i32, i32, i32, u32, u32, *const c_void);
         buffer_sub_data: "glBufferSubData" = fn(u32, isize, isize, *const c_void);
         gen_framebuffers: "glGenFramebuffers" = fn(i32, *mut u32);
@@ -140,6 +139,9 @@ gl_fns! {
         object_label: "glObjectLabel" = fn(u32, u32, i32, *const u8);
         tex_storage_2d: "glTexStorage2D" = fn(u32, i32, u32, i32, i32);
         get_object_label: "glGetObjectLabel" = fn(u32, u32, i32, *mut i32, *mut u8);
+        // OpenGL ES 3.1 (the table also loads on ES 3.0 contexts, which lack it): asked only
+        // by `query::texture_2d_storage`.
+        get_tex_level_parameteriv: "glGetTexLevelParameteriv" = fn(u32, i32, u32, *mut i32);
         // A display target's texture copied into a texture an egui painter owns (egui_interop.rs):
         // OpenGL 4.3 or GL_ARB_copy_image.
         copy_image_sub_data: "glCopyImageSubData" =

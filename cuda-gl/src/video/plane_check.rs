@@ -51,6 +51,13 @@ pub(super) fn check_storage(
             refused("no storage GL knows of (no texture of the current GL context)").into(),
         );
     };
+    if !storage.immutability_known {
+        return Err(refused(
+            "storage this GL context cannot tell immutable (a context below GL 4.2 without \
+             ARB_texture_storage, which has no glTexStorage2D either: make a GL 4.2+ context)",
+        )
+        .into());
+    }
     if storage.immutable_levels.is_none() {
         return Err(refused("mutable storage (glTexImage2D), which GL calls may respecify").into());
     }
@@ -152,6 +159,7 @@ mod tests {
             size,
             internal_format,
             immutable_levels: levels,
+            immutability_known: true,
         }
     }
 
@@ -193,6 +201,18 @@ mod tests {
             "{e}"
         );
         assert!(e.to_string().contains("glTexStorage2D"), "{e}");
+        // A context that cannot say (below GL 4.2 without ARB_texture_storage): refused as
+        // such, not as mutable storage.
+        let unknown = TextureStorage {
+            immutability_known: false,
+            ..storage((4, 4), gl::R8, None)
+        };
+        let e = video(check_storage("luma", 7, Some(unknown), gl::R8).unwrap_err());
+        assert!(
+            matches!(&e, VideoError::PlaneStorage { storage, .. }
+                if storage.contains("cannot tell immutable") && !storage.contains("mutable storage")),
+            "{e}"
+        );
         let e = video(check_storage("chroma", 8, None, gl::RG8).unwrap_err());
         assert!(
             matches!(e, VideoError::PlaneStorage { texture: 8, .. }),

@@ -54,7 +54,9 @@ impl VideoPlanes {
     /// `GL_R16` + `GL_RG16` for P010), and the chroma half the luma's size rounded up. Frames
     /// must then have the luma texture's size. The names are taken as
     /// [`RegisteredImage::register`] takes them: a `u32`, a [`TextureName`], or (feature
-    /// `glow`) a glow `NativeTexture`.
+    /// `glow`) a glow `NativeTexture`. The textures' storage is asked of GL here, which
+    /// consumes the GL errors the application left pending (`glGetError` returns each once):
+    /// check yours before registering.
     ///
     /// # Errors
     /// As [`RegisteredImage::register`]: no GL context current, a texture of another GPU's GL,
@@ -62,7 +64,8 @@ impl VideoPlanes {
     /// ([`Error::WrongImageTarget`](crate::Error::WrongImageTarget)), one registered
     /// already; [`VideoError::PlaneStorage`] for a texture of mutable storage;
     /// [`VideoError::PlaneTexture`] for another internal format, or a chroma texture of
-    /// another size.
+    /// another size; [`Error::MissingGlFunction`](crate::Error::MissingGlFunction) on an
+    /// OpenGL ES 3.0 context (no `glGetTexLevelParameteriv`).
     pub fn register(
         ctx: &Arc<Context>,
         luma: impl Into<TextureName>,

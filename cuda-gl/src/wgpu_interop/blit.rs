@@ -40,17 +40,25 @@ impl BlitKind {
         }
     }
 
-    /// Whether this kind can blit into `format` on a device with `features`: a format whose
-    /// texels the shader carries bit for bit ([`exact`]), that the device can make, and that
-    /// wgpu's guaranteed format features (what a WebGPU-compliant device, such as Vulkan on
-    /// NVIDIA, checks textures against) allow with [`usage`](Self::usage), as a write-only
-    /// storage texture for [`BlitKind::Compute`] (with a WGSL name for it here).
-    pub(crate) fn allows(self, format: wgpu::TextureFormat, features: wgpu::Features) -> bool {
+    /// Whether this kind can blit into `format` textures of `size` on a device with `features`
+    /// and `limits`: a format whose texels the shader carries bit for bit ([`exact`]), that the
+    /// device can make, and that wgpu's guaranteed format features (what a WebGPU-compliant
+    /// device, such as Vulkan on NVIDIA, checks textures against) allow with
+    /// [`usage`](Self::usage), as a write-only storage texture for [`BlitKind::Compute`] (with a
+    /// WGSL name for it here); and the device's limits allow the pass at that size (see
+    /// [`fits`](Self::fits)). Size-dependent: choose again for a new size.
+    pub(crate) fn allows(
+        self,
+        format: wgpu::TextureFormat,
+        features: wgpu::Features,
+        limits: &wgpu::Limits,
+        size: (u32, u32),
+    ) -> bool {
         if !exact(format) || !features.contains(format.required_features()) {
             return false;
         }
         let allowed = format.guaranteed_format_features(features);
-        let usable = allowed.allowed_usages.contains(self.usage());
+        let usable = allowed.allowed_usages.contains(self.usage()) && self.fits(limits, size);
         match self {
             BlitKind::Compute => {
                 usable
@@ -63,13 +71,41 @@ impl BlitKind {
         }
     }
 
-    /// The kind a blit into `format` uses on a device with `features`: the first of
-    /// [`ALL`](Self::ALL) that [`allows`](Self::allows) it, or `None` (copy instead).
+    /// Whether a device with `limits` runs this kind's pass over textures of `size`: both
+    /// kinds bind one sampled texture in one bind group, a render blit draws into one colour
+    /// attachment, and a compute blit binds one storage texture and dispatches workgroups of
+    /// 8 x 8 invocations, `size` / 8 (rounded up) of them per side. A device opened with low
+    /// limits (wgpu's `downlevel_webgl2_defaults` allow no storage texture and no workgroup)
+    /// would refuse the bind group layout, or the dispatch of a wide texture at the submit.
+    pub(crate) fn fits(self, limits: &wgpu::Limits, (width, height): (u32, u32)) -> bool {
+        let common =
+            limits.max_bind_groups >= 1 && limits.max_sampled_textures_per_shader_stage >= 1;
+        common
+            && match self {
+                BlitKind::Compute => {
+                    let groups = width.div_ceil(8).max(height.div_ceil(8));
+                    limits.max_storage_textures_per_shader_stage >= 1
+                        && limits.max_compute_workgroup_size_x >= 8
+                        && limits.max_compute_workgroup_size_y >= 8
+                        && limits.max_compute_invocations_per_workgroup >= 64
+                        && groups <= limits.max_compute_workgroups_per_dimension
+                }
+                BlitKind::Render => limits.max_color_attachments >= 1,
+            }
+    }
+
+    /// The kind a blit into `format` textures of `size` uses on a device with `features` and
+    /// `limits`: the first of [`ALL`](Self::ALL) that [`allows`](Self::allows) it, or `None`
+    /// (copy instead).
     pub(crate) fn preferred(
         format: wgpu::TextureFormat,
         features: wgpu::Features,
+        limits: &wgpu::Limits,
+        size: (u32, u32),
     ) -> Option<BlitKind> {
-        Self::ALL.into_iter().find(|k| k.allows(format, features))
+        Self::ALL
+            .into_iter()
+            .find(|k| k.allows(format, features, limits, size))
     }
 }
 
@@ -325,7 +361,8 @@ impl Blit {
 
     /// Records the blit of `pair` into `encoder`: one pass that writes every texel of the
     /// destination. wgpu orders it after earlier uses of both textures and reports what it
-    /// refuses (a texture the application destroyed) at the encoder's `finish`.
+    /// refuses in the recording at the encoder's `finish`; a texture the application destroyed
+    /// by then wgpu 30 refuses only at the `Queue::submit` that carries the pass.
     pub(crate) fn encode(&self, encoder: &mut wgpu::CommandEncoder, pair: &BlitPair) {
         const LABEL: Option<&str> = Some("cuda_gl::wgpu_interop::blit");
         let (width, height) = pair.size;

@@ -12,6 +12,21 @@ fn formats() -> impl Iterator<Item = F> {
     SharedFormat::ALL.into_iter().map(SharedFormat::wgpu)
 }
 
+/// A size of the tests' textures, far inside wgpu's default limits.
+const SIZE: (u32, u32) = (1920, 1080);
+
+/// Whether `kind` blits `format` at [`SIZE`] on a device with `features` and wgpu's default
+/// limits.
+fn allows(kind: BlitKind, format: F, features: wgpu::Features) -> bool {
+    kind.allows(format, features, &wgpu::Limits::default(), SIZE)
+}
+
+/// The kind a blit of `format` at [`SIZE`] uses on a device with `features` and wgpu's default
+/// limits.
+fn preferred(format: F, features: wgpu::Features) -> Option<BlitKind> {
+    BlitKind::preferred(format, features, &wgpu::Limits::default(), SIZE)
+}
+
 /// naga's capabilities that wgpu gives a device with `features`, of those the blits need
 /// (`wgpu_naga_bridge::features_to_naga_capabilities`: 16-bit normalized storage formats
 /// with `TEXTURE_FORMAT_16BIT_NORM`).
@@ -40,7 +55,7 @@ fn every_blit_shader_parses_and_validates_with_naga() {
     for format in formats() {
         for kind in BlitKind::ALL
             .into_iter()
-            .filter(|k| k.allows(format, features))
+            .filter(|&k| allows(k, format, features))
         {
             let source = wgsl(kind, format).unwrap();
             let module = validate(&source, features)
@@ -64,7 +79,11 @@ fn every_blit_shader_parses_and_validates_with_naga() {
 fn a_16_bit_normalized_storage_blit_needs_the_feature_in_naga_as_in_wgpu() {
     let source = wgsl(BlitKind::Compute, F::R16Unorm).unwrap();
     assert!(validate(&source, wgpu::Features::empty()).is_err());
-    assert!(!BlitKind::Compute.allows(F::R16Unorm, wgpu::Features::empty()));
+    assert!(!allows(
+        BlitKind::Compute,
+        F::R16Unorm,
+        wgpu::Features::empty()
+    ));
 }
 
 #[test]
@@ -73,13 +92,13 @@ fn the_kinds_follow_wgpus_format_rules() {
     let kinds = |format, features| -> Vec<BlitKind> {
         BlitKind::ALL
             .into_iter()
-            .filter(|k| k.allows(format, features))
+            .filter(|&k| allows(k, format, features))
             .collect()
     };
     use BlitKind::{Compute, Render};
     for format in [F::Rgba8Unorm, F::Rgba32Float, F::R32Float] {
         assert_eq!(kinds(format, sixteen), [Compute, Render], "{format:?}");
-        assert_eq!(BlitKind::preferred(format, sixteen), Some(Compute));
+        assert_eq!(preferred(format, sixteen), Some(Compute));
     }
     // wgpu allows no storage of R8Unorm and Rg8Unorm, and no render attachment of the
     // 16-bit normalized formats (without adapter-specific format features).
@@ -100,7 +119,7 @@ fn the_kinds_follow_wgpus_format_rules() {
         F::Depth32Float,
     ] {
         assert!(!exact(format), "{format:?}");
-        assert_eq!(BlitKind::preferred(format, sixteen), None, "{format:?}");
+        assert_eq!(preferred(format, sixteen), None, "{format:?}");
     }
 }
 
@@ -127,7 +146,7 @@ fn the_compute_shader_names_its_storage_format_and_the_render_shader_none() {
 #[test]
 fn every_shared_format_but_rgba16_float_has_a_shader_blit_on_a_device_with_its_features() {
     for f in SharedFormat::ALL {
-        let kind = BlitKind::preferred(f.wgpu(), f.required_features());
+        let kind = preferred(f.wgpu(), f.required_features());
         // A compute blit but where wgpu allows no storage texture of the format.
         let want = match f {
             SharedFormat::Rgba16Float => None,
@@ -135,5 +154,67 @@ fn every_shared_format_but_rgba16_float_has_a_shader_blit_on_a_device_with_its_f
             _ => Some(BlitKind::Compute),
         };
         assert_eq!(kind, want, "{f:?}");
+    }
+}
+
+#[test]
+fn a_device_with_webgl2_limits_blits_by_render_pass_or_copies() {
+    // wgpu's WebGL2 limits: no storage texture, no compute workgroup.
+    let limits = wgpu::Limits::downlevel_webgl2_defaults();
+    assert_eq!(limits.max_storage_textures_per_shader_stage, 0);
+    let sixteen = wgpu::Features::TEXTURE_FORMAT_16BIT_NORM;
+    let choose = |format| BlitKind::preferred(format, sixteen, &limits, (640, 480));
+    for format in [F::Rgba8Unorm, F::Rgba32Float, F::R32Float, F::R8Unorm] {
+        assert_eq!(choose(format), Some(BlitKind::Render), "{format:?}");
+        assert!(!BlitKind::Compute.allows(format, sixteen, &limits, (1, 1)));
+    }
+    // 16-bit normalized formats blit only by compute: copied.
+    for format in [F::R16Unorm, F::Rg16Unorm] {
+        assert_eq!(choose(format), None, "{format:?}");
+    }
+    // No colour attachment either: copied.
+    let none = wgpu::Limits {
+        max_color_attachments: 0,
+        ..limits
+    };
+    assert_eq!(
+        BlitKind::preferred(F::Rgba8Unorm, sixteen, &none, (640, 480)),
+        None
+    );
+}
+
+#[test]
+fn a_compute_blit_is_chosen_only_where_its_workgroups_fit_the_size() {
+    let limits = wgpu::Limits {
+        max_compute_workgroups_per_dimension: 100,
+        ..wgpu::Limits::default()
+    };
+    let sixteen = wgpu::Features::TEXTURE_FORMAT_16BIT_NORM;
+    let choose = |size| BlitKind::preferred(F::Rgba8Unorm, sixteen, &limits, size);
+    // 800 / 8 = 100 workgroups fit; 801 needs 101, on either side.
+    assert_eq!(choose((800, 800)), Some(BlitKind::Compute));
+    assert_eq!(choose((801, 1)), Some(BlitKind::Render));
+    assert_eq!(choose((1, 801)), Some(BlitKind::Render));
+    assert_eq!(
+        BlitKind::preferred(F::R16Unorm, sixteen, &limits, (801, 8)),
+        None
+    );
+    // Workgroups of 8 x 8 invocations.
+    for small in [
+        wgpu::Limits {
+            max_compute_workgroup_size_x: 4,
+            ..wgpu::Limits::default()
+        },
+        wgpu::Limits {
+            max_compute_workgroup_size_y: 4,
+            ..wgpu::Limits::default()
+        },
+        wgpu::Limits {
+            max_compute_invocations_per_workgroup: 32,
+            ..wgpu::Limits::default()
+        },
+    ] {
+        assert!(!BlitKind::Compute.allows(F::Rgba8Unorm, sixteen, &small, (8, 8)));
+        assert!(BlitKind::Render.allows(F::Rgba8Unorm, sixteen, &small, (8, 8)));
     }
 }

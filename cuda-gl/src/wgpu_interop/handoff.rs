@@ -267,20 +267,22 @@ impl Handoff<'_> {
     /// the image in [`WGPU_STATE`]: the state `tracked` leaves, so wgpu records no barrier of
     /// its own for it).
     pub fn acquire(&self, value: u64, then: Option<wgpu::CommandBuffer>) -> Result<()> {
-        let acquired = scoped(
-            self.device,
-            "wgpu::Queue::submit (a shared texture's acquire from CUDA)",
-            || {
-                let barriers = self.raw_barriers(false)?;
-                let tracked = self.tracked_transition();
-                self.with_hal_queue(|hal| {
-                    hal.add_wait_semaphore(self.semaphore, Some(value), ALL)
-                })?;
-                self.queue
-                    .submit([barriers, tracked].into_iter().chain(then));
-                Ok::<_, Error>(())
-            },
-        )
+        // A refusal of the submit with `then` is most likely `then`'s (wgpu 30 refuses a
+        // texture destroyed after the recording only here): the error names it.
+        let call = if then.is_some() {
+            "wgpu::Queue::submit (a shared texture's acquire from CUDA, with the command buffer \
+             after it: a target's present blit or copy into the texture the application samples)"
+        } else {
+            "wgpu::Queue::submit (a shared texture's acquire from CUDA)"
+        };
+        let acquired = scoped(self.device, call, || {
+            let barriers = self.raw_barriers(false)?;
+            let tracked = self.tracked_transition();
+            self.with_hal_queue(|hal| hal.add_wait_semaphore(self.semaphore, Some(value), ALL))?;
+            self.queue
+                .submit([barriers, tracked].into_iter().chain(then));
+            Ok::<_, Error>(())
+        })
         .and_then(|r| r);
         if acquired.is_err() {
             self.forget_pending()?;

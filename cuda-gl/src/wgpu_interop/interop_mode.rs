@@ -209,8 +209,9 @@ impl<S: AsStream> PresentFrame for InteropFrame<'_, S> {
     }
 }
 
-/// The wgpu call that records a blit, for its errors (wgpu reports a pass's errors, such as a
-/// destroyed texture, at the encoder's `finish`).
+/// The wgpu call that records a blit, for the errors wgpu reports in the recording (at the
+/// encoder's `finish`). A texture the application destroyed wgpu 30 refuses only at the
+/// `Queue::submit` that carries the pass: the hand-back's own, whose error names the blit.
 fn encode_call(kind: BlitKind) -> &'static str {
     match kind {
         BlitKind::Compute => "wgpu::CommandEncoder::begin_compute_pass (the present's blit)",

@@ -53,9 +53,14 @@ impl WgpuPlace {
         check_size(device, layout)?;
         let layout = layout.packed_as(layout.format())?;
         let blit = match mode {
-            Mode::Interop => {
-                BlitKind::preferred(shared_format(layout.format()).wgpu(), device.features())
-            }
+            // Chosen for this size, as each resize makes a new place: a device's workgroup
+            // limit may allow a compute blit of a small texture and not of a wide one.
+            Mode::Interop => BlitKind::preferred(
+                shared_format(layout.format()).wgpu(),
+                device.features(),
+                &device.limits(),
+                layout.size(),
+            ),
             _ => None,
         };
         let texture = scoped(device, "wgpu::Device::create_texture", || {

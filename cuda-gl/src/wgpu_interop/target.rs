@@ -208,8 +208,13 @@ impl WgpuTarget {
         }
         let mode = self.mode();
         let place = WgpuPlace::new(&self.place.device, &self.place.queue, layout, mode)?;
+        // The new place takes the blits the target made (its backend looks its blit up
+        // there); on an error they go back to the old place, which the target keeps.
         place.keep_blits(&self.place);
-        self.backend = Backend::new(mode, &self.ctx, &place)?;
+        let backend = Backend::new(mode, &self.ctx, &place).inspect_err(|_| {
+            self.place.keep_blits(&place);
+        })?;
+        self.backend = backend;
         self.place = place;
         Ok(())
     }

@@ -60,18 +60,7 @@ impl Gpu {
     }
 }
 
-/// `n` pseudo-random bytes (xorshift64*), the same for the same seed.
-pub fn noise(n: usize, seed: u64) -> Vec<u8> {
-    let mut s = seed | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s >> 12;
-            s ^= s << 25;
-            s ^= s >> 27;
-            (s.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 56) as u8
-        })
-        .collect()
-}
+pub use crate::harness::noise;
 
 /// A display target of `size` in RGBA8 in `ctx` and `mode` (`None`: the one `new` picks), with
 /// its report, in the GL context current.

@@ -5,8 +5,8 @@
 //! with the reason where there is no GPU (and fail under `CUDA_GL_REQUIRE_GPU=1`). Shared by the
 //! modules: `gpu` (`tests/gpu/`: the GPU, GL and CUDA set-up), `harness` (`tests/harness/`:
 //! knobs, memory figures, log capture, child processes), `wgpu_read` (`tests/wgpu_read/`: a
-//! wgpu texture read back, with the feature `wgpu`) and `wgpu_texture` (the examples'
-//! `common/wgpu_texture.rs`: a plain 2D wgpu texture).
+//! wgpu texture read back, with the feature `wgpu`; its `wgpu_texture` is the examples'
+//! `common/wgpu_texture.rs`, a plain 2D wgpu texture).
 //!
 //! Binaries of their own, for tests that need a process of their own (each file says why):
 //! `faults` (deliberate faults, each in a child process), `reliability` (measures the process's
@@ -32,8 +32,7 @@ mod harness;
 #[path = "../wgpu_read/mod.rs"]
 mod wgpu_read;
 #[cfg(feature = "wgpu")]
-#[path = "../../examples/common/wgpu_texture.rs"]
-mod wgpu_texture;
+use wgpu_read::wgpu_texture;
 
 mod auto_traits;
 mod bad_input;

@@ -18,79 +18,13 @@ mod blit;
 use super::wgpu_interop::{Setup, setup};
 use crate::gpu::noise;
 use crate::wgpu_read::read_texture;
-use crate::wgpu_texture::texture_2d;
+use crate::wgpu_read::texels::{fill, mismatch, texture};
 use blit::{Blit, BlitKind};
 use cuda_gl::wgpu_interop::{SharedFormat, SharedTexture};
 
 /// The sizes every format and kind is blitted at, in this order (each a "resize": new
 /// textures and a new pair, the same pipeline).
 const SIZES: [(u32, u32); 3] = [(1001, 333), (77, 1201), (1001, 333)];
-
-/// Why `got` is not `want` byte for byte (texels of `format`), or `None`: how many texels
-/// differ, the first, and for float formats whether every difference is a NaN that came out as
-/// another NaN (a payload the shader path did not keep).
-pub(crate) fn mismatch(format: wgpu::TextureFormat, got: &[u8], want: &[u8]) -> Option<String> {
-    if got == want {
-        return None;
-    }
-    if got.len() != want.len() {
-        return Some(format!("{} bytes, want {}", got.len(), want.len()));
-    }
-    let texel = format.block_copy_size(None).unwrap() as usize;
-    let at = |bytes: &[u8], i: usize| bytes[i * texel..][..texel].to_vec();
-    let bad: Vec<usize> = (0..want.len() / texel)
-        .filter(|&i| at(got, i) != at(want, i))
-        .collect();
-    let nan = |bytes: Vec<u8>| match format {
-        wgpu::TextureFormat::Rgba32Float | wgpu::TextureFormat::R32Float => bytes
-            .chunks_exact(4)
-            .any(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]).is_nan()),
-        wgpu::TextureFormat::Rgba16Float => bytes
-            .chunks_exact(2)
-            .any(|b| u16::from_le_bytes([b[0], b[1]]) & 0x7fff > 0x7c00),
-        _ => false,
-    };
-    let only_nans = bad.iter().all(|&i| nan(at(got, i)) && nan(at(want, i)));
-    Some(format!(
-        "{} of {} texels differ; the first, texel {}: got {:02x?}, want {:02x?}{}",
-        bad.len(),
-        want.len() / texel,
-        bad[0],
-        at(got, bad[0]),
-        at(want, bad[0]),
-        if only_nans {
-            " (every difference is a NaN's payload)"
-        } else {
-            ""
-        }
-    ))
-}
-
-/// A `size` texture of `format` with `usage`.
-fn texture(
-    s: &Setup,
-    size: (u32, u32),
-    format: wgpu::TextureFormat,
-    usage: wgpu::TextureUsages,
-) -> wgpu::Texture {
-    texture_2d(&s.device, size, format, usage, "wgpu_blit")
-}
-
-/// `bytes` written into all of `texture` (tightly packed rows), submitted.
-fn fill(s: &Setup, texture: &wgpu::Texture, bytes: &[u8]) {
-    let texel = texture.format().block_copy_size(None).unwrap();
-    s.queue.write_texture(
-        texture.as_image_copy(),
-        bytes,
-        wgpu::TexelCopyBufferLayout {
-            offset: 0,
-            bytes_per_row: Some(texture.width() * texel),
-            rows_per_image: None,
-        },
-        texture.size(),
-    );
-    s.queue.submit([]);
-}
 
 /// `blit` of `source` into a new destination as a target's texture in interop mode (sampled,
 /// copied, and the kind's usage), submitted; the destination's bytes read back.
@@ -99,7 +33,12 @@ fn blit_into_new(s: &Setup, blit: &Blit, source: &wgpu::Texture) -> Vec<u8> {
         | wgpu::TextureUsages::COPY_SRC
         | wgpu::TextureUsages::COPY_DST
         | blit.kind().usage();
-    let dest = texture(s, (source.width(), source.height()), blit.format(), usage);
+    let dest = texture(
+        &s.device,
+        (source.width(), source.height()),
+        blit.format(),
+        usage,
+    );
     let pair = blit.pair(&s.device, source, &dest);
     s.queue.submit([blit.command(&s.device, &pair)]);
     read_texture(&s.device, &s.queue, &dest)
@@ -125,13 +64,16 @@ fn formats(s: &Setup) -> Vec<SharedFormat> {
 #[test]
 fn the_blit_copies_every_texel_exactly_in_every_format_and_kind() {
     let Some(s) = setup() else { return };
-    let features = s.device.features();
+    let (features, limits) = (s.device.features(), s.device.limits());
     let (mut checked, mut failed) = (0, Vec::new());
     for format in formats(&s) {
         let wgpu_format = format.wgpu();
-        let kinds = BlitKind::ALL
-            .into_iter()
-            .filter(|k| k.allows(wgpu_format, features));
+        // Every size of SIZES is far below the limits of a device opened with the adapter's.
+        let kinds = BlitKind::ALL.into_iter().filter(|k| {
+            SIZES
+                .iter()
+                .all(|&z| k.allows(wgpu_format, features, &limits, z))
+        });
         for kind in kinds {
             // One pipeline for every size, as a target keeps it across resizes.
             let blit = Blit::new(&s.device, wgpu_format, kind);
@@ -141,12 +83,12 @@ fn the_blit_copies_every_texel_exactly_in_every_format_and_kind() {
                 let what = format!("{kind:?} blit of {format:?} {size:?}");
 
                 let plain = texture(
-                    &s,
+                    &s.device,
                     size,
                     wgpu_format,
                     wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
                 );
-                fill(&s, &plain, &want);
+                fill(&s.queue, &plain, &want);
                 let got = blit_into_new(&s, &blit, &plain);
                 if let Some(why) = mismatch(wgpu_format, &got, &want) {
                     failed.push(format!("{what}, plain source: {why}"));
@@ -154,7 +96,7 @@ fn the_blit_copies_every_texel_exactly_in_every_format_and_kind() {
 
                 let mut shared =
                     SharedTexture::new(&s.ctx, &s.device, &s.queue, size, format).unwrap();
-                fill(&s, shared.texture(), &want);
+                fill(&s.queue, shared.texture(), &want);
                 // SAFETY: no submit uses the texture until `finish` (nothing is submitted
                 // between them).
                 let write = unsafe { shared.write(&s.stream) }.unwrap();

@@ -12,10 +12,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use super::video::{check_rgba, frames};
-use super::wgpu_blit::mismatch;
 use super::wgpu_interop::{Setup, assert_frame, read_back, setup, words};
 use crate::gpu::{noise, pattern};
 use crate::harness::{SoakSizes, device_used};
+use crate::wgpu_read::texels::mismatch;
 use cuda_gl::display::{ColorMap, DisplayError, Format, Frame, Layout, Mode, Palette};
 use cuda_gl::video::{ColorSpace, VideoFormat, convert_cpu};
 use cuda_gl::wgpu_interop::{WgpuError, WgpuTarget};

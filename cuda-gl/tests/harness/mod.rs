@@ -277,3 +277,16 @@ pub fn run_command(mut command: Command, timeout: Duration) -> ChildRun {
         elapsed,
     }
 }
+
+/// `n` pseudo-random bytes (xorshift64*), the same for the same seed.
+pub fn noise(n: usize, seed: u64) -> Vec<u8> {
+    let mut s = seed | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s >> 12;
+            s ^= s << 25;
+            s ^= s >> 27;
+            (s.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 56) as u8
+        })
+        .collect()
+}

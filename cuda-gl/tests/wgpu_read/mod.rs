@@ -5,8 +5,11 @@
 #![cfg(feature = "wgpu")]
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod texels;
 #[path = "../../examples/common/wgpu_copy.rs"]
 mod wgpu_copy;
+#[path = "../../examples/common/wgpu_texture.rs"]
+pub mod wgpu_texture;
 
 use std::time::Duration;
 
