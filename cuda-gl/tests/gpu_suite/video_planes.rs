@@ -276,7 +276,9 @@ fn plane_textures_that_cannot_hold_the_planes_are_refused_at_registration() {
 }
 
 /// Uploads refused for the frame (another format, another size, a buffer too small) leave
-/// both textures as they were, byte for byte, and the planes upload the next good frame.
+/// both textures as they were, byte for byte, and the planes upload the next good frame; the
+/// size is refused before CUDA maps anything (with no GL context current, a map would be
+/// refused first, as `NoGlContext`).
 #[test]
 fn refused_uploads_leave_both_textures_as_they_were() {
     let Some(g) = gpu() else { return };
@@ -293,7 +295,15 @@ fn refused_uploads_leave_both_textures_as_they_were() {
     ];
     for (n, (frame, short)) in refusals.into_iter().enumerate() {
         let src = DeviceBuffer::<u8>::zeroed(&g.ctx, frame.bytes() - short).unwrap();
+        // The wrong size is refused with no GL context current: refused before the map (a
+        // map first would be refused as `NoGlContext`), so a refused upload maps nothing.
+        if n == 1 {
+            g.gl.release_current().unwrap();
+        }
         let e = registered.upload(&src, frame, &g.stream).unwrap_err();
+        if n == 1 {
+            g.gl.make_current().unwrap();
+        }
         let expected = match n {
             0 => matches!(e, Error::Video(VideoError::PlaneFormat { .. })),
             1 => matches!(
