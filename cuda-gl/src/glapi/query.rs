@@ -126,8 +126,10 @@ pub(crate) struct TextureStorage {
 }
 
 /// The storage of 2-D texture `name` (see [`TextureStorage`]); `Ok(None)` when `name` is not a
-/// texture of the current context. The texture is bound to `GL_TEXTURE_2D` on the active unit
-/// for the queries, and the unit's previous 2-D texture bound back.
+/// texture of the current context. With OpenGL 4.5 the texture is asked by name (no bind, and
+/// the application's pending GL errors stay pending); before 4.5 it is bound to
+/// `GL_TEXTURE_2D` on the active unit for the queries, the unit's previous 2-D texture bound
+/// back, and the pending GL errors consumed.
 ///
 /// # Errors
 /// [`Error::GlCall`] when GL refuses the queries (a texture of another target than
@@ -135,6 +137,13 @@ pub(crate) struct TextureStorage {
 pub(crate) fn texture_2d_storage(fns: &GlFns, name: u32) -> Result<Option<TextureStorage>> {
     if !exists(fns, Kind::Image(ImageTarget::Texture2D), name) {
         return Ok(None);
+    }
+    if let (true, Some(get), Some(get_level)) = (
+        has_dsa(fns),
+        fns.get_texture_parameteriv,
+        fns.get_texture_level_parameteriv,
+    ) {
+        return texture_2d_storage_dsa(fns, name, get, get_level).map(Some);
     }
     let get_level = have(fns.get_tex_level_parameteriv, "glGetTexLevelParameteriv")?;
     // The application's pending GL errors are consumed here (`VideoPlanes::register` says so),
@@ -177,3 +186,47 @@ pub(crate) fn texture_2d_storage(fns: &GlFns, name: u32) -> Result<Option<Textur
         immutability_known: immutable_known,
     }))
 }
+
+/// [`texture_2d_storage`] in an OpenGL 4.5 context: asked of the texture by name, with no bind
+/// and no error check (every query is valid for a texture object of a 4.5 context), so the
+/// application's pending GL errors stay pending for its own `glGetError`.
+fn texture_2d_storage_dsa(
+    fns: &GlFns,
+    name: u32,
+    get: GetTextureParameter,
+    get_level: GetTextureLevelParameter,
+) -> Result<TextureStorage> {
+    if texture_target(fns, name)? != Some(gl::TEXTURE_2D) {
+        // What the bind of the older path reports for a texture of another target.
+        return Err(Error::GlCall {
+            call: "glBindTexture(GL_TEXTURE_2D, ...) (asking a texture's storage)",
+            code: gl::INVALID_OPERATION,
+        });
+    }
+    let (mut immutable, mut levels) = (0, 0);
+    let (mut width, mut height, mut format) = (0, 0, 0);
+    // SAFETY: a GL 4.5 context is current (callers' contract), `name` is a 2-D texture object
+    // of it (asked above), every parameter is a valid query for one, and the out-pointers are
+    // valid.
+    unsafe {
+        get_level(name, 0, gl::TEXTURE_WIDTH, &mut width);
+        get_level(name, 0, gl::TEXTURE_HEIGHT, &mut height);
+        get_level(name, 0, gl::TEXTURE_INTERNAL_FORMAT, &mut format);
+        get(name, gl::TEXTURE_IMMUTABLE_FORMAT, &mut immutable);
+        if immutable != 0 {
+            get(name, gl::TEXTURE_IMMUTABLE_LEVELS, &mut levels);
+        }
+    }
+    let count = |v: i32| u32::try_from(v).unwrap_or(0);
+    Ok(TextureStorage {
+        size: (count(width), count(height)),
+        internal_format: count(format),
+        immutable_levels: (immutable != 0).then(|| count(levels)),
+        immutability_known: true,
+    })
+}
+
+/// `glGetTextureParameteriv`.
+type GetTextureParameter = unsafe extern "system" fn(u32, u32, *mut i32);
+/// `glGetTextureLevelParameteriv`.
+type GetTextureLevelParameter = unsafe extern "system" fn(u32, i32, u32, *mut i32);

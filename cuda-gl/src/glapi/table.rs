@@ -147,6 +147,8 @@ gl_fns! {
         copy_image_sub_data: "glCopyImageSubData" =
             fn(u32, u32, i32, i32, i32, i32, u32, u32, i32, i32, i32, i32, i32, i32, i32);
         get_texture_parameteriv: "glGetTextureParameteriv" = fn(u32, u32, *mut i32);
+        get_texture_level_parameteriv: "glGetTextureLevelParameteriv" =
+            fn(u32, i32, u32, *mut i32);
         get_named_buffer_parameteri64v: "glGetNamedBufferParameteri64v" = fn(u32, u32, *mut i64);
         get_unsigned_bytei_v: "glGetUnsignedBytei_vEXT" = fn(u32, u32, *mut u8);
         create_memory_objects: "glCreateMemoryObjectsEXT" = fn(i32, *mut u32);

@@ -255,3 +255,6 @@ mod tests {
         );
     }
 }
+
+#[cfg(all(test, feature = "egl"))]
+mod gl_tests;

@@ -54,9 +54,9 @@ impl VideoPlanes {
     /// `GL_R16` + `GL_RG16` for P010), and the chroma half the luma's size rounded up. Frames
     /// must then have the luma texture's size. The names are taken as
     /// [`RegisteredImage::register`] takes them: a `u32`, a [`TextureName`], or (feature
-    /// `glow`) a glow `NativeTexture`. The textures' storage is asked of GL here, which
-    /// consumes the GL errors the application left pending (`glGetError` returns each once):
-    /// check yours before registering.
+    /// `glow`) a glow `NativeTexture`. The textures' storage is asked of GL here: by name in
+    /// an OpenGL 4.5 context; before 4.5 through a bind, which consumes the GL errors the
+    /// application left pending (`glGetError` returns each once): check yours first there.
     ///
     /// # Errors
     /// As [`RegisteredImage::register`]: no GL context current, a texture of another GPU's GL,
