@@ -2,9 +2,10 @@
 //! headless GL this machine has (Mesa's llvmpipe on CI, NVIDIA's
 //! GL on a GPU host), with no CUDA: what it says of immutable and mutable textures, and that in
 //! an OpenGL 4.5 context it leaves the application's pending GL error and its binding alone.
-#![allow(clippy::unwrap_used, clippy::panic)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use crate::egl::{EglError, HeadlessConfig, HeadlessContext};
+use crate::glapi::GlFns;
 use crate::glapi::query::{TextureStorage, texture_2d_storage};
 
 /// A headless GL context of `version` or later, current on this thread, or `None` (after
@@ -15,10 +16,7 @@ fn gl_context(test: &str, version: (u8, u8)) -> Option<HeadlessContext> {
         .any(|knob| std::env::var(knob).is_ok_and(|v| v == "1"));
     let config = HeadlessConfig::default().with_gl_versions(&[version]);
     match HeadlessContext::any_gl_with(&config) {
-        Ok(gl) => {
-            gl::load_with(|name| gl.get_proc_address(name));
-            Some(gl)
-        }
+        Ok(gl) => Some(gl),
         Err(e @ EglError::LibraryNotFound { .. }) if !required => {
             eprintln!("{test}: skipped, no EGL: {e}");
             None
@@ -28,18 +26,22 @@ fn gl_context(test: &str, version: (u8, u8)) -> Option<HeadlessContext> {
 }
 
 /// A new 2-D texture: immutable (`glTexStorage2D`, `levels`) or mutable (`glTexImage2D`).
-fn texture(immutable: bool, levels: i32, format: u32, (w, h): (i32, i32)) -> u32 {
+fn texture(fns: &GlFns, immutable: bool, levels: i32, format: u32, (w, h): (i32, i32)) -> u32 {
+    let storage = fns
+        .tex_storage_2d
+        .expect("glTexStorage2D in an OpenGL 4.5 context");
     let mut name = 0;
     // SAFETY: a GL context is current; valid out-pointer and sizes; no unpack buffer is bound,
     // and glTexImage2D is given no data.
     unsafe {
-        gl::GenTextures(1, &mut name);
-        gl::BindTexture(gl::TEXTURE_2D, name);
+        (fns.gen_textures)(1, &mut name);
+        (fns.bind_texture)(gl::TEXTURE_2D, name);
         if immutable {
-            gl::TexStorage2D(gl::TEXTURE_2D, levels, format, w, h);
+            storage(gl::TEXTURE_2D, levels, format, w, h);
         } else {
             let (external, kind) = (gl::RED, gl::UNSIGNED_BYTE);
-            gl::TexImage2D(
+            let null = std::ptr::null();
+            (fns.tex_image_2d)(
                 gl::TEXTURE_2D,
                 0,
                 format as i32,
@@ -48,10 +50,10 @@ fn texture(immutable: bool, levels: i32, format: u32, (w, h): (i32, i32)) -> u32
                 0,
                 external,
                 kind,
-                std::ptr::null(),
+                null,
             );
         }
-        gl::BindTexture(gl::TEXTURE_2D, 0);
+        (fns.bind_texture)(gl::TEXTURE_2D, 0);
     }
     name
 }
@@ -66,9 +68,9 @@ fn the_storage_query_reads_the_textures_and_leaves_the_applications_error_pendin
     if fns.version() < (4, 5) {
         panic!("{test}: asked for OpenGL 4.5, got {:?}", fns.version());
     }
-    let fixed = texture(true, 2, gl::R8, (64, 36));
-    let mutable = texture(false, 1, gl::RG8, (33, 17));
-    let other = texture(false, 1, gl::R8, (8, 8));
+    let fixed = texture(fns, true, 2, gl::R8, (64, 36));
+    let mutable = texture(fns, false, 1, gl::RG8, (33, 17));
+    let other = texture(fns, false, 1, gl::R8, (8, 8));
     let expect = [
         (fixed, (64, 36), gl::R8, Some(2)),
         (mutable, (33, 17), gl::RG8, None),
@@ -77,8 +79,8 @@ fn the_storage_query_reads_the_textures_and_leaves_the_applications_error_pendin
         // The application's own error, and its own binding, before the query.
         // SAFETY: a GL context is current; GL_INVALID_ENUM is what 0xFFFF raises, nothing else.
         unsafe {
-            gl::BindTexture(gl::TEXTURE_2D, other);
-            gl::Enable(0xFFFF);
+            (fns.bind_texture)(gl::TEXTURE_2D, other);
+            (fns.enable)(0xFFFF);
         }
         let storage = texture_2d_storage(fns, name).unwrap().unwrap();
         assert_eq!(
@@ -94,9 +96,9 @@ fn the_storage_query_reads_the_textures_and_leaves_the_applications_error_pendin
         let (mut bound, error);
         // SAFETY: a GL context is current; valid out-pointer.
         unsafe {
-            error = gl::GetError();
+            error = (fns.get_error)();
             bound = 0;
-            gl::GetIntegerv(gl::TEXTURE_BINDING_2D, &mut bound);
+            (fns.get_integerv)(gl::TEXTURE_BINDING_2D, &mut bound);
         }
         assert_eq!(
             error,
