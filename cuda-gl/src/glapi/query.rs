@@ -143,7 +143,7 @@ pub(crate) fn texture_2d_storage(fns: &GlFns, name: u32) -> Result<Option<Textur
         fns.get_texture_parameteriv,
         fns.get_texture_level_parameteriv,
     ) {
-        return texture_2d_storage_dsa(fns, name, get, get_level).map(Some);
+        return texture_2d_storage_dsa(name, get, get_level).map(Some);
     }
     let get_level = have(fns.get_tex_level_parameteriv, "glGetTexLevelParameteriv")?;
     // The application's pending GL errors are consumed here (`VideoPlanes::register` says so),
@@ -191,12 +191,16 @@ pub(crate) fn texture_2d_storage(fns: &GlFns, name: u32) -> Result<Option<Textur
 /// and no error check (every query is valid for a texture object of a 4.5 context), so the
 /// application's pending GL errors stay pending for its own `glGetError`.
 fn texture_2d_storage_dsa(
-    fns: &GlFns,
     name: u32,
     get: GetTextureParameter,
     get_level: GetTextureLevelParameter,
 ) -> Result<TextureStorage> {
-    if texture_target(fns, name)? != Some(gl::TEXTURE_2D) {
+    let mut target = 0;
+    // SAFETY: a GL 4.5 context is current (callers' contract), `name` is a texture object of
+    // it (the caller asked), GL_TEXTURE_TARGET is a valid query for any, and the out-pointer
+    // is valid.
+    unsafe { get(name, gl::TEXTURE_TARGET, &mut target) };
+    if u32::try_from(target) != Ok(gl::TEXTURE_2D) {
         // What the bind of the older path reports for a texture of another target.
         return Err(Error::GlCall {
             call: "glBindTexture(GL_TEXTURE_2D, ...) (asking a texture's storage)",
@@ -205,9 +209,8 @@ fn texture_2d_storage_dsa(
     }
     let (mut immutable, mut levels) = (0, 0);
     let (mut width, mut height, mut format) = (0, 0, 0);
-    // SAFETY: a GL 4.5 context is current (callers' contract), `name` is a 2-D texture object
-    // of it (asked above), every parameter is a valid query for one, and the out-pointers are
-    // valid.
+    // SAFETY: as above; `name` is a 2-D texture (asked just above), every parameter is a valid
+    // query for one, and the out-pointers are valid.
     unsafe {
         get_level(name, 0, gl::TEXTURE_WIDTH, &mut width);
         get_level(name, 0, gl::TEXTURE_HEIGHT, &mut height);
