@@ -484,16 +484,19 @@ impl<S: AsStream> CudaWrite<'_, S> {
         src: sys::CUdeviceptr,
         pitch: usize,
     ) -> Result<()> {
-        let texture = &*self.texture;
-        let (width, height) = texture.size;
-        let row = width as usize * texture.format.bytes_per_texel() as usize;
-        let image = &texture.resources.held.cuda_image;
-        // SAFETY: `CudaImage::copy_from_pitched`'s (1): the guard's stream, live while
-        // borrowed, of the texture's context (checked at `write`); (2): this function's (1);
-        // (3): the array is the image's level 0, `height` rows of `row` bytes (its size and
-        // format), CUDA's until the signal that the guard queues after this copy, and alive
-        // until then (the resources' `done` follows that signal).
-        unsafe { image.copy_from_pitched(self.stream.raw_stream(), src, pitch, (row, height)) }
+        let copy = self.texture.copy_in(src, pitch)?;
+        // SAFETY: `run_now`'s (1): the guard's stream, live while borrowed, of the texture's
+        // context (checked at `write`). In the work, `copy_2d_async`'s (1): the source rows are
+        // this function's (1); the array is the image's level 0, of the rows `copy_in` copies,
+        // CUDA's until the signal that the guard queues after this copy, and alive until then
+        // (the resources' `done` follows that signal); (2): the private stream.
+        unsafe {
+            self.texture.ctx.run_now(
+                self.stream.raw_stream(),
+                "cuMemcpy2DAsync (not called)",
+                |p| Ok(result::array::copy_2d_async(&copy, p)?),
+            )
+        }
     }
 
     /// Ends the write: the stream signals once the work queued on it so far is done, and
