@@ -140,10 +140,38 @@ pub(crate) unsafe fn wait_semaphore(
     value: u64,
     s: sys::CUstream,
 ) -> Result<()> {
-    let mut params = sys::CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS::default();
-    params.params.fence.value = value;
-    // SAFETY: (1); one semaphore and one parameter block, both outliving the call.
-    unsafe { drv!(cuWaitExternalSemaphoresAsync(&sem, &params, 1, s)) }
+    // SAFETY: (1).
+    unsafe { wait_semaphores([(sem, value)], s) }
+}
+
+/// `cuWaitExternalSemaphoresAsync` of several semaphores at once: work queued on `s` after it
+/// waits until each timeline semaphore reaches its value. On an error, any of the waits may
+/// have been queued.
+///
+/// # Safety
+/// 1. As [`wait_semaphore`] (1), for each semaphore and value.
+pub(crate) unsafe fn wait_semaphores<const N: usize>(
+    waits: [(sys::CUexternalSemaphore, u64); N],
+    s: sys::CUstream,
+) -> Result<()> {
+    let sems = waits.map(|(sem, _)| sem);
+    let params = waits.map(|(_, value)| {
+        let mut params = sys::CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS::default();
+        params.params.fence.value = value;
+        params
+    });
+    // Checked when the function is instantiated: no group holds more semaphores than that.
+    const { assert!(N <= c_uint::MAX as usize) };
+    let count = N as c_uint;
+    // SAFETY: (1); `count` semaphores and as many parameter blocks, all outliving the call.
+    unsafe {
+        drv!(cuWaitExternalSemaphoresAsync(
+            sems.as_ptr(),
+            params.as_ptr(),
+            count,
+            s
+        ))
+    }
 }
 
 /// `cuDestroyExternalSemaphore`.

@@ -76,30 +76,25 @@ impl CudaImage {
 }
 
 impl CudaImage {
-    /// Queues a copy of `rows` rows of `row` bytes, `pitch` apart from `src`, into the array
-    /// (row 0 first), in `stream`'s order.
-    ///
-    /// # Safety
-    /// 1. `stream` is a live stream of the image's context.
-    /// 2. `src` points to `pitch * (rows - 1) + row` bytes of device memory of that context,
-    ///    which stay allocated until the copy has run.
-    /// 3. The array holds `rows` rows of `row` bytes, and is not used otherwise until then.
+    /// The copy of `rows` rows of `row` bytes, `pitch` apart from `src`, into the array (row 0
+    /// first): the descriptor that `cuMemcpy2DAsync` takes, not queued. Queueing it needs
+    /// `src`'s rows live and the array CUDA's (`result::array::copy_2d_async`'s (1)), and the
+    /// array to hold `rows` rows of `row` bytes.
     ///
     /// # Errors
-    /// `Error::Internal` for a pitch shorter than the row; the driver's error from the copy.
-    pub unsafe fn copy_from_pitched(
+    /// `Error::Internal` for a pitch shorter than the row.
+    pub fn copy_in(
         &self,
-        stream: sys::CUstream,
         src: sys::CUdeviceptr,
         pitch: usize,
         (row, rows): (usize, u32),
-    ) -> Result<()> {
+    ) -> Result<sys::CUDA_MEMCPY2D> {
         if pitch < row {
             return Err(crate::Error::Internal {
                 what: format!("a copy of {pitch}-byte rows into an array of {row}-byte rows"),
             });
         }
-        let copy = sys::CUDA_MEMCPY2D {
+        Ok(sys::CUDA_MEMCPY2D {
             srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
             srcDevice: src,
             srcPitch: pitch,
@@ -108,14 +103,7 @@ impl CudaImage {
             WidthInBytes: row,
             Height: rows as usize,
             ..Default::default()
-        };
-        // SAFETY: (1). In the work: the source rows are (2), the array's rows (3).
-        unsafe {
-            self.ctx
-                .run_now(stream, "cuMemcpy2DAsync (not called)", |p| {
-                    Ok(result::array::copy_2d_async(&copy, p)?)
-                })
-        }
+        })
     }
 }
 

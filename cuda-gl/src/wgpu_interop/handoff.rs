@@ -1,7 +1,7 @@
-//! The two hand-offs of a shared texture on wgpu's queue, recorded as Vulkan barriers in raw
-//! command buffers that wgpu submits with its own: **release** (wgpu's last use, then the image
-//! to CUDA, then the semaphore signalled) and **acquire** (the semaphore waited for, then the
-//! image back from CUDA).
+//! The two hand-offs of one or more shared textures on wgpu's queue, recorded as Vulkan
+//! barriers in raw command buffers that wgpu submits with its own: **release** (wgpu's last
+//! use, then the image to CUDA, then the semaphore signalled) and **acquire** (the semaphore
+//! waited for, then the image back from CUDA).
 //!
 //! Layouts and queue-family ownership, by the Vulkan spec:
 //! - wgpu tracks the texture's state itself and records no transfer to or from
@@ -19,6 +19,12 @@
 //!   the acquire on the submit of the barriers (a wait's second scope covers every command later
 //!   in submission order), so a submit of the application's between them, from another thread,
 //!   can take the semaphore operation but not break the order.
+//! - Several images handed over together (a video frame's planes): one submit carries the
+//!   barriers of all of them (each of the two steps one `vkCmdPipelineBarrier` over every
+//!   image), one empty submit after it every signal, and one submit every wait with the
+//!   acquire's barriers. Each image keeps its own semaphore and values, and each argument above
+//!   holds for each image and its semaphore as it does alone: a signal's or a wait's scope is
+//!   every command earlier or later in submission order, whichever image they name.
 
 use super::scope::{scoped, wait_for_submission};
 use super::{Vulkan, WgpuError};
@@ -40,17 +46,26 @@ const READ_WRITE: vk::AccessFlags = vk::AccessFlags::from_raw(
     vk::AccessFlags::MEMORY_READ.as_raw() | vk::AccessFlags::MEMORY_WRITE.as_raw(),
 );
 
-/// What a hand-off needs: wgpu's handles, and the raw ones behind them.
-pub(super) struct Handoff<'a> {
+/// One image of a hand-off: its wgpu texture, its Vulkan image and timeline semaphore, and the
+/// value that the hand-off signals (a release) or waits for (an acquire).
+#[derive(Clone, Copy)]
+pub(super) struct Part<'a> {
+    pub texture: &'a wgpu::Texture,
+    pub image: vk::Image,
+    pub semaphore: vk::Semaphore,
+    pub value: u64,
+}
+
+/// What a hand-off of `N` images together needs: wgpu's handles, and the raw ones behind them.
+/// The images are of one wgpu device and handed over on its one queue (a group's check).
+pub(super) struct Handoff<'a, const N: usize> {
     pub device: &'a wgpu::Device,
     pub queue: &'a wgpu::Queue,
-    pub texture: &'a wgpu::Texture,
     /// wgpu-hal's device, for recording into raw command buffers.
     pub ash: &'a ash::Device,
     /// wgpu's queue family (`wgpu_hal::vulkan::Device::queue_family_index`).
     pub family: u32,
-    pub image: vk::Image,
-    pub semaphore: vk::Semaphore,
+    pub parts: [Part<'a>; N],
 }
 
 fn whole_color_image(image: vk::Image) -> vk::ImageMemoryBarrier<'static> {
@@ -67,17 +82,24 @@ fn whole_color_image(image: vk::Image) -> vk::ImageMemoryBarrier<'static> {
         .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
 }
 
-/// The barriers of a release (`true`) or an acquire (`false`), each recorded by its own
-/// `vkCmdPipelineBarrier` so that they run one after the other: (stages, barrier).
-fn barriers(
+/// The stages of a release's (`true`) or an acquire's (`false`) two steps: (source, destination).
+fn stages(release: bool) -> [(vk::PipelineStageFlags, vk::PipelineStageFlags); 2] {
+    if release {
+        [(ALL, ALL), (ALL, vk::PipelineStageFlags::BOTTOM_OF_PIPE)]
+    } else {
+        // The first source stage is the semaphore wait's stage, so that the acquire is ordered
+        // after the wait.
+        [(ALL, ALL), (ALL, ALL)]
+    }
+}
+
+/// The barriers of one image's release (`true`) or acquire (`false`), in the order of their
+/// steps.
+fn image_barriers(
     release: bool,
     image: vk::Image,
     family: u32,
-) -> [(
-    vk::PipelineStageFlags,
-    vk::PipelineStageFlags,
-    vk::ImageMemoryBarrier<'static>,
-); 2] {
+) -> [vk::ImageMemoryBarrier<'static>; 2] {
     let transition = |from, to| {
         whole_color_image(image)
             .old_layout(from)
@@ -87,47 +109,57 @@ fn barriers(
     };
     if release {
         [
-            (ALL, ALL, transition(WGPU_LAYOUT, CUDA_LAYOUT)),
-            (
-                ALL,
-                vk::PipelineStageFlags::BOTTOM_OF_PIPE,
-                whole_color_image(image)
-                    .old_layout(CUDA_LAYOUT)
-                    .new_layout(CUDA_LAYOUT)
-                    .src_access_mask(vk::AccessFlags::MEMORY_WRITE)
-                    .src_queue_family_index(family)
-                    .dst_queue_family_index(vk::QUEUE_FAMILY_EXTERNAL),
-            ),
+            transition(WGPU_LAYOUT, CUDA_LAYOUT),
+            whole_color_image(image)
+                .old_layout(CUDA_LAYOUT)
+                .new_layout(CUDA_LAYOUT)
+                .src_access_mask(vk::AccessFlags::MEMORY_WRITE)
+                .src_queue_family_index(family)
+                .dst_queue_family_index(vk::QUEUE_FAMILY_EXTERNAL),
         ]
     } else {
         [
-            (
-                // The source stage is the semaphore wait's stage, so that the acquire is
-                // ordered after the wait.
-                ALL,
-                ALL,
-                whole_color_image(image)
-                    .old_layout(CUDA_LAYOUT)
-                    .new_layout(CUDA_LAYOUT)
-                    .dst_access_mask(READ_WRITE)
-                    .src_queue_family_index(vk::QUEUE_FAMILY_EXTERNAL)
-                    .dst_queue_family_index(family),
-            ),
-            (ALL, ALL, transition(CUDA_LAYOUT, WGPU_LAYOUT)),
+            whole_color_image(image)
+                .old_layout(CUDA_LAYOUT)
+                .new_layout(CUDA_LAYOUT)
+                .dst_access_mask(READ_WRITE)
+                .src_queue_family_index(vk::QUEUE_FAMILY_EXTERNAL)
+                .dst_queue_family_index(family),
+            transition(CUDA_LAYOUT, WGPU_LAYOUT),
         ]
     }
 }
 
-impl Handoff<'_> {
-    /// A command buffer that brings the texture to [`WGPU_STATE`] in wgpu's tracker. It also
-    /// makes the submit that carries it one that uses the texture, so that wgpu does not destroy
-    /// the texture before that submit (and the raw barriers beside it) are done.
+/// One `vkCmdPipelineBarrier`: its source and destination stages, and one barrier per image.
+type Step<const N: usize> = (
+    vk::PipelineStageFlags,
+    vk::PipelineStageFlags,
+    [vk::ImageMemoryBarrier<'static>; N],
+);
+
+/// The barriers of the release (`true`) or the acquire (`false`) of `images`, in two steps,
+/// each recorded by its own `vkCmdPipelineBarrier` so that they run one after the other (for
+/// each image, the layout change and the ownership transfer stay ordered); a step holds the
+/// barrier of every image, which name distinct images and need no order among themselves.
+fn barriers<const N: usize>(release: bool, images: [vk::Image; N], family: u32) -> [Step<N>; 2] {
+    let each = images.map(|image| image_barriers(release, image, family));
+    let [(src0, dst0), (src1, dst1)] = stages(release);
+    [
+        (src0, dst0, each.map(|[first, _]| first)),
+        (src1, dst1, each.map(|[_, second]| second)),
+    ]
+}
+
+impl<const N: usize> Handoff<'_, N> {
+    /// A command buffer that brings every texture to [`WGPU_STATE`] in wgpu's tracker. It also
+    /// makes the submit that carries it one that uses each texture, so that wgpu destroys none
+    /// of them before that submit (and the raw barriers beside it) are done.
     fn tracked_transition(&self) -> wgpu::CommandBuffer {
         let mut encoder = self.device.create_command_encoder(&Default::default());
         encoder.transition_resources(
             std::iter::empty(),
-            std::iter::once(wgpu::TextureTransition {
-                texture: self.texture,
+            self.parts.iter().map(|part| wgpu::TextureTransition {
+                texture: part.texture,
                 selector: None,
                 state: WGPU_STATE,
             }),
@@ -135,7 +167,7 @@ impl Handoff<'_> {
         encoder.finish()
     }
 
-    /// A raw command buffer with the barriers of a release or an acquire.
+    /// A raw command buffer with the barriers of a release or an acquire of every image.
     fn raw_barriers(&self, release: bool) -> Result<wgpu::CommandBuffer> {
         let mut encoder = self.device.create_command_encoder(&Default::default());
         let recorded = {
@@ -144,10 +176,12 @@ impl Handoff<'_> {
                 // SAFETY: SAFETY 4 of the module docs: the command buffer is the one wgpu-hal
                 // has open for this encoder; it is neither destroyed nor ended here.
                 let cmd = unsafe { hal.raw_handle() };
-                for (src, dst, barrier) in barriers(release, self.image, self.family) {
-                    // SAFETY: a recording command buffer of `self.ash`'s device; the image is
-                    // live (the shared texture's resources outlive every submit that names it,
-                    // SAFETY 5) and the barriers name its only subresource.
+                let images = self.parts.map(|part| part.image);
+                for (src, dst, step) in barriers(release, images, self.family) {
+                    // SAFETY: a recording command buffer of `self.ash`'s device; the images are
+                    // live (a shared texture's resources outlive every submit that names its
+                    // image, SAFETY 5: the tracked transition beside these barriers names each
+                    // texture) and each barrier names its image's only subresource.
                     unsafe {
                         self.ash.cmd_pipeline_barrier(
                             cmd,
@@ -156,7 +190,7 @@ impl Handoff<'_> {
                             vk::DependencyFlags::empty(),
                             &[],
                             &[],
-                            &[barrier],
+                            &step,
                         );
                     }
                 }
@@ -177,7 +211,8 @@ impl Handoff<'_> {
 
     /// wgpu's queue, as wgpu-hal's Vulkan queue.
     fn with_hal_queue<R>(&self, f: impl FnOnce(&wgpu::hal::vulkan::Queue) -> R) -> Result<R> {
-        // SAFETY: the guard is only used to add semaphore operations, and dropped at once.
+        // SAFETY: the guard is only used to add or take back semaphore operations, and dropped
+        // at once.
         let hal = unsafe { self.queue.as_hal::<Vulkan>() }.ok_or(WgpuError::NotVulkan {
             call: "wgpu::Queue::as_hal",
             what: "queue",
@@ -186,25 +221,28 @@ impl Handoff<'_> {
         Ok(f(&hal))
     }
 
-    /// wgpu to CUDA: after every use of the texture submitted so far, brings it to `GENERAL`,
-    /// releases it to `VK_QUEUE_FAMILY_EXTERNAL`, and signals the semaphore to `value`. The
-    /// signal is added only once the barriers' submit was accepted.
+    /// wgpu to CUDA: after every use of the textures submitted so far, brings each image to
+    /// `GENERAL`, releases it to `VK_QUEUE_FAMILY_EXTERNAL`, and signals its semaphore to its
+    /// part's value. The barriers of every image go in one submit, and the signals are added
+    /// only once it was accepted, all carried by one empty submit after it.
     ///
-    /// When wgpu refuses the empty submit that carries the signal (so the signal is still
-    /// pending in wgpu-hal: nothing will carry it, and a later submit of the application's
-    /// would signal a value out of order), the signal is taken back, the barriers' submit is
-    /// waited for (at most 10 s) and the value signalled from the host: the release then
-    /// stands as if the signal had been submitted.
+    /// When wgpu refuses that empty submit (so the signals are still pending in wgpu-hal:
+    /// nothing will carry them, and a later submit of the application's would signal values
+    /// out of order), each signal still pending is taken back, the barriers' submit is waited
+    /// for (at most 10 s) and those values signalled from the host: the release then stands as
+    /// if the signals had been submitted. (A submit of another thread's between the signals'
+    /// addition and the empty submit may have carried some of them, after the barriers: those
+    /// are not pending any more, and are not signalled again.)
     ///
-    /// `released` is set once the barriers' submit is accepted: from then on the image is
+    /// `released` is set once the barriers' submit is accepted: from then on every image is
     /// CUDA's, whatever follows.
     ///
     /// # Errors
     /// [`WgpuError::Refused`] or [`WgpuError::OutOfMemory`] when wgpu refuses the barriers'
     /// submit (nothing was released); [`Error::Timeout`](crate::Error::Timeout) or
-    /// [`WgpuError::Vulkan`] when the host's signal could not be made (the image is released
-    /// and `value` may never be signalled: a recovery waits for it, with a limit).
-    pub fn release(&self, value: u64, released: &mut bool) -> Result<()> {
+    /// [`WgpuError::Vulkan`] when the host's signals could not be made (the images are released
+    /// and their values may never be signalled: a recovery waits for them, with a limit).
+    pub fn release(&self, released: &mut bool) -> Result<()> {
         const CALL: &str = "wgpu::Queue::submit (a shared texture's release to CUDA)";
         let barriers = scoped(self.device, CALL, || {
             let barriers = self.raw_barriers(true)?;
@@ -213,60 +251,70 @@ impl Handoff<'_> {
         .and_then(|r| r)?;
         *released = true;
         let signalled = scoped(self.device, CALL, || {
-            self.with_hal_queue(|hal| hal.add_signal_semaphore(self.semaphore, Some(value)))?;
-            // An empty submit carries the signal: wgpu 30 submits to the hal queue even then.
+            self.with_hal_queue(|hal| {
+                for part in &self.parts {
+                    hal.add_signal_semaphore(part.semaphore, Some(part.value));
+                }
+            })?;
+            // An empty submit carries the signals: wgpu 30 submits to the hal queue even then.
             self.queue.submit([]);
             Ok::<_, Error>(())
         })
         .and_then(|r| r);
         if let Err(e) = signalled {
-            let pending = self.with_hal_queue(|hal| hal.remove_signal_semaphore(self.semaphore))?;
-            if pending {
+            let pending = self.with_hal_queue(|hal| {
+                self.parts
+                    .map(|part| hal.remove_signal_semaphore(part.semaphore))
+            })?;
+            if pending.contains(&true) {
                 log::warn!(
                     "cuda-gl: the release's signal was refused ({e}); signalling from the host"
                 );
-                self.signal_from_host(barriers, value)?;
+                self.signal_from_host(barriers, pending)?;
             }
         }
         Ok(())
     }
 
-    /// Signals `value` from the host once the submit `after` is done (at most 10 s).
-    fn signal_from_host(&self, after: wgpu::SubmissionIndex, value: u64) -> Result<()> {
+    /// Signals each part's value from the host where `pending` says, once the submit `after`
+    /// is done (at most 10 s).
+    fn signal_from_host(&self, after: wgpu::SubmissionIndex, pending: [bool; N]) -> Result<()> {
         wait_for_submission(
             self.device,
             after,
             DEFAULT_WAIT_LIMIT,
             "a shared texture's release",
         )?;
-        let info = vk::SemaphoreSignalInfo::default()
-            .semaphore(self.semaphore)
-            .value(value);
-        // SAFETY: a live timeline semaphore of this device; `value` is above every value
-        // signalled or pending (the hand-offs' values only grow, and the pending signal of
-        // `value` was taken back).
-        unsafe { self.ash.signal_semaphore(&info) }.map_err(|e| WgpuError::Vulkan {
-            call: "vkSignalSemaphore",
-            result: format!("{e:?}"),
-            help: "the Vulkan device may be lost",
-        })?;
+        for (part, _) in self.parts.iter().zip(pending).filter(|(_, p)| *p) {
+            let info = vk::SemaphoreSignalInfo::default()
+                .semaphore(part.semaphore)
+                .value(part.value);
+            // SAFETY: a live timeline semaphore of this device; `part.value` is above every
+            // value signalled or pending on it (a texture's values only grow, and the pending
+            // signal of `part.value` was taken back).
+            unsafe { self.ash.signal_semaphore(&info) }.map_err(|e| WgpuError::Vulkan {
+                call: "vkSignalSemaphore",
+                result: format!("{e:?}"),
+                help: "the Vulkan device may be lost",
+            })?;
+        }
         Ok(())
     }
 
-    /// CUDA to wgpu: waits for the semaphore to reach `value`, acquires the image from
-    /// `VK_QUEUE_FAMILY_EXTERNAL` and brings it back to [`WGPU_STATE`]'s layout, before any
-    /// later submit of wgpu's.
-    ///
-    /// # Errors
-    /// [`WgpuError::Refused`] or [`WgpuError::OutOfMemory`] when wgpu refuses the submit: the
-    /// wait is taken back from wgpu-hal (a later submit of the application's would otherwise
-    /// carry it, without the barriers), and the image stays CUDA's.
+    /// CUDA to wgpu: waits for each semaphore to reach its part's value, acquires every image
+    /// from `VK_QUEUE_FAMILY_EXTERNAL` and brings it back to [`WGPU_STATE`]'s layout, before any
+    /// later submit of wgpu's; all in one submit, which carries every wait.
     ///
     /// `then`, when given, goes in the same submit after the acquire (one submit fewer for
-    /// work that uses the image at once, such as a display target's present blit, which reads
+    /// work that uses the images at once, such as a display target's present blit, which reads
     /// the image in [`WGPU_STATE`]: the state `tracked` leaves, so wgpu records no barrier of
     /// its own for it).
-    pub fn acquire(&self, value: u64, then: Option<wgpu::CommandBuffer>) -> Result<()> {
+    ///
+    /// # Errors
+    /// [`WgpuError::Refused`] or [`WgpuError::OutOfMemory`] when wgpu refuses the submit: every
+    /// wait still pending is taken back from wgpu-hal (a later submit of the application's
+    /// would otherwise carry it, without the barriers), and the images stay CUDA's.
+    pub fn acquire(&self, then: Option<wgpu::CommandBuffer>) -> Result<()> {
         // A refusal of the submit with `then` is most likely `then`'s (wgpu 30 refuses a
         // texture destroyed after the recording only here): the error names it.
         let call = if then.is_some() {
@@ -278,7 +326,11 @@ impl Handoff<'_> {
         let acquired = scoped(self.device, call, || {
             let barriers = self.raw_barriers(false)?;
             let tracked = self.tracked_transition();
-            self.with_hal_queue(|hal| hal.add_wait_semaphore(self.semaphore, Some(value), ALL))?;
+            self.with_hal_queue(|hal| {
+                for part in &self.parts {
+                    hal.add_wait_semaphore(part.semaphore, Some(part.value), ALL);
+                }
+            })?;
             self.queue
                 .submit([barriers, tracked].into_iter().chain(then));
             Ok::<_, Error>(())
@@ -290,12 +342,14 @@ impl Handoff<'_> {
         acquired
     }
 
-    /// Takes back whatever semaphore operation of this texture is still pending in wgpu-hal,
-    /// for the next submit: before the semaphore goes, or after a refused hand-off.
+    /// Takes back whatever semaphore operation of these images is still pending in wgpu-hal,
+    /// for the next submit: before the semaphores go, or after a refused hand-off.
     pub fn forget_pending(&self) -> Result<()> {
         self.with_hal_queue(|hal| {
-            hal.remove_wait_semaphore(self.semaphore);
-            hal.remove_signal_semaphore(self.semaphore);
+            for part in &self.parts {
+                hal.remove_wait_semaphore(part.semaphore);
+                hal.remove_signal_semaphore(part.semaphore);
+            }
         })
     }
 }
@@ -304,12 +358,13 @@ impl Handoff<'_> {
 #[allow(clippy::unwrap_used, clippy::panic)]
 mod tests {
     use super::*;
+    use ash::vk::Handle;
 
     #[test]
     fn the_release_and_the_acquire_mirror_each_other() {
         let image = vk::Image::null();
-        let [(_, _, to_general), (_, _, release)] = barriers(true, image, 3);
-        let [(_, _, acquire), (_, _, back)] = barriers(false, image, 3);
+        let [to_general, release] = image_barriers(true, image, 3);
+        let [acquire, back] = image_barriers(false, image, 3);
         assert_eq!(
             (to_general.old_layout, to_general.new_layout),
             (WGPU_LAYOUT, CUDA_LAYOUT)
@@ -341,5 +396,57 @@ mod tests {
             assert_eq!(b.src_queue_family_index, vk::QUEUE_FAMILY_IGNORED);
             assert_eq!(b.dst_queue_family_index, vk::QUEUE_FAMILY_IGNORED);
         }
+    }
+
+    /// What a barrier does, field by field (ash's barriers have no `PartialEq`).
+    fn fields(
+        b: &vk::ImageMemoryBarrier<'_>,
+    ) -> (
+        vk::Image,
+        [vk::ImageLayout; 2],
+        [vk::AccessFlags; 2],
+        [u32; 2],
+        [u32; 4],
+        vk::ImageAspectFlags,
+    ) {
+        let range = b.subresource_range;
+        (
+            b.image,
+            [b.old_layout, b.new_layout],
+            [b.src_access_mask, b.dst_access_mask],
+            [b.src_queue_family_index, b.dst_queue_family_index],
+            [
+                range.base_mip_level,
+                range.level_count,
+                range.base_array_layer,
+                range.layer_count,
+            ],
+            range.aspect_mask,
+        )
+    }
+
+    /// A hand-off of several images is two `vkCmdPipelineBarrier`s, whatever their number: the
+    /// first holds every image's first barrier, the second every image's second, in the
+    /// images' order, each the very barrier that a hand-off of that image alone records, at the
+    /// same stages. So the ordering of each image's layout change and ownership transfer is the
+    /// one-image hand-off's.
+    #[test]
+    fn a_hand_off_of_n_images_records_each_images_barriers_in_two_steps() {
+        let images = [7u64, 11, 13].map(vk::Image::from_raw);
+        for release in [true, false] {
+            let steps = barriers(release, images, 5);
+            for (k, (src, dst, step)) in steps.iter().enumerate() {
+                let (alone_src, alone_dst, [alone]) = barriers(release, [images[0]], 5)[k];
+                assert_eq!((*src, *dst), (alone_src, alone_dst), "step {k}");
+                assert_eq!(fields(&alone), fields(&step[0]), "step {k}");
+                for (image, barrier) in images.iter().zip(step) {
+                    let want = image_barriers(release, *image, 5)[k];
+                    assert_eq!(fields(barrier), fields(&want), "{release} step {k}");
+                }
+            }
+        }
+        // No image, no barrier: the steps are empty (a group of none hands nothing over).
+        let [(_, _, first), (_, _, second)] = barriers::<0>(true, [], 5);
+        assert!(first.is_empty() && second.is_empty());
     }
 }

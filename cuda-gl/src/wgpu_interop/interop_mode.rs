@@ -223,7 +223,8 @@ fn encode_call(kind: BlitKind) -> &'static str {
 /// the same size and format, recorded under error scopes (what wgpu refuses in the encoding is
 /// caught here). A texture destroyed by then wgpu 30 refuses only at the submit that carries
 /// the copy (seen on driver 580.159.04, 2026-12-06): that is the hand-back's own submit, which
-/// `CudaWrite::finish_then` then makes again without the copy.
+/// `CudaWrite::finish_then` (or the video planes' `SharedTexture::copy_in_together`) then makes
+/// again without the copy.
 ///
 /// # Errors
 /// [`WgpuError::Refused`](super::WgpuError::Refused) or

@@ -75,8 +75,9 @@
 //!    wait's second scope every command later; `Queue::add_signal_semaphore` and
 //!    `add_wait_semaphore` apply to the queue's next submit, internal ones included, and wgpu 30
 //!    submits to the hal queue even for `Queue::submit([])`. Every submit carrying raw barriers
-//!    also carries a `transition_resources` of the texture, so wgpu counts it as a use and
-//!    destroys the texture only after it.
+//!    also carries a `transition_resources` of each texture whose image they name (a hand-off
+//!    of several textures, a video frame's planes, transitions all of them in one command
+//!    buffer), so wgpu counts it as a use of each and destroys none before it.
 //! 6. **Layouts and ownership**: see the hand-off's notes (wgpu records no transfer from
 //!    `VK_QUEUE_FAMILY_EXTERNAL`; cuda-gl records the release and the acquire itself, and the
 //!    layout wgpu-hal 30 gives `TextureUses::RESOURCE` is `SHADER_READ_ONLY_OPTIMAL`). A

@@ -1,11 +1,11 @@
 //! [`SharedTexture`]: a `wgpu::Texture` whose image CUDA writes in place, and [`CudaWrite`], the
-//! guard of one write; `recovery` hands the image back to wgpu.
+//! guard of one write; `group` hands several over at once; `recovery` hands the image back.
 
+mod group;
 mod recovery;
 
 use super::cuda_image::CudaImage;
 use super::format::SharedFormat;
-use super::handoff::Handoff;
 use super::timeline::{CudaTimeline, VkTimeline};
 use super::vk_image::{IMAGE_USAGE, VkImageMemory};
 use super::vk_info::{self, DeviceFns};
@@ -310,18 +310,6 @@ impl SharedTexture {
         self.value
     }
 
-    fn handoff(&self) -> Handoff<'_> {
-        Handoff {
-            device: &self.device,
-            queue: &self.queue,
-            texture: &self.texture,
-            ash: &self.ash,
-            family: self.family,
-            image: self.resources.held.vk_image.image,
-            semaphore: self.resources.held.vk_timeline.raw,
-        }
-    }
-
     /// Whether the texture is still alive: not destroyed by the application
     /// (`wgpu::Texture::destroy` on a clone), after which wgpu refuses every use of it.
     fn is_alive(&self) -> bool {
@@ -381,19 +369,10 @@ impl SharedTexture {
         )?;
         self.check_alive()?;
         self.recover()?;
-        let release = self.value + 1;
-        let mut released = false;
-        if let Err(e) = self.handoff().release(release, &mut released) {
-            if released {
-                // Released, its signal maybe never made: the recovery waits for it first.
-                (self.value, self.owner) = (release, Owner::Cuda);
-            }
-            return Err(e);
-        }
         // From here the image is released to CUDA: until a signal of CUDA's is acquired back,
         // it is CUDA's, also when the wait below is not queued (then the next write or the
         // drop recovers it).
-        (self.value, self.owner) = (release, Owner::Cuda);
+        let [release] = group::release_all(std::array::from_mut(self))?;
         let semaphore = self.resources.held.cuda_timeline.raw;
         // SAFETY: the stream is live while borrowed and of this context (checked). In the
         // work: the semaphore lives as long as `self.resources`, which outlives the private
@@ -426,7 +405,7 @@ impl Drop for SharedTexture {
         }
         // A refused hand-off may have left a semaphore operation pending in wgpu-hal, which the
         // application's next submit would carry after the semaphore is gone.
-        if let Err(e) = self.handoff().forget_pending() {
+        if let Err(e) = self.handoff_of([self.part(self.value)]).forget_pending() {
             self.ctx
                 .record_drop_error("taking back a shared texture's pending semaphore", e);
         }
@@ -505,16 +484,19 @@ impl<S: AsStream> CudaWrite<'_, S> {
         src: sys::CUdeviceptr,
         pitch: usize,
     ) -> Result<()> {
-        let texture = &*self.texture;
-        let (width, height) = texture.size;
-        let row = width as usize * texture.format.bytes_per_texel() as usize;
-        let image = &texture.resources.held.cuda_image;
-        // SAFETY: `CudaImage::copy_from_pitched`'s (1): the guard's stream, live while
-        // borrowed, of the texture's context (checked at `write`); (2): this function's (1);
-        // (3): the array is the image's level 0, `height` rows of `row` bytes (its size and
-        // format), CUDA's until the signal that the guard queues after this copy, and alive
-        // until then (the resources' `done` follows that signal).
-        unsafe { image.copy_from_pitched(self.stream.raw_stream(), src, pitch, (row, height)) }
+        let copy = self.texture.copy_in(src, pitch)?;
+        // SAFETY: `run_now`'s (1): the guard's stream, live while borrowed, of the texture's
+        // context (checked at `write`). In the work, `copy_2d_async`'s (1): the source rows are
+        // this function's (1); the array is the image's level 0, of the rows `copy_in` copies,
+        // CUDA's until the signal that the guard queues after this copy, and alive until then
+        // (the resources' `done` follows that signal); (2): the private stream.
+        unsafe {
+            self.texture.ctx.run_now(
+                self.stream.raw_stream(),
+                "cuMemcpy2DAsync (not called)",
+                |p| Ok(result::array::copy_2d_async(&copy, p)?),
+            )
+        }
     }
 
     /// Ends the write: the stream signals once the work queued on it so far is done, and

@@ -63,4 +63,5 @@ mod wgpu_display;
 mod wgpu_interop;
 mod wgpu_order;
 mod wgpu_planes;
+mod wgpu_planes_handoff;
 mod wgpu_recovery;

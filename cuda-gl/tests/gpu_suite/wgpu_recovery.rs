@@ -169,12 +169,13 @@ const RACE_ROUNDS: usize = 30;
 /// Another thread destroys (a clone of) the luma texture at a random moment while uploads of
 /// one size run: an upload is refused at the latest two uploads later, and each upload,
 /// refused or not, returns with no wait for the unrelated kernel. In interop mode wgpu 30
-/// refuses a copy into a destroyed texture at the submit that carries it with the chroma's
-/// hand-back: the hand-back is submitted again alone at once (it used to stay CUDA's, and the
-/// next upload synchronized the context: 396 ms of the kernel's 400 on an H200, driver
-/// 580.159.04, 2026-12-06). A frame of another size then makes new textures with its frame.
-/// The log's count of those hand-backs says how many refusals took that path (all of
-/// interop's, there).
+/// refuses a copy into a destroyed texture when it is recorded (the upload records it before
+/// its hand-off, which then does not happen), or, for a texture destroyed after that, at the
+/// submit that carries it with the planes' hand-back: the hand-back is submitted again alone at
+/// once (it used to stay CUDA's, and the next upload synchronized the context: 396 ms of the
+/// kernel's 400 on an H200, driver 580.159.04, 2026-12-06). A frame of another size then makes
+/// new textures with its frame. The log's count of those hand-backs says how many refusals took
+/// the second path.
 #[test]
 fn a_texture_destroyed_mid_upload_costs_the_next_uploads_no_wait() {
     let Some(s) = setup() else { return };

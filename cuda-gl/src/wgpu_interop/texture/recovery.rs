@@ -1,6 +1,7 @@
 //! How a [`SharedTexture`] hands its image back to wgpu: at the end of a write, and after a
 //! hand-back that wgpu refused or a guard that was leaked (the type's docs, "Recovery").
 
+use super::group::acquire_all;
 use super::{Owner, SharedTexture};
 use crate::error::Result;
 use crate::result;
@@ -43,24 +44,9 @@ impl SharedTexture {
     }
 
     /// Submits the acquire of CUDA's queued signal (`self.value`), with `then` after it in the
-    /// same submit. When wgpu refuses that submit and `then` was given (a copy into a texture
-    /// that the application destroyed, which wgpu 30 refuses at the submit), the acquire alone
-    /// is submitted again at once: the image is then wgpu's, and the refusal is still returned.
+    /// same submit, as [`acquire_all`] of this texture alone.
     fn acquire(&mut self, then: Option<wgpu::CommandBuffer>) -> Result<()> {
-        let alone_after = then.is_some();
-        let acquired = self.handoff().acquire(self.value, then);
-        let back = match &acquired {
-            Ok(()) => true,
-            Err(e) if alone_after => {
-                log::warn!("cuda-gl: a shared texture's hand-back was refused ({e}); again alone");
-                self.handoff().acquire(self.value, None).is_ok()
-            }
-            Err(_) => false,
-        };
-        if back {
-            self.owner = Owner::Wgpu;
-        }
-        acquired
+        acquire_all(std::array::from_mut(self), then)
     }
 
     /// Hands back an image that a write left CUDA's:

@@ -1,6 +1,6 @@
 //! How a frame's planes reach the wgpu video planes' textures, in each mode: interop (CUDA's
-//! copies into the private shared textures, handed back to wgpu with its copies into the
-//! textures) and staged (pinned host memory and `Queue::write_texture`).
+//! copies into the private shared textures, both in one hand-off, handed back to wgpu with its
+//! copies into the textures) and staged (pinned host memory and `Queue::write_texture`).
 
 use super::Plane;
 use crate::error::Result;
@@ -13,39 +13,32 @@ use crate::wgpu_interop::texture::SharedTexture;
 use cuda_gl_sys as sys;
 use std::time::Instant;
 
-/// Interop: each plane from `(address, pitch)` into its shared texture on `stream`, handed
-/// back to wgpu with wgpu's copies of both into `textures` in the second hand-back's submit.
+/// Interop: each plane from `(address, pitch)` into its shared texture on `stream`, both in one
+/// hand-off, whose acquire carries wgpu's copies of both into `textures`.
 ///
 /// # Safety
 /// 1. Each source holds its shared texture's rows at its pitch, in device memory of the
 ///    textures' context that stays allocated and unwritten until the work queued on `stream`
 ///    before this returns has run.
 pub(super) unsafe fn upload_interop<S: AsStream>(
-    [luma, chroma]: &mut [SharedTexture; 2],
+    shared: &mut [SharedTexture; 2],
     sources: &[wgpu::Texture; 2],
     textures: &[wgpu::Texture; 2],
-    [(luma_src, luma_pitch), (chroma_src, chroma_pitch)]: [(sys::CUdeviceptr, usize); 2],
+    planes: [(sys::CUdeviceptr, usize); 2],
     device: &wgpu::Device,
     stream: &S,
 ) -> Result<()> {
-    // SAFETY: (1) of `write`: the shared textures are never handed out; only this function
-    // submits uses of them (the copies below), after both guards are finished.
-    let luma_write = unsafe { luma.write(stream) }?;
-    // SAFETY: as above.
-    let chroma_write = unsafe { chroma.write(stream) }?;
-    // SAFETY: (1) of `copy_from_pitched`: (1).
-    unsafe {
-        luma_write.copy_from_pitched(luma_src, luma_pitch)?;
-        chroma_write.copy_from_pitched(chroma_src, chroma_pitch)?;
-    }
-    // Recorded now, submitted after both acquires (the luma's goes in the submit before).
-    // (Had any of this failed, the guards' drops hand the images back, and nothing is shown.)
+    // Recorded before the hand-off, submitted after its acquire: wgpu resolves the copies'
+    // states at that submit. A copy that wgpu refuses here (a texture the application
+    // destroyed) hands nothing over.
     let copy = copy_command(
         device,
         &[(&sources[0], &textures[0]), (&sources[1], &textures[1])],
     )?;
-    luma_write.finish()?;
-    chroma_write.finish_then(copy)
+    // SAFETY: (1) of `copy_in_together`: the shared textures are never handed out; only this
+    // function submits uses of them (`copy`, which the hand-off submits after its acquire).
+    // (2): (1).
+    unsafe { SharedTexture::copy_in_together(shared, planes, stream, copy) }
 }
 
 /// Staged: each plane from `(address, pitch)` into its pinned buffer on `stream`, then, once

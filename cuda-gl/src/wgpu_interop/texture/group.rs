@@ -1,0 +1,265 @@
+//! Hand-offs of several [`SharedTexture`]s at once: one release and one acquire carry every
+//! texture's barriers and semaphore operations (the hand-off's notes), and CUDA's side of a
+//! write made of copies is one join of cuda-gl's private stream: the wait for every texture,
+//! the copies, then each texture's signal. A video frame's two planes then cost the submits and
+//! the joins of one hand-off, not two (`release_all` and `acquire_all` are also the one-texture
+//! path's, with one texture).
+//!
+//! Each texture keeps its own semaphore, value and [`Owner`]: a hand-off of the group moves
+//! each as a hand-off of it alone would, and whatever fails half-way leaves each texture in a
+//! state that a write of it alone can leave, which its own recovery handles (`recovery.rs`).
+
+use super::{Owner, SharedTexture};
+use crate::error::{Error, Result};
+use crate::result;
+use crate::stream::{AsStream, check_same_context, refuse_capturing};
+use crate::wgpu_interop::handoff::{Handoff, Part};
+use cuda_gl_sys as sys;
+
+/// Refuses textures that cannot be handed over together: of another CUDA context, wgpu device
+/// or queue than the first one's (their hand-offs would go on other queues).
+fn check_group<const N: usize>(textures: &[SharedTexture; N]) -> Result<()> {
+    let Some(lead) = textures.first() else {
+        return Ok(());
+    };
+    let together = textures
+        .iter()
+        .all(|t| t.ctx.raw() == lead.ctx.raw() && t.device == lead.device && t.queue == lead.queue);
+    if together {
+        Ok(())
+    } else {
+        Err(Error::Internal {
+            what: "shared textures of different CUDA contexts, wgpu devices or queues handed \
+                   over together"
+                .into(),
+        })
+    }
+}
+
+/// wgpu to CUDA, for textures of one group that are alive and wgpu's: the release of each at
+/// its next value, in one hand-off (one submit of every barrier, one of every signal). Returns
+/// the values released at. Each texture is [`Owner::Cuda`] at its value from the moment the
+/// barriers' submit is accepted, whatever fails after (a signal never made is waited for by
+/// the recovery, with a limit).
+///
+/// # Errors
+/// As [`Handoff::release`](crate::wgpu_interop::handoff::Handoff::release); when the barriers'
+/// submit is refused, nothing was released and the textures are as they were.
+pub(super) fn release_all<const N: usize>(textures: &mut [SharedTexture; N]) -> Result<[u64; N]> {
+    let values = textures.each_ref().map(|t| t.value + 1);
+    let mut released = false;
+    let handed = match textures.first() {
+        Some(lead) => {
+            let parts: [_; N] = std::array::from_fn(|i| textures[i].part(values[i]));
+            lead.handoff_of(parts).release(&mut released)
+        }
+        None => Ok(()),
+    };
+    if released {
+        for (texture, value) in textures.iter_mut().zip(values) {
+            (texture.value, texture.owner) = (value, Owner::Cuda);
+        }
+    }
+    handed.map(|()| values)
+}
+
+/// CUDA to wgpu, for textures of one group whose CUDA signal of their value is queued
+/// ([`Owner::Signalled`]): the acquire of each in one submit, with `then` after it. When wgpu
+/// refuses that submit and `then` was given (a copy into a texture that the application
+/// destroyed, which wgpu 30 refuses at the submit), the acquire alone is submitted again at
+/// once: the images are then wgpu's, and the refusal is still returned.
+///
+/// # Errors
+/// As [`Handoff::acquire`](crate::wgpu_interop::handoff::Handoff::acquire): when refused
+/// (again), the textures stay [`Owner::Signalled`], for their recovery.
+pub(super) fn acquire_all<const N: usize>(
+    textures: &mut [SharedTexture; N],
+    then: Option<wgpu::CommandBuffer>,
+) -> Result<()> {
+    let Some(lead) = textures.first() else {
+        return Ok(());
+    };
+    let alone_after = then.is_some();
+    let handoff = lead.handoff_of(textures.each_ref().map(|t| t.part(t.value)));
+    let acquired = handoff.acquire(then);
+    let back = match &acquired {
+        Ok(()) => true,
+        Err(e) if alone_after => {
+            log::warn!("cuda-gl: a shared texture's hand-back was refused ({e}); again alone");
+            handoff.acquire(None).is_ok()
+        }
+        Err(_) => false,
+    };
+    if back {
+        for texture in textures.iter_mut() {
+            texture.owner = Owner::Wgpu;
+        }
+    }
+    acquired
+}
+
+impl SharedTexture {
+    /// The texture's part of a hand-off that signals or waits for `value`.
+    pub(super) fn part(&self, value: u64) -> Part<'_> {
+        Part {
+            texture: &self.texture,
+            image: self.resources.held.vk_image.image,
+            semaphore: self.resources.held.vk_timeline.raw,
+            value,
+        }
+    }
+
+    /// The hand-off of `parts` on this texture's device and queue: this texture's, or those of
+    /// a group of textures of this one's context, device and queue ([`check_group`]).
+    pub(super) fn handoff_of<'a, const N: usize>(&'a self, parts: [Part<'a>; N]) -> Handoff<'a, N> {
+        Handoff {
+            device: &self.device,
+            queue: &self.queue,
+            ash: &self.ash,
+            family: self.family,
+            parts,
+        }
+    }
+
+    /// The copy into the whole image of rows `pitch` bytes apart from `src` (each of its rows,
+    /// row 0 first, from one row of `src`): the descriptor, checked, not queued.
+    ///
+    /// # Errors
+    /// `Error::Internal` for a pitch shorter than a row.
+    pub(super) fn copy_in(
+        &self,
+        src: sys::CUdeviceptr,
+        pitch: usize,
+    ) -> Result<sys::CUDA_MEMCPY2D> {
+        let (width, height) = self.size;
+        let row = width as usize * self.format.bytes_per_texel() as usize;
+        self.resources
+            .held
+            .cuda_image
+            .copy_in(src, pitch, (row, height))
+    }
+
+    /// Writes each of `textures` with a copy of its `(address, pitch)` of `sources` (as
+    /// [`CudaWrite::copy_from_pitched`](super::CudaWrite::copy_from_pitched)), in `stream`'s
+    /// order, in one hand-off: one release of every texture (after wgpu's uses so far), one
+    /// join of cuda-gl's private stream to `stream` in which CUDA waits for every release, copies
+    /// each source and signals each texture, and one acquire of every texture, with `then` (work
+    /// of the textures' device that uses them: the copies into the textures the application
+    /// samples) after it in the same submit. No CPU wait.
+    ///
+    /// When a copy or a signal cannot be queued, each texture whose signal was queued is handed
+    /// back alone, without `then`, and the others stay CUDA's until their next write or drop
+    /// recovers them (as a write of one texture whose guard failed).
+    ///
+    /// # Safety
+    /// 1. As [`SharedTexture::write`]'s (1), for each texture: from this call until it returns
+    ///    `Ok`, and after an error until a later write of that texture returns `Ok`, no wgpu
+    ///    command uses it but `then`, which this call submits after the acquire.
+    /// 2. Each source holds its texture's rows at its pitch (`pitch * (height - 1) + width *
+    ///    bytes per texel` bytes), in device memory of the textures' CUDA context that stays
+    ///    allocated and unwritten until the work queued on `stream` before this returns has
+    ///    run.
+    ///
+    /// # Errors
+    /// `Error::Internal` for textures of different contexts, devices or queues, or a pitch
+    /// shorter than its texture's row (both before anything is handed over); as
+    /// [`SharedTexture::write`] (the recovery of a texture that an earlier call left CUDA's
+    /// included) and [`CudaWrite::finish_then`](super::CudaWrite::finish_then); the driver's
+    /// errors from the wait, the copies and the signals.
+    pub(crate) unsafe fn copy_in_together<const N: usize>(
+        textures: &mut [SharedTexture; N],
+        sources: [(sys::CUdeviceptr, usize); N],
+        stream: &impl AsStream,
+        then: wgpu::CommandBuffer,
+    ) -> Result<()> {
+        const CALL: &str = "cuda_gl::wgpu_interop::SharedTexture::write";
+        // Checked when the function is instantiated: a group of none would drop `then`.
+        const { assert!(N > 0) };
+        check_group(textures)?;
+        let Some(lead) = textures.first() else {
+            return Ok(());
+        };
+        let ctx = lead.ctx.clone();
+        check_same_context(&ctx, stream, "the shared texture")?;
+        refuse_capturing(&ctx, stream, CALL)?;
+        let mut copies = [sys::CUDA_MEMCPY2D::default(); N];
+        for ((copy, texture), (src, pitch)) in copies.iter_mut().zip(&*textures).zip(sources) {
+            *copy = texture.copy_in(src, pitch)?;
+            texture.check_alive()?;
+        }
+        for texture in textures.iter_mut() {
+            texture.recover()?;
+        }
+        let released = release_all(textures)?;
+        // Each texture's CUDA semaphore and `done` event.
+        let cuda = textures.each_ref().map(|t| {
+            let held = &t.resources.held;
+            (held.cuda_timeline.raw, t.resources.done.raw())
+        });
+        let mut signalled = [false; N];
+        // SAFETY: `run_now`'s (1): the stream is live while borrowed and of the textures'
+        // context (checked). In the work, queued on the private stream in this order:
+        // 1. the wait (`wait_semaphores`' (1)): wgpu signals each released value (its release
+        //    was accepted above); each semaphore lives as long as its texture's resources,
+        //    which outlive the private stream's use of it (`done`, recorded after its signal
+        //    below, is waited for before they go);
+        // 2. the copies (`copy_2d_async`'s (1)): each source's rows are this function's (2);
+        //    each array is its image's level 0, of the rows that `copy_in` copies, CUDA's from
+        //    the wait before it until the signal after it (this function's (1): no wgpu command
+        //    uses it meanwhile), and alive until then (`done` follows the signal);
+        // 3. the signals: nothing waits for a value above `released + 1`, and each texture's
+        //    signal follows its wait; that of a texture whose copy failed hands its image back
+        //    as the drop of a failed write's guard does.
+        let queued = unsafe {
+            ctx.run_now(
+                stream.raw_stream(),
+                "cuWaitExternalSemaphoresAsync (not called)",
+                |p| {
+                    // On an error any of the waits may be queued: then no texture is signalled,
+                    // and each stays CUDA's, which its recovery handles whether or not its wait
+                    // was queued (it waits for wgpu's signal, then for the context).
+                    let waits: [_; N] = std::array::from_fn(|i| (cuda[i].0, released[i]));
+                    result::external::wait_semaphores(waits, p)?;
+                    let copied = copies
+                        .iter()
+                        .try_for_each(|copy| result::array::copy_2d_async(copy, p));
+                    let mut failed = copied.err();
+                    // One call per semaphore, so that each texture whose signal was queued is
+                    // known: the recovery of a texture left CUDA's signals its next value, and
+                    // a value signalled twice is not above the semaphore's current one.
+                    for (((semaphore, done), value), signalled) in
+                        cuda.into_iter().zip(released).zip(&mut signalled)
+                    {
+                        let signal = result::external::signal_semaphore(semaphore, value + 1, p)
+                            .and_then(|()| result::stream::event_record(done, p));
+                        match signal {
+                            Ok(()) => *signalled = true,
+                            Err(e) => {
+                                failed.get_or_insert(e);
+                            }
+                        }
+                    }
+                    failed.map_or(Ok(()), |e| Err(e.into()))
+                },
+            )
+        };
+        for ((texture, value), signalled) in textures.iter_mut().zip(released).zip(signalled) {
+            if signalled {
+                // Only once CUDA will signal: a wait for a value nothing signals would hang
+                // wgpu's queue.
+                (texture.value, texture.owner) = (value + 1, Owner::Signalled);
+            }
+        }
+        if let Err(e) = queued {
+            for texture in textures.iter_mut() {
+                if texture.owner == Owner::Signalled
+                    && let Err(again) = acquire_all(std::array::from_mut(texture), None)
+                {
+                    log::warn!("cuda-gl: a shared texture's hand-back was refused: {again}");
+                }
+            }
+            return Err(e);
+        }
+        acquire_all(textures, Some(then))
+    }
+}
