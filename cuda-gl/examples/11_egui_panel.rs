@@ -87,12 +87,8 @@ impl Panel {
         let (w, h) = self.image.target().size();
         let target = self.image.target_mut();
         let frame = target.frame(&self.stripes.stream)?;
-        // SAFETY: the frame is RGBA8 of the image's size, w x h, on the kernel's stream.
-        unsafe {
-            self.stripes
-                .draw(frame.surface()?, (w, h), self.controls.phase)
-        }?;
-        frame.present()?;
+        // SAFETY: opened on the kernel's stream.
+        unsafe { self.stripes.present(frame, self.controls.phase) }?;
         // Stream mode shows a frame late until flushed (the other modes: nothing to do).
         target.flush()?;
         let sized = self.image.update(register)?;

@@ -139,10 +139,8 @@ impl Frames {
         let number = self.drawn;
         let (width, height) = self.target.size();
         let frame = self.target.frame(&self.stripes.stream)?;
-        // SAFETY: the frame is RGBA8 of the target's size, width x height, on the kernel's
-        // stream.
-        unsafe { self.stripes.draw(frame.surface()?, (width, height), number) }?;
-        frame.present()?;
+        // SAFETY: opened on the kernel's stream.
+        unsafe { self.stripes.present(frame, number) }?;
         self.drawn += 1;
         let pixels = self.target.read_pixels()?;
         self.compare(

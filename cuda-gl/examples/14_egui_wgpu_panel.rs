@@ -116,12 +116,8 @@ impl Panel {
         let size = self.image.target().size();
         let target = self.image.target_mut();
         let frame = target.frame(&self.stripes.stream)?;
-        // SAFETY: the frame is RGBA8 of the image's size, opened on the kernel's stream.
-        unsafe {
-            self.stripes
-                .draw(frame.surface()?, size, self.controls.phase)
-        }?;
-        frame.present()?;
+        // SAFETY: opened on the kernel's stream.
+        unsafe { self.stripes.present(frame, self.controls.phase) }?;
         let pixels = target.read_pixels()?;
         let what = "the target's texture (read_pixels)";
         self.controls.check(what, &pixels, size.0, (0, 0), size)?;

@@ -132,13 +132,9 @@ fn display_target_is_staged(ctx: &Arc<Context>) {
     let fill_surface = kernels.function("surface_fill_rgba8").unwrap();
     for (w, h) in [(1001u32, 333u32), (77, 1201), (1920, 1080), (1001, 2333)] {
         let (mut target, report) = gpu::display_target(ctx, (w, h), None);
-        let line = report.to_string();
-        eprintln!("{line}");
-        assert_eq!(target.mode(), Mode::Staged, "{line}");
-        assert!(
-            line.contains("interop refused: not_nvidia_gl") && line.contains("fix: "),
-            "{line}"
-        );
+        let starts = "display: staged (interop refused: not_nvidia_gl";
+        let line = harness::report_line(&report, target.mode(), Mode::Staged, starts);
+        assert!(line.contains("fix: "), "{line}");
         let words = w as usize * h as usize;
         // Seed 77 into the pixels, 78 through the surface (the target's CUDA array): both
         // reach the texture through pinned memory and the upload with no pixel buffer.

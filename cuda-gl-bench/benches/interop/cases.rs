@@ -370,10 +370,8 @@ impl FrameRig {
         Ok(FrameRig {
             reg_pbo,
             reg_surface,
-            device: DeviceBuffer::zeroed(&gpu.ctx, bytes)
-                .with_context(|| format!("allocating {bytes} bytes of device memory"))?,
-            pinned: PinnedBuffer::zeroed(&gpu.ctx, bytes)
-                .with_context(|| format!("allocating {bytes} bytes of pinned host memory"))?,
+            device: gpu.device_bytes(bytes)?,
+            pinned: gpu.pinned_bytes(bytes)?,
             host: vec![0; bytes],
             pbo,
             upload_texture,

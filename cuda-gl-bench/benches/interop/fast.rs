@@ -73,8 +73,7 @@ impl Floor {
     pub fn new(gpu: &Gpu, (w, h): (u32, u32)) -> Result<Floor> {
         let bytes = w as usize * h as usize * 4;
         Ok(Floor {
-            device: DeviceBuffer::zeroed(&gpu.ctx, bytes)
-                .with_context(|| format!("allocating {bytes} bytes of device memory"))?,
+            device: gpu.device_bytes(bytes)?,
             source: Texture::new(w, h, &format!("the {w}x{h} floor texture"))?,
             sink: Texture::new(1, 1, "the 1x1 sink texture")?,
             size: (w, h),

@@ -7,8 +7,8 @@ use cuda_gl::Surface;
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::sys;
 use cuda_gl::{
-    Context, Device, DeviceBuffer, DevicePtr, Function, KernelParam, LaunchConfig, Module, Stream,
-    StreamFlags,
+    Context, Device, DeviceBuffer, DevicePtr, Function, KernelParam, LaunchConfig, Module,
+    PinnedBuffer, Stream, StreamFlags,
 };
 use std::sync::Arc;
 
@@ -113,6 +113,18 @@ impl Gpu {
     /// the benchmark's own Vulkan interop probe.
     pub fn gl_proc_address(&self, name: &str) -> *const std::ffi::c_void {
         self._egl.get_proc_address(name)
+    }
+
+    /// `bytes` zeroed bytes of device memory in the context.
+    pub fn device_bytes(&self, bytes: usize) -> Result<DeviceBuffer<u8>> {
+        DeviceBuffer::zeroed(&self.ctx, bytes)
+            .with_context(|| format!("allocating {bytes} bytes of device memory"))
+    }
+
+    /// `bytes` zeroed bytes of pinned host memory in the context.
+    pub fn pinned_bytes(&self, bytes: usize) -> Result<PinnedBuffer<u8>> {
+        PinnedBuffer::zeroed(&self.ctx, bytes)
+            .with_context(|| format!("allocating {bytes} bytes of pinned host memory"))
     }
 
     /// [`Gpu::plasma_into`] the whole of `device`.

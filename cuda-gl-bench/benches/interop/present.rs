@@ -314,13 +314,11 @@ pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Resul
         stream: stream_target,
         staged: target(gpu, size, Mode::Staged)?,
         floor: Floor::new(gpu, size)?,
-        pinned: PinnedBuffer::zeroed(&gpu.ctx, bytes)
-            .with_context(|| format!("allocating {bytes} bytes of pinned host memory"))?,
+        pinned: gpu.pinned_bytes(bytes)?,
         array: RawArray::new(driver, size)?,
         double: DoubleBuffer::new(&gpu.ctx, bytes)?,
         bands: Bands::new(&gpu.ctx, size, setup.staged_limit == SUM)?,
-        between: DeviceBuffer::zeroed(&gpu.ctx, bytes)
-            .with_context(|| format!("allocating {bytes} bytes of device memory"))?,
+        between: gpu.device_bytes(bytes)?,
         pbo: Buffer::new(bytes, &format!("the {w}x{h} PBO"))?,
         own_pbos: if setup.staged_limit == SUM {
             Some((

@@ -232,8 +232,7 @@ pub fn streaming(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>> 
         _spread_plain: spread_plain,
         draw: TexelDraw::new(size)?,
         sides,
-        device: DeviceBuffer::zeroed(&gpu.ctx, bytes)
-            .with_context(|| format!("allocating {bytes} bytes of device memory"))?,
+        device: gpu.device_bytes(bytes)?,
         plain_tbo: TexBuffer::new(plain.name(), "the plain GL buffer")?,
         _plain: plain,
         size,

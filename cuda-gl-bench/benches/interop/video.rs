@@ -358,8 +358,7 @@ pub fn write_frame(gpu: &Gpu, frame: &DeviceBuffer<u8>, w: u32, t: f32) -> Resul
 /// a packed 4:2:0 frame of an even height are whole rows of RGBA8 of its width).
 fn frame_buffer(gpu: &Gpu, layout: &VideoLayout) -> Result<DeviceBuffer<u8>> {
     let bytes = layout.bytes();
-    DeviceBuffer::zeroed(&gpu.ctx, bytes)
-        .with_context(|| format!("allocating {bytes} bytes of device memory"))
+    gpu.device_bytes(bytes)
 }
 
 /// A GL plane texture: `internal` of `size`, one level.

@@ -4,7 +4,8 @@
 //! it as `gl_kit::...`, so what is cuda-gl's stays in view.
 
 use anyhow::{Result, bail};
-use cuda_gl::{Context, Function, LaunchConfig, Module, Stream, StreamFlags, Surface};
+use cuda_gl::display::{Format, Frame};
+use cuda_gl::{Context, Function, LaunchConfig, Module, Stream, StreamFlags};
 use gl_kit::Kind;
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -130,28 +131,30 @@ impl Stripes {
         })
     }
 
-    /// Queues the kernel on [`Stripes::stream`]: [`stripes_texel`] of `frame` into every texel
-    /// of `surface`, `width` x `height` RGBA8.
+    /// Draws frame `number` of the pattern ([`stripes_texel`]) into every texel of `frame`, an
+    /// RGBA8 frame opened on [`Stripes::stream`], through its surface (the kernel queued on that
+    /// stream), and presents it.
     ///
     /// # Safety
-    /// `surface` is the surface of an open RGBA8 frame of `width` x `height`, opened on
-    /// [`Stripes::stream`] (so that its present is ordered after the kernel).
-    pub unsafe fn draw(
-        &self,
-        surface: Surface<'_>,
-        (width, height): (u32, u32),
-        frame: u32,
-    ) -> Result<()> {
+    /// `frame` was opened on [`Stripes::stream`], so that its present is ordered after the
+    /// kernel.
+    pub unsafe fn present(&self, frame: Frame<'_, Stream>, number: u32) -> Result<()> {
+        if frame.format() != Format::Rgba8 {
+            bail!("stripes_rgba8 draws RGBA8, not {:?}", frame.format());
+        }
+        let (width, height) = frame.size();
         // SAFETY: stripes_rgba8(cudaSurfaceObject_t, int, int, unsigned) writes width x height
-        // RGBA8 texels through the surface, which has that size and format, on the stream of
-        // the frame it belongs to, before its present (the caller's contract).
+        // RGBA8 texels through the surface, which has that size and format (the frame's,
+        // checked), on the stream the frame was opened on (the caller's contract), so before
+        // its present.
         unsafe {
             self.kernel.launch(
                 LaunchConfig::for_image(width, height),
                 &self.stream,
-                (surface, width as i32, height as i32, frame),
+                (frame.surface()?, width as i32, height as i32, number),
             )?;
         }
+        frame.present()?;
         Ok(())
     }
 }

@@ -111,7 +111,5 @@ pub use report::Report;
 #[cfg_attr(not(feature = "wgpu"), allow(unused_imports))]
 pub(crate) use show::{CheckedStream, Kernels, ShowTarget};
 #[cfg(feature = "wgpu")]
-pub(crate) use staged::bands_for_client_upload;
+pub(crate) use staged::{Band, bands_for_client_upload};
 pub use target::DisplayTarget;
-#[cfg_attr(not(feature = "wgpu"), allow(unused_imports))]
-pub(crate) use texture::Rows;

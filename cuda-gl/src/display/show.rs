@@ -15,6 +15,9 @@ use crate::video::{ColorSpace, Converter, VideoFrame, VideoLayout};
 use cuda_gl_sys as sys;
 use std::sync::Arc;
 
+mod methods;
+pub(crate) use methods::show_methods;
+
 /// A stream found to be of a target's CUDA context ([`check_stream`]): what a show passes on
 /// instead of checking it again.
 #[derive(Debug)]

@@ -92,11 +92,58 @@ fn staged_through_buffer(fns: &GlFns) -> bool {
         .is_some_and(|vendor| vendor.to_ascii_uppercase().starts_with("NVIDIA"))
 }
 
-/// One band of a frame: its rows, and the pinned buffer of their bytes (tightly packed).
+/// One band of a frame: its rows, and the pinned buffer of their bytes (tightly packed). The
+/// GL target's staged mode and the wgpu target's cut frames into these.
 #[derive(Debug)]
-struct Band {
-    rows: Rows,
-    slot: PinnedBuffer<u8>,
+pub(crate) struct Band {
+    pub(crate) rows: Rows,
+    pub(crate) slot: PinnedBuffer<u8>,
+}
+
+impl Band {
+    /// The bands of `cut`, rows of `row` bytes, each with pinned memory of its bytes in `ctx`.
+    ///
+    /// # Errors
+    /// The driver's errors from allocating pinned memory.
+    pub(crate) fn allocate(ctx: &Arc<Context>, row: usize, cut: Vec<Rows>) -> Result<Vec<Band>> {
+        cut.into_iter()
+            .map(|rows| {
+                let slot = PinnedBuffer::zeroed(ctx, row * rows.count)?;
+                Ok(Band { rows, slot })
+            })
+            .collect()
+    }
+
+    /// Queues the copy of the band's rows of `source` (rows of `row` bytes) into its pinned
+    /// memory, in `stream`'s order.
+    ///
+    /// # Safety
+    /// 1. `source` has at least `rows.first + rows.count` rows of `row` bytes, which stay live
+    ///    until the copy has run.
+    ///
+    /// # Errors
+    /// [`Error::Internal`](crate::Error::Internal) for a buffer of another size than the rows
+    /// (cannot happen: [`allocate`](Self::allocate) sized it); the copy's errors.
+    pub(crate) unsafe fn copy_in(
+        &mut self,
+        source: Source<'_>,
+        row: usize,
+        stream: &impl AsStream,
+    ) -> Result<()> {
+        let rows = self.rows;
+        if self.slot.len() != row * rows.count {
+            return Err(crate::Error::Internal {
+                what: "a staged band of another size than its rows".into(),
+            });
+        }
+        // SAFETY: the buffer holds the band's rows (checked), pinned; (1) for the source.
+        unsafe {
+            self.slot
+                .copy_in_async(stream, "cuMemcpy2DAsync (not called)", |host, _, p| {
+                    source.queue_rows_to_host(host, row, rows, p)
+                })
+        }
+    }
 }
 
 /// The bands of a frame and what GL takes them through.
@@ -144,15 +191,8 @@ impl Present for Staged {
             gl::DYNAMIC_DRAW,
             "glBufferData (a display band's buffer)",
         )?;
-        let bands = cut
-            .into_iter()
-            .map(|rows| {
-                let slot = PinnedBuffer::zeroed(ctx, row * rows.count)?;
-                Ok(Band { rows, slot })
-            })
-            .collect::<Result<Vec<_>>>()?;
         let mut bands = Bands {
-            bands,
+            bands: Band::allocate(ctx, row, cut)?,
             buffers,
             last_upload: None,
         };
@@ -189,18 +229,11 @@ impl CopyOut for &mut Bands {
         // Every copy is queued before any GL call: a kernel the frame queued is then always
         // followed by work that the buffers' drop waits for.
         for band in &mut self.bands {
-            let rows = band.rows;
-            texture.check_rows(&rows, Some(band.slot.len()))?;
-            // SAFETY: the buffer holds the band's rows (checked), pinned; the source is the
-            // canvas of this texture's shape (the rows lie within it: checked), which outlives
-            // the copy (the staged state drops the buffers, which wait for their copies,
-            // before the canvas).
-            unsafe {
-                band.slot
-                    .copy_in_async(stream, "cuMemcpy2DAsync (not called)", |host, _, p| {
-                        source.queue_rows_to_host(host, row, rows, p)
-                    })
-            }?;
+            texture.check_rows(&band.rows, None)?;
+            // SAFETY: the rows lie within the texture (checked), so within the source, the
+            // canvas of this texture's shape, which outlives the copy (the staged state drops
+            // the buffers, which wait for their copies, before the canvas).
+            unsafe { band.copy_in(source, row, stream) }?;
         }
         // Each band waits for its own copy only; all of them, and the last upload's fence,
         // within one limit.

@@ -2,7 +2,6 @@
 //! the [`Report`] of why that mode; and device memory shown on it in one call (copied into a
 //! frame, or mapped through the target's colour map).
 
-use super::colormap::ColorMap;
 use super::mode::{Frame, Mode, Screen};
 use super::report::Report;
 use super::show::{self, CheckedStream, Kernels, ShowTarget};
@@ -12,10 +11,7 @@ use crate::context::Context;
 use crate::error::{DisplayError, UsageError};
 use crate::error::{Error, Result};
 use crate::glapi::GlOwner;
-use crate::image::{DeviceImage, Format, Layout};
-#[cfg(doc)]
-use crate::memory::DeviceBuffer;
-use crate::source::ShowSource;
+use crate::image::{Format, Layout};
 use crate::stream::AsStream;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -164,20 +160,6 @@ impl DisplayTarget {
         self.screen.mode()
     }
 
-    /// Begins a frame on `stream`: a kernel queued on it draws the frame through
-    /// [`Frame::surface`] or into [`Frame::pixels`], and [`Frame::present`] puts it on the
-    /// texture (a frame dropped unpresented shows nothing). In interop mode what the frame asks
-    /// for (the texture, or the pixel buffer) is mapped for CUDA from then until the present
-    /// or the drop.
-    ///
-    /// # Errors
-    /// [`UsageError::WrongCudaContext`] for a stream of another context; the errors of joining
-    /// the last present's copy; interop: of undoing a mapping an earlier frame leaked (the
-    /// owner check's errors when the target's GL context is not current, the driver's).
-    pub fn frame<'t, S: AsStream>(&'t mut self, stream: &'t S) -> Result<Frame<'t, S>> {
-        show::frame(self, stream)
-    }
-
     /// Uploads the frames a stream-mode target has copied but not uploaded yet, waiting (at
     /// most 10 s) for their copies; nothing in interop and staged mode, where a present that
     /// returned `Ok` is complete (one that failed is not retried: its frame is lost, and the
@@ -190,20 +172,67 @@ impl DisplayTarget {
         self.screen.flush()
     }
 
-    /// Re-creates the target at `width` x `height` (nothing when it has that size already), in
-    /// the same mode and format: a new texture is made, given storage and registered (with its
-    /// pixels and buffers), then the old one is unregistered and deleted, so nothing leaks and,
-    /// on an error, the target keeps its old size and objects. A stream-mode target's pending
-    /// frames are dropped. The texture's name changes.
-    ///
-    /// # Errors
-    /// As [`new`](Self::new) in the target's mode; the driver's error from unregistering the
-    /// old texture (the target has the new size then).
-    pub fn resize(&mut self, width: u32, height: u32) -> Result<()> {
-        self.reconfigure(Layout::packed((width, height), self.format())?)
+    show::show_methods! {
+        frame:
+        /// In interop mode what the frame asks for (the texture, or the pixel buffer) is mapped
+        /// for CUDA from then until the present or the drop.
+        ///
+        /// # Errors
+        /// [`UsageError::WrongCudaContext`] for a stream of another context; the errors of
+        /// joining the last present's copy; interop: of undoing a mapping an earlier frame
+        /// leaked (the owner check's errors when the target's GL context is not current, the
+        /// driver's).
+        resize:
+        /// A new texture is made, given storage and registered (with its pixels and buffers),
+        /// then the old one is unregistered and deleted, so nothing leaks and, on an error, the
+        /// target keeps its old size and objects. A stream-mode target's pending frames are
+        /// dropped. The texture's name changes.
+        ///
+        /// # Errors
+        /// As [`new`](Self::new) in the target's mode; the driver's error from unregistering
+        /// the old texture (the target has the new size then).
+        show:
+        /// **What is ordered after what.** The copy is queued on `stream` after the work queued
+        /// on it before; the GL commands this thread issues in the target's GL context after
+        /// `show` returns see the texture holding `src` (a stream-mode target
+        /// [`flush`](Self::flush)es before `show` returns). In [`Mode::Staged`] and
+        /// [`Mode::Stream`] the CPU waited for the copy and GL's upload is issued before `show`
+        /// returns. In [`Mode::Interop`] the copy into the pixel buffer is only queued when
+        /// `show` returns (the CPU does not wait for it): the buffer is unmapped on `stream`
+        /// after it, and `cuGraphicsUnmapResources` orders the CUDA work queued on `stream`
+        /// before it ahead of the graphics work issued after it, the upload from the buffer
+        /// into the texture first, then the application's later GL commands. Work on other CUDA
+        /// streams, and GL commands of other GL contexts (without their own synchronisation
+        /// with this one), are not ordered by `show`.
+        set_color_map:
+        /// `None` shows them grey again (the texture's swizzle, 0 to 1 or 0 to 255).
+        ///
+        /// ```no_run
+        /// use cuda_gl::display::{ColorMap, DisplayTarget, Format, Layout, Palette};
+        /// use cuda_gl::{Context, DeviceBuffer, Device, Stream, StreamFlags};
+        ///
+        /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+        /// // A GL context is current; a 1000x700 field of temperatures, 250 K to 320 K.
+        /// let ctx = Context::new(&Device::get(0)?)?;
+        /// let stream = Stream::new(&ctx, StreamFlags::NonBlocking)?;
+        /// let field = DeviceBuffer::from_slice(&ctx, &vec![273.0f32; 1000 * 700])?;
+        /// let (mut target, _) =
+        ///     DisplayTarget::new(&ctx, Layout::packed((1000, 700), Format::Rgba8)?, None)?;
+        /// target.set_color_map(Some(ColorMap::new(Palette::Viridis, 250.0, 320.0)?))?;
+        /// target.show(&field, Layout::packed((1000, 700), Format::R32F)?, &stream)?;
+        /// // ... draw target.texture(); a legend: ColorMap::color_of(kelvin) ...
+        /// # Ok(())
+        /// # }
+        /// ```
+    }
+}
+
+impl ShowTarget for DisplayTarget {
+    fn cuda(&self) -> &Arc<Context> {
+        &self.ctx
     }
 
-    /// [`resize`](Self::resize) to `layout`'s format too (tightly packed).
+    /// [`resize`](DisplayTarget::resize) to `layout`'s format too (tightly packed).
     fn reconfigure(&mut self, layout: Layout) -> Result<()> {
         if layout == self.screen.layout() {
             return Ok(());
@@ -214,172 +243,6 @@ impl DisplayTarget {
         let mut old = std::mem::replace(self, next);
         // Released here, for its error; its drop then releases nothing more.
         old.screen.release()
-    }
-
-    /// Shows `src`, an image of `layout`, in one call: the target takes the image's size and
-    /// format (as [`resize`](Self::resize), which keeps the objects of a target already of that
-    /// size and format: make the target with the size and format of what it will show, and
-    /// `show` at the same size re-creates nothing), the pixels are copied on the GPU in
-    /// `stream`'s order (or, for a one-channel image on a target with a
-    /// [colour map](Self::set_color_map), mapped into RGBA8), and the frame is presented (a
-    /// stream-mode target then [`flush`](Self::flush)es).
-    ///
-    /// **What is ordered after what.** The copy is queued on `stream` after the work queued on
-    /// it before; the GL commands this thread issues in the target's GL context after `show`
-    /// returns see the texture holding `src`. In [`Mode::Staged`] and [`Mode::Stream`] the
-    /// CPU waited for the copy and GL's upload is issued before `show` returns. In
-    /// [`Mode::Interop`] the copy into the pixel buffer is only queued when `show` returns (the
-    /// CPU does not wait for it): the buffer is unmapped on `stream` after it, and
-    /// `cuGraphicsUnmapResources` orders the CUDA work queued on `stream` before it ahead of
-    /// the graphics work issued after it, the upload from the buffer into the texture first,
-    /// then the application's later GL commands. Work on other CUDA streams, and GL commands of
-    /// other GL contexts (without their own synchronisation with this one), are not ordered by
-    /// `show`; `src` is read by the queued copy, so it is neither written nor freed before the
-    /// work queued on `stream` has run (a [`DeviceBuffer`]'s free waits for it).
-    ///
-    /// # Errors
-    /// [`DisplayError::PitchedSource`] when `src` holds fewer bytes than `layout` spans;
-    /// [`UsageError::WrongCudaContext`] for a buffer or stream of another context; as
-    /// [`resize`](Self::resize), [`frame`](Self::frame), [`Frame::pixels`] and
-    /// [`Frame::present`]; [`Error::StreamCapturing`] when `stream` is capturing; for an image
-    /// mapped through a [colour map](Self::set_color_map), the driver's error launching
-    /// cuda-gl's kernel.
-    pub fn show<Src: ShowSource + ?Sized>(
-        &mut self,
-        src: &Src,
-        layout: Layout,
-        stream: &impl AsStream,
-    ) -> Result<()> {
-        show::show_buffer(self, src, layout, stream)
-    }
-
-    /// [`show`](Self::show) for device memory of any origin: `src` says where the image is
-    /// and how it is laid out.
-    ///
-    /// # Safety
-    /// 1. `src.ptr()` points to `src.layout().bytes()` bytes of device memory of the target's
-    ///    CUDA context, which stay allocated and are not written until the work queued on
-    ///    `stream` before this returns has run.
-    ///
-    /// # Errors
-    /// As [`show`](Self::show).
-    pub unsafe fn show_raw(&mut self, src: DeviceImage<'_>, stream: &impl AsStream) -> Result<()> {
-        // SAFETY: (1), forwarded.
-        unsafe { show::show_raw(self, src, stream) }
-    }
-
-    /// [`show`](Self::show) for cudarc device memory: a `CudaSlice`, a `CudaView`, or a mapped
-    /// view, holding an image of `layout`; the copy is queued in `stream`'s order, after
-    /// cudarc's own writes of `src`, and (with cudarc's event tracking on, its default)
-    /// cudarc's later writes or frees of `src` wait for it. What is ordered after what: as
-    /// [`show`](Self::show).
-    ///
-    /// # Errors
-    /// [`UsageError::WrongCudaContext`] when `stream` is not of the target's context or `src`
-    /// is not of `stream`'s cudarc context (the same `Arc<CudaContext>`: two `CudaContext`s of
-    /// one device track their streams apart); otherwise as `show`.
-    #[cfg(feature = "cudarc")]
-    pub fn show_cudarc<T, Src: crate::cudarc_interop::CudarcSource<T>>(
-        &mut self,
-        src: &Src,
-        layout: Layout,
-        stream: &Arc<cudarc::driver::CudaStream>,
-    ) -> Result<()> {
-        show::show_cudarc(self, src, layout, stream)
-    }
-
-    /// Shows a decoded video frame, NV12 or P010 at the start of `src` as `layout` says,
-    /// converted into RGBA8 under `color` ([`ColorSpace::default`](crate::video::ColorSpace)
-    /// is BT.709, limited range) by cuda-gl's kernel on the GPU, in `stream`'s order: the
-    /// target takes the frame's size and [`Format::Rgba8`], and the frame is presented, as
-    /// [`show`](Self::show) (whose ordering it has). The kernel is loaded in the target's CUDA
-    /// context at the first call and kept. Each pixel is what
-    /// [`ColorSpace::rgba8`](crate::video::ColorSpace::rgba8) gives for its luma and nearest
-    /// chroma pair (see [`video`](crate::video)).
-    ///
-    /// # Errors
-    /// [`VideoError::FrameTooSmall`](crate::video::VideoError::FrameTooSmall) when `src` holds
-    /// fewer bytes than `layout` spans; [`UsageError::WrongCudaContext`] for a buffer or stream
-    /// of another context; as [`show`](Self::show); the driver's errors loading or launching
-    /// the kernel.
-    pub fn show_video<Src: ShowSource + ?Sized>(
-        &mut self,
-        src: &Src,
-        layout: crate::video::VideoLayout,
-        color: crate::video::ColorSpace,
-        stream: &impl AsStream,
-    ) -> Result<()> {
-        show::show_video_buffer(self, src, layout, color, stream)
-    }
-
-    /// [`show_video`](Self::show_video) of a frame in device memory of any origin (a
-    /// decoder's output surface, say).
-    ///
-    /// # Safety
-    /// 1. The frame's planes (`src.layout().bytes()` bytes from `src.ptr()`) are device memory
-    ///    of the target's CUDA context, which stay allocated and are not written until the
-    ///    work queued on `stream` before this returns has run.
-    ///
-    /// # Errors
-    /// As [`show_video`](Self::show_video).
-    pub unsafe fn show_video_raw(
-        &mut self,
-        src: &crate::video::VideoFrame<'_>,
-        color: crate::video::ColorSpace,
-        stream: &impl AsStream,
-    ) -> Result<()> {
-        // SAFETY: (1), forwarded.
-        unsafe { show::show_video_raw(self, src, color, stream) }
-    }
-
-    /// Shows the one-channel images ([`Format::R8`], [`Format::R32F`]) given to
-    /// [`show`](Self::show), [`show_raw`](Self::show_raw) and `show_cudarc` through `map` from
-    /// now on: the target takes [`Format::Rgba8`] for them, and a kernel of cuda-gl's maps each
-    /// pixel on the GPU in the show's stream order. `None` shows them grey again (the
-    /// texture's swizzle, 0 to 1 or 0 to 255). The map stays across
-    /// [`resize`](Self::resize) and shows of any size; frames drawn by the application's
-    /// kernels are not mapped. The kernel is loaded (in the target's CUDA context) when a map
-    /// is first set, and stays loaded until the target is dropped.
-    ///
-    /// ```no_run
-    /// use cuda_gl::display::{ColorMap, DisplayTarget, Format, Layout, Palette};
-    /// use cuda_gl::{Context, DeviceBuffer, Device, Stream, StreamFlags};
-    ///
-    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// // A GL context is current; a 1000x700 field of temperatures, 250 K to 320 K.
-    /// let ctx = Context::new(&Device::get(0)?)?;
-    /// let stream = Stream::new(&ctx, StreamFlags::NonBlocking)?;
-    /// let field = DeviceBuffer::from_slice(&ctx, &vec![273.0f32; 1000 * 700])?;
-    /// let (mut target, _) =
-    ///     DisplayTarget::new(&ctx, Layout::packed((1000, 700), Format::Rgba8)?, None)?;
-    /// target.set_color_map(Some(ColorMap::new(Palette::Viridis, 250.0, 320.0)?))?;
-    /// target.show(&field, Layout::packed((1000, 700), Format::R32F)?, &stream)?;
-    /// // ... draw target.texture(); a legend: ColorMap::color_of(kelvin) ...
-    /// # Ok(())
-    /// # }
-    /// ```
-    ///
-    /// # Errors
-    /// [`DisplayError::ColorMapRange`] for a map whose fields were changed into a range that is
-    /// not finite or not increasing (the map is then not set); the driver's errors loading the
-    /// kernel or allocating its tables (the first time).
-    pub fn set_color_map(&mut self, map: Option<ColorMap>) -> Result<()> {
-        self.kernels.set(&self.ctx, map)
-    }
-
-    /// The colour map set by [`set_color_map`](Self::set_color_map).
-    pub fn color_map(&self) -> Option<ColorMap> {
-        self.kernels.map()
-    }
-}
-
-impl ShowTarget for DisplayTarget {
-    fn cuda(&self) -> &Arc<Context> {
-        &self.ctx
-    }
-
-    fn reconfigure(&mut self, layout: Layout) -> Result<()> {
-        DisplayTarget::reconfigure(self, layout)
     }
 
     fn begin<'t, S: AsStream>(&'t mut self, stream: CheckedStream<'t, S>) -> Result<Frame<'t, S>> {

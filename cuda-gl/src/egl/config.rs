@@ -56,6 +56,21 @@ impl Default for HeadlessConfig {
     }
 }
 
+/// Builder methods: `$name($field: $ty)` sets the field of that name and returns the config,
+/// with the docs written before it.
+macro_rules! with_setters {
+    ($($(#[$doc:meta])* $name:ident($field:ident: $ty:ty);)*) => {
+        $(
+            $(#[$doc])*
+            #[must_use]
+            pub fn $name(mut self, $field: $ty) -> Self {
+                self.$field = $field;
+                self
+            }
+        )*
+    };
+}
+
 impl HeadlessConfig {
     /// Replaces the list of OpenGL versions to try, in order.
     #[must_use]
@@ -64,31 +79,14 @@ impl HeadlessConfig {
         self
     }
 
-    /// Asks for a core or a compatibility profile (with versions 3.2 and later).
-    #[must_use]
-    pub fn with_profile(mut self, profile: GlProfile) -> Self {
-        self.profile = profile;
-        self
-    }
-
-    /// Tries software renderers first in `any_gl` (`true`) or GPUs first (`false`).
-    #[must_use]
-    pub fn with_software_first(mut self, software_first: bool) -> Self {
-        self.software_first = software_first;
-        self
-    }
-
-    /// Asks for a debug context or not.
-    #[must_use]
-    pub fn with_debug(mut self, debug: bool) -> Self {
-        self.debug = debug;
-        self
-    }
-
-    /// Prefers a surfaceless context (`true`) or always uses a 16x16 pbuffer (`false`).
-    #[must_use]
-    pub fn with_surfaceless(mut self, surfaceless: bool) -> Self {
-        self.surfaceless = surfaceless;
-        self
+    with_setters! {
+        /// Asks for a core or a compatibility profile (with versions 3.2 and later).
+        with_profile(profile: GlProfile);
+        /// Tries software renderers first in `any_gl` (`true`) or GPUs first (`false`).
+        with_software_first(software_first: bool);
+        /// Asks for a debug context or not.
+        with_debug(debug: bool);
+        /// Prefers a surfaceless context (`true`) or always uses a 16x16 pbuffer (`false`).
+        with_surfaceless(surfaceless: bool);
     }
 }

@@ -316,25 +316,6 @@ mod tests {
         }
     }
 
-    /// The export limit is the interop mode's, not the size's: no usage error, no setup that
-    /// `open_device` fixes, and its message gives both sizes.
-    #[test]
-    fn the_export_limit_is_a_limit_of_the_mode() {
-        let e = WgpuError::ExportTooLarge {
-            call: "c",
-            format: "R8_UNORM".into(),
-            size: (40000, 16),
-            max: (32768, 32000),
-        };
-        let text = e.to_string();
-        assert!(
-            text.contains("32768x32000") && text.contains("40000x16"),
-            "{text}"
-        );
-        assert_eq!(e.reason(), "export_limit");
-        assert!(!e.fixed_by_open_device() && !e.is_unsupported_setup());
-    }
-
     #[test]
     fn only_what_the_machine_lacks_is_an_unsupported_setup() {
         let missing = |what: &str| WgpuError::Missing {

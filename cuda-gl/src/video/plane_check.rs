@@ -80,19 +80,13 @@ pub(super) fn check_storage(
 /// [`VideoError::PlaneTexture`].
 pub(super) fn check_chroma_size(luma: (u32, u32), chroma: (u32, u32)) -> Result<()> {
     let want = (luma.0.div_ceil(2), luma.1.div_ceil(2));
-    if chroma == want {
-        return Ok(());
-    }
-    Err(VideoError::PlaneTexture {
-        call: "VideoPlanes::register",
-        plane: "chroma",
-        got: format!("{} x {}", chroma.0, chroma.1),
-        want: format!(
-            "{} x {} (half the luma texture's {} x {}, rounded up)",
-            want.0, want.1, luma.0, luma.1
-        ),
-    }
-    .into())
+    let why = || {
+        format!(
+            "(half the luma texture's {} x {}, rounded up)",
+            luma.0, luma.1
+        )
+    };
+    check_size("VideoPlanes::register", "chroma", chroma, want, why)
 }
 
 /// Refuses a frame of another size than the luma texture (the chroma texture's size follows,
@@ -101,14 +95,29 @@ pub(super) fn check_chroma_size(luma: (u32, u32), chroma: (u32, u32)) -> Result<
 /// # Errors
 /// [`VideoError::PlaneTexture`] naming the luma.
 pub(super) fn check_frame_size(frame: (u32, u32), luma: (u32, u32)) -> Result<()> {
-    if frame == luma {
+    let why = || "(the frame's size)".to_owned();
+    check_size("VideoPlanes::upload", "luma", luma, frame, why)
+}
+
+/// Refuses `plane`'s texture of size `got` unless it is `want` (`why`: what `want` is).
+///
+/// # Errors
+/// [`VideoError::PlaneTexture`] naming `call` and `plane`.
+fn check_size(
+    call: &'static str,
+    plane: &'static str,
+    got: (u32, u32),
+    want: (u32, u32),
+    why: impl FnOnce() -> String,
+) -> Result<()> {
+    if got == want {
         return Ok(());
     }
     Err(VideoError::PlaneTexture {
-        call: "VideoPlanes::upload",
-        plane: "luma",
-        got: format!("{} x {}", luma.0, luma.1),
-        want: format!("{} x {} (the frame's size)", frame.0, frame.1),
+        call,
+        plane,
+        got: format!("{} x {}", got.0, got.1),
+        want: format!("{} x {} {}", want.0, want.1, why()),
     }
     .into())
 }

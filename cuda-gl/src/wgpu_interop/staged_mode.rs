@@ -8,20 +8,14 @@ use super::place::{WgpuPlace, from_row};
 use super::scope::scoped;
 use crate::context::Context;
 use crate::display::{
-    Canvas, CopyOut, CopyingFrame, Present, Rows, Source, bands_for_client_upload,
+    Band, Canvas, CopyOut, CopyingFrame, Present, Source, bands_for_client_upload,
 };
-use crate::error::{Error, Result};
-use crate::memory::PinnedBuffer;
+#[cfg(doc)]
+use crate::error::Error;
+use crate::error::Result;
 use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT};
 use std::sync::Arc;
 use std::time::Instant;
-
-/// One band of a frame: its rows, and the pinned buffer of their bytes (tightly packed).
-#[derive(Debug)]
-pub(super) struct Band {
-    rows: Rows,
-    slot: PinnedBuffer<u8>,
-}
 
 /// The staged mode's state.
 #[derive(Debug)]
@@ -43,13 +37,12 @@ impl Present for Staged {
     /// The driver's errors from allocating pinned and device memory; as [`write_bands`].
     fn new(ctx: &Arc<Context>, place: &WgpuPlace) -> Result<Staged> {
         let layout = place.layout;
-        let bands = bands_for_client_upload(layout.row_bytes(), layout.height() as usize)
-            .into_iter()
-            .map(|rows| {
-                let slot = PinnedBuffer::zeroed(ctx, layout.row_bytes() * rows.count)?;
-                Ok(Band { rows, slot })
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let row = layout.row_bytes();
+        let bands = Band::allocate(
+            ctx,
+            row,
+            bands_for_client_upload(row, layout.height() as usize),
+        )?;
         let canvas = Canvas::new(ctx, layout)?;
         write_bands(&bands, place, Instant::now() + DEFAULT_WAIT_LIMIT)?;
         Ok(Staged { bands, canvas })
@@ -80,22 +73,10 @@ impl CopyOut for &mut [Band] {
     fn copy_out(self, place: &WgpuPlace, source: Source<'_>, stream: &impl AsStream) -> Result<()> {
         let row = place.layout.row_bytes();
         for band in self.iter_mut() {
-            let rows = band.rows;
-            if band.slot.len() != row * rows.count {
-                return Err(Error::Internal {
-                    what: "a wgpu staged band of another size than its rows".into(),
-                });
-            }
-            // SAFETY: the buffer holds the band's rows (checked), pinned; the source is the
-            // canvas of this layout (the bands lie within it: they were cut from its height),
-            // which outlives the copy (the state drops the bands, which wait for their
-            // copies, before the canvas).
-            unsafe {
-                band.slot
-                    .copy_in_async(stream, "cuMemcpy2DAsync (not called)", |host, _, p| {
-                        source.queue_rows_to_host(host, row, rows, p)
-                    })
-            }?;
+            // SAFETY: the source is the canvas of this layout (the bands lie within it: they
+            // were cut from its height), which outlives the copy (the state drops the bands,
+            // which wait for their copies, before the canvas).
+            unsafe { band.copy_in(source, row, stream) }?;
         }
         write_bands(self, place, Instant::now() + DEFAULT_WAIT_LIMIT)
     }

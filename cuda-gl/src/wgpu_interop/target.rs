@@ -8,12 +8,10 @@ use super::read_back::read_texture;
 use super::staged_mode::Staged;
 use crate::context::Context;
 use crate::display::{
-    CheckedStream, ColorMap, DeviceImage, DisplayError, Format, Frame, Kernels, Layout, Mode,
-    Present, PresentFrame, Report, ShowSource, ShowTarget, show,
+    CheckedStream, DisplayError, Format, Frame, Kernels, Layout, Mode, Present, PresentFrame,
+    Report, ShowTarget, show,
 };
 use crate::error::{Error, Result};
-#[cfg(doc)]
-use crate::memory::DeviceBuffer;
 use crate::stream::AsStream;
 use std::sync::Arc;
 
@@ -178,29 +176,6 @@ impl WgpuTarget {
         }
     }
 
-    /// Begins a frame on `stream`: a kernel queued on it draws the frame through
-    /// [`Frame::surface`] or into [`Frame::pixels`], and [`Frame::present`] puts it on the
-    /// texture (a frame dropped unpresented shows nothing new).
-    ///
-    /// # Errors
-    /// [`UsageError::WrongCudaContext`](crate::UsageError::WrongCudaContext) for a stream of
-    /// another context; interop: as [`SharedTexture::write`](super::SharedTexture::write)
-    /// (a leaked frame is recovered here by synchronizing the context, at most 10 s).
-    pub fn frame<'t, S: AsStream>(&'t mut self, stream: &'t S) -> Result<Frame<'t, S>> {
-        show::frame(self, stream)
-    }
-
-    /// Re-creates the target at `width` x `height` (nothing when it has that size already),
-    /// in the same mode and format: the new texture and CUDA's objects are made first, so on
-    /// an error the target keeps its old ones; the old ones die once wgpu and CUDA are done
-    /// with them. The texture changes: take [`texture`](Self::texture) again.
-    ///
-    /// # Errors
-    /// As [`new`](Self::new) in the target's mode.
-    pub fn resize(&mut self, width: u32, height: u32) -> Result<()> {
-        self.reconfigure(Layout::packed((width, height), self.format())?)
-    }
-
     /// [`resize`](Self::resize) to `layout`'s format too (tightly packed).
     fn reconfigure(&mut self, layout: Layout) -> Result<()> {
         if layout == self.place.layout {
@@ -219,104 +194,27 @@ impl WgpuTarget {
         Ok(())
     }
 
-    /// Shows `src`, an image of `layout`, in one call, as
-    /// [`DisplayTarget::show`](crate::display::DisplayTarget::show) does: the target takes the
-    /// image's size and format, the pixels are copied on the GPU in `stream`'s order (or
-    /// mapped into RGBA8 through the [colour map](Self::set_color_map)), and the frame is
-    /// presented: the application's next submit on the target's queue sees it (see the type's
-    /// docs for the order).
-    ///
-    /// # Errors
-    /// [`DisplayError::PitchedSource`] when `src` holds fewer bytes than `layout` spans;
-    /// [`UsageError::WrongCudaContext`](crate::UsageError::WrongCudaContext) for a buffer or
-    /// stream of another context; as [`resize`](Self::resize), [`frame`](Self::frame) and
-    /// [`Frame::present`].
-    pub fn show<Src: ShowSource + ?Sized>(
-        &mut self,
-        src: &Src,
-        layout: Layout,
-        stream: &impl AsStream,
-    ) -> Result<()> {
-        show::show_buffer(self, src, layout, stream)
-    }
-
-    /// [`show`](Self::show) for device memory of any origin.
-    ///
-    /// # Safety
-    /// 1. `src.ptr()` points to `src.layout().bytes()` bytes of device memory of the target's
-    ///    CUDA context, which stay allocated and are not written until the work queued on
-    ///    `stream` before this returns has run.
-    ///
-    /// # Errors
-    /// As [`show`](Self::show).
-    pub unsafe fn show_raw(&mut self, src: DeviceImage<'_>, stream: &impl AsStream) -> Result<()> {
-        // SAFETY: (1), forwarded.
-        unsafe { show::show_raw(self, src, stream) }
-    }
-
-    /// [`show`](Self::show) for cudarc device memory, as
-    /// [`DisplayTarget::show_cudarc`](crate::display::DisplayTarget::show_cudarc).
-    ///
-    /// # Errors
-    /// As `DisplayTarget::show_cudarc`.
-    #[cfg(feature = "cudarc")]
-    pub fn show_cudarc<T, Src: crate::cudarc_interop::CudarcSource<T>>(
-        &mut self,
-        src: &Src,
-        layout: Layout,
-        stream: &Arc<cudarc::driver::CudaStream>,
-    ) -> Result<()> {
-        show::show_cudarc(self, src, layout, stream)
-    }
-
-    /// Shows a decoded NV12 or P010 frame converted into RGBA8 on the GPU, as
-    /// [`DisplayTarget::show_video`](crate::display::DisplayTarget::show_video): the target
-    /// takes the frame's size and RGBA8, and the frame is presented (see the type's docs for
-    /// the order).
-    ///
-    /// # Errors
-    /// As `DisplayTarget::show_video`.
-    pub fn show_video<Src: ShowSource + ?Sized>(
-        &mut self,
-        src: &Src,
-        layout: crate::video::VideoLayout,
-        color: crate::video::ColorSpace,
-        stream: &impl AsStream,
-    ) -> Result<()> {
-        show::show_video_buffer(self, src, layout, color, stream)
-    }
-
-    /// [`show_video`](Self::show_video) of a frame in device memory of any origin.
-    ///
-    /// # Safety
-    /// 1. As [`DisplayTarget::show_video_raw`](crate::display::DisplayTarget::show_video_raw).
-    ///
-    /// # Errors
-    /// As [`show_video`](Self::show_video).
-    pub unsafe fn show_video_raw(
-        &mut self,
-        src: &crate::video::VideoFrame<'_>,
-        color: crate::video::ColorSpace,
-        stream: &impl AsStream,
-    ) -> Result<()> {
-        // SAFETY: (1), forwarded.
-        unsafe { show::show_video_raw(self, src, color, stream) }
-    }
-
-    /// Shows the one-channel images given to [`show`](Self::show) through `map` from now on,
-    /// as [`DisplayTarget::set_color_map`](crate::display::DisplayTarget::set_color_map).
-    /// Without a map, a one-channel target's texture is `R8Unorm` or `R32Float`: a shader reads
-    /// the value in `.r` (wgpu has no swizzle to make it grey).
-    ///
-    /// # Errors
-    /// As `DisplayTarget::set_color_map`.
-    pub fn set_color_map(&mut self, map: Option<ColorMap>) -> Result<()> {
-        self.kernels.set(&self.ctx, map)
-    }
-
-    /// The colour map set by [`set_color_map`](Self::set_color_map).
-    pub fn color_map(&self) -> Option<ColorMap> {
-        self.kernels.map()
+    show::show_methods! {
+        frame:
+        ///
+        /// # Errors
+        /// [`UsageError::WrongCudaContext`](crate::UsageError::WrongCudaContext) for a stream of
+        /// another context; interop: as [`SharedTexture::write`](super::SharedTexture::write)
+        /// (a leaked frame is recovered here by synchronizing the context, at most 10 s).
+        resize:
+        /// The new texture and CUDA's objects are made first, so on an error the target keeps
+        /// its old ones; the old ones die once wgpu and CUDA are done with them. The texture
+        /// changes: take [`texture`](Self::texture) again.
+        ///
+        /// # Errors
+        /// As [`new`](Self::new) in the target's mode.
+        show:
+        /// **What is ordered after what.** The copy is queued on `stream` after the work queued
+        /// on it before, and the application's next submit on the target's queue sees the frame
+        /// in the texture (see the [type's docs](Self) for each mode's order).
+        set_color_map:
+        /// Without a map, a one-channel target's texture is `R8Unorm` or `R32Float`: a shader
+        /// reads the value in `.r` (wgpu has no swizzle to make it grey).
     }
 
     /// The texture's pixels as stored, for tests and screenshots: [`format`](Self::format)'s

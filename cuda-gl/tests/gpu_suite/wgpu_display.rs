@@ -14,7 +14,7 @@
 use super::video::{check_rgba, frames};
 use super::wgpu_interop::{Setup, assert_frame, read_back, setup, words};
 use crate::gpu::{noise, pattern};
-use crate::harness::{SoakSizes, device_used};
+use crate::harness::{SoakSizes, device_used, report_line};
 use crate::wgpu_read::texels::mismatch;
 use cuda_gl::display::{ColorMap, DisplayError, Format, Frame, Layout, Mode, Palette};
 use cuda_gl::video::{ColorSpace, VideoFormat, convert_cpu};
@@ -73,13 +73,8 @@ fn auto_chooses_interop_on_the_cuda_gpus_vulkan_device_and_says_so() {
     let Some(s) = setup() else { return };
     let layout = Layout::packed((64, 48), Format::Rgba8).unwrap();
     let (target, report) = WgpuTarget::new(&s.ctx, &s.device, &s.queue, layout, None).unwrap();
-    let line = report.to_string();
-    println!("{line}");
-    assert_eq!(target.mode(), Mode::Interop, "{line}");
-    assert!(
-        line.starts_with("display: interop; wgpu Vulkan: "),
-        "{line}"
-    );
+    let starts = "display: interop; wgpu Vulkan: ";
+    report_line(&report, target.mode(), Mode::Interop, starts);
     assert_eq!(target.texture().format(), wgpu::TextureFormat::Rgba8Unorm);
     assert_eq!(target.size(), (64, 48));
 }

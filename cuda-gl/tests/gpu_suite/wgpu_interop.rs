@@ -162,6 +162,18 @@ pub(crate) fn assert_frame(got: &[u32], seed: u32, what: impl std::fmt::Display)
     assert_eq!(bad, 0, "{what}: {bad} texels differ, first {first:x?}");
 }
 
+/// Writes frame `seed` into `shared` ([`write_frame`]), reads the texture back through wgpu and
+/// asserts that every texel is the CPU's.
+pub(crate) fn write_and_check(
+    s: &Setup,
+    shared: &mut SharedTexture,
+    seed: u32,
+    what: impl std::fmt::Display,
+) {
+    write_frame(s, shared, seed);
+    assert_frame(&read_back(s, shared.texture()), seed, what);
+}
+
 impl Setup {
     /// A shared texture of `size` and `format` on the set-up's device.
     fn shared(&self, size: (u32, u32), format: SharedFormat) -> SharedTexture {
@@ -244,9 +256,7 @@ fn a_four_byte_float_texture_carries_the_kernels_bits() {
     // wgpu's copy (a byte copy) returns them unchanged.
     let mut shared = s.shared((257, 129), SharedFormat::R32Float);
     for f in 0..3u32 {
-        write_frame(&s, &mut shared, seed_of(f));
-        let got = read_back(&s, shared.texture());
-        assert_frame(&got, seed_of(f), format!("R32Float frame {f}"));
+        write_and_check(&s, &mut shared, seed_of(f), format!("R32Float frame {f}"));
     }
 }
 
@@ -322,9 +332,12 @@ fn a_leaked_write_is_recovered_by_the_next() {
     // SAFETY: no submit uses the texture until the next write recovers it.
     let leaked = unsafe { shared.write(&s.stream) }.unwrap();
     std::mem::forget(leaked);
-    write_frame(&s, &mut shared, seed_of(7));
-    let got = read_back(&s, shared.texture());
-    assert_frame(&got, seed_of(7), "the frame after a leaked write");
+    write_and_check(
+        &s,
+        &mut shared,
+        seed_of(7),
+        "the frame after a leaked write",
+    );
     s.ctx.check_drop_errors().unwrap();
 }
 

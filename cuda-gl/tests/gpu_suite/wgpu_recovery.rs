@@ -10,7 +10,7 @@
 #![cfg(all(feature = "wgpu", feature = "egl"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use super::wgpu_interop::{Setup, assert_frame, read_back, seed_of, setup, write_frame};
+use super::wgpu_interop::{Setup, seed_of, setup, write_and_check, write_frame};
 use super::wgpu_order::spin_on;
 use super::wgpu_planes::{assert_planes, planes_on, want_planes};
 use crate::gpu::noise;
@@ -138,9 +138,7 @@ fn a_leaked_guards_recovery_in_the_next_write_gives_up_after_ten_seconds() {
         "the kernel ended before the recovery gave up"
     );
     busy.wait();
-    write_frame(&s, &mut shared, seed_of(7));
-    let got = read_back(&s, shared.texture());
-    assert_frame(&got, seed_of(7), "the frame after the recovery");
+    write_and_check(&s, &mut shared, seed_of(7), "the frame after the recovery");
     s.ctx.check_drop_errors().unwrap();
 }
 

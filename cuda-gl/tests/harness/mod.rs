@@ -44,6 +44,22 @@ pub fn device_used(ctx: &cuda_gl::Context) -> u64 {
     (total - free) as u64
 }
 
+/// The line of a target's `report`, printed (the run's log says which mode and why), once
+/// asserted that the target's `mode` is `want` and that the line is one line starting with
+/// `starts`: the line, for the caller's own checks.
+pub fn report_line(
+    report: &cuda_gl::display::Report,
+    mode: cuda_gl::display::Mode,
+    want: cuda_gl::display::Mode,
+    starts: &str,
+) -> String {
+    let line = report.to_string();
+    eprintln!("{line}");
+    assert_eq!(mode, want, "{line}");
+    assert!(!line.contains('\n') && line.starts_with(starts), "{line}");
+    line
+}
+
 /// Rows `rows` of `row` bytes each, `pitch` apart from `start` in `bytes`, packed: a plane of
 /// a pitched image as a texture holds it.
 pub fn packed_rows(bytes: &[u8], start: usize, pitch: usize, row: usize, rows: u32) -> Vec<u8> {

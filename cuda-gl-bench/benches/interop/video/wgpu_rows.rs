@@ -66,8 +66,7 @@ impl Rig {
                 w.texture_of((1, 1), r8, "video: luma sink"),
                 w.texture_of((1, 1), rg8, "video: chroma sink"),
             ],
-            rgba: DeviceBuffer::zeroed(&gpu.ctx, rgba.bytes())
-                .with_context(|| format!("allocating {} bytes of device memory", rgba.bytes()))?,
+            rgba: gpu.device_bytes(rgba.bytes())?,
             nv12: frame_buffer(gpu, nv12)?,
             t: 0.0,
         };

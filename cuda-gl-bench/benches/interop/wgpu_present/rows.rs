@@ -307,10 +307,8 @@ impl Rig {
             staged: target(gpu, w, size, Some(Mode::Staged))?.0,
             blits,
             shared,
-            device: DeviceBuffer::zeroed(&gpu.ctx, bytes)
-                .with_context(|| format!("allocating {bytes} bytes of device memory"))?,
-            pinned: PinnedBuffer::zeroed(&gpu.ctx, bytes)
-                .with_context(|| format!("allocating {bytes} bytes of pinned host memory"))?,
+            device: gpu.device_bytes(bytes)?,
+            pinned: gpu.pinned_bytes(bytes)?,
             untouched: w.texture(size, "wgpu present: the floor's untouched texture"),
             upload: w.texture(size, "wgpu present: write_texture's texture"),
             sink: w.texture((1, 1), "wgpu present: the 1x1 sink"),

@@ -41,8 +41,9 @@ fn one_line_with_the_refusals_and_the_fix() {
     );
 }
 
-/// Interop refused for the driver's export limit: the report names it, and gives no fix of a
-/// device (the device is the right one; staged is the answer).
+/// Interop refused for the driver's export limit, which is the mode's, not the size's: no
+/// usage error, no setup that `open_device` fixes, its message gives both sizes; the report
+/// names it, and gives no fix of a device (the device is the right one; staged is the answer).
 #[cfg(feature = "wgpu")]
 #[test]
 fn an_export_limit_names_itself_and_no_device_fix() {
@@ -51,8 +52,15 @@ fn an_export_limit_names_itself_and_no_device_fix() {
         call: "cuda_gl::wgpu_interop::SharedTexture::new",
         format: "R8_UNORM".into(),
         size: (40000, 16),
-        max: (32768, 32768),
+        max: (32768, 32000),
     };
+    let text = limit.to_string();
+    assert!(
+        text.contains("32768x32000") && text.contains("40000x16"),
+        "{text}"
+    );
+    assert_eq!(limit.reason(), "export_limit");
+    assert!(!limit.fixed_by_open_device() && !limit.is_unsupported_setup());
     let line = report(vec![(Mode::Interop, limit.into())]).to_string();
     assert!(
         line.starts_with("display: staged (interop refused: export_limit)"),
