@@ -229,7 +229,7 @@ pub fn markdown(sizes: &[(String, f64, &Plain, &Sustained)]) -> String {
         );
     }
     out.push_str(
-        "\nSustained, µs per frame over rounds (each against the floor in rounds): \n\n\
+        "\nSustained, µs per frame over rounds (each against the floor in rounds):\n\n\
          | size | frames / round | floor | 1 texture | 2 textures | 3 textures | \
          4 frames / hand-off |\n|---|---:|---:|---:|---:|---:|---:|\n",
     );

@@ -22,6 +22,7 @@
 use super::{FRAME_DT, Rig, Wgpu};
 use crate::gpu::Gpu;
 use crate::measure::{Case, Plan, Variant, interleaved_rows, per_frame_rounds};
+use crate::watchdog;
 use crate::wgpu_present::handoffs::ROUND;
 use crate::wgpu_present::{Role, WgpuTag};
 use anyhow::{Context as _, Result};
@@ -117,6 +118,8 @@ pub(super) fn rows(
         "wgpu present {width}x{height}: sustained hand-offs (µs per frame = round of {ROUND} \
          frames incl. the last wait / {ROUND}; median over rounds)"
     );
+    // Making the ring is set-up: the watchdog measures it from here.
+    watchdog::enter(watchdog::Stage::Setup);
     let ring = (0..3)
         .map(|_| {
             SharedTexture::new(
