@@ -105,9 +105,11 @@ usage: interop [--iters N | --quick] [--warmup N] [--cpu-iters N] [--out DIR]
   --wgpu-present-only
                  run only the wgpu present group (cuda_gl::wgpu_interop::WgpuTarget per frame
                  at 1920x1080 and 3840x2160, each row ending with the same 1-texel wgpu copy +
-                 wait: interop vs the wgpu handoff floor, the SharedTexture raw hand-off, staged
-                 vs its raw DtoH and write_texture); needs the feature `wgpu` (in the default
-                 run when built with it) and NVIDIA's Vulkan driver (headless:
+                 wait: interop vs the wgpu handoff floor, the SharedTexture raw hand-off vs the
+                 same hand-off made of plain ash and driver calls, the sustained rows (frames in
+                 flight with 2 and 3 shared textures, 4 frames per hand-off) vs the floor in
+                 rounds, staged vs its raw DtoH and write_texture); needs the feature `wgpu`
+                 (in the default run when built with it) and NVIDIA's Vulkan driver (headless:
                  VK_DRIVER_FILES=.../nvidia_icd.json), else it says why and measures nothing.
                  It uses no GL and runs after the ordering group
   --video-only   run the video group (NV12 frames at 1920x1080 and 3840x2160:

@@ -181,6 +181,26 @@ impl Gpu {
         unsafe { self.launch_plasma(&self.plasma_surface, surface, size, t) }
     }
 
+    /// [`Gpu::plasma_into_surface`] through a raw surface object that no cuda-gl type holds
+    /// (the wgpu present group's plain-call route's): the same kernel and launch.
+    ///
+    /// # Safety
+    /// 1. `surface` is a live surface object, in this context, of an RGBA8 array of at least
+    ///    `size`, which stays alive, and which no other API accesses, until the kernel has
+    ///    finished (work queued on `self.stream` after this launch orders after it).
+    #[cfg(feature = "wgpu")]
+    pub unsafe fn plasma_into_raw_surface(
+        &self,
+        surface: sys::CUsurfObject,
+        size: (u32, u32),
+        t: f32,
+    ) -> Result<()> {
+        // SAFETY: the caller's (1) gives `launch_plasma`'s (1) (no mapping is involved); (2)
+        // `plasma_surface` takes `(cudaSurfaceObject_t, int, int, float)`, and a
+        // `cudaSurfaceObject_t` is the 64-bit `CUsurfObject`.
+        unsafe { self.launch_plasma(&self.plasma_surface, surface, size, t) }
+    }
+
     /// Queues `kernel` over a `w` x `h` frame on the bench stream with the arguments
     /// `(out, w, h, t)`; the launch also checks them against the PTX.
     ///

@@ -15,10 +15,22 @@
 //!   texture the application samples), then the wgpu use of `target.texture()`. No CPU wait
 //!   but the use's own. Against the floor, target <= [`INTEROP_TARGET`]. The present writes the
 //!   texture with cuda-gl's shader blit (a compute pass for RGBA8).
-//! - **SharedTexture raw hand-off** (for reading): `SharedTexture::write` on the bench stream,
-//!   the same kernel through `CudaWrite::surface`, `finish`, then the wgpu use of the shared
-//!   texture itself (no present blit): interop minus this row is what the target's extra GPU
-//!   pass costs. Its ratio to the floor is reported, with no target.
+//! - **SharedTexture raw hand-off**: `SharedTexture::write` on the bench stream, the same
+//!   kernel through `CudaWrite::surface`, `finish`, then the wgpu use of the shared texture
+//!   itself (no present blit): interop minus this row is what the target's extra GPU pass
+//!   costs. Against the plain-call route, target <= [`handoffs::PLAIN_TARGET`]; its ratio to
+//!   the floor is reported too.
+//! - **plain calls** (`wgpu_present/plain.rs`): the same hand-off made of ash and driver calls
+//!   alone on the same device (an exportable image and timeline semaphore imported into CUDA;
+//!   CUDA's wait, the kernel through the surface, CUDA's signal; one `vkQueueSubmit` on wgpu's
+//!   queue waiting for it, with the acquire from `VK_QUEUE_FAMILY_EXTERNAL` and the use's
+//!   1-texel copy made with `vkCmdCopyImage`; `vkWaitSemaphores`), and **plain calls +
+//!   release**, with Vulkan's release to the external family too (which that file explains the
+//!   route does not need). Their ratios: to the floor, and to the plain route.
+//! - **sustained** (`wgpu_present/sustained.rs`, in interleaved rounds of their own, µs per
+//!   frame): the floor and the raw hand-off frame after frame, two and three shared textures
+//!   round-robin (frames in flight: frame n written while wgpu uses frame n - 1), and four
+//!   frames per hand-off; each against the floor in rounds.
 //! - **wgpu staged** (`Mode::Staged`, forced on the same device): `Frame::present` of a frame
 //!   no kernel drew (the target's canvas copied out into pinned memory in bands, each handed to
 //!   `Queue::write_texture` once its copy has finished), then the wgpu use, as the GL present
@@ -42,10 +54,13 @@
 use crate::measure::{Case, Ratio};
 use crate::report::verdict;
 use crate::roles::{RoleTag, median, row, sizes};
+use handoffs::{Plain, Sustained};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+#[path = "wgpu_present/handoffs.rs"]
+mod handoffs;
 #[cfg(feature = "wgpu")]
 #[path = "wgpu_present/rows.rs"]
 mod rows;
@@ -72,9 +87,15 @@ pub const LEGEND: &str = "\
   untouched texture, no interop call. Interop (`Mode::Interop`, device from `open_device`): \
   the kernel draws through `Frame::surface`, `Frame::present` (semaphore hand-off and wgpu's \
   GPU copy into the sampled texture), the wgpu use of `target.texture()`; target <= 0.90 x \
-  the floor. For reading: the `SharedTexture` raw hand-off (`write`, the same kernel through \
-  the surface, `finish`, the wgpu use of the shared texture: no present blit), with its ratio \
-  to the floor. Staged (`Mode::Staged`, forced, same device): `Frame::present` of a frame no \
+  the floor. The `SharedTexture` raw hand-off (`write`, the same kernel through the surface, \
+  `finish`, the wgpu use of the shared texture: no present blit): target <= 1.05 x the same \
+  hand-off made of plain calls (ash and driver calls on the same device: CUDA wait, kernel, \
+  signal; one `vkQueueSubmit` with the acquire from `VK_QUEUE_FAMILY_EXTERNAL` and a 1-texel \
+  `vkCmdCopyImage`, the image in `GENERAL` throughout; `vkWaitSemaphores`), whose ratio to the \
+  floor is given, as is the plain route with Vulkan's release added against it. Sustained, in \
+  rounds of 20 frames (µs per frame, against the floor in rounds): the raw hand-off, two and \
+  three shared textures round-robin (frame n written while wgpu uses n - 1), four frames per \
+  hand-off. Staged (`Mode::Staged`, forced, same device): `Frame::present` of a frame no \
   kernel drew + the wgpu use, against the sum of two raw rows of the same rounds: \
   `cuMemcpyDtoHAsync` of a frame into pinned memory + `cuStreamSynchronize`, and \
   `Queue::write_texture` of a frame from that memory + the wgpu use + wait; no target. For \
@@ -108,6 +129,21 @@ pub enum Role {
     /// between hand-offs) into a plain texture + the wgpu use: whether the interop present's
     /// copy costs more because its source is the shared image (for reading).
     CopyFromShared,
+    /// The same hand-off as [`Role::SharedRaw`] made of plain ash and driver calls, with the
+    /// acquire only (`wgpu_present/plain.rs`).
+    PlainRoute,
+    /// [`Role::PlainRoute`] with Vulkan's release to `VK_QUEUE_FAMILY_EXTERNAL` too.
+    PlainRelease,
+    /// The floor's frame in rounds (µs per frame): the sustained rows' floor.
+    RoundFloor,
+    /// The raw hand-off of one shared texture in rounds (µs per frame).
+    RoundShared,
+    /// Two shared textures round-robin, frame n written while wgpu uses n - 1 (µs per frame).
+    Ring2,
+    /// Three shared textures round-robin (µs per frame).
+    Ring3,
+    /// Four frames (kernels) per hand-off of one shared texture (µs per frame).
+    PerHandoff4,
     /// cuda-gl's shader blit by compute pass between two plain textures + the wgpu use (for
     /// reading, beside [`Role::CopyAlone`]).
     ComputeBlitAlone,
@@ -167,6 +203,10 @@ pub struct Summary {
     pub staged_ratio_to_sum: f64,
     /// The present's transfer, each way measured (no target).
     pub transfer: Transfer,
+    /// The plain-call route, and the raw hand-off against it.
+    pub plain: Plain,
+    /// The sustained rows against the floor in rounds.
+    pub sustained: Sustained,
 }
 
 /// The present's transfer at one size: wgpu's copy and cuda-gl's shader blits, from a plain
@@ -256,12 +296,12 @@ impl Summary {
 }
 
 /// A median in µs as the summaries show it.
-fn us_text(v: f64) -> String {
+pub(crate) fn us_text(v: f64) -> String {
     format!("{v:.1}")
 }
 
 /// A ratio as the summaries show it.
-fn ratio_text(v: f64) -> String {
+pub(crate) fn ratio_text(v: f64) -> String {
     format!("{v:.3}")
 }
 
@@ -301,6 +341,8 @@ fn summary(cases: &[Case], size: (u32, u32)) -> Option<Summary> {
         write_texture_us,
         staged_ratio_to_sum: staged_us / (dtoh_us + write_texture_us),
         transfer: transfer(cases, size)?,
+        plain: Plain::of(cases, size, floor_us, shared_raw_us)?,
+        sustained: Sustained::of(cases, size)?,
     })
 }
 
@@ -311,24 +353,24 @@ fn set_ratios(cases: &mut [Case], size: (u32, u32)) {
     let Some(s) = summary(cases, size) else {
         return;
     };
-    let name = |role| {
-        row(cases, role, size)
-            .map(|c| c.name.clone())
-            .unwrap_or_default()
-    };
+    let name = |role| row_name(cases, role, size);
     let (floor, copy, copy_shared) = (
         name(Role::Floor),
         name(Role::CopyAlone),
         name(Role::CopyFromShared),
     );
     let t = &s.transfer;
+    let handoff_ratios = handoffs::ratios(cases, size, (&s.plain, &s.sustained));
     for case in cases.iter_mut() {
         let Some(tag) = case.wgpu.as_ref().filter(|t| (t.width, t.height) == size) else {
             continue;
         };
+        if let Some((_, ratio)) = handoff_ratios.iter().find(|(role, _)| *role == tag.role) {
+            case.ratio = Some(ratio.clone());
+            continue;
+        }
         let ratio = match tag.role {
             Role::Interop => (floor.clone(), s.interop_ratio, Some(INTEROP_TARGET)),
-            Role::SharedRaw => (floor.clone(), s.shared_raw_ratio, None),
             Role::StagedPresent => (
                 format!("raw {SUM} {}x{}", size.0, size.1),
                 s.staged_ratio_to_sum,
@@ -350,6 +392,13 @@ fn set_ratios(cases: &mut [Case], size: (u32, u32)) {
             target_max: ratio.2,
         });
     }
+}
+
+/// The name of the row of `role` at `size` (empty when there is none), for a ratio's `to`.
+fn row_name(cases: &[Case], role: Role, size: (u32, u32)) -> String {
+    row(cases, role, size)
+        .map(|c| c.name.clone())
+        .unwrap_or_default()
 }
 
 /// The summary of every size whose rows were all measured, with the size.
@@ -404,6 +453,8 @@ fn print_summary(cases: &[Case], setup: &Setup) {
             t.render_blit_from_shared_us,
             t.render_blit_from_shared_ratio
         );
+        let label = format!("wgpu_present.{w}x{h}");
+        handoffs::print(&label, s.shared_raw_us, (&s.plain, &s.sustained));
     }
 }
 
@@ -445,10 +496,8 @@ pub fn summary_markdown(cases: &[Case], setup: Option<&Setup>) -> String {
          | size | source | copy µs | compute blit µs | compute / copy | render blit µs | \
          render / copy |\n|---|---|---:|---:|---:|---:|---:|\n",
     );
-    for (w, h) in sizes::<Role>(cases) {
-        let Some(s) = summary(cases, (w, h)) else {
-            continue;
-        };
+    let all = each(cases);
+    for ((w, h), s) in &all {
         let t = &s.transfer;
         for (source, copy, compute, compute_ratio, render, render_ratio) in [
             (
@@ -476,5 +525,10 @@ pub fn summary_markdown(cases: &[Case], setup: Option<&Setup>) -> String {
         }
     }
     out.push('\n');
+    let handoff_sizes: Vec<_> = all
+        .iter()
+        .map(|((w, h), s)| (format!("{w}x{h}"), s.shared_raw_us, &s.plain, &s.sustained))
+        .collect();
+    out.push_str(&handoffs::markdown(&handoff_sizes));
     out
 }

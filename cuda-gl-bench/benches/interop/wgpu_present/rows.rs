@@ -22,6 +22,12 @@ use std::time::Duration;
 #[path = "../../../../cuda-gl/src/wgpu_interop/blit.rs"]
 #[allow(dead_code)] // The benchmark needs only part of it.
 mod blit;
+#[path = "plain.rs"]
+mod plain;
+#[path = "plain_vk.rs"]
+mod plain_vk;
+#[path = "sustained.rs"]
+mod sustained;
 
 /// The frame sizes of the group.
 const WGPU_SIZES: [(u32, u32); 2] = [(1920, 1080), (3840, 2160)];
@@ -174,6 +180,11 @@ impl Wgpu {
     /// [`use_texel`](Self::use_texel) of each `(source, sink)` pair (sinks of the sources'
     /// formats), in one submit.
     pub fn use_texels(&self, pairs: &[(&wgpu::Texture, &wgpu::Texture)]) -> Result<()> {
+        self.wait(self.submit_texels(pairs))
+    }
+
+    /// [`use_texels`](Self::use_texels) but the wait: the submit, whose index it returns.
+    fn submit_texels(&self, pairs: &[(&wgpu::Texture, &wgpu::Texture)]) -> wgpu::SubmissionIndex {
         let mut encoder = self
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -190,14 +201,15 @@ impl Wgpu {
                 },
             );
         }
-        let submitted = self.queue.submit([encoder.finish()]);
-        self.wait(submitted)
+        self.queue.submit([encoder.finish()])
     }
 }
 
 /// The group's state at one size. The targets and the shared texture hold clones of the wgpu
 /// device and queue, and drop before the CUDA context (which `Gpu` holds).
 struct Rig {
+    /// The plain-call route (ash and driver calls only, on the same device).
+    plain: plain::PlainRoute,
     interop: WgpuTarget,
     staged: WgpuTarget,
     shared: SharedTexture,
@@ -303,6 +315,8 @@ impl Rig {
             blits.extend(blit_rows(w, &blit, (&plain, shared.texture()), &dest));
         }
         let rig = Rig {
+            plain: plain::PlainRoute::new(gpu, &w.device, &w.queue, size)
+                .with_context(|| format!("the plain-call route at {width}x{height}"))?,
             interop: target(gpu, w, size, Some(Mode::Interop))?.0,
             staged: target(gpu, w, size, Some(Mode::Staged))?.0,
             blits,
@@ -488,6 +502,23 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
             ),
         ),
     ];
+    // The plain-call route, with the acquire only and with the release too.
+    let plain = [
+        (Role::PlainRoute, false, "plain calls"),
+        (Role::PlainRelease, true, "plain calls + release"),
+    ];
+    rows.extend(plain.map(|(role, release, what)| {
+        let name = format!(
+            "{what} {width}x{height}: CUDA wait + kernel (surface) + signal, vkQueueSubmit \
+             (wait, acquire, 1-texel copy{}, signal) + vkWaitSemaphores",
+            if release { ", release" } else { "" }
+        );
+        let frame = move |rig: &mut Rig| {
+            rig.t += FRAME_DT;
+            rig.plain.frame(gpu, rig.t, release)
+        };
+        (role, Variant::new(name, frame))
+    }));
     // As the copy rows: the shared image is wgpu's between hand-offs.
     let blits = rig.blits.iter().enumerate().map(|(i, b)| {
         let run = move |rig: &mut Rig| {
@@ -500,12 +531,13 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
     let rows = interleaved_rows(plan, &group, &mut rig, rows)?;
     stream.synchronize()?;
     w.check(&group)?;
-    drop(rig);
     let mut cases = Vec::with_capacity(rows.len());
     for (mut case, role) in rows {
         case.wgpu = Some(WgpuTag::new(role, size));
         cases.push(case);
     }
+    cases.extend(sustained::rows(gpu, w, plan, size, &mut rig)?);
+    drop(rig);
     set_ratios(&mut cases, size);
     Ok(cases)
 }

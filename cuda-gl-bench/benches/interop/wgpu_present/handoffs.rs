@@ -1,0 +1,250 @@
+//! The wgpu present group's hand-off summaries: the `SharedTexture` raw hand-off against the
+//! plain-call route (target [`PLAIN_TARGET`]), the plain route against the floor, and the
+//! sustained rows (frames in flight, K frames per hand-off) against the floor in rounds.
+
+use super::{Role, ratio_text, row_name, us_text};
+use crate::measure::{Case, Ratio};
+use crate::report::verdict;
+use crate::roles::median;
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// The target ratio of the `SharedTexture` raw hand-off to the plain-call route (issue 43).
+pub const PLAIN_TARGET: f64 = 1.05;
+/// Frames per measured round of the sustained rows (a multiple of the K row's 4).
+pub const ROUND: usize = 20;
+
+/// `wgpu_present.sizes.<WxH>.plain`: the plain-call route and the raw hand-off against it
+/// (medians, µs).
+#[derive(Debug, Clone, Serialize)]
+pub struct Plain {
+    /// The plain route's median (acquire only).
+    pub plain_us: f64,
+    /// `plain_us / floor_us` (no target).
+    pub plain_to_floor: f64,
+    /// `shared_raw_us / plain_us`.
+    pub shared_raw_to_plain: f64,
+    /// The target `shared_raw_to_plain` should meet (at most).
+    pub target_max: f64,
+    /// Whether `shared_raw_to_plain <= target_max`.
+    pub target_met: bool,
+    /// The plain route with the release to `VK_QUEUE_FAMILY_EXTERNAL` too.
+    pub plain_release_us: f64,
+    /// `plain_release_us / plain_us` (no target).
+    pub release_to_plain: f64,
+}
+
+/// `wgpu_present.sizes.<WxH>.sustained`: µs per frame over rounds of `round_frames` frames,
+/// each against the floor measured the same way (no target).
+#[derive(Debug, Clone, Serialize)]
+pub struct Sustained {
+    /// Frames per round.
+    pub round_frames: usize,
+    /// The handoff floor, in rounds.
+    pub floor_us: f64,
+    /// The raw hand-off of one texture, in rounds.
+    pub one_texture_us: f64,
+    /// `one_texture_us / floor_us`.
+    pub one_texture_ratio: f64,
+    /// Two textures round-robin.
+    pub two_textures_us: f64,
+    /// `two_textures_us / floor_us`.
+    pub two_textures_ratio: f64,
+    /// Three textures round-robin.
+    pub three_textures_us: f64,
+    /// `three_textures_us / floor_us`.
+    pub three_textures_ratio: f64,
+    /// Four frames (kernels) per hand-off.
+    pub four_per_handoff_us: f64,
+    /// `four_per_handoff_us / floor_us`.
+    pub four_per_handoff_ratio: f64,
+}
+
+impl Plain {
+    /// The plain figures at `size` against the floor's and the raw hand-off's medians, when
+    /// both plain rows were measured.
+    pub fn of(
+        cases: &[Case],
+        size: (u32, u32),
+        floor_us: f64,
+        shared_raw_us: f64,
+    ) -> Option<Plain> {
+        let plain_us = median(cases, Role::PlainRoute, size)?;
+        let plain_release_us = median(cases, Role::PlainRelease, size)?;
+        let shared_raw_to_plain = shared_raw_us / plain_us;
+        Some(Plain {
+            plain_us,
+            plain_to_floor: plain_us / floor_us,
+            shared_raw_to_plain,
+            target_max: PLAIN_TARGET,
+            target_met: shared_raw_to_plain <= PLAIN_TARGET,
+            plain_release_us,
+            release_to_plain: plain_release_us / plain_us,
+        })
+    }
+}
+
+impl Sustained {
+    /// The sustained figures at `size`, when every sustained row was measured.
+    pub fn of(cases: &[Case], size: (u32, u32)) -> Option<Sustained> {
+        let m = |role| median(cases, role, size);
+        let floor_us = m(Role::RoundFloor)?;
+        let (one_texture_us, two_textures_us, three_textures_us, four_per_handoff_us) = (
+            m(Role::RoundShared)?,
+            m(Role::Ring2)?,
+            m(Role::Ring3)?,
+            m(Role::PerHandoff4)?,
+        );
+        Some(Sustained {
+            round_frames: ROUND,
+            floor_us,
+            one_texture_us,
+            one_texture_ratio: one_texture_us / floor_us,
+            two_textures_us,
+            two_textures_ratio: two_textures_us / floor_us,
+            three_textures_us,
+            three_textures_ratio: three_textures_us / floor_us,
+            four_per_handoff_us,
+            four_per_handoff_ratio: four_per_handoff_us / floor_us,
+        })
+    }
+
+    /// `(what, µs, ratio)` of each row against the floor.
+    fn rows(&self) -> [(&'static str, f64, f64); 4] {
+        [
+            ("1 texture", self.one_texture_us, self.one_texture_ratio),
+            ("2 textures", self.two_textures_us, self.two_textures_ratio),
+            (
+                "3 textures",
+                self.three_textures_us,
+                self.three_textures_ratio,
+            ),
+            (
+                "4 frames per hand-off",
+                self.four_per_handoff_us,
+                self.four_per_handoff_ratio,
+            ),
+        ]
+    }
+}
+
+/// The ratios of the rows this file summarizes at `size`, by role: the raw hand-off's to the
+/// plain route (with its target), the plain routes', and the sustained rows' to the floor in
+/// rounds.
+pub fn ratios(
+    cases: &[Case],
+    size: (u32, u32),
+    (plain, sustained): (&Plain, &Sustained),
+) -> Vec<(Role, Ratio)> {
+    let name = |role| row_name(cases, role, size);
+    let (plain_name, floor, round_floor) = (
+        name(Role::PlainRoute),
+        name(Role::Floor),
+        name(Role::RoundFloor),
+    );
+    let to = |to: &String, value, target_max| Ratio {
+        to: to.clone(),
+        value,
+        target_max,
+    };
+    vec![
+        (
+            Role::SharedRaw,
+            to(&plain_name, plain.shared_raw_to_plain, Some(PLAIN_TARGET)),
+        ),
+        (Role::PlainRoute, to(&floor, plain.plain_to_floor, None)),
+        (
+            Role::PlainRelease,
+            to(&plain_name, plain.release_to_plain, None),
+        ),
+        (
+            Role::RoundShared,
+            to(&round_floor, sustained.one_texture_ratio, None),
+        ),
+        (
+            Role::Ring2,
+            to(&round_floor, sustained.two_textures_ratio, None),
+        ),
+        (
+            Role::Ring3,
+            to(&round_floor, sustained.three_textures_ratio, None),
+        ),
+        (
+            Role::PerHandoff4,
+            to(&round_floor, sustained.four_per_handoff_ratio, None),
+        ),
+    ]
+}
+
+/// The two progress lines of one size: the plain route, and the sustained rows.
+pub fn print(label: &str, shared_raw_us: f64, (plain, sustained): (&Plain, &Sustained)) {
+    eprintln!(
+        "interop: {label} plain calls: {} µs, {} x floor; shared raw {} µs: {} x plain calls \
+         (target <= {PLAIN_TARGET}: {}); plain calls + release {} µs: {} x plain calls",
+        us_text(plain.plain_us),
+        ratio_text(plain.plain_to_floor),
+        us_text(shared_raw_us),
+        ratio_text(plain.shared_raw_to_plain),
+        verdict(plain.target_met),
+        us_text(plain.plain_release_us),
+        ratio_text(plain.release_to_plain),
+    );
+    let mut line = format!(
+        "interop: {label} sustained (µs per frame, rounds of {}): floor {}",
+        sustained.round_frames,
+        us_text(sustained.floor_us)
+    );
+    for (what, us, ratio) in sustained.rows() {
+        let _ = write!(
+            line,
+            "; SharedTexture {what} {} ({} x floor)",
+            us_text(us),
+            ratio_text(ratio)
+        );
+    }
+    eprintln!("{line}");
+}
+
+/// The markdown tables of the sizes given, `(label, shared raw µs, figures)` each.
+pub fn markdown(sizes: &[(String, f64, &Plain, &Sustained)]) -> String {
+    let mut out = String::from(
+        "The `SharedTexture` raw hand-off against the same route made of plain calls (ash and \
+         driver calls on the same device: CUDA wait, kernel, signal; one `vkQueueSubmit` with \
+         the acquire from `VK_QUEUE_FAMILY_EXTERNAL` and the 1-texel copy; image in `GENERAL`; \
+         `vkWaitSemaphores`):\n\n\
+         | size | plain µs | plain / floor | shared raw µs | shared raw / plain | target | \
+         plain + release µs | + release / plain |\n|---|---:|---:|---:|---:|---|---:|---:|\n",
+    );
+    for (label, shared_raw_us, p, _) in sizes {
+        let _ = writeln!(
+            out,
+            "| {label} | {} | {} | {} | {} | <= {PLAIN_TARGET}: {} | {} | {} |",
+            us_text(p.plain_us),
+            ratio_text(p.plain_to_floor),
+            us_text(*shared_raw_us),
+            ratio_text(p.shared_raw_to_plain),
+            verdict(p.target_met),
+            us_text(p.plain_release_us),
+            ratio_text(p.release_to_plain),
+        );
+    }
+    out.push_str(
+        "\nSustained, µs per frame over rounds (each against the floor in rounds):\n\n\
+         | size | frames / round | floor | 1 texture | 2 textures | 3 textures | \
+         4 frames / hand-off |\n|---|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for (label, _, _, s) in sizes {
+        let _ = write!(
+            out,
+            "| {label} | {} | {}",
+            s.round_frames,
+            us_text(s.floor_us)
+        );
+        for (_, us, ratio) in s.rows() {
+            let _ = write!(out, " | {} ({} x)", us_text(us), ratio_text(ratio));
+        }
+        out.push_str(" |\n");
+    }
+    out.push('\n');
+    out
+}
