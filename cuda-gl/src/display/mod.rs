@@ -115,3 +115,5 @@ pub(crate) use staged::bands_for_client_upload;
 pub use target::DisplayTarget;
 #[cfg_attr(not(feature = "wgpu"), allow(unused_imports))]
 pub(crate) use texture::Rows;
+#[cfg(feature = "wgpu-gl")]
+pub(crate) use texture::Texture;
