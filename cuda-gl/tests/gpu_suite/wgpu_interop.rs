@@ -23,7 +23,9 @@ use cuda_gl::{
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// What each test needs: the CUDA side, and a wgpu device on the same GPU.
+/// What each test needs: the CUDA side, and a wgpu device on the same GPU. Field order is drop
+/// order: the wgpu objects go while the GL context of a device on wgpu's GL backend is still
+/// current.
 pub(crate) struct Setup {
     pub(crate) instance: wgpu::Instance,
     pub(crate) device: wgpu::Device,
@@ -31,6 +33,10 @@ pub(crate) struct Setup {
     pub(crate) kernels: Module,
     pub(crate) stream: Stream,
     pub(crate) ctx: Arc<Context>,
+    /// The GL context that a device on wgpu's GL backend runs on (`wgpu_gl::gl_setup`),
+    /// current on the test's thread from the set-up to its drop; `None` on Vulkan.
+    #[cfg_attr(not(feature = "wgpu-gl"), allow(dead_code))]
+    pub(crate) gl: Option<cuda_gl::egl::HeadlessContext>,
 }
 
 /// `CUDA_GL_VK_VALIDATION=1` (set by `ci/gpu/vkval-env.sh`, with Khronos' validation layer
@@ -100,6 +106,7 @@ pub(crate) fn setup() -> Option<Setup> {
         kernels,
         stream,
         ctx,
+        gl: None,
     })
 }
 
