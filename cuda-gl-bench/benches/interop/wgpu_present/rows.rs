@@ -2,6 +2,7 @@
 //! and textures of one size, and each row's iteration (see the parent module for what each row
 //! measures).
 
+use super::gl_summary::GlSetup;
 use super::wgpu_texture::texture_2d;
 use super::{Role, Setup, WgpuTag, print_summary, set_ratios};
 use crate::gpu::Gpu;
@@ -24,7 +25,7 @@ use std::time::Duration;
 mod blit;
 
 /// The frame sizes of the group.
-const WGPU_SIZES: [(u32, u32); 2] = [(1920, 1080), (3840, 2160)];
+pub(super) const WGPU_SIZES: [(u32, u32); 2] = [(1920, 1080), (3840, 2160)];
 /// The longest wait for one wgpu submit.
 const WAIT_LIMIT: Duration = Duration::from_secs(10);
 /// Animation time step between frames (seconds).
@@ -53,10 +54,21 @@ impl Wgpu {
             backends: wgpu::Backends::VULKAN,
             ..wgpu::InstanceDescriptor::new_without_display_handle()
         });
-        let (adapter, device, queue) = match open_device(&instance, &gpu.ctx, &Default::default()) {
+        let opened = open_device(&instance, &gpu.ctx, &Default::default());
+        Wgpu::opened(instance, opened, "cuda_gl::wgpu_interop::open_device")
+    }
+
+    /// The device of `opened` on `instance` (`call` names the opening in errors), or why this
+    /// machine has none.
+    pub(super) fn opened(
+        instance: wgpu::Instance,
+        opened: cuda_gl::Result<(wgpu::Adapter, wgpu::Device, wgpu::Queue)>,
+        call: &'static str,
+    ) -> Result<std::result::Result<Wgpu, String>> {
+        let (adapter, device, queue) = match opened {
             Ok(opened) => opened,
             Err(e) if e.is_unsupported_setup() => return Ok(Err(one_line(&e))),
-            Err(e) => return Err(e).context("cuda_gl::wgpu_interop::open_device"),
+            Err(e) => return Err(e).context(call),
         };
         let uncaptured = Arc::new(Mutex::new(None));
         let slot = uncaptured.clone();
@@ -104,7 +116,7 @@ impl Wgpu {
     }
 
     /// A `size` RGBA8 texture that copies may read and write.
-    fn texture(&self, size: (u32, u32), label: &str) -> wgpu::Texture {
+    pub(super) fn texture(&self, size: (u32, u32), label: &str) -> wgpu::Texture {
         self.texture_of(size, wgpu::TextureFormat::Rgba8Unorm, label)
     }
 
@@ -269,7 +281,7 @@ fn blit_rows(
 }
 
 /// A target of `size` in `mode` (`None`: auto) on `w`'s device, and its report line.
-fn target(
+pub(super) fn target(
     gpu: &Gpu,
     w: &Wgpu,
     (width, height): (u32, u32),
@@ -322,12 +334,14 @@ impl Rig {
 }
 
 /// The group: the wgpu device, the auto probe (printed), then every size of [`WGPU_SIZES`],
-/// its rows appended to `all`, and the summary printed. What it found, or why it skipped.
+/// its rows appended to `all`, and the summary printed. What it found, or why it skipped,
+/// with `gl`, what the GL-route rows found (run earlier: `gl_group`).
 pub fn group(
     gpu: &Gpu,
     plan: &Plan,
     all: &mut Vec<Case>,
     progress: impl Fn(&str),
+    gl: GlSetup,
 ) -> Result<Setup> {
     // Opening Vulkan and making the targets is set-up: the watchdog measures it from here.
     watchdog::enter(watchdog::Stage::Setup);
@@ -338,6 +352,7 @@ pub fn group(
             let why = format!("no wgpu Vulkan device on the CUDA GPU takes the hand-off: {why}");
             let setup = Setup {
                 skipped: Some(why),
+                gl,
                 ..Setup::default()
             };
             print_summary(&[], &setup);
@@ -364,6 +379,7 @@ pub fn group(
         adapter: Some(w.adapter.clone()),
         display: Some(display),
         skipped: None,
+        gl,
     };
     print_summary(all.get(first..).unwrap_or_default(), &setup);
     Ok(setup)
