@@ -55,6 +55,9 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+#[cfg(feature = "wgpu")]
+#[path = "wgpu_present/frames.rs"]
+mod frames;
 #[cfg(feature = "wgpu-gl")]
 #[path = "wgpu_present/gl_rows.rs"]
 mod gl_rows;

@@ -19,8 +19,8 @@ use super::interop_mode::{blit_pair, present_command};
 use super::place::WgpuPlace;
 use super::scope::scoped;
 use crate::context::{Context, drop_when_idle};
-use crate::display::{DisplayError, Present, PresentFrame};
-use crate::error::{Error, Result};
+use crate::display::{Present, PresentFrame, map_failed};
+use crate::error::Result;
 use crate::graphics::{MappedImage, RegisteredImage, Surface};
 use crate::memory::{DeviceBuffer, DevicePtr};
 use crate::result;
@@ -28,6 +28,9 @@ use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT, Event};
 use std::cell::{Cell, OnceCell};
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
+
+/// What a refused second map names.
+const FRAME_TEXTURE: &str = "GL frame texture";
 
 /// The GL route's state.
 #[derive(Debug)]
@@ -73,8 +76,7 @@ impl Present for GlInterop {
         super::check_gl_device(&place.device, ctx)?;
         let layout = place.layout;
         let pixels = DeviceBuffer::zeroed(ctx, layout.bytes())?;
-        let format = place.format().wgpu();
-        let frame = GlFrameTexture::new(ctx, &place.device, layout, format, &pixels)?;
+        let frame = GlFrameTexture::new(ctx, &place.device, layout, &pixels)?;
         let blit = blit_pair(place, frame.texture())?;
         Ok(GlInterop {
             ctx: ctx.clone(),
@@ -205,14 +207,15 @@ impl<S: AsStream> GlFrame<'_, S> {
     /// The frame texture's mapping, made on the frame's stream at the first call.
     ///
     /// # Errors
-    /// As [`RegisteredImage::map`]; after a failed map, [`DisplayError::FrameMapFailed`] (the
+    /// As [`RegisteredImage::map`]; after a failed map,
+    /// [`DisplayError::FrameMapFailed`](crate::display::DisplayError::FrameMapFailed) (the
     /// frame cannot map it again: begin another).
     fn mapping(&self) -> Result<&MappedImage<'_>> {
         if self.mapped.get().is_none() {
-            let image = self.image.take().ok_or_else(map_failed)?;
+            let image = self.image.take().ok_or_else(|| map_failed(FRAME_TEXTURE))?;
             let _ = self.mapped.set(image.map(self.stream)?);
         }
-        self.mapped.get().ok_or_else(map_failed)
+        self.mapped.get().ok_or_else(|| map_failed(FRAME_TEXTURE))
     }
 
     /// Records the mark on cuda-gl's private stream after the work queued on the frame's
@@ -242,8 +245,10 @@ impl<S: AsStream> PresentFrame for GlFrame<'_, S> {
     ///
     /// # Errors
     /// As [`RegisteredImage::map`] (no GL context, or another, current:
-    /// [`Error::NoGlContext`], [`Error::WrongGlContext`]) and [`MappedImage::surface`]; after
-    /// a failed map, [`DisplayError::FrameMapFailed`].
+    /// [`Error::NoGlContext`](crate::Error::NoGlContext),
+    /// [`Error::WrongGlContext`](crate::Error::WrongGlContext)) and [`MappedImage::surface`];
+    /// after a failed map,
+    /// [`DisplayError::FrameMapFailed`](crate::display::DisplayError::FrameMapFailed).
     fn surface(&self) -> Result<Surface<'_>> {
         self.mapping()?.surface()
     }
@@ -314,12 +319,4 @@ impl<S: AsStream> std::fmt::Debug for GlFrame<'_, S> {
             .field("pixels_used", &self.pixels_used)
             .finish_non_exhaustive()
     }
-}
-
-/// A frame asked again for the texture it failed to map.
-fn map_failed() -> Error {
-    DisplayError::FrameMapFailed {
-        what: "GL frame texture",
-    }
-    .into()
 }

@@ -13,7 +13,7 @@ use super::device::ready;
 use super::gl_device::{adapter_on_current_gl, check_gl_backend, request_device};
 use super::gl_texture::{gl_name_of, wrap};
 use super::interop_mode::{blit_pair, present_command};
-use super::place::WgpuPlace;
+use super::place::{WgpuPlace, descriptor_of};
 use super::read_back::read_texture;
 use crate::display::{Format, Layout, Mode, Texture};
 use crate::egl::{EglError, HeadlessContext};
@@ -109,16 +109,13 @@ fn upload(fns: &GlFns, name: u32, layout: Layout, bytes: &[u8]) {
     fns.check("glTexSubImage2D (a test frame)").unwrap();
 }
 
-/// Bytes of `n` that differ with `seed`: every 32-bit float pattern may come up (NaNs with
-/// payloads included), so a conversion on the way shows.
+/// Bytes of `n` that differ with `seed`, each a hash of its index: every 32-bit float pattern
+/// may come up (NaNs with payloads included), so a conversion on the way shows.
 fn noise(n: usize, seed: u64) -> Vec<u8> {
-    let mut s = seed | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s >> 12;
-            s ^= s << 25;
-            s ^= s >> 27;
-            (s.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 56) as u8
+    (0..n as u64)
+        .map(|i| {
+            let h = (i ^ seed.rotate_left(32)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            ((h ^ (h >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9) >> 56) as u8
         })
         .collect()
 }
@@ -145,20 +142,10 @@ fn the_frame_texture_is_what_wgpu_hal_makes_and_wgpu_holds_it_by_name() {
     let (owner, fns) = GlOwner::current("a test").unwrap();
     for format in FORMATS {
         let layout = Layout::packed((77, 13), format).unwrap();
-        let made = w.device.create_texture(&wgpu::TextureDescriptor {
-            label: None,
-            size: wgpu::Extent3d {
-                width: 77,
-                height: 13,
-                depth_or_array_layers: 1,
-            },
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: wgpu_format(format),
-            usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_SRC,
-            view_formats: &[],
-        });
+        let usage = wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_SRC;
+        let made = w
+            .device
+            .create_texture(&descriptor_of(layout, "a test", usage));
         let (wgpu_name, target) = gl_name_of(&made).expect("a GL texture of wgpu's");
         assert_eq!(target, gl::TEXTURE_2D, "{format:?}");
         let ours = Arc::new(Texture::create(owner, fns, layout, false).unwrap());
@@ -168,7 +155,7 @@ fn the_frame_texture_is_what_wgpu_hal_makes_and_wgpu_holds_it_by_name() {
         assert_eq!(mine.size, theirs.size, "{format:?}");
         assert_eq!(mine.internal_format, theirs.internal_format, "{format:?}");
         assert_eq!(mine.immutable_levels, theirs.immutable_levels, "{format:?}");
-        let wrapped = wrap(&w.device, &ours, layout, wgpu_format(format)).unwrap();
+        let wrapped = wrap(&w.device, &ours, layout).unwrap();
         assert_eq!(
             gl_name_of(&wrapped),
             Some((ours.name(), gl::TEXTURE_2D)),
@@ -191,7 +178,7 @@ fn frame_texels_reach_the_sampled_texture_by_the_blit_and_by_the_copy() {
             let layout = Layout::packed(size, format).unwrap();
             let place = WgpuPlace::new(&w.device, &w.queue, layout, Mode::Interop).unwrap();
             let ours = Arc::new(Texture::create(owner, fns, layout, false).unwrap());
-            let source = wrap(&w.device, &ours, layout, wgpu_format(format)).unwrap();
+            let source = wrap(&w.device, &ours, layout).unwrap();
             let blit = blit_pair(&place, &source).unwrap();
             println!(
                 "{format:?} {size:?}: blit {:?}",
@@ -225,7 +212,7 @@ fn wgpu_never_deletes_the_frame_texture_and_the_last_hold_does() {
     let idle = |w: &GlWgpu| drop(w.device.poll(wgpu::PollType::wait_indefinitely()));
     // Its handle dropped: wgpu lets go, the texture stays for cuda-gl's hold.
     let first = Arc::new(Texture::create(owner, fns, layout, false).unwrap());
-    let wrapped = wrap(&w.device, &first, layout, wgpu::TextureFormat::Rgba8Unorm).unwrap();
+    let wrapped = wrap(&w.device, &first, layout).unwrap();
     drop(wrapped);
     idle(&w);
     assert_eq!(
@@ -236,7 +223,7 @@ fn wgpu_never_deletes_the_frame_texture_and_the_last_hold_does() {
     assert!(is_texture(first.name()));
     // The device destroyed while the texture is in use: wgpu destroys it, GL keeps it.
     let second = Arc::new(Texture::create(owner, fns, layout, false).unwrap());
-    let wrapped = wrap(&w.device, &second, layout, wgpu::TextureFormat::Rgba8Unorm).unwrap();
+    let wrapped = wrap(&w.device, &second, layout).unwrap();
     w.device.destroy();
     idle(&w);
     assert!(is_texture(second.name()), "wgpu deleted cuda-gl's texture");

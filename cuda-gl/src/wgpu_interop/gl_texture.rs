@@ -13,6 +13,7 @@
 
 use super::WgpuError;
 use super::gl_device::Gles;
+use super::place::descriptor_of;
 use super::scope::scoped;
 use crate::context::Context;
 use crate::display::{Layout, Texture};
@@ -43,8 +44,8 @@ impl GlFrameTexture {
     /// A texture of `layout`'s size and format (tightly packed) in the GL context current on
     /// this thread (the wgpu device's: SAFETY G1), registered with CUDA context `ctx` for
     /// surface writes, cleared to zero by CUDA from `zeros` (a zeroed buffer of the layout's
-    /// bytes), and wrapped as a `wgpu::Texture` of `device` (usages `TEXTURE_BINDING` and
-    /// `COPY_SRC`).
+    /// bytes), and wrapped as a `wgpu::Texture` of `device` (of the layout's format's
+    /// [`SharedFormat`](super::SharedFormat), usages `TEXTURE_BINDING` and `COPY_SRC`).
     ///
     /// # Errors
     /// The owner check's errors (no GL context current, or one without object labels); as
@@ -56,7 +57,6 @@ impl GlFrameTexture {
         ctx: &Arc<Context>,
         device: &wgpu::Device,
         layout: Layout,
-        format: wgpu::TextureFormat,
         zeros: &DeviceBuffer<u8>,
     ) -> Result<GlFrameTexture> {
         let (owner, fns) = GlOwner::current("glTexStorage2D (a wgpu target's frame texture)")?;
@@ -69,7 +69,7 @@ impl GlFrameTexture {
             RegisterFlags::SURFACE_LOAD_STORE,
         )?;
         clear(ctx, &mut image, zeros)?;
-        let texture = wrap(device, &gl, layout, format)?;
+        let texture = wrap(device, &gl, layout)?;
         Ok(GlFrameTexture {
             image,
             texture,
@@ -117,8 +117,8 @@ fn clear(ctx: &Arc<Context>, image: &mut RegisteredImage, zeros: &DeviceBuffer<u
     mapped.unmap()
 }
 
-/// `gl`'s texture as a `wgpu::Texture` of `device` (a 2-D texture of `layout`'s size, one
-/// level, `format`, usages `TEXTURE_BINDING` and `COPY_SRC`), whose drop callback holds `gl`.
+/// `gl`'s texture as a `wgpu::Texture` of `device` (a 2-D texture of `layout`'s size and
+/// format, one level, usages `TEXTURE_BINDING` and `COPY_SRC`), whose drop callback holds `gl`.
 ///
 /// # Errors
 /// [`WgpuError::NotGl`]; [`WgpuError::Refused`] or [`WgpuError::OutOfMemory`] when wgpu
@@ -128,25 +128,15 @@ pub(super) fn wrap(
     device: &wgpu::Device,
     gl: &Arc<Texture>,
     layout: Layout,
-    format: wgpu::TextureFormat,
 ) -> Result<wgpu::Texture> {
     let name = NonZeroU32::new(gl.name()).ok_or_else(|| Error::Internal {
         what: "a wgpu target's GL frame texture has no name".into(),
     })?;
-    let desc = wgpu::TextureDescriptor {
-        label: Some("cuda_gl::wgpu_interop::WgpuTarget (GL frame)"),
-        size: wgpu::Extent3d {
-            width: layout.width(),
-            height: layout.height(),
-            depth_or_array_layers: 1,
-        },
-        mip_level_count: 1,
-        sample_count: 1,
-        dimension: wgpu::TextureDimension::D2,
-        format,
-        usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_SRC,
-        view_formats: &[],
-    };
+    let desc = descriptor_of(
+        layout,
+        "cuda_gl::wgpu_interop::WgpuTarget (GL frame)",
+        wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_SRC,
+    );
     let hal_desc = wgpu::hal::TextureDescriptor {
         label: desc.label,
         size: desc.size,

@@ -68,16 +68,26 @@ fn bytes_of(n: usize, seed: u32) -> Vec<u8> {
 /// The next frame of `t` (RGBA8), drawn through its surface by `surface_fill_rgba8` with
 /// `seed`, and left open.
 pub(crate) fn fill_frame<'t>(s: &'t Setup, t: &'t mut WgpuTarget, seed: u32) -> Frame<'t, Stream> {
+    fill_frame_on(s, t, &s.stream, seed)
+}
+
+/// [`fill_frame`] on `stream`.
+pub(crate) fn fill_frame_on<'t>(
+    s: &Setup,
+    t: &'t mut WgpuTarget,
+    stream: &'t Stream,
+    seed: u32,
+) -> Frame<'t, Stream> {
     let fill = s.kernels.function("surface_fill_rgba8").unwrap();
     let (w, h) = t.size();
-    let frame = t.frame(&s.stream).unwrap();
+    let frame = t.frame(stream).unwrap();
     let surface = frame.surface().unwrap();
     // SAFETY: the kernel writes w x h RGBA8 texels through the frame's surface, which has that
     // size and format, on the frame's stream.
     unsafe {
         fill.launch(
             LaunchConfig::for_image(w, h),
-            &s.stream,
+            stream,
             (surface, w as i32, h as i32, seed),
         )
         .unwrap();

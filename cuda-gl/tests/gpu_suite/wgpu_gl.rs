@@ -15,13 +15,13 @@
 #![cfg(all(feature = "wgpu-gl", feature = "egl"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use super::wgpu_display::{fill_frame, target};
-use super::wgpu_interop::{Setup, assert_frame, read_back, words};
-use crate::gpu::{TEST_PTX, launch_words, skip};
-use cuda_gl::display::{Format, Layout, Mode};
+use super::wgpu_display::{fill_frame, fill_frame_on, target};
+use super::wgpu_interop::{Setup, assert_frame, words};
+use crate::gpu::{launch_words, skip};
+use cuda_gl::display::{Format, Frame, Layout, Mode};
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::wgpu_interop::{WgpuError, WgpuTarget, check_gl_device, open_gl_device};
-use cuda_gl::{Context, Device, Error, Module, Stream, StreamFlags};
+use cuda_gl::{Context, Device, Error, Stream, StreamFlags};
 
 /// A set-up on wgpu's GL backend: a headless GL context on CUDA device 0, current on this
 /// thread until the set-up drops (after its wgpu objects), and a device opened over it.
@@ -51,22 +51,36 @@ pub(crate) fn gl_setup() -> Option<Setup> {
         Err(e) => panic!("open_gl_device failed: {e}"),
     };
     println!("GL: {} ({})", gl.renderer(), gl.version());
-    let stream = Stream::new(&ctx, StreamFlags::NonBlocking).expect("create a stream");
-    let kernels = Module::from_ptx(&ctx, TEST_PTX).expect("load the test kernels");
-    Some(Setup {
-        instance,
-        device,
-        queue,
-        kernels,
-        stream,
-        ctx,
-        gl: Some(gl),
-    })
+    Some(Setup::new(ctx, instance, (device, queue), Some(gl)))
 }
 
 /// The set-up's GL context.
 fn gl(s: &Setup) -> &HeadlessContext {
     s.gl.as_ref().expect("a set-up on wgpu's GL backend")
+}
+
+/// The next frame of `t` (RGBA8) on `stream`, drawn into its pixels by `fill_u32` with `seed`
+/// (texel `i` is `pattern(i, seed)`, as `fill_frame`'s), and left open.
+fn pixel_frame<'t>(
+    s: &Setup,
+    t: &'t mut WgpuTarget,
+    stream: &'t Stream,
+    seed: u32,
+) -> Frame<'t, Stream> {
+    let fill = s.kernels.function("fill_u32").unwrap();
+    let (w, h) = t.size();
+    let frame = t.frame(stream).unwrap();
+    let ptr = frame.pixels().unwrap().ptr();
+    // SAFETY: the kernel writes w x h words into the frame's pixels (RGBA8 of that size), on
+    // the frame's stream.
+    unsafe { launch_words(&fill, stream, ptr, (w * h) as usize, seed) }.unwrap();
+    frame
+}
+
+/// Asserts that `t`'s texture, read back by the target, is the frame of `seed`.
+fn assert_shows(t: &mut WgpuTarget, seed: u32, what: impl std::fmt::Display) {
+    let got: Vec<u32> = words(&t.read_pixels().unwrap()).collect();
+    assert_frame(&got, seed, what);
 }
 
 #[test]
@@ -81,11 +95,7 @@ fn auto_chooses_the_gl_route_on_the_cuda_gpus_gl_context_and_says_so() {
     assert!(line.starts_with("display: interop; wgpu GL: "), "{line}");
     for seed in [3u32, 4] {
         fill_frame(&s, &mut t, seed).present().unwrap();
-        assert_frame(
-            &read_back(&s, t.texture()),
-            seed,
-            format!("GL frame {seed}"),
-        );
+        assert_shows(&mut t, seed, format!("GL frame {seed}"));
     }
     drop(t);
     s.ctx.check_drop_errors().unwrap();
@@ -117,11 +127,7 @@ fn a_map_without_the_targets_gl_context_is_refused_and_works_once_it_is_current(
     drop(other);
     gl(&s).make_current().unwrap();
     fill_frame(&s, &mut t, 2).present().unwrap();
-    assert_frame(
-        &read_back(&s, t.texture()),
-        2,
-        "the frame after the context came back",
-    );
+    assert_shows(&mut t, 2, "the frame after the context came back");
     drop(t);
     s.ctx.check_drop_errors().unwrap();
 }
@@ -135,24 +141,10 @@ fn a_forgotten_frame_is_recovered_by_the_next_one() {
     let mut t = target(&s, (256, 99), Format::Rgba8, Mode::Interop);
     std::mem::forget(fill_frame(&s, &mut t, 5));
     fill_frame(&s, &mut t, 6).present().unwrap();
-    assert_frame(
-        &read_back(&s, t.texture()),
-        6,
-        "the frame after a forgotten surface frame",
-    );
-    let fill = s.kernels.function("fill_u32").unwrap();
-    let frame = t.frame(&s.stream).unwrap();
-    let ptr = frame.pixels().unwrap().ptr();
-    // SAFETY: the kernel writes 256 x 99 words into the frame's pixels (RGBA8 of that size),
-    // on the frame's stream.
-    unsafe { launch_words(&fill, &s.stream, ptr, 256 * 99, 7u32) }.unwrap();
-    std::mem::forget(frame);
+    assert_shows(&mut t, 6, "the frame after a forgotten surface frame");
+    std::mem::forget(pixel_frame(&s, &mut t, &s.stream, 7));
     fill_frame(&s, &mut t, 8).present().unwrap();
-    assert_frame(
-        &read_back(&s, t.texture()),
-        8,
-        "the frame after a forgotten pixel frame",
-    );
+    assert_shows(&mut t, 8, "the frame after a forgotten pixel frame");
     drop(t);
     s.ctx.check_drop_errors().unwrap();
 }
@@ -162,38 +154,17 @@ fn a_forgotten_frame_is_recovered_by_the_next_one() {
 #[test]
 fn pixel_and_surface_frames_on_two_streams_each_show_themselves() {
     let Some(s) = gl_setup() else { return };
-    let (w, h) = (1001u32, 333u32);
-    let mut t = target(&s, (w, h), Format::Rgba8, Mode::Interop);
+    let mut t = target(&s, (1001, 333), Format::Rgba8, Mode::Interop);
     let other = Stream::new(&s.ctx, StreamFlags::NonBlocking).unwrap();
-    let fill = s.kernels.function("fill_u32").unwrap();
     for round in 0..6u32 {
         let seed = 100 + round;
         let stream = if round % 2 == 0 { &s.stream } else { &other };
         if round % 3 == 0 {
-            let frame = t.frame(stream).unwrap();
-            let ptr = frame.pixels().unwrap().ptr();
-            // SAFETY: the kernel writes w x h words into the frame's pixels (RGBA8 of that
-            // size), on the frame's stream.
-            unsafe { launch_words(&fill, stream, ptr, (w * h) as usize, seed) }.unwrap();
-            frame.present().unwrap();
+            pixel_frame(&s, &mut t, stream, seed).present().unwrap();
         } else {
-            let frame = t.frame(stream).unwrap();
-            let surface = frame.surface().unwrap();
-            let kernel = s.kernels.function("surface_fill_rgba8").unwrap();
-            // SAFETY: the kernel writes w x h RGBA8 texels through the frame's surface, on the
-            // frame's stream.
-            unsafe {
-                kernel.launch(
-                    cuda_gl::LaunchConfig::for_image(w, h),
-                    stream,
-                    (surface, w as i32, h as i32, seed),
-                )
-            }
-            .unwrap();
-            frame.present().unwrap();
+            fill_frame_on(&s, &mut t, stream, seed).present().unwrap();
         }
-        let got: Vec<u32> = words(&t.read_pixels().unwrap()).collect();
-        assert_frame(&got, seed, format!("round {round}"));
+        assert_shows(&mut t, seed, format!("round {round}"));
     }
     drop(t);
     s.ctx.check_drop_errors().unwrap();
@@ -255,14 +226,8 @@ fn a_device_on_wgpus_own_gl_context_runs_staged_and_says_why() {
         "{line}"
     );
     assert!(line.contains("open_gl_device"), "{line}");
-    let fill = s.kernels.function("fill_u32").unwrap();
-    let frame = t.frame(&s.stream).unwrap();
-    let ptr = frame.pixels().unwrap().ptr();
-    // SAFETY: the kernel writes 77 x 31 words into the frame's pixels, on the frame's stream.
-    unsafe { launch_words(&fill, &s.stream, ptr, 77 * 31, 9u32) }.unwrap();
-    frame.present().unwrap();
-    let got: Vec<u32> = words(&t.read_pixels().unwrap()).collect();
-    assert_frame(&got, 9, "a staged frame on wgpu's own GL context");
+    pixel_frame(&s, &mut t, &s.stream, 9).present().unwrap();
+    assert_shows(&mut t, 9, "a staged frame on wgpu's own GL context");
     drop((t, device, queue, adapter, instance));
     gl(&s).make_current().unwrap();
     s.ctx.check_drop_errors().unwrap();

@@ -97,17 +97,30 @@ pub(crate) fn setup() -> Option<Setup> {
         }
         Err(e) => panic!("open_device failed: {e}"),
     };
-    let stream = Stream::new(&ctx, StreamFlags::NonBlocking).expect("create a stream");
-    let kernels = Module::from_ptx(&ctx, TEST_PTX).expect("load the test kernels");
-    Some(Setup {
-        instance,
-        device,
-        queue,
-        kernels,
-        stream,
-        ctx,
-        gl: None,
-    })
+    Some(Setup::new(ctx, instance, (device, queue), None))
+}
+
+impl Setup {
+    /// The set-up of `device` and `queue` (held by `instance`), a stream and the test kernels
+    /// of `ctx`, and `gl`, the GL context of a device on wgpu's GL backend.
+    pub(crate) fn new(
+        ctx: Arc<Context>,
+        instance: wgpu::Instance,
+        (device, queue): (wgpu::Device, wgpu::Queue),
+        gl: Option<cuda_gl::egl::HeadlessContext>,
+    ) -> Setup {
+        let stream = Stream::new(&ctx, StreamFlags::NonBlocking).expect("create a stream");
+        let kernels = Module::from_ptx(&ctx, TEST_PTX).expect("load the test kernels");
+        Setup {
+            instance,
+            device,
+            queue,
+            kernels,
+            stream,
+            ctx,
+            gl,
+        }
+    }
 }
 
 /// The seed of frame `f` (every frame differs from the last in every texel).

@@ -3,19 +3,15 @@
 //! same interleaved rounds, its handoff floor, the GL-route interop frame and a forced staged
 //! frame (see the parent module; the summary is `gl_summary.rs`).
 
+use super::frames::Frames;
 use super::gl_summary::{self, GlSetup};
-use super::rows::{WGPU_SIZES, Wgpu, target};
+use super::rows::{Wgpu, every_size};
 use super::{Role, WgpuTag};
 use crate::gpu::Gpu;
 use crate::measure::{Case, Plan, Variant, interleaved_rows};
 use crate::watchdog;
-use anyhow::{Context as _, Result, ensure};
-use cuda_gl::DeviceBuffer;
-use cuda_gl::display::Mode;
-use cuda_gl::wgpu_interop::{WgpuTarget, open_gl_device};
-
-/// Animation time step between frames (seconds), as the Vulkan rows'.
-const FRAME_DT: f32 = 1.0 / 60.0;
+use anyhow::Result;
+use cuda_gl::wgpu_interop::open_gl_device;
 
 impl Wgpu {
     /// The wgpu device that `open_gl_device` opens over the benchmark's GL context (current on
@@ -34,19 +30,6 @@ impl Wgpu {
         let opened = unsafe { open_gl_device(&instance, &gpu.ctx, &Default::default()) };
         Wgpu::opened(instance, opened, "cuda_gl::wgpu_interop::open_gl_device")
     }
-}
-
-/// The GL rows' state at one size.
-struct GlRig {
-    interop: WgpuTarget,
-    staged: WgpuTarget,
-    /// The floor's frame (plain device memory).
-    device: DeviceBuffer<u8>,
-    /// The floor's untouched texture of the frame's size.
-    untouched: wgpu::Texture,
-    /// The 1x1 texture every row's use copies a texel into.
-    sink: wgpu::Texture,
-    t: f32,
 }
 
 /// The GL rows: the device over the benchmark's GL context, the auto probe (printed), then
@@ -71,22 +54,13 @@ pub fn group(
             return Ok(setup);
         }
     };
-    eprintln!("interop: wgpu present, GL route: adapter {}", w.adapter());
-    let (probe, display) = target(gpu, &w, crate::cases::FULL_HD, None)?;
-    eprintln!("interop: wgpu present, GL route: {display}");
-    ensure!(
-        probe.mode() == Mode::Interop,
-        "auto chose {} on the device from open_gl_device, not interop: {display}",
-        probe.mode()
-    );
-    drop(probe);
     let first = all.len();
-    for (width, height) in WGPU_SIZES {
-        progress(&format!(
-            "wgpu present {width}x{height}, GL route: WgpuTarget per frame vs its floor"
-        ));
-        all.extend(rows(gpu, &w, plan, (width, height))?);
-    }
+    let names = (
+        "wgpu present, GL route",
+        "open_gl_device",
+        "WgpuTarget per frame vs its floor",
+    );
+    let display = every_size(gpu, &w, plan, all, progress, names, rows)?;
     let setup = GlSetup {
         gl_adapter: Some(w.adapter().to_owned()),
         gl_display: Some(display),
@@ -101,28 +75,14 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
     let (width, height) = size;
     let group = format!("wgpu present {width}x{height}, GL route: WgpuTarget per frame");
     watchdog::enter(watchdog::Stage::Setup);
-    let bytes = width as usize * height as usize * 4;
-    let mut rig = GlRig {
-        interop: target(gpu, w, size, Some(Mode::Interop))?.0,
-        staged: target(gpu, w, size, Some(Mode::Staged))?.0,
-        device: DeviceBuffer::zeroed(&gpu.ctx, bytes)
-            .with_context(|| format!("allocating {bytes} bytes of device memory"))?,
-        untouched: w.texture(size, "wgpu present, GL: the floor's untouched texture"),
-        sink: w.texture((1, 1), "wgpu present, GL: the 1x1 sink"),
-        t: 0.0,
-    };
+    let mut rig = Frames::new(gpu, w, size, "wgpu present, GL")?;
     w.check(&format!("making the {width}x{height} GL textures"))?;
-    let stream = &gpu.stream;
-    let rows: Vec<(Role, Variant<'_, GlRig>)> = vec![
+    let rows: Vec<(Role, Variant<'_, Frames>)> = vec![
         (
             Role::GlFloor,
             Variant::new(
                 format!("handoff floor (wgpu GL) {width}x{height}: kernel + sync + wgpu use"),
-                |rig: &mut GlRig| {
-                    rig.t += FRAME_DT;
-                    gpu.plasma_synced(&rig.device, size, rig.t)?;
-                    w.use_texel(&rig.untouched, &rig.sink)
-                },
+                |rig: &mut Frames| rig.floor(gpu, w),
             ),
         ),
         (
@@ -132,13 +92,7 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
                     "wgpu GL interop frame {width}x{height}: kernel (surface) + present + wgpu \
                      use"
                 ),
-                |rig: &mut GlRig| {
-                    rig.t += FRAME_DT;
-                    let frame = rig.interop.frame(stream)?;
-                    gpu.plasma_into_surface(frame.surface()?, size, rig.t)?;
-                    frame.present()?;
-                    w.use_texel(rig.interop.texture(), &rig.sink)
-                },
+                |rig: &mut Frames| rig.interop(gpu, w),
             ),
         ),
         (
@@ -148,15 +102,12 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
                     "wgpu GL staged present {width}x{height}: a frame with no kernel + present \
                      + wgpu use"
                 ),
-                |rig: &mut GlRig| {
-                    rig.staged.frame(stream)?.present()?;
-                    w.use_texel(rig.staged.texture(), &rig.sink)
-                },
+                |rig: &mut Frames| rig.staged(gpu, w),
             ),
         ),
     ];
     let rows = interleaved_rows(plan, &group, &mut rig, rows)?;
-    stream.synchronize()?;
+    gpu.stream.synchronize()?;
     w.check(&group)?;
     // The targets go while the GL context is current (it is, for the whole benchmark).
     drop(rig);

@@ -2,6 +2,7 @@
 //! and textures of one size, and each row's iteration (see the parent module for what each row
 //! measures).
 
+use super::frames::{FRAME_DT, Frames};
 use super::gl_summary::GlSetup;
 use super::wgpu_texture::texture_2d;
 use super::{Role, Setup, WgpuTag, print_summary, set_ratios};
@@ -14,7 +15,7 @@ use anyhow::{Context as _, Result, anyhow, ensure};
 use blit::{Blit, BlitKind, BlitPair};
 use cuda_gl::display::{Format, Layout, Mode};
 use cuda_gl::wgpu_interop::{SharedFormat, SharedTexture, WgpuTarget, open_device};
-use cuda_gl::{DeviceBuffer, PinnedBuffer, sys};
+use cuda_gl::{PinnedBuffer, sys};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -25,11 +26,9 @@ use std::time::Duration;
 mod blit;
 
 /// The frame sizes of the group.
-pub(super) const WGPU_SIZES: [(u32, u32); 2] = [(1920, 1080), (3840, 2160)];
+const WGPU_SIZES: [(u32, u32); 2] = [(1920, 1080), (3840, 2160)];
 /// The longest wait for one wgpu submit.
 const WAIT_LIMIT: Duration = Duration::from_secs(10);
-/// Animation time step between frames (seconds).
-const FRAME_DT: f32 = 1.0 / 60.0;
 
 /// The wgpu device on the CUDA GPU, its queue, and the first error wgpu reported outside an
 /// error scope (wgpu's default handler would panic; this one keeps the message for [`check`]).
@@ -210,23 +209,16 @@ impl Wgpu {
 /// The group's state at one size. The targets and the shared texture hold clones of the wgpu
 /// device and queue, and drop before the CUDA context (which `Gpu` holds).
 struct Rig {
-    interop: WgpuTarget,
-    staged: WgpuTarget,
+    /// The floor, interop and staged rows' targets and textures, and the sink.
+    frames: Frames,
     shared: SharedTexture,
-    /// The floor's frame (plain device memory), also the raw DtoH's source.
-    device: DeviceBuffer<u8>,
     /// The raw DtoH's destination, and `write_texture`'s source.
     pinned: PinnedBuffer<u8>,
-    /// The floor's untouched texture of the frame's size.
-    untouched: wgpu::Texture,
     /// `write_texture`'s destination.
     upload: wgpu::Texture,
-    /// The 1x1 texture every row's use copies a texel into.
-    sink: wgpu::Texture,
     /// The blit rows: by compute and by render pass, from a plain texture and from the shared
     /// image.
     blits: Vec<BlitRow>,
-    t: f32,
 }
 
 /// A blit row's blit, its pair, and its destination.
@@ -315,18 +307,12 @@ impl Rig {
             blits.extend(blit_rows(w, &blit, (&plain, shared.texture()), &dest));
         }
         let rig = Rig {
-            interop: target(gpu, w, size, Some(Mode::Interop))?.0,
-            staged: target(gpu, w, size, Some(Mode::Staged))?.0,
+            frames: Frames::new(gpu, w, size, "wgpu present")?,
             blits,
             shared,
-            device: DeviceBuffer::zeroed(&gpu.ctx, bytes)
-                .with_context(|| format!("allocating {bytes} bytes of device memory"))?,
             pinned: PinnedBuffer::zeroed(&gpu.ctx, bytes)
                 .with_context(|| format!("allocating {bytes} bytes of pinned host memory"))?,
-            untouched: w.texture(size, "wgpu present: the floor's untouched texture"),
             upload: w.texture(size, "wgpu present: write_texture's texture"),
-            sink: w.texture((1, 1), "wgpu present: the 1x1 sink"),
-            t: 0.0,
         };
         w.check(&format!("making the {width}x{height} textures and blits"))?;
         Ok(rig)
@@ -359,22 +345,13 @@ pub fn group(
             return Ok(setup);
         }
     };
-    eprintln!("interop: wgpu present: adapter {}", w.adapter);
-    let (probe, display) = target(gpu, &w, crate::cases::FULL_HD, None)?;
-    eprintln!("interop: wgpu present: {display}");
-    ensure!(
-        probe.mode() == Mode::Interop,
-        "auto chose {} on the device from open_device, not interop: {display}",
-        probe.mode()
-    );
-    drop(probe);
     let first = all.len();
-    for (width, height) in WGPU_SIZES {
-        progress(&format!(
-            "wgpu present {width}x{height}: WgpuTarget per frame vs its limits"
-        ));
-        all.extend(rows(gpu, &w, plan, (width, height))?);
-    }
+    let names = (
+        "wgpu present",
+        "open_device",
+        "WgpuTarget per frame vs its limits",
+    );
+    let display = every_size(gpu, &w, plan, all, &progress, names, rows)?;
     let setup = Setup {
         adapter: Some(w.adapter.clone()),
         display: Some(display),
@@ -383,6 +360,41 @@ pub fn group(
     };
     print_summary(all.get(first..).unwrap_or_default(), &setup);
     Ok(setup)
+}
+
+/// The rows function of a group of rows: its rows at one size.
+pub(super) type SizeRows = fn(&Gpu, &Wgpu, &Plan, (u32, u32)) -> Result<Vec<Case>>;
+
+/// A group of rows on `w`'s device: the auto probe (a 1920x1080 target with no mode forced,
+/// found in interop mode), then `rows` at every size of [`WGPU_SIZES`], appended to `all`;
+/// the probe's report line. `names`: the group, in the lines printed; the call that opened the
+/// device; what the rows measure, for the progress line.
+///
+/// # Errors
+/// When the probe's target cannot be made, or auto chose another mode; `rows`' errors.
+pub(super) fn every_size(
+    gpu: &Gpu,
+    w: &Wgpu,
+    plan: &Plan,
+    all: &mut Vec<Case>,
+    progress: &impl Fn(&str),
+    (group, opened_by, what): (&str, &str, &str),
+    rows: SizeRows,
+) -> Result<String> {
+    eprintln!("interop: {group}: adapter {}", w.adapter);
+    let (probe, display) = target(gpu, w, crate::cases::FULL_HD, None)?;
+    eprintln!("interop: {group}: {display}");
+    ensure!(
+        probe.mode() == Mode::Interop,
+        "auto chose {} on the device from {opened_by}, not interop: {display}",
+        probe.mode()
+    );
+    drop(probe);
+    for (width, height) in WGPU_SIZES {
+        progress(&format!("{group} {width}x{height}: {what}"));
+        all.extend(rows(gpu, w, plan, (width, height))?);
+    }
+    Ok(display)
 }
 
 /// The group's rows at `size`, measured in the same interleaved rounds.
@@ -403,11 +415,7 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
             Role::Floor,
             Variant::new(
                 format!("handoff floor (wgpu) {width}x{height}: kernel + sync + wgpu use"),
-                |rig: &mut Rig| {
-                    rig.t += FRAME_DT;
-                    gpu.plasma_synced(&rig.device, size, rig.t)?;
-                    w.use_texel(&rig.untouched, &rig.sink)
-                },
+                |rig: &mut Rig| rig.frames.floor(gpu, w),
             ),
         ),
         (
@@ -416,13 +424,7 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
                 format!(
                     "wgpu interop frame {width}x{height}: kernel (surface) + present + wgpu use"
                 ),
-                |rig: &mut Rig| {
-                    rig.t += FRAME_DT;
-                    let frame = rig.interop.frame(stream)?;
-                    gpu.plasma_into_surface(frame.surface()?, size, rig.t)?;
-                    frame.present()?;
-                    w.use_texel(rig.interop.texture(), &rig.sink)
-                },
+                |rig: &mut Rig| rig.frames.interop(gpu, w),
             ),
         ),
         (
@@ -433,15 +435,15 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
                      finish + wgpu use"
                 ),
                 |rig: &mut Rig| {
-                    rig.t += FRAME_DT;
+                    rig.frames.t += FRAME_DT;
                     // SAFETY: (1) of `write`: no submit uses the shared texture until `finish`
                     // below (the group's other uses of it, `use_texel` after it and the copy
                     // and blit rows, are submitted by other iterations, after their `finish`,
                     // and no clone of the texture is held elsewhere).
                     let write = unsafe { rig.shared.write(stream) }?;
-                    gpu.plasma_into_surface(write.surface(), size, rig.t)?;
+                    gpu.plasma_into_surface(write.surface(), size, rig.frames.t)?;
                     write.finish()?;
-                    w.use_texel(rig.shared.texture(), &rig.sink)
+                    w.use_texel(rig.shared.texture(), &rig.frames.sink)
                 },
             ),
         ),
@@ -452,17 +454,14 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
                     "wgpu staged present {width}x{height}: a frame with no kernel + present + \
                      wgpu use"
                 ),
-                |rig: &mut Rig| {
-                    rig.staged.frame(stream)?.present()?;
-                    w.use_texel(rig.staged.texture(), &rig.sink)
-                },
+                |rig: &mut Rig| rig.frames.staged(gpu, w),
             ),
         ),
         (
             Role::Dtoh,
             Variant::new(
                 format!("raw cuMemcpyDtoHAsync {width}x{height} into pinned memory + sync"),
-                |rig: &mut Rig| raw::dtoh(driver, &rig.device, &mut rig.pinned, stream),
+                |rig: &mut Rig| raw::dtoh(driver, &rig.frames.device, &mut rig.pinned, stream),
             ),
         ),
         (
@@ -480,7 +479,7 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
                         },
                         rig.upload.size(),
                     );
-                    w.use_texel(&rig.upload, &rig.sink)
+                    w.use_texel(&rig.upload, &rig.frames.sink)
                 },
             ),
         ),
@@ -491,7 +490,9 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
                     "wgpu copy_texture_to_texture {width}x{height} between plain textures + \
                      wgpu use"
                 ),
-                move |rig: &mut Rig| w.copy_and_use(&rig.untouched, &rig.upload, &rig.sink),
+                move |rig: &mut Rig| {
+                    w.copy_and_use(&rig.frames.untouched, &rig.upload, &rig.frames.sink)
+                },
             ),
         ),
         (
@@ -502,7 +503,9 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
                      plain texture + wgpu use"
                 ),
                 // The shared image is wgpu's between hand-offs: copying it then is allowed.
-                move |rig: &mut Rig| w.copy_and_use(rig.shared.texture(), &rig.upload, &rig.sink),
+                move |rig: &mut Rig| {
+                    w.copy_and_use(rig.shared.texture(), &rig.upload, &rig.frames.sink)
+                },
             ),
         ),
     ];
@@ -510,7 +513,7 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
     let blits = rig.blits.iter().enumerate().map(|(i, b)| {
         let run = move |rig: &mut Rig| {
             let row = rig.blits.get(i).context("the blit rows are the rig's")?;
-            row.run(w, &rig.sink)
+            row.run(w, &rig.frames.sink)
         };
         (b.role, Variant::new(b.name(size), run))
     });
