@@ -33,14 +33,14 @@
 //!   compute pass and by render pass, the same two ways. Each is submitted, then the wgpu use
 //!   of its destination. The summary puts each blit beside the copy of the same source.
 //!
-//! - **the GL route** (the benchmark's feature `wgpu-gl`, `gl_rows.rs`, run before the
-//!   ordering group and the Vulkan rows, whose Vulkan work may leave the EGL display unusable: on a wgpu
-//!   device of wgpu's GL backend over the benchmark's GL context, from `open_gl_device`): its
-//!   own handoff floor (the same kernel into plain device memory + sync, then the same wgpu use
-//!   on that device), the GL-route interop frame (the kernel through `Frame::surface`, the
-//!   frame texture mapped and written in place, `Frame::present`: unmap and the blit into the
-//!   sampled texture, then the wgpu use), and for reading a forced staged frame there. See
-//!   `gl_summary.rs`.
+//! - **the GL route** (the benchmark's feature `wgpu-gl`, `gl_rows.rs`; run before the
+//!   ordering group and the Vulkan rows, whose Vulkan work may leave the EGL display
+//!   unusable): on a wgpu device of wgpu's GL backend over the benchmark's GL context (from
+//!   `open_gl_device`), its own handoff floor (the same kernel into plain device memory +
+//!   sync, then the same wgpu use on that device), the GL-route interop frame (the kernel
+//!   through `Frame::surface`, the frame texture mapped and written in place,
+//!   `Frame::present`: unmap and the blit into the sampled texture, then the wgpu use), and
+//!   for reading a forced staged frame there. See `gl_summary.rs`.
 //!
 //! Needs the benchmark's feature `wgpu` (on in the GPU bundle, built `--all-features`) and
 //! NVIDIA's Vulkan driver for wgpu (headless: `VK_DRIVER_FILES=.../nvidia_icd.json`). When

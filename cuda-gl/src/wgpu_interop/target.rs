@@ -100,25 +100,27 @@ fn check_interop(device: &wgpu::Device, ctx: &Context) -> Result<()> {
 ///   on the application's wgpu queue: see the
 ///   [module docs](super#a-cuda-fault-stalls-wgpus-queue) for what a CUDA fault does to it.
 ///
-///   With feature `wgpu-gl`, on a device of wgpu's GL backend ([the GL
-///   route](super#the-gl-route): a device from `open_gl_device`),
-///   interop mode draws the frame in place into a GL texture of the target's own that CUDA
-///   registered, mapped on the frame's stream when its surface is asked for and unmapped at
-///   the present, which then submits the same blit into the texture: ordered by the map and
-///   the unmap in the one GL context, no CPU wait. That context must be current on the calling
-///   thread at every call of the target, its drop included (`open_gl_device`'s `# Safety`);
-///   a call without it is refused ([`Error::NoGlContext`](crate::Error::NoGlContext),
+///   With feature `wgpu-gl`, on a device of wgpu's GL backend ([the GL route](super#the-gl-route):
+///   a device from `open_gl_device`), interop mode draws the frame in place into a GL texture
+///   of the target's own that CUDA registered, mapped on the frame's stream when its surface
+///   is asked for and unmapped at the present, which then submits the same blit into the
+///   texture: ordered by the map and the unmap in the one GL context, no CPU wait. That
+///   context must be current on the calling thread at every call of the target, its drop
+///   included (`open_gl_device`'s `# Safety`); cuda-gl's own GL calls check it, and a map
+///   without it is refused ([`Error::NoGlContext`](crate::Error::NoGlContext),
 ///   [`Error::WrongGlContext`](crate::Error::WrongGlContext)).
 /// - [`Mode::Staged`]: any other wgpu device (another vendor's GPU, lavapipe, wgpu's GL
-///   backend off the CUDA GPU): each frame is copied into pinned host memory in bands and handed to
-///   `Queue::write_texture` band by band while the next bands are copied. The present waits on
-///   the CPU for the frame's kernel and copies; wgpu writes the texture at its next submit.
+///   backend off the CUDA GPU): each frame is copied into pinned host memory in bands and
+///   handed to `Queue::write_texture` band by band while the next bands are copied. The present
+///   waits on the CPU for the frame's kernel and copies; wgpu writes the texture at its next
+///   submit.
 ///
 /// What is ordered after what: after [`Frame::present`] (or [`show`](Self::show)) returns,
 /// the application's next `Queue::submit` on the target's queue sees the frame in the texture
 /// (interop: the present submitted the blit, which waits on the GPU for CUDA's signal, queued
-/// after the frame's work, or on the GL route for the unmap; staged: `write_texture`'s data is written before that submit's
-/// commands). A frame dropped unpresented shows nothing new, in both modes.
+/// after the frame's work, or on the GL route for the unmap; staged: `write_texture`'s data is
+/// written before that submit's commands). A frame dropped unpresented shows nothing new, in
+/// both modes.
 ///
 /// The texture is a plain wgpu texture that only wgpu commands write (the present's blit or
 /// `write_texture`), ordered by wgpu with the application's own uses: sample and copy it at

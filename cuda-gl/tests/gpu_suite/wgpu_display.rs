@@ -24,14 +24,15 @@ use cuda_gl::video::{ColorSpace, VideoFormat, convert_cpu};
 use cuda_gl::wgpu_interop::{WgpuError, WgpuTarget};
 use cuda_gl::{DeviceBuffer, Error, LaunchConfig, Stream};
 
-/// The set-ups the target's tests run on, made one at a time: a device on wgpu's Vulkan
-/// backend, and with feature `wgpu-gl` one on its GL backend (each `None`, with the reason,
-/// where it cannot be made).
+/// The set-ups the target's tests run on, made one at a time: with feature `wgpu-gl` a device
+/// on wgpu's GL backend (first: the benchmark saw Vulkan work leave the process's EGL display
+/// unusable on driver 580), then one on its Vulkan backend (each `None`, with the reason, where
+/// it cannot be made).
 fn setups() -> impl Iterator<Item = Setup> {
     let makers: &[fn() -> Option<Setup>] = &[
-        setup,
         #[cfg(feature = "wgpu-gl")]
         super::wgpu_gl::gl_setup,
+        setup,
     ];
     makers.iter().filter_map(|make| make())
 }
