@@ -60,7 +60,9 @@ impl GlFrameTexture {
         zeros: &DeviceBuffer<u8>,
     ) -> Result<GlFrameTexture> {
         let (owner, fns) = GlOwner::current("glTexStorage2D (a wgpu target's frame texture)")?;
-        // No grey swizzle: wgpu samples a one-channel texture as (r, 0, 0, 1).
+        // No grey swizzle: wgpu samples a one-channel texture as (r, 0, 0, 1). The size is
+        // within the device's `max_texture_dimension_2d` (the place checked it), which
+        // wgpu-hal takes from `GL_MAX_TEXTURE_SIZE`: within GL's limit too.
         let gl = Arc::new(Texture::create(owner, fns, layout, false)?);
         // (Dropped in reverse on an error: the registration before the texture.)
         let mut image = RegisteredImage::register_own_texture(
