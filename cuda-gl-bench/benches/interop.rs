@@ -111,7 +111,11 @@ usage: interop [--iters N | --quick] [--warmup N] [--cpu-iters N] [--out DIR]
                  rounds, staged vs its raw DtoH and write_texture); needs the feature `wgpu`
                  (in the default run when built with it) and NVIDIA's Vulkan driver (headless:
                  VK_DRIVER_FILES=.../nvidia_icd.json), else it says why and measures nothing.
-                 It uses no GL and runs after the ordering group
+                 Its Vulkan rows use no GL and run after the ordering group. With the feature
+                 `wgpu-gl`, its GL-route rows (WgpuTarget on wgpu's GL backend over the
+                 benchmark's GL context, from open_gl_device: interop and staged vs that
+                 device's handoff floor) run first, before the ordering group; on a GL that is
+                 not on the CUDA GPU they say why and measure nothing
   --video-only   run the video group (NV12 frames at 1920x1080 and 3840x2160:
                  DisplayTarget::show_video vs show of RGBA8, target <= 1.10; VideoPlanes vs
                  the handoff floor of the same bytes, target <= 1.05; with the feature `wgpu`,
@@ -256,8 +260,8 @@ fn run_device(ordinal: usize, plan: &Plan, cpu_plan: &Plan, args: &Args) -> Resu
     watchdog::enter(watchdog::Stage::Setup);
     let others = args.registration_only || args.in_flight_only || args.ordering_only;
     let others = others || args.streaming_only || args.video_only;
-    // The present group alone runs on any OpenGL (its staged rows need no interop), and the
-    // wgpu present group uses no GL.
+    // The present group alone runs on any OpenGL (its staged rows need no interop), and so
+    // does the wgpu present group (its GL-route rows skip, saying why, off the CUDA GPU).
     let choice = if (args.present_only || args.wgpu_present_only) && !others {
         gpu::GlChoice::Any
     } else {
@@ -332,6 +336,16 @@ fn run_device(ordinal: usize, plan: &Plan, cpu_plan: &Plan, args: &Args) -> Resu
     } else {
         None
     };
+    // The wgpu present group's GL-route rows: before the ordering group and the group's Vulkan
+    // rows, whose Vulkan work may leave the EGL display unusable.
+    #[cfg(feature = "wgpu-gl")]
+    let wgpu_gl = if every || args.wgpu_present_only {
+        wgpu_present::gl_group(&gpu, plan, &mut all, &progress)?
+    } else {
+        wgpu_present::GlSetup::default()
+    };
+    #[cfg(all(feature = "wgpu", not(feature = "wgpu-gl")))]
+    let wgpu_gl = wgpu_present::GlSetup::default();
     if args.ordering_only {
         progress("ordering mechanisms");
         all.extend(ordering::ordering(&gpu, plan)?);
@@ -340,7 +354,9 @@ fn run_device(ordinal: usize, plan: &Plan, cpu_plan: &Plan, args: &Args) -> Resu
     // `--ordering-only`), and it uses no GL itself.
     #[cfg(feature = "wgpu")]
     let wgpu_present = if every || args.wgpu_present_only {
-        Some(wgpu_present::group(&gpu, plan, &mut all, progress)?)
+        Some(wgpu_present::group(
+            &gpu, plan, &mut all, progress, wgpu_gl,
+        )?)
     } else {
         None
     };

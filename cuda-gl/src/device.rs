@@ -151,6 +151,24 @@ pub fn gl_devices(list: GlDeviceList) -> Result<Vec<Device>> {
     }
 }
 
+/// Refuses `device` unless the OpenGL context current on this thread runs on it
+/// (`cuGLGetDevices` lists it): where CUDA can register that context's objects for `device`.
+///
+/// # Errors
+/// As [`gl_devices`] ([`Error::NoGlContext`], [`Error::NotNvidiaGl`], the driver's);
+/// [`Error::WrongDevice`] when the list does not name `device` (an empty list included).
+#[cfg(feature = "wgpu-gl")]
+pub(crate) fn check_gl_runs_on(device: &Device) -> Result<()> {
+    let devices = gl_devices(GlDeviceList::All)?;
+    if devices.contains(device) {
+        return Ok(());
+    }
+    Err(Error::WrongDevice {
+        gl_devices: devices.iter().map(Device::label).collect(),
+        cuda: Box::new(device.label()),
+    })
+}
+
 /// Turns the driver's error from a GL-device query into the variant that says what to do.
 fn classify_gl_error(e: CudaError) -> Error {
     use sys::CUresult as R;

@@ -338,3 +338,60 @@ fn set_up_falls_back_to_any_gl_and_says_why() {
         &Context::for_current_gl().unwrap_err(),
     );
 }
+
+/// The wgpu GL route (feature `wgpu-gl`) on Mesa's GL next to CUDA: `open_gl_device` refuses
+/// the context as not NVIDIA's before wgpu is opened on it; on a wgpu device opened over it by
+/// wgpu-hal directly, a `WgpuTarget` in auto mode runs staged, says why (with the fix), and
+/// shows what it is given, byte for byte.
+#[cfg(feature = "wgpu-gl")]
+#[test]
+fn the_wgpu_gl_route_on_mesa_is_refused_and_a_wgpu_target_runs_staged() {
+    use cuda_gl::DeviceBuffer;
+    use cuda_gl::wgpu_interop::{WgpuTarget, open_gl_device};
+    let Some((device, gl)) = mesa_next_to_cuda() else {
+        return;
+    };
+    let ctx = Context::new(&device).unwrap();
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+        backends: wgpu::Backends::empty(),
+        ..wgpu::InstanceDescriptor::new_without_display_handle()
+    });
+    // SAFETY: `gl` is current on this thread; the call refuses it before wgpu is opened (what
+    // the test checks), and had it not, the objects would be dropped at once, `gl` current.
+    let err = unsafe { open_gl_device(&instance, &ctx, &Default::default()) }.unwrap_err();
+    assert_not_nvidia("open_gl_device", &err);
+
+    // SAFETY: `gl` is current on this thread, the test's, until the wgpu objects below are
+    // dropped (before it, at the end); the test's GL calls put back what they bind.
+    let exposed = unsafe {
+        wgpu::hal::gles::Adapter::new_external(
+            |name| gl.get_proc_address(name),
+            wgpu::GlBackendOptions::default(),
+        )
+    }
+    .expect("wgpu's GL backend over Mesa's context");
+    // SAFETY: an adapter of `new_external` belongs to no instance (as `open_gl_device`'s).
+    let adapter = unsafe { instance.create_adapter_from_hal::<wgpu::hal::api::Gles>(exposed) };
+    let (wgpu_device, queue) = harness::ready(adapter.request_device(&Default::default()))
+        .expect("a wgpu device over Mesa's context");
+    let stream = Stream::new(&ctx, StreamFlags::NonBlocking).unwrap();
+    for (w, h) in [(1001u32, 333u32), (77, 1201)] {
+        let layout = Layout::packed((w, h), Format::Rgba8).unwrap();
+        let (mut target, report) =
+            WgpuTarget::new(&ctx, &wgpu_device, &queue, layout, None).unwrap();
+        let line = report.to_string();
+        eprintln!("{line}");
+        assert_eq!(target.mode(), Mode::Staged, "{line}");
+        assert!(
+            line.contains("interop refused: not_nvidia_gl; wgpu GL: ") && line.contains("fix: "),
+            "{line}"
+        );
+        let want = harness::noise(layout.bytes(), u64::from(w));
+        let src = DeviceBuffer::from_slice(&ctx, &want).unwrap();
+        target.show(&src, layout, &stream).unwrap();
+        assert_eq!(target.read_pixels().unwrap(), want, "{w}x{h}");
+    }
+    drop((wgpu_device, queue, adapter, instance));
+    drop(gl);
+    ctx.check_drop_errors().unwrap();
+}

@@ -45,6 +45,15 @@
 //!   compute pass and by render pass, the same two ways. Each is submitted, then the wgpu use
 //!   of its destination. The summary puts each blit beside the copy of the same source.
 //!
+//! - **the GL route** (the benchmark's feature `wgpu-gl`, `gl_rows.rs`; run before the
+//!   ordering group and the Vulkan rows, whose Vulkan work may leave the EGL display
+//!   unusable): on a wgpu device of wgpu's GL backend over the benchmark's GL context (from
+//!   `open_gl_device`), its own handoff floor (the same kernel into plain device memory +
+//!   sync, then the same wgpu use on that device), the GL-route interop frame (the kernel
+//!   through `Frame::surface`, the frame texture mapped and written in place,
+//!   `Frame::present`: unmap and the blit into the sampled texture, then the wgpu use), and
+//!   for reading a forced staged frame there. See `gl_summary.rs`.
+//!
 //! Needs the benchmark's feature `wgpu` (on in the GPU bundle, built `--all-features`) and
 //! NVIDIA's Vulkan driver for wgpu (headless: `VK_DRIVER_FILES=.../nvidia_icd.json`). When
 //! `open_device` finds no Vulkan adapter that is the CUDA GPU (or the adapter lacks what the
@@ -62,6 +71,14 @@ use std::fmt::Write as _;
 #[path = "wgpu_present/handoffs.rs"]
 mod handoffs;
 #[cfg(feature = "wgpu")]
+#[path = "wgpu_present/frames.rs"]
+mod frames;
+#[cfg(feature = "wgpu-gl")]
+#[path = "wgpu_present/gl_rows.rs"]
+mod gl_rows;
+#[path = "wgpu_present/gl_summary.rs"]
+mod gl_summary;
+#[cfg(feature = "wgpu")]
 #[path = "wgpu_present/rows.rs"]
 mod rows;
 // A plain 2D texture, as the examples and the wgpu GPU tests make theirs.
@@ -69,6 +86,10 @@ mod rows;
 #[path = "../../../cuda-gl/examples/common/wgpu_texture.rs"]
 mod wgpu_texture;
 
+#[cfg(feature = "wgpu-gl")]
+pub use gl_rows::group as gl_group;
+#[cfg(feature = "wgpu")]
+pub use gl_summary::GlSetup;
 #[cfg(feature = "wgpu")]
 pub use rows::{Wgpu, group};
 
@@ -154,6 +175,13 @@ pub enum Role {
     RenderBlitAlone,
     /// The render blit from the shared image into a plain texture + the wgpu use.
     RenderBlitFromShared,
+    /// The GL route's floor: the kernel into device memory + sync + the wgpu use of an
+    /// untouched texture, on the device of wgpu's GL backend.
+    GlFloor,
+    /// A `WgpuTarget` interop frame by the GL route drawn through its surface, presented, used.
+    GlInterop,
+    /// A forced staged `WgpuTarget` frame that no kernel drew on the GL device, presented, used.
+    GlStaged,
 }
 
 /// A wgpu present row's role and frame size.
@@ -170,6 +198,9 @@ pub struct Setup {
     pub display: Option<String>,
     /// Why the group measured nothing (no Vulkan adapter is the CUDA GPU, say).
     pub skipped: Option<String>,
+    /// The GL route's rows (feature `wgpu-gl`): what they ran on, or why they did not run.
+    #[serde(flatten)]
+    pub gl: gl_summary::GlSetup,
 }
 
 /// `wgpu_present.sizes.<WxH>` of `benchmarks.json`: the three ratios of one size and the
@@ -314,6 +345,9 @@ pub struct WgpuReport {
     pub setup: Setup,
     /// By size.
     pub sizes: BTreeMap<String, Summary>,
+    /// The GL route's rows by size (feature `wgpu-gl`; absent when they did not run).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub gl_sizes: BTreeMap<String, gl_summary::GlSummary>,
 }
 
 /// The summary of `size`, when every row of it was measured.
@@ -419,6 +453,7 @@ pub fn summaries(cases: &[Case], setup: &Setup) -> WgpuReport {
     WgpuReport {
         setup: setup.clone(),
         sizes,
+        gl_sizes: gl_summary::by_size(cases),
     }
 }
 
@@ -465,6 +500,7 @@ pub fn summary_markdown(cases: &[Case], setup: Option<&Setup>) -> String {
         return out;
     };
     out.push_str("### wgpu present: `WgpuTarget` per frame vs its limits\n\n");
+    out.push_str(&gl_summary::markdown(cases, &setup.gl));
     if let Some(why) = &setup.skipped {
         let _ = write!(out, "Skipped (not a failure): {why}.\n\n");
         return out;

@@ -206,7 +206,8 @@ fn check_own(texture: &Texture, object: Object, name: u32) -> Result<()> {
     texture.label().check_own(fns, object, name)
 }
 
-/// A frame asked again for what it failed to map.
-fn map_failed(what: &'static str) -> Error {
+/// A frame asked again for what it failed to map (`what`, e.g. `texture`): its map is taken
+/// once per frame.
+pub(crate) fn map_failed(what: &'static str) -> Error {
     DisplayError::FrameMapFailed { what }.into()
 }

@@ -104,6 +104,8 @@ pub use crate::error::DisplayError;
 pub use crate::image::{DeviceImage, Format, Layout};
 pub use crate::source::ShowSource;
 pub use colormap::{ColorMap, Palette};
+#[cfg(feature = "wgpu-gl")]
+pub(crate) use interop::map_failed;
 pub use mode::{Frame, Mode};
 #[cfg_attr(not(feature = "wgpu"), allow(unused_imports))]
 pub(crate) use present::{Canvas, CopyOut, CopyingFrame, Present, PresentFrame, Source};
@@ -113,3 +115,5 @@ pub(crate) use show::{CheckedStream, Kernels, ShowTarget};
 #[cfg(feature = "wgpu")]
 pub(crate) use staged::{Band, bands_for_client_upload};
 pub use target::DisplayTarget;
+#[cfg(feature = "wgpu-gl")]
+pub(crate) use texture::Texture;

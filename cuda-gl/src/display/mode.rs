@@ -148,7 +148,7 @@ impl Screen {
     ) -> Result<Screen> {
         let fns = owner.check("DisplayTarget::new")?;
         check_size(fns, layout.width(), layout.height())?;
-        let texture = Texture::create(owner, fns, layout.packed_as(layout.format())?)?;
+        let texture = Texture::create(owner, fns, layout.packed_as(layout.format())?, true)?;
         Ok(Screen {
             backend: Backend::new(mode, ctx, &texture)?,
             texture,

@@ -40,6 +40,12 @@ impl Report {
                  headless, use cuda_gl::egl::HeadlessContext::for_cuda_device",
             ),
             #[cfg(feature = "wgpu")]
+            Error::Wgpu(e) if e.fixed_by_open_gl_device() => Some(
+                "open the wgpu device with cuda_gl::wgpu_interop::open_gl_device (feature \
+                 wgpu-gl) on a GL context on the CUDA GPU that the program keeps current \
+                 (headless: cuda_gl::egl::HeadlessContext::for_cuda_device)",
+            ),
+            #[cfg(feature = "wgpu")]
             Error::Wgpu(e) if e.fixed_by_open_device() => Some(
                 "open the wgpu device with cuda_gl::wgpu_interop::open_device: wgpu's Vulkan \
                  backend on the CUDA GPU, with external memory and semaphores",

@@ -116,9 +116,10 @@ pub(super) fn check_size(fns: &GlFns, width: u32, height: u32) -> Result<()> {
     }
 }
 
-/// The texture of one size and format.
+/// The texture of one size and format: a display target's, or (feature `wgpu-gl`) the frame
+/// texture that a wgpu target on wgpu's GL backend hands wgpu.
 #[derive(Debug)]
-pub(super) struct Texture {
+pub(crate) struct Texture {
     owner: GlOwner,
     name: u32,
     /// Its size and format, rows tightly packed.
@@ -130,15 +131,23 @@ pub(super) struct Texture {
 
 impl Texture {
     /// A texture of `layout`'s size and format (tightly packed: the pitch is a row) in the
-    /// current context (`owner`, whose table is `fns`). Immutable storage (`glTexStorage2D`) where the context has it (OpenGL 4.2), so
-    /// that no GL call can give a registered texture other storage. The caller has checked the
-    /// size ([`check_size`]).
+    /// current context (`owner`, whose table is `fns`). Immutable storage (`glTexStorage2D`)
+    /// where the context has it (OpenGL 4.2), so that no GL call can give a registered texture
+    /// other storage. With `grey`, a one-channel texture's swizzle reads red into green and
+    /// blue, and alpha as 1 (a display target's, sampled by the application's shaders);
+    /// without, GL's own (a wgpu texture's, which wgpu samples as `(r, 0, 0, 1)`). The caller
+    /// has checked the size ([`check_size`]).
     ///
     /// # Errors
     /// [`Error::GlCall`](crate::Error::GlCall) when GL refuses the texture;
     /// [`Error::AlreadyRegistered`] when another context registered its name in the moment
     /// since it was made (it is left to that one, never deleted).
-    pub(super) fn create(owner: GlOwner, fns: &GlFns, layout: Layout) -> Result<Texture> {
+    pub(crate) fn create(
+        owner: GlOwner,
+        fns: &GlFns,
+        layout: Layout,
+        grey: bool,
+    ) -> Result<Texture> {
         fns.drain_errors();
         let mut texture = Texture {
             owner,
@@ -180,7 +189,7 @@ impl Texture {
             ] {
                 (fns.tex_parameteri)(gl::TEXTURE_2D, parameter, value as i32);
             }
-            if format.one_channel() {
+            if grey && format.one_channel() {
                 for swizzle in [
                     gl::TEXTURE_SWIZZLE_R,
                     gl::TEXTURE_SWIZZLE_G,
@@ -229,7 +238,7 @@ impl Texture {
     }
 
     /// The texture's GL name.
-    pub(super) fn name(&self) -> u32 {
+    pub(crate) fn name(&self) -> u32 {
         self.name
     }
 

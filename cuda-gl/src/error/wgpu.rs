@@ -13,7 +13,8 @@ pub enum WgpuError {
         "{call}: the wgpu {what} runs on the {backend} backend, not Vulkan\nhelp: the GPU-side \
          hand-off needs wgpu's Vulkan backend: create the instance with \
          `wgpu::Backends::VULKAN` and open the device with \
-         `cuda_gl::wgpu_interop::open_device`"
+         `cuda_gl::wgpu_interop::open_device` (or, with feature `wgpu-gl`, open wgpu's GL \
+         backend on a GL context on the CUDA GPU with `cuda_gl::wgpu_interop::open_gl_device`)"
     )]
     NotVulkan {
         /// The call that refused it.
@@ -22,6 +23,53 @@ pub enum WgpuError {
         what: &'static str,
         /// The backend it runs on, e.g. `Gl`.
         backend: String,
+    },
+
+    /// The wgpu adapter or device does not run on wgpu's GL backend (the GL route's check).
+    #[error(
+        "{call}: the wgpu {what} runs on the {backend} backend, not GL\nhelp: the GL route \
+         needs wgpu's GL backend on a GL context on the CUDA GPU: open the device with \
+         `cuda_gl::wgpu_interop::open_gl_device` (feature `wgpu-gl`); a device on wgpu's \
+         Vulkan backend is checked with `cuda_gl::wgpu_interop::check_device`"
+    )]
+    NotGl {
+        /// The call that refused it.
+        call: &'static str,
+        /// `adapter` or `device`.
+        what: &'static str,
+        /// The backend it runs on, e.g. `Vulkan`.
+        backend: String,
+    },
+
+    /// The wgpu device runs on a GL context that wgpu made itself (on its own EGL display,
+    /// from a `wgpu::Instance` with `Backends::GL`): wgpu makes that context current only
+    /// inside its own calls, so CUDA can map no texture of it.
+    #[error(
+        "{call}: the wgpu device runs on a GL context that wgpu made itself (its own EGL \
+         display), which is current only inside wgpu's own calls, so CUDA cannot map its \
+         textures\nhelp: open the device with `cuda_gl::wgpu_interop::open_gl_device` on a GL \
+         context on the CUDA GPU that your program keeps current (headless: \
+         `cuda_gl::egl::HeadlessContext::for_cuda_device`), or use wgpu's Vulkan backend with \
+         `cuda_gl::wgpu_interop::open_device`"
+    )]
+    GlOwnContext {
+        /// The call that refused it.
+        call: &'static str,
+    },
+
+    /// wgpu's GL backend does not take the GL context current on this thread (wgpu-hal needs
+    /// OpenGL 3.3, or OpenGL ES 3.0, or later).
+    #[error(
+        "{call}: wgpu's GL backend does not take the current GL context ({version})\nhelp: \
+         make an OpenGL 3.3 (or OpenGL ES 3.0) or later context current before the call: \
+         `cuda_gl::egl::HeadlessContext::for_cuda_device` makes an OpenGL 4.5 core one; \
+         RUST_LOG=wgpu_hal=warn says what wgpu refused"
+    )]
+    GlUnusable {
+        /// The call that refused it.
+        call: &'static str,
+        /// The context's `GL_VERSION`.
+        version: String,
     },
 
     /// No Vulkan adapter of the wgpu instance is the CUDA device (compared by device UUID).
@@ -205,6 +253,9 @@ impl WgpuError {
             Self::NotExportable { .. } => "not_exportable",
             Self::MissingFeature { .. } => "missing_feature",
             Self::ExportTooLarge { .. } => "export_limit",
+            Self::NotGl { .. } => "not_gl",
+            Self::GlOwnContext { .. } => "wgpu_own_gl_context",
+            Self::GlUnusable { .. } => "gl_unusable",
             _ => "wgpu",
         }
     }
@@ -219,12 +270,22 @@ impl WgpuError {
         )
     }
 
+    /// Whether `open_gl_device` is the fix: a device on
+    /// wgpu's GL backend that cuda-gl cannot map textures of (what a display report's `fix`
+    /// then says).
+    pub(crate) fn fixed_by_open_gl_device(&self) -> bool {
+        matches!(self, Self::GlOwnContext { .. })
+    }
+
     /// Whether the error says that this machine cannot do it (no Vulkan adapter on the CUDA
-    /// GPU, a missing extension or export), rather than a bug of the program: see
+    /// GPU, a missing extension or export, a GL context too old for wgpu), rather than a bug
+    /// of the program: see
     /// [`Error::is_unsupported_setup`](super::Error::is_unsupported_setup).
     pub fn is_unsupported_setup(&self) -> bool {
-        matches!(self, Self::NoAdapter { .. } | Self::NotExportable { .. })
-            || matches!(self, Self::Missing { missing, .. } if !missing.contains("not enabled"))
+        matches!(
+            self,
+            Self::NoAdapter { .. } | Self::NotExportable { .. } | Self::GlUnusable { .. }
+        ) || matches!(self, Self::Missing { missing, .. } if !missing.contains("not enabled"))
     }
 }
 
@@ -247,6 +308,16 @@ mod tests {
                 call,
                 cuda: "NVIDIA H200 (uuid)".into(),
                 seen: "none".into(),
+            },
+            WgpuError::NotGl {
+                call,
+                what: "device",
+                backend: "Vulkan".into(),
+            },
+            WgpuError::GlOwnContext { call },
+            WgpuError::GlUnusable {
+                call,
+                version: "2.1 Mesa 24.0.5".into(),
             },
             WgpuError::OtherGpu {
                 call,

@@ -25,5 +25,7 @@ pub(crate) use current::GlOwner;
 pub(crate) use current::current_gl;
 pub(crate) use fence::Fence;
 pub(crate) use pixel_state::{Direction, PixelState};
+#[cfg(feature = "wgpu-gl")]
+pub(crate) use platform::proc_address;
 pub(crate) use platform::{Current, current};
 pub(crate) use table::{GlFns, have};

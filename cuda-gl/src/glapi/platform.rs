@@ -90,6 +90,26 @@ impl Platform {
         None
     }
 
+    /// The address of GL entry point `name` (with or without its terminating NUL), resolved
+    /// through this platform's own resolver; null where it has none, or where the library is
+    /// not loaded. For a loader that another GL library takes (wgpu's glow, feature `wgpu-gl`).
+    #[cfg(feature = "wgpu-gl")]
+    pub(super) fn proc_address(&self, name: &str) -> *const c_void {
+        let Some((_, proc_address)) = self.get() else {
+            return std::ptr::null();
+        };
+        let mut bytes = Vec::with_capacity(name.len() + 1);
+        bytes.extend_from_slice(name.trim_end_matches('\0').as_bytes());
+        if bytes.contains(&0) {
+            // A name with a NUL inside names no entry point.
+            return std::ptr::null();
+        }
+        bytes.push(0);
+        // SAFETY: a NUL-terminated name; the platform's resolver returns null or the address
+        // of that entry point, and only reads the name.
+        unsafe { proc_address(bytes.as_ptr().cast()) }
+    }
+
     /// The GL entry points, resolved through this platform once.
     ///
     /// # Errors
@@ -138,6 +158,17 @@ pub(super) static PLATFORMS: [Platform; 3] = [
         b"glXGetProcAddressARB\0",
     ),
 ];
+
+/// The address of GL entry point `name` through platform `platform` (an index into
+/// [`PLATFORMS`], as [`Current::Context`] gives it); null where it has none. Entry points of
+/// both platforms do not depend on the context (see the module docs), so the loader of a GL
+/// library that is given it serves the context current now and any other of the process.
+#[cfg(feature = "wgpu-gl")]
+pub(crate) fn proc_address(platform: usize, name: &str) -> *const c_void {
+    PLATFORMS
+        .get(platform)
+        .map_or(std::ptr::null(), |p| p.proc_address(name))
+}
 
 /// What is known about the GL context current on this thread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

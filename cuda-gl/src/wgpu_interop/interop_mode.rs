@@ -76,15 +76,7 @@ impl Present for Interop {
             place.format(),
         )?;
         let source = shared.texture().clone();
-        let blit = match place.blit()? {
-            Some(blit) => {
-                let pair = scoped(&place.device, PAIR_CALL, || {
-                    blit.pair(&place.device, &source, &place.texture)
-                })?;
-                Some((blit, pair))
-            }
-            None => None,
-        };
+        let blit = blit_pair(place, &source)?;
         let pixels = DeviceBuffer::zeroed(ctx, layout.bytes())?;
         let stream = Stream::new(ctx, StreamFlags::NonBlocking)?;
         // SAFETY: (1) the shared image's texture was never handed out.
@@ -199,13 +191,46 @@ impl<S: AsStream> PresentFrame for InteropFrame<'_, S> {
         }
         // The blit or copy goes in the hand-back's own submit, after the acquire. (Had the
         // encoding failed, the guard's drop hands the image back instead.)
-        let command = match blit {
-            Some((blit, pair)) => scoped(&place.device, encode_call(blit.kind()), || {
-                blit.command(&place.device, pair)
-            })?,
-            None => copy_command(&place.device, &[(shared, &place.texture)])?,
-        };
+        let command = present_command(place, blit, shared)?;
         write.finish_then(command)
+    }
+}
+
+/// The present's shader blit of `source` (of the place's size and format) into the place's
+/// texture, with its bind group over the two; `None` where the place's format is copied.
+///
+/// # Errors
+/// As [`WgpuPlace::blit`]; [`WgpuError::Refused`](super::WgpuError::Refused) or
+/// [`WgpuError::OutOfMemory`](super::WgpuError::OutOfMemory) from making the bind group.
+pub(super) fn blit_pair(
+    place: &WgpuPlace,
+    source: &wgpu::Texture,
+) -> Result<Option<(Blit, BlitPair)>> {
+    let Some(blit) = place.blit()? else {
+        return Ok(None);
+    };
+    let pair = scoped(&place.device, PAIR_CALL, || {
+        blit.pair(&place.device, source, &place.texture)
+    })?;
+    Ok(Some((blit, pair)))
+}
+
+/// The command buffer of a present: `blit` (from [`blit_pair`]) of `source` into the place's
+/// texture, or wgpu's copy where there is no blit, recorded under error scopes.
+///
+/// # Errors
+/// [`WgpuError::Refused`](super::WgpuError::Refused) or
+/// [`WgpuError::OutOfMemory`](super::WgpuError::OutOfMemory).
+pub(super) fn present_command(
+    place: &WgpuPlace,
+    blit: Option<&(Blit, BlitPair)>,
+    source: &wgpu::Texture,
+) -> Result<wgpu::CommandBuffer> {
+    match blit {
+        Some((blit, pair)) => scoped(&place.device, encode_call(blit.kind()), || {
+            blit.command(&place.device, pair)
+        }),
+        None => copy_command(&place.device, &[(source, &place.texture)]),
     }
 }
 

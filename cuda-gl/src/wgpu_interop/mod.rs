@@ -1,5 +1,5 @@
 //! CUDA frames into a `wgpu::Texture` on wgpu's Vulkan backend, handed over on the GPU (feature
-//! `wgpu`, Linux).
+//! `wgpu`, Linux), or on wgpu's GL backend (feature `wgpu-gl`: [the GL route](#the-gl-route)).
 //!
 //! - [`open_device`]: opens a wgpu device on the Vulkan adapter whose device UUID is the CUDA
 //!   device's, with `VK_KHR_external_memory_fd` and `VK_KHR_external_semaphore_fd` enabled
@@ -12,6 +12,10 @@
 //! - [`WgpuTarget`]: the safe display target on wgpu (frames, `show`, `show_video`), whose
 //!   texture only wgpu commands write; [`WgpuVideoPlanes`]: a decoded NV12 or P010 frame's luma
 //!   and chroma planes in two plain wgpu textures, for the application's own shader.
+//! - With feature `wgpu-gl`, `open_gl_device` (`unsafe`: wgpu's GL backend trusts that its
+//!   context is current) opens a wgpu device on wgpu's GL backend over a GL context on the CUDA
+//!   GPU, and `check_gl_device` checks one; on such a device a [`WgpuTarget`]'s interop mode
+//!   takes the GL route.
 //!
 //! ```no_run
 //! use cuda_gl::wgpu_interop::{SharedFormat, SharedTexture, open_device};
@@ -95,6 +99,54 @@
 //!    CUDA's surface, array and import are destroyed before Vulkan frees the memory, and CUDA's
 //!    semaphore before Vulkan's (one struct, field order).
 //!
+//! # The GL route
+//!
+//! On a device of wgpu's GL backend over a GL context on the CUDA GPU that the program keeps
+//! current (from `open_gl_device`), a [`WgpuTarget`] in interop mode draws each frame in
+//! place into a GL texture that cuda-gl made in that context and registered with CUDA: mapped
+//! on the frame's stream when its surface is asked for, unmapped at the present, which then
+//! submits wgpu's blit of it into the texture the application samples. GL has no semaphore to
+//! share: map and unmap order CUDA's work and GL's in the one context. No CPU wait.
+//!
+//! # Contracts relied on by the GL route
+//!
+//! Each `unsafe` block names the one it rests on (`SAFETY G1`, ...).
+//!
+//! - **G1. `wgpu_hal::gles::Adapter::new_external`**: the GL context is current when the
+//!   adapter is made (asked just before), and whenever wgpu makes, uses or drops anything of it:
+//!   the caller of `open_gl_device` vouches for that (its `# Safety` 1), cuda-gl's calls on
+//!   its behalf included. So the GL context current in a [`WgpuTarget`]'s calls is the one
+//!   wgpu's device runs on: the frame texture is made in it, and every map and unmap of its
+//!   registration checks that this same context is current (the registration's owner check).
+//! - **G2. `wgpu::Instance::create_adapter_from_hal`** asks for an adapter "created from this
+//!   instance's internal handle": an adapter of `new_external` is of no instance. wgpu-core 30
+//!   (`Instance::create_adapter_from_hal`) only keeps it in the instance's registry, and the
+//!   adapter's GL context has no EGL display of an instance's (`AdapterContext::egl` is
+//!   `None`), so no instance state is used.
+//! - **G3. `wgpu_hal::gles::Device::texture_from_raw` and
+//!   `wgpu::Device::create_texture_from_hal`**: the name is a texture that cuda-gl made in the
+//!   device's context (G1) as the descriptors say: `GL_TEXTURE_2D` (the target wgpu-hal gives
+//!   a 2-D descriptor of one layer), one level, one sample, of the internal format wgpu-hal
+//!   maps the format to (`GL_RGBA8`, `GL_RGBA32F`, `GL_R8`, `GL_R32F`; immutable storage where
+//!   the context has it, as wgpu-hal's own: a test compares the two on any GL); initialized
+//!   (cleared by CUDA before it is wrapped); GL has no layout, so `UNINITIALIZED` is its state.
+//!   With a drop callback wgpu-hal never deletes it (`destroy_texture` deletes only textures
+//!   without one): the callback holds cuda-gl's texture until wgpu destroys its texture, which
+//!   wgpu does once no submit uses it, but also whenever the device is destroyed or lost (it
+//!   destroys every texture then: safe code can do that while CUDA holds the texture mapped,
+//!   so cuda-gl makes the texture itself rather than register one of wgpu's). cuda-gl deletes
+//!   it once both wgpu's callback and the target have let go, after its registration is gone,
+//!   with its context current (checked; otherwise it is leaked).
+//! - **G4. Ordering**: `cuGraphicsMapResources` orders the stream's later work after the GL
+//!   commands issued in the context before it, and `cuGraphicsUnmapResources` the GL commands
+//!   issued after it after the stream's work before it (CUDA's graphics interoperability).
+//!   wgpu-hal's GL queue issues a submit's GL commands inside `Queue::submit` (wgpu-hal 30,
+//!   `gles/queue.rs`), and nothing but the present's blit, submitted after the unmap, uses the
+//!   frame texture in wgpu (it is never handed out): the blit reads what CUDA wrote, and the
+//!   next map comes after the blit's reads.
+//! - **G5. `as_hal` guards** (device, texture) are only read and dropped at once: a texture's
+//!   holds wgpu's destruction lock while it lives.
+//!
 //! # Lifetimes, whatever is dropped first
 //! The [`SharedTexture`] holds clones of the wgpu device and queue; its CUDA and Vulkan objects
 //! are shared between it and the drop callback of wgpu's texture, and released by whichever lets
@@ -124,6 +176,14 @@ mod blit_tests;
 mod cuda_image;
 mod device;
 mod format;
+#[cfg(feature = "wgpu-gl")]
+mod gl_device;
+#[cfg(feature = "wgpu-gl")]
+mod gl_mode;
+#[cfg(all(test, feature = "wgpu-gl"))]
+mod gl_tests;
+#[cfg(feature = "wgpu-gl")]
+mod gl_texture;
 mod handoff;
 mod interop_mode;
 mod place;
@@ -140,6 +200,8 @@ mod vk_info;
 pub use crate::error::wgpu::WgpuError;
 pub use device::{check_adapter, check_device, open_device};
 pub use format::SharedFormat;
+#[cfg(feature = "wgpu-gl")]
+pub use gl_device::{check_gl_device, open_gl_device};
 #[cfg(feature = "egui-wgpu")]
 pub(crate) use scope::scoped;
 pub use target::WgpuTarget;

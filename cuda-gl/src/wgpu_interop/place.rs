@@ -155,8 +155,22 @@ fn shared_format(format: Format) -> SharedFormat {
 /// A descriptor of the texture the application samples (of `layout`'s size and format,
 /// sampled, copied into and out of, and written by a `blit` of that kind).
 fn descriptor(layout: Layout, blit: Option<BlitKind>) -> wgpu::TextureDescriptor<'static> {
+    let usage = wgpu::TextureUsages::TEXTURE_BINDING
+        | wgpu::TextureUsages::COPY_SRC
+        | wgpu::TextureUsages::COPY_DST
+        | blit.map_or(wgpu::TextureUsages::empty(), BlitKind::usage);
+    descriptor_of(layout, "cuda_gl::wgpu_interop::WgpuTarget", usage)
+}
+
+/// A descriptor of a 2-D texture of `layout`'s size and format (its [`SharedFormat`]), one
+/// level and sample, with `usage`, named `label`.
+pub(super) fn descriptor_of(
+    layout: Layout,
+    label: &'static str,
+    usage: wgpu::TextureUsages,
+) -> wgpu::TextureDescriptor<'static> {
     wgpu::TextureDescriptor {
-        label: Some("cuda_gl::wgpu_interop::WgpuTarget"),
+        label: Some(label),
         size: wgpu::Extent3d {
             width: layout.width(),
             height: layout.height(),
@@ -166,10 +180,7 @@ fn descriptor(layout: Layout, blit: Option<BlitKind>) -> wgpu::TextureDescriptor
         sample_count: 1,
         dimension: wgpu::TextureDimension::D2,
         format: shared_format(layout.format()).wgpu(),
-        usage: wgpu::TextureUsages::TEXTURE_BINDING
-            | wgpu::TextureUsages::COPY_SRC
-            | wgpu::TextureUsages::COPY_DST
-            | blit.map_or(wgpu::TextureUsages::empty(), BlitKind::usage),
+        usage,
         view_formats: &[],
     }
 }

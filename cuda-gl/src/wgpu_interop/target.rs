@@ -2,6 +2,8 @@
 //! works with the application's wgpu device, with the same frames, `show`, colour maps and
 //! [`Report`] as the GL [`DisplayTarget`](crate::display::DisplayTarget).
 
+#[cfg(feature = "wgpu-gl")]
+use super::gl_mode::GlInterop;
 use super::interop_mode::Interop;
 use super::place::{WgpuPlace, check_size};
 use super::read_back::read_texture;
@@ -24,6 +26,9 @@ const MODES: [Mode; 2] = [Mode::Interop, Mode::Staged];
 #[derive(Debug)]
 enum Backend {
     Interop(Interop),
+    /// Interop by the GL route (wgpu's GL backend).
+    #[cfg(feature = "wgpu-gl")]
+    GlInterop(GlInterop),
     Staged(Staged),
 }
 
@@ -32,27 +37,49 @@ macro_rules! dispatch {
     ($value:expr, $m:ident => $body:expr) => {
         match $value {
             Backend::Interop($m) => $body,
+            #[cfg(feature = "wgpu-gl")]
+            Backend::GlInterop($m) => $body,
             Backend::Staged($m) => $body,
         }
     };
 }
 
 impl Backend {
-    /// The state of `mode` for `place`, in CUDA context `ctx`.
+    /// The state of `mode` for `place`, in CUDA context `ctx`: interop by the GL route on
+    /// wgpu's GL backend (feature `wgpu-gl`), by Vulkan's otherwise.
     fn new(mode: Mode, ctx: &Arc<Context>, place: &WgpuPlace) -> Result<Backend> {
         Ok(match mode {
+            #[cfg(feature = "wgpu-gl")]
+            Mode::Interop if super::gl_device::is_gl(&place.device) => {
+                Backend::GlInterop(GlInterop::new(ctx, place)?)
+            }
             Mode::Interop => Backend::Interop(Interop::new(ctx, place)?),
             Mode::Staged => Backend::Staged(Staged::new(ctx, place)?),
             other => {
                 return Err(DisplayError::ModeUnavailable {
                     target: "WgpuTarget::new",
                     mode: other.name(),
-                    modes: "Mode::Interop (wgpu's Vulkan backend on the CUDA GPU), Mode::Staged",
+                    modes: "Mode::Interop (wgpu's Vulkan backend on the CUDA GPU, or with \
+                            feature wgpu-gl its GL backend on a GL context there), \
+                            Mode::Staged",
                 }
                 .into());
             }
         })
     }
+}
+
+/// Refuses `device` for interop mode with CUDA context `ctx`, by its route's check: the GL
+/// route's on wgpu's GL backend (feature `wgpu-gl`), Vulkan's otherwise.
+///
+/// # Errors
+/// As `check_gl_device` or [`check_device`](super::check_device).
+fn check_interop(device: &wgpu::Device, ctx: &Context) -> Result<()> {
+    #[cfg(feature = "wgpu-gl")]
+    if super::gl_device::is_gl(device) {
+        return super::check_gl_device(device, ctx);
+    }
+    super::check_device(device, ctx)
 }
 
 /// A `wgpu::Texture` that CUDA writes every frame and the application samples in its own wgpu
@@ -70,16 +97,28 @@ impl Backend {
 ///   device from [`open_device`](super::open_device). The present's wait for CUDA is queued
 ///   on the application's wgpu queue: see the
 ///   [module docs](super#a-cuda-fault-stalls-wgpus-queue) for what a CUDA fault does to it.
+///
+///   With feature `wgpu-gl`, on a device of wgpu's GL backend ([the GL route](super#the-gl-route):
+///   a device from `open_gl_device`), interop mode draws the frame in place into a GL texture
+///   of the target's own that CUDA registered, mapped on the frame's stream when its surface
+///   is asked for and unmapped at the present, which then submits the same blit into the
+///   texture: ordered by the map and the unmap in the one GL context, no CPU wait. That
+///   context must be current on the calling thread at every call of the target, its drop
+///   included (`open_gl_device`'s `# Safety`); cuda-gl's own GL calls check it, and a map
+///   without it is refused ([`Error::NoGlContext`](crate::Error::NoGlContext),
+///   [`Error::WrongGlContext`](crate::Error::WrongGlContext)).
 /// - [`Mode::Staged`]: any other wgpu device (another vendor's GPU, lavapipe, wgpu's GL
-///   backend): each frame is copied into pinned host memory in bands and handed to
-///   `Queue::write_texture` band by band while the next bands are copied. The present waits on
-///   the CPU for the frame's kernel and copies; wgpu writes the texture at its next submit.
+///   backend off the CUDA GPU): each frame is copied into pinned host memory in bands and
+///   handed to `Queue::write_texture` band by band while the next bands are copied. The present
+///   waits on the CPU for the frame's kernel and copies; wgpu writes the texture at its next
+///   submit.
 ///
 /// What is ordered after what: after [`Frame::present`] (or [`show`](Self::show)) returns,
 /// the application's next `Queue::submit` on the target's queue sees the frame in the texture
 /// (interop: the present submitted the blit, which waits on the GPU for CUDA's signal, queued
-/// after the frame's work; staged: `write_texture`'s data is written before that submit's
-/// commands). A frame dropped unpresented shows nothing new, in both modes.
+/// after the frame's work, or on the GL route for the unmap; staged: `write_texture`'s data is
+/// written before that submit's commands). A frame dropped unpresented shows nothing new, in
+/// both modes.
 ///
 /// The texture is a plain wgpu texture that only wgpu commands write (the present's blit or
 /// `write_texture`), ordered by wgpu with the application's own uses: sample and copy it at
@@ -100,7 +139,9 @@ pub struct WgpuTarget {
 impl WgpuTarget {
     /// A target of `layout`'s size and format (its frames' pixels tightly packed) on wgpu's
     /// `device` and `queue`, for CUDA context `ctx`, in `mode`, or with `None` in the first mode
-    /// of interop and staged that works here; and the [`Report`] of what was chosen and why.
+    /// of interop and staged that works here (interop: Vulkan's on wgpu's Vulkan backend, the
+    /// GL route's on its GL backend, feature `wgpu-gl`); and the [`Report`] of what was chosen
+    /// and why.
     ///
     /// # Errors
     /// [`DisplayError::TargetSize`] for a zero side or one over the device's
@@ -122,7 +163,7 @@ impl WgpuTarget {
         // the blit's usage of the texture.
         let ((backend, place), report) = first_mode(ctx, device, mode, |mode| {
             if mode == Mode::Interop {
-                super::check_device(device, ctx)?;
+                check_interop(device, ctx)?;
             }
             let place = WgpuPlace::new(device, queue, layout, mode)?;
             Ok((Backend::new(mode, ctx, &place)?, place))
@@ -172,6 +213,8 @@ impl WgpuTarget {
     pub fn mode(&self) -> Mode {
         match self.backend {
             Backend::Interop(_) => Mode::Interop,
+            #[cfg(feature = "wgpu-gl")]
+            Backend::GlInterop(_) => Mode::Interop,
             Backend::Staged(_) => Mode::Staged,
         }
     }

@@ -1,13 +1,16 @@
 //! A display target whose texture is a `wgpu::Texture` (`cuda_gl::wgpu_interop::WgpuTarget`):
 //! in interop mode (the Vulkan image CUDA writes in place) and in staged mode (pinned bands and
-//! `write_texture`), device memory shown and frames drawn through the surface reach wgpu in
+//! `write_texture`), on wgpu's Vulkan backend and, with feature `wgpu-gl`, on its GL backend
+//! over a GL context on the CUDA GPU (interop by the GL route: `wgpu_gl`), device memory shown
+//! and frames drawn through the surface reach wgpu in
 //! every pixel, at odd sizes, across resizes; colour maps; a dropped frame shows nothing new
 //! and the texture, sampled while a frame is open, holds the last presented frame, in both
 //! modes; NV12 and P010 frames shown (`show_video`) equal the CPU's conversion; bad modes are
 //! typed errors.
 //!
 //! Needs `--features wgpu,egl`, a GPU and NVIDIA's Vulkan driver (headless:
-//! `VK_DRIVER_FILES=.../nvidia_icd.json`); skips with the reason elsewhere.
+//! `VK_DRIVER_FILES=.../nvidia_icd.json`), and for the GL route `--features wgpu-gl` and
+//! NVIDIA's EGL; each set-up skips with the reason where it cannot be made.
 #![cfg(all(feature = "wgpu", feature = "egl"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -21,18 +24,33 @@ use cuda_gl::video::{ColorSpace, VideoFormat, convert_cpu};
 use cuda_gl::wgpu_interop::{WgpuError, WgpuTarget};
 use cuda_gl::{DeviceBuffer, Error, LaunchConfig, Stream};
 
-/// Runs `test` on one set-up in interop mode, then in staged mode (nothing, with the reason,
+/// The set-ups the target's tests run on, made one at a time: with feature `wgpu-gl` a device
+/// on wgpu's GL backend (first: the benchmark saw Vulkan work leave the process's EGL display
+/// unusable on driver 580), then one on its Vulkan backend (each `None`, with the reason, where
+/// it cannot be made).
+fn setups() -> impl Iterator<Item = Setup> {
+    let makers: &[fn() -> Option<Setup>] = &[
+        #[cfg(feature = "wgpu-gl")]
+        super::wgpu_gl::gl_setup,
+        setup,
+    ];
+    makers.iter().filter_map(|make| make())
+}
+
+/// Runs `test` on each set-up in interop mode, then in staged mode (nothing, with the reason,
 /// where there is no set-up), then checks that no drop reported an error.
 fn in_both_modes(test: impl Fn(&Setup, Mode)) {
-    let Some(s) = setup() else { return };
-    for mode in [Mode::Interop, Mode::Staged] {
-        test(&s, mode);
+    for s in setups() {
+        println!("-- wgpu {:?} --", s.device.adapter_info().backend);
+        for mode in [Mode::Interop, Mode::Staged] {
+            test(&s, mode);
+        }
+        s.ctx.check_drop_errors().unwrap();
     }
-    s.ctx.check_drop_errors().unwrap();
 }
 
 /// A target of `size` and `format` in `mode` on the set-up's device.
-fn target(s: &Setup, size: (u32, u32), format: Format, mode: Mode) -> WgpuTarget {
+pub(crate) fn target(s: &Setup, size: (u32, u32), format: Format, mode: Mode) -> WgpuTarget {
     let layout = Layout::packed(size, format).unwrap();
     let (target, report) =
         WgpuTarget::new(&s.ctx, &s.device, &s.queue, layout, Some(mode)).unwrap();
@@ -50,17 +68,27 @@ fn bytes_of(n: usize, seed: u32) -> Vec<u8> {
 
 /// The next frame of `t` (RGBA8), drawn through its surface by `surface_fill_rgba8` with
 /// `seed`, and left open.
-fn fill_frame<'t>(s: &'t Setup, t: &'t mut WgpuTarget, seed: u32) -> Frame<'t, Stream> {
+pub(crate) fn fill_frame<'t>(s: &'t Setup, t: &'t mut WgpuTarget, seed: u32) -> Frame<'t, Stream> {
+    fill_frame_on(s, t, &s.stream, seed)
+}
+
+/// [`fill_frame`] on `stream`.
+pub(crate) fn fill_frame_on<'t>(
+    s: &Setup,
+    t: &'t mut WgpuTarget,
+    stream: &'t Stream,
+    seed: u32,
+) -> Frame<'t, Stream> {
     let fill = s.kernels.function("surface_fill_rgba8").unwrap();
     let (w, h) = t.size();
-    let frame = t.frame(&s.stream).unwrap();
+    let frame = t.frame(stream).unwrap();
     let surface = frame.surface().unwrap();
     // SAFETY: the kernel writes w x h RGBA8 texels through the frame's surface, which has that
     // size and format, on the frame's stream.
     unsafe {
         fill.launch(
             LaunchConfig::for_image(w, h),
-            &s.stream,
+            stream,
             (surface, w as i32, h as i32, seed),
         )
         .unwrap();

@@ -23,7 +23,9 @@ use cuda_gl::{
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// What each test needs: the CUDA side, and a wgpu device on the same GPU.
+/// What each test needs: the CUDA side, and a wgpu device on the same GPU. Field order is drop
+/// order: the wgpu objects go while the GL context of a device on wgpu's GL backend is still
+/// current.
 pub(crate) struct Setup {
     pub(crate) instance: wgpu::Instance,
     pub(crate) device: wgpu::Device,
@@ -31,6 +33,10 @@ pub(crate) struct Setup {
     pub(crate) kernels: Module,
     pub(crate) stream: Stream,
     pub(crate) ctx: Arc<Context>,
+    /// The GL context that a device on wgpu's GL backend runs on (`wgpu_gl::gl_setup`),
+    /// current on the test's thread from the set-up to its drop; `None` on Vulkan.
+    #[cfg_attr(not(feature = "wgpu-gl"), allow(dead_code))]
+    pub(crate) gl: Option<cuda_gl::egl::HeadlessContext>,
 }
 
 /// `CUDA_GL_VK_VALIDATION=1` (set by `ci/gpu/vkval-env.sh`, with Khronos' validation layer
@@ -91,16 +97,30 @@ pub(crate) fn setup() -> Option<Setup> {
         }
         Err(e) => panic!("open_device failed: {e}"),
     };
-    let stream = Stream::new(&ctx, StreamFlags::NonBlocking).expect("create a stream");
-    let kernels = Module::from_ptx(&ctx, TEST_PTX).expect("load the test kernels");
-    Some(Setup {
-        instance,
-        device,
-        queue,
-        kernels,
-        stream,
-        ctx,
-    })
+    Some(Setup::new(ctx, instance, (device, queue), None))
+}
+
+impl Setup {
+    /// The set-up of `device` and `queue` (held by `instance`), a stream and the test kernels
+    /// of `ctx`, and `gl`, the GL context of a device on wgpu's GL backend.
+    pub(crate) fn new(
+        ctx: Arc<Context>,
+        instance: wgpu::Instance,
+        (device, queue): (wgpu::Device, wgpu::Queue),
+        gl: Option<cuda_gl::egl::HeadlessContext>,
+    ) -> Setup {
+        let stream = Stream::new(&ctx, StreamFlags::NonBlocking).expect("create a stream");
+        let kernels = Module::from_ptx(&ctx, TEST_PTX).expect("load the test kernels");
+        Setup {
+            instance,
+            device,
+            queue,
+            kernels,
+            stream,
+            ctx,
+            gl,
+        }
+    }
 }
 
 /// The seed of frame `f` (every frame differs from the last in every texel).

@@ -2,6 +2,8 @@
 //! and textures of one size, and each row's iteration (see the parent module for what each row
 //! measures).
 
+use super::frames::{FRAME_DT, Frames};
+use super::gl_summary::GlSetup;
 use super::wgpu_texture::texture_2d;
 use super::{Role, Setup, WgpuTag, print_summary, set_ratios};
 use crate::gpu::Gpu;
@@ -13,7 +15,7 @@ use anyhow::{Context as _, Result, anyhow, ensure};
 use blit::{Blit, BlitKind, BlitPair};
 use cuda_gl::display::{Format, Layout, Mode};
 use cuda_gl::wgpu_interop::{SharedFormat, SharedTexture, WgpuTarget, open_device};
-use cuda_gl::{DeviceBuffer, PinnedBuffer, sys};
+use cuda_gl::{PinnedBuffer, sys};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -33,8 +35,6 @@ mod sustained;
 const WGPU_SIZES: [(u32, u32); 2] = [(1920, 1080), (3840, 2160)];
 /// The longest wait for one wgpu submit.
 const WAIT_LIMIT: Duration = Duration::from_secs(10);
-/// Animation time step between frames (seconds).
-const FRAME_DT: f32 = 1.0 / 60.0;
 
 /// The wgpu device on the CUDA GPU, its queue, and the first error wgpu reported outside an
 /// error scope (wgpu's default handler would panic; this one keeps the message for [`check`]).
@@ -59,10 +59,21 @@ impl Wgpu {
             backends: wgpu::Backends::VULKAN,
             ..wgpu::InstanceDescriptor::new_without_display_handle()
         });
-        let (adapter, device, queue) = match open_device(&instance, &gpu.ctx, &Default::default()) {
+        let opened = open_device(&instance, &gpu.ctx, &Default::default());
+        Wgpu::opened(instance, opened, "cuda_gl::wgpu_interop::open_device")
+    }
+
+    /// The device of `opened` on `instance` (`call` names the opening in errors), or why this
+    /// machine has none.
+    pub(super) fn opened(
+        instance: wgpu::Instance,
+        opened: cuda_gl::Result<(wgpu::Adapter, wgpu::Device, wgpu::Queue)>,
+        call: &'static str,
+    ) -> Result<std::result::Result<Wgpu, String>> {
+        let (adapter, device, queue) = match opened {
             Ok(opened) => opened,
             Err(e) if e.is_unsupported_setup() => return Ok(Err(one_line(&e))),
-            Err(e) => return Err(e).context("cuda_gl::wgpu_interop::open_device"),
+            Err(e) => return Err(e).context(call),
         };
         let uncaptured = Arc::new(Mutex::new(None));
         let slot = uncaptured.clone();
@@ -110,7 +121,7 @@ impl Wgpu {
     }
 
     /// A `size` RGBA8 texture that copies may read and write.
-    fn texture(&self, size: (u32, u32), label: &str) -> wgpu::Texture {
+    pub(super) fn texture(&self, size: (u32, u32), label: &str) -> wgpu::Texture {
         self.texture_of(size, wgpu::TextureFormat::Rgba8Unorm, label)
     }
 
@@ -210,23 +221,16 @@ impl Wgpu {
 struct Rig {
     /// The plain-call route (ash and driver calls only, on the same device).
     plain: plain::PlainRoute,
-    interop: WgpuTarget,
-    staged: WgpuTarget,
+    /// The floor, interop and staged rows' targets and textures, and the sink.
+    frames: Frames,
     shared: SharedTexture,
-    /// The floor's frame (plain device memory), also the raw DtoH's source.
-    device: DeviceBuffer<u8>,
     /// The raw DtoH's destination, and `write_texture`'s source.
     pinned: PinnedBuffer<u8>,
-    /// The floor's untouched texture of the frame's size.
-    untouched: wgpu::Texture,
     /// `write_texture`'s destination.
     upload: wgpu::Texture,
-    /// The 1x1 texture every row's use copies a texel into.
-    sink: wgpu::Texture,
     /// The blit rows: by compute and by render pass, from a plain texture and from the shared
     /// image.
     blits: Vec<BlitRow>,
-    t: f32,
 }
 
 /// A blit row's blit, its pair, and its destination.
@@ -281,7 +285,7 @@ fn blit_rows(
 }
 
 /// A target of `size` in `mode` (`None`: auto) on `w`'s device, and its report line.
-fn target(
+pub(super) fn target(
     gpu: &Gpu,
     w: &Wgpu,
     (width, height): (u32, u32),
@@ -317,16 +321,11 @@ impl Rig {
         let rig = Rig {
             plain: plain::PlainRoute::new(gpu, &w.device, &w.queue, size)
                 .with_context(|| format!("the plain-call route at {width}x{height}"))?,
-            interop: target(gpu, w, size, Some(Mode::Interop))?.0,
-            staged: target(gpu, w, size, Some(Mode::Staged))?.0,
+            frames: Frames::new(gpu, w, size, "wgpu present")?,
             blits,
             shared,
-            device: gpu.device_bytes(bytes)?,
             pinned: gpu.pinned_bytes(bytes)?,
-            untouched: w.texture(size, "wgpu present: the floor's untouched texture"),
             upload: w.texture(size, "wgpu present: write_texture's texture"),
-            sink: w.texture((1, 1), "wgpu present: the 1x1 sink"),
-            t: 0.0,
         };
         w.check(&format!("making the {width}x{height} textures and blits"))?;
         Ok(rig)
@@ -334,12 +333,14 @@ impl Rig {
 }
 
 /// The group: the wgpu device, the auto probe (printed), then every size of [`WGPU_SIZES`],
-/// its rows appended to `all`, and the summary printed. What it found, or why it skipped.
+/// its rows appended to `all`, and the summary printed. What it found, or why it skipped,
+/// with `gl`, what the GL-route rows found (run earlier: `gl_group`).
 pub fn group(
     gpu: &Gpu,
     plan: &Plan,
     all: &mut Vec<Case>,
     progress: impl Fn(&str),
+    gl: GlSetup,
 ) -> Result<Setup> {
     // Opening Vulkan and making the targets is set-up: the watchdog measures it from here.
     watchdog::enter(watchdog::Stage::Setup);
@@ -350,35 +351,63 @@ pub fn group(
             let why = format!("no wgpu Vulkan device on the CUDA GPU takes the hand-off: {why}");
             let setup = Setup {
                 skipped: Some(why),
+                gl,
                 ..Setup::default()
             };
             print_summary(&[], &setup);
             return Ok(setup);
         }
     };
-    eprintln!("interop: wgpu present: adapter {}", w.adapter);
-    let (probe, display) = target(gpu, &w, crate::cases::FULL_HD, None)?;
-    eprintln!("interop: wgpu present: {display}");
-    ensure!(
-        probe.mode() == Mode::Interop,
-        "auto chose {} on the device from open_device, not interop: {display}",
-        probe.mode()
-    );
-    drop(probe);
     let first = all.len();
-    for (width, height) in WGPU_SIZES {
-        progress(&format!(
-            "wgpu present {width}x{height}: WgpuTarget per frame vs its limits"
-        ));
-        all.extend(rows(gpu, &w, plan, (width, height))?);
-    }
+    let names = (
+        "wgpu present",
+        "open_device",
+        "WgpuTarget per frame vs its limits",
+    );
+    let display = every_size(gpu, &w, plan, all, &progress, names, rows)?;
     let setup = Setup {
         adapter: Some(w.adapter.clone()),
         display: Some(display),
         skipped: None,
+        gl,
     };
     print_summary(all.get(first..).unwrap_or_default(), &setup);
     Ok(setup)
+}
+
+/// The rows function of a group of rows: its rows at one size.
+pub(super) type SizeRows = fn(&Gpu, &Wgpu, &Plan, (u32, u32)) -> Result<Vec<Case>>;
+
+/// A group of rows on `w`'s device: the auto probe (a 1920x1080 target with no mode forced,
+/// found in interop mode), then `rows` at every size of [`WGPU_SIZES`], appended to `all`;
+/// the probe's report line. `names`: the group, in the lines printed; the call that opened the
+/// device; what the rows measure, for the progress line.
+///
+/// # Errors
+/// When the probe's target cannot be made, or auto chose another mode; `rows`' errors.
+pub(super) fn every_size(
+    gpu: &Gpu,
+    w: &Wgpu,
+    plan: &Plan,
+    all: &mut Vec<Case>,
+    progress: &impl Fn(&str),
+    (group, opened_by, what): (&str, &str, &str),
+    rows: SizeRows,
+) -> Result<String> {
+    eprintln!("interop: {group}: adapter {}", w.adapter);
+    let (probe, display) = target(gpu, w, crate::cases::FULL_HD, None)?;
+    eprintln!("interop: {group}: {display}");
+    ensure!(
+        probe.mode() == Mode::Interop,
+        "auto chose {} on the device from {opened_by}, not interop: {display}",
+        probe.mode()
+    );
+    drop(probe);
+    for (width, height) in WGPU_SIZES {
+        progress(&format!("{group} {width}x{height}: {what}"));
+        all.extend(rows(gpu, w, plan, (width, height))?);
+    }
+    Ok(display)
 }
 
 /// The group's rows at `size`, measured in the same interleaved rounds.
@@ -399,11 +428,7 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
             Role::Floor,
             Variant::new(
                 format!("handoff floor (wgpu) {width}x{height}: kernel + sync + wgpu use"),
-                |rig: &mut Rig| {
-                    rig.t += FRAME_DT;
-                    gpu.plasma_synced(&rig.device, size, rig.t)?;
-                    w.use_texel(&rig.untouched, &rig.sink)
-                },
+                |rig: &mut Rig| rig.frames.floor(gpu, w),
             ),
         ),
         (
@@ -412,13 +437,7 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
                 format!(
                     "wgpu interop frame {width}x{height}: kernel (surface) + present + wgpu use"
                 ),
-                |rig: &mut Rig| {
-                    rig.t += FRAME_DT;
-                    let frame = rig.interop.frame(stream)?;
-                    gpu.plasma_into_surface(frame.surface()?, size, rig.t)?;
-                    frame.present()?;
-                    w.use_texel(rig.interop.texture(), &rig.sink)
-                },
+                |rig: &mut Rig| rig.frames.interop(gpu, w),
             ),
         ),
         (
@@ -429,15 +448,15 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
                      finish + wgpu use"
                 ),
                 |rig: &mut Rig| {
-                    rig.t += FRAME_DT;
+                    rig.frames.t += FRAME_DT;
                     // SAFETY: (1) of `write`: no submit uses the shared texture until `finish`
                     // below (the group's other uses of it, `use_texel` after it and the copy
                     // and blit rows, are submitted by other iterations, after their `finish`,
                     // and no clone of the texture is held elsewhere).
                     let write = unsafe { rig.shared.write(stream) }?;
-                    gpu.plasma_into_surface(write.surface(), size, rig.t)?;
+                    gpu.plasma_into_surface(write.surface(), size, rig.frames.t)?;
                     write.finish()?;
-                    w.use_texel(rig.shared.texture(), &rig.sink)
+                    w.use_texel(rig.shared.texture(), &rig.frames.sink)
                 },
             ),
         ),
@@ -448,17 +467,14 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
                     "wgpu staged present {width}x{height}: a frame with no kernel + present + \
                      wgpu use"
                 ),
-                |rig: &mut Rig| {
-                    rig.staged.frame(stream)?.present()?;
-                    w.use_texel(rig.staged.texture(), &rig.sink)
-                },
+                |rig: &mut Rig| rig.frames.staged(gpu, w),
             ),
         ),
         (
             Role::Dtoh,
             Variant::new(
                 format!("raw cuMemcpyDtoHAsync {width}x{height} into pinned memory + sync"),
-                |rig: &mut Rig| raw::dtoh(driver, &rig.device, &mut rig.pinned, stream),
+                |rig: &mut Rig| raw::dtoh(driver, &rig.frames.device, &mut rig.pinned, stream),
             ),
         ),
         (
@@ -476,7 +492,7 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
                         },
                         rig.upload.size(),
                     );
-                    w.use_texel(&rig.upload, &rig.sink)
+                    w.use_texel(&rig.upload, &rig.frames.sink)
                 },
             ),
         ),
@@ -487,7 +503,9 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
                     "wgpu copy_texture_to_texture {width}x{height} between plain textures + \
                      wgpu use"
                 ),
-                move |rig: &mut Rig| w.copy_and_use(&rig.untouched, &rig.upload, &rig.sink),
+                move |rig: &mut Rig| {
+                    w.copy_and_use(&rig.frames.untouched, &rig.upload, &rig.frames.sink)
+                },
             ),
         ),
         (
@@ -498,7 +516,9 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
                      plain texture + wgpu use"
                 ),
                 // The shared image is wgpu's between hand-offs: copying it then is allowed.
-                move |rig: &mut Rig| w.copy_and_use(rig.shared.texture(), &rig.upload, &rig.sink),
+                move |rig: &mut Rig| {
+                    w.copy_and_use(rig.shared.texture(), &rig.upload, &rig.frames.sink)
+                },
             ),
         ),
     ];
@@ -514,8 +534,8 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
             if release { ", release" } else { "" }
         );
         let frame = move |rig: &mut Rig| {
-            rig.t += FRAME_DT;
-            rig.plain.frame(gpu, rig.t, release)
+            rig.frames.t += FRAME_DT;
+            rig.plain.frame(gpu, rig.frames.t, release)
         };
         (role, Variant::new(name, frame))
     }));
@@ -523,7 +543,7 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
     let blits = rig.blits.iter().enumerate().map(|(i, b)| {
         let run = move |rig: &mut Rig| {
             let row = rig.blits.get(i).context("the blit rows are the rig's")?;
-            row.run(w, &rig.sink)
+            row.run(w, &rig.frames.sink)
         };
         (b.role, Variant::new(b.name(size), run))
     });

@@ -45,9 +45,9 @@ impl Rounds<'_> {
     fn floor(&mut self, gpu: &Gpu, w: &Wgpu, size: (u32, u32)) -> Result<()> {
         let rig = &mut *self.rig;
         for _ in 0..ROUND {
-            rig.t += FRAME_DT;
-            gpu.plasma_synced(&rig.device, size, rig.t)?;
-            w.use_texel(&rig.untouched, &rig.sink)?;
+            rig.frames.t += FRAME_DT;
+            gpu.plasma_synced(&rig.frames.device, size, rig.frames.t)?;
+            w.use_texel(&rig.frames.untouched, &rig.frames.sink)?;
         }
         Ok(())
     }
@@ -64,11 +64,11 @@ impl Rounds<'_> {
             // texture is used only after it.
             let write = unsafe { shared.write(&gpu.stream) }?;
             for _ in 0..frames {
-                rig.t += FRAME_DT;
-                gpu.plasma_into_surface(write.surface(), size, rig.t)?;
+                rig.frames.t += FRAME_DT;
+                gpu.plasma_into_surface(write.surface(), size, rig.frames.t)?;
             }
             write.finish()?;
-            w.use_texel(texture, &rig.sink)?;
+            w.use_texel(texture, &rig.frames.sink)?;
         }
         Ok(())
     }
@@ -87,18 +87,18 @@ impl Rounds<'_> {
             if let Some(last_use) = n.checked_sub(k).and_then(|j| uses.get(j)) {
                 w.wait(Clone::clone(last_use))?;
             }
-            rig.t += FRAME_DT;
+            rig.frames.t += FRAME_DT;
             // SAFETY: (1) of `write`: until `finish`, the only submit is the use of frame
             // n - 1, in texture (n - 1) % k, another texture (k >= 2); the clone of this one
             // is used only by its own frame's use, submitted after its `finish`.
             let write = unsafe { ring[n % k].write(&gpu.stream) }?;
-            gpu.plasma_into_surface(write.surface(), size, rig.t)?;
+            gpu.plasma_into_surface(write.surface(), size, rig.frames.t)?;
             if n > 0 {
-                uses.push(w.submit_texels(&[(&textures[(n - 1) % k], &rig.sink)]));
+                uses.push(w.submit_texels(&[(&textures[(n - 1) % k], &rig.frames.sink)]));
             }
             write.finish()?;
         }
-        let last = w.submit_texels(&[(&textures[(ROUND - 1) % k], &rig.sink)]);
+        let last = w.submit_texels(&[(&textures[(ROUND - 1) % k], &rig.frames.sink)]);
         // wgpu's submits run in order: the last use's end is every frame's.
         w.wait(last)
     }

@@ -76,3 +76,26 @@ fn an_export_limit_names_itself_and_no_device_fix() {
     let line = report(vec![(Mode::Interop, other_gpu.into())]).to_string();
     assert!(line.contains("fix: open the wgpu device"), "{line}");
 }
+
+/// The GL route refused for a device on wgpu's own GL context: the report names it and gives
+/// the GL route's fix, not the Vulkan one.
+#[cfg(feature = "wgpu")]
+#[test]
+fn a_wgpu_owned_gl_context_names_itself_and_the_gl_routes_fix() {
+    use crate::wgpu_interop::WgpuError;
+    let own = WgpuError::GlOwnContext {
+        call: "cuda_gl::wgpu_interop::check_gl_device",
+    };
+    let mut report = report(vec![(Mode::Interop, own.into())]);
+    report.api = "wgpu GL";
+    let line = report.to_string();
+    assert!(
+        line.starts_with("display: staged (interop refused: wgpu_own_gl_context); wgpu GL: "),
+        "{line}"
+    );
+    assert!(
+        line.contains("fix: open the wgpu device with cuda_gl::wgpu_interop::open_gl_device"),
+        "{line}"
+    );
+    assert!(!line.contains("open_device:"), "{line}");
+}

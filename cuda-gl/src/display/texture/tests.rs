@@ -106,7 +106,7 @@ fn frames_uploaded_in_bands_read_back_byte_for_byte() {
     for (w, h) in [(1001, 333), (77, 1201), (1920, 1080), (1, 1)] {
         check_size(fns, w, h).unwrap();
         let layout = Layout::packed((w, h), Format::Rgba8).unwrap();
-        let texture = Texture::create(owner, fns, layout).unwrap();
+        let texture = Texture::create(owner, fns, layout, true).unwrap();
         for seed in [1, 2] {
             let frame = frame_bytes(texture.frame_bytes(), seed);
             upload_in_bands(&texture, &frame);

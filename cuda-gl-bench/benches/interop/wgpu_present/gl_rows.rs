@@ -1,0 +1,121 @@
+//! The wgpu present group's GL-route rows (feature `wgpu-gl`): a wgpu device of wgpu's GL
+//! backend over the benchmark's own GL context (`open_gl_device`), and at each size, in the
+//! same interleaved rounds, its handoff floor, the GL-route interop frame and a forced staged
+//! frame (see the parent module; the summary is `gl_summary.rs`).
+
+use super::frames::Frames;
+use super::gl_summary::{self, GlSetup};
+use super::rows::{Wgpu, every_size};
+use super::{Role, WgpuTag};
+use crate::gpu::Gpu;
+use crate::measure::{Case, Plan, Variant, interleaved_rows};
+use crate::watchdog;
+use anyhow::Result;
+use cuda_gl::wgpu_interop::open_gl_device;
+
+impl Wgpu {
+    /// The wgpu device that `open_gl_device` opens over the benchmark's GL context (current on
+    /// this thread since `Gpu::open`); `Ok(Err(why))` where that context is not on the CUDA
+    /// GPU (the wgpu present group alone runs on any GL).
+    fn open_gl(gpu: &Gpu) -> Result<std::result::Result<Wgpu, String>> {
+        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+            backends: wgpu::Backends::empty(),
+            ..wgpu::InstanceDescriptor::new_without_display_handle()
+        });
+        // SAFETY: the benchmark's GL context (`gpu`'s) is current on this thread, the only one
+        // that runs the benchmark, from `Gpu::open` until `gpu` drops; [`group`] drops every
+        // wgpu object of this device before it returns, and nothing makes another GL context
+        // current meanwhile. The benchmark's own GL calls (the other groups, before this one)
+        // leave no object of wgpu's bound.
+        let opened = unsafe { open_gl_device(&instance, &gpu.ctx, &Default::default()) };
+        Wgpu::opened(instance, opened, "cuda_gl::wgpu_interop::open_gl_device")
+    }
+}
+
+/// The GL rows: the device over the benchmark's GL context, the auto probe (printed), then
+/// every size, the rows appended to `all` and the summary printed. What they ran on, or why
+/// they measured nothing.
+pub fn group(
+    gpu: &Gpu,
+    plan: &Plan,
+    all: &mut Vec<Case>,
+    progress: &impl Fn(&str),
+) -> Result<GlSetup> {
+    watchdog::enter(watchdog::Stage::Setup);
+    let w = match Wgpu::open_gl(gpu)? {
+        Ok(w) => w,
+        Err(why) => {
+            let why = format!("no wgpu GL device over a GL context on the CUDA GPU: {why}");
+            let setup = GlSetup {
+                gl_skipped: Some(why),
+                ..GlSetup::default()
+            };
+            gl_summary::print(&[], &setup);
+            return Ok(setup);
+        }
+    };
+    let first = all.len();
+    let names = (
+        "wgpu present, GL route",
+        "open_gl_device",
+        "WgpuTarget per frame vs its floor",
+    );
+    let display = every_size(gpu, &w, plan, all, progress, names, rows)?;
+    let setup = GlSetup {
+        gl_adapter: Some(w.adapter().to_owned()),
+        gl_display: Some(display),
+        gl_skipped: None,
+    };
+    gl_summary::print(all.get(first..).unwrap_or_default(), &setup);
+    Ok(setup)
+}
+
+/// The GL rows at `size`, measured in the same interleaved rounds.
+fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>> {
+    let (width, height) = size;
+    let group = format!("wgpu present {width}x{height}, GL route: WgpuTarget per frame");
+    watchdog::enter(watchdog::Stage::Setup);
+    let mut rig = Frames::new(gpu, w, size, "wgpu present, GL")?;
+    w.check(&format!("making the {width}x{height} GL textures"))?;
+    let rows: Vec<(Role, Variant<'_, Frames>)> = vec![
+        (
+            Role::GlFloor,
+            Variant::new(
+                format!("handoff floor (wgpu GL) {width}x{height}: kernel + sync + wgpu use"),
+                |rig: &mut Frames| rig.floor(gpu, w),
+            ),
+        ),
+        (
+            Role::GlInterop,
+            Variant::new(
+                format!(
+                    "wgpu GL interop frame {width}x{height}: kernel (surface) + present + wgpu \
+                     use"
+                ),
+                |rig: &mut Frames| rig.interop(gpu, w),
+            ),
+        ),
+        (
+            Role::GlStaged,
+            Variant::new(
+                format!(
+                    "wgpu GL staged present {width}x{height}: a frame with no kernel + present \
+                     + wgpu use"
+                ),
+                |rig: &mut Frames| rig.staged(gpu, w),
+            ),
+        ),
+    ];
+    let rows = interleaved_rows(plan, &group, &mut rig, rows)?;
+    gpu.stream.synchronize()?;
+    w.check(&group)?;
+    // The targets go while the GL context is current (it is, for the whole benchmark).
+    drop(rig);
+    let mut cases = Vec::with_capacity(rows.len());
+    for (mut case, role) in rows {
+        case.wgpu = Some(WgpuTag::new(role, size));
+        cases.push(case);
+    }
+    gl_summary::set_ratios(&mut cases, size);
+    Ok(cases)
+}

@@ -1,0 +1,148 @@
+//! The wgpu present group's GL-route rows summarised (the rows: `gl_rows.rs`, feature
+//! `wgpu-gl`): at each size, the GL-route interop frame and, for reading, a staged frame on the
+//! same device of wgpu's GL backend, each against that device's own handoff floor (the same
+//! kernel into plain device memory + stream sync, then the same wgpu use), measured in the same
+//! interleaved rounds. No target: the issue's target is the Vulkan route's.
+
+use super::{Role, ratio_text, us_text};
+use crate::measure::{Case, Ratio};
+use crate::roles::{median, row, sizes};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// What the GL-route rows ran on, or why they did not run.
+#[serde_with::skip_serializing_none]
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct GlSetup {
+    /// The wgpu GL adapter (`name (driver driver_info)`), when `open_gl_device` opened one.
+    pub gl_adapter: Option<String>,
+    /// The `Report` line of `WgpuTarget::new` with no mode forced on it (1920x1080).
+    pub gl_display: Option<String>,
+    /// Why the GL rows measured nothing (the benchmark's GL is not on the CUDA GPU, say).
+    pub gl_skipped: Option<String>,
+}
+
+/// `wgpu_present.gl_sizes.<WxH>` of `benchmarks.json`: the GL rows' medians (µs) and ratios.
+#[derive(Debug, Clone, Serialize)]
+pub struct GlSummary {
+    /// The GL-route interop frame's median.
+    pub interop_us: f64,
+    /// The GL device's handoff floor's median.
+    pub floor_us: f64,
+    /// `interop_us / floor_us`.
+    pub interop_ratio: f64,
+    /// The forced staged frame's median on the same device.
+    pub staged_us: f64,
+    /// `staged_us / floor_us`.
+    pub staged_ratio: f64,
+}
+
+/// The GL summary of `size`, when its three rows were measured.
+fn summary(cases: &[Case], size: (u32, u32)) -> Option<GlSummary> {
+    let m = |role| median(cases, role, size);
+    let (interop_us, floor_us, staged_us) =
+        (m(Role::GlInterop)?, m(Role::GlFloor)?, m(Role::GlStaged)?);
+    Some(GlSummary {
+        interop_us,
+        floor_us,
+        interop_ratio: interop_us / floor_us,
+        staged_us,
+        staged_ratio: staged_us / floor_us,
+    })
+}
+
+/// The GL summary of every size whose GL rows were all measured, with the size.
+fn each(cases: &[Case]) -> Vec<((u32, u32), GlSummary)> {
+    sizes::<Role>(cases)
+        .into_iter()
+        .filter_map(|size| Some((size, summary(cases, size)?)))
+        .collect()
+}
+
+/// `wgpu_present.gl_sizes` of `benchmarks.json`.
+pub fn by_size(cases: &[Case]) -> BTreeMap<String, GlSummary> {
+    each(cases)
+        .into_iter()
+        .map(|((w, h), s)| (format!("{w}x{h}"), s))
+        .collect()
+}
+
+/// Sets the ratios of the GL rows at `size`: interop and staged to the GL floor.
+#[cfg_attr(not(feature = "wgpu-gl"), allow(dead_code))]
+pub fn set_ratios(cases: &mut [Case], size: (u32, u32)) {
+    let Some(s) = summary(cases, size) else {
+        return;
+    };
+    let Some(floor) = row(cases, Role::GlFloor, size).map(|c| c.name.clone()) else {
+        return;
+    };
+    for case in cases.iter_mut() {
+        let Some(tag) = case.wgpu.as_ref().filter(|t| (t.width, t.height) == size) else {
+            continue;
+        };
+        let value = match tag.role {
+            Role::GlInterop => s.interop_ratio,
+            Role::GlStaged => s.staged_ratio,
+            _ => continue,
+        };
+        case.ratio = Some(Ratio {
+            to: floor.clone(),
+            value,
+            target_max: None,
+        });
+    }
+}
+
+/// Prints the GL rows' summary lines (stderr, like the other groups' progress).
+#[cfg_attr(not(feature = "wgpu-gl"), allow(dead_code))]
+pub fn print(cases: &[Case], setup: &GlSetup) {
+    if let Some(why) = &setup.gl_skipped {
+        eprintln!("interop: wgpu present, GL route: skipped: {why}");
+        return;
+    }
+    for ((w, h), s) in each(cases) {
+        eprintln!(
+            "interop: wgpu_present.gl.{w}x{h}: GL interop {} µs, GL floor {} µs: {} x; GL staged \
+             {} µs: {} x floor",
+            us_text(s.interop_us),
+            us_text(s.floor_us),
+            ratio_text(s.interop_ratio),
+            us_text(s.staged_us),
+            ratio_text(s.staged_ratio)
+        );
+    }
+}
+
+/// The GL rows' part of the group's markdown section; empty when they were not tried.
+pub fn markdown(cases: &[Case], setup: &GlSetup) -> String {
+    let mut out = String::new();
+    if let Some(why) = &setup.gl_skipped {
+        let _ = write!(out, "GL route: skipped (not a failure): {why}.\n\n");
+        return out;
+    }
+    let (Some(adapter), Some(display)) = (&setup.gl_adapter, &setup.gl_display) else {
+        return out;
+    };
+    let _ = write!(
+        out,
+        "GL route (wgpu's GL backend over the benchmark's GL context, `open_gl_device`): \
+         {adapter}; `{display}` (auto, 1920x1080). Each row: its frame, then the same wgpu use \
+         as the floor (1-texel copy + wait).\n\n\
+         | size | GL interop µs | GL floor µs | interop / floor | GL staged µs | staged / floor \
+         |\n|---|---:|---:|---:|---:|---:|\n"
+    );
+    for ((w, h), s) in each(cases) {
+        let _ = writeln!(
+            out,
+            "| {w}x{h} | {} | {} | {} | {} | {} |",
+            us_text(s.interop_us),
+            us_text(s.floor_us),
+            ratio_text(s.interop_ratio),
+            us_text(s.staged_us),
+            ratio_text(s.staged_ratio)
+        );
+    }
+    out.push('\n');
+    out
+}

@@ -1,0 +1,206 @@
+//! The GL route's device (feature `wgpu-gl`): [`open_gl_device`] opens a wgpu device on wgpu's
+//! GL backend over the GL context current on the calling thread, once that context is found on
+//! the CUDA GPU; [`check_gl_device`] checks a device that the application opened itself.
+
+use super::WgpuError;
+use super::device::ready;
+use crate::context::Context;
+use crate::device::check_gl_runs_on;
+use crate::error::Result;
+use crate::glapi;
+
+/// wgpu-hal's GL backend.
+pub(super) type Gles = wgpu::hal::api::Gles;
+
+/// Whether `device` runs on wgpu's GL backend, where a target's interop is the GL route's.
+pub(super) fn is_gl(device: &wgpu::Device) -> bool {
+    device.adapter_info().backend == wgpu::Backend::Gl
+}
+
+/// Checks that `device` can take frames of CUDA context `ctx` by the GL route: a device of
+/// wgpu's GL backend on a context that the application made and keeps current (one from
+/// [`open_gl_device`], or its own `wgpu_hal::gles::Adapter::new_external`), not one that wgpu
+/// made itself, and the GL context current on this thread runs on the CUDA GPU.
+///
+/// Which GL context wgpu uses is the one current whenever wgpu is called (the promise of
+/// `new_external`, and of [`open_gl_device`]'s `# Safety`): call this where the program calls
+/// wgpu, with that context current.
+///
+/// # Errors
+/// - [`WgpuError::NotGl`] for a device of another backend;
+/// - [`WgpuError::GlOwnContext`] for a device on a GL context that wgpu made itself;
+/// - [`Error::NoGlContext`](crate::Error::NoGlContext) when no GL context is current;
+/// - [`Error::NotNvidiaGl`](crate::Error::NotNvidiaGl) for a GL context that is not
+///   NVIDIA's, [`Error::WrongDevice`](crate::Error::WrongDevice) for one on another GPU;
+/// - the driver's errors from binding `ctx` and `cuGLGetDevices`.
+pub fn check_gl_device(device: &wgpu::Device, ctx: &Context) -> Result<()> {
+    const CALL: &str = "cuda_gl::wgpu_interop::check_gl_device";
+    check_gl_backend(device, CALL)?;
+    check_current_gl(ctx, CALL)
+}
+
+/// The part of [`check_gl_device`] that asks wgpu only: a device of wgpu's GL backend on a GL
+/// context that wgpu did not make.
+///
+/// # Errors
+/// [`WgpuError::NotGl`], [`WgpuError::GlOwnContext`], naming `call`.
+pub(super) fn check_gl_backend(device: &wgpu::Device, call: &'static str) -> Result<()> {
+    // SAFETY: the guard is only read (who made the GL context) and dropped here.
+    let Some(hal) = (unsafe { device.as_hal::<Gles>() }) else {
+        return Err(WgpuError::NotGl {
+            call,
+            what: "device",
+            backend: format!("{:?}", device.adapter_info().backend),
+        }
+        .into());
+    };
+    if hal.context().is_owned() {
+        return Err(WgpuError::GlOwnContext { call }.into());
+    }
+    Ok(())
+}
+
+/// Refuses `call` unless a GL context is current on this thread and runs on the GPU of `ctx`.
+///
+/// # Errors
+/// As [`check_gl_device`], but for the backend's.
+fn check_current_gl(ctx: &Context, call: &'static str) -> Result<()> {
+    glapi::current_gl(call)?;
+    ctx.bind()?;
+    check_gl_runs_on(ctx.device())
+}
+
+/// Opens a wgpu device on wgpu's GL backend over the GL context current on the calling thread,
+/// once that context is found on the GPU of CUDA context `ctx`: a device on which a
+/// [`WgpuTarget`](super::WgpuTarget) writes frames by the GL route (its texture registered with
+/// CUDA, ordered by map and unmap in that context). Returns the adapter, the device and its
+/// queue, as `Adapter::request_device` does.
+///
+/// The context: cuda-gl's [`HeadlessContext::for_cuda_device`](crate::egl::HeadlessContext)
+/// (OpenGL 4.5 core, on the CUDA GPU whatever the enumeration order), or the application's own
+/// (a window's), OpenGL 3.3 or OpenGL ES 3.0 or later, NVIDIA's, on the CUDA GPU. wgpu's own
+/// GL instance (`Backends::GL`) is not used: `instance` only holds the adapter, and may have
+/// no backend at all (`wgpu::Backends::empty()` opens nothing of its own). wgpu's GL options
+/// are `wgpu::GlBackendOptions::from_env_or_default()`.
+///
+/// ```no_run
+/// use cuda_gl::display::{Format, Layout};
+/// use cuda_gl::egl::HeadlessContext;
+/// use cuda_gl::wgpu_interop::{WgpuTarget, open_gl_device};
+/// use cuda_gl::{Context, Device, wgpu};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let device = Device::get(0)?;
+/// // Current on this thread from now on; declared first, so dropped after the wgpu objects.
+/// let gl = HeadlessContext::for_cuda_device(&device)?;
+/// let ctx = Context::new(&device)?;
+/// let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+///     backends: wgpu::Backends::empty(),
+///     ..wgpu::InstanceDescriptor::new_without_display_handle()
+/// });
+/// // SAFETY: `gl` stays current on this thread, the only one that uses wgpu, until the wgpu
+/// // objects (the target included) are dropped, which they are before `gl`.
+/// let (_adapter, wgpu_device, queue) =
+///     unsafe { open_gl_device(&instance, &ctx, &wgpu::DeviceDescriptor::default()) }?;
+/// let layout = Layout::packed((1920, 1080), Format::Rgba8)?;
+/// let (_target, report) = WgpuTarget::new(&ctx, &wgpu_device, &queue, layout, None)?;
+/// println!("{report}"); // "display: interop; wgpu GL: NVIDIA H200/PCIe/SSE2, ..."
+/// # Ok(())
+/// # }
+/// ```
+///
+/// # Safety
+/// wgpu's GL backend calls GL through whatever context is current on the calling thread,
+/// unchecked (`wgpu_hal::gles::Adapter::new_external`'s contract, which this forwards):
+/// 1. The GL context current now is current on the calling thread whenever the returned
+///    adapter, device and queue, or anything made from them, is made, used or dropped: by the
+///    program's wgpu calls (`Queue::submit`, `Device::poll`, and the drops of textures,
+///    buffers, command buffers, the device itself), and by cuda-gl's on its behalf (a
+///    [`WgpuTarget`](super::WgpuTarget)'s `new`, frames, presents, shows, `resize`,
+///    `read_pixels` and drop). So it is destroyed only after all of them are dropped.
+/// 2. The program's own GL calls on that context leave the GL objects wgpu made alone, and
+///    put back what they bind (wgpu-hal keeps its own vertex array bound between its calls).
+///
+/// # Errors
+/// - [`Error::NoGlContext`](crate::Error::NoGlContext) when no GL context is current;
+/// - [`Error::NotNvidiaGl`](crate::Error::NotNvidiaGl) for a GL context that is not NVIDIA's,
+///   [`Error::WrongDevice`](crate::Error::WrongDevice) for one on another GPU than `ctx`'s;
+/// - [`WgpuError::GlUnusable`] when wgpu's GL backend does not take the context (before
+///   OpenGL 3.3 or OpenGL ES 3.0);
+/// - [`WgpuError::OpenDevice`] when `desc` asks for features or limits the adapter lacks
+///   (`adapter.limits()`: wgpu's `Limits::default()` asks for more than some GL drivers
+///   offer, `Limits::downlevel_defaults()` for what every OpenGL 4.3 does);
+/// - the driver's errors from binding `ctx` and `cuGLGetDevices`.
+pub unsafe fn open_gl_device(
+    instance: &wgpu::Instance,
+    ctx: &Context,
+    desc: &wgpu::DeviceDescriptor<'_>,
+) -> Result<(wgpu::Adapter, wgpu::Device, wgpu::Queue)> {
+    const CALL: &str = "cuda_gl::wgpu_interop::open_gl_device";
+    // Refused before wgpu makes anything in the context.
+    check_current_gl(ctx, CALL)?;
+    // SAFETY: (1), forwarded.
+    let adapter = unsafe { adapter_on_current_gl(instance, CALL) }?;
+    let (device, queue) = request_device(&adapter, desc)?;
+    Ok((adapter, device, queue))
+}
+
+/// A wgpu adapter of wgpu's GL backend over the GL context current on this thread, whatever
+/// GPU it runs on (no CUDA is asked), held by `instance`.
+///
+/// # Safety
+/// 1. As [`open_gl_device`] (1) and (2), for the adapter and everything made from it.
+///
+/// # Errors
+/// As `glapi::current_gl` (no context current, no GL platform), naming `call`;
+/// [`WgpuError::GlUnusable`] when wgpu-hal does not take the context.
+pub(super) unsafe fn adapter_on_current_gl(
+    instance: &wgpu::Instance,
+    call: &'static str,
+) -> Result<wgpu::Adapter> {
+    let (platform, _, fns) = glapi::current_gl(call)?;
+    // Through the platform of the current context: its entry points do not depend on the
+    // context, and are those its GL calls go to.
+    let loader = |name: &str| glapi::proc_address(platform, name);
+    // SAFETY: SAFETY G1 of the module docs: a GL context is current (just asked), and (1)
+    // forwards the rest of `new_external`'s contract to the caller.
+    let exposed =
+        unsafe { wgpu::hal::gles::Adapter::new_external(loader, options()) }.ok_or_else(|| {
+            WgpuError::GlUnusable {
+                call,
+                version: fns.string(gl::VERSION).unwrap_or_default(),
+            }
+        })?;
+    // SAFETY: SAFETY G2: a GL adapter of `new_external` belongs to no instance; wgpu-core 30
+    // only keeps it in `instance`'s registry.
+    Ok(unsafe { instance.create_adapter_from_hal::<Gles>(exposed) })
+}
+
+/// wgpu's GL options: its defaults, or what its environment variables say.
+fn options() -> wgpu::GlBackendOptions {
+    wgpu::GlBackendOptions::from_env_or_default()
+}
+
+/// `adapter.request_device(desc)`, whose future is ready at once on native wgpu.
+///
+/// # Errors
+/// [`WgpuError::OpenDevice`] with wgpu's message.
+pub(super) fn request_device(
+    adapter: &wgpu::Adapter,
+    desc: &wgpu::DeviceDescriptor<'_>,
+) -> Result<(wgpu::Device, wgpu::Queue)> {
+    let call = "wgpu::Adapter::request_device (wgpu's GL backend)";
+    match ready(adapter.request_device(desc)) {
+        Some(Ok(opened)) => Ok(opened),
+        Some(Err(e)) => Err(WgpuError::OpenDevice {
+            call,
+            message: e.to_string(),
+        }
+        .into()),
+        None => Err(WgpuError::OpenDevice {
+            call,
+            message: "wgpu's future was not ready at once".into(),
+        }
+        .into()),
+    }
+}

@@ -1,0 +1,322 @@
+//! The wgpu target's interop mode on wgpu's GL backend, the GL route (feature `wgpu-gl`):
+//! frames are drawn in place into a GL texture of cuda-gl's ([`GlFrameTexture`]) that CUDA
+//! registered, mapped on the frame's stream when the kernel asks for the frame's surface and
+//! unmapped at the present, which then submits wgpu's blit (or copy) of it into the texture the
+//! application samples. Map and unmap order CUDA's work and GL's in the one GL context that
+//! wgpu runs on (SAFETY G4 of the module docs): no semaphore, no CPU wait. A frame's pixels are
+//! device memory of the mode's, copied into the mapped texture at the present. Needs a device
+//! that [`check_gl_device`](super::check_gl_device) takes (one from
+//! [`open_gl_device`](super::open_gl_device)), and its GL context current at every call.
+//!
+//! Why two textures, as in the Vulkan mode: the application holds (clones of) the texture it
+//! samples and may use it at any time, also while CUDA holds the frame texture mapped; and it
+//! may destroy it. The frame texture is never handed out: only this mode's present uses it,
+//! after the unmap.
+
+use super::blit::{Blit, BlitPair};
+use super::gl_texture::GlFrameTexture;
+use super::interop_mode::{blit_pair, present_command};
+use super::place::WgpuPlace;
+use super::scope::scoped;
+use crate::context::{Context, drop_when_idle};
+use crate::display::{Present, PresentFrame, map_failed};
+use crate::error::Result;
+use crate::graphics::{MappedImage, RegisteredImage, Surface};
+use crate::memory::{DeviceBuffer, DevicePtr};
+use crate::result;
+use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT, Event};
+use std::cell::{Cell, OnceCell};
+use std::mem::ManuallyDrop;
+use std::sync::Arc;
+
+/// What a refused second map names.
+const FRAME_TEXTURE: &str = "GL frame texture";
+
+/// The GL route's state.
+#[derive(Debug)]
+pub(super) struct GlInterop {
+    ctx: Arc<Context>,
+    /// The present's blit of the frame texture into the place's texture (its bind group holds
+    /// a view of the frame texture); `None`: the present copies.
+    blit: Option<(Blit, BlitPair)>,
+    frame: GlFrameTexture,
+    /// A frame's pixels (tightly packed), copied into the frame texture at the present. Freed
+    /// once the work that may use them is done (see `Drop`), leaked when it does not end
+    /// within 10 s.
+    pixels: ManuallyDrop<DeviceBuffer<u8>>,
+    order: Order,
+}
+
+/// What the frames leave to order: CUDA's work on the pixels (a present's copy out of them, a
+/// dropped frame's kernel into them), which later frames, on any stream, and the drop come
+/// after. The frame texture needs none of this: each map waits for GL's commands before it,
+/// which wait for the unmap before them (SAFETY G4).
+#[derive(Debug, Default)]
+struct Order {
+    /// Recorded on cuda-gl's private stream after the last such work: each frame's stream
+    /// joins the private stream first, and the drop waits for the mark (at most 10 s).
+    mark: Option<Event>,
+    /// A frame was begun and has not ended (it was forgotten with `mem::forget`, or its
+    /// present failed before its work was ordered): its kernel may still write the pixels,
+    /// unordered, so the next frame and the drop wait for the whole context first.
+    open: bool,
+}
+
+impl Present for GlInterop {
+    type Texture = WgpuPlace;
+    type Frame<'t, S: AsStream + 't> = GlFrame<'t, S>;
+
+    /// The frame texture in the GL context current on this thread, registered and cleared by
+    /// CUDA, the present's blit into the place's texture, and the pixels.
+    ///
+    /// # Errors
+    /// What [`check_gl_device`](super::check_gl_device) refuses; as `GlFrameTexture::new`;
+    /// the driver's errors allocating the pixels; as [`blit_pair`].
+    fn new(ctx: &Arc<Context>, place: &WgpuPlace) -> Result<GlInterop> {
+        super::check_gl_device(&place.device, ctx)?;
+        let layout = place.layout;
+        let pixels = DeviceBuffer::zeroed(ctx, layout.bytes())?;
+        let frame = GlFrameTexture::new(ctx, &place.device, layout, &pixels)?;
+        let blit = blit_pair(place, frame.texture())?;
+        Ok(GlInterop {
+            ctx: ctx.clone(),
+            blit,
+            frame,
+            pixels: ManuallyDrop::new(pixels),
+            order: Order::default(),
+        })
+    }
+
+    /// Begins a frame on `stream`: after a forgotten frame's work (the whole context is waited
+    /// for), and after the work on the pixels that the last frames left (`stream` joins
+    /// cuda-gl's private stream).
+    ///
+    /// # Errors
+    /// The driver's errors of the wait and the join.
+    fn begin<'t, S: AsStream>(
+        &'t mut self,
+        place: &'t WgpuPlace,
+        stream: &'t S,
+    ) -> Result<GlFrame<'t, S>> {
+        if self.order.open {
+            log::warn!(
+                "cuda-gl: a wgpu target's frame was forgotten; synchronizing the context before \
+                 the next one"
+            );
+            synchronize(&self.ctx)?;
+            self.order.open = false;
+        }
+        if self.order.mark.is_some() {
+            // SAFETY: the stream is live while borrowed, of the target's context (the target
+            // checked it); nothing is queued.
+            unsafe {
+                self.ctx
+                    .run_now(stream.raw_stream(), "WgpuTarget::frame (not begun)", |_| {
+                        Ok(())
+                    })
+            }?;
+        }
+        self.order.open = true;
+        let (image, source) = self.frame.parts();
+        Ok(GlFrame {
+            mapped: OnceCell::new(),
+            image: Cell::new(Some(image)),
+            ctx: &self.ctx,
+            stream,
+            pixels: &self.pixels,
+            pixels_used: Cell::new(false),
+            order: &mut self.order,
+            showing: Showing {
+                place,
+                blit: self.blit.as_ref(),
+                source,
+            },
+            ended: false,
+        })
+    }
+}
+
+impl Drop for GlInterop {
+    fn drop(&mut self) {
+        // The pixels may be read by a present's copy still queued, or written by a dropped
+        // frame's kernel: both are before the mark. A forgotten frame's kernel is before
+        // nothing: the whole context is waited for.
+        let idle = if self.order.open {
+            synchronize(&self.ctx)
+        } else {
+            self.order
+                .mark
+                .as_ref()
+                .map_or(Ok(()), |mark| mark.wait_for(DEFAULT_WAIT_LIMIT))
+        };
+        // SAFETY: dropped once, here, and never used after.
+        unsafe { drop_when_idle(&mut self.pixels, idle, "a wgpu target's pixel buffer") };
+        // The frame texture goes next (field order): unregistered, then let go.
+    }
+}
+
+/// Waits for all work of `ctx` (a forgotten frame's kernel, on a stream that may be gone).
+fn synchronize(ctx: &Context) -> Result<()> {
+    ctx.bind()?;
+    Ok(result::ctx::synchronize()?)
+}
+
+/// What a present submits: the blit (or copy) of the frame texture into the place's texture.
+struct Showing<'t> {
+    place: &'t WgpuPlace,
+    blit: Option<&'t (Blit, BlitPair)>,
+    source: &'t wgpu::Texture,
+}
+
+impl Showing<'_> {
+    /// Submits the blit (or copy) of the frame texture into the place's texture, under error
+    /// scopes: a texture the application destroyed is refused by wgpu 30 at the submit.
+    ///
+    /// # Errors
+    /// [`WgpuError::Refused`](super::WgpuError::Refused) or
+    /// [`WgpuError::OutOfMemory`](super::WgpuError::OutOfMemory).
+    fn submit(&self) -> Result<()> {
+        let command = present_command(self.place, self.blit, self.source)?;
+        let call = "wgpu::Queue::submit (the present's blit or copy of a GL frame texture into \
+                    the texture the application samples)";
+        scoped(&self.place.device, call, || {
+            self.place.queue.submit([command]);
+        })
+    }
+}
+
+/// A GL-route frame: the frame texture is mapped for CUDA when its surface is first asked for
+/// (or at the present of a pixel frame), until the present, or the frame's drop.
+pub(super) struct GlFrame<'t, S: AsStream> {
+    // Field order is drop order: an unpresented frame's guard unmaps first.
+    mapped: OnceCell<MappedImage<'t>>,
+    /// Taken when the texture is mapped (once per frame).
+    image: Cell<Option<&'t mut RegisteredImage>>,
+    ctx: &'t Arc<Context>,
+    stream: &'t S,
+    pixels: &'t DeviceBuffer<u8>,
+    /// The pixels were asked for: they are what the frame shows.
+    pixels_used: Cell<bool>,
+    order: &'t mut Order,
+    showing: Showing<'t>,
+    /// Presented (or its present tried): the drop has nothing to order.
+    ended: bool,
+}
+
+impl<S: AsStream> GlFrame<'_, S> {
+    /// The frame texture's mapping, made on the frame's stream at the first call.
+    ///
+    /// # Errors
+    /// As [`RegisteredImage::map`]; after a failed map,
+    /// [`DisplayError::FrameMapFailed`](crate::display::DisplayError::FrameMapFailed) (the
+    /// frame cannot map it again: begin another).
+    fn mapping(&self) -> Result<&MappedImage<'_>> {
+        if self.mapped.get().is_none() {
+            let image = self.image.take().ok_or_else(|| map_failed(FRAME_TEXTURE))?;
+            let _ = self.mapped.set(image.map(self.stream)?);
+        }
+        self.mapped.get().ok_or_else(|| map_failed(FRAME_TEXTURE))
+    }
+
+    /// Records the mark on cuda-gl's private stream after the work queued on the frame's
+    /// stream so far (a join): the next frame's stream and the mode's drop come after it.
+    ///
+    /// # Errors
+    /// The driver's errors (a stream under capture refuses the join).
+    fn mark(&mut self) -> Result<()> {
+        let mark = Event::new(self.ctx, false)?;
+        let raw = mark.raw();
+        // SAFETY: the frame's stream is live while the frame borrows it, of the target's
+        // context (checked); the event is live, of that context.
+        unsafe {
+            self.ctx.run_now(
+                self.stream.raw_stream(),
+                "cuEventRecord (a wgpu target's frame)",
+                |p| Ok(result::stream::event_record(raw, p)?),
+            )
+        }?;
+        self.order.mark = Some(mark);
+        Ok(())
+    }
+}
+
+impl<S: AsStream> PresentFrame for GlFrame<'_, S> {
+    /// The frame texture's surface, mapping it on the frame's stream the first time.
+    ///
+    /// # Errors
+    /// As [`RegisteredImage::map`] (no GL context, or another, current:
+    /// [`Error::NoGlContext`](crate::Error::NoGlContext),
+    /// [`Error::WrongGlContext`](crate::Error::WrongGlContext)) and [`MappedImage::surface`];
+    /// after a failed map,
+    /// [`DisplayError::FrameMapFailed`](crate::display::DisplayError::FrameMapFailed).
+    fn surface(&self) -> Result<Surface<'_>> {
+        self.mapping()?.surface()
+    }
+
+    fn pixels(&self) -> Result<DevicePtr<'_>> {
+        self.pixels_used.set(true);
+        Ok(self.pixels.device_ptr())
+    }
+
+    /// Copies the pixels into the frame texture when they were asked for (mapping it), unmaps
+    /// it, and submits wgpu's blit (or copy) of it into the texture the application samples:
+    /// GL runs that after the unmap, so after CUDA's work on the frame's stream. A frame that
+    /// asked for neither surface nor pixels leaves that texture as it was.
+    ///
+    /// # Errors
+    /// As [`surface`](PresentFrame::surface) for the map; the copy's and the unmap's errors
+    /// (nothing is submitted then); as `Showing::submit`.
+    fn present(self: Box<Self>) -> Result<()> {
+        let mut frame = *self;
+        frame.ended = true;
+        if frame.pixels_used.get() {
+            let mapped = frame.mapping()?;
+            mapped.array(0, 0)?.copy_from_device(frame.pixels)?;
+            frame.mark()?;
+        }
+        let drawn = frame.mapped.take();
+        let shown = drawn.is_some();
+        if let Some(mapped) = drawn {
+            mapped.unmap()?;
+        }
+        // The frame's work is ordered: the unmap for the texture, the mark for the pixels
+        // (or they were not asked for).
+        frame.order.open = false;
+        if shown {
+            frame.showing.submit()?;
+        }
+        Ok(())
+    }
+}
+
+impl<S: AsStream> Drop for GlFrame<'_, S> {
+    fn drop(&mut self) {
+        if self.ended {
+            return;
+        }
+        // Dropped unpresented. What was mapped is unmapped by its guard, after this, on the
+        // frame's stream (GL's later commands come after the kernel). A kernel that writes the
+        // pixels is ordered by a mark; without one (a capturing stream refuses the join) the
+        // frame stays open, and the next frame and the drop wait for the whole context.
+        if !self.pixels_used.get() {
+            self.order.open = false;
+            return;
+        }
+        match self.mark() {
+            Ok(()) => self.order.open = false,
+            Err(e) => log::warn!(
+                "cuda-gl: a wgpu target's frame dropped unpresented could not be ordered ({e}); \
+                 the next frame waits for the whole context"
+            ),
+        }
+    }
+}
+
+impl<S: AsStream> std::fmt::Debug for GlFrame<'_, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GlFrame")
+            .field("mapped", &self.mapped)
+            .field("pixels_used", &self.pixels_used)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,269 @@
+//! The GL route's wgpu side on whatever headless GL this machine has, with no CUDA (Mesa's
+//! llvmpipe on CI, NVIDIA's GL on a GPU host): wgpu's GL backend opened over cuda-gl's headless
+//! context (`adapter_on_current_gl`, what `open_gl_device` does after its CUDA check); the
+//! frame texture that cuda-gl makes in that context is what wgpu-hal makes for the same
+//! descriptor (SAFETY G3), wgpu holds it by its name, and its texels reach the texture the
+//! application samples through the present's blit and through wgpu's copy, every byte, at odd
+//! sizes; wgpu never deletes it, also when the device is destroyed, and cuda-gl deletes it once
+//! both have let go; a device on wgpu's own GL context, or on Vulkan, is refused by name.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use super::WgpuError;
+use super::device::ready;
+use super::gl_device::{adapter_on_current_gl, check_gl_backend, request_device};
+use super::gl_texture::{gl_name_of, wrap};
+use super::interop_mode::{blit_pair, present_command};
+use super::place::{WgpuPlace, descriptor_of};
+use super::read_back::read_texture;
+use crate::display::{Format, Layout, Mode, Texture};
+use crate::egl::{EglError, HeadlessContext};
+use crate::error::Error;
+use crate::gl_object::{ImageTarget, Kind};
+use crate::glapi::{Direction, GlFns, GlOwner, PixelState, query};
+use std::sync::Arc;
+
+/// Whether a machine without a usable GL must fail these tests rather than skip them: on a GPU
+/// host (`CUDA_GL_REQUIRE_GPU=1`), or under Mesa there (`CUDA_GL_REQUIRE_MESA=1`).
+fn required() -> bool {
+    ["CUDA_GL_REQUIRE_GPU", "CUDA_GL_REQUIRE_MESA"]
+        .iter()
+        .any(|knob| std::env::var(knob).is_ok_and(|v| v == "1"))
+}
+
+/// wgpu's GL backend over a headless GL context current on this thread. Field order is drop
+/// order: the wgpu objects go while the context is still current.
+struct GlWgpu {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    _adapter: wgpu::Adapter,
+    _instance: wgpu::Instance,
+    _gl: HeadlessContext,
+}
+
+/// [`GlWgpu`] on any headless GL, or `None` (after saying why) where this machine has no EGL
+/// library and none is required.
+fn gl_wgpu(test: &str) -> Option<GlWgpu> {
+    let gl = match HeadlessContext::any_gl() {
+        Ok(gl) => gl,
+        Err(e @ EglError::LibraryNotFound { .. }) if !required() => {
+            eprintln!("{test}: skipped, no EGL: {e}");
+            return None;
+        }
+        Err(e) => panic!("{test}: HeadlessContext::any_gl failed: {e}"),
+    };
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+        backends: wgpu::Backends::empty(),
+        ..wgpu::InstanceDescriptor::new_without_display_handle()
+    });
+    // SAFETY: `gl` stays current on this thread, the test's, which alone uses these wgpu
+    // objects, and they are dropped before it (`GlWgpu`'s field order); the test's own GL
+    // calls put back what they bind.
+    let adapter = unsafe { adapter_on_current_gl(&instance, "a test") }.unwrap();
+    let desc = wgpu::DeviceDescriptor {
+        required_limits: adapter.limits(),
+        ..Default::default()
+    };
+    let (device, queue) = request_device(&adapter, &desc).unwrap();
+    println!(
+        "{test}: wgpu {:?} on {} ({})",
+        adapter.get_info().backend,
+        gl.renderer(),
+        gl.version()
+    );
+    Some(GlWgpu {
+        device,
+        queue,
+        _adapter: adapter,
+        _instance: instance,
+        _gl: gl,
+    })
+}
+
+/// `bytes` (a frame of `layout`, rows tightly packed) into texture `name` of the current
+/// context, by GL, with the unpack state neutral and the binding put back.
+fn upload(fns: &GlFns, name: u32, layout: Layout, bytes: &[u8]) {
+    assert_eq!(bytes.len(), layout.bytes());
+    let (_, format, ty) = layout.format().gl();
+    let state = PixelState::neutral(fns, Direction::Unpack).unwrap();
+    let mut bound = 0;
+    // SAFETY: a context is current; the texture is 2-D of `layout`, whose rows `bytes` holds
+    // tightly packed (checked), read before the call returns (no unpack buffer bound: the
+    // neutral state unbinds it); the binding is put back.
+    unsafe {
+        (fns.get_integerv)(gl::TEXTURE_BINDING_2D, &mut bound);
+        (fns.bind_texture)(gl::TEXTURE_2D, name);
+        (fns.tex_sub_image_2d)(
+            gl::TEXTURE_2D,
+            0,
+            0,
+            0,
+            layout.width() as i32,
+            layout.height() as i32,
+            format,
+            ty,
+            bytes.as_ptr().cast(),
+        );
+        (fns.bind_texture)(gl::TEXTURE_2D, bound as u32);
+    }
+    state.restore(fns);
+    fns.check("glTexSubImage2D (a test frame)").unwrap();
+}
+
+/// Bytes of `n` that differ with `seed`, each a hash of its index: every 32-bit float pattern
+/// may come up (NaNs with payloads included), so a conversion on the way shows.
+fn noise(n: usize, seed: u64) -> Vec<u8> {
+    (0..n as u64)
+        .map(|i| {
+            let h = (i ^ seed.rotate_left(32)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            ((h ^ (h >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9) >> 56) as u8
+        })
+        .collect()
+}
+
+/// The wgpu format of a target's format.
+fn wgpu_format(format: Format) -> wgpu::TextureFormat {
+    match format {
+        Format::Rgba8 => wgpu::TextureFormat::Rgba8Unorm,
+        Format::Rgba32F => wgpu::TextureFormat::Rgba32Float,
+        Format::R8 => wgpu::TextureFormat::R8Unorm,
+        Format::R32F => wgpu::TextureFormat::R32Float,
+    }
+}
+
+const FORMATS: [Format; 4] = [Format::Rgba8, Format::Rgba32F, Format::R8, Format::R32F];
+
+/// cuda-gl's frame texture is what wgpu-hal makes for the same descriptor (a 2-D texture of
+/// the size, one level, the internal format), and wgpu holds it by its name as a 2-D texture.
+#[test]
+fn the_frame_texture_is_what_wgpu_hal_makes_and_wgpu_holds_it_by_name() {
+    let test = "the_frame_texture_is_what_wgpu_hal_makes";
+    let Some(w) = gl_wgpu(test) else { return };
+    check_gl_backend(&w.device, "a test").unwrap();
+    let (owner, fns) = GlOwner::current("a test").unwrap();
+    for format in FORMATS {
+        let layout = Layout::packed((77, 13), format).unwrap();
+        let usage = wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_SRC;
+        let made = w
+            .device
+            .create_texture(&descriptor_of(layout, "a test", usage));
+        let (wgpu_name, target) = gl_name_of(&made).expect("a GL texture of wgpu's");
+        assert_eq!(target, gl::TEXTURE_2D, "{format:?}");
+        let ours = Arc::new(Texture::create(owner, fns, layout, false).unwrap());
+        let storage = |name| query::texture_2d_storage(fns, name).unwrap().unwrap();
+        let (theirs, mine) = (storage(wgpu_name), storage(ours.name()));
+        println!("{format:?}: wgpu-hal's {theirs:?}, cuda-gl's {mine:?}");
+        assert_eq!(mine.size, theirs.size, "{format:?}");
+        assert_eq!(mine.internal_format, theirs.internal_format, "{format:?}");
+        assert_eq!(mine.immutable_levels, theirs.immutable_levels, "{format:?}");
+        let wrapped = wrap(&w.device, &ours, layout).unwrap();
+        assert_eq!(
+            gl_name_of(&wrapped),
+            Some((ours.name(), gl::TEXTURE_2D)),
+            "{format:?}"
+        );
+        assert_eq!(wrapped.format(), wgpu_format(format));
+    }
+}
+
+/// Texels written into cuda-gl's frame texture (by GL here, by CUDA on the GL route) reach the
+/// texture the application samples, every byte, at odd sizes: through the present's shader
+/// blit where the format has one, and through wgpu's copy, as the present submits them.
+#[test]
+fn frame_texels_reach_the_sampled_texture_by_the_blit_and_by_the_copy() {
+    let test = "frame_texels_reach_the_sampled_texture";
+    let Some(w) = gl_wgpu(test) else { return };
+    let (owner, fns) = GlOwner::current("a test").unwrap();
+    for (k, format) in FORMATS.into_iter().enumerate() {
+        for size in [(1001, 333), (77, 1201), (1, 1)] {
+            let layout = Layout::packed(size, format).unwrap();
+            let place = WgpuPlace::new(&w.device, &w.queue, layout, Mode::Interop).unwrap();
+            let ours = Arc::new(Texture::create(owner, fns, layout, false).unwrap());
+            let source = wrap(&w.device, &ours, layout).unwrap();
+            let blit = blit_pair(&place, &source).unwrap();
+            println!(
+                "{format:?} {size:?}: blit {:?}",
+                blit.as_ref().map(|b| b.0.kind())
+            );
+            for (round, by) in [blit.as_ref(), None].into_iter().enumerate() {
+                let want = noise(layout.bytes(), (k * 10 + round) as u64 + 1);
+                upload(fns, ours.name(), layout, &want);
+                let command = present_command(&place, by, &source).unwrap();
+                w.queue.submit([command]);
+                let got = read_texture(&place).unwrap();
+                let how = if by.is_some() { "blit" } else { "copy" };
+                let bad = got.iter().zip(&want).filter(|(a, b)| a != b).count();
+                assert_eq!(bad, 0, "{format:?} {size:?} by {how}: {bad} bytes differ");
+            }
+        }
+    }
+}
+
+/// wgpu never deletes the frame texture: not when its handle goes, nor when the device is
+/// destroyed (wgpu then destroys every texture of it); cuda-gl's hold keeps it, and it is
+/// deleted once that hold goes too.
+#[test]
+fn wgpu_never_deletes_the_frame_texture_and_the_last_hold_does() {
+    let test = "wgpu_never_deletes_the_frame_texture";
+    let Some(w) = gl_wgpu(test) else { return };
+    let (owner, fns) = GlOwner::current("a test").unwrap();
+    let is_texture = |name| query::exists(fns, Kind::Image(ImageTarget::Texture2D), name);
+    let layout = Layout::packed((64, 48), Format::Rgba8).unwrap();
+    // A destroyed device's poll may report it lost: only the wait matters here.
+    let idle = |w: &GlWgpu| drop(w.device.poll(wgpu::PollType::wait_indefinitely()));
+    // Its handle dropped: wgpu lets go, the texture stays for cuda-gl's hold.
+    let first = Arc::new(Texture::create(owner, fns, layout, false).unwrap());
+    let wrapped = wrap(&w.device, &first, layout).unwrap();
+    drop(wrapped);
+    idle(&w);
+    assert_eq!(
+        Arc::strong_count(&first),
+        1,
+        "wgpu's callback still holds the texture"
+    );
+    assert!(is_texture(first.name()));
+    // The device destroyed while the texture is in use: wgpu destroys it, GL keeps it.
+    let second = Arc::new(Texture::create(owner, fns, layout, false).unwrap());
+    let wrapped = wrap(&w.device, &second, layout).unwrap();
+    w.device.destroy();
+    idle(&w);
+    assert!(is_texture(second.name()), "wgpu deleted cuda-gl's texture");
+    assert!(
+        gl_name_of(&wrapped).is_none(),
+        "wgpu kept the texture of a destroyed device"
+    );
+    drop(wrapped);
+    idle(&w);
+    // cuda-gl's holds go last: the textures are deleted.
+    let names = [first.name(), second.name()];
+    drop((first, second));
+    for name in names {
+        assert!(!is_texture(name), "texture {name} outlived its last hold");
+    }
+}
+
+/// A device on a GL context that wgpu made itself (its own EGL display) is refused by name:
+/// wgpu makes that context current only inside its own calls.
+#[test]
+fn a_device_on_wgpus_own_gl_context_is_refused() {
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+        backends: wgpu::Backends::GL,
+        ..wgpu::InstanceDescriptor::new_without_display_handle()
+    });
+    let adapters = ready(instance.enumerate_adapters(wgpu::Backends::GL)).unwrap_or_default();
+    let Some(adapter) = adapters.into_iter().next() else {
+        assert!(!required(), "wgpu's GL backend found no adapter");
+        eprintln!("a_device_on_wgpus_own_gl_context_is_refused: skipped, wgpu found no GL");
+        return;
+    };
+    let desc = wgpu::DeviceDescriptor {
+        required_limits: adapter.limits(),
+        ..Default::default()
+    };
+    let (device, _queue) = request_device(&adapter, &desc).unwrap();
+    let e = check_gl_backend(&device, "a test").unwrap_err();
+    println!("{e}");
+    assert!(
+        matches!(e, Error::Wgpu(WgpuError::GlOwnContext { .. })),
+        "{e}"
+    );
+}

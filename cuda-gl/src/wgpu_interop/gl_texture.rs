@@ -1,0 +1,200 @@
+//! The GL route's frame texture: a GL texture that cuda-gl makes in the wgpu device's GL
+//! context, registers with CUDA, clears, and hands wgpu as a `wgpu::Texture` with a drop
+//! callback, so that wgpu never deletes it (SAFETY G3 of the module docs).
+//!
+//! Why cuda-gl makes the texture rather than registering one that wgpu made: wgpu deletes the
+//! GL texture of a texture it made whenever it destroys that texture, and safe code can make it
+//! destroy every texture of a device at any moment (`wgpu::Device::destroy`, then a poll; a
+//! lost device does the same), also while CUDA holds the texture registered or mapped. A
+//! texture wgpu wraps with a drop callback it never deletes: the callback lets go of
+//! cuda-gl's hold, and cuda-gl deletes the texture once both wgpu and the frame texture have
+//! let go, after its registration is gone, with its GL context current (checked; otherwise
+//! the texture is leaked).
+
+use super::WgpuError;
+use super::gl_device::Gles;
+use super::place::descriptor_of;
+use super::scope::scoped;
+use crate::context::Context;
+use crate::display::{Layout, Texture};
+use crate::error::{Error, Result};
+use crate::glapi::GlOwner;
+use crate::graphics::{RegisterFlags, RegisteredImage};
+use crate::memory::DeviceBuffer;
+use crate::stream::{Stream, StreamFlags};
+use std::mem::ManuallyDrop;
+use std::num::NonZeroU32;
+use std::sync::Arc;
+
+/// The texture CUDA writes in place and wgpu samples (only in the present's blit or copy: it
+/// is never handed out), with its registration.
+#[derive(Debug)]
+pub(super) struct GlFrameTexture {
+    // Field order is drop order: the registration goes first (in `Drop`), then wgpu's handle,
+    // then cuda-gl's hold on the GL texture.
+    image: RegisteredImage,
+    texture: wgpu::Texture,
+    /// Shared with the drop callback of wgpu's texture; the GL texture is deleted when the last
+    /// of the two lets go. Never dropped (so the texture never deleted) when the registration
+    /// could not be undone.
+    gl: ManuallyDrop<Arc<Texture>>,
+}
+
+impl GlFrameTexture {
+    /// A texture of `layout`'s size and format (tightly packed) in the GL context current on
+    /// this thread (the wgpu device's: SAFETY G1), registered with CUDA context `ctx` for
+    /// surface writes, cleared to zero by CUDA from `zeros` (a zeroed buffer of the layout's
+    /// bytes), and wrapped as a `wgpu::Texture` of `device` (of the layout's format's
+    /// [`SharedFormat`](super::SharedFormat), usages `TEXTURE_BINDING` and `COPY_SRC`).
+    ///
+    /// # Errors
+    /// The owner check's errors (no GL context current, or one without object labels); as
+    /// `Texture::create`; as [`RegisteredImage::register`] (a context on another GPU:
+    /// [`Error::WrongDevice`]); the driver's errors of the clear;
+    /// [`WgpuError::NotGl`] for a device of another backend; [`WgpuError::Refused`] or
+    /// [`WgpuError::OutOfMemory`] when wgpu refuses the texture.
+    pub(super) fn new(
+        ctx: &Arc<Context>,
+        device: &wgpu::Device,
+        layout: Layout,
+        zeros: &DeviceBuffer<u8>,
+    ) -> Result<GlFrameTexture> {
+        let (owner, fns) = GlOwner::current("glTexStorage2D (a wgpu target's frame texture)")?;
+        // No grey swizzle: wgpu samples a one-channel texture as (r, 0, 0, 1). The size is
+        // within the device's `max_texture_dimension_2d` (the place checked it), which
+        // wgpu-hal takes from `GL_MAX_TEXTURE_SIZE`: within GL's limit too.
+        let gl = Arc::new(Texture::create(owner, fns, layout, false)?);
+        // (Dropped in reverse on an error: the registration before the texture.)
+        let mut image = RegisteredImage::register_own_texture(
+            ctx,
+            gl.name(),
+            RegisterFlags::SURFACE_LOAD_STORE,
+        )?;
+        clear(ctx, &mut image, zeros)?;
+        let texture = wrap(device, &gl, layout)?;
+        Ok(GlFrameTexture {
+            image,
+            texture,
+            gl: ManuallyDrop::new(gl),
+        })
+    }
+
+    /// The wgpu texture, for the present's blit or copy.
+    pub(super) fn texture(&self) -> &wgpu::Texture {
+        &self.texture
+    }
+
+    /// The registration, for a frame's map, and the wgpu texture, for its present.
+    pub(super) fn parts(&mut self) -> (&mut RegisteredImage, &wgpu::Texture) {
+        (&mut self.image, &self.texture)
+    }
+}
+
+impl Drop for GlFrameTexture {
+    fn drop(&mut self) {
+        // Unregistered first, with the GL context current (a leaked mapping is recovered
+        // first, waiting for the context's work). When that fails the driver may still hold
+        // the texture: cuda-gl's hold is leaked, so the texture is never deleted.
+        match self.image.unregister_in_place() {
+            // SAFETY: dropped once, here, and never used after.
+            Ok(()) => unsafe { ManuallyDrop::drop(&mut self.gl) },
+            Err(e) => log::error!(
+                "cuda-gl: a wgpu target's GL frame texture {} leaked, not deleted (CUDA may \
+                 still hold it): {e}",
+                self.gl.name()
+            ),
+        }
+    }
+}
+
+/// Clears the registered texture to zero: maps it on a stream of its own, copies `zeros` in,
+/// and unmaps (GL's later commands come after the copy).
+///
+/// # Errors
+/// The driver's errors; as [`RegisteredImage::map`].
+fn clear(ctx: &Arc<Context>, image: &mut RegisteredImage, zeros: &DeviceBuffer<u8>) -> Result<()> {
+    let stream = Stream::new(ctx, StreamFlags::NonBlocking)?;
+    let mapped = image.map(&stream)?;
+    mapped.array(0, 0)?.copy_from_device(zeros)?;
+    mapped.unmap()
+}
+
+/// `gl`'s texture as a `wgpu::Texture` of `device` (a 2-D texture of `layout`'s size and
+/// format, one level, usages `TEXTURE_BINDING` and `COPY_SRC`), whose drop callback holds `gl`.
+///
+/// # Errors
+/// [`WgpuError::NotGl`]; [`WgpuError::Refused`] or [`WgpuError::OutOfMemory`] when wgpu
+/// refuses it; `Error::Internal` for a texture without a name, or one that wgpu does not hold
+/// as a 2-D texture of that name.
+pub(super) fn wrap(
+    device: &wgpu::Device,
+    gl: &Arc<Texture>,
+    layout: Layout,
+) -> Result<wgpu::Texture> {
+    let name = NonZeroU32::new(gl.name()).ok_or_else(|| Error::Internal {
+        what: "a wgpu target's GL frame texture has no name".into(),
+    })?;
+    let desc = descriptor_of(
+        layout,
+        "cuda_gl::wgpu_interop::WgpuTarget (GL frame)",
+        wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_SRC,
+    );
+    let hal_desc = wgpu::hal::TextureDescriptor {
+        label: desc.label,
+        size: desc.size,
+        mip_level_count: desc.mip_level_count,
+        sample_count: desc.sample_count,
+        dimension: desc.dimension,
+        format: desc.format,
+        // What wgpu-hal maps `desc.usage` to.
+        usage: wgpu::TextureUses::RESOURCE | wgpu::TextureUses::COPY_SRC,
+        memory_flags: wgpu::hal::MemoryFlags::empty(),
+        view_formats: Vec::new(),
+    };
+    let kept = gl.clone();
+    let hal_texture = {
+        // SAFETY: the guard is used to wrap the texture (SAFETY G3) and dropped at once.
+        let hal = unsafe { device.as_hal::<Gles>() }.ok_or_else(|| WgpuError::NotGl {
+            call: "cuda_gl::wgpu_interop::WgpuTarget::new",
+            what: "device",
+            backend: format!("{:?}", device.adapter_info().backend),
+        })?;
+        // SAFETY: SAFETY G3 of the module docs: a 2-D texture of one level, `layout`'s size and
+        // the internal format wgpu-hal gives `format`, made in the device's context; with a
+        // drop callback wgpu-hal never deletes it, and the callback holds `gl` until wgpu is
+        // done with the texture.
+        unsafe { hal.texture_from_raw(name, &hal_desc, Some(Box::new(move || drop(kept)))) }
+    };
+    let texture = scoped(device, "wgpu::Device::create_texture_from_hal", || {
+        // SAFETY: SAFETY G3: made in this device's context as `desc` says, and initialized
+        // (cleared by CUDA before this); GL has no layouts to match (`UNINITIALIZED`).
+        unsafe {
+            device.create_texture_from_hal::<Gles>(
+                hal_texture,
+                &desc,
+                wgpu::TextureUses::UNINITIALIZED,
+            )
+        }
+    })?;
+    match gl_name_of(&texture) {
+        Some((raw, target)) if raw == name.get() && target == gl::TEXTURE_2D => Ok(texture),
+        other => Err(Error::Internal {
+            what: format!(
+                "wgpu holds the GL frame texture {name} as {other:?}, not a GL_TEXTURE_2D of \
+                 that name"
+            ),
+        }),
+    }
+}
+
+/// The GL name and target of a texture of wgpu's GL backend (`TextureInner::Texture`), or
+/// `None` for another backend, a renderbuffer, or a destroyed texture.
+pub(super) fn gl_name_of(texture: &wgpu::Texture) -> Option<(u32, u32)> {
+    // SAFETY: the guard is only read and dropped here (while it lives it holds wgpu's
+    // destruction lock: SAFETY G5).
+    let hal = unsafe { texture.as_hal::<Gles>() }?;
+    match hal.inner {
+        wgpu::hal::gles::TextureInner::Texture { raw, target } => Some((raw.0.get(), target)),
+        _ => None,
+    }
+}

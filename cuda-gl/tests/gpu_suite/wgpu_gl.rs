@@ -1,0 +1,234 @@
+//! The GL route of `cuda_gl::wgpu_interop` (feature `wgpu-gl`): a wgpu device on wgpu's GL
+//! backend over a headless GL context on the CUDA GPU (`open_gl_device`), on which a
+//! `WgpuTarget` in interop mode draws frames in place into a GL texture that CUDA registered.
+//! `wgpu_display` runs every target test (shows of every format at odd sizes, surface frames,
+//! exact texels, colour maps, resizes and their memory, video, a destroyed texture) on this
+//! set-up too (`gl_setup`); here: what only the GL route has. Auto chooses it and says so; a
+//! call with another GL context current, or none, is refused and works again once it is
+//! current; a forgotten frame is recovered; pixel and surface frames on two streams come out
+//! in order; a destroyed device refuses presents and the target still drops cleanly; a device
+//! on wgpu's own GL context falls back to staged with the reason.
+//!
+//! Needs `--features wgpu-gl` (which brings `wgpu` and `egl`), a GPU and NVIDIA's EGL (a
+//! headless context on the CUDA device); skips with the reason elsewhere (fails under
+//! `CUDA_GL_REQUIRE_GPU=1`).
+#![cfg(all(feature = "wgpu-gl", feature = "egl"))]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use super::wgpu_display::{fill_frame, fill_frame_on, target};
+use super::wgpu_interop::{Setup, assert_frame, words};
+use crate::gpu::{launch_words, skip};
+use cuda_gl::display::{Format, Frame, Layout, Mode};
+use cuda_gl::egl::HeadlessContext;
+use cuda_gl::wgpu_interop::{WgpuError, WgpuTarget, check_gl_device, open_gl_device};
+use cuda_gl::{Context, Device, Error, Stream, StreamFlags};
+
+/// A set-up on wgpu's GL backend: a headless GL context on CUDA device 0, current on this
+/// thread until the set-up drops (after its wgpu objects), and a device opened over it.
+pub(crate) fn gl_setup() -> Option<Setup> {
+    let device = match Device::get(0) {
+        Ok(d) => d,
+        Err(e) => return skip(format!("no CUDA device: {e}")),
+    };
+    let gl = match HeadlessContext::for_cuda_device(&device) {
+        Ok(gl) => gl,
+        Err(e) => return skip(format!("no headless GL context on CUDA device 0: {e}")),
+    };
+    let ctx = Context::new(&device).expect("retain the primary context");
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+        backends: wgpu::Backends::empty(),
+        ..wgpu::InstanceDescriptor::new_without_display_handle()
+    });
+    // SAFETY: `gl` is current on this thread, the test's, which alone uses the set-up; it is
+    // dropped after the wgpu objects (`Setup`'s field order), and the tests that make another
+    // context current (or none) make no wgpu call until `gl` is current again.
+    let opened = unsafe { open_gl_device(&instance, &ctx, &Default::default()) };
+    let (device, queue) = match opened {
+        Ok((_adapter, device, queue)) => (device, queue),
+        Err(e) if e.is_unsupported_setup() => {
+            return skip(format!("no wgpu GL device on the CUDA GPU: {e}"));
+        }
+        Err(e) => panic!("open_gl_device failed: {e}"),
+    };
+    println!("GL: {} ({})", gl.renderer(), gl.version());
+    Some(Setup::new(ctx, instance, (device, queue), Some(gl)))
+}
+
+/// The set-up's GL context.
+fn gl(s: &Setup) -> &HeadlessContext {
+    s.gl.as_ref().expect("a set-up on wgpu's GL backend")
+}
+
+/// The next frame of `t` (RGBA8) on `stream`, drawn into its pixels by `fill_u32` with `seed`
+/// (texel `i` is `pattern(i, seed)`, as `fill_frame`'s), and left open.
+fn pixel_frame<'t>(
+    s: &Setup,
+    t: &'t mut WgpuTarget,
+    stream: &'t Stream,
+    seed: u32,
+) -> Frame<'t, Stream> {
+    let fill = s.kernels.function("fill_u32").unwrap();
+    let (w, h) = t.size();
+    let frame = t.frame(stream).unwrap();
+    let ptr = frame.pixels().unwrap().ptr();
+    // SAFETY: the kernel writes w x h words into the frame's pixels (RGBA8 of that size), on
+    // the frame's stream.
+    unsafe { launch_words(&fill, stream, ptr, (w * h) as usize, seed) }.unwrap();
+    frame
+}
+
+/// Asserts that `t`'s texture, read back by the target, is the frame of `seed`.
+fn assert_shows(t: &mut WgpuTarget, seed: u32, what: impl std::fmt::Display) {
+    let got: Vec<u32> = words(&t.read_pixels().unwrap()).collect();
+    assert_frame(&got, seed, what);
+}
+
+#[test]
+fn auto_chooses_the_gl_route_on_the_cuda_gpus_gl_context_and_says_so() {
+    let Some(s) = gl_setup() else { return };
+    check_gl_device(&s.device, &s.ctx).unwrap();
+    let layout = Layout::packed((641, 359), Format::Rgba8).unwrap();
+    let (mut t, report) = WgpuTarget::new(&s.ctx, &s.device, &s.queue, layout, None).unwrap();
+    let line = report.to_string();
+    println!("{line}");
+    assert_eq!(t.mode(), Mode::Interop, "{line}");
+    assert!(line.starts_with("display: interop; wgpu GL: "), "{line}");
+    for seed in [3u32, 4] {
+        fill_frame(&s, &mut t, seed).present().unwrap();
+        assert_shows(&mut t, seed, format!("GL frame {seed}"));
+    }
+    drop(t);
+    s.ctx.check_drop_errors().unwrap();
+}
+
+/// A frame's map with another GL context current, or none, is refused with the error that says
+/// so (no GL or wgpu call is made then), and the target works again once its context is
+/// current.
+#[test]
+fn a_map_without_the_targets_gl_context_is_refused_and_works_once_it_is_current() {
+    let Some(s) = gl_setup() else { return };
+    let mut t = target(&s, (320, 181), Format::Rgba8, Mode::Interop);
+    fill_frame(&s, &mut t, 1).present().unwrap();
+    // Another context of the same share group current: the registration's owner is not.
+    let other = gl(&s).new_shared().unwrap();
+    {
+        let frame = t.frame(&s.stream).unwrap();
+        let e = frame.surface().unwrap_err();
+        println!("another context current: {e}");
+        assert!(matches!(e, Error::WrongGlContext { .. }), "{e}");
+    }
+    other.release_current().unwrap();
+    {
+        let frame = t.frame(&s.stream).unwrap();
+        let e = frame.surface().unwrap_err();
+        println!("no context current: {e}");
+        assert!(matches!(e, Error::NoGlContext { .. }), "{e}");
+    }
+    drop(other);
+    gl(&s).make_current().unwrap();
+    fill_frame(&s, &mut t, 2).present().unwrap();
+    assert_shows(&mut t, 2, "the frame after the context came back");
+    drop(t);
+    s.ctx.check_drop_errors().unwrap();
+}
+
+/// A frame forgotten with `mem::forget` while its texture is mapped (its surface asked for),
+/// and one forgotten after its pixels were asked for: the next frame waits for them, and
+/// shows itself.
+#[test]
+fn a_forgotten_frame_is_recovered_by_the_next_one() {
+    let Some(s) = gl_setup() else { return };
+    let mut t = target(&s, (256, 99), Format::Rgba8, Mode::Interop);
+    std::mem::forget(fill_frame(&s, &mut t, 5));
+    fill_frame(&s, &mut t, 6).present().unwrap();
+    assert_shows(&mut t, 6, "the frame after a forgotten surface frame");
+    std::mem::forget(pixel_frame(&s, &mut t, &s.stream, 7));
+    fill_frame(&s, &mut t, 8).present().unwrap();
+    assert_shows(&mut t, 8, "the frame after a forgotten pixel frame");
+    drop(t);
+    s.ctx.check_drop_errors().unwrap();
+}
+
+/// Frames alternate between two streams and between pixels and surface: each shows itself in
+/// every texel (a pixel frame's copy and the next frame's kernel are ordered across streams).
+#[test]
+fn pixel_and_surface_frames_on_two_streams_each_show_themselves() {
+    let Some(s) = gl_setup() else { return };
+    let mut t = target(&s, (1001, 333), Format::Rgba8, Mode::Interop);
+    let other = Stream::new(&s.ctx, StreamFlags::NonBlocking).unwrap();
+    for round in 0..6u32 {
+        let seed = 100 + round;
+        let stream = if round % 2 == 0 { &s.stream } else { &other };
+        if round % 3 == 0 {
+            pixel_frame(&s, &mut t, stream, seed).present().unwrap();
+        } else {
+            fill_frame_on(&s, &mut t, stream, seed).present().unwrap();
+        }
+        assert_shows(&mut t, seed, format!("round {round}"));
+    }
+    drop(t);
+    s.ctx.check_drop_errors().unwrap();
+}
+
+/// The application destroys the wgpu device (safe code; wgpu then destroys every texture of
+/// it): the target's GL texture stays alive while CUDA holds it (a frame is still drawn into
+/// it and presented without a fault: wgpu 30 accepts submits on a destroyed device, and a
+/// refusal would be a typed error), the read-back is refused, and the target drops cleanly,
+/// its texture unregistered.
+#[test]
+fn a_destroyed_device_refuses_read_backs_and_the_target_drops_cleanly() {
+    let Some(s) = gl_setup() else { return };
+    let mut t = target(&s, (64, 48), Format::Rgba8, Mode::Interop);
+    fill_frame(&s, &mut t, 1).present().unwrap();
+    s.device.destroy();
+    // A destroyed device's poll may report it lost: only the wait matters here.
+    let _ = s.device.poll(wgpu::PollType::wait_indefinitely());
+    let presented = fill_frame(&s, &mut t, 2).present();
+    println!("a present on a destroyed device: {presented:?}");
+    if let Err(e) = &presented {
+        assert!(matches!(e, Error::Wgpu(_)), "{e}");
+    }
+    s.stream.synchronize().unwrap();
+    let e = t.read_pixels().unwrap_err();
+    println!("a read-back on a destroyed device: {e}");
+    assert!(matches!(e, Error::Wgpu(WgpuError::Refused { .. })), "{e}");
+    drop(t);
+    s.ctx.check_drop_errors().unwrap();
+}
+
+/// A device on a GL context that wgpu made itself is not one the GL route can use: auto falls
+/// back to staged (which runs on any device) and the report says why.
+#[test]
+fn a_device_on_wgpus_own_gl_context_runs_staged_and_says_why() {
+    let Some(s) = gl_setup() else { return };
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+        backends: wgpu::Backends::GL,
+        ..wgpu::InstanceDescriptor::new_without_display_handle()
+    });
+    let adapters = crate::harness::ready(instance.enumerate_adapters(wgpu::Backends::GL));
+    // wgpu's own EGL context: made current only inside wgpu's calls (which leave none current
+    // here: the set-up's context is made current again before its next use).
+    let Some(adapter) = adapters.into_iter().next() else {
+        // wgpu's EGL display, not the GPU: nothing of cuda-gl's to test here.
+        gl(&s).make_current().unwrap();
+        eprintln!("skipped: wgpu's own GL instance found no adapter");
+        return;
+    };
+    let (device, queue) = crate::harness::ready(adapter.request_device(&Default::default()))
+        .expect("a device on wgpu's own GL context");
+    let layout = Layout::packed((77, 31), Format::Rgba8).unwrap();
+    let (mut t, report) = WgpuTarget::new(&s.ctx, &device, &queue, layout, None).unwrap();
+    let line = report.to_string();
+    println!("{line}");
+    assert_eq!(t.mode(), Mode::Staged, "{line}");
+    assert!(
+        line.starts_with("display: staged (interop refused: wgpu_own_gl_context)"),
+        "{line}"
+    );
+    assert!(line.contains("open_gl_device"), "{line}");
+    pixel_frame(&s, &mut t, &s.stream, 9).present().unwrap();
+    assert_shows(&mut t, 9, "a staged frame on wgpu's own GL context");
+    drop((t, device, queue, adapter, instance));
+    gl(&s).make_current().unwrap();
+    s.ctx.check_drop_errors().unwrap();
+}
