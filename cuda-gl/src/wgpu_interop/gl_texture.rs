@@ -30,14 +30,18 @@ use std::sync::Arc;
 /// is never handed out), with its registration.
 #[derive(Debug)]
 pub(super) struct GlFrameTexture {
-    // Field order is drop order: the registration goes first (in `Drop`), then wgpu's handle,
-    // then cuda-gl's hold on the GL texture.
-    image: RegisteredImage,
+    // The registration goes first (in `Drop`), then wgpu's handle, then cuda-gl's hold on the
+    // GL texture.
+    /// Never dropped when CUDA may still use the texture ([`keep_for_good`](Self::keep_for_good)).
+    image: ManuallyDrop<RegisteredImage>,
     texture: wgpu::Texture,
     /// Shared with the drop callback of wgpu's texture; the GL texture is deleted when the last
     /// of the two lets go. Never dropped (so the texture never deleted) when the registration
     /// could not be undone.
     gl: ManuallyDrop<Arc<Texture>>,
+    /// CUDA's work on the mapped texture did not end within the limit: the registration and
+    /// the texture are leaked, not released under it.
+    kept: bool,
 }
 
 impl GlFrameTexture {
@@ -73,10 +77,23 @@ impl GlFrameTexture {
         clear(ctx, &mut image, zeros)?;
         let texture = wrap(device, &gl, layout)?;
         Ok(GlFrameTexture {
-            image,
+            image: ManuallyDrop::new(image),
             texture,
             gl: ManuallyDrop::new(gl),
+            kept: false,
         })
+    }
+
+    /// Whether CUDA still holds the texture mapped (a frame whose guard was forgotten).
+    pub(super) fn is_mapped(&self) -> bool {
+        self.image.is_mapped()
+    }
+
+    /// Leaks the registration and the texture when this is dropped, for a texture that CUDA
+    /// may still use (a forgotten frame's kernel that outlived the drop's wait): unregistering
+    /// it would first wait for the whole context again, with no limit.
+    pub(super) fn keep_for_good(&mut self) {
+        self.kept = true;
     }
 
     /// The wgpu texture, for the present's blit or copy.
@@ -86,16 +103,28 @@ impl GlFrameTexture {
 
     /// The registration, for a frame's map, and the wgpu texture, for its present.
     pub(super) fn parts(&mut self) -> (&mut RegisteredImage, &wgpu::Texture) {
-        (&mut self.image, &self.texture)
+        (&mut *self.image, &self.texture)
     }
 }
 
 impl Drop for GlFrameTexture {
     fn drop(&mut self) {
+        if self.kept {
+            log::error!(
+                "cuda-gl: a wgpu target's GL frame texture {} and its registration leaked: \
+                 CUDA's work on it did not end in time",
+                self.gl.name()
+            );
+            return;
+        }
         // Unregistered first, with the GL context current (a leaked mapping is recovered
         // first, waiting for the context's work). When that fails the driver may still hold
         // the texture: cuda-gl's hold is leaked, so the texture is never deleted.
-        match self.image.unregister_in_place() {
+        let unregistered = self.image.unregister_in_place();
+        // SAFETY: dropped once, here, and never used after (unregistered, or its own drop
+        // records why not).
+        unsafe { ManuallyDrop::drop(&mut self.image) };
+        match unregistered {
             // SAFETY: dropped once, here, and never used after.
             Ok(()) => unsafe { ManuallyDrop::drop(&mut self.gl) },
             Err(e) => log::error!(
