@@ -68,20 +68,25 @@ impl GlFrameTexture {
         // within the device's `max_texture_dimension_2d` (the place checked it), which
         // wgpu-hal takes from `GL_MAX_TEXTURE_SIZE`: within GL's limit too.
         let gl = Arc::new(Texture::create(owner, fns, layout, false)?);
-        // (Dropped in reverse on an error: the registration before the texture.)
+        // Refused: nothing registered, the texture is deleted.
         let mut image = RegisteredImage::register_own_texture(
             ctx,
             gl.name(),
             RegisterFlags::SURFACE_LOAD_STORE,
         )?;
-        clear(ctx, &mut image, zeros)?;
-        let texture = wrap(device, &gl, layout)?;
-        Ok(GlFrameTexture {
-            image: ManuallyDrop::new(image),
-            texture,
-            gl: ManuallyDrop::new(gl),
-            kept: false,
-        })
+        match clear(ctx, &mut image, zeros).and_then(|()| wrap(device, &gl, layout)) {
+            Ok(texture) => Ok(GlFrameTexture {
+                image: ManuallyDrop::new(image),
+                texture,
+                gl: ManuallyDrop::new(gl),
+                kept: false,
+            }),
+            // As the drop: the texture goes only once the registration is gone.
+            Err(e) => {
+                unregister_then_let_go(image, gl);
+                Err(e)
+            }
+        }
     }
 
     /// Whether CUDA still holds the texture mapped (a frame whose guard was forgotten).
@@ -117,21 +122,34 @@ impl Drop for GlFrameTexture {
             );
             return;
         }
-        // Unregistered first, with the GL context current (a leaked mapping is recovered
-        // first, waiting for the context's work). When that fails the driver may still hold
-        // the texture: cuda-gl's hold is leaked, so the texture is never deleted.
-        let unregistered = self.image.unregister_in_place();
-        // SAFETY: dropped once, here, and never used after (unregistered, or its own drop
-        // records why not).
-        unsafe { ManuallyDrop::drop(&mut self.image) };
-        match unregistered {
-            // SAFETY: dropped once, here, and never used after.
-            Ok(()) => unsafe { ManuallyDrop::drop(&mut self.gl) },
-            Err(e) => log::error!(
+        // SAFETY: taken once, here, and never used after.
+        let (image, gl) = unsafe {
+            (
+                ManuallyDrop::take(&mut self.image),
+                ManuallyDrop::take(&mut self.gl),
+            )
+        };
+        unregister_then_let_go(image, gl);
+    }
+}
+
+/// Unregisters `image` (with the GL context current; a leaked mapping is recovered first,
+/// waiting for the context's work), then lets go of cuda-gl's hold on its texture `gl`, which
+/// is deleted once wgpu's drop callback lets go too. When the unregister fails the driver may
+/// still hold the texture: the hold is leaked, so the texture is never deleted.
+fn unregister_then_let_go(mut image: RegisteredImage, gl: Arc<Texture>) {
+    let unregistered = image.unregister_in_place();
+    // Its own drop records why, when it could not unregister.
+    drop(image);
+    match unregistered {
+        Ok(()) => drop(gl),
+        Err(e) => {
+            log::error!(
                 "cuda-gl: a wgpu target's GL frame texture {} leaked, not deleted (CUDA may \
                  still hold it): {e}",
-                self.gl.name()
-            ),
+                gl.name()
+            );
+            std::mem::forget(gl);
         }
     }
 }
