@@ -2,7 +2,7 @@
 //! hand-back that wgpu refused or a guard that was leaked (the type's docs, "Recovery").
 
 use super::SharedTexture;
-use super::group::acquire_all;
+use super::group::{acquire_all, signal_then_mark};
 use super::turn::{Owner, Step};
 use crate::error::{Error, Result};
 use crate::result;
@@ -10,27 +10,6 @@ use crate::stream::DEFAULT_WAIT_LIMIT;
 use crate::wgpu_interop::WgpuError;
 use ash::vk;
 use cuda_gl_sys as sys;
-
-/// CUDA's side of a hand-back, queued on stream `p`: the signal of `value`, then `done` after
-/// it. `Err` when the signal was not queued; `Ok` once it was, with the outcome of `done`'s
-/// record: a signal once queued is never made again (see `turn.rs`), whatever that says.
-///
-/// # Safety
-/// 1. `p` is a live stream of the bound context, `semaphore` a live external semaphore and
-///    `done` a live event of that context, which outlive the work queued here.
-/// 2. Nothing waits for a value above `value` on the semaphore, and no value at or above it
-///    was signalled.
-pub(super) unsafe fn signal_then_mark(
-    semaphore: sys::CUexternalSemaphore,
-    done: sys::CUevent,
-    value: u64,
-    p: sys::CUstream,
-) -> result::Result<result::Result<()>> {
-    // SAFETY: (1) and (2).
-    unsafe { result::external::signal_semaphore(semaphore, value, p) }?;
-    // SAFETY: (1).
-    Ok(unsafe { result::stream::event_record(done, p) })
-}
 
 impl SharedTexture {
     /// CUDA to wgpu: after the work queued on `stream` so far, the semaphore is signalled to
