@@ -68,8 +68,6 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-#[path = "wgpu_present/handoffs.rs"]
-mod handoffs;
 #[cfg(feature = "wgpu")]
 #[path = "wgpu_present/frames.rs"]
 mod frames;
@@ -78,6 +76,8 @@ mod frames;
 mod gl_rows;
 #[path = "wgpu_present/gl_summary.rs"]
 mod gl_summary;
+#[path = "wgpu_present/handoffs.rs"]
+mod handoffs;
 #[cfg(feature = "wgpu")]
 #[path = "wgpu_present/rows.rs"]
 mod rows;

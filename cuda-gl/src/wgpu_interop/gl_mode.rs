@@ -58,7 +58,9 @@ struct Order {
     mark: Option<Event>,
     /// A frame was begun and has not ended (it was forgotten with `mem::forget`, or its
     /// present failed before its work was ordered): its kernel may still write the pixels,
-    /// unordered, so the next frame and the drop wait for the whole context first.
+    /// unordered, so the next frame and the drop wait for the whole context first (at most
+    /// 10 s: past that the frame is refused with `Error::Timeout`, and the drop leaks what the
+    /// kernel may still use).
     open: bool,
 }
 
@@ -88,11 +90,12 @@ impl Present for GlInterop {
     }
 
     /// Begins a frame on `stream`: after a forgotten frame's work (the whole context is waited
-    /// for), and after the work on the pixels that the last frames left (`stream` joins
-    /// cuda-gl's private stream).
+    /// for, at most 10 s), and after the work on the pixels that the last frames left (`stream`
+    /// joins cuda-gl's private stream).
     ///
     /// # Errors
-    /// The driver's errors of the wait and the join.
+    /// [`Error::Timeout`](crate::Error::Timeout) when a forgotten frame's work (or any other of
+    /// the context) runs past 10 s; the driver's errors of the wait and the join.
     fn begin<'t, S: AsStream>(
         &'t mut self,
         place: &'t WgpuPlace,
@@ -103,7 +106,7 @@ impl Present for GlInterop {
                 "cuda-gl: a wgpu target's frame was forgotten; synchronizing the context before \
                  the next one"
             );
-            synchronize(&self.ctx)?;
+            self.ctx.synchronize_within(DEFAULT_WAIT_LIMIT)?;
             self.order.open = false;
         }
         if self.order.mark.is_some() {
@@ -142,23 +145,22 @@ impl Drop for GlInterop {
         // frame's kernel: both are before the mark. A forgotten frame's kernel is before
         // nothing: the whole context is waited for.
         let idle = if self.order.open {
-            synchronize(&self.ctx)
+            self.ctx.synchronize_within(DEFAULT_WAIT_LIMIT)
         } else {
             self.order
                 .mark
                 .as_ref()
                 .map_or(Ok(()), |mark| mark.wait_for(DEFAULT_WAIT_LIMIT))
         };
+        if idle.is_err() && self.frame.is_mapped() {
+            // A forgotten frame's kernel may still write the texture: its unregister would
+            // wait for the context again, with no limit.
+            self.frame.keep_for_good();
+        }
         // SAFETY: dropped once, here, and never used after.
         unsafe { drop_when_idle(&mut self.pixels, idle, "a wgpu target's pixel buffer") };
         // The frame texture goes next (field order): unregistered, then let go.
     }
-}
-
-/// Waits for all work of `ctx` (a forgotten frame's kernel, on a stream that may be gone).
-fn synchronize(ctx: &Context) -> Result<()> {
-    ctx.bind()?;
-    Ok(result::ctx::synchronize()?)
 }
 
 /// What a present submits: the blit (or copy) of the frame texture into the place's texture.

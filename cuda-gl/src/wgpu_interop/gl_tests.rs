@@ -241,10 +241,65 @@ fn wgpu_never_deletes_the_frame_texture_and_the_last_hold_does() {
     }
 }
 
+/// Marks the child process that [`alone_in_a_child`] runs a test in.
+const CHILD: &str = "CUDA_GL_GL_TESTS_CHILD";
+
+/// Runs test `name` of this module in a child process of this test binary, alone, and asserts
+/// that it passed (at most 120 s); `false` in that child, where the test's body then runs.
+///
+/// For a test that opens wgpu's own GL instance: an EGL display is one per process and
+/// platform, initialised and terminated by each library on its own count (wgpu's and
+/// cuda-gl's), so a `HeadlessContext` of another test dropped meanwhile terminates wgpu's
+/// display under it, and wgpu-hal panics in a `Drop` (an abort of the whole test binary, seen
+/// on Mesa 22.3 when `cargo test` ran these tests in parallel).
+fn alone_in_a_child(name: &str) -> bool {
+    if std::env::var_os(CHILD).is_some() {
+        return false;
+    }
+    let module = module_path!()
+        .split_once("::")
+        .map_or(module_path!(), |(_, path)| path);
+    let test = format!("{module}::{name}");
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([test.as_str(), "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD, "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > std::time::Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("{test}: the child ran over 120 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut out = String::new();
+    if let Some(mut stdout) = child.stdout.take() {
+        std::io::Read::read_to_string(&mut stdout, &mut out).unwrap();
+    }
+    print!("{out}");
+    assert!(status.success(), "{test}: the child failed ({status})");
+    assert!(
+        out.lines().any(|line| line == "running 1 test"),
+        "{test}: the child did not run it alone"
+    );
+    true
+}
+
 /// A device on a GL context that wgpu made itself (its own EGL display) is refused by name:
-/// wgpu makes that context current only inside its own calls.
+/// wgpu makes that context current only inside its own calls. Run alone in a child process
+/// ([`alone_in_a_child`]).
 #[test]
 fn a_device_on_wgpus_own_gl_context_is_refused() {
+    if alone_in_a_child("a_device_on_wgpus_own_gl_context_is_refused") {
+        return;
+    }
     let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
         backends: wgpu::Backends::GL,
         ..wgpu::InstanceDescriptor::new_without_display_handle()

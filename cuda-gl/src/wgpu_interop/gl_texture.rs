@@ -30,14 +30,18 @@ use std::sync::Arc;
 /// is never handed out), with its registration.
 #[derive(Debug)]
 pub(super) struct GlFrameTexture {
-    // Field order is drop order: the registration goes first (in `Drop`), then wgpu's handle,
-    // then cuda-gl's hold on the GL texture.
-    image: RegisteredImage,
+    // The registration goes first (in `Drop`), then wgpu's handle, then cuda-gl's hold on the
+    // GL texture.
+    /// Never dropped when CUDA may still use the texture ([`keep_for_good`](Self::keep_for_good)).
+    image: ManuallyDrop<RegisteredImage>,
     texture: wgpu::Texture,
     /// Shared with the drop callback of wgpu's texture; the GL texture is deleted when the last
     /// of the two lets go. Never dropped (so the texture never deleted) when the registration
     /// could not be undone.
     gl: ManuallyDrop<Arc<Texture>>,
+    /// CUDA's work on the mapped texture did not end within the limit: the registration and
+    /// the texture are leaked, not released under it.
+    kept: bool,
 }
 
 impl GlFrameTexture {
@@ -64,19 +68,37 @@ impl GlFrameTexture {
         // within the device's `max_texture_dimension_2d` (the place checked it), which
         // wgpu-hal takes from `GL_MAX_TEXTURE_SIZE`: within GL's limit too.
         let gl = Arc::new(Texture::create(owner, fns, layout, false)?);
-        // (Dropped in reverse on an error: the registration before the texture.)
+        // Refused: nothing registered, the texture is deleted.
         let mut image = RegisteredImage::register_own_texture(
             ctx,
             gl.name(),
             RegisterFlags::SURFACE_LOAD_STORE,
         )?;
-        clear(ctx, &mut image, zeros)?;
-        let texture = wrap(device, &gl, layout)?;
-        Ok(GlFrameTexture {
-            image,
-            texture,
-            gl: ManuallyDrop::new(gl),
-        })
+        match clear(ctx, &mut image, zeros).and_then(|()| wrap(device, &gl, layout)) {
+            Ok(texture) => Ok(GlFrameTexture {
+                image: ManuallyDrop::new(image),
+                texture,
+                gl: ManuallyDrop::new(gl),
+                kept: false,
+            }),
+            // As the drop: the texture goes only once the registration is gone.
+            Err(e) => {
+                unregister_then_let_go(image, gl);
+                Err(e)
+            }
+        }
+    }
+
+    /// Whether CUDA still holds the texture mapped (a frame whose guard was forgotten).
+    pub(super) fn is_mapped(&self) -> bool {
+        self.image.is_mapped()
+    }
+
+    /// Leaks the registration and the texture when this is dropped, for a texture that CUDA
+    /// may still use (a forgotten frame's kernel that outlived the drop's wait): unregistering
+    /// it would first wait for the whole context again, with no limit.
+    pub(super) fn keep_for_good(&mut self) {
+        self.kept = true;
     }
 
     /// The wgpu texture, for the present's blit or copy.
@@ -86,23 +108,48 @@ impl GlFrameTexture {
 
     /// The registration, for a frame's map, and the wgpu texture, for its present.
     pub(super) fn parts(&mut self) -> (&mut RegisteredImage, &wgpu::Texture) {
-        (&mut self.image, &self.texture)
+        (&mut *self.image, &self.texture)
     }
 }
 
 impl Drop for GlFrameTexture {
     fn drop(&mut self) {
-        // Unregistered first, with the GL context current (a leaked mapping is recovered
-        // first, waiting for the context's work). When that fails the driver may still hold
-        // the texture: cuda-gl's hold is leaked, so the texture is never deleted.
-        match self.image.unregister_in_place() {
-            // SAFETY: dropped once, here, and never used after.
-            Ok(()) => unsafe { ManuallyDrop::drop(&mut self.gl) },
-            Err(e) => log::error!(
+        if self.kept {
+            log::error!(
+                "cuda-gl: a wgpu target's GL frame texture {} and its registration leaked: \
+                 CUDA's work on it did not end in time",
+                self.gl.name()
+            );
+            return;
+        }
+        // SAFETY: taken once, here, and never used after.
+        let (image, gl) = unsafe {
+            (
+                ManuallyDrop::take(&mut self.image),
+                ManuallyDrop::take(&mut self.gl),
+            )
+        };
+        unregister_then_let_go(image, gl);
+    }
+}
+
+/// Unregisters `image` (with the GL context current; a leaked mapping is recovered first,
+/// waiting for the context's work), then lets go of cuda-gl's hold on its texture `gl`, which
+/// is deleted once wgpu's drop callback lets go too. When the unregister fails the driver may
+/// still hold the texture: the hold is leaked, so the texture is never deleted.
+fn unregister_then_let_go(mut image: RegisteredImage, gl: Arc<Texture>) {
+    let unregistered = image.unregister_in_place();
+    // Its own drop records why, when it could not unregister.
+    drop(image);
+    match unregistered {
+        Ok(()) => drop(gl),
+        Err(e) => {
+            log::error!(
                 "cuda-gl: a wgpu target's GL frame texture {} leaked, not deleted (CUDA may \
                  still hold it): {e}",
-                self.gl.name()
-            ),
+                gl.name()
+            );
+            std::mem::forget(gl);
         }
     }
 }

@@ -3,6 +3,7 @@
 
 mod group;
 mod recovery;
+mod turn;
 
 use super::cuda_image::CudaImage;
 use super::format::SharedFormat;
@@ -18,6 +19,7 @@ use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT, Event, check_same_context, ref
 use cuda_gl_sys as sys;
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
+use turn::Turn;
 
 /// Everything behind the texture that must die in order, and the event that says when CUDA is
 /// done with it.
@@ -93,9 +95,12 @@ impl Drop for Resources {
 /// **Recovery.** When wgpu refuses the hand-back after CUDA's signal was queued (out of memory,
 /// a lost device, or work submitted with it that wgpu refused), the next `write`, or the drop,
 /// submits the acquire again: wgpu's queue waits for CUDA's signal on the GPU, the CPU waits
-/// for nothing. A guard leaked with `mem::forget` (or a hand-off whose CUDA wait or signal
-/// could not be queued) leaves the image CUDA's with no signal to wait for, and the leaked
-/// guard's kernels on a stream that may be gone: the next `write`, or the drop, waits for
+/// for nothing. A value CUDA's signal was queued for is never signalled again, also when
+/// recording the event that follows it failed: that event is recorded again (or the context
+/// waited for, at most 10 s) by the next `write`, or the drop, before anything trusts it. A
+/// guard leaked with `mem::forget` (or a hand-off whose CUDA wait or signal could not be
+/// queued) leaves the image CUDA's with no signal to wait for, and the leaked guard's kernels
+/// on a stream that may be gone: the next `write`, or the drop, waits for
 /// wgpu's release (at most 10 s), then for every CUDA work of the context (at most 10 s, on a
 /// thread of its own that stays blocked until that work ends), then hands the image back. Past
 /// either limit it returns [`Error::Timeout`](crate::Error::Timeout) and the image stays
@@ -109,30 +114,15 @@ pub struct SharedTexture {
     ctx: Arc<Context>,
     format: SharedFormat,
     size: (u32, u32),
-    /// The semaphore's last value asked for (by either side).
-    value: u64,
-    /// Whose the image is: wgpu's between writes, CUDA's from a write until the acquire of its
-    /// signal is submitted.
-    owner: Owner,
+    /// The semaphore's last value asked for (by either side), whose the image is (wgpu's between
+    /// writes, CUDA's from a write until the acquire of its signal is submitted), and whether
+    /// `done` follows CUDA's last signal.
+    turn: Turn,
     ash: DeviceFns,
     family: u32,
     queue: wgpu::Queue,
     /// Last: the device outlives the Vulkan objects it made, whichever drop releases them.
     device: wgpu::Device,
-}
-
-/// Whose a shared texture's image is (see [`SharedTexture`], "Recovery").
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Owner {
-    /// wgpu's: the acquire of CUDA's last signal was submitted.
-    Wgpu,
-    /// Released to CUDA at `value` (wgpu's signal), with no signal of CUDA's queued after it: a
-    /// write is open, its guard was leaked, or its wait or signal could not be queued. The
-    /// write's work may be on a stream that is gone.
-    Cuda,
-    /// CUDA's signal of `value` is queued after the write's work (and `done` after it), but
-    /// wgpu refused the acquire that waits for it.
-    Signalled,
 }
 
 /// The guard of one CUDA write of a [`SharedTexture`]: hands out the surface, and hands the
@@ -281,8 +271,7 @@ impl SharedTexture {
             ctx: ctx.clone(),
             format,
             size: (width, height),
-            value: 0,
-            owner: Owner::Wgpu,
+            turn: Turn::new(),
             ash,
             family,
             queue: queue.clone(),
@@ -307,7 +296,7 @@ impl SharedTexture {
 
     /// The timeline semaphore's last value: two per frame (CUDA's wait, CUDA's signal).
     pub fn timeline_value(&self) -> u64 {
-        self.value
+        self.turn.value
     }
 
     /// Whether the texture is still alive: not destroyed by the application
@@ -405,7 +394,10 @@ impl Drop for SharedTexture {
         }
         // A refused hand-off may have left a semaphore operation pending in wgpu-hal, which the
         // application's next submit would carry after the semaphore is gone.
-        if let Err(e) = self.handoff_of([self.part(self.value)]).forget_pending() {
+        if let Err(e) = self
+            .handoff_of([self.part(self.turn.value)])
+            .forget_pending()
+        {
             self.ctx
                 .record_drop_error("taking back a shared texture's pending semaphore", e);
         }
@@ -507,7 +499,8 @@ impl<S: AsStream> CudaWrite<'_, S> {
     /// and the next [`SharedTexture::write`] recovers by synchronizing the context, at most
     /// 10 s); [`WgpuError::Refused`] or [`WgpuError::OutOfMemory`] when wgpu refuses the
     /// acquire (CUDA's signal is queued: the next `write` or the drop submits it again, with
-    /// no CPU wait).
+    /// no CPU wait); the driver's error from `cuEventRecord` after a queued signal (the image
+    /// is handed back all the same; the next `write` or the drop records the event again).
     pub fn finish(mut self) -> Result<()> {
         self.done = true;
         self.texture.give_back(self.stream.raw_stream(), None)

@@ -299,7 +299,10 @@ impl Made {
 /// Do not destroy the textures (`wgpu::Texture::destroy`): every upload then fails with
 /// [`WgpuError::Refused`](super::WgpuError::Refused) until a frame of another size makes new
 /// ones. The planes keep clones of the device and queue. `Send` and `Sync`: every CUDA call
-/// binds the planes' context first.
+/// binds the planes' context first. (On a device of wgpu's GL backend over a GL context of the
+/// program's, from `open_gl_device` (feature `wgpu-gl`), wgpu calls GL through whatever context
+/// is current: make, upload to and drop the planes, and sample their textures, only on a thread
+/// where that context is current, as that function's `# Safety` asks of every wgpu call.)
 #[derive(Debug)]
 pub struct WgpuVideoPlanes {
     made: Made,

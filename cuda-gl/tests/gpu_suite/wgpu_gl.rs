@@ -5,7 +5,7 @@
 //! exact texels, colour maps, resizes and their memory, video, a destroyed texture) on this
 //! set-up too (`gl_setup`); here: what only the GL route has. Auto chooses it and says so; a
 //! call with another GL context current, or none, is refused and works again once it is
-//! current; a forgotten frame is recovered; pixel and surface frames on two streams come out
+//! current; a forgotten frame is recovered, waiting for the context at most 10 s; pixel and surface frames on two streams come out
 //! in order; a destroyed device refuses presents and the target still drops cleanly; a device
 //! on wgpu's own GL context falls back to staged with the reason.
 //!
@@ -17,11 +17,13 @@
 
 use super::wgpu_display::{fill_frame, fill_frame_on, target};
 use super::wgpu_interop::{Setup, assert_frame, words};
+use super::wgpu_recovery::Busy;
 use crate::gpu::{launch_words, skip};
 use cuda_gl::display::{Format, Frame, Layout, Mode};
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::wgpu_interop::{WgpuError, WgpuTarget, check_gl_device, open_gl_device};
 use cuda_gl::{Context, Device, Error, Stream, StreamFlags};
+use std::time::{Duration, Instant};
 
 /// A set-up on wgpu's GL backend: a headless GL context on CUDA device 0, current on this
 /// thread until the set-up drops (after its wgpu objects), and a device opened over it.
@@ -147,6 +149,71 @@ fn a_forgotten_frame_is_recovered_by_the_next_one() {
     assert_shows(&mut t, 8, "the frame after a forgotten pixel frame");
     drop(t);
     s.ctx.check_drop_errors().unwrap();
+}
+
+/// A target whose frame was forgotten with its texture mapped while an unrelated kernel of
+/// 13 s runs elsewhere in the context: the target's first shown frame, the forgotten one.
+fn forgotten_while_busy(s: &Setup, busy: &Busy) -> WgpuTarget {
+    let mut t = target(s, (129, 65), Format::Rgba8, Mode::Interop);
+    fill_frame(s, &mut t, 3).present().unwrap();
+    busy.start(s, Duration::from_secs(13));
+    std::mem::forget(fill_frame(s, &mut t, 5));
+    t
+}
+
+/// The next frame after one forgotten while a kernel of 13 s runs elsewhere in the context
+/// gives up after 10 s with `Error::Timeout` (it waited for the whole context with no limit),
+/// and once the kernel has ended, a frame shows itself.
+#[test]
+fn a_forgotten_frames_recovery_in_the_next_frame_gives_up_after_ten_seconds() {
+    let Some(s) = gl_setup() else { return };
+    let busy = Busy::new(&s);
+    let mut t = forgotten_while_busy(&s, &busy);
+    let start = Instant::now();
+    let e = match t.frame(&s.stream) {
+        Ok(_) => panic!(
+            "the frame after a forgotten one waited {:?}",
+            start.elapsed()
+        ),
+        Err(e) => e,
+    };
+    let took = start.elapsed();
+    println!("the frame after a forgotten one: {e} after {took:?}");
+    assert!(matches!(e, Error::Timeout { .. }), "{e}");
+    assert!(
+        (Duration::from_secs(9)..Duration::from_secs(12)).contains(&took),
+        "the recovery took {took:?}: the limit is 10 s"
+    );
+    assert!(
+        busy.running(),
+        "the kernel ended before the recovery gave up"
+    );
+    busy.wait();
+    fill_frame(&s, &mut t, 8).present().unwrap();
+    assert_shows(&mut t, 8, "the frame after the recovery");
+    drop(t);
+    s.ctx.check_drop_errors().unwrap();
+}
+
+/// As above, in the target's drop: it gives up after 10 s (it waited for the context with no
+/// limit, twice: for the pixels, then to unregister the mapped texture) and leaks what the
+/// kernel may still use.
+#[test]
+fn a_forgotten_frames_recovery_in_the_drop_gives_up_after_ten_seconds() {
+    let Some(s) = gl_setup() else { return };
+    let busy = Busy::new(&s);
+    let t = forgotten_while_busy(&s, &busy);
+    let start = Instant::now();
+    drop(t);
+    let took = start.elapsed();
+    println!("the drop after a forgotten frame took {took:?}");
+    assert!(
+        (Duration::from_secs(9)..Duration::from_secs(12)).contains(&took),
+        "the drop took {took:?}: the limit is 10 s"
+    );
+    assert!(busy.running(), "the kernel ended before the drop gave up");
+    busy.wait();
+    s.ctx.take_drop_errors();
 }
 
 /// Frames alternate between two streams and between pixels and surface: each shows itself in

@@ -23,14 +23,14 @@ use std::time::{Duration, Instant};
 
 /// Unrelated CUDA work: one block spinning on a stream of its own (the buffer it writes is
 /// allocated before, since an allocation may wait for the context).
-struct Busy {
+pub(crate) struct Busy {
     stream: Stream,
     out: DeviceBuffer<u32>,
     end: Event,
 }
 
 impl Busy {
-    fn new(s: &Setup) -> Busy {
+    pub(crate) fn new(s: &Setup) -> Busy {
         Busy {
             stream: Stream::new(&s.ctx, StreamFlags::NonBlocking).unwrap(),
             out: DeviceBuffer::zeroed(&s.ctx, 256).unwrap(),
@@ -39,16 +39,16 @@ impl Busy {
     }
 
     /// Spins for `spin` from now on the GPU.
-    fn start(&self, s: &Setup, spin: Duration) {
+    pub(crate) fn start(&self, s: &Setup, spin: Duration) {
         spin_on(s, &self.out, &self.stream, spin);
         self.end.record(&self.stream).unwrap();
     }
 
-    fn running(&self) -> bool {
+    pub(crate) fn running(&self) -> bool {
         !self.end.query().unwrap()
     }
 
-    fn wait(&self) {
+    pub(crate) fn wait(&self) {
         self.stream.synchronize().unwrap();
     }
 }

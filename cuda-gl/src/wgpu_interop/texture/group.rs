@@ -9,7 +9,8 @@
 //! each as a hand-off of it alone would, and whatever fails half-way leaves each texture in a
 //! state that a write of it alone can leave, which its own recovery handles (`recovery.rs`).
 
-use super::{Owner, SharedTexture};
+use super::SharedTexture;
+use super::turn::Owner;
 use crate::error::{Error, Result};
 use crate::result;
 use crate::stream::{AsStream, check_same_context, refuse_capturing};
@@ -46,7 +47,7 @@ fn check_group<const N: usize>(textures: &[SharedTexture; N]) -> Result<()> {
 /// As [`Handoff::release`](crate::wgpu_interop::handoff::Handoff::release); when the barriers'
 /// submit is refused, nothing was released and the textures are as they were.
 pub(super) fn release_all<const N: usize>(textures: &mut [SharedTexture; N]) -> Result<[u64; N]> {
-    let values = textures.each_ref().map(|t| t.value + 1);
+    let values = textures.each_ref().map(|t| t.turn.next());
     let mut released = false;
     let handed = match textures.first() {
         Some(lead) => {
@@ -57,7 +58,7 @@ pub(super) fn release_all<const N: usize>(textures: &mut [SharedTexture; N]) -> 
     };
     if released {
         for (texture, value) in textures.iter_mut().zip(values) {
-            (texture.value, texture.owner) = (value, Owner::Cuda);
+            texture.turn.released(value);
         }
     }
     handed.map(|()| values)
@@ -80,7 +81,7 @@ pub(super) fn acquire_all<const N: usize>(
         return Ok(());
     };
     let alone_after = then.is_some();
-    let handoff = lead.handoff_of(textures.each_ref().map(|t| t.part(t.value)));
+    let handoff = lead.handoff_of(textures.each_ref().map(|t| t.part(t.turn.value)));
     let acquired = handoff.acquire(then);
     let back = match &acquired {
         Ok(()) => true,
@@ -92,10 +93,31 @@ pub(super) fn acquire_all<const N: usize>(
     };
     if back {
         for texture in textures.iter_mut() {
-            texture.owner = Owner::Wgpu;
+            texture.turn.acquired();
         }
     }
     acquired
+}
+
+/// CUDA's side of a hand-back, queued on stream `p`: the signal of `value`, then `done` after
+/// it. `Err` when the signal was not queued; `Ok` once it was, with the outcome of `done`'s
+/// record: a signal once queued is never made again (see `turn.rs`), whatever that says.
+///
+/// # Safety
+/// 1. `p` is a live stream of the bound context, `semaphore` a live external semaphore and
+///    `done` a live event of that context, which outlive the work queued here.
+/// 2. Nothing waits for a value above `value` on the semaphore, and no value at or above it
+///    was signalled.
+pub(super) unsafe fn signal_then_mark(
+    semaphore: sys::CUexternalSemaphore,
+    done: sys::CUevent,
+    value: u64,
+    p: sys::CUstream,
+) -> result::Result<result::Result<()>> {
+    // SAFETY: (1) and (2).
+    unsafe { result::external::signal_semaphore(semaphore, value, p) }?;
+    // SAFETY: (1).
+    Ok(unsafe { result::stream::event_record(done, p) })
 }
 
 impl SharedTexture {
@@ -196,7 +218,8 @@ impl SharedTexture {
             let held = &t.resources.held;
             (held.cuda_timeline.raw, t.resources.done.raw())
         });
-        let mut signalled = [false; N];
+        // Per texture: `None` when its signal was not queued, `Some(marked)` once it was.
+        let mut signalled: [Option<bool>; N] = [None; N];
         // SAFETY: `run_now`'s (1): the stream is live while borrowed and of the textures'
         // context (checked). In the work, queued on the private stream in this order:
         // 1. the wait (`wait_semaphores`' (1)): wgpu signals each released value (its release
@@ -207,9 +230,10 @@ impl SharedTexture {
         //    each array is its image's level 0, of the rows that `copy_in` copies, CUDA's from
         //    the wait before it until the signal after it (this function's (1): no wgpu command
         //    uses it meanwhile), and alive until then (`done` follows the signal);
-        // 3. the signals: nothing waits for a value above `released + 1`, and each texture's
-        //    signal follows its wait; that of a texture whose copy failed hands its image back
-        //    as the drop of a failed write's guard does.
+        // 3. the signals (`signal_then_mark`'s (1) as for the wait; (2): nothing waits for a
+        //    value above `released + 1`, the turn's next, and each texture's signal follows its
+        //    wait); that of a texture whose copy failed hands its image back as the drop of a
+        //    failed write's guard does.
         let queued = unsafe {
             ctx.run_now(
                 stream.raw_stream(),
@@ -225,15 +249,17 @@ impl SharedTexture {
                         .try_for_each(|copy| result::array::copy_2d_async(copy, p));
                     let mut failed = copied.err();
                     // One call per semaphore, so that each texture whose signal was queued is
-                    // known: the recovery of a texture left CUDA's signals its next value, and
-                    // a value signalled twice is not above the semaphore's current one.
+                    // known: a value once queued is never signalled again (the recovery of a
+                    // texture left CUDA's signals its next value), also when only recording
+                    // `done` after it failed.
                     for (((semaphore, done), value), signalled) in
                         cuda.into_iter().zip(released).zip(&mut signalled)
                     {
-                        let signal = result::external::signal_semaphore(semaphore, value + 1, p)
-                            .and_then(|()| result::stream::event_record(done, p));
-                        match signal {
-                            Ok(()) => *signalled = true,
+                        match signal_then_mark(semaphore, done, value + 1, p) {
+                            Ok(marked) => {
+                                *signalled = Some(marked.is_ok());
+                                failed = failed.or(marked.err());
+                            }
                             Err(e) => {
                                 failed.get_or_insert(e);
                             }
@@ -244,15 +270,15 @@ impl SharedTexture {
             )
         };
         for ((texture, value), signalled) in textures.iter_mut().zip(released).zip(signalled) {
-            if signalled {
+            if let Some(marked) = signalled {
                 // Only once CUDA will signal: a wait for a value nothing signals would hang
                 // wgpu's queue.
-                (texture.value, texture.owner) = (value + 1, Owner::Signalled);
+                texture.turn.signalled(value + 1, marked);
             }
         }
         if let Err(e) = queued {
             for texture in textures.iter_mut() {
-                if texture.owner == Owner::Signalled
+                if texture.turn.owner == Owner::Signalled
                     && let Err(again) = acquire_all(std::array::from_mut(texture), None)
                 {
                     log::warn!("cuda-gl: a shared texture's hand-back was refused: {again}");

@@ -1,9 +1,10 @@
 //! How a [`SharedTexture`] hands its image back to wgpu: at the end of a write, and after a
 //! hand-back that wgpu refused or a guard that was leaked (the type's docs, "Recovery").
 
-use super::group::acquire_all;
-use super::{Owner, SharedTexture};
-use crate::error::Result;
+use super::SharedTexture;
+use super::group::{acquire_all, signal_then_mark};
+use super::turn::{Owner, Step};
+use crate::error::{Error, Result};
 use crate::result;
 use crate::stream::DEFAULT_WAIT_LIMIT;
 use crate::wgpu_interop::WgpuError;
@@ -15,43 +16,79 @@ impl SharedTexture {
     /// the next value (and `done` recorded), and wgpu's next submit waits for that signal, with
     /// `then` after it. The image is [`Owner::Signalled`] once CUDA's signal is queued, and
     /// wgpu's once the acquire is.
+    ///
+    /// # Errors
+    /// The driver's error from the signal (nothing queued: the image stays CUDA's); wgpu's
+    /// refusal of the acquire; the driver's error from recording `done` after a queued signal
+    /// (the acquire is submitted all the same, and the next write or the drop records `done`
+    /// again, or waits for the context, before anything trusts it).
     pub(super) fn give_back(
         &mut self,
         stream: sys::CUstream,
         then: Option<wgpu::CommandBuffer>,
     ) -> Result<()> {
-        let signal = self.value + 1;
+        let signal = self.turn.next();
         let (semaphore, done) = (
             self.resources.held.cuda_timeline.raw,
             self.resources.done.raw(),
         );
         // SAFETY: `stream` is of this context (checked at `write`), or null (the legacy stream
-        // of the context, which `run_now` binds). In the work: the semaphore and the event are
-        // live (as in `write`); nothing waits for a value above `signal`.
-        unsafe {
+        // of the context, which `run_now` binds). In the work, `signal_then_mark`'s (1): the
+        // private stream; the semaphore and the event are live (as in `write`); (2): nothing
+        // waits for a value above `signal`, the turn's next.
+        let marked = unsafe {
             self.ctx.run_now(
                 stream,
                 "cuSignalExternalSemaphoresAsync (not called)",
-                |p| {
-                    result::external::signal_semaphore(semaphore, signal, p)?;
-                    Ok(result::stream::event_record(done, p)?)
-                },
+                |p| Ok(signal_then_mark(semaphore, done, signal, p)?),
             )
         }?;
         // Only once CUDA will signal: a wait for a value nothing signals would hang wgpu's queue.
-        (self.value, self.owner) = (signal, Owner::Signalled);
-        self.acquire(then)
+        self.turn.signalled(signal, marked.is_ok());
+        let acquired = self.acquire(then);
+        acquired.and(marked.map_err(Error::from))
     }
 
-    /// Submits the acquire of CUDA's queued signal (`self.value`), with `then` after it in the
-    /// same submit, as [`acquire_all`] of this texture alone.
+    /// Records `done` again after CUDA's last signal, which is queued on cuda-gl's private
+    /// stream (every hand-off's CUDA side goes there), so a record there follows it. When even
+    /// that cannot be recorded, waits for the whole context instead (at most 10 s): `done` then
+    /// marks work that has all run.
+    ///
+    /// # Errors
+    /// [`Error::Timeout`](crate::Error::Timeout) past the limit; the driver's errors.
+    fn mark_again(&mut self) -> Result<()> {
+        let done = self.resources.done.raw();
+        // SAFETY: the legacy stream handle of the context, which `run_now` binds; the event
+        // lives as long as the resources.
+        let marked = unsafe {
+            self.ctx.run_now(
+                std::ptr::null_mut(),
+                "cuEventRecord (a shared texture's done, again)",
+                |p| Ok(result::stream::event_record(done, p)?),
+            )
+        };
+        if let Err(e) = marked {
+            log::warn!(
+                "cuda-gl: a shared texture's done event could not be recorded again ({e}); \
+                 waiting for its context, at most 10 s"
+            );
+            self.ctx.synchronize_within(DEFAULT_WAIT_LIMIT)?;
+        }
+        self.turn.marked();
+        Ok(())
+    }
+
+    /// Submits the acquire of CUDA's queued signal (`self.turn.value`), with `then` after it in
+    /// the same submit, as [`acquire_all`] of this texture alone.
     fn acquire(&mut self, then: Option<wgpu::CommandBuffer>) -> Result<()> {
         acquire_all(std::array::from_mut(self), then)
     }
 
-    /// Hands back an image that a write left CUDA's:
+    /// Hands back an image that a write left CUDA's, first recording `done` again where it
+    /// does not follow CUDA's last signal ([`mark_again`](Self::mark_again)):
     /// - [`Owner::Signalled`] (wgpu refused the acquire): the acquire is submitted again, and
-    ///   wgpu's queue waits for CUDA's signal on the GPU; nothing waits on the CPU;
+    ///   wgpu's queue waits for CUDA's signal on the GPU; nothing waits on the CPU; the value is
+    ///   never signalled again;
     /// - [`Owner::Cuda`] (a leaked guard, or a hand-off that failed half-way): waits for
     ///   wgpu's release signal (at most 10 s: CUDA's next signal must come after it), then for
     ///   the whole context (at most 10 s: the leaked guard's kernels may be on a stream that
@@ -61,10 +98,14 @@ impl SharedTexture {
     /// wgpu's refusal of the acquire; [`Error::Timeout`](crate::Error::Timeout) past either
     /// limit; [`WgpuError::Vulkan`] from the wait for wgpu's signal; the driver's errors.
     pub(super) fn recover(&mut self) -> Result<()> {
-        match self.owner {
-            Owner::Wgpu => Ok(()),
-            Owner::Signalled => self.acquire(None),
-            Owner::Cuda => {
+        let plan = self.turn.recovery();
+        if plan.mark {
+            self.mark_again()?;
+        }
+        match plan.step {
+            Step::Nothing => Ok(()),
+            Step::Acquire => self.acquire(None),
+            Step::Signal => {
                 log::warn!(
                     "cuda-gl: a shared texture was left CUDA's (a leaked CudaWrite?); waiting for \
                      its context, at most 10 s, to recover"
@@ -76,9 +117,9 @@ impl SharedTexture {
         }
     }
 
-    /// Waits on the CPU for wgpu's signal of `self.value` (the release), at most 10 s.
+    /// Waits on the CPU for wgpu's signal of `self.turn.value` (the release), at most 10 s.
     fn wait_for_release(&self) -> Result<()> {
-        let (semaphores, values) = ([self.resources.held.vk_timeline.raw], [self.value]);
+        let (semaphores, values) = ([self.resources.held.vk_timeline.raw], [self.turn.value]);
         let wait = vk::SemaphoreWaitInfo::default()
             .semaphores(&semaphores)
             .values(&values);
@@ -95,14 +136,15 @@ impl SharedTexture {
 
     /// Waits until CUDA is done with the texture: an image left CUDA's is recovered first, then
     /// CUDA's last hand-off is waited for, at most `limit`. A refused acquire (of an image whose
-    /// CUDA signal is queued) is only logged: `done` follows CUDA's side whatever wgpu does.
+    /// CUDA signal is queued, with `done` after it) is only logged: `done` follows CUDA's side
+    /// whatever wgpu does.
     ///
     /// # Errors
-    /// As the recovery of a leaked guard; [`Error::Timeout`](crate::Error::Timeout) past
-    /// `limit`.
+    /// As the recovery of a leaked guard, or of a `done` that could not be recorded after
+    /// CUDA's last signal; [`Error::Timeout`](crate::Error::Timeout) past `limit`.
     pub(crate) fn wait_for_cuda(&mut self, limit: std::time::Duration) -> Result<()> {
         match self.recover() {
-            Err(e) if self.owner == Owner::Signalled => {
+            Err(e) if self.turn.owner == Owner::Signalled && !self.turn.unmarked => {
                 log::warn!("cuda-gl: a shared texture's hand-back to wgpu was refused again: {e}")
             }
             recovered => recovered?,
@@ -113,7 +155,25 @@ impl SharedTexture {
     /// The drop's recovery; `false` when the resources must be leaked rather than released
     /// (CUDA may still use them, with work that `done` does not follow).
     pub(super) fn recover_for_drop(&mut self) -> bool {
-        match self.owner {
+        if self.turn.unmarked {
+            // `done` does not follow CUDA's last signal: recorded again, or the resources are
+            // leaked (the release waits only for `done`).
+            let marked = self
+                .ctx
+                .bind_for_drop("record a shared texture's done again")
+                && match self.mark_again() {
+                    Ok(()) => true,
+                    Err(e) => {
+                        self.ctx
+                            .record_drop_error("recording a shared texture's done again", e);
+                        false
+                    }
+                };
+            if !marked {
+                return false;
+            }
+        }
+        match self.turn.owner {
             Owner::Wgpu => true,
             // The acquire orders wgpu's later uses of clones of the texture after CUDA (a
             // destroyed texture has none); CUDA's side is followed by `done` either way.

@@ -1,0 +1,260 @@
+//! Whose a [`SharedTexture`](super::SharedTexture)'s image is, at which semaphore value, and
+//! whether the resources' `done` event follows CUDA's last queued signal: the state that the
+//! hand-offs move and the recovery reads, kept apart from the driver calls so that its rules are
+//! tested without a GPU.
+//!
+//! The rule that matters most: a timeline value is signalled at most once. Signalling a value
+//! that is not above the semaphore's current one is invalid Vulkan usage, so once CUDA's signal
+//! of a value is queued, the texture is [`Owner::Signalled`] whatever fails after it (recording
+//! `done` included), and its recovery acquires that signal again rather than signal anew.
+
+/// Whose the image is (see [`SharedTexture`](super::SharedTexture), "Recovery").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Owner {
+    /// wgpu's: the acquire of CUDA's last signal was submitted.
+    Wgpu,
+    /// Released to CUDA at the turn's value (wgpu's signal), with no signal of CUDA's queued
+    /// after it: a write is open, its guard was leaked, or its wait or signal could not be
+    /// queued. The write's work may be on a stream that is gone.
+    Cuda,
+    /// CUDA's signal of the turn's value is queued after the write's work, but wgpu refused the
+    /// acquire that waits for it (or it was not submitted yet).
+    Signalled,
+}
+
+/// A shared texture's hand-off state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Turn {
+    /// The semaphore's last value asked for (by either side).
+    pub(super) value: u64,
+    pub(super) owner: Owner,
+    /// CUDA's last signal is queued but `done` could not be recorded after it: `done` then
+    /// marks an earlier point of CUDA's work, and is recorded again (or the whole context
+    /// waited for) before anything trusts it (the recovery's first step, the drop's).
+    pub(super) unmarked: bool,
+}
+
+/// What the recovery of a texture does, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Recovery {
+    /// First, `done` is recorded again after CUDA's last signal (queued on cuda-gl's private
+    /// stream, where a later record follows it), or the context waited for.
+    pub(super) mark: bool,
+    /// Then this.
+    pub(super) step: Step,
+}
+
+/// The recovery's step by the image's owner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Step {
+    /// The image is wgpu's.
+    Nothing,
+    /// The acquire of CUDA's queued signal of the turn's value is submitted again: wgpu's queue
+    /// waits for it on the GPU; the value is not signalled again.
+    Acquire,
+    /// wgpu's release of the turn's value is waited for, then the whole context, then CUDA
+    /// signals [`Turn::next`] (no signal of CUDA's was queued since the release).
+    Signal,
+}
+
+impl Turn {
+    /// A new texture's: wgpu's, at value 0, nothing queued.
+    pub(super) fn new() -> Turn {
+        Turn {
+            value: 0,
+            owner: Owner::Wgpu,
+            unmarked: false,
+        }
+    }
+
+    /// The value of the next signal, either side's: above every value signalled or asked for.
+    pub(super) fn next(&self) -> u64 {
+        self.value + 1
+    }
+
+    /// wgpu's release at `value` was accepted (its barriers' submit): the image is CUDA's.
+    pub(super) fn released(&mut self, value: u64) {
+        (self.value, self.owner) = (value, Owner::Cuda);
+    }
+
+    /// CUDA's signal of `value` is queued, and `done` after it when `marked`: from here that
+    /// value is never signalled again.
+    pub(super) fn signalled(&mut self, value: u64, marked: bool) {
+        (self.value, self.owner) = (value, Owner::Signalled);
+        self.unmarked = !marked;
+    }
+
+    /// wgpu's acquire of CUDA's queued signal was submitted: the image is wgpu's.
+    pub(super) fn acquired(&mut self) {
+        self.owner = Owner::Wgpu;
+    }
+
+    /// `done` follows CUDA's last signal again.
+    pub(super) fn marked(&mut self) {
+        self.unmarked = false;
+    }
+
+    /// What the recovery does now.
+    pub(super) fn recovery(&self) -> Recovery {
+        let step = match self.owner {
+            Owner::Wgpu => Step::Nothing,
+            Owner::Signalled => Step::Acquire,
+            Owner::Cuda => Step::Signal,
+        };
+        Recovery {
+            mark: self.unmarked,
+            step,
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::panic)]
+mod tests {
+    use super::*;
+
+    /// Applies one event of a texture's life to `turn`, recording each value CUDA signals (the
+    /// recovery's signal included, made as `recover` makes it).
+    fn apply(turn: &mut Turn, event: &str, signals: &mut Vec<u64>) {
+        match event {
+            "release" => turn.released(turn.next()),
+            // CUDA's signal queued, and `done` recorded after it or not.
+            "signal" | "signal, done refused" => {
+                let value = turn.next();
+                signals.push(value);
+                turn.signalled(value, event == "signal");
+            }
+            "acquire" => turn.acquired(),
+            "recover" => {
+                let plan = turn.recovery();
+                if plan.mark {
+                    turn.marked();
+                }
+                match plan.step {
+                    Step::Nothing => {}
+                    Step::Acquire => turn.acquired(),
+                    Step::Signal => {
+                        let value = turn.next();
+                        signals.push(value);
+                        turn.signalled(value, true);
+                        turn.acquired();
+                    }
+                }
+            }
+            other => panic!("unknown event {other}"),
+        }
+    }
+
+    /// A new texture's turn after `events`, and the values CUDA signalled, in order.
+    fn run(events: &[&str]) -> (Turn, Vec<u64>) {
+        let mut turn = Turn::new();
+        let mut signals = Vec::new();
+        for event in events {
+            apply(&mut turn, event, &mut signals);
+        }
+        (turn, signals)
+    }
+
+    /// Each value above the last: none signalled twice.
+    fn assert_each_signalled_once(signals: &[u64], events: &[&str]) {
+        assert!(
+            signals.windows(2).all(|w| w[0] < w[1]),
+            "a timeline value signalled again, or out of order: {signals:?} after {events:?}"
+        );
+    }
+
+    /// CUDA's signal was queued and only recording `done` after it failed: the texture is
+    /// CUDA-signalled, so its recovery records `done` again and acquires that signal; it never
+    /// signals the value a second time (the texture was left CUDA's, whose recovery signalled
+    /// the same value again: invalid Vulkan usage).
+    #[test]
+    fn a_queued_signal_is_never_signalled_again_when_done_was_not_recorded() {
+        let (turn, signals) = run(&["release", "signal, done refused"]);
+        assert_eq!(
+            (turn.owner, turn.value, turn.unmarked),
+            (Owner::Signalled, 2, true)
+        );
+        assert_eq!(
+            turn.recovery(),
+            Recovery {
+                mark: true,
+                step: Step::Acquire
+            }
+        );
+        let events = ["release", "signal, done refused", "recover", "release"];
+        let (turn, after) = run(&events);
+        assert_eq!(after, signals, "the recovery signalled again");
+        assert_eq!(
+            (turn.owner, turn.value, turn.unmarked),
+            (Owner::Cuda, 3, false)
+        );
+    }
+
+    /// A write whose signal was never queued (a leaked guard) is recovered by one signal of
+    /// the value after wgpu's release; later hand-offs go on above it.
+    #[test]
+    fn a_write_left_cudas_is_recovered_by_one_signal_above_the_release() {
+        let events = [
+            "release", "recover", "release", "signal", "acquire", "release", "signal",
+        ];
+        let (turn, signals) = run(&events);
+        assert_eq!(signals, [2, 4, 6]);
+        assert_eq!(
+            (turn.owner, turn.value, turn.unmarked),
+            (Owner::Signalled, 6, false)
+        );
+    }
+
+    /// Whether the texture can see `events`: wgpu releases only an image of its own, CUDA
+    /// signals once per release, and wgpu acquires only a queued signal.
+    fn possible(events: &[&str]) -> bool {
+        let mut turn = Turn::new();
+        let mut signals = Vec::new();
+        events.iter().all(|event| {
+            let can = match *event {
+                "release" => turn.owner == Owner::Wgpu,
+                "signal" | "signal, done refused" => turn.owner == Owner::Cuda,
+                "acquire" => turn.owner == Owner::Signalled,
+                _ => true,
+            };
+            apply(&mut turn, event, &mut signals);
+            can
+        })
+    }
+
+    /// Every sequence of hand-offs, failures and recoveries that a texture can see signals each
+    /// value once, and a recovery leaves the image wgpu's with `done` after CUDA's last signal.
+    #[test]
+    fn no_sequence_of_hand_offs_and_recoveries_signals_a_value_twice() {
+        let steps = [
+            "release",
+            "signal",
+            "signal, done refused",
+            "acquire",
+            "recover",
+        ];
+        let mut seen = 0;
+        for a in steps {
+            for b in steps {
+                for c in steps {
+                    for d in steps {
+                        let events = [a, b, c, d, "recover", "release", "signal"];
+                        if !possible(&events) {
+                            continue;
+                        }
+                        seen += 1;
+                        let (_, signals) = run(&events);
+                        assert_each_signalled_once(&signals, &events);
+                        let (turn, _) = run(&events[..5]);
+                        assert_eq!(
+                            (turn.owner, turn.unmarked),
+                            (Owner::Wgpu, false),
+                            "{events:?}"
+                        );
+                    }
+                }
+            }
+        }
+        assert!(seen > 20, "only {seen} sequences were possible");
+    }
+}
