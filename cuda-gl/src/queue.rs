@@ -94,7 +94,10 @@ impl Drop for RelaxedCapture {
 
 /// Waits for the work queued on private stream `private` so far, polling `cuStreamQuery` for at
 /// most [`DEFAULT_WAIT_LIMIT`] (`cuStreamSynchronize` has no limit: a kernel that never ends on
-/// the caller's stream, which the private stream waits for, would hang the thread).
+/// the caller's stream, which the private stream waits for, would hang the thread). For work
+/// whose memory outlives the wait when it gives up (owned, and leaked then): a work that
+/// borrows host memory for the call waits for its own copies with no limit instead (a DMA must
+/// not outlive the borrow), so that what this may leave running never touches a borrow.
 ///
 /// # Safety
 /// 1. `private` is the live private stream of the bound context (it never captures).
@@ -102,7 +105,7 @@ impl Drop for RelaxedCapture {
 /// # Errors
 /// [`Error::Timeout`] past the limit; the driver's error from `cuStreamQuery`, such as a
 /// kernel's `CUDA_ERROR_ILLEGAL_ADDRESS`.
-unsafe fn wait_within(private: sys::CUstream) -> Result<()> {
+pub(crate) unsafe fn wait_within(private: sys::CUstream) -> Result<()> {
     poll_within(
         DEFAULT_WAIT_LIMIT,
         "cuda-gl's private stream (its copies and the work queued before them on your stream)",
