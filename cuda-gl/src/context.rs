@@ -69,11 +69,13 @@ impl Context {
     /// this context so far (see the crate docs' safety model), without synchronizing any
     /// stream of yours: for code that hands memory cuda-gl reads or writes to a library whose
     /// ordering cuda-gl cannot join (the `cudarc` feature's `show_cudarc` uses it when a
-    /// capture may have taken its ordering).
+    /// capture may have taken its ordering). It waits at most 10 s: that work comes after your
+    /// stream's work before it, which a kernel that never ends keeps from finishing.
     ///
     /// # Errors
-    /// The driver's errors from binding the context and `cuStreamSynchronize`.
-    #[doc(alias = "cuStreamSynchronize")]
+    /// [`Error::Timeout`] when the work has not finished within 10 s (it may still run: keep
+    /// what it uses alive); the driver's errors from binding the context and `cuStreamQuery`.
+    #[doc(alias = "cuStreamQuery")]
     pub fn finish_queued(&self) -> Result<()> {
         self.bind()?;
         let queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
@@ -243,7 +245,6 @@ impl Context {
     /// # Errors
     /// [`Error::Timeout`] past `limit` (or when no thread could be started); the driver's
     /// errors from binding the context and `cuCtxSynchronize`.
-    #[cfg_attr(not(feature = "wgpu"), allow(dead_code))]
     pub(crate) fn synchronize_within(self: &Arc<Self>, limit: Duration) -> Result<()> {
         let what = "every CUDA work of the context (cuCtxSynchronize)";
         let (send, receive) = mpsc::channel();

@@ -73,6 +73,8 @@
 
 mod config;
 mod create;
+mod current;
+mod display;
 mod error;
 mod headless;
 mod offscreen;

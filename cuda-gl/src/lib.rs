@@ -150,6 +150,7 @@ mod result;
 mod source;
 mod stream;
 pub mod video;
+mod wait;
 
 #[cfg(feature = "egl")]
 #[cfg_attr(docsrs, doc(cfg(feature = "egl")))]

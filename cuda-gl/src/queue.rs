@@ -22,7 +22,7 @@
 //! 4. a second event makes the caller's stream wait for it, so later work on the caller's
 //!    stream comes after it. When that wait cannot be queued, or a capture began and may have
 //!    taken it, the work is waited for instead (the private stream never captures, so that wait
-//!    is legal).
+//!    is legal), at most [`DEFAULT_WAIT_LIMIT`]: past it the call returns [`Error::Timeout`].
 //!
 //! What this guarantees: cuda-gl's copies, memsets and ordering events never become part of a
 //! graph; the calls on the caller's stream are records and waits, and the query of cuda-gl's
@@ -40,6 +40,7 @@
 
 use crate::error::{Error, Result};
 use crate::result::{self, DriverError};
+use crate::wait::{DEFAULT_WAIT_LIMIT, poll_within};
 use cuda_gl_sys as sys;
 
 /// Refuses `call` on raw stream `s` (of the bound context) while it captures a CUDA graph:
@@ -89,6 +90,28 @@ impl Drop for RelaxedCapture {
             log::error!("cuda-gl: restoring the thread's stream capture mode failed: {e}");
         }
     }
+}
+
+/// Waits for the work queued on private stream `private` so far, polling `cuStreamQuery` for at
+/// most [`DEFAULT_WAIT_LIMIT`] (`cuStreamSynchronize` has no limit: a kernel that never ends on
+/// the caller's stream, which the private stream waits for, would hang the thread). For work
+/// whose memory outlives the wait when it gives up (owned, and leaked then): a work that
+/// borrows host memory for the call waits for its own copies with no limit instead (a DMA must
+/// not outlive the borrow), so that what this may leave running never touches a borrow.
+///
+/// # Safety
+/// 1. `private` is the live private stream of the bound context (it never captures).
+///
+/// # Errors
+/// [`Error::Timeout`] past the limit; the driver's error from `cuStreamQuery`, such as a
+/// kernel's `CUDA_ERROR_ILLEGAL_ADDRESS`.
+pub(crate) unsafe fn wait_within(private: sys::CUstream) -> Result<()> {
+    poll_within(
+        DEFAULT_WAIT_LIMIT,
+        "cuda-gl's private stream (its copies and the work queued before them on your stream)",
+        // SAFETY: (1).
+        || Ok(unsafe { result::stream::query(private) }?),
+    )
 }
 
 /// `CU_EVENT_DISABLE_TIMING`: events that only order.
@@ -165,7 +188,9 @@ impl PrivateQueue {
     ///
     /// # Errors
     /// [`Error::StreamCapturing`] naming `call` when `stream` is capturing; the driver's errors
-    /// of the joins; `work`'s error.
+    /// of the joins; `work`'s error; [`Error::Timeout`] when the work had to be waited for (see
+    /// step 4) and did not finish within [`DEFAULT_WAIT_LIMIT`] (it may still run then: a
+    /// kernel before it on `stream` that never ends).
     pub(crate) unsafe fn run<T>(
         &mut self,
         stream: sys::CUstream,
@@ -214,20 +239,26 @@ impl PrivateQueue {
         };
         if out.is_err() || !matches!(ordered, Ok(false)) {
             // SAFETY: the private stream is live, and never captures.
-            unsafe { result::stream::synchronize(private) }?;
+            unsafe { wait_within(private) }?;
         }
         out
     }
 
-    /// Waits for the work queued on the private stream so far (nothing when none was made).
-    /// The context is bound.
+    /// Waits for the work queued on the private stream so far (nothing when none was made), at
+    /// most [`DEFAULT_WAIT_LIMIT`]. The context is bound.
     ///
     /// # Errors
-    /// The driver's error from `cuStreamSynchronize` (the private stream never captures).
+    /// [`Error::Timeout`] past the limit (the work may still run: what it uses must not be
+    /// freed); the driver's errors from `cuStreamQuery` (the private stream never captures) and
+    /// from setting this thread's capture mode.
     pub(crate) fn finish(&self) -> Result<()> {
         match &self.live {
-            // SAFETY: the live private stream of the bound context.
-            Some(live) => Ok(unsafe { result::stream::synchronize(live.stream) }?),
+            Some(live) => {
+                // As in `run`: another thread's global capture must not fail the queries.
+                let _relaxed = RelaxedCapture::enter()?;
+                // SAFETY: the live private stream of the bound context.
+                unsafe { wait_within(live.stream) }
+            }
             None => Ok(()),
         }
     }

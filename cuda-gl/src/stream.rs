@@ -1,15 +1,14 @@
 //! Streams (owned, special, or borrowed from another library) and events.
 
 use crate::context::Context;
-use crate::error::{Error, Result, UsageError};
+use crate::error::{Result, UsageError};
 use crate::result;
+use crate::wait::poll_within;
 use cuda_gl_sys as sys;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// How long cuda-gl's own waits for the GPU (a pinned buffer's copies, for instance) may take
-/// before they give up with [`Error::Timeout`]: 10 s, as the external ring's default.
-pub(crate) const DEFAULT_WAIT_LIMIT: Duration = Duration::from_secs(10);
+pub(crate) use crate::wait::DEFAULT_WAIT_LIMIT;
 
 /// Refuses `stream` unless it belongs to `ctx`, the context of `owner` (e.g. "the kernel's
 /// module"): work queued on a stream of another context cannot use `owner`'s handles.
@@ -311,29 +310,15 @@ impl Event {
     /// system's timer slack, 50 µs by default on Linux) rather than a busy core.
     ///
     /// # Errors
-    /// [`Error::Timeout`] when the work has not finished within `limit`; the driver's error
-    /// from `cuEventQuery`, such as a kernel's `CUDA_ERROR_ILLEGAL_ADDRESS`.
+    /// [`Error::Timeout`](crate::Error::Timeout) when the work has not finished within `limit`;
+    /// the driver's error from `cuEventQuery`, such as a kernel's `CUDA_ERROR_ILLEGAL_ADDRESS`.
     #[doc(alias = "cuEventQuery")]
     pub fn wait_for(&self, limit: Duration) -> Result<()> {
-        const SPIN: Duration = Duration::from_micros(100);
-        let start = Instant::now();
-        let mut pause = Duration::from_micros(1);
-        while !self.query()? {
-            let waited = start.elapsed();
-            if waited >= limit {
-                return Err(Error::Timeout {
-                    what: "a CUDA event (the work queued before it was recorded)".into(),
-                    timeout: limit,
-                });
-            }
-            if waited < SPIN {
-                std::hint::spin_loop();
-                continue;
-            }
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_micros(50));
-        }
-        Ok(())
+        poll_within(
+            limit,
+            "a CUDA event (the work queued before it was recorded)",
+            || self.query(),
+        )
     }
 
     /// Milliseconds between `start` and `self`, both recorded and complete.

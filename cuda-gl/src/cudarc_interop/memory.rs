@@ -63,7 +63,8 @@ unsafe impl<T> CudarcDest<T> for MappedSlice<'_, T, ReadWrite> {}
 /// cudarc's later frees and writes would not wait for the copy, so it is finished first.
 ///
 /// # Errors
-/// The driver's error from waiting for cuda-gl's private stream.
+/// The driver's error from waiting for cuda-gl's private stream, or
+/// [`Error::Timeout`](crate::Error::Timeout) when that wait passes 10 s.
 pub(super) fn finish_if_captured(ctx: &Context, stream: &CudaStream) -> Result<()> {
     // SAFETY: a live stream of `ctx`, which the copy bound.
     if unsafe { crate::result::stream::is_capturing(stream.cu_stream().cast()) }.unwrap_or(true) {

@@ -4,9 +4,10 @@ use std::marker::PhantomData;
 
 use khronos_egl as kegl;
 
+use super::display::DisplayRef;
 use super::error::{EglDeviceInfo, EglError, EglErrorCode, EglPlatform};
 use super::headless::HeadlessContext;
-use super::sys::{self, DeviceApi, DisplayRef, Egl};
+use super::sys::{self, DeviceApi, Egl};
 use super::{GlProfile, HeadlessConfig};
 
 impl HeadlessContext {
@@ -15,13 +16,15 @@ impl HeadlessContext {
         config: &HeadlessConfig,
     ) -> Result<Self, EglError> {
         let get_platform_display = DeviceApi::load_get_platform_display(egl)?;
-        let display = sys::platform_display(
-            egl,
-            get_platform_display,
-            EglPlatform::MesaSurfaceless,
-            kegl::DEFAULT_DISPLAY,
-        )?;
-        let display = DisplayRef::acquire(egl, display, EglPlatform::MesaSurfaceless)?;
+        // SAFETY: EGL_DEFAULT_DISPLAY, as the surfaceless platform requires.
+        let display = unsafe {
+            DisplayRef::open(
+                egl,
+                get_platform_display,
+                EglPlatform::MesaSurfaceless,
+                kegl::DEFAULT_DISPLAY,
+            )
+        }?;
         Self::create(
             egl,
             display,

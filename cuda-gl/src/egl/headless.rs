@@ -7,14 +7,17 @@ use std::marker::PhantomData;
 use khronos_egl as kegl;
 
 use super::HeadlessConfig;
-use super::error::{EglDeviceInfo, EglError, EglErrorCode, EglPlatform};
-use super::sys::{self, Device, DeviceApi, DisplayRef, Egl};
+use super::display::DisplayRef;
+use super::error::{EglDeviceInfo, EglError, EglPlatform};
+use super::sys::{self, Device, DeviceApi, Egl};
 
 /// A headless OpenGL context, current on the thread that created it; no window, no X server.
 ///
-/// Dropping it releases it from this thread (if current), destroys its surface and context, and
-/// terminates the EGL display when no other `HeadlessContext` in the process uses that display.
-/// Failures while dropping are logged with [`log::warn!`], never panicked on.
+/// Dropping it releases it from this thread (if current) and destroys its surface and context.
+/// Its EGL display is terminated only where it is cuda-gl's own
+/// ([`has_own_display`](Self::has_own_display)); a display shared with other users in the
+/// process stays initialised until the process exits. Failures while dropping are logged with
+/// [`log::warn!`], never panicked on.
 ///
 /// The type is `Send` but not `Sync`: an EGL context may be current on one thread at a time, and
 /// the OpenGL calls made through the [`gl`] crate go to whatever context is current on the
@@ -44,7 +47,8 @@ pub struct HeadlessContext {
     pub(super) version: String,
     /// Why [`for_cuda_device_or_any`](Self::for_cuda_device_or_any) fell back to any GL.
     pub(super) fallback: Option<Box<EglError>>,
-    /// Dropped after `Drop::drop` destroyed the context: terminates the display if last.
+    /// Dropped after `Drop::drop` destroyed the context: terminates a display of cuda-gl's own
+    /// once per context (EGL counts them), never a shared one.
     pub(super) display: DisplayRef,
     pub(super) _not_sync: PhantomData<std::cell::Cell<()>>,
 }
@@ -153,8 +157,15 @@ impl HeadlessContext {
         device: Device,
         config: &HeadlessConfig,
     ) -> Result<Self, EglError> {
-        let display = api.device_display(&device)?;
-        let display = DisplayRef::acquire(egl, display, EglPlatform::Device)?;
+        // SAFETY: the handle came from eglQueryDevicesEXT, as the device platform requires.
+        let display = unsafe {
+            DisplayRef::open(
+                egl,
+                api.get_platform_display(),
+                EglPlatform::Device,
+                device.handle,
+            )
+        }?;
         Self::create(
             egl,
             display,
@@ -343,85 +354,6 @@ fn rank(is_software: bool, cuda_device: Option<i32>, software_first: bool) -> (u
 }
 
 impl HeadlessContext {
-    /// A new context on the same display that shares objects with this one (EGL's share
-    /// context: buffers, textures, renderbuffers, programs and sync objects; framebuffers and
-    /// vertex arrays stay per context), with the same GL version and options, made current on
-    /// this thread. Loader threads use one to upload while another context draws.
-    ///
-    /// A registration belongs to the context current when it was made: mapping it needs that
-    /// context current, and one GL object cannot be registered from two contexts that share it.
-    ///
-    /// # Errors
-    ///
-    /// As [`for_cuda_device`](Self::for_cuda_device): the EGL call that failed, with its code.
-    pub fn new_shared(&self) -> Result<HeadlessContext, EglError> {
-        let display = DisplayRef::acquire(self.egl, self.display.display(), self.platform)?;
-        let config = self.config.clone().with_gl_versions(&[self.gl_request]);
-        Self::create(
-            self.egl,
-            display,
-            self.platform,
-            self.device.clone(),
-            &config,
-            Some(self.context),
-        )
-    }
-
-    /// Makes this context (and its pbuffer, if it has one) current on the calling thread,
-    /// e.g. after another context was made current here.
-    ///
-    /// # Errors
-    ///
-    /// [`EglError::BindApi`] or [`EglError::MakeCurrent`] with the EGL error code.
-    pub fn make_current(&self) -> Result<(), EglError> {
-        self.bind_gl_api()?;
-        self.set_current(self.surface, Some(self.context))
-    }
-
-    /// Releases this context from the calling thread if it is current there (no-op otherwise).
-    ///
-    /// # Errors
-    ///
-    /// [`EglError::BindApi`] or [`EglError::MakeCurrent`] with the EGL error code.
-    pub fn release_current(&self) -> Result<(), EglError> {
-        self.bind_gl_api()?;
-        if !self.is_current() {
-            return Ok(());
-        }
-        self.set_current(None, None)
-    }
-
-    /// `eglBindAPI(EGL_OPENGL_API)`: EGL's current context is per API, so every query or change
-    /// of it first selects OpenGL.
-    fn bind_gl_api(&self) -> Result<(), EglError> {
-        self.egl
-            .bind_api(kegl::OPENGL_API)
-            .map_err(|e| EglError::BindApi {
-                code: EglErrorCode::from_egl(e),
-            })
-    }
-
-    /// `eglMakeCurrent` on this display with `surface` to draw and read and `context` (`None`,
-    /// `None`: release whatever is current).
-    fn set_current(
-        &self,
-        surface: Option<kegl::Surface>,
-        context: Option<kegl::Context>,
-    ) -> Result<(), EglError> {
-        self.egl
-            .make_current(self.display.display(), surface, surface, context)
-            .map_err(|e| EglError::MakeCurrent {
-                code: EglErrorCode::from_egl(e),
-            })
-    }
-
-    /// Whether this context is the current OpenGL context of the calling thread.
-    #[must_use]
-    pub fn is_current(&self) -> bool {
-        self.egl.query_api() == kegl::OPENGL_API
-            && self.egl.get_current_context() == Some(self.context)
-    }
-
     /// The address of an OpenGL (or EGL) function, or null if unknown. For loaders such as
     /// `glow::Context::from_loader_function(|s| ctx.get_proc_address(s))`.
     #[must_use]
@@ -504,35 +436,21 @@ impl HeadlessContext {
     pub fn egl_version(&self) -> (i32, i32) {
         self.display.version()
     }
-}
 
-impl Drop for HeadlessContext {
-    fn drop(&mut self) {
-        let dpy = self.display.display();
-        // eglGetCurrentContext answers for the thread's bound API, so make it OpenGL first.
-        if let Err(e) = self.egl.bind_api(kegl::OPENGL_API) {
-            log::warn!(
-                "eglBindAPI(EGL_OPENGL_API) failed: {}",
-                EglErrorCode::from_egl(e)
-            );
-        }
-        if self.is_current()
-            && let Err(e) = self.egl.make_current(dpy, None, None, None)
-        {
-            log::warn!(
-                "eglMakeCurrent(EGL_NO_CONTEXT) failed: {}",
-                EglErrorCode::from_egl(e)
-            );
-        }
-        if let Some(surface) = self.surface.take()
-            && let Err(e) = self.egl.destroy_surface(dpy, surface)
-        {
-            log::warn!("eglDestroySurface failed: {}", EglErrorCode::from_egl(e));
-        }
-        if let Err(e) = self.egl.destroy_context(dpy, self.context) {
-            log::warn!("eglDestroyContext failed: {}", EglErrorCode::from_egl(e));
-        }
-        // `self.display` drops next and terminates the display if this was its last user.
+    /// Whether the EGL display is cuda-gl's own: reference-counted by EGL
+    /// (`EGL_KHR_display_reference`, where libEGL offers it), a separate `EGLDisplay` that no
+    /// other library's `eglTerminate` reaches, terminated when its last context drops.
+    ///
+    /// `false`: the display is the one `eglGetPlatformDisplay` gives every user of this
+    /// platform and device in the process (wgpu's GL backend, glutin, the application's own EGL
+    /// code). cuda-gl then never terminates it (it stays initialised until the process exits,
+    /// as other libraries also leave it), but another user's `eglTerminate` ends this context
+    /// with it: [`make_current`](Self::make_current) and [`new_shared`](Self::new_shared) then
+    /// return [`EglError::DisplayTerminated`]. Keep such a library's display (a wgpu instance
+    /// with `Backends::GL`, a glutin display) alive until cuda-gl's contexts are dropped.
+    #[must_use]
+    pub fn has_own_display(&self) -> bool {
+        self.display.tracked()
     }
 }
 

@@ -1,13 +1,12 @@
-//! libEGL loading, extension entry points, device enumeration and the per-display refcount.
+//! libEGL loading, extension entry points and device enumeration.
 
-use std::collections::HashMap;
 use std::ffi::{CStr, c_char, c_void};
 use std::ptr;
-use std::sync::{LazyLock, Mutex, MutexGuard, OnceLock};
+use std::sync::OnceLock;
 
 use khronos_egl as kegl;
 
-use super::error::{EglDeviceInfo, EglError, EglErrorCode, EglPlatform};
+use super::error::{EglDeviceInfo, EglError, EglErrorCode};
 
 /// The libEGL instance type: EGL 1.4 entry points, resolved at run time.
 pub(super) type Egl = kegl::DynamicInstance<kegl::EGL1_4>;
@@ -33,7 +32,7 @@ type QueryDevicesFn =
 type QueryDeviceAttribFn =
     unsafe extern "system" fn(EglDevice, kegl::Int, *mut kegl::Attrib) -> kegl::Boolean;
 type QueryDeviceStringFn = unsafe extern "system" fn(EglDevice, kegl::Int) -> *const c_char;
-type GetPlatformDisplayFn =
+pub(super) type GetPlatformDisplayFn =
     unsafe extern "system" fn(kegl::Enum, *mut c_void, *const kegl::Int) -> kegl::EGLDisplay;
 type GetErrorFn = unsafe extern "system" fn() -> kegl::Int;
 
@@ -276,110 +275,8 @@ impl DeviceApi {
         }
     }
 
-    /// Opens (but does not initialise) the device-platform display of `device`.
-    pub(super) fn device_display(&self, device: &Device) -> Result<kegl::Display, EglError> {
-        platform_display(
-            self.egl,
-            self.get_platform_display,
-            EglPlatform::Device,
-            device.handle,
-        )
-    }
-}
-
-/// `eglGetPlatformDisplayEXT(platform, native, [EGL_NONE])`.
-pub(super) fn platform_display(
-    egl: &Egl,
-    get_platform_display: GetPlatformDisplayFn,
-    platform: EglPlatform,
-    native: *mut c_void,
-) -> Result<kegl::Display, EglError> {
-    let platform_enum = match platform {
-        EglPlatform::Device => PLATFORM_DEVICE_EXT,
-        EglPlatform::MesaSurfaceless => PLATFORM_SURFACELESS_MESA,
-    };
-    let attribs = [kegl::NONE];
-    // SAFETY: `native` is an EGLDeviceEXT from eglQueryDevicesEXT (device platform) or
-    // EGL_DEFAULT_DISPLAY (surfaceless platform), as the platform specs require, and the
-    // attribute list is EGL_NONE-terminated.
-    let display = unsafe { get_platform_display(platform_enum, native, attribs.as_ptr()) };
-    if display.is_null() {
-        return Err(EglError::GetDisplay {
-            platform,
-            code: last_error(egl),
-        });
-    }
-    // SAFETY: a non-null EGLDisplay returned by eglGetPlatformDisplayEXT.
-    Ok(unsafe { kegl::Display::from_ptr(display) })
-}
-
-/// How many live [`DisplayRef`]s hold each initialised display (keyed by its pointer).
-static DISPLAY_REFS: LazyLock<Mutex<HashMap<usize, usize>>> = LazyLock::new(Default::default);
-
-fn display_refs() -> MutexGuard<'static, HashMap<usize, usize>> {
-    // The map stays consistent even if a holder panicked, so poisoning is ignored.
-    DISPLAY_REFS
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// An initialised EGL display; the last reference in the process calls `eglTerminate`.
-///
-/// Displays from `eglGetPlatformDisplayEXT` are shared per device, so several contexts (on
-/// several threads) may hold the same display.
-pub(super) struct DisplayRef {
-    egl: &'static Egl,
-    display: kegl::Display,
-    version: (i32, i32),
-}
-
-impl DisplayRef {
-    /// `eglInitialize`s `display` and takes a reference on it.
-    pub(super) fn acquire(
-        egl: &'static Egl,
-        display: kegl::Display,
-        platform: EglPlatform,
-    ) -> Result<Self, EglError> {
-        // Held across eglInitialize so that a concurrent last release cannot terminate the
-        // display between our initialisation and our increment.
-        let mut refs = display_refs();
-        let version = egl.initialize(display).map_err(|e| EglError::Initialize {
-            platform,
-            code: EglErrorCode::from_egl(e),
-        })?;
-        *refs.entry(display.as_ptr() as usize).or_insert(0) += 1;
-        Ok(Self {
-            egl,
-            display,
-            version,
-        })
-    }
-
-    pub(super) fn display(&self) -> kegl::Display {
-        self.display
-    }
-
-    pub(super) fn version(&self) -> (i32, i32) {
-        self.version
-    }
-}
-
-impl Drop for DisplayRef {
-    fn drop(&mut self) {
-        let mut refs = display_refs();
-        let key = self.display.as_ptr() as usize;
-        match refs.get_mut(&key) {
-            Some(n) if *n > 1 => *n -= 1,
-            Some(_) => {
-                refs.remove(&key);
-                if let Err(e) = self.egl.terminate(self.display) {
-                    log::warn!(
-                        "eglTerminate({key:#x}) failed: {}",
-                        EglErrorCode::from_egl(e)
-                    );
-                }
-            }
-            None => log::warn!("EGL display {key:#x} released more often than acquired"),
-        }
+    /// `eglGetPlatformDisplayEXT`, to open a device's display with.
+    pub(super) fn get_platform_display(&self) -> GetPlatformDisplayFn {
+        self.get_platform_display
     }
 }

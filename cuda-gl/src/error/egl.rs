@@ -250,6 +250,27 @@ pub enum EglError {
         code: EglErrorCode,
     },
 
+    /// Another user of the process's shared EGL display (wgpu's GL backend when its last GL
+    /// instance goes, glutin, the application) terminated it, and this context went with it
+    /// (EGL destroys a display's contexts at `eglTerminate`). cuda-gl never terminates a shared
+    /// display itself; where libEGL offers `EGL_KHR_display_reference` its display is its own
+    /// and this cannot happen
+    /// ([`HeadlessContext::has_own_display`](crate::egl::HeadlessContext::has_own_display)).
+    #[error(
+        "{call}: EGL no longer knows this context ({code}): another user of the shared EGL \
+         display terminated it, and its contexts with it.\nhelp: keep the other library's EGL \
+         display (a wgpu instance with Backends::GL, a glutin display) alive until cuda-gl's \
+         contexts are dropped, then make a new HeadlessContext; an EGL that offers \
+         EGL_KHR_display_reference gives cuda-gl a display of its own"
+    )]
+    DisplayTerminated {
+        /// The call that was refused, such as `HeadlessContext::make_current`.
+        call: &'static str,
+        /// What `eglQueryContext` answered (`EGL_NOT_INITIALIZED` while the display is
+        /// terminated, `EGL_BAD_CONTEXT` once it is initialised again).
+        code: EglErrorCode,
+    },
+
     /// [`HeadlessContext::any_gl`](crate::egl::HeadlessContext::any_gl) found no display that gives
     /// an OpenGL context.
     #[error(
@@ -267,8 +288,9 @@ impl EglError {
     /// Whether this error means that EGL on this machine cannot give what was asked (libEGL or
     /// its extensions missing, no EGL device for the CUDA device, no desktop OpenGL, no config,
     /// no context of the versions tried, no display at all), rather than a failure of a call
-    /// that should work: `false` for [`EglError::ChooseConfig`], [`EglError::CreateSurface`] and
-    /// [`EglError::MakeCurrent`] (a context current on another thread).
+    /// that should work: `false` for [`EglError::ChooseConfig`], [`EglError::CreateSurface`],
+    /// [`EglError::MakeCurrent`] (a context current on another thread) and
+    /// [`EglError::DisplayTerminated`] (another library ended the display).
     ///
     /// [`Error::is_unsupported_setup`](crate::Error::is_unsupported_setup) answers this for
     /// `Error::Egl`.
@@ -287,7 +309,8 @@ impl EglError {
             | EglError::NoUsableDisplay { .. } => true,
             EglError::ChooseConfig { .. }
             | EglError::CreateSurface { .. }
-            | EglError::MakeCurrent { .. } => false,
+            | EglError::MakeCurrent { .. }
+            | EglError::DisplayTerminated { .. } => false,
         }
     }
 }

@@ -9,7 +9,7 @@ use crate::error::{Error, Result, UsageError};
 use crate::glapi::{GlFns, GlOwner, claim, query};
 use crate::result;
 use crate::result::CudaError;
-use crate::stream::AsStream;
+use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT};
 use cuda_gl_sys as sys;
 use std::sync::Arc;
 
@@ -92,7 +92,13 @@ impl Registration {
     }
 
     /// Unmaps a mapping whose guard was leaked. The guard's stream may be gone, so this waits for
-    /// the whole context first and then unmaps on the legacy default stream.
+    /// the whole context first, at most [`DEFAULT_WAIT_LIMIT`], and then unmaps on the legacy
+    /// default stream.
+    ///
+    /// # Errors
+    /// [`Error::Timeout`] when the context's work has not finished within the limit (the leaked
+    /// guard's kernels may still use the mapping: it stays mapped, and the next call tries
+    /// again); the errors of the owner check, of binding the context and of the unmap.
     pub(super) fn recover_leaked_mapping(&mut self) -> Result<()> {
         if !self.mapped {
             return Ok(());
@@ -105,7 +111,7 @@ impl Registration {
         );
         self.owner.check("cuGraphicsUnmapResources (not called)")?;
         self.ctx.bind()?;
-        result::ctx::synchronize()?;
+        self.ctx.synchronize_within(DEFAULT_WAIT_LIMIT)?;
         self.retired.synchronized();
         self.release_objects()?;
         // SAFETY: the resource is mapped (flag) and no view of it is reachable: its guard is gone.
@@ -296,6 +302,21 @@ impl Registration {
             Err(e) => return Err(e),
         }
         let recovered = self.recover_leaked_mapping();
+        if let Err(e @ Error::Timeout { .. }) = recovered {
+            // The leaked guard's work may still use the mapping and the objects over it: nothing
+            // is unmapped, unregistered or destroyed. The handle is forgotten (the driver's
+            // resource leaks, and the surface and texture objects, plain handles, with it), and
+            // the object stays claimed: it is still mapped.
+            log::error!(
+                "cuda-gl: leaking the registration of GL {} {}, still mapped by a leaked guard \
+                 whose work has not finished: {e}",
+                self.kind.describe(),
+                self.name
+            );
+            self.raw = std::ptr::null_mut();
+            self.end_claim();
+            return Err(e);
+        }
         self.ctx.bind()?;
         let recovered = recovered.and(self.release_objects());
         // SAFETY: registered, unmapped (or the unmap failed and the driver will report it).

@@ -154,20 +154,20 @@ impl Retirement {
     }
 
     /// Destroys the retired objects and `more` (the drained surface cache) once the work that
-    /// may use them is done: waits for the event at most [`RETIRE_WAIT_LIMIT`], or, when no
-    /// event covers the work (a leaked guard, a failed record), synchronizes the context. Call
-    /// with the context bound, when no guard of the registration is left.
+    /// may use them is done: waits for the event, or, when no event covers the work (a leaked
+    /// guard, a failed record), for the whole context, at most [`RETIRE_WAIT_LIMIT`] either way.
+    /// Call with the context bound, when no guard of the registration is left.
     ///
     /// # Errors
     /// [`Error::Timeout`], or the driver's error from the event or from `cuCtxSynchronize`; the
     /// objects are then leaked, never destroyed under running work.
-    pub(super) fn release_all(&mut self, ctx: &Context, more: Vec<Retired>) -> Result<()> {
+    pub(super) fn release_all(&mut self, ctx: &Arc<Context>, more: Vec<Retired>) -> Result<()> {
         if more.is_empty() && self.objects().is_empty() {
             return Ok(());
         }
         let done = match self.free_now(Some(RETIRE_WAIT_LIMIT)) {
             Ok(true) => Ok(()),
-            Ok(false) => result::ctx::synchronize().map_err(Into::into),
+            Ok(false) => ctx.synchronize_within(RETIRE_WAIT_LIMIT),
             Err(e) => Err(e),
         };
         match done {

@@ -4,6 +4,7 @@
 use super::{DeviceBuffer, DeviceCopy, allocation_bytes};
 use crate::context::Context;
 use crate::error::{Error, Result, UsageError};
+use crate::queue::wait_within;
 use crate::result;
 use crate::result::CudaError;
 use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT, Event, check_same_context};
@@ -192,6 +193,9 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
             return self.wait_for_copies();
         }
         let (host, bytes, event) = (self.ptr.cast(), self.len * size_of::<T>(), self.event.raw());
+        // Set by the work, so that it holds whatever `run_now` returns (a wait of its own may
+        // give up after the work's answer).
+        let mut untracked = false;
         // SAFETY: the stream is live while borrowed and of this context (checked). In the
         // work: the event is of this context; the pinned memory is `bytes` long and freed only
         // after the event recorded here; the source is live until the copy has run ((1)); the
@@ -202,16 +206,18 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
                 copy(host, bytes, p)?;
                 Ok(match result::stream::event_record(event, p) {
                     Ok(()) => Ok(()),
-                    // The copy is queued but not covered by the event: wait for it now.
-                    Err(e) => Err((Error::from(e), result::stream::synchronize(p).is_err())),
+                    // The copy is queued but not covered by the event: wait for it now, at
+                    // most 10 s (past it the buffer is untracked: refused, and leaked). `p` is
+                    // the private stream of the bound context, as `wait_within` requires.
+                    Err(e) => {
+                        untracked = wait_within(p).is_err();
+                        Err(Error::from(e))
+                    }
                 })
             })
-        }?;
-        if let Err((record, untracked)) = recorded {
-            self.untracked = untracked;
-            return Err(record);
-        }
-        Ok(())
+        };
+        self.untracked = untracked;
+        recorded?
     }
 
     /// How many values it holds.

@@ -27,6 +27,18 @@ pub(crate) unsafe fn synchronize(s: sys::CUstream) -> Result<()> {
     unsafe { drv!(cuStreamSynchronize(s)) }
 }
 
+/// `cuStreamQuery`: `true` when all work queued on `s` so far has finished, `false` while it
+/// has not (`CUDA_ERROR_NOT_READY`). The non-blocking half of `synchronize`, for waits with a
+/// limit.
+///
+/// # Safety
+/// 1. `s` is a live stream of the current context, or a special stream handle.
+pub(crate) unsafe fn query(s: sys::CUstream) -> Result<bool> {
+    let driver = sys::driver()?;
+    // SAFETY: (1).
+    ready("cuStreamQuery", unsafe { driver.cuStreamQuery(s) })
+}
+
 /// `cuStreamIsCapturing`: whether `s` is capturing a graph (or its capture was invalidated).
 ///
 /// # Safety
@@ -87,11 +99,16 @@ pub(crate) unsafe fn event_synchronize(e: sys::CUevent) -> Result<()> {
 pub(crate) unsafe fn event_query(e: sys::CUevent) -> Result<bool> {
     let driver = sys::driver()?;
     // SAFETY: (1).
-    let rc = unsafe { driver.cuEventQuery(e) };
+    ready("cuEventQuery", unsafe { driver.cuEventQuery(e) })
+}
+
+/// A query's answer: `false` for `CUDA_ERROR_NOT_READY`, `true` for success, else `call`'s
+/// error.
+fn ready(call: &'static str, rc: sys::CUresult) -> Result<bool> {
     if rc == sys::CUresult::CUDA_ERROR_NOT_READY {
         return Ok(false);
     }
-    super::check("cuEventQuery", rc)?;
+    super::check(call, rc)?;
     Ok(true)
 }
 

@@ -247,11 +247,13 @@ const CHILD: &str = "CUDA_GL_GL_TESTS_CHILD";
 /// Runs test `name` of this module in a child process of this test binary, alone, and asserts
 /// that it passed (at most 120 s); `false` in that child, where the test's body then runs.
 ///
-/// For a test that opens wgpu's own GL instance: an EGL display is one per process and
-/// platform, initialised and terminated by each library on its own count (wgpu's and
-/// cuda-gl's), so a `HeadlessContext` of another test dropped meanwhile terminates wgpu's
-/// display under it, and wgpu-hal panics in a `Drop` (an abort of the whole test binary, seen
-/// on Mesa 22.3 when `cargo test` ran these tests in parallel).
+/// For a test that opens wgpu's own GL instance: where libEGL lacks
+/// `EGL_KHR_display_reference` (Mesa 22.3), wgpu's display is the one cuda-gl's contexts of the
+/// other tests use (Mesa's surfaceless platform), and wgpu-hal terminates it when its instance
+/// goes, ending those contexts: a test that then makes one current gets
+/// `EglError::DisplayTerminated` (see `tests/egl_shared_display.rs`). cuda-gl itself no longer
+/// terminates a shared display, which used to end wgpu's under it: wgpu-hal then panicked in a
+/// `Drop` and the test binary aborted (36 of 40 parallel runs of these tests on Mesa 22.3).
 fn alone_in_a_child(name: &str) -> bool {
     if std::env::var_os(CHILD).is_some() {
         return false;

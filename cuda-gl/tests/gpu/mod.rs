@@ -15,11 +15,12 @@
 use cuda_gl::display::{DisplayTarget, Format, Layout, Mode, Report};
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::{
-    AsStream, Context, Device, Function, ImageTarget, KernelParam, LaunchConfig, Module,
-    RegisterFlags, RegisteredBuffer, RegisteredImage, Stream, StreamFlags,
+    AsStream, Context, Device, DeviceBuffer, Event, Function, ImageTarget, KernelParam,
+    LaunchConfig, Module, RegisterFlags, RegisteredBuffer, RegisteredImage, Stream, StreamFlags,
 };
 use gl_kit::upload::{self, Source};
 use std::sync::Arc;
+use std::time::Duration;
 
 #[cfg(unix)]
 pub mod external;
@@ -114,6 +115,68 @@ pub fn load_gl_crate(gl: &HeadlessContext) {
 /// [`gpu_on`] device 0.
 pub fn gpu() -> Option<Gpu> {
     gpu_on(0)
+}
+
+/// A kernel of one block that spins for `spin` on `stream` (`ext_fill_u32_slow` of
+/// `kernels`, the test kernels), so that the work queued after it is still waiting on the GPU
+/// when the CPU goes on; it then writes `out`.
+pub fn spin_on(kernels: &Module, out: &DeviceBuffer<u32>, stream: &Stream, spin: Duration) {
+    let fill = kernels.function("ext_fill_u32_slow").unwrap();
+    let n = out.len() as u32;
+    // SAFETY: the kernel writes `n` words of `out`, which outlives the work (the tests wait for
+    // their stream before dropping it); one block of 256 threads, so one wave.
+    unsafe {
+        fill.launch(
+            LaunchConfig::for_elements(n),
+            stream,
+            (out.device_ptr(), n, 1u32, spin.as_nanos() as u64),
+        )
+        .unwrap();
+    }
+}
+
+/// Asserts that a wait of cuda-gl's that took `took` gave up at its 10 s limit (between 9 and
+/// 12 s: the limit, give or take the time to notice), `what` naming the wait.
+pub fn assert_took_the_limit(took: Duration, what: &str) {
+    println!("{what} took {took:?}");
+    assert!(
+        (Duration::from_secs(9)..Duration::from_secs(12)).contains(&took),
+        "{what} took {took:?}: the limit is 10 s"
+    );
+}
+
+/// Unrelated CUDA work: one block spinning on a stream of its own (the buffer it writes is
+/// allocated before, since an allocation may wait for the context).
+pub struct Busy {
+    stream: Stream,
+    out: DeviceBuffer<u32>,
+    end: Event,
+}
+
+impl Busy {
+    pub fn new(ctx: &Arc<Context>) -> Busy {
+        Busy {
+            stream: Stream::new(ctx, StreamFlags::NonBlocking).unwrap(),
+            out: DeviceBuffer::zeroed(ctx, 256).unwrap(),
+            end: Event::new(ctx, false).unwrap(),
+        }
+    }
+
+    /// Spins for `spin` from now on the GPU (`kernels`: the test kernels).
+    pub fn start(&self, kernels: &Module, spin: Duration) {
+        spin_on(kernels, &self.out, &self.stream, spin);
+        self.end.record(&self.stream).unwrap();
+    }
+
+    /// Whether the spin has not ended yet.
+    pub fn running(&self) -> bool {
+        !self.end.query().unwrap()
+    }
+
+    /// Waits for the spin to end.
+    pub fn wait(&self) {
+        self.stream.synchronize().unwrap();
+    }
 }
 
 /// The test pattern of `test_kernels.cu`.

@@ -12,12 +12,12 @@
 
 use super::wgpu_interop::{Setup, setup};
 use super::wgpu_planes::{assert_bytes, assert_textures, planes_on, want_planes};
-use crate::gpu::noise;
+use crate::gpu::{noise, spin_on};
 use crate::wgpu_read::submit_read;
+use cuda_gl::DeviceBuffer;
 use cuda_gl::display::{Format, Layout, Mode};
 use cuda_gl::video::{VideoFormat, VideoLayout};
 use cuda_gl::wgpu_interop::WgpuTarget;
-use cuda_gl::{DeviceBuffer, LaunchConfig};
 use std::time::Duration;
 
 /// The frames' size: 2160p, where a copy takes long enough on the GPU for a missing order to
@@ -25,28 +25,6 @@ use std::time::Duration;
 const UHD: (u32, u32) = (3840, 2160);
 /// Rounds of (frame A, copy, frame B) per mode and format.
 const ROUNDS: u64 = 3;
-
-/// A kernel of one block that spins for `spin` on `stream`, so that the work queued after it
-/// (an upload's copies) is still waiting on the GPU when the CPU goes on.
-pub(crate) fn spin_on(
-    s: &Setup,
-    out: &DeviceBuffer<u32>,
-    stream: &cuda_gl::Stream,
-    spin: Duration,
-) {
-    let fill = s.kernels.function("ext_fill_u32_slow").unwrap();
-    let n = out.len() as u32;
-    // SAFETY: the kernel writes `n` words of `out`, which outlives the work (the tests wait for
-    // their stream before dropping it); one block of 256 threads, so one wave.
-    unsafe {
-        fill.launch(
-            LaunchConfig::for_elements(n),
-            stream,
-            (out.device_ptr(), n, 1u32, spin.as_nanos() as u64),
-        )
-        .unwrap();
-    }
-}
 
 /// The frames of [`ROUNDS`] rounds (two each) of `bytes` pseudo-random bytes, in host and in
 /// device memory, all made before the first upload (an allocation may wait for the context).
@@ -157,7 +135,7 @@ fn planes_dropped_while_their_upload_is_in_flight_leave_the_frame() {
             let mut planes = planes_on(&s, wgpu, UHD, format, Some(mode));
             let (luma, chroma) = (planes.luma().clone(), planes.chroma().clone());
             // The upload's copies queue behind 300 ms of kernel on the same stream.
-            spin_on(&s, &slow, &s.stream, Duration::from_millis(300));
+            spin_on(&s.kernels, &slow, &s.stream, Duration::from_millis(300));
             planes.upload(&src, layout, &s.stream).unwrap();
             drop(planes);
             let what = format!("{mode} {format:?}: the textures kept after the drop");
