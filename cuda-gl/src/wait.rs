@@ -5,6 +5,8 @@
 //! [`Error::Timeout`] instead, and the caller leaks what the work may still use.
 
 use crate::error::{Error, Result};
+use crate::result;
+use cuda_gl_sys as sys;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -109,6 +111,34 @@ impl Abandoned {
     }
 }
 
+/// `error`, with a timeout's `what` replaced by `what()`: for a caller that names what it waited
+/// for better than the wait it called (`the CUDA event after the writes of ring slot 1` for
+/// `Event::wait_for`'s `a CUDA event`). Other errors are returned as they are.
+pub(crate) fn naming_timeout(error: Error, what: impl FnOnce() -> String) -> Error {
+    match error {
+        Error::Timeout { timeout, .. } => Error::Timeout {
+            what: what(),
+            timeout,
+        },
+        other => other,
+    }
+}
+
+/// Waits for the work queued so far on the legacy default stream of the bound context, and so
+/// for the work before it on blocking streams (not on non-blocking ones), polling
+/// `cuStreamQuery` for at most `limit`: for cuda-gl's own synchronous calls (`cuMemsetD8`,
+/// `cuMemcpyHtoD`), which return before their work has landed.
+///
+/// # Errors
+/// [`Error::Timeout`] naming `what` past `limit` (the work may still run: keep what it uses
+/// alive); the driver's error from `cuStreamQuery`, such as an earlier kernel's fault.
+pub(crate) fn legacy_stream_within(limit: Duration, what: &str) -> Result<()> {
+    poll_within(limit, what, || {
+        // SAFETY: a special stream handle, valid in the bound context (callers bind it).
+        Ok(unsafe { result::stream::query(sys::CU_STREAM_LEGACY) }?)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::panic)]
@@ -161,6 +191,27 @@ mod tests {
         .unwrap_err();
         assert!(matches!(e, Error::Timeout { .. }), "{e:?}");
         assert_eq!(polls, 1);
+    }
+
+    #[test]
+    fn a_renamed_timeout_keeps_its_limit_and_other_errors_stay_as_they_are() {
+        let limit = Duration::from_millis(7);
+        let e = poll_within(limit, "a CUDA event", || Ok(false)).unwrap_err();
+        match naming_timeout(e, || "the event of slot 1".into()) {
+            Error::Timeout { what, timeout } => {
+                assert_eq!(what, "the event of slot 1");
+                assert_eq!(timeout, limit);
+            }
+            other => panic!("expected Error::Timeout, got {other:?}"),
+        }
+        let internal = Error::Internal {
+            what: "not a timeout".into(),
+        };
+        let kept = naming_timeout(internal, || panic!("named a non-timeout"));
+        assert!(
+            matches!(&kept, Error::Internal { what } if what == "not a timeout"),
+            "{kept:?}"
+        );
     }
 
     #[test]
