@@ -443,6 +443,7 @@ fn recorded_for_wait(waited_with: &'static str, error: &Error) -> Option<CudaErr
 ///
 /// # Safety
 /// 1. `held` is not used after this call (it is dropped here, or never).
+#[cfg(feature = "wgpu")]
 pub(crate) unsafe fn drop_when_idle<T>(
     held: &mut std::mem::ManuallyDrop<T>,
     idle: Result<()>,
