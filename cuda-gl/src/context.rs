@@ -5,9 +5,10 @@ use crate::error::{Error, Result};
 use crate::queue::PrivateQueue;
 use crate::result;
 use crate::result::CudaError;
+use crate::wait::{ABANDONED_GRACE, Abandoned, WAITING};
 use cuda_gl_sys as sys;
 use std::any::Any;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
@@ -29,6 +30,8 @@ pub struct Context {
     has_deferred: AtomicBool,
     /// The private stream that work which must run now is queued on ([`crate::queue`]).
     queue: Mutex<PrivateQueue>,
+    /// The waits of [`Context::synchronize_within`] that gave up and still wait.
+    abandoned: Abandoned,
     /// The owner of a context shared with another library (cudarc's `CudaContext`, say). It
     /// holds the retain of the primary context (or the context itself), so this `Context`
     /// releases nothing; it is dropped after `Drop::drop` has run, once nothing of cuda-gl uses
@@ -95,6 +98,7 @@ impl Context {
             deferred: Mutex::new(Vec::new()),
             has_deferred: AtomicBool::new(false),
             queue: Mutex::new(PrivateQueue::default()),
+            abandoned: Abandoned::default(),
             owner: None,
         }))
     }
@@ -130,6 +134,7 @@ impl Context {
             deferred: Mutex::new(Vec::new()),
             has_deferred: AtomicBool::new(false),
             queue: Mutex::new(PrivateQueue::default()),
+            abandoned: Abandoned::default(),
             owner: Some(owner),
         };
         ctx.bind()?;
@@ -238,23 +243,36 @@ impl Context {
 
     /// Waits for all work in this context, as [`synchronize`](Self::synchronize) but at most
     /// `limit`, for cuda-gl's recoveries of work it cannot name (a leaked guard's kernels, on
-    /// a stream that may be gone). `cuCtxSynchronize` has no timeout, so it runs on a thread of
-    /// its own: after a timeout that thread stays blocked (holding this context) until the
-    /// context's work ends, which a kernel that never ends makes never.
+    /// a stream that may be gone) and for drops. `cuCtxSynchronize` has no timeout, so it runs
+    /// on a thread of its own: after a timeout that thread stays blocked (holding this context)
+    /// until the context's work ends, which a kernel that never ends makes never. While such a
+    /// thread waits, the context is known busy: a later call gives it 100 ms to end and then
+    /// gives up too (see [`Abandoned`](crate::wait::Abandoned)), so that the drops of several
+    /// objects behind the same stuck kernel take one limit, not one each.
     ///
     /// # Errors
-    /// [`Error::Timeout`] past `limit` (or when no thread could be started); the driver's
-    /// errors from binding the context and `cuCtxSynchronize`.
+    /// [`Error::Timeout`] past `limit`, or after 100 ms while an earlier wait that gave up still
+    /// waits (or when no thread could be started); the driver's errors from binding the context
+    /// and `cuCtxSynchronize`.
     pub(crate) fn synchronize_within(self: &Arc<Self>, limit: Duration) -> Result<()> {
         let what = "every CUDA work of the context (cuCtxSynchronize)";
+        let grace = limit.min(ABANDONED_GRACE);
+        if !self.abandoned.settled_within(grace) {
+            return Err(Error::Timeout {
+                what: format!("{what}, which an earlier wait gave up on and still waits for"),
+                timeout: grace,
+            });
+        }
         let (send, receive) = mpsc::channel();
-        let ctx = self.clone();
+        let state = Arc::new(AtomicU8::new(WAITING));
+        let (ctx, thread_state) = (self.clone(), state.clone());
         let spawned = std::thread::Builder::new()
             .name("cuda-gl context wait".into())
             .spawn(move || {
                 let done = ctx.bind().and_then(|()| Ok(result::ctx::synchronize()?));
                 // The receiver is gone after a timeout: nobody is waiting any more.
                 let _ = send.send(done);
+                ctx.abandoned.ended(&thread_state);
             });
         if let Err(e) = spawned {
             return Err(Error::Timeout {
@@ -262,15 +280,22 @@ impl Context {
                 timeout: Duration::ZERO,
             });
         }
+        let lost = || Error::Internal {
+            what: "the thread waiting for the CUDA context ended without an answer".into(),
+        };
         match receive.recv_timeout(limit) {
             Ok(done) => done,
-            Err(mpsc::RecvTimeoutError::Timeout) => Err(Error::Timeout {
-                what: what.into(),
-                timeout: limit,
-            }),
-            Err(mpsc::RecvTimeoutError::Disconnected) => Err(Error::Internal {
-                what: "the thread waiting for the CUDA context ended without an answer".into(),
-            }),
+            Err(mpsc::RecvTimeoutError::Timeout) if self.abandoned.give_up(&state) => {
+                Err(Error::Timeout {
+                    what: what.into(),
+                    timeout: limit,
+                })
+            }
+            // The thread answered just as the limit passed: its answer was sent first.
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                receive.try_recv().unwrap_or_else(|_| Err(lost()))
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => Err(lost()),
         }
     }
 
@@ -351,6 +376,23 @@ impl Context {
                 None => return,
             },
         };
+        self.defer(cuda);
+    }
+
+    /// [`record_drop_error`](Self::record_drop_error) for a wait of a `Drop` that failed (the
+    /// drop then leaks what the work may still use). An [`Error::Timeout`] carries no driver
+    /// error, so it is recorded as what the wait last heard from `waited_with` (the call that
+    /// waited: `cuEventQuery`, `cuStreamQuery`, `cuCtxSynchronize`): `CUDA_ERROR_NOT_READY`,
+    /// the work has not finished. [`Context::check_drop_errors`] then reports the leak too.
+    pub(crate) fn record_drop_wait(&self, what: &str, waited_with: &'static str, error: Error) {
+        log::error!("cuda-gl: {what} failed during drop: {error}");
+        if let Some(cuda) = recorded_for_wait(waited_with, &error) {
+            self.defer(cuda);
+        }
+    }
+
+    /// Records `cuda` for [`Context::take_drop_errors`].
+    fn defer(&self, cuda: CudaError) {
         match self.deferred.lock() {
             Ok(mut list) => list.push(cuda),
             Err(poisoned) => poisoned.into_inner().push(cuda),
@@ -382,12 +424,26 @@ impl Drop for Context {
     }
 }
 
+/// What [`Context::record_drop_wait`] records for `error`, a failed wait with `waited_with`:
+/// the driver's error, or for a timeout (which has none) `waited_with`'s last answer,
+/// `CUDA_ERROR_NOT_READY`; nothing for an error with no driver code.
+fn recorded_for_wait(waited_with: &'static str, error: &Error) -> Option<CudaError> {
+    match error {
+        Error::Timeout { .. } => Some(CudaError::new(
+            waited_with,
+            sys::CUresult::CUDA_ERROR_NOT_READY,
+        )),
+        other => other.cuda().cloned(),
+    }
+}
+
 /// The end of a `Drop` whose field `held` GPU work may still use: dropped once `idle` (the
 /// wait for that work) succeeded; otherwise logged as `what` leaked, and leaked, since freeing
 /// it under running work would be worse.
 ///
 /// # Safety
 /// 1. `held` is not used after this call (it is dropped here, or never).
+#[cfg(feature = "wgpu")]
 pub(crate) unsafe fn drop_when_idle<T>(
     held: &mut std::mem::ManuallyDrop<T>,
     idle: Result<()>,
@@ -397,5 +453,34 @@ pub(crate) unsafe fn drop_when_idle<T>(
         // SAFETY: (1); no work uses it any more (`idle`).
         Ok(()) => unsafe { std::mem::ManuallyDrop::drop(held) },
         Err(e) => log::error!("cuda-gl: {what} leaked: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn a_drops_timeout_is_recorded_as_the_waits_not_ready() {
+        let timeout = Error::Timeout {
+            what: "the test's work".into(),
+            timeout: Duration::from_secs(10),
+        };
+        let recorded = recorded_for_wait("cuCtxSynchronize", &timeout).unwrap();
+        assert_eq!(recorded.call, "cuCtxSynchronize");
+        assert_eq!(recorded.code, sys::CUresult::CUDA_ERROR_NOT_READY);
+    }
+
+    #[test]
+    fn a_drops_driver_error_is_recorded_as_it_is_and_another_error_not_at_all() {
+        let fault = CudaError::new("cuEventQuery", sys::CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
+        let recorded = recorded_for_wait("cuEventQuery", &Error::Cuda(fault.clone()));
+        assert_eq!(recorded, Some(fault));
+        let internal = Error::Internal {
+            what: "no driver code".into(),
+        };
+        assert_eq!(recorded_for_wait("cuEventQuery", &internal), None);
     }
 }

@@ -199,7 +199,10 @@ fn order_on<'s>(mapped_on: &CudaStream, stream: &'s CudaStream) -> SyncOnDrop<'s
             .record_event(None)
             .and_then(|event| stream.wait(&event));
         if waited.is_err() {
-            // The work cannot wait for the map on the GPU: the map is finished first.
+            // The work cannot wait for the map on the GPU: the map is finished first, with no
+            // limit on purpose: cudarc's `device_ptr` cannot fail, so a wait that gave up would
+            // let the work run before the map (and only work queued on the guard's own stream
+            // before the map holds it up).
             // SAFETY: a live stream of the bound context.
             let _ = unsafe { crate::result::stream::synchronize(mapped_on.cu_stream().cast()) };
         }

@@ -248,8 +248,9 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         let (raw, bytes) = (self.raw, self.byte_len());
         // SAFETY: the stream is live while borrowed and of this context (checked). In the
         // work: both ranges are `bytes` long; `T` is plain data. The copy is waited for before
-        // the borrow of `data` ends; in the relaxed capture mode `run_now` sets, that wait
-        // fails only when the context is lost, and then no DMA runs.
+        // the borrow of `data` ends (with no limit on purpose: a wait that gave up would leave
+        // the DMA reading a slice the caller may free); in the relaxed capture mode `run_now`
+        // sets, that wait fails only when the context is lost, and then no DMA runs.
         unsafe {
             self.ctx
                 .run_now(stream.raw_stream(), "cuMemcpyHtoDAsync (not called)", |p| {
@@ -297,7 +298,8 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         let (dst, raw, bytes) = (out.as_mut_ptr().cast(), self.raw, self.byte_len());
         let (mut queued, mut finished) = (false, false);
         // SAFETY: the stream is live while borrowed and of this context (checked). In the
-        // work: the destination has capacity for `len` values.
+        // work: the destination has capacity for `len` values. The copy is waited for with no
+        // limit on purpose, as the copy in is: `out` is freed or handed out only after it.
         let copied = unsafe {
             self.ctx
                 .run_now(stream.raw_stream(), "cuMemcpyDtoHAsync (not called)", |p| {

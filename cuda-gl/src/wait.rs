@@ -5,6 +5,10 @@
 //! [`Error::Timeout`] instead, and the caller leaks what the work may still use.
 
 use crate::error::{Error, Result};
+use crate::result;
+use cuda_gl_sys as sys;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// How long cuda-gl's own waits for the GPU (a pinned buffer's copies, for instance) may take
@@ -46,6 +50,93 @@ pub(crate) fn poll_within(
         pause = (pause * 2).min(Duration::from_micros(50));
     }
     Ok(())
+}
+
+/// How long a wait for a whole context gives the earlier waits that gave up on it to end (see
+/// [`Abandoned`]) before it gives up too.
+pub(crate) const ABANDONED_GRACE: Duration = Duration::from_millis(100);
+
+/// A wait on a thread of its own (`cuCtxSynchronize`, which has no timeout) is still waiting.
+pub(crate) const WAITING: u8 = 0;
+/// Its thread's wait has ended (and its answer was sent).
+const ANSWERED: u8 = 1;
+/// Its caller gave up on it: the thread still waits, and is counted in [`Abandoned`].
+const ABANDONED: u8 = 2;
+
+/// The waits for a whole context that gave up and whose threads still wait: blocked in
+/// `cuCtxSynchronize` until the work queued before them has ended. While one is, the context is
+/// not idle, and a new wait for it cannot end before that work does: the new wait gives them
+/// [`ABANDONED_GRACE`] to end (they end within microseconds of the work) and otherwise gives up
+/// at once, rather than wait a whole limit again for work an earlier wait gave up on (the drops
+/// of a display target's or a ring's objects would otherwise each add a limit of their own).
+#[derive(Debug, Default)]
+pub(crate) struct Abandoned {
+    count: Mutex<usize>,
+    ended: Condvar,
+}
+
+impl Abandoned {
+    /// Whether no abandoned wait is left, after waiting at most `grace` for them to end.
+    pub(crate) fn settled_within(&self, grace: Duration) -> bool {
+        let count = self.count.lock().unwrap_or_else(PoisonError::into_inner);
+        let (count, _) = (self.ended)
+            .wait_timeout_while(count, grace, |n| *n > 0)
+            .unwrap_or_else(PoisonError::into_inner);
+        *count == 0
+    }
+
+    /// Gives up on the wait whose state is `state` ([`WAITING`] until its thread answers):
+    /// `true` when it is counted as abandoned, `false` when its thread answered first (its
+    /// answer was sent before).
+    pub(crate) fn give_up(&self, state: &AtomicU8) -> bool {
+        let mut count = self.count.lock().unwrap_or_else(PoisonError::into_inner);
+        // Under the lock, so that the thread's `ended` counts it out only after this counted it.
+        let abandoned = state
+            .compare_exchange(WAITING, ABANDONED, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok();
+        if abandoned {
+            *count += 1;
+        }
+        abandoned
+    }
+
+    /// Called by a wait's thread once its wait has ended and its answer was sent: counts it out
+    /// if its caller gave up on it.
+    pub(crate) fn ended(&self, state: &AtomicU8) {
+        if state.swap(ANSWERED, Ordering::AcqRel) == ABANDONED {
+            let mut count = self.count.lock().unwrap_or_else(PoisonError::into_inner);
+            *count = count.saturating_sub(1);
+            self.ended.notify_all();
+        }
+    }
+}
+
+/// `error`, with a timeout's `what` replaced by `what()`: for a caller that names what it waited
+/// for better than the wait it called (`the CUDA event after the writes of ring slot 1` for
+/// `Event::wait_for`'s `a CUDA event`). Other errors are returned as they are.
+pub(crate) fn naming_timeout(error: Error, what: impl FnOnce() -> String) -> Error {
+    match error {
+        Error::Timeout { timeout, .. } => Error::Timeout {
+            what: what(),
+            timeout,
+        },
+        other => other,
+    }
+}
+
+/// Waits for the work queued so far on the legacy default stream of the bound context, and so
+/// for the work before it on blocking streams (not on non-blocking ones), polling
+/// `cuStreamQuery` for at most `limit`: for cuda-gl's own synchronous calls (`cuMemsetD8`,
+/// `cuMemcpyHtoD`), which return before their work has landed.
+///
+/// # Errors
+/// [`Error::Timeout`] naming `what` past `limit` (the work may still run: keep what it uses
+/// alive); the driver's error from `cuStreamQuery`, such as an earlier kernel's fault.
+pub(crate) fn legacy_stream_within(limit: Duration, what: &str) -> Result<()> {
+    poll_within(limit, what, || {
+        // SAFETY: a special stream handle, valid in the bound context (callers bind it).
+        Ok(unsafe { result::stream::query(sys::CU_STREAM_LEGACY) }?)
+    })
 }
 
 #[cfg(test)]
@@ -100,6 +191,50 @@ mod tests {
         .unwrap_err();
         assert!(matches!(e, Error::Timeout { .. }), "{e:?}");
         assert_eq!(polls, 1);
+    }
+
+    #[test]
+    fn a_renamed_timeout_keeps_its_limit_and_other_errors_stay_as_they_are() {
+        let limit = Duration::from_millis(7);
+        let e = poll_within(limit, "a CUDA event", || Ok(false)).unwrap_err();
+        match naming_timeout(e, || "the event of slot 1".into()) {
+            Error::Timeout { what, timeout } => {
+                assert_eq!(what, "the event of slot 1");
+                assert_eq!(timeout, limit);
+            }
+            other => panic!("expected Error::Timeout, got {other:?}"),
+        }
+        let internal = Error::Internal {
+            what: "not a timeout".into(),
+        };
+        let kept = naming_timeout(internal, || panic!("named a non-timeout"));
+        assert!(
+            matches!(&kept, Error::Internal { what } if what == "not a timeout"),
+            "{kept:?}"
+        );
+    }
+
+    #[test]
+    fn a_wait_given_up_on_is_counted_until_its_thread_ends() {
+        let abandoned = Abandoned::default();
+        assert!(abandoned.settled_within(Duration::ZERO));
+        let state = AtomicU8::new(WAITING);
+        assert!(abandoned.give_up(&state));
+        let start = Instant::now();
+        assert!(!abandoned.settled_within(Duration::from_millis(20)));
+        assert!(start.elapsed() >= Duration::from_millis(20));
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(Duration::from_millis(20));
+                abandoned.ended(&state);
+            });
+            assert!(abandoned.settled_within(Duration::from_secs(5)));
+        });
+        // A thread that answered before its caller gave up is not counted.
+        let answered = AtomicU8::new(WAITING);
+        abandoned.ended(&answered);
+        assert!(!abandoned.give_up(&answered));
+        assert!(abandoned.settled_within(Duration::ZERO));
     }
 
     #[test]

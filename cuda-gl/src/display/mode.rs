@@ -250,7 +250,8 @@ impl Screen {
 /// [`Mode::Stream`](super::Mode::Stream)) nothing is copied or uploaded, and the texture keeps
 /// what it held, while the next frame (on any stream) and the target's drop are still ordered
 /// after the dropped frame's kernel (a join of cuda-gl's private stream to the frame's; the
-/// drop waits for it at most 10 s, then leaks the target's CUDA array); in interop mode what the frame mapped is unmapped (on the frame's stream, in
+/// drop waits for it at most 10 s, then leaks the target's CUDA array and pixels); in interop
+/// mode what the frame mapped is unmapped (on the frame's stream, in
 /// order after its kernel), nothing is uploaded from the pixel buffer, and a texture mapped
 /// for the frame's surface holds what the kernel wrote into it in place, as far as the kernel
 /// got (the texture's contents are undefined from the map on: `WRITE_DISCARD`).

@@ -11,13 +11,14 @@
 //! surface is the registered texture's), which their present copies out.
 
 use super::texture::Rows;
-use crate::context::{Context, drop_when_idle};
+use crate::context::Context;
 use crate::error::Result;
 use crate::graphics::Surface;
 use crate::image::{Format, Layout};
 use crate::memory::{DeviceBuffer, DevicePtr};
 use crate::result;
-use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT, Event};
+use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT};
+use crate::wait::legacy_stream_within;
 use cuda_gl_sys as sys;
 use std::cell::Cell;
 use std::mem::ManuallyDrop;
@@ -110,15 +111,13 @@ struct Order {
     /// A present queued a copy of the pixels or the array on cuda-gl's private stream, or a
     /// dropped frame joined that stream to its own: the next frame's stream joins the private
     /// stream first, so that its kernel does not overwrite what the copy still reads, nor race
-    /// a dropped frame's kernel.
+    /// a dropped frame's kernel; and the canvas's drop waits for the private stream (at most
+    /// 10 s), which runs that work in order, before freeing the pixels and the array.
     copied: bool,
     /// A frame was begun and not presented (yet): its kernel may still write the canvas with
     /// no copy after it that a drop waits for.
     open: bool,
-    /// The last frame dropped unpresented, marked on the private stream after its own
-    /// stream's work: the canvas's drop waits for it (at most 10 s) before freeing the array.
-    dropped: Option<Event>,
-    /// A frame ended unpresented with no mark (forgotten, or its join failed), so a kernel may
+    /// A frame ended unpresented with no join (forgotten, or its join failed), so a kernel may
     /// still write the canvas whatever the later frames did: for good, the drop waits for the
     /// whole context.
     abandoned: bool,
@@ -129,8 +128,9 @@ struct Order {
 #[derive(Debug)]
 pub(crate) struct Canvas {
     ctx: Arc<Context>,
-    pixels: DeviceBuffer<u8>,
-    /// Dropped by hand, once the work that may still write it is known done (see `Drop`).
+    /// Both dropped by hand, once the work that may still write them is known done (see
+    /// `Drop`): neither `cuArrayDestroy` nor `cuMemFree` waits for it within a limit.
+    pixels: ManuallyDrop<DeviceBuffer<u8>>,
     array: ManuallyDrop<FrameArray>,
     order: Order,
 }
@@ -144,7 +144,10 @@ impl Canvas {
         let (width, height) = layout.size();
         Ok(Canvas {
             ctx: ctx.clone(),
-            pixels: DeviceBuffer::zeroed(ctx, layout.packed_as(layout.format())?.bytes())?,
+            pixels: ManuallyDrop::new(DeviceBuffer::zeroed(
+                ctx,
+                layout.packed_as(layout.format())?.bytes(),
+            )?),
             array: ManuallyDrop::new(FrameArray::new(ctx, width, height, layout.format())?),
             order: Order::default(),
         })
@@ -188,27 +191,34 @@ impl Canvas {
 
 impl Drop for Canvas {
     fn drop(&mut self) {
-        // A frame dropped unpresented: its kernel may still write the array, which neither
-        // cuSurfObjectDestroy nor cuArrayDestroy waits for. Its mark is waited for, at most
-        // 10 s; after that (a kernel that does not end) the array is leaked instead.
-        let marked = match &self.order.dropped {
-            Some(dropped) => dropped.wait_for(DEFAULT_WAIT_LIMIT),
-            None => Ok(()),
+        // A frame forgotten, or dropped with no join: its kernel may still write the pixels or
+        // the array, so the whole context is waited for. Otherwise the presents' copies out of
+        // them, and the kernels of frames dropped unpresented (whose streams the private stream
+        // joined), come before the private stream's work so far: that is waited for (neither
+        // cuArrayDestroy nor cuMemFree waits within a limit; the mode's buffers, dropped before,
+        // may have given up on the copies). At most 10 s either way: after that (a kernel that
+        // does not end) both are leaked instead.
+        let (idle, waited_with) = if self.order.open || self.order.abandoned {
+            let idle = self.ctx.synchronize_within(DEFAULT_WAIT_LIMIT);
+            (idle, "cuCtxSynchronize")
+        } else if self.order.copied {
+            (self.ctx.finish_queued(), "cuStreamQuery")
+        } else {
+            (Ok(()), "")
         };
-        // A frame forgotten, or dropped with no mark: the whole context is waited for; when
-        // that fails the array is leaked instead. (The copies out of it were waited for by the
-        // mode's buffers, dropped before.)
-        let idle = marked.and_then(|()| {
-            if self.order.open || self.order.abandoned {
-                self.ctx
-                    .bind()
-                    .and_then(|()| Ok(result::ctx::synchronize()?))
-            } else {
-                Ok(())
-            }
-        });
-        // SAFETY: dropped once, here, and never used after.
-        unsafe { drop_when_idle(&mut self.array, idle, "display target's CUDA array") };
+        match idle {
+            // SAFETY: dropped once, here, and never used after; no work uses them any more
+            // (`idle`).
+            Ok(()) => unsafe {
+                ManuallyDrop::drop(&mut self.array);
+                ManuallyDrop::drop(&mut self.pixels);
+            },
+            Err(e) => self.ctx.record_drop_wait(
+                "waiting for a display target's frames (its CUDA array and pixels are leaked)",
+                waited_with,
+                e,
+            ),
+        }
     }
 }
 
@@ -343,27 +353,20 @@ impl Drop for CanvasFrame<'_> {
         }
         // Dropped unpresented: the frame's kernel, queued on its stream, may still write the
         // canvas, and no copy after it orders the next frame (on any stream) or the canvas's
-        // drop after it. The private stream is joined to the frame's stream and marked: the
-        // next frame's stream joins the private stream (`copied`), the canvas's drop waits for
-        // the mark. Without a mark (a capturing stream refuses the join) the frame is
-        // abandoned, and the drop waits for the whole context.
-        let marked = Event::new(self.ctx, false).and_then(|mark| {
-            let raw = mark.raw();
-            // SAFETY: the frame's stream is live while the frame borrows it, of the canvas's
-            // context (the target checked it); the event is live, of that context.
-            unsafe {
-                self.ctx
-                    .run_now(self.stream, "dropping a display frame (a join)", |p| {
-                        Ok(result::stream::event_record(raw, p)?)
-                    })
-            }?;
-            Ok(mark)
-        });
-        match marked {
-            Ok(mark) => {
+        // drop after it. The private stream is joined to the frame's stream: the next frame's
+        // stream joins the private stream (`copied`), and the canvas's drop waits for it.
+        // Without the join (a capturing stream refuses it) the frame is abandoned, and the drop
+        // waits for the whole context.
+        // SAFETY: the frame's stream is live while the frame borrows it, of the canvas's
+        // context (the target checked it); nothing is queued.
+        let joined = unsafe {
+            self.ctx
+                .run_now(self.stream, "dropping a display frame (a join)", |_| Ok(()))
+        };
+        match joined {
+            Ok(()) => {
                 self.order.copied = true;
                 self.order.open = false;
-                self.order.dropped = Some(mark);
             }
             Err(e) => log::warn!(
                 "cuda-gl: a display frame dropped unpresented could not be ordered ({e}); the \
@@ -453,8 +456,10 @@ impl FrameArray {
     /// An array of `width` x `height` pixels of `format` in `ctx`.
     ///
     /// # Errors
-    /// The driver's errors from binding the context, `cuArray3DCreate` and
-    /// `cuSurfObjectCreate`.
+    /// The driver's errors from binding the context, `cuArray3DCreate`, `cuSurfObjectCreate`,
+    /// the fill's copy and `cuStreamQuery`; [`Error::Timeout`](crate::Error::Timeout) when the
+    /// fill, queued on the legacy default stream after the work of blocking streams, has not
+    /// finished within 10 s (the array is then leaked).
     pub(super) fn new(ctx: &Arc<Context>, width: u32, height: u32, format: Format) -> Result<Self> {
         ctx.bind()?;
         let (array_format, channels) = array_format(format);
@@ -504,8 +509,12 @@ impl FrameArray {
         // the bytes are staged, and the legacy stream it ran on is waited for right after (so
         // that no copy out of the array or kernel on a non-blocking stream races the fill).
         unsafe { result::array::copy_2d(&copy) }?;
-        // SAFETY: the legacy stream of the current context.
-        unsafe { result::stream::synchronize(sys::CU_STREAM_LEGACY) }?;
+        if let Err(e) = legacy_stream_within(DEFAULT_WAIT_LIMIT, "the zeroing of a display array") {
+            // The fill may still run (behind a blocking stream's kernel): the array is leaked,
+            // not destroyed under it.
+            array.leak();
+            return Err(e);
+        }
         Ok(array)
     }
 
@@ -518,14 +527,23 @@ impl FrameArray {
     pub(super) fn surface(&self) -> Surface<'_> {
         Surface::new(self.surface)
     }
+
+    /// Gives the array up: nothing is destroyed, for work that may still use it.
+    fn leak(mut self) {
+        self.raw = std::ptr::null_mut();
+    }
 }
 
 impl Drop for FrameArray {
     fn drop(&mut self) {
-        // No work uses the array any more: the copies out of it were waited for by the staged
-        // buffers or the frame stream, dropped first; kernels that wrote it were queued before
-        // those copies, in their frame's stream order; and when a frame was left unpresented,
-        // the canvas waited for the whole context first (or leaked the array).
+        if self.raw.is_null() {
+            // Given up on (`leak`).
+            return;
+        }
+        // No work uses the array any more: the canvas that holds it waited for the copies out
+        // of it and the kernels of frames dropped unpresented (cuda-gl's private stream), or
+        // for the whole context after a frame it could not join, before dropping it (or leaked
+        // it instead).
         self.ctx
             .release_in_drop("destroy a display array", "cuSurfObjectDestroy", || {
                 // SAFETY: made in `new`, destroyed once; no work uses it (above).

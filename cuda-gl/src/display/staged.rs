@@ -163,7 +163,8 @@ pub(super) struct Bands {
 #[derive(Debug)]
 pub(super) struct Staged {
     bands: Bands,
-    // Last: the pinned buffers' drop (above) waits for the copies out of the canvas.
+    // Last: the pinned buffers' drop (above) waits for the copies out of the canvas (and the
+    // canvas's own drop for cuda-gl's private stream, which they are queued on).
     canvas: Canvas,
 }
 

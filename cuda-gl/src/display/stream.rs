@@ -22,7 +22,7 @@ const SLOTS: usize = 3;
 #[derive(Debug)]
 pub(super) struct Streamed {
     /// Dropped first: its drop waits for CUDA's work (the copies out of the canvas among it)
-    /// before it releases its memory.
+    /// before it releases its memory, or leaks it; the canvas waits for those copies too.
     stream: FrameStream,
     canvas: Canvas,
     ctx: Arc<Context>,
@@ -107,9 +107,9 @@ impl CopyOut for Slots<'_> {
             // SAFETY: the stream is live while borrowed and of this context (push_burst
             // checked it). In the work: the slot holds `row * height` bytes (checked) and is
             // written only here until its event, recorded on `stream` after this copy, has
-            // completed; the source (the canvas's pixels, `row * height` bytes, or its array of
-            // this size) lives until the state is dropped, which drops this frame stream first,
-            // and that waits for CUDA's work.
+            // completed (or the slot is leaked); the source (the canvas's pixels, `row * height`
+            // bytes, or its array of this size) lives until the canvas's drop has waited for
+            // the private stream this copy is queued on (or leaks them).
             unsafe {
                 ctx.run_now(stream.raw_stream(), "cuMemcpy2DAsync (not called)", |p| {
                     Ok(result::array::copy_2d_async(&copy, p)?)

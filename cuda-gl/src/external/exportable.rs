@@ -6,6 +6,7 @@ use crate::device::Device;
 use crate::error::{Error, Result, UsageError};
 use crate::memory::DevicePtr;
 use crate::result;
+use crate::wait::{DEFAULT_WAIT_LIMIT, legacy_stream_within};
 use cuda_gl_sys as sys;
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::sync::Arc;
@@ -16,7 +17,10 @@ use std::sync::Arc;
 /// The size is rounded up to the allocation granularity (2 MiB on current GPUs); the memory is
 /// zeroed when created. Dropping it waits for the context's work (as `cuMemFree` does), then
 /// unmaps it, frees the address range and releases the handle; the physical memory lives on
-/// while a GL import of it does (see the [module docs](super#release-order)).
+/// while a GL import of it does (see the [module docs](super#release-order)). That wait gives
+/// up after 10 s (a kernel that does not end): the memory is then leaked, not unmapped under
+/// work that may still use it, and the timeout is recorded for
+/// [`Context::check_drop_errors`](crate::Context::check_drop_errors).
 #[derive(Debug)]
 pub struct ExportableMemory {
     ctx: Arc<Context>,
@@ -26,6 +30,8 @@ pub struct ExportableMemory {
     requested: usize,
     reserved: bool,
     mapped: bool,
+    /// Given up on ([`ExportableMemory::leak`]): the drop releases nothing.
+    leaked: bool,
 }
 
 impl ExportableMemory {
@@ -37,7 +43,9 @@ impl ExportableMemory {
     /// [`UsageError::TooLarge`] for a size that overflows when rounded up to the allocation
     /// granularity; otherwise the driver's error from
     /// `cuMemGetAllocationGranularity`, `cuMemCreate`, `cuMemAddressReserve`, `cuMemMap`,
-    /// `cuMemSetAccess` or `cuMemsetD8`.
+    /// `cuMemSetAccess`, `cuMemsetD8` or `cuStreamQuery`; [`Error::Timeout`] when the zeroing,
+    /// queued on the legacy default stream after the work of your blocking streams, has not
+    /// finished within 10 s (the allocation is then leaked).
     #[doc(alias = "cuMemCreate")]
     #[doc(alias = "cuMemMap")]
     pub fn new(ctx: &Arc<Context>, bytes: usize) -> Result<ExportableMemory> {
@@ -88,6 +96,7 @@ impl ExportableMemory {
             requested: bytes,
             reserved: false,
             mapped: false,
+            leaked: false,
         };
         let ptr = result::vmm::address_reserve(size)?;
         memory.ptr = ptr;
@@ -102,10 +111,16 @@ impl ExportableMemory {
         };
         // SAFETY: (1) the range is mapped (above).
         unsafe { result::vmm::set_access(ptr, size, &access) }?;
-        // SAFETY: (1) the range is mapped and accessible, in the bound context; the memset and
-        // the synchronize finish before any other stream can see the memory.
+        // SAFETY: (1) the range is mapped and accessible, in the bound context; the memset (on
+        // the legacy stream) and the wait for it finish before any other stream can see the
+        // memory.
         unsafe { result::mem::memset_d8(ptr, 0, size) }?;
-        result::ctx::synchronize()?;
+        if let Err(e) = legacy_stream_within(DEFAULT_WAIT_LIMIT, "the zeroing of exportable memory")
+        {
+            // The memset may still run: the allocation is not released under it.
+            memory.leak();
+            return Err(e);
+        }
         Ok(memory)
     }
 
@@ -133,6 +148,12 @@ impl ExportableMemory {
     /// The context the memory belongs to.
     pub fn context(&self) -> &Arc<Context> {
         &self.ctx
+    }
+
+    /// Gives the allocation up: nothing is unmapped, freed or released, for work that may still
+    /// use it (a wait for it failed); the caller has logged or recorded why.
+    pub(super) fn leak(mut self) {
+        self.leaked = true;
     }
 
     /// Exports a new file descriptor for the allocation (`CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR`).
@@ -176,17 +197,22 @@ fn allocation_prop(device: &Device) -> sys::CUmemAllocationProp {
 
 impl Drop for ExportableMemory {
     fn drop(&mut self) {
-        if !self.ctx.bind_for_drop("release exportable memory") {
-            // The context was reset or is unusable: its allocations are gone with it.
+        if self.leaked || !self.ctx.bind_for_drop("release exportable memory") {
+            // Given up on (leaked), or the context was reset or is unusable (its allocations
+            // are gone with it).
             return;
         }
         if self.mapped {
-            // Waits for every kernel that may still use the range. When that wait fails (a
-            // capture in the context forbids it, say), the memory is leaked rather than
-            // unmapped under work that may still use it.
-            if let Err(e) = result::ctx::synchronize() {
-                self.ctx
-                    .record_drop_error("cuCtxSynchronize (exportable memory leaked)", e);
+            // Waits for every kernel that may still use the range, at most 10 s. When that wait
+            // fails (a kernel that does not end, or a capture in the context that forbids it),
+            // the memory is leaked rather than unmapped under work that may still use it.
+            if let Err(e) = self.ctx.synchronize_within(DEFAULT_WAIT_LIMIT) {
+                self.ctx.record_drop_wait(
+                    "waiting for the context's work before releasing exportable memory (leaked \
+                     instead)",
+                    "cuCtxSynchronize",
+                    e,
+                );
                 return;
             }
             // SAFETY: (1) the whole mapped range, unmapped once; (2) nothing uses it after

@@ -9,8 +9,8 @@ use crate::context::Context;
 use crate::error::{Error, Result, UsageError};
 use crate::gl_name::BufferName;
 use crate::glapi::Fence;
-use crate::result;
 use crate::stream::{AsStream, check_same_context};
+use crate::wait::DEFAULT_WAIT_LIMIT;
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::fmt;
@@ -30,8 +30,8 @@ struct StreamState {
     /// The producer of the slot's frame returned `Ok`: the consumer gets the frame.
     produced: bool,
     /// The event may not cover the slot's writes (it was not recorded after them): the next
-    /// wait for the slot synchronizes the CUDA context instead. A `Cell`, so that the recording
-    /// clears it through the shared borrow the producer also holds.
+    /// wait for the slot synchronizes the CUDA context instead (at most 10 s). A `Cell`, so
+    /// that the recording clears it through the shared borrow the producer also holds.
     unrecorded: Cell<bool>,
 }
 
@@ -40,11 +40,15 @@ struct StreamState {
 type StreamSlot = Slot<Rc<Fence>, StreamState>;
 
 impl StreamSlot {
-    /// Waits on the CPU, for at most `limit`, for CUDA's writes of the slot.
+    /// Waits on the CPU, for at most `limit`, for CUDA's writes of the slot; when no event
+    /// covers them, for the whole CUDA context, at most [`DEFAULT_WAIT_LIMIT`] (not `limit`: a
+    /// zero timeout that polls the event would never see a context wait end). A wait that fails
+    /// leaves the slot as it was, so that the next wait for it waits again.
     fn wait_written(&mut self, limit: Duration) -> Result<()> {
         if self.state.unrecorded.get() {
-            self.memory.context().bind()?;
-            result::ctx::synchronize()?;
+            self.memory
+                .context()
+                .synchronize_within(DEFAULT_WAIT_LIMIT)?;
             self.state.unrecorded.set(false);
             return Ok(());
         }
@@ -92,11 +96,13 @@ impl StreamSlot {
 ///   failed or panicking producer's burst is not given to the consumer from that frame on (a
 ///   panic: not at all); a consumer's error ends its burst there.
 /// - The waits of [`push_burst`](Self::push_burst), [`flush`](Self::flush) and
-///   [`wait_idle`](Self::wait_idle) have a limit ([`set_timeout`](Self::set_timeout)), except
-///   one: when recording a slot's event failed, the next wait for the slot synchronizes the
-///   whole CUDA context. Creating the stream (the import check) and dropping it (releasing the
-///   CUDA memory) synchronize the context too. While waiting for a slot, the stream keeps
-///   handing GL every burst that CUDA has finished.
+///   [`wait_idle`](Self::wait_idle) have a limit ([`set_timeout`](Self::set_timeout)). When
+///   recording a slot's event failed, the next wait for the slot synchronizes the whole CUDA
+///   context instead, at most 10 s. Creating the stream (the import check) and dropping it
+///   (releasing the CUDA memory) wait for the context too, at most 10 s: a drop that gives up
+///   leaks the CUDA memory, and records why for
+///   [`Context::check_drop_errors`](crate::Context::check_drop_errors). While waiting for a
+///   slot, the stream keeps handing GL every burst that CUDA has finished.
 /// - Every call needs the GL context the [`ExternalGl`] was loaded in current on the calling
 ///   thread ([`Error::WrongGlContext`] or [`Error::NoGlContext`] otherwise), and so does
 ///   dropping the stream. The stream is neither `Send` nor `Sync`.
@@ -298,9 +304,10 @@ impl FrameStream {
     /// `produce`'s or `consume`'s error (the stream stays usable);
     /// [`UsageError::WrongCudaContext`] for a stream of another CUDA context; [`Error::WrongGlContext`] or
     /// [`Error::NoGlContext`] when the stream's GL context is not current; [`Error::Timeout`]
-    /// when a wait for GL's reads or CUDA's writes outlasts the timeout; [`Error::GlCall`] from
-    /// `glFenceSync` or `glClientWaitSync`; the driver's error from `cuEventRecord` or
-    /// `cuEventQuery` (such as a kernel's fault).
+    /// when a wait for GL's reads or CUDA's writes outlasts the timeout (or, for writes whose
+    /// event could not be recorded, the wait for the whole context outlasts 10 s);
+    /// [`Error::GlCall`] from `glFenceSync` or `glClientWaitSync`; the driver's error from
+    /// `cuEventRecord`, `cuEventQuery` or `cuCtxSynchronize` (such as a kernel's fault).
     #[doc(alias = "cuEventRecord")]
     #[doc(alias = "glFenceSync")]
     pub fn push_burst<S, E, P, C>(
@@ -388,12 +395,13 @@ impl FrameStream {
     }
 
     /// Waits on the CPU for every pushed frame's CUDA writes and every fence of GL's reads, at
-    /// most the timeout each. Frames not yet given to GL stay pushed.
+    /// most the timeout each (writes whose event could not be recorded: the whole context, at
+    /// most 10 s). Frames not yet given to GL stay pushed.
     ///
     /// # Errors
     /// [`Error::WrongGlContext`] or [`Error::NoGlContext`] when the stream's GL context is not
     /// current; [`Error::Timeout`]; [`Error::GlCall`] from `glClientWaitSync`; the driver's
-    /// error from `cuEventQuery`.
+    /// error from `cuEventQuery` or `cuCtxSynchronize`.
     #[doc(alias = "glClientWaitSync")]
     pub fn wait_idle(&mut self) -> Result<()> {
         self.begin("glClientWaitSync (not called)")?;
@@ -566,10 +574,8 @@ impl Drop for FrameStream {
     fn drop(&mut self) {
         let gl_current = self.slots.gl_current_for_drop(&self.ctx, "a frame stream");
         // `wait_idle` first fences a burst left without a fence.
-        if gl_current && let Err(e) = self.wait_idle() {
-            self.ctx
-                .record_drop_error("waiting for a frame stream's work", e);
-        }
-        self.slots.release(gl_current);
+        let waited = if gl_current { self.wait_idle() } else { Ok(()) };
+        self.slots
+            .release(&self.ctx, "a frame stream", gl_current, waited);
     }
 }

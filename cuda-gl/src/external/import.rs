@@ -7,8 +7,9 @@ use super::external_gl::ExternalGl;
 use crate::error::{Error, Result, UsageError};
 use crate::gl_name::BufferName;
 use crate::gl_object::Kind;
-use crate::glapi::{GlFns, GlOwner, claim, have};
+use crate::glapi::{Fence, GlFns, GlOwner, claim, have};
 use crate::result;
+use crate::wait::{DEFAULT_WAIT_LIMIT, legacy_stream_within};
 use std::marker::PhantomData;
 use std::os::fd::{AsRawFd, IntoRawFd};
 use std::sync::Mutex;
@@ -53,9 +54,10 @@ impl GlMemoryBuffer {
     /// Exports a file descriptor from `memory`, imports it into the current GL context (which
     /// takes ownership of it), and creates a buffer of `memory.requested_size()` bytes on it.
     ///
-    /// Then it checks that GL sees CUDA's bytes through the buffer: with GL finished
-    /// (`glFinish`) and the CUDA context synchronized, CUDA writes a marker over the first 16
-    /// bytes, GL reads them back through a GPU copy, and CUDA writes the old bytes back. An import
+    /// Then it checks that GL sees CUDA's bytes through the buffer: with GL's commands and the
+    /// CUDA context's work finished (each waited for at most 10 s), CUDA writes a marker over
+    /// the first 16 bytes, GL reads them back through a GPU copy, and CUDA writes the old bytes
+    /// back (on the legacy default stream, each copy waited for at most 10 s). An import
     /// that fails the check is kept aside (deleted with the returned buffer) and the import is
     /// tried again, up to 4 times: NVIDIA's driver 580 was seen to give the 32nd memory object of
     /// a GL context storage that CUDA's writes never reach.
@@ -79,7 +81,13 @@ impl GlMemoryBuffer {
     ///   descriptor is then closed), `glBufferStorageMemEXT` or the check's
     ///   `glCopyBufferSubData`;
     /// - [`Error::ImportNotShared`] when no attempt showed CUDA's bytes;
-    /// - the driver's error from the check's `cuCtxSynchronize` or copies.
+    /// - [`Error::Timeout`] when GL's commands (`glClientWaitSync`) or the CUDA context's work
+    ///   (`cuCtxSynchronize`) queued before the check have not finished within 10 s (nothing was
+    ///   copied), or the check's copies have not (work another thread queued meanwhile on a
+    ///   blocking stream holds them up: the first 16 bytes are put back when they run, so order
+    ///   later writes of the memory after the legacy default stream, e.g. with
+    ///   [`Context::synchronize`](crate::Context::synchronize));
+    /// - the driver's error from the check's `cuCtxSynchronize`, `cuStreamQuery` or copies.
     #[doc(alias = "glImportMemoryFdEXT")]
     #[doc(alias = "glBufferStorageMemEXT")]
     #[doc(alias = "glCreateMemoryObjectsEXT")]
@@ -183,27 +191,37 @@ impl GlMemoryBuffer {
         let n = self.size.min(CHECK_BYTES);
         let ptr = memory.raw_ptr();
         // GL's commands and the context's CUDA work queued so far (through other imports of the
-        // same memory, say) finish before the first bytes are borrowed for the check.
-        // SAFETY: no arguments; the owning GL context is current (checked by `import`).
-        unsafe { (fns.finish)() };
-        memory.context().bind()?;
-        result::ctx::synchronize()?;
+        // same memory, say) finish before the first bytes are borrowed for the check, each
+        // waited for at most 10 s: a timeout here leaves nothing behind.
+        Fence::place(self.owner)?.client_wait(DEFAULT_WAIT_LIMIT, || {
+            format!(
+                "GL's commands before the import check of GL buffer {}",
+                self.buffer
+            )
+        })?;
+        let ctx = memory.context();
+        ctx.synchronize_within(DEFAULT_WAIT_LIMIT)?;
+        ctx.bind()?;
         let mut old = [0u8; CHECK_BYTES];
         // SAFETY: (1) `ptr` is the start of the memory's mapping in its bound context, at least
-        // `n` bytes long; (2) `old` has room for `n` bytes.
+        // `n` bytes long; (2) `old` has room for `n` bytes. The copy into pageable memory has
+        // landed when the call returns (with no limit on purpose: a DMA must not outlive the
+        // borrow of `old`); the context was idle just before, so only work another thread
+        // queues meanwhile on a blocking stream can hold it up.
         unsafe { result::mem::copy_dtoh(old.as_mut_ptr().cast(), ptr, n) }?;
         let marker = old.map(|b| !b);
         // SAFETY: (1) as above; (2) `marker` holds `n` bytes.
         unsafe { result::mem::copy_htod(ptr, marker.as_ptr().cast(), n) }?;
         // A copy from pageable memory may return before its DMA has landed: wait for it before
-        // GL reads, and before later work of any stream (non-blocking ones included) may run.
-        let seen = result::ctx::synchronize()
-            .map_err(Error::from)
-            .and_then(|()| self.read_front(fns, n));
-        // The old bytes go back whatever the read gave.
+        // GL reads (and before later work of any stream may run).
+        const COPIES: &str = "the import check's copies on the legacy default stream (the \
+                              memory's first 16 bytes are put back when they run)";
+        let seen =
+            legacy_stream_within(DEFAULT_WAIT_LIMIT, COPIES).and_then(|()| self.read_front(fns, n));
+        // The old bytes go back whatever the read gave, after the marker (the same stream).
         // SAFETY: as for the marker, with `old`.
         unsafe { result::mem::copy_htod(ptr, old.as_ptr().cast(), n) }?;
-        result::ctx::synchronize()?;
+        legacy_stream_within(DEFAULT_WAIT_LIMIT, COPIES)?;
         Ok(seen?[..n] == marker[..n])
     }
 

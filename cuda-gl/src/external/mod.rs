@@ -10,7 +10,9 @@
 //! - before CUDA writes a slot, the CPU waits for the GL fence placed after GL's last read of
 //!   it (`glClientWaitSync`);
 //! - before GL reads a slot, the CPU waits for the CUDA event recorded after the writes
-//!   (`cuEventSynchronize`).
+//!   (polling `cuEventQuery`).
+//!
+//! Both waits give up after a limit ([`DEFAULT_TIMEOUT`] unless set) with [`Error::Timeout`].
 //!
 //! CUDA cannot wait for a GL fence on the GPU, and GL cannot wait for a CUDA event on the GPU
 //! (`glWaitSync` only orders GL contexts among themselves; the GPU-side bridge,
@@ -65,7 +67,8 @@
 //!   leaked (`mem::forget`) or failed to finish is found by the next [`ExternalRing::write`],
 //!   [`ExternalRing::read`], [`ExternalRing::wait_idle`] or drop of its slot, which logs a
 //!   warning and recovers with a wait: a leaked [`CudaWrite`] synchronizes the whole CUDA
-//!   context (its stream may be gone), and a leaked [`GlRead`] gets a fence placed now (it
+//!   context (its stream may be gone; at most 10 s, else [`Error::Timeout`] and the slot stays
+//!   marked for the next call), and a leaked [`GlRead`] gets a fence placed now (it
 //!   signals after every GL command issued so far, the leaked reads included), which the next
 //!   write waits for. A finished guard costs nothing more than the compare of the state.
 //!
@@ -78,7 +81,10 @@
 //! check this). cuda-gl still deletes the GL side first, after waiting for GL's reads: an
 //! [`ExternalRing`] waits for its fences and events, then deletes each slot's GL buffer and
 //! memory object, then unmaps and releases the CUDA allocation (waiting for the CUDA context
-//! first). The GL context that imported the memory must be current on the thread that drops a
+//! first, at most 10 s; when that or an earlier wait fails, the CUDA allocations are leaked
+//! rather than unmapped under work that may still use them, and the failure is recorded for
+//! [`Context::check_drop_errors`](crate::Context::check_drop_errors)). The GL context that
+//! imported the memory must be current on the thread that drops a
 //! [`GlMemoryBuffer`] or an [`ExternalRing`]; otherwise their GL objects are leaked (logged), and
 //! the ring still releases its CUDA allocations, whose physical memory the leaked imports keep.
 //!

@@ -11,6 +11,7 @@ use crate::glapi::{Fence, GlOwner};
 use crate::memory::DevicePtr;
 use crate::result;
 use crate::stream::AsStream;
+use crate::wait::{DEFAULT_WAIT_LIMIT, naming_timeout};
 use cuda_gl_sys as sys;
 use std::fmt;
 use std::marker::PhantomData;
@@ -44,8 +45,14 @@ type RingSlot = Slot<Fence, RingState>;
 impl RingSlot {
     /// Restores the invariant that the event and the fence cover all of the slot's work after a
     /// guard was leaked: CUDA work of a leaked [`CudaWrite`] is waited for by synchronizing the
-    /// whole CUDA context (the guard's stream may be gone), and GL commands of a leaked
-    /// [`GlRead`] get the fence the guard did not place (waited for before the next write).
+    /// whole CUDA context (the guard's stream may be gone), at most [`DEFAULT_WAIT_LIMIT`], and
+    /// GL commands of a leaked [`GlRead`] get the fence the guard did not place (waited for
+    /// before the next write).
+    ///
+    /// # Errors
+    /// [`Error::Timeout`] when the context's work has not finished within the limit: the slot
+    /// stays marked as being written, and the next call tries again; the driver's error from
+    /// `cuCtxSynchronize`; the errors of placing the fence.
     fn recover_leaked_guard(&mut self, index: usize, owner: GlOwner) -> Result<()> {
         match self.state.access {
             Access::Idle => {}
@@ -53,10 +60,11 @@ impl RingSlot {
                 log::warn!(
                     "cuda-gl: external ring slot {index} is still being written by CUDA (its \
                      CudaWrite was leaked or could not record its event); synchronizing the CUDA \
-                     context"
+                     context (at most {DEFAULT_WAIT_LIMIT:?})"
                 );
-                self.memory.context().bind()?;
-                result::ctx::synchronize()?;
+                self.memory
+                    .context()
+                    .synchronize_within(DEFAULT_WAIT_LIMIT)?;
                 self.state.write_pending = false;
             }
             Access::Reading => {
@@ -73,10 +81,16 @@ impl RingSlot {
         Ok(())
     }
 
-    /// Waits on the CPU for the CUDA work recorded by the last finished [`CudaWrite`].
-    fn wait_for_writes(&mut self) -> Result<()> {
+    /// Waits on the CPU, for at most `timeout`, for the CUDA work recorded by the last finished
+    /// [`CudaWrite`] of the slot, `index`. A wait that fails leaves the write pending, so that
+    /// the next read waits again.
+    fn wait_for_writes(&mut self, index: usize, timeout: Duration) -> Result<()> {
         if self.state.write_pending {
-            self.written.synchronize()?;
+            self.written.wait_for(timeout).map_err(|e| {
+                naming_timeout(e, || {
+                    format!("the CUDA event after the writes of ring slot {index}")
+                })
+            })?;
             self.state.write_pending = false;
         }
         Ok(())
@@ -89,15 +103,18 @@ impl RingSlot {
 /// [`write`](Self::write) waits (on the CPU) until GL's last reads of the slot are done and
 /// returns a [`CudaWrite`] with the slot's device pointer; finishing it records the slot's
 /// event on the stream. [`read`](Self::read) waits (on the CPU) for that event and returns a
-/// [`GlRead`] with the slot's GL buffer; finishing it places a GL fence and flushes. A guard
-/// that is leaked instead of finished is caught by the next call on its slot, which recovers
-/// with a wait (see [what is checked](super#what-is-checked-and-what-is-unsafe)).
+/// [`GlRead`] with the slot's GL buffer; finishing it places a GL fence and flushes. Both waits
+/// give up after the ring's timeout ([`set_timeout`](Self::set_timeout)). A guard that is
+/// leaked instead of finished is caught by the next call on its slot, which recovers with a
+/// wait (see [what is checked](super#what-is-checked-and-what-is-unsafe)).
 ///
 /// All calls need the GL context the [`ExternalGl`] was loaded in current on the calling thread
 /// ([`Error::WrongGlContext`] or [`Error::NoGlContext`] otherwise), and so does dropping the
 /// ring: it waits for every slot's event and fence, then deletes the GL objects, then releases
-/// the CUDA memory (see the [module docs](super#release-order)). The ring is neither `Send` nor
-/// `Sync`, since its GL calls go to the context current on the calling thread.
+/// the CUDA memory (see the [module docs](super#release-order)). When a wait of the drop fails
+/// (a kernel that does not end), the CUDA memory is leaked instead, and the failure recorded
+/// for [`Context::check_drop_errors`]. The ring is neither `Send` nor `Sync`, since its GL
+/// calls go to the context current on the calling thread.
 pub struct ExternalRing {
     slots: Slots<Fence, RingState>,
     timeout: Duration,
@@ -175,7 +192,9 @@ impl ExternalRing {
         Ok(self.slot_ref(slot)?.gl.buffer())
     }
 
-    /// How long fence waits may take before [`Error::Timeout`] (default [`DEFAULT_TIMEOUT`]).
+    /// How long a wait for a slot's GL fence or CUDA event may take before [`Error::Timeout`]
+    /// (default [`DEFAULT_TIMEOUT`]). The recovery of a leaked [`CudaWrite`] waits for the CUDA
+    /// context at most 10 s, whatever this is.
     pub fn set_timeout(&mut self, timeout: Duration) {
         self.timeout = timeout;
     }
@@ -212,8 +231,10 @@ impl ExternalRing {
     /// stream of another context;
     /// [`Error::WrongGlContext`] or [`Error::NoGlContext`] when the ring's GL context is not
     /// current; [`Error::Timeout`] or [`Error::GlCall`] from the fence wait
-    /// (`glClientWaitSync`); the driver's error from synchronizing the context or from
-    /// `cuStreamWaitEvent` (a second write before a read waits for the first).
+    /// (`glClientWaitSync`); [`Error::Timeout`] when a leaked [`CudaWrite`]'s recovery finds the
+    /// context's work unfinished after 10 s (the slot stays unusable until a call recovers it);
+    /// the driver's error from synchronizing the context or from `cuStreamWaitEvent` (a second
+    /// write before a read waits for the first).
     #[doc(alias = "glClientWaitSync")]
     pub fn write<'a, S: AsStream>(
         &'a mut self,
@@ -257,9 +278,11 @@ impl ExternalRing {
     ///
     /// # Errors
     /// [`UsageError::OutOfRange`] for a slot out of range; [`Error::WrongGlContext`] or
-    /// [`Error::NoGlContext`] when the ring's GL context is not current; the driver's error from
-    /// `cuEventSynchronize` (such as a kernel's fault) or from synchronizing the context.
-    #[doc(alias = "cuEventSynchronize")]
+    /// [`Error::NoGlContext`] when the ring's GL context is not current; [`Error::Timeout`]
+    /// when CUDA's writes have not finished within the ring's timeout (they stay pending: the
+    /// next read waits again), or a leaked [`CudaWrite`]'s recovery within 10 s; the driver's
+    /// error from `cuEventQuery` (such as a kernel's fault) or from synchronizing the context.
+    #[doc(alias = "cuEventQuery")]
     pub fn read(&mut self, slot: usize) -> Result<GlRead<'_>> {
         self.begin_read(slot, true)
     }
@@ -281,9 +304,10 @@ impl ExternalRing {
     /// [`read`](Self::read), waiting for CUDA's writes only when `ordered`.
     fn begin_read(&mut self, slot: usize, ordered: bool) -> Result<GlRead<'_>> {
         let owner = self.slots.owner;
+        let timeout = self.timeout;
         let entry = self.slot_checked(slot, "glFenceSync (not called)")?;
         if ordered {
-            entry.wait_for_writes()?;
+            entry.wait_for_writes(slot, timeout)?;
         } else {
             entry.state.write_pending = false;
         }
@@ -297,17 +321,18 @@ impl ExternalRing {
     }
 
     /// Waits on the CPU for every slot's pending CUDA writes and GL reads, recovering leaked
-    /// guards first.
+    /// guards first; each wait at most the ring's timeout (a recovery: 10 s).
     ///
     /// # Errors
     /// [`Error::WrongGlContext`] or [`Error::NoGlContext`] when the ring's GL context is not
-    /// current; otherwise the first error of `cuEventSynchronize`, of a fence wait
-    /// ([`Error::Timeout`], [`Error::GlCall`]) or of a recovery.
+    /// current; otherwise the first error of an event wait ([`Error::Timeout`], or the driver's
+    /// error from `cuEventQuery`), of a fence wait ([`Error::Timeout`], [`Error::GlCall`]) or
+    /// of a recovery.
     pub fn wait_idle(&mut self) -> Result<()> {
         let timeout = self.timeout;
         for i in 0..self.slots.len() {
             let slot = self.slot_checked(i, "glClientWaitSync (not called)")?;
-            slot.wait_for_writes()?;
+            slot.wait_for_writes(i, timeout)?;
             slot.wait_for_reads(timeout, || format!("ring slot {i}"))?;
         }
         Ok(())
@@ -329,10 +354,9 @@ impl Drop for ExternalRing {
             return;
         };
         let gl_current = self.slots.gl_current_for_drop(&ctx, "an external ring");
-        if gl_current && let Err(e) = self.wait_idle() {
-            ctx.record_drop_error("waiting for an external ring's work", e);
-        }
-        self.slots.release(gl_current);
+        let waited = if gl_current { self.wait_idle() } else { Ok(()) };
+        self.slots
+            .release(&ctx, "an external ring", gl_current, waited);
     }
 }
 
@@ -340,7 +364,8 @@ impl Drop for ExternalRing {
 /// records the slot's event on the stream given to [`ExternalRing::write`].
 ///
 /// Leaking it (`mem::forget`) is safe: the ring's next call on the slot synchronizes the CUDA
-/// context before GL may read it.
+/// context before GL may read it (at most 10 s: past that the call returns [`Error::Timeout`],
+/// and the slot waits for the next one).
 #[derive(Debug)]
 #[must_use = "queue CUDA's writes to the slot, then finish the guard"]
 pub struct CudaWrite<'a> {
@@ -382,7 +407,7 @@ impl CudaWrite<'_> {
     ///
     /// # Errors
     /// The driver's error from `cuEventRecord`. The slot then stays marked as being written,
-    /// and the ring's next call on it synchronizes the CUDA context.
+    /// and the ring's next call on it synchronizes the CUDA context (at most 10 s).
     #[doc(alias = "cuEventRecord")]
     pub fn finish(mut self) -> Result<()> {
         self.done = true;

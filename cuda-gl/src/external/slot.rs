@@ -9,6 +9,7 @@ use crate::context::Context;
 use crate::error::Result;
 use crate::glapi::{Fence, GlOwner};
 use crate::stream::Event;
+use crate::wait::DEFAULT_WAIT_LIMIT;
 use std::borrow::Borrow;
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
@@ -43,9 +44,11 @@ impl<F, S> Slot<F, S> {
     }
 
     /// Releases the slot, after its work was waited for: its GL fence and GL import when
-    /// `gl_current` (leaked otherwise), then its CUDA memory (whose drop waits for the CUDA
-    /// context before unmapping; a leaked GL import keeps the physical memory alive) and event.
-    pub(super) fn release(self, gl_current: bool) {
+    /// `gl_current` (leaked otherwise), then its CUDA memory when `cuda_idle` (leaked
+    /// otherwise: CUDA work may still use it; its drop waits for the CUDA context before
+    /// unmapping, and a leaked GL import keeps the physical memory alive) and its event (which
+    /// the driver destroys once its work is done).
+    pub(super) fn release(self, gl_current: bool, cuda_idle: bool) {
         let Slot {
             read_fence,
             gl,
@@ -60,7 +63,11 @@ impl<F, S> Slot<F, S> {
             std::mem::forget(read_fence);
             std::mem::forget(gl);
         }
-        drop(memory);
+        if cuda_idle {
+            drop(memory);
+        } else {
+            memory.leak();
+        }
         drop(written);
     }
 }
@@ -130,10 +137,37 @@ impl<F, S> Slots<F, S> {
         }
     }
 
-    /// Releases every slot ([`Slot::release`]), after their work was waited for.
-    pub(super) fn release(&mut self, gl_current: bool) {
+    /// Releases every slot ([`Slot::release`]) for the drop of their holder, named `what` (e.g.
+    /// "an external ring"), in CUDA context `ctx`. `waited` is the holder's wait for the
+    /// slots' events and fences (`Ok` when it could not wait, its GL context not being
+    /// current). The whole CUDA context is then waited for once, at most [`DEFAULT_WAIT_LIMIT`]
+    /// (kernels that no event covers may use the memory): when either wait failed, every
+    /// slot's CUDA memory is leaked rather than unmapped under work that may still use it, and
+    /// the failure is recorded for [`Context::take_drop_errors`]. Waiting once here, rather
+    /// than in each allocation's drop, bounds the drop at one limit, not one per slot.
+    pub(super) fn release(
+        &mut self,
+        ctx: &Arc<Context>,
+        what: &str,
+        gl_current: bool,
+        waited: Result<()>,
+    ) {
+        let idle = match waited {
+            Err(e) => Err((e, "cuEventQuery, glClientWaitSync or cuCtxSynchronize")),
+            Ok(()) => ctx
+                .synchronize_within(DEFAULT_WAIT_LIMIT)
+                .map_err(|e| (e, "cuCtxSynchronize")),
+        };
+        let cuda_idle = match idle {
+            Ok(()) => true,
+            Err((e, waited_with)) => {
+                let what = format!("waiting for {what}'s work (its CUDA memory is leaked)");
+                ctx.record_drop_wait(&what, waited_with, e);
+                false
+            }
+        };
         for slot in self.list.drain(..) {
-            slot.release(gl_current);
+            slot.release(gl_current, cuda_idle);
         }
     }
 }

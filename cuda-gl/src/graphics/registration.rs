@@ -354,7 +354,12 @@ impl Drop for Registration {
                 // comes: the driver keeps the resource.
                 self.end_claim();
             }
-            self.ctx.record_drop_error("unregistering a GL resource", e);
+            // A timeout (a leaked guard's work, or the retired objects' event) is recorded too.
+            self.ctx.record_drop_wait(
+                "unregistering a GL resource",
+                "cuEventQuery or cuCtxSynchronize",
+                e,
+            );
         }
     }
 }

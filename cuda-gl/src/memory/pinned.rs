@@ -6,7 +6,6 @@ use crate::context::Context;
 use crate::error::{Error, Result, UsageError};
 use crate::queue::wait_within;
 use crate::result;
-use crate::result::CudaError;
 use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT, Event, check_same_context};
 use cuda_gl_sys as sys;
 use std::sync::Arc;
@@ -243,22 +242,10 @@ impl<T: DeviceCopy> Drop for PinnedBuffer<T> {
         if !self.ctx.bind_for_drop("free pinned memory") {
             return;
         }
-        match self.event.wait_for(DEFAULT_WAIT_LIMIT) {
-            Ok(()) => {}
-            Err(Error::Timeout { timeout, .. }) => {
-                let what = format!(
-                    "waiting {timeout:?} for the copies into a pinned buffer before freeing it \
-                     (timed out; {LEAKED})"
-                );
-                let last = CudaError::new("cuEventQuery", sys::CUresult::CUDA_ERROR_NOT_READY);
-                self.ctx.record_drop_error(&what, last);
-                return;
-            }
-            Err(e) => {
-                let what = format!("waiting for the copies into a pinned buffer ({LEAKED})");
-                self.ctx.record_drop_error(&what, e);
-                return;
-            }
+        if let Err(e) = self.event.wait_for(DEFAULT_WAIT_LIMIT) {
+            let what = format!("waiting for the copies into a pinned buffer ({LEAKED})");
+            self.ctx.record_drop_wait(&what, "cuEventQuery", e);
+            return;
         }
         // SAFETY: the memory came from cuMemAllocHost, and no copy writes it any more (the
         // event recorded after the last one has completed); it is not used after this.

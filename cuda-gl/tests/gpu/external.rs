@@ -31,6 +31,15 @@ pub fn gl_copy(from: u32, to: u32, at: usize, bytes: usize) {
     gl_kit::buffer::copy(from, to, at, bytes).unwrap();
 }
 
+/// GL's view of the first `words` words of imported buffer `buffer`: copied on the GPU into
+/// `scratch` (a buffer of GL's own of at least `words` words), which is read back. (Reading an
+/// imported buffer itself with `glGetBufferSubData` can return stale bytes on NVIDIA's driver,
+/// see `streaming::direct_reads_of_an_imported_buffer`.)
+pub fn gl_view(buffer: u32, scratch: u32, words: usize) -> Vec<u32> {
+    gl_copy(buffer, scratch, 0, words * 4);
+    super::read_gl_buffer(scratch, words)
+}
+
 /// The seed of frame `n`: every frame's content differs from every other's in every word.
 pub fn frame_seed(n: usize) -> u32 {
     (n as u32).wrapping_mul(0x9E37_79B9) ^ 0x5A5A_0000

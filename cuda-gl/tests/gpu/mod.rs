@@ -15,8 +15,9 @@
 use cuda_gl::display::{DisplayTarget, Format, Layout, Mode, Report};
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::{
-    AsStream, Context, Device, DeviceBuffer, Event, Function, ImageTarget, KernelParam,
-    LaunchConfig, Module, RegisterFlags, RegisteredBuffer, RegisteredImage, Stream, StreamFlags,
+    AsStream, Context, Device, DeviceBuffer, DevicePtr, Error, Event, Function, ImageTarget,
+    KernelParam, LaunchConfig, Module, RegisterFlags, RegisteredBuffer, RegisteredImage, Stream,
+    StreamFlags,
 };
 use gl_kit::upload::{self, Source};
 use std::sync::Arc;
@@ -117,22 +118,56 @@ pub fn gpu() -> Option<Gpu> {
     gpu_on(0)
 }
 
+/// How long the bounded-wait tests' kernels spin: past cuda-gl's 10 s limit, so that each wait
+/// gives up while they run.
+pub const SPIN_PAST_THE_LIMIT: Duration = Duration::from_secs(13);
+
 /// A kernel of one block that spins for `spin` on `stream` (`ext_fill_u32_slow` of
 /// `kernels`, the test kernels), so that the work queued after it is still waiting on the GPU
 /// when the CPU goes on; it then writes `out`.
 pub fn spin_on(kernels: &Module, out: &DeviceBuffer<u32>, stream: &Stream, spin: Duration) {
+    // SAFETY: `out` holds its `len` words and outlives the work (the tests wait for their
+    // stream before dropping it).
+    unsafe { launch_spin(kernels, out.device_ptr(), out.len(), stream, spin) };
+}
+
+/// [`spin_on`] into `words` words at `out`.
+///
+/// # Safety
+/// 1. `out` holds at least `words` u32 words and stays allocated (mapped) until the kernel has
+///    run.
+pub unsafe fn launch_spin(
+    kernels: &Module,
+    out: DevicePtr<'_>,
+    words: usize,
+    stream: &Stream,
+    spin: Duration,
+) {
     let fill = kernels.function("ext_fill_u32_slow").unwrap();
-    let n = out.len() as u32;
-    // SAFETY: the kernel writes `n` words of `out`, which outlives the work (the tests wait for
-    // their stream before dropping it); one block of 256 threads, so one wave.
+    let n = words as u32;
+    // SAFETY: the kernel writes `n` words at `out`, which (1) keeps allocated; the arguments
+    // match `ext_fill_u32_slow(unsigned*, unsigned, unsigned, unsigned long long)`.
     unsafe {
         fill.launch(
             LaunchConfig::for_elements(n),
             stream,
-            (out.device_ptr(), n, 1u32, spin.as_nanos() as u64),
+            (out, n, 1u32, spin.as_nanos() as u64),
         )
         .unwrap();
     }
+}
+
+/// [`launch_spin`] for [`SPIN_PAST_THE_LIMIT`] on the test's stream, then an event recorded
+/// after it: `!event.query()` while the kernel still spins.
+///
+/// # Safety
+/// As [`launch_spin`].
+pub unsafe fn spin_into(g: &Gpu, out: DevicePtr<'_>, words: usize) -> Event {
+    // SAFETY: the caller's.
+    unsafe { launch_spin(&g.kernels, out, words, &g.stream, SPIN_PAST_THE_LIMIT) };
+    let end = Event::new(&g.ctx, false).unwrap();
+    end.record(&g.stream).unwrap();
+    end
 }
 
 /// Asserts that a wait of cuda-gl's that took `took` gave up at its 10 s limit (between 9 and
@@ -143,6 +178,53 @@ pub fn assert_took_the_limit(took: Duration, what: &str) {
         (Duration::from_secs(9)..Duration::from_secs(12)).contains(&took),
         "{what} took {took:?}: the limit is 10 s"
     );
+}
+
+/// Asserts that `result`, which took `took`, is the limit's `Error::Timeout`.
+pub fn assert_gave_up<T>(result: cuda_gl::Result<T>, took: Duration, what: &str) {
+    match result {
+        Ok(_) => panic!("{what} did not give up: it waited {took:?}"),
+        Err(e) => {
+            println!("{what}: {e}");
+            assert!(matches!(e, Error::Timeout { .. }), "{what}: {e:?}");
+        }
+    }
+    assert_took_the_limit(took, what);
+}
+
+/// Drops `doomed` while the kernel that `end` follows (see [`spin_into`]) spins writing memory
+/// it holds, and asserts that the drop (named `what`) gave up after 10 s, that the kernel then
+/// ends unharmed (a fault would mean the memory was freed or unmapped under it: leaked is
+/// right), and that the drop recorded the timeouts of `waited_with` (see
+/// [`assert_gave_up_in_drop`]); then that nothing else went wrong.
+pub fn assert_drop_gives_up<T>(g: &Gpu, doomed: T, end: &Event, what: &str, waited_with: &[&str]) {
+    let start = std::time::Instant::now();
+    drop(doomed);
+    assert_took_the_limit(start.elapsed(), what);
+    assert!(
+        !end.query().unwrap(),
+        "the kernel ended before {what} gave up"
+    );
+    g.stream.synchronize().unwrap();
+    assert_gave_up_in_drop(&g.ctx, waited_with);
+    g.check_no_errors();
+}
+
+/// Asserts that the drops that gave up recorded it for `check_drop_errors`, and nothing else:
+/// one `CUDA_ERROR_NOT_READY` per wait in `waited_with` (as each drop names it), in order.
+pub fn assert_gave_up_in_drop(ctx: &Context, waited_with: &[&str]) {
+    match ctx.check_drop_errors() {
+        Err(Error::DeferredDrop(errors)) => {
+            println!("recorded: {errors:?}");
+            let calls: Vec<&str> = errors.iter().map(|e| e.call).collect();
+            assert_eq!(calls, waited_with, "{errors:?}");
+            assert!(
+                errors.iter().all(|e| e.name == "CUDA_ERROR_NOT_READY"),
+                "{errors:?}"
+            );
+        }
+        other => panic!("the drop's timeout was not recorded: {other:?}"),
+    }
 }
 
 /// Unrelated CUDA work: one block spinning on a stream of its own (the buffer it writes is

@@ -1,36 +1,25 @@
 //! cuda-gl's own waits for the GPU give up after 10 s with `Error::Timeout` while a kernel
-//! keeps the work they wait for from finishing (a kernel of one block spinning for 13 s), and
-//! what that work may still use is leaked, never freed: a leaked mapping's recovery, at the next
+//! keeps the work they wait for from finishing (a kernel spinning for 13 s), and what that work
+//! may still use is leaked, never freed (a drop records the timeout for `check_drop_errors`):
+//! a leaked mapping's recovery, at the next
 //! map and in the registration's drop, and the wait for cuda-gl's private stream
 //! (`Context::finish_queued`, which the display targets' colour maps and the video converter
-//! also use in their drops). Before, each waited with no limit (`cuCtxSynchronize`,
-//! `cuStreamSynchronize`): 13 s here, for ever behind a kernel that never ends.
+//! also use in their drops), and a display target's drop after a forgotten frame. Before, each
+//! waited with no limit (`cuCtxSynchronize`, `cuStreamSynchronize`): 13 s here, for ever behind
+//! a kernel that never ends. (External memory's waits: `bounded_external_waits`.)
 //!
 //! Needs `--features egl` and a GPU; skips with the reason elsewhere.
 #![cfg(feature = "egl")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use crate::gpu::{
-    Busy, Gpu, assert_took_the_limit, gpu, registered_buffer, second_registration_refused, spin_on,
-    unregister_and_delete,
+    Busy, Gpu, SPIN_PAST_THE_LIMIT as SPIN, assert_drop_gives_up, assert_gave_up,
+    assert_gave_up_in_drop, assert_took_the_limit, display_target, gpu, registered_buffer,
+    second_registration_refused, spin_into, spin_on, unregister_and_delete,
 };
-use cuda_gl::{DeviceBuffer, Error, RegisterFlags, RegisteredBuffer};
-use std::time::{Duration, Instant};
-
-/// How long the kernel spins: past the 10 s limit, so that each wait gives up while it runs.
-const SPIN: Duration = Duration::from_secs(13);
-
-/// Asserts that `result`, which took `took`, is the limit's `Error::Timeout`.
-fn assert_gave_up<T>(result: cuda_gl::Result<T>, took: Duration, what: &str) {
-    match result {
-        Ok(_) => panic!("{what} did not give up: it waited {took:?}"),
-        Err(e) => {
-            println!("{what}: {e}");
-            assert!(matches!(e, Error::Timeout { .. }), "{what}: {e:?}");
-        }
-    }
-    assert_took_the_limit(took, what);
-}
+use cuda_gl::display::Mode;
+use cuda_gl::{DeviceBuffer, RegisterFlags, RegisteredBuffer};
+use std::time::Instant;
 
 /// A registered GL buffer whose mapping's guard was leaked, then a kernel spinning for
 /// [`SPIN`] elsewhere in the context: the buffer's name, its registration and the kernel.
@@ -74,9 +63,9 @@ fn a_leaked_mappings_drop_gives_up_after_ten_seconds_and_leaks_the_registration(
     assert!(busy.running(), "the kernel ended before the drop gave up");
     busy.wait();
     // Leaked, not unregistered: the buffer is still claimed. (It goes with the GL context at
-    // the end of the test; the timeout is logged, not recorded: it has no driver error.)
+    // the end of the test.) The timeout is recorded for `check_drop_errors`.
     second_registration_refused(&g.ctx, name);
-    g.ctx.check_drop_errors().unwrap();
+    assert_gave_up_in_drop(&g.ctx, &["cuEventQuery or cuCtxSynchronize"]);
 }
 
 /// `Context::finish_queued` waits for cuda-gl's private stream at most 10 s: a memset queued
@@ -99,4 +88,26 @@ fn finishing_the_private_stream_gives_up_after_ten_seconds() {
     g.ctx.finish_queued().unwrap();
     assert!(cleared.to_vec().unwrap().iter().all(|&w| w == 0xABAB_ABAB));
     g.check_no_errors();
+}
+
+/// A display target in the stream mode whose frame was forgotten (`mem::forget`, safe) while
+/// its kernel spins writing the frame's pixels: the drop waits for the whole context once, at
+/// most 10 s (its frame stream's slots), then leaks the slots' memory and the canvas (pixels
+/// and array), the canvas's own wait giving up at once on the context an earlier wait gave up
+/// on, and records both timeouts. The kernel then ends writing memory that is still allocated.
+/// (The stream mode, not the staged one: the staged mode's pinned band buffers are freed with
+/// `cuMemFreeHost`, which may wait for the whole device with no limit.)
+#[test]
+fn a_display_targets_drop_after_a_forgotten_frame_gives_up_after_ten_seconds() {
+    let Some(g) = gpu() else { return };
+    let (w, h) = (64, 64);
+    let (mut target, _) = display_target(&g.ctx, (w, h), Some(Mode::Stream));
+    let frame = target.frame(&g.stream).unwrap();
+    let pixels = frame.pixels().unwrap();
+    // SAFETY: the pixels hold w x h RGBA8 texels, one word each; the canvas that holds them is
+    // freed only once the kernel has run, or leaked (what this test checks).
+    let end = unsafe { spin_into(&g, pixels.ptr(), (w * h) as usize) };
+    std::mem::forget(frame);
+    let waits = ["cuCtxSynchronize", "cuCtxSynchronize"];
+    assert_drop_gives_up(&g, target, &end, "the target's drop", &waits);
 }

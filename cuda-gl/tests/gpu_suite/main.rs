@@ -36,6 +36,7 @@ use wgpu_read::wgpu_texture;
 
 mod auto_traits;
 mod bad_input;
+mod bounded_external_waits;
 mod bounded_waits;
 mod display;
 mod display_app_gl;

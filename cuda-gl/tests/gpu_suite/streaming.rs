@@ -10,7 +10,7 @@
 #![cfg(all(feature = "egl", unix))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use crate::gpu::external::{fill_words_slow, frame_seed, gl_copy, gpu_and_gl};
+use crate::gpu::external::{fill_words_slow, frame_seed, gl_copy, gl_view, gpu_and_gl};
 use crate::gpu::*;
 use crate::harness;
 use cuda_gl::egl::HeadlessContext;
@@ -359,15 +359,6 @@ fn producer_and_consumer_failures_leave_the_stream_usable() {
     g.check_no_errors();
 }
 
-/// GL's view of imported buffer `buffer`: copied on the GPU into `scratch` (a buffer of GL's
-/// own of at least BYTES bytes), which is read back. (Reading an imported buffer itself with
-/// `glGetBufferSubData` can return stale bytes on NVIDIA's driver, see
-/// `direct_reads_of_an_imported_buffer`.)
-fn gl_view(buffer: u32, scratch: u32) -> Vec<u32> {
-    gl_copy(buffer, scratch, 0, BYTES);
-    read_gl_buffer(scratch, WORDS)
-}
-
 /// Every one of 40 imports, and every slot of a 64-slot stream, shows GL what CUDA wrote into
 /// it. Before cuda-gl checked its imports, the 32nd memory object of the GL context showed
 /// zeros whatever CUDA wrote (NVIDIA H200, driver 580.159.04).
@@ -389,7 +380,9 @@ fn every_slot_shows_gl_what_cuda_wrote() {
     }
     g.stream.synchronize().unwrap();
     let bad: Vec<usize> = (0..imports.len())
-        .filter(|&i| gl_view(imports[i].buffer().0, scratch) != pattern_words(WORDS, frame_seed(i)))
+        .filter(|&i| {
+            gl_view(imports[i].buffer().0, scratch, WORDS) != pattern_words(WORDS, frame_seed(i))
+        })
         .collect();
     drop(imports);
     drop(memories);
@@ -399,7 +392,7 @@ fn every_slot_shows_gl_what_cuda_wrote() {
         let mut bad = Vec::new();
         let mut consume = |f: &FrameRead| {
             let n = f.index() as usize;
-            let got = gl_view(f.buffer(), scratch);
+            let got = gl_view(f.buffer(), scratch, WORDS);
             if got != pattern_words(WORDS, frame_seed(n)) {
                 eprintln!(
                     "{slots} slots: frame {n} (slot {}): {}",
@@ -445,7 +438,7 @@ fn direct_reads_of_an_imported_buffer() {
         g.stream.synchronize().unwrap();
         let want = pattern_words(WORDS, frame_seed(seed));
         let direct = read_gl_buffer(import.buffer().0, WORDS) == want;
-        let copied = gl_view(import.buffer().0, scratch) == want;
+        let copied = gl_view(import.buffer().0, scratch, WORDS) == want;
         eprintln!(
             "CUDA write {seed}: glGetBufferSubData current: {direct}; GPU copy current: {copied}"
         );
