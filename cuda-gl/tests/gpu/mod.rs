@@ -259,6 +259,24 @@ impl Busy {
     pub fn wait(&self) {
         self.stream.synchronize().unwrap();
     }
+
+    /// Asserts that `call` (named `what`) gave up after the limit with `Error::Timeout` while
+    /// the spin still ran (the caller then checks what the call left, and waits).
+    pub fn assert_gives_up<T>(&self, what: &str, call: impl FnOnce() -> cuda_gl::Result<T>) {
+        let start = std::time::Instant::now();
+        let result = call();
+        assert_gave_up(result, start.elapsed(), what);
+        assert!(self.running(), "the kernel ended before {what} gave up");
+    }
+
+    /// Asserts that dropping `doomed` (named `what`) gave up after the limit while the spin still
+    /// ran.
+    pub fn assert_drop_gives_up<T>(&self, what: &str, doomed: T) {
+        let start = std::time::Instant::now();
+        drop(doomed);
+        assert_took_the_limit(start.elapsed(), what);
+        assert!(self.running(), "the kernel ended before {what} gave up");
+    }
 }
 
 /// The test pattern of `test_kernels.cu`.
