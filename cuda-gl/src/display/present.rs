@@ -18,7 +18,7 @@ use crate::image::{Format, Layout};
 use crate::memory::{DeviceBuffer, DevicePtr};
 use crate::result;
 use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT};
-use crate::wait::legacy_stream_within;
+use crate::wait::{InDrop, legacy_stream_within};
 use cuda_gl_sys as sys;
 use std::cell::Cell;
 use std::mem::ManuallyDrop;
@@ -191,6 +191,7 @@ impl Canvas {
 
 impl Drop for Canvas {
     fn drop(&mut self) {
+        let _in_drop = InDrop::enter();
         // A frame forgotten, or dropped with no join: its kernel may still write the pixels or
         // the array, so the whole context is waited for. Otherwise the presents' copies out of
         // them, and the kernels of frames dropped unpresented (whose streams the private stream

@@ -10,6 +10,7 @@ use crate::glapi::{GlFns, GlOwner, claim, query};
 use crate::result;
 use crate::result::CudaError;
 use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT};
+use crate::wait::InDrop;
 use cuda_gl_sys as sys;
 use std::sync::Arc;
 
@@ -348,6 +349,7 @@ impl Registration {
 
 impl Drop for Registration {
     fn drop(&mut self) {
+        let _in_drop = InDrop::enter();
         if let Err(e) = self.unregister() {
             if !self.raw.is_null() {
                 // Refused (no GL context, or another, is current) and no later unregister
