@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::queue::PrivateQueue;
 use crate::result;
 use crate::result::CudaError;
-use crate::wait::{Abandoned, WAITING, abandoned_grace};
+use crate::wait::{Abandoned, Late, WAITING, abandoned_grace};
 use cuda_gl_sys as sys;
 use std::any::Any;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -290,15 +290,15 @@ impl Context {
         };
         match receive.recv_timeout(left) {
             Ok(done) => done,
-            Err(mpsc::RecvTimeoutError::Timeout) if self.abandoned.give_up(&state) => {
-                Err(Error::Timeout {
-                    what: what.into(),
-                    timeout: limit,
-                })
-            }
-            // The thread answered just as the limit passed: its answer was sent first.
             Err(mpsc::RecvTimeoutError::Timeout) => {
-                receive.try_recv().unwrap_or_else(|_| Err(lost()))
+                match self.abandoned.give_up_unless_answered(&state, &receive) {
+                    Late::Answered(done) => done,
+                    Late::GaveUp => Err(Error::Timeout {
+                        what: what.into(),
+                        timeout: limit,
+                    }),
+                    Late::Lost => Err(lost()),
+                }
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => Err(lost()),
         }

@@ -10,7 +10,7 @@ use cuda_gl_sys as sys;
 use std::cell::Cell;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Condvar, Mutex, PoisonError};
+use std::sync::{Condvar, Mutex, PoisonError, mpsc};
 use std::time::{Duration, Instant};
 
 /// How long cuda-gl's own waits for the GPU (a pinned buffer's copies, for instance) may take
@@ -142,6 +142,24 @@ impl Abandoned {
         abandoned
     }
 
+    /// After the limit of the wait whose state is `state` and whose thread answers on `receive`
+    /// passed: its answer if one came (the thread may have sent it as the limit passed, before
+    /// it marked itself answered: it then counts itself out of the abandoned ones at once), else
+    /// the wait is given up on ([`give_up`](Self::give_up)).
+    pub(crate) fn give_up_unless_answered<T>(
+        &self,
+        state: &AtomicU8,
+        receive: &mpsc::Receiver<T>,
+    ) -> Late<T> {
+        let abandoned = self.give_up(state);
+        match receive.try_recv() {
+            Ok(answer) => Late::Answered(answer),
+            Err(_) if abandoned => Late::GaveUp,
+            // Answered (above) with nothing sent: the thread ended without an answer.
+            Err(_) => Late::Lost,
+        }
+    }
+
     /// Called by a wait's thread once its wait has ended and its answer was sent: counts it out
     /// if its caller gave up on it.
     pub(crate) fn ended(&self, state: &AtomicU8) {
@@ -151,6 +169,17 @@ impl Abandoned {
             self.ended.notify_all();
         }
     }
+}
+
+/// What [`Abandoned::give_up_unless_answered`] found once a wait's limit passed.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Late<T> {
+    /// The thread's answer, sent as the limit passed.
+    Answered(T),
+    /// No answer: the wait is given up on, its thread counted as abandoned.
+    GaveUp,
+    /// The thread ended without sending an answer.
+    Lost,
 }
 
 /// `error`, with a timeout's `what` replaced by `what()`: for a caller that names what it waited
@@ -302,6 +331,42 @@ mod tests {
             });
         }
         assert_eq!(abandoned_grace(limit), limit);
+    }
+
+    #[test]
+    fn an_answer_sent_as_the_limit_passed_is_the_answer() {
+        let abandoned = Abandoned::default();
+        // Sent, not yet marked answered: counted as abandoned for a moment, but answered.
+        let (send, receive) = mpsc::channel();
+        let state = AtomicU8::new(WAITING);
+        send.send(7).unwrap();
+        assert_eq!(
+            abandoned.give_up_unless_answered(&state, &receive),
+            Late::Answered(7)
+        );
+        abandoned.ended(&state);
+        assert!(abandoned.settled_within(Duration::ZERO));
+        // Still waiting: given up on, and counted until its thread ends.
+        let (send, receive) = mpsc::channel::<i32>();
+        let state = AtomicU8::new(WAITING);
+        assert_eq!(
+            abandoned.give_up_unless_answered(&state, &receive),
+            Late::GaveUp
+        );
+        assert!(!abandoned.settled_within(Duration::ZERO));
+        drop(send);
+        abandoned.ended(&state);
+        assert!(abandoned.settled_within(Duration::ZERO));
+        // Ended without an answer.
+        let (send, receive) = mpsc::channel::<i32>();
+        let state = AtomicU8::new(WAITING);
+        drop(send);
+        abandoned.ended(&state);
+        assert_eq!(
+            abandoned.give_up_unless_answered(&state, &receive),
+            Late::Lost
+        );
+        assert!(abandoned.settled_within(Duration::ZERO));
     }
 
     #[test]
