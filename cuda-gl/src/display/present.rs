@@ -142,13 +142,14 @@ impl Canvas {
     /// The driver's errors allocating the pixels and making the array.
     pub(crate) fn new(ctx: &Arc<Context>, layout: Layout) -> Result<Canvas> {
         let (width, height) = layout.size();
+        // A plain buffer until the canvas holds it: when the array cannot be made, the pixels
+        // are freed (their zeroing was waited for, and no other work knows them).
+        let pixels = DeviceBuffer::zeroed(ctx, layout.packed_as(layout.format())?.bytes())?;
+        let array = FrameArray::new(ctx, width, height, layout.format())?;
         Ok(Canvas {
             ctx: ctx.clone(),
-            pixels: ManuallyDrop::new(DeviceBuffer::zeroed(
-                ctx,
-                layout.packed_as(layout.format())?.bytes(),
-            )?),
-            array: ManuallyDrop::new(FrameArray::new(ctx, width, height, layout.format())?),
+            pixels: ManuallyDrop::new(pixels),
+            array: ManuallyDrop::new(array),
             order: Order::default(),
         })
     }
