@@ -104,6 +104,18 @@ impl Registration {
         if !self.mapped {
             return Ok(());
         }
+        self.wait_for_leaked_guard()?;
+        self.unmap_after_leaked_guard()
+    }
+
+    /// The wait of [`recover_leaked_mapping`](Self::recover_leaked_mapping), mapped: for the
+    /// whole context, at most [`DEFAULT_WAIT_LIMIT`].
+    ///
+    /// # Errors
+    /// [`Error::Timeout`], the driver's error from `cuCtxSynchronize` (which a graph capture in
+    /// another thread may forbid), the owner check's and binding's: the leaked guard's kernels
+    /// may then still use the mapping and the objects over it.
+    fn wait_for_leaked_guard(&mut self) -> Result<()> {
         log::warn!(
             "cuda-gl: GL {} {} is still mapped (its guard was leaked); synchronizing the context \
              and unmapping it",
@@ -114,6 +126,12 @@ impl Registration {
         self.ctx.bind()?;
         self.ctx.synchronize_within(DEFAULT_WAIT_LIMIT)?;
         self.retired.synchronized();
+        Ok(())
+    }
+
+    /// The rest of [`recover_leaked_mapping`](Self::recover_leaked_mapping), once the leaked
+    /// guard's work is done: destroys the objects over the mapping and unmaps it.
+    fn unmap_after_leaked_guard(&mut self) -> Result<()> {
         self.release_objects()?;
         // SAFETY: the resource is mapped (flag) and no view of it is reachable: its guard is gone.
         match unsafe { result::graphics::unmap(&mut [self.raw], std::ptr::null_mut()) } {
@@ -302,15 +320,17 @@ impl Registration {
             }
             Err(e) => return Err(e),
         }
-        let recovered = self.recover_leaked_mapping();
-        if let Err(e @ Error::Timeout { .. }) = recovered {
-            // The leaked guard's work may still use the mapping and the objects over it: nothing
-            // is unmapped, unregistered or destroyed. The handle is forgotten (the driver's
+        if self.mapped
+            && let Err(e) = self.wait_for_leaked_guard()
+        {
+            // The leaked guard's work may still use the mapping and the objects over it (the
+            // wait gave up, or could not wait: a capture forbids cuCtxSynchronize): nothing is
+            // unmapped, unregistered or destroyed. The handle is forgotten (the driver's
             // resource leaks, and the surface and texture objects, plain handles, with it), and
             // the object stays claimed: it is still mapped.
             log::error!(
                 "cuda-gl: leaking the registration of GL {} {}, still mapped by a leaked guard \
-                 whose work has not finished: {e}",
+                 whose work is not known to have finished: {e}",
                 self.kind.describe(),
                 self.name
             );
@@ -318,6 +338,11 @@ impl Registration {
             self.end_claim();
             return Err(e);
         }
+        let recovered = if self.mapped {
+            self.unmap_after_leaked_guard()
+        } else {
+            Ok(())
+        };
         self.ctx.bind()?;
         let recovered = recovered.and(self.release_objects());
         // SAFETY: registered, unmapped (or the unmap failed and the driver will report it).
