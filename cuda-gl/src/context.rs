@@ -5,12 +5,12 @@ use crate::error::{Error, Result};
 use crate::queue::PrivateQueue;
 use crate::result;
 use crate::result::CudaError;
-use crate::wait::{ABANDONED_GRACE, Abandoned, WAITING};
+use crate::wait::{Abandoned, Late, WAITING, abandoned_grace};
 use cuda_gl_sys as sys;
 use std::any::Any;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A retained CUDA primary context on one device.
 ///
@@ -246,23 +246,28 @@ impl Context {
     /// a stream that may be gone) and for drops. `cuCtxSynchronize` has no timeout, so it runs
     /// on a thread of its own: after a timeout that thread stays blocked (holding this context)
     /// until the context's work ends, which a kernel that never ends makes never. While such a
-    /// thread waits, the context is known busy: a later call gives it 100 ms to end and then
-    /// gives up too (see [`Abandoned`](crate::wait::Abandoned)), so that the drops of several
-    /// objects behind the same stuck kernel take one limit, not one each.
+    /// thread waits, the context is known busy, and no new wait can end before it does: a new
+    /// one waits for it first, within its own limit, and starts no thread of its own meanwhile.
+    /// In a `Drop` ([`InDrop`](crate::wait::InDrop)) it gives it only 100 ms and then gives up
+    /// too (see [`Abandoned`](crate::wait::Abandoned)), so that the drops of several objects
+    /// behind the same stuck kernel take one limit, not one each.
     ///
     /// # Errors
-    /// [`Error::Timeout`] past `limit`, or after 100 ms while an earlier wait that gave up still
-    /// waits (or when no thread could be started); the driver's errors from binding the context
-    /// and `cuCtxSynchronize`.
+    /// [`Error::Timeout`] past `limit`, or in a drop after 100 ms while an earlier wait that gave
+    /// up still waits (or when no thread could be started); the driver's errors from binding
+    /// the context and `cuCtxSynchronize`.
     pub(crate) fn synchronize_within(self: &Arc<Self>, limit: Duration) -> Result<()> {
         let what = "every CUDA work of the context (cuCtxSynchronize)";
-        let grace = limit.min(ABANDONED_GRACE);
+        let start = Instant::now();
+        let grace = abandoned_grace(limit);
         if !self.abandoned.settled_within(grace) {
             return Err(Error::Timeout {
                 what: format!("{what}, which an earlier wait gave up on and still waits for"),
                 timeout: grace,
             });
         }
+        // What the wait for the earlier ones left of the limit.
+        let left = limit.saturating_sub(start.elapsed());
         let (send, receive) = mpsc::channel();
         let state = Arc::new(AtomicU8::new(WAITING));
         let (ctx, thread_state) = (self.clone(), state.clone());
@@ -283,17 +288,17 @@ impl Context {
         let lost = || Error::Internal {
             what: "the thread waiting for the CUDA context ended without an answer".into(),
         };
-        match receive.recv_timeout(limit) {
+        match receive.recv_timeout(left) {
             Ok(done) => done,
-            Err(mpsc::RecvTimeoutError::Timeout) if self.abandoned.give_up(&state) => {
-                Err(Error::Timeout {
-                    what: what.into(),
-                    timeout: limit,
-                })
-            }
-            // The thread answered just as the limit passed: its answer was sent first.
             Err(mpsc::RecvTimeoutError::Timeout) => {
-                receive.try_recv().unwrap_or_else(|_| Err(lost()))
+                match self.abandoned.give_up_unless_answered(&state, &receive) {
+                    Late::Answered(done) => done,
+                    Late::GaveUp => Err(Error::Timeout {
+                        what: what.into(),
+                        timeout: limit,
+                    }),
+                    Late::Lost => Err(lost()),
+                }
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => Err(lost()),
         }

@@ -7,8 +7,10 @@
 use crate::error::{Error, Result};
 use crate::result;
 use cuda_gl_sys as sys;
+use std::cell::Cell;
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Condvar, Mutex, PoisonError};
+use std::sync::{Condvar, Mutex, PoisonError, mpsc};
 use std::time::{Duration, Instant};
 
 /// How long cuda-gl's own waits for the GPU (a pinned buffer's copies, for instance) may take
@@ -52,9 +54,49 @@ pub(crate) fn poll_within(
     Ok(())
 }
 
-/// How long a wait for a whole context gives the earlier waits that gave up on it to end (see
-/// [`Abandoned`]) before it gives up too.
+/// How long a wait for a whole context made by a `Drop` gives the earlier waits that gave up on
+/// it to end (see [`Abandoned`]) before it gives up too.
 pub(crate) const ABANDONED_GRACE: Duration = Duration::from_millis(100);
+
+thread_local! {
+    /// How many [`InDrop`] marks this thread holds.
+    static IN_DROP: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Marks the calling thread, while it lives, as running a `Drop` that waits for the GPU (and
+/// leaks what it cannot wait for). A wait for a whole context made under it gives the earlier
+/// waits that gave up only [`ABANDONED_GRACE`], so that the drops of several objects behind one
+/// stuck kernel take one limit together; any other wait is a call's, whose caller gets an
+/// error rather than a leak, and it waits for them as long as its own limit allows: a kernel
+/// that runs past one wait's limit and then ends must not fail every call made meanwhile.
+/// A thread-local mark rather than an argument: the drops reach these waits through the
+/// recoveries that calls use too (a leaked guard's, a ring's `wait_idle`).
+#[must_use = "the mark lasts while the value lives"]
+pub(crate) struct InDrop(PhantomData<*const ()>);
+
+impl InDrop {
+    pub(crate) fn enter() -> InDrop {
+        IN_DROP.with(|n| n.set(n.get().saturating_add(1)));
+        InDrop(PhantomData)
+    }
+}
+
+impl Drop for InDrop {
+    fn drop(&mut self) {
+        IN_DROP.with(|n| n.set(n.get().saturating_sub(1)));
+    }
+}
+
+/// How long a wait for a whole context with `limit` waits for the earlier waits that gave up on
+/// it and still wait: [`ABANDONED_GRACE`] (at most `limit`) under an [`InDrop`] mark, else its
+/// whole limit (they must end before any new wait can, so waiting for them costs it nothing).
+pub(crate) fn abandoned_grace(limit: Duration) -> Duration {
+    if IN_DROP.with(Cell::get) > 0 {
+        limit.min(ABANDONED_GRACE)
+    } else {
+        limit
+    }
+}
 
 /// A wait on a thread of its own (`cuCtxSynchronize`, which has no timeout) is still waiting.
 pub(crate) const WAITING: u8 = 0;
@@ -100,6 +142,24 @@ impl Abandoned {
         abandoned
     }
 
+    /// After the limit of the wait whose state is `state` and whose thread answers on `receive`
+    /// passed: its answer if one came (the thread may have sent it as the limit passed, before
+    /// it marked itself answered: it then counts itself out of the abandoned ones at once), else
+    /// the wait is given up on ([`give_up`](Self::give_up)).
+    pub(crate) fn give_up_unless_answered<T>(
+        &self,
+        state: &AtomicU8,
+        receive: &mpsc::Receiver<T>,
+    ) -> Late<T> {
+        let abandoned = self.give_up(state);
+        match receive.try_recv() {
+            Ok(answer) => Late::Answered(answer),
+            Err(_) if abandoned => Late::GaveUp,
+            // Answered (above) with nothing sent: the thread ended without an answer.
+            Err(_) => Late::Lost,
+        }
+    }
+
     /// Called by a wait's thread once its wait has ended and its answer was sent: counts it out
     /// if its caller gave up on it.
     pub(crate) fn ended(&self, state: &AtomicU8) {
@@ -109,6 +169,17 @@ impl Abandoned {
             self.ended.notify_all();
         }
     }
+}
+
+/// What [`Abandoned::give_up_unless_answered`] found once a wait's limit passed.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Late<T> {
+    /// The thread's answer, sent as the limit passed.
+    Answered(T),
+    /// No answer: the wait is given up on, its thread counted as abandoned.
+    GaveUp,
+    /// The thread ended without sending an answer.
+    Lost,
 }
 
 /// `error`, with a timeout's `what` replaced by `what()`: for a caller that names what it waited
@@ -234,6 +305,67 @@ mod tests {
         let answered = AtomicU8::new(WAITING);
         abandoned.ended(&answered);
         assert!(!abandoned.give_up(&answered));
+        assert!(abandoned.settled_within(Duration::ZERO));
+    }
+
+    #[test]
+    fn a_drop_gives_abandoned_waits_the_grace_and_a_call_its_whole_limit() {
+        let limit = Duration::from_secs(10);
+        assert_eq!(abandoned_grace(limit), limit);
+        {
+            let _outer = InDrop::enter();
+            assert_eq!(abandoned_grace(limit), ABANDONED_GRACE);
+            assert_eq!(
+                abandoned_grace(Duration::from_millis(5)),
+                Duration::from_millis(5)
+            );
+            {
+                // A drop inside a drop (a target's fields): still a drop's wait.
+                let _inner = InDrop::enter();
+                assert_eq!(abandoned_grace(limit), ABANDONED_GRACE);
+            }
+            assert_eq!(abandoned_grace(limit), ABANDONED_GRACE);
+            // Another thread is not in this one's drop.
+            std::thread::scope(|s| {
+                s.spawn(|| assert_eq!(abandoned_grace(limit), limit));
+            });
+        }
+        assert_eq!(abandoned_grace(limit), limit);
+    }
+
+    #[test]
+    fn an_answer_sent_as_the_limit_passed_is_the_answer() {
+        let abandoned = Abandoned::default();
+        // Sent, not yet marked answered: counted as abandoned for a moment, but answered.
+        let (send, receive) = mpsc::channel();
+        let state = AtomicU8::new(WAITING);
+        send.send(7).unwrap();
+        assert_eq!(
+            abandoned.give_up_unless_answered(&state, &receive),
+            Late::Answered(7)
+        );
+        abandoned.ended(&state);
+        assert!(abandoned.settled_within(Duration::ZERO));
+        // Still waiting: given up on, and counted until its thread ends.
+        let (send, receive) = mpsc::channel::<i32>();
+        let state = AtomicU8::new(WAITING);
+        assert_eq!(
+            abandoned.give_up_unless_answered(&state, &receive),
+            Late::GaveUp
+        );
+        assert!(!abandoned.settled_within(Duration::ZERO));
+        drop(send);
+        abandoned.ended(&state);
+        assert!(abandoned.settled_within(Duration::ZERO));
+        // Ended without an answer.
+        let (send, receive) = mpsc::channel::<i32>();
+        let state = AtomicU8::new(WAITING);
+        drop(send);
+        abandoned.ended(&state);
+        assert_eq!(
+            abandoned.give_up_unless_answered(&state, &receive),
+            Late::Lost
+        );
         assert!(abandoned.settled_within(Duration::ZERO));
     }
 

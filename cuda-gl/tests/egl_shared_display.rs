@@ -9,7 +9,9 @@
 //! - the other user's `eglTerminate` (what wgpu-hal does when its last GL instance goes): where
 //!   EGL offers `EGL_KHR_display_reference`, cuda-gl's display is a reference-counted one of its
 //!   own and its context still draws; elsewhere (Mesa 22.3) the context went with the display,
-//!   and cuda-gl says so with `EglError::DisplayTerminated` instead of using dead handles.
+//!   and cuda-gl says so with `EglError::DisplayTerminated` instead of using dead handles;
+//! - and once the other user has initialised the display again, with a context of its own that
+//!   EGL may give the dead one's handle value, cuda-gl's context stays refused.
 //!
 //! Runs on Mesa (llvmpipe) on CI and on NVIDIA's EGL on a GPU host. A binary of its own: the
 //! first test needs cuda-gl's context to be the process's last, and the second terminates the
@@ -299,4 +301,53 @@ fn cuda_gls_context_after_another_user_terminates_the_display() {
     let Some(again) = any_gl(test) else { return };
     again.make_current().unwrap();
     assert_eq!(cuda_gl_draws([7, 7, 7, 255]), [7, 7, 7, 255]);
+}
+
+/// The other user terminates the shared display, cuda-gl's context is refused, and then the
+/// other user initialises the display again with a context of its own (wgpu-hal does when a
+/// new GL instance follows the last one). EGL may give that context the dead one's handle value
+/// (NVIDIA's EGL reuses them), which `eglQueryContext` would then answer for: cuda-gl's context
+/// stays refused, with the answer of the first refusal, and its drop touches nothing of the
+/// other user's.
+#[test]
+fn cuda_gls_context_stays_refused_after_the_display_is_initialised_again() {
+    let test = "cuda_gls_context_stays_refused_after_the_display_is_initialised_again";
+    let _alone = alone();
+    let Some(gl) = any_gl(test) else { return };
+    let first = OtherUser::open_beside(&gl);
+    first.terminate();
+    let refused = gl.make_current();
+    let again = OtherUser::open_beside(&gl);
+    again.draws([3, 4, 5, 255]).unwrap();
+    if gl.has_own_display() {
+        println!("{test}: cuda-gl's display is its own; the terminate did not reach it");
+        refused.unwrap();
+        gl.make_current().unwrap();
+    } else {
+        let EglError::DisplayTerminated {
+            code: first_code, ..
+        } = refused.unwrap_err()
+        else {
+            panic!("{test}: make_current after the terminate was not DisplayTerminated");
+        };
+        println!("{test}: refused with {first_code} after the terminate");
+        for _ in 0..2 {
+            match gl.make_current().unwrap_err() {
+                EglError::DisplayTerminated { code, .. } => assert_eq!(
+                    code, first_code,
+                    "{test}: refused afresh, not for good, once the display was initialised again"
+                ),
+                e => panic!("{test}: {e:?}"),
+            }
+        }
+        assert!(matches!(
+            gl.new_shared().unwrap_err(),
+            EglError::DisplayTerminated { .. }
+        ));
+    }
+    drop(gl);
+    if let Err(e) = again.draws([6, 7, 8, 255]) {
+        panic!("{test}: the other user's new context after cuda-gl's context dropped: {e}");
+    }
+    again.terminate();
 }

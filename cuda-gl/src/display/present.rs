@@ -18,7 +18,7 @@ use crate::image::{Format, Layout};
 use crate::memory::{DeviceBuffer, DevicePtr};
 use crate::result;
 use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT};
-use crate::wait::legacy_stream_within;
+use crate::wait::{InDrop, legacy_stream_within};
 use cuda_gl_sys as sys;
 use std::cell::Cell;
 use std::mem::ManuallyDrop;
@@ -142,13 +142,14 @@ impl Canvas {
     /// The driver's errors allocating the pixels and making the array.
     pub(crate) fn new(ctx: &Arc<Context>, layout: Layout) -> Result<Canvas> {
         let (width, height) = layout.size();
+        // A plain buffer until the canvas holds it: when the array cannot be made, the pixels
+        // are freed (their zeroing was waited for, and no other work knows them).
+        let pixels = DeviceBuffer::zeroed(ctx, layout.packed_as(layout.format())?.bytes())?;
+        let array = FrameArray::new(ctx, width, height, layout.format())?;
         Ok(Canvas {
             ctx: ctx.clone(),
-            pixels: ManuallyDrop::new(DeviceBuffer::zeroed(
-                ctx,
-                layout.packed_as(layout.format())?.bytes(),
-            )?),
-            array: ManuallyDrop::new(FrameArray::new(ctx, width, height, layout.format())?),
+            pixels: ManuallyDrop::new(pixels),
+            array: ManuallyDrop::new(array),
             order: Order::default(),
         })
     }
@@ -191,6 +192,7 @@ impl Canvas {
 
 impl Drop for Canvas {
     fn drop(&mut self) {
+        let _in_drop = InDrop::enter();
         // A frame forgotten, or dropped with no join: its kernel may still write the pixels or
         // the array, so the whole context is waited for. Otherwise the presents' copies out of
         // them, and the kernels of frames dropped unpresented (whose streams the private stream

@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::glapi::GlOwner;
 use crate::image::{Format, Layout};
 use crate::stream::AsStream;
+use crate::wait::InDrop;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -260,6 +261,7 @@ impl ShowTarget for DisplayTarget {
 
 impl Drop for DisplayTarget {
     fn drop(&mut self) {
+        let _in_drop = InDrop::enter();
         if let Err(e) = self.screen.release() {
             self.ctx
                 .record_drop_error("unregistering a display target's texture", e);

@@ -114,6 +114,7 @@ impl HeadlessContext {
             version: String::new(),
             fallback: None,
             display,
+            terminated: std::cell::Cell::new(None),
             _not_sync: PhantomData,
         };
 

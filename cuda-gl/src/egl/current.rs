@@ -22,8 +22,7 @@ impl HeadlessContext {
     /// (this context went with it); otherwise as [`for_cuda_device`](Self::for_cuda_device):
     /// the EGL call that failed, with its code.
     pub fn new_shared(&self) -> Result<HeadlessContext, EglError> {
-        self.display
-            .check_context(self.context, "HeadlessContext::new_shared")?;
+        self.check_alive("HeadlessContext::new_shared")?;
         let display = self.display.share(self.platform)?;
         let config = self.config.clone().with_gl_versions(&[self.gl_request]);
         Self::create(
@@ -47,8 +46,7 @@ impl HeadlessContext {
     pub fn make_current(&self) -> Result<(), EglError> {
         // EGL checks the handles of a live display; after another library's eglTerminate they
         // may name nothing, or, once the display is initialised again, another's objects.
-        self.display
-            .check_context(self.context, "HeadlessContext::make_current")?;
+        self.check_alive("HeadlessContext::make_current")?;
         self.bind_gl_api()?;
         self.set_current(self.surface, Some(self.context))
     }
@@ -64,6 +62,24 @@ impl HeadlessContext {
             return Ok(());
         }
         self.set_current(None, None)
+    }
+
+    /// Refuses `call` when EGL no longer knows this context ([`DisplayRef::check_context`]),
+    /// and for good once it did: after another library terminated the shared display and
+    /// initialised it again, EGL may give a new context of that library this one's handle value
+    /// (NVIDIA's EGL reuses them), which `eglQueryContext` would then answer for, and cuda-gl
+    /// would make current or destroy the other library's context.
+    ///
+    /// [`DisplayRef::check_context`]: super::display::DisplayRef::check_context
+    fn check_alive(&self, call: &'static str) -> Result<(), EglError> {
+        if let Some(code) = self.terminated.get() {
+            return Err(EglError::DisplayTerminated { call, code });
+        }
+        let alive = self.display.check_context(self.context, call);
+        if let Err(EglError::DisplayTerminated { code, .. }) = &alive {
+            self.terminated.set(Some(*code));
+        }
+        alive
     }
 
     /// `eglBindAPI(EGL_OPENGL_API)`: EGL's current context is per API, so every query or change
@@ -118,10 +134,7 @@ impl Drop for HeadlessContext {
                 EglErrorCode::from_egl(e)
             );
         }
-        if let Err(e) = self
-            .display
-            .check_context(self.context, "HeadlessContext::drop")
-        {
+        if let Err(e) = self.check_alive("HeadlessContext::drop") {
             // The terminate destroyed the context and surface; their handles may name another
             // library's objects once the display is initialised again.
             log::warn!("cuda-gl: {e}");

@@ -11,13 +11,17 @@
 //!   `EGL_TRACK_REFERENCES_KHR`: a display of its own (the extension returns a separate
 //!   `EGLDisplay` for a different value of that attribute), counted by EGL, so each
 //!   [`DisplayRef`] initialises it once and terminates it once, and no other library's
-//!   `eglTerminate` reaches it (glutin does the same);
+//!   `eglTerminate` reaches it. glutin asks for the same attribute, and so gets the same display
+//!   for the same device: its `eglTerminate` then gives back its own reference only;
 //! - elsewhere (Mesa 22.3, for one) the display is shared and cuda-gl never terminates it: it
 //!   stays initialised until the process exits, as glutin also leaves it. What that keeps is the
 //!   driver's per-display state (one per EGL device or platform cuda-gl used, not per context);
 //!   contexts and surfaces are still destroyed when their `HeadlessContext` drops. Another
 //!   library's `eglTerminate` still ends cuda-gl's contexts there; [`DisplayRef::check_context`]
-//!   notices it before cuda-gl uses their handles.
+//!   notices it before cuda-gl uses their handles, unless that library has initialised the
+//!   display again and EGL gave one of its new contexts the dead context's handle value
+//!   (NVIDIA's EGL reuses them): a `HeadlessContext` once refused stays refused, but one not
+//!   asked in between cannot be told from that context.
 
 use std::ffi::c_void;
 

@@ -8,7 +8,7 @@ use khronos_egl as kegl;
 
 use super::HeadlessConfig;
 use super::display::DisplayRef;
-use super::error::{EglDeviceInfo, EglError, EglPlatform};
+use super::error::{EglDeviceInfo, EglError, EglErrorCode, EglPlatform};
 use super::sys::{self, Device, DeviceApi, Egl};
 
 /// A headless OpenGL context, current on the thread that created it; no window, no X server.
@@ -50,6 +50,9 @@ pub struct HeadlessContext {
     /// Dropped after `Drop::drop` destroyed the context: terminates a display of cuda-gl's own
     /// once per context (EGL counts them), never a shared one.
     pub(super) display: DisplayRef,
+    /// What `eglQueryContext` answered when it first refused this context (another user of a
+    /// shared display terminated it): refused for good from then on (see `current.rs`).
+    pub(super) terminated: std::cell::Cell<Option<EglErrorCode>>,
     pub(super) _not_sync: PhantomData<std::cell::Cell<()>>,
 }
 

@@ -252,9 +252,11 @@ pub enum EglError {
 
     /// Another user of the process's shared EGL display (wgpu's GL backend when its last GL
     /// instance goes, glutin, the application) terminated it, and this context went with it
-    /// (EGL destroys a display's contexts at `eglTerminate`). cuda-gl never terminates a shared
-    /// display itself; where libEGL offers `EGL_KHR_display_reference` its display is its own
-    /// and this cannot happen
+    /// (EGL destroys a display's contexts at `eglTerminate`). Once returned, every later call on
+    /// the context returns it too, whatever EGL answers then (a context of the other library
+    /// may get the dead one's handle value once the display is initialised again). cuda-gl
+    /// never terminates a shared display itself; where libEGL offers
+    /// `EGL_KHR_display_reference` its display is its own and this cannot happen
     /// ([`HeadlessContext::has_own_display`](crate::egl::HeadlessContext::has_own_display)).
     #[error(
         "{call}: EGL no longer knows this context ({code}): another user of the shared EGL \
@@ -266,8 +268,9 @@ pub enum EglError {
     DisplayTerminated {
         /// The call that was refused, such as `HeadlessContext::make_current`.
         call: &'static str,
-        /// What `eglQueryContext` answered (`EGL_NOT_INITIALIZED` while the display is
-        /// terminated, `EGL_BAD_CONTEXT` once it is initialised again).
+        /// What `eglQueryContext` answered when the context was first refused
+        /// (`EGL_NOT_INITIALIZED` while the display is terminated, `EGL_BAD_CONTEXT` once it is
+        /// initialised again).
         code: EglErrorCode,
     },
 

@@ -460,7 +460,9 @@ pub enum Error {
     /// A wait for the GPU did not end within its timeout.
     #[error(
         "waiting for {what} did not end within {timeout:?}.\nhelp: the GPU work before it has \
-         not finished: look for a kernel or GL command that never ends, or raise the timeout"
+         not finished: look for a kernel or GL command that never ends; for work that is only \
+         long, raise the timeout where the call takes one (set_timeout, Event::wait_for), \
+         else wait for your own stream first: cuda-gl's other waits give up after 10 s"
     )]
     Timeout {
         /// What was waited for, e.g. `the GL fence of ring slot 1`.

@@ -6,7 +6,7 @@ use crate::device::Device;
 use crate::error::{Error, Result, UsageError};
 use crate::memory::DevicePtr;
 use crate::result;
-use crate::wait::{DEFAULT_WAIT_LIMIT, legacy_stream_within};
+use crate::wait::{DEFAULT_WAIT_LIMIT, InDrop, legacy_stream_within};
 use cuda_gl_sys as sys;
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::sync::Arc;
@@ -197,6 +197,7 @@ fn allocation_prop(device: &Device) -> sys::CUmemAllocationProp {
 
 impl Drop for ExportableMemory {
     fn drop(&mut self) {
+        let _in_drop = InDrop::enter();
         if self.leaked || !self.ctx.bind_for_drop("release exportable memory") {
             // Given up on (leaked), or the context was reset or is unusable (its allocations
             // are gone with it).

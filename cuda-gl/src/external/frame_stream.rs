@@ -10,7 +10,7 @@ use crate::error::{Error, Result, UsageError};
 use crate::gl_name::BufferName;
 use crate::glapi::Fence;
 use crate::stream::{AsStream, check_same_context};
-use crate::wait::DEFAULT_WAIT_LIMIT;
+use crate::wait::{DEFAULT_WAIT_LIMIT, InDrop};
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::fmt;
@@ -572,6 +572,7 @@ impl FrameStream {
 
 impl Drop for FrameStream {
     fn drop(&mut self) {
+        let _in_drop = InDrop::enter();
         let gl_current = self.slots.gl_current_for_drop(&self.ctx, "a frame stream");
         // `wait_idle` first fences a burst left without a fence.
         let waited = if gl_current { self.wait_idle() } else { Ok(()) };

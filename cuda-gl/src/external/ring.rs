@@ -11,7 +11,7 @@ use crate::glapi::{Fence, GlOwner};
 use crate::memory::DevicePtr;
 use crate::result;
 use crate::stream::AsStream;
-use crate::wait::{DEFAULT_WAIT_LIMIT, naming_timeout};
+use crate::wait::{DEFAULT_WAIT_LIMIT, InDrop, naming_timeout};
 use cuda_gl_sys as sys;
 use std::fmt;
 use std::marker::PhantomData;
@@ -350,6 +350,7 @@ fn out_of_range(slot: usize, len: usize) -> Error {
 
 impl Drop for ExternalRing {
     fn drop(&mut self) {
+        let _in_drop = InDrop::enter();
         let Some(ctx) = self.slots.first().map(|s| s.memory.context().clone()) else {
             return;
         };

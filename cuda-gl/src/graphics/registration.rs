@@ -10,6 +10,7 @@ use crate::glapi::{GlFns, GlOwner, claim, query};
 use crate::result;
 use crate::result::CudaError;
 use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT};
+use crate::wait::InDrop;
 use cuda_gl_sys as sys;
 use std::sync::Arc;
 
@@ -103,6 +104,18 @@ impl Registration {
         if !self.mapped {
             return Ok(());
         }
+        self.wait_for_leaked_guard()?;
+        self.unmap_after_leaked_guard()
+    }
+
+    /// The wait of [`recover_leaked_mapping`](Self::recover_leaked_mapping), mapped: for the
+    /// whole context, at most [`DEFAULT_WAIT_LIMIT`].
+    ///
+    /// # Errors
+    /// [`Error::Timeout`], the driver's error from `cuCtxSynchronize` (which a graph capture in
+    /// another thread may forbid), the owner check's and binding's: the leaked guard's kernels
+    /// may then still use the mapping and the objects over it.
+    fn wait_for_leaked_guard(&mut self) -> Result<()> {
         log::warn!(
             "cuda-gl: GL {} {} is still mapped (its guard was leaked); synchronizing the context \
              and unmapping it",
@@ -113,6 +126,12 @@ impl Registration {
         self.ctx.bind()?;
         self.ctx.synchronize_within(DEFAULT_WAIT_LIMIT)?;
         self.retired.synchronized();
+        Ok(())
+    }
+
+    /// The rest of [`recover_leaked_mapping`](Self::recover_leaked_mapping), once the leaked
+    /// guard's work is done: destroys the objects over the mapping and unmaps it.
+    fn unmap_after_leaked_guard(&mut self) -> Result<()> {
         self.release_objects()?;
         // SAFETY: the resource is mapped (flag) and no view of it is reachable: its guard is gone.
         match unsafe { result::graphics::unmap(&mut [self.raw], std::ptr::null_mut()) } {
@@ -301,15 +320,17 @@ impl Registration {
             }
             Err(e) => return Err(e),
         }
-        let recovered = self.recover_leaked_mapping();
-        if let Err(e @ Error::Timeout { .. }) = recovered {
-            // The leaked guard's work may still use the mapping and the objects over it: nothing
-            // is unmapped, unregistered or destroyed. The handle is forgotten (the driver's
+        if self.mapped
+            && let Err(e) = self.wait_for_leaked_guard()
+        {
+            // The leaked guard's work may still use the mapping and the objects over it (the
+            // wait gave up, or could not wait: a capture forbids cuCtxSynchronize): nothing is
+            // unmapped, unregistered or destroyed. The handle is forgotten (the driver's
             // resource leaks, and the surface and texture objects, plain handles, with it), and
             // the object stays claimed: it is still mapped.
             log::error!(
                 "cuda-gl: leaking the registration of GL {} {}, still mapped by a leaked guard \
-                 whose work has not finished: {e}",
+                 whose work is not known to have finished: {e}",
                 self.kind.describe(),
                 self.name
             );
@@ -317,6 +338,11 @@ impl Registration {
             self.end_claim();
             return Err(e);
         }
+        let recovered = if self.mapped {
+            self.unmap_after_leaked_guard()
+        } else {
+            Ok(())
+        };
         self.ctx.bind()?;
         let recovered = recovered.and(self.release_objects());
         // SAFETY: registered, unmapped (or the unmap failed and the driver will report it).
@@ -348,6 +374,7 @@ impl Registration {
 
 impl Drop for Registration {
     fn drop(&mut self) {
+        let _in_drop = InDrop::enter();
         if let Err(e) = self.unregister() {
             if !self.raw.is_null() {
                 // Refused (no GL context, or another, is current) and no later unregister

@@ -25,6 +25,7 @@ use crate::graphics::{MappedImage, RegisteredImage, Surface};
 use crate::memory::{DeviceBuffer, DevicePtr};
 use crate::result;
 use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT, Event};
+use crate::wait::InDrop;
 use std::cell::{Cell, OnceCell};
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
@@ -141,6 +142,7 @@ impl Present for GlInterop {
 
 impl Drop for GlInterop {
     fn drop(&mut self) {
+        let _in_drop = InDrop::enter();
         // The pixels may be read by a present's copy still queued, or written by a dropped
         // frame's kernel: both are before the mark. A forgotten frame's kernel is before
         // nothing: the whole context is waited for.

@@ -22,6 +22,7 @@ use crate::glapi::GlOwner;
 use crate::graphics::{RegisterFlags, RegisteredImage};
 use crate::memory::DeviceBuffer;
 use crate::stream::{Stream, StreamFlags};
+use crate::wait::InDrop;
 use std::mem::ManuallyDrop;
 use std::num::NonZeroU32;
 use std::sync::Arc;
@@ -114,6 +115,7 @@ impl GlFrameTexture {
 
 impl Drop for GlFrameTexture {
     fn drop(&mut self) {
+        let _in_drop = InDrop::enter();
         if self.kept {
             log::error!(
                 "cuda-gl: a wgpu target's GL frame texture {} and its registration leaked: \

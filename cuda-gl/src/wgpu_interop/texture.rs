@@ -16,6 +16,7 @@ use crate::error::{Result, UsageError};
 use crate::graphics::Surface;
 use crate::result;
 use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT, Event, check_same_context, refuse_capturing};
+use crate::wait::InDrop;
 use cuda_gl_sys as sys;
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
@@ -384,6 +385,7 @@ impl SharedTexture {
 
 impl Drop for SharedTexture {
     fn drop(&mut self) {
+        let _in_drop = InDrop::enter();
         // Hand the image back so that wgpu's later uses (of clones of the texture) are ordered
         // after CUDA. When that fails for a leaked guard, CUDA may still wait on the semaphore
         // or write the image (work that `done` does not follow): the resources are leaked

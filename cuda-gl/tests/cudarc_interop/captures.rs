@@ -190,3 +190,50 @@ fn captures_racing_cuda_gls_copies_never_take_one() {
     drop(device);
     let _ = r.ctx.check_drop_errors();
 }
+
+/// The drop of a registration whose guard was leaked while another stream captures a graph in
+/// the global mode (cudarc's `begin_capture` is safe): the recovery's `cuCtxSynchronize` is
+/// refused during the capture, so the leaked guard's work is not known to be done, and the
+/// registration is leaked (its GL buffer stays claimed), not unmapped and unregistered under
+/// that work. Before, only a timeout leaked it: any other failure of the wait went on to
+/// unregister.
+#[test]
+fn a_leaked_mappings_drop_during_a_global_capture_leaks_the_registration() {
+    use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+    let Some(r) = rig() else { return };
+    let name = gl_buffer(4096, None);
+    let mut res = RegisteredBuffer::register(&r.ctx, name, RegisterFlags::NONE).unwrap();
+    std::mem::forget(res.map(&r.stream).unwrap());
+    let capturing = r.cu.new_stream().unwrap();
+    capturing
+        .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL)
+        .unwrap();
+    drop(res);
+    // The refused synchronize invalidated the capture: its end fails, and cudarc's recorded
+    // error is cleared.
+    drop(
+        capturing
+            .end_capture(CUgraphInstantiate_flags::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH),
+    );
+    let _ = r.cu.check_err();
+    let recorded = r.ctx.take_drop_errors();
+    println!("recorded: {recorded:?}");
+    if recorded.is_empty() {
+        // This driver let cuCtxSynchronize through during the capture: the recovery waited and
+        // released the registration, so the buffer registers again.
+        println!("cuCtxSynchronize was not refused during a global capture here");
+        let again = RegisteredBuffer::register(&r.ctx, name, RegisterFlags::NONE).unwrap();
+        unregister_and_delete(&r.ctx, again, name);
+        return;
+    }
+    assert!(
+        recorded.iter().any(
+            |e| e.call == "cuCtxSynchronize" && e.name.starts_with("CUDA_ERROR_STREAM_CAPTURE")
+        ),
+        "{recorded:?}"
+    );
+    // Leaked, not unregistered: the buffer is still claimed (it goes with the GL context at the
+    // end of the test).
+    gpu::second_registration_refused(&r.ctx, name);
+    r.stream.synchronize().unwrap();
+}

@@ -4,7 +4,8 @@
 //! and records the timeout for `Context::check_drop_errors`: the ring's recovery of a leaked
 //! `CudaWrite` and its read's wait for CUDA's writes, the ring's, the frame stream's and
 //! `ExportableMemory`'s drops (two drops behind one kernel taking one limit), and the import
-//! check. Before, each waited with no limit
+//! check (which, made after a drop gave up on the same kernel, still waits its own limit for
+//! it). Before, each waited with no limit
 //! (`cuCtxSynchronize`, `cuEventSynchronize`): 13 s here, for ever behind a kernel that never
 //! ends. (The other bounded waits: `bounded_waits`.)
 //!
@@ -14,8 +15,8 @@
 
 use crate::gpu::external::{gl_view, gpu_and_gl};
 use crate::gpu::{
-    Busy, Gpu, SPIN_PAST_THE_LIMIT, assert_drop_gives_up, assert_gave_up, delete_buffer, gl_buffer,
-    pattern_words, spin_into,
+    Busy, Gpu, SPIN_PAST_THE_LIMIT, assert_drop_gives_up, assert_gave_up, assert_gave_up_in_drop,
+    assert_took_the_limit, delete_buffer, gl_buffer, pattern_words, spin_into,
 };
 use cuda_gl::external::{
     CudaWrite, ExportableMemory, ExternalGl, ExternalRing, FrameRead, FrameStream, FrameWrite,
@@ -162,6 +163,41 @@ fn drops_behind_one_spinning_kernel_take_one_limit_together() {
     let waits = ["cuCtxSynchronize", "cuCtxSynchronize"];
     assert_drop_gives_up(&g, (first, second), &end, "the two drops", &waits);
     drop(ExportableMemory::new(&g.ctx, BYTES).unwrap());
+    g.check_no_errors();
+}
+
+/// A call's wait for the context is not cut short by a drop's that gave up on the same work:
+/// behind a kernel spinning for 13 s, an `ExportableMemory`'s drop gives up after 10 s (and
+/// leaks it), and an import made right after waits for the kernel, which ends 3 s later, within
+/// the import's own 10 s, and succeeds. (Before, every wait for the context gave up after 100 ms
+/// while the drop's still waited: the import failed with `Error::Timeout` although its work
+/// ended in time.)
+#[test]
+fn a_call_after_a_drop_gave_up_waits_for_the_same_kernel_within_its_own_limit() {
+    let Some((g, gl)) = gpu_and_gl() else { return };
+    let memory = ExportableMemory::new(&g.ctx, BYTES).unwrap();
+    let doomed = ExportableMemory::new(&g.ctx, BYTES).unwrap();
+    // SAFETY: the allocation holds WORDS words; its drop waits for the context or leaks it.
+    let end = unsafe { spin_into(&g, doomed.device_ptr(), WORDS) };
+    let start = Instant::now();
+    drop(doomed);
+    assert_took_the_limit(start.elapsed(), "the memory's drop");
+    assert!(
+        !end.query().unwrap(),
+        "the kernel ended before the drop gave up"
+    );
+    let start = Instant::now();
+    let imported = GlMemoryBuffer::import(&gl, &memory);
+    let took = start.elapsed();
+    println!("the import after the drop took {took:?}");
+    let imported = imported.unwrap_or_else(|e| panic!("the import after {took:?}: {e}"));
+    assert!(
+        end.query().unwrap(),
+        "the import did not wait for the kernel"
+    );
+    assert_gave_up_in_drop(&g.ctx, &["cuCtxSynchronize"]);
+    drop(imported);
+    drop(memory);
     g.check_no_errors();
 }
 
