@@ -443,21 +443,28 @@ fn recorded_for_wait(waited_with: &'static str, error: &Error) -> Option<CudaErr
 }
 
 /// The end of a `Drop` whose field `held` GPU work may still use: dropped once `idle` (the
-/// wait for that work) succeeded; otherwise logged as `what` leaked, and leaked, since freeing
-/// it under running work would be worse.
+/// wait for that work, made with `waited_with`) succeeded; otherwise leaked, since freeing it
+/// under running work would be worse, and the failed wait recorded in `ctx` (as
+/// [`Context::record_drop_wait`] records it, naming `what`).
 ///
 /// # Safety
 /// 1. `held` is not used after this call (it is dropped here, or never).
 #[cfg(feature = "wgpu")]
 pub(crate) unsafe fn drop_when_idle<T>(
+    ctx: &Context,
     held: &mut std::mem::ManuallyDrop<T>,
     idle: Result<()>,
     what: &str,
+    waited_with: &'static str,
 ) {
     match idle {
         // SAFETY: (1); no work uses it any more (`idle`).
         Ok(()) => unsafe { std::mem::ManuallyDrop::drop(held) },
-        Err(e) => log::error!("cuda-gl: {what} leaked: {e}"),
+        Err(e) => ctx.record_drop_wait(
+            &format!("waiting for the work on {what} before freeing it (leaked instead)"),
+            waited_with,
+            e,
+        ),
     }
 }
 

@@ -138,6 +138,7 @@ mod context;
 mod device;
 pub mod display;
 mod error;
+mod fresh;
 mod gl_name;
 mod gl_object;
 mod glapi;

@@ -2,6 +2,7 @@
 
 use crate::context::Context;
 use crate::error::{Result, UsageError};
+use crate::fresh::fill_fresh;
 use crate::module::KernelParam;
 use crate::result;
 use crate::stream::{AsStream, check_same_context};
@@ -126,19 +127,31 @@ unsafe impl<T: DeviceCopy> Sync for DeviceBuffer<T> {}
 impl<T: DeviceCopy> DeviceBuffer<T> {
     /// Allocates `len` values, zero-filled, and waits until the zeroing has finished.
     ///
-    /// The zeroing runs on the legacy default stream, which kernels on
-    /// [`NonBlocking`](crate::StreamFlags::NonBlocking) streams do not wait for, so this waits
-    /// for it (`cuStreamSynchronize(CU_STREAM_LEGACY)`): the host waits for the memset and for
-    /// work on blocking streams, not for other work. [`DeviceBuffer::zeroed_on`] queues the
-    /// zeroing on a stream instead and does not wait.
+    /// The new memory is known to no other work, so the zeroing waits for none: it runs on a
+    /// non-blocking stream of its own, and the host waits for that stream alone, at most 10 s
+    /// (a kernel on any stream of yours, blocking or not, does not hold it up). Work queued
+    /// afterwards, on any stream, sees zeroes. [`DeviceBuffer::zeroed_on`] queues the zeroing
+    /// on a stream of yours instead and does not wait.
     ///
     /// # Errors
     /// [`UsageError::ZeroSize`] for a zero length ([`UsageError::TooLarge`] when the size in
     /// bytes overflows); the driver's error from `cuMemAlloc` (e.g.
-    /// `CUDA_ERROR_OUT_OF_MEMORY`), `cuMemsetD8Async` or `cuStreamSynchronize`.
+    /// `CUDA_ERROR_OUT_OF_MEMORY`), `cuStreamCreate`, `cuMemsetD8Async` or `cuStreamQuery`;
+    /// [`Error::Timeout`](crate::Error::Timeout) when the zeroing has not finished within 10 s
+    /// (only a GPU kept full by other work delays it that long): the allocation is then leaked,
+    /// not freed under the memset, which may still run. The same holds after an error of
+    /// `cuStreamQuery`.
     #[doc(alias = "cuMemAlloc")]
     pub fn zeroed(ctx: &Arc<Context>, len: usize) -> Result<Self> {
-        Self::alloc_zeroed(ctx, len, sys::CU_STREAM_LEGACY, true)
+        let mut buf = Self::alloc(ctx, len)?;
+        let (raw, bytes) = (buf.raw, buf.byte_len());
+        let filled = fill_fresh(ctx, "the zeroing of a new device buffer", |s| {
+            // SAFETY: the allocation is `bytes` long and stays allocated until the memset has
+            // run (leaked otherwise, below); `s` is a live stream of the bound context.
+            Ok(unsafe { result::mem::memset_d8_async(raw, 0, bytes, s) }?)
+        });
+        filled.map_err(|e| e.leaking(|| buf.leak()))?;
+        Ok(buf)
     }
 
     /// Allocates `len` values and queues their zeroing on `stream`, without waiting.
@@ -156,31 +169,22 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     #[doc(alias = "cuMemsetD8Async")]
     pub fn zeroed_on(ctx: &Arc<Context>, len: usize, stream: &impl AsStream) -> Result<Self> {
         check_same_context(ctx, stream, "the device buffer")?;
-        Self::alloc_zeroed(ctx, len, stream.raw_stream(), false)
-    }
-
-    /// Allocates and queues the zeroing in the order of `stream`, a live stream of `ctx`; with
-    /// `wait`, waits for it (and the stream's earlier work) before returning.
-    fn alloc_zeroed(
-        ctx: &Arc<Context>,
-        len: usize,
-        stream: sys::CUstream,
-        wait: bool,
-    ) -> Result<Self> {
         let buf = Self::alloc(ctx, len)?;
         let (raw, bytes) = (buf.raw, buf.byte_len());
-        // SAFETY: the stream is live and of `ctx` (callers); the allocation is `bytes` long.
-        // A wait that fails here fails because the context is lost, when no work runs.
+        // SAFETY: the stream is live while borrowed and of `ctx` (checked); the allocation is
+        // `bytes` long, and freed with cuMemFree, which waits for the work that uses it.
         unsafe {
-            ctx.run_now(stream, "cuMemsetD8Async (not called)", |p| {
-                result::mem::memset_d8_async(raw, 0, bytes, p)?;
-                if wait {
-                    result::stream::synchronize(p)?;
-                }
-                Ok(())
+            ctx.run_now(stream.raw_stream(), "cuMemsetD8Async (not called)", |p| {
+                Ok(result::mem::memset_d8_async(raw, 0, bytes, p)?)
             })
         }?;
         Ok(buf)
+    }
+
+    /// Gives the allocation up: it is never freed, for work that may still use it (a wait for
+    /// that work failed; the caller returns why).
+    fn leak(&mut self) {
+        self.raw = 0;
     }
 
     /// Allocates `len` values, uninitialised, with `ctx` bound.
@@ -387,6 +391,10 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
 
 impl<T: DeviceCopy> Drop for DeviceBuffer<T> {
     fn drop(&mut self) {
+        if self.raw == 0 {
+            // Given up on (`leak`): cuMemAlloc never returns address 0.
+            return;
+        }
         self.ctx
             .release_in_drop("free device memory", "cuMemFree", || {
                 // SAFETY: the allocation came from cuMemAlloc and is not used after this.

@@ -74,10 +74,10 @@ fn taken_by_capture(e: &DriverError) -> bool {
 
 /// This thread in the relaxed capture interaction mode while it lives; the previous mode is
 /// restored on drop.
-struct RelaxedCapture(sys::CUstreamCaptureMode);
+pub(crate) struct RelaxedCapture(sys::CUstreamCaptureMode);
 
 impl RelaxedCapture {
-    fn enter() -> Result<RelaxedCapture> {
+    pub(crate) fn enter() -> Result<RelaxedCapture> {
         let mut mode = sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
         result::stream::exchange_capture_mode(&mut mode)?;
         Ok(RelaxedCapture(mode))

@@ -321,6 +321,12 @@ impl Event {
         )
     }
 
+    /// The context the event was made in (for a drop that records its failed wait there).
+    #[cfg(feature = "wgpu")]
+    pub(crate) fn context(&self) -> &Arc<Context> {
+        &self.ctx
+    }
+
     /// Milliseconds between `start` and `self`, both recorded and complete.
     ///
     /// # Errors

@@ -197,8 +197,8 @@ pub(crate) fn naming_timeout(error: Error, what: impl FnOnce() -> String) -> Err
 
 /// Waits for the work queued so far on the legacy default stream of the bound context, and so
 /// for the work before it on blocking streams (not on non-blocking ones), polling
-/// `cuStreamQuery` for at most `limit`: for cuda-gl's own synchronous calls (`cuMemsetD8`,
-/// `cuMemcpyHtoD`), which return before their work has landed.
+/// `cuStreamQuery` for at most `limit`: for cuda-gl's own synchronous copies (`cuMemcpyHtoD`
+/// from pageable memory), which return before their work has landed.
 ///
 /// # Errors
 /// [`Error::Timeout`] naming `what` past `limit` (the work may still run: keep what it uses

@@ -13,12 +13,13 @@
 use super::texture::Rows;
 use crate::context::Context;
 use crate::error::Result;
+use crate::fresh::fill_fresh;
 use crate::graphics::Surface;
 use crate::image::{Format, Layout};
 use crate::memory::{DeviceBuffer, DevicePtr};
 use crate::result;
 use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT};
-use crate::wait::{InDrop, legacy_stream_within};
+use crate::wait::InDrop;
 use cuda_gl_sys as sys;
 use std::cell::Cell;
 use std::mem::ManuallyDrop;
@@ -459,9 +460,10 @@ impl FrameArray {
     ///
     /// # Errors
     /// The driver's errors from binding the context, `cuArray3DCreate`, `cuSurfObjectCreate`,
-    /// the fill's copy and `cuStreamQuery`; [`Error::Timeout`](crate::Error::Timeout) when the
-    /// fill, queued on the legacy default stream after the work of blocking streams, has not
-    /// finished within 10 s (the array is then leaked).
+    /// `cuStreamCreate`, the fill's copy and `cuStreamQuery`;
+    /// [`Error::Timeout`](crate::Error::Timeout) when the fill (on a non-blocking stream of its
+    /// own, which waits for no other work) has not finished within 10 s (the array is then
+    /// leaked).
     pub(super) fn new(ctx: &Arc<Context>, width: u32, height: u32, format: Format) -> Result<Self> {
         ctx.bind()?;
         let (array_format, channels) = array_format(format);
@@ -506,16 +508,21 @@ impl FrameArray {
             Height: height as usize,
             ..Default::default()
         };
-        // SAFETY: the context is current (bound above); `zeros` holds `row * height` bytes,
-        // the array's size, and outlives the copy: from pageable memory the call returns once
-        // the bytes are staged, and the legacy stream it ran on is waited for right after (so
-        // that no copy out of the array or kernel on a non-blocking stream races the fill).
-        unsafe { result::array::copy_2d(&copy) }?;
-        if let Err(e) = legacy_stream_within(DEFAULT_WAIT_LIMIT, "the zeroing of a display array") {
-            // The fill may still run (behind a blocking stream's kernel): the array is leaked,
-            // not destroyed under it.
-            array.leak();
-            return Err(e);
+        // On a stream of its own: the array is known to no other work yet, so a kernel
+        // elsewhere (on a blocking stream too) does not hold the fill up.
+        let filled = fill_fresh(ctx, "the zeroing of a new display array", |s| {
+            // SAFETY: (1) `zeros` holds `row * height` bytes, the array's size, and both live
+            // until the copy has run (leaked otherwise, below); (2) `s` is a live stream of the
+            // bound context.
+            Ok(unsafe { result::array::copy_2d_async(&copy, s) }?)
+        });
+        if let Err(e) = filled {
+            // The fill may still run: neither the array nor the bytes it reads are freed
+            // under it.
+            return Err(e.leaking(|| {
+                array.leak();
+                std::mem::forget(zeros);
+            }));
         }
         Ok(array)
     }

@@ -4,9 +4,10 @@
 use crate::context::Context;
 use crate::device::Device;
 use crate::error::{Error, Result, UsageError};
+use crate::fresh::fill_fresh;
 use crate::memory::DevicePtr;
 use crate::result;
-use crate::wait::{DEFAULT_WAIT_LIMIT, InDrop, legacy_stream_within};
+use crate::wait::{DEFAULT_WAIT_LIMIT, InDrop};
 use cuda_gl_sys as sys;
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::sync::Arc;
@@ -43,9 +44,11 @@ impl ExportableMemory {
     /// [`UsageError::TooLarge`] for a size that overflows when rounded up to the allocation
     /// granularity; otherwise the driver's error from
     /// `cuMemGetAllocationGranularity`, `cuMemCreate`, `cuMemAddressReserve`, `cuMemMap`,
-    /// `cuMemSetAccess`, `cuMemsetD8` or `cuStreamQuery`; [`Error::Timeout`] when the zeroing,
-    /// queued on the legacy default stream after the work of your blocking streams, has not
-    /// finished within 10 s (the allocation is then leaked).
+    /// `cuMemSetAccess`, `cuStreamCreate`, `cuMemsetD8Async` or `cuStreamQuery`;
+    /// [`Error::Timeout`] when the zeroing (on a non-blocking stream of its own, which waits for
+    /// no work of yours) has not finished within 10 s (only a GPU kept full by other work delays
+    /// it that long): the allocation is then leaked, not released under the memset, as after
+    /// an error of `cuStreamQuery`.
     #[doc(alias = "cuMemCreate")]
     #[doc(alias = "cuMemMap")]
     pub fn new(ctx: &Arc<Context>, bytes: usize) -> Result<ExportableMemory> {
@@ -111,15 +114,16 @@ impl ExportableMemory {
         };
         // SAFETY: (1) the range is mapped (above).
         unsafe { result::vmm::set_access(ptr, size, &access) }?;
-        // SAFETY: (1) the range is mapped and accessible, in the bound context; the memset (on
-        // the legacy stream) and the wait for it finish before any other stream can see the
-        // memory.
-        unsafe { result::mem::memset_d8(ptr, 0, size) }?;
-        if let Err(e) = legacy_stream_within(DEFAULT_WAIT_LIMIT, "the zeroing of exportable memory")
-        {
+        // Zeroed on a stream of its own: the memory is known to no other work yet, so a kernel
+        // elsewhere (on a blocking stream too) does not hold the zeroing up.
+        let filled = fill_fresh(ctx, "the zeroing of new exportable memory", |s| {
+            // SAFETY: (1) the range is mapped and accessible, in the bound context, and stays
+            // so until the memset has run (leaked otherwise, below); `s` is a live stream of it.
+            Ok(unsafe { result::mem::memset_d8_async(ptr, 0, size, s) }?)
+        });
+        if let Err(e) = filled {
             // The memset may still run: the allocation is not released under it.
-            memory.leak();
-            return Err(e);
+            return Err(e.leaking(|| memory.leak()));
         }
         Ok(memory)
     }

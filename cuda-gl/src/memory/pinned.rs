@@ -9,6 +9,7 @@ use crate::result;
 use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT, Event, check_same_context};
 use cuda_gl_sys as sys;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Page-locked host memory: the fast staging area for copies between host and device.
 ///
@@ -17,9 +18,10 @@ use std::sync::Arc;
 /// copy waits on the stream for the one before it, whatever its stream), and
 /// [`PinnedBuffer::as_slice`], [`PinnedBuffer::as_mut_slice`] and `Drop` wait for it, so safe
 /// code never sees or frees the memory while a copy writes it. When nothing is pending the wait
-/// is one `cuEventQuery`. The waits give up after 10 s with [`Error::Timeout`]; a `Drop` that
-/// gives up (or fails) leaks the memory instead of freeing it under the DMA, and records the
-/// error for [`Context::take_drop_errors`](crate::Context::take_drop_errors).
+/// is one `cuEventQuery`. The waits give up after 10 s with [`Error::Timeout`] (the `_within`
+/// forms take a limit of your choosing); a `Drop` that gives up (or fails) leaks the memory
+/// instead of freeing it under the DMA, and records the error for
+/// [`Context::take_drop_errors`](crate::Context::take_drop_errors).
 #[derive(Debug)]
 pub struct PinnedBuffer<T: DeviceCopy> {
     ctx: Arc<Context>,
@@ -66,17 +68,32 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
     /// The contents, once every asynchronous copy into the buffer has finished.
     ///
     /// Waits for the copies queued by [`PinnedBuffer::copy_from_device_async`] (one
-    /// `cuEventQuery` when none is pending), polling for at most 10 s.
+    /// `cuEventQuery` when none is pending), polling for at most 10 s;
+    /// [`as_slice_within`](Self::as_slice_within) waits as long as you choose.
     ///
     /// # Errors
-    /// [`Error::Timeout`] when a copy has not finished within 10 s; the driver's error from
-    /// `cuEventQuery` (including errors of the work before the copy);
+    /// [`Error::Timeout`] when a copy has not finished within 10 s (the buffer stays usable:
+    /// call it again, or [`as_slice_within`](Self::as_slice_within) with a longer limit); the
+    /// driver's error from `cuEventQuery` (including errors of the work before the copy);
     /// [`UsageError::PinnedBufferUntracked`] when the end of an earlier copy could not be
-    /// tracked (see
-    /// [`PinnedBuffer::copy_from_device_async`]).
+    /// tracked (see [`PinnedBuffer::copy_from_device_async`]).
     #[doc(alias = "cuEventQuery")]
     pub fn as_slice(&self) -> Result<&[T]> {
         self.as_slice_within(DEFAULT_WAIT_LIMIT)
+    }
+
+    /// [`as_slice`](Self::as_slice), waiting at most `limit` for the copies instead of 10 s:
+    /// for a copy queued behind kernels that run longer, or for a caller that waits for several
+    /// buffers under one deadline. A zero limit only asks (one `cuEventQuery`).
+    ///
+    /// # Errors
+    /// As [`PinnedBuffer::as_slice`], with [`Error::Timeout`] past `limit`.
+    #[doc(alias = "cuEventQuery")]
+    pub fn as_slice_within(&self, limit: Duration) -> Result<&[T]> {
+        self.wait_for_copies_within(limit)?;
+        // SAFETY: `ptr` holds `len` initialised values for the lifetime of `self`, and no copy
+        // writes them any more (waited for above; a new one needs `&mut self`).
+        Ok(unsafe { std::slice::from_raw_parts(self.ptr, self.len) })
     }
 
     /// The contents, mutably, once every asynchronous copy into the buffer has finished.
@@ -85,8 +102,18 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
     /// As [`PinnedBuffer::as_slice`].
     #[doc(alias = "cuEventQuery")]
     pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
-        self.wait_for_copies()?;
-        // SAFETY: as in `as_slice`, and `&mut self` makes the access unique.
+        self.as_mut_slice_within(DEFAULT_WAIT_LIMIT)
+    }
+
+    /// [`as_mut_slice`](Self::as_mut_slice), waiting at most `limit` for the copies instead of
+    /// 10 s (see [`as_slice_within`](Self::as_slice_within)).
+    ///
+    /// # Errors
+    /// As [`PinnedBuffer::as_slice`], with [`Error::Timeout`] past `limit`.
+    #[doc(alias = "cuEventQuery")]
+    pub fn as_mut_slice_within(&mut self, limit: Duration) -> Result<&mut [T]> {
+        self.wait_for_copies_within(limit)?;
+        // SAFETY: as in `as_slice_within`, and `&mut self` makes the access unique.
         Ok(unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) })
     }
 
@@ -105,19 +132,7 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
         self.wait_for_copies_within(DEFAULT_WAIT_LIMIT)
     }
 
-    /// The contents once every queued copy into the buffer has finished, waiting at most
-    /// `limit` (for a caller that waits for several buffers under one deadline).
-    ///
-    /// # Errors
-    /// As [`PinnedBuffer::as_slice`], with `limit` for the timeout.
-    pub(crate) fn as_slice_within(&self, limit: std::time::Duration) -> Result<&[T]> {
-        self.wait_for_copies_within(limit)?;
-        // SAFETY: `ptr` holds `len` initialised values for the lifetime of `self`, and no copy
-        // writes them any more (waited for above; a new one needs `&mut self`).
-        Ok(unsafe { std::slice::from_raw_parts(self.ptr, self.len) })
-    }
-
-    fn wait_for_copies_within(&self, limit: std::time::Duration) -> Result<()> {
+    fn wait_for_copies_within(&self, limit: Duration) -> Result<()> {
         if self.untracked {
             return Err(UsageError::PinnedBufferUntracked.into());
         }

@@ -43,16 +43,6 @@ pub(crate) unsafe fn mipmap_level(m: sys::CUmipmappedArray, level: c_uint) -> Re
     unsafe { drv!(cuMipmappedArrayGetLevel(&mut a, m, level)) }.map(|()| a)
 }
 
-/// `cuMemcpy2D`: a copy that has completed when it returns.
-///
-/// # Safety
-/// 1. Every host address, device address and array in `copy` is live and spans the region
-///    `copy` describes; the destination may be written; a context is current.
-pub(crate) unsafe fn copy_2d(copy: &sys::CUDA_MEMCPY2D) -> Result<()> {
-    // SAFETY: (1); `copy` is a complete descriptor that outlives the call.
-    unsafe { drv!(cuMemcpy2D_v2(copy)) }
-}
-
 /// `cuMemcpy2DAsync`.
 ///
 /// # Safety

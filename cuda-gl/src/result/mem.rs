@@ -3,16 +3,6 @@
 
 use super::*;
 
-/// `cuMemsetD8`: sets `bytes` bytes from `ptr` to `value`.
-///
-/// # Safety
-/// 1. `[ptr, ptr + bytes)` is device memory of the current context, mapped and writable,
-///    and no other work reads or writes it meanwhile.
-pub(crate) unsafe fn memset_d8(ptr: sys::CUdeviceptr, value: u8, bytes: usize) -> Result<()> {
-    // SAFETY: (1).
-    unsafe { drv!(cuMemsetD8_v2(ptr, value, bytes)) }
-}
-
 /// `cuMemsetD8Async`: queues setting `bytes` bytes from `ptr` to `value` on `stream`.
 ///
 /// # Safety

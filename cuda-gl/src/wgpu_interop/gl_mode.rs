@@ -146,13 +146,13 @@ impl Drop for GlInterop {
         // The pixels may be read by a present's copy still queued, or written by a dropped
         // frame's kernel: both are before the mark. A forgotten frame's kernel is before
         // nothing: the whole context is waited for.
-        let idle = if self.order.open {
-            self.ctx.synchronize_within(DEFAULT_WAIT_LIMIT)
+        let (idle, waited_with) = if self.order.open {
+            let idle = self.ctx.synchronize_within(DEFAULT_WAIT_LIMIT);
+            (idle, "cuCtxSynchronize")
         } else {
-            self.order
-                .mark
-                .as_ref()
-                .map_or(Ok(()), |mark| mark.wait_for(DEFAULT_WAIT_LIMIT))
+            let mark = self.order.mark.as_ref();
+            let idle = mark.map_or(Ok(()), |mark| mark.wait_for(DEFAULT_WAIT_LIMIT));
+            (idle, "cuEventQuery")
         };
         if idle.is_err() && self.frame.is_mapped() {
             // A forgotten frame's kernel may still write the texture: its unregister would
@@ -160,7 +160,15 @@ impl Drop for GlInterop {
             self.frame.keep_for_good();
         }
         // SAFETY: dropped once, here, and never used after.
-        unsafe { drop_when_idle(&mut self.pixels, idle, "a wgpu target's pixel buffer") };
+        unsafe {
+            drop_when_idle(
+                &self.ctx,
+                &mut self.pixels,
+                idle,
+                "a wgpu target's pixel buffer",
+                waited_with,
+            )
+        };
         // The frame texture goes next (field order): unregistered, then let go.
     }
 }

@@ -23,13 +23,14 @@
 use super::blit::{Blit, BlitKind, BlitPair};
 use super::place::WgpuPlace;
 use super::scope::scoped;
-use super::texture::{CudaWrite, SharedTexture};
+use super::texture::{CudaWrite, SharedTexture, WAIT_FOR_CUDA};
 use crate::context::{Context, drop_when_idle};
 use crate::display::{Layout, Present, PresentFrame};
 use crate::error::Result;
 use crate::graphics::Surface;
 use crate::memory::{DeviceBuffer, DevicePtr};
 use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT, Stream, StreamFlags};
+use crate::wait::InDrop;
 use std::cell::Cell;
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
@@ -118,12 +119,24 @@ impl Present for Interop {
 
 impl Drop for Interop {
     fn drop(&mut self) {
+        // A drop's waits: the shared texture's own drop, next, then gives up at once on the
+        // context this one gave up on, rather than wait a second limit.
+        let _in_drop = InDrop::enter();
         // The pixels may be read by a copy into the image still queued, or written by the
         // kernel of a leaked frame: wait for CUDA's last hand-off (recovering a leaked frame
         // first), which follows them.
         let idle = self.shared.wait_for_cuda(DEFAULT_WAIT_LIMIT);
+        let ctx = self.pixels.context().clone();
         // SAFETY: dropped once, here, and never used after.
-        unsafe { drop_when_idle(&mut self.pixels, idle, "a wgpu target's pixel buffer") };
+        unsafe {
+            drop_when_idle(
+                &ctx,
+                &mut self.pixels,
+                idle,
+                "a wgpu target's pixel buffer",
+                WAIT_FOR_CUDA,
+            )
+        };
     }
 }
 

@@ -5,6 +5,8 @@ mod group;
 mod recovery;
 mod turn;
 
+pub(crate) use recovery::WAIT_FOR_CUDA;
+
 use super::cuda_image::CudaImage;
 use super::format::SharedFormat;
 use super::timeline::{CudaTimeline, VkTimeline};
@@ -63,9 +65,11 @@ impl Drop for Resources {
         // type's docs), and CUDA's is waited for (`idle`).
         unsafe {
             drop_when_idle(
+                self.done.context(),
                 &mut self.held,
                 idle,
                 "a shared texture's image and semaphore",
+                "cuEventQuery",
             )
         };
     }
@@ -523,9 +527,10 @@ impl<S: AsStream> Drop for CudaWrite<'_, S> {
             return;
         }
         if let Err(e) = self.texture.give_back(self.stream.raw_stream(), None) {
-            self.texture
-                .ctx
-                .record_drop_error("finishing a CudaWrite in its drop", e);
+            // A timeout is the wait for cuda-gl's private stream, when the hand-off's order
+            // could not be queued.
+            let what = "finishing a CudaWrite in its drop";
+            self.texture.ctx.record_drop_wait(what, "cuStreamQuery", e);
         }
     }
 }

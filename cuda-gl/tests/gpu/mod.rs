@@ -237,8 +237,17 @@ pub struct Busy {
 
 impl Busy {
     pub fn new(ctx: &Arc<Context>) -> Busy {
+        Busy::on(ctx, StreamFlags::NonBlocking)
+    }
+
+    /// On a blocking stream: work on the legacy default stream waits for the spin.
+    pub fn blocking(ctx: &Arc<Context>) -> Busy {
+        Busy::on(ctx, StreamFlags::Blocking)
+    }
+
+    fn on(ctx: &Arc<Context>, flags: StreamFlags) -> Busy {
         Busy {
-            stream: Stream::new(ctx, StreamFlags::NonBlocking).unwrap(),
+            stream: Stream::new(ctx, flags).unwrap(),
             out: DeviceBuffer::zeroed(ctx, 256).unwrap(),
             end: Event::new(ctx, false).unwrap(),
         }
@@ -267,6 +276,29 @@ impl Busy {
         let result = call();
         assert_gave_up(result, start.elapsed(), what);
         assert!(self.running(), "the kernel ended before {what} gave up");
+    }
+
+    /// Asserts that `call` (named `what`), made while the spin runs, succeeds and returns while
+    /// the spin still runs: it did not wait for the spin (a bounded wait for it gives up after
+    /// 10 s with `Error::Timeout`, an unbounded one returns once it has ended).
+    pub fn assert_not_held_up<T>(
+        &self,
+        what: &str,
+        call: impl FnOnce() -> cuda_gl::Result<T>,
+    ) -> T {
+        let start = std::time::Instant::now();
+        let result = call();
+        let took = start.elapsed();
+        let running = self.running();
+        println!("{what} took {took:?}; the spinning kernel still ran: {running}");
+        let made = result
+            .unwrap_or_else(|e| panic!("{what}, made while a kernel spins, after {took:?}: {e}"));
+        assert!(
+            running,
+            "{what} returned after {took:?}, once the spinning kernel had ended: it waited for \
+             it (or the driver's allocation did)"
+        );
+        made
     }
 
     /// Asserts that dropping `doomed` (named `what`) gave up after the limit while the spin still

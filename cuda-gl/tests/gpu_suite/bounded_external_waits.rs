@@ -7,7 +7,8 @@
 //! check (which, made after a drop gave up on the same kernel, still waits its own limit for
 //! it). Before, each waited with no limit
 //! (`cuCtxSynchronize`, `cuEventSynchronize`): 13 s here, for ever behind a kernel that never
-//! ends. (The other bounded waits: `bounded_waits`.)
+//! ends. New exportable memory is zeroed without waiting for a kernel on a blocking stream.
+//! (The other bounded waits: `bounded_waits`.)
 //!
 //! Needs `--features egl` and a GPU; skips with the reason elsewhere.
 #![cfg(all(feature = "egl", unix))]
@@ -219,13 +220,37 @@ fn an_imports_check_gives_up_after_ten_seconds_behind_a_spinning_kernel() {
     );
     assert!(busy.running(), "the kernel ended before the import gave up");
     busy.wait();
-    let imported = GlMemoryBuffer::import(&gl, &memory).unwrap();
-    assert_eq!(
-        gl_words(imported.buffer().0),
-        vec![0u32; WORDS],
-        "the check did not put the memory's first bytes back"
+    assert_imports_as_zeros(
+        &g,
+        &gl,
+        memory,
+        "the check did not put the memory's first bytes back",
     );
+}
+
+/// Imports `memory` into GL once nothing spins any more, asserts that GL reads zeros through it
+/// (`why` says what else it means), then drops both and checks that nothing went wrong.
+fn assert_imports_as_zeros(g: &Gpu, gl: &ExternalGl, memory: ExportableMemory, why: &str) {
+    let imported = GlMemoryBuffer::import(gl, &memory).unwrap();
+    assert_eq!(gl_words(imported.buffer().0), vec![0u32; WORDS], "{why}");
     drop(imported);
     drop(memory);
     g.check_no_errors();
+}
+
+/// New exportable memory is zeroed on a stream of its own: behind a kernel spinning for 13 s on
+/// a blocking stream, `ExportableMemory::new` succeeds without a timeout, and GL reads zeros
+/// through an import of it once the kernel has ended. (Before, the zeroing ran on the legacy
+/// default stream, after the kernel: it gave up after 10 s with `Error::Timeout` and leaked the
+/// allocation.)
+#[test]
+fn exportable_memory_is_zeroed_without_waiting_for_a_blocking_streams_kernel() {
+    let Some((g, gl)) = gpu_and_gl() else { return };
+    let busy = Busy::blocking(&g.ctx);
+    busy.start(&g.kernels, SPIN_PAST_THE_LIMIT);
+    let memory = busy.assert_not_held_up("ExportableMemory::new", || {
+        ExportableMemory::new(&g.ctx, BYTES)
+    });
+    busy.wait();
+    assert_imports_as_zeros(&g, &gl, memory, "the new memory is not zeroed");
 }

@@ -6,7 +6,10 @@
 //! (`Context::finish_queued`, which the display targets' colour maps and the video converter
 //! also use in their drops), and a display target's drop after a forgotten frame. Before, each
 //! waited with no limit (`cuCtxSynchronize`, `cuStreamSynchronize`): 13 s here, for ever behind
-//! a kernel that never ends. (External memory's waits: `bounded_external_waits`.)
+//! a kernel that never ends. A pinned buffer's `as_slice_within` waits longer than 10 s when
+//! asked to, and new memory (`DeviceBuffer::zeroed`, a staged display target's canvas) is
+//! zeroed without waiting for a kernel on a blocking stream. (External memory's waits:
+//! `bounded_external_waits`.)
 //!
 //! Needs `--features egl` and a GPU; skips with the reason elsewhere.
 #![cfg(feature = "egl")]
@@ -14,12 +17,12 @@
 
 use crate::gpu::{
     Busy, Gpu, SPIN_PAST_THE_LIMIT as SPIN, assert_drop_gives_up, assert_gave_up,
-    assert_gave_up_in_drop, display_target, gpu, registered_buffer, second_registration_refused,
-    spin_into, spin_on, unregister_and_delete,
+    assert_gave_up_in_drop, display_target, gpu, pattern_words, registered_buffer,
+    second_registration_refused, spin_into, spin_on, unregister_and_delete,
 };
-use cuda_gl::display::Mode;
-use cuda_gl::{DeviceBuffer, RegisterFlags, RegisteredBuffer};
-use std::time::Instant;
+use cuda_gl::display::{DisplayTarget, Format, Layout, Mode};
+use cuda_gl::{DeviceBuffer, PinnedBuffer, RegisterFlags, RegisteredBuffer};
+use std::time::{Duration, Instant};
 
 /// A registered GL buffer whose mapping's guard was leaked, then a kernel spinning for
 /// [`SPIN`] elsewhere in the context: the buffer's name, its registration and the kernel.
@@ -103,4 +106,58 @@ fn a_display_targets_drop_after_a_forgotten_frame_gives_up_after_ten_seconds() {
     std::mem::forget(frame);
     let waits = ["cuCtxSynchronize", "cuCtxSynchronize"];
     assert_drop_gives_up(&g, target, &end, "the target's drop", &waits);
+}
+
+/// New memory is zeroed on a stream of its own, which waits for no kernel of the application's:
+/// behind a kernel spinning for 13 s on a blocking stream, `DeviceBuffer::zeroed` and a staged
+/// display target (its canvas: pixels and array) are made without a timeout, and the buffer
+/// reads as zeros. (Before, the zeroing ran on the legacy default stream, after the blocking
+/// stream's kernel: each gave up after 10 s with `Error::Timeout` and leaked its memory.)
+#[test]
+fn new_memory_is_zeroed_without_waiting_for_a_blocking_streams_kernel() {
+    let Some(g) = gpu() else { return };
+    let busy = Busy::blocking(&g.ctx);
+    busy.start(&g.kernels, SPIN);
+    let zeroed = busy.assert_not_held_up("DeviceBuffer::zeroed", || {
+        DeviceBuffer::<u32>::zeroed(&g.ctx, 1 << 20)
+    });
+    let layout = Layout::packed((64, 64), Format::Rgba8).unwrap();
+    let (target, report) = busy.assert_not_held_up("a staged DisplayTarget::new", || {
+        DisplayTarget::new(&g.ctx, layout, Some(Mode::Staged))
+    });
+    println!("{report}");
+    busy.wait();
+    assert!(
+        zeroed.to_vec().unwrap().iter().all(|&w| w == 0),
+        "the new buffer is not zeroed"
+    );
+    drop(target);
+    g.check_no_errors();
+}
+
+/// A pinned buffer's copy queued behind a kernel spinning for 13 s: `as_slice` gives up after
+/// 10 s, and `as_slice_within` with a longer limit then waits for the copy and returns the
+/// kernel's words; once the copy has ended, a zero limit only asks.
+#[test]
+fn a_pinned_buffers_copy_behind_a_long_kernel_is_read_within_a_longer_limit() {
+    let Some(g) = gpu() else { return };
+    const WORDS: usize = 256;
+    let source = DeviceBuffer::<u32>::zeroed(&g.ctx, WORDS).unwrap();
+    let mut pinned = PinnedBuffer::<u32>::zeroed(&g.ctx, WORDS).unwrap();
+    spin_on(&g.kernels, &source, &g.stream, SPIN);
+    pinned.copy_from_device_async(&source, &g.stream).unwrap();
+    let start = Instant::now();
+    let read = pinned.as_slice().map(<[u32]>::to_vec);
+    assert_gave_up(read, start.elapsed(), "as_slice behind a spinning kernel");
+    let start = Instant::now();
+    let words = pinned
+        .as_slice_within(Duration::from_secs(60))
+        .unwrap()
+        .to_vec();
+    println!("as_slice_within then waited {:?}", start.elapsed());
+    // `launch_spin`'s kernel writes the pattern of seed 1.
+    assert_eq!(words, pattern_words(WORDS, 1));
+    pinned.as_mut_slice_within(Duration::ZERO).unwrap()[0] = 7;
+    assert_eq!(pinned.as_slice_within(Duration::ZERO).unwrap()[0], 7);
+    g.check_no_errors();
 }

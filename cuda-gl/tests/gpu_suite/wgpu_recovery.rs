@@ -2,7 +2,8 @@
 //! work runs (a kernel of one block spinning on a stream of its own, which no hand-off is
 //! ordered with): a refused hand-back is recovered without waiting on the CPU for any CUDA
 //! work and leaks nothing; a leaked guard's recovery waits for the context at most 10 s, in
-//! the next write and in the drop; and a `WgpuVideoPlanes` texture destroyed by another thread
+//! the next write and in the drop (of the texture, and of an interop target whose frame was
+//! forgotten), which records the timeout; and a `WgpuVideoPlanes` texture destroyed by another thread
 //! at any moment of an upload costs the uploads after it no wait.
 //!
 //! Needs `--features wgpu,egl`, a GPU and NVIDIA's Vulkan driver (headless:
@@ -10,11 +11,12 @@
 #![cfg(all(feature = "wgpu", feature = "egl"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use super::wgpu_display::{fill_frame, target};
 use super::wgpu_interop::{Setup, seed_of, setup, write_and_check, write_frame};
 use super::wgpu_planes::{assert_planes, planes_on, want_planes};
-use crate::gpu::{Busy, noise};
+use crate::gpu::{Busy, assert_gave_up_in_drop, noise};
 use crate::harness::{capture_log, device_used, mib, take_log};
-use cuda_gl::display::Mode;
+use cuda_gl::display::{Format, Mode};
 use cuda_gl::video::{VideoFormat, VideoLayout};
 use cuda_gl::wgpu_interop::{SharedFormat, SharedTexture, WgpuError};
 use cuda_gl::{DeviceBuffer, Error};
@@ -99,8 +101,12 @@ fn a_leaked_guards_recovery_in_the_next_write_gives_up_after_ten_seconds() {
     s.ctx.check_drop_errors().unwrap();
 }
 
-/// As above, in the drop: it gives up after 10 s and leaks the image and semaphore rather
-/// than free them under CUDA's work.
+/// What a shared texture's drop records when its recovery of a leaked guard gives up.
+const RECOVERY_WAITS: &str = "vkWaitSemaphores, cuCtxSynchronize or cuStreamQuery";
+
+/// As above, in the drop: it gives up after 10 s, leaks the image and semaphore rather than
+/// free them under CUDA's work, and records the timeout for `check_drop_errors` (it only logged
+/// it before).
 #[test]
 fn a_leaked_guards_recovery_in_the_drop_gives_up_after_ten_seconds() {
     let Some(s) = setup() else { return };
@@ -108,7 +114,26 @@ fn a_leaked_guards_recovery_in_the_drop_gives_up_after_ten_seconds() {
     let shared = leaked_while_busy(&s, &busy);
     busy.assert_drop_gives_up("the drop", shared);
     busy.wait();
-    s.ctx.take_drop_errors();
+    assert_gave_up_in_drop(&s.ctx, &[RECOVERY_WAITS]);
+}
+
+/// A `WgpuTarget` in interop mode (on Vulkan) whose frame was forgotten while a kernel of 13 s
+/// runs elsewhere in the context: the drop gives up after 10 s (the target's wait for CUDA's
+/// last hand-off, then at once the shared texture's own recovery, behind the same kernel),
+/// leaks the frame's pixels and the shared image rather than free them under CUDA's work, and
+/// records both timeouts for `check_drop_errors` (it only logged them before).
+#[test]
+fn a_forgotten_interop_frames_drop_gives_up_after_ten_seconds_and_records_it() {
+    let Some(s) = setup() else { return };
+    let busy = Busy::new(&s.ctx);
+    let mut t = target(&s, (129, 65), Format::Rgba8, Mode::Interop);
+    fill_frame(&s, &mut t, 3).present().unwrap();
+    busy.start(&s.kernels, Duration::from_secs(13));
+    std::mem::forget(fill_frame(&s, &mut t, 5));
+    busy.assert_drop_gives_up("the target's drop", t);
+    busy.wait();
+    let target_waits = "cuEventQuery, vkWaitSemaphores, cuCtxSynchronize or cuStreamQuery";
+    assert_gave_up_in_drop(&s.ctx, &[target_waits, RECOVERY_WAITS]);
 }
 
 /// Rounds of the race per mode.

@@ -11,6 +11,17 @@ use crate::wgpu_interop::WgpuError;
 use ash::vk;
 use cuda_gl_sys as sys;
 
+/// The waits that give up in [`SharedTexture::recover`] (wgpu's release, the context, cuda-gl's
+/// private stream), as a drop records their timeout ([`Context::record_drop_wait`]).
+///
+/// [`Context::record_drop_wait`]: crate::context::Context::record_drop_wait
+const RECOVERY_WAITS: &str = "vkWaitSemaphores, cuCtxSynchronize or cuStreamQuery";
+
+/// The waits that give up in [`SharedTexture::wait_for_cuda`]: the recovery's and the one for
+/// CUDA's last hand-off (`cuEventQuery`).
+pub(crate) const WAIT_FOR_CUDA: &str =
+    "cuEventQuery, vkWaitSemaphores, cuCtxSynchronize or cuStreamQuery";
+
 impl SharedTexture {
     /// CUDA to wgpu: after the work queued on `stream` so far, the semaphore is signalled to
     /// the next value (and `done` recorded), and wgpu's next submit waits for that signal, with
@@ -126,12 +137,20 @@ impl SharedTexture {
         let limit = u64::try_from(DEFAULT_WAIT_LIMIT.as_nanos()).unwrap_or(u64::MAX);
         // SAFETY: the semaphore is a live timeline semaphore of this device (Vulkan 1.2,
         // checked at creation); the wait info and its arrays outlive the call.
-        unsafe { self.ash.wait_semaphores(&wait, limit) }.map_err(|e| WgpuError::Vulkan {
-            call: "vkWaitSemaphores",
-            result: format!("{e:?}"),
-            help: "wgpu's queue did not reach the hand-off within 10 s: the device may be lost",
-        })?;
-        Ok(())
+        match unsafe { self.ash.wait_semaphores(&wait, limit) } {
+            Ok(()) => Ok(()),
+            // A timeout as every wait of cuda-gl's reports one (and a drop records it).
+            Err(vk::Result::TIMEOUT) => Err(Error::Timeout {
+                what: "wgpu's release of a shared texture (vkWaitSemaphores)".into(),
+                timeout: DEFAULT_WAIT_LIMIT,
+            }),
+            Err(e) => Err(WgpuError::Vulkan {
+                call: "vkWaitSemaphores",
+                result: format!("{e:?}"),
+                help: "wgpu's queue did not reach the hand-off: the device may be lost",
+            }
+            .into()),
+        }
     }
 
     /// Waits until CUDA is done with the texture: an image left CUDA's is recovered first, then
@@ -164,8 +183,8 @@ impl SharedTexture {
                 && match self.mark_again() {
                     Ok(()) => true,
                     Err(e) => {
-                        self.ctx
-                            .record_drop_error("recording a shared texture's done again", e);
+                        let what = "recording a shared texture's done again";
+                        self.ctx.record_drop_wait(what, "cuCtxSynchronize", e);
                         false
                     }
                 };
@@ -191,8 +210,8 @@ impl SharedTexture {
                     && match self.recover() {
                         Ok(()) => true,
                         Err(e) => {
-                            self.ctx
-                                .record_drop_error("handing a leaked write back to wgpu", e);
+                            let what = "handing a leaked write back to wgpu";
+                            self.ctx.record_drop_wait(what, RECOVERY_WAITS, e);
                             false
                         }
                     }
