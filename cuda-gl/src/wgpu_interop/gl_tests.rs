@@ -10,12 +10,13 @@
 
 use super::WgpuError;
 use super::device::ready;
+use super::format::SharedFormat;
 use super::gl_device::{adapter_on_current_gl, check_gl_backend, request_device};
 use super::gl_texture::{gl_name_of, wrap};
 use super::interop_mode::{blit_pair, present_command};
-use super::place::{WgpuPlace, descriptor_of};
+use super::place::{WgpuPlace, descriptor_of, shared_format};
 use super::read_back::read_texture;
-use crate::display::{Format, Layout, Mode, Texture};
+use crate::display::{Format, Layout, Mode, TextureObject};
 use crate::egl::{EglError, HeadlessContext};
 use crate::error::Error;
 use crate::gl_object::{ImageTarget, Kind};
@@ -130,6 +131,20 @@ fn wgpu_format(format: Format) -> wgpu::TextureFormat {
     }
 }
 
+/// The label of the tests' wrapped textures.
+const LABEL: &str = "a test";
+
+/// The size and wgpu format of a frame texture of `layout`.
+fn shape(layout: Layout) -> ((u32, u32), SharedFormat) {
+    (layout.size(), shared_format(layout.format()))
+}
+
+/// cuda-gl's GL texture of `layout`, as the GL route makes it.
+fn object(owner: GlOwner, fns: &GlFns, layout: Layout) -> TextureObject {
+    let (size, format) = shape(layout);
+    TextureObject::create(owner, fns, size, format.gl(), false).unwrap()
+}
+
 const FORMATS: [Format; 4] = [Format::Rgba8, Format::Rgba32F, Format::R8, Format::R32F];
 
 /// cuda-gl's frame texture is what wgpu-hal makes for the same descriptor (a 2-D texture of
@@ -148,14 +163,14 @@ fn the_frame_texture_is_what_wgpu_hal_makes_and_wgpu_holds_it_by_name() {
             .create_texture(&descriptor_of(layout, "a test", usage));
         let (wgpu_name, target) = gl_name_of(&made).expect("a GL texture of wgpu's");
         assert_eq!(target, gl::TEXTURE_2D, "{format:?}");
-        let ours = Arc::new(Texture::create(owner, fns, layout, false).unwrap());
+        let ours = Arc::new(object(owner, fns, layout));
         let storage = |name| query::texture_2d_storage(fns, name).unwrap().unwrap();
         let (theirs, mine) = (storage(wgpu_name), storage(ours.name()));
         println!("{format:?}: wgpu-hal's {theirs:?}, cuda-gl's {mine:?}");
         assert_eq!(mine.size, theirs.size, "{format:?}");
         assert_eq!(mine.internal_format, theirs.internal_format, "{format:?}");
         assert_eq!(mine.immutable_levels, theirs.immutable_levels, "{format:?}");
-        let wrapped = wrap(&w.device, &ours, layout).unwrap();
+        let wrapped = wrap(&w.device, &ours, shape(layout), LABEL).unwrap();
         assert_eq!(
             gl_name_of(&wrapped),
             Some((ours.name(), gl::TEXTURE_2D)),
@@ -177,8 +192,8 @@ fn frame_texels_reach_the_sampled_texture_by_the_blit_and_by_the_copy() {
         for size in [(1001, 333), (77, 1201), (1, 1)] {
             let layout = Layout::packed(size, format).unwrap();
             let place = WgpuPlace::new(&w.device, &w.queue, layout, Mode::Interop).unwrap();
-            let ours = Arc::new(Texture::create(owner, fns, layout, false).unwrap());
-            let source = wrap(&w.device, &ours, layout).unwrap();
+            let ours = Arc::new(object(owner, fns, layout));
+            let source = wrap(&w.device, &ours, shape(layout), LABEL).unwrap();
             let blit = blit_pair(&place, &source).unwrap();
             println!(
                 "{format:?} {size:?}: blit {:?}",
@@ -211,8 +226,8 @@ fn wgpu_never_deletes_the_frame_texture_and_the_last_hold_does() {
     // A destroyed device's poll may report it lost: only the wait matters here.
     let idle = |w: &GlWgpu| drop(w.device.poll(wgpu::PollType::wait_indefinitely()));
     // Its handle dropped: wgpu lets go, the texture stays for cuda-gl's hold.
-    let first = Arc::new(Texture::create(owner, fns, layout, false).unwrap());
-    let wrapped = wrap(&w.device, &first, layout).unwrap();
+    let first = Arc::new(object(owner, fns, layout));
+    let wrapped = wrap(&w.device, &first, shape(layout), LABEL).unwrap();
     drop(wrapped);
     idle(&w);
     assert_eq!(
@@ -222,8 +237,8 @@ fn wgpu_never_deletes_the_frame_texture_and_the_last_hold_does() {
     );
     assert!(is_texture(first.name()));
     // The device destroyed while the texture is in use: wgpu destroys it, GL keeps it.
-    let second = Arc::new(Texture::create(owner, fns, layout, false).unwrap());
-    let wrapped = wrap(&w.device, &second, layout).unwrap();
+    let second = Arc::new(object(owner, fns, layout));
+    let wrapped = wrap(&w.device, &second, shape(layout), LABEL).unwrap();
     w.device.destroy();
     idle(&w);
     assert!(is_texture(second.name()), "wgpu deleted cuda-gl's texture");
