@@ -60,10 +60,10 @@ impl GlPlanes {
     }
 
     /// Copies the planes of the frame of `layout` at `ptr` into the plane textures on
-    /// `stream` (one map of both, two copies, one unmap), then submits wgpu's copies of both
-    /// into `textures`: GL runs them after the unmap, so after the copies. wgpu's copies are
-    /// recorded first: one that wgpu refuses in the recording (a texture the application
-    /// destroyed) maps nothing.
+    /// `stream` (one map of both, two copies, one unmap), then records and submits wgpu's
+    /// copies of both into `textures`: GL runs them after the unmap, so after CUDA's copies.
+    /// The map comes first: it checks that the textures' GL context is current, before any
+    /// wgpu call (wgpu calls GL through whatever context is current).
     ///
     /// # Safety
     /// 1. The frame of `layout` lies at `ptr`, device memory of the planes' context, which
@@ -71,11 +71,12 @@ impl GlPlanes {
     ///    returns has run.
     ///
     /// # Errors
+    /// As [`copy_planes`] (no GL context, or another, current:
+    /// [`Error::NoGlContext`](crate::Error::NoGlContext),
+    /// [`Error::WrongGlContext`](crate::Error::WrongGlContext); nothing is submitted then);
     /// [`WgpuError::Refused`](crate::wgpu_interop::WgpuError::Refused) or
     /// [`WgpuError::OutOfMemory`](crate::wgpu_interop::WgpuError::OutOfMemory) when wgpu
-    /// refuses the copies; as [`copy_planes`] (no GL context, or another, current:
-    /// [`Error::NoGlContext`](crate::Error::NoGlContext),
-    /// [`Error::WrongGlContext`](crate::Error::WrongGlContext); nothing is submitted then).
+    /// refuses the copies (a texture the application destroyed: neither texture is written).
     pub(super) unsafe fn upload<S: AsStream>(
         &mut self,
         textures: &[wgpu::Texture; 2],
@@ -83,17 +84,17 @@ impl GlPlanes {
         (device, queue): (&wgpu::Device, &wgpu::Queue),
         stream: &S,
     ) -> Result<()> {
+        const CALL: &str = "WgpuVideoPlanes::upload";
         let [luma, chroma] = &mut self.frames;
         let (luma, luma_texture) = luma.parts();
         let (chroma, chroma_texture) = chroma.parts();
+        // SAFETY: (1), forwarded; the plane textures hold the planes of `layout` (made for its
+        // size and format), which `copy_planes` checks of the mapped arrays too.
+        unsafe { copy_planes(CALL, [luma, chroma], ptr, layout, stream) }?;
         let copy = copy_command(
             device,
             &[(luma_texture, &textures[0]), (chroma_texture, &textures[1])],
         )?;
-        const CALL: &str = "WgpuVideoPlanes::upload";
-        // SAFETY: (1), forwarded; the plane textures hold the planes of `layout` (made for its
-        // size and format), which `copy_planes` checks of the mapped arrays too.
-        unsafe { copy_planes(CALL, [luma, chroma], ptr, layout, stream) }?;
         let call = "wgpu::Queue::submit (the copies of the GL plane textures into the textures \
                     the application samples)";
         scoped(device, call, || {
