@@ -11,7 +11,7 @@
 //! such as 1001x333 do not have. A shader samples two textures as easily as two planes.
 
 #[cfg(feature = "wgpu-gl")]
-mod gl;
+mod gl_route;
 mod upload;
 
 use super::format::SharedFormat;
@@ -27,7 +27,7 @@ use crate::source::{ShowSource, memory_of};
 use crate::stream::{AsStream, check_same_context};
 use crate::video::{VideoError, VideoFormat, VideoFrame, VideoLayout};
 #[cfg(feature = "wgpu-gl")]
-use gl::GlPlanes;
+use gl_route::GlPlanes;
 use std::sync::Arc;
 use upload::{upload_interop, upload_staged};
 
