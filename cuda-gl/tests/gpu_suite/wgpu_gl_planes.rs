@@ -7,7 +7,8 @@
 //! after a gap: the video module's frames) reach both textures byte for byte, a frame of
 //! another size making new textures and one of the same size keeping them; an upload with
 //! another GL context current, or none, is refused with the error that says so, leaves the
-//! textures as they were, and uploads work again once the context is current.
+//! textures as they were, and uploads work again once the context is current; one into a
+//! texture the application destroyed is refused and writes neither texture.
 //!
 //! Needs `--features wgpu-gl` (which brings `wgpu` and `egl`), a GPU and NVIDIA's EGL (a
 //! headless context on the CUDA device); skips with the reason elsewhere (fails under
@@ -17,11 +18,14 @@
 
 use super::wgpu_gl::gl_setup_with;
 use super::wgpu_interop::Setup;
-use super::wgpu_planes::{assert_planes, planes_on, planes_reach_their_textures, want_planes};
+use super::wgpu_planes::{
+    assert_bytes, assert_planes, planes_on, planes_reach_their_textures, want_planes,
+};
 use crate::gpu::noise;
+use crate::wgpu_read::read_texture;
 use cuda_gl::display::Mode;
 use cuda_gl::video::{VideoFormat, VideoLayout};
-use cuda_gl::wgpu_interop::{WgpuVideoPlanes, check_gl_device};
+use cuda_gl::wgpu_interop::{WgpuError, WgpuVideoPlanes, check_gl_device};
 use cuda_gl::{DeviceBuffer, Error};
 
 /// A set-up on wgpu's GL backend whose device holds P010's 16-bit planes.
@@ -114,6 +118,38 @@ fn a_gl_route_upload_without_its_gl_context_is_refused_and_works_once_it_is_curr
     assert!(!planes.upload(&src, layout, &s.stream).unwrap());
     let want = want_planes(&bytes, &layout);
     assert_planes(wgpu, &planes, &want, "once the context is current again");
+    drop(planes);
+    s.ctx.check_drop_errors().unwrap();
+}
+
+/// The application destroys the luma texture: the GL route's upload is refused by wgpu with a
+/// typed error, and writes neither texture (the chroma still holds the last frame); a frame of
+/// another size then makes new textures, which take it byte for byte.
+#[test]
+fn a_gl_route_upload_into_a_destroyed_texture_is_refused_and_writes_neither() {
+    let Some(s) = setup() else { return };
+    let wgpu = (&s.device, &s.queue);
+    let layout = VideoLayout::packed((64, 36), VideoFormat::Nv12).unwrap();
+    let mut planes = planes_on(&s, wgpu, (64, 36), VideoFormat::Nv12, Some(Mode::Interop));
+    let (kept, _) = upload(&s, &mut planes, layout, 0x65_0001);
+    let (luma, chroma) = (planes.luma().clone(), planes.chroma().clone());
+    luma.destroy();
+    let next = noise(layout.bytes(), 0x65_0002);
+    let src = DeviceBuffer::from_slice(&s.ctx, &next).unwrap();
+    let e = planes.upload(&src, layout, &s.stream).unwrap_err();
+    println!("an upload into a destroyed texture: {e}");
+    assert!(matches!(e, Error::Wgpu(WgpuError::Refused { .. })), "{e}");
+    let got = read_texture(&s.device, &s.queue, &chroma);
+    let what = "after the refused upload, the chroma texture";
+    assert_bytes(&got, &want_planes(&kept, &layout)[1], what);
+    let other = VideoLayout::packed((63, 35), VideoFormat::Nv12).unwrap();
+    let (more, new) = upload(&s, &mut planes, other, 0x65_0003);
+    assert!(
+        new && planes.luma() != &luma,
+        "the destroyed texture is replaced"
+    );
+    assert_eq!(planes.mode(), Mode::Interop);
+    assert_planes(wgpu, &planes, &want_planes(&more, &other), "63x35");
     drop(planes);
     s.ctx.check_drop_errors().unwrap();
 }

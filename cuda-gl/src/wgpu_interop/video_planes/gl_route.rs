@@ -48,7 +48,10 @@ impl GlPlanes {
         planes: &[Plane; 2],
     ) -> Result<GlPlanes> {
         let frame = |plane: &Plane, label| {
-            // Freed once the clear that reads it has run (a device buffer's drop waits).
+            // Dropped at the end of this closure, after the clear was queued: `cuMemFree`
+            // frees device memory only once the device's work on it is done (what every
+            // `DeviceBuffer` relies on). The clear's copy waits for nothing but GL's commands
+            // before its map, so it cannot hang behind a frame's work.
             let zeros = DeviceBuffer::zeroed(ctx, plane.bytes)?;
             GlFrameTexture::new(ctx, device, (plane.size, plane.format), &zeros, label)
         };
