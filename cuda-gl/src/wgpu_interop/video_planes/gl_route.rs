@@ -50,8 +50,7 @@ impl GlPlanes {
         let frame = |plane: &Plane, label| {
             // Dropped at the end of this closure, after the clear was queued: `cuMemFree`
             // frees device memory only once the device's work on it is done (what every
-            // `DeviceBuffer` relies on). The clear's copy waits for nothing but GL's commands
-            // before its map, so it cannot hang behind a frame's work.
+            // `DeviceBuffer` relies on, the wgpu target's GL pixels on a failed creation too).
             let zeros = DeviceBuffer::zeroed(ctx, plane.bytes)?;
             GlFrameTexture::new(ctx, device, (plane.size, plane.format), &zeros, label)
         };
