@@ -96,14 +96,14 @@ impl TextureObject {
             // A label that did not take would refuse every frame and leak every object: the
             // target goes without (as in a context without labels).
             log::warn!(
-                "cuda-gl: glObjectLabel did not label display texture {}: a name the \
+                "cuda-gl: glObjectLabel did not label GL texture {}: a name the \
                  application deletes cannot be told from its next object",
                 texture.name
             );
             texture.label = Label(None);
         }
         // On failure, `texture` is dropped here and deletes what was made.
-        fns.check("glTexStorage2D (a display target)")?;
+        fns.check("glTexStorage2D (a texture of cuda-gl's)")?;
         if texture.name != 0 {
             let Some(claim) =
                 claim::claim(Kind::Image(ImageTarget::Texture2D), texture.name, owner)
@@ -133,7 +133,7 @@ impl TextureObject {
             return;
         }
         log::error!(
-            "cuda-gl: display target's texture {} leaked: CUDA may still hold it",
+            "cuda-gl: GL texture {} of cuda-gl's leaked: CUDA may still hold it",
             self.name
         );
         std::mem::forget(std::mem::take(&mut self.claims));
@@ -150,7 +150,7 @@ impl Drop for TextureObject {
         match self.owner.check("glDeleteTextures (not called)") {
             // A name the application deleted may name its own object now: left alone.
             Ok(fns) if !self.label.is_own(fns, Object::Texture, self.name) => log::warn!(
-                "cuda-gl: display target's texture {} is no longer the target's (the \
+                "cuda-gl: GL texture {} of cuda-gl's is no longer its own (the \
                  application deleted or relabelled it): not deleted",
                 self.name
             ),
@@ -159,7 +159,7 @@ impl Drop for TextureObject {
             Ok(fns) => unsafe { (fns.delete_textures)(1, &self.name) },
             Err(e) => {
                 log::error!(
-                    "cuda-gl: display target's texture {} leaked, not deleted: {e}",
+                    "cuda-gl: GL texture {} of cuda-gl's leaked, not deleted: {e}",
                     self.name
                 );
                 // The texture lives on: it stays claimed, so it is never registered.
