@@ -122,10 +122,10 @@ fn check_size(
     .into())
 }
 
-/// Refuses a mapped array that is not `size` of `channels` channels of `sample`, naming `call`. The copies
-/// are sized by the array, so this is what keeps them inside the plane's rows whatever the
-/// driver maps; after the checks above it refuses only storage that changed since the
-/// registration.
+/// Refuses a mapped array that is not `size` of `channels` channels of `sample`, naming
+/// `call`. The copies are sized by the array, so this is what keeps them inside the plane's
+/// rows whatever the driver maps; after the checks above it refuses only storage that changed
+/// since the registration.
 ///
 /// # Errors
 /// [`VideoError::PlaneTexture`].

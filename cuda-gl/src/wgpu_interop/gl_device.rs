@@ -74,8 +74,8 @@ fn check_current_gl(ctx: &Context, call: &'static str) -> Result<()> {
 /// once that context is found on the GPU of CUDA context `ctx`: a device on which a
 /// [`WgpuTarget`](super::WgpuTarget) writes frames, and a
 /// [`WgpuVideoPlanes`](super::WgpuVideoPlanes) uploads planes, by the GL route (their textures
-/// registered with CUDA, ordered by map and unmap in that context). Returns the adapter, the device and its
-/// queue, as `Adapter::request_device` does.
+/// registered with CUDA, ordered by map and unmap in that context). Returns the adapter, the
+/// device and its queue, as `Adapter::request_device` does.
 ///
 /// The context: cuda-gl's [`HeadlessContext::for_cuda_device`](crate::egl::HeadlessContext)
 /// (OpenGL 4.5 core, on the CUDA GPU whatever the enumeration order), or the application's own

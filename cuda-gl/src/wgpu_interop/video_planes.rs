@@ -292,8 +292,8 @@ impl Made {
 ///   checks it ([`Error::NoGlContext`](crate::Error::NoGlContext),
 ///   [`Error::WrongGlContext`](crate::Error::WrongGlContext)).
 /// - [`Mode::Staged`]: any other wgpu device (lavapipe, another vendor's GPU, wgpu's GL
-///   backend off the CUDA GPU): both planes are copied into pinned host memory and, once the copies have
-///   finished, handed to `Queue::write_texture`. The upload waits on the CPU for the copies.
+///   backend off the CUDA GPU): both planes are copied into pinned host memory and, once the
+///   copies have finished, handed to `Queue::write_texture`. The upload waits on the CPU for the copies.
 ///
 /// What is ordered after what: after [`upload`](Self::upload) returns `Ok`, the application's
 /// next `Queue::submit` on the planes' queue sees the frame. An upload refused before its
@@ -438,9 +438,9 @@ impl WgpuVideoPlanes {
     /// fewer bytes than `layout` spans; for a frame of another size or format, as
     /// [`new`](Self::new) in the planes' mode (the old textures are kept);
     /// [`Error::StreamCapturing`](crate::Error::StreamCapturing) for a capturing stream; the
-    /// copies' errors; interop: as [`SharedTexture::write`] and [`CudaWrite::finish`](super::CudaWrite::finish),
-    /// on the GL route the map's refusals (no GL context, or another, current:
-    /// [`Error::NoGlContext`](crate::Error::NoGlContext),
+    /// copies' errors; interop: as [`SharedTexture::write`] and
+    /// [`CudaWrite::finish`](super::CudaWrite::finish), on the GL route the map's refusals (no
+    /// GL context, or another, current: [`Error::NoGlContext`](crate::Error::NoGlContext),
     /// [`Error::WrongGlContext`](crate::Error::WrongGlContext)) and errors;
     /// staged: [`Error::Timeout`](crate::Error::Timeout) when the copies take over 10 s;
     /// [`WgpuError::Refused`](super::WgpuError::Refused) when wgpu refuses a copy or a write
