@@ -293,7 +293,8 @@ impl Made {
 ///   [`Error::WrongGlContext`](crate::Error::WrongGlContext)).
 /// - [`Mode::Staged`]: any other wgpu device (lavapipe, another vendor's GPU, wgpu's GL
 ///   backend off the CUDA GPU): both planes are copied into pinned host memory and, once the
-///   copies have finished, handed to `Queue::write_texture`. The upload waits on the CPU for the copies.
+///   copies have finished, handed to `Queue::write_texture`. The upload waits on the CPU for
+///   the copies.
 ///
 /// What is ordered after what: after [`upload`](Self::upload) returns `Ok`, the application's
 /// next `Queue::submit` on the planes' queue sees the frame. An upload refused before its
