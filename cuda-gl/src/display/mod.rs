@@ -116,4 +116,4 @@ pub(crate) use show::{CheckedStream, Kernels, ShowTarget};
 pub(crate) use staged::{Band, bands_for_client_upload};
 pub use target::DisplayTarget;
 #[cfg(feature = "wgpu-gl")]
-pub(crate) use texture::Texture;
+pub(crate) use texture::TextureObject;

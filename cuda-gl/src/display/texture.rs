@@ -11,8 +11,7 @@
 //! own next object, which the target must neither fill nor delete.
 
 use crate::error::{DisplayError, Error, Result};
-use crate::gl_object::{ImageTarget, Kind};
-use crate::glapi::{Direction, GlFns, GlOwner, PixelState, claim, label};
+use crate::glapi::{Direction, GlFns, GlOwner, PixelState, label};
 use crate::image::Layout;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -116,130 +115,43 @@ pub(super) fn check_size(fns: &GlFns, width: u32, height: u32) -> Result<()> {
     }
 }
 
-/// The texture of one size and format: a display target's, or (feature `wgpu-gl`) the frame
-/// texture that a wgpu target on wgpu's GL backend hands wgpu.
+/// The texture of one size and format of a display target: its GL object and its layout.
 #[derive(Debug)]
 pub(crate) struct Texture {
-    owner: GlOwner,
-    name: u32,
+    object: TextureObject,
     /// Its size and format, rows tightly packed.
     layout: Layout,
-    /// The claim on the texture (none once leaked, or when another context claimed it first).
-    claims: Vec<claim::Claim>,
-    label: Label,
 }
 
 impl Texture {
     /// A texture of `layout`'s size and format (tightly packed: the pitch is a row) in the
-    /// current context (`owner`, whose table is `fns`). Immutable storage (`glTexStorage2D`)
-    /// where the context has it (OpenGL 4.2), so that no GL call can give a registered texture
-    /// other storage. With `grey`, a one-channel texture's swizzle reads red into green and
-    /// blue, and alpha as 1 (a display target's, sampled by the application's shaders);
-    /// without, GL's own (a wgpu texture's, which wgpu samples as `(r, 0, 0, 1)`). The caller
-    /// has checked the size ([`check_size`]).
+    /// current context (`owner`, whose table is `fns`), as [`TextureObject::create`] makes it;
+    /// with `grey`, a one-channel texture's swizzle reads red into green and blue, and alpha as
+    /// 1 (a display target's, sampled by the application's shaders). The caller has checked
+    /// the size ([`check_size`]).
     ///
     /// # Errors
-    /// [`Error::GlCall`](crate::Error::GlCall) when GL refuses the texture;
-    /// [`Error::AlreadyRegistered`] when another context registered its name in the moment
-    /// since it was made (it is left to that one, never deleted).
+    /// As [`TextureObject::create`].
     pub(crate) fn create(
         owner: GlOwner,
         fns: &GlFns,
         layout: Layout,
         grey: bool,
     ) -> Result<Texture> {
-        fns.drain_errors();
-        let mut texture = Texture {
-            owner,
-            name: 0,
-            layout,
-            claims: Vec::new(),
-            label: Label::next(fns),
-        };
         let format = layout.format();
-        let (internal, pixel_format, ty) = format.gl();
-        let (w, h) = (layout.width() as i32, layout.height() as i32);
-        let state = UnpackState::neutral(fns, false)?;
-        let storage = fns.tex_storage_2d.filter(|_| fns.version() >= (4, 2));
-        // SAFETY: a context is current; the name is fresh and bound before use; with no
-        // unpack buffer bound (below) a null pixel pointer asks for storage only; the state
-        // changed is restored after.
-        unsafe {
-            (fns.bind_buffer)(gl::PIXEL_UNPACK_BUFFER, 0);
-            (fns.gen_textures)(1, &mut texture.name);
-            (fns.bind_texture)(gl::TEXTURE_2D, texture.name);
-            match storage {
-                Some(storage) => storage(gl::TEXTURE_2D, 1, internal, w, h),
-                None => (fns.tex_image_2d)(
-                    gl::TEXTURE_2D,
-                    0,
-                    internal as i32,
-                    w,
-                    h,
-                    0,
-                    pixel_format,
-                    ty,
-                    std::ptr::null(),
-                ),
-            }
-            for (parameter, value) in [
-                (gl::TEXTURE_MIN_FILTER, gl::NEAREST),
-                (gl::TEXTURE_MAG_FILTER, gl::NEAREST),
-                (gl::TEXTURE_MAX_LEVEL, 0),
-            ] {
-                (fns.tex_parameteri)(gl::TEXTURE_2D, parameter, value as i32);
-            }
-            if grey && format.one_channel() {
-                for swizzle in [
-                    gl::TEXTURE_SWIZZLE_R,
-                    gl::TEXTURE_SWIZZLE_G,
-                    gl::TEXTURE_SWIZZLE_B,
-                ] {
-                    (fns.tex_parameteri)(gl::TEXTURE_2D, swizzle, gl::RED as i32);
-                }
-                (fns.tex_parameteri)(gl::TEXTURE_2D, gl::TEXTURE_SWIZZLE_A, gl::ONE as i32);
-            }
-        }
-        state.restore(fns);
-        // Labelled before anything can fail, so that the drop below knows it for the target's.
-        texture.label.mark(fns, Object::Texture, texture.name);
-        if texture.name != 0 && !texture.label.is_own(fns, Object::Texture, texture.name) {
-            // A label that did not take would refuse every frame and leak every object: the
-            // target goes without (as in a context without labels).
-            log::warn!(
-                "cuda-gl: glObjectLabel did not label display texture {}: a name the \
-                 application deletes cannot be told from its next object",
-                texture.name
-            );
-            texture.label = Label(None);
-        }
-        // On failure, `texture` is dropped here and deletes what was made.
-        fns.check("glTexStorage2D (a display target)")?;
-        if texture.name != 0 {
-            let Some(claim) =
-                claim::claim(Kind::Image(ImageTarget::Texture2D), texture.name, owner)
-            else {
-                // Registered by a context sharing this one's objects in the moment since: left
-                // to that one (forgotten here, never deleted).
-                let name = std::mem::take(&mut texture.name);
-                return Err(Error::AlreadyRegistered {
-                    name,
-                    kind: Kind::Image(ImageTarget::Texture2D).describe().to_string(),
-                });
-            };
-            texture.claims.push(claim);
-        }
-        Ok(texture)
+        let grey = grey && format.one_channel();
+        let object = TextureObject::create(owner, fns, layout.size(), format.gl(), grey)?;
+        Ok(Texture { object, layout })
     }
 
     /// The GL context that owns it.
     pub(super) fn owner(&self) -> GlOwner {
-        self.owner
+        self.object.owner
     }
 
     /// The texture's GL name.
     pub(crate) fn name(&self) -> u32 {
-        self.name
+        self.object.name()
     }
 
     /// Its size and format, rows tightly packed.
@@ -249,7 +161,7 @@ impl Texture {
 
     /// The label of the target's objects, which the modes give their buffers.
     pub(super) fn label(&self) -> &Label {
-        &self.label
+        &self.object.label
     }
 
     /// One frame's row bytes and rows, tightly packed.
@@ -274,7 +186,7 @@ impl Texture {
     pub(super) fn upload_from_buffer(&self, buffer: u32, labelled: bool) -> Result<()> {
         self.upload("glTexSubImage2D (a display frame)", false, |fns| {
             if labelled {
-                self.label.check_own(fns, Object::Buffer, buffer)?;
+                self.object.label.check_own(fns, Object::Buffer, buffer)?;
             }
             self.bind_for_upload(fns, buffer)?;
             let rows = Rows {
@@ -305,8 +217,10 @@ impl Texture {
         copy_write: bool,
         body: impl FnOnce(&GlFns) -> Result<()>,
     ) -> Result<()> {
-        let fns = self.owner.check("glTexSubImage2D (not called)")?;
-        self.label.check_own(fns, Object::Texture, self.name)?;
+        let fns = self.object.owner.check("glTexSubImage2D (not called)")?;
+        self.object
+            .label
+            .check_own(fns, Object::Texture, self.object.name)?;
         fns.drain_errors();
         let state = UnpackState::neutral(fns, copy_write)?;
         let done = body(fns);
@@ -334,7 +248,7 @@ impl Texture {
         bind_checked(
             fns,
             gl::TEXTURE_2D,
-            self.name,
+            self.object.name,
             "glBindTexture (a display texture)",
         )
     }
@@ -351,8 +265,10 @@ impl Texture {
     /// `glGetnTexImage` (OpenGL 4.5, or `glGetnTexImageARB` of `GL_ARB_robustness`);
     /// [`Error::GlCall`] when GL refuses the read.
     pub(super) fn read(&self) -> Result<Vec<u8>> {
-        let fns = self.owner.check("glGetnTexImage (not called)")?;
-        self.label.check_own(fns, Object::Texture, self.name)?;
+        let fns = self.object.owner.check("glGetnTexImage (not called)")?;
+        self.object
+            .label
+            .check_own(fns, Object::Texture, self.object.name)?;
         let get = fns.bounded_tex_image()?;
         fns.drain_errors();
         // Unbinds the pixel pack buffer too, until `restore`.
@@ -365,7 +281,7 @@ impl Texture {
         let read = bind_checked(
             fns,
             gl::TEXTURE_2D,
-            self.name,
+            self.object.name,
             "glBindTexture (a display texture)",
         )
         .map(|()| {
@@ -445,44 +361,7 @@ impl Texture {
     /// Leaks the texture: never deleted, claimed for good (the driver may still hold it
     /// mapped).
     pub(super) fn leak(&mut self) {
-        if self.name == 0 {
-            return;
-        }
-        log::error!(
-            "cuda-gl: display target's texture {} leaked: CUDA may still hold it",
-            self.name
-        );
-        std::mem::forget(std::mem::take(&mut self.claims));
-        self.name = 0;
-    }
-}
-
-impl Drop for Texture {
-    fn drop(&mut self) {
-        if self.name == 0 {
-            // Leaked (`leak`), or never made.
-            return;
-        }
-        match self.owner.check("glDeleteTextures (not called)") {
-            // A name the application deleted may name its own object now: left alone.
-            Ok(fns) if !self.label.is_own(fns, Object::Texture, self.name) => log::warn!(
-                "cuda-gl: display target's texture {} is no longer the target's (the \
-                 application deleted or relabelled it): not deleted",
-                self.name
-            ),
-            // SAFETY: the name came from `create`, still names the target's texture
-            // (labelled) and is deleted once, with its context current (checked).
-            Ok(fns) => unsafe { (fns.delete_textures)(1, &self.name) },
-            Err(e) => {
-                log::error!(
-                    "cuda-gl: display target's texture {} leaked, not deleted: {e}",
-                    self.name
-                );
-                // The texture lives on: it stays claimed, so it is never registered.
-                std::mem::forget(std::mem::take(&mut self.claims));
-            }
-        }
-        // The claim ends here, once the texture is deleted.
+        self.object.leak();
     }
 }
 
@@ -570,5 +449,8 @@ impl UnpackState {
     }
 }
 
+mod object;
 #[cfg(all(test, feature = "egl"))]
 mod tests;
+
+pub(crate) use object::TextureObject;

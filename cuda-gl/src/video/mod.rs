@@ -69,3 +69,5 @@ pub use cpu::convert_cpu;
 pub use frame::VideoFrame;
 pub use layout::{VideoFormat, VideoLayout};
 pub use planes::VideoPlanes;
+#[cfg(feature = "wgpu-gl")]
+pub(crate) use planes::copy_planes;

@@ -122,14 +122,15 @@ fn check_size(
     .into())
 }
 
-/// Refuses a mapped array that is not `size` of `channels` channels of `sample`. The copies
-/// are sized by the array, so this is what keeps them inside the plane's rows whatever the
-/// driver maps; after the checks above it refuses only storage that changed since the
-/// registration.
+/// Refuses a mapped array that is not `size` of `channels` channels of `sample`, naming
+/// `call`. The copies are sized by the array, so this is what keeps them inside the plane's
+/// rows whatever the driver maps; after the checks above it refuses only storage that changed
+/// since the registration.
 ///
 /// # Errors
 /// [`VideoError::PlaneTexture`].
 pub(super) fn check_array(
+    call: &'static str,
     array: &MappedArray<'_>,
     plane: &'static str,
     (width, height): (u32, u32),
@@ -149,7 +150,7 @@ pub(super) fn check_array(
         format!("{w} x {h} x {c} channel(s) of {:?}", f.0)
     };
     Err(VideoError::PlaneTexture {
-        call: "VideoPlanes::upload",
+        call,
         plane,
         got: describe(got.0, got.1, got.2, got.3),
         want: describe(width as usize, height as usize, channels, sample),

@@ -11,6 +11,7 @@ use crate::error::{Result, UsageError, VideoError};
 use crate::gl_object::{ImageTarget, RegisterFlags};
 use crate::glapi::{current_gl, query};
 use crate::graphics::{ArrayFormat, RegisteredImage, map_all};
+use crate::memory::DevicePtr;
 use crate::source::{ShowSource, memory_of};
 use crate::stream::AsStream;
 use std::sync::Arc;
@@ -140,27 +141,61 @@ impl VideoPlanes {
         }
         layout.check_fits(CALL, "the device buffer", bytes)?;
         check_frame_size(layout.size(), self.size)?;
-        let chroma_ptr = ptr.byte_add(layout.chroma_offset())?;
-        let batch = map_all((&mut self.luma, &mut self.chroma), stream)?;
-        let (luma, chroma) = batch.views();
-        let (luma, chroma) = (luma.array(0, 0)?, chroma.array(0, 0)?);
-        let sample = match self.format {
-            VideoFormat::Nv12 => ArrayFormat::UNSIGNED_INT8,
-            VideoFormat::P010 => ArrayFormat::UNSIGNED_INT16,
-        };
-        check_array(&luma, "luma", layout.size(), 1, sample)?;
-        check_array(&chroma, "chroma", layout.chroma_size(), 2, sample)?;
-        // SAFETY: (1) of `copy_from_pitched`: the planes lie in `src` (checked by
-        // `check_fits`: `height` luma rows of `luma_row_bytes` at `luma_pitch`, the chroma
-        // rows after `chroma_offset`), device memory of the textures' context (checked); a
-        // `DeviceBuffer` is freed only after the device's work, and what safe code writes into
-        // it on another stream unordered with `stream` races with the copy on the GPU (a torn
-        // plane, as for `DisplayTarget::show`), never outside it. Each array's row is its
-        // plane's row (checked just above).
+        // SAFETY: (1) of `copy_planes`: the planes lie in `src` (checked by `check_fits`),
+        // device memory of the textures' context (checked); a `DeviceBuffer` is freed only
+        // after the device's work, and what safe code writes into it on another stream
+        // unordered with `stream` races with the copy on the GPU (a torn plane, as for
+        // `DisplayTarget::show`), never outside it.
         unsafe {
-            luma.copy_from_pitched(ptr.as_raw(), layout.luma_pitch())?;
-            chroma.copy_from_pitched(chroma_ptr.as_raw(), layout.chroma_pitch())?;
+            copy_planes(
+                CALL,
+                [&mut self.luma, &mut self.chroma],
+                ptr,
+                &layout,
+                stream,
+            )
         }
-        batch.unmap()
     }
+}
+
+/// Maps the `luma` and `chroma` textures together on `stream`, checks that the arrays CUDA
+/// maps hold the planes of `layout`, copies each plane of the frame at `ptr` into its array
+/// (`cuMemcpy2DAsync`), and unmaps both: GL's commands issued in the textures' context after
+/// this returns see the planes. Errors name `call`. What the GL [`VideoPlanes`] and the GL
+/// route of the wgpu video planes do at each upload.
+///
+/// # Safety
+/// 1. The frame of `layout` lies at `ptr` (`layout.bytes()` bytes), device memory of the
+///    textures' context, which stays allocated and is not written until the work queued on
+///    `stream` before this returns has run.
+///
+/// # Errors
+/// The refusals and the driver's errors of the map, the copies and the unmap;
+/// [`VideoError::PlaneTexture`] when the arrays do not hold the planes (nothing is copied).
+pub(crate) unsafe fn copy_planes(
+    call: &'static str,
+    [luma, chroma]: [&mut RegisteredImage; 2],
+    ptr: DevicePtr<'_>,
+    layout: &VideoLayout,
+    stream: &impl AsStream,
+) -> Result<()> {
+    let chroma_ptr = ptr.byte_add(layout.chroma_offset())?;
+    let batch = map_all((luma, chroma), stream)?;
+    let (luma, chroma) = batch.views();
+    let (luma, chroma) = (luma.array(0, 0)?, chroma.array(0, 0)?);
+    let sample = match layout.format() {
+        VideoFormat::Nv12 => ArrayFormat::UNSIGNED_INT8,
+        VideoFormat::P010 => ArrayFormat::UNSIGNED_INT16,
+    };
+    check_array(call, &luma, "luma", layout.size(), 1, sample)?;
+    check_array(call, &chroma, "chroma", layout.chroma_size(), 2, sample)?;
+    // SAFETY: (1) of `copy_from_pitched`: the planes lie in the frame at `ptr` (this
+    // function's (1): `height` luma rows of `luma_row_bytes` at `luma_pitch`, the chroma rows
+    // after `chroma_offset`), device memory of the textures' context. Each array's row is its
+    // plane's row (checked just above).
+    unsafe {
+        luma.copy_from_pitched(ptr.as_raw(), layout.luma_pitch())?;
+        chroma.copy_from_pitched(chroma_ptr.as_raw(), layout.chroma_pitch())?;
+    }
+    batch.unmap()
 }

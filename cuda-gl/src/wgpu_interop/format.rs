@@ -88,6 +88,23 @@ impl SharedFormat {
         }
     }
 
+    /// GL's internal format, pixel format and type: those wgpu-hal's GL backend gives
+    /// [`SharedFormat::wgpu`] (its `describe_texture_format`), so that a texture cuda-gl makes
+    /// is the one wgpu-hal would make (SAFETY G3 of the module docs).
+    #[cfg(feature = "wgpu-gl")]
+    pub(super) fn gl(self) -> (u32, u32, u32) {
+        match self {
+            Self::Rgba8Unorm => (gl::RGBA8, gl::RGBA, gl::UNSIGNED_BYTE),
+            Self::Rgba16Float => (gl::RGBA16F, gl::RGBA, gl::HALF_FLOAT),
+            Self::Rgba32Float => (gl::RGBA32F, gl::RGBA, gl::FLOAT),
+            Self::R8Unorm => (gl::R8, gl::RED, gl::UNSIGNED_BYTE),
+            Self::R32Float => (gl::R32F, gl::RED, gl::FLOAT),
+            Self::Rg8Unorm => (gl::RG8, gl::RG, gl::UNSIGNED_BYTE),
+            Self::R16Unorm => (gl::R16, gl::RED, gl::UNSIGNED_SHORT),
+            Self::Rg16Unorm => (gl::RG16, gl::RG, gl::UNSIGNED_SHORT),
+        }
+    }
+
     /// Bytes per texel (a kernel's `surf2Dwrite` takes the x offset in bytes).
     pub fn bytes_per_texel(self) -> u32 {
         match self {

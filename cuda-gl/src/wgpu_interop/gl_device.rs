@@ -72,9 +72,10 @@ fn check_current_gl(ctx: &Context, call: &'static str) -> Result<()> {
 
 /// Opens a wgpu device on wgpu's GL backend over the GL context current on the calling thread,
 /// once that context is found on the GPU of CUDA context `ctx`: a device on which a
-/// [`WgpuTarget`](super::WgpuTarget) writes frames by the GL route (its texture registered with
-/// CUDA, ordered by map and unmap in that context). Returns the adapter, the device and its
-/// queue, as `Adapter::request_device` does.
+/// [`WgpuTarget`](super::WgpuTarget) writes frames, and a
+/// [`WgpuVideoPlanes`](super::WgpuVideoPlanes) uploads planes, by the GL route (their textures
+/// registered with CUDA, ordered by map and unmap in that context). Returns the adapter, the
+/// device and its queue, as `Adapter::request_device` does.
 ///
 /// The context: cuda-gl's [`HeadlessContext::for_cuda_device`](crate::egl::HeadlessContext)
 /// (OpenGL 4.5 core, on the CUDA GPU whatever the enumeration order), or the application's own
@@ -117,7 +118,8 @@ fn check_current_gl(ctx: &Context, call: &'static str) -> Result<()> {
 ///    program's wgpu calls (`Queue::submit`, `Device::poll`, and the drops of textures,
 ///    buffers, command buffers, the device itself), and by cuda-gl's on its behalf (a
 ///    [`WgpuTarget`](super::WgpuTarget)'s `new`, frames, presents, shows, `resize`,
-///    `read_pixels` and drop). So it is destroyed only after all of them are dropped.
+///    `read_pixels` and drop; a [`WgpuVideoPlanes`](super::WgpuVideoPlanes)' `new`, uploads
+///    and drop). So it is destroyed only after all of them are dropped.
 /// 2. The program's own GL calls on that context leave the GL objects wgpu made alone, and
 ///    put back what they bind (wgpu-hal keeps its own vertex array bound between its calls).
 ///

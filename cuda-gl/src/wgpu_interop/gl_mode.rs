@@ -79,7 +79,13 @@ impl Present for GlInterop {
         super::check_gl_device(&place.device, ctx)?;
         let layout = place.layout;
         let pixels = DeviceBuffer::zeroed(ctx, layout.bytes())?;
-        let frame = GlFrameTexture::new(ctx, &place.device, layout, &pixels)?;
+        let frame = GlFrameTexture::new(
+            ctx,
+            &place.device,
+            (layout.size(), place.format()),
+            &pixels,
+            "cuda_gl::wgpu_interop::WgpuTarget (GL frame)",
+        )?;
         let blit = blit_pair(place, frame.texture())?;
         Ok(GlInterop {
             ctx: ctx.clone(),

@@ -4,18 +4,21 @@
 //! frame texture that cuda-gl makes in that context is what wgpu-hal makes for the same
 //! descriptor (SAFETY G3), wgpu holds it by its name, and its texels reach the texture the
 //! application samples through the present's blit and through wgpu's copy, every byte, at odd
-//! sizes; wgpu never deletes it, also when the device is destroyed, and cuda-gl deletes it once
-//! both have let go; a device on wgpu's own GL context, or on Vulkan, is refused by name.
+//! sizes; so are the video planes' GL textures (`GL_R8`, `GL_RG8`, `GL_R16`, `GL_RG16`), whose
+//! texels reach textures of the planes' kind through wgpu's copies; wgpu never deletes a
+//! texture of cuda-gl's, also when the device is destroyed, and cuda-gl deletes it once both
+//! have let go; a device on wgpu's own GL context, or on Vulkan, is refused by name.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use super::WgpuError;
 use super::device::ready;
+use super::format::SharedFormat;
 use super::gl_device::{adapter_on_current_gl, check_gl_backend, request_device};
 use super::gl_texture::{gl_name_of, wrap};
-use super::interop_mode::{blit_pair, present_command};
-use super::place::{WgpuPlace, descriptor_of};
+use super::interop_mode::{blit_pair, copy_command, present_command};
+use super::place::{WgpuPlace, descriptor_of, shared_format, texture_descriptor};
 use super::read_back::read_texture;
-use crate::display::{Format, Layout, Mode, Texture};
+use crate::display::{Format, Layout, Mode, TextureObject};
 use crate::egl::{EglError, HeadlessContext};
 use crate::error::Error;
 use crate::gl_object::{ImageTarget, Kind};
@@ -60,6 +63,8 @@ fn gl_wgpu(test: &str) -> Option<GlWgpu> {
     // calls put back what they bind.
     let adapter = unsafe { adapter_on_current_gl(&instance, "a test") }.unwrap();
     let desc = wgpu::DeviceDescriptor {
+        // The 16-bit video planes' formats where the adapter has them (every desktop GL).
+        required_features: adapter.features() & wgpu::Features::TEXTURE_FORMAT_16BIT_NORM,
         required_limits: adapter.limits(),
         ..Default::default()
     };
@@ -83,7 +88,15 @@ fn gl_wgpu(test: &str) -> Option<GlWgpu> {
 /// context, by GL, with the unpack state neutral and the binding put back.
 fn upload(fns: &GlFns, name: u32, layout: Layout, bytes: &[u8]) {
     assert_eq!(bytes.len(), layout.bytes());
-    let (_, format, ty) = layout.format().gl();
+    upload_texels(fns, name, shape(layout), bytes);
+}
+
+/// `bytes` (texels of `format`, rows tightly packed) into texture `name` of `size` of the
+/// current context, by GL, with the unpack state neutral and the binding put back.
+fn upload_texels(fns: &GlFns, name: u32, (size, texel): ((u32, u32), SharedFormat), bytes: &[u8]) {
+    let row = size.0 as usize * texel.bytes_per_texel() as usize;
+    assert_eq!(bytes.len(), row * size.1 as usize);
+    let (_, format, ty) = texel.gl();
     let state = PixelState::neutral(fns, Direction::Unpack).unwrap();
     let mut bound = 0;
     // SAFETY: a context is current; the texture is 2-D of `layout`, whose rows `bytes` holds
@@ -97,8 +110,8 @@ fn upload(fns: &GlFns, name: u32, layout: Layout, bytes: &[u8]) {
             0,
             0,
             0,
-            layout.width() as i32,
-            layout.height() as i32,
+            size.0 as i32,
+            size.1 as i32,
             format,
             ty,
             bytes.as_ptr().cast(),
@@ -130,6 +143,20 @@ fn wgpu_format(format: Format) -> wgpu::TextureFormat {
     }
 }
 
+/// The label of the tests' wrapped textures.
+const LABEL: &str = "a test";
+
+/// The size and wgpu format of a frame texture of `layout`.
+fn shape(layout: Layout) -> ((u32, u32), SharedFormat) {
+    (layout.size(), shared_format(layout.format()))
+}
+
+/// cuda-gl's GL texture of `layout`, as the GL route makes it.
+fn object(owner: GlOwner, fns: &GlFns, layout: Layout) -> TextureObject {
+    let (size, format) = shape(layout);
+    TextureObject::create(owner, fns, size, format.gl(), false).unwrap()
+}
+
 const FORMATS: [Format; 4] = [Format::Rgba8, Format::Rgba32F, Format::R8, Format::R32F];
 
 /// cuda-gl's frame texture is what wgpu-hal makes for the same descriptor (a 2-D texture of
@@ -148,14 +175,14 @@ fn the_frame_texture_is_what_wgpu_hal_makes_and_wgpu_holds_it_by_name() {
             .create_texture(&descriptor_of(layout, "a test", usage));
         let (wgpu_name, target) = gl_name_of(&made).expect("a GL texture of wgpu's");
         assert_eq!(target, gl::TEXTURE_2D, "{format:?}");
-        let ours = Arc::new(Texture::create(owner, fns, layout, false).unwrap());
+        let ours = Arc::new(object(owner, fns, layout));
         let storage = |name| query::texture_2d_storage(fns, name).unwrap().unwrap();
         let (theirs, mine) = (storage(wgpu_name), storage(ours.name()));
         println!("{format:?}: wgpu-hal's {theirs:?}, cuda-gl's {mine:?}");
         assert_eq!(mine.size, theirs.size, "{format:?}");
         assert_eq!(mine.internal_format, theirs.internal_format, "{format:?}");
         assert_eq!(mine.immutable_levels, theirs.immutable_levels, "{format:?}");
-        let wrapped = wrap(&w.device, &ours, layout).unwrap();
+        let wrapped = wrap(&w.device, &ours, shape(layout), LABEL).unwrap();
         assert_eq!(
             gl_name_of(&wrapped),
             Some((ours.name(), gl::TEXTURE_2D)),
@@ -177,8 +204,8 @@ fn frame_texels_reach_the_sampled_texture_by_the_blit_and_by_the_copy() {
         for size in [(1001, 333), (77, 1201), (1, 1)] {
             let layout = Layout::packed(size, format).unwrap();
             let place = WgpuPlace::new(&w.device, &w.queue, layout, Mode::Interop).unwrap();
-            let ours = Arc::new(Texture::create(owner, fns, layout, false).unwrap());
-            let source = wrap(&w.device, &ours, layout).unwrap();
+            let ours = Arc::new(object(owner, fns, layout));
+            let source = wrap(&w.device, &ours, shape(layout), LABEL).unwrap();
             let blit = blit_pair(&place, &source).unwrap();
             println!(
                 "{format:?} {size:?}: blit {:?}",
@@ -211,8 +238,8 @@ fn wgpu_never_deletes_the_frame_texture_and_the_last_hold_does() {
     // A destroyed device's poll may report it lost: only the wait matters here.
     let idle = |w: &GlWgpu| drop(w.device.poll(wgpu::PollType::wait_indefinitely()));
     // Its handle dropped: wgpu lets go, the texture stays for cuda-gl's hold.
-    let first = Arc::new(Texture::create(owner, fns, layout, false).unwrap());
-    let wrapped = wrap(&w.device, &first, layout).unwrap();
+    let first = Arc::new(object(owner, fns, layout));
+    let wrapped = wrap(&w.device, &first, shape(layout), LABEL).unwrap();
     drop(wrapped);
     idle(&w);
     assert_eq!(
@@ -222,8 +249,8 @@ fn wgpu_never_deletes_the_frame_texture_and_the_last_hold_does() {
     );
     assert!(is_texture(first.name()));
     // The device destroyed while the texture is in use: wgpu destroys it, GL keeps it.
-    let second = Arc::new(Texture::create(owner, fns, layout, false).unwrap());
-    let wrapped = wrap(&w.device, &second, layout).unwrap();
+    let second = Arc::new(object(owner, fns, layout));
+    let wrapped = wrap(&w.device, &second, shape(layout), LABEL).unwrap();
     w.device.destroy();
     idle(&w);
     assert!(is_texture(second.name()), "wgpu deleted cuda-gl's texture");
@@ -238,6 +265,98 @@ fn wgpu_never_deletes_the_frame_texture_and_the_last_hold_does() {
     drop((first, second));
     for name in names {
         assert!(!is_texture(name), "texture {name} outlived its last hold");
+    }
+}
+
+/// The texels of texture `name` of the current context (of `size` and `format`), rows tightly
+/// packed, read by GL with the pack state neutral and the binding put back.
+fn read_texels(fns: &GlFns, name: u32, (size, texel): ((u32, u32), SharedFormat)) -> Vec<u8> {
+    let (_, format, ty) = texel.gl();
+    let get = fns.bounded_tex_image().unwrap();
+    let mut texels =
+        vec![0u8; size.0 as usize * texel.bytes_per_texel() as usize * size.1 as usize];
+    let state = PixelState::neutral(fns, Direction::Pack).unwrap();
+    let mut bound = 0;
+    // SAFETY: a context is current; the texture is 2-D; no pack buffer is bound (the neutral
+    // state unbinds it) and GL writes at most `texels.len()` bytes; the binding is put back.
+    unsafe {
+        (fns.get_integerv)(gl::TEXTURE_BINDING_2D, &mut bound);
+        (fns.bind_texture)(gl::TEXTURE_2D, name);
+        get(
+            gl::TEXTURE_2D,
+            0,
+            format,
+            ty,
+            i32::try_from(texels.len()).unwrap(),
+            texels.as_mut_ptr().cast(),
+        );
+        (fns.bind_texture)(gl::TEXTURE_2D, bound as u32);
+    }
+    state.restore(fns);
+    fns.check("glGetnTexImage (a test's read-back)").unwrap();
+    texels
+}
+
+/// The wgpu video planes' GL textures (`GL_R8` + `GL_RG8`, `GL_R16` + `GL_RG16`), made as the
+/// GL route makes them, are what wgpu-hal makes for the planes' formats (the 16-bit ones where
+/// the adapter has `TEXTURE_FORMAT_16BIT_NORM`: every desktop GL), and their texels reach
+/// textures of the planes' kind through wgpu's copies, as an upload submits them, every byte,
+/// at odd sizes.
+#[test]
+fn the_plane_textures_are_what_wgpu_hal_makes_and_reach_the_sampled_textures() {
+    let test = "the_plane_textures_are_what_wgpu_hal_makes";
+    let Some(w) = gl_wgpu(test) else { return };
+    let (owner, fns) = GlOwner::current("a test").unwrap();
+    let held = w.device.features();
+    let formats = [
+        SharedFormat::R8Unorm,
+        SharedFormat::Rg8Unorm,
+        SharedFormat::R16Unorm,
+        SharedFormat::Rg16Unorm,
+    ];
+    let usage = wgpu::TextureUsages::TEXTURE_BINDING
+        | wgpu::TextureUsages::COPY_SRC
+        | wgpu::TextureUsages::COPY_DST;
+    for (k, format) in formats.into_iter().enumerate() {
+        if !held.contains(format.required_features()) {
+            assert!(
+                !required(),
+                "{format:?}: no TEXTURE_FORMAT_16BIT_NORM on this GL"
+            );
+            println!("{test}: {format:?} skipped, no TEXTURE_FORMAT_16BIT_NORM here");
+            continue;
+        }
+        for size in [(1001, 333), (501, 167), (77, 1201), (39, 601), (1, 1)] {
+            let theirs = w
+                .device
+                .create_texture(&texture_descriptor(size, format, LABEL, usage));
+            let (their_name, target) = gl_name_of(&theirs).expect("a GL texture of wgpu's");
+            assert_eq!(target, gl::TEXTURE_2D, "{format:?}");
+            let ours =
+                Arc::new(TextureObject::create(owner, fns, size, format.gl(), false).unwrap());
+            let storage = |name| query::texture_2d_storage(fns, name).unwrap().unwrap();
+            let (theirs_storage, mine) = (storage(their_name), storage(ours.name()));
+            assert_eq!(mine.size, theirs_storage.size, "{format:?} {size:?}");
+            assert_eq!(
+                mine.internal_format, theirs_storage.internal_format,
+                "{format:?} {size:?}"
+            );
+            assert_eq!(
+                mine.immutable_levels, theirs_storage.immutable_levels,
+                "{format:?} {size:?}"
+            );
+            let source = wrap(&w.device, &ours, (size, format), LABEL).unwrap();
+            assert_eq!(source.format(), format.wgpu());
+            let row = size.0 as usize * format.bytes_per_texel() as usize;
+            let want = noise(row * size.1 as usize, k as u64 * 100 + u64::from(size.0));
+            upload_texels(fns, ours.name(), (size, format), &want);
+            w.queue
+                .submit([copy_command(&w.device, &[(&source, &theirs)]).unwrap()]);
+            let got = read_texels(fns, their_name, (size, format));
+            let bad = got.iter().zip(&want).filter(|(a, b)| a != b).count();
+            assert_eq!(bad, 0, "{format:?} {size:?}: {bad} bytes differ");
+        }
+        println!("{test}: {format:?}: wgpu-hal's storage, every byte copied");
     }
 }
 

@@ -12,11 +12,12 @@
 //! the texture is leaked).
 
 use super::WgpuError;
+use super::format::SharedFormat;
 use super::gl_device::Gles;
-use super::place::descriptor_of;
+use super::place::texture_descriptor;
 use super::scope::scoped;
 use crate::context::Context;
-use crate::display::{Layout, Texture};
+use crate::display::TextureObject;
 use crate::error::{Error, Result};
 use crate::glapi::GlOwner;
 use crate::graphics::{RegisterFlags, RegisteredImage};
@@ -39,43 +40,44 @@ pub(super) struct GlFrameTexture {
     /// Shared with the drop callback of wgpu's texture; the GL texture is deleted when the last
     /// of the two lets go. Never dropped (so the texture never deleted) when the registration
     /// could not be undone.
-    gl: ManuallyDrop<Arc<Texture>>,
+    gl: ManuallyDrop<Arc<TextureObject>>,
     /// CUDA's work on the mapped texture did not end within the limit: the registration and
     /// the texture are leaked, not released under it.
     kept: bool,
 }
 
 impl GlFrameTexture {
-    /// A texture of `layout`'s size and format (tightly packed) in the GL context current on
-    /// this thread (the wgpu device's: SAFETY G1), registered with CUDA context `ctx` for
-    /// surface writes, cleared to zero by CUDA from `zeros` (a zeroed buffer of the layout's
-    /// bytes), and wrapped as a `wgpu::Texture` of `device` (of the layout's format's
-    /// [`SharedFormat`](super::SharedFormat), usages `TEXTURE_BINDING` and `COPY_SRC`).
+    /// A texture of `size` and `format` in the GL context current on this thread (the wgpu
+    /// device's: SAFETY G1), registered with CUDA context `ctx` for surface writes, cleared to
+    /// zero by CUDA from `zeros` (a zeroed buffer of the texture's bytes, tightly packed), and
+    /// wrapped as a `wgpu::Texture` of `device` named `label` (usages `TEXTURE_BINDING` and
+    /// `COPY_SRC`). The size is within the device's `max_texture_dimension_2d` (the caller
+    /// checked it), which wgpu-hal takes from `GL_MAX_TEXTURE_SIZE`: within GL's limit too.
     ///
     /// # Errors
     /// The owner check's errors (no GL context current, or one without object labels); as
-    /// `Texture::create`; as [`RegisteredImage::register`] (a context on another GPU:
+    /// `TextureObject::create`; as [`RegisteredImage::register`] (a context on another GPU:
     /// [`Error::WrongDevice`]); the driver's errors of the clear;
     /// [`WgpuError::NotGl`] for a device of another backend; [`WgpuError::Refused`] or
     /// [`WgpuError::OutOfMemory`] when wgpu refuses the texture.
     pub(super) fn new(
         ctx: &Arc<Context>,
         device: &wgpu::Device,
-        layout: Layout,
+        (size, format): ((u32, u32), SharedFormat),
         zeros: &DeviceBuffer<u8>,
+        label: &'static str,
     ) -> Result<GlFrameTexture> {
-        let (owner, fns) = GlOwner::current("glTexStorage2D (a wgpu target's frame texture)")?;
-        // No grey swizzle: wgpu samples a one-channel texture as (r, 0, 0, 1). The size is
-        // within the device's `max_texture_dimension_2d` (the place checked it), which
-        // wgpu-hal takes from `GL_MAX_TEXTURE_SIZE`: within GL's limit too.
-        let gl = Arc::new(Texture::create(owner, fns, layout, false)?);
+        let (owner, fns) = GlOwner::current("glTexStorage2D (a wgpu texture of cuda-gl's)")?;
+        // No grey swizzle: wgpu samples a one-channel texture as (r, 0, 0, 1).
+        let gl = Arc::new(TextureObject::create(owner, fns, size, format.gl(), false)?);
         // Refused: nothing registered, the texture is deleted.
         let mut image = RegisteredImage::register_own_texture(
             ctx,
             gl.name(),
             RegisterFlags::SURFACE_LOAD_STORE,
         )?;
-        match clear(ctx, &mut image, zeros).and_then(|()| wrap(device, &gl, layout)) {
+        match clear(ctx, &mut image, zeros).and_then(|()| wrap(device, &gl, (size, format), label))
+        {
             Ok(texture) => Ok(GlFrameTexture {
                 image: ManuallyDrop::new(image),
                 texture,
@@ -118,7 +120,7 @@ impl Drop for GlFrameTexture {
         let _in_drop = InDrop::enter();
         if self.kept {
             log::error!(
-                "cuda-gl: a wgpu target's GL frame texture {} and its registration leaked: \
+                "cuda-gl: cuda-gl's GL texture {} for wgpu and its registration leaked: \
                  CUDA's work on it did not end in time",
                 self.gl.name()
             );
@@ -139,7 +141,7 @@ impl Drop for GlFrameTexture {
 /// waiting for the context's work), then lets go of cuda-gl's hold on its texture `gl`, which
 /// is deleted once wgpu's drop callback lets go too. When the unregister fails the driver may
 /// still hold the texture: the hold is leaked, so the texture is never deleted.
-fn unregister_then_let_go(mut image: RegisteredImage, gl: Arc<Texture>) {
+fn unregister_then_let_go(mut image: RegisteredImage, gl: Arc<TextureObject>) {
     let unregistered = image.unregister_in_place();
     // Its own drop records why, when it could not unregister.
     drop(image);
@@ -147,7 +149,7 @@ fn unregister_then_let_go(mut image: RegisteredImage, gl: Arc<Texture>) {
         Ok(()) => drop(gl),
         Err(e) => {
             log::error!(
-                "cuda-gl: a wgpu target's GL frame texture {} leaked, not deleted (CUDA may \
+                "cuda-gl: cuda-gl's GL texture {} for wgpu leaked, not deleted (CUDA may \
                  still hold it): {e}",
                 gl.name()
             );
@@ -168,8 +170,9 @@ fn clear(ctx: &Arc<Context>, image: &mut RegisteredImage, zeros: &DeviceBuffer<u
     mapped.unmap()
 }
 
-/// `gl`'s texture as a `wgpu::Texture` of `device` (a 2-D texture of `layout`'s size and
-/// format, one level, usages `TEXTURE_BINDING` and `COPY_SRC`), whose drop callback holds `gl`.
+/// `gl`'s texture as a `wgpu::Texture` of `device` named `label` (a 2-D texture of `size` and
+/// `format`, one level, usages `TEXTURE_BINDING` and `COPY_SRC`), whose drop callback holds
+/// `gl`.
 ///
 /// # Errors
 /// [`WgpuError::NotGl`]; [`WgpuError::Refused`] or [`WgpuError::OutOfMemory`] when wgpu
@@ -177,17 +180,15 @@ fn clear(ctx: &Arc<Context>, image: &mut RegisteredImage, zeros: &DeviceBuffer<u
 /// as a 2-D texture of that name.
 pub(super) fn wrap(
     device: &wgpu::Device,
-    gl: &Arc<Texture>,
-    layout: Layout,
+    gl: &Arc<TextureObject>,
+    (size, format): ((u32, u32), SharedFormat),
+    label: &'static str,
 ) -> Result<wgpu::Texture> {
     let name = NonZeroU32::new(gl.name()).ok_or_else(|| Error::Internal {
-        what: "a wgpu target's GL frame texture has no name".into(),
+        what: "cuda-gl's GL texture for wgpu has no name".into(),
     })?;
-    let desc = descriptor_of(
-        layout,
-        "cuda_gl::wgpu_interop::WgpuTarget (GL frame)",
-        wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_SRC,
-    );
+    let usage = wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_SRC;
+    let desc = texture_descriptor(size, format, label, usage);
     let hal_desc = wgpu::hal::TextureDescriptor {
         label: desc.label,
         size: desc.size,
@@ -204,11 +205,11 @@ pub(super) fn wrap(
     let hal_texture = {
         // SAFETY: the guard is used to wrap the texture (SAFETY G3) and dropped at once.
         let hal = unsafe { device.as_hal::<Gles>() }.ok_or_else(|| WgpuError::NotGl {
-            call: "cuda_gl::wgpu_interop::WgpuTarget::new",
+            call: "wgpu::Device::create_texture_from_hal (a GL texture of cuda-gl's)",
             what: "device",
             backend: format!("{:?}", device.adapter_info().backend),
         })?;
-        // SAFETY: SAFETY G3 of the module docs: a 2-D texture of one level, `layout`'s size and
+        // SAFETY: SAFETY G3 of the module docs: a 2-D texture of one level, `size` and
         // the internal format wgpu-hal gives `format`, made in the device's context; with a
         // drop callback wgpu-hal never deletes it, and the callback holds `gl` until wgpu is
         // done with the texture.

@@ -105,8 +105,11 @@
 //! current (from `open_gl_device`), a [`WgpuTarget`] in interop mode draws each frame in
 //! place into a GL texture that cuda-gl made in that context and registered with CUDA: mapped
 //! on the frame's stream when its surface is asked for, unmapped at the present, which then
-//! submits wgpu's blit of it into the texture the application samples. GL has no semaphore to
-//! share: map and unmap order CUDA's work and GL's in the one context. No CPU wait.
+//! submits wgpu's blit of it into the texture the application samples; [`WgpuVideoPlanes`] in
+//! interop mode copies each plane into a GL texture of that kind (one map of both, two copies,
+//! one unmap), then submits wgpu's copies of both into the textures the application samples.
+//! GL has no semaphore to share: map and unmap order CUDA's work and GL's in the one context.
+//! No CPU wait.
 //!
 //! # Contracts relied on by the GL route
 //!
@@ -127,7 +130,8 @@
 //!   `wgpu::Device::create_texture_from_hal`**: the name is a texture that cuda-gl made in the
 //!   device's context (G1) as the descriptors say: `GL_TEXTURE_2D` (the target wgpu-hal gives
 //!   a 2-D descriptor of one layer), one level, one sample, of the internal format wgpu-hal
-//!   maps the format to (`GL_RGBA8`, `GL_RGBA32F`, `GL_R8`, `GL_R32F`; immutable storage where
+//!   maps the format to (`GL_RGBA8`, `GL_RGBA32F`, `GL_R8`, `GL_R32F`, and the video planes'
+//!   `GL_RG8`, `GL_R16`, `GL_RG16`; immutable storage where
 //!   the context has it, as wgpu-hal's own: a test compares the two on any GL); initialized
 //!   (cleared by CUDA before it is wrapped); GL has no layout, so `UNINITIALIZED` is its state.
 //!   With a drop callback wgpu-hal never deletes it (`destroy_texture` deletes only textures
@@ -141,9 +145,9 @@
 //!   commands issued in the context before it, and `cuGraphicsUnmapResources` the GL commands
 //!   issued after it after the stream's work before it (CUDA's graphics interoperability).
 //!   wgpu-hal's GL queue issues a submit's GL commands inside `Queue::submit` (wgpu-hal 30,
-//!   `gles/queue.rs`), and nothing but the present's blit, submitted after the unmap, uses the
-//!   frame texture in wgpu (it is never handed out): the blit reads what CUDA wrote, and the
-//!   next map comes after the blit's reads.
+//!   `gles/queue.rs`), and nothing but the present's blit (the video planes' copies), submitted
+//!   after the unmap, uses the frame texture (plane textures) in wgpu (never handed out): the
+//!   blit reads what CUDA wrote, and the next map comes after the blit's reads.
 //! - **G5. `as_hal` guards** (device, texture) are only read and dropped at once: a texture's
 //!   holds wgpu's destruction lock while it lives.
 //!

@@ -143,7 +143,7 @@ pub(crate) fn check_size(device: &wgpu::Device, layout: Layout) -> Result<()> {
 }
 
 /// The shared format of `format`.
-fn shared_format(format: Format) -> SharedFormat {
+pub(super) fn shared_format(format: Format) -> SharedFormat {
     match format {
         Format::Rgba8 => SharedFormat::Rgba8Unorm,
         Format::Rgba32F => SharedFormat::Rgba32Float,
@@ -169,17 +169,28 @@ pub(super) fn descriptor_of(
     label: &'static str,
     usage: wgpu::TextureUsages,
 ) -> wgpu::TextureDescriptor<'static> {
+    texture_descriptor(layout.size(), shared_format(layout.format()), label, usage)
+}
+
+/// A descriptor of a 2-D texture of `(width, height)` and `format`, one level and sample, with
+/// `usage`, named `label`.
+pub(super) fn texture_descriptor(
+    (width, height): (u32, u32),
+    format: SharedFormat,
+    label: &'static str,
+    usage: wgpu::TextureUsages,
+) -> wgpu::TextureDescriptor<'static> {
     wgpu::TextureDescriptor {
         label: Some(label),
         size: wgpu::Extent3d {
-            width: layout.width(),
-            height: layout.height(),
+            width,
+            height,
             depth_or_array_layers: 1,
         },
         mip_level_count: 1,
         sample_count: 1,
         dimension: wgpu::TextureDimension::D2,
-        format: shared_format(layout.format()).wgpu(),
+        format: format.wgpu(),
         usage,
         view_formats: &[],
     }

@@ -10,9 +10,12 @@
 //! while CUDA writes the next one; and its multi-planar textures need even sides, which frames
 //! such as 1001x333 do not have. A shader samples two textures as easily as two planes.
 
+#[cfg(feature = "wgpu-gl")]
+mod gl_route;
 mod upload;
 
 use super::format::SharedFormat;
+use super::place::texture_descriptor;
 use super::scope::scoped;
 use super::target::first_mode;
 use super::texture::SharedTexture;
@@ -23,6 +26,8 @@ use crate::memory::{DevicePtr, PinnedBuffer};
 use crate::source::{ShowSource, memory_of};
 use crate::stream::{AsStream, check_same_context};
 use crate::video::{VideoError, VideoFormat, VideoFrame, VideoLayout};
+#[cfg(feature = "wgpu-gl")]
+use gl_route::GlPlanes;
 use std::sync::Arc;
 use upload::{upload_interop, upload_staged};
 
@@ -151,23 +156,11 @@ fn plane_texture(
     plane: &Plane,
     label: &'static str,
 ) -> Result<wgpu::Texture> {
+    let usage = wgpu::TextureUsages::TEXTURE_BINDING
+        | wgpu::TextureUsages::COPY_SRC
+        | wgpu::TextureUsages::COPY_DST;
     scoped(device, "wgpu::Device::create_texture", || {
-        device.create_texture(&wgpu::TextureDescriptor {
-            label: Some(label),
-            size: wgpu::Extent3d {
-                width: plane.size.0,
-                height: plane.size.1,
-                depth_or_array_layers: 1,
-            },
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: plane.format.wgpu(),
-            usage: wgpu::TextureUsages::TEXTURE_BINDING
-                | wgpu::TextureUsages::COPY_SRC
-                | wgpu::TextureUsages::COPY_DST,
-            view_formats: &[],
-        })
+        device.create_texture(&texture_descriptor(plane.size, plane.format, label, usage))
     })
 }
 
@@ -184,6 +177,11 @@ enum Backend {
         /// write guards borrow the shared textures).
         sources: [wgpu::Texture; 2],
     },
+    /// Interop by the GL route (wgpu's GL backend): each plane copied on the GPU into a GL
+    /// texture of cuda-gl's (never handed out), then by wgpu into the texture the application
+    /// samples.
+    #[cfg(feature = "wgpu-gl")]
+    GlInterop(GlPlanes),
     /// Each plane copied into pinned host memory (rows tightly packed), then handed to
     /// `Queue::write_texture`.
     Staged { pinned: [PinnedBuffer<u8>; 2] },
@@ -202,7 +200,8 @@ impl Made {
     ///
     /// # Errors
     /// [`DisplayError::ModeUnavailable`] for [`Mode::Stream`]; interop: as
-    /// [`SharedTexture::new`]; staged: the driver's error allocating pinned memory; wgpu's
+    /// [`SharedTexture::new`], on wgpu's GL backend as `check_gl_device` and the GL plane
+    /// textures' creation; staged: the driver's error allocating pinned memory; wgpu's
     /// errors making the textures.
     fn new(
         mode: Mode,
@@ -211,6 +210,11 @@ impl Made {
         [luma, chroma]: &[Plane; 2],
     ) -> Result<Made> {
         let backend = match mode {
+            #[cfg(feature = "wgpu-gl")]
+            Mode::Interop if super::gl_device::is_gl(device) => {
+                super::check_gl_device(device, ctx)?;
+                Backend::GlInterop(GlPlanes::new(ctx, device, &[*luma, *chroma])?)
+            }
             Mode::Interop => {
                 let shared = |p: &Plane| SharedTexture::new(ctx, device, queue, p.size, p.format);
                 let shared = [shared(luma)?, shared(chroma)?];
@@ -227,7 +231,9 @@ impl Made {
                 return Err(DisplayError::ModeUnavailable {
                     target: "WgpuVideoPlanes::new",
                     mode: other.name(),
-                    modes: "Mode::Interop (wgpu's Vulkan backend on the CUDA GPU), Mode::Staged",
+                    modes: "Mode::Interop (wgpu's Vulkan backend on the CUDA GPU, or with \
+                            feature wgpu-gl its GL backend on a GL context there), \
+                            Mode::Staged",
                 }
                 .into());
             }
@@ -274,9 +280,21 @@ impl Made {
 ///   commands, ordered with its own: sample them at any time, from any thread. The
 ///   acquire's wait for CUDA is queued on the application's wgpu queue: see the
 ///   [module docs](super#a-cuda-fault-stalls-wgpus-queue) for what a CUDA fault does to it.
+///
+///   With feature `wgpu-gl`, on a device of wgpu's GL backend ([the GL route](super#the-gl-route):
+///   a device from `open_gl_device`), interop mode copies each plane into a GL texture of the
+///   planes' own that cuda-gl made in that context and registered with CUDA: one map of both
+///   on the upload's stream, a `cuMemcpy2DAsync` into each, one unmap (as the GL
+///   [`VideoPlanes`](crate::video::VideoPlanes) does), then wgpu's copies of both into the
+///   textures, submitted after the unmap: ordered by the map and the unmap in the one GL
+///   context, no host copy, no CPU wait. That context must be current on the calling thread
+///   at every call of the planes, their drop included (`open_gl_device`'s `# Safety`); the map
+///   checks it ([`Error::NoGlContext`](crate::Error::NoGlContext),
+///   [`Error::WrongGlContext`](crate::Error::WrongGlContext)).
 /// - [`Mode::Staged`]: any other wgpu device (lavapipe, another vendor's GPU, wgpu's GL
-///   backend): both planes are copied into pinned host memory and, once the copies have
-///   finished, handed to `Queue::write_texture`. The upload waits on the CPU for the copies.
+///   backend off the CUDA GPU): both planes are copied into pinned host memory and, once the
+///   copies have finished, handed to `Queue::write_texture`. The upload waits on the CPU for
+///   the copies.
 ///
 /// What is ordered after what: after [`upload`](Self::upload) returns `Ok`, the application's
 /// next `Queue::submit` on the planes' queue sees the frame. An upload refused before its
@@ -299,10 +317,12 @@ impl Made {
 /// Do not destroy the textures (`wgpu::Texture::destroy`): every upload then fails with
 /// [`WgpuError::Refused`](super::WgpuError::Refused) until a frame of another size makes new
 /// ones. The planes keep clones of the device and queue. `Send` and `Sync`: every CUDA call
-/// binds the planes' context first. (On a device of wgpu's GL backend over a GL context of the
-/// program's, from `open_gl_device` (feature `wgpu-gl`), wgpu calls GL through whatever context
-/// is current: make, upload to and drop the planes, and sample their textures, only on a thread
-/// where that context is current, as that function's `# Safety` asks of every wgpu call.)
+/// binds the planes' context first, and cuda-gl's GL calls (the GL route's map, unmap and
+/// deletions) check that their own GL context is current. (On a device of wgpu's GL backend
+/// over a GL context of the program's, from `open_gl_device` (feature `wgpu-gl`), wgpu calls
+/// GL through whatever context is current: make, upload to and drop the planes, and sample
+/// their textures, only on a thread where that context is current, as that function's
+/// `# Safety` asks of every wgpu call.)
 #[derive(Debug)]
 pub struct WgpuVideoPlanes {
     made: Made,
@@ -389,6 +409,8 @@ impl WgpuVideoPlanes {
     pub fn mode(&self) -> Mode {
         match self.made.backend {
             Backend::Interop { .. } => Mode::Interop,
+            #[cfg(feature = "wgpu-gl")]
+            Backend::GlInterop(_) => Mode::Interop,
             Backend::Staged { .. } => Mode::Staged,
         }
     }
@@ -417,7 +439,10 @@ impl WgpuVideoPlanes {
     /// fewer bytes than `layout` spans; for a frame of another size or format, as
     /// [`new`](Self::new) in the planes' mode (the old textures are kept);
     /// [`Error::StreamCapturing`](crate::Error::StreamCapturing) for a capturing stream; the
-    /// copies' errors; interop: as [`SharedTexture::write`] and [`CudaWrite::finish`](super::CudaWrite::finish);
+    /// copies' errors; interop: as [`SharedTexture::write`] and
+    /// [`CudaWrite::finish`](super::CudaWrite::finish), on the GL route the map's refusals (no
+    /// GL context, or another, current: [`Error::NoGlContext`](crate::Error::NoGlContext),
+    /// [`Error::WrongGlContext`](crate::Error::WrongGlContext)) and errors;
     /// staged: [`Error::Timeout`](crate::Error::Timeout) when the copies take over 10 s;
     /// [`WgpuError::Refused`](super::WgpuError::Refused) when wgpu refuses a copy or a write
     /// (the application destroyed a texture).
@@ -509,6 +534,11 @@ impl WgpuVideoPlanes {
             } => {
                 // SAFETY: (1), forwarded for the planes' rows.
                 unsafe { upload_interop(shared, from, &made.textures, sources, wgpu.0, stream) }
+            }
+            #[cfg(feature = "wgpu-gl")]
+            Backend::GlInterop(gl) => {
+                // SAFETY: (1), forwarded.
+                unsafe { gl.upload(&made.textures, (ptr, &layout), wgpu, stream) }
             }
             Backend::Staged { pinned } => {
                 // SAFETY: (1), forwarded for the planes' rows.

@@ -27,6 +27,12 @@ use std::time::Duration;
 /// A set-up on wgpu's GL backend: a headless GL context on CUDA device 0, current on this
 /// thread until the set-up drops (after its wgpu objects), and a device opened over it.
 pub(crate) fn gl_setup() -> Option<Setup> {
+    gl_setup_with(wgpu::Features::empty())
+}
+
+/// [`gl_setup`] with a device opened with `features` (`TEXTURE_FORMAT_16BIT_NORM` for P010
+/// video planes: every desktop GL from 3.0 has it, and cuda-gl's headless context is 4.5).
+pub(crate) fn gl_setup_with(features: wgpu::Features) -> Option<Setup> {
     let device = match Device::get(0) {
         Ok(d) => d,
         Err(e) => return skip(format!("no CUDA device: {e}")),
@@ -40,10 +46,14 @@ pub(crate) fn gl_setup() -> Option<Setup> {
         backends: wgpu::Backends::empty(),
         ..wgpu::InstanceDescriptor::new_without_display_handle()
     });
+    let desc = wgpu::DeviceDescriptor {
+        required_features: features,
+        ..Default::default()
+    };
     // SAFETY: `gl` is current on this thread, the test's, which alone uses the set-up; it is
     // dropped after the wgpu objects (`Setup`'s field order), and the tests that make another
     // context current (or none) make no wgpu call until `gl` is current again.
-    let opened = unsafe { open_gl_device(&instance, &ctx, &Default::default()) };
+    let opened = unsafe { open_gl_device(&instance, &ctx, &desc) };
     let (device, queue) = match opened {
         Ok((_adapter, device, queue)) => (device, queue),
         Err(e) if e.is_unsupported_setup() => {

@@ -107,10 +107,18 @@ pub(crate) fn assert_bytes(got: &[u8], want: &[u8], what: &str) {
 #[test]
 fn video_planes_reach_their_wgpu_textures_byte_for_byte_in_both_modes() {
     let Some(s) = setup() else { return };
+    planes_reach_their_textures(&s, &[Mode::Interop, Mode::Staged]);
+}
+
+/// In each of `modes`, NV12 and P010 planes made at 16x16 take each of the video module's
+/// frames (1920x1080, 1001x333, 77x1201, padded pitches): a frame of another size makes new
+/// textures of the planes' formats and sizes, in the same mode, which hold both planes byte for
+/// byte; the next frame of that size goes into the same textures, byte for byte too.
+pub(crate) fn planes_reach_their_textures(s: &Setup, modes: &[Mode]) {
     let wgpu = (&s.device, &s.queue);
-    for mode in [Mode::Interop, Mode::Staged] {
+    for &mode in modes {
         for format in [VideoFormat::Nv12, VideoFormat::P010] {
-            let mut planes = planes_on(&s, wgpu, (16, 16), format, Some(mode));
+            let mut planes = planes_on(s, wgpu, (16, 16), format, Some(mode));
             let (luma_format, chroma_format) = formats_of(format);
             for (n, (layout, _)) in frames(format).into_iter().enumerate() {
                 let what = format!("{mode} {format:?} {:?}", layout.size());
@@ -118,6 +126,7 @@ fn video_planes_reach_their_wgpu_textures_byte_for_byte_in_both_modes() {
                 let src = DeviceBuffer::from_slice(&s.ctx, &bytes).unwrap();
                 let new = planes.upload(&src, layout, &s.stream).unwrap();
                 assert!(new, "{what}: a frame of another size makes new textures");
+                assert_eq!(planes.mode(), mode, "{what}: the planes' mode");
                 assert_eq!((planes.size(), planes.format()), (layout.size(), format));
                 let (luma, chroma) = (planes.luma().clone(), planes.chroma().clone());
                 assert_eq!(

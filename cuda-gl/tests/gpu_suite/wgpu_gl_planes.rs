@@ -1,0 +1,155 @@
+//! The wgpu video planes (`cuda_gl::wgpu_interop::WgpuVideoPlanes`) on the GL route (feature
+//! `wgpu-gl`): a wgpu device on wgpu's GL backend over a headless GL context on the CUDA GPU
+//! (`wgpu_gl::gl_setup_with`), on which interop mode copies each plane into a GL texture that
+//! CUDA registered (one map of both, two copies, one unmap) and wgpu copies both into the
+//! textures the application samples. Auto chooses the GL route and says so; NV12 and P010
+//! frames of pseudo-random bytes at 1920x1080, 1001x333 and 77x1201 (padded pitches, chroma
+//! after a gap: the video module's frames) reach both textures byte for byte, a frame of
+//! another size making new textures and one of the same size keeping them; an upload with
+//! another GL context current, or none, is refused with the error that says so, leaves the
+//! textures as they were, and uploads work again once the context is current; one into a
+//! texture the application destroyed is refused and writes neither texture.
+//!
+//! Needs `--features wgpu-gl` (which brings `wgpu` and `egl`), a GPU and NVIDIA's EGL (a
+//! headless context on the CUDA device); skips with the reason elsewhere (fails under
+//! `CUDA_GL_REQUIRE_GPU=1`).
+#![cfg(all(feature = "wgpu-gl", feature = "egl"))]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use super::wgpu_gl::gl_setup_with;
+use super::wgpu_interop::Setup;
+use super::wgpu_planes::{
+    assert_bytes, assert_planes, planes_on, planes_reach_their_textures, want_planes,
+};
+use crate::gpu::noise;
+use crate::wgpu_read::read_texture;
+use cuda_gl::display::Mode;
+use cuda_gl::video::{VideoFormat, VideoLayout};
+use cuda_gl::wgpu_interop::{WgpuError, WgpuVideoPlanes, check_gl_device};
+use cuda_gl::{DeviceBuffer, Error};
+
+/// A set-up on wgpu's GL backend whose device holds P010's 16-bit planes.
+fn setup() -> Option<Setup> {
+    gl_setup_with(wgpu::Features::TEXTURE_FORMAT_16BIT_NORM)
+}
+
+/// Uploads a frame of `layout` of noise of `seed` into `planes`, returns its bytes and whether
+/// the textures are new.
+fn upload(
+    s: &Setup,
+    planes: &mut WgpuVideoPlanes,
+    layout: VideoLayout,
+    seed: u64,
+) -> (Vec<u8>, bool) {
+    let bytes = noise(layout.bytes(), seed);
+    let src = DeviceBuffer::from_slice(&s.ctx, &bytes).unwrap();
+    let new = planes.upload(&src, layout, &s.stream).unwrap();
+    (bytes, new)
+}
+
+#[test]
+fn video_planes_auto_choose_the_gl_route_and_say_so() {
+    let Some(s) = setup() else { return };
+    check_gl_device(&s.device, &s.ctx).unwrap();
+    let wgpu = (&s.device, &s.queue);
+    for format in [VideoFormat::Nv12, VideoFormat::P010] {
+        let (mut planes, report) =
+            WgpuVideoPlanes::new(&s.ctx, &s.device, &s.queue, (1001, 333), format, None).unwrap();
+        let line = report.to_string();
+        println!("{format:?}: {line}");
+        assert_eq!(
+            (planes.mode(), report.mode),
+            (Mode::Interop, Mode::Interop),
+            "{line}"
+        );
+        assert!(line.starts_with("display: interop; wgpu GL: "), "{line}");
+        let layout = VideoLayout::packed((1001, 333), format).unwrap();
+        let (bytes, new) = upload(&s, &mut planes, layout, 0x61_0001);
+        assert!(!new, "{format:?}: the planes' own size and format");
+        let what = format!("auto {format:?}");
+        assert_planes(wgpu, &planes, &want_planes(&bytes, &layout), &what);
+        // A frame of another size chooses again: the GL route again.
+        let other = VideoLayout::packed((77, 1201), format).unwrap();
+        let (bytes, new) = upload(&s, &mut planes, other, 0x61_0002);
+        assert!(
+            new,
+            "{format:?}: a frame of another size makes new textures"
+        );
+        assert_eq!(planes.mode(), Mode::Interop, "{format:?} after a new size");
+        let what = format!("auto {format:?}, another size");
+        assert_planes(wgpu, &planes, &want_planes(&bytes, &other), &what);
+    }
+    s.ctx.check_drop_errors().unwrap();
+}
+
+/// NV12 and P010 frames at 1920x1080, 1001x333 and 77x1201 (padded pitches, chroma after a
+/// gap) reach both textures byte for byte by the GL route, as `wgpu_planes` checks on Vulkan.
+#[test]
+fn gl_route_planes_reach_their_textures_byte_for_byte() {
+    let Some(s) = setup() else { return };
+    planes_reach_their_textures(&s, &[Mode::Interop]);
+}
+
+/// An upload with another GL context current (of the same share group), or none, is refused
+/// by the map before any GL or wgpu call, and the textures keep the last frame; once the
+/// planes' context is current again, uploads work.
+#[test]
+fn a_gl_route_upload_without_its_gl_context_is_refused_and_works_once_it_is_current() {
+    let Some(s) = setup() else { return };
+    let wgpu = (&s.device, &s.queue);
+    let gl = s.gl.as_ref().expect("a set-up on wgpu's GL backend");
+    let layout = VideoLayout::packed((320, 181), VideoFormat::Nv12).unwrap();
+    let mut planes = planes_on(&s, wgpu, (320, 181), VideoFormat::Nv12, Some(Mode::Interop));
+    let (kept, _) = upload(&s, &mut planes, layout, 0x64_0001);
+    let bytes = noise(layout.bytes(), 0x64_0002);
+    let src = DeviceBuffer::from_slice(&s.ctx, &bytes).unwrap();
+    let other = gl.new_shared().unwrap();
+    let e = planes.upload(&src, layout, &s.stream).unwrap_err();
+    println!("another context current: {e}");
+    assert!(matches!(e, Error::WrongGlContext { .. }), "{e}");
+    other.release_current().unwrap();
+    let e = planes.upload(&src, layout, &s.stream).unwrap_err();
+    println!("no context current: {e}");
+    assert!(matches!(e, Error::NoGlContext { .. }), "{e}");
+    drop(other);
+    gl.make_current().unwrap();
+    let want = want_planes(&kept, &layout);
+    assert_planes(wgpu, &planes, &want, "after the refused uploads");
+    assert!(!planes.upload(&src, layout, &s.stream).unwrap());
+    let want = want_planes(&bytes, &layout);
+    assert_planes(wgpu, &planes, &want, "once the context is current again");
+    drop(planes);
+    s.ctx.check_drop_errors().unwrap();
+}
+
+/// The application destroys the luma texture: the GL route's upload is refused by wgpu with a
+/// typed error, and writes neither texture (the chroma still holds the last frame); a frame of
+/// another size then makes new textures, which take it byte for byte.
+#[test]
+fn a_gl_route_upload_into_a_destroyed_texture_is_refused_and_writes_neither() {
+    let Some(s) = setup() else { return };
+    let wgpu = (&s.device, &s.queue);
+    let layout = VideoLayout::packed((64, 36), VideoFormat::Nv12).unwrap();
+    let mut planes = planes_on(&s, wgpu, (64, 36), VideoFormat::Nv12, Some(Mode::Interop));
+    let (kept, _) = upload(&s, &mut planes, layout, 0x65_0001);
+    let (luma, chroma) = (planes.luma().clone(), planes.chroma().clone());
+    luma.destroy();
+    let next = noise(layout.bytes(), 0x65_0002);
+    let src = DeviceBuffer::from_slice(&s.ctx, &next).unwrap();
+    let e = planes.upload(&src, layout, &s.stream).unwrap_err();
+    println!("an upload into a destroyed texture: {e}");
+    assert!(matches!(e, Error::Wgpu(WgpuError::Refused { .. })), "{e}");
+    let got = read_texture(&s.device, &s.queue, &chroma);
+    let what = "after the refused upload, the chroma texture";
+    assert_bytes(&got, &want_planes(&kept, &layout)[1], what);
+    let other = VideoLayout::packed((63, 35), VideoFormat::Nv12).unwrap();
+    let (more, new) = upload(&s, &mut planes, other, 0x65_0003);
+    assert!(
+        new && planes.luma() != &luma,
+        "the destroyed texture is replaced"
+    );
+    assert_eq!(planes.mode(), Mode::Interop);
+    assert_planes(wgpu, &planes, &want_planes(&more, &other), "63x35");
+    drop(planes);
+    s.ctx.check_drop_errors().unwrap();
+}
