@@ -440,9 +440,10 @@ impl WgpuVideoPlanes {
     /// [`new`](Self::new) in the planes' mode (the old textures are kept);
     /// [`Error::StreamCapturing`](crate::Error::StreamCapturing) for a capturing stream; the
     /// copies' errors; interop: as [`SharedTexture::write`] and
-    /// [`CudaWrite::finish`](super::CudaWrite::finish), on the GL route the map's refusals (no
-    /// GL context, or another, current: [`Error::NoGlContext`](crate::Error::NoGlContext),
-    /// [`Error::WrongGlContext`](crate::Error::WrongGlContext)) and errors;
+    /// [`CudaWrite::finish`](super::CudaWrite::finish); on the GL route, refused before any
+    /// wgpu or GL call (a frame of another size too) when the planes' GL context is not
+    /// current ([`Error::NoGlContext`](crate::Error::NoGlContext),
+    /// [`Error::WrongGlContext`](crate::Error::WrongGlContext)), and the map's errors;
     /// staged: [`Error::Timeout`](crate::Error::Timeout) when the copies take over 10 s;
     /// [`WgpuError::Refused`](super::WgpuError::Refused) when wgpu refuses a copy or a write
     /// (the application destroyed a texture).
@@ -499,6 +500,13 @@ impl WgpuVideoPlanes {
         stream: &impl AsStream,
     ) -> Result<bool> {
         check_same_context(&self.ctx, stream, OWNER)?;
+        // On the GL route wgpu calls GL through whatever context is current: a frame of another
+        // size must be refused here, with another context or none current, before the
+        // re-creation's wgpu calls (and before a fall-back to staged mode, which never maps).
+        #[cfg(feature = "wgpu-gl")]
+        if let Backend::GlInterop(gl) = &self.made.backend {
+            gl.check_current(UPLOAD.name)?;
+        }
         // Each plane's rows at its pitch, which lie in the frame ((1)) and are what the plane's
         // texture holds (made for this layout's size and format).
         let [(luma, luma_pitch), (chroma, chroma_pitch)] = rows_of(&layout);

@@ -7,8 +7,9 @@
 //! after a gap: the video module's frames) reach both textures byte for byte, a frame of
 //! another size making new textures and one of the same size keeping them; an upload with
 //! another GL context current, or none, is refused with the error that says so, leaves the
-//! textures as they were, and uploads work again once the context is current; one into a
-//! texture the application destroyed is refused and writes neither texture.
+//! textures as they were (a frame of another size too, before any wgpu call), and uploads work
+//! again once the context is current; one into a texture the application destroyed is refused
+//! and writes neither texture.
 //!
 //! Needs `--features wgpu-gl` (which brings `wgpu` and `egl`), a GPU and NVIDIA's EGL (a
 //! headless context on the CUDA device); skips with the reason elsewhere (fails under
@@ -118,6 +119,59 @@ fn a_gl_route_upload_without_its_gl_context_is_refused_and_works_once_it_is_curr
     assert!(!planes.upload(&src, layout, &s.stream).unwrap());
     let want = want_planes(&bytes, &layout);
     assert_planes(wgpu, &planes, &want, "once the context is current again");
+    drop(planes);
+    s.ctx.check_drop_errors().unwrap();
+}
+
+/// A frame of another size with another GL context current (of the same share group), or
+/// none, is refused before the re-creation's wgpu calls, also by planes made with `None` (which
+/// must not fall back to staged mode then): the planes keep their size, mode, textures and last
+/// frame; with the context current again, that frame makes new textures in interop mode.
+#[test]
+fn a_gl_route_frame_of_another_size_without_its_gl_context_is_refused_before_wgpu() {
+    let Some(s) = setup() else { return };
+    let wgpu = (&s.device, &s.queue);
+    let gl = s.gl.as_ref().expect("a set-up on wgpu's GL backend");
+    let layout = VideoLayout::packed((320, 181), VideoFormat::Nv12).unwrap();
+    let (mut planes, _) = WgpuVideoPlanes::new(
+        &s.ctx,
+        &s.device,
+        &s.queue,
+        (320, 181),
+        layout.format(),
+        None,
+    )
+    .unwrap();
+    assert_eq!(planes.mode(), Mode::Interop);
+    let (kept, _) = upload(&s, &mut planes, layout, 0x66_0001);
+    let luma = planes.luma().clone();
+    let other = VideoLayout::packed((200, 99), VideoFormat::Nv12).unwrap();
+    let bytes = noise(other.bytes(), 0x66_0002);
+    let src = DeviceBuffer::from_slice(&s.ctx, &bytes).unwrap();
+    let shared = gl.new_shared().unwrap();
+    let e = planes.upload(&src, other, &s.stream).unwrap_err();
+    println!("another size, another context current: {e}");
+    assert!(matches!(e, Error::WrongGlContext { .. }), "{e}");
+    shared.release_current().unwrap();
+    let e = planes.upload(&src, other, &s.stream).unwrap_err();
+    println!("another size, no context current: {e}");
+    assert!(matches!(e, Error::NoGlContext { .. }), "{e}");
+    drop(shared);
+    gl.make_current().unwrap();
+    let kept_state = (planes.size(), planes.mode(), planes.luma() == &luma);
+    assert_eq!(kept_state, ((320, 181), Mode::Interop, true));
+    assert_planes(
+        wgpu,
+        &planes,
+        &want_planes(&kept, &layout),
+        "after the refusals",
+    );
+    assert!(
+        planes.upload(&src, other, &s.stream).unwrap(),
+        "new textures"
+    );
+    assert_eq!(planes.mode(), Mode::Interop, "200x99");
+    assert_planes(wgpu, &planes, &want_planes(&bytes, &other), "200x99");
     drop(planes);
     s.ctx.check_drop_errors().unwrap();
 }
