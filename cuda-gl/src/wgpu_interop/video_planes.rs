@@ -250,6 +250,31 @@ impl Made {
     }
 }
 
+/// On the GL route, wgpu deletes a texture it made through whatever GL context is current
+/// when the texture goes: the planes are `Send`, so their drop may run on a thread where
+/// another context (whose texture of that name would go instead) or none is current. There
+/// the textures are leaked rather than dropped, with an error logged. (The plane textures of
+/// cuda-gl's check their context themselves: unregistered and deleted only with it current,
+/// leaked otherwise.)
+#[cfg(feature = "wgpu-gl")]
+impl Drop for Made {
+    fn drop(&mut self) {
+        let Backend::GlInterop(gl) = &self.backend else {
+            return;
+        };
+        if let Err(e) = gl.check_current("glDeleteTextures (wgpu's, not called)") {
+            log::error!(
+                "cuda-gl: wgpu video planes dropped without their GL context current: their \
+                 textures are leaked, not deleted in another context: {e}"
+            );
+            // A clone that is never dropped keeps wgpu's texture (and its device) alive.
+            self.textures
+                .iter()
+                .for_each(|t| std::mem::forget(t.clone()));
+        }
+    }
+}
+
 /// The planes of decoded NV12 or P010 frames in two plain `wgpu::Texture`s (feature `wgpu`),
 /// for a WGSL shader of the application's that converts them itself: what
 /// [`VideoPlanes`](crate::video::VideoPlanes) does for GL, with textures that cuda-gl makes.
@@ -322,7 +347,9 @@ impl Made {
 /// over a GL context of the program's, from `open_gl_device` (feature `wgpu-gl`), wgpu calls
 /// GL through whatever context is current: make, upload to and drop the planes, and sample
 /// their textures, only on a thread where that context is current, as that function's
-/// `# Safety` asks of every wgpu call.)
+/// `# Safety` asks of every wgpu call. In interop mode the planes check it where they can: an
+/// upload elsewhere is refused before any wgpu call, and a drop elsewhere leaks the textures,
+/// logged, rather than have wgpu delete them in another context.)
 #[derive(Debug)]
 pub struct WgpuVideoPlanes {
     made: Made,

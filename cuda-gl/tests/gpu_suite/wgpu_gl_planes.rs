@@ -9,7 +9,8 @@
 //! another GL context current, or none, is refused with the error that says so, leaves the
 //! textures as they were (a frame of another size too, before any wgpu call), and uploads work
 //! again once the context is current; one into a texture the application destroyed is refused
-//! and writes neither texture.
+//! and writes neither texture; planes dropped without their GL context current leak their
+//! textures rather than have wgpu delete them in another context.
 //!
 //! Needs `--features wgpu-gl` (which brings `wgpu` and `egl`), a GPU and NVIDIA's EGL (a
 //! headless context on the CUDA device); skips with the reason elsewhere (fails under
@@ -22,7 +23,7 @@ use super::wgpu_interop::Setup;
 use super::wgpu_planes::{
     assert_bytes, assert_planes, planes_on, planes_reach_their_textures, want_planes,
 };
-use crate::gpu::noise;
+use crate::gpu::{gl_is, noise};
 use crate::wgpu_read::read_texture;
 use cuda_gl::display::Mode;
 use cuda_gl::video::{VideoFormat, VideoLayout};
@@ -174,6 +175,50 @@ fn a_gl_route_frame_of_another_size_without_its_gl_context_is_refused_before_wgp
     assert_planes(wgpu, &planes, &want_planes(&bytes, &other), "200x99");
     drop(planes);
     s.ctx.check_drop_errors().unwrap();
+}
+
+/// The GL name of a texture of wgpu's GL backend.
+fn gl_name(texture: &wgpu::Texture) -> u32 {
+    // SAFETY: the guard is only read and dropped here.
+    let hal = unsafe { texture.as_hal::<wgpu::hal::api::Gles>() }.expect("a GL texture");
+    match hal.inner {
+        wgpu::hal::gles::TextureInner::Texture { raw, .. } => raw.0.get(),
+        ref other => panic!("wgpu holds the texture as {other:?}"),
+    }
+}
+
+/// Planes dropped with another GL context current (of the same share group, where a deletion
+/// would show) leak their textures rather than have wgpu delete them there; dropped with their
+/// own context current, wgpu deletes them.
+#[test]
+fn gl_route_planes_dropped_without_their_gl_context_leak_their_textures() {
+    let Some(s) = setup() else { return };
+    let wgpu = (&s.device, &s.queue);
+    let gl = s.gl.as_ref().expect("a set-up on wgpu's GL backend");
+    gl::load_with(|name| gl.get_proc_address(name));
+    let layout = VideoLayout::packed((64, 36), VideoFormat::Nv12).unwrap();
+    for own in [true, false] {
+        let mut planes = planes_on(&s, wgpu, (64, 36), VideoFormat::Nv12, Some(Mode::Interop));
+        upload(&s, &mut planes, layout, 0x67_0001);
+        let names = [gl_name(planes.luma()), gl_name(planes.chroma())];
+        assert!(names.iter().all(|&n| gl_is(gl::IsTexture, n)), "{names:?}");
+        let other = (!own).then(|| gl.new_shared().unwrap());
+        drop(planes);
+        drop(other);
+        gl.make_current().unwrap();
+        // Whatever wgpu deferred (textures still in use by a submission) goes here.
+        s.device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+        let live = names.map(|n| gl_is(gl::IsTexture, n));
+        assert_eq!(
+            live,
+            [!own, !own],
+            "textures {names:?}, own context current: {own}"
+        );
+        // Without their context, cuda-gl's plane textures could not be unregistered (leaked).
+        let errors = s.ctx.take_drop_errors();
+        println!("own context current: {own}; drop errors: {errors:?}");
+        assert!(!own || errors.is_empty(), "{errors:?}");
+    }
 }
 
 /// The application destroys the luma texture: the GL route's upload is refused by wgpu with a
