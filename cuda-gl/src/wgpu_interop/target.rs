@@ -345,9 +345,12 @@ pub(super) fn first_mode<B>(
 
 /// Whether `e` refuses the call's input itself (a [`UsageError`](crate::UsageError)), which
 /// every mode would refuse alike, rather than what one mode cannot do here (a
-/// [`WgpuError`](super::WgpuError): the device, the driver's export limit).
+/// [`WgpuError`](super::WgpuError): the device, the driver's export limit). No GL context
+/// current ([`Error::NoGlContext`], only the GL route's check of a device of wgpu's GL backend
+/// over the program's context says so) ends the search too: every wgpu call on such a device
+/// would run without its context, staged mode's as well.
 pub(super) fn refused_in_every_mode(e: &Error) -> bool {
-    matches!(e, Error::Usage(_))
+    matches!(e, Error::Usage(_) | Error::NoGlContext { .. })
 }
 
 /// A mode's frame as the public frame holds it.
@@ -363,5 +366,28 @@ fn api_of(backend: wgpu::Backend) -> &'static str {
         wgpu::Backend::Metal => "wgpu Metal",
         wgpu::Backend::Dx12 => "wgpu DX12",
         _ => "wgpu",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::UsageError;
+    use crate::result::CudaError;
+    use cuda_gl_sys::CUresult;
+
+    /// Auto mode falls back from interop to staged for what the device lacks, never when no
+    /// GL context is current: staged mode's wgpu calls on wgpu's GL backend would run without
+    /// it (it did fall back).
+    #[test]
+    fn no_gl_context_ends_auto_modes_search() {
+        let code = CUresult::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT;
+        let source = CudaError::new("cuda_gl::wgpu_interop::check_gl_device", code);
+        assert!(refused_in_every_mode(&Error::NoGlContext { source }));
+        assert!(refused_in_every_mode(
+            &UsageError::PinnedBufferUntracked.into()
+        ));
+        let lacks = super::super::WgpuError::GlOwnContext { call: "test" }.into();
+        assert!(!refused_in_every_mode(&lacks));
     }
 }

@@ -10,7 +10,8 @@
 //! textures as they were (a frame of another size too, before any wgpu call), and uploads work
 //! again once the context is current; one into a texture the application destroyed is refused
 //! and writes neither texture; planes dropped without their GL context current leak their
-//! textures rather than have wgpu delete them in another context.
+//! textures rather than have wgpu delete them in another context; auto mode with no GL context
+//! current is refused, not staged.
 //!
 //! Needs `--features wgpu-gl` (which brings `wgpu` and `egl`), a GPU and NVIDIA's EGL (a
 //! headless context on the CUDA device); skips with the reason elsewhere (fails under
@@ -25,9 +26,10 @@ use super::wgpu_planes::{
 };
 use crate::gpu::{gl_is, noise};
 use crate::wgpu_read::read_texture;
-use cuda_gl::display::Mode;
+use cuda_gl::display::{Format, Layout, Mode};
+use cuda_gl::video::VideoFormat::Nv12;
 use cuda_gl::video::{VideoFormat, VideoLayout};
-use cuda_gl::wgpu_interop::{WgpuError, WgpuVideoPlanes, check_gl_device};
+use cuda_gl::wgpu_interop::{WgpuError, WgpuTarget, WgpuVideoPlanes, check_gl_device};
 use cuda_gl::{DeviceBuffer, Error};
 
 /// A set-up on wgpu's GL backend whose device holds P010's 16-bit planes.
@@ -174,6 +176,29 @@ fn a_gl_route_frame_of_another_size_without_its_gl_context_is_refused_before_wgp
     assert_eq!(planes.mode(), Mode::Interop, "200x99");
     assert_planes(wgpu, &planes, &want_planes(&bytes, &other), "200x99");
     drop(planes);
+    s.ctx.check_drop_errors().unwrap();
+}
+
+/// Auto mode with no GL context current is refused with the error that says so, for planes
+/// and for a target: it does not fall back to staged mode, whose wgpu calls would run without
+/// the context.
+#[test]
+fn auto_mode_without_a_gl_context_is_refused_not_staged() {
+    let Some(s) = setup() else { return };
+    let gl = s.gl.as_ref().expect("a set-up on wgpu's GL backend");
+    let layout = Layout::packed((64, 36), Format::Rgba8).unwrap();
+    gl.release_current().unwrap();
+    let planes = WgpuVideoPlanes::new(&s.ctx, &s.device, &s.queue, (64, 36), Nv12, None);
+    let target = WgpuTarget::new(&s.ctx, &s.device, &s.queue, layout, None);
+    // Current again before anything made is dropped.
+    gl.make_current().unwrap();
+    let planes = planes.map(|(p, report)| (p.mode(), report.to_string()));
+    let target = target.map(|(t, report)| (t.mode(), report.to_string()));
+    for (what, made) in [("planes", planes), ("target", target)] {
+        let e = made.unwrap_err();
+        println!("{what} with no GL context current: {e}");
+        assert!(matches!(e, Error::NoGlContext { .. }), "{what}: {e}");
+    }
     s.ctx.check_drop_errors().unwrap();
 }
 
