@@ -224,6 +224,12 @@ impl WgpuTarget {
         if layout == self.place.layout {
             return Ok(());
         }
+        // On the GL route wgpu calls GL through whatever context is current: refused here,
+        // with another context or none current, before the new place's wgpu texture is made.
+        #[cfg(feature = "wgpu-gl")]
+        if let Backend::GlInterop(gl) = &self.backend {
+            gl.check_current("WgpuTarget::resize (or a show of another size or format)")?;
+        }
         let mode = self.mode();
         let place = WgpuPlace::new(&self.place.device, &self.place.queue, layout, mode)?;
         // The new place takes the blits the target made (its backend looks its blit up
@@ -250,7 +256,10 @@ impl WgpuTarget {
         /// changes: take [`texture`](Self::texture) again.
         ///
         /// # Errors
-        /// As [`new`](Self::new) in the target's mode.
+        /// As [`new`](Self::new) in the target's mode; on the GL route, refused before any
+        /// wgpu call when the target's GL context is not current
+        /// ([`Error::NoGlContext`](crate::Error::NoGlContext),
+        /// [`Error::WrongGlContext`](crate::Error::WrongGlContext)).
         show:
         /// **What is ordered after what.** The copy is queued on `stream` after the work queued
         /// on it before, and the application's next submit on the target's queue sees the frame
