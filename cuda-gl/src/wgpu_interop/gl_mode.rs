@@ -65,6 +65,17 @@ struct Order {
     open: bool,
 }
 
+impl GlInterop {
+    /// Refuses `call` unless the frame texture's GL context (the device's) is current.
+    ///
+    /// # Errors
+    /// [`Error::NoGlContext`](crate::Error::NoGlContext),
+    /// [`Error::WrongGlContext`](crate::Error::WrongGlContext), or as `GlOwner::check`.
+    pub(super) fn check_current(&self, call: &'static str) -> Result<()> {
+        self.frame.check_current(call)
+    }
+}
+
 impl Present for GlInterop {
     type Texture = WgpuPlace;
     type Frame<'t, S: AsStream + 't> = GlFrame<'t, S>;

@@ -104,6 +104,14 @@ impl GlFrameTexture {
         self.kept = true;
     }
 
+    /// Refuses `call` unless the texture's GL context is current on this thread.
+    ///
+    /// # Errors
+    /// As `TextureObject::check_current`.
+    pub(super) fn check_current(&self, call: &'static str) -> Result<()> {
+        self.gl.check_current(call)
+    }
+
     /// The wgpu texture, for the present's blit or copy.
     pub(super) fn texture(&self) -> &wgpu::Texture {
         &self.texture

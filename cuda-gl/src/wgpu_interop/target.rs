@@ -224,6 +224,12 @@ impl WgpuTarget {
         if layout == self.place.layout {
             return Ok(());
         }
+        // On the GL route wgpu calls GL through whatever context is current: refused here,
+        // with another context or none current, before the new place's wgpu texture is made.
+        #[cfg(feature = "wgpu-gl")]
+        if let Backend::GlInterop(gl) = &self.backend {
+            gl.check_current("WgpuTarget::resize (or a show of another size or format)")?;
+        }
         let mode = self.mode();
         let place = WgpuPlace::new(&self.place.device, &self.place.queue, layout, mode)?;
         // The new place takes the blits the target made (its backend looks its blit up
@@ -250,7 +256,10 @@ impl WgpuTarget {
         /// changes: take [`texture`](Self::texture) again.
         ///
         /// # Errors
-        /// As [`new`](Self::new) in the target's mode.
+        /// As [`new`](Self::new) in the target's mode; on the GL route, refused before any
+        /// wgpu call when the target's GL context is not current
+        /// ([`Error::NoGlContext`](crate::Error::NoGlContext),
+        /// [`Error::WrongGlContext`](crate::Error::WrongGlContext)).
         show:
         /// **What is ordered after what.** The copy is queued on `stream` after the work queued
         /// on it before, and the application's next submit on the target's queue sees the frame
@@ -345,9 +354,12 @@ pub(super) fn first_mode<B>(
 
 /// Whether `e` refuses the call's input itself (a [`UsageError`](crate::UsageError)), which
 /// every mode would refuse alike, rather than what one mode cannot do here (a
-/// [`WgpuError`](super::WgpuError): the device, the driver's export limit).
+/// [`WgpuError`](super::WgpuError): the device, the driver's export limit). No GL context
+/// current ([`Error::NoGlContext`], only the GL route's check of a device of wgpu's GL backend
+/// over the program's context says so) ends the search too: every wgpu call on such a device
+/// would run without its context, staged mode's as well.
 pub(super) fn refused_in_every_mode(e: &Error) -> bool {
-    matches!(e, Error::Usage(_))
+    matches!(e, Error::Usage(_) | Error::NoGlContext { .. })
 }
 
 /// A mode's frame as the public frame holds it.
@@ -363,5 +375,28 @@ fn api_of(backend: wgpu::Backend) -> &'static str {
         wgpu::Backend::Metal => "wgpu Metal",
         wgpu::Backend::Dx12 => "wgpu DX12",
         _ => "wgpu",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::UsageError;
+    use crate::result::CudaError;
+    use cuda_gl_sys::CUresult;
+
+    /// Auto mode falls back from interop to staged for what the device lacks, never when no
+    /// GL context is current: staged mode's wgpu calls on wgpu's GL backend would run without
+    /// it (it did fall back).
+    #[test]
+    fn no_gl_context_ends_auto_modes_search() {
+        let code = CUresult::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT;
+        let source = CudaError::new("cuda_gl::wgpu_interop::check_gl_device", code);
+        assert!(refused_in_every_mode(&Error::NoGlContext { source }));
+        assert!(refused_in_every_mode(
+            &UsageError::PinnedBufferUntracked.into()
+        ));
+        let lacks = super::super::WgpuError::GlOwnContext { call: "test" }.into();
+        assert!(!refused_in_every_mode(&lacks));
     }
 }

@@ -250,6 +250,31 @@ impl Made {
     }
 }
 
+/// On the GL route, wgpu deletes a texture it made through whatever GL context is current
+/// when the texture goes: the planes are `Send`, so their drop may run on a thread where
+/// another context (whose texture of that name would go instead) or none is current. There
+/// the textures are leaked rather than dropped, with an error logged. (The plane textures of
+/// cuda-gl's check their context themselves: unregistered and deleted only with it current,
+/// leaked otherwise.)
+#[cfg(feature = "wgpu-gl")]
+impl Drop for Made {
+    fn drop(&mut self) {
+        let Backend::GlInterop(gl) = &self.backend else {
+            return;
+        };
+        if let Err(e) = gl.check_current("glDeleteTextures (wgpu's, not called)") {
+            log::error!(
+                "cuda-gl: wgpu video planes dropped without their GL context current: their \
+                 textures are leaked, not deleted in another context: {e}"
+            );
+            // A clone that is never dropped keeps wgpu's texture (and its device) alive.
+            self.textures
+                .iter()
+                .for_each(|t| std::mem::forget(t.clone()));
+        }
+    }
+}
+
 /// The planes of decoded NV12 or P010 frames in two plain `wgpu::Texture`s (feature `wgpu`),
 /// for a WGSL shader of the application's that converts them itself: what
 /// [`VideoPlanes`](crate::video::VideoPlanes) does for GL, with textures that cuda-gl makes.
@@ -322,7 +347,9 @@ impl Made {
 /// over a GL context of the program's, from `open_gl_device` (feature `wgpu-gl`), wgpu calls
 /// GL through whatever context is current: make, upload to and drop the planes, and sample
 /// their textures, only on a thread where that context is current, as that function's
-/// `# Safety` asks of every wgpu call.)
+/// `# Safety` asks of every wgpu call. In interop mode the planes check it where they can: an
+/// upload elsewhere is refused before any wgpu call, and a drop elsewhere leaks the textures,
+/// logged, rather than have wgpu delete them in another context.)
 #[derive(Debug)]
 pub struct WgpuVideoPlanes {
     made: Made,
@@ -440,9 +467,10 @@ impl WgpuVideoPlanes {
     /// [`new`](Self::new) in the planes' mode (the old textures are kept);
     /// [`Error::StreamCapturing`](crate::Error::StreamCapturing) for a capturing stream; the
     /// copies' errors; interop: as [`SharedTexture::write`] and
-    /// [`CudaWrite::finish`](super::CudaWrite::finish), on the GL route the map's refusals (no
-    /// GL context, or another, current: [`Error::NoGlContext`](crate::Error::NoGlContext),
-    /// [`Error::WrongGlContext`](crate::Error::WrongGlContext)) and errors;
+    /// [`CudaWrite::finish`](super::CudaWrite::finish); on the GL route, refused before any
+    /// wgpu or GL call (a frame of another size too) when the planes' GL context is not
+    /// current ([`Error::NoGlContext`](crate::Error::NoGlContext),
+    /// [`Error::WrongGlContext`](crate::Error::WrongGlContext)), and the map's errors;
     /// staged: [`Error::Timeout`](crate::Error::Timeout) when the copies take over 10 s;
     /// [`WgpuError::Refused`](super::WgpuError::Refused) when wgpu refuses a copy or a write
     /// (the application destroyed a texture).
@@ -499,6 +527,13 @@ impl WgpuVideoPlanes {
         stream: &impl AsStream,
     ) -> Result<bool> {
         check_same_context(&self.ctx, stream, OWNER)?;
+        // On the GL route wgpu calls GL through whatever context is current: a frame of another
+        // size must be refused here, with another context or none current, before the
+        // re-creation's wgpu calls (and before a fall-back to staged mode, which never maps).
+        #[cfg(feature = "wgpu-gl")]
+        if let Backend::GlInterop(gl) = &self.made.backend {
+            gl.check_current(UPLOAD.name)?;
+        }
         // Each plane's rows at its pitch, which lie in the frame ((1)) and are what the plane's
         // texture holds (made for this layout's size and format).
         let [(luma, luma_pitch), (chroma, chroma_pitch)] = rows_of(&layout);

@@ -143,6 +143,35 @@ fn a_map_without_the_targets_gl_context_is_refused_and_works_once_it_is_current(
     s.ctx.check_drop_errors().unwrap();
 }
 
+/// A resize with another GL context current, or none, is refused before the new texture is
+/// made (wgpu would make it in that context): the target keeps its size, texture and frame,
+/// and the resize works once its context is current.
+#[test]
+fn a_resize_without_the_targets_gl_context_is_refused_before_wgpu() {
+    let Some(s) = gl_setup() else { return };
+    let mut t = target(&s, (320, 181), Format::Rgba8, Mode::Interop);
+    fill_frame(&s, &mut t, 5).present().unwrap();
+    let texture = t.texture().clone();
+    let other = gl(&s).new_shared().unwrap();
+    let e = t.resize(200, 99).unwrap_err();
+    println!("another context current: {e}");
+    assert!(matches!(e, Error::WrongGlContext { .. }), "{e}");
+    other.release_current().unwrap();
+    let e = t.resize(200, 99).unwrap_err();
+    println!("no context current: {e}");
+    assert!(matches!(e, Error::NoGlContext { .. }), "{e}");
+    drop(other);
+    gl(&s).make_current().unwrap();
+    assert_eq!((t.size(), t.texture() == &texture), ((320, 181), true));
+    assert_shows(&mut t, 5, "the frame before the refused resizes");
+    t.resize(200, 99).unwrap();
+    assert_eq!((t.size(), t.mode()), ((200, 99), Mode::Interop));
+    fill_frame(&s, &mut t, 6).present().unwrap();
+    assert_shows(&mut t, 6, "the frame after the resize");
+    drop(t);
+    s.ctx.check_drop_errors().unwrap();
+}
+
 /// A frame forgotten with `mem::forget` while its texture is mapped (its surface asked for),
 /// and one forgotten after its pixels were asked for: the next frame waits for them, and
 /// shows itself.

@@ -7,8 +7,11 @@
 //! after a gap: the video module's frames) reach both textures byte for byte, a frame of
 //! another size making new textures and one of the same size keeping them; an upload with
 //! another GL context current, or none, is refused with the error that says so, leaves the
-//! textures as they were, and uploads work again once the context is current; one into a
-//! texture the application destroyed is refused and writes neither texture.
+//! textures as they were (a frame of another size too, before any wgpu call), and uploads work
+//! again once the context is current; one into a texture the application destroyed is refused
+//! and writes neither texture; planes dropped without their GL context current leak their
+//! textures rather than have wgpu delete them in another context; auto mode with no GL context
+//! current is refused, not staged.
 //!
 //! Needs `--features wgpu-gl` (which brings `wgpu` and `egl`), a GPU and NVIDIA's EGL (a
 //! headless context on the CUDA device); skips with the reason elsewhere (fails under
@@ -21,11 +24,12 @@ use super::wgpu_interop::Setup;
 use super::wgpu_planes::{
     assert_bytes, assert_planes, planes_on, planes_reach_their_textures, want_planes,
 };
-use crate::gpu::noise;
+use crate::gpu::{gl_is, noise};
 use crate::wgpu_read::read_texture;
-use cuda_gl::display::Mode;
+use cuda_gl::display::{Format, Layout, Mode};
+use cuda_gl::video::VideoFormat::Nv12;
 use cuda_gl::video::{VideoFormat, VideoLayout};
-use cuda_gl::wgpu_interop::{WgpuError, WgpuVideoPlanes, check_gl_device};
+use cuda_gl::wgpu_interop::{WgpuError, WgpuTarget, WgpuVideoPlanes, check_gl_device};
 use cuda_gl::{DeviceBuffer, Error};
 
 /// A set-up on wgpu's GL backend whose device holds P010's 16-bit planes.
@@ -120,6 +124,126 @@ fn a_gl_route_upload_without_its_gl_context_is_refused_and_works_once_it_is_curr
     assert_planes(wgpu, &planes, &want, "once the context is current again");
     drop(planes);
     s.ctx.check_drop_errors().unwrap();
+}
+
+/// A frame of another size with another GL context current (of the same share group), or
+/// none, is refused before the re-creation's wgpu calls, also by planes made with `None` (which
+/// must not fall back to staged mode then): the planes keep their size, mode, textures and last
+/// frame; with the context current again, that frame makes new textures in interop mode.
+#[test]
+fn a_gl_route_frame_of_another_size_without_its_gl_context_is_refused_before_wgpu() {
+    let Some(s) = setup() else { return };
+    let wgpu = (&s.device, &s.queue);
+    let gl = s.gl.as_ref().expect("a set-up on wgpu's GL backend");
+    let layout = VideoLayout::packed((320, 181), VideoFormat::Nv12).unwrap();
+    let (mut planes, _) = WgpuVideoPlanes::new(
+        &s.ctx,
+        &s.device,
+        &s.queue,
+        (320, 181),
+        layout.format(),
+        None,
+    )
+    .unwrap();
+    assert_eq!(planes.mode(), Mode::Interop);
+    let (kept, _) = upload(&s, &mut planes, layout, 0x66_0001);
+    let luma = planes.luma().clone();
+    let other = VideoLayout::packed((200, 99), VideoFormat::Nv12).unwrap();
+    let bytes = noise(other.bytes(), 0x66_0002);
+    let src = DeviceBuffer::from_slice(&s.ctx, &bytes).unwrap();
+    let shared = gl.new_shared().unwrap();
+    let e = planes.upload(&src, other, &s.stream).unwrap_err();
+    println!("another size, another context current: {e}");
+    assert!(matches!(e, Error::WrongGlContext { .. }), "{e}");
+    shared.release_current().unwrap();
+    let e = planes.upload(&src, other, &s.stream).unwrap_err();
+    println!("another size, no context current: {e}");
+    assert!(matches!(e, Error::NoGlContext { .. }), "{e}");
+    drop(shared);
+    gl.make_current().unwrap();
+    let kept_state = (planes.size(), planes.mode(), planes.luma() == &luma);
+    assert_eq!(kept_state, ((320, 181), Mode::Interop, true));
+    assert_planes(
+        wgpu,
+        &planes,
+        &want_planes(&kept, &layout),
+        "after the refusals",
+    );
+    assert!(
+        planes.upload(&src, other, &s.stream).unwrap(),
+        "new textures"
+    );
+    assert_eq!(planes.mode(), Mode::Interop, "200x99");
+    assert_planes(wgpu, &planes, &want_planes(&bytes, &other), "200x99");
+    drop(planes);
+    s.ctx.check_drop_errors().unwrap();
+}
+
+/// Auto mode with no GL context current is refused with the error that says so, for planes
+/// and for a target: it does not fall back to staged mode, whose wgpu calls would run without
+/// the context.
+#[test]
+fn auto_mode_without_a_gl_context_is_refused_not_staged() {
+    let Some(s) = setup() else { return };
+    let gl = s.gl.as_ref().expect("a set-up on wgpu's GL backend");
+    let layout = Layout::packed((64, 36), Format::Rgba8).unwrap();
+    gl.release_current().unwrap();
+    let planes = WgpuVideoPlanes::new(&s.ctx, &s.device, &s.queue, (64, 36), Nv12, None);
+    let target = WgpuTarget::new(&s.ctx, &s.device, &s.queue, layout, None);
+    // Current again before anything made is dropped.
+    gl.make_current().unwrap();
+    let planes = planes.map(|(p, report)| (p.mode(), report.to_string()));
+    let target = target.map(|(t, report)| (t.mode(), report.to_string()));
+    for (what, made) in [("planes", planes), ("target", target)] {
+        let e = made.unwrap_err();
+        println!("{what} with no GL context current: {e}");
+        assert!(matches!(e, Error::NoGlContext { .. }), "{what}: {e}");
+    }
+    s.ctx.check_drop_errors().unwrap();
+}
+
+/// The GL name of a texture of wgpu's GL backend.
+fn gl_name(texture: &wgpu::Texture) -> u32 {
+    // SAFETY: the guard is only read and dropped here.
+    let hal = unsafe { texture.as_hal::<wgpu::hal::api::Gles>() }.expect("a GL texture");
+    match hal.inner {
+        wgpu::hal::gles::TextureInner::Texture { raw, .. } => raw.0.get(),
+        ref other => panic!("wgpu holds the texture as {other:?}"),
+    }
+}
+
+/// Planes dropped with another GL context current (of the same share group, where a deletion
+/// would show) leak their textures rather than have wgpu delete them there; dropped with their
+/// own context current, wgpu deletes them.
+#[test]
+fn gl_route_planes_dropped_without_their_gl_context_leak_their_textures() {
+    let Some(s) = setup() else { return };
+    let wgpu = (&s.device, &s.queue);
+    let gl = s.gl.as_ref().expect("a set-up on wgpu's GL backend");
+    gl::load_with(|name| gl.get_proc_address(name));
+    let layout = VideoLayout::packed((64, 36), VideoFormat::Nv12).unwrap();
+    for own in [true, false] {
+        let mut planes = planes_on(&s, wgpu, (64, 36), VideoFormat::Nv12, Some(Mode::Interop));
+        upload(&s, &mut planes, layout, 0x67_0001);
+        let names = [gl_name(planes.luma()), gl_name(planes.chroma())];
+        assert!(names.iter().all(|&n| gl_is(gl::IsTexture, n)), "{names:?}");
+        let other = (!own).then(|| gl.new_shared().unwrap());
+        drop(planes);
+        drop(other);
+        gl.make_current().unwrap();
+        // Whatever wgpu deferred (textures still in use by a submission) goes here.
+        s.device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+        let live = names.map(|n| gl_is(gl::IsTexture, n));
+        assert_eq!(
+            live,
+            [!own, !own],
+            "textures {names:?}, own context current: {own}"
+        );
+        // Without their context, cuda-gl's plane textures could not be unregistered (leaked).
+        let errors = s.ctx.take_drop_errors();
+        println!("own context current: {own}; drop errors: {errors:?}");
+        assert!(!own || errors.is_empty(), "{errors:?}");
+    }
 }
 
 /// The application destroys the luma texture: the GL route's upload is refused by wgpu with a

@@ -126,6 +126,16 @@ impl TextureObject {
         self.name
     }
 
+    /// Refuses `call` unless the texture's GL context is current on this thread.
+    ///
+    /// # Errors
+    /// As [`GlOwner::check`]: [`Error::NoGlContext`], [`Error::WrongGlContext`],
+    /// [`Error::GlContextGone`], [`Error::GlPlatformUnknown`].
+    #[cfg(feature = "wgpu-gl")]
+    pub(crate) fn check_current(&self, call: &'static str) -> Result<()> {
+        self.owner.check(call).map(|_| ())
+    }
+
     /// Leaks the texture: never deleted, claimed for good (the driver may still hold it
     /// mapped).
     pub(super) fn leak(&mut self) {

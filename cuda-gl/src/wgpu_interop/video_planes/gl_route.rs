@@ -61,6 +61,17 @@ impl GlPlanes {
         })
     }
 
+    /// Refuses `call` unless the plane textures' GL context (the device's) is current on this
+    /// thread: checked before a re-creation, whose wgpu calls (the new textures) would otherwise
+    /// run in another context, or none, before any map could refuse.
+    ///
+    /// # Errors
+    /// [`Error::NoGlContext`](crate::Error::NoGlContext),
+    /// [`Error::WrongGlContext`](crate::Error::WrongGlContext), or as `GlOwner::check`.
+    pub(super) fn check_current(&self, call: &'static str) -> Result<()> {
+        self.frames[0].check_current(call)
+    }
+
     /// Copies the planes of the frame of `layout` at `ptr` into the plane textures on
     /// `stream` (one map of both, two copies, one unmap), then records and submits wgpu's
     /// copies of both into `textures`: GL runs them after the unmap, so after CUDA's copies.
