@@ -94,7 +94,7 @@ impl Present for GlInterop {
             ctx,
             &place.device,
             (layout.size(), place.format()),
-            &pixels,
+            Some(&pixels),
             "cuda_gl::wgpu_interop::WgpuTarget (GL frame)",
         )?;
         let blit = blit_pair(place, frame.texture())?;

@@ -49,7 +49,8 @@ pub(super) struct GlFrameTexture {
 impl GlFrameTexture {
     /// A texture of `size` and `format` in the GL context current on this thread (the wgpu
     /// device's: SAFETY G1), registered with CUDA context `ctx` for surface writes, cleared to
-    /// zero by CUDA from `zeros` (a zeroed buffer of the texture's bytes, tightly packed), and
+    /// zero by CUDA from `zeros` when given (a zeroed buffer of the texture's bytes, tightly
+    /// packed; `None` for a texture nothing reads before CUDA has written all of it), and
     /// wrapped as a `wgpu::Texture` of `device` named `label` (usages `TEXTURE_BINDING` and
     /// `COPY_SRC`). The size is within the device's `max_texture_dimension_2d` (the caller
     /// checked it), which wgpu-hal takes from `GL_MAX_TEXTURE_SIZE`: within GL's limit too.
@@ -64,7 +65,7 @@ impl GlFrameTexture {
         ctx: &Arc<Context>,
         device: &wgpu::Device,
         (size, format): ((u32, u32), SharedFormat),
-        zeros: &DeviceBuffer<u8>,
+        zeros: Option<&DeviceBuffer<u8>>,
         label: &'static str,
     ) -> Result<GlFrameTexture> {
         let (owner, fns) = GlOwner::current("glTexStorage2D (a wgpu texture of cuda-gl's)")?;
@@ -76,8 +77,8 @@ impl GlFrameTexture {
             gl.name(),
             RegisterFlags::SURFACE_LOAD_STORE,
         )?;
-        match clear(ctx, &mut image, zeros).and_then(|()| wrap(device, &gl, (size, format), label))
-        {
+        let cleared = zeros.map_or(Ok(()), |zeros| clear(ctx, &mut image, zeros));
+        match cleared.and_then(|()| wrap(device, &gl, (size, format), label)) {
             Ok(texture) => Ok(GlFrameTexture {
                 image: ManuallyDrop::new(image),
                 texture,

@@ -15,7 +15,7 @@
 use super::Plane;
 use crate::context::Context;
 use crate::error::Result;
-use crate::memory::{DeviceBuffer, DevicePtr};
+use crate::memory::DevicePtr;
 use crate::stream::AsStream;
 use crate::video::{VideoLayout, copy_planes};
 use crate::wgpu_interop::gl_texture::GlFrameTexture;
@@ -37,22 +37,20 @@ pub(super) struct GlPlanes {
 
 impl GlPlanes {
     /// A texture of each plane in the GL context current on this thread (the device's: the
-    /// caller checked it with `check_gl_device`), registered with CUDA context `ctx` and
-    /// cleared to zero.
+    /// caller checked it with `check_gl_device`), registered with CUDA context `ctx`. Not
+    /// cleared: only an upload reads them (wgpu's copies into the application's planes), after
+    /// CUDA has written both whole. (A clear would need a zeroed buffer freed after it, and
+    /// `cuMemFree` may wait for the whole device with no limit.)
     ///
     /// # Errors
-    /// The driver's errors allocating the zeros; as `GlFrameTexture::new`.
+    /// As `GlFrameTexture::new`.
     pub(super) fn new(
         ctx: &Arc<Context>,
         device: &wgpu::Device,
         planes: &[Plane; 2],
     ) -> Result<GlPlanes> {
         let frame = |plane: &Plane, label| {
-            // Dropped at the end of this closure, after the clear was queued: `cuMemFree`
-            // frees device memory only once the device's work on it is done (what every
-            // `DeviceBuffer` relies on, the wgpu target's GL pixels on a failed creation too).
-            let zeros = DeviceBuffer::zeroed(ctx, plane.bytes)?;
-            GlFrameTexture::new(ctx, device, (plane.size, plane.format), &zeros, label)
+            GlFrameTexture::new(ctx, device, (plane.size, plane.format), None, label)
         };
         let luma = frame(&planes[0], LABELS[0])?;
         let chroma = frame(&planes[1], LABELS[1])?;
