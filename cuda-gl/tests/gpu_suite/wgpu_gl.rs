@@ -265,6 +265,8 @@ fn a_device_on_wgpus_own_gl_context_runs_staged_and_says_why() {
         // wgpu's EGL display, not the GPU: nothing of cuda-gl's to test here.
         gl(&s).make_current().unwrap();
         eprintln!("skipped: wgpu's own GL instance found no adapter");
+        drop(s);
+        drop(instance);
         return;
     };
     let (device, queue) = crate::harness::ready(adapter.request_device(&Default::default()))
@@ -281,7 +283,13 @@ fn a_device_on_wgpus_own_gl_context_runs_staged_and_says_why() {
     assert!(line.contains("open_gl_device"), "{line}");
     pixel_frame(&s, &mut t, &s.stream, 9).present().unwrap();
     assert_shows(&mut t, 9, "a staged frame on wgpu's own GL context");
-    drop((t, device, queue, adapter, instance));
+    drop((t, device, queue, adapter));
     gl(&s).make_current().unwrap();
     s.ctx.check_drop_errors().unwrap();
+    // wgpu's own GL instance goes last, after cuda-gl's context: its drop terminates its EGL
+    // display, which may be the one cuda-gl's context is on (a shared display, see
+    // `HeadlessContext::has_own_display`), and that context would end with it under the
+    // set-up's drop.
+    drop(s);
+    drop(instance);
 }
