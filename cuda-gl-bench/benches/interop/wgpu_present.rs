@@ -57,8 +57,11 @@
 //! Needs the benchmark's feature `wgpu` (on in the GPU bundle, built `--all-features`) and
 //! NVIDIA's Vulkan driver for wgpu (headless: `VK_DRIVER_FILES=.../nvidia_icd.json`). When
 //! `open_device` finds no Vulkan adapter that is the CUDA GPU (or the adapter lacks what the
-//! hand-off needs), the group prints why and measures nothing; that is not a failure. It uses
-//! no GL, and runs last (after the ordering group too).
+//! hand-off needs), the Vulkan rows print why and measure nothing; that is not a failure, and
+//! the GL rows do the same where the benchmark's GL context is not on the CUDA GPU. The Vulkan
+//! rows use no GL, and run last (after the ordering group too); the GL rows run before both,
+//! and an error of theirs ends the run before the Vulkan rows (build with `--features wgpu`
+//! alone, without `wgpu-gl`, to measure the Vulkan rows without them).
 
 use crate::measure::{Case, Ratio};
 use crate::report::verdict;

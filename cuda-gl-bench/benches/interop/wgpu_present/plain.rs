@@ -206,8 +206,13 @@ pub struct PlainRoute {
     /// Whether a submit's wait for `vk_last` has not returned yet (the command buffer may then
     /// still be pending).
     in_flight: bool,
-    _queue: wgpu::Queue,
-    _device: wgpu::Device,
+    /// Clones that keep wgpu's device (and the `VkDevice` the route's objects belong to) alive:
+    /// dropped after the route's objects, or leaked with them. A leaked route may have a submit
+    /// that never ends (its wait for a CUDA signal that a faulted context never makes), and
+    /// wgpu's queue, once its last clone drops, waits for every submit with
+    /// `vkQueueWaitIdle`, unbounded, then destroys the device under the leaked objects.
+    queue: ManuallyDrop<wgpu::Queue>,
+    device: ManuallyDrop<wgpu::Device>,
 }
 
 impl PlainRoute {
@@ -255,8 +260,8 @@ impl PlainRoute {
             last: 1,
             vk_last: 1,
             in_flight: false,
-            _queue: queue.clone(),
-            _device: device.clone(),
+            queue: ManuallyDrop::new(queue.clone()),
+            device: ManuallyDrop::new(device.clone()),
         })
     }
 
@@ -329,7 +334,9 @@ impl Drop for PlainRoute {
         // Nothing may be destroyed under work that uses it: CUDA's (the stream's, polled) and
         // Vulkan's (its last submit's signal, which follows every earlier submit of the route:
         // each waits for CUDA's signal, which waits for the submit before). Past either limit,
-        // or with the context unusable, everything is leaked instead.
+        // or with the context unusable, everything is leaked instead, the wgpu device and queue
+        // clones too (see the fields): the error that led here then reaches the caller instead
+        // of a hang in wgpu's queue drop.
         let idle = match self.ctx.bind() {
             Ok(()) => self.cuda_idle() && self.vk.wait(self.vk_last, WAIT_LIMIT).is_ok(),
             Err(_) => false,
@@ -337,15 +344,18 @@ impl Drop for PlainRoute {
         if !idle {
             eprintln!(
                 "interop: wgpu present: the plain route's work did not end within {WAIT_LIMIT:?}; \
-                 its image and semaphore are leaked"
+                 its image and semaphore are leaked, and with them the wgpu device"
             );
             return;
         }
         // SAFETY: dropped once each, here, never used after; no work uses them (above). CUDA's
-        // imports go before the Vulkan objects they were imported from.
+        // imports go before the Vulkan objects they were imported from, and those before the
+        // device they belong to.
         unsafe {
             ManuallyDrop::drop(&mut self.cuda);
             ManuallyDrop::drop(&mut self.vk);
+            ManuallyDrop::drop(&mut self.queue);
+            ManuallyDrop::drop(&mut self.device);
         }
     }
 }
