@@ -9,6 +9,7 @@ pub(crate) use recovery::WAIT_FOR_CUDA;
 
 use super::cuda_image::CudaImage;
 use super::format::SharedFormat;
+use super::place::texture_descriptor;
 use super::timeline::{CudaTimeline, VkTimeline};
 use super::vk_image::{IMAGE_USAGE, VkImageMemory};
 use super::vk_info::{self, DeviceFns};
@@ -215,22 +216,14 @@ impl SharedTexture {
             }),
         });
         let family = hal.queue_family_index();
-        let wgpu_desc = wgpu::TextureDescriptor {
-            label: Some("cuda_gl::wgpu_interop::SharedTexture"),
-            size: wgpu::Extent3d {
-                width,
-                height,
-                depth_or_array_layers: 1,
-            },
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: format.wgpu(),
-            usage: wgpu::TextureUsages::TEXTURE_BINDING
+        let wgpu_desc = texture_descriptor(
+            (width, height),
+            format,
+            "cuda_gl::wgpu_interop::SharedTexture",
+            wgpu::TextureUsages::TEXTURE_BINDING
                 | wgpu::TextureUsages::COPY_SRC
                 | wgpu::TextureUsages::COPY_DST,
-            view_formats: &[],
-        };
+        );
         let hal_desc = wgpu::hal::TextureDescriptor {
             label: wgpu_desc.label,
             size: wgpu_desc.size,
