@@ -6,7 +6,7 @@ use super::blit::{Blit, BlitKind};
 use super::format::SharedFormat;
 use super::scope::scoped;
 use crate::display::{DisplayError, Format, Layout, Mode};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use std::cell::Cell;
 
 /// The application's wgpu device and queue, the frames' layout (tightly packed), and the
@@ -170,6 +170,18 @@ pub(super) fn descriptor_of(
     usage: wgpu::TextureUsages,
 ) -> wgpu::TextureDescriptor<'static> {
     texture_descriptor(layout.size(), shared_format(layout.format()), label, usage)
+}
+
+/// The refusal, by `target`'s constructor, of a mode that no wgpu route offers
+/// ([`Mode::Stream`]): the modes that are.
+pub(super) fn mode_unavailable(target: &'static str, mode: Mode) -> Error {
+    DisplayError::ModeUnavailable {
+        target,
+        mode: mode.name(),
+        modes: "Mode::Interop (wgpu's Vulkan backend on the CUDA GPU, or with feature wgpu-gl its \
+                GL backend on a GL context there), Mode::Staged",
+    }
+    .into()
 }
 
 /// A descriptor of a 2-D texture of `(width, height)` and `format`, one level and sample, with

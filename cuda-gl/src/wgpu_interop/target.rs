@@ -5,13 +5,13 @@
 #[cfg(feature = "wgpu-gl")]
 use super::gl_mode::GlInterop;
 use super::interop_mode::Interop;
-use super::place::{WgpuPlace, check_size};
+use super::place::{WgpuPlace, check_size, mode_unavailable};
 use super::read_back::read_texture;
 use super::staged_mode::Staged;
 use crate::context::Context;
 use crate::display::{
-    CheckedStream, DisplayError, Format, Frame, Kernels, Layout, Mode, Present, PresentFrame,
-    Report, ShowTarget, show,
+    CheckedStream, Format, Frame, Kernels, Layout, Mode, Present, PresentFrame, Report, ShowTarget,
+    show,
 };
 use crate::error::{Error, Result};
 use crate::stream::AsStream;
@@ -55,16 +55,7 @@ impl Backend {
             }
             Mode::Interop => Backend::Interop(Interop::new(ctx, place)?),
             Mode::Staged => Backend::Staged(Staged::new(ctx, place)?),
-            other => {
-                return Err(DisplayError::ModeUnavailable {
-                    target: "WgpuTarget::new",
-                    mode: other.name(),
-                    modes: "Mode::Interop (wgpu's Vulkan backend on the CUDA GPU, or with \
-                            feature wgpu-gl its GL backend on a GL context there), \
-                            Mode::Staged",
-                }
-                .into());
-            }
+            other => return Err(mode_unavailable("WgpuTarget::new", other)),
         })
     }
 }
@@ -144,8 +135,8 @@ impl WgpuTarget {
     /// and why.
     ///
     /// # Errors
-    /// [`DisplayError::TargetSize`] for a zero side or one over the device's
-    /// `max_texture_dimension_2d`; [`DisplayError::ModeUnavailable`] for [`Mode::Stream`];
+    /// [`DisplayError::TargetSize`](crate::display::DisplayError::TargetSize) for a zero side or one over the device's
+    /// `max_texture_dimension_2d`; [`DisplayError::ModeUnavailable`](crate::display::DisplayError::ModeUnavailable) for [`Mode::Stream`];
     /// with a mode given, why that mode cannot work here (for interop, a
     /// [`WgpuError`](super::WgpuError) that says what the device lacks); otherwise the staged
     /// mode's error (the driver's, from allocating its memory).

@@ -15,12 +15,12 @@ mod gl_route;
 mod upload;
 
 use super::format::SharedFormat;
-use super::place::texture_descriptor;
+use super::place::{mode_unavailable, texture_descriptor};
 use super::scope::scoped;
 use super::target::first_mode;
 use super::texture::SharedTexture;
 use crate::context::Context;
-use crate::display::{DisplayError, Mode, Report};
+use crate::display::{Mode, Report};
 use crate::error::{Result, UsageError};
 use crate::memory::{DevicePtr, PinnedBuffer};
 use crate::source::{ShowSource, memory_of};
@@ -199,7 +199,7 @@ impl Made {
     /// The state of `mode` for `planes`.
     ///
     /// # Errors
-    /// [`DisplayError::ModeUnavailable`] for [`Mode::Stream`]; interop: as
+    /// [`DisplayError::ModeUnavailable`](crate::display::DisplayError::ModeUnavailable) for [`Mode::Stream`]; interop: as
     /// [`SharedTexture::new`], on wgpu's GL backend as `check_gl_device` and the GL plane
     /// textures' creation; staged: the driver's error allocating pinned memory; wgpu's
     /// errors making the textures.
@@ -227,16 +227,7 @@ impl Made {
                     pinned: [pinned(luma)?, pinned(chroma)?],
                 }
             }
-            other => {
-                return Err(DisplayError::ModeUnavailable {
-                    target: "WgpuVideoPlanes::new",
-                    mode: other.name(),
-                    modes: "Mode::Interop (wgpu's Vulkan backend on the CUDA GPU, or with \
-                            feature wgpu-gl its GL backend on a GL context there), \
-                            Mode::Staged",
-                }
-                .into());
-            }
+            other => return Err(mode_unavailable("WgpuVideoPlanes::new", other)),
         };
         let textures = [
             plane_texture(device, luma, "cuda_gl::wgpu_interop::WgpuVideoPlanes luma")?,
@@ -373,7 +364,7 @@ impl WgpuVideoPlanes {
     /// [`VideoError::TooLarge`](crate::video::VideoError::TooLarge) for planes whose bytes do
     /// not fit in a `usize`;
     /// [`WgpuError::MissingFeature`](super::WgpuError::MissingFeature) for P010 on a device
-    /// without `TEXTURE_FORMAT_16BIT_NORM`; [`DisplayError::ModeUnavailable`] for
+    /// without `TEXTURE_FORMAT_16BIT_NORM`; [`DisplayError::ModeUnavailable`](crate::display::DisplayError::ModeUnavailable) for
     /// [`Mode::Stream`]; with a mode given, why that mode cannot work here (interop: a
     /// [`WgpuError`](super::WgpuError) that says what the device lacks); otherwise the staged
     /// mode's error.
