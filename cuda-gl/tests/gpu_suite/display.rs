@@ -17,6 +17,13 @@ const MODES: [Mode; 3] = [Mode::Interop, Mode::Staged, Mode::Stream];
 /// Fills the frame's pixels with `pattern(i, seed)` per pixel (RGBA8) with the test kernel,
 /// presents it and flushes; returns the texture's texels.
 pub(crate) fn draw_pattern(g: &Gpu, target: &mut DisplayTarget, seed: u32) -> Vec<u32> {
+    present_pattern(g, target, seed);
+    target.flush().unwrap();
+    target_texels(target)
+}
+
+/// [`draw_pattern`] up to the present: no flush, nothing read back.
+fn present_pattern(g: &Gpu, target: &mut DisplayTarget, seed: u32) {
     let fill = g.kernels.function("fill_u32").unwrap();
     let (w, h) = target.size();
     let frame = target.frame(&g.stream).unwrap();
@@ -27,8 +34,6 @@ pub(crate) fn draw_pattern(g: &Gpu, target: &mut DisplayTarget, seed: u32) -> Ve
     // the frame's stream before the present below.
     unsafe { launch_words(&fill, &g.stream, pixels.ptr(), words, seed) }.unwrap();
     frame.present().unwrap();
-    target.flush().unwrap();
-    read_texture_rgba8(target.texture().0, w as usize, h as usize, 0)
 }
 
 pub(crate) fn assert_pattern(texels: &[u32], seed: u32, what: &str) {
@@ -69,7 +74,7 @@ fn draw_pattern_through_surface(g: &Gpu, target: &mut DisplayTarget, seed: u32) 
     unsafe { launch_image(&fill, &g.stream, surface, (w as usize, h as usize), seed) }.unwrap();
     frame.present().unwrap();
     target.flush().unwrap();
-    read_texture_rgba8(target.texture().0, w as usize, h as usize, 0)
+    target_texels(target)
 }
 
 /// The same frame code through the surface in every mode: interop writes the texture in
@@ -113,24 +118,15 @@ fn auto_picks_interop_on_nvidia_gl_and_reports_it() {
 /// frame whose last band is shorter.
 #[test]
 fn a_staged_frame_shows_what_was_presented() {
-    let Some(g) = gpu() else { return };
     // About 8 MB: copied and uploaded in 8 bands, the last of fewer rows (7 of 126, then 119).
-    let (w, h) = (2000, 1001);
-    let (mut target, _) = display_target(&g.ctx, (w, h), Some(Mode::Staged));
-    let fill = g.kernels.function("fill_u32").unwrap();
-    let words = (w * h) as usize;
-    for seed in 10..14 {
-        let frame = target.frame(&g.stream).unwrap();
-        let ptr = frame.pixels().unwrap().ptr();
-        // SAFETY: as in draw_pattern.
-        unsafe { launch_words(&fill, &g.stream, ptr, words, seed) }.unwrap();
-        frame.present().unwrap();
-        // No flush: the present has uploaded every band.
-        let texels = read_texture_rgba8(target.texture().0, w as usize, h as usize, 0);
-        assert_pattern(&texels, seed, "the staged frame just presented");
-    }
-    drop(target);
-    g.check_no_errors();
+    on_display_target((2000, 1001), Mode::Staged, |g, target| {
+        for seed in 10..14 {
+            present_pattern(g, target, seed);
+            // No flush: the present has uploaded every band.
+            let texels = target_texels(target);
+            assert_pattern(&texels, seed, "the staged frame just presented");
+        }
+    });
 }
 
 /// Shows `data` (an image of `w` x `h` of `format`, rows `pitch` bytes apart) on `target` and
