@@ -482,6 +482,13 @@ pub fn assert_refused<T>(
     }
 }
 
+/// Drops `res` (its unregistration, whose failure is recorded for `check_drop_errors`), then
+/// deletes GL buffer `name`: the registration goes before the GL object.
+pub fn drop_and_delete_buffer(res: RegisteredBuffer, name: u32) {
+    drop(res);
+    delete_buffer(name);
+}
+
 /// Unregisters `res`, checks that no drop error was recorded in `ctx`, and deletes GL buffer
 /// `name`.
 pub fn unregister_and_delete(ctx: &Context, res: RegisteredBuffer, name: u32) {
