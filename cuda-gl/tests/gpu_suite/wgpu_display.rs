@@ -71,6 +71,8 @@ pub(crate) fn fill_frame<'t>(s: &'t Setup, t: &'t mut WgpuTarget, seed: u32) -> 
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Draw {
     Surface,
+    // Drawn only by `wgpu_gl`'s tests, which need the feature `wgpu-gl`.
+    #[cfg_attr(not(feature = "wgpu-gl"), allow(dead_code))]
     Pixels,
 }
 
