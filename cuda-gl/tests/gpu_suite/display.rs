@@ -171,36 +171,34 @@ fn assert_channels(
 /// 1500x1001: 6; R8 3000x1001: 3), each right after its `show`.
 #[test]
 fn staged_frames_of_every_format_in_bands() {
-    let Some(g) = gpu() else { return };
-    let (mut target, _) = display_target(&g.ctx, (8, 8), Some(Mode::Staged));
-    let (w, h) = (700u32, 500u32);
-    let rgba32f: Vec<f32> = (0..w * h * 4)
-        .map(|k| (((k / 4) + (k % 4)) % 256) as f32 / 255.0)
-        .collect();
-    let texels = show_and_read(
-        &g,
-        &mut target,
-        &rgba32f,
-        (w, h, w as usize * 16),
-        Format::Rgba32F,
-    );
-    assert_channels(&texels, 4, 1, "staged RGBA32F 700x500", |i, c| {
-        ((i + c) % 256) as i64
+    on_display_target((8, 8), Mode::Staged, |g, target| {
+        let (w, h) = (700u32, 500u32);
+        let rgba32f: Vec<f32> = (0..w * h * 4)
+            .map(|k| (((k / 4) + (k % 4)) % 256) as f32 / 255.0)
+            .collect();
+        let texels = show_and_read(
+            g,
+            target,
+            &rgba32f,
+            (w, h, w as usize * 16),
+            Format::Rgba32F,
+        );
+        assert_channels(&texels, 4, 1, "staged RGBA32F 700x500", |i, c| {
+            ((i + c) % 256) as i64
+        });
+        let (w, h) = (1500u32, 1001u32);
+        let r32f: Vec<f32> = (0..w * h).map(|i| (i % 251) as f32 / 255.0).collect();
+        let texels = show_and_read(g, target, &r32f, (w, h, w as usize * 4), Format::R32F);
+        assert_channels(&texels, 1, 1, "staged R32F 1500x1001", |i, _| {
+            (i % 251) as i64
+        });
+        let (w, h) = (3000u32, 1001u32);
+        let r8: Vec<u8> = (0..w * h).map(|i| (i % 253) as u8).collect();
+        let texels = show_and_read(g, target, &r8, (w, h, w as usize), Format::R8);
+        assert_channels(&texels, 1, 0, "staged R8 3000x1001", |i, _| {
+            (i % 253) as i64
+        });
     });
-    let (w, h) = (1500u32, 1001u32);
-    let r32f: Vec<f32> = (0..w * h).map(|i| (i % 251) as f32 / 255.0).collect();
-    let texels = show_and_read(&g, &mut target, &r32f, (w, h, w as usize * 4), Format::R32F);
-    assert_channels(&texels, 1, 1, "staged R32F 1500x1001", |i, _| {
-        (i % 251) as i64
-    });
-    let (w, h) = (3000u32, 1001u32);
-    let r8: Vec<u8> = (0..w * h).map(|i| (i % 253) as u8).collect();
-    let texels = show_and_read(&g, &mut target, &r8, (w, h, w as usize), Format::R8);
-    assert_channels(&texels, 1, 0, "staged R8 3000x1001", |i, _| {
-        (i % 253) as i64
-    });
-    drop(target);
-    g.check_no_errors();
 }
 
 /// `show` puts device memory of each format on screen in one call, resizing the target, with
@@ -386,15 +384,13 @@ fn bad_input_is_a_typed_error() {
 /// into a texture CUDA holds mapped), and shows its pixels.
 #[test]
 fn a_leaked_surface_frame_is_undone_by_the_next_frame() {
-    let Some(g) = gpu() else { return };
-    let (mut target, _) = display_target(&g.ctx, (40, 24), Some(Mode::Interop));
-    let frame = target.frame(&g.stream).unwrap();
-    frame.surface().unwrap();
-    std::mem::forget(frame);
-    let texels = draw_pattern(&g, &mut target, 17);
-    assert_pattern(&texels, 17, "the pixel frame after a leaked surface frame");
-    drop(target);
-    g.check_no_errors();
+    on_display_target((40, 24), Mode::Interop, |g, target| {
+        let frame = target.frame(&g.stream).unwrap();
+        frame.surface().unwrap();
+        std::mem::forget(frame);
+        let texels = draw_pattern(g, target, 17);
+        assert_pattern(&texels, 17, "the pixel frame after a leaked surface frame");
+    });
 }
 
 /// The GL context destroyed while a target lives: its calls are refused with a typed error,
