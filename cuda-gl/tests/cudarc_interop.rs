@@ -409,6 +409,13 @@ fn the_shared_context_adds_no_retain_and_keeps_cudarc_alive() {
     // retains can be checked below.
     let held_elsewhere = primary_active(device);
     eprintln!("primary context held outside the test: {held_elsewhere}");
+    let no_retain_left = || {
+        assert_eq!(
+            primary_active(device),
+            held_elsewhere,
+            "a retain is left over"
+        );
+    };
 
     // cuda-gl dropped first: cudarc's retain is untouched.
     let cu = CudaContext::new(0).unwrap();
@@ -420,11 +427,7 @@ fn the_shared_context_adds_no_retain_and_keeps_cudarc_alive() {
     drop(zeros);
     cu.check_err().unwrap();
     drop(cu);
-    assert_eq!(
-        primary_active(device),
-        held_elsewhere,
-        "a retain is left over"
-    );
+    no_retain_left();
 
     // cudarc's handle dropped first: cuda-gl's Arc keeps the context, which still works.
     let cu = CudaContext::new(0).unwrap();
@@ -445,11 +448,7 @@ fn the_shared_context_adds_no_retain_and_keeps_cudarc_alive() {
         weak.upgrade().is_none(),
         "the cudarc context went with cuda-gl's last handle"
     );
-    assert_eq!(
-        primary_active(device),
-        held_elsewhere,
-        "a retain is left over"
-    );
+    no_retain_left();
     delete_buffer(name);
     drop(gl);
 }
@@ -465,8 +464,7 @@ fn a_cudarc_kernel_writes_a_mapped_texture_through_a_surface() {
         r.cu.load_module(Ptx::from_src(gpu::TEST_PTX))
             .expect("load the test kernels through cudarc");
     let fill = module.load_function("surface_fill_rgba8").unwrap();
-    let texture = gpu::gl_texture_rgba8(w as i32, h as i32, 1);
-    let mut image = gpu::register_for_surface(&r.ctx, texture, cuda_gl::ImageTarget::Texture2D);
+    let (texture, mut image) = gpu::surface_texture_rgba8(&r.ctx, w, h);
     let config = LaunchConfig {
         grid_dim: ((w as u32).div_ceil(16), (h as u32).div_ceil(16), 1),
         block_dim: (16, 16, 1),

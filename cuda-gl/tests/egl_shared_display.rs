@@ -63,6 +63,23 @@ fn any_gl(test: &str) -> Option<HeadlessContext> {
     }
 }
 
+/// [`alone`], then cuda-gl's context of [`any_gl`] (`None`, the lock given back, where it
+/// skips). Bind both (`let Some((_alone, gl))`): the context drops first, the lock last.
+fn alone_with_gl(test: &str) -> Option<(MutexGuard<'static, ()>, HeadlessContext)> {
+    let alone = alone();
+    let gl = any_gl(test)?;
+    Some((alone, gl))
+}
+
+/// [`alone_with_gl`] and another user of cuda-gl's display ([`OtherUser::open_beside`]).
+fn beside_another_user(
+    test: &str,
+) -> Option<(MutexGuard<'static, ()>, HeadlessContext, OtherUser)> {
+    let (alone, gl) = alone_with_gl(test)?;
+    let other = OtherUser::open_beside(&gl);
+    Some((alone, gl, other))
+}
+
 /// libEGL, opened once for the other user.
 fn egl() -> &'static Egl {
     static EGL: OnceLock<Egl> = OnceLock::new();
@@ -243,9 +260,9 @@ fn cuda_gl_draws(rgba: [u8; 4]) -> [u8; 4] {
 #[test]
 fn another_users_context_outlives_cuda_gls_last_context() {
     let test = "another_users_context_outlives_cuda_gls_last_context";
-    let _alone = alone();
-    let Some(gl) = any_gl(test) else { return };
-    let other = OtherUser::open_beside(&gl);
+    let Some((_alone, gl, other)) = beside_another_user(test) else {
+        return;
+    };
     other.draws([10, 20, 30, 255]).unwrap();
     // The process's last HeadlessContext (the tests run one at a time).
     drop(gl);
@@ -262,8 +279,9 @@ fn another_users_context_outlives_cuda_gls_last_context() {
 #[test]
 fn cuda_gls_context_after_another_user_terminates_the_display() {
     let test = "cuda_gls_context_after_another_user_terminates_the_display";
-    let _alone = alone();
-    let Some(gl) = any_gl(test) else { return };
+    let Some((_alone, gl)) = alone_with_gl(test) else {
+        return;
+    };
     println!(
         "{test}: cuda-gl's display is its own: {}",
         gl.has_own_display()
@@ -312,9 +330,9 @@ fn cuda_gls_context_after_another_user_terminates_the_display() {
 #[test]
 fn cuda_gls_context_stays_refused_after_the_display_is_initialised_again() {
     let test = "cuda_gls_context_stays_refused_after_the_display_is_initialised_again";
-    let _alone = alone();
-    let Some(gl) = any_gl(test) else { return };
-    let first = OtherUser::open_beside(&gl);
+    let Some((_alone, gl, first)) = beside_another_user(test) else {
+        return;
+    };
     first.terminate();
     let refused = gl.make_current();
     let again = OtherUser::open_beside(&gl);

@@ -3,7 +3,7 @@
 
 use super::{Gpu, skip};
 use cuda_gl::external::ExternalGl;
-use cuda_gl::{DevicePtr, Error, Function, LaunchConfig};
+use cuda_gl::{DevicePtr, Error, Function};
 
 /// The test's GL context (made current) checked for external memory; skips when the context
 /// lacks the extensions.
@@ -58,13 +58,8 @@ pub unsafe fn fill_words_slow(
     seed: u32,
     spin_ns: u64,
 ) -> cuda_gl::Result<()> {
+    let args = (out, words as u32, seed, spin_ns);
     // SAFETY: (1) is the caller's; the arguments match `ext_fill_u32_slow(unsigned*, unsigned,
     // unsigned, unsigned long long)`, which the launch also checks against the PTX.
-    unsafe {
-        fill.launch(
-            LaunchConfig::for_elements(words as u32),
-            &g.stream,
-            (out, words as u32, seed, spin_ns),
-        )
-    }
+    unsafe { super::launch_elements(fill, &g.stream, words, args) }
 }

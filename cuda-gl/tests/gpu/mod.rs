@@ -16,8 +16,8 @@ use cuda_gl::display::{DisplayTarget, Format, Layout, Mode, Report};
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::{
     AsStream, Context, Device, DeviceBuffer, DevicePtr, Error, Event, Function, ImageTarget,
-    KernelParam, LaunchConfig, Module, RegisterFlags, RegisteredBuffer, RegisteredImage, Stream,
-    StreamFlags,
+    KernelArgs, KernelParam, LaunchConfig, Module, RegisterFlags, RegisteredBuffer,
+    RegisteredImage, Stream, StreamFlags,
 };
 use gl_kit::upload::{self, Source};
 use std::sync::Arc;
@@ -74,21 +74,46 @@ pub fn display_target(
     DisplayTarget::new(ctx, Layout::packed(size, Format::Rgba8).unwrap(), mode).unwrap()
 }
 
+/// Runs `test` on the test GPU (nothing, with the reason, where there is none) and a display
+/// target of `size` in RGBA8 and `mode` on it, then drops the target and checks that nothing
+/// went wrong ([`Gpu::check_no_errors`]).
+pub fn on_display_target(
+    size: (u32, u32),
+    mode: Mode,
+    test: impl FnOnce(&Gpu, &mut DisplayTarget),
+) {
+    let Some(g) = gpu() else { return };
+    let (mut target, _) = display_target(&g.ctx, size, Some(mode));
+    test(&g, &mut target);
+    drop(target);
+    g.check_no_errors();
+}
+
+/// The texels of `target`'s texture (RGBA8, one word each), read back by GL.
+pub fn target_texels(target: &DisplayTarget) -> Vec<u32> {
+    let (w, h) = target.size();
+    read_texture_rgba8(target.texture().0, w as usize, h as usize, 0)
+}
+
 /// A GL context and a CUDA context on CUDA device `ordinal`.
 pub fn gpu_on(ordinal: usize) -> Option<Gpu> {
+    let (device, gl) = device_and_gl(ordinal)?;
+    Some(gpu_with(device, gl))
+}
+
+/// CUDA device `ordinal` and a headless GL context on it (current on this thread); `None`
+/// after [`skip`] says which is missing.
+pub fn device_and_gl(ordinal: usize) -> Option<(Device, HeadlessContext)> {
     let device = match Device::get(ordinal) {
         Ok(d) => d,
         Err(e) => return skip(format!("no CUDA device {ordinal}: {e}")),
     };
-    let gl = match HeadlessContext::for_cuda_device(&device) {
-        Ok(gl) => gl,
-        Err(e) => {
-            return skip(format!(
-                "no headless GL context on CUDA device {ordinal}: {e}"
-            ));
-        }
-    };
-    Some(gpu_with(device, gl))
+    match HeadlessContext::for_cuda_device(&device) {
+        Ok(gl) => Some((device, gl)),
+        Err(e) => skip(format!(
+            "no headless GL context on CUDA device {ordinal}: {e}"
+        )),
+    }
 }
 
 /// A CUDA context, stream and the test kernels on `device`, next to its GL context `gl` (made
@@ -96,8 +121,7 @@ pub fn gpu_on(ordinal: usize) -> Option<Gpu> {
 pub fn gpu_with(device: Device, gl: HeadlessContext) -> Gpu {
     load_gl_crate(&gl);
     let ctx = Context::new(&device).expect("retain the primary context");
-    let stream = Stream::new(&ctx, StreamFlags::NonBlocking).expect("create a stream");
-    let kernels = Module::from_ptx(&ctx, TEST_PTX).expect("load the test kernels");
+    let (stream, kernels) = stream_and_kernels(&ctx);
     Gpu {
         kernels,
         stream,
@@ -105,6 +129,13 @@ pub fn gpu_with(device: Device, gl: HeadlessContext) -> Gpu {
         device,
         gl,
     }
+}
+
+/// A non-blocking stream of `ctx` and the test kernels loaded in it.
+pub fn stream_and_kernels(ctx: &Arc<Context>) -> (Stream, Module) {
+    let stream = Stream::new(ctx, StreamFlags::NonBlocking).expect("create a stream");
+    let kernels = Module::from_ptx(ctx, TEST_PTX).expect("load the test kernels");
+    (stream, kernels)
 }
 
 /// Loads the `gl` crate's function pointers (which the tests' own GL calls use) from `gl`.
@@ -334,13 +365,22 @@ pub unsafe fn launch_words<P: KernelParam, A: KernelParam>(
     arg: A,
 ) -> cuda_gl::Result<()> {
     // SAFETY: the caller's preconditions.
-    unsafe {
-        kernel.launch(
-            LaunchConfig::for_elements(words as u32),
-            stream,
-            (ptr, words as u32, arg),
-        )
-    }
+    unsafe { launch_elements(kernel, stream, words, (ptr, words as u32, arg)) }
+}
+
+/// Launches `kernel` with `args` over `elements` threads (`LaunchConfig::for_elements`): what
+/// [`launch_words`] and the other 1-D launches of the tests share.
+///
+/// # Safety
+/// Those of [`Function::launch`] for `args`.
+pub unsafe fn launch_elements<A: KernelArgs>(
+    kernel: &Function,
+    stream: &impl AsStream,
+    elements: usize,
+    args: A,
+) -> cuda_gl::Result<()> {
+    // SAFETY: the caller's preconditions.
+    unsafe { kernel.launch(LaunchConfig::for_elements(elements as u32), stream, args) }
 }
 
 /// Launches a 2-D kernel of the shape `kernel(image, int w, int h, arg)` (`surface_fill_rgba8`
@@ -440,6 +480,13 @@ pub fn assert_refused<T>(
         Err(err) => panic!("expected a refusal that says {says:?}, got {err:?}"),
         Ok(_) => panic!("expected a refusal that says {says:?}, but the call succeeded"),
     }
+}
+
+/// Drops `res` (its unregistration, whose failure is recorded for `check_drop_errors`), then
+/// deletes GL buffer `name`: the registration goes before the GL object.
+pub fn drop_and_delete_buffer(res: RegisteredBuffer, name: u32) {
+    drop(res);
+    delete_buffer(name);
 }
 
 /// Unregisters `res`, checks that no drop error was recorded in `ctx`, and deletes GL buffer

@@ -17,6 +17,13 @@ const MODES: [Mode; 3] = [Mode::Interop, Mode::Staged, Mode::Stream];
 /// Fills the frame's pixels with `pattern(i, seed)` per pixel (RGBA8) with the test kernel,
 /// presents it and flushes; returns the texture's texels.
 pub(crate) fn draw_pattern(g: &Gpu, target: &mut DisplayTarget, seed: u32) -> Vec<u32> {
+    present_pattern(g, target, seed);
+    target.flush().unwrap();
+    target_texels(target)
+}
+
+/// [`draw_pattern`] up to the present: no flush, nothing read back.
+fn present_pattern(g: &Gpu, target: &mut DisplayTarget, seed: u32) {
     let fill = g.kernels.function("fill_u32").unwrap();
     let (w, h) = target.size();
     let frame = target.frame(&g.stream).unwrap();
@@ -27,8 +34,6 @@ pub(crate) fn draw_pattern(g: &Gpu, target: &mut DisplayTarget, seed: u32) -> Ve
     // the frame's stream before the present below.
     unsafe { launch_words(&fill, &g.stream, pixels.ptr(), words, seed) }.unwrap();
     frame.present().unwrap();
-    target.flush().unwrap();
-    read_texture_rgba8(target.texture().0, w as usize, h as usize, 0)
 }
 
 pub(crate) fn assert_pattern(texels: &[u32], seed: u32, what: &str) {
@@ -69,7 +74,7 @@ fn draw_pattern_through_surface(g: &Gpu, target: &mut DisplayTarget, seed: u32) 
     unsafe { launch_image(&fill, &g.stream, surface, (w as usize, h as usize), seed) }.unwrap();
     frame.present().unwrap();
     target.flush().unwrap();
-    read_texture_rgba8(target.texture().0, w as usize, h as usize, 0)
+    target_texels(target)
 }
 
 /// The same frame code through the surface in every mode: interop writes the texture in
@@ -113,24 +118,15 @@ fn auto_picks_interop_on_nvidia_gl_and_reports_it() {
 /// frame whose last band is shorter.
 #[test]
 fn a_staged_frame_shows_what_was_presented() {
-    let Some(g) = gpu() else { return };
     // About 8 MB: copied and uploaded in 8 bands, the last of fewer rows (7 of 126, then 119).
-    let (w, h) = (2000, 1001);
-    let (mut target, _) = display_target(&g.ctx, (w, h), Some(Mode::Staged));
-    let fill = g.kernels.function("fill_u32").unwrap();
-    let words = (w * h) as usize;
-    for seed in 10..14 {
-        let frame = target.frame(&g.stream).unwrap();
-        let ptr = frame.pixels().unwrap().ptr();
-        // SAFETY: as in draw_pattern.
-        unsafe { launch_words(&fill, &g.stream, ptr, words, seed) }.unwrap();
-        frame.present().unwrap();
-        // No flush: the present has uploaded every band.
-        let texels = read_texture_rgba8(target.texture().0, w as usize, h as usize, 0);
-        assert_pattern(&texels, seed, "the staged frame just presented");
-    }
-    drop(target);
-    g.check_no_errors();
+    on_display_target((2000, 1001), Mode::Staged, |g, target| {
+        for seed in 10..14 {
+            present_pattern(g, target, seed);
+            // No flush: the present has uploaded every band.
+            let texels = target_texels(target);
+            assert_pattern(&texels, seed, "the staged frame just presented");
+        }
+    });
 }
 
 /// Shows `data` (an image of `w` x `h` of `format`, rows `pitch` bytes apart) on `target` and
@@ -175,36 +171,34 @@ fn assert_channels(
 /// 1500x1001: 6; R8 3000x1001: 3), each right after its `show`.
 #[test]
 fn staged_frames_of_every_format_in_bands() {
-    let Some(g) = gpu() else { return };
-    let (mut target, _) = display_target(&g.ctx, (8, 8), Some(Mode::Staged));
-    let (w, h) = (700u32, 500u32);
-    let rgba32f: Vec<f32> = (0..w * h * 4)
-        .map(|k| (((k / 4) + (k % 4)) % 256) as f32 / 255.0)
-        .collect();
-    let texels = show_and_read(
-        &g,
-        &mut target,
-        &rgba32f,
-        (w, h, w as usize * 16),
-        Format::Rgba32F,
-    );
-    assert_channels(&texels, 4, 1, "staged RGBA32F 700x500", |i, c| {
-        ((i + c) % 256) as i64
+    on_display_target((8, 8), Mode::Staged, |g, target| {
+        let (w, h) = (700u32, 500u32);
+        let rgba32f: Vec<f32> = (0..w * h * 4)
+            .map(|k| (((k / 4) + (k % 4)) % 256) as f32 / 255.0)
+            .collect();
+        let texels = show_and_read(
+            g,
+            target,
+            &rgba32f,
+            (w, h, w as usize * 16),
+            Format::Rgba32F,
+        );
+        assert_channels(&texels, 4, 1, "staged RGBA32F 700x500", |i, c| {
+            ((i + c) % 256) as i64
+        });
+        let (w, h) = (1500u32, 1001u32);
+        let r32f: Vec<f32> = (0..w * h).map(|i| (i % 251) as f32 / 255.0).collect();
+        let texels = show_and_read(g, target, &r32f, (w, h, w as usize * 4), Format::R32F);
+        assert_channels(&texels, 1, 1, "staged R32F 1500x1001", |i, _| {
+            (i % 251) as i64
+        });
+        let (w, h) = (3000u32, 1001u32);
+        let r8: Vec<u8> = (0..w * h).map(|i| (i % 253) as u8).collect();
+        let texels = show_and_read(g, target, &r8, (w, h, w as usize), Format::R8);
+        assert_channels(&texels, 1, 0, "staged R8 3000x1001", |i, _| {
+            (i % 253) as i64
+        });
     });
-    let (w, h) = (1500u32, 1001u32);
-    let r32f: Vec<f32> = (0..w * h).map(|i| (i % 251) as f32 / 255.0).collect();
-    let texels = show_and_read(&g, &mut target, &r32f, (w, h, w as usize * 4), Format::R32F);
-    assert_channels(&texels, 1, 1, "staged R32F 1500x1001", |i, _| {
-        (i % 251) as i64
-    });
-    let (w, h) = (3000u32, 1001u32);
-    let r8: Vec<u8> = (0..w * h).map(|i| (i % 253) as u8).collect();
-    let texels = show_and_read(&g, &mut target, &r8, (w, h, w as usize), Format::R8);
-    assert_channels(&texels, 1, 0, "staged R8 3000x1001", |i, _| {
-        (i % 253) as i64
-    });
-    drop(target);
-    g.check_no_errors();
 }
 
 /// `show` puts device memory of each format on screen in one call, resizing the target, with
@@ -390,15 +384,13 @@ fn bad_input_is_a_typed_error() {
 /// into a texture CUDA holds mapped), and shows its pixels.
 #[test]
 fn a_leaked_surface_frame_is_undone_by_the_next_frame() {
-    let Some(g) = gpu() else { return };
-    let (mut target, _) = display_target(&g.ctx, (40, 24), Some(Mode::Interop));
-    let frame = target.frame(&g.stream).unwrap();
-    frame.surface().unwrap();
-    std::mem::forget(frame);
-    let texels = draw_pattern(&g, &mut target, 17);
-    assert_pattern(&texels, 17, "the pixel frame after a leaked surface frame");
-    drop(target);
-    g.check_no_errors();
+    on_display_target((40, 24), Mode::Interop, |g, target| {
+        let frame = target.frame(&g.stream).unwrap();
+        frame.surface().unwrap();
+        std::mem::forget(frame);
+        let texels = draw_pattern(g, target, 17);
+        assert_pattern(&texels, 17, "the pixel frame after a leaked surface frame");
+    });
 }
 
 /// The GL context destroyed while a target lives: its calls are refused with a typed error,

@@ -27,9 +27,20 @@ fn present_pixels(g: &Gpu, target: &mut DisplayTarget, seed: u32) {
     target.flush().unwrap();
 }
 
-fn texels(target: &DisplayTarget) -> Vec<u32> {
-    let (w, h) = target.size();
-    read_texture_rgba8(target.texture().0, w as usize, h as usize, 0)
+/// Runs `test` on a target of `layout` in each of `modes`, then drops the target and checks
+/// that no GL error is pending and no drop error was recorded.
+fn on_targets(
+    g: &Gpu,
+    modes: &[Mode],
+    layout: Layout,
+    mut test: impl FnMut(Mode, &mut DisplayTarget),
+) {
+    for &mode in modes {
+        let (mut target, _) = DisplayTarget::new(&g.ctx, layout, Some(mode)).unwrap();
+        test(mode, &mut target);
+        drop(target);
+        g.check_no_errors();
+    }
 }
 
 /// A frame drawn and dropped unpresented shows nothing: the texture keeps the frame presented
@@ -42,11 +53,10 @@ fn a_dropped_frame_leaves_the_texture_unchanged() {
     let fill = g.kernels.function("fill_u32").unwrap();
     let fill_surface = g.kernels.function("surface_fill_rgba8").unwrap();
     let (w, h) = (301u32, 97u32);
-    for mode in MODES {
-        let layout = Layout::packed((w, h), Format::Rgba8).unwrap();
-        let (mut target, _) = DisplayTarget::new(&g.ctx, layout, Some(mode)).unwrap();
-        present_pixels(&g, &mut target, 31);
-        let before = texels(&target);
+    let layout = Layout::packed((w, h), Format::Rgba8).unwrap();
+    on_targets(&g, &MODES, layout, |mode, target| {
+        present_pixels(&g, target, 31);
+        let before = target_texels(target);
         assert_pattern(&before, 31, &format!("{mode}: the presented frame"));
         // Drawn into its pixels, then dropped.
         let frame = target.frame(&g.stream).unwrap();
@@ -78,15 +88,17 @@ fn a_dropped_frame_leaves_the_texture_unchanged() {
         g.stream.synchronize().unwrap();
         target.flush().unwrap();
         assert!(
-            texels(&target) == before,
+            target_texels(target) == before,
             "{mode}: a dropped frame changed the texture"
         );
         g.check_no_errors();
-        present_pixels(&g, &mut target, 34);
-        assert_pattern(&texels(&target), 34, &format!("{mode}: the next frame"));
-        drop(target);
-        g.check_no_errors();
-    }
+        present_pixels(&g, target, 34);
+        assert_pattern(
+            &target_texels(target),
+            34,
+            &format!("{mode}: the next frame"),
+        );
+    });
 }
 
 /// `show` behind a slow kernel on its stream: the texture, read by the first GL command issued
@@ -100,8 +112,7 @@ fn a_show_is_seen_by_the_next_gl_command() {
     let (w, h) = (640u32, 480u32);
     let words = (w * h) as usize;
     let layout = Layout::packed((w, h), Format::Rgba8).unwrap();
-    for mode in MODES {
-        let (mut target, _) = DisplayTarget::new(&g.ctx, layout, Some(mode)).unwrap();
+    on_targets(&g, &MODES, layout, |mode, target| {
         let src = DeviceBuffer::<u32>::zeroed(&g.ctx, words).unwrap();
         for seed in [41, 42] {
             // SAFETY: `src` holds `words` words and outlives the kernel (dropped after the
@@ -109,13 +120,15 @@ fn a_show_is_seen_by_the_next_gl_command() {
             unsafe { fill_words_slow(&g, &fill, src.device_ptr(), words, seed, 20_000_000) }
                 .unwrap();
             target.show(&src, layout, &g.stream).unwrap();
-            assert_pattern(&texels(&target), seed, &format!("{mode}: right after show"));
+            assert_pattern(
+                &target_texels(target),
+                seed,
+                &format!("{mode}: right after show"),
+            );
         }
         g.stream.synchronize().unwrap();
         drop(src);
-        drop(target);
-        g.check_no_errors();
-    }
+    });
 }
 
 /// A frame dropped unpresented in a copying mode is still ordered before the next frame, on
@@ -132,8 +145,7 @@ fn a_dropped_frames_kernel_is_ordered_before_the_next_frame() {
     let (w, h) = (640u32, 480u32);
     let words = (w * h) as usize;
     let layout = Layout::packed((w, h), Format::Rgba8).unwrap();
-    for mode in [Mode::Staged, Mode::Stream] {
-        let (mut target, _) = DisplayTarget::new(&g.ctx, layout, Some(mode)).unwrap();
+    on_targets(&g, &[Mode::Staged, Mode::Stream], layout, |mode, target| {
         let frame = target.frame(&g.stream).unwrap();
         let ptr = frame.pixels().unwrap().ptr();
         // SAFETY: the pixels hold `words` words of this context, written on the frame's stream
@@ -152,8 +164,10 @@ fn a_dropped_frames_kernel_is_ordered_before_the_next_frame() {
             mark.query().unwrap(),
             "{mode}: the next frame was presented while the dropped frame's kernel still ran"
         );
-        assert_pattern(&texels(&target), 52, &format!("{mode}: the next frame"));
-        drop(target);
-        g.check_no_errors();
-    }
+        assert_pattern(
+            &target_texels(target),
+            52,
+            &format!("{mode}: the next frame"),
+        );
+    });
 }

@@ -95,8 +95,7 @@ fn kernel_writes_buffer_and_gl_reads_exact_bytes() {
     }
     g.stream.synchronize().unwrap();
     assert_eq!(read_gl_buffer(name, N), pattern_words(N, 0xABCD));
-    drop(res);
-    delete_buffer(name);
+    drop_and_delete_buffer(res, name);
 }
 
 #[test]
@@ -129,8 +128,7 @@ fn gl_writes_and_cuda_reads_read_only() {
     g.stream.synchronize().unwrap();
     assert_eq!(mismatches.to_vec().unwrap(), vec![0]);
     assert_eq!(copy.to_vec().unwrap(), data);
-    drop(res);
-    delete_buffer(name);
+    drop_and_delete_buffer(res, name);
 }
 
 #[test]
@@ -218,8 +216,7 @@ fn set_map_flags_then_map() {
         g.stream.synchronize().unwrap();
         assert_eq!(read_gl_buffer(name, N), pattern_words(N, seed), "{flags:?}");
     }
-    drop(res);
-    delete_buffer(name);
+    drop_and_delete_buffer(res, name);
 }
 
 #[test]

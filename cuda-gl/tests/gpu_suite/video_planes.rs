@@ -180,6 +180,15 @@ impl Planes {
         self.assert_hold(&bytes, what);
     }
 
+    /// The last step of a test whose refusals left the planes as they were: a good frame
+    /// (`seed`) uploaded through `registered` reaches both textures ([`Planes::upload_checked`]),
+    /// and once `registered` is unregistered, nothing went wrong ([`Gpu::check_no_errors`]).
+    fn upload_checked_last(&self, g: &Gpu, mut registered: VideoPlanes, seed: u64, what: &str) {
+        self.upload_checked(g, &mut registered, seed, what);
+        drop(registered);
+        g.check_no_errors();
+    }
+
     fn register(&self, g: &Gpu) -> cuda_gl::Result<VideoPlanes> {
         VideoPlanes::register(
             &g.ctx,
@@ -269,10 +278,8 @@ fn plane_textures_that_cannot_hold_the_planes_are_refused_at_registration() {
         "{e}"
     );
 
-    let mut registered = planes.register(&g).unwrap();
-    planes.upload_checked(&g, &mut registered, 7, "after the refused registrations");
-    drop(registered);
-    g.check_no_errors();
+    let registered = planes.register(&g).unwrap();
+    planes.upload_checked_last(&g, registered, 7, "after the refused registrations");
 }
 
 /// Uploads refused for the frame (another format, another size, a buffer too small) leave
@@ -319,7 +326,5 @@ fn refused_uploads_leave_both_textures_as_they_were() {
             "refusal {n} ({e}) changed the textures"
         );
     }
-    planes.upload_checked(&g, &mut registered, 13, "after the refusals");
-    drop(registered);
-    g.check_no_errors();
+    planes.upload_checked_last(&g, registered, 13, "after the refusals");
 }

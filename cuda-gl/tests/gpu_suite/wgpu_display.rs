@@ -15,14 +15,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use super::video::{check_rgba, frames};
-use super::wgpu_interop::{Setup, assert_frame, read_back, setup, words};
-use crate::gpu::{noise, pattern};
+use super::wgpu_interop::{Setup, assert_frame, in_both_modes_on, read_back, setup, words};
+use crate::gpu::{launch_image, launch_words, noise, pattern};
 use crate::harness::{SoakSizes, device_used, report_line};
 use crate::wgpu_read::texels::mismatch;
 use cuda_gl::display::{ColorMap, DisplayError, Format, Frame, Layout, Mode, Palette};
 use cuda_gl::video::{ColorSpace, VideoFormat, convert_cpu};
 use cuda_gl::wgpu_interop::{WgpuError, WgpuTarget};
-use cuda_gl::{DeviceBuffer, Error, LaunchConfig, Stream};
+use cuda_gl::{DeviceBuffer, Error, Stream};
 
 /// The set-ups the target's tests run on, made one at a time: with feature `wgpu-gl` a device
 /// on wgpu's GL backend (first: the benchmark saw Vulkan work leave the process's EGL display
@@ -40,13 +40,7 @@ fn setups() -> impl Iterator<Item = Setup> {
 /// Runs `test` on each set-up in interop mode, then in staged mode (nothing, with the reason,
 /// where there is no set-up), then checks that no drop reported an error.
 fn in_both_modes(test: impl Fn(&Setup, Mode)) {
-    for s in setups() {
-        println!("-- wgpu {:?} --", s.device.adapter_info().backend);
-        for mode in [Mode::Interop, Mode::Staged] {
-            test(&s, mode);
-        }
-        s.ctx.check_drop_errors().unwrap();
-    }
+    in_both_modes_on(setups(), test);
 }
 
 /// A target of `size` and `format` in `mode` on the set-up's device.
@@ -69,30 +63,50 @@ fn bytes_of(n: usize, seed: u32) -> Vec<u8> {
 /// The next frame of `t` (RGBA8), drawn through its surface by `surface_fill_rgba8` with
 /// `seed`, and left open.
 pub(crate) fn fill_frame<'t>(s: &'t Setup, t: &'t mut WgpuTarget, seed: u32) -> Frame<'t, Stream> {
-    fill_frame_on(s, t, &s.stream, seed)
+    draw_frame_on(s, t, &s.stream, seed, Draw::Surface)
 }
 
-/// [`fill_frame`] on `stream`.
-pub(crate) fn fill_frame_on<'t>(
+/// Where a test frame is drawn: through its surface (`surface_fill_rgba8`), or into its pixels
+/// (`fill_u32`); texel `i` is `pattern(i, seed)` either way.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Draw {
+    Surface,
+    // Drawn only by `wgpu_gl`'s tests, which need the feature `wgpu-gl`.
+    #[cfg_attr(not(feature = "wgpu-gl"), allow(dead_code))]
+    Pixels,
+}
+
+/// The next frame of `t` (RGBA8) on `stream`, drawn with `seed` the way `draw` says, and left
+/// open.
+pub(crate) fn draw_frame_on<'t>(
     s: &Setup,
     t: &'t mut WgpuTarget,
     stream: &'t Stream,
     seed: u32,
+    draw: Draw,
 ) -> Frame<'t, Stream> {
-    let fill = s.kernels.function("surface_fill_rgba8").unwrap();
+    let kernel = match draw {
+        Draw::Surface => "surface_fill_rgba8",
+        Draw::Pixels => "fill_u32",
+    };
+    let fill = s.kernels.function(kernel).unwrap();
     let (w, h) = t.size();
     let frame = t.frame(stream).unwrap();
-    let surface = frame.surface().unwrap();
-    // SAFETY: the kernel writes w x h RGBA8 texels through the frame's surface, which has that
-    // size and format, on the frame's stream.
-    unsafe {
-        fill.launch(
-            LaunchConfig::for_image(w, h),
-            stream,
-            (surface, w as i32, h as i32, seed),
-        )
-        .unwrap();
-    }
+    let texels = (w as usize, h as usize);
+    let launched = match draw {
+        // SAFETY: the kernel writes w x h RGBA8 texels through the frame's surface, which has
+        // that size and format, on the frame's stream.
+        Draw::Surface => unsafe {
+            launch_image(&fill, stream, frame.surface().unwrap(), texels, seed)
+        },
+        Draw::Pixels => {
+            let ptr = frame.pixels().unwrap().ptr();
+            // SAFETY: the kernel writes w x h words into the frame's pixels (RGBA8 of that
+            // size), on the frame's stream.
+            unsafe { launch_words(&fill, stream, ptr, texels.0 * texels.1, seed) }
+        }
+    };
+    launched.unwrap();
     frame
 }
 

@@ -15,13 +15,13 @@
 #![cfg(all(feature = "wgpu-gl", feature = "egl"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use super::wgpu_display::{fill_frame, fill_frame_on, target};
-use super::wgpu_interop::{Setup, assert_frame, words};
-use crate::gpu::{Busy, assert_gave_up_in_drop, launch_words, skip};
-use cuda_gl::display::{Format, Frame, Layout, Mode};
+use super::wgpu_display::{Draw, draw_frame_on, fill_frame, target};
+use super::wgpu_interop::{Setup, assert_drop_gives_up_behind, assert_frame, words};
+use crate::gpu::{Busy, device_and_gl, skip};
+use cuda_gl::display::{Format, Layout, Mode};
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::wgpu_interop::{WgpuError, WgpuTarget, check_gl_device, open_gl_device};
-use cuda_gl::{Context, Device, Error, Stream, StreamFlags};
+use cuda_gl::{Context, Error, Stream, StreamFlags};
 use std::time::Duration;
 
 /// A set-up on wgpu's GL backend: a headless GL context on CUDA device 0, current on this
@@ -33,14 +33,7 @@ pub(crate) fn gl_setup() -> Option<Setup> {
 /// [`gl_setup`] with a device opened with `features` (`TEXTURE_FORMAT_16BIT_NORM` for P010
 /// video planes: every desktop GL from 3.0 has it, and cuda-gl's headless context is 4.5).
 pub(crate) fn gl_setup_with(features: wgpu::Features) -> Option<Setup> {
-    let device = match Device::get(0) {
-        Ok(d) => d,
-        Err(e) => return skip(format!("no CUDA device: {e}")),
-    };
-    let gl = match HeadlessContext::for_cuda_device(&device) {
-        Ok(gl) => gl,
-        Err(e) => return skip(format!("no headless GL context on CUDA device 0: {e}")),
-    };
+    let (device, gl) = device_and_gl(0)?;
     let ctx = Context::new(&device).expect("retain the primary context");
     let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
         backends: wgpu::Backends::empty(),
@@ -66,32 +59,46 @@ pub(crate) fn gl_setup_with(features: wgpu::Features) -> Option<Setup> {
 }
 
 /// The set-up's GL context.
-fn gl(s: &Setup) -> &HeadlessContext {
+pub(crate) fn gl(s: &Setup) -> &HeadlessContext {
     s.gl.as_ref().expect("a set-up on wgpu's GL backend")
 }
 
-/// The next frame of `t` (RGBA8) on `stream`, drawn into its pixels by `fill_u32` with `seed`
-/// (texel `i` is `pattern(i, seed)`, as `fill_frame`'s), and left open.
-fn pixel_frame<'t>(
-    s: &Setup,
-    t: &'t mut WgpuTarget,
-    stream: &'t Stream,
-    seed: u32,
-) -> Frame<'t, Stream> {
-    let fill = s.kernels.function("fill_u32").unwrap();
-    let (w, h) = t.size();
-    let frame = t.frame(stream).unwrap();
-    let ptr = frame.pixels().unwrap().ptr();
-    // SAFETY: the kernel writes w x h words into the frame's pixels (RGBA8 of that size), on
-    // the frame's stream.
-    unsafe { launch_words(&fill, stream, ptr, (w * h) as usize, seed) }.unwrap();
-    frame
+/// Asserts that `call` (named `what`) is refused with `Error::WrongGlContext` while another
+/// context of `gl`'s share group is current, and with `Error::NoGlContext` while none is; then
+/// makes `gl` current again.
+pub(crate) fn assert_refused_without_the_gl_context<T: std::fmt::Debug>(
+    gl: &HeadlessContext,
+    what: &str,
+    mut call: impl FnMut() -> cuda_gl::Result<T>,
+) {
+    // Another context of the same share group current: the registration's owner is not.
+    let other = gl.new_shared().unwrap();
+    let e = call().unwrap_err();
+    println!("{what}, another context current: {e}");
+    assert!(matches!(e, Error::WrongGlContext { .. }), "{e}");
+    other.release_current().unwrap();
+    let e = call().unwrap_err();
+    println!("{what}, no context current: {e}");
+    assert!(matches!(e, Error::NoGlContext { .. }), "{e}");
+    drop(other);
+    gl.make_current().unwrap();
 }
 
 /// Asserts that `t`'s texture, read back by the target, is the frame of `seed`.
 fn assert_shows(t: &mut WgpuTarget, seed: u32, what: impl std::fmt::Display) {
     let got: Vec<u32> = words(&t.read_pixels().unwrap()).collect();
     assert_frame(&got, seed, what);
+}
+
+/// Runs `test` on a target of `size` (RGBA8) in interop mode on the GL route (nothing, with
+/// the reason, where there is no set-up), then drops the target and checks that no drop
+/// reported an error.
+fn on_interop_target(size: (u32, u32), test: impl FnOnce(&Setup, &mut WgpuTarget)) {
+    let Some(s) = gl_setup() else { return };
+    let mut t = target(&s, size, Format::Rgba8, Mode::Interop);
+    test(&s, &mut t);
+    drop(t);
+    s.ctx.check_drop_errors().unwrap();
 }
 
 #[test]
@@ -117,30 +124,14 @@ fn auto_chooses_the_gl_route_on_the_cuda_gpus_gl_context_and_says_so() {
 /// current.
 #[test]
 fn a_map_without_the_targets_gl_context_is_refused_and_works_once_it_is_current() {
-    let Some(s) = gl_setup() else { return };
-    let mut t = target(&s, (320, 181), Format::Rgba8, Mode::Interop);
-    fill_frame(&s, &mut t, 1).present().unwrap();
-    // Another context of the same share group current: the registration's owner is not.
-    let other = gl(&s).new_shared().unwrap();
-    {
-        let frame = t.frame(&s.stream).unwrap();
-        let e = frame.surface().unwrap_err();
-        println!("another context current: {e}");
-        assert!(matches!(e, Error::WrongGlContext { .. }), "{e}");
-    }
-    other.release_current().unwrap();
-    {
-        let frame = t.frame(&s.stream).unwrap();
-        let e = frame.surface().unwrap_err();
-        println!("no context current: {e}");
-        assert!(matches!(e, Error::NoGlContext { .. }), "{e}");
-    }
-    drop(other);
-    gl(&s).make_current().unwrap();
-    fill_frame(&s, &mut t, 2).present().unwrap();
-    assert_shows(&mut t, 2, "the frame after the context came back");
-    drop(t);
-    s.ctx.check_drop_errors().unwrap();
+    on_interop_target((320, 181), |s, t| {
+        fill_frame(s, t, 1).present().unwrap();
+        assert_refused_without_the_gl_context(gl(s), "a frame's map", || {
+            t.frame(&s.stream).unwrap().surface().map(drop)
+        });
+        fill_frame(s, t, 2).present().unwrap();
+        assert_shows(t, 2, "the frame after the context came back");
+    });
 }
 
 /// A resize with another GL context current, or none, is refused before the new texture is
@@ -148,28 +139,17 @@ fn a_map_without_the_targets_gl_context_is_refused_and_works_once_it_is_current(
 /// and the resize works once its context is current.
 #[test]
 fn a_resize_without_the_targets_gl_context_is_refused_before_wgpu() {
-    let Some(s) = gl_setup() else { return };
-    let mut t = target(&s, (320, 181), Format::Rgba8, Mode::Interop);
-    fill_frame(&s, &mut t, 5).present().unwrap();
-    let texture = t.texture().clone();
-    let other = gl(&s).new_shared().unwrap();
-    let e = t.resize(200, 99).unwrap_err();
-    println!("another context current: {e}");
-    assert!(matches!(e, Error::WrongGlContext { .. }), "{e}");
-    other.release_current().unwrap();
-    let e = t.resize(200, 99).unwrap_err();
-    println!("no context current: {e}");
-    assert!(matches!(e, Error::NoGlContext { .. }), "{e}");
-    drop(other);
-    gl(&s).make_current().unwrap();
-    assert_eq!((t.size(), t.texture() == &texture), ((320, 181), true));
-    assert_shows(&mut t, 5, "the frame before the refused resizes");
-    t.resize(200, 99).unwrap();
-    assert_eq!((t.size(), t.mode()), ((200, 99), Mode::Interop));
-    fill_frame(&s, &mut t, 6).present().unwrap();
-    assert_shows(&mut t, 6, "the frame after the resize");
-    drop(t);
-    s.ctx.check_drop_errors().unwrap();
+    on_interop_target((320, 181), |s, t| {
+        fill_frame(s, t, 5).present().unwrap();
+        let texture = t.texture().clone();
+        assert_refused_without_the_gl_context(gl(s), "a resize", || t.resize(200, 99));
+        assert_eq!((t.size(), t.texture() == &texture), ((320, 181), true));
+        assert_shows(t, 5, "the frame before the refused resizes");
+        t.resize(200, 99).unwrap();
+        assert_eq!((t.size(), t.mode()), ((200, 99), Mode::Interop));
+        fill_frame(s, t, 6).present().unwrap();
+        assert_shows(t, 6, "the frame after the resize");
+    });
 }
 
 /// A frame forgotten with `mem::forget` while its texture is mapped (its surface asked for),
@@ -177,16 +157,14 @@ fn a_resize_without_the_targets_gl_context_is_refused_before_wgpu() {
 /// shows itself.
 #[test]
 fn a_forgotten_frame_is_recovered_by_the_next_one() {
-    let Some(s) = gl_setup() else { return };
-    let mut t = target(&s, (256, 99), Format::Rgba8, Mode::Interop);
-    std::mem::forget(fill_frame(&s, &mut t, 5));
-    fill_frame(&s, &mut t, 6).present().unwrap();
-    assert_shows(&mut t, 6, "the frame after a forgotten surface frame");
-    std::mem::forget(pixel_frame(&s, &mut t, &s.stream, 7));
-    fill_frame(&s, &mut t, 8).present().unwrap();
-    assert_shows(&mut t, 8, "the frame after a forgotten pixel frame");
-    drop(t);
-    s.ctx.check_drop_errors().unwrap();
+    on_interop_target((256, 99), |s, t| {
+        std::mem::forget(fill_frame(s, t, 5));
+        fill_frame(s, t, 6).present().unwrap();
+        assert_shows(t, 6, "the frame after a forgotten surface frame");
+        std::mem::forget(draw_frame_on(s, t, &s.stream, 7, Draw::Pixels));
+        fill_frame(s, t, 8).present().unwrap();
+        assert_shows(t, 8, "the frame after a forgotten pixel frame");
+    });
 }
 
 /// A target whose frame was forgotten with its texture mapped while an unrelated kernel of
@@ -226,33 +204,27 @@ fn a_forgotten_frames_recovery_in_the_next_frame_gives_up_after_ten_seconds() {
 /// timeout for `check_drop_errors` (it only logged it before).
 #[test]
 fn a_forgotten_frames_recovery_in_the_drop_gives_up_after_ten_seconds() {
-    let Some(s) = gl_setup() else { return };
-    let busy = Busy::new(&s.ctx);
-    let t = forgotten_while_busy(&s, &busy);
-    busy.assert_drop_gives_up("the drop", t);
-    busy.wait();
-    assert_gave_up_in_drop(&s.ctx, &["cuCtxSynchronize"]);
+    assert_drop_gives_up_behind(gl_setup, forgotten_while_busy, &["cuCtxSynchronize"]);
 }
 
 /// Frames alternate between two streams and between pixels and surface: each shows itself in
 /// every texel (a pixel frame's copy and the next frame's kernel are ordered across streams).
 #[test]
 fn pixel_and_surface_frames_on_two_streams_each_show_themselves() {
-    let Some(s) = gl_setup() else { return };
-    let mut t = target(&s, (1001, 333), Format::Rgba8, Mode::Interop);
-    let other = Stream::new(&s.ctx, StreamFlags::NonBlocking).unwrap();
-    for round in 0..6u32 {
-        let seed = 100 + round;
-        let stream = if round % 2 == 0 { &s.stream } else { &other };
-        if round % 3 == 0 {
-            pixel_frame(&s, &mut t, stream, seed).present().unwrap();
-        } else {
-            fill_frame_on(&s, &mut t, stream, seed).present().unwrap();
+    on_interop_target((1001, 333), |s, t| {
+        let other = Stream::new(&s.ctx, StreamFlags::NonBlocking).unwrap();
+        for round in 0..6u32 {
+            let seed = 100 + round;
+            let stream = if round % 2 == 0 { &s.stream } else { &other };
+            let draw = if round % 3 == 0 {
+                Draw::Pixels
+            } else {
+                Draw::Surface
+            };
+            draw_frame_on(s, t, stream, seed, draw).present().unwrap();
+            assert_shows(t, seed, format!("round {round}"));
         }
-        assert_shows(&mut t, seed, format!("round {round}"));
-    }
-    drop(t);
-    s.ctx.check_drop_errors().unwrap();
+    });
 }
 
 /// The application destroys the wgpu device (safe code; wgpu then destroys every texture of
@@ -262,23 +234,21 @@ fn pixel_and_surface_frames_on_two_streams_each_show_themselves() {
 /// its texture unregistered.
 #[test]
 fn a_destroyed_device_refuses_read_backs_and_the_target_drops_cleanly() {
-    let Some(s) = gl_setup() else { return };
-    let mut t = target(&s, (64, 48), Format::Rgba8, Mode::Interop);
-    fill_frame(&s, &mut t, 1).present().unwrap();
-    s.device.destroy();
-    // A destroyed device's poll may report it lost: only the wait matters here.
-    let _ = s.device.poll(wgpu::PollType::wait_indefinitely());
-    let presented = fill_frame(&s, &mut t, 2).present();
-    println!("a present on a destroyed device: {presented:?}");
-    if let Err(e) = &presented {
-        assert!(matches!(e, Error::Wgpu(_)), "{e}");
-    }
-    s.stream.synchronize().unwrap();
-    let e = t.read_pixels().unwrap_err();
-    println!("a read-back on a destroyed device: {e}");
-    assert!(matches!(e, Error::Wgpu(WgpuError::Refused { .. })), "{e}");
-    drop(t);
-    s.ctx.check_drop_errors().unwrap();
+    on_interop_target((64, 48), |s, t| {
+        fill_frame(s, t, 1).present().unwrap();
+        s.device.destroy();
+        // A destroyed device's poll may report it lost: only the wait matters here.
+        let _ = s.device.poll(wgpu::PollType::wait_indefinitely());
+        let presented = fill_frame(s, t, 2).present();
+        println!("a present on a destroyed device: {presented:?}");
+        if let Err(e) = &presented {
+            assert!(matches!(e, Error::Wgpu(_)), "{e}");
+        }
+        s.stream.synchronize().unwrap();
+        let e = t.read_pixels().unwrap_err();
+        println!("a read-back on a destroyed device: {e}");
+        assert!(matches!(e, Error::Wgpu(WgpuError::Refused { .. })), "{e}");
+    });
 }
 
 /// A device on a GL context that wgpu made itself is not one the GL route can use: auto falls
@@ -314,7 +284,9 @@ fn a_device_on_wgpus_own_gl_context_runs_staged_and_says_why() {
         "{line}"
     );
     assert!(line.contains("open_gl_device"), "{line}");
-    pixel_frame(&s, &mut t, &s.stream, 9).present().unwrap();
+    draw_frame_on(&s, &mut t, &s.stream, 9, Draw::Pixels)
+        .present()
+        .unwrap();
     assert_shows(&mut t, 9, "a staged frame on wgpu's own GL context");
     drop((t, device, queue, adapter));
     gl(&s).make_current().unwrap();

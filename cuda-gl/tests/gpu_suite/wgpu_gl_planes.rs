@@ -19,17 +19,16 @@
 #![cfg(all(feature = "wgpu-gl", feature = "egl"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use super::wgpu_gl::gl_setup_with;
+use super::wgpu_gl::{assert_refused_without_the_gl_context, gl, gl_setup_with};
 use super::wgpu_interop::Setup;
 use super::wgpu_planes::{
-    assert_bytes, assert_planes, planes_on, planes_reach_their_textures, want_planes,
+    Destroyed, assert_planes, planes_on, planes_reach_their_textures, want_planes,
 };
 use crate::gpu::{gl_is, noise};
-use crate::wgpu_read::read_texture;
 use cuda_gl::display::{Format, Layout, Mode};
 use cuda_gl::video::VideoFormat::Nv12;
 use cuda_gl::video::{VideoFormat, VideoLayout};
-use cuda_gl::wgpu_interop::{WgpuError, WgpuTarget, WgpuVideoPlanes, check_gl_device};
+use cuda_gl::wgpu_interop::{WgpuTarget, WgpuVideoPlanes, check_gl_device};
 use cuda_gl::{DeviceBuffer, Error};
 
 /// A set-up on wgpu's GL backend whose device holds P010's 16-bit planes.
@@ -49,6 +48,21 @@ fn upload(
     let src = DeviceBuffer::from_slice(&s.ctx, &bytes).unwrap();
     let new = planes.upload(&src, layout, &s.stream).unwrap();
     (bytes, new)
+}
+
+/// NV12 planes of `size` in `mode` (`None`: auto) that hold a first frame (noise of `seed`):
+/// the frames' layout, the planes and the frame's bytes.
+fn nv12_planes(
+    s: &Setup,
+    size: (u32, u32),
+    mode: Option<Mode>,
+    seed: u64,
+) -> (VideoLayout, WgpuVideoPlanes, Vec<u8>) {
+    let wgpu = (&s.device, &s.queue);
+    let layout = VideoLayout::packed(size, VideoFormat::Nv12).unwrap();
+    let mut planes = planes_on(s, wgpu, size, VideoFormat::Nv12, mode);
+    let (kept, _) = upload(s, &mut planes, layout, seed);
+    (layout, planes, kept)
 }
 
 #[test]
@@ -101,22 +115,12 @@ fn gl_route_planes_reach_their_textures_byte_for_byte() {
 fn a_gl_route_upload_without_its_gl_context_is_refused_and_works_once_it_is_current() {
     let Some(s) = setup() else { return };
     let wgpu = (&s.device, &s.queue);
-    let gl = s.gl.as_ref().expect("a set-up on wgpu's GL backend");
-    let layout = VideoLayout::packed((320, 181), VideoFormat::Nv12).unwrap();
-    let mut planes = planes_on(&s, wgpu, (320, 181), VideoFormat::Nv12, Some(Mode::Interop));
-    let (kept, _) = upload(&s, &mut planes, layout, 0x64_0001);
+    let (layout, mut planes, kept) = nv12_planes(&s, (320, 181), Some(Mode::Interop), 0x64_0001);
     let bytes = noise(layout.bytes(), 0x64_0002);
     let src = DeviceBuffer::from_slice(&s.ctx, &bytes).unwrap();
-    let other = gl.new_shared().unwrap();
-    let e = planes.upload(&src, layout, &s.stream).unwrap_err();
-    println!("another context current: {e}");
-    assert!(matches!(e, Error::WrongGlContext { .. }), "{e}");
-    other.release_current().unwrap();
-    let e = planes.upload(&src, layout, &s.stream).unwrap_err();
-    println!("no context current: {e}");
-    assert!(matches!(e, Error::NoGlContext { .. }), "{e}");
-    drop(other);
-    gl.make_current().unwrap();
+    assert_refused_without_the_gl_context(gl(&s), "an upload", || {
+        planes.upload(&src, layout, &s.stream)
+    });
     let want = want_planes(&kept, &layout);
     assert_planes(wgpu, &planes, &want, "after the refused uploads");
     assert!(!planes.upload(&src, layout, &s.stream).unwrap());
@@ -134,33 +138,19 @@ fn a_gl_route_upload_without_its_gl_context_is_refused_and_works_once_it_is_curr
 fn a_gl_route_frame_of_another_size_without_its_gl_context_is_refused_before_wgpu() {
     let Some(s) = setup() else { return };
     let wgpu = (&s.device, &s.queue);
-    let gl = s.gl.as_ref().expect("a set-up on wgpu's GL backend");
-    let layout = VideoLayout::packed((320, 181), VideoFormat::Nv12).unwrap();
-    let (mut planes, _) = WgpuVideoPlanes::new(
-        &s.ctx,
-        &s.device,
-        &s.queue,
-        (320, 181),
-        layout.format(),
-        None,
-    )
-    .unwrap();
-    assert_eq!(planes.mode(), Mode::Interop);
-    let (kept, _) = upload(&s, &mut planes, layout, 0x66_0001);
+    let (layout, mut planes, kept) = nv12_planes(&s, (320, 181), None, 0x66_0001);
+    assert_eq!(
+        planes.mode(),
+        Mode::Interop,
+        "auto, the first frame uploaded"
+    );
     let luma = planes.luma().clone();
     let other = VideoLayout::packed((200, 99), VideoFormat::Nv12).unwrap();
     let bytes = noise(other.bytes(), 0x66_0002);
     let src = DeviceBuffer::from_slice(&s.ctx, &bytes).unwrap();
-    let shared = gl.new_shared().unwrap();
-    let e = planes.upload(&src, other, &s.stream).unwrap_err();
-    println!("another size, another context current: {e}");
-    assert!(matches!(e, Error::WrongGlContext { .. }), "{e}");
-    shared.release_current().unwrap();
-    let e = planes.upload(&src, other, &s.stream).unwrap_err();
-    println!("another size, no context current: {e}");
-    assert!(matches!(e, Error::NoGlContext { .. }), "{e}");
-    drop(shared);
-    gl.make_current().unwrap();
+    assert_refused_without_the_gl_context(gl(&s), "another size", || {
+        planes.upload(&src, other, &s.stream)
+    });
     let kept_state = (planes.size(), planes.mode(), planes.luma() == &luma);
     assert_eq!(kept_state, ((320, 181), Mode::Interop, true));
     assert_planes(
@@ -185,7 +175,7 @@ fn a_gl_route_frame_of_another_size_without_its_gl_context_is_refused_before_wgp
 #[test]
 fn auto_mode_without_a_gl_context_is_refused_not_staged() {
     let Some(s) = setup() else { return };
-    let gl = s.gl.as_ref().expect("a set-up on wgpu's GL backend");
+    let gl = gl(&s);
     let layout = Layout::packed((64, 36), Format::Rgba8).unwrap();
     gl.release_current().unwrap();
     let planes = WgpuVideoPlanes::new(&s.ctx, &s.device, &s.queue, (64, 36), Nv12, None);
@@ -219,7 +209,7 @@ fn gl_name(texture: &wgpu::Texture) -> u32 {
 fn gl_route_planes_dropped_without_their_gl_context_leak_their_textures() {
     let Some(s) = setup() else { return };
     let wgpu = (&s.device, &s.queue);
-    let gl = s.gl.as_ref().expect("a set-up on wgpu's GL backend");
+    let gl = gl(&s);
     gl::load_with(|name| gl.get_proc_address(name));
     let layout = VideoLayout::packed((64, 36), VideoFormat::Nv12).unwrap();
     for own in [true, false] {
@@ -253,19 +243,14 @@ fn gl_route_planes_dropped_without_their_gl_context_leak_their_textures() {
 fn a_gl_route_upload_into_a_destroyed_texture_is_refused_and_writes_neither() {
     let Some(s) = setup() else { return };
     let wgpu = (&s.device, &s.queue);
-    let layout = VideoLayout::packed((64, 36), VideoFormat::Nv12).unwrap();
-    let mut planes = planes_on(&s, wgpu, (64, 36), VideoFormat::Nv12, Some(Mode::Interop));
-    let (kept, _) = upload(&s, &mut planes, layout, 0x65_0001);
+    let (layout, mut planes, kept) = nv12_planes(&s, (64, 36), Some(Mode::Interop), 0x65_0001);
     let (luma, chroma) = (planes.luma().clone(), planes.chroma().clone());
-    luma.destroy();
-    let next = noise(layout.bytes(), 0x65_0002);
-    let src = DeviceBuffer::from_slice(&s.ctx, &next).unwrap();
-    let e = planes.upload(&src, layout, &s.stream).unwrap_err();
-    println!("an upload into a destroyed texture: {e}");
-    assert!(matches!(e, Error::Wgpu(WgpuError::Refused { .. })), "{e}");
-    let got = read_texture(&s.device, &s.queue, &chroma);
-    let what = "after the refused upload, the chroma texture";
-    assert_bytes(&got, &want_planes(&kept, &layout)[1], what);
+    let destroyed = Destroyed {
+        luma: &luma,
+        chroma: &chroma,
+        kept_chroma: &want_planes(&kept, &layout)[1],
+    };
+    destroyed.refuses_an_upload(&s, &mut planes, layout, 0x65_0002, Mode::Interop);
     let other = VideoLayout::packed((63, 35), VideoFormat::Nv12).unwrap();
     let (more, new) = upload(&s, &mut planes, other, 0x65_0003);
     assert!(

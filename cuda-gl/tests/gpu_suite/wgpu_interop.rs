@@ -10,16 +10,15 @@
 #![cfg(all(feature = "wgpu", feature = "egl"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use crate::gpu::{TEST_PTX, pattern, skip};
+use crate::gpu::{Busy, assert_gave_up_in_drop, pattern, skip, stream_and_kernels};
 use crate::harness::ready;
 use crate::wgpu_read::read_texture;
 use crate::wgpu_texture::texture_2d;
+use cuda_gl::display::Mode;
 use cuda_gl::wgpu_interop::{
     SharedFormat, SharedTexture, WgpuError, check_adapter, check_device, open_device,
 };
-use cuda_gl::{
-    Context, Device, Error, ErrorKind, LaunchConfig, Module, Stream, StreamFlags, UsageError,
-};
+use cuda_gl::{Context, Device, Error, ErrorKind, LaunchConfig, Module, Stream, UsageError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -109,8 +108,7 @@ impl Setup {
         (device, queue): (wgpu::Device, wgpu::Queue),
         gl: Option<cuda_gl::egl::HeadlessContext>,
     ) -> Setup {
-        let stream = Stream::new(&ctx, StreamFlags::NonBlocking).expect("create a stream");
-        let kernels = Module::from_ptx(&ctx, TEST_PTX).expect("load the test kernels");
+        let (stream, kernels) = stream_and_kernels(&ctx);
         Setup {
             instance,
             device,
@@ -121,6 +119,38 @@ impl Setup {
             gl,
         }
     }
+}
+
+/// Runs `test` on each of `setups` in interop mode, then in staged mode, then checks that no
+/// drop reported an error (nothing, with the reason, where there is no set-up).
+pub(crate) fn in_both_modes_on(
+    setups: impl IntoIterator<Item = Setup>,
+    test: impl Fn(&Setup, Mode),
+) {
+    for s in setups {
+        println!("-- wgpu {:?} --", s.device.adapter_info().backend);
+        for mode in [Mode::Interop, Mode::Staged] {
+            test(&s, mode);
+        }
+        s.ctx.check_drop_errors().unwrap();
+    }
+}
+
+/// On the set-up that `setup` makes (none, with the reason, where it cannot), `make` makes
+/// something whose drop waits for the context while a kernel of 13 s that `make` starts on the
+/// `Busy` it is given runs: asserts that the drop gives up after 10 s, and, once the kernel has
+/// ended, that the drop recorded its timeouts, those of `waited_with`.
+pub(crate) fn assert_drop_gives_up_behind<T>(
+    setup: fn() -> Option<Setup>,
+    make: fn(&Setup, &Busy) -> T,
+    waited_with: &[&str],
+) {
+    let Some(s) = setup() else { return };
+    let busy = Busy::new(&s.ctx);
+    let doomed = make(&s, &busy);
+    busy.assert_drop_gives_up("the drop", doomed);
+    busy.wait();
+    assert_gave_up_in_drop(&s.ctx, waited_with);
 }
 
 /// The seed of frame `f` (every frame differs from the last in every texel).

@@ -10,7 +10,7 @@
 #![cfg(all(feature = "wgpu", feature = "egl"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use super::wgpu_interop::{Setup, setup};
+use super::wgpu_interop::{Setup, in_both_modes_on, setup};
 use super::wgpu_planes::{assert_bytes, assert_textures, planes_on, want_planes};
 use crate::gpu::{noise, spin_on};
 use crate::wgpu_read::submit_read;
@@ -43,13 +43,12 @@ fn frames_of(s: &Setup, bytes: usize, seed: u64) -> Vec<(Vec<u8>, DeviceBuffer<u
 /// the GPU (interop) or by wgpu's `write_texture` (staged).
 #[test]
 fn a_copy_submitted_between_two_uploads_reads_the_first_frame() {
-    let Some(s) = setup() else { return };
-    let wgpu = (&s.device, &s.queue);
-    for mode in [Mode::Interop, Mode::Staged] {
+    in_both_modes_on(setup(), |s, mode| {
+        let wgpu = (&s.device, &s.queue);
         for format in [VideoFormat::Nv12, VideoFormat::P010] {
             let layout = VideoLayout::packed(UHD, format).unwrap();
-            let mut planes = planes_on(&s, wgpu, UHD, format, Some(mode));
-            let frames = frames_of(&s, layout.bytes(), 0x0d3e_0000);
+            let mut planes = planes_on(s, wgpu, UHD, format, Some(mode));
+            let frames = frames_of(s, layout.bytes(), 0x0d3e_0000);
             for (round, pair) in frames.chunks(2).enumerate() {
                 let [(a, a_src), (_, b_src)] = pair else {
                     unreachable!()
@@ -76,21 +75,19 @@ fn a_copy_submitted_between_two_uploads_reads_the_first_frame() {
             );
             println!("{mode} {format:?}: {ROUNDS} rounds of 2160p, each copy read its frame");
         }
-    }
-    s.ctx.check_drop_errors().unwrap();
+    });
 }
 
 /// The same for the wgpu display target: `show(A)`, the application's copy of the texture,
 /// `show(B)` at once: the copy reads A.
 #[test]
 fn a_copy_submitted_between_two_shows_reads_the_first_frame() {
-    let Some(s) = setup() else { return };
-    let layout = Layout::packed(UHD, Format::Rgba8).unwrap();
-    for mode in [Mode::Interop, Mode::Staged] {
+    in_both_modes_on(setup(), |s, mode| {
+        let layout = Layout::packed(UHD, Format::Rgba8).unwrap();
         let (mut target, report) =
             WgpuTarget::new(&s.ctx, &s.device, &s.queue, layout, Some(mode)).unwrap();
         println!("{report}");
-        let frames = frames_of(&s, layout.bytes(), 0x0d3f_0000);
+        let frames = frames_of(s, layout.bytes(), 0x0d3f_0000);
         for (round, pair) in frames.chunks(2).enumerate() {
             let [(a, a_src), (_, b_src)] = pair else {
                 unreachable!()
@@ -112,8 +109,7 @@ fn a_copy_submitted_between_two_shows_reads_the_first_frame() {
             &format!("{mode}: the last frame"),
         );
         println!("{mode}: {ROUNDS} rounds of 2160p, each copy read its frame");
-    }
-    s.ctx.check_drop_errors().unwrap();
+    });
 }
 
 /// Planes dropped right after an upload whose copies still wait on the GPU behind a slow

@@ -104,6 +104,42 @@ pub(crate) fn assert_bytes(got: &[u8], want: &[u8], what: &str) {
     );
 }
 
+/// Planes' textures, kept by the application, which destroys the luma one; the chroma texture
+/// holds `kept_chroma`, the last frame's chroma plane.
+pub(crate) struct Destroyed<'a> {
+    pub(crate) luma: &'a wgpu::Texture,
+    pub(crate) chroma: &'a wgpu::Texture,
+    pub(crate) kept_chroma: &'a [u8],
+}
+
+impl Destroyed<'_> {
+    /// Destroys the luma texture of `planes` (in `mode`): their upload of the next frame of
+    /// `layout` (noise of `seed`) is refused by wgpu with a typed error, which is returned; in
+    /// interop mode it writes neither texture (the rustdoc's promise), so the chroma texture
+    /// still holds the last frame, whose bytes differ from the refused frame's.
+    pub(crate) fn refuses_an_upload(
+        &self,
+        s: &Setup,
+        planes: &mut WgpuVideoPlanes,
+        layout: VideoLayout,
+        seed: u64,
+        mode: Mode,
+    ) -> Error {
+        self.luma.destroy();
+        let next = noise(layout.bytes(), seed);
+        let next_src = DeviceBuffer::from_slice(&s.ctx, &next).unwrap();
+        let e = planes.upload(&next_src, layout, &s.stream).unwrap_err();
+        println!("{mode}: an upload into a destroyed texture: {e}");
+        assert!(matches!(e, Error::Wgpu(WgpuError::Refused { .. })), "{e}");
+        if mode == Mode::Interop {
+            let got = read_texture(&s.device, &s.queue, self.chroma);
+            let what = format!("{mode}: after the refused upload, the chroma texture");
+            assert_bytes(&got, self.kept_chroma, &what);
+        }
+        e
+    }
+}
+
 #[test]
 fn video_planes_reach_their_wgpu_textures_byte_for_byte_in_both_modes() {
     let Some(s) = setup() else { return };
@@ -233,18 +269,13 @@ fn a_refused_upload_leaves_the_textures_as_they_were_in_both_modes() {
         // until a frame of another size makes new textures. In interop mode the chroma
         // texture still holds the previous frame (the rustdoc's promise: a refused upload
         // writes neither texture there); the refused frame's bytes differ from it.
-        luma.destroy();
-        let next = noise(layout.bytes(), 0x5eed_0065);
-        let next_src = DeviceBuffer::from_slice(&s.ctx, &next).unwrap();
-        let e = planes.upload(&next_src, layout, &s.stream).unwrap_err();
-        println!("{mode}: an upload into a destroyed texture: {e}");
-        assert!(matches!(e, Error::Wgpu(WgpuError::Refused { .. })), "{e}");
+        let destroyed = Destroyed {
+            luma: &luma,
+            chroma: &chroma,
+            kept_chroma: &want[1],
+        };
+        let e = destroyed.refuses_an_upload(&s, &mut planes, layout, 0x5eed_0065, mode);
         assert!(e.to_string().contains("WgpuVideoPlanes"), "{e}");
-        if mode == Mode::Interop {
-            let got = read_texture(&s.device, &s.queue, &chroma);
-            let what = format!("{mode}: after the refused upload, the chroma texture");
-            assert_bytes(&got, &want[1], &what);
-        }
         let other = VideoLayout::packed((63, 35), VideoFormat::Nv12).unwrap();
         let more = noise(other.bytes(), 0x5eed_0063);
         let src = DeviceBuffer::from_slice(&s.ctx, &more).unwrap();

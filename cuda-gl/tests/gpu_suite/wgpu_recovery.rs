@@ -12,7 +12,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use super::wgpu_display::{fill_frame, target};
-use super::wgpu_interop::{Setup, seed_of, setup, write_and_check, write_frame};
+use super::wgpu_interop::{
+    Setup, assert_drop_gives_up_behind, seed_of, setup, write_and_check, write_frame,
+};
 use super::wgpu_planes::{assert_planes, planes_on, want_planes};
 use crate::gpu::{Busy, assert_gave_up_in_drop, noise};
 use crate::harness::{capture_log, device_used, mib, take_log};
@@ -109,12 +111,7 @@ const RECOVERY_WAITS: &str = "vkWaitSemaphores, cuCtxSynchronize or cuStreamQuer
 /// it before).
 #[test]
 fn a_leaked_guards_recovery_in_the_drop_gives_up_after_ten_seconds() {
-    let Some(s) = setup() else { return };
-    let busy = Busy::new(&s.ctx);
-    let shared = leaked_while_busy(&s, &busy);
-    busy.assert_drop_gives_up("the drop", shared);
-    busy.wait();
-    assert_gave_up_in_drop(&s.ctx, &[RECOVERY_WAITS]);
+    assert_drop_gives_up_behind(setup, leaked_while_busy, &[RECOVERY_WAITS]);
 }
 
 /// A `WgpuTarget` in interop mode (on Vulkan) whose frame was forgotten while a kernel of 13 s

@@ -85,8 +85,7 @@ fn map_from_a_thread_without_gl_context_says_what_to_do() {
     assert!(matches!(err, Error::NoGlContext { .. }), "{err:?}");
     assert!(!res.is_mapped());
     res.map(&g.stream).unwrap().unmap().unwrap();
-    drop(res);
-    delete_buffer(name);
+    drop_and_delete_buffer(res, name);
 }
 
 #[test]
