@@ -29,7 +29,7 @@ use crate::glres::{self, Buffer, Texture};
 use crate::gpu::Gpu;
 use crate::measure::{Case, Plan, Variant, interleaved};
 use crate::report::one_line;
-use crate::roles::RoleTag;
+use crate::roles::{RoleTag, tagged};
 use anyhow::{Context as _, Result, ensure};
 use cuda_gl::display::{DeviceImage, DisplayTarget, Format, Layout, Mode};
 use cuda_gl::{DeviceBuffer, PinnedBuffer, Stream, sys};
@@ -521,7 +521,7 @@ pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Resul
         ));
     }
     let (roles, mut variants): (Vec<Role>, Vec<_>) = rows.into_iter().unzip();
-    let mut cases = interleaved(plan, &group, &mut rig, &mut variants)?;
+    let measured = interleaved(plan, &group, &mut rig, &mut variants)?;
     // The stream target's last frames may still be pending: uploaded now, so that their
     // errors are this group's.
     if let Some(target) = rig.stream.as_mut() {
@@ -531,9 +531,7 @@ pub fn present(gpu: &Gpu, plan: &Plan, setup: &Setup, size: (u32, u32)) -> Resul
     stream.synchronize()?;
     glres::check(&group)?;
     drop(rig);
-    for (case, role) in cases.iter_mut().zip(roles) {
-        case.present = Some(PresentTag::new(role, size));
-    }
+    let mut cases = tagged(measured.into_iter().zip(roles), size);
     set_ratios(&mut cases, size, setup);
     Ok(cases)
 }

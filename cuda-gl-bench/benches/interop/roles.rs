@@ -4,6 +4,7 @@
 
 use crate::measure::Case;
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// What a row measures in its group (`R`, the group's roles), and its frame size.
 #[derive(Debug, Clone, Serialize)]
@@ -35,11 +36,18 @@ impl<R> RoleTag<R> {
 pub trait GroupRole: Copy + PartialEq + Sized {
     /// The row's tag, when it is one of the group's rows.
     fn tag(case: &Case) -> Option<&RoleTag<Self>>;
+
+    /// Where the row's tag goes.
+    fn tag_mut(case: &mut Case) -> &mut Option<RoleTag<Self>>;
 }
 
 impl GroupRole for crate::present::Role {
     fn tag(case: &Case) -> Option<&RoleTag<Self>> {
         case.present.as_ref()
+    }
+
+    fn tag_mut(case: &mut Case) -> &mut Option<RoleTag<Self>> {
+        &mut case.present
     }
 }
 
@@ -47,12 +55,33 @@ impl GroupRole for crate::wgpu_present::Role {
     fn tag(case: &Case) -> Option<&RoleTag<Self>> {
         case.wgpu.as_ref()
     }
+
+    fn tag_mut(case: &mut Case) -> &mut Option<RoleTag<Self>> {
+        &mut case.wgpu
+    }
 }
 
 impl GroupRole for crate::video::Role {
     fn tag(case: &Case) -> Option<&RoleTag<Self>> {
         case.video.as_ref()
     }
+
+    fn tag_mut(case: &mut Case) -> &mut Option<RoleTag<Self>> {
+        &mut case.video
+    }
+}
+
+/// The rows of `rows`, each tagged with its role at `size`.
+pub fn tagged<R: GroupRole>(
+    rows: impl IntoIterator<Item = (Case, R)>,
+    size: (u32, u32),
+) -> Vec<Case> {
+    rows.into_iter()
+        .map(|(mut case, role)| {
+            *R::tag_mut(&mut case) = Some(RoleTag::new(role, size));
+            case
+        })
+        .collect()
 }
 
 /// The row of `role` at `size`.
@@ -76,4 +105,24 @@ pub fn sizes<R: GroupRole>(cases: &[Case]) -> Vec<(u32, u32)> {
         }
     }
     sizes
+}
+
+/// What `summary` makes of each size the group's rows hold (in run order), where it makes
+/// something (all the size's rows were measured), with the size.
+pub fn per_size<R: GroupRole, T>(
+    cases: &[Case],
+    summary: impl Fn(&[Case], (u32, u32)) -> Option<T>,
+) -> Vec<((u32, u32), T)> {
+    sizes::<R>(cases)
+        .into_iter()
+        .filter_map(|size| Some((size, summary(cases, size)?)))
+        .collect()
+}
+
+/// The summaries of [`per_size`] by `<W>x<H>`, as `benchmarks.json` keys them.
+pub fn keyed<T>(per_size: Vec<((u32, u32), T)>) -> BTreeMap<String, T> {
+    per_size
+        .into_iter()
+        .map(|((w, h), s)| (format!("{w}x{h}"), s))
+        .collect()
 }

@@ -27,7 +27,7 @@ use crate::glres;
 use crate::gpu::Gpu;
 use crate::measure::{Case, Plan, Ratio, Variant, interleaved_rows};
 use crate::report::verdict;
-use crate::roles::{RoleTag, median, row, sizes};
+use crate::roles::{RoleTag, median, row, sizes, tagged};
 use anyhow::{Context as _, Result};
 use cuda_gl::display::{DisplayTarget, Format, Layout, Mode};
 use cuda_gl::video::{ColorSpace, VideoFormat, VideoLayout, VideoPlanes};
@@ -251,11 +251,7 @@ fn set_ratios(cases: &mut [Case], size: (u32, u32)) {
 
 /// The cases of `rows`, each tagged with its role at `size`, their ratios set.
 fn tag(rows: Vec<(Case, Role)>, size: (u32, u32)) -> Vec<Case> {
-    let mut cases = Vec::with_capacity(rows.len());
-    for (mut case, role) in rows {
-        case.video = Some(VideoTag::new(role, size));
-        cases.push(case);
-    }
+    let mut cases = tagged(rows, size);
     set_ratios(&mut cases, size);
     cases
 }

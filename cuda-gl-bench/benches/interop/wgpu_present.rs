@@ -65,7 +65,7 @@
 
 use crate::measure::{Case, Ratio};
 use crate::report::verdict;
-use crate::roles::{RoleTag, median, row, sizes};
+use crate::roles::{RoleTag, keyed, median, per_size, row};
 use handoffs::{Plain, Sustained};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -440,22 +440,15 @@ fn row_name(cases: &[Case], role: Role, size: (u32, u32)) -> String {
 
 /// The summary of every size whose rows were all measured, with the size.
 fn each(cases: &[Case]) -> Vec<((u32, u32), Summary)> {
-    sizes::<Role>(cases)
-        .into_iter()
-        .filter_map(|size| Some((size, summary(cases, size)?)))
-        .collect()
+    per_size::<Role, _>(cases, summary)
 }
 
 /// `wgpu_present` of `benchmarks.json` for a device whose run included the group (its setup),
 /// skipped or not.
 pub fn summaries(cases: &[Case], setup: &Setup) -> WgpuReport {
-    let sizes = each(cases)
-        .into_iter()
-        .map(|((w, h), s)| (format!("{w}x{h}"), s))
-        .collect();
     WgpuReport {
         setup: setup.clone(),
-        sizes,
+        sizes: keyed(each(cases)),
         gl_sizes: gl_summary::by_size(cases),
     }
 }

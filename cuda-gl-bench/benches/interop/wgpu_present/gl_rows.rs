@@ -3,12 +3,13 @@
 //! same interleaved rounds, its handoff floor, the GL-route interop frame and a forced staged
 //! frame (see the parent module; the summary is `gl_summary.rs`).
 
+use super::Role;
 use super::frames::Frames;
 use super::gl_summary::{self, GlSetup};
-use super::rows::{Wgpu, every_size};
-use super::{Role, WgpuTag};
+use super::rows::{Found, Group, Wgpu, measure};
 use crate::gpu::Gpu;
 use crate::measure::{Case, Plan, Variant, interleaved_rows};
+use crate::roles::tagged;
 use crate::watchdog;
 use anyhow::Result;
 use cuda_gl::wgpu_interop::open_gl_device;
@@ -23,7 +24,7 @@ impl Wgpu {
             ..wgpu::InstanceDescriptor::new_without_display_handle()
         });
         // SAFETY: the benchmark's GL context (`gpu`'s) is current on this thread, the only one
-        // that runs the benchmark, from `Gpu::open` until `gpu` drops; [`group`] drops every
+        // that runs the benchmark, from `Gpu::open` until `gpu` drops; [`group`] (its `measure`) drops every
         // wgpu object of this device before it returns, and nothing makes another GL context
         // current meanwhile. The benchmark's own GL calls (the other groups, before this one)
         // leave no object of wgpu's bound.
@@ -41,33 +42,22 @@ pub fn group(
     all: &mut Vec<Case>,
     progress: &impl Fn(&str),
 ) -> Result<GlSetup> {
-    watchdog::enter(watchdog::Stage::Setup);
-    let w = match Wgpu::open_gl(gpu)? {
-        Ok(w) => w,
-        Err(why) => {
-            let why = format!("no wgpu GL device over a GL context on the CUDA GPU: {why}");
-            let setup = GlSetup {
-                gl_skipped: Some(why),
-                ..GlSetup::default()
-            };
-            gl_summary::print(&[], &setup);
-            return Ok(setup);
-        }
+    let group = Group {
+        open: Wgpu::open_gl,
+        no_device: "no wgpu GL device over a GL context on the CUDA GPU",
+        names: (
+            "wgpu present, GL route",
+            "open_gl_device",
+            "WgpuTarget per frame vs its floor",
+        ),
+        rows,
     };
-    let first = all.len();
-    let names = (
-        "wgpu present, GL route",
-        "open_gl_device",
-        "WgpuTarget per frame vs its floor",
-    );
-    let display = every_size(gpu, &w, plan, all, progress, names, rows)?;
-    let setup = GlSetup {
-        gl_adapter: Some(w.adapter().to_owned()),
-        gl_display: Some(display),
-        gl_skipped: None,
+    let setup = |found: Found| GlSetup {
+        gl_adapter: found.adapter,
+        gl_display: found.display,
+        gl_skipped: found.skipped,
     };
-    gl_summary::print(all.get(first..).unwrap_or_default(), &setup);
-    Ok(setup)
+    measure(gpu, plan, all, progress, &group, setup, gl_summary::print)
 }
 
 /// The GL rows at `size`, measured in the same interleaved rounds.
@@ -111,11 +101,7 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
     w.check(&group)?;
     // The targets go while the GL context is current (it is, for the whole benchmark).
     drop(rig);
-    let mut cases = Vec::with_capacity(rows.len());
-    for (mut case, role) in rows {
-        case.wgpu = Some(WgpuTag::new(role, size));
-        cases.push(case);
-    }
+    let mut cases = tagged(rows, size);
     gl_summary::set_ratios(&mut cases, size);
     Ok(cases)
 }

@@ -7,7 +7,7 @@
 
 use super::{Role, ratio_text, us_text};
 use crate::measure::{Case, Ratio};
-use crate::roles::{median, row, sizes};
+use crate::roles::{keyed, median, per_size, row};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -58,18 +58,12 @@ fn summary(cases: &[Case], size: (u32, u32)) -> Option<GlSummary> {
 
 /// The GL summary of every size whose GL rows were all measured, with the size.
 fn each(cases: &[Case]) -> Vec<((u32, u32), GlSummary)> {
-    sizes::<Role>(cases)
-        .into_iter()
-        .filter_map(|size| Some((size, summary(cases, size)?)))
-        .collect()
+    per_size::<Role, _>(cases, summary)
 }
 
 /// `wgpu_present.gl_sizes` of `benchmarks.json`.
 pub fn by_size(cases: &[Case]) -> BTreeMap<String, GlSummary> {
-    each(cases)
-        .into_iter()
-        .map(|((w, h), s)| (format!("{w}x{h}"), s))
-        .collect()
+    keyed(each(cases))
 }
 
 /// Sets the ratios of the GL rows at `size`: interop and staged to the GL floor.

@@ -5,11 +5,12 @@
 use super::frames::{FRAME_DT, Frames};
 use super::gl_summary::GlSetup;
 use super::wgpu_texture::texture_2d;
-use super::{Role, Setup, WgpuTag, print_summary, set_ratios};
+use super::{Role, Setup, print_summary, set_ratios};
 use crate::gpu::Gpu;
 use crate::measure::{Case, Plan, Variant, interleaved_rows};
 use crate::present::raw;
 use crate::report::one_line;
+use crate::roles::tagged;
 use crate::watchdog;
 use anyhow::{Context as _, Result, anyhow, ensure};
 use blit::{Blit, BlitKind, BlitPair};
@@ -342,61 +343,87 @@ pub fn group(
     progress: impl Fn(&str),
     gl: GlSetup,
 ) -> Result<Setup> {
-    // Opening Vulkan and making the targets is set-up: the watchdog measures it from here.
-    watchdog::enter(watchdog::Stage::Setup);
-    let w = match Wgpu::open(gpu)? {
-        Ok(w) => w,
-        Err(why) => {
-            // cuda-gl's error ends in a `help:` naming VK_DRIVER_FILES where that applies.
-            let why = format!("no wgpu Vulkan device on the CUDA GPU takes the hand-off: {why}");
-            let setup = Setup {
-                skipped: Some(why),
-                gl,
-                ..Setup::default()
-            };
-            print_summary(&[], &setup);
-            return Ok(setup);
-        }
+    let group = Group {
+        open: Wgpu::open,
+        // cuda-gl's error (the why after this) ends in a `help:` naming VK_DRIVER_FILES where
+        // that applies.
+        no_device: "no wgpu Vulkan device on the CUDA GPU takes the hand-off",
+        names: (
+            "wgpu present",
+            "open_device",
+            "WgpuTarget per frame vs its limits",
+        ),
+        rows,
     };
-    let first = all.len();
-    let names = (
-        "wgpu present",
-        "open_device",
-        "WgpuTarget per frame vs its limits",
-    );
-    let display = every_size(gpu, &w, plan, all, &progress, names, rows)?;
-    let setup = Setup {
-        adapter: Some(w.adapter.clone()),
-        display: Some(display),
-        skipped: None,
+    let setup = |found: Found| Setup {
+        adapter: found.adapter,
+        display: found.display,
+        skipped: found.skipped,
         gl,
     };
-    print_summary(all.get(first..).unwrap_or_default(), &setup);
-    Ok(setup)
+    measure(gpu, plan, all, &progress, &group, setup, print_summary)
 }
 
 /// The rows function of a group of rows: its rows at one size.
 pub(super) type SizeRows = fn(&Gpu, &Wgpu, &Plan, (u32, u32)) -> Result<Vec<Case>>;
 
-/// A group of rows on `w`'s device: the auto probe (a 1920x1080 target with no mode forced,
-/// found in interop mode), then `rows` at every size of [`WGPU_SIZES`], appended to `all`;
-/// the probe's report line. `names`: the group, in the lines printed; the call that opened the
-/// device; what the rows measure, for the progress line.
+/// A group of rows on one wgpu device: what [`measure`] runs.
+pub(super) struct Group {
+    /// Opens the group's device; `Ok(Err(why))` where this machine has none for it.
+    pub(super) open: fn(&Gpu) -> Result<std::result::Result<Wgpu, String>>,
+    /// The start of the skip's reason, which goes on with why `open` found no device.
+    pub(super) no_device: &'static str,
+    /// The group, in the lines printed; the call that opened the device; what the rows
+    /// measure, for the progress line.
+    pub(super) names: (&'static str, &'static str, &'static str),
+    /// Its rows at one size.
+    pub(super) rows: SizeRows,
+}
+
+/// What a group found, for its setup: the adapter (`name (driver driver_info)`) and the auto
+/// probe's report line, or why it measured nothing.
+pub(super) struct Found {
+    pub(super) adapter: Option<String>,
+    pub(super) display: Option<String>,
+    pub(super) skipped: Option<String>,
+}
+
+/// Runs `group` (the watchdog measures set-up from here): opens its device, then the auto
+/// probe (a 1920x1080 target with no mode forced, found in interop mode), then its rows at
+/// every size of [`WGPU_SIZES`], appended to `all`; or, where this machine has no device for
+/// it, nothing. The group's setup, made by `setup` of what it found, printed by `print` with
+/// the rows it added, and dropped the device before it returns.
 ///
 /// # Errors
-/// When the probe's target cannot be made, or auto chose another mode; `rows`' errors.
-pub(super) fn every_size(
+/// `open`'s errors (other than finding no device); when the probe's target cannot be made,
+/// or auto chose another mode; the rows' errors.
+pub(super) fn measure<S>(
     gpu: &Gpu,
-    w: &Wgpu,
     plan: &Plan,
     all: &mut Vec<Case>,
     progress: &impl Fn(&str),
-    (group, opened_by, what): (&str, &str, &str),
-    rows: SizeRows,
-) -> Result<String> {
-    eprintln!("interop: {group}: adapter {}", w.adapter);
-    let (probe, display) = target(gpu, w, crate::cases::FULL_HD, None)?;
-    eprintln!("interop: {group}: {display}");
+    group: &Group,
+    setup: impl FnOnce(Found) -> S,
+    print: fn(&[Case], &S),
+) -> Result<S> {
+    watchdog::enter(watchdog::Stage::Setup);
+    let w = match (group.open)(gpu)? {
+        Ok(w) => w,
+        Err(why) => {
+            let setup = setup(Found {
+                adapter: None,
+                display: None,
+                skipped: Some(format!("{}: {why}", group.no_device)),
+            });
+            print(&[], &setup);
+            return Ok(setup);
+        }
+    };
+    let first = all.len();
+    let (name, opened_by, what) = group.names;
+    eprintln!("interop: {name}: adapter {}", w.adapter);
+    let (probe, display) = target(gpu, &w, crate::cases::FULL_HD, None)?;
+    eprintln!("interop: {name}: {display}");
     ensure!(
         probe.mode() == Mode::Interop,
         "auto chose {} on the device from {opened_by}, not interop: {display}",
@@ -404,10 +431,16 @@ pub(super) fn every_size(
     );
     drop(probe);
     for (width, height) in WGPU_SIZES {
-        progress(&format!("{group} {width}x{height}: {what}"));
-        all.extend(rows(gpu, w, plan, (width, height))?);
+        progress(&format!("{name} {width}x{height}: {what}"));
+        all.extend((group.rows)(gpu, &w, plan, (width, height))?);
     }
-    Ok(display)
+    let setup = setup(Found {
+        adapter: Some(w.adapter.clone()),
+        display: Some(display),
+        skipped: None,
+    });
+    print(all.get(first..).unwrap_or_default(), &setup);
+    Ok(setup)
 }
 
 /// The group's rows at `size`, measured in the same interleaved rounds.
@@ -551,11 +584,7 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
     let rows = interleaved_rows(plan, &group, &mut rig, rows)?;
     stream.synchronize()?;
     w.check(&group)?;
-    let mut cases = Vec::with_capacity(rows.len());
-    for (mut case, role) in rows {
-        case.wgpu = Some(WgpuTag::new(role, size));
-        cases.push(case);
-    }
+    let mut cases = tagged(rows, size);
     cases.extend(sustained::rows(gpu, w, plan, size, &mut rig)?);
     drop(rig);
     set_ratios(&mut cases, size);

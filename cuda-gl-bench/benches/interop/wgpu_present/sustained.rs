@@ -22,9 +22,10 @@
 use super::{FRAME_DT, Rig, Wgpu};
 use crate::gpu::Gpu;
 use crate::measure::{Case, Plan, Variant, interleaved_rows, per_frame_rounds};
+use crate::roles::tagged;
 use crate::watchdog;
+use crate::wgpu_present::Role;
 use crate::wgpu_present::handoffs::ROUND;
-use crate::wgpu_present::{Role, WgpuTag};
 use anyhow::{Context as _, Result};
 use cuda_gl::wgpu_interop::{SharedFormat, SharedTexture};
 
@@ -190,10 +191,7 @@ pub(super) fn rows(
     gpu.stream.synchronize()?;
     w.check(&group)?;
     drop(state);
-    let (mut cases, roles): (Vec<Case>, Vec<Role>) = measured.into_iter().unzip();
+    let mut cases = tagged(measured, size);
     per_frame_rounds(&mut cases, ROUND);
-    for (case, role) in cases.iter_mut().zip(roles) {
-        case.wgpu = Some(WgpuTag::new(role, size));
-    }
     Ok(cases)
 }
