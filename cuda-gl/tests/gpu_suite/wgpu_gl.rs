@@ -20,7 +20,9 @@ use super::wgpu_interop::{Setup, assert_frame, words};
 use crate::gpu::{Busy, assert_gave_up_in_drop, launch_words, skip};
 use cuda_gl::display::{Format, Frame, Layout, Mode};
 use cuda_gl::egl::HeadlessContext;
-use cuda_gl::wgpu_interop::{WgpuError, WgpuTarget, check_gl_device, open_gl_device};
+use cuda_gl::wgpu_interop::{
+    WgpuError, WgpuTarget, check_gl_device, open_gl_adapter, open_gl_device,
+};
 use cuda_gl::{Context, Device, Error, Stream, StreamFlags};
 use std::time::Duration;
 
@@ -53,14 +55,15 @@ pub(crate) fn gl_setup_with(features: wgpu::Features) -> Option<Setup> {
     // SAFETY: `gl` is current on this thread, the test's, which alone uses the set-up; it is
     // dropped after the wgpu objects (`Setup`'s field order), and the tests that make another
     // context current (or none) make no wgpu call until `gl` is current again.
-    let opened = unsafe { open_gl_device(&instance, &ctx, &desc) };
-    let (device, queue) = match opened {
-        Ok((_adapter, device, queue)) => (device, queue),
+    let adapter = match unsafe { open_gl_adapter(&instance, &ctx) } {
+        Ok(adapter) => adapter,
         Err(e) if e.is_unsupported_setup() => {
-            return skip(format!("no wgpu GL device on the CUDA GPU: {e}"));
+            return skip(format!("no wgpu GL adapter on the CUDA GPU: {e}"));
         }
-        Err(e) => panic!("open_gl_device failed: {e}"),
+        Err(e) => panic!("open_gl_adapter failed: {e}"),
     };
+    let (device, queue) = open_gl_device(&adapter, &ctx, &desc)
+        .unwrap_or_else(|e| panic!("open_gl_device failed: {e}"));
     println!("GL: {} ({})", gl.renderer(), gl.version());
     Some(Setup::new(ctx, instance, (device, queue), Some(gl)))
 }
