@@ -167,6 +167,10 @@ mod wgpu_interop {
     assert_not_impl_any!(cuda_gl::display::Frame<'static, Stream>: Send, Sync);
 }
 
+// The wgpu target in egui: the target, an egui texture id and wgpu objects, as the target.
+#[cfg(feature = "egui-wgpu")]
+static_assertions::assert_impl_all!(cuda_gl::egui_interop::EguiWgpuImage: Send, Sync);
+
 #[cfg(feature = "egui")]
 mod egui_interop {
     use cuda_gl::egui_interop::EguiImage;
