@@ -2,10 +2,12 @@
 //! writes a `wgpu::Texture` every frame and a wgpu render pass samples it, in a winit window
 //! (`--window`) or headless into an offscreen texture; resized by the program to odd sizes.
 //!
-//! CUDA device 0, a wgpu instance with the Vulkan backend only, and
-//! `wgpu_interop::open_device`, which opens the wgpu device on the Vulkan adapter whose device
-//! UUID is the CUDA device's, with the external memory and semaphore extensions. In a window,
-//! wgpu makes the window's Vulkan surface first; where that adapter cannot present to it
+//! CUDA device 0, a wgpu instance with the Vulkan backend only, `wgpu_interop::find_adapter`,
+//! which finds the Vulkan adapter whose device UUID is the CUDA device's, and
+//! `wgpu_interop::open_device`, which opens the wgpu device on it with the external memory and
+//! semaphore extensions (wgpu's Vulkan route; no example runs the GL route, feature `wgpu-gl`).
+//! In a window, wgpu makes the window's Vulkan surface first; where that adapter cannot present
+//! to it
 //! (`Adapter::is_surface_supported`: NVIDIA's Vulkan driver and an X server that is not NVIDIA's,
 //! such as Xvfb), the device is opened on the first adapter that can (under Xvfb, Mesa's
 //! lavapipe), and the lines printed and the `ok` line say which and why (`common/wgpu_device.rs`,

@@ -13,8 +13,9 @@
 //! its egui `TextureId`.
 //!
 //! The device. egui-wgpu's renderer must be of the target's device, and the target writes in
-//! place (interop mode) only on a device opened by `wgpu_interop::open_device`: on the CUDA GPU,
-//! with the external memory and semaphore extensions. So the program opens it and gives it to
+//! place (interop mode) only on a device opened by `wgpu_interop::open_device` on the adapter
+//! `wgpu_interop::find_adapter` finds: on the CUDA GPU, with the external memory and semaphore
+//! extensions. So the program opens it and gives it to
 //! eframe (`WgpuSetup::Existing`). eframe makes the window's surface after that, and the adapter
 //! may be unable to present to it (NVIDIA's Vulkan driver may not present to an X server that is
 //! not NVIDIA's, such as Xvfb): eframe then finds no surface format for it and stops, or wgpu

@@ -236,9 +236,10 @@ mod guide_doctests {
     pub struct Wgpu;
 }
 
-/// wgpu 30, the version feature `wgpu` builds against: `open_device`, `WgpuTarget` and
-/// `SharedTexture` take and give its `Device`, `Queue` and `Texture`, which are other types in
-/// another major version. Depend on `wgpu = "30"` yourself, or name it as `cuda_gl::wgpu`.
+/// wgpu 30, the version feature `wgpu` builds against: `find_adapter`, `open_device`,
+/// `WgpuTarget` and `SharedTexture` take and give its `Adapter`, `Device`, `Queue` and
+/// `Texture`, which are other types in another major version. Depend on `wgpu = "30"`
+/// yourself, or name it as `cuda_gl::wgpu`.
 #[cfg(feature = "wgpu")]
 #[cfg_attr(docsrs, doc(cfg(feature = "wgpu")))]
 pub use wgpu;

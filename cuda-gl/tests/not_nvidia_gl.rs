@@ -339,15 +339,16 @@ fn set_up_falls_back_to_any_gl_and_says_why() {
     );
 }
 
-/// The wgpu GL route (feature `wgpu-gl`) on Mesa's GL next to CUDA: `open_gl_device` refuses
-/// the context as not NVIDIA's before wgpu is opened on it; on a wgpu device opened over it by
-/// wgpu-hal directly, a `WgpuTarget` in auto mode runs staged, says why (with the fix), and
-/// shows what it is given, byte for byte.
+/// The wgpu GL route (feature `wgpu-gl`) on Mesa's GL next to CUDA: `open_gl_adapter` refuses
+/// the context as not NVIDIA's before wgpu is opened on it, and so does `open_gl_device` given
+/// an adapter opened over it by wgpu-hal directly; on a wgpu device opened on that adapter the
+/// usual way, a `WgpuTarget` in auto mode runs staged, says why (with the fix), and shows what
+/// it is given, byte for byte.
 #[cfg(feature = "wgpu-gl")]
 #[test]
 fn the_wgpu_gl_route_on_mesa_is_refused_and_a_wgpu_target_runs_staged() {
     use cuda_gl::DeviceBuffer;
-    use cuda_gl::wgpu_interop::{WgpuTarget, open_gl_device};
+    use cuda_gl::wgpu_interop::{WgpuTarget, open_gl_adapter, open_gl_device};
     let Some((device, gl)) = mesa_next_to_cuda() else {
         return;
     };
@@ -358,8 +359,8 @@ fn the_wgpu_gl_route_on_mesa_is_refused_and_a_wgpu_target_runs_staged() {
     });
     // SAFETY: `gl` is current on this thread; the call refuses it before wgpu is opened (what
     // the test checks), and had it not, the objects would be dropped at once, `gl` current.
-    let err = unsafe { open_gl_device(&instance, &ctx, &Default::default()) }.unwrap_err();
-    assert_not_nvidia("open_gl_device", &err);
+    let err = unsafe { open_gl_adapter(&instance, &ctx) }.unwrap_err();
+    assert_not_nvidia("open_gl_adapter", &err);
 
     // SAFETY: `gl` is current on this thread, the test's, until the wgpu objects below are
     // dropped (before it, at the end); the test's GL calls put back what they bind.
@@ -370,8 +371,10 @@ fn the_wgpu_gl_route_on_mesa_is_refused_and_a_wgpu_target_runs_staged() {
         )
     }
     .expect("wgpu's GL backend over Mesa's context");
-    // SAFETY: an adapter of `new_external` belongs to no instance (as `open_gl_device`'s).
+    // SAFETY: an adapter of `new_external` belongs to no instance (as `open_gl_adapter`'s).
     let adapter = unsafe { instance.create_adapter_from_hal::<wgpu::hal::api::Gles>(exposed) };
+    let err = open_gl_device(&adapter, &ctx, &Default::default()).unwrap_err();
+    assert_not_nvidia("open_gl_device", &err);
     let (wgpu_device, queue) = harness::ready(adapter.request_device(&Default::default()))
         .expect("a wgpu device over Mesa's context");
     let stream = Stream::new(&ctx, StreamFlags::NonBlocking).unwrap();

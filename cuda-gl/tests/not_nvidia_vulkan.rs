@@ -22,7 +22,9 @@ mod wgpu_read;
 
 use cuda_gl::display::{ColorMap, Format, Layout, Mode, Palette};
 use cuda_gl::video::{ColorSpace, VideoFormat, VideoLayout, convert_cpu};
-use cuda_gl::wgpu_interop::{WgpuError, WgpuTarget, WgpuVideoPlanes, check_device, open_device};
+use cuda_gl::wgpu_interop::{
+    WgpuError, WgpuTarget, WgpuVideoPlanes, check_device, find_adapter, open_device,
+};
 use cuda_gl::{Context, Device, DeviceBuffer, Error, Stream, StreamFlags};
 use harness::{packed_rows, ready};
 
@@ -70,11 +72,27 @@ fn a_wgpu_target_on_lavapipe_beside_cuda_runs_staged_and_says_why() {
         device.name().unwrap()
     );
 
-    // The helper that opens a device on the CUDA GPU finds none, and says what to install.
-    let e = open_device(&instance, &ctx, &Default::default()).unwrap_err();
-    eprintln!("open_device: {e}");
+    // The helper that finds the adapter on the CUDA GPU finds none, and says what to install.
+    let e = find_adapter(&instance, &ctx).unwrap_err();
+    eprintln!("find_adapter: {e}");
     assert!(matches!(e, Error::Wgpu(WgpuError::NoAdapter { .. })), "{e}");
     assert!(e.is_unsupported_setup(), "{e}");
+    // Given lavapipe's adapter anyway, the helper that opens the device refuses it before it
+    // opens anything: another GPU than CUDA's (or one without the extensions).
+    let e = open_device(&adapter, &ctx, &Default::default()).unwrap_err();
+    eprintln!("open_device: {e}");
+    assert!(
+        matches!(
+            e,
+            Error::Wgpu(WgpuError::OtherGpu { .. } | WgpuError::Missing { .. })
+        ),
+        "{e}"
+    );
+    assert!(
+        e.to_string()
+            .starts_with("cuda_gl::wgpu_interop::open_device"),
+        "{e}"
+    );
 
     // A device the application opened itself on lavapipe: another GPU than CUDA's.
     let (device, queue) = ready(adapter.request_device(&Default::default())).unwrap();

@@ -1,5 +1,6 @@
 //! The wgpu examples' (12, 14) device: CUDA device 0's context, a wgpu instance with the Vulkan
-//! backend only, and the wgpu device on the CUDA GPU (`wgpu_interop::open_device`), where the
+//! backend only, and the wgpu device on the CUDA GPU (`wgpu_interop::find_adapter`, then
+//! `open_device`), where the
 //! target runs in interop mode. For a window, a device on the CUDA GPU is of use only if that
 //! GPU's Vulkan adapter can present to the window's surface: NVIDIA's Vulkan driver may not
 //! present to an X server that is not NVIDIA's (Xvfb, a remote desktop), nor a laptop's NVIDIA
@@ -16,7 +17,7 @@
 use crate::common::{Unavailable, device_0};
 use anyhow::{Result, anyhow, bail};
 use cuda_gl::Context;
-use cuda_gl::wgpu_interop::open_device;
+use cuda_gl::wgpu_interop::{find_adapter, open_device};
 use std::sync::{Arc, Mutex};
 
 /// CUDA device 0's context, or [`Unavailable`] without a CUDA device 0.
@@ -114,10 +115,11 @@ impl Wgpu {
     /// # Errors
     /// [`Unavailable`] when this machine has no such adapter (cuda-gl's typed error, with what
     /// to install).
-    pub fn open(instance: &wgpu::Instance, ctx: &Context) -> Result<Wgpu> {
-        let (adapter, device, queue) =
-            open_device(instance, ctx, &wgpu::DeviceDescriptor::default())
-                .map_err(setup_error("opening the wgpu device on the CUDA GPU"))?;
+    pub fn open(instance: &wgpu::Instance, ctx: &Arc<Context>) -> Result<Wgpu> {
+        let adapter = find_adapter(instance, ctx)
+            .map_err(setup_error("finding the wgpu adapter on the CUDA GPU"))?;
+        let (device, queue) = open_device(&adapter, ctx, &wgpu::DeviceDescriptor::default())
+            .map_err(setup_error("opening the wgpu device on the CUDA GPU"))?;
         Ok(Wgpu::watch(adapter, device, queue, None))
     }
 
@@ -130,7 +132,7 @@ impl Wgpu {
     /// [`Unavailable`] when no adapter can present to the surface.
     pub fn for_surface(
         instance: &wgpu::Instance,
-        ctx: &Context,
+        ctx: &Arc<Context>,
         surface: &wgpu::Surface<'_>,
         size: (u32, u32),
     ) -> Result<Wgpu> {

@@ -5,7 +5,10 @@
 //! The frame code is the same in every mode: [`DisplayTarget::frame`] gives a [`Frame`] that a
 //! kernel draws through its [`surface`](Frame::surface) (`surf2Dwrite`) or into its
 //! [`pixels`](Frame::pixels) (pitched device memory); [`Frame::present`] puts it on the
-//! texture (a frame dropped unpresented shows nothing). The modes differ in how:
+//! texture (a frame dropped unpresented shows nothing). A `WgpuTarget` (feature `wgpu`) gives
+//! the same [`Frame`]: what its surface and pixels are, and what its present does, on wgpu's
+//! Vulkan and GL backends, are in [`Frame`]'s docs. On a `DisplayTarget` the modes differ in
+//! how:
 //!
 //! - [`Mode::Interop`]: the texture is registered with CUDA and mapped for a frame that asks for
 //!   its surface, which is the texture's own: a surface frame is written in place, with no copy

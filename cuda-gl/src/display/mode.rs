@@ -234,27 +234,30 @@ impl Screen {
     }
 }
 
-/// One frame of a [`DisplayTarget`](super::DisplayTarget), on the stream it was begun on: a
-/// kernel draws it through its [`surface`](Self::surface) or into its
-/// [`pixels`](Self::pixels), then [`present`](Self::present) puts it on the texture.
+/// One frame of a [`DisplayTarget`](super::DisplayTarget) (GL) or of a `WgpuTarget` (feature
+/// `wgpu`, on any of its routes), on the stream it was begun on: a kernel draws it through its
+/// [`surface`](Self::surface) or into its [`pixels`](Self::pixels), then
+/// [`present`](Self::present) puts it on the texture.
 ///
-/// The surface is the fast path: in [`Mode::Interop`](super::Mode::Interop) it is the
-/// texture's own, mapped for the frame, and nothing is copied. The pixels are plain device
-/// memory with a pitch: in interop mode a pixel buffer mapped for the frame and uploaded into
-/// the texture by GL at the present (a copy on the GPU), in the copying modes the target's
-/// memory, copied out at the present. A frame shows its pixels if they were asked for, else its
-/// surface; a frame that asks for neither leaves the texture as it was.
+/// The surface is the fast path: in [`Mode::Interop`](super::Mode::Interop) nothing is copied
+/// on the host. On a GL target it is the texture's own, mapped for the frame; on a wgpu
+/// target, an image of the target's own that CUDA writes in place (wgpu's Vulkan backend: a
+/// Vulkan image CUDA imported; wgpu's GL backend, the GL route: a GL texture CUDA registered),
+/// which the present blits into the texture the application samples on the GPU. The pixels are
+/// plain device memory with a pitch: on a GL target in interop mode a pixel buffer mapped for
+/// the frame and uploaded into the texture by GL at the present (a copy on the GPU); otherwise
+/// the target's device memory, copied out at the present. A frame shows its pixels if they
+/// were asked for, else its surface; a frame that asks for neither leaves the texture as it
+/// was.
 ///
 /// Only [`present`](Self::present) shows a frame. A frame dropped unpresented shows nothing
-/// and reports nothing: in the copying modes ([`Mode::Staged`](super::Mode::Staged),
-/// [`Mode::Stream`](super::Mode::Stream)) nothing is copied or uploaded, and the texture keeps
-/// what it held, while the next frame (on any stream) and the target's drop are still ordered
-/// after the dropped frame's kernel (a join of cuda-gl's private stream to the frame's; the
-/// drop waits for it at most 10 s, then leaks the target's CUDA array and pixels); in interop
-/// mode what the frame mapped is unmapped (on the frame's stream, in
-/// order after its kernel), nothing is uploaded from the pixel buffer, and a texture mapped
-/// for the frame's surface holds what the kernel wrote into it in place, as far as the kernel
-/// got (the texture's contents are undefined from the map on: `WRITE_DISCARD`).
+/// and reports nothing, and the texture keeps what it held. The next frame (on any stream) and
+/// the target's drop are still ordered after the dropped frame's kernel: a join of cuda-gl's
+/// private stream to the frame's, or on a GL target in interop mode the unmap of what the frame
+/// mapped, on the frame's stream after its kernel (a texture mapped there for the frame's
+/// surface then holds what the kernel wrote into it in place, as far as the kernel got: its
+/// contents are undefined from the map on, `WRITE_DISCARD`). A drop that cannot be ordered
+/// waits at most 10 s, then leaks the target's CUDA memory rather than free it under a kernel.
 #[must_use = "a frame shows nothing unless presented: draw it, then call `present()`"]
 pub struct Frame<'t, S: AsStream> {
     /// The mode's frame.
@@ -294,37 +297,41 @@ impl<'t, S: AsStream> Frame<'t, S> {
     }
 
     /// The frame's surface (`cudaSurfaceObject_t`, `surf2Dwrite` at byte offset `x *`
-    /// [`Format::bytes_per_pixel`] and row `y`, row 0 being GL's first), for a kernel queued on
-    /// the frame's stream (or ordered before the present). On a GL target in interop mode it
-    /// is the texture itself, mapped with its contents undefined (`WRITE_DISCARD`); in the
-    /// copying modes, and on a wgpu target in interop mode (its shared image, copied into the
-    /// texture at the present), an image that keeps what was last drawn through it, by
-    /// dropped frames too (black at first). So a kernel writes every texel, and reads none it
-    /// did not write in this frame.
+    /// [`Format::bytes_per_pixel`] and row `y`, row 0 being the texture's first row in memory:
+    /// GL's first, wgpu's top), for a kernel queued on the frame's stream (or ordered before
+    /// the present). On a GL target in interop mode it is the texture itself, mapped with its
+    /// contents undefined (`WRITE_DISCARD`). Everywhere else (the copying modes, and a wgpu
+    /// target in interop mode on either route: its own image, blitted into the texture at the
+    /// present) it is an image that keeps what was last drawn through it, by dropped frames
+    /// too (black at first). So a kernel writes every texel, and reads none it did not write in
+    /// this frame.
     ///
     /// # Errors
-    /// Interop: the errors of mapping the texture (the owner check's errors when the target's
-    /// GL context is not current, [`Error::StreamCapturing`](crate::Error::StreamCapturing)
-    /// for a stream under capture, the driver's), and the driver's error from creating the
-    /// surface object (made once per texture, then cached);
+    /// Where the surface is mapped for the frame (interop mode on a GL target, and on a wgpu
+    /// target's GL route): the errors of mapping it (the owner check's errors when the
+    /// target's GL context is not current,
+    /// [`Error::StreamCapturing`](crate::Error::StreamCapturing) for a stream under capture,
+    /// the driver's), and the driver's error from creating the surface object (made once per
+    /// texture, then cached);
+    /// [`DisplayError::FrameMapFailed`](crate::display::DisplayError::FrameMapFailed) when asked
+    /// again after a failed map; on a GL target,
     /// [`DisplayError::ObjectReplaced`](crate::display::DisplayError::ObjectReplaced) before
-    /// the map when the application deleted or relabelled the texture;
-    /// [`DisplayError::FrameMapFailed`](crate::display::DisplayError::FrameMapFailed) when asked again
-    /// after a failed map.
+    /// the map when the application deleted or relabelled the texture.
     pub fn surface(&self) -> Result<Surface<'_>> {
         self.work.surface()
     }
 
     /// The frame's pixels (the target's size and format, rows tightly packed), for a kernel
-    /// queued on the frame's stream (or ordered before the present): in interop mode the
-    /// texture's pixel buffer, mapped for the frame (uploaded into the texture by GL at the
-    /// present), its contents undefined (`WRITE_DISCARD`); in the copying modes and on a wgpu
-    /// target the target's device memory, which keeps the last frame written there. So a kernel writes every pixel,
-    /// and reads none it did not write in this frame. Asking for them makes them what the
-    /// frame shows, instead of the surface (see the type's docs).
+    /// queued on the frame's stream (or ordered before the present): on a GL target in interop
+    /// mode the texture's pixel buffer, mapped for the frame (uploaded into the texture by GL at
+    /// the present), its contents undefined (`WRITE_DISCARD`); everywhere else (the copying
+    /// modes, every wgpu target) the target's device memory, which keeps the last frame written
+    /// there. So a kernel writes every pixel, and reads none it did not write in this frame.
+    /// Asking for them makes them what the frame shows, instead of the surface (see the type's
+    /// docs).
     ///
     /// # Errors
-    /// Interop: the errors of mapping the pixel buffer
+    /// On a GL target in interop mode: the errors of mapping the pixel buffer
     /// ([`Error::StreamCapturing`](crate::Error::StreamCapturing) for a stream under capture,
     /// the owner check's errors, the driver's);
     /// [`DisplayError::ObjectReplaced`](crate::display::DisplayError::ObjectReplaced) before
@@ -337,24 +344,31 @@ impl<'t, S: AsStream> Frame<'t, S> {
         Ok(DeviceImage::new(ptr, self.layout))
     }
 
-    /// Puts the frame on the texture, in the order of the frame's stream: at once in
-    /// [`Mode::Interop`](super::Mode::Interop) (what was mapped is unmapped on the stream, and
-    /// drawn pixels are uploaded from the pixel buffer by GL); in
+    /// Puts the frame on the texture, in the order of the frame's stream.
+    ///
+    /// On a GL target: at once in [`Mode::Interop`](super::Mode::Interop) (what was mapped is
+    /// unmapped on the stream, and drawn pixels are uploaded from the pixel buffer by GL); in
     /// [`Mode::Staged`](super::Mode::Staged), this frame is copied out band by band, GL taking
     /// each band once its copy has finished (the present waits on the CPU for this frame's
     /// kernel and copies; the texture holds the frame when it returns); in
     /// [`Mode::Stream`](super::Mode::Stream), copied into the next slot, and the finished slots
-    /// uploaded (the texture lags until [`flush`](super::DisplayTarget::flush)).
+    /// uploaded (the texture lags until [`flush`](super::DisplayTarget::flush)). In interop and
+    /// staged mode the GL commands issued in the target's GL context after the present returns
+    /// see the frame on the texture. In interop mode the CPU has not waited for the frame's
+    /// kernel: the unmap on the frame's stream orders the CUDA work queued on it before ahead
+    /// of the graphics work issued after it (`cuGraphicsUnmapResources`' own guarantee), the
+    /// upload from the pixel buffer and the application's draws among it.
     ///
-    /// In interop and staged mode the GL commands issued in the target's GL context after the
-    /// present returns see the frame on the texture. In interop mode the CPU has not waited
-    /// for the frame's kernel: the unmap on the frame's stream orders the CUDA work queued on
-    /// it before ahead of the graphics work issued after it (`cuGraphicsUnmapResources`' own
-    /// guarantee), the upload from the pixel buffer and the application's draws among it.
+    /// On a wgpu target the application's next `Queue::submit` on the target's queue sees the
+    /// frame in the texture. In interop mode the present submits the blit into the texture with
+    /// no CPU wait: on wgpu's Vulkan backend it waits on the GPU for CUDA's semaphore signal,
+    /// queued after the frame's work; on its GL backend (the GL route) it runs after the unmap
+    /// of the frame's texture on the frame's stream. In staged mode the present waits on the
+    /// CPU for the frame's kernel and copies, and hands the frame to `Queue::write_texture`.
     ///
     /// # Errors
-    /// Interop: the errors of the unmaps and of the upload. Staged: of the copy out and the
-    /// upload (the owner check's errors when the target's GL context is not current;
+    /// GL target, interop: the errors of the unmaps and of the upload. Staged: of the copy out
+    /// and the upload (the owner check's errors when the target's GL context is not current;
     /// [`Error::Timeout`](crate::Error::Timeout) when the copies, or GL's last upload, took
     /// over 10 s; after an error the texture holds nothing new or part of the frame). Stream:
     /// as [`FrameStream::push_burst`](crate::external::FrameStream::push_burst). Where GL
@@ -362,6 +376,10 @@ impl<'t, S: AsStream> Frame<'t, S> {
     /// [`DisplayError::ObjectReplaced`](crate::display::DisplayError::ObjectReplaced) when
     /// the application deleted or relabelled the target's texture or pixel buffer (see
     /// [`DisplayTarget::texture`](super::DisplayTarget::texture)); nothing is uploaded then.
+    /// wgpu target: the hand-off's errors (interop on Vulkan: as `CudaWrite::finish`; on the
+    /// GL route: the map's, the copy's and the unmap's, nothing submitted then); staged:
+    /// [`Error::Timeout`](crate::Error::Timeout) after 10 s; both: `WgpuError::Refused` when
+    /// wgpu refuses the submit or the write (the application destroyed the texture).
     pub fn present(self) -> Result<()> {
         self.work.present()
     }

@@ -444,6 +444,16 @@ pub(crate) struct FrameArray {
     surface: sys::CUsurfObject,
 }
 
+// SAFETY: CUDA handles of `ctx`, which belong to the context, not to a thread: the calls that
+// use them run with `ctx` bound on the calling thread (`new` and the drop's `release_in_drop`
+// bind it; the copies out of the array are queued by the target's present, on a stream of
+// `ctx`, as the pinned and device buffers' are, which are `Send + Sync`), and a shared
+// reference only reads the handles (a kernel's argument). No GL call is made. The GL display
+// target that holds one stays on its thread for its own reasons (its GL calls).
+unsafe impl Send for FrameArray {}
+// SAFETY: as above.
+unsafe impl Sync for FrameArray {}
+
 /// The array format and channel count of `format`.
 fn array_format(format: Format) -> (sys::CUarray_format, u32) {
     use sys::CUarray_format as F;

@@ -41,14 +41,16 @@ impl Report {
             ),
             #[cfg(feature = "wgpu")]
             Error::Wgpu(e) if e.fixed_by_open_gl_device() => Some(
-                "open the wgpu device with cuda_gl::wgpu_interop::open_gl_device (feature \
+                "open the wgpu adapter with cuda_gl::wgpu_interop::open_gl_adapter (feature \
                  wgpu-gl) on a GL context on the CUDA GPU that the program keeps current \
-                 (headless: cuda_gl::egl::HeadlessContext::for_cuda_device)",
+                 (headless: cuda_gl::egl::HeadlessContext::for_cuda_device), then the device \
+                 with open_gl_device",
             ),
             #[cfg(feature = "wgpu")]
             Error::Wgpu(e) if e.fixed_by_open_device() => Some(
-                "open the wgpu device with cuda_gl::wgpu_interop::open_device: wgpu's Vulkan \
-                 backend on the CUDA GPU, with external memory and semaphores",
+                "find the wgpu adapter with cuda_gl::wgpu_interop::find_adapter and open the \
+                 device with open_device: wgpu's Vulkan backend on the CUDA GPU, with external \
+                 memory and semaphores",
             ),
             _ => None,
         })

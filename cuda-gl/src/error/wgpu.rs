@@ -12,9 +12,10 @@ pub enum WgpuError {
     #[error(
         "{call}: the wgpu {what} runs on the {backend} backend, not Vulkan\nhelp: the GPU-side \
          hand-off needs wgpu's Vulkan backend: create the instance with \
-         `wgpu::Backends::VULKAN` and open the device with \
-         `cuda_gl::wgpu_interop::open_device` (or, with feature `wgpu-gl`, open wgpu's GL \
-         backend on a GL context on the CUDA GPU with `cuda_gl::wgpu_interop::open_gl_device`)"
+         `wgpu::Backends::VULKAN`, find the adapter with `cuda_gl::wgpu_interop::find_adapter` \
+         and open the device with `cuda_gl::wgpu_interop::open_device` (or, with feature \
+         `wgpu-gl`, open wgpu's GL backend on a GL context on the CUDA GPU with \
+         `cuda_gl::wgpu_interop::open_gl_adapter`, then `open_gl_device`)"
     )]
     NotVulkan {
         /// The call that refused it.
@@ -28,9 +29,10 @@ pub enum WgpuError {
     /// The wgpu adapter or device does not run on wgpu's GL backend (the GL route's check).
     #[error(
         "{call}: the wgpu {what} runs on the {backend} backend, not GL\nhelp: the GL route \
-         needs wgpu's GL backend on a GL context on the CUDA GPU: open the device with \
-         `cuda_gl::wgpu_interop::open_gl_device` (feature `wgpu-gl`); a device on wgpu's \
-         Vulkan backend is checked with `cuda_gl::wgpu_interop::check_device`"
+         needs wgpu's GL backend on a GL context on the CUDA GPU: open the adapter with \
+         `cuda_gl::wgpu_interop::open_gl_adapter` and the device with `open_gl_device` \
+         (feature `wgpu-gl`); a device on wgpu's Vulkan backend is checked with \
+         `cuda_gl::wgpu_interop::check_device`"
     )]
     NotGl {
         /// The call that refused it.
@@ -41,16 +43,17 @@ pub enum WgpuError {
         backend: String,
     },
 
-    /// The wgpu device runs on a GL context that wgpu made itself (on its own EGL display,
-    /// from a `wgpu::Instance` with `Backends::GL`): wgpu makes that context current only
-    /// inside its own calls, so CUDA can map no texture of it.
+    /// The wgpu adapter or device runs on a GL context that wgpu made itself (on its own EGL
+    /// display, from a `wgpu::Instance` with `Backends::GL`): wgpu makes that context current
+    /// only inside its own calls, so CUDA can map no texture of it.
     #[error(
-        "{call}: the wgpu device runs on a GL context that wgpu made itself (its own EGL \
-         display), which is current only inside wgpu's own calls, so CUDA cannot map its \
-         textures\nhelp: open the device with `cuda_gl::wgpu_interop::open_gl_device` on a GL \
-         context on the CUDA GPU that your program keeps current (headless: \
-         `cuda_gl::egl::HeadlessContext::for_cuda_device`), or use wgpu's Vulkan backend with \
-         `cuda_gl::wgpu_interop::open_device`"
+        "{call}: wgpu's GL backend here runs on a GL context that wgpu made itself (its own \
+         EGL display), which is current only inside wgpu's own calls, so CUDA cannot map its \
+         textures\nhelp: open the adapter with `cuda_gl::wgpu_interop::open_gl_adapter` on a \
+         GL context on the CUDA GPU that your program keeps current (headless: \
+         `cuda_gl::egl::HeadlessContext::for_cuda_device`), then the device with \
+         `open_gl_device`; or use wgpu's Vulkan backend with \
+         `cuda_gl::wgpu_interop::find_adapter` and `open_device`"
     )]
     GlOwnContext {
         /// The call that refused it.
@@ -91,9 +94,9 @@ pub enum WgpuError {
     /// The wgpu adapter or device is on another GPU than the CUDA context.
     #[error(
         "{call}: the wgpu {what} ({vulkan}) is another GPU than the CUDA context's ({cuda})\n\
-         help: open the wgpu device with `cuda_gl::wgpu_interop::open_device`, which picks the \
-         Vulkan adapter whose device UUID is the CUDA device's, or make the CUDA context on the \
-         adapter's GPU"
+         help: find the adapter with `cuda_gl::wgpu_interop::find_adapter`, which picks the \
+         Vulkan adapter whose device UUID is the CUDA device's, and open the device on it with \
+         `cuda_gl::wgpu_interop::open_device`; or make the CUDA context on the adapter's GPU"
     )]
     OtherGpu {
         /// The call that refused it.
@@ -260,7 +263,8 @@ impl WgpuError {
         }
     }
 
-    /// Whether [`open_device`](crate::wgpu_interop::open_device) is the fix: a device that is
+    /// Whether [`find_adapter`](crate::wgpu_interop::find_adapter) and
+    /// [`open_device`](crate::wgpu_interop::open_device) are the fix: a device that is
     /// not wgpu's Vulkan one on the CUDA GPU with the extensions (what a display report's
     /// `fix` then says).
     pub(crate) fn fixed_by_open_device(&self) -> bool {
@@ -270,7 +274,7 @@ impl WgpuError {
         )
     }
 
-    /// Whether `open_gl_device` is the fix: a device on
+    /// Whether `open_gl_adapter` and `open_gl_device` are the fix: a device on
     /// wgpu's GL backend that cuda-gl cannot map textures of (what a display report's `fix`
     /// then says).
     pub(crate) fn fixed_by_open_gl_device(&self) -> bool {

@@ -1,6 +1,7 @@
-//! The wgpu device on the CUDA GPU: [`open_device`] picks the Vulkan adapter whose device UUID is
-//! the CUDA device's and opens it with the extensions the hand-off needs; [`check_device`]
-//! checks a device that the application opened itself.
+//! The wgpu adapter and device on the CUDA GPU, adapter first as in wgpu: [`find_adapter`] picks
+//! the Vulkan adapter whose device UUID is the CUDA device's, [`open_device`] opens a device on
+//! it with the extensions the hand-off needs; [`check_adapter`] and [`check_device`] check an
+//! adapter or device that the application made itself.
 
 use super::vk_info::{self, DEVICE_EXTENSIONS, PhysicalInfo};
 use super::{Vulkan, WgpuError};
@@ -9,6 +10,7 @@ use crate::error::Result;
 use crate::result;
 use ash::vk;
 use std::ffi::CStr;
+use std::sync::Arc;
 
 /// The CUDA device of `ctx`: its label (name and UUID) and UUID.
 fn cuda_identity(ctx: &Context) -> Result<(String, [u8; 16])> {
@@ -101,22 +103,27 @@ fn require_extensions(
 /// # Errors
 /// [`WgpuError::NotVulkan`], [`WgpuError::OtherGpu`], [`WgpuError::Missing`] or
 /// [`WgpuError::NotExportable`] (as `Error::Wgpu`); the driver's error from `cuDeviceGetUuid`.
-pub fn check_adapter(adapter: &wgpu::Adapter, ctx: &Context) -> Result<()> {
+pub fn check_adapter(adapter: &wgpu::Adapter, ctx: &Arc<Context>) -> Result<()> {
     let cuda = cuda_identity(ctx)?;
-    check_adapter_for(adapter, &cuda).map(drop)
+    check_adapter_for("cuda_gl::wgpu_interop::check_adapter", adapter, &cuda).map(drop)
 }
 
-fn check_adapter_for(adapter: &wgpu::Adapter, cuda: &(String, [u8; 16])) -> Result<PhysicalInfo> {
-    const CALL: &str = "cuda_gl::wgpu_interop::check_adapter";
+/// [`check_adapter`] against the CUDA device `cuda` ([`cuda_identity`]), its refusals naming
+/// `call`.
+fn check_adapter_for(
+    call: &'static str,
+    adapter: &wgpu::Adapter,
+    cuda: &(String, [u8; 16]),
+) -> Result<PhysicalInfo> {
     // SAFETY: the guard is only read (no handle is destroyed through it) and dropped here.
     let Some(hal) = (unsafe { adapter.as_hal::<Vulkan>() }) else {
-        return Err(not_vulkan(CALL, "adapter", adapter.get_info().backend));
+        return Err(not_vulkan(call, "adapter", adapter.get_info().backend));
     };
     let (shared, phd) = (hal.shared_instance(), hal.raw_physical_device());
     // SAFETY: wgpu-hal's adapter holds a physical device of its own instance.
-    let info = unsafe { check_physical(CALL, "adapter", shared, phd, cuda) }?;
+    let info = unsafe { check_physical(call, "adapter", shared, phd, cuda) }?;
     let caps = hal.physical_device_capabilities();
-    require_extensions(CALL, &info, "not offered by the driver", |ext| {
+    require_extensions(call, &info, "not offered by the driver", |ext| {
         caps.supports_extension(ext)
     })?;
     Ok(info)
@@ -129,7 +136,7 @@ fn check_adapter_for(adapter: &wgpu::Adapter, cuda: &(String, [u8; 16])) -> Resu
 /// # Errors
 /// As [`check_adapter`]; [`WgpuError::Missing`] says `(not enabled)` for an extension the
 /// adapter offers but the device was opened without.
-pub fn check_device(device: &wgpu::Device, ctx: &Context) -> Result<()> {
+pub fn check_device(device: &wgpu::Device, ctx: &Arc<Context>) -> Result<()> {
     const CALL: &str = "cuda_gl::wgpu_interop::check_device";
     let cuda = cuda_identity(ctx)?;
     // SAFETY: the guard is only read and dropped here.
@@ -154,58 +161,91 @@ pub(super) fn ready<F: std::future::Future>(f: F) -> Option<F::Output> {
     }
 }
 
-/// Opens a wgpu device on the GPU of CUDA context `ctx`, ready for
-/// [`SharedTexture`](super::SharedTexture): the Vulkan adapter of `instance` whose device UUID is
-/// the CUDA device's, opened through wgpu-hal with `VK_KHR_external_memory_fd` and
-/// `VK_KHR_external_semaphore_fd` added to what `desc` asks for (timeline semaphores are Vulkan
-/// 1.2 core, and wgpu enables them wherever they are supported). Returns the adapter, the device
-/// and its queue, as `Adapter::request_device` does.
+/// The Vulkan adapter of `instance` on the GPU of CUDA context `ctx` (its device UUID is the
+/// CUDA device's), once [`check_adapter`] takes it: the first step of wgpu's own flow, adapter
+/// first, then device. Read its `limits()` and `features()` to choose the
+/// `wgpu::DeviceDescriptor`, then open the device with [`open_device`].
+///
+/// `instance` must have the Vulkan backend (`wgpu::Backends::VULKAN`).
+///
+/// ```no_run
+/// use cuda_gl::wgpu_interop::{find_adapter, open_device};
+/// use cuda_gl::{Context, Device};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let ctx = Context::new(&Device::get(0)?)?;
+/// let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+///     backends: wgpu::Backends::VULKAN,
+///     ..wgpu::InstanceDescriptor::new_without_display_handle()
+/// });
+/// let adapter = find_adapter(&instance, &ctx)?;
+/// let desc = wgpu::DeviceDescriptor {
+///     // The adapter's own limits: the largest textures it has, not wgpu's defaults.
+///     required_limits: adapter.limits(),
+///     ..Default::default()
+/// };
+/// let (device, queue) = open_device(&adapter, &ctx, &desc)?;
+/// # Ok(())
+/// # }
+/// ```
+///
+/// # Errors
+/// - [`WgpuError::NoAdapter`] when no Vulkan adapter of `instance` is the CUDA device (it lists
+///   those seen);
+/// - what [`check_adapter`] refuses of the CUDA GPU's adapter (an extension its driver lacks);
+/// - the driver's error from `cuDeviceGetUuid`.
+pub fn find_adapter(instance: &wgpu::Instance, ctx: &Arc<Context>) -> Result<wgpu::Adapter> {
+    const CALL: &str = "cuda_gl::wgpu_interop::find_adapter";
+    let cuda = cuda_identity(ctx)?;
+    let adapters = ready(instance.enumerate_adapters(wgpu::Backends::VULKAN)).unwrap_or_default();
+    let mut seen = Vec::new();
+    for adapter in adapters {
+        match check_adapter_for(CALL, &adapter, &cuda) {
+            Err(crate::Error::Wgpu(WgpuError::OtherGpu { vulkan, .. })) => seen.push(vulkan),
+            Err(e) => return Err(e),
+            Ok(_) => return Ok(adapter),
+        }
+    }
+    Err(WgpuError::NoAdapter {
+        call: CALL,
+        cuda: cuda.0,
+        seen: if seen.is_empty() {
+            "none".into()
+        } else {
+            seen.join(", ")
+        },
+    }
+    .into())
+}
+
+/// Opens a wgpu device on `adapter` (from [`find_adapter`], or any that [`check_adapter`]
+/// takes) ready for [`SharedTexture`](super::SharedTexture), [`WgpuTarget`](super::WgpuTarget)
+/// and [`WgpuVideoPlanes`](super::WgpuVideoPlanes) in interop mode: opened through wgpu-hal
+/// with `VK_KHR_external_memory_fd` and `VK_KHR_external_semaphore_fd` added to what `desc`
+/// asks for (timeline semaphores are Vulkan 1.2 core, and wgpu enables them wherever they are
+/// supported). Returns the device and its queue, as `Adapter::request_device` does.
 ///
 /// The device also has `wgpu::Features::TEXTURE_FORMAT_16BIT_NORM` where the adapter offers it
 /// (the `R16Unorm` and `Rg16Unorm` textures of P010 frames' planes,
 /// [`WgpuVideoPlanes`](super::WgpuVideoPlanes)): a feature only allows more, and
 /// `device.features()` lists it.
 ///
-/// `instance` must have the Vulkan backend (`wgpu::Backends::VULKAN`).
-///
 /// # Errors
-/// - [`WgpuError::NoAdapter`] when no Vulkan adapter is the CUDA device;
-/// - what [`check_adapter`] refuses;
-/// - [`WgpuError::OpenDevice`] when `desc` asks for features or limits the adapter lacks, or
-///   wgpu-hal or wgpu fails to open the device;
+/// - what [`check_adapter`] refuses (an adapter of another backend or GPU, or without the
+///   extensions), checked first: the extensions are added only where the adapter offers them;
+/// - [`WgpuError::OpenDevice`] when `desc` asks for features or limits the adapter lacks
+///   (`adapter.features()`, `adapter.limits()`), or wgpu-hal or wgpu fails to open the device;
 /// - the driver's error from `cuDeviceGetUuid`.
 pub fn open_device(
-    instance: &wgpu::Instance,
-    ctx: &Context,
+    adapter: &wgpu::Adapter,
+    ctx: &Arc<Context>,
     desc: &wgpu::DeviceDescriptor<'_>,
-) -> Result<(wgpu::Adapter, wgpu::Device, wgpu::Queue)> {
+) -> Result<(wgpu::Device, wgpu::Queue)> {
     const CALL: &str = "cuda_gl::wgpu_interop::open_device";
     let cuda = cuda_identity(ctx)?;
-    let adapters = ready(instance.enumerate_adapters(wgpu::Backends::VULKAN)).unwrap_or_default();
-    let mut seen = Vec::new();
-    let mut chosen = None;
-    for adapter in adapters {
-        match check_adapter_for(&adapter, &cuda) {
-            Err(crate::Error::Wgpu(WgpuError::OtherGpu { vulkan, .. })) => seen.push(vulkan),
-            Err(e) => return Err(e),
-            Ok(_) => {
-                chosen = Some(adapter);
-                break;
-            }
-        }
-    }
-    let Some(adapter) = chosen else {
-        return Err(WgpuError::NoAdapter {
-            call: CALL,
-            cuda: cuda.0,
-            seen: if seen.is_empty() {
-                "none".into()
-            } else {
-                seen.join(", ")
-            },
-        }
-        .into());
-    };
+    // The callback's contract (SAFETY 1) needs the extensions offered: checked here, whatever
+    // adapter the caller gives.
+    check_adapter_for(CALL, adapter, &cuda)?;
     let open_error = |message: String| WgpuError::OpenDevice {
         call: "wgpu_hal::vulkan::Adapter::open_with_callback",
         message,
@@ -259,7 +299,7 @@ pub fn open_device(
             message: e.to_string(),
         })?;
     check_device(&device, ctx)?;
-    Ok((adapter, device, queue))
+    Ok((device, queue))
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
-//! The GL route's device (feature `wgpu-gl`): [`open_gl_device`] opens a wgpu device on wgpu's
-//! GL backend over the GL context current on the calling thread, once that context is found on
-//! the CUDA GPU; [`check_gl_device`] checks a device that the application opened itself.
+//! The GL route's adapter and device (feature `wgpu-gl`), adapter first as in wgpu:
+//! [`open_gl_adapter`] opens wgpu's GL backend over the GL context current on the calling
+//! thread, once that context is found on the CUDA GPU; [`open_gl_device`] opens a device on
+//! that adapter; [`check_gl_device`] checks a device that the application opened itself.
 
 use super::WgpuError;
 use super::device::ready;
@@ -8,6 +9,7 @@ use crate::context::Context;
 use crate::device::check_gl_runs_on;
 use crate::error::Result;
 use crate::glapi;
+use std::sync::Arc;
 
 /// wgpu-hal's GL backend.
 pub(super) type Gles = wgpu::hal::api::Gles;
@@ -23,7 +25,7 @@ pub(super) fn is_gl(device: &wgpu::Device) -> bool {
 /// made itself, and the GL context current on this thread runs on the CUDA GPU.
 ///
 /// Which GL context wgpu uses is the one current whenever wgpu is called (the promise of
-/// `new_external`, and of [`open_gl_device`]'s `# Safety`): call this where the program calls
+/// `new_external`, and of [`open_gl_adapter`]'s `# Safety`): call this where the program calls
 /// wgpu, with that context current.
 ///
 /// # Errors
@@ -33,7 +35,7 @@ pub(super) fn is_gl(device: &wgpu::Device) -> bool {
 /// - [`Error::NotNvidiaGl`](crate::Error::NotNvidiaGl) for a GL context that is not
 ///   NVIDIA's, [`Error::WrongDevice`](crate::Error::WrongDevice) for one on another GPU;
 /// - the driver's errors from binding `ctx` and `cuGLGetDevices`.
-pub fn check_gl_device(device: &wgpu::Device, ctx: &Context) -> Result<()> {
+pub fn check_gl_device(device: &wgpu::Device, ctx: &Arc<Context>) -> Result<()> {
     const CALL: &str = "cuda_gl::wgpu_interop::check_gl_device";
     check_gl_backend(device, CALL)?;
     check_current_gl(ctx, CALL)
@@ -46,18 +48,42 @@ pub fn check_gl_device(device: &wgpu::Device, ctx: &Context) -> Result<()> {
 /// [`WgpuError::NotGl`], [`WgpuError::GlOwnContext`], naming `call`.
 pub(super) fn check_gl_backend(device: &wgpu::Device, call: &'static str) -> Result<()> {
     // SAFETY: the guard is only read (who made the GL context) and dropped here.
-    let Some(hal) = (unsafe { device.as_hal::<Gles>() }) else {
-        return Err(WgpuError::NotGl {
+    let owned = unsafe { device.as_hal::<Gles>() }.map(|hal| hal.context().is_owned());
+    gl_route_takes(call, "device", device.adapter_info().backend, owned)
+}
+
+/// [`check_gl_backend`] of an adapter: one of wgpu's GL backend on a GL context that wgpu did
+/// not make.
+///
+/// # Errors
+/// [`WgpuError::NotGl`], [`WgpuError::GlOwnContext`], naming `call`.
+pub(super) fn check_gl_adapter(adapter: &wgpu::Adapter, call: &'static str) -> Result<()> {
+    // SAFETY: the guard is only read (who made the GL context) and dropped here.
+    let owned = unsafe { adapter.as_hal::<Gles>() }.map(|hal| hal.adapter_context().is_owned());
+    gl_route_takes(call, "adapter", adapter.get_info().backend, owned)
+}
+
+/// The GL route's refusal of a wgpu `what` (adapter or device) of `backend`, whose GL context
+/// wgpu made itself (`owned`: `Some(true)`), or that is not of wgpu's GL backend (`None`).
+///
+/// # Errors
+/// [`WgpuError::NotGl`], [`WgpuError::GlOwnContext`], naming `call`.
+fn gl_route_takes(
+    call: &'static str,
+    what: &'static str,
+    backend: wgpu::Backend,
+    owned: Option<bool>,
+) -> Result<()> {
+    match owned {
+        None => Err(WgpuError::NotGl {
             call,
-            what: "device",
-            backend: format!("{:?}", device.adapter_info().backend),
+            what,
+            backend: format!("{backend:?}"),
         }
-        .into());
-    };
-    if hal.context().is_owned() {
-        return Err(WgpuError::GlOwnContext { call }.into());
+        .into()),
+        Some(true) => Err(WgpuError::GlOwnContext { call }.into()),
+        Some(false) => Ok(()),
     }
-    Ok(())
 }
 
 /// Refuses `call` unless a GL context is current on this thread and runs on the GPU of `ctx`.
@@ -70,12 +96,13 @@ fn check_current_gl(ctx: &Context, call: &'static str) -> Result<()> {
     check_gl_runs_on(ctx.device())
 }
 
-/// Opens a wgpu device on wgpu's GL backend over the GL context current on the calling thread,
-/// once that context is found on the GPU of CUDA context `ctx`: a device on which a
-/// [`WgpuTarget`](super::WgpuTarget) writes frames, and a
+/// wgpu's GL backend over the GL context current on the calling thread, as a `wgpu::Adapter`
+/// held by `instance`, once that context is found on the GPU of CUDA context `ctx`: the first
+/// step of wgpu's own flow, adapter first, then device. Read its `limits()` and `features()`
+/// to choose the `wgpu::DeviceDescriptor`, then open the device with [`open_gl_device`]: a
+/// device on which a [`WgpuTarget`](super::WgpuTarget) writes frames, and a
 /// [`WgpuVideoPlanes`](super::WgpuVideoPlanes) uploads planes, by the GL route (their textures
-/// registered with CUDA, ordered by map and unmap in that context). Returns the adapter, the
-/// device and its queue, as `Adapter::request_device` does.
+/// registered with CUDA, ordered by map and unmap in that context).
 ///
 /// The context: cuda-gl's [`HeadlessContext::for_cuda_device`](crate::egl::HeadlessContext)
 /// (OpenGL 4.5 core, on the CUDA GPU whatever the enumeration order), or the application's own
@@ -87,7 +114,7 @@ fn check_current_gl(ctx: &Context, call: &'static str) -> Result<()> {
 /// ```no_run
 /// use cuda_gl::display::{Format, Layout};
 /// use cuda_gl::egl::HeadlessContext;
-/// use cuda_gl::wgpu_interop::{WgpuTarget, open_gl_device};
+/// use cuda_gl::wgpu_interop::{WgpuTarget, open_gl_adapter, open_gl_device};
 /// use cuda_gl::{Context, Device, wgpu};
 ///
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -101,8 +128,13 @@ fn check_current_gl(ctx: &Context, call: &'static str) -> Result<()> {
 /// });
 /// // SAFETY: `gl` stays current on this thread, the only one that uses wgpu, until the wgpu
 /// // objects (the target included) are dropped, which they are before `gl`.
-/// let (_adapter, wgpu_device, queue) =
-///     unsafe { open_gl_device(&instance, &ctx, &wgpu::DeviceDescriptor::default()) }?;
+/// let adapter = unsafe { open_gl_adapter(&instance, &ctx) }?;
+/// let desc = wgpu::DeviceDescriptor {
+///     // What this GL offers: wgpu's `Limits::default()` asks more than some GL drivers have.
+///     required_limits: adapter.limits(),
+///     ..Default::default()
+/// };
+/// let (wgpu_device, queue) = open_gl_device(&adapter, &ctx, &desc)?;
 /// let layout = Layout::packed((1920, 1080), Format::Rgba8)?;
 /// let (_target, report) = WgpuTarget::new(&ctx, &wgpu_device, &queue, layout, None)?;
 /// println!("{report}"); // "display: interop; wgpu GL: NVIDIA H200/PCIe/SSE2, ..."
@@ -114,8 +146,9 @@ fn check_current_gl(ctx: &Context, call: &'static str) -> Result<()> {
 /// wgpu's GL backend calls GL through whatever context is current on the calling thread,
 /// unchecked (`wgpu_hal::gles::Adapter::new_external`'s contract, which this forwards):
 /// 1. The GL context current now is current on the calling thread whenever the returned
-///    adapter, device and queue, or anything made from them, is made, used or dropped: by the
-///    program's wgpu calls (`Queue::submit`, `Device::poll`, and the drops of textures,
+///    adapter, or anything made from it (the device and queue of [`open_gl_device`] or
+///    `Adapter::request_device`, and everything made from those), is made, used or dropped:
+///    by the program's wgpu calls (`Queue::submit`, `Device::poll`, and the drops of textures,
 ///    buffers, command buffers, the device itself), and by cuda-gl's on its behalf (a
 ///    [`WgpuTarget`](super::WgpuTarget)'s `new`, frames, presents, shows, `resize`,
 ///    `read_pixels` and drop; a [`WgpuVideoPlanes`](super::WgpuVideoPlanes)' `new`, uploads
@@ -129,29 +162,55 @@ fn check_current_gl(ctx: &Context, call: &'static str) -> Result<()> {
 ///   [`Error::WrongDevice`](crate::Error::WrongDevice) for one on another GPU than `ctx`'s;
 /// - [`WgpuError::GlUnusable`] when wgpu's GL backend does not take the context (before
 ///   OpenGL 3.3 or OpenGL ES 3.0);
+/// - the driver's errors from binding `ctx` and `cuGLGetDevices`.
+pub unsafe fn open_gl_adapter(
+    instance: &wgpu::Instance,
+    ctx: &Arc<Context>,
+) -> Result<wgpu::Adapter> {
+    const CALL: &str = "cuda_gl::wgpu_interop::open_gl_adapter";
+    // Refused before wgpu makes anything in the context.
+    check_current_gl(ctx, CALL)?;
+    // SAFETY: (1) and (2), forwarded.
+    unsafe { adapter_on_current_gl(instance, CALL) }
+}
+
+/// Opens a wgpu device on `adapter`, wgpu's GL backend over a GL context that the program keeps
+/// current (from [`open_gl_adapter`], or the program's own
+/// `wgpu_hal::gles::Adapter::new_external`), once the GL context current on the calling thread
+/// is found on the GPU of CUDA context `ctx`: `adapter.request_device(desc)`, whose future is
+/// ready at once on native wgpu, with the GL route's refusals first. Returns the device and its
+/// queue, as `Adapter::request_device` does. Safe: the adapter's maker vouched for its GL
+/// context (`open_gl_adapter`'s `# Safety`, which covers this device and everything made from
+/// it).
+///
+/// # Errors
+/// - [`WgpuError::NotGl`] for an adapter of another backend, [`WgpuError::GlOwnContext`] for
+///   one on a GL context that wgpu made itself (`Backends::GL`);
+/// - [`Error::NoGlContext`](crate::Error::NoGlContext) when no GL context is current;
+/// - [`Error::NotNvidiaGl`](crate::Error::NotNvidiaGl) for a GL context that is not NVIDIA's,
+///   [`Error::WrongDevice`](crate::Error::WrongDevice) for one on another GPU than `ctx`'s;
 /// - [`WgpuError::OpenDevice`] when `desc` asks for features or limits the adapter lacks
 ///   (`adapter.limits()`: wgpu's `Limits::default()` asks for more than some GL drivers
 ///   offer, `Limits::downlevel_defaults()` for what every OpenGL 4.3 does);
 /// - the driver's errors from binding `ctx` and `cuGLGetDevices`.
-pub unsafe fn open_gl_device(
-    instance: &wgpu::Instance,
-    ctx: &Context,
+pub fn open_gl_device(
+    adapter: &wgpu::Adapter,
+    ctx: &Arc<Context>,
     desc: &wgpu::DeviceDescriptor<'_>,
-) -> Result<(wgpu::Adapter, wgpu::Device, wgpu::Queue)> {
+) -> Result<(wgpu::Device, wgpu::Queue)> {
     const CALL: &str = "cuda_gl::wgpu_interop::open_gl_device";
-    // Refused before wgpu makes anything in the context.
+    // Refused before wgpu makes anything in the context: the adapter first (wgpu's own GL
+    // context has no business with the current one), then the current context.
+    check_gl_adapter(adapter, CALL)?;
     check_current_gl(ctx, CALL)?;
-    // SAFETY: (1), forwarded.
-    let adapter = unsafe { adapter_on_current_gl(instance, CALL) }?;
-    let (device, queue) = request_device(&adapter, desc)?;
-    Ok((adapter, device, queue))
+    request_device(adapter, desc)
 }
 
 /// A wgpu adapter of wgpu's GL backend over the GL context current on this thread, whatever
 /// GPU it runs on (no CUDA is asked), held by `instance`.
 ///
 /// # Safety
-/// 1. As [`open_gl_device`] (1) and (2), for the adapter and everything made from it.
+/// 1. As [`open_gl_adapter`] (1) and (2), for the adapter and everything made from it.
 ///
 /// # Errors
 /// As `glapi::current_gl` (no context current, no GL platform), naming `call`;

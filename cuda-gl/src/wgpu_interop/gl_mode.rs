@@ -74,6 +74,13 @@ impl GlInterop {
     pub(super) fn check_current(&self, call: &'static str) -> Result<()> {
         self.frame.check_current(call)
     }
+
+    /// Keeps the present's blit (its pipeline, bind group and views) alive for good: dropped
+    /// without the GL context current, wgpu would delete its GL program in another context.
+    /// (The frame texture checks its context itself.)
+    pub(super) fn leak_blit(&mut self) {
+        std::mem::forget(self.blit.take());
+    }
 }
 
 impl Present for GlInterop {

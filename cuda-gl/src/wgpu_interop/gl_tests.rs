@@ -1,6 +1,6 @@
 //! The GL route's wgpu side on whatever headless GL this machine has, with no CUDA (Mesa's
 //! llvmpipe on CI, NVIDIA's GL on a GPU host): wgpu's GL backend opened over cuda-gl's headless
-//! context (`adapter_on_current_gl`, what `open_gl_device` does after its CUDA check); the
+//! context (`adapter_on_current_gl`, what `open_gl_adapter` does after its CUDA check); the
 //! frame texture that cuda-gl makes in that context is what wgpu-hal makes for the same
 //! descriptor (SAFETY G3), wgpu holds it by its name, and its texels reach the texture the
 //! application samples through the present's blit and through wgpu's copy, every byte, at odd
@@ -13,7 +13,7 @@
 use super::WgpuError;
 use super::device::ready;
 use super::format::SharedFormat;
-use super::gl_device::{adapter_on_current_gl, check_gl_backend, request_device};
+use super::gl_device::{adapter_on_current_gl, check_gl_adapter, check_gl_backend, request_device};
 use super::gl_texture::{gl_name_of, wrap};
 use super::interop_mode::{blit_pair, copy_command, present_command};
 use super::place::{WgpuPlace, descriptor_of, shared_format, texture_descriptor};
@@ -62,6 +62,8 @@ fn gl_wgpu(test: &str) -> Option<GlWgpu> {
     // objects, and they are dropped before it (`GlWgpu`'s field order); the test's own GL
     // calls put back what they bind.
     let adapter = unsafe { adapter_on_current_gl(&instance, "a test") }.unwrap();
+    // What `open_gl_device` asks of the adapter before it opens the device.
+    check_gl_adapter(&adapter, "a test").unwrap();
     let desc = wgpu::DeviceDescriptor {
         // The 16-bit video planes' formats where the adapter has them (every desktop GL).
         required_features: adapter.features() & wgpu::Features::TEXTURE_FORMAT_16BIT_NORM,
@@ -431,6 +433,12 @@ fn a_device_on_wgpus_own_gl_context_is_refused() {
         eprintln!("a_device_on_wgpus_own_gl_context_is_refused: skipped, wgpu found no GL");
         return;
     };
+    // `open_gl_device` refuses the adapter before it opens a device on it.
+    let e = check_gl_adapter(&adapter, "a test").unwrap_err();
+    assert!(
+        matches!(e, Error::Wgpu(WgpuError::GlOwnContext { .. })),
+        "{e}"
+    );
     let desc = wgpu::DeviceDescriptor {
         required_limits: adapter.limits(),
         ..Default::default()

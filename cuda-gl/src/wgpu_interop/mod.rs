@@ -1,10 +1,12 @@
 //! CUDA frames into a `wgpu::Texture` on wgpu's Vulkan backend, handed over on the GPU (feature
 //! `wgpu`, Linux), or on wgpu's GL backend (feature `wgpu-gl`: [the GL route](#the-gl-route)).
 //!
-//! - [`open_device`]: opens a wgpu device on the Vulkan adapter whose device UUID is the CUDA
-//!   device's, with `VK_KHR_external_memory_fd` and `VK_KHR_external_semaphore_fd` enabled
-//!   (through wgpu-hal's `open_with_callback`); [`check_device`] and [`check_adapter`] check a
-//!   device or adapter that the application made itself, and say what is wrong.
+//! - Adapter first, then device, as in wgpu: [`find_adapter`] finds the Vulkan adapter whose
+//!   device UUID is the CUDA device's (read its `limits()` and `features()` to choose the
+//!   `wgpu::DeviceDescriptor`), and [`open_device`] opens a wgpu device on it with
+//!   `VK_KHR_external_memory_fd` and `VK_KHR_external_semaphore_fd` enabled (through wgpu-hal's
+//!   `open_with_callback`); [`check_device`] and [`check_adapter`] check a device or adapter
+//!   that the application made itself, and say what is wrong.
 //! - [`SharedTexture`]: a Vulkan image on a dedicated allocation of exportable memory, wrapped
 //!   as a `wgpu::Texture` and imported into CUDA as an array with a surface object, with one
 //!   timeline semaphore shared by both: CUDA waits for wgpu's last use, a kernel writes, CUDA
@@ -12,13 +14,18 @@
 //! - [`WgpuTarget`]: the safe display target on wgpu (frames, `show`, `show_video`), whose
 //!   texture only wgpu commands write; [`WgpuVideoPlanes`]: a decoded NV12 or P010 frame's luma
 //!   and chroma planes in two plain wgpu textures, for the application's own shader.
-//! - With feature `wgpu-gl`, `open_gl_device` (`unsafe`: wgpu's GL backend trusts that its
-//!   context is current) opens a wgpu device on wgpu's GL backend over a GL context on the CUDA
-//!   GPU, and `check_gl_device` checks one; on such a device a [`WgpuTarget`]'s interop mode
-//!   takes the GL route.
+//! - With feature `wgpu-gl`, `open_gl_adapter` (`unsafe`: wgpu's GL backend trusts that its
+//!   context is current) opens wgpu's GL backend over a GL context on the CUDA GPU as an
+//!   adapter, `open_gl_device` opens a device on it, and `check_gl_device` checks one; on such a
+//!   device the interop mode of a [`WgpuTarget`] and of [`WgpuVideoPlanes`] takes the GL route.
+//!
+//! Every function here that takes the CUDA context takes `&Arc<Context>`, as the rest of
+//! cuda-gl does (what [`Context::new`](crate::Context::new) returns; pass `&ctx`), whether it
+//! keeps a clone (the targets, the planes, the shared texture) or not (the adapter and device
+//! calls and checks): one rule, as cudarc's `Arc<CudaContext>`.
 //!
 //! ```no_run
-//! use cuda_gl::wgpu_interop::{SharedFormat, SharedTexture, open_device};
+//! use cuda_gl::wgpu_interop::{SharedFormat, SharedTexture, find_adapter, open_device};
 //! use cuda_gl::{Context, Device, LaunchConfig, Module, Stream, StreamFlags};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -28,7 +35,8 @@
 //!     backends: wgpu::Backends::VULKAN,
 //!     ..wgpu::InstanceDescriptor::new_without_display_handle()
 //! });
-//! let (_adapter, device, queue) = open_device(&instance, &ctx, &Default::default())?;
+//! let adapter = find_adapter(&instance, &ctx)?;
+//! let (device, queue) = open_device(&adapter, &ctx, &Default::default())?;
 //! let stream = Stream::new(&ctx, StreamFlags::NonBlocking)?;
 //! let module = Module::from_ptx(&ctx, &ptx)?;
 //! let fill = module.function("surface_fill_rgba8")?; // (surface, int w, int h, unsigned seed)
@@ -102,14 +110,14 @@
 //! # The GL route
 //!
 //! On a device of wgpu's GL backend over a GL context on the CUDA GPU that the program keeps
-//! current (from `open_gl_device`), a [`WgpuTarget`] in interop mode draws each frame in
-//! place into a GL texture that cuda-gl made in that context and registered with CUDA: mapped
-//! on the frame's stream when its surface is asked for, unmapped at the present, which then
-//! submits wgpu's blit of it into the texture the application samples; [`WgpuVideoPlanes`] in
-//! interop mode copies each plane into a GL texture of that kind (one map of both, two copies,
-//! one unmap), then submits wgpu's copies of both into the textures the application samples.
-//! GL has no semaphore to share: map and unmap order CUDA's work and GL's in the one context.
-//! No CPU wait.
+//! current (from `open_gl_adapter` and `open_gl_device`), a [`WgpuTarget`] in interop mode
+//! draws each frame in place into a GL texture that cuda-gl made in that context and registered
+//! with CUDA: mapped on the frame's stream when its surface is asked for, unmapped at the
+//! present, which then submits wgpu's blit of it into the texture the application samples;
+//! [`WgpuVideoPlanes`] in interop mode copies each plane into a GL texture of that kind (one map
+//! of both, two copies, one unmap), then submits wgpu's copies of both into the textures the
+//! application samples. GL has no semaphore to share: map and unmap order CUDA's work and GL's
+//! in the one context. No CPU wait.
 //!
 //! # Contracts relied on by the GL route
 //!
@@ -117,7 +125,7 @@
 //!
 //! - **G1. `wgpu_hal::gles::Adapter::new_external`**: the GL context is current when the
 //!   adapter is made (asked just before), and whenever wgpu makes, uses or drops anything of it:
-//!   the caller of `open_gl_device` vouches for that (its `# Safety` 1), cuda-gl's calls on
+//!   the caller of `open_gl_adapter` vouches for that (its `# Safety` 1), cuda-gl's calls on
 //!   its behalf included. So the GL context current in a [`WgpuTarget`]'s calls is the one
 //!   wgpu's device runs on: the frame texture is made in it, and every map and unmap of its
 //!   registration checks that this same context is current (the registration's owner check).
@@ -202,10 +210,10 @@ mod vk_image;
 mod vk_info;
 
 pub use crate::error::wgpu::WgpuError;
-pub use device::{check_adapter, check_device, open_device};
+pub use device::{check_adapter, check_device, find_adapter, open_device};
 pub use format::SharedFormat;
 #[cfg(feature = "wgpu-gl")]
-pub use gl_device::{check_gl_device, open_gl_device};
+pub use gl_device::{check_gl_device, open_gl_adapter, open_gl_device};
 #[cfg(feature = "egui-wgpu")]
 pub(crate) use scope::scoped;
 pub use target::WgpuTarget;

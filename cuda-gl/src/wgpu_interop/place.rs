@@ -7,7 +7,7 @@ use super::format::SharedFormat;
 use super::scope::scoped;
 use crate::display::{DisplayError, Format, Layout, Mode};
 use crate::error::{Error, Result};
-use std::cell::Cell;
+use std::sync::{Mutex, PoisonError};
 
 /// The application's wgpu device and queue, the frames' layout (tightly packed), and the
 /// texture the application samples, which every mode puts its frames on.
@@ -26,8 +26,22 @@ pub(crate) struct WgpuPlace {
 }
 
 /// The blits a target made: taken out while one is looked up or made, and by the next place.
+/// Behind a mutex (never contended: only calls on the target, `&mut`, reach it), so that the
+/// target is `Sync`.
 #[derive(Default)]
-struct Blits(Cell<Vec<Blit>>);
+struct Blits(Mutex<Vec<Blit>>);
+
+impl Blits {
+    /// The blits, taken out (none left behind).
+    fn take(&self) -> Vec<Blit> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Puts `blits` back, in place of what is there.
+    fn set(&self, blits: Vec<Blit>) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = blits;
+    }
+}
 
 impl std::fmt::Debug for Blits {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -83,7 +97,7 @@ impl WgpuPlace {
 
     /// Takes over the blits that `old` (the target's place before a resize) made.
     pub(crate) fn keep_blits(&self, old: &WgpuPlace) {
-        self.blits.0.set(old.blits.0.take());
+        self.blits.set(old.blits.take());
     }
 
     /// The shader blit that writes the texture in interop mode (made once per format and kind,
@@ -97,7 +111,7 @@ impl WgpuPlace {
             return Ok(None);
         };
         let format = self.format().wgpu();
-        let mut blits = self.blits.0.take();
+        let mut blits = self.blits.take();
         let found = blits
             .iter()
             .find(|b| (b.kind(), b.format()) == (kind, format))
@@ -109,8 +123,18 @@ impl WgpuPlace {
             })
             .inspect(|made| blits.push(made.clone())),
         };
-        self.blits.0.set(blits);
+        self.blits.set(blits);
         blit.map(Some)
+    }
+
+    /// Keeps the place's wgpu objects (the texture, the blits' pipelines) alive for good: on
+    /// wgpu's GL backend, where dropping them would delete GL objects through a GL context
+    /// that is not theirs.
+    #[cfg(feature = "wgpu-gl")]
+    pub(crate) fn leak(&self) {
+        // A clone that is never dropped keeps wgpu's object (and its device) alive.
+        std::mem::forget(self.texture.clone());
+        std::mem::forget(self.blits.take());
     }
 }
 

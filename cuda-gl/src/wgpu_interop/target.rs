@@ -65,7 +65,7 @@ impl Backend {
 ///
 /// # Errors
 /// As `check_gl_device` or [`check_device`](super::check_device).
-fn check_interop(device: &wgpu::Device, ctx: &Context) -> Result<()> {
+fn check_interop(device: &wgpu::Device, ctx: &Arc<Context>) -> Result<()> {
     #[cfg(feature = "wgpu-gl")]
     if super::gl_device::is_gl(device) {
         return super::check_gl_device(device, ctx);
@@ -95,7 +95,7 @@ fn check_interop(device: &wgpu::Device, ctx: &Context) -> Result<()> {
 ///   is asked for and unmapped at the present, which then submits the same blit into the
 ///   texture: ordered by the map and the unmap in the one GL context, no CPU wait. That
 ///   context must be current on the calling thread at every call of the target, its drop
-///   included (`open_gl_device`'s `# Safety`); cuda-gl's own GL calls check it, and a map
+///   included (`open_gl_adapter`'s `# Safety`); cuda-gl's own GL calls check it, and a map
 ///   without it is refused ([`Error::NoGlContext`](crate::Error::NoGlContext),
 ///   [`Error::WrongGlContext`](crate::Error::WrongGlContext)).
 /// - [`Mode::Staged`]: any other wgpu device (another vendor's GPU, lavapipe, wgpu's GL
@@ -117,7 +117,17 @@ fn check_interop(device: &wgpu::Device, ctx: &Context) -> Result<()> {
 /// `read_pixels` then fails with [`WgpuError::Refused`](super::WgpuError::Refused) until a
 /// [`resize`](Self::resize) to another size makes a new one. The target's wgpu objects
 /// keep clones of the device and queue; dropping the application's device or queue first
-/// changes nothing. Neither `Send` nor `Sync` (its CUDA arrays are held by raw handle).
+/// changes nothing.
+///
+/// `Send` and `Sync`, as [`WgpuVideoPlanes`](super::WgpuVideoPlanes) and wgpu's own objects
+/// (a render thread, or an ECS resource, may own it): every CUDA call binds the target's
+/// context first, and its calls all take `&mut self`. On the GL route, cuda-gl's own GL calls
+/// (the frame texture's map, unmap and deletion) check that the target's GL context is
+/// current, and refuse or leak otherwise; wgpu's GL calls go to whatever context is current
+/// (`open_gl_adapter`'s `# Safety`: make, use and drop the target where that context is
+/// current). The drop checks it where it can: dropped elsewhere, a GL-route target in
+/// interop mode leaks its wgpu objects (texture, blit), logged, rather than have wgpu delete
+/// them in another context.
 #[derive(Debug)]
 pub struct WgpuTarget {
     ctx: Arc<Context>,
@@ -236,11 +246,20 @@ impl WgpuTarget {
 
     show::show_methods! {
         frame:
+        /// The frame's surface is an image of the target's own that keeps what was last drawn
+        /// through it (interop: on wgpu's Vulkan backend a Vulkan image CUDA imported, on its
+        /// GL backend a GL texture CUDA registered, mapped when the surface is first asked
+        /// for; staged: a CUDA array), and its pixels the target's device memory; the present
+        /// copies the one the frame used into the texture (see [`Frame`]).
         ///
         /// # Errors
         /// [`UsageError::WrongCudaContext`](crate::UsageError::WrongCudaContext) for a stream of
-        /// another context; interop: as [`SharedTexture::write`](super::SharedTexture::write)
-        /// (a leaked frame is recovered here by synchronizing the context, at most 10 s).
+        /// another context; interop on Vulkan: as
+        /// [`SharedTexture::write`](super::SharedTexture::write) (a leaked frame is recovered
+        /// here by synchronizing the context, at most 10 s); on the GL route:
+        /// [`Error::Timeout`](crate::Error::Timeout) when a forgotten frame's work runs past
+        /// 10 s, the driver's errors ordering the frame's stream (the GL context is checked
+        /// when the frame texture is mapped: [`Frame::surface`]).
         resize:
         /// The new texture and CUDA's objects are made first, so on an error the target keeps
         /// its old ones; the old ones die once wgpu and CUDA are done with them. The texture
@@ -269,6 +288,28 @@ impl WgpuTarget {
     /// [`WgpuError::Refused`](super::WgpuError::Refused) when wgpu refuses the copy or the map.
     pub fn read_pixels(&mut self) -> Result<Vec<u8>> {
         read_texture(&self.place)
+    }
+}
+
+/// On the GL route, wgpu deletes the target's texture and blit pipeline through whatever GL
+/// context is current when they go: the target is `Send`, so its drop may run on a thread
+/// where another context (whose objects of those names would go instead) or none is current.
+/// There they are leaked rather than dropped, with an error logged, as the video planes'
+/// textures are. (The frame texture of cuda-gl's checks its context itself.)
+#[cfg(feature = "wgpu-gl")]
+impl Drop for WgpuTarget {
+    fn drop(&mut self) {
+        let Backend::GlInterop(gl) = &mut self.backend else {
+            return;
+        };
+        if let Err(e) = gl.check_current("glDelete* (wgpu's, not called)") {
+            log::error!(
+                "cuda-gl: a wgpu target dropped without its GL context current: its texture \
+                 and blit are leaked, not deleted in another context: {e}"
+            );
+            gl.leak_blit();
+            self.place.leak();
+        }
     }
 }
 

@@ -304,7 +304,7 @@ impl Drop for Made {
 ///   [`VideoPlanes`](crate::video::VideoPlanes) does), then wgpu's copies of both into the
 ///   textures, submitted after the unmap: ordered by the map and the unmap in the one GL
 ///   context, no host copy, no CPU wait. That context must be current on the calling thread
-///   at every call of the planes, their drop included (`open_gl_device`'s `# Safety`); the map
+///   at every call of the planes, their drop included (`open_gl_adapter`'s `# Safety`); the map
 ///   checks it ([`Error::NoGlContext`](crate::Error::NoGlContext),
 ///   [`Error::WrongGlContext`](crate::Error::WrongGlContext)).
 /// - [`Mode::Staged`]: any other wgpu device (lavapipe, another vendor's GPU, wgpu's GL
@@ -332,15 +332,16 @@ impl Drop for Made {
 ///
 /// Do not destroy the textures (`wgpu::Texture::destroy`): every upload then fails with
 /// [`WgpuError::Refused`](super::WgpuError::Refused) until a frame of another size makes new
-/// ones. The planes keep clones of the device and queue. `Send` and `Sync`: every CUDA call
-/// binds the planes' context first, and cuda-gl's GL calls (the GL route's map, unmap and
-/// deletions) check that their own GL context is current. (On a device of wgpu's GL backend
-/// over a GL context of the program's, from `open_gl_device` (feature `wgpu-gl`), wgpu calls
-/// GL through whatever context is current: make, upload to and drop the planes, and sample
-/// their textures, only on a thread where that context is current, as that function's
-/// `# Safety` asks of every wgpu call. In interop mode the planes check it where they can: an
-/// upload elsewhere is refused before any wgpu call, and a drop elsewhere leaks the textures,
-/// logged, rather than have wgpu delete them in another context.)
+/// ones. The planes keep clones of the device and queue. `Send` and `Sync`, as
+/// [`WgpuTarget`](super::WgpuTarget): every CUDA call binds the planes' context first, and
+/// cuda-gl's GL calls (the GL route's map, unmap and deletions) check that their own GL
+/// context is current. (On a device of wgpu's GL backend over a GL context of the program's,
+/// from `open_gl_adapter` (feature `wgpu-gl`), wgpu calls GL through whatever context is
+/// current: make, upload to and drop the planes, and sample their textures, only on a thread
+/// where that context is current, as that function's `# Safety` asks of every wgpu call. In
+/// interop mode the planes check it where they can: an upload elsewhere is refused before any
+/// wgpu call, and a drop elsewhere leaks the textures, logged, rather than have wgpu delete
+/// them in another context.)
 #[derive(Debug)]
 pub struct WgpuVideoPlanes {
     made: Made,

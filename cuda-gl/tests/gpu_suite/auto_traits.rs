@@ -155,13 +155,21 @@ mod wgpu_interop {
     assert_impl_all!(SharedTexture: Send, Sync);
     // The write guard: CUDA and wgpu calls only, as the texture's, over a `Send + Sync` stream.
     assert_impl_all!(CudaWrite<'static, Stream>: Send, Sync);
-    // The display target on wgpu holds its CUDA arrays (the staged canvas, the frames' surfaces)
-    // by raw handle, as the GL display target does: it stays on the thread that made it.
-    assert_not_impl_any!(WgpuTarget: Send, Sync);
-    // The video planes on wgpu: shared textures, pinned buffers and wgpu objects, each `Send +
-    // Sync`; every CUDA call binds the context. A decoding thread may own them.
+    // The wgpu display target and video planes, alike: CUDA objects whose calls bind the
+    // context, wgpu objects (`Send + Sync` in wgpu), and on the GL route cuda-gl's GL textures,
+    // whose map, unmap and deletion check their GL context; the drop of either on the GL route
+    // leaks wgpu's objects rather than have wgpu delete them in another context. wgpu's own
+    // GL calls are `open_gl_adapter`'s contract, as for the application's wgpu objects. A
+    // render thread or an ECS resource may own the target; a decoding thread the planes.
+    assert_impl_all!(WgpuTarget: Send, Sync);
     assert_impl_all!(WgpuVideoPlanes: Send, Sync);
+    // Its frames borrow the target and the stream, and hold mappings: they stay put.
+    assert_not_impl_any!(cuda_gl::display::Frame<'static, Stream>: Send, Sync);
 }
+
+// The wgpu target in egui: the target, an egui texture id and wgpu objects, as the target.
+#[cfg(feature = "egui-wgpu")]
+static_assertions::assert_impl_all!(cuda_gl::egui_interop::EguiWgpuImage: Send, Sync);
 
 #[cfg(feature = "egui")]
 mod egui_interop {

@@ -110,6 +110,29 @@ pub(crate) fn draw_frame_on<'t>(
     frame
 }
 
+/// The target is `Send + Sync`, as wgpu's own objects: made on the test's thread, it shows
+/// memory on another, byte for byte, and is dropped there, in both modes (on wgpu's Vulkan
+/// backend: on its GL backend every call belongs where the GL context is current).
+#[test]
+fn a_target_made_on_one_thread_shows_and_drops_on_another_in_both_modes() {
+    let Some(s) = setup() else { return };
+    let (ctx, stream) = (&s.ctx, &s.stream);
+    for mode in [Mode::Interop, Mode::Staged] {
+        let mut t = target(&s, (97, 61), Format::Rgba8, mode);
+        let layout = Layout::packed((97, 61), Format::Rgba8).unwrap();
+        let want = bytes_of(layout.bytes(), 0x5E_0001);
+        std::thread::scope(|scope| {
+            scope.spawn(move || {
+                let src = DeviceBuffer::from_slice(ctx, &want).unwrap();
+                t.show(&src, layout, stream).unwrap();
+                assert_eq!(t.read_pixels().unwrap(), want, "{mode}");
+                drop(t);
+            });
+        });
+    }
+    s.ctx.check_drop_errors().unwrap();
+}
+
 #[test]
 fn auto_chooses_interop_on_the_cuda_gpus_vulkan_device_and_says_so() {
     let Some(s) = setup() else { return };

@@ -1,13 +1,14 @@
 //! The GL route of `cuda_gl::wgpu_interop` (feature `wgpu-gl`): a wgpu device on wgpu's GL
-//! backend over a headless GL context on the CUDA GPU (`open_gl_device`), on which a
-//! `WgpuTarget` in interop mode draws frames in place into a GL texture that CUDA registered.
-//! `wgpu_display` runs every target test (shows of every format at odd sizes, surface frames,
-//! exact texels, colour maps, resizes and their memory, video, a destroyed texture) on this
-//! set-up too (`gl_setup`); here: what only the GL route has. Auto chooses it and says so; a
-//! call with another GL context current, or none, is refused and works again once it is
-//! current; a forgotten frame is recovered, waiting for the context at most 10 s; pixel and surface frames on two streams come out
-//! in order; a destroyed device refuses presents and the target still drops cleanly; a device
-//! on wgpu's own GL context falls back to staged with the reason.
+//! backend over a headless GL context on the CUDA GPU (`open_gl_adapter`, `open_gl_device`), on
+//! which a `WgpuTarget` in interop mode draws frames in place into a GL texture that CUDA
+//! registered. `wgpu_display` runs every target test (shows of every format at odd sizes,
+//! surface frames, exact texels, colour maps, resizes and their memory, video, a destroyed
+//! texture) on this set-up too (`gl_setup`); here: what only the GL route has. Auto chooses it
+//! and says so; a call with another GL context current, or none, is refused and works again
+//! once it is current; a forgotten frame is recovered, waiting for the context at most 10 s;
+//! pixel and surface frames on two streams come out in order; a destroyed device refuses
+//! presents and the target still drops cleanly; a target dropped without its GL context leaks
+//! its texture; a device on wgpu's own GL context falls back to staged with the reason.
 //!
 //! Needs `--features wgpu-gl` (which brings `wgpu` and `egl`), a GPU and NVIDIA's EGL (a
 //! headless context on the CUDA device); skips with the reason elsewhere (fails under
@@ -16,11 +17,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use super::wgpu_display::{Draw, draw_frame_on, fill_frame, target};
+use super::wgpu_gl_planes::gl_name;
 use super::wgpu_interop::{Setup, assert_drop_gives_up_behind, assert_frame, words};
-use crate::gpu::{Busy, device_and_gl, skip};
+use crate::gpu::{Busy, device_and_gl, gl_is, skip};
 use cuda_gl::display::{Format, Layout, Mode};
 use cuda_gl::egl::HeadlessContext;
-use cuda_gl::wgpu_interop::{WgpuError, WgpuTarget, check_gl_device, open_gl_device};
+use cuda_gl::wgpu_interop::{
+    WgpuError, WgpuTarget, check_gl_device, open_gl_adapter, open_gl_device,
+};
 use cuda_gl::{Context, Error, Stream, StreamFlags};
 use std::time::Duration;
 
@@ -46,14 +50,15 @@ pub(crate) fn gl_setup_with(features: wgpu::Features) -> Option<Setup> {
     // SAFETY: `gl` is current on this thread, the test's, which alone uses the set-up; it is
     // dropped after the wgpu objects (`Setup`'s field order), and the tests that make another
     // context current (or none) make no wgpu call until `gl` is current again.
-    let opened = unsafe { open_gl_device(&instance, &ctx, &desc) };
-    let (device, queue) = match opened {
-        Ok((_adapter, device, queue)) => (device, queue),
+    let adapter = match unsafe { open_gl_adapter(&instance, &ctx) } {
+        Ok(adapter) => adapter,
         Err(e) if e.is_unsupported_setup() => {
-            return skip(format!("no wgpu GL device on the CUDA GPU: {e}"));
+            return skip(format!("no wgpu GL adapter on the CUDA GPU: {e}"));
         }
-        Err(e) => panic!("open_gl_device failed: {e}"),
+        Err(e) => panic!("open_gl_adapter failed: {e}"),
     };
+    let (device, queue) = open_gl_device(&adapter, &ctx, &desc)
+        .unwrap_or_else(|e| panic!("open_gl_device failed: {e}"));
     println!("GL: {} ({})", gl.renderer(), gl.version());
     Some(Setup::new(ctx, instance, (device, queue), Some(gl)))
 }
@@ -132,6 +137,38 @@ fn a_map_without_the_targets_gl_context_is_refused_and_works_once_it_is_current(
         fill_frame(s, t, 2).present().unwrap();
         assert_shows(t, 2, "the frame after the context came back");
     });
+}
+
+/// A target dropped with another GL context current (of the same share group, where a deletion
+/// would show; the target is `Send`, and a drop on another thread is this case) leaks its
+/// texture rather than have wgpu delete it there; dropped with its own context current, wgpu
+/// deletes it, and nothing is reported.
+#[test]
+fn a_gl_route_target_dropped_without_its_gl_context_leaks_its_texture() {
+    let Some(s) = gl_setup() else { return };
+    let own_gl = gl(&s);
+    gl::load_with(|name| own_gl.get_proc_address(name));
+    for own in [true, false] {
+        let mut t = target(&s, (320, 181), Format::Rgba8, Mode::Interop);
+        fill_frame(&s, &mut t, 3).present().unwrap();
+        let name = gl_name(t.texture());
+        assert!(gl_is(gl::IsTexture, name), "{name}");
+        let other = (!own).then(|| own_gl.new_shared().unwrap());
+        drop(t);
+        drop(other);
+        own_gl.make_current().unwrap();
+        // Whatever wgpu deferred (a texture still in use by a submission) goes here.
+        s.device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+        assert_eq!(
+            gl_is(gl::IsTexture, name),
+            !own,
+            "texture {name}, own context current: {own}"
+        );
+        // Without its context, cuda-gl's frame texture could not be unregistered (leaked).
+        let errors = s.ctx.take_drop_errors();
+        println!("own context current: {own}; drop errors: {errors:?}");
+        assert!(!own || errors.is_empty(), "{errors:?}");
+    }
 }
 
 /// A resize with another GL context current, or none, is refused before the new texture is

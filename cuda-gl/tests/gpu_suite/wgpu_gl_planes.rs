@@ -193,7 +193,7 @@ fn auto_mode_without_a_gl_context_is_refused_not_staged() {
 }
 
 /// The GL name of a texture of wgpu's GL backend.
-fn gl_name(texture: &wgpu::Texture) -> u32 {
+pub(crate) fn gl_name(texture: &wgpu::Texture) -> u32 {
     // SAFETY: the guard is only read and dropped here.
     let hal = unsafe { texture.as_hal::<wgpu::hal::api::Gles>() }.expect("a GL texture");
     match hal.inner {

@@ -16,7 +16,7 @@ use crate::wgpu_read::read_texture;
 use crate::wgpu_texture::texture_2d;
 use cuda_gl::display::Mode;
 use cuda_gl::wgpu_interop::{
-    SharedFormat, SharedTexture, WgpuError, check_adapter, check_device, open_device,
+    SharedFormat, SharedTexture, WgpuError, check_adapter, check_device, find_adapter, open_device,
 };
 use cuda_gl::{Context, Device, Error, ErrorKind, LaunchConfig, Module, Stream, UsageError};
 use std::sync::Arc;
@@ -89,13 +89,15 @@ pub(crate) fn setup() -> Option<Setup> {
     };
     let ctx = Context::new(&device).expect("retain the primary context");
     let instance = vulkan_instance();
-    let (device, queue) = match open_device(&instance, &ctx, &Default::default()) {
-        Ok((_adapter, device, queue)) => (device, queue),
+    let adapter = match find_adapter(&instance, &ctx) {
+        Ok(adapter) => adapter,
         Err(e) if e.is_unsupported_setup() => {
-            return skip(format!("no wgpu Vulkan device on the CUDA GPU: {e}"));
+            return skip(format!("no wgpu Vulkan adapter on the CUDA GPU: {e}"));
         }
-        Err(e) => panic!("open_device failed: {e}"),
+        Err(e) => panic!("find_adapter failed: {e}"),
     };
+    let (device, queue) = open_device(&adapter, &ctx, &Default::default())
+        .unwrap_or_else(|e| panic!("open_device failed: {e}"));
     Some(Setup::new(ctx, instance, (device, queue), None))
 }
 
@@ -458,6 +460,35 @@ fn bad_sizes_are_typed_errors() {
     assert_eq!(e.kind(), ErrorKind::Usage, "{e}");
 }
 
+/// Adapter first, then device, as in wgpu: the device asks for the adapter's own limits (its
+/// largest texture, over wgpu's default 8192 on NVIDIA), and a shared texture of that width is
+/// made on it; one texel wider is refused by name.
+#[test]
+fn a_device_opened_with_the_adapters_limits_has_them() {
+    let Some(s) = setup() else { return };
+    let adapter = find_adapter(&s.instance, &s.ctx).expect("the adapter the set-up found");
+    let desc = wgpu::DeviceDescriptor {
+        required_limits: adapter.limits(),
+        ..Default::default()
+    };
+    let (device, queue) = open_device(&adapter, &s.ctx, &desc).unwrap();
+    let max = adapter.limits().max_texture_dimension_2d;
+    assert_eq!(device.limits().max_texture_dimension_2d, max);
+    println!("max_texture_dimension_2d: {max} (wgpu's default: 8192)");
+    let new = |w| SharedTexture::new(&s.ctx, &device, &queue, (w, 4), SharedFormat::R8Unorm);
+    // The driver's export limit may be below wgpu's: then that is the refusal, by name.
+    match new(max) {
+        Ok(_) | Err(Error::Wgpu(WgpuError::ExportTooLarge { .. })) => {}
+        Err(e) => panic!("a texture of the adapter's width: {e}"),
+    }
+    let e = new(max + 1).unwrap_err();
+    assert!(
+        matches!(e, Error::Usage(UsageError::TooLarge { .. })),
+        "{e}"
+    );
+    s.ctx.check_drop_errors().unwrap();
+}
+
 #[test]
 fn a_device_without_the_extensions_or_another_gpu_is_refused() {
     let Some(s) = setup() else { return };
@@ -485,6 +516,13 @@ fn a_device_without_the_extensions_or_another_gpu_is_refused() {
             Err(Error::Wgpu(WgpuError::OtherGpu { vulkan, .. })) => {
                 others += 1;
                 println!("refused as another GPU: {vulkan}");
+                // Given that adapter, `open_device` refuses it before it opens anything.
+                let e = open_device(&adapter, &s.ctx, &Default::default()).unwrap_err();
+                assert!(
+                    matches!(e, Error::Wgpu(WgpuError::OtherGpu { call, .. })
+                        if call == "cuda_gl::wgpu_interop::open_device"),
+                    "{e}"
+                );
             }
             Err(e) => panic!("unexpected refusal: {e}"),
         }

@@ -22,7 +22,7 @@ use crate::harness::{packed_rows, ready};
 use crate::wgpu_read::read_texture;
 use cuda_gl::display::{DisplayError, Mode};
 use cuda_gl::video::{VideoError, VideoFormat, VideoFrame, VideoLayout};
-use cuda_gl::wgpu_interop::{WgpuError, WgpuVideoPlanes, check_adapter};
+use cuda_gl::wgpu_interop::{WgpuError, WgpuVideoPlanes, find_adapter};
 use cuda_gl::{DeviceBuffer, Error, UsageError};
 
 /// The texture formats of `format`'s planes: (luma, chroma).
@@ -303,11 +303,7 @@ fn a_refused_upload_leaves_the_textures_as_they_were_in_both_modes() {
 fn p010_planes_need_16_bit_textures_and_auto_runs_staged_where_interop_cannot() {
     let Some(s) = setup() else { return };
     let sixteen = wgpu::Features::TEXTURE_FORMAT_16BIT_NORM;
-    let adapters = ready(s.instance.enumerate_adapters(wgpu::Backends::VULKAN));
-    let adapter = adapters
-        .into_iter()
-        .find(|a| check_adapter(a, &s.ctx).is_ok())
-        .expect("the adapter open_device chose");
+    let adapter = find_adapter(&s.instance, &s.ctx).expect("the adapter the set-up chose");
     assert_eq!(
         s.device.features().contains(sixteen),
         adapter.features().contains(sixteen),

@@ -12,12 +12,12 @@ use crate::measure::{Case, Plan, Variant, interleaved_rows};
 use crate::roles::tagged;
 use crate::watchdog;
 use anyhow::Result;
-use cuda_gl::wgpu_interop::open_gl_device;
+use cuda_gl::wgpu_interop::{open_gl_adapter, open_gl_device};
 
 impl Wgpu {
-    /// The wgpu device that `open_gl_device` opens over the benchmark's GL context (current on
-    /// this thread since `Gpu::open`); `Ok(Err(why))` where that context is not on the CUDA
-    /// GPU (the wgpu present group alone runs on any GL).
+    /// The wgpu device that `open_gl_device` opens on `open_gl_adapter`'s adapter over the
+    /// benchmark's GL context (current on this thread since `Gpu::open`); `Ok(Err(why))` where
+    /// that context is not on the CUDA GPU (the wgpu present group alone runs on any GL).
     fn open_gl(gpu: &Gpu) -> Result<std::result::Result<Wgpu, String>> {
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
             backends: wgpu::Backends::empty(),
@@ -28,8 +28,14 @@ impl Wgpu {
         // wgpu object of this device before it returns, and nothing makes another GL context
         // current meanwhile. The benchmark's own GL calls (the other groups, before this one)
         // leave no object of wgpu's bound.
-        let opened = unsafe { open_gl_device(&instance, &gpu.ctx, &Default::default()) };
-        Wgpu::opened(instance, opened, "cuda_gl::wgpu_interop::open_gl_device")
+        let adapter = unsafe { open_gl_adapter(&instance, &gpu.ctx) };
+        let open = |adapter: &wgpu::Adapter| open_gl_device(adapter, &gpu.ctx, &Default::default());
+        Wgpu::opened(
+            instance,
+            adapter,
+            open,
+            "cuda_gl::wgpu_interop::open_gl_adapter, open_gl_device",
+        )
     }
 }
 

@@ -15,7 +15,7 @@ use crate::watchdog;
 use anyhow::{Context as _, Result, anyhow, ensure};
 use blit::{Blit, BlitKind, BlitPair};
 use cuda_gl::display::{Format, Layout, Mode};
-use cuda_gl::wgpu_interop::{SharedFormat, SharedTexture, WgpuTarget, open_device};
+use cuda_gl::wgpu_interop::{SharedFormat, SharedTexture, WgpuTarget, find_adapter, open_device};
 use cuda_gl::{PinnedBuffer, sys};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -52,25 +52,34 @@ pub struct Wgpu {
 }
 
 impl Wgpu {
-    /// The wgpu device that `open_device` opens on the GPU of `gpu`'s CUDA context, on wgpu's
-    /// Vulkan backend; `Ok(Err(why))` when this machine has none that can take the hand-off
-    /// (no Vulkan adapter is the CUDA GPU, or it lacks an extension or exportable semaphores).
+    /// The wgpu device that `open_device` opens on the adapter that `find_adapter` finds on the
+    /// GPU of `gpu`'s CUDA context, on wgpu's Vulkan backend; `Ok(Err(why))` when this machine
+    /// has none that can take the hand-off (no Vulkan adapter is the CUDA GPU, or it lacks an
+    /// extension or exportable semaphores).
     pub fn open(gpu: &Gpu) -> Result<std::result::Result<Wgpu, String>> {
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
             backends: wgpu::Backends::VULKAN,
             ..wgpu::InstanceDescriptor::new_without_display_handle()
         });
-        let opened = open_device(&instance, &gpu.ctx, &Default::default());
-        Wgpu::opened(instance, opened, "cuda_gl::wgpu_interop::open_device")
+        let adapter = find_adapter(&instance, &gpu.ctx);
+        let open = |adapter: &wgpu::Adapter| open_device(adapter, &gpu.ctx, &Default::default());
+        Wgpu::opened(
+            instance,
+            adapter,
+            open,
+            "cuda_gl::wgpu_interop::find_adapter, open_device",
+        )
     }
 
-    /// The device of `opened` on `instance` (`call` names the opening in errors), or why this
-    /// machine has none.
+    /// The device that `open` opens on `adapter`, held by `instance` (`call` names the opening
+    /// in errors), or why this machine has none.
     pub(super) fn opened(
         instance: wgpu::Instance,
-        opened: cuda_gl::Result<(wgpu::Adapter, wgpu::Device, wgpu::Queue)>,
+        adapter: cuda_gl::Result<wgpu::Adapter>,
+        open: impl FnOnce(&wgpu::Adapter) -> cuda_gl::Result<(wgpu::Device, wgpu::Queue)>,
         call: &'static str,
     ) -> Result<std::result::Result<Wgpu, String>> {
+        let opened = adapter.and_then(|adapter| open(&adapter).map(|(d, q)| (adapter, d, q)));
         let (adapter, device, queue) = match opened {
             Ok(opened) => opened,
             Err(e) if e.is_unsupported_setup() => return Ok(Err(one_line(&e))),

@@ -42,8 +42,9 @@ fn one_line_with_the_refusals_and_the_fix() {
 }
 
 /// Interop refused for the driver's export limit, which is the mode's, not the size's: no
-/// usage error, no setup that `open_device` fixes, its message gives both sizes; the report
-/// names it, and gives no fix of a device (the device is the right one; staged is the answer).
+/// usage error, no setup that `find_adapter` and `open_device` fix, its message gives both
+/// sizes; the report names it, and gives no fix of a device (the device is the right one;
+/// staged is the answer).
 #[cfg(feature = "wgpu")]
 #[test]
 fn an_export_limit_names_itself_and_no_device_fix() {
@@ -74,7 +75,10 @@ fn an_export_limit_names_itself_and_no_device_fix() {
         cuda: "H200".into(),
     };
     let line = report(vec![(Mode::Interop, other_gpu.into())]).to_string();
-    assert!(line.contains("fix: open the wgpu device"), "{line}");
+    assert!(
+        line.contains("fix: find the wgpu adapter with cuda_gl::wgpu_interop::find_adapter"),
+        "{line}"
+    );
 }
 
 /// The GL route refused for a device on wgpu's own GL context: the report names it and gives
@@ -94,8 +98,8 @@ fn a_wgpu_owned_gl_context_names_itself_and_the_gl_routes_fix() {
         "{line}"
     );
     assert!(
-        line.contains("fix: open the wgpu device with cuda_gl::wgpu_interop::open_gl_device"),
+        line.contains("fix: open the wgpu adapter with cuda_gl::wgpu_interop::open_gl_adapter"),
         "{line}"
     );
-    assert!(!line.contains("open_device:"), "{line}");
+    assert!(!line.contains("find_adapter"), "{line}");
 }
