@@ -49,9 +49,10 @@ pub(super) struct GlInterop {
 }
 
 /// What the frames leave to order: CUDA's work on the pixels (a present's copy out of them, a
-/// dropped frame's kernel into them), which later frames, on any stream, and the drop come
-/// after. The frame texture needs none of this: each map waits for GL's commands before it,
-/// which wait for the unmap before them (SAFETY G4).
+/// dropped frame's kernel into them) and the clear's copy into the frame texture, which later
+/// frames, on any stream, and the drop come after. The frames' own work on the frame texture
+/// needs none of this: each map waits for GL's commands before it (the present's blit), which
+/// wait for the unmap before them (SAFETY G4); the clear issues no GL command after its unmap.
 #[derive(Debug, Default)]
 struct Order {
     /// Recorded on cuda-gl's private stream after the last such work: each frame's stream
@@ -90,7 +91,7 @@ impl Present for GlInterop {
         super::check_gl_device(&place.device, ctx)?;
         let layout = place.layout;
         let pixels = DeviceBuffer::zeroed(ctx, layout.bytes())?;
-        let frame = GlFrameTexture::new(
+        let mut frame = GlFrameTexture::new(
             ctx,
             &place.device,
             (layout.size(), place.format()),
@@ -98,12 +99,18 @@ impl Present for GlInterop {
             "cuda_gl::wgpu_interop::WgpuTarget (GL frame)",
         )?;
         let blit = blit_pair(place, frame.texture())?;
+        // The clear's copy (out of the pixels, into the texture) is the first work the frames
+        // come after: the first frame's stream joins the private stream after its mark.
+        let cleared = frame.take_cleared();
         Ok(GlInterop {
             ctx: ctx.clone(),
             blit,
             frame,
             pixels: ManuallyDrop::new(pixels),
-            order: Order::default(),
+            order: Order {
+                mark: cleared,
+                open: false,
+            },
         })
     }
 
