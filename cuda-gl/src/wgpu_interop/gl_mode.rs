@@ -13,7 +13,7 @@
 //! may destroy it. The frame texture is never handed out: only this mode's present uses it,
 //! after the unmap.
 
-use super::blit::{Blit, BlitPair};
+use super::blit::{Blit, BlitKind, BlitPair};
 use super::gl_texture::GlFrameTexture;
 use super::interop_mode::{blit_pair, present_command};
 use super::place::WgpuPlace;
@@ -217,7 +217,40 @@ impl Showing<'_> {
                     the texture the application samples)";
         scoped(&self.place.device, call, || {
             self.place.queue.submit([command]);
-        })
+        })?;
+        if self
+            .blit
+            .is_some_and(|(blit, _)| blit.kind() == BlitKind::Compute)
+        {
+            barrier_after_image_stores();
+        }
+        Ok(())
+    }
+}
+
+/// Makes the compute blit's image stores into the place's texture visible to every later GL
+/// command (`glMemoryBarrier(GL_ALL_BARRIER_BITS)`), in the context current here: wgpu's, whose
+/// GL commands of the blit wgpu-hal issued inside `Queue::submit` (SAFETY G4), and which the
+/// frame's map and unmap just found current.
+///
+/// Why: image stores are ordered with later GL commands only by a barrier naming how those
+/// read. wgpu-hal 30 (`gles/command.rs`, `transition_textures`) follows a storage write with
+/// the bits of the next use only, and for a copy out of the texture (`COPY_SRC`: the target's
+/// `read_pixels`, an application's `copy_texture_to_*`) it sets `GL_PIXEL_BUFFER_BARRIER_BIT`,
+/// while its copies read the texture as a framebuffer attachment (`glReadPixels`,
+/// `glCopyTexSubImage2D`), which the GL spec orders after image stores only with
+/// `GL_FRAMEBUFFER_BARRIER_BIT`. (Sampling gets `GL_TEXTURE_FETCH_BARRIER_BIT` from wgpu-hal.)
+/// A context without `glMemoryBarrier` (before OpenGL 4.2) has no compute blit.
+fn barrier_after_image_stores() {
+    match crate::glapi::current_gl("glMemoryBarrier (after a wgpu target's compute blit)") {
+        Ok((_, _, fns)) => {
+            if let Some(memory_barrier) = fns.memory_barrier {
+                // SAFETY: a GL context is current (just asked), the one wgpu's device runs on
+                // (SAFETY G1); the call changes no state that wgpu-hal keeps.
+                unsafe { memory_barrier(gl::ALL_BARRIER_BITS) };
+            }
+        }
+        Err(e) => log::warn!("cuda-gl: no barrier after a wgpu target's blit: {e}"),
     }
 }
 
