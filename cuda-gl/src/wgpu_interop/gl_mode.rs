@@ -49,15 +49,23 @@ pub(super) struct GlInterop {
 }
 
 /// What the frames leave to order: CUDA's work on the pixels (a present's copy out of them, a
-/// dropped frame's kernel into them) and the clear's copy into the frame texture, which later
-/// frames, on any stream, and the drop come after. The frames' own work on the frame texture
-/// needs none of this: each map waits for GL's commands before it (the present's blit), which
-/// wait for the unmap before them (SAFETY G4); the clear issues no GL command after its unmap.
+/// dropped frame's kernel into them), which later frames, on any stream, and the drop come
+/// after; and the clear's copy (out of the pixels, into the frame texture), which the frames
+/// until the first shown one and the drop come after. The frames' own work on the frame
+/// texture needs none of this: each map waits for GL's commands before it (the last present's
+/// blit), which wait for the unmap before them (SAFETY G4). The clear issues no GL command
+/// after its unmap, so a map would not wait for it until a frame joined after it is shown.
 #[derive(Debug, Default)]
 struct Order {
     /// Recorded on cuda-gl's private stream after the last such work: each frame's stream
     /// joins the private stream first, and the drop waits for the mark (at most 10 s).
     mark: Option<Event>,
+    /// The clear's mark (`GlFrameTexture::take_cleared`), on the private stream before any
+    /// `mark`: the drop waits for it when there is no `mark`.
+    clear: Option<Event>,
+    /// A frame whose stream joined the private stream after `clear` was shown: its blit, after
+    /// its unmap, orders every later map after the clear, and the frames stop joining for it.
+    clear_shown: bool,
     /// A frame was begun and has not ended (it was forgotten with `mem::forget`, or its
     /// present failed before its work was ordered): its kernel may still write the pixels,
     /// unordered, so the next frame and the drop wait for the whole context first (at most
@@ -100,16 +108,16 @@ impl Present for GlInterop {
         )?;
         let blit = blit_pair(place, frame.texture())?;
         // The clear's copy (out of the pixels, into the texture) is the first work the frames
-        // come after: the first frame's stream joins the private stream after its mark.
-        let cleared = frame.take_cleared();
+        // come after: their streams join the private stream after its mark until one is shown.
+        let clear = frame.take_cleared();
         Ok(GlInterop {
             ctx: ctx.clone(),
             blit,
             frame,
             pixels: ManuallyDrop::new(pixels),
             order: Order {
-                mark: cleared,
-                open: false,
+                clear,
+                ..Order::default()
             },
         })
     }
@@ -134,7 +142,7 @@ impl Present for GlInterop {
             self.ctx.synchronize_within(DEFAULT_WAIT_LIMIT)?;
             self.order.open = false;
         }
-        if self.order.mark.is_some() {
+        if self.order.mark.is_some() || (self.order.clear.is_some() && !self.order.clear_shown) {
             // SAFETY: the stream is live while borrowed, of the target's context (the target
             // checked it); nothing is queued.
             unsafe {
@@ -174,7 +182,8 @@ impl Drop for GlInterop {
             let idle = self.ctx.synchronize_within(DEFAULT_WAIT_LIMIT);
             (idle, "cuCtxSynchronize")
         } else {
-            let mark = self.order.mark.as_ref();
+            // The mark, when there is one, was recorded after the clear's on the private stream.
+            let mark = self.order.mark.as_ref().or(self.order.clear.as_ref());
             let idle = mark.map_or(Ok(()), |mark| mark.wait_for(DEFAULT_WAIT_LIMIT));
             (idle, "cuEventQuery")
         };
@@ -353,6 +362,8 @@ impl<S: AsStream> PresentFrame for GlFrame<'_, S> {
         frame.order.open = false;
         if shown {
             frame.showing.submit()?;
+            // Its stream joined after the clear (`begin`), and GL's blit came after its unmap.
+            frame.order.clear_shown = true;
         }
         Ok(())
     }
