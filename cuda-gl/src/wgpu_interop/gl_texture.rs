@@ -57,8 +57,9 @@ impl GlFrameTexture {
     /// packed; `None` for a texture nothing reads before CUDA has written all of it), and
     /// wrapped as a `wgpu::Texture` of `device` named `label` (usages `TEXTURE_BINDING` and
     /// `COPY_SRC`). The clear is ordered before nothing of the caller's: its mark
-    /// ([`take_cleared`](Self::take_cleared)) is what a later stream joins. The size is within the device's `max_texture_dimension_2d` (the caller
-    /// checked it), which wgpu-hal takes from `GL_MAX_TEXTURE_SIZE`: within GL's limit too.
+    /// ([`take_cleared`](Self::take_cleared)) is what a later stream joins. The size is within
+    /// the device's `max_texture_dimension_2d` (the caller checked it), which wgpu-hal takes
+    /// from `GL_MAX_TEXTURE_SIZE`: within GL's limit too.
     ///
     /// # Errors
     /// The owner check's errors (no GL context current, or one without object labels); as
@@ -105,9 +106,10 @@ impl GlFrameTexture {
     /// Takes the clear's mark: an event recorded on cuda-gl's private stream after the clear's
     /// copy (which ran there) and its unmap. The clear ran on a stream of its own, which no
     /// frame's stream is ordered after, and a map on another stream is ordered only after GL's
-    /// commands issued before it, not after CUDA's work on the first stream: the first frame's
-    /// stream joins the private stream after this mark, so that its kernel writes the texture
-    /// (and the pixels the clear read) after the clear.
+    /// commands issued before it, not after CUDA's work on the first stream: the frames'
+    /// streams join the private stream after this mark (until one is shown, whose blit then
+    /// orders the later maps), so that their kernels write the texture (and the pixels the
+    /// clear read) after the clear.
     pub(super) fn take_cleared(&mut self) -> Option<Event> {
         self.cleared.take()
     }
