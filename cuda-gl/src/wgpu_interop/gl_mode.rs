@@ -250,7 +250,7 @@ impl Showing<'_> {
 /// `glCopyTexSubImage2D`), which the GL spec orders after image stores only with
 /// `GL_FRAMEBUFFER_BARRIER_BIT`. (Sampling gets `GL_TEXTURE_FETCH_BARRIER_BIT` from wgpu-hal.)
 /// A context without `glMemoryBarrier` (before OpenGL 4.2) has no compute blit.
-fn barrier_after_image_stores() {
+pub(super) fn barrier_after_image_stores() {
     match crate::glapi::current_gl("glMemoryBarrier (after a wgpu target's compute blit)") {
         Ok((_, _, fns)) => {
             if let Some(memory_barrier) = fns.memory_barrier {
