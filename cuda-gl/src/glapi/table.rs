@@ -151,6 +151,8 @@ gl_fns! {
             fn(u32, i32, u32, *mut i32);
         get_named_buffer_parameteri64v: "glGetNamedBufferParameteri64v" = fn(u32, u32, *mut i64);
         get_unsigned_bytei_v: "glGetUnsignedBytei_vEXT" = fn(u32, u32, *mut u8);
+        // After the wgpu GL route's compute blit (OpenGL 4.2, ES 3.1): wgpu_interop/gl_mode.rs.
+        memory_barrier: "glMemoryBarrier" = fn(u32);
         create_memory_objects: "glCreateMemoryObjectsEXT" = fn(i32, *mut u32);
         delete_memory_objects: "glDeleteMemoryObjectsEXT" = fn(i32, *const u32);
         import_memory_fd: "glImportMemoryFdEXT" = fn(u32, u64, u32, i32);

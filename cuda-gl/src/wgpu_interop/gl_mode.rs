@@ -13,7 +13,7 @@
 //! may destroy it. The frame texture is never handed out: only this mode's present uses it,
 //! after the unmap.
 
-use super::blit::{Blit, BlitPair};
+use super::blit::{Blit, BlitKind, BlitPair};
 use super::gl_texture::GlFrameTexture;
 use super::interop_mode::{blit_pair, present_command};
 use super::place::WgpuPlace;
@@ -50,13 +50,22 @@ pub(super) struct GlInterop {
 
 /// What the frames leave to order: CUDA's work on the pixels (a present's copy out of them, a
 /// dropped frame's kernel into them), which later frames, on any stream, and the drop come
-/// after. The frame texture needs none of this: each map waits for GL's commands before it,
-/// which wait for the unmap before them (SAFETY G4).
+/// after; and the clear's copy (out of the pixels, into the frame texture), which the frames
+/// until the first shown one and the drop come after. The frames' own work on the frame
+/// texture needs none of this: each map waits for GL's commands before it (the last present's
+/// blit), which wait for the unmap before them (SAFETY G4). The clear issues no GL command
+/// after its unmap, so a map would not wait for it until a frame joined after it is shown.
 #[derive(Debug, Default)]
 struct Order {
     /// Recorded on cuda-gl's private stream after the last such work: each frame's stream
     /// joins the private stream first, and the drop waits for the mark (at most 10 s).
     mark: Option<Event>,
+    /// The clear's mark (`GlFrameTexture::take_cleared`), on the private stream before any
+    /// `mark`: the drop waits for it when there is no `mark`.
+    clear: Option<Event>,
+    /// A frame whose stream joined the private stream after `clear` was shown: its blit, after
+    /// its unmap, orders every later map after the clear, and the frames stop joining for it.
+    clear_shown: bool,
     /// A frame was begun and has not ended (it was forgotten with `mem::forget`, or its
     /// present failed before its work was ordered): its kernel may still write the pixels,
     /// unordered, so the next frame and the drop wait for the whole context first (at most
@@ -97,7 +106,7 @@ impl Present for GlInterop {
         super::check_gl_device(&place.device, ctx)?;
         let layout = place.layout;
         let pixels = DeviceBuffer::zeroed(ctx, layout.bytes())?;
-        let frame = GlFrameTexture::new(
+        let mut frame = GlFrameTexture::new(
             ctx,
             &place.device,
             (layout.size(), place.format()),
@@ -105,12 +114,18 @@ impl Present for GlInterop {
             "cuda_gl::wgpu_interop::WgpuTarget (GL frame)",
         )?;
         let blit = blit_pair(place, frame.texture())?;
+        // The clear's copy (out of the pixels, into the texture) is the first work the frames
+        // come after: their streams join the private stream after its mark until one is shown.
+        let clear = frame.take_cleared();
         Ok(GlInterop {
             ctx: ctx.clone(),
             blit,
             frame,
             pixels: ManuallyDrop::new(pixels),
-            order: Order::default(),
+            order: Order {
+                clear,
+                ..Order::default()
+            },
         })
     }
 
@@ -134,7 +149,7 @@ impl Present for GlInterop {
             self.ctx.synchronize_within(DEFAULT_WAIT_LIMIT)?;
             self.order.open = false;
         }
-        if self.order.mark.is_some() {
+        if self.order.mark.is_some() || (self.order.clear.is_some() && !self.order.clear_shown) {
             // SAFETY: the stream is live while borrowed, of the target's context (the target
             // checked it); nothing is queued.
             unsafe {
@@ -174,7 +189,8 @@ impl Drop for GlInterop {
             let idle = self.ctx.synchronize_within(DEFAULT_WAIT_LIMIT);
             (idle, "cuCtxSynchronize")
         } else {
-            let mark = self.order.mark.as_ref();
+            // The mark, when there is one, was recorded after the clear's on the private stream.
+            let mark = self.order.mark.as_ref().or(self.order.clear.as_ref());
             let idle = mark.map_or(Ok(()), |mark| mark.wait_for(DEFAULT_WAIT_LIMIT));
             (idle, "cuEventQuery")
         };
@@ -217,7 +233,40 @@ impl Showing<'_> {
                     the texture the application samples)";
         scoped(&self.place.device, call, || {
             self.place.queue.submit([command]);
-        })
+        })?;
+        if self
+            .blit
+            .is_some_and(|(blit, _)| blit.kind() == BlitKind::Compute)
+        {
+            barrier_after_image_stores();
+        }
+        Ok(())
+    }
+}
+
+/// Makes the compute blit's image stores into the place's texture visible to every later GL
+/// command (`glMemoryBarrier(GL_ALL_BARRIER_BITS)`), in the context current here: wgpu's, whose
+/// GL commands of the blit wgpu-hal issued inside `Queue::submit` (SAFETY G4), and which the
+/// frame's map and unmap just found current.
+///
+/// Why: image stores are ordered with later GL commands only by a barrier naming how those
+/// read. wgpu-hal 30 (`gles/command.rs`, `transition_textures`) follows a storage write with
+/// the bits of the next use only, and for a copy out of the texture (`COPY_SRC`: the target's
+/// `read_pixels`, an application's `copy_texture_to_*`) it sets `GL_PIXEL_BUFFER_BARRIER_BIT`,
+/// while its copies read the texture as a framebuffer attachment (`glReadPixels`,
+/// `glCopyTexSubImage2D`), which the GL spec orders after image stores only with
+/// `GL_FRAMEBUFFER_BARRIER_BIT`. (Sampling gets `GL_TEXTURE_FETCH_BARRIER_BIT` from wgpu-hal.)
+/// A context without `glMemoryBarrier` (before OpenGL 4.2) has no compute blit.
+pub(super) fn barrier_after_image_stores() {
+    match crate::glapi::current_gl("glMemoryBarrier (after a wgpu target's compute blit)") {
+        Ok((_, _, fns)) => {
+            if let Some(memory_barrier) = fns.memory_barrier {
+                // SAFETY: a GL context is current (just asked), the one wgpu's device runs on
+                // (SAFETY G1); the call changes no state that wgpu-hal keeps.
+                unsafe { memory_barrier(gl::ALL_BARRIER_BITS) };
+            }
+        }
+        Err(e) => log::warn!("cuda-gl: no barrier after a wgpu target's blit: {e}"),
     }
 }
 
@@ -320,6 +369,8 @@ impl<S: AsStream> PresentFrame for GlFrame<'_, S> {
         frame.order.open = false;
         if shown {
             frame.showing.submit()?;
+            // Its stream joined after the clear (`begin`), and GL's blit came after its unmap.
+            frame.order.clear_shown = true;
         }
         Ok(())
     }

@@ -11,9 +11,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use super::WgpuError;
+use super::blit::BlitKind;
 use super::device::ready;
 use super::format::SharedFormat;
 use super::gl_device::{adapter_on_current_gl, check_gl_adapter, check_gl_backend, request_device};
+use super::gl_mode::barrier_after_image_stores;
 use super::gl_texture::{gl_name_of, wrap};
 use super::interop_mode::{blit_pair, copy_command, present_command};
 use super::place::{WgpuPlace, descriptor_of, shared_format, texture_descriptor};
@@ -218,6 +220,10 @@ fn frame_texels_reach_the_sampled_texture_by_the_blit_and_by_the_copy() {
                 upload(fns, ours.name(), layout, &want);
                 let command = present_command(&place, by, &source).unwrap();
                 w.queue.submit([command]);
+                // As the GL route's present follows its compute blit.
+                if by.is_some_and(|(blit, _)| blit.kind() == BlitKind::Compute) {
+                    barrier_after_image_stores();
+                }
                 let got = read_texture(&place).unwrap();
                 let how = if by.is_some() { "blit" } else { "copy" };
                 let bad = got.iter().zip(&want).filter(|(a, b)| a != b).count();

@@ -22,7 +22,8 @@ use crate::error::{Error, Result};
 use crate::glapi::GlOwner;
 use crate::graphics::{RegisterFlags, RegisteredImage};
 use crate::memory::DeviceBuffer;
-use crate::stream::{Stream, StreamFlags};
+use crate::result;
+use crate::stream::{Event, Stream, StreamFlags};
 use crate::wait::InDrop;
 use std::mem::ManuallyDrop;
 use std::num::NonZeroU32;
@@ -44,6 +45,9 @@ pub(super) struct GlFrameTexture {
     /// CUDA's work on the mapped texture did not end within the limit: the registration and
     /// the texture are leaked, not released under it.
     kept: bool,
+    /// The clear's mark (see [`take_cleared`](Self::take_cleared)); `None` without a clear, or
+    /// once taken.
+    cleared: Option<Event>,
 }
 
 impl GlFrameTexture {
@@ -52,8 +56,10 @@ impl GlFrameTexture {
     /// zero by CUDA from `zeros` when given (a zeroed buffer of the texture's bytes, tightly
     /// packed; `None` for a texture nothing reads before CUDA has written all of it), and
     /// wrapped as a `wgpu::Texture` of `device` named `label` (usages `TEXTURE_BINDING` and
-    /// `COPY_SRC`). The size is within the device's `max_texture_dimension_2d` (the caller
-    /// checked it), which wgpu-hal takes from `GL_MAX_TEXTURE_SIZE`: within GL's limit too.
+    /// `COPY_SRC`). The clear is ordered before nothing of the caller's: its mark
+    /// ([`take_cleared`](Self::take_cleared)) is what a later stream joins. The size is within
+    /// the device's `max_texture_dimension_2d` (the caller checked it), which wgpu-hal takes
+    /// from `GL_MAX_TEXTURE_SIZE`: within GL's limit too.
     ///
     /// # Errors
     /// The owner check's errors (no GL context current, or one without object labels); as
@@ -77,13 +83,17 @@ impl GlFrameTexture {
             gl.name(),
             RegisterFlags::SURFACE_LOAD_STORE,
         )?;
-        let cleared = zeros.map_or(Ok(()), |zeros| clear(ctx, &mut image, zeros));
-        match cleared.and_then(|()| wrap(device, &gl, (size, format), label)) {
-            Ok(texture) => Ok(GlFrameTexture {
+        let cleared = zeros.map(|zeros| clear(ctx, &mut image, zeros)).transpose();
+        let wrapped = cleared.and_then(|cleared| {
+            wrap(device, &gl, (size, format), label).map(|texture| (texture, cleared))
+        });
+        match wrapped {
+            Ok((texture, cleared)) => Ok(GlFrameTexture {
                 image: ManuallyDrop::new(image),
                 texture,
                 gl: ManuallyDrop::new(gl),
                 kept: false,
+                cleared,
             }),
             // As the drop: the texture goes only once the registration is gone.
             Err(e) => {
@@ -91,6 +101,17 @@ impl GlFrameTexture {
                 Err(e)
             }
         }
+    }
+
+    /// Takes the clear's mark: an event recorded on cuda-gl's private stream after the clear's
+    /// copy (which ran there) and its unmap. The clear ran on a stream of its own, which no
+    /// frame's stream is ordered after, and a map on another stream is ordered only after GL's
+    /// commands issued before it, not after CUDA's work on the first stream: the frames'
+    /// streams join the private stream after this mark (until one is shown, whose blit then
+    /// orders the later maps), so that their kernels write the texture (and the pixels the
+    /// clear read) after the clear.
+    pub(super) fn take_cleared(&mut self) -> Option<Event> {
+        self.cleared.take()
     }
 
     /// Whether CUDA still holds the texture mapped (a frame whose guard was forgotten).
@@ -168,15 +189,33 @@ fn unregister_then_let_go(mut image: RegisteredImage, gl: Arc<TextureObject>) {
 }
 
 /// Clears the registered texture to zero: maps it on a stream of its own, copies `zeros` in,
-/// and unmaps (GL's later commands come after the copy).
+/// and unmaps (GL's later commands come after the copy). Returns the clear's mark, recorded on
+/// cuda-gl's private stream after the copy and the unmap (see
+/// [`GlFrameTexture::take_cleared`]).
 ///
 /// # Errors
 /// The driver's errors; as [`RegisteredImage::map`].
-fn clear(ctx: &Arc<Context>, image: &mut RegisteredImage, zeros: &DeviceBuffer<u8>) -> Result<()> {
+fn clear(
+    ctx: &Arc<Context>,
+    image: &mut RegisteredImage,
+    zeros: &DeviceBuffer<u8>,
+) -> Result<Event> {
     let stream = Stream::new(ctx, StreamFlags::NonBlocking)?;
     let mapped = image.map(&stream)?;
     mapped.array(0, 0)?.copy_from_device(zeros)?;
-    mapped.unmap()
+    mapped.unmap()?;
+    let mark = Event::new(ctx, false)?;
+    let raw = mark.raw();
+    // SAFETY: the stream is live (owned here, destroyed after its work) and of `ctx`; the
+    // event is live, of `ctx`.
+    unsafe {
+        ctx.run_now(
+            stream.raw(),
+            "cuEventRecord (the clear of a GL texture of cuda-gl's for wgpu)",
+            |p| Ok(result::stream::event_record(raw, p)?),
+        )
+    }?;
+    Ok(mark)
 }
 
 /// `gl`'s texture as a `wgpu::Texture` of `device` named `label` (a 2-D texture of `size` and

@@ -44,6 +44,10 @@ pub(crate) fn scoped<R>(
 /// `Device::poll` panics on errors other than a timeout (a lost device, out of memory): that
 /// panic is caught here and returned as an error (with `panic = "abort"` it still aborts).
 ///
+/// A poll that times out before `limit` is asked again for what is left: wgpu-hal 30's GL
+/// backend waits at most `i32::MAX` ns (about 2.1 s) per poll (`gles/fence.rs`, the timeout of
+/// `glClientWaitSync`), whatever timeout it is given.
+///
 /// # Errors
 /// [`Error::Timeout`](crate::Error::Timeout) past `limit`; [`WgpuError::Refused`] for wgpu's
 /// other errors (`call` names the call in it).
@@ -53,22 +57,37 @@ pub(super) fn wait_for_submission(
     limit: std::time::Duration,
     call: &'static str,
 ) -> Result<()> {
-    let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        device.poll(wgpu::PollType::Wait {
-            submission_index: Some(index),
-            timeout: Some(limit),
-        })
-    }));
+    let deadline = std::time::Instant::now() + limit;
     let refused = |message: String| WgpuError::Refused { call, message }.into();
-    match polled {
-        Ok(Ok(_)) => Ok(()),
-        Ok(Err(wgpu::PollError::Timeout)) => Err(crate::Error::Timeout {
-            what: format!("wgpu's work for {call}"),
-            timeout: limit,
-        }),
-        Ok(Err(e)) => Err(refused(e.to_string())),
-        Err(_) => Err(refused(
-            "wgpu panicked while waiting (the device was lost or is out of memory)".into(),
-        )),
+    loop {
+        let asked = std::time::Instant::now();
+        let left = deadline.saturating_duration_since(asked);
+        let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            device.poll(wgpu::PollType::Wait {
+                submission_index: Some(index.clone()),
+                timeout: Some(left),
+            })
+        }));
+        match polled {
+            Ok(Ok(_)) => return Ok(()),
+            Ok(Err(wgpu::PollError::Timeout)) if std::time::Instant::now() < deadline => {
+                // A poll that gave up at once is asked again after a pause, not in a spin.
+                if asked.elapsed() < std::time::Duration::from_millis(1) {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+            }
+            Ok(Err(wgpu::PollError::Timeout)) => {
+                return Err(crate::Error::Timeout {
+                    what: format!("wgpu's work for {call}"),
+                    timeout: limit,
+                });
+            }
+            Ok(Err(e)) => return Err(refused(e.to_string())),
+            Err(_) => {
+                return Err(refused(
+                    "wgpu panicked while waiting (the device was lost or is out of memory)".into(),
+                ));
+            }
+        }
     }
 }
