@@ -12,7 +12,7 @@ use crate::present::raw;
 use crate::report::one_line;
 use crate::roles::tagged;
 use crate::watchdog;
-use anyhow::{Context as _, Result, anyhow, ensure};
+use anyhow::{Context as _, Result, anyhow, bail, ensure};
 use blit::{Blit, BlitKind, BlitPair};
 use cuda_gl::display::{Format, Layout, Mode};
 use cuda_gl::wgpu_interop::{SharedFormat, SharedTexture, WgpuTarget, find_adapter, open_device};
@@ -180,15 +180,25 @@ impl Wgpu {
         self.use_texel(dest, sink)
     }
 
-    /// Waits for `submitted`, at most [`WAIT_LIMIT`], then checks for wgpu's errors.
+    /// Waits for `submitted`, at most [`WAIT_LIMIT`], then checks for wgpu's errors. Asks
+    /// again while time is left: wgpu-hal 30's GL backend ends one wait after at most
+    /// `i32::MAX` ns (about 2.1 s) whatever timeout it is given.
     fn wait(&self, submitted: wgpu::SubmissionIndex) -> Result<()> {
-        self.device
-            .poll(wgpu::PollType::Wait {
-                submission_index: Some(submitted),
-                timeout: Some(WAIT_LIMIT),
-            })
-            .map_err(|e| anyhow!("waiting for a wgpu submit (at most {WAIT_LIMIT:?}): {e}"))?;
-        self.check("a row's submit")
+        let deadline = std::time::Instant::now() + WAIT_LIMIT;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let polled = self.device.poll(wgpu::PollType::Wait {
+                submission_index: Some(submitted.clone()),
+                timeout: Some(left),
+            });
+            match polled {
+                Ok(_) => return self.check("a row's submit"),
+                Err(wgpu::PollError::Timeout) if !left.is_zero() => {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                Err(e) => bail!("waiting for a wgpu submit (at most {WAIT_LIMIT:?}): {e}"),
+            }
+        }
     }
 
     /// Every row's wgpu use: one texel of `source` copied into `sink` (1x1), submitted, and
