@@ -126,8 +126,8 @@ fn check_interop(device: &wgpu::Device, ctx: &Arc<Context>) -> Result<()> {
 /// current, and refuse or leak otherwise; wgpu's GL calls go to whatever context is current
 /// (`open_gl_adapter`'s `# Safety`: make, use and drop the target where that context is
 /// current). The drop checks it where it can: dropped elsewhere, a GL-route target in
-/// interop mode leaks its wgpu objects (texture, blit), logged, rather than have wgpu delete
-/// them in another context.
+/// interop mode leaks its wgpu objects (texture, blit, its clones of the queue and device),
+/// logged, rather than have wgpu delete them in another context.
 #[derive(Debug)]
 pub struct WgpuTarget {
     ctx: Arc<Context>,
@@ -304,8 +304,8 @@ impl Drop for WgpuTarget {
         };
         if let Err(e) = gl.check_current("glDelete* (wgpu's, not called)") {
             log::error!(
-                "cuda-gl: a wgpu target dropped without its GL context current: its texture \
-                 and blit are leaked, not deleted in another context: {e}"
+                "cuda-gl: a wgpu target dropped without its GL context current: its texture, \
+                 blit, queue and device are leaked, not deleted in another context: {e}"
             );
             gl.leak_blit();
             self.place.leak();
