@@ -457,3 +457,109 @@ fn a_device_on_wgpus_own_gl_context_is_refused() {
         "{e}"
     );
 }
+
+/// A texture of the current context's written by `queue.write_texture` and dropped before any
+/// submit: wgpu-core's queue holds its last reference (its pending writes) until the next
+/// submit or the queue's own drop, which deletes it through whatever GL context is current.
+/// Its GL name, and whether the current context has it now.
+fn pending_texture(device: &wgpu::Device, queue: &wgpu::Queue, fns: &GlFns) -> u32 {
+    let texture = device.create_texture(&wgpu::TextureDescriptor {
+        label: Some("cuda-gl test: pending write"),
+        size: wgpu::Extent3d {
+            width: 4,
+            height: 4,
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: wgpu::TextureFormat::Rgba8Unorm,
+        usage: wgpu::TextureUsages::COPY_DST | wgpu::TextureUsages::TEXTURE_BINDING,
+        view_formats: &[],
+    });
+    queue.write_texture(
+        texture.as_image_copy(),
+        &[7u8; 64],
+        wgpu::TexelCopyBufferLayout {
+            offset: 0,
+            bytes_per_row: Some(16),
+            rows_per_image: None,
+        },
+        texture.size(),
+    );
+    let (name, _) = gl_name_of(&texture).unwrap();
+    drop(texture);
+    let is_texture = query::exists(fns, Kind::Image(ImageTarget::Texture2D), name);
+    assert!(
+        is_texture,
+        "wgpu deleted texture {name} before its pending write"
+    );
+    name
+}
+
+/// A place leaked where its GL context is not current (what a GL-route `WgpuTarget` dropped on
+/// another thread does) keeps wgpu's queue alive too, when it holds the queue's last clone (the
+/// application dropped its own first): wgpu-core's queue drop would otherwise run there,
+/// deleting the textures its pending writes hold through the GL context current there, and so
+/// that context's texture of the same name. First, on a second device, that the last queue's
+/// drop does delete such a texture (in the right context here): what the leak must prevent.
+#[test]
+fn a_leaked_place_keeps_wgpus_queue_out_of_another_context() {
+    let test = "a_leaked_place_keeps_wgpus_queue_out_of_another_context";
+    let Some(w) = gl_wgpu(test) else { return };
+    let GlWgpu {
+        device,
+        queue,
+        _adapter: adapter,
+        _instance: instance,
+        _gl: gl,
+    } = w;
+    let (_, fns) = GlOwner::current("a test").unwrap();
+    let desc = wgpu::DeviceDescriptor {
+        required_limits: adapter.limits(),
+        ..Default::default()
+    };
+    // The mechanism, with the device's context current: the last queue's drop deletes it.
+    let (device2, queue2) = request_device(&adapter, &desc).unwrap();
+    let name2 = pending_texture(&device2, &queue2, fns);
+    drop((queue2, device2));
+    let is_texture = |fns, name| query::exists(fns, Kind::Image(ImageTarget::Texture2D), name);
+    assert!(
+        !is_texture(fns, name2),
+        "the last queue's drop did not delete the texture of its pending write"
+    );
+    // The place holds the queue's last clone, then is leaked and dropped on another thread,
+    // where an unrelated context that has a texture of the same name is current.
+    let layout = Layout::packed((8, 8), Format::Rgba8).unwrap();
+    let place = WgpuPlace::new(&device, &queue, layout, Mode::Staged).unwrap();
+    let name = pending_texture(&device, &queue, fns);
+    drop((queue, device));
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            let other = HeadlessContext::any_gl().unwrap();
+            let (_, fns) = GlOwner::current("a test").unwrap();
+            let mut last = 0;
+            while last < name {
+                // SAFETY: `other` is current on this thread; a valid out-pointer; binding a
+                // generated name makes the texture, and the binding is put back to 0 below.
+                unsafe {
+                    (fns.gen_textures)(1, &mut last);
+                    (fns.bind_texture)(gl::TEXTURE_2D, last);
+                }
+            }
+            // SAFETY: as above.
+            unsafe { (fns.bind_texture)(gl::TEXTURE_2D, 0) };
+            assert_eq!(last, name, "the other context skipped texture name {name}");
+            place.leak();
+            drop(place);
+            assert!(
+                is_texture(fns, name),
+                "wgpu's queue deleted texture {name} of another context"
+            );
+            drop(other);
+        });
+    });
+    // Leaked for good: not deleted in its own context either.
+    assert!(is_texture(fns, name));
+    drop((adapter, instance, gl));
+}

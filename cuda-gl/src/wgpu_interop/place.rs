@@ -127,15 +127,29 @@ impl WgpuPlace {
         blit.map(Some)
     }
 
-    /// Keeps the place's wgpu objects (the texture, the blits' pipelines) alive for good: on
-    /// wgpu's GL backend, where dropping them would delete GL objects through a GL context
-    /// that is not theirs.
+    /// Keeps the place's wgpu objects (the texture, the blits' pipelines, the queue and the
+    /// device) alive for good: on wgpu's GL backend, where dropping them would delete GL
+    /// objects through a GL context that is not theirs.
     #[cfg(feature = "wgpu-gl")]
     pub(crate) fn leak(&self) {
         // A clone that is never dropped keeps wgpu's object (and its device) alive.
         std::mem::forget(self.texture.clone());
         std::mem::forget(self.blits.take());
+        leak_queue(&self.device, &self.queue);
     }
+}
+
+/// Keeps wgpu's `queue` (and `device`) alive for good, for a holder of clones dropped where its
+/// GL context is not current. A texture keeps the device alive, not the queue: the last clone
+/// of the queue to go drops wgpu-core's queue, which calls `glFinish`, retires the finished
+/// submissions and drops the pending `write_texture`s' resources, deleting GL objects whose
+/// last reference they held, all through whatever GL context is current (another context's
+/// objects of those names would go instead). The application may have dropped its own clones
+/// first (the holders' docs allow it).
+#[cfg(feature = "wgpu-gl")]
+pub(crate) fn leak_queue(device: &wgpu::Device, queue: &wgpu::Queue) {
+    std::mem::forget(queue.clone());
+    std::mem::forget(device.clone());
 }
 
 /// The wgpu call that makes a blit's pipeline, for its errors.

@@ -126,8 +126,9 @@ fn check_interop(device: &wgpu::Device, ctx: &Arc<Context>) -> Result<()> {
 /// current, and refuse or leak otherwise; wgpu's GL calls go to whatever context is current
 /// (`open_gl_adapter`'s `# Safety`: make, use and drop the target where that context is
 /// current). The drop checks it where it can: dropped elsewhere, a GL-route target in
-/// interop mode leaks its wgpu objects (texture, blit), logged, rather than have wgpu delete
-/// them in another context.
+/// interop mode (or in staged mode over the program's GL context, where it has object labels)
+/// leaks its wgpu objects (texture, blit, its clones of the queue and device), logged, rather
+/// than have wgpu delete them in another context.
 #[derive(Debug)]
 pub struct WgpuTarget {
     ctx: Arc<Context>,
@@ -135,6 +136,11 @@ pub struct WgpuTarget {
     backend: Backend,
     place: WgpuPlace,
     kernels: Kernels,
+    /// In staged mode on a device of wgpu's GL backend over the program's GL context: that
+    /// context, which the drop checks (`None` elsewhere, and for a context without object
+    /// labels, which cannot be told apart).
+    #[cfg(feature = "wgpu-gl")]
+    staged_gl: Option<crate::glapi::GlOwner>,
 }
 
 impl WgpuTarget {
@@ -171,6 +177,8 @@ impl WgpuTarget {
         })?;
         let target = WgpuTarget {
             ctx: ctx.clone(),
+            #[cfg(feature = "wgpu-gl")]
+            staged_gl: staged_gl_owner(device, &backend),
             backend,
             place,
             kernels: Kernels::default(),
@@ -285,29 +293,62 @@ impl WgpuTarget {
     ///
     /// # Errors
     /// [`Error::Timeout`](crate::Error::Timeout) after 10 s;
-    /// [`WgpuError::Refused`](super::WgpuError::Refused) when wgpu refuses the copy or the map.
+    /// [`WgpuError::Refused`](super::WgpuError::Refused) when wgpu refuses the copy or the map;
+    /// on the GL route, refused before any wgpu call when the target's GL context is not current
+    /// ([`Error::NoGlContext`](crate::Error::NoGlContext),
+    /// [`Error::WrongGlContext`](crate::Error::WrongGlContext)).
     pub fn read_pixels(&mut self) -> Result<Vec<u8>> {
+        // On the GL route wgpu's copy, map and poll call GL through whatever context is
+        // current: refused here, as `resize` is, rather than run in another context.
+        #[cfg(feature = "wgpu-gl")]
+        if let Backend::GlInterop(gl) = &self.backend {
+            gl.check_current("WgpuTarget::read_pixels")?;
+        }
         read_texture(&self.place)
     }
 }
 
-/// On the GL route, wgpu deletes the target's texture and blit pipeline through whatever GL
-/// context is current when they go: the target is `Send`, so its drop may run on a thread
-/// where another context (whose objects of those names would go instead) or none is current.
-/// There they are leaked rather than dropped, with an error logged, as the video planes'
-/// textures are. (The frame texture of cuda-gl's checks its context itself.)
+/// The GL context of a target in staged mode on a device of wgpu's GL backend over the
+/// program's GL context (current now: `open_gl_adapter`'s `# Safety`), for the drop's check;
+/// `None` for another mode or backend, wgpu's own GL context (which wgpu makes current itself),
+/// or a context without object labels (no owner check there).
+#[cfg(feature = "wgpu-gl")]
+fn staged_gl_owner(device: &wgpu::Device, backend: &Backend) -> Option<crate::glapi::GlOwner> {
+    const CALL: &str = "cuda_gl::wgpu_interop::WgpuTarget::new (staged, wgpu's GL backend)";
+    if !matches!(backend, Backend::Staged(_)) || !super::gl_device::is_gl(device) {
+        return None;
+    }
+    super::gl_device::check_gl_backend(device, CALL).ok()?;
+    crate::glapi::GlOwner::current(CALL)
+        .ok()
+        .map(|(owner, _)| owner)
+}
+
+/// On wgpu's GL backend over the program's GL context (the GL route, and staged mode there),
+/// wgpu deletes the target's texture and blit pipeline, and its queue's drop (when the target
+/// holds the last clone) retires work and deletes what it held, through whatever GL context is
+/// current when they go: the target is `Send`, so its drop may run on a thread where another
+/// context (whose objects of those names would go instead) or none is current. There they are
+/// leaked rather than dropped, with an error logged, as the video planes' textures are. (The
+/// frame texture of cuda-gl's checks its context itself.)
 #[cfg(feature = "wgpu-gl")]
 impl Drop for WgpuTarget {
     fn drop(&mut self) {
-        let Backend::GlInterop(gl) = &mut self.backend else {
-            return;
+        const CALL: &str = "glDelete* (wgpu's, not called)";
+        let current = match &self.backend {
+            Backend::GlInterop(gl) => gl.check_current(CALL),
+            _ => self
+                .staged_gl
+                .map_or(Ok(()), |owner| owner.check(CALL).map(drop)),
         };
-        if let Err(e) = gl.check_current("glDelete* (wgpu's, not called)") {
+        if let Err(e) = current {
             log::error!(
-                "cuda-gl: a wgpu target dropped without its GL context current: its texture \
-                 and blit are leaked, not deleted in another context: {e}"
+                "cuda-gl: a wgpu target dropped without its GL context current: its texture, \
+                 blit, queue and device are leaked, not deleted in another context: {e}"
             );
-            gl.leak_blit();
+            if let Backend::GlInterop(gl) = &mut self.backend {
+                gl.leak_blit();
+            }
             self.place.leak();
         }
     }

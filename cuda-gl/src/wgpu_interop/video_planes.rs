@@ -266,6 +266,21 @@ impl Drop for Made {
     }
 }
 
+/// On the GL route, dropped where the planes' GL context is not current: the queue and device
+/// clones are leaked too (`Made`'s drop, after this, leaks the textures), so that wgpu-core's
+/// queue, when the planes hold its last clone, is not dropped there (its drop calls GL).
+#[cfg(feature = "wgpu-gl")]
+impl Drop for WgpuVideoPlanes {
+    fn drop(&mut self) {
+        let Backend::GlInterop(gl) = &self.made.backend else {
+            return;
+        };
+        if gl.check_current("wgpu's queue drop (not called)").is_err() {
+            super::place::leak_queue(&self.device, &self.queue);
+        }
+    }
+}
+
 /// The planes of decoded NV12 or P010 frames in two plain `wgpu::Texture`s (feature `wgpu`),
 /// for a WGSL shader of the application's that converts them itself: what
 /// [`VideoPlanes`](crate::video::VideoPlanes) does for GL, with textures that cuda-gl makes.

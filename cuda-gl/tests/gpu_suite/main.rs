@@ -63,6 +63,7 @@ mod video_planes;
 mod wgpu_blit;
 mod wgpu_display;
 mod wgpu_gl;
+mod wgpu_gl_drop;
 mod wgpu_gl_planes;
 mod wgpu_interop;
 mod wgpu_order;
