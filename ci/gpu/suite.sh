@@ -11,8 +11,10 @@
 #   --faults-one-by-one  each non-destructive fault case alone, then a drawing test, then the
 #                        kernel log: which cases leave the GPU able to draw
 #   --watchdog           the demo and the benchmark with a kernel that outlasts a 2 s watchdog
-#   --examples           every numbered example (screenshots into $OUT/shots.tgz) and the demo's
-#                        first run with no display (it falls back to headless on its own)
+#   --examples           every numbered example (screenshots into $OUT/shots.tgz), 12 a second
+#                        time on wgpu's GL route (--gl; the bundle's --all-features has wgpu-gl),
+#                        and the demo's first run with no display (it falls back to headless on
+#                        its own)
 #   --window-examples    then examples 09 (winit + glutin), 11 (eframe, glow), 12 (winit + wgpu)
 #                        and 14 (eframe, wgpu) in a window under Xvfb, with NVIDIA's GLX; 12 and
 #                        14 with NVIDIA's Vulkan (VK_DRIVER_FILES) and lavapipe beside it: where
@@ -133,6 +135,10 @@ if ((examples)); then
     for e in $(ls .gpu/bin | grep -E '^[0-9]{2}_'); do
         run "example-$e" 120 ".gpu/bin/$e" --screenshot "$out/shots/$e.png"
     done
+    if [ -x .gpu/bin/12_wgpu_window ]; then
+        run example-12_wgpu_window-gl 120 .gpu/bin/12_wgpu_window --gl \
+            --screenshot "$out/shots/12_wgpu_window-gl.png"
+    fi
     (cd "$out/shots" && env -u DISPLAY -u WAYLAND_DISPLAY timeout 60 "$OLDPWD/.gpu/bin/plasma-demo") \
         >"$logs/demo-first-run.log" 2>&1
     say "demo first run (no display) rc=$? $(grep -E 'headless|frames/s|screenshot' "$logs/demo-first-run.log" | tr '\n' ' ')"

@@ -1,11 +1,18 @@
 //! 12: a display target on wgpu (`cuda_gl::wgpu_interop::WgpuTarget`, feature `wgpu`): CUDA
 //! writes a `wgpu::Texture` every frame and a wgpu render pass samples it, in a winit window
-//! (`--window`) or headless into an offscreen texture; resized by the program to odd sizes.
+//! (`--window`) or headless into an offscreen texture; resized by the program to odd sizes. On
+//! wgpu's Vulkan backend, or with `--gl` (feature `wgpu-gl`, headless) on its GL backend.
 //!
 //! CUDA device 0, a wgpu instance with the Vulkan backend only, `wgpu_interop::find_adapter`,
 //! which finds the Vulkan adapter whose device UUID is the CUDA device's, and
 //! `wgpu_interop::open_device`, which opens the wgpu device on it with the external memory and
-//! semaphore extensions (wgpu's Vulkan route; no example runs the GL route, feature `wgpu-gl`).
+//! semaphore extensions (wgpu's Vulkan route). With `--gl`, the GL route instead: a headless GL
+//! context on CUDA device 0 (`egl::HeadlessContext::for_cuda_device`, current on this thread
+//! from then on), `wgpu_interop::open_gl_adapter`, which opens wgpu's GL backend over that
+//! context once it is found on the CUDA GPU (`unsafe`: the context must be current whenever
+//! wgpu is used, so it is declared first and dropped after every wgpu object), and
+//! `open_gl_device` with the adapter's own limits (`Wgpu::open_gl` in `common/wgpu_device.rs`);
+//! the frames, the render pass and the check are the same.
 //! In a window, wgpu makes the window's Vulkan surface first; where that adapter cannot present
 //! to it
 //! (`Adapter::is_surface_supported`: NVIDIA's Vulkan driver and an X server that is not NVIDIA's,
@@ -38,10 +45,12 @@
 //! Cannot run here (exit 2): no CUDA device 0; no Vulkan adapter that is the CUDA GPU, or one
 //! without external memory and semaphores (cuda-gl's typed error, with what to install; headless
 //! only: a window runs on another adapter); with `--window`, no display, or no adapter that can
-//! present to the window.
+//! present to the window; with `--gl`, no NVIDIA EGL on CUDA device 0, a build without the
+//! feature `wgpu-gl`, or `--window` beside it.
 //!
 //! Run: `cargo run --release -p cuda-gl --example 12_wgpu_window --features egl,wgpu` (`egl` for
-//! the examples' shared command line; this example uses no GL). Flags: `--window`,
+//! the examples' shared command line; the Vulkan route uses no GL), or `--features
+//! egl,wgpu-gl -- --gl` for the GL route. Flags: `--gl`, `--window`,
 //! `--window-secs N` (with `--window`: keep drawing and checking frames until N seconds have
 //! passed), `--screenshot PATH` (the last frame as the render pass drew it, PNG). On a GPU host
 //! with no Vulkan driver registered with the loader, point it at NVIDIA's ICD file:
@@ -61,8 +70,8 @@ mod wgpu_texture;
 #[path = "common/winit_app.rs"]
 mod winit_app;
 
-use anyhow::{Context as _, Result, anyhow};
-use common::{Mismatch, Stripes};
+use anyhow::{Context as _, Result, anyhow, bail};
+use common::{Mismatch, Stripes, Unavailable};
 use cuda_gl::Context;
 use cuda_gl::display::{Format, Layout};
 use cuda_gl::wgpu_interop::WgpuTarget;
@@ -81,7 +90,15 @@ const FRAMES_PER_SIZE: u32 = 12;
 const FRAMES: u32 = FRAMES_PER_SIZE * (SIZES.len() as u32 + 1);
 
 fn main() -> ExitCode {
-    common::main_window_or_headless(window::run, headless)
+    common::main_with_flags(&["--gl"], |args| {
+        common::outcome_of(if args.has("--gl") {
+            headless_gl(args)
+        } else if args.window {
+            window::run(args)
+        } else {
+            headless(args)
+        })
+    })
 }
 
 /// The size to resize to once `drawn` frames are drawn: the next of [`SIZES`] every
@@ -226,12 +243,55 @@ impl Frames {
     }
 }
 
-/// The frames without a window: the render pass draws into an offscreen RGBA8 texture of the
-/// target's size, made anew at each size.
+/// The frames without a window, on wgpu's Vulkan backend ([`draw_offscreen`]).
 fn headless(args: &common::Args) -> Result<String> {
     let ctx = cuda()?;
     let gpu = Wgpu::open(&instance(), &ctx)?;
-    let mut frames = Frames::new(&ctx, &gpu, START)?;
+    draw_offscreen(args, &ctx, &gpu, "headless")
+}
+
+/// `--gl`: the frames without a window ([`draw_offscreen`]) on wgpu's GL backend over a headless GL
+/// context on the CUDA GPU (the GL route).
+#[cfg(feature = "wgpu-gl")]
+fn headless_gl(args: &common::Args) -> Result<String> {
+    if args.window {
+        bail!(Unavailable("--gl runs headless only (no --window)".into()));
+    }
+    // Current on this thread from here on, and declared before the wgpu device and everything
+    // made from it, so dropped after them (on an early return by `?` too).
+    let (device, gl) = common::headless_on_device_0()?;
+    let ctx = Context::new(&device)?;
+    // SAFETY: (1) `gl` stays current on this thread, the only one that uses wgpu: nothing here
+    // makes another context current, and the device, its queue and everything made from them
+    // (the target, the render pass, the offscreen textures, all dropped inside `draw_offscreen`)
+    // drop before `gl`, declared first. (2) This program makes no GL calls of its own.
+    let gpu = unsafe { Wgpu::open_gl(&ctx) }?;
+    let how = format!(
+        "headless on wgpu's GL backend over a headless EGL context ({})",
+        gl.renderer()
+    );
+    draw_offscreen(args, &ctx, &gpu, &how)
+}
+
+/// `--gl` in a build without the GL route.
+#[cfg(not(feature = "wgpu-gl"))]
+fn headless_gl(_: &common::Args) -> Result<String> {
+    bail!(Unavailable(
+        "--gl runs wgpu's GL route, which this build lacks; help: build with --features \
+         egl,wgpu-gl"
+            .into()
+    ))
+}
+
+/// The frames on `gpu`'s device without a window (`how`, for the `ok` line): the render pass
+/// draws into an offscreen RGBA8 texture of the target's size, made anew at each size.
+fn draw_offscreen(
+    args: &common::Args,
+    ctx: &Arc<Context>,
+    gpu: &Wgpu,
+    how: &str,
+) -> Result<String> {
+    let mut frames = Frames::new(ctx, gpu, START)?;
     let blit = Blit::new(&gpu.device, wgpu::TextureFormat::Rgba8Unorm);
     let mut offscreen = Offscreen::new(&gpu.device, START);
     gpu.check_errors("creating the render pipeline")?;
@@ -242,13 +302,10 @@ fn headless(args: &common::Args) -> Result<String> {
             offscreen = Offscreen::new(&gpu.device, size);
         }
         let number = frames.draw()?;
-        last = frames.check_offscreen(&gpu, &blit, &offscreen, number)?;
+        last = frames.check_offscreen(gpu, &blit, &offscreen, number)?;
     }
     screenshot(args.screenshot.as_deref(), offscreen.size(), &last)?;
-    frames.finish(
-        "headless",
-        "the offscreen RGBA8 texture the render pass drew",
-    )
+    frames.finish(how, "the offscreen RGBA8 texture the render pass drew")
 }
 
 /// The frames in a winit window, drawn into its wgpu surface, driven by `winit_app`.

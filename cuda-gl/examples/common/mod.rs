@@ -33,10 +33,14 @@ pub struct Args {
     /// `--window-secs N`: with `--window`, close the window after N seconds instead of waiting
     /// for the user (for unattended runs, e.g. under Xvfb).
     pub window_secs: Option<f64>,
+    /// The flags of the example's own (no value) that were given: of those it names to
+    /// [`main_with_flags`] (12's `--gl`).
+    pub own: Vec<&'static str>,
 }
 
 impl Args {
-    fn parse(mut args: impl Iterator<Item = String>) -> Result<Args> {
+    /// Parses the command line; `own` are the example's own flags, refused by the others.
+    fn parse(mut args: impl Iterator<Item = String>, own: &[&'static str]) -> Result<Args> {
         let mut parsed = Args::default();
         while let Some(arg) = args.next() {
             match arg.as_str() {
@@ -54,13 +58,22 @@ impl Args {
                     let path = args.next().context("--screenshot needs a PATH")?;
                     parsed.screenshot = Some(PathBuf::from(path));
                 }
-                other => bail!(
-                    "unknown argument `{other}` (flags: --window, --window-secs N, --screenshot \
-                     PATH)"
-                ),
+                other => match own.iter().find(|&&flag| flag == other) {
+                    Some(&flag) => parsed.own.push(flag),
+                    None => bail!(
+                        "unknown argument `{other}` (flags: --window, --window-secs N, \
+                         --screenshot PATH{})",
+                        own.iter().map(|f| format!(", {f}")).collect::<String>()
+                    ),
+                },
             }
         }
         Ok(parsed)
+    }
+
+    /// Whether the example's own `flag` was given.
+    pub fn has(&self, flag: &str) -> bool {
+        self.own.contains(&flag)
     }
 }
 
@@ -92,7 +105,16 @@ pub const NAME: &str = env!("CARGO_BIN_NAME");
 /// Parses the command line, runs the example and prints its last line:
 /// `<NAME>: ok: ...`, `<NAME>: MISMATCH: ...`, or why it failed or cannot run ([`NAME`]).
 pub fn main(run: impl FnOnce(&Args) -> Result<Outcome>) -> ExitCode {
-    let args = match Args::parse(std::env::args().skip(1)) {
+    main_with_flags(&[], run)
+}
+
+/// [`main`] for an example with flags of its own (no value): `own` (12's `--gl`), given to
+/// `run` in [`Args::own`].
+pub fn main_with_flags(
+    own: &[&'static str],
+    run: impl FnOnce(&Args) -> Result<Outcome>,
+) -> ExitCode {
+    let args = match Args::parse(std::env::args().skip(1), own) {
         Ok(args) => args,
         Err(e) => {
             eprintln!("{NAME}: {e:#}");
@@ -103,8 +125,8 @@ pub fn main(run: impl FnOnce(&Args) -> Result<Outcome>) -> ExitCode {
 }
 
 /// [`main`] for the examples that draw in a window with `--window` and headless otherwise (11,
-/// 12): `window` or `headless` runs the frames and says what it did, or stops at the first
-/// [`Mismatch`] ([`outcome_of`]).
+/// 14; 12 too, through [`main_with_flags`] for its `--gl`): `window` or `headless` runs the
+/// frames and says what it did, or stops at the first [`Mismatch`] ([`outcome_of`]).
 pub fn main_window_or_headless(
     window: impl FnOnce(&Args) -> Result<String>,
     headless: impl FnOnce(&Args) -> Result<String>,

@@ -1,7 +1,9 @@
 //! The wgpu examples' (12, 14) device: CUDA device 0's context, a wgpu instance with the Vulkan
 //! backend only, and the wgpu device on the CUDA GPU (`wgpu_interop::find_adapter`, then
 //! `open_device`), where the
-//! target runs in interop mode. For a window, a device on the CUDA GPU is of use only if that
+//! target runs in interop mode; or (12's `--gl`, feature `wgpu-gl`) a device of wgpu's GL
+//! backend over the GL context current on the CUDA GPU (`open_gl_adapter`, then
+//! `open_gl_device`: [`Wgpu::open_gl`]). For a window, a device on the CUDA GPU is of use only if that
 //! GPU's Vulkan adapter can present to the window's surface: NVIDIA's Vulkan driver may not
 //! present to an X server that is not NVIDIA's (Xvfb, a remote desktop), nor a laptop's NVIDIA
 //! GPU to a display that belongs to the integrated one. There the window runs on an adapter that
@@ -18,6 +20,8 @@ use crate::common::{Unavailable, device_0};
 use anyhow::{Result, anyhow, bail};
 use cuda_gl::Context;
 use cuda_gl::wgpu_interop::{find_adapter, open_device};
+#[cfg(feature = "wgpu-gl")]
+use cuda_gl::wgpu_interop::{open_gl_adapter, open_gl_device};
 use std::sync::{Arc, Mutex};
 
 /// CUDA device 0's context, or [`Unavailable`] without a CUDA device 0.
@@ -120,6 +124,44 @@ impl Wgpu {
             .map_err(setup_error("finding the wgpu adapter on the CUDA GPU"))?;
         let (device, queue) = open_device(&adapter, ctx, &wgpu::DeviceDescriptor::default())
             .map_err(setup_error("opening the wgpu device on the CUDA GPU"))?;
+        Ok(Wgpu::watch(adapter, device, queue, None))
+    }
+
+    /// Opens a wgpu device of wgpu's GL backend over the GL context current on this thread (the
+    /// GL route), once that context is found on the GPU of CUDA context `ctx`, and says which
+    /// it is. It asks for the adapter's own limits: wgpu's `Limits::default()` asks for more
+    /// than some GL drivers have.
+    ///
+    /// # Safety
+    /// `open_gl_adapter`'s, which this forwards: wgpu calls GL through whatever context is
+    /// current, unchecked.
+    /// 1. The GL context current now is current on this thread whenever the device, its queue
+    ///    or anything made from them (a `WgpuTarget` too) is made, used or dropped: so it is
+    ///    destroyed only after all of them are dropped.
+    /// 2. The program's own GL calls on it leave wgpu's GL objects alone and put back what they
+    ///    bind.
+    ///
+    /// # Errors
+    /// [`Unavailable`] when the current context is not NVIDIA's on the CUDA GPU, or wgpu's GL
+    /// backend does not take it (cuda-gl's typed error, with what to do).
+    #[cfg(feature = "wgpu-gl")]
+    pub unsafe fn open_gl(ctx: &Arc<Context>) -> Result<Wgpu> {
+        // wgpu's own GL instance is not used (it would make a GL context of its own, where CUDA
+        // can never map a texture): an instance with no backend holds the adapter.
+        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+            backends: wgpu::Backends::empty(),
+            ..wgpu::InstanceDescriptor::new_without_display_handle()
+        });
+        // SAFETY: (1) and (2) of this function's `# Safety`, forwarded to its caller.
+        let adapter = unsafe { open_gl_adapter(&instance, ctx) }.map_err(setup_error(
+            "opening wgpu's GL backend over the GL context on the CUDA GPU",
+        ))?;
+        let desc = wgpu::DeviceDescriptor {
+            required_limits: adapter.limits(),
+            ..Default::default()
+        };
+        let (device, queue) = open_gl_device(&adapter, ctx, &desc)
+            .map_err(setup_error("opening the wgpu device on wgpu's GL backend"))?;
         Ok(Wgpu::watch(adapter, device, queue, None))
     }
 

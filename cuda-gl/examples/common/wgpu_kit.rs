@@ -171,7 +171,9 @@ impl ReadBack {
     }
 
     /// The pixels, RGBA8, rows tightly packed, row 0 (the top) first, once `submitted` (the
-    /// submit that holds the copy) is done: waits at most [`WAIT_LIMIT`].
+    /// submit that holds the copy) is done: waits at most [`WAIT_LIMIT`]. Asks wgpu again
+    /// while time is left: wgpu-hal 30's GL backend ends one wait after at most `i32::MAX` ns
+    /// (about 2.1 s) whatever timeout it is given.
     pub fn pixels(
         self,
         device: &wgpu::Device,
@@ -182,14 +184,16 @@ impl ReadBack {
             .slice(..)
             .map_async(wgpu::MapMode::Read, move |mapped| drop(tx.send(mapped)));
         let deadline = Instant::now() + WAIT_LIMIT;
-        let mut poll = wgpu::PollType::Wait {
-            submission_index: Some(submitted),
-            timeout: Some(WAIT_LIMIT),
-        };
         loop {
-            device
-                .poll(poll)
-                .map_err(|e| anyhow!("waiting for wgpu's copy into the read-back buffer: {e}"))?;
+            let left = deadline.saturating_duration_since(Instant::now());
+            let polled = device.poll(wgpu::PollType::Wait {
+                submission_index: Some(submitted.clone()),
+                timeout: Some(left),
+            });
+            match polled {
+                Ok(_) | Err(wgpu::PollError::Timeout) => {}
+                Err(e) => bail!("waiting for wgpu's copy into the read-back buffer: {e}"),
+            }
             match rx.try_recv() {
                 Ok(mapped) => {
                     mapped.map_err(|e| anyhow!("mapping the read-back buffer: {e}"))?;
@@ -203,7 +207,6 @@ impl ReadBack {
                 }
                 Err(TryRecvError::Empty) => std::thread::sleep(Duration::from_millis(1)),
             }
-            poll = wgpu::PollType::Poll;
         }
         let (width, height) = self.size;
         let row = width as usize * 4;
