@@ -114,6 +114,8 @@ step_clippy() {
     # The cudarc interop without the other features, so its cfg gates stand on their own. cudarc
     # needs no CUDA toolkit here: .cargo/config.toml sets CUDARC_CUDA_VERSION.
     cargo clippy -p cuda-gl --lib --features cudarc -- -D warnings || return
+    # wgpu's Vulkan route without the GL route (`wgpu-gl`), as an application on Vulkan builds it.
+    cargo clippy -p cuda-gl --lib --features wgpu,egl -- -D warnings || return
     # With default features, as most users build it: what only an optional feature uses must
     # not warn there.
     cargo clippy -p cuda-gl --lib -- -D warnings

@@ -21,9 +21,12 @@ macro_rules! gl_fns {
         /// The GL entry points cuda-gl calls.
         #[derive(Clone, Copy)]
         // The offscreen target's entry points (texture, framebuffer, read-back) are called with
-        // the `egl` feature only, `glCopyImageSubData` with `egui` only (every entry point is
-        // used with all features, which CI's clippy builds).
-        #[cfg_attr(not(all(feature = "egl", feature = "egui")), allow(dead_code))]
+        // the `egl` feature only, `glCopyImageSubData` with `egui` only, `glMemoryBarrier` with
+        // `wgpu-gl` only (every entry point is used with all features, which CI's clippy builds).
+        #[cfg_attr(
+            not(all(feature = "egl", feature = "egui", feature = "wgpu-gl")),
+            allow(dead_code)
+        )]
         pub(crate) struct GlFns {
             $(
                 #[doc = concat!("`", $name, "`.")]
