@@ -19,6 +19,23 @@ pub(super) fn is_gl(device: &wgpu::Device) -> bool {
     device.adapter_info().backend == wgpu::Backend::Gl
 }
 
+/// The GL context of the program's that `device` runs on (current now: `open_gl_adapter`'s
+/// `# Safety`), for the drop checks of what wgpu deletes in staged mode; `None` for a device of
+/// another backend, of wgpu's own GL context (which wgpu makes current itself), or a context
+/// without object labels (no owner check there).
+pub(super) fn program_gl_owner(
+    device: &wgpu::Device,
+    call: &'static str,
+) -> Option<crate::glapi::GlOwner> {
+    if !is_gl(device) {
+        return None;
+    }
+    check_gl_backend(device, call).ok()?;
+    crate::glapi::GlOwner::current(call)
+        .ok()
+        .map(|(owner, _)| owner)
+}
+
 /// Checks that `device` can take frames of CUDA context `ctx` by the GL route: a device of
 /// wgpu's GL backend on a context that the application made and keeps current (one from
 /// [`open_gl_device`], or its own `wgpu_hal::gles::Adapter::new_external`), not one that wgpu

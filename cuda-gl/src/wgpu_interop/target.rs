@@ -309,19 +309,14 @@ impl WgpuTarget {
 }
 
 /// The GL context of a target in staged mode on a device of wgpu's GL backend over the
-/// program's GL context (current now: `open_gl_adapter`'s `# Safety`), for the drop's check;
-/// `None` for another mode or backend, wgpu's own GL context (which wgpu makes current itself),
-/// or a context without object labels (no owner check there).
+/// program's GL context, for the drop's check (see `program_gl_owner`); `None` otherwise.
 #[cfg(feature = "wgpu-gl")]
 fn staged_gl_owner(device: &wgpu::Device, backend: &Backend) -> Option<crate::glapi::GlOwner> {
     const CALL: &str = "cuda_gl::wgpu_interop::WgpuTarget::new (staged, wgpu's GL backend)";
-    if !matches!(backend, Backend::Staged(_)) || !super::gl_device::is_gl(device) {
-        return None;
+    match backend {
+        Backend::Staged(_) => super::gl_device::program_gl_owner(device, CALL),
+        _ => None,
     }
-    super::gl_device::check_gl_backend(device, CALL).ok()?;
-    crate::glapi::GlOwner::current(CALL)
-        .ok()
-        .map(|(owner, _)| owner)
 }
 
 /// On wgpu's GL backend over the program's GL context (the GL route, and staged mode there),

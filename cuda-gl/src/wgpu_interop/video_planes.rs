@@ -11,6 +11,8 @@
 //! such as 1001x333 do not have. A shader samples two textures as easily as two planes.
 
 #[cfg(feature = "wgpu-gl")]
+mod gl_drop;
+#[cfg(feature = "wgpu-gl")]
 mod gl_route;
 mod upload;
 
@@ -184,7 +186,13 @@ enum Backend {
     GlInterop(GlPlanes),
     /// Each plane copied into pinned host memory (rows tightly packed), then handed to
     /// `Queue::write_texture`.
-    Staged { pinned: [PinnedBuffer<u8>; 2] },
+    Staged {
+        pinned: [PinnedBuffer<u8>; 2],
+        /// On a device of wgpu's GL backend over the program's GL context, that context: the
+        /// drop's check (`gl_drop.rs`).
+        #[cfg(feature = "wgpu-gl")]
+        gl: Option<crate::glapi::GlOwner>,
+    },
 }
 
 /// The planes of one size and format: how they get there, and the textures.
@@ -225,6 +233,11 @@ impl Made {
                 let pinned = |p: &Plane| PinnedBuffer::zeroed(ctx, p.bytes);
                 Backend::Staged {
                     pinned: [pinned(luma)?, pinned(chroma)?],
+                    #[cfg(feature = "wgpu-gl")]
+                    gl: super::gl_device::program_gl_owner(
+                        device,
+                        "cuda_gl::wgpu_interop::WgpuVideoPlanes (staged, wgpu's GL backend)",
+                    ),
                 }
             }
             other => return Err(mode_unavailable("WgpuVideoPlanes::new", other)),
@@ -238,46 +251,6 @@ impl Made {
             )?,
         ];
         Ok(Made { backend, textures })
-    }
-}
-
-/// On the GL route, wgpu deletes a texture it made through whatever GL context is current
-/// when the texture goes: the planes are `Send`, so their drop may run on a thread where
-/// another context (whose texture of that name would go instead) or none is current. There
-/// the textures are leaked rather than dropped, with an error logged. (The plane textures of
-/// cuda-gl's check their context themselves: unregistered and deleted only with it current,
-/// leaked otherwise.)
-#[cfg(feature = "wgpu-gl")]
-impl Drop for Made {
-    fn drop(&mut self) {
-        let Backend::GlInterop(gl) = &self.backend else {
-            return;
-        };
-        if let Err(e) = gl.check_current("glDeleteTextures (wgpu's, not called)") {
-            log::error!(
-                "cuda-gl: wgpu video planes dropped without their GL context current: their \
-                 textures are leaked, not deleted in another context: {e}"
-            );
-            // A clone that is never dropped keeps wgpu's texture (and its device) alive.
-            self.textures
-                .iter()
-                .for_each(|t| std::mem::forget(t.clone()));
-        }
-    }
-}
-
-/// On the GL route, dropped where the planes' GL context is not current: the queue and device
-/// clones are leaked too (`Made`'s drop, after this, leaks the textures), so that wgpu-core's
-/// queue, when the planes hold its last clone, is not dropped there (its drop calls GL).
-#[cfg(feature = "wgpu-gl")]
-impl Drop for WgpuVideoPlanes {
-    fn drop(&mut self) {
-        let Backend::GlInterop(gl) = &self.made.backend else {
-            return;
-        };
-        if gl.check_current("wgpu's queue drop (not called)").is_err() {
-            super::place::leak_queue(&self.device, &self.queue);
-        }
     }
 }
 
@@ -582,7 +555,7 @@ impl WgpuVideoPlanes {
                 // SAFETY: (1), forwarded.
                 unsafe { gl.upload(&made.textures, (ptr, &layout), wgpu, stream) }
             }
-            Backend::Staged { pinned } => {
+            Backend::Staged { pinned, .. } => {
                 // SAFETY: (1), forwarded for the planes' rows.
                 unsafe { upload_staged(pinned, &planes, &made.textures, sources, wgpu, stream) }
             }

@@ -204,7 +204,8 @@ pub(crate) fn gl_name(texture: &wgpu::Texture) -> u32 {
 
 /// Planes dropped with another GL context current (of the same share group, where a deletion
 /// would show) leak their textures rather than have wgpu delete them there; dropped with their
-/// own context current, wgpu deletes them.
+/// own context current, wgpu deletes them. In both modes: the GL route's, and staged on the
+/// same device (where wgpu alone makes and deletes GL objects, still in the current context).
 #[test]
 fn gl_route_planes_dropped_without_their_gl_context_leak_their_textures() {
     let Some(s) = setup() else { return };
@@ -212,8 +213,11 @@ fn gl_route_planes_dropped_without_their_gl_context_leak_their_textures() {
     let gl = gl(&s);
     gl::load_with(|name| gl.get_proc_address(name));
     let layout = VideoLayout::packed((64, 36), VideoFormat::Nv12).unwrap();
-    for own in [true, false] {
-        let mut planes = planes_on(&s, wgpu, (64, 36), VideoFormat::Nv12, Some(Mode::Interop));
+    for (mode, own) in [Mode::Interop, Mode::Staged]
+        .map(|m| [(m, true), (m, false)])
+        .concat()
+    {
+        let mut planes = planes_on(&s, wgpu, (64, 36), VideoFormat::Nv12, Some(mode));
         upload(&s, &mut planes, layout, 0x67_0001);
         let names = [gl_name(planes.luma()), gl_name(planes.chroma())];
         assert!(names.iter().all(|&n| gl_is(gl::IsTexture, n)), "{names:?}");
@@ -221,17 +225,19 @@ fn gl_route_planes_dropped_without_their_gl_context_leak_their_textures() {
         drop(planes);
         drop(other);
         gl.make_current().unwrap();
-        // Whatever wgpu deferred (textures still in use by a submission) goes here.
+        // Whatever wgpu deferred (textures still in use by a submission, or by a pending
+        // write) goes here.
+        s.queue.submit([]);
         s.device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
         let live = names.map(|n| gl_is(gl::IsTexture, n));
         assert_eq!(
             live,
             [!own, !own],
-            "textures {names:?}, own context current: {own}"
+            "textures {names:?}, {mode:?}, own context current: {own}"
         );
         // Without their context, cuda-gl's plane textures could not be unregistered (leaked).
         let errors = s.ctx.take_drop_errors();
-        println!("own context current: {own}; drop errors: {errors:?}");
+        println!("{mode:?}, own context current: {own}; drop errors: {errors:?}");
         assert!(!own || errors.is_empty(), "{errors:?}");
     }
 }
