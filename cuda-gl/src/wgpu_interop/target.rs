@@ -6,7 +6,7 @@
 use super::gl_mode::GlInterop;
 use super::interop_mode::Interop;
 use super::place::{WgpuPlace, check_size, mode_unavailable};
-use super::read_back::read_texture;
+use super::read_back::{Readable, read_texture};
 use super::staged_mode::Staged;
 use crate::context::Context;
 use crate::display::{
@@ -297,14 +297,14 @@ impl WgpuTarget {
     /// on the GL route, refused before any wgpu call when the target's GL context is not current
     /// ([`Error::NoGlContext`](crate::Error::NoGlContext),
     /// [`Error::WrongGlContext`](crate::Error::WrongGlContext)).
-    pub fn read_pixels(&mut self) -> Result<Vec<u8>> {
+    pub fn read_pixels(&self) -> Result<Vec<u8>> {
         // On the GL route wgpu's copy, map and poll call GL through whatever context is
         // current: refused here, as `resize` is, rather than run in another context.
         #[cfg(feature = "wgpu-gl")]
         if let Backend::GlInterop(gl) = &self.backend {
             gl.check_current("WgpuTarget::read_pixels")?;
         }
-        read_texture(&self.place)
+        read_texture(&Readable::place(&self.place))
     }
 }
 

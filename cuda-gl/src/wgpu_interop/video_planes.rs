@@ -14,6 +14,7 @@
 mod gl_drop;
 #[cfg(feature = "wgpu-gl")]
 mod gl_route;
+mod read;
 mod upload;
 
 use super::format::SharedFormat;
