@@ -29,7 +29,7 @@ use std::process::ExitCode;
 /// The kernel, in CUDA C. `extern "C"` keeps its name unmangled for `module.function`. The 4
 /// surfaces arrive as one struct by value: what `MappedImage::layer_surfaces::<4>` returns
 /// (`[Surface; 4]`) is laid out exactly like it. Only NVRTC's built-in headers are available,
-/// which declare `uchar4`, `cudaSurfaceObject_t` and `surf2Dwrite`.
+/// which declare all it uses (`cuda_gl::nvrtc`'s module docs, "Options").
 const SRC: &str = r#"
 struct Layers { cudaSurfaceObject_t s[4]; };
 
@@ -68,12 +68,11 @@ fn main() -> ExitCode {
 
 fn run(args: &common::Args) -> Result<Outcome> {
     // 1. Compile first: NVRTC needs no GPU, so a broken kernel shows up even on a machine
-    //    without one. `--gpu-architecture=compute_75` is accepted by NVRTC 12.x and 13.x alike
-    //    (CUDA 13's oldest target); the driver JIT-compiles the PTX for the GPU it runs on.
+    //    without one. The options are the set `cuda_gl::nvrtc`'s module docs recommend ("Options").
     let ((major, minor), path) = nvrtc::version().map_err(unavailable_nvrtc)?;
     println!("NVRTC {major}.{minor} ({})", path.display());
-    let ptx =
-        nvrtc::compile_ptx(SRC, &["--gpu-architecture=compute_75"]).map_err(unavailable_nvrtc)?;
+    let ptx = nvrtc::compile_ptx(SRC, &["--gpu-architecture=compute_75", "--std=c++17"])
+        .map_err(unavailable_nvrtc)?;
     println!("compiled derive_frames: {} bytes of PTX", ptx.len());
 
     // 2. GL and CUDA on the same GPU; then load the PTX. With a context at hand,

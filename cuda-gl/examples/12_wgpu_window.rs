@@ -50,9 +50,9 @@
 //!
 //! Run: `cargo run --release -p cuda-gl --example 12_wgpu_window --features egl,wgpu` (`egl` for
 //! the examples' shared command line; the Vulkan route uses no GL), or `--features
-//! egl,wgpu-gl -- --gl` for the GL route. Flags: `--gl`, `--window`,
-//! `--window-secs N` (with `--window`: keep drawing and checking frames until N seconds have
-//! passed), `--screenshot PATH` (the last frame as the render pass drew it, PNG). On a GPU host
+//! wgpu-gl -- --gl` for the GL route (`wgpu-gl` turns on `wgpu` and `egl`). Flags: `--gl`,
+//! `--window`, `--window-secs N` (with `--window`: keep drawing and checking frames until N
+//! seconds have passed), `--screenshot PATH` (the last frame as the render pass drew it, PNG). On a GPU host
 //! with no Vulkan driver registered with the loader, point it at NVIDIA's ICD file:
 //! `VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json .gpu/bin/12_wgpu_window`. Under Xvfb
 //! see example 09 (`XKB_CONFIG_ROOT`); where NVIDIA's Vulkan driver cannot present to Xvfb,
@@ -278,7 +278,7 @@ fn headless_gl(args: &common::Args) -> Result<String> {
 fn headless_gl(_: &common::Args) -> Result<String> {
     bail!(Unavailable(
         "--gl runs wgpu's GL route, which this build lacks; help: build with --features \
-         egl,wgpu-gl"
+         wgpu-gl"
             .into()
     ))
 }

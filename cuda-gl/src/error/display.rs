@@ -10,19 +10,23 @@ use super::Error;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum DisplayError {
-    /// A [`DisplayTarget`](crate::display::DisplayTarget) of a zero side or one over
-    /// `GL_MAX_TEXTURE_SIZE`.
+    /// A display target of a zero side or one over the largest side: for a
+    /// [`DisplayTarget`](crate::display::DisplayTarget), `GL_MAX_TEXTURE_SIZE` of its context;
+    /// for a `wgpu_interop::WgpuTarget` (feature `wgpu`), the wgpu device's
+    /// `max_texture_dimension_2d` (the limit the device was opened with).
     #[error(
         "a display target of {width}x{height} pixels cannot be made.\nhelp: each side must be \
-         1 to {max} (GL_MAX_TEXTURE_SIZE of this context); show a large image in tiles, or \
-         scaled down"
+         1 to {max} (GL_MAX_TEXTURE_SIZE of a GL target's context; max_texture_dimension_2d of \
+         a wgpu target's device, which its required_limits may raise up to the adapter's); \
+         show a large image in tiles, or scaled down"
     )]
     TargetSize {
         /// The width asked for.
         width: u32,
         /// The height asked for.
         height: u32,
-        /// `GL_MAX_TEXTURE_SIZE` of the current context.
+        /// The largest side: `GL_MAX_TEXTURE_SIZE` of the current context, or a wgpu device's
+        /// `max_texture_dimension_2d` (`i32::MAX` where that is larger).
         max: i32,
     },
 

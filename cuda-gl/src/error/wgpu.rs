@@ -146,8 +146,8 @@ pub enum WgpuError {
     #[error(
         "{call}: the Vulkan driver exports {format} images of at most {}x{} texels, not \
          {}x{}\nhelp: use a smaller size, or the staged mode (Mode::Staged), which only wgpu's \
-         own limits bound: a WgpuTarget or WgpuVideoPlanes made with mode None falls back to it \
-         by itself",
+         own limits bound: WgpuTarget::new and WgpuVideoPlanes made with mode None fall back to it \
+         by themselves (a WgpuTarget's resize keeps its mode: make a new target)",
         .max.0, .max.1, .size.0, .size.1
     )]
     ExportTooLarge {

@@ -17,7 +17,8 @@
 //!     if (i < n) v[i] *= k;
 //! }"#;
 //! let ctx = Context::new(&Device::get(0)?)?;
-//! let module = Module::from_cuda_source(&ctx, SRC, &["--std=c++17"])?;
+//! let module = Module::from_cuda_source(&ctx, SRC, OPTIONS)?; // the options below
+//! # const OPTIONS: &[&str] = &["--gpu-architecture=compute_75", "--std=c++17"];
 //! let scale = module.function("scale")?;
 //! # let _ = (scale, LaunchConfig::for_elements(1), Stream::new(&ctx, StreamFlags::NonBlocking)?);
 //! # Ok(())
@@ -25,9 +26,29 @@
 //! ```
 //!
 //! Kernels meant for [`Module::function`] are `extern "C"`, so their names are not mangled.
-//! NVRTC's default target is its oldest virtual architecture, whose PTX every driver of that
-//! CUDA major version can JIT; pass `--gpu-architecture=compute_XY` for newer features. A PTX
-//! newer than the driver is refused when loading, with [`Error::PtxTooNew`].
+//!
+//! # Options
+//!
+//! The recommended set, what cuda-gl's own kernels are compiled with (`cargo xtask ptx`):
+//!
+//! ```text
+//! &["--gpu-architecture=compute_75", "--std=c++17"]
+//! ```
+//!
+//! `compute_75` (Turing) is the oldest virtual architecture that NVRTC 13 still has, so one set
+//! compiles with NVRTC 12 and 13 alike; its PTX every driver of that CUDA major version
+//! JIT-compiles for the GPU it runs on, Turing and newer. (Without the option each NVRTC picks
+//! its own oldest target: NVRTC 12's `compute_52` is gone from NVRTC 13.) Pass a newer
+//! `compute_XY` only for features that need it. `--std=c++17` pins the dialect that NVRTC 12
+//! and 13 default to. A PTX newer than the driver is refused when loading, with
+//! [`Error::PtxTooNew`].
+//!
+//! The source sees NVRTC's built-in headers only (no toolkit is needed, and none is searched
+//! unless an `--include-path` names it). They declare what a kernel writing cuda-gl's
+//! surfaces needs, with no `#include`: the vector types and their `make_*` functions
+//! (`uchar4`, `make_uchar4`, `float4`), `cudaSurfaceObject_t`, and the surface functions
+//! `surf2Dwrite` and `surf2Dread` (cuda-gl's kernels and examples use them so, compiled with
+//! NVRTC 12.0).
 
 mod api;
 
@@ -94,12 +115,10 @@ fn error(nvrtc: &Nvrtc, failure: Failure) -> Error {
     }
 }
 
-/// Compiles CUDA C++ source `src` to PTX with NVRTC options such as `--std=c++17` or
-/// `--gpu-architecture=compute_75`. Load the result with [`Module::from_ptx`], or use
-/// [`Module::from_cuda_source`] for both steps.
-///
-/// The source may include only NVRTC's built-in headers (no CUDA toolkit headers are searched
-/// unless an `--include-path` option names them). NVRTC's warnings are logged with `log::info!`.
+/// Compiles CUDA C++ source `src` to PTX with NVRTC `options` (the recommended set and what
+/// the source may include: the [module docs](self#options)). Load the result with
+/// [`Module::from_ptx`], or use [`Module::from_cuda_source`] for both steps. NVRTC's warnings
+/// are logged with `log::info!`.
 ///
 /// # Errors
 /// [`Error::NvrtcUnavailable`] when NVRTC cannot be opened (each library tried, and why);

@@ -180,8 +180,9 @@ pub(super) fn ready<F: std::future::Future>(f: F) -> Option<F::Output> {
 /// });
 /// let adapter = find_adapter(&instance, &ctx)?;
 /// let desc = wgpu::DeviceDescriptor {
-///     // The adapter's own limits: the largest textures it has, not wgpu's defaults.
-///     required_limits: adapter.limits(),
+///     // wgpu's defaults with the adapter's largest textures (all of `adapter.limits()` would
+///     // ask for every limit it has).
+///     required_limits: wgpu::Limits::default().using_resolution(adapter.limits()),
 ///     ..Default::default()
 /// };
 /// let (device, queue) = open_device(&adapter, &ctx, &desc)?;

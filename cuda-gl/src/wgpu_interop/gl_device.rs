@@ -147,8 +147,9 @@ fn check_current_gl(ctx: &Context, call: &'static str) -> Result<()> {
 /// // objects (the target included) are dropped, which they are before `gl`.
 /// let adapter = unsafe { open_gl_adapter(&instance, &ctx) }?;
 /// let desc = wgpu::DeviceDescriptor {
-///     // What this GL offers: wgpu's `Limits::default()` asks more than some GL drivers have.
-///     required_limits: adapter.limits(),
+///     // What every OpenGL 4.3 offers, with textures as large as this GL allows (or all of
+///     // `adapter.limits()`): wgpu's `Limits::default()` asks more than some GL drivers have.
+///     required_limits: wgpu::Limits::downlevel_defaults().using_resolution(adapter.limits()),
 ///     ..Default::default()
 /// };
 /// let (wgpu_device, queue) = open_gl_device(&adapter, &ctx, &desc)?;
@@ -160,16 +161,19 @@ fn check_current_gl(ctx: &Context, call: &'static str) -> Result<()> {
 /// ```
 ///
 /// # Safety
-/// wgpu's GL backend calls GL through whatever context is current on the calling thread,
-/// unchecked (`wgpu_hal::gles::Adapter::new_external`'s contract, which this forwards):
-/// 1. The GL context current now is current on the calling thread whenever the returned
-///    adapter, or anything made from it (the device and queue of [`open_gl_device`] or
-///    `Adapter::request_device`, and everything made from those), is made, used or dropped:
-///    by the program's wgpu calls (`Queue::submit`, `Device::poll`, and the drops of textures,
-///    buffers, command buffers, the device itself), and by cuda-gl's on its behalf (a
+/// wgpu's GL backend calls GL through whatever context is current on the thread that calls
+/// wgpu, unchecked (`wgpu_hal::gles::Adapter::new_external`'s contract, which this forwards):
+/// 1. The GL context current now is current on whichever thread makes, uses or drops the
+///    returned adapter, or anything made from it (the device and queue of [`open_gl_device`]
+///    or `Adapter::request_device`, and everything made from those), whenever it does: in the
+///    program's wgpu calls (`Queue::submit`, `Device::poll`, and the drops of textures,
+///    buffers, command buffers, the device itself), and in cuda-gl's on its behalf (a
 ///    [`WgpuTarget`](super::WgpuTarget)'s `new`, frames, presents, shows, `resize`,
-///    `read_pixels` and drop; a [`WgpuVideoPlanes`](super::WgpuVideoPlanes)' `new`, uploads
-///    and drop). So it is destroyed only after all of them are dropped.
+///    `read_pixels` and drop; a [`WgpuVideoPlanes`](super::WgpuVideoPlanes)' `new`, uploads,
+///    `read_planes` and drop). So it is destroyed only after all of them are dropped. The
+///    context may move to another thread with them (released on the old thread, made current
+///    on the new one, no wgpu call in between); being current on one thread at a time, it
+///    keeps wgpu to one thread at a time.
 /// 2. The program's own GL calls on that context leave the GL objects wgpu made alone, and
 ///    put back what they bind (wgpu-hal keeps its own vertex array bound between its calls).
 ///

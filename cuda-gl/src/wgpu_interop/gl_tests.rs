@@ -19,7 +19,7 @@ use super::gl_mode::barrier_after_image_stores;
 use super::gl_texture::{gl_name_of, wrap};
 use super::interop_mode::{blit_pair, copy_command, present_command};
 use super::place::{WgpuPlace, descriptor_of, shared_format, texture_descriptor};
-use super::read_back::read_texture;
+use super::read_back::{Readable, read_texture};
 use crate::display::{Format, Layout, Mode, TextureObject};
 use crate::egl::{EglError, HeadlessContext};
 use crate::error::Error;
@@ -224,7 +224,7 @@ fn frame_texels_reach_the_sampled_texture_by_the_blit_and_by_the_copy() {
                 if by.is_some_and(|(blit, _)| blit.kind() == BlitKind::Compute) {
                     barrier_after_image_stores();
                 }
-                let got = read_texture(&place).unwrap();
+                let got = read_texture(&Readable::place(&place)).unwrap();
                 let how = if by.is_some() { "blit" } else { "copy" };
                 let bad = got.iter().zip(&want).filter(|(a, b)| a != b).count();
                 assert_eq!(bad, 0, "{format:?} {size:?} by {how}: {bad} bytes differ");

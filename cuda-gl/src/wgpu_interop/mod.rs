@@ -159,6 +159,24 @@
 //! - **G5. `as_hal` guards** (device, texture) are only read and dropped at once: a texture's
 //!   holds wgpu's destruction lock while it lives.
 //!
+//! # Other threads on the queue
+//! Other threads may submit on the application's wgpu queue while a [`WgpuTarget`]'s present,
+//! a [`WgpuVideoPlanes::upload`] or a [`CudaWrite`] hands images over (their own passes, which
+//! may sample the target's or the planes' textures): CUDA writes only cuda-gl's private shared
+//! textures, never a texture the application samples; the semaphore's signal is added after
+//! the release barriers were submitted, and a signal's first scope covers every command
+//! earlier in submission order; the wait is added before the acquire's barriers are
+//! submitted, and a wait's second scope covers every command later in submission order
+//! (Vulkan spec, "Semaphore Signaling", "Semaphore Waiting" and `vkQueueSubmit`; contract 5
+//! below). wgpu attaches them to the queue's next submit, whichever thread makes it, so a
+//! submit of another thread that takes one keeps the order: one that takes the wait runs only
+//! after CUDA's work, and CUDA waits for the commands of one that takes the signal (either is
+//! delayed, never reordered). (A [`SharedTexture`]'s own texture is another matter: between
+//! `write` and `finish` no submit may use it, see [`SharedTexture::write`].) On
+//! [the GL route](#the-gl-route) there is no semaphore: CUDA's map and unmap in the one GL context order the work, and
+//! wgpu is called only where that context is current, by one thread at a time
+//! (`open_gl_adapter`'s `# Safety`).
+//!
 //! # Lifetimes, whatever is dropped first
 //! The [`SharedTexture`] holds clones of the wgpu device and queue; its CUDA and Vulkan objects
 //! are shared between it and the drop callback of wgpu's texture, and released by whichever lets

@@ -1,6 +1,7 @@
-//! A wgpu texture's pixels read back to the host: wgpu copies the texture into a buffer, in
-//! bands of rows that fit the device's largest buffer, and each band is mapped once its copy
-//! is done (at most 10 s in all).
+//! A wgpu texture's texels read back to the host (a target's `read_pixels`, the video planes'
+//! `read_planes`): wgpu copies the texture into a buffer, in bands of rows that fit the
+//! device's largest buffer, and each band is mapped once its copy is done (at most 10 s in
+//! all).
 
 use super::WgpuError;
 use super::place::{WgpuPlace, from_row};
@@ -9,17 +10,39 @@ use crate::error::{Error, Result};
 use crate::stream::DEFAULT_WAIT_LIMIT;
 use std::time::Instant;
 
-const CALL: &str = "WgpuTarget::read_pixels";
+/// A texture to read back: its device and queue, the texture (one level, of a format whose
+/// texels are `row / width` bytes) and the bytes of one of its rows, and the call that reads
+/// it (for its errors and the buffer's label).
+pub(super) struct Readable<'a> {
+    pub device: &'a wgpu::Device,
+    pub queue: &'a wgpu::Queue,
+    pub texture: &'a wgpu::Texture,
+    /// The bytes of one row: width x bytes per texel.
+    pub row: usize,
+    pub call: &'static str,
+}
 
-/// The pixels of `place`'s texture, rows tightly packed, row 0 first, after the work submitted
-/// on `place`'s queue so far.
+impl<'a> Readable<'a> {
+    /// A target's texture, read by `WgpuTarget::read_pixels`.
+    pub(super) fn place(place: &'a WgpuPlace) -> Readable<'a> {
+        Readable {
+            device: &place.device,
+            queue: &place.queue,
+            texture: &place.texture,
+            row: place.layout.row_bytes(),
+            call: "WgpuTarget::read_pixels",
+        }
+    }
+}
+
+/// The texels of `place`'s texture, rows tightly packed, row 0 first, after the work submitted
+/// on its queue so far.
 ///
 /// # Errors
 /// [`Error::Timeout`] when wgpu has not finished the copies within 10 s;
 /// [`WgpuError::Refused`] when wgpu refuses a copy or a map; [`WgpuError::OutOfMemory`].
-pub(super) fn read_texture(place: &WgpuPlace) -> Result<Vec<u8>> {
-    let layout = place.layout;
-    let (row, height) = (layout.row_bytes(), layout.height());
+pub(super) fn read_texture(place: &Readable<'_>) -> Result<Vec<u8>> {
+    let (row, height) = (place.row, place.texture.height());
     // Rows of a texture wgpu made, so within `u32`.
     let padded = (row as u32).next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT);
     let most = place.device.limits().max_buffer_size / u64::from(padded);
@@ -38,7 +61,7 @@ pub(super) fn read_texture(place: &WgpuPlace) -> Result<Vec<u8>> {
 /// Appends rows `first..first + count` of `place`'s texture to `pixels` (rows of `padded`
 /// bytes in the buffer), waiting until `deadline`.
 fn read_band(
-    place: &WgpuPlace,
+    place: &Readable<'_>,
     (first, count): (u32, u32),
     padded: u32,
     deadline: Instant,
@@ -46,21 +69,21 @@ fn read_band(
 ) -> Result<()> {
     let refused = |message: String| -> Error {
         WgpuError::Refused {
-            call: CALL,
+            call: place.call,
             message,
         }
         .into()
     };
-    let (buffer, submitted, mapped) = scoped(&place.device, CALL, || {
+    let (buffer, submitted, mapped) = scoped(place.device, place.call, || {
         let buffer = place.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("cuda_gl::wgpu_interop::WgpuTarget::read_pixels"),
+            label: Some(place.call),
             size: u64::from(padded) * u64::from(count),
             usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
             mapped_at_creation: false,
         });
         let mut encoder = place.device.create_command_encoder(&Default::default());
         encoder.copy_texture_to_buffer(
-            from_row(&place.texture, first),
+            from_row(place.texture, first),
             wgpu::TexelCopyBufferInfo {
                 buffer: &buffer,
                 layout: wgpu::TexelCopyBufferLayout {
@@ -83,7 +106,7 @@ fn read_band(
         (buffer, submitted, rx)
     })?;
     let timeout = deadline.saturating_duration_since(Instant::now());
-    wait_for_submission(&place.device, submitted, timeout, CALL)?;
+    wait_for_submission(place.device, submitted, timeout, place.call)?;
     match mapped.try_recv() {
         Ok(Ok(())) => {}
         Ok(Err(e)) => return Err(refused(e.to_string())),
@@ -93,7 +116,7 @@ fn read_band(
         .slice(..)
         .get_mapped_range()
         .map_err(|e| refused(e.to_string()))?;
-    let row = place.layout.row_bytes();
+    let row = place.row;
     for line in bytes.chunks(padded as usize) {
         pixels.extend_from_slice(&line[..row]);
     }

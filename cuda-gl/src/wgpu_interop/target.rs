@@ -6,7 +6,7 @@
 use super::gl_mode::GlInterop;
 use super::interop_mode::Interop;
 use super::place::{WgpuPlace, check_size, mode_unavailable};
-use super::read_back::read_texture;
+use super::read_back::{Readable, read_texture};
 use super::staged_mode::Staged;
 use crate::context::Context;
 use crate::display::{
@@ -113,19 +113,22 @@ fn check_interop(device: &wgpu::Device, ctx: &Arc<Context>) -> Result<()> {
 ///
 /// The texture is a plain wgpu texture that only wgpu commands write (the present's blit or
 /// `write_texture`), ordered by wgpu with the application's own uses: sample and copy it at
-/// any time, from any thread that holds a clone. Do not destroy it: every present and
-/// `read_pixels` then fails with [`WgpuError::Refused`](super::WgpuError::Refused) until a
+/// any time, from any thread that holds a clone, which may submit on the target's queue
+/// during a present too ([why](super#other-threads-on-the-queue)). Do not destroy it: every
+/// present and `read_pixels` then fails with [`WgpuError::Refused`](super::WgpuError::Refused) until a
 /// [`resize`](Self::resize) to another size makes a new one. The target's wgpu objects
 /// keep clones of the device and queue; dropping the application's device or queue first
 /// changes nothing.
 ///
 /// `Send` and `Sync`, as [`WgpuVideoPlanes`](super::WgpuVideoPlanes) and wgpu's own objects
 /// (a render thread, or an ECS resource, may own it): every CUDA call binds the target's
-/// context first, and its calls all take `&mut self`. On the GL route, cuda-gl's own GL calls
-/// (the frame texture's map, unmap and deletion) check that the target's GL context is
-/// current, and refuse or leak otherwise; wgpu's GL calls go to whatever context is current
-/// (`open_gl_adapter`'s `# Safety`: make, use and drop the target where that context is
-/// current). The drop checks it where it can: dropped elsewhere, a GL-route target in
+/// context first, and every call that writes takes `&mut self`
+/// ([`read_pixels`](Self::read_pixels), `&self`, makes only wgpu calls and the GL route's
+/// check). On the GL route, cuda-gl's own GL calls (the frame texture's map, unmap and
+/// deletion) check that the target's GL context is current, and refuse or leak otherwise;
+/// wgpu's GL calls go to whatever context is current (`open_gl_adapter`'s `# Safety`: make,
+/// use and drop the target where that context is current; it may move to another thread with
+/// the target). The drop checks it where it can: dropped elsewhere, a GL-route target in
 /// interop mode (or in staged mode over the program's GL context, where it has object labels)
 /// leaks its wgpu objects (texture, blit, its clones of the queue and device), logged, rather
 /// than have wgpu delete them in another context.
@@ -199,6 +202,33 @@ impl WgpuTarget {
     /// or format: take it again then (a bind group made with the old one still samples the old
     /// one). Only cuda-gl writes it: what the application draws or stores into it is
     /// overwritten by the next present.
+    ///
+    /// A thread that holds only a clone cannot see the change: the thread that owns the target
+    /// sends it the new one. `wgpu::Texture`s compare by identity, so comparing with the last
+    /// clone sent catches a `show` of another size as well as a `resize`:
+    ///
+    /// ```no_run
+    /// # fn demo(
+    /// #     target: &mut cuda_gl::wgpu_interop::WgpuTarget,
+    /// #     stream: &cuda_gl::Stream,
+    /// #     field: &cuda_gl::DeviceBuffer<f32>,
+    /// #     layout: cuda_gl::display::Layout,
+    /// # ) -> Result<(), Box<dyn std::error::Error>> {
+    /// let (tx, rx) = std::sync::mpsc::channel::<wgpu::Texture>();
+    /// let mut sent = target.texture().clone();
+    /// tx.send(sent.clone())?;
+    /// // The sampling thread: `while let Ok(texture) = rx.recv() { /* new bind group */ }`
+    /// # drop(rx);
+    /// for _frame in 0..600 {
+    ///     target.show(field, layout, stream)?; // `layout` may change size from frame to frame
+    ///     if target.texture() != &sent {
+    ///         sent = target.texture().clone();
+    ///         tx.send(sent.clone())?;
+    ///     }
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn texture(&self) -> &wgpu::Texture {
         &self.place.texture
     }
@@ -273,6 +303,16 @@ impl WgpuTarget {
         /// its old ones; the old ones die once wgpu and CUDA are done with them. The texture
         /// changes: take [`texture`](Self::texture) again.
         ///
+        /// **The largest size**: each side at most the device's `max_texture_dimension_2d`,
+        /// the limit it was opened with (`DeviceDescriptor::required_limits`: wgpu's default
+        /// is 8192; up to the adapter's, which on wgpu's GL backend is the context's
+        /// `GL_MAX_TEXTURE_SIZE`). In interop mode on wgpu's Vulkan backend also the largest
+        /// image of the format that the Vulkan driver can export, which may be smaller
+        /// ([`WgpuError::ExportTooLarge`](super::WgpuError::ExportTooLarge)). A resize keeps
+        /// the target's mode, also for a target made with mode `None`: it does not fall back
+        /// to staged for a size interop cannot take, but is refused and keeps the old size;
+        /// [`new`](Self::new) with `None` at that size runs staged.
+        ///
         /// # Errors
         /// As [`new`](Self::new) in the target's mode; on the GL route, refused before any
         /// wgpu call when the target's GL context is not current
@@ -297,14 +337,14 @@ impl WgpuTarget {
     /// on the GL route, refused before any wgpu call when the target's GL context is not current
     /// ([`Error::NoGlContext`](crate::Error::NoGlContext),
     /// [`Error::WrongGlContext`](crate::Error::WrongGlContext)).
-    pub fn read_pixels(&mut self) -> Result<Vec<u8>> {
+    pub fn read_pixels(&self) -> Result<Vec<u8>> {
         // On the GL route wgpu's copy, map and poll call GL through whatever context is
         // current: refused here, as `resize` is, rather than run in another context.
         #[cfg(feature = "wgpu-gl")]
         if let Backend::GlInterop(gl) = &self.backend {
             gl.check_current("WgpuTarget::read_pixels")?;
         }
-        read_texture(&self.place)
+        read_texture(&Readable::place(&self.place))
     }
 }
 

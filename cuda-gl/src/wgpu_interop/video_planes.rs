@@ -14,6 +14,7 @@
 mod gl_drop;
 #[cfg(feature = "wgpu-gl")]
 mod gl_route;
+mod read;
 mod upload;
 
 use super::format::SharedFormat;
@@ -281,7 +282,9 @@ impl Made {
 ///   back: no host copy, no CPU wait. Needs a device from
 ///   [`open_device`](super::open_device). CUDA only ever writes the shared textures, which are
 ///   never handed out, so the textures the application holds are only written by wgpu
-///   commands, ordered with its own: sample them at any time, from any thread. The
+///   commands, ordered with its own: sample them at any time, from any thread, which may
+///   submit on the planes' queue during an upload too
+///   ([why](super#other-threads-on-the-queue)). The
 ///   acquire's wait for CUDA is queued on the application's wgpu queue: see the
 ///   [module docs](super#a-cuda-fault-stalls-wgpus-queue) for what a CUDA fault does to it.
 ///
@@ -436,8 +439,10 @@ impl WgpuVideoPlanes {
     /// `stream`'s order (after the work queued on it before, the decoder's say): interop on the
     /// GPU, with no CPU wait; staged through pinned memory, waiting for the copies (at most 10
     /// s). The application's next submit on the planes' queue sees them. Returns `true` when
-    /// the frame's size or format differs from the last one's and the textures are new (take
-    /// [`luma`](Self::luma) and [`chroma`](Self::chroma) again). Write `src` again only in work
+    /// the frame's size or format differs from the last one's (for the first upload, from the
+    /// size and format given to [`new`](Self::new): a first frame of those returns `false`)
+    /// and the textures are new (take [`luma`](Self::luma) and [`chroma`](Self::chroma)
+    /// again). Write `src` again only in work
     /// ordered after `stream`'s.
     ///
     /// # Errors

@@ -8,7 +8,8 @@
 //! another size making new textures and one of the same size keeping them; an upload with
 //! another GL context current, or none, is refused with the error that says so, leaves the
 //! textures as they were (a frame of another size too, before any wgpu call), and uploads work
-//! again once the context is current; one into a texture the application destroyed is refused
+//! again once the context is current (`read_planes` is refused and works likewise, and every
+//! check of the textures reads them back with it too); one into a texture the application destroyed is refused
 //! and writes neither texture; planes dropped without their GL context current leak their
 //! textures rather than have wgpu delete them in another context; auto mode with no GL context
 //! current is refused, not staged.
@@ -109,8 +110,8 @@ fn gl_route_planes_reach_their_textures_byte_for_byte() {
 }
 
 /// An upload with another GL context current (of the same share group), or none, is refused
-/// by the map before any GL or wgpu call, and the textures keep the last frame; once the
-/// planes' context is current again, uploads work.
+/// by the map before any GL or wgpu call, and the textures keep the last frame (`read_planes`
+/// is refused likewise); once the planes' context is current again, uploads work.
 #[test]
 fn a_gl_route_upload_without_its_gl_context_is_refused_and_works_once_it_is_current() {
     let Some(s) = setup() else { return };
@@ -121,6 +122,7 @@ fn a_gl_route_upload_without_its_gl_context_is_refused_and_works_once_it_is_curr
     assert_refused_without_the_gl_context(gl(&s), "an upload", || {
         planes.upload(&src, layout, &s.stream)
     });
+    assert_refused_without_the_gl_context(gl(&s), "read_planes", || planes.read_planes());
     let want = want_planes(&kept, &layout);
     assert_planes(wgpu, &planes, &want, "after the refused uploads");
     assert!(!planes.upload(&src, layout, &s.stream).unwrap());

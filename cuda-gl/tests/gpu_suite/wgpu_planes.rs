@@ -4,7 +4,8 @@
 //! Rg16Unorm) textures byte for byte, in interop and in staged mode; a frame of another size or
 //! format makes new textures and one of the same size keeps them; refused uploads leave the
 //! textures as they were; a device without `TEXTURE_FORMAT_16BIT_NORM` refuses P010 by name and
-//! runs NV12 staged; and a compute shader that samples the textures as the docs say gets each
+//! runs NV12 staged; `read_planes` gives both planes byte for byte (every check of the
+//! textures reads them back both ways); and a compute shader that samples the textures as the docs say gets each
 //! pixel's samples.
 //!
 //! Needs `--features wgpu,egl`, a GPU and NVIDIA's Vulkan driver (headless:
@@ -68,7 +69,8 @@ pub(crate) fn want_planes(bytes: &[u8], layout: &VideoLayout) -> [Vec<u8>; 2] {
     ]
 }
 
-/// Asserts that the textures of `planes` hold `want`, byte for byte; `what` names the frame.
+/// Asserts that the textures of `planes` hold `want`, byte for byte, read back by the test's
+/// own copy and by `read_planes`; `what` names the frame.
 pub(crate) fn assert_planes(
     device: (&wgpu::Device, &wgpu::Queue),
     planes: &WgpuVideoPlanes,
@@ -76,6 +78,10 @@ pub(crate) fn assert_planes(
     what: &str,
 ) {
     assert_textures(device, [planes.luma(), planes.chroma()], want, what);
+    let got = planes.read_planes().unwrap();
+    for ((name, got), want) in ["luma", "chroma"].into_iter().zip(&got).zip(want) {
+        assert_bytes(got, want, &format!("{what}: read_planes' {name} plane"));
+    }
 }
 
 /// Asserts that the luma and chroma `textures` (clones of the planes', say) hold `want`, byte
@@ -114,7 +120,8 @@ pub(crate) struct Destroyed<'a> {
 
 impl Destroyed<'_> {
     /// Destroys the luma texture of `planes` (in `mode`): their upload of the next frame of
-    /// `layout` (noise of `seed`) is refused by wgpu with a typed error, which is returned; in
+    /// `layout` (noise of `seed`) is refused by wgpu with a typed error, which is returned (and
+    /// so is `read_planes`); in
     /// interop mode it writes neither texture (the rustdoc's promise), so the chroma texture
     /// still holds the last frame, whose bytes differ from the refused frame's.
     pub(crate) fn refuses_an_upload(
@@ -131,6 +138,12 @@ impl Destroyed<'_> {
         let e = planes.upload(&next_src, layout, &s.stream).unwrap_err();
         println!("{mode}: an upload into a destroyed texture: {e}");
         assert!(matches!(e, Error::Wgpu(WgpuError::Refused { .. })), "{e}");
+        let read = planes.read_planes().unwrap_err();
+        println!("{mode}: read_planes of a destroyed texture: {read}");
+        assert!(
+            matches!(read, Error::Wgpu(WgpuError::Refused { .. })),
+            "{read}"
+        );
         if mode == Mode::Interop {
             let got = read_texture(&s.device, &s.queue, self.chroma);
             let what = format!("{mode}: after the refused upload, the chroma texture");
