@@ -10,29 +10,13 @@
 use super::super::device::ready;
 use super::{Readable, read_texture};
 
-/// A device and queue on lavapipe, or `None` after printing why (a failure under the variables
-/// above).
+#[path = "../../../tests/harness/lavapipe.rs"]
+mod software;
+
+/// A device and queue on lavapipe, or `None` after printing why (a failure under the
+/// variables above).
 fn lavapipe(test: &str) -> Option<(wgpu::Device, wgpu::Queue)> {
-    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
-        backends: wgpu::Backends::VULKAN,
-        ..wgpu::InstanceDescriptor::new_without_display_handle()
-    });
-    let adapters = ready(instance.enumerate_adapters(wgpu::Backends::VULKAN)).unwrap_or_default();
-    let Some(adapter) = adapters
-        .into_iter()
-        .find(|a| a.get_info().device_type == wgpu::DeviceType::Cpu)
-    else {
-        let reason = "no software Vulkan adapter (lavapipe): install mesa-vulkan-drivers and \
-                      libvulkan1, or point VK_DRIVER_FILES at Mesa's lvp_icd json";
-        let required = ["CUDA_GL_REQUIRE_VULKAN_SW", "CUDA_GL_REQUIRE_MESA"]
-            .into_iter()
-            .find(|v| std::env::var(v).is_ok_and(|v| v == "1"));
-        if let Some(var) = required {
-            panic!("{test}: {var}=1, but the test cannot run: {reason}");
-        }
-        eprintln!("{test}: skipped: {reason}");
-        return None;
-    };
+    let adapter = software::lavapipe(test)?;
     let opened = ready(adapter.request_device(&wgpu::DeviceDescriptor::default()));
     Some(
         opened
