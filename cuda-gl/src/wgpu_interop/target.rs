@@ -123,7 +123,7 @@ fn check_interop(device: &wgpu::Device, ctx: &Arc<Context>) -> Result<()> {
 /// `Send` and `Sync`, as [`WgpuVideoPlanes`](super::WgpuVideoPlanes) and wgpu's own objects
 /// (a render thread, or an ECS resource, may own it): every CUDA call binds the target's
 /// context first, and every call that writes takes `&mut self`
-/// ([`read_pixels`](Self::read_pixels), `&self`, makes only wgpu calls and the GL route's
+/// ([`read_pixels`](Self::read_pixels), `&self`, makes only wgpu calls and the GL context's
 /// check). On the GL route, cuda-gl's own GL calls (the frame texture's map, unmap and
 /// deletion) check that the target's GL context is current, and refuse or leak otherwise;
 /// wgpu's GL calls go to whatever context is current (`open_gl_adapter`'s `# Safety`: make,
