@@ -18,6 +18,8 @@
 mod blit;
 #[path = "harness/mod.rs"]
 mod harness;
+#[path = "harness/lavapipe.rs"]
+mod software;
 #[path = "wgpu_read/mod.rs"]
 mod wgpu_read;
 
@@ -46,26 +48,7 @@ const FORMATS: [F; 9] = [
 
 /// Lavapipe's adapter, or `None` after printing why (a failure under the variables above).
 fn lavapipe() -> Option<wgpu::Adapter> {
-    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
-        backends: wgpu::Backends::VULKAN,
-        ..wgpu::InstanceDescriptor::new_without_display_handle()
-    });
-    let adapters = ready(instance.enumerate_adapters(wgpu::Backends::VULKAN));
-    let found = adapters
-        .into_iter()
-        .find(|a| a.get_info().device_type == wgpu::DeviceType::Cpu);
-    if found.is_none() {
-        let reason = "no software Vulkan adapter (lavapipe): install mesa-vulkan-drivers and \
-                      libvulkan1, or point VK_DRIVER_FILES at Mesa's lvp_icd json";
-        let required = ["CUDA_GL_REQUIRE_VULKAN_SW", "CUDA_GL_REQUIRE_MESA"]
-            .into_iter()
-            .find(|v| std::env::var(v).is_ok_and(|v| v == "1"));
-        if let Some(var) = required {
-            panic!("{var}=1, but the test cannot run: {reason}");
-        }
-        eprintln!("skipped: {reason}");
-    }
-    found
+    software::lavapipe("blit_lavapipe")
 }
 
 /// A device on `adapter` with `limits` and the 16-bit normalized formats where it has them;

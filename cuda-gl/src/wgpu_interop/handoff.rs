@@ -17,7 +17,7 @@
 //! - Ordering: the semaphore signal of the release goes on a submit after the barriers (a
 //!   signal's first scope covers every command earlier in submission order), and the wait of
 //!   the acquire on the submit of the barriers (a wait's second scope covers every command later
-//!   in submission order), so a submit of the application's between them, from another thread,
+//!   in submission order, within its stage mask: [`ALL`], every stage), so a submit of the application's between them, from another thread,
 //!   can take the semaphore operation but not break the order.
 //! - Several images handed over together (a video frame's planes): one submit carries the
 //!   barriers of all of them (each of the two steps one `vkCmdPipelineBarrier` over every

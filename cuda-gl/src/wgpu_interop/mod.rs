@@ -84,7 +84,8 @@
 //!    raw and wgpu encoding APIs on one encoder: the barriers get encoders of their own).
 //! 5. **Submission order** (Vulkan spec, "Semaphore Signaling" and "Semaphore Waiting"): a
 //!    signal's first scope covers every command earlier in submission order on the queue, and a
-//!    wait's second scope every command later; `Queue::add_signal_semaphore` and
+//!    wait's second scope every command later, within the wait's stage mask (cuda-gl's waits
+//!    give `ALL_COMMANDS`: every stage); `Queue::add_signal_semaphore` and
 //!    `add_wait_semaphore` apply to the queue's next submit, internal ones included, and wgpu 30
 //!    submits to the hal queue even for `Queue::submit([])`. Every submit carrying raw barriers
 //!    also carries a `transition_resources` of each texture whose image they name (a hand-off
@@ -166,9 +167,9 @@
 //! textures, never a texture the application samples; the semaphore's signal is added after
 //! the release barriers were submitted, and a signal's first scope covers every command
 //! earlier in submission order; the wait is added before the acquire's barriers are
-//! submitted, and a wait's second scope covers every command later in submission order
-//! (Vulkan spec, "Semaphore Signaling", "Semaphore Waiting" and `vkQueueSubmit`; contract 5
-//! below). wgpu attaches them to the queue's next submit, whichever thread makes it, so a
+//! submitted, and a wait's second scope covers every command later in submission order (at
+//! every stage: the wait's stage mask is `ALL_COMMANDS`) (Vulkan spec, "Semaphore Signaling",
+//! "Semaphore Waiting" and `vkQueueSubmit`; contract 5 above). wgpu attaches them to the queue's next submit, whichever thread makes it, so a
 //! submit of another thread that takes one keeps the order: one that takes the wait runs only
 //! after CUDA's work, and CUDA waits for the commands of one that takes the signal (either is
 //! delayed, never reordered). (A [`SharedTexture`]'s own texture is another matter: between

@@ -1,13 +1,14 @@
 //! A wgpu texture's texels read back to the host (a target's `read_pixels`, the video planes'
 //! `read_planes`): wgpu copies the texture into a buffer, in bands of rows that fit the
 //! device's largest buffer, and each band is mapped once its copy is done (at most 10 s in
-//! all).
+//! all, the map's callback included).
 
 use super::WgpuError;
 use super::place::{WgpuPlace, from_row};
 use super::scope::{scoped, wait_for_submission};
 use crate::error::{Error, Result};
 use crate::stream::DEFAULT_WAIT_LIMIT;
+use std::sync::mpsc::RecvTimeoutError;
 use std::time::Instant;
 
 /// A texture to read back: its device and queue, the texture (one level, of a format whose
@@ -107,10 +108,23 @@ fn read_band(
     })?;
     let timeout = deadline.saturating_duration_since(Instant::now());
     wait_for_submission(place.device, submitted, timeout, place.call)?;
-    match mapped.try_recv() {
+    // The map's callback may not have run yet although the copy is done: a poll of another
+    // thread's (the application's, or a second read through `&self`) that retired the copy
+    // took the callback, and wgpu-core runs it only once that poll has let go of its locks,
+    // after this thread's poll may have returned. So it is waited for, to the same deadline.
+    let left = deadline.saturating_duration_since(Instant::now());
+    match mapped.recv_timeout(left) {
         Ok(Ok(())) => {}
         Ok(Err(e)) => return Err(refused(e.to_string())),
-        Err(_) => return Err(refused("the map did not complete".into())),
+        Err(RecvTimeoutError::Timeout) => {
+            return Err(Error::Timeout {
+                what: format!("wgpu's map of the read-back buffer for {}", place.call),
+                timeout: DEFAULT_WAIT_LIMIT,
+            });
+        }
+        Err(RecvTimeoutError::Disconnected) => {
+            return Err(refused("wgpu dropped the map's callback unrun".into()));
+        }
     }
     let bytes = buffer
         .slice(..)
@@ -122,3 +136,6 @@ fn read_band(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

@@ -123,7 +123,7 @@ fn check_interop(device: &wgpu::Device, ctx: &Arc<Context>) -> Result<()> {
 /// `Send` and `Sync`, as [`WgpuVideoPlanes`](super::WgpuVideoPlanes) and wgpu's own objects
 /// (a render thread, or an ECS resource, may own it): every CUDA call binds the target's
 /// context first, and every call that writes takes `&mut self`
-/// ([`read_pixels`](Self::read_pixels), `&self`, makes only wgpu calls and the GL route's
+/// ([`read_pixels`](Self::read_pixels), `&self`, makes only wgpu calls and the GL context's
 /// check). On the GL route, cuda-gl's own GL calls (the frame texture's map, unmap and
 /// deletion) check that the target's GL context is current, and refuse or leak otherwise;
 /// wgpu's GL calls go to whatever context is current (`open_gl_adapter`'s `# Safety`: make,
@@ -333,18 +333,39 @@ impl WgpuTarget {
     ///
     /// # Errors
     /// [`Error::Timeout`](crate::Error::Timeout) after 10 s;
-    /// [`WgpuError::Refused`](super::WgpuError::Refused) when wgpu refuses the copy or the map;
-    /// on the GL route, refused before any wgpu call when the target's GL context is not current
-    /// ([`Error::NoGlContext`](crate::Error::NoGlContext),
-    /// [`Error::WrongGlContext`](crate::Error::WrongGlContext)).
+    /// [`WgpuError::Refused`](super::WgpuError::Refused) when wgpu refuses the copy or the map
+    /// (a texture the application destroyed, a lost device);
+    /// [`WgpuError::OutOfMemory`](super::WgpuError::OutOfMemory) for the read-back buffer; on
+    /// wgpu's GL backend over the program's GL context (the GL route, and staged mode there
+    /// on a context with object labels), refused before any wgpu call when that context is
+    /// not current ([`Error::NoGlContext`](crate::Error::NoGlContext),
+    /// [`Error::WrongGlContext`](crate::Error::WrongGlContext),
+    /// [`Error::GlContextGone`](crate::Error::GlContextGone)).
     pub fn read_pixels(&self) -> Result<Vec<u8>> {
-        // On the GL route wgpu's copy, map and poll call GL through whatever context is
-        // current: refused here, as `resize` is, rather than run in another context.
+        // On wgpu's GL backend wgpu's copy, map and poll call GL through whatever context is
+        // current: refused here, as the drop leaks, rather than run in another context.
         #[cfg(feature = "wgpu-gl")]
-        if let Backend::GlInterop(gl) = &self.backend {
-            gl.check_current("WgpuTarget::read_pixels")?;
-        }
+        self.check_gl_current("WgpuTarget::read_pixels")?;
         read_texture(&Readable::place(&self.place))
+    }
+
+    /// Whether the GL context that wgpu's calls for this target run in is current: the GL
+    /// route's, or in staged mode the program's context the device runs on; `Ok` where there
+    /// is none to check (a Vulkan device, wgpu's own GL context, a context without object
+    /// labels).
+    ///
+    /// # Errors
+    /// [`Error::NoGlContext`](crate::Error::NoGlContext),
+    /// [`Error::WrongGlContext`](crate::Error::WrongGlContext), or as `GlOwner::check`, naming
+    /// `call`.
+    #[cfg(feature = "wgpu-gl")]
+    fn check_gl_current(&self, call: &'static str) -> Result<()> {
+        match &self.backend {
+            Backend::GlInterop(gl) => gl.check_current(call),
+            _ => self
+                .staged_gl
+                .map_or(Ok(()), |owner| owner.check(call).map(drop)),
+        }
     }
 }
 
@@ -369,14 +390,7 @@ fn staged_gl_owner(device: &wgpu::Device, backend: &Backend) -> Option<crate::gl
 #[cfg(feature = "wgpu-gl")]
 impl Drop for WgpuTarget {
     fn drop(&mut self) {
-        const CALL: &str = "glDelete* (wgpu's, not called)";
-        let current = match &self.backend {
-            Backend::GlInterop(gl) => gl.check_current(CALL),
-            _ => self
-                .staged_gl
-                .map_or(Ok(()), |owner| owner.check(CALL).map(drop)),
-        };
-        if let Err(e) = current {
+        if let Err(e) = self.check_gl_current("glDelete* (wgpu's, not called)") {
             log::error!(
                 "cuda-gl: a wgpu target dropped without its GL context current: its texture, \
                  blit, queue and device are leaked, not deleted in another context: {e}"

@@ -329,10 +329,11 @@ impl Made {
 /// context is current. (On a device of wgpu's GL backend over a GL context of the program's,
 /// from `open_gl_adapter` (feature `wgpu-gl`), wgpu calls GL through whatever context is
 /// current: make, upload to and drop the planes, and sample their textures, only on a thread
-/// where that context is current, as that function's `# Safety` asks of every wgpu call. In
-/// interop mode the planes check it where they can: an upload elsewhere is refused before any
-/// wgpu call, and a drop elsewhere leaks the textures, logged, rather than have wgpu delete
-/// them in another context.)
+/// where that context is current, as that function's `# Safety` asks of every wgpu call. The
+/// planes check it where they can: in interop mode an upload elsewhere is refused before any
+/// wgpu call; in both modes (staged: on a context with object labels) a `read_planes`
+/// elsewhere is refused, and a drop elsewhere leaks the textures, logged, rather than have
+/// wgpu delete them in another context.)
 #[derive(Debug)]
 pub struct WgpuVideoPlanes {
     made: Made,

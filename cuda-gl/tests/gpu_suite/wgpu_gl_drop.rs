@@ -1,6 +1,6 @@
 //! What a `WgpuTarget` over the program's GL context (wgpu's GL backend, from
 //! `open_gl_adapter`) does where that context is not current, now that the target is `Send`:
-//! a read-back is refused before wgpu's copy; a GL-route target that holds the last clones of
+//! a read-back is refused before wgpu's copy (in staged mode there too); a GL-route target that holds the last clones of
 //! its device and queue, dropped on another thread, leaks them with its texture (wgpu-core's
 //! queue drop would call GL there). (A staged target on such a device dropped with another
 //! context current: `wgpu_gl`'s drop test, in both modes.)
@@ -19,16 +19,21 @@ use cuda_gl::display::{Format, Layout, Mode};
 use cuda_gl::wgpu_interop::{WgpuTarget, open_gl_adapter, open_gl_device};
 
 /// A read-back with another GL context current, or none, is refused before wgpu's copy (which
-/// would run in that context), and works once the target's context is current again.
+/// would run in that context), and works once the target's context is current again: in
+/// interop mode (the GL route) and in staged mode on the same device (over the program's
+/// context, which the staged target checks too).
 #[test]
 fn a_read_back_without_the_targets_gl_context_is_refused_before_wgpu() {
     let Some(s) = gl_setup() else { return };
-    let mut t = target(&s, (320, 181), Format::Rgba8, Mode::Interop);
-    fill_frame(&s, &mut t, 7).present().unwrap();
-    assert_refused_without_the_gl_context(gl(&s), "a read-back", || t.read_pixels());
-    let got: Vec<u32> = words(&t.read_pixels().unwrap()).collect();
-    assert_frame(&got, 7, "the read-back once the context came back");
-    drop(t);
+    for mode in [Mode::Interop, Mode::Staged] {
+        let mut t = target(&s, (320, 181), Format::Rgba8, mode);
+        fill_frame(&s, &mut t, 7).present().unwrap();
+        let what = format!("a read-back in {mode}");
+        assert_refused_without_the_gl_context(gl(&s), &what, || t.read_pixels());
+        let got: Vec<u32> = words(&t.read_pixels().unwrap()).collect();
+        assert_frame(&got, 7, format!("{what} once the context came back"));
+        drop(t);
+    }
     s.ctx.check_drop_errors().unwrap();
 }
 

@@ -132,6 +132,26 @@ fn a_gl_route_upload_without_its_gl_context_is_refused_and_works_once_it_is_curr
     s.ctx.check_drop_errors().unwrap();
 }
 
+/// Staged planes on the GL route's device (over the program's context) refuse `read_planes`
+/// without that context current too, before wgpu's copies, and read once it is current again.
+#[test]
+fn staged_planes_on_the_programs_gl_context_refuse_read_planes_without_it() {
+    let Some(s) = setup() else { return };
+    let wgpu = (&s.device, &s.queue);
+    let (layout, planes, kept) = nv12_planes(&s, (320, 181), Some(Mode::Staged), 0x64_0003);
+    assert_eq!(planes.mode(), Mode::Staged);
+    assert_refused_without_the_gl_context(gl(&s), "read_planes (staged)", || planes.read_planes());
+    let want = want_planes(&kept, &layout);
+    assert_planes(
+        wgpu,
+        &planes,
+        &want,
+        "staged, once the context is current again",
+    );
+    drop(planes);
+    s.ctx.check_drop_errors().unwrap();
+}
+
 /// A frame of another size with another GL context current (of the same share group), or
 /// none, is refused before the re-creation's wgpu calls, also by planes made with `None` (which
 /// must not fall back to staged mode then): the planes keep their size, mode, textures and last

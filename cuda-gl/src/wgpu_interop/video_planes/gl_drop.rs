@@ -18,7 +18,7 @@ impl Backend {
     /// # Errors
     /// [`Error::NoGlContext`](crate::Error::NoGlContext),
     /// [`Error::WrongGlContext`](crate::Error::WrongGlContext), naming `call`.
-    fn check_gl_current(&self, call: &'static str) -> Result<()> {
+    pub(super) fn check_gl_current(&self, call: &'static str) -> Result<()> {
         match self {
             Backend::GlInterop(gl) => gl.check_current(call),
             Backend::Staged {

@@ -2,8 +2,6 @@
 //! read-back of a target's `read_pixels`.
 
 use super::super::read_back::{Readable, read_texture};
-#[cfg(feature = "wgpu-gl")]
-use super::Backend;
 use super::WgpuVideoPlanes;
 use crate::error::Result;
 
@@ -18,19 +16,20 @@ impl WgpuVideoPlanes {
     /// # Errors
     /// [`Error::Timeout`](crate::Error::Timeout) after 10 s;
     /// [`WgpuError::Refused`](super::super::WgpuError::Refused) when wgpu refuses a copy or a
-    /// map (a texture the application destroyed); on the GL route, refused before any wgpu
-    /// call when the planes' GL context is not current
-    /// ([`Error::NoGlContext`](crate::Error::NoGlContext),
-    /// [`Error::WrongGlContext`](crate::Error::WrongGlContext)), as
+    /// map (a texture the application destroyed, a lost device);
+    /// [`WgpuError::OutOfMemory`](super::super::WgpuError::OutOfMemory) for a read-back buffer;
+    /// on wgpu's GL backend over the program's GL context (the GL route, and staged mode there
+    /// on a context with object labels), refused before any wgpu call when that context is not
+    /// current ([`Error::NoGlContext`](crate::Error::NoGlContext),
+    /// [`Error::WrongGlContext`](crate::Error::WrongGlContext),
+    /// [`Error::GlContextGone`](crate::Error::GlContextGone)), as
     /// [`WgpuTarget::read_pixels`](super::super::WgpuTarget::read_pixels) is.
     pub fn read_planes(&self) -> Result<[Vec<u8>; 2]> {
         const CALL: &str = "WgpuVideoPlanes::read_planes";
-        // On the GL route wgpu's copies, maps and polls call GL through whatever context is
-        // current: refused here, as an upload is, rather than run in another context.
+        // On wgpu's GL backend wgpu's copies, maps and polls call GL through whatever context
+        // is current: refused here, as the drop leaks, rather than run in another context.
         #[cfg(feature = "wgpu-gl")]
-        if let Backend::GlInterop(gl) = &self.made.backend {
-            gl.check_current(CALL)?;
-        }
+        self.made.backend.check_gl_current(CALL)?;
         let read = |k: usize| {
             read_texture(&Readable {
                 device: &self.device,
