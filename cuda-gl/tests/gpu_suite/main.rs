@@ -31,7 +31,8 @@ mod gpu;
 mod harness;
 #[path = "../wgpu_read/mod.rs"]
 mod wgpu_read;
-#[cfg(feature = "wgpu")]
+// The wgpu modules (`wgpu` with `egl`) read textures back through it.
+#[cfg(all(feature = "wgpu", feature = "egl"))]
 use wgpu_read::wgpu_texture;
 
 mod auto_traits;
