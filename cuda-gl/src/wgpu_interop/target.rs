@@ -263,12 +263,11 @@ impl WgpuTarget {
         if layout == self.place.layout {
             return Ok(());
         }
-        // On the GL route wgpu calls GL through whatever context is current: refused here,
-        // with another context or none current, before the new place's wgpu texture is made.
+        // Over the program's GL context (the GL route, or staged there) wgpu calls GL through
+        // whatever context is current: refused here, with another context or none current,
+        // before the new place's wgpu texture is made.
         #[cfg(feature = "wgpu-gl")]
-        if let Backend::GlInterop(gl) = &self.backend {
-            gl.check_current("WgpuTarget::resize (or a show of another size or format)")?;
-        }
+        self.check_gl_current("WgpuTarget::resize (or a show of another size or format)")?;
         let mode = self.mode();
         let place = WgpuPlace::new(&self.place.device, &self.place.queue, layout, mode)?;
         // The new place takes the blits the target made (its backend looks its blit up
@@ -297,7 +296,10 @@ impl WgpuTarget {
         /// here by synchronizing the context, at most 10 s); on the GL route:
         /// [`Error::Timeout`](crate::Error::Timeout) when a forgotten frame's work runs past
         /// 10 s, the driver's errors ordering the frame's stream (the GL context is checked
-        /// when the frame texture is mapped: [`Frame::surface`]).
+        /// when the frame texture is mapped: [`Frame::surface`]); staged over the program's GL
+        /// context (on a context with object labels), refused when that context is not current
+        /// ([`Error::NoGlContext`](crate::Error::NoGlContext),
+        /// [`Error::WrongGlContext`](crate::Error::WrongGlContext)).
         resize:
         /// The new texture and CUDA's objects are made first, so on an error the target keeps
         /// its old ones; the old ones die once wgpu and CUDA are done with them. The texture
@@ -314,8 +316,9 @@ impl WgpuTarget {
         /// [`new`](Self::new) with `None` at that size runs staged.
         ///
         /// # Errors
-        /// As [`new`](Self::new) in the target's mode; on the GL route, refused before any
-        /// wgpu call when the target's GL context is not current
+        /// As [`new`](Self::new) in the target's mode; over the program's GL context (the GL
+        /// route, and staged mode there on a context with object labels), refused before any
+        /// wgpu call when that context is not current
         /// ([`Error::NoGlContext`](crate::Error::NoGlContext),
         /// [`Error::WrongGlContext`](crate::Error::WrongGlContext)).
         show:
@@ -413,6 +416,13 @@ impl ShowTarget for WgpuTarget {
     }
 
     fn begin<'t, S: AsStream>(&'t mut self, stream: CheckedStream<'t, S>) -> Result<Frame<'t, S>> {
+        // A staged frame over the program's GL context presents by `write_texture`, which
+        // calls GL through whatever context is current: refused here, before any work. (The
+        // GL route checks its context when the frame texture is mapped.)
+        #[cfg(feature = "wgpu-gl")]
+        if self.staged_gl.is_some() {
+            self.check_gl_current("WgpuTarget::frame (staged, over the program's GL context)")?;
+        }
         let (place, layout) = (&self.place, self.place.layout);
         let work = dispatch!(&mut self.backend, m => boxed(m.begin(place, stream.0)?));
         Ok(Frame::new(work, layout))

@@ -453,9 +453,10 @@ impl WgpuVideoPlanes {
     /// [`new`](Self::new) in the planes' mode (the old textures are kept);
     /// [`Error::StreamCapturing`](crate::Error::StreamCapturing) for a capturing stream; the
     /// copies' errors; interop: as [`SharedTexture::write`] and
-    /// [`CudaWrite::finish`](super::CudaWrite::finish); on the GL route, refused before any
-    /// wgpu or GL call (a frame of another size too) when the planes' GL context is not
-    /// current ([`Error::NoGlContext`](crate::Error::NoGlContext),
+    /// [`CudaWrite::finish`](super::CudaWrite::finish); over the program's GL context (the GL
+    /// route, and staged mode there on a context with object labels), refused before any wgpu
+    /// or GL call (a frame of another size too) when that context is not current
+    /// ([`Error::NoGlContext`](crate::Error::NoGlContext),
     /// [`Error::WrongGlContext`](crate::Error::WrongGlContext)), and the map's errors;
     /// staged: [`Error::Timeout`](crate::Error::Timeout) when the copies take over 10 s;
     /// [`WgpuError::Refused`](super::WgpuError::Refused) when wgpu refuses a copy or a write
@@ -513,13 +514,12 @@ impl WgpuVideoPlanes {
         stream: &impl AsStream,
     ) -> Result<bool> {
         check_same_context(&self.ctx, stream, OWNER)?;
-        // On the GL route wgpu calls GL through whatever context is current: a frame of another
-        // size must be refused here, with another context or none current, before the
-        // re-creation's wgpu calls (and before a fall-back to staged mode, which never maps).
+        // Over the program's GL context (the GL route, or staged there) wgpu calls GL through
+        // whatever context is current: a frame (of another size too) is refused here, with
+        // another context or none current, before the re-creation's wgpu calls (and before a
+        // fall-back to staged mode, which never maps) and before a staged `write_texture`.
         #[cfg(feature = "wgpu-gl")]
-        if let Backend::GlInterop(gl) = &self.made.backend {
-            gl.check_current(UPLOAD.name)?;
-        }
+        self.made.backend.check_gl_current(UPLOAD.name)?;
         // Each plane's rows at its pitch, which lie in the frame ((1)) and are what the plane's
         // texture holds (made for this layout's size and format).
         let [(luma, luma_pitch), (chroma, chroma_pitch)] = rows_of(&layout);

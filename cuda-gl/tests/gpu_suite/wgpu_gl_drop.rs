@@ -1,6 +1,7 @@
 //! What a `WgpuTarget` over the program's GL context (wgpu's GL backend, from
 //! `open_gl_adapter`) does where that context is not current, now that the target is `Send`:
-//! a read-back is refused before wgpu's copy (in staged mode there too); a GL-route target that holds the last clones of
+//! a read-back is refused before wgpu's copy (in staged mode there too), and so are a staged
+//! target's frame and resize; a GL-route target that holds the last clones of
 //! its device and queue, dropped on another thread, leaks them with its texture (wgpu-core's
 //! queue drop would call GL there). (A staged target on such a device dropped with another
 //! context current: `wgpu_gl`'s drop test, in both modes.)
@@ -34,6 +35,28 @@ fn a_read_back_without_the_targets_gl_context_is_refused_before_wgpu() {
         assert_frame(&got, 7, format!("{what} once the context came back"));
         drop(t);
     }
+    s.ctx.check_drop_errors().unwrap();
+}
+
+/// A staged target over the program's GL context (a device of wgpu's GL backend from
+/// `open_gl_adapter`): a frame (whose present is wgpu's `write_texture`) and a resize with
+/// another GL context current, or none, are refused before any wgpu call; the target keeps its
+/// size, and both work once the context is current again.
+#[test]
+fn a_staged_targets_frame_and_resize_without_the_programs_gl_context_are_refused() {
+    let Some(s) = gl_setup() else { return };
+    let mut t = target(&s, (320, 181), Format::Rgba8, Mode::Staged);
+    assert_eq!(t.mode(), Mode::Staged);
+    assert_refused_without_the_gl_context(gl(&s), "a staged frame", || {
+        t.frame(&s.stream).map(drop)
+    });
+    assert_refused_without_the_gl_context(gl(&s), "a staged resize", || t.resize(200, 99));
+    assert_eq!(t.size(), (320, 181), "the size after the refused resize");
+    t.resize(200, 99).unwrap();
+    fill_frame(&s, &mut t, 9).present().unwrap();
+    let got: Vec<u32> = words(&t.read_pixels().unwrap()).collect();
+    assert_frame(&got, 9, "a staged frame once the context came back");
+    drop(t);
     s.ctx.check_drop_errors().unwrap();
 }
 
