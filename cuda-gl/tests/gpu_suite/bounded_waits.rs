@@ -211,3 +211,53 @@ fn a_modules_drop_after_its_kernels_ended_unloads_it_at_once() {
     assert_eq!(out.to_vec().unwrap(), pattern_words(256, 1));
     g.check_no_errors();
 }
+
+/// A copy from a host slice waits for its DMA with no limit (the borrow needs it), here behind
+/// a kernel spinning for 13 s on its stream; meanwhile another thread's call that queues through
+/// cuda-gl's private stream of the same context (a memset) returns at once. (Before, the copy's
+/// wait ran under the private queue's lock: every such call, and the bounded waits and drops
+/// behind it, waited for the spin too, for ever behind a kernel that never ends.)
+#[test]
+fn a_host_copy_behind_a_long_kernel_holds_up_no_other_threads_queued_call() {
+    let Some(g) = gpu() else { return };
+    const WORDS: usize = 1 << 16;
+    let held_up = cuda_gl::Stream::new(&g.ctx, cuda_gl::StreamFlags::NonBlocking).unwrap();
+    let spinning = DeviceBuffer::<u32>::zeroed(&g.ctx, 256).unwrap();
+    let mut target = DeviceBuffer::<u32>::zeroed(&g.ctx, WORDS).unwrap();
+    let mut other = DeviceBuffer::<u32>::zeroed(&g.ctx, WORDS).unwrap();
+    let data = pattern_words(WORDS, 7);
+    spin_on(&g.kernels, &spinning, &held_up, SPIN);
+    let end = Event::new(&g.ctx, false).unwrap();
+    end.record(&held_up).unwrap();
+    std::thread::scope(|s| {
+        let copy = s.spawn(|| target.copy_from_slice_on(&data, &held_up));
+        // Let the copy reach its wait.
+        std::thread::sleep(Duration::from_millis(500));
+        let start = Instant::now();
+        other.memset_async(0xAB, &g.stream).unwrap();
+        let took = start.elapsed();
+        println!("memset_async while another thread's copy waits took {took:?}");
+        assert!(
+            took < Duration::from_secs(2),
+            "memset_async waited {took:?} for another thread's copy"
+        );
+        assert!(
+            !end.query().unwrap(),
+            "the kernel ended before the memset was queued"
+        );
+        copy.join().unwrap().unwrap();
+    });
+    assert!(
+        end.query().unwrap(),
+        "the copy returned before the kernel it follows ended"
+    );
+    assert_eq!(target.to_vec_on(&held_up).unwrap(), data);
+    assert!(
+        other
+            .to_vec_on(&g.stream)
+            .unwrap()
+            .iter()
+            .all(|&w| w == 0xABAB_ABAB)
+    );
+    g.check_no_errors();
+}
