@@ -4,6 +4,7 @@ use crate::context::Context;
 use crate::error::{Result, UsageError};
 use crate::fresh::fill_fresh;
 use crate::module::KernelParam;
+use crate::queue::run_borrowing;
 use crate::result;
 use crate::stream::{AsStream, check_same_context};
 use cuda_gl_sys as sys;
@@ -251,17 +252,27 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         check_same_context(&self.ctx, stream, "the device buffer")?;
         let (raw, bytes) = (self.raw, self.byte_len());
         // SAFETY: the stream is live while borrowed and of this context (checked). In the
-        // work: both ranges are `bytes` long; `T` is plain data. The copy is waited for before
-        // the borrow of `data` ends (with no limit on purpose: a wait that gave up would leave
-        // the DMA reading a slice the caller may free); in the relaxed capture mode `run_now`
-        // sets, that wait fails only when the context is lost, and then no DMA runs.
-        unsafe {
-            self.ctx
-                .run_now(stream.raw_stream(), "cuMemcpyHtoDAsync (not called)", |p| {
-                    result::mem::copy_htod_async(raw, data.as_ptr().cast(), bytes, p)?;
-                    Ok(result::stream::synchronize(p)?)
-                })
-        }
+        // work: both ranges are `bytes` long; `T` is plain data. `run_borrowing` waits for the
+        // copy before the borrow of `data` ends (with no limit on purpose: a wait that gave up
+        // would leave the DMA reading a slice the caller may free); in the relaxed capture
+        // mode, that wait fails only when the context is lost, and then no DMA runs.
+        let copied = unsafe {
+            run_borrowing(
+                &self.ctx,
+                stream.raw_stream(),
+                "cuMemcpyHtoDAsync (not called)",
+                |p| {
+                    Ok(result::mem::copy_htod_async(
+                        raw,
+                        data.as_ptr().cast(),
+                        bytes,
+                        p,
+                    )?)
+                },
+            )
+        };
+        copied.waited?;
+        copied.out
     }
 
     /// Copies the contents out, after all work queued in the context so far.
@@ -300,30 +311,25 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         check_same_context(&self.ctx, stream, "the device buffer")?;
         let mut out = Vec::<T>::with_capacity(self.len);
         let (dst, raw, bytes) = (out.as_mut_ptr().cast(), self.raw, self.byte_len());
-        let (mut queued, mut finished) = (false, false);
         // SAFETY: the stream is live while borrowed and of this context (checked). In the
-        // work: the destination has capacity for `len` values. The copy is waited for with no
-        // limit on purpose, as the copy in is: `out` is freed or handed out only after it.
+        // work: the destination has capacity for `len` values. `run_borrowing` waits for the
+        // copy with no limit on purpose, as the copy in does: `out` is freed or handed out
+        // only after it.
         let copied = unsafe {
-            self.ctx
-                .run_now(stream.raw_stream(), "cuMemcpyDtoHAsync (not called)", |p| {
-                    result::mem::copy_dtoh_async(dst, raw, bytes, p)?;
-                    queued = true;
-                    result::stream::synchronize(p)?;
-                    finished = true;
-                    Ok(())
-                })
+            run_borrowing(
+                &self.ctx,
+                stream.raw_stream(),
+                "cuMemcpyDtoHAsync (not called)",
+                |p| Ok(result::mem::copy_dtoh_async(dst, raw, bytes, p)?),
+            )
         };
-        if queued
-            && !finished
-            && let Err(e) = copied
-        {
+        if let Err(e) = copied.waited {
             // Whether the copy into `out` still runs is unknown: leak the allocation rather
             // than free memory the DMA may write.
             std::mem::forget(out);
             return Err(e);
         }
-        copied?;
+        copied.out?;
         // SAFETY: the copy has finished and wrote `len` values; `T` accepts any bytes.
         unsafe { out.set_len(self.len) };
         Ok(out)

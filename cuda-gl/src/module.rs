@@ -5,10 +5,12 @@ use crate::error::{Error, Result, UsageError};
 use crate::result::CudaError;
 use crate::result::{self, RawArg};
 use crate::stream::AsStream;
+use crate::wait::{DEFAULT_WAIT_LIMIT, InDrop};
 use cuda_gl_sys as sys;
 use std::collections::HashMap;
 use std::ffi::{CString, c_void};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 mod binary;
 
@@ -17,6 +19,13 @@ const LOAD_NOT_CALLED: &str = "cuModuleLoadDataEx (not called)";
 
 /// A loaded CUDA module. Cheap to clone; unloaded when the last clone and every [`Function`] from
 /// it are dropped.
+///
+/// `cuModuleUnload` is not documented to wait for the kernels of the module that still run, so
+/// once a kernel of it was launched, that last drop first waits for the context's work, at most
+/// 10 s; when that wait fails (a kernel that does not end, or a graph capture in another thread
+/// that forbids it), the module is leaked (with a reference to the context) rather than
+/// unloaded under running kernels, and the failure recorded for
+/// [`Context::check_drop_errors`].
 #[derive(Debug, Clone)]
 pub struct Module {
     inner: Arc<ModuleInner>,
@@ -28,6 +37,9 @@ struct ModuleInner {
     raw: sys::CUmodule,
     /// Parameter sizes per kernel, parsed from the PTX (empty for cubin).
     params: HashMap<String, Vec<usize>>,
+    /// Set by every launch of one of its kernels, cleared by [`Function::kernels_done`]: while
+    /// set, the unload in `Drop` first waits for the context's work.
+    launched: AtomicBool,
 }
 
 // SAFETY: CUmodule handles may be used from any thread; the rest is immutable.
@@ -116,6 +128,7 @@ impl Module {
                 ctx: ctx.clone(),
                 raw,
                 params,
+                launched: AtomicBool::new(false),
             }),
         })
     }
@@ -164,9 +177,28 @@ fn classify_load_error(source: CudaError, log: String) -> Error {
 
 impl Drop for ModuleInner {
     fn drop(&mut self) {
+        if self.launched.load(Ordering::Acquire) {
+            // A kernel of the module may still run (on any stream: `launch` takes the caller's),
+            // and cuModuleUnload is not documented to wait for it: the whole context is waited
+            // for first, within the limit.
+            let _in_drop = InDrop::enter();
+            if let Err(e) = self.ctx.synchronize_within(DEFAULT_WAIT_LIMIT) {
+                self.ctx.record_drop_wait(
+                    "waiting for the kernels launched from a module before unloading it (the \
+                     module and a reference to its context are leaked instead)",
+                    "cuCtxSynchronize",
+                    e,
+                );
+                // The context must outlive the module's kernels too: never released.
+                std::mem::forget(self.ctx.clone());
+                return;
+            }
+        }
         self.ctx
             .release_in_drop("unload a module", "cuModuleUnload", || {
-                // SAFETY: the module is live and no Function (which holds this inner) is left.
+                // SAFETY: the module is live, no Function (which holds this inner) is left, and
+                // no kernel of it runs any more (never launched, waited for above, or waited
+                // for by the owner that called `Function::kernels_done`).
                 unsafe { result::module::unload(self.raw) }
             });
     }
@@ -397,7 +429,9 @@ impl Function {
     ///    onto the storage it reads.)
     /// 6. When `stream` is capturing a CUDA graph, the launch runs when the graph is launched,
     ///    not now: every handle and pointer stays valid, mapped and unaliased until each launch
-    ///    of that graph has finished. (The safe stream-ordered calls refuse a capturing stream.)
+    ///    of that graph has finished, the kernel's own module included (keep a clone of this
+    ///    `Function` or of its [`Module`] until then: the drop of the last one waits only for
+    ///    work already queued). (The safe stream-ordered calls refuse a capturing stream.)
     /// 7. External-memory pointers ([`FrameWrite::device_ptr`], [`CudaWrite::device_ptr`]) are
     ///    written only by work queued on the guard's stream before the guard finishes.
     /// 8. The kernel does not touch the first 16 bytes of an
@@ -463,7 +497,21 @@ impl Function {
                 result::module::launch_kernel(raw, grid, block, shared_mem_bytes, s, ptrs)
             }?)
         })?;
+        // The kernel may run past the last drop of the module: that drop waits for it.
+        self.module.launched.store(true, Ordering::Release);
         Ok(())
+    }
+
+    /// Tells the module that every kernel launched from it so far has finished, so that its
+    /// unload need not wait for the context: for cuda-gl's own kernels, launched on its private
+    /// stream only, whose owner waited for that stream ([`Context::finish_queued`]) before
+    /// dropping the function.
+    ///
+    /// # Safety
+    /// 1. Every kernel launched from this function's module has finished, and none is launched
+    ///    from it afterwards until its last clone is dropped.
+    pub(crate) unsafe fn kernels_done(&self) {
+        self.module.launched.store(false, Ordering::Release);
     }
 }
 

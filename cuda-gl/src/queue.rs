@@ -117,6 +117,91 @@ pub(crate) unsafe fn wait_within(private: sys::CUstream) -> Result<()> {
 /// `CU_EVENT_DISABLE_TIMING`: events that only order.
 const ORDER_ONLY: u32 = 0x2;
 
+/// What [`run_borrowing`] returns: the work's result, and the wait for the copies it queued.
+pub(crate) struct Borrowed<T> {
+    /// The work's result (or the refusal or error that kept it from running).
+    pub(crate) out: Result<T>,
+    /// `Ok` once every copy the work queued has finished (or none was queued); the driver's
+    /// error when the wait for them failed (only a lost context fails it, and then no DMA
+    /// runs; a caller whose own memory the copies write leaks it anyway).
+    pub(crate) waited: Result<()>,
+}
+
+/// Where the wait of a [`run_borrowing`] stands once the private queue is released.
+enum Copies {
+    /// The work never ran (refused before it, e.g. a capturing stream).
+    NotQueued,
+    /// An event recorded on the private stream right after the work covers its copies.
+    Covered,
+    /// The event could not be recorded: the private stream was synchronized instead, under
+    /// the lock (the one way left), with this outcome.
+    Waited(Result<()>),
+}
+
+/// [`Context::run_now`](crate::Context) for work that borrows host memory for the call only:
+/// `work` queues copies to or from it on the private stream, and this returns once they have
+/// finished, waiting with no limit on purpose (a DMA must not outlive the borrow, and a wait
+/// that gave up would let it). The wait is for an event recorded right after the work's copies,
+/// made once the private queue's lock is released: a copy held up behind a kernel on `stream`
+/// (for ever, behind one that never ends) then holds up no other thread's cuda-gl call in the
+/// context, whose own waits have limits (a wait under the lock would make every call that
+/// queues through the private stream, drops included, wait as long).
+///
+/// # Safety
+/// 1. `stream` is a live stream of `ctx`, or a special stream handle.
+pub(crate) unsafe fn run_borrowing<T>(
+    ctx: &crate::Context,
+    stream: sys::CUstream,
+    call: &'static str,
+    work: impl FnOnce(sys::CUstream) -> Result<T>,
+) -> Borrowed<T> {
+    let not_queued = |e: Error| Borrowed {
+        out: Err(e),
+        waited: Ok(()),
+    };
+    if let Err(e) = ctx.bind() {
+        return not_queued(e);
+    }
+    let copied = match result::stream::event_create(ORDER_ONLY) {
+        Ok(event) => event,
+        Err(e) => return not_queued(e.into()),
+    };
+    let mut copies = Copies::NotQueued;
+    let covered = |p: sys::CUstream| {
+        let out = work(p);
+        // SAFETY: the event is live, in the bound context; `p` is the private stream, which
+        // never captures.
+        copies = match unsafe { result::stream::event_record(copied, p) } {
+            Ok(()) => Copies::Covered,
+            Err(_) => {
+                // SAFETY: as above.
+                let synced = unsafe { result::stream::synchronize(p) };
+                Copies::Waited(synced.map_err(Error::from))
+            }
+        };
+        out
+    };
+    // SAFETY: (1).
+    let out = unsafe { ctx.run_now(stream, call, covered) };
+    let waited = match copies {
+        Copies::NotQueued => Ok(()),
+        Copies::Waited(waited) => waited,
+        Copies::Covered => {
+            // In the relaxed capture mode, as `PrivateQueue::run`'s waits, so that another
+            // thread's global capture does not fail it (waited for even if the mode cannot be
+            // set: the borrow needs it).
+            let _relaxed = RelaxedCapture::enter().ok();
+            // SAFETY: the event is live; its record (outside any capture: on the private
+            // stream) covers the copies.
+            unsafe { result::stream::event_synchronize(copied) }.map_err(Error::from)
+        }
+    };
+    // SAFETY: made above and not used after this; the driver destroys a recorded event once
+    // its work is done.
+    let _ = unsafe { result::stream::event_destroy(copied) };
+    Borrowed { out, waited }
+}
+
 /// The private stream of one context and its two events; made at first use.
 #[derive(Debug, Default)]
 pub(crate) struct PrivateQueue {

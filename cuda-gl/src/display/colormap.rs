@@ -258,8 +258,11 @@ impl Drop for Mapper {
         // documented to wait for it: cuda-gl's private stream, which runs it, is waited for
         // first (allowed while another thread captures a stream, unlike the context's sync).
         match self.ctx.finish_queued() {
-            // SAFETY: both are dropped once, here, after the work that used them.
+            // SAFETY: both are dropped once, here, after the work that used them: every launch
+            // of the function ran on the private stream, just waited for, and the mapper holds
+            // the only clone of it and of its module (`kernels_done`'s 1).
             Ok(()) => unsafe {
+                self.function.kernels_done();
                 ManuallyDrop::drop(&mut self.tables);
                 ManuallyDrop::drop(&mut self.function);
             },

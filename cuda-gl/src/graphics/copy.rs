@@ -10,6 +10,7 @@ use super::array::MappedArray;
 use super::buffer::MappedBuffer;
 use crate::error::{Error, Result, UsageError};
 use crate::memory::{DeviceBuffer, DeviceCopy};
+use crate::queue::run_borrowing;
 use crate::result;
 use cuda_gl_sys as sys;
 use std::ffi::c_void;
@@ -204,23 +205,21 @@ impl MappedArray<'_> {
     /// the call, so returning while the copy may run would let the DMA outlive the borrow (the
     /// wait has no limit on purpose).
     fn queue_on_map_stream(&self, src: End, dst: End, extent: Extent, host: bool) -> Result<()> {
+        const CALL: &str = "cuMemcpy2DAsync (not called)";
+        let (ctx, stream) = (&self.origin.reg.ctx, self.origin.stream);
         // SAFETY: the map's stream is live while the mapping is, in the registration's
         // context. In the work: the callers checked both ends against `extent` and keep them
-        // live until the copy completes (host ends are waited for here; device ends are freed
-        // or unmapped only after work ordered after the copy: the unmap is queued on the map's
-        // stream, which waits for the copy).
+        // live until the copy completes (host ends are waited for by `run_borrowing`, outside
+        // the private queue's lock; device ends are freed or unmapped only after work ordered
+        // after the copy: the unmap is queued on the map's stream, which waits for the copy).
         unsafe {
-            self.origin
-                .reg
-                .ctx
-                .run_now(self.origin.stream, "cuMemcpy2DAsync (not called)", |p| {
-                    queue(src, dst, extent, p)?;
-                    if host {
-                        Ok(result::stream::synchronize(p)?)
-                    } else {
-                        Ok(())
-                    }
-                })
+            if host {
+                let copied = run_borrowing(ctx, stream, CALL, |p| queue(src, dst, extent, p));
+                copied.waited?;
+                copied.out
+            } else {
+                ctx.run_now(stream, CALL, |p| queue(src, dst, extent, p))
+            }
         }
     }
 

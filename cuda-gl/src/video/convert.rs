@@ -209,8 +209,13 @@ impl Drop for Converter {
         // cuda-gl's private stream, which runs it, is waited for first (allowed while another
         // thread captures a stream, unlike the context's sync).
         match self.ctx.finish_queued() {
-            // SAFETY: dropped once, here, after the work that used it.
-            Ok(()) => unsafe { ManuallyDrop::drop(&mut self.function) },
+            // SAFETY: dropped once, here, after the work that used it: every launch of the
+            // function ran on the private stream, just waited for, and the converter holds the
+            // only clone of it and of its module (`kernels_done`'s 1).
+            Ok(()) => unsafe {
+                self.function.kernels_done();
+                ManuallyDrop::drop(&mut self.function);
+            },
             Err(e) => log::error!(
                 "cuda-gl: the video converter's kernel leaked, and with it a reference to the \
                  CUDA context, which is then never released: {e}"

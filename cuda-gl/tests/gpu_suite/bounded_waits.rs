@@ -8,7 +8,8 @@
 //! waited with no limit (`cuCtxSynchronize`, `cuStreamSynchronize`): 13 s here, for ever behind
 //! a kernel that never ends. A pinned buffer's `as_slice_within` waits longer than 10 s when
 //! asked to, and new memory (`DeviceBuffer::zeroed`, a staged display target's canvas) is
-//! zeroed without waiting for a kernel on a blocking stream. (External memory's waits:
+//! zeroed without waiting for a kernel on a blocking stream, and a module whose kernel still
+//! runs is not unloaded under it. (External memory's waits:
 //! `bounded_external_waits`.)
 //!
 //! Needs `--features egl` and a GPU; skips with the reason elsewhere.
@@ -16,12 +17,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use crate::gpu::{
-    Busy, Gpu, SPIN_PAST_THE_LIMIT as SPIN, assert_drop_gives_up, assert_gave_up,
-    assert_gave_up_in_drop, display_target, gpu, pattern_words, registered_buffer,
+    Busy, Gpu, SPIN_PAST_THE_LIMIT as SPIN, TEST_PTX, assert_drop_gives_up, assert_gave_up,
+    assert_gave_up_in_drop, display_target, gpu, launch_spin, pattern_words, registered_buffer,
     second_registration_refused, spin_into, spin_on, unregister_and_delete,
 };
 use cuda_gl::display::{DisplayTarget, Format, Layout, Mode};
-use cuda_gl::{DeviceBuffer, PinnedBuffer, RegisterFlags, RegisteredBuffer};
+use cuda_gl::{DeviceBuffer, Event, Module, PinnedBuffer, RegisterFlags, RegisteredBuffer};
 use std::time::{Duration, Instant};
 
 /// A registered GL buffer whose mapping's guard was leaked, then a kernel spinning for
@@ -159,5 +160,104 @@ fn a_pinned_buffers_copy_behind_a_long_kernel_is_read_within_a_longer_limit() {
     assert_eq!(words, pattern_words(WORDS, 1));
     pinned.as_mut_slice_within(Duration::ZERO).unwrap()[0] = 7;
     assert_eq!(pinned.as_slice_within(Duration::ZERO).unwrap()[0], 7);
+    g.check_no_errors();
+}
+
+/// The last handle of a module whose kernel still spins is dropped: the unload waits for the
+/// context at most 10 s, then leaks the module (and records the timeout) rather than unload it
+/// under the kernel, which then ends and writes its words. (Before, the drop called
+/// `cuModuleUnload` at once, which is not documented to wait for the module's kernels.)
+#[test]
+fn a_modules_drop_behind_its_running_kernel_gives_up_after_ten_seconds_and_leaks_it() {
+    let Some(g) = gpu() else { return };
+    let module = Module::from_ptx(&g.ctx, TEST_PTX).unwrap();
+    let out = DeviceBuffer::<u32>::zeroed(&g.ctx, 256).unwrap();
+    // SAFETY: `out` holds its words and outlives the kernel (the stream is synchronized by
+    // `assert_drop_gives_up` before `out` drops).
+    unsafe { launch_spin(&module, out.device_ptr(), out.len(), &g.stream, SPIN) };
+    let end = Event::new(&g.ctx, false).unwrap();
+    end.record(&g.stream).unwrap();
+    let what = "the drop of a module whose kernel runs";
+    assert_drop_gives_up(&g, module, &end, what, &["cuCtxSynchronize"]);
+    assert_eq!(out.to_vec().unwrap(), pattern_words(256, 1));
+}
+
+/// A module whose kernels have all finished unloads at once when dropped, with nothing
+/// recorded; so does one whose kernel was never launched.
+#[test]
+fn a_modules_drop_after_its_kernels_ended_unloads_it_at_once() {
+    let Some(g) = gpu() else { return };
+    let module = Module::from_ptx(&g.ctx, TEST_PTX).unwrap();
+    let out = DeviceBuffer::<u32>::zeroed(&g.ctx, 256).unwrap();
+    // SAFETY: `out` holds its words and outlives the kernel (the stream is synchronized below).
+    unsafe {
+        launch_spin(
+            &module,
+            out.device_ptr(),
+            out.len(),
+            &g.stream,
+            Duration::ZERO,
+        )
+    };
+    g.stream.synchronize().unwrap();
+    let start = Instant::now();
+    drop(module);
+    drop(Module::from_ptx(&g.ctx, TEST_PTX).unwrap());
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(out.to_vec().unwrap(), pattern_words(256, 1));
+    g.check_no_errors();
+}
+
+/// A copy from a host slice waits for its DMA with no limit (the borrow needs it), here behind
+/// a kernel spinning for 13 s on its stream; meanwhile another thread's call that queues through
+/// cuda-gl's private stream of the same context (a memset) returns at once. (Before, the copy's
+/// wait ran under the private queue's lock: every such call, and the bounded waits and drops
+/// behind it, waited for the spin too, for ever behind a kernel that never ends.)
+#[test]
+fn a_host_copy_behind_a_long_kernel_holds_up_no_other_threads_queued_call() {
+    let Some(g) = gpu() else { return };
+    const WORDS: usize = 1 << 16;
+    let held_up = cuda_gl::Stream::new(&g.ctx, cuda_gl::StreamFlags::NonBlocking).unwrap();
+    let spinning = DeviceBuffer::<u32>::zeroed(&g.ctx, 256).unwrap();
+    let mut target = DeviceBuffer::<u32>::zeroed(&g.ctx, WORDS).unwrap();
+    let mut other = DeviceBuffer::<u32>::zeroed(&g.ctx, WORDS).unwrap();
+    let data = pattern_words(WORDS, 7);
+    spin_on(&g.kernels, &spinning, &held_up, SPIN);
+    let end = Event::new(&g.ctx, false).unwrap();
+    end.record(&held_up).unwrap();
+    std::thread::scope(|s| {
+        let copy = s.spawn(|| target.copy_from_slice_on(&data, &held_up));
+        // Let the copy reach its wait.
+        std::thread::sleep(Duration::from_millis(500));
+        let start = Instant::now();
+        other.memset_async(0xAB, &g.stream).unwrap();
+        let took = start.elapsed();
+        println!("memset_async while another thread's copy waits took {took:?}");
+        assert!(
+            took < Duration::from_secs(2),
+            "memset_async waited {took:?} for another thread's copy"
+        );
+        assert!(
+            !end.query().unwrap(),
+            "the kernel ended before the memset was queued"
+        );
+        copy.join().unwrap().unwrap();
+    });
+    assert!(
+        end.query().unwrap(),
+        "the copy returned before the kernel it follows ended"
+    );
+    assert_eq!(target.to_vec_on(&held_up).unwrap(), data);
+    assert!(
+        other
+            .to_vec_on(&g.stream)
+            .unwrap()
+            .iter()
+            .all(|&w| w == 0xABAB_ABAB)
+    );
     g.check_no_errors();
 }

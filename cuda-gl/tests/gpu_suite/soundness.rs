@@ -297,3 +297,72 @@ fn objects_over_another_mappings_array_and_writes_into_read_only_buffers_are_ref
     delete_texture(tex_b);
     delete_buffer(pbo);
 }
+
+/// Gives texture `tex` (bound to nothing) new mutable storage of `W` x `H` RGBA8, as an
+/// application's own `glTexImage2D` does (level 0 only, no filtering over missing levels).
+fn specify_mutable_rgba8(tex: u32) {
+    // SAFETY: a GL context is current; `tex` is a texture name of it; no pixels are passed and
+    // no unpack buffer is bound.
+    unsafe {
+        gl::BindTexture(gl::TEXTURE_2D, tex);
+        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
+        gl::TexParameteri(gl::TEXTURE_2D, gl::TEXTURE_MIN_FILTER, gl::NEAREST as i32);
+        gl::TexImage2D(
+            gl::TEXTURE_2D,
+            0,
+            gl::RGBA8 as i32,
+            W as i32,
+            H as i32,
+            0,
+            gl::RGBA,
+            gl::UNSIGNED_BYTE,
+            std::ptr::null(),
+        );
+        gl::BindTexture(gl::TEXTURE_2D, 0);
+    }
+    check_gl();
+}
+
+/// A mutable texture (`glTexImage2D`) respecified between maps with the same size and format,
+/// a correct GL call of the application's: GL may give it new storage, and the driver a new
+/// array, possibly at the handle of the freed old one (with the same shape). A kernel writing
+/// through the mapping's surface (`MappedImage::surface`, kept across maps while the array
+/// looks the same) must write the new storage: GL then reads its pattern. A surface object
+/// kept over the old array would write memory GL no longer uses (a silent wrong result, or
+/// freed memory). Several rounds, so that a reused handle has its chance.
+#[test]
+fn a_surface_after_the_application_respecifies_its_texture_writes_the_new_storage() {
+    let Some(g) = gpu() else { return };
+    let mut tex = 0;
+    // SAFETY: a GL context is current; `tex` is a valid out-pointer.
+    unsafe { gl::GenTextures(1, &mut tex) };
+    specify_mutable_rgba8(tex);
+    let flags = RegisterFlags::SURFACE_LOAD_STORE;
+    let mut image = RegisteredImage::register(&g.ctx, tex, ImageTarget::Texture2D, flags).unwrap();
+    let fill = g.kernels.function("surface_fill_rgba8").unwrap();
+    for seed in 1..=8u32 {
+        let mapped = image.map(&g.stream).unwrap();
+        let surface = mapped.surface().unwrap();
+        // SAFETY: the surface covers the W x H texture; the kernel runs on the map's stream,
+        // before the unmap; `surface_fill_rgba8(surface, int, int, unsigned)`.
+        unsafe {
+            fill.launch(
+                LaunchConfig::for_image(W as u32, H as u32),
+                &g.stream,
+                (surface, W as i32, H as i32, seed),
+            )
+        }
+        .unwrap();
+        mapped.unmap().unwrap();
+        g.stream.synchronize().unwrap();
+        assert_eq!(
+            read_texture_rgba8(tex, W, H, 0),
+            pattern_words(W * H, seed),
+            "round {seed}: GL does not see what the kernel wrote through the mapping's surface"
+        );
+        specify_mutable_rgba8(tex);
+    }
+    image.unregister().unwrap();
+    g.check_no_errors();
+    delete_texture(tex);
+}
