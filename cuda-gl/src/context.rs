@@ -406,6 +406,22 @@ impl Context {
     }
 }
 
+impl crate::queue::RunNow for Context {
+    fn bind(&self) -> Result<()> {
+        Context::bind(self)
+    }
+
+    unsafe fn run_now<T>(
+        &self,
+        stream: sys::CUstream,
+        call: &'static str,
+        work: impl FnOnce(sys::CUstream) -> Result<T>,
+    ) -> Result<T> {
+        // SAFETY: (1), the same condition.
+        unsafe { Context::run_now(self, stream, call, work) }
+    }
+}
+
 impl Drop for Context {
     fn drop(&mut self) {
         for e in self.take_drop_errors() {

@@ -258,7 +258,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         // mode, that wait fails only when the context is lost, and then no DMA runs.
         let copied = unsafe {
             run_borrowing(
-                &self.ctx,
+                &*self.ctx,
                 stream.raw_stream(),
                 "cuMemcpyHtoDAsync (not called)",
                 |p| {
@@ -317,7 +317,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         // only after it.
         let copied = unsafe {
             run_borrowing(
-                &self.ctx,
+                &*self.ctx,
                 stream.raw_stream(),
                 "cuMemcpyDtoHAsync (not called)",
                 |p| Ok(result::mem::copy_dtoh_async(dst, raw, bytes, p)?),

@@ -117,6 +117,31 @@ pub(crate) unsafe fn wait_within(private: sys::CUstream) -> Result<()> {
 /// `CU_EVENT_DISABLE_TIMING`: events that only order.
 const ORDER_ONLY: u32 = 0x2;
 
+/// What [`run_borrowing`] needs of a CUDA context: the context's own `bind` and `run_now`
+/// (implemented by the context's type, so that this file, which the context imports, does not
+/// import it back).
+pub(crate) trait RunNow {
+    /// Makes the context current on this thread.
+    ///
+    /// # Errors
+    /// The driver's error.
+    fn bind(&self) -> Result<()>;
+
+    /// Runs `work` on the context's private stream after the work queued on `stream`.
+    ///
+    /// # Safety
+    /// 1. `stream` is a live stream of the context, or a special stream handle.
+    ///
+    /// # Errors
+    /// The refusal or the driver's error that kept `work` from running; `work`'s error.
+    unsafe fn run_now<T>(
+        &self,
+        stream: sys::CUstream,
+        call: &'static str,
+        work: impl FnOnce(sys::CUstream) -> Result<T>,
+    ) -> Result<T>;
+}
+
 /// What [`run_borrowing`] returns: the work's result, and the wait for the copies it queued.
 pub(crate) struct Borrowed<T> {
     /// The work's result (or the refusal or error that kept it from running).
@@ -138,7 +163,7 @@ enum Copies {
     Waited(Result<()>),
 }
 
-/// [`Context::run_now`](crate::Context) for work that borrows host memory for the call only:
+/// `Context::run_now` for work that borrows host memory for the call only:
 /// `work` queues copies to or from it on the private stream, and this returns once they have
 /// finished, waiting with no limit on purpose (a DMA must not outlive the borrow, and a wait
 /// that gave up would let it). The wait is for an event recorded right after the work's copies,
@@ -150,7 +175,7 @@ enum Copies {
 /// # Safety
 /// 1. `stream` is a live stream of `ctx`, or a special stream handle.
 pub(crate) unsafe fn run_borrowing<T>(
-    ctx: &crate::Context,
+    ctx: &impl RunNow,
     stream: sys::CUstream,
     call: &'static str,
     work: impl FnOnce(sys::CUstream) -> Result<T>,

@@ -214,7 +214,7 @@ impl MappedArray<'_> {
         // after the copy: the unmap is queued on the map's stream, which waits for the copy).
         unsafe {
             if host {
-                let copied = run_borrowing(ctx, stream, CALL, |p| queue(src, dst, extent, p));
+                let copied = run_borrowing(&**ctx, stream, CALL, |p| queue(src, dst, extent, p));
                 copied.waited?;
                 copied.out
             } else {
