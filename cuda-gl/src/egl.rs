@@ -79,6 +79,8 @@ mod error;
 mod headless;
 mod offscreen;
 mod sys;
+#[cfg(test)]
+pub(crate) mod test_gl;
 
 pub use config::{GlProfile, HeadlessConfig};
 pub use error::{EglDeviceInfo, EglError, EglErrorCode, EglPlatform};

@@ -429,6 +429,24 @@ pub enum Error {
         call: &'static str,
     },
 
+    /// The current GL context was made without error checking (`KHR_no_error`: EGL's
+    /// `EGL_CONTEXT_OPENGL_NO_ERROR_KHR`, GLX's `GLX_CONTEXT_OPENGL_NO_ERROR_ARB`, GLFW's
+    /// `GLFW_CONTEXT_NO_ERROR`, SDL's `SDL_GL_CONTEXT_NO_ERROR`, glutin's
+    /// `Robustness::NoError`). Such a context reports no GL error and makes a call GL would
+    /// refuse undefined behaviour, and cuda-gl relies on GL's refusals (a read past a buffer's
+    /// end, a binding of a deleted name) and reports them: it makes no call there.
+    #[error(
+        "{call} was not made: the current OpenGL context was created without error checking \
+         (KHR_no_error), where a GL call that would fail is undefined behaviour and no failure \
+         is reported.\nhelp: create the context without the no-error flag \
+         (EGL_CONTEXT_OPENGL_NO_ERROR_KHR, GLX_CONTEXT_OPENGL_NO_ERROR_ARB, GLFW_CONTEXT_NO_ERROR, \
+         SDL_GL_CONTEXT_NO_ERROR, glutin's Robustness::NoError)"
+    )]
+    GlNoErrorContext {
+        /// What was refused.
+        call: &'static str,
+    },
+
     /// A safety check needs a GL feature the current context lacks, so the call is refused
     /// rather than made unchecked.
     #[error(

@@ -5,6 +5,9 @@
 use crate::error::{Error, Result};
 use std::ffi::{CStr, c_void};
 
+/// `GL_CONTEXT_FLAG_NO_ERROR_BIT_KHR` (`KHR_no_error`), absent from the `gl` crate's bindings.
+const CONTEXT_FLAG_NO_ERROR_BIT: i32 = 0x8;
+
 /// A `GLsync`.
 pub(crate) type GlSync = *const c_void;
 
@@ -291,6 +294,26 @@ impl GlFns {
             None
         };
         have(chosen, "glGetnTexImage")
+    }
+
+    /// Whether the current context was made without error checking (`KHR_no_error`): its
+    /// `GL_CONTEXT_FLAGS` has `GL_CONTEXT_FLAG_NO_ERROR_BIT_KHR`. Asked only where the query is
+    /// valid (OpenGL 3.0, OpenGL ES 3.2), so that it raises no error itself; an older context
+    /// cannot have the flag asked, nor (NVIDIA's and Mesa's drivers) be made without errors.
+    pub(crate) fn reports_no_errors(&self) -> bool {
+        let text = self.string(gl::VERSION).unwrap_or_default();
+        let version = parse_version(&text);
+        let asked = if text.starts_with("OpenGL ES") {
+            version >= (3, 2)
+        } else {
+            version >= (3, 0)
+        };
+        let mut flags = 0;
+        if asked {
+            // SAFETY: GL_CONTEXT_FLAGS is a valid query at these versions; a valid out-pointer.
+            unsafe { (self.get_integerv)(gl::CONTEXT_FLAGS, &mut flags) };
+        }
+        flags & CONTEXT_FLAG_NO_ERROR_BIT != 0
     }
 
     /// The context's OpenGL version, `(major, minor)`.
