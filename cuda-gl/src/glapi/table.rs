@@ -124,6 +124,7 @@ gl_fns! {
         check_framebuffer_status: "glCheckFramebufferStatus" = fn(u32) -> u32;
         viewport: "glViewport" = fn(i32, i32, i32, i32);
         read_pixels: "glReadPixels" = fn(i32, i32, i32, i32, u32, u32, *mut c_void);
+        read_buffer: "glReadBuffer" = fn(u32);
         pixel_storei: "glPixelStorei" = fn(u32, i32);
         get_floatv: "glGetFloatv" = fn(u32, *mut f32);
         is_enabled: "glIsEnabled" = fn(u32) -> u8;
