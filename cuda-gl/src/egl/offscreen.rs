@@ -35,8 +35,8 @@ pub struct Offscreen {
 impl Offscreen {
     /// A complete framebuffer of `width` x `height` RGBA8 pixels (contents undefined until
     /// drawn). The state it changes (`GL_TEXTURE_2D` of the active unit, the draw and read
-    /// framebuffers, the pixel unpack buffer) is restored; GL errors pending from before are
-    /// discarded (logged at debug level), so that only its own are reported.
+    /// framebuffers, the pixel unpack buffer) is restored; GL errors the application's calls
+    /// left pending are taken (each logged as a warning), so that only its own are reported.
     ///
     /// The texture's storage is mutable (`glTexImage2D`, for OpenGL 3.x contexts): do not
     /// re-specify it while it is registered with CUDA.
@@ -57,7 +57,7 @@ impl Offscreen {
         if !fits(width) || !fits(height) {
             return Err(UsageError::OffscreenSize { width, height, max }.into());
         }
-        fns.drain_errors();
+        fns.take_pending_errors("Offscreen::new");
         let mut target = Offscreen {
             framebuffer: 0,
             texture: 0,
@@ -180,7 +180,7 @@ impl Offscreen {
             .saturating_mul(self.height as usize)
             .saturating_mul(4);
         let mut pixels = vec![0u8; len];
-        fns.drain_errors();
+        fns.take_pending_errors("glReadPixels (an offscreen target)");
         read_into(fns, self, &mut pixels)?;
         fns.check("glReadPixels (an offscreen target)")?;
         Ok(pixels)

@@ -30,3 +30,55 @@ pub(crate) fn any_gl_with(test: &str, config: &HeadlessConfig) -> Option<Headles
 pub(crate) fn any_gl(test: &str) -> Option<HeadlessContext> {
     any_gl_with(test, &HeadlessConfig::default())
 }
+
+/// Warnings logged on this thread from now on, with a capturing logger installed for the
+/// process (once; other tests' threads log into it too, and are told apart by thread).
+pub(crate) struct Warnings {
+    from: usize,
+}
+
+/// One warning: the thread that logged it and its message.
+type Warning = (std::thread::ThreadId, String);
+
+static WARNINGS: std::sync::Mutex<Vec<Warning>> = std::sync::Mutex::new(Vec::new());
+
+struct Capture;
+
+impl log::Log for Capture {
+    fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
+        metadata.level() <= log::Level::Warn
+    }
+
+    fn log(&self, record: &log::Record<'_>) {
+        if self.enabled(record.metadata()) {
+            let mut all = WARNINGS.lock().unwrap_or_else(|p| p.into_inner());
+            all.push((std::thread::current().id(), record.args().to_string()));
+        }
+    }
+
+    fn flush(&self) {}
+}
+
+impl Warnings {
+    /// Starts capturing.
+    pub(crate) fn start() -> Warnings {
+        static INSTALL: std::sync::Once = std::sync::Once::new();
+        INSTALL.call_once(|| {
+            if log::set_logger(&Capture).is_ok() {
+                log::set_max_level(log::LevelFilter::Warn);
+            }
+        });
+        let from = WARNINGS.lock().unwrap_or_else(|p| p.into_inner()).len();
+        Warnings { from }
+    }
+
+    /// The warnings this thread logged since [`start`](Self::start).
+    pub(crate) fn here(&self) -> Vec<String> {
+        let me = std::thread::current().id();
+        let all = WARNINGS.lock().unwrap_or_else(|p| p.into_inner());
+        (all.get(self.from..).unwrap_or_default().iter())
+            .filter(|(thread, _)| *thread == me)
+            .map(|(_, message)| message.clone())
+            .collect()
+    }
+}

@@ -195,8 +195,8 @@ pub(crate) fn have<T>(f: Option<T>, function: &'static str) -> Result<T> {
 // table was resolved through: the callers get the table from `GlOwner::check` or `current_gl`,
 // which asked the platform just before.
 impl GlFns {
-    /// Discards errors raised before cuda-gl's calls, so that the next check reports only its
-    /// own call. Logged at debug level.
+    /// Discards the errors of cuda-gl's own calls just made (a binding that did not take, a
+    /// probe, a failed call already reported). Logged at debug level.
     pub(crate) fn drain_errors(&self) {
         for _ in 0..16 {
             // SAFETY: no arguments; a context is current (see above).
@@ -204,7 +204,27 @@ impl GlFns {
             if code == gl::NO_ERROR {
                 return;
             }
-            log::debug!("cuda-gl: discarding an earlier OpenGL error 0x{code:04x}");
+            log::debug!("cuda-gl: discarding an OpenGL error 0x{code:04x} of its own calls");
+        }
+    }
+
+    /// Before cuda-gl's calls for `call`: takes the errors the application's earlier GL calls
+    /// left pending, so that the next check reports only cuda-gl's own. GL keeps one flag per
+    /// error code and offers no way to set one again, so each is logged as a warning naming
+    /// it: the application's own `glGetError` no longer returns it.
+    pub(crate) fn take_pending_errors(&self, call: &'static str) {
+        for _ in 0..16 {
+            // SAFETY: no arguments; a context is current (see above).
+            let code = unsafe { (self.get_error)() };
+            if code == gl::NO_ERROR {
+                return;
+            }
+            log::warn!(
+                "cuda-gl: {call}: OpenGL error 0x{code:04x} was pending from the application's \
+                 earlier GL calls; cuda-gl took it (glGetError will not return it) so that it \
+                 reports only its own call's errors. help: call glGetError after your own GL \
+                 calls, before cuda-gl's"
+            );
         }
     }
 

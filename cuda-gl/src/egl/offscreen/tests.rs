@@ -75,3 +75,28 @@ fn a_read_reads_the_colour_texture_whatever_read_buffer_the_application_set() {
         "{test}: the application's read buffer"
     );
 }
+
+/// An error the application's earlier GL calls left pending is not taken for the read's own,
+/// and not consumed unsaid: GL cannot set an error flag again, so the read takes it and warns,
+/// naming its code, and reads the target.
+#[test]
+fn an_error_the_application_left_pending_is_taken_with_a_warning() {
+    let test = "an_error_the_application_left_pending_is_taken_with_a_warning";
+    let Some(_gl) = any_gl(test) else { return };
+    let target = Offscreen::new(2, 2).unwrap();
+    let fns = target.owner.check(test).unwrap();
+    let warnings = crate::egl::test_gl::Warnings::start();
+    let mut ignored = 0;
+    // SAFETY: a context is current; a query of an enum that is none raises GL_INVALID_ENUM and
+    // writes nothing; a valid out-pointer.
+    unsafe { (fns.get_integerv)(0x1234, &mut ignored) };
+    target.read_rgba8().unwrap();
+    // SAFETY: a context is current; no arguments.
+    assert_eq!(unsafe { (fns.get_error)() }, gl::NO_ERROR, "{test}: taken");
+    let here = warnings.here();
+    assert!(
+        here.iter()
+            .any(|w| w.contains("0x0500") && w.contains("glReadPixels")),
+        "{test}: no warning names the application's GL_INVALID_ENUM: {here:?}"
+    );
+}
