@@ -78,6 +78,8 @@ mod display;
 mod error;
 mod headless;
 mod offscreen;
+#[cfg(test)]
+mod owner_tests;
 mod sys;
 #[cfg(test)]
 pub(crate) mod test_gl;

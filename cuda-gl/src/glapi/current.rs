@@ -302,6 +302,3 @@ pub(crate) fn no_gl_context(call: &'static str) -> Error {
         source: CudaError::new(call, CUresult::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT),
     }
 }
-
-#[cfg(all(test, feature = "egl"))]
-mod tests;

@@ -1,10 +1,12 @@
-//! The owner check against a context that reports no GL errors, on whatever headless GL this
-//! machine has (Mesa's llvmpipe here): `EGL_KHR_create_context_no_error`.
+//! cuda-gl's owner check (`glapi::GlOwner`) against a context that reports no GL errors, on
+//! whatever headless GL this machine has (Mesa's llvmpipe here):
+//! `EGL_KHR_create_context_no_error`.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-use super::*;
-use crate::egl::HeadlessConfig;
-use crate::egl::test_gl::any_gl_with;
+use super::HeadlessConfig;
+use super::test_gl::any_gl_with;
+use crate::error::Error;
+use crate::glapi::{GlOwner, current_gl};
 
 /// `GL_CONTEXT_FLAG_NO_ERROR_BIT_KHR`.
 const NO_ERROR_BIT: i32 = 0x8;
@@ -36,7 +38,10 @@ fn a_context_without_gl_errors_is_refused() {
         return;
     }
     match GlOwner::current(test) {
-        Err(Error::GlNoErrorContext { call }) => assert_eq!(call, test),
+        Err(e @ Error::GlNoErrorContext { call }) => {
+            assert_eq!(call, test);
+            assert!(e.to_string().contains("KHR_no_error"), "{e}");
+        }
         other => panic!("{test}: a KHR_no_error context was not refused: {other:?}"),
     }
 }
