@@ -78,7 +78,11 @@ mod display;
 mod error;
 mod headless;
 mod offscreen;
+#[cfg(test)]
+mod owner_tests;
 mod sys;
+#[cfg(test)]
+pub(crate) mod test_gl;
 
 pub use config::{GlProfile, HeadlessConfig};
 pub use error::{EglDeviceInfo, EglError, EglErrorCode, EglPlatform};

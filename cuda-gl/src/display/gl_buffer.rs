@@ -46,7 +46,7 @@ impl GlBuffers {
             return Ok(buffers);
         }
         let fns = owner.check(call)?;
-        fns.drain_errors();
+        fns.take_pending_errors(call);
         let mut saved = 0;
         // SAFETY: a context is current (checked); a valid out-pointer.
         unsafe { (fns.get_integerv)(gl::COPY_WRITE_BUFFER_BINDING, &mut saved) };

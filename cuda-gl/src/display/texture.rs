@@ -221,7 +221,7 @@ impl Texture {
         self.object
             .label
             .check_own(fns, Object::Texture, self.object.name)?;
-        fns.drain_errors();
+        fns.take_pending_errors(call);
         let state = UnpackState::neutral(fns, copy_write)?;
         let done = body(fns);
         state.restore(fns);
@@ -270,7 +270,7 @@ impl Texture {
             .label
             .check_own(fns, Object::Texture, self.object.name)?;
         let get = fns.bounded_tex_image()?;
-        fns.drain_errors();
+        fns.take_pending_errors("glGetnTexImage (a display texture)");
         // Unbinds the pixel pack buffer too, until `restore`.
         let state = PixelState::neutral(fns, Direction::Pack)?;
         let mut texture = 0;

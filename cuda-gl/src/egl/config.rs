@@ -29,6 +29,10 @@ pub struct HeadlessConfig {
     /// `EGL_KHR_surfaceless_context`; when `false` (or unsupported) a 16x16 pbuffer is used.
     /// Default: `true`.
     pub surfaceless: bool,
+    /// Tests only: ask for a context without error checking (`EGL_KHR_create_context_no_error`),
+    /// which cuda-gl refuses.
+    #[cfg(test)]
+    pub(crate) no_error: bool,
 }
 
 /// The OpenGL profile a [`HeadlessContext`](super::HeadlessContext) asks for.
@@ -52,6 +56,8 @@ impl Default for HeadlessConfig {
             software_first: false,
             debug: false,
             surfaceless: true,
+            #[cfg(test)]
+            no_error: false,
         }
     }
 }

@@ -86,6 +86,10 @@ impl HeadlessContext {
                         sys::CONTEXT_OPENGL_DEBUG_BIT_KHR,
                     ]);
                 }
+                #[cfg(test)]
+                if config.no_error {
+                    attribs.extend_from_slice(&[sys::CONTEXT_OPENGL_NO_ERROR_KHR, 1]);
+                }
             }
             attribs.push(kegl::NONE);
             match egl.create_context(dpy, egl_config, share, &attribs) {

@@ -35,8 +35,8 @@ pub struct Offscreen {
 impl Offscreen {
     /// A complete framebuffer of `width` x `height` RGBA8 pixels (contents undefined until
     /// drawn). The state it changes (`GL_TEXTURE_2D` of the active unit, the draw and read
-    /// framebuffers, the pixel unpack buffer) is restored; GL errors pending from before are
-    /// discarded (logged at debug level), so that only its own are reported.
+    /// framebuffers, the pixel unpack buffer) is restored; GL errors the application's calls
+    /// left pending are taken (each logged as a warning), so that only its own are reported.
     ///
     /// The texture's storage is mutable (`glTexImage2D`, for OpenGL 3.x contexts): do not
     /// re-specify it while it is registered with CUDA.
@@ -57,7 +57,7 @@ impl Offscreen {
         if !fits(width) || !fits(height) {
             return Err(UsageError::OffscreenSize { width, height, max }.into());
         }
-        fns.drain_errors();
+        fns.take_pending_errors("Offscreen::new");
         let mut target = Offscreen {
             framebuffer: 0,
             texture: 0,
@@ -165,7 +165,8 @@ impl Offscreen {
     /// biases, colour maps and tables, the colour matrix, ...: the list is in the GL context
     /// guide) are made neutral for the read, and put back after it with the read framebuffer
     /// binding and the pixel pack buffer (after [`bind`](Self::bind), the read framebuffer
-    /// stays this one).
+    /// stays this one). The colour texture is read whatever read buffer the application gave
+    /// the framebuffer while it was bound (`glReadBuffer`), and that read buffer is put back.
     ///
     /// # Errors
     /// The owner check's errors when its GL context is not current; [`Error::GlCall`] when
@@ -179,7 +180,7 @@ impl Offscreen {
             .saturating_mul(self.height as usize)
             .saturating_mul(4);
         let mut pixels = vec![0u8; len];
-        fns.drain_errors();
+        fns.take_pending_errors("glReadPixels (an offscreen target)");
         read_into(fns, self, &mut pixels)?;
         fns.check("glReadPixels (an offscreen target)")?;
         Ok(pixels)
@@ -195,15 +196,21 @@ impl Offscreen {
 fn read_into(fns: &GlFns, target: &Offscreen, pixels: &mut [u8]) -> Result<()> {
     // No pixel pack buffer is bound from here on (PixelState): the pointer is client memory.
     let state = PixelState::neutral(fns, Direction::Pack)?;
-    let mut read = 0;
-    // SAFETY: the owning context is current (callers); a valid out-pointer. With no pixel pack
-    // buffer bound, the pack state neutral (tight rows, alignment 1, nothing skipped, no
-    // swapping or inversion) and no pixel-transfer stage that could change the pixels' count
-    // (convolution, histogram or minmax sinks are off), glReadPixels writes
-    // `width * height * 4` bytes (RGBA8) into `pixels`, which has that size.
+    let (mut read, mut read_buffer) = (0, gl::COLOR_ATTACHMENT0 as i32);
+    // SAFETY: the owning context is current (callers); valid out-pointers. The framebuffer's
+    // read buffer is its own state, which the application's `glReadBuffer` sets while it is
+    // bound (after `bind`): the colour attachment for the read, the application's value back
+    // after it. With no pixel pack buffer bound, the pack state neutral (tight rows, alignment
+    // 1, nothing skipped, no swapping or inversion) and no pixel-transfer stage that could
+    // change the pixels' count (convolution, histogram or minmax sinks are off), glReadPixels
+    // writes `width * height * 4` bytes (RGBA8) into `pixels`, which has that size.
     unsafe {
         (fns.get_integerv)(gl::READ_FRAMEBUFFER_BINDING, &mut read);
         (fns.bind_framebuffer)(gl::READ_FRAMEBUFFER, target.framebuffer);
+        (fns.get_integerv)(gl::READ_BUFFER, &mut read_buffer);
+        if read_buffer != gl::COLOR_ATTACHMENT0 as i32 {
+            (fns.read_buffer)(gl::COLOR_ATTACHMENT0);
+        }
         (fns.read_pixels)(
             0,
             0,
@@ -213,6 +220,9 @@ fn read_into(fns: &GlFns, target: &Offscreen, pixels: &mut [u8]) -> Result<()> {
             gl::UNSIGNED_BYTE,
             pixels.as_mut_ptr().cast(),
         );
+        if read_buffer != gl::COLOR_ATTACHMENT0 as i32 {
+            (fns.read_buffer)(read_buffer.max(0) as u32);
+        }
         (fns.bind_framebuffer)(gl::READ_FRAMEBUFFER, read.max(0) as u32);
     }
     state.restore(fns);
@@ -236,3 +246,6 @@ impl Drop for Offscreen {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -22,6 +22,10 @@ pub(super) const CONTEXT_MAJOR_VERSION: kegl::Int = 0x3098;
 pub(super) const CONTEXT_MINOR_VERSION: kegl::Int = 0x30FB;
 pub(super) const CONTEXT_FLAGS_KHR: kegl::Int = 0x30FC;
 pub(super) const CONTEXT_OPENGL_DEBUG_BIT_KHR: kegl::Int = 0x1;
+/// `EGL_CONTEXT_OPENGL_NO_ERROR_KHR` (`EGL_KHR_create_context_no_error`): asked for by tests
+/// only, to check that cuda-gl refuses such a context.
+#[cfg(test)]
+pub(super) const CONTEXT_OPENGL_NO_ERROR_KHR: kegl::Int = 0x31B3;
 pub(super) const CONTEXT_OPENGL_PROFILE_MASK: kegl::Int = 0x30FD;
 pub(super) const CONTEXT_OPENGL_CORE_PROFILE_BIT: kegl::Int = 0x1;
 pub(super) const CONTEXT_OPENGL_COMPATIBILITY_PROFILE_BIT: kegl::Int = 0x2;

@@ -154,7 +154,7 @@ impl EguiImage {
         let want = (w, h, self.target.format());
         let labelled = self.given.as_ref().is_some_and(|g| is_labelled(fns, g));
         let step = step(self.given.as_ref().map(|g| g.storage), labelled, want);
-        fns.drain_errors();
+        fns.take_pending_errors("EguiImage::update");
         let given = match (self.given.take(), step) {
             (Some(given), Step::Copy) => given,
             (Some(mut given), Step::Respecify) => {
@@ -213,6 +213,7 @@ impl Drop for EguiImage {
             .check("glTexImage2D (a dropped egui image's 1x1)")
         {
             Ok(fns) if is_labelled(fns, &given) => {
+                fns.take_pending_errors("glTexImage2D (a dropped egui image's 1x1)");
                 with_bound(fns, given.name, || specify(fns, (1, 1, given.storage.2)));
                 fns.drain_errors();
             }

@@ -126,3 +126,12 @@ pub(super) fn nvrtc_log(log: &str) -> String {
         )
     }
 }
+
+/// The message of [`Error::GlNoErrorContext`](super::Error::GlNoErrorContext) after the call.
+pub(super) fn no_error_context_help() -> &'static str {
+    "the current OpenGL context was created without error checking (KHR_no_error), where a GL \
+     call that would fail is undefined behaviour and no failure is reported.\nhelp: create the \
+     context without the no-error flag (EGL_CONTEXT_OPENGL_NO_ERROR_KHR, \
+     GLX_CONTEXT_OPENGL_NO_ERROR_ARB, GLFW_CONTEXT_NO_ERROR, SDL_GL_CONTEXT_NO_ERROR, glutin's \
+     Robustness::NoError)"
+}

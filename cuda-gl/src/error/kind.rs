@@ -129,6 +129,7 @@ impl Error {
             | Error::MissingGlFunction { .. }
             | Error::MissingGlExtension { .. }
             | Error::GlCheckUnavailable { .. }
+            | Error::GlNoErrorContext { .. }
             | Error::NvrtcUnavailable { .. }
             | Error::ExternalMemoryUnsupported { .. } => K::UnsupportedSetup,
             Error::Load(_) => K::Load,
@@ -173,7 +174,7 @@ impl Error {
     /// - an OpenGL that CUDA cannot work with: [`Error::NotNvidiaGl`], [`Error::WrongDevice`]
     ///   (GL and CUDA on different GPUs), [`Error::GlPlatformUnknown`] (no EGL or GLX),
     ///   [`Error::MissingGlFunction`], [`Error::MissingGlExtension`],
-    ///   [`Error::GlCheckUnavailable`];
+    ///   [`Error::GlCheckUnavailable`], [`Error::GlNoErrorContext`];
     /// - a missing optional part: [`Error::NvrtcUnavailable`],
     ///   [`Error::ExternalMemoryUnsupported`], and `Error::Egl` when EGL is missing or
     ///   incomplete (`egl::EglError::is_unsupported_setup`, feature `egl`), and `Error::Wgpu`

@@ -42,18 +42,15 @@ pub enum Error {
     #[error(transparent)]
     Load(#[from] LoadError),
 
-    /// A driver call failed in a way with no more specific variant.
-    ///
-    /// Converting a [`CudaError`] gives this variant, except for the codes that leave the context
-    /// unusable, which give [`Error::ContextUnusable`].
+    /// A driver call failed in a way with no more specific variant. Converting a [`CudaError`]
+    /// gives this variant, except for the codes that leave the context unusable, which give
+    /// [`Error::ContextUnusable`].
     #[error(transparent)]
     Cuda(CudaError),
 
-    /// No OpenGL context is current on this thread.
-    ///
-    /// The driver reports this as `CUDA_ERROR_INVALID_GRAPHICS_CONTEXT`, or, when registering, as
-    /// `CUDA_ERROR_INVALID_VALUE`; cuda-gl asks EGL/GLX which context is current to tell it apart
-    /// from a bad name.
+    /// No OpenGL context is current on this thread. The driver reports this as
+    /// `CUDA_ERROR_INVALID_GRAPHICS_CONTEXT`, or, when registering, as `CUDA_ERROR_INVALID_VALUE`;
+    /// cuda-gl asks EGL/GLX which context is current to tell it apart from a bad name.
     #[error(
         "{source}\nhelp: no OpenGL context is current on this thread. Make the GL context that \
          owns the object current on the calling thread (GLFW: `window.make_current()`; \
@@ -102,10 +99,9 @@ pub enum Error {
         cuda: Box<DeviceLabel>,
     },
 
-    /// The GL object is already registered with CUDA by this process.
-    ///
-    /// The driver accepts a second registration, but two registrations of one object could be
-    /// mapped at once and written through both, so cuda-gl refuses it.
+    /// The GL object is already registered with CUDA by this process. The driver accepts a
+    /// second registration, but two registrations of one object could be mapped at once and
+    /// written through both, so cuda-gl refuses it.
     #[error(
         "GL {kind} {name} is already registered with CUDA in this GL context.\nhelp: register each \
          GL object once and keep the registered resource for as long as the object lives; drop \
@@ -429,6 +425,15 @@ pub enum Error {
         call: &'static str,
     },
 
+    /// The current GL context was made without error checking (`KHR_no_error`), where a call
+    /// GL would refuse is undefined behaviour and no failure is reported: cuda-gl, which relies
+    /// on GL's refusals, makes no call there.
+    #[error("{call} was not made: {}", help::no_error_context_help())]
+    GlNoErrorContext {
+        /// What was refused.
+        call: &'static str,
+    },
+
     /// A safety check needs a GL feature the current context lacks, so the call is refused
     /// rather than made unchecked.
     #[error(
@@ -555,13 +560,9 @@ pub enum Error {
     },
 
     /// CUDA's mapping state of a registered GL object no longer matches the registration: the
-    /// driver answers `CUDA_ERROR_ALREADY_MAPPED` to a registration that was unmapped.
-    ///
-    /// Seen when the GL context that owns the object is destroyed while the object is mapped:
-    /// the unmap then fails ([`Error::NoGlContext`]), and the registration can neither be mapped
-    /// nor unregistered any more. What to do: drop it (cuda-gl stops using the handle; the driver
-    /// frees it with the CUDA context), and register the objects of a live GL context. To avoid
-    /// it, end every mapping and unregister before destroying a GL context or closing its window.
+    /// driver answers `CUDA_ERROR_ALREADY_MAPPED` to a registration that was unmapped. Seen when
+    /// the owning GL context is destroyed while the object is mapped (the unmap then fails with
+    /// [`Error::NoGlContext`]); the message says what to do.
     #[error(
         "{source}\nhelp: CUDA's mapping state of GL {kind} {name} no longer matches its \
          registration. This happens when the GL context that owns the object is destroyed while \

@@ -76,6 +76,7 @@ impl ExternalGl {
                 return Err(Error::MissingGlFunction { function: name });
             }
         }
+        fns.take_pending_errors("ExternalGl::current");
         let device_uuids = device_uuids(fns)?;
         fns.drain_errors();
         Ok(ExternalGl {

@@ -127,7 +127,7 @@ impl GlMemoryBuffer {
         let import_fd = have(fns.import_memory_fd, "glImportMemoryFdEXT")?;
         let storage = have(fns.buffer_storage_mem, "glBufferStorageMemEXT")?;
         let fd = memory.export_fd()?;
-        fns.drain_errors();
+        fns.take_pending_errors("glImportMemoryFdEXT");
         let mut out = GlMemoryBuffer {
             owner: gl.owner,
             claim: None,
@@ -233,7 +233,7 @@ impl GlMemoryBuffer {
     fn read_front(&self, fns: &GlFns, n: usize) -> Result<[u8; CHECK_BYTES]> {
         let mut out = [0u8; CHECK_BYTES];
         let (mut read, mut write, mut scratch) = (0, 0, 0);
-        fns.drain_errors();
+        fns.take_pending_errors("glCopyBufferSubData");
         // SAFETY: valid out-pointers; the scratch buffer is fresh and given CHECK_BYTES bytes;
         // the imported buffer is live and at least `n` <= CHECK_BYTES bytes long; `out` has room
         // for CHECK_BYTES; the previous bindings are restored and the scratch buffer deleted.

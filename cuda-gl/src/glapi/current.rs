@@ -189,7 +189,8 @@ impl GlOwner {
     /// its first use.
     ///
     /// # Errors
-    /// As [`current_gl`]; [`Error::GlCheckUnavailable`] for a context without object labels.
+    /// As [`current_gl`]; [`Error::GlCheckUnavailable`] for a context without object labels;
+    /// [`Error::GlNoErrorContext`] for a context made without error checking (`KHR_no_error`).
     pub(crate) fn current(call: &'static str) -> Result<(GlOwner, &'static GlFns)> {
         let (platform, handle, fns) = current_gl(call)?;
         let mut known = KNOWN.lock().unwrap_or_else(|p| p.into_inner());
@@ -219,6 +220,10 @@ impl GlOwner {
                  context has neither",
                 version.0, version.1
             )));
+        }
+        // Asked once per context, before its canaries: a context's flags never change.
+        if fns.reports_no_errors() {
+            return Err(Error::GlNoErrorContext { call });
         }
         let group = match known.groups.iter().rev().find(|g| has_group_canary(fns, g)) {
             Some(g) => g.id,

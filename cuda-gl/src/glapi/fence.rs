@@ -24,7 +24,7 @@ impl Fence {
     /// As [`GlOwner::check`]; [`Error::GlCall`] when `glFenceSync` fails.
     pub(crate) fn place(owner: GlOwner) -> Result<Fence> {
         let fns = owner.check("glFenceSync (not called)")?;
-        fns.drain_errors();
+        fns.take_pending_errors("glFenceSync");
         // SAFETY: the condition and flags are the only values glFenceSync accepts; the owning
         // GL context is current (checked above).
         let sync = unsafe { (fns.fence_sync)(gl::SYNC_GPU_COMMANDS_COMPLETE, 0) };
@@ -48,6 +48,8 @@ impl Fence {
     /// As [`GlOwner::check`]; [`Error::GlCall`] when the status query fails.
     pub(crate) fn signalled(&self) -> Result<bool> {
         let fns = self.owner.check("glClientWaitSync (not called)")?;
+        // A failed wait's error code is read after it: not one the application left pending.
+        fns.take_pending_errors("glClientWaitSync");
         // SAFETY: a live sync object of the owning context, which is current (above); a
         // timeout of 0 only asks for the status.
         let status = unsafe { (fns.client_wait_sync)(self.sync, 0, 0) };
@@ -66,6 +68,7 @@ impl Fence {
     ) -> Result<()> {
         let fns = self.owner.check("glClientWaitSync (not called)")?;
         let ns = u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX);
+        fns.take_pending_errors("glClientWaitSync");
         // SAFETY: a live sync object of the owning context, which is current (above).
         let status = unsafe { (fns.client_wait_sync)(self.sync, gl::SYNC_FLUSH_COMMANDS_BIT, ns) };
         if wait_status(fns, status)? {

@@ -57,7 +57,7 @@ pub(crate) fn texture_target_is(
     let Some(binding) = binding_query(target) else {
         return Ok(Some(false));
     };
-    fns.drain_errors();
+    fns.take_pending_errors("glBindTexture (asking a texture's target)");
     let mut previous = 0;
     // SAFETY: a context is current; valid out-pointer; `name` is a texture (above); binding it
     // to a target it was not created with only raises GL_INVALID_OPERATION, and the unit's
@@ -129,7 +129,7 @@ pub(crate) struct TextureStorage {
 /// texture of the current context. With OpenGL 4.5 the texture is asked by name (no bind, and
 /// the application's pending GL errors stay pending); before 4.5 it is bound to
 /// `GL_TEXTURE_2D` on the active unit for the queries, the unit's previous 2-D texture bound
-/// back, and the pending GL errors consumed.
+/// back, and the pending GL errors taken (each logged as a warning).
 ///
 /// # Errors
 /// [`Error::GlCall`] when GL refuses the queries (a texture of another target than
@@ -148,7 +148,7 @@ pub(crate) fn texture_2d_storage(fns: &GlFns, name: u32) -> Result<Option<Textur
     let get_level = have(fns.get_tex_level_parameteriv, "glGetTexLevelParameteriv")?;
     // The application's pending GL errors are consumed here (`VideoPlanes::register` says so),
     // so that the checks below see only the queries' own.
-    fns.drain_errors();
+    fns.take_pending_errors("glBindTexture (asking a texture's storage)");
     let (mut previous, mut immutable, mut levels) = (0, 0, 0);
     let (mut width, mut height, mut format) = (0, 0, 0);
     // SAFETY: a context is current (callers' contract); valid out-pointers; `name` is a texture

@@ -5,6 +5,9 @@
 use crate::error::{Error, Result};
 use std::ffi::{CStr, c_void};
 
+/// `GL_CONTEXT_FLAG_NO_ERROR_BIT_KHR` (`KHR_no_error`), absent from the `gl` crate's bindings.
+const CONTEXT_FLAG_NO_ERROR_BIT: i32 = 0x8;
+
 /// A `GLsync`.
 pub(crate) type GlSync = *const c_void;
 
@@ -121,6 +124,7 @@ gl_fns! {
         check_framebuffer_status: "glCheckFramebufferStatus" = fn(u32) -> u32;
         viewport: "glViewport" = fn(i32, i32, i32, i32);
         read_pixels: "glReadPixels" = fn(i32, i32, i32, i32, u32, u32, *mut c_void);
+        read_buffer: "glReadBuffer" = fn(u32);
         pixel_storei: "glPixelStorei" = fn(u32, i32);
         get_floatv: "glGetFloatv" = fn(u32, *mut f32);
         is_enabled: "glIsEnabled" = fn(u32) -> u8;
@@ -191,8 +195,8 @@ pub(crate) fn have<T>(f: Option<T>, function: &'static str) -> Result<T> {
 // table was resolved through: the callers get the table from `GlOwner::check` or `current_gl`,
 // which asked the platform just before.
 impl GlFns {
-    /// Discards errors raised before cuda-gl's calls, so that the next check reports only its
-    /// own call. Logged at debug level.
+    /// Discards the errors of cuda-gl's own calls just made (a binding that did not take, a
+    /// probe, a failed call already reported). Logged at debug level.
     pub(crate) fn drain_errors(&self) {
         for _ in 0..16 {
             // SAFETY: no arguments; a context is current (see above).
@@ -200,7 +204,27 @@ impl GlFns {
             if code == gl::NO_ERROR {
                 return;
             }
-            log::debug!("cuda-gl: discarding an earlier OpenGL error 0x{code:04x}");
+            log::debug!("cuda-gl: discarding an OpenGL error 0x{code:04x} of its own calls");
+        }
+    }
+
+    /// Before cuda-gl's calls for `call`: takes the errors the application's earlier GL calls
+    /// left pending, so that the next check reports only cuda-gl's own. GL keeps one flag per
+    /// error code and offers no way to set one again, so each is logged as a warning naming
+    /// it: the application's own `glGetError` no longer returns it.
+    pub(crate) fn take_pending_errors(&self, call: &'static str) {
+        for _ in 0..16 {
+            // SAFETY: no arguments; a context is current (see above).
+            let code = unsafe { (self.get_error)() };
+            if code == gl::NO_ERROR {
+                return;
+            }
+            log::warn!(
+                "cuda-gl: {call}: OpenGL error 0x{code:04x} was pending from the application's \
+                 earlier GL calls; cuda-gl took it (glGetError will not return it) so that it \
+                 reports only its own call's errors. help: call glGetError after your own GL \
+                 calls, before cuda-gl's"
+            );
         }
     }
 
@@ -291,6 +315,26 @@ impl GlFns {
             None
         };
         have(chosen, "glGetnTexImage")
+    }
+
+    /// Whether the current context was made without error checking (`KHR_no_error`): its
+    /// `GL_CONTEXT_FLAGS` has `GL_CONTEXT_FLAG_NO_ERROR_BIT_KHR`. Asked only where the query is
+    /// valid (OpenGL 3.0, OpenGL ES 3.2), so that it raises no error itself; an older context
+    /// cannot have the flag asked, nor (NVIDIA's and Mesa's drivers) be made without errors.
+    pub(crate) fn reports_no_errors(&self) -> bool {
+        let text = self.string(gl::VERSION).unwrap_or_default();
+        let version = parse_version(&text);
+        let asked = if text.starts_with("OpenGL ES") {
+            version >= (3, 2)
+        } else {
+            version >= (3, 0)
+        };
+        let mut flags = 0;
+        if asked {
+            // SAFETY: GL_CONTEXT_FLAGS is a valid query at these versions; a valid out-pointer.
+            unsafe { (self.get_integerv)(gl::CONTEXT_FLAGS, &mut flags) };
+        }
+        flags & CONTEXT_FLAG_NO_ERROR_BIT != 0
     }
 
     /// The context's OpenGL version, `(major, minor)`.

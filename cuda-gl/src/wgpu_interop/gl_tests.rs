@@ -21,19 +21,12 @@ use super::interop_mode::{blit_pair, copy_command, present_command};
 use super::place::{WgpuPlace, descriptor_of, shared_format, texture_descriptor};
 use super::read_back::{Readable, read_texture};
 use crate::display::{Format, Layout, Mode, TextureObject};
-use crate::egl::{EglError, HeadlessContext};
+use crate::egl::HeadlessContext;
+use crate::egl::test_gl::required;
 use crate::error::Error;
 use crate::gl_object::{ImageTarget, Kind};
 use crate::glapi::{Direction, GlFns, GlOwner, PixelState, query};
 use std::sync::Arc;
-
-/// Whether a machine without a usable GL must fail these tests rather than skip them: on a GPU
-/// host (`CUDA_GL_REQUIRE_GPU=1`), or under Mesa there (`CUDA_GL_REQUIRE_MESA=1`).
-fn required() -> bool {
-    ["CUDA_GL_REQUIRE_GPU", "CUDA_GL_REQUIRE_MESA"]
-        .iter()
-        .any(|knob| std::env::var(knob).is_ok_and(|v| v == "1"))
-}
 
 /// wgpu's GL backend over a headless GL context current on this thread. Field order is drop
 /// order: the wgpu objects go while the context is still current.
@@ -48,14 +41,7 @@ struct GlWgpu {
 /// [`GlWgpu`] on any headless GL, or `None` (after saying why) where this machine has no EGL
 /// library and none is required.
 fn gl_wgpu(test: &str) -> Option<GlWgpu> {
-    let gl = match HeadlessContext::any_gl() {
-        Ok(gl) => gl,
-        Err(e @ EglError::LibraryNotFound { .. }) if !required() => {
-            eprintln!("{test}: skipped, no EGL: {e}");
-            return None;
-        }
-        Err(e) => panic!("{test}: HeadlessContext::any_gl failed: {e}"),
-    };
+    let gl = crate::egl::test_gl::any_gl(test)?;
     let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
         backends: wgpu::Backends::empty(),
         ..wgpu::InstanceDescriptor::new_without_display_handle()

@@ -40,7 +40,7 @@ impl TextureObject {
         (internal, pixel_format, ty): (u32, u32, u32),
         grey: bool,
     ) -> Result<TextureObject> {
-        fns.drain_errors();
+        fns.take_pending_errors("glTexStorage2D (a texture of cuda-gl's)");
         let mut texture = TextureObject {
             owner,
             name: 0,

@@ -8,29 +8,8 @@
 
 use super::*;
 use crate::display::staged::bands_for_client_upload;
-use crate::egl::{EglError, HeadlessContext};
+use crate::egl::test_gl::any_gl;
 use crate::image::Format;
-
-/// Whether a machine without a usable GL must fail these tests rather than skip them: on a GPU
-/// host (`CUDA_GL_REQUIRE_GPU=1`), or under Mesa there (`CUDA_GL_REQUIRE_MESA=1`).
-fn required() -> bool {
-    ["CUDA_GL_REQUIRE_GPU", "CUDA_GL_REQUIRE_MESA"]
-        .iter()
-        .any(|knob| std::env::var(knob).is_ok_and(|v| v == "1"))
-}
-
-/// A headless GL context current on this thread, or `None` (after saying why) where this
-/// machine has no EGL library and none is required.
-fn any_gl(test: &str) -> Option<HeadlessContext> {
-    match HeadlessContext::any_gl() {
-        Ok(gl) => Some(gl),
-        Err(e @ EglError::LibraryNotFound { .. }) if !required() => {
-            eprintln!("{test}: skipped, no EGL: {e}");
-            None
-        }
-        Err(e) => panic!("{test}: HeadlessContext::any_gl failed: {e}"),
-    }
-}
 
 /// A frame's bytes: every byte a function of its index and `seed`, alpha included, so that
 /// a frame that did not arrive, arrived shifted or is another frame's cannot pass.

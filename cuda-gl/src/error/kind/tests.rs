@@ -453,6 +453,7 @@ fn unsupported_setup_is_the_machine_not_the_program() {
             source: cuda(CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION),
         },
         Error::GlPlatformUnknown { call: "glTest" },
+        Error::GlNoErrorContext { call: "glTest" },
         Error::InvalidModule {
             log: String::new(),
             source: cuda(CUresult::CUDA_ERROR_NO_BINARY_FOR_GPU),

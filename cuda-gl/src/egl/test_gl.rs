@@ -1,0 +1,84 @@
+//! Tests' headless GL: whatever this machine has, with no CUDA (Mesa's llvmpipe on CI and on
+//! machines without NVIDIA's EGL, NVIDIA's GL on a GPU host), or a skip with the reason where
+//! it has no EGL and none is required.
+#![allow(clippy::panic)]
+
+use super::{EglError, HeadlessConfig, HeadlessContext};
+
+/// Whether a machine without a usable GL must fail these tests rather than skip them: on a GPU
+/// host (`CUDA_GL_REQUIRE_GPU=1`), or under Mesa there (`CUDA_GL_REQUIRE_MESA=1`).
+pub(crate) fn required() -> bool {
+    ["CUDA_GL_REQUIRE_GPU", "CUDA_GL_REQUIRE_MESA"]
+        .iter()
+        .any(|knob| std::env::var(knob).is_ok_and(|v| v == "1"))
+}
+
+/// A headless GL context of `config` current on this thread, or `None` (after saying why) where
+/// this machine has no EGL library and none is required.
+pub(crate) fn any_gl_with(test: &str, config: &HeadlessConfig) -> Option<HeadlessContext> {
+    match HeadlessContext::any_gl_with(config) {
+        Ok(gl) => Some(gl),
+        Err(e @ EglError::LibraryNotFound { .. }) if !required() => {
+            eprintln!("{test}: skipped, no EGL: {e}");
+            None
+        }
+        Err(e) => panic!("{test}: HeadlessContext::any_gl_with failed: {e}"),
+    }
+}
+
+/// [`any_gl_with`] the default configuration.
+pub(crate) fn any_gl(test: &str) -> Option<HeadlessContext> {
+    any_gl_with(test, &HeadlessConfig::default())
+}
+
+/// Warnings logged on this thread from now on, with a capturing logger installed for the
+/// process (once; other tests' threads log into it too, and are told apart by thread).
+pub(crate) struct Warnings {
+    from: usize,
+}
+
+/// One warning: the thread that logged it and its message.
+type Warning = (std::thread::ThreadId, String);
+
+static WARNINGS: std::sync::Mutex<Vec<Warning>> = std::sync::Mutex::new(Vec::new());
+
+struct Capture;
+
+impl log::Log for Capture {
+    fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
+        metadata.level() <= log::Level::Warn
+    }
+
+    fn log(&self, record: &log::Record<'_>) {
+        if self.enabled(record.metadata()) {
+            let mut all = WARNINGS.lock().unwrap_or_else(|p| p.into_inner());
+            all.push((std::thread::current().id(), record.args().to_string()));
+        }
+    }
+
+    fn flush(&self) {}
+}
+
+impl Warnings {
+    /// Starts capturing.
+    pub(crate) fn start() -> Warnings {
+        static INSTALL: std::sync::Once = std::sync::Once::new();
+        INSTALL.call_once(|| {
+            if log::set_logger(&Capture).is_ok() {
+                log::set_max_level(log::LevelFilter::Warn);
+            }
+        });
+        let from = WARNINGS.lock().unwrap_or_else(|p| p.into_inner()).len();
+        Warnings { from }
+    }
+
+    /// The warnings this thread logged since [`start`](Self::start).
+    pub(crate) fn here(&self) -> Vec<String> {
+        let me = std::thread::current().id();
+        let all = WARNINGS.lock().unwrap_or_else(|p| p.into_inner());
+        (all.get(self.from..).unwrap_or_default().iter())
+            .filter(|(thread, _)| *thread == me)
+            .map(|(_, message)| message.clone())
+            .collect()
+    }
+}
