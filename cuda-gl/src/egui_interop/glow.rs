@@ -3,7 +3,6 @@
 
 use crate::display::{DisplayTarget, Format};
 use crate::error::{Error, Result};
-use crate::gl_object::{ImageTarget, Kind};
 use crate::glapi::claim::{self, Claim};
 use crate::glapi::{GlFns, GlOwner, have, label};
 use ::egui::TextureId;
@@ -322,8 +321,10 @@ fn make(
     });
     let claimed = made.and_then(|name| {
         // A name just made is claimed by no one, unless a context of the share group
-        // registered it in the moment since: then it is left to that one.
-        claim::claim(Kind::Image(ImageTarget::Texture2D), name.get(), owner)
+        // registered it in the moment since: then it is left to that one. Claimed with its
+        // label: once egui deleted it, the name is free to claim for the next texture made
+        // there, before this image's next update has noticed.
+        claim::claim_labelled_texture(name.get(), owner, &text)
             .map(|claim| (name, claim))
             .ok_or(Error::AlreadyRegistered {
                 name: name.get(),
