@@ -20,8 +20,11 @@ static NEXT_LABEL: AtomicU64 = AtomicU64::new(1);
 /// [`update`](Self::update) and give egui the [`SizedTexture`] it returns (`ui.image(..)`).
 ///
 /// The egui texture is the painter's once registered: the adapter never deletes it, and egui
-/// deletes it at its shutdown (or when the application frees its [`TextureId`]). Row 0 of a
-/// frame is the image's top row in egui (egui's texture coordinate `v = 0` is at the top).
+/// deletes it at its shutdown (or when the application frees its [`TextureId`]). Dropping the
+/// image shrinks that texture to one texel of undefined content (its frame's memory is not kept
+/// until egui's shutdown): drop the image in a frame whose UI no longer shows its texture, not
+/// in one that does (egui paints at the frame's end). Row 0 of a frame is the image's top row in
+/// egui (egui's texture coordinate `v = 0` is at the top).
 ///
 /// Neither `Send` nor `Sync`: its GL calls go to the context current on the calling thread,
 /// which must be the target's (egui's painter's).
