@@ -71,6 +71,8 @@
 //! `Sync`: release it, move it, and make it current on the new thread. Threads that need OpenGL
 //! at the same time create one context each; they work concurrently, sharing the EGL display.
 
+#[cfg(test)]
+mod claim_tests;
 mod config;
 mod create;
 mod current;

@@ -3,7 +3,6 @@
 
 use crate::display::{DisplayTarget, Format};
 use crate::error::{Error, Result};
-use crate::gl_object::{ImageTarget, Kind};
 use crate::glapi::claim::{self, Claim};
 use crate::glapi::{GlFns, GlOwner, have, label};
 use ::egui::TextureId;
@@ -21,8 +20,11 @@ static NEXT_LABEL: AtomicU64 = AtomicU64::new(1);
 /// [`update`](Self::update) and give egui the [`SizedTexture`] it returns (`ui.image(..)`).
 ///
 /// The egui texture is the painter's once registered: the adapter never deletes it, and egui
-/// deletes it at its shutdown (or when the application frees its [`TextureId`]). Row 0 of a
-/// frame is the image's top row in egui (egui's texture coordinate `v = 0` is at the top).
+/// deletes it at its shutdown (or when the application frees its [`TextureId`]). Dropping the
+/// image shrinks that texture to one texel of undefined content (its frame's memory is not kept
+/// until egui's shutdown): drop the image in a frame whose UI no longer shows its texture, not
+/// in one that does (egui paints at the frame's end). Row 0 of a frame is the image's top row in
+/// egui (egui's texture coordinate `v = 0` is at the top).
 ///
 /// Neither `Send` nor `Sync`: its GL calls go to the context current on the calling thread,
 /// which must be the target's (egui's painter's).
@@ -322,8 +324,10 @@ fn make(
     });
     let claimed = made.and_then(|name| {
         // A name just made is claimed by no one, unless a context of the share group
-        // registered it in the moment since: then it is left to that one.
-        claim::claim(Kind::Image(ImageTarget::Texture2D), name.get(), owner)
+        // registered it in the moment since: then it is left to that one. Claimed with its
+        // label: once egui deleted it, the name is free to claim for the next texture made
+        // there, before this image's next update has noticed.
+        claim::claim_labelled_texture(name.get(), owner, &text)
             .map(|claim| (name, claim))
             .ok_or(Error::AlreadyRegistered {
                 name: name.get(),

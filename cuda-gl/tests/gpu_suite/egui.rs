@@ -279,3 +279,43 @@ fn a_texture_egui_freed_is_made_again_and_its_name_left_to_the_next_owner() {
     delete_texture(mine);
     g.check_no_errors();
 }
+
+/// egui frees the adapter's texture and the application gets its name for a texture of its
+/// own, which it registers with CUDA before the image's next update (a hidden panel's image
+/// kept without updates, say): the registration is not refused by the image's claim on the name
+/// egui freed (the old code returned `Error::AlreadyRegistered` until the next update).
+#[test]
+fn a_name_egui_freed_can_be_registered_before_the_next_update() {
+    let Some(g) = gpu() else { return };
+    let (mut egui, mut image, _) = egui_showing(&g, (64, 64), 11);
+    let (id, name) = (image.texture_id().unwrap(), image.egui_texture().unwrap());
+    egui.painter.free_texture(id);
+    let mut others = Vec::new();
+    let mine = loop {
+        let t = gl_texture_rgba8(64, 64, 1);
+        if t == name.0.get() {
+            break t;
+        }
+        others.push(t);
+        assert!(
+            others.len() < 256,
+            "GL gave the freed name to none of 256 textures"
+        );
+    };
+    others.into_iter().for_each(delete_texture);
+    let registered = cuda_gl::RegisteredImage::register(
+        &g.ctx,
+        mine,
+        cuda_gl::ImageTarget::Texture2D,
+        cuda_gl::RegisterFlags::SURFACE_LOAD_STORE,
+    );
+    assert!(registered.is_ok(), "{registered:?}");
+    // The image's next update makes a texture of its own again, and leaves the app's claimed.
+    show(&g, &mut egui, &mut image, 12);
+    assert_ne!(image.egui_texture(), Some(name));
+    drop(image);
+    drop(registered);
+    egui.painter.destroy();
+    delete_texture(mine);
+    g.check_no_errors();
+}
