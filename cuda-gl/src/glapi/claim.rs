@@ -62,6 +62,8 @@ pub(crate) fn claim(kind: Kind, name: u32, owner: GlOwner) -> Option<Claim> {
 /// [`claim`] of texture `name`, which carries `label` (a label of cuda-gl's, given it by the
 /// caller): a later claim of the name succeeds once the texture no longer carries it (deleted
 /// by its other owner, and the name perhaps another texture's).
+// Called by the egui (glow) adapter only.
+#[cfg_attr(not(feature = "egui"), allow(dead_code))]
 pub(crate) fn claim_labelled_texture(name: u32, owner: GlOwner, label: &str) -> Option<Claim> {
     let kind = Kind::Image(ImageTarget::Texture2D);
     claim_in(owner, kind, name, Some(label.to_owned()))
