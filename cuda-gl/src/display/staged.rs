@@ -11,12 +11,12 @@ use super::gl_buffer::GlBuffers;
 use super::present::{Canvas, CopyOut, CopyingFrame, Present, Source};
 use super::texture::{Object, Rows, Texture, bind_checked};
 use crate::context::Context;
-use crate::error::Result;
+use crate::error::{Result, UsageError};
 use crate::glapi::{Fence, GlFns};
 use crate::memory::PinnedBuffer;
 use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// How a frame is cut into bands: the first of `first` bytes, so that the present waits
 /// little for it; each next one `growth` times the last, up to `cap` bytes.
@@ -94,49 +94,73 @@ fn staged_through_buffer(fns: &GlFns) -> bool {
 
 /// One band of a frame: its rows, and the pinned buffer of their bytes (tightly packed). The
 /// GL target's staged mode and the wgpu target's cut frames into these.
+///
+/// Its buffer holds exactly `row * rows.count` bytes: the fields are private, a band is made
+/// only by [`allocate`](Self::allocate), which sizes the buffer so, and a pinned buffer's
+/// length never changes. The copy in and the uploads rely on it.
 #[derive(Debug)]
 pub(crate) struct Band {
-    pub(crate) rows: Rows,
-    pub(crate) slot: PinnedBuffer<u8>,
+    rows: Rows,
+    /// The bytes of each of its rows.
+    row: usize,
+    slot: PinnedBuffer<u8>,
 }
 
 impl Band {
     /// The bands of `cut`, rows of `row` bytes, each with pinned memory of its bytes in `ctx`.
     ///
     /// # Errors
-    /// The driver's errors from allocating pinned memory.
+    /// [`UsageError::TooLarge`] for a band of more bytes than `usize` holds; the driver's
+    /// errors from allocating pinned memory.
     pub(crate) fn allocate(ctx: &Arc<Context>, row: usize, cut: Vec<Rows>) -> Result<Vec<Band>> {
         cut.into_iter()
             .map(|rows| {
-                let slot = PinnedBuffer::zeroed(ctx, row * rows.count)?;
-                Ok(Band { rows, slot })
+                let bytes = row
+                    .checked_mul(rows.count)
+                    .ok_or_else(|| UsageError::TooLarge {
+                        what: "the bytes of a staged band",
+                        value: row as u128 * rows.count as u128,
+                        max: usize::MAX as u128,
+                    })?;
+                let slot = PinnedBuffer::zeroed(ctx, bytes)?;
+                Ok(Band { rows, row, slot })
             })
             .collect()
     }
 
-    /// Queues the copy of the band's rows of `source` (rows of `row` bytes) into its pinned
-    /// memory, in `stream`'s order.
-    ///
-    /// # Safety
-    /// 1. `source` has at least `rows.first + rows.count` rows of `row` bytes, which stay live
-    ///    until the copy has run.
+    /// Its rows of the frame.
+    pub(crate) fn rows(&self) -> Rows {
+        self.rows
+    }
+
+    /// Its bytes, the rows tightly packed (`rows().count` rows of the `row` bytes it was
+    /// allocated with), once its copy in has finished, waiting at most `limit`.
     ///
     /// # Errors
-    /// [`Error::Internal`](crate::Error::Internal) for a buffer of another size than the rows
-    /// (cannot happen: [`allocate`](Self::allocate) sized it); the copy's errors.
+    /// As [`PinnedBuffer::as_slice_within`].
+    pub(crate) fn bytes_within(&self, limit: Duration) -> Result<&[u8]> {
+        self.slot.as_slice_within(limit)
+    }
+
+    /// Queues the copy of the band's rows of `source` (rows of the `row` bytes it was
+    /// allocated with) into its pinned memory, in `stream`'s order.
+    ///
+    /// # Safety
+    /// 1. `source` has at least `rows().first + rows().count` rows of the band's `row` bytes
+    ///    (those given to [`allocate`](Self::allocate)), which stay live until the copy has
+    ///    run.
+    ///
+    /// # Errors
+    /// The copy's errors.
     pub(crate) unsafe fn copy_in(
         &mut self,
         source: Source<'_>,
-        row: usize,
         stream: &impl AsStream,
     ) -> Result<()> {
-        let rows = self.rows;
-        if self.slot.len() != row * rows.count {
-            return Err(crate::Error::Internal {
-                what: "a staged band of another size than its rows".into(),
-            });
-        }
-        // SAFETY: the buffer holds the band's rows (checked), pinned; (1) for the source.
+        let (rows, row) = (self.rows, self.row);
+        // SAFETY: the buffer holds `row * rows.count` bytes, pinned (the type's invariant:
+        // `allocate` sized it so, and the private fields change no more), which the copy of
+        // `rows.count` rows of `row` bytes, tightly packed, fills; (1) for the source.
         unsafe {
             self.slot
                 .copy_in_async(stream, "cuMemcpy2DAsync (not called)", |host, _, p| {
@@ -226,15 +250,16 @@ impl CopyOut for &mut Bands {
     /// not all finished within 10 s of the first wait; the uploads' errors (the texture may
     /// then hold part of the frame).
     fn copy_out(self, texture: &Texture, source: Source<'_>, stream: &impl AsStream) -> Result<()> {
-        let (row, _) = texture.frame_shape();
         // Every copy is queued before any GL call: a kernel the frame queued is then always
         // followed by work that the buffers' drop waits for.
         for band in &mut self.bands {
-            texture.check_rows(&band.rows, None)?;
-            // SAFETY: the rows lie within the texture (checked), so within the source, the
-            // canvas of this texture's shape, which outlives the copy (the staged state drops
-            // the buffers, which wait for their copies, before the canvas).
-            unsafe { band.copy_in(source, row, stream) }?;
+            texture.check_rows(&band.rows(), None)?;
+            // SAFETY: (1) of `copy_in`: the source is the staged state's canvas (`begin` hands
+            // out only its own canvas with these bands), which `new` made of the texture's
+            // layout that it cut the bands from, rows of the bands' row bytes: the rows lie
+            // within it (and within the texture, checked). It outlives the copy (the staged
+            // state drops the bands' buffers, which wait for their copies, before the canvas).
+            unsafe { band.copy_in(source, stream) }?;
         }
         // Each band waits for its own copy only; all of them, and the last upload's fence,
         // within one limit.
@@ -295,14 +320,14 @@ impl Bands {
             }
             for (k, band) in bands.iter().enumerate() {
                 let limit = deadline.saturating_duration_since(Instant::now());
-                let pixels = band.slot.as_slice_within(limit)?;
-                texture.check_rows(&band.rows, Some(pixels.len()))?;
+                let pixels = band.bytes_within(limit)?;
+                texture.check_rows(&band.rows(), Some(pixels.len()))?;
                 let Some(&buffer) = buffers.get(k) else {
                     // SAFETY: the texture is bound (read back, before the loop); the rows lie
                     // within it (checked); no pixel buffer is bound (read back), so `pixels`,
                     // the band's rows tightly packed (checked), are read before the call
                     // returns.
-                    unsafe { texture.tex_sub_image(fns, &band.rows, pixels.as_ptr().cast()) };
+                    unsafe { texture.tex_sub_image(fns, &band.rows(), pixels.as_ptr().cast()) };
                     continue;
                 };
                 // Written with the buffer bound as a copy target, bound as the pixel
@@ -332,7 +357,7 @@ impl Bands {
                 // rows lie within the texture (checked); the null pointer is offset 0 in
                 // the buffer, and GL refuses a read past its end with an error rather than
                 // reading it.
-                unsafe { texture.tex_sub_image(fns, &band.rows, std::ptr::null()) };
+                unsafe { texture.tex_sub_image(fns, &band.rows(), std::ptr::null()) };
                 queued.set(true);
             }
             Ok(())

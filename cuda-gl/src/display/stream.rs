@@ -8,7 +8,7 @@
 use super::present::{Canvas, CopyOut, CopyingFrame, Present, Source};
 use super::texture::Texture;
 use crate::context::Context;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::external::{ExternalGl, FrameRead, FrameStream, FrameWrite};
 use crate::result;
 use crate::stream::AsStream;
@@ -25,6 +25,10 @@ pub(super) struct Streamed {
     /// before it releases its memory, or leaks it; the canvas waits for those copies too.
     stream: FrameStream,
     canvas: Canvas,
+    /// The row bytes and rows of a frame, tightly packed, that `new` made the canvas of and
+    /// every slot of `stream` for (`row * height` bytes each: a frame stream's slots are all
+    /// of the size it is made with, for good). The copies into the slots rely on it.
+    shape: (usize, usize),
     ctx: Arc<Context>,
 }
 
@@ -42,9 +46,13 @@ impl Present for Streamed {
     fn new(ctx: &Arc<Context>, texture: &Texture) -> Result<Streamed> {
         let external = ExternalGl::current()?;
         let canvas = Canvas::new(ctx, texture.layout())?;
+        // The texture's layout, tightly packed: its frame's bytes (counted, within `usize`,
+        // when the layout was made).
+        let (row, height) = texture.frame_shape();
         Ok(Streamed {
-            stream: FrameStream::new(ctx, &external, texture.frame_bytes(), SLOTS, 1)?,
+            stream: FrameStream::new(ctx, &external, row * height, SLOTS, 1)?,
             canvas,
+            shape: (row, height),
             ctx: ctx.clone(),
         })
     }
@@ -56,6 +64,7 @@ impl Present for Streamed {
     ) -> Result<StreamFrame<'t, S>> {
         let slots = Slots {
             frames: &mut self.stream,
+            shape: self.shape,
             ctx: &self.ctx,
         };
         CopyingFrame::begin(&mut self.canvas, slots, texture, stream)
@@ -75,10 +84,13 @@ impl Present for Streamed {
 /// A stream-mode frame: the canvas it is drawn on, and the frame stream it is pushed into.
 pub(super) type StreamFrame<'t, S> = CopyingFrame<'t, S, Slots<'t>>;
 
-/// The frame stream a frame is pushed into, and its CUDA context.
+/// The frame stream a frame is pushed into, the shape of its frames and its CUDA context.
+/// Made only by [`Streamed::begin`], from its own stream and shape.
 #[derive(Debug)]
 pub(super) struct Slots<'t> {
     frames: &'t mut FrameStream,
+    /// [`Streamed`]'s `shape`: that of each slot of `frames`, and of the canvas.
+    shape: (usize, usize),
     ctx: &'t Arc<Context>,
 }
 
@@ -92,24 +104,22 @@ impl CopyOut for Slots<'_> {
     /// # Errors
     /// As [`FrameStream::push_burst`]; the copies' errors.
     fn copy_out(self, texture: &Texture, source: Source<'_>, stream: &impl AsStream) -> Result<()> {
-        let Slots { frames, ctx } = self;
-        let (row, height) = texture.frame_shape();
+        let Slots { frames, shape, ctx } = self;
+        let (row, height) = shape;
         let mut produce = |write: &FrameWrite<'_>| -> Result<()> {
-            if write.len() != row * height {
-                return Err(Error::Internal {
-                    what: "a display stream slot of another size than its frames".into(),
-                });
-            }
             let mut copy = source.copy_of_frame(row, height);
             copy.dstMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
             copy.dstDevice = write.device_ptr().as_raw();
             copy.dstPitch = row;
             // SAFETY: the stream is live while borrowed and of this context (push_burst
-            // checked it). In the work: the slot holds `row * height` bytes (checked) and is
-            // written only here until its event, recorded on `stream` after this copy, has
-            // completed (or the slot is leaked); the source (the canvas's pixels, `row * height`
-            // bytes, or its array of this size) lives until the canvas's drop has waited for
-            // the private stream this copy is queued on (or leaks them).
+            // checked it). In the work: the slot holds `row * height` bytes (a slot of the
+            // stream `Streamed::new` made with that size, with the canvas, for `shape`; `begin`
+            // hands out only its own stream and shape) and is written only here until its
+            // event, recorded on `stream` after this copy, has completed (or the slot is
+            // leaked); the source (that state's canvas, `begin` handing out no other: its
+            // pixels, `row * height` bytes, or its array of this size) lives until the
+            // canvas's drop has waited for the private stream this copy is queued on (or
+            // leaks them).
             unsafe {
                 ctx.run_now(stream.raw_stream(), "cuMemcpy2DAsync (not called)", |p| {
                     Ok(result::array::copy_2d_async(&copy, p)?)

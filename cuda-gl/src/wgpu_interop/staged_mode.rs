@@ -71,12 +71,13 @@ impl CopyOut for &mut [Band] {
     /// The copies' errors (nothing is written then); [`Error::Timeout`] when the copies have
     /// not all finished within 10 s of the first wait (the bands before are written).
     fn copy_out(self, place: &WgpuPlace, source: Source<'_>, stream: &impl AsStream) -> Result<()> {
-        let row = place.layout.row_bytes();
         for band in self.iter_mut() {
-            // SAFETY: the source is the canvas of this layout (the bands lie within it: they
-            // were cut from its height), which outlives the copy (the state drops the bands,
-            // which wait for their copies, before the canvas).
-            unsafe { band.copy_in(source, row, stream) }?;
+            // SAFETY: (1) of `copy_in`: the source is the state's canvas (`begin` hands out
+            // only its own canvas with these bands), which `new` made of the layout that it
+            // cut the bands from, rows of the bands' row bytes: the bands lie within it. It
+            // outlives the copy (the state drops the bands, which wait for their copies,
+            // before the canvas).
+            unsafe { band.copy_in(source, stream) }?;
         }
         write_bands(self, place, Instant::now() + DEFAULT_WAIT_LIMIT)
     }
@@ -96,9 +97,10 @@ fn write_bands(bands: &[Band], place: &WgpuPlace, deadline: Instant) -> Result<(
     scoped(&place.device, "wgpu::Queue::write_texture", || {
         for band in bands {
             let limit = deadline.saturating_duration_since(Instant::now());
-            let bytes = band.slot.as_slice_within(limit)?;
+            let bytes = band.bytes_within(limit)?;
+            let rows = band.rows();
             // Rows and row bytes of a texture wgpu made, so within `u32`.
-            let (first, count, row) = (band.rows.first as u32, band.rows.count as u32, row as u32);
+            let (first, count, row) = (rows.first as u32, rows.count as u32, row as u32);
             place.queue.write_texture(
                 from_row(&place.texture, first),
                 bytes,
