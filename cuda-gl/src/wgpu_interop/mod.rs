@@ -163,20 +163,23 @@
 //! # Other threads on the queue
 //! Other threads may submit on the application's wgpu queue while a [`WgpuTarget`]'s present,
 //! a [`WgpuVideoPlanes::upload`] or a [`CudaWrite`] hands images over (their own passes, which
-//! may sample the target's or the planes' textures): CUDA writes only cuda-gl's private shared
-//! textures, never a texture the application samples; the semaphore's signal is added after
+//! may sample the target's or the planes' textures). CUDA writes only cuda-gl's private shared
+//! textures, never a texture the application samples. The semaphore's signal is added after
 //! the release barriers were submitted, and a signal's first scope covers every command
-//! earlier in submission order; the wait is added before the acquire's barriers are
-//! submitted, and a wait's second scope covers every command later in submission order (at
-//! every stage: the wait's stage mask is `ALL_COMMANDS`) (Vulkan spec, "Semaphore Signaling",
-//! "Semaphore Waiting" and `vkQueueSubmit`; contract 5 above). wgpu attaches them to the queue's next submit, whichever thread makes it, so a
-//! submit of another thread that takes one keeps the order: one that takes the wait runs only
-//! after CUDA's work, and CUDA waits for the commands of one that takes the signal (either is
+//! earlier in submission order. The wait is added before the acquire's barriers are submitted,
+//! and a wait's second scope covers every command later in submission order, at every stage
+//! (the wait's stage mask is `ALL_COMMANDS`). (Vulkan spec, "Semaphore Signaling", "Semaphore
+//! Waiting" and `vkQueueSubmit`; contract 5 above.)
+//!
+//! wgpu attaches them to the queue's next submit, whichever thread makes it, so a submit of
+//! another thread that takes one keeps the order: one that takes the wait runs only after
+//! CUDA's work, and CUDA waits for the commands of one that takes the signal (either is
 //! delayed, never reordered). (A [`SharedTexture`]'s own texture is another matter: between
-//! `write` and `finish` no submit may use it, see [`SharedTexture::write`].) On
-//! [the GL route](#the-gl-route) there is no semaphore: CUDA's map and unmap in the one GL context order the work, and
-//! wgpu is called only where that context is current, by one thread at a time
-//! (`open_gl_adapter`'s `# Safety`).
+//! `write` and `finish` no submit may use it, see [`SharedTexture::write`].)
+//!
+//! On [the GL route](#the-gl-route) there is no semaphore: CUDA's map and unmap in the one GL
+//! context order the work, and wgpu is called only where that context is current, by one
+//! thread at a time (`open_gl_adapter`'s `# Safety`).
 //!
 //! # Lifetimes, whatever is dropped first
 //! The [`SharedTexture`] holds clones of the wgpu device and queue; its CUDA and Vulkan objects

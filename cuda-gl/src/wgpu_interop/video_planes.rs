@@ -330,10 +330,9 @@ impl Made {
 /// from `open_gl_adapter` (feature `wgpu-gl`), wgpu calls GL through whatever context is
 /// current: make, upload to and drop the planes, and sample their textures, only on a thread
 /// where that context is current, as that function's `# Safety` asks of every wgpu call. The
-/// planes check it where they can: in interop mode an upload elsewhere is refused before any
-/// wgpu call; in both modes (staged: on a context with object labels) a `read_planes`
-/// elsewhere is refused, and a drop elsewhere leaks the textures, logged, rather than have
-/// wgpu delete them in another context.)
+/// planes check it where they can, in interop mode and in staged mode on a context with object
+/// labels: an upload or a `read_planes` elsewhere is refused before any wgpu call, and a drop
+/// elsewhere leaks the textures, logged, rather than have wgpu delete them in another context.)
 #[derive(Debug)]
 pub struct WgpuVideoPlanes {
     made: Made,
