@@ -231,6 +231,8 @@ mod guide_doctests {
     pub struct Display;
     #[doc = include_str!("../../docs/guide/troubleshooting.md")]
     pub struct Troubleshooting;
+    #[doc = include_str!("../../docs/guide/safety.md")]
+    pub struct Safety;
     #[doc = include_str!("../../docs/guide/video.md")]
     pub struct Video;
     #[cfg(feature = "wgpu")]
