@@ -68,16 +68,17 @@ impl Context {
         unsafe { queue.run(stream, call, work) }
     }
 
-    /// Waits for the copies, memsets and events cuda-gl has queued on its private stream of
-    /// this context so far (see the crate docs' safety model), without synchronizing any
-    /// stream of yours: for code that hands memory cuda-gl reads or writes to a library whose
-    /// ordering cuda-gl cannot join (the `cudarc` feature's `show_cudarc` uses it when a
-    /// capture may have taken its ordering). It waits at most 10 s: that work comes after your
-    /// stream's work before it, which a kernel that never ends keeps from finishing.
+    /// Waits for the copies, memsets and events cuda-gl has queued on its private stream of this
+    /// context so far (see the crate docs' safety model), without synchronizing any stream of
+    /// yours: for code that hands memory cuda-gl reads or writes to a library whose ordering
+    /// cuda-gl cannot join (the `cudarc` feature's `show_cudarc` uses it when a capture may have
+    /// taken its ordering). It waits at most the [wait limit](crate::wait_limit) (10 s by default):
+    /// that work comes after your stream's work before it, which a kernel that never ends keeps
+    /// from finishing.
     ///
     /// # Errors
-    /// [`Error::Timeout`] when the work has not finished within 10 s (it may still run: keep
-    /// what it uses alive); the driver's errors from binding the context and `cuStreamQuery`.
+    /// [`Error::Timeout`] when the work has not finished within the wait limit (it may still run:
+    /// keep what it uses alive); the driver's errors from binding the context and `cuStreamQuery`.
     #[doc(alias = "cuStreamQuery")]
     pub fn finish_queued(&self) -> Result<()> {
         self.bind()?;

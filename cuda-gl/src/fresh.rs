@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::queue::RelaxedCapture;
 use crate::result;
 use crate::stream::{Stream, StreamFlags};
-use crate::wait::{DEFAULT_WAIT_LIMIT, poll_within};
+use crate::wait::{poll_within, wait_limit};
 use cuda_gl_sys as sys;
 use std::sync::Arc;
 
@@ -40,11 +40,11 @@ impl FillError {
     }
 }
 
-/// Queues `fill` (one call that writes only memory allocated by the caller and not yet handed
-/// to any other work) on a new non-blocking stream of `ctx`, and waits for it, polling
-/// `cuStreamQuery` for at most [`DEFAULT_WAIT_LIMIT`]; `what` names the fill in a timeout. The
-/// calls run in the relaxed capture mode, so that another thread's capture does not fail the
-/// wait. `fill` gets the stream, and the context is bound when it runs.
+/// Queues `fill` (one call that writes only memory allocated by the caller and not yet handed to
+/// any other work) on a new non-blocking stream of `ctx`, and waits for it, polling `cuStreamQuery`
+/// for at most the [wait limit](crate::wait_limit); `what` names the fill in a timeout. The calls
+/// run in the relaxed capture mode, so that another thread's capture does not fail the wait. `fill`
+/// gets the stream, and the context is bound when it runs.
 ///
 /// # Errors
 /// [`FillError::Idle`] with the driver's errors from setting the capture mode, binding the
@@ -63,7 +63,7 @@ pub(crate) fn fill_fresh(
     // once that work has run.
     let stream = Stream::new(ctx, StreamFlags::NonBlocking).map_err(FillError::Idle)?;
     fill(stream.raw()).map_err(FillError::Idle)?;
-    poll_within(DEFAULT_WAIT_LIMIT, what, || {
+    poll_within(wait_limit(), what, || {
         // SAFETY: a live stream of `ctx`, which `Stream::new` bound on this thread.
         Ok(unsafe { result::stream::query(stream.raw()) }?)
     })
@@ -79,7 +79,7 @@ mod tests {
     fn timeout() -> Error {
         Error::Timeout {
             what: "the test's fill".into(),
-            timeout: DEFAULT_WAIT_LIMIT,
+            timeout: std::time::Duration::from_secs(10),
         }
     }
 

@@ -152,6 +152,7 @@ mod source;
 mod stream;
 pub mod video;
 mod wait;
+mod wait_limit;
 
 #[cfg(feature = "egl")]
 #[cfg_attr(docsrs, doc(cfg(feature = "egl")))]
@@ -204,6 +205,7 @@ pub use memory::{DeviceBuffer, DeviceCopy, DevicePtr, PinnedBuffer};
 pub use module::{Function, KernelArgs, KernelParam, LaunchConfig, Module};
 pub use result::CudaError;
 pub use stream::{AsStream, Event, Stream, StreamFlags};
+pub use wait_limit::{set_wait_limit, wait_limit};
 
 /// The README's examples, compiled as doctests.
 #[cfg(all(doctest, feature = "egl"))]
@@ -229,6 +231,8 @@ mod guide_doctests {
     pub struct Display;
     #[doc = include_str!("../../docs/guide/troubleshooting.md")]
     pub struct Troubleshooting;
+    #[doc = include_str!("../../docs/guide/safety.md")]
+    pub struct Safety;
     #[doc = include_str!("../../docs/guide/video.md")]
     pub struct Video;
     #[cfg(feature = "wgpu")]

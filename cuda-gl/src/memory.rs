@@ -129,18 +129,19 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// Allocates `len` values, zero-filled, and waits until the zeroing has finished.
     ///
     /// The new memory is known to no other work, so the zeroing waits for none: it runs on a
-    /// non-blocking stream of its own, and the host waits for that stream alone, at most 10 s
-    /// (a kernel on any stream of yours, blocking or not, does not hold it up). Work queued
-    /// afterwards, on any stream, sees zeroes. [`DeviceBuffer::zeroed_on`] queues the zeroing
-    /// on a stream of yours instead and does not wait.
+    /// non-blocking stream of its own, and the host waits for that stream alone, at most the [wait
+    /// limit](crate::wait_limit) (10 s by default; a kernel on any stream of yours, blocking or
+    /// not, does not hold it up). Work queued afterwards, on any stream, sees zeroes.
+    /// [`DeviceBuffer::zeroed_on`] queues the zeroing on a stream of yours instead and does not
+    /// wait.
     ///
     /// # Errors
-    /// [`UsageError::ZeroSize`] for a zero length ([`UsageError::TooLarge`] when the size in
-    /// bytes overflows); the driver's error from `cuMemAlloc` (e.g.
-    /// `CUDA_ERROR_OUT_OF_MEMORY`), `cuStreamCreate`, `cuMemsetD8Async` or `cuStreamQuery`;
-    /// [`Error::Timeout`](crate::Error::Timeout) when the zeroing has not finished within 10 s
-    /// (only a GPU kept full by other work delays it that long): the allocation is then leaked,
-    /// not freed under the memset, which may still run. The same holds after an error of
+    /// [`UsageError::ZeroSize`] for a zero length ([`UsageError::TooLarge`] when the size in bytes
+    /// overflows); the driver's error from `cuMemAlloc` (e.g. `CUDA_ERROR_OUT_OF_MEMORY`),
+    /// `cuStreamCreate`, `cuMemsetD8Async` or `cuStreamQuery`;
+    /// [`Error::Timeout`](crate::Error::Timeout) when the zeroing has not finished within the wait
+    /// limit (only a GPU kept full by other work delays it that long): the allocation is then
+    /// leaked, not freed under the memset, which may still run. The same holds after an error of
     /// `cuStreamQuery`.
     #[doc(alias = "cuMemAlloc")]
     pub fn zeroed(ctx: &Arc<Context>, len: usize) -> Result<Self> {

@@ -5,7 +5,7 @@ use crate::error::{Error, Result, UsageError};
 use crate::result::CudaError;
 use crate::result::{self, RawArg};
 use crate::stream::AsStream;
-use crate::wait::{DEFAULT_WAIT_LIMIT, InDrop};
+use crate::wait::{InDrop, wait_limit};
 use cuda_gl_sys as sys;
 use std::collections::HashMap;
 use std::ffi::{CString, c_void};
@@ -20,12 +20,12 @@ const LOAD_NOT_CALLED: &str = "cuModuleLoadDataEx (not called)";
 /// A loaded CUDA module. Cheap to clone; unloaded when the last clone and every [`Function`] from
 /// it are dropped.
 ///
-/// `cuModuleUnload` is not documented to wait for the kernels of the module that still run, so
-/// once a kernel of it was launched, that last drop first waits for the context's work, at most
-/// 10 s; when that wait fails (a kernel that does not end, or a graph capture in another thread
-/// that forbids it), the module is leaked (with a reference to the context) rather than
-/// unloaded under running kernels, and the failure recorded for
-/// [`Context::check_drop_errors`].
+/// `cuModuleUnload` is not documented to wait for the kernels of the module that still run, so once
+/// a kernel of it was launched, that last drop first waits for the context's work, at most the
+/// [wait limit](crate::wait_limit) (10 s by default); when that wait fails (a kernel that does not
+/// end, or a graph capture in another thread that forbids it), the module is leaked (with a
+/// reference to the context) rather than unloaded under running kernels, and the failure recorded
+/// for [`Context::check_drop_errors`].
 #[derive(Debug, Clone)]
 pub struct Module {
     inner: Arc<ModuleInner>,
@@ -182,7 +182,7 @@ impl Drop for ModuleInner {
             // and cuModuleUnload is not documented to wait for it: the whole context is waited
             // for first, within the limit.
             let _in_drop = InDrop::enter();
-            if let Err(e) = self.ctx.synchronize_within(DEFAULT_WAIT_LIMIT) {
+            if let Err(e) = self.ctx.synchronize_within(wait_limit()) {
                 self.ctx.record_drop_wait(
                     "waiting for the kernels launched from a module before unloading it (the \
                      module and a reference to its context are leaked instead)",

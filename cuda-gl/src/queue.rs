@@ -19,10 +19,10 @@
 //!    use. A plain record is waited for by the private stream, which therefore never joins a
 //!    capture;
 //! 3. the work is queued on the private stream, after the caller's work so far;
-//! 4. a second event makes the caller's stream wait for it, so later work on the caller's
-//!    stream comes after it. When that wait cannot be queued, or a capture began and may have
-//!    taken it, the work is waited for instead (the private stream never captures, so that wait
-//!    is legal), at most [`DEFAULT_WAIT_LIMIT`]: past it the call returns [`Error::Timeout`].
+//! 4. a second event makes the caller's stream wait for it, so later work on the caller's stream
+//!    comes after it. When that wait cannot be queued, or a capture began and may have taken it,
+//!    the work is waited for instead (the private stream never captures, so that wait is legal), at
+//!    most the [wait limit](crate::wait_limit): past it the call returns [`Error::Timeout`].
 //!
 //! What this guarantees: cuda-gl's copies, memsets and ordering events never become part of a
 //! graph; the calls on the caller's stream are records and waits, and the query of cuda-gl's
@@ -40,7 +40,7 @@
 
 use crate::error::{Error, Result};
 use crate::result::{self, DriverError};
-use crate::wait::{DEFAULT_WAIT_LIMIT, poll_within};
+use crate::wait::{poll_within, wait_limit};
 use cuda_gl_sys as sys;
 
 /// Refuses `call` on raw stream `s` (of the bound context) while it captures a CUDA graph:
@@ -93,11 +93,11 @@ impl Drop for RelaxedCapture {
 }
 
 /// Waits for the work queued on private stream `private` so far, polling `cuStreamQuery` for at
-/// most [`DEFAULT_WAIT_LIMIT`] (`cuStreamSynchronize` has no limit: a kernel that never ends on
-/// the caller's stream, which the private stream waits for, would hang the thread). For work
-/// whose memory outlives the wait when it gives up (owned, and leaked then): a work that
-/// borrows host memory for the call waits for its own copies with no limit instead (a DMA must
-/// not outlive the borrow), so that what this may leave running never touches a borrow.
+/// most the [wait limit](crate::wait_limit) (`cuStreamSynchronize` has no limit: a kernel that
+/// never ends on the caller's stream, which the private stream waits for, would hang the thread).
+/// For work whose memory outlives the wait when it gives up (owned, and leaked then): a work that
+/// borrows host memory for the call waits for its own copies with no limit instead (a DMA must not
+/// outlive the borrow), so that what this may leave running never touches a borrow.
 ///
 /// # Safety
 /// 1. `private` is the live private stream of the bound context (it never captures).
@@ -107,7 +107,7 @@ impl Drop for RelaxedCapture {
 /// kernel's `CUDA_ERROR_ILLEGAL_ADDRESS`.
 pub(crate) unsafe fn wait_within(private: sys::CUstream) -> Result<()> {
     poll_within(
-        DEFAULT_WAIT_LIMIT,
+        wait_limit(),
         "cuda-gl's private stream (its copies and the work queued before them on your stream)",
         // SAFETY: (1).
         || Ok(unsafe { result::stream::query(private) }?),
@@ -297,9 +297,9 @@ impl PrivateQueue {
     /// 1. `stream` is a live stream of the bound context, or a special stream handle.
     ///
     /// # Errors
-    /// [`Error::StreamCapturing`] naming `call` when `stream` is capturing; the driver's errors
-    /// of the joins; `work`'s error; [`Error::Timeout`] when the work had to be waited for (see
-    /// step 4) and did not finish within [`DEFAULT_WAIT_LIMIT`] (it may still run then: a
+    /// [`Error::StreamCapturing`] naming `call` when `stream` is capturing; the driver's errors of
+    /// the joins; `work`'s error; [`Error::Timeout`] when the work had to be waited for (see step
+    /// 4) and did not finish within the [wait limit](crate::wait_limit) (it may still run then: a
     /// kernel before it on `stream` that never ends).
     pub(crate) unsafe fn run<T>(
         &mut self,
@@ -355,7 +355,7 @@ impl PrivateQueue {
     }
 
     /// Waits for the work queued on the private stream so far (nothing when none was made), at
-    /// most [`DEFAULT_WAIT_LIMIT`]. The context is bound.
+    /// most the [wait limit](crate::wait_limit). The context is bound.
     ///
     /// # Errors
     /// [`Error::Timeout`] past the limit (the work may still run: what it uses must not be

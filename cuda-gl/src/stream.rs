@@ -8,7 +8,7 @@ use cuda_gl_sys as sys;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub(crate) use crate::wait::DEFAULT_WAIT_LIMIT;
+pub(crate) use crate::wait::wait_limit;
 
 /// Refuses `stream` unless it belongs to `ctx`, the context of `owner` (e.g. "the kernel's
 /// module"): work queued on a stream of another context cannot use `owner`'s handles.

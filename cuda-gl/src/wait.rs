@@ -1,4 +1,4 @@
-//! cuda-gl's own waits for the GPU, each with a limit: the default limit, and the loop that
+//! cuda-gl's own waits for the GPU, each with a limit (most: [`wait_limit`]), and the loop that
 //! polls a query (`cuEventQuery`, `cuStreamQuery`) until it answers or the limit passes. The
 //! driver's blocking waits (`cuStreamSynchronize`, `cuEventSynchronize`) have no timeout, so a
 //! kernel that never ends would hang the thread in them; a polled wait gives up with
@@ -13,9 +13,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Condvar, Mutex, PoisonError, mpsc};
 use std::time::{Duration, Instant};
 
-/// How long cuda-gl's own waits for the GPU (a pinned buffer's copies, for instance) may take
-/// before they give up with [`Error::Timeout`]: 10 s, as the external ring's default.
-pub(crate) const DEFAULT_WAIT_LIMIT: Duration = Duration::from_secs(10);
+pub(crate) use crate::wait_limit::wait_limit;
 
 /// Polls `finished` until it answers `true`, for at most `limit` (a query that answers `true`
 /// at once never times out, whatever the limit).

@@ -64,7 +64,8 @@ unsafe impl<T> CudarcDest<T> for MappedSlice<'_, T, ReadWrite> {}
 ///
 /// # Errors
 /// The driver's error from waiting for cuda-gl's private stream, or
-/// [`Error::Timeout`](crate::Error::Timeout) when that wait passes 10 s.
+/// [`Error::Timeout`](crate::Error::Timeout) when that wait passes the [wait
+/// limit](crate::wait_limit) (10 s by default).
 pub(super) fn finish_if_captured(ctx: &Context, stream: &CudaStream) -> Result<()> {
     // SAFETY: a live stream of `ctx`, which the copy bound.
     if unsafe { crate::result::stream::is_capturing(stream.cu_stream().cast()) }.unwrap_or(true) {

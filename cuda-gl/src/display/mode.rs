@@ -250,14 +250,15 @@ impl Screen {
 /// were asked for, else its surface; a frame that asks for neither leaves the texture as it
 /// was.
 ///
-/// Only [`present`](Self::present) shows a frame. A frame dropped unpresented shows nothing
-/// and reports nothing, and the texture keeps what it held. The next frame (on any stream) and
-/// the target's drop are still ordered after the dropped frame's kernel: a join of cuda-gl's
-/// private stream to the frame's, or on a GL target in interop mode the unmap of what the frame
-/// mapped, on the frame's stream after its kernel (a texture mapped there for the frame's
-/// surface then holds what the kernel wrote into it in place, as far as the kernel got: its
-/// contents are undefined from the map on, `WRITE_DISCARD`). A drop that cannot be ordered
-/// waits at most 10 s, then leaks the target's CUDA memory rather than free it under a kernel.
+/// Only [`present`](Self::present) shows a frame. A frame dropped unpresented shows nothing and
+/// reports nothing, and the texture keeps what it held. The next frame (on any stream) and the
+/// target's drop are still ordered after the dropped frame's kernel: a join of cuda-gl's private
+/// stream to the frame's, or on a GL target in interop mode the unmap of what the frame mapped, on
+/// the frame's stream after its kernel (a texture mapped there for the frame's surface then holds
+/// what the kernel wrote into it in place, as far as the kernel got: its contents are undefined
+/// from the map on, `WRITE_DISCARD`). A drop that cannot be ordered waits at most the [wait
+/// limit](crate::wait_limit) (10 s by default), then leaks the target's CUDA memory rather than
+/// free it under a kernel.
 #[must_use = "a frame shows nothing unless presented: draw it, then call `present()`"]
 pub struct Frame<'t, S: AsStream> {
     /// The mode's frame.
@@ -367,19 +368,19 @@ impl<'t, S: AsStream> Frame<'t, S> {
     /// CPU for the frame's kernel and copies, and hands the frame to `Queue::write_texture`.
     ///
     /// # Errors
-    /// GL target, interop: the errors of the unmaps and of the upload. Staged: of the copy out
-    /// and the upload (the owner check's errors when the target's GL context is not current;
-    /// [`Error::Timeout`](crate::Error::Timeout) when the copies, or GL's last upload, took
-    /// over 10 s; after an error the texture holds nothing new or part of the frame). Stream:
-    /// as [`FrameStream::push_burst`](crate::external::FrameStream::push_burst). Where GL
-    /// uploads the frame (every mode but an interop frame drawn through its surface),
-    /// [`DisplayError::ObjectReplaced`](crate::display::DisplayError::ObjectReplaced) when
-    /// the application deleted or relabelled the target's texture or pixel buffer (see
-    /// [`DisplayTarget::texture`](super::DisplayTarget::texture)); nothing is uploaded then.
-    /// wgpu target: the hand-off's errors (interop on Vulkan: as `CudaWrite::finish`; on the
-    /// GL route: the map's, the copy's and the unmap's, nothing submitted then); staged:
-    /// [`Error::Timeout`](crate::Error::Timeout) after 10 s; both: `WgpuError::Refused` when
-    /// wgpu refuses the submit or the write (the application destroyed the texture).
+    /// GL target, interop: the errors of the unmaps and of the upload. Staged: of the copy out and
+    /// the upload (the owner check's errors when the target's GL context is not current;
+    /// [`Error::Timeout`](crate::Error::Timeout) when the copies, or GL's last upload, took past
+    /// the wait limit; after an error the texture holds nothing new or part of the frame). Stream:
+    /// as [`FrameStream::push_burst`](crate::external::FrameStream::push_burst). Where GL uploads
+    /// the frame (every mode but an interop frame drawn through its surface),
+    /// [`DisplayError::ObjectReplaced`](crate::display::DisplayError::ObjectReplaced) when the
+    /// application deleted or relabelled the target's texture or pixel buffer (see
+    /// [`DisplayTarget::texture`](super::DisplayTarget::texture)); nothing is uploaded then. wgpu
+    /// target: the hand-off's errors (interop on Vulkan: as `CudaWrite::finish`; on the GL route:
+    /// the map's, the copy's and the unmap's, nothing submitted then); staged:
+    /// [`Error::Timeout`](crate::Error::Timeout) after the wait limit; both: `WgpuError::Refused`
+    /// when wgpu refuses the submit or the write (the application destroyed the texture).
     pub fn present(self) -> Result<()> {
         self.work.present()
     }

@@ -18,7 +18,7 @@ use crate::graphics::Surface;
 use crate::image::{Format, Layout};
 use crate::memory::{DeviceBuffer, DevicePtr};
 use crate::result;
-use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT};
+use crate::stream::{AsStream, wait_limit};
 use crate::wait::InDrop;
 use cuda_gl_sys as sys;
 use std::cell::Cell;
@@ -109,11 +109,12 @@ pub(crate) trait PresentFrame {
 /// What the frames leave to order, beyond the work the mode tracks itself.
 #[derive(Debug, Default)]
 struct Order {
-    /// A present queued a copy of the pixels or the array on cuda-gl's private stream, or a
-    /// dropped frame joined that stream to its own: the next frame's stream joins the private
-    /// stream first, so that its kernel does not overwrite what the copy still reads, nor race
-    /// a dropped frame's kernel; and the canvas's drop waits for the private stream (at most
-    /// 10 s), which runs that work in order, before freeing the pixels and the array.
+    /// A present queued a copy of the pixels or the array on cuda-gl's private stream, or a dropped
+    /// frame joined that stream to its own: the next frame's stream joins the private stream first,
+    /// so that its kernel does not overwrite what the copy still reads, nor race a dropped frame's
+    /// kernel; and the canvas's drop waits for the private stream (at most the [wait
+    /// limit](crate::wait_limit), 10 s by default), which runs that work in order, before freeing
+    /// the pixels and the array.
     copied: bool,
     /// A frame was begun and not presented (yet): its kernel may still write the canvas with
     /// no copy after it that a drop waits for.
@@ -194,15 +195,15 @@ impl Canvas {
 impl Drop for Canvas {
     fn drop(&mut self) {
         let _in_drop = InDrop::enter();
-        // A frame forgotten, or dropped with no join: its kernel may still write the pixels or
-        // the array, so the whole context is waited for. Otherwise the presents' copies out of
-        // them, and the kernels of frames dropped unpresented (whose streams the private stream
-        // joined), come before the private stream's work so far: that is waited for (neither
-        // cuArrayDestroy nor cuMemFree waits within a limit; the mode's buffers, dropped before,
-        // may have given up on the copies). At most 10 s either way: after that (a kernel that
-        // does not end) both are leaked instead.
+        // A frame forgotten, or dropped with no join: its kernel may still write the pixels or the
+        // array, so the whole context is waited for. Otherwise the presents' copies out of them,
+        // and the kernels of frames dropped unpresented (whose streams the private stream joined),
+        // come before the private stream's work so far: that is waited for (neither cuArrayDestroy
+        // nor cuMemFree waits within a limit; the mode's buffers, dropped before, may have given up
+        // on the copies). At most the wait limit either way: after that (a kernel that does not
+        // end) both are leaked instead.
         let (idle, waited_with) = if self.order.open || self.order.abandoned {
-            let idle = self.ctx.synchronize_within(DEFAULT_WAIT_LIMIT);
+            let idle = self.ctx.synchronize_within(wait_limit());
             (idle, "cuCtxSynchronize")
         } else if self.order.copied {
             (self.ctx.finish_queued(), "cuStreamQuery")
@@ -472,8 +473,8 @@ impl FrameArray {
     /// The driver's errors from binding the context, `cuArray3DCreate`, `cuSurfObjectCreate`,
     /// `cuStreamCreate`, the fill's copy and `cuStreamQuery`;
     /// [`Error::Timeout`](crate::Error::Timeout) when the fill (on a non-blocking stream of its
-    /// own, which waits for no other work) has not finished within 10 s (the array is then
-    /// leaked).
+    /// own, which waits for no other work) has not finished within the wait limit (the array is
+    /// then leaked).
     pub(super) fn new(ctx: &Arc<Context>, width: u32, height: u32, format: Format) -> Result<Self> {
         ctx.bind()?;
         let (array_format, channels) = array_format(format);

@@ -14,7 +14,7 @@ use crate::context::Context;
 use crate::error::{Result, UsageError};
 use crate::glapi::{Fence, GlFns};
 use crate::memory::PinnedBuffer;
-use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT};
+use crate::stream::{AsStream, wait_limit};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -221,7 +221,7 @@ impl Present for Staged {
             buffers,
             last_upload: None,
         };
-        bands.upload(texture, Instant::now() + DEFAULT_WAIT_LIMIT)?;
+        bands.upload(texture, Instant::now() + wait_limit())?;
         Ok(Staged { bands, canvas })
     }
 
@@ -246,9 +246,9 @@ impl CopyOut for &mut Bands {
     ///
     /// # Errors
     /// The copies' errors (nothing is uploaded then); [`Error::Timeout`](crate::Error::Timeout)
-    /// when the copies (and, through pixel buffers, the last frame's uploads from them) have
-    /// not all finished within 10 s of the first wait; the uploads' errors (the texture may
-    /// then hold part of the frame).
+    /// when the copies (and, through pixel buffers, the last frame's uploads from them) have not
+    /// all finished within the [wait limit](crate::wait_limit) (10 s by default) of the first wait;
+    /// the uploads' errors (the texture may then hold part of the frame).
     fn copy_out(self, texture: &Texture, source: Source<'_>, stream: &impl AsStream) -> Result<()> {
         // Every copy is queued before any GL call: a kernel the frame queued is then always
         // followed by work that the buffers' drop waits for.
@@ -263,7 +263,7 @@ impl CopyOut for &mut Bands {
         }
         // Each band waits for its own copy only; all of them, and the last upload's fence,
         // within one limit.
-        self.upload(texture, Instant::now() + DEFAULT_WAIT_LIMIT)
+        self.upload(texture, Instant::now() + wait_limit())
     }
 }
 

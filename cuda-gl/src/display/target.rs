@@ -161,10 +161,10 @@ impl DisplayTarget {
         self.screen.mode()
     }
 
-    /// Uploads the frames a stream-mode target has copied but not uploaded yet, waiting (at
-    /// most 10 s) for their copies; nothing in interop and staged mode, where a present that
-    /// returned `Ok` is complete (one that failed is not retried: its frame is lost, and the
-    /// texture may hold part of it in staged mode).
+    /// Uploads the frames a stream-mode target has copied but not uploaded yet, waiting (at most
+    /// the [wait limit](crate::wait_limit), 10 s by default) for their copies; nothing in interop
+    /// and staged mode, where a present that returned `Ok` is complete (one that failed is not
+    /// retried: its frame is lost, and the texture may hold part of it in staged mode).
     ///
     /// # Errors
     /// The owner check's errors; [`Error::Timeout`]; the driver's error of the copy; GL's of

@@ -467,7 +467,8 @@ pub enum Error {
         "waiting for {what} did not end within {timeout:?}.\nhelp: the GPU work before it has \
          not finished: look for a kernel or GL command that never ends; for work that is only \
          long, raise the timeout where the call takes one (set_timeout, Event::wait_for), \
-         else wait for your own stream first: cuda-gl's other waits give up after 10 s"
+         else raise cuda_gl::set_wait_limit (or CUDA_GL_WAIT_LIMIT_MS), the limit of \
+         cuda-gl's other waits (10 s by default), or wait for your own stream first"
     )]
     Timeout {
         /// What was waited for, e.g. `the GL fence of ring slot 1`.

@@ -323,4 +323,17 @@ pub enum UsageError {
          new one; see the error of that copy"
     )]
     PinnedBufferUntracked,
+
+    /// [`set_wait_limit`](crate::set_wait_limit) of zero or of more than an hour.
+    #[error(
+        "set_wait_limit({given:?}) refused: the wait limit must be more than 0 and at most \
+         {max:?}; it is unchanged.\nhelp: pass a limit longer than the longest kernel a wait may \
+         be behind, e.g. Duration::from_secs(60) for kernels of up to 40 s"
+    )]
+    BadWaitLimit {
+        /// The limit given.
+        given: std::time::Duration,
+        /// The longest limit taken.
+        max: std::time::Duration,
+    },
 }

@@ -7,7 +7,7 @@ use crate::error::{Error, Result, UsageError};
 use crate::fresh::fill_fresh;
 use crate::memory::DevicePtr;
 use crate::result;
-use crate::wait::{DEFAULT_WAIT_LIMIT, InDrop};
+use crate::wait::{InDrop, wait_limit};
 use cuda_gl_sys as sys;
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::sync::Arc;
@@ -16,11 +16,11 @@ use std::sync::Arc;
 /// context's address space with read/write access.
 ///
 /// The size is rounded up to the allocation granularity (2 MiB on current GPUs); the memory is
-/// zeroed when created. Dropping it waits for the context's work (as `cuMemFree` does), then
-/// unmaps it, frees the address range and releases the handle; the physical memory lives on
-/// while a GL import of it does (see the [module docs](super#release-order)). That wait gives
-/// up after 10 s (a kernel that does not end): the memory is then leaked, not unmapped under
-/// work that may still use it, and the timeout is recorded for
+/// zeroed when created. Dropping it waits for the context's work (as `cuMemFree` does), then unmaps
+/// it, frees the address range and releases the handle; the physical memory lives on while a GL
+/// import of it does (see the [module docs](super#release-order)). That wait gives up after the
+/// [wait limit](crate::wait_limit) (10 s by default; a kernel that does not end): the memory is
+/// then leaked, not unmapped under work that may still use it, and the timeout is recorded for
 /// [`Context::check_drop_errors`](crate::Context::check_drop_errors).
 #[derive(Debug)]
 pub struct ExportableMemory {
@@ -39,15 +39,14 @@ impl ExportableMemory {
     /// Allocates at least `bytes` bytes on the context's device.
     ///
     /// # Errors
-    /// [`UsageError::ZeroSize`] for zero bytes; [`Error::ExternalMemoryUnsupported`] for a
-    /// device without virtual memory management or POSIX file descriptor handles;
-    /// [`UsageError::TooLarge`] for a size that overflows when rounded up to the allocation
-    /// granularity; otherwise the driver's error from
-    /// `cuMemGetAllocationGranularity`, `cuMemCreate`, `cuMemAddressReserve`, `cuMemMap`,
-    /// `cuMemSetAccess`, `cuStreamCreate`, `cuMemsetD8Async` or `cuStreamQuery`;
-    /// [`Error::Timeout`] when the zeroing (on a non-blocking stream of its own, which waits for
-    /// no work of yours) has not finished within 10 s (only a GPU kept full by other work delays
-    /// it that long): the allocation is then leaked, not released under the memset, as after
+    /// [`UsageError::ZeroSize`] for zero bytes; [`Error::ExternalMemoryUnsupported`] for a device
+    /// without virtual memory management or POSIX file descriptor handles; [`UsageError::TooLarge`]
+    /// for a size that overflows when rounded up to the allocation granularity; otherwise the
+    /// driver's error from `cuMemGetAllocationGranularity`, `cuMemCreate`, `cuMemAddressReserve`,
+    /// `cuMemMap`, `cuMemSetAccess`, `cuStreamCreate`, `cuMemsetD8Async` or `cuStreamQuery`;
+    /// [`Error::Timeout`] when the zeroing (on a non-blocking stream of its own, which waits for no
+    /// work of yours) has not finished within the wait limit (only a GPU kept full by other work
+    /// delays it that long): the allocation is then leaked, not released under the memset, as after
     /// an error of `cuStreamQuery`.
     #[doc(alias = "cuMemCreate")]
     #[doc(alias = "cuMemMap")]
@@ -208,10 +207,10 @@ impl Drop for ExportableMemory {
             return;
         }
         if self.mapped {
-            // Waits for every kernel that may still use the range, at most 10 s. When that wait
-            // fails (a kernel that does not end, or a capture in the context that forbids it),
-            // the memory is leaked rather than unmapped under work that may still use it.
-            if let Err(e) = self.ctx.synchronize_within(DEFAULT_WAIT_LIMIT) {
+            // Waits for every kernel that may still use the range, at most the wait limit. When
+            // that wait fails (a kernel that does not end, or a capture in the context that forbids
+            // it), the memory is leaked rather than unmapped under work that may still use it.
+            if let Err(e) = self.ctx.synchronize_within(wait_limit()) {
                 self.ctx.record_drop_wait(
                     "waiting for the context's work before releasing exportable memory (leaked \
                      instead)",

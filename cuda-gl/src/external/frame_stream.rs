@@ -10,7 +10,7 @@ use crate::error::{Error, Result, UsageError};
 use crate::gl_name::BufferName;
 use crate::glapi::Fence;
 use crate::stream::{AsStream, check_same_context};
-use crate::wait::{DEFAULT_WAIT_LIMIT, InDrop};
+use crate::wait::{InDrop, wait_limit};
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::fmt;
@@ -29,9 +29,10 @@ const MAX_POLL_PAUSE: Duration = Duration::from_micros(50);
 struct StreamState {
     /// The producer of the slot's frame returned `Ok`: the consumer gets the frame.
     produced: bool,
-    /// The event may not cover the slot's writes (it was not recorded after them): the next
-    /// wait for the slot synchronizes the CUDA context instead (at most 10 s). A `Cell`, so
-    /// that the recording clears it through the shared borrow the producer also holds.
+    /// The event may not cover the slot's writes (it was not recorded after them): the next wait
+    /// for the slot synchronizes the CUDA context instead (at most the [wait
+    /// limit](crate::wait_limit), 10 s by default). A `Cell`, so that the recording clears it
+    /// through the shared borrow the producer also holds.
     unrecorded: Cell<bool>,
 }
 
@@ -40,15 +41,13 @@ struct StreamState {
 type StreamSlot = Slot<Rc<Fence>, StreamState>;
 
 impl StreamSlot {
-    /// Waits on the CPU, for at most `limit`, for CUDA's writes of the slot; when no event
-    /// covers them, for the whole CUDA context, at most [`DEFAULT_WAIT_LIMIT`] (not `limit`: a
-    /// zero timeout that polls the event would never see a context wait end). A wait that fails
+    /// Waits on the CPU, for at most `limit`, for CUDA's writes of the slot; when no event covers
+    /// them, for the whole CUDA context, at most the [wait limit](crate::wait_limit) (not `limit`:
+    /// a zero timeout that polls the event would never see a context wait end). A wait that fails
     /// leaves the slot as it was, so that the next wait for it waits again.
     fn wait_written(&mut self, limit: Duration) -> Result<()> {
         if self.state.unrecorded.get() {
-            self.memory
-                .context()
-                .synchronize_within(DEFAULT_WAIT_LIMIT)?;
+            self.memory.context().synchronize_within(wait_limit())?;
             self.state.unrecorded.set(false);
             return Ok(());
         }
@@ -98,11 +97,11 @@ impl StreamSlot {
 /// - The waits of [`push_burst`](Self::push_burst), [`flush`](Self::flush) and
 ///   [`wait_idle`](Self::wait_idle) have a limit ([`set_timeout`](Self::set_timeout)). When
 ///   recording a slot's event failed, the next wait for the slot synchronizes the whole CUDA
-///   context instead, at most 10 s. Creating the stream (the import check) and dropping it
-///   (releasing the CUDA memory) wait for the context too, at most 10 s: a drop that gives up
-///   leaks the CUDA memory, and records why for
-///   [`Context::check_drop_errors`](crate::Context::check_drop_errors). While waiting for a
-///   slot, the stream keeps handing GL every burst that CUDA has finished.
+///   context instead, at most the wait limit. Creating the stream (the import check) and dropping
+///   it (releasing the CUDA memory) wait for the context too, at most the wait limit: a drop that
+///   gives up leaks the CUDA memory, and records why for
+///   [`Context::check_drop_errors`](crate::Context::check_drop_errors). While waiting for a slot,
+///   the stream keeps handing GL every burst that CUDA has finished.
 /// - Every call needs the GL context the [`ExternalGl`] was loaded in current on the calling
 ///   thread ([`Error::WrongGlContext`] or [`Error::NoGlContext`] otherwise), and so does
 ///   dropping the stream. The stream is neither `Send` nor `Sync`.
@@ -301,13 +300,13 @@ impl FrameStream {
     /// given to GL, and the error is returned.
     ///
     /// # Errors
-    /// `produce`'s or `consume`'s error (the stream stays usable);
-    /// [`UsageError::WrongCudaContext`] for a stream of another CUDA context; [`Error::WrongGlContext`] or
-    /// [`Error::NoGlContext`] when the stream's GL context is not current; [`Error::Timeout`]
-    /// when a wait for GL's reads or CUDA's writes outlasts the timeout (or, for writes whose
-    /// event could not be recorded, the wait for the whole context outlasts 10 s);
-    /// [`Error::GlCall`] from `glFenceSync` or `glClientWaitSync`; the driver's error from
-    /// `cuEventRecord`, `cuEventQuery` or `cuCtxSynchronize` (such as a kernel's fault).
+    /// `produce`'s or `consume`'s error (the stream stays usable); [`UsageError::WrongCudaContext`]
+    /// for a stream of another CUDA context; [`Error::WrongGlContext`] or [`Error::NoGlContext`]
+    /// when the stream's GL context is not current; [`Error::Timeout`] when a wait for GL's reads
+    /// or CUDA's writes outlasts the timeout (or, for writes whose event could not be recorded, the
+    /// wait for the whole context outlasts the wait limit); [`Error::GlCall`] from `glFenceSync` or
+    /// `glClientWaitSync`; the driver's error from `cuEventRecord`, `cuEventQuery` or
+    /// `cuCtxSynchronize` (such as a kernel's fault).
     #[doc(alias = "cuEventRecord")]
     #[doc(alias = "glFenceSync")]
     pub fn push_burst<S, E, P, C>(
@@ -396,7 +395,7 @@ impl FrameStream {
 
     /// Waits on the CPU for every pushed frame's CUDA writes and every fence of GL's reads, at
     /// most the timeout each (writes whose event could not be recorded: the whole context, at
-    /// most 10 s). Frames not yet given to GL stay pushed.
+    /// most the wait limit). Frames not yet given to GL stay pushed.
     ///
     /// # Errors
     /// [`Error::WrongGlContext`] or [`Error::NoGlContext`] when the stream's GL context is not

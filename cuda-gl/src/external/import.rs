@@ -9,7 +9,7 @@ use crate::gl_name::BufferName;
 use crate::gl_object::Kind;
 use crate::glapi::{Fence, GlFns, GlOwner, claim, have};
 use crate::result;
-use crate::wait::{DEFAULT_WAIT_LIMIT, legacy_stream_within};
+use crate::wait::{legacy_stream_within, wait_limit};
 use std::marker::PhantomData;
 use std::os::fd::{AsRawFd, IntoRawFd};
 use std::sync::Mutex;
@@ -54,13 +54,13 @@ impl GlMemoryBuffer {
     /// Exports a file descriptor from `memory`, imports it into the current GL context (which
     /// takes ownership of it), and creates a buffer of `memory.requested_size()` bytes on it.
     ///
-    /// Then it checks that GL sees CUDA's bytes through the buffer: with GL's commands and the
-    /// CUDA context's work finished (each waited for at most 10 s), CUDA writes a marker over
-    /// the first 16 bytes, GL reads them back through a GPU copy, and CUDA writes the old bytes
-    /// back (on the legacy default stream, each copy waited for at most 10 s). An import
-    /// that fails the check is kept aside (deleted with the returned buffer) and the import is
-    /// tried again, up to 4 times: NVIDIA's driver 580 was seen to give the 32nd memory object of
-    /// a GL context storage that CUDA's writes never reach.
+    /// Then it checks that GL sees CUDA's bytes through the buffer: with GL's commands and the CUDA
+    /// context's work finished (each waited for at most the [wait limit](crate::wait_limit), 10 s
+    /// by default), CUDA writes a marker over the first 16 bytes, GL reads them back through a GPU
+    /// copy, and CUDA writes the old bytes back (on the legacy default stream, each copy waited for
+    /// at most the wait limit). An import that fails the check is kept aside (deleted with the
+    /// returned buffer) and the import is tried again, up to 4 times: NVIDIA's driver 580 was seen
+    /// to give the 32nd memory object of a GL context storage that CUDA's writes never reach.
     ///
     /// Imports are checked one at a time in the process (a lock held across the check), so two
     /// threads importing the same memory never borrow its bytes at once. Safe code has no other
@@ -82,10 +82,10 @@ impl GlMemoryBuffer {
     ///   `glCopyBufferSubData`;
     /// - [`Error::ImportNotShared`] when no attempt showed CUDA's bytes;
     /// - [`Error::Timeout`] when GL's commands (`glClientWaitSync`) or the CUDA context's work
-    ///   (`cuCtxSynchronize`) queued before the check have not finished within 10 s (nothing was
-    ///   copied), or the check's copies have not (work another thread queued meanwhile on a
-    ///   blocking stream holds them up: the first 16 bytes are put back when they run, so order
-    ///   later writes of the memory after the legacy default stream, e.g. with
+    ///   (`cuCtxSynchronize`) queued before the check have not finished within the wait limit
+    ///   (nothing was copied), or the check's copies have not (work another thread queued meanwhile
+    ///   on a blocking stream holds them up: the first 16 bytes are put back when they run, so
+    ///   order later writes of the memory after the legacy default stream, e.g. with
     ///   [`Context::synchronize`](crate::Context::synchronize));
     /// - the driver's error from the check's `cuCtxSynchronize`, `cuStreamQuery` or copies.
     #[doc(alias = "glImportMemoryFdEXT")]
@@ -192,15 +192,15 @@ impl GlMemoryBuffer {
         let ptr = memory.raw_ptr();
         // GL's commands and the context's CUDA work queued so far (through other imports of the
         // same memory, say) finish before the first bytes are borrowed for the check, each
-        // waited for at most 10 s: a timeout here leaves nothing behind.
-        Fence::place(self.owner)?.client_wait(DEFAULT_WAIT_LIMIT, || {
+        // waited for at most the wait limit: a timeout here leaves nothing behind.
+        Fence::place(self.owner)?.client_wait(wait_limit(), || {
             format!(
                 "GL's commands before the import check of GL buffer {}",
                 self.buffer
             )
         })?;
         let ctx = memory.context();
-        ctx.synchronize_within(DEFAULT_WAIT_LIMIT)?;
+        ctx.synchronize_within(wait_limit())?;
         ctx.bind()?;
         let mut old = [0u8; CHECK_BYTES];
         // SAFETY: (1) `ptr` is the start of the memory's mapping in its bound context, at least
@@ -217,11 +217,11 @@ impl GlMemoryBuffer {
         const COPIES: &str = "the import check's copies on the legacy default stream (the \
                               memory's first 16 bytes are put back when they run)";
         let seen =
-            legacy_stream_within(DEFAULT_WAIT_LIMIT, COPIES).and_then(|()| self.read_front(fns, n));
+            legacy_stream_within(wait_limit(), COPIES).and_then(|()| self.read_front(fns, n));
         // The old bytes go back whatever the read gave, after the marker (the same stream).
         // SAFETY: as for the marker, with `old`.
         unsafe { result::mem::copy_htod(ptr, old.as_ptr().cast(), n) }?;
-        legacy_stream_within(DEFAULT_WAIT_LIMIT, COPIES)?;
+        legacy_stream_within(wait_limit(), COPIES)?;
         Ok(seen?[..n] == marker[..n])
     }
 

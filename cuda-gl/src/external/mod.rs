@@ -65,28 +65,29 @@
 //!   harmless, deleting by name in another context would delete that context's objects.
 //! - **At run time, the slot's state**: each slot records which guard is out. A guard that was
 //!   leaked (`mem::forget`) or failed to finish is found by the next [`ExternalRing::write`],
-//!   [`ExternalRing::read`], [`ExternalRing::wait_idle`] or drop of its slot, which logs a
-//!   warning and recovers with a wait: a leaked [`CudaWrite`] synchronizes the whole CUDA
-//!   context (its stream may be gone; at most 10 s, else [`Error::Timeout`] and the slot stays
-//!   marked for the next call), and a leaked [`GlRead`] gets a fence placed now (it
-//!   signals after every GL command issued so far, the leaked reads included), which the next
-//!   write waits for. A finished guard costs nothing more than the compare of the state.
+//!   [`ExternalRing::read`], [`ExternalRing::wait_idle`] or drop of its slot, which logs a warning
+//!   and recovers with a wait: a leaked [`CudaWrite`] synchronizes the whole CUDA context (its
+//!   stream may be gone; at most the [wait limit](crate::wait_limit) (10 s by default), else
+//!   [`Error::Timeout`] and the slot stays marked for the next call), and a leaked [`GlRead`] gets
+//!   a fence placed now (it signals after every GL command issued so far, the leaked reads
+//!   included), which the next write waits for. A finished guard costs nothing more than the
+//!   compare of the state.
 //!
 //! # Release order
-//! `cuMemRelease` frees the physical memory only "when all outstanding mappings to the memory
-//! are unmapped and when all outstanding references to the handle (including its shareable
-//! counterparts) are also released" (CUDA driver API reference). A GL memory object imported
-//! from an exported descriptor is such a reference, so either release order is memory-safe: a
-//! GL buffer that outlives its [`ExportableMemory`] still reads the same bytes (the GPU tests
-//! check this). cuda-gl still deletes the GL side first, after waiting for GL's reads: an
-//! [`ExternalRing`] waits for its fences and events, then deletes each slot's GL buffer and
-//! memory object, then unmaps and releases the CUDA allocation (waiting for the CUDA context
-//! first, at most 10 s; when that or an earlier wait fails, the CUDA allocations are leaked
-//! rather than unmapped under work that may still use them, and the failure is recorded for
-//! [`Context::check_drop_errors`](crate::Context::check_drop_errors)). The GL context that
-//! imported the memory must be current on the thread that drops a
-//! [`GlMemoryBuffer`] or an [`ExternalRing`]; otherwise their GL objects are leaked (logged), and
-//! the ring still releases its CUDA allocations, whose physical memory the leaked imports keep.
+//! `cuMemRelease` frees the physical memory only "when all outstanding mappings to the memory are
+//! unmapped and when all outstanding references to the handle (including its shareable
+//! counterparts) are also released" (CUDA driver API reference). A GL memory object imported from
+//! an exported descriptor is such a reference, so either release order is memory-safe: a GL buffer
+//! that outlives its [`ExportableMemory`] still reads the same bytes (the GPU tests check this).
+//! cuda-gl still deletes the GL side first, after waiting for GL's reads: an [`ExternalRing`] waits
+//! for its fences and events, then deletes each slot's GL buffer and memory object, then unmaps and
+//! releases the CUDA allocation (waiting for the CUDA context first, at most the wait limit; when
+//! that or an earlier wait fails, the CUDA allocations are leaked rather than unmapped under work
+//! that may still use them, and the failure is recorded for
+//! [`Context::check_drop_errors`](crate::Context::check_drop_errors)). The GL context that imported
+//! the memory must be current on the thread that drops a [`GlMemoryBuffer`] or an [`ExternalRing`];
+//! otherwise their GL objects are leaked (logged), and the ring still releases its CUDA
+//! allocations, whose physical memory the leaked imports keep.
 //!
 //! # Example
 //!

@@ -11,7 +11,7 @@ use crate::glapi::{Fence, GlOwner};
 use crate::memory::DevicePtr;
 use crate::result;
 use crate::stream::AsStream;
-use crate::wait::{DEFAULT_WAIT_LIMIT, InDrop, naming_timeout};
+use crate::wait::{InDrop, naming_timeout, wait_limit};
 use cuda_gl_sys as sys;
 use std::fmt;
 use std::marker::PhantomData;
@@ -45,9 +45,9 @@ type RingSlot = Slot<Fence, RingState>;
 impl RingSlot {
     /// Restores the invariant that the event and the fence cover all of the slot's work after a
     /// guard was leaked: CUDA work of a leaked [`CudaWrite`] is waited for by synchronizing the
-    /// whole CUDA context (the guard's stream may be gone), at most [`DEFAULT_WAIT_LIMIT`], and
-    /// GL commands of a leaked [`GlRead`] get the fence the guard did not place (waited for
-    /// before the next write).
+    /// whole CUDA context (the guard's stream may be gone), at most the [wait
+    /// limit](crate::wait_limit), and GL commands of a leaked [`GlRead`] get the fence the guard
+    /// did not place (waited for before the next write).
     ///
     /// # Errors
     /// [`Error::Timeout`] when the context's work has not finished within the limit: the slot
@@ -57,14 +57,13 @@ impl RingSlot {
         match self.state.access {
             Access::Idle => {}
             Access::Writing => {
+                let limit = wait_limit();
                 log::warn!(
                     "cuda-gl: external ring slot {index} is still being written by CUDA (its \
                      CudaWrite was leaked or could not record its event); synchronizing the CUDA \
-                     context (at most {DEFAULT_WAIT_LIMIT:?})"
+                     context (at most {limit:?})"
                 );
-                self.memory
-                    .context()
-                    .synchronize_within(DEFAULT_WAIT_LIMIT)?;
+                self.memory.context().synchronize_within(limit)?;
                 self.state.write_pending = false;
             }
             Access::Reading => {
@@ -194,7 +193,7 @@ impl ExternalRing {
 
     /// How long a wait for a slot's GL fence or CUDA event may take before [`Error::Timeout`]
     /// (default [`DEFAULT_TIMEOUT`]). The recovery of a leaked [`CudaWrite`] waits for the CUDA
-    /// context at most 10 s, whatever this is.
+    /// context at most the [wait limit](crate::wait_limit) (10 s by default), whatever this is.
     pub fn set_timeout(&mut self, timeout: Duration) {
         self.timeout = timeout;
     }
@@ -228,13 +227,12 @@ impl ExternalRing {
     ///
     /// # Errors
     /// [`UsageError::OutOfRange`] for a slot out of range; [`UsageError::WrongCudaContext`] for a
-    /// stream of another context;
-    /// [`Error::WrongGlContext`] or [`Error::NoGlContext`] when the ring's GL context is not
-    /// current; [`Error::Timeout`] or [`Error::GlCall`] from the fence wait
-    /// (`glClientWaitSync`); [`Error::Timeout`] when a leaked [`CudaWrite`]'s recovery finds the
-    /// context's work unfinished after 10 s (the slot stays unusable until a call recovers it);
-    /// the driver's error from synchronizing the context or from `cuStreamWaitEvent` (a second
-    /// write before a read waits for the first).
+    /// stream of another context; [`Error::WrongGlContext`] or [`Error::NoGlContext`] when the
+    /// ring's GL context is not current; [`Error::Timeout`] or [`Error::GlCall`] from the fence
+    /// wait (`glClientWaitSync`); [`Error::Timeout`] when a leaked [`CudaWrite`]'s recovery finds
+    /// the context's work unfinished after the wait limit (the slot stays unusable until a call
+    /// recovers it); the driver's error from synchronizing the context or from `cuStreamWaitEvent`
+    /// (a second write before a read waits for the first).
     #[doc(alias = "glClientWaitSync")]
     pub fn write<'a, S: AsStream>(
         &'a mut self,
@@ -278,10 +276,10 @@ impl ExternalRing {
     ///
     /// # Errors
     /// [`UsageError::OutOfRange`] for a slot out of range; [`Error::WrongGlContext`] or
-    /// [`Error::NoGlContext`] when the ring's GL context is not current; [`Error::Timeout`]
-    /// when CUDA's writes have not finished within the ring's timeout (they stay pending: the
-    /// next read waits again), or a leaked [`CudaWrite`]'s recovery within 10 s; the driver's
-    /// error from `cuEventQuery` (such as a kernel's fault) or from synchronizing the context.
+    /// [`Error::NoGlContext`] when the ring's GL context is not current; [`Error::Timeout`] when
+    /// CUDA's writes have not finished within the ring's timeout (they stay pending: the next read
+    /// waits again), or a leaked [`CudaWrite`]'s recovery within the wait limit; the driver's error
+    /// from `cuEventQuery` (such as a kernel's fault) or from synchronizing the context.
     #[doc(alias = "cuEventQuery")]
     pub fn read(&mut self, slot: usize) -> Result<GlRead<'_>> {
         self.begin_read(slot, true)
@@ -320,8 +318,9 @@ impl ExternalRing {
         })
     }
 
-    /// Waits on the CPU for every slot's pending CUDA writes and GL reads, recovering leaked
-    /// guards first; each wait at most the ring's timeout (a recovery: 10 s).
+    /// Waits on the CPU for every slot's pending CUDA writes and GL reads, recovering leaked guards
+    /// first; each wait at most the ring's timeout (a recovery: the [wait
+    /// limit](crate::wait_limit)).
     ///
     /// # Errors
     /// [`Error::WrongGlContext`] or [`Error::NoGlContext`] when the ring's GL context is not
@@ -365,8 +364,8 @@ impl Drop for ExternalRing {
 /// records the slot's event on the stream given to [`ExternalRing::write`].
 ///
 /// Leaking it (`mem::forget`) is safe: the ring's next call on the slot synchronizes the CUDA
-/// context before GL may read it (at most 10 s: past that the call returns [`Error::Timeout`],
-/// and the slot waits for the next one).
+/// context before GL may read it (at most the wait limit: past that the call returns
+/// [`Error::Timeout`], and the slot waits for the next one).
 #[derive(Debug)]
 #[must_use = "queue CUDA's writes to the slot, then finish the guard"]
 pub struct CudaWrite<'a> {
@@ -408,7 +407,7 @@ impl CudaWrite<'_> {
     ///
     /// # Errors
     /// The driver's error from `cuEventRecord`. The slot then stays marked as being written,
-    /// and the ring's next call on it synchronizes the CUDA context (at most 10 s).
+    /// and the ring's next call on it synchronizes the CUDA context (at most the wait limit).
     #[doc(alias = "cuEventRecord")]
     pub fn finish(mut self) -> Result<()> {
         self.done = true;

@@ -9,7 +9,7 @@ use crate::context::Context;
 use crate::error::Result;
 use crate::glapi::{Fence, GlOwner};
 use crate::stream::Event;
-use crate::wait::DEFAULT_WAIT_LIMIT;
+use crate::wait::wait_limit;
 use std::borrow::Borrow;
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
@@ -137,14 +137,14 @@ impl<F, S> Slots<F, S> {
         }
     }
 
-    /// Releases every slot ([`Slot::release`]) for the drop of their holder, named `what` (e.g.
-    /// "an external ring"), in CUDA context `ctx`. `waited` is the holder's wait for the
-    /// slots' events and fences (`Ok` when it could not wait, its GL context not being
-    /// current). The whole CUDA context is then waited for once, at most [`DEFAULT_WAIT_LIMIT`]
-    /// (kernels that no event covers may use the memory): when either wait failed, every
-    /// slot's CUDA memory is leaked rather than unmapped under work that may still use it, and
-    /// the failure is recorded for [`Context::take_drop_errors`]. Waiting once here, rather
-    /// than in each allocation's drop, bounds the drop at one limit, not one per slot.
+    /// Releases every slot ([`Slot::release`]) for the drop of their holder, named `what` (e.g. "an
+    /// external ring"), in CUDA context `ctx`. `waited` is the holder's wait for the slots' events
+    /// and fences (`Ok` when it could not wait, its GL context not being current). The whole CUDA
+    /// context is then waited for once, at most the [wait limit](crate::wait_limit) (kernels that
+    /// no event covers may use the memory): when either wait failed, every slot's CUDA memory is
+    /// leaked rather than unmapped under work that may still use it, and the failure is recorded
+    /// for [`Context::take_drop_errors`]. Waiting once here, rather than in each allocation's drop,
+    /// bounds the drop at one limit, not one per slot.
     pub(super) fn release(
         &mut self,
         ctx: &Arc<Context>,
@@ -155,7 +155,7 @@ impl<F, S> Slots<F, S> {
         let idle = match waited {
             Err(e) => Err((e, "cuEventQuery, glClientWaitSync or cuCtxSynchronize")),
             Ok(()) => ctx
-                .synchronize_within(DEFAULT_WAIT_LIMIT)
+                .synchronize_within(wait_limit())
                 .map_err(|e| (e, "cuCtxSynchronize")),
         };
         let cuda_idle = match idle {

@@ -9,7 +9,7 @@ use crate::error::{Error, Result, UsageError};
 use crate::glapi::{GlFns, GlOwner, claim, query};
 use crate::result;
 use crate::result::CudaError;
-use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT};
+use crate::stream::{AsStream, wait_limit};
 use crate::wait::InDrop;
 use cuda_gl_sys as sys;
 use std::sync::Arc;
@@ -93,8 +93,8 @@ impl Registration {
     }
 
     /// Unmaps a mapping whose guard was leaked. The guard's stream may be gone, so this waits for
-    /// the whole context first, at most [`DEFAULT_WAIT_LIMIT`], and then unmaps on the legacy
-    /// default stream.
+    /// the whole context first, at most the [wait limit](crate::wait_limit), and then unmaps on the
+    /// legacy default stream.
     ///
     /// # Errors
     /// [`Error::Timeout`] when the context's work has not finished within the limit (the leaked
@@ -109,7 +109,7 @@ impl Registration {
     }
 
     /// The wait of [`recover_leaked_mapping`](Self::recover_leaked_mapping), mapped: for the
-    /// whole context, at most [`DEFAULT_WAIT_LIMIT`].
+    /// whole context, at most the [wait limit](crate::wait_limit).
     ///
     /// # Errors
     /// [`Error::Timeout`], the driver's error from `cuCtxSynchronize` (which a graph capture in
@@ -124,7 +124,7 @@ impl Registration {
         );
         self.owner.check("cuGraphicsUnmapResources (not called)")?;
         self.ctx.bind()?;
-        self.ctx.synchronize_within(DEFAULT_WAIT_LIMIT)?;
+        self.ctx.synchronize_within(wait_limit())?;
         self.retired.synchronized();
         Ok(())
     }

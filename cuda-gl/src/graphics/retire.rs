@@ -1,25 +1,21 @@
 //! Surface and texture objects whose destruction waits for the GPU.
 //!
-//! A kernel queued on a mapping's stream may still run after the host has dropped the surface
-//! or texture object it uses, and even after the unmap has been queued behind it. CUDA requires
-//! that no pending work uses an object when it is destroyed, so objects over a mapping are not
-//! destroyed on the spot: they are *retired*, and destroyed once an event recorded on the
-//! mapping's stream right after the unmap has completed. That event is queried (no wait) before
-//! the next map, and waited for, within [`RETIRE_WAIT_LIMIT`], before the registration goes.
+//! A kernel queued on a mapping's stream may still run after the host has dropped the surface or
+//! texture object it uses, and even after the unmap has been queued behind it. CUDA requires that
+//! no pending work uses an object when it is destroyed, so objects over a mapping are not destroyed
+//! on the spot: they are *retired*, and destroyed once an event recorded on the mapping's stream
+//! right after the unmap has completed. That event is queried (no wait) before the next map, and
+//! waited for, within the [wait limit](crate::wait_limit) (past it the objects are leaked and the
+//! failure logged: destroying them under running work would be undefined behaviour), before the
+//! registration goes.
 
 use crate::context::Context;
 use crate::error::Result;
 use crate::result;
-use crate::stream::{DEFAULT_WAIT_LIMIT, Event};
+use crate::stream::{Event, wait_limit};
 use cuda_gl_sys as sys;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
-
-/// How long unregistering (or dropping) a resource waits for the kernels that may still use its
-/// surface and texture objects (the crate's one limit for such waits). When it passes, the
-/// objects are leaked and the failure is logged: destroying them under running work would be
-/// undefined behaviour.
-const RETIRE_WAIT_LIMIT: Duration = DEFAULT_WAIT_LIMIT;
 
 /// A CUDA object over a mapped array, waiting to be destroyed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -153,10 +149,10 @@ impl Retirement {
         self.destroy_all(ctx, Vec::new());
     }
 
-    /// Destroys the retired objects and `more` (the drained surface cache) once the work that
-    /// may use them is done: waits for the event, or, when no event covers the work (a leaked
-    /// guard, a failed record), for the whole context, at most [`RETIRE_WAIT_LIMIT`] either way.
-    /// Call with the context bound, when no guard of the registration is left.
+    /// Destroys the retired objects and `more` (the drained surface cache) once the work that may
+    /// use them is done: waits for the event, or, when no event covers the work (a leaked guard, a
+    /// failed record), for the whole context, at most the [wait limit](crate::wait_limit) either
+    /// way. Call with the context bound, when no guard of the registration is left.
     ///
     /// # Errors
     /// [`Error::Timeout`], or the driver's error from the event or from `cuCtxSynchronize`; the
@@ -165,9 +161,10 @@ impl Retirement {
         if more.is_empty() && self.objects().is_empty() {
             return Ok(());
         }
-        let done = match self.free_now(Some(RETIRE_WAIT_LIMIT)) {
+        let limit = wait_limit();
+        let done = match self.free_now(Some(limit)) {
             Ok(true) => Ok(()),
-            Ok(false) => ctx.synchronize_within(RETIRE_WAIT_LIMIT),
+            Ok(false) => ctx.synchronize_within(limit),
             Err(e) => Err(e),
         };
         match done {

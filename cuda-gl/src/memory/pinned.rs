@@ -6,7 +6,7 @@ use crate::context::Context;
 use crate::error::{Error, Result, UsageError};
 use crate::queue::wait_within;
 use crate::result;
-use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT, Event, check_same_context};
+use crate::stream::{AsStream, Event, check_same_context, wait_limit};
 use cuda_gl_sys as sys;
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,11 +16,11 @@ use std::time::Duration;
 /// Asynchronous copies into it ([`PinnedBuffer::copy_from_device_async`]) return while the DMA
 /// still runs. The buffer therefore owns a CUDA event, recorded after every such copy (and each
 /// copy waits on the stream for the one before it, whatever its stream), and
-/// [`PinnedBuffer::as_slice`], [`PinnedBuffer::as_mut_slice`] and `Drop` wait for it, so safe
-/// code never sees or frees the memory while a copy writes it. When nothing is pending the wait
-/// is one `cuEventQuery`. The waits give up after 10 s with [`Error::Timeout`] (the `_within`
-/// forms take a limit of your choosing); a `Drop` that gives up (or fails) leaks the memory
-/// instead of freeing it under the DMA, and records the error for
+/// [`PinnedBuffer::as_slice`], [`PinnedBuffer::as_mut_slice`] and `Drop` wait for it, so safe code
+/// never sees or frees the memory while a copy writes it. When nothing is pending the wait is one
+/// `cuEventQuery`. The waits give up after the [wait limit](crate::wait_limit) (10 s by default)
+/// with [`Error::Timeout`] (the `_within` forms take a limit of your choosing); a `Drop` that gives
+/// up (or fails) leaks the memory instead of freeing it under the DMA, and records the error for
 /// [`Context::take_drop_errors`](crate::Context::take_drop_errors).
 #[derive(Debug)]
 pub struct PinnedBuffer<T: DeviceCopy> {
@@ -68,23 +68,23 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
     /// The contents, once every asynchronous copy into the buffer has finished.
     ///
     /// Waits for the copies queued by [`PinnedBuffer::copy_from_device_async`] (one
-    /// `cuEventQuery` when none is pending), polling for at most 10 s;
+    /// `cuEventQuery` when none is pending), polling for at most the wait limit;
     /// [`as_slice_within`](Self::as_slice_within) waits as long as you choose.
     ///
     /// # Errors
-    /// [`Error::Timeout`] when a copy has not finished within 10 s (the buffer stays usable:
-    /// call it again, or [`as_slice_within`](Self::as_slice_within) with a longer limit); the
-    /// driver's error from `cuEventQuery` (including errors of the work before the copy);
-    /// [`UsageError::PinnedBufferUntracked`] when the end of an earlier copy could not be
-    /// tracked (see [`PinnedBuffer::copy_from_device_async`]).
+    /// [`Error::Timeout`] when a copy has not finished within the wait limit (the buffer stays
+    /// usable: call it again, or [`as_slice_within`](Self::as_slice_within) with a longer limit);
+    /// the driver's error from `cuEventQuery` (including errors of the work before the copy);
+    /// [`UsageError::PinnedBufferUntracked`] when the end of an earlier copy could not be tracked
+    /// (see [`PinnedBuffer::copy_from_device_async`]).
     #[doc(alias = "cuEventQuery")]
     pub fn as_slice(&self) -> Result<&[T]> {
-        self.as_slice_within(DEFAULT_WAIT_LIMIT)
+        self.as_slice_within(wait_limit())
     }
 
-    /// [`as_slice`](Self::as_slice), waiting at most `limit` for the copies instead of 10 s:
-    /// for a copy queued behind kernels that run longer, or for a caller that waits for several
-    /// buffers under one deadline. A zero limit only asks (one `cuEventQuery`).
+    /// [`as_slice`](Self::as_slice), waiting at most `limit` for the copies instead of the wait
+    /// limit: for a copy queued behind kernels that run longer, or for a caller that waits for
+    /// several buffers under one deadline. A zero limit only asks (one `cuEventQuery`).
     ///
     /// # Errors
     /// As [`PinnedBuffer::as_slice`], with [`Error::Timeout`] past `limit`.
@@ -102,11 +102,11 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
     /// As [`PinnedBuffer::as_slice`].
     #[doc(alias = "cuEventQuery")]
     pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
-        self.as_mut_slice_within(DEFAULT_WAIT_LIMIT)
+        self.as_mut_slice_within(wait_limit())
     }
 
     /// [`as_mut_slice`](Self::as_mut_slice), waiting at most `limit` for the copies instead of
-    /// 10 s (see [`as_slice_within`](Self::as_slice_within)).
+    /// the wait limit (see [`as_slice_within`](Self::as_slice_within)).
     ///
     /// # Errors
     /// As [`PinnedBuffer::as_slice`], with [`Error::Timeout`] past `limit`.
@@ -126,10 +126,10 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
         self.ptr
     }
 
-    /// Waits (at most [`DEFAULT_WAIT_LIMIT`]) until every queued copy into the buffer has
-    /// finished.
+    /// Waits (at most the [wait limit](crate::wait_limit)) until every queued copy into the buffer
+    /// has finished.
     fn wait_for_copies(&self) -> Result<()> {
-        self.wait_for_copies_within(DEFAULT_WAIT_LIMIT)
+        self.wait_for_copies_within(wait_limit())
     }
 
     fn wait_for_copies_within(&self, limit: Duration) -> Result<()> {
@@ -220,9 +220,9 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
                 copy(host, bytes, p)?;
                 Ok(match result::stream::event_record(event, p) {
                     Ok(()) => Ok(()),
-                    // The copy is queued but not covered by the event: wait for it now, at
-                    // most 10 s (past it the buffer is untracked: refused, and leaked). `p` is
-                    // the private stream of the bound context, as `wait_within` requires.
+                    // The copy is queued but not covered by the event: wait for it now, at most the
+                    // wait limit (past it the buffer is untracked: refused, and leaked). `p` is the
+                    // private stream of the bound context, as `wait_within` requires.
                     Err(e) => {
                         untracked = wait_within(p).is_err();
                         Err(Error::from(e))
@@ -257,7 +257,7 @@ impl<T: DeviceCopy> Drop for PinnedBuffer<T> {
         if !self.ctx.bind_for_drop("free pinned memory") {
             return;
         }
-        if let Err(e) = self.event.wait_for(DEFAULT_WAIT_LIMIT) {
+        if let Err(e) = self.event.wait_for(wait_limit()) {
             let what = format!("waiting for the copies into a pinned buffer ({LEAKED})");
             self.ctx.record_drop_wait(&what, "cuEventQuery", e);
             return;

@@ -24,7 +24,7 @@ use crate::error::Result;
 use crate::graphics::{MappedImage, RegisteredImage, Surface};
 use crate::memory::{DeviceBuffer, DevicePtr};
 use crate::result;
-use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT, Event};
+use crate::stream::{AsStream, Event, wait_limit};
 use crate::wait::InDrop;
 use std::cell::{Cell, OnceCell};
 use std::mem::ManuallyDrop;
@@ -43,7 +43,7 @@ pub(super) struct GlInterop {
     frame: GlFrameTexture,
     /// A frame's pixels (tightly packed), copied into the frame texture at the present. Freed
     /// once the work that may use them is done (see `Drop`), leaked when it does not end
-    /// within 10 s.
+    /// within the [wait limit](crate::wait_limit) (10 s by default).
     pixels: ManuallyDrop<DeviceBuffer<u8>>,
     order: Order,
 }
@@ -58,7 +58,7 @@ pub(super) struct GlInterop {
 #[derive(Debug, Default)]
 struct Order {
     /// Recorded on cuda-gl's private stream after the last such work: each frame's stream
-    /// joins the private stream first, and the drop waits for the mark (at most 10 s).
+    /// joins the private stream first, and the drop waits for the mark (at most the wait limit).
     mark: Option<Event>,
     /// The clear's mark (`GlFrameTexture::take_cleared`), on the private stream before any
     /// `mark`: the drop waits for it when there is no `mark`.
@@ -66,11 +66,11 @@ struct Order {
     /// A frame whose stream joined the private stream after `clear` was shown: its blit, after
     /// its unmap, orders every later map after the clear, and the frames stop joining for it.
     clear_shown: bool,
-    /// A frame was begun and has not ended (it was forgotten with `mem::forget`, or its
-    /// present failed before its work was ordered): its kernel may still write the pixels,
-    /// unordered, so the next frame and the drop wait for the whole context first (at most
-    /// 10 s: past that the frame is refused with `Error::Timeout`, and the drop leaks what the
-    /// kernel may still use).
+    /// A frame was begun and has not ended (it was forgotten with `mem::forget`, or its present
+    /// failed before its work was ordered): its kernel may still write the pixels, unordered, so
+    /// the next frame and the drop wait for the whole context first (at most the wait limit: past
+    /// that the frame is refused with `Error::Timeout`, and the drop leaks what the kernel may
+    /// still use).
     open: bool,
 }
 
@@ -129,13 +129,13 @@ impl Present for GlInterop {
         })
     }
 
-    /// Begins a frame on `stream`: after a forgotten frame's work (the whole context is waited
-    /// for, at most 10 s), and after the work on the pixels that the last frames left (`stream`
-    /// joins cuda-gl's private stream).
+    /// Begins a frame on `stream`: after a forgotten frame's work (the whole context is waited for,
+    /// at most the wait limit), and after the work on the pixels that the last frames left
+    /// (`stream` joins cuda-gl's private stream).
     ///
     /// # Errors
     /// [`Error::Timeout`](crate::Error::Timeout) when a forgotten frame's work (or any other of
-    /// the context) runs past 10 s; the driver's errors of the wait and the join.
+    /// the context) runs past the wait limit; the driver's errors of the wait and the join.
     fn begin<'t, S: AsStream>(
         &'t mut self,
         place: &'t WgpuPlace,
@@ -146,7 +146,7 @@ impl Present for GlInterop {
                 "cuda-gl: a wgpu target's frame was forgotten; synchronizing the context before \
                  the next one"
             );
-            self.ctx.synchronize_within(DEFAULT_WAIT_LIMIT)?;
+            self.ctx.synchronize_within(wait_limit())?;
             self.order.open = false;
         }
         if self.order.mark.is_some() || (self.order.clear.is_some() && !self.order.clear_shown) {
@@ -186,12 +186,12 @@ impl Drop for GlInterop {
         // frame's kernel: both are before the mark. A forgotten frame's kernel is before
         // nothing: the whole context is waited for.
         let (idle, waited_with) = if self.order.open {
-            let idle = self.ctx.synchronize_within(DEFAULT_WAIT_LIMIT);
+            let idle = self.ctx.synchronize_within(wait_limit());
             (idle, "cuCtxSynchronize")
         } else {
             // The mark, when there is one, was recorded after the clear's on the private stream.
             let mark = self.order.mark.as_ref().or(self.order.clear.as_ref());
-            let idle = mark.map_or(Ok(()), |mark| mark.wait_for(DEFAULT_WAIT_LIMIT));
+            let idle = mark.map_or(Ok(()), |mark| mark.wait_for(wait_limit()));
             (idle, "cuEventQuery")
         };
         if idle.is_err() && self.frame.is_mapped() {

@@ -29,7 +29,7 @@
 use super::scope::{scoped, wait_for_submission};
 use super::{Vulkan, WgpuError};
 use crate::error::{Error, Result};
-use crate::stream::DEFAULT_WAIT_LIMIT;
+use crate::stream::wait_limit;
 use ash::vk;
 
 /// The wgpu state of the texture at every hand-off.
@@ -226,13 +226,13 @@ impl<const N: usize> Handoff<'_, N> {
     /// part's value. The barriers of every image go in one submit, and the signals are added
     /// only once it was accepted, all carried by one empty submit after it.
     ///
-    /// When wgpu refuses that empty submit (so the signals are still pending in wgpu-hal:
-    /// nothing will carry them, and a later submit of the application's would signal values
-    /// out of order), each signal still pending is taken back, the barriers' submit is waited
-    /// for (at most 10 s) and those values signalled from the host: the release then stands as
-    /// if the signals had been submitted. (A submit of another thread's between the signals'
-    /// addition and the empty submit may have carried some of them, after the barriers: those
-    /// are not pending any more, and are not signalled again.)
+    /// When wgpu refuses that empty submit (so the signals are still pending in wgpu-hal: nothing
+    /// will carry them, and a later submit of the application's would signal values out of order),
+    /// each signal still pending is taken back, the barriers' submit is waited for (at most the
+    /// [wait limit](crate::wait_limit), 10 s by default) and those values signalled from the host:
+    /// the release then stands as if the signals had been submitted. (A submit of another thread's
+    /// between the signals' addition and the empty submit may have carried some of them, after the
+    /// barriers: those are not pending any more, and are not signalled again.)
     ///
     /// `released` is set once the barriers' submit is accepted: from then on every image is
     /// CUDA's, whatever follows.
@@ -277,12 +277,12 @@ impl<const N: usize> Handoff<'_, N> {
     }
 
     /// Signals each part's value from the host where `pending` says, once the submit `after`
-    /// is done (at most 10 s).
+    /// is done (at most the wait limit).
     fn signal_from_host(&self, after: wgpu::SubmissionIndex, pending: [bool; N]) -> Result<()> {
         wait_for_submission(
             self.device,
             after,
-            DEFAULT_WAIT_LIMIT,
+            wait_limit(),
             "a shared texture's release",
         )?;
         for (part, _) in self.parts.iter().zip(pending).filter(|(_, p)| *p) {

@@ -29,7 +29,7 @@ use crate::display::{Layout, Present, PresentFrame};
 use crate::error::Result;
 use crate::graphics::Surface;
 use crate::memory::{DeviceBuffer, DevicePtr};
-use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT, Stream, StreamFlags};
+use crate::stream::{AsStream, Stream, StreamFlags, wait_limit};
 use crate::wait::InDrop;
 use std::cell::Cell;
 use std::mem::ManuallyDrop;
@@ -52,7 +52,7 @@ pub(super) struct Interop {
     blit: Option<(Blit, BlitPair)>,
     /// A frame's pixels (tightly packed), copied into the image at the present. Freed once
     /// CUDA's last hand-off is done (the copies out of it come before it), leaked when that
-    /// does not come within 10 s.
+    /// does not come within the [wait limit](crate::wait_limit) (10 s by default).
     pixels: ManuallyDrop<DeviceBuffer<u8>>,
     layout: Layout,
 }
@@ -125,7 +125,7 @@ impl Drop for Interop {
         // The pixels may be read by a copy into the image still queued, or written by the
         // kernel of a leaked frame: wait for CUDA's last hand-off (recovering a leaked frame
         // first), which follows them.
-        let idle = self.shared.wait_for_cuda(DEFAULT_WAIT_LIMIT);
+        let idle = self.shared.wait_for_cuda(wait_limit());
         let ctx = self.pixels.context().clone();
         // SAFETY: dropped once, here, and never used after.
         unsafe {

@@ -182,12 +182,13 @@
 //! thread at a time (`open_gl_adapter`'s `# Safety`).
 //!
 //! # Lifetimes, whatever is dropped first
-//! The [`SharedTexture`] holds clones of the wgpu device and queue; its CUDA and Vulkan objects
-//! are shared between it and the drop callback of wgpu's texture, and released by whichever lets
-//! go last: by then wgpu is done with every submit that used them, and CUDA with every write
-//! (each is followed by an event that the release waits for, at most 10 s; a leaked
-//! [`CudaWrite`] is recovered by synchronizing the CUDA context, at most 10 s, or its objects are
-//! leaked). Dropping the application's `wgpu::Device` or `Queue` first changes nothing.
+//! The [`SharedTexture`] holds clones of the wgpu device and queue; its CUDA and Vulkan objects are
+//! shared between it and the drop callback of wgpu's texture, and released by whichever lets go
+//! last: by then wgpu is done with every submit that used them, and CUDA with every write (each is
+//! followed by an event that the release waits for, at most the [wait limit](crate::wait_limit),
+//! 10 s by default; a leaked [`CudaWrite`] is recovered by synchronizing the CUDA context, at most
+//! the wait limit, or its objects are leaked). Dropping the application's `wgpu::Device` or `Queue`
+//! first changes nothing.
 //!
 //! # A CUDA fault stalls wgpu's queue
 //! Each hand-back to wgpu (a [`CudaWrite::finish`], a [`WgpuTarget`] frame's present, a

@@ -1,15 +1,15 @@
 //! A wgpu texture's texels read back to the host (a target's `read_pixels`, the video planes'
-//! `read_planes`): wgpu copies the texture into a buffer, in bands of rows that fit the
-//! device's largest buffer, and each band is mapped once its copy is done (at most 10 s in
-//! all, the map's callback included).
+//! `read_planes`): wgpu copies the texture into a buffer, in bands of rows that fit the device's
+//! largest buffer, and each band is mapped once its copy is done (at most the [wait
+//! limit](crate::wait_limit) (10 s by default) in all, the map's callback included).
 
 use super::WgpuError;
 use super::place::{WgpuPlace, from_row};
 use super::scope::{scoped, wait_for_submission};
 use crate::error::{Error, Result};
-use crate::stream::DEFAULT_WAIT_LIMIT;
+use crate::stream::wait_limit;
 use std::sync::mpsc::RecvTimeoutError;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// A texture to read back: its device and queue, the texture (one level, of a format whose
 /// texels are `row / width` bytes) and the bytes of one of its rows, and the call that reads
@@ -40,7 +40,8 @@ impl<'a> Readable<'a> {
 /// on its queue so far.
 ///
 /// # Errors
-/// [`Error::Timeout`] when wgpu has not finished the copies within 10 s;
+/// [`Error::Timeout`] when wgpu has not finished the copies within the
+/// [wait limit](crate::wait_limit);
 /// [`WgpuError::Refused`] when wgpu refuses a copy or a map; [`WgpuError::OutOfMemory`].
 pub(super) fn read_texture(place: &Readable<'_>) -> Result<Vec<u8>> {
     let (row, height) = (place.row, place.texture.height());
@@ -48,7 +49,8 @@ pub(super) fn read_texture(place: &Readable<'_>) -> Result<Vec<u8>> {
     let padded = (row as u32).next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT);
     let most = place.device.limits().max_buffer_size / u64::from(padded);
     let rows = u32::try_from(most).unwrap_or(u32::MAX).clamp(1, height);
-    let deadline = Instant::now() + DEFAULT_WAIT_LIMIT;
+    let limit = wait_limit();
+    let deadline = (Instant::now() + limit, limit);
     let mut pixels = Vec::with_capacity(row * height as usize);
     let mut first = 0;
     while first < height {
@@ -60,12 +62,12 @@ pub(super) fn read_texture(place: &Readable<'_>) -> Result<Vec<u8>> {
 }
 
 /// Appends rows `first..first + count` of `place`'s texture to `pixels` (rows of `padded`
-/// bytes in the buffer), waiting until `deadline`.
+/// bytes in the buffer), waiting until `deadline`, the end of the whole read's `limit`.
 fn read_band(
     place: &Readable<'_>,
     (first, count): (u32, u32),
     padded: u32,
-    deadline: Instant,
+    (deadline, limit): (Instant, Duration),
     pixels: &mut Vec<u8>,
 ) -> Result<()> {
     let refused = |message: String| -> Error {
@@ -119,7 +121,7 @@ fn read_band(
         Err(RecvTimeoutError::Timeout) => {
             return Err(Error::Timeout {
                 what: format!("wgpu's map of the read-back buffer for {}", place.call),
-                timeout: DEFAULT_WAIT_LIMIT,
+                timeout: limit,
             });
         }
         Err(RecvTimeoutError::Disconnected) => {

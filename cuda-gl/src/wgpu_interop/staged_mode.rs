@@ -13,7 +13,7 @@ use crate::display::{
 #[cfg(doc)]
 use crate::error::Error;
 use crate::error::Result;
-use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT};
+use crate::stream::{AsStream, wait_limit};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -44,7 +44,7 @@ impl Present for Staged {
             bands_for_client_upload(row, layout.height() as usize),
         )?;
         let canvas = Canvas::new(ctx, layout)?;
-        write_bands(&bands, place, Instant::now() + DEFAULT_WAIT_LIMIT)?;
+        write_bands(&bands, place, Instant::now() + wait_limit())?;
         Ok(Staged { bands, canvas })
     }
 
@@ -68,8 +68,9 @@ impl CopyOut for &mut [Band] {
     /// wgpu's next submit writes the frame into the texture.
     ///
     /// # Errors
-    /// The copies' errors (nothing is written then); [`Error::Timeout`] when the copies have
-    /// not all finished within 10 s of the first wait (the bands before are written).
+    /// The copies' errors (nothing is written then); [`Error::Timeout`] when the copies have not
+    /// all finished within the [wait limit](crate::wait_limit) (10 s by default) of the first wait
+    /// (the bands before are written).
     fn copy_out(self, place: &WgpuPlace, source: Source<'_>, stream: &impl AsStream) -> Result<()> {
         for band in self.iter_mut() {
             // SAFETY: (1) of `copy_in`: the source is the state's canvas (`begin` hands out
@@ -79,7 +80,7 @@ impl CopyOut for &mut [Band] {
             // before the canvas).
             unsafe { band.copy_in(source, stream) }?;
         }
-        write_bands(self, place, Instant::now() + DEFAULT_WAIT_LIMIT)
+        write_bands(self, place, Instant::now() + wait_limit())
     }
 }
 

@@ -292,13 +292,13 @@ impl WgpuTarget {
         /// # Errors
         /// [`UsageError::WrongCudaContext`](crate::UsageError::WrongCudaContext) for a stream of
         /// another context; interop on Vulkan: as
-        /// [`SharedTexture::write`](super::SharedTexture::write) (a leaked frame is recovered
-        /// here by synchronizing the context, at most 10 s); on the GL route:
-        /// [`Error::Timeout`](crate::Error::Timeout) when a forgotten frame's work runs past
-        /// 10 s, the driver's errors ordering the frame's stream (the GL context is checked
-        /// when the frame texture is mapped: [`Frame::surface`]); staged over the program's GL
-        /// context (on a context with object labels), refused when that context is not current
-        /// ([`Error::NoGlContext`](crate::Error::NoGlContext),
+        /// [`SharedTexture::write`](super::SharedTexture::write) (a leaked frame is recovered here
+        /// by synchronizing the context, at most the [wait limit](crate::wait_limit), 10 s by
+        /// default); on the GL route: [`Error::Timeout`](crate::Error::Timeout) when a forgotten
+        /// frame's work runs past the wait limit, the driver's errors ordering the frame's stream
+        /// (the GL context is checked when the frame texture is mapped: [`Frame::surface`]); staged
+        /// over the program's GL context (on a context with object labels), refused when that
+        /// context is not current ([`Error::NoGlContext`](crate::Error::NoGlContext),
         /// [`Error::WrongGlContext`](crate::Error::WrongGlContext)).
         resize:
         /// The new texture and CUDA's objects are made first, so on an error the target keeps
@@ -332,10 +332,10 @@ impl WgpuTarget {
 
     /// The texture's pixels as stored, for tests and screenshots: [`format`](Self::format)'s
     /// bytes per pixel, rows tightly packed, row 0 first. Submits a copy on the target's queue
-    /// (after the frames presented so far) and waits for it, at most 10 s.
+    /// (after the frames presented so far) and waits for it, at most the wait limit.
     ///
     /// # Errors
-    /// [`Error::Timeout`](crate::Error::Timeout) after 10 s;
+    /// [`Error::Timeout`](crate::Error::Timeout) after the wait limit;
     /// [`WgpuError::Refused`](super::WgpuError::Refused) when wgpu refuses the copy or the map
     /// (a texture the application destroyed, a lost device);
     /// [`WgpuError::OutOfMemory`](super::WgpuError::OutOfMemory) for the read-back buffer; on

@@ -18,7 +18,7 @@ use crate::context::{Context, drop_when_idle};
 use crate::error::{Result, UsageError};
 use crate::graphics::Surface;
 use crate::result;
-use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT, Event, check_same_context, refuse_capturing};
+use crate::stream::{AsStream, Event, check_same_context, refuse_capturing, wait_limit};
 use crate::wait::InDrop;
 use cuda_gl_sys as sys;
 use std::mem::ManuallyDrop;
@@ -37,8 +37,9 @@ use turn::Turn;
 #[derive(Debug)]
 struct Resources {
     done: Event,
-    /// Dropped only once `done` has completed; leaked when it does not within 10 s (a kernel
-    /// that does not end may still write the image).
+    /// Dropped only once `done` has completed; leaked when it does not within the [wait
+    /// limit](crate::wait_limit) (10 s by default; a kernel that does not end may still write the
+    /// image).
     held: ManuallyDrop<Held>,
 }
 
@@ -61,7 +62,7 @@ unsafe impl Sync for Held {}
 
 impl Drop for Resources {
     fn drop(&mut self) {
-        let idle = self.done.wait_for(DEFAULT_WAIT_LIMIT);
+        let idle = self.done.wait_for(wait_limit());
         // SAFETY: dropped once, here, and never used after; wgpu's work on them is done (the
         // type's docs), and CUDA's is waited for (`idle`).
         unsafe {
@@ -98,19 +99,19 @@ impl Drop for Resources {
 /// objects live until both it and every clone of [`SharedTexture::texture`] are gone and wgpu
 /// has finished with them, whatever is dropped first.
 ///
-/// **Recovery.** When wgpu refuses the hand-back after CUDA's signal was queued (out of memory,
-/// a lost device, or work submitted with it that wgpu refused), the next `write`, or the drop,
-/// submits the acquire again: wgpu's queue waits for CUDA's signal on the GPU, the CPU waits
-/// for nothing. A value CUDA's signal was queued for is never signalled again, also when
-/// recording the event that follows it failed: that event is recorded again (or the context
-/// waited for, at most 10 s) by the next `write`, or the drop, before anything trusts it. A
-/// guard leaked with `mem::forget` (or a hand-off whose CUDA wait or signal could not be
-/// queued) leaves the image CUDA's with no signal to wait for, and the leaked guard's kernels
-/// on a stream that may be gone: the next `write`, or the drop, waits for
-/// wgpu's release (at most 10 s), then for every CUDA work of the context (at most 10 s, on a
-/// thread of its own that stays blocked until that work ends), then hands the image back. Past
-/// either limit it returns [`Error::Timeout`](crate::Error::Timeout) and the image stays
-/// CUDA's; a drop then leaks the image and semaphore rather than free them under CUDA's work.
+/// **Recovery.** When wgpu refuses the hand-back after CUDA's signal was queued (out of memory, a
+/// lost device, or work submitted with it that wgpu refused), the next `write`, or the drop,
+/// submits the acquire again: wgpu's queue waits for CUDA's signal on the GPU, the CPU waits for
+/// nothing. A value CUDA's signal was queued for is never signalled again, also when recording the
+/// event that follows it failed: that event is recorded again (or the context waited for, at most
+/// the wait limit) by the next `write`, or the drop, before anything trusts it. A guard leaked with
+/// `mem::forget` (or a hand-off whose CUDA wait or signal could not be queued) leaves the image
+/// CUDA's with no signal to wait for, and the leaked guard's kernels on a stream that may be gone:
+/// the next `write`, or the drop, waits for wgpu's release (at most the wait limit), then for every
+/// CUDA work of the context (at most the wait limit, on a thread of its own that stays blocked
+/// until that work ends), then hands the image back. Past either limit it returns
+/// [`Error::Timeout`](crate::Error::Timeout) and the image stays CUDA's; a drop then leaks the
+/// image and semaphore rather than free them under CUDA's work.
 ///
 /// **A CUDA fault stalls wgpu's queue**: see the [module docs](super#a-cuda-fault-stalls-wgpus-queue).
 #[derive(Debug)]
@@ -346,7 +347,8 @@ impl SharedTexture {
     /// through wgpu; [`WgpuError::Refused`] or [`WgpuError::OutOfMemory`] from the hand-off's
     /// submits; what the recovery of an image that an earlier write left CUDA's returns
     /// (see the type's docs, "Recovery": wgpu's refusal again, or
-    /// [`Error::Timeout`](crate::Error::Timeout) for a leaked guard whose work outlasts 10 s).
+    /// [`Error::Timeout`](crate::Error::Timeout) for a leaked guard whose work outlasts the wait
+    /// limit).
     pub unsafe fn write<'t, S: AsStream>(&'t mut self, stream: &'t S) -> Result<CudaWrite<'t, S>> {
         check_same_context(&self.ctx, stream, "the shared texture")?;
         refuse_capturing(
@@ -496,7 +498,7 @@ impl<S: AsStream> CudaWrite<'_, S> {
     /// # Errors
     /// The driver's error from `cuSignalExternalSemaphoresAsync` (the image then stays CUDA's,
     /// and the next [`SharedTexture::write`] recovers by synchronizing the context, at most
-    /// 10 s); [`WgpuError::Refused`] or [`WgpuError::OutOfMemory`] when wgpu refuses the
+    /// the wait limit); [`WgpuError::Refused`] or [`WgpuError::OutOfMemory`] when wgpu refuses the
     /// acquire (CUDA's signal is queued: the next `write` or the drop submits it again, with
     /// no CPU wait); the driver's error from `cuEventRecord` after a queued signal (the image
     /// is handed back all the same; the next `write` or the drop records the event again).

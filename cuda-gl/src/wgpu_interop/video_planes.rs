@@ -456,10 +456,11 @@ impl WgpuVideoPlanes {
     /// route, and staged mode there on a context with object labels), refused before any wgpu
     /// or GL call (a frame of another size too) when that context is not current
     /// ([`Error::NoGlContext`](crate::Error::NoGlContext),
-    /// [`Error::WrongGlContext`](crate::Error::WrongGlContext)), and the map's errors;
-    /// staged: [`Error::Timeout`](crate::Error::Timeout) when the copies take over 10 s;
-    /// [`WgpuError::Refused`](super::WgpuError::Refused) when wgpu refuses a copy or a write
-    /// (the application destroyed a texture).
+    /// [`Error::WrongGlContext`](crate::Error::WrongGlContext)), and the map's errors; staged:
+    /// [`Error::Timeout`](crate::Error::Timeout) when the copies take past the [wait
+    /// limit](crate::wait_limit) (10 s by default);
+    /// [`WgpuError::Refused`](super::WgpuError::Refused) when wgpu refuses a copy or a write (the
+    /// application destroyed a texture).
     pub fn upload<Src: ShowSource + ?Sized>(
         &mut self,
         src: &Src,

@@ -149,9 +149,19 @@ pub fn gpu() -> Option<Gpu> {
     gpu_on(0)
 }
 
-/// How long the bounded-wait tests' kernels spin: past cuda-gl's 10 s limit, so that each wait
-/// gives up while they run.
-pub const SPIN_PAST_THE_LIMIT: Duration = Duration::from_secs(13);
+/// How far past cuda-gl's wait limit the bounded-wait tests' kernels spin: 3 s, or half the
+/// limit when that is less, so that a call made once a drop gave up on the kernel can still wait
+/// for the rest of the spin within its own limit (see `bounded_external_waits`).
+pub fn spin_margin() -> Duration {
+    (cuda_gl::wait_limit() / 2).min(Duration::from_secs(3))
+}
+
+/// How long the bounded-wait tests' kernels spin: past cuda-gl's wait limit
+/// ([`cuda_gl::wait_limit`]: 10 s by default, 3 s under `ci/gpu/suite.sh`, which sets
+/// `CUDA_GL_WAIT_LIMIT_MS` for them) by [`spin_margin`], so that each wait gives up while they run.
+pub fn spin_past_the_limit() -> Duration {
+    cuda_gl::wait_limit() + spin_margin()
+}
 
 /// A kernel of one block that spins for `spin` on `stream` (`ext_fill_u32_slow` of
 /// `kernels`, the test kernels), so that the work queued after it is still waiting on the GPU
@@ -188,26 +198,34 @@ pub unsafe fn launch_spin(
     }
 }
 
-/// [`launch_spin`] for [`SPIN_PAST_THE_LIMIT`] on the test's stream, then an event recorded
+/// [`launch_spin`] for [`spin_past_the_limit`] on the test's stream, then an event recorded
 /// after it: `!event.query()` while the kernel still spins.
 ///
 /// # Safety
 /// As [`launch_spin`].
 pub unsafe fn spin_into(g: &Gpu, out: DevicePtr<'_>, words: usize) -> Event {
     // SAFETY: the caller's.
-    unsafe { launch_spin(&g.kernels, out, words, &g.stream, SPIN_PAST_THE_LIMIT) };
+    unsafe { launch_spin(&g.kernels, out, words, &g.stream, spin_past_the_limit()) };
     let end = Event::new(&g.ctx, false).unwrap();
     end.record(&g.stream).unwrap();
     end
 }
 
-/// Asserts that a wait of cuda-gl's that took `took` gave up at its 10 s limit (between 9 and
-/// 12 s: the limit, give or take the time to notice), `what` naming the wait.
+/// Asserts that a wait of cuda-gl's that took `took` gave up at its limit
+/// ([`cuda_gl::wait_limit`]), `what` naming the wait: from a tenth of the limit (at most 1 s)
+/// before it, to two thirds of [`spin_margin`] after it (the time to notice), which ends before
+/// the kernel that the wait is behind does (at the default 10 s: between 9 and 12 s, the kernel
+/// spinning for 13). A wait that never gives up, or gives up at once, fails.
 pub fn assert_took_the_limit(took: Duration, what: &str) {
-    println!("{what} took {took:?}");
+    let limit = cuda_gl::wait_limit();
+    let early = (limit / 10).min(Duration::from_secs(1));
+    let late = spin_margin() * 2 / 3;
+    println!("{what} took {took:?} (the limit is {limit:?})");
     assert!(
-        (Duration::from_secs(9)..Duration::from_secs(12)).contains(&took),
-        "{what} took {took:?}: the limit is 10 s"
+        (limit - early..limit + late).contains(&took),
+        "{what} took {took:?}: the limit is {limit:?} (between {:?} and {:?} expected)",
+        limit - early,
+        limit + late
     );
 }
 
@@ -223,9 +241,9 @@ pub fn assert_gave_up<T>(result: cuda_gl::Result<T>, took: Duration, what: &str)
     assert_took_the_limit(took, what);
 }
 
-/// Drops `doomed` while the kernel that `end` follows (see [`spin_into`]) spins writing memory
-/// it holds, and asserts that the drop (named `what`) gave up after 10 s, that the kernel then
-/// ends unharmed (a fault would mean the memory was freed or unmapped under it: leaked is
+/// Drops `doomed` while the kernel that `end` follows (see [`spin_into`]) spins writing memory it
+/// holds, and asserts that the drop (named `what`) gave up after the wait limit, that the kernel
+/// then ends unharmed (a fault would mean the memory was freed or unmapped under it: leaked is
 /// right), and that the drop recorded the timeouts of `waited_with` (see
 /// [`assert_gave_up_in_drop`]); then that nothing else went wrong.
 pub fn assert_drop_gives_up<T>(g: &Gpu, doomed: T, end: &Event, what: &str, waited_with: &[&str]) {
@@ -311,7 +329,7 @@ impl Busy {
 
     /// Asserts that `call` (named `what`), made while the spin runs, succeeds and returns while
     /// the spin still runs: it did not wait for the spin (a bounded wait for it gives up after
-    /// 10 s with `Error::Timeout`, an unbounded one returns once it has ended).
+    /// the wait limit with `Error::Timeout`, an unbounded one returns once it has ended).
     pub fn assert_not_held_up<T>(
         &self,
         what: &str,

@@ -1,13 +1,13 @@
-//! External memory's waits for the GPU give up after 10 s with `Error::Timeout` while a kernel
-//! keeps the work they wait for from finishing (a kernel spinning for 13 s, then writing the
-//! memory), and a drop that gives up leaks the CUDA memory, never unmaps it under the kernel,
-//! and records the timeout for `Context::check_drop_errors`: the ring's recovery of a leaked
-//! `CudaWrite` and its read's wait for CUDA's writes, the ring's, the frame stream's and
-//! `ExportableMemory`'s drops (two drops behind one kernel taking one limit), and the import
-//! check (which, made after a drop gave up on the same kernel, still waits its own limit for
-//! it). Before, each waited with no limit
-//! (`cuCtxSynchronize`, `cuEventSynchronize`): 13 s here, for ever behind a kernel that never
-//! ends. New exportable memory is zeroed without waiting for a kernel on a blocking stream.
+//! External memory's waits for the GPU give up after the wait limit (`cuda_gl::wait_limit`: 10 s by
+//! default, 3 s under `ci/gpu/suite.sh`) with `Error::Timeout` while a kernel keeps the work they
+//! wait for from finishing (a kernel spinning past the limit, then writing the memory), and a drop
+//! that gives up leaks the CUDA memory, never unmaps it under the kernel, and records the timeout
+//! for `Context::check_drop_errors`: the ring's recovery of a leaked `CudaWrite` and its read's
+//! wait for CUDA's writes, the ring's, the frame stream's and `ExportableMemory`'s drops (two drops
+//! behind one kernel taking one limit), and the import check (which, made after a drop gave up on
+//! the same kernel, still waits its own limit for it). Before, each waited with no limit
+//! (`cuCtxSynchronize`, `cuEventSynchronize`): the whole spin here, for ever behind a kernel that
+//! never ends. New exportable memory is zeroed without waiting for a kernel on a blocking stream.
 //! (The other bounded waits: `bounded_waits`.)
 //!
 //! Needs `--features egl` and a GPU; skips with the reason elsewhere.
@@ -16,8 +16,8 @@
 
 use crate::gpu::external::{gl_view, gpu_and_gl};
 use crate::gpu::{
-    Busy, Gpu, SPIN_PAST_THE_LIMIT, assert_drop_gives_up, assert_gave_up, assert_gave_up_in_drop,
-    assert_took_the_limit, delete_buffer, gl_buffer, pattern_words, spin_into,
+    Busy, Gpu, assert_drop_gives_up, assert_gave_up, assert_gave_up_in_drop, assert_took_the_limit,
+    delete_buffer, gl_buffer, pattern_words, spin_into, spin_past_the_limit,
 };
 use cuda_gl::external::{
     CudaWrite, ExportableMemory, ExternalGl, ExternalRing, FrameRead, FrameStream, FrameWrite,
@@ -52,6 +52,8 @@ fn ring_written_by_a_spinning_kernel(
     leave: impl FnOnce(CudaWrite<'_>),
 ) -> (ExternalRing, Event) {
     let mut ring = ExternalRing::new(&g.ctx, gl, 2, BYTES).unwrap();
+    // The ring's own waits (10 s by default) give up at the wait limit too, as its recoveries do.
+    ring.set_timeout(cuda_gl::wait_limit());
     let write = ring.write(0, &g.stream).unwrap();
     // SAFETY: the slot holds WORDS words; the ring keeps it allocated until its drop has waited
     // for the context, or leaks it.
@@ -61,7 +63,8 @@ fn ring_written_by_a_spinning_kernel(
 }
 
 /// Reads slot 0 of `ring` while the kernel that `end` follows spins writing it: the read (named
-/// `what`) gives up after 10 s; once the kernel has ended, the next read shows GL its words.
+/// `what`) gives up after the wait limit; once the kernel has ended, the next read shows GL its
+/// words.
 fn a_read_gives_up_then_shows_the_kernels_words(
     g: &Gpu,
     mut ring: ExternalRing,
@@ -87,8 +90,8 @@ fn a_read_gives_up_then_shows_the_kernels_words(
     g.check_no_errors();
 }
 
-/// A `CudaWrite` leaked (`mem::forget`, safe) while its kernel spins: the read of the slot
-/// recovers by waiting for the whole context, gives up after 10 s (the slot stays marked), and
+/// A `CudaWrite` leaked (`mem::forget`, safe) while its kernel spins: the read of the slot recovers
+/// by waiting for the whole context, gives up after the wait limit (the slot stays marked), and
 /// recovers once the kernel has ended.
 #[test]
 fn a_leaked_cuda_writes_recovery_gives_up_after_ten_seconds() {
@@ -98,8 +101,8 @@ fn a_leaked_cuda_writes_recovery_gives_up_after_ten_seconds() {
 }
 
 /// The read of a slot whose finished write's kernel spins waits for the slot's event at most
-/// the ring's timeout (10 s by default), and leaves the write pending: the next read waits
-/// again.
+/// the ring's timeout (set to the wait limit here: the ring's own default is 10 s whatever the
+/// limit), and leaves the write pending: the next read waits again.
 #[test]
 fn a_reads_wait_for_cudas_writes_gives_up_after_the_rings_timeout() {
     let Some((g, gl)) = gpu_and_gl() else { return };
@@ -107,8 +110,8 @@ fn a_reads_wait_for_cudas_writes_gives_up_after_the_rings_timeout() {
     a_read_gives_up_then_shows_the_kernels_words(&g, ring, &end, "the read behind the kernel");
 }
 
-/// The ring's drop behind a finished write whose kernel spins: it gives up after 10 s, leaks
-/// the slots' CUDA memory (the kernel then writes it unharmed) and records the timeout.
+/// The ring's drop behind a finished write whose kernel spins: it gives up after the wait limit,
+/// leaks the slots' CUDA memory (the kernel then writes it unharmed) and records the timeout.
 #[test]
 fn a_rings_drop_behind_a_spinning_write_gives_up_after_ten_seconds_and_leaks_its_memory() {
     let Some((g, gl)) = gpu_and_gl() else { return };
@@ -116,13 +119,14 @@ fn a_rings_drop_behind_a_spinning_write_gives_up_after_ten_seconds_and_leaks_its
     assert_drop_gives_up(&g, ring, &end, "the ring's drop", &[SLOT_WAITS]);
 }
 
-/// The frame stream's drop behind a pushed frame whose producer's kernel spins: it gives up
-/// after the stream's timeout (10 s), leaks the slots' CUDA memory rather than wait for the
-/// context once more per slot, and records the timeout.
+/// The frame stream's drop behind a pushed frame whose producer's kernel spins: it gives up after
+/// the stream's timeout (set to the wait limit), leaks the slots' CUDA memory rather than wait for
+/// the context once more per slot, and records the timeout.
 #[test]
 fn a_frame_streams_drop_behind_a_spinning_producer_gives_up_after_ten_seconds() {
     let Some((g, gl)) = gpu_and_gl() else { return };
     let mut stream = FrameStream::new(&g.ctx, &gl, BYTES, 2, 1).unwrap();
+    stream.set_timeout(cuda_gl::wait_limit());
     let mut end = None;
     stream
         .push_burst(
@@ -141,7 +145,7 @@ fn a_frame_streams_drop_behind_a_spinning_producer_gives_up_after_ten_seconds() 
 }
 
 /// `ExportableMemory`'s drop while a kernel spins writing it: it waits for the context at most
-/// 10 s, then leaks the memory (the kernel writes it unharmed) and records the timeout.
+/// the wait limit, then leaks the memory (the kernel writes it unharmed) and records the timeout.
 #[test]
 fn exportable_memorys_drop_behind_a_spinning_kernel_gives_up_after_ten_seconds() {
     let Some(g) = crate::gpu::gpu() else { return };
@@ -167,12 +171,12 @@ fn drops_behind_one_spinning_kernel_take_one_limit_together() {
     g.check_no_errors();
 }
 
-/// A call's wait for the context is not cut short by a drop's that gave up on the same work:
-/// behind a kernel spinning for 13 s, an `ExportableMemory`'s drop gives up after 10 s (and
-/// leaks it), and an import made right after waits for the kernel, which ends 3 s later, within
-/// the import's own 10 s, and succeeds. (Before, every wait for the context gave up after 100 ms
-/// while the drop's still waited: the import failed with `Error::Timeout` although its work
-/// ended in time.)
+/// A call's wait for the context is not cut short by a drop's that gave up on the same work: behind
+/// a kernel spinning past the wait limit, an `ExportableMemory`'s drop gives up after the limit
+/// (and leaks it), and an import made right after waits for the kernel, which ends `spin_margin`
+/// (at most half the limit) later, within the import's own limit, and succeeds. (Before, every wait
+/// for the context gave up after 100 ms while the drop's still waited: the import failed with
+/// `Error::Timeout` although its work ended in time.)
 #[test]
 fn a_call_after_a_drop_gave_up_waits_for_the_same_kernel_within_its_own_limit() {
     let Some((g, gl)) = gpu_and_gl() else { return };
@@ -202,15 +206,15 @@ fn a_call_after_a_drop_gave_up_waits_for_the_same_kernel_within_its_own_limit() 
     g.check_no_errors();
 }
 
-/// The import check waits for the CUDA context's work before it borrows the memory's first
-/// bytes, at most 10 s: behind unrelated work that spins it gives up having copied nothing, and
+/// The import check waits for the CUDA context's work before it borrows the memory's first bytes,
+/// at most the wait limit: behind unrelated work that spins it gives up having copied nothing, and
 /// once that work has ended the import succeeds.
 #[test]
 fn an_imports_check_gives_up_after_ten_seconds_behind_a_spinning_kernel() {
     let Some((g, gl)) = gpu_and_gl() else { return };
     let memory = ExportableMemory::new(&g.ctx, BYTES).unwrap();
     let busy = Busy::new(&g.ctx);
-    busy.start(&g.kernels, SPIN_PAST_THE_LIMIT);
+    busy.start(&g.kernels, spin_past_the_limit());
     let start = Instant::now();
     let imported = GlMemoryBuffer::import(&gl, &memory).map(drop);
     assert_gave_up(
@@ -238,16 +242,16 @@ fn assert_imports_as_zeros(g: &Gpu, gl: &ExternalGl, memory: ExportableMemory, w
     g.check_no_errors();
 }
 
-/// New exportable memory is zeroed on a stream of its own: behind a kernel spinning for 13 s on
-/// a blocking stream, `ExportableMemory::new` succeeds without a timeout, and GL reads zeros
-/// through an import of it once the kernel has ended. (Before, the zeroing ran on the legacy
-/// default stream, after the kernel: it gave up after 10 s with `Error::Timeout` and leaked the
-/// allocation.)
+/// New exportable memory is zeroed on a stream of its own: behind a kernel spinning past the wait
+/// limit on a blocking stream, `ExportableMemory::new` succeeds without a timeout, and GL reads
+/// zeros through an import of it once the kernel has ended. (Before, the zeroing ran on the legacy
+/// default stream, after the kernel: it gave up after the wait limit with `Error::Timeout` and
+/// leaked the allocation.)
 #[test]
 fn exportable_memory_is_zeroed_without_waiting_for_a_blocking_streams_kernel() {
     let Some((g, gl)) = gpu_and_gl() else { return };
     let busy = Busy::blocking(&g.ctx);
-    busy.start(&g.kernels, SPIN_PAST_THE_LIMIT);
+    busy.start(&g.kernels, spin_past_the_limit());
     let memory = busy.assert_not_held_up("ExportableMemory::new", || {
         ExportableMemory::new(&g.ctx, BYTES)
     });

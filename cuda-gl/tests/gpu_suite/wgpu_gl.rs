@@ -1,14 +1,14 @@
-//! The GL route of `cuda_gl::wgpu_interop` (feature `wgpu-gl`): a wgpu device on wgpu's GL
-//! backend over a headless GL context on the CUDA GPU (`open_gl_adapter`, `open_gl_device`), on
-//! which a `WgpuTarget` in interop mode draws frames in place into a GL texture that CUDA
-//! registered. `wgpu_display` runs every target test (shows of every format at odd sizes,
-//! surface frames, exact texels, colour maps, resizes and their memory, video, a destroyed
-//! texture) on this set-up too (`gl_setup`); here: what only the GL route has. Auto chooses it
-//! and says so; a call with another GL context current, or none, is refused and works again
-//! once it is current; a forgotten frame is recovered, waiting for the context at most 10 s;
-//! pixel and surface frames on two streams come out in order; a destroyed device refuses
-//! presents and the target still drops cleanly; a target dropped without its GL context leaks
-//! its texture; a device on wgpu's own GL context falls back to staged with the reason.
+//! The GL route of `cuda_gl::wgpu_interop` (feature `wgpu-gl`): a wgpu device on wgpu's GL backend
+//! over a headless GL context on the CUDA GPU (`open_gl_adapter`, `open_gl_device`), on which a
+//! `WgpuTarget` in interop mode draws frames in place into a GL texture that CUDA registered.
+//! `wgpu_display` runs every target test (shows of every format at odd sizes, surface frames, exact
+//! texels, colour maps, resizes and their memory, video, a destroyed texture) on this set-up too
+//! (`gl_setup`); here: what only the GL route has. Auto chooses it and says so; a call with another
+//! GL context current, or none, is refused and works again once it is current; a forgotten frame is
+//! recovered, waiting for the context at most the wait limit; pixel and surface frames on two
+//! streams come out in order; a destroyed device refuses presents and the target still drops
+//! cleanly; a target dropped without its GL context leaks its texture; a device on wgpu's own GL
+//! context falls back to staged with the reason.
 //!
 //! Needs `--features wgpu-gl` (which brings `wgpu` and `egl`), a GPU and NVIDIA's EGL (a
 //! headless context on the CUDA device); skips with the reason elsewhere (fails under
@@ -26,7 +26,6 @@ use cuda_gl::wgpu_interop::{
     WgpuError, WgpuTarget, check_gl_device, open_gl_adapter, open_gl_device,
 };
 use cuda_gl::{Context, Error, Stream, StreamFlags};
-use std::time::Duration;
 
 /// A set-up on wgpu's GL backend: a headless GL context on CUDA device 0, current on this
 /// thread until the set-up drops (after its wgpu objects), and a device opened over it.
@@ -210,22 +209,23 @@ fn a_forgotten_frame_is_recovered_by_the_next_one() {
     });
 }
 
-/// A target whose frame was forgotten with its texture mapped while an unrelated kernel of
-/// 13 s runs elsewhere in the context: the target's first shown frame, the forgotten one.
+/// A target whose frame was forgotten with its texture mapped while an unrelated kernel spinning
+/// past the wait limit runs elsewhere in the context: the target's first shown frame, the forgotten
+/// one.
 fn forgotten_while_busy(s: &Setup, busy: &Busy) -> WgpuTarget {
     let mut t = target(s, (129, 65), Format::Rgba8, Mode::Interop);
     fill_frame(s, &mut t, 3).present().unwrap();
     // Mapped (and drawn) before the kernel starts, as `bounded_waits` leaks its mapping: the
     // waits under test are the ones after, not whatever the map itself may wait for.
     let forgotten = fill_frame(s, &mut t, 5);
-    busy.start(&s.kernels, Duration::from_secs(13));
+    busy.start(&s.kernels, crate::gpu::spin_past_the_limit());
     std::mem::forget(forgotten);
     t
 }
 
-/// The next frame after one forgotten while a kernel of 13 s runs elsewhere in the context
-/// gives up after 10 s with `Error::Timeout` (it waited for the whole context with no limit),
-/// and once the kernel has ended, a frame shows itself.
+/// The next frame after one forgotten while a kernel spinning past the wait limit runs elsewhere in
+/// the context gives up after the wait limit with `Error::Timeout` (it waited for the whole context
+/// with no limit), and once the kernel has ended, a frame shows itself.
 #[test]
 fn a_forgotten_frames_recovery_in_the_next_frame_gives_up_after_ten_seconds() {
     let Some(s) = gl_setup() else { return };
@@ -241,8 +241,8 @@ fn a_forgotten_frames_recovery_in_the_next_frame_gives_up_after_ten_seconds() {
     s.ctx.check_drop_errors().unwrap();
 }
 
-/// As above, in the target's drop: it gives up after 10 s (it waited for the context with no
-/// limit, twice: for the pixels, then to unregister the mapped texture), leaks what the kernel
+/// As above, in the target's drop: it gives up after the wait limit (it waited for the context with
+/// no limit, twice: for the pixels, then to unregister the mapped texture), leaks what the kernel
 /// may still use (the pixels, and the mapped texture with its registration), and records the
 /// timeout for `check_drop_errors` (it only logged it before).
 #[test]

@@ -139,9 +139,10 @@ pub(crate) fn in_both_modes_on(
 }
 
 /// On the set-up that `setup` makes (none, with the reason, where it cannot), `make` makes
-/// something whose drop waits for the context while a kernel of 13 s that `make` starts on the
-/// `Busy` it is given runs: asserts that the drop gives up after 10 s, and, once the kernel has
-/// ended, that the drop recorded its timeouts, those of `waited_with`.
+/// something whose drop waits for the context while a kernel spinning past the wait limit that
+/// `make` starts on the `Busy` it is given runs: asserts that the drop gives up after the wait
+/// limit, and, once the kernel has ended, that the drop recorded its timeouts, those of
+/// `waited_with`.
 pub(crate) fn assert_drop_gives_up_behind<T>(
     setup: fn() -> Option<Setup>,
     make: fn(&Setup, &Busy) -> T,

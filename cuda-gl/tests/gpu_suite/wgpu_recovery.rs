@@ -1,10 +1,10 @@
 //! A hand-back to wgpu that wgpu refuses, and a write guard that is leaked, while unrelated CUDA
-//! work runs (a kernel of one block spinning on a stream of its own, which no hand-off is
-//! ordered with): a refused hand-back is recovered without waiting on the CPU for any CUDA
-//! work and leaks nothing; a leaked guard's recovery waits for the context at most 10 s, in
-//! the next write and in the drop (of the texture, and of an interop target whose frame was
-//! forgotten), which records the timeout; and a `WgpuVideoPlanes` texture destroyed by another thread
-//! at any moment of an upload costs the uploads after it no wait.
+//! work runs (a kernel of one block spinning on a stream of its own, which no hand-off is ordered
+//! with): a refused hand-back is recovered without waiting on the CPU for any CUDA work and leaks
+//! nothing; a leaked guard's recovery waits for the context at most the wait limit, in the next
+//! write and in the drop (of the texture, and of an interop target whose frame was forgotten),
+//! which records the timeout; and a `WgpuVideoPlanes` texture destroyed by another thread at any
+//! moment of an upload costs the uploads after it no wait.
 //!
 //! Needs `--features wgpu,egl`, a GPU and NVIDIA's Vulkan driver (headless:
 //! `VK_DRIVER_FILES=.../nvidia_icd.json`); skips with the reason elsewhere.
@@ -16,7 +16,7 @@ use super::wgpu_interop::{
     Setup, assert_drop_gives_up_behind, seed_of, setup, write_and_check, write_frame,
 };
 use super::wgpu_planes::{assert_planes, planes_on, want_planes};
-use crate::gpu::{Busy, assert_gave_up_in_drop, noise};
+use crate::gpu::{Busy, assert_gave_up_in_drop, noise, spin_past_the_limit};
 use crate::harness::{capture_log, device_used, mib, take_log};
 use cuda_gl::display::{Format, Mode};
 use cuda_gl::video::{VideoFormat, VideoLayout};
@@ -74,21 +74,22 @@ fn a_refused_hand_back_is_dropped_without_waiting_for_other_cuda_work_or_leaking
     s.ctx.take_drop_errors();
 }
 
-/// A shared texture with one frame, then a guard leaked while `busy` spins for 13 s.
+/// A shared texture with one frame, then a guard leaked while `busy` spins past the wait limit.
 fn leaked_while_busy(s: &Setup, busy: &Busy) -> SharedTexture {
     let size = (129, 65);
     let mut shared =
         SharedTexture::new(&s.ctx, &s.device, &s.queue, size, SharedFormat::Rgba8Unorm).unwrap();
     write_frame(s, &mut shared, seed_of(1));
-    busy.start(&s.kernels, Duration::from_secs(13));
+    busy.start(&s.kernels, spin_past_the_limit());
     // SAFETY: no submit uses the texture until a write, or the drop, recovers it.
     std::mem::forget(unsafe { shared.write(&s.stream) }.unwrap());
     shared
 }
 
-/// A guard leaked while a kernel of 13 s runs elsewhere in the context: the next write gives
-/// up after 10 s with `Error::Timeout` (it waited for the kernel, without a limit), and once
-/// the kernel has ended, a write recovers the image and its frame reaches wgpu.
+/// A guard leaked while a kernel spinning past the wait limit runs elsewhere in the context: the
+/// next write gives up after the wait limit with `Error::Timeout` (it waited for the kernel,
+/// without a limit), and once the kernel has ended, a write recovers the image and its frame
+/// reaches wgpu.
 #[test]
 fn a_leaked_guards_recovery_in_the_next_write_gives_up_after_ten_seconds() {
     let Some(s) = setup() else { return };
@@ -106,26 +107,26 @@ fn a_leaked_guards_recovery_in_the_next_write_gives_up_after_ten_seconds() {
 /// What a shared texture's drop records when its recovery of a leaked guard gives up.
 const RECOVERY_WAITS: &str = "vkWaitSemaphores, cuCtxSynchronize or cuStreamQuery";
 
-/// As above, in the drop: it gives up after 10 s, leaks the image and semaphore rather than
-/// free them under CUDA's work, and records the timeout for `check_drop_errors` (it only logged
-/// it before).
+/// As above, in the drop: it gives up after the wait limit, leaks the image and semaphore rather
+/// than free them under CUDA's work, and records the timeout for `check_drop_errors` (it only
+/// logged it before).
 #[test]
 fn a_leaked_guards_recovery_in_the_drop_gives_up_after_ten_seconds() {
     assert_drop_gives_up_behind(setup, leaked_while_busy, &[RECOVERY_WAITS]);
 }
 
-/// A `WgpuTarget` in interop mode (on Vulkan) whose frame was forgotten while a kernel of 13 s
-/// runs elsewhere in the context: the drop gives up after 10 s (the target's wait for CUDA's
-/// last hand-off, then at once the shared texture's own recovery, behind the same kernel),
-/// leaks the frame's pixels and the shared image rather than free them under CUDA's work, and
-/// records both timeouts for `check_drop_errors` (it only logged them before).
+/// A `WgpuTarget` in interop mode (on Vulkan) whose frame was forgotten while a kernel spinning
+/// past the wait limit runs elsewhere in the context: the drop gives up after the wait limit (the
+/// target's wait for CUDA's last hand-off, then at once the shared texture's own recovery, behind
+/// the same kernel), leaks the frame's pixels and the shared image rather than free them under
+/// CUDA's work, and records both timeouts for `check_drop_errors` (it only logged them before).
 #[test]
 fn a_forgotten_interop_frames_drop_gives_up_after_ten_seconds_and_records_it() {
     let Some(s) = setup() else { return };
     let busy = Busy::new(&s.ctx);
     let mut t = target(&s, (129, 65), Format::Rgba8, Mode::Interop);
     fill_frame(&s, &mut t, 3).present().unwrap();
-    busy.start(&s.kernels, Duration::from_secs(13));
+    busy.start(&s.kernels, spin_past_the_limit());
     std::mem::forget(fill_frame(&s, &mut t, 5));
     busy.assert_drop_gives_up("the target's drop", t);
     busy.wait();

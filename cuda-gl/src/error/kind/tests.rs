@@ -90,6 +90,10 @@ fn every_usage_error() -> Vec<UsageError> {
         },
         U::NeedsCudarcStream,
         U::PinnedBufferUntracked,
+        U::BadWaitLimit {
+            given: std::time::Duration::ZERO,
+            max: std::time::Duration::from_secs(3600),
+        },
     ]
 }
 

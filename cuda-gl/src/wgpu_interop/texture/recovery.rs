@@ -6,10 +6,11 @@ use super::group::{acquire_all, signal_then_mark};
 use super::turn::{Owner, Step};
 use crate::error::{Error, Result};
 use crate::result;
-use crate::stream::DEFAULT_WAIT_LIMIT;
+use crate::stream::wait_limit;
 use crate::wgpu_interop::WgpuError;
 use ash::vk;
 use cuda_gl_sys as sys;
+use std::time::Duration;
 
 /// The waits that give up in [`SharedTexture::recover`] (wgpu's release, the context, cuda-gl's
 /// private stream), as a drop records their timeout ([`Context::record_drop_wait`]).
@@ -60,10 +61,10 @@ impl SharedTexture {
         acquired.and(marked.map_err(Error::from))
     }
 
-    /// Records `done` again after CUDA's last signal, which is queued on cuda-gl's private
-    /// stream (every hand-off's CUDA side goes there), so a record there follows it. When even
-    /// that cannot be recorded, waits for the whole context instead (at most 10 s): `done` then
-    /// marks work that has all run.
+    /// Records `done` again after CUDA's last signal, which is queued on cuda-gl's private stream
+    /// (every hand-off's CUDA side goes there), so a record there follows it. When even that cannot
+    /// be recorded, waits for the whole context instead (at most the [wait
+    /// limit](crate::wait_limit), 10 s by default): `done` then marks work that has all run.
     ///
     /// # Errors
     /// [`Error::Timeout`](crate::Error::Timeout) past the limit; the driver's errors.
@@ -79,11 +80,12 @@ impl SharedTexture {
             )
         };
         if let Err(e) = marked {
+            let limit = wait_limit();
             log::warn!(
                 "cuda-gl: a shared texture's done event could not be recorded again ({e}); \
-                 waiting for its context, at most 10 s"
+                 waiting for its context, at most {limit:?}"
             );
-            self.ctx.synchronize_within(DEFAULT_WAIT_LIMIT)?;
+            self.ctx.synchronize_within(limit)?;
         }
         self.turn.marked();
         Ok(())
@@ -101,9 +103,10 @@ impl SharedTexture {
     ///   wgpu's queue waits for CUDA's signal on the GPU; nothing waits on the CPU; the value is
     ///   never signalled again;
     /// - [`Owner::Cuda`] (a leaked guard, or a hand-off that failed half-way): waits for
-    ///   wgpu's release signal (at most 10 s: CUDA's next signal must come after it), then for
-    ///   the whole context (at most 10 s: the leaked guard's kernels may be on a stream that
-    ///   is gone), then gives the image back as a finish would.
+    ///   wgpu's release signal (at most the [wait limit](crate::wait_limit): CUDA's next signal
+    ///   must come after it), then for the whole context (at most the wait limit: the leaked
+    ///   guard's kernels may be on a stream that is gone), then gives the image back as a
+    ///   finish would.
     ///
     /// # Errors
     /// wgpu's refusal of the acquire; [`Error::Timeout`](crate::Error::Timeout) past either
@@ -117,32 +120,33 @@ impl SharedTexture {
             Step::Nothing => Ok(()),
             Step::Acquire => self.acquire(None),
             Step::Signal => {
+                let limit = wait_limit();
                 log::warn!(
                     "cuda-gl: a shared texture was left CUDA's (a leaked CudaWrite?); waiting for \
-                     its context, at most 10 s, to recover"
+                     its context, at most {limit:?}, to recover"
                 );
-                self.wait_for_release()?;
-                self.ctx.synchronize_within(DEFAULT_WAIT_LIMIT)?;
+                self.wait_for_release(limit)?;
+                self.ctx.synchronize_within(limit)?;
                 self.give_back(std::ptr::null_mut(), None)
             }
         }
     }
 
-    /// Waits on the CPU for wgpu's signal of `self.turn.value` (the release), at most 10 s.
-    fn wait_for_release(&self) -> Result<()> {
+    /// Waits on the CPU for wgpu's signal of `self.turn.value` (the release), at most `limit`.
+    fn wait_for_release(&self, limit: Duration) -> Result<()> {
         let (semaphores, values) = ([self.resources.held.vk_timeline.raw], [self.turn.value]);
         let wait = vk::SemaphoreWaitInfo::default()
             .semaphores(&semaphores)
             .values(&values);
-        let limit = u64::try_from(DEFAULT_WAIT_LIMIT.as_nanos()).unwrap_or(u64::MAX);
+        let nanos = u64::try_from(limit.as_nanos()).unwrap_or(u64::MAX);
         // SAFETY: the semaphore is a live timeline semaphore of this device (Vulkan 1.2,
         // checked at creation); the wait info and its arrays outlive the call.
-        match unsafe { self.ash.wait_semaphores(&wait, limit) } {
+        match unsafe { self.ash.wait_semaphores(&wait, nanos) } {
             Ok(()) => Ok(()),
             // A timeout as every wait of cuda-gl's reports one (and a drop records it).
             Err(vk::Result::TIMEOUT) => Err(Error::Timeout {
                 what: "wgpu's release of a shared texture (vkWaitSemaphores)".into(),
-                timeout: DEFAULT_WAIT_LIMIT,
+                timeout: limit,
             }),
             Err(e) => Err(WgpuError::Vulkan {
                 call: "vkWaitSemaphores",

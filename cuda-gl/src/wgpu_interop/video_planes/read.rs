@@ -11,10 +11,10 @@ impl WgpuVideoPlanes {
     /// luma texel and two per chroma texel; P010: two and four, each 16-bit value as the
     /// frame holds it). After an upload, they are the frame's planes
     /// byte for byte. Submits a copy of each on the planes' queue (after the uploads so far)
-    /// and waits for them, at most 10 s each.
+    /// and waits for them, at most the [wait limit](crate::wait_limit) (10 s by default) each.
     ///
     /// # Errors
-    /// [`Error::Timeout`](crate::Error::Timeout) after 10 s;
+    /// [`Error::Timeout`](crate::Error::Timeout) after the wait limit;
     /// [`WgpuError::Refused`](super::super::WgpuError::Refused) when wgpu refuses a copy or a
     /// map (a texture the application destroyed, a lost device);
     /// [`WgpuError::OutOfMemory`](super::super::WgpuError::OutOfMemory) for a read-back buffer;

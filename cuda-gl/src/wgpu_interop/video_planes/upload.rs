@@ -6,7 +6,7 @@ use super::Plane;
 use crate::error::Result;
 use crate::memory::PinnedBuffer;
 use crate::result;
-use crate::stream::{AsStream, DEFAULT_WAIT_LIMIT};
+use crate::stream::{AsStream, wait_limit};
 use crate::wgpu_interop::interop_mode::copy_command;
 use crate::wgpu_interop::scope::scoped;
 use crate::wgpu_interop::texture::SharedTexture;
@@ -41,8 +41,9 @@ pub(super) unsafe fn upload_interop<S: AsStream>(
     unsafe { SharedTexture::copy_in_together(shared, planes, stream, copy) }
 }
 
-/// Staged: each plane from `(address, pitch)` into its pinned buffer on `stream`, then, once
-/// both copies have finished (at most 10 s), handed to `write_texture` into its texture.
+/// Staged: each plane from `(address, pitch)` into its pinned buffer on `stream`, then, once both
+/// copies have finished (at most the [wait limit](crate::wait_limit), 10 s by default), handed to
+/// `write_texture` into its texture.
 ///
 /// # Safety
 /// 1. Each source holds its plane's rows at its pitch, in device memory of the pinned buffers'
@@ -84,7 +85,7 @@ pub(super) unsafe fn upload_staged<S: AsStream>(
         }?;
     }
     // Both copies are waited for before either plane is written: a timeout writes nothing.
-    let deadline = Instant::now() + DEFAULT_WAIT_LIMIT;
+    let deadline = Instant::now() + wait_limit();
     let within = || deadline.saturating_duration_since(Instant::now());
     let bytes = [
         pinned[0].as_slice_within(within())?,
