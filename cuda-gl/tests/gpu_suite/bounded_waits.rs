@@ -170,19 +170,8 @@ fn a_pinned_buffers_copy_behind_a_long_kernel_is_read_within_a_longer_limit() {
 #[test]
 fn a_modules_drop_behind_its_running_kernel_gives_up_after_ten_seconds_and_leaks_it() {
     let Some(g) = gpu() else { return };
-    let module = Module::from_ptx(&g.ctx, TEST_PTX).unwrap();
-    let out = DeviceBuffer::<u32>::zeroed(&g.ctx, 256).unwrap();
-    // SAFETY: `out` holds its words and outlives the kernel (the stream is synchronized by
-    // `assert_drop_gives_up` before `out` drops).
-    unsafe {
-        launch_spin(
-            &module,
-            out.device_ptr(),
-            out.len(),
-            &g.stream,
-            spin_past_the_limit(),
-        )
-    };
+    // `out` outlives the kernel: the stream is synchronized by `assert_drop_gives_up` first.
+    let (module, out) = module_spinning(&g, spin_past_the_limit());
     let end = Event::new(&g.ctx, false).unwrap();
     end.record(&g.stream).unwrap();
     let what = "the drop of a module whose kernel runs";
@@ -195,18 +184,8 @@ fn a_modules_drop_behind_its_running_kernel_gives_up_after_ten_seconds_and_leaks
 #[test]
 fn a_modules_drop_after_its_kernels_ended_unloads_it_at_once() {
     let Some(g) = gpu() else { return };
-    let module = Module::from_ptx(&g.ctx, TEST_PTX).unwrap();
-    let out = DeviceBuffer::<u32>::zeroed(&g.ctx, 256).unwrap();
-    // SAFETY: `out` holds its words and outlives the kernel (the stream is synchronized below).
-    unsafe {
-        launch_spin(
-            &module,
-            out.device_ptr(),
-            out.len(),
-            &g.stream,
-            Duration::ZERO,
-        )
-    };
+    // `out` outlives the kernel: the stream is synchronized here.
+    let (module, out) = module_spinning(&g, Duration::ZERO);
     g.stream.synchronize().unwrap();
     let start = Instant::now();
     drop(module);
@@ -218,6 +197,16 @@ fn a_modules_drop_after_its_kernels_ended_unloads_it_at_once() {
     );
     assert_eq!(out.to_vec().unwrap(), pattern_words(256, 1));
     g.check_no_errors();
+}
+
+/// The test PTX's module, and 256 words its spin kernel, launched on `g.stream` for `spin`,
+/// writes once done. The caller keeps the words until the stream has finished.
+fn module_spinning(g: &Gpu, spin: Duration) -> (Module, DeviceBuffer<u32>) {
+    let module = Module::from_ptx(&g.ctx, TEST_PTX).unwrap();
+    let out = DeviceBuffer::<u32>::zeroed(&g.ctx, 256).unwrap();
+    // SAFETY: `out` holds its words; the callers keep it until the stream has finished.
+    unsafe { launch_spin(&module, out.device_ptr(), out.len(), &g.stream, spin) };
+    (module, out)
 }
 
 /// A copy from a host slice waits for its DMA with no limit (the borrow needs it), here behind a

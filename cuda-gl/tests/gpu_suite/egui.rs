@@ -253,19 +253,7 @@ fn a_texture_egui_freed_is_made_again_and_its_name_left_to_the_next_owner() {
     let (id, name) = (image.texture_id().unwrap(), image.egui_texture().unwrap());
     egui.painter.free_texture(id);
     assert!(!gl_is(gl::IsTexture, name.0.get()));
-    let mut others = Vec::new();
-    let mine = loop {
-        let t = gl_texture_rgba8(64, 64, 1);
-        if t == name.0.get() {
-            break t;
-        }
-        others.push(t);
-        assert!(
-            others.len() < 256,
-            "GL gave the freed name to none of 256 textures"
-        );
-    };
-    others.into_iter().for_each(delete_texture);
+    let mine = texture_named(name.0.get());
     let mine_texels = pattern_words(64 * 64, 1234);
     upload_texels_rgba8(mine, 64, 64, &mine_texels);
     assert!(!image.holds(name).unwrap());
@@ -290,19 +278,7 @@ fn a_name_egui_freed_can_be_registered_before_the_next_update() {
     let (mut egui, mut image, _) = egui_showing(&g, (64, 64), 11);
     let (id, name) = (image.texture_id().unwrap(), image.egui_texture().unwrap());
     egui.painter.free_texture(id);
-    let mut others = Vec::new();
-    let mine = loop {
-        let t = gl_texture_rgba8(64, 64, 1);
-        if t == name.0.get() {
-            break t;
-        }
-        others.push(t);
-        assert!(
-            others.len() < 256,
-            "GL gave the freed name to none of 256 textures"
-        );
-    };
-    others.into_iter().for_each(delete_texture);
+    let mine = texture_named(name.0.get());
     let registered = cuda_gl::RegisteredImage::register(
         &g.ctx,
         mine,
@@ -318,4 +294,23 @@ fn a_name_egui_freed_can_be_registered_before_the_next_update() {
     egui.painter.destroy();
     delete_texture(mine);
     g.check_no_errors();
+}
+
+/// A 64x64 RGBA8 texture of the application's with GL name `name` (one egui freed): textures
+/// are made until GL gives that name again (at most 256), and the others deleted.
+fn texture_named(name: u32) -> u32 {
+    let mut others = Vec::new();
+    let mine = loop {
+        let t = gl_texture_rgba8(64, 64, 1);
+        if t == name {
+            break t;
+        }
+        others.push(t);
+        assert!(
+            others.len() < 256,
+            "GL gave the freed name to none of 256 textures"
+        );
+    };
+    others.into_iter().for_each(delete_texture);
+    mine
 }
