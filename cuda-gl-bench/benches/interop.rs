@@ -338,9 +338,24 @@ fn run_device(ordinal: usize, plan: &Plan, cpu_plan: &Plan, args: &Args) -> Resu
     };
     // The wgpu present group's GL-route rows: before the ordering group and the group's Vulkan
     // rows, whose Vulkan work may leave the EGL display unusable.
+    // A failure there ends no other group: the Vulkan rows still run, the files are written,
+    // and the run then fails naming it (one device call must not lose every row to one group).
+    #[cfg(feature = "wgpu-gl")]
+    let mut gl_failed = None;
     #[cfg(feature = "wgpu-gl")]
     let wgpu_gl = if every || args.wgpu_present_only {
-        wgpu_present::gl_group(&gpu, plan, &mut all, &progress)?
+        match wgpu_present::gl_group(&gpu, plan, &mut all, &progress) {
+            Ok(setup) => setup,
+            Err(e) => {
+                eprintln!("error: the wgpu present group's GL rows: {e:#} (going on without them)");
+                let setup = wgpu_present::GlSetup {
+                    gl_skipped: Some(format!("failed: {e:#}")),
+                    ..Default::default()
+                };
+                gl_failed = Some(e);
+                setup
+            }
+        }
     } else {
         wgpu_present::GlSetup::default()
     };
@@ -375,7 +390,16 @@ fn run_device(ordinal: usize, plan: &Plan, cpu_plan: &Plan, args: &Args) -> Resu
         wgpu_present,
         video,
     };
-    finish_device(ordinal, &gpu, info, all, groups)
+    #[cfg_attr(not(feature = "wgpu-gl"), allow(unused_mut))]
+    let mut device = finish_device(ordinal, &gpu, info, all, groups)?;
+    #[cfg(feature = "wgpu-gl")]
+    if let Some(e) = gl_failed {
+        device.error = Some(format!(
+            "the wgpu present group's GL rows: {}",
+            one_line(&e)
+        ));
+    }
+    Ok(device)
 }
 
 /// The present group at each of its sizes, after the auto probe whose report line it prints;
@@ -467,7 +491,11 @@ fn run(args: &Args, command: String) -> Result<bool> {
     let mut all_ok = true;
     for &ordinal in &ordinals {
         match run_device(ordinal, &plan, &cpu_plan, args) {
-            Ok(device) => devices.push(device),
+            Ok(device) => {
+                // A group that failed while the others ran (written, and the run fails).
+                all_ok &= device.error.is_none();
+                devices.push(device);
+            }
             Err(e) if ordinals.len() == 1 => return Err(e.context(format!("GPU {ordinal}"))),
             Err(e) => {
                 let message = one_line(&e);
