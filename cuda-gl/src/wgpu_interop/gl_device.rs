@@ -20,20 +20,28 @@ pub(super) fn is_gl(device: &wgpu::Device) -> bool {
 }
 
 /// The GL context of the program's that `device` runs on (current now: `open_gl_adapter`'s
-/// `# Safety`), for the drop checks of what wgpu deletes in staged mode; `None` for a device of
-/// another backend, of wgpu's own GL context (which wgpu makes current itself), or a context
-/// without object labels (no owner check there).
+/// `# Safety`), for the checks of what wgpu makes, uses and deletes in staged mode there; `None`
+/// for a device of another backend, of wgpu's own GL context (which wgpu makes current itself),
+/// or a context without object labels (no owner check there).
+///
+/// # Errors
+/// [`Error::NoGlContext`](crate::Error::NoGlContext) naming `call` for a device over the
+/// program's GL context when no GL context is current: wgpu would make the staged textures with
+/// none (refused before it does).
 pub(super) fn program_gl_owner(
     device: &wgpu::Device,
     call: &'static str,
-) -> Option<crate::glapi::GlOwner> {
-    if !is_gl(device) {
-        return None;
+) -> Result<Option<crate::glapi::GlOwner>> {
+    if !is_gl(device) || check_gl_backend(device, call).is_err() {
+        return Ok(None);
     }
-    check_gl_backend(device, call).ok()?;
-    crate::glapi::GlOwner::current(call)
-        .ok()
-        .map(|(owner, _)| owner)
+    match crate::glapi::GlOwner::current(call) {
+        Ok((owner, _)) => Ok(Some(owner)),
+        Err(e @ crate::Error::NoGlContext { .. }) => Err(e),
+        // A context without labels (or one cuda-gl could not check otherwise): staged mode
+        // makes no GL call of cuda-gl's, so it runs there unchecked.
+        Err(_) => Ok(None),
+    }
 }
 
 /// Checks that `device` can take frames of CUDA context `ctx` by the GL route: a device of

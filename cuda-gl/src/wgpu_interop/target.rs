@@ -158,7 +158,9 @@ impl WgpuTarget {
     /// `max_texture_dimension_2d`; [`DisplayError::ModeUnavailable`](crate::display::DisplayError::ModeUnavailable) for [`Mode::Stream`];
     /// with a mode given, why that mode cannot work here (for interop, a
     /// [`WgpuError`](super::WgpuError) that says what the device lacks); otherwise the staged
-    /// mode's error (the driver's, from allocating its memory).
+    /// mode's error (the driver's, from allocating its memory; on a device of wgpu's GL backend
+    /// over the program's GL context, [`Error::NoGlContext`](crate::Error::NoGlContext) when no
+    /// GL context is current, before wgpu makes anything).
     pub fn new(
         ctx: &Arc<Context>,
         device: &wgpu::Device,
@@ -171,17 +173,26 @@ impl WgpuTarget {
         // A place per mode tried: the texture's usage depends on the mode. Interop's device is
         // checked first, so that a device it cannot use is refused for that reason, not for
         // the blit's usage of the texture.
-        let ((backend, place), report) = first_mode(ctx, device, mode, |mode| {
+        let ((backend, place, _staged_gl), report) = first_mode(ctx, device, mode, |mode| {
             if mode == Mode::Interop {
                 check_interop(device, ctx)?;
             }
+            // Staged over the program's GL context: its context, checked before wgpu makes
+            // the texture in whatever context is current.
+            #[cfg(feature = "wgpu-gl")]
+            let staged_gl = match mode {
+                Mode::Staged => super::gl_device::program_gl_owner(device, STAGED_GL)?,
+                _ => None,
+            };
+            #[cfg(not(feature = "wgpu-gl"))]
+            let staged_gl = ();
             let place = WgpuPlace::new(device, queue, layout, mode)?;
-            Ok((Backend::new(mode, ctx, &place)?, place))
+            Ok((Backend::new(mode, ctx, &place)?, place, staged_gl))
         })?;
         let target = WgpuTarget {
             ctx: ctx.clone(),
             #[cfg(feature = "wgpu-gl")]
-            staged_gl: staged_gl_owner(device, &backend),
+            staged_gl: _staged_gl,
             backend,
             place,
             kernels: Kernels::default(),
@@ -372,16 +383,9 @@ impl WgpuTarget {
     }
 }
 
-/// The GL context of a target in staged mode on a device of wgpu's GL backend over the
-/// program's GL context, for the drop's check (see `program_gl_owner`); `None` otherwise.
+/// What a staged target over the program's GL context names when it checks that context.
 #[cfg(feature = "wgpu-gl")]
-fn staged_gl_owner(device: &wgpu::Device, backend: &Backend) -> Option<crate::glapi::GlOwner> {
-    const CALL: &str = "cuda_gl::wgpu_interop::WgpuTarget::new (staged, wgpu's GL backend)";
-    match backend {
-        Backend::Staged(_) => super::gl_device::program_gl_owner(device, CALL),
-        _ => None,
-    }
-}
+const STAGED_GL: &str = "cuda_gl::wgpu_interop::WgpuTarget::new (staged, wgpu's GL backend)";
 
 /// On wgpu's GL backend over the program's GL context (the GL route, and staged mode there),
 /// wgpu deletes the target's texture and blit pipeline, and its queue's drop (when the target

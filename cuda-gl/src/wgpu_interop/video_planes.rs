@@ -210,7 +210,8 @@ impl Made {
     /// # Errors
     /// [`DisplayError::ModeUnavailable`](crate::display::DisplayError::ModeUnavailable) for [`Mode::Stream`]; interop: as
     /// [`SharedTexture::new`], on wgpu's GL backend as `check_gl_device` and the GL plane
-    /// textures' creation; staged: the driver's error allocating pinned memory; wgpu's
+    /// textures' creation; staged: the driver's error allocating pinned memory, `NoGlContext`
+    /// over the program's GL context with none current; wgpu's
     /// errors making the textures.
     fn new(
         mode: Mode,
@@ -238,7 +239,7 @@ impl Made {
                     gl: super::gl_device::program_gl_owner(
                         device,
                         "cuda_gl::wgpu_interop::WgpuVideoPlanes (staged, wgpu's GL backend)",
-                    ),
+                    )?,
                 }
             }
             other => return Err(mode_unavailable("WgpuVideoPlanes::new", other)),
@@ -359,7 +360,8 @@ impl WgpuVideoPlanes {
     /// without `TEXTURE_FORMAT_16BIT_NORM`; [`DisplayError::ModeUnavailable`](crate::display::DisplayError::ModeUnavailable) for
     /// [`Mode::Stream`]; with a mode given, why that mode cannot work here (interop: a
     /// [`WgpuError`](super::WgpuError) that says what the device lacks); otherwise the staged
-    /// mode's error.
+    /// mode's error (on a device of wgpu's GL backend over the program's GL context,
+    /// [`Error::NoGlContext`](crate::Error::NoGlContext) when no GL context is current).
     pub fn new(
         ctx: &Arc<Context>,
         device: &wgpu::Device,

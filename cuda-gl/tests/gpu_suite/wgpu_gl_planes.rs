@@ -193,23 +193,28 @@ fn a_gl_route_frame_of_another_size_without_its_gl_context_is_refused_before_wgp
 
 /// Auto mode with no GL context current is refused with the error that says so, for planes
 /// and for a target: it does not fall back to staged mode, whose wgpu calls would run without
-/// the context.
+/// the context; and staged mode asked for is refused there too, before wgpu makes anything.
 #[test]
 fn auto_mode_without_a_gl_context_is_refused_not_staged() {
     let Some(s) = setup() else { return };
     let gl = gl(&s);
     let layout = Layout::packed((64, 36), Format::Rgba8).unwrap();
-    gl.release_current().unwrap();
-    let planes = WgpuVideoPlanes::new(&s.ctx, &s.device, &s.queue, (64, 36), Nv12, None);
-    let target = WgpuTarget::new(&s.ctx, &s.device, &s.queue, layout, None);
-    // Current again before anything made is dropped.
-    gl.make_current().unwrap();
-    let planes = planes.map(|(p, report)| (p.mode(), report.to_string()));
-    let target = target.map(|(t, report)| (t.mode(), report.to_string()));
-    for (what, made) in [("planes", planes), ("target", target)] {
-        let e = made.unwrap_err();
-        println!("{what} with no GL context current: {e}");
-        assert!(matches!(e, Error::NoGlContext { .. }), "{what}: {e}");
+    for mode in [None, Some(Mode::Staged)] {
+        gl.release_current().unwrap();
+        let planes = WgpuVideoPlanes::new(&s.ctx, &s.device, &s.queue, (64, 36), Nv12, mode);
+        let target = WgpuTarget::new(&s.ctx, &s.device, &s.queue, layout, mode);
+        // Current again before anything made is dropped.
+        gl.make_current().unwrap();
+        let planes = planes.map(|(p, report)| (p.mode(), report.to_string()));
+        let target = target.map(|(t, report)| (t.mode(), report.to_string()));
+        for (what, made) in [("planes", planes), ("target", target)] {
+            let e = made.unwrap_err();
+            println!("{what} ({mode:?}) with no GL context current: {e}");
+            assert!(
+                matches!(e, Error::NoGlContext { .. }),
+                "{what} ({mode:?}): {e}"
+            );
+        }
     }
     s.ctx.check_drop_errors().unwrap();
 }
