@@ -148,32 +148,53 @@ fn a_gl_route_target_dropped_without_its_gl_context_leaks_its_texture() {
     let Some(s) = gl_setup() else { return };
     let own_gl = gl(&s);
     gl::load_with(|name| own_gl.get_proc_address(name));
-    for (mode, own) in [Mode::Interop, Mode::Staged]
-        .into_iter()
-        .flat_map(|mode| [(mode, true), (mode, false)])
-    {
+    for (mode, own) in both_modes_with_and_without_the_context() {
         let mut t = target(&s, (320, 181), Format::Rgba8, mode);
         fill_frame(&s, &mut t, 3).present().unwrap();
         let name = gl_name(t.texture());
-        assert!(gl_is(gl::IsTexture, name), "{name}");
-        let other = (!own).then(|| own_gl.new_shared().unwrap());
-        drop(t);
-        drop(other);
-        own_gl.make_current().unwrap();
-        // Whatever wgpu deferred (a texture still in use by a submission, or held by the
-        // queue's pending writes: a staged present's `write_texture`) goes here.
-        s.queue.submit([]);
-        s.device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
-        assert_eq!(
-            gl_is(gl::IsTexture, name),
-            !own,
-            "texture {name}, {mode:?}, own context current: {own}"
-        );
-        // Without its context, cuda-gl's frame texture could not be unregistered (leaked).
-        let errors = s.ctx.take_drop_errors();
-        println!("{mode:?}, own context current: {own}; drop errors: {errors:?}");
-        assert!(!own || errors.is_empty(), "{errors:?}");
+        assert_drop_leaks_without_its_context(&s, t, &[name], mode, own);
     }
+}
+
+/// Interop and staged mode, each with the owning GL context current at the drop and without.
+pub(crate) fn both_modes_with_and_without_the_context() -> Vec<(Mode, bool)> {
+    [Mode::Interop, Mode::Staged]
+        .map(|m| [(m, true), (m, false)])
+        .concat()
+}
+
+/// Drops `owner` (made in `mode` on the set-up, holding GL textures `names`) with its own GL
+/// context current (`own`) or another of its share group (where a deletion would show), then,
+/// its own current again and wgpu's deferred deletions done, asserts that the textures were
+/// deleted with their context current and leaked otherwise, and that a drop in its own context
+/// recorded no error. (Without its context, cuda-gl's textures could not be unregistered:
+/// leaked, and recorded.)
+pub(crate) fn assert_drop_leaks_without_its_context<T>(
+    s: &Setup,
+    owner: T,
+    names: &[u32],
+    mode: Mode,
+    own: bool,
+) {
+    let own_gl = gl(s);
+    assert!(names.iter().all(|&n| gl_is(gl::IsTexture, n)), "{names:?}");
+    let other = (!own).then(|| own_gl.new_shared().unwrap());
+    drop(owner);
+    drop(other);
+    own_gl.make_current().unwrap();
+    // Whatever wgpu deferred (a texture still in use by a submission, or held by the queue's
+    // pending writes: a staged present's `write_texture`) goes here.
+    s.queue.submit([]);
+    s.device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+    let live: Vec<bool> = names.iter().map(|&n| gl_is(gl::IsTexture, n)).collect();
+    assert_eq!(
+        live,
+        vec![!own; names.len()],
+        "textures {names:?}, {mode:?}, own context current: {own}"
+    );
+    let errors = s.ctx.take_drop_errors();
+    println!("{mode:?}, own context current: {own}; drop errors: {errors:?}");
+    assert!(!own || errors.is_empty(), "{errors:?}");
 }
 
 /// A resize with another GL context current, or none, is refused before the new texture is

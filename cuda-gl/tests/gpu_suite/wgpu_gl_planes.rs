@@ -20,12 +20,15 @@
 #![cfg(all(feature = "wgpu-gl", feature = "egl"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use super::wgpu_gl::{assert_refused_without_the_gl_context, gl, gl_setup_with};
+use super::wgpu_gl::{
+    assert_drop_leaks_without_its_context, assert_refused_without_the_gl_context,
+    both_modes_with_and_without_the_context, gl, gl_setup_with,
+};
 use super::wgpu_interop::Setup;
 use super::wgpu_planes::{
     Destroyed, assert_planes, planes_on, planes_reach_their_textures, want_planes,
 };
-use crate::gpu::{gl_is, noise};
+use crate::gpu::noise;
 use cuda_gl::display::{Format, Layout, Mode};
 use cuda_gl::video::VideoFormat::Nv12;
 use cuda_gl::video::{VideoFormat, VideoLayout};
@@ -240,32 +243,11 @@ fn gl_route_planes_dropped_without_their_gl_context_leak_their_textures() {
     let gl = gl(&s);
     gl::load_with(|name| gl.get_proc_address(name));
     let layout = VideoLayout::packed((64, 36), VideoFormat::Nv12).unwrap();
-    for (mode, own) in [Mode::Interop, Mode::Staged]
-        .map(|m| [(m, true), (m, false)])
-        .concat()
-    {
+    for (mode, own) in both_modes_with_and_without_the_context() {
         let mut planes = planes_on(&s, wgpu, (64, 36), VideoFormat::Nv12, Some(mode));
         upload(&s, &mut planes, layout, 0x67_0001);
         let names = [gl_name(planes.luma()), gl_name(planes.chroma())];
-        assert!(names.iter().all(|&n| gl_is(gl::IsTexture, n)), "{names:?}");
-        let other = (!own).then(|| gl.new_shared().unwrap());
-        drop(planes);
-        drop(other);
-        gl.make_current().unwrap();
-        // Whatever wgpu deferred (textures still in use by a submission, or by a pending
-        // write) goes here.
-        s.queue.submit([]);
-        s.device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
-        let live = names.map(|n| gl_is(gl::IsTexture, n));
-        assert_eq!(
-            live,
-            [!own, !own],
-            "textures {names:?}, {mode:?}, own context current: {own}"
-        );
-        // Without their context, cuda-gl's plane textures could not be unregistered (leaked).
-        let errors = s.ctx.take_drop_errors();
-        println!("{mode:?}, own context current: {own}; drop errors: {errors:?}");
-        assert!(!own || errors.is_empty(), "{errors:?}");
+        assert_drop_leaks_without_its_context(&s, planes, &names, mode, own);
     }
 }
 
