@@ -82,8 +82,36 @@ impl Context {
     #[doc(alias = "cuStreamQuery")]
     pub fn finish_queued(&self) -> Result<()> {
         self.bind()?;
-        let queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
         queue.finish()
+    }
+
+    /// Before a call that ends the life of memory that cuda-gl's private stream may touch (an
+    /// unmap, which is ordered only on the caller's stream): when an earlier call gave up
+    /// waiting for private work that it could not order the caller's stream after, waits for the
+    /// private stream, at most the [wait limit](crate::wait_limit) (see
+    /// [`PrivateQueue::settle`]); nothing otherwise. `before` names the call in the timeout.
+    ///
+    /// # Errors
+    /// [`Error::Timeout`] past the limit: the caller must then refuse, or leak the memory; the
+    /// driver's errors from binding the context and `cuStreamQuery`.
+    pub(crate) fn settle_queued(&self, before: &str) -> Result<()> {
+        let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        if !queue.is_unordered() {
+            return Ok(());
+        }
+        self.bind()?;
+        queue.settle().map_err(|e| match e {
+            Error::Timeout { what, timeout } => Error::Timeout {
+                what: format!(
+                    "{what}, before {before}: an earlier call of cuda-gl gave up waiting for its \
+                     copy and could not order your stream after it, so the copy may still touch \
+                     the memory"
+                ),
+                timeout,
+            },
+            other => other,
+        })
     }
 
     /// Retains the primary context of `device`.

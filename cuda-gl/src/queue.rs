@@ -22,7 +22,12 @@
 //! 4. a second event makes the caller's stream wait for it, so later work on the caller's stream
 //!    comes after it. When that wait cannot be queued, or a capture began and may have taken it,
 //!    the work is waited for instead (the private stream never captures, so that wait is legal), at
-//!    most the [wait limit](crate::wait_limit): past it the call returns [`Error::Timeout`].
+//!    most the [wait limit](crate::wait_limit): past it the call returns [`Error::Timeout`], and
+//!    the queue remembers that work on the private stream may run unordered with its callers'
+//!    streams. Until the private stream is seen idle, every call that ends the life of memory
+//!    that work may touch (an unmap, on the map's stream) first waits for it, at most the wait
+//!    limit, and is refused past it ([`PrivateQueue::settle`]): ordered on the caller's stream
+//!    alone, it could run before or during the work.
 //!
 //! What this guarantees: cuda-gl's copies, memsets and ordering events never become part of a
 //! graph; the calls on the caller's stream are records and waits, and the query of cuda-gl's
@@ -231,6 +236,11 @@ pub(crate) unsafe fn run_borrowing<T>(
 #[derive(Debug, Default)]
 pub(crate) struct PrivateQueue {
     live: Option<Live>,
+    /// Set when [`run`](Self::run) returned with work queued on the private stream that its
+    /// caller's stream is not ordered after (step 4 could not order it, and the wait for it gave
+    /// up); cleared once the private stream is seen idle. While set, [`settle`](Self::settle)
+    /// waits for the private stream.
+    unordered: bool,
 }
 
 #[derive(Debug)]
@@ -347,11 +357,42 @@ impl PrivateQueue {
                 .and_then(|()| result::stream::wait_event(stream, done))
                 .and_then(|()| result::stream::is_capturing(stream))
         };
-        if out.is_err() || !matches!(ordered, Ok(false)) {
+        let ordered = matches!(ordered, Ok(false));
+        if out.is_err() || !ordered {
             // SAFETY: the private stream is live, and never captures.
-            unsafe { wait_within(private) }?;
+            let waited = unsafe { wait_within(private) };
+            // Given up on, and nothing orders the caller's later work (an unmap) after it: it is
+            // remembered until the private stream is seen idle (see `settle`).
+            self.unordered = match waited {
+                Ok(()) => false,
+                Err(_) => self.unordered || !ordered,
+            };
+            waited?;
         }
         out
+    }
+
+    /// Whether work on the private stream may still run unordered with its callers' streams
+    /// (see [`settle`](Self::settle)).
+    pub(crate) fn is_unordered(&self) -> bool {
+        self.unordered
+    }
+
+    /// Before a call that ends the life of memory the private stream's work may touch (an
+    /// unmap): waits for the private stream, at most the [wait limit](crate::wait_limit), when
+    /// a [`run`](Self::run) gave up on work that its caller's stream is not ordered after (that
+    /// call, ordered on the caller's stream alone, could run before or during the work);
+    /// nothing otherwise. The context is bound.
+    ///
+    /// # Errors
+    /// As [`finish`](Self::finish): the caller must then not end the memory's life (refuse, or
+    /// leak it).
+    pub(crate) fn settle(&mut self) -> Result<()> {
+        if self.unordered {
+            self.finish()
+        } else {
+            Ok(())
+        }
     }
 
     /// Waits for the work queued on the private stream so far (nothing when none was made), at
@@ -361,13 +402,16 @@ impl PrivateQueue {
     /// [`Error::Timeout`] past the limit (the work may still run: what it uses must not be
     /// freed); the driver's errors from `cuStreamQuery` (the private stream never captures) and
     /// from setting this thread's capture mode.
-    pub(crate) fn finish(&self) -> Result<()> {
+    pub(crate) fn finish(&mut self) -> Result<()> {
         match &self.live {
             Some(live) => {
                 // As in `run`: another thread's global capture must not fail the queries.
                 let _relaxed = RelaxedCapture::enter()?;
                 // SAFETY: the live private stream of the bound context.
-                unsafe { wait_within(live.stream) }
+                unsafe { wait_within(live.stream) }?;
+                // Idle: nothing on it runs unordered any more.
+                self.unordered = false;
+                Ok(())
             }
             None => Ok(()),
         }

@@ -126,6 +126,11 @@ unsafe fn unmap_regs(
     }
     // SAFETY: (1): the stream is live.
     unsafe { crate::queue::check_not_capturing(stream, "cuGraphicsUnmapResources (not called)") }?;
+    // As a single registration's unmap: not under a copy of cuda-gl's that `stream` may not be
+    // ordered after.
+    if let Some(first) = regs.first() {
+        first.ctx.settle_queued(super::registration::UNMAPPING)?;
+    }
     // SAFETY: (1).
     unsafe { result::graphics::unmap(raws, stream) }.map_err(super::unmap_error)?;
     for r in regs.iter_mut() {
@@ -206,8 +211,9 @@ impl<'a, V: ViewSet<'a>> MappedAll<'a, V> {
     ///
     /// # Errors
     /// [`Error::NoGlContext`] or [`Error::WrongGlContext`] when the GL context that registered a
-    /// resource is not current (they stay mapped and are recovered later); the driver's error
-    /// from `cuGraphicsUnmapResources`.
+    /// resource is not current (they stay mapped and are recovered later); [`Error::Timeout`]
+    /// as [`Mapped::unmap`](crate::Mapped::unmap)'s (they stay mapped too); the
+    /// driver's error from `cuGraphicsUnmapResources`.
     #[doc(alias = "cuGraphicsUnmapResources")]
     pub fn unmap(mut self) -> Result<()> {
         self.finish()
@@ -224,7 +230,9 @@ impl<'a, V: ViewSet<'a>> std::ops::Deref for MappedAll<'a, V> {
 impl<'a, V: ViewSet<'a>> Drop for MappedAll<'a, V> {
     fn drop(&mut self) {
         if let Err(e) = self.finish() {
-            self.ctx.record_drop_error("unmapping a batch", e);
+            // A timeout (the wait for cuda-gl's private stream) is recorded too.
+            self.ctx
+                .record_drop_wait("unmapping a batch", "cuStreamQuery", e);
         }
     }
 }

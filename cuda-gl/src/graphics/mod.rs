@@ -29,6 +29,8 @@ mod retire;
 mod surface;
 mod surface_cache;
 mod texture;
+#[cfg(all(test, feature = "egl", feature = "cudarc"))]
+mod unordered_tests;
 
 pub use array::{ArrayFormat, MappedArray, MappedMipmappedArray};
 pub use batch::{MappedAll, map_all};

@@ -274,8 +274,12 @@ impl<'a, K: ResourceKind> Mapped<'a, K> {
     ///
     /// # Errors
     /// [`Error::NoGlContext`] or [`Error::WrongGlContext`] when the GL context that registered
-    /// the object is not current (it stays mapped and is recovered later); the driver's error
-    /// from `cuGraphicsUnmapResources`.
+    /// the object is not current (it stays mapped and is recovered later);
+    /// [`Error::Timeout`] when an earlier call of cuda-gl on the stream returned
+    /// [`Error::Timeout`] with its copy still queued and your stream not ordered after it (a
+    /// capture of the stream began meanwhile), and that copy has not finished within the
+    /// [wait limit](crate::wait_limit) (it stays mapped and is recovered later, once the copy is
+    /// done); the driver's error from `cuGraphicsUnmapResources`.
     #[doc(alias = "cuGraphicsUnmapResources")]
     pub fn unmap(mut self) -> Result<()> {
         let result = self.finish();
@@ -310,7 +314,8 @@ impl<K: ResourceKind> Drop for Mapped<'_, K> {
     fn drop(&mut self) {
         if let Err(e) = self.finish() {
             let what = format!("unmapping a GL {}", K::WHAT);
-            self.reg.ctx.record_drop_error(&what, e);
+            // A timeout (the wait for cuda-gl's private stream) is recorded too.
+            self.reg.ctx.record_drop_wait(&what, "cuStreamQuery", e);
         }
     }
 }

@@ -14,6 +14,10 @@ use crate::wait::InDrop;
 use cuda_gl_sys as sys;
 use std::sync::Arc;
 
+/// What an unmap that waits for cuda-gl's private stream first names in its timeout
+/// ([`Context::settle_queued`]).
+pub(super) const UNMAPPING: &str = "unmapping (cuGraphicsUnmapResources, not called)";
+
 /// One registration: the state shared by buffers and images.
 #[derive(Debug)]
 pub(crate) struct Registration {
@@ -264,6 +268,9 @@ impl Registration {
         unsafe {
             crate::queue::check_not_capturing(stream, "cuGraphicsUnmapResources (not called)")
         }?;
+        // A copy of cuda-gl's that `stream` may not be ordered after: refused (still mapped, and
+        // recovered later) rather than unmapped under it.
+        self.ctx.settle_queued(UNMAPPING)?;
         // SAFETY: (1).
         unsafe { result::graphics::unmap(&mut [self.raw], stream) }.map_err(unmap_error)?;
         self.unmapped(stream);
