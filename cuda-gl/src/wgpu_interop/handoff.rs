@@ -235,14 +235,16 @@ impl<const N: usize> Handoff<'_, N> {
     /// barriers: those are not pending any more, and are not signalled again.)
     ///
     /// `released` is set once the barriers' submit is accepted: from then on every image is
-    /// CUDA's, whatever follows.
+    /// CUDA's, whatever follows. `unsignalled` says, per part, whether its value is then never
+    /// signalled: its signal was taken back and the host's was not made (nothing else will
+    /// make it, so nothing must wait for it).
     ///
     /// # Errors
     /// [`WgpuError::Refused`] or [`WgpuError::OutOfMemory`] when wgpu refuses the barriers'
     /// submit (nothing was released); [`Error::Timeout`](crate::Error::Timeout) or
-    /// [`WgpuError::Vulkan`] when the host's signals could not be made (the images are released
-    /// and their values may never be signalled: a recovery waits for them, with a limit).
-    pub fn release(&self, released: &mut bool) -> Result<()> {
+    /// [`WgpuError::Vulkan`] when the host's signals could not be made (the images are released,
+    /// and the values `unsignalled` names are never signalled).
+    pub fn release(&self, released: &mut bool, unsignalled: &mut [bool; N]) -> Result<()> {
         const CALL: &str = "wgpu::Queue::submit (a shared texture's release to CUDA)";
         let barriers = scoped(self.device, CALL, || {
             let barriers = self.raw_barriers(true)?;
@@ -270,22 +272,28 @@ impl<const N: usize> Handoff<'_, N> {
                 log::warn!(
                     "cuda-gl: the release's signal was refused ({e}); signalling from the host"
                 );
-                self.signal_from_host(barriers, pending)?;
+                *unsignalled = pending;
+                self.signal_from_host(barriers, unsignalled)?;
             }
         }
         Ok(())
     }
 
     /// Signals each part's value from the host where `pending` says, once the submit `after`
-    /// is done (at most the wait limit).
-    fn signal_from_host(&self, after: wgpu::SubmissionIndex, pending: [bool; N]) -> Result<()> {
+    /// is done (at most the wait limit), clearing each flag once its signal is made: on an
+    /// error, those still set are never signalled.
+    fn signal_from_host(
+        &self,
+        after: wgpu::SubmissionIndex,
+        pending: &mut [bool; N],
+    ) -> Result<()> {
         wait_for_submission(
             self.device,
             after,
             wait_limit(),
             "a shared texture's release",
         )?;
-        for (part, _) in self.parts.iter().zip(pending).filter(|(_, p)| *p) {
+        for (part, pending) in self.parts.iter().zip(pending).filter(|(_, p)| **p) {
             let info = vk::SemaphoreSignalInfo::default()
                 .semaphore(part.semaphore)
                 .value(part.value);
@@ -297,6 +305,7 @@ impl<const N: usize> Handoff<'_, N> {
                 result: format!("{e:?}"),
                 help: "the Vulkan device may be lost",
             })?;
+            *pending = false;
         }
         Ok(())
     }

@@ -40,25 +40,29 @@ fn check_group<const N: usize>(textures: &[SharedTexture; N]) -> Result<()> {
 /// wgpu to CUDA, for textures of one group that are alive and wgpu's: the release of each at
 /// its next value, in one hand-off (one submit of every barrier, one of every signal). Returns
 /// the values released at. Each texture is [`Owner::Cuda`] at its value from the moment the
-/// barriers' submit is accepted, whatever fails after (a signal never made is waited for by
-/// the recovery, with a limit).
+/// barriers' submit is accepted, whatever fails after (a value whose signal is never made is
+/// marked so, and the recovery signals above it without waiting for it).
 ///
 /// # Errors
 /// As [`Handoff::release`](crate::wgpu_interop::handoff::Handoff::release); when the barriers'
 /// submit is refused, nothing was released and the textures are as they were.
 pub(super) fn release_all<const N: usize>(textures: &mut [SharedTexture; N]) -> Result<[u64; N]> {
     let values = textures.each_ref().map(|t| t.turn.next());
-    let mut released = false;
+    let (mut released, mut unsignalled) = (false, [false; N]);
     let handed = match textures.first() {
         Some(lead) => {
             let parts: [_; N] = std::array::from_fn(|i| textures[i].part(values[i]));
-            lead.handoff_of(parts).release(&mut released)
+            lead.handoff_of(parts)
+                .release(&mut released, &mut unsignalled)
         }
         None => Ok(()),
     };
     if released {
-        for (texture, value) in textures.iter_mut().zip(values) {
+        for ((texture, value), unsignalled) in textures.iter_mut().zip(values).zip(unsignalled) {
             texture.turn.released(value);
+            if unsignalled {
+                texture.turn.never_signalled();
+            }
         }
     }
     handed.map(|()| values)

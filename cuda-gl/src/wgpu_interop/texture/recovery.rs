@@ -104,7 +104,8 @@ impl SharedTexture {
     ///   never signalled again;
     /// - [`Owner::Cuda`] (a leaked guard, or a hand-off that failed half-way): waits for
     ///   wgpu's release signal (at most the [wait limit](crate::wait_limit): CUDA's next signal
-    ///   must come after it), then for the whole context (at most the wait limit: the leaked
+    ///   must come after it; not when that signal is never made, see [`Step::SignalUnreleased`]),
+    ///   then for the whole context (at most the wait limit: the leaked
     ///   guard's kernels may be on a stream that is gone), then gives the image back as a
     ///   finish would.
     ///
@@ -119,13 +120,17 @@ impl SharedTexture {
         match plan.step {
             Step::Nothing => Ok(()),
             Step::Acquire => self.acquire(None),
-            Step::Signal => {
+            step @ (Step::Signal | Step::SignalUnreleased) => {
                 let limit = wait_limit();
                 log::warn!(
                     "cuda-gl: a shared texture was left CUDA's (a leaked CudaWrite?); waiting for \
                      its context, at most {limit:?}, to recover"
                 );
-                self.wait_for_release(limit)?;
+                // A release whose signal is never made is not waited for: nothing signals it,
+                // and CUDA's signal below goes above it.
+                if step == Step::Signal {
+                    self.wait_for_release(limit)?;
+                }
                 self.ctx.synchronize_within(limit)?;
                 self.give_back(std::ptr::null_mut(), None)
             }

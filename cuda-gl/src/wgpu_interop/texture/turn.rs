@@ -32,6 +32,11 @@ pub(super) struct Turn {
     /// marks an earlier point of CUDA's work, and is recorded again (or the whole context
     /// waited for) before anything trusts it (the recovery's first step, the drop's).
     pub(super) unmarked: bool,
+    /// wgpu's release of the turn's value was accepted but its signal is never made: wgpu
+    /// refused the submit that carried it, it was taken back, and the host's signal gave up
+    /// (the barriers' submit outlasted the wait limit, or the device refused it). The recovery
+    /// then must not wait for the value (nothing signals it), and signals above it.
+    pub(super) unsignalled: bool,
 }
 
 /// What the recovery of a texture does, in order.
@@ -55,6 +60,11 @@ pub(super) enum Step {
     /// wgpu's release of the turn's value is waited for, then the whole context, then CUDA
     /// signals [`Turn::next`] (no signal of CUDA's was queued since the release).
     Signal,
+    /// As [`Step::Signal`] for a release whose signal is never made ([`Turn::unsignalled`]):
+    /// the whole context is waited for, then CUDA signals [`Turn::next`], above the value that
+    /// nothing signals (waiting for it would give up after the wait limit at every write, and
+    /// the texture would never be recovered).
+    SignalUnreleased,
 }
 
 impl Turn {
@@ -64,6 +74,7 @@ impl Turn {
             value: 0,
             owner: Owner::Wgpu,
             unmarked: false,
+            unsignalled: false,
         }
     }
 
@@ -75,6 +86,12 @@ impl Turn {
     /// wgpu's release at `value` was accepted (its barriers' submit): the image is CUDA's.
     pub(super) fn released(&mut self, value: u64) {
         (self.value, self.owner) = (value, Owner::Cuda);
+        self.unsignalled = false;
+    }
+
+    /// The signal of the release just accepted ([`released`](Self::released)) is never made.
+    pub(super) fn never_signalled(&mut self) {
+        self.unsignalled = true;
     }
 
     /// CUDA's signal of `value` is queued, and `done` after it when `marked`: from here that
@@ -82,6 +99,7 @@ impl Turn {
     pub(super) fn signalled(&mut self, value: u64, marked: bool) {
         (self.value, self.owner) = (value, Owner::Signalled);
         self.unmarked = !marked;
+        self.unsignalled = false;
     }
 
     /// wgpu's acquire of CUDA's queued signal was submitted: the image is wgpu's.
@@ -99,6 +117,7 @@ impl Turn {
         let step = match self.owner {
             Owner::Wgpu => Step::Nothing,
             Owner::Signalled => Step::Acquire,
+            Owner::Cuda if self.unsignalled => Step::SignalUnreleased,
             Owner::Cuda => Step::Signal,
         };
         Recovery {
@@ -118,6 +137,11 @@ mod tests {
     fn apply(turn: &mut Turn, event: &str, signals: &mut Vec<u64>) {
         match event {
             "release" => turn.released(turn.next()),
+            // Accepted, but its signal was refused and not made from the host either.
+            "release, never signalled" => {
+                turn.released(turn.next());
+                turn.never_signalled();
+            }
             // CUDA's signal queued, and `done` recorded after it or not.
             "signal" | "signal, done refused" => {
                 let value = turn.next();
@@ -133,7 +157,7 @@ mod tests {
                 match plan.step {
                     Step::Nothing => {}
                     Step::Acquire => turn.acquired(),
-                    Step::Signal => {
+                    Step::Signal | Step::SignalUnreleased => {
                         let value = turn.next();
                         signals.push(value);
                         turn.signalled(value, true);
@@ -205,6 +229,29 @@ mod tests {
         );
     }
 
+    /// A release whose signal is never made (wgpu refused the submit carrying it, and the
+    /// host's signal gave up) is recovered without waiting for that value, which nothing will
+    /// signal: CUDA signals the value above it. (Before, the recovery waited for wgpu's signal
+    /// of the value at every later write, gave up after the wait limit, and never recovered.)
+    /// A later release that is signalled waits as before.
+    #[test]
+    fn a_release_never_signalled_is_recovered_without_waiting_for_its_value() {
+        let (turn, _) = run(&["release, never signalled"]);
+        assert_eq!((turn.owner, turn.value), (Owner::Cuda, 1));
+        assert_eq!(
+            turn.recovery(),
+            Recovery {
+                mark: false,
+                step: Step::SignalUnreleased
+            }
+        );
+        let events = ["release, never signalled", "recover", "release"];
+        let (turn, signals) = run(&events);
+        assert_eq!(signals, [2]);
+        assert_eq!((turn.owner, turn.value), (Owner::Cuda, 3));
+        assert_eq!(turn.recovery().step, Step::Signal);
+    }
+
     /// Whether the texture can see `events`: wgpu releases only an image of its own, CUDA
     /// signals once per release, and wgpu acquires only a queued signal.
     fn possible(events: &[&str]) -> bool {
@@ -212,7 +259,7 @@ mod tests {
         let mut signals = Vec::new();
         events.iter().all(|event| {
             let can = match *event {
-                "release" => turn.owner == Owner::Wgpu,
+                "release" | "release, never signalled" => turn.owner == Owner::Wgpu,
                 "signal" | "signal, done refused" => turn.owner == Owner::Cuda,
                 "acquire" => turn.owner == Owner::Signalled,
                 _ => true,
@@ -228,6 +275,7 @@ mod tests {
     fn no_sequence_of_hand_offs_and_recoveries_signals_a_value_twice() {
         let steps = [
             "release",
+            "release, never signalled",
             "signal",
             "signal, done refused",
             "acquire",
