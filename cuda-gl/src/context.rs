@@ -9,8 +9,10 @@ use crate::wait::{Abandoned, Late, WAITING, abandoned_grace};
 use cuda_gl_sys as sys;
 use std::any::Any;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex, Weak, mpsc};
 use std::time::{Duration, Instant};
+
+mod unordered;
 
 /// A retained CUDA primary context on one device.
 ///
@@ -30,6 +32,8 @@ pub struct Context {
     has_deferred: AtomicBool,
     /// The private stream that work which must run now is queued on ([`crate::queue`]).
     queue: Mutex<PrivateQueue>,
+    /// This `Context` itself, for the list of unordered queues (`unordered::UNORDERED`).
+    this: Weak<Context>,
     /// The waits of [`Context::synchronize_within`] that gave up and still wait.
     abandoned: Abandoned,
     /// The owner of a context shared with another library (cudarc's `CudaContext`, say). It
@@ -62,10 +66,21 @@ impl Context {
         call: &'static str,
         work: impl FnOnce(sys::CUstream) -> Result<T>,
     ) -> Result<T> {
+        // SAFETY: (1), in the bound context.
+        self.with_queue(|queue| unsafe { queue.run(stream, call, work) })
+    }
+
+    /// `f` on the private queue, locked, with the context bound; the list of unordered queues
+    /// is then made to agree with it ([`relist`](Self::relist)).
+    ///
+    /// # Errors
+    /// The driver's error binding the context; `f`'s.
+    fn with_queue<T>(&self, f: impl FnOnce(&mut PrivateQueue) -> Result<T>) -> Result<T> {
         self.bind()?;
         let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-        // SAFETY: (1), in the bound context.
-        unsafe { queue.run(stream, call, work) }
+        let out = f(&mut queue);
+        self.relist(&mut queue);
+        out
     }
 
     /// Waits for the copies, memsets and events cuda-gl has queued on its private stream of this
@@ -81,37 +96,7 @@ impl Context {
     /// keep what it uses alive); the driver's errors from binding the context and `cuStreamQuery`.
     #[doc(alias = "cuStreamQuery")]
     pub fn finish_queued(&self) -> Result<()> {
-        self.bind()?;
-        let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-        queue.finish()
-    }
-
-    /// Before a call that ends the life of memory that cuda-gl's private stream may touch (an
-    /// unmap, which is ordered only on the caller's stream): when an earlier call gave up
-    /// waiting for private work that it could not order the caller's stream after, waits for the
-    /// private stream, at most the [wait limit](crate::wait_limit) (see
-    /// [`PrivateQueue::settle`]); nothing otherwise. `before` names the call in the timeout.
-    ///
-    /// # Errors
-    /// [`Error::Timeout`] past the limit: the caller must then refuse, or leak the memory; the
-    /// driver's errors from binding the context and `cuStreamQuery`.
-    pub(crate) fn settle_queued(&self, before: &str) -> Result<()> {
-        let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-        if !queue.is_unordered() {
-            return Ok(());
-        }
-        self.bind()?;
-        queue.settle().map_err(|e| match e {
-            Error::Timeout { what, timeout } => Error::Timeout {
-                what: format!(
-                    "{what}, before {before}: an earlier call of cuda-gl gave up waiting for its \
-                     copy and could not order your stream after it, so the copy may still touch \
-                     the memory"
-                ),
-                timeout,
-            },
-            other => other,
-        })
+        self.with_queue(PrivateQueue::finish)
     }
 
     /// Retains the primary context of `device`.
@@ -121,12 +106,13 @@ impl Context {
     #[doc(alias = "cuDevicePrimaryCtxRetain")]
     pub fn new(device: &Device) -> Result<Arc<Context>> {
         let raw = result::ctx::primary_retain(device.raw())?;
-        Ok(Arc::new(Context {
+        Ok(Arc::new_cyclic(|this| Context {
             device: *device,
             raw,
             deferred: Mutex::new(Vec::new()),
             has_deferred: AtomicBool::new(false),
             queue: Mutex::new(PrivateQueue::default()),
+            this: this.clone(),
             abandoned: Abandoned::default(),
             owner: None,
         }))
@@ -157,15 +143,16 @@ impl Context {
         owner: Box<dyn Any + Send + Sync>,
     ) -> Result<Arc<Context>> {
         result::init()?;
-        let ctx = Context {
+        let ctx = Arc::new_cyclic(|this| Context {
             device: Device::from_raw(device),
             raw,
             deferred: Mutex::new(Vec::new()),
             has_deferred: AtomicBool::new(false),
             queue: Mutex::new(PrivateQueue::default()),
+            this: this.clone(),
             abandoned: Abandoned::default(),
             owner: Some(owner),
-        };
+        });
         ctx.bind()?;
         let seen = result::ctx::device()?;
         if seen != device {
@@ -174,7 +161,7 @@ impl Context {
                 owner_device: device,
             });
         }
-        Ok(Arc::new(ctx))
+        Ok(ctx)
     }
 
     /// The owner given to [`Context::from_raw_shared`] (with feature `cudarc`, cudarc's
@@ -457,11 +444,19 @@ impl Drop for Context {
             log::warn!("cuda-gl: unreported drop error at context release: {e}");
         }
         if self.bind_for_drop("destroy cuda-gl's private stream") {
-            self.queue
-                .get_mut()
-                .unwrap_or_else(|p| p.into_inner())
-                .release();
+            let queue = self.queue.get_mut().unwrap_or_else(|p| p.into_inner());
+            // Work that callers' streams are not ordered after: once this `Context` is gone,
+            // no unmap can wait for it any more, so it is waited for here (within the limit).
+            if queue.is_unordered()
+                && let Err(e) = queue.finish()
+            {
+                log::error!(
+                    "cuda-gl: dropping a context whose copies no stream is ordered after: {e}"
+                );
+            }
+            queue.release();
         }
+        unordered::forget_dropped();
         if self.owner.is_some() {
             // No retain of our own: the owner, dropped with this struct's fields right after
             // this, releases its own.

@@ -40,6 +40,8 @@ use cudarc::driver::{
 mod array_copy;
 mod display;
 mod memory;
+#[cfg(all(test, feature = "egl"))]
+mod unordered_tests;
 
 pub(crate) use display::CudarcRead;
 pub use memory::{CudarcDest, CudarcSource};

@@ -27,7 +27,11 @@
 //!    streams. Until the private stream is seen idle, every call that ends the life of memory
 //!    that work may touch (an unmap, on the map's stream) first waits for it, at most the wait
 //!    limit, and is refused past it ([`PrivateQueue::settle`]): ordered on the caller's stream
-//!    alone, it could run before or during the work.
+//!    alone, it could run before or during the work. That holds across the `Context`s that
+//!    share one CUDA context (`Context::settle_queued` waits for all their unordered queues).
+//!    cudarc memory that the work reads or writes is covered by cudarc's own event, which
+//!    cuda-gl records on the private stream after the work (`cudarc_interop::memory`), so
+//!    cudarc's frees wait for it on any stream.
 //!
 //! What this guarantees: cuda-gl's copies, memsets and ordering events never become part of a
 //! graph; the calls on the caller's stream are records and waits, and the query of cuda-gl's
@@ -241,6 +245,9 @@ pub(crate) struct PrivateQueue {
     /// up); cleared once the private stream is seen idle. While set, [`settle`](Self::settle)
     /// waits for the private stream.
     unordered: bool,
+    /// Whether the context's list of unordered queues holds this one (kept equal to
+    /// `unordered` by the context, under this queue's lock: see [`relist`](Self::relist)).
+    listed: bool,
 }
 
 #[derive(Debug)]
@@ -346,11 +353,17 @@ impl PrivateQueue {
         unsafe { result::stream::wait_event(private, joined) }?;
         // Step 3: the work, on the private stream, after the caller's work so far.
         let out = work(private);
+        #[cfg(test)]
+        tests::after_work();
         // Step 4: the caller's later work waits for it. A wait queued into a capture of
         // `stream` (begun meanwhile) fails (an event recorded outside the capture), or orders
         // only the graph: then, and when the work failed after queueing some of it, the work is
         // finished before returning. The private stream never captures, so waiting for it is
         // always legal.
+        // A capture begun before the wait and ended before the capture query is not seen here:
+        // no call on `stream` tells a capture that came and went (recording an event after the
+        // wait and querying it, as step 2 does, reads the stream's state at that record, as
+        // the query does). Only the driver's handling of the wait covers it (see above).
         // SAFETY: the event and both streams are live, in the bound context.
         let ordered = unsafe {
             result::stream::event_record(done, private)
@@ -395,6 +408,49 @@ impl PrivateQueue {
         }
     }
 
+    /// When [`is_unordered`](Self::is_unordered) changed since the last call: its new value,
+    /// which the caller then makes its list of unordered queues agree with (under this queue's
+    /// lock, so that the list and the flag never disagree for long).
+    pub(crate) fn relist(&mut self) -> Option<bool> {
+        (self.listed != self.unordered).then(|| {
+            self.listed = self.unordered;
+            self.listed
+        })
+    }
+
+    /// As [`finish`](Self::finish), for work whose ordering with a caller's stream was lost
+    /// after its run returned (a capture of that stream may have taken the record that ordered
+    /// it): when the wait fails, the queue is marked unordered as a [`run`](Self::run) that
+    /// gave up marks it, so that unmaps wait for the work ([`settle`](Self::settle)) instead of
+    /// running under it.
+    ///
+    /// # Errors
+    /// As [`finish`](Self::finish).
+    #[cfg(feature = "cudarc")]
+    pub(crate) fn finish_marking(&mut self) -> Result<()> {
+        let finished = self.finish();
+        if finished.is_err() && self.live.is_some() {
+            self.unordered = true;
+        }
+        finished
+    }
+
+    /// Records `event` on the private stream, after all the work queued on it so far (which
+    /// the private stream runs in order, and which never captures, so the record is always a
+    /// plain one). The context is bound.
+    ///
+    /// # Safety
+    /// 1. `event` is a live event of the bound context.
+    ///
+    /// # Errors
+    /// The driver's errors from making the private stream and `cuEventRecord`.
+    #[cfg(feature = "cudarc")]
+    pub(crate) unsafe fn record_after(&mut self, event: sys::CUevent) -> Result<()> {
+        let private = self.live()?.stream;
+        // SAFETY: (1); the private stream is live, of the bound context.
+        Ok(unsafe { result::stream::event_record(event, private) }?)
+    }
+
     /// Waits for the work queued on the private stream so far (nothing when none was made), at
     /// most the [wait limit](crate::wait_limit). The context is bound.
     ///
@@ -424,6 +480,31 @@ impl PrivateQueue {
             // SAFETY: (1): the context goes; the private stream never captures, and a capture
             // that took a record of an event holds no reference to it.
             unsafe { live.destroy() };
+        }
+    }
+}
+
+/// What crate tests provoke inside a run.
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::cell::Cell;
+
+    thread_local! {
+        /// What runs right after the next work of a run on this thread.
+        static AFTER_WORK: Cell<Option<Box<dyn FnOnce()>>> = const { Cell::new(None) };
+    }
+
+    /// Has `f` run right after the work of the next run on this thread, between step 3 and
+    /// step 4 (a capture of the caller's stream begun there, as another thread may begin it at
+    /// any moment, leaves the work unordered with that stream).
+    pub(crate) fn after_next_work(f: impl FnOnce() + 'static) {
+        AFTER_WORK.with(|hook| hook.set(Some(Box::new(f))));
+    }
+
+    /// Runs the hook set by [`after_next_work`], if any.
+    pub(super) fn after_work() {
+        if let Some(f) = AFTER_WORK.with(Cell::take) {
+            f();
         }
     }
 }

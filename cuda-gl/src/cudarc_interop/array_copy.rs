@@ -2,10 +2,10 @@
 //! [`MappedArray::copy_from_cudarc`] and [`MappedArray::copy_to_cudarc`], the cudarc forms of
 //! `copy_from_device` and `copy_to_device`.
 
-use super::memory::{CudarcDest, CudarcSource, checked_bytes, finish_if_captured};
+use super::memory::{CudarcDest, CudarcSource, checked_bytes, record_after_copy};
 use crate::error::{Result, UsageError};
 use crate::graphics::MappedArray;
-use cudarc::driver::{CudaStream, DeviceSlice};
+use cudarc::driver::{CudaStream, DeviceSlice, SyncOnDrop};
 use std::sync::Arc;
 
 impl MappedArray<'_> {
@@ -29,17 +29,16 @@ impl MappedArray<'_> {
         checked_bytes(memory, stream, "the mapped image")
     }
 
-    /// What both cudarc copies do once theirs is queued: drop cudarc's event guard `event`
-    /// (which records its event on `stream`, after the copy), finish the copy if a capture may
-    /// have taken that record (`finish_if_captured`), then the copy's result, `copied`.
-    fn after_cudarc_copy<E>(
+    /// What both cudarc copies do once theirs is queued: cudarc's event of `guard` recorded
+    /// after the copy, on cuda-gl's private stream (`record_after_copy`), then the copy's
+    /// result, `copied`.
+    fn after_cudarc_copy(
         &self,
-        event: E,
+        guard: SyncOnDrop<'_>,
         stream: &CudaStream,
         copied: Result<()>,
     ) -> Result<()> {
-        drop(event);
-        finish_if_captured(self.map_stream().1, stream)?;
+        record_after_copy(self.map_stream().1, stream, guard)?;
         copied
     }
 
@@ -60,12 +59,11 @@ impl MappedArray<'_> {
         stream: &Arc<CudaStream>,
     ) -> Result<()> {
         let bytes = self.cudarc_bytes(src, stream)?;
-        // `read` records cudarc's read event on `stream` when it drops, after the copy was
-        // queued (and `stream` made to wait for it).
+        // cudarc's read event in `read` is recorded after the copy (`after_cudarc_copy`).
         let (ptr, read) = src.device_ptr(stream);
         // SAFETY: (1) `src` holds `bytes` bytes of device memory of the mapping's context
         // (`CudarcSource`, its context checked), which cudarc neither frees nor writes before
-        // the read event `read` records after the copy, in the map's stream order.
+        // its read event, recorded after the copy on cuda-gl's private stream.
         let copied = unsafe { self.copy_from_raw(ptr, bytes, "cudarc memory") };
         self.after_cudarc_copy(read, stream, copied)
     }
@@ -84,11 +82,11 @@ impl MappedArray<'_> {
         stream: &Arc<CudaStream>,
     ) -> Result<()> {
         let bytes = self.cudarc_bytes(dst, stream)?;
-        // `write` records cudarc's write event on `stream` when it drops, after the copy.
+        // cudarc's write event in `write` is recorded after the copy (`after_cudarc_copy`).
         let (ptr, write) = dst.device_ptr_mut(stream);
         // SAFETY: (1) `dst` holds `bytes` bytes of device memory of the mapping's context,
-        // borrowed mutably, which cudarc neither frees, reads nor writes before the write
-        // event `write` records after the copy, in the map's stream order.
+        // borrowed mutably, which cudarc neither frees, reads nor writes before its write
+        // event, recorded after the copy on cuda-gl's private stream.
         let copied = unsafe { self.copy_to_raw(ptr, bytes, "cudarc memory") };
         self.after_cudarc_copy(write, stream, copied)
     }

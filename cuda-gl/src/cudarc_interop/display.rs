@@ -3,15 +3,15 @@
 //! size, with cudarc's read recorded once the copy is queued. Only the conversion: the show is
 //! the display target's.
 
-use super::memory::{CudarcSource, checked_bytes, finish_if_captured};
+use super::memory::{CudarcSource, checked_bytes, record_after_copy};
 use crate::context::Context;
 use crate::error::Result;
 use crate::memory::DevicePtr;
 use cudarc::driver::{CudaStream, SyncOnDrop};
 use std::sync::Arc;
 
-/// cudarc memory read on `stream`: its address and size in bytes, and the guard that records
-/// cudarc's read event on the stream when [`done`](Self::done).
+/// cudarc memory read on `stream`: its address and size in bytes, and cudarc's guard, whose
+/// read event [`done`](Self::done) records after the work that reads the memory.
 pub(crate) struct CudarcRead<'a> {
     /// The first byte.
     pub(crate) ptr: DevicePtr<'a>,
@@ -44,14 +44,13 @@ impl<'a> CudarcRead<'a> {
         })
     }
 
-    /// Records cudarc's read event on the stream, after the copy that reads the memory was
-    /// queued (and the stream made to wait for it), so that cudarc orders its later writes and
-    /// frees after the copy; on a capturing stream, waits for cuda-gl's private stream too.
+    /// Records cudarc's read event after the work that reads the memory, all queued on
+    /// `ctx`'s private stream (the copy, or the colour map's kernel), so that cudarc orders its
+    /// later writes and frees after it (`record_after_copy`).
     ///
     /// # Errors
-    /// The driver's error from that wait.
+    /// As `record_after_copy`: the driver's error or the timeout of its fallback wait.
     pub(crate) fn done(self, ctx: &Context) -> Result<()> {
-        drop(self.guard);
-        finish_if_captured(ctx, self.stream)
+        record_after_copy(ctx, self.stream, self.guard)
     }
 }

@@ -7,7 +7,7 @@ use super::ReadWrite;
 use crate::context::Context;
 use crate::error::{Error, Result, UsageError};
 use cudarc::driver::{
-    CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceSlice,
+    CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceSlice, SyncOnDrop,
 };
 use std::sync::Arc;
 
@@ -58,18 +58,64 @@ unsafe impl<T> CudarcDest<T> for CudaViewMut<'_, T> {}
 // mapping's stream (`order_on`).
 unsafe impl<T> CudarcDest<T> for MappedSlice<'_, T, ReadWrite> {}
 
-/// After cuda-gl queued a copy of cudarc memory in `stream`'s order and cudarc recorded its
-/// event after it: a capture begun on `stream` since may have taken that record, and then
-/// cudarc's later frees and writes would not wait for the copy, so it is finished first.
+/// After cuda-gl queued its copy of cudarc memory (on its private stream, in `stream`'s order),
+/// with `guard` the `SyncOnDrop` that cudarc gave for it with `stream`: cudarc's event in it
+/// (the memory's read or write event, which cudarc's later writes, reads and frees of the
+/// memory wait for, on any stream) is recorded on cuda-gl's private stream, after the copy,
+/// instead of on `stream`. The private stream never captures and runs its work in order, so
+/// every later wait of cudarc for that event follows the copy, whatever captures of `stream`
+/// begin meanwhile: recorded on `stream`, a capture begun since could take the record (cudarc's
+/// free, on the memory's own stream, would then not wait for the copy), and a copy whose run
+/// could not order `stream` after it (`crate::queue`, step 4) would not be covered at all; the
+/// pool would hand the memory out again while the copy still writes or reads it.
+///
+/// Otherwise (a mapped view's guard, which synchronizes `stream`; cudarc's event tracking off,
+/// when the guard records nothing), the guard drops as cudarc made it, and a capture of
+/// `stream` begun since may have taken the ordering, so the copy is finished first
+/// ([`finish_if_captured`]). So it is too when the record on the private stream fails.
+///
+/// # Errors
+/// As [`finish_if_captured`].
+pub(super) fn record_after_copy(
+    ctx: &Context,
+    stream: &CudaStream,
+    mut guard: SyncOnDrop<'_>,
+) -> Result<()> {
+    if let SyncOnDrop::Record(target) = &mut guard
+        && let Some((event, on)) = target.take()
+    {
+        // As the guard's own drop: no record while cudarc does not track this memory.
+        if on.context().is_managing_stream_synchronization() {
+            // SAFETY: cudarc's live event, of `on`'s context, which is `ctx`'s (the callers
+            // checked `stream`, which is `on`, against `ctx`).
+            match unsafe { ctx.record_on_private(event.cu_event().cast()) } {
+                Ok(()) => return Ok(()),
+                // cudarc's own record on `stream`, as before, then the fallback below.
+                Err(e) => {
+                    log::warn!("cuda-gl: recording cudarc's event after a copy failed: {e}");
+                    *target = Some((event, on));
+                }
+            }
+        }
+    }
+    drop(guard);
+    finish_if_captured(ctx, stream)
+}
+
+/// After cuda-gl queued a copy of cudarc memory in `stream`'s order and cudarc's guard ran: a
+/// capture begun on `stream` since may have taken the ordering, and then cudarc's later frees
+/// and writes would not wait for the copy, so it is finished first. When that wait fails, the
+/// queue is marked unordered (as a run that gave up marks it), so that unmaps wait for the
+/// copy too.
 ///
 /// # Errors
 /// The driver's error from waiting for cuda-gl's private stream, or
 /// [`Error::Timeout`](crate::Error::Timeout) when that wait passes the [wait
 /// limit](crate::wait_limit) (10 s by default).
-pub(super) fn finish_if_captured(ctx: &Context, stream: &CudaStream) -> Result<()> {
+pub(crate) fn finish_if_captured(ctx: &Context, stream: &CudaStream) -> Result<()> {
     // SAFETY: a live stream of `ctx`, which the copy bound.
     if unsafe { crate::result::stream::is_capturing(stream.cu_stream().cast()) }.unwrap_or(true) {
-        ctx.finish_queued()?;
+        ctx.finish_queued_marking()?;
     }
     Ok(())
 }

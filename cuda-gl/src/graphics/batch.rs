@@ -127,7 +127,8 @@ unsafe fn unmap_regs(
     // SAFETY: (1): the stream is live.
     unsafe { crate::queue::check_not_capturing(stream, "cuGraphicsUnmapResources (not called)") }?;
     // As a single registration's unmap: not under a copy of cuda-gl's that `stream` may not be
-    // ordered after.
+    // ordered after. The batch's resources may be of several `Context`s, all on the first's
+    // CUDA context (checked by `map_all`): `settle_queued` waits for every `Context` on it.
     if let Some(first) = regs.first() {
         first.ctx.settle_queued(super::registration::UNMAPPING)?;
     }

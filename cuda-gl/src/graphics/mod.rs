@@ -30,7 +30,7 @@ mod surface;
 mod surface_cache;
 mod texture;
 #[cfg(all(test, feature = "egl", feature = "cudarc"))]
-mod unordered_tests;
+pub(crate) mod unordered_tests;
 
 pub use array::{ArrayFormat, MappedArray, MappedMipmappedArray};
 pub use batch::{MappedAll, map_all};
