@@ -360,10 +360,11 @@ impl PrivateQueue {
         // only the graph: then, and when the work failed after queueing some of it, the work is
         // finished before returning. The private stream never captures, so waiting for it is
         // always legal.
-        // A capture begun before the wait and ended before the capture query is not seen here:
-        // no call on `stream` tells a capture that came and went (recording an event after the
-        // wait and querying it, as step 2 does, reads the stream's state at that record, as
-        // the query does). Only the driver's handling of the wait covers it (see above).
+        // Not seen here: a capture begun before the wait and ended before the capture query,
+        // when the driver took the wait into it (the "orders only the graph" case) instead of
+        // failing it. No call on `stream` tells a capture that came and went: recording an
+        // event after the wait and querying it, as step 2 does, tells the stream's state at
+        // that record, no more than this query tells it at the query.
         // SAFETY: the event and both streams are live, in the bound context.
         let ordered = unsafe {
             result::stream::event_record(done, private)
