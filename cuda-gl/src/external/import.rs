@@ -67,7 +67,9 @@ impl GlMemoryBuffer {
     /// meanwhile on a blocking stream holds them up) leaves them queued, and `memory` remembers
     /// it: [`ExportableMemory::device_ptr`], the next import and the memory's drop wait for them
     /// first (each within the wait limit), so that the put-back of the old bytes cannot overwrite
-    /// a later write.
+    /// a later write. (GL cannot wait for CUDA's work: before GL commands of yours write through
+    /// another import of the same memory after such a timeout, call `device_ptr`, which returns
+    /// once the put-back has run.)
     ///
     /// Imports are checked one at a time in the process (a lock held across the check), so two
     /// threads importing the same memory never borrow its bytes at once. Safe code has no other
