@@ -437,7 +437,10 @@ impl Function {
     /// 8. The kernel does not touch the first 16 bytes of an
     ///    [`ExportableMemory`](crate::external::ExportableMemory) while another thread imports
     ///    it ([`GlMemoryBuffer::import`](crate::external::GlMemoryBuffer::import) borrows them
-    ///    for its check).
+    ///    for its check), and takes its address from
+    ///    [`ExportableMemory::device_ptr`](crate::external::ExportableMemory::device_ptr) called
+    ///    after the last import that failed (which waits for a check that gave up to put the
+    ///    bytes back).
     ///
     /// [`RegisterFlags::READ_ONLY`]: crate::RegisterFlags::READ_ONLY
     /// [`MapFlags::ReadOnly`]: crate::MapFlags::ReadOnly

@@ -203,7 +203,7 @@ fn sem_round(gpu: &Gpu, r: &mut Rig<'_>, which: usize) -> Result<()> {
             ring.read_pending[g] = false;
         }
         for slot in slots {
-            r.frames.plasma(gpu, slot.mem.device_ptr())?;
+            r.frames.plasma(gpu, slot.mem.device_ptr()?)?;
         }
         ring.written[g].cuda_signal(&gpu.stream)?;
         ring.written[g].gl_wait(&buffers);
@@ -219,8 +219,8 @@ fn sem_round(gpu: &Gpu, r: &mut Rig<'_>, which: usize) -> Result<()> {
 }
 
 /// The device address of counter word `word`.
-fn counter_addr(counter: &ExportableMemory, word: usize) -> cuda_gl::sys::CUdeviceptr {
-    counter.device_ptr().as_raw() + 4 * word as u64
+fn counter_addr(counter: &ExportableMemory, word: usize) -> Result<cuda_gl::sys::CUdeviceptr> {
+    Ok(counter.device_ptr()?.as_raw() + 4 * word as u64)
 }
 
 /// One round of the stream-memory-operation ring; on failure, releases the stream's waits.
@@ -231,10 +231,12 @@ fn counter_round(gpu: &Gpu, r: &mut Rig<'_>, which: usize) -> Result<()> {
     if result.is_err() {
         let ring = &r.counters[which];
         for word in ring.base..ring.base + ring.slots {
+            let Ok(addr) = counter_addr(&r.counter, word) else {
+                continue;
+            };
             // SAFETY: the counter word is in `r.counter` (4 * POOL bytes, 4-aligned), which
             // outlives the write (synchronized below).
-            let _ =
-                unsafe { memops.write(&r.rescue, counter_addr(&r.counter, word), u32::MAX / 2) };
+            let _ = unsafe { memops.write(&r.rescue, addr, u32::MAX / 2) };
         }
         let _ = r.rescue.synchronize();
     }
@@ -248,17 +250,12 @@ fn counter_frames(gpu: &Gpu, r: &mut Rig<'_>, memops: &MemOps, which: usize) -> 
     for n in 0..ROUND + lag {
         if n < ROUND {
             let s = n % slots;
+            let addr = counter_addr(&r.counter, base + s)?;
             // SAFETY: the word is inside `r.counter`, which outlives the group's drains; GL
             // stores this count after its read of the slot's previous frame, issued (and
             // flushed) `slots - lag` steps ago, or stored it already (count 0 at the start).
-            unsafe {
-                memops.wait_geq(
-                    &gpu.stream,
-                    counter_addr(&r.counter, base + s),
-                    ring.writes[s],
-                )
-            }?;
-            r.frames.plasma(gpu, r.slots[s].mem.device_ptr())?;
+            unsafe { memops.wait_geq(&gpu.stream, addr, ring.writes[s]) }?;
+            r.frames.plasma(gpu, r.slots[s].mem.device_ptr()?)?;
             ring.events[s].record(&gpu.stream)?;
             ring.writes[s] += 1;
         }
@@ -438,9 +435,10 @@ pub fn ordering(gpu: &Gpu, plan: &Plan) -> Result<Vec<Case>> {
         .ok();
     let counter = ExportableMemory::new(&gpu.ctx, 4 * POOL).context("allocating the counters")?;
     let counter_gl = GlMemoryBuffer::import(&gl, &counter).context("importing the counters")?;
+    let counter_ptr = counter.device_ptr()?.as_raw();
     // SAFETY: the counter allocation holds at least POOL words; the memset is synchronous.
     crate::gpu::cu("cuMemsetD32_v2", unsafe {
-        cuda_gl::sys::driver()?.cuMemsetD32_v2(counter.device_ptr().as_raw(), 0, POOL)
+        cuda_gl::sys::driver()?.cuMemsetD32_v2(counter_ptr, 0, POOL)
     })?;
     let slots = (0..POOL)
         .map(|i| Slot::new(gpu, &gl, i))

@@ -11,9 +11,10 @@
 //! limit); run them with `--test-threads=1`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use crate::egl::test_gl::on_gpu;
 use crate::graphics::unordered_tests::{
     Spinner, assert_memset, assert_refused, begin_capture, cu_read, delete_gl_buffer,
-    delete_gl_texture, end_capture, gl_buffer, gl_texture, gpu, memset_mapping,
+    delete_gl_texture, end_capture, gl_buffer, gl_texture, memset_mapping,
 };
 use crate::queue::tests::after_next_work;
 use crate::{Context, Error, ImageTarget, RegisterFlags, RegisteredBuffer, RegisteredImage};
@@ -43,7 +44,7 @@ fn assert_gave_up(what: &str, got: &crate::Result<()>) {
 #[test]
 fn a_cudarc_slice_is_freed_only_after_a_copy_into_it_that_a_capture_left_unordered() {
     let test = "a_cudarc_slice_is_freed_only_after_a_copy_into_it_that_a_capture_left_unordered";
-    let Some(_gl) = gpu(test) else { return };
+    let Some(_gl) = on_gpu(test) else { return };
     let cu = CudaContext::new(0).expect("cudarc context on device 0");
     let (s, t) = (cu.new_stream().unwrap(), cu.new_stream().unwrap());
     let ctx = Context::from_cudarc(&cu).unwrap();
@@ -114,7 +115,7 @@ fn a_cudarc_slice_is_freed_only_after_a_copy_into_it_that_a_capture_left_unorder
 #[test]
 fn an_unmap_waits_for_a_copy_that_another_context_on_its_cuda_context_left_unordered() {
     let test = "an_unmap_waits_for_a_copy_that_another_context_on_its_cuda_context_left_unordered";
-    let Some(_gl) = gpu(test) else { return };
+    let Some(_gl) = on_gpu(test) else { return };
     let cu = CudaContext::new(0).expect("cudarc context on device 0");
     let s = cu.new_stream().unwrap();
     let (a, b) = (
@@ -171,7 +172,7 @@ fn an_unmap_waits_for_a_copy_that_another_context_on_its_cuda_context_left_unord
 #[test]
 fn an_unmap_waits_for_a_copy_whose_wait_after_a_capture_gave_up() {
     let test = "an_unmap_waits_for_a_copy_whose_wait_after_a_capture_gave_up";
-    let Some(_gl) = gpu(test) else { return };
+    let Some(_gl) = on_gpu(test) else { return };
     let cu = CudaContext::new(0).expect("cudarc context on device 0");
     let (s, t) = (cu.new_stream().unwrap(), cu.new_stream().unwrap());
     let ctx = Context::from_cudarc(&cu).unwrap();

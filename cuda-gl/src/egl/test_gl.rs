@@ -26,6 +26,29 @@ pub(crate) fn any_gl_with(test: &str, config: &HeadlessConfig) -> Option<Headles
     }
 }
 
+/// The test kernels of the GPU tests (`ext_fill_u32_slow` spins), for the crate's GPU lib tests.
+pub(crate) const TEST_PTX: &str = include_str!("../../tests/kernels/test_kernels.ptx");
+
+/// A headless GL context on CUDA device 0, current on this thread, or `None` after saying why;
+/// a failure instead under `CUDA_GL_REQUIRE_GPU=1`: for the crate's GPU lib tests.
+pub(crate) fn on_gpu(test: &str) -> Option<HeadlessContext> {
+    let skip = |why: String| {
+        if std::env::var("CUDA_GL_REQUIRE_GPU").is_ok_and(|v| v == "1") {
+            panic!("{test}: CUDA_GL_REQUIRE_GPU=1, but the GPU test cannot run: {why}");
+        }
+        eprintln!("{test}: skipped: {why}");
+        None
+    };
+    let device = match crate::Device::get(0) {
+        Ok(d) => d,
+        Err(e) => return skip(format!("no CUDA device 0: {e}")),
+    };
+    match HeadlessContext::for_cuda_device(&device) {
+        Ok(gl) => Some(gl),
+        Err(e) => skip(format!("no headless GL context on CUDA device 0: {e}")),
+    }
+}
+
 /// [`any_gl_with`] the default configuration.
 pub(crate) fn any_gl(test: &str) -> Option<HeadlessContext> {
     any_gl_with(test, &HeadlessConfig::default())

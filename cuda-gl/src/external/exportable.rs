@@ -7,21 +7,23 @@ use crate::error::{Error, Result, UsageError};
 use crate::fresh::fill_fresh;
 use crate::memory::DevicePtr;
 use crate::result;
-use crate::wait::{InDrop, wait_limit};
+use crate::wait::{InDrop, legacy_stream_within, wait_limit};
 use cuda_gl_sys as sys;
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Device memory from `cuMemCreate`, exportable as a POSIX file descriptor, mapped into this
 /// context's address space with read/write access.
 ///
 /// The size is rounded up to the allocation granularity (2 MiB on current GPUs); the memory is
-/// zeroed when created. Dropping it waits for the context's work (as `cuMemFree` does), then unmaps
-/// it, frees the address range and releases the handle; the physical memory lives on while a GL
-/// import of it does (see the [module docs](super#release-order)). That wait gives up after the
-/// [wait limit](crate::wait_limit) (10 s by default; a kernel that does not end): the memory is
-/// then leaked, not unmapped under work that may still use it, and the timeout is recorded for
-/// [`Context::check_drop_errors`](crate::Context::check_drop_errors).
+/// zeroed when created. Dropping it waits for the context's work (as `cuMemFree` does; that
+/// includes the put-back of an import check that gave up, see [`device_ptr`](Self::device_ptr)),
+/// then unmaps it, frees the address range and releases the handle; the physical memory lives on
+/// while a GL import of it does (see the [module docs](super#release-order)). That wait gives up
+/// after the [wait limit](crate::wait_limit) (10 s by default; a kernel that does not end): the
+/// memory is then leaked, not unmapped under work that may still use it, and the timeout is
+/// recorded for [`Context::check_drop_errors`](crate::Context::check_drop_errors).
 #[derive(Debug)]
 pub struct ExportableMemory {
     ctx: Arc<Context>,
@@ -33,6 +35,14 @@ pub struct ExportableMemory {
     mapped: bool,
     /// Given up on ([`ExportableMemory::leak`]): the drop releases nothing.
     leaked: bool,
+    /// How many import checks gave up while their writes of the first bytes (the marker, then
+    /// the put-back) may still have been queued on the legacy default stream, and how many of
+    /// those a wait has since seen done (the legacy stream idle after them). While they differ,
+    /// a put-back may still be queued: [`device_ptr`](Self::device_ptr) and the next import
+    /// wait for it first, so that it cannot overwrite a later write (see
+    /// [`wait_for_checks`](Self::wait_for_checks)).
+    checks_left: AtomicU64,
+    checks_seen_done: AtomicU64,
 }
 
 impl ExportableMemory {
@@ -99,6 +109,8 @@ impl ExportableMemory {
             reserved: false,
             mapped: false,
             leaked: false,
+            checks_left: AtomicU64::new(0),
+            checks_seen_done: AtomicU64::new(0),
         };
         let ptr = result::vmm::address_reserve(size)?;
         memory.ptr = ptr;
@@ -139,8 +151,54 @@ impl ExportableMemory {
     }
 
     /// The device address, for kernel arguments.
-    pub fn device_ptr(&self) -> DevicePtr<'_> {
+    ///
+    /// When a [`GlMemoryBuffer::import`](super::GlMemoryBuffer::import) of this memory gave up
+    /// with [`Error::Timeout`] while its check's writes of the first 16 bytes were still queued
+    /// (the put-back of the old bytes, on the legacy default stream, behind other work), it first
+    /// waits for them, at most the [wait limit](crate::wait_limit): a write queued with the
+    /// returned address on any stream then comes after the put-back, which cannot overwrite it.
+    /// Otherwise it returns at once.
+    ///
+    /// # Errors
+    /// [`Error::Timeout`] when such a put-back is still queued after the wait limit (ask again
+    /// later: the address is not handed out before it has run); the driver's error from
+    /// `cuStreamQuery`, such as an earlier kernel's fault.
+    pub fn device_ptr(&self) -> Result<DevicePtr<'_>> {
+        self.wait_for_checks("ExportableMemory::device_ptr")?;
+        Ok(self.device_ptr_unchecked())
+    }
+
+    /// The device address, with no wait for an import check's writes: for this module's slots,
+    /// whose memory is only ever handed out once its import has succeeded.
+    pub(super) fn device_ptr_unchecked(&self) -> DevicePtr<'_> {
         DevicePtr::new(self.ptr)
+    }
+
+    /// Records that an import check gave up while its writes of the first bytes may still be
+    /// queued on the legacy default stream (called after they were queued).
+    pub(super) fn check_left_queued(&self) {
+        self.checks_left.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Waits, at most the wait limit, for the writes that import checks which gave up left
+    /// queued on the legacy default stream (returns at once when there are none): the legacy
+    /// stream seen idle after them. `call` names the waiting call in a timeout. The count is read
+    /// before the wait, so a check that gives up meanwhile stays counted for the next wait.
+    pub(super) fn wait_for_checks(&self, call: &str) -> Result<()> {
+        let left = self.checks_left.load(Ordering::Acquire);
+        if self.checks_seen_done.load(Ordering::Acquire) >= left {
+            return Ok(());
+        }
+        self.ctx.bind()?;
+        legacy_stream_within(
+            wait_limit(),
+            &format!(
+                "{call}: the put-back of the memory's first 16 bytes, left queued on the legacy \
+                 default stream by an import check that gave up"
+            ),
+        )?;
+        self.checks_seen_done.fetch_max(left, Ordering::AcqRel);
+        Ok(())
     }
 
     /// The device address as the driver's handle, for this module's checks.

@@ -25,7 +25,7 @@ impl FrameWrite<'_> {
 
     /// The slot's device address, for kernel arguments.
     pub fn device_ptr(&self) -> DevicePtr<'_> {
-        self.memory.device_ptr()
+        self.memory.device_ptr_unchecked()
     }
 
     /// The frame's size in bytes (as asked for).

@@ -10,6 +10,7 @@ use crate::gl_object::Kind;
 use crate::glapi::{Fence, GlFns, GlOwner, claim, have};
 use crate::result;
 use crate::wait::{legacy_stream_within, wait_limit};
+use cuda_gl_sys as sys;
 use std::marker::PhantomData;
 use std::os::fd::{AsRawFd, IntoRawFd};
 use std::sync::Mutex;
@@ -62,6 +63,14 @@ impl GlMemoryBuffer {
     /// returned buffer) and the import is tried again, up to 4 times: NVIDIA's driver 580 was seen
     /// to give the 32nd memory object of a GL context storage that CUDA's writes never reach.
     ///
+    /// A check that gives up while its copies are still queued (work another thread queued
+    /// meanwhile on a blocking stream holds them up) leaves them queued, and `memory` remembers
+    /// it: [`ExportableMemory::device_ptr`], the next import and the memory's drop wait for them
+    /// first (each within the wait limit), so that the put-back of the old bytes cannot overwrite
+    /// a later write. (GL cannot wait for CUDA's work: before GL commands of yours write through
+    /// another import of the same memory after such a timeout, call `device_ptr`, which returns
+    /// once the put-back has run.)
+    ///
     /// Imports are checked one at a time in the process (a lock held across the check), so two
     /// threads importing the same memory never borrow its bytes at once. Safe code has no other
     /// way to write an [`ExportableMemory`] during the call; a kernel launched on it from another
@@ -81,12 +90,11 @@ impl GlMemoryBuffer {
     ///   descriptor is then closed), `glBufferStorageMemEXT` or the check's
     ///   `glCopyBufferSubData`;
     /// - [`Error::ImportNotShared`] when no attempt showed CUDA's bytes;
-    /// - [`Error::Timeout`] when GL's commands (`glClientWaitSync`) or the CUDA context's work
+    /// - [`Error::Timeout`] when an earlier import's check that gave up still has copies queued
+    ///   (see above), when GL's commands (`glClientWaitSync`) or the CUDA context's work
     ///   (`cuCtxSynchronize`) queued before the check have not finished within the wait limit
-    ///   (nothing was copied), or the check's copies have not (work another thread queued meanwhile
-    ///   on a blocking stream holds them up: the first 16 bytes are put back when they run, so
-    ///   order later writes of the memory after the legacy default stream, e.g. with
-    ///   [`Context::synchronize`](crate::Context::synchronize));
+    ///   (nothing was copied), or when the check's copies have not (they are left queued and
+    ///   waited for by the calls above: nothing for you to order);
     /// - the driver's error from the check's `cuCtxSynchronize`, `cuStreamQuery` or copies.
     #[doc(alias = "glImportMemoryFdEXT")]
     #[doc(alias = "glBufferStorageMemEXT")]
@@ -94,6 +102,7 @@ impl GlMemoryBuffer {
     pub fn import(gl: &ExternalGl, memory: &ExportableMemory) -> Result<GlMemoryBuffer> {
         let fns = gl.check("glImportMemoryFdEXT (not called)")?;
         gl.check_device(memory.context().device())?;
+        memory.wait_for_checks("GlMemoryBuffer::import")?;
         let mut duds = Vec::new();
         for attempt in 1..=IMPORT_ATTEMPTS {
             let mut import = Self::import_once(gl, fns, memory)?;
@@ -210,19 +219,50 @@ impl GlMemoryBuffer {
         // queues meanwhile on a blocking stream can hold it up.
         unsafe { result::mem::copy_dtoh(old.as_mut_ptr().cast(), ptr, n) }?;
         let marker = old.map(|b| !b);
-        // SAFETY: (1) as above; (2) `marker` holds `n` bytes.
-        unsafe { result::mem::copy_htod(ptr, marker.as_ptr().cast(), n) }?;
-        // A copy from pageable memory may return before its DMA has landed: wait for it before
-        // GL reads (and before later work of any stream may run).
+        let seen = self.mark_and_put_back(fns, ptr, &old[..n], &marker[..n]);
+        if seen.is_err() {
+            // The marker or the put-back may still be queued: the memory's next hand-out waits.
+            memory.check_left_queued();
+        }
+        Ok(seen??[..n] == marker[..n])
+    }
+
+    /// Writes `marker` over the bytes at `ptr`, reads them back through GL once it has landed,
+    /// then writes `old` back, all on the legacy default stream, and waits for each write at most
+    /// the wait limit. The outer error (the copies may still be queued) is the caller's to
+    /// record; the inner one is the read's, made with the put-back waited for.
+    fn mark_and_put_back(
+        &self,
+        fns: &GlFns,
+        ptr: sys::CUdeviceptr,
+        old: &[u8],
+        marker: &[u8],
+    ) -> Result<Result<[u8; CHECK_BYTES]>> {
+        let n = old.len();
+        // Queued (`cuMemcpyHtoDAsync`, which stages pageable memory before it returns and never
+        // waits for the stream, unlike `cuMemcpyHtoD`): the waits below are the only ones, each
+        // with a limit.
+        // SAFETY: (1) `ptr` is the start of the memory's mapping in its bound context, at least
+        // `n` bytes long; the memory outlives the copy (a check that gives up is recorded in it,
+        // and its drop waits for the context); (2) `marker` holds `n` bytes, staged before the
+        // call returns; (3) the legacy default stream of the bound context.
+        unsafe {
+            result::mem::copy_htod_async(ptr, marker.as_ptr().cast(), n, sys::CU_STREAM_LEGACY)
+        }?;
         const COPIES: &str = "the import check's copies on the legacy default stream (the \
                               memory's first 16 bytes are put back when they run)";
+        // The marker lands before GL reads (and before later work of any stream may run).
         let seen =
             legacy_stream_within(wait_limit(), COPIES).and_then(|()| self.read_front(fns, n));
+        #[cfg(test)]
+        tests_hook::after_the_read();
         // The old bytes go back whatever the read gave, after the marker (the same stream).
         // SAFETY: as for the marker, with `old`.
-        unsafe { result::mem::copy_htod(ptr, old.as_ptr().cast(), n) }?;
+        unsafe {
+            result::mem::copy_htod_async(ptr, old.as_ptr().cast(), n, sys::CU_STREAM_LEGACY)
+        }?;
         legacy_stream_within(wait_limit(), COPIES)?;
-        Ok(seen?[..n] == marker[..n])
+        Ok(seen)
     }
 
     /// The buffer's first `n` (at most [`CHECK_BYTES`]) bytes, as GL's commands see them:
@@ -317,5 +357,28 @@ impl Drop for GlMemoryBuffer {
             log::warn!("cuda-gl: deleting an imported GL buffer failed during drop: {e}");
         }
         drop(claim);
+    }
+}
+
+/// What a GPU lib test (`check_tests`) queues between the import check's read and its put-back:
+/// work another thread could queue at that moment, which no single-threaded test can time.
+#[cfg(test)]
+pub(super) mod tests_hook {
+    use std::cell::RefCell;
+
+    thread_local! {
+        static AFTER_THE_READ: RefCell<Option<Box<dyn FnOnce()>>> = const { RefCell::new(None) };
+    }
+
+    /// Has the next import check on this thread call `work` after its read.
+    pub(in crate::external) fn set_after_the_read(work: impl FnOnce() + 'static) {
+        AFTER_THE_READ.with(|hook| *hook.borrow_mut() = Some(Box::new(work)));
+    }
+
+    /// Runs (once) the work set for this point, if any.
+    pub(super) fn after_the_read() {
+        if let Some(work) = AFTER_THE_READ.with(|hook| hook.borrow_mut().take()) {
+            work();
+        }
     }
 }

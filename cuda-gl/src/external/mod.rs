@@ -131,7 +131,9 @@
 
 // One job per file: the GL entry points and fences, the CUDA allocation, the GL import, the
 // ring with its guards, the stream of frames in bursts and what its closures get, and the
-// slots both are made of.
+// slots both are made of; a GPU lib test of the import check.
+#[cfg(all(test, feature = "egl"))]
+mod check_tests;
 mod exportable;
 mod external_gl;
 mod frame;

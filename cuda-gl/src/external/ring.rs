@@ -389,7 +389,7 @@ impl CudaWrite<'_> {
     /// The slot's device address, for kernel arguments. Queue the work on the stream given to
     /// [`ExternalRing::write`]: only that stream's work is covered by the slot's event.
     pub fn device_ptr(&self) -> DevicePtr<'_> {
-        self.slot.memory.device_ptr()
+        self.slot.memory.device_ptr_unchecked()
     }
 
     /// The usable size of the slot in bytes.

@@ -18,11 +18,11 @@
 //! crate's other tests run in the same process.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use crate::egl::HeadlessContext;
+use crate::egl::test_gl::{TEST_PTX, on_gpu};
 use crate::glapi::GlOwner;
 use crate::stream::AsStream;
 use crate::{
-    Context, Device, DeviceBuffer, Error, LaunchConfig, MappedBuffer, Module, RegisterFlags,
+    Context, DeviceBuffer, Error, LaunchConfig, MappedBuffer, Module, RegisterFlags,
     RegisteredBuffer,
 };
 use cudarc::driver::CudaStream;
@@ -30,34 +30,11 @@ use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The test kernels of the GPU tests (`ext_fill_u32_slow` spins).
-const TEST_PTX: &str = include_str!("../../tests/kernels/test_kernels.ptx");
-
-/// A headless GL context on CUDA device 0, current on this thread, or `None` after saying why;
-/// a failure instead under `CUDA_GL_REQUIRE_GPU=1`.
-pub(crate) fn gpu(test: &str) -> Option<HeadlessContext> {
-    let skip = |why: String| {
-        if std::env::var("CUDA_GL_REQUIRE_GPU").is_ok_and(|v| v == "1") {
-            panic!("{test}: CUDA_GL_REQUIRE_GPU=1, but the GPU test cannot run: {why}");
-        }
-        eprintln!("{test}: skipped: {why}");
-        None
-    };
-    let device = match Device::get(0) {
-        Ok(d) => d,
-        Err(e) => return skip(format!("no CUDA device 0: {e}")),
-    };
-    match HeadlessContext::for_cuda_device(&device) {
-        Ok(gl) => Some(gl),
-        Err(e) => skip(format!("no headless GL context on CUDA device 0: {e}")),
-    }
-}
-
 #[test]
 fn an_unmap_after_a_copy_a_capture_left_unordered_waits_and_gives_up_after_the_wait_limit() {
     let test =
         "an_unmap_after_a_copy_a_capture_left_unordered_waits_and_gives_up_after_the_wait_limit";
-    let Some(_gl) = gpu(test) else { return };
+    let Some(_gl) = on_gpu(test) else { return };
     let cu = cudarc::driver::CudaContext::new(0).expect("cudarc context on device 0");
     let stream = cu.new_stream().expect("cudarc stream");
     let ctx = Context::from_cudarc(&cu).unwrap();

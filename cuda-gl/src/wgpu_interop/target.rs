@@ -29,7 +29,15 @@ enum Backend {
     /// Interop by the GL route (wgpu's GL backend).
     #[cfg(feature = "wgpu-gl")]
     GlInterop(GlInterop),
-    Staged(Staged),
+    Staged {
+        state: Staged,
+        /// On a device of wgpu's GL backend over the program's GL context: that context, which
+        /// the target's calls and its drop check (`None` elsewhere, and for a context without
+        /// object labels, which cannot be told apart). Looked up before the target's place is
+        /// made ([`WgpuTarget::new`]), kept by [`with_staged_gl`](Backend::with_staged_gl).
+        #[cfg(feature = "wgpu-gl")]
+        gl: Option<crate::glapi::GlOwner>,
+    },
 }
 
 /// Runs `$body` with `$m` bound to the mode's state: the one `match` that calls into the modes.
@@ -39,14 +47,15 @@ macro_rules! dispatch {
             Backend::Interop($m) => $body,
             #[cfg(feature = "wgpu-gl")]
             Backend::GlInterop($m) => $body,
-            Backend::Staged($m) => $body,
+            Backend::Staged { state: $m, .. } => $body,
         }
     };
 }
 
 impl Backend {
     /// The state of `mode` for `place`, in CUDA context `ctx`: interop by the GL route on
-    /// wgpu's GL backend (feature `wgpu-gl`), by Vulkan's otherwise.
+    /// wgpu's GL backend (feature `wgpu-gl`), by Vulkan's otherwise; staged mode with no GL
+    /// context of the program's (see [`with_staged_gl`](Self::with_staged_gl)).
     fn new(mode: Mode, ctx: &Arc<Context>, place: &WgpuPlace) -> Result<Backend> {
         Ok(match mode {
             #[cfg(feature = "wgpu-gl")]
@@ -54,9 +63,33 @@ impl Backend {
                 Backend::GlInterop(GlInterop::new(ctx, place)?)
             }
             Mode::Interop => Backend::Interop(Interop::new(ctx, place)?),
-            Mode::Staged => Backend::Staged(Staged::new(ctx, place)?),
+            Mode::Staged => Backend::Staged {
+                state: Staged::new(ctx, place)?,
+                #[cfg(feature = "wgpu-gl")]
+                gl: None,
+            },
             other => return Err(mode_unavailable("WgpuTarget::new", other)),
         })
+    }
+
+    /// This backend, in staged mode over the program's GL context `owner` (kept for the
+    /// target's checks); other modes as they are.
+    #[cfg(feature = "wgpu-gl")]
+    fn with_staged_gl(mut self, owner: Option<crate::glapi::GlOwner>) -> Backend {
+        if let Backend::Staged { gl, .. } = &mut self {
+            *gl = owner;
+        }
+        self
+    }
+
+    /// The program's GL context of a staged backend over it (see
+    /// [`with_staged_gl`](Self::with_staged_gl)); `None` in other modes.
+    #[cfg(feature = "wgpu-gl")]
+    fn staged_gl(&self) -> Option<crate::glapi::GlOwner> {
+        match self {
+            Backend::Staged { gl, .. } => *gl,
+            _ => None,
+        }
     }
 }
 
@@ -139,11 +172,6 @@ pub struct WgpuTarget {
     backend: Backend,
     place: WgpuPlace,
     kernels: Kernels,
-    /// In staged mode on a device of wgpu's GL backend over the program's GL context: that
-    /// context, which the drop checks (`None` elsewhere, and for a context without object
-    /// labels, which cannot be told apart).
-    #[cfg(feature = "wgpu-gl")]
-    staged_gl: Option<crate::glapi::GlOwner>,
 }
 
 impl WgpuTarget {
@@ -173,7 +201,7 @@ impl WgpuTarget {
         // A place per mode tried: the texture's usage depends on the mode. Interop's device is
         // checked first, so that a device it cannot use is refused for that reason, not for
         // the blit's usage of the texture.
-        let ((backend, place, _staged_gl), report) = first_mode(ctx, device, mode, |mode| {
+        let ((backend, place), report) = first_mode(ctx, device, mode, |mode| {
             if mode == Mode::Interop {
                 check_interop(device, ctx)?;
             }
@@ -184,15 +212,14 @@ impl WgpuTarget {
                 Mode::Staged => super::gl_device::program_gl_owner(device, STAGED_GL)?,
                 _ => None,
             };
-            #[cfg(not(feature = "wgpu-gl"))]
-            let staged_gl = ();
             let place = WgpuPlace::new(device, queue, layout, mode)?;
-            Ok((Backend::new(mode, ctx, &place)?, place, staged_gl))
+            let backend = Backend::new(mode, ctx, &place)?;
+            #[cfg(feature = "wgpu-gl")]
+            let backend = backend.with_staged_gl(staged_gl);
+            Ok((backend, place))
         })?;
         let target = WgpuTarget {
             ctx: ctx.clone(),
-            #[cfg(feature = "wgpu-gl")]
-            staged_gl: _staged_gl,
             backend,
             place,
             kernels: Kernels::default(),
@@ -265,7 +292,7 @@ impl WgpuTarget {
             Backend::Interop(_) => Mode::Interop,
             #[cfg(feature = "wgpu-gl")]
             Backend::GlInterop(_) => Mode::Interop,
-            Backend::Staged(_) => Mode::Staged,
+            Backend::Staged { .. } => Mode::Staged,
         }
     }
 
@@ -287,6 +314,9 @@ impl WgpuTarget {
         let backend = Backend::new(mode, &self.ctx, &place).inspect_err(|_| {
             self.place.keep_blits(&place);
         })?;
+        // A staged backend keeps the program's GL context it was made over.
+        #[cfg(feature = "wgpu-gl")]
+        let backend = backend.with_staged_gl(self.backend.staged_gl());
         self.backend = backend;
         self.place = place;
         Ok(())
@@ -376,9 +406,10 @@ impl WgpuTarget {
     fn check_gl_current(&self, call: &'static str) -> Result<()> {
         match &self.backend {
             Backend::GlInterop(gl) => gl.check_current(call),
-            _ => self
-                .staged_gl
-                .map_or(Ok(()), |owner| owner.check(call).map(drop)),
+            Backend::Staged {
+                gl: Some(owner), ..
+            } => owner.check(call).map(drop),
+            _ => Ok(()),
         }
     }
 }
@@ -424,7 +455,7 @@ impl ShowTarget for WgpuTarget {
         // calls GL through whatever context is current: refused here, before any work. (The
         // GL route checks its context when the frame texture is mapped.)
         #[cfg(feature = "wgpu-gl")]
-        if self.staged_gl.is_some() {
+        if self.backend.staged_gl().is_some() {
             self.check_gl_current("WgpuTarget::frame (staged, over the program's GL context)")?;
         }
         let (place, layout) = (&self.place, self.place.layout);

@@ -151,7 +151,7 @@ fn exportable_memorys_drop_behind_a_spinning_kernel_gives_up_after_ten_seconds()
     let Some(g) = crate::gpu::gpu() else { return };
     let memory = ExportableMemory::new(&g.ctx, BYTES).unwrap();
     // SAFETY: the allocation holds WORDS words; its drop waits for the context or leaks it.
-    let end = unsafe { spin_into(&g, memory.device_ptr(), WORDS) };
+    let end = unsafe { spin_into(&g, memory.device_ptr().unwrap(), WORDS) };
     assert_drop_gives_up(&g, memory, &end, "the memory's drop", &["cuCtxSynchronize"]);
 }
 
@@ -164,7 +164,7 @@ fn drops_behind_one_spinning_kernel_take_one_limit_together() {
     let first = ExportableMemory::new(&g.ctx, BYTES).unwrap();
     let second = ExportableMemory::new(&g.ctx, BYTES).unwrap();
     // SAFETY: as above.
-    let end = unsafe { spin_into(&g, first.device_ptr(), WORDS) };
+    let end = unsafe { spin_into(&g, first.device_ptr().unwrap(), WORDS) };
     let waits = ["cuCtxSynchronize", "cuCtxSynchronize"];
     assert_drop_gives_up(&g, (first, second), &end, "the two drops", &waits);
     drop(ExportableMemory::new(&g.ctx, BYTES).unwrap());
@@ -183,7 +183,7 @@ fn a_call_after_a_drop_gave_up_waits_for_the_same_kernel_within_its_own_limit() 
     let memory = ExportableMemory::new(&g.ctx, BYTES).unwrap();
     let doomed = ExportableMemory::new(&g.ctx, BYTES).unwrap();
     // SAFETY: the allocation holds WORDS words; its drop waits for the context or leaks it.
-    let end = unsafe { spin_into(&g, doomed.device_ptr(), WORDS) };
+    let end = unsafe { spin_into(&g, doomed.device_ptr().unwrap(), WORDS) };
     let start = Instant::now();
     drop(doomed);
     assert_took_the_limit(start.elapsed(), "the memory's drop");

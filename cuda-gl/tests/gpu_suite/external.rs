@@ -224,8 +224,9 @@ fn gl_buffer_outlives_released_cuda_memory() {
     let Some((g, gl)) = gpu_and_gl() else { return };
     let memory = ExportableMemory::new(&g.ctx, BYTES).unwrap();
     let fill = g.kernels.function("fill_u32").unwrap();
+    let ptr = memory.device_ptr().unwrap();
     // SAFETY: the allocation holds WORDS words; the stream is synchronized before it is freed.
-    unsafe { launch_words(&fill, &g.stream, memory.device_ptr(), WORDS, 0xE47u32) }.unwrap();
+    unsafe { launch_words(&fill, &g.stream, ptr, WORDS, 0xE47u32) }.unwrap();
     g.stream.synchronize().unwrap();
     let imported = GlMemoryBuffer::import(&gl, &memory).unwrap();
     assert_eq!(imported.size(), BYTES);

@@ -376,7 +376,8 @@ fn every_slot_shows_gl_what_cuda_wrote() {
         .collect();
     for (i, m) in memories.iter().enumerate() {
         // SAFETY: (1) the memory holds WORDS words and lives until the synchronize below.
-        unsafe { fill_words_slow(&g, &fill, m.device_ptr(), WORDS, frame_seed(i), 0) }.unwrap();
+        unsafe { fill_words_slow(&g, &fill, m.device_ptr().unwrap(), WORDS, frame_seed(i), 0) }
+            .unwrap();
     }
     g.stream.synchronize().unwrap();
     let bad: Vec<usize> = (0..imports.len())
@@ -432,9 +433,9 @@ fn direct_reads_of_an_imported_buffer() {
     let memory = ExportableMemory::new(&g.ctx, BYTES).unwrap();
     let import = GlMemoryBuffer::import(&gl, &memory).unwrap();
     for seed in [1, 2] {
+        let ptr = memory.device_ptr().unwrap();
         // SAFETY: (1) the memory holds WORDS words and lives until the synchronize below.
-        unsafe { fill_words_slow(&g, &fill, memory.device_ptr(), WORDS, frame_seed(seed), 0) }
-            .unwrap();
+        unsafe { fill_words_slow(&g, &fill, ptr, WORDS, frame_seed(seed), 0) }.unwrap();
         g.stream.synchronize().unwrap();
         let want = pattern_words(WORDS, frame_seed(seed));
         let direct = read_gl_buffer(import.buffer().0, WORDS) == want;

@@ -226,7 +226,7 @@ fn concurrent_imports_keep_the_memorys_bytes() {
     let words = BYTES / 4;
     let memory = Arc::new(ExportableMemory::new(&g.ctx, BYTES).unwrap());
     // SAFETY: the memory holds `words` words and lives until the synchronize below.
-    unsafe { launch_words(&fill, &g.stream, memory.device_ptr(), words, 7u32) }.unwrap();
+    unsafe { launch_words(&fill, &g.stream, memory.device_ptr().unwrap(), words, 7u32) }.unwrap();
     g.stream.synchronize().unwrap();
     let rounds = 40;
     let barrier = Arc::new(Barrier::new(2));

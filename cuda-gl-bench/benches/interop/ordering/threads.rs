@@ -35,7 +35,7 @@ pub(super) fn threaded_round(gpu: &Gpu, r: &mut Rig<'_>, slots: usize) -> Result
     let ptrs: Vec<DevicePtr<'_>> = r.slots[..slots]
         .iter()
         .map(|s| s.mem.device_ptr())
-        .collect();
+        .collect::<cuda_gl::Result<_>>()?;
     let (ready_tx, ready_rx) = mpsc::channel::<usize>();
     let (free_tx, free_rx) = mpsc::channel::<usize>();
     let (kernel, stream, ctx, t0) = (&gpu.plasma_pbo, &gpu.stream, &gpu.ctx, r.frames.t);
