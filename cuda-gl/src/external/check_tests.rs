@@ -58,6 +58,14 @@ fn a_put_back_an_import_check_left_queued_is_waited_for_before_the_memory_is_han
     let kernels = Module::from_ptx(&ctx, TEST_PTX).expect("load the test kernels");
     let gl = ExternalGl::current().unwrap();
     let memory = ExportableMemory::new(&ctx, WORDS * 4).unwrap();
+    // The bytes the check borrows, which its put-back must restore exactly (from values it
+    // queued, not from host memory gone by the time the put-back runs).
+    let before: [u32; 4] = [0xA1B2_C3D4, 0x0102_0304, 0xF0E1_D2C3, 0x5566_7788];
+    ctx.bind().unwrap();
+    // SAFETY: (1) the memory's first 16 bytes, of the bound context; (2) `before` holds 16 bytes,
+    // read before the synchronous copy returns (waited for with the context below).
+    unsafe { result::mem::copy_htod(memory.raw_ptr(), before.as_ptr().cast(), 16) }.unwrap();
+    ctx.synchronize().unwrap();
     // Past two waits of the limit (the import's, then `device_ptr`'s), with a margin.
     let spin = wait_limit() * 2 + Duration::from_secs(3);
     let blocking = Rc::new(Stream::new(&ctx, StreamFlags::Blocking).unwrap());
@@ -101,6 +109,14 @@ fn a_put_back_an_import_check_left_queued_is_waited_for_before_the_memory_is_han
         "{:?}",
         start.elapsed()
     );
+    let mut back = [0u32; 4];
+    // SAFETY: (1) the memory's first 16 bytes, allocated until its drop; (2) `back` has room for
+    // 16 bytes.
+    unsafe { result::mem::copy_dtoh(back.as_mut_ptr().cast(), ptr, 16) }.unwrap();
+    assert_eq!(
+        back, before,
+        "the import check's put-back did not restore the bytes it borrowed"
+    );
     let words: [u32; 4] = [0x1111_1111, 0x2222_2222, 0x3333_3333, 0x4444_4444];
     let other = Stream::new(&ctx, StreamFlags::NonBlocking).unwrap();
     // SAFETY: (1) the memory's first 16 bytes, allocated until its drop (after the stream's
@@ -110,7 +126,6 @@ fn a_put_back_an_import_check_left_queued_is_waited_for_before_the_memory_is_han
     other.synchronize().unwrap();
     // Whatever cuda-gl still had queued on the legacy stream has run too.
     Stream::legacy(&ctx).synchronize().unwrap();
-    let mut back = [0u32; 4];
     // SAFETY: (1) as above; (2) `back` has room for 16 bytes.
     unsafe { result::mem::copy_dtoh(back.as_mut_ptr().cast(), ptr, 16) }.unwrap();
     assert_eq!(

@@ -239,16 +239,16 @@ impl GlMemoryBuffer {
         marker: &[u8],
     ) -> Result<Result<[u8; CHECK_BYTES]>> {
         let n = old.len();
-        // Queued (`cuMemcpyHtoDAsync`, which stages pageable memory before it returns and never
-        // waits for the stream, unlike `cuMemcpyHtoD`): the waits below are the only ones, each
-        // with a limit.
-        // SAFETY: (1) `ptr` is the start of the memory's mapping in its bound context, at least
-        // `n` bytes long; the memory outlives the copy (a check that gives up is recorded in it,
-        // and its drop waits for the context); (2) `marker` holds `n` bytes, staged before the
-        // call returns; (3) the legacy default stream of the bound context.
-        unsafe {
-            result::mem::copy_htod_async(ptr, marker.as_ptr().cast(), n, sys::CU_STREAM_LEGACY)
-        }?;
+        // Queued as memsets of one byte each (`cuMemsetD8Async`, whose value travels in the
+        // call): a give-up below leaves them queued after this returns, when `marker` and `old`
+        // are gone, and `cuMemcpyHtoDAsync` from pageable memory is not documented to have read
+        // its source by then (CUDA's "API synchronization behavior": the driver "may
+        // synchronize with the stream" to stage it, and older releases staged it later on a
+        // worker thread). The waits below are the only ones, each with a limit.
+        // SAFETY: `ptr` is the start of the memory's mapping in its bound context, at least `n`
+        // bytes long; the memory outlives the sets (a check that gives up is recorded in it,
+        // and its drop waits for the context); the legacy default stream of the bound context.
+        unsafe { set_bytes_async(ptr, marker) }?;
         const COPIES: &str = "the import check's copies on the legacy default stream (the \
                               memory's first 16 bytes are put back when they run)";
         // The marker lands before GL reads (and before later work of any stream may run).
@@ -257,10 +257,8 @@ impl GlMemoryBuffer {
         #[cfg(test)]
         tests_hook::after_the_read();
         // The old bytes go back whatever the read gave, after the marker (the same stream).
-        // SAFETY: as for the marker, with `old`.
-        unsafe {
-            result::mem::copy_htod_async(ptr, old.as_ptr().cast(), n, sys::CU_STREAM_LEGACY)
-        }?;
+        // SAFETY: as for the marker.
+        unsafe { set_bytes_async(ptr, old) }?;
         legacy_stream_within(wait_limit(), COPIES)?;
         Ok(seen)
     }
@@ -358,6 +356,24 @@ impl Drop for GlMemoryBuffer {
         }
         drop(claim);
     }
+}
+
+/// Queues writes of `bytes` from `ptr` on the legacy default stream, one `cuMemsetD8Async` a
+/// byte: nothing of the host is read after the calls return (the import check writes at most
+/// [`CHECK_BYTES`] bytes).
+///
+/// # Safety
+/// 1. `[ptr, ptr + bytes.len())` is device memory of the bound context that stays allocated
+///    until the sets have run.
+///
+/// # Errors
+/// The driver's error from `cuMemsetD8Async` (the bytes before it are queued).
+unsafe fn set_bytes_async(ptr: sys::CUdeviceptr, bytes: &[u8]) -> Result<()> {
+    for (at, &value) in (ptr..).zip(bytes) {
+        // SAFETY: (1), one byte of the range; the legacy default stream of the bound context.
+        unsafe { result::mem::memset_d8_async(at, value, 1, sys::CU_STREAM_LEGACY) }?;
+    }
+    Ok(())
 }
 
 /// What a GPU lib test (`check_tests`) queues between the import check's read and its put-back:

@@ -75,8 +75,9 @@ pub(crate) unsafe fn copy_htod(
 /// # Safety
 /// 1. `[dst, dst + bytes)` is device memory of the current context that stays allocated until
 ///    the copy has run.
-/// 2. `src` is valid for reads of `bytes` bytes until the copy has read it (for pageable
-///    memory the driver stages it before the call returns).
+/// 2. `src` is valid for reads of `bytes` bytes, unchanged, until the copy has run (for
+///    pageable memory too: CUDA does not document that its source was read, or staged, when
+///    the call returns).
 /// 3. `stream` is a live stream of the current context (or a special stream handle).
 pub(crate) unsafe fn copy_htod_async(
     dst: sys::CUdeviceptr,
