@@ -39,6 +39,8 @@ use cudarc::driver::{
 };
 mod array_copy;
 mod display;
+#[cfg(all(test, feature = "egl"))]
+mod event_tests;
 mod memory;
 #[cfg(all(test, feature = "egl"))]
 mod unordered_tests;

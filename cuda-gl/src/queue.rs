@@ -30,8 +30,8 @@
 //!    alone, it could run before or during the work. That holds across the `Context`s that
 //!    share one CUDA context (`Context::settle_queued` waits for all their unordered queues).
 //!    cudarc memory that the work reads or writes is covered by cudarc's own event, which
-//!    cuda-gl records on the private stream after the work (`cudarc_interop::memory`), so
-//!    cudarc's frees wait for it on any stream.
+//!    cuda-gl records on the private stream right after the work, in the same run
+//!    ([`then`]; `cudarc_interop::memory`), so cudarc's frees wait for it on any stream.
 //!
 //! What this guarantees: cuda-gl's copies, memsets and ordering events never become part of a
 //! graph; the calls on the caller's stream are records and waits, and the query of cuda-gl's
@@ -125,6 +125,29 @@ pub(crate) unsafe fn wait_within(private: sys::CUstream) -> Result<()> {
 
 /// `CU_EVENT_DISABLE_TIMING`: events that only order.
 const ORDER_ONLY: u32 = 0x2;
+
+/// What a run's work queues on the private stream right after itself, in the same run (under
+/// the private queue's lock), given the private stream: cudarc's event records
+/// (`cudarc_interop::memory`). Recorded once the lock is released, such a record would follow
+/// whatever another thread's run queued on the private stream meanwhile, and cudarc's waits for
+/// the event (its frees, its later uses of the memory, on any stream) would wait for that
+/// unrelated work too, maybe a kernel that never ends.
+pub(crate) type AfterWork<'a> = Option<&'a mut dyn FnMut(sys::CUstream)>;
+
+/// `work`, then `after` (see [`AfterWork`]) on the same private stream, in the same run;
+/// `after` runs whether `work` failed or not (it may have queued some of its work).
+pub(crate) fn then<T>(
+    work: impl FnOnce(sys::CUstream) -> Result<T>,
+    after: AfterWork<'_>,
+) -> impl FnOnce(sys::CUstream) -> Result<T> {
+    move |private| {
+        let out = work(private);
+        if let Some(after) = after {
+            after(private);
+        }
+        out
+    }
+}
 
 /// What [`run_borrowing`] needs of a CUDA context: the context's own `bind` and `run_now`
 /// (implemented by the context's type, so that this file, which the context imports, does not
@@ -354,7 +377,7 @@ impl PrivateQueue {
         // Step 3: the work, on the private stream, after the caller's work so far.
         let out = work(private);
         #[cfg(test)]
-        tests::after_work();
+        tests::after_work(private);
         // Step 4: the caller's later work waits for it. A wait queued into a capture of
         // `stream` (begun meanwhile) fails (an event recorded outside the capture), or orders
         // only the graph: then, and when the work failed after queueing some of it, the work is
@@ -436,22 +459,6 @@ impl PrivateQueue {
         finished
     }
 
-    /// Records `event` on the private stream, after all the work queued on it so far (which
-    /// the private stream runs in order, and which never captures, so the record is always a
-    /// plain one). The context is bound.
-    ///
-    /// # Safety
-    /// 1. `event` is a live event of the bound context.
-    ///
-    /// # Errors
-    /// The driver's errors from making the private stream and `cuEventRecord`.
-    #[cfg(feature = "cudarc")]
-    pub(crate) unsafe fn record_after(&mut self, event: sys::CUevent) -> Result<()> {
-        let private = self.live()?.stream;
-        // SAFETY: (1); the private stream is live, of the bound context.
-        Ok(unsafe { result::stream::event_record(event, private) }?)
-    }
-
     /// Waits for the work queued on the private stream so far (nothing when none was made), at
     /// most the [wait limit](crate::wait_limit). The context is bound.
     ///
@@ -488,24 +495,30 @@ impl PrivateQueue {
 /// What crate tests provoke inside a run.
 #[cfg(test)]
 pub(crate) mod tests {
+    use cuda_gl_sys as sys;
     use std::cell::Cell;
+
+    /// A hook of [`after_next_work`].
+    type Hook = Box<dyn FnOnce(sys::CUstream)>;
 
     thread_local! {
         /// What runs right after the next work of a run on this thread.
-        static AFTER_WORK: Cell<Option<Box<dyn FnOnce()>>> = const { Cell::new(None) };
+        static AFTER_WORK: Cell<Option<Hook>> = const { Cell::new(None) };
     }
 
     /// Has `f` run right after the work of the next run on this thread, between step 3 and
-    /// step 4 (a capture of the caller's stream begun there, as another thread may begin it at
-    /// any moment, leaves the work unordered with that stream).
-    pub(crate) fn after_next_work(f: impl FnOnce() + 'static) {
+    /// step 4, given the private stream (a capture of the caller's stream begun there, as
+    /// another thread may begin it at any moment, leaves the work unordered with that stream;
+    /// work queued there on the private stream is what another thread's run may queue as soon
+    /// as this one releases the lock).
+    pub(crate) fn after_next_work(f: impl FnOnce(sys::CUstream) + 'static) {
         AFTER_WORK.with(|hook| hook.set(Some(Box::new(f))));
     }
 
-    /// Runs the hook set by [`after_next_work`], if any.
-    pub(super) fn after_work() {
+    /// Runs the hook set by [`after_next_work`], if any, with the private stream.
+    pub(super) fn after_work(private: sys::CUstream) {
         if let Some(f) = AFTER_WORK.with(Cell::take) {
-            f();
+            f(private);
         }
     }
 }

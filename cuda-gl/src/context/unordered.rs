@@ -5,8 +5,6 @@
 use super::Context;
 use crate::error::{Error, Result};
 use crate::queue::PrivateQueue;
-#[cfg(feature = "cudarc")]
-use cuda_gl_sys as sys;
 use std::sync::{Arc, Mutex, Weak};
 
 /// The `Context`s whose private queue is unordered ([`PrivateQueue::is_unordered`]): work on
@@ -56,21 +54,6 @@ impl Context {
     #[cfg(feature = "cudarc")]
     pub(crate) fn finish_queued_marking(&self) -> Result<()> {
         self.with_queue(PrivateQueue::finish_marking)
-    }
-
-    /// Records `event` on cuda-gl's private stream, after the work queued on it so far (see
-    /// [`PrivateQueue::record_after`]).
-    ///
-    /// # Safety
-    /// 1. `event` is a live event of this context.
-    ///
-    /// # Errors
-    /// The driver's errors from binding the context, making the private stream and
-    /// `cuEventRecord`.
-    #[cfg(feature = "cudarc")]
-    pub(crate) unsafe fn record_on_private(&self, event: sys::CUevent) -> Result<()> {
-        // SAFETY: (1), in the bound context.
-        self.with_queue(|queue| unsafe { queue.record_after(event) })
     }
 
     /// Makes [`UNORDERED`] agree with `queue` (this context's, locked by the caller) when its

@@ -2,10 +2,10 @@
 //! [`MappedArray::copy_from_cudarc`] and [`MappedArray::copy_to_cudarc`], the cudarc forms of
 //! `copy_from_device` and `copy_to_device`.
 
-use super::memory::{CudarcDest, CudarcSource, checked_bytes, record_after_copy};
+use super::memory::{CudarcDest, CudarcEvent, CudarcSource, checked_bytes};
 use crate::error::{Result, UsageError};
 use crate::graphics::MappedArray;
-use cudarc::driver::{CudaStream, DeviceSlice, SyncOnDrop};
+use cudarc::driver::{CudaStream, DeviceSlice};
 use std::sync::Arc;
 
 impl MappedArray<'_> {
@@ -29,16 +29,15 @@ impl MappedArray<'_> {
         checked_bytes(memory, stream, "the mapped image")
     }
 
-    /// What both cudarc copies do once theirs is queued: cudarc's event of `guard` recorded
-    /// after the copy, on cuda-gl's private stream (`record_after_copy`), then the copy's
-    /// result, `copied`.
+    /// What both cudarc copies do once theirs is queued, with cudarc's `event` recorded in the
+    /// copy's run (or not: `CudarcEvent::done`): then the copy's result, `copied`.
     fn after_cudarc_copy(
         &self,
-        guard: SyncOnDrop<'_>,
+        event: CudarcEvent<'_>,
         stream: &CudaStream,
         copied: Result<()>,
     ) -> Result<()> {
-        record_after_copy(self.map_stream().1, stream, guard)?;
+        event.done(self.map_stream().1, stream)?;
         copied
     }
 
@@ -59,12 +58,14 @@ impl MappedArray<'_> {
         stream: &Arc<CudaStream>,
     ) -> Result<()> {
         let bytes = self.cudarc_bytes(src, stream)?;
-        // cudarc's read event in `read` is recorded after the copy (`after_cudarc_copy`).
+        // cudarc's read event is recorded right after the copy, in its run.
         let (ptr, read) = src.device_ptr(stream);
+        let mut read = CudarcEvent::take(read);
+        let mut record = |p| read.record(p);
         // SAFETY: (1) `src` holds `bytes` bytes of device memory of the mapping's context
         // (`CudarcSource`, its context checked), which cudarc neither frees nor writes before
         // its read event, recorded after the copy on cuda-gl's private stream.
-        let copied = unsafe { self.copy_from_raw(ptr, bytes, "cudarc memory") };
+        let copied = unsafe { self.copy_from_raw(ptr, bytes, "cudarc memory", Some(&mut record)) };
         self.after_cudarc_copy(read, stream, copied)
     }
 
@@ -82,12 +83,14 @@ impl MappedArray<'_> {
         stream: &Arc<CudaStream>,
     ) -> Result<()> {
         let bytes = self.cudarc_bytes(dst, stream)?;
-        // cudarc's write event in `write` is recorded after the copy (`after_cudarc_copy`).
+        // cudarc's write event is recorded right after the copy, in its run.
         let (ptr, write) = dst.device_ptr_mut(stream);
+        let mut write = CudarcEvent::take(write);
+        let mut record = |p| write.record(p);
         // SAFETY: (1) `dst` holds `bytes` bytes of device memory of the mapping's context,
         // borrowed mutably, which cudarc neither frees, reads nor writes before its write
         // event, recorded after the copy on cuda-gl's private stream.
-        let copied = unsafe { self.copy_to_raw(ptr, bytes, "cudarc memory") };
+        let copied = unsafe { self.copy_to_raw(ptr, bytes, "cudarc memory", Some(&mut record)) };
         self.after_cudarc_copy(write, stream, copied)
     }
 }

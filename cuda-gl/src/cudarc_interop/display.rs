@@ -1,23 +1,25 @@
 //! cudarc memory as a display target's show reads it
 //! ([`DisplayTarget::show_cudarc`](crate::display::DisplayTarget::show_cudarc)): its address and
-//! size, with cudarc's read recorded once the copy is queued. Only the conversion: the show is
-//! the display target's.
+//! size, with cudarc's read recorded right after the copy, in its run. Only the conversion: the
+//! show is the display target's.
 
-use super::memory::{CudarcSource, checked_bytes, record_after_copy};
+use super::memory::{CudarcEvent, CudarcSource, checked_bytes};
 use crate::context::Context;
 use crate::error::Result;
 use crate::memory::DevicePtr;
-use cudarc::driver::{CudaStream, SyncOnDrop};
+use cuda_gl_sys as sys;
+use cudarc::driver::CudaStream;
 use std::sync::Arc;
 
-/// cudarc memory read on `stream`: its address and size in bytes, and cudarc's guard, whose
-/// read event [`done`](Self::done) records after the work that reads the memory.
+/// cudarc memory read on `stream`: its address and size in bytes, and cudarc's read event,
+/// which [`record`](Self::record) records right after the work that reads the memory, in that
+/// work's run.
 pub(crate) struct CudarcRead<'a> {
     /// The first byte.
     pub(crate) ptr: DevicePtr<'a>,
     /// The memory's bytes.
     pub(crate) bytes: usize,
-    guard: SyncOnDrop<'a>,
+    event: CudarcEvent<'a>,
     stream: &'a CudaStream,
 }
 
@@ -39,18 +41,24 @@ impl<'a> CudarcRead<'a> {
         Ok(CudarcRead {
             ptr: DevicePtr::new(ptr),
             bytes,
-            guard,
+            event: CudarcEvent::take(guard),
             stream,
         })
     }
 
-    /// Records cudarc's read event after the work that reads the memory, all queued on
-    /// `ctx`'s private stream (the copy, or the colour map's kernel), so that cudarc orders its
-    /// later writes and frees after it (`record_after_copy`).
+    /// Records cudarc's read event on `private`, cuda-gl's private stream, right after the work
+    /// queued on it that reads the memory (the copy, or the colour map's kernel), in that
+    /// work's run: the run's [`AfterWork`](crate::queue::AfterWork). cudarc then orders its
+    /// later writes and frees after that work.
+    pub(crate) fn record(&mut self, private: sys::CUstream) {
+        self.event.record(private);
+    }
+
+    /// Once the work's run returned: what is left of cudarc's guard (`CudarcEvent::done`).
     ///
     /// # Errors
-    /// As `record_after_copy`: the driver's error or the timeout of its fallback wait.
+    /// As `CudarcEvent::done`: the timeout or driver's error of its fallback wait.
     pub(crate) fn done(self, ctx: &Context) -> Result<()> {
-        record_after_copy(ctx, self.stream, self.guard)
+        self.event.done(ctx, self.stream)
     }
 }

@@ -6,8 +6,11 @@ use super::MappedSlice;
 use super::ReadWrite;
 use crate::context::Context;
 use crate::error::{Error, Result, UsageError};
+use crate::result::DriverError;
+use cuda_gl_sys as sys;
 use cudarc::driver::{
-    CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceSlice, SyncOnDrop,
+    CudaEvent, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceSlice,
+    SyncOnDrop,
 };
 use std::sync::Arc;
 
@@ -58,48 +61,89 @@ unsafe impl<T> CudarcDest<T> for CudaViewMut<'_, T> {}
 // mapping's stream (`order_on`).
 unsafe impl<T> CudarcDest<T> for MappedSlice<'_, T, ReadWrite> {}
 
-/// After cuda-gl queued its copy of cudarc memory (on its private stream, in `stream`'s order),
-/// with `guard` the `SyncOnDrop` that cudarc gave for it with `stream`: cudarc's event in it
-/// (the memory's read or write event, which cudarc's later writes, reads and frees of the
-/// memory wait for, on any stream) is recorded on cuda-gl's private stream, after the copy,
-/// instead of on `stream`. The private stream never captures and runs its work in order, so
-/// every later wait of cudarc for that event follows the copy, whatever captures of `stream`
-/// begin meanwhile: recorded on `stream`, a capture begun since could take the record (cudarc's
-/// free, on the memory's own stream, would then not wait for the copy), and a copy whose run
-/// could not order `stream` after it (`crate::queue`, step 4) would not be covered at all; the
-/// pool would hand the memory out again while the copy still writes or reads it.
-///
-/// Otherwise (a mapped view's guard, which synchronizes `stream`; cudarc's event tracking off,
-/// when the guard records nothing), the guard drops as cudarc made it, and a capture of
-/// `stream` begun since may have taken the ordering, so the copy is finished first
-/// ([`finish_if_captured`]). So it is too when the record on the private stream fails.
-///
-/// # Errors
-/// As [`finish_if_captured`].
-pub(super) fn record_after_copy(
-    ctx: &Context,
-    stream: &CudaStream,
-    mut guard: SyncOnDrop<'_>,
-) -> Result<()> {
-    if let SyncOnDrop::Record(target) = &mut guard
-        && let Some((event, on)) = target.take()
-    {
-        // As the guard's own drop: no record while cudarc does not track this memory.
-        if on.context().is_managing_stream_synchronization() {
-            // SAFETY: cudarc's live event, of `on`'s context, which is `ctx`'s (the callers
-            // checked `stream`, which is `on`, against `ctx`).
-            match unsafe { ctx.record_on_private(event.cu_event().cast()) } {
-                Ok(()) => return Ok(()),
-                // cudarc's own record on `stream`, as before, then the fallback below.
-                Err(e) => {
+/// cudarc's guard for memory that a copy of cuda-gl reads or writes (the `SyncOnDrop` that
+/// cudarc gave with `stream`), with its event (the memory's read or write event, which cudarc's
+/// later writes, reads and frees of the memory wait for, on any stream) taken out to be
+/// recorded on cuda-gl's private stream right after the copy, in the copy's own run
+/// ([`record`](Self::record), passed as the run's [`AfterWork`](crate::queue::AfterWork)).
+/// The private stream never captures and runs its work in order, so every later wait of cudarc
+/// for that event follows the copy, whatever captures of `stream` begin meanwhile: recorded on
+/// `stream`, a capture begun since could take the record (cudarc's free, on the memory's own
+/// stream, would then not wait for the copy), and a copy whose run could not order `stream`
+/// after it (`crate::queue`, step 4) would not be covered at all; the pool would hand the
+/// memory out again while the copy still writes or reads it. In the same run, under the private
+/// queue's lock: recorded after it, the event would also follow the work that other threads
+/// queued on the private stream in between, which cudarc's waits would then wait for too.
+pub(super) struct CudarcEvent<'a> {
+    guard: SyncOnDrop<'a>,
+    /// The event and its stream, taken out of `guard` when cudarc tracks the memory.
+    taken: Option<(&'a CudaEvent, &'a CudaStream)>,
+    /// The record's outcome; `None` until [`record`](Self::record) ran (the work never ran).
+    recorded: Option<std::result::Result<(), DriverError>>,
+}
+
+impl<'a> CudarcEvent<'a> {
+    /// `guard`'s event taken out, unless cudarc does not track the memory (a mapped view's
+    /// guard, which synchronizes `stream`; cudarc's event tracking off, when the guard records
+    /// nothing): such a guard drops as cudarc made it, in [`done`](Self::done).
+    pub(super) fn take(mut guard: SyncOnDrop<'a>) -> CudarcEvent<'a> {
+        let taken = match &mut guard {
+            // As the guard's own drop: no record while cudarc does not track this memory.
+            SyncOnDrop::Record(target)
+                if target
+                    .as_ref()
+                    .is_some_and(|(_, on)| on.context().is_managing_stream_synchronization()) =>
+            {
+                target.take()
+            }
+            _ => None,
+        };
+        CudarcEvent {
+            guard,
+            taken,
+            recorded: None,
+        }
+    }
+
+    /// Records the event on `private`, cuda-gl's private stream, right after the copy queued
+    /// on it, inside the copy's run. The event is of `stream`'s context, which the callers
+    /// checked is the copy's.
+    pub(super) fn record(&mut self, private: sys::CUstream) {
+        if let Some((event, _)) = self.taken {
+            // SAFETY: cudarc's live event, of the bound context (the copy's, checked against
+            // `stream`'s by the callers); `private` is the live private stream of that context,
+            // which never captures.
+            let recorded =
+                unsafe { crate::result::stream::event_record(event.cu_event().cast(), private) };
+            self.recorded = Some(recorded);
+        }
+    }
+
+    /// Once the copy's run returned, `stream` being the stream cudarc gave the guard with:
+    /// recorded in the run, nothing is left to do; the work never ran, nothing was queued
+    /// that touches the memory, and the event is left as it was (it covers cudarc's uses
+    /// before). Otherwise (a record that failed; a guard whose event was not taken), the guard
+    /// drops as cudarc made it (with the event put back, cudarc's record on `stream`), and a
+    /// capture of `stream` begun since may have taken the ordering, so the copy is finished
+    /// first ([`finish_if_captured`]).
+    ///
+    /// # Errors
+    /// As [`finish_if_captured`].
+    pub(super) fn done(mut self, ctx: &Context, stream: &CudaStream) -> Result<()> {
+        if self.taken.is_some() {
+            match self.recorded.take() {
+                Some(Ok(())) | None => return Ok(()),
+                Some(Err(e)) => {
                     log::warn!("cuda-gl: recording cudarc's event after a copy failed: {e}");
-                    *target = Some((event, on));
+                    if let SyncOnDrop::Record(target) = &mut self.guard {
+                        *target = self.taken.take();
+                    }
                 }
             }
         }
+        drop(self.guard);
+        finish_if_captured(ctx, stream)
     }
-    drop(guard);
-    finish_if_captured(ctx, stream)
 }
 
 /// After cuda-gl queued a copy of cudarc memory in `stream`'s order and cudarc's guard ran: a

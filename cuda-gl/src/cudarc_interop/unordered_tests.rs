@@ -63,7 +63,7 @@ fn a_cudarc_slice_is_freed_only_after_a_copy_into_it_that_a_capture_left_unorder
     let start = Instant::now();
     let spin = spinner.spin(&s);
     let capturing = s.clone();
-    after_next_work(move || begin_capture(&capturing));
+    after_next_work(move |_| begin_capture(&capturing));
     let copied = array.copy_to_cudarc(&mut dst, &s);
     assert_gave_up("copy_to_cudarc", &copied);
     end_capture(&s);
@@ -138,7 +138,7 @@ fn an_unmap_waits_for_a_copy_that_another_context_on_its_cuda_context_left_unord
     let start = Instant::now();
     let spin = spinner.spin(&s);
     let capturing = s.clone();
-    after_next_work(move || begin_capture(&capturing));
+    after_next_work(move |_| begin_capture(&capturing));
     let copied = array.copy_to_buffer(&buffer);
     assert_gave_up("copy_to_buffer", &copied);
     end_capture(&s);

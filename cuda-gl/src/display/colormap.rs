@@ -15,6 +15,7 @@ use crate::error::{DisplayError, Result};
 use crate::image::{DeviceImage, Format};
 use crate::memory::DeviceBuffer;
 use crate::module::{Function, LaunchConfig, Module};
+use crate::queue::{AfterWork, then};
 use crate::stream::{AsStream, Stream};
 use cuda_gl_sys as sys;
 use std::mem::ManuallyDrop;
@@ -194,7 +195,8 @@ impl Mapper {
 
     /// Queues the kernel in `stream`'s order, as cuda-gl's copies are (on its private stream,
     /// joined to `stream`, so that no capture another thread begins on `stream` can take it):
-    /// `src` (one channel) through `map` into `dst` (RGBA8, of `src`'s size).
+    /// `src` (one channel) through `map` into `dst` (RGBA8, of `src`'s size); `after` runs right
+    /// after the kernel, in its run (see [`AfterWork`]).
     ///
     /// # Safety
     /// 1. `src` and `dst` describe device memory of the mapper's context that holds their
@@ -211,6 +213,7 @@ impl Mapper {
         src: &DeviceImage<'_>,
         dst: &DeviceImage<'_>,
         stream: &impl AsStream,
+        after: AfterWork<'_>,
     ) -> Result<()> {
         let table = map.palette.index();
         let (from, to) = (src.layout(), dst.layout());
@@ -246,8 +249,11 @@ impl Mapper {
         };
         // SAFETY: (2).
         unsafe {
-            self.ctx
-                .run_now(stream.raw_stream(), "cuLaunchKernel (not called)", launch)
+            self.ctx.run_now(
+                stream.raw_stream(),
+                "cuLaunchKernel (not called)",
+                then(launch, after),
+            )
         }
     }
 }

@@ -8,6 +8,7 @@ use crate::context::Context;
 use crate::error::{Result, UsageError};
 use crate::image::{DeviceImage, Format, Layout};
 use crate::memory::DevicePtr;
+use crate::queue::{AfterWork, then};
 use crate::result;
 use crate::source::{ShowSource, memory_of};
 use crate::stream::{AsStream, check_same_context};
@@ -160,7 +161,7 @@ pub(crate) fn show_buffer<Src: ShowSource + ?Sized>(
     // SAFETY: (1) the buffer holds `bytes` bytes of this context (checked), borrowed until
     // the copy has been queued before a present that the caller's stream orders after it;
     // freeing the buffer waits for the copies that read it.
-    unsafe { show_given(target, image, bytes, stream) }
+    unsafe { show_given(target, image, bytes, stream, None) }
 }
 
 /// A target's `show_cudarc`: `src` through cudarc's read tracking.
@@ -177,12 +178,13 @@ pub(crate) fn show_cudarc<T, Src: crate::cudarc_interop::CudarcSource<T>>(
 ) -> Result<()> {
     // Checked before cudarc is asked for anything: its read queues a wait on `stream`.
     let checked = check_stream(target.cuda(), stream)?;
-    let read = crate::cudarc_interop::CudarcRead::new(src, stream, "the display target")?;
-    let image = DeviceImage::new(read.ptr, layout);
-    // SAFETY: (1) `src` holds `read.bytes` bytes of device memory of the target's context
+    let mut read = crate::cudarc_interop::CudarcRead::new(src, stream, "the display target")?;
+    let (image, bytes) = (DeviceImage::new(read.ptr, layout), read.bytes);
+    let mut record = |p| read.record(p);
+    // SAFETY: (1) `src` holds `bytes` bytes of device memory of the target's context
     // (`CudarcSource`; of `stream`'s context, checked), which cudarc neither frees nor writes
-    // before the read event that `done` records after the copy.
-    let shown = unsafe { show_given(target, image, read.bytes, checked) };
+    // before the read event that `record` records right after the copy, in its run.
+    let shown = unsafe { show_given(target, image, bytes, checked, Some(&mut record)) };
     read.done(target.cuda())?;
     shown
 }
@@ -205,11 +207,12 @@ pub(crate) unsafe fn show_raw(
     let stream = check_stream(target.cuda(), stream)?;
     let given = src.layout().bytes();
     // SAFETY: (1), forwarded: the memory holds the image's bytes.
-    unsafe { show_given(target, src, given, stream) }
+    unsafe { show_given(target, src, given, stream, None) }
 }
 
 /// Shows `src`, in memory known to hold `given` bytes, which the image must fit in, on a
-/// stream checked already.
+/// stream checked already; `after` runs right after the work that reads `src`, in its run
+/// (see [`AfterWork`]).
 ///
 /// # Safety
 /// 1. `src.ptr()` points to `given` bytes of device memory of the target's CUDA context,
@@ -225,6 +228,7 @@ unsafe fn show_given<S: AsStream>(
     src: DeviceImage<'_>,
     given: usize,
     stream: CheckedStream<'_, S>,
+    after: AfterWork<'_>,
 ) -> Result<()> {
     let layout = src.layout();
     layout.check_fits("the device memory", given)?;
@@ -241,7 +245,7 @@ unsafe fn show_given<S: AsStream>(
             // `src`'s size, written only by this kernel until the present and live until the
             // kernel has run (`present_filled`); `stream` is of the mapper's context (the
             // target's).
-            unsafe { mapper.draw(&map, &src, dst, stream.0) }
+            unsafe { mapper.draw(&map, &src, dst, stream.0, after) }
         });
         target.kernels().mapper = Some(mapper);
         return shown;
@@ -264,9 +268,12 @@ unsafe fn show_given<S: AsStream>(
         // frame's pixels, rows of `row_bytes` bytes `dst`'s pitch apart (`present_filled` gave
         // the target this size and format), live until the copy has run (`present_filled`).
         unsafe {
-            ctx.run_now(stream.0.raw_stream(), "cuMemcpy2DAsync (not called)", |p| {
-                Ok(result::array::copy_2d_async(&copy, p)?)
-            })
+            let work = |p| Ok(result::array::copy_2d_async(&copy, p)?);
+            ctx.run_now(
+                stream.0.raw_stream(),
+                "cuMemcpy2DAsync (not called)",
+                then(work, after),
+            )
         }
     })
 }

@@ -10,7 +10,7 @@ use super::array::MappedArray;
 use super::buffer::MappedBuffer;
 use crate::error::{Error, Result, UsageError};
 use crate::memory::{DeviceBuffer, DeviceCopy};
-use crate::queue::run_borrowing;
+use crate::queue::{AfterWork, run_borrowing, then};
 use crate::result;
 use cuda_gl_sys as sys;
 use std::ffi::c_void;
@@ -203,8 +203,16 @@ impl MappedArray<'_> {
     /// joined to it (so a capture begun on the map's stream by any thread never captures it:
     /// see `crate::queue`). With `host`, waits for the copy: a host end is borrowed only for
     /// the call, so returning while the copy may run would let the DMA outlive the borrow (the
-    /// wait has no limit on purpose).
-    fn queue_on_map_stream(&self, src: End, dst: End, extent: Extent, host: bool) -> Result<()> {
+    /// wait has no limit on purpose). `after` runs right after the copy, in the same run (see
+    /// [`AfterWork`]).
+    fn queue_on_map_stream(
+        &self,
+        src: End,
+        dst: End,
+        extent: Extent,
+        host: bool,
+        after: AfterWork<'_>,
+    ) -> Result<()> {
         const CALL: &str = "cuMemcpy2DAsync (not called)";
         let (ctx, stream) = (&self.origin.reg.ctx, self.origin.stream);
         // SAFETY: the map's stream is live while the mapping is, in the registration's
@@ -214,11 +222,12 @@ impl MappedArray<'_> {
         // after the copy: the unmap is queued on the map's stream, which waits for the copy).
         unsafe {
             if host {
-                let copied = run_borrowing(&**ctx, stream, CALL, |p| queue(src, dst, extent, p));
+                let work = then(|p| queue(src, dst, extent, p), after);
+                let copied = run_borrowing(&**ctx, stream, CALL, work);
                 copied.waited?;
                 copied.out
             } else {
-                ctx.run_now(stream, CALL, |p| queue(src, dst, extent, p))
+                ctx.run_now(stream, CALL, then(|p| queue(src, dst, extent, p), after))
             }
         }
     }
@@ -242,7 +251,7 @@ impl MappedArray<'_> {
     pub fn copy_to_host<T: DeviceCopy>(&self, dst: &mut [T]) -> Result<()> {
         let extent = self.checked("out of", "host memory", size_of_val(dst))?;
         let host = End::Host(dst.as_mut_ptr().cast());
-        self.queue_on_map_stream(End::Array(self.raw), host, extent, true)
+        self.queue_on_map_stream(End::Array(self.raw), host, extent, true, None)
     }
 
     /// Copies `src` into the whole array, in the order of the map's stream, and waits for it.
@@ -261,7 +270,7 @@ impl MappedArray<'_> {
         let extent = self.checked("into", "host memory", size_of_val(src))?;
         // The driver only reads through a source pointer; the descriptor field is `*const`.
         let host = End::Host(src.as_ptr().cast_mut().cast());
-        self.queue_on_map_stream(host, End::Array(self.raw), extent, true)
+        self.queue_on_map_stream(host, End::Array(self.raw), extent, true, None)
     }
 
     /// Queues a copy of the whole array into `dst` on the map's stream; returns without waiting.
@@ -279,12 +288,19 @@ impl MappedArray<'_> {
         self.check_same_context(dst.context(), "device buffer")?;
         // SAFETY: the buffer's `byte_len` bytes of this context (checked), borrowed mutably;
         // freeing it (cuMemFree) waits for the copy.
-        unsafe { self.copy_to_raw(dst.device_ptr().as_raw(), dst.byte_len(), "a device buffer") }
+        unsafe {
+            self.copy_to_raw(
+                dst.device_ptr().as_raw(),
+                dst.byte_len(),
+                "a device buffer",
+                None,
+            )
+        }
     }
 
     /// Queues a copy of the whole array into the `bytes` bytes of device memory at `ptr` on
     /// the map's stream (see [`copy_to_device`](Self::copy_to_device)), `other` naming them in
-    /// errors.
+    /// errors; `after` runs right after the copy, in the same run (see [`AfterWork`]).
     ///
     /// # Safety
     /// 1. `ptr` is `bytes` bytes of device memory of the registration's context, which nothing
@@ -295,14 +311,15 @@ impl MappedArray<'_> {
         ptr: sys::CUdeviceptr,
         bytes: usize,
         other: &'static str,
+        after: AfterWork<'_>,
     ) -> Result<()> {
         let extent = self.checked("out of", other, bytes)?;
-        self.queue_on_map_stream(End::Array(self.raw), End::Device(ptr), extent, false)
+        self.queue_on_map_stream(End::Array(self.raw), End::Device(ptr), extent, false, after)
     }
 
     /// Queues a copy of the `bytes` bytes of device memory at `ptr` into the whole array on
     /// the map's stream (see [`copy_from_device`](Self::copy_from_device)), `other` naming them
-    /// in errors.
+    /// in errors; `after` runs right after the copy, in the same run (see [`AfterWork`]).
     ///
     /// # Safety
     /// 1. `ptr` is `bytes` bytes of device memory of the registration's context, which nothing
@@ -313,10 +330,11 @@ impl MappedArray<'_> {
         ptr: sys::CUdeviceptr,
         bytes: usize,
         other: &'static str,
+        after: AfterWork<'_>,
     ) -> Result<()> {
         self.check_writable()?;
         let extent = self.checked("into", other, bytes)?;
-        self.queue_on_map_stream(End::Device(ptr), End::Array(self.raw), extent, false)
+        self.queue_on_map_stream(End::Device(ptr), End::Array(self.raw), extent, false, after)
     }
 
     /// Queues a copy of the rows at `ptr`, `pitch` bytes apart, into the whole 2-D array on
@@ -390,7 +408,14 @@ impl MappedArray<'_> {
         // SAFETY: the buffer's `byte_len` bytes of this context (checked), borrowed; freeing
         // it (cuMemFree) waits for the copy, and safe code writes it only on streams ordered
         // after the map's or through copies that wait for it.
-        unsafe { self.copy_from_raw(src.device_ptr().as_raw(), src.byte_len(), "a device buffer") }
+        unsafe {
+            self.copy_from_raw(
+                src.device_ptr().as_raw(),
+                src.byte_len(),
+                "a device buffer",
+                None,
+            )
+        }
     }
 
     /// Queues a copy of the whole array into the mapped GL buffer `dst` (e.g. a pixel buffer),
@@ -408,7 +433,7 @@ impl MappedArray<'_> {
         dst.check_writable("a copy into it")?;
         let (ptr, size) = self.same_stream_buffer(dst)?;
         let extent = self.checked("out of", "a mapped buffer", size)?;
-        self.queue_on_map_stream(End::Array(self.raw), End::Device(ptr), extent, false)
+        self.queue_on_map_stream(End::Array(self.raw), End::Device(ptr), extent, false, None)
     }
 
     /// Queues a copy of the mapped GL buffer `src` into the whole array, on the map's stream
@@ -424,7 +449,7 @@ impl MappedArray<'_> {
         self.check_writable()?;
         let (ptr, size) = self.same_stream_buffer(src)?;
         let extent = self.checked("into", "a mapped buffer", size)?;
-        self.queue_on_map_stream(End::Device(ptr), End::Array(self.raw), extent, false)
+        self.queue_on_map_stream(End::Device(ptr), End::Array(self.raw), extent, false, None)
     }
 
     /// Queues a copy of the whole array into `dst`, an array of the same byte size (e.g. the
@@ -448,7 +473,13 @@ impl MappedArray<'_> {
         let dst_extent = Extent::of(dst)?;
         let given = dst_extent.bytes().ok_or_else(|| overflow(dst))?;
         let extent = self.checked("out of", "another mapped array", given)?;
-        self.queue_on_map_stream(End::Array(self.raw), End::Array(dst.raw), extent, false)
+        self.queue_on_map_stream(
+            End::Array(self.raw),
+            End::Array(dst.raw),
+            extent,
+            false,
+            None,
+        )
     }
 
     /// The address and size of `buffer`, after checking that it is mapped on this map's stream.

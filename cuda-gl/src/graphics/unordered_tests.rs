@@ -154,6 +154,12 @@ impl Spinner {
     /// an unmap's) with a margin; returns how long it spins.
     pub(crate) fn spin(&self, stream: &Arc<CudaStream>) -> Duration {
         let spin = crate::wait_limit() * 2 + Duration::from_secs(3);
+        self.spin_for(stream, spin);
+        spin
+    }
+
+    /// Launches the kernel on `stream`, spinning for `spin`.
+    pub(crate) fn spin_for(&self, stream: &Arc<CudaStream>, spin: Duration) {
         let fill = self.kernels.function("ext_fill_u32_slow").unwrap();
         // SAFETY: the kernel writes the 256 words of `memory`, which the test keeps until the
         // stream is synchronized (dropping a `Spinner` frees them with `cuMemFree`, which waits
@@ -169,7 +175,6 @@ impl Spinner {
             fill.launch(LaunchConfig::for_elements(256), stream, args)
         }
         .expect("launch the spinning kernel");
-        spin
     }
 }
 
