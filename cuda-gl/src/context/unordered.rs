@@ -19,20 +19,29 @@ use std::sync::{Arc, Mutex, Weak};
 /// a primary context that was reset and made again at the same address; this list holds only
 /// `Context` objects, each with the streams it made, and is consulted by unmaps
 /// ([`Context::settle_queued`]), which find it empty unless a run gave up.
-static UNORDERED: Mutex<Vec<Weak<Context>>> = Mutex::new(Vec::new());
+/// Each entry holds the raw context handle of its `Context` (as `usize`, for `Send`), so that
+/// an unmap upgrades only the entries of its own CUDA context ([`unordered_on`]).
+static UNORDERED: Mutex<Vec<(usize, Weak<Context>)>> = Mutex::new(Vec::new());
 
 /// The live `Context`s on raw context `raw` whose queue is unordered, taken out of
 /// [`UNORDERED`] (whose lock is released before they are used or dropped).
 fn unordered_on(raw: cuda_gl_sys::CUcontext) -> Vec<Arc<Context>> {
-    // All upgraded under the lock, filtered after it: dropping the last `Arc` of another
-    // context runs its `Drop`, which takes the lock.
-    let all: Vec<Arc<Context>> = UNORDERED
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .iter()
-        .filter_map(Weak::upgrade)
-        .collect();
-    all.into_iter().filter(|c| c.raw == raw).collect()
+    // Upgraded under the lock, dropped after it: dropping the last `Arc` of a context runs its
+    // `Drop`, which takes the lock.
+    let list = UNORDERED.lock().unwrap_or_else(|p| p.into_inner());
+    upgrade_on(&list, raw as usize, Weak::upgrade)
+}
+
+/// `upgrade` of the entries of `list` on raw context `raw`, those it gives. Only those are
+/// upgraded: an upgraded `Arc` may turn out to be the last one once its owner drops it, and its
+/// `Drop` then runs where the caller drops it, in an unmap; a `Context` of another CUDA context
+/// (another device) would bind that context there, between the unmap's settling and its
+/// `cuGraphicsUnmapResources`. (`upgrade` is `Weak::upgrade` but in the tests.)
+fn upgrade_on<W, S>(list: &[(usize, W)], raw: usize, upgrade: impl Fn(&W) -> Option<S>) -> Vec<S> {
+    list.iter()
+        .filter(|(on, _)| *on == raw)
+        .filter_map(|(_, c)| upgrade(c))
+        .collect()
 }
 
 /// Drops the entries of [`UNORDERED`] whose `Context` is gone (called by a `Context`'s drop,
@@ -41,7 +50,7 @@ pub(super) fn forget_dropped() {
     UNORDERED
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .retain(|c| c.strong_count() > 0);
+        .retain(|(_, c)| c.strong_count() > 0);
 }
 
 impl Context {
@@ -63,9 +72,9 @@ impl Context {
     pub(super) fn relist(&self, queue: &mut PrivateQueue) {
         if let Some(unordered) = queue.relist() {
             let mut list = UNORDERED.lock().unwrap_or_else(|p| p.into_inner());
-            list.retain(|c| c.strong_count() > 0 && !c.ptr_eq(&self.this));
+            list.retain(|(_, c)| c.strong_count() > 0 && !c.ptr_eq(&self.this));
             if unordered {
-                list.push(self.this.clone());
+                list.push((self.raw as usize, self.this.clone()));
             }
         }
     }
@@ -75,6 +84,7 @@ impl Context {
     /// waiting for private work that it could not order the caller's stream after, waits for the
     /// private stream, at most the [wait limit](crate::wait_limit) (see
     /// [`PrivateQueue::settle`]); nothing otherwise. `before` names the call in the timeout.
+    /// This context is bound on return (the caller bound it before).
     ///
     /// # Errors
     /// [`Error::Timeout`] past the limit: the caller must then refuse, or leak the memory; the
@@ -84,10 +94,18 @@ impl Context {
         // compare raw context handles (a copy between a mapping of this `Context` and one of
         // another on the same primary context is queued on one of them), so the work that may
         // touch the memory may be on another `Context`'s private stream (see `UNORDERED`).
-        for ctx in unordered_on(self.raw) {
+        let others = unordered_on(self.raw);
+        for ctx in &others {
             ctx.settle_own(before)?;
         }
-        Ok(())
+        if others.is_empty() {
+            return Ok(());
+        }
+        // Dropped here, where a last `Arc` runs its `Drop` (on this CUDA context: `unordered_on`
+        // upgrades no other), then this context bound again: the caller's next call (the unmap)
+        // is made in this context, whatever a `Drop` bound meanwhile.
+        drop(others);
+        self.bind()
     }
 
     /// [`settle_queued`](Self::settle_queued) for this `Context`'s own private stream.
@@ -110,5 +128,38 @@ impl Context {
             },
             other => other,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::upgrade_on;
+    use std::cell::RefCell;
+
+    /// Only the entries on the asked raw context are upgraded (an upgrade of another's may run
+    /// its `Drop`, binding another CUDA context inside an unmap); those whose upgrade fails
+    /// (gone) are left out.
+    #[test]
+    fn only_the_entries_of_the_asked_context_are_upgraded() {
+        // (raw handle, name, live)
+        let list = [
+            (0x10, ("a", true)),
+            (0x20, ("b", true)),
+            (0x10, ("c", false)),
+            (0x30, ("d", true)),
+            (0x10, ("e", true)),
+        ];
+        let upgraded = RefCell::new(Vec::new());
+        let got = upgrade_on(&list, 0x10, |&(name, live)| {
+            upgraded.borrow_mut().push(name);
+            live.then_some(name)
+        });
+        assert_eq!(got, ["a", "e"], "the live entries of raw context 0x10");
+        assert_eq!(
+            upgraded.into_inner(),
+            ["a", "c", "e"],
+            "upgraded: only the entries of raw context 0x10"
+        );
+        assert!(upgrade_on(&list, 0x40, |_| Some(())).is_empty());
     }
 }
