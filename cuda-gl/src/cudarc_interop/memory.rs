@@ -122,10 +122,11 @@ impl<'a> CudarcEvent<'a> {
     /// Once the copy's run returned, `stream` being the stream cudarc gave the guard with:
     /// recorded in the run, nothing is left to do; the work never ran, nothing was queued
     /// that touches the memory, and the event is left as it was (it covers cudarc's uses
-    /// before). Otherwise (a record that failed; a guard whose event was not taken), the guard
-    /// drops as cudarc made it (with the event put back, cudarc's record on `stream`), and a
-    /// capture of `stream` begun since may have taken the ordering, so the copy is finished
-    /// first ([`finish_if_captured`]).
+    /// before). A record that failed: the guard drops as cudarc made it (the event put back,
+    /// cudarc's record on `stream`), and the copy is finished first (within the wait limit;
+    /// marked unordered past it). A guard whose event was not taken: it drops as cudarc made
+    /// it, and a capture of `stream` begun since may have taken the ordering, so the copy is
+    /// finished first then ([`finish_if_captured`]).
     ///
     /// # Errors
     /// As [`finish_if_captured`].
@@ -138,6 +139,12 @@ impl<'a> CudarcEvent<'a> {
                     if let SyncOnDrop::Record(target) = &mut self.guard {
                         *target = self.taken.take();
                     }
+                    // cudarc's record on `stream` follows the copy only if the run ordered
+                    // `stream` after it, which a capture begun meanwhile may have prevented
+                    // (and it may have ended since): the copy is finished first, whatever
+                    // `stream` does now (rare: a record on a live private stream failed).
+                    drop(self.guard);
+                    return ctx.finish_queued_marking();
                 }
             }
         }
