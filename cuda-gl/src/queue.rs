@@ -135,17 +135,30 @@ const ORDER_ONLY: u32 = 0x2;
 pub(crate) type AfterWork<'a> = Option<&'a mut dyn FnMut(sys::CUstream)>;
 
 /// `work`, then `after` (see [`AfterWork`]) on the same private stream, in the same run;
-/// `after` runs whether `work` failed or not (it may have queued some of its work).
+/// `after` runs whether `work` failed or not (it may have queued some of its work), and on
+/// unwind too ([`RunAfter`]).
 pub(crate) fn then<T>(
     work: impl FnOnce(sys::CUstream) -> Result<T>,
     after: AfterWork<'_>,
 ) -> impl FnOnce(sys::CUstream) -> Result<T> {
     move |private| {
-        let out = work(private);
-        if let Some(after) = after {
-            after(private);
+        // Dropped once `work` returns, or unwinds: `after` runs either way.
+        let _after = RunAfter(after, private);
+        work(private)
+    }
+}
+
+/// Runs its [`AfterWork`] on its private stream when dropped: once [`then`]'s work returned,
+/// and also when the work panics after queueing some of its work, so that cudarc's event still
+/// follows what was queued (a record when nothing was queued only marks the stream's earlier
+/// work, which is harmless). The steps are event records, which do not panic.
+struct RunAfter<'a>(AfterWork<'a>, sys::CUstream);
+
+impl Drop for RunAfter<'_> {
+    fn drop(&mut self) {
+        if let Some(after) = self.0.take() {
+            after(self.1);
         }
-        out
     }
 }
 
@@ -520,5 +533,28 @@ pub(crate) mod tests {
         if let Some(f) = AFTER_WORK.with(Cell::take) {
             f(private);
         }
+    }
+
+    /// `then`'s `after` runs when the work returns, and when it panics too (it may have queued
+    /// some of its work, which cudarc's event must follow).
+    #[test]
+    #[allow(clippy::panic)]
+    fn then_runs_after_on_return_and_on_unwind() {
+        let mut ran = 0;
+        let mut after = |_: sys::CUstream| ran += 1;
+        let out = super::then(|_| Ok(7), Some(&mut after))(std::ptr::null_mut());
+        assert_eq!(out.ok(), Some(7));
+        let panicking = super::then(
+            |_| -> super::Result<()> { panic!("the work") },
+            Some(&mut after),
+        );
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            panicking(std::ptr::null_mut())
+        }));
+        assert!(unwound.is_err(), "the work's panic");
+        assert_eq!(
+            ran, 2,
+            "after ran once per work, the panicking one included"
+        );
     }
 }
