@@ -40,7 +40,7 @@ use cudarc::driver::{
 mod array_copy;
 mod display;
 #[cfg(all(test, feature = "egl"))]
-mod event_tests;
+pub(crate) mod event_tests;
 mod memory;
 #[cfg(all(test, feature = "egl"))]
 mod unordered_tests;

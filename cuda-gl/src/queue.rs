@@ -390,7 +390,7 @@ impl PrivateQueue {
         // Step 3: the work, on the private stream, after the caller's work so far.
         let out = work(private);
         #[cfg(test)]
-        tests::after_work(private);
+        tests::after_work(private, call);
         // Step 4: the caller's later work waits for it. A wait queued into a capture of
         // `stream` (begun meanwhile) fails (an event recorded outside the capture), or orders
         // only the graph: then, and when the work failed after queueing some of it, the work is
@@ -511,11 +511,12 @@ pub(crate) mod tests {
     use cuda_gl_sys as sys;
     use std::cell::Cell;
 
-    /// A hook of [`after_next_work`].
-    type Hook = Box<dyn FnOnce(sys::CUstream)>;
+    /// A hook of [`after_next_work`]: the run it waits for (any when `None`, else the first
+    /// whose call is that name), and what it does.
+    type Hook = (Option<&'static str>, Box<dyn FnOnce(sys::CUstream)>);
 
     thread_local! {
-        /// What runs right after the next work of a run on this thread.
+        /// What runs right after the work of a later run on this thread.
         static AFTER_WORK: Cell<Option<Hook>> = const { Cell::new(None) };
     }
 
@@ -525,14 +526,36 @@ pub(crate) mod tests {
     /// work queued there on the private stream is what another thread's run may queue as soon
     /// as this one releases the lock).
     pub(crate) fn after_next_work(f: impl FnOnce(sys::CUstream) + 'static) {
-        AFTER_WORK.with(|hook| hook.set(Some(Box::new(f))));
+        AFTER_WORK.with(|hook| hook.set(Some((None, Box::new(f)))));
     }
 
-    /// Runs the hook set by [`after_next_work`], if any, with the private stream.
-    pub(super) fn after_work(private: sys::CUstream) {
-        if let Some(f) = AFTER_WORK.with(Cell::take) {
-            f(private);
-        }
+    /// As [`after_next_work`], for the next run on this thread whose `call` (the name its
+    /// refusals give) is `call`: for one run among several of a call (a show runs its fill's
+    /// copy or kernel among the frame's joins, maps and records), the earlier ones passed by.
+    pub(crate) fn after_next_work_of(call: &'static str, f: impl FnOnce(sys::CUstream) + 'static) {
+        AFTER_WORK.with(|hook| hook.set(Some((Some(call), Box::new(f)))));
+    }
+
+    /// Runs the hook set by [`after_next_work`] or [`after_next_work_of`], if any and meant for
+    /// a run of `call`, with the private stream; another run's hook stays set.
+    pub(super) fn after_work(private: sys::CUstream, call: &'static str) {
+        AFTER_WORK.with(|hook| match hook.take() {
+            Some((only, f)) if only.is_none_or(|c| c == call) => f(private),
+            other => hook.set(other),
+        });
+    }
+
+    /// A hook of [`after_next_work_of`] passes other runs by and runs on its own call's, once.
+    #[test]
+    fn a_hook_of_a_call_waits_for_a_run_of_that_call() {
+        let ran = std::rc::Rc::new(Cell::new(0));
+        let hooked = ran.clone();
+        after_next_work_of("the fill", move |_| hooked.set(hooked.get() + 1));
+        after_work(std::ptr::null_mut(), "a join");
+        assert_eq!(ran.get(), 0, "ran on another call's run");
+        after_work(std::ptr::null_mut(), "the fill");
+        after_work(std::ptr::null_mut(), "the fill");
+        assert_eq!(ran.get(), 1, "ran once, on the fill's run");
     }
 
     /// `then`'s `after` runs when the work returns, and when it panics too (it may have queued

@@ -15,7 +15,7 @@
 
 use crate::egl::test_gl::on_gpu;
 use crate::graphics::unordered_tests::{Spinner, delete_gl_texture, gl_texture};
-use crate::queue::tests::after_next_work;
+use crate::queue::tests::{after_next_work, after_next_work_of};
 use crate::{Context, ImageTarget, RegisterFlags, RegisteredImage};
 use cudarc::driver::{CudaContext, CudaEvent, CudaStream, DevicePtr, DevicePtrMut};
 use std::cell::Cell;
@@ -26,12 +26,14 @@ use std::time::{Duration, Instant};
 /// How long the kernel behind the private stream's extra work spins.
 const SPIN: Duration = Duration::from_secs(4);
 
-/// Has the next run on this thread queue, right after its work, a wait on the private stream
-/// for a kernel launched now on `t`, spinning for [`SPIN`]. Returns when the kernel began, an
-/// event of `t` after it, and whether the hook ran.
-fn hold_private_after_next_work(
+/// Has the next run on this thread (of `call` when given: see `after_next_work_of`) queue,
+/// right after its work, a wait on the private stream for a kernel launched now on `t`,
+/// spinning for [`SPIN`]. Returns when the kernel began, an event of `t` after it, and whether
+/// the hook ran.
+pub(crate) fn hold_private_after_next_work(
     spinner: &Spinner,
     t: &Arc<CudaStream>,
+    call: Option<&'static str>,
 ) -> (Instant, CudaEvent, Rc<Cell<bool>>) {
     let start = Instant::now();
     spinner.spin_for(t, SPIN);
@@ -39,20 +41,24 @@ fn hold_private_after_next_work(
     let spun = t.record_event(None).unwrap();
     let ran = Rc::new(Cell::new(false));
     let hooked = ran.clone();
-    after_next_work(move |private| {
+    let hook = move |private: cuda_gl_sys::CUstream| {
         // SAFETY: the private stream of the run's context, bound by the run, and a live event
         // of that context (the cudarc context the `Context` was made from), recorded plainly.
         unsafe { crate::result::stream::wait_event(private, spinning.cu_event().cast()) }
             .expect("queue the private stream's wait for the spinning kernel");
         hooked.set(true);
-    });
+    };
+    match call {
+        Some(call) => after_next_work_of(call, hook),
+        None => after_next_work(hook),
+    }
     (start, spun, ran)
 }
 
 /// `probe` (an event of a stream that waits for cudarc's event of the copy's memory, `what`)
 /// completes while the kernel that the private stream's later work waits for still spins
 /// (`spun`, its event, not complete): cudarc's event does not follow that work.
-fn assert_not_held_up(what: &str, probe: &CudaEvent, spun: &CudaEvent, start: Instant) {
+pub(crate) fn assert_not_held_up(what: &str, probe: &CudaEvent, spun: &CudaEvent, start: Instant) {
     while !probe.is_complete() && start.elapsed() < SPIN / 2 {
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -69,18 +75,22 @@ fn assert_not_held_up(what: &str, probe: &CudaEvent, spun: &CudaEvent, start: In
     );
 }
 
+/// A cudarc context on device 0 shared by a cuda-gl `Context`, a [`Spinner`] in it, and three
+/// of its streams: the caller's, the spinner's and the probe's. (Three streams also put cudarc
+/// in its multi-stream mode, where it records its events.)
+pub(crate) fn rig() -> (Arc<Context>, Spinner, [Arc<CudaStream>; 3]) {
+    let cu = CudaContext::new(0).expect("cudarc context on device 0");
+    let streams = [(); 3].map(|()| cu.new_stream().expect("a cudarc stream"));
+    let ctx = Context::from_cudarc(&cu).expect("Context::from_cudarc");
+    let spinner = Spinner::new(&ctx);
+    (ctx, spinner, streams)
+}
+
 #[test]
 fn cudarc_events_of_a_copy_follow_the_copy_not_later_work_on_the_private_stream() {
     let test = "cudarc_events_of_a_copy_follow_the_copy_not_later_work_on_the_private_stream";
     let Some(_gl) = on_gpu(test) else { return };
-    let cu = CudaContext::new(0).expect("cudarc context on device 0");
-    let (s, t, u) = (
-        cu.new_stream().unwrap(),
-        cu.new_stream().unwrap(),
-        cu.new_stream().unwrap(),
-    );
-    let ctx = Context::from_cudarc(&cu).unwrap();
-    let spinner = Spinner::new(&ctx);
+    let (ctx, spinner, [s, t, u]) = rig();
     let (w, h) = (64, 16);
     let words: Vec<u32> = (0..(w * h) as u32).map(|i| 0xC0DE_0000 | i).collect();
     let upload: Vec<u32> = (0..(w * h) as u32).map(|i| 0xF00D_0000 | i).collect();
@@ -95,7 +105,7 @@ fn cudarc_events_of_a_copy_follow_the_copy_not_later_work_on_the_private_stream(
     let array = mapped.array(0, 0).unwrap();
 
     // copy_to_cudarc: cudarc's write event of `dst`, which a read of `dst` on `u` waits for.
-    let (start, spun, ran) = hold_private_after_next_work(&spinner, &t);
+    let (start, spun, ran) = hold_private_after_next_work(&spinner, &t, None);
     array.copy_to_cudarc(&mut dst, &s).unwrap();
     assert!(ran.get(), "the copy's run did not run the test's hook");
     drop(dst.device_ptr(&u));
@@ -105,7 +115,7 @@ fn cudarc_events_of_a_copy_follow_the_copy_not_later_work_on_the_private_stream(
     assert_eq!(s.clone_dtoh(&dst).unwrap(), words, "copy_to_cudarc's copy");
 
     // copy_from_cudarc: cudarc's read event of `src`, which a write of `src` on `u` waits for.
-    let (start, spun, ran) = hold_private_after_next_work(&spinner, &t);
+    let (start, spun, ran) = hold_private_after_next_work(&spinner, &t, None);
     array.copy_from_cudarc(&src, &s).unwrap();
     assert!(ran.get(), "the copy's run did not run the test's hook");
     drop(src.device_ptr_mut(&u));

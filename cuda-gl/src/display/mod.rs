@@ -91,6 +91,8 @@
 //! [`read_rgba8`](crate::egl::Offscreen::read_rgba8).
 
 mod colormap;
+#[cfg(all(test, feature = "egl", feature = "cudarc"))]
+mod cudarc_event_tests;
 mod gl_buffer;
 mod interop;
 mod mode;

@@ -1,0 +1,106 @@
+//! A GPU test of where cudarc's read event of a slice that a display target shows
+//! (`DisplayTarget::show_cudarc`) is recorded: on cuda-gl's private stream right after the
+//! work that reads the slice (the copy into the frame, or the colour map's kernel), in that
+//! work's own run, as for the copies of `event_tests`. Work that reaches the private stream
+//! once that run has released the lock (another thread's run, here a wait for a kernel that
+//! spins) must not hold up cudarc's later writes and frees of the slice.
+//!
+//! A show makes several runs (the frame's joins, maps and event records, the fill, the
+//! present's), so the hook that queues the extra work picks the fill's run by its call name
+//! (`after_next_work_of`). The target is forced into interop mode, the one whose show returns
+//! with the fill only queued: a staged or stream-mode show waits on the CPU for the fill, and
+//! so for the spinning kernel the hook queued behind it. Needs the `egl` and `cudarc` features
+//! and a GPU; skips with the reason elsewhere, and fails with `CUDA_GL_REQUIRE_GPU=1`. Each of
+//! the two shows spins for 4 s.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use super::{ColorMap, DisplayTarget, Format, Layout, Mode, Palette};
+use crate::cudarc_interop::event_tests::{assert_not_held_up, hold_private_after_next_work, rig};
+use crate::egl::test_gl::on_gpu;
+use crate::graphics::unordered_tests::Spinner;
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut, DeviceRepr};
+use std::sync::Arc;
+
+/// The call name of the run of a show's copy into the frame (`show_given`).
+const COPY_RUN: &str = "cuMemcpy2DAsync (not called)";
+/// The call name of the run of the colour map's kernel (`Mapper::draw`).
+const KERNEL_RUN: &str = "cuLaunchKernel (not called)";
+
+/// Shows `src` (an image of `layout`) on `target` on `s` while the private stream, right after
+/// the run named `run`, waits for a kernel spinning on `t`; then a stream that waits for
+/// cudarc's read event of `src` (a write of it on `u`) must finish while that kernel spins.
+fn show_not_held_up<T: DeviceRepr>(
+    target: &mut DisplayTarget,
+    src: &mut CudaSlice<T>,
+    layout: Layout,
+    run: &'static str,
+    spinner: &Spinner,
+    (s, t, u): (&Arc<CudaStream>, &Arc<CudaStream>, &Arc<CudaStream>),
+    what: &str,
+) {
+    let (start, spun, ran) = hold_private_after_next_work(spinner, t, Some(run));
+    target.show_cudarc(src, layout, s).unwrap();
+    assert!(
+        ran.get(),
+        "{what}: the fill's run ({run}) did not run the test's hook"
+    );
+    drop(src.device_ptr_mut(u));
+    let probe = u.record_event(None).unwrap();
+    assert_not_held_up(what, &probe, &spun, start);
+    t.synchronize().unwrap();
+    s.synchronize().unwrap();
+}
+
+#[test]
+fn show_cudarc_records_cudarcs_read_event_after_its_fill_not_later_private_work() {
+    let test = "show_cudarc_records_cudarcs_read_event_after_its_fill_not_later_private_work";
+    let Some(_gl) = on_gpu(test) else { return };
+    let (ctx, spinner, [s, t, u]) = rig();
+    let (w, h) = (64u32, 16u32);
+    let texels = (w * h) as usize;
+    let rgba = Layout::packed((w, h), Format::Rgba8).unwrap();
+    let (mut target, _) = DisplayTarget::new(&ctx, rgba, Some(Mode::Interop)).unwrap();
+    let streams = (&s, &t, &u);
+
+    // The copy branch: RGBA8 copied into the frame's pixels.
+    let bytes: Vec<u8> = (0..texels * 4).map(|i| (i * 7 % 251) as u8).collect();
+    let mut src = s.clone_htod(&bytes).unwrap();
+    s.synchronize().unwrap();
+    let what = "show_cudarc's read event (RGBA8, copied)";
+    show_not_held_up(
+        &mut target,
+        &mut src,
+        rgba,
+        COPY_RUN,
+        &spinner,
+        streams,
+        what,
+    );
+    assert_eq!(target.read_pixels().unwrap(), bytes, "RGBA8 shown");
+
+    // The kernel branch: R32F through a colour map.
+    let map = ColorMap::new(Palette::Viridis, 0.0, 1.0).unwrap();
+    target.set_color_map(Some(map)).unwrap();
+    let field: Vec<f32> = (0..texels).map(|i| (i % 101) as f32 / 100.0).collect();
+    let mut values = s.clone_htod(&field).unwrap();
+    s.synchronize().unwrap();
+    let r32f = Layout::packed((w, h), Format::R32F).unwrap();
+    let what = "show_cudarc's read event (R32F, colour-mapped)";
+    show_not_held_up(
+        &mut target,
+        &mut values,
+        r32f,
+        KERNEL_RUN,
+        &spinner,
+        streams,
+        what,
+    );
+    let want: Vec<u8> = field.iter().flat_map(|&v| map.color_of(v)).collect();
+    assert_eq!(target.read_pixels().unwrap(), want, "R32F through viridis");
+
+    ctx.finish_queued().unwrap();
+    drop(target);
+    drop((src, values));
+    drop(spinner);
+    ctx.check_drop_errors().unwrap();
+}
