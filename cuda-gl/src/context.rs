@@ -106,16 +106,26 @@ impl Context {
     #[doc(alias = "cuDevicePrimaryCtxRetain")]
     pub fn new(device: &Device) -> Result<Arc<Context>> {
         let raw = result::ctx::primary_retain(device.raw())?;
-        Ok(Arc::new_cyclic(|this| Context {
-            device: *device,
+        Ok(Context::make(*device, raw, None))
+    }
+
+    /// A `Context` of `raw` on `device`, with nothing queued or deferred yet; `owner` holds the
+    /// retain of a shared context (none for one cuda-gl retained itself).
+    fn make(
+        device: Device,
+        raw: sys::CUcontext,
+        owner: Option<Box<dyn Any + Send + Sync>>,
+    ) -> Arc<Context> {
+        Arc::new_cyclic(|this| Context {
+            device,
             raw,
             deferred: Mutex::new(Vec::new()),
             has_deferred: AtomicBool::new(false),
             queue: Mutex::new(PrivateQueue::default()),
             this: this.clone(),
             abandoned: Abandoned::default(),
-            owner: None,
-        }))
+            owner,
+        })
     }
 
     /// Shares `raw`, a context that another library owns through `owner` (which holds its
@@ -143,16 +153,7 @@ impl Context {
         owner: Box<dyn Any + Send + Sync>,
     ) -> Result<Arc<Context>> {
         result::init()?;
-        let ctx = Arc::new_cyclic(|this| Context {
-            device: Device::from_raw(device),
-            raw,
-            deferred: Mutex::new(Vec::new()),
-            has_deferred: AtomicBool::new(false),
-            queue: Mutex::new(PrivateQueue::default()),
-            this: this.clone(),
-            abandoned: Abandoned::default(),
-            owner: Some(owner),
-        });
+        let ctx = Context::make(Device::from_raw(device), raw, Some(owner));
         ctx.bind()?;
         let seen = result::ctx::device()?;
         if seen != device {
