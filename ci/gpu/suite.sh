@@ -32,6 +32,10 @@
 # CUDA_GL_WAIT_LIMIT_MS=3000 (SUITE_WAIT_LIMIT_MS=N in the environment sets another; 10000 is the
 # library's default), about 4.5 s each instead of 13. Every other test keeps the default 10 s:
 # a 2160p frame, a soak or a slow first launch may wait longer than 3 s and must not time out.
+# With SUITE_RESUME=FILE in the environment, every test binary run whole and every gpu_suite test
+# that ends (passed, failed or hung) is written to FILE, and those FILE names already are skipped:
+# a device call cut off by its time limit goes on where it stopped in the next call on the same
+# machine (its files outside the carried paths stay while it is warm).
 #   --mesa               then, with Mesa's EGL and lavapipe beside NVIDIA's CUDA (needs .mesa/, from
 #                        ci/gpu/fetch-mesa-egl-debs.sh): the tests that need GL or Vulkan not on the CUDA
 #                        GPU (not_nvidia_gl, the demo's staged default run, examples 10 and 13),
@@ -59,12 +63,17 @@ trap 'kill $packer 2>/dev/null' EXIT
 say() { echo "$*" | tee -a "$sum"; }
 xid() { say "--- kernel log, $1: $(dmesg 2>/dev/null | grep -c Xid) Xid lines"; dmesg 2>/dev/null | grep Xid | tail -3 | tee -a "$sum"; }
 # run NAME TIMEOUT CMD...: runs CMD, logs its output as NAME, says its exit status and last result.
+# done_before KEY: KEY ended in an earlier call (SUITE_RESUME); ended KEY: record it there.
+done_before() { [ -n "${SUITE_RESUME:-}" ] && grep -qxF -- "$1" "$SUITE_RESUME" 2>/dev/null; }
+ended() { if [ -n "${SUITE_RESUME:-}" ]; then echo "$1" >>"$SUITE_RESUME"; fi; }
 run() {
     local name=$1 limit=$2 start=$SECONDS rc
     shift 2
+    if done_before "$name"; then say "$name: ran in an earlier call (SUITE_RESUME)"; return; fi
     timeout "$limit" "$@" >"$logs/$name.log" 2>&1
     rc=$?
     say "$name rc=$rc $((SECONDS - start))s $(grep -E '^test result|frames/s|watchdog|^[0-9]{2}_[a-z_]+: ' "$logs/$name.log" | tail -1)"
+    ended "$name"
     pack
 }
 tests() { ls .gpu/tests | grep -v -E -e '^(compile_fail|xtask)' -e '^(plasma-demo|cudarc_interop)$' -e '^[0-9]{2}_' | grep -E -- "$only"; }
@@ -73,9 +82,10 @@ bounded='^(bounded_waits|bounded_external_waits|wgpu_recovery)::|gives_up_after'
 # gpu_suite holds one module per feature: each of its tests runs alone under 90 s, so that one
 # hang costs 90 s and names itself instead of taking the whole call's time and every later result.
 each_test() {
-    local bin=$1 name=$2 t rc fails=0 hangs=0 passed=0 start=$SECONDS limit
+    local bin=$1 name=$2 t rc fails=0 hangs=0 passed=0 earlier=0 start=$SECONDS limit
     : >"$logs/$name.log"
     for t in $("$bin" --list 2>/dev/null | sed -n 's/: test$//p' | grep -E -- "${SUITE_TESTS:-.}"); do
+        if done_before "$name $t"; then earlier=$((earlier + 1)); continue; fi
         limit=()
         [[ $t =~ $bounded ]] && limit=(CUDA_GL_WAIT_LIMIT_MS="${SUITE_WAIT_LIMIT_MS:-3000}")
         echo "=== $t ${limit[*]}" >>"$logs/$name.log"
@@ -84,8 +94,9 @@ each_test() {
         if ((rc == 0)); then passed=$((passed + 1))
         elif ((rc == 124)); then hangs=$((hangs + 1)); say "  HANG (90 s) $t"
         else fails=$((fails + 1)); say "  FAIL rc=$rc $t"; fi
+        ended "$name $t"
     done
-    say "$name $((SECONDS - start))s: $passed passed, $fails failed, $hangs hung"
+    say "$name $((SECONDS - start))s: $passed passed, $fails failed, $hangs hung$( ((earlier)) && echo ", $earlier ran in an earlier call")"
     pack
 }
 suite() {
