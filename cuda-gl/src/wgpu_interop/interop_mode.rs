@@ -22,7 +22,7 @@
 
 use super::blit::{Blit, BlitKind, BlitPair};
 use super::place::WgpuPlace;
-use super::scope::scoped;
+use super::scope::{check_alive, scoped};
 use super::texture::{CudaWrite, SharedTexture, WAIT_FOR_CUDA};
 use crate::context::{Context, drop_when_idle};
 use crate::display::{Layout, Present, PresentFrame};
@@ -240,16 +240,18 @@ pub(super) fn present_command(
     source: &wgpu::Texture,
 ) -> Result<wgpu::CommandBuffer> {
     match blit {
-        Some((blit, pair)) => scoped(&place.device, encode_call(blit.kind()), || {
-            blit.command(&place.device, pair)
-        }),
+        Some((blit, pair)) => {
+            let call = encode_call(blit.kind());
+            check_alive(&place.texture, call)?;
+            scoped(&place.device, call, || blit.command(&place.device, pair))
+        }
         None => copy_command(&place.device, &[(source, &place.texture)]),
     }
 }
 
 /// The wgpu call that records a blit, for the errors wgpu reports in the recording (at the
-/// encoder's `finish`). A texture the application destroyed wgpu 30 refuses only at the
-/// `Queue::submit` that carries the pass: the hand-back's own, whose error names the blit.
+/// encoder's `finish`), and for [`check_alive`]'s refusal of a texture the application
+/// destroyed (wgpu 30 would refuse it only at the `Queue::submit` that carries the pass).
 fn encode_call(kind: BlitKind) -> &'static str {
     match kind {
         BlitKind::Compute => "wgpu::CommandEncoder::begin_compute_pass (the present's blit)",
@@ -259,10 +261,11 @@ fn encode_call(kind: BlitKind) -> &'static str {
 
 /// A command buffer of wgpu's copies of each `(source, destination)` pair, whole textures of
 /// the same size and format, recorded under error scopes (what wgpu refuses in the encoding is
-/// caught here). A texture destroyed by then wgpu 30 refuses only at the submit that carries
-/// the copy (seen on driver 580.159.04, 2026-12-06): that is the hand-back's own submit, which
+/// caught here). A texture the application destroyed is refused first ([`check_alive`]): wgpu
+/// 30 would take the copy and refuse it only at the submit that carries it, the hand-back's
+/// own. One destroyed after the check (by another thread) is still refused there, and
 /// `CudaWrite::finish_then` (or the video planes' `SharedTexture::copy_in_together`) then makes
-/// again without the copy.
+/// the hand-back again without the copy.
 ///
 /// # Errors
 /// [`WgpuError::Refused`](super::WgpuError::Refused) or
@@ -271,19 +274,23 @@ pub(super) fn copy_command(
     device: &wgpu::Device,
     pairs: &[(&wgpu::Texture, &wgpu::Texture)],
 ) -> Result<wgpu::CommandBuffer> {
-    scoped(
-        device,
-        "wgpu::CommandEncoder::copy_texture_to_texture",
-        || {
-            let mut encoder = device.create_command_encoder(&Default::default());
-            for (source, destination) in pairs {
-                encoder.copy_texture_to_texture(
-                    source.as_image_copy(),
-                    destination.as_image_copy(),
-                    destination.size(),
-                );
-            }
-            encoder.finish()
-        },
-    )
+    const CALL: &str = "wgpu::CommandEncoder::copy_texture_to_texture";
+    for (source, destination) in pairs {
+        check_alive(source, CALL)?;
+        check_alive(destination, CALL)?;
+    }
+    scoped(device, CALL, || {
+        let mut encoder = device.create_command_encoder(&Default::default());
+        for (source, destination) in pairs {
+            encoder.copy_texture_to_texture(
+                source.as_image_copy(),
+                destination.as_image_copy(),
+                destination.size(),
+            );
+        }
+        encoder.finish()
+    })
 }
+
+#[cfg(test)]
+mod tests;

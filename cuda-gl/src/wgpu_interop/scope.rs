@@ -40,6 +40,34 @@ pub(crate) fn scoped<R>(
     }
 }
 
+/// Refuses, before any hand-off, a texture that the application destroyed
+/// (`wgpu::Texture::destroy` on a clone): wgpu 30 records a copy or pass into it without
+/// complaint and refuses it only at the submit that carries it (seen on driver 580.159.04,
+/// 2026-12-07), which would come after CUDA's hand-off. A texture destroyed after this check,
+/// by another thread, is still refused there, and the hand-back is made again without it.
+///
+/// # Errors
+/// [`WgpuError::Refused`] naming `call` and the texture.
+pub(crate) fn check_alive(texture: &wgpu::Texture, call: &'static str) -> Result<()> {
+    // SAFETY: the guards are only tested and dropped; a texture of either backend that is not
+    // destroyed gives one (wgpu-core's `texture_as_hal` is `None` once it was snatched).
+    let vulkan = unsafe { texture.as_hal::<super::Vulkan>() }.is_some();
+    #[cfg(feature = "wgpu-gl")]
+    // SAFETY: as above.
+    let gl = unsafe { texture.as_hal::<super::gl_device::Gles>() }.is_some();
+    #[cfg(not(feature = "wgpu-gl"))]
+    let gl = false;
+    if vulkan || gl {
+        Ok(())
+    } else {
+        Err(WgpuError::Refused {
+            call,
+            message: "a texture cuda-gl writes was destroyed (found before the hand-off)".into(),
+        }
+        .into())
+    }
+}
+
 /// Waits until wgpu has finished submission `index` on `device`, at most `limit`. wgpu's
 /// `Device::poll` panics on errors other than a timeout (a lost device, out of memory): that
 /// panic is caught here and returned as an error (with `panic = "abort"` it still aborts).

@@ -155,9 +155,9 @@ fn frames_back_to_back_each_reach_the_copy_submitted_after_them() {
 }
 
 /// The application destroys the chroma texture: the next upload is refused before any hand-off
-/// (the upload records its copy into the textures first, and wgpu 30 encodes it at the
-/// encoder's `finish`, where it refuses a destroyed texture): no wgpu submit, and the luma
-/// texture keeps the last frame. Planes of another size then take a frame byte for byte, in
+/// (the upload checks both textures before it: wgpu 30 itself takes a copy into a destroyed
+/// texture and refuses it only at the submit that carries it, after the hand-off's): no wgpu
+/// submit, and the luma texture keeps the last frame. Planes of another size then take a frame byte for byte, in
 /// one hand-off's submits again.
 #[test]
 fn an_upload_into_a_destroyed_texture_is_refused_before_any_hand_off() {
