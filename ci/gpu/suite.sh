@@ -41,7 +41,9 @@
 #                        GPU (not_nvidia_gl, the demo's staged default run, examples 10 and 13),
 #                        required to run
 #   --mesa-present       with --mesa: also the benchmark's present group under Mesa (staged rows
-#                        only; its files go to $OUT/bench-mesa)
+#                        only; its files go to $OUT/bench-mesa), then its wgpu present group
+#                        under Mesa (only the staged rows on lavapipe: no Vulkan adapter is the
+#                        CUDA GPU there; its files go to $OUT/bench-mesa-wgpu)
 #   --bench ARGS         then the interop benchmark with ARGS (its files go to $OUT/bench)
 # Writes $OUT/summary.txt and $OUT/logs.tgz (every binary's output). The logs are kept outside
 # $OUT and packed into logs.tgz after every binary, so that a run stopped by the device call's
@@ -224,6 +226,8 @@ if ((mesa)); then
         if ((mesa_present)); then
             run bench-mesa-present 200 "$(ls .gpu/bench/interop-* | head -1)" --present-only \
                 --out "$out/bench-mesa"
+            run bench-mesa-wgpu 300 "$(ls .gpu/bench/interop-* | head -1)" --wgpu-present-only \
+                --out "$out/bench-mesa-wgpu"
         fi
     )
     xid "after the Mesa runs"

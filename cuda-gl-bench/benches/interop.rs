@@ -106,16 +106,19 @@ usage: interop [--iters N | --quick] [--warmup N] [--cpu-iters N] [--out DIR]
                  run only the wgpu present group (cuda_gl::wgpu_interop::WgpuTarget per frame
                  at 1920x1080 and 3840x2160, each row ending with the same 1-texel wgpu copy +
                  wait: interop vs the wgpu handoff floor, the SharedTexture raw hand-off vs the
-                 same hand-off made of plain ash and driver calls, the sustained rows (frames in
+                 same hand-off made of plain ash and driver calls, gyroflow's way (CUDA writes
+                 a LINEAR image's memory, CPU sync) for reading, the sustained rows (frames in
                  flight with 2 and 3 shared textures, 4 frames per hand-off) vs the floor in
                  rounds, staged vs its raw DtoH and write_texture); needs the feature `wgpu`
                  (in the default run when built with it) and NVIDIA's Vulkan driver (headless:
                  VK_DRIVER_FILES=.../nvidia_icd.json), else it says why and measures nothing.
-                 Its Vulkan rows use no GL and run after the ordering group. With the feature
-                 `wgpu-gl`, its GL-route rows (WgpuTarget on wgpu's GL backend over the
-                 benchmark's GL context, from open_gl_device: interop and staged vs that
-                 device's handoff floor) run first, before the ordering group; on a GL that is
-                 not on the CUDA GPU they say why and measure nothing
+                 Then, where a Vulkan adapter is not the CUDA GPU (lavapipe, as under
+                 .mesa/mesa-env.sh), staged there vs DtoH + write_texture, target <= 1.10.
+                 Its Vulkan rows use no GL and run after the ordering group. With `wgpu-gl`,
+                 its GL-route rows (WgpuTarget on wgpu's GL backend over the benchmark's GL
+                 context, from open_gl_device: interop and staged vs that device's handoff
+                 floor) run first, before the ordering group; on a GL that is not on the CUDA
+                 GPU they say why and measure nothing
   --video-only   run the video group (NV12 frames at 1920x1080 and 3840x2160:
                  DisplayTarget::show_video vs show of RGBA8, target <= 1.10; VideoPlanes vs
                  the handoff floor of the same bytes, target <= 1.05; with the feature `wgpu`,

@@ -201,6 +201,27 @@ impl Gpu {
         unsafe { self.launch_plasma(&self.plasma_surface, surface, size, t) }
     }
 
+    /// [`Gpu::plasma_into`] through a raw device address that no cuda-gl type holds (the wgpu
+    /// present group's gyroflow row: CUDA's mapping of a Vulkan image's memory): the same
+    /// kernel and launch.
+    ///
+    /// # Safety
+    /// 1. `out` is a device address, in this context, of at least `size.0 * size.1 * 4` bytes,
+    ///    which stay allocated, and which no other API accesses, until the kernel has finished
+    ///    (work queued on `self.stream` after this launch orders after it).
+    #[cfg(feature = "wgpu")]
+    pub unsafe fn plasma_into_raw_ptr(
+        &self,
+        out: sys::CUdeviceptr,
+        size: (u32, u32),
+        t: f32,
+    ) -> Result<()> {
+        // SAFETY: the caller's (1) gives `launch_plasma`'s (1) (no mapping is involved); (2)
+        // `plasma_pbo` takes `(uchar4*, int, int, float)`, and a device pointer is the 64-bit
+        // `CUdeviceptr`.
+        unsafe { self.launch_plasma(&self.plasma_pbo, out, size, t) }
+    }
+
     /// Queues `kernel` over a `w` x `h` frame on the bench stream with the arguments
     /// `(out, w, h, t)`; the launch also checks them against the PTX.
     ///

@@ -27,6 +27,13 @@
 //!   1-texel copy made with `vkCmdCopyImage`; `vkWaitSemaphores`), and **plain calls +
 //!   release**, with Vulkan's release to the external family too (which that file explains the
 //!   route does not need). Their ratios: to the floor, and to the plain route.
+//! - **gyroflow's way** (`wgpu_present/gyroflow.rs`, for reading): the route gyroflow takes,
+//!   made of ash and driver calls on the same device: a LINEAR image whose memory CUDA imports
+//!   and maps as a buffer (`cuExternalMemoryGetMappedBuffer`), the floor's kernel writing the
+//!   frame into it as pitched device memory, `cuStreamSynchronize`, then the wgpu use of the
+//!   image. Its ratio to the floor, and the interop frame's to it; no target. Where the driver
+//!   refuses a LINEAR exportable RGBA8 image (or its set-up fails), it says why and is left
+//!   out.
 //! - **sustained** (`wgpu_present/sustained.rs`, in interleaved rounds of their own, µs per
 //!   frame): the floor and the raw hand-off frame after frame, two and three shared textures
 //!   round-robin (frames in flight: frame n written while wgpu uses frame n - 1), and four
@@ -38,6 +45,10 @@
 //!   memory into pinned memory + `cuStreamSynchronize`, and `Queue::write_texture` of a frame
 //!   from that (host) memory into a frame-sized texture + the wgpu use (whose submit carries
 //!   the write) + wait. The staged row's ratio to their sum is reported, with no target.
+//! - **staged on another GPU** (`wgpu_present/other_gpu.rs`, after the rows above): the same
+//!   three staged rows on a plain wgpu device of a Vulkan adapter that is not the CUDA GPU
+//!   (Mesa's lavapipe, first), where auto chooses staged; against the sum of its limits there,
+//!   target <= [`other_summary::OTHER_TARGET`].
 //!
 //! - **the present's transfer, for reading**: wgpu's `copy_texture_to_texture` of a frame
 //!   between two plain textures, and from the shared image (between hand-offs) into a plain
@@ -57,20 +68,27 @@
 //! Needs the benchmark's feature `wgpu` (on in the GPU bundle, built `--all-features`) and
 //! NVIDIA's Vulkan driver for wgpu (headless: `VK_DRIVER_FILES=.../nvidia_icd.json`). When
 //! `open_device` finds no Vulkan adapter that is the CUDA GPU (or the adapter lacks what the
-//! hand-off needs), the Vulkan rows print why and measure nothing; that is not a failure, and
-//! the GL rows do the same where the benchmark's GL context is not on the CUDA GPU. The Vulkan
-//! rows use no GL, and run last (after the ordering group too); the GL rows run before both,
-//! and an error of theirs ends the run before the Vulkan rows (build with `--features wgpu`
-//! alone, without `wgpu-gl`, to measure the Vulkan rows without them).
+//! hand-off needs), the rows on it print why and measure nothing, and so do the staged rows on
+//! another GPU where no Vulkan adapter is another GPU (NVIDIA's Vulkan alone); that is not a
+//! failure, and the GL rows do the same where the benchmark's GL context is not on the CUDA
+//! GPU. Under Mesa (`source .mesa/mesa-env.sh`: lavapipe the only Vulkan, llvmpipe the only
+//! GL) only the staged rows on another GPU run. The Vulkan rows use no GL, and run last (after
+//! the ordering group too); the GL rows run before both, and an error of theirs ends the run
+//! before the Vulkan rows (build with `--features wgpu` alone, without `wgpu-gl`, to measure
+//! the Vulkan rows without them).
 
 use crate::measure::{Case, Ratio};
 use crate::report::verdict;
 use crate::roles::{RoleTag, keyed, median, per_size, row};
-use handoffs::{Plain, Sustained};
+use handoffs::{Gyroflow, Plain, Sustained};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use transfer::Transfer;
 
+#[cfg(feature = "wgpu")]
+#[path = "wgpu_present/device.rs"]
+mod device;
 #[cfg(feature = "wgpu")]
 #[path = "wgpu_present/frames.rs"]
 mod frames;
@@ -82,19 +100,28 @@ mod gl_summary;
 #[path = "wgpu_present/handoffs.rs"]
 mod handoffs;
 #[cfg(feature = "wgpu")]
+#[path = "wgpu_present/other_gpu.rs"]
+mod other_gpu;
+#[path = "wgpu_present/other_summary.rs"]
+mod other_summary;
+#[cfg(feature = "wgpu")]
 #[path = "wgpu_present/rows.rs"]
 mod rows;
+#[path = "wgpu_present/transfer.rs"]
+mod transfer;
 // A plain 2D texture, as the examples and the wgpu GPU tests make theirs.
 #[cfg(feature = "wgpu")]
 #[path = "../../../cuda-gl/examples/common/wgpu_texture.rs"]
 mod wgpu_texture;
 
+#[cfg(feature = "wgpu")]
+pub use device::Wgpu;
 #[cfg(feature = "wgpu-gl")]
 pub use gl_rows::group as gl_group;
 #[cfg(feature = "wgpu")]
 pub use gl_summary::GlSetup;
 #[cfg(feature = "wgpu")]
-pub use rows::{Wgpu, group};
+pub use rows::group;
 
 /// The target ratio of a wgpu interop frame to the wgpu handoff floor (issue 43).
 pub const INTEROP_TARGET: f64 = 0.90;
@@ -116,7 +143,10 @@ pub const LEGEND: &str = "\
   hand-off made of plain calls (ash and driver calls on the same device: CUDA wait, kernel, \
   signal; one `vkQueueSubmit` with the acquire from `VK_QUEUE_FAMILY_EXTERNAL` and a 1-texel \
   `vkCmdCopyImage`, the image in `GENERAL` throughout; `vkWaitSemaphores`), whose ratio to the \
-  floor is given, as is the plain route with Vulkan's release added against it. Sustained, in \
+  floor is given, as is the plain route with Vulkan's release added against it. For reading, \
+  gyroflow's way (ash and driver calls on the same device: a LINEAR image whose memory CUDA \
+  maps as a buffer, the floor's kernel into it, `cuStreamSynchronize`, the wgpu use of the \
+  image; no semaphore), against the floor and the interop frame. Sustained, in \
   rounds of 20 frames (µs per frame, against the floor in rounds): the raw hand-off, two and \
   three shared textures round-robin (frame n written while wgpu uses n - 1), four frames per \
   hand-off. Staged (`Mode::Staged`, forced, same device): `Frame::present` of a frame no \
@@ -126,7 +156,10 @@ pub const LEGEND: &str = "\
   reading, the present's transfer: wgpu's `copy_texture_to_texture` of a frame and cuda-gl's \
   shader blit (compute pass, render pass), each between plain textures and from the shared \
   image, submitted, + the wgpu use of the destination; the summary gives each blit / copy. \
-  When no Vulkan adapter is the CUDA GPU the group says why and measures nothing.\n";
+  Then the three staged rows on a plain wgpu device of a Vulkan adapter that is not the CUDA \
+  GPU (lavapipe first), where auto chooses staged: target <= 1.10 x DtoH + `write_texture` \
+  there. Rows whose adapter this machine lacks (no Vulkan adapter is the CUDA GPU, or none is \
+  another GPU) say why and measure nothing.\n";
 
 /// What a row of the group measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -158,6 +191,9 @@ pub enum Role {
     PlainRoute,
     /// [`Role::PlainRoute`] with Vulkan's release to `VK_QUEUE_FAMILY_EXTERNAL` too.
     PlainRelease,
+    /// gyroflow's way (`wgpu_present/gyroflow.rs`): the kernel into CUDA's buffer mapping of a
+    /// LINEAR image's memory, the stream's sync, the wgpu use of the image (for reading).
+    Gyroflow,
     /// The floor's frame in rounds (µs per frame): the sustained rows' floor.
     RoundFloor,
     /// The raw hand-off of one shared texture in rounds (µs per frame).
@@ -185,6 +221,13 @@ pub enum Role {
     GlInterop,
     /// A forced staged `WgpuTarget` frame that no kernel drew on the GL device, presented, used.
     GlStaged,
+    /// A staged `WgpuTarget` frame that no kernel drew, presented, used, on a plain device of a
+    /// Vulkan adapter that is not the CUDA GPU (`wgpu_present/other_gpu.rs`).
+    OtherGpuStaged,
+    /// The raw DtoH of a frame into pinned memory + sync, in the other adapter's rounds.
+    OtherGpuDtoh,
+    /// `Queue::write_texture` of a frame from host memory + the wgpu use, on the other adapter.
+    OtherGpuWriteTexture,
 }
 
 /// A wgpu present row's role and frame size.
@@ -204,6 +247,9 @@ pub struct Setup {
     /// The GL route's rows (feature `wgpu-gl`): what they ran on, or why they did not run.
     #[serde(flatten)]
     pub gl: gl_summary::GlSetup,
+    /// The staged rows on another adapter: what they ran on, or why they did not run.
+    #[serde(flatten)]
+    pub other: other_summary::OtherSetup,
 }
 
 /// `wgpu_present.sizes.<WxH>` of `benchmarks.json`: the three ratios of one size and the
@@ -241,60 +287,10 @@ pub struct Summary {
     pub plain: Plain,
     /// The sustained rows against the floor in rounds.
     pub sustained: Sustained,
-}
-
-/// The present's transfer at one size: wgpu's copy and cuda-gl's shader blits, from a plain
-/// texture and from the shared image, each submitted + the wgpu use (medians, µs), and each
-/// blit's ratio to the copy of the same source.
-#[derive(Debug, Clone, Serialize)]
-pub struct Transfer {
-    /// `copy_texture_to_texture` between plain textures.
-    pub copy_us: f64,
-    /// The compute blit between plain textures.
-    pub compute_blit_us: f64,
-    /// The render blit between plain textures.
-    pub render_blit_us: f64,
-    /// `copy_texture_to_texture` from the shared image.
-    pub copy_from_shared_us: f64,
-    /// The compute blit from the shared image.
-    pub compute_blit_from_shared_us: f64,
-    /// The render blit from the shared image.
-    pub render_blit_from_shared_us: f64,
-    /// `compute_blit_us / copy_us`.
-    pub compute_blit_ratio: f64,
-    /// `render_blit_us / copy_us`.
-    pub render_blit_ratio: f64,
-    /// `compute_blit_from_shared_us / copy_from_shared_us`.
-    pub compute_blit_from_shared_ratio: f64,
-    /// `render_blit_from_shared_us / copy_from_shared_us`.
-    pub render_blit_from_shared_ratio: f64,
-}
-
-/// The transfer rows of `size`, when every one was measured.
-fn transfer(cases: &[Case], size: (u32, u32)) -> Option<Transfer> {
-    let m = |role| median(cases, role, size);
-    let (copy_us, compute_blit_us, render_blit_us) = (
-        m(Role::CopyAlone)?,
-        m(Role::ComputeBlitAlone)?,
-        m(Role::RenderBlitAlone)?,
-    );
-    let (copy_from_shared_us, compute_blit_from_shared_us, render_blit_from_shared_us) = (
-        m(Role::CopyFromShared)?,
-        m(Role::ComputeBlitFromShared)?,
-        m(Role::RenderBlitFromShared)?,
-    );
-    Some(Transfer {
-        copy_us,
-        compute_blit_us,
-        render_blit_us,
-        copy_from_shared_us,
-        compute_blit_from_shared_us,
-        render_blit_from_shared_us,
-        compute_blit_ratio: compute_blit_us / copy_us,
-        render_blit_ratio: render_blit_us / copy_us,
-        compute_blit_from_shared_ratio: compute_blit_from_shared_us / copy_from_shared_us,
-        render_blit_from_shared_ratio: render_blit_from_shared_us / copy_from_shared_us,
-    })
+    /// gyroflow's way beside the floor and the interop frame (for reading); absent where the
+    /// driver refused its image.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gyroflow: Option<Gyroflow>,
 }
 
 impl Summary {
@@ -351,6 +347,9 @@ pub struct WgpuReport {
     /// The GL route's rows by size (feature `wgpu-gl`; absent when they did not run).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub gl_sizes: BTreeMap<String, gl_summary::GlSummary>,
+    /// The staged rows on another adapter by size (absent when they did not run).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub other_gpu_sizes: BTreeMap<String, other_summary::OtherSummary>,
 }
 
 /// The summary of `size`, when every row of it was measured.
@@ -377,9 +376,10 @@ fn summary(cases: &[Case], size: (u32, u32)) -> Option<Summary> {
         dtoh_us,
         write_texture_us,
         staged_ratio_to_sum: staged_us / (dtoh_us + write_texture_us),
-        transfer: transfer(cases, size)?,
+        transfer: Transfer::of(cases, size)?,
         plain: Plain::of(cases, size, floor_us, shared_raw_us)?,
         sustained: Sustained::of(cases, size)?,
+        gyroflow: Gyroflow::of(cases, size, floor_us, interop_us),
     })
 }
 
@@ -390,19 +390,14 @@ fn set_ratios(cases: &mut [Case], size: (u32, u32)) {
     let Some(s) = summary(cases, size) else {
         return;
     };
-    let name = |role| row_name(cases, role, size);
-    let (floor, copy, copy_shared) = (
-        name(Role::Floor),
-        name(Role::CopyAlone),
-        name(Role::CopyFromShared),
-    );
-    let t = &s.transfer;
-    let handoff_ratios = handoffs::ratios(cases, size, (&s.plain, &s.sustained));
+    let floor = row_name(cases, Role::Floor, size);
+    let mut others = handoffs::ratios(cases, size, (&s.plain, &s.sustained, s.gyroflow.as_ref()));
+    others.extend(s.transfer.ratios(cases, size));
     for case in cases.iter_mut() {
         let Some(tag) = case.wgpu.as_ref().filter(|t| (t.width, t.height) == size) else {
             continue;
         };
-        if let Some((_, ratio)) = handoff_ratios.iter().find(|(role, _)| *role == tag.role) {
+        if let Some((_, ratio)) = others.iter().find(|(role, _)| *role == tag.role) {
             case.ratio = Some(ratio.clone());
             continue;
         }
@@ -413,14 +408,6 @@ fn set_ratios(cases: &mut [Case], size: (u32, u32)) {
                 s.staged_ratio_to_sum,
                 None,
             ),
-            Role::ComputeBlitAlone => (copy.clone(), t.compute_blit_ratio, None),
-            Role::RenderBlitAlone => (copy.clone(), t.render_blit_ratio, None),
-            Role::ComputeBlitFromShared => {
-                (copy_shared.clone(), t.compute_blit_from_shared_ratio, None)
-            }
-            Role::RenderBlitFromShared => {
-                (copy_shared.clone(), t.render_blit_from_shared_ratio, None)
-            }
             _ => continue,
         };
         case.ratio = Some(Ratio {
@@ -450,6 +437,7 @@ pub fn summaries(cases: &[Case], setup: &Setup) -> WgpuReport {
         setup: setup.clone(),
         sizes: keyed(each(cases)),
         gl_sizes: gl_summary::by_size(cases),
+        other_gpu_sizes: other_summary::by_size(cases),
     }
 }
 
@@ -468,23 +456,11 @@ fn print_summary(cases: &[Case], setup: &Setup) {
              (target {target}); shared raw {raw} µs: {raw_ratio} x floor (present blit {copy} \
              µs); staged {staged} µs vs DtoH {dtoh} + write_texture {write} µs: {sum} x sum"
         );
-        let t = &s.transfer;
-        eprintln!(
-            "interop: wgpu_present.{w}x{h} transfer: plain: copy {:.1} µs, compute blit {:.1} \
-             ({:.3} x), render blit {:.1} ({:.3} x); from the shared image: copy {:.1} µs, \
-             compute blit {:.1} ({:.3} x), render blit {:.1} ({:.3} x)",
-            t.copy_us,
-            t.compute_blit_us,
-            t.compute_blit_ratio,
-            t.render_blit_us,
-            t.render_blit_ratio,
-            t.copy_from_shared_us,
-            t.compute_blit_from_shared_us,
-            t.compute_blit_from_shared_ratio,
-            t.render_blit_from_shared_us,
-            t.render_blit_from_shared_ratio
-        );
         let label = format!("wgpu_present.{w}x{h}");
+        if let Some(g) = &s.gyroflow {
+            g.print(&label);
+        }
+        s.transfer.print(&label);
         handoffs::print(&label, s.shared_raw_us, (&s.plain, &s.sustained));
     }
 }
@@ -497,6 +473,7 @@ pub fn summary_markdown(cases: &[Case], setup: Option<&Setup>) -> String {
     };
     out.push_str("### wgpu present: `WgpuTarget` per frame vs its limits\n\n");
     out.push_str(&gl_summary::markdown(cases, &setup.gl));
+    out.push_str(&other_summary::markdown(cases, &setup.other));
     if let Some(why) = &setup.skipped {
         let _ = write!(out, "Skipped (not a failure): {why}.\n\n");
         return out;
@@ -522,41 +499,17 @@ pub fn summary_markdown(cases: &[Case], setup: Option<&Setup>) -> String {
         );
     }
     out.push('\n');
-    out.push_str(
-        "The present's transfer (each submitted + the wgpu use of its destination; blit / copy \
-         of the same source):\n\n\
-         | size | source | copy µs | compute blit µs | compute / copy | render blit µs | \
-         render / copy |\n|---|---|---:|---:|---:|---:|---:|\n",
-    );
     let all = each(cases);
-    for ((w, h), s) in &all {
-        let t = &s.transfer;
-        for (source, copy, compute, compute_ratio, render, render_ratio) in [
-            (
-                "plain texture",
-                t.copy_us,
-                t.compute_blit_us,
-                t.compute_blit_ratio,
-                t.render_blit_us,
-                t.render_blit_ratio,
-            ),
-            (
-                "shared image",
-                t.copy_from_shared_us,
-                t.compute_blit_from_shared_us,
-                t.compute_blit_from_shared_ratio,
-                t.render_blit_from_shared_us,
-                t.render_blit_from_shared_ratio,
-            ),
-        ] {
-            let _ = writeln!(
-                out,
-                "| {w}x{h} | {source} | {copy:.1} | {compute:.1} | {compute_ratio:.3} | \
-                 {render:.1} | {render_ratio:.3} |"
-            );
-        }
-    }
-    out.push('\n');
+    let gyroflow: Vec<_> = all
+        .iter()
+        .map(|((w, h), s)| (format!("{w}x{h}"), s.gyroflow.as_ref()))
+        .collect();
+    out.push_str(&handoffs::gyroflow_markdown(&gyroflow));
+    let transfers: Vec<_> = all
+        .iter()
+        .map(|((w, h), s)| (format!("{w}x{h}"), &s.transfer))
+        .collect();
+    out.push_str(&transfer::markdown(&transfers));
     let handoff_sizes: Vec<_> = all
         .iter()
         .map(|((w, h), s)| (format!("{w}x{h}"), s.shared_raw_us, &s.plain, &s.sustained))

@@ -2,7 +2,8 @@
 //! route's, `gl_rows.rs`): the targets of one size, the floor's frame and texture, the 1x1 sink
 //! of every row's use, and the iteration of the floor, interop and staged rows.
 
-use super::rows::{Wgpu, target};
+use super::device::Wgpu;
+use super::rows::target;
 use crate::gpu::Gpu;
 use anyhow::{Context as _, Result};
 use cuda_gl::DeviceBuffer;

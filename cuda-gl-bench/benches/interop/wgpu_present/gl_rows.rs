@@ -4,14 +4,16 @@
 //! frame (see the parent module; the summary is `gl_summary.rs`).
 
 use super::Role;
+use super::device::Wgpu;
 use super::frames::Frames;
 use super::gl_summary::{self, GlSetup};
-use super::rows::{Found, Group, Wgpu, measure};
+use super::rows::{Found, Group, measure};
 use crate::gpu::Gpu;
 use crate::measure::{Case, Plan, Variant, interleaved_rows};
 use crate::roles::tagged;
 use crate::watchdog;
 use anyhow::Result;
+use cuda_gl::display::Mode;
 use cuda_gl::wgpu_interop::{open_gl_adapter, open_gl_device};
 
 impl Wgpu {
@@ -57,6 +59,7 @@ pub fn group(
             "WgpuTarget per frame vs its floor",
         ),
         rows,
+        auto: Mode::Interop,
     };
     let setup = |found: Found| GlSetup {
         gl_adapter: found.adapter,

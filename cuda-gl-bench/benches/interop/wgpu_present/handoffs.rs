@@ -1,6 +1,7 @@
 //! The wgpu present group's hand-off summaries: the `SharedTexture` raw hand-off against the
-//! plain-call route (target [`PLAIN_TARGET`]), the plain route against the floor, and the
-//! sustained rows (frames in flight, K frames per hand-off) against the floor in rounds.
+//! plain-call route (target [`PLAIN_TARGET`]), the plain route against the floor, the
+//! sustained rows (frames in flight, K frames per hand-off) against the floor in rounds, and
+//! gyroflow's way beside the floor and the interop frame (for reading).
 
 use super::{Role, ratio_text, row_name, us_text};
 use crate::measure::{Case, Ratio};
@@ -58,6 +59,70 @@ pub struct Sustained {
     pub four_per_handoff_us: f64,
     /// `four_per_handoff_us / floor_us`.
     pub four_per_handoff_ratio: f64,
+}
+
+/// `wgpu_present.sizes.<WxH>.gyroflow`: gyroflow's way (`gyroflow.rs`), for reading (no
+/// target), beside the floor and the interop frame; absent where the row was not measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct Gyroflow {
+    /// Its median, µs.
+    pub gyroflow_us: f64,
+    /// `gyroflow_us / floor_us`.
+    pub gyroflow_to_floor: f64,
+    /// `interop_us / gyroflow_us`: the interop frame against gyroflow's way.
+    pub interop_to_gyroflow: f64,
+}
+
+impl Gyroflow {
+    /// gyroflow's figures at `size` against the floor's and the interop frame's medians, when
+    /// its row was measured.
+    pub fn of(cases: &[Case], size: (u32, u32), floor_us: f64, interop_us: f64) -> Option<Self> {
+        let gyroflow_us = median(cases, Role::Gyroflow, size)?;
+        Some(Gyroflow {
+            gyroflow_us,
+            gyroflow_to_floor: gyroflow_us / floor_us,
+            interop_to_gyroflow: interop_us / gyroflow_us,
+        })
+    }
+
+    /// The progress line of one size.
+    pub fn print(&self, label: &str) {
+        eprintln!(
+            "interop: {label} gyroflow's way (for reading): {} µs, {} x floor; interop {} x \
+             gyroflow's way",
+            us_text(self.gyroflow_us),
+            ratio_text(self.gyroflow_to_floor),
+            ratio_text(self.interop_to_gyroflow),
+        );
+    }
+}
+
+/// The markdown table of gyroflow's way at the sizes given, `(label, figures)` each (`None`:
+/// not measured there).
+pub fn gyroflow_markdown(sizes: &[(String, Option<&Gyroflow>)]) -> String {
+    let mut out = String::from(
+        "gyroflow's way, for reading (ash and driver calls on the same device: a LINEAR image \
+         whose memory CUDA maps as a buffer, the floor's kernel into it, `cuStreamSynchronize`, \
+         the wgpu use of the image; no semaphore, no acquire):\n\n\
+         | size | gyroflow µs | gyroflow / floor | interop / gyroflow |\n|---|---:|---:|---:|\n",
+    );
+    for (label, g) in sizes {
+        let _ = match g {
+            Some(g) => writeln!(
+                out,
+                "| {label} | {} | {} | {} |",
+                us_text(g.gyroflow_us),
+                ratio_text(g.gyroflow_to_floor),
+                ratio_text(g.interop_to_gyroflow),
+            ),
+            None => writeln!(
+                out,
+                "| {label} | not measured (the run's log says why) | | |"
+            ),
+        };
+    }
+    out.push('\n');
+    out
 }
 
 impl Plain {
@@ -129,12 +194,12 @@ impl Sustained {
 }
 
 /// The ratios of the rows this file summarizes at `size`, by role: the raw hand-off's to the
-/// plain route (with its target), the plain routes', and the sustained rows' to the floor in
-/// rounds.
+/// plain route (with its target), the plain routes', the sustained rows' to the floor in
+/// rounds, and gyroflow's way's to the floor where it was measured.
 pub fn ratios(
     cases: &[Case],
     size: (u32, u32),
-    (plain, sustained): (&Plain, &Sustained),
+    (plain, sustained, gyroflow): (&Plain, &Sustained, Option<&Gyroflow>),
 ) -> Vec<(Role, Ratio)> {
     let name = |role| row_name(cases, role, size);
     let (plain_name, floor, round_floor) = (
@@ -147,7 +212,7 @@ pub fn ratios(
         value,
         target_max,
     };
-    vec![
+    let mut ratios = vec![
         (
             Role::SharedRaw,
             to(&plain_name, plain.shared_raw_to_plain, Some(PLAIN_TARGET)),
@@ -173,7 +238,11 @@ pub fn ratios(
             Role::PerHandoff4,
             to(&round_floor, sustained.four_per_handoff_ratio, None),
         ),
-    ]
+    ];
+    if let Some(g) = gyroflow {
+        ratios.push((Role::Gyroflow, to(&floor, g.gyroflow_to_floor, None)));
+    }
+    ratios
 }
 
 /// The two progress lines of one size: the plain route, and the sustained rows.

@@ -71,7 +71,11 @@ struct CudaImport {
 
 /// Runs `import` (a `cuImportExternal*` call) on `fd`'s descriptor: on success the driver owns
 /// it (released here), on failure it is closed (`fd` drops).
-fn import_fd(call: &str, fd: OwnedFd, import: impl FnOnce(i32) -> sys::CUresult) -> Result<()> {
+pub(super) fn import_fd(
+    call: &str,
+    fd: OwnedFd,
+    import: impl FnOnce(i32) -> sys::CUresult,
+) -> Result<()> {
     cu(call, import(fd.as_raw_fd()))?;
     let _ = fd.into_raw_fd();
     Ok(())
@@ -310,22 +314,25 @@ impl PlainRoute {
         self.in_flight = false;
         Ok(())
     }
+}
 
-    /// Whether the bench stream has run out of work within [`WAIT_LIMIT`] (`cuStreamQuery`,
-    /// polled; a failed query, as after a fault, says no).
-    fn cuda_idle(&self) -> bool {
-        let start = Instant::now();
-        loop {
-            // SAFETY: a live stream of the route's context, bound by the caller.
-            let rc = unsafe { self.driver.cuStreamQuery(self.stream) };
-            if rc.is_success() {
-                return true;
-            }
-            if rc != sys::CUresult::CUDA_ERROR_NOT_READY || start.elapsed() > WAIT_LIMIT {
-                return false;
-            }
-            std::thread::sleep(Duration::from_micros(100));
+/// Whether `stream` has run out of work within [`WAIT_LIMIT`] (`cuStreamQuery`, polled; a
+/// failed query, as after a fault, says no).
+///
+/// # Safety
+/// 1. `stream` is a live stream of the context current on this thread.
+pub(super) unsafe fn stream_idle(driver: &sys::Driver, stream: sys::CUstream) -> bool {
+    let start = Instant::now();
+    loop {
+        // SAFETY: (1).
+        let rc = unsafe { driver.cuStreamQuery(stream) };
+        if rc.is_success() {
+            return true;
         }
+        if rc != sys::CUresult::CUDA_ERROR_NOT_READY || start.elapsed() > WAIT_LIMIT {
+            return false;
+        }
+        std::thread::sleep(Duration::from_micros(100));
     }
 }
 
@@ -338,7 +345,12 @@ impl Drop for PlainRoute {
         // clones too (see the fields): the error that led here then reaches the caller instead
         // of a hang in wgpu's queue drop.
         let idle = match self.ctx.bind() {
-            Ok(()) => self.cuda_idle() && self.vk.wait(self.vk_last, WAIT_LIMIT).is_ok(),
+            Ok(()) => {
+                // SAFETY: the bench stream, live while `Gpu` is (past the route); its
+                // context, bound just now.
+                let cuda = unsafe { stream_idle(self.driver, self.stream) };
+                cuda && self.vk.wait(self.vk_last, WAIT_LIMIT).is_ok()
+            }
             Err(_) => false,
         };
         if !idle {

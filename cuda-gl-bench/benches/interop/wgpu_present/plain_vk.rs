@@ -1,7 +1,8 @@
 //! The plain-call route's Vulkan side, made with ash alone on wgpu's device: the shared image on
 //! a dedicated allocation exportable as an `OPAQUE_FD`, the exportable timeline semaphore, the
 //! 1x1 sink the use copies into, and the command buffer of the use (see `plain.rs` for the
-//! route and for why each barrier is there or not).
+//! route and for why each barrier is there or not). Its image helpers (the create info, the
+//! exportable memory, its export, the driver's limit) also make `gyroflow.rs`'s linear image.
 
 use anyhow::{Context as _, Result, bail, ensure};
 use ash::vk;
@@ -71,9 +72,10 @@ fn color_barrier(image: vk::Image) -> vk::ImageMemoryBarrier<'static> {
         .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
 }
 
-/// A `size` 2D RGBA8 optimal-tiling image create info with `usage`.
-fn image_info(
+/// A `size` 2D RGBA8 image create info with `usage` and `tiling`, in layout `UNDEFINED`.
+pub fn image_info(
     usage: vk::ImageUsageFlags,
+    tiling: vk::ImageTiling,
     (width, height): (u32, u32),
 ) -> vk::ImageCreateInfo<'static> {
     vk::ImageCreateInfo::default()
@@ -87,7 +89,7 @@ fn image_info(
         .mip_levels(1)
         .array_layers(1)
         .samples(vk::SampleCountFlags::TYPE_1)
-        .tiling(vk::ImageTiling::OPTIMAL)
+        .tiling(tiling)
         .usage(usage)
         .sharing_mode(vk::SharingMode::EXCLUSIVE)
         .initial_layout(vk::ImageLayout::UNDEFINED)
@@ -110,8 +112,9 @@ impl VkObjects {
             queue,
             family,
         } = raw;
+        let optimal = vk::ImageTiling::OPTIMAL;
         // SAFETY: (1): a physical device of this instance, Vulkan 1.2.
-        let max = unsafe { exportable_extent(instance, physical) }?;
+        let max = unsafe { exportable_extent(instance, physical, optimal, IMAGE_USAGE) }?;
         ensure!(
             size.0 <= max.width && size.1 <= max.height,
             "the driver exports RGBA8 images of at most {}x{}, not {}x{}",
@@ -135,16 +138,18 @@ impl VkObjects {
         };
         let mut external = vk::ExternalMemoryImageCreateInfo::default()
             .handle_types(vk::ExternalMemoryHandleTypeFlags::OPAQUE_FD);
-        let info = image_info(IMAGE_USAGE, size).push_next(&mut external);
+        let info = image_info(IMAGE_USAGE, optimal, size).push_next(&mut external);
         // SAFETY: (1); a valid create info of an exportable size and usage (checked above).
         this.image = unsafe { this.device.create_image(&info, None) }.context("vkCreateImage")?;
+        let (d, image) = (&this.device, this.image);
         // SAFETY: (1); the image is live and has no memory.
-        (this.memory, this.bytes) = unsafe { this.bind(instance, physical, this.image, true) }?;
-        let info = image_info(vk::ImageUsageFlags::TRANSFER_DST, (1, 1));
+        (this.memory, this.bytes) = unsafe { bind_memory(instance, physical, d, image, true) }?;
+        let info = image_info(vk::ImageUsageFlags::TRANSFER_DST, optimal, (1, 1));
         // SAFETY: (1); a valid create info.
         this.sink = unsafe { this.device.create_image(&info, None) }.context("vkCreateImage")?;
+        let (d, sink) = (&this.device, this.sink);
         // SAFETY: (1); the sink is live and has no memory.
-        (this.sink_memory, _) = unsafe { this.bind(instance, physical, this.sink, false) }?;
+        (this.sink_memory, _) = unsafe { bind_memory(instance, physical, d, sink, false) }?;
         let mut timeline = vk::SemaphoreTypeCreateInfo::default()
             .semaphore_type(vk::SemaphoreType::TIMELINE)
             .initial_value(0);
@@ -206,67 +211,13 @@ impl VkObjects {
         Ok(this)
     }
 
-    /// Allocates device-local memory for `image` and binds it: a dedicated allocation
-    /// exportable as an `OPAQUE_FD` when `export`. Returns it and its size.
-    ///
-    /// # Safety
-    /// 1. As [`VkObjects::new`] (1); `image` is a live image of the device with no memory.
-    unsafe fn bind(
-        &self,
-        instance: &ash::Instance,
-        physical: vk::PhysicalDevice,
-        image: vk::Image,
-        export: bool,
-    ) -> Result<(vk::DeviceMemory, u64)> {
-        let mut req = vk::MemoryRequirements2::default();
-        let info = vk::ImageMemoryRequirementsInfo2::default().image(image);
-        // SAFETY: (1); a Vulkan 1.1 entry point of a 1.2 device; valid structures.
-        unsafe { self.device.get_image_memory_requirements2(&info, &mut req) };
-        let req = req.memory_requirements;
-        // SAFETY: (1).
-        let props = unsafe { instance.get_physical_device_memory_properties(physical) };
-        let index = (0..props.memory_type_count)
-            .find(|&i| {
-                req.memory_type_bits & (1 << i) != 0
-                    && props.memory_types[i as usize]
-                        .property_flags
-                        .contains(vk::MemoryPropertyFlags::DEVICE_LOCAL)
-            })
-            .context("no device-local memory type fits the image")?;
-        let mut dedicated = vk::MemoryDedicatedAllocateInfo::default().image(image);
-        let mut exported = vk::ExportMemoryAllocateInfo::default()
-            .handle_types(vk::ExternalMemoryHandleTypeFlags::OPAQUE_FD);
-        let mut alloc = vk::MemoryAllocateInfo::default()
-            .allocation_size(req.size)
-            .memory_type_index(index);
-        if export {
-            // Dedicated, as CUDA's import is told (`CUDA_EXTERNAL_MEMORY_DEDICATED`).
-            alloc = alloc.push_next(&mut dedicated).push_next(&mut exported);
-        }
-        // SAFETY: (1); a valid allocate info naming a live image of this device.
-        let memory =
-            unsafe { self.device.allocate_memory(&alloc, None) }.context("vkAllocateMemory")?;
-        // SAFETY: the image has no memory; the memory was allocated for it, offset 0.
-        if let Err(e) = unsafe { self.device.bind_image_memory(image, memory, 0) } {
-            // SAFETY: bound to nothing, used by nothing.
-            unsafe { self.device.free_memory(memory, None) };
-            bail!("vkBindImageMemory: {e}");
-        }
-        Ok((memory, req.size))
-    }
-
     /// A new `OPAQUE_FD` of the image's memory (CUDA's import takes it).
     ///
     /// # Safety
     /// 1. `instance` is the device's.
     pub unsafe fn memory_fd(&self, instance: &ash::Instance) -> Result<OwnedFd> {
-        let fns = ash::khr::external_memory_fd::Device::new(instance, &self.device);
-        let info = vk::MemoryGetFdInfoKHR::default()
-            .memory(self.memory)
-            .handle_type(vk::ExternalMemoryHandleTypeFlags::OPAQUE_FD);
-        // SAFETY: (1), the extension is enabled (open_device); the memory was allocated
-        // exportable as OPAQUE_FD.
-        owned_fd("vkGetMemoryFdKHR", unsafe { fns.get_memory_fd(&info) })
+        // SAFETY: (1); the memory is the device's, allocated exportable (`new`).
+        unsafe { memory_fd(instance, &self.device, self.memory) }
     }
 
     /// A new `OPAQUE_FD` of the semaphore (CUDA's import takes it).
@@ -436,34 +387,105 @@ impl Drop for VkObjects {
     }
 }
 
-/// The largest RGBA8 image with [`IMAGE_USAGE`] that `physical` exports as an `OPAQUE_FD`.
+/// Allocates device-local memory for `image` and binds it: a dedicated allocation exportable as
+/// an `OPAQUE_FD` when `export`. Returns it and its size (which CUDA's import is told).
+///
+/// # Safety
+/// 1. As [`VkObjects::new`] (1) for `device`; `image` is a live image of it with no memory.
+pub unsafe fn bind_memory(
+    instance: &ash::Instance,
+    physical: vk::PhysicalDevice,
+    device: &ash::Device,
+    image: vk::Image,
+    export: bool,
+) -> Result<(vk::DeviceMemory, u64)> {
+    let mut req = vk::MemoryRequirements2::default();
+    let info = vk::ImageMemoryRequirementsInfo2::default().image(image);
+    // SAFETY: (1); a Vulkan 1.1 entry point of a 1.2 device; valid structures.
+    unsafe { device.get_image_memory_requirements2(&info, &mut req) };
+    let req = req.memory_requirements;
+    // SAFETY: (1).
+    let props = unsafe { instance.get_physical_device_memory_properties(physical) };
+    let index = (0..props.memory_type_count)
+        .find(|&i| {
+            req.memory_type_bits & (1 << i) != 0
+                && props.memory_types[i as usize]
+                    .property_flags
+                    .contains(vk::MemoryPropertyFlags::DEVICE_LOCAL)
+        })
+        .context("no device-local memory type fits the image")?;
+    let mut dedicated = vk::MemoryDedicatedAllocateInfo::default().image(image);
+    let mut exported = vk::ExportMemoryAllocateInfo::default()
+        .handle_types(vk::ExternalMemoryHandleTypeFlags::OPAQUE_FD);
+    let mut alloc = vk::MemoryAllocateInfo::default()
+        .allocation_size(req.size)
+        .memory_type_index(index);
+    if export {
+        // Dedicated, as CUDA's import is told (`CUDA_EXTERNAL_MEMORY_DEDICATED`).
+        alloc = alloc.push_next(&mut dedicated).push_next(&mut exported);
+    }
+    // SAFETY: (1); a valid allocate info naming a live image of this device.
+    let memory = unsafe { device.allocate_memory(&alloc, None) }.context("vkAllocateMemory")?;
+    // SAFETY: the image has no memory; the memory was allocated for it, offset 0.
+    if let Err(e) = unsafe { device.bind_image_memory(image, memory, 0) } {
+        // SAFETY: bound to nothing, used by nothing.
+        unsafe { device.free_memory(memory, None) };
+        bail!("vkBindImageMemory: {e}");
+    }
+    Ok((memory, req.size))
+}
+
+/// A new `OPAQUE_FD` of `memory` (CUDA's import takes it).
+///
+/// # Safety
+/// 1. `memory` is a live allocation of `device`, allocated exportable as an `OPAQUE_FD`;
+///    `instance` is the device's, and the device has `VK_KHR_external_memory_fd` enabled
+///    (open_device's does).
+pub unsafe fn memory_fd(
+    instance: &ash::Instance,
+    device: &ash::Device,
+    memory: vk::DeviceMemory,
+) -> Result<OwnedFd> {
+    let fns = ash::khr::external_memory_fd::Device::new(instance, device);
+    let info = vk::MemoryGetFdInfoKHR::default()
+        .memory(memory)
+        .handle_type(vk::ExternalMemoryHandleTypeFlags::OPAQUE_FD);
+    // SAFETY: (1).
+    owned_fd("vkGetMemoryFdKHR", unsafe { fns.get_memory_fd(&info) })
+}
+
+/// The largest RGBA8 image of `tiling` with `usage` that `physical` exports as an `OPAQUE_FD`;
+/// an error when the driver refuses such an image.
 ///
 /// # Safety
 /// 1. `physical` is a Vulkan 1.2 physical device of `instance`.
-unsafe fn exportable_extent(
+pub unsafe fn exportable_extent(
     instance: &ash::Instance,
     physical: vk::PhysicalDevice,
+    tiling: vk::ImageTiling,
+    usage: vk::ImageUsageFlags,
 ) -> Result<vk::Extent3D> {
     let mut external = vk::PhysicalDeviceExternalImageFormatInfo::default()
         .handle_type(vk::ExternalMemoryHandleTypeFlags::OPAQUE_FD);
     let info = vk::PhysicalDeviceImageFormatInfo2::default()
         .format(FORMAT)
         .ty(vk::ImageType::TYPE_2D)
-        .tiling(vk::ImageTiling::OPTIMAL)
-        .usage(IMAGE_USAGE)
+        .tiling(tiling)
+        .usage(usage)
         .push_next(&mut external);
     let mut external_props = vk::ExternalImageFormatProperties::default();
     let mut props = vk::ImageFormatProperties2::default().push_next(&mut external_props);
+    let call = "vkGetPhysicalDeviceImageFormatProperties2";
     // SAFETY: (1); valid chains that outlive the call.
     unsafe { instance.get_physical_device_image_format_properties2(physical, &info, &mut props) }
-        .context("vkGetPhysicalDeviceImageFormatProperties2 (an exportable RGBA8 image)")?;
+        .with_context(|| format!("{call} (an exportable {tiling:?} RGBA8 image)"))?;
     let max = props.image_format_properties.max_extent;
     let features = external_props
         .external_memory_properties
         .external_memory_features;
     ensure!(
         features.contains(vk::ExternalMemoryFeatureFlags::EXPORTABLE),
-        "the driver cannot export an optimal RGBA8 image as an OPAQUE_FD"
+        "the driver cannot export a {tiling:?} RGBA8 image as an OPAQUE_FD"
     );
     Ok(max)
 }

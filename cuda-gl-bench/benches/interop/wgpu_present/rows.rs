@@ -1,10 +1,11 @@
-//! The wgpu present group's rows (feature `wgpu`): the wgpu device on the CUDA GPU, the targets
-//! and textures of one size, and each row's iteration (see the parent module for what each row
-//! measures).
+//! The wgpu present group's rows (feature `wgpu`): on the wgpu device on the CUDA GPU, the
+//! targets and textures of one size and each row's iteration (see the parent module for what
+//! each row measures), and what every group of rows on one wgpu device runs ([`measure`]).
 
+use super::device::Wgpu;
 use super::frames::{FRAME_DT, Frames};
 use super::gl_summary::GlSetup;
-use super::wgpu_texture::texture_2d;
+use super::other_gpu;
 use super::{Role, Setup, print_summary, set_ratios};
 use crate::gpu::Gpu;
 use crate::measure::{Case, Plan, Variant, interleaved_rows};
@@ -12,19 +13,19 @@ use crate::present::raw;
 use crate::report::one_line;
 use crate::roles::tagged;
 use crate::watchdog;
-use anyhow::{Context as _, Result, anyhow, bail, ensure};
+use anyhow::{Context as _, Result, ensure};
 use blit::{Blit, BlitKind, BlitPair};
 use cuda_gl::display::{Format, Layout, Mode};
-use cuda_gl::wgpu_interop::{SharedFormat, SharedTexture, WgpuTarget, find_adapter, open_device};
+use cuda_gl::wgpu_interop::{SharedFormat, SharedTexture, WgpuTarget};
 use cuda_gl::{PinnedBuffer, sys};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 
 /// cuda-gl's present blit itself (the file uses only wgpu), so that the blit rows measure the
 /// very passes `WgpuTarget`'s present records.
 #[path = "../../../../cuda-gl/src/wgpu_interop/blit.rs"]
 #[allow(dead_code)] // The benchmark needs only part of it.
 mod blit;
+#[path = "gyroflow.rs"]
+mod gyroflow;
 #[path = "plain.rs"]
 mod plain;
 #[path = "plain_vk.rs"]
@@ -33,214 +34,15 @@ mod plain_vk;
 mod sustained;
 
 /// The frame sizes of the group.
-const WGPU_SIZES: [(u32, u32); 2] = [(1920, 1080), (3840, 2160)];
-/// The longest wait for one wgpu submit.
-const WAIT_LIMIT: Duration = Duration::from_secs(10);
-
-/// The wgpu device on the CUDA GPU, its queue, and the first error wgpu reported outside an
-/// error scope (wgpu's default handler would panic; this one keeps the message for [`check`]).
-/// Fields drop in order: the device before the instance.
-///
-/// [`check`]: Wgpu::check
-pub struct Wgpu {
-    device: wgpu::Device,
-    queue: wgpu::Queue,
-    uncaptured: Arc<Mutex<Option<String>>>,
-    /// The adapter, for the report: `name (driver driver_info)`.
-    adapter: String,
-    _instance: wgpu::Instance,
-}
-
-impl Wgpu {
-    /// The wgpu device that `open_device` opens on the adapter that `find_adapter` finds on the
-    /// GPU of `gpu`'s CUDA context, on wgpu's Vulkan backend; `Ok(Err(why))` when this machine
-    /// has none that can take the hand-off (no Vulkan adapter is the CUDA GPU, or it lacks an
-    /// extension or exportable semaphores).
-    pub fn open(gpu: &Gpu) -> Result<std::result::Result<Wgpu, String>> {
-        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
-            backends: wgpu::Backends::VULKAN,
-            ..wgpu::InstanceDescriptor::new_without_display_handle()
-        });
-        let adapter = find_adapter(&instance, &gpu.ctx);
-        let open = |adapter: &wgpu::Adapter| open_device(adapter, &gpu.ctx, &Default::default());
-        Wgpu::opened(
-            instance,
-            adapter,
-            open,
-            "cuda_gl::wgpu_interop::find_adapter, open_device",
-        )
-    }
-
-    /// The device that `open` opens on `adapter`, held by `instance` (`call` names the opening
-    /// in errors), or why this machine has none.
-    pub(super) fn opened(
-        instance: wgpu::Instance,
-        adapter: cuda_gl::Result<wgpu::Adapter>,
-        open: impl FnOnce(&wgpu::Adapter) -> cuda_gl::Result<(wgpu::Device, wgpu::Queue)>,
-        call: &'static str,
-    ) -> Result<std::result::Result<Wgpu, String>> {
-        let opened = adapter.and_then(|adapter| open(&adapter).map(|(d, q)| (adapter, d, q)));
-        let (adapter, device, queue) = match opened {
-            Ok(opened) => opened,
-            Err(e) if e.is_unsupported_setup() => return Ok(Err(one_line(&e))),
-            Err(e) => return Err(e).context(call),
-        };
-        let uncaptured = Arc::new(Mutex::new(None));
-        let slot = uncaptured.clone();
-        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
-            let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
-            slot.get_or_insert_with(|| one_line(&e));
-        }));
-        let info = adapter.get_info();
-        let driver = format!("{} {}", info.driver, info.driver_info);
-        let adapter = format!("{} ({})", info.name, driver.trim());
-        Ok(Ok(Wgpu {
-            device,
-            queue,
-            uncaptured,
-            adapter,
-            _instance: instance,
-        }))
-    }
-
-    /// The wgpu device.
-    pub fn device(&self) -> &wgpu::Device {
-        &self.device
-    }
-
-    /// Its queue.
-    pub fn queue(&self) -> &wgpu::Queue {
-        &self.queue
-    }
-
-    /// The adapter, for the report: `name (driver driver_info)`.
-    pub fn adapter(&self) -> &str {
-        &self.adapter
-    }
-
-    /// Fails with the first error wgpu reported outside a scope, if any.
-    pub fn check(&self, what: &str) -> Result<()> {
-        let slot = self
-            .uncaptured
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        match slot.as_ref() {
-            Some(e) => Err(anyhow!("wgpu reported an error ({what}): {e}")),
-            None => Ok(()),
-        }
-    }
-
-    /// A `size` RGBA8 texture that copies may read and write.
-    pub(super) fn texture(&self, size: (u32, u32), label: &str) -> wgpu::Texture {
-        self.texture_of(size, wgpu::TextureFormat::Rgba8Unorm, label)
-    }
-
-    /// A `size` texture of `format` that copies may read and write.
-    pub fn texture_of(
-        &self,
-        size: (u32, u32),
-        format: wgpu::TextureFormat,
-        label: &str,
-    ) -> wgpu::Texture {
-        let copies = wgpu::TextureUsages::COPY_SRC | wgpu::TextureUsages::COPY_DST;
-        self.texture_for(size, format, copies, label)
-    }
-
-    /// A `size` texture of `format` with `usage`.
-    fn texture_for(
-        &self,
-        size: (u32, u32),
-        format: wgpu::TextureFormat,
-        usage: wgpu::TextureUsages,
-        label: &str,
-    ) -> wgpu::Texture {
-        texture_2d(&self.device, size, format, usage, label)
-    }
-
-    /// A texture as a `WgpuTarget`'s in interop mode, written by a `kind` blit: sampled,
-    /// copied, and the blit's usage.
-    fn blit_texture(&self, size: (u32, u32), kind: Option<BlitKind>, label: &str) -> wgpu::Texture {
-        let usage = wgpu::TextureUsages::TEXTURE_BINDING
-            | wgpu::TextureUsages::COPY_SRC
-            | wgpu::TextureUsages::COPY_DST
-            | kind.map_or(wgpu::TextureUsages::empty(), BlitKind::usage);
-        self.texture_for(size, wgpu::TextureFormat::Rgba8Unorm, usage, label)
-    }
-
-    /// A GPU copy of all of `source` into `dest`, submitted, then the use of `dest`.
-    fn copy_and_use(
-        &self,
-        source: &wgpu::Texture,
-        dest: &wgpu::Texture,
-        sink: &wgpu::Texture,
-    ) -> Result<()> {
-        let mut encoder = self.device.create_command_encoder(&Default::default());
-        encoder.copy_texture_to_texture(source.as_image_copy(), dest.as_image_copy(), dest.size());
-        self.queue.submit([encoder.finish()]);
-        self.use_texel(dest, sink)
-    }
-
-    /// Waits for `submitted`, at most [`WAIT_LIMIT`], then checks for wgpu's errors. Asks
-    /// again while time is left: wgpu-hal 30's GL backend ends one wait after at most
-    /// `i32::MAX` ns (about 2.1 s) whatever timeout it is given.
-    fn wait(&self, submitted: wgpu::SubmissionIndex) -> Result<()> {
-        let deadline = std::time::Instant::now() + WAIT_LIMIT;
-        loop {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            let polled = self.device.poll(wgpu::PollType::Wait {
-                submission_index: Some(submitted.clone()),
-                timeout: Some(left),
-            });
-            match polled {
-                Ok(_) => return self.check("a row's submit"),
-                Err(wgpu::PollError::Timeout) if !left.is_zero() => {
-                    std::thread::sleep(std::time::Duration::from_millis(1));
-                }
-                Err(e) => bail!("waiting for a wgpu submit (at most {WAIT_LIMIT:?}): {e}"),
-            }
-        }
-    }
-
-    /// Every row's wgpu use: one texel of `source` copied into `sink` (1x1), submitted, and
-    /// waited for. The submit also carries what wgpu queued before it (a present's blit, a
-    /// `write_texture`), in queue order.
-    pub fn use_texel(&self, source: &wgpu::Texture, sink: &wgpu::Texture) -> Result<()> {
-        self.use_texels(&[(source, sink)])
-    }
-
-    /// [`use_texel`](Self::use_texel) of each `(source, sink)` pair (sinks of the sources'
-    /// formats), in one submit.
-    pub fn use_texels(&self, pairs: &[(&wgpu::Texture, &wgpu::Texture)]) -> Result<()> {
-        self.wait(self.submit_texels(pairs))
-    }
-
-    /// [`use_texels`](Self::use_texels) but the wait: the submit, whose index it returns.
-    fn submit_texels(&self, pairs: &[(&wgpu::Texture, &wgpu::Texture)]) -> wgpu::SubmissionIndex {
-        let mut encoder = self
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("wgpu present: the use"),
-            });
-        for (source, sink) in pairs {
-            encoder.copy_texture_to_texture(
-                source.as_image_copy(),
-                sink.as_image_copy(),
-                wgpu::Extent3d {
-                    width: 1,
-                    height: 1,
-                    depth_or_array_layers: 1,
-                },
-            );
-        }
-        self.queue.submit([encoder.finish()])
-    }
-}
+pub(super) const WGPU_SIZES: [(u32, u32); 2] = [(1920, 1080), (3840, 2160)];
 
 /// The group's state at one size. The targets and the shared texture hold clones of the wgpu
 /// device and queue, and drop before the CUDA context (which `Gpu` holds).
 struct Rig {
     /// The plain-call route (ash and driver calls only, on the same device).
     plain: plain::PlainRoute,
+    /// gyroflow's way, where its set-up worked (else the row is left out, saying why).
+    gyroflow: Option<gyroflow::GyroflowRoute>,
     /// The floor, interop and staged rows' targets and textures, and the sink.
     frames: Frames,
     shared: SharedTexture,
@@ -280,8 +82,21 @@ impl BlitRow {
 
     /// The blit, submitted, then the use of its destination.
     fn run(&self, w: &Wgpu, sink: &wgpu::Texture) -> Result<()> {
-        w.queue.submit([self.blit.command(&w.device, &self.pair)]);
+        w.queue()
+            .submit([self.blit.command(w.device(), &self.pair)]);
         w.use_texel(&self.dest, sink)
+    }
+}
+
+impl Wgpu {
+    /// A texture as a `WgpuTarget`'s in interop mode, written by a `kind` blit: sampled,
+    /// copied, and the blit's usage.
+    fn blit_texture(&self, size: (u32, u32), kind: Option<BlitKind>, label: &str) -> wgpu::Texture {
+        let usage = wgpu::TextureUsages::TEXTURE_BINDING
+            | wgpu::TextureUsages::COPY_SRC
+            | wgpu::TextureUsages::COPY_DST
+            | kind.map_or(wgpu::TextureUsages::empty(), BlitKind::usage);
+        self.texture_for(size, wgpu::TextureFormat::Rgba8Unorm, usage, label)
     }
 }
 
@@ -299,7 +114,7 @@ fn blit_rows(
     [(alone, plain), (from_shared, shared)].map(|(role, source)| BlitRow {
         role,
         blit: blit.clone(),
-        pair: blit.pair(&w.device, source, dest),
+        pair: blit.pair(w.device(), source, dest),
         dest: dest.clone(),
     })
 }
@@ -313,7 +128,7 @@ pub(super) fn target(
 ) -> Result<(WgpuTarget, String)> {
     let layout = Layout::packed((width, height), Format::Rgba8)?;
     let what = mode.map_or_else(|| "auto".to_owned(), |m| m.to_string());
-    let (target, report) = WgpuTarget::new(&gpu.ctx, &w.device, &w.queue, layout, mode)
+    let (target, report) = WgpuTarget::new(&gpu.ctx, w.device(), w.queue(), layout, mode)
         .with_context(|| format!("WgpuTarget::new({width}x{height}, RGBA8, {what})"))?;
     Ok((target, report.to_string()))
 }
@@ -325,8 +140,8 @@ impl Rig {
         let bytes = width as usize * height as usize * 4;
         let shared = SharedTexture::new(
             &gpu.ctx,
-            &w.device,
-            &w.queue,
+            w.device(),
+            w.queue(),
             size,
             SharedFormat::Rgba8Unorm,
         )
@@ -334,13 +149,22 @@ impl Rig {
         let plain = w.blit_texture(size, None, "wgpu present: the blits' plain source");
         let mut blits = Vec::new();
         for kind in BlitKind::ALL {
-            let blit = Blit::new(&w.device, wgpu::TextureFormat::Rgba8Unorm, kind);
+            let blit = Blit::new(w.device(), wgpu::TextureFormat::Rgba8Unorm, kind);
             let dest = w.blit_texture(size, Some(kind), "wgpu present: a blit's destination");
             blits.extend(blit_rows(w, &blit, (&plain, shared.texture()), &dest));
         }
+        let gyroflow = gyroflow::GyroflowRoute::new(gpu, w, size)
+            .inspect_err(|e| {
+                let why = one_line(&format!("{e:#}"));
+                eprintln!(
+                    "interop: wgpu present {width}x{height}: gyroflow's way not measured: {why}"
+                );
+            })
+            .ok();
         let rig = Rig {
-            plain: plain::PlainRoute::new(gpu, &w.device, &w.queue, size)
+            plain: plain::PlainRoute::new(gpu, w.device(), w.queue(), size)
                 .with_context(|| format!("the plain-call route at {width}x{height}"))?,
+            gyroflow,
             frames: Frames::new(gpu, w, size, "wgpu present")?,
             blits,
             shared,
@@ -353,8 +177,9 @@ impl Rig {
 }
 
 /// The group: the wgpu device, the auto probe (printed), then every size of [`WGPU_SIZES`],
-/// its rows appended to `all`, and the summary printed. What it found, or why it skipped,
-/// with `gl`, what the GL-route rows found (run earlier: `gl_group`).
+/// its rows appended to `all`, and the summary printed; then the staged rows on a Vulkan
+/// adapter that is not the CUDA GPU (`other_gpu.rs`), the same way. What each found, or why it
+/// skipped, with `gl`, what the GL-route rows found (run earlier: `gl_group`).
 pub fn group(
     gpu: &Gpu,
     plan: &Plan,
@@ -373,14 +198,18 @@ pub fn group(
             "WgpuTarget per frame vs its limits",
         ),
         rows,
+        auto: Mode::Interop,
     };
     let setup = |found: Found| Setup {
         adapter: found.adapter,
         display: found.display,
         skipped: found.skipped,
         gl,
+        other: Default::default(),
     };
-    measure(gpu, plan, all, &progress, &group, setup, print_summary)
+    let mut setup = measure(gpu, plan, all, &progress, &group, setup, print_summary)?;
+    setup.other = other_gpu::group(gpu, plan, all, &progress)?;
+    Ok(setup)
 }
 
 /// The rows function of a group of rows: its rows at one size.
@@ -397,6 +226,8 @@ pub(super) struct Group {
     pub(super) names: (&'static str, &'static str, &'static str),
     /// Its rows at one size.
     pub(super) rows: SizeRows,
+    /// The mode auto must choose on the device (the probe fails the group otherwise).
+    pub(super) auto: Mode,
 }
 
 /// What a group found, for its setup: the adapter (`name (driver driver_info)`) and the auto
@@ -408,7 +239,7 @@ pub(super) struct Found {
 }
 
 /// Runs `group` (the watchdog measures set-up from here): opens its device, then the auto
-/// probe (a 1920x1080 target with no mode forced, found in interop mode), then its rows at
+/// probe (a 1920x1080 target with no mode forced, found in the group's mode), then its rows at
 /// every size of [`WGPU_SIZES`], appended to `all`; or, where this machine has no device for
 /// it, nothing. The group's setup, made by `setup` of what it found, printed by `print` with
 /// the rows it added, and dropped the device before it returns.
@@ -440,13 +271,14 @@ pub(super) fn measure<S>(
     };
     let first = all.len();
     let (name, opened_by, what) = group.names;
-    eprintln!("interop: {name}: adapter {}", w.adapter);
+    eprintln!("interop: {name}: adapter {}", w.adapter());
     let (probe, display) = target(gpu, &w, crate::cases::FULL_HD, None)?;
     eprintln!("interop: {name}: {display}");
     ensure!(
-        probe.mode() == Mode::Interop,
-        "auto chose {} on the device from {opened_by}, not interop: {display}",
-        probe.mode()
+        probe.mode() == group.auto,
+        "auto chose {} on the device from {opened_by}, not {}: {display}",
+        probe.mode(),
+        group.auto
     );
     drop(probe);
     for (width, height) in WGPU_SIZES {
@@ -454,7 +286,7 @@ pub(super) fn measure<S>(
         all.extend((group.rows)(gpu, &w, plan, (width, height))?);
     }
     let setup = setup(Found {
-        adapter: Some(w.adapter.clone()),
+        adapter: Some(w.adapter().to_owned()),
         display: Some(display),
         skipped: None,
     });
@@ -474,7 +306,6 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
         .context("binding the CUDA context for the raw copy")?;
     let mut rig = Rig::new(gpu, w, size)?;
     let stream = &gpu.stream;
-    let row_bytes = width * 4;
     let mut rows: Vec<(Role, Variant<'_, Rig>)> = vec![
         (
             Role::Floor,
@@ -534,17 +365,7 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
             Variant::new(
                 format!("raw Queue::write_texture {width}x{height} from host memory + wgpu use"),
                 move |rig: &mut Rig| {
-                    w.queue.write_texture(
-                        rig.upload.as_image_copy(),
-                        rig.pinned.as_slice()?,
-                        wgpu::TexelCopyBufferLayout {
-                            offset: 0,
-                            bytes_per_row: Some(row_bytes),
-                            rows_per_image: None,
-                        },
-                        rig.upload.size(),
-                    );
-                    w.use_texel(&rig.upload, &rig.frames.sink)
+                    w.write_and_use(&rig.upload, rig.pinned.as_slice()?, &rig.frames.sink)
                 },
             ),
         ),
@@ -591,6 +412,21 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
         };
         (role, Variant::new(name, frame))
     }));
+    if rig.gyroflow.is_some() {
+        let name = format!(
+            "gyroflow's way {width}x{height}: kernel into a LINEAR image's memory \
+             (cuExternalMemoryGetMappedBuffer) + sync + wgpu use"
+        );
+        let frame = move |rig: &mut Rig| {
+            rig.frames.t += FRAME_DT;
+            let route = rig
+                .gyroflow
+                .as_ref()
+                .context("gyroflow's way is the rig's")?;
+            route.frame(gpu, w, &rig.frames.sink, rig.frames.t)
+        };
+        rows.push((Role::Gyroflow, Variant::new(name, frame)));
+    }
     // As the copy rows: the shared image is wgpu's between hand-offs.
     let blits = rig.blits.iter().enumerate().map(|(i, b)| {
         let run = move |rig: &mut Rig| {
