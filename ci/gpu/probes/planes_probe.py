@@ -11,7 +11,9 @@ CUDA calls, then GL's use of the textures (one texel of each copied into a 1x1 t
 format with glCopyImageSubData, then glFinish), so every iteration ends synchronized. Cases are
 run in interleaved rounds (3 rounds of `--iters / 3` iterations each, in the same order), and
 each reports its median in µs, p10-p90, its ratio to the same size's floor, and the median CPU
-time of each phase (write, map, arrays, copies, unmap, gl/sync), which says which call blocks.
+time of each phase (write, map, arrays, copies, unmap, gl/sync; join/rejoin around the whole
+hand-off on the private stream; surface, kernel, destroy for the surface kernel), which says
+which call blocks.
 
 Axes (a case name says which):
 - registration flags: NONE (what VideoPlanes does), WD (WRITE_DISCARD), SLS
@@ -25,8 +27,23 @@ Axes (a case name says which):
 - everything else cuda-gl calls per upload: its GL/context/capture queries (the GL owner
   checks' queries, the context bind's queries, the capture checks and mode exchanges), each
   copy on a private stream joined to the caller's by two events, and both;
+- where the private stream's join costs: the copies on the private stream joined by events,
+  ending with cuStreamSynchronize and no GL use (does the join cost only with GL's use?); and
+  the whole hand-off on the private stream (map, both copies and unmap queued there, one join
+  before by the caller's stream's event, one after by the private stream's), then GL's use;
 - one RGBA8 texture: of the frame's size (as the display target's), and of the luma's bytes
-  (w/4 x h), for the same flags.
+  (w/4 x h), for the same flags;
+- who writes a mapped RGBA8 texture of the frame's size: the copy engine (cuMemcpy2DAsync, the
+  rows above) or SMs through a surface object (the display target's way): a SURFACE_LOAD_STORE
+  texture (SLS|WD and SLS) mapped, its array taken, a surface object made over it, the kernel
+  surface_fill_rgba8 of the committed cuda-gl/tests/kernels/test_kernels.ptx (loaded with
+  cuModuleLoadDataEx, blocks of 16x16, a grid that covers the texture) with a seed per
+  iteration, unmapped, then GL's use. The surface object is either made per map (and destroyed
+  after the iteration's end) or made once and kept while the map returns the same array (what
+  cuda-gl's surface cache does; the row says how many were made); beside them the same
+  texture's cuMemcpy2DAsync rows, and both with cuStreamSynchronize and no GL use. Does GL's
+  first use after a copy-engine write cost a handover that SM writes do not? If the PTX does not
+  load (JIT) or a surface call fails, those rows say why and the others run.
 Floors: the memset + cuStreamSynchronize + GL's use of untouched plane textures (the bench's
 floor), the same with an RGBA8 texture, CUDA alone, GL alone; and, with no GL at all, the two
 copies into plain CUDA arrays of R8 + RG8 texels vs RGBA8 texels of the same bytes (the copy's
@@ -34,14 +51,22 @@ own cost by texel size, which the wgpu planes pay too).
 
 After the timing, for each flag set, what the driver keeps: a 64x36 R8 texture with two levels,
 filled by GL, mapped and unmapped with no write (are levels 0 and 1 kept?), then level 0 copied
-into (is level 1 kept?). Every copy case's textures are read back after its rounds (texel (0, 0)
-of each plane must be the last frame's byte): `data ok` / `DATA WRONG`.
+into (is level 1 kept?). Every copy case's textures are read back after each of its rounds
+(texel (0, 0) of each plane must be the last frame's byte; for the surface kernel, texels (0, 0)
+and (w-1, h-1) must be its pattern for the last seed: pattern(y*w + x, seed) =
+((y*w + x) * 2654435761 mod 2^32) ^ seed, its bytes little-endian as r, g, b, a): `data ok` /
+`DATA WRONG` (a round's DATA WRONG stays).
 
 Run on the GPU host from the repository root with NVIDIA's EGL and the GL loader of .gl/
 (`source .gpu/env.sh` of a bundle does both; without one, unpack .gl/*.deb into / with
 `dpkg -x`, run ldconfig, and set __EGL_VENDOR_LIBRARY_FILENAMES to NVIDIA's 10_nvidia.json):
     python3 ci/gpu/probes/planes_probe.py [--iters 300] [--sizes 1920x1080,3840x2160]
-        [--only SUBSTRING] [--json PATH]
+        [--only SUBSTRING|FRIENDLY]... [--json PATH]
+--only keeps the cases whose names contain SUBSTRING, or those a friendly name selects (a
+question's new rows with the rows they are compared to), repeatable (the union); the size's
+floor always runs. Friendly names: `surface-kernel` (the surface kernel vs the copy, RGBA8),
+`all-private` (the whole hand-off on the private stream), `join-nogl` (the join with no GL use),
+`new-cases` (the three).
 It needs nothing else (no nvcc, no cuda-python). Tried on a machine without NVIDIA's GPU only
 with a stand-in libcuda, so its numbers there meant nothing; its calls are the driver API's.
 Writes the table to stdout and, with --json (default $OUT/planes_probe.json when OUT is set),
@@ -59,7 +84,16 @@ from ctypes import POINTER, byref, c_char_p, c_int, c_int32, c_size_t, c_uint, c
 
 # ---------------------------------------------------------------- EGL and GL
 
-egl = ctypes.CDLL("libEGL.so.1")
+
+
+def load_library(name):
+    try:
+        return ctypes.CDLL(name)
+    except OSError as e:
+        sys.exit(f"planes_probe: cannot load {name} ({e}); see the docstring for the setup")
+
+
+egl = load_library("libEGL.so.1")
 egl.eglGetProcAddress.restype = c_void_p
 egl.eglGetProcAddress.argtypes = [c_char_p]
 EGLint = c_int32
@@ -126,7 +160,7 @@ FORMATS = {GL_R8: (GL_RED, 1), GL_RG8: (GL_RG, 2), GL_RGBA8: (GL_RGBA, 4)}
 
 # ---------------------------------------------------------------- CUDA
 
-cu = ctypes.CDLL("libcuda.so.1")
+cu = load_library("libcuda.so.1")
 P = c_void_p
 
 
@@ -180,9 +214,24 @@ class ARRAY_DESCRIPTOR(ctypes.Structure):
                 ("NumChannels", c_uint)]
 
 
+class RESOURCE_DESC(ctypes.Structure):
+    """CUDA_RESOURCE_DESC with resType CU_RESOURCE_TYPE_ARRAY (0): the union's first member is
+    the CUarray, the union is 128 bytes (its `reserved` int[32]), flags follow it."""
+
+    class _Res(ctypes.Union):
+        _fields_ = [("hArray", c_void_p), ("reserved", c_int * 32)]
+
+    _fields_ = [("resType", c_int), ("res", _Res), ("flags", c_uint)]
+
+
 cuMemcpy2DAsync = sig("cuMemcpy2DAsync_v2", POINTER(MEMCPY2D), P)
 cuArrayCreate = sig("cuArrayCreate_v2", POINTER(P), POINTER(ARRAY_DESCRIPTOR))
 cuArray3DGetDescriptor = sig("cuArray3DGetDescriptor_v2", POINTER(ARRAY3D_DESCRIPTOR), P)
+cuSurfObjectCreate = sig("cuSurfObjectCreate", POINTER(c_uint64), POINTER(RESOURCE_DESC))
+cuSurfObjectDestroy = sig("cuSurfObjectDestroy", c_uint64)
+cuModuleLoadDataEx = sig("cuModuleLoadDataEx", POINTER(P), c_char_p, U, POINTER(c_int), POINTER(P))
+cuModuleGetFunction = sig("cuModuleGetFunction", POINTER(P), P, c_char_p)
+cuLaunchKernel = sig("cuLaunchKernel", P, U, U, U, U, U, U, U, P, POINTER(P), POINTER(P))
 MEM_DEVICE, MEM_ARRAY = 2, 3
 NONE, WD, SLS = 0, 2, 4
 FLAG_SETS = {"NONE": (NONE, 0), "WD": (WD, 0), "SLS": (SLS, 0), "SLS|WD": (SLS | WD, 0),
@@ -293,9 +342,10 @@ def not_capturing(s):
         raise CudaFailed("capturing")
 
 
-def run_now(work):
+def run_now(work, m=None):
     """cuda-gl's PrivateQueue::run: `work(private)` ordered after `stream`'s work so far and
-    before its later work, by two events."""
+    before its later work, by two events; with `m`, the phases "join" (up to the private
+    stream's wait) and "rejoin" (from the end of `work`) are marked."""
     bind()
     MODE.value = 2  # CU_STREAM_CAPTURE_MODE_RELAXED
     ck(cuThreadExchangeStreamCaptureMode(byref(MODE)), "exchange")
@@ -305,11 +355,15 @@ def run_now(work):
     if r not in (0, 600):  # CUDA_SUCCESS, CUDA_ERROR_NOT_READY
         raise CudaFailed(f"cuEventQuery -> {r}")
     ck(cuStreamWaitEvent(private, joined, 0), "wait joined")
+    if m:
+        m("join")
     work(private)
     ck(cuEventRecord(done, private), "record done")
     ck(cuStreamWaitEvent(stream, done, 0), "wait done")
     not_capturing(stream)
     ck(cuThreadExchangeStreamCaptureMode(byref(MODE)), "exchange back")
+    if m:
+        m("rejoin")
 
 
 # ---------------------------------------------------------------- the planes
@@ -396,14 +450,104 @@ def plane_sources(frame, images):
     return out
 
 
+# ---------------------------------------------------------------- the surface kernel
+
+PTX_PATH = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
+                                         "cuda-gl", "tests", "kernels", "test_kernels.ptx"))
+_FILL = {}
+
+
+def fill_kernel():
+    """`surface_fill_rgba8(cudaSurfaceObject_t surf, int width, int height, unsigned seed)` of
+    the committed test PTX, JIT-compiled once: (CUfunction, None), or (None, why not)."""
+    if not _FILL:
+        try:
+            with open(PTX_PATH, "rb") as f:
+                ptx = f.read()
+        except OSError as e:
+            _FILL["v"] = (None, f"reading {PTX_PATH}: {e}")
+            return _FILL["v"]
+        log = ctypes.create_string_buffer(8192)
+        # CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES
+        options = (c_int * 2)(5, 6)
+        values = (P * 2)(ctypes.cast(log, c_void_p).value, len(log))
+        module, fn = P(), P()
+        r = cuModuleLoadDataEx(byref(module), ptx, 2, options, values)
+        if r:
+            why = log.value.decode(errors="replace").strip()
+            _FILL["v"] = (None, f"cuModuleLoadDataEx({os.path.basename(PTX_PATH)}) -> CUresult {r}"
+                                + (f": {why}" if why else ""))
+        else:
+            r = cuModuleGetFunction(byref(fn), module, b"surface_fill_rgba8")
+            _FILL["v"] = (fn.value, None) if r == 0 else \
+                (None, f"cuModuleGetFunction(surface_fill_rgba8) -> CUresult {r}")
+    return _FILL["v"]
+
+
+def pattern(i, seed):
+    """test_kernels.cu's pattern(i, seed): (i * 2654435761u) ^ seed, mod 2^32."""
+    return ((i * 2654435761) & 0xFFFFFFFF) ^ seed
+
+
+def pattern_texel(x, y, width, seed):
+    """The RGBA8 texel surface_fill_rgba8 writes at (x, y): pattern(y * width + x)'s bytes,
+    little-endian (r = bits 0-7, ..., a = bits 24-31)."""
+    p = pattern(y * width + x, seed)
+    return [p & 0xFF, (p >> 8) & 0xFF, (p >> 16) & 0xFF, p >> 24]
+
+
+def seed_of(i):
+    """The kernel's seed in iteration i: every byte changes from one iteration to the next."""
+    return (i * 0x9E3779B9 + 0x01234567) & 0xFFFFFFFF
+
+
+def surface_create(array):
+    d = RESOURCE_DESC(resType=0)  # CU_RESOURCE_TYPE_ARRAY
+    d.res.hArray = array
+    s = c_uint64()
+    ck(cuSurfObjectCreate(byref(s), byref(d)), "cuSurfObjectCreate")
+    return s.value
+
+
+class Fill:
+    """One launch of surface_fill_rgba8 over a w x h RGBA8 surface, blocks of 16x16, a grid
+    that covers it; the arguments live here, so a launch only sets them."""
+
+    def __init__(self, fn, size):
+        self.fn, (self.w, self.h) = fn, size
+        self.surf, self.width, self.height, self.seed = c_uint64(), c_int(size[0]), c_int(size[1]), c_uint()
+        self.params = (P * 4)(*[ctypes.cast(byref(a), c_void_p).value
+                                for a in (self.surf, self.width, self.height, self.seed)])
+
+    def launch(self, surf, seed, s):
+        self.surf.value, self.seed.value = surf, seed
+        ck(cuLaunchKernel(self.fn, (self.w + 15) // 16, (self.h + 15) // 16, 1, 16, 16, 1, 0, s,
+                          self.params, None), "cuLaunchKernel(surface_fill_rgba8)")
+
+
 # ---------------------------------------------------------------- the cases
+
+# --only's friendly names: each selects the cases of one question with what they are compared to
+# (a name is matched whole; any other --only value is a substring of case names).
+SURFACE, ALL_PRIVATE, JOIN_NO_GL, NEW = "surface-kernel", "all-private", "join-nogl", "new-cases"
+FRIENDLY = {
+    SURFACE: "RGBA8 of the frame's size written by the surface kernel (SM stores) vs by "
+             "cuMemcpy2DAsync (copy engine), with GL's use and with none",
+    ALL_PRIVATE: "the planes with map, copies and unmap all on the private stream, vs on the "
+                 "caller's and vs only the copies on the private one",
+    JOIN_NO_GL: "the planes with the copies on the private stream and no GL use (sync), vs the "
+                "same with GL's use and vs no join and no GL use",
+    NEW: "all three",
+}
 
 
 class Case:
-    def __init__(self, size, name, body, images=(), checks=()):
+    def __init__(self, size, name, body, images=(), checks=(), tags=(), expect=None):
         self.size, self.name, self.body = size, name, body
         self.images, self.checks = list(images), list(checks)
-        self.samples, self.phases, self.error, self.data = [], {}, None, None
+        self.tags = set(tags) | ({NEW} if tags else set())
+        self.expect = expect  # None, or () -> [(image, x, y, wanted texel bytes)]
+        self.samples, self.phases, self.error, self.data, self.note = [], {}, None, None, None
 
 
 def mark_phases(case, marks):
@@ -421,8 +565,9 @@ def make_cases(size, frame):
     def planes(flags, storage="immutable"):
         return [Image(GL_R8, size, flags, storage), Image(GL_RG8, chroma, flags, storage)]
 
-    def add(name, body, images=(), checks=()):
-        cases.append(Case(size, name, body, images, checks))
+    def add(name, body, images=(), checks=(), tags=(), expect=None):
+        cases.append(Case(size, name, body, images, checks, tags, expect))
+        return cases[-1]
 
     def floor(use):
         def body(i, m):
@@ -432,12 +577,13 @@ def make_cases(size, frame):
         return body
 
     add("floor: write + sync + GL use of untouched planes", floor([t.use() for t in untouched]))
-    add("floor RGBA8: write + sync + GL use of an untouched RGBA8", floor([untouched_rgba.use()]))
+    add("floor RGBA8: write + sync + GL use of an untouched RGBA8", floor([untouched_rgba.use()]),
+        tags=(SURFACE,))
 
     def cuda_alone(i, m):
         frame.write(i); m("write")
         ck(cuStreamSynchronize(stream), "sync"); m("sync")
-    add("CUDA alone: write + sync", cuda_alone)
+    add("CUDA alone: write + sync", cuda_alone, tags=(JOIN_NO_GL,))
     add("GL alone: GL use of untouched planes", lambda i, m: (gl_use([t.use() for t in untouched]), m("gl")))
 
     def cuda_arrays(shapes):
@@ -506,12 +652,95 @@ def make_cases(size, frame):
                 ck(cuStreamSynchronize(stream), "sync"); m("sync")
         return body
 
+    def all_private(images):
+        """The whole hand-off on the private stream: one join (the caller's stream's record, the
+        private stream's wait), map, arrays, copies and unmap queued on the private stream, the
+        join back (its record, the caller's wait), then GL's use; cuda-gl's PrivateQueue::run
+        around all of it, as one call."""
+        def body(i, m):
+            frame.write(i); m("write")
+
+            def work(p):
+                res = map_(images, p); m("map")
+                arrays = [array_of(im) for im in images]; m("arrays")
+                for im, a, (src, pitch) in zip(images, arrays, plane_sources(frame, images)):
+                    copy(a, src, pitch, im.row, im.size[1], p)
+                m("copies")
+                unmap(res, p); m("unmap")
+            run_now(work, m)
+            gl_use([im.use() for im in images]); m("gl")
+        return body
+
+    def surface_fill(image, per_map, use="written"):
+        """map, the array (+ its descriptor, as cuda-gl asks), a surface object over it (created
+        per map and destroyed after the iteration's end, or created once and kept while the map
+        returns the same array, as cuda-gl's cache does), surface_fill_rgba8 with this
+        iteration's seed, unmap; then GL's use, or cuStreamSynchronize with `use` "none".
+        Returns (body, expect, note): expect says what texels (0, 0) and (w-1, h-1) must hold,
+        note how many surface objects were created."""
+        fn, _ = fill_kernel()
+        fill = Fill(fn, image.size) if fn else None
+        state = {"seed": None, "kept": None, "created": 0}
+        iw, ih = image.size
+
+        def body(i, m):
+            frame.write(i); m("write")
+            res = map_([image], stream); m("map")
+            made = None
+            try:
+                a = array_of(image); m("arrays")
+                if per_map:
+                    made = surf = surface_create(a)
+                    state["created"] += 1
+                else:
+                    key = (a, DESC.Width, DESC.Height, DESC.Depth, DESC.Format, DESC.NumChannels)
+                    if state["kept"] is None or state["kept"][0] != key:
+                        if state["kept"] is not None:
+                            # no pending work uses it: every iteration ends synchronized
+                            ck(cuSurfObjectDestroy(state["kept"][1]), "cuSurfObjectDestroy")
+                            state["kept"] = None
+                        state["kept"] = (key, surface_create(a))
+                        state["created"] += 1
+                    surf = state["kept"][1]
+                m("surface")
+                seed = seed_of(i)
+                fill.launch(surf, seed, stream)
+                state["seed"] = seed
+                m("kernel")
+            except CudaFailed:
+                cuGraphicsUnmapResources(1, res, stream)
+                cuStreamSynchronize(stream)
+                if made is not None:
+                    cuSurfObjectDestroy(made)
+                raise
+            unmap(res, stream); m("unmap")
+            if use == "written":
+                gl_use([image.use()]); m("gl")
+            else:
+                ck(cuStreamSynchronize(stream), "sync"); m("sync")
+            if per_map:
+                # after the iteration's end (GL's use waited for the unmap, which waited for the
+                # kernel), so no pending work uses it
+                ck(cuSurfObjectDestroy(made), "cuSurfObjectDestroy"); m("destroy")
+
+        def expect():
+            seed = state["seed"]
+            if seed is None:
+                return []
+            return [(image, x, y, pattern_texel(x, y, iw, seed)) for x, y in ((0, 0), (iw - 1, ih - 1))]
+
+        def note():
+            return f"{state['created']} surface object(s) created"
+        return body, expect, note
+
     for flags in FLAG_SETS:
         for storage in ("immutable", "mutable"):
             ims = planes(flags, storage)
             tag = f"{flags} {storage}"
             add(f"{tag}: map2 + unmap", upload(ims, copies=False), ims)
-            add(f"{tag}: map2 + 2 copies + unmap", upload(ims), ims, checks=ims)
+            add(f"{tag}: map2 + 2 copies + unmap", upload(ims), ims, checks=ims,
+                tags=(ALL_PRIVATE,) if storage == "immutable" and flags in ("NONE", "WD", "SLS|WD")
+                else ())
     for flags in ("NONE", "WD", "SLS|WD"):
         ims = planes(flags)
         tag = f"{flags} immutable"
@@ -520,19 +749,42 @@ def make_cases(size, frame):
         add(f"{tag}: chroma alone (map, copy, unmap, GL use)", upload(ims[1:]), ims[1:], ims[1:])
         add(f"{tag}: map2 + 2 copies + unmap, GL uses UNTOUCHED textures",
             upload(ims, use="untouched"), ims, ims)
-        add(f"{tag}: map2 + 2 copies + unmap + sync, NO GL use", upload(ims, use="none"), ims, ims)
+        add(f"{tag}: map2 + 2 copies + unmap + sync, NO GL use", upload(ims, use="none"), ims, ims,
+            tags=(JOIN_NO_GL,))
         add(f"{tag}: map2 + 2 copies + unmap + cuda-gl's GL/context/capture queries",
             upload(ims, emulate=("queries",)), ims, ims)
         add(f"{tag}: map2 + 2 copies on a private stream joined by events + unmap",
-            upload(ims, emulate=("joins",)), ims, ims)
+            upload(ims, emulate=("joins",)), ims, ims, tags=(ALL_PRIVATE, JOIN_NO_GL))
+        add(f"{tag}: map2 + 2 copies on a private stream joined by events + unmap + sync, NO GL use",
+            upload(ims, use="none", emulate=("joins",)), ims, ims, tags=(JOIN_NO_GL,))
+        add(f"{tag}: map2 + 2 copies + unmap ALL on a private stream joined by events",
+            all_private(ims), ims, ims, tags=(ALL_PRIVATE,))
         add(f"{tag}: map2 + 2 copies + unmap with every cuda-gl call",
             upload(ims, emulate=("queries", "joins")), ims, ims)
-    for flags in ("NONE", "WD", "SLS|WD"):
+    for flags in ("NONE", "WD", "SLS|WD", "SLS"):
+        surf = flags in ("SLS|WD", "SLS")
         full = [Image(GL_RGBA8, size, flags)]
-        add(f"{flags} RGBA8 {w}x{h}: map + copy + unmap", upload(full), full, full)
-        quarter = [Image(GL_RGBA8, (w // 4, h), flags)]
-        add(f"{flags} RGBA8 {w // 4}x{h} (the luma's bytes): map + copy + unmap", upload(quarter),
-            quarter, quarter)
+        add(f"{flags} RGBA8 {w}x{h}: map + copy + unmap", upload(full), full, full,
+            tags=(SURFACE,) if surf else ())
+        if surf:
+            modes = (("per map", "written"), ("kept across maps", "written"), ("kept", "none")) \
+                if flags == "SLS|WD" else (("kept across maps", "written"),)
+            for mode, use in modes:
+                if use == "none":
+                    plain = [Image(GL_RGBA8, size, flags)]
+                    add(f"{flags} RGBA8 {w}x{h}: map + copy + unmap + sync, NO GL use",
+                        upload(plain, use="none"), plain, plain, tags=(SURFACE,))
+                one = Image(GL_RGBA8, size, flags)
+                body, expect, note = surface_fill(one, per_map=mode == "per map", use=use)
+                c = add(f"{flags} RGBA8 {w}x{h}: map + surface kernel + unmap (surface object {mode})"
+                        + (" + sync, NO GL use" if use == "none" else ""),
+                        body, [one], tags=(SURFACE,), expect=expect)
+                c.note = note
+                c.error = fill_kernel()[1]
+        if flags != "SLS":
+            quarter = [Image(GL_RGBA8, (w // 4, h), flags)]
+            add(f"{flags} RGBA8 {w // 4}x{h} (the luma's bytes): map + copy + unmap", upload(quarter),
+                quarter, quarter)
     return cases
 
 
@@ -555,8 +807,20 @@ def run_case(case, iters, start):
 
 
 def check_data(case, frame):
-    """Texel (0, 0) of every written texture holds the last frame's byte."""
-    if case.error or not case.checks:
+    """Texel (0, 0) of every written texture holds the last frame's byte; for a case with
+    `expect` (the surface kernel's), the texels it names hold what it says. A round's DATA WRONG
+    stays, whatever later rounds read."""
+    if case.error or not (case.checks or case.expect) or (case.data or "").startswith("DATA WRONG"):
+        return
+    if case.expect:
+        wanted = case.expect()
+        if not wanted:
+            case.data = "DATA WRONG (nothing was written)"
+            return
+        got = [read_texel(im.name, im.internal, 0, x, y) for im, x, y, _ in wanted]
+        want = [t for _, _, _, t in wanted]
+        case.data = "data ok" if got == want else \
+            f"DATA WRONG (texels {[(x, y) for _, x, y, _ in wanted]}: want {want}, got {got})"
         return
     want = frame.byte
     got = [read_texel(im.name, im.internal) for im in case.checks]
@@ -575,21 +839,29 @@ def report(cases, out):
         by_size.setdefault(c.size, []).append(c)
     for size, group in by_size.items():
         floor = statistics.median(group[0].samples) if group[0].samples else float("nan")
+        width = max([78] + [len(c.name) for c in group])
         print(f"\n== {size[0]}x{size[1]} (floor {floor:.1f} µs)", flush=True)
         for c in group:
             if c.error:
-                print(f"  {c.name:<78} ERROR {c.error}")
+                print(f"  {c.name:<{width}} ERROR {c.error}", flush=True)
                 out.append({"size": list(size), "case": c.name, "error": c.error})
+                continue
+            if not c.samples:
+                print(f"  {c.name:<{width}} no samples", flush=True)
                 continue
             med = statistics.median(c.samples)
             phases = {k: statistics.median(v) for k, v in c.phases.items()}
             ph = " ".join(f"{k} {v:.0f}" for k, v in phases.items())
-            print(f"  {c.name:<78} {med:8.1f} µs  ({pct(c.samples, .1):.0f}-{pct(c.samples, .9):.0f})"
-                  f"  x{med / floor:5.2f}  [{ph}]  {c.data or ''}", flush=True)
-            out.append({"size": list(size), "case": c.name, "median_us": med,
-                        "p10_us": pct(c.samples, .1), "p90_us": pct(c.samples, .9),
-                        "ratio_to_floor": med / floor, "phase_median_us": phases,
-                        "n": len(c.samples), "data": c.data})
+            note = c.note() if callable(c.note) else c.note
+            print(f"  {c.name:<{width}} {med:8.1f} µs  ({pct(c.samples, .1):.0f}-{pct(c.samples, .9):.0f})"
+                  f"  x{med / floor:5.2f}  [{ph}]  {c.data or ''}{'; ' + note if note else ''}", flush=True)
+            row = {"size": list(size), "case": c.name, "median_us": med,
+                   "p10_us": pct(c.samples, .1), "p90_us": pct(c.samples, .9),
+                   "ratio_to_floor": med / floor, "phase_median_us": phases,
+                   "n": len(c.samples), "data": c.data}
+            if note:
+                row["note"] = note
+            out.append(row)
 
 
 def kept_after_map(out):
@@ -641,7 +913,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--iters", type=int, default=300)
     ap.add_argument("--sizes", default="1920x1080,3840x2160")
-    ap.add_argument("--only", default="", help="run only the cases whose names contain this")
+    ap.add_argument("--only", action="append", default=None, metavar="NAME",
+                    help="run only the cases whose names contain NAME, or those a friendly name "
+                    "selects (repeatable: the union; the floor always runs): " +
+                    "; ".join(f"{k}: {v}" for k, v in FRIENDLY.items()))
     ap.add_argument("--json", default=os.path.join(os.environ["OUT"], "planes_probe.json")
                     if os.environ.get("OUT") else "")
     args = ap.parse_args()
@@ -665,7 +940,9 @@ def main():
         size = tuple(int(v) for v in text.split("x"))
         frame = Frame(size)
         cases = make_cases(size, frame)
-        cases = [c for i, c in enumerate(cases) if i == 0 or args.only in c.name]
+        onlys = args.only or [""]
+        cases = [c for i, c in enumerate(cases)
+                 if i == 0 or any(o in c.name or o in c.tags for o in onlys)]
         for c in cases:  # warm-up: first maps, page-ins
             run_case(c, 10, 0)
             c.samples.clear(); c.phases.clear()
