@@ -245,3 +245,10 @@ pub use video_planes::WgpuVideoPlanes;
 
 /// wgpu-hal's Vulkan backend.
 type Vulkan = wgpu::hal::api::Vulkan;
+
+/// Mesa's lavapipe (software Vulkan) for the unit tests that need a wgpu device but no CUDA:
+/// one module, which the tests of `read_back` and `interop_mode` share.
+#[cfg(test)]
+#[allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+#[path = "../../tests/harness/lavapipe.rs"]
+mod lavapipe_harness;

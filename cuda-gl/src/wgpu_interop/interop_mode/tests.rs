@@ -12,8 +12,7 @@ use super::copy_command;
 use crate::wgpu_interop::WgpuError;
 use crate::wgpu_interop::device::ready;
 
-#[path = "../../../tests/harness/lavapipe.rs"]
-mod software;
+use crate::wgpu_interop::lavapipe_harness as software;
 
 /// A 4x4 `Rgba8Unorm` texture that copies may read and write.
 fn texture(device: &wgpu::Device) -> wgpu::Texture {

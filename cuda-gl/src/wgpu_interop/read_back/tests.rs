@@ -10,8 +10,7 @@
 use super::super::device::ready;
 use super::{Readable, read_texture};
 
-#[path = "../../../tests/harness/lavapipe.rs"]
-mod software;
+use crate::wgpu_interop::lavapipe_harness as software;
 
 /// A device and queue on lavapipe, or `None` after printing why (a failure under the
 /// variables above).
