@@ -458,20 +458,12 @@ fn a_device_on_wgpus_own_gl_context_is_refused() {
 /// submit or the queue's own drop, which deletes it through whatever GL context is current.
 /// Its GL name, and whether the current context has it now.
 fn pending_texture(device: &wgpu::Device, queue: &wgpu::Queue, fns: &GlFns) -> u32 {
-    let texture = device.create_texture(&wgpu::TextureDescriptor {
-        label: Some("cuda-gl test: pending write"),
-        size: wgpu::Extent3d {
-            width: 4,
-            height: 4,
-            depth_or_array_layers: 1,
-        },
-        mip_level_count: 1,
-        sample_count: 1,
-        dimension: wgpu::TextureDimension::D2,
-        format: wgpu::TextureFormat::Rgba8Unorm,
-        usage: wgpu::TextureUsages::COPY_DST | wgpu::TextureUsages::TEXTURE_BINDING,
-        view_formats: &[],
-    });
+    let texture = device.create_texture(&texture_descriptor(
+        (4, 4),
+        SharedFormat::Rgba8Unorm,
+        "cuda-gl test: pending write",
+        wgpu::TextureUsages::COPY_DST | wgpu::TextureUsages::TEXTURE_BINDING,
+    ));
     queue.write_texture(
         texture.as_image_copy(),
         &[7u8; 64],

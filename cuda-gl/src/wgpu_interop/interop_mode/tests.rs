@@ -9,27 +9,20 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use super::copy_command;
-use crate::wgpu_interop::WgpuError;
 use crate::wgpu_interop::device::ready;
+use crate::wgpu_interop::place::texture_descriptor;
+use crate::wgpu_interop::{SharedFormat, WgpuError};
 
 use crate::wgpu_interop::lavapipe_harness as software;
 
 /// A 4x4 `Rgba8Unorm` texture that copies may read and write.
 fn texture(device: &wgpu::Device) -> wgpu::Texture {
-    device.create_texture(&wgpu::TextureDescriptor {
-        label: Some("cuda-gl copy-command test"),
-        size: wgpu::Extent3d {
-            width: 4,
-            height: 4,
-            depth_or_array_layers: 1,
-        },
-        mip_level_count: 1,
-        sample_count: 1,
-        dimension: wgpu::TextureDimension::D2,
-        format: wgpu::TextureFormat::Rgba8Unorm,
-        usage: wgpu::TextureUsages::COPY_SRC | wgpu::TextureUsages::COPY_DST,
-        view_formats: &[],
-    })
+    device.create_texture(&texture_descriptor(
+        (4, 4),
+        SharedFormat::Rgba8Unorm,
+        "cuda-gl copy-command test",
+        wgpu::TextureUsages::COPY_SRC | wgpu::TextureUsages::COPY_DST,
+    ))
 }
 
 #[test]

@@ -9,6 +9,8 @@
 
 use super::super::device::ready;
 use super::{Readable, read_texture};
+use crate::wgpu_interop::SharedFormat;
+use crate::wgpu_interop::place::texture_descriptor;
 
 use crate::wgpu_interop::lavapipe_harness as software;
 
@@ -36,16 +38,12 @@ fn texture_of(
         height: size.1,
         depth_or_array_layers: 1,
     };
-    let texture = device.create_texture(&wgpu::TextureDescriptor {
-        label: Some("read_back test"),
-        size: extent,
-        mip_level_count: 1,
-        sample_count: 1,
-        dimension: wgpu::TextureDimension::D2,
-        format: wgpu::TextureFormat::Rgba8Unorm,
-        usage: wgpu::TextureUsages::COPY_SRC | wgpu::TextureUsages::COPY_DST,
-        view_formats: &[],
-    });
+    let texture = device.create_texture(&texture_descriptor(
+        size,
+        SharedFormat::Rgba8Unorm,
+        "read_back test",
+        wgpu::TextureUsages::COPY_SRC | wgpu::TextureUsages::COPY_DST,
+    ));
     queue.write_texture(
         texture.as_image_copy(),
         bytes,
