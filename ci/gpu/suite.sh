@@ -33,9 +33,12 @@
 # library's default), about 4.5 s each instead of 13. Every other test keeps the default 10 s:
 # a 2160p frame, a soak or a slow first launch may wait longer than 3 s and must not time out.
 # With SUITE_RESUME=FILE in the environment, every test binary run whole and every gpu_suite test
-# that ends (passed, failed or hung) is written to FILE, and those FILE names already are skipped:
-# a device call cut off by its time limit goes on where it stopped in the next call on the same
-# machine (its files outside the carried paths stay while it is warm).
+# that ends (passed, failed or hung; not one killed from outside) is written to FILE with its exit
+# status, and those FILE names already are skipped, their earlier failures said again in the
+# summary: a device call cut off by its time limit goes on where it stopped in the next call on
+# the same machine (its files outside the carried paths stay while it is warm). FILE starts with
+# the bundle's fingerprint (names, sizes and times of .gpu/tests/*): a FILE of another bundle is
+# emptied first.
 #   --mesa               then, with Mesa's EGL and lavapipe beside NVIDIA's CUDA (needs .mesa/, from
 #                        ci/gpu/fetch-mesa-egl-debs.sh): the tests that need GL or Vulkan not on the CUDA
 #                        GPU (not_nvidia_gl, the demo's staged default run, examples 10 and 13),
@@ -65,17 +68,32 @@ trap 'kill $packer 2>/dev/null' EXIT
 say() { echo "$*" | tee -a "$sum"; }
 xid() { say "--- kernel log, $1: $(dmesg 2>/dev/null | grep -c Xid) Xid lines"; dmesg 2>/dev/null | grep Xid | tail -3 | tee -a "$sum"; }
 # run NAME TIMEOUT CMD...: runs CMD, logs its output as NAME, says its exit status and last result.
-# done_before KEY: KEY ended in an earlier call (SUITE_RESUME); ended KEY: record it there.
-done_before() { [ -n "${SUITE_RESUME:-}" ] && grep -qxF -- "$1" "$SUITE_RESUME" 2>/dev/null; }
-ended() { if [ -n "${SUITE_RESUME:-}" ]; then echo "$1" >>"$SUITE_RESUME"; fi; }
+# earlier_rc KEY: prints KEY's exit status from an earlier call (SUITE_RESUME) and succeeds, or
+# fails when KEY has not ended before. ended KEY RC: records it there, unless the run was killed
+# from outside (SIGKILL or SIGTERM: the call's own limit), which a later call runs again.
+earlier_rc() {
+    [ -n "${SUITE_RESUME:-}" ] || return 1
+    local line
+    line=$(grep -F -- "$1 rc=" "$SUITE_RESUME" 2>/dev/null | grep -E -- "^.{${#1}} rc=[0-9]+$" | tail -1)
+    [ -n "$line" ] && echo "${line##* rc=}"
+}
+ended() {
+    if [ -n "${SUITE_RESUME:-}" ] && (($2 != 137 && $2 != 143)); then
+        echo "$1 rc=$2" >>"$SUITE_RESUME"
+    fi
+}
+if [ -n "${SUITE_RESUME:-}" ]; then
+    bundle="bundle $(stat -c '%n %s %Y' .gpu/tests/* 2>/dev/null | md5sum | cut -c1-16)"
+    [ "$(head -1 "$SUITE_RESUME" 2>/dev/null)" = "$bundle" ] || echo "$bundle" >"$SUITE_RESUME"
+fi
 run() {
     local name=$1 limit=$2 start=$SECONDS rc
     shift 2
-    if done_before "$name"; then say "$name: ran in an earlier call (SUITE_RESUME)"; return; fi
+    if rc=$(earlier_rc "$name"); then say "$name rc=$rc: ran in an earlier call (SUITE_RESUME)"; return; fi
     timeout "$limit" "$@" >"$logs/$name.log" 2>&1
     rc=$?
     say "$name rc=$rc $((SECONDS - start))s $(grep -E '^test result|frames/s|watchdog|^[0-9]{2}_[a-z_]+: ' "$logs/$name.log" | tail -1)"
-    ended "$name"
+    ended "$name" "$rc"
     pack
 }
 tests() { ls .gpu/tests | grep -v -E -e '^(compile_fail|xtask)' -e '^(plasma-demo|cudarc_interop)$' -e '^[0-9]{2}_' | grep -E -- "$only"; }
@@ -87,7 +105,13 @@ each_test() {
     local bin=$1 name=$2 t rc fails=0 hangs=0 passed=0 earlier=0 start=$SECONDS limit
     : >"$logs/$name.log"
     for t in $("$bin" --list 2>/dev/null | sed -n 's/: test$//p' | grep -E -- "${SUITE_TESTS:-.}"); do
-        if done_before "$name $t"; then earlier=$((earlier + 1)); continue; fi
+        if rc=$(earlier_rc "$name $t"); then
+            earlier=$((earlier + 1))
+            if ((rc == 124)); then hangs=$((hangs + 1)); say "  HANG (90 s, an earlier call) $t"
+            elif ((rc != 0)); then fails=$((fails + 1)); say "  FAIL rc=$rc (an earlier call) $t"
+            else passed=$((passed + 1)); fi
+            continue
+        fi
         limit=()
         [[ $t =~ $bounded ]] && limit=(CUDA_GL_WAIT_LIMIT_MS="${SUITE_WAIT_LIMIT_MS:-3000}")
         echo "=== $t ${limit[*]}" >>"$logs/$name.log"
@@ -96,9 +120,9 @@ each_test() {
         if ((rc == 0)); then passed=$((passed + 1))
         elif ((rc == 124)); then hangs=$((hangs + 1)); say "  HANG (90 s) $t"
         else fails=$((fails + 1)); say "  FAIL rc=$rc $t"; fi
-        ended "$name $t"
+        ended "$name $t" "$rc"
     done
-    say "$name $((SECONDS - start))s: $passed passed, $fails failed, $hangs hung$( ((earlier)) && echo ", $earlier ran in an earlier call")"
+    say "$name $((SECONDS - start))s: $passed passed, $fails failed, $hangs hung$( ((earlier)) && echo " ($earlier of them in an earlier call)")"
     pack
 }
 suite() {

@@ -62,7 +62,9 @@ pub(crate) fn check_alive(texture: &wgpu::Texture, call: &'static str) -> Result
     } else {
         Err(WgpuError::Refused {
             call,
-            message: "a texture cuda-gl writes was destroyed (found before the hand-off)".into(),
+            message: "a texture that cuda-gl copies from or into was destroyed \
+                      (wgpu::Texture::destroy or wgpu::Device::destroy), found before the hand-off"
+                .into(),
         }
         .into())
     }
