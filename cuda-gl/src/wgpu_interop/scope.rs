@@ -49,15 +49,7 @@ pub(crate) fn scoped<R>(
 /// # Errors
 /// [`WgpuError::Refused`] naming `call` and the texture.
 pub(crate) fn check_alive(texture: &wgpu::Texture, call: &'static str) -> Result<()> {
-    // SAFETY: the guards are only tested and dropped; a texture of either backend that is not
-    // destroyed gives one (wgpu-core's `texture_as_hal` is `None` once it was snatched).
-    let vulkan = unsafe { texture.as_hal::<super::Vulkan>() }.is_some();
-    #[cfg(feature = "wgpu-gl")]
-    // SAFETY: as above.
-    let gl = unsafe { texture.as_hal::<super::gl_device::Gles>() }.is_some();
-    #[cfg(not(feature = "wgpu-gl"))]
-    let gl = false;
-    if vulkan || gl {
+    if is_alive(texture) {
         Ok(())
     } else {
         Err(WgpuError::Refused {
@@ -68,6 +60,19 @@ pub(crate) fn check_alive(texture: &wgpu::Texture, call: &'static str) -> Result
         }
         .into())
     }
+}
+
+/// Whether `texture` (of wgpu's Vulkan backend, or with `wgpu-gl` of its GL backend) is not
+/// destroyed: wgpu-core's `texture_as_hal` is `None` once the texture was snatched.
+pub(crate) fn is_alive(texture: &wgpu::Texture) -> bool {
+    // SAFETY: the guards are only tested and dropped (none is held across another wgpu call).
+    let vulkan = unsafe { texture.as_hal::<super::Vulkan>() }.is_some();
+    #[cfg(feature = "wgpu-gl")]
+    // SAFETY: as above.
+    let gl = unsafe { texture.as_hal::<super::gl_device::Gles>() }.is_some();
+    #[cfg(not(feature = "wgpu-gl"))]
+    let gl = false;
+    vulkan || gl
 }
 
 /// Waits until wgpu has finished submission `index` on `device`, at most `limit`. wgpu's

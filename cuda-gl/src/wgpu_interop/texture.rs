@@ -301,8 +301,7 @@ impl SharedTexture {
     /// Whether the texture is still alive: not destroyed by the application
     /// (`wgpu::Texture::destroy` on a clone), after which wgpu refuses every use of it.
     fn is_alive(&self) -> bool {
-        // SAFETY: the guard is only tested and dropped.
-        unsafe { self.texture.as_hal::<Vulkan>() }.is_some()
+        super::scope::is_alive(&self.texture)
     }
 
     /// Refuses a texture that the application destroyed: wgpu would refuse the hand-off's

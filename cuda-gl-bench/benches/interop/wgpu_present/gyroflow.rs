@@ -39,7 +39,7 @@
 //! route drops the texture only once the bench stream and the device are idle, else leaks it
 //! (and with it the image, the memory and CUDA's mapping), as the plain route does.
 
-use super::plain::{import_fd, stream_idle};
+use super::plain::{import_dedicated, stream_idle};
 use super::plain_vk::{WAIT_LIMIT, bind_memory, exportable_extent, image_info, memory_fd};
 use crate::gpu::{Gpu, cu};
 use crate::wgpu_present::Wgpu;
@@ -89,18 +89,8 @@ impl CudaBuffer {
             memory: std::ptr::null_mut(),
             ptr: 0,
         };
-        let mut desc = sys::CUDA_EXTERNAL_MEMORY_HANDLE_DESC {
-            type_: sys::CUexternalMemoryHandleType::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD,
-            size: bytes,
-            flags: sys::CUDA_EXTERNAL_MEMORY_DEDICATED,
-            ..Default::default()
-        };
-        import_fd("cuImportExternalMemory", fd, |fd| {
-            desc.handle.fd = fd;
-            // SAFETY: (1): a dedicated allocation of `bytes`; `desc` is complete, the
-            // out-pointer valid.
-            unsafe { driver.cuImportExternalMemory(&mut this.memory, &desc) }
-        })?;
+        // SAFETY: (1): the export of a dedicated allocation of `bytes` bytes.
+        this.memory = unsafe { import_dedicated(driver, fd, bytes) }?;
         let buffer = sys::CUDA_EXTERNAL_MEMORY_BUFFER_DESC {
             offset: 0,
             size: bytes,

@@ -71,14 +71,36 @@ struct CudaImport {
 
 /// Runs `import` (a `cuImportExternal*` call) on `fd`'s descriptor: on success the driver owns
 /// it (released here), on failure it is closed (`fd` drops).
-pub(super) fn import_fd(
-    call: &str,
-    fd: OwnedFd,
-    import: impl FnOnce(i32) -> sys::CUresult,
-) -> Result<()> {
+fn import_fd(call: &str, fd: OwnedFd, import: impl FnOnce(i32) -> sys::CUresult) -> Result<()> {
     cu(call, import(fd.as_raw_fd()))?;
     let _ = fd.into_raw_fd();
     Ok(())
+}
+
+/// Imports `fd`, the `OPAQUE_FD` export of a dedicated Vulkan allocation of `bytes` bytes, into
+/// the current CUDA context (`cuImportExternalMemory`); the descriptor as [`import_fd`] says.
+///
+/// # Safety
+/// 1. `fd` is such an export, of memory on the current context's GPU that outlives the import.
+pub(super) unsafe fn import_dedicated(
+    driver: &sys::Driver,
+    fd: OwnedFd,
+    bytes: u64,
+) -> Result<sys::CUexternalMemory> {
+    let mut memory = std::ptr::null_mut();
+    let mut desc = sys::CUDA_EXTERNAL_MEMORY_HANDLE_DESC {
+        type_: sys::CUexternalMemoryHandleType::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD,
+        size: bytes,
+        flags: sys::CUDA_EXTERNAL_MEMORY_DEDICATED,
+        ..Default::default()
+    };
+    import_fd("cuImportExternalMemory", fd, |fd| {
+        desc.handle.fd = fd;
+        // SAFETY: (1): a dedicated allocation of `bytes`; `desc` is complete, the out-pointer
+        // valid.
+        unsafe { driver.cuImportExternalMemory(&mut memory, &desc) }
+    })?;
+    Ok(memory)
 }
 
 impl CudaImport {
@@ -101,18 +123,8 @@ impl CudaImport {
             surface: 0,
             semaphore: std::ptr::null_mut(),
         };
-        let mut desc = sys::CUDA_EXTERNAL_MEMORY_HANDLE_DESC {
-            type_: sys::CUexternalMemoryHandleType::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD,
-            size: bytes,
-            flags: sys::CUDA_EXTERNAL_MEMORY_DEDICATED,
-            ..Default::default()
-        };
-        import_fd("cuImportExternalMemory", memory_fd, |fd| {
-            desc.handle.fd = fd;
-            // SAFETY: (1): a dedicated allocation of `bytes`; `desc` is complete, the
-            // out-pointer valid.
-            unsafe { driver.cuImportExternalMemory(&mut this.memory, &desc) }
-        })?;
+        // SAFETY: (1): the export of the image's dedicated allocation of `bytes` bytes.
+        this.memory = unsafe { import_dedicated(driver, memory_fd, bytes) }?;
         let array = sys::CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC {
             offset: 0,
             arrayDesc: sys::CUDA_ARRAY3D_DESCRIPTOR {
