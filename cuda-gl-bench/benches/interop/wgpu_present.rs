@@ -200,6 +200,9 @@ pub enum Role {
     RoundShared,
     /// Two shared textures round-robin, frame n written while wgpu uses n - 1 (µs per frame).
     Ring2,
+    /// [`Role::Ring2`] with no release ahead: each texture released by its write, behind the
+    /// hand-back of the frame before (µs per frame).
+    Ring2AtWrite,
     /// Three shared textures round-robin (µs per frame).
     Ring3,
     /// Four frames (kernels) per hand-off of one shared texture (µs per frame).

@@ -17,7 +17,7 @@
 //! 3840x2160 one (the benchmark's wgpu present group measures both).
 //!
 //! The blit's bind group holds a view of the shared image: it is recorded only into the
-//! command buffer that [`CudaWrite::finish_then`] submits after the acquire, where the image is
+//! command buffer that [`CudaWrite::finish_then_release`] submits after the acquire, where the image is
 //! wgpu's, in the state wgpu's tracker holds for it (contract 6 of the module docs).
 
 use super::blit::{Blit, BlitKind, BlitPair};
@@ -84,6 +84,9 @@ impl Present for Interop {
         let clear = unsafe { shared.write(&stream) }?;
         copy_into(&clear, &pixels, layout)?;
         clear.finish()?;
+        // SAFETY: (1) of `release_ahead`: only this mode's present uses the image, after the
+        // hand-back of a write.
+        unsafe { shared.release_ahead() }?;
         Ok(Interop {
             shared,
             source,
@@ -93,7 +96,8 @@ impl Present for Interop {
         })
     }
 
-    /// Hands the shared image to CUDA on the frame's stream, after wgpu's uses of it so far.
+    /// Hands the shared image to CUDA on the frame's stream, after wgpu's uses of it so far
+    /// (released ahead at the last present: the stream only waits for that release).
     ///
     /// # Errors
     /// As [`SharedTexture::write`].
@@ -203,9 +207,13 @@ impl<S: AsStream> PresentFrame for InteropFrame<'_, S> {
             copy_into(&write, pixels, layout)?;
         }
         // The blit or copy goes in the hand-back's own submit, after the acquire. (Had the
-        // encoding failed, the guard's drop hands the image back instead.)
+        // encoding failed, the guard's drop hands the image back instead.) The image is then
+        // released to CUDA at once, so that the next frame's CUDA wait does not wait for a
+        // release submitted behind this hand-back (which waits for this frame's kernel).
         let command = present_command(place, blit, shared)?;
-        write.finish_then(command)
+        // SAFETY: (1) of `release_ahead`: the image is never handed out; only a present uses
+        // it, in the hand-back's own submit after a write.
+        unsafe { write.finish_then_release(command) }
     }
 }
 
@@ -264,7 +272,7 @@ fn encode_call(kind: BlitKind) -> &'static str {
 /// caught here). A texture the application destroyed is refused first ([`check_alive`]): wgpu
 /// 30 would take the copy and refuse it only at the submit that carries it, the hand-back's
 /// own. One destroyed after the check (by another thread) is still refused there, and
-/// `CudaWrite::finish_then` (or the video planes' `SharedTexture::copy_in_together`) then makes
+/// `CudaWrite::finish_then_release` (or the video planes' `SharedTexture::copy_in_together`) then makes
 /// the hand-back again without the copy.
 ///
 /// # Errors

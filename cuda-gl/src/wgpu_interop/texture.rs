@@ -356,11 +356,10 @@ impl SharedTexture {
             "cuda_gl::wgpu_interop::SharedTexture::write",
         )?;
         self.check_alive()?;
-        self.recover()?;
         // From here the image is released to CUDA: until a signal of CUDA's is acquired back,
         // it is CUDA's, also when the wait below is not queued (then the next write or the
         // drop recovers it).
-        let [release] = group::release_all(std::array::from_mut(self))?;
+        let release = self.release_for_write()?;
         let semaphore = self.resources.held.cuda_timeline.raw;
         // SAFETY: the stream is live while borrowed and of this context (checked). In the
         // work: the semaphore lives as long as `self.resources`, which outlives the private
@@ -378,6 +377,47 @@ impl SharedTexture {
             stream,
             done: false,
         })
+    }
+}
+
+impl SharedTexture {
+    /// Hands the image to CUDA now, after every wgpu use of the texture submitted so far, ahead
+    /// of its next [`write`](Self::write), which then submits nothing to wgpu and only makes its
+    /// stream wait on the GPU.
+    ///
+    /// For frames in flight (several textures written round-robin while wgpu uses the last
+    /// frame): release each texture right after submitting its last use. Each hand-back to
+    /// wgpu ([`CudaWrite::finish`]) waits on the GPU for CUDA's kernel, and wgpu's queue runs
+    /// its submits in order, so a release submitted by the next `write` (after that hand-back)
+    /// runs only once CUDA has written the frame before, and CUDA's next frame waits for it: the
+    /// frames do not overlap. A release made ahead is already on the queue, before that hand-back.
+    ///
+    /// A texture already released ahead is left as it is. A texture released ahead that is
+    /// dropped, or written by a video planes' upload, is first handed back to wgpu on the GPU
+    /// (CUDA waits for the release and signals; no CPU wait).
+    ///
+    /// # Safety
+    /// 1. From this call until a later [`write`](Self::write)'s guard hands the image back (a
+    ///    [`finish`](CudaWrite::finish) that returned `Ok`, or a drop that recorded no error),
+    ///    no wgpu command uses the texture (a clone of [`texture`](Self::texture)): the image is
+    ///    CUDA's, in a layout and queue family wgpu does not track, as during a write.
+    ///
+    /// # Errors
+    /// [`WgpuError::TextureDestroyed`] when the texture was destroyed through wgpu; what the
+    /// recovery of an image that an earlier write left CUDA's returns; [`WgpuError::Refused`] or
+    /// [`WgpuError::OutOfMemory`] from the release's submits (refused before the barriers were
+    /// submitted, nothing was released; after, the image is CUDA's and the next `write`
+    /// recovers it); [`Error::Timeout`](crate::Error::Timeout) or [`WgpuError::Vulkan`] when a
+    /// refused signal could not be made from the host either.
+    pub unsafe fn release_ahead(&mut self) -> Result<()> {
+        if self.turn.owner == turn::Owner::Ahead {
+            return Ok(());
+        }
+        self.check_alive()?;
+        self.recover()?;
+        group::release_all(std::array::from_mut(self))?;
+        self.turn.released_ahead();
+        Ok(())
     }
 }
 
@@ -507,11 +547,24 @@ impl<S: AsStream> CudaWrite<'_, S> {
     }
 
     /// [`finish`](Self::finish), with `then` (work of the same device that uses the texture)
-    /// submitted with the hand-back, after it. When wgpu refuses that submit, the hand-back is
-    /// submitted again alone at once, and the refusal returned.
-    pub(crate) fn finish_then(mut self, then: wgpu::CommandBuffer) -> Result<()> {
+    /// submitted with the hand-back, after it (when wgpu refuses that submit, the hand-back is
+    /// submitted again alone at once, and the refusal returned); then
+    /// [`SharedTexture::release_ahead`]: for an image that only `then` uses (a target's, never
+    /// handed out), so that the next write waits for a release already on wgpu's queue. A release refused after the hand-back is logged, not
+    /// returned: the frame was handed back, and the next write recovers the image (or
+    /// releases it then) and returns what still fails.
+    ///
+    /// # Safety
+    /// 1. As [`SharedTexture::release_ahead`]'s (1).
+    pub(crate) unsafe fn finish_then_release(mut self, then: wgpu::CommandBuffer) -> Result<()> {
         self.done = true;
-        self.texture.give_back(self.stream.raw_stream(), Some(then))
+        self.texture
+            .give_back(self.stream.raw_stream(), Some(then))?;
+        // SAFETY: (1).
+        if let Err(e) = unsafe { self.texture.release_ahead() } {
+            log::warn!("cuda-gl: releasing a target's image to CUDA ahead of the next frame: {e}");
+        }
+        Ok(())
     }
 }
 

@@ -61,6 +61,7 @@ mod streaming;
 mod untrusted;
 mod video;
 mod video_planes;
+mod wgpu_ahead;
 mod wgpu_blit;
 mod wgpu_display;
 mod wgpu_gl;

@@ -47,10 +47,14 @@ pub struct Sustained {
     pub one_texture_us: f64,
     /// `one_texture_us / floor_us`.
     pub one_texture_ratio: f64,
-    /// Two textures round-robin.
+    /// Two textures round-robin, each released ahead after its use.
     pub two_textures_us: f64,
     /// `two_textures_us / floor_us`.
     pub two_textures_ratio: f64,
+    /// Two textures round-robin, each released at its write (no release ahead).
+    pub two_at_write_us: f64,
+    /// `two_at_write_us / floor_us`.
+    pub two_at_write_ratio: f64,
     /// Three textures round-robin.
     pub three_textures_us: f64,
     /// `three_textures_us / floor_us`.
@@ -160,6 +164,7 @@ impl Sustained {
             m(Role::Ring3)?,
             m(Role::PerHandoff4)?,
         );
+        let two_at_write_us = m(Role::Ring2AtWrite)?;
         Some(Sustained {
             round_frames: ROUND,
             floor_us,
@@ -167,6 +172,8 @@ impl Sustained {
             one_texture_ratio: one_texture_us / floor_us,
             two_textures_us,
             two_textures_ratio: two_textures_us / floor_us,
+            two_at_write_us,
+            two_at_write_ratio: two_at_write_us / floor_us,
             three_textures_us,
             three_textures_ratio: three_textures_us / floor_us,
             four_per_handoff_us,
@@ -175,10 +182,15 @@ impl Sustained {
     }
 
     /// `(what, µs, ratio)` of each row against the floor.
-    fn rows(&self) -> [(&'static str, f64, f64); 4] {
+    fn rows(&self) -> [(&'static str, f64, f64); 5] {
         [
             ("1 texture", self.one_texture_us, self.one_texture_ratio),
             ("2 textures", self.two_textures_us, self.two_textures_ratio),
+            (
+                "2 textures, released at the write",
+                self.two_at_write_us,
+                self.two_at_write_ratio,
+            ),
             (
                 "3 textures",
                 self.three_textures_us,
@@ -229,6 +241,10 @@ pub fn ratios(
         (
             Role::Ring2,
             to(&round_floor, sustained.two_textures_ratio, None),
+        ),
+        (
+            Role::Ring2AtWrite,
+            to(&round_floor, sustained.two_at_write_ratio, None),
         ),
         (
             Role::Ring3,

@@ -13,9 +13,13 @@
 //! - **frames in flight, 2 and 3 textures**, used round-robin: frame n is written into texture
 //!   n % k while wgpu uses frame n - 1 (its use is submitted between frame n's kernel and its
 //!   `finish`, so it is queued on wgpu's queue before the acquire that waits for frame n's
-//!   kernel, and runs beside it). Before writing frame n the CPU waits for wgpu's use of frame
-//!   n - k, the last use of that texture, as an application bounds its frames in flight; no
-//!   other CPU wait.
+//!   kernel, and runs beside it), and texture (n - 1) % k is then released to CUDA ahead
+//!   (`SharedTexture::release_ahead`, before that acquire), as the docs tell an application
+//!   to. Before writing frame n the CPU waits for wgpu's use of frame n - k, the last use of
+//!   that texture, as an application bounds its frames in flight; no other CPU wait.
+//! - **frames in flight, 2 textures, released at the write**: the same with no release ahead,
+//!   so each `write` submits its texture's release behind the hand-back of the frame before
+//!   (which waits for that frame's kernel): what the release ahead saves.
 //! - **K = 4 frames per hand-off**: `write`, four kernel launches (four frames), `finish`, the
 //!   use, wait: the hand-off's cost spread over four frames.
 
@@ -75,8 +79,8 @@ impl Rounds<'_> {
     }
 
     /// A round through the first `k` (2 or more) ring textures, frame n into texture n % k
-    /// while wgpu uses frame n - 1.
-    fn ring(&mut self, gpu: &Gpu, w: &Wgpu, size: (u32, u32), k: usize) -> Result<()> {
+    /// while wgpu uses frame n - 1; each texture released ahead after its use when `ahead`.
+    fn ring(&mut self, gpu: &Gpu, w: &Wgpu, size: (u32, u32), k: usize, ahead: bool) -> Result<()> {
         let rig = &mut *self.rig;
         let (ring, textures) = (
             self.ring.get_mut(..k).context("the ring is too short")?,
@@ -89,13 +93,19 @@ impl Rounds<'_> {
                 w.wait(Clone::clone(last_use))?;
             }
             rig.frames.t += FRAME_DT;
+            let (current, previous) = pair_mut(ring, n % k, (n + k - 1) % k)?;
             // SAFETY: (1) of `write`: until `finish`, the only submit is the use of frame
             // n - 1, in texture (n - 1) % k, another texture (k >= 2); the clone of this one
             // is used only by its own frame's use, submitted after its `finish`.
-            let write = unsafe { ring[n % k].write(&gpu.stream) }?;
+            let write = unsafe { current.write(&gpu.stream) }?;
             gpu.plasma_into_surface(write.surface(), size, rig.frames.t)?;
             if n > 0 {
                 uses.push(w.submit_texels(&[(&textures[(n - 1) % k], &rig.frames.sink)]));
+                if ahead {
+                    // SAFETY: (1) of `release_ahead`: texture (n - 1) % k is used next by
+                    // frame n - 1 + k's use, submitted after that frame's `finish`.
+                    unsafe { previous.release_ahead() }?;
+                }
             }
             write.finish()?;
         }
@@ -103,6 +113,22 @@ impl Rounds<'_> {
         // wgpu's submits run in order: the last use's end is every frame's.
         w.wait(last)
     }
+}
+
+/// Mutable references to two distinct textures of `ring`, at `a` and `b`.
+fn pair_mut(
+    ring: &mut [SharedTexture],
+    a: usize,
+    b: usize,
+) -> Result<(&mut SharedTexture, &mut SharedTexture)> {
+    anyhow::ensure!(a != b && a.max(b) < ring.len(), "ring textures {a} and {b}");
+    let (low, high) = ring.split_at_mut(a.max(b));
+    let (at_low, at_high) = (&mut low[a.min(b)], &mut high[0]);
+    Ok(if a < b {
+        (at_low, at_high)
+    } else {
+        (at_high, at_low)
+    })
 }
 
 /// The sustained rows at `size`, in their own interleaved rounds, as µs per frame; `rig` is the
@@ -167,7 +193,16 @@ pub(super) fn rows(
                 name(
                     "SharedTexture frames in flight, 2 textures: frame n written while wgpu uses n-1",
                 ),
-                |s: &mut Rounds<'_>| s.ring(gpu, w, size, 2),
+                |s: &mut Rounds<'_>| s.ring(gpu, w, size, 2, true),
+            ),
+        ),
+        (
+            Role::Ring2AtWrite,
+            Variant::new(
+                name(
+                    "SharedTexture frames in flight, 2 textures, each released at its write (no release ahead)",
+                ),
+                |s: &mut Rounds<'_>| s.ring(gpu, w, size, 2, false),
             ),
         ),
         (
@@ -176,7 +211,7 @@ pub(super) fn rows(
                 name(
                     "SharedTexture frames in flight, 3 textures: frame n written while wgpu uses n-1",
                 ),
-                |s: &mut Rounds<'_>| s.ring(gpu, w, size, 3),
+                |s: &mut Rounds<'_>| s.ring(gpu, w, size, 3, true),
             ),
         ),
         (

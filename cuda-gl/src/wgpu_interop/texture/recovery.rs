@@ -2,7 +2,7 @@
 //! hand-back that wgpu refused or a guard that was leaked (the type's docs, "Recovery").
 
 use super::SharedTexture;
-use super::group::{acquire_all, signal_then_mark};
+use super::group::{acquire_all, release_all, signal_then_mark};
 use super::turn::{Owner, Step};
 use crate::error::{Error, Result};
 use crate::result;
@@ -120,6 +120,7 @@ impl SharedTexture {
         match plan.step {
             Step::Nothing => Ok(()),
             Step::Acquire => self.acquire(None),
+            Step::Return => self.return_released(),
             step @ (Step::Signal | Step::SignalUnreleased) => {
                 let limit = wait_limit();
                 log::warn!(
@@ -135,6 +136,53 @@ impl SharedTexture {
                 self.give_back(std::ptr::null_mut(), None)
             }
         }
+    }
+
+    /// The value that a write's CUDA wait waits for: the release made ahead
+    /// ([`Owner::Ahead`], taken by the write with no submit of wgpu's), or one made now, after
+    /// the recovery of an image an earlier write left CUDA's. From here the image is CUDA's,
+    /// also when the caller's wait is not queued (then the next write or the drop recovers it).
+    ///
+    /// # Errors
+    /// As [`recover`](Self::recover) and the release's submits.
+    pub(super) fn release_for_write(&mut self) -> Result<u64> {
+        if self.turn.owner == Owner::Ahead {
+            if self.turn.unmarked {
+                self.mark_again()?;
+            }
+            self.turn.taken();
+            return Ok(self.turn.value);
+        }
+        self.recover()?;
+        let [release] = release_all(std::array::from_mut(self))?;
+        Ok(release)
+    }
+
+    /// Hands an image released ahead ([`Owner::Ahead`]) that no write took back to wgpu, on
+    /// the GPU: CUDA's wait for the release, then CUDA's signal of the next value, both on
+    /// cuda-gl's private stream, then wgpu's acquire of that signal. No CPU wait: no CUDA work
+    /// uses the image.
+    ///
+    /// # Errors
+    /// The driver's error from the wait (nothing queued: the image stays released ahead); as
+    /// [`give_back`](Self::give_back).
+    fn return_released(&mut self) -> Result<()> {
+        let (semaphore, value) = (self.resources.held.cuda_timeline.raw, self.turn.value);
+        // SAFETY: the legacy stream handle of the context, which `run_now` binds. In the work,
+        // `wait_semaphore`'s (1): the semaphore lives as long as the resources, which outlive
+        // the private stream's use of it (`done`, recorded after the signal `give_back` queues
+        // next on the same private stream, is waited for before they go); wgpu signals `value`
+        // (the release ahead was accepted with its signal: `Owner::Ahead`).
+        unsafe {
+            self.ctx.run_now(
+                std::ptr::null_mut(),
+                "cuWaitExternalSemaphoresAsync (not called)",
+                |p| Ok(result::external::wait_semaphore(semaphore, value, p)?),
+            )
+        }?;
+        self.turn.taken();
+        // On the private stream after the wait just queued there.
+        self.give_back(std::ptr::null_mut(), None)
     }
 
     /// Waits on the CPU for wgpu's signal of `self.turn.value` (the release), at most `limit`.
@@ -203,6 +251,23 @@ impl SharedTexture {
         }
         match self.turn.owner {
             Owner::Wgpu => true,
+            // Handed back on the GPU so that wgpu's later uses of clones of the texture find it
+            // wgpu's (a destroyed texture has none); no CUDA work uses it.
+            // Where CUDA's wait was queued but not the signal after it, the image is CUDA's
+            // with a wait on the semaphore pending: recovered as a leaked write's, or leaked.
+            Owner::Ahead => {
+                let returned = !self.is_alive()
+                    || !self.ctx.bind_for_drop("hand a shared texture back to wgpu")
+                    || match self.recover() {
+                        Ok(()) => true,
+                        Err(e) => {
+                            self.ctx
+                                .record_drop_error("handing a shared texture back to wgpu", e);
+                            false
+                        }
+                    };
+                returned || self.turn.owner != Owner::Cuda || self.recover_leaked_for_drop()
+            }
             // The acquire orders wgpu's later uses of clones of the texture after CUDA (a
             // destroyed texture has none); CUDA's side is followed by `done` either way.
             Owner::Signalled => {
@@ -214,17 +279,21 @@ impl SharedTexture {
                 }
                 true
             }
-            Owner::Cuda => {
-                self.ctx.bind_for_drop("recover a leaked CudaWrite")
-                    && match self.recover() {
-                        Ok(()) => true,
-                        Err(e) => {
-                            let what = "handing a leaked write back to wgpu";
-                            self.ctx.record_drop_wait(what, RECOVERY_WAITS, e);
-                            false
-                        }
-                    }
-            }
+            Owner::Cuda => self.recover_leaked_for_drop(),
         }
+    }
+
+    /// The drop's recovery of an image left CUDA's ([`Owner::Cuda`]); `false` when it failed
+    /// and the resources must be leaked.
+    fn recover_leaked_for_drop(&mut self) -> bool {
+        self.ctx.bind_for_drop("recover a leaked CudaWrite")
+            && match self.recover() {
+                Ok(()) => true,
+                Err(e) => {
+                    let what = "handing a leaked write back to wgpu";
+                    self.ctx.record_drop_wait(what, RECOVERY_WAITS, e);
+                    false
+                }
+            }
     }
 }

@@ -20,6 +20,10 @@ pub(super) enum Owner {
     /// CUDA's signal of the turn's value is queued after the write's work, but wgpu refused the
     /// acquire that waits for it (or it was not submitted yet).
     Signalled,
+    /// Released to CUDA ahead of a write, at the turn's value (wgpu's signal, made or submitted:
+    /// an accepted release whose signal is never made is [`Owner::Cuda`]): no CUDA work waits
+    /// for it or uses the image yet. The next write only queues CUDA's wait for that value.
+    Ahead,
 }
 
 /// A shared texture's hand-off state.
@@ -60,6 +64,10 @@ pub(super) enum Step {
     /// wgpu's release of the turn's value is waited for, then the whole context, then CUDA
     /// signals [`Turn::next`] (no signal of CUDA's was queued since the release).
     Signal,
+    /// The image was released ahead and no write took it ([`Owner::Ahead`]): CUDA waits for
+    /// the release on the GPU and signals [`Turn::next`] at once (no CPU wait: no work of
+    /// CUDA's uses the image), and wgpu acquires that signal.
+    Return,
     /// As [`Step::Signal`] for a release whose signal is never made ([`Turn::unsignalled`]):
     /// the whole context is waited for, then CUDA signals [`Turn::next`], above the value that
     /// nothing signals (waiting for it would give up after the wait limit at every write, and
@@ -87,6 +95,20 @@ impl Turn {
     pub(super) fn released(&mut self, value: u64) {
         (self.value, self.owner) = (value, Owner::Cuda);
         self.unsignalled = false;
+    }
+
+    /// The release just made ([`released`](Self::released)) was made ahead of a write, and
+    /// its signal was made or submitted: no write has taken the image yet.
+    pub(super) fn released_ahead(&mut self) {
+        if !self.unsignalled {
+            self.owner = Owner::Ahead;
+        }
+    }
+
+    /// A write (or the recovery's return) takes an image released ahead: CUDA's wait for the
+    /// turn's value is queued, and from here CUDA's work may use the image.
+    pub(super) fn taken(&mut self) {
+        self.owner = Owner::Cuda;
     }
 
     /// The signal of the release just accepted ([`released`](Self::released)) is never made.
@@ -117,6 +139,7 @@ impl Turn {
         let step = match self.owner {
             Owner::Wgpu => Step::Nothing,
             Owner::Signalled => Step::Acquire,
+            Owner::Ahead => Step::Return,
             Owner::Cuda if self.unsignalled => Step::SignalUnreleased,
             Owner::Cuda => Step::Signal,
         };
@@ -137,6 +160,12 @@ mod tests {
     fn apply(turn: &mut Turn, event: &str, signals: &mut Vec<u64>) {
         match event {
             "release" => turn.released(turn.next()),
+            "release ahead" => {
+                turn.released(turn.next());
+                turn.released_ahead();
+            }
+            // A write of an image released ahead: CUDA's wait is queued, no release.
+            "take" => turn.taken(),
             // Accepted, but its signal was refused and not made from the host either.
             "release, never signalled" => {
                 turn.released(turn.next());
@@ -157,7 +186,10 @@ mod tests {
                 match plan.step {
                     Step::Nothing => {}
                     Step::Acquire => turn.acquired(),
-                    Step::Signal | Step::SignalUnreleased => {
+                    Step::Return | Step::Signal | Step::SignalUnreleased => {
+                        if plan.step == Step::Return {
+                            turn.taken();
+                        }
                         let value = turn.next();
                         signals.push(value);
                         turn.signalled(value, true);
@@ -252,6 +284,38 @@ mod tests {
         assert_eq!(turn.recovery().step, Step::Signal);
     }
 
+    /// An image released ahead is taken by the next write with no release of its own (CUDA
+    /// waits for the value released ahead, and signals the one above it); one that no write
+    /// took is returned without a CPU wait: CUDA waits for the release and signals above it.
+    #[test]
+    fn an_image_released_ahead_is_taken_by_a_write_or_returned_without_a_cpu_wait() {
+        let (turn, _) = run(&["release ahead"]);
+        assert_eq!((turn.owner, turn.value), (Owner::Ahead, 1));
+        assert_eq!(
+            turn.recovery(),
+            Recovery {
+                mark: false,
+                step: Step::Return
+            }
+        );
+        let (turn, signals) = run(&["release ahead", "take", "signal", "acquire"]);
+        assert_eq!(signals, [2]);
+        assert_eq!((turn.owner, turn.value), (Owner::Wgpu, 2));
+        let (turn, signals) = run(&["release ahead", "recover", "release ahead"]);
+        assert_eq!(signals, [2]);
+        assert_eq!((turn.owner, turn.value), (Owner::Ahead, 3));
+        // A release whose signal is never made is not one ahead: the write's recovery must not
+        // wait for it.
+        let mut turn = Turn::new();
+        turn.released(1);
+        turn.never_signalled();
+        turn.released_ahead();
+        assert_eq!(
+            (turn.owner, turn.recovery().step),
+            (Owner::Cuda, Step::SignalUnreleased)
+        );
+    }
+
     /// Whether the texture can see `events`: wgpu releases only an image of its own, CUDA
     /// signals once per release, and wgpu acquires only a queued signal.
     fn possible(events: &[&str]) -> bool {
@@ -259,7 +323,10 @@ mod tests {
         let mut signals = Vec::new();
         events.iter().all(|event| {
             let can = match *event {
-                "release" | "release, never signalled" => turn.owner == Owner::Wgpu,
+                "release" | "release, never signalled" | "release ahead" => {
+                    turn.owner == Owner::Wgpu
+                }
+                "take" => turn.owner == Owner::Ahead,
                 "signal" | "signal, done refused" => turn.owner == Owner::Cuda,
                 "acquire" => turn.owner == Owner::Signalled,
                 _ => true,
@@ -275,6 +342,8 @@ mod tests {
     fn no_sequence_of_hand_offs_and_recoveries_signals_a_value_twice() {
         let steps = [
             "release",
+            "release ahead",
+            "take",
             "release, never signalled",
             "signal",
             "signal, done refused",

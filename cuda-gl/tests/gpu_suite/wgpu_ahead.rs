@@ -1,0 +1,150 @@
+//! `SharedTexture::release_ahead`: frames in flight whose textures are handed to CUDA right
+//! after their last use, before the hand-back of the frame being written. The release ahead
+//! must keep every order a release at the write keeps: a read of frame n submitted before
+//! the release ahead sees frame n, never the frame CUDA writes next into the same texture; a
+//! write takes an image released ahead with no release of its own; a texture released ahead
+//! and dropped hands its image back, so a clone of its `wgpu::Texture` still reads the last
+//! frame.
+//!
+//! Needs `--features wgpu,egl`, a GPU and NVIDIA's Vulkan driver (headless:
+//! `VK_DRIVER_FILES=.../nvidia_icd.json`); skips with the reason elsewhere.
+#![cfg(all(feature = "wgpu", feature = "egl"))]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use super::wgpu_interop::{Setup, assert_frame, read_back, seed_of, setup, words, write_frame};
+use crate::wgpu_read::submit_read;
+use cuda_gl::LaunchConfig;
+use cuda_gl::wgpu_interop::{SharedFormat, SharedTexture};
+
+/// The ring's frame size: 2160p, where a copy takes long enough on the GPU for a write that is
+/// not ordered after it to show.
+const UHD: (u32, u32) = (3840, 2160);
+/// Frames through the ring.
+const FRAMES: u32 = 12;
+
+impl Setup {
+    fn ring_texture(&self) -> SharedTexture {
+        SharedTexture::new(
+            &self.ctx,
+            &self.device,
+            &self.queue,
+            UHD,
+            SharedFormat::Rgba8Unorm,
+        )
+        .unwrap()
+    }
+}
+
+/// Two textures round-robin, as the docs say to use them: frame n written into texture n % 2,
+/// then a read of frame n - 1 submitted, texture (n - 1) % 2 released ahead, frame n handed
+/// back; no CPU wait until the end. Every read holds its own frame.
+#[test]
+fn frames_in_flight_released_ahead_each_read_their_own_frame() {
+    let Some(s) = setup() else { return };
+    let mut ring = [s.ring_texture(), s.ring_texture()];
+    let fill = s.kernels.function("surface_fill_rgba8").unwrap();
+    let (w, h) = UHD;
+    let mut reads = Vec::new();
+    for n in 0..FRAMES {
+        let [a, b] = &mut ring;
+        let (current, previous) = if n % 2 == 0 { (a, b) } else { (b, a) };
+        // SAFETY: (1) of `write`: until `finish`, the only submits are the read of the other
+        // texture and its release ahead; this texture is read only after its `finish`.
+        let write = unsafe { current.write(&s.stream) }.unwrap();
+        // SAFETY: the kernel writes w x h RGBA8 texels through the surface, on the guard's
+        // stream.
+        unsafe {
+            fill.launch(
+                LaunchConfig::for_image(w, h),
+                &s.stream,
+                (write.surface(), w as i32, h as i32, seed_of(n)),
+            )
+            .unwrap();
+        }
+        if n > 0 {
+            reads.push((n - 1, submit_read(&s.device, &s.queue, previous.texture())));
+            // SAFETY: (1) of `release_ahead`: the texture is used next by the read of frame
+            // n + 1, submitted after that frame's `finish`.
+            unsafe { previous.release_ahead() }.unwrap();
+        }
+        write.finish().unwrap();
+    }
+    let last = &ring[((FRAMES - 1) % 2) as usize];
+    reads.push((FRAMES - 1, submit_read(&s.device, &s.queue, last.texture())));
+    for (n, read) in reads {
+        let got: Vec<u32> = words(&read.bytes(&s.device)).collect();
+        assert_frame(&got, seed_of(n), format!("the read of frame {n}"));
+    }
+    // Each texture: its first write's release, then one signal per write and one release
+    // ahead per read, nothing more (6 writes each; texture 0 was released ahead once more,
+    // after the read of frame 10).
+    let values = ring.each_ref().map(SharedTexture::timeline_value);
+    assert_eq!(
+        values,
+        [2 * 6 + 1, 2 * 6],
+        "each write took the release made ahead"
+    );
+    drop(ring);
+    s.ctx.check_drop_errors().unwrap();
+}
+
+/// A write takes an image released ahead with no release of its own (the semaphore moves by one
+/// signal), a second release ahead changes nothing, and every frame is right.
+#[test]
+fn a_write_takes_an_image_released_ahead_with_no_release_of_its_own() {
+    let Some(s) = setup() else { return };
+    let mut shared = SharedTexture::new(
+        &s.ctx,
+        &s.device,
+        &s.queue,
+        (257, 129),
+        SharedFormat::Rgba8Unorm,
+    )
+    .unwrap();
+    write_frame(&s, &mut shared, seed_of(0));
+    assert_eq!(shared.timeline_value(), 2);
+    for f in 1..4u32 {
+        // SAFETY: (1) of `release_ahead`: the texture is used next by the read after the write.
+        unsafe { shared.release_ahead() }.unwrap();
+        let released = shared.timeline_value();
+        // SAFETY: as above.
+        unsafe { shared.release_ahead() }.unwrap();
+        assert_eq!(shared.timeline_value(), released, "a second release ahead");
+        write_frame(&s, &mut shared, seed_of(f));
+        assert_eq!(shared.timeline_value(), released + 1, "frame {f}'s write");
+        assert_frame(
+            &read_back(&s, shared.texture()),
+            seed_of(f),
+            format!("frame {f}"),
+        );
+    }
+    s.ctx.check_drop_errors().unwrap();
+}
+
+/// A texture released ahead and dropped with no write after: its image is handed back to wgpu
+/// (on the GPU), so a clone of the `wgpu::Texture` that the application kept reads the last
+/// frame, with no drop error.
+#[test]
+fn a_texture_released_ahead_and_dropped_hands_its_image_back() {
+    let Some(s) = setup() else { return };
+    let mut shared = SharedTexture::new(
+        &s.ctx,
+        &s.device,
+        &s.queue,
+        (1001, 333),
+        SharedFormat::Rgba8Unorm,
+    )
+    .unwrap();
+    write_frame(&s, &mut shared, seed_of(5));
+    let kept = shared.texture().clone();
+    // SAFETY: (1) of `release_ahead`: the clone is used only after the drop hands the image
+    // back.
+    unsafe { shared.release_ahead() }.unwrap();
+    drop(shared);
+    assert_frame(
+        &read_back(&s, &kept),
+        seed_of(5),
+        "the clone after the drop",
+    );
+    s.ctx.check_drop_errors().unwrap();
+}
