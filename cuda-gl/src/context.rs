@@ -70,6 +70,15 @@ impl Context {
         self.with_queue(|queue| unsafe { queue.run(stream, call, work) })
     }
 
+    /// Queues `work` on cuda-gl's private stream after that stream's earlier work only, joined
+    /// to no caller's stream (see [`PrivateQueue::run_alone`]). Binds the context first.
+    ///
+    /// # Errors
+    /// The driver's errors; `work`'s error.
+    pub(crate) fn run_alone<T>(&self, work: impl FnOnce(sys::CUstream) -> Result<T>) -> Result<T> {
+        self.with_queue(|queue| queue.run_alone(work))
+    }
+
     /// `f` on the private queue, locked, with the context bound; the list of unordered queues
     /// is then made to agree with it ([`relist`](Self::relist)).
     ///

@@ -422,6 +422,24 @@ impl PrivateQueue {
         out
     }
 
+    /// Queues `work` on the private stream after the private stream's earlier work only: for
+    /// work that follows no caller's stream (a semaphore wait and signal that order two other
+    /// APIs), so no join is made and no caller's stream (not even the legacy one, which
+    /// waits for every blocking stream) holds it back. The context is bound.
+    ///
+    /// # Errors
+    /// The driver's errors making the private stream or entering the relaxed capture mode;
+    /// `work`'s error.
+    pub(crate) fn run_alone<T>(
+        &mut self,
+        work: impl FnOnce(sys::CUstream) -> Result<T>,
+    ) -> Result<T> {
+        // As `run`: a capture elsewhere must not make this thread's calls fail.
+        let _relaxed = RelaxedCapture::enter()?;
+        let private = self.live()?.stream;
+        work(private)
+    }
+
     /// Whether work on the private stream may still run unordered with its callers' streams
     /// (see [`settle`](Self::settle)).
     pub(crate) fn is_unordered(&self) -> bool {

@@ -47,20 +47,8 @@ pub fn map_all<'a, R: MapSet<'a>, S: AsStream>(
     let mut regs = Regs(Vec::new());
     let shape = resources.append_to(&mut regs);
     let mut regs = regs.0;
-    let Some(first) = regs.first() else {
-        return Err(UsageError::EmptyBatch.into());
-    };
-    let (ctx, first_name, first_kind) = (first.ctx.clone(), first.name, first.kind);
-    if regs.iter().any(|r| r.ctx.raw() != ctx.raw()) {
-        return Err(UsageError::WrongCudaContext {
-            what: "resource of the batch",
-            owner: "the batch's first resource".into(),
-        }
-        .into());
-    }
-    for r in regs.iter_mut() {
-        r.prepare_map(stream)?;
-    }
+    let ctx = prepare_batch(&mut regs, stream)?;
+    let (first_name, first_kind) = (regs[0].name, regs[0].kind);
     let mut raws: Vec<sys::CUgraphicsResource> = regs.iter().map(|r| r.raw).collect();
     let s = stream.raw_stream();
     // SAFETY: all registered in the bound context and unmapped (recovered above); the stream is
@@ -107,6 +95,31 @@ pub fn map_all<'a, R: MapSet<'a>, S: AsStream>(
         ctx,
         done: false,
     })
+}
+
+/// The checks before a batch's map: at least one registration, all of the first one's CUDA
+/// context, each ready to map on `stream` (`Registration::prepare_map`). Returns that context.
+///
+/// # Errors
+/// [`UsageError::EmptyBatch`], [`UsageError::WrongCudaContext`], and `prepare_map`'s.
+pub(super) fn prepare_batch(
+    regs: &mut [&mut Registration],
+    stream: &impl AsStream,
+) -> Result<Arc<Context>> {
+    let Some(ctx) = regs.first().map(|r| r.ctx.clone()) else {
+        return Err(UsageError::EmptyBatch.into());
+    };
+    if regs.iter().any(|r| r.ctx.raw() != ctx.raw()) {
+        return Err(UsageError::WrongCudaContext {
+            what: "resource of the batch",
+            owner: "the batch's first resource".into(),
+        }
+        .into());
+    }
+    for r in regs.iter_mut() {
+        r.prepare_map(stream)?;
+    }
+    Ok(ctx)
 }
 
 /// Unmaps `raws`, the handles of `regs`, mapped together on `stream`, and books it.

@@ -337,24 +337,21 @@ impl MappedArray<'_> {
         self.queue_on_map_stream(End::Device(ptr), End::Array(self.raw), extent, false, after)
     }
 
-    /// Queues a copy of the rows at `ptr`, `pitch` bytes apart, into the whole 2-D array on
-    /// the map's stream: array row `y` takes the first [`byte_len`](Self::byte_len) / height
-    /// bytes of source row `y`. Returns the array's row size in bytes.
-    ///
-    /// # Safety
-    /// 1. From `ptr`, `height` rows `pitch` bytes apart, each of the array's row size, are
-    ///    device memory of the registration's context, which nothing writes, and which stay
-    ///    allocated, until the work queued on the map's stream after this call has run.
+    /// The copy of the rows at `ptr`, `pitch` bytes apart, into the whole 2-D array (array row
+    /// `y` takes the first [`byte_len`](Self::byte_len) / height bytes of source row `y`),
+    /// checked, not queued: for a caller that queues it on cuda-gl's private stream inside a
+    /// run of its own (`graphics::on_private_stream`; a run cannot queue through another).
+    /// With the array's row size in bytes.
     ///
     /// # Errors
     /// [`UsageError::ReadOnlyMapping`] for an image CUDA may only read; `Error::Internal` for
     /// a layered or 3-D array, or a pitch below the row (the callers check both);
-    /// [`UsageError::UncopyableFormat`]; the driver's error from the copy.
-    pub(crate) unsafe fn copy_from_pitched(
+    /// [`UsageError::UncopyableFormat`].
+    pub(crate) fn pitched_copy(
         &self,
         ptr: sys::CUdeviceptr,
         pitch: usize,
-    ) -> Result<usize> {
+    ) -> Result<(sys::CUDA_MEMCPY2D, usize)> {
         self.check_writable()?;
         let extent = Extent::of(self)?;
         if extent.depth != 0 || pitch < extent.row_bytes {
@@ -375,19 +372,7 @@ impl MappedArray<'_> {
             Height: extent.rows,
             ..Default::default()
         };
-        // SAFETY: the map's stream is live while the mapping is, in the registration's
-        // context. In the work: the source rows are (1); the array is this mapping's, of
-        // `rows` rows of `row_bytes` (its extent), writable (checked), and unmapped only by
-        // work queued on the map's stream after the copy.
-        unsafe {
-            self.origin
-                .reg
-                .ctx
-                .run_now(self.origin.stream, "cuMemcpy2DAsync (not called)", |p| {
-                    Ok(result::array::copy_2d_async(&copy, p)?)
-                })
-        }?;
-        Ok(extent.row_bytes)
+        Ok((copy, extent.row_bytes))
     }
 
     /// The raw stream the array's image was mapped on, and the context of its registration.

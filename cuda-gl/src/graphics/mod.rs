@@ -23,6 +23,7 @@ mod buffer;
 mod classify;
 mod copy;
 mod image;
+mod private_map;
 mod registered;
 mod registration;
 mod retire;
@@ -43,4 +44,5 @@ pub use texture::{Tex, TexDesc, TexObject};
 
 pub(crate) use crate::gl_object::Kind;
 pub use crate::gl_object::{ImageTarget, MapFlags, RegisterFlags};
+pub(crate) use private_map::on_private_stream;
 pub(crate) use registration::{Claiming, Registration, unmap_error};

@@ -100,6 +100,39 @@ impl Retirement {
         stream: sys::CUstream,
         cached: bool,
     ) {
+        // SAFETY: (1).
+        unsafe { self.unmapped_on(ctx, stream, cached, false) }
+    }
+
+    /// [`unmapped`](Self::unmapped) after an unmap queued on cuda-gl's private stream
+    /// `private`, inside a run of the private queue (whose lock is held: the record goes
+    /// straight onto `private`, where it follows the unmap).
+    ///
+    /// # Safety
+    /// 1. `private` is the live private stream of `ctx`, which is bound, inside a run.
+    pub(super) unsafe fn unmapped_on_private(
+        &mut self,
+        ctx: &Arc<Context>,
+        private: sys::CUstream,
+        cached: bool,
+    ) {
+        // SAFETY: (1).
+        unsafe { self.unmapped_on(ctx, private, cached, true) }
+    }
+
+    /// The two above: the event recorded after the unmap on `stream`, through a run of the
+    /// private queue, or on `stream` itself when it is the private stream (`private`).
+    ///
+    /// # Safety
+    /// 1. As [`unmapped`](Self::unmapped)'s, or [`unmapped_on_private`](Self::unmapped_on_private)'s
+    ///    when `private`.
+    unsafe fn unmapped_on(
+        &mut self,
+        ctx: &Arc<Context>,
+        stream: sys::CUstream,
+        cached: bool,
+        private: bool,
+    ) {
         if !cached && self.objects().is_empty() {
             self.pending = Pending::None;
             return;
@@ -115,12 +148,17 @@ impl Retirement {
             // waits for it, so it covers both (no cost on the GPU when the old one is
             // complete). Recorded on cuda-gl's private stream joined to `stream`, so that a
             // capture begun on `stream` meanwhile cannot turn the record into a graph node.
-            // SAFETY: (1) for the stream; the event is live and in `ctx`.
-            unsafe {
-                ctx.run_now(stream, "cuEventRecord (not called)", |p| {
-                    result::stream::wait_event(p, raw)?;
-                    Ok(result::stream::event_record(raw, p)?)
-                })
+            let record = |p| {
+                // SAFETY: `p` is the live private stream; the event is live and in `ctx`.
+                unsafe { result::stream::wait_event(p, raw) }?;
+                // SAFETY: as above.
+                Ok(unsafe { result::stream::event_record(raw, p) }?)
+            };
+            if private {
+                record(stream)
+            } else {
+                // SAFETY: (1) for the stream.
+                unsafe { ctx.run_now(stream, "cuEventRecord (not called)", record) }
             }
         });
         self.pending = match recorded {

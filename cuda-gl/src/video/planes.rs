@@ -10,8 +10,9 @@ use crate::context::Context;
 use crate::error::{Result, UsageError, VideoError};
 use crate::gl_object::{ImageTarget, RegisterFlags};
 use crate::glapi::{current_gl, query};
-use crate::graphics::{ArrayFormat, RegisteredImage, map_all};
+use crate::graphics::{ArrayFormat, MappedArray, RegisteredImage, on_private_stream};
 use crate::memory::DevicePtr;
+use crate::result;
 use crate::source::{ShowSource, memory_of};
 use crate::stream::AsStream;
 use std::sync::Arc;
@@ -102,8 +103,10 @@ impl VideoPlanes {
 
     /// Copies the frame of `layout` at the start of `src` into the two textures on the GPU, in
     /// `stream`'s order (after the work queued on it before, the decoder's say). The textures
-    /// are unmapped on `stream` after the copies, so the GL commands this thread issues in
-    /// their context after this returns see the planes. The CPU does not wait for the copies:
+    /// are mapped, written and unmapped on cuda-gl's private stream, joined to `stream` once
+    /// (see the crate docs' safety model), so the GL commands this thread issues in their
+    /// context after this returns see the planes, and work queued on `stream` later follows
+    /// the copies. The CPU does not wait for the copies:
     /// write `src` again only in work ordered after `stream`'s.
     ///
     /// # Errors
@@ -158,11 +161,13 @@ impl VideoPlanes {
     }
 }
 
-/// Maps the `luma` and `chroma` textures together on `stream`, checks that the arrays CUDA
-/// maps hold the planes of `layout`, copies each plane of the frame at `ptr` into its array
-/// (`cuMemcpy2DAsync`), and unmaps both: GL's commands issued in the textures' context after
-/// this returns see the planes. Errors name `call`. What the GL [`VideoPlanes`] and the GL
-/// route of the wgpu video planes do at each upload.
+/// Maps the `luma` and `chroma` textures together, checks that the arrays CUDA maps hold the
+/// planes of `layout`, copies each plane of the frame at `ptr` into its array
+/// (`cuMemcpy2DAsync`), and unmaps both, all on cuda-gl's private stream in one run joined to
+/// `stream` ([`on_private_stream`]: one join, where a map on `stream` with each copy joined on
+/// its own made GL wait four times as long): GL's commands issued in the textures' context
+/// after this returns see the planes. Errors name `call`. What the GL [`VideoPlanes`] and the
+/// GL route of the wgpu video planes do at each upload.
 ///
 /// # Safety
 /// 1. The frame of `layout` lies at `ptr` (`layout.bytes()` bytes), device memory of the
@@ -180,22 +185,34 @@ pub(crate) unsafe fn copy_planes(
     stream: &impl AsStream,
 ) -> Result<()> {
     let chroma_ptr = ptr.byte_add(layout.chroma_offset())?;
-    let batch = map_all((luma, chroma), stream)?;
-    let (luma, chroma) = batch.views();
-    let (luma, chroma) = (luma.array(0, 0)?, chroma.array(0, 0)?);
     let sample = match layout.format() {
         VideoFormat::Nv12 => ArrayFormat::UNSIGNED_INT8,
         VideoFormat::P010 => ArrayFormat::UNSIGNED_INT16,
     };
-    check_array(call, &luma, "luma", layout.size(), 1, sample)?;
-    check_array(call, &chroma, "chroma", layout.chroma_size(), 2, sample)?;
-    // SAFETY: (1) of `copy_from_pitched`: the planes lie in the frame at `ptr` (this
-    // function's (1): `height` luma rows of `luma_row_bytes` at `luma_pitch`, the chroma rows
-    // after `chroma_offset`), device memory of the textures' context. Each array's row is its
-    // plane's row (checked just above).
-    unsafe {
-        luma.copy_from_pitched(ptr.as_raw(), layout.luma_pitch())?;
-        chroma.copy_from_pitched(chroma_ptr.as_raw(), layout.chroma_pitch())?;
-    }
-    batch.unmap()
+    let copy_in = |[luma, chroma]: [MappedArray<'_>; 2], p| {
+        check_array(call, &luma, "luma", layout.size(), 1, sample)?;
+        check_array(call, &chroma, "chroma", layout.chroma_size(), 2, sample)?;
+        let copies = [
+            luma.pitched_copy(ptr.as_raw(), layout.luma_pitch())?.0,
+            chroma
+                .pitched_copy(chroma_ptr.as_raw(), layout.chroma_pitch())?
+                .0,
+        ];
+        for copy in &copies {
+            // SAFETY: `copy_2d_async`'s (1): the planes lie in the frame at `ptr` (this
+            // function's (1): `height` luma rows of `luma_row_bytes` at `luma_pitch`, the
+            // chroma rows after `chroma_offset`), device memory of the textures' context, and
+            // each array's row is its plane's row (checked just above); each array is mapped
+            // until the unmap queued after this copy on the same stream; (2): `p` is the
+            // private stream.
+            unsafe { result::array::copy_2d_async(copy, p) }?;
+        }
+        Ok(())
+    };
+    on_private_stream(
+        [luma, chroma],
+        stream,
+        "cuGraphicsMapResources (not called)",
+        copy_in,
+    )
 }

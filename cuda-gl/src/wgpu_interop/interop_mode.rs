@@ -7,8 +7,10 @@
 //! and no CPU wait per frame. Needs wgpu's Vulkan backend on the CUDA GPU with external memory
 //! and semaphores ([`open_device`](super::open_device) opens one).
 //!
-//! Why two textures: while a frame is open the shared image is CUDA's, in a layout and queue
-//! family that wgpu does not track, so no wgpu command may use it then. The application holds
+//! Why two textures: while a frame is open, and between a present and the next frame (the
+//! present releases it to CUDA ahead: `SharedTexture::release_ahead`), the shared image is
+//! CUDA's, in a layout and queue family that wgpu does not track, so no wgpu command may use
+//! it then. The application holds
 //! (clones of) the texture it samples and may submit at any time; it never sees the shared
 //! image, which only cuda-gl's own submits use, on this thread, outside frames. The texture it
 //! samples is a plain wgpu texture that wgpu orders like any other: the present's blit is one
@@ -17,8 +19,8 @@
 //! 3840x2160 one (the benchmark's wgpu present group measures both).
 //!
 //! The blit's bind group holds a view of the shared image: it is recorded only into the
-//! command buffer that [`CudaWrite::finish_then_release`] submits after the acquire, where the image is
-//! wgpu's, in the state wgpu's tracker holds for it (contract 6 of the module docs).
+//! command buffer that [`CudaWrite::finish_then_release`] submits after the acquire, where the
+//! image is wgpu's, in the state wgpu's tracker holds for it (contract 6 of the module docs).
 
 use super::blit::{Blit, BlitKind, BlitPair};
 use super::place::WgpuPlace;
@@ -128,7 +130,8 @@ impl Drop for Interop {
         let _in_drop = InDrop::enter();
         // The pixels may be read by a copy into the image still queued, or written by the
         // kernel of a leaked frame: wait for CUDA's last hand-off (recovering a leaked frame
-        // first), which follows them.
+        // first, or handing back the image released ahead at the last present), which follows
+        // them.
         let idle = self.shared.wait_for_cuda(wait_limit());
         let ctx = self.pixels.context().clone();
         // SAFETY: dropped once, here, and never used after.

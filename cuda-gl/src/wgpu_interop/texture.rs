@@ -392,9 +392,11 @@ impl SharedTexture {
     /// runs only once CUDA has written the frame before, and CUDA's next frame waits for it: the
     /// frames do not overlap. A release made ahead is already on the queue, before that hand-back.
     ///
-    /// A texture already released ahead is left as it is. A texture released ahead that is
-    /// dropped, or written by a video planes' upload, is first handed back to wgpu on the GPU
-    /// (CUDA waits for the release and signals; no CPU wait).
+    /// A texture already released ahead is left as it is. A texture released ahead and dropped
+    /// with no write after is first handed back to wgpu on the GPU (CUDA waits for the release
+    /// and signals on cuda-gl's private stream, which waits for no stream of yours; the drop
+    /// then waits for that signal on the CPU, as for every write, at most the [wait
+    /// limit](crate::wait_limit)).
     ///
     /// # Safety
     /// 1. From this call until a later [`write`](Self::write)'s guard hands the image back (a

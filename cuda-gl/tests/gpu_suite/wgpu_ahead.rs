@@ -11,7 +11,7 @@
 #![cfg(all(feature = "wgpu", feature = "egl"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use super::wgpu_interop::{Setup, assert_frame, read_back, seed_of, setup, words, write_frame};
+use super::wgpu_interop::{assert_frame, read_back, seed_of, setup, words, write_frame};
 use crate::wgpu_read::submit_read;
 use cuda_gl::LaunchConfig;
 use cuda_gl::wgpu_interop::{SharedFormat, SharedTexture};
@@ -22,26 +22,13 @@ const UHD: (u32, u32) = (3840, 2160);
 /// Frames through the ring.
 const FRAMES: u32 = 12;
 
-impl Setup {
-    fn ring_texture(&self) -> SharedTexture {
-        SharedTexture::new(
-            &self.ctx,
-            &self.device,
-            &self.queue,
-            UHD,
-            SharedFormat::Rgba8Unorm,
-        )
-        .unwrap()
-    }
-}
-
 /// Two textures round-robin, as the docs say to use them: frame n written into texture n % 2,
 /// then a read of frame n - 1 submitted, texture (n - 1) % 2 released ahead, frame n handed
 /// back; no CPU wait until the end. Every read holds its own frame.
 #[test]
 fn frames_in_flight_released_ahead_each_read_their_own_frame() {
     let Some(s) = setup() else { return };
-    let mut ring = [s.ring_texture(), s.ring_texture()];
+    let mut ring = [UHD; 2].map(|size| s.shared(size, SharedFormat::Rgba8Unorm));
     let fill = s.kernels.function("surface_fill_rgba8").unwrap();
     let (w, h) = UHD;
     let mut reads = Vec::new();
@@ -93,14 +80,7 @@ fn frames_in_flight_released_ahead_each_read_their_own_frame() {
 #[test]
 fn a_write_takes_an_image_released_ahead_with_no_release_of_its_own() {
     let Some(s) = setup() else { return };
-    let mut shared = SharedTexture::new(
-        &s.ctx,
-        &s.device,
-        &s.queue,
-        (257, 129),
-        SharedFormat::Rgba8Unorm,
-    )
-    .unwrap();
+    let mut shared = s.shared((257, 129), SharedFormat::Rgba8Unorm);
     write_frame(&s, &mut shared, seed_of(0));
     assert_eq!(shared.timeline_value(), 2);
     for f in 1..4u32 {
@@ -127,14 +107,7 @@ fn a_write_takes_an_image_released_ahead_with_no_release_of_its_own() {
 #[test]
 fn a_texture_released_ahead_and_dropped_hands_its_image_back() {
     let Some(s) = setup() else { return };
-    let mut shared = SharedTexture::new(
-        &s.ctx,
-        &s.device,
-        &s.queue,
-        (1001, 333),
-        SharedFormat::Rgba8Unorm,
-    )
-    .unwrap();
+    let mut shared = s.shared((1001, 333), SharedFormat::Rgba8Unorm);
     write_frame(&s, &mut shared, seed_of(5));
     let kept = shared.texture().clone();
     // SAFETY: (1) of `release_ahead`: the clone is used only after the drop hands the image
@@ -147,4 +120,29 @@ fn a_texture_released_ahead_and_dropped_hands_its_image_back() {
         "the clone after the drop",
     );
     s.ctx.check_drop_errors().unwrap();
+}
+
+/// A texture released ahead, then destroyed by the application and dropped: no CUDA work was
+/// queued on it, so the drop waits on the CPU for the release's signal before the semaphore
+/// goes; it neither hangs nor records an error, and a texture made after it works.
+#[test]
+fn a_texture_released_ahead_destroyed_and_dropped_waits_for_its_release() {
+    let Some(s) = setup() else { return };
+    let size = (640, 360);
+    let make =
+        || SharedTexture::new(&s.ctx, &s.device, &s.queue, size, SharedFormat::Rgba8Unorm).unwrap();
+    let mut shared = make();
+    write_frame(&s, &mut shared, seed_of(1));
+    // SAFETY: (1) of `release_ahead`: the texture is destroyed, never used again.
+    unsafe { shared.release_ahead() }.unwrap();
+    shared.texture().destroy();
+    drop(shared);
+    s.ctx.check_drop_errors().unwrap();
+    let mut after = make();
+    write_frame(&s, &mut after, seed_of(2));
+    assert_frame(
+        &read_back(&s, after.texture()),
+        seed_of(2),
+        "a texture made after",
+    );
 }

@@ -229,7 +229,7 @@ pub(crate) fn write_and_check(
 
 impl Setup {
     /// A shared texture of `size` and `format` on the set-up's device.
-    fn shared(&self, size: (u32, u32), format: SharedFormat) -> SharedTexture {
+    pub(crate) fn shared(&self, size: (u32, u32), format: SharedFormat) -> SharedTexture {
         SharedTexture::new(&self.ctx, &self.device, &self.queue, size, format).unwrap()
     }
 }

@@ -44,19 +44,30 @@ impl SharedTexture {
             self.resources.held.cuda_timeline.raw,
             self.resources.done.raw(),
         );
+        // Whether the signal was queued (and `done` after it), set inside the run: a run that
+        // queued it may still return an error (its wait for the work gave up), and a value
+        // once queued is never signalled again (`turn.rs`).
+        let mut queued = None;
         // SAFETY: `stream` is of this context (checked at `write`), or null (the legacy stream
         // of the context, which `run_now` binds). In the work, `signal_then_mark`'s (1): the
         // private stream; the semaphore and the event are live (as in `write`); (2): nothing
         // waits for a value above `signal`, the turn's next.
-        let marked = unsafe {
+        let ran = unsafe {
             self.ctx.run_now(
                 stream,
                 "cuSignalExternalSemaphoresAsync (not called)",
-                |p| Ok(signal_then_mark(semaphore, done, signal, p)?),
+                |p| {
+                    let marked = signal_then_mark(semaphore, done, signal, p)?;
+                    queued = Some(marked.is_ok());
+                    Ok(marked)
+                },
             )
-        }?;
+        };
         // Only once CUDA will signal: a wait for a value nothing signals would hang wgpu's queue.
-        self.turn.signalled(signal, marked.is_ok());
+        if let Some(marked) = queued {
+            self.turn.signalled(signal, marked);
+        }
+        let marked = ran?;
         let acquired = self.acquire(then);
         acquired.and(marked.map_err(Error::from))
     }
@@ -159,30 +170,43 @@ impl SharedTexture {
     }
 
     /// Hands an image released ahead ([`Owner::Ahead`]) that no write took back to wgpu, on
-    /// the GPU: CUDA's wait for the release, then CUDA's signal of the next value, both on
-    /// cuda-gl's private stream, then wgpu's acquire of that signal. No CPU wait: no CUDA work
-    /// uses the image.
+    /// the GPU: CUDA's wait for the release, then CUDA's signal of the next value and `done`,
+    /// queued on cuda-gl's private stream joined to no caller's stream (no CUDA work of the
+    /// application's uses the image, so none is waited for), then wgpu's acquire of that signal.
+    /// The CPU waits for nothing.
     ///
     /// # Errors
-    /// The driver's error from the wait (nothing queued: the image stays released ahead); as
-    /// [`give_back`](Self::give_back).
+    /// The driver's errors from the wait or the signal (the image is then CUDA's, and its
+    /// recovery waits for the release on the CPU, then signals); as [`acquire`](Self::acquire)
+    /// (the signal is queued: the recovery acquires it again).
     fn return_released(&mut self) -> Result<()> {
-        let (semaphore, value) = (self.resources.held.cuda_timeline.raw, self.turn.value);
-        // SAFETY: the legacy stream handle of the context, which `run_now` binds. In the work,
-        // `wait_semaphore`'s (1): the semaphore lives as long as the resources, which outlive
-        // the private stream's use of it (`done`, recorded after the signal `give_back` queues
-        // next on the same private stream, is waited for before they go); wgpu signals `value`
-        // (the release ahead was accepted with its signal: `Owner::Ahead`).
-        unsafe {
-            self.ctx.run_now(
-                std::ptr::null_mut(),
-                "cuWaitExternalSemaphoresAsync (not called)",
-                |p| Ok(result::external::wait_semaphore(semaphore, value, p)?),
-            )
-        }?;
+        let (semaphore, done) = (
+            self.resources.held.cuda_timeline.raw,
+            self.resources.done.raw(),
+        );
+        let (released, signal) = (self.turn.value, self.turn.next());
+        // CUDA's from the moment its wait may be queued.
         self.turn.taken();
-        // On the private stream after the wait just queued there.
-        self.give_back(std::ptr::null_mut(), None)
+        let mut queued = None;
+        let ran = self.ctx.run_alone(|p| {
+            // SAFETY: `wait_semaphore`'s (1): `p` is the private stream; the semaphore lives
+            // as long as the resources, which outlive the private stream's use of it (`done`,
+            // recorded after the signal below on the same stream, is waited for before they
+            // go); wgpu signals `released` (the release ahead was accepted with its signal:
+            // `Owner::Ahead`).
+            unsafe { result::external::wait_semaphore(semaphore, released, p) }?;
+            // SAFETY: `signal_then_mark`'s (1) as above, and `done` is a live event of this
+            // context; (2): nothing waits for a value above `signal`, the turn's next, and it
+            // follows the wait for the release.
+            let marked = unsafe { signal_then_mark(semaphore, done, signal, p) }?;
+            queued = Some(marked.is_ok());
+            Ok(())
+        });
+        if let Some(marked) = queued {
+            self.turn.signalled(signal, marked);
+        }
+        ran?;
+        self.acquire(None)
     }
 
     /// Waits on the CPU for wgpu's signal of `self.turn.value` (the release), at most `limit`.
@@ -253,12 +277,16 @@ impl SharedTexture {
             Owner::Wgpu => true,
             // Handed back on the GPU so that wgpu's later uses of clones of the texture find it
             // wgpu's (a destroyed texture has none); no CUDA work uses it.
-            // Where CUDA's wait was queued but not the signal after it, the image is CUDA's
-            // with a wait on the semaphore pending: recovered as a leaked write's, or leaked.
+            // Handed back on the GPU where it can be. Otherwise: where CUDA's wait was queued
+            // but not its signal, recovered as a leaked write's (or leaked); where CUDA's
+            // signal was queued, `done` follows it, and so the release; where nothing of
+            // CUDA's was queued (a destroyed texture, no context), the release's signal, made
+            // by a submit that names no texture, is waited for on the CPU before the semaphore
+            // goes (or the resources are leaked).
             Owner::Ahead => {
-                let returned = !self.is_alive()
-                    || !self.ctx.bind_for_drop("hand a shared texture back to wgpu")
-                    || match self.recover() {
+                let returned = self.is_alive()
+                    && self.ctx.bind_for_drop("hand a shared texture back to wgpu")
+                    && match self.recover() {
                         Ok(()) => true,
                         Err(e) => {
                             self.ctx
@@ -266,7 +294,19 @@ impl SharedTexture {
                             false
                         }
                     };
-                returned || self.turn.owner != Owner::Cuda || self.recover_leaked_for_drop()
+                returned
+                    || match self.turn.owner {
+                        Owner::Cuda => self.recover_leaked_for_drop(),
+                        Owner::Wgpu | Owner::Signalled => true,
+                        Owner::Ahead => match self.wait_for_release(wait_limit()) {
+                            Ok(()) => true,
+                            Err(e) => {
+                                let what = "waiting for a shared texture's release";
+                                self.ctx.record_drop_wait(what, "vkWaitSemaphores", e);
+                                false
+                            }
+                        },
+                    }
             }
             // The acquire orders wgpu's later uses of clones of the texture after CUDA (a
             // destroyed texture has none); CUDA's side is followed by `done` either way.

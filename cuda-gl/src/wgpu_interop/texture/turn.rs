@@ -15,7 +15,8 @@ pub(super) enum Owner {
     Wgpu,
     /// Released to CUDA at the turn's value (wgpu's signal), with no signal of CUDA's queued
     /// after it: a write is open, its guard was leaked, or its wait or signal could not be
-    /// queued. The write's work may be on a stream that is gone.
+    /// queued; or the return of an image released ahead queued CUDA's wait but not its signal.
+    /// The write's work may be on a stream that is gone.
     Cuda,
     /// CUDA's signal of the turn's value is queued after the write's work, but wgpu refused the
     /// acquire that waits for it (or it was not submitted yet).

@@ -1,7 +1,8 @@
 //! The wgpu video planes' interop on wgpu's GL backend, the GL route (feature `wgpu-gl`): each
 //! plane goes into a GL texture of cuda-gl's ([`GlFrameTexture`]) that CUDA registered; an
-//! upload maps both together on the frame's stream, copies each plane into its mapped array
-//! (`cuMemcpy2DAsync`), unmaps both (what the GL [`VideoPlanes`](crate::video::VideoPlanes)
+//! upload maps both together, copies each plane into its mapped array (`cuMemcpy2DAsync`) and
+//! unmaps both, on cuda-gl's private stream joined once to the frame's stream (what the GL
+//! [`VideoPlanes`](crate::video::VideoPlanes)
 //! does: [`copy_planes`]), then submits wgpu's copies of both into the textures the
 //! application samples. Map and unmap order CUDA's copies and GL's commands in the one GL
 //! context wgpu runs on (SAFETY G4 of the module docs): no semaphore, no CPU wait.
@@ -70,8 +71,9 @@ impl GlPlanes {
         self.frames[0].check_current(call)
     }
 
-    /// Copies the planes of the frame of `layout` at `ptr` into the plane textures on
-    /// `stream` (one map of both, two copies, one unmap), then records and submits wgpu's
+    /// Copies the planes of the frame of `layout` at `ptr` into the plane textures in
+    /// `stream`'s order (one map of both, two copies, one unmap, on cuda-gl's private stream
+    /// joined to `stream`), then records and submits wgpu's
     /// copies of both into `textures`: GL runs them after the unmap, so after CUDA's copies.
     /// The map comes first: it checks that the textures' GL context is current, before any
     /// wgpu call (wgpu calls GL through whatever context is current).
