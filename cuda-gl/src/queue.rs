@@ -422,14 +422,13 @@ impl PrivateQueue {
         out
     }
 
-    /// Queues `work` on the private stream after the private stream's earlier work only: for
-    /// work that follows no caller's stream (a semaphore wait and signal that order two other
-    /// APIs), so no join is made and no caller's stream (not even the legacy one, which
-    /// waits for every blocking stream) holds it back. The context is bound.
+    /// Queues `work` on the private stream after its earlier work only, for work that follows
+    /// no caller's stream (a semaphore wait and signal ordering two other APIs): no join, so
+    /// no caller's stream (not even the legacy one, which waits for every blocking stream)
+    /// holds it back. The context is bound.
     ///
     /// # Errors
-    /// The driver's errors making the private stream or entering the relaxed capture mode;
-    /// `work`'s error.
+    /// The driver's errors (the private stream, the capture mode); `work`'s error.
     pub(crate) fn run_alone<T>(
         &mut self,
         work: impl FnOnce(sys::CUstream) -> Result<T>,

@@ -74,7 +74,7 @@ pub(crate) fn on_private_stream<const N: usize, T>(
                 for r in regs.iter_mut() {
                     // SAFETY: the private stream of the bound context, inside this run; the
                     // unmap just queued there succeeded.
-                    unsafe { r.unmapped_on_private(p) };
+                    unsafe { unmapped_on_private(r, p) };
                 }
                 out
             }
@@ -85,4 +85,17 @@ pub(crate) fn on_private_stream<const N: usize, T>(
     // SAFETY: `stream` is live while borrowed and of the images' context (checked by
     // `prepare_map`).
     unsafe { ctx.run_now(stream.raw_stream(), call, queued) }
+}
+
+/// `Registration::unmapped` after an unmap queued on cuda-gl's private stream `private`, inside
+/// a run of the private queue.
+///
+/// # Safety
+/// 1. `private` is the live private stream of the registration's context, bound, inside a run,
+///    and the unmap just queued there succeeded.
+unsafe fn unmapped_on_private(reg: &mut Registration, private: sys::CUstream) {
+    reg.mapped = false;
+    let cached = !reg.surfaces.is_empty();
+    // SAFETY: (1).
+    unsafe { reg.retired.unmapped_on_private(&reg.ctx, private, cached) };
 }

@@ -286,19 +286,6 @@ impl Registration {
         unsafe { self.retired.unmapped(&self.ctx, stream, cached) };
     }
 
-    /// [`unmapped`](Self::unmapped) after an unmap queued on cuda-gl's private stream
-    /// `private`, inside a run of the private queue.
-    ///
-    /// # Safety
-    /// 1. `private` is the live private stream of the registration's context, bound, inside a
-    ///    run, and the unmap just queued there succeeded.
-    pub(super) unsafe fn unmapped_on_private(&mut self, private: sys::CUstream) {
-        self.mapped = false;
-        let cached = !self.surfaces.is_empty();
-        // SAFETY: (1).
-        unsafe { self.retired.unmapped_on_private(&self.ctx, private, cached) };
-    }
-
     /// Destroys every cached and retired surface and texture object once the GPU work that may
     /// use them is done. `&mut self`: no guard, so no handle, is alive.
     fn release_objects(&mut self) -> Result<()> {

@@ -1,6 +1,8 @@
 //! [`SharedTexture`]: a `wgpu::Texture` whose image CUDA writes in place, and [`CudaWrite`], the
-//! guard of one write; `group` hands several over at once; `recovery` hands the image back.
+//! guard of one write; `group` hands several over at once; `recovery` hands the image back;
+//! `ahead` releases it to CUDA before its next write.
 
+mod ahead;
 mod group;
 mod recovery;
 mod turn;
@@ -377,49 +379,6 @@ impl SharedTexture {
             stream,
             done: false,
         })
-    }
-}
-
-impl SharedTexture {
-    /// Hands the image to CUDA now, after every wgpu use of the texture submitted so far, ahead
-    /// of its next [`write`](Self::write), which then submits nothing to wgpu and only makes its
-    /// stream wait on the GPU.
-    ///
-    /// For frames in flight (several textures written round-robin while wgpu uses the last
-    /// frame): release each texture right after submitting its last use. Each hand-back to
-    /// wgpu ([`CudaWrite::finish`]) waits on the GPU for CUDA's kernel, and wgpu's queue runs
-    /// its submits in order, so a release submitted by the next `write` (after that hand-back)
-    /// runs only once CUDA has written the frame before, and CUDA's next frame waits for it: the
-    /// frames do not overlap. A release made ahead is already on the queue, before that hand-back.
-    ///
-    /// A texture already released ahead is left as it is. A texture released ahead and dropped
-    /// with no write after is first handed back to wgpu on the GPU (CUDA waits for the release
-    /// and signals on cuda-gl's private stream, which waits for no stream of yours; the drop
-    /// then waits for that signal on the CPU, as for every write, at most the [wait
-    /// limit](crate::wait_limit)).
-    ///
-    /// # Safety
-    /// 1. From this call until a later [`write`](Self::write)'s guard hands the image back (a
-    ///    [`finish`](CudaWrite::finish) that returned `Ok`, or a drop that recorded no error),
-    ///    no wgpu command uses the texture (a clone of [`texture`](Self::texture)): the image is
-    ///    CUDA's, in a layout and queue family wgpu does not track, as during a write.
-    ///
-    /// # Errors
-    /// [`WgpuError::TextureDestroyed`] when the texture was destroyed through wgpu; what the
-    /// recovery of an image that an earlier write left CUDA's returns; [`WgpuError::Refused`] or
-    /// [`WgpuError::OutOfMemory`] from the release's submits (refused before the barriers were
-    /// submitted, nothing was released; after, the image is CUDA's and the next `write`
-    /// recovers it); [`Error::Timeout`](crate::Error::Timeout) or [`WgpuError::Vulkan`] when a
-    /// refused signal could not be made from the host either.
-    pub unsafe fn release_ahead(&mut self) -> Result<()> {
-        if self.turn.owner == turn::Owner::Ahead {
-            return Ok(());
-        }
-        self.check_alive()?;
-        self.recover()?;
-        group::release_all(std::array::from_mut(self))?;
-        self.turn.released_ahead();
-        Ok(())
     }
 }
 

@@ -2,7 +2,7 @@
 //! hand-back that wgpu refused or a guard that was leaked (the type's docs, "Recovery").
 
 use super::SharedTexture;
-use super::group::{acquire_all, release_all, signal_then_mark};
+use super::group::{acquire_all, signal_then_mark};
 use super::turn::{Owner, Step};
 use crate::error::{Error, Result};
 use crate::result;
@@ -79,7 +79,7 @@ impl SharedTexture {
     ///
     /// # Errors
     /// [`Error::Timeout`](crate::Error::Timeout) past the limit; the driver's errors.
-    fn mark_again(&mut self) -> Result<()> {
+    pub(super) fn mark_again(&mut self) -> Result<()> {
         let done = self.resources.done.raw();
         // SAFETY: the legacy stream handle of the context, which `run_now` binds; the event
         // lives as long as the resources.
@@ -104,7 +104,7 @@ impl SharedTexture {
 
     /// Submits the acquire of CUDA's queued signal (`self.turn.value`), with `then` after it in
     /// the same submit, as [`acquire_all`] of this texture alone.
-    fn acquire(&mut self, then: Option<wgpu::CommandBuffer>) -> Result<()> {
+    pub(super) fn acquire(&mut self, then: Option<wgpu::CommandBuffer>) -> Result<()> {
         acquire_all(std::array::from_mut(self), then)
     }
 
@@ -147,66 +147,6 @@ impl SharedTexture {
                 self.give_back(std::ptr::null_mut(), None)
             }
         }
-    }
-
-    /// The value that a write's CUDA wait waits for: the release made ahead
-    /// ([`Owner::Ahead`], taken by the write with no submit of wgpu's), or one made now, after
-    /// the recovery of an image an earlier write left CUDA's. From here the image is CUDA's,
-    /// also when the caller's wait is not queued (then the next write or the drop recovers it).
-    ///
-    /// # Errors
-    /// As [`recover`](Self::recover) and the release's submits.
-    pub(super) fn release_for_write(&mut self) -> Result<u64> {
-        if self.turn.owner == Owner::Ahead {
-            if self.turn.unmarked {
-                self.mark_again()?;
-            }
-            self.turn.taken();
-            return Ok(self.turn.value);
-        }
-        self.recover()?;
-        let [release] = release_all(std::array::from_mut(self))?;
-        Ok(release)
-    }
-
-    /// Hands an image released ahead ([`Owner::Ahead`]) that no write took back to wgpu, on
-    /// the GPU: CUDA's wait for the release, then CUDA's signal of the next value and `done`,
-    /// queued on cuda-gl's private stream joined to no caller's stream (no CUDA work of the
-    /// application's uses the image, so none is waited for), then wgpu's acquire of that signal.
-    /// The CPU waits for nothing.
-    ///
-    /// # Errors
-    /// The driver's errors from the wait or the signal (the image is then CUDA's, and its
-    /// recovery waits for the release on the CPU, then signals); as [`acquire`](Self::acquire)
-    /// (the signal is queued: the recovery acquires it again).
-    fn return_released(&mut self) -> Result<()> {
-        let (semaphore, done) = (
-            self.resources.held.cuda_timeline.raw,
-            self.resources.done.raw(),
-        );
-        let (released, signal) = (self.turn.value, self.turn.next());
-        // CUDA's from the moment its wait may be queued.
-        self.turn.taken();
-        let mut queued = None;
-        let ran = self.ctx.run_alone(|p| {
-            // SAFETY: `wait_semaphore`'s (1): `p` is the private stream; the semaphore lives
-            // as long as the resources, which outlive the private stream's use of it (`done`,
-            // recorded after the signal below on the same stream, is waited for before they
-            // go); wgpu signals `released` (the release ahead was accepted with its signal:
-            // `Owner::Ahead`).
-            unsafe { result::external::wait_semaphore(semaphore, released, p) }?;
-            // SAFETY: `signal_then_mark`'s (1) as above, and `done` is a live event of this
-            // context; (2): nothing waits for a value above `signal`, the turn's next, and it
-            // follows the wait for the release.
-            let marked = unsafe { signal_then_mark(semaphore, done, signal, p) }?;
-            queued = Some(marked.is_ok());
-            Ok(())
-        });
-        if let Some(marked) = queued {
-            self.turn.signalled(signal, marked);
-        }
-        ran?;
-        self.acquire(None)
     }
 
     /// Waits on the CPU for wgpu's signal of `self.turn.value` (the release), at most `limit`.
