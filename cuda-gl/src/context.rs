@@ -75,6 +75,7 @@ impl Context {
     ///
     /// # Errors
     /// The driver's errors; `work`'s error.
+    #[cfg(feature = "wgpu")]
     pub(crate) fn run_alone<T>(&self, work: impl FnOnce(sys::CUstream) -> Result<T>) -> Result<T> {
         self.with_queue(|queue| queue.run_alone(work))
     }

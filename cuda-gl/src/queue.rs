@@ -422,13 +422,13 @@ impl PrivateQueue {
         out
     }
 
-    /// Queues `work` on the private stream after its earlier work only, for work that follows
-    /// no caller's stream (a semaphore wait and signal ordering two other APIs): no join, so
-    /// no caller's stream (not even the legacy one, which waits for every blocking stream)
-    /// holds it back. The context is bound.
+    /// Queues `work` on the private stream after its earlier work only, joined to no caller's
+    /// stream (not even the legacy one, which waits for every blocking stream): for work that
+    /// follows none (a semaphore wait and signal ordering two other APIs). Context bound.
     ///
     /// # Errors
     /// The driver's errors (the private stream, the capture mode); `work`'s error.
+    #[cfg(feature = "wgpu")]
     pub(crate) fn run_alone<T>(
         &mut self,
         work: impl FnOnce(sys::CUstream) -> Result<T>,

@@ -19,7 +19,10 @@
 //!   kernel through `CudaWrite::surface`, `finish`, then the wgpu use of the shared texture
 //!   itself (no present blit): interop minus this row is what the target's extra GPU pass
 //!   costs. Against the plain-call route, target <= [`handoffs::PLAIN_TARGET`]; its ratio to
-//!   the floor is reported too.
+//!   the floor is reported too. Beside it, **released ahead**: the same on a shared texture of
+//!   its own with `SharedTexture::release_ahead` after the use (the docs' advice for frames in
+//!   flight), so that the next write's CUDA wait finds the release already made; its ratio to
+//!   the plain-call route, for reading.
 //! - **plain calls** (`wgpu_present/plain.rs`): the same hand-off made of ash and driver calls
 //!   alone on the same device (an exportable image and timeline semaphore imported into CUDA;
 //!   CUDA's wait, the kernel through the surface, CUDA's signal; one `vkQueueSubmit` on wgpu's
@@ -186,6 +189,10 @@ pub enum Role {
     /// between hand-offs) into a plain texture + the wgpu use: whether the interop present's
     /// copy costs more because its source is the shared image (for reading).
     CopyFromShared,
+    /// [`Role::SharedRaw`] on a shared texture of its own, released ahead after its use
+    /// (`SharedTexture::release_ahead`), as the docs tell frames in flight to: the next
+    /// write's CUDA wait finds the release already made.
+    SharedRawAhead,
     /// The same hand-off as [`Role::SharedRaw`] made of plain ash and driver calls, with the
     /// acquire only (`wgpu_present/plain.rs`).
     PlainRoute,

@@ -33,6 +33,10 @@ pub struct Plain {
     pub plain_release_us: f64,
     /// `plain_release_us / plain_us` (no target).
     pub release_to_plain: f64,
+    /// The raw hand-off released ahead after its use (`Role::SharedRawAhead`).
+    pub shared_ahead_us: f64,
+    /// `shared_ahead_us / plain_us` (against the same target, for reading).
+    pub shared_ahead_to_plain: f64,
 }
 
 /// `wgpu_present.sizes.<WxH>.sustained`: µs per frame over rounds of `round_frames` frames,
@@ -140,6 +144,7 @@ impl Plain {
     ) -> Option<Plain> {
         let plain_us = median(cases, Role::PlainRoute, size)?;
         let plain_release_us = median(cases, Role::PlainRelease, size)?;
+        let shared_ahead_us = median(cases, Role::SharedRawAhead, size)?;
         let shared_raw_to_plain = shared_raw_us / plain_us;
         Some(Plain {
             plain_us,
@@ -149,6 +154,8 @@ impl Plain {
             target_met: shared_raw_to_plain <= PLAIN_TARGET,
             plain_release_us,
             release_to_plain: plain_release_us / plain_us,
+            shared_ahead_us,
+            shared_ahead_to_plain: shared_ahead_us / plain_us,
         })
     }
 }
@@ -229,6 +236,10 @@ pub fn ratios(
             Role::SharedRaw,
             to(&plain_name, plain.shared_raw_to_plain, Some(PLAIN_TARGET)),
         ),
+        (
+            Role::SharedRawAhead,
+            to(&plain_name, plain.shared_ahead_to_plain, None),
+        ),
         (Role::PlainRoute, to(&floor, plain.plain_to_floor, None)),
         (
             Role::PlainRelease,
@@ -265,12 +276,15 @@ pub fn ratios(
 pub fn print(label: &str, shared_raw_us: f64, (plain, sustained): (&Plain, &Sustained)) {
     eprintln!(
         "interop: {label} plain calls: {} µs, {} x floor; shared raw {} µs: {} x plain calls \
-         (target <= {PLAIN_TARGET}: {}); plain calls + release {} µs: {} x plain calls",
+         (target <= {PLAIN_TARGET}: {}); released ahead {} µs: {} x plain calls; plain calls + \
+         release {} µs: {} x plain calls",
         us_text(plain.plain_us),
         ratio_text(plain.plain_to_floor),
         us_text(shared_raw_us),
         ratio_text(plain.shared_raw_to_plain),
         verdict(plain.target_met),
+        us_text(plain.shared_ahead_us),
+        ratio_text(plain.shared_ahead_to_plain),
         us_text(plain.plain_release_us),
         ratio_text(plain.release_to_plain),
     );
@@ -298,17 +312,20 @@ pub fn markdown(sizes: &[(String, f64, &Plain, &Sustained)]) -> String {
          the acquire from `VK_QUEUE_FAMILY_EXTERNAL` and the 1-texel copy; image in `GENERAL`; \
          `vkWaitSemaphores`):\n\n\
          | size | plain µs | plain / floor | shared raw µs | shared raw / plain | target | \
-         plain + release µs | + release / plain |\n|---|---:|---:|---:|---:|---|---:|---:|\n",
+         released ahead µs | ahead / plain | plain + release µs | + release / plain |\n\
+         |---|---:|---:|---:|---:|---|---:|---:|---:|---:|\n",
     );
     for (label, shared_raw_us, p, _) in sizes {
         let _ = writeln!(
             out,
-            "| {label} | {} | {} | {} | {} | <= {PLAIN_TARGET}: {} | {} | {} |",
+            "| {label} | {} | {} | {} | {} | <= {PLAIN_TARGET}: {} | {} | {} | {} | {} |",
             us_text(p.plain_us),
             ratio_text(p.plain_to_floor),
             us_text(*shared_raw_us),
             ratio_text(p.shared_raw_to_plain),
             verdict(p.target_met),
+            us_text(p.shared_ahead_us),
+            ratio_text(p.shared_ahead_to_plain),
             us_text(p.plain_release_us),
             ratio_text(p.release_to_plain),
         );

@@ -46,6 +46,9 @@ struct Rig {
     /// The floor, interop and staged rows' targets and textures, and the sink.
     frames: Frames,
     shared: SharedTexture,
+    /// The released-ahead raw row's own shared texture (left released ahead between its
+    /// iterations, so no other row may use it).
+    shared_ahead: SharedTexture,
     /// The raw DtoH's destination, and `write_texture`'s source.
     pinned: PinnedBuffer<u8>,
     /// `write_texture`'s destination.
@@ -138,14 +141,17 @@ impl Rig {
     fn new(gpu: &Gpu, w: &Wgpu, size: (u32, u32)) -> Result<Rig> {
         let (width, height) = size;
         let bytes = width as usize * height as usize * 4;
-        let shared = SharedTexture::new(
-            &gpu.ctx,
-            w.device(),
-            w.queue(),
-            size,
-            SharedFormat::Rgba8Unorm,
-        )
-        .with_context(|| format!("SharedTexture::new({width}x{height}, Rgba8Unorm)"))?;
+        let make_shared = || {
+            SharedTexture::new(
+                &gpu.ctx,
+                w.device(),
+                w.queue(),
+                size,
+                SharedFormat::Rgba8Unorm,
+            )
+            .with_context(|| format!("SharedTexture::new({width}x{height}, Rgba8Unorm)"))
+        };
+        let (shared, shared_ahead) = (make_shared()?, make_shared()?);
         let plain = w.blit_texture(size, None, "wgpu present: the blits' plain source");
         let mut blits = Vec::new();
         for kind in BlitKind::ALL {
@@ -168,6 +174,7 @@ impl Rig {
             frames: Frames::new(gpu, w, size, "wgpu present")?,
             blits,
             shared,
+            shared_ahead,
             pinned: gpu.pinned_bytes(bytes)?,
             upload: w.texture(size, "wgpu present: write_texture's texture"),
         };
@@ -340,6 +347,28 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
                     gpu.plasma_into_surface(write.surface(), size, rig.frames.t)?;
                     write.finish()?;
                     w.use_texel(rig.shared.texture(), &rig.frames.sink)
+                },
+            ),
+        ),
+        (
+            Role::SharedRawAhead,
+            Variant::new(
+                format!(
+                    "SharedTexture raw hand-off {width}x{height}, released ahead: write + \
+                     kernel (surface) + finish + wgpu use + release_ahead"
+                ),
+                |rig: &mut Rig| {
+                    rig.frames.t += FRAME_DT;
+                    let shared = &mut rig.shared_ahead;
+                    // SAFETY: (1) of `write`: this row alone uses this texture, only after
+                    // `finish` below.
+                    let write = unsafe { shared.write(stream) }?;
+                    gpu.plasma_into_surface(write.surface(), size, rig.frames.t)?;
+                    write.finish()?;
+                    w.use_texel(shared.texture(), &rig.frames.sink)?;
+                    // SAFETY: (1) of `release_ahead`: this row's next use of the texture comes
+                    // after its next write's `finish`.
+                    Ok(unsafe { shared.release_ahead() }?)
                 },
             ),
         ),
