@@ -5,7 +5,7 @@ use super::wgpu_texture::texture_2d;
 use crate::gpu::Gpu;
 use crate::report::one_line;
 use anyhow::{Context as _, Result, anyhow, bail};
-use cuda_gl::wgpu_interop::{find_adapter, open_device};
+use cuda_gl::wgpu_interop::{SharedFormat, SharedTexture, find_adapter, open_device};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -129,6 +129,19 @@ impl Wgpu {
             Some(e) => Err(anyhow!("wgpu reported an error ({what}): {e}")),
             None => Ok(()),
         }
+    }
+
+    /// An RGBA8 `SharedTexture` of `size` on this device, in `gpu`'s CUDA context.
+    pub(super) fn shared_texture(&self, gpu: &Gpu, size: (u32, u32)) -> Result<SharedTexture> {
+        let (width, height) = size;
+        SharedTexture::new(
+            &gpu.ctx,
+            self.device(),
+            self.queue(),
+            size,
+            SharedFormat::Rgba8Unorm,
+        )
+        .with_context(|| format!("SharedTexture::new({width}x{height}, Rgba8Unorm)"))
     }
 
     /// A `size` RGBA8 texture that copies may read and write.

@@ -16,7 +16,7 @@ use crate::watchdog;
 use anyhow::{Context as _, Result, ensure};
 use blit::{Blit, BlitKind, BlitPair};
 use cuda_gl::display::{Format, Layout, Mode};
-use cuda_gl::wgpu_interop::{SharedFormat, SharedTexture, WgpuTarget};
+use cuda_gl::wgpu_interop::{SharedTexture, WgpuTarget};
 use cuda_gl::{PinnedBuffer, sys};
 
 /// cuda-gl's present blit itself (the file uses only wgpu), so that the blit rows measure the
@@ -141,17 +141,7 @@ impl Rig {
     fn new(gpu: &Gpu, w: &Wgpu, size: (u32, u32)) -> Result<Rig> {
         let (width, height) = size;
         let bytes = width as usize * height as usize * 4;
-        let make_shared = || {
-            SharedTexture::new(
-                &gpu.ctx,
-                w.device(),
-                w.queue(),
-                size,
-                SharedFormat::Rgba8Unorm,
-            )
-            .with_context(|| format!("SharedTexture::new({width}x{height}, Rgba8Unorm)"))
-        };
-        let (shared, shared_ahead) = (make_shared()?, make_shared()?);
+        let (shared, shared_ahead) = (w.shared_texture(gpu, size)?, w.shared_texture(gpu, size)?);
         let plain = w.blit_texture(size, None, "wgpu present: the blits' plain source");
         let mut blits = Vec::new();
         for kind in BlitKind::ALL {

@@ -31,7 +31,7 @@ use crate::watchdog;
 use crate::wgpu_present::Role;
 use crate::wgpu_present::handoffs::ROUND;
 use anyhow::{Context as _, Result};
-use cuda_gl::wgpu_interop::{SharedFormat, SharedTexture};
+use cuda_gl::wgpu_interop::SharedTexture;
 
 /// Frames (kernel launches) per hand-off in the K row (it divides [`ROUND`]).
 const PER_HANDOFF: usize = 4;
@@ -148,16 +148,7 @@ pub(super) fn rows(
     // Making the ring is set-up: the watchdog measures it from here.
     watchdog::enter(watchdog::Stage::Setup);
     let ring = (0..3)
-        .map(|_| {
-            SharedTexture::new(
-                &gpu.ctx,
-                w.device(),
-                w.queue(),
-                size,
-                SharedFormat::Rgba8Unorm,
-            )
-            .with_context(|| format!("SharedTexture::new({width}x{height}) for the ring"))
-        })
+        .map(|_| w.shared_texture(gpu, size))
         .collect::<Result<Vec<_>>>()?;
     let textures = ring.iter().map(|s| s.texture().clone()).collect();
     let mut state = Rounds {
