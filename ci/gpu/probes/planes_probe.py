@@ -61,7 +61,11 @@ Run on the GPU host from the repository root with NVIDIA's EGL and the GL loader
 (`source .gpu/env.sh` of a bundle does both; without one, unpack .gl/*.deb into / with
 `dpkg -x`, run ldconfig, and set __EGL_VENDOR_LIBRARY_FILENAMES to NVIDIA's 10_nvidia.json):
     python3 ci/gpu/probes/planes_probe.py [--iters 300] [--sizes 1920x1080,3840x2160]
-        [--only SUBSTRING|FRIENDLY]... [--json PATH]
+        [--only SUBSTRING|FRIENDLY]... [--write-spin-us US] [--json PATH]
+--write-spin-us US follows each frame's memset with a one-block kernel spinning US µs, in every
+case and floor: run it with 0 and with 300 to see whether a long write (the display benchmark's
+kernel) hides GL's handover after CUDA's copies, which the planes pay and the display target's
+present seems not to.
 --only keeps the cases whose names contain SUBSTRING, or those a friendly name selects (a
 question's new rows with the rows they are compared to), repeatable (the union); the size's
 floor always runs. Friendly names: `surface-kernel` (the surface kernel vs the copy, RGBA8),
@@ -393,20 +397,37 @@ class Image:
 
 
 class Frame:
-    """Device memory of one NV12 frame (packed), written by a memset per iteration."""
+    """Device memory of one NV12 frame (packed), written by a memset per iteration; with
+    `spin_us`, the memset is followed by a one-block launch of the test PTX's ext_fill_u32_slow
+    that spins that long and writes nothing (n = 0): a decoder's work of that length, which the
+    floor's sync waits for too."""
 
-    def __init__(self, size):
+    def __init__(self, size, spin_us=0):
         w, h = size
         self.size, self.bytes = size, w * h * 3 // 2
         self.rgba_bytes = w * h * 4
         self.ptr = c_uint64()
         ck(cuMemAlloc(byref(self.ptr), self.rgba_bytes), "cuMemAlloc")
         self.byte = 0
+        self.spin = None
+        if spin_us > 0:
+            fn, why = test_kernel("ext_fill_u32_slow")
+            if fn is None:
+                raise CudaFailed(f"--write-spin-us needs ext_fill_u32_slow: {why}")
+            # (unsigned* out, unsigned n, unsigned seed, unsigned long long spin_ns)
+            self.spin_args = (c_uint64(self.ptr.value), c_uint(0), c_uint(0),
+                              c_uint64(spin_us * 1000))
+            self.spin = (fn, (P * 4)(*[ctypes.cast(byref(a), c_void_p).value
+                                       for a in self.spin_args]))
 
     def write(self, i):
         self.byte = i % 251 + 1
         ck(cuMemsetD32Async(self.ptr.value, self.byte * 0x01010101, self.rgba_bytes // 4, stream),
            "cuMemsetD32Async")
+        if self.spin is not None:
+            fn, params = self.spin
+            ck(cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, stream, params, None),
+               "cuLaunchKernel(ext_fill_u32_slow)")
 
 
 def map_(images, s):
@@ -460,28 +481,40 @@ _FILL = {}
 def fill_kernel():
     """`surface_fill_rgba8(cudaSurfaceObject_t surf, int width, int height, unsigned seed)` of
     the committed test PTX, JIT-compiled once: (CUfunction, None), or (None, why not)."""
-    if not _FILL:
+    return test_kernel("surface_fill_rgba8")
+
+
+def test_kernel(name):
+    """Kernel `name` of the committed test PTX, JIT-compiled once: (CUfunction, None), or
+    (None, why not)."""
+    if "module" not in _FILL:
         try:
             with open(PTX_PATH, "rb") as f:
                 ptx = f.read()
         except OSError as e:
-            _FILL["v"] = (None, f"reading {PTX_PATH}: {e}")
-            return _FILL["v"]
+            _FILL["module"] = (None, f"reading {PTX_PATH}: {e}")
+            return _FILL["module"]
         log = ctypes.create_string_buffer(8192)
         # CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES
         options = (c_int * 2)(5, 6)
         values = (P * 2)(ctypes.cast(log, c_void_p).value, len(log))
-        module, fn = P(), P()
+        module = P()
         r = cuModuleLoadDataEx(byref(module), ptx, 2, options, values)
         if r:
             why = log.value.decode(errors="replace").strip()
-            _FILL["v"] = (None, f"cuModuleLoadDataEx({os.path.basename(PTX_PATH)}) -> CUresult {r}"
-                                + (f": {why}" if why else ""))
+            _FILL["module"] = (None, f"cuModuleLoadDataEx({os.path.basename(PTX_PATH)}) -> "
+                                     f"CUresult {r}" + (f": {why}" if why else ""))
         else:
-            r = cuModuleGetFunction(byref(fn), module, b"surface_fill_rgba8")
-            _FILL["v"] = (fn.value, None) if r == 0 else \
-                (None, f"cuModuleGetFunction(surface_fill_rgba8) -> CUresult {r}")
-    return _FILL["v"]
+            _FILL["module"] = (module, None)
+    module, why = _FILL["module"]
+    if module is None:
+        return None, why
+    if name not in _FILL:
+        fn = P()
+        r = cuModuleGetFunction(byref(fn), module, name.encode())
+        _FILL[name] = (fn.value, None) if r == 0 else \
+            (None, f"cuModuleGetFunction({name}) -> CUresult {r}")
+    return _FILL[name]
 
 
 def pattern(i, seed):
@@ -917,6 +950,9 @@ def main():
                     help="run only the cases whose names contain NAME, or those a friendly name "
                     "selects (repeatable: the union; the floor always runs): " +
                     "; ".join(f"{k}: {v}" for k, v in FRIENDLY.items()))
+    ap.add_argument("--write-spin-us", type=int, default=0, metavar="US",
+                    help="after each frame's memset, a kernel that spins US µs (every case, the "
+                    "floors too): does a long write hide GL's handover after CUDA's copies?")
     ap.add_argument("--json", default=os.path.join(os.environ["OUT"], "planes_probe.json")
                     if os.environ.get("OUT") else "")
     args = ap.parse_args()
@@ -924,6 +960,8 @@ def main():
     cuDriverGetVersion(byref(version))
     print(f"GL_RENDERER {glGetString(0x1F01).decode()}; GL_VERSION {glGetString(0x1F02).decode()}; "
           f"CUDA driver API {version.value}; {time.strftime('%Y-%m-%d %H:%M:%S %Z')}")
+    if args.write_spin_us:
+        print(f"each frame's write: the memset, then a kernel spinning {args.write_spin_us} µs")
     print(f"{args.iters} iterations per case in 3 interleaved rounds; µs per iteration: median "
           f"(p10-p90), x floor, [median CPU µs per phase]", flush=True)
     rounds = 3
@@ -933,12 +971,12 @@ def main():
     def save():  # after each part, so that a run stopped by a time limit keeps what it measured
         if args.json:
             with open(args.json, "w") as f:
-                json.dump({"iters": args.iters, "renderer": glGetString(0x1F01).decode(),
+                json.dump({"iters": args.iters, "write_spin_us": args.write_spin_us, "renderer": glGetString(0x1F01).decode(),
                            "cuda_driver_api": version.value, "rows": out}, f, indent=1)
 
     for text in args.sizes.split(","):
         size = tuple(int(v) for v in text.split("x"))
-        frame = Frame(size)
+        frame = Frame(size, args.write_spin_us)
         cases = make_cases(size, frame)
         onlys = args.only or [""]
         cases = [c for i, c in enumerate(cases)
