@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, Weak, mpsc};
 use std::time::{Duration, Instant};
 
+mod held;
 mod unordered;
 
 /// A retained CUDA primary context on one device.
@@ -87,10 +88,20 @@ impl Context {
     /// The driver's error binding the context; `f`'s.
     fn with_queue<T>(&self, f: impl FnOnce(&mut PrivateQueue) -> Result<T>) -> Result<T> {
         self.bind()?;
+        let _held = self.hold_queue()?;
         let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
         let out = f(&mut queue);
         self.relist(&mut queue);
         out
+    }
+
+    /// This thread's hold of the private queue, taken before its lock: refused when this
+    /// thread holds it already (a run inside a run, which would deadlock).
+    ///
+    /// # Errors
+    /// [`Error::Internal`] then.
+    fn hold_queue(&self) -> Result<held::Held> {
+        held::Held::enter(std::ptr::from_ref(&self.queue) as usize)
     }
 
     /// Waits for the copies, memsets and events cuda-gl has queued on its private stream of this

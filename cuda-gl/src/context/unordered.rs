@@ -110,6 +110,7 @@ impl Context {
 
     /// [`settle_queued`](Self::settle_queued) for this `Context`'s own private stream.
     fn settle_own(&self, before: &str) -> Result<()> {
+        let _held = self.hold_queue()?;
         let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
         if !queue.is_unordered() {
             return Ok(());
