@@ -215,9 +215,8 @@ impl SharedTexture {
         }
         match self.turn.owner {
             Owner::Wgpu => true,
-            // Handed back on the GPU so that wgpu's later uses of clones of the texture find it
-            // wgpu's (a destroyed texture has none); no CUDA work uses it.
-            // Handed back on the GPU where it can be. Otherwise: where CUDA's wait was queued
+            // Handed back on the GPU where it can be, so that wgpu's later uses of clones of the
+            // texture find it wgpu's. Otherwise: where CUDA's wait was queued
             // but not its signal, recovered as a leaked write's (or leaked); where CUDA's
             // signal was queued, `done` follows it, and so the release; where nothing of
             // CUDA's was queued (a destroyed texture, no context), the release's signal, made
@@ -237,7 +236,9 @@ impl SharedTexture {
                 returned
                     || match self.turn.owner {
                         Owner::Cuda => self.recover_leaked_for_drop(),
-                        Owner::Wgpu | Owner::Signalled => true,
+                        Owner::Wgpu => true,
+                        // CUDA's signal is queued (wgpu refused its acquire): as below.
+                        Owner::Signalled => self.acquire_for_drop(),
                         Owner::Ahead => match self.wait_for_release(wait_limit()) {
                             Ok(()) => true,
                             Err(e) => {
@@ -250,17 +251,21 @@ impl SharedTexture {
             }
             // The acquire orders wgpu's later uses of clones of the texture after CUDA (a
             // destroyed texture has none); CUDA's side is followed by `done` either way.
-            Owner::Signalled => {
-                if self.is_alive()
-                    && let Err(e) = self.acquire(None)
-                {
-                    self.ctx
-                        .record_drop_error("handing a shared texture back to wgpu", e);
-                }
-                true
-            }
+            Owner::Signalled => self.acquire_for_drop(),
             Owner::Cuda => self.recover_leaked_for_drop(),
         }
+    }
+
+    /// The drop's hand-back of an image whose CUDA signal is queued ([`Owner::Signalled`]):
+    /// the acquire again, recording a refusal; always `true` (`done` follows CUDA's side).
+    fn acquire_for_drop(&mut self) -> bool {
+        if self.is_alive()
+            && let Err(e) = self.acquire(None)
+        {
+            self.ctx
+                .record_drop_error("handing a shared texture back to wgpu", e);
+        }
+        true
     }
 
     /// The drop's recovery of an image left CUDA's ([`Owner::Cuda`]); `false` when it failed
