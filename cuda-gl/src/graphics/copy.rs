@@ -341,7 +341,6 @@ impl MappedArray<'_> {
     /// `y` takes the first [`byte_len`](Self::byte_len) / height bytes of source row `y`),
     /// checked, not queued: for a caller that queues it on cuda-gl's private stream inside a
     /// run of its own (`graphics::on_private_stream`; a run cannot queue through another).
-    /// With the array's row size in bytes.
     ///
     /// # Errors
     /// [`UsageError::ReadOnlyMapping`] for an image CUDA may only read; `Error::Internal` for
@@ -351,7 +350,7 @@ impl MappedArray<'_> {
         &self,
         ptr: sys::CUdeviceptr,
         pitch: usize,
-    ) -> Result<(sys::CUDA_MEMCPY2D, usize)> {
+    ) -> Result<sys::CUDA_MEMCPY2D> {
         self.check_writable()?;
         let extent = Extent::of(self)?;
         if extent.depth != 0 || pitch < extent.row_bytes {
@@ -362,7 +361,7 @@ impl MappedArray<'_> {
                 ),
             });
         }
-        let copy = sys::CUDA_MEMCPY2D {
+        Ok(sys::CUDA_MEMCPY2D {
             srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
             srcDevice: ptr,
             srcPitch: pitch,
@@ -371,8 +370,7 @@ impl MappedArray<'_> {
             WidthInBytes: extent.row_bytes,
             Height: extent.rows,
             ..Default::default()
-        };
-        Ok((copy, extent.row_bytes))
+        })
     }
 
     /// The raw stream the array's image was mapped on, and the context of its registration.

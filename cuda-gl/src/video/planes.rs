@@ -193,10 +193,8 @@ pub(crate) unsafe fn copy_planes(
         check_array(call, &luma, "luma", layout.size(), 1, sample)?;
         check_array(call, &chroma, "chroma", layout.chroma_size(), 2, sample)?;
         let copies = [
-            luma.pitched_copy(ptr.as_raw(), layout.luma_pitch())?.0,
-            chroma
-                .pitched_copy(chroma_ptr.as_raw(), layout.chroma_pitch())?
-                .0,
+            luma.pitched_copy(ptr.as_raw(), layout.luma_pitch())?,
+            chroma.pitched_copy(chroma_ptr.as_raw(), layout.chroma_pitch())?,
         ];
         for copy in &copies {
             // SAFETY: `copy_2d_async`'s (1): the planes lie in the frame at `ptr` (this

@@ -11,7 +11,9 @@
 #![cfg(all(feature = "wgpu", feature = "egl"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use super::wgpu_interop::{assert_frame, read_back, seed_of, setup, words, write_frame};
+use super::wgpu_interop::{
+    assert_frame, read_back, seed_of, setup, words, write_and_check, write_frame,
+};
 use crate::wgpu_read::submit_read;
 use cuda_gl::LaunchConfig;
 use cuda_gl::wgpu_interop::{SharedFormat, SharedTexture};
@@ -90,13 +92,8 @@ fn a_write_takes_an_image_released_ahead_with_no_release_of_its_own() {
         // SAFETY: as above.
         unsafe { shared.release_ahead() }.unwrap();
         assert_eq!(shared.timeline_value(), released, "a second release ahead");
-        write_frame(&s, &mut shared, seed_of(f));
+        write_and_check(&s, &mut shared, seed_of(f), format!("frame {f}"));
         assert_eq!(shared.timeline_value(), released + 1, "frame {f}'s write");
-        assert_frame(
-            &read_back(&s, shared.texture()),
-            seed_of(f),
-            format!("frame {f}"),
-        );
     }
     s.ctx.check_drop_errors().unwrap();
 }
@@ -128,9 +125,7 @@ fn a_texture_released_ahead_and_dropped_hands_its_image_back() {
 #[test]
 fn a_texture_released_ahead_destroyed_and_dropped_waits_for_its_release() {
     let Some(s) = setup() else { return };
-    let size = (640, 360);
-    let make =
-        || SharedTexture::new(&s.ctx, &s.device, &s.queue, size, SharedFormat::Rgba8Unorm).unwrap();
+    let make = || s.shared((640, 360), SharedFormat::Rgba8Unorm);
     let mut shared = make();
     write_frame(&s, &mut shared, seed_of(1));
     // SAFETY: (1) of `release_ahead`: the texture is destroyed, never used again.
@@ -138,11 +133,5 @@ fn a_texture_released_ahead_destroyed_and_dropped_waits_for_its_release() {
     shared.texture().destroy();
     drop(shared);
     s.ctx.check_drop_errors().unwrap();
-    let mut after = make();
-    write_frame(&s, &mut after, seed_of(2));
-    assert_frame(
-        &read_back(&s, after.texture()),
-        seed_of(2),
-        "a texture made after",
-    );
+    write_and_check(&s, &mut make(), seed_of(2), "a texture made after");
 }

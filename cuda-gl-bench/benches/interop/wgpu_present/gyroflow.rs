@@ -264,19 +264,30 @@ impl GyroflowRoute {
             _cuda: cuda,
             _vk: vk_image,
         };
-        let extent = wgpu::Extent3d {
-            width,
-            height,
-            depth_or_array_layers: 1,
-        };
-        let label = Some("wgpu present: gyroflow's LINEAR image");
-        let hal_desc = wgpu::hal::TextureDescriptor {
-            label,
-            size: extent,
+        let desc = wgpu::TextureDescriptor {
+            label: Some("wgpu present: gyroflow's LINEAR image"),
+            size: wgpu::Extent3d {
+                width,
+                height,
+                depth_or_array_layers: 1,
+            },
             mip_level_count: 1,
             sample_count: 1,
             dimension: wgpu::TextureDimension::D2,
             format: wgpu::TextureFormat::Rgba8Unorm,
+            usage: wgpu::TextureUsages::TEXTURE_BINDING
+                | wgpu::TextureUsages::COPY_SRC
+                | wgpu::TextureUsages::COPY_DST,
+            view_formats: &[],
+        };
+        // The same texture as wgpu-hal sees it.
+        let hal_desc = wgpu::hal::TextureDescriptor {
+            label: desc.label,
+            size: desc.size,
+            mip_level_count: desc.mip_level_count,
+            sample_count: desc.sample_count,
+            dimension: desc.dimension,
+            format: desc.format,
             // Exactly the image's usage (`IMAGE_USAGE`).
             usage: wgpu::TextureUses::RESOURCE
                 | wgpu::TextureUses::COPY_SRC
@@ -299,18 +310,6 @@ impl GyroflowRoute {
             )
         };
         drop(hal);
-        let desc = wgpu::TextureDescriptor {
-            label,
-            size: extent,
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: wgpu::TextureFormat::Rgba8Unorm,
-            usage: wgpu::TextureUsages::TEXTURE_BINDING
-                | wgpu::TextureUsages::COPY_SRC
-                | wgpu::TextureUsages::COPY_DST,
-            view_formats: &[],
-        };
         // SAFETY: `create_texture_from_hal`'s contract: made on this device's wgpu-hal device
         // as `desc` says (its usage maps to `hal_desc`'s), with memory bound; the image is in
         // layout UNDEFINED, which `UNINITIALIZED` stands for.

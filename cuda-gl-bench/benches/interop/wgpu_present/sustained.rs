@@ -93,7 +93,10 @@ impl Rounds<'_> {
                 w.wait(Clone::clone(last_use))?;
             }
             rig.frames.t += FRAME_DT;
-            let (current, previous) = pair_mut(ring, n % k, (n + k - 1) % k)?;
+            let (now, before) = (n % k, (n + k - 1) % k);
+            let [current, previous] = ring
+                .get_disjoint_mut([now, before])
+                .map_err(|e| anyhow::anyhow!("ring textures {now} and {before}: {e}"))?;
             // SAFETY: (1) of `write`: until `finish`, the only submit is the use of frame
             // n - 1, in texture (n - 1) % k, another texture (k >= 2); the clone of this one
             // is used only by its own frame's use, submitted after its `finish`.
@@ -113,22 +116,6 @@ impl Rounds<'_> {
         // wgpu's submits run in order: the last use's end is every frame's.
         w.wait(last)
     }
-}
-
-/// Mutable references to two distinct textures of `ring`, at `a` and `b`.
-fn pair_mut(
-    ring: &mut [SharedTexture],
-    a: usize,
-    b: usize,
-) -> Result<(&mut SharedTexture, &mut SharedTexture)> {
-    anyhow::ensure!(a != b && a.max(b) < ring.len(), "ring textures {a} and {b}");
-    let (low, high) = ring.split_at_mut(a.max(b));
-    let (at_low, at_high) = (&mut low[a.min(b)], &mut high[0]);
-    Ok(if a < b {
-        (at_low, at_high)
-    } else {
-        (at_high, at_low)
-    })
 }
 
 /// The sustained rows at `size`, in their own interleaved rounds, as µs per frame; `rig` is the

@@ -46,10 +46,20 @@ impl SharedTexture {
             return Ok(());
         }
         self.check_alive()?;
-        self.recover()?;
-        release_all(std::array::from_mut(self))?;
+        self.release_now()?;
         self.turn.released_ahead();
         Ok(())
+    }
+
+    /// The release of the image to CUDA at its next value, after wgpu's uses so far, once an
+    /// image an earlier write left CUDA's is recovered. Returns the value released at.
+    ///
+    /// # Errors
+    /// As [`recover`](Self::recover) and the release's submits.
+    fn release_now(&mut self) -> Result<u64> {
+        self.recover()?;
+        let [release] = release_all(std::array::from_mut(self))?;
+        Ok(release)
     }
 
     /// The value that a write's CUDA wait waits for: the release made ahead
@@ -67,9 +77,7 @@ impl SharedTexture {
             self.turn.taken();
             return Ok(self.turn.value);
         }
-        self.recover()?;
-        let [release] = release_all(std::array::from_mut(self))?;
-        Ok(release)
+        self.release_now()
     }
 
     /// Hands an image released ahead ([`Owner::Ahead`]) that no write took back to wgpu, on
