@@ -25,6 +25,11 @@
 //!   acquire's barriers. Each image keeps its own semaphore and values, and each argument above
 //!   holds for each image and its semaphore as it does alone: a signal's or a wait's scope is
 //!   every command earlier or later in submission order, whichever image they name.
+//! - A release right after an acquire (a display target's present, which hands its image back,
+//!   blits it, and releases it to CUDA ahead of the next frame): the release's barriers go in
+//!   the acquire's submit, after the blit, and its signals in the empty submit after it; two
+//!   submits instead of three. The order argument above is about submission order only, so it
+//!   holds unchanged.
 
 use super::scope::{scoped, wait_for_submission};
 use super::{Vulkan, WgpuError};
@@ -42,6 +47,8 @@ const CUDA_LAYOUT: vk::ImageLayout = vk::ImageLayout::GENERAL;
 
 /// The semaphore operations' and barriers' stage: everything.
 const ALL: vk::PipelineStageFlags = vk::PipelineStageFlags::ALL_COMMANDS;
+/// The release's submits, for their errors.
+const RELEASE_CALL: &str = "wgpu::Queue::submit (a shared texture's release to CUDA)";
 const READ_WRITE: vk::AccessFlags = vk::AccessFlags::from_raw(
     vk::AccessFlags::MEMORY_READ.as_raw() | vk::AccessFlags::MEMORY_WRITE.as_raw(),
 );
@@ -245,14 +252,28 @@ impl<const N: usize> Handoff<'_, N> {
     /// [`WgpuError::Vulkan`] when the host's signals could not be made (the images are released,
     /// and the values `unsignalled` names are never signalled).
     pub fn release(&self, released: &mut bool, unsignalled: &mut [bool; N]) -> Result<()> {
-        const CALL: &str = "wgpu::Queue::submit (a shared texture's release to CUDA)";
-        let barriers = scoped(self.device, CALL, || {
+        let barriers = scoped(self.device, RELEASE_CALL, || {
             let barriers = self.raw_barriers(true)?;
             Ok::<_, Error>(self.queue.submit([self.tracked_transition(), barriers]))
         })
         .and_then(|r| r)?;
         *released = true;
-        let signalled = scoped(self.device, CALL, || {
+        self.signal_release(barriers, unsignalled)
+    }
+
+    /// The release's second half, once the submit `after` that carries its barriers was
+    /// accepted: each part's value signalled, by one empty submit (or from the host, as
+    /// [`release`](Self::release) says, when wgpu refuses it). `unsignalled` as for `release`.
+    ///
+    /// # Errors
+    /// [`Error::Timeout`](crate::Error::Timeout) or [`WgpuError::Vulkan`] when the host's
+    /// signals could not be made (the values `unsignalled` names are never signalled).
+    pub fn signal_release(
+        &self,
+        after: wgpu::SubmissionIndex,
+        unsignalled: &mut [bool; N],
+    ) -> Result<()> {
+        let signalled = scoped(self.device, RELEASE_CALL, || {
             self.with_hal_queue(|hal| {
                 for part in &self.parts {
                     hal.add_signal_semaphore(part.semaphore, Some(part.value));
@@ -273,7 +294,7 @@ impl<const N: usize> Handoff<'_, N> {
                     "cuda-gl: the release's signal was refused ({e}); signalling from the host"
                 );
                 *unsignalled = pending;
-                self.signal_from_host(barriers, unsignalled)?;
+                self.signal_from_host(after, unsignalled)?;
             }
         }
         Ok(())
@@ -324,6 +345,31 @@ impl<const N: usize> Handoff<'_, N> {
     /// wait still pending is taken back from wgpu-hal (a later submit of the application's
     /// would otherwise carry it, without the barriers), and the images stay CUDA's.
     pub fn acquire(&self, then: Option<wgpu::CommandBuffer>) -> Result<()> {
+        self.submit_acquire(then, false).map(drop)
+    }
+
+    /// [`acquire`](Self::acquire) with `then` after it, and the barriers of the images'
+    /// release after `then`, all in one submit: the first half of a release to CUDA ahead of
+    /// the next write, with one submit fewer than an acquire and a [`release`](Self::release).
+    /// The release's barriers follow `then` in submission order, which is all their first scope
+    /// needs (as after a separate submit). Returns the submit, for the release's second half,
+    /// [`signal_release`](Self::signal_release) (of a hand-off of the release's values): its
+    /// signals must go in a later submit than the barriers (the module's notes).
+    ///
+    /// # Errors
+    /// As [`acquire`](Self::acquire): when refused, nothing was acquired or released.
+    pub fn acquire_then_release(&self, then: wgpu::CommandBuffer) -> Result<wgpu::SubmissionIndex> {
+        self.submit_acquire(Some(then), true)
+    }
+
+    /// The acquire's submit, with `then` after it and, when `release`, a release's barriers
+    /// (beside a tracked transition, which brings wgpu's state back to [`WGPU_STATE`] after
+    /// `then`) after that.
+    fn submit_acquire(
+        &self,
+        then: Option<wgpu::CommandBuffer>,
+        release: bool,
+    ) -> Result<wgpu::SubmissionIndex> {
         // A refusal of the submit with `then` is most likely `then`'s (wgpu 30 refuses a
         // texture destroyed after the recording only here): the error names it.
         let call = if then.is_some() {
@@ -335,14 +381,24 @@ impl<const N: usize> Handoff<'_, N> {
         let acquired = scoped(self.device, call, || {
             let barriers = self.raw_barriers(false)?;
             let tracked = self.tracked_transition();
+            // Recorded before any wait is added: a refusal here leaves nothing pending.
+            let release = if release {
+                Some([self.tracked_transition(), self.raw_barriers(true)?])
+            } else {
+                None
+            };
             self.with_hal_queue(|hal| {
                 for part in &self.parts {
                     hal.add_wait_semaphore(part.semaphore, Some(part.value), ALL);
                 }
             })?;
-            self.queue
-                .submit([barriers, tracked].into_iter().chain(then));
-            Ok::<_, Error>(())
+            let index = self.queue.submit(
+                [barriers, tracked]
+                    .into_iter()
+                    .chain(then)
+                    .chain(release.into_iter().flatten()),
+            );
+            Ok::<_, Error>(index)
         })
         .and_then(|r| r);
         if acquired.is_err() {

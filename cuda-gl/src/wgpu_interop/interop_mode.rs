@@ -209,10 +209,11 @@ impl<S: AsStream> PresentFrame for InteropFrame<'_, S> {
         if pixels_used.get() {
             copy_into(&write, pixels, layout)?;
         }
-        // The blit or copy goes in the hand-back's own submit, after the acquire. (Had the
-        // encoding failed, the guard's drop hands the image back instead.) The image is then
-        // released to CUDA at once, so that the next frame's CUDA wait does not wait for a
-        // release submitted behind this hand-back (which waits for this frame's kernel).
+        // The blit or copy goes in the hand-back's own submit, after the acquire, and the
+        // image's release to CUDA after it, in the same submit (its signal in an empty one
+        // after it): the next frame's CUDA wait then waits for no release submitted behind
+        // this hand-back (which waits for this frame's kernel). (Had the encoding failed, the
+        // guard's drop hands the image back instead.)
         let command = present_command(place, blit, shared)?;
         // SAFETY: (1) of `release_ahead`: the image is never handed out; only a present uses
         // it, in the hand-back's own submit after a write.

@@ -23,6 +23,7 @@ use crate::result;
 use crate::stream::{AsStream, Event, check_same_context, refuse_capturing, wait_limit};
 use crate::wait::InDrop;
 use cuda_gl_sys as sys;
+use group::After;
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
 use turn::Turn;
@@ -504,28 +505,29 @@ impl<S: AsStream> CudaWrite<'_, S> {
     /// is handed back all the same; the next `write` or the drop records the event again).
     pub fn finish(mut self) -> Result<()> {
         self.done = true;
-        self.texture.give_back(self.stream.raw_stream(), None)
+        self.texture
+            .give_back(self.stream.raw_stream(), After::Nothing)
     }
 
     /// [`finish`](Self::finish), with `then` (work of the same device that uses the texture)
     /// submitted with the hand-back, after it (when wgpu refuses that submit, the hand-back is
-    /// submitted again alone at once, and the refusal returned); then
-    /// [`SharedTexture::release_ahead`]: for an image that only `then` uses (a target's, never
-    /// handed out), so that the next write waits for a release already on wgpu's queue. A release refused after the hand-back is logged, not
-    /// returned: the frame was handed back, and the next write recovers the image (or
-    /// releases it then) and returns what still fails.
+    /// submitted again alone at once, and the refusal returned), and the release of the image
+    /// to CUDA ahead of the next write (as [`SharedTexture::release_ahead`]) after `then`: its
+    /// barriers in the same submit, its signal in an empty submit after it. For an image that
+    /// only `then` uses (a target's, never handed out), so that the next write waits for a
+    /// release already on wgpu's queue. A release whose signal could not be made is logged,
+    /// not returned: the frame was handed back, and the next write recovers the image and
+    /// returns what still fails.
     ///
     /// # Safety
     /// 1. As [`SharedTexture::release_ahead`]'s (1).
+    ///
+    /// # Errors
+    /// As [`finish`](Self::finish).
     pub(crate) unsafe fn finish_then_release(mut self, then: wgpu::CommandBuffer) -> Result<()> {
         self.done = true;
         self.texture
-            .give_back(self.stream.raw_stream(), Some(then))?;
-        // SAFETY: (1).
-        if let Err(e) = unsafe { self.texture.release_ahead() } {
-            log::warn!("cuda-gl: releasing a target's image to CUDA ahead of the next frame: {e}");
-        }
-        Ok(())
+            .give_back(self.stream.raw_stream(), After::UseThenRelease(then))
     }
 }
 
@@ -534,7 +536,10 @@ impl<S: AsStream> Drop for CudaWrite<'_, S> {
         if self.done {
             return;
         }
-        if let Err(e) = self.texture.give_back(self.stream.raw_stream(), None) {
+        if let Err(e) = self
+            .texture
+            .give_back(self.stream.raw_stream(), After::Nothing)
+        {
             // A timeout is the wait for cuda-gl's private stream, when the hand-off's order
             // could not be queued.
             let what = "finishing a CudaWrite in its drop";

@@ -3,7 +3,7 @@
 //! one that no write took: the [`Owner::Ahead`] state's calls.
 
 use super::SharedTexture;
-use super::group::{release_all, signal_then_mark};
+use super::group::{After, release_all, signal_then_mark};
 use super::turn::Owner;
 use crate::error::Result;
 use crate::result;
@@ -117,6 +117,6 @@ impl SharedTexture {
             self.turn.signalled(signal, marked);
         }
         ran?;
-        self.acquire(None)
+        self.acquire(After::Nothing)
     }
 }

@@ -58,37 +58,103 @@ pub(super) fn release_all<const N: usize>(textures: &mut [SharedTexture; N]) -> 
         None => Ok(()),
     };
     if released {
-        for ((texture, value), unsignalled) in textures.iter_mut().zip(values).zip(unsignalled) {
-            texture.turn.released(value);
-            if unsignalled {
-                texture.turn.never_signalled();
-            }
-        }
+        mark_released(textures, values, unsignalled);
     }
     handed.map(|()| values)
 }
 
+/// The second half of a release whose barriers the accepted submit `after` carries (an
+/// acquire's, [`After::UseThenRelease`]): each texture is [`Owner::Cuda`] at its next value,
+/// whose signal is then made (by an empty submit, or from the host), as in [`release_all`].
+///
+/// # Errors
+/// As [`Handoff::signal_release`](crate::wgpu_interop::handoff::Handoff::signal_release): the
+/// textures are released all the same, at values that are never signalled.
+fn signal_released<const N: usize>(
+    textures: &mut [SharedTexture; N],
+    after: wgpu::SubmissionIndex,
+) -> Result<()> {
+    let values = textures.each_ref().map(|t| t.turn.next());
+    let mut unsignalled = [false; N];
+    let handed = match textures.first() {
+        Some(lead) => {
+            let parts: [_; N] = std::array::from_fn(|i| textures[i].part(values[i]));
+            lead.handoff_of(parts)
+                .signal_release(after, &mut unsignalled)
+        }
+        None => Ok(()),
+    };
+    mark_released(textures, values, unsignalled);
+    handed
+}
+
+/// Each texture released at its value, and marked where that value is never signalled.
+fn mark_released<const N: usize>(
+    textures: &mut [SharedTexture; N],
+    values: [u64; N],
+    unsignalled: [bool; N],
+) {
+    for ((texture, value), unsignalled) in textures.iter_mut().zip(values).zip(unsignalled) {
+        texture.turn.released(value);
+        if unsignalled {
+            texture.turn.never_signalled();
+        }
+    }
+}
+
+/// What a hand-back's submit carries after the acquire.
+pub(super) enum After {
+    /// Nothing.
+    Nothing,
+    /// Work of the textures' device that uses them.
+    Use(wgpu::CommandBuffer),
+    /// That work, then the release of each texture to CUDA ahead of its next write (as
+    /// [`SharedTexture::release_ahead`]): its barriers in the same submit, its signals in an
+    /// empty one after it, two submits where a hand-back and a release make three. Only for
+    /// textures that no wgpu command but this work uses until their next write
+    /// (`release_ahead`'s (1)).
+    UseThenRelease(wgpu::CommandBuffer),
+}
+
+impl After {
+    /// The same, without the release: for a hand-back after which the release waits (a
+    /// texture whose `done` must be recorded again first, as the recovery's first step).
+    pub(super) fn without_release(self) -> After {
+        match self {
+            After::UseThenRelease(then) => After::Use(then),
+            after => after,
+        }
+    }
+}
+
 /// CUDA to wgpu, for textures of one group whose CUDA signal of their value is queued
-/// ([`Owner::Signalled`]): the acquire of each in one submit, with `then` after it. When wgpu
-/// refuses that submit and `then` was given (a copy into a texture that the application
+/// ([`Owner::Signalled`]): the acquire of each in one submit, with `after`'s work after it.
+/// When wgpu refuses that submit and work was given (a copy into a texture that the application
 /// destroyed, which wgpu 30 refuses at the submit), the acquire alone is submitted again at
-/// once: the images are then wgpu's, and the refusal is still returned.
+/// once: the images are then wgpu's, and the refusal is still returned. With
+/// [`After::UseThenRelease`], once that submit is accepted each texture is released at its next
+/// value and, once its signal is made, [`Owner::Ahead`]; a signal that could not be made is
+/// logged, not returned (the frame was handed back; the next write recovers the image).
 ///
 /// # Errors
 /// As [`Handoff::acquire`](crate::wgpu_interop::handoff::Handoff::acquire): when refused
 /// (again), the textures stay [`Owner::Signalled`], for their recovery.
 pub(super) fn acquire_all<const N: usize>(
     textures: &mut [SharedTexture; N],
-    then: Option<wgpu::CommandBuffer>,
+    after: After,
 ) -> Result<()> {
     let Some(lead) = textures.first() else {
         return Ok(());
     };
-    let alone_after = then.is_some();
     let handoff = lead.handoff_of(textures.each_ref().map(|t| t.part(t.turn.value)));
-    let acquired = handoff.acquire(then);
+    let alone_after = !matches!(after, After::Nothing);
+    let acquired = match after {
+        After::Nothing => handoff.acquire(None).map(|()| None),
+        After::Use(then) => handoff.acquire(Some(then)).map(|()| None),
+        After::UseThenRelease(then) => handoff.acquire_then_release(then).map(Some),
+    };
     let back = match &acquired {
-        Ok(()) => true,
+        Ok(_) => true,
         Err(e) if alone_after => {
             log::warn!("cuda-gl: a shared texture's hand-back was refused ({e}); again alone");
             handoff.acquire(None).is_ok()
@@ -100,7 +166,15 @@ pub(super) fn acquire_all<const N: usize>(
             texture.turn.acquired();
         }
     }
-    acquired
+    if let Some(barriers) = acquired? {
+        match signal_released(textures, barriers) {
+            Ok(()) => textures.iter_mut().for_each(|t| t.turn.released_ahead()),
+            Err(e) => log::warn!(
+                "cuda-gl: releasing a shared texture to CUDA ahead of its next write: {e}"
+            ),
+        }
+    }
+    Ok(())
 }
 
 /// CUDA's side of a hand-back, queued on stream `p`: the signal of `value`, then `done` after
@@ -283,13 +357,13 @@ impl SharedTexture {
         if let Err(e) = queued {
             for texture in textures.iter_mut() {
                 if texture.turn.owner == Owner::Signalled
-                    && let Err(again) = acquire_all(std::array::from_mut(texture), None)
+                    && let Err(again) = acquire_all(std::array::from_mut(texture), After::Nothing)
                 {
                     log::warn!("cuda-gl: a shared texture's hand-back was refused: {again}");
                 }
             }
             return Err(e);
         }
-        acquire_all(textures, Some(then))
+        acquire_all(textures, After::Use(then))
     }
 }

@@ -2,7 +2,7 @@
 //! hand-back that wgpu refused or a guard that was leaked (the type's docs, "Recovery").
 
 use super::SharedTexture;
-use super::group::{acquire_all, signal_then_mark};
+use super::group::{After, acquire_all, signal_then_mark};
 use super::turn::{Owner, Step};
 use crate::error::{Error, Result};
 use crate::result;
@@ -26,19 +26,16 @@ pub(crate) const WAIT_FOR_CUDA: &str =
 impl SharedTexture {
     /// CUDA to wgpu: after the work queued on `stream` so far, the semaphore is signalled to
     /// the next value (and `done` recorded), and wgpu's next submit waits for that signal, with
-    /// `then` after it. The image is [`Owner::Signalled`] once CUDA's signal is queued, and
-    /// wgpu's once the acquire is.
+    /// `after`'s work after it (and the release it asks for, but when `done` could not be
+    /// recorded). The image is [`Owner::Signalled`] once CUDA's signal is queued, and wgpu's
+    /// once the acquire is (then [`Owner::Ahead`] where `after` releases it).
     ///
     /// # Errors
     /// The driver's error from the signal (nothing queued: the image stays CUDA's); wgpu's
     /// refusal of the acquire; the driver's error from recording `done` after a queued signal
     /// (the acquire is submitted all the same, and the next write or the drop records `done`
     /// again, or waits for the context, before anything trusts it).
-    pub(super) fn give_back(
-        &mut self,
-        stream: sys::CUstream,
-        then: Option<wgpu::CommandBuffer>,
-    ) -> Result<()> {
+    pub(super) fn give_back(&mut self, stream: sys::CUstream, after: After) -> Result<()> {
         let signal = self.turn.next();
         let (semaphore, done) = (
             self.resources.held.cuda_timeline.raw,
@@ -68,7 +65,14 @@ impl SharedTexture {
             self.turn.signalled(signal, marked);
         }
         let marked = ran?;
-        let acquired = self.acquire(then);
+        // A texture whose `done` must be recorded again is released only after that (the
+        // recovery's first step): not with this hand-back.
+        let after = if marked.is_ok() {
+            after
+        } else {
+            after.without_release()
+        };
+        let acquired = self.acquire(after);
         acquired.and(marked.map_err(Error::from))
     }
 
@@ -102,10 +106,10 @@ impl SharedTexture {
         Ok(())
     }
 
-    /// Submits the acquire of CUDA's queued signal (`self.turn.value`), with `then` after it in
-    /// the same submit, as [`acquire_all`] of this texture alone.
-    pub(super) fn acquire(&mut self, then: Option<wgpu::CommandBuffer>) -> Result<()> {
-        acquire_all(std::array::from_mut(self), then)
+    /// Submits the acquire of CUDA's queued signal (`self.turn.value`), with `after`'s work
+    /// after it in the same submit, as [`acquire_all`] of this texture alone.
+    pub(super) fn acquire(&mut self, after: After) -> Result<()> {
+        acquire_all(std::array::from_mut(self), after)
     }
 
     /// Hands back an image that a write left CUDA's, first recording `done` again where it
@@ -130,7 +134,7 @@ impl SharedTexture {
         }
         match plan.step {
             Step::Nothing => Ok(()),
-            Step::Acquire => self.acquire(None),
+            Step::Acquire => self.acquire(After::Nothing),
             Step::Return => self.return_released(),
             step @ (Step::Signal | Step::SignalUnreleased) => {
                 let limit = wait_limit();
@@ -144,7 +148,7 @@ impl SharedTexture {
                     self.wait_for_release(limit)?;
                 }
                 self.ctx.synchronize_within(limit)?;
-                self.give_back(std::ptr::null_mut(), None)
+                self.give_back(std::ptr::null_mut(), After::Nothing)
             }
         }
     }
@@ -260,7 +264,7 @@ impl SharedTexture {
     /// the acquire again, recording a refusal; always `true` (`done` follows CUDA's side).
     fn acquire_for_drop(&mut self) -> bool {
         if self.is_alive()
-            && let Err(e) = self.acquire(None)
+            && let Err(e) = self.acquire(After::Nothing)
         {
             self.ctx
                 .record_drop_error("handing a shared texture back to wgpu", e);
