@@ -13,8 +13,9 @@
 
 use crate::egl::test_gl::on_gpu;
 use crate::graphics::unordered_tests::{
-    Spinner, assert_memset, assert_refused, begin_capture, cu_read, delete_gl_buffer,
-    delete_gl_texture, end_capture, gl_buffer, gl_texture, memset_mapping,
+    Spinner, assert_recovers_after_the_refused_unmap, assert_refused, begin_capture, cu_read,
+    delete_gl_buffer, delete_gl_texture, end_capture, gl_buffer, gl_texture, memset_mapping,
+    memset_setup,
 };
 use crate::queue::tests::after_next_work;
 use crate::{Context, Error, ImageTarget, RegisterFlags, RegisteredBuffer, RegisteredImage};
@@ -175,11 +176,7 @@ fn an_unmap_waits_for_a_copy_whose_wait_after_a_capture_gave_up() {
     let Some(_gl) = on_gpu(test) else { return };
     let cu = CudaContext::new(0).expect("cudarc context on device 0");
     let (s, t) = (cu.new_stream().unwrap(), cu.new_stream().unwrap());
-    let ctx = Context::from_cudarc(&cu).unwrap();
-    let spinner = Spinner::new(&ctx);
-    let bytes = 4096;
-    let name = gl_buffer(bytes);
-    let mut res = RegisteredBuffer::register(&ctx, name, RegisterFlags::NONE).unwrap();
+    let (ctx, spinner, name, mut res) = memset_setup(&cu);
     let mapped = res.map(&t).unwrap();
     let start = Instant::now();
     let spin = spinner.spin(&s);
@@ -191,14 +188,5 @@ fn an_unmap_waits_for_a_copy_whose_wait_after_a_capture_gave_up() {
     end_capture(&s);
     let unmapped = mapped.unmap();
     assert_refused(unmapped, start.elapsed(), spin);
-    assert!(res.is_mapped(), "a refused unmap left the buffer unmapped");
-    s.synchronize().unwrap();
-    ctx.finish_queued().unwrap();
-    let again = res.map(&t).unwrap();
-    assert_memset(&again, &t);
-    again.unmap().unwrap();
-    res.unregister().unwrap();
-    drop(spinner);
-    ctx.check_drop_errors().unwrap();
-    delete_gl_buffer(name);
+    assert_recovers_after_the_refused_unmap(&ctx, res, name, spinner, &s, &t);
 }

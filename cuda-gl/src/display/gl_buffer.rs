@@ -51,20 +51,8 @@ impl GlBuffers {
         // SAFETY: a context is current (checked); a valid out-pointer.
         unsafe { (fns.get_integerv)(gl::COPY_WRITE_BUFFER_BINDING, &mut saved) };
         for &bytes in &sizes {
-            let mut name = 0;
-            // SAFETY: a context is current; binding a generated name makes the buffer, given
-            // `bytes` of storage with no data; the application's copy write binding is put
-            // back below.
-            unsafe {
-                (fns.gen_buffers)(1, &mut name);
-                (fns.bind_buffer)(gl::COPY_WRITE_BUFFER, name);
-                (fns.buffer_data)(
-                    gl::COPY_WRITE_BUFFER,
-                    bytes as isize,
-                    std::ptr::null(),
-                    usage,
-                );
-            }
+            // The application's copy write binding is put back below.
+            let name = fns.new_buffer(gl::COPY_WRITE_BUFFER, bytes, usage);
             if name != 0 {
                 buffers.label.mark(fns, Object::Buffer, name);
                 buffers.names.push(name);

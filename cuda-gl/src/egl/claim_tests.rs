@@ -13,25 +13,13 @@ const TEXTURE: Kind = Kind::Image(ImageTarget::Texture2D);
 
 /// A new 2-D texture of 4 x 4 RGBA8 texels, labelled `text` when given.
 fn texture(fns: &GlFns, text: Option<&str>) -> u32 {
-    let mut name = 0;
-    // SAFETY: a GL context is current; a valid out-pointer; no unpack buffer is bound and
-    // glTexImage2D is given no data.
-    unsafe {
-        (fns.gen_textures)(1, &mut name);
-        (fns.bind_texture)(gl::TEXTURE_2D, name);
-        (fns.tex_image_2d)(
-            gl::TEXTURE_2D,
-            0,
-            gl::RGBA8 as i32,
-            4,
-            4,
-            0,
-            gl::RGBA,
-            gl::UNSIGNED_BYTE,
-            std::ptr::null(),
-        );
+    // SAFETY: a GL context is current; no unpack buffer is bound (`new_rgba8_texture`'s 1);
+    // the 2-D texture binding is put back to none.
+    let name = unsafe {
+        let name = fns.new_rgba8_texture(4, 4);
         (fns.bind_texture)(gl::TEXTURE_2D, 0);
-    }
+        name
+    };
     if let Some(text) = text {
         label::label(fns, gl::TEXTURE, name, text).unwrap();
     }

@@ -69,8 +69,8 @@ impl Offscreen {
         let (w, h) = (width as i32, height as i32);
         let (mut texture_binding, mut draw, mut read, mut unpack_buffer) = (0, 0, 0, 0);
         // SAFETY: a context is current; valid out-pointers; the names are fresh and bound
-        // before use; a null pixel pointer asks for storage only; every binding changed is
-        // restored to the value read first.
+        // before use; no unpack buffer is bound at the texture's making (`new_rgba8_texture`'s
+        // 1: unbound just before); every binding changed is restored to the value read first.
         let status = unsafe {
             (fns.get_integerv)(gl::TEXTURE_BINDING_2D, &mut texture_binding);
             (fns.get_integerv)(gl::DRAW_FRAMEBUFFER_BINDING, &mut draw);
@@ -80,19 +80,7 @@ impl Offscreen {
             if unpack_buffer != 0 {
                 (fns.bind_buffer)(gl::PIXEL_UNPACK_BUFFER, 0);
             }
-            (fns.gen_textures)(1, &mut target.texture);
-            (fns.bind_texture)(gl::TEXTURE_2D, target.texture);
-            (fns.tex_image_2d)(
-                gl::TEXTURE_2D,
-                0,
-                gl::RGBA8 as i32,
-                w,
-                h,
-                0,
-                gl::RGBA,
-                gl::UNSIGNED_BYTE,
-                std::ptr::null(),
-            );
+            target.texture = fns.new_rgba8_texture(w, h);
             for parameter in [gl::TEXTURE_MIN_FILTER, gl::TEXTURE_MAG_FILTER] {
                 (fns.tex_parameteri)(gl::TEXTURE_2D, parameter, gl::NEAREST as i32);
             }

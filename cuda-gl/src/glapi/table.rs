@@ -348,6 +348,53 @@ impl GlFns {
         }
         (major, minor)
     }
+
+    /// A new buffer object, left bound to `target`, with `bytes` of storage of `usage` and no
+    /// data (`glGenBuffers`, `glBindBuffer`, `glBufferData`); 0 when GL gives no name. Shared by
+    /// the display's buffers and the tests' buffers, which make theirs alike. The caller puts
+    /// `target`'s binding back and checks GL's error.
+    pub(crate) fn new_buffer(&self, target: u32, bytes: usize, usage: u32) -> u32 {
+        let mut name = 0;
+        // SAFETY: a context is current (see above); a valid out-pointer; binding a generated
+        // name makes the buffer; a null pointer gives it storage with no data.
+        unsafe {
+            (self.gen_buffers)(1, &mut name);
+            (self.bind_buffer)(target, name);
+            (self.buffer_data)(target, bytes as isize, std::ptr::null(), usage);
+        }
+        name
+    }
+
+    /// A new 2-D texture, left bound to `GL_TEXTURE_2D`, whose level 0 is `width` x `height`
+    /// RGBA8 texels of mutable storage with no data (`glGenTextures`, `glBindTexture`,
+    /// `glTexImage2D`); 0 when GL gives no name. Shared by the offscreen target and the tests'
+    /// textures, which want the same storage. The caller puts the binding back and checks
+    /// GL's error.
+    ///
+    /// # Safety
+    /// 1. No buffer is bound to `GL_PIXEL_UNPACK_BUFFER`: one would turn the null pixel pointer
+    ///    into an offset into it, and GL would read it.
+    pub(crate) unsafe fn new_rgba8_texture(&self, width: i32, height: i32) -> u32 {
+        let mut name = 0;
+        // SAFETY: a context is current (see above); a valid out-pointer; the name is bound
+        // before use; with no unpack buffer bound (1) the null pointer asks for storage only.
+        unsafe {
+            (self.gen_textures)(1, &mut name);
+            (self.bind_texture)(gl::TEXTURE_2D, name);
+            (self.tex_image_2d)(
+                gl::TEXTURE_2D,
+                0,
+                gl::RGBA8 as i32,
+                width,
+                height,
+                0,
+                gl::RGBA,
+                gl::UNSIGNED_BYTE,
+                std::ptr::null(),
+            );
+        }
+        name
+    }
 }
 
 #[cfg(test)]

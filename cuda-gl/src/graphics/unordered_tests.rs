@@ -37,11 +37,7 @@ fn an_unmap_after_a_copy_a_capture_left_unordered_waits_and_gives_up_after_the_w
     let Some(_gl) = on_gpu(test) else { return };
     let cu = cudarc::driver::CudaContext::new(0).expect("cudarc context on device 0");
     let stream = cu.new_stream().expect("cudarc stream");
-    let ctx = Context::from_cudarc(&cu).unwrap();
-    let spinner = Spinner::new(&ctx);
-    let bytes = 4096;
-    let name = gl_buffer(bytes);
-    let mut res = RegisteredBuffer::register(&ctx, name, RegisterFlags::NONE).unwrap();
+    let (ctx, spinner, name, mut res) = memset_setup(&cu);
     let mapped = res.map(&stream).unwrap();
     let start = Instant::now();
     let spin = spinner.spin(&stream);
@@ -54,12 +50,41 @@ fn an_unmap_after_a_copy_a_capture_left_unordered_waits_and_gives_up_after_the_w
     );
     end_capture(&stream);
     assert_refused(mapped.unmap(), start.elapsed(), spin);
+    assert_recovers_after_the_refused_unmap(&ctx, res, name, spinner, &stream, &stream);
+}
+
+/// The start of a test of [`memset_mapping`]'s memset left unordered: a `Context` on `cu`, its
+/// spinning kernel, and a 4096-byte GL buffer (GL name returned) registered in it, unmapped.
+pub(crate) fn memset_setup(
+    cu: &Arc<cudarc::driver::CudaContext>,
+) -> (Arc<Context>, Spinner, u32, RegisteredBuffer) {
+    let ctx = Context::from_cudarc(cu).unwrap();
+    let spinner = Spinner::new(&ctx);
+    let bytes = 4096;
+    let name = gl_buffer(bytes);
+    let res = RegisteredBuffer::register(&ctx, name, RegisterFlags::NONE).unwrap();
+    (ctx, spinner, name, res)
+}
+
+/// The end of a test whose unmap of buffer `res` (GL name `name`) was refused while
+/// [`memset_mapping`]'s memset waited behind `spinner`'s kernel on `spun`: the buffer is still
+/// mapped; once that work is done, the next map on `stream` recovers the mapping, which holds
+/// the memset, and maps and unmaps with no wait; then the buffer, the kernel and the GL buffer
+/// go with no drop error. Shared by the tests that leave the memset unordered in different
+/// ways (a capture at the join, or after cudarc's wait).
+pub(crate) fn assert_recovers_after_the_refused_unmap(
+    ctx: &Context,
+    mut res: RegisteredBuffer,
+    name: u32,
+    spinner: Spinner,
+    spun: &Arc<CudaStream>,
+    stream: &Arc<CudaStream>,
+) {
     assert!(res.is_mapped(), "a refused unmap left the buffer unmapped");
-    // Once the work is done the next map recovers the mapping, and maps and unmaps with no wait.
-    stream.synchronize().unwrap();
+    spun.synchronize().unwrap();
     ctx.finish_queued().unwrap();
-    let again = res.map(&stream).unwrap();
-    assert_memset(&again, &stream);
+    let again = res.map(stream).unwrap();
+    assert_memset(&again, stream);
     again.unmap().unwrap();
     res.unregister().unwrap();
     drop(spinner);
@@ -197,20 +222,9 @@ pub(crate) fn end_capture(stream: &Arc<CudaStream>) {
 /// A GL buffer of `bytes` bytes with no data, in the current GL context.
 pub(crate) fn gl_buffer(bytes: usize) -> u32 {
     let (_, fns) = GlOwner::current("the test's GL buffer").unwrap();
-    let mut name = 0;
-    // SAFETY: a GL context is current (checked); a valid out-pointer; the buffer gets `bytes`
-    // of storage with no data, and the array buffer binding is put back to none.
-    unsafe {
-        (fns.gen_buffers)(1, &mut name);
-        (fns.bind_buffer)(gl::ARRAY_BUFFER, name);
-        (fns.buffer_data)(
-            gl::ARRAY_BUFFER,
-            bytes as isize,
-            std::ptr::null(),
-            gl::DYNAMIC_DRAW,
-        );
-        (fns.bind_buffer)(gl::ARRAY_BUFFER, 0);
-    }
+    let name = fns.new_buffer(gl::ARRAY_BUFFER, bytes, gl::DYNAMIC_DRAW);
+    // SAFETY: a GL context is current (checked); the array buffer binding is put back to none.
+    unsafe { (fns.bind_buffer)(gl::ARRAY_BUFFER, 0) };
     name
 }
 

@@ -104,6 +104,16 @@ fn egui_showing(g: &Gpu, size: (u32, u32), seed: u32) -> (Egui, EguiImage, u32) 
     (egui, image, given)
 }
 
+/// A 64x64 image shown through egui (frame `seed`), whose texture egui then freed (as when the
+/// application frees its id): the tests of what becomes of the freed name start here. Returns
+/// the image's egui id and texture name from before the free.
+fn egui_freed(g: &Gpu, seed: u32) -> (Egui, EguiImage, egui::TextureId, glow::Texture) {
+    let (mut egui, image, _) = egui_showing(g, (64, 64), seed);
+    let (id, name) = (image.texture_id().unwrap(), image.egui_texture().unwrap());
+    egui.painter.free_texture(id);
+    (egui, image, id, name)
+}
+
 /// 1,000 resizes to odd sizes, every frame shown through egui: egui's texture keeps its name
 /// and id (no stale names for egui to delete later) and holds each frame, and device memory is
 /// flat within 1 MiB (at the same size, after a warm-up pass). Then egui shuts down first: it
@@ -249,9 +259,7 @@ fn egui_s_texture_cannot_be_registered_with_cuda() {
 #[test]
 fn a_texture_egui_freed_is_made_again_and_its_name_left_to_the_next_owner() {
     let Some(g) = gpu() else { return };
-    let (mut egui, mut image, _) = egui_showing(&g, (64, 64), 9);
-    let (id, name) = (image.texture_id().unwrap(), image.egui_texture().unwrap());
-    egui.painter.free_texture(id);
+    let (mut egui, mut image, id, name) = egui_freed(&g, 9);
     assert!(!gl_is(gl::IsTexture, name.0.get()));
     let mine = texture_named(name.0.get());
     let mine_texels = pattern_words(64 * 64, 1234);
@@ -275,9 +283,7 @@ fn a_texture_egui_freed_is_made_again_and_its_name_left_to_the_next_owner() {
 #[test]
 fn a_name_egui_freed_can_be_registered_before_the_next_update() {
     let Some(g) = gpu() else { return };
-    let (mut egui, mut image, _) = egui_showing(&g, (64, 64), 11);
-    let (id, name) = (image.texture_id().unwrap(), image.egui_texture().unwrap());
-    egui.painter.free_texture(id);
+    let (mut egui, mut image, _, name) = egui_freed(&g, 11);
     let mine = texture_named(name.0.get());
     let registered = cuda_gl::RegisteredImage::register(
         &g.ctx,
