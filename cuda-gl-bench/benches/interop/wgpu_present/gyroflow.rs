@@ -39,7 +39,7 @@
 //! route drops the texture only once the bench stream and the device are idle, else leaks it
 //! (and with it the image, the memory and CUDA's mapping), as the plain route does.
 
-use super::plain::{import_dedicated, stream_idle};
+use super::plain::{destroy_dedicated, import_dedicated, stream_idle, teardown_report};
 use super::plain_vk::{WAIT_LIMIT, bind_memory, exportable_extent, image_info, memory_fd};
 use crate::gpu::{Gpu, cu};
 use crate::wgpu_present::Wgpu;
@@ -50,6 +50,9 @@ use std::mem::ManuallyDrop;
 use std::os::fd::OwnedFd;
 use std::sync::Arc;
 use wgpu::hal::api::Vulkan;
+
+/// The route in its teardown's messages.
+const ROUTE: &str = "gyroflow's way";
 
 /// The image's usage: what wgpu's texture asks (`TEXTURE_BINDING | COPY_SRC | COPY_DST`, as
 /// `SharedTexture`'s), nothing for CUDA, which writes the memory as a buffer.
@@ -107,11 +110,6 @@ impl CudaBuffer {
 impl Drop for CudaBuffer {
     fn drop(&mut self) {
         let Ok(driver) = sys::driver() else { return };
-        let report = |call, rc| {
-            if let Err(e) = cu(call, rc) {
-                eprintln!("interop: wgpu present: gyroflow's way's teardown: {e:#}");
-            }
-        };
         // The drop may run in wgpu's drop callback: the context is bound here. Without it the
         // import is leaked; CUDA's reference keeps the memory, which Vulkan may free.
         if let Err(e) = self.ctx.bind() {
@@ -124,13 +122,10 @@ impl Drop for CudaBuffer {
             // SAFETY: see above; a pointer of `cuExternalMemoryGetMappedBuffer`, which the
             // driver asks be freed with `cuMemFree`.
             let rc = unsafe { driver.cuMemFree_v2(self.ptr) };
-            report("cuMemFree", rc);
+            teardown_report(ROUTE, "cuMemFree", rc);
         }
-        if !self.memory.is_null() {
-            // SAFETY: see above; the buffer mapped from it is freed.
-            let rc = unsafe { driver.cuDestroyExternalMemory(self.memory) };
-            report("cuDestroyExternalMemory", rc);
-        }
+        // SAFETY: see above; the buffer mapped from it is freed.
+        unsafe { destroy_dedicated(driver, self.memory, ROUTE) };
     }
 }
 
@@ -363,15 +358,10 @@ impl Drop for GyroflowRoute {
             };
             self.device.poll(all).is_ok()
         };
-        let idle = match self.ctx.bind() {
-            Ok(()) => {
-                // SAFETY: the bench stream, live while `Gpu` is (past the route); its
-                // context, bound just now.
-                let cuda = unsafe { stream_idle(self.driver, self.stream) };
-                cuda && wgpu_idle()
-            }
-            Err(_) => false,
-        };
+        // SAFETY: the bench stream, live while `Gpu` is (past the route), of the route's
+        // context.
+        let cuda = unsafe { stream_idle(&self.ctx, self.driver, self.stream) };
+        let idle = cuda && wgpu_idle();
         if !idle {
             eprintln!(
                 "interop: wgpu present: gyroflow's way's work did not end within {WAIT_LIMIT:?}; \

@@ -188,22 +188,36 @@ impl Sustained {
         })
     }
 
-    /// `(what, µs, ratio)` of each row against the floor.
-    fn rows(&self) -> [(&'static str, f64, f64); 5] {
+    /// `(role, what, µs, ratio)` of each row against the floor: what the progress line, the
+    /// markdown table and the rows' ratios ([`ratios`]) all list, in this order.
+    fn rows(&self) -> [(Role, &'static str, f64, f64); 5] {
         [
-            ("1 texture", self.one_texture_us, self.one_texture_ratio),
-            ("2 textures", self.two_textures_us, self.two_textures_ratio),
             (
+                Role::RoundShared,
+                "1 texture",
+                self.one_texture_us,
+                self.one_texture_ratio,
+            ),
+            (
+                Role::Ring2,
+                "2 textures",
+                self.two_textures_us,
+                self.two_textures_ratio,
+            ),
+            (
+                Role::Ring2AtWrite,
                 "2 textures, released at the write",
                 self.two_at_write_us,
                 self.two_at_write_ratio,
             ),
             (
+                Role::Ring3,
                 "3 textures",
                 self.three_textures_us,
                 self.three_textures_ratio,
             ),
             (
+                Role::PerHandoff4,
                 "4 frames per hand-off",
                 self.four_per_handoff_us,
                 self.four_per_handoff_ratio,
@@ -245,27 +259,12 @@ pub fn ratios(
             Role::PlainRelease,
             to(&plain_name, plain.release_to_plain, None),
         ),
-        (
-            Role::RoundShared,
-            to(&round_floor, sustained.one_texture_ratio, None),
-        ),
-        (
-            Role::Ring2,
-            to(&round_floor, sustained.two_textures_ratio, None),
-        ),
-        (
-            Role::Ring2AtWrite,
-            to(&round_floor, sustained.two_at_write_ratio, None),
-        ),
-        (
-            Role::Ring3,
-            to(&round_floor, sustained.three_textures_ratio, None),
-        ),
-        (
-            Role::PerHandoff4,
-            to(&round_floor, sustained.four_per_handoff_ratio, None),
-        ),
     ];
+    ratios.extend(
+        sustained
+            .rows()
+            .map(|(role, _, _, ratio)| (role, to(&round_floor, ratio, None))),
+    );
     if let Some(g) = gyroflow {
         ratios.push((Role::Gyroflow, to(&floor, g.gyroflow_to_floor, None)));
     }
@@ -293,7 +292,7 @@ pub fn print(label: &str, shared_raw_us: f64, (plain, sustained): (&Plain, &Sust
         sustained.round_frames,
         us_text(sustained.floor_us)
     );
-    for (what, us, ratio) in sustained.rows() {
+    for (_, what, us, ratio) in sustained.rows() {
         let _ = write!(
             line,
             "; SharedTexture {what} {} ({} x floor)",
@@ -330,10 +329,17 @@ pub fn markdown(sizes: &[(String, f64, &Plain, &Sustained)]) -> String {
             ratio_text(p.release_to_plain),
         );
     }
-    out.push_str(
+    // The header names the rows that `Sustained::rows` lists, so the two cannot drift apart.
+    let columns: Vec<&str> = sizes
+        .first()
+        .map(|(_, _, _, s)| s.rows().map(|(_, what, _, _)| what).to_vec())
+        .unwrap_or_default();
+    let _ = write!(
+        out,
         "\nSustained, µs per frame over rounds (each against the floor in rounds):\n\n\
-         | size | frames / round | floor | 1 texture | 2 textures | 3 textures | \
-         4 frames / hand-off |\n|---|---:|---:|---:|---:|---:|---:|\n",
+         | size | frames / round | floor | {} |\n|---|---:|---:{}|\n",
+        columns.join(" | "),
+        "|---:".repeat(columns.len()),
     );
     for (label, _, _, s) in sizes {
         let _ = write!(
@@ -342,7 +348,7 @@ pub fn markdown(sizes: &[(String, f64, &Plain, &Sustained)]) -> String {
             s.round_frames,
             us_text(s.floor_us)
         );
-        for (_, us, ratio) in s.rows() {
+        for (_, _, us, ratio) in s.rows() {
             let _ = write!(out, " | {} ({} x)", us_text(us), ratio_text(ratio));
         }
         out.push_str(" |\n");

@@ -57,6 +57,9 @@ use std::os::fd::{AsRawFd as _, IntoRawFd as _, OwnedFd};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// The route in its teardown's messages.
+const ROUTE: &str = "the plain route";
+
 /// CUDA's imports of the route's image and semaphore, destroyed on drop (surface object, then
 /// the mipmapped array, then the memory: the order the driver asks), with the context current.
 ///
@@ -101,6 +104,33 @@ pub(super) unsafe fn import_dedicated(
         unsafe { driver.cuImportExternalMemory(&mut memory, &desc) }
     })?;
     Ok(memory)
+}
+
+/// Prints the error of a failed CUDA call in `route`'s teardown ("the plain route", "gyroflow's
+/// way"): a drop cannot return it, and the benchmark goes on.
+pub(super) fn teardown_report(route: &str, call: &str, rc: sys::CUresult) {
+    if let Err(e) = cu(call, rc) {
+        eprintln!("interop: wgpu present: {route}'s teardown: {e:#}");
+    }
+}
+
+/// Destroys `memory`, an import of [`import_dedicated`], in `route`'s teardown (an error
+/// reported by [`teardown_report`]); a null handle, of a set-up that failed before the import,
+/// is skipped. The counterpart of [`import_dedicated`] for both routes that import so.
+///
+/// # Safety
+/// 1. `memory` is null, or an import in the current context that no CUDA work uses any more,
+///    every array and buffer mapped from it destroyed, and that is not used again.
+pub(super) unsafe fn destroy_dedicated(
+    driver: &sys::Driver,
+    memory: sys::CUexternalMemory,
+    route: &str,
+) {
+    if !memory.is_null() {
+        // SAFETY: (1).
+        let rc = unsafe { driver.cuDestroyExternalMemory(memory) };
+        teardown_report(route, "cuDestroyExternalMemory", rc);
+    }
 }
 
 impl CudaImport {
@@ -173,11 +203,7 @@ impl CudaImport {
 impl Drop for CudaImport {
     fn drop(&mut self) {
         let Ok(driver) = sys::driver() else { return };
-        let report = |call, rc| {
-            if let Err(e) = cu(call, rc) {
-                eprintln!("interop: wgpu present: the plain route's teardown: {e:#}");
-            }
-        };
+        let report = |call, rc| teardown_report(ROUTE, call, rc);
         // The type's invariant: no work uses them any more. Each handle made by `new` is
         // destroyed once, in the driver's order (the object over the array, the array, the
         // memory); a step that failed left its handle null or 0, and is skipped.
@@ -191,11 +217,8 @@ impl Drop for CudaImport {
             let rc = unsafe { driver.cuMipmappedArrayDestroy(self.mipmapped) };
             report("cuMipmappedArrayDestroy", rc);
         }
-        if !self.memory.is_null() {
-            // SAFETY: see above; every array mapped from it is destroyed.
-            let rc = unsafe { driver.cuDestroyExternalMemory(self.memory) };
-            report("cuDestroyExternalMemory", rc);
-        }
+        // SAFETY: see above; every array mapped from it is destroyed.
+        unsafe { destroy_dedicated(driver, self.memory, ROUTE) };
         if !self.semaphore.is_null() {
             // SAFETY: see above.
             let rc = unsafe { driver.cuDestroyExternalSemaphore(self.semaphore) };
@@ -328,12 +351,20 @@ impl PlainRoute {
     }
 }
 
-/// Whether `stream` has run out of work within [`WAIT_LIMIT`] (`cuStreamQuery`, polled; a
-/// failed query, as after a fault, says no).
+/// Whether `stream` has run out of work within [`WAIT_LIMIT`] (`ctx` bound first, then
+/// `cuStreamQuery`, polled; a context that cannot be bound, or a failed query, as after a
+/// fault, says no): the CUDA half of each route's check before its teardown.
 ///
 /// # Safety
-/// 1. `stream` is a live stream of the context current on this thread.
-pub(super) unsafe fn stream_idle(driver: &sys::Driver, stream: sys::CUstream) -> bool {
+/// 1. `stream` is a live stream of `ctx`.
+pub(super) unsafe fn stream_idle(
+    ctx: &Context,
+    driver: &sys::Driver,
+    stream: sys::CUstream,
+) -> bool {
+    if ctx.bind().is_err() {
+        return false;
+    }
     let start = Instant::now();
     loop {
         // SAFETY: (1).
@@ -356,15 +387,10 @@ impl Drop for PlainRoute {
         // or with the context unusable, everything is leaked instead, the wgpu device and queue
         // clones too (see the fields): the error that led here then reaches the caller instead
         // of a hang in wgpu's queue drop.
-        let idle = match self.ctx.bind() {
-            Ok(()) => {
-                // SAFETY: the bench stream, live while `Gpu` is (past the route); its
-                // context, bound just now.
-                let cuda = unsafe { stream_idle(self.driver, self.stream) };
-                cuda && self.vk.wait(self.vk_last, WAIT_LIMIT).is_ok()
-            }
-            Err(_) => false,
-        };
+        // SAFETY: the bench stream, live while `Gpu` is (past the route), of the route's
+        // context.
+        let cuda = unsafe { stream_idle(&self.ctx, self.driver, self.stream) };
+        let idle = cuda && self.vk.wait(self.vk_last, WAIT_LIMIT).is_ok();
         if !idle {
             eprintln!(
                 "interop: wgpu present: the plain route's work did not end within {WAIT_LIMIT:?}; \
