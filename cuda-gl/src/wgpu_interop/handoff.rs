@@ -337,15 +337,16 @@ impl<const N: usize> Handoff<'_, N> {
     ///
     /// `then`, when given, goes in the same submit after the acquire (one submit fewer for
     /// work that uses the images at once, such as a display target's present blit, which reads
-    /// the image in [`WGPU_STATE`]: the state `tracked` leaves, so wgpu records no barrier of
-    /// its own for it).
+    /// the image in [`WGPU_STATE`], the state `tracked` leaves, so that wgpu records no barrier
+    /// of its own for it; a present's copy reads it as `COPY_SRC`, and wgpu puts its own
+    /// barrier before the copy's command buffer).
     ///
     /// # Errors
     /// [`WgpuError::Refused`] or [`WgpuError::OutOfMemory`] when wgpu refuses the submit: every
     /// wait still pending is taken back from wgpu-hal (a later submit of the application's
     /// would otherwise carry it, without the barriers), and the images stay CUDA's.
     pub fn acquire(&self, then: Option<wgpu::CommandBuffer>) -> Result<()> {
-        self.submit_acquire(then, false).map(drop)
+        self.submit_acquire(then, None).map(drop)
     }
 
     /// [`acquire`](Self::acquire) with `then` after it, and the barriers of the images'
@@ -356,22 +357,45 @@ impl<const N: usize> Handoff<'_, N> {
     /// [`signal_release`](Self::signal_release) (of a hand-off of the release's values): its
     /// signals must go in a later submit than the barriers (the module's notes).
     ///
+    /// The release's command buffers are recorded first, under their own error scope: when
+    /// wgpu refuses them, the acquire is submitted with `then` alone and `None` returned
+    /// (nothing released; the next write releases the images). Recorded beside the submit, a
+    /// refused recording would have refused the whole submit after wgpu's tracker took the
+    /// states of the command buffers before it.
+    ///
     /// # Errors
     /// As [`acquire`](Self::acquire): when refused, nothing was acquired or released.
-    pub fn acquire_then_release(&self, then: wgpu::CommandBuffer) -> Result<wgpu::SubmissionIndex> {
-        self.submit_acquire(Some(then), true)
+    pub fn acquire_then_release(
+        &self,
+        then: wgpu::CommandBuffer,
+    ) -> Result<Option<wgpu::SubmissionIndex>> {
+        let release = scoped(self.device, RELEASE_CALL, || {
+            Ok::<_, Error>([self.tracked_transition(), self.raw_barriers(true)?])
+        })
+        .and_then(|r| r);
+        match release {
+            Ok(release) => self.submit_acquire(Some(then), Some(release)).map(Some),
+            Err(e) => {
+                log::warn!(
+                    "cuda-gl: recording a shared texture's release was refused ({e}); the \
+                     next write releases it"
+                );
+                self.submit_acquire(Some(then), None).map(|_| None)
+            }
+        }
     }
 
-    /// The acquire's submit, with `then` after it and, when `release`, a release's barriers
-    /// (beside a tracked transition, which brings wgpu's state back to [`WGPU_STATE`] after
-    /// `then`) after that.
+    /// The acquire's submit, with `then` after it and `release`'s command buffers (a tracked
+    /// transition, which brings wgpu's state back to [`WGPU_STATE`] after `then`, and the
+    /// release's raw barriers) after that.
     fn submit_acquire(
         &self,
         then: Option<wgpu::CommandBuffer>,
-        release: bool,
+        release: Option<[wgpu::CommandBuffer; 2]>,
     ) -> Result<wgpu::SubmissionIndex> {
         // A refusal of the submit with `then` is most likely `then`'s (wgpu 30 refuses a
-        // texture destroyed after the recording only here): the error names it.
+        // texture destroyed after the recording only here; the release's command buffers were
+        // recorded under a scope of their own): the error names it.
         let call = if then.is_some() {
             "wgpu::Queue::submit (a shared texture's acquire from CUDA, with the command buffer \
              after it: a target's present blit or copy into the texture the application samples)"
@@ -381,12 +405,6 @@ impl<const N: usize> Handoff<'_, N> {
         let acquired = scoped(self.device, call, || {
             let barriers = self.raw_barriers(false)?;
             let tracked = self.tracked_transition();
-            // Recorded before any wait is added: a refusal here leaves nothing pending.
-            let release = if release {
-                Some([self.tracked_transition(), self.raw_barriers(true)?])
-            } else {
-                None
-            };
             self.with_hal_queue(|hal| {
                 for part in &self.parts {
                     hal.add_wait_semaphore(part.semaphore, Some(part.value), ALL);

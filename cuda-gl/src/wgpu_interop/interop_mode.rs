@@ -8,11 +8,11 @@
 //! and semaphores ([`open_device`](super::open_device) opens one).
 //!
 //! Why two textures: while a frame is open, and between a present and the next frame (the
-//! present releases it to CUDA ahead: `SharedTexture::release_ahead`), the shared image is
-//! CUDA's, in a layout and queue family that wgpu does not track, so no wgpu command may use
-//! it then. The application holds
-//! (clones of) the texture it samples and may submit at any time; it never sees the shared
-//! image, which only cuda-gl's own submits use, on this thread, outside frames. The texture it
+//! present releases it to CUDA ahead, in the hand-back's submit after the blit), the shared
+//! image is CUDA's, in a layout and queue family that wgpu does not track, so no wgpu command
+//! may use it then. The application holds (clones of) the texture it samples and may submit
+//! at any time; it never sees the shared image, which only cuda-gl's own submits use, on this
+//! thread, outside frames. The texture it
 //! samples is a plain wgpu texture that wgpu orders like any other: the present's blit is one
 //! more wgpu pass. Why a blit and not `copy_texture_to_texture`: on an H200 (driver 580.159.04,
 //! 2026-12-06) the copy ran at ~50 GB/s, ~160 µs of a 1920x1080 RGBA8 frame and ~630 µs of a

@@ -132,9 +132,11 @@ impl After {
 /// When wgpu refuses that submit and work was given (a copy into a texture that the application
 /// destroyed, which wgpu 30 refuses at the submit), the acquire alone is submitted again at
 /// once: the images are then wgpu's, and the refusal is still returned. With
-/// [`After::UseThenRelease`], once that submit is accepted each texture is released at its next
-/// value and, once its signal is made, [`Owner::Ahead`]; a signal that could not be made is
-/// logged, not returned (the frame was handed back; the next write recovers the image).
+/// [`After::UseThenRelease`], once that submit is accepted with the release's barriers each
+/// texture is released at its next value and, once its signal is made, [`Owner::Ahead`]; a
+/// signal that could not be made, or a release that wgpu refused to record (the acquire then
+/// goes without it, and the textures stay wgpu's), is logged, not returned (the frame was
+/// handed back; the next write recovers or releases the image).
 ///
 /// # Errors
 /// As [`Handoff::acquire`](crate::wgpu_interop::handoff::Handoff::acquire): when refused
@@ -151,7 +153,7 @@ pub(super) fn acquire_all<const N: usize>(
     let acquired = match after {
         After::Nothing => handoff.acquire(None).map(|()| None),
         After::Use(then) => handoff.acquire(Some(then)).map(|()| None),
-        After::UseThenRelease(then) => handoff.acquire_then_release(then).map(Some),
+        After::UseThenRelease(then) => handoff.acquire_then_release(then),
     };
     let back = match &acquired {
         Ok(_) => true,
