@@ -3,8 +3,9 @@
 //! with): a refused hand-back is recovered without waiting on the CPU for any CUDA work and leaks
 //! nothing; a leaked guard's recovery waits for the context at most the wait limit, in the next
 //! write and in the drop (of the texture, and of an interop target whose frame was forgotten),
-//! which records the timeout; and a `WgpuVideoPlanes` texture destroyed by another thread at any
-//! moment of an upload costs the uploads after it no wait.
+//! which records the timeout; a `WgpuVideoPlanes` texture destroyed by another thread at any
+//! moment of an upload costs the uploads after it no wait; and an interop target's texture
+//! destroyed mid-present is refused without a wait, and a resize then shows frames again.
 //!
 //! Needs `--features wgpu,egl`, a GPU and NVIDIA's Vulkan driver (headless:
 //! `VK_DRIVER_FILES=.../nvidia_icd.json`); skips with the reason elsewhere.
@@ -13,7 +14,8 @@
 
 use super::wgpu_display::{fill_frame, target};
 use super::wgpu_interop::{
-    Setup, assert_drop_gives_up_behind, seed_of, setup, write_and_check, write_frame,
+    Setup, assert_drop_gives_up_behind, assert_frame, seed_of, setup, words, write_and_check,
+    write_frame,
 };
 use super::wgpu_planes::{assert_planes, planes_on, want_planes};
 use crate::gpu::{Busy, assert_gave_up_in_drop, noise, spin_past_the_limit};
@@ -218,5 +220,66 @@ fn a_texture_destroyed_mid_upload_costs_the_next_uploads_no_wait() {
             .count();
         println!("{mode}: {RACE_ROUNDS} rounds; hand-backs refused with the copy: {again}");
     }
+    s.ctx.check_drop_errors().unwrap();
+}
+
+/// Another thread destroys (a clone of) an interop target's texture at a random moment while
+/// frames are presented: a present is refused at the latest two presents later, none waits
+/// (the refusal comes from wgpu, not from a CPU wait for CUDA), and a resize then shows frames
+/// again. A texture destroyed after the present's check is refused only at the submit that
+/// carries the blit, with the shared image's acquire and its release to CUDA ahead of the next
+/// frame (`After::UseThenRelease`): the acquire is then submitted again alone, and the image is
+/// released by the next frame's write. The log's count of those hand-backs says how many
+/// refusals took that path; every frame after the resize must still be the one drawn.
+#[test]
+fn a_target_texture_destroyed_mid_present_is_refused_and_a_resize_shows_frames_again() {
+    let Some(s) = setup() else { return };
+    capture_log();
+    take_log();
+    let mut t = target(&s, (64, 36), Format::Rgba8, Mode::Interop);
+    let mut random = 0x2545_f491_4f6c_dd1du64;
+    let sizes = [(64, 36), (66, 38)];
+    for round in 0..RACE_ROUNDS {
+        let what = format!("round {round}");
+        random ^= random << 13;
+        random ^= random >> 7;
+        random ^= random << 17;
+        let (texture, delay) = (t.texture().clone(), Duration::from_micros(random % 1500));
+        let destroyer = std::thread::spawn(move || {
+            std::thread::sleep(delay);
+            texture.destroy();
+        });
+        let (mut presents, mut refused) = (0u32, 0);
+        while refused < 2 {
+            let start = Instant::now();
+            let result = fill_frame(&s, &mut t, presents + 1).present();
+            let took = start.elapsed();
+            assert!(
+                took < Duration::from_millis(150),
+                "{what}: present {presents} took {took:?}"
+            );
+            match result {
+                Ok(()) => assert_eq!(refused, 0, "{what}: a present after a refusal was shown"),
+                Err(Error::Wgpu(WgpuError::Refused { .. })) => refused += 1,
+                Err(e) => panic!("{what}: present {presents}: {e}"),
+            }
+            presents += 1;
+            assert!(presents < 100_000, "{what}: no present was refused");
+        }
+        destroyer.join().unwrap();
+        let (w, h) = sizes[(round + 1) % 2];
+        t.resize(w, h).unwrap();
+        for seed in [1000 + round as u32, 2000 + round as u32] {
+            fill_frame(&s, &mut t, seed).present().unwrap();
+            let got: Vec<u32> = words(&t.read_pixels().unwrap()).collect();
+            assert_frame(&got, seed, format!("{what}: frame {seed} after the resize"));
+        }
+    }
+    let again = take_log()
+        .iter()
+        .filter(|l| l.contains("again alone"))
+        .count();
+    println!("{RACE_ROUNDS} rounds; hand-backs refused with the blit: {again}");
+    drop(t);
     s.ctx.check_drop_errors().unwrap();
 }
