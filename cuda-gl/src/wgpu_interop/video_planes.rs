@@ -278,9 +278,10 @@ impl Made {
 /// Modes, as [`WgpuTarget`](super::WgpuTarget)'s:
 /// - [`Mode::Interop`]: each plane is copied on the GPU (`cuMemcpy2DAsync`, in the stream's
 ///   order) into a [`SharedTexture`] of the planes' own; both are handed between CUDA and wgpu
-///   together, each by its timeline semaphore, in the three wgpu submits of one shared
-///   texture's hand-off, and wgpu copies both into the textures in the submit that takes them
-///   back: no host copy, no CPU wait. Needs a device from
+///   together, each by its timeline semaphore, and wgpu copies both into the textures in the
+///   submit that takes them back, which also releases them to CUDA again for the next upload
+///   (an empty submit after it carries the release's signals): two wgpu submits an upload, no
+///   host copy, no CPU wait. Needs a device from
 ///   [`open_device`](super::open_device). CUDA only ever writes the shared textures, which are
 ///   never handed out, so the textures the application holds are only written by wgpu
 ///   commands, ordered with its own: sample them at any time, from any thread, which may

@@ -1,10 +1,11 @@
 //! The wgpu video planes' hand-off in interop mode, which hands both planes' shared textures
-//! between wgpu and CUDA together: an upload makes as many wgpu submits as one shared texture's
-//! hand-off (counted by wgpu's submission index); frames uploaded back to back each reach the
-//! textures byte for byte, read by a copy that the application submits after each upload,
-//! while another thread submits on the same queue all along (its submits may carry the
-//! hand-off's semaphore operations, which must not break the order); and an upload into a
-//! texture the application destroyed is refused before any hand-off.
+//! between wgpu and CUDA together: an upload makes two wgpu submits, one fewer than one shared
+//! texture's write and finish, as an interop target's frame does (counted by wgpu's submission
+//! index); frames uploaded back to back each reach the textures byte for byte, read by a copy
+//! that the application submits after each upload, while another thread submits on the same
+//! queue all along (its submits may carry the hand-off's semaphore operations, which must not
+//! break the order); and an upload into a texture the application destroyed is refused before
+//! any hand-off.
 //!
 //! Needs `--features wgpu,egl`, a GPU and NVIDIA's Vulkan driver (headless:
 //! `VK_DRIVER_FILES=.../nvidia_icd.json`); skips with the reason elsewhere.
@@ -12,12 +13,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use super::video::frames;
-use super::wgpu_interop::{seed_of, setup, write_frame};
+use super::wgpu_display::{fill_frame, target};
+use super::wgpu_interop::{assert_frame, seed_of, setup, words, write_frame};
 use super::wgpu_planes::{assert_bytes, assert_planes, planes_on, want_planes};
 use crate::gpu::noise;
 use crate::wgpu_read::{PendingRead, submit_read};
 use cuda_gl::DeviceBuffer;
-use cuda_gl::display::Mode;
+use cuda_gl::display::{Format, Mode};
 use cuda_gl::video::{VideoFormat, VideoLayout};
 use cuda_gl::wgpu_interop::{SharedFormat, SharedTexture, WgpuError};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -43,12 +45,14 @@ fn submits_of(queue: &wgpu::Queue, f: impl FnOnce()) -> u64 {
     after - before - 1
 }
 
-/// One upload of both planes costs the wgpu submits of one shared texture's hand-off (a
-/// kernel's write and finish): three, the release's barriers, the release's signal, and the
-/// acquire (with wgpu's copies into the textures); when each plane had a hand-off of its own,
-/// six. The frames still arrive byte for byte.
+/// A shared texture's hand-off (a kernel's write and finish) costs three wgpu submits: the
+/// release's barriers, the release's signal, and the acquire. An upload of both planes and an
+/// interop target's frame cost two: the acquire (with wgpu's copies or the blit after it) and
+/// the release ahead of the next upload or frame after those, in one submit, then the release's
+/// signal (they cost three before the release went into the acquire's submit, and six for the
+/// planes when each had a hand-off of its own). The frames still arrive byte for byte.
 #[test]
-fn an_upload_of_both_planes_costs_the_submits_of_one_hand_off() {
+fn an_upload_of_both_planes_and_a_target_frame_cost_two_submits() {
     let Some(s) = setup() else { return };
     let wgpu = (&s.device, &s.queue);
     let counted = submits_of(&s.queue, || {
@@ -75,19 +79,32 @@ fn an_upload_of_both_planes_costs_the_submits_of_one_hand_off() {
                 (bytes, src)
             })
             .collect();
-        // The first upload after `new`, then one of a frame like any other.
+        // The first upload after `new` (which releases the new textures first), then one of a
+        // frame like any other.
         planes.upload(&frames[0].1, layout, &s.stream).unwrap();
         let upload = submits_of(&s.queue, || {
             assert!(!planes.upload(&frames[1].1, layout, &s.stream).unwrap());
         });
         println!("{format:?}: an upload of both planes: {upload} wgpu submits");
         assert_eq!(
-            upload, one,
-            "{format:?}: an upload of both planes costs one hand-off's submits"
+            upload, 2,
+            "{format:?}: an upload of both planes: the acquire with the copies and the release, \
+             then the release's signal"
         );
         let what = format!("{format:?}, the counted upload");
         assert_planes(wgpu, &planes, &want_planes(&frames[1].0, &layout), &what);
     }
+    let mut t = target(&s, size, Format::Rgba8, Mode::Interop);
+    fill_frame(&s, &mut t, 1).present().unwrap();
+    let frame = submits_of(&s.queue, || fill_frame(&s, &mut t, 2).present().unwrap());
+    println!("an interop target's frame: {frame} wgpu submits");
+    assert_eq!(
+        frame, 2,
+        "a target's frame: the acquire with the blit and the release, then the release's signal"
+    );
+    let got: Vec<u32> = words(&t.read_pixels().unwrap()).collect();
+    assert_frame(&got, 2, "the counted frame");
+    drop(t);
     s.ctx.check_drop_errors().unwrap();
 }
 

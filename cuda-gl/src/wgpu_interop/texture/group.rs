@@ -63,6 +63,31 @@ pub(super) fn release_all<const N: usize>(textures: &mut [SharedTexture; N]) -> 
     handed.map(|()| values)
 }
 
+/// The values that the CUDA waits of a hand-off of textures of one group wait for
+/// ([`SharedTexture::copy_in_together`]): the releases made ahead by the last hand-back, each
+/// taken with no submit of wgpu's, when every texture is [`Owner::Ahead`] (as
+/// `release_for_write` takes one texture's); otherwise each texture recovered (an image
+/// released ahead is handed back first), then one release of all. From here every texture is
+/// CUDA's, also when the caller's waits are not queued (its next write or drop recovers it).
+///
+/// # Errors
+/// As `recover`, `mark_again` and [`release_all`].
+fn release_all_for_write<const N: usize>(textures: &mut [SharedTexture; N]) -> Result<[u64; N]> {
+    if textures.iter().all(|t| t.turn.owner == Owner::Ahead) {
+        for texture in textures.iter_mut() {
+            if texture.turn.unmarked {
+                texture.mark_again()?;
+            }
+            texture.turn.taken();
+        }
+        return Ok(textures.each_ref().map(|t| t.turn.value));
+    }
+    for texture in textures.iter_mut() {
+        texture.recover()?;
+    }
+    release_all(textures)
+}
+
 /// The second half of a release whose barriers the accepted submit `after` carries (an
 /// acquire's, [`After::UseThenRelease`]): each texture is [`Owner::Cuda`] at its next value,
 /// whose signal is then made (by an empty submit, or from the host), as in [`release_all`].
@@ -243,20 +268,24 @@ impl SharedTexture {
 
     /// Writes each of `textures` with a copy of its `(address, pitch)` of `sources` (as
     /// [`CudaWrite::copy_from_pitched`](super::CudaWrite::copy_from_pitched)), in `stream`'s
-    /// order, in one hand-off: one release of every texture (after wgpu's uses so far), one
-    /// join of cuda-gl's private stream to `stream` in which CUDA waits for every release, copies
-    /// each source and signals each texture, and one acquire of every texture, with `then` (work
-    /// of the textures' device that uses them: the copies into the textures the application
-    /// samples) after it in the same submit. No CPU wait.
+    /// order, in one hand-off: the release of every texture (made ahead by the last call's
+    /// hand-back, or one now after wgpu's uses so far), one join of cuda-gl's private stream to
+    /// `stream` in which CUDA waits for every release, copies each source and signals each
+    /// texture, and one acquire of every texture, with `then` (work of the textures' device that
+    /// uses them: the copies into the textures the application samples) after it in the same
+    /// submit, and the release of every texture ahead of the next call after `then` (as
+    /// [`After::UseThenRelease`]): two wgpu submits a call, no CPU wait.
     ///
     /// When a copy or a signal cannot be queued, each texture whose signal was queued is handed
     /// back alone, without `then`, and the others stay CUDA's until their next write or drop
     /// recovers them (as a write of one texture whose guard failed).
     ///
     /// # Safety
-    /// 1. As [`SharedTexture::write`]'s (1), for each texture: from this call until it returns
-    ///    `Ok`, and after an error until a later write of that texture returns `Ok`, no wgpu
-    ///    command uses it but `then`, which this call submits after the acquire.
+    /// 1. No wgpu command ever uses the textures but `then`, which this call submits after the
+    ///    acquire (textures that are never handed out): each is CUDA's from this call until it
+    ///    returns `Ok`, after an error until a later write of it returns `Ok`, and after `Ok`
+    ///    until the next call's hand-back (released ahead, as [`SharedTexture::release_ahead`]'s
+    ///    (1)).
     /// 2. Each source holds its texture's rows at its pitch (`pitch * (height - 1) + width *
     ///    bytes per texel` bytes), in device memory of the textures' CUDA context that stays
     ///    allocated and unwritten until the work queued on `stream` before this returns has
@@ -289,10 +318,7 @@ impl SharedTexture {
             *copy = texture.copy_in(src, pitch)?;
             texture.check_alive()?;
         }
-        for texture in textures.iter_mut() {
-            texture.recover()?;
-        }
-        let released = release_all(textures)?;
+        let released = release_all_for_write(textures)?;
         // Each texture's CUDA semaphore and `done` event.
         let cuda = textures.each_ref().map(|t| {
             let held = &t.resources.held;
@@ -366,6 +392,6 @@ impl SharedTexture {
             }
             return Err(e);
         }
-        acquire_all(textures, After::Use(then))
+        acquire_all(textures, After::UseThenRelease(then))
     }
 }
