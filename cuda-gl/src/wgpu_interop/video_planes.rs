@@ -14,12 +14,11 @@
 mod gl_drop;
 #[cfg(feature = "wgpu-gl")]
 mod gl_route;
+mod plane;
 mod read;
 mod upload;
 
-use super::format::SharedFormat;
-use super::place::{mode_unavailable, texture_descriptor};
-use super::scope::scoped;
+use super::place::mode_unavailable;
 use super::target::first_mode;
 use super::texture::SharedTexture;
 use crate::context::Context;
@@ -31,8 +30,9 @@ use crate::stream::{AsStream, check_same_context};
 use crate::video::{VideoError, VideoFormat, VideoFrame, VideoLayout};
 #[cfg(feature = "wgpu-gl")]
 use gl_route::GlPlanes;
+use plane::{Plane, frame_planes, plane_texture, rows_of};
 use std::sync::Arc;
-use upload::{upload_interop, upload_staged};
+use upload::{PlaneWrites, upload_interop, upload_staged};
 
 /// What the planes' `check_same_context` names as their owner.
 const OWNER: &str = "the wgpu video planes";
@@ -61,110 +61,15 @@ macro_rules! call {
 const NEW: Call = call!("WgpuVideoPlanes::new");
 const UPLOAD: Call = call!("WgpuVideoPlanes::upload");
 
-/// One plane of the frames: its texture's size and format, and its bytes, rows tightly packed
-/// (the pinned buffer's size and `write_texture`'s layout in staged mode).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Plane {
-    size: (u32, u32),
-    format: SharedFormat,
-    /// The bytes of one row: width x bytes per texel.
-    row: usize,
-    /// The bytes of the whole plane.
-    bytes: usize,
-}
-
-/// The luma and chroma planes of `format` frames of `size`: the luma of the frame's size with
-/// one channel, the chroma of `ceil(w / 2)` x `ceil(h / 2)` with two (R8Unorm + Rg8Unorm for
-/// NV12, R16Unorm + Rg16Unorm for P010).
-///
-/// # Errors
-/// [`VideoError::TooLarge`] when a plane's bytes do not fit in a `usize` (`call` names the
-/// call).
-fn planes_of(
-    (width, height): (u32, u32),
-    format: VideoFormat,
-    call: &'static str,
-) -> Result<[Plane; 2], VideoError> {
-    let (luma, chroma) = match format {
-        VideoFormat::Nv12 => (SharedFormat::R8Unorm, SharedFormat::Rg8Unorm),
-        VideoFormat::P010 => (SharedFormat::R16Unorm, SharedFormat::Rg16Unorm),
-    };
-    let plane = |size: (u32, u32), format: SharedFormat| {
-        let row = (size.0 as usize).checked_mul(format.bytes_per_texel() as usize);
-        let bytes = row.and_then(|row| row.checked_mul(size.1 as usize));
-        match (row, bytes) {
-            (Some(row), Some(bytes)) => Ok(Plane {
-                size,
-                format,
-                row,
-                bytes,
-            }),
-            _ => Err(VideoError::TooLarge {
-                call,
-                width,
-                height,
-            }),
-        }
-    };
-    Ok([
-        plane((width, height), luma)?,
-        plane((width.div_ceil(2), height.div_ceil(2)), chroma)?,
-    ])
-}
-
-/// Where the rows of each plane of a frame of `layout` start (bytes from the frame's first
-/// byte), and their pitch.
-fn rows_of(layout: &VideoLayout) -> [(usize, usize); 2] {
-    [
-        (0, layout.luma_pitch()),
-        (layout.chroma_offset(), layout.chroma_pitch()),
-    ]
-}
-
-/// The planes of `format` frames of `size`, when `device` can hold them.
-///
-/// # Errors
-/// [`UsageError::TooLarge`] for a side over `max_texture_dimension_2d`; as [`planes_of`];
-/// [`WgpuError::MissingFeature`](super::WgpuError::MissingFeature) for 16-bit planes without
-/// `TEXTURE_FORMAT_16BIT_NORM`.
-fn frame_planes(
-    device: &wgpu::Device,
-    size: (u32, u32),
-    format: VideoFormat,
-    call: Call,
-) -> Result<[Plane; 2]> {
-    check_side(size, device.limits().max_texture_dimension_2d, call)?;
-    let planes = planes_of(size, format, call.name)?;
-    planes
-        .iter()
-        .try_for_each(|p| p.format.check_features(device, call.name))?;
-    Ok(planes)
-}
-
-/// Refuses a frame with a side over `max` (the device's `max_texture_dimension_2d`).
-fn check_side((width, height): (u32, u32), max: u32, call: Call) -> Result<(), UsageError> {
-    if width.max(height) > max {
-        return Err(UsageError::TooLarge {
-            what: call.side,
-            value: width.max(height).into(),
-            max: max.into(),
-        });
+/// Whether `device` is of wgpu's GL backend (the GL route's interop, which copies).
+fn is_gl_device(device: &wgpu::Device) -> bool {
+    #[cfg(feature = "wgpu-gl")]
+    return super::gl_device::is_gl(device);
+    #[cfg(not(feature = "wgpu-gl"))]
+    {
+        let _ = device;
+        false
     }
-    Ok(())
-}
-
-/// The texture the application samples for `plane`.
-fn plane_texture(
-    device: &wgpu::Device,
-    plane: &Plane,
-    label: &'static str,
-) -> Result<wgpu::Texture> {
-    let usage = wgpu::TextureUsages::TEXTURE_BINDING
-        | wgpu::TextureUsages::COPY_SRC
-        | wgpu::TextureUsages::COPY_DST;
-    scoped(device, "wgpu::Device::create_texture", || {
-        device.create_texture(&texture_descriptor(plane.size, plane.format, label, usage))
-    })
 }
 
 /// How the planes reach the textures.
@@ -176,9 +81,11 @@ enum Backend {
     /// then by wgpu into the texture the application samples.
     Interop {
         shared: [SharedTexture; 2],
-        /// The shared textures' wgpu textures, the sources of wgpu's copies (held here: the
+        /// The shared textures' wgpu textures, the sources of wgpu's writes (held here: the
         /// write guards borrow the shared textures).
         sources: [wgpu::Texture; 2],
+        /// wgpu's blit or copy of each plane into its texture.
+        writes: PlaneWrites,
     },
     /// Interop by the GL route (wgpu's GL backend): each plane copied on the GPU into a GL
     /// texture of cuda-gl's (never handed out), then by wgpu into the texture the application
@@ -219,6 +126,26 @@ impl Made {
         (device, queue): (&wgpu::Device, &wgpu::Queue),
         [luma, chroma]: &[Plane; 2],
     ) -> Result<Made> {
+        // The blits of interop mode on Vulkan: the textures need their usages.
+        let vulkan_interop = mode == Mode::Interop && !is_gl_device(device);
+        let kinds = match vulkan_interop {
+            true => PlaneWrites::kinds(device, [luma, chroma]),
+            false => [None, None],
+        };
+        let textures = [
+            plane_texture(
+                device,
+                luma,
+                "cuda_gl::wgpu_interop::WgpuVideoPlanes luma",
+                kinds[0],
+            )?,
+            plane_texture(
+                device,
+                chroma,
+                "cuda_gl::wgpu_interop::WgpuVideoPlanes chroma",
+                kinds[1],
+            )?,
+        ];
         let backend = match mode {
             #[cfg(feature = "wgpu-gl")]
             Mode::Interop if super::gl_device::is_gl(device) => {
@@ -229,7 +156,12 @@ impl Made {
                 let shared = |p: &Plane| SharedTexture::new(ctx, device, queue, p.size, p.format);
                 let shared = [shared(luma)?, shared(chroma)?];
                 let sources = [shared[0].texture().clone(), shared[1].texture().clone()];
-                Backend::Interop { shared, sources }
+                let writes = PlaneWrites::new(device, &sources, &textures, kinds)?;
+                Backend::Interop {
+                    shared,
+                    sources,
+                    writes,
+                }
             }
             Mode::Staged => {
                 let pinned = |p: &Plane| PinnedBuffer::zeroed(ctx, p.bytes);
@@ -244,14 +176,6 @@ impl Made {
             }
             other => return Err(mode_unavailable("WgpuVideoPlanes::new", other)),
         };
-        let textures = [
-            plane_texture(device, luma, "cuda_gl::wgpu_interop::WgpuVideoPlanes luma")?,
-            plane_texture(
-                device,
-                chroma,
-                "cuda_gl::wgpu_interop::WgpuVideoPlanes chroma",
-            )?,
-        ];
         Ok(Made { backend, textures })
     }
 }
@@ -264,8 +188,10 @@ impl Made {
 /// - [`chroma`](Self::chroma): `ceil(width / 2)` x `ceil(height / 2)`, two channels: `Rg8Unorm`,
 ///   `Rg16Unorm` (Cb in `.r`, Cr in `.g`).
 ///
-/// Usages `TEXTURE_BINDING | COPY_SRC | COPY_DST`, one level; texel `(x, y)` of a texture is
-/// pixel or pair `(x, y)` of its plane, row 0 the plane's first row. P010's textures need the
+/// Usages `TEXTURE_BINDING | COPY_SRC | COPY_DST` (in interop mode on Vulkan also
+/// `RENDER_ATTACHMENT` or `STORAGE_BINDING`, for the shader blit that writes it where one
+/// writes its format), one level; texel `(x, y)` of a texture is pixel or pair `(x, y)` of its
+/// plane, row 0 the plane's first row. P010's textures need the
 /// device feature `TEXTURE_FORMAT_16BIT_NORM` ([`open_device`](super::open_device) asks for it
 /// where the adapter offers it).
 ///
@@ -278,7 +204,8 @@ impl Made {
 /// Modes, as [`WgpuTarget`](super::WgpuTarget)'s:
 /// - [`Mode::Interop`]: each plane is copied on the GPU (`cuMemcpy2DAsync`, in the stream's
 ///   order) into a [`SharedTexture`] of the planes' own; both are handed between CUDA and wgpu
-///   together, each by its timeline semaphore, and wgpu copies both into the textures in the
+///   together, each by its timeline semaphore, and wgpu writes both into the textures (a
+///   shader blit, as a target's present, or wgpu's copy for a format no blit writes) in the
 ///   submit that takes them back, which also releases them to CUDA again for the next upload
 ///   (an empty submit after it carries the release's signals): two wgpu submits an upload, no
 ///   host copy, no CPU wait. Needs a device from
@@ -555,9 +482,11 @@ impl WgpuVideoPlanes {
             Backend::Interop {
                 shared,
                 sources: from,
+                writes,
             } => {
+                let interop = (shared, &*from, &*writes);
                 // SAFETY: (1), forwarded for the planes' rows.
-                unsafe { upload_interop(shared, from, &made.textures, sources, wgpu.0, stream) }
+                unsafe { upload_interop(interop, &made.textures, sources, wgpu.0, stream) }
             }
             #[cfg(feature = "wgpu-gl")]
             Backend::GlInterop(gl) => {

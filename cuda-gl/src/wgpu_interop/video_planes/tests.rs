@@ -3,8 +3,10 @@
 
 #![allow(clippy::unwrap_used)]
 
+use super::plane::{check_side, planes_of};
 use super::*;
 use crate::Error;
+use crate::wgpu_interop::format::SharedFormat;
 
 #[test]
 fn the_planes_of_odd_frames_round_the_chroma_up() -> Result<()> {
