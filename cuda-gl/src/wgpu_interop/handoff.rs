@@ -26,9 +26,10 @@
 //!   holds for each image and its semaphore as it does alone: a signal's or a wait's scope is
 //!   every command earlier or later in submission order, whichever image they name.
 //! - A release right after an acquire (a display target's present, which hands its image back,
-//!   blits it, and releases it to CUDA ahead of the next frame): the release's barriers go in
-//!   the acquire's submit, after the blit, and its signals in the empty submit after it; two
-//!   submits instead of three. The order argument above is about submission order only, so it
+//!   blits it, and releases it to CUDA ahead of the next frame; a video planes' upload, whose
+//!   copies or blits read both images): the release's barriers go in the acquire's submit,
+//!   after that work, and its signals in the empty submit after it; two submits instead of
+//!   three. The order argument above is about submission order only, so it
 //!   holds unchanged.
 
 use super::scope::{scoped, wait_for_submission};

@@ -104,8 +104,10 @@
 //!    image has (contract 3). The release that follows the blit in the same submit (and any
 //!    later release) has every earlier command in its first scope, the blit's read included;
 //!    a second tracked transition before it brings wgpu's state back to `RESOURCE` where the
-//!    present copies instead (wgpu puts its own barriers before each command buffer that
-//!    needs another state), so the raw release always finds `SHADER_READ_ONLY_OPTIMAL`.
+//!    present copies instead, and after a [`WgpuVideoPlanes`] upload's copies (which read
+//!    their shared textures as `COPY_SRC`; wgpu puts its own barriers before each command
+//!    buffer that needs another state), so the raw release always finds
+//!    `SHADER_READ_ONLY_OPTIMAL`.
 //! 7. **External memory and semaphores**: a successful `cuImportExternalMemory` or
 //!    `cuImportExternalSemaphore` takes the file descriptor (closed by cuda-gl on failure);
 //!    CUDA's surface, array and import are destroyed before Vulkan frees the memory, and CUDA's

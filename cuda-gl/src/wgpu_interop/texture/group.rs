@@ -74,10 +74,12 @@ pub(super) fn release_all<const N: usize>(textures: &mut [SharedTexture; N]) -> 
 /// As `recover`, `mark_again` and [`release_all`].
 fn release_all_for_write<const N: usize>(textures: &mut [SharedTexture; N]) -> Result<[u64; N]> {
     if textures.iter().all(|t| t.turn.owner == Owner::Ahead) {
+        // Every `done` first, then every take: a failed record leaves each texture released
+        // ahead, which its recovery returns on the GPU.
+        for texture in textures.iter_mut().filter(|t| t.turn.unmarked) {
+            texture.mark_again()?;
+        }
         for texture in textures.iter_mut() {
-            if texture.turn.unmarked {
-                texture.mark_again()?;
-            }
             texture.turn.taken();
         }
         return Ok(textures.each_ref().map(|t| t.turn.value));
@@ -329,7 +331,8 @@ impl SharedTexture {
         // SAFETY: `run_now`'s (1): the stream is live while borrowed and of the textures'
         // context (checked). In the work, queued on the private stream in this order:
         // 1. the wait (`wait_semaphores`' (1)): wgpu signals each released value (its release
-        //    was accepted above); each semaphore lives as long as its texture's resources,
+        //    was accepted above, or by the last call's hand-back: `Owner::Ahead`, its signal
+        //    made or submitted); each semaphore lives as long as its texture's resources,
         //    which outlive the private stream's use of it (`done`, recorded after its signal
         //    below, is waited for before they go);
         // 2. the copies (`copy_2d_async`'s (1)): each source's rows are this function's (2);
