@@ -3,7 +3,7 @@
 //! one that no write took: the [`Owner::Ahead`] state's calls.
 
 use super::SharedTexture;
-use super::group::{After, release_all, signal_then_mark};
+use super::group::{After, release_all_for_write, signal_then_mark};
 use super::turn::Owner;
 use crate::error::Result;
 use crate::result;
@@ -46,38 +46,24 @@ impl SharedTexture {
             return Ok(());
         }
         self.check_alive()?;
-        self.release_now()?;
+        // Not released ahead (checked above): the recovery of an image an earlier write left
+        // CUDA's, then the release at its next value.
+        release_all_for_write(std::array::from_mut(self))?;
         self.turn.released_ahead();
         Ok(())
     }
 
-    /// The release of the image to CUDA at its next value, after wgpu's uses so far, once an
-    /// image an earlier write left CUDA's is recovered. Returns the value released at.
-    ///
-    /// # Errors
-    /// As [`recover`](Self::recover) and the release's submits.
-    fn release_now(&mut self) -> Result<u64> {
-        self.recover()?;
-        let [release] = release_all(std::array::from_mut(self))?;
-        Ok(release)
-    }
-
     /// The value that a write's CUDA wait waits for: the release made ahead
     /// ([`Owner::Ahead`], taken by the write with no submit of wgpu's), or one made now, after
-    /// the recovery of an image an earlier write left CUDA's. From here the image is CUDA's,
-    /// also when the caller's wait is not queued (then the next write or the drop recovers it).
+    /// the recovery of an image an earlier write left CUDA's (`release_all_for_write` of this
+    /// texture alone). From here the image is CUDA's, also when the caller's wait is not
+    /// queued (then the next write or the drop recovers it).
     ///
     /// # Errors
     /// As [`recover`](Self::recover) and the release's submits.
     pub(super) fn release_for_write(&mut self) -> Result<u64> {
-        if self.turn.owner == Owner::Ahead {
-            if self.turn.unmarked {
-                self.mark_again()?;
-            }
-            self.turn.taken();
-            return Ok(self.turn.value);
-        }
-        self.release_now()
+        let [value] = release_all_for_write(std::array::from_mut(self))?;
+        Ok(value)
     }
 
     /// Hands an image released ahead ([`Owner::Ahead`]) that no write took back to wgpu, on

@@ -64,15 +64,17 @@ pub(super) fn release_all<const N: usize>(textures: &mut [SharedTexture; N]) -> 
 }
 
 /// The values that the CUDA waits of a hand-off of textures of one group wait for
-/// ([`SharedTexture::copy_in_together`]): the releases made ahead by the last hand-back, each
-/// taken with no submit of wgpu's, when every texture is [`Owner::Ahead`] (as
-/// `release_for_write` takes one texture's); otherwise each texture recovered (an image
+/// ([`SharedTexture::copy_in_together`], and a write of one texture): the releases made ahead
+/// by the last hand-back, each taken with no submit of wgpu's, when every texture is
+/// [`Owner::Ahead`]; otherwise each texture recovered (an image
 /// released ahead is handed back first), then one release of all. From here every texture is
 /// CUDA's, also when the caller's waits are not queued (its next write or drop recovers it).
 ///
 /// # Errors
 /// As `recover`, `mark_again` and [`release_all`].
-fn release_all_for_write<const N: usize>(textures: &mut [SharedTexture; N]) -> Result<[u64; N]> {
+pub(super) fn release_all_for_write<const N: usize>(
+    textures: &mut [SharedTexture; N],
+) -> Result<[u64; N]> {
     if textures.iter().all(|t| t.turn.owner == Owner::Ahead) {
         // Every `done` first, then every take: a failed record leaves each texture released
         // ahead, which its recovery returns on the GPU.
