@@ -139,6 +139,19 @@ fn a_forgotten_interop_frames_drop_gives_up_after_ten_seconds_and_records_it() {
 /// Rounds of the race per mode.
 const RACE_ROUNDS: usize = 30;
 
+/// A thread that destroys (a clone of) `texture` after a random delay of up to 1.5 ms, drawn
+/// from `random` (xorshift, advanced here): the race tests' destroyer.
+fn destroy_soon(texture: &wgpu::Texture, random: &mut u64) -> std::thread::JoinHandle<()> {
+    *random ^= *random << 13;
+    *random ^= *random >> 7;
+    *random ^= *random << 17;
+    let (texture, delay) = (texture.clone(), Duration::from_micros(*random % 1500));
+    std::thread::spawn(move || {
+        std::thread::sleep(delay);
+        texture.destroy();
+    })
+}
+
 /// Another thread destroys (a clone of) the luma texture at a random moment while uploads of
 /// one size run: an upload is refused at the latest two uploads later, and each upload,
 /// refused or not, returns with no wait for the unrelated kernel. In interop mode wgpu 30
@@ -182,14 +195,7 @@ fn a_texture_destroyed_mid_upload_costs_the_next_uploads_no_wait() {
             assert!(planes.upload(&frames[i][0].1, layout, &s.stream).unwrap());
             assert_planes(wgpu, &planes, &want_planes(&frames[i][0].0, &layout), &what);
             busy.start(&s.kernels, Duration::from_millis(400));
-            random ^= random << 13;
-            random ^= random >> 7;
-            random ^= random << 17;
-            let (luma, delay) = (planes.luma().clone(), Duration::from_micros(random % 1500));
-            let destroyer = std::thread::spawn(move || {
-                std::thread::sleep(delay);
-                luma.destroy();
-            });
+            let destroyer = destroy_soon(planes.luma(), &mut random);
             let (mut uploads, mut refused) = (0, 0);
             while refused < 3 {
                 let start = Instant::now();
@@ -241,14 +247,7 @@ fn a_target_texture_destroyed_mid_present_is_refused_and_a_resize_shows_frames_a
     let sizes = [(64, 36), (66, 38)];
     for round in 0..RACE_ROUNDS {
         let what = format!("round {round}");
-        random ^= random << 13;
-        random ^= random >> 7;
-        random ^= random << 17;
-        let (texture, delay) = (t.texture().clone(), Duration::from_micros(random % 1500));
-        let destroyer = std::thread::spawn(move || {
-            std::thread::sleep(delay);
-            texture.destroy();
-        });
+        let destroyer = destroy_soon(t.texture(), &mut random);
         let (mut presents, mut refused) = (0u32, 0);
         while refused < 2 {
             let start = Instant::now();
