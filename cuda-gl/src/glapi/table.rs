@@ -374,6 +374,7 @@ impl GlFns {
     /// # Safety
     /// 1. No buffer is bound to `GL_PIXEL_UNPACK_BUFFER`: one would turn the null pixel pointer
     ///    into an offset into it, and GL would read it.
+    #[cfg(feature = "egl")]
     pub(crate) unsafe fn new_rgba8_texture(&self, width: i32, height: i32) -> u32 {
         let mut name = 0;
         // SAFETY: a context is current (see above); a valid out-pointer; the name is bound
