@@ -399,7 +399,8 @@ impl<const N: usize> Handoff<'_, N> {
         // recorded under a scope of their own): the error names it.
         let call = if then.is_some() {
             "wgpu::Queue::submit (a shared texture's acquire from CUDA, with the command buffer \
-             after it: a target's present blit or copy into the texture the application samples)"
+             after it: a target's present, or video planes' upload, blit or copy into the \
+             texture the application samples)"
         } else {
             "wgpu::Queue::submit (a shared texture's acquire from CUDA)"
         };

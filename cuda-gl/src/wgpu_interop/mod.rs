@@ -107,7 +107,8 @@
 //!    present copies instead, and after a [`WgpuVideoPlanes`] upload's copies (which read
 //!    their shared textures as `COPY_SRC`; wgpu puts its own barriers before each command
 //!    buffer that needs another state), so the raw release always finds
-//!    `SHADER_READ_ONLY_OPTIMAL`.
+//!    `SHADER_READ_ONLY_OPTIMAL`. A [`WgpuVideoPlanes`] upload's blits read their shared
+//!    textures as the present's blit reads its image, under the same argument.
 //! 7. **External memory and semaphores**: a successful `cuImportExternalMemory` or
 //!    `cuImportExternalSemaphore` takes the file descriptor (closed by cuda-gl on failure);
 //!    CUDA's surface, array and import are destroyed before Vulkan frees the memory, and CUDA's

@@ -6,8 +6,8 @@
 //! Why two textures and not wgpu's multi-planar `TextureFormat::NV12` / `P010` (features
 //! `TEXTURE_FORMAT_NV12` / `TEXTURE_FORMAT_P010`): wgpu 30 copies out of one plane of such a
 //! texture but refuses copies into one (`copy_texture_to_texture` asks a destination to cover
-//! all its aspects), which is the only way a frame can reach a texture the application samples
-//! while CUDA writes the next one; and its multi-planar textures need even sides, which frames
+//! all its aspects), and a texture the application samples while CUDA writes the next frame
+//! must be written by wgpu (a copy, or a blit, which cannot write one plane either); and its multi-planar textures need even sides, which frames
 //! such as 1001x333 do not have. A shader samples two textures as easily as two planes.
 
 #[cfg(feature = "wgpu-gl")]
@@ -18,6 +18,7 @@ mod plane;
 mod read;
 mod upload;
 
+use super::blit::BlitKind;
 use super::place::mode_unavailable;
 use super::target::first_mode;
 use super::texture::SharedTexture;
@@ -60,17 +61,6 @@ macro_rules! call {
 
 const NEW: Call = call!("WgpuVideoPlanes::new");
 const UPLOAD: Call = call!("WgpuVideoPlanes::upload");
-
-/// Whether `device` is of wgpu's GL backend (the GL route's interop, which copies).
-fn is_gl_device(device: &wgpu::Device) -> bool {
-    #[cfg(feature = "wgpu-gl")]
-    return super::gl_device::is_gl(device);
-    #[cfg(not(feature = "wgpu-gl"))]
-    {
-        let _ = device;
-        false
-    }
-}
 
 /// How the planes reach the textures.
 // One per size, made once: boxing the larger mode would save nothing.
@@ -126,53 +116,51 @@ impl Made {
         (device, queue): (&wgpu::Device, &wgpu::Queue),
         [luma, chroma]: &[Plane; 2],
     ) -> Result<Made> {
-        // The blits of interop mode on Vulkan: the textures need their usages.
-        let vulkan_interop = mode == Mode::Interop && !is_gl_device(device);
-        let kinds = match vulkan_interop {
-            true => PlaneWrites::kinds(device, [luma, chroma]),
-            false => [None, None],
-        };
-        let textures = [
-            plane_texture(
-                device,
-                luma,
+        // The textures the application samples are made in each mode after its checks (on
+        // wgpu's GL backend, of the GL context current), so that wgpu makes nothing before a
+        // refusal; in interop mode on Vulkan with the usages of their blits.
+        let textures = |kinds: [Option<BlitKind>; 2]| -> Result<[wgpu::Texture; 2]> {
+            const LABELS: [&str; 2] = [
                 "cuda_gl::wgpu_interop::WgpuVideoPlanes luma",
-                kinds[0],
-            )?,
-            plane_texture(
-                device,
-                chroma,
                 "cuda_gl::wgpu_interop::WgpuVideoPlanes chroma",
-                kinds[1],
-            )?,
-        ];
-        let backend = match mode {
+            ];
+            Ok([
+                plane_texture(device, luma, LABELS[0], kinds[0])?,
+                plane_texture(device, chroma, LABELS[1], kinds[1])?,
+            ])
+        };
+        let (backend, textures) = match mode {
             #[cfg(feature = "wgpu-gl")]
             Mode::Interop if super::gl_device::is_gl(device) => {
                 super::check_gl_device(device, ctx)?;
-                Backend::GlInterop(GlPlanes::new(ctx, device, &[*luma, *chroma])?)
+                let gl = GlPlanes::new(ctx, device, &[*luma, *chroma])?;
+                (Backend::GlInterop(gl), textures([None, None])?)
             }
             Mode::Interop => {
                 let shared = |p: &Plane| SharedTexture::new(ctx, device, queue, p.size, p.format);
                 let shared = [shared(luma)?, shared(chroma)?];
                 let sources = [shared[0].texture().clone(), shared[1].texture().clone()];
+                let kinds = PlaneWrites::kinds(device, [luma, chroma]);
+                let textures = textures(kinds)?;
                 let writes = PlaneWrites::new(device, &sources, &textures, kinds)?;
-                Backend::Interop {
+                let backend = Backend::Interop {
                     shared,
                     sources,
                     writes,
-                }
+                };
+                (backend, textures)
             }
             Mode::Staged => {
                 let pinned = |p: &Plane| PinnedBuffer::zeroed(ctx, p.bytes);
-                Backend::Staged {
+                let backend = Backend::Staged {
                     pinned: [pinned(luma)?, pinned(chroma)?],
                     #[cfg(feature = "wgpu-gl")]
                     gl: super::gl_device::program_gl_owner(
                         device,
                         "cuda_gl::wgpu_interop::WgpuVideoPlanes (staged, wgpu's GL backend)",
                     )?,
-                }
+                };
+                (backend, textures([None, None])?)
             }
             other => return Err(mode_unavailable("WgpuVideoPlanes::new", other)),
         };

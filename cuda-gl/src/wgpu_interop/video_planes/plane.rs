@@ -74,7 +74,7 @@ pub(super) fn rows_of(layout: &VideoLayout) -> [(usize, usize); 2] {
 ///
 /// # Errors
 /// [`UsageError::TooLarge`] for a side over `max_texture_dimension_2d`; as [`planes_of`];
-/// [`WgpuError::MissingFeature`](super::WgpuError::MissingFeature) for 16-bit planes without
+/// [`WgpuError::MissingFeature`](crate::wgpu_interop::WgpuError::MissingFeature) for 16-bit planes without
 /// `TEXTURE_FORMAT_16BIT_NORM`.
 pub(super) fn frame_planes(
     device: &wgpu::Device,

@@ -14,7 +14,8 @@ use cuda_gl_sys as sys;
 use std::time::Instant;
 
 /// The wgpu calls of the planes' writes, for their errors.
-const BLIT_CALL: &str = "wgpu::Device::create_bind_group (a video plane's blit)";
+const BLIT_CALL: &str = "wgpu::Device::create_render_pipeline, create_compute_pipeline or create_bind_group (a \
+     video plane's blit)";
 const WRITE_CALL: &str = "wgpu::CommandEncoder (a video plane's blit or copy_texture_to_texture)";
 
 /// How wgpu writes each plane's texture from its shared texture at every interop upload: a
