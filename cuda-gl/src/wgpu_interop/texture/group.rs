@@ -66,9 +66,9 @@ pub(super) fn release_all<const N: usize>(textures: &mut [SharedTexture; N]) -> 
 /// The values that the CUDA waits of a hand-off of textures of one group wait for
 /// ([`SharedTexture::copy_in_together`], and a write of one texture): the releases made ahead
 /// by the last hand-back, each taken with no submit of wgpu's, when every texture is
-/// [`Owner::Ahead`]; otherwise each texture recovered (an image
-/// released ahead is handed back first), then one release of all. From here every texture is
-/// CUDA's, also when the caller's waits are not queued (its next write or drop recovers it).
+/// [`Owner::Ahead`]; otherwise each texture recovered (an image released ahead is handed back
+/// first), then one release of all. From here every texture is CUDA's, also when the caller's
+/// waits are not queued (its next write or drop recovers it).
 ///
 /// # Errors
 /// As `recover`, `mark_again` and [`release_all`].
