@@ -37,6 +37,16 @@ fn check_group<const N: usize>(textures: &[SharedTexture; N]) -> Result<()> {
     }
 }
 
+/// The hand-off of `textures` (of one group), each at its value of `values`, on the first one's
+/// device and queue; `None` for no texture.
+fn handoff<const N: usize>(
+    textures: &[SharedTexture; N],
+    values: [u64; N],
+) -> Option<Handoff<'_, N>> {
+    let lead = textures.first()?;
+    Some(lead.handoff_of(std::array::from_fn(|i| textures[i].part(values[i]))))
+}
+
 /// wgpu to CUDA, for textures of one group that are alive and wgpu's: the release of each at
 /// its next value, in one hand-off (one submit of every barrier, one of every signal). Returns
 /// the values released at. Each texture is [`Owner::Cuda`] at its value from the moment the
@@ -49,14 +59,9 @@ fn check_group<const N: usize>(textures: &[SharedTexture; N]) -> Result<()> {
 pub(super) fn release_all<const N: usize>(textures: &mut [SharedTexture; N]) -> Result<[u64; N]> {
     let values = textures.each_ref().map(|t| t.turn.next());
     let (mut released, mut unsignalled) = (false, [false; N]);
-    let handed = match textures.first() {
-        Some(lead) => {
-            let parts: [_; N] = std::array::from_fn(|i| textures[i].part(values[i]));
-            lead.handoff_of(parts)
-                .release(&mut released, &mut unsignalled)
-        }
-        None => Ok(()),
-    };
+    let handed = handoff(textures, values).map_or(Ok(()), |handoff| {
+        handoff.release(&mut released, &mut unsignalled)
+    });
     if released {
         mark_released(textures, values, unsignalled);
     }
@@ -105,14 +110,9 @@ fn signal_released<const N: usize>(
 ) -> Result<()> {
     let values = textures.each_ref().map(|t| t.turn.next());
     let mut unsignalled = [false; N];
-    let handed = match textures.first() {
-        Some(lead) => {
-            let parts: [_; N] = std::array::from_fn(|i| textures[i].part(values[i]));
-            lead.handoff_of(parts)
-                .signal_release(after, &mut unsignalled)
-        }
-        None => Ok(()),
-    };
+    let handed = handoff(textures, values).map_or(Ok(()), |handoff| {
+        handoff.signal_release(after, &mut unsignalled)
+    });
     mark_released(textures, values, unsignalled);
     handed
 }
@@ -174,10 +174,10 @@ pub(super) fn acquire_all<const N: usize>(
     textures: &mut [SharedTexture; N],
     after: After,
 ) -> Result<()> {
-    let Some(lead) = textures.first() else {
+    let values = textures.each_ref().map(|t| t.turn.value);
+    let Some(handoff) = handoff(textures, values) else {
         return Ok(());
     };
-    let handoff = lead.handoff_of(textures.each_ref().map(|t| t.part(t.turn.value)));
     let alone_after = !matches!(after, After::Nothing);
     let acquired = match after {
         After::Nothing => handoff.acquire(None).map(|()| None),
