@@ -541,7 +541,9 @@ pub(crate) mod tests {
     /// step 4, given the private stream (a capture of the caller's stream begun there, as
     /// another thread may begin it at any moment, leaves the work unordered with that stream;
     /// work queued there on the private stream is what another thread's run may queue as soon
-    /// as this one releases the lock).
+    /// as this one releases the lock). (Its callers, cudarc's GPU lib tests, need features
+    /// `cudarc` and `egl`.)
+    #[cfg(all(feature = "cudarc", feature = "egl"))]
     pub(crate) fn after_next_work(f: impl FnOnce(sys::CUstream) + 'static) {
         AFTER_WORK.with(|hook| hook.set(Some((None, Box::new(f)))));
     }

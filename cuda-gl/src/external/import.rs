@@ -386,7 +386,9 @@ pub(super) mod tests_hook {
         static AFTER_THE_READ: RefCell<Option<Box<dyn FnOnce()>>> = const { RefCell::new(None) };
     }
 
-    /// Has the next import check on this thread call `work` after its read.
+    /// Has the next import check on this thread call `work` after its read. (Its one caller,
+    /// `check_tests`, needs a GL context: feature `egl`.)
+    #[cfg(feature = "egl")]
     pub(in crate::external) fn set_after_the_read(work: impl FnOnce() + 'static) {
         AFTER_THE_READ.with(|hook| *hook.borrow_mut() = Some(Box::new(work)));
     }
