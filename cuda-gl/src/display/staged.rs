@@ -9,10 +9,10 @@
 
 use super::gl_buffer::GlBuffers;
 use super::present::{Canvas, CopyOut, CopyingFrame, Present, Source};
-use super::texture::{Object, Rows, Texture, bind_checked};
+use super::texture::{Object, Rows, Texture};
 use crate::context::Context;
 use crate::error::{Result, UsageError};
-use crate::glapi::{Fence, GlFns};
+use crate::glapi::{Fence, GlFns, bind_checked};
 use crate::memory::PinnedBuffer;
 use crate::stream::{AsStream, wait_limit};
 use std::sync::Arc;

@@ -20,6 +20,7 @@ mod pixel_state;
 mod platform;
 pub(crate) mod query;
 mod table;
+mod unpack;
 
 pub(crate) use current::GlOwner;
 pub(crate) use current::current_gl;
@@ -29,3 +30,4 @@ pub(crate) use pixel_state::{Direction, PixelState};
 pub(crate) use platform::proc_address;
 pub(crate) use platform::{Current, current};
 pub(crate) use table::{GlFns, have};
+pub(crate) use unpack::{UnpackState, bind_checked};

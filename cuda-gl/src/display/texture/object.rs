@@ -3,9 +3,10 @@
 //! texture that cuda-gl hands wgpu on wgpu's GL backend (a wgpu target's frame texture, the
 //! wgpu video planes' plane textures).
 
-use super::{Label, Object, UnpackState};
+use super::{Label, Object};
 use crate::error::{Error, Result};
 use crate::gl_object::{ImageTarget, Kind};
+use crate::glapi::UnpackState;
 use crate::glapi::{GlFns, GlOwner, claim};
 
 /// A GL texture of cuda-gl's: one level of a size and a GL format, claimed from birth until it
