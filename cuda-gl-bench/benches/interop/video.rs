@@ -402,11 +402,11 @@ fn gl_rows(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>> {
         plane_texture(gl::R8, size)?,
         plane_texture(gl::RG8, chroma)?,
     ];
-    let planes = VideoPlanes::register(
+    let (planes, _) = VideoPlanes::new(
         &gpu.ctx,
-        TextureName(textures[0].name()),
-        TextureName(textures[1].name()),
+        [textures[0].name(), textures[1].name()].map(TextureName),
         VideoFormat::Nv12,
+        Some(Mode::Interop),
     )?;
     let mut rig = Rig {
         target,

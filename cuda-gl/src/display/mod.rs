@@ -115,6 +115,9 @@ pub use mode::{Frame, Mode};
 #[cfg_attr(not(feature = "wgpu"), allow(unused_imports))]
 pub(crate) use present::{Canvas, CopyOut, CopyingFrame, Present, PresentFrame, Source};
 pub use report::Report;
+pub(crate) use report::first_mode;
+#[cfg(all(test, feature = "wgpu"))]
+pub(crate) use report::refused_in_every_mode;
 #[cfg_attr(not(feature = "wgpu"), allow(unused_imports))]
 pub(crate) use show::{CheckedStream, Kernels, ShowTarget};
 #[cfg(feature = "wgpu")]

@@ -1,7 +1,7 @@
 //! [`Report`]: why a target is in its mode, in one line that names the fix.
 
 use super::mode::Mode;
-use crate::error::Error;
+use crate::error::{Error, Result};
 use std::fmt;
 
 /// What [`DisplayTarget::new`](super::DisplayTarget::new) (or, with feature `wgpu`,
@@ -78,6 +78,48 @@ impl fmt::Display for Report {
         }
         Ok(())
     }
+}
+
+/// Makes the value of the first of `modes` that `make` builds, with the [`Report`] that
+/// `report` writes of the mode chosen and the refusals before it. A refusal of the input itself,
+/// which every mode would refuse alike ([`refused_in_every_mode`]), and the last mode's, are the
+/// call's error; the refusals before it are then logged as warnings (`what` names the value:
+/// `"display"`, `"wgpu"`, `"video planes"`), since no report carries them.
+///
+/// # Errors
+/// As just said; [`Error::Internal`] for no mode given.
+pub(crate) fn first_mode<B>(
+    modes: &[Mode],
+    what: &str,
+    mut make: impl FnMut(Mode) -> Result<B>,
+    report: impl FnOnce(Mode, Vec<(Mode, Error)>) -> Report,
+) -> Result<(B, Report)> {
+    let mut refused = Vec::new();
+    for (k, &mode) in modes.iter().enumerate() {
+        match make(mode) {
+            Ok(made) => return Ok((made, report(mode, refused))),
+            Err(e) if refused_in_every_mode(&e) || k + 1 == modes.len() => {
+                for (refused, why) in &refused {
+                    log::warn!("cuda-gl: {what} mode {refused} refused: {why}");
+                }
+                return Err(e);
+            }
+            Err(e) => refused.push((mode, e)),
+        }
+    }
+    Err(Error::Internal {
+        what: format!("no {what} mode was tried"),
+    })
+}
+
+/// Whether `e` refuses the call's input itself (a [`UsageError`](crate::UsageError)), which
+/// every mode would refuse alike, rather than what one mode cannot do here (GL not on the CUDA
+/// GPU, a wgpu device without external memory, the driver's export limit). No GL context
+/// current ([`Error::NoGlContext`]) ends the search too: every mode's GL calls (or, on a wgpu
+/// device of wgpu's GL backend over the program's context, every wgpu call) would run without
+/// it.
+pub(crate) fn refused_in_every_mode(e: &Error) -> bool {
+    matches!(e, Error::Usage(_) | Error::NoGlContext { .. })
 }
 
 /// A refusal in a word: the setups a mode refuses by name (their fix differs), any other error

@@ -3,13 +3,13 @@
 //! frame, or mapped through the target's colour map).
 
 use super::mode::{Frame, Mode, Screen};
-use super::report::Report;
+use super::report::{Report, first_mode};
 use super::show::{self, CheckedStream, Kernels, ShowTarget};
 use crate::TextureName;
 use crate::context::Context;
+use crate::error::Result;
 #[cfg(doc)]
 use crate::error::{DisplayError, UsageError};
-use crate::error::{Error, Result};
 use crate::glapi::GlOwner;
 use crate::image::{Format, Layout};
 use crate::stream::AsStream;
@@ -60,28 +60,16 @@ impl DisplayTarget {
             vendor: gl_vendor,
             cuda_device: ctx.device().label().to_string(),
         };
-        let mut refused = Vec::new();
-        // Every mode but the last is tried for `auto`, its refusal kept for the report.
-        let [auto @ .., auto_last] = &Mode::AUTO_ORDER;
-        let (before, last) = mode.map_or((&auto[..], *auto_last), |mode| (&[][..], mode));
-        for &mode in before {
-            match DisplayTarget::build(ctx, owner, layout, mode) {
-                Ok(target) => return Ok((target, report(mode, refused))),
-                // Bad input is refused in every mode alike: no point in trying the next.
-                Err(e @ Error::Usage(_)) => return Err(e),
-                Err(e) => refused.push((mode, e)),
-            }
-        }
-        match DisplayTarget::build(ctx, owner, layout, last) {
-            Ok(target) => Ok((target, report(last, refused))),
-            Err(e) => {
-                // The refusals would be lost with the report: said here.
-                for (refused, why) in &refused {
-                    log::warn!("cuda-gl: display mode {refused} refused: {why}");
-                }
-                Err(e)
-            }
-        }
+        let modes = match &mode {
+            Some(mode) => std::slice::from_ref(mode),
+            None => &Mode::AUTO_ORDER[..],
+        };
+        first_mode(
+            modes,
+            "display",
+            |mode| DisplayTarget::build(ctx, owner, layout, mode),
+            report,
+        )
     }
 
     /// The target in `mode`, or that mode's error.

@@ -138,11 +138,11 @@ pub enum VideoError {
         image: (u32, u32),
     },
 
-    /// A frame of another format than the plane textures were registered for.
+    /// A frame of another format than the plane textures were made for.
     #[error(
-        "{call}: the frame is {frame}, but the plane textures were registered for {planes}.\n\
-         help: register textures for this format (NV12: R8 + RG8, P010: R16 + RG16) with \
-         VideoPlanes::register"
+        "{call}: the frame is {frame}, but the plane textures were made for {planes}.\n\
+         help: make planes of textures for this format (NV12: R8 + RG8, P010: R16 + RG16) with \
+         VideoPlanes::new"
     )]
     PlaneFormat {
         /// The call that refused it.

@@ -146,7 +146,7 @@ pub(crate) fn texture_2d_storage(fns: &GlFns, name: u32) -> Result<Option<Textur
         return texture_2d_storage_dsa(name, get, get_level).map(Some);
     }
     let get_level = have(fns.get_tex_level_parameteriv, "glGetTexLevelParameteriv")?;
-    // The application's pending GL errors are consumed here (`VideoPlanes::register` says so),
+    // The application's pending GL errors are consumed here (`VideoPlanes::new` says so),
     // so that the checks below see only the queries' own.
     fns.take_pending_errors("glBindTexture (asking a texture's storage)");
     let (mut previous, mut immutable, mut levels) = (0, 0, 0);

@@ -5,7 +5,8 @@
 
 use super::layout::VideoFormat;
 use crate::error::{Result, VideoError};
-use crate::glapi::query::TextureStorage;
+use crate::glapi::GlFns;
+use crate::glapi::query::{self, TextureStorage};
 use crate::graphics::{ArrayFormat, MappedArray};
 
 /// The GL internal formats of the luma and the chroma textures of `format` frames.
@@ -27,21 +28,43 @@ fn format_name(internal: u32) -> String {
     }
 }
 
+/// Asks GL for the storage of the `[luma, chroma]` textures `names` (in the current context,
+/// whose table is `fns`) and refuses any that cannot hold the planes of `format` frames
+/// ([`check_storage`], [`check_chroma_size`]), naming `call`; returns the luma's size. What
+/// [`VideoPlanes::new`](super::VideoPlanes::new) asks of the textures, and the staged mode again
+/// before each upload (where no mapped array tells of storage changed since).
+///
+/// # Errors
+/// As [`check_storage`] and [`check_chroma_size`]; [`query::texture_2d_storage`]'s.
+pub(super) fn check_textures(
+    fns: &GlFns,
+    call: &'static str,
+    names: [u32; 2],
+    format: VideoFormat,
+) -> Result<(u32, u32)> {
+    let [luma_format, chroma_format] = internal_formats(format);
+    let storage = |name| query::texture_2d_storage(fns, name);
+    let size = check_storage(call, "luma", names[0], storage(names[0])?, luma_format)?;
+    let chroma = check_storage(call, "chroma", names[1], storage(names[1])?, chroma_format)?;
+    check_chroma_size(call, size, chroma)?;
+    Ok(size)
+}
+
 /// Refuses the storage GL reports for the `plane` texture `texture` unless it is immutable and
 /// of internal format `want` (one of [`internal_formats`]); returns level 0's size.
 ///
 /// # Errors
 /// [`VideoError::PlaneStorage`] for mutable storage, or a name GL knows no texture by;
 /// [`VideoError::PlaneTexture`] for another internal format.
-pub(super) fn check_storage(
+fn check_storage(
+    call: &'static str,
     plane: &'static str,
     texture: u32,
     storage: Option<TextureStorage>,
     want: u32,
 ) -> Result<(u32, u32)> {
-    const CALL: &str = "VideoPlanes::register";
     let refused = |storage: &str| VideoError::PlaneStorage {
-        call: CALL,
+        call,
         plane,
         texture,
         storage: storage.to_owned(),
@@ -64,7 +87,7 @@ pub(super) fn check_storage(
     if storage.internal_format != want {
         let (w, h) = storage.size;
         return Err(VideoError::PlaneTexture {
-            call: CALL,
+            call,
             plane,
             got: format!("{w} x {h} of {}", format_name(storage.internal_format)),
             want: format_name(want),
@@ -78,7 +101,7 @@ pub(super) fn check_storage(
 ///
 /// # Errors
 /// [`VideoError::PlaneTexture`].
-pub(super) fn check_chroma_size(luma: (u32, u32), chroma: (u32, u32)) -> Result<()> {
+fn check_chroma_size(call: &'static str, luma: (u32, u32), chroma: (u32, u32)) -> Result<()> {
     let want = (luma.0.div_ceil(2), luma.1.div_ceil(2));
     let why = || {
         format!(
@@ -86,7 +109,7 @@ pub(super) fn check_chroma_size(luma: (u32, u32), chroma: (u32, u32)) -> Result<
             luma.0, luma.1
         )
     };
-    check_size("VideoPlanes::register", "chroma", chroma, want, why)
+    check_size(call, "chroma", chroma, want, why)
 }
 
 /// Refuses a frame of another size than the luma texture (the chroma texture's size follows,
@@ -164,6 +187,8 @@ mod tests {
     use super::*;
     use crate::error::Error;
 
+    const NEW: &str = "VideoPlanes::new";
+
     fn storage(size: (u32, u32), internal_format: u32, levels: Option<u32>) -> TextureStorage {
         TextureStorage {
             size,
@@ -187,15 +212,16 @@ mod tests {
             (VideoFormat::P010, [(1001, 333), (501, 167)]),
         ] {
             let [luma, chroma] = internal_formats(format);
-            let l = check_storage("luma", 1, Some(storage(sizes[0], luma, Some(1))), luma);
+            let l = check_storage(NEW, "luma", 1, Some(storage(sizes[0], luma, Some(1))), luma);
             let c = check_storage(
+                NEW,
                 "chroma",
                 2,
                 Some(storage(sizes[1], chroma, Some(1))),
                 chroma,
             );
             assert_eq!((l.ok(), c.ok()), (Some(sizes[0]), Some(sizes[1])));
-            assert!(check_chroma_size(sizes[0], sizes[1]).is_ok());
+            assert!(check_chroma_size(NEW, sizes[0], sizes[1]).is_ok());
             assert!(check_frame_size(sizes[0], sizes[0]).is_ok());
         }
     }
@@ -203,7 +229,7 @@ mod tests {
     #[test]
     fn mutable_storage_and_other_formats_are_refused_at_registration() {
         let e = video(
-            check_storage("luma", 7, Some(storage((4, 4), gl::R8, None)), gl::R8).unwrap_err(),
+            check_storage(NEW, "luma", 7, Some(storage((4, 4), gl::R8, None)), gl::R8).unwrap_err(),
         );
         assert!(
             matches!(&e, VideoError::PlaneStorage { plane: "luma", texture: 7, storage, .. }
@@ -217,23 +243,23 @@ mod tests {
             immutability_known: false,
             ..storage((4, 4), gl::R8, None)
         };
-        let e = video(check_storage("luma", 7, Some(unknown), gl::R8).unwrap_err());
+        let e = video(check_storage(NEW, "luma", 7, Some(unknown), gl::R8).unwrap_err());
         assert!(
             matches!(&e, VideoError::PlaneStorage { storage, .. }
                 if storage.contains("cannot tell immutable") && !storage.contains("mutable storage")),
             "{e}"
         );
-        let e = video(check_storage("chroma", 8, None, gl::RG8).unwrap_err());
+        let e = video(check_storage(NEW, "chroma", 8, None, gl::RG8).unwrap_err());
         assert!(
             matches!(e, VideoError::PlaneStorage { texture: 8, .. }),
             "{e}"
         );
         // 16-bit planes into an 8-bit texture, and integer textures, which sample differently.
         for (got, want) in [(gl::R8, gl::R16), (gl::R8UI, gl::R8), (gl::RGBA8, gl::RG8)] {
-            let e = check_storage("luma", 3, Some(storage((4, 4), got, Some(1))), want);
+            let e = check_storage(NEW, "luma", 3, Some(storage((4, 4), got, Some(1))), want);
             let e = video(e.unwrap_err());
             assert!(
-                matches!(&e, VideoError::PlaneTexture { call: "VideoPlanes::register", got: g, want: w, .. }
+                matches!(&e, VideoError::PlaneTexture { call: NEW, got: g, want: w, .. }
                     if g.contains("4 x 4") && w.contains(&format_name(want))),
                 "{e}"
             );
@@ -242,9 +268,9 @@ mod tests {
 
     #[test]
     fn the_chroma_is_half_the_luma_rounded_up_and_frames_match_the_luma() {
-        assert!(check_chroma_size((1001, 333), (501, 167)).is_ok());
+        assert!(check_chroma_size(NEW, (1001, 333), (501, 167)).is_ok());
         for chroma in [(500, 167), (501, 166), (1001, 333)] {
-            let e = video(check_chroma_size((1001, 333), chroma).unwrap_err());
+            let e = video(check_chroma_size(NEW, (1001, 333), chroma).unwrap_err());
             assert!(
                 matches!(&e, VideoError::PlaneTexture { plane: "chroma", want, .. }
                     if want.starts_with("501 x 167")),

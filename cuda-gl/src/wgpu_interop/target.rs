@@ -11,9 +11,9 @@ use super::staged_mode::Staged;
 use crate::context::Context;
 use crate::display::{
     CheckedStream, Format, Frame, Kernels, Layout, Mode, Present, PresentFrame, Report, ShowTarget,
-    show,
+    first_mode as display_first_mode, show,
 };
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::stream::AsStream;
 use std::sync::Arc;
 
@@ -483,7 +483,7 @@ pub(super) fn first_mode<B>(
     ctx: &Context,
     device: &wgpu::Device,
     mode: Option<Mode>,
-    mut make: impl FnMut(Mode) -> Result<B>,
+    make: impl FnMut(Mode) -> Result<B>,
 ) -> Result<(B, Report)> {
     let info = device.adapter_info();
     let report = |mode, refused| Report {
@@ -500,33 +500,7 @@ pub(super) fn first_mode<B>(
         Some(mode) => std::slice::from_ref(mode),
         None => &MODES,
     };
-    let mut refused = Vec::new();
-    for (k, &mode) in tried.iter().enumerate() {
-        match make(mode) {
-            Ok(state) => return Ok((state, report(mode, refused))),
-            // Bad input is refused in every mode alike; the last mode's error is the call's.
-            Err(e) if refused_in_every_mode(&e) || k + 1 == tried.len() => {
-                for (refused, why) in &refused {
-                    log::warn!("cuda-gl: wgpu mode {refused} refused: {why}");
-                }
-                return Err(e);
-            }
-            Err(e) => refused.push((mode, e)),
-        }
-    }
-    Err(Error::Internal {
-        what: "no wgpu mode was tried".into(),
-    })
-}
-
-/// Whether `e` refuses the call's input itself (a [`UsageError`](crate::UsageError)), which
-/// every mode would refuse alike, rather than what one mode cannot do here (a
-/// [`WgpuError`](super::WgpuError): the device, the driver's export limit). No GL context
-/// current ([`Error::NoGlContext`], only the GL route's check of a device of wgpu's GL backend
-/// over the program's context says so) ends the search too: every wgpu call on such a device
-/// would run without its context, staged mode's as well.
-pub(super) fn refused_in_every_mode(e: &Error) -> bool {
-    matches!(e, Error::Usage(_) | Error::NoGlContext { .. })
+    display_first_mode(tried, "wgpu", make, report)
 }
 
 /// A mode's frame as the public frame holds it.
@@ -547,8 +521,8 @@ fn api_of(backend: wgpu::Backend) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::error::UsageError;
+    use crate::display::refused_in_every_mode;
+    use crate::error::{Error, UsageError};
     use crate::result::CudaError;
     use cuda_gl_sys::CUresult;
 

@@ -10,6 +10,7 @@
 use super::video::frames;
 use crate::gpu::*;
 use crate::harness::packed_rows;
+use cuda_gl::display::Mode;
 use cuda_gl::video::{VideoError, VideoFormat, VideoLayout, VideoPlanes};
 use cuda_gl::{DeviceBuffer, Error, TextureName};
 
@@ -190,12 +191,9 @@ impl Planes {
     }
 
     fn register(&self, g: &Gpu) -> cuda_gl::Result<VideoPlanes> {
-        VideoPlanes::register(
-            &g.ctx,
-            TextureName(self.luma),
-            TextureName(self.chroma),
-            self.layout.format(),
-        )
+        let textures = [TextureName(self.luma), TextureName(self.chroma)];
+        let made = VideoPlanes::new(&g.ctx, textures, self.layout.format(), Some(Mode::Interop));
+        made.map(|(planes, _)| planes)
     }
 }
 
@@ -237,7 +235,8 @@ fn plane_textures_that_cannot_hold_the_planes_are_refused_at_registration() {
     let nv12 = VideoLayout::packed((64, 36), VideoFormat::Nv12).unwrap();
     let planes = Planes::new(nv12);
     let register = |luma, chroma, format| {
-        VideoPlanes::register(&g.ctx, TextureName(luma), TextureName(chroma), format).unwrap_err()
+        let textures = [TextureName(luma), TextureName(chroma)];
+        VideoPlanes::new(&g.ctx, textures, format, Some(Mode::Interop)).unwrap_err()
     };
 
     let mutable = mutable_texture(gl::R8, (64, 36));
@@ -256,7 +255,7 @@ fn plane_textures_that_cannot_hold_the_planes_are_refused_at_registration() {
         matches!(
             &e,
             Error::Video(VideoError::PlaneTexture {
-                call: "VideoPlanes::register",
+                call: "VideoPlanes::new",
                 plane: "chroma",
                 ..
             })

@@ -1,0 +1,232 @@
+//! The staged mode of [`VideoPlanes`](super::VideoPlanes), for any GL (Mesa's, another GPU's):
+//! each plane copied by CUDA into pinned host memory of its own, rows tightly packed, then, once
+//! both copies have finished, written into its texture by GL (`glTexSubImage2D` from client
+//! memory, which GL reads before the call returns), under neutral pixel-store and
+//! pixel-transfer state.
+
+use super::super::layout::{VideoFormat, VideoLayout};
+use super::super::plane_check::{check_frame_size, check_textures};
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::gl_object::{ImageTarget, Kind};
+use crate::glapi::claim::{self, Claim};
+use crate::glapi::{GlFns, GlOwner, UnpackState, bind_checked};
+use crate::memory::{DevicePtr, PinnedBuffer};
+use crate::result;
+use crate::stream::{AsStream, wait_limit};
+use cuda_gl_sys as sys;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The GL call an upload's GL errors are reported as.
+const GL_CALL: &str = "glTexSubImage2D (a video plane)";
+
+/// The staged mode's state.
+#[derive(Debug)]
+pub(super) struct Staged {
+    /// The GL context the textures are of, current at `new`: each upload checks it is current.
+    owner: GlOwner,
+    /// The `[luma, chroma]` textures.
+    names: [u32; 2],
+    format: VideoFormat,
+    /// Each plane's rows, tightly packed, as GL takes them: `[luma, chroma]`, each exactly its
+    /// plane's bytes of frames of the size given to `new` (the upload relies on it).
+    pinned: [PinnedBuffer<u8>; 2],
+    /// Both textures claimed, as a registration claims them: no registration of cuda-gl's can
+    /// map them (and hand CUDA a texture that GL writes here) while this mode writes them.
+    _claims: [Claim; 2],
+}
+
+impl Staged {
+    /// The state for frames of `size` and `format` into the `[luma, chroma]` textures `names`
+    /// of the GL context current on this thread, with pinned memory of `ctx`.
+    ///
+    /// # Errors
+    /// The owner check's ([`GlOwner::current`]); [`Error::AlreadyRegistered`] for a texture
+    /// registered with CUDA, or claimed by other planes, already (or the same texture twice);
+    /// [`VideoLayout::packed`]'s; the driver's error from allocating the pinned memory.
+    pub(super) fn new(
+        ctx: &Arc<Context>,
+        names: [u32; 2],
+        size: (u32, u32),
+        format: VideoFormat,
+    ) -> Result<Staged> {
+        let (owner, _) = GlOwner::current("VideoPlanes::new")?;
+        let kind = Kind::Image(ImageTarget::Texture2D);
+        let claim = |name| {
+            claim::claim(kind, name, owner).ok_or_else(|| Error::AlreadyRegistered {
+                name,
+                kind: kind.describe().to_string(),
+            })
+        };
+        let claims = [claim(names[0])?, claim(names[1])?];
+        let layout = VideoLayout::packed(size, format)?;
+        let planes = plane_rows(&layout).map(|(row, rows)| row * rows);
+        Ok(Staged {
+            owner,
+            names,
+            format,
+            pinned: [
+                PinnedBuffer::zeroed(ctx, planes[0])?,
+                PinnedBuffer::zeroed(ctx, planes[1])?,
+            ],
+            _claims: claims,
+        })
+    }
+
+    /// Copies both planes of the frame of `layout` at `ptr` into the pinned memory in `stream`'s
+    /// order, waits for the copies (at most the [wait limit](crate::wait_limit)), then has GL
+    /// write each into its texture: GL's commands issued after this returns see the planes.
+    /// Before any copy, the owning context must be current and the textures must still be what
+    /// `new` found (GL is asked again: no mapped array tells this mode of storage the
+    /// application replaced).
+    ///
+    /// # Safety
+    /// 1. The frame of `layout` lies at `ptr` (`layout.bytes()` bytes), device memory of the
+    ///    pinned memory's context, which stays allocated until the work queued on `stream`
+    ///    before this returns has run.
+    ///
+    /// # Errors
+    /// The owner check's, naming `call`; the textures' checks
+    /// ([`VideoError::PlaneStorage`](crate::video::VideoError::PlaneStorage),
+    /// [`VideoError::PlaneTexture`](crate::video::VideoError::PlaneTexture)); the copies'
+    /// errors; [`Error::Timeout`] when they have not finished within the wait limit (nothing
+    /// is written then); [`Error::GlCall`] when GL refuses a binding or a write (the luma may
+    /// then be written and the chroma not).
+    pub(super) unsafe fn upload(
+        &mut self,
+        call: &'static str,
+        ptr: DevicePtr<'_>,
+        layout: &VideoLayout,
+        stream: &impl AsStream,
+    ) -> Result<()> {
+        let fns = self.owner.check(call)?;
+        let size = check_textures(fns, call, self.names, self.format)?;
+        check_frame_size(layout.size(), size)?;
+        let rows = plane_rows(layout);
+        let sources = [
+            (ptr.as_raw(), layout.luma_pitch()),
+            (
+                ptr.byte_add(layout.chroma_offset())?.as_raw(),
+                layout.chroma_pitch(),
+            ),
+        ];
+        for ((pinned, (row, height)), (src, pitch)) in self.pinned.iter_mut().zip(rows).zip(sources)
+        {
+            if pinned.len() != row * height {
+                return Err(Error::Internal {
+                    what: "a video plane's pinned memory of another size than the plane".into(),
+                });
+            }
+            // SAFETY: (1) of `copy_in_async`: the copy writes `height` rows of `row` bytes,
+            // tightly packed, which is the pinned memory's length (checked); its source rows
+            // lie in the frame at `ptr` (this function's (1), `layout`'s planes).
+            unsafe {
+                pinned.copy_in_async(stream, "cuMemcpy2DAsync (not called)", |host, _, p| {
+                    let copy = sys::CUDA_MEMCPY2D {
+                        srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+                        srcDevice: src,
+                        srcPitch: pitch,
+                        dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
+                        dstHost: host,
+                        dstPitch: row,
+                        WidthInBytes: row,
+                        Height: height,
+                        ..Default::default()
+                    };
+                    result::array::copy_2d_async(&copy, p)
+                })
+            }?;
+        }
+        // Both copies are waited for before either plane is written: a timeout writes nothing.
+        let deadline = Instant::now() + wait_limit();
+        let within = || deadline.saturating_duration_since(Instant::now());
+        let bytes = [
+            self.pinned[0].as_slice_within(within())?,
+            self.pinned[1].as_slice_within(within())?,
+        ];
+        let sizes = [layout.size(), layout.chroma_size()];
+        fns.take_pending_errors(GL_CALL);
+        let state = UnpackState::neutral(fns, false)?;
+        let written = write_planes(fns, self.names, sizes, self.format, bytes);
+        state.restore(fns);
+        written?;
+        fns.check(GL_CALL)
+    }
+}
+
+/// Each plane's row bytes and rows of `layout`'s frames: `[luma, chroma]`.
+fn plane_rows(layout: &VideoLayout) -> [(usize, usize); 2] {
+    [
+        (layout.luma_row_bytes(), layout.height() as usize),
+        (layout.chroma_row_bytes(), layout.chroma_size().1 as usize),
+    ]
+}
+
+/// Writes each plane's `bytes` (rows tightly packed) into its texture of `names`, level 0, of
+/// its size in `sizes`, from client memory: no pixel unpack buffer bound (bound to 0 and read
+/// back). The caller made the unpack state neutral and puts it back.
+///
+/// # Errors
+/// [`Error::GlCall`] when a binding did not take (a texture the application deleted, in a
+/// core profile) or a size does not match its bytes.
+fn write_planes(
+    fns: &GlFns,
+    names: [u32; 2],
+    sizes: [(u32, u32); 2],
+    format: VideoFormat,
+    bytes: [&[u8]; 2],
+) -> Result<()> {
+    let sample = match format {
+        VideoFormat::Nv12 => gl::UNSIGNED_BYTE,
+        VideoFormat::P010 => gl::UNSIGNED_SHORT,
+    };
+    let bps = format.bytes_per_sample();
+    bind_checked(
+        fns,
+        gl::PIXEL_UNPACK_BUFFER,
+        0,
+        "glBindBuffer (a video plane's upload)",
+    )?;
+    for (((name, (w, h)), channels), bytes) in names.into_iter().zip(sizes).zip([1, 2]).zip(bytes) {
+        let (pixel_format, wanted) = match channels {
+            1 => (gl::RED, w as usize * h as usize * bps),
+            _ => (gl::RG, w as usize * h as usize * 2 * bps),
+        };
+        let (Ok(width), Ok(height)) = (i32::try_from(w), i32::try_from(h)) else {
+            return Err(Error::GlCall {
+                call: GL_CALL,
+                code: gl::INVALID_VALUE,
+            });
+        };
+        if bytes.len() != wanted {
+            return Err(Error::Internal {
+                what: format!(
+                    "a video plane of {} bytes for a {w} x {h} texture",
+                    bytes.len()
+                ),
+            });
+        }
+        bind_checked(fns, gl::TEXTURE_2D, name, "glBindTexture (a video plane)")?;
+        // SAFETY: a context is current (the owner was checked); the texture is bound (read
+        // back) and holds `w` x `h` texels at level 0 (asked of GL this upload, immutable
+        // storage); no pixel unpack buffer is bound (read back), so GL reads `bytes`, which
+        // hold exactly `h` rows of `w` texels of `channels` samples tightly packed (checked;
+        // the unpack state is neutral: alignment 1, no row length or skips), before the call
+        // returns.
+        unsafe {
+            (fns.tex_sub_image_2d)(
+                gl::TEXTURE_2D,
+                0,
+                0,
+                0,
+                width,
+                height,
+                pixel_format,
+                sample,
+                bytes.as_ptr().cast(),
+            );
+        }
+    }
+    Ok(())
+}
