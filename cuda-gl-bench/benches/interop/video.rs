@@ -14,7 +14,7 @@
 //!   unmap), then GL's use of both (a 1-texel copy of each into a 1x1 texture of its format +
 //!   `glFinish`). The floor: the same kernel into the same memory + `cuStreamSynchronize` + the
 //!   same GL use of two untouched textures of the planes' sizes and formats, no interop call.
-//!   Target <= [`PLANES_TARGET`].
+//!   Target <= [`PLANES_TARGET`]. Beside them, for reading, the same planes in staged mode.
 //! - **wgpu** (feature `wgpu`, NVIDIA's Vulkan driver; last, after every GL group): the same
 //!   rows on `WgpuTarget` and `WgpuVideoPlanes` in interop mode on the device from
 //!   `open_device`, each ending with the wgpu present group's wgpu use + wait instead of GL's;
@@ -83,6 +83,8 @@ pub enum Role {
     PlanesFloor,
     /// GL: the kernel writes the frame + `VideoPlanes::upload` + GL use of the planes.
     Planes,
+    /// GL: the same in staged mode (for reading).
+    PlanesStaged,
     /// wgpu: `WgpuTarget::show` of an RGBA8 frame + wgpu use.
     WgpuShowRgba,
     /// wgpu: `WgpuTarget::show_video` of an NV12 frame + wgpu use.
@@ -132,7 +134,7 @@ const APIS: [Api; 2] = [
         planes: Role::Planes,
         floor: Role::PlanesFloor,
         p010: Some(Role::ShowP010),
-        staged: None,
+        staged: Some(Role::PlanesStaged),
         show_target: Some(SHOW_TARGET),
         planes_target: Some(PLANES_TARGET),
     },
@@ -376,9 +378,11 @@ fn use_planes(textures: [u32; 2], sinks: &[Owned; 2]) {
 /// (field order), and the target drops while the GL context is current (it lives in `Gpu`).
 struct Rig {
     target: DisplayTarget,
-    planes: VideoPlanes,
-    /// The planes' textures, the untouched ones of the floor, and the 1x1 sinks (R8, RG8).
-    textures: [Owned; 2],
+    /// The planes in interop mode, then in staged mode (each on textures of its own: planes
+    /// claim their textures).
+    planes: [VideoPlanes; 2],
+    /// Their textures, the untouched ones of the floor, and the 1x1 sinks (R8, RG8).
+    textures: [[Owned; 2]; 2],
     untouched: [Owned; 2],
     sinks: [Owned; 2],
     /// Its sink takes the shows' GL use; its device memory is the RGBA8 frame shown.
@@ -398,24 +402,28 @@ fn gl_rows(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>> {
     let (target, _) = DisplayTarget::new(&gpu.ctx, rgba, Some(Mode::Interop))
         .with_context(|| format!("DisplayTarget::new({w}x{h}, RGBA8, interop)"))?;
     let chroma = nv12.chroma_size();
-    let textures = [
-        plane_texture(gl::R8, size)?,
-        plane_texture(gl::RG8, chroma)?,
+    let pair = || -> Result<[Owned; 2]> {
+        Ok([
+            plane_texture(gl::R8, size)?,
+            plane_texture(gl::RG8, chroma)?,
+        ])
+    };
+    let textures = [pair()?, pair()?];
+    let planes_in = |textures: &[Owned; 2], mode| {
+        let names = [textures[0].name(), textures[1].name()].map(TextureName);
+        VideoPlanes::new(&gpu.ctx, names, VideoFormat::Nv12, Some(mode))
+            .map(|(planes, _)| planes)
+            .with_context(|| format!("VideoPlanes::new({w}x{h}, NV12, {mode})"))
+    };
+    let planes = [
+        planes_in(&textures[0], Mode::Interop)?,
+        planes_in(&textures[1], Mode::Staged)?,
     ];
-    let (planes, _) = VideoPlanes::new(
-        &gpu.ctx,
-        [textures[0].name(), textures[1].name()].map(TextureName),
-        VideoFormat::Nv12,
-        Some(Mode::Interop),
-    )?;
     let mut rig = Rig {
         target,
         planes,
         textures,
-        untouched: [
-            plane_texture(gl::R8, size)?,
-            plane_texture(gl::RG8, chroma)?,
-        ],
+        untouched: pair()?,
         sinks: [
             plane_texture(gl::R8, (1, 1))?,
             plane_texture(gl::RG8, (1, 1))?,
@@ -446,26 +454,34 @@ fn gl_rows(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>> {
         let name = format!("DisplayTarget::show_video {what} {w}x{h} + GL use");
         (role, Variant::new(name, run))
     };
-    // The kernel writes the NV12 frame, then the planes' upload, or the floor's stream sync,
-    // then GL's use of the planes' textures, or of the floor's untouched ones.
-    let planes = |role, floor: bool| {
+    // The kernel writes the NV12 frame, then the planes' upload (interop: 0, staged: 1), or
+    // the floor's stream sync (`None`), then GL's use of the planes' textures, or of the
+    // floor's untouched ones.
+    let planes = |role, which: Option<usize>| {
         let run = move |rig: &mut Rig| {
             rig.t += FRAME_DT;
             write_frame(gpu, &rig.nv12, w, rig.t)?;
-            let used = if floor {
-                stream.synchronize()?;
-                &rig.untouched
-            } else {
-                rig.planes.upload(&rig.nv12, nv12, stream)?;
-                &rig.textures
+            let used = match which {
+                None => {
+                    stream.synchronize()?;
+                    &rig.untouched
+                }
+                Some(k) => {
+                    rig.planes[k].upload(&rig.nv12, nv12, stream)?;
+                    &rig.textures[k]
+                }
             };
             use_planes([used[0].name(), used[1].name()], &rig.sinks);
             Ok(())
         };
-        let name = if floor {
-            format!("handoff floor, NV12 bytes {w}x{h}: kernel + sync + GL use of two textures")
-        } else {
-            format!("VideoPlanes NV12 {w}x{h}: kernel + upload + GL use of the planes")
+        let name = match which {
+            None => {
+                format!("handoff floor, NV12 bytes {w}x{h}: kernel + sync + GL use of two textures")
+            }
+            Some(0) => format!("VideoPlanes NV12 {w}x{h}: kernel + upload + GL use of the planes"),
+            Some(_) => {
+                format!("VideoPlanes staged NV12 {w}x{h}: kernel + upload + GL use of the planes")
+            }
         };
         (role, Variant::new(name, run))
     };
@@ -483,8 +499,9 @@ fn gl_rows(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>> {
         ),
         shown(Role::ShowNv12, VideoFormat::Nv12),
         shown(Role::ShowP010, VideoFormat::P010),
-        planes(Role::PlanesFloor, true),
-        planes(Role::Planes, false),
+        planes(Role::PlanesFloor, None),
+        planes(Role::Planes, Some(0)),
+        planes(Role::PlanesStaged, Some(1)),
     ];
     let rows = interleaved_rows(plan, &group, &mut rig, rows)?;
     glres::finish();
