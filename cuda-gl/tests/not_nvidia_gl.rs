@@ -19,7 +19,9 @@ mod harness;
 
 use cuda_gl::display::{DisplayTarget, Format, Layout, Mode};
 use cuda_gl::egl::HeadlessContext;
-use cuda_gl::video::{ColorMatrix, ColorRange, ColorSpace, Converter, VideoFormat, VideoLayout};
+use cuda_gl::video::{
+    ColorMatrix, ColorRange, ColorSpace, Converter, VideoFormat, VideoLayout, VideoPlanes,
+};
 use cuda_gl::{
     Context, Device, DeviceBuffer, Error, GlDeviceList, ImageTarget, RegisterFlags,
     RegisteredBuffer, RegisteredImage, Stream, StreamFlags, gl_devices,
@@ -305,6 +307,100 @@ fn assert_holds(target: &mut DisplayTarget, want: &[u8], what: &str) {
     if let Some(why) = differ(&target.read_pixels().unwrap()) {
         panic!("{what} {w}x{h}: read_pixels does not give what the texture holds: {why}");
     }
+}
+
+/// On Mesa's GL, video planes in auto mode run staged and report interop refused as not
+/// NVIDIA's GL, with the fix; asked for interop, they are refused so. The planes of an NV12 and
+/// a P010 frame of an odd size with padded rows (and of a second frame each) reach the luma
+/// and chroma textures byte for byte, as `glGetTexImage` reads them.
+#[test]
+fn video_planes_on_mesa_run_staged_byte_for_byte() {
+    let Some((device, _gl)) = mesa_next_to_cuda() else {
+        return;
+    };
+    let ctx = Context::new(&device).unwrap();
+    let stream = Stream::new(&ctx, StreamFlags::NonBlocking).unwrap();
+    let (w, h) = (77u32, 41u32);
+    for (format, pitch, internal) in [
+        (VideoFormat::Nv12, 96, [gl::R8, gl::RG8]),
+        (VideoFormat::P010, 96 * 2 + 8, [gl::R16, gl::RG16]),
+    ] {
+        let layout = VideoLayout::new((w, h), format, pitch).unwrap();
+        let sizes = [layout.size(), layout.chroma_size()];
+        let storage = |plane: usize| {
+            let (pw, ph) = sizes[plane];
+            gl_kit::texture::storage_of(gl::TEXTURE_2D, internal[plane], 1, (pw, ph, 1)).unwrap()
+        };
+        let textures = [storage(0), storage(1)];
+        let err = VideoPlanes::new(&ctx, textures, format, Some(Mode::Interop)).unwrap_err();
+        assert_not_nvidia(&format!("{format:?} planes in interop"), &err);
+
+        let (mut planes, report) = VideoPlanes::new(&ctx, textures, format, None).unwrap();
+        eprintln!("{report}");
+        assert_eq!(planes.mode(), Mode::Staged, "{format:?}: {report}");
+        assert_eq!(report.mode, Mode::Staged, "{format:?}: {report}");
+        assert!(
+            matches!(
+                report.refused.as_slice(),
+                [(Mode::Interop, Error::NotNvidiaGl { .. })]
+            ),
+            "{format:?}: {report}"
+        );
+        assert!(report.fix().is_some(), "{format:?}: {report}");
+        assert_eq!(planes.size(), (w, h), "{format:?}");
+
+        let bps = format.bytes_per_sample();
+        for seed in [61u64, 62] {
+            let what = format!("{format:?} {w}x{h} frame {seed}");
+            let bytes = gpu::noise(layout.bytes(), seed);
+            let src = DeviceBuffer::from_slice(&ctx, &bytes).unwrap();
+            planes.upload(&src, layout, &stream).unwrap();
+            let planes_of = [
+                (0, layout.luma_pitch(), 1),
+                (layout.chroma_offset(), layout.chroma_pitch(), 2),
+            ];
+            for (plane, (start, pitch, channels)) in planes_of.into_iter().enumerate() {
+                let (pw, ph) = sizes[plane];
+                let row = pw as usize * channels * bps;
+                let want = harness::packed_rows(&bytes, start, pitch, row, ph);
+                let got = plane_texels(textures[plane], (pw, ph), channels, bps);
+                let name = ["luma", "chroma"][plane];
+                let differ = got.iter().zip(&want).filter(|(a, b)| a != b).count();
+                assert_eq!(got.len(), want.len(), "{what}: {name} bytes read back");
+                assert_eq!(
+                    differ, 0,
+                    "{what}: {differ} bytes of the {name} texture differ"
+                );
+            }
+        }
+        drop(planes);
+        textures.into_iter().for_each(delete_texture);
+    }
+    ctx.check_drop_errors().unwrap();
+}
+
+/// Level 0 of 2-D texture `texture` (`width` x `height` texels of `channels` samples of `bytes`
+/// bytes each), rows tightly packed, as `glGetTexImage` reads it.
+fn plane_texels(texture: u32, (w, h): (u32, u32), channels: usize, bytes: usize) -> Vec<u8> {
+    let mut out = vec![0u8; w as usize * h as usize * channels * bytes];
+    let format = if channels == 1 { gl::RED } else { gl::RG };
+    let kind = if bytes == 1 {
+        gl::UNSIGNED_BYTE
+    } else {
+        gl::UNSIGNED_SHORT
+    };
+    // SAFETY: a GL context is current; `out` holds the whole level at pack alignment 1, with
+    // no pack buffer bound.
+    unsafe {
+        gl::BindBuffer(gl::PIXEL_PACK_BUFFER, 0);
+        gl::PixelStorei(gl::PACK_ALIGNMENT, 1);
+        gl::BindTexture(gl::TEXTURE_2D, texture);
+        gl::GetTexImage(gl::TEXTURE_2D, 0, format, kind, out.as_mut_ptr().cast());
+        gl::BindTexture(gl::TEXTURE_2D, 0);
+        gl::PixelStorei(gl::PACK_ALIGNMENT, 4);
+    }
+    gl_kit::check("reading a plane texture back").unwrap();
+    out
 }
 
 /// The one-call set-up on a machine whose GL is not on the CUDA GPU: `for_cuda_device_or_any`

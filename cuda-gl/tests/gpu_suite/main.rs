@@ -61,6 +61,7 @@ mod streaming;
 mod untrusted;
 mod video;
 mod video_planes;
+mod video_planes_modes;
 mod wgpu_ahead;
 mod wgpu_blit;
 mod wgpu_display;

@@ -2,16 +2,20 @@
 //! soundness hole): in a compatibility-profile context, after the application's own correct
 //! `glPixelTransferf(GL_RED_SCALE, 0)` (and a bias, a colour matrix where the imaging subset is
 //! there, and odd pixel-store values), a display target's frames still reach its texture as the
-//! kernel wrote them, in every mode, and an offscreen target reads back what was drawn; the
-//! application's state is as it set it afterwards. Needs `--features egl` and a GPU.
+//! kernel wrote them, in every mode, video planes reach their textures byte for byte in both
+//! modes, and an offscreen target reads back what was drawn; the application's state is as it
+//! set it afterwards. Needs `--features egl` and a GPU.
 #![cfg(feature = "egl")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use super::display::assert_pattern;
+use super::video::frames;
+use super::video_planes::{MODES as PLANE_MODES, Planes};
 use crate::gpu::*;
-use cuda_gl::Device;
 use cuda_gl::display::{DisplayTarget, Format, Layout, Mode};
 use cuda_gl::egl::{EglError, GlProfile, HeadlessConfig, HeadlessContext, Offscreen};
+use cuda_gl::video::VideoFormat;
+use cuda_gl::{Device, DeviceBuffer};
 use std::ffi::c_void;
 
 // Compatibility-profile enums (the `gl` crate's bindings are core-profile only).
@@ -232,6 +236,39 @@ fn frames_ignore_the_applications_pixel_transfer_state() {
             compat.set(false);
             let texels = read_texture_rgba8(target.texture().0, w as usize, h as usize, 0);
             assert_pattern(&texels, seed, &format!("{mode}: a frame under RED_SCALE 0"));
+        }
+    }
+    g.check_no_errors();
+}
+
+/// The planes of NV12 and P010 frames (odd sizes, padded pitches, chroma after a gap) reach
+/// their textures byte for byte in both modes of the video planes, whatever the application's
+/// pixel-transfer and unpack state (the staged mode's `glTexSubImage2D` is a pixel transfer:
+/// `GL_RED_SCALE` 0 would zero the luma, `GL_GREEN_BIAS` the chroma's Cr, the unpack skips and
+/// row length shift the rows), which is as it was after each upload.
+#[test]
+fn video_planes_ignore_the_applications_pixel_transfer_state() {
+    let Some((g, compat)) = compat_gpu() else {
+        return;
+    };
+    for mode in PLANE_MODES {
+        for format in [VideoFormat::Nv12, VideoFormat::P010] {
+            for (n, (layout, _)) in frames(format).into_iter().enumerate() {
+                let planes = Planes::new(layout);
+                let mut made = planes.register(&g, mode).unwrap();
+                for frame in 0..2 {
+                    let what = format!("{mode}: {format:?} {:?}, frame {frame}", layout.size());
+                    let bytes = noise(layout.bytes(), 300 + 10 * n as u64 + frame);
+                    let src = DeviceBuffer::from_slice(&g.ctx, &bytes).unwrap();
+                    compat.set(true);
+                    made.upload(&src, layout, &g.stream).unwrap();
+                    compat.assert_state(&format!("{what}: after the upload"));
+                    // Read back under GL's initial state: the read itself is a pixel transfer.
+                    compat.set(false);
+                    planes.assert_hold(&bytes, &format!("{what}, under RED_SCALE 0"));
+                }
+                drop(made);
+            }
         }
     }
     g.check_no_errors();

@@ -3,7 +3,10 @@
 //! module's frames) reach the luma (R8 / R16) and chroma (RG8 / RG16) textures byte for byte,
 //! frame after frame; registration refuses textures that cannot hold the planes (mutable
 //! storage, other formats, a chroma texture of another size); and refused uploads leave both
-//! textures byte for byte as they were. Needs `--features egl` and a GPU.
+//! textures byte for byte as they were. Each test runs in both modes of the planes: interop
+//! (CUDA maps the textures) and staged (pinned memory, then GL's `glTexSubImage2D`); the
+//! modes' own behaviour (auto, the staged mode's claims and checks) is in `video_planes_modes`.
+//! Needs `--features egl` and a GPU.
 #![cfg(feature = "egl")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -14,6 +17,9 @@ use cuda_gl::display::Mode;
 use cuda_gl::video::{VideoError, VideoFormat, VideoLayout, VideoPlanes};
 use cuda_gl::{DeviceBuffer, Error, TextureName};
 
+/// The modes of the planes, each test's loop: interop, then staged.
+pub(super) const MODES: [Mode; 2] = [Mode::Interop, Mode::Staged];
+
 /// The GL internal formats of `format`'s planes: (luma, chroma).
 fn formats_of(format: VideoFormat) -> (gl::types::GLenum, gl::types::GLenum) {
     match format {
@@ -23,7 +29,7 @@ fn formats_of(format: VideoFormat) -> (gl::types::GLenum, gl::types::GLenum) {
 }
 
 /// A 2-D texture of `internal` immutable storage with `levels` levels, `width` x `height`.
-fn plane_texture(internal: gl::types::GLenum, size: (u32, u32), levels: u32) -> u32 {
+pub(super) fn plane_texture(internal: gl::types::GLenum, size: (u32, u32), levels: u32) -> u32 {
     gl_kit::texture::storage_of(gl::TEXTURE_2D, internal, levels, (size.0, size.1, 1))
         .expect("making a plane texture")
 }
@@ -42,7 +48,7 @@ fn transfer(channels: usize, bytes: usize) -> (gl::types::GLenum, gl::types::GLe
 
 /// A 2-D texture of mutable storage (`glTexImage2D` level 0, 8-bit samples), as an application
 /// that does not use `glTexStorage2D` makes it.
-fn mutable_texture(internal: gl::types::GLenum, (width, height): (u32, u32)) -> u32 {
+pub(super) fn mutable_texture(internal: gl::types::GLenum, (width, height): (u32, u32)) -> u32 {
     let mut name = 0;
     let (format, kind) = transfer(if internal == gl::R8 { 1 } else { 2 }, 1);
     // SAFETY: a GL context is current; `name` is a valid out-pointer; no pixels are passed
@@ -70,7 +76,7 @@ fn mutable_texture(internal: gl::types::GLenum, (width, height): (u32, u32)) -> 
 
 /// The texels of level `level` of `texture` (`width` x `height` of `channels` samples of
 /// `bytes` bytes each), rows tightly packed, as GL reads them.
-fn plane_texels(
+pub(super) fn plane_texels(
     texture: u32,
     level: i32,
     (width, height): (u32, u32),
@@ -95,7 +101,13 @@ fn plane_texels(
 
 /// Writes `texels` (rows tightly packed, as [`plane_texels`] reads them) into level `level` of
 /// `texture` with GL.
-fn fill(texture: u32, level: i32, (width, height): (u32, u32), channels: usize, texels: &[u8]) {
+pub(super) fn fill(
+    texture: u32,
+    level: i32,
+    (width, height): (u32, u32),
+    channels: usize,
+    texels: &[u8],
+) {
     let bytes = texels.len() / (width as usize * height as usize * channels);
     let (format, kind) = transfer(channels, bytes);
     // SAFETY: a GL context is current; `texels` holds the whole level at unpack alignment 1
@@ -122,14 +134,14 @@ fn fill(texture: u32, level: i32, (width, height): (u32, u32), channels: usize, 
 }
 
 /// The plane textures of `layout`'s frames, with their sizes and sample bytes.
-struct Planes {
-    luma: u32,
-    chroma: u32,
-    layout: VideoLayout,
+pub(super) struct Planes {
+    pub(super) luma: u32,
+    pub(super) chroma: u32,
+    pub(super) layout: VideoLayout,
 }
 
 impl Planes {
-    fn new(layout: VideoLayout) -> Planes {
+    pub(super) fn new(layout: VideoLayout) -> Planes {
         let (luma, chroma) = formats_of(layout.format());
         Planes {
             luma: plane_texture(luma, layout.size(), 1),
@@ -139,7 +151,7 @@ impl Planes {
     }
 
     /// Both textures' texels: (luma, chroma).
-    fn texels(&self) -> (Vec<u8>, Vec<u8>) {
+    pub(super) fn texels(&self) -> (Vec<u8>, Vec<u8>) {
         let bps = self.layout.format().bytes_per_sample();
         (
             plane_texels(self.luma, 0, self.layout.size(), 1, bps),
@@ -148,7 +160,7 @@ impl Planes {
     }
 
     /// Asserts that the textures hold the planes of the frame `bytes` of their layout.
-    fn assert_hold(&self, bytes: &[u8], what: &str) {
+    pub(super) fn assert_hold(&self, bytes: &[u8], what: &str) {
         let layout = &self.layout;
         let bps = layout.format().bytes_per_sample();
         let (w, h) = layout.size();
@@ -174,7 +186,13 @@ impl Planes {
 
     /// Uploads a frame of pseudo-random bytes (`seed`) of the textures' layout through
     /// `registered`, and asserts that the textures then hold its planes.
-    fn upload_checked(&self, g: &Gpu, registered: &mut VideoPlanes, seed: u64, what: &str) {
+    pub(super) fn upload_checked(
+        &self,
+        g: &Gpu,
+        registered: &mut VideoPlanes,
+        seed: u64,
+        what: &str,
+    ) {
         let bytes = noise(self.layout.bytes(), seed);
         let src = DeviceBuffer::from_slice(&g.ctx, &bytes).unwrap();
         registered.upload(&src, self.layout, &g.stream).unwrap();
@@ -184,16 +202,36 @@ impl Planes {
     /// The last step of a test whose refusals left the planes as they were: a good frame
     /// (`seed`) uploaded through `registered` reaches both textures ([`Planes::upload_checked`]),
     /// and once `registered` is unregistered, nothing went wrong ([`Gpu::check_no_errors`]).
-    fn upload_checked_last(&self, g: &Gpu, mut registered: VideoPlanes, seed: u64, what: &str) {
+    pub(super) fn upload_checked_last(
+        &self,
+        g: &Gpu,
+        mut registered: VideoPlanes,
+        seed: u64,
+        what: &str,
+    ) {
         self.upload_checked(g, &mut registered, seed, what);
         drop(registered);
         g.check_no_errors();
     }
 
-    fn register(&self, g: &Gpu) -> cuda_gl::Result<VideoPlanes> {
-        let textures = [TextureName(self.luma), TextureName(self.chroma)];
-        let made = VideoPlanes::new(&g.ctx, textures, self.layout.format(), Some(Mode::Interop));
-        made.map(|(planes, _)| planes)
+    /// Video planes of the textures in `mode` (asked for: the planes must be in it).
+    pub(super) fn register(&self, g: &Gpu, mode: Mode) -> cuda_gl::Result<VideoPlanes> {
+        let made = VideoPlanes::new(&g.ctx, self.names(), self.layout.format(), Some(mode));
+        made.map(|(planes, report)| {
+            assert_eq!(planes.mode(), mode, "{report}");
+            assert_eq!(report.mode, mode, "{report}");
+            assert_eq!(
+                planes.size(),
+                self.layout.size(),
+                "{mode}: the planes' size"
+            );
+            planes
+        })
+    }
+
+    /// The textures' names: `[luma, chroma]`.
+    pub(super) fn names(&self) -> [TextureName; 2] {
+        [TextureName(self.luma), TextureName(self.chroma)]
     }
 }
 
@@ -206,20 +244,23 @@ impl Drop for Planes {
 
 /// The planes of NV12 and P010 frames (odd sizes, padded pitches, chroma after a gap) copied
 /// into R8 + RG8 and R16 + RG16 textures equal the source's rows byte for byte, and so do
-/// those of a second frame uploaded into the same textures.
+/// those of a second frame uploaded into the same textures; in each mode.
 #[test]
 fn video_planes_reach_their_gl_textures_byte_for_byte() {
     let Some(g) = gpu() else { return };
-    for format in [VideoFormat::Nv12, VideoFormat::P010] {
-        for (n, (layout, _)) in frames(format).into_iter().enumerate() {
-            let planes = Planes::new(layout);
-            let mut registered = planes.register(&g).unwrap();
-            assert_eq!(registered.format(), format);
-            for frame in 0..2 {
-                let what = format!("{format:?} {:?}, frame {frame}", layout.size());
-                planes.upload_checked(&g, &mut registered, 90 + 10 * n as u64 + frame, &what);
+    for mode in MODES {
+        for format in [VideoFormat::Nv12, VideoFormat::P010] {
+            for (n, (layout, _)) in frames(format).into_iter().enumerate() {
+                let planes = Planes::new(layout);
+                let mut registered = planes.register(&g, mode).unwrap();
+                assert_eq!(registered.format(), format, "{mode}");
+                for frame in 0..2 {
+                    let what = format!("{mode}: {format:?} {:?}, frame {frame}", layout.size());
+                    let seed = 90 + 10 * n as u64 + frame;
+                    planes.upload_checked(&g, &mut registered, seed, &what);
+                }
+                drop(registered);
             }
-            drop(registered);
         }
     }
     g.check_no_errors();
@@ -228,102 +269,111 @@ fn video_planes_reach_their_gl_textures_byte_for_byte() {
 /// Textures that cannot hold the planes are refused when registered, each with its error:
 /// mutable storage, a chroma texture of another size than half the luma's, 8-bit textures for
 /// P010 frames, the planes' textures swapped. The textures register again afterwards (nothing
-/// of a refused registration is left).
+/// of a refused registration is left); in each mode.
 #[test]
 fn plane_textures_that_cannot_hold_the_planes_are_refused_at_registration() {
     let Some(g) = gpu() else { return };
     let nv12 = VideoLayout::packed((64, 36), VideoFormat::Nv12).unwrap();
     let planes = Planes::new(nv12);
-    let register = |luma, chroma, format| {
-        let textures = [TextureName(luma), TextureName(chroma)];
-        VideoPlanes::new(&g.ctx, textures, format, Some(Mode::Interop)).unwrap_err()
-    };
+    for mode in MODES {
+        let register = |luma, chroma, format| {
+            let textures = [TextureName(luma), TextureName(chroma)];
+            VideoPlanes::new(&g.ctx, textures, format, Some(mode)).unwrap_err()
+        };
 
-    let mutable = mutable_texture(gl::R8, (64, 36));
-    let e = register(mutable, planes.chroma, VideoFormat::Nv12);
-    assert!(
-        matches!(&e, Error::Video(VideoError::PlaneStorage { plane: "luma", texture, .. })
-            if *texture == mutable),
-        "{e}"
-    );
-    assert!(e.to_string().contains("glTexStorage2D"), "{e}");
-    delete_texture(mutable);
+        let mutable = mutable_texture(gl::R8, (64, 36));
+        let e = register(mutable, planes.chroma, VideoFormat::Nv12);
+        assert!(
+            matches!(&e, Error::Video(VideoError::PlaneStorage { plane: "luma", texture, .. })
+                if *texture == mutable),
+            "{mode}: {e}"
+        );
+        assert!(e.to_string().contains("glTexStorage2D"), "{mode}: {e}");
+        delete_texture(mutable);
 
-    let wide = plane_texture(gl::RG8, (64, 36), 1);
-    let e = register(planes.luma, wide, VideoFormat::Nv12);
-    assert!(
-        matches!(
-            &e,
-            Error::Video(VideoError::PlaneTexture {
-                call: "VideoPlanes::new",
-                plane: "chroma",
-                ..
-            })
-        ),
-        "{e}"
-    );
-    delete_texture(wide);
+        let wide = plane_texture(gl::RG8, (64, 36), 1);
+        let e = register(planes.luma, wide, VideoFormat::Nv12);
+        assert!(
+            matches!(
+                &e,
+                Error::Video(VideoError::PlaneTexture {
+                    call: "VideoPlanes::new",
+                    plane: "chroma",
+                    ..
+                })
+            ),
+            "{mode}: {e}"
+        );
+        delete_texture(wide);
 
-    let e = register(planes.luma, planes.chroma, VideoFormat::P010);
-    assert!(
-        matches!(&e, Error::Video(VideoError::PlaneTexture { plane: "luma", want, .. })
-            if want.contains("GL_R16")),
-        "{e}"
-    );
-    let e = register(planes.chroma, planes.luma, VideoFormat::Nv12);
-    assert!(
-        matches!(&e, Error::Video(VideoError::PlaneTexture { plane: "luma", got, .. })
-            if got.contains("GL_RG8")),
-        "{e}"
-    );
+        let e = register(planes.luma, planes.chroma, VideoFormat::P010);
+        assert!(
+            matches!(&e, Error::Video(VideoError::PlaneTexture { plane: "luma", want, .. })
+                if want.contains("GL_R16")),
+            "{mode}: {e}"
+        );
+        let e = register(planes.chroma, planes.luma, VideoFormat::Nv12);
+        assert!(
+            matches!(&e, Error::Video(VideoError::PlaneTexture { plane: "luma", got, .. })
+                if got.contains("GL_RG8")),
+            "{mode}: {e}"
+        );
 
-    let registered = planes.register(&g).unwrap();
-    planes.upload_checked_last(&g, registered, 7, "after the refused registrations");
+        let registered = planes.register(&g, mode).unwrap();
+        let what = format!("{mode}: after the refused registrations");
+        planes.upload_checked_last(&g, registered, 7, &what);
+    }
 }
 
 /// Uploads refused for the frame (another format, another size, a buffer too small) leave
 /// both textures as they were, byte for byte, and the planes upload the next good frame; the
-/// size is refused before CUDA maps anything (with no GL context current, a map would be
-/// refused first, as `NoGlContext`).
+/// size is refused before the mode touches anything (with no GL context current, an interop
+/// map, or the staged mode's owner check, would be refused first, as `NoGlContext`); in each
+/// mode.
 #[test]
 fn refused_uploads_leave_both_textures_as_they_were() {
     let Some(g) = gpu() else { return };
     let layout = VideoLayout::packed((64, 36), VideoFormat::Nv12).unwrap();
-    let planes = Planes::new(layout);
-    let before = (noise(64 * 36, 11), noise(32 * 18 * 2, 12));
-    fill(planes.luma, 0, (64, 36), 1, &before.0);
-    fill(planes.chroma, 0, (32, 18), 2, &before.1);
-    let mut registered = planes.register(&g).unwrap();
-    let refusals: [(VideoLayout, usize); 3] = [
-        (VideoLayout::packed((64, 36), VideoFormat::P010).unwrap(), 0),
-        (VideoLayout::packed((64, 38), VideoFormat::Nv12).unwrap(), 0),
-        (layout, 1),
-    ];
-    for (n, (frame, short)) in refusals.into_iter().enumerate() {
-        let src = DeviceBuffer::<u8>::zeroed(&g.ctx, frame.bytes() - short).unwrap();
-        // The wrong size is refused with no GL context current: refused before the map (a
-        // map first would be refused as `NoGlContext`), so a refused upload maps nothing.
-        if n == 1 {
-            g.gl.release_current().unwrap();
+    for (m, mode) in MODES.into_iter().enumerate() {
+        let planes = Planes::new(layout);
+        let seed = 11 + 10 * m as u64;
+        let before = (noise(64 * 36, seed), noise(32 * 18 * 2, seed + 1));
+        fill(planes.luma, 0, (64, 36), 1, &before.0);
+        fill(planes.chroma, 0, (32, 18), 2, &before.1);
+        let mut registered = planes.register(&g, mode).unwrap();
+        let refusals: [(VideoLayout, usize); 3] = [
+            (VideoLayout::packed((64, 36), VideoFormat::P010).unwrap(), 0),
+            (VideoLayout::packed((64, 38), VideoFormat::Nv12).unwrap(), 0),
+            (layout, 1),
+        ];
+        for (n, (frame, short)) in refusals.into_iter().enumerate() {
+            let src = DeviceBuffer::<u8>::zeroed(&g.ctx, frame.bytes() - short).unwrap();
+            // The wrong size is refused with no GL context current: refused before the mode
+            // runs (its map or owner check first would be refused as `NoGlContext`), so a
+            // refused upload maps or writes nothing.
+            if n == 1 {
+                g.gl.release_current().unwrap();
+            }
+            let e = registered.upload(&src, frame, &g.stream).unwrap_err();
+            if n == 1 {
+                g.gl.make_current().unwrap();
+            }
+            let expected = match n {
+                0 => matches!(e, Error::Video(VideoError::PlaneFormat { .. })),
+                1 => matches!(
+                    &e,
+                    Error::Video(VideoError::PlaneTexture { call: "VideoPlanes::upload", plane: "luma", want, .. })
+                        if want.starts_with("64 x 38")
+                ),
+                _ => matches!(e, Error::Video(VideoError::FrameTooSmall { .. })),
+            };
+            assert!(expected, "{mode}: refusal {n}: {e}");
+            assert!(
+                planes.texels() == before,
+                "{mode}: refusal {n} ({e}) changed the textures"
+            );
         }
-        let e = registered.upload(&src, frame, &g.stream).unwrap_err();
-        if n == 1 {
-            g.gl.make_current().unwrap();
-        }
-        let expected = match n {
-            0 => matches!(e, Error::Video(VideoError::PlaneFormat { .. })),
-            1 => matches!(
-                &e,
-                Error::Video(VideoError::PlaneTexture { call: "VideoPlanes::upload", plane: "luma", want, .. })
-                    if want.starts_with("64 x 38")
-            ),
-            _ => matches!(e, Error::Video(VideoError::FrameTooSmall { .. })),
-        };
-        assert!(expected, "refusal {n}: {e}");
-        assert!(
-            planes.texels() == before,
-            "refusal {n} ({e}) changed the textures"
-        );
+        let what = format!("{mode}: after the refusals");
+        planes.upload_checked_last(&g, registered, seed + 2, &what);
     }
-    planes.upload_checked_last(&g, registered, 13, "after the refusals");
 }
