@@ -168,7 +168,9 @@ impl VideoPlanes {
     /// later follows the copies; the CPU does not wait for them: write `src` again only in
     /// work ordered after `stream`'s. In staged mode the CPU waits (at most the [wait
     /// limit](crate::wait_limit)) for the copies into pinned memory, then GL writes the
-    /// textures.
+    /// textures; GL errors the application left pending are taken first, each logged as a
+    /// warning (as the display target's uploads take them), so that GL's answer is the
+    /// write's.
     ///
     /// # Errors
     /// Refused before anything is copied, leaving the textures as they were:
