@@ -117,9 +117,13 @@ pub(crate) fn first_mode<B>(
 /// GPU, a wgpu device without external memory, the driver's export limit). No GL context
 /// current ([`Error::NoGlContext`]) ends the search too: every mode's GL calls (or, on a wgpu
 /// device of wgpu's GL backend over the program's context, every wgpu call) would run without
-/// it.
+/// it; nor does a GL object already registered or held ([`Error::AlreadyRegistered`]: every
+/// mode claims it alike).
 pub(crate) fn refused_in_every_mode(e: &Error) -> bool {
-    matches!(e, Error::Usage(_) | Error::NoGlContext { .. })
+    matches!(
+        e,
+        Error::Usage(_) | Error::NoGlContext { .. } | Error::AlreadyRegistered { .. }
+    )
 }
 
 /// A refusal in a word: the setups a mode refuses by name (their fix differs), any other error

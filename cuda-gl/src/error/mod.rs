@@ -99,13 +99,16 @@ pub enum Error {
         cuda: Box<DeviceLabel>,
     },
 
-    /// The GL object is already registered with CUDA by this process. The driver accepts a
-    /// second registration, but two registrations of one object could be mapped at once and
-    /// written through both, so cuda-gl refuses it.
+    /// The GL object is already registered with CUDA by this process, or held by a value of
+    /// cuda-gl's that writes it (staged [`VideoPlanes`](crate::video::VideoPlanes), a display
+    /// target's own texture). The driver accepts a second registration, but two registrations
+    /// of one object could be mapped at once and written through both, and GL must not write a
+    /// texture CUDA has mapped, so cuda-gl refuses it.
     #[error(
-        "GL {kind} {name} is already registered with CUDA in this GL context.\nhelp: register each \
-         GL object once and keep the registered resource for as long as the object lives; drop \
-         or `unregister()` the first registration before registering it again"
+        "GL {kind} {name} is already registered with CUDA, or held by cuda-gl's video planes, in \
+         this GL share group.\nhelp: register each GL object once and keep the registered \
+         resource (or the planes) for as long as the object lives; drop or `unregister()` the \
+         first registration, or drop the planes, before registering it again"
     )]
     AlreadyRegistered {
         /// The GL name.

@@ -149,7 +149,7 @@ pub enum VideoError {
         call: &'static str,
         /// The frame's format, e.g. `P010`.
         frame: String,
-        /// The format the textures were registered for.
+        /// The format the textures were made for.
         planes: String,
     },
 
@@ -158,7 +158,7 @@ pub enum VideoError {
         "{call}: the {plane} texture is {got}, but the frame's {plane} plane needs {want}.\n\
          help: give the luma texture the frame's size and GL_R8 (NV12) or GL_R16 (P010), the \
          chroma texture half the size rounded up and GL_RG8 or GL_RG16; for frames of another \
-         size, drop the planes and register textures of that size"
+         size, drop the planes and make planes of textures of that size"
     )]
     PlaneTexture {
         /// The call that refused it.
@@ -172,15 +172,16 @@ pub enum VideoError {
     },
 
     /// A plane texture whose storage GL calls may change (mutable storage, made with
-    /// `glTexImage2D`): its size and format are checked once, when it is registered, and must
-    /// stay what they were.
+    /// `glTexImage2D`), or a name that is no texture (one the application deleted while the
+    /// planes held it): the planes' size and format are checked by
+    /// [`VideoPlanes::new`](crate::video::VideoPlanes::new) and must stay what they were.
     #[error(
         "{call}: the {plane} texture (GL name {texture}) has {storage}, but the planes need \
          immutable storage.\nhelp: make each plane texture with glTexStorage2D(GL_TEXTURE_2D, \
          1, format, width, height) (GL 4.2+ or ARB_texture_storage; NV12: GL_R8 + GL_RG8, \
          P010: GL_R16 + GL_RG16): GL then \
          fixes its size and format for the texture's life, and each frame is checked against \
-         them before CUDA maps the textures"
+         them before anything is copied; delete the textures only after dropping the planes"
     )]
     PlaneStorage {
         /// The call that refused it.

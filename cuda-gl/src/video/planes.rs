@@ -49,9 +49,9 @@ const UPLOAD: &str = "VideoPlanes::upload";
 /// How the planes reach the textures is the [`Mode`]:
 /// - [`Mode::Interop`] (GL on the CUDA GPU): the textures are registered with CUDA and written
 ///   on the GPU by CUDA's copies, with no host copy and no CPU wait.
-/// - [`Mode::Staged`] (any GL: Mesa's, another GPU's): each plane is copied by CUDA into pinned
-///   host memory and written into its texture by GL; the upload waits on the CPU for the
-///   copies.
+/// - [`Mode::Staged`] (any GL with object labels and immutable storage, OpenGL 4.3 say: Mesa's,
+///   another GPU's): each plane is copied by CUDA into pinned host memory and written into its
+///   texture by GL; the upload waits on the CPU for the copies.
 ///
 /// The textures stay the application's: it deletes them after dropping this value (which
 /// unregisters or releases them), and never before. For frames of another size, drop this
@@ -183,8 +183,10 @@ impl VideoPlanes {
     /// unmap, and [`VideoError::PlaneTexture`] when the arrays CUDA maps do not hold the planes
     /// (storage changed since `new`: nothing is copied); staged: [`VideoError::PlaneStorage`]
     /// or [`VideoError::PlaneTexture`] for textures GL no longer reports as `new` found them
-    /// (nothing is copied), the copies' errors, [`Error::Timeout`], and [`Error::GlCall`] when
-    /// GL refuses a write.
+    /// (nothing is copied), the copies' errors, [`Error::Timeout`] (nothing is written),
+    /// [`UsageError::PinnedBufferUntracked`] after a copy whose end could not be tracked (then
+    /// at every upload: make new planes), and [`Error::GlCall`] when GL refuses a write (the
+    /// luma may then be written and the chroma not).
     pub fn upload<Src: ShowSource + ?Sized>(
         &mut self,
         src: &Src,

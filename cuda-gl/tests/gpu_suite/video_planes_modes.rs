@@ -216,3 +216,65 @@ fn an_upload_with_no_gl_context_current_is_refused() {
         planes.upload_checked_last(&g, made, seed + 3, &what);
     }
 }
+
+/// An integer the current context reports for `name`.
+fn get_integer(name: gl::types::GLenum) -> i32 {
+    let mut value = -1;
+    // SAFETY: a context is current; a valid query and out-pointer.
+    unsafe { gl::GetIntegerv(name, &mut value) };
+    value
+}
+
+/// An upload in either mode under the application's own bindings (a pixel unpack buffer bound,
+/// texture unit 1 active with a texture of its own, another on unit 0) reaches both textures
+/// byte for byte, and leaves every binding and the active unit as the application set them
+/// (the staged mode binds the planes' textures and unbinds the unpack buffer to write them).
+#[test]
+fn uploads_keep_the_applications_bindings() {
+    let Some(g) = gpu() else { return };
+    let layout = odd_nv12();
+    let planes = Planes::new(layout);
+    let (own0, own1) = (
+        plane_texture(gl::R8, (4, 4), 1),
+        plane_texture(gl::RG8, (4, 4), 1),
+    );
+    let unpack = gl_buffer(4096, None);
+    for mode in MODES {
+        // SAFETY: a context is current; the names are live objects of it.
+        unsafe {
+            gl::ActiveTexture(gl::TEXTURE0);
+            gl::BindTexture(gl::TEXTURE_2D, own0);
+            gl::ActiveTexture(gl::TEXTURE1);
+            gl::BindTexture(gl::TEXTURE_2D, own1);
+            gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, unpack);
+        }
+        check_gl();
+        let mut registered = planes.register(&g, mode).unwrap();
+        let bytes = noise(layout.bytes(), 31);
+        let src = DeviceBuffer::from_slice(&g.ctx, &bytes).unwrap();
+        registered.upload(&src, layout, &g.stream).unwrap();
+        let bound = (
+            get_integer(gl::ACTIVE_TEXTURE) as u32,
+            get_integer(gl::TEXTURE_BINDING_2D) as u32,
+            get_integer(gl::PIXEL_UNPACK_BUFFER_BINDING) as u32,
+        );
+        assert_eq!(
+            bound,
+            (gl::TEXTURE1, own1, unpack),
+            "{mode}: unit 1's bindings"
+        );
+        // SAFETY: as above.
+        unsafe { gl::ActiveTexture(gl::TEXTURE0) };
+        let unit0 = get_integer(gl::TEXTURE_BINDING_2D) as u32;
+        assert_eq!(unit0, own0, "{mode}: unit 0's texture");
+        // SAFETY: as above; the reads below take no unpack buffer.
+        unsafe { gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0) };
+        check_gl();
+        planes.assert_hold(&bytes, &format!("{mode}: under the application's bindings"));
+        drop(registered);
+    }
+    delete_texture(own0);
+    delete_texture(own1);
+    delete_buffer(unpack);
+    g.check_no_errors();
+}

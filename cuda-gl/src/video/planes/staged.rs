@@ -1,4 +1,5 @@
-//! The staged mode of [`VideoPlanes`](super::VideoPlanes), for any GL (Mesa's, another GPU's):
+//! The staged mode of [`VideoPlanes`](super::VideoPlanes), for GL off the CUDA GPU (Mesa's,
+//! another GPU's; OpenGL 4.3, or object labels and immutable texture storage):
 //! each plane copied by CUDA into pinned host memory of its own, rows tightly packed, then, once
 //! both copies have finished, written into its texture by GL (`glTexSubImage2D` from client
 //! memory, which GL reads before the call returns), under neutral pixel-store and
@@ -92,7 +93,7 @@ impl Staged {
     /// [`VideoError::PlaneTexture`](crate::video::VideoError::PlaneTexture)); the copies'
     /// errors; [`Error::Timeout`] when they have not finished within the wait limit (nothing
     /// is written then); [`Error::GlCall`] when GL refuses a binding or a write (the luma may
-    /// then be written and the chroma not).
+    /// then be written and the chroma not), or putting the application's bindings back.
     pub(super) unsafe fn upload(
         &mut self,
         call: &'static str,
@@ -150,8 +151,10 @@ impl Staged {
         let state = UnpackState::neutral(fns, false)?;
         let written = write_planes(fns, self.names, sizes, self.format, bytes);
         state.restore(fns);
-        written?;
-        fns.check(GL_CALL)
+        // The write's own GL errors were asked for after each plane; one of putting the
+        // application's bindings back (a texture another context deleted, say) is its own.
+        let restored = fns.check("glBindTexture (putting the application's bindings back)");
+        written.and(restored)
     }
 }
 
@@ -165,11 +168,11 @@ fn plane_rows(layout: &VideoLayout) -> [(usize, usize); 2] {
 
 /// Writes each plane's `bytes` (rows tightly packed) into its texture of `names`, level 0, of
 /// its size in `sizes`, from client memory: no pixel unpack buffer bound (bound to 0 and read
-/// back). The caller made the unpack state neutral and puts it back.
+/// back), the luma first. The caller made the unpack state neutral and puts it back.
 ///
 /// # Errors
 /// [`Error::GlCall`] when a binding did not take (a texture the application deleted, in a
-/// core profile) or a size does not match its bytes.
+/// core profile) or GL refused a write (the chroma is not written after a refused luma).
 fn write_planes(
     fns: &GlFns,
     names: [u32; 2],
@@ -227,6 +230,9 @@ fn write_planes(
                 bytes.as_ptr().cast(),
             );
         }
+        // A refused luma stops before the chroma: a failed upload leaves at most the luma
+        // written.
+        fns.check(GL_CALL)?;
     }
     Ok(())
 }
