@@ -145,6 +145,7 @@ mod glapi;
 mod graphics;
 mod image;
 mod memory;
+mod mode_choice;
 mod module;
 mod queue;
 mod result;

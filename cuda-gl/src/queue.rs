@@ -537,12 +537,10 @@ pub(crate) mod tests {
         static AFTER_WORK: Cell<Option<Hook>> = const { Cell::new(None) };
     }
 
-    /// Has `f` run right after the work of the next run on this thread, between step 3 and
-    /// step 4, given the private stream (a capture of the caller's stream begun there, as
-    /// another thread may begin it at any moment, leaves the work unordered with that stream;
-    /// work queued there on the private stream is what another thread's run may queue as soon
-    /// as this one releases the lock). (Its callers, cudarc's GPU lib tests, need features
-    /// `cudarc` and `egl`.)
+    /// Has `f` run right after the work of the next run on this thread (cudarc's GPU lib
+    /// tests), between steps 3 and 4, given the private stream: a capture of the caller's
+    /// stream begun there leaves the work unordered with it; work queued there on the private
+    /// stream is what another thread's run may queue as soon as this one releases the lock.
     #[cfg(all(feature = "cudarc", feature = "egl"))]
     pub(crate) fn after_next_work(f: impl FnOnce(sys::CUstream) + 'static) {
         AFTER_WORK.with(|hook| hook.set(Some((None, Box::new(f)))));

@@ -97,7 +97,6 @@ mod gl_buffer;
 mod interop;
 mod mode;
 mod present;
-mod report;
 pub(crate) mod show;
 mod staged;
 mod stream;
@@ -107,6 +106,10 @@ mod texture;
 pub use crate::error::DisplayError;
 // For wgpu's modes (feature `wgpu`), which implement the same interface.
 pub use crate::image::{DeviceImage, Format, Layout};
+pub use crate::mode_choice::Report;
+pub(crate) use crate::mode_choice::first_mode;
+#[cfg(all(test, feature = "wgpu"))]
+pub(crate) use crate::mode_choice::refused_in_every_mode;
 pub use crate::source::ShowSource;
 pub use colormap::{ColorMap, Palette};
 #[cfg(feature = "wgpu-gl")]
@@ -114,10 +117,6 @@ pub(crate) use interop::map_failed;
 pub use mode::{Frame, Mode};
 #[cfg_attr(not(feature = "wgpu"), allow(unused_imports))]
 pub(crate) use present::{Canvas, CopyOut, CopyingFrame, Present, PresentFrame, Source};
-pub use report::Report;
-pub(crate) use report::first_mode;
-#[cfg(all(test, feature = "wgpu"))]
-pub(crate) use report::refused_in_every_mode;
 #[cfg_attr(not(feature = "wgpu"), allow(unused_imports))]
 pub(crate) use show::{CheckedStream, Kernels, ShowTarget};
 #[cfg(feature = "wgpu")]

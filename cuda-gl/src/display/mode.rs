@@ -15,46 +15,10 @@ use crate::error::Result;
 use crate::glapi::GlOwner;
 use crate::graphics::Surface;
 use crate::image::{DeviceImage, Format, Layout};
+pub use crate::mode_choice::Mode;
 use crate::stream::AsStream;
 use std::marker::PhantomData;
 use std::sync::Arc;
-
-/// How a [`DisplayTarget`](super::DisplayTarget)'s frames reach its texture.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Mode {
-    /// The texture is registered with CUDA and written on the GPU: GL on NVIDIA's GPU that
-    /// runs CUDA.
-    Interop,
-    /// Frames go through pinned host memory and a GL upload: any GL.
-    Staged,
-    /// Frames are copied into a few slots of CUDA memory imported into GL (a
-    /// [`FrameStream`](crate::external::FrameStream)) and from there into the texture, ordered
-    /// by events and fences instead of a map per frame: throughput at a few frames of latency.
-    /// GL on the CUDA GPU with `GL_EXT_memory_object_fd`. Never chosen by `auto`.
-    Stream,
-}
-
-impl Mode {
-    /// The modes `auto` tries, fastest first.
-    pub const AUTO_ORDER: [Mode; 2] = [Mode::Interop, Mode::Staged];
-
-    /// The mode's name, as the report spells it (and as `Display` writes it): `"interop"`,
-    /// `"staged"` or `"stream"`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Interop => "interop",
-            Mode::Staged => "staged",
-            Mode::Stream => "stream",
-        }
-    }
-}
-
-impl std::fmt::Display for Mode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// The state of a target's mode.
 // One per target, made once per size: boxing the larger mode would save nothing.

@@ -3,7 +3,6 @@
 //! frame, or mapped through the target's colour map).
 
 use super::mode::{Frame, Mode, Screen};
-use super::report::{Report, first_mode};
 use super::show::{self, CheckedStream, Kernels, ShowTarget};
 use crate::TextureName;
 use crate::context::Context;
@@ -12,6 +11,7 @@ use crate::error::Result;
 use crate::error::{DisplayError, UsageError};
 use crate::glapi::GlOwner;
 use crate::image::{Format, Layout};
+use crate::mode_choice::{Report, first_mode};
 use crate::stream::AsStream;
 use crate::wait::InDrop;
 use std::marker::PhantomData;

@@ -99,16 +99,13 @@ pub enum Error {
         cuda: Box<DeviceLabel>,
     },
 
-    /// The GL object is already registered with CUDA by this process, or held by a value of
-    /// cuda-gl's that writes it (staged [`VideoPlanes`](crate::video::VideoPlanes), a display
-    /// target's own texture). The driver accepts a second registration, but two registrations
-    /// of one object could be mapped at once and written through both, and GL must not write a
-    /// texture CUDA has mapped, so cuda-gl refuses it.
+    /// The GL object is already registered with CUDA by this process, or held by cuda-gl
+    /// (staged [`VideoPlanes`](crate::video::VideoPlanes)): two registrations could be mapped
+    /// and written at once, and GL must not write a texture CUDA has mapped.
     #[error(
         "GL {kind} {name} is already registered with CUDA, or held by cuda-gl's video planes, in \
-         this GL share group.\nhelp: register each GL object once and keep the registered \
-         resource (or the planes) for as long as the object lives; drop or `unregister()` the \
-         first registration, or drop the planes, before registering it again"
+         this GL share group.\nhelp: register each GL object once, and keep it registered (or \
+         the planes) while it lives; drop or `unregister()` the first, or the planes, first"
     )]
     AlreadyRegistered {
         /// The GL name.

@@ -6,11 +6,11 @@ use super::layout::{VideoFormat, VideoLayout};
 use super::plane_check::{check_frame_size, check_textures};
 use crate::TextureName;
 use crate::context::Context;
-use crate::display::{Mode, Report, first_mode};
 #[cfg(doc)]
 use crate::error::Error;
 use crate::error::{DisplayError, Result, UsageError, VideoError};
 use crate::glapi::current_gl;
+use crate::mode_choice::{Mode, Report, first_mode};
 use crate::source::{ShowSource, memory_of};
 use crate::stream::AsStream;
 use interop::Interop;

@@ -1,6 +1,6 @@
 //! [`Report`]: why a target is in its mode, in one line that names the fix.
 
-use super::mode::Mode;
+use super::Mode;
 use crate::error::{Error, Result};
 use std::fmt;
 
