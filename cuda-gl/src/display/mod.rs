@@ -107,9 +107,6 @@ pub use crate::error::DisplayError;
 // For wgpu's modes (feature `wgpu`), which implement the same interface.
 pub use crate::image::{DeviceImage, Format, Layout};
 pub use crate::mode_choice::Report;
-pub(crate) use crate::mode_choice::first_mode;
-#[cfg(all(test, feature = "wgpu"))]
-pub(crate) use crate::mode_choice::refused_in_every_mode;
 pub use crate::source::ShowSource;
 pub use colormap::{ColorMap, Palette};
 #[cfg(feature = "wgpu-gl")]

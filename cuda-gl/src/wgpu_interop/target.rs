@@ -11,9 +11,10 @@ use super::staged_mode::Staged;
 use crate::context::Context;
 use crate::display::{
     CheckedStream, Format, Frame, Kernels, Layout, Mode, Present, PresentFrame, Report, ShowTarget,
-    first_mode as display_first_mode, show,
+    show,
 };
 use crate::error::Result;
+use crate::mode_choice::first_mode as display_first_mode;
 use crate::stream::AsStream;
 use std::sync::Arc;
 
@@ -521,8 +522,8 @@ fn api_of(backend: wgpu::Backend) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use crate::display::refused_in_every_mode;
     use crate::error::{Error, UsageError};
+    use crate::mode_choice::refused_in_every_mode;
     use crate::result::CudaError;
     use cuda_gl_sys::CUresult;
 

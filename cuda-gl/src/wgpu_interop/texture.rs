@@ -581,9 +581,9 @@ mod tests {
                 matches!(&e, Error::Wgpu(WgpuError::ExportTooLarge { size: s, max: (100, 50), .. }) if *s == size),
                 "{e}"
             );
-            assert!(!crate::display::refused_in_every_mode(&e), "{e}");
+            assert!(!crate::mode_choice::refused_in_every_mode(&e), "{e}");
         }
         let usage = check_size(101, 1, 100).unwrap_err();
-        assert!(crate::display::refused_in_every_mode(&usage), "{usage}");
+        assert!(crate::mode_choice::refused_in_every_mode(&usage), "{usage}");
     }
 }
