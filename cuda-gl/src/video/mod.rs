@@ -71,3 +71,5 @@ pub use layout::{VideoFormat, VideoLayout};
 pub use planes::VideoPlanes;
 #[cfg(feature = "wgpu-gl")]
 pub(crate) use planes::copy_planes;
+#[cfg(feature = "wgpu")]
+pub(crate) use planes::planes_to_host;

@@ -22,6 +22,8 @@ mod staged;
 
 #[cfg(feature = "wgpu-gl")]
 pub(crate) use interop::copy_planes;
+#[cfg(feature = "wgpu")]
+pub(crate) use staged::planes_to_host;
 
 /// The calls errors name.
 const NEW: &str = "VideoPlanes::new";

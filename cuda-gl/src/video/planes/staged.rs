@@ -112,40 +112,9 @@ impl Staged {
                 layout.chroma_pitch(),
             ),
         ];
-        for ((pinned, (row, height)), (src, pitch)) in self.pinned.iter_mut().zip(rows).zip(sources)
-        {
-            if pinned.len() != row * height {
-                return Err(Error::Internal {
-                    what: "a video plane's pinned memory of another size than the plane".into(),
-                });
-            }
-            // SAFETY: (1) of `copy_in_async`: the copy writes `height` rows of `row` bytes,
-            // tightly packed, which is the pinned memory's length (checked); its source rows
-            // lie in the frame at `ptr` (this function's (1), `layout`'s planes).
-            unsafe {
-                pinned.copy_in_async(stream, "cuMemcpy2DAsync (not called)", |host, _, p| {
-                    let copy = sys::CUDA_MEMCPY2D {
-                        srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-                        srcDevice: src,
-                        srcPitch: pitch,
-                        dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
-                        dstHost: host,
-                        dstPitch: row,
-                        WidthInBytes: row,
-                        Height: height,
-                        ..Default::default()
-                    };
-                    result::array::copy_2d_async(&copy, p)
-                })
-            }?;
-        }
-        // Both copies are waited for before either plane is written: a timeout writes nothing.
-        let deadline = Instant::now() + wait_limit();
-        let within = || deadline.saturating_duration_since(Instant::now());
-        let bytes = [
-            self.pinned[0].as_slice_within(within())?,
-            self.pinned[1].as_slice_within(within())?,
-        ];
+        // SAFETY: (1) of `planes_to_host`: the planes lie in the frame at `ptr` (this
+        // function's (1), `layout`'s planes: `rows` of its row bytes at its pitches).
+        let bytes = unsafe { planes_to_host(&mut self.pinned, rows, sources, stream) }?;
         let sizes = [layout.size(), layout.chroma_size()];
         fns.take_pending_errors(GL_CALL);
         let state = UnpackState::neutral(fns, false)?;
@@ -156,6 +125,63 @@ impl Staged {
         let restored = fns.check("glBindTexture (putting the application's bindings back)");
         written.and(restored)
     }
+}
+
+/// Copies each of two planes, `rows[k]` = (row bytes, rows) at `sources[k]` = (device address,
+/// pitch), into `pinned[k]`, rows tightly packed, in `stream`'s order; then waits for both
+/// copies (at most the [wait limit](crate::wait_limit) together) and returns their bytes. What
+/// the staged modes of the GL and the wgpu video planes do before their graphics API writes
+/// the planes.
+///
+/// # Safety
+/// 1. Each source holds its plane's rows at its pitch, in device memory of the pinned
+///    buffers' context that stays allocated until the work queued on `stream` before this
+///    returns has run.
+///
+/// # Errors
+/// [`Error::Internal`] for pinned memory of another size than its plane; the copies' errors
+/// (as [`PinnedBuffer::copy_from_device_async`]); [`Error::Timeout`] when they have not both
+/// finished within the limit (nothing is returned then).
+pub(crate) unsafe fn planes_to_host<'p>(
+    pinned: &'p mut [PinnedBuffer<u8>; 2],
+    rows: [(usize, usize); 2],
+    sources: [(sys::CUdeviceptr, usize); 2],
+    stream: &impl AsStream,
+) -> Result<[&'p [u8]; 2]> {
+    for ((pinned, (row, height)), (src, pitch)) in pinned.iter_mut().zip(rows).zip(sources) {
+        if Some(pinned.len()) != row.checked_mul(height) {
+            return Err(Error::Internal {
+                what: "a video plane's pinned memory of another size than the plane".into(),
+            });
+        }
+        // SAFETY: (1) of `copy_in_async`: the copy writes `height` rows of `row` bytes, tightly
+        // packed, which is the pinned memory's length (checked); its source rows are this
+        // function's (1).
+        unsafe {
+            pinned.copy_in_async(stream, "cuMemcpy2DAsync (not called)", |host, _, p| {
+                let copy = sys::CUDA_MEMCPY2D {
+                    srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+                    srcDevice: src,
+                    srcPitch: pitch,
+                    dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
+                    dstHost: host,
+                    dstPitch: row,
+                    WidthInBytes: row,
+                    Height: height,
+                    ..Default::default()
+                };
+                result::array::copy_2d_async(&copy, p)
+            })
+        }?;
+    }
+    // Both copies are waited for before either plane is handed on: a timeout hands on nothing.
+    let deadline = Instant::now() + wait_limit();
+    let within = || deadline.saturating_duration_since(Instant::now());
+    let [luma, chroma] = pinned;
+    Ok([
+        luma.as_slice_within(within())?,
+        chroma.as_slice_within(within())?,
+    ])
 }
 
 /// Each plane's row bytes and rows of `layout`'s frames: `[luma, chroma]`.

@@ -5,13 +5,12 @@
 use super::Plane;
 use crate::error::Result;
 use crate::memory::PinnedBuffer;
-use crate::result;
-use crate::stream::{AsStream, wait_limit};
+use crate::stream::AsStream;
+use crate::video::planes_to_host;
 use crate::wgpu_interop::blit::{Blit, BlitKind, BlitPair};
 use crate::wgpu_interop::scope::{check_alive, scoped};
 use crate::wgpu_interop::texture::SharedTexture;
 use cuda_gl_sys as sys;
-use std::time::Instant;
 
 /// The wgpu calls of the planes' writes, for their errors.
 const BLIT_CALL: &str = "wgpu::Device::create_render_pipeline, create_compute_pipeline or create_bind_group (a \
@@ -132,40 +131,9 @@ pub(super) unsafe fn upload_staged<S: AsStream>(
     (device, queue): (&wgpu::Device, &wgpu::Queue),
     stream: &S,
 ) -> Result<()> {
-    for ((slot, plane), (src, pitch)) in pinned.iter_mut().zip(planes).zip(sources) {
-        let (row, rows) = (plane.row, plane.size.1 as usize);
-        if slot.len() != plane.bytes {
-            return Err(crate::Error::Internal {
-                what: "a wgpu video plane's pinned buffer of another size than the plane".into(),
-            });
-        }
-        // SAFETY: (1) of `copy_in_async`: the copy writes the buffer's `row * rows` bytes
-        // (checked), rows tightly packed, into the pinned host memory it is given; its source
-        // rows are this function's (1).
-        unsafe {
-            slot.copy_in_async(stream, "cuMemcpy2DAsync (not called)", |host, _, p| {
-                let copy = sys::CUDA_MEMCPY2D {
-                    srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-                    srcDevice: src,
-                    srcPitch: pitch,
-                    dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
-                    dstHost: host,
-                    dstPitch: row,
-                    WidthInBytes: row,
-                    Height: rows,
-                    ..Default::default()
-                };
-                result::array::copy_2d_async(&copy, p)
-            })
-        }?;
-    }
-    // Both copies are waited for before either plane is written: a timeout writes nothing.
-    let deadline = Instant::now() + wait_limit();
-    let within = || deadline.saturating_duration_since(Instant::now());
-    let bytes = [
-        pinned[0].as_slice_within(within())?,
-        pinned[1].as_slice_within(within())?,
-    ];
+    let rows = planes.each_ref().map(|p| (p.row, p.size.1 as usize));
+    // SAFETY: (1) of `planes_to_host`: this function's (1).
+    let bytes = unsafe { planes_to_host(pinned, rows, sources, stream) }?;
     let rows = planes.map(|p| u32::try_from(p.row));
     scoped(device, "wgpu::Queue::write_texture", || {
         for ((bytes, row), texture) in bytes.into_iter().zip(rows).zip(textures) {
