@@ -6,6 +6,8 @@ use super::mode::{Frame, Mode, Screen};
 use super::show::{self, CheckedStream, Kernels, ShowTarget};
 use crate::TextureName;
 use crate::context::Context;
+#[cfg(doc)]
+use crate::error::Error;
 use crate::error::Result;
 #[cfg(doc)]
 use crate::error::{DisplayError, UsageError};

@@ -4,7 +4,7 @@ use super::Mode;
 use crate::error::{Error, Result};
 use std::fmt;
 
-/// What [`DisplayTarget::new`](super::DisplayTarget::new) (or, with feature `wgpu`,
+/// What [`DisplayTarget::new`](crate::display::DisplayTarget::new) (or, with feature `wgpu`,
 /// `WgpuTarget::new`) found: the mode it chose, each faster mode it refused with its error, and
 /// what runs the graphics API and CUDA here. It prints as one line that ends with the fix,
 /// where there is one:

@@ -262,3 +262,6 @@ fn write_planes(
     }
     Ok(())
 }
+
+#[cfg(all(test, feature = "egl"))]
+mod tests;
