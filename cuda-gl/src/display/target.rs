@@ -55,6 +55,7 @@ impl DisplayTarget {
         let string = |name| fns.string(name).unwrap_or_default();
         let (gl_renderer, gl_vendor) = (string(gl::RENDERER), string(gl::VENDOR));
         let report = |mode, refused| Report {
+            target: "display",
             mode,
             refused,
             api: "GL",

@@ -14,6 +14,9 @@ use std::fmt;
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct Report {
+    /// What chose its mode: `display` (a GL or wgpu display target) or `video planes` (GL's
+    /// `VideoPlanes` or wgpu's `WgpuVideoPlanes`); the line begins with it.
+    pub target: &'static str,
     /// The mode chosen.
     pub mode: Mode,
     /// Each mode tried before it, with why it was refused.
@@ -59,7 +62,7 @@ impl Report {
 
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "display: {}", self.mode)?;
+        write!(f, "{}: {}", self.target, self.mode)?;
         if !self.refused.is_empty() {
             let refused: Vec<String> = self
                 .refused

@@ -113,6 +113,7 @@ impl VideoPlanes {
         let size = check_textures(fns, NEW, names, format)?;
         let string = |name| fns.string(name).unwrap_or_default();
         let report = |mode, refused| Report {
+            target: "video planes",
             mode,
             refused,
             api: "GL",

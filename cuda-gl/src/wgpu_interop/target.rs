@@ -202,7 +202,7 @@ impl WgpuTarget {
         // A place per mode tried: the texture's usage depends on the mode. Interop's device is
         // checked first, so that a device it cannot use is refused for that reason, not for
         // the blit's usage of the texture.
-        let ((backend, place), report) = first_mode(ctx, device, mode, |mode| {
+        let ((backend, place), report) = first_mode((ctx, "display"), device, mode, |mode| {
             if mode == Mode::Interop {
                 check_interop(device, ctx)?;
             }
@@ -481,13 +481,14 @@ impl ShowTarget for WgpuTarget {
 /// With a mode given, `make`'s error; otherwise the last mode's, or the first
 /// [`Error::Usage`] (bad input is refused in every mode alike).
 pub(super) fn first_mode<B>(
-    ctx: &Context,
+    (ctx, target): (&Context, &'static str),
     device: &wgpu::Device,
     mode: Option<Mode>,
     make: impl FnMut(Mode) -> Result<B>,
 ) -> Result<(B, Report)> {
     let info = device.adapter_info();
     let report = |mode, refused| Report {
+        target,
         mode,
         refused,
         api: api_of(info.backend),

@@ -35,6 +35,9 @@ use plane::{Plane, frame_planes, plane_texture, rows_of};
 use std::sync::Arc;
 use upload::{PlaneWrites, upload_interop, upload_staged};
 
+/// What the planes' reports begin with.
+const PLANES: &str = "video planes";
+
 /// What the planes' `check_same_context` names as their owner.
 const OWNER: &str = "the wgpu video planes";
 
@@ -295,7 +298,7 @@ impl WgpuVideoPlanes {
             .into());
         }
         let planes = frame_planes(device, size, format, NEW)?;
-        let (made, report) = first_mode(ctx, device, mode, |mode| {
+        let (made, report) = first_mode((ctx, PLANES), device, mode, |mode| {
             Made::new(mode, ctx, (device, queue), &planes)
         })?;
         let planes = WgpuVideoPlanes {
@@ -453,9 +456,10 @@ impl WgpuVideoPlanes {
         if (layout.size(), layout.format()) != (self.size(), self.format) {
             planes = frame_planes(&self.device, layout.size(), layout.format(), UPLOAD)?;
             let wgpu = (&self.device, &self.queue);
-            let (made, report) = first_mode(&self.ctx, &self.device, self.asked, |mode| {
-                Made::new(mode, &self.ctx, wgpu, &planes)
-            })?;
+            let (made, report) =
+                first_mode((&self.ctx, PLANES), &self.device, self.asked, |mode| {
+                    Made::new(mode, &self.ctx, wgpu, &planes)
+                })?;
             if report.mode != self.mode() {
                 log::warn!(
                     "cuda-gl: wgpu video planes of {:?}: {report}",

@@ -84,7 +84,10 @@ fn video_planes_auto_choose_the_gl_route_and_say_so() {
             (Mode::Interop, Mode::Interop),
             "{line}"
         );
-        assert!(line.starts_with("display: interop; wgpu GL: "), "{line}");
+        assert!(
+            line.starts_with("video planes: interop; wgpu GL: "),
+            "{line}"
+        );
         let layout = VideoLayout::packed((1001, 333), format).unwrap();
         let (bytes, new) = upload(&s, &mut planes, layout, 0x61_0001);
         assert!(!new, "{format:?}: the planes' own size and format");

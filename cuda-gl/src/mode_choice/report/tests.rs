@@ -5,6 +5,7 @@ use cuda_gl_sys::CUresult;
 
 fn report(refused: Vec<(Mode, Error)>) -> Report {
     Report {
+        target: "display",
         mode: if refused.is_empty() {
             Mode::Interop
         } else {
@@ -38,6 +39,15 @@ fn one_line_with_the_refusals_and_the_fix() {
     assert_eq!(
         clean,
         "display: interop; GL: llvmpipe, Mesa; CUDA: device 0 (NVIDIA H200)"
+    );
+    let planes = Report {
+        target: "video planes",
+        ..report(Vec::new())
+    };
+    assert!(
+        planes
+            .to_string()
+            .starts_with("video planes: interop; GL: ")
     );
 }
 
