@@ -16,11 +16,15 @@
 //! target maps its texture for CUDA, interop mode), otherwise any GL there is (Mesa's llvmpipe,
 //! say: the target copies through pinned host memory, staged mode); the report line says which.
 //!
+//! Each frame also goes, as it is, into two GL textures of the program's (R8 + RG8 for NV12,
+//! R16 + RG16 for P010) through `video::VideoPlanes`, for a shader of one's own that converts
+//! the planes itself: the GL part of the check below reads them back.
+//!
 //! The check, on every 10th frame and the last: the planes, downloaded, equal the CPU's pattern
-//! byte for byte (padding untouched), and the texture, read back, is within 1 per channel of
-//! `video::convert_cpu` of those planes in every pixel. With `CUDA_GL_REQUIRE_MESA=1` (as
-//! `ci/gpu/suite.sh --mesa` runs it) it also fails unless the GL was Mesa's and the target
-//! staged.
+//! byte for byte (padding untouched); the texture, read back, is within 1 per channel of
+//! `video::convert_cpu` of those planes in every pixel; and the plane textures hold the planes'
+//! rows byte for byte. With `CUDA_GL_REQUIRE_MESA=1` (as `ci/gpu/suite.sh --mesa` runs it) it
+//! also fails unless the GL was Mesa's and the target and the planes staged.
 //!
 //! Run: `cargo run --release -p cuda-gl --example 13_video --features egl`
 //! (`-- --screenshot 13.png` to keep the last 1080p frame; it has no `--window`).
@@ -31,8 +35,13 @@ mod common;
 use anyhow::{Context as _, Result, bail};
 use common::Mismatch;
 use cuda_gl::display::{DisplayTarget, Format, Layout};
-use cuda_gl::video::{ColorMatrix, ColorRange, ColorSpace, VideoFormat, VideoLayout, convert_cpu};
-use cuda_gl::{Context, DeviceBuffer, Function, LaunchConfig, Module, Stream, StreamFlags};
+use cuda_gl::video::{
+    ColorMatrix, ColorRange, ColorSpace, VideoFormat, VideoLayout, VideoPlanes, convert_cpu,
+};
+use cuda_gl::{
+    Context, DeviceBuffer, Function, LaunchConfig, Module, Stream, StreamFlags, TextureName,
+};
+use gl_kit::Owned;
 use std::process::ExitCode;
 
 /// Every how many frames the texture is read back and checked (the last frame is checked too).
@@ -63,6 +72,10 @@ struct Checked {
     frames: u32,
     /// Pixels compared.
     pixels: usize,
+    /// Bytes of the plane textures compared.
+    plane_bytes: usize,
+    /// The planes' mode.
+    planes_mode: Option<cuda_gl::display::Mode>,
     /// Channels that differ from the CPU's by exactly 1 (allowed).
     off_by_one: usize,
     /// The last frame read back: its size and RGBA8 pixels, row 0 (the video's top row) first.
@@ -120,13 +133,16 @@ fn run(args: &common::Args) -> Result<String> {
     let mode = target.mode();
     drop(target);
     ctx.check_drop_errors()?;
+    let planes_mode = nv12_checked
+        .planes_mode
+        .map_or("none".into(), |m| m.to_string());
 
     let name = |c: ColorSpace| format!("{:?} {:?}", c.matrix, c.range).to_lowercase();
     Ok(format!(
         "{mode} mode, {} frames of NV12 1920x1080 and {} of P010 1001x333, {} pixels compared \
          ({} frames read back; {} then {} for the NV12, {} then {} for the P010; every plane \
          equal to the CPU's pattern, every pixel within 1 of video::convert_cpu, {} channels off \
-         by 1)",
+         by 1); VideoPlanes in {planes_mode} mode, {} bytes of plane textures equal to the planes",
         nv12.frames,
         p010.frames,
         nv12_checked.pixels + p010_checked.pixels,
@@ -136,6 +152,7 @@ fn run(args: &common::Args) -> Result<String> {
         name(p010.colors[0]),
         name(p010.colors[1]),
         nv12_checked.off_by_one + p010_checked.off_by_one,
+        nv12_checked.plane_bytes + p010_checked.plane_bytes,
     ))
 }
 
@@ -157,6 +174,8 @@ fn play(
     planes.memset_async(PADDING, stream)?;
     let wide = i32::from(layout.format() == VideoFormat::P010);
     let mut checked = Checked::default();
+    let mut textures = PlaneTextures::new(&ctx, &layout)?;
+    checked.planes_mode = Some(textures.planes.mode());
     for frame in 0..clip.frames {
         // SAFETY: video_test_pattern(unsigned char*, size_t, size_t, size_t, unsigned,
         // unsigned, int, unsigned) writes the samples of `layout`'s planes and nothing else:
@@ -187,6 +206,8 @@ fn play(
         target.show_video(&planes, layout, color, stream)?;
         // ... a program of your own draws target.texture() here (row 0 is the video's top
         // row: flip the texture coordinates' v) ...
+        // Or the planes as they are, for a shader of one's own.
+        textures.planes.upload(&planes, layout, stream)?;
 
         if frame % CHECK_EVERY != 0 && frame + 1 != clip.frames {
             continue;
@@ -202,11 +223,120 @@ fn play(
         }
         let want = convert_cpu(&bytes, &layout, color)?;
         checked.off_by_one += compare(&shown, &want, layout.width(), &what)?;
+        checked.plane_bytes += textures.check(&bytes, &what)?;
         checked.frames += 1;
         checked.pixels += want.len() / 4;
         checked.last = Some((layout.size(), shown));
     }
     Ok(checked)
+}
+
+/// A stream's two plane textures and the [`VideoPlanes`] that writes them (dropped first: the
+/// textures are deleted only after).
+struct PlaneTextures {
+    planes: VideoPlanes,
+    textures: [Owned; 2],
+    layout: VideoLayout,
+}
+
+impl PlaneTextures {
+    /// The luma and chroma textures of `layout`'s frames (immutable storage of the planes'
+    /// formats), and the planes in the first mode that works here (its report printed).
+    ///
+    /// # Errors
+    /// GL's errors; `VideoPlanes::new`'s; unless the planes are staged on Mesa's GL under
+    /// `CUDA_GL_REQUIRE_MESA=1`.
+    fn new(ctx: &std::sync::Arc<Context>, layout: &VideoLayout) -> Result<PlaneTextures> {
+        let formats = match layout.format() {
+            VideoFormat::Nv12 => [gl::R8, gl::RG8],
+            VideoFormat::P010 => [gl::R16, gl::RG16],
+            other => bail!("no plane textures for {other:?} in this example"),
+        };
+        let sizes = [layout.size(), layout.chroma_size()];
+        let texture = |k: usize| -> Result<Owned> {
+            let (w, h) = sizes[k];
+            let name = gl_kit::texture::storage_of(gl::TEXTURE_2D, formats[k], 1, (w, h, 1))?;
+            Ok(Owned::texture(name))
+        };
+        let textures = [texture(0)?, texture(1)?];
+        let names = [textures[0].name(), textures[1].name()].map(TextureName);
+        let (planes, report) = VideoPlanes::new(ctx, names, layout.format(), None)?;
+        println!("{report}");
+        common::check_required_mesa(&report)?;
+        Ok(PlaneTextures {
+            planes,
+            textures,
+            layout: *layout,
+        })
+    }
+
+    /// Compares both textures with the planes of the frame `bytes` (of the layout, as
+    /// downloaded): each texture row with its plane row. Returns the bytes compared.
+    ///
+    /// # Errors
+    /// [`Mismatch`] at the first plane that differs; GL's errors.
+    fn check(&self, bytes: &[u8], what: &str) -> Result<usize> {
+        let layout = &self.layout;
+        let sample = layout.format().bytes_per_sample();
+        let planes = [
+            ("luma", 0, layout.luma_pitch(), layout.size(), 1),
+            (
+                "chroma",
+                layout.chroma_offset(),
+                layout.chroma_pitch(),
+                layout.chroma_size(),
+                2,
+            ),
+        ];
+        let mut compared = 0;
+        for ((plane, offset, pitch, (w, h), channels), texture) in
+            planes.into_iter().zip(&self.textures)
+        {
+            let row = w as usize * channels * sample;
+            let held = read_plane(texture.name(), channels, sample, row * h as usize)?;
+            for y in 0..h as usize {
+                let at = offset + y * pitch;
+                let want = bytes
+                    .get(at..at + row)
+                    .context("a plane row outside the frame")?;
+                if &held[y * row..(y + 1) * row] != want {
+                    bail!(Mismatch(format!(
+                        "{what}: the {plane} texture's row {y} differs from the plane's"
+                    )));
+                }
+            }
+            compared += held.len();
+        }
+        Ok(compared)
+    }
+}
+
+/// Level 0 of 2-D texture `texture`, `len` bytes of `channels` samples of `sample` bytes a
+/// texel, rows tightly packed (`glGetTexImage`, pack alignment 1).
+///
+/// # Errors
+/// GL's error.
+fn read_plane(texture: u32, channels: usize, sample: usize, len: usize) -> Result<Vec<u8>> {
+    let format = if channels == 1 { gl::RED } else { gl::RG };
+    let ty = if sample == 1 {
+        gl::UNSIGNED_BYTE
+    } else {
+        gl::UNSIGNED_SHORT
+    };
+    let mut out = vec![0u8; len];
+    // SAFETY: a context is current and the `gl` crate loaded from it; no pixel pack buffer is
+    // bound (unbound here), so GL writes the level's texels, `len` bytes at pack alignment 1,
+    // into `out`, which holds `len`.
+    unsafe {
+        gl::BindBuffer(gl::PIXEL_PACK_BUFFER, 0);
+        gl::PixelStorei(gl::PACK_ALIGNMENT, 1);
+        gl::BindTexture(gl::TEXTURE_2D, texture);
+        gl::GetTexImage(gl::TEXTURE_2D, 0, format, ty, out.as_mut_ptr().cast());
+        gl::BindTexture(gl::TEXTURE_2D, 0);
+        gl::PixelStorei(gl::PACK_ALIGNMENT, 4);
+    }
+    gl_kit::check("reading a plane texture back")?;
+    Ok(out)
 }
 
 /// The first index where `a` and `b` differ (the shorter's length when one is a prefix).
