@@ -14,7 +14,8 @@
 //!   unmap), then GL's use of both (a 1-texel copy of each into a 1x1 texture of its format +
 //!   `glFinish`). The floor: the same kernel into the same memory + `cuStreamSynchronize` + the
 //!   same GL use of two untouched textures of the planes' sizes and formats, no interop call.
-//!   Target <= [`PLANES_TARGET`]. Beside them, for reading, the same planes in staged mode.
+//!   Target <= [`PLANES_TARGET`], for the interop and the stream mode (imported memory, no map
+//!   or unmap); beside them, for reading, the same planes in staged mode.
 //! - **wgpu** (feature `wgpu`, NVIDIA's Vulkan driver; last, after every GL group): the same
 //!   rows on `WgpuTarget` and `WgpuVideoPlanes` in interop mode on the device from
 //!   `open_device`, each ending with the wgpu present group's wgpu use + wait instead of GL's;
@@ -85,6 +86,8 @@ pub enum Role {
     Planes,
     /// GL: the same in staged mode (for reading).
     PlanesStaged,
+    /// GL: the same in stream mode (imported memory, no map or unmap), against the floor.
+    PlanesStream,
     /// wgpu: `WgpuTarget::show` of an RGBA8 frame + wgpu use.
     WgpuShowRgba,
     /// wgpu: `WgpuTarget::show_video` of an NV12 frame + wgpu use.
@@ -119,9 +122,10 @@ struct Api {
     rgba: Role,
     planes: Role,
     floor: Role,
-    /// For reading: P010 shown, planes staged.
+    /// For reading: P010 shown, planes staged; GL's planes in stream mode.
     p010: Option<Role>,
     staged: Option<Role>,
+    stream: Option<Role>,
     show_target: Option<f64>,
     planes_target: Option<f64>,
 }
@@ -135,6 +139,7 @@ const APIS: [Api; 2] = [
         floor: Role::PlanesFloor,
         p010: Some(Role::ShowP010),
         staged: Some(Role::PlanesStaged),
+        stream: Some(Role::PlanesStream),
         show_target: Some(SHOW_TARGET),
         planes_target: Some(PLANES_TARGET),
     },
@@ -146,6 +151,7 @@ const APIS: [Api; 2] = [
         floor: Role::WgpuPlanesFloor,
         p010: None,
         staged: Some(Role::WgpuPlanesStaged),
+        stream: None,
         show_target: None,
         planes_target: None,
     },
@@ -175,6 +181,10 @@ pub struct Summary {
     pub planes_target_max: Option<f64>,
     /// The planes' frame in staged mode (for reading).
     pub planes_staged_us: Option<f64>,
+    /// The planes' frame in stream mode (GL).
+    pub planes_stream_us: Option<f64>,
+    /// `planes_stream_us / floor_us`.
+    pub planes_stream_ratio: Option<f64>,
 }
 
 /// `video` of `benchmarks.json`: what the group found, then the summaries by API and size.
@@ -204,6 +214,8 @@ fn summary(cases: &[Case], api: &Api, size: (u32, u32)) -> Option<Summary> {
         planes_ratio: planes_us / floor_us,
         planes_target_max: api.planes_target,
         planes_staged_us: api.staged.and_then(m),
+        planes_stream_us: api.stream.and_then(m),
+        planes_stream_ratio: api.stream.and_then(m).map(|us| us / floor_us),
     })
 }
 
@@ -239,6 +251,11 @@ fn set_ratios(cases: &mut [Case], size: (u32, u32)) {
                 r if Some(r) == api.staged => {
                     (floor.clone(), case.stats.median_us / s.floor_us, None)
                 }
+                r if Some(r) == api.stream => (
+                    floor.clone(),
+                    case.stats.median_us / s.floor_us,
+                    api.planes_target,
+                ),
                 r if Some(r) == api.p010 => (rgba.clone(), case.stats.median_us / s.show_us, None),
                 _ => continue,
             };
@@ -319,13 +336,14 @@ pub fn summary_markdown(cases: &[Case], setup: Option<&Setup>) -> String {
     }
     out.push_str(
         "\n\n| key | show_video NV12 µs | show RGBA8 µs | ratio | show_video P010 µs | planes \
-         µs | floor µs | ratio | planes staged µs |\n|---|---:|---:|---|---:|---:|---:|---|---:|\n",
+         µs | floor µs | ratio | planes staged µs | planes stream µs | ratio |\n\
+         |---|---:|---:|---|---:|---:|---:|---|---:|---:|---|\n",
     );
     let cell = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{v:.1}"));
     for (api, (w, h), s) in each(cases) {
         let _ = writeln!(
             out,
-            "| `video.{api}.{w}x{h}` | {:.1} | {:.1} | {} | {} | {:.1} | {:.1} | {} | {} |",
+            "| `video.{api}.{w}x{h}` | {:.1} | {:.1} | {} | {} | {:.1} | {:.1} | {} | {} | {} | {} |",
             s.show_video_us,
             s.show_us,
             ratio_text(s.show_ratio, s.show_target_max),
@@ -333,7 +351,10 @@ pub fn summary_markdown(cases: &[Case], setup: Option<&Setup>) -> String {
             s.planes_us,
             s.floor_us,
             ratio_text(s.planes_ratio, s.planes_target_max),
-            cell(s.planes_staged_us)
+            cell(s.planes_staged_us),
+            cell(s.planes_stream_us),
+            s.planes_stream_ratio
+                .map_or_else(String::new, |r| ratio_text(r, s.planes_target_max)),
         );
     }
     out.push('\n');
@@ -378,11 +399,11 @@ fn use_planes(textures: [u32; 2], sinks: &[Owned; 2]) {
 /// (field order), and the target drops while the GL context is current (it lives in `Gpu`).
 struct Rig {
     target: DisplayTarget,
-    /// The planes in interop mode, then in staged mode (each on textures of its own: planes
+    /// The planes in interop, staged and stream mode (each on textures of its own: planes
     /// claim their textures).
-    planes: [VideoPlanes; 2],
+    planes: [VideoPlanes; 3],
     /// Their textures, the untouched ones of the floor, and the 1x1 sinks (R8, RG8).
-    textures: [[Owned; 2]; 2],
+    textures: [[Owned; 2]; 3],
     untouched: [Owned; 2],
     sinks: [Owned; 2],
     /// Its sink takes the shows' GL use; its device memory is the RGBA8 frame shown.
@@ -408,7 +429,7 @@ fn gl_rows(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>> {
             plane_texture(gl::RG8, chroma)?,
         ])
     };
-    let textures = [pair()?, pair()?];
+    let textures = [pair()?, pair()?, pair()?];
     let planes_in = |textures: &[Owned; 2], mode| {
         let names = [textures[0].name(), textures[1].name()].map(TextureName);
         VideoPlanes::new(&gpu.ctx, names, VideoFormat::Nv12, Some(mode))
@@ -418,6 +439,7 @@ fn gl_rows(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>> {
     let planes = [
         planes_in(&textures[0], Mode::Interop)?,
         planes_in(&textures[1], Mode::Staged)?,
+        planes_in(&textures[2], Mode::Stream)?,
     ];
     let mut rig = Rig {
         target,
@@ -454,7 +476,7 @@ fn gl_rows(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>> {
         let name = format!("DisplayTarget::show_video {what} {w}x{h} + GL use");
         (role, Variant::new(name, run))
     };
-    // The kernel writes the NV12 frame, then the planes' upload (interop: 0, staged: 1), or
+    // The kernel writes the NV12 frame, then the planes' upload (interop 0, staged 1, stream 2), or
     // the floor's stream sync (`None`), then GL's use of the planes' textures, or of the
     // floor's untouched ones.
     let planes = |role, which: Option<usize>| {
@@ -502,6 +524,7 @@ fn gl_rows(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>> {
         planes(Role::PlanesFloor, None),
         planes(Role::Planes, Some(0)),
         planes(Role::PlanesStaged, Some(1)),
+        planes(Role::PlanesStream, Some(2)),
     ];
     let rows = interleaved_rows(plan, &group, &mut rig, rows)?;
     glres::finish();

@@ -97,8 +97,8 @@ pub enum DisplayError {
     )]
     ColorMapRange,
 
-    /// A mode asked of a target that has no such mode ([`Mode::Stream`](crate::display::Mode::Stream)
-    /// of a wgpu target or of video planes).
+    /// A mode asked of a target that has no such mode (a wgpu target in
+    /// [`Mode::Stream`](crate::display::Mode::Stream)).
     #[error(
         "{target}: there is no {mode} mode for this target\nhelp: ask for one of {modes}, or \
          for None (the fastest that works here)"

@@ -8,7 +8,7 @@ use crate::TextureName;
 use crate::context::Context;
 #[cfg(doc)]
 use crate::error::Error;
-use crate::error::{DisplayError, Result, UsageError, VideoError};
+use crate::error::{Result, UsageError, VideoError};
 use crate::glapi::current_gl;
 use crate::mode_choice::{Mode, Report, first_mode};
 use crate::source::{ShowSource, memory_of};
@@ -16,9 +16,12 @@ use crate::stream::AsStream;
 use interop::Interop;
 use staged::Staged;
 use std::sync::Arc;
+use stream::Streamed;
 
+mod gl_write;
 mod interop;
 mod staged;
+mod stream;
 
 #[cfg(feature = "wgpu-gl")]
 pub(crate) use interop::copy_planes;
@@ -54,6 +57,10 @@ const UPLOAD: &str = "VideoPlanes::upload";
 /// - [`Mode::Staged`] (any GL with object labels and immutable storage, OpenGL 4.3 say: Mesa's,
 ///   another GPU's): each plane is copied by CUDA into pinned host memory and written into its
 ///   texture by GL; the upload waits on the CPU for the copies.
+/// - [`Mode::Stream`] (NVIDIA's GL on the CUDA GPU with `GL_EXT_memory_object_fd`; never chosen
+///   by `None`): no map or unmap. Both planes are copied by CUDA into memory GL imports (two
+///   slots, in turn), the upload waits on the CPU for those copies, then GL writes the textures
+///   out of it; GL's next copy out of a slot is fenced before CUDA writes it again.
 ///
 /// The textures stay the application's: it deletes them after dropping this value (which
 /// unregisters or releases them), and never before. For frames of another size, drop this
@@ -73,6 +80,7 @@ pub struct VideoPlanes {
 enum Made {
     Interop(Interop),
     Staged(Staged),
+    Stream(Streamed),
 }
 
 /// The modes video planes have, fastest first: what `auto` tries.
@@ -98,10 +106,11 @@ impl VideoPlanes {
     /// of another size; [`Error::GlCall`] for a texture of another target than
     /// `GL_TEXTURE_2D`; [`Error::MissingGlFunction`] on an OpenGL ES 3.0 context (no
     /// `glGetTexLevelParameteriv`); [`Error::AlreadyRegistered`] for a texture registered or
-    /// used by other planes already; [`DisplayError::ModeUnavailable`] for [`Mode::Stream`];
-    /// with a mode given, why it cannot work here (interop: [`Error::NotNvidiaGl`] or
-    /// [`Error::WrongDevice`] for GL not on the CUDA GPU); otherwise the staged mode's error
-    /// (the driver's, from allocating its pinned memory).
+    /// used by other planes already; with a mode given, why it cannot work here (interop:
+    /// [`Error::NotNvidiaGl`] or [`Error::WrongDevice`] for GL not on the CUDA GPU; stream:
+    /// [`Error::MissingGlExtension`] without `GL_EXT_memory_object_fd`, and as
+    /// [`ExternalRing::new`](crate::external::ExternalRing::new)); otherwise the staged mode's
+    /// error (the driver's, from allocating its pinned memory).
     pub fn new<T: Into<TextureName>>(
         ctx: &Arc<Context>,
         textures: [T; 2],
@@ -128,12 +137,7 @@ impl VideoPlanes {
         let make = |mode| match mode {
             Mode::Interop => Interop::new(ctx, names).map(Made::Interop),
             Mode::Staged => Staged::new(ctx, names, size, format).map(Made::Staged),
-            other => Err(DisplayError::ModeUnavailable {
-                target: NEW,
-                mode: other.name(),
-                modes: "Mode::Interop (GL on the CUDA GPU), Mode::Staged",
-            }
-            .into()),
+            Mode::Stream => Streamed::new(ctx, names, size, format).map(Made::Stream),
         };
         let (made, report) = first_mode(modes, "video planes", make, report)?;
         let planes = VideoPlanes {
@@ -160,6 +164,7 @@ impl VideoPlanes {
         match self.made {
             Made::Interop(_) => Mode::Interop,
             Made::Staged(_) => Mode::Staged,
+            Made::Stream(_) => Mode::Stream,
         }
     }
 
@@ -173,7 +178,9 @@ impl VideoPlanes {
     /// limit](crate::wait_limit)) for the copies into pinned memory, then GL writes the
     /// textures; GL errors the application left pending are taken first, each logged as a
     /// warning (as the display target's uploads take them), so that GL's answer is the
-    /// write's.
+    /// write's. In stream mode the CPU waits likewise for the copies into imported memory
+    /// (and, first, for GL's writes out of that slot two uploads before), then GL writes the
+    /// textures as in staged mode.
     ///
     /// # Errors
     /// Refused before anything is copied, leaving the textures as they were:
@@ -189,7 +196,9 @@ impl VideoPlanes {
     /// (nothing is copied), the copies' errors, [`Error::Timeout`] (nothing is written),
     /// [`UsageError::PinnedBufferUntracked`] after a copy whose end could not be tracked (then
     /// at every upload: make new planes), and [`Error::GlCall`] when GL refuses a write (the
-    /// luma may then be written and the chroma not).
+    /// luma may then be written and the chroma not); stream: as staged, and as
+    /// [`ExternalRing::write`](crate::external::ExternalRing::write) and
+    /// [`read`](crate::external::ExternalRing::read).
     pub fn upload<Src: ShowSource + ?Sized>(
         &mut self,
         src: &Src,
@@ -223,6 +232,7 @@ impl VideoPlanes {
             match &mut self.made {
                 Made::Interop(m) => m.upload(UPLOAD, ptr, &layout, stream),
                 Made::Staged(m) => m.upload(UPLOAD, ptr, &layout, stream),
+                Made::Stream(m) => m.upload(UPLOAD, ptr, &layout, stream),
             }
         }
     }

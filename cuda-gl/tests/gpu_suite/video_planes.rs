@@ -18,7 +18,7 @@ use cuda_gl::video::{VideoError, VideoFormat, VideoLayout, VideoPlanes};
 use cuda_gl::{DeviceBuffer, Error, TextureName};
 
 /// The modes of the planes, each test's loop: interop, then staged.
-pub(super) const MODES: [Mode; 2] = [Mode::Interop, Mode::Staged];
+pub(super) const MODES: [Mode; 3] = [Mode::Interop, Mode::Staged, Mode::Stream];
 
 /// The GL internal formats of `format`'s planes: (luma, chroma).
 fn formats_of(format: VideoFormat) -> (gl::types::GLenum, gl::types::GLenum) {

@@ -7,20 +7,17 @@
 
 use super::super::layout::{VideoFormat, VideoLayout};
 use super::super::plane_check::{check_frame_size, check_textures};
+use super::gl_write::{PlaneSource, claim_textures, plane_rows, upload_planes};
 use crate::context::Context;
 use crate::error::{Error, Result};
-use crate::gl_object::{ImageTarget, Kind};
-use crate::glapi::claim::{self, Claim};
-use crate::glapi::{GlFns, GlOwner, UnpackState, bind_checked};
+use crate::glapi::GlOwner;
+use crate::glapi::claim::Claim;
 use crate::memory::{DevicePtr, PinnedBuffer};
 use crate::result;
 use crate::stream::{AsStream, wait_limit};
 use cuda_gl_sys as sys;
 use std::sync::Arc;
 use std::time::Instant;
-
-/// The GL call an upload's GL errors are reported as.
-const GL_CALL: &str = "glTexSubImage2D (a video plane)";
 
 /// The staged mode's state.
 #[derive(Debug)]
@@ -53,14 +50,7 @@ impl Staged {
         format: VideoFormat,
     ) -> Result<Staged> {
         let (owner, _) = GlOwner::current("VideoPlanes::new")?;
-        let kind = Kind::Image(ImageTarget::Texture2D);
-        let claim = |name| {
-            claim::claim(kind, name, owner).ok_or_else(|| Error::AlreadyRegistered {
-                name,
-                kind: kind.describe().to_string(),
-            })
-        };
-        let claims = [claim(names[0])?, claim(names[1])?];
+        let claims = claim_textures(owner, names)?;
         let layout = VideoLayout::packed(size, format)?;
         let planes = plane_rows(&layout).map(|(row, rows)| row * rows);
         Ok(Staged {
@@ -116,14 +106,13 @@ impl Staged {
         // function's (1), `layout`'s planes: `rows` of its row bytes at its pitches).
         let bytes = unsafe { planes_to_host(&mut self.pinned, rows, sources, stream) }?;
         let sizes = [layout.size(), layout.chroma_size()];
-        fns.take_pending_errors(GL_CALL);
-        let state = UnpackState::neutral(fns, false)?;
-        let written = write_planes(fns, self.names, sizes, self.format, bytes);
-        state.restore(fns);
-        // The write's own GL errors were asked for after each plane; one of putting the
-        // application's bindings back (a texture another context deleted, say) is its own.
-        let restored = fns.check("glBindTexture (putting the application's bindings back)");
-        written.and(restored)
+        upload_planes(
+            fns,
+            self.names,
+            sizes,
+            self.format,
+            PlaneSource::Client(bytes),
+        )
     }
 }
 
@@ -183,85 +172,3 @@ pub(crate) unsafe fn planes_to_host<'p>(
         chroma.as_slice_within(within())?,
     ])
 }
-
-/// Each plane's row bytes and rows of `layout`'s frames: `[luma, chroma]`.
-fn plane_rows(layout: &VideoLayout) -> [(usize, usize); 2] {
-    [
-        (layout.luma_row_bytes(), layout.height() as usize),
-        (layout.chroma_row_bytes(), layout.chroma_size().1 as usize),
-    ]
-}
-
-/// Writes each plane's `bytes` (rows tightly packed) into its texture of `names`, level 0, of
-/// its size in `sizes`, from client memory: no pixel unpack buffer bound (bound to 0 and read
-/// back), the luma first. The caller made the unpack state neutral and puts it back.
-///
-/// # Errors
-/// [`Error::GlCall`] when a binding did not take (a texture the application deleted, in a
-/// core profile) or GL refused a write (the chroma is not written after a refused luma).
-fn write_planes(
-    fns: &GlFns,
-    names: [u32; 2],
-    sizes: [(u32, u32); 2],
-    format: VideoFormat,
-    bytes: [&[u8]; 2],
-) -> Result<()> {
-    let sample = match format {
-        VideoFormat::Nv12 => gl::UNSIGNED_BYTE,
-        VideoFormat::P010 => gl::UNSIGNED_SHORT,
-    };
-    let bps = format.bytes_per_sample();
-    bind_checked(
-        fns,
-        gl::PIXEL_UNPACK_BUFFER,
-        0,
-        "glBindBuffer (a video plane's upload)",
-    )?;
-    for (((name, (w, h)), channels), bytes) in names.into_iter().zip(sizes).zip([1, 2]).zip(bytes) {
-        let (pixel_format, wanted) = match channels {
-            1 => (gl::RED, w as usize * h as usize * bps),
-            _ => (gl::RG, w as usize * h as usize * 2 * bps),
-        };
-        let (Ok(width), Ok(height)) = (i32::try_from(w), i32::try_from(h)) else {
-            return Err(Error::GlCall {
-                call: GL_CALL,
-                code: gl::INVALID_VALUE,
-            });
-        };
-        if bytes.len() != wanted {
-            return Err(Error::Internal {
-                what: format!(
-                    "a video plane of {} bytes for a {w} x {h} texture",
-                    bytes.len()
-                ),
-            });
-        }
-        bind_checked(fns, gl::TEXTURE_2D, name, "glBindTexture (a video plane)")?;
-        // SAFETY: a context is current (the owner was checked); the texture is bound (read
-        // back) and holds `w` x `h` texels at level 0 (asked of GL this upload, immutable
-        // storage); no pixel unpack buffer is bound (read back), so GL reads `bytes`, which
-        // hold exactly `h` rows of `w` texels of `channels` samples tightly packed (checked;
-        // the unpack state is neutral: alignment 1, no row length or skips), before the call
-        // returns.
-        unsafe {
-            (fns.tex_sub_image_2d)(
-                gl::TEXTURE_2D,
-                0,
-                0,
-                0,
-                width,
-                height,
-                pixel_format,
-                sample,
-                bytes.as_ptr().cast(),
-            );
-        }
-        // A refused luma stops before the chroma: a failed upload leaves at most the luma
-        // written.
-        fns.check(GL_CALL)?;
-    }
-    Ok(())
-}
-
-#[cfg(all(test, feature = "egl"))]
-mod tests;

@@ -1,7 +1,7 @@
 //! The staged mode's GL half on whatever headless GL this machine has, with no CUDA: Mesa's
 //! llvmpipe on CI and on machines without NVIDIA's EGL, NVIDIA's GL on a GPU host. Planes are
 //! checked and written as an upload does once its copies have landed ([`check_textures`],
-//! [`write_planes`] under [`UnpackState`]), with the application's state far from neutral (a
+//! [`upload_planes`]), with the application's state far from neutral (a
 //! pixel unpack buffer bound, pixel-store values, and in a compatibility context
 //! `GL_RED_SCALE` 0 and a green bias), then read back: every byte equal, the application's
 //! state as it was.
@@ -12,6 +12,7 @@ use crate::egl::test_gl::any_gl_with;
 use crate::egl::{GlProfile, HeadlessConfig};
 use crate::glapi::{Direction, PixelState};
 use crate::video::VideoError;
+use crate::video::plane_check::check_textures;
 
 /// The application's pixel-store state: none of it neutral.
 const APP_STORE: [(u32, i32); 4] = [
@@ -143,14 +144,44 @@ fn planes_written_by_gl_read_back_byte_for_byte_under_the_applications_state() {
                 "{what}"
             );
             let lens = plane_rows(&layout).map(|(row, rows)| row * rows);
-            for seed in [1, 2] {
+            // Client memory (the staged mode), then a GL buffer holding both planes, the chroma
+            // after the luma (the stream mode's imported memory, as GL sees it).
+            let staging = fns.new_buffer(
+                gl::COPY_WRITE_BUFFER,
+                lens[0] + lens[1] + 4,
+                gl::STREAM_DRAW,
+            );
+            for (seed, through_buffer) in [(1, false), (2, true), (3, false), (4, true)] {
                 let planes = [plane_bytes(lens[0], seed), plane_bytes(lens[1], seed + 7)];
-                let state = UnpackState::neutral(fns, false).unwrap();
-                let written =
-                    write_planes(fns, names, [size, chroma], format, [&planes[0], &planes[1]]);
-                state.restore(fns);
-                written.unwrap();
-                fns.check("the planes' writes").unwrap();
+                let source = if through_buffer {
+                    // SAFETY: a context is current; `staging` is bound to the copy write target
+                    // and holds `lens[0] + lens[1] + 4` bytes; each write lies within it and
+                    // reads its plane's bytes, which hold as many.
+                    unsafe {
+                        (fns.bind_buffer)(gl::COPY_WRITE_BUFFER, staging);
+                        (fns.buffer_sub_data)(
+                            gl::COPY_WRITE_BUFFER,
+                            0,
+                            lens[0] as isize,
+                            planes[0].as_ptr().cast(),
+                        );
+                        (fns.buffer_sub_data)(
+                            gl::COPY_WRITE_BUFFER,
+                            (lens[0] + 4) as isize,
+                            lens[1] as isize,
+                            planes[1].as_ptr().cast(),
+                        );
+                        (fns.bind_buffer)(gl::COPY_WRITE_BUFFER, 0);
+                    }
+                    PlaneSource::Buffer {
+                        name: staging,
+                        size: lens[0] + lens[1] + 4,
+                        offsets: [0, lens[0] + 4],
+                    }
+                } else {
+                    PlaneSource::Client([&planes[0], &planes[1]])
+                };
+                upload_planes(fns, names, [size, chroma], format, source).unwrap();
                 assert_eq!(integer(fns, gl::PIXEL_UNPACK_BUFFER_BINDING) as u32, unpack);
                 let read = [
                     read_plane(fns, names[0], gl::RED, ty, lens[0]),
@@ -169,8 +200,31 @@ fn planes_written_by_gl_read_back_byte_for_byte_under_the_applications_state() {
                     );
                 }
             }
-            // SAFETY: a context is current; the names are textures of it, unbound.
-            unsafe { (fns.delete_textures)(1, &names[0]) };
+            // A buffer too small for the planes, and a chroma at an offset of no whole sample
+            // (which GL refuses for 16-bit samples), are refused before GL reads the buffer.
+            let short = PlaneSource::Buffer {
+                name: staging,
+                size: lens[0] + lens[1] + 4,
+                offsets: [0, lens[0] + 6],
+            };
+            let e = upload_planes(fns, names, [size, chroma], format, short).unwrap_err();
+            assert!(matches!(e, crate::Error::Internal { .. }), "{what}: {e}");
+            let odd = PlaneSource::Buffer {
+                name: staging,
+                size: lens[0] + lens[1] + 4,
+                offsets: [0, lens[0] + 1],
+            };
+            let odd = upload_planes(fns, names, [size, chroma], format, odd);
+            assert_eq!(
+                odd.is_err(),
+                format == VideoFormat::P010,
+                "{what}: a chroma at an odd offset: {odd:?}"
+            );
+            // SAFETY: a context is current; the names are textures and a buffer of it, unbound.
+            unsafe {
+                (fns.delete_buffers)(1, &staging);
+                (fns.delete_textures)(1, &names[0]);
+            }
             let e = check_textures(fns, "test", names, format).unwrap_err();
             assert!(
                 matches!(

@@ -1,0 +1,168 @@
+//! The GL half of the copying modes of [`VideoPlanes`](super::VideoPlanes) (staged, stream):
+//! the textures claimed while the planes hold them, and GL's writes of both planes into them
+//! (`glTexSubImage2D`, from client memory or from a buffer of cuda-gl's bound as the pixel
+//! unpack buffer) under neutral pixel-store and pixel-transfer state, the application's state
+//! put back after.
+
+use super::super::layout::{VideoFormat, VideoLayout};
+use crate::error::{Error, Result};
+use crate::gl_object::{ImageTarget, Kind};
+use crate::glapi::claim::{self, Claim};
+use crate::glapi::{GlFns, GlOwner, UnpackState, bind_checked};
+
+/// The GL call an upload's GL errors are reported as.
+const GL_CALL: &str = "glTexSubImage2D (a video plane)";
+
+/// Claims both textures `names` of `owner`'s share group, as a registration claims them: no
+/// registration of cuda-gl's can map them (and hand CUDA a texture that GL writes) while the
+/// claims live.
+///
+/// # Errors
+/// [`Error::AlreadyRegistered`] for a texture registered with CUDA, or claimed by other planes,
+/// already (or the same texture twice); a first claim made is given up then.
+pub(super) fn claim_textures(owner: GlOwner, names: [u32; 2]) -> Result<[Claim; 2]> {
+    let kind = Kind::Image(ImageTarget::Texture2D);
+    let claim = |name| {
+        claim::claim(kind, name, owner).ok_or_else(|| Error::AlreadyRegistered {
+            name,
+            kind: kind.describe().to_string(),
+        })
+    };
+    Ok([claim(names[0])?, claim(names[1])?])
+}
+
+/// Each plane's row bytes and rows of `layout`'s frames: `[luma, chroma]`.
+pub(super) fn plane_rows(layout: &VideoLayout) -> [(usize, usize); 2] {
+    [
+        (layout.luma_row_bytes(), layout.height() as usize),
+        (layout.chroma_row_bytes(), layout.chroma_size().1 as usize),
+    ]
+}
+
+/// Where GL takes the planes' rows, tightly packed, from.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum PlaneSource<'a> {
+    /// Client memory: each plane's bytes, read before each write returns.
+    Client([&'a [u8]; 2]),
+    /// A GL buffer of cuda-gl's, bound as the pixel unpack buffer for the writes: its name, its
+    /// size in bytes, and each plane's offset into it (a whole number of samples).
+    Buffer {
+        name: u32,
+        size: usize,
+        offsets: [usize; 2],
+    },
+}
+
+/// Writes both planes from `source` into the textures `names` (level 0, of the sizes in
+/// `sizes`), the luma first, with the GL errors the application left pending taken first (each
+/// logged) and the unpack state neutral, the application's put back after.
+///
+/// # Errors
+/// As [`UnpackState::neutral`]; [`Error::GlCall`] when a binding did not take (a texture the
+/// application deleted, in a core profile) or GL refused a write (the chroma is not written
+/// after a refused luma), or putting the application's bindings back;
+/// [`Error::Internal`] for a source that does not hold the planes.
+pub(super) fn upload_planes(
+    fns: &GlFns,
+    names: [u32; 2],
+    sizes: [(u32, u32); 2],
+    format: VideoFormat,
+    source: PlaneSource<'_>,
+) -> Result<()> {
+    fns.take_pending_errors(GL_CALL);
+    let state = UnpackState::neutral(fns, false)?;
+    let written = write_planes(fns, names, sizes, format, source);
+    state.restore(fns);
+    // The write's own GL errors were asked for after each plane; one of putting the
+    // application's bindings back (a texture another context deleted, say) is its own.
+    let restored = fns.check("glBindTexture (putting the application's bindings back)");
+    written.and(restored)
+}
+
+/// Writes each plane from `source` into its texture of `names`, level 0, of its size in
+/// `sizes`, the luma first, with the pixel unpack buffer bound as `source` says (0 for client
+/// memory) and read back. The caller made the unpack state neutral and puts it back.
+///
+/// # Errors
+/// As [`upload_planes`], less the restore's.
+fn write_planes(
+    fns: &GlFns,
+    names: [u32; 2],
+    sizes: [(u32, u32); 2],
+    format: VideoFormat,
+    source: PlaneSource<'_>,
+) -> Result<()> {
+    let sample = match format {
+        VideoFormat::Nv12 => gl::UNSIGNED_BYTE,
+        VideoFormat::P010 => gl::UNSIGNED_SHORT,
+    };
+    let bps = format.bytes_per_sample();
+    let buffer = match source {
+        PlaneSource::Client(_) => 0,
+        PlaneSource::Buffer { name, .. } => name,
+    };
+    bind_checked(
+        fns,
+        gl::PIXEL_UNPACK_BUFFER,
+        buffer,
+        "glBindBuffer (a video plane's upload)",
+    )?;
+    for (k, (name, (w, h))) in names.into_iter().zip(sizes).enumerate() {
+        let (pixel_format, channels) = if k == 0 { (gl::RED, 1) } else { (gl::RG, 2) };
+        let wanted = w as usize * h as usize * channels * bps;
+        let (Ok(width), Ok(height)) = (i32::try_from(w), i32::try_from(h)) else {
+            return Err(Error::GlCall {
+                call: GL_CALL,
+                code: gl::INVALID_VALUE,
+            });
+        };
+        // The rows GL reads: client bytes of exactly the plane's length, or an offset into
+        // the bound buffer, of whole samples (GL refuses others), with the plane's bytes inside
+        // it.
+        let pixels: *const std::ffi::c_void = match source {
+            PlaneSource::Client(bytes) if bytes[k].len() == wanted => bytes[k].as_ptr().cast(),
+            PlaneSource::Buffer { size, offsets, .. }
+                if offsets[k] % bps == 0
+                    && offsets[k]
+                        .checked_add(wanted)
+                        .is_some_and(|end| end <= size) =>
+            {
+                std::ptr::without_provenance(offsets[k])
+            }
+            _ => {
+                return Err(Error::Internal {
+                    what: format!("a video plane's source that does not hold a {w} x {h} plane"),
+                });
+            }
+        };
+        bind_checked(fns, gl::TEXTURE_2D, name, "glBindTexture (a video plane)")?;
+        // SAFETY: a context is current (the caller checked the owner); the texture is bound
+        // (read back) and holds `w` x `h` texels at level 0 (asked of GL this upload, immutable
+        // storage); the unpack state is neutral (alignment 1, no row length or skips). With no
+        // pixel unpack buffer bound (read back) GL reads `h` rows of `w` texels of `channels`
+        // samples tightly packed from `pixels`, exactly the client bytes given (checked),
+        // before the call returns; with the source's buffer bound (read back) `pixels` is an
+        // offset into it, the plane's bytes lying within its size (checked), and GL reads
+        // only the buffer (it refuses a read past its end).
+        unsafe {
+            (fns.tex_sub_image_2d)(
+                gl::TEXTURE_2D,
+                0,
+                0,
+                0,
+                width,
+                height,
+                pixel_format,
+                sample,
+                pixels,
+            );
+        }
+        // A refused luma stops before the chroma: a failed upload leaves at most the luma
+        // written.
+        fns.check(GL_CALL)?;
+    }
+    Ok(())
+}
+
+#[cfg(all(test, feature = "egl"))]
+mod tests;

@@ -1,0 +1,180 @@
+//! The stream mode of [`VideoPlanes`](super::VideoPlanes): no map or unmap. Both planes are
+//! copied by CUDA, in the caller's stream order, into a slot of CUDA memory that GL imports (an
+//! [`ExternalRing`] of two slots, used in turn); the upload waits on the CPU for those copies
+//! (the slot's event), then GL writes each plane into its texture out of the slot
+//! (`glTexSubImage2D` with the slot's buffer bound as the pixel unpack buffer), and a GL fence
+//! after those writes is what the slot's next copy waits for. NVIDIA's GL on the CUDA GPU with
+//! `GL_EXT_memory_object_fd`.
+
+use super::super::layout::{VideoFormat, VideoLayout};
+use super::super::plane_check::{check_frame_size, check_textures};
+use super::gl_write::{PlaneSource, claim_textures, plane_rows, upload_planes};
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::external::{ExternalGl, ExternalRing};
+use crate::glapi::GlOwner;
+use crate::glapi::claim::Claim;
+use crate::memory::DevicePtr;
+use crate::result;
+use crate::stream::{AsStream, wait_limit};
+use cuda_gl_sys as sys;
+use std::sync::Arc;
+
+/// Slots of the ring: the copies of one frame need not wait for GL's writes out of the last.
+const SLOTS: usize = 2;
+
+/// The ring, `Send` and `Sync`: see the `unsafe impl`s.
+#[derive(Debug)]
+struct Ring(ExternalRing);
+
+// SAFETY: an `ExternalRing` is `!Send` because its GL objects (its buffers' imports, its
+// fences) must be used and deleted with their own context current, which is thread-local
+// state. Every one of its calls checks that the owning context is current on the calling
+// thread before any GL call (`GlOwner::check`, as `ExternalRing`'s docs say), and its drop
+// deletes its GL objects only when that context is current there, leaking them otherwise
+// (`Slots::gl_current_for_drop`); its CUDA objects are `Send`. Its guards, which are not
+// `Send`, live within one `upload` on one thread. So moving it to another thread can only turn
+// a call into `WrongGlContext`/`NoGlContext`, or its drop into a logged leak.
+unsafe impl Send for Ring {}
+// SAFETY: no method of `Ring` takes `&self`: shared references to it reach nothing.
+unsafe impl Sync for Ring {}
+
+/// The stream mode's state.
+#[derive(Debug)]
+pub(super) struct Streamed {
+    /// Dropped before the claims: its drop waits for the slots' work and deletes the GL side.
+    ring: Ring,
+    /// The slot the next upload uses.
+    next: usize,
+    /// The GL context the textures and the ring are of, current at `new`.
+    owner: GlOwner,
+    /// The `[luma, chroma]` textures.
+    names: [u32; 2],
+    format: VideoFormat,
+    /// The luma's bytes (rows tightly packed): the chroma's offset in a slot, whose size is
+    /// both planes' bytes (fixed at `new`, the frame size being fixed).
+    luma_bytes: usize,
+    /// Both textures claimed, as the staged mode claims them.
+    _claims: [Claim; 2],
+    ctx: Arc<Context>,
+}
+
+impl Streamed {
+    /// The state for frames of `size` and `format` into the `[luma, chroma]` textures `names`
+    /// of the GL context current on this thread: two slots of both planes' bytes, in `ctx`.
+    ///
+    /// # Errors
+    /// As [`ExternalGl::current`] (a GL without `GL_EXT_memory_object_fd`, or not NVIDIA's);
+    /// [`Error::AlreadyRegistered`] for a texture registered or held already;
+    /// [`VideoLayout::packed`]'s; as [`ExternalRing::new`] (a GL of another GPU than `ctx`'s
+    /// among them).
+    pub(super) fn new(
+        ctx: &Arc<Context>,
+        names: [u32; 2],
+        size: (u32, u32),
+        format: VideoFormat,
+    ) -> Result<Streamed> {
+        let gl = ExternalGl::current()?;
+        let (owner, _) = GlOwner::current("VideoPlanes::new")?;
+        let claims = claim_textures(owner, names)?;
+        let layout = VideoLayout::packed(size, format)?;
+        let [luma, chroma] = plane_rows(&layout).map(|(row, rows)| row * rows);
+        let bytes = luma.checked_add(chroma).ok_or(Error::Internal {
+            what: "a video frame's planes of more bytes than usize holds".into(),
+        })?;
+        Ok(Streamed {
+            ring: Ring(ExternalRing::new(ctx, &gl, SLOTS, bytes)?),
+            next: 0,
+            owner,
+            names,
+            format,
+            luma_bytes: luma,
+            _claims: claims,
+            ctx: ctx.clone(),
+        })
+    }
+
+    /// Copies both planes of the frame of `layout` at `ptr` into the next slot in `stream`'s
+    /// order (after GL's writes out of it last time, waited for on the CPU), waits on the CPU
+    /// for the copies, then has GL write each plane into its texture out of the slot: GL's
+    /// commands issued after this returns see the planes. Before any copy, the owning context
+    /// must be current and the textures still what `new` found (asked of GL again). Each wait
+    /// at most the [wait limit](crate::wait_limit).
+    ///
+    /// # Safety
+    /// 1. The frame of `layout` lies at `ptr` (`layout.bytes()` bytes), device memory of the
+    ///    ring's context, which stays allocated until the work queued on `stream` before this
+    ///    returns has run.
+    ///
+    /// # Errors
+    /// The owner check's, naming `call`; the textures' checks; as [`ExternalRing::write`] and
+    /// [`ExternalRing::read`] (a capturing stream, [`Error::Timeout`]); the copies' errors;
+    /// as the staged mode's GL writes.
+    pub(super) unsafe fn upload(
+        &mut self,
+        call: &'static str,
+        ptr: DevicePtr<'_>,
+        layout: &VideoLayout,
+        stream: &impl AsStream,
+    ) -> Result<()> {
+        let fns = self.owner.check(call)?;
+        let size = check_textures(fns, call, self.names, self.format)?;
+        check_frame_size(layout.size(), size)?;
+        let rows = plane_rows(layout);
+        let sources = [
+            (ptr.as_raw(), layout.luma_pitch()),
+            (
+                ptr.byte_add(layout.chroma_offset())?.as_raw(),
+                layout.chroma_pitch(),
+            ),
+        ];
+        let offsets = [0, self.luma_bytes];
+        let slot = self.next;
+        self.ctx.bind()?;
+        let ring = &mut self.ring.0;
+        ring.set_timeout(wait_limit());
+        let bytes = ring.slot_bytes();
+        let write = ring.write(slot, stream)?;
+        let base = write.device_ptr().as_raw();
+        for (((row, height), (src, pitch)), offset) in rows.into_iter().zip(sources).zip(offsets) {
+            if row.checked_mul(height).and_then(|n| n.checked_add(offset)) > Some(bytes) {
+                return Err(Error::Internal {
+                    what: "a video plane outside its slot of imported memory".into(),
+                });
+            }
+            let copy = sys::CUDA_MEMCPY2D {
+                srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+                srcDevice: src,
+                srcPitch: pitch,
+                dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+                dstDevice: base + offset as u64,
+                dstPitch: row,
+                WidthInBytes: row,
+                Height: height,
+                ..Default::default()
+            };
+            // SAFETY: `copy_2d_async`'s (1): the source rows lie in the frame at `ptr` (this
+            // function's (1)), the destination's `height` rows of `row` bytes from `offset` lie
+            // within the slot's `bytes` (checked), device memory of the same context, which the
+            // ring keeps allocated until its drop has waited for the slot's work; (2): the
+            // stream is live while borrowed, of the ring's context (`write` checked), which is
+            // bound (above; `write` binds it too when it waits).
+            unsafe { result::array::copy_2d_async(&copy, stream.raw_stream()) }?;
+        }
+        // The slot's event after the copies; a failure leaves the slot for the ring to recover.
+        write.finish()?;
+        let read = ring.read(slot)?;
+        let source = PlaneSource::Buffer {
+            name: read.buffer().0,
+            size: bytes,
+            offsets,
+        };
+        let sizes = [layout.size(), layout.chroma_size()];
+        let written = upload_planes(fns, self.names, sizes, self.format, source);
+        // The fence after GL's writes, which the slot's next copy waits for, placed even when a
+        // write was refused (GL may have read part of the slot).
+        let fenced = read.finish();
+        self.next = (slot + 1) % SLOTS;
+        written.and(fenced)
+    }
+}
