@@ -20,9 +20,10 @@ pub enum Mode {
     Interop,
     /// Frames go through pinned host memory and a GL upload: any GL.
     Staged,
-    /// Frames are copied into a few slots of CUDA memory imported into GL (a
-    /// [`FrameStream`](crate::external::FrameStream)) and from there into the texture, ordered
-    /// by events and fences instead of a map per frame: throughput at a few frames of latency.
+    /// Frames are copied into slots of CUDA memory imported into GL and from there into the
+    /// texture, ordered by events and fences instead of a map per frame. A display target's
+    /// (a [`FrameStream`](crate::external::FrameStream)) trades a few frames of latency for
+    /// throughput; video planes' waits on the CPU for each upload's copies, with no latency.
     /// GL on the CUDA GPU with `GL_EXT_memory_object_fd`. Never chosen by `auto`.
     Stream,
 }

@@ -42,7 +42,7 @@ const UPLOAD: &str = "VideoPlanes::upload";
 /// formats: [`new`](Self::new) asks GL for their storage and refuses any other
 /// (mutable storage, which GL calls may respecify at any time; integer formats such as
 /// `GL_R8UI`, which hold the same bytes but sample differently), and
-/// [`upload`](Self::upload) checks each frame against it before CUDA maps anything.
+/// [`upload`](Self::upload) checks each frame against it before anything is copied.
 ///
 /// Sampling: texel `(x, y)` of the luma is the frame's pixel `(x, y)`; its chroma pair is chroma
 /// texel `(x / 2, y / 2)` (the "left" siting of H.264, HEVC and AV1 streams), for any size:
@@ -63,8 +63,11 @@ const UPLOAD: &str = "VideoPlanes::upload";
 ///   out of it; GL's next copy out of a slot is fenced before CUDA writes it again.
 ///
 /// The textures stay the application's: it deletes them after dropping this value (which
-/// unregisters or releases them), and never before. For frames of another size, drop this
-/// value and make planes of textures of that size.
+/// unregisters or releases them), and never before. Drop it with the textures' GL context
+/// current on the dropping thread (it is `Send`: any thread that has it current): otherwise the
+/// interop mode's registrations and the stream mode's imported memory are leaked, with the
+/// error recorded for [`Context::take_drop_errors`](crate::Context::take_drop_errors). For
+/// frames of another size, drop this value and make planes of textures of that size.
 #[derive(Debug)]
 pub struct VideoPlanes {
     made: Made,
@@ -96,8 +99,8 @@ impl VideoPlanes {
     /// texture's size. The names are `u32`s, [`TextureName`]s, or (feature `glow`) glow
     /// `NativeTexture`s. The storage is asked by name in an OpenGL 4.5 context; before 4.5
     /// through a bind, which consumes the GL errors the application left pending
-    /// (`glGetError` returns each once): check yours first there. (The staged mode asks again
-    /// at each upload.)
+    /// (`glGetError` returns each once): check yours first there. (The staged and stream modes
+    /// ask again at each upload.)
     ///
     /// # Errors
     /// The owner check's when no usable GL context is current ([`Error::NoGlContext`]);
@@ -193,7 +196,8 @@ impl VideoPlanes {
     /// unmap, and [`VideoError::PlaneTexture`] when the arrays CUDA maps do not hold the planes
     /// (storage changed since `new`: nothing is copied); staged: [`VideoError::PlaneStorage`]
     /// or [`VideoError::PlaneTexture`] for textures GL no longer reports as `new` found them
-    /// (nothing is copied), the copies' errors, [`Error::Timeout`] (nothing is written),
+    /// (nothing is copied; stream mode too), the copies' errors, [`Error::Timeout`] (nothing is
+    /// written),
     /// [`UsageError::PinnedBufferUntracked`] after a copy whose end could not be tracked (then
     /// at every upload: make new planes), and [`Error::GlCall`] when GL refuses a write (the
     /// luma may then be written and the chroma not); stream: as staged, and as

@@ -254,11 +254,23 @@ fn video_planes_reach_their_gl_textures_byte_for_byte() {
                 let planes = Planes::new(layout);
                 let mut registered = planes.register(&g, mode).unwrap();
                 assert_eq!(registered.format(), format, "{mode}");
-                for frame in 0..2 {
+                for frame in 0..3 {
                     let what = format!("{mode}: {format:?} {:?}, frame {frame}", layout.size());
                     let seed = 90 + 10 * n as u64 + frame;
                     planes.upload_checked(&g, &mut registered, seed, &what);
                 }
+                // Frames back to back, with no read between them: the stream mode's slots are
+                // each written again while GL's copies out of them may still run.
+                let burst: Vec<Vec<u8>> = (0..5).map(|k| noise(layout.bytes(), 300 + k)).collect();
+                for bytes in &burst {
+                    let src = DeviceBuffer::from_slice(&g.ctx, bytes).unwrap();
+                    registered.upload(&src, layout, &g.stream).unwrap();
+                }
+                let what = format!(
+                    "{mode}: {format:?} {:?}, the last of 5 back to back",
+                    layout.size()
+                );
+                planes.assert_hold(&burst[4], &what);
                 drop(registered);
             }
         }

@@ -117,19 +117,27 @@ fn staged_planes_claim_their_textures_until_dropped() {
     planes.upload_checked_last(&g, interop, 32, "interop, after the staged planes dropped");
 }
 
-/// A staged upload after the application deleted the luma texture (which it must not do while
-/// the planes hold it) is refused as `PlaneStorage`, naming the luma, before anything is copied
-/// or written: the chroma texture is as it was, no GL error is left pending, and the planes drop
-/// cleanly.
+/// A staged or stream upload after the application deleted the luma texture (which it must not
+/// do while the planes hold it) is refused as `PlaneStorage`, naming the luma, before anything
+/// is copied or written: the chroma texture is as it was, no GL error is left pending, and the
+/// planes drop cleanly.
 #[test]
-fn a_staged_upload_after_the_luma_texture_was_deleted_is_refused_and_writes_nothing() {
+fn a_copying_upload_after_the_luma_texture_was_deleted_is_refused_and_writes_nothing() {
     let Some(g) = gpu() else { return };
+    for mode in [Mode::Staged, Mode::Stream] {
+        deleted_luma_refused(&g, mode);
+    }
+}
+
+/// [`a_copying_upload_after_the_luma_texture_was_deleted_is_refused_and_writes_nothing`] in
+/// `mode`.
+fn deleted_luma_refused(g: &Gpu, mode: Mode) {
     let layout = odd_nv12();
     let mut planes = Planes::new(layout);
     let (cw, ch) = layout.chroma_size();
     let before = noise(cw as usize * ch as usize * 2, 41);
     fill(planes.chroma, 0, (cw, ch), 2, &before);
-    let mut staged = planes.register(&g, Mode::Staged).unwrap();
+    let mut staged = planes.register(g, mode).unwrap();
     let luma = planes.luma;
     delete_texture(luma);
     // Not deleted again by `Planes`' drop (GL ignores name 0), in case GL gave the name anew.
@@ -144,13 +152,13 @@ fn a_staged_upload_after_the_luma_texture_was_deleted_is_refused_and_writes_noth
             Error::Video(VideoError::PlaneStorage { call: "VideoPlanes::upload", plane: "luma", texture, .. })
                 if *texture == luma
         ),
-        "{e:?}"
+        "{mode}: {e:?}"
     );
     check_gl();
     let chroma = plane_texels(planes.chroma, 0, (cw, ch), 2, 1);
     assert!(
         chroma == before,
-        "the refused upload wrote the chroma texture"
+        "{mode}: the refused upload wrote the chroma texture"
     );
     // Refused again, the same way: the first refusal changed nothing either.
     let e = staged.upload(&src, layout, &g.stream).unwrap_err();
@@ -159,14 +167,14 @@ fn a_staged_upload_after_the_luma_texture_was_deleted_is_refused_and_writes_noth
             &e,
             Error::Video(VideoError::PlaneStorage { plane: "luma", .. })
         ),
-        "again: {e:?}"
+        "{mode}, again: {e:?}"
     );
     drop(staged);
     // The claim of the chroma ended with the planes.
-    let registered = register_texture(&g, planes.chroma);
+    let registered = register_texture(g, planes.chroma);
     assert!(
         registered.is_ok(),
-        "the chroma after the planes dropped: {registered:?}"
+        "{mode}: the chroma after the planes dropped: {registered:?}"
     );
     drop(registered);
     g.check_no_errors();

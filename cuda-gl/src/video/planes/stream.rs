@@ -36,13 +36,16 @@ struct Ring(ExternalRing);
 // `Send`, live within one `upload` on one thread. So moving it to another thread can only turn
 // a call into `WrongGlContext`/`NoGlContext`, or its drop into a logged leak.
 unsafe impl Send for Ring {}
-// SAFETY: no method of `Ring` takes `&self`: shared references to it reach nothing.
+// SAFETY: shared references to `Ring` reach only its derived `Debug`, which reads plain fields
+// of the ring (slot count and size, timeout, owner) and makes no GL or CUDA call.
 unsafe impl Sync for Ring {}
 
 /// The stream mode's state.
 #[derive(Debug)]
 pub(super) struct Streamed {
-    /// Dropped before the claims: its drop waits for the slots' work and deletes the GL side.
+    /// Dropped before the claims: with the owning GL context current its drop waits for the
+    /// slots' work and deletes the GL side; with another (or none) it leaks the GL side, which
+    /// keeps the memory (see `VideoPlanes`' docs: drop the planes with the context current).
     ring: Ring,
     /// The slot the next upload uses.
     next: usize,
@@ -64,10 +67,10 @@ impl Streamed {
     /// of the GL context current on this thread: two slots of both planes' bytes, in `ctx`.
     ///
     /// # Errors
-    /// As [`ExternalGl::current`] (a GL without `GL_EXT_memory_object_fd`, or not NVIDIA's);
+    /// As [`ExternalGl::current`] (a GL without `GL_EXT_memory_object_fd`);
     /// [`Error::AlreadyRegistered`] for a texture registered or held already;
     /// [`VideoLayout::packed`]'s; as [`ExternalRing::new`] (a GL of another GPU than `ctx`'s
-    /// among them).
+    /// among them: [`Error::WrongDevice`] from the import's device check).
     pub(super) fn new(
         ctx: &Arc<Context>,
         names: [u32; 2],
@@ -137,7 +140,8 @@ impl Streamed {
         let write = ring.write(slot, stream)?;
         let base = write.device_ptr().as_raw();
         for (((row, height), (src, pitch)), offset) in rows.into_iter().zip(sources).zip(offsets) {
-            if row.checked_mul(height).and_then(|n| n.checked_add(offset)) > Some(bytes) {
+            let end = row.checked_mul(height).and_then(|n| n.checked_add(offset));
+            if end.is_none_or(|end| end > bytes) {
                 return Err(Error::Internal {
                     what: "a video plane outside its slot of imported memory".into(),
                 });
@@ -172,9 +176,13 @@ impl Streamed {
         let sizes = [layout.size(), layout.chroma_size()];
         let written = upload_planes(fns, self.names, sizes, self.format, source);
         // The fence after GL's writes, which the slot's next copy waits for, placed even when a
-        // write was refused (GL may have read part of the slot).
-        let fenced = read.finish();
+        // write was refused (GL may have read part of the slot). One that fails leaves the
+        // slot marked as being read, and the ring's next call on it places the fence: the
+        // textures hold the frame all the same, so that failure is logged, not returned.
+        if let Err(e) = read.finish() {
+            log::warn!("cuda-gl: the fence after a video plane upload's GL writes: {e}");
+        }
         self.next = (slot + 1) % SLOTS;
-        written.and(fenced)
+        written
     }
 }
