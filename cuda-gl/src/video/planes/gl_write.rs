@@ -5,13 +5,92 @@
 //! put back after.
 
 use super::super::layout::{VideoFormat, VideoLayout};
+use super::super::plane_check::{check_frame_size, check_textures};
 use crate::error::{Error, Result};
 use crate::gl_object::{ImageTarget, Kind};
 use crate::glapi::claim::{self, Claim};
 use crate::glapi::{GlFns, GlOwner, UnpackState, bind_checked};
+use crate::memory::DevicePtr;
+use cuda_gl_sys as sys;
 
 /// The GL call an upload's GL errors are reported as.
 const GL_CALL: &str = "glTexSubImage2D (a video plane)";
+
+/// The textures a copying mode writes with GL: their context, names and format, and their
+/// claims.
+#[derive(Debug)]
+pub(super) struct HeldTextures {
+    /// The GL context the textures are of, current at `new`: each upload checks it is current.
+    owner: GlOwner,
+    /// The `[luma, chroma]` textures.
+    names: [u32; 2],
+    format: VideoFormat,
+    /// Both textures claimed, as a registration claims them: no registration of cuda-gl's can
+    /// map them (and hand CUDA a texture that GL writes) while the mode writes them.
+    _claims: [Claim; 2],
+}
+
+/// Where a frame's plane is: its device address and pitch, and its row bytes and rows.
+pub(super) type PlaneAt = ((sys::CUdeviceptr, usize), (usize, usize));
+
+impl HeldTextures {
+    /// The `[luma, chroma]` textures `names` of `format` frames, of the GL context current on
+    /// this thread, claimed.
+    ///
+    /// # Errors
+    /// The owner check's ([`GlOwner::current`]); as [`claim_textures`].
+    pub(super) fn new(names: [u32; 2], format: VideoFormat) -> Result<HeldTextures> {
+        let (owner, _) = GlOwner::current("VideoPlanes::new")?;
+        Ok(HeldTextures {
+            owner,
+            names,
+            format,
+            _claims: claim_textures(owner, names)?,
+        })
+    }
+
+    /// What an upload checks before any copy, naming `call`: the owning context current, and
+    /// the textures still what `new` found (GL is asked again: no mapped array tells a copying
+    /// mode of storage the application replaced) and of the frame's size. Then GL's table, and
+    /// where each plane of the frame of `layout` at `ptr` is: `[luma, chroma]`.
+    ///
+    /// # Errors
+    /// The owner check's; [`check_textures`]'s and [`check_frame_size`]'s; an address past the
+    /// end of memory.
+    pub(super) fn check_frame(
+        &self,
+        call: &'static str,
+        ptr: DevicePtr<'_>,
+        layout: &VideoLayout,
+    ) -> Result<(&'static GlFns, [PlaneAt; 2])> {
+        let fns = self.owner.check(call)?;
+        let size = check_textures(fns, call, self.names, self.format)?;
+        check_frame_size(layout.size(), size)?;
+        let [luma, chroma] = plane_rows(layout);
+        let chroma_ptr = ptr.byte_add(layout.chroma_offset())?;
+        Ok((
+            fns,
+            [
+                ((ptr.as_raw(), layout.luma_pitch()), luma),
+                ((chroma_ptr.as_raw(), layout.chroma_pitch()), chroma),
+            ],
+        ))
+    }
+
+    /// The frame of `layout`'s planes from `source` into the textures ([`upload_planes`]).
+    ///
+    /// # Errors
+    /// As [`upload_planes`].
+    pub(super) fn write(
+        &self,
+        fns: &GlFns,
+        layout: &VideoLayout,
+        source: PlaneSource<'_>,
+    ) -> Result<()> {
+        let sizes = [layout.size(), layout.chroma_size()];
+        upload_planes(fns, self.names, sizes, self.format, source)
+    }
+}
 
 /// Claims both textures `names` of `owner`'s share group, as a registration claims them: no
 /// registration of cuda-gl's can map them (and hand CUDA a texture that GL writes) while the
@@ -20,7 +99,7 @@ const GL_CALL: &str = "glTexSubImage2D (a video plane)";
 /// # Errors
 /// [`Error::AlreadyRegistered`] for a texture registered with CUDA, or claimed by other planes,
 /// already (or the same texture twice); a first claim made is given up then.
-pub(super) fn claim_textures(owner: GlOwner, names: [u32; 2]) -> Result<[Claim; 2]> {
+fn claim_textures(owner: GlOwner, names: [u32; 2]) -> Result<[Claim; 2]> {
     let kind = Kind::Image(ImageTarget::Texture2D);
     let claim = |name| {
         claim::claim(kind, name, owner).ok_or_else(|| Error::AlreadyRegistered {

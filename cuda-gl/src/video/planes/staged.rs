@@ -6,12 +6,9 @@
 //! pixel-transfer state.
 
 use super::super::layout::{VideoFormat, VideoLayout};
-use super::super::plane_check::{check_frame_size, check_textures};
-use super::gl_write::{PlaneSource, claim_textures, plane_rows, upload_planes};
+use super::gl_write::{HeldTextures, PlaneSource, plane_rows};
 use crate::context::Context;
 use crate::error::{Error, Result};
-use crate::glapi::GlOwner;
-use crate::glapi::claim::Claim;
 use crate::memory::{DevicePtr, PinnedBuffer};
 use crate::result;
 use crate::stream::{AsStream, wait_limit};
@@ -22,17 +19,10 @@ use std::time::Instant;
 /// The staged mode's state.
 #[derive(Debug)]
 pub(super) struct Staged {
-    /// The GL context the textures are of, current at `new`: each upload checks it is current.
-    owner: GlOwner,
-    /// The `[luma, chroma]` textures.
-    names: [u32; 2],
-    format: VideoFormat,
+    held: HeldTextures,
     /// Each plane's rows, tightly packed, as GL takes them: `[luma, chroma]`, each exactly its
     /// plane's bytes of frames of the size given to `new` (the upload relies on it).
     pinned: [PinnedBuffer<u8>; 2],
-    /// Both textures claimed, as a registration claims them: no registration of cuda-gl's can
-    /// map them (and hand CUDA a texture that GL writes here) while this mode writes them.
-    _claims: [Claim; 2],
 }
 
 impl Staged {
@@ -40,37 +30,31 @@ impl Staged {
     /// of the GL context current on this thread, with pinned memory of `ctx`.
     ///
     /// # Errors
-    /// The owner check's ([`GlOwner::current`]); [`Error::AlreadyRegistered`] for a texture
-    /// registered with CUDA, or claimed by other planes, already (or the same texture twice);
-    /// [`VideoLayout::packed`]'s; the driver's error from allocating the pinned memory.
+    /// As [`HeldTextures::new`] ([`Error::AlreadyRegistered`] for a texture registered with
+    /// CUDA, or held by other planes, already); [`VideoLayout::packed`]'s; the driver's error
+    /// from allocating the pinned memory.
     pub(super) fn new(
         ctx: &Arc<Context>,
         names: [u32; 2],
         size: (u32, u32),
         format: VideoFormat,
     ) -> Result<Staged> {
-        let (owner, _) = GlOwner::current("VideoPlanes::new")?;
-        let claims = claim_textures(owner, names)?;
+        let held = HeldTextures::new(names, format)?;
         let layout = VideoLayout::packed(size, format)?;
         let planes = plane_rows(&layout).map(|(row, rows)| row * rows);
         Ok(Staged {
-            owner,
-            names,
-            format,
+            held,
             pinned: [
                 PinnedBuffer::zeroed(ctx, planes[0])?,
                 PinnedBuffer::zeroed(ctx, planes[1])?,
             ],
-            _claims: claims,
         })
     }
 
     /// Copies both planes of the frame of `layout` at `ptr` into the pinned memory in `stream`'s
     /// order, waits for the copies (at most the [wait limit](crate::wait_limit)), then has GL
     /// write each into its texture: GL's commands issued after this returns see the planes.
-    /// Before any copy, the owning context must be current and the textures must still be what
-    /// `new` found (GL is asked again: no mapped array tells this mode of storage the
-    /// application replaced).
+    /// Before any copy, [`HeldTextures::check_frame`].
     ///
     /// # Safety
     /// 1. The frame of `layout` lies at `ptr` (`layout.bytes()` bytes), device memory of the
@@ -78,12 +62,11 @@ impl Staged {
     ///    before this returns has run.
     ///
     /// # Errors
-    /// The owner check's, naming `call`; the textures' checks
-    /// ([`VideoError::PlaneStorage`](crate::video::VideoError::PlaneStorage),
-    /// [`VideoError::PlaneTexture`](crate::video::VideoError::PlaneTexture)); the copies'
-    /// errors; [`Error::Timeout`] when they have not finished within the wait limit (nothing
-    /// is written then); [`Error::GlCall`] when GL refuses a binding or a write (the luma may
-    /// then be written and the chroma not), or putting the application's bindings back.
+    /// [`HeldTextures::check_frame`]'s (nothing is copied); the copies' errors;
+    /// [`Error::Timeout`] when they have not finished within the wait limit (nothing is written
+    /// then); [`HeldTextures::write`]'s: [`Error::GlCall`] when GL refuses a binding or a write
+    /// (the luma may then be written and the chroma not), or putting the application's
+    /// bindings back.
     pub(super) unsafe fn upload(
         &mut self,
         call: &'static str,
@@ -91,28 +74,12 @@ impl Staged {
         layout: &VideoLayout,
         stream: &impl AsStream,
     ) -> Result<()> {
-        let fns = self.owner.check(call)?;
-        let size = check_textures(fns, call, self.names, self.format)?;
-        check_frame_size(layout.size(), size)?;
-        let rows = plane_rows(layout);
-        let sources = [
-            (ptr.as_raw(), layout.luma_pitch()),
-            (
-                ptr.byte_add(layout.chroma_offset())?.as_raw(),
-                layout.chroma_pitch(),
-            ),
-        ];
+        let (fns, [luma, chroma]) = self.held.check_frame(call, ptr, layout)?;
+        let (sources, rows) = ([luma.0, chroma.0], [luma.1, chroma.1]);
         // SAFETY: (1) of `planes_to_host`: the planes lie in the frame at `ptr` (this
         // function's (1), `layout`'s planes: `rows` of its row bytes at its pitches).
         let bytes = unsafe { planes_to_host(&mut self.pinned, rows, sources, stream) }?;
-        let sizes = [layout.size(), layout.chroma_size()];
-        upload_planes(
-            fns,
-            self.names,
-            sizes,
-            self.format,
-            PlaneSource::Client(bytes),
-        )
+        self.held.write(fns, layout, PlaneSource::Client(bytes))
     }
 }
 

@@ -7,13 +7,10 @@
 //! `GL_EXT_memory_object_fd`.
 
 use super::super::layout::{VideoFormat, VideoLayout};
-use super::super::plane_check::{check_frame_size, check_textures};
-use super::gl_write::{PlaneSource, claim_textures, plane_rows, upload_planes};
+use super::gl_write::{HeldTextures, PlaneSource, plane_rows};
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::external::{ExternalGl, ExternalRing};
-use crate::glapi::GlOwner;
-use crate::glapi::claim::Claim;
 use crate::memory::DevicePtr;
 use crate::result;
 use crate::stream::{AsStream, wait_limit};
@@ -49,16 +46,11 @@ pub(super) struct Streamed {
     ring: Ring,
     /// The slot the next upload uses.
     next: usize,
-    /// The GL context the textures and the ring are of, current at `new`.
-    owner: GlOwner,
-    /// The `[luma, chroma]` textures.
-    names: [u32; 2],
-    format: VideoFormat,
+    /// The textures, of the ring's GL context; their claims end after the ring's drop.
+    held: HeldTextures,
     /// The luma's bytes (rows tightly packed): the chroma's offset in a slot, whose size is
     /// both planes' bytes (fixed at `new`, the frame size being fixed).
     luma_bytes: usize,
-    /// Both textures claimed, as the staged mode claims them.
-    _claims: [Claim; 2],
     ctx: Arc<Context>,
 }
 
@@ -67,8 +59,9 @@ impl Streamed {
     /// of the GL context current on this thread: two slots of both planes' bytes, in `ctx`.
     ///
     /// # Errors
-    /// As [`ExternalGl::current`] (a GL without `GL_EXT_memory_object_fd`);
-    /// [`Error::AlreadyRegistered`] for a texture registered or held already;
+    /// As [`ExternalGl::current`] (a GL without `GL_EXT_memory_object_fd`); as
+    /// [`HeldTextures::new`] ([`Error::AlreadyRegistered`] for a texture registered or held
+    /// already);
     /// [`VideoLayout::packed`]'s; as [`ExternalRing::new`] (a GL of another GPU than `ctx`'s
     /// among them: [`Error::WrongDevice`] from the import's device check).
     pub(super) fn new(
@@ -78,8 +71,7 @@ impl Streamed {
         format: VideoFormat,
     ) -> Result<Streamed> {
         let gl = ExternalGl::current()?;
-        let (owner, _) = GlOwner::current("VideoPlanes::new")?;
-        let claims = claim_textures(owner, names)?;
+        let held = HeldTextures::new(names, format)?;
         let layout = VideoLayout::packed(size, format)?;
         let [luma, chroma] = plane_rows(&layout).map(|(row, rows)| row * rows);
         let bytes = luma.checked_add(chroma).ok_or(Error::Internal {
@@ -88,11 +80,8 @@ impl Streamed {
         Ok(Streamed {
             ring: Ring(ExternalRing::new(ctx, &gl, SLOTS, bytes)?),
             next: 0,
-            owner,
-            names,
-            format,
+            held,
             luma_bytes: luma,
-            _claims: claims,
             ctx: ctx.clone(),
         })
     }
@@ -100,9 +89,8 @@ impl Streamed {
     /// Copies both planes of the frame of `layout` at `ptr` into the next slot in `stream`'s
     /// order (after GL's writes out of it last time, waited for on the CPU), waits on the CPU
     /// for the copies, then has GL write each plane into its texture out of the slot: GL's
-    /// commands issued after this returns see the planes. Before any copy, the owning context
-    /// must be current and the textures still what `new` found (asked of GL again). Each wait
-    /// at most the [wait limit](crate::wait_limit).
+    /// commands issued after this returns see the planes. Before any copy,
+    /// [`HeldTextures::check_frame`]. Each wait at most the [wait limit](crate::wait_limit).
     ///
     /// # Safety
     /// 1. The frame of `layout` lies at `ptr` (`layout.bytes()` bytes), device memory of the
@@ -110,7 +98,7 @@ impl Streamed {
     ///    returns has run.
     ///
     /// # Errors
-    /// The owner check's, naming `call`; the textures' checks; as [`ExternalRing::write`] and
+    /// [`HeldTextures::check_frame`]'s (nothing is copied); as [`ExternalRing::write`] and
     /// [`ExternalRing::read`] (a capturing stream, [`Error::Timeout`]); the copies' errors;
     /// as the staged mode's GL writes.
     pub(super) unsafe fn upload(
@@ -120,17 +108,7 @@ impl Streamed {
         layout: &VideoLayout,
         stream: &impl AsStream,
     ) -> Result<()> {
-        let fns = self.owner.check(call)?;
-        let size = check_textures(fns, call, self.names, self.format)?;
-        check_frame_size(layout.size(), size)?;
-        let rows = plane_rows(layout);
-        let sources = [
-            (ptr.as_raw(), layout.luma_pitch()),
-            (
-                ptr.byte_add(layout.chroma_offset())?.as_raw(),
-                layout.chroma_pitch(),
-            ),
-        ];
+        let (fns, planes) = self.held.check_frame(call, ptr, layout)?;
         let offsets = [0, self.luma_bytes];
         let slot = self.next;
         self.ctx.bind()?;
@@ -139,7 +117,7 @@ impl Streamed {
         let bytes = ring.slot_bytes();
         let write = ring.write(slot, stream)?;
         let base = write.device_ptr().as_raw();
-        for (((row, height), (src, pitch)), offset) in rows.into_iter().zip(sources).zip(offsets) {
+        for (((src, pitch), (row, height)), offset) in planes.into_iter().zip(offsets) {
             let end = row.checked_mul(height).and_then(|n| n.checked_add(offset));
             if end.is_none_or(|end| end > bytes) {
                 return Err(Error::Internal {
@@ -173,8 +151,7 @@ impl Streamed {
             size: bytes,
             offsets,
         };
-        let sizes = [layout.size(), layout.chroma_size()];
-        let written = upload_planes(fns, self.names, sizes, self.format, source);
+        let written = self.held.write(fns, layout, source);
         // The fence after GL's writes, which the slot's next copy waits for, placed even when a
         // write was refused (GL may have read part of the slot). One that fails leaves the
         // slot marked as being read, and the ring's next call on it places the fence: the
