@@ -36,9 +36,11 @@ fn binding_query(target: ImageTarget) -> Option<u32> {
 
 /// Whether texture `name` was created with `target`.
 ///
-/// With OpenGL 4.5 it asks `GL_TEXTURE_TARGET`. Before 4.5 it binds the texture to `target` on
-/// the active unit, where GL raises `GL_INVALID_OPERATION` for a texture of another target,
-/// and binds the unit's previous texture back. `Ok(None)` when `name` is not a texture.
+/// With OpenGL 4.5 it asks `GL_TEXTURE_TARGET`. Before 4.5, or where a 4.5 context does not
+/// answer that query (Mesa 22's compatibility profile), it binds the texture to `target` on the
+/// active unit, where GL raises `GL_INVALID_OPERATION` for a texture of another target, and
+/// binds the unit's previous texture back ([`bind_probe`]). `Ok(None)` when `name` is not a
+/// texture.
 ///
 /// # Errors
 /// [`Error::MissingGlFunction`] for a 4.5 context whose platform lacks
@@ -51,30 +53,18 @@ pub(crate) fn texture_target_is(
     if !exists(fns, Kind::Image(ImageTarget::Texture2D), name) {
         return Ok(None);
     }
-    if has_dsa(fns) {
-        return Ok(texture_target(fns, name)?.map(|t| t == target.gl_enum()));
+    if has_dsa(fns)
+        && let Some(asked) = asked_target(fns, name)?
+    {
+        return Ok(Some(asked == Some(target.gl_enum())));
     }
-    let Some(binding) = binding_query(target) else {
-        return Ok(Some(false));
-    };
-    fns.take_pending_errors("glBindTexture (asking a texture's target)");
-    let mut previous = 0;
-    // SAFETY: a context is current; valid out-pointer; `name` is a texture (above); binding it
-    // to a target it was not created with only raises GL_INVALID_OPERATION, and the unit's
-    // previous texture of `target` is bound back.
-    let matches = unsafe {
-        (fns.get_integerv)(binding, &mut previous);
-        (fns.bind_texture)(target.gl_enum(), name);
-        let matches = (fns.get_error)() == gl::NO_ERROR;
-        (fns.bind_texture)(target.gl_enum(), previous.max(0) as u32);
-        matches
-    };
-    fns.drain_errors();
-    Ok(Some(matches))
+    Ok(Some(bind_probe(fns, name, target)))
 }
 
-/// The target texture `name` was created with (`GL_TEXTURE_TARGET`, OpenGL 4.5); `Ok(None)`
-/// when it is not a texture, or the context is older than 4.5.
+/// The target texture `name` was created with; `Ok(None)` when it is not a texture, or the
+/// context is older than 4.5. Asked as `GL_TEXTURE_TARGET`; where a 4.5 context does not answer
+/// that query (Mesa 22's compatibility profile), found by binding the texture to each target
+/// cuda-gl knows ([`bind_probe`]).
 ///
 /// # Errors
 /// [`Error::MissingGlFunction`] for a 4.5 context whose platform lacks
@@ -83,16 +73,70 @@ pub(crate) fn texture_target(fns: &GlFns, name: u32) -> Result<Option<u32>> {
     if !exists(fns, Kind::Image(ImageTarget::Texture2D), name) || !has_dsa(fns) {
         return Ok(None);
     }
+    if let Some(asked) = asked_target(fns, name)? {
+        return Ok(asked);
+    }
+    let targets = [
+        ImageTarget::Texture2D,
+        ImageTarget::Rectangle,
+        ImageTarget::Texture2DArray,
+        ImageTarget::Texture3D,
+        ImageTarget::CubeMap,
+    ];
+    Ok(targets
+        .into_iter()
+        .find(|&t| bind_probe(fns, name, t))
+        .map(ImageTarget::gl_enum))
+}
+
+/// `GL_TEXTURE_TARGET` of texture `name` (an OpenGL 4.5 context, `name` a texture of it):
+/// `Some` of GL's answer (`None` inside for a texture never bound), or `None` when GL refused
+/// the query and wrote nothing (Mesa 22's compatibility profile raises `GL_INVALID_ENUM`); the
+/// error it raised is taken then, with any the application left pending (each logged).
+///
+/// # Errors
+/// [`Error::MissingGlFunction`] without `glGetTextureParameteriv`.
+fn asked_target(fns: &GlFns, name: u32) -> Result<Option<Option<u32>>> {
     let get = fns
         .get_texture_parameteriv
         .ok_or(Error::MissingGlFunction {
             function: "glGetTextureParameteriv",
         })?;
-    let mut target = 0;
-    // SAFETY: a GL 4.5 context is current, `name` is a texture object of it, and
-    // GL_TEXTURE_TARGET is a valid query for any texture object.
+    // No target's enum: left as it is when GL refuses the query.
+    const UNANSWERED: i32 = i32::MIN;
+    let mut target = UNANSWERED;
+    // SAFETY: a GL 4.5 context is current (callers' contract), `name` is a texture object of
+    // it, and GL_TEXTURE_TARGET is a valid query for any texture object.
     unsafe { get(name, gl::TEXTURE_TARGET, &mut target) };
-    Ok(u32::try_from(target).ok().filter(|&t| t != 0))
+    if target == UNANSWERED {
+        fns.take_pending_errors("glGetTextureParameteriv(GL_TEXTURE_TARGET)");
+        return Ok(None);
+    }
+    Ok(Some(u32::try_from(target).ok().filter(|&t| t != 0)))
+}
+
+/// Whether texture `name` binds to `target` (it was created with it, or never bound): bound on
+/// the active unit, GL's error asked, the unit's previous texture of `target` bound back. The
+/// errors the application left pending are taken first (each logged), so that GL's answer is
+/// the bind's.
+fn bind_probe(fns: &GlFns, name: u32, target: ImageTarget) -> bool {
+    let Some(binding) = binding_query(target) else {
+        return false;
+    };
+    fns.take_pending_errors("glBindTexture (asking a texture's target)");
+    let mut previous = 0;
+    // SAFETY: a context is current; valid out-pointer; `name` is a texture (the callers asked);
+    // binding it to a target it was not created with only raises GL_INVALID_OPERATION, and the
+    // unit's previous texture of `target` is bound back.
+    let matches = unsafe {
+        (fns.get_integerv)(binding, &mut previous);
+        (fns.bind_texture)(target.gl_enum(), name);
+        let matches = (fns.get_error)() == gl::NO_ERROR;
+        (fns.bind_texture)(target.gl_enum(), previous.max(0) as u32);
+        matches
+    };
+    fns.drain_errors();
+    matches
 }
 
 /// The size in bytes of buffer `name`'s storage (OpenGL 4.5), `None` where it cannot be asked.
@@ -244,3 +288,6 @@ fn texture_2d_storage_dsa(
 type GetTextureParameter = unsafe extern "system" fn(u32, u32, *mut i32);
 /// `glGetTextureLevelParameteriv`.
 type GetTextureLevelParameter = unsafe extern "system" fn(u32, i32, u32, *mut i32);
+
+#[cfg(all(test, feature = "egl"))]
+mod tests;

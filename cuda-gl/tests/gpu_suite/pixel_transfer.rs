@@ -242,7 +242,7 @@ fn frames_ignore_the_applications_pixel_transfer_state() {
 }
 
 /// The planes of NV12 and P010 frames (odd sizes, padded pitches, chroma after a gap) reach
-/// their textures byte for byte in both modes of the video planes, whatever the application's
+/// their textures byte for byte in every mode of the video planes, whatever the application's
 /// pixel-transfer and unpack state (the staged mode's `glTexSubImage2D` is a pixel transfer:
 /// `GL_RED_SCALE` 0 would zero the luma, `GL_GREEN_BIAS` the chroma's Cr, the unpack skips and
 /// row length shift the rows), which is as it was after each upload.
