@@ -183,13 +183,12 @@ pub(crate) fn texture_2d_storage(fns: &GlFns, name: u32) -> Result<Option<Textur
         return Ok(None);
     }
     // A 4.5 context that cannot answer GL_TEXTURE_TARGET (Mesa 22's llvmpipe raises
-    // GL_INVALID_ENUM, which the bind path below takes with the application's errors) is asked
-    // through the bind.
+    // GL_INVALID_ENUM, which `asked_target` takes) is asked through the bind.
     if let (true, Some(get), Some(get_level)) = (
         has_dsa(fns),
         fns.get_texture_parameteriv,
         fns.get_texture_level_parameteriv,
-    ) && let Some(storage) = texture_2d_storage_dsa(name, get, get_level)?
+    ) && let Some(storage) = texture_2d_storage_dsa(fns, name, get, get_level)?
     {
         return Ok(Some(storage));
     }
@@ -238,24 +237,18 @@ pub(crate) fn texture_2d_storage(fns: &GlFns, name: u32) -> Result<Option<Textur
 /// [`texture_2d_storage`] in an OpenGL 4.5 context: asked of the texture by name, with no bind
 /// and no error check (every query is valid for a texture object of a 4.5 context), so the
 /// application's pending GL errors stay pending for its own `glGetError`. `Ok(None)` when GL
-/// did not answer `GL_TEXTURE_TARGET` (Mesa 22 raises `GL_INVALID_ENUM` for it and writes
-/// nothing): the caller asks through a bind instead.
+/// did not answer `GL_TEXTURE_TARGET` ([`asked_target`]): the caller asks through a bind
+/// instead.
 fn texture_2d_storage_dsa(
+    fns: &GlFns,
     name: u32,
     get: GetTextureParameter,
     get_level: GetTextureLevelParameter,
 ) -> Result<Option<TextureStorage>> {
-    // No target's enum: left as it is when GL refuses the query.
-    const UNANSWERED: i32 = i32::MIN;
-    let mut target = UNANSWERED;
-    // SAFETY: a GL 4.5 context is current (callers' contract), `name` is a texture object of
-    // it (the caller asked), GL_TEXTURE_TARGET is a valid query for any, and the out-pointer
-    // is valid.
-    unsafe { get(name, gl::TEXTURE_TARGET, &mut target) };
-    if target == UNANSWERED {
+    let Some(target) = asked_target(fns, name)? else {
         return Ok(None);
-    }
-    if u32::try_from(target) != Ok(gl::TEXTURE_2D) {
+    };
+    if target != Some(gl::TEXTURE_2D) {
         // What the bind of the older path reports for a texture of another target.
         return Err(Error::GlCall {
             call: "glBindTexture(GL_TEXTURE_2D, ...) (asking a texture's storage)",
