@@ -281,6 +281,3 @@ fn texture_2d_storage_dsa(
 type GetTextureParameter = unsafe extern "system" fn(u32, u32, *mut i32);
 /// `glGetTextureLevelParameteriv`.
 type GetTextureLevelParameter = unsafe extern "system" fn(u32, i32, u32, *mut i32);
-
-#[cfg(all(test, feature = "egl"))]
-mod tests;

@@ -294,3 +294,5 @@ mod tests {
 
 #[cfg(all(test, feature = "egl"))]
 mod gl_tests;
+#[cfg(all(test, feature = "egl"))]
+mod target_tests;
