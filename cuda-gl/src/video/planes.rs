@@ -10,6 +10,7 @@ use crate::context::Context;
 use crate::error::Error;
 use crate::error::{Result, UsageError, VideoError};
 use crate::glapi::current_gl;
+use crate::memory::DevicePtr;
 use crate::mode_choice::{Mode, Report, first_mode};
 use crate::source::{ShowSource, memory_of};
 use crate::stream::AsStream;
@@ -78,6 +79,23 @@ pub struct VideoPlanes {
     ctx: Arc<Context>,
 }
 
+/// The textures a mode's planes go into: `[luma, chroma]`, the luma's size (the frames'), and
+/// the frames' format.
+#[derive(Debug, Clone, Copy)]
+struct PlaneTextures {
+    names: [u32; 2],
+    size: (u32, u32),
+    format: VideoFormat,
+}
+
+/// A frame a mode uploads: the call that uploads it (errors name it), where it lies and how.
+#[derive(Debug, Clone, Copy)]
+struct PlaneFrame<'a> {
+    call: &'static str,
+    ptr: DevicePtr<'a>,
+    layout: &'a VideoLayout,
+}
+
 /// A mode's state.
 #[derive(Debug)]
 enum Made {
@@ -137,10 +155,15 @@ impl VideoPlanes {
             Some(mode) => std::slice::from_ref(mode),
             None => &MODES[..],
         };
+        let textures = PlaneTextures {
+            names,
+            size,
+            format,
+        };
         let make = |mode| match mode {
             Mode::Interop => Interop::new(ctx, names).map(Made::Interop),
-            Mode::Staged => Staged::new(ctx, names, size, format).map(Made::Staged),
-            Mode::Stream => Streamed::new(ctx, names, size, format).map(Made::Stream),
+            Mode::Staged => Staged::new(ctx, textures).map(Made::Staged),
+            Mode::Stream => Streamed::new(ctx, textures).map(Made::Stream),
         };
         let (made, report) = first_mode(modes, "video planes", make, report)?;
         let planes = VideoPlanes {
@@ -232,11 +255,17 @@ impl VideoPlanes {
         // freed only after the device's work, and what safe code writes into it on another
         // stream unordered with `stream` races with the copy on the GPU (a torn plane, as for
         // `DisplayTarget::show`), never outside it.
+        let frame = PlaneFrame {
+            call: UPLOAD,
+            ptr,
+            layout: &layout,
+        };
+        // SAFETY: as just said.
         unsafe {
             match &mut self.made {
-                Made::Interop(m) => m.upload(UPLOAD, ptr, &layout, stream),
-                Made::Staged(m) => m.upload(UPLOAD, ptr, &layout, stream),
-                Made::Stream(m) => m.upload(UPLOAD, ptr, &layout, stream),
+                Made::Interop(m) => m.upload(frame, stream),
+                Made::Staged(m) => m.upload(frame, stream),
+                Made::Stream(m) => m.upload(frame, stream),
             }
         }
     }

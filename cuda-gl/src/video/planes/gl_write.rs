@@ -6,25 +6,22 @@
 
 use super::super::layout::{VideoFormat, VideoLayout};
 use super::super::plane_check::{check_frame_size, check_textures};
+use super::{PlaneFrame, PlaneTextures};
 use crate::error::{Error, Result};
 use crate::gl_object::{ImageTarget, Kind};
 use crate::glapi::claim::{self, Claim};
 use crate::glapi::{GlFns, GlOwner, UnpackState, bind_checked};
-use crate::memory::DevicePtr;
 use cuda_gl_sys as sys;
 
 /// The GL call an upload's GL errors are reported as.
 const GL_CALL: &str = "glTexSubImage2D (a video plane)";
 
-/// The textures a copying mode writes with GL: their context, names and format, and their
-/// claims.
+/// The textures a copying mode writes with GL: their context, the textures, and their claims.
 #[derive(Debug)]
 pub(super) struct HeldTextures {
     /// The GL context the textures are of, current at `new`: each upload checks it is current.
     owner: GlOwner,
-    /// The `[luma, chroma]` textures.
-    names: [u32; 2],
-    format: VideoFormat,
+    textures: PlaneTextures,
     /// Both textures claimed, as a registration claims them: no registration of cuda-gl's can
     /// map them (and hand CUDA a texture that GL writes) while the mode writes them.
     _claims: [Claim; 2],
@@ -34,37 +31,40 @@ pub(super) struct HeldTextures {
 pub(super) type PlaneAt = ((sys::CUdeviceptr, usize), (usize, usize));
 
 impl HeldTextures {
-    /// The `[luma, chroma]` textures `names` of `format` frames, of the GL context current on
-    /// this thread, claimed.
+    /// `textures`, of the GL context current on this thread, claimed; and the bytes of each
+    /// of their frames' planes, rows tightly packed: `[luma, chroma]`.
     ///
     /// # Errors
-    /// The owner check's ([`GlOwner::current`]); as [`claim_textures`].
-    pub(super) fn new(names: [u32; 2], format: VideoFormat) -> Result<HeldTextures> {
+    /// The owner check's ([`GlOwner::current`]); as [`claim_textures`];
+    /// [`VideoLayout::packed`]'s.
+    pub(super) fn new(textures: PlaneTextures) -> Result<(HeldTextures, [usize; 2])> {
         let (owner, _) = GlOwner::current("VideoPlanes::new")?;
-        Ok(HeldTextures {
+        let claims = claim_textures(owner, textures.names)?;
+        let packed = VideoLayout::packed(textures.size, textures.format)?;
+        let held = HeldTextures {
             owner,
-            names,
-            format,
-            _claims: claim_textures(owner, names)?,
-        })
+            textures,
+            _claims: claims,
+        };
+        Ok((held, plane_rows(&packed).map(|(row, rows)| row * rows)))
     }
 
-    /// What an upload checks before any copy, naming `call`: the owning context current, and
-    /// the textures still what `new` found (GL is asked again: no mapped array tells a copying
-    /// mode of storage the application replaced) and of the frame's size. Then GL's table, and
-    /// where each plane of the frame of `layout` at `ptr` is: `[luma, chroma]`.
+    /// What an upload checks before any copy, naming the frame's call: the owning context
+    /// current, and the textures still what `new` found (GL is asked again: no mapped array
+    /// tells a copying mode of storage the application replaced) and of the frame's size. Then
+    /// GL's table, and where each plane of the frame lies: `[luma, chroma]`.
     ///
     /// # Errors
     /// The owner check's; [`check_textures`]'s and [`check_frame_size`]'s; an address past the
     /// end of memory.
     pub(super) fn check_frame(
         &self,
-        call: &'static str,
-        ptr: DevicePtr<'_>,
-        layout: &VideoLayout,
+        frame: PlaneFrame<'_>,
     ) -> Result<(&'static GlFns, [PlaneAt; 2])> {
+        let PlaneFrame { call, ptr, layout } = frame;
         let fns = self.owner.check(call)?;
-        let size = check_textures(fns, call, self.names, self.format)?;
+        let PlaneTextures { names, format, .. } = self.textures;
+        let size = check_textures(fns, call, names, format)?;
         check_frame_size(layout.size(), size)?;
         let [luma, chroma] = plane_rows(layout);
         let chroma_ptr = ptr.byte_add(layout.chroma_offset())?;
@@ -87,8 +87,13 @@ impl HeldTextures {
         layout: &VideoLayout,
         source: PlaneSource<'_>,
     ) -> Result<()> {
-        let sizes = [layout.size(), layout.chroma_size()];
-        upload_planes(fns, self.names, sizes, self.format, source)
+        let write = PlaneWrite {
+            names: self.textures.names,
+            sizes: [layout.size(), layout.chroma_size()],
+            format: self.textures.format,
+            source,
+        };
+        upload_planes(fns, &write)
     }
 }
 
@@ -132,25 +137,29 @@ pub(super) enum PlaneSource<'a> {
     },
 }
 
-/// Writes both planes from `source` into the textures `names` (level 0, of the sizes in
-/// `sizes`), the luma first, with the GL errors the application left pending taken first (each
-/// logged) and the unpack state neutral, the application's put back after.
+/// What GL writes: both planes from `source` into the textures `names` (level 0, of the sizes
+/// in `sizes`), of `format` samples.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct PlaneWrite<'a> {
+    pub(super) names: [u32; 2],
+    pub(super) sizes: [(u32, u32); 2],
+    pub(super) format: VideoFormat,
+    pub(super) source: PlaneSource<'a>,
+}
+
+/// Writes both planes of `write`, the luma first, with the GL errors the application left
+/// pending taken first (each logged) and the unpack state neutral, the application's put back
+/// after.
 ///
 /// # Errors
 /// As [`UnpackState::neutral`]; [`Error::GlCall`] when a binding did not take (a texture the
 /// application deleted, in a core profile) or GL refused a write (the chroma is not written
 /// after a refused luma), or putting the application's bindings back;
 /// [`Error::Internal`] for a source that does not hold the planes.
-pub(super) fn upload_planes(
-    fns: &GlFns,
-    names: [u32; 2],
-    sizes: [(u32, u32); 2],
-    format: VideoFormat,
-    source: PlaneSource<'_>,
-) -> Result<()> {
+pub(super) fn upload_planes(fns: &GlFns, write: &PlaneWrite<'_>) -> Result<()> {
     fns.take_pending_errors(GL_CALL);
     let state = UnpackState::neutral(fns, false)?;
-    let written = write_planes(fns, names, sizes, format, source);
+    let written = write_planes(fns, write);
     state.restore(fns);
     // The write's own GL errors were asked for after each plane; one of putting the
     // application's bindings back (a texture another context deleted, say) is its own.
@@ -158,19 +167,19 @@ pub(super) fn upload_planes(
     written.and(restored)
 }
 
-/// Writes each plane from `source` into its texture of `names`, level 0, of its size in
-/// `sizes`, the luma first, with the pixel unpack buffer bound as `source` says (0 for client
-/// memory) and read back. The caller made the unpack state neutral and puts it back.
+/// Writes each plane of `write` into its texture, the luma first, with the pixel unpack buffer
+/// bound as its source says (0 for client memory) and read back. The caller made the unpack
+/// state neutral and puts it back.
 ///
 /// # Errors
 /// As [`upload_planes`], less the restore's.
-fn write_planes(
-    fns: &GlFns,
-    names: [u32; 2],
-    sizes: [(u32, u32); 2],
-    format: VideoFormat,
-    source: PlaneSource<'_>,
-) -> Result<()> {
+fn write_planes(fns: &GlFns, write: &PlaneWrite<'_>) -> Result<()> {
+    let PlaneWrite {
+        names,
+        sizes,
+        format,
+        source,
+    } = *write;
     let sample = match format {
         VideoFormat::Nv12 => gl::UNSIGNED_BYTE,
         VideoFormat::P010 => gl::UNSIGNED_SHORT,

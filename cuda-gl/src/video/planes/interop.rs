@@ -4,6 +4,7 @@
 
 use super::super::layout::{VideoFormat, VideoLayout};
 use super::super::plane_check::check_array;
+use super::PlaneFrame;
 use crate::context::Context;
 use crate::error::Result;
 use crate::gl_object::{ImageTarget, RegisterFlags};
@@ -38,30 +39,22 @@ impl Interop {
         })
     }
 
-    /// The frame of `layout` at `ptr` into both textures, in `stream`'s order ([`copy_planes`]).
+    /// The frame into both textures, in `stream`'s order ([`copy_planes`]).
     ///
     /// # Safety
-    /// 1. As [`copy_planes`]' (1).
+    /// 1. As [`copy_planes`]' (1), of the frame's layout at its address.
     ///
     /// # Errors
     /// As [`copy_planes`].
     pub(super) unsafe fn upload(
         &mut self,
-        call: &'static str,
-        ptr: DevicePtr<'_>,
-        layout: &VideoLayout,
+        frame: PlaneFrame<'_>,
         stream: &impl AsStream,
     ) -> Result<()> {
+        let PlaneFrame { call, ptr, layout } = frame;
+        let textures = [&mut self.luma, &mut self.chroma];
         // SAFETY: (1).
-        unsafe {
-            copy_planes(
-                call,
-                [&mut self.luma, &mut self.chroma],
-                ptr,
-                layout,
-                stream,
-            )
-        }
+        unsafe { copy_planes(call, textures, ptr, layout, stream) }
     }
 }
 

@@ -5,11 +5,11 @@
 //! memory, which GL reads before the call returns), under neutral pixel-store and
 //! pixel-transfer state.
 
-use super::super::layout::{VideoFormat, VideoLayout};
-use super::gl_write::{HeldTextures, PlaneSource, plane_rows};
+use super::gl_write::{HeldTextures, PlaneSource};
+use super::{PlaneFrame, PlaneTextures};
 use crate::context::Context;
 use crate::error::{Error, Result};
-use crate::memory::{DevicePtr, PinnedBuffer};
+use crate::memory::PinnedBuffer;
 use crate::result;
 use crate::stream::{AsStream, wait_limit};
 use cuda_gl_sys as sys;
@@ -26,38 +26,28 @@ pub(super) struct Staged {
 }
 
 impl Staged {
-    /// The state for frames of `size` and `format` into the `[luma, chroma]` textures `names`
-    /// of the GL context current on this thread, with pinned memory of `ctx`.
+    /// The state for frames into `textures` (of the GL context current on this thread), with
+    /// pinned memory of `ctx`.
     ///
     /// # Errors
     /// As [`HeldTextures::new`] ([`Error::AlreadyRegistered`] for a texture registered with
-    /// CUDA, or held by other planes, already); [`VideoLayout::packed`]'s; the driver's error
-    /// from allocating the pinned memory.
-    pub(super) fn new(
-        ctx: &Arc<Context>,
-        names: [u32; 2],
-        size: (u32, u32),
-        format: VideoFormat,
-    ) -> Result<Staged> {
-        let held = HeldTextures::new(names, format)?;
-        let layout = VideoLayout::packed(size, format)?;
-        let planes = plane_rows(&layout).map(|(row, rows)| row * rows);
-        Ok(Staged {
-            held,
-            pinned: [
-                PinnedBuffer::zeroed(ctx, planes[0])?,
-                PinnedBuffer::zeroed(ctx, planes[1])?,
-            ],
-        })
+    /// CUDA, or held by other planes, already); the driver's error from allocating the pinned
+    /// memory.
+    pub(super) fn new(ctx: &Arc<Context>, textures: PlaneTextures) -> Result<Staged> {
+        let (held, [luma, chroma]) = HeldTextures::new(textures)?;
+        let pinned = [
+            PinnedBuffer::zeroed(ctx, luma)?,
+            PinnedBuffer::zeroed(ctx, chroma)?,
+        ];
+        Ok(Staged { held, pinned })
     }
 
-    /// Copies both planes of the frame of `layout` at `ptr` into the pinned memory in `stream`'s
-    /// order, waits for the copies (at most the [wait limit](crate::wait_limit)), then has GL
+    /// Copies both planes of the frame into the pinned memory in `stream`'s order, waits for the copies (at most the [wait limit](crate::wait_limit)), then has GL
     /// write each into its texture: GL's commands issued after this returns see the planes.
     /// Before any copy, [`HeldTextures::check_frame`].
     ///
     /// # Safety
-    /// 1. The frame of `layout` lies at `ptr` (`layout.bytes()` bytes), device memory of the
+    /// 1. The frame lies at its address (its layout's `bytes()` bytes), device memory of the
     ///    pinned memory's context, which stays allocated until the work queued on `stream`
     ///    before this returns has run.
     ///
@@ -69,17 +59,16 @@ impl Staged {
     /// bindings back.
     pub(super) unsafe fn upload(
         &mut self,
-        call: &'static str,
-        ptr: DevicePtr<'_>,
-        layout: &VideoLayout,
+        frame: PlaneFrame<'_>,
         stream: &impl AsStream,
     ) -> Result<()> {
-        let (fns, [luma, chroma]) = self.held.check_frame(call, ptr, layout)?;
+        let (fns, [luma, chroma]) = self.held.check_frame(frame)?;
         let (sources, rows) = ([luma.0, chroma.0], [luma.1, chroma.1]);
-        // SAFETY: (1) of `planes_to_host`: the planes lie in the frame at `ptr` (this
-        // function's (1), `layout`'s planes: `rows` of its row bytes at its pitches).
+        // SAFETY: (1) of `planes_to_host`: the planes lie in the frame (this function's (1), its
+        // layout's planes: `rows` of its row bytes at its pitches).
         let bytes = unsafe { planes_to_host(&mut self.pinned, rows, sources, stream) }?;
-        self.held.write(fns, layout, PlaneSource::Client(bytes))
+        self.held
+            .write(fns, frame.layout, PlaneSource::Client(bytes))
     }
 }
 

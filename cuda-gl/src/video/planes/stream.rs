@@ -6,12 +6,11 @@
 //! after those writes is what the slot's next copy waits for. NVIDIA's GL on the CUDA GPU with
 //! `GL_EXT_memory_object_fd`.
 
-use super::super::layout::{VideoFormat, VideoLayout};
-use super::gl_write::{HeldTextures, PlaneSource, plane_rows};
+use super::gl_write::{HeldTextures, PlaneSource};
+use super::{PlaneFrame, PlaneTextures};
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::external::{ExternalGl, ExternalRing};
-use crate::memory::DevicePtr;
 use crate::result;
 use crate::stream::{AsStream, wait_limit};
 use cuda_gl_sys as sys;
@@ -55,45 +54,38 @@ pub(super) struct Streamed {
 }
 
 impl Streamed {
-    /// The state for frames of `size` and `format` into the `[luma, chroma]` textures `names`
-    /// of the GL context current on this thread: two slots of both planes' bytes, in `ctx`.
+    /// The state for frames into `textures` (of the GL context current on this thread): two
+    /// slots of both planes' bytes, in `ctx`.
     ///
     /// # Errors
     /// As [`ExternalGl::current`] (a GL without `GL_EXT_memory_object_fd`); as
     /// [`HeldTextures::new`] ([`Error::AlreadyRegistered`] for a texture registered or held
-    /// already);
-    /// [`VideoLayout::packed`]'s; as [`ExternalRing::new`] (a GL of another GPU than `ctx`'s
-    /// among them: [`Error::WrongDevice`] from the import's device check).
-    pub(super) fn new(
-        ctx: &Arc<Context>,
-        names: [u32; 2],
-        size: (u32, u32),
-        format: VideoFormat,
-    ) -> Result<Streamed> {
+    /// already); as [`ExternalRing::new`] (a GL of another GPU than `ctx`'s among them:
+    /// [`Error::WrongDevice`] from the import's device check).
+    pub(super) fn new(ctx: &Arc<Context>, textures: PlaneTextures) -> Result<Streamed> {
         let gl = ExternalGl::current()?;
-        let held = HeldTextures::new(names, format)?;
-        let layout = VideoLayout::packed(size, format)?;
-        let [luma, chroma] = plane_rows(&layout).map(|(row, rows)| row * rows);
+        let (held, [luma, chroma]) = HeldTextures::new(textures)?;
         let bytes = luma.checked_add(chroma).ok_or(Error::Internal {
             what: "a video frame's planes of more bytes than usize holds".into(),
         })?;
+        let ring = Ring(ExternalRing::new(ctx, &gl, SLOTS, bytes)?);
+        let ctx = ctx.clone();
         Ok(Streamed {
-            ring: Ring(ExternalRing::new(ctx, &gl, SLOTS, bytes)?),
+            ring,
             next: 0,
             held,
             luma_bytes: luma,
-            ctx: ctx.clone(),
+            ctx,
         })
     }
 
-    /// Copies both planes of the frame of `layout` at `ptr` into the next slot in `stream`'s
-    /// order (after GL's writes out of it last time, waited for on the CPU), waits on the CPU
+    /// Copies both planes of the frame into the next slot in `stream`'s order (after GL's writes out of it last time, waited for on the CPU), waits on the CPU
     /// for the copies, then has GL write each plane into its texture out of the slot: GL's
     /// commands issued after this returns see the planes. Before any copy,
     /// [`HeldTextures::check_frame`]. Each wait at most the [wait limit](crate::wait_limit).
     ///
     /// # Safety
-    /// 1. The frame of `layout` lies at `ptr` (`layout.bytes()` bytes), device memory of the
+    /// 1. The frame lies at its address (its layout's `bytes()` bytes), device memory of the
     ///    ring's context, which stays allocated until the work queued on `stream` before this
     ///    returns has run.
     ///
@@ -103,12 +95,10 @@ impl Streamed {
     /// as the staged mode's GL writes.
     pub(super) unsafe fn upload(
         &mut self,
-        call: &'static str,
-        ptr: DevicePtr<'_>,
-        layout: &VideoLayout,
+        frame: PlaneFrame<'_>,
         stream: &impl AsStream,
     ) -> Result<()> {
-        let (fns, planes) = self.held.check_frame(call, ptr, layout)?;
+        let (fns, planes) = self.held.check_frame(frame)?;
         let offsets = [0, self.luma_bytes];
         let slot = self.next;
         self.ctx.bind()?;
@@ -135,8 +125,8 @@ impl Streamed {
                 Height: height,
                 ..Default::default()
             };
-            // SAFETY: `copy_2d_async`'s (1): the source rows lie in the frame at `ptr` (this
-            // function's (1)), the destination's `height` rows of `row` bytes from `offset` lie
+            // SAFETY: `copy_2d_async`'s (1): the source rows lie in the frame (this function's
+            // (1)), the destination's `height` rows of `row` bytes from `offset` lie
             // within the slot's `bytes` (checked), device memory of the same context, which the
             // ring keeps allocated until its drop has waited for the slot's work; (2): the
             // stream is live while borrowed, of the ring's context (`write` checked), which is
@@ -151,7 +141,7 @@ impl Streamed {
             size: bytes,
             offsets,
         };
-        let written = self.held.write(fns, layout, source);
+        let written = self.held.write(fns, frame.layout, source);
         // The fence after GL's writes, which the slot's next copy waits for, placed even when a
         // write was refused (GL may have read part of the slot). One that fails leaves the
         // slot marked as being read, and the ring's next call on it places the fence: the

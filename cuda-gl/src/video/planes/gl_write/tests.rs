@@ -181,7 +181,13 @@ fn planes_written_by_gl_read_back_byte_for_byte_under_the_applications_state() {
                 } else {
                     PlaneSource::Client([&planes[0], &planes[1]])
                 };
-                upload_planes(fns, names, [size, chroma], format, source).unwrap();
+                let write = PlaneWrite {
+                    names,
+                    sizes: [size, chroma],
+                    format,
+                    source,
+                };
+                upload_planes(fns, &write).unwrap();
                 assert_eq!(integer(fns, gl::PIXEL_UNPACK_BUFFER_BINDING) as u32, unpack);
                 let read = [
                     read_plane(fns, names[0], gl::RED, ty, lens[0]),
@@ -207,14 +213,20 @@ fn planes_written_by_gl_read_back_byte_for_byte_under_the_applications_state() {
                 size: lens[0] + lens[1] + 4,
                 offsets: [0, lens[0] + 6],
             };
-            let e = upload_planes(fns, names, [size, chroma], format, short).unwrap_err();
+            let write = |source| PlaneWrite {
+                names,
+                sizes: [size, chroma],
+                format,
+                source,
+            };
+            let e = upload_planes(fns, &write(short)).unwrap_err();
             assert!(matches!(e, crate::Error::Internal { .. }), "{what}: {e}");
             let odd = PlaneSource::Buffer {
                 name: staging,
                 size: lens[0] + lens[1] + 4,
                 offsets: [0, lens[0] + 1],
             };
-            let odd = upload_planes(fns, names, [size, chroma], format, odd);
+            let odd = upload_planes(fns, &write(odd));
             assert_eq!(
                 odd.is_err(),
                 format == VideoFormat::P010,
