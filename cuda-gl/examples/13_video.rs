@@ -293,7 +293,14 @@ impl PlaneTextures {
             planes.into_iter().zip(&self.textures)
         {
             let row = w as usize * channels * sample;
-            let held = read_plane(texture.name(), channels, sample, row * h as usize)?;
+            let held = gl_kit::readback::plane(texture.name(), 0, channels, sample)?;
+            if held.len() != row * h as usize {
+                bail!(Mismatch(format!(
+                    "{what}: the {plane} texture holds {} bytes, not the plane's {}",
+                    held.len(),
+                    row * h as usize
+                )));
+            }
             for y in 0..h as usize {
                 let at = offset + y * pitch;
                 let want = bytes
@@ -309,34 +316,6 @@ impl PlaneTextures {
         }
         Ok(compared)
     }
-}
-
-/// Level 0 of 2-D texture `texture`, `len` bytes of `channels` samples of `sample` bytes a
-/// texel, rows tightly packed (`glGetTexImage`, pack alignment 1).
-///
-/// # Errors
-/// GL's error.
-fn read_plane(texture: u32, channels: usize, sample: usize, len: usize) -> Result<Vec<u8>> {
-    let format = if channels == 1 { gl::RED } else { gl::RG };
-    let ty = if sample == 1 {
-        gl::UNSIGNED_BYTE
-    } else {
-        gl::UNSIGNED_SHORT
-    };
-    let mut out = vec![0u8; len];
-    // SAFETY: a context is current and the `gl` crate loaded from it; no pixel pack buffer is
-    // bound (unbound here), so GL writes the level's texels, `len` bytes at pack alignment 1,
-    // into `out`, which holds `len`.
-    unsafe {
-        gl::BindBuffer(gl::PIXEL_PACK_BUFFER, 0);
-        gl::PixelStorei(gl::PACK_ALIGNMENT, 1);
-        gl::BindTexture(gl::TEXTURE_2D, texture);
-        gl::GetTexImage(gl::TEXTURE_2D, 0, format, ty, out.as_mut_ptr().cast());
-        gl::BindTexture(gl::TEXTURE_2D, 0);
-        gl::PixelStorei(gl::PACK_ALIGNMENT, 4);
-    }
-    gl_kit::check("reading a plane texture back")?;
-    Ok(out)
 }
 
 /// The first index where `a` and `b` differ (the shorter's length when one is a prefix).

@@ -363,7 +363,7 @@ fn video_planes_on_mesa_run_staged_byte_for_byte() {
                 let (pw, ph) = sizes[plane];
                 let row = pw as usize * channels * bps;
                 let want = harness::packed_rows(&bytes, start, pitch, row, ph);
-                let got = plane_texels(textures[plane], (pw, ph), channels, bps);
+                let got = gl_kit::readback::plane(textures[plane], 0, channels, bps).unwrap();
                 let name = ["luma", "chroma"][plane];
                 let differ = got.iter().zip(&want).filter(|(a, b)| a != b).count();
                 assert_eq!(got.len(), want.len(), "{what}: {name} bytes read back");
@@ -377,30 +377,6 @@ fn video_planes_on_mesa_run_staged_byte_for_byte() {
         textures.into_iter().for_each(delete_texture);
     }
     ctx.check_drop_errors().unwrap();
-}
-
-/// Level 0 of 2-D texture `texture` (`width` x `height` texels of `channels` samples of `bytes`
-/// bytes each), rows tightly packed, as `glGetTexImage` reads it.
-fn plane_texels(texture: u32, (w, h): (u32, u32), channels: usize, bytes: usize) -> Vec<u8> {
-    let mut out = vec![0u8; w as usize * h as usize * channels * bytes];
-    let format = if channels == 1 { gl::RED } else { gl::RG };
-    let kind = if bytes == 1 {
-        gl::UNSIGNED_BYTE
-    } else {
-        gl::UNSIGNED_SHORT
-    };
-    // SAFETY: a GL context is current; `out` holds the whole level at pack alignment 1, with
-    // no pack buffer bound.
-    unsafe {
-        gl::BindBuffer(gl::PIXEL_PACK_BUFFER, 0);
-        gl::PixelStorei(gl::PACK_ALIGNMENT, 1);
-        gl::BindTexture(gl::TEXTURE_2D, texture);
-        gl::GetTexImage(gl::TEXTURE_2D, 0, format, kind, out.as_mut_ptr().cast());
-        gl::BindTexture(gl::TEXTURE_2D, 0);
-        gl::PixelStorei(gl::PACK_ALIGNMENT, 4);
-    }
-    gl_kit::check("reading a plane texture back").unwrap();
-    out
 }
 
 /// The one-call set-up on a machine whose GL is not on the CUDA GPU: `for_cuda_device_or_any`

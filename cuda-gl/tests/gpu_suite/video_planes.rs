@@ -83,19 +83,13 @@ pub(super) fn plane_texels(
     channels: usize,
     bytes: usize,
 ) -> Vec<u8> {
-    let mut out = vec![0u8; width as usize * height as usize * channels * bytes];
-    let (format, kind) = transfer(channels, bytes);
-    // SAFETY: a GL context is current; `out` holds the whole level at pack alignment 1 and no
-    // pack buffer bound.
-    unsafe {
-        gl::BindBuffer(gl::PIXEL_PACK_BUFFER, 0);
-        gl::PixelStorei(gl::PACK_ALIGNMENT, 1);
-        gl::BindTexture(gl::TEXTURE_2D, texture);
-        gl::GetTexImage(gl::TEXTURE_2D, level, format, kind, out.as_mut_ptr().cast());
-        gl::BindTexture(gl::TEXTURE_2D, 0);
-        gl::PixelStorei(gl::PACK_ALIGNMENT, 4);
-    }
-    check_gl();
+    let out = gl_kit::readback::plane(texture, level, channels, bytes).unwrap();
+    let want = width as usize * height as usize * channels * bytes;
+    assert_eq!(
+        out.len(),
+        want,
+        "texture {texture} level {level}: bytes read back"
+    );
     out
 }
 
