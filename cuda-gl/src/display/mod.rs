@@ -106,12 +106,12 @@ mod texture;
 pub use crate::error::DisplayError;
 // For wgpu's modes (feature `wgpu`), which implement the same interface.
 pub use crate::image::{DeviceImage, Format, Layout};
-pub use crate::mode_choice::Report;
+pub use crate::mode_choice::{Mode, Report};
 pub use crate::source::ShowSource;
 pub use colormap::{ColorMap, Palette};
 #[cfg(feature = "wgpu-gl")]
 pub(crate) use interop::map_failed;
-pub use mode::{Frame, Mode};
+pub use mode::Frame;
 #[cfg_attr(not(feature = "wgpu"), allow(unused_imports))]
 pub(crate) use present::{Canvas, CopyOut, CopyingFrame, Present, PresentFrame, Source};
 #[cfg_attr(not(feature = "wgpu"), allow(unused_imports))]

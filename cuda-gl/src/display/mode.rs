@@ -15,7 +15,7 @@ use crate::error::Result;
 use crate::glapi::GlOwner;
 use crate::graphics::Surface;
 use crate::image::{DeviceImage, Format, Layout};
-pub use crate::mode_choice::Mode;
+use crate::mode_choice::Mode;
 use crate::stream::AsStream;
 use std::marker::PhantomData;
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! the [`Report`] of why that mode; and device memory shown on it in one call (copied into a
 //! frame, or mapped through the target's colour map).
 
-use super::mode::{Frame, Mode, Screen};
+use super::mode::{Frame, Screen};
 use super::show::{self, CheckedStream, Kernels, ShowTarget};
 use crate::TextureName;
 use crate::context::Context;
@@ -13,6 +13,7 @@ use crate::error::Result;
 use crate::error::{DisplayError, UsageError};
 use crate::glapi::GlOwner;
 use crate::image::{Format, Layout};
+use crate::mode_choice::Mode;
 use crate::mode_choice::{Report, first_mode};
 use crate::stream::AsStream;
 use crate::wait::InDrop;
