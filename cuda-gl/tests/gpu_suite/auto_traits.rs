@@ -83,8 +83,10 @@ assert_impl_all!(cuda_gl::video::VideoError: Send, Sync);
 assert_impl_all!(cuda_gl::video::VideoFrame<'static>: Send, Sync, Copy);
 assert_impl_all!(cuda_gl::video::Converter: Send, Sync);
 // The video planes' calls check that the GL context of their textures is current (their GL
-// calls, and the registrations' map, go to that context): they may move to its thread.
-assert_impl_all!(cuda_gl::video::VideoPlanes: Send);
+// calls, and the registrations' map, go to that context): they may move to its thread. Their
+// stream mode's ring (`unsafe impl Send, Sync`) is held by them alone, and `&VideoPlanes`
+// reaches no GL or CUDA call.
+assert_impl_all!(cuda_gl::video::VideoPlanes: Send, Sync);
 
 #[cfg(feature = "egl")]
 mod egl {
