@@ -30,10 +30,9 @@ fn main() -> ExitCode {
 
 fn run(args: &common::Args) -> Result<Outcome> {
     // GL on the CUDA GPU if this machine has it, any GL otherwise: the target works with both.
-    // The context must outlive the target (a named variable, not `let _ = ...`).
-    let (device, gl) = common::headless_any_gl(args, "10")?;
-    // The read-back below uses the `gl` crate, so this program loads it.
-    gl::load_with(|name| gl.get_proc_address(name));
+    // The context must outlive the target (a named variable, not `let _ = ...`); it also loads
+    // the `gl` crate, which the read-back below uses.
+    let (device, _gl) = common::headless_any_gl(args, "10")?;
     let ctx = Context::new(&device)?;
     let stream = Stream::new(&ctx, StreamFlags::NonBlocking)?;
 

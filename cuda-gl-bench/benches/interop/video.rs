@@ -501,8 +501,11 @@ fn gl_rows(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>> {
                 format!("handoff floor, NV12 bytes {w}x{h}: kernel + sync + GL use of two textures")
             }
             Some(0) => format!("VideoPlanes NV12 {w}x{h}: kernel + upload + GL use of the planes"),
-            Some(_) => {
+            Some(1) => {
                 format!("VideoPlanes staged NV12 {w}x{h}: kernel + upload + GL use of the planes")
+            }
+            Some(_) => {
+                format!("VideoPlanes stream NV12 {w}x{h}: kernel + upload + GL use of the planes")
             }
         };
         (role, Variant::new(name, run))

@@ -233,7 +233,7 @@ pub fn any_gl_with_device_0() -> Result<(Device, HeadlessContext)> {
 /// [`any_gl_with_device_0`] for a headless-only example (10, 13): [`Unavailable`] with
 /// `--window`, which example `number` does not have; when the GL is not on CUDA device 0, one
 /// line that says why and which GL it is instead (the target's report would only say to try what
-/// failed here).
+/// failed here). Loads the `gl` crate from the context, for the example's own read-backs.
 ///
 /// # Errors
 /// [`Unavailable`] with `--window`, or as [`any_gl_with_device_0`].
@@ -244,6 +244,8 @@ pub fn headless_any_gl(args: &Args, number: &str) -> Result<(Device, HeadlessCon
         )));
     }
     let (device, gl) = any_gl_with_device_0()?;
+    // The example reads back with the `gl` crate (cuda-gl needs no loader).
+    gl::load_with(|name| gl.get_proc_address(name));
     if let Some(why) = gl.fallback_reason() {
         let why = why
             .to_string()
