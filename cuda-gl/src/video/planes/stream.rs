@@ -1,10 +1,10 @@
 //! The stream mode of [`VideoPlanes`](super::VideoPlanes): no map or unmap. Both planes are
-//! copied by CUDA, in the caller's stream order, into a slot of CUDA memory that GL imports (an
-//! [`ExternalRing`] of two slots, used in turn); the upload waits on the CPU for those copies
-//! (the slot's event), then GL writes each plane into its texture out of the slot
-//! (`glTexSubImage2D` with the slot's buffer bound as the pixel unpack buffer), and a GL fence
-//! after those writes is what the slot's next copy waits for. NVIDIA's GL on the CUDA GPU with
-//! `GL_EXT_memory_object_fd`.
+//! copied by CUDA, in the caller's stream order (on cuda-gl's private stream joined to it, as
+//! every copy of cuda-gl's), into a slot of CUDA memory that GL imports (an [`ExternalRing`] of
+//! two slots, used in turn); the upload waits on the CPU for those copies (the slot's event),
+//! then GL writes each plane into its texture out of the slot (`glTexSubImage2D` with the
+//! slot's buffer bound as the pixel unpack buffer), and a GL fence after those writes is what
+//! the slot's next copy waits for. NVIDIA's GL on the CUDA GPU with `GL_EXT_memory_object_fd`.
 
 use super::gl_write::{HeldTextures, PlaneSource};
 use super::{PlaneFrame, PlaneTextures};
@@ -18,6 +18,9 @@ use std::sync::Arc;
 
 /// Slots of the ring: the copies of one frame need not wait for GL's writes out of the last.
 const SLOTS: usize = 2;
+
+/// The call name of the copies' run (refusals name it).
+const COPY_RUN: &str = "cuMemcpy2DAsync (not called)";
 
 /// The ring, `Send` and `Sync`: see the `unsafe impl`s.
 #[derive(Debug)]
@@ -79,10 +82,12 @@ impl Streamed {
         })
     }
 
-    /// Copies both planes of the frame into the next slot in `stream`'s order (after GL's writes out of it last time, waited for on the CPU), waits on the CPU
-    /// for the copies, then has GL write each plane into its texture out of the slot: GL's
-    /// commands issued after this returns see the planes. Before any copy,
-    /// [`HeldTextures::check_frame`]. Each wait at most the [wait limit](crate::wait_limit).
+    /// Copies both planes of the frame into the next slot in `stream`'s order (after GL's
+    /// writes out of it last time, waited for on the CPU), on cuda-gl's private stream in one
+    /// run joined to `stream`; waits on the CPU for the copies, then has GL write each plane
+    /// into its texture out of the slot: GL's commands issued after this returns see the
+    /// planes. Before any copy, [`HeldTextures::check_frame`]. Each wait at most the [wait
+    /// limit](crate::wait_limit).
     ///
     /// # Safety
     /// 1. The frame lies at its address (its layout's `bytes()` bytes), device memory of the
@@ -107,14 +112,17 @@ impl Streamed {
         let bytes = ring.slot_bytes();
         let write = ring.write(slot, stream)?;
         let base = write.device_ptr().as_raw();
-        for (((src, pitch), (row, height)), offset) in planes.into_iter().zip(offsets) {
+        let mut copies = [sys::CUDA_MEMCPY2D::default(); 2];
+        for ((((src, pitch), (row, height)), offset), copy) in
+            planes.into_iter().zip(offsets).zip(&mut copies)
+        {
             let end = row.checked_mul(height).and_then(|n| n.checked_add(offset));
             if end.is_none_or(|end| end > bytes) {
                 return Err(Error::Internal {
                     what: "a video plane outside its slot of imported memory".into(),
                 });
             }
-            let copy = sys::CUDA_MEMCPY2D {
+            *copy = sys::CUDA_MEMCPY2D {
                 srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
                 srcDevice: src,
                 srcPitch: pitch,
@@ -125,14 +133,25 @@ impl Streamed {
                 Height: height,
                 ..Default::default()
             };
-            // SAFETY: `copy_2d_async`'s (1): the source rows lie in the frame (this function's
-            // (1)), the destination's `height` rows of `row` bytes from `offset` lie
-            // within the slot's `bytes` (checked), device memory of the same context, which the
-            // ring keeps allocated until its drop has waited for the slot's work; (2): the
-            // stream is live while borrowed, of the ring's context (`write` checked), which is
-            // bound (above; `write` binds it too when it waits).
-            unsafe { result::array::copy_2d_async(&copy, stream.raw_stream()) }?;
         }
+        // On the private stream, not on `stream`: a capture another thread begins on `stream`
+        // could take copies queued there (the safety model's rule for cuda-gl's copies). The
+        // run orders `stream`'s later work, and so the slot's event that `finish` records,
+        // after them.
+        let copy_both = |p| {
+            for copy in &copies {
+                // SAFETY: `copy_2d_async`'s (1): the source rows lie in the frame (this
+                // function's (1)), the destination's `height` rows of `row` bytes from `offset`
+                // lie within the slot's `bytes` (checked), device memory of the same context,
+                // which the ring keeps allocated until its drop has waited for the slot's work;
+                // (2): `p` is the private stream of the ring's context, bound by the run.
+                unsafe { result::array::copy_2d_async(copy, p) }?;
+            }
+            Ok(())
+        };
+        // SAFETY: the stream is live while borrowed and of the ring's context (`write`
+        // checked).
+        unsafe { self.ctx.run_now(stream.raw_stream(), COPY_RUN, copy_both) }?;
         // The slot's event after the copies; a failure leaves the slot for the ring to recover.
         write.finish()?;
         let read = ring.read(slot)?;
