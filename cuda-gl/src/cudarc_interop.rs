@@ -38,15 +38,15 @@ use cudarc::driver::{
     LaunchArgs, PushKernelArg, SyncOnDrop,
 };
 mod array_copy;
-mod display;
 #[cfg(all(test, feature = "egl"))]
 pub(crate) mod event_tests;
 mod memory;
+mod read;
 #[cfg(all(test, feature = "egl"))]
 mod unordered_tests;
 
-pub(crate) use display::CudarcRead;
 pub use memory::{CudarcDest, CudarcSource};
+pub(crate) use read::CudarcRead;
 use std::marker::PhantomData;
 use std::sync::Arc;
 

@@ -18,12 +18,12 @@ mod sealed {
 /// [`show_video`](crate::display::DisplayTarget::show_video) take (and
 /// [`VideoPlanes::upload`](crate::video::VideoPlanes::upload)): a cuda-gl
 /// [`DeviceBuffer`](crate::DeviceBuffer), whose size and context they check. Sealed; cudarc
-/// memory goes through `show_cudarc`, memory of any other origin through the `unsafe`
-/// `show_raw`.
+/// memory goes through `show_cudarc` (`show_video_cudarc`, `upload_cudarc`), memory of any
+/// other origin through the `unsafe` `show_raw`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a cuda-gl `DeviceBuffer`, the memory `show` and `show_video` take",
     label = "not a `cuda_gl::DeviceBuffer`",
-    note = "cudarc memory (`CudaSlice`, `CudaView`): call `show_cudarc` (feature `cudarc`), which orders the copy after cudarc's writes",
+    note = "cudarc memory (`CudaSlice`, `CudaView`): call `show_cudarc` (`show_video_cudarc`, `upload_cudarc`; feature `cudarc`), which orders the copy after cudarc's writes",
     note = "device memory of any other origin: call the `unsafe` `show_raw(DeviceImage::new(ptr, layout), &stream)` (`show_video_raw` for video)"
 )]
 pub trait ShowSource: sealed::Memory {}

@@ -19,7 +19,9 @@ mod sealed {
 }
 
 /// cudarc device memory that cuda-gl's copies read
-/// ([`DisplayTarget::show_cudarc`](crate::display::DisplayTarget::show_cudarc),
+/// ([`DisplayTarget::show_cudarc`](crate::display::DisplayTarget::show_cudarc) and
+/// [`show_video_cudarc`](crate::display::DisplayTarget::show_video_cudarc),
+/// [`VideoPlanes::upload_cudarc`](crate::video::VideoPlanes::upload_cudarc),
 /// [`MappedArray::copy_from_cudarc`](crate::MappedArray::copy_from_cudarc)): cudarc's own
 /// slices and views, and cuda-gl's mapped views, whose `DevicePtr` and `DeviceSlice`
 /// implementations are trusted to give the address and length of live memory (`DevicePtr` is a

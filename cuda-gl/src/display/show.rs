@@ -164,11 +164,10 @@ pub(crate) fn show_buffer<Src: ShowSource + ?Sized>(
     unsafe { show_given(target, image, bytes, stream, None) }
 }
 
-/// A target's `show_cudarc`: `src` through cudarc's read tracking.
+/// A target's `show_cudarc`: `src` through cudarc's read tracking ([`read_cudarc`]).
 ///
 /// # Errors
-/// [`UsageError::WrongCudaContext`] when `stream` is not of the target's context or `src` is
-/// not of `stream`'s cudarc context; as [`show_given`].
+/// As [`read_cudarc`]; as [`show_given`].
 #[cfg(feature = "cudarc")]
 pub(crate) fn show_cudarc<T, Src: crate::cudarc_interop::CudarcSource<T>>(
     target: &mut impl ShowTarget,
@@ -176,15 +175,70 @@ pub(crate) fn show_cudarc<T, Src: crate::cudarc_interop::CudarcSource<T>>(
     layout: Layout,
     stream: &Arc<cudarc::driver::CudaStream>,
 ) -> Result<()> {
-    // Checked before cudarc is asked for anything: its read queues a wait on `stream`.
+    read_cudarc(target, src, stream, |target, ptr, bytes, checked, after| {
+        // SAFETY: (1) `ptr` is the first of `bytes` bytes of device memory of the target's
+        // context, which cudarc neither frees nor writes before `after` runs (`read_cudarc`).
+        unsafe { show_given(target, DeviceImage::new(ptr, layout), bytes, checked, after) }
+    })
+}
+
+/// A target's `show_video_cudarc`: the frame at the start of `src`, through cudarc's read
+/// tracking ([`read_cudarc`]).
+///
+/// # Errors
+/// As [`read_cudarc`];
+/// [`VideoError::FrameTooSmall`](crate::video::VideoError::FrameTooSmall) when `src` holds
+/// fewer bytes than `layout` spans; as [`show_video_given`].
+#[cfg(feature = "cudarc")]
+pub(crate) fn show_video_cudarc<T, Src: crate::cudarc_interop::CudarcSource<T>>(
+    target: &mut impl ShowTarget,
+    src: &Src,
+    layout: VideoLayout,
+    color: ColorSpace,
+    stream: &Arc<cudarc::driver::CudaStream>,
+) -> Result<()> {
+    read_cudarc(target, src, stream, |target, ptr, bytes, checked, after| {
+        layout.check_fits("show_video_cudarc", "the cudarc memory", bytes)?;
+        let frame = VideoFrame::new(ptr, layout);
+        // SAFETY: (1) the frame lies in the `bytes` bytes at `ptr` (checked), device memory of
+        // the target's context, which cudarc neither frees nor writes before `after` runs
+        // (`read_cudarc`), right after the conversion, in its run.
+        unsafe { show_video_given(target, &frame, color, checked, after) }
+    })
+}
+
+/// `show` given cudarc memory `src` read on `stream`: its first byte, its length in bytes, the
+/// stream checked, and the [`AfterWork`] that records cudarc's read event, which `show` must
+/// run right after the work that reads the memory, in its run (as `show_given` and
+/// `show_video_given` do). Then what is left of cudarc's guard (`CudarcRead::done`).
+///
+/// # Errors
+/// [`UsageError::WrongCudaContext`] when `stream` is not of the target's context or `src` is
+/// not of `stream`'s cudarc context (checked before cudarc is asked for anything: its read
+/// queues a wait on `stream`); [`UsageError::TooLarge`](crate::UsageError::TooLarge); `show`'s;
+/// the timeout or driver's error of `CudarcRead::done`'s fallback wait.
+#[cfg(feature = "cudarc")]
+fn read_cudarc<T, Src, Tg>(
+    target: &mut Tg,
+    src: &Src,
+    stream: &Arc<cudarc::driver::CudaStream>,
+    show: impl FnOnce(
+        &mut Tg,
+        DevicePtr<'_>,
+        usize,
+        CheckedStream<'_, Arc<cudarc::driver::CudaStream>>,
+        AfterWork<'_>,
+    ) -> Result<()>,
+) -> Result<()>
+where
+    Src: crate::cudarc_interop::CudarcSource<T>,
+    Tg: ShowTarget,
+{
     let checked = check_stream(target.cuda(), stream)?;
     let mut read = crate::cudarc_interop::CudarcRead::new(src, stream, "the display target")?;
-    let (image, bytes) = (DeviceImage::new(read.ptr, layout), read.bytes);
+    let (ptr, bytes) = (read.ptr, read.bytes);
     let mut record = |p| read.record(p);
-    // SAFETY: (1) `src` holds `bytes` bytes of device memory of the target's context
-    // (`CudarcSource`; of `stream`'s context, checked), which cudarc neither frees nor writes
-    // before the read event that `record` records right after the copy, in its run.
-    let shown = unsafe { show_given(target, image, bytes, checked, Some(&mut record)) };
+    let shown = show(target, ptr, bytes, checked, Some(&mut record));
     read.done(target.cuda())?;
     shown
 }
@@ -297,7 +351,7 @@ pub(crate) fn show_video_buffer<Src: ShowSource + ?Sized>(
     // SAFETY: (1) the frame lies in the buffer (checked), of this context (checked), borrowed
     // until the conversion has been queued in the caller's stream order; freeing the buffer
     // waits for the work that reads it.
-    unsafe { show_video_given(target, &frame, color, stream) }
+    unsafe { show_video_given(target, &frame, color, stream, None) }
 }
 
 /// A target's `show_video_raw`: `src` on a stream refused unless it is of the target's
@@ -316,11 +370,12 @@ pub(crate) unsafe fn show_video_raw(
 ) -> Result<()> {
     let stream = check_stream(target.cuda(), stream)?;
     // SAFETY: (1), forwarded.
-    unsafe { show_video_given(target, src, color, stream) }
+    unsafe { show_video_given(target, src, color, stream, None) }
 }
 
 /// Shows `src`, an NV12 or P010 frame, converted into RGBA8 under `color` on the GPU (the
-/// target takes the frame's size and RGBA8), on a stream checked already.
+/// target takes the frame's size and RGBA8), on a stream checked already; `after` runs right
+/// after the conversion, in its run (see [`AfterWork`]).
 ///
 /// # Safety
 /// 1. As [`Converter::convert`]'s (1): `src` lies in device memory of the target's context,
@@ -333,6 +388,7 @@ unsafe fn show_video_given<S: AsStream>(
     src: &VideoFrame<'_>,
     color: ColorSpace,
     stream: CheckedStream<'_, S>,
+    after: AfterWork<'_>,
 ) -> Result<()> {
     let ctx = target.cuda().clone();
     let layout = Layout::packed(src.layout().size(), Format::Rgba8)?;
@@ -344,7 +400,7 @@ unsafe fn show_video_given<S: AsStream>(
         // until the present and live until the kernel has run (`present_filled`), apart from
         // `src` (memory the target owns); `stream` is of the converter's context (the
         // target's, checked).
-        unsafe { converter.convert(src, color, dst, stream.0) }
+        unsafe { converter.convert_then(src, color, dst, stream.0, after) }
     });
     target.kernels().video = Some(converter);
     shown

@@ -10,6 +10,7 @@ use crate::error::{Result, UsageError, VideoError};
 use crate::image::{DeviceImage, Format, Layout};
 use crate::memory::{DeviceBuffer, DeviceCopy};
 use crate::module::{Function, LaunchConfig, Module};
+use crate::queue::{AfterWork, then};
 use crate::stream::{AsStream, Stream, check_same_context};
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
@@ -81,6 +82,26 @@ impl Converter {
         dst: &DeviceImage<'_>,
         stream: &impl AsStream,
     ) -> Result<()> {
+        // SAFETY: (1) and (2), forwarded.
+        unsafe { self.convert_then(src, color, dst, stream, None) }
+    }
+
+    /// [`convert`](Self::convert), with `after` run on the private stream right after the
+    /// kernel, in its run (see [`AfterWork`]): cudarc's read event of the frame's memory.
+    ///
+    /// # Safety
+    /// As [`convert`](Self::convert).
+    ///
+    /// # Errors
+    /// As [`convert`](Self::convert).
+    pub(crate) unsafe fn convert_then(
+        &self,
+        src: &VideoFrame<'_>,
+        color: ColorSpace,
+        dst: &DeviceImage<'_>,
+        stream: &impl AsStream,
+        after: AfterWork<'_>,
+    ) -> Result<()> {
         const CALL: &str = "Converter::convert";
         let (from, to) = (src.layout(), dst.layout());
         check_destination(CALL, &from, &to)?;
@@ -126,8 +147,11 @@ impl Converter {
         };
         // SAFETY: the stream is live while borrowed (`AsStream`) and of this context (checked).
         unsafe {
-            self.ctx
-                .run_now(stream.raw_stream(), "cuLaunchKernel (not called)", launch)
+            self.ctx.run_now(
+                stream.raw_stream(),
+                "cuLaunchKernel (not called)",
+                then(launch, after),
+            )
         }
     }
 

@@ -12,6 +12,7 @@ use crate::error::{Result, UsageError, VideoError};
 use crate::glapi::current_gl;
 use crate::memory::DevicePtr;
 use crate::mode_choice::{Mode, Report, first_mode};
+use crate::queue::AfterWork;
 use crate::source::{ShowSource, memory_of};
 use crate::stream::AsStream;
 use interop::Interop;
@@ -19,6 +20,8 @@ use staged::Staged;
 use std::sync::Arc;
 use stream::Streamed;
 
+#[cfg(all(test, feature = "egl", feature = "cudarc"))]
+mod cudarc_event_tests;
 mod gl_write;
 mod interop;
 mod staged;
@@ -94,6 +97,16 @@ struct PlaneFrame<'a> {
     call: &'static str,
     ptr: DevicePtr<'a>,
     layout: &'a VideoLayout,
+}
+
+/// Device memory an upload copies a frame out of: the call (errors name it), what the memory
+/// is (`"the device buffer"`), its first byte and its length in bytes.
+#[derive(Debug, Clone, Copy)]
+struct Given<'a> {
+    call: &'static str,
+    what: &'static str,
+    ptr: DevicePtr<'a>,
+    bytes: usize,
 }
 
 /// A mode's state.
@@ -232,14 +245,7 @@ impl VideoPlanes {
         layout: VideoLayout,
         stream: &impl AsStream,
     ) -> Result<()> {
-        if layout.format() != self.format {
-            return Err(VideoError::PlaneFormat {
-                call: UPLOAD,
-                frame: format!("{:?}", layout.format()),
-                planes: format!("{:?}", self.format),
-            }
-            .into());
-        }
+        self.check_format(UPLOAD, &layout)?;
         let (ptr, bytes, ctx) = memory_of(src);
         if ctx.raw() != self.ctx.raw() {
             return Err(UsageError::WrongCudaContext {
@@ -248,24 +254,113 @@ impl VideoPlanes {
             }
             .into());
         }
-        layout.check_fits(UPLOAD, "the device buffer", bytes)?;
-        check_frame_size(layout.size(), self.size)?;
-        // SAFETY: (1) of each mode's `upload`: the planes lie in `src` (checked by
-        // `check_fits`), device memory of the planes' context (checked); a `DeviceBuffer` is
+        let given = Given {
+            call: UPLOAD,
+            what: "the device buffer",
+            ptr,
+            bytes,
+        };
+        // SAFETY: (1): device memory of the planes' context (checked); a `DeviceBuffer` is
         // freed only after the device's work, and what safe code writes into it on another
         // stream unordered with `stream` races with the copy on the GPU (a torn plane, as for
         // `DisplayTarget::show`), never outside it.
+        unsafe { self.upload_given(given, layout, stream, None) }
+    }
+
+    /// [`upload`](Self::upload) of a frame in cudarc device memory: a `CudaSlice`, a
+    /// `CudaView`, or a mapped view (of any element type: the frame is at its first byte, as
+    /// `layout` says). The copies are queued in `stream`'s order, after cudarc's own writes of
+    /// `src`, and (with cudarc's event tracking on, its default) cudarc's later writes or frees
+    /// of `src` wait for them, in every mode: cudarc's read event is recorded right after them
+    /// on cuda-gl's private stream. What is ordered after what, and what the CPU waits for:
+    /// as `upload`.
+    ///
+    /// # Errors
+    /// Refused before anything is copied, leaving the textures as they were, as `upload`'s
+    /// refusals, and: [`UsageError::WrongCudaContext`] when `stream` is not of the planes'
+    /// context or `src` is not of `stream`'s cudarc context (the same `Arc<CudaContext>`: two
+    /// `CudaContext`s of one device track their streams apart); [`VideoError::FrameTooSmall`]
+    /// when `src` holds fewer bytes than `layout` spans. Then as [`upload`](Self::upload).
+    #[cfg(feature = "cudarc")]
+    pub fn upload_cudarc<T, Src: crate::cudarc_interop::CudarcSource<T>>(
+        &mut self,
+        src: &Src,
+        layout: VideoLayout,
+        stream: &Arc<cudarc::driver::CudaStream>,
+    ) -> Result<()> {
+        const CALL: &str = "VideoPlanes::upload_cudarc";
+        const OWNER: &str = "the video planes";
+        self.check_format(CALL, &layout)?;
+        // Before cudarc is asked for anything: its read queues a wait on `stream`.
+        crate::stream::check_same_context(&self.ctx, stream, OWNER)?;
+        let mut read = crate::cudarc_interop::CudarcRead::new(src, stream, OWNER)?;
+        let given = Given {
+            call: CALL,
+            what: "the cudarc memory",
+            ptr: read.ptr,
+            bytes: read.bytes,
+        };
+        let mut record = |p| read.record(p);
+        // SAFETY: (1): `src` holds `bytes` bytes of device memory of `stream`'s context
+        // (`CudarcSource`), the planes' (checked), which cudarc neither frees nor writes before
+        // the read event that `record` records right after the copies, in their run (each
+        // mode runs it so).
+        let uploaded = unsafe { self.upload_given(given, layout, stream, Some(&mut record)) };
+        read.done(&self.ctx)?;
+        uploaded
+    }
+
+    /// Refuses a frame of another format than the planes'.
+    ///
+    /// # Errors
+    /// [`VideoError::PlaneFormat`] naming `call`.
+    fn check_format(&self, call: &'static str, layout: &VideoLayout) -> Result<()> {
+        if layout.format() == self.format {
+            return Ok(());
+        }
+        Err(VideoError::PlaneFormat {
+            call,
+            frame: format!("{:?}", layout.format()),
+            planes: format!("{:?}", self.format),
+        }
+        .into())
+    }
+
+    /// The frame of `layout` at the start of `given`'s memory into both textures, in the
+    /// planes' mode, once it is checked to lie in that memory and to have the textures' size;
+    /// `after` runs on cuda-gl's private stream right after the copies out of the memory, in
+    /// their run (see [`AfterWork`]).
+    ///
+    /// # Safety
+    /// 1. `given.ptr` is the first of `given.bytes` bytes of device memory of the planes'
+    ///    context, which stay allocated until the work queued on `stream` before this returns
+    ///    (and `after`'s record, when given) has run.
+    ///
+    /// # Errors
+    /// [`VideoError::FrameTooSmall`]; [`VideoError::PlaneTexture`] for a frame of another size
+    /// than the luma texture; the mode's, as [`upload`](Self::upload) says.
+    unsafe fn upload_given(
+        &mut self,
+        given: Given<'_>,
+        layout: VideoLayout,
+        stream: &impl AsStream,
+        after: AfterWork<'_>,
+    ) -> Result<()> {
+        layout.check_fits(given.call, given.what, given.bytes)?;
+        check_frame_size(layout.size(), self.size)?;
         let frame = PlaneFrame {
-            call: UPLOAD,
-            ptr,
+            call: given.call,
+            ptr: given.ptr,
             layout: &layout,
         };
-        // SAFETY: as just said.
+        // SAFETY: (1) of each mode's `upload`: the planes lie in the memory (checked by
+        // `check_fits`), which this function's (1) keeps allocated; `after` runs right after
+        // the copies, in their run.
         unsafe {
             match &mut self.made {
-                Made::Interop(m) => m.upload(frame, stream),
-                Made::Staged(m) => m.upload(frame, stream),
-                Made::Stream(m) => m.upload(frame, stream),
+                Made::Interop(m) => m.upload(frame, stream, after),
+                Made::Staged(m) => m.upload(frame, stream, after),
+                Made::Stream(m) => m.upload(frame, stream, after),
             }
         }
     }

@@ -60,6 +60,7 @@ mod state_machine;
 mod streaming;
 mod untrusted;
 mod video;
+mod video_cudarc;
 mod video_planes;
 mod video_planes_modes;
 mod wgpu_ahead;

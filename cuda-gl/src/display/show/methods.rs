@@ -2,10 +2,10 @@
 
 /// The show family's public methods, the same on every target (GL's `DisplayTarget`, wgpu's
 /// `WgpuTarget`): `frame`, `resize`, `show`, `show_raw`, `show_cudarc`, `show_video`,
-/// `show_video_raw`, `set_color_map` and `color_map`, each a one-line call of the
-/// [`show`](super) module's function (or of [`ShowTarget`](super::ShowTarget), which the target
-/// implements), with one signature and one text of docs, so that the targets cannot drift
-/// apart. Users call them as inherent methods (no trait to import).
+/// `show_video_cudarc`, `show_video_raw`, `set_color_map` and `color_map`, each a one-line call
+/// of the [`show`](super) module's function (or of [`ShowTarget`](super::ShowTarget), which the
+/// target implements), with one signature and one text of docs, so that the targets cannot
+/// drift apart. Users call them as inherent methods (no trait to import).
 ///
 /// Invoked inside the target's one inherent `impl` block. The target has fields
 /// `ctx: Arc<Context>` and `kernels: Kernels` (the colour map's) and a `format()`.
@@ -138,6 +138,30 @@ macro_rules! show_methods {
             stream: &impl $crate::stream::AsStream,
         ) -> $crate::error::Result<()> {
             $crate::display::show::show_video_buffer(self, src, layout, color, stream)
+        }
+
+        /// [`show_video`](Self::show_video) of a frame in cudarc device memory: a
+        /// `CudaSlice`, a `CudaView`, or a mapped view (of any element type: the frame is at
+        /// its first byte, as `layout` says). The conversion is queued in `stream`'s order,
+        /// after cudarc's own writes of `src`, and (with cudarc's event tracking on, its
+        /// default) cudarc's later writes or frees of `src` wait for it, in every mode.
+        ///
+        /// # Errors
+        /// [`UsageError::WrongCudaContext`](crate::UsageError::WrongCudaContext) when `stream`
+        /// is not of the target's context or `src` is not of `stream`'s cudarc context (as
+        /// [`show_cudarc`](Self::show_cudarc));
+        /// [`VideoError::FrameTooSmall`](crate::video::VideoError::FrameTooSmall) when `src`
+        /// holds fewer bytes than `layout` spans; otherwise as
+        /// [`show_video`](Self::show_video).
+        #[cfg(feature = "cudarc")]
+        pub fn show_video_cudarc<T, Src: $crate::cudarc_interop::CudarcSource<T>>(
+            &mut self,
+            src: &Src,
+            layout: $crate::video::VideoLayout,
+            color: $crate::video::ColorSpace,
+            stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+        ) -> $crate::error::Result<()> {
+            $crate::display::show::show_video_cudarc(self, src, layout, color, stream)
         }
 
         /// [`show_video`](Self::show_video) of a frame in device memory of any origin (a

@@ -253,4 +253,4 @@ fn write_planes(fns: &GlFns, write: &PlaneWrite<'_>) -> Result<()> {
 }
 
 #[cfg(all(test, feature = "egl"))]
-mod tests;
+pub(super) mod tests;

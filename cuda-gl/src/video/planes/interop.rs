@@ -10,6 +10,7 @@ use crate::error::Result;
 use crate::gl_object::{ImageTarget, RegisterFlags};
 use crate::graphics::{ArrayFormat, MappedArray, RegisteredImage, on_private_stream};
 use crate::memory::DevicePtr;
+use crate::queue::{AfterWork, then};
 use crate::result;
 use crate::stream::AsStream;
 use std::sync::Arc;
@@ -39,7 +40,8 @@ impl Interop {
         })
     }
 
-    /// The frame into both textures, in `stream`'s order ([`copy_planes`]).
+    /// The frame into both textures, in `stream`'s order ([`copy_planes`]); `after` runs right
+    /// after the copies, in their run.
     ///
     /// # Safety
     /// 1. As [`copy_planes`]' (1), of the frame's layout at its address.
@@ -50,11 +52,12 @@ impl Interop {
         &mut self,
         frame: PlaneFrame<'_>,
         stream: &impl AsStream,
+        after: AfterWork<'_>,
     ) -> Result<()> {
         let PlaneFrame { call, ptr, layout } = frame;
         let textures = [&mut self.luma, &mut self.chroma];
         // SAFETY: (1).
-        unsafe { copy_planes(call, textures, ptr, layout, stream) }
+        unsafe { copy_planes(call, textures, ptr, layout, stream, after) }
     }
 }
 
@@ -63,9 +66,10 @@ impl Interop {
 /// (`cuMemcpy2DAsync`), and unmaps both, all on cuda-gl's private stream in one run joined to
 /// `stream` ([`on_private_stream`]: one join, where a map on `stream` with each copy joined on
 /// its own made GL wait four times as long): GL's commands issued in the textures' context
-/// after this returns see the planes. Errors name `call`. What the interop mode of
-/// [`VideoPlanes`](super::VideoPlanes) and the GL route of the wgpu video planes do at each
-/// upload.
+/// after this returns see the planes; `after` runs on the private stream right after the copies
+/// (before the unmap), in the same run (see [`AfterWork`]). Errors name `call`. What the interop
+/// mode of [`VideoPlanes`](super::VideoPlanes) and the GL route of the wgpu video planes do at
+/// each upload.
 ///
 /// # Safety
 /// 1. The frame of `layout` lies at `ptr` (`layout.bytes()` bytes), device memory of the
@@ -82,13 +86,14 @@ pub(crate) unsafe fn copy_planes(
     ptr: DevicePtr<'_>,
     layout: &VideoLayout,
     stream: &impl AsStream,
+    after: AfterWork<'_>,
 ) -> Result<()> {
     let chroma_ptr = ptr.byte_add(layout.chroma_offset())?;
     let sample = match layout.format() {
         VideoFormat::Nv12 => ArrayFormat::UNSIGNED_INT8,
         VideoFormat::P010 => ArrayFormat::UNSIGNED_INT16,
     };
-    let copy_in = |[luma, chroma]: [MappedArray<'_>; 2], p| {
+    let copy_arrays = |[luma, chroma]: [MappedArray<'_>; 2], p| {
         check_array(call, &luma, "luma", layout.size(), 1, sample)?;
         check_array(call, &chroma, "chroma", layout.chroma_size(), 2, sample)?;
         let copies = [
@@ -106,6 +111,8 @@ pub(crate) unsafe fn copy_planes(
         }
         Ok(())
     };
+    // `after` right after the copies, whether they were queued or not (see `then`).
+    let copy_in = |arrays: [MappedArray<'_>; 2], p| then(|p| copy_arrays(arrays, p), after)(p);
     on_private_stream(
         [luma, chroma],
         stream,

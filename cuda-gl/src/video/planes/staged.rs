@@ -10,6 +10,7 @@ use super::{PlaneFrame, PlaneTextures};
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::memory::PinnedBuffer;
+use crate::queue::AfterWork;
 use crate::result;
 use crate::stream::{AsStream, wait_limit};
 use cuda_gl_sys as sys;
@@ -42,9 +43,11 @@ impl Staged {
         Ok(Staged { held, pinned })
     }
 
-    /// Copies both planes of the frame into the pinned memory in `stream`'s order, waits for the copies (at most the [wait limit](crate::wait_limit)), then has GL
-    /// write each into its texture: GL's commands issued after this returns see the planes.
-    /// Before any copy, [`HeldTextures::check_frame`].
+    /// Copies both planes of the frame into the pinned memory in `stream`'s order
+    /// ([`planes_to_host`], `after` right after each copy, in its run), waits for the copies (at
+    /// most the [wait limit](crate::wait_limit)), then has GL write each into its texture: GL's
+    /// commands issued after this returns see the planes. Before any copy,
+    /// [`HeldTextures::check_frame`].
     ///
     /// # Safety
     /// 1. The frame lies at its address (its layout's `bytes()` bytes), device memory of the
@@ -61,22 +64,25 @@ impl Staged {
         &mut self,
         frame: PlaneFrame<'_>,
         stream: &impl AsStream,
+        after: AfterWork<'_>,
     ) -> Result<()> {
         let (fns, [luma, chroma]) = self.held.check_frame(frame)?;
         let (sources, rows) = ([luma.0, chroma.0], [luma.1, chroma.1]);
         // SAFETY: (1) of `planes_to_host`: the planes lie in the frame (this function's (1), its
         // layout's planes: `rows` of its row bytes at its pitches).
-        let bytes = unsafe { planes_to_host(&mut self.pinned, rows, sources, stream) }?;
+        let bytes = unsafe { planes_to_host(&mut self.pinned, rows, sources, stream, after) }?;
         self.held
             .write(fns, frame.layout, PlaneSource::Client(bytes))
     }
 }
 
 /// Copies each of two planes, `rows[k]` = (row bytes, rows) at `sources[k]` = (device address,
-/// pitch), into `pinned[k]`, rows tightly packed, in `stream`'s order; then waits for both
-/// copies (at most the [wait limit](crate::wait_limit) together) and returns their bytes. What
-/// the staged modes of the GL and the wgpu video planes do before their graphics API writes
-/// the planes.
+/// pitch), into `pinned[k]`, rows tightly packed, in `stream`'s order, each in a run of its own
+/// on cuda-gl's private stream, with `after` right after each copy, in its run (see
+/// [`AfterWork`]: the second record covers both copies, the private stream running its work in
+/// order); then waits for both copies (at most the [wait limit](crate::wait_limit) together)
+/// and returns their bytes. What the staged modes of the GL and the wgpu video planes do before
+/// their graphics API writes the planes.
 ///
 /// # Safety
 /// 1. Each source holds its plane's rows at its pitch, in device memory of the pinned
@@ -92,6 +98,7 @@ pub(crate) unsafe fn planes_to_host<'p>(
     rows: [(usize, usize); 2],
     sources: [(sys::CUdeviceptr, usize); 2],
     stream: &impl AsStream,
+    mut after: AfterWork<'_>,
 ) -> Result<[&'p [u8]; 2]> {
     for ((pinned, (row, height)), (src, pitch)) in pinned.iter_mut().zip(rows).zip(sources) {
         if Some(pinned.len()) != row.checked_mul(height) {
@@ -115,7 +122,12 @@ pub(crate) unsafe fn planes_to_host<'p>(
                     Height: height,
                     ..Default::default()
                 };
-                result::array::copy_2d_async(&copy, p)
+                // `after` whether the copy was queued or not; neither call panics.
+                let copied = result::array::copy_2d_async(&copy, p);
+                if let Some(after) = after.as_deref_mut() {
+                    after(p);
+                }
+                copied
             })
         }?;
     }

@@ -11,6 +11,7 @@ use super::{PlaneFrame, PlaneTextures};
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::external::{ExternalGl, ExternalRing};
+use crate::queue::{AfterWork, then};
 use crate::result;
 use crate::stream::{AsStream, wait_limit};
 use cuda_gl_sys as sys;
@@ -84,9 +85,10 @@ impl Streamed {
 
     /// Copies both planes of the frame into the next slot in `stream`'s order (after GL's
     /// writes out of it last time, waited for on the CPU), on cuda-gl's private stream in one
-    /// run joined to `stream`; waits on the CPU for the copies, then has GL write each plane
-    /// into its texture out of the slot: GL's commands issued after this returns see the
-    /// planes. Before any copy, [`HeldTextures::check_frame`]. Each wait at most the [wait
+    /// run joined to `stream`, with `after` right after the copies, in that run (see
+    /// [`AfterWork`]); waits on the CPU for the copies, then has GL write each plane into its
+    /// texture out of the slot: GL's commands issued after this returns see the planes. Before
+    /// any copy, [`HeldTextures::check_frame`]. Each wait at most the [wait
     /// limit](crate::wait_limit).
     ///
     /// # Safety
@@ -102,6 +104,7 @@ impl Streamed {
         &mut self,
         frame: PlaneFrame<'_>,
         stream: &impl AsStream,
+        after: AfterWork<'_>,
     ) -> Result<()> {
         let (fns, planes) = self.held.check_frame(frame)?;
         let offsets = [0, self.luma_bytes];
@@ -151,7 +154,10 @@ impl Streamed {
         };
         // SAFETY: the stream is live while borrowed and of the ring's context (`write`
         // checked).
-        unsafe { self.ctx.run_now(stream.raw_stream(), COPY_RUN, copy_both) }?;
+        unsafe {
+            self.ctx
+                .run_now(stream.raw_stream(), COPY_RUN, then(copy_both, after))
+        }?;
         // The slot's event after the copies; a failure leaves the slot for the ring to recover.
         write.finish()?;
         let read = ring.read(slot)?;

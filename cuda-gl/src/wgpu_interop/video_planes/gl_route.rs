@@ -103,7 +103,7 @@ impl GlPlanes {
         let (chroma, chroma_texture) = chroma.parts();
         // SAFETY: (1), forwarded; the plane textures hold the planes of `layout` (made for its
         // size and format), which `copy_planes` checks of the mapped arrays too.
-        unsafe { copy_planes(CALL, [luma, chroma], ptr, layout, stream) }?;
+        unsafe { copy_planes(CALL, [luma, chroma], ptr, layout, stream, None) }?;
         let copy = copy_command(
             device,
             &[(luma_texture, &textures[0]), (chroma_texture, &textures[1])],

@@ -133,7 +133,7 @@ pub(super) unsafe fn upload_staged<S: AsStream>(
 ) -> Result<()> {
     let rows = planes.each_ref().map(|p| (p.row, p.size.1 as usize));
     // SAFETY: (1) of `planes_to_host`: this function's (1).
-    let bytes = unsafe { planes_to_host(pinned, rows, sources, stream) }?;
+    let bytes = unsafe { planes_to_host(pinned, rows, sources, stream, None) }?;
     let rows = planes.map(|p| u32::try_from(p.row));
     scoped(device, "wgpu::Queue::write_texture", || {
         for ((bytes, row), texture) in bytes.into_iter().zip(rows).zip(textures) {

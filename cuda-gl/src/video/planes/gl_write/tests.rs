@@ -34,7 +34,12 @@ fn integer(fns: &GlFns, name: u32) -> i32 {
 }
 
 /// A 2-D texture of immutable storage, `internal` of `size`, one level; unbound afterwards.
-fn plane_texture(fns: &GlFns, internal: u32, (w, h): (u32, u32)) -> u32 {
+/// (The planes' cudarc test makes its textures with it too.)
+pub(in crate::video::planes) fn plane_texture(
+    fns: &GlFns,
+    internal: u32,
+    (w, h): (u32, u32),
+) -> u32 {
     let Some(storage) = fns.tex_storage_2d else {
         panic!("no glTexStorage2D (OpenGL 4.2) in a context asked for 4.3 or later");
     };

@@ -1,7 +1,9 @@
-//! cudarc memory as a display target's show reads it
-//! ([`DisplayTarget::show_cudarc`](crate::display::DisplayTarget::show_cudarc)): its address and
-//! size, with cudarc's read recorded right after the copy, in its run. Only the conversion: the
-//! show is the display target's.
+//! cudarc memory as cuda-gl's calls that read it take it (a display target's
+//! [`show_cudarc`](crate::display::DisplayTarget::show_cudarc) and
+//! [`show_video_cudarc`](crate::display::DisplayTarget::show_video_cudarc), and
+//! [`VideoPlanes::upload_cudarc`](crate::video::VideoPlanes::upload_cudarc)): its address and
+//! size, with cudarc's read recorded right after the work that reads it, in that work's run.
+//! Only the conversion: the show or the upload is the caller's.
 
 use super::memory::{CudarcEvent, CudarcSource, checked_bytes};
 use crate::context::Context;
@@ -47,9 +49,10 @@ impl<'a> CudarcRead<'a> {
     }
 
     /// Records cudarc's read event on `private`, cuda-gl's private stream, right after the work
-    /// queued on it that reads the memory (the copy, or the colour map's kernel), in that
-    /// work's run: the run's [`AfterWork`](crate::queue::AfterWork). cudarc then orders its
-    /// later writes and frees after that work.
+    /// queued on it that reads the memory (a copy, the colour map's or the video conversion's
+    /// kernel), in that work's run: the run's [`AfterWork`](crate::queue::AfterWork). cudarc
+    /// then orders its later writes and frees after that work. Called once per run when the
+    /// memory is read in several (each record covers the private stream's work before it).
     pub(crate) fn record(&mut self, private: sys::CUstream) {
         self.event.record(private);
     }
