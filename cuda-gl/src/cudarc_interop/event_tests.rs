@@ -16,8 +16,11 @@
 use crate::egl::test_gl::on_gpu;
 use crate::graphics::unordered_tests::{Spinner, delete_gl_texture, gl_texture};
 use crate::queue::tests::{after_next_work, after_next_work_of};
+use crate::result::test_ops::Op;
 use crate::{Context, ImageTarget, RegisterFlags, RegisteredImage};
-use cudarc::driver::{CudaContext, CudaEvent, CudaStream, DevicePtr, DevicePtrMut};
+use cudarc::driver::{
+    CudaContext, CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop,
+};
 use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -59,6 +62,17 @@ pub(crate) fn hold_private_after_next_work(
 /// completes while the kernel that the private stream's later work waits for still spins
 /// (`spun`, its event, not complete): cudarc's event does not follow that work.
 pub(crate) fn assert_not_held_up(what: &str, probe: &CudaEvent, spun: &CudaEvent, start: Instant) {
+    let (done, at) = probe_while_spinning(probe, spun, start);
+    assert!(
+        done,
+        "{what} was not complete {at:?} after the copy was queued: it waits for work queued on \
+         cuda-gl's private stream after the copy's run (a kernel that spins for {SPIN:?})"
+    );
+}
+
+/// Waits up to half the spin (begun at `start`) for `probe`; whether it completed, and when.
+/// Fails when the kernel (`spun`, its event) had ended by then: the test checked nothing.
+fn probe_while_spinning(probe: &CudaEvent, spun: &CudaEvent, start: Instant) -> (bool, Duration) {
     while !probe.is_complete() && start.elapsed() < SPIN / 2 {
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -68,10 +82,85 @@ pub(crate) fn assert_not_held_up(what: &str, probe: &CudaEvent, spun: &CudaEvent
         "the test was too slow to check anything: the kernel that spins for {SPIN:?} had ended \
          {at:?} after it began"
     );
+    (done, at)
+}
+
+/// Has cudarc write `src` on `t` behind a kernel spinning there for [`SPIN`] (cudarc's write
+/// event of `src` then follows the kernel), and returns when the kernel began and an event of
+/// `t` after it: a stream that cudarc asks to wait for its writes of `src` waits for the spin.
+pub(crate) fn written_behind_a_spin<T>(
+    spinner: &Spinner,
+    src: &mut CudaSlice<T>,
+    t: &Arc<CudaStream>,
+) -> (Instant, CudaEvent) {
+    let start = Instant::now();
+    spinner.spin_for(t, SPIN);
+    drop(src.device_ptr_mut(t));
+    (start, t.record_event(None).unwrap())
+}
+
+/// `s` holds no wait for the kernel spinning since `start` (`spun`, an event after it, of
+/// [`written_behind_a_spin`]): an event recorded on `s` now completes while it spins. `what`
+/// names the calls refused before that left `s` alone.
+pub(crate) fn assert_no_wait_left(what: &str, s: &CudaStream, spun: &CudaEvent, start: Instant) {
+    let probe = s.record_event(None).unwrap();
+    let (done, _) = probe_while_spinning(&probe, spun, start);
     assert!(
         done,
-        "{what} was not complete {at:?} after the copy was queued: it waits for work queued on \
-         cuda-gl's private stream after the copy's run (a kernel that spins for {SPIN:?})"
+        "{what} left a wait for cudarc's write of the memory (behind a kernel that spins for \
+         {SPIN:?}) queued on the caller's stream: cudarc was asked for the address before the \
+         frame was refused"
+    );
+}
+
+/// The address of `src` and the handle of cudarc's read event of it, asked through a read of it
+/// on `s` (whose guard records that event on `s` when dropped, here: harmless).
+pub(crate) fn read_event_of<T>(
+    src: &CudaSlice<T>,
+    s: &Arc<CudaStream>,
+) -> (u64, cuda_gl_sys::CUevent) {
+    let (ptr, guard) = src.device_ptr(s);
+    match &guard {
+        SyncOnDrop::Record(Some((event, _))) => (ptr, event.cu_event().cast()),
+        _ => panic!("cudarc does not track the slice's reads (one stream only?)"),
+    }
+}
+
+/// In `ops` (what a call queued, in order: `result::test_ops::recording_ops`), cudarc's read event
+/// `event` of the `bytes` bytes at `src` is recorded after the last op that reads them (a copy
+/// out of them, or a kernel when `kernel_reads`: the video conversion's), on the stream that
+/// op ran on, which is not `caller` (the reads run on cuda-gl's private stream). `what` names
+/// the call in the failures.
+pub(crate) fn assert_recorded_after_reads(
+    what: &str,
+    ops: &[Op],
+    (src, bytes): (u64, usize),
+    kernel_reads: bool,
+    event: cuda_gl_sys::CUevent,
+    caller: &CudaStream,
+) {
+    let reads = |op: &Op| match *op {
+        Op::Copy { src: from, .. } => (src..src + bytes as u64).contains(&from),
+        Op::Kernel { .. } => kernel_reads,
+        Op::CudarcRecord { .. } => false,
+    };
+    let last = ops
+        .iter()
+        .rposition(reads)
+        .unwrap_or_else(|| panic!("{what}: no read of the source in {ops:?}"));
+    let stream = ops[last].stream();
+    assert_ne!(
+        stream,
+        caller.cu_stream().cast(),
+        "{what}: the source read on the caller's stream, not cuda-gl's private one: {ops:?}"
+    );
+    let recorded = ops[last..].iter().any(
+        |op| matches!(*op, Op::CudarcRecord { stream: on, event: e } if on == stream && e == event),
+    );
+    assert!(
+        recorded,
+        "{what}: cudarc's read event not recorded on the reads' stream after the last read \
+         (op {last}): {ops:?}"
     );
 }
 

@@ -112,6 +112,11 @@ impl<'a> CudarcEvent<'a> {
     /// checked is the copy's.
     pub(super) fn record(&mut self, private: sys::CUstream) {
         if let Some((event, _)) = self.taken {
+            #[cfg(test)]
+            crate::result::test_ops::note(crate::result::test_ops::Op::CudarcRecord {
+                stream: private,
+                event: event.cu_event().cast(),
+            });
             // SAFETY: cudarc's live event, of the bound context (the copy's, checked against
             // `stream`'s by the callers); `private` is the live private stream of that context,
             // which never captures.

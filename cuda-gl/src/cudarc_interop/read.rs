@@ -27,18 +27,24 @@ pub(crate) struct CudarcRead<'a> {
 
 impl<'a> CudarcRead<'a> {
     /// `src` read on `stream`, which must be of `src`'s cudarc context; `owner` names the
-    /// reader in errors. `stream` waits for cudarc's earlier writes of `src` (cudarc's event
-    /// protocol), so it is asked only once the caller checked `stream` against its own context.
+    /// reader in errors. `check` is given the memory's length in bytes first, and refuses what
+    /// the reader cannot take (a frame that does not fit, of another size) before cudarc is
+    /// asked for the address: that makes `stream` wait for cudarc's earlier writes of `src`
+    /// (cudarc's event protocol), a wait left queued when the call is refused. So it is asked
+    /// only once the caller checked `stream` against its own context, and `check` passed.
     ///
     /// # Errors
     /// As `checked_bytes`: [`UsageError::WrongCudaContext`](crate::UsageError::WrongCudaContext)
-    /// for memory of another cudarc context, [`UsageError::TooLarge`](crate::UsageError::TooLarge).
+    /// for memory of another cudarc context, [`UsageError::TooLarge`](crate::UsageError::TooLarge);
+    /// `check`'s.
     pub(crate) fn new<T, S: CudarcSource<T>>(
         src: &'a S,
         stream: &'a Arc<CudaStream>,
         owner: &str,
+        check: impl FnOnce(usize) -> Result<()>,
     ) -> Result<CudarcRead<'a>> {
         let bytes = checked_bytes(src, stream, owner)?;
+        check(bytes)?;
         let (ptr, guard) = src.device_ptr(stream);
         Ok(CudarcRead {
             ptr: DevicePtr::new(ptr),
@@ -57,11 +63,50 @@ impl<'a> CudarcRead<'a> {
         self.event.record(private);
     }
 
-    /// Once the work's run returned: what is left of cudarc's guard (`CudarcEvent::done`).
+    /// Once the work's run returned with `out`: what is left of cudarc's guard
+    /// (`CudarcEvent::done`), then `out`. When both failed, the work's error is returned and
+    /// the guard's logged.
     ///
     /// # Errors
-    /// As `CudarcEvent::done`: the timeout or driver's error of its fallback wait.
-    pub(crate) fn done(self, ctx: &Context) -> Result<()> {
-        self.event.done(ctx, self.stream)
+    /// `out`'s; then as `CudarcEvent::done`: the timeout or driver's error of its fallback wait
+    /// (the work ran: what it wrote, a texture or a frame, holds the memory's bytes).
+    pub(crate) fn done<R>(self, ctx: &Context, out: Result<R>) -> Result<R> {
+        work_first(out, self.event.done(ctx, self.stream))
+    }
+}
+
+/// `out` when it failed (`done`'s error, when there is one too, logged), else `done`'s error,
+/// else `out`.
+fn work_first<R>(out: Result<R>, done: Result<()>) -> Result<R> {
+    match (out, done) {
+        (Err(e), Err(also)) => {
+            log::error!("cuda-gl: after a failed read of cudarc memory ({e}): {also}");
+            Err(e)
+        }
+        (out, done) => done.and(out),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::work_first;
+    use crate::error::{Error, UsageError};
+
+    /// The work's error comes first; the fallback wait's is returned only when the work
+    /// succeeded (before, `done(..)?` returned the wait's and dropped the work's).
+    #[test]
+    fn the_works_error_comes_before_the_fallback_waits() {
+        let work = || Error::from(UsageError::PinnedBufferUntracked);
+        let wait = || Error::Timeout {
+            what: "the fallback wait".into(),
+            timeout: std::time::Duration::ZERO,
+        };
+        let both = work_first::<()>(Err(work()), Err(wait()));
+        assert!(matches!(both, Err(Error::Usage(_))), "{both:?}");
+        let waited = work_first(Ok(1), Err(wait()));
+        assert!(matches!(waited, Err(Error::Timeout { .. })), "{waited:?}");
+        let worked = work_first::<()>(Err(work()), Ok(()));
+        assert!(matches!(worked, Err(Error::Usage(_))), "{worked:?}");
+        assert_eq!(work_first(Ok(1), Ok(())).ok(), Some(1));
     }
 }

@@ -10,15 +10,21 @@
 //! present's), so the hook that queues the extra work picks the fill's run by its call name
 //! (`after_next_work_of`). The target is forced into interop mode, the one whose show returns
 //! with the fill only queued: a staged or stream-mode show waits on the CPU for the fill, and
-//! so for the spinning kernel the hook queued behind it. Needs the `egl` and `cudarc` features
-//! and a GPU; skips with the reason elsewhere, and fails with `CUDA_GL_REQUIRE_GPU=1`. Each
-//! of the three shows spins for 4 s.
+//! so for the spinning kernel the hook queued behind it. A last test checks, in every mode, the
+//! order of what `show_video_cudarc` queues (the conversion, then cudarc's record on the same
+//! stream) from the crate's test-only record of it (`result::test_ops::recording_ops`). Needs the
+//! `egl` and `cudarc` features and a GPU; skips with the reason elsewhere, and fails with
+//! `CUDA_GL_REQUIRE_GPU=1`. Each of the three shows of the first tests spins for 4 s.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use super::{ColorMap, DisplayTarget, Format, Layout, Mode, Palette};
-use crate::cudarc_interop::event_tests::{assert_not_held_up, hold_private_after_next_work, rig};
+use crate::cudarc_interop::event_tests::{
+    assert_no_wait_left, assert_not_held_up, assert_recorded_after_reads,
+    hold_private_after_next_work, read_event_of, rig, written_behind_a_spin,
+};
 use crate::egl::test_gl::on_gpu;
 use crate::graphics::unordered_tests::Spinner;
+use crate::result::test_ops::recording_ops;
 use crate::video::{ColorSpace, VideoFormat, VideoLayout, convert_cpu};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut, DeviceRepr};
 use std::sync::Arc;
@@ -127,6 +133,72 @@ fn show_video_cudarc_records_cudarcs_read_event_after_its_conversion_not_later_p
     ctx.finish_queued().unwrap();
     drop(target);
     drop(src);
+    drop(spinner);
+    ctx.check_drop_errors().unwrap();
+}
+
+/// In each display mode, what `show_video_cudarc` queues (recorded in order by
+/// `result::test_ops::recording_ops`, so no GPU timing decides the outcome): the conversion
+/// kernel on cuda-gl's private stream, then cudarc's read event of the slice on that stream.
+/// The staged and stream modes wait on the CPU for the frame's work, which hides a missing or
+/// misplaced record from any test that watches the GPU; this one sees the record itself.
+#[test]
+fn show_video_cudarc_records_cudarcs_read_event_after_its_conversion_in_every_mode() {
+    let test = "show_video_cudarc_records_cudarcs_read_event_after_its_conversion_in_every_mode";
+    let Some(_gl) = on_gpu(test) else { return };
+    let (ctx, spinner, [s, _, _]) = rig();
+    let layout = VideoLayout::packed((64, 16), VideoFormat::Nv12).unwrap();
+    let rgba = Layout::packed(layout.size(), Format::Rgba8).unwrap();
+    let bytes: Vec<u8> = (0..layout.bytes()).map(|i| (i * 13 % 251) as u8).collect();
+    let src = s.clone_htod(&bytes).unwrap();
+    s.synchronize().unwrap();
+    let color = ColorSpace::default();
+    for mode in [Mode::Interop, Mode::Staged, Mode::Stream] {
+        let (mut target, _) = DisplayTarget::new(&ctx, rgba, Some(mode)).unwrap();
+        let (ptr, event) = read_event_of(&src, &s);
+        let (shown, ops) = recording_ops(|| target.show_video_cudarc(&src, layout, color, &s));
+        shown.unwrap();
+        let what = format!("show_video_cudarc in {mode:?} mode");
+        assert_recorded_after_reads(&what, &ops, (ptr, layout.bytes()), true, event, &s);
+        ctx.finish_queued().unwrap();
+        drop(target);
+    }
+    s.synchronize().unwrap();
+    drop(src);
+    drop(spinner);
+    ctx.check_drop_errors().unwrap();
+}
+
+/// A frame refused for its size (too few bytes) is refused before cudarc is asked for the
+/// slice's address, which would have queued on the caller's stream a wait for cudarc's last
+/// write of the slice (here behind a kernel spinning on another stream) and left it there.
+#[test]
+fn show_video_cudarc_refuses_a_short_frame_before_cudarc_queues_a_wait() {
+    let test = "show_video_cudarc_refuses_a_short_frame_before_cudarc_queues_a_wait";
+    let Some(_gl) = on_gpu(test) else { return };
+    let (ctx, spinner, [s, t, _]) = rig();
+    let layout = VideoLayout::packed((64, 16), VideoFormat::Nv12).unwrap();
+    let rgba = Layout::packed(layout.size(), Format::Rgba8).unwrap();
+    let (mut target, _) = DisplayTarget::new(&ctx, rgba, Some(Mode::Interop)).unwrap();
+    let mut short = s.alloc_zeros::<u8>(layout.bytes() - 1).unwrap();
+    s.synchronize().unwrap();
+    let (start, spun) = written_behind_a_spin(&spinner, &mut short, &t);
+    let color = ColorSpace::default();
+    let refused = target.show_video_cudarc(&short, layout, color, &s);
+    assert!(
+        matches!(
+            refused,
+            Err(crate::Error::Video(
+                crate::video::VideoError::FrameTooSmall { .. }
+            ))
+        ),
+        "{refused:?}"
+    );
+    assert_no_wait_left("show_video_cudarc's size refusal", &s, &spun, start);
+    t.synchronize().unwrap();
+    s.synchronize().unwrap();
+    drop(target);
+    drop(short);
     drop(spinner);
     ctx.check_drop_errors().unwrap();
 }

@@ -175,11 +175,18 @@ pub(crate) fn show_cudarc<T, Src: crate::cudarc_interop::CudarcSource<T>>(
     layout: Layout,
     stream: &Arc<cudarc::driver::CudaStream>,
 ) -> Result<()> {
-    read_cudarc(target, src, stream, |target, ptr, bytes, checked, after| {
-        // SAFETY: (1) `ptr` is the first of `bytes` bytes of device memory of the target's
-        // context, which cudarc neither frees nor writes before `after` runs (`read_cudarc`).
-        unsafe { show_given(target, DeviceImage::new(ptr, layout), bytes, checked, after) }
-    })
+    let fits = |bytes| layout.check_fits("the device memory", bytes);
+    read_cudarc(
+        target,
+        src,
+        stream,
+        fits,
+        |target, ptr, bytes, checked, after| {
+            // SAFETY: (1) `ptr` is the first of `bytes` bytes of device memory of the target's
+            // context, which cudarc neither frees nor writes before `after` runs (`read_cudarc`).
+            unsafe { show_given(target, DeviceImage::new(ptr, layout), bytes, checked, after) }
+        },
+    )
 }
 
 /// A target's `show_video_cudarc`: the frame at the start of `src`, through cudarc's read
@@ -197,31 +204,41 @@ pub(crate) fn show_video_cudarc<T, Src: crate::cudarc_interop::CudarcSource<T>>(
     color: ColorSpace,
     stream: &Arc<cudarc::driver::CudaStream>,
 ) -> Result<()> {
-    read_cudarc(target, src, stream, |target, ptr, bytes, checked, after| {
-        layout.check_fits("show_video_cudarc", "the cudarc memory", bytes)?;
-        let frame = VideoFrame::new(ptr, layout);
-        // SAFETY: (1) the frame lies in the `bytes` bytes at `ptr` (checked), device memory of
-        // the target's context, which cudarc neither frees nor writes before `after` runs
-        // (`read_cudarc`), right after the conversion, in its run.
-        unsafe { show_video_given(target, &frame, color, checked, after) }
-    })
+    let fits = |bytes| layout.check_fits("show_video_cudarc", "the cudarc memory", bytes);
+    read_cudarc(
+        target,
+        src,
+        stream,
+        fits,
+        |target, ptr, _, checked, after| {
+            let frame = VideoFrame::new(ptr, layout);
+            // SAFETY: (1) the frame lies in the bytes at `ptr` (`fits`, checked by `read_cudarc`),
+            // device memory of the target's context, which cudarc neither frees nor writes before
+            // `after` runs (`read_cudarc`), right after the conversion, in its run.
+            unsafe { show_video_given(target, &frame, color, checked, after) }
+        },
+    )
 }
 
 /// `show` given cudarc memory `src` read on `stream`: its first byte, its length in bytes, the
 /// stream checked, and the [`AfterWork`] that records cudarc's read event, which `show` must
 /// run right after the work that reads the memory, in its run (as `show_given` and
-/// `show_video_given` do). Then what is left of cudarc's guard (`CudarcRead::done`).
+/// `show_video_given` do). Then what is left of cudarc's guard (`CudarcRead::done`). `fits`
+/// refuses memory of too few bytes before cudarc is asked for its address (see
+/// `CudarcRead::new`).
 ///
 /// # Errors
 /// [`UsageError::WrongCudaContext`] when `stream` is not of the target's context or `src` is
 /// not of `stream`'s cudarc context (checked before cudarc is asked for anything: its read
-/// queues a wait on `stream`); [`UsageError::TooLarge`](crate::UsageError::TooLarge); `show`'s;
-/// the timeout or driver's error of `CudarcRead::done`'s fallback wait.
+/// queues a wait on `stream`); [`UsageError::TooLarge`](crate::UsageError::TooLarge); `fits`'s;
+/// `show`'s; then the timeout or driver's error of `CudarcRead::done`'s fallback wait, which
+/// comes after the frame was shown (when `show` failed too, `show`'s error is returned).
 #[cfg(feature = "cudarc")]
 fn read_cudarc<T, Src, Tg>(
     target: &mut Tg,
     src: &Src,
     stream: &Arc<cudarc::driver::CudaStream>,
+    fits: impl FnOnce(usize) -> Result<()>,
     show: impl FnOnce(
         &mut Tg,
         DevicePtr<'_>,
@@ -235,12 +252,12 @@ where
     Tg: ShowTarget,
 {
     let checked = check_stream(target.cuda(), stream)?;
-    let mut read = crate::cudarc_interop::CudarcRead::new(src, stream, "the display target")?;
+    let owner = "the display target";
+    let mut read = crate::cudarc_interop::CudarcRead::new(src, stream, owner, fits)?;
     let (ptr, bytes) = (read.ptr, read.bytes);
     let mut record = |p| read.record(p);
     let shown = show(target, ptr, bytes, checked, Some(&mut record));
-    read.done(target.cuda())?;
-    shown
+    read.done(target.cuda(), shown)
 }
 
 /// A target's `show_raw`: `src` in memory that holds its image, on a stream refused unless it

@@ -414,6 +414,41 @@ impl CudaWrite<'_> {
         self.record()
     }
 
+    /// Records the slot's event on `private`, cuda-gl's private stream of the ring's context,
+    /// right after the writes queued on it, inside their run (where `finish` records it in a
+    /// run of its own on the guard's stream, after them): one join less, and nothing of
+    /// another thread's that reaches the private stream once the run releases its lock comes
+    /// before the record. The guard is finished either way (its drop records nothing).
+    ///
+    /// # Safety
+    /// 1. `private` is the private stream of the ring's context, bound, inside a run joined to
+    ///    the stream given to [`ExternalRing::write`], after the run's writes of the slot.
+    ///
+    /// # Errors
+    /// The driver's error from `cuEventRecord`: the slot then stays marked as being written, and
+    /// the ring's next call on it synchronizes the CUDA context (at most the wait limit).
+    pub(crate) unsafe fn finish_in_run(&mut self, private: sys::CUstream) -> Result<()> {
+        self.done = true;
+        // SAFETY: the event is live, of the ring's context; `private` is that context's live
+        // private stream, bound ((1)), which never captures.
+        unsafe { result::stream::event_record(self.slot.written.raw(), private) }?;
+        self.slot.state.write_pending = true;
+        self.slot.state.access = Access::Idle;
+        Ok(())
+    }
+
+    /// Ends a guard under which nothing was queued (its run was refused before its work, say
+    /// by a capture of the stream begun since [`ExternalRing::write`]): no record (the slot's
+    /// event still covers its earlier writes), and the slot is idle again, so that the next
+    /// call on it does not synchronize the CUDA context. Nothing once the guard is finished
+    /// ([`finish_in_run`](Self::finish_in_run) ran).
+    pub(crate) fn abandon(mut self) {
+        if !self.done {
+            self.done = true;
+            self.slot.state.access = Access::Idle;
+        }
+    }
+
     fn record(&mut self) -> Result<()> {
         let event = self.slot.written.raw();
         // SAFETY: the stream is live (borrowed for 'a by `ExternalRing::write`) and in the

@@ -202,27 +202,64 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
         call: &'static str,
         copy: impl FnOnce(*mut std::ffi::c_void, usize, sys::CUstream) -> result::Result<()>,
     ) -> Result<()> {
-        check_same_context(&self.ctx, stream, "the pinned buffer")?;
-        if self.untracked {
-            return self.wait_for_copies();
+        // SAFETY: (1), for the one buffer.
+        unsafe { Self::copy_all_in_async([self], stream, call, |[(h, n)], p| copy(h, n, p)) }
+    }
+
+    /// [`copy_in_async`](Self::copy_in_async) of several buffers in one run: `copy` gets each
+    /// buffer's host address and byte length, and the private stream; the run waits for each
+    /// buffer's previous copy first and records each buffer's event after `copy`'s work.
+    ///
+    /// # Safety
+    /// 1. What `copy` queues writes at most the bytes it is given of each buffer, from memory of
+    ///    the buffers' context that stays live until that work has run.
+    ///
+    /// # Errors
+    /// As [`copy_in_async`](Self::copy_in_async); [`UsageError::WrongCudaContext`] for buffers
+    /// of several contexts.
+    pub(crate) unsafe fn copy_all_in_async<const N: usize>(
+        mut buffers: [&mut Self; N],
+        stream: &impl AsStream,
+        call: &'static str,
+        copy: impl FnOnce([(*mut std::ffi::c_void, usize); N], sys::CUstream) -> result::Result<()>,
+    ) -> Result<()> {
+        let Some(ctx) = buffers.first().map(|b| b.ctx.clone()) else {
+            return Ok(());
+        };
+        for buffer in &buffers {
+            check_same_context(&buffer.ctx, stream, "the pinned buffer")?;
         }
-        let (host, bytes, event) = (self.ptr.cast(), self.len * size_of::<T>(), self.event.raw());
+        for buffer in &buffers {
+            if buffer.untracked {
+                return buffer.wait_for_copies();
+            }
+        }
+        let hosts = buffers
+            .each_ref()
+            .map(|b| (b.ptr.cast(), b.len * size_of::<T>()));
+        let events = buffers.each_ref().map(|b| b.event.raw());
         // Set by the work, so that it holds whatever `run_now` returns (a wait of its own may
         // give up after the work's answer).
         let mut untracked = false;
-        // SAFETY: the stream is live while borrowed and of this context (checked). In the
-        // work: the event is of this context; the pinned memory is `bytes` long and freed only
-        // after the event recorded here; the source is live until the copy has run ((1)); the
-        // private stream first waits for the previous copy's event.
+        // SAFETY: the stream is live while borrowed and of the buffers' context (checked). In
+        // the work: the events are of that context; each buffer's pinned memory is its bytes
+        // long and freed only after its event recorded here; the sources are live until the
+        // copies have run ((1)); the private stream first waits for each previous copy's event.
         let recorded = unsafe {
-            self.ctx.run_now(stream.raw_stream(), call, |p| {
-                result::stream::wait_event(p, event)?;
-                copy(host, bytes, p)?;
-                Ok(match result::stream::event_record(event, p) {
+            ctx.run_now(stream.raw_stream(), call, |p| {
+                for event in events {
+                    result::stream::wait_event(p, event)?;
+                }
+                copy(hosts, p)?;
+                let mut recorded = Ok(());
+                for event in events {
+                    recorded = recorded.and(result::stream::event_record(event, p));
+                }
+                Ok(match recorded {
                     Ok(()) => Ok(()),
-                    // The copy is queued but not covered by the event: wait for it now, at most the
-                    // wait limit (past it the buffer is untracked: refused, and leaked). `p` is the
-                    // private stream of the bound context, as `wait_within` requires.
+                    // A copy is queued but not covered by its event: wait for it now, at most
+                    // the wait limit (past it the buffers are untracked: refused, and leaked).
+                    // `p` is the private stream of the bound context, as `wait_within` requires.
                     Err(e) => {
                         untracked = wait_within(p).is_err();
                         Err(Error::from(e))
@@ -230,7 +267,9 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
                 })
             })
         };
-        self.untracked = untracked;
+        for buffer in &mut buffers {
+            buffer.untracked = untracked;
+        }
         recorded?
     }
 

@@ -51,6 +51,14 @@ pub(crate) unsafe fn mipmap_level(m: sys::CUmipmappedArray, level: c_uint) -> Re
 ///    may be written.
 /// 2. `s` is a live stream of the current context.
 pub(crate) unsafe fn copy_2d_async(copy: &sys::CUDA_MEMCPY2D, s: sys::CUstream) -> Result<()> {
+    #[cfg(test)]
+    crate::result::test_ops::note(crate::result::test_ops::Op::Copy {
+        stream: s,
+        src: match copy.srcMemoryType {
+            sys::CUmemorytype::CU_MEMORYTYPE_DEVICE => copy.srcDevice,
+            _ => 0,
+        },
+    });
     // SAFETY: (1), (2); `copy` is a complete descriptor that outlives the call.
     unsafe { drv!(cuMemcpy2DAsync_v2(copy, s)) }
 }

@@ -66,6 +66,8 @@ pub(crate) mod graphics;
 pub(crate) mod mem;
 pub(crate) mod module;
 pub(crate) mod stream;
+#[cfg(test)]
+pub(crate) mod test_ops;
 pub(crate) mod vmm;
 
 /// A raw pointer to an argument value, as `cuLaunchKernel` takes them.

@@ -70,6 +70,8 @@ pub(crate) unsafe fn launch_kernel(
     stream: sys::CUstream,
     params: &mut [RawArg],
 ) -> Result<()> {
+    #[cfg(test)]
+    crate::result::test_ops::note(crate::result::test_ops::Op::Kernel { stream });
     // SAFETY: (1), (2), (3); no `extra` array.
     unsafe {
         drv!(cuLaunchKernel(

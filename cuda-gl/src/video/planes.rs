@@ -280,7 +280,12 @@ impl VideoPlanes {
     /// refusals, and: [`UsageError::WrongCudaContext`] when `stream` is not of the planes'
     /// context or `src` is not of `stream`'s cudarc context (the same `Arc<CudaContext>`: two
     /// `CudaContext`s of one device track their streams apart); [`VideoError::FrameTooSmall`]
-    /// when `src` holds fewer bytes than `layout` spans. Then as [`upload`](Self::upload).
+    /// when `src` holds fewer bytes than `layout` spans; [`UsageError::TooLarge`] when `src`'s
+    /// length in bytes overflows `usize`. Then as [`upload`](Self::upload). Last, when
+    /// cudarc's read event could not be recorded after the copies (or a capture of `stream`
+    /// began meanwhile), the wait for the copies that replaces it: [`Error::Timeout`] past the
+    /// [wait limit](crate::wait_limit), or the driver's error. That error can come back after
+    /// the textures were written (when the upload itself failed too, its error is returned).
     #[cfg(feature = "cudarc")]
     pub fn upload_cudarc<T, Src: crate::cudarc_interop::CudarcSource<T>>(
         &mut self,
@@ -293,7 +298,9 @@ impl VideoPlanes {
         self.check_format(CALL, &layout)?;
         // Before cudarc is asked for anything: its read queues a wait on `stream`.
         crate::stream::check_same_context(&self.ctx, stream, OWNER)?;
-        let mut read = crate::cudarc_interop::CudarcRead::new(src, stream, OWNER)?;
+        // The frame's fit and size before cudarc is asked for the address (`CudarcRead::new`).
+        let fits = |bytes| self.check_frame(CALL, "the cudarc memory", &layout, bytes);
+        let mut read = crate::cudarc_interop::CudarcRead::new(src, stream, OWNER, fits)?;
         let given = Given {
             call: CALL,
             what: "the cudarc memory",
@@ -306,8 +313,23 @@ impl VideoPlanes {
         // the read event that `record` records right after the copies, in their run (each
         // mode runs it so).
         let uploaded = unsafe { self.upload_given(given, layout, stream, Some(&mut record)) };
-        read.done(&self.ctx)?;
-        uploaded
+        read.done(&self.ctx, uploaded)
+    }
+
+    /// Refuses a frame of `layout` that does not lie in the `bytes` bytes of memory `what`, or
+    /// is of another size than the luma texture.
+    ///
+    /// # Errors
+    /// [`VideoError::FrameTooSmall`] naming `call`; [`VideoError::PlaneTexture`].
+    fn check_frame(
+        &self,
+        call: &'static str,
+        what: &'static str,
+        layout: &VideoLayout,
+        bytes: usize,
+    ) -> Result<()> {
+        layout.check_fits(call, what, bytes)?;
+        check_frame_size(layout.size(), self.size)
     }
 
     /// Refuses a frame of another format than the planes'.
@@ -346,8 +368,7 @@ impl VideoPlanes {
         stream: &impl AsStream,
         after: AfterWork<'_>,
     ) -> Result<()> {
-        layout.check_fits(given.call, given.what, given.bytes)?;
-        check_frame_size(layout.size(), self.size)?;
+        self.check_frame(given.call, given.what, &layout, given.bytes)?;
         let frame = PlaneFrame {
             call: given.call,
             ptr: given.ptr,

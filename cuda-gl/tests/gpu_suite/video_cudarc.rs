@@ -258,7 +258,12 @@ fn hold_up(g: &Gpu, out: &DeviceBuffer<u32>, s: &Arc<CudaStream>) -> CudaEvent {
 /// Calls `read` (a call reading `slice` on `s`) while a kernel holds `s` up, then zeroes
 /// `slice` on `u` at once: cudarc's write must wait for the call's reads, which see the frame.
 /// Where the call returns with its reads only queued (`queued`: the interop modes), the kernel
-/// must still spin when the write is queued, or the test proves nothing. The caller made the
+/// must still spin when the write is queued, or the test proves nothing. Elsewhere (the staged
+/// and stream modes) the call waits on the CPU for its reads, so this passes whether cudarc's
+/// read event was recorded or not: there the lib tests
+/// `upload_cudarc_records_cudarcs_read_event_after_its_last_read_in_every_mode` and
+/// `show_video_cudarc_records_cudarcs_read_event_after_its_conversion_in_every_mode` check the
+/// record's place among what the call queued. The caller made the
 /// call once before (its kernel loaded, its objects made), so that nothing done only at a first
 /// call can wait for the kernel.
 fn write_after<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(

@@ -5,8 +5,9 @@
 //! and frames drawn through the surface reach wgpu in
 //! every pixel, at odd sizes, across resizes; colour maps; a dropped frame shows nothing new
 //! and the texture, sampled while a frame is open, holds the last presented frame, in both
-//! modes; NV12 and P010 frames shown (`show_video`) equal the CPU's conversion; bad modes are
-//! typed errors.
+//! modes; NV12 and P010 frames shown (`show_video`, and with feature `cudarc`
+//! `show_video_cudarc` of a cudarc slice) equal the CPU's conversion; bad modes are typed
+//! errors.
 //!
 //! Needs `--features wgpu,egl`, a GPU and NVIDIA's Vulkan driver (headless:
 //! `VK_DRIVER_FILES=.../nvidia_icd.json`), and for the GL route `--features wgpu-gl` and
@@ -20,7 +21,7 @@ use crate::gpu::{launch_image, launch_words, noise, pattern};
 use crate::harness::{SoakSizes, device_used, report_line};
 use crate::wgpu_read::texels::mismatch;
 use cuda_gl::display::{ColorMap, DisplayError, Format, Frame, Layout, Mode, Palette};
-use cuda_gl::video::{ColorSpace, VideoFormat, convert_cpu};
+use cuda_gl::video::{ColorSpace, VideoFormat, VideoLayout, convert_cpu};
 use cuda_gl::wgpu_interop::{WgpuError, WgpuTarget};
 use cuda_gl::{DeviceBuffer, Error, Stream};
 
@@ -373,6 +374,23 @@ fn the_stream_mode_and_bad_sizes_are_typed_errors() {
     );
 }
 
+/// `t` shows the frame of `layout` whose bytes are `bytes`, converted under `color`: RGBA8 of
+/// the frame's size, each channel within 1 of the CPU's conversion (`what` names the frame).
+fn assert_shows_video(
+    t: &mut WgpuTarget,
+    bytes: &[u8],
+    layout: VideoLayout,
+    color: ColorSpace,
+    what: &str,
+) {
+    assert_eq!((t.size(), t.format()), (layout.size(), Format::Rgba8));
+    let got = t.read_pixels().unwrap();
+    let want = convert_cpu(bytes, &layout, color).unwrap();
+    let packed = Layout::packed(layout.size(), Format::Rgba8).unwrap();
+    let off = check_rgba(&got, packed, &want, what);
+    println!("{what}: shown within 1 of the CPU's; {off} channels off by 1");
+}
+
 #[test]
 fn video_frames_shown_on_a_wgpu_target_match_the_cpu_in_both_modes() {
     in_both_modes(|s, mode| {
@@ -384,14 +402,30 @@ fn video_frames_shown_on_a_wgpu_target_match_the_cpu_in_both_modes() {
                 let color = ColorSpace::default();
                 let what = format!("{mode} {format:?} {:?}", layout.size());
                 t.show_video(&src, layout, color, &s.stream).unwrap();
-                assert_eq!((t.size(), t.format()), (layout.size(), Format::Rgba8));
-                let got = t.read_pixels().unwrap();
-                let want = convert_cpu(&bytes, &layout, color).unwrap();
-                let packed = Layout::packed(layout.size(), Format::Rgba8).unwrap();
-                let off = check_rgba(&got, packed, &want, &what);
-                println!("{what}: shown within 1 of the CPU's; {off} channels off by 1");
+                assert_shows_video(&mut t, &bytes, layout, color, &what);
             }
         }
+    });
+}
+
+/// `show_video_cudarc` on a `WgpuTarget` (feature `cudarc` too): an NV12 frame in a cudarc
+/// slice of a cudarc context on the set-up's CUDA device (its primary context, the set-up's
+/// `Context`'s), shown within 1 of the CPU's conversion in both modes.
+#[cfg(feature = "cudarc")]
+#[test]
+fn video_frames_in_cudarc_slices_shown_on_a_wgpu_target_match_the_cpu_in_both_modes() {
+    in_both_modes(|s, mode| {
+        let cu = cudarc::driver::CudaContext::new(s.ctx.device().ordinal()).unwrap();
+        let stream = cu.new_stream().unwrap();
+        let mut t = target(s, (16, 16), Format::Rgba8, mode);
+        let (layout, _) = frames(VideoFormat::Nv12)[0];
+        let bytes = noise(layout.bytes(), 90);
+        let src = stream.clone_htod(&bytes).unwrap();
+        let color = ColorSpace::default();
+        let what = format!("{mode} cudarc NV12 {:?}", layout.size());
+        t.show_video_cudarc(&src, layout, color, &stream).unwrap();
+        assert_shows_video(&mut t, &bytes, layout, color, &what);
+        stream.synchronize().unwrap();
     });
 }
 

@@ -103,7 +103,13 @@ macro_rules! show_methods {
         /// [`UsageError::WrongCudaContext`](crate::UsageError::WrongCudaContext) when `stream`
         /// is not of the target's context or `src` is not of `stream`'s cudarc context (the
         /// same `Arc<CudaContext>`: two `CudaContext`s of one device track their streams
-        /// apart); otherwise as `show`.
+        /// apart); [`UsageError::TooLarge`](crate::UsageError::TooLarge) when `src`'s length
+        /// in bytes overflows `usize`; otherwise as `show`. Last, when cudarc's read event
+        /// could not be recorded after the copy or the colour map's kernel (or a capture of
+        /// `stream` began meanwhile), the wait for that work which replaces it:
+        /// [`Error::Timeout`](crate::Error::Timeout) past the [wait limit](crate::wait_limit),
+        /// or the driver's error. That error can come back after the frame was shown (when the
+        /// show itself failed too, its error is returned).
         #[cfg(feature = "cudarc")]
         pub fn show_cudarc<T, Src: $crate::cudarc_interop::CudarcSource<T>>(
             &mut self,
@@ -151,8 +157,14 @@ macro_rules! show_methods {
         /// is not of the target's context or `src` is not of `stream`'s cudarc context (as
         /// [`show_cudarc`](Self::show_cudarc));
         /// [`VideoError::FrameTooSmall`](crate::video::VideoError::FrameTooSmall) when `src`
-        /// holds fewer bytes than `layout` spans; otherwise as
-        /// [`show_video`](Self::show_video).
+        /// holds fewer bytes than `layout` spans;
+        /// [`UsageError::TooLarge`](crate::UsageError::TooLarge) when `src`'s length in bytes
+        /// overflows `usize`; otherwise as [`show_video`](Self::show_video). Last, when
+        /// cudarc's read event could not be recorded after the conversion (or a capture of
+        /// `stream` began meanwhile), the wait for the conversion that replaces it:
+        /// [`Error::Timeout`](crate::Error::Timeout) past the [wait limit](crate::wait_limit),
+        /// or the driver's error. That error can come back after the frame was shown (when the
+        /// show itself failed too, its error is returned).
         #[cfg(feature = "cudarc")]
         pub fn show_video_cudarc<T, Src: $crate::cudarc_interop::CudarcSource<T>>(
             &mut self,

@@ -44,9 +44,9 @@ impl Staged {
     }
 
     /// Copies both planes of the frame into the pinned memory in `stream`'s order
-    /// ([`planes_to_host`], `after` right after each copy, in its run), waits for the copies (at
-    /// most the [wait limit](crate::wait_limit)), then has GL write each into its texture: GL's
-    /// commands issued after this returns see the planes. Before any copy,
+    /// ([`planes_to_host`], one run, `after` right after both copies, in it), waits for the
+    /// copies (at most the [wait limit](crate::wait_limit)), then has GL write each into its
+    /// texture: GL's commands issued after this returns see the planes. Before any copy,
     /// [`HeldTextures::check_frame`].
     ///
     /// # Safety
@@ -77,12 +77,11 @@ impl Staged {
 }
 
 /// Copies each of two planes, `rows[k]` = (row bytes, rows) at `sources[k]` = (device address,
-/// pitch), into `pinned[k]`, rows tightly packed, in `stream`'s order, each in a run of its own
-/// on cuda-gl's private stream, with `after` right after each copy, in its run (see
-/// [`AfterWork`]: the second record covers both copies, the private stream running its work in
-/// order); then waits for both copies (at most the [wait limit](crate::wait_limit) together)
-/// and returns their bytes. What the staged modes of the GL and the wgpu video planes do before
-/// their graphics API writes the planes.
+/// pitch), into `pinned[k]`, rows tightly packed, in `stream`'s order, both in one run on
+/// cuda-gl's private stream, with `after` right after both copies, in that run (see
+/// [`AfterWork`]); then waits for both copies (at most the [wait limit](crate::wait_limit)
+/// together) and returns their bytes. What the staged modes of the GL and the wgpu video planes
+/// do before their graphics API writes the planes.
 ///
 /// # Safety
 /// 1. Each source holds its plane's rows at its pitch, in device memory of the pinned
@@ -100,41 +99,56 @@ pub(crate) unsafe fn planes_to_host<'p>(
     stream: &impl AsStream,
     mut after: AfterWork<'_>,
 ) -> Result<[&'p [u8]; 2]> {
-    for ((pinned, (row, height)), (src, pitch)) in pinned.iter_mut().zip(rows).zip(sources) {
+    for (pinned, (row, height)) in pinned.iter().zip(rows) {
         if Some(pinned.len()) != row.checked_mul(height) {
             return Err(Error::Internal {
                 what: "a video plane's pinned memory of another size than the plane".into(),
             });
         }
-        // SAFETY: (1) of `copy_in_async`: the copy writes `height` rows of `row` bytes, tightly
-        // packed, which is the pinned memory's length (checked); its source rows are this
-        // function's (1).
-        unsafe {
-            pinned.copy_in_async(stream, "cuMemcpy2DAsync (not called)", |host, _, p| {
-                let copy = sys::CUDA_MEMCPY2D {
-                    srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-                    srcDevice: src,
-                    srcPitch: pitch,
-                    dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
-                    dstHost: host,
-                    dstPitch: row,
-                    WidthInBytes: row,
-                    Height: height,
-                    ..Default::default()
-                };
-                // `after` whether the copy was queued or not; neither call panics.
-                let copied = result::array::copy_2d_async(&copy, p);
-                if let Some(after) = after.as_deref_mut() {
-                    after(p);
-                }
-                copied
-            })
-        }?;
     }
+    let copy_both = |hosts: [(*mut std::ffi::c_void, usize); 2], p| {
+        let mut copied = Ok(());
+        for (((host, _), (row, height)), (src, pitch)) in hosts.into_iter().zip(rows).zip(sources) {
+            let copy = sys::CUDA_MEMCPY2D {
+                srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+                srcDevice: src,
+                srcPitch: pitch,
+                dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
+                dstHost: host,
+                dstPitch: row,
+                WidthInBytes: row,
+                Height: height,
+                ..Default::default()
+            };
+            // SAFETY: `copy_2d_async`'s (1): the copy writes `height` rows of `row` bytes,
+            // tightly packed, which is its pinned memory's length (checked above, and `host`
+            // is that memory); its source rows are this function's (1); (2): `p` is the
+            // private stream of the bound context.
+            copied = unsafe { result::array::copy_2d_async(&copy, p) };
+            if copied.is_err() {
+                break;
+            }
+        }
+        // `after` whether the copies were queued or not; neither call panics.
+        if let Some(after) = after.as_deref_mut() {
+            after(p);
+        }
+        copied
+    };
+    let [luma, chroma] = pinned;
+    // SAFETY: (1) of `copy_all_in_async`: each copy writes its pinned memory's bytes (checked
+    // above), from this function's (1).
+    unsafe {
+        PinnedBuffer::copy_all_in_async(
+            [&mut *luma, &mut *chroma],
+            stream,
+            "cuMemcpy2DAsync (not called)",
+            copy_both,
+        )
+    }?;
     // Both copies are waited for before either plane is handed on: a timeout hands on nothing.
     let deadline = Instant::now() + wait_limit();
     let within = || deadline.saturating_duration_since(Instant::now());
-    let [luma, chroma] = pinned;
     Ok([
         luma.as_slice_within(within())?,
         chroma.as_slice_within(within())?,

@@ -85,8 +85,10 @@ impl Streamed {
 
     /// Copies both planes of the frame into the next slot in `stream`'s order (after GL's
     /// writes out of it last time, waited for on the CPU), on cuda-gl's private stream in one
-    /// run joined to `stream`, with `after` right after the copies, in that run (see
-    /// [`AfterWork`]); waits on the CPU for the copies, then has GL write each plane into its
+    /// run joined to `stream`, with `after` and the slot's event right after the copies, in
+    /// that run (see [`AfterWork`]; a run refused before its work leaves the slot idle,
+    /// unrecorded: `CudaWrite::abandon`); waits on the CPU for the copies (the slot's event),
+    /// then has GL write each plane into its
     /// texture out of the slot: GL's commands issued after this returns see the planes. Before
     /// any copy, [`HeldTextures::check_frame`]. Each wait at most the [wait
     /// limit](crate::wait_limit).
@@ -113,7 +115,7 @@ impl Streamed {
         let ring = &mut self.ring.0;
         ring.set_timeout(wait_limit());
         let bytes = ring.slot_bytes();
-        let write = ring.write(slot, stream)?;
+        let mut write = ring.write(slot, stream)?;
         let base = write.device_ptr().as_raw();
         let mut copies = [sys::CUDA_MEMCPY2D::default(); 2];
         for ((((src, pitch), (row, height)), offset), copy) in
@@ -121,6 +123,7 @@ impl Streamed {
         {
             let end = row.checked_mul(height).and_then(|n| n.checked_add(offset));
             if end.is_none_or(|end| end > bytes) {
+                write.abandon();
                 return Err(Error::Internal {
                     what: "a video plane outside its slot of imported memory".into(),
                 });
@@ -138,9 +141,7 @@ impl Streamed {
             };
         }
         // On the private stream, not on `stream`: a capture another thread begins on `stream`
-        // could take copies queued there (the safety model's rule for cuda-gl's copies). The
-        // run orders `stream`'s later work, and so the slot's event that `finish` records,
-        // after them.
+        // could take copies queued there (the safety model's rule for cuda-gl's copies).
         let copy_both = |p| {
             for copy in &copies {
                 // SAFETY: `copy_2d_async`'s (1): the source rows lie in the frame (this
@@ -152,14 +153,27 @@ impl Streamed {
             }
             Ok(())
         };
+        // The slot's event right after the copies (and `after`), in their run: no join of its
+        // own, and recorded only when the copies' run was not refused.
+        let mut slot_event = Ok(());
+        let copy_run = |p| {
+            let copied = then(copy_both, after)(p);
+            // SAFETY: `finish_in_run`'s (1): `p` is the private stream of the ring's context
+            // (`self.ctx`'s), bound by this run, joined to `stream`, after the copies.
+            slot_event = unsafe { write.finish_in_run(p) };
+            copied
+        };
+        #[cfg(test)]
+        tests::before_copy_run();
         // SAFETY: the stream is live while borrowed and of the ring's context (`write`
         // checked).
-        unsafe {
-            self.ctx
-                .run_now(stream.raw_stream(), COPY_RUN, then(copy_both, after))
-        }?;
-        // The slot's event after the copies; a failure leaves the slot for the ring to recover.
-        write.finish()?;
+        let copied = unsafe { self.ctx.run_now(stream.raw_stream(), COPY_RUN, copy_run) };
+        // A run refused before its work (a capture of `stream` begun since `write`'s check)
+        // queued nothing: the slot goes back to idle, unrecorded (nothing once recorded).
+        write.abandon();
+        copied?;
+        // A record that failed leaves the slot for the ring to recover.
+        slot_event?;
         let read = ring.read(slot)?;
         let source = PlaneSource::Buffer {
             name: read.buffer().0,
@@ -176,5 +190,30 @@ impl Streamed {
         }
         self.next = (slot + 1) % SLOTS;
         written
+    }
+}
+
+/// What crate tests provoke between an upload's `ExternalRing::write` and its copies' run.
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::cell::Cell;
+
+    thread_local! {
+        /// What runs before the next stream-mode upload's copies' run on this thread.
+        static BEFORE_COPY_RUN: Cell<Option<Box<dyn FnOnce()>>> = const { Cell::new(None) };
+    }
+
+    /// Has `f` run in the next stream-mode upload on this thread, between its ring write's
+    /// checks and its copies' run (where another thread may begin a capture of the stream).
+    #[cfg(all(feature = "cudarc", feature = "egl"))]
+    pub(crate) fn before_next_copy_run(f: impl FnOnce() + 'static) {
+        BEFORE_COPY_RUN.with(|hook| hook.set(Some(Box::new(f))));
+    }
+
+    /// Runs the hook set by [`before_next_copy_run`], if any.
+    pub(super) fn before_copy_run() {
+        if let Some(f) = BEFORE_COPY_RUN.with(Cell::take) {
+            f();
+        }
     }
 }
