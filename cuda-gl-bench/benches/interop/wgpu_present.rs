@@ -18,11 +18,12 @@
 //! - **SharedTexture raw hand-off**: `SharedTexture::write` on the bench stream, the same
 //!   kernel through `CudaWrite::surface`, `finish`, then the wgpu use of the shared texture
 //!   itself (no present blit): interop minus this row is what the target's extra GPU pass
-//!   costs. Against the plain-call route, target <= [`handoffs::PLAIN_TARGET`]; its ratio to
-//!   the floor is reported too. Beside it, **released ahead**: the same on a shared texture of
-//!   its own with `SharedTexture::release_ahead` after the use (the docs' advice for frames in
-//!   flight), so that the next write's CUDA wait finds the release already made; its ratio to
-//!   the plain-call route, for reading.
+//!   costs. Against the plain-call route through wgpu, target <= [`handoffs::PLAIN_TARGET`];
+//!   its ratios to the plain-call route and to the floor are reported too. Beside it,
+//!   **released ahead**: the same on a shared texture of its own with
+//!   `SharedTexture::release_ahead` after the use (the docs' advice for frames in flight), so
+//!   that the next write's CUDA wait finds the release already made; its ratio to the
+//!   plain-call route through wgpu, for reading.
 //! - **plain calls** (`wgpu_present/plain.rs`): the same hand-off made of ash and driver calls
 //!   alone on the same device (an exportable image and timeline semaphore imported into CUDA;
 //!   CUDA's wait, the kernel through the surface, CUDA's signal; one `vkQueueSubmit` on wgpu's
@@ -30,6 +31,12 @@
 //!   1-texel copy made with `vkCmdCopyImage`; `vkWaitSemaphores`), and **plain calls +
 //!   release**, with Vulkan's release to the external family too (which that file explains the
 //!   route does not need). Their ratios: to the floor, and to the plain route.
+//! - **plain calls through wgpu** (`wgpu_present/plain_wgpu.rs`): the plain route's frame
+//!   with its Vulkan half handed to wgpu as an application on wgpu would: the same commands
+//!   recorded raw into a wgpu command buffer, the semaphore's wait and signal added to
+//!   wgpu-hal's queue, one `Queue::submit`, and the `Device::poll` wait of every row. wgpu's
+//!   cost per submit is then on both sides of the raw hand-off's target. Its ratio: to the
+//!   plain route.
 //! - **gyroflow's way** (`wgpu_present/gyroflow.rs`, for reading): the route gyroflow takes,
 //!   made of ash and driver calls on the same device: a LINEAR image whose memory CUDA imports
 //!   and maps as a buffer (`cuExternalMemoryGetMappedBuffer`), the floor's kernel writing the
@@ -143,10 +150,13 @@ pub const LEGEND: &str = "\
   GPU copy into the sampled texture), the wgpu use of `target.texture()`; target <= 0.90 x \
   the floor. The `SharedTexture` raw hand-off (`write`, the same kernel through the surface, \
   `finish`, the wgpu use of the shared texture: no present blit): target <= 1.05 x the same \
-  hand-off made of plain calls (ash and driver calls on the same device: CUDA wait, kernel, \
-  signal; one `vkQueueSubmit` with the acquire from `VK_QUEUE_FAMILY_EXTERNAL` and a 1-texel \
-  `vkCmdCopyImage`, the image in `GENERAL` throughout; `vkWaitSemaphores`), whose ratio to the \
-  floor is given, as is the plain route with Vulkan's release added against it. For reading, \
+  hand-off made of plain calls through wgpu (CUDA wait, kernel, signal; the acquire from \
+  `VK_QUEUE_FAMILY_EXTERNAL` and a 1-texel `vkCmdCopyImage` recorded raw into a wgpu command \
+  buffer, the semaphore's wait and signal added to wgpu-hal's queue, one `Queue::submit`, \
+  `Device::poll`), and for reading against plain calls (ash and driver calls on the same \
+  device: the same, in one raw `vkQueueSubmit`, then `vkWaitSemaphores`; the image in \
+  `GENERAL` throughout), whose ratio to the floor is given, as is the ratio of the route \
+  through wgpu and of the plain route with Vulkan's release added to it. For reading, \
   gyroflow's way (ash and driver calls on the same device: a LINEAR image whose memory CUDA \
   maps as a buffer, the floor's kernel into it, `cuStreamSynchronize`, the wgpu use of the \
   image; no semaphore), against the floor and the interop frame. Sustained, in \
@@ -198,6 +208,10 @@ pub enum Role {
     PlainRoute,
     /// [`Role::PlainRoute`] with Vulkan's release to `VK_QUEUE_FAMILY_EXTERNAL` too.
     PlainRelease,
+    /// [`Role::PlainRoute`] with its Vulkan half submitted through wgpu: the same commands
+    /// recorded into a wgpu command buffer, the semaphore operations added to wgpu-hal's queue,
+    /// one `Queue::submit`, `Device::poll` (`wgpu_present/plain_wgpu.rs`).
+    PlainWgpu,
     /// gyroflow's way (`wgpu_present/gyroflow.rs`): the kernel into CUDA's buffer mapping of a
     /// LINEAR image's memory, the stream's sync, the wgpu use of the image (for reading).
     Gyroflow,

@@ -1,5 +1,6 @@
 //! The wgpu present group's hand-off summaries: the `SharedTexture` raw hand-off against the
-//! plain-call route (target [`PLAIN_TARGET`]), the plain route against the floor, the
+//! plain-call route through wgpu (target [`PLAIN_TARGET`]) and, for reading, against the
+//! plain route submitted raw; the plain routes against the floor and each other, the
 //! sustained rows (frames in flight, K frames per hand-off) against the floor in rounds, and
 //! gyroflow's way beside the floor and the interop frame (for reading).
 
@@ -10,33 +11,41 @@ use crate::roles::median;
 use serde::Serialize;
 use std::fmt::Write as _;
 
-/// The target ratio of the `SharedTexture` raw hand-off to the plain-call route (issue 43).
+/// The target ratio of the `SharedTexture` raw hand-off to the plain-call route through wgpu
+/// (issue 43).
 pub const PLAIN_TARGET: f64 = 1.05;
 /// Frames per measured round of the sustained rows (a multiple of the K row's 4).
 pub const ROUND: usize = 20;
 
-/// `wgpu_present.sizes.<WxH>.plain`: the plain-call route and the raw hand-off against it
+/// `wgpu_present.sizes.<WxH>.plain`: the plain-call routes and the raw hand-off against them
 /// (medians, µs).
 #[derive(Debug, Clone, Serialize)]
 pub struct Plain {
-    /// The plain route's median (acquire only).
+    /// The plain route's median (acquire only, one raw `vkQueueSubmit`).
     pub plain_us: f64,
     /// `plain_us / floor_us` (no target).
     pub plain_to_floor: f64,
-    /// `shared_raw_us / plain_us`.
-    pub shared_raw_to_plain: f64,
-    /// The target `shared_raw_to_plain` should meet (at most).
+    /// The plain route through wgpu's median (the same work, one `wgpu::Queue::submit`).
+    pub plain_wgpu_us: f64,
+    /// `plain_wgpu_us / plain_us`: what wgpu's submit and wait cost over the raw ones (no
+    /// target).
+    pub wgpu_to_plain: f64,
+    /// `shared_raw_us / plain_wgpu_us`.
+    pub shared_raw_to_plain_wgpu: f64,
+    /// The target `shared_raw_to_plain_wgpu` should meet (at most).
     pub target_max: f64,
-    /// Whether `shared_raw_to_plain <= target_max`.
+    /// Whether `shared_raw_to_plain_wgpu <= target_max`.
     pub target_met: bool,
+    /// `shared_raw_us / plain_us` (for reading: wgpu's cost counted against cuda-gl).
+    pub shared_raw_to_plain: f64,
     /// The plain route with the release to `VK_QUEUE_FAMILY_EXTERNAL` too.
     pub plain_release_us: f64,
     /// `plain_release_us / plain_us` (no target).
     pub release_to_plain: f64,
     /// The raw hand-off released ahead after its use (`Role::SharedRawAhead`).
     pub shared_ahead_us: f64,
-    /// `shared_ahead_us / plain_us` (against the same target, for reading).
-    pub shared_ahead_to_plain: f64,
+    /// `shared_ahead_us / plain_wgpu_us` (against the same target, for reading).
+    pub shared_ahead_to_plain_wgpu: f64,
 }
 
 /// `wgpu_present.sizes.<WxH>.sustained`: µs per frame over rounds of `round_frames` frames,
@@ -135,7 +144,7 @@ pub fn gyroflow_markdown(sizes: &[(String, Option<&Gyroflow>)]) -> String {
 
 impl Plain {
     /// The plain figures at `size` against the floor's and the raw hand-off's medians, when
-    /// both plain rows were measured.
+    /// every plain row was measured.
     pub fn of(
         cases: &[Case],
         size: (u32, u32),
@@ -143,19 +152,23 @@ impl Plain {
         shared_raw_us: f64,
     ) -> Option<Plain> {
         let plain_us = median(cases, Role::PlainRoute, size)?;
+        let plain_wgpu_us = median(cases, Role::PlainWgpu, size)?;
         let plain_release_us = median(cases, Role::PlainRelease, size)?;
         let shared_ahead_us = median(cases, Role::SharedRawAhead, size)?;
-        let shared_raw_to_plain = shared_raw_us / plain_us;
+        let shared_raw_to_plain_wgpu = shared_raw_us / plain_wgpu_us;
         Some(Plain {
             plain_us,
             plain_to_floor: plain_us / floor_us,
-            shared_raw_to_plain,
+            plain_wgpu_us,
+            wgpu_to_plain: plain_wgpu_us / plain_us,
+            shared_raw_to_plain_wgpu,
             target_max: PLAIN_TARGET,
-            target_met: shared_raw_to_plain <= PLAIN_TARGET,
+            target_met: shared_raw_to_plain_wgpu <= PLAIN_TARGET,
+            shared_raw_to_plain: shared_raw_us / plain_us,
             plain_release_us,
             release_to_plain: plain_release_us / plain_us,
             shared_ahead_us,
-            shared_ahead_to_plain: shared_ahead_us / plain_us,
+            shared_ahead_to_plain_wgpu: shared_ahead_us / plain_wgpu_us,
         })
     }
 }
@@ -227,19 +240,16 @@ impl Sustained {
 }
 
 /// The ratios of the rows this file summarizes at `size`, by role: the raw hand-off's to the
-/// plain route (with its target), the plain routes', the sustained rows' to the floor in
-/// rounds, and gyroflow's way's to the floor where it was measured.
+/// plain route through wgpu (with its target), the plain routes', the sustained rows' to the
+/// floor in rounds, and gyroflow's way's to the floor where it was measured.
 pub fn ratios(
     cases: &[Case],
     size: (u32, u32),
     (plain, sustained, gyroflow): (&Plain, &Sustained, Option<&Gyroflow>),
 ) -> Vec<(Role, Ratio)> {
     let name = |role| row_name(cases, role, size);
-    let (plain_name, floor, round_floor) = (
-        name(Role::PlainRoute),
-        name(Role::Floor),
-        name(Role::RoundFloor),
-    );
+    let (plain_name, wgpu_name) = (name(Role::PlainRoute), name(Role::PlainWgpu));
+    let (floor, round_floor) = (name(Role::Floor), name(Role::RoundFloor));
     let to = |to: &String, value, target_max| Ratio {
         to: to.clone(),
         value,
@@ -248,13 +258,18 @@ pub fn ratios(
     let mut ratios = vec![
         (
             Role::SharedRaw,
-            to(&plain_name, plain.shared_raw_to_plain, Some(PLAIN_TARGET)),
+            to(
+                &wgpu_name,
+                plain.shared_raw_to_plain_wgpu,
+                Some(PLAIN_TARGET),
+            ),
         ),
         (
             Role::SharedRawAhead,
-            to(&plain_name, plain.shared_ahead_to_plain, None),
+            to(&wgpu_name, plain.shared_ahead_to_plain_wgpu, None),
         ),
         (Role::PlainRoute, to(&floor, plain.plain_to_floor, None)),
+        (Role::PlainWgpu, to(&plain_name, plain.wgpu_to_plain, None)),
         (
             Role::PlainRelease,
             to(&plain_name, plain.release_to_plain, None),
@@ -274,16 +289,19 @@ pub fn ratios(
 /// The two progress lines of one size: the plain route, and the sustained rows.
 pub fn print(label: &str, shared_raw_us: f64, (plain, sustained): (&Plain, &Sustained)) {
     eprintln!(
-        "interop: {label} plain calls: {} µs, {} x floor; shared raw {} µs: {} x plain calls \
-         (target <= {PLAIN_TARGET}: {}); released ahead {} µs: {} x plain calls; plain calls + \
-         release {} µs: {} x plain calls",
+        "interop: {label} plain calls: {} µs, {} x floor; through wgpu {} µs: {} x plain calls; \
+         shared raw {} µs: {} x through wgpu (target <= {PLAIN_TARGET}: {}), {} x plain calls; \
+         released ahead {} µs: {} x through wgpu; plain calls + release {} µs: {} x plain calls",
         us_text(plain.plain_us),
         ratio_text(plain.plain_to_floor),
+        us_text(plain.plain_wgpu_us),
+        ratio_text(plain.wgpu_to_plain),
         us_text(shared_raw_us),
-        ratio_text(plain.shared_raw_to_plain),
+        ratio_text(plain.shared_raw_to_plain_wgpu),
         verdict(plain.target_met),
+        ratio_text(plain.shared_raw_to_plain),
         us_text(plain.shared_ahead_us),
-        ratio_text(plain.shared_ahead_to_plain),
+        ratio_text(plain.shared_ahead_to_plain_wgpu),
         us_text(plain.plain_release_us),
         ratio_text(plain.release_to_plain),
     );
@@ -306,25 +324,32 @@ pub fn print(label: &str, shared_raw_us: f64, (plain, sustained): (&Plain, &Sust
 /// The markdown tables of the sizes given, `(label, shared raw µs, figures)` each.
 pub fn markdown(sizes: &[(String, f64, &Plain, &Sustained)]) -> String {
     let mut out = String::from(
-        "The `SharedTexture` raw hand-off against the same route made of plain calls (ash and \
-         driver calls on the same device: CUDA wait, kernel, signal; one `vkQueueSubmit` with \
-         the acquire from `VK_QUEUE_FAMILY_EXTERNAL` and the 1-texel copy; image in `GENERAL`; \
-         `vkWaitSemaphores`):\n\n\
-         | size | plain µs | plain / floor | shared raw µs | shared raw / plain | target | \
-         released ahead µs | ahead / plain | plain + release µs | + release / plain |\n\
-         |---|---:|---:|---:|---:|---|---:|---:|---:|---:|\n",
+        "The `SharedTexture` raw hand-off against the same route made of plain calls through \
+         wgpu (\"wgpu\": CUDA wait, kernel, signal; the acquire from \
+         `VK_QUEUE_FAMILY_EXTERNAL` and the 1-texel copy recorded raw into a wgpu command \
+         buffer, the semaphore operations added to wgpu-hal's queue, one `Queue::submit`, \
+         `Device::poll`) and, for reading, submitted raw (\"plain\": one `vkQueueSubmit`, \
+         `vkWaitSemaphores`); image in `GENERAL`:\n\n\
+         | size | plain µs | plain / floor | wgpu µs | wgpu / plain | shared raw µs | shared \
+         raw / wgpu | target | shared raw / plain | released ahead µs | ahead / wgpu | plain + \
+         release µs | + release / plain |\n\
+         |---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|\n",
     );
     for (label, shared_raw_us, p, _) in sizes {
         let _ = writeln!(
             out,
-            "| {label} | {} | {} | {} | {} | <= {PLAIN_TARGET}: {} | {} | {} | {} | {} |",
+            "| {label} | {} | {} | {} | {} | {} | {} | <= {PLAIN_TARGET}: {} | {} | {} | {} | {} \
+             | {} |",
             us_text(p.plain_us),
             ratio_text(p.plain_to_floor),
+            us_text(p.plain_wgpu_us),
+            ratio_text(p.wgpu_to_plain),
             us_text(*shared_raw_us),
-            ratio_text(p.shared_raw_to_plain),
+            ratio_text(p.shared_raw_to_plain_wgpu),
             verdict(p.target_met),
+            ratio_text(p.shared_raw_to_plain),
             us_text(p.shared_ahead_us),
-            ratio_text(p.shared_ahead_to_plain),
+            ratio_text(p.shared_ahead_to_plain_wgpu),
             us_text(p.plain_release_us),
             ratio_text(p.release_to_plain),
         );

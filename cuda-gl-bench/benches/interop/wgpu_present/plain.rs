@@ -1,6 +1,8 @@
 //! The plain-call route (feature `wgpu`): the hand-off `SharedTexture` makes, made of nothing
 //! but ash and CUDA driver calls on the same wgpu device, with the same kernel and the same
-//! one-texel use, as the floor cuda-gl's route is held to (issue 43: at most 1.05x).
+//! one-texel use. The same route with its Vulkan half submitted through wgpu
+//! (`plain_wgpu.rs`, [`Via::Wgpu`]) is the floor cuda-gl's route is held to (issue 43: at most
+//! 1.05x); this file's own submit ([`Via::Vulkan`]) is that floor without wgpu's cost.
 //!
 //! Set-up (`plain_vk.rs`), on `open_device`'s device, whose raw `ash::Device`, queue family and
 //! `VkQueue` `wgpu::Device::as_hal` hands out: an optimal RGBA8 image with the usage of
@@ -44,12 +46,14 @@
 //! synchronized. wgpu-hal calls `vkQueueSubmit` only inside wgpu's own calls, and wgpu runs no
 //! thread of its own; the group makes every wgpu call and every call of this route on its one
 //! thread, one after another, so no two submits overlap. wgpu's semaphore lists for its next
-//! submit are left as they are (this route adds nothing there), and its submits wait for each
-//! other through its relay semaphores, which the route's submit neither waits for nor signals
+//! submit are left as they are (the raw submit adds nothing there; the route through wgpu adds
+//! its wait and signal, and its own submit, the next, takes them), and its submits wait for
+//! each other through its relay semaphores, which the raw submit neither waits for nor signals
 //! (it shares no resource with them: the image, sink and semaphore are its own).
 
 use super::plain_vk::{Raw, VkObjects, WAIT_LIMIT};
 use crate::gpu::{Gpu, cu};
+use crate::wgpu_present::Wgpu;
 use anyhow::{Context as _, Result, ensure};
 use cuda_gl::{Context, sys};
 use std::mem::ManuallyDrop;
@@ -57,8 +61,22 @@ use std::os::fd::{AsRawFd as _, IntoRawFd as _, OwnedFd};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// The route's frames through wgpu (`Via::Wgpu`).
+#[path = "plain_wgpu.rs"]
+mod plain_wgpu;
+
 /// The route in its teardown's messages.
 const ROUTE: &str = "the plain route";
+
+/// How a frame's Vulkan half reaches wgpu's queue.
+#[derive(Clone, Copy)]
+pub enum Via<'a> {
+    /// The route's own command buffer, one raw `vkQueueSubmit`, then `vkWaitSemaphores`; with
+    /// `release`, Vulkan's release of the image too.
+    Vulkan { release: bool },
+    /// The same commands through `w`'s wgpu: see `plain_wgpu.rs`.
+    Wgpu(&'a Wgpu),
+}
 
 /// CUDA's imports of the route's image and semaphore, destroyed on drop (surface object, then
 /// the mipmapped array, then the memory: the order the driver asks), with the context current.
@@ -305,10 +323,10 @@ impl PlainRoute {
     }
 
     /// One frame at time `t`: CUDA waits for Vulkan's last use, the plasma kernel writes the
-    /// image through the surface, CUDA signals; Vulkan waits for that, acquires the image,
-    /// copies one texel into the sink (and with `release`, releases the image), signals, and
-    /// the CPU waits for that signal.
-    pub fn frame(&mut self, gpu: &Gpu, t: f32, release: bool) -> Result<()> {
+    /// image through the surface, CUDA signals; Vulkan, by `via`'s submit, waits for that,
+    /// acquires the image, copies one texel into the sink (and with `release`, releases the
+    /// image), signals, and the CPU waits for that signal.
+    pub fn frame(&mut self, gpu: &Gpu, t: f32, via: Via<'_>) -> Result<()> {
         ensure!(
             gpu.stream.raw() == self.stream,
             "the plain route runs on the stream it was made with"
@@ -338,14 +356,24 @@ impl PlainRoute {
             driver.cuSignalExternalSemaphoresAsync(&semaphore, &signal, 1, self.stream)
         })?;
         self.last = written;
-        // SAFETY: the buffer's last submit was waited for (`in_flight` is false).
-        unsafe { self.vk.record_use(release) }?;
         let used = self.last + 1;
-        // SAFETY: (1) the group's thread makes every call on the queue, one at a time; (2)
-        // `used` is above every value, and CUDA's signal of `written` is queued.
-        unsafe { self.vk.submit(Some(written), used) }?;
-        (self.last, self.vk_last, self.in_flight) = (used, used, true);
-        self.vk.wait(used, WAIT_LIMIT)?;
+        match via {
+            Via::Vulkan { release } => {
+                // SAFETY: the buffer's last submit was waited for (`in_flight` is false).
+                unsafe { self.vk.record_use(release) }?;
+                // SAFETY: (1) the group's thread makes every call on the queue, one at a
+                // time; (2) `used` is above every value, and CUDA's signal of `written` is
+                // queued.
+                unsafe { self.vk.submit(Some(written), used) }?;
+                (self.last, self.vk_last, self.in_flight) = (used, used, true);
+                self.vk.wait(used, WAIT_LIMIT)?;
+            }
+            Via::Wgpu(w) => {
+                let submitted = self.submit_through_wgpu(w, written, used)?;
+                (self.last, self.vk_last, self.in_flight) = (used, used, true);
+                w.wait(submitted)?;
+            }
+        }
         self.in_flight = false;
         Ok(())
     }

@@ -26,7 +26,7 @@ pub const IMAGE_LAYOUT: vk::ImageLayout = vk::ImageLayout::GENERAL;
 /// The longest wait for the route's work: the set-up's, each frame's, and before the teardown.
 pub const WAIT_LIMIT: Duration = Duration::from_secs(10);
 /// The stage of the use: the semaphore wait and the barriers name it alone.
-const USE_STAGE: vk::PipelineStageFlags = vk::PipelineStageFlags::TRANSFER;
+pub const USE_STAGE: vk::PipelineStageFlags = vk::PipelineStageFlags::TRANSFER;
 
 /// What [`VkObjects::new`] needs of wgpu's device, read through `wgpu::Device::as_hal`.
 pub struct Raw<'a> {
@@ -254,13 +254,32 @@ impl VkObjects {
         unsafe { d.end_command_buffer(self.cmd) }.context("vkEndCommandBuffer")
     }
 
-    /// Records the frame's use: the acquire of the image from `VK_QUEUE_FAMILY_EXTERNAL`, the
-    /// copy of one texel into the sink, and with `release`, the release of the image back to
-    /// `VK_QUEUE_FAMILY_EXTERNAL`. The image stays in [`IMAGE_LAYOUT`].
+    /// Records the frame's use into the route's command buffer (see
+    /// [`use_commands`](Self::use_commands)).
     ///
     /// # Safety
     /// As [`record`](Self::record).
     pub unsafe fn record_use(&self, release: bool) -> Result<()> {
+        // SAFETY: (1).
+        unsafe { self.record(self.use_commands(release)) }
+    }
+
+    /// Records the frame's use, acquire only, into `cmd` (wgpu's command buffer, for the row
+    /// through wgpu: the same commands as [`record_use`](Self::record_use)'s).
+    ///
+    /// # Safety
+    /// 1. `cmd` is a command buffer of this device in the recording state, on the queue's
+    ///    family, submitted (if at all) only after every earlier submit of the route is done.
+    pub unsafe fn record_use_into(&self, cmd: vk::CommandBuffer) {
+        // The closure's own blocks ask for a recording buffer of this device: (1).
+        (self.use_commands(false))(&self.device, cmd);
+    }
+
+    /// The frame's use: the acquire of the image from `VK_QUEUE_FAMILY_EXTERNAL`, the copy of
+    /// one texel into the sink, and with `release`, the release of the image back to
+    /// `VK_QUEUE_FAMILY_EXTERNAL`. The image stays in [`IMAGE_LAYOUT`]. The commands are
+    /// recorded into a buffer that their caller keeps in the recording state.
+    fn use_commands(&self, release: bool) -> impl FnOnce(&ash::Device, vk::CommandBuffer) {
         let external = |b: vk::ImageMemoryBarrier<'static>| {
             b.old_layout(IMAGE_LAYOUT).new_layout(IMAGE_LAYOUT)
         };
@@ -293,7 +312,7 @@ impl VkObjects {
             },
         };
         let (image, sink) = (self.image, self.sink);
-        let commands = |d: &ash::Device, cmd| {
+        move |d: &ash::Device, cmd| {
             let none = vk::DependencyFlags::empty();
             // SAFETY: a recording buffer of this device; the images are live, in the layouts
             // named (the image in `IMAGE_LAYOUT` since the set-up, the sink in
@@ -318,9 +337,7 @@ impl VkObjects {
                 // SAFETY: see above.
                 unsafe { d.cmd_pipeline_barrier(cmd, USE_STAGE, end, none, &[], &[], &[back]) };
             }
-        };
-        // SAFETY: (1).
-        unsafe { self.record(commands) }
+        }
     }
 
     /// Submits the recorded buffer on wgpu's queue with `vkQueueSubmit`: after the semaphore

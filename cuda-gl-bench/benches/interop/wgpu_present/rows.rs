@@ -18,6 +18,7 @@ use blit::{Blit, BlitKind, BlitPair};
 use cuda_gl::display::{Format, Layout, Mode};
 use cuda_gl::wgpu_interop::{SharedTexture, WgpuTarget};
 use cuda_gl::{PinnedBuffer, sys};
+use plain::Via;
 
 /// cuda-gl's present blit itself (the file uses only wgpu), so that the blit rows measure the
 /// very passes `WgpuTarget`'s present records.
@@ -39,7 +40,8 @@ pub(super) const WGPU_SIZES: [(u32, u32); 2] = [(1920, 1080), (3840, 2160)];
 /// The group's state at one size. The targets and the shared texture hold clones of the wgpu
 /// device and queue, and drop before the CUDA context (which `Gpu` holds).
 struct Rig {
-    /// The plain-call route (ash and driver calls only, on the same device).
+    /// The plain-call route (ash and driver calls on the same device, submitted raw or
+    /// through wgpu).
     plain: plain::PlainRoute,
     /// gyroflow's way, where its set-up worked (else the row is left out, saying why).
     gyroflow: Option<gyroflow::GyroflowRoute>,
@@ -414,20 +416,35 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
             ),
         ),
     ];
-    // The plain-call route, with the acquire only and with the release too.
+    // The plain-call route: with the acquire only, with the release too, and through wgpu.
     let plain = [
-        (Role::PlainRoute, false, "plain calls"),
-        (Role::PlainRelease, true, "plain calls + release"),
+        (
+            Role::PlainRoute,
+            "plain calls",
+            Via::Vulkan { release: false },
+        ),
+        (
+            Role::PlainRelease,
+            "plain calls + release",
+            Via::Vulkan { release: true },
+        ),
+        (Role::PlainWgpu, "plain calls through wgpu", Via::Wgpu(w)),
     ];
-    rows.extend(plain.map(|(role, release, what)| {
-        let name = format!(
-            "{what} {width}x{height}: CUDA wait + kernel (surface) + signal, vkQueueSubmit \
-             (wait, acquire, 1-texel copy{}, signal) + vkWaitSemaphores",
-            if release { ", release" } else { "" }
-        );
+    rows.extend(plain.map(|(role, what, via)| {
+        let vulkan = match via {
+            Via::Vulkan { release } => format!(
+                "vkQueueSubmit (wait, acquire, 1-texel copy{}, signal) + vkWaitSemaphores",
+                if release { ", release" } else { "" }
+            ),
+            Via::Wgpu(_) => {
+                "wgpu submit (wait, acquire, 1-texel copy, signal) + Device::poll".to_owned()
+            }
+        };
+        let name =
+            format!("{what} {width}x{height}: CUDA wait + kernel (surface) + signal, {vulkan}");
         let frame = move |rig: &mut Rig| {
             rig.frames.t += FRAME_DT;
-            rig.plain.frame(gpu, rig.frames.t, release)
+            rig.plain.frame(gpu, rig.frames.t, via)
         };
         (role, Variant::new(name, frame))
     }));
