@@ -8,7 +8,7 @@
 //! frames differ only by what the frame path itself costs (map, unmap, and for the PBO path GL's
 //! PBO -> texture copy).
 
-use crate::glres::{self, ArrayTexture, Buffer, Fence, Texture};
+use crate::glres::{self, ArrayTexture, Buffer, FenceRing, Texture};
 use crate::gpu::Gpu;
 use crate::measure::{Case, Plan, Variant, interleaved};
 use anyhow::{Context as _, Result, bail};
@@ -306,9 +306,8 @@ pub fn k_frames_per_handoff(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result<
 /// Registrations first: they unregister before the textures are deleted.
 struct Ring {
     regs: Vec<RegisteredImage>,
-    fences: Vec<Option<Fence>>,
+    fences: FenceRing,
     textures: Vec<Texture>,
-    next: usize,
 }
 
 impl Ring {
@@ -325,9 +324,8 @@ impl Ring {
             .collect::<Result<Vec<_>>>()?;
         Ok(Ring {
             regs,
-            fences: (0..n).map(|_| None).collect(),
+            fences: FenceRing::new(textures.len()),
             textures,
-            next: 0,
         })
     }
 
@@ -335,11 +333,7 @@ impl Ring {
     /// (its fence) if still pending, map, kernel, unmap, GL use, fence, flush. No `glFinish`
     /// and no stream sync: the map/unmap ordering keeps CUDA and GL apart.
     fn frame(&mut self, gpu: &Gpu, sink: &Texture, size: (u32, u32), t: f32) -> Result<()> {
-        let slot = self.next;
-        self.next = (slot + 1) % self.regs.len();
-        if let Some(fence) = self.fences.get_mut(slot).and_then(Option::take) {
-            fence.wait()?;
-        }
+        let slot = self.fences.take()?;
         let (reg, texture) = match (self.regs.get_mut(slot), self.textures.get(slot)) {
             (Some(r), Some(t)) => (r, t),
             _ => bail!("ring slot {slot} is out of range"),
@@ -348,11 +342,7 @@ impl Ring {
         gpu.plasma_into_surface(mapped.surface()?, size, t)?;
         mapped.unmap()?;
         use_texel(texture.name(), gl::TEXTURE_2D, 0, sink.name());
-        if let Some(f) = self.fences.get_mut(slot) {
-            *f = Some(Fence::new()?);
-        }
-        glres::flush();
-        Ok(())
+        self.fences.fence(slot)
     }
 }
 

@@ -253,3 +253,53 @@ impl Drop for Fence {
         unsafe { gl::DeleteSync(self.0) };
     }
 }
+
+/// Frames in flight over a ring of slots (textures, sets of textures), each with the fence of
+/// GL's last use of it: a frame takes the next slot once that fence has passed, and fences its
+/// own use. No other wait: no `glFinish`, no stream sync.
+#[derive(Debug)]
+pub struct FenceRing {
+    fences: Vec<Option<Fence>>,
+    next: usize,
+}
+
+impl FenceRing {
+    /// A ring of `slots` slots (at least one), none used yet.
+    pub fn new(slots: usize) -> FenceRing {
+        FenceRing {
+            fences: (0..slots.max(1)).map(|_| None).collect(),
+            next: 0,
+        }
+    }
+
+    /// The next slot, once GL's last use of it has passed (its fence waited for, at most
+    /// 10 s: an error past that).
+    pub fn take(&mut self) -> Result<usize> {
+        let slot = self.next;
+        self.next = (slot + 1) % self.fences.len();
+        if let Some(fence) = self.fences.get_mut(slot).and_then(Option::take) {
+            fence.wait()?;
+        }
+        Ok(slot)
+    }
+
+    /// Fences the GL commands issued so far as `slot`'s use, and flushes them.
+    pub fn fence(&mut self, slot: usize) -> Result<()> {
+        let fence = Fence::new()?;
+        match self.fences.get_mut(slot) {
+            Some(f) => *f = Some(fence),
+            None => bail!("ring slot {slot} of {} is out of range", self.fences.len()),
+        }
+        flush();
+        Ok(())
+    }
+
+    /// Waits for every pending fence: GL runs its commands in order, so only the last one
+    /// issued waits long.
+    pub fn drain(&mut self) -> Result<()> {
+        for fence in self.fences.iter_mut().filter_map(Option::take) {
+            fence.wait()?;
+        }
+        Ok(())
+    }
+}

@@ -27,6 +27,17 @@ impl Plan {
             ..self
         }
     }
+
+    /// The plan of rows whose iteration is a round of `round` frames: a `round`-th of the
+    /// iterations (at least 5) and of the warm-up (at least 1), alternating round by round.
+    pub fn rounds(self, round: usize) -> Plan {
+        let round = round.max(1);
+        Plan {
+            iters: (self.iters / round).max(5),
+            warmup: (self.warmup / round).max(1),
+            block: 1,
+        }
+    }
 }
 
 /// Summary of one case's samples, in microseconds.

@@ -16,6 +16,8 @@
 //!   same GL use of two untouched textures of the planes' sizes and formats, no interop call.
 //!   Target <= [`PLANES_TARGET`], for the interop and the stream mode (imported memory, no map
 //!   or unmap); beside them, for reading, the same planes in staged mode.
+//! - **VideoPlanes frames in flight** (`video/in_flight.rs`, in interleaved rounds of their
+//!   own, µs per frame): the floor in rounds and the interop planes over 1, 2 and 3 sets.
 //! - **wgpu** (feature `wgpu`, NVIDIA's Vulkan driver; last, after every GL group): the same
 //!   rows on `WgpuTarget` and `WgpuVideoPlanes` in interop mode on the device from
 //!   `open_device`, each ending with the wgpu present group's wgpu use + wait instead of GL's;
@@ -23,25 +25,31 @@
 //!   no target. Where no Vulkan adapter takes the hand-off, the wgpu rows say why and are left
 //!   out.
 
-use crate::fast::{Floor, use_texel};
+use crate::fast::Floor;
 use crate::glres;
 use crate::gpu::Gpu;
 use crate::measure::{Case, Plan, Ratio, Variant, interleaved_rows};
 use crate::report::verdict;
 use crate::roles::{RoleTag, median, row, sizes, tagged};
 use anyhow::{Context as _, Result};
+use cuda_gl::DeviceBuffer;
 use cuda_gl::display::{DisplayTarget, Format, Layout, Mode};
 use cuda_gl::video::{ColorSpace, VideoFormat, VideoLayout, VideoPlanes};
-use cuda_gl::{DeviceBuffer, TextureName};
 use gl_kit::Owned;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+#[path = "video/gl_planes.rs"]
+mod gl_planes;
+#[path = "video/in_flight.rs"]
+mod in_flight;
+
 #[cfg(feature = "wgpu")]
 #[path = "video/wgpu_rows.rs"]
 mod wgpu_rows;
 
+use gl_planes::{copy_planes, plane_pair, plane_sinks, planes_on};
 #[cfg(feature = "wgpu")]
 pub use wgpu_rows::wgpu_group;
 
@@ -64,7 +72,15 @@ pub const LEGEND: &str = "\
   textures): the plasma kernel writes the frame's bytes into device memory, `upload`, GL's use \
   of both textures (a 1-texel copy of each into a 1x1 texture of its format + `glFinish`), \
   against the handoff floor of the same bytes (kernel + `cuStreamSynchronize` + the same GL use \
-  of untouched textures), target <= 1.05. With the feature `wgpu` the same rows on \
+  of untouched textures), target <= 1.05. Frames in flight, µs per frame over rounds of 20 \
+  frames (each round ends with the wait for its last frame's GL fence; median over rounds), \
+  interleaved round by round: the floor in rounds (kernel + `cuStreamSynchronize` + the same \
+  GL use of the untouched textures + a GL fence, no `glFinish` per frame), and `VideoPlanes` \
+  (interop) over 1, 2 and 3 sets of planes used in turn, each on textures of its own (kernel \
+  + `upload` + GL use of the set's planes + a GL fence, no `glFinish` or stream sync), each \
+  frame waiting (`glClientWaitSync`, at most 10 s) only for the fence of its set's last use \
+  before the upload; each against the floor in rounds, the 3 sets' target <= 1.05. With the \
+  feature `wgpu` the same show and planes rows on \
   `WgpuTarget` and `WgpuVideoPlanes` (interop; staged for reading) with the wgpu present \
   group's use + wait, ratios without targets.\n";
 
@@ -88,6 +104,14 @@ pub enum Role {
     PlanesStaged,
     /// GL: the same in stream mode (imported memory, no map or unmap), against the floor.
     PlanesStream,
+    /// GL, in rounds: the floor's frames with a fence each, no `glFinish` per frame.
+    RoundFloor,
+    /// GL, in rounds: the planes' frames in flight over 1, 2 and 3 sets of planes.
+    InFlight1,
+    /// See [`Role::InFlight1`].
+    InFlight2,
+    /// See [`Role::InFlight1`].
+    InFlight3,
     /// wgpu: `WgpuTarget::show` of an RGBA8 frame + wgpu use.
     WgpuShowRgba,
     /// wgpu: `WgpuTarget::show_video` of an NV12 frame + wgpu use.
@@ -128,6 +152,8 @@ struct Api {
     stream: Option<Role>,
     show_target: Option<f64>,
     planes_target: Option<f64>,
+    /// Whether the API has the planes' frames in flight.
+    in_flight: bool,
 }
 
 const APIS: [Api; 2] = [
@@ -142,6 +168,7 @@ const APIS: [Api; 2] = [
         stream: Some(Role::PlanesStream),
         show_target: Some(SHOW_TARGET),
         planes_target: Some(PLANES_TARGET),
+        in_flight: true,
     },
     Api {
         name: "wgpu",
@@ -154,6 +181,7 @@ const APIS: [Api; 2] = [
         stream: None,
         show_target: None,
         planes_target: None,
+        in_flight: false,
     },
 ];
 
@@ -185,6 +213,8 @@ pub struct Summary {
     pub planes_stream_us: Option<f64>,
     /// `planes_stream_us / floor_us`.
     pub planes_stream_ratio: Option<f64>,
+    /// The planes' frames in flight against the floor in rounds (GL).
+    pub in_flight: Option<in_flight::InFlight>,
 }
 
 /// `video` of `benchmarks.json`: what the group found, then the summaries by API and size.
@@ -216,6 +246,10 @@ fn summary(cases: &[Case], api: &Api, size: (u32, u32)) -> Option<Summary> {
         planes_staged_us: api.staged.and_then(m),
         planes_stream_us: api.stream.and_then(m),
         planes_stream_ratio: api.stream.and_then(m).map(|us| us / floor_us),
+        in_flight: api
+            .in_flight
+            .then(|| in_flight::summary(cases, size))
+            .flatten(),
     })
 }
 
@@ -313,6 +347,9 @@ fn print_summary(cases: &[Case], setup: &Setup) {
             s.floor_us,
             ratio_text(s.planes_ratio, s.planes_target_max)
         );
+        if let Some(f) = &s.in_flight {
+            in_flight::print(&format!("video.{api}.{w}x{h}"), f);
+        }
     }
 }
 
@@ -357,6 +394,11 @@ pub fn summary_markdown(cases: &[Case], setup: Option<&Setup>) -> String {
                 .map_or_else(String::new, |r| ratio_text(r, s.planes_target_max)),
         );
     }
+    let all = each(cases);
+    let in_flight = all.iter().filter_map(|(api, (w, h), s)| {
+        Some((format!("video.{api}.{w}x{h}"), s.in_flight.as_ref()?))
+    });
+    out.push_str(&in_flight::markdown(in_flight));
     out.push('\n');
     out
 }
@@ -378,21 +420,6 @@ pub fn write_frame(gpu: &Gpu, frame: &DeviceBuffer<u8>, w: u32, t: f32) -> Resul
 fn frame_buffer(gpu: &Gpu, layout: &VideoLayout) -> Result<DeviceBuffer<u8>> {
     let bytes = layout.bytes();
     gpu.device_bytes(bytes)
-}
-
-/// A GL plane texture: `internal` of `size`, one level.
-fn plane_texture(internal: u32, (w, h): (u32, u32)) -> Result<Owned> {
-    let name = gl_kit::texture::storage_of(gl::TEXTURE_2D, internal, 1, (w, h, 1))?;
-    Ok(Owned::texture(name))
-}
-
-/// GL's use of the planes in `textures`: one texel of each into the sink of its format, then
-/// `glFinish`.
-fn use_planes(textures: [u32; 2], sinks: &[Owned; 2]) {
-    for (texture, sink) in textures.into_iter().zip(sinks) {
-        use_texel(texture, gl::TEXTURE_2D, 0, sink.name());
-    }
-    glres::finish();
 }
 
 /// The GL rows' state at one size. The planes are unregistered before their textures go
@@ -422,34 +449,18 @@ fn gl_rows(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>> {
     let rgba = Layout::packed(size, Format::Rgba8)?;
     let (target, _) = DisplayTarget::new(&gpu.ctx, rgba, Some(Mode::Interop))
         .with_context(|| format!("DisplayTarget::new({w}x{h}, RGBA8, interop)"))?;
-    let chroma = nv12.chroma_size();
-    let pair = || -> Result<[Owned; 2]> {
-        Ok([
-            plane_texture(gl::R8, size)?,
-            plane_texture(gl::RG8, chroma)?,
-        ])
-    };
-    let textures = [pair()?, pair()?, pair()?];
-    let planes_in = |textures: &[Owned; 2], mode| {
-        let names = [textures[0].name(), textures[1].name()].map(TextureName);
-        VideoPlanes::new(&gpu.ctx, names, VideoFormat::Nv12, Some(mode))
-            .map(|(planes, _)| planes)
-            .with_context(|| format!("VideoPlanes::new({w}x{h}, NV12, {mode})"))
-    };
+    let textures = [plane_pair(&nv12)?, plane_pair(&nv12)?, plane_pair(&nv12)?];
     let planes = [
-        planes_in(&textures[0], Mode::Interop)?,
-        planes_in(&textures[1], Mode::Staged)?,
-        planes_in(&textures[2], Mode::Stream)?,
+        planes_on(gpu, &textures[0], size, Mode::Interop)?,
+        planes_on(gpu, &textures[1], size, Mode::Staged)?,
+        planes_on(gpu, &textures[2], size, Mode::Stream)?,
     ];
     let mut rig = Rig {
         target,
         planes,
         textures,
-        untouched: pair()?,
-        sinks: [
-            plane_texture(gl::R8, (1, 1))?,
-            plane_texture(gl::RG8, (1, 1))?,
-        ],
+        untouched: plane_pair(&nv12)?,
+        sinks: plane_sinks()?,
         floor: Floor::new(gpu, size)?,
         nv12: frame_buffer(gpu, &nv12)?,
         p010: frame_buffer(gpu, &p010)?,
@@ -493,7 +504,8 @@ fn gl_rows(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>> {
                     &rig.textures[k]
                 }
             };
-            use_planes([used[0].name(), used[1].name()], &rig.sinks);
+            copy_planes(used, &rig.sinks);
+            glres::finish();
             Ok(())
         };
         let name = match which {
@@ -555,6 +567,8 @@ pub fn gl_group(
     for (w, h) in VIDEO_SIZES {
         progress(&format!("video {w}x{h}: NV12 on screen vs its limits (GL)"));
         all.extend(gl_rows(gpu, plan, (w, h))?);
+        progress(&format!("video {w}x{h}: VideoPlanes frames in flight (GL)"));
+        all.extend(in_flight::rows(gpu, plan, (w, h))?);
     }
     Ok(Setup {
         display,

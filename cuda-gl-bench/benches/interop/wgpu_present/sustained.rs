@@ -144,11 +144,7 @@ pub(super) fn rows(
         textures,
     };
     w.check(&format!("making the {width}x{height} ring"))?;
-    let rounds = Plan {
-        iters: (plan.iters / ROUND).max(5),
-        warmup: (plan.warmup / ROUND).max(1),
-        block: 1,
-    };
+    let rounds = plan.rounds(ROUND);
     let name = |what: &str| format!("{what} {width}x{height}, µs per frame");
     let rows: Vec<(Role, Variant<'_, Rounds<'_>>)> = vec![
         (
