@@ -56,6 +56,23 @@ fn drop_planes(planes: VideoPlanes, textures: [u32; 2]) {
     unsafe { (fns.delete_textures)(2, textures.as_ptr()) };
 }
 
+/// The end of a test: waits for `streams`, for cuda-gl's queued work, drops the planes (then
+/// their textures) and `rest`, and checks that no drop failed.
+fn end_test<R>(
+    ctx: &Arc<Context>,
+    streams: [&Arc<cudarc::driver::CudaStream>; 2],
+    (planes, textures): (VideoPlanes, [u32; 2]),
+    rest: R,
+) {
+    for stream in streams {
+        stream.synchronize().unwrap();
+    }
+    ctx.finish_queued().unwrap();
+    drop_planes(planes, textures);
+    drop(rest);
+    ctx.check_drop_errors().unwrap();
+}
+
 /// A frame's bytes, a pattern.
 fn frame_bytes(layout: &VideoLayout) -> Vec<u8> {
     (0..layout.bytes()).map(|i| (i * 11 % 253) as u8).collect()
@@ -82,14 +99,7 @@ fn upload_cudarc_records_cudarcs_read_event_after_its_copies_not_later_private_w
     drop(src.device_ptr_mut(&u));
     let probe = u.record_event(None).unwrap();
     assert_not_held_up("upload_cudarc's read event", &probe, &spun, start);
-    t.synchronize().unwrap();
-    s.synchronize().unwrap();
-
-    ctx.finish_queued().unwrap();
-    drop_planes(planes, textures);
-    drop(src);
-    drop(spinner);
-    ctx.check_drop_errors().unwrap();
+    end_test(&ctx, [&t, &s], (planes, textures), (src, spinner));
 }
 
 /// In each planes mode, what `upload_cudarc` queues (recorded in order by
@@ -157,14 +167,7 @@ fn a_stream_upload_refused_by_a_capture_after_its_ring_write_leaves_the_slot_idl
         "the upload after the refused one waited for a kernel of another stream (a context \
          synchronize: its slot was left marked as being written)"
     );
-    t.synchronize().unwrap();
-    s.synchronize().unwrap();
-
-    ctx.finish_queued().unwrap();
-    drop_planes(planes, textures);
-    drop(src);
-    drop(spinner);
-    ctx.check_drop_errors().unwrap();
+    end_test(&ctx, [&t, &s], (planes, textures), (src, spinner));
 }
 
 /// A frame refused for its size (too few bytes, another size than the textures') is refused
