@@ -13,7 +13,7 @@
 #   --to DIR       write DIR/gpu.txz instead of .gpupack/gpu.txz (DIR must be git-ignored to be
 #                  carried: .gpupack-mesa/ and .gpupack-win/ are), so that a call carrying .mesa/
 #                  or .xvfb/ (about 45 MiB each) carries a slim pack and not the whole one. E.g.
-#                  --to .gpupack-mesa --tests '^(not_nvidia|gpu_display)' --bins '^(10|13)_' --no-bench
+#                  --to .gpupack-mesa --tests '^(not_nvidia|gpu_display)' --bins '^(10|13|15)_' --no-bench
 #                  --to .gpupack-win --tests '^$' --bins '^(09|11|12|14)_' --no-bench
 #                  then on the GPU host: tar xJf .gpupack-mesa/gpu.txz && bash ci/gpu/suite.sh --no-suite --mesa
 #   --from DIR     pack DIR/.gpu (a worktree's bundle) into this checkout's .gpupack/

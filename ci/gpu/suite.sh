@@ -41,7 +41,7 @@
 # emptied first.
 #   --mesa               then, with Mesa's EGL and lavapipe beside NVIDIA's CUDA (needs .mesa/, from
 #                        ci/gpu/fetch-mesa-egl-debs.sh): the tests that need GL or Vulkan not on the CUDA
-#                        GPU (not_nvidia_gl, the demo's staged default run, examples 10 and 13),
+#                        GPU (not_nvidia_gl, the demo's staged default run, examples 10, 13, 15),
 #                        required to run
 #   --mesa-present       with --mesa: also the benchmark's present group under Mesa (staged rows
 #                        only; its files go to $OUT/bench-mesa), then its wgpu present group
@@ -238,9 +238,9 @@ if ((mesa)); then
         run mesa-not_nvidia_vulkan 300 "$(ls .gpu/tests/not_nvidia_vulkan-* | head -1)" --test-threads=1
         run mesa-demo-staged 300 "$(ls .gpu/tests/gpu_display-* | head -1)" --test-threads=1 \
             --exact on_mesa_next_to_cuda_the_default_run_is_staged
-        # "Show this array" (10) and decoded video (13) where GL is not NVIDIA's: both take any
-        # GL, and the target goes staged.
-        for e in 10_show_field 13_video; do
+        # "Show this array" (10), decoded video (13) and NVDEC's frames (15) where GL is not
+        # NVIDIA's: they take any GL, and the target goes staged.
+        for e in 10_show_field 13_video 15_nvdec; do
             if [ -x ".gpu/bin/$e" ]; then
                 run "mesa-$e" 120 ".gpu/bin/$e"
             else

@@ -65,6 +65,34 @@ impl DevicePtr<'_> {
         }
     }
 
+    /// An address of device memory that cuda-gl does not own: a decoder's output surface, a
+    /// pointer from another CUDA library. For
+    /// [`DeviceImage::new`](crate::display::DeviceImage::new) and
+    /// [`VideoFrame::new`](crate::video::VideoFrame::new), whose readers
+    /// ([`show_raw`](crate::display::DisplayTarget::show_raw),
+    /// [`show_video_raw`](crate::display::DisplayTarget::show_video_raw)) are `unsafe`.
+    ///
+    /// Nothing is promised about the address, so making one is safe: every call that reads or
+    /// writes through a `DevicePtr` (those two, [`Function::launch`](crate::Function::launch))
+    /// is `unsafe` and says what it needs of the memory. Its lifetime is the caller's to choose,
+    /// as the memory's owner is not cuda-gl.
+    ///
+    /// ```
+    /// use cuda_gl::video::{VideoFormat, VideoFrame, VideoLayout};
+    /// use cuda_gl::DevicePtr;
+    /// # fn surface() -> (u64, usize) { (0x7f00_0000_0000, 2048) }
+    /// // NVDEC's NV12 output: the chroma rows after the luma's.
+    /// let (address, pitch) = surface();
+    /// let chroma = pitch * 1080;
+    /// let layout = VideoLayout::with_chroma((1920, 1080), VideoFormat::Nv12, pitch, chroma, pitch)?;
+    /// let frame = VideoFrame::new(DevicePtr::from_raw(address), layout);
+    /// assert_eq!(frame.ptr().as_raw(), address);
+    /// # Ok::<(), cuda_gl::Error>(())
+    /// ```
+    pub fn from_raw(raw: sys::CUdeviceptr) -> Self {
+        Self::new(raw)
+    }
+
     /// The raw address. It is only valid while the owner lives (and, for a mapping, stays
     /// mapped); keeping it longer is the caller's responsibility.
     pub fn as_raw(&self) -> sys::CUdeviceptr {
