@@ -347,12 +347,12 @@ fn run_device(ordinal: usize, plan: &Plan, cpu_plan: &Plan, args: &Args) -> Resu
     let mut gl_failed = None;
     #[cfg(feature = "wgpu-gl")]
     let wgpu_gl = if every || args.wgpu_present_only {
-        match wgpu_present::gl_group(&gpu, plan, &mut all, &progress) {
+        match wgpu_present::measure(&gpu, plan, &mut all, &progress, &wgpu_present::GL_GROUP) {
             Ok(setup) => setup,
             Err(e) => {
                 eprintln!("error: the wgpu present group's GL rows: {e:#} (going on without them)");
-                let setup = wgpu_present::GlSetup {
-                    gl_skipped: Some(format!("failed: {e:#}")),
+                let setup = wgpu_present::Found {
+                    skipped: Some(format!("failed: {e:#}")),
                     ..Default::default()
                 };
                 gl_failed = Some(e);
@@ -360,10 +360,10 @@ fn run_device(ordinal: usize, plan: &Plan, cpu_plan: &Plan, args: &Args) -> Resu
             }
         }
     } else {
-        wgpu_present::GlSetup::default()
+        wgpu_present::Found::default()
     };
     #[cfg(all(feature = "wgpu", not(feature = "wgpu-gl")))]
-    let wgpu_gl = wgpu_present::GlSetup::default();
+    let wgpu_gl = wgpu_present::Found::default();
     if args.ordering_only {
         progress("ordering mechanisms");
         all.extend(ordering::ordering(&gpu, plan)?);

@@ -181,45 +181,28 @@ impl Gpu {
         unsafe { self.launch_plasma(&self.plasma_surface, surface, size, t) }
     }
 
-    /// [`Gpu::plasma_into_surface`] through a raw surface object that no cuda-gl type holds
-    /// (the wgpu present group's plain-call route's): the same kernel and launch.
+    /// [`Gpu::plasma_into_surface`] or [`Gpu::plasma_into`] through a raw handle that no
+    /// cuda-gl type holds: the same kernels and launch.
     ///
     /// # Safety
-    /// 1. `surface` is a live surface object, in this context, of an RGBA8 array of at least
-    ///    `size`, which stays alive, and which no other API accesses, until the kernel has
-    ///    finished (work queued on `self.stream` after this launch orders after it).
-    #[cfg(feature = "wgpu")]
-    pub unsafe fn plasma_into_raw_surface(
-        &self,
-        surface: sys::CUsurfObject,
-        size: (u32, u32),
-        t: f32,
-    ) -> Result<()> {
-        // SAFETY: the caller's (1) gives `launch_plasma`'s (1) (no mapping is involved); (2)
-        // `plasma_surface` takes `(cudaSurfaceObject_t, int, int, float)`, and a
-        // `cudaSurfaceObject_t` is the 64-bit `CUsurfObject`.
-        unsafe { self.launch_plasma(&self.plasma_surface, surface, size, t) }
-    }
-
-    /// [`Gpu::plasma_into`] through a raw device address that no cuda-gl type holds (the wgpu
-    /// present group's gyroflow row: CUDA's mapping of a Vulkan image's memory): the same
-    /// kernel and launch.
-    ///
-    /// # Safety
-    /// 1. `out` is a device address, in this context, of at least `size.0 * size.1 * 4` bytes,
-    ///    which stay allocated, and which no other API accesses, until the kernel has finished
+    /// 1. `out` is, in this context, a live surface object of an RGBA8 array of at least
+    ///    `size`, or a device address of at least `size.0 * size.1 * 4` bytes, which stays
+    ///    alive (allocated), and which no other API accesses, until the kernel has finished
     ///    (work queued on `self.stream` after this launch orders after it).
     #[cfg(feature = "wgpu")]
-    pub unsafe fn plasma_into_raw_ptr(
-        &self,
-        out: sys::CUdeviceptr,
-        size: (u32, u32),
-        t: f32,
-    ) -> Result<()> {
+    pub unsafe fn plasma_into_raw(&self, out: RawOut, size: (u32, u32), t: f32) -> Result<()> {
         // SAFETY: the caller's (1) gives `launch_plasma`'s (1) (no mapping is involved); (2)
-        // `plasma_pbo` takes `(uchar4*, int, int, float)`, and a device pointer is the 64-bit
-        // `CUdeviceptr`.
-        unsafe { self.launch_plasma(&self.plasma_pbo, out, size, t) }
+        // `plasma_surface` takes `(cudaSurfaceObject_t, int, int, float)`, a
+        // `cudaSurfaceObject_t` being the 64-bit `CUsurfObject`, and `plasma_pbo` takes
+        // `(uchar4*, int, int, float)`, a device pointer being the 64-bit `CUdeviceptr`.
+        unsafe {
+            match out {
+                RawOut::Surface(surface) => {
+                    self.launch_plasma(&self.plasma_surface, surface, size, t)
+                }
+                RawOut::Ptr(ptr) => self.launch_plasma(&self.plasma_pbo, ptr, size, t),
+            }
+        }
     }
 
     /// Queues `kernel` over a `w` x `h` frame on the bench stream with the arguments
@@ -244,6 +227,18 @@ impl Gpu {
         unsafe { kernel.launch(LaunchConfig::for_image(w, h), &self.stream, args) }?;
         Ok(())
     }
+}
+
+/// Where [`Gpu::plasma_into_raw`] writes a frame: a handle of the wgpu present group's
+/// routes made of plain calls. Both are 64-bit integers; this says which kernel takes it.
+#[cfg(feature = "wgpu")]
+#[derive(Debug, Clone, Copy)]
+pub enum RawOut {
+    /// A surface object of an RGBA8 array (the plain-call route's image), for `plasma_surface`.
+    Surface(sys::CUsurfObject),
+    /// A device address of packed RGBA8 rows (gyroflow's way: CUDA's mapping of a Vulkan
+    /// image's memory), for `plasma_pbo`.
+    Ptr(sys::CUdeviceptr),
 }
 
 /// Turns a `CUresult` into an error naming the call.

@@ -2,7 +2,7 @@
 //! video groups, whose summaries set each frame row against its limits measured at the same size, and
 //! the look-ups those summaries make among a run's rows.
 
-use crate::measure::Case;
+use crate::measure::{Case, Ratio};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -107,19 +107,45 @@ pub fn sizes<R: GroupRole>(cases: &[Case]) -> Vec<(u32, u32)> {
     sizes
 }
 
-/// What `summary` makes of each size the group's rows hold (in run order), where it makes
-/// something (all the size's rows were measured), with the size.
-pub fn per_size<R: GroupRole, T>(
-    cases: &[Case],
-    summary: impl Fn(&[Case], (u32, u32)) -> Option<T>,
-) -> Vec<((u32, u32), T)> {
-    sizes::<R>(cases)
-        .into_iter()
-        .filter_map(|size| Some((size, summary(cases, size)?)))
-        .collect()
+/// A group's summary of one size, made of its rows at that size (roles `R`), which gives some
+/// of them their ratio.
+pub trait SizeSummary<R: GroupRole>: Sized {
+    /// The summary of `size`, when all the rows it is made of were measured.
+    fn of(cases: &[Case], size: (u32, u32)) -> Option<Self>;
+
+    /// The ratios it gives the rows at `size`, by role.
+    // Only the wgpu present group's summaries (feature `wgpu`, which measures their rows) set
+    // ratios so far.
+    #[cfg_attr(not(feature = "wgpu"), allow(dead_code))]
+    fn ratios(&self, cases: &[Case], size: (u32, u32)) -> Vec<(R, Ratio)>;
+
+    /// The summary of each size the group's rows hold (in run order) where it is made, with
+    /// the size.
+    fn each(cases: &[Case]) -> Vec<((u32, u32), Self)> {
+        sizes::<R>(cases)
+            .into_iter()
+            .filter_map(|size| Some((size, Self::of(cases, size)?)))
+            .collect()
+    }
+
+    /// Gives each row at `size` whose role has one its ratio, where the summary is made.
+    #[cfg_attr(not(feature = "wgpu"), allow(dead_code))]
+    fn set_ratios(cases: &mut [Case], size: (u32, u32)) {
+        let Some(ratios) = Self::of(cases, size).map(|s| s.ratios(cases, size)) else {
+            return;
+        };
+        for case in cases.iter_mut() {
+            let Some(role) = R::tag(case).filter(|t| t.size() == size).map(|t| t.role) else {
+                continue;
+            };
+            if let Some((_, ratio)) = ratios.iter().find(|(r, _)| *r == role) {
+                case.ratio = Some(ratio.clone());
+            }
+        }
+    }
 }
 
-/// The summaries of [`per_size`] by `<W>x<H>`, as `benchmarks.json` keys them.
+/// The summaries of [`SizeSummary::each`] by `<W>x<H>`, as `benchmarks.json` keys them.
 pub fn keyed<T>(per_size: Vec<((u32, u32), T)>) -> BTreeMap<String, T> {
     per_size
         .into_iter()

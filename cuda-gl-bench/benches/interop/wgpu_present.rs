@@ -89,8 +89,10 @@
 
 use crate::measure::{Case, Ratio};
 use crate::report::verdict;
-use crate::roles::{RoleTag, keyed, median, per_size, row};
+use crate::roles::{RoleTag, SizeSummary, keyed, median, row};
+use gl_summary::GlSummary;
 use handoffs::{Gyroflow, Plain, Sustained};
+use other_summary::OtherSummary;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -127,11 +129,12 @@ mod wgpu_texture;
 #[cfg(feature = "wgpu")]
 pub use device::Wgpu;
 #[cfg(feature = "wgpu-gl")]
-pub use gl_rows::group as gl_group;
-#[cfg(feature = "wgpu")]
-pub use gl_summary::GlSetup;
+pub(crate) use gl_rows::GROUP as GL_GROUP;
 #[cfg(feature = "wgpu")]
 pub use rows::group;
+// The GL rows run apart from the rest of the group (see `interop.rs`).
+#[cfg(feature = "wgpu-gl")]
+pub(crate) use rows::measure;
 
 /// The target ratio of a wgpu interop frame to the wgpu handoff floor (issue 43).
 pub const INTEROP_TARGET: f64 = 0.90;
@@ -257,23 +260,57 @@ pub enum Role {
 /// A wgpu present row's role and frame size.
 pub type WgpuTag = RoleTag<Role>;
 
-/// What the group found: the wgpu adapter and the mode auto chose there, or why it measured
-/// nothing.
-#[serde_with::skip_serializing_none]
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct Setup {
-    /// The wgpu adapter (`name (driver driver_info)`), when `open_device` opened one.
+/// What a group of rows on one wgpu device found (`rows::measure` makes it): the adapter
+/// (`name (driver driver_info)`) and the `Report` line of `WgpuTarget::new` with no mode forced
+/// on it (1920x1080), or why the rows measured nothing (no adapter of theirs here, say).
+#[derive(Debug, Clone, Default)]
+pub struct Found {
+    /// The adapter, when the group opened a device on one.
     pub adapter: Option<String>,
-    /// The `Report` line of `WgpuTarget::new` with no mode forced (1920x1080).
+    /// The auto probe's report line.
     pub display: Option<String>,
-    /// Why the group measured nothing (no Vulkan adapter is the CUDA GPU, say).
+    /// Why the rows measured nothing.
     pub skipped: Option<String>,
-    /// The GL route's rows (feature `wgpu-gl`): what they ran on, or why they did not run.
-    #[serde(flatten)]
-    pub gl: gl_summary::GlSetup,
-    /// The staged rows on another adapter: what they ran on, or why they did not run.
-    #[serde(flatten)]
-    pub other: other_summary::OtherSetup,
+}
+
+/// What the group found: on the CUDA GPU's wgpu Vulkan device (`open_device`), on the GL route
+/// (feature `wgpu-gl`) and on another adapter, each the adapter and the mode auto chose there,
+/// or why it measured nothing.
+#[derive(Debug, Clone, Default)]
+pub struct Setup {
+    /// The Vulkan rows on the CUDA GPU.
+    pub vulkan: Found,
+    /// The GL route's rows (their fields `gl_` in `benchmarks.json`).
+    pub gl: Found,
+    /// The staged rows on another adapter (`other_gpu_`).
+    pub other: Found,
+}
+
+/// The setup's fields in `benchmarks.json`, flat beside the summaries: `adapter`, `display`,
+/// `skipped` of the Vulkan rows, then the GL route's with `gl_` before each, then the other
+/// adapter's with `other_gpu_`; an absent one left out.
+impl Serialize for Setup {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let mut map = serializer.serialize_map(None)?;
+        for (prefix, found) in [
+            ("", &self.vulkan),
+            ("gl_", &self.gl),
+            ("other_gpu_", &self.other),
+        ] {
+            let fields = [
+                ("adapter", &found.adapter),
+                ("display", &found.display),
+                ("skipped", &found.skipped),
+            ];
+            for (name, value) in fields {
+                if let Some(value) = value {
+                    map.serialize_entry(&format!("{prefix}{name}"), value)?;
+                }
+            }
+        }
+        map.end()
+    }
 }
 
 /// `wgpu_present.sizes.<WxH>` of `benchmarks.json`: the three ratios of one size and the
@@ -370,75 +407,67 @@ pub struct WgpuReport {
     pub sizes: BTreeMap<String, Summary>,
     /// The GL route's rows by size (feature `wgpu-gl`; absent when they did not run).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub gl_sizes: BTreeMap<String, gl_summary::GlSummary>,
+    pub gl_sizes: BTreeMap<String, GlSummary>,
     /// The staged rows on another adapter by size (absent when they did not run).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub other_gpu_sizes: BTreeMap<String, other_summary::OtherSummary>,
+    pub other_gpu_sizes: BTreeMap<String, OtherSummary>,
 }
 
-/// The summary of `size`, when every row of it was measured.
-fn summary(cases: &[Case], size: (u32, u32)) -> Option<Summary> {
-    let m = |role| median(cases, role, size);
-    let (interop_us, floor_us, shared_raw_us) =
-        (m(Role::Interop)?, m(Role::Floor)?, m(Role::SharedRaw)?);
-    let (staged_us, dtoh_us, write_texture_us) = (
-        m(Role::StagedPresent)?,
-        m(Role::Dtoh)?,
-        m(Role::WriteTexture)?,
-    );
-    let interop_ratio = interop_us / floor_us;
-    Some(Summary {
-        interop_us,
-        floor_us,
-        interop_ratio,
-        interop_target_max: INTEROP_TARGET,
-        interop_target_met: interop_ratio <= INTEROP_TARGET,
-        shared_raw_us,
-        shared_raw_ratio: shared_raw_us / floor_us,
-        present_copy_us: interop_us - shared_raw_us,
-        staged_us,
-        dtoh_us,
-        write_texture_us,
-        staged_ratio_to_sum: staged_us / (dtoh_us + write_texture_us),
-        transfer: Transfer::of(cases, size)?,
-        plain: Plain::of(cases, size, floor_us, shared_raw_us)?,
-        sustained: Sustained::of(cases, size)?,
-        gyroflow: Gyroflow::of(cases, size, floor_us, interop_us),
-    })
-}
+impl SizeSummary<Role> for Summary {
+    /// The summary of `size`, when every row of it was measured.
+    fn of(cases: &[Case], size: (u32, u32)) -> Option<Summary> {
+        let m = |role| median(cases, role, size);
+        let (interop_us, floor_us, shared_raw_us) =
+            (m(Role::Interop)?, m(Role::Floor)?, m(Role::SharedRaw)?);
+        let (staged_us, dtoh_us, write_texture_us) = (
+            m(Role::StagedPresent)?,
+            m(Role::Dtoh)?,
+            m(Role::WriteTexture)?,
+        );
+        let interop_ratio = interop_us / floor_us;
+        Some(Summary {
+            interop_us,
+            floor_us,
+            interop_ratio,
+            interop_target_max: INTEROP_TARGET,
+            interop_target_met: interop_ratio <= INTEROP_TARGET,
+            shared_raw_us,
+            shared_raw_ratio: shared_raw_us / floor_us,
+            present_copy_us: interop_us - shared_raw_us,
+            staged_us,
+            dtoh_us,
+            write_texture_us,
+            staged_ratio_to_sum: staged_us / (dtoh_us + write_texture_us),
+            transfer: Transfer::of(cases, size)?,
+            plain: Plain::of(cases, size, floor_us, shared_raw_us)?,
+            sustained: Sustained::of(cases, size)?,
+            gyroflow: Gyroflow::of(cases, size, floor_us, interop_us),
+        })
+    }
 
-/// Sets the ratios of the rows at `size`: interop and the shared raw hand-off to the floor,
-/// staged to the sum of its raw limits.
-#[cfg_attr(not(feature = "wgpu"), allow(dead_code))]
-fn set_ratios(cases: &mut [Case], size: (u32, u32)) {
-    let Some(s) = summary(cases, size) else {
-        return;
-    };
-    let floor = row_name(cases, Role::Floor, size);
-    let mut others = handoffs::ratios(cases, size, (&s.plain, &s.sustained, s.gyroflow.as_ref()));
-    others.extend(s.transfer.ratios(cases, size));
-    for case in cases.iter_mut() {
-        let Some(tag) = case.wgpu.as_ref().filter(|t| (t.width, t.height) == size) else {
-            continue;
-        };
-        if let Some((_, ratio)) = others.iter().find(|(role, _)| *role == tag.role) {
-            case.ratio = Some(ratio.clone());
-            continue;
-        }
-        let ratio = match tag.role {
-            Role::Interop => (floor.clone(), s.interop_ratio, Some(INTEROP_TARGET)),
-            Role::StagedPresent => (
-                format!("raw {SUM} {}x{}", size.0, size.1),
-                s.staged_ratio_to_sum,
-                None,
-            ),
-            _ => continue,
-        };
-        case.ratio = Some(Ratio {
-            to: ratio.0,
-            value: ratio.1,
-            target_max: ratio.2,
-        });
+    /// Interop to the floor, staged to the sum of its raw limits, and the ratios of the
+    /// hand-off and transfer rows.
+    fn ratios(&self, cases: &[Case], size: (u32, u32)) -> Vec<(Role, Ratio)> {
+        let handoffs = (&self.plain, &self.sustained, self.gyroflow.as_ref());
+        let mut ratios = handoffs::ratios(cases, size, handoffs);
+        ratios.extend(self.transfer.ratios(cases, size));
+        ratios.push((
+            Role::Interop,
+            Ratio {
+                to: row_name(cases, Role::Floor, size),
+                value: self.interop_ratio,
+                target_max: Some(INTEROP_TARGET),
+            },
+        ));
+        ratios.push((
+            Role::StagedPresent,
+            Ratio {
+                to: format!("raw {SUM} {}x{}", size.0, size.1),
+                value: self.staged_ratio_to_sum,
+                target_max: None,
+            },
+        ));
+        ratios
     }
 }
 
@@ -449,30 +478,21 @@ fn row_name(cases: &[Case], role: Role, size: (u32, u32)) -> String {
         .unwrap_or_default()
 }
 
-/// The summary of every size whose rows were all measured, with the size.
-fn each(cases: &[Case]) -> Vec<((u32, u32), Summary)> {
-    per_size::<Role, _>(cases, summary)
-}
-
 /// `wgpu_present` of `benchmarks.json` for a device whose run included the group (its setup),
 /// skipped or not.
 pub fn summaries(cases: &[Case], setup: &Setup) -> WgpuReport {
     WgpuReport {
         setup: setup.clone(),
-        sizes: keyed(each(cases)),
-        gl_sizes: gl_summary::by_size(cases),
-        other_gpu_sizes: other_summary::by_size(cases),
+        sizes: keyed(Summary::each(cases)),
+        gl_sizes: keyed(GlSummary::each(cases)),
+        other_gpu_sizes: keyed(OtherSummary::each(cases)),
     }
 }
 
 /// Prints the group's summary lines (stderr, like the other groups' progress).
 #[cfg_attr(not(feature = "wgpu"), allow(dead_code))]
-fn print_summary(cases: &[Case], setup: &Setup) {
-    if let Some(why) = &setup.skipped {
-        eprintln!("interop: wgpu present: skipped: {why}");
-        return;
-    }
-    for ((w, h), s) in each(cases) {
+fn print_summary(cases: &[Case]) {
+    for ((w, h), s) in Summary::each(cases) {
         let [interop, floor, ratio, target, raw, raw_ratio, copy] = s.interop_figures();
         let [staged, dtoh, write, sum] = s.staged_figures();
         eprintln!(
@@ -498,11 +518,11 @@ pub fn summary_markdown(cases: &[Case], setup: Option<&Setup>) -> String {
     out.push_str("### wgpu present: `WgpuTarget` per frame vs its limits\n\n");
     out.push_str(&gl_summary::markdown(cases, &setup.gl));
     out.push_str(&other_summary::markdown(cases, &setup.other));
-    if let Some(why) = &setup.skipped {
+    if let Some(why) = &setup.vulkan.skipped {
         let _ = write!(out, "Skipped (not a failure): {why}.\n\n");
         return out;
     }
-    if let (Some(adapter), Some(display)) = (&setup.adapter, &setup.display) {
+    if let (Some(adapter), Some(display)) = (&setup.vulkan.adapter, &setup.vulkan.display) {
         let _ = write!(
             out,
             "wgpu adapter: {adapter}; `{display}` (auto, 1920x1080).\n\n"
@@ -513,7 +533,7 @@ pub fn summary_markdown(cases: &[Case], setup: Option<&Setup>) -> String {
          floor | staged µs | DtoH µs | write_texture µs | staged / (DtoH + write_texture) |\n\
          |---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|\n",
     );
-    for ((w, h), s) in each(cases) {
+    for ((w, h), s) in Summary::each(cases) {
         let [interop, floor, ratio, target, raw, raw_ratio, _] = s.interop_figures();
         let [staged, dtoh, write, sum] = s.staged_figures();
         let _ = writeln!(
@@ -523,7 +543,7 @@ pub fn summary_markdown(cases: &[Case], setup: Option<&Setup>) -> String {
         );
     }
     out.push('\n');
-    let all = each(cases);
+    let all = Summary::each(cases);
     let gyroflow: Vec<_> = all
         .iter()
         .map(|((w, h), s)| (format!("{w}x{h}"), s.gyroflow.as_ref()))

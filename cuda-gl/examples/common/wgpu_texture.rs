@@ -1,7 +1,8 @@
-//! A plain 2D wgpu texture and a render pass's colour attachment that clears it: what the wgpu
-//! examples render into (`wgpu_kit`'s `Offscreen` and `Blit`, and `egui_wgpu_paint`, which
-//! refer to this file as `crate::wgpu_texture`), the wgpu GPU tests paint and copy into, and
-//! the benchmark's wgpu groups copy between. Each includes this file by path at its crate's
+//! A plain 2D wgpu texture (or its descriptor) and a render pass's colour attachment that clears
+//! it: what the wgpu examples render into (`wgpu_kit`'s `Offscreen` and `Blit`, and
+//! `egui_wgpu_paint`, which refer to this file as `crate::wgpu_texture`), the wgpu GPU tests
+//! paint and copy into, and the benchmark's wgpu groups copy between (and describe the texture
+//! of gyroflow's way with). Each includes this file by path at its crate's
 //! root (examples 12 and 14, `tests/gpu_suite/main.rs`,
 //! `cuda-gl-bench/benches/interop/wgpu_present.rs`). Needs only wgpu.
 // Each includer uses a part of it (the benchmark draws no pass).
@@ -11,12 +12,22 @@
 /// one sample, one layer.
 pub fn texture_2d(
     device: &wgpu::Device,
-    (width, height): (u32, u32),
+    size: (u32, u32),
     format: wgpu::TextureFormat,
     usage: wgpu::TextureUsages,
     label: &str,
 ) -> wgpu::Texture {
-    device.create_texture(&wgpu::TextureDescriptor {
+    device.create_texture(&texture_2d_desc(size, format, usage, label))
+}
+
+/// The descriptor [`texture_2d`] makes its texture of.
+pub fn texture_2d_desc(
+    (width, height): (u32, u32),
+    format: wgpu::TextureFormat,
+    usage: wgpu::TextureUsages,
+    label: &str,
+) -> wgpu::TextureDescriptor<'_> {
+    wgpu::TextureDescriptor {
         label: Some(label),
         size: wgpu::Extent3d {
             width,
@@ -29,7 +40,7 @@ pub fn texture_2d(
         format,
         usage,
         view_formats: &[],
-    })
+    }
 }
 
 /// A colour attachment of all of `view`, cleared to black before the pass draws, the pass's

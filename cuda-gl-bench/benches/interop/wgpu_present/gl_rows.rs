@@ -6,11 +6,11 @@
 use super::Role;
 use super::device::Wgpu;
 use super::frames::Frames;
-use super::gl_summary::{self, GlSetup};
-use super::rows::{Found, Group, measure};
+use super::gl_summary::{self, GlSummary};
+use super::rows::Group;
 use crate::gpu::Gpu;
 use crate::measure::{Case, Plan, Variant, interleaved_rows};
-use crate::roles::tagged;
+use crate::roles::{SizeSummary as _, tagged};
 use crate::watchdog;
 use anyhow::Result;
 use cuda_gl::display::Mode;
@@ -41,33 +41,21 @@ impl Wgpu {
     }
 }
 
-/// The GL rows: the device over the benchmark's GL context, the auto probe (printed), then
-/// every size, the rows appended to `all` and the summary printed. What they ran on, or why
-/// they measured nothing.
-pub fn group(
-    gpu: &Gpu,
-    plan: &Plan,
-    all: &mut Vec<Case>,
-    progress: &impl Fn(&str),
-) -> Result<GlSetup> {
-    let group = Group {
-        open: Wgpu::open_gl,
-        no_device: "no wgpu GL device over a GL context on the CUDA GPU",
-        names: (
-            "wgpu present, GL route",
-            "open_gl_device",
-            "WgpuTarget per frame vs its floor",
-        ),
-        rows,
-        auto: Mode::Interop,
-    };
-    let setup = |found: Found| GlSetup {
-        gl_adapter: found.adapter,
-        gl_display: found.display,
-        gl_skipped: found.skipped,
-    };
-    measure(gpu, plan, all, progress, &group, setup, gl_summary::print)
-}
+/// The GL rows, for [`measure`](super::rows::measure): the device over the benchmark's GL
+/// context, the auto probe (printed), then every size, the rows appended and the summary
+/// printed.
+pub(crate) const GROUP: Group = Group {
+    open: Wgpu::open_gl,
+    no_device: "no wgpu GL device over a GL context on the CUDA GPU",
+    names: (
+        "wgpu present, GL route",
+        "open_gl_device",
+        "WgpuTarget per frame vs its floor",
+    ),
+    rows,
+    auto: Mode::Interop,
+    print: gl_summary::print,
+};
 
 /// The GL rows at `size`, measured in the same interleaved rounds.
 fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>> {
@@ -111,6 +99,6 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
     // The targets go while the GL context is current (it is, for the whole benchmark).
     drop(rig);
     let mut cases = tagged(rows, size);
-    gl_summary::set_ratios(&mut cases, size);
+    GlSummary::set_ratios(&mut cases, size);
     Ok(cases)
 }

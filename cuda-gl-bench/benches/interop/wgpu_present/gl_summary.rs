@@ -5,27 +5,14 @@
 //! interleaved rounds. The interop frame's target is [`GL_TARGET`] (issue 43: the GL mode at
 //! most 1.05x its floor); the staged frame is for reading.
 
-use super::{Role, ratio_text, us_text};
+use super::{Found, Role, ratio_text, row_name, us_text};
 use crate::measure::{Case, Ratio};
-use crate::roles::{keyed, median, per_size, row};
+use crate::roles::{SizeSummary, median};
 use serde::Serialize;
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// The GL-route interop frame's target: at most this many times its handoff floor.
 pub const GL_TARGET: f64 = 1.05;
-
-/// What the GL-route rows ran on, or why they did not run.
-#[serde_with::skip_serializing_none]
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct GlSetup {
-    /// The wgpu GL adapter (`name (driver driver_info)`), when `open_gl_device` opened one.
-    pub gl_adapter: Option<String>,
-    /// The `Report` line of `WgpuTarget::new` with no mode forced on it (1920x1080).
-    pub gl_display: Option<String>,
-    /// Why the GL rows measured nothing (the benchmark's GL is not on the CUDA GPU, say).
-    pub gl_skipped: Option<String>,
-}
 
 /// `wgpu_present.gl_sizes.<WxH>` of `benchmarks.json`: the GL rows' medians (µs) and ratios.
 #[derive(Debug, Clone, Serialize)]
@@ -42,64 +29,44 @@ pub struct GlSummary {
     pub staged_ratio: f64,
 }
 
-/// The GL summary of `size`, when its three rows were measured.
-fn summary(cases: &[Case], size: (u32, u32)) -> Option<GlSummary> {
-    let m = |role| median(cases, role, size);
-    let (interop_us, floor_us, staged_us) =
-        (m(Role::GlInterop)?, m(Role::GlFloor)?, m(Role::GlStaged)?);
-    Some(GlSummary {
-        interop_us,
-        floor_us,
-        interop_ratio: interop_us / floor_us,
-        staged_us,
-        staged_ratio: staged_us / floor_us,
-    })
-}
+impl SizeSummary<Role> for GlSummary {
+    /// The GL summary of `size`, when its three rows were measured.
+    fn of(cases: &[Case], size: (u32, u32)) -> Option<GlSummary> {
+        let m = |role| median(cases, role, size);
+        let (interop_us, floor_us, staged_us) =
+            (m(Role::GlInterop)?, m(Role::GlFloor)?, m(Role::GlStaged)?);
+        Some(GlSummary {
+            interop_us,
+            floor_us,
+            interop_ratio: interop_us / floor_us,
+            staged_us,
+            staged_ratio: staged_us / floor_us,
+        })
+    }
 
-/// The GL summary of every size whose GL rows were all measured, with the size.
-fn each(cases: &[Case]) -> Vec<((u32, u32), GlSummary)> {
-    per_size::<Role, _>(cases, summary)
-}
-
-/// `wgpu_present.gl_sizes` of `benchmarks.json`.
-pub fn by_size(cases: &[Case]) -> BTreeMap<String, GlSummary> {
-    keyed(each(cases))
-}
-
-/// Sets the ratios of the GL rows at `size`: interop and staged to the GL floor.
-#[cfg_attr(not(feature = "wgpu-gl"), allow(dead_code))]
-pub fn set_ratios(cases: &mut [Case], size: (u32, u32)) {
-    let Some(s) = summary(cases, size) else {
-        return;
-    };
-    let Some(floor) = row(cases, Role::GlFloor, size).map(|c| c.name.clone()) else {
-        return;
-    };
-    for case in cases.iter_mut() {
-        let Some(tag) = case.wgpu.as_ref().filter(|t| (t.width, t.height) == size) else {
-            continue;
-        };
-        let (value, target_max) = match tag.role {
-            Role::GlInterop => (s.interop_ratio, Some(GL_TARGET)),
-            Role::GlStaged => (s.staged_ratio, None),
-            _ => continue,
-        };
-        case.ratio = Some(Ratio {
+    /// Interop and staged to the GL floor.
+    fn ratios(&self, cases: &[Case], size: (u32, u32)) -> Vec<(Role, Ratio)> {
+        // The summary's rows include the floor's.
+        let floor = row_name(cases, Role::GlFloor, size);
+        let to_floor = |value, target_max| Ratio {
             to: floor.clone(),
             value,
             target_max,
-        });
+        };
+        vec![
+            (
+                Role::GlInterop,
+                to_floor(self.interop_ratio, Some(GL_TARGET)),
+            ),
+            (Role::GlStaged, to_floor(self.staged_ratio, None)),
+        ]
     }
 }
 
 /// Prints the GL rows' summary lines (stderr, like the other groups' progress).
 #[cfg_attr(not(feature = "wgpu-gl"), allow(dead_code))]
-pub fn print(cases: &[Case], setup: &GlSetup) {
-    if let Some(why) = &setup.gl_skipped {
-        eprintln!("interop: wgpu present, GL route: skipped: {why}");
-        return;
-    }
-    for ((w, h), s) in each(cases) {
+pub fn print(cases: &[Case]) {
+    for ((w, h), s) in GlSummary::each(cases) {
         eprintln!(
             "interop: wgpu_present.gl.{w}x{h}: GL interop {} µs, GL floor {} µs: {} x (target <= \
              {GL_TARGET}: {}); GL staged {} µs: {} x floor",
@@ -118,13 +85,13 @@ pub fn print(cases: &[Case], setup: &GlSetup) {
 }
 
 /// The GL rows' part of the group's markdown section; empty when they were not tried.
-pub fn markdown(cases: &[Case], setup: &GlSetup) -> String {
+pub fn markdown(cases: &[Case], setup: &Found) -> String {
     let mut out = String::new();
-    if let Some(why) = &setup.gl_skipped {
+    if let Some(why) = &setup.skipped {
         let _ = write!(out, "GL route: skipped (not a failure): {why}.\n\n");
         return out;
     }
-    let (Some(adapter), Some(display)) = (&setup.gl_adapter, &setup.gl_display) else {
+    let (Some(adapter), Some(display)) = (&setup.adapter, &setup.display) else {
         return out;
     };
     let _ = write!(
@@ -135,7 +102,7 @@ pub fn markdown(cases: &[Case], setup: &GlSetup) -> String {
          | size | GL interop µs | GL floor µs | interop / floor | GL staged µs | staged / floor \
          |\n|---|---:|---:|---:|---:|---:|\n"
     );
-    for ((w, h), s) in each(cases) {
+    for ((w, h), s) in GlSummary::each(cases) {
         let _ = writeln!(
             out,
             "| {w}x{h} | {} | {} | {} | {} | {} |",

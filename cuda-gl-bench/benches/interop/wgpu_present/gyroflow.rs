@@ -41,8 +41,9 @@
 
 use super::plain::{destroy_dedicated, import_dedicated, stream_idle, teardown_report};
 use super::plain_vk::{WAIT_LIMIT, bind_memory, exportable_extent, image_info, memory_fd};
-use crate::gpu::{Gpu, cu};
+use crate::gpu::{Gpu, RawOut, cu};
 use crate::wgpu_present::Wgpu;
+use crate::wgpu_present::wgpu_texture::texture_2d_desc;
 use anyhow::{Context as _, Result, ensure};
 use ash::vk;
 use cuda_gl::{Context, sys};
@@ -259,22 +260,14 @@ impl GyroflowRoute {
             _cuda: cuda,
             _vk: vk_image,
         };
-        let desc = wgpu::TextureDescriptor {
-            label: Some("wgpu present: gyroflow's LINEAR image"),
-            size: wgpu::Extent3d {
-                width,
-                height,
-                depth_or_array_layers: 1,
-            },
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: wgpu::TextureFormat::Rgba8Unorm,
-            usage: wgpu::TextureUsages::TEXTURE_BINDING
+        let desc = texture_2d_desc(
+            size,
+            wgpu::TextureFormat::Rgba8Unorm,
+            wgpu::TextureUsages::TEXTURE_BINDING
                 | wgpu::TextureUsages::COPY_SRC
                 | wgpu::TextureUsages::COPY_DST,
-            view_formats: &[],
-        };
+            "wgpu present: gyroflow's LINEAR image",
+        );
         // The same texture as wgpu-hal sees it.
         let hal_desc = wgpu::hal::TextureDescriptor {
             label: desc.label,
@@ -339,7 +332,7 @@ impl GyroflowRoute {
         // the stream first. No other API accesses it until the kernel has finished: wgpu's
         // last use of the image was waited for (every `use_texel` waits; one that failed ended
         // the run), and the next is submitted after the synchronize below.
-        unsafe { gpu.plasma_into_raw_ptr(self.first_texel, self.size, t) }?;
+        unsafe { gpu.plasma_into_raw(RawOut::Ptr(self.first_texel), self.size, t) }?;
         gpu.stream.synchronize()?;
         w.use_texel(&self.texture, sink)
     }

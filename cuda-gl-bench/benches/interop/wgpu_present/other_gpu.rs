@@ -22,12 +22,12 @@
 
 use super::Role;
 use super::device::{Wgpu, describe, ready};
-use super::other_summary::{self, OtherSetup};
-use super::rows::{Found, Group, measure, target};
+use super::other_summary::{self, OtherSummary};
+use super::rows::{Group, target};
 use crate::gpu::Gpu;
 use crate::measure::{Case, Plan, Variant, interleaved_rows};
 use crate::present::raw;
-use crate::roles::tagged;
+use crate::roles::{SizeSummary as _, tagged};
 use crate::watchdog;
 use anyhow::{Context as _, Result, bail};
 use cuda_gl::display::Mode;
@@ -96,41 +96,20 @@ fn open(gpu: &Gpu) -> Result<std::result::Result<Wgpu, String>> {
     }
 }
 
-/// The staged rows on another adapter: its device, the auto probe (printed; staged there),
-/// every size, the rows appended to `all` and the summary printed. What they ran on, or why
-/// they measured nothing.
-pub(super) fn group(
-    gpu: &Gpu,
-    plan: &Plan,
-    all: &mut Vec<Case>,
-    progress: &impl Fn(&str),
-) -> Result<OtherSetup> {
-    let group = Group {
-        open,
-        no_device: "no wgpu device on a Vulkan adapter that is not the CUDA GPU",
-        names: (
-            "wgpu present, another GPU",
-            "Adapter::request_device",
-            "staged WgpuTarget vs DtoH + write_texture",
-        ),
-        rows,
-        auto: Mode::Staged,
-    };
-    let setup = |found: Found| OtherSetup {
-        other_gpu_adapter: found.adapter,
-        other_gpu_display: found.display,
-        other_gpu_skipped: found.skipped,
-    };
-    measure(
-        gpu,
-        plan,
-        all,
-        progress,
-        &group,
-        setup,
-        other_summary::print,
-    )
-}
+/// The staged rows on another adapter, for [`measure`](super::rows::measure): its device, the
+/// auto probe (printed; staged there), every size, the rows appended and the summary printed.
+pub(super) const GROUP: Group = Group {
+    open,
+    no_device: "no wgpu device on a Vulkan adapter that is not the CUDA GPU",
+    names: (
+        "wgpu present, another GPU",
+        "Adapter::request_device",
+        "staged WgpuTarget vs DtoH + write_texture",
+    ),
+    rows,
+    auto: Mode::Staged,
+    print: other_summary::print,
+};
 
 /// The rows at `size` on the other adapter's device, measured in the same interleaved rounds.
 fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>> {
@@ -195,6 +174,6 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
     w.check(&group)?;
     drop(rig);
     let mut cases = tagged(rows, size);
-    other_summary::set_ratios(&mut cases, size);
+    OtherSummary::set_ratios(&mut cases, size);
     Ok(cases)
 }

@@ -3,30 +3,16 @@
 //! against the sum of its raw limits measured in the same rounds on that device, DtoH and
 //! `write_texture`; target [`OTHER_TARGET`].
 
-use super::{Role, SUM, ratio_text, us_text};
+use super::{Found, Role, SUM, ratio_text, us_text};
 use crate::measure::{Case, Ratio};
 use crate::report::verdict;
-use crate::roles::{keyed, median, per_size};
+use crate::roles::{SizeSummary, median};
 use serde::Serialize;
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// The staged present on another adapter: at most this many times DtoH + `write_texture` there
 /// (issue 43, on lavapipe or llvmpipe).
 pub const OTHER_TARGET: f64 = 1.10;
-
-/// What the rows on another adapter ran on, or why they did not run.
-#[serde_with::skip_serializing_none]
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct OtherSetup {
-    /// The adapter (`name (driver driver_info)`), when a device was opened on one.
-    pub other_gpu_adapter: Option<String>,
-    /// The `Report` line of `WgpuTarget::new` with no mode forced on it (1920x1080): staged,
-    /// and why interop was refused.
-    pub other_gpu_display: Option<String>,
-    /// Why the rows measured nothing (no Vulkan adapter but the CUDA GPU's, say).
-    pub other_gpu_skipped: Option<String>,
-}
 
 /// `wgpu_present.other_gpu_sizes.<WxH>` of `benchmarks.json`: the medians (µs) and the ratio.
 #[derive(Debug, Clone, Serialize)]
@@ -45,53 +31,34 @@ pub struct OtherSummary {
     pub target_met: bool,
 }
 
-/// The summary of `size`, when its three rows were measured.
-fn summary(cases: &[Case], size: (u32, u32)) -> Option<OtherSummary> {
-    let m = |role| median(cases, role, size);
-    let (staged_us, dtoh_us, write_texture_us) = (
-        m(Role::OtherGpuStaged)?,
-        m(Role::OtherGpuDtoh)?,
-        m(Role::OtherGpuWriteTexture)?,
-    );
-    let staged_ratio_to_sum = staged_us / (dtoh_us + write_texture_us);
-    Some(OtherSummary {
-        staged_us,
-        dtoh_us,
-        write_texture_us,
-        staged_ratio_to_sum,
-        target_max: OTHER_TARGET,
-        target_met: staged_ratio_to_sum <= OTHER_TARGET,
-    })
-}
+impl SizeSummary<Role> for OtherSummary {
+    /// The summary of `size`, when its three rows were measured.
+    fn of(cases: &[Case], size: (u32, u32)) -> Option<OtherSummary> {
+        let m = |role| median(cases, role, size);
+        let (staged_us, dtoh_us, write_texture_us) = (
+            m(Role::OtherGpuStaged)?,
+            m(Role::OtherGpuDtoh)?,
+            m(Role::OtherGpuWriteTexture)?,
+        );
+        let staged_ratio_to_sum = staged_us / (dtoh_us + write_texture_us);
+        Some(OtherSummary {
+            staged_us,
+            dtoh_us,
+            write_texture_us,
+            staged_ratio_to_sum,
+            target_max: OTHER_TARGET,
+            target_met: staged_ratio_to_sum <= OTHER_TARGET,
+        })
+    }
 
-/// The summary of every size whose rows on another adapter were all measured, with the size.
-fn each(cases: &[Case]) -> Vec<((u32, u32), OtherSummary)> {
-    per_size::<Role, _>(cases, summary)
-}
-
-/// `wgpu_present.other_gpu_sizes` of `benchmarks.json`.
-pub fn by_size(cases: &[Case]) -> BTreeMap<String, OtherSummary> {
-    keyed(each(cases))
-}
-
-/// Sets the staged row's ratio at `size`: to the sum of its raw limits, with the target.
-#[cfg_attr(not(feature = "wgpu"), allow(dead_code))]
-pub fn set_ratios(cases: &mut [Case], size: (u32, u32)) {
-    let Some(s) = summary(cases, size) else {
-        return;
-    };
-    for case in cases.iter_mut() {
-        let staged = case
-            .wgpu
-            .as_ref()
-            .is_some_and(|t| t.role == Role::OtherGpuStaged && (t.width, t.height) == size);
-        if staged {
-            case.ratio = Some(Ratio {
-                to: format!("raw {SUM} {}x{}, another GPU", size.0, size.1),
-                value: s.staged_ratio_to_sum,
-                target_max: Some(OTHER_TARGET),
-            });
-        }
+    /// The staged row's: to the sum of its raw limits, with the target.
+    fn ratios(&self, _: &[Case], size: (u32, u32)) -> Vec<(Role, Ratio)> {
+        let staged = Ratio {
+            to: format!("raw {SUM} {}x{}, another GPU", size.0, size.1),
+            value: self.staged_ratio_to_sum,
+            target_max: Some(OTHER_TARGET),
+        };
+        vec![(Role::OtherGpuStaged, staged)]
     }
 }
 
@@ -109,12 +76,8 @@ fn figures(s: &OtherSummary) -> [String; 5] {
 
 /// Prints the rows' summary lines (stderr, like the other groups' progress).
 #[cfg_attr(not(feature = "wgpu"), allow(dead_code))]
-pub fn print(cases: &[Case], setup: &OtherSetup) {
-    if let Some(why) = &setup.other_gpu_skipped {
-        eprintln!("interop: wgpu present, another GPU: skipped: {why}");
-        return;
-    }
-    for ((w, h), s) in each(cases) {
+pub fn print(cases: &[Case]) {
+    for ((w, h), s) in OtherSummary::each(cases) {
         let [staged, dtoh, write, ratio, target] = figures(&s);
         eprintln!(
             "interop: wgpu_present.other_gpu.{w}x{h}: staged {staged} µs vs DtoH {dtoh} + \
@@ -124,9 +87,9 @@ pub fn print(cases: &[Case], setup: &OtherSetup) {
 }
 
 /// The rows' part of the group's markdown section; empty when they were not tried.
-pub fn markdown(cases: &[Case], setup: &OtherSetup) -> String {
+pub fn markdown(cases: &[Case], setup: &Found) -> String {
     let mut out = String::new();
-    if let Some(why) = &setup.other_gpu_skipped {
+    if let Some(why) = &setup.skipped {
         let _ = write!(
             out,
             "Staged on a Vulkan adapter that is not the CUDA GPU: skipped (not a failure): \
@@ -134,8 +97,7 @@ pub fn markdown(cases: &[Case], setup: &OtherSetup) -> String {
         );
         return out;
     }
-    let (Some(adapter), Some(display)) = (&setup.other_gpu_adapter, &setup.other_gpu_display)
-    else {
+    let (Some(adapter), Some(display)) = (&setup.adapter, &setup.display) else {
         return out;
     };
     let _ = write!(
@@ -146,7 +108,7 @@ pub fn markdown(cases: &[Case], setup: &OtherSetup) -> String {
          | size | staged µs | DtoH µs | write_texture µs | staged / (DtoH + write_texture) | \
          target |\n|---|---:|---:|---:|---:|---|\n"
     );
-    for ((w, h), s) in each(cases) {
+    for ((w, h), s) in OtherSummary::each(cases) {
         let [staged, dtoh, write, ratio, target] = figures(&s);
         let _ = writeln!(
             out,

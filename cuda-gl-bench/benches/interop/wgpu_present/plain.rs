@@ -52,7 +52,7 @@
 //! (it shares no resource with them: the image, sink and semaphore are its own).
 
 use super::plain_vk::{Raw, VkObjects, WAIT_LIMIT};
-use crate::gpu::{Gpu, cu};
+use crate::gpu::{Gpu, RawOut, cu};
 use crate::wgpu_present::Wgpu;
 use anyhow::{Context as _, Result, ensure};
 use cuda_gl::{Context, sys};
@@ -347,7 +347,7 @@ impl PlainRoute {
         // SAFETY: the surface is of the route's RGBA8 image of `size`, CUDA's between the wait
         // above and the signal below; it lives until the route's teardown, which waits for the
         // stream first.
-        unsafe { gpu.plasma_into_raw_surface(self.cuda.surface, self.size, t) }?;
+        unsafe { gpu.plasma_into_raw(RawOut::Surface(self.cuda.surface), self.size, t) }?;
         let written = self.last + 1;
         let mut signal = sys::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS::default();
         signal.params.fence.value = written;

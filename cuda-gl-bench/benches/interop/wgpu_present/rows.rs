@@ -4,14 +4,13 @@
 
 use super::device::Wgpu;
 use super::frames::{FRAME_DT, Frames};
-use super::gl_summary::GlSetup;
 use super::other_gpu;
-use super::{Role, Setup, print_summary, set_ratios};
+use super::{Found, Role, Setup, Summary, print_summary};
 use crate::gpu::Gpu;
 use crate::measure::{Case, Plan, Variant, interleaved_rows};
 use crate::present::raw;
 use crate::report::one_line;
-use crate::roles::tagged;
+use crate::roles::{SizeSummary as _, tagged};
 use crate::watchdog;
 use anyhow::{Context as _, Result, ensure};
 use blit::{Blit, BlitKind, BlitPair};
@@ -175,47 +174,44 @@ impl Rig {
     }
 }
 
-/// The group: the wgpu device, the auto probe (printed), then every size of [`WGPU_SIZES`],
-/// its rows appended to `all`, and the summary printed; then the staged rows on a Vulkan
-/// adapter that is not the CUDA GPU (`other_gpu.rs`), the same way. What each found, or why it
-/// skipped, with `gl`, what the GL-route rows found (run earlier: `gl_group`).
+/// The rows on the wgpu Vulkan device on the CUDA GPU (from `open_device`).
+const VULKAN: Group = Group {
+    open: Wgpu::open,
+    // cuda-gl's error (the why after this) ends in a `help:` naming VK_DRIVER_FILES where that
+    // applies.
+    no_device: "no wgpu Vulkan device on the CUDA GPU takes the hand-off",
+    names: (
+        "wgpu present",
+        "open_device",
+        "WgpuTarget per frame vs its limits",
+    ),
+    rows,
+    auto: Mode::Interop,
+    print: print_summary,
+};
+
+/// The group: the rows on the CUDA GPU's Vulkan device, then the staged rows on a Vulkan
+/// adapter that is not the CUDA GPU (`other_gpu.rs`), each by [`measure`]. What each found, or
+/// why it skipped, with `gl`, what the GL-route rows found (run earlier: `GL_GROUP`).
 pub fn group(
     gpu: &Gpu,
     plan: &Plan,
     all: &mut Vec<Case>,
     progress: impl Fn(&str),
-    gl: GlSetup,
+    gl: Found,
 ) -> Result<Setup> {
-    let group = Group {
-        open: Wgpu::open,
-        // cuda-gl's error (the why after this) ends in a `help:` naming VK_DRIVER_FILES where
-        // that applies.
-        no_device: "no wgpu Vulkan device on the CUDA GPU takes the hand-off",
-        names: (
-            "wgpu present",
-            "open_device",
-            "WgpuTarget per frame vs its limits",
-        ),
-        rows,
-        auto: Mode::Interop,
-    };
-    let setup = |found: Found| Setup {
-        adapter: found.adapter,
-        display: found.display,
-        skipped: found.skipped,
+    Ok(Setup {
+        vulkan: measure(gpu, plan, all, &progress, &VULKAN)?,
         gl,
-        other: Default::default(),
-    };
-    let mut setup = measure(gpu, plan, all, &progress, &group, setup, print_summary)?;
-    setup.other = other_gpu::group(gpu, plan, all, &progress)?;
-    Ok(setup)
+        other: measure(gpu, plan, all, &progress, &other_gpu::GROUP)?,
+    })
 }
 
 /// The rows function of a group of rows: its rows at one size.
 pub(super) type SizeRows = fn(&Gpu, &Wgpu, &Plan, (u32, u32)) -> Result<Vec<Case>>;
 
 /// A group of rows on one wgpu device: what [`measure`] runs.
-pub(super) struct Group {
+pub(crate) struct Group {
     /// Opens the group's device; `Ok(Err(why))` where this machine has none for it.
     pub(super) open: fn(&Gpu) -> Result<std::result::Result<Wgpu, String>>,
     /// The start of the skip's reason, which goes on with why `open` found no device.
@@ -227,49 +223,40 @@ pub(super) struct Group {
     pub(super) rows: SizeRows,
     /// The mode auto must choose on the device (the probe fails the group otherwise).
     pub(super) auto: Mode,
-}
-
-/// What a group found, for its setup: the adapter (`name (driver driver_info)`) and the auto
-/// probe's report line, or why it measured nothing.
-pub(super) struct Found {
-    pub(super) adapter: Option<String>,
-    pub(super) display: Option<String>,
-    pub(super) skipped: Option<String>,
+    /// Prints the summary lines of the rows it measured.
+    pub(super) print: fn(&[Case]),
 }
 
 /// Runs `group` (the watchdog measures set-up from here): opens its device, then the auto
 /// probe (a 1920x1080 target with no mode forced, found in the group's mode), then its rows at
 /// every size of [`WGPU_SIZES`], appended to `all`; or, where this machine has no device for
-/// it, nothing. The group's setup, made by `setup` of what it found, printed by `print` with
-/// the rows it added, and dropped the device before it returns.
+/// it, nothing, which it prints. What it found, with the rows it added printed by its `print`;
+/// it has dropped the device when it returns.
 ///
 /// # Errors
 /// `open`'s errors (other than finding no device); when the probe's target cannot be made,
 /// or auto chose another mode; the rows' errors.
-pub(super) fn measure<S>(
+pub(crate) fn measure(
     gpu: &Gpu,
     plan: &Plan,
     all: &mut Vec<Case>,
     progress: &impl Fn(&str),
     group: &Group,
-    setup: impl FnOnce(Found) -> S,
-    print: fn(&[Case], &S),
-) -> Result<S> {
+) -> Result<Found> {
     watchdog::enter(watchdog::Stage::Setup);
+    let (name, opened_by, what) = group.names;
     let w = match (group.open)(gpu)? {
         Ok(w) => w,
         Err(why) => {
-            let setup = setup(Found {
-                adapter: None,
-                display: None,
-                skipped: Some(format!("{}: {why}", group.no_device)),
+            let why = format!("{}: {why}", group.no_device);
+            eprintln!("interop: {name}: skipped: {why}");
+            return Ok(Found {
+                skipped: Some(why),
+                ..Found::default()
             });
-            print(&[], &setup);
-            return Ok(setup);
         }
     };
     let first = all.len();
-    let (name, opened_by, what) = group.names;
     eprintln!("interop: {name}: adapter {}", w.adapter());
     let (probe, display) = target(gpu, &w, crate::cases::FULL_HD, None)?;
     eprintln!("interop: {name}: {display}");
@@ -284,13 +271,12 @@ pub(super) fn measure<S>(
         progress(&format!("{name} {width}x{height}: {what}"));
         all.extend((group.rows)(gpu, &w, plan, (width, height))?);
     }
-    let setup = setup(Found {
+    (group.print)(all.get(first..).unwrap_or_default());
+    Ok(Found {
         adapter: Some(w.adapter().to_owned()),
         display: Some(display),
         skipped: None,
-    });
-    print(all.get(first..).unwrap_or_default(), &setup);
-    Ok(setup)
+    })
 }
 
 /// The group's rows at `size`, measured in the same interleaved rounds.
@@ -478,6 +464,6 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
     let mut cases = tagged(rows, size);
     cases.extend(sustained::rows(gpu, w, plan, size, &mut rig)?);
     drop(rig);
-    set_ratios(&mut cases, size);
+    Summary::set_ratios(&mut cases, size);
     Ok(cases)
 }
