@@ -7,11 +7,13 @@
 //!
 //! - [`check`](mod@check): the pending GL errors as an error that says what was being done;
 //! - [`info`]: `glGetString`, the context's version;
+//! - [`entry`]: entry points resolved by name, as typed function pointers;
 //! - [`plain`]: the plain-data types that GL may read and write ([`Plain`]);
 //! - [`object`]: deleting GL objects, and [`Owned`], a name deleted on drop;
 //! - [`buffer`]: buffer objects: create, write, copy, read back;
 //! - [`texture`]: RGBA8 textures (2D, mipmapped, arrays) with immutable storage;
 //! - [`upload`]: `glTexSubImage*` from host memory or a pixel buffer;
+//! - [`plane`]: video plane textures' texels, written tightly packed;
 //! - [`framebuffer`]: framebuffer objects over a texture or an RGBA8 renderbuffer;
 //! - [`readback`]: textures and framebuffers read back, bottom row first;
 //! - [`shader`]: compile and link with GL's info log in the error, integer uniforms;
@@ -28,12 +30,14 @@
 pub mod blit;
 pub mod buffer;
 pub mod check;
+pub mod entry;
 pub mod framebuffer;
 pub mod gpu_health;
 pub mod image;
 pub mod info;
 pub mod object;
 pub mod plain;
+pub mod plane;
 pub mod readback;
 pub mod shader;
 pub mod texture;

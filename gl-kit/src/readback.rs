@@ -44,35 +44,17 @@ pub fn texture<T: Plain>(target: GLenum, texture: GLuint, level: i32) -> Result<
 /// # Errors
 /// Another number of channels or sample bytes; a GL error.
 pub fn plane(texture: GLuint, level: i32, channels: usize, sample_bytes: usize) -> Result<Vec<u8>> {
-    let format = match channels {
-        1 => gl::RED,
-        2 => gl::RG,
-        _ => bail!("a plane of {channels} channels (1 or 2)"),
-    };
-    let kind = match sample_bytes {
-        1 => gl::UNSIGNED_BYTE,
-        2 => gl::UNSIGNED_SHORT,
-        _ => bail!("a plane of {sample_bytes}-byte samples (1 or 2)"),
-    };
+    let (format, kind) = crate::plane::transfer(channels, sample_bytes)?;
     let (w, h, _) = level_size(gl::TEXTURE_2D, texture, level);
     let mut data = vec![0u8; w * h * channels * sample_bytes];
-    // SAFETY: a context is current (the crate's contract). With no pack buffer bound and pack
-    // alignment 1 GL writes the level's w * h texels of `channels` samples of `sample_bytes`
-    // bytes, tightly packed: the length of `data`.
-    unsafe {
-        gl::BindBuffer(gl::PIXEL_PACK_BUFFER, 0);
-        gl::PixelStorei(gl::PACK_ALIGNMENT, 1);
-        gl::BindTexture(gl::TEXTURE_2D, texture);
-        gl::GetTexImage(
-            gl::TEXTURE_2D,
-            level,
-            format,
-            kind,
-            data.as_mut_ptr().cast(),
-        );
-        gl::BindTexture(gl::TEXTURE_2D, 0);
-        gl::PixelStorei(gl::PACK_ALIGNMENT, 4);
-    }
+    let pixels = data.as_mut_ptr().cast();
+    let pack = (gl::PIXEL_PACK_BUFFER, gl::PACK_ALIGNMENT);
+    crate::plane::tightly_packed(texture, pack, || {
+        // SAFETY: a context is current (the crate's contract). With no pack buffer bound and
+        // pack alignment 1 GL writes the level's w * h texels of `channels` samples of
+        // `sample_bytes` bytes, tightly packed: the length of `data`.
+        unsafe { gl::GetTexImage(gl::TEXTURE_2D, level, format, kind, pixels) };
+    });
     crate::check("reading a plane texture back")?;
     Ok(data)
 }

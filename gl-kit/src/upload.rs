@@ -1,5 +1,6 @@
 //! Pixels into a texture: `glTexSubImage2D` (or `glTexSubImage3D`, every layer) of a whole RGBA8
-//! level 0, from host memory or from a pixel buffer on the GPU.
+//! level 0, from host memory or from a pixel buffer on the GPU. (A video plane's level:
+//! [`plane::write`](crate::plane::write).)
 
 use anyhow::{Result, ensure};
 use gl::types::{GLenum, GLsizei, GLuint};

@@ -134,3 +134,28 @@ fn errors_name_what_went_wrong() {
     let short = upload::rgba8(gl::TEXTURE_2D, 0, (4, 4, 1), Source::Host(&[0; 8]));
     assert!(short.is_err(), "8 bytes uploaded as a 4x4 image");
 }
+
+/// Plane textures of one and two channels of 8- and 16-bit samples, at an odd width (rows
+/// that no alignment but 1 packs tightly): `plane::write`'s texels read back byte for byte.
+#[test]
+fn plane_textures_round_trip_tightly_packed() {
+    let Some(_ctx) = context("plane_textures_round_trip_tightly_packed") else {
+        return;
+    };
+    let (w, h) = (33, 7);
+    let formats = [
+        (gl::R8, 1, 1),
+        (gl::RG8, 2, 1),
+        (gl::R16, 1, 2),
+        (gl::RG16, 2, 2),
+    ];
+    for (internal, channels, bytes) in formats {
+        let name = texture::storage_of(gl::TEXTURE_2D, internal, 1, (w, h, 1)).unwrap();
+        let plane = Owned::texture(name);
+        let len = w as usize * h as usize * channels * bytes;
+        let want: Vec<u8> = (0..len).map(|i| (i * 13 % 251) as u8).collect();
+        gl_kit::plane::write(*plane, 0, (w, h), (channels, bytes), &want).unwrap();
+        let got = readback::plane(*plane, 0, channels, bytes).unwrap();
+        assert_eq!(got, want, "{internal:#x}");
+    }
+}

@@ -13,13 +13,15 @@
 //! for 4 s.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use crate::egl::HeadlessContext;
 use crate::egl::test_gl::on_gpu;
 use crate::graphics::unordered_tests::{Spinner, delete_gl_texture, gl_texture};
+use crate::mode_choice::Mode;
 use crate::queue::tests::{after_next_work, after_next_work_of};
-use crate::result::test_ops::Op;
+use crate::result::test_ops::{Op, recording_ops};
 use crate::{Context, ImageTarget, RegisterFlags, RegisteredImage};
 use cudarc::driver::{
-    CudaContext, CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop,
+    CudaContext, CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, SyncOnDrop,
 };
 use std::cell::Cell;
 use std::rc::Rc;
@@ -70,6 +72,32 @@ pub(crate) fn assert_not_held_up(what: &str, probe: &CudaEvent, spun: &CudaEvent
     );
 }
 
+/// Has `read` (a call that reads `src` on `s`; `what` names its read event) run while the
+/// private stream, right after the run named `run` (see `after_next_work_of`), waits for a
+/// kernel spinning on `t`; then a stream that waits for cudarc's read event of `src` (a write of
+/// it on `u`) must finish while that kernel spins ([`assert_not_held_up`]). Waits for `t`, then
+/// `s`, before it returns.
+pub(crate) fn assert_read_not_held_up<T: DeviceRepr>(
+    src: &mut CudaSlice<T>,
+    run: &'static str,
+    spinner: &Spinner,
+    (s, t, u): (&Arc<CudaStream>, &Arc<CudaStream>, &Arc<CudaStream>),
+    what: &str,
+    read: impl FnOnce(&CudaSlice<T>),
+) {
+    let (start, spun, ran) = hold_private_after_next_work(spinner, t, Some(run));
+    read(src);
+    assert!(
+        ran.get(),
+        "{what}: the read's run ({run}) did not run the test's hook"
+    );
+    drop(src.device_ptr_mut(u));
+    let probe = u.record_event(None).unwrap();
+    assert_not_held_up(what, &probe, &spun, start);
+    t.synchronize().unwrap();
+    s.synchronize().unwrap();
+}
+
 /// Waits up to half the spin (begun at `start`) for `probe`; whether it completed, and when.
 /// Fails when the kernel (`spun`, its event) had ended by then: the test checked nothing.
 fn probe_while_spinning(probe: &CudaEvent, spun: &CudaEvent, start: Instant) -> (bool, Duration) {
@@ -88,7 +116,7 @@ fn probe_while_spinning(probe: &CudaEvent, spun: &CudaEvent, start: Instant) -> 
 /// Has cudarc write `src` on `t` behind a kernel spinning there for [`SPIN`] (cudarc's write
 /// event of `src` then follows the kernel), and returns when the kernel began and an event of
 /// `t` after it: a stream that cudarc asks to wait for its writes of `src` waits for the spin.
-pub(crate) fn written_behind_a_spin<T>(
+fn written_behind_a_spin<T>(
     spinner: &Spinner,
     src: &mut CudaSlice<T>,
     t: &Arc<CudaStream>,
@@ -102,7 +130,7 @@ pub(crate) fn written_behind_a_spin<T>(
 /// `s` holds no wait for the kernel spinning since `start` (`spun`, an event after it, of
 /// [`written_behind_a_spin`]): an event recorded on `s` now completes while it spins. `what`
 /// names the calls refused before that left `s` alone.
-pub(crate) fn assert_no_wait_left(what: &str, s: &CudaStream, spun: &CudaEvent, start: Instant) {
+fn assert_no_wait_left(what: &str, s: &CudaStream, spun: &CudaEvent, start: Instant) {
     let probe = s.record_event(None).unwrap();
     let (done, _) = probe_while_spinning(&probe, spun, start);
     assert!(
@@ -111,6 +139,28 @@ pub(crate) fn assert_no_wait_left(what: &str, s: &CudaStream, spun: &CudaEvent, 
          {SPIN:?}) queued on the caller's stream: cudarc was asked for the address before the \
          frame was refused"
     );
+}
+
+/// Has `refuse` (calls that must refuse a frame for its size, each refusal checked by `refuse`;
+/// `what` names them) run with a slice of `bytes` zero bytes of `s` that cudarc last wrote on
+/// `t`, behind a kernel spinning there ([`written_behind_a_spin`]). They must leave `s` no wait
+/// for that write ([`assert_no_wait_left`]): a size refused before cudarc is asked for the
+/// slice's address. Waits for `t`, then `s`, and returns the slice.
+pub(crate) fn assert_refused_before_cudarc_waits(
+    spinner: &Spinner,
+    (s, t): (&Arc<CudaStream>, &Arc<CudaStream>),
+    bytes: usize,
+    what: &str,
+    refuse: impl FnOnce(&CudaSlice<u8>),
+) -> CudaSlice<u8> {
+    let mut short = s.alloc_zeros::<u8>(bytes).unwrap();
+    s.synchronize().unwrap();
+    let (start, spun) = written_behind_a_spin(spinner, &mut short, t);
+    refuse(&short);
+    assert_no_wait_left(what, s, &spun, start);
+    t.synchronize().unwrap();
+    s.synchronize().unwrap();
+    short
 }
 
 /// The address of `src` and the handle of cudarc's read event of it, asked through a read of it
@@ -164,22 +214,71 @@ pub(crate) fn assert_recorded_after_reads(
     );
 }
 
-/// A cudarc context on device 0 shared by a cuda-gl `Context`, a [`Spinner`] in it, and three
-/// of its streams: the caller's, the spinner's and the probe's. (Three streams also put cudarc
-/// in its multi-stream mode, where it records its events.)
-pub(crate) fn rig() -> (Arc<Context>, Spinner, [Arc<CudaStream>; 3]) {
+/// In each mode (interop, staged, stream), what `read` queues when it reads `src` on `s`
+/// (`call`, named in the failures), recorded in order by `recording_ops`, so that no GPU timing
+/// decides the outcome: the reads (copies, and kernels too where `kernel_reads`) on cuda-gl's
+/// private stream, then cudarc's read event of `src` on that stream
+/// ([`assert_recorded_after_reads`]). `make` makes what reads in a mode (a display target, video
+/// planes); `end` disposes of it once cuda-gl's queued work is done.
+pub(crate) fn assert_read_event_after_reads_in_every_mode<R>(
+    (ctx, s): (&Context, &Arc<CudaStream>),
+    (call, kernel_reads): (&str, bool),
+    src: &CudaSlice<u8>,
+    mut make: impl FnMut(Mode) -> R,
+    mut read: impl FnMut(&mut R) -> crate::Result<()>,
+    mut end: impl FnMut(R),
+) {
+    for mode in [Mode::Interop, Mode::Staged, Mode::Stream] {
+        let mut reader = make(mode);
+        let (ptr, event) = read_event_of(src, s);
+        let (done, ops) = recording_ops(|| read(&mut reader));
+        done.unwrap();
+        let what = format!("{call} in {mode:?} mode");
+        assert_recorded_after_reads(&what, &ops, (ptr, src.len()), kernel_reads, event, s);
+        ctx.finish_queued().unwrap();
+        end(reader);
+    }
+}
+
+/// The end of a test: waits for `streams` in order, runs `drops` (any wait for cuda-gl's queued
+/// work, then the test's drops, in order) and checks that no drop failed.
+pub(crate) fn end_test(ctx: &Context, streams: &[&Arc<CudaStream>], drops: impl FnOnce()) {
+    for stream in streams {
+        stream.synchronize().unwrap();
+    }
+    drops();
+    ctx.check_drop_errors().unwrap();
+}
+
+/// A cudarc context on device 0 and `N` of its streams, made in order.
+pub(crate) fn cudarc_streams<const N: usize>() -> (Arc<CudaContext>, [Arc<CudaStream>; N]) {
     let cu = CudaContext::new(0).expect("cudarc context on device 0");
-    let streams = [(); 3].map(|()| cu.new_stream().expect("a cudarc stream"));
+    let streams = [(); N].map(|()| cu.new_stream().expect("a cudarc stream"));
+    (cu, streams)
+}
+
+/// What the GPU tests of cudarc's events run with ([`rig`]).
+pub(crate) type Rig = (HeadlessContext, Arc<Context>, Spinner, [Arc<CudaStream>; 3]);
+
+/// A headless GL context on CUDA device 0, current on this thread ([`on_gpu`]: `None` after
+/// saying why where `test` cannot run), then a cudarc context on device 0 shared by a cuda-gl
+/// `Context`, a [`Spinner`] in it, and three of its streams: the caller's, the spinner's and the
+/// probe's. (Three streams also put cudarc in its multi-stream mode, where it records its
+/// events.)
+pub(crate) fn rig(test: &str) -> Option<Rig> {
+    let gl = on_gpu(test)?;
+    let (cu, streams) = cudarc_streams();
     let ctx = Context::from_cudarc(&cu).expect("Context::from_cudarc");
     let spinner = Spinner::new(&ctx);
-    (ctx, spinner, streams)
+    Some((gl, ctx, spinner, streams))
 }
 
 #[test]
 fn cudarc_events_of_a_copy_follow_the_copy_not_later_work_on_the_private_stream() {
     let test = "cudarc_events_of_a_copy_follow_the_copy_not_later_work_on_the_private_stream";
-    let Some(_gl) = on_gpu(test) else { return };
-    let (ctx, spinner, [s, t, u]) = rig();
+    let Some((_gl, ctx, spinner, [s, t, u])) = rig(test) else {
+        return;
+    };
     let (w, h) = (64, 16);
     let words: Vec<u32> = (0..(w * h) as u32).map(|i| 0xC0DE_0000 | i).collect();
     let upload: Vec<u32> = (0..(w * h) as u32).map(|i| 0xF00D_0000 | i).collect();

@@ -11,6 +11,7 @@
 //! limit); run them with `--test-threads=1`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use super::event_tests::cudarc_streams;
 use crate::egl::test_gl::on_gpu;
 use crate::graphics::unordered_tests::{
     Spinner, assert_recovers_after_the_refused_unmap, assert_refused, begin_capture, cu_read,
@@ -19,7 +20,8 @@ use crate::graphics::unordered_tests::{
 };
 use crate::queue::tests::after_next_work;
 use crate::{Context, Error, ImageTarget, RegisterFlags, RegisteredBuffer, RegisteredImage};
-use cudarc::driver::{CudaContext, DevicePtr};
+use cudarc::driver::{CudaStream, DevicePtr};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Texels of the tests' textures: none is 0x5A5A5A5A, the pattern the first test writes.
@@ -37,6 +39,26 @@ fn assert_gave_up(what: &str, got: &crate::Result<()>) {
     );
 }
 
+/// Has `copy` (`what`) queued behind a kernel spinning on `s` while a capture of `s` begins
+/// right after its run's work, where another thread may begin it; the copy must give up
+/// ([`assert_gave_up`]). Returns when the kernel began and how long it spins, with the capture
+/// ended.
+fn copy_under_a_capture(
+    spinner: &Spinner,
+    s: &Arc<CudaStream>,
+    what: &str,
+    copy: impl FnOnce() -> crate::Result<()>,
+) -> (Instant, Duration) {
+    let start = Instant::now();
+    let spin = spinner.spin(s);
+    let capturing = s.clone();
+    after_next_work(move |_| begin_capture(&capturing));
+    let copied = copy();
+    assert_gave_up(what, &copied);
+    end_capture(s);
+    (start, spin)
+}
+
 /// `copy_to_cudarc` into a slice of another stream `t`, its run left unordered by a capture:
 /// the slice's free (on `t`, which the spinning kernel does not hold up) must wait for the copy,
 /// through cudarc's write event. Before, that event was recorded on the capturing map's stream
@@ -46,8 +68,7 @@ fn assert_gave_up(what: &str, got: &crate::Result<()>) {
 fn a_cudarc_slice_is_freed_only_after_a_copy_into_it_that_a_capture_left_unordered() {
     let test = "a_cudarc_slice_is_freed_only_after_a_copy_into_it_that_a_capture_left_unordered";
     let Some(_gl) = on_gpu(test) else { return };
-    let cu = CudaContext::new(0).expect("cudarc context on device 0");
-    let (s, t) = (cu.new_stream().unwrap(), cu.new_stream().unwrap());
+    let (cu, [s, t]) = cudarc_streams();
     let ctx = Context::from_cudarc(&cu).unwrap();
     let spinner = Spinner::new(&ctx);
     let (w, h) = (64, 16);
@@ -61,13 +82,9 @@ fn a_cudarc_slice_is_freed_only_after_a_copy_into_it_that_a_capture_left_unorder
     t.synchronize().unwrap();
     let mapped = image.map(&s).unwrap();
     let array = mapped.array(0, 0).unwrap();
-    let start = Instant::now();
-    let spin = spinner.spin(&s);
-    let capturing = s.clone();
-    after_next_work(move |_| begin_capture(&capturing));
-    let copied = array.copy_to_cudarc(&mut dst, &s);
-    assert_gave_up("copy_to_cudarc", &copied);
-    end_capture(&s);
+    let (start, spin) = copy_under_a_capture(&spinner, &s, "copy_to_cudarc", || {
+        array.copy_to_cudarc(&mut dst, &s)
+    });
     drop(dst);
     // What `t` runs next: after the free, which must wait for the copy, behind the kernel.
     let after_free = t.record_event(None).unwrap();
@@ -117,8 +134,7 @@ fn a_cudarc_slice_is_freed_only_after_a_copy_into_it_that_a_capture_left_unorder
 fn an_unmap_waits_for_a_copy_that_another_context_on_its_cuda_context_left_unordered() {
     let test = "an_unmap_waits_for_a_copy_that_another_context_on_its_cuda_context_left_unordered";
     let Some(_gl) = on_gpu(test) else { return };
-    let cu = CudaContext::new(0).expect("cudarc context on device 0");
-    let s = cu.new_stream().unwrap();
+    let (cu, [s]) = cudarc_streams();
     let (a, b) = (
         Context::from_cudarc(&cu).unwrap(),
         Context::from_cudarc(&cu).unwrap(),
@@ -136,13 +152,9 @@ fn an_unmap_waits_for_a_copy_that_another_context_on_its_cuda_context_left_unord
     let mapped_image = image.map(&s).unwrap();
     let array = mapped_image.array(0, 0).unwrap();
     let buffer = res.map(&s).unwrap();
-    let start = Instant::now();
-    let spin = spinner.spin(&s);
-    let capturing = s.clone();
-    after_next_work(move |_| begin_capture(&capturing));
-    let copied = array.copy_to_buffer(&buffer);
-    assert_gave_up("copy_to_buffer", &copied);
-    end_capture(&s);
+    let (start, spin) = copy_under_a_capture(&spinner, &s, "copy_to_buffer", || {
+        array.copy_to_buffer(&buffer)
+    });
     let unmapped = buffer.unmap();
     assert_refused(unmapped, start.elapsed(), spin);
     assert!(res.is_mapped(), "a refused unmap left the buffer unmapped");
@@ -174,8 +186,7 @@ fn an_unmap_waits_for_a_copy_that_another_context_on_its_cuda_context_left_unord
 fn an_unmap_waits_for_a_copy_whose_wait_after_a_capture_gave_up() {
     let test = "an_unmap_waits_for_a_copy_whose_wait_after_a_capture_gave_up";
     let Some(_gl) = on_gpu(test) else { return };
-    let cu = CudaContext::new(0).expect("cudarc context on device 0");
-    let (s, t) = (cu.new_stream().unwrap(), cu.new_stream().unwrap());
+    let (cu, [s, t]) = cudarc_streams();
     let (ctx, spinner, name, mut res) = memset_setup(&cu);
     let mapped = res.map(&t).unwrap();
     let start = Instant::now();

@@ -18,51 +18,33 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use super::{ColorMap, DisplayTarget, Format, Layout, Mode, Palette};
+use crate::cudarc_interop::event_tests::Rig;
 use crate::cudarc_interop::event_tests::{
-    assert_no_wait_left, assert_not_held_up, assert_recorded_after_reads,
-    hold_private_after_next_work, read_event_of, rig, written_behind_a_spin,
+    assert_read_event_after_reads_in_every_mode, assert_read_not_held_up,
+    assert_refused_before_cudarc_waits, end_test, rig,
 };
-use crate::egl::test_gl::on_gpu;
-use crate::graphics::unordered_tests::Spinner;
-use crate::result::test_ops::recording_ops;
 use crate::video::{ColorSpace, VideoFormat, VideoLayout, convert_cpu};
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut, DeviceRepr};
-use std::sync::Arc;
 
 /// The call name of the run of a show's copy into the frame (`show_given`).
 const COPY_RUN: &str = "cuMemcpy2DAsync (not called)";
 /// The call name of the run of the colour map's kernel (`Mapper::draw`).
 const KERNEL_RUN: &str = "cuLaunchKernel (not called)";
 
-/// Has `show` read `src` on `s` while the private stream, right after the run named `run`,
-/// waits for a kernel spinning on `t`; then a stream that waits for cudarc's read event of `src`
-/// (a write of it on `u`) must finish while that kernel spins.
-fn show_not_held_up<T: DeviceRepr>(
-    src: &mut CudaSlice<T>,
-    run: &'static str,
-    spinner: &Spinner,
-    (s, t, u): (&Arc<CudaStream>, &Arc<CudaStream>, &Arc<CudaStream>),
-    what: &str,
-    show: impl FnOnce(&CudaSlice<T>),
-) {
-    let (start, spun, ran) = hold_private_after_next_work(spinner, t, Some(run));
-    show(src);
-    assert!(
-        ran.get(),
-        "{what}: the fill's run ({run}) did not run the test's hook"
-    );
-    drop(src.device_ptr_mut(u));
-    let probe = u.record_event(None).unwrap();
-    assert_not_held_up(what, &probe, &spun, start);
-    t.synchronize().unwrap();
-    s.synchronize().unwrap();
+/// The start of the tests of video frames: the [`rig`] (`None` where `test` cannot run), the
+/// frames' layout (NV12, 64x16) and the RGBA8 layout of a target of their size.
+fn nv12_rig(test: &str) -> Option<(Rig, VideoLayout, Layout)> {
+    let rig = rig(test)?;
+    let layout = VideoLayout::packed((64, 16), VideoFormat::Nv12).unwrap();
+    let rgba = Layout::packed(layout.size(), Format::Rgba8).unwrap();
+    Some((rig, layout, rgba))
 }
 
 #[test]
 fn show_cudarc_records_cudarcs_read_event_after_its_fill_not_later_private_work() {
     let test = "show_cudarc_records_cudarcs_read_event_after_its_fill_not_later_private_work";
-    let Some(_gl) = on_gpu(test) else { return };
-    let (ctx, spinner, [s, t, u]) = rig();
+    let Some((_gl, ctx, spinner, [s, t, u])) = rig(test) else {
+        return;
+    };
     let (w, h) = (64u32, 16u32);
     let texels = (w * h) as usize;
     let rgba = Layout::packed((w, h), Format::Rgba8).unwrap();
@@ -74,7 +56,7 @@ fn show_cudarc_records_cudarcs_read_event_after_its_fill_not_later_private_work(
     let mut src = s.clone_htod(&bytes).unwrap();
     s.synchronize().unwrap();
     let what = "show_cudarc's read event (RGBA8, copied)";
-    show_not_held_up(&mut src, COPY_RUN, &spinner, streams, what, |src| {
+    assert_read_not_held_up(&mut src, COPY_RUN, &spinner, streams, what, |src| {
         target.show_cudarc(src, rgba, &s).unwrap();
     });
     assert_eq!(target.read_pixels().unwrap(), bytes, "RGBA8 shown");
@@ -87,17 +69,16 @@ fn show_cudarc_records_cudarcs_read_event_after_its_fill_not_later_private_work(
     s.synchronize().unwrap();
     let r32f = Layout::packed((w, h), Format::R32F).unwrap();
     let what = "show_cudarc's read event (R32F, colour-mapped)";
-    show_not_held_up(&mut values, KERNEL_RUN, &spinner, streams, what, |src| {
+    assert_read_not_held_up(&mut values, KERNEL_RUN, &spinner, streams, what, |src| {
         target.show_cudarc(src, r32f, &s).unwrap();
     });
     let want: Vec<u8> = field.iter().flat_map(|&v| map.color_of(v)).collect();
     assert_eq!(target.read_pixels().unwrap(), want, "R32F through viridis");
 
-    ctx.finish_queued().unwrap();
-    drop(target);
-    drop((src, values));
-    drop(spinner);
-    ctx.check_drop_errors().unwrap();
+    end_test(&ctx, &[], || {
+        ctx.finish_queued().unwrap();
+        drop((target, (src, values), spinner));
+    });
 }
 
 /// As above for `show_video_cudarc`: cudarc's read event of the frame's slice follows the
@@ -106,10 +87,9 @@ fn show_cudarc_records_cudarcs_read_event_after_its_fill_not_later_private_work(
 fn show_video_cudarc_records_cudarcs_read_event_after_its_conversion_not_later_private_work() {
     let test =
         "show_video_cudarc_records_cudarcs_read_event_after_its_conversion_not_later_private_work";
-    let Some(_gl) = on_gpu(test) else { return };
-    let (ctx, spinner, [s, t, u]) = rig();
-    let layout = VideoLayout::packed((64, 16), VideoFormat::Nv12).unwrap();
-    let rgba = Layout::packed(layout.size(), Format::Rgba8).unwrap();
+    let Some(((_gl, ctx, spinner, [s, t, u]), layout, rgba)) = nv12_rig(test) else {
+        return;
+    };
     let (mut target, _) = DisplayTarget::new(&ctx, rgba, Some(Mode::Interop)).unwrap();
     let bytes: Vec<u8> = (0..layout.bytes()).map(|i| (i * 13 % 251) as u8).collect();
     let mut src = s.clone_htod(&bytes).unwrap();
@@ -118,7 +98,7 @@ fn show_video_cudarc_records_cudarcs_read_event_after_its_conversion_not_later_p
     target.show_video_cudarc(&src, layout, color, &s).unwrap();
     s.synchronize().unwrap();
     let what = "show_video_cudarc's read event (NV12, converted)";
-    show_not_held_up(&mut src, KERNEL_RUN, &spinner, (&s, &t, &u), what, |src| {
+    assert_read_not_held_up(&mut src, KERNEL_RUN, &spinner, (&s, &t, &u), what, |src| {
         target.show_video_cudarc(src, layout, color, &s).unwrap();
     });
     let want = convert_cpu(&bytes, &layout, color).unwrap();
@@ -130,11 +110,10 @@ fn show_video_cudarc_records_cudarcs_read_event_after_its_conversion_not_later_p
         0,
         "NV12 shown within 1 of the CPU's conversion"
     );
-    ctx.finish_queued().unwrap();
-    drop(target);
-    drop(src);
-    drop(spinner);
-    ctx.check_drop_errors().unwrap();
+    end_test(&ctx, &[], || {
+        ctx.finish_queued().unwrap();
+        drop((target, src, spinner));
+    });
 }
 
 /// In each display mode, what `show_video_cudarc` queues (recorded in order by
@@ -145,28 +124,22 @@ fn show_video_cudarc_records_cudarcs_read_event_after_its_conversion_not_later_p
 #[test]
 fn show_video_cudarc_records_cudarcs_read_event_after_its_conversion_in_every_mode() {
     let test = "show_video_cudarc_records_cudarcs_read_event_after_its_conversion_in_every_mode";
-    let Some(_gl) = on_gpu(test) else { return };
-    let (ctx, spinner, [s, _, _]) = rig();
-    let layout = VideoLayout::packed((64, 16), VideoFormat::Nv12).unwrap();
-    let rgba = Layout::packed(layout.size(), Format::Rgba8).unwrap();
+    let Some(((_gl, ctx, spinner, [s, _, _]), layout, rgba)) = nv12_rig(test) else {
+        return;
+    };
     let bytes: Vec<u8> = (0..layout.bytes()).map(|i| (i * 13 % 251) as u8).collect();
     let src = s.clone_htod(&bytes).unwrap();
     s.synchronize().unwrap();
     let color = ColorSpace::default();
-    for mode in [Mode::Interop, Mode::Staged, Mode::Stream] {
-        let (mut target, _) = DisplayTarget::new(&ctx, rgba, Some(mode)).unwrap();
-        let (ptr, event) = read_event_of(&src, &s);
-        let (shown, ops) = recording_ops(|| target.show_video_cudarc(&src, layout, color, &s));
-        shown.unwrap();
-        let what = format!("show_video_cudarc in {mode:?} mode");
-        assert_recorded_after_reads(&what, &ops, (ptr, layout.bytes()), true, event, &s);
-        ctx.finish_queued().unwrap();
-        drop(target);
-    }
-    s.synchronize().unwrap();
-    drop(src);
-    drop(spinner);
-    ctx.check_drop_errors().unwrap();
+    assert_read_event_after_reads_in_every_mode(
+        (&ctx, &s),
+        ("show_video_cudarc", true),
+        &src,
+        |mode| DisplayTarget::new(&ctx, rgba, Some(mode)).unwrap().0,
+        |target| target.show_video_cudarc(&src, layout, color, &s),
+        drop,
+    );
+    end_test(&ctx, &[&s], || drop((src, spinner)));
 }
 
 /// A frame refused for its size (too few bytes) is refused before cudarc is asked for the
@@ -175,30 +148,23 @@ fn show_video_cudarc_records_cudarcs_read_event_after_its_conversion_in_every_mo
 #[test]
 fn show_video_cudarc_refuses_a_short_frame_before_cudarc_queues_a_wait() {
     let test = "show_video_cudarc_refuses_a_short_frame_before_cudarc_queues_a_wait";
-    let Some(_gl) = on_gpu(test) else { return };
-    let (ctx, spinner, [s, t, _]) = rig();
-    let layout = VideoLayout::packed((64, 16), VideoFormat::Nv12).unwrap();
-    let rgba = Layout::packed(layout.size(), Format::Rgba8).unwrap();
+    let Some(((_gl, ctx, spinner, [s, t, _]), layout, rgba)) = nv12_rig(test) else {
+        return;
+    };
     let (mut target, _) = DisplayTarget::new(&ctx, rgba, Some(Mode::Interop)).unwrap();
-    let mut short = s.alloc_zeros::<u8>(layout.bytes() - 1).unwrap();
-    s.synchronize().unwrap();
-    let (start, spun) = written_behind_a_spin(&spinner, &mut short, &t);
-    let color = ColorSpace::default();
-    let refused = target.show_video_cudarc(&short, layout, color, &s);
-    assert!(
-        matches!(
-            refused,
-            Err(crate::Error::Video(
-                crate::video::VideoError::FrameTooSmall { .. }
-            ))
-        ),
-        "{refused:?}"
-    );
-    assert_no_wait_left("show_video_cudarc's size refusal", &s, &spun, start);
-    t.synchronize().unwrap();
-    s.synchronize().unwrap();
-    drop(target);
-    drop(short);
-    drop(spinner);
-    ctx.check_drop_errors().unwrap();
+    let what = "show_video_cudarc's size refusal";
+    let short =
+        assert_refused_before_cudarc_waits(&spinner, (&s, &t), layout.bytes() - 1, what, |short| {
+            let refused = target.show_video_cudarc(short, layout, ColorSpace::default(), &s);
+            assert!(
+                matches!(
+                    refused,
+                    Err(crate::Error::Video(
+                        crate::video::VideoError::FrameTooSmall { .. }
+                    ))
+                ),
+                "{refused:?}"
+            );
+        });
+    end_test(&ctx, &[], || drop((target, short, spinner)));
 }

@@ -3,7 +3,7 @@
 //! it has no EGL and none is required.
 #![allow(clippy::panic)]
 
-use super::{EglError, HeadlessConfig, HeadlessContext};
+use super::{EglError, GlProfile, HeadlessConfig, HeadlessContext};
 
 /// Whether a machine without a usable GL must fail these tests rather than skip them: on a GPU
 /// host (`CUDA_GL_REQUIRE_GPU=1`), or under Mesa there (`CUDA_GL_REQUIRE_MESA=1`).
@@ -24,6 +24,15 @@ pub(crate) fn any_gl_with(test: &str, config: &HeadlessConfig) -> Option<Headles
         }
         Err(e) => panic!("{test}: HeadlessContext::any_gl_with failed: {e}"),
     }
+}
+
+/// A compatibility-profile context of GL 4.6, 4.5 or 4.3, the first the driver makes: where the
+/// application's pixel-transfer state exists, and where Mesa's queries differ from the core
+/// profile's.
+pub(crate) fn compat_config() -> HeadlessConfig {
+    HeadlessConfig::default()
+        .with_gl_versions(&[(4, 6), (4, 5), (4, 3)])
+        .with_profile(GlProfile::Compatibility)
 }
 
 /// The test kernels of the GPU tests (`ext_fill_u32_slow` spins), for the crate's GPU lib tests.

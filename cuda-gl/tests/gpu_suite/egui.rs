@@ -198,9 +198,7 @@ fn a_thousand_resizes_leave_each_name_with_its_one_owner() {
         !gl_is(gl::IsTexture, target_texture),
         "the target's texture outlived it"
     );
-    assert_eq!(read_texture_rgba8(mine, 8, 8, 0), mine_texels);
-    delete_texture(mine);
-    g.check_no_errors();
+    end_with_mine_kept(&g, mine, (8, 8), &mine_texels);
 }
 
 /// cuda-gl shuts down first: dropping the image deletes the target's texture, shrinks egui's to
@@ -271,9 +269,7 @@ fn a_texture_egui_freed_is_made_again_and_its_name_left_to_the_next_owner() {
     assert_eq!(read_texture_rgba8(mine, 64, 64, 0), mine_texels);
     drop(image);
     egui.painter.destroy();
-    assert_eq!(read_texture_rgba8(mine, 64, 64, 0), mine_texels);
-    delete_texture(mine);
-    g.check_no_errors();
+    end_with_mine_kept(&g, mine, (64, 64), &mine_texels);
 }
 
 /// egui frees the adapter's texture and the application gets its name for a texture of its
@@ -319,4 +315,12 @@ fn texture_named(name: u32) -> u32 {
     };
     others.into_iter().for_each(delete_texture);
     mine
+}
+
+/// The end of a test that made the application a texture of its own, `mine` (`w` x `h`): it
+/// still holds `texels`, is deleted, and no GL error or drop error is left.
+fn end_with_mine_kept(g: &Gpu, mine: u32, (w, h): (usize, usize), texels: &[u32]) {
+    assert_eq!(read_texture_rgba8(mine, w, h, 0), texels);
+    delete_texture(mine);
+    g.check_no_errors();
 }

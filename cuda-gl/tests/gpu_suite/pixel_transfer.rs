@@ -16,7 +16,7 @@ use cuda_gl::display::{DisplayTarget, Format, Layout, Mode};
 use cuda_gl::egl::{EglError, GlProfile, HeadlessConfig, HeadlessContext, Offscreen};
 use cuda_gl::video::VideoFormat;
 use cuda_gl::{Device, DeviceBuffer};
-use std::ffi::c_void;
+use gl_kit::entry::entry_point;
 
 // Compatibility-profile enums (the `gl` crate's bindings are core-profile only).
 const RED_SCALE: u32 = 0x0D14;
@@ -62,30 +62,20 @@ const STORE: [(u32, i32); 8] = [
 
 impl Compat {
     fn load(gl: &HeadlessContext) -> Compat {
-        let address = |name: &str| {
-            let ptr = gl.get_proc_address(name);
-            assert!(!ptr.is_null(), "no {name} in a compatibility context");
-            ptr
-        };
+        let address = |name: &str| gl.get_proc_address(name);
         let extensions = extensions();
         let has = |name: &str| extensions.iter().any(|e| e == name);
         let has_imaging = has("GL_ARB_imaging");
-        type Transferf = unsafe extern "system" fn(u32, f32);
-        type GetFloatv = unsafe extern "system" fn(u32, *mut f32);
-        type MatrixMode = unsafe extern "system" fn(u32);
-        type LoadMatrixf = unsafe extern "system" fn(*const f32);
-        // SAFETY: each address is the named entry point, of the signature given.
+        // SAFETY: each field's type is the named entry point's signature (Khronos registry).
         unsafe {
             Compat {
-                pixel_transferf: std::mem::transmute::<*const c_void, Transferf>(address(
-                    "glPixelTransferf",
-                )),
-                get_floatv: std::mem::transmute::<*const c_void, GetFloatv>(address("glGetFloatv")),
+                pixel_transferf: entry_point(address, "glPixelTransferf").unwrap(),
+                get_floatv: entry_point(address, "glGetFloatv").unwrap(),
                 pack_invert: has("GL_MESA_pack_invert"),
                 color_matrix: has_imaging.then(|| {
                     (
-                        std::mem::transmute::<*const c_void, MatrixMode>(address("glMatrixMode")),
-                        std::mem::transmute::<*const c_void, LoadMatrixf>(address("glLoadMatrixf")),
+                        entry_point(address, "glMatrixMode").unwrap(),
+                        entry_point(address, "glLoadMatrixf").unwrap(),
                     )
                 }),
             }

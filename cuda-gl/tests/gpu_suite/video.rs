@@ -95,6 +95,21 @@ pub(crate) fn check_rgba(got: &[u8], dst: Layout, want: &[u8], what: &str) -> us
     off_by_one
 }
 
+/// Checks `got` (a target's RGBA8 pixels, read back) against `bytes` (a frame of `layout`)
+/// converted under `color` by the CPU ([`check_rgba`]: every channel within 1), and says how
+/// many channels were off by 1 (`what` names the frame).
+pub(crate) fn check_video_shown(
+    got: &[u8],
+    (bytes, layout): (&[u8], VideoLayout),
+    color: ColorSpace,
+    what: &str,
+) {
+    let want = convert_cpu(bytes, &layout, color).unwrap();
+    let packed = Layout::packed(layout.size(), Format::Rgba8).unwrap();
+    let off = check_rgba(got, packed, &want, what);
+    println!("{what}: shown within 1 of the CPU's; {off} channels off by 1");
+}
+
 /// Every frame of `format` in every colour space, through `convert_buffer`, against the CPU.
 fn frames_match_the_cpu(format: VideoFormat, seed: u64) {
     let Some(g) = gpu() else { return };

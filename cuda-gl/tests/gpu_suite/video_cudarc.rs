@@ -12,13 +12,13 @@
 #![cfg(all(feature = "egl", feature = "cudarc"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use super::video::{check_rgba, frames};
+use super::video::{check_video_shown, frames};
 use super::video_planes::{MODES, Planes};
 use crate::gpu::*;
-use cuda_gl::display::{DisplayTarget, Format, Layout, Mode};
+use cuda_gl::cudarc_interop::CudarcSource;
+use cuda_gl::display::{DisplayTarget, Format, Mode};
 use cuda_gl::video::{
     ColorMatrix, ColorRange, ColorSpace, VideoError, VideoFormat, VideoLayout, VideoPlanes,
-    convert_cpu,
 };
 use cuda_gl::{DeviceBuffer, Error, LaunchConfig, UsageError};
 use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream};
@@ -73,10 +73,20 @@ fn assert_shows(
         "{what}"
     );
     let got = target.read_pixels().unwrap();
-    let want = convert_cpu(bytes, &layout, color).unwrap();
-    let packed = Layout::packed(layout.size(), Format::Rgba8).unwrap();
-    let off = check_rgba(&got, packed, &want, what);
-    eprintln!("{what}: shown within 1 of the CPU's; {off} channels off by 1");
+    check_video_shown(&got, (bytes, layout), color, what);
+}
+
+/// Shows `src` (a frame of `layout` whose bytes are `bytes`) on `target` under `color` on `s`,
+/// then checks what the target shows ([`assert_shows`]).
+fn show_and_check<T, Src: CudarcSource<T>>(
+    target: &mut DisplayTarget,
+    src: &Src,
+    (bytes, layout): (&[u8], VideoLayout),
+    (color, s): (ColorSpace, &Arc<CudaStream>),
+    what: &str,
+) {
+    target.show_video_cudarc(src, layout, color, s).unwrap();
+    assert_shows(target, bytes, layout, color, what);
 }
 
 /// NV12 and P010 frames in a slice of bytes and in a view of words shown on a target in every
@@ -95,25 +105,13 @@ fn cudarc_video_frames_shown_match_the_cpu_in_every_mode() {
         {
             let (layout, bytes) = odd_frame(format, 500 + n as u64);
             let slice = s.clone_htod(&bytes).unwrap();
-            target.show_video_cudarc(&slice, layout, color, &s).unwrap();
-            assert_shows(
-                &mut target,
-                &bytes,
-                layout,
-                color,
-                &format!("{mode} {format:?} CudaSlice<u8>"),
-            );
+            let what = format!("{mode} {format:?} CudaSlice<u8>");
+            show_and_check(&mut target, &slice, (&bytes, layout), (color, &s), &what);
             let (layout, bytes) = odd_frame(format, 600 + n as u64);
             let words = words_after_a_lead(&s, &bytes);
             let view = words.slice(LEAD..);
-            target.show_video_cudarc(&view, layout, color, &s).unwrap();
-            assert_shows(
-                &mut target,
-                &bytes,
-                layout,
-                color,
-                &format!("{mode} {format:?} CudaView<u16>"),
-            );
+            let what = format!("{mode} {format:?} CudaView<u16>");
+            show_and_check(&mut target, &view, (&bytes, layout), (color, &s), &what);
         }
     }
     g.check_no_errors();

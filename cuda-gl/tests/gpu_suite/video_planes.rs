@@ -34,23 +34,12 @@ pub(super) fn plane_texture(internal: gl::types::GLenum, size: (u32, u32), level
         .expect("making a plane texture")
 }
 
-/// The pixel transfer format and type of a plane texture's texels: `channels` samples of
-/// `bytes` bytes each.
-fn transfer(channels: usize, bytes: usize) -> (gl::types::GLenum, gl::types::GLenum) {
-    let format = if channels == 1 { gl::RED } else { gl::RG };
-    let kind = if bytes == 1 {
-        gl::UNSIGNED_BYTE
-    } else {
-        gl::UNSIGNED_SHORT
-    };
-    (format, kind)
-}
-
 /// A 2-D texture of mutable storage (`glTexImage2D` level 0, 8-bit samples), as an application
 /// that does not use `glTexStorage2D` makes it.
 pub(super) fn mutable_texture(internal: gl::types::GLenum, (width, height): (u32, u32)) -> u32 {
     let mut name = 0;
-    let (format, kind) = transfer(if internal == gl::R8 { 1 } else { 2 }, 1);
+    let channels = if internal == gl::R8 { 1 } else { 2 };
+    let (format, kind) = gl_kit::plane::transfer(channels, 1).unwrap();
     // SAFETY: a GL context is current; `name` is a valid out-pointer; no pixels are passed
     // and no unpack buffer is bound.
     unsafe {
@@ -103,28 +92,8 @@ pub(super) fn fill(
     texels: &[u8],
 ) {
     let bytes = texels.len() / (width as usize * height as usize * channels);
-    let (format, kind) = transfer(channels, bytes);
-    // SAFETY: a GL context is current; `texels` holds the whole level at unpack alignment 1
-    // and no unpack buffer is bound.
-    unsafe {
-        gl::BindBuffer(gl::PIXEL_UNPACK_BUFFER, 0);
-        gl::PixelStorei(gl::UNPACK_ALIGNMENT, 1);
-        gl::BindTexture(gl::TEXTURE_2D, texture);
-        gl::TexSubImage2D(
-            gl::TEXTURE_2D,
-            level,
-            0,
-            0,
-            width as i32,
-            height as i32,
-            format,
-            kind,
-            texels.as_ptr().cast(),
-        );
-        gl::BindTexture(gl::TEXTURE_2D, 0);
-        gl::PixelStorei(gl::UNPACK_ALIGNMENT, 4);
-    }
-    check_gl();
+    let level_texels = (channels, bytes);
+    gl_kit::plane::write(texture, level, (width, height), level_texels, texels).unwrap();
 }
 
 /// The plane textures of `layout`'s frames, with their sizes and sample bytes.
@@ -206,6 +175,13 @@ impl Planes {
         self.upload_checked(g, &mut registered, seed, what);
         drop(registered);
         g.check_no_errors();
+    }
+
+    /// Video planes of the textures in `mode` ([`Planes::register`]) whose upload of frame
+    /// `seed`, checked, is their last ([`Planes::upload_checked_last`]).
+    pub(super) fn register_checked_last(&self, g: &Gpu, mode: Mode, seed: u64, what: &str) {
+        let registered = self.register(g, mode).unwrap();
+        self.upload_checked_last(g, registered, seed, what);
     }
 
     /// Video planes of the textures in `mode` (asked for: the planes must be in it).
@@ -325,9 +301,8 @@ fn plane_textures_that_cannot_hold_the_planes_are_refused_at_registration() {
             "{mode}: {e}"
         );
 
-        let registered = planes.register(&g, mode).unwrap();
         let what = format!("{mode}: after the refused registrations");
-        planes.upload_checked_last(&g, registered, 7, &what);
+        planes.register_checked_last(&g, mode, 7, &what);
     }
 }
 

@@ -82,8 +82,7 @@ fn frames_in_flight_released_ahead_each_read_their_own_frame() {
 #[test]
 fn a_write_takes_an_image_released_ahead_with_no_release_of_its_own() {
     let Some(s) = setup() else { return };
-    let mut shared = s.shared((257, 129), SharedFormat::Rgba8Unorm);
-    write_frame(&s, &mut shared, seed_of(0));
+    let mut shared = s.written((257, 129), seed_of(0));
     assert_eq!(shared.timeline_value(), 2);
     for f in 1..4u32 {
         // SAFETY: (1) of `release_ahead`: the texture is used next by the read after the write.
@@ -104,8 +103,7 @@ fn a_write_takes_an_image_released_ahead_with_no_release_of_its_own() {
 #[test]
 fn a_texture_released_ahead_and_dropped_hands_its_image_back() {
     let Some(s) = setup() else { return };
-    let mut shared = s.shared((1001, 333), SharedFormat::Rgba8Unorm);
-    write_frame(&s, &mut shared, seed_of(5));
+    let mut shared = s.written((1001, 333), seed_of(5));
     let kept = shared.texture().clone();
     // SAFETY: (1) of `release_ahead`: the clone is used only after the drop hands the image
     // back.

@@ -15,13 +15,13 @@
 #![cfg(all(feature = "wgpu", feature = "egl"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use super::video::{check_rgba, frames};
+use super::video::{check_video_shown, frames};
 use super::wgpu_interop::{Setup, assert_frame, in_both_modes_on, read_back, setup, words};
 use crate::gpu::{launch_image, launch_words, noise, pattern};
 use crate::harness::{SoakSizes, device_used, report_line};
 use crate::wgpu_read::texels::mismatch;
 use cuda_gl::display::{ColorMap, DisplayError, Format, Frame, Layout, Mode, Palette};
-use cuda_gl::video::{ColorSpace, VideoFormat, VideoLayout, convert_cpu};
+use cuda_gl::video::{ColorSpace, VideoFormat, VideoLayout};
 use cuda_gl::wgpu_interop::{WgpuError, WgpuTarget};
 use cuda_gl::{DeviceBuffer, Error, Stream};
 
@@ -385,10 +385,7 @@ fn assert_shows_video(
 ) {
     assert_eq!((t.size(), t.format()), (layout.size(), Format::Rgba8));
     let got = t.read_pixels().unwrap();
-    let want = convert_cpu(bytes, &layout, color).unwrap();
-    let packed = Layout::packed(layout.size(), Format::Rgba8).unwrap();
-    let off = check_rgba(&got, packed, &want, what);
-    println!("{what}: shown within 1 of the CPU's; {off} channels off by 1");
+    check_video_shown(&got, (bytes, layout), color, what);
 }
 
 #[test]

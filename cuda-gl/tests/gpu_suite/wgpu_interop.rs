@@ -232,6 +232,13 @@ impl Setup {
     pub(crate) fn shared(&self, size: (u32, u32), format: SharedFormat) -> SharedTexture {
         SharedTexture::new(&self.ctx, &self.device, &self.queue, size, format).unwrap()
     }
+
+    /// An RGBA8 shared texture of `size` holding frame `seed`, written ([`write_frame`]).
+    pub(crate) fn written(&self, size: (u32, u32), seed: u32) -> SharedTexture {
+        let mut shared = self.shared(size, SharedFormat::Rgba8Unorm);
+        write_frame(self, &mut shared, seed);
+        shared
+    }
 }
 
 #[test]
@@ -262,8 +269,7 @@ const SLOW_NS: u64 = 30_000_000;
 fn wgpu_waits_for_a_slow_kernel_on_the_gpu_and_the_cpu_does_not() {
     let Some(s) = setup() else { return };
     let (w, h) = (320u32, 180u32);
-    let mut shared = s.shared((w, h), SharedFormat::Rgba8Unorm);
-    write_frame(&s, &mut shared, seed_of(0));
+    let mut shared = s.written((w, h), seed_of(0));
     assert_frame(
         &read_back(&s, shared.texture()),
         seed_of(0),
@@ -538,8 +544,7 @@ fn a_device_without_the_extensions_or_another_gpu_is_refused() {
 #[test]
 fn a_hand_back_refused_after_the_texture_was_destroyed_leaves_no_wait_pending() {
     let Some(s) = setup() else { return };
-    let mut shared = s.shared((64, 32), SharedFormat::Rgba8Unorm);
-    write_frame(&s, &mut shared, seed_of(1));
+    let mut shared = s.written((64, 32), seed_of(1));
     let clone = shared.texture().clone();
     // SAFETY: no wgpu command uses the texture while CUDA holds it (it is destroyed instead).
     let write = unsafe { shared.write(&s.stream) }.unwrap();

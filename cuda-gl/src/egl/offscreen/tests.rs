@@ -5,7 +5,7 @@
 use super::*;
 use crate::egl::HeadlessContext;
 use crate::egl::test_gl::any_gl;
-use std::ffi::c_void;
+use gl_kit::entry::entry_point;
 
 /// The GL calls the tests make as the application, resolved from the context.
 struct App {
@@ -16,25 +16,13 @@ struct App {
 
 impl App {
     fn load(gl: &HeadlessContext) -> App {
-        let address = |name: &str| {
-            let ptr = gl.get_proc_address(name);
-            assert!(!ptr.is_null(), "no {name}");
-            ptr
-        };
-        // SAFETY: each address is the named entry point, of the signature given (Khronos
-        // registry).
+        let address = |name: &str| gl.get_proc_address(name);
+        // SAFETY: each field's type is the named entry point's signature (Khronos registry).
         unsafe {
             App {
-                read_buffer: std::mem::transmute::<*const c_void, unsafe extern "system" fn(u32)>(
-                    address("glReadBuffer"),
-                ),
-                clear_color: std::mem::transmute::<
-                    *const c_void,
-                    unsafe extern "system" fn(f32, f32, f32, f32),
-                >(address("glClearColor")),
-                clear: std::mem::transmute::<*const c_void, unsafe extern "system" fn(u32)>(
-                    address("glClear"),
-                ),
+                read_buffer: entry_point(address, "glReadBuffer").unwrap(),
+                clear_color: entry_point(address, "glClearColor").unwrap(),
+                clear: entry_point(address, "glClear").unwrap(),
             }
         }
     }

@@ -6,8 +6,8 @@
 //! (Here rather than in `glapi`, which `egl` builds on.)
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-use crate::egl::test_gl::any_gl_with;
-use crate::egl::{GlProfile, HeadlessConfig};
+use crate::egl::HeadlessConfig;
+use crate::egl::test_gl::{any_gl_with, compat_config};
 use crate::gl_object::ImageTarget;
 use crate::glapi::query::{texture_target, texture_target_is};
 use crate::glapi::{GlFns, GlOwner};
@@ -37,10 +37,7 @@ fn texture(fns: &GlFns, target: ImageTarget) -> u32 {
 #[test]
 fn texture_targets_are_found_in_every_profile_with_no_error_left_behind() {
     let test = "texture_targets_are_found_in_every_profile_with_no_error_left_behind";
-    let compat = HeadlessConfig::default()
-        .with_gl_versions(&[(4, 6), (4, 5), (4, 3)])
-        .with_profile(GlProfile::Compatibility);
-    for config in [HeadlessConfig::default(), compat] {
+    for config in [HeadlessConfig::default(), compat_config()] {
         let Some(gl) = any_gl_with(test, &config) else {
             return;
         };

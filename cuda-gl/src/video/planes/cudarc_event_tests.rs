@@ -20,16 +20,14 @@ use super::stream::tests::before_next_copy_run;
 use crate::Context;
 use crate::Error;
 use crate::cudarc_interop::event_tests::{
-    assert_no_wait_left, assert_not_held_up, assert_recorded_after_reads,
-    hold_private_after_next_work, read_event_of, rig, written_behind_a_spin,
+    assert_read_event_after_reads_in_every_mode, assert_read_not_held_up,
+    assert_refused_before_cudarc_waits, end_test, rig,
 };
-use crate::egl::test_gl::on_gpu;
 use crate::glapi::GlOwner;
 use crate::graphics::unordered_tests::{begin_capture, end_capture};
 use crate::mode_choice::Mode;
-use crate::result::test_ops::recording_ops;
 use crate::video::{VideoError, VideoFormat, VideoLayout};
-use cudarc::driver::DevicePtrMut;
+use cudarc::driver::CudaStream;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -48,6 +46,11 @@ fn nv12_planes(ctx: &Arc<Context>, layout: &VideoLayout, mode: Mode) -> (VideoPl
     (planes, textures)
 }
 
+/// The frames' layout: NV12, 64x16.
+fn nv12() -> VideoLayout {
+    VideoLayout::packed((64, 16), VideoFormat::Nv12).unwrap()
+}
+
 /// Drops `planes`, then deletes their `textures` (of [`nv12_planes`]).
 fn drop_planes(planes: VideoPlanes, textures: [u32; 2]) {
     drop(planes);
@@ -56,21 +59,19 @@ fn drop_planes(planes: VideoPlanes, textures: [u32; 2]) {
     unsafe { (fns.delete_textures)(2, textures.as_ptr()) };
 }
 
-/// The end of a test: waits for `streams`, for cuda-gl's queued work, drops the planes (then
-/// their textures) and `rest`, and checks that no drop failed.
-fn end_test<R>(
+/// The end of a test of planes ([`end_test`]): waits for `streams`, for cuda-gl's queued work,
+/// drops the planes (then their textures) and `rest`, and checks that no drop failed.
+fn end_planes_test<R>(
     ctx: &Arc<Context>,
-    streams: [&Arc<cudarc::driver::CudaStream>; 2],
+    streams: &[&Arc<CudaStream>],
     (planes, textures): (VideoPlanes, [u32; 2]),
     rest: R,
 ) {
-    for stream in streams {
-        stream.synchronize().unwrap();
-    }
-    ctx.finish_queued().unwrap();
-    drop_planes(planes, textures);
-    drop(rest);
-    ctx.check_drop_errors().unwrap();
+    end_test(ctx, streams, || {
+        ctx.finish_queued().unwrap();
+        drop_planes(planes, textures);
+        drop(rest);
+    });
 }
 
 /// A frame's bytes, a pattern.
@@ -81,25 +82,21 @@ fn frame_bytes(layout: &VideoLayout) -> Vec<u8> {
 #[test]
 fn upload_cudarc_records_cudarcs_read_event_after_its_copies_not_later_private_work() {
     let test = "upload_cudarc_records_cudarcs_read_event_after_its_copies_not_later_private_work";
-    let Some(_gl) = on_gpu(test) else { return };
-    let (ctx, spinner, [s, t, u]) = rig();
-    let layout = VideoLayout::packed((64, 16), VideoFormat::Nv12).unwrap();
+    let Some((_gl, ctx, spinner, [s, t, u])) = rig(test) else {
+        return;
+    };
+    let layout = nv12();
     let (mut planes, textures) = nv12_planes(&ctx, &layout, Mode::Interop);
     let mut src = s.clone_htod(&frame_bytes(&layout)).unwrap();
     // Once before the hold: nothing done only at a first upload waits for the spinning kernel.
     planes.upload_cudarc(&src, layout, &s).unwrap();
     s.synchronize().unwrap();
 
-    let (start, spun, ran) = hold_private_after_next_work(&spinner, &t, Some(PLANES_RUN));
-    planes.upload_cudarc(&src, layout, &s).unwrap();
-    assert!(
-        ran.get(),
-        "the upload's run ({PLANES_RUN}) did not run the hook"
-    );
-    drop(src.device_ptr_mut(&u));
-    let probe = u.record_event(None).unwrap();
-    assert_not_held_up("upload_cudarc's read event", &probe, &spun, start);
-    end_test(&ctx, [&t, &s], (planes, textures), (src, spinner));
+    let what = "upload_cudarc's read event";
+    assert_read_not_held_up(&mut src, PLANES_RUN, &spinner, (&s, &t, &u), what, |src| {
+        planes.upload_cudarc(src, layout, &s).unwrap();
+    });
+    end_planes_test(&ctx, &[], (planes, textures), (src, spinner));
 }
 
 /// In each planes mode, what `upload_cudarc` queues (recorded in order by
@@ -110,25 +107,21 @@ fn upload_cudarc_records_cudarcs_read_event_after_its_copies_not_later_private_w
 #[test]
 fn upload_cudarc_records_cudarcs_read_event_after_its_last_read_in_every_mode() {
     let test = "upload_cudarc_records_cudarcs_read_event_after_its_last_read_in_every_mode";
-    let Some(_gl) = on_gpu(test) else { return };
-    let (ctx, spinner, [s, _, _]) = rig();
-    let layout = VideoLayout::packed((64, 16), VideoFormat::Nv12).unwrap();
+    let Some((_gl, ctx, spinner, [s, _, _])) = rig(test) else {
+        return;
+    };
+    let layout = nv12();
     let src = s.clone_htod(&frame_bytes(&layout)).unwrap();
     s.synchronize().unwrap();
-    for mode in [Mode::Interop, Mode::Staged, Mode::Stream] {
-        let (mut planes, textures) = nv12_planes(&ctx, &layout, mode);
-        let (ptr, event) = read_event_of(&src, &s);
-        let (uploaded, ops) = recording_ops(|| planes.upload_cudarc(&src, layout, &s));
-        uploaded.unwrap();
-        let what = format!("upload_cudarc in {mode:?} mode");
-        assert_recorded_after_reads(&what, &ops, (ptr, layout.bytes()), false, event, &s);
-        ctx.finish_queued().unwrap();
-        drop_planes(planes, textures);
-    }
-    s.synchronize().unwrap();
-    drop(src);
-    drop(spinner);
-    ctx.check_drop_errors().unwrap();
+    assert_read_event_after_reads_in_every_mode(
+        (&ctx, &s),
+        ("upload_cudarc", false),
+        &src,
+        |mode| nv12_planes(&ctx, &layout, mode),
+        |(planes, _)| planes.upload_cudarc(&src, layout, &s),
+        |(planes, textures)| drop_planes(planes, textures),
+    );
+    end_test(&ctx, &[&s], || drop((src, spinner)));
 }
 
 /// A capture of the caller's stream begun between the stream mode's ring write and its copies'
@@ -140,9 +133,10 @@ fn upload_cudarc_records_cudarcs_read_event_after_its_last_read_in_every_mode() 
 #[test]
 fn a_stream_upload_refused_by_a_capture_after_its_ring_write_leaves_the_slot_idle() {
     let test = "a_stream_upload_refused_by_a_capture_after_its_ring_write_leaves_the_slot_idle";
-    let Some(_gl) = on_gpu(test) else { return };
-    let (ctx, spinner, [s, t, _]) = rig();
-    let layout = VideoLayout::packed((64, 16), VideoFormat::Nv12).unwrap();
+    let Some((_gl, ctx, spinner, [s, t, _])) = rig(test) else {
+        return;
+    };
+    let layout = nv12();
     let (mut planes, textures) = nv12_planes(&ctx, &layout, Mode::Stream);
     let src = s.clone_htod(&frame_bytes(&layout)).unwrap();
     s.synchronize().unwrap();
@@ -167,7 +161,7 @@ fn a_stream_upload_refused_by_a_capture_after_its_ring_write_leaves_the_slot_idl
         "the upload after the refused one waited for a kernel of another stream (a context \
          synchronize: its slot was left marked as being written)"
     );
-    end_test(&ctx, [&t, &s], (planes, textures), (src, spinner));
+    end_planes_test(&ctx, &[&t, &s], (planes, textures), (src, spinner));
 }
 
 /// A frame refused for its size (too few bytes, another size than the textures') is refused
@@ -177,29 +171,28 @@ fn a_stream_upload_refused_by_a_capture_after_its_ring_write_leaves_the_slot_idl
 #[test]
 fn upload_cudarc_refuses_a_frame_for_its_size_before_cudarc_queues_a_wait() {
     let test = "upload_cudarc_refuses_a_frame_for_its_size_before_cudarc_queues_a_wait";
-    let Some(_gl) = on_gpu(test) else { return };
-    let (ctx, spinner, [s, t, _]) = rig();
-    let layout = VideoLayout::packed((64, 16), VideoFormat::Nv12).unwrap();
+    let Some((_gl, ctx, spinner, [s, t, _])) = rig(test) else {
+        return;
+    };
+    let layout = nv12();
     let other = VideoLayout::packed((32, 16), VideoFormat::Nv12).unwrap();
     let (mut planes, textures) = nv12_planes(&ctx, &layout, Mode::Interop);
-    let mut short = s.alloc_zeros::<u8>(layout.bytes() - 1).unwrap();
-    s.synchronize().unwrap();
-    let (start, spun) = written_behind_a_spin(&spinner, &mut short, &t);
-    let refused = planes.upload_cudarc(&short, layout, &s);
-    assert!(
-        matches!(refused, Err(Error::Video(VideoError::FrameTooSmall { .. }))),
-        "{refused:?}"
-    );
-    let refused = planes.upload_cudarc(&short, other, &s);
-    assert!(
-        matches!(refused, Err(Error::Video(VideoError::PlaneTexture { .. }))),
-        "{refused:?}"
-    );
-    assert_no_wait_left("upload_cudarc's size refusals", &s, &spun, start);
-    t.synchronize().unwrap();
-    s.synchronize().unwrap();
-    drop_planes(planes, textures);
-    drop(short);
-    drop(spinner);
-    ctx.check_drop_errors().unwrap();
+    let what = "upload_cudarc's size refusals";
+    let short =
+        assert_refused_before_cudarc_waits(&spinner, (&s, &t), layout.bytes() - 1, what, |short| {
+            let refused = planes.upload_cudarc(short, layout, &s);
+            assert!(
+                matches!(refused, Err(Error::Video(VideoError::FrameTooSmall { .. }))),
+                "{refused:?}"
+            );
+            let refused = planes.upload_cudarc(short, other, &s);
+            assert!(
+                matches!(refused, Err(Error::Video(VideoError::PlaneTexture { .. }))),
+                "{refused:?}"
+            );
+        });
+    end_test(&ctx, &[], || {
+        drop_planes(planes, textures);
+        drop((short, spinner));
+    });
 }

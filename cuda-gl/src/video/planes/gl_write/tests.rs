@@ -8,8 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 use super::*;
-use crate::egl::test_gl::any_gl_with;
-use crate::egl::{GlProfile, HeadlessConfig};
+use crate::egl::test_gl::{any_gl_with, compat_config};
 use crate::glapi::{Direction, PixelState};
 use crate::video::VideoError;
 use crate::video::plane_check::check_textures;
@@ -92,11 +91,9 @@ fn plane_bytes(len: usize, seed: u32) -> Vec<u8> {
 fn pixel_transferf(
     gl: &crate::egl::HeadlessContext,
 ) -> Option<unsafe extern "system" fn(u32, f32)> {
-    let ptr = gl.get_proc_address("glPixelTransferf");
-    // SAFETY: a non-null address of `glPixelTransferf` is that function, of this signature.
-    (!ptr.is_null()).then(|| unsafe {
-        std::mem::transmute::<*const std::ffi::c_void, unsafe extern "system" fn(u32, f32)>(ptr)
-    })
+    let address = |name: &str| gl.get_proc_address(name);
+    // SAFETY: the type is `glPixelTransferf`'s signature (Khronos registry).
+    unsafe { gl_kit::entry::entry_point(address, "glPixelTransferf") }.ok()
 }
 
 /// Planes of both formats at odd and even sizes, written as the staged upload writes them,
@@ -106,10 +103,7 @@ fn pixel_transferf(
 #[test]
 fn planes_written_by_gl_read_back_byte_for_byte_under_the_applications_state() {
     let test = "planes_written_by_gl_read_back_byte_for_byte_under_the_applications_state";
-    let config = HeadlessConfig::default()
-        .with_gl_versions(&[(4, 6), (4, 5), (4, 3)])
-        .with_profile(GlProfile::Compatibility);
-    let Some(gl) = any_gl_with(test, &config) else {
+    let Some(gl) = any_gl_with(test, &compat_config()) else {
         return;
     };
     eprintln!("{test}: GL {} ({})", gl.renderer(), gl.vendor());
