@@ -35,6 +35,7 @@ APT_PACKAGES=(
     libegl1 libegl-mesa0 libgl1-mesa-dri libgl-dev libegl-dev
     libclang-dev
     mesa-vulkan-drivers libvulkan1
+    ffmpeg
 )
 
 ci_log() { printf 'ci: %s\n' "$*" >&2; }
@@ -122,7 +123,9 @@ step_clippy() {
 }
 
 # Lavapipe is installed above: the blit's CPU test fails rather than skips without it.
-step_test() { CUDA_GL_REQUIRE_VULKAN_SW=1 cargo test --workspace --all-features; }
+step_test() {
+    CUDA_GL_REQUIRE_VULKAN_SW=1 CUDA_GL_REQUIRE_FFMPEG=1 cargo test --workspace --all-features
+}
 
 step_doc() { RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features; }
 

@@ -1,59 +1,97 @@
 //! 15: a real decoder's frames on screen. NVDEC (`libnvcuvid.so.1`, part of NVIDIA's driver)
-//! decodes an H.264 clip into NV12 surfaces in device memory, and `DisplayTarget::show_video_raw`
+//! decodes two clips into surfaces in device memory, and `DisplayTarget::show_video_raw`
 //! converts each mapped surface to RGBA8 on the GPU where it lies: no copy, no host memory.
 //!
-//! The clip is the moving test pattern of example 13, 1920x1080, which the example encodes
-//! itself without an encoder: every macroblock stored as it is (H.264 `I_PCM`,
-//! `common/h264_pcm.rs`), so the decoded frames must equal the frames encoded byte for byte.
-//! The stream says it is BT.601 limited range (its VUI); the example takes the colour space
-//! from what NVDEC's parser read, as a player does.
+//! The clips are the moving test pattern of example 13, which the example encodes itself,
+//! without an encoder, storing every block's samples as they are (so the decoded frames must
+//! equal the frames encoded exactly):
+//! - 8-bit NV12 as H.264 at 1920x1080, `I_PCM` macroblocks (`common/h264_pcm.rs`), its VUI
+//!   saying BT.601 limited range;
+//! - 10-bit P010 as HEVC Main 10 at 1282x722, PCM coding units (`common/hevc_pcm.rs`; NVDEC
+//!   decodes 10-bit video from HEVC), its VUI saying BT.2020 full range.
 //!
-//! The check, on every 10th frame and the last: the decoded planes (downloaded from the mapped
-//! surface) equal the frame encoded, byte for byte; the texture, read back, is within 1 per
-//! channel of `video::convert_cpu` of that frame in every pixel; and every frame came out once,
-//! in order.
+//! The example takes each frame's colour space from what NVDEC's parser read in the stream, as
+//! a player does, and checks that it read what was written.
+//!
+//! The check: every frame comes out once, in order, and its decoded planes (downloaded from the
+//! mapped surface) equal the frame encoded (for P010, each sample's 10 bits); on every 10th
+//! frame and the last, the texture, read back, is within 1 per channel of `video::convert_cpu`
+//! of that frame in every pixel.
 //!
 //! Headless, on any GL, as example 13 (interop mode on NVIDIA's EGL, staged on Mesa's).
-//! Exit status 2 (cannot run here) without NVDEC or a GPU whose NVDEC decodes H.264.
+//! Exit status 2 (cannot run here) without NVDEC, or on a GPU whose NVDEC decodes neither.
 //!
 //! Run: `cargo run --release -p cuda-gl --example 15_nvdec --features egl`
-//! (`-- --screenshot 15.png` keeps the last frame).
+//! (`-- --screenshot 15.png` keeps the last 1080p frame).
 
+#[path = "common/bitstream.rs"]
+mod bitstream;
 #[path = "common/mod.rs"]
 mod common;
 #[path = "common/h264_pcm.rs"]
 mod h264_pcm;
+#[path = "common/hevc_pcm.rs"]
+mod hevc_pcm;
 #[path = "common/nvdec.rs"]
 mod nvdec;
 #[path = "common/video_pattern.rs"]
 mod video_pattern;
 
 use anyhow::{Context as _, Result, bail};
+use bitstream::Signal;
 use common::Mismatch;
 use cuda_gl::display::{DisplayTarget, Format, Layout};
 use cuda_gl::video::{
     ColorMatrix, ColorRange, ColorSpace, VideoFormat, VideoFrame, VideoLayout, convert_cpu,
 };
 use cuda_gl::{Context, DevicePtr, Event, Stream, StreamFlags};
-use h264_pcm::{PcmStream, Signal};
-use nvdec::Decoded;
+use h264_pcm::PcmStream;
+use hevc_pcm::HevcPcmStream;
+use nvdec::{Codec, Decoded, Nvcuvid};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 use video_pattern::{compare, pattern_cpu};
 
-/// The clip's size and length.
-const SIZE: (u32, u32) = (1920, 1080);
-const FRAMES: u32 = 30;
-/// Every how many frames the texture and the planes are checked (the last frame is too).
+/// Every how many frames the texture is checked (the last frame is too).
 const CHECK_EVERY: u32 = 10;
-/// What the stream says of its colours: BT.601 (525-line) limited range.
-const SIGNAL: Signal = Signal {
-    primaries: 6,
-    transfer: 6,
-    matrix: 6,
-    full_range: false,
-};
+
+/// One clip: its codec, size, length, and what its VUI says of its colours.
+struct Clip {
+    codec: Codec,
+    size: (u32, u32),
+    frames: u32,
+    signal: Signal,
+}
+
+/// The 10-bit clip first, so that the last frame shown (and the screenshot) is the 1080p one.
+const CLIPS: [Clip; 2] = [
+    Clip {
+        codec: Codec::HevcMain10,
+        size: (1282, 722),
+        frames: 20,
+        // BT.2020 (primaries, 10-bit transfer, non-constant luminance matrix), full range.
+        signal: Signal {
+            primaries: 9,
+            transfer: 14,
+            matrix: 9,
+            full_range: true,
+        },
+    },
+    Clip {
+        codec: Codec::H264,
+        size: (1920, 1080),
+        frames: 30,
+        // SMPTE 170M primaries, BT.709 transfer, BT.470 BG matrix (BT.601's), limited range:
+        // three different code points, so that a byte read in the wrong place shows.
+        signal: Signal {
+            primaries: 6,
+            transfer: 1,
+            matrix: 5,
+            full_range: false,
+        },
+    },
+];
 
 fn main() -> ExitCode {
     common::main(|args| common::outcome_of(run(args)))
@@ -61,107 +99,183 @@ fn main() -> ExitCode {
 
 fn run(args: &common::Args) -> Result<String> {
     let (device, _gl) = common::headless_any_gl(args, "15")?;
-    let nv = nvdec::Nvcuvid::open()?;
+    let nv = Nvcuvid::open()?;
     let ctx = Context::new(&device)?;
     let stream = Stream::new(&ctx, StreamFlags::NonBlocking)?;
-
-    // The clip: the pattern's frames, packed NV12, each one IDR picture of I_PCM macroblocks.
-    let packed = VideoLayout::packed(SIZE, VideoFormat::Nv12)?;
-    let encoder = PcmStream::new(SIZE.0, SIZE.1, SIGNAL)?;
-    let frames = (0..FRAMES)
-        .map(|f| pattern_cpu(&packed, f))
-        .collect::<Result<Vec<_>>>()?;
-    let mut pictures = Vec::with_capacity(frames.len());
-    for (f, frame) in (0..).zip(&frames) {
-        // The parameter sets go with the first picture.
-        let mut picture = if f == 0 {
-            encoder.headers()
-        } else {
-            Vec::new()
-        };
-        picture.extend(encoder.frame(f, frame)?);
-        pictures.push(picture);
-    }
-    let clip_bytes: usize = pictures.iter().map(Vec::len).sum();
-
     let (mut target, report) =
-        DisplayTarget::new(&ctx, Layout::packed(SIZE, Format::Rgba8)?, None)?;
+        DisplayTarget::new(&ctx, Layout::packed(CLIPS[0].size, Format::Rgba8)?, None)?;
     println!("{report}");
     common::check_required_mesa(&report)?;
 
-    let mut checked = Checked::default();
-    let packets = (0..).zip(&pictures).map(|(t, p)| (t, p.as_slice()));
-    let decoded = nvdec::decode(&nv, &ctx, &stream, packets, &mut |frame| {
-        show_and_check(frame, &frames, &mut target, &stream, &mut checked)
-    })?;
-    if decoded != FRAMES || checked.next != FRAMES {
-        bail!(Mismatch(format!(
-            "NVDEC gave {decoded} frames ({} in order), not the {FRAMES} encoded",
-            checked.next
-        )));
+    let mut lines = Vec::new();
+    let mut last = None;
+    for clip in &CLIPS {
+        let (checked, line) = play(clip, &nv, &mut target, &stream)?;
+        lines.push(line);
+        last = checked.last;
     }
-
-    if let (Some(path), Some(pixels)) = (&args.screenshot, &checked.last) {
-        gl_kit::image::write_png(path, SIZE.0, SIZE.1, pixels)?;
-        println!("wrote {} ({}x{})", path.display(), SIZE.0, SIZE.1);
+    if let (Some(path), Some(((w, h), pixels))) = (&args.screenshot, &last) {
+        // Row 0 is the video's top row: the PNG's first row as it is.
+        gl_kit::image::write_png(path, *w, *h, pixels)?;
+        println!("wrote {} ({w}x{h})", path.display());
     }
     let mode = target.mode();
     drop(target);
     ctx.check_drop_errors()?;
     Ok(format!(
-        "{mode} mode, {FRAMES} frames of {}x{} H.264 ({clip_bytes} bytes, I_PCM) decoded by \
-         NVDEC and shown from its surfaces, as {} (the stream's VUI); {} frames checked: the \
-         decoded planes equal the frames encoded byte for byte, {} pixels within 1 of \
-         video::convert_cpu ({} channels off by 1)",
-        SIZE.0,
-        SIZE.1,
-        checked
-            .color
-            .map_or("?".into(), |c| format!("{:?} {:?}", c.matrix, c.range)),
-        checked.frames,
-        checked.pixels,
-        checked.off_by_one,
+        "{mode} mode; NVDEC's mapped surfaces shown with show_video_raw: {}",
+        lines.join("; ")
     ))
 }
 
-/// What the checks found.
+/// What the checks of one clip found.
 #[derive(Default)]
 struct Checked {
     /// The frame expected next (frames come out in order).
     next: u32,
-    frames: u32,
+    /// Frames whose texture was read back, and their pixels.
+    shown: u32,
     pixels: usize,
     off_by_one: usize,
-    color: Option<ColorSpace>,
-    /// The last frame checked, read back: RGBA8, row 0 (the video's top row) first.
-    last: Option<Vec<u8>>,
+    /// The last frame read back: its size and RGBA8 pixels, row 0 (the video's top row) first.
+    last: Option<((u32, u32), Vec<u8>)>,
 }
 
-/// Shows one decoded frame from NVDEC's surface, and checks it when it is due.
+/// Encodes `clip`, decodes it on NVDEC and shows and checks every frame. Returns what was
+/// checked, and a line saying so.
 ///
 /// # Errors
-/// [`Mismatch`] for a frame out of order or unlike the one encoded; CUDA's and GL's errors.
+/// [`Mismatch`] at the first frame unlike the one encoded; NVDEC's, CUDA's and GL's errors.
+fn play(
+    clip: &Clip,
+    nv: &Nvcuvid,
+    target: &mut DisplayTarget,
+    stream: &Stream,
+) -> Result<(Checked, String)> {
+    let packed = VideoLayout::packed(clip.size, clip.codec.format())?;
+    let frames = (0..clip.frames)
+        .map(|f| pattern_cpu(&packed, f))
+        .collect::<Result<Vec<_>>>()?;
+    let pictures = encode(clip, &frames)?;
+    let clip_bytes: usize = pictures.iter().map(Vec::len).sum();
+    let ctx = target.context().clone();
+    let mut checked = Checked::default();
+    let packets = (0..).zip(&pictures).map(|(t, p)| (t, p.as_slice()));
+    let decoded = nvdec::decode(nv, clip.codec, &ctx, stream, packets, &mut |frame| {
+        show_and_check(clip, frame, &frames, target, stream, &mut checked)
+    })?;
+    if decoded != clip.frames || checked.next != clip.frames {
+        bail!(Mismatch(format!(
+            "{:?}: NVDEC gave {decoded} frames ({} in order), not the {} encoded",
+            clip.codec, checked.next, clip.frames
+        )));
+    }
+    let line = format!(
+        "{} frames of {:?} {}x{} ({clip_bytes} bytes), each one's planes equal to the frame \
+         encoded, shown as {} (the stream's VUI), {} pixels of {} frames within 1 of \
+         video::convert_cpu ({} channels off by 1)",
+        clip.frames,
+        clip.codec,
+        clip.size.0,
+        clip.size.1,
+        name(color_space(&clip.signal)?),
+        checked.pixels,
+        checked.shown,
+        checked.off_by_one
+    );
+    Ok((checked, line))
+}
+
+/// The clip's pictures: each frame one IDR picture, the parameter sets before the first.
+///
+/// # Errors
+/// The stream writer's (a size it cannot code).
+fn encode(clip: &Clip, frames: &[Vec<u8>]) -> Result<Vec<Vec<u8>>> {
+    let (w, h) = clip.size;
+    match clip.codec {
+        Codec::H264 => {
+            let s = PcmStream::new(w, h, clip.signal)?;
+            pictures(s.headers(), frames, |f, bytes| s.frame(f, bytes))
+        }
+        Codec::HevcMain10 => {
+            let s = HevcPcmStream::new(w, h, clip.signal)?;
+            pictures(s.headers(), frames, |f, bytes| s.frame(f, bytes))
+        }
+    }
+}
+
+/// Each of `frames` as a picture by `frame`, `headers` before the first.
+///
+/// # Errors
+/// `frame`'s.
+fn pictures(
+    headers: Vec<u8>,
+    frames: &[Vec<u8>],
+    frame: impl Fn(u32, &[u8]) -> Result<Vec<u8>>,
+) -> Result<Vec<Vec<u8>>> {
+    let mut pictures = Vec::with_capacity(frames.len());
+    let mut first = Some(headers);
+    for (f, bytes) in (0..).zip(frames) {
+        let mut picture = first.take().unwrap_or_default();
+        picture.extend(frame(f, bytes)?);
+        pictures.push(picture);
+    }
+    Ok(pictures)
+}
+
+/// Shows one decoded frame from NVDEC's surface, checks its planes, and, when due, the texture.
+///
+/// # Errors
+/// [`Mismatch`] for a frame out of order or unlike the one encoded, or a colour description
+/// other than the one written; CUDA's and GL's errors.
 fn show_and_check(
+    clip: &Clip,
     frame: &Decoded,
     frames: &[Vec<u8>],
     target: &mut DisplayTarget,
     stream: &Stream,
     checked: &mut Checked,
 ) -> Result<()> {
-    let index = u32::try_from(frame.timestamp).context("a negative timestamp")?;
-    if index != checked.next || frame.size != SIZE {
+    let what = format!("{:?} frame {}", clip.codec, frame.timestamp);
+    let index = u32::try_from(frame.timestamp)
+        .ok()
+        .filter(|&i| i == checked.next);
+    let (Some(index), Some(encoded)) = (index, frames.get(checked.next as usize)) else {
         bail!(Mismatch(format!(
-            "NVDEC gave frame {index} ({:?}) where frame {} ({SIZE:?}) was due",
-            frame.size, checked.next
+            "{what}: NVDEC gave this frame where frame {} was due",
+            checked.next
+        )));
+    };
+    checked.next += 1;
+    let wrote = &clip.signal;
+    let read = frame.signal;
+    if (read.primaries, read.transfer, read.matrix, read.full_range)
+        != (
+            wrote.primaries,
+            wrote.transfer,
+            wrote.matrix,
+            wrote.full_range,
+        )
+    {
+        bail!(Mismatch(format!(
+            "{what}: NVDEC's parser read the colour description {read:?}, not the {wrote:?} \
+             written"
         )));
     }
-    checked.next += 1;
-    let color = color_space(frame)?;
-    checked.color = Some(color);
+    if frame.size != clip.size || frame.format != clip.codec.format() {
+        bail!(Mismatch(format!(
+            "{what}: NVDEC gave a {:?} {:?} frame, not {:?} {:?}",
+            frame.format,
+            frame.size,
+            clip.codec.format(),
+            clip.size
+        )));
+    }
+    let color = color_space(wrote)?;
     // The surface as it lies: luma rows at NVDEC's pitch, the chroma rows after them.
     let layout = VideoLayout::with_chroma(
         frame.size,
-        VideoFormat::Nv12,
+        frame.format,
         frame.pitch,
         frame.chroma_offset,
         frame.pitch,
@@ -169,39 +283,38 @@ fn show_and_check(
     let surface = VideoFrame::new(DevicePtr::from_raw(frame.ptr), layout);
     // SAFETY: (1) the surface is NVDEC's output, mapped in the target's context with `stream`
     // as its output stream: `layout`'s bytes from `frame.ptr` (the chroma rows follow the
-    // luma's at the same pitch, as NVDEC lays NV12 out). `nvdec::decode` keeps it mapped, and
-    // NVDEC writes it no more, until the work queued on `stream` by now has run.
+    // luma's at the same pitch, as NVDEC lays NV12 and P016 out). `nvdec::decode` keeps it
+    // mapped, and NVDEC writes it no more, until the work queued on `stream` by now has run.
     unsafe { target.show_video_raw(&surface, color, stream)? };
 
-    if index % CHECK_EVERY != 0 && index + 1 != FRAMES {
+    let planes = download(frame, &layout, target.context(), stream)?;
+    check_planes(&planes, &layout, encoded, &what)?;
+    if index % CHECK_EVERY != 0 && index + 1 != clip.frames {
         return Ok(());
     }
     let shown = target.read_pixels()?;
-    let encoded = &frames[index as usize];
-    let planes = download(frame, &layout, target.context(), stream)?;
-    let what = format!("frame {index}");
-    check_planes(&planes, &layout, encoded, &what)?;
-    let packed = VideoLayout::packed(SIZE, VideoFormat::Nv12)?;
+    let packed = VideoLayout::packed(clip.size, frame.format)?;
     let want = convert_cpu(encoded, &packed, color)?;
-    checked.off_by_one += compare(&shown, &want, SIZE.0, &what)?;
-    checked.frames += 1;
+    checked.off_by_one += compare(&shown, &want, clip.size.0, &what)?;
+    checked.shown += 1;
     checked.pixels += want.len() / 4;
-    checked.last = Some(shown);
+    checked.last = Some((clip.size, shown));
     Ok(())
 }
 
-/// The colour space the stream's VUI gave NVDEC's parser (ITU-T H.273 code points).
+/// The colour space a VUI's code points name (ITU-T H.273: matrix 1 BT.709, 5 and 6 BT.601, 9
+/// BT.2020 non-constant luminance).
 ///
 /// # Errors
-/// For a matrix this example does not expect.
-fn color_space(frame: &Decoded) -> Result<ColorSpace> {
-    let matrix = match frame.matrix {
+/// For a matrix this example does not write.
+fn color_space(signal: &Signal) -> Result<ColorSpace> {
+    let matrix = match signal.matrix {
         1 => ColorMatrix::Bt709,
         5 | 6 => ColorMatrix::Bt601,
         9 => ColorMatrix::Bt2020,
-        other => bail!("matrix_coefficients {other} in the stream: not one this example writes"),
+        other => bail!("matrix_coefficients {other}: not one this example writes"),
     };
-    let range = if frame.full_range {
+    let range = if signal.full_range {
         ColorRange::Full
     } else {
         ColorRange::Limited
@@ -209,8 +322,13 @@ fn color_space(frame: &Decoded) -> Result<ColorSpace> {
     Ok(ColorSpace::new(matrix, range))
 }
 
+/// "bt601 limited", say.
+fn name(color: ColorSpace) -> String {
+    format!("{:?} {:?}", color.matrix, color.range).to_lowercase()
+}
+
 /// The decoded surface's `layout.bytes()` bytes, copied to the host once the work queued on
-/// `stream` (NVDEC's post-processing, the conversion) has run.
+/// `stream` (NVDEC's post-processing, the conversion) has run (at most 10 s).
 ///
 /// # Errors
 /// CUDA's errors.
@@ -228,7 +346,7 @@ fn download(
     let driver = cuda_gl::sys::driver()?;
     // SAFETY: `bytes` has room for `layout.bytes()` bytes; the surface holds them (mapped by
     // `nvdec::decode` for the duration of the callback, see `show_and_check`), in the current
-    // context, and nothing writes it any more (the stream is done).
+    // context, and nothing writes it any more (the stream's work is done).
     let copied =
         unsafe { driver.cuMemcpyDtoH_v2(bytes.as_mut_ptr().cast(), frame.ptr, bytes.len()) };
     if !copied.is_success() {
@@ -237,29 +355,40 @@ fn download(
     Ok(bytes)
 }
 
-/// Compares the decoded planes (at NVDEC's pitch) with the packed NV12 frame encoded, row by
-/// row.
+/// Compares the decoded planes (at NVDEC's pitch) with the packed frame encoded, row by row:
+/// bytes for NV12, each word's top 10 bits for P010 (the encoder stored those; NVDEC leaves
+/// the low 6 bits 0, the frame encoded has junk there).
 ///
 /// # Errors
 /// [`Mismatch`] at the first row that differs.
 fn check_planes(planes: &[u8], layout: &VideoLayout, encoded: &[u8], what: &str) -> Result<()> {
-    let (w, h) = (SIZE.0 as usize, SIZE.1 as usize);
-    let rows = (0..h)
-        .map(|y| ("luma", y, y * layout.luma_pitch(), y * w))
-        .chain((0..h / 2).map(|y| {
-            let at = layout.chroma_offset() + y * layout.chroma_pitch();
-            ("chroma", y, at, w * h + y * w)
-        }));
-    for (plane, y, at, want_at) in rows {
+    let (w, h) = (layout.width() as usize, layout.height() as usize);
+    let row = w * layout.format().bytes_per_sample();
+    let luma_rows = (0..h).map(|y| ("luma", y, y * layout.luma_pitch(), y * row));
+    let chroma_rows = (0..h / 2).map(|y| {
+        let at = layout.chroma_offset() + y * layout.chroma_pitch();
+        ("chroma", y, at, h * row + y * row)
+    });
+    let ten_bits = |bytes: &[u8]| -> Vec<u16> {
+        bytes
+            .chunks_exact(2)
+            .map(|w| u16::from_le_bytes([w[0], w[1]]) >> 6)
+            .collect()
+    };
+    for (plane, y, at, want_at) in luma_rows.chain(chroma_rows) {
         let got = planes
-            .get(at..at + w)
+            .get(at..at + row)
             .context("a row outside the surface")?;
         let want = encoded
-            .get(want_at..want_at + w)
+            .get(want_at..want_at + row)
             .context("a row outside the frame")?;
-        if got != want {
+        let same = match layout.format() {
+            VideoFormat::P010 => ten_bits(got) == ten_bits(want),
+            _ => got == want,
+        };
+        if !same {
             bail!(Mismatch(format!(
-                "{what}: decoded {plane} row {y} differs from the row encoded (lossless I_PCM)"
+                "{what}: decoded {plane} row {y} differs from the row encoded (lossless PCM)"
             )));
         }
     }

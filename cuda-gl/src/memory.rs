@@ -81,10 +81,12 @@ impl DevicePtr<'_> {
     /// use cuda_gl::video::{VideoFormat, VideoFrame, VideoLayout};
     /// use cuda_gl::DevicePtr;
     /// # fn surface() -> (u64, usize) { (0x7f00_0000_0000, 2048) }
-    /// // NVDEC's NV12 output: the chroma rows after the luma's.
+    /// // NVDEC's NV12 output surface of a 1080p stream, as `cuvidMapVideoFrame64` gives it:
+    /// // the coded picture's 1088 luma rows, then the chroma rows.
     /// let (address, pitch) = surface();
-    /// let chroma = pitch * 1080;
-    /// let layout = VideoLayout::with_chroma((1920, 1080), VideoFormat::Nv12, pitch, chroma, pitch)?;
+    /// let chroma = pitch * 1088;
+    /// let nv12 = VideoFormat::Nv12;
+    /// let layout = VideoLayout::with_chroma((1920, 1080), nv12, pitch, chroma, pitch)?;
     /// let frame = VideoFrame::new(DevicePtr::from_raw(address), layout);
     /// assert_eq!(frame.ptr().as_raw(), address);
     /// # Ok::<(), cuda_gl::Error>(())

@@ -8,6 +8,7 @@
 //! 7.3.2.2), the slice header (7.3.3) and `macroblock_layer` with `mb_type` 25, `I_PCM`
 //! (7.3.5, table 7-11), in NAL units with emulation prevention (7.3.1, 7.4.1).
 
+use crate::bitstream::{Bits, Frames, Signal, nal};
 use anyhow::{Result, bail};
 
 /// `mb_type` of an `I_PCM` macroblock in an I slice (table 7-11).
@@ -26,26 +27,10 @@ const NAL_IDR_SLICE: u8 = 5;
 const NAL_SPS: u8 = 7;
 const NAL_PPS: u8 = 8;
 
-/// The colour description a stream carries in its VUI (E.2.1; the code points are ITU-T
-/// H.273's): what a player reads to pick the conversion.
-#[derive(Clone, Copy, Debug)]
-pub struct Signal {
-    /// `colour_primaries`, `transfer_characteristics`, `matrix_coefficients` (1, 1, 1 for
-    /// BT.709; 6, 6, 6 for BT.601 525-line; 9, 14, 9 for BT.2020).
-    pub primaries: u8,
-    pub transfer: u8,
-    pub matrix: u8,
-    /// `video_full_range_flag`.
-    pub full_range: bool,
-}
-
-/// The frames' size (even, as 4:2:0 chroma and H.264's cropping in 2-pixel units need) and
-/// their colour description.
+/// An H.264 stream of `I_PCM` pictures of its frames.
 #[derive(Clone, Copy, Debug)]
 pub struct PcmStream {
-    width: u32,
-    height: u32,
-    signal: Signal,
+    frames: Frames,
 }
 
 impl PcmStream {
@@ -54,13 +39,8 @@ impl PcmStream {
     /// # Errors
     /// For an odd or zero size, or one over level 5.1's 36,864 macroblocks.
     pub fn new(width: u32, height: u32, signal: Signal) -> Result<PcmStream> {
-        if width == 0 || height == 0 || width % 2 == 1 || height % 2 == 1 {
-            bail!("{width}x{height}: an H.264 4:2:0 stream's frames have an even, nonzero size");
-        }
         let stream = PcmStream {
-            width,
-            height,
-            signal,
+            frames: Frames::new("H.264", width, height, signal)?,
         };
         let (mbs_w, mbs_h) = stream.macroblocks();
         if mbs_w * mbs_h > 36_864 {
@@ -71,21 +51,23 @@ impl PcmStream {
 
     /// The bytes of one packed NV12 frame: the luma rows, then the interleaved chroma rows.
     pub fn frame_bytes(&self) -> usize {
-        let (w, h) = (self.width as usize, self.height as usize);
-        w * h + w * (h / 2)
+        self.frames.bytes(1)
     }
 
     /// Macroblocks across and down (the frame rounded up to 16).
     fn macroblocks(&self) -> (u32, u32) {
-        (self.width.div_ceil(16), self.height.div_ceil(16))
+        (
+            self.frames.width.div_ceil(16),
+            self.frames.height.div_ceil(16),
+        )
     }
 
     /// The sequence and picture parameter sets, as NAL units with start codes: what the
     /// stream begins with.
     pub fn headers(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        nal(&mut out, NAL_SPS, &self.sps());
-        nal(&mut out, NAL_PPS, &pps());
+        nal(&mut out, &[header(NAL_SPS)], &self.sps());
+        nal(&mut out, &[header(NAL_PPS)], &pps());
         out
     }
 
@@ -99,13 +81,13 @@ impl PcmStream {
         if nv12.len() != self.frame_bytes() {
             bail!(
                 "a {}x{} NV12 frame is {} bytes, not {}",
-                self.width,
-                self.height,
+                self.frames.width,
+                self.frames.height,
                 self.frame_bytes(),
                 nv12.len()
             );
         }
-        let (w, h) = (self.width as usize, self.height as usize);
+        let (w, h) = (self.frames.width as usize, self.frames.height as usize);
         let (luma, chroma) = nv12.split_at(w * h);
         let luma_at = |x: usize, y: usize| luma[y.min(h - 1) * w + x.min(w - 1)];
         let chroma_at =
@@ -134,7 +116,7 @@ impl PcmStream {
             }
         }
         let mut out = Vec::with_capacity(self.frame_bytes() * 2);
-        nal(&mut out, NAL_IDR_SLICE, &bits.finish());
+        nal(&mut out, &[header(NAL_IDR_SLICE)], &bits.finish());
         Ok(out)
     }
 
@@ -158,8 +140,8 @@ impl PcmStream {
         b.u(1, 1); // direct_8x8_inference_flag
         // Cropping, in units of 2 pixels for 4:2:0 frames (CropUnitX, CropUnitY: 7-19, 7-20).
         let (right, bottom) = (
-            (mbs_w * 16 - self.width) / 2,
-            (mbs_h * 16 - self.height) / 2,
+            (mbs_w * 16 - self.frames.width) / 2,
+            (mbs_h * 16 - self.frames.height) / 2,
         );
         let cropped = right != 0 || bottom != 0;
         b.u(1, u32::from(cropped)); // frame_cropping_flag
@@ -175,22 +157,7 @@ impl PcmStream {
 
     /// `vui_parameters()` (E.1.1) with the video signal type alone.
     fn vui(&self, b: &mut Bits) {
-        let Signal {
-            primaries,
-            transfer,
-            matrix,
-            full_range,
-        } = self.signal;
-        b.u(1, 0); // aspect_ratio_info_present_flag
-        b.u(1, 0); // overscan_info_present_flag
-        b.u(1, 1); // video_signal_type_present_flag
-        b.u(3, 5); // video_format: unspecified
-        b.u(1, u32::from(full_range)); // video_full_range_flag
-        b.u(1, 1); // colour_description_present_flag
-        b.u(8, u32::from(primaries));
-        b.u(8, u32::from(transfer));
-        b.u(8, u32::from(matrix));
-        b.u(1, 0); // chroma_loc_info_present_flag
+        self.frames.write_signal(b);
         b.u(1, 0); // timing_info_present_flag
         b.u(1, 0); // nal_hrd_parameters_present_flag
         b.u(1, 0); // vcl_hrd_parameters_present_flag
@@ -237,92 +204,7 @@ fn pps() -> Vec<u8> {
     b.finish()
 }
 
-/// Appends one NAL unit (`nal_ref_idc` 3, type `kind`) holding `rbsp`, after a 4-byte start
-/// code, with an emulation prevention byte (3) wherever two zero bytes would be followed by a
-/// byte of 3 or less (7.4.1), so that no start code appears inside it.
-fn nal(out: &mut Vec<u8>, kind: u8, rbsp: &[u8]) {
-    out.extend_from_slice(&[0, 0, 0, 1, (3 << 5) | kind]);
-    let mut zeros = 0;
-    for &byte in rbsp {
-        if zeros >= 2 && byte <= 3 {
-            out.push(3);
-            zeros = 0;
-        }
-        out.push(byte);
-        zeros = if byte == 0 { zeros + 1 } else { 0 };
-    }
-}
-
-/// The bits of an RBSP, most significant first.
-#[derive(Default)]
-struct Bits {
-    bytes: Vec<u8>,
-    /// Bits of the last byte in use (0 when there is none, or it is full).
-    used: u8,
-}
-
-impl Bits {
-    /// One bit.
-    fn bit(&mut self, one: bool) {
-        if self.used == 0 {
-            self.bytes.push(0);
-        }
-        if let Some(last) = self.bytes.last_mut() {
-            *last |= u8::from(one) << (7 - self.used);
-        }
-        self.used = (self.used + 1) % 8;
-    }
-
-    /// `u(n)`: `value`'s low `n` bits.
-    fn u(&mut self, n: u32, value: u32) {
-        for k in (0..n).rev() {
-            self.bit(value >> k & 1 == 1);
-        }
-    }
-
-    /// `ue(v)`: Exp-Golomb (9.1): as many zeros as `value + 1` has bits after its first, then
-    /// `value + 1`.
-    fn ue(&mut self, value: u32) {
-        let coded = u64::from(value) + 1;
-        let len = 64 - coded.leading_zeros();
-        for _ in 1..len {
-            self.bit(false);
-        }
-        for k in (0..len).rev() {
-            self.bit(coded >> k & 1 == 1);
-        }
-    }
-
-    /// `se(v)`: signed Exp-Golomb (9.1.1): k > 0 as 2k - 1, k <= 0 as -2k.
-    fn se(&mut self, value: i32) {
-        let mapped = if value > 0 {
-            2 * value.unsigned_abs() - 1
-        } else {
-            2 * value.unsigned_abs()
-        };
-        self.ue(mapped);
-    }
-
-    /// Zero bits up to the next byte boundary (`pcm_alignment_zero_bit`).
-    fn align_zero(&mut self) {
-        while self.used != 0 {
-            self.bit(false);
-        }
-    }
-
-    /// A whole byte at a byte boundary (a PCM sample).
-    fn byte(&mut self, value: u8) {
-        if self.used == 0 {
-            self.bytes.push(value);
-        } else {
-            self.u(8, u32::from(value));
-        }
-    }
-
-    /// The bytes, after `rbsp_trailing_bits()`: a one bit, then zeros to the byte boundary.
-    fn finish(mut self) -> Vec<u8> {
-        self.bit(true);
-        self.align_zero();
-        self.bytes
-    }
+/// The NAL unit header of a reference unit of type `kind`: `nal_ref_idc` 3 (7.3.1).
+fn header(kind: u8) -> u8 {
+    (3 << 5) | kind
 }
