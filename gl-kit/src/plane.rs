@@ -1,6 +1,6 @@
 //! Video plane textures (`GL_R8`, `GL_RG8`, `GL_R16`, `GL_RG16`, ...): the transfer format of
 //! their texels, and the state those texels move in and out under, rows tightly packed
-//! ([`write`], [`readback::plane`](crate::readback::plane)).
+//! ([`write`](fn@write), [`readback::plane`](crate::readback::plane)).
 
 use anyhow::{Result, bail, ensure};
 use gl::types::{GLenum, GLsizei, GLuint};
