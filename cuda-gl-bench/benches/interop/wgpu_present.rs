@@ -206,6 +206,11 @@ pub enum Role {
     /// (`SharedTexture::release_ahead`), as the docs tell frames in flight to: the next
     /// write's CUDA wait finds the release already made.
     SharedRawAhead,
+    /// [`Role::SharedRaw`] on a shared texture of its own, its wgpu use given to
+    /// `CudaWrite::finish_then_release`: the hand-back, the use and the release ahead in one
+    /// submit, the release's signal in a second (two submits a frame, where the raw row makes
+    /// four).
+    SharedRawOneSubmit,
     /// The same hand-off as [`Role::SharedRaw`] made of plain ash and driver calls, with the
     /// acquire only (`wgpu_present/plain.rs`).
     PlainRoute,

@@ -509,22 +509,49 @@ impl<S: AsStream> CudaWrite<'_, S> {
             .give_back(self.stream.raw_stream(), After::Nothing)
     }
 
-    /// [`finish`](Self::finish), with `then` (work of the same device that uses the texture)
-    /// submitted with the hand-back, after it (when wgpu refuses that submit, the hand-back is
-    /// submitted again alone at once, and the refusal returned), and the release of the image
-    /// to CUDA ahead of the next write (as [`SharedTexture::release_ahead`]) after `then`: its
-    /// barriers in the same submit, its signal in an empty submit after it. For an image that
-    /// only `then` uses (a target's, never handed out), so that the next write waits for a
-    /// release already on wgpu's queue. A release whose signal could not be made is logged,
-    /// not returned: the frame was handed back, and the next write recovers the image and
-    /// returns what still fails.
+    /// [`finish`](Self::finish), then `then` (your frame's use of the texture: the passes that
+    /// sample or copy it, recorded on the texture's device), then the image released to CUDA
+    /// ahead of the next write (as [`SharedTexture::release_ahead`]), all in one wgpu submit,
+    /// whose release is signalled by an empty submit after it: two submits a frame, where
+    /// `finish`, a submit of your use and the next write's release make four.
+    ///
+    /// For a texture whose every use in the frame is in `then` (a texture of your own that a
+    /// kernel writes each frame and your passes read). When wgpu refuses the submit (a
+    /// command buffer of another device, or one that uses a destroyed resource), the hand-back
+    /// is submitted again alone at once, nothing is released, and the refusal is returned. A
+    /// release whose signal could not be made is logged, not returned: the frame was handed
+    /// back and used, and the next write recovers the image and returns what still fails.
+    ///
+    /// ```no_run
+    /// # use cuda_gl::wgpu;
+    /// # fn frame(
+    /// #     shared: &mut cuda_gl::wgpu_interop::SharedTexture,
+    /// #     device: &wgpu::Device,
+    /// #     stream: &cuda_gl::Stream,
+    /// #     draw: impl Fn(&mut wgpu::CommandEncoder, &wgpu::Texture),
+    /// # ) -> cuda_gl::Result<()> {
+    /// let texture = shared.texture().clone(); // for your passes while the write is open
+    /// // SAFETY: nothing submits a use of the texture but the command buffer below.
+    /// let write = unsafe { shared.write(stream) }?; // takes the release made last frame
+    /// // ... a kernel writes through write.surface() on `stream` ...
+    /// let mut encoder = device.create_command_encoder(&Default::default());
+    /// draw(&mut encoder, &texture); // your passes that sample the frame
+    /// // SAFETY: the texture's next use is in the next frame's command buffer, given to that
+    /// // frame's `finish_then_release`.
+    /// unsafe { write.finish_then_release(encoder.finish()) }?;
+    /// # Ok(())
+    /// # }
+    /// ```
     ///
     /// # Safety
-    /// 1. As [`SharedTexture::release_ahead`]'s (1).
+    /// 1. As [`SharedTexture::release_ahead`]'s (1): from this call until a later write's guard
+    ///    hands the image back, no wgpu command outside `then` uses the texture (a clone of
+    ///    [`SharedTexture::texture`]).
     ///
     /// # Errors
-    /// As [`finish`](Self::finish).
-    pub(crate) unsafe fn finish_then_release(mut self, then: wgpu::CommandBuffer) -> Result<()> {
+    /// As [`finish`](Self::finish); [`WgpuError::Refused`](super::WgpuError::Refused) when wgpu
+    /// refuses the submit with `then` (the hand-back was then submitted alone).
+    pub unsafe fn finish_then_release(mut self, then: wgpu::CommandBuffer) -> Result<()> {
         self.done = true;
         self.texture
             .give_back(self.stream.raw_stream(), After::UseThenRelease(then))
@@ -549,41 +576,4 @@ impl<S: AsStream> Drop for CudaWrite<'_, S> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::panic)]
-mod tests {
-    use super::*;
-    use crate::error::Error;
-
-    #[test]
-    fn sizes_are_checked_before_any_gpu_call() {
-        let zero = |e| matches!(e, Error::Usage(UsageError::ZeroSize { .. }));
-        assert!(zero(check_size(0, 10, 100).unwrap_err()));
-        assert!(zero(check_size(10, 0, 100).unwrap_err()));
-        let big = check_size(101, 10, 100).unwrap_err();
-        assert!(
-            matches!(big, Error::Usage(UsageError::TooLarge { .. })),
-            "{big}"
-        );
-        assert!(big.to_string().contains("101"), "{big}");
-        assert!(big.to_string().starts_with("SharedTexture::new: "), "{big}");
-        assert!(check_size(100, 1, 100).is_ok());
-    }
-
-    /// The driver's export limit is the interop mode's (a `WgpuError`, after which auto mode
-    /// falls back to staged), not a usage error (which ends auto mode's search): it was one.
-    #[test]
-    fn the_export_limit_is_refused_as_the_modes_own() {
-        let format = SharedFormat::R8Unorm;
-        assert!(check_export_size((100, 50), (100, 50), format).is_ok());
-        for size in [(101, 50), (100, 51)] {
-            let e = check_export_size(size, (100, 50), format).unwrap_err();
-            assert!(
-                matches!(&e, Error::Wgpu(WgpuError::ExportTooLarge { size: s, max: (100, 50), .. }) if *s == size),
-                "{e}"
-            );
-            assert!(!crate::mode_choice::refused_in_every_mode(&e), "{e}");
-        }
-        let usage = check_size(101, 1, 100).unwrap_err();
-        assert!(crate::mode_choice::refused_in_every_mode(&usage), "{usage}");
-    }
-}
+mod tests;

@@ -4,25 +4,43 @@
 //! the release ahead sees frame n, never the frame CUDA writes next into the same texture; a
 //! write takes an image released ahead with no release of its own; a texture released ahead
 //! and dropped hands its image back, so a clone of its `wgpu::Texture` still reads the last
-//! frame.
+//! frame. `CudaWrite::finish_then_release` puts the application's use of the frame between the
+//! hand-back and the release ahead, in one submit, with the same orders.
 //!
 //! Needs `--features wgpu,egl`, a GPU and NVIDIA's Vulkan driver (headless:
 //! `VK_DRIVER_FILES=.../nvidia_icd.json`); skips with the reason elsewhere.
 #![cfg(all(feature = "wgpu", feature = "egl"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use super::wgpu_interop::Setup;
 use super::wgpu_interop::{
     assert_frame, read_back, seed_of, setup, words, write_and_check, write_frame,
 };
-use crate::wgpu_read::submit_read;
-use cuda_gl::LaunchConfig;
+use crate::wgpu_read::{record_read, submit_read};
 use cuda_gl::wgpu_interop::{SharedFormat, SharedTexture};
+use cuda_gl::{Function, LaunchConfig, Surface};
 
 /// The ring's frame size: 2160p, where a copy takes long enough on the GPU for a write that is
 /// not ordered after it to show.
 const UHD: (u32, u32) = (3840, 2160);
 /// Frames through the ring.
 const FRAMES: u32 = 12;
+
+/// Frame `n` (the fill kernel's texels of `seed_of(n)`) written through `surface`, a UHD RGBA8
+/// texture's, on the suite's stream.
+fn fill_uhd(s: &Setup, fill: &Function, surface: Surface<'_>, n: u32) {
+    let (w, h) = UHD;
+    // SAFETY: the kernel writes w x h RGBA8 texels through the surface (of a UHD texture, a
+    // guard's), on the guard's stream.
+    unsafe {
+        fill.launch(
+            LaunchConfig::for_image(w, h),
+            &s.stream,
+            (surface, w as i32, h as i32, seed_of(n)),
+        )
+        .unwrap();
+    }
+}
 
 /// Two textures round-robin, as the docs say to use them: frame n written into texture n % 2,
 /// then a read of frame n - 1 submitted, texture (n - 1) % 2 released ahead, frame n handed
@@ -32,7 +50,6 @@ fn frames_in_flight_released_ahead_each_read_their_own_frame() {
     let Some(s) = setup() else { return };
     let mut ring = [UHD; 2].map(|size| s.shared(size, SharedFormat::Rgba8Unorm));
     let fill = s.kernels.function("surface_fill_rgba8").unwrap();
-    let (w, h) = UHD;
     let mut reads = Vec::new();
     for n in 0..FRAMES {
         let [a, b] = &mut ring;
@@ -40,16 +57,7 @@ fn frames_in_flight_released_ahead_each_read_their_own_frame() {
         // SAFETY: (1) of `write`: until `finish`, the only submits are the read of the other
         // texture and its release ahead; this texture is read only after its `finish`.
         let write = unsafe { current.write(&s.stream) }.unwrap();
-        // SAFETY: the kernel writes w x h RGBA8 texels through the surface, on the guard's
-        // stream.
-        unsafe {
-            fill.launch(
-                LaunchConfig::for_image(w, h),
-                &s.stream,
-                (write.surface(), w as i32, h as i32, seed_of(n)),
-            )
-            .unwrap();
-        }
+        fill_uhd(&s, &fill, write.surface(), n);
         if n > 0 {
             reads.push((n - 1, submit_read(&s.device, &s.queue, previous.texture())));
             // SAFETY: (1) of `release_ahead`: the texture is used next by the read of frame
@@ -132,4 +140,48 @@ fn a_texture_released_ahead_destroyed_and_dropped_waits_for_its_release() {
     drop(shared);
     s.ctx.check_drop_errors().unwrap();
     write_and_check(&s, &mut make(), seed_of(2), "a texture made after");
+}
+
+/// `CudaWrite::finish_then_release`, frame after frame on one texture: each frame's read goes in
+/// its hand-back's submit, before the release ahead, and holds that frame (at 2160p, where a
+/// kernel of the next frame not ordered after the read would show); each write takes the
+/// release made ahead (the semaphore moves by the release and the signal, two a frame); the
+/// texture left released ahead and dropped hands its image back, so a clone reads the last
+/// frame.
+#[test]
+fn finish_then_release_reads_each_frame_in_its_hand_backs_submit() {
+    let Some(s) = setup() else { return };
+    let mut shared = s.shared(UHD, SharedFormat::Rgba8Unorm);
+    let kept = shared.texture().clone();
+    let fill = s.kernels.function("surface_fill_rgba8").unwrap();
+    let mut reads = Vec::new();
+    let mut values = Vec::new();
+    for n in 0..FRAMES {
+        // SAFETY: (1) of `write`: the texture's only use is the read below (recorded through
+        // the clone), submitted by `finish_then_release`, after the hand-back.
+        let write = unsafe { shared.write(&s.stream) }.unwrap();
+        fill_uhd(&s, &fill, write.surface(), n);
+        let (read, commands) = record_read(&s.device, &kept);
+        // SAFETY: (1) of `finish_then_release`: the texture's next use is the next frame's
+        // read, given to that frame's `finish_then_release`; the clone is read after the drop.
+        unsafe { write.finish_then_release(commands) }.unwrap();
+        reads.push((n, read));
+        values.push(shared.timeline_value());
+    }
+    for (n, read) in reads {
+        let got: Vec<u32> = words(&read.bytes(&s.device)).collect();
+        assert_frame(&got, seed_of(n), format!("the read of frame {n}"));
+    }
+    let steps: Vec<u64> = values.windows(2).map(|v| v[1] - v[0]).collect();
+    assert!(
+        steps.iter().all(|&step| step == 2),
+        "each write took the release made ahead: the semaphore moved by {steps:?}"
+    );
+    drop(shared);
+    assert_frame(
+        &read_back(&s, &kept),
+        seed_of(FRAMES - 1),
+        "the clone after the drop",
+    );
+    s.ctx.check_drop_errors().unwrap();
 }

@@ -42,19 +42,30 @@ pub fn submit_read(
     queue: &wgpu::Queue,
     texture: &wgpu::Texture,
 ) -> PendingRead {
+    let (read, commands) = record_read(device, texture);
+    queue.submit([commands]);
+    read
+}
+
+/// [`submit_read`]'s copy recorded and not submitted: the command buffer to submit (or to hand
+/// to `CudaWrite::finish_then_release`), and the read it fills.
+pub fn record_read(
+    device: &wgpu::Device,
+    texture: &wgpu::Texture,
+) -> (PendingRead, wgpu::CommandBuffer) {
     let texel = texture
         .format()
         .block_copy_size(None)
         .expect("a format of one block size");
     let mut encoder = device.create_command_encoder(&Default::default());
     let (buffer, padded) = wgpu_copy::copy_to_buffer(device, &mut encoder, texture, "read-back");
-    queue.submit([encoder.finish()]);
-    PendingRead {
+    let read = PendingRead {
         buffer,
         padded,
         row: (texture.width() * texel) as usize,
         rows: texture.height() as usize,
-    }
+    };
+    (read, encoder.finish())
 }
 
 impl PendingRead {

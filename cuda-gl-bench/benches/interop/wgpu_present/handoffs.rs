@@ -46,6 +46,10 @@ pub struct Plain {
     pub shared_ahead_us: f64,
     /// `shared_ahead_us / plain_wgpu_us` (against the same target, for reading).
     pub shared_ahead_to_plain_wgpu: f64,
+    /// The raw hand-off with its use in the hand-back's submit (`Role::SharedRawOneSubmit`).
+    pub shared_one_submit_us: f64,
+    /// `shared_one_submit_us / plain_wgpu_us` (against the same target, for reading).
+    pub shared_one_submit_to_plain_wgpu: f64,
 }
 
 /// `wgpu_present.sizes.<WxH>.sustained`: µs per frame over rounds of `round_frames` frames,
@@ -155,6 +159,7 @@ impl Plain {
         let plain_wgpu_us = median(cases, Role::PlainWgpu, size)?;
         let plain_release_us = median(cases, Role::PlainRelease, size)?;
         let shared_ahead_us = median(cases, Role::SharedRawAhead, size)?;
+        let shared_one_submit_us = median(cases, Role::SharedRawOneSubmit, size)?;
         let shared_raw_to_plain_wgpu = shared_raw_us / plain_wgpu_us;
         Some(Plain {
             plain_us,
@@ -169,6 +174,8 @@ impl Plain {
             release_to_plain: plain_release_us / plain_us,
             shared_ahead_us,
             shared_ahead_to_plain_wgpu: shared_ahead_us / plain_wgpu_us,
+            shared_one_submit_us,
+            shared_one_submit_to_plain_wgpu: shared_one_submit_us / plain_wgpu_us,
         })
     }
 }
@@ -268,6 +275,10 @@ pub fn ratios(
             Role::SharedRawAhead,
             to(&wgpu_name, plain.shared_ahead_to_plain_wgpu, None),
         ),
+        (
+            Role::SharedRawOneSubmit,
+            to(&wgpu_name, plain.shared_one_submit_to_plain_wgpu, None),
+        ),
         (Role::PlainRoute, to(&floor, plain.plain_to_floor, None)),
         (Role::PlainWgpu, to(&plain_name, plain.wgpu_to_plain, None)),
         (
@@ -291,7 +302,8 @@ pub fn print(label: &str, shared_raw_us: f64, (plain, sustained): (&Plain, &Sust
     eprintln!(
         "interop: {label} plain calls: {} µs, {} x floor; through wgpu {} µs: {} x plain calls; \
          shared raw {} µs: {} x through wgpu (target <= {PLAIN_TARGET}: {}), {} x plain calls; \
-         released ahead {} µs: {} x through wgpu; plain calls + release {} µs: {} x plain calls",
+         released ahead {} µs: {} x through wgpu; use in the hand-back's submit {} µs: {} x \
+         through wgpu; plain calls + release {} µs: {} x plain calls",
         us_text(plain.plain_us),
         ratio_text(plain.plain_to_floor),
         us_text(plain.plain_wgpu_us),
@@ -302,6 +314,8 @@ pub fn print(label: &str, shared_raw_us: f64, (plain, sustained): (&Plain, &Sust
         ratio_text(plain.shared_raw_to_plain),
         us_text(plain.shared_ahead_us),
         ratio_text(plain.shared_ahead_to_plain_wgpu),
+        us_text(plain.shared_one_submit_us),
+        ratio_text(plain.shared_one_submit_to_plain_wgpu),
         us_text(plain.plain_release_us),
         ratio_text(plain.release_to_plain),
     );
@@ -331,15 +345,15 @@ pub fn markdown(sizes: &[(String, f64, &Plain, &Sustained)]) -> String {
          `Device::poll`) and, for reading, submitted raw (\"plain\": one `vkQueueSubmit`, \
          `vkWaitSemaphores`); image in `GENERAL`:\n\n\
          | size | plain µs | plain / floor | wgpu µs | wgpu / plain | shared raw µs | shared \
-         raw / wgpu | target | shared raw / plain | released ahead µs | ahead / wgpu | plain + \
-         release µs | + release / plain |\n\
-         |---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|\n",
+         raw / wgpu | target | shared raw / plain | released ahead µs | ahead / wgpu | one \
+         submit µs | one submit / wgpu | plain + release µs | + release / plain |\n\
+         |---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for (label, shared_raw_us, p, _) in sizes {
         let _ = writeln!(
             out,
             "| {label} | {} | {} | {} | {} | {} | {} | <= {PLAIN_TARGET}: {} | {} | {} | {} | {} \
-             | {} |",
+             | {} | {} | {} |",
             us_text(p.plain_us),
             ratio_text(p.plain_to_floor),
             us_text(p.plain_wgpu_us),
@@ -350,6 +364,8 @@ pub fn markdown(sizes: &[(String, f64, &Plain, &Sustained)]) -> String {
             ratio_text(p.shared_raw_to_plain),
             us_text(p.shared_ahead_us),
             ratio_text(p.shared_ahead_to_plain_wgpu),
+            us_text(p.shared_one_submit_us),
+            ratio_text(p.shared_one_submit_to_plain_wgpu),
             us_text(p.plain_release_us),
             ratio_text(p.release_to_plain),
         );

@@ -50,6 +50,10 @@ struct Rig {
     /// The released-ahead raw row's own shared texture (left released ahead between its
     /// iterations, so no other row may use it).
     shared_ahead: SharedTexture,
+    /// The one-submit raw row's own shared texture (left released ahead between its
+    /// iterations), and a clone of its `wgpu::Texture` to record the use through while the
+    /// write borrows it.
+    shared_one: (SharedTexture, wgpu::Texture),
     /// The raw DtoH's destination, and `write_texture`'s source.
     pinned: PinnedBuffer<u8>,
     /// `write_texture`'s destination.
@@ -143,6 +147,8 @@ impl Rig {
         let (width, height) = size;
         let bytes = width as usize * height as usize * 4;
         let (shared, shared_ahead) = (w.shared_texture(gpu, size)?, w.shared_texture(gpu, size)?);
+        let shared_one = w.shared_texture(gpu, size)?;
+        let shared_one_texture = shared_one.texture().clone();
         let plain = w.blit_texture(size, None, "wgpu present: the blits' plain source");
         let mut blits = Vec::new();
         for kind in BlitKind::ALL {
@@ -166,6 +172,7 @@ impl Rig {
             blits,
             shared,
             shared_ahead,
+            shared_one: (shared_one, shared_one_texture),
             pinned: gpu.pinned_bytes(bytes)?,
             upload: w.texture(size, "wgpu present: write_texture's texture"),
         };
@@ -347,6 +354,29 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
                     // SAFETY: (1) of `release_ahead`: this row's next use of the texture comes
                     // after its next write's `finish`.
                     Ok(unsafe { shared.release_ahead() }?)
+                },
+            ),
+        ),
+        (
+            Role::SharedRawOneSubmit,
+            Variant::new(
+                format!(
+                    "SharedTexture raw hand-off {width}x{height}, use in the hand-back's submit: \
+                     write + kernel (surface) + finish_then_release(wgpu use)"
+                ),
+                |rig: &mut Rig| {
+                    rig.frames.t += FRAME_DT;
+                    let (shared, texture) = &mut rig.shared_one;
+                    let use_commands = w.record_texels(&[(&*texture, &rig.frames.sink)]);
+                    // SAFETY: (1) of `write`: this row alone uses this texture, only in the
+                    // command buffer given to `finish_then_release` below.
+                    let write = unsafe { shared.write(stream) }?;
+                    gpu.plasma_into_surface(write.surface(), size, rig.frames.t)?;
+                    // SAFETY: (1) of `finish_then_release`: this row's next use of the texture
+                    // is in its next iteration's command buffer, given to that iteration's
+                    // `finish_then_release`.
+                    unsafe { write.finish_then_release(use_commands) }?;
+                    w.wait_all()
                 },
             ),
         ),
