@@ -35,7 +35,7 @@ APT_PACKAGES=(
     libegl1 libegl-mesa0 libgl1-mesa-dri libgl-dev libegl-dev
     libclang-dev
     mesa-vulkan-drivers libvulkan1
-    ffmpeg
+    ffmpeg libde265-examples
 )
 
 ci_log() { printf 'ci: %s\n' "$*" >&2; }

@@ -18,8 +18,10 @@
 //! frame and the last, the texture, read back, is within 1 per channel of `video::convert_cpu`
 //! of that frame in every pixel.
 //!
-//! Headless, on any GL, as example 13 (interop mode on NVIDIA's EGL, staged on Mesa's).
-//! Exit status 2 (cannot run here) without NVDEC, or on a GPU whose NVDEC decodes neither.
+//! Headless, on any GL, as example 13 (interop mode on NVIDIA's EGL, staged on Mesa's). Both
+//! clips are played whatever the first found, each with a line of its own. Exit status 2
+//! (cannot run here) without NVDEC, or on a GPU whose NVDEC decodes neither clip (one it does
+//! not decode is said in the last line).
 //!
 //! Run: `cargo run --release -p cuda-gl --example 15_nvdec --features egl`
 //! (`-- --screenshot 15.png` keeps the last 1080p frame).
@@ -39,7 +41,7 @@ mod video_pattern;
 
 use anyhow::{Context as _, Result, bail};
 use bitstream::Signal;
-use common::Mismatch;
+use common::{Mismatch, Unavailable};
 use cuda_gl::display::{DisplayTarget, Format, Layout};
 use cuda_gl::video::{
     ColorMatrix, ColorRange, ColorSpace, VideoFormat, VideoFrame, VideoLayout, convert_cpu,
@@ -107,12 +109,33 @@ fn run(args: &common::Args) -> Result<String> {
     println!("{report}");
     common::check_required_mesa(&report)?;
 
-    let mut lines = Vec::new();
-    let mut last = None;
+    // Every clip is played whatever the one before found, so that one run tells of both.
+    let (mut lines, mut failures, mut last) = (Vec::new(), Vec::new(), None);
     for clip in &CLIPS {
-        let (checked, line) = play(clip, &nv, &mut target, &stream)?;
-        lines.push(line);
-        last = checked.last;
+        match play(clip, &nv, &mut target, &stream) {
+            Ok((checked, line)) => {
+                println!("{:?}: ok", clip.codec);
+                lines.push(line);
+                last = checked.last.or(last);
+            }
+            Err(e) if e.downcast_ref::<Unavailable>().is_some() => {
+                println!("{:?}: cannot run here: {e:#}", clip.codec);
+                lines.push(format!("{:?}: not decoded here ({e:#})", clip.codec));
+            }
+            Err(e) => {
+                println!("{:?}: {e:#}", clip.codec);
+                failures.push(e);
+            }
+        }
+    }
+    if let Some(first) = failures.into_iter().next() {
+        return Err(first);
+    }
+    if last.is_none() {
+        bail!(Unavailable(format!(
+            "this GPU's NVDEC decodes neither clip: {}",
+            lines.join("; ")
+        )));
     }
     if let (Some(path), Some(((w, h), pixels))) = (&args.screenshot, &last) {
         // Row 0 is the video's top row: the PNG's first row as it is.
@@ -164,10 +187,11 @@ fn play(
     let decoded = nvdec::decode(nv, clip.codec, &ctx, stream, packets, &mut |frame| {
         show_and_check(clip, frame, &frames, target, stream, &mut checked)
     })?;
-    if decoded != clip.frames || checked.next != clip.frames {
+    if decoded.frames != clip.frames || checked.next != clip.frames {
         bail!(Mismatch(format!(
-            "{:?}: NVDEC gave {decoded} frames ({} in order), not the {} encoded",
-            clip.codec, checked.next, clip.frames
+            "{:?}: NVDEC decoded {} pictures and displayed {} frames ({} in order), not the {} \
+             encoded",
+            clip.codec, decoded.pictures, decoded.frames, checked.next, clip.frames
         )));
     }
     let line = format!(
@@ -288,7 +312,8 @@ fn show_and_check(
     unsafe { target.show_video_raw(&surface, color, stream)? };
 
     let planes = download(frame, &layout, target.context(), stream)?;
-    check_planes(&planes, &layout, encoded, &what)?;
+    check_planes(&planes, &layout, encoded, &what)
+        .map_err(|e| e.context(format!("{what}: {}", frame.layout_text())))?;
     if index % CHECK_EVERY != 0 && index + 1 != clip.frames {
         return Ok(());
     }
@@ -375,6 +400,12 @@ fn check_planes(planes: &[u8], layout: &VideoLayout, encoded: &[u8], what: &str)
             .map(|w| u16::from_le_bytes([w[0], w[1]]) >> 6)
             .collect()
     };
+    let samples = |bytes: &[u8]| -> Vec<u16> {
+        match layout.format() {
+            VideoFormat::P010 => ten_bits(bytes),
+            _ => bytes.iter().map(|&b| u16::from(b)).collect(),
+        }
+    };
     for (plane, y, at, want_at) in luma_rows.chain(chroma_rows) {
         let got = planes
             .get(at..at + row)
@@ -382,13 +413,25 @@ fn check_planes(planes: &[u8], layout: &VideoLayout, encoded: &[u8], what: &str)
         let want = encoded
             .get(want_at..want_at + row)
             .context("a row outside the frame")?;
-        let same = match layout.format() {
-            VideoFormat::P010 => ten_bits(got) == ten_bits(want),
-            _ => got == want,
-        };
-        if !same {
+        let (got, want) = (samples(got), samples(want));
+        if let Some(x) = got.iter().zip(&want).position(|(g, w)| g != w) {
+            // Where the row encoded lies in the surface, if anywhere: a wrong pitch or chroma
+            // offset shows as a row found elsewhere.
+            let pitch = layout.luma_pitch();
+            let found = (0..planes.len() / pitch).find(|r| {
+                let at = r * pitch;
+                planes
+                    .get(at..at + row)
+                    .is_some_and(|bytes| samples(bytes) == want)
+            });
+            let found = found.map_or("is nowhere in the surface".into(), |r| {
+                format!("is at the surface's row {r}")
+            });
             bail!(Mismatch(format!(
-                "{what}: decoded {plane} row {y} differs from the row encoded (lossless PCM)"
+                "{what}: decoded {plane} row {y} differs from the row encoded (lossless PCM) \
+                 from sample {x}: {} where {} was written (10-bit values for P010); the row \
+                 encoded {found}",
+                got[x], want[x]
             )));
         }
     }

@@ -1,8 +1,8 @@
 //! The stream writers of example 15 (`examples/common/h264_pcm.rs`, `hevc_pcm.rs`), checked
 //! against a decoder that is not NVIDIA's: ffmpeg decodes each stream back to the frames written
 //! (lossless: every sample), and ffprobe reads the colour description from its VUI. No GPU: CI
-//! runs it. Without `ffmpeg` on the PATH it prints why and passes, unless
-//! `CUDA_GL_REQUIRE_FFMPEG=1` (as CI sets it).
+//! runs it. libde265 (`libde265-dec265`) decodes the HEVC streams too. Without either on the
+//! PATH it prints why and passes, unless `CUDA_GL_REQUIRE_FFMPEG=1` (as CI sets it).
 
 #[path = "../examples/common/bitstream.rs"]
 mod bitstream;
@@ -34,9 +34,15 @@ fn run(tool: &str, args: &[&str], input: &[u8]) -> Result<Option<Vec<u8>>> {
     let input = input.to_vec();
     let writer = std::thread::spawn(move || stdin.write_all(&input));
     let out = child.wait_with_output()?;
-    writer
+    let written = writer
         .join()
-        .map_err(|_| anyhow::anyhow!("the writer thread panicked"))??;
+        .map_err(|_| anyhow::anyhow!("the writer thread panicked"))?;
+    // ffprobe stops reading once it has seen the stream's headers: the rest of the input then
+    // meets a closed pipe, which is no error of the stream's (the exit status says).
+    match written {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return Err(e.into()),
+        _ => {}
+    }
     ensure!(
         out.status.success(),
         "{tool} {args:?} failed: {}",
@@ -96,15 +102,41 @@ fn check_escaped(clip: &[u8], units: usize) -> Result<()> {
     Ok(())
 }
 
+/// `clip` (HEVC) decoded by libde265's `libde265-dec265` into planar frames, as ffmpeg's
+/// `yuv420p10le`; `None` when it is not installed. It reads and writes files, not pipes.
+fn dec265(clip: &[u8]) -> Result<Option<Vec<u8>>> {
+    let dir = std::env::temp_dir().join(format!("cuda-gl-dec265-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let (input, output) = (dir.join("clip.hevc"), dir.join("out.yuv"));
+    std::fs::write(&input, clip)?;
+    let ran = Command::new("libde265-dec265")
+        .arg("-q")
+        .arg("-o")
+        .arg(&output)
+        .arg(&input)
+        .output();
+    let decoded = match ran {
+        Ok(out) if out.status.success() => Some(std::fs::read(&output)?),
+        Ok(out) => bail!(
+            "libde265-dec265 failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).context("starting libde265-dec265"),
+    };
+    std::fs::remove_dir_all(&dir)?;
+    Ok(decoded)
+}
+
 /// Whether ffmpeg is missing and that is allowed (printed); an error when it is required.
 fn skip(missing: bool) -> Result<bool> {
     if !missing {
         return Ok(false);
     }
     if std::env::var("CUDA_GL_REQUIRE_FFMPEG").is_ok_and(|v| v == "1") {
-        bail!("CUDA_GL_REQUIRE_FFMPEG=1 but ffmpeg is not on the PATH");
+        bail!("CUDA_GL_REQUIRE_FFMPEG=1 but ffmpeg or libde265-dec265 is not on the PATH");
     }
-    eprintln!("skipped: no ffmpeg on the PATH to decode the streams with");
+    eprintln!("skipped: no ffmpeg or libde265-dec265 on the PATH to decode the streams with");
     Ok(true)
 }
 
@@ -158,7 +190,8 @@ fn h264_pcm_decodes_to_the_frames_written() -> Result<()> {
         matrix: 5,
         full_range: false,
     };
-    for (w, h) in [(64, 32), (78, 42), (1002, 334)] {
+    // 1920x1080 is example 15's size.
+    for (w, h) in [(64, 32), (78, 42), (1002, 334), (1920, 1080)] {
         let stream = h264_pcm::PcmStream::new(w, h, signal)?;
         let (mut clip, mut written) = (stream.headers(), Vec::new());
         for f in 0..3 {
@@ -217,16 +250,23 @@ fn hevc_pcm_decodes_to_the_frames_written() -> Result<()> {
         let Some(decoded) = decode("hevc", "yuv420p10le", &clip)? else {
             return skip(true).map(drop);
         };
-        // The decoder's 10-bit samples, in the top bits of each word as P010 holds them.
-        let decoded: Vec<u8> = semi_planar(&decoded, (w, h), 2)
-            .chunks_exact(2)
-            .flat_map(|s| (u16::from_le_bytes([s[0], s[1]]) << 6).to_le_bytes())
-            .collect();
-        ensure!(
-            decoded == written,
-            "{w}x{h}: ffmpeg decoded other samples than written (from byte {:?})",
-            decoded.iter().zip(&written).position(|(a, b)| a != b)
-        );
+        // libde265, a second decoder, whose PCM handling follows the reference decoder's
+        // (ffmpeg finds PCM samples by byte, and forgives what follows the slice's end).
+        let Some(second) = dec265(&clip)? else {
+            return skip(true).map(drop);
+        };
+        for (decoder, planar) in [("ffmpeg", decoded), ("libde265", second)] {
+            // The decoder's 10-bit samples, in the top bits of each word as P010 holds them.
+            let decoded: Vec<u8> = semi_planar(&planar, (w, h), 2)
+                .chunks_exact(2)
+                .flat_map(|s| (u16::from_le_bytes([s[0], s[1]]) << 6).to_le_bytes())
+                .collect();
+            ensure!(
+                decoded == written,
+                "{w}x{h}: {decoder} decoded other samples than written (from byte {:?})",
+                decoded.iter().zip(&written).position(|(a, b)| a != b)
+            );
+        }
         let colours = colours("hevc", &clip)?.unwrap_or_default();
         for want in [
             "profile=Main 10",

@@ -72,14 +72,36 @@ pub struct Decoded {
     /// The timestamp of the packet the frame came in.
     pub timestamp: i64,
     pub signal: SignalRead,
+    /// The surface: the coded size, and the row its chroma starts at (for a mismatch's
+    /// message).
+    pub coded: (u32, u32),
+    pub chroma_row: u32,
+}
+
+impl Decoded {
+    /// How the frame lies in NVDEC's surface, in words: for a mismatch's message.
+    pub fn layout_text(&self) -> String {
+        format!(
+            "{:?} {}x{} at pitch {} in a {}x{} surface, chroma from row {} ({} bytes on)",
+            self.format,
+            self.size.0,
+            self.size.1,
+            self.pitch,
+            self.coded.0,
+            self.coded.1,
+            self.chroma_row,
+            self.chroma_offset
+        )
+    }
 }
 
 /// Where a frame lies in an output surface, and its colours, from the sequence header.
 #[derive(Clone, Copy)]
 struct Shape {
-    /// The display area's size and its top-left corner in the surface.
+    /// The display area's size and its top-left corner in the surface, and the coded size.
     size: (u32, u32),
     origin: (u32, u32),
+    coded: (u32, u32),
     /// The surface's first chroma row (after its luma rows).
     chroma_row: u32,
     signal: SignalRead,
@@ -96,9 +118,19 @@ struct State<'a> {
     format: Option<Shape>,
     on_frame: &'a mut dyn FnMut(&Decoded) -> Result<()>,
     error: Option<anyhow::Error>,
+    /// Pictures given to NVDEC, and frames displayed.
+    pictures: u32,
     frames: u32,
     /// Set when a frame could not be unmapped safely: the decoder is then not destroyed.
     leaked: bool,
+}
+
+/// What [`decode`] did: pictures given to NVDEC and frames it displayed (for a mismatch's
+/// message: "parsed but never decoded" and "decoded but never displayed" read differently).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Counts {
+    pub pictures: u32,
+    pub frames: u32,
 }
 
 /// Decodes `packets` (a `codec` stream in Annex B form, each packet one picture, with its
@@ -107,10 +139,11 @@ struct State<'a> {
 /// post-processing runs there), and unmapped once the work queued on `stream` by `on_frame` has
 /// run (at most [`FRAME_WAIT`]), so `on_frame` may queue work that reads the frame: NVDEC may
 /// write a surface again once it is unmapped, and its unmap does not wait for the stream.
-/// Returns the number of frames decoded.
+/// Returns the pictures decoded and the frames displayed.
 ///
 /// # Errors
-/// NVDEC's, CUDA's and `on_frame`'s errors; [`Unavailable`] when this GPU's NVDEC does not
+/// NVDEC's, CUDA's and `on_frame`'s errors (a picture NVDEC reports it decoded with an error
+/// among them); [`Unavailable`] when this GPU's NVDEC does not
 /// decode the stream (its codec, depth or size).
 pub fn decode<'p>(
     nv: &Nvcuvid,
@@ -119,7 +152,7 @@ pub fn decode<'p>(
     stream: &Stream,
     packets: impl IntoIterator<Item = (i64, &'p [u8])>,
     on_frame: &mut dyn FnMut(&Decoded) -> Result<()>,
-) -> Result<u32> {
+) -> Result<Counts> {
     // NVDEC works in the CUDA context current on the calling thread, which runs the callbacks.
     ctx.bind()?;
     let mut state = State {
@@ -131,6 +164,7 @@ pub fn decode<'p>(
         format: None,
         on_frame,
         error: None,
+        pictures: 0,
         frames: 0,
         leaked: false,
     };
@@ -143,7 +177,10 @@ pub fn decode<'p>(
             bail!("cuvidDestroyDecoder: {destroyed:?}");
         }
     }
-    result.map(|()| state.frames)
+    result.map(|()| Counts {
+        pictures: state.pictures,
+        frames: state.frames,
+    })
 }
 
 /// Makes the parser, feeds it every packet and the end of the stream, and destroys it.
@@ -257,6 +294,7 @@ unsafe extern "C" fn on_decode(user: *mut c_void, picture: *mut c_void) -> c_int
             // The decoder is `sequence`'s, in the current context; the picture the parser's.
             let decoded = (state.nv.decode_picture)(state.decoder, picture);
             if decoded.is_success() {
+                state.pictures += 1;
                 Ok(1)
             } else {
                 Err(anyhow!("cuvidDecodePicture: {decoded:?}"))
@@ -287,16 +325,6 @@ impl State<'_> {
     fn sequence(&mut self, format: &sys::VideoFormat) -> Result<c_int> {
         let [left, top, right, bottom] = format.display_area;
         let size = (u32::try_from(right - left)?, u32::try_from(bottom - top)?);
-        if let Some(shape) = self.format {
-            if shape.size != size {
-                bail!(
-                    "the stream changed its size ({:?} to {size:?}): not handled here",
-                    shape.size
-                );
-            }
-            // 1: nothing changed, the decoder's surfaces stand.
-            return Ok(1);
-        }
         let (codec, depth, surface) = self.codec.nvdec();
         if format.codec != codec
             || format.chroma_format != sys::CHROMA_420
@@ -306,9 +334,22 @@ impl State<'_> {
                 "the parser found codec {} with chroma {} of {} bits, not {:?}",
                 format.codec,
                 format.chroma_format,
-                format.bit_depth_luma_minus8 + 8,
+                u32::from(format.bit_depth_luma_minus8) + 8,
                 self.codec
             );
+        }
+        let coded = (format.coded_width, format.coded_height);
+        if let Some(shape) = self.format {
+            if (shape.size, shape.coded) != (size, coded) {
+                bail!(
+                    "the stream changed its size ({:?} in {:?} to {size:?} in {coded:?}): not \
+                     handled here",
+                    shape.size,
+                    shape.coded
+                );
+            }
+            // 1: nothing changed, the decoder's surfaces stand.
+            return Ok(1);
         }
         self.check_caps(format)?;
         // The parser's minimum (0 from drivers that do not say: NVIDIA's sample then uses 8).
@@ -345,6 +386,7 @@ impl State<'_> {
         self.format = Some(Shape {
             size,
             origin: (u32::try_from(left)?, u32::try_from(top)?),
+            coded,
             // The chroma rows follow the surface's luma rows, their number rounded up to even.
             chroma_row: format.coded_height.next_multiple_of(2),
             // `video_full_range_flag` is bit 3 of the first byte (after the 3 of
@@ -364,7 +406,7 @@ impl State<'_> {
     /// # Errors
     /// [`Unavailable`] when it does not; NVDEC's error when it cannot say.
     fn check_caps(&self, format: &sys::VideoFormat) -> Result<()> {
-        let (codec, depth, _) = self.codec.nvdec();
+        let (codec, depth, surface) = self.codec.nvdec();
         // SAFETY: integers only (`zeroed`'s 1).
         let mut caps: sys::DecodeCaps = unsafe { zeroed() };
         caps.codec_type = codec;
@@ -377,7 +419,9 @@ impl State<'_> {
         }
         let (w, h) = (format.coded_width, format.coded_height);
         let macroblocks = u64::from(w) * u64::from(h) / 256;
+        let outputs = u32::from(caps.output_format_mask) & (1 << surface) != 0;
         if caps.is_supported == 0
+            || !outputs
             || w > caps.max_width
             || h > caps.max_height
             || w < c_uint::from(caps.min_width)
@@ -385,10 +429,12 @@ impl State<'_> {
             || macroblocks > u64::from(caps.max_mb_count)
         {
             bail!(Unavailable(format!(
-                "this GPU's NVDEC does not decode {:?} 4:2:0 at {w}x{h} (supported: {}; from \
-                 {}x{} to {}x{}, at most {} macroblocks)",
+                "this GPU's NVDEC does not decode {:?} 4:2:0 at {w}x{h} (supported: {}; \
+                 output formats {:#b}, {surface} needed; from {}x{} to {}x{}, at most {} \
+                 macroblocks)",
                 self.codec,
                 caps.is_supported != 0,
+                caps.output_format_mask,
                 caps.min_width,
                 caps.min_height,
                 caps.max_width,
@@ -399,12 +445,37 @@ impl State<'_> {
         Ok(())
     }
 
+    /// Whether NVDEC decoded picture `index` without an error (what NVIDIA's sample asks
+    /// before it maps a picture): a decode error reads as itself, not as a wrong layout.
+    ///
+    /// # Errors
+    /// When NVDEC reports the picture decoded with an error (concealed or not), or cannot say.
+    fn check_status(&self, index: c_int) -> Result<()> {
+        // SAFETY: integers and null pointers (`zeroed`'s 1).
+        let mut status: sys::DecodeStatus = unsafe { zeroed() };
+        // SAFETY: the decoder made by `sequence`, a picture index the parser gave, a valid
+        // CUVIDGETDECODESTATUS.
+        let asked = unsafe { (self.nv.decode_status)(self.decoder, index, &mut status) };
+        if !asked.is_success() {
+            bail!("cuvidGetDecodeStatus of picture {index}: {asked:?}");
+        }
+        if status.decode_status != sys::DECODE_SUCCESS {
+            bail!(
+                "NVDEC decoded picture {index} with status {} (2 is success; 8 an error, 9 an \
+                 error concealed)",
+                status.decode_status
+            );
+        }
+        Ok(())
+    }
+
     /// Maps the picture `info` names, hands it to `on_frame`, waits for the work queued on the
     /// stream, and unmaps it.
     fn display(&mut self, info: &DisplayInfo) -> Result<()> {
         let (Some(shape), false) = (self.format, self.decoder.is_null()) else {
             bail!("a picture to display before any decoder was made");
         };
+        self.check_status(info.picture_index)?;
         // SAFETY: integers, null pointers (`zeroed`'s 1).
         let mut params: sys::ProcParams = unsafe { zeroed() };
         params.progressive_frame = info.progressive_frame;
@@ -443,6 +514,8 @@ impl State<'_> {
             format,
             timestamp: info.timestamp,
             signal: shape.signal,
+            coded: shape.coded,
+            chroma_row: shape.chroma_row,
         };
         let shown = (self.on_frame)(&frame);
         // The surface may be written by the next map once unmapped: the work `on_frame` queued

@@ -147,6 +147,17 @@ pub struct ProcParams {
     pub reserved2: [*mut c_void; 1],
 }
 
+/// `CUVIDGETDECODESTATUS`: `decodeStatus` is a `cuvidDecodeStatus`.
+#[repr(C)]
+pub struct DecodeStatus {
+    pub decode_status: c_int,
+    pub reserved: [c_uint; 31],
+    pub reserved_ptrs: [*mut c_void; 8],
+}
+
+/// `cuvidDecodeStatus_Success`; `_Error` and `_Error_Concealed` are 8 and 9.
+pub const DECODE_SUCCESS: c_int = 2;
+
 /// `CUVIDDECODECAPS`.
 #[repr(C)]
 pub struct DecodeCaps {
@@ -202,6 +213,8 @@ const _: () = {
     assert!(offset_of!(DecodeCaps, max_width) == 28);
     assert!(offset_of!(DecodeCaps, min_width) == 40);
     assert!(offset_of!(DecodeCaps, reserved3) == 48);
+    assert!(size_of::<DecodeStatus>() == 192);
+    assert!(offset_of!(DecodeStatus, reserved_ptrs) == 128);
 };
 
 /// A struct of the SDK's with every field zero: its documented default ("set to zero").
@@ -226,6 +239,7 @@ pub struct Nvcuvid {
     pub map:
         unsafe extern "C" fn(Decoder, c_int, *mut u64, *mut c_uint, *mut ProcParams) -> CUresult,
     pub unmap: unsafe extern "C" fn(Decoder, u64) -> CUresult,
+    pub decode_status: unsafe extern "C" fn(Decoder, c_int, *mut DecodeStatus) -> CUresult,
     /// The library, never unloaded: the entry points above stay valid, and so does the code
     /// of a decoder left alive (a frame that could not be unmapped safely leaks its decoder).
     _library: ManuallyDrop<libloading::Library>,
@@ -264,6 +278,7 @@ impl Nvcuvid {
             decode_picture: entry!("cuvidDecodePicture"),
             map: entry!("cuvidMapVideoFrame64"),
             unmap: entry!("cuvidUnmapVideoFrame64"),
+            decode_status: entry!("cuvidGetDecodeStatus"),
             _library: ManuallyDrop::new(library),
         })
     }
