@@ -342,24 +342,27 @@ impl<const N: usize> Handoff<'_, N> {
     /// of its own for it; a present's copy reads it as `COPY_SRC`, and wgpu puts its own
     /// barrier before the copy's command buffer).
     ///
+    /// Returns the submit, which carried `then`.
+    ///
     /// # Errors
     /// [`WgpuError::Refused`] or [`WgpuError::OutOfMemory`] when wgpu refuses the submit: every
     /// wait still pending is taken back from wgpu-hal (a later submit of the application's
     /// would otherwise carry it, without the barriers), and the images stay CUDA's.
-    pub fn acquire(&self, then: Option<wgpu::CommandBuffer>) -> Result<()> {
-        self.submit_acquire(then, None).map(drop)
+    pub fn acquire(&self, then: Option<wgpu::CommandBuffer>) -> Result<wgpu::SubmissionIndex> {
+        self.submit_acquire(then, None)
     }
 
     /// [`acquire`](Self::acquire) with `then` after it, and the barriers of the images'
     /// release after `then`, all in one submit: the first half of a release to CUDA ahead of
     /// the next write, with one submit fewer than an acquire and a [`release`](Self::release).
     /// The release's barriers follow `then` in submission order, which is all their first scope
-    /// needs (as after a separate submit). Returns the submit, for the release's second half,
-    /// [`signal_release`](Self::signal_release) (of a hand-off of the release's values): its
-    /// signals must go in a later submit than the barriers (the module's notes).
+    /// needs (as after a separate submit). Returns the submit, which carried `then`, and
+    /// whether it carried the release's barriers too: then the release's second half,
+    /// [`signal_release`](Self::signal_release) (of a hand-off of the release's values), follows
+    /// it, its signals in a later submit than the barriers (the module's notes).
     ///
     /// The release's command buffers are recorded first, under their own error scope: when
-    /// wgpu refuses them, the acquire is submitted with `then` alone and `None` returned
+    /// wgpu refuses them, the acquire is submitted with `then` alone and `false` returned
     /// (nothing released; the next write releases the images). Recorded beside the submit, a
     /// refused recording would have refused the whole submit after wgpu's tracker took the
     /// states of the command buffers before it.
@@ -369,19 +372,22 @@ impl<const N: usize> Handoff<'_, N> {
     pub fn acquire_then_release(
         &self,
         then: wgpu::CommandBuffer,
-    ) -> Result<Option<wgpu::SubmissionIndex>> {
+    ) -> Result<(wgpu::SubmissionIndex, bool)> {
         let release = scoped(self.device, RELEASE_CALL, || {
             Ok::<_, Error>([self.tracked_transition(), self.raw_barriers(true)?])
         })
         .and_then(|r| r);
         match release {
-            Ok(release) => self.submit_acquire(Some(then), Some(release)).map(Some),
+            Ok(release) => self
+                .submit_acquire(Some(then), Some(release))
+                .map(|index| (index, true)),
             Err(e) => {
                 log::warn!(
                     "cuda-gl: recording a shared texture's release was refused ({e}); the \
                      next write releases it"
                 );
-                self.submit_acquire(Some(then), None).map(|_| None)
+                self.submit_acquire(Some(then), None)
+                    .map(|index| (index, false))
             }
         }
     }

@@ -217,7 +217,7 @@ impl<S: AsStream> PresentFrame for InteropFrame<'_, S> {
         let command = present_command(place, blit, shared)?;
         // SAFETY: (1) of `release_ahead`: the image is never handed out; only a present uses
         // it, in the hand-back's own submit after a write.
-        unsafe { write.finish_then_release(command) }
+        unsafe { write.finish_then_release(command) }.map(drop)
     }
 }
 

@@ -108,7 +108,11 @@
 //!    their shared textures as `COPY_SRC`; wgpu puts its own barriers before each command
 //!    buffer that needs another state), so the raw release always finds
 //!    `SHADER_READ_ONLY_OPTIMAL`. A [`WgpuVideoPlanes`] upload's blits read their shared
-//!    textures as the present's blit reads its image, under the same argument.
+//!    textures as the present's blit reads its image, under the same argument. The
+//!    application's command buffer given to [`CudaWrite::finish_then_release`] goes where the
+//!    present's blit goes: whatever state it leaves the texture in (sampled, `COPY_SRC`,
+//!    `COPY_DST`: its usages allow no other), wgpu records its own barrier before it and the
+//!    second tracked transition brings the state back to `RESOURCE` before the release.
 //! 7. **External memory and semaphores**: a successful `cuImportExternalMemory` or
 //!    `cuImportExternalSemaphore` takes the file descriptor (closed by cuda-gl on failure);
 //!    CUDA's surface, array and import are destroyed before Vulkan frees the memory, and CUDA's

@@ -16,7 +16,9 @@ use super::wgpu_interop::Setup;
 use super::wgpu_interop::{
     assert_frame, read_back, seed_of, setup, words, write_and_check, write_frame,
 };
-use crate::wgpu_read::{record_read, submit_read};
+use crate::wgpu_read::{read_in, record_read, submit_read};
+use cuda_gl::Error;
+use cuda_gl::wgpu_interop::WgpuError;
 use cuda_gl::wgpu_interop::{SharedFormat, SharedTexture};
 use cuda_gl::{Function, LaunchConfig, Surface};
 
@@ -29,9 +31,14 @@ const FRAMES: u32 = 12;
 /// Frame `n` (the fill kernel's texels of `seed_of(n)`) written through `surface`, a UHD RGBA8
 /// texture's, on the suite's stream.
 fn fill_uhd(s: &Setup, fill: &Function, surface: Surface<'_>, n: u32) {
-    let (w, h) = UHD;
-    // SAFETY: the kernel writes w x h RGBA8 texels through the surface (of a UHD texture, a
-    // guard's), on the guard's stream.
+    fill_frame(s, fill, (surface, UHD), n);
+}
+
+/// Frame `n` written through `surface`, an RGBA8 texture's of `size`, on the suite's stream.
+fn fill_frame(s: &Setup, fill: &Function, (surface, size): (Surface<'_>, (u32, u32)), n: u32) {
+    let (w, h) = size;
+    // SAFETY: the kernel writes w x h RGBA8 texels through the surface (of a texture of that
+    // size, a guard's), on the guard's stream.
     unsafe {
         fill.launch(
             LaunchConfig::for_image(w, h),
@@ -172,10 +179,13 @@ fn finish_then_release_reads_each_frame_in_its_hand_backs_submit() {
         let got: Vec<u32> = words(&read.bytes(&s.device)).collect();
         assert_frame(&got, seed_of(n), format!("the read of frame {n}"));
     }
-    let steps: Vec<u64> = values.windows(2).map(|v| v[1] - v[0]).collect();
-    assert!(
-        steps.iter().all(|&step| step == 2),
-        "each write took the release made ahead: the semaphore moved by {steps:?}"
+    // The first write releases at 1, CUDA signals 2, the release ahead is 3; each later write
+    // takes the release made ahead (a write that released again would move the semaphore by
+    // 3, one made at the write instead of ahead would leave even values).
+    let want: Vec<u64> = (0..u64::from(FRAMES)).map(|n| 2 * n + 3).collect();
+    assert_eq!(
+        values, want,
+        "each write took the release made ahead, after its hand-back and read"
     );
     drop(shared);
     assert_frame(
@@ -183,5 +193,82 @@ fn finish_then_release_reads_each_frame_in_its_hand_backs_submit() {
         seed_of(FRAMES - 1),
         "the clone after the drop",
     );
+    s.ctx.check_drop_errors().unwrap();
+}
+
+/// A command buffer given to `finish_then_release` that copies into the texture (leaving it
+/// `COPY_DST` in wgpu's tracker) and then reads it: the read holds what was copied in, and the
+/// next write, which takes the release made after that copy, and its read hold CUDA's frame.
+#[test]
+fn finish_then_release_after_a_copy_into_the_texture() {
+    let Some(s) = setup() else { return };
+    let size = (640, 360);
+    let source = s.written(size, seed_of(9));
+    let mut shared = s.shared(size, SharedFormat::Rgba8Unorm);
+    let kept = shared.texture().clone();
+    let fill = s.kernels.function("surface_fill_rgba8").unwrap();
+    // SAFETY: (1) of `write`: the texture's only use is the command buffer given to
+    // `finish_then_release` below.
+    let write = unsafe { shared.write(&s.stream) }.unwrap();
+    fill_frame(&s, &fill, (write.surface(), size), 1);
+    let mut encoder = s.device.create_command_encoder(&Default::default());
+    encoder.copy_texture_to_texture(
+        source.texture().as_image_copy(),
+        kept.as_image_copy(),
+        kept.size(),
+    );
+    let read = read_in(&s.device, &mut encoder, &kept);
+    // SAFETY: (1) of `finish_then_release`: the texture is used next by the next write's
+    // `write_and_check`, after that write's hand-back; (2): the set-up's device.
+    unsafe { write.finish_then_release(encoder.finish()) }.unwrap();
+    let got: Vec<u32> = words(&read.bytes(&s.device)).collect();
+    assert_frame(&got, seed_of(9), "the read after the copy into the texture");
+    write_and_check(&s, &mut shared, seed_of(10), "the write after it");
+    drop((shared, source));
+    s.ctx.check_drop_errors().unwrap();
+}
+
+/// A command buffer that wgpu refuses (a copy from a texture the application destroyed): the
+/// call returns `Refused`, the frame is handed back alone (a clone reads CUDA's frame), and the
+/// next write releases the image itself and works.
+#[test]
+fn a_refused_command_buffer_hands_the_frame_back_alone() {
+    let Some(s) = setup() else { return };
+    let size = (640, 360);
+    let gone = s.device.create_texture(&wgpu::TextureDescriptor {
+        label: Some("destroyed before the submit"),
+        size: wgpu::Extent3d {
+            width: size.0,
+            height: size.1,
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: wgpu::TextureFormat::Rgba8Unorm,
+        usage: wgpu::TextureUsages::COPY_SRC,
+        view_formats: &[],
+    });
+    let mut shared = s.shared(size, SharedFormat::Rgba8Unorm);
+    let kept = shared.texture().clone();
+    let fill = s.kernels.function("surface_fill_rgba8").unwrap();
+    // SAFETY: (1) of `write`: the texture's only use is the command buffer below (refused),
+    // then the reads after the hand-back.
+    let write = unsafe { shared.write(&s.stream) }.unwrap();
+    fill_frame(&s, &fill, (write.surface(), size), 3);
+    let mut encoder = s.device.create_command_encoder(&Default::default());
+    encoder.copy_texture_to_texture(gone.as_image_copy(), kept.as_image_copy(), kept.size());
+    gone.destroy();
+    // SAFETY: (1) of `finish_then_release`: refused, nothing is released; the texture is read
+    // after the hand-back; (2): the set-up's device.
+    let e = unsafe { write.finish_then_release(encoder.finish()) }.unwrap_err();
+    assert!(matches!(e, Error::Wgpu(WgpuError::Refused { .. })), "{e}");
+    assert_frame(
+        &read_back(&s, &kept),
+        seed_of(3),
+        "the frame handed back alone",
+    );
+    write_and_check(&s, &mut shared, seed_of(4), "the next write");
+    drop(shared);
     s.ctx.check_drop_errors().unwrap();
 }

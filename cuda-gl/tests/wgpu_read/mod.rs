@@ -53,19 +53,28 @@ pub fn record_read(
     device: &wgpu::Device,
     texture: &wgpu::Texture,
 ) -> (PendingRead, wgpu::CommandBuffer) {
+    let mut encoder = device.create_command_encoder(&Default::default());
+    let read = read_in(device, &mut encoder, texture);
+    (read, encoder.finish())
+}
+
+/// [`record_read`]'s copy recorded into `encoder`, after what it holds.
+pub fn read_in(
+    device: &wgpu::Device,
+    encoder: &mut wgpu::CommandEncoder,
+    texture: &wgpu::Texture,
+) -> PendingRead {
     let texel = texture
         .format()
         .block_copy_size(None)
         .expect("a format of one block size");
-    let mut encoder = device.create_command_encoder(&Default::default());
-    let (buffer, padded) = wgpu_copy::copy_to_buffer(device, &mut encoder, texture, "read-back");
-    let read = PendingRead {
+    let (buffer, padded) = wgpu_copy::copy_to_buffer(device, encoder, texture, "read-back");
+    PendingRead {
         buffer,
         padded,
         row: (texture.width() * texel) as usize,
         rows: texture.height() as usize,
-    };
-    (read, encoder.finish())
+    }
 }
 
 impl PendingRead {

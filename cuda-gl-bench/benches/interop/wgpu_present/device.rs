@@ -210,22 +210,11 @@ impl Wgpu {
     /// again while time is left: wgpu-hal 30's GL backend ends one wait after at most
     /// `i32::MAX` ns (about 2.1 s) whatever timeout it is given.
     pub(super) fn wait(&self, submitted: wgpu::SubmissionIndex) -> Result<()> {
-        self.wait_for(Some(submitted))
-    }
-
-    /// [`wait`](Self::wait) for every submit so far: for a row whose last submit cuda-gl made
-    /// (`CudaWrite::finish_then_release`, which returns no submission index).
-    pub(super) fn wait_all(&self) -> Result<()> {
-        self.wait_for(None)
-    }
-
-    /// [`wait`](Self::wait) for `submitted`, or for every submit so far (`None`).
-    fn wait_for(&self, submitted: Option<wgpu::SubmissionIndex>) -> Result<()> {
         let deadline = std::time::Instant::now() + WAIT_LIMIT;
         loop {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
             let polled = self.device.poll(wgpu::PollType::Wait {
-                submission_index: submitted.clone(),
+                submission_index: Some(submitted.clone()),
                 timeout: Some(left),
             });
             match polled {

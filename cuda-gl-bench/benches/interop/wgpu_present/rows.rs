@@ -375,8 +375,8 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
                     // SAFETY: (1) of `finish_then_release`: this row's next use of the texture
                     // is in its next iteration's command buffer, given to that iteration's
                     // `finish_then_release`.
-                    unsafe { write.finish_then_release(use_commands) }?;
-                    w.wait_all()
+                    let used = unsafe { write.finish_then_release(use_commands) }?;
+                    w.wait(used)
                 },
             ),
         ),

@@ -30,9 +30,13 @@ impl SharedTexture {
     ///
     /// # Safety
     /// 1. From this call until a later [`write`](Self::write)'s guard hands the image back (a
-    ///    [`finish`](CudaWrite::finish) that returned `Ok`, or a drop that recorded no error),
-    ///    no wgpu command uses the texture (a clone of [`texture`](Self::texture)): the image is
-    ///    CUDA's, in a layout and queue family wgpu does not track, as during a write.
+    ///    [`finish`](CudaWrite::finish) or
+    ///    [`finish_then_release`](CudaWrite::finish_then_release) that returned `Ok`, or a drop
+    ///    that recorded no error), or this texture's drop has (recording no error), no wgpu
+    ///    command uses the texture (a clone of [`texture`](Self::texture)): no submitted pass
+    ///    or copy (a pass that sets a bind group holding a view of it uses it), and no
+    ///    `Queue::write_texture`. The image is CUDA's, in a layout and queue family wgpu does
+    ///    not track, as during a write.
     ///
     /// # Errors
     /// [`WgpuError::TextureDestroyed`] when the texture was destroyed through wgpu; what the
@@ -103,6 +107,6 @@ impl SharedTexture {
             self.turn.signalled(signal, marked);
         }
         ran?;
-        self.acquire(After::Nothing)
+        self.acquire(After::Nothing).map(drop)
     }
 }

@@ -165,7 +165,8 @@ impl After {
 /// texture is released at its next value and, once its signal is made, [`Owner::Ahead`]; a
 /// signal that could not be made, or a release that wgpu refused to record (the acquire then
 /// goes without it, and the textures stay wgpu's), is logged, not returned (the frame was
-/// handed back; the next write recovers or releases the image).
+/// handed back; the next write recovers or releases the image). Returns the submit that
+/// carried `after`'s work (`None` for a group of none, which hands nothing over).
 ///
 /// # Errors
 /// As [`Handoff::acquire`](crate::wgpu_interop::handoff::Handoff::acquire): when refused
@@ -173,15 +174,15 @@ impl After {
 pub(super) fn acquire_all<const N: usize>(
     textures: &mut [SharedTexture; N],
     after: After,
-) -> Result<()> {
+) -> Result<Option<wgpu::SubmissionIndex>> {
     let values = textures.each_ref().map(|t| t.turn.value);
     let Some(handoff) = handoff(textures, values) else {
-        return Ok(());
+        return Ok(None);
     };
     let alone_after = !matches!(after, After::Nothing);
     let acquired = match after {
-        After::Nothing => handoff.acquire(None).map(|()| None),
-        After::Use(then) => handoff.acquire(Some(then)).map(|()| None),
+        After::Nothing => handoff.acquire(None).map(|index| (index, false)),
+        After::Use(then) => handoff.acquire(Some(then)).map(|index| (index, false)),
         After::UseThenRelease(then) => handoff.acquire_then_release(then),
     };
     let back = match &acquired {
@@ -197,15 +198,16 @@ pub(super) fn acquire_all<const N: usize>(
             texture.turn.acquired();
         }
     }
-    if let Some(barriers) = acquired? {
-        match signal_released(textures, barriers) {
+    let (index, released) = acquired?;
+    if released {
+        match signal_released(textures, index.clone()) {
             Ok(()) => textures.iter_mut().for_each(|t| t.turn.released_ahead()),
             Err(e) => log::warn!(
                 "cuda-gl: releasing a shared texture to CUDA ahead of its next write: {e}"
             ),
         }
     }
-    Ok(())
+    Ok(Some(index))
 }
 
 /// CUDA's side of a hand-back, queued on stream `p`: the signal of `value`, then `done` after
@@ -397,6 +399,6 @@ impl SharedTexture {
             }
             return Err(e);
         }
-        acquire_all(textures, After::UseThenRelease(then))
+        acquire_all(textures, After::UseThenRelease(then)).map(drop)
     }
 }

@@ -34,8 +34,13 @@ impl SharedTexture {
     /// The driver's error from the signal (nothing queued: the image stays CUDA's); wgpu's
     /// refusal of the acquire; the driver's error from recording `done` after a queued signal
     /// (the acquire is submitted all the same, and the next write or the drop records `done`
-    /// again, or waits for the context, before anything trusts it).
-    pub(super) fn give_back(&mut self, stream: sys::CUstream, after: After) -> Result<()> {
+    /// again, or waits for the context, before anything trusts it). Returns the acquire's
+    /// submit, which carried `after`'s work.
+    pub(super) fn give_back(
+        &mut self,
+        stream: sys::CUstream,
+        after: After,
+    ) -> Result<Option<wgpu::SubmissionIndex>> {
         let signal = self.turn.next();
         let (semaphore, done) = (
             self.resources.held.cuda_timeline.raw,
@@ -72,8 +77,8 @@ impl SharedTexture {
         } else {
             after.without_release()
         };
-        let acquired = self.acquire(after);
-        acquired.and(marked.map_err(Error::from))
+        let index = self.acquire(after)?;
+        marked.map_err(Error::from).map(|()| index)
     }
 
     /// Records `done` again after CUDA's last signal, which is queued on cuda-gl's private stream
@@ -108,7 +113,7 @@ impl SharedTexture {
 
     /// Submits the acquire of CUDA's queued signal (`self.turn.value`), with `after`'s work
     /// after it in the same submit, as [`acquire_all`] of this texture alone.
-    pub(super) fn acquire(&mut self, after: After) -> Result<()> {
+    pub(super) fn acquire(&mut self, after: After) -> Result<Option<wgpu::SubmissionIndex>> {
         acquire_all(std::array::from_mut(self), after)
     }
 
@@ -134,7 +139,7 @@ impl SharedTexture {
         }
         match plan.step {
             Step::Nothing => Ok(()),
-            Step::Acquire => self.acquire(After::Nothing),
+            Step::Acquire => self.acquire(After::Nothing).map(drop),
             Step::Return => self.return_released(),
             step @ (Step::Signal | Step::SignalUnreleased) => {
                 let limit = wait_limit();
@@ -149,6 +154,7 @@ impl SharedTexture {
                 }
                 self.ctx.synchronize_within(limit)?;
                 self.give_back(std::ptr::null_mut(), After::Nothing)
+                    .map(drop)
             }
         }
     }
