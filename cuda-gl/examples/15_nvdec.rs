@@ -13,10 +13,13 @@
 //! The example takes each frame's colour space from what NVDEC's parser read in the stream, as
 //! a player does, and checks that it read what was written.
 //!
+//! Each surface also goes, as it is, into two GL textures of the program's (R8 + RG8, or R16 +
+//! RG16) through `VideoPlanes::upload_raw`: the planes for a shader of one's own.
+//!
 //! The check: every frame comes out once, in order, and its decoded planes (downloaded from the
 //! mapped surface) equal the frame encoded (for P010, each sample's 10 bits); on every 10th
 //! frame and the last, the texture, read back, is within 1 per channel of `video::convert_cpu`
-//! of that frame in every pixel.
+//! of that frame in every pixel, and the plane textures hold NVDEC's planes byte for byte.
 //!
 //! Headless, on any GL, as example 13 (interop mode on NVIDIA's EGL, staged on Mesa's). Both
 //! clips are played whatever the first found, each with a line of its own. Exit status 2
@@ -36,6 +39,8 @@ mod h264_pcm;
 mod hevc_pcm;
 #[path = "common/nvdec.rs"]
 mod nvdec;
+#[path = "common/plane_textures.rs"]
+mod plane_textures;
 #[path = "common/video_pattern.rs"]
 mod video_pattern;
 
@@ -50,6 +55,7 @@ use cuda_gl::{Context, DevicePtr, Event, Stream, StreamFlags};
 use h264_pcm::PcmStream;
 use hevc_pcm::HevcPcmStream;
 use nvdec::{Codec, Decoded, Nvcuvid};
+use plane_textures::PlaneTextures;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -162,6 +168,10 @@ struct Checked {
     off_by_one: usize,
     /// The last frame read back: its size and RGBA8 pixels, row 0 (the video's top row) first.
     last: Option<((u32, u32), Vec<u8>)>,
+    /// The planes as textures, made at the first frame (for NVDEC's layout), and the bytes of
+    /// them compared.
+    planes: Option<PlaneTextures>,
+    plane_bytes: usize,
 }
 
 /// Encodes `clip`, decodes it on NVDEC and shows and checks every frame. Returns what was
@@ -197,7 +207,8 @@ fn play(
     let line = format!(
         "{} frames of {:?} {}x{} ({clip_bytes} bytes), each one's planes equal to the frame \
          encoded, shown as {} (the stream's VUI), {} pixels of {} frames within 1 of \
-         video::convert_cpu ({} channels off by 1)",
+         video::convert_cpu ({} channels off by 1); VideoPlanes in {} mode, {} bytes of plane \
+         textures equal to NVDEC's planes",
         clip.frames,
         clip.codec,
         clip.size.0,
@@ -205,7 +216,12 @@ fn play(
         name(color_space(&clip.signal)?),
         checked.pixels,
         checked.shown,
-        checked.off_by_one
+        checked.off_by_one,
+        checked
+            .planes
+            .as_ref()
+            .map_or("no".into(), |p| p.planes.mode().to_string()),
+        checked.plane_bytes
     );
     Ok((checked, line))
 }
@@ -310,6 +326,14 @@ fn show_and_check(
     // luma's at the same pitch, as NVDEC lays NV12 and P016 out). `nvdec::decode` keeps it
     // mapped, and NVDEC writes it no more, until the work queued on `stream` by now has run.
     unsafe { target.show_video_raw(&surface, color, stream)? };
+    // And the planes as they are, into textures of the program's.
+    let textures = match &mut checked.planes {
+        Some(textures) => textures,
+        none => none.insert(PlaneTextures::new(target.context(), &layout)?),
+    };
+    // SAFETY: (1) as `show_video_raw`'s above: the same surface, mapped until the work queued
+    // on `stream` by now has run.
+    unsafe { textures.planes.upload_raw(&surface, stream)? };
 
     let planes = download(frame, &layout, target.context(), stream)?;
     check_planes(&planes, &layout, encoded, &what)
@@ -317,6 +341,7 @@ fn show_and_check(
     if index % CHECK_EVERY != 0 && index + 1 != clip.frames {
         return Ok(());
     }
+    checked.plane_bytes += textures.check(&planes, &what)?;
     let shown = target.read_pixels()?;
     let packed = VideoLayout::packed(clip.size, frame.format)?;
     let want = convert_cpu(encoded, &packed, color)?;

@@ -2,6 +2,7 @@
 //! application's, for a shader that converts them itself, in the first mode that works here
 //! (one file per mode beside this one; the `match`es on the mode are here).
 
+use super::frame::VideoFrame;
 use super::layout::{VideoFormat, VideoLayout};
 use super::plane_check::{check_frame_size, check_textures};
 use crate::TextureName;
@@ -35,6 +36,7 @@ pub(crate) use staged::planes_to_host;
 /// The calls errors name.
 const NEW: &str = "VideoPlanes::new";
 const UPLOAD: &str = "VideoPlanes::upload";
+const UPLOAD_RAW: &str = "VideoPlanes::upload_raw";
 
 /// The planes of NV12 or P010 frames written into two 2-D GL textures of the application's:
 /// the **luma** texture of the frame's size
@@ -264,6 +266,35 @@ impl VideoPlanes {
         // freed only after the device's work, and what safe code writes into it on another
         // stream unordered with `stream` races with the copy on the GPU (a torn plane, as for
         // `DisplayTarget::show`), never outside it.
+        unsafe { self.upload_given(given, layout, stream, None) }
+    }
+
+    /// [`upload`](Self::upload) of a frame in device memory of any origin: a decoder's surface
+    /// (NVDEC's `cuvidMapVideoFrame64` pointer, through
+    /// [`DevicePtr::from_raw`](crate::DevicePtr::from_raw), and pitch), memory of another CUDA
+    /// library. What is ordered after what, and what the CPU waits for: as `upload`.
+    ///
+    /// # Safety
+    /// 1. `frame.ptr()` points to `frame.layout().bytes()` bytes of device memory of the
+    ///    planes' CUDA context, which stay allocated and are not written until the work queued
+    ///    on `stream` before this returns has run.
+    ///
+    /// # Errors
+    /// As [`upload`](Self::upload), but for the buffer's checks (its context, its size).
+    pub unsafe fn upload_raw(
+        &mut self,
+        frame: &VideoFrame<'_>,
+        stream: &impl AsStream,
+    ) -> Result<()> {
+        let layout = frame.layout();
+        self.check_format(UPLOAD_RAW, &layout)?;
+        let given = Given {
+            call: UPLOAD_RAW,
+            what: "the frame",
+            ptr: frame.ptr(),
+            bytes: layout.bytes(),
+        };
+        // SAFETY: (1), forwarded: the frame's layout spans `bytes` bytes from its pointer.
         unsafe { self.upload_given(given, layout, stream, None) }
     }
 

@@ -98,6 +98,7 @@ pub(crate) fn check_rgba(got: &[u8], dst: Layout, want: &[u8], what: &str) -> us
 /// Checks `got` (a target's RGBA8 pixels, read back) against `bytes` (a frame of `layout`)
 /// converted under `color` by the CPU ([`check_rgba`]: every channel within 1), and says how
 /// many channels were off by 1 (`what` names the frame).
+#[cfg(any(feature = "cudarc", feature = "wgpu"))]
 pub(crate) fn check_video_shown(
     got: &[u8],
     (bytes, layout): (&[u8], VideoLayout),

@@ -14,8 +14,8 @@ use super::video::frames;
 use crate::gpu::*;
 use crate::harness::packed_rows;
 use cuda_gl::display::Mode;
-use cuda_gl::video::{VideoError, VideoFormat, VideoLayout, VideoPlanes};
-use cuda_gl::{DeviceBuffer, Error, TextureName};
+use cuda_gl::video::{VideoError, VideoFormat, VideoFrame, VideoLayout, VideoPlanes};
+use cuda_gl::{DeviceBuffer, DevicePtr, Error, TextureName};
 
 /// The modes of the planes, each test's loop: interop, then staged.
 pub(super) const MODES: [Mode; 3] = [Mode::Interop, Mode::Staged, Mode::Stream];
@@ -243,6 +243,39 @@ fn video_planes_reach_their_gl_textures_byte_for_byte() {
                 planes.assert_hold(&burst[4], &what);
                 drop(registered);
             }
+        }
+    }
+    g.check_no_errors();
+}
+
+/// `upload_raw` of a frame in memory that no `DeviceBuffer` describes (as a decoder's mapped
+/// surface: here 4 KiB into a larger allocation, the frame's bytes there) reaches both
+/// textures byte for byte, frame after frame; in each mode, NV12 and P010.
+#[test]
+fn a_frame_of_raw_device_memory_reaches_the_textures() {
+    let Some(g) = gpu() else { return };
+    const OFFSET: usize = 4096;
+    for mode in MODES {
+        for format in [VideoFormat::Nv12, VideoFormat::P010] {
+            let (layout, _) = frames(format).into_iter().next().unwrap();
+            let planes = Planes::new(layout);
+            let mut registered = planes.register(&g, mode).unwrap();
+            for frame in 0..2 {
+                let what = format!("{mode}: {format:?} {:?}, raw frame {frame}", layout.size());
+                let bytes = noise(layout.bytes(), 500 + frame);
+                let mut surface = vec![0x5a; OFFSET];
+                surface.extend_from_slice(&bytes);
+                let held = DeviceBuffer::from_slice(&g.ctx, &surface).unwrap();
+                let ptr = DevicePtr::from_raw(held.device_ptr().as_raw() + OFFSET as u64);
+                let raw = VideoFrame::new(ptr, layout);
+                // SAFETY: (1) the frame's bytes lie in `held`, of the planes' context, which
+                // lives (and is not written) until the upload's work ran: `assert_hold` reads
+                // the textures after it, and `held` drops after that.
+                unsafe { registered.upload_raw(&raw, &g.stream) }.unwrap();
+                planes.assert_hold(&bytes, &what);
+                drop(held);
+            }
+            drop(registered);
         }
     }
     g.check_no_errors();
