@@ -131,6 +131,15 @@
 //! [benchmarks]: https://github.com/cuda-gl/cuda-gl/blob/main/docs/benchmarks.md
 //! [safety model]: https://github.com/cuda-gl/cuda-gl/blob/main/docs/guide/safety.md
 //! [faults and recovery]: https://github.com/cuda-gl/cuda-gl/blob/main/docs/guide/faults.md
+// Links into the `egl` module, which exists with that feature only: without it, to docs.rs.
+#![cfg_attr(
+    feature = "egl",
+    doc = "[`egl::HeadlessContext`]: crate::egl::HeadlessContext"
+)]
+#![cfg_attr(
+    not(feature = "egl"),
+    doc = "[`egl::HeadlessContext`]: https://docs.rs/cuda-gl/latest/cuda_gl/egl/struct.HeadlessContext.html"
+)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 

@@ -432,8 +432,10 @@ impl Function {
     ///    of that graph has finished, the kernel's own module included (keep a clone of this
     ///    `Function` or of its [`Module`] until then: the drop of the last one waits only for
     ///    work already queued). (The safe stream-ordered calls refuse a capturing stream.)
-    /// 7. External-memory pointers ([`FrameWrite::device_ptr`], [`CudaWrite::device_ptr`]) are
-    ///    written only by work queued on the guard's stream before the guard finishes.
+    /// 7. External-memory pointers ([`FrameWrite::device_ptr`], the external ring's
+    ///    [`CudaWrite::device_ptr`]) and a wgpu shared texture's surface
+    ///    (`wgpu_interop::CudaWrite::surface`, feature `wgpu`) are written only by work queued
+    ///    on the guard's stream before the guard finishes.
     /// 8. The kernel does not touch the first 16 bytes of an
     ///    [`ExportableMemory`](crate::external::ExportableMemory) while another thread imports
     ///    it ([`GlMemoryBuffer::import`](crate::external::GlMemoryBuffer::import) borrows them

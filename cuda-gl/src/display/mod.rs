@@ -87,8 +87,22 @@
 //! **Reading the texture back** (tests, screenshots): [`DisplayTarget::read_pixels`] gives the
 //! texture's pixels as stored, in its format (a one-channel target's one channel, before the
 //! grey swizzle), row 0 first. What a draw shows (the swizzle applied) is read by drawing it,
-//! for example into an [`egl::Offscreen`](crate::egl::Offscreen) read back with
-//! [`read_rgba8`](crate::egl::Offscreen::read_rgba8).
+//! for example into an [`egl::Offscreen`] read back with [`read_rgba8`].
+//!
+// The `egl` module exists with that feature only: without it, the links go to docs.rs.
+#![cfg_attr(feature = "egl", doc = "[`egl::Offscreen`]: crate::egl::Offscreen")]
+#![cfg_attr(
+    feature = "egl",
+    doc = "[`read_rgba8`]: crate::egl::Offscreen::read_rgba8"
+)]
+#![cfg_attr(
+    not(feature = "egl"),
+    doc = "[`egl::Offscreen`]: https://docs.rs/cuda-gl/latest/cuda_gl/egl/struct.Offscreen.html"
+)]
+#![cfg_attr(
+    not(feature = "egl"),
+    doc = "[`read_rgba8`]: https://docs.rs/cuda-gl/latest/cuda_gl/egl/struct.Offscreen.html#method.read_rgba8"
+)]
 
 mod colormap;
 #[cfg(all(test, feature = "egl", feature = "cudarc"))]
