@@ -1,6 +1,6 @@
-//! [`SharedTexture`]: a `wgpu::Texture` whose image CUDA writes in place, and [`CudaWrite`], the
-//! guard of one write; `group` hands several over at once; `recovery` hands the image back;
-//! `ahead` releases it to CUDA before its next write.
+//! [`SharedTexture`]: a `wgpu::Texture` whose image CUDA writes in place. `write` holds
+//! [`CudaWrite`], the guard of one write; `group` hands several over at once; `recovery` hands
+//! the image back; `ahead` releases it to CUDA before its next write.
 
 mod ahead;
 mod group;

@@ -301,8 +301,8 @@ impl SharedTexture {
     /// `Error::Internal` for textures of different contexts, devices or queues, or a pitch
     /// shorter than its texture's row (both before anything is handed over); as
     /// [`SharedTexture::write`] (the recovery of a texture that an earlier call left CUDA's
-    /// included) and [`CudaWrite::finish_then_release`](super::CudaWrite::finish_then_release); the driver's
-    /// errors from the wait, the copies and the signals.
+    /// included) and [`CudaWrite::finish_then_release`](super::CudaWrite::finish_then_release);
+    /// the driver's errors from the wait, the copies and the signals.
     pub(crate) unsafe fn copy_in_together<const N: usize>(
         textures: &mut [SharedTexture; N],
         sources: [(sys::CUdeviceptr, usize); N],

@@ -18,7 +18,8 @@ use cuda_gl_sys as sys;
 pub struct CudaWrite<'t, S: AsStream> {
     pub(super) texture: &'t mut SharedTexture,
     pub(super) stream: &'t S,
-    /// Set once the guard handed the image back (its drop then does nothing).
+    /// Set once `finish` or `finish_then_release` ran, whatever it returned (the drop then
+    /// does nothing).
     pub(super) done: bool,
 }
 
@@ -94,14 +95,16 @@ impl<S: AsStream> CudaWrite<'_, S> {
     /// for it (with a limit: `PollType::Wait` with a timeout) to know your work is done.
     ///
     /// For a texture whose every use in the frame is in `then` (a texture of your own that a
-    /// kernel writes each frame and your passes read). `then` is dropped unsubmitted when this
-    /// returns an error:
+    /// kernel writes each frame and your passes read). When this returns an error:
     /// - when CUDA's signal cannot be queued (the image stays CUDA's; the next write recovers
-    ///   it), nothing is submitted;
-    /// - when wgpu refuses the submit (`then` uses a destroyed resource), the hand-back is
-    ///   submitted again alone at once and nothing is released (when the destroyed resource is
-    ///   this texture, wgpu refuses that too, and the next write returns
-    ///   [`WgpuError::TextureDestroyed`](crate::wgpu_interop::WgpuError::TextureDestroyed)).
+    ///   it), nothing is submitted and `then` is dropped;
+    /// - when wgpu refuses the submit (`then` uses a destroyed resource), `then` is dropped, the
+    ///   hand-back is submitted again alone at once and nothing is released (when the destroyed
+    ///   resource is this texture, wgpu refuses that too, and the next write returns
+    ///   [`WgpuError::TextureDestroyed`]);
+    /// - when CUDA's `done` event cannot be recorded after its signal, `then` is submitted with
+    ///   the hand-back but nothing is released, and the driver's error is returned without the
+    ///   submit's index (the next write or the drop records the event again first).
     ///
     /// A release whose signal wgpu refuses is made from the host once the submit is done (this
     /// call then waits on the CPU for your work too, at most the [wait
@@ -141,10 +144,9 @@ impl<S: AsStream> CudaWrite<'_, S> {
     ///    instance does).
     ///
     /// # Errors
-    /// As [`finish`](Self::finish); [`WgpuError::Refused`](crate::wgpu_interop::WgpuError::Refused) or
-    /// [`WgpuError::OutOfMemory`](crate::wgpu_interop::WgpuError::OutOfMemory) when wgpu refuses the submit
-    /// with `then`; [`Error::Internal`] when the hand-back made no submit (never, for one
-    /// texture).
+    /// As [`finish`](Self::finish); [`WgpuError::Refused`] or [`WgpuError::OutOfMemory`] when
+    /// wgpu refuses the submit with `then`; [`Error::Internal`] when the hand-back made no
+    /// submit (never, for one texture).
     pub unsafe fn finish_then_release(
         mut self,
         then: wgpu::CommandBuffer,
