@@ -239,7 +239,7 @@ fn encode(clip: &Clip, frames: &[Vec<u8>]) -> Result<Vec<Vec<u8>>> {
         }
         Codec::HevcMain10 => {
             let s = HevcPcmStream::new(w, h, clip.signal)?;
-            pictures(s.headers(), frames, |f, bytes| s.frame(f, bytes))
+            pictures(s.headers(), frames, |_, bytes| s.frame(bytes))
         }
     }
 }

@@ -239,7 +239,7 @@ fn hevc_pcm_decodes_to_the_frames_written() -> Result<()> {
         let (mut clip, mut written) = (stream.headers(), Vec::new());
         for f in 0..3 {
             let frame = noise(stream.frame_bytes(), f);
-            clip.extend(stream.frame(f, &frame)?);
+            clip.extend(stream.frame(&frame)?);
             // What a decoder gives back: each word's 10 bits, the low 6 bits 0.
             for word in frame.chunks_exact(2) {
                 let sample = u16::from_le_bytes([word[0], word[1]]) & 0xffc0;

@@ -152,14 +152,14 @@ impl HevcPcmStream {
         out
     }
 
-    /// Frame `index` (packed P010, [`frame_bytes`](Self::frame_bytes) long) as one IDR
-    /// picture: one NAL unit with its start code. The samples past the frame's right and bottom
-    /// edges repeat its edge samples (the conformance window crops them away); each word's low
-    /// 6 bits are dropped.
+    /// A frame (packed P010, [`frame_bytes`](Self::frame_bytes) long) as one IDR picture
+    /// (HEVC's IDR slice header carries no frame number): one NAL unit with its start code. The
+    /// samples past the frame's right and bottom edges repeat its edge samples (the conformance
+    /// window crops them away); each word's low 6 bits are dropped.
     ///
     /// # Errors
     /// When `p010` is not one frame long.
-    pub fn frame(&self, _index: u32, p010: &[u8]) -> Result<Vec<u8>> {
+    pub fn frame(&self, p010: &[u8]) -> Result<Vec<u8>> {
         if p010.len() != self.frame_bytes() {
             bail!(
                 "a {}x{} P010 frame is {} bytes, not {}",
@@ -211,7 +211,7 @@ impl HevcPcmStream {
                     // end_of_slice_segment_flag 1: flushed; its last bit is the RBSP's stop bit.
                     cabac.terminate_then_flush().align_zero();
                 } else {
-                    cabac.terminate(false);
+                    cabac.terminate_zero();
                 }
             }
         }
@@ -468,9 +468,9 @@ impl Cabac {
         self.renorm();
     }
 
-    /// `EncodeTerminate` of a 0.
-    fn terminate(&mut self, bin: bool) {
-        debug_assert!(!bin, "a terminating 1 goes through terminate_then_flush");
+    /// `EncodeTerminate` of a 0 (a 1 goes through
+    /// [`terminate_then_flush`](Self::terminate_then_flush)).
+    fn terminate_zero(&mut self) {
         self.range -= 2;
         self.renorm();
     }

@@ -112,8 +112,9 @@ struct Shape {
 struct State<'a> {
     nv: &'a Nvcuvid,
     codec: Codec,
-    ctx: &'a Arc<Context>,
     stream: &'a Stream,
+    /// Recorded on `stream` after each frame's `on_frame`, and waited for before the unmap.
+    done: Event,
     decoder: sys::Decoder,
     format: Option<Shape>,
     on_frame: &'a mut dyn FnMut(&Decoded) -> Result<()>,
@@ -158,8 +159,8 @@ pub fn decode<'p>(
     let mut state = State {
         nv,
         codec,
-        ctx,
         stream,
+        done: Event::new(ctx, false)?,
         decoder: ptr::null_mut(),
         format: None,
         on_frame,
@@ -520,9 +521,10 @@ impl State<'_> {
         let shown = (self.on_frame)(&frame);
         // The surface may be written by the next map once unmapped: the work `on_frame` queued
         // on the stream runs first (whatever `on_frame` returned).
-        let waited = Event::new(self.ctx, false)
-            .and_then(|done| done.record(self.stream).map(|()| done))
-            .and_then(|done| done.wait_for(FRAME_WAIT));
+        let waited = self
+            .done
+            .record(self.stream)
+            .and_then(|()| self.done.wait_for(FRAME_WAIT));
         if let Err(e) = waited {
             // Work may still read the surface: it stays mapped and the decoder is leaked.
             self.leaked = true;
