@@ -182,6 +182,30 @@ fn colours(format: &str, stream: &[u8]) -> Result<Option<String>> {
     }))
 }
 
+/// Checks that `decoder` gave back the samples `written` of the `w` x `h` frames (naming the
+/// first byte that differs).
+fn ensure_decoded(decoder: &str, decoded: &[u8], written: &[u8], (w, h): (u32, u32)) -> Result<()> {
+    ensure!(
+        decoded == written,
+        "{w}x{h}: {decoder} decoded other samples than written (from byte {:?})",
+        decoded.iter().zip(written).position(|(a, b)| a != b)
+    );
+    Ok(())
+}
+
+/// Checks that ffprobe reads each of `wants` (`key=value`) among the colour fields of `clip`, a
+/// `format` stream of `w` x `h` frames.
+fn ensure_colours(format: &str, clip: &[u8], wants: &[&str], (w, h): (u32, u32)) -> Result<()> {
+    let colours = colours(format, clip)?.unwrap_or_default();
+    for want in wants {
+        ensure!(
+            colours.contains(want),
+            "{w}x{h}: ffprobe read {colours}, no {want}"
+        );
+    }
+    Ok(())
+}
+
 #[test]
 fn h264_pcm_decodes_to_the_frames_written() -> Result<()> {
     let signal = Signal {
@@ -204,24 +228,15 @@ fn h264_pcm_decodes_to_the_frames_written() -> Result<()> {
             return skip(true).map(drop);
         };
         let decoded = semi_planar(&decoded, (w, h), 1);
-        ensure!(
-            decoded == written,
-            "{w}x{h}: ffmpeg decoded other samples than written (from byte {:?})",
-            decoded.iter().zip(&written).position(|(a, b)| a != b)
-        );
-        let colours = colours("h264", &clip)?.unwrap_or_default();
-        for want in [
+        ensure_decoded("ffmpeg", &decoded, &written, (w, h))?;
+        let wants = [
             "profile=Constrained Baseline",
             "color_range=tv",
             "color_space=bt470bg",
             "color_transfer=bt709",
             "color_primaries=smpte170m",
-        ] {
-            ensure!(
-                colours.contains(want),
-                "{w}x{h}: ffprobe read {colours}, no {want}"
-            );
-        }
+        ];
+        ensure_colours("h264", &clip, &wants, (w, h))?;
     }
     Ok(())
 }
@@ -261,25 +276,16 @@ fn hevc_pcm_decodes_to_the_frames_written() -> Result<()> {
                 .chunks_exact(2)
                 .flat_map(|s| (u16::from_le_bytes([s[0], s[1]]) << 6).to_le_bytes())
                 .collect();
-            ensure!(
-                decoded == written,
-                "{w}x{h}: {decoder} decoded other samples than written (from byte {:?})",
-                decoded.iter().zip(&written).position(|(a, b)| a != b)
-            );
+            ensure_decoded(decoder, &decoded, &written, (w, h))?;
         }
-        let colours = colours("hevc", &clip)?.unwrap_or_default();
-        for want in [
+        let wants = [
             "profile=Main 10",
             "color_range=pc",
             "color_space=bt2020nc",
             "color_transfer=bt2020-10",
             "color_primaries=bt2020",
-        ] {
-            ensure!(
-                colours.contains(want),
-                "{w}x{h}: ffprobe read {colours}, no {want}"
-            );
-        }
+        ];
+        ensure_colours("hevc", &clip, &wants, (w, h))?;
     }
     Ok(())
 }

@@ -212,6 +212,11 @@ mod tests {
         (turn, signals)
     }
 
+    /// The recovery of a texture whose `done` follows CUDA's last signal: `step` alone.
+    fn unmarked(step: Step) -> Recovery {
+        Recovery { mark: false, step }
+    }
+
     /// Each value above the last: none signalled twice.
     fn assert_each_signalled_once(signals: &[u64], events: &[&str]) {
         assert!(
@@ -271,13 +276,7 @@ mod tests {
     fn a_release_never_signalled_is_recovered_without_waiting_for_its_value() {
         let (turn, _) = run(&["release, never signalled"]);
         assert_eq!((turn.owner, turn.value), (Owner::Cuda, 1));
-        assert_eq!(
-            turn.recovery(),
-            Recovery {
-                mark: false,
-                step: Step::SignalUnreleased
-            }
-        );
+        assert_eq!(turn.recovery(), unmarked(Step::SignalUnreleased));
         let events = ["release, never signalled", "recover", "release"];
         let (turn, signals) = run(&events);
         assert_eq!(signals, [2]);
@@ -292,13 +291,7 @@ mod tests {
     fn an_image_released_ahead_is_taken_by_a_write_or_returned_without_a_cpu_wait() {
         let (turn, _) = run(&["release ahead"]);
         assert_eq!((turn.owner, turn.value), (Owner::Ahead, 1));
-        assert_eq!(
-            turn.recovery(),
-            Recovery {
-                mark: false,
-                step: Step::Return
-            }
-        );
+        assert_eq!(turn.recovery(), unmarked(Step::Return));
         let (turn, signals) = run(&["release ahead", "take", "signal", "acquire"]);
         assert_eq!(signals, [2]);
         assert_eq!((turn.owner, turn.value), (Owner::Wgpu, 2));
