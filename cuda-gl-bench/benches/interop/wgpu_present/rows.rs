@@ -367,11 +367,13 @@ fn rows(gpu: &Gpu, w: &Wgpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>>
                 |rig: &mut Rig| {
                     rig.frames.t += FRAME_DT;
                     let (shared, texture) = &mut rig.shared_one;
-                    let use_commands = w.record_texels(&[(&*texture, &rig.frames.sink)]);
                     // SAFETY: (1) of `write`: this row alone uses this texture, only in the
                     // command buffer given to `finish_then_release` below.
                     let write = unsafe { shared.write(stream) }?;
                     gpu.plasma_into_surface(write.surface(), size, rig.frames.t)?;
+                    // Recorded while the kernel runs, as the plain route records its use after
+                    // its CUDA half (recording is no use: nothing is submitted until below).
+                    let use_commands = w.record_texels(&[(&*texture, &rig.frames.sink)]);
                     // SAFETY: (1) of `finish_then_release`: this row's next use of the texture
                     // is in its next iteration's command buffer, given to that iteration's
                     // `finish_then_release`.
