@@ -47,8 +47,11 @@ fn allocation_bytes<T>(len: usize, what: &'static str) -> Result<usize> {
     }
 }
 
-/// A device address borrowed from something that owns device memory ([`DeviceBuffer`], a mapped
-/// buffer). Pass it to a kernel; it cannot outlive its owner.
+/// A device address. One from an owner of device memory ([`DeviceBuffer::device_ptr`], a mapped
+/// buffer) borrows that owner and cannot outlive it; one from [`from_raw`](Self::from_raw)
+/// borrows nothing. Either way a `DevicePtr` proves nothing about the memory (that it is live,
+/// of a context, of a size): every call that reads or writes through one is `unsafe` and says
+/// what it needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(transparent)]
 pub struct DevicePtr<'a> {
@@ -68,14 +71,18 @@ impl DevicePtr<'_> {
     /// An address of device memory that cuda-gl does not own: a decoder's output surface, a
     /// pointer from another CUDA library. For
     /// [`DeviceImage::new`](crate::display::DeviceImage::new) and
-    /// [`VideoFrame::new`](crate::video::VideoFrame::new), whose readers
-    /// ([`show_raw`](crate::display::DisplayTarget::show_raw),
-    /// [`show_video_raw`](crate::display::DisplayTarget::show_video_raw)) are `unsafe`.
+    /// [`VideoFrame::new`](crate::video::VideoFrame::new).
     ///
-    /// Nothing is promised about the address, so making one is safe: every call that reads or
-    /// writes through a `DevicePtr` (those two, [`Function::launch`](crate::Function::launch))
-    /// is `unsafe` and says what it needs of the memory. Its lifetime is the caller's to choose,
-    /// as the memory's owner is not cuda-gl.
+    /// Nothing is checked (null, alignment, context, size) and nothing is promised, so making
+    /// one is safe: every call that reads or writes through a `DevicePtr` is `unsafe`, and its
+    /// `# Safety` carries the whole contract: the targets' `show_raw` and `show_video_raw`
+    /// ([`DisplayTarget`](crate::display::DisplayTarget::show_raw), and the wgpu target's),
+    /// the planes' `upload_raw` ([`VideoPlanes`](crate::video::VideoPlanes::upload_raw), and
+    /// the wgpu planes'), [`Converter::convert`](crate::video::Converter::convert),
+    /// [`Function::launch`](crate::Function::launch) (and cudarc's launches, with the `cudarc`
+    /// feature). The lifetime is the caller's to choose, `'static` included, and is not
+    /// checked: the memory's owner is not cuda-gl. (A compile-fail test keeps every such reader
+    /// `unsafe`.)
     ///
     /// ```
     /// use cuda_gl::video::{VideoFormat, VideoFrame, VideoLayout};
@@ -95,8 +102,8 @@ impl DevicePtr<'_> {
         Self::new(raw)
     }
 
-    /// The raw address. It is only valid while the owner lives (and, for a mapping, stays
-    /// mapped); keeping it longer is the caller's responsibility.
+    /// The raw address. It is only valid while the memory is allocated (and, for a mapping,
+    /// stays mapped); keeping it longer is the caller's responsibility.
     pub fn as_raw(&self) -> sys::CUdeviceptr {
         self.raw
     }

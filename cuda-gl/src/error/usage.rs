@@ -81,7 +81,7 @@ pub enum UsageError {
     /// [`DevicePtr::byte_add`](crate::DevicePtr::byte_add) past the end of the address space.
     #[error(
         "device address {address:#x} + {bytes} bytes overflows 64 bits.\nhelp: the offset must \
-         stay within the buffer the address points into"
+         stay within the allocation the address points into"
     )]
     AddressOverflow {
         /// The device address.

@@ -80,7 +80,9 @@ macro_rules! show_methods {
         /// # Safety
         /// 1. `src.ptr()` points to `src.layout().bytes()` bytes of device memory of the
         ///    target's CUDA context, which stay allocated and are not written until the work
-        ///    queued on `stream` before this returns has run.
+        ///    queued on `stream` before this returns has run. Not the target's own memory
+        ///    (a frame's [`pixels`](crate::display::Frame::pixels)), which this call may write,
+        ///    or free on a resize.
         ///
         /// # Errors
         /// As [`show`](Self::show).
@@ -182,7 +184,9 @@ macro_rules! show_methods {
         /// # Safety
         /// 1. The frame's planes (`src.layout().bytes()` bytes from `src.ptr()`) are device
         ///    memory of the target's CUDA context, which stay allocated and are not written
-        ///    until the work queued on `stream` before this returns has run.
+        ///    until the work queued on `stream` before this returns has run. Not the target's
+        ///    own memory (a frame's [`pixels`](crate::display::Frame::pixels)), which this call
+        ///    may write, or free on a resize.
         ///
         /// # Errors
         /// As [`show_video`](Self::show_video).
