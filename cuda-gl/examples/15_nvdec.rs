@@ -174,6 +174,17 @@ struct Checked {
     plane_bytes: usize,
 }
 
+/// What every decoded frame of a clip is checked against, made once for the clip: the frames
+/// encoded, packed, their layout and colour space (the one its VUI names), and the event each
+/// frame's download waits on.
+struct Expected {
+    frames: Vec<Vec<u8>>,
+    packed: VideoLayout,
+    color: ColorSpace,
+    /// Recorded on the stream after a frame's work, waited for before its planes' download.
+    done: Event,
+}
+
 /// Encodes `clip`, decodes it on NVDEC and shows and checks every frame. Returns what was
 /// checked, and a line saying so.
 ///
@@ -192,10 +203,16 @@ fn play(
     let pictures = encode(clip, &frames)?;
     let clip_bytes: usize = pictures.iter().map(Vec::len).sum();
     let ctx = target.context().clone();
+    let expected = Expected {
+        frames,
+        packed,
+        color: color_space(&clip.signal)?,
+        done: Event::new(&ctx, false)?,
+    };
     let mut checked = Checked::default();
     let packets = (0..).zip(&pictures).map(|(t, p)| (t, p.as_slice()));
     let decoded = nvdec::decode(nv, clip.codec, &ctx, stream, packets, &mut |frame| {
-        show_and_check(clip, frame, &frames, target, stream, &mut checked)
+        show_and_check(clip, frame, &expected, target, stream, &mut checked)
     })?;
     if decoded.frames != clip.frames || checked.next != clip.frames {
         bail!(Mismatch(format!(
@@ -213,7 +230,7 @@ fn play(
         clip.codec,
         clip.size.0,
         clip.size.1,
-        name(color_space(&clip.signal)?),
+        name(expected.color),
         checked.pixels,
         checked.shown,
         checked.off_by_one,
@@ -271,7 +288,7 @@ fn pictures(
 fn show_and_check(
     clip: &Clip,
     frame: &Decoded,
-    frames: &[Vec<u8>],
+    expected: &Expected,
     target: &mut DisplayTarget,
     stream: &Stream,
     checked: &mut Checked,
@@ -280,23 +297,15 @@ fn show_and_check(
     let index = u32::try_from(frame.timestamp)
         .ok()
         .filter(|&i| i == checked.next);
-    let (Some(index), Some(encoded)) = (index, frames.get(checked.next as usize)) else {
+    let (Some(index), Some(encoded)) = (index, expected.frames.get(checked.next as usize)) else {
         bail!(Mismatch(format!(
             "{what}: NVDEC gave this frame where frame {} was due",
             checked.next
         )));
     };
     checked.next += 1;
-    let wrote = &clip.signal;
-    let read = frame.signal;
-    if (read.primaries, read.transfer, read.matrix, read.full_range)
-        != (
-            wrote.primaries,
-            wrote.transfer,
-            wrote.matrix,
-            wrote.full_range,
-        )
-    {
+    let (wrote, read) = (clip.signal, frame.signal);
+    if read != wrote {
         bail!(Mismatch(format!(
             "{what}: NVDEC's parser read the colour description {read:?}, not the {wrote:?} \
              written"
@@ -311,7 +320,7 @@ fn show_and_check(
             clip.size
         )));
     }
-    let color = color_space(wrote)?;
+    let color = expected.color;
     // The surface as it lies: luma rows at NVDEC's pitch, the chroma rows after them.
     let layout = VideoLayout::with_chroma(
         frame.size,
@@ -335,7 +344,7 @@ fn show_and_check(
     // on `stream` by now has run.
     unsafe { textures.planes.upload_raw(&surface, stream)? };
 
-    let planes = download(frame, &layout, target.context(), stream)?;
+    let planes = download(frame, &layout, &expected.done, target.context(), stream)?;
     check_planes(&planes, &layout, encoded, &what)
         .map_err(|e| e.context(format!("{what}: {}", frame.layout_text())))?;
     if index % CHECK_EVERY != 0 && index + 1 != clip.frames {
@@ -343,8 +352,7 @@ fn show_and_check(
     }
     checked.plane_bytes += textures.check(&planes, &what)?;
     let shown = target.read_pixels()?;
-    let packed = VideoLayout::packed(clip.size, frame.format)?;
-    let want = convert_cpu(encoded, &packed, color)?;
+    let want = convert_cpu(encoded, &expected.packed, color)?;
     checked.off_by_one += compare(&shown, &want, clip.size.0, &what)?;
     checked.shown += 1;
     checked.pixels += want.len() / 4;
@@ -378,17 +386,18 @@ fn name(color: ColorSpace) -> String {
 }
 
 /// The decoded surface's `layout.bytes()` bytes, copied to the host once the work queued on
-/// `stream` (NVDEC's post-processing, the conversion) has run (at most 10 s).
+/// `stream` (NVDEC's post-processing, the conversion) has run: `done`, recorded after it,
+/// waited for at most 10 s.
 ///
 /// # Errors
 /// CUDA's errors.
 fn download(
     frame: &Decoded,
     layout: &VideoLayout,
+    done: &Event,
     ctx: &Arc<Context>,
     stream: &Stream,
 ) -> Result<Vec<u8>> {
-    let done = Event::new(ctx, false)?;
     done.record(stream)?;
     done.wait_for(Duration::from_secs(10))?;
     ctx.bind()?;

@@ -4,8 +4,9 @@
 //! write in their VUI.
 
 /// The colour description a stream carries in its VUI (H.264 and H.265 E.2.1; the code points
-/// are ITU-T H.273's): what a player reads to pick the conversion.
-#[derive(Clone, Copy, Debug)]
+/// are ITU-T H.273's): what a player reads to pick the conversion, and what NVDEC's parser
+/// read of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Signal {
     /// `colour_primaries`, `transfer_characteristics`, `matrix_coefficients` (1, 1, 1 for
     /// BT.709; 6, 6, 6 for BT.601 525-line; 9, 14, 9 for BT.2020).

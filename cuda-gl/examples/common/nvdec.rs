@@ -6,6 +6,7 @@
 #[path = "nvdec_sys.rs"]
 mod sys;
 
+use crate::bitstream::Signal;
 use crate::common::Unavailable;
 use anyhow::{Result, anyhow, bail};
 use cuda_gl::video::VideoFormat;
@@ -50,16 +51,6 @@ impl Codec {
     }
 }
 
-/// The colour description of a stream's VUI, as NVDEC's parser read it (ITU-T H.273 code
-/// points).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SignalRead {
-    pub primaries: u8,
-    pub transfer: u8,
-    pub matrix: u8,
-    pub full_range: bool,
-}
-
 /// One decoded frame, mapped: its display area's first luma sample at `ptr`, the luma rows
 /// `pitch` bytes apart, its first chroma pair `chroma_offset` bytes after `ptr`, the chroma
 /// rows at the same pitch. Valid only during the closure it is given to.
@@ -71,7 +62,8 @@ pub struct Decoded {
     pub format: VideoFormat,
     /// The timestamp of the packet the frame came in.
     pub timestamp: i64,
-    pub signal: SignalRead,
+    /// The colour description of the stream's VUI, as NVDEC's parser read it.
+    pub signal: Signal,
     /// The surface: the coded size, and the row its chroma starts at (for a mismatch's
     /// message).
     pub coded: (u32, u32),
@@ -104,7 +96,7 @@ struct Shape {
     coded: (u32, u32),
     /// The surface's first chroma row (after its luma rows).
     chroma_row: u32,
-    signal: SignalRead,
+    signal: Signal,
 }
 
 /// What the parser's callbacks share: the decoder once the sequence header made it, and the
@@ -392,7 +384,7 @@ impl State<'_> {
             chroma_row: format.coded_height.next_multiple_of(2),
             // `video_full_range_flag` is bit 3 of the first byte (after the 3 of
             // `video_format`, as gcc packs bit-fields).
-            signal: SignalRead {
+            signal: Signal {
                 primaries: signal[1],
                 transfer: signal[2],
                 matrix: signal[3],

@@ -1,8 +1,6 @@
 //! The moving test pattern of examples 13 and 15, on the CPU (`video_test_pattern` of
 //! `kernels/examples.cu` writes the same samples on the GPU), and the checks both make of what
 //! they show: planes byte for byte, pixels within 1 of `video::convert_cpu`.
-// 15 checks the planes row by row, with no use for `first_difference`.
-#![allow(dead_code)]
 
 use crate::common::Mismatch;
 use anyhow::{Context as _, Result, bail};
@@ -12,6 +10,8 @@ use cuda_gl::video::{VideoFormat, VideoLayout};
 pub const PADDING: u8 = 0x5A;
 
 /// The first index where `a` and `b` differ (the shorter's length when one is a prefix).
+// 15 checks the planes row by row, with no use for it.
+#[allow(dead_code)]
 pub fn first_difference(a: &[u8], b: &[u8]) -> Option<usize> {
     let common = a.iter().zip(b).position(|(x, y)| x != y);
     common.or((a.len() != b.len()).then(|| a.len().min(b.len())))
