@@ -78,26 +78,13 @@ const CLIPS: [Clip; 2] = [
         codec: Codec::HevcMain10,
         size: (1282, 722),
         frames: 20,
-        // BT.2020 (primaries, 10-bit transfer, non-constant luminance matrix), full range.
-        signal: Signal {
-            primaries: 9,
-            transfer: 14,
-            matrix: 9,
-            full_range: true,
-        },
+        signal: Signal::BT2020_FULL,
     },
     Clip {
         codec: Codec::H264,
         size: (1920, 1080),
         frames: 30,
-        // SMPTE 170M primaries, BT.709 transfer, BT.470 BG matrix (BT.601's), limited range:
-        // three different code points, so that a byte read in the wrong place shows.
-        signal: Signal {
-            primaries: 6,
-            transfer: 1,
-            matrix: 5,
-            full_range: false,
-        },
+        signal: Signal::BT601_LIMITED,
     },
 ];
 

@@ -208,13 +208,8 @@ fn ensure_colours(format: &str, clip: &[u8], wants: &[&str], (w, h): (u32, u32))
 
 #[test]
 fn h264_pcm_decodes_to_the_frames_written() -> Result<()> {
-    let signal = Signal {
-        primaries: 6,
-        transfer: 1,
-        matrix: 5,
-        full_range: false,
-    };
-    // 1920x1080 is example 15's size.
+    // Example 15's signal and size (1920x1080).
+    let signal = Signal::BT601_LIMITED;
     for (w, h) in [(64, 32), (78, 42), (1002, 334), (1920, 1080)] {
         let stream = h264_pcm::PcmStream::new(w, h, signal)?;
         let (mut clip, mut written) = (stream.headers(), Vec::new());
@@ -243,12 +238,8 @@ fn h264_pcm_decodes_to_the_frames_written() -> Result<()> {
 
 #[test]
 fn hevc_pcm_decodes_to_the_frames_written() -> Result<()> {
-    let signal = Signal {
-        primaries: 9,
-        transfer: 14,
-        matrix: 9,
-        full_range: true,
-    };
+    // Example 15's signal and size (1282x722).
+    let signal = Signal::BT2020_FULL;
     for (w, h) in [(64, 32), (96, 64), (1282, 722)] {
         let stream = hevc_pcm::HevcPcmStream::new(w, h, signal)?;
         let (mut clip, mut written) = (stream.headers(), Vec::new());

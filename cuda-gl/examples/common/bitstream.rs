@@ -17,6 +17,26 @@ pub struct Signal {
     pub full_range: bool,
 }
 
+impl Signal {
+    /// Example 15's H.264 clip's: SMPTE 170M primaries, BT.709 transfer, BT.470 BG matrix
+    /// (BT.601's), limited range; three different code points, so that a byte read in the
+    /// wrong place shows.
+    pub const BT601_LIMITED: Signal = Signal {
+        primaries: 6,
+        transfer: 1,
+        matrix: 5,
+        full_range: false,
+    };
+    /// Example 15's HEVC clip's: BT.2020 (primaries, 10-bit transfer, non-constant luminance
+    /// matrix), full range.
+    pub const BT2020_FULL: Signal = Signal {
+        primaries: 9,
+        transfer: 14,
+        matrix: 9,
+        full_range: true,
+    };
+}
+
 /// A stream's frames: their size, even and nonzero (4:2:0 chroma, and cropping in units of 2
 /// samples), and their colour description.
 #[derive(Clone, Copy, Debug)]
