@@ -377,7 +377,8 @@ pub fn summary_markdown(cases: &[Case], setup: Option<&Setup>) -> String {
          |---|---:|---:|---|---:|---:|---:|---|---:|---:|---|\n",
     );
     let cell = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{v:.1}"));
-    for (api, (w, h), s) in each(cases) {
+    let all = each(cases);
+    for (api, (w, h), s) in &all {
         let _ = writeln!(
             out,
             "| `video.{api}.{w}x{h}` | {:.1} | {:.1} | {} | {} | {:.1} | {:.1} | {} | {} | {} | {} |",
@@ -394,7 +395,6 @@ pub fn summary_markdown(cases: &[Case], setup: Option<&Setup>) -> String {
                 .map_or_else(String::new, |r| ratio_text(r, s.planes_target_max)),
         );
     }
-    let all = each(cases);
     let in_flight = all.iter().filter_map(|(api, (w, h), s)| {
         Some((format!("video.{api}.{w}x{h}"), s.in_flight.as_ref()?))
     });

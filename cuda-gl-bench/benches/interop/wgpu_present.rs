@@ -538,7 +538,8 @@ pub fn summary_markdown(cases: &[Case], setup: Option<&Setup>) -> String {
          floor | staged µs | DtoH µs | write_texture µs | staged / (DtoH + write_texture) |\n\
          |---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|\n",
     );
-    for ((w, h), s) in Summary::each(cases) {
+    let all = Summary::each(cases);
+    for ((w, h), s) in &all {
         let [interop, floor, ratio, target, raw, raw_ratio, _] = s.interop_figures();
         let [staged, dtoh, write, sum] = s.staged_figures();
         let _ = writeln!(
@@ -548,7 +549,6 @@ pub fn summary_markdown(cases: &[Case], setup: Option<&Setup>) -> String {
         );
     }
     out.push('\n');
-    let all = Summary::each(cases);
     let gyroflow: Vec<_> = all
         .iter()
         .map(|((w, h), s)| (format!("{w}x{h}"), s.gyroflow.as_ref()))

@@ -15,11 +15,9 @@
 use cuda_gl::display::{DisplayTarget, Format, Layout, Mode, Report};
 use cuda_gl::egl::HeadlessContext;
 use cuda_gl::{
-    AsStream, Context, Device, DeviceBuffer, DevicePtr, Error, Event, Function, ImageTarget,
-    KernelArgs, KernelParam, LaunchConfig, Module, RegisterFlags, RegisteredBuffer,
-    RegisteredImage, Stream, StreamFlags,
+    AsStream, Context, Device, DeviceBuffer, DevicePtr, Error, Event, Function, KernelArgs,
+    KernelParam, LaunchConfig, Module, Stream, StreamFlags,
 };
-use gl_kit::upload::{self, Source};
 use std::sync::Arc;
 use std::time::Duration;
 

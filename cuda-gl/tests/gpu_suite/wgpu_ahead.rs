@@ -12,42 +12,20 @@
 #![cfg(all(feature = "wgpu", feature = "egl"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use super::wgpu_interop::Setup;
 use super::wgpu_interop::{
-    assert_frame, read_back, seed_of, setup, words, write_and_check, write_frame,
+    assert_frame, filled_write, read_back, seed_of, setup, words, write_and_check, write_frame,
 };
 use crate::wgpu_read::{read_in, record_read, submit_read};
+use crate::wgpu_texture::texture_2d;
 use cuda_gl::Error;
 use cuda_gl::wgpu_interop::WgpuError;
 use cuda_gl::wgpu_interop::{SharedFormat, SharedTexture};
-use cuda_gl::{Function, LaunchConfig, Surface};
 
 /// The ring's frame size: 2160p, where a copy takes long enough on the GPU for a write that is
 /// not ordered after it to show.
 const UHD: (u32, u32) = (3840, 2160);
 /// Frames through the ring.
 const FRAMES: u32 = 12;
-
-/// Frame `n` (the fill kernel's texels of `seed_of(n)`) written through `surface`, a UHD RGBA8
-/// texture's, on the suite's stream.
-fn fill_uhd(s: &Setup, fill: &Function, surface: Surface<'_>, n: u32) {
-    fill_frame(s, fill, (surface, UHD), n);
-}
-
-/// Frame `n` written through `surface`, an RGBA8 texture's of `size`, on the suite's stream.
-fn fill_frame(s: &Setup, fill: &Function, (surface, size): (Surface<'_>, (u32, u32)), n: u32) {
-    let (w, h) = size;
-    // SAFETY: the kernel writes w x h RGBA8 texels through the surface (of a texture of that
-    // size, a guard's), on the guard's stream.
-    unsafe {
-        fill.launch(
-            LaunchConfig::for_image(w, h),
-            &s.stream,
-            (surface, w as i32, h as i32, seed_of(n)),
-        )
-        .unwrap();
-    }
-}
 
 /// Two textures round-robin, as the docs say to use them: frame n written into texture n % 2,
 /// then a read of frame n - 1 submitted, texture (n - 1) % 2 released ahead, frame n handed
@@ -56,15 +34,13 @@ fn fill_frame(s: &Setup, fill: &Function, (surface, size): (Surface<'_>, (u32, u
 fn frames_in_flight_released_ahead_each_read_their_own_frame() {
     let Some(s) = setup() else { return };
     let mut ring = [UHD; 2].map(|size| s.shared(size, SharedFormat::Rgba8Unorm));
-    let fill = s.kernels.function("surface_fill_rgba8").unwrap();
     let mut reads = Vec::new();
     for n in 0..FRAMES {
         let [a, b] = &mut ring;
         let (current, previous) = if n % 2 == 0 { (a, b) } else { (b, a) };
-        // SAFETY: (1) of `write`: until `finish`, the only submits are the read of the other
+        // SAFETY: (1) of `filled_write` (`write`'s): until `finish`, the only submits are the read of the other
         // texture and its release ahead; this texture is read only after its `finish`.
-        let write = unsafe { current.write(&s.stream) }.unwrap();
-        fill_uhd(&s, &fill, write.surface(), n);
+        let write = unsafe { filled_write(&s, current, seed_of(n)) };
         if n > 0 {
             reads.push((n - 1, submit_read(&s.device, &s.queue, previous.texture())));
             // SAFETY: (1) of `release_ahead`: the texture is used next by the read of frame
@@ -160,14 +136,12 @@ fn finish_then_release_reads_each_frame_in_its_hand_backs_submit() {
     let Some(s) = setup() else { return };
     let mut shared = s.shared(UHD, SharedFormat::Rgba8Unorm);
     let kept = shared.texture().clone();
-    let fill = s.kernels.function("surface_fill_rgba8").unwrap();
     let mut reads = Vec::new();
     let mut values = Vec::new();
     for n in 0..FRAMES {
-        // SAFETY: (1) of `write`: the texture's only use is the read below (recorded through
+        // SAFETY: (1) of `filled_write` (`write`'s): the texture's only use is the read below (recorded through
         // the clone), submitted by `finish_then_release`, after the hand-back.
-        let write = unsafe { shared.write(&s.stream) }.unwrap();
-        fill_uhd(&s, &fill, write.surface(), n);
+        let write = unsafe { filled_write(&s, &mut shared, seed_of(n)) };
         let (read, commands) = record_read(&s.device, &kept);
         // SAFETY: (1) of `finish_then_release`: the texture's next use is the next frame's
         // read, given to that frame's `finish_then_release`; the clone is read after the drop.
@@ -206,11 +180,9 @@ fn finish_then_release_after_a_copy_into_the_texture() {
     let source = s.written(size, seed_of(9));
     let mut shared = s.shared(size, SharedFormat::Rgba8Unorm);
     let kept = shared.texture().clone();
-    let fill = s.kernels.function("surface_fill_rgba8").unwrap();
-    // SAFETY: (1) of `write`: the texture's only use is the command buffer given to
+    // SAFETY: (1) of `filled_write` (`write`'s): the texture's only use is the command buffer given to
     // `finish_then_release` below.
-    let write = unsafe { shared.write(&s.stream) }.unwrap();
-    fill_frame(&s, &fill, (write.surface(), size), 1);
+    let write = unsafe { filled_write(&s, &mut shared, seed_of(1)) };
     let mut encoder = s.device.create_command_encoder(&Default::default());
     encoder.copy_texture_to_texture(
         source.texture().as_image_copy(),
@@ -235,27 +207,18 @@ fn finish_then_release_after_a_copy_into_the_texture() {
 fn a_refused_command_buffer_hands_the_frame_back_alone() {
     let Some(s) = setup() else { return };
     let size = (640, 360);
-    let gone = s.device.create_texture(&wgpu::TextureDescriptor {
-        label: Some("destroyed before the submit"),
-        size: wgpu::Extent3d {
-            width: size.0,
-            height: size.1,
-            depth_or_array_layers: 1,
-        },
-        mip_level_count: 1,
-        sample_count: 1,
-        dimension: wgpu::TextureDimension::D2,
-        format: wgpu::TextureFormat::Rgba8Unorm,
-        usage: wgpu::TextureUsages::COPY_SRC,
-        view_formats: &[],
-    });
+    let gone = texture_2d(
+        &s.device,
+        size,
+        wgpu::TextureFormat::Rgba8Unorm,
+        wgpu::TextureUsages::COPY_SRC,
+        "destroyed before the submit",
+    );
     let mut shared = s.shared(size, SharedFormat::Rgba8Unorm);
     let kept = shared.texture().clone();
-    let fill = s.kernels.function("surface_fill_rgba8").unwrap();
-    // SAFETY: (1) of `write`: the texture's only use is the command buffer below (refused),
+    // SAFETY: (1) of `filled_write` (`write`'s): the texture's only use is the command buffer below (refused),
     // then the reads after the hand-back.
-    let write = unsafe { shared.write(&s.stream) }.unwrap();
-    fill_frame(&s, &fill, (write.surface(), size), 3);
+    let write = unsafe { filled_write(&s, &mut shared, seed_of(3)) };
     let mut encoder = s.device.create_command_encoder(&Default::default());
     encoder.copy_texture_to_texture(gone.as_image_copy(), kept.as_image_copy(), kept.size());
     gone.destroy();

@@ -16,7 +16,8 @@ use crate::wgpu_read::read_texture;
 use crate::wgpu_texture::texture_2d;
 use cuda_gl::display::Mode;
 use cuda_gl::wgpu_interop::{
-    SharedFormat, SharedTexture, WgpuError, check_adapter, check_device, find_adapter, open_device,
+    CudaWrite, SharedFormat, SharedTexture, WgpuError, check_adapter, check_device, find_adapter,
+    open_device,
 };
 use cuda_gl::{Context, Device, Error, ErrorKind, LaunchConfig, Module, Stream, UsageError};
 use std::sync::Arc;
@@ -164,9 +165,23 @@ pub(crate) fn seed_of(f: u32) -> u32 {
 /// One frame: `surface_fill_rgba8` writes every texel of `shared` with `seed` through the
 /// hand-off (no CPU wait).
 pub(crate) fn write_frame(s: &Setup, shared: &mut SharedTexture, seed: u32) {
+    // SAFETY: (1): no submit uses the texture until `finish` (the tests submit after it).
+    unsafe { filled_write(s, shared, seed) }.finish().unwrap();
+}
+
+/// `shared` written by CUDA on the suite's stream, `surface_fill_rgba8` queued to write every
+/// texel with `seed`; the guard, for the caller to end.
+///
+/// # Safety
+/// 1. As `SharedTexture::write`'s (1), for the guard returned.
+pub(crate) unsafe fn filled_write<'a>(
+    s: &'a Setup,
+    shared: &'a mut SharedTexture,
+    seed: u32,
+) -> CudaWrite<'a, Stream> {
     let fill = s.kernels.function("surface_fill_rgba8").unwrap();
     let (w, h) = shared.size();
-    // SAFETY: no submit uses the texture until `finish` (the tests submit after it).
+    // SAFETY: (1).
     let write = unsafe { shared.write(&s.stream) }.unwrap();
     // SAFETY: the kernel writes w x h RGBA8 texels through the surface, on the guard's stream.
     unsafe {
@@ -177,7 +192,7 @@ pub(crate) fn write_frame(s: &Setup, shared: &mut SharedTexture, seed: u32) {
         )
         .unwrap();
     }
-    write.finish().unwrap();
+    write
 }
 
 /// wgpu copies `texture` (4 bytes per texel) into a buffer, maps it and returns its texels, row by row.

@@ -93,9 +93,14 @@ impl Rounds {
             self.t += FRAME_DT;
             write_frame(gpu, &self.nv12, self.layout.width(), self.t)?;
             let slot = sets.fences.take()?;
-            match sets.planes.get_mut(slot) {
-                Some(planes) => planes.upload(&self.nv12, self.layout, &gpu.stream)?,
+            // The floor waits for the frame where a set of planes uploads it.
+            match which {
                 None => gpu.stream.synchronize()?,
+                Some(_) => sets
+                    .planes
+                    .get_mut(slot)
+                    .context("no planes for this slot")?
+                    .upload(&self.nv12, self.layout, &gpu.stream)?,
             }
             let textures = sets
                 .textures
