@@ -91,6 +91,13 @@ pub fn row<R: GroupRole>(cases: &[Case], role: R, size: (u32, u32)) -> Option<&C
         .find(|c| R::tag(c).is_some_and(|t| t.role == role && t.size() == size))
 }
 
+/// The name of the row of `role` at `size` (empty when there is none), for a ratio's `to`.
+pub fn row_name<R: GroupRole>(cases: &[Case], role: R, size: (u32, u32)) -> String {
+    row(cases, role, size)
+        .map(|c| c.name.clone())
+        .unwrap_or_default()
+}
+
 /// The median of the row of `role` at `size`.
 pub fn median<R: GroupRole>(cases: &[Case], role: R, size: (u32, u32)) -> Option<f64> {
     row(cases, role, size).map(|c| c.stats.median_us)
@@ -114,9 +121,6 @@ pub trait SizeSummary<R: GroupRole>: Sized {
     fn of(cases: &[Case], size: (u32, u32)) -> Option<Self>;
 
     /// The ratios it gives the rows at `size`, by role.
-    // Only the wgpu present group's summaries (feature `wgpu`, which measures their rows) set
-    // ratios so far.
-    #[cfg_attr(not(feature = "wgpu"), allow(dead_code))]
     fn ratios(&self, cases: &[Case], size: (u32, u32)) -> Vec<(R, Ratio)>;
 
     /// The summary of each size the group's rows hold (in run order) where it is made, with
@@ -129,7 +133,6 @@ pub trait SizeSummary<R: GroupRole>: Sized {
     }
 
     /// Gives each row at `size` whose role has one its ratio, where the summary is made.
-    #[cfg_attr(not(feature = "wgpu"), allow(dead_code))]
     fn set_ratios(cases: &mut [Case], size: (u32, u32)) {
         let Some(ratios) = Self::of(cases, size).map(|s| s.ratios(cases, size)) else {
             return;

@@ -30,7 +30,7 @@ use crate::glres;
 use crate::gpu::Gpu;
 use crate::measure::{Case, Plan, Ratio, Variant, interleaved_rows};
 use crate::report::verdict;
-use crate::roles::{RoleTag, median, row, sizes, tagged};
+use crate::roles::{RoleTag, SizeSummary, median, row, sizes, tagged};
 use anyhow::{Context as _, Result};
 use cuda_gl::DeviceBuffer;
 use cuda_gl::display::{DisplayTarget, Format, Layout, Mode};
@@ -248,7 +248,7 @@ fn summary(cases: &[Case], api: &Api, size: (u32, u32)) -> Option<Summary> {
         planes_stream_ratio: api.stream.and_then(m).map(|us| us / floor_us),
         in_flight: api
             .in_flight
-            .then(|| in_flight::summary(cases, size))
+            .then(|| in_flight::InFlight::of(cases, size))
             .flatten(),
     })
 }

@@ -89,7 +89,7 @@
 
 use crate::measure::{Case, Ratio};
 use crate::report::verdict;
-use crate::roles::{RoleTag, SizeSummary, keyed, median, row};
+use crate::roles::{RoleTag, SizeSummary, keyed, median, row_name};
 use gl_summary::GlSummary;
 use handoffs::{Gyroflow, Plain, Sustained};
 use other_summary::OtherSummary;
@@ -474,13 +474,6 @@ impl SizeSummary<Role> for Summary {
         ));
         ratios
     }
-}
-
-/// The name of the row of `role` at `size` (empty when there is none), for a ratio's `to`.
-fn row_name(cases: &[Case], role: Role, size: (u32, u32)) -> String {
-    row(cases, role, size)
-        .map(|c| c.name.clone())
-        .unwrap_or_default()
 }
 
 /// `wgpu_present` of `benchmarks.json` for a device whose run included the group (its setup),

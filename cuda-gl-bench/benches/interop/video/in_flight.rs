@@ -10,8 +10,8 @@ use super::gl_planes::{copy_planes, plane_pair, plane_sinks, planes_on};
 use super::{FRAME_DT, Role, frame_buffer, ratio_text, write_frame};
 use crate::glres::{self, FenceRing};
 use crate::gpu::Gpu;
-use crate::measure::{Case, Plan, Variant, interleaved_rows, per_frame_rounds};
-use crate::roles::{median, tagged};
+use crate::measure::{Case, Plan, Ratio, Variant, interleaved_rows, per_frame_rounds};
+use crate::roles::{SizeSummary, median, row_name, tagged};
 use anyhow::{Context as _, Result};
 use cuda_gl::DeviceBuffer;
 use cuda_gl::display::Mode;
@@ -26,11 +26,12 @@ pub const ROUND: usize = 20;
 /// planes target).
 pub const IN_FLIGHT_TARGET: f64 = super::PLANES_TARGET;
 
-/// The rows of planes in flight: how many sets of planes each rotates over, and its role.
-const SETS: [(usize, Role); 3] = [
-    (1, Role::InFlight1),
-    (2, Role::InFlight2),
-    (3, Role::InFlight3),
+/// The rows of planes in flight: how many sets of planes each rotates over, its role, and the
+/// target of its ratio to the floor (3 sets' only).
+const SETS: [(usize, Role, Option<f64>); 3] = [
+    (1, Role::InFlight1, None),
+    (2, Role::InFlight2, None),
+    (3, Role::InFlight3, Some(IN_FLIGHT_TARGET)),
 ];
 
 /// One row's slots: the floor's untouched textures (one slot, no planes), or K sets of planes
@@ -127,7 +128,7 @@ pub(super) fn rows(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>
         floor: Sets::floor(&layout)?,
         sets: SETS
             .iter()
-            .map(|&(k, _)| Sets::planes(gpu, &layout, k))
+            .map(|&(k, _, _)| Sets::planes(gpu, &layout, k))
             .collect::<Result<Vec<_>>>()?,
         sinks: plane_sinks()?,
         nv12: frame_buffer(gpu, &layout)?,
@@ -145,7 +146,7 @@ pub(super) fn rows(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>
             |s: &mut Rounds| s.round(gpu, None),
         ),
     )];
-    for (i, &(k, role)) in SETS.iter().enumerate() {
+    for (i, &(k, role, _)) in SETS.iter().enumerate() {
         let sets = if k == 1 { "set" } else { "sets" };
         rows.push((
             role,
@@ -165,18 +166,7 @@ pub(super) fn rows(gpu: &Gpu, plan: &Plan, size: (u32, u32)) -> Result<Vec<Case>
     drop(state);
     let mut cases = tagged(measured, size);
     per_frame_rounds(&mut cases, ROUND);
-    let floor = cases
-        .iter()
-        .find(|c| c.video.as_ref().is_some_and(|t| t.role == Role::RoundFloor))
-        .cloned()
-        .context("no floor in rounds")?;
-    for case in &mut cases {
-        let Some(tag) = &case.video else { continue };
-        if tag.role != Role::RoundFloor {
-            let target = (tag.role == Role::InFlight3).then_some(IN_FLIGHT_TARGET);
-            case.relative_to(&floor, target);
-        }
-    }
+    InFlight::set_ratios(&mut cases, size);
     Ok(cases)
 }
 
@@ -206,26 +196,44 @@ pub struct InFlight {
     pub rows: Vec<SetsSummary>,
 }
 
-/// The in-flight figures at `size`, when every in-flight row was measured.
-pub fn summary(cases: &[Case], size: (u32, u32)) -> Option<InFlight> {
-    let floor_us = median(cases, Role::RoundFloor, size)?;
-    let rows = SETS
-        .iter()
-        .map(|&(sets, role)| {
-            let us = median(cases, role, size)?;
-            Some(SetsSummary {
-                sets,
-                us,
-                ratio: us / floor_us,
-                target_max: (role == Role::InFlight3).then_some(IN_FLIGHT_TARGET),
+impl SizeSummary<Role> for InFlight {
+    /// The in-flight figures at `size`, when every in-flight row was measured.
+    fn of(cases: &[Case], size: (u32, u32)) -> Option<InFlight> {
+        let floor_us = median(cases, Role::RoundFloor, size)?;
+        let rows = SETS
+            .iter()
+            .map(|&(sets, role, target_max)| {
+                let us = median(cases, role, size)?;
+                Some(SetsSummary {
+                    sets,
+                    us,
+                    ratio: us / floor_us,
+                    target_max,
+                })
             })
+            .collect::<Option<Vec<_>>>()?;
+        Some(InFlight {
+            round_frames: ROUND,
+            floor_us,
+            rows,
         })
-        .collect::<Option<Vec<_>>>()?;
-    Some(InFlight {
-        round_frames: ROUND,
-        floor_us,
-        rows,
-    })
+    }
+
+    /// Each set's row against the floor in rounds.
+    fn ratios(&self, cases: &[Case], size: (u32, u32)) -> Vec<(Role, Ratio)> {
+        let floor = row_name(cases, Role::RoundFloor, size);
+        SETS.iter()
+            .zip(&self.rows)
+            .map(|(&(_, role, _), row)| {
+                let ratio = Ratio {
+                    to: floor.clone(),
+                    value: row.ratio,
+                    target_max: row.target_max,
+                };
+                (role, ratio)
+            })
+            .collect()
+    }
 }
 
 /// Each row as `N sets X µs (ratio)`, joined by `; `.
